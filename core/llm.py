@@ -1,0 +1,125 @@
+"""The summariser protocol: what compaction asks of an LLM, and the errors it can get back.
+
+Two implementations:
+
+* :class:`core.llm_mock.MockSummarizer` — offline and deterministic (the default); it builds the
+  template's sections from the head itself.
+* :class:`core.llm_openai.OpenAISummarizer` — any OpenAI-compatible chat-completions endpoint,
+  through the ``openai`` SDK, imported only when a live LLM is configured.
+
+:func:`make_summarizer` picks one from an :class:`core.policy.LLMConfig`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict
+
+from core.models import Provenance
+
+if TYPE_CHECKING:
+    from core.policy import LLMConfig
+
+ChatRole = Literal["system", "user", "assistant"]
+
+
+class ChatMessage(BaseModel):
+    """One message of a summary request (plain chat format: the head is serialised as text)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: ChatRole
+    content: str
+
+
+class LLMUsage(BaseModel):
+    """Tokens a summary request cost."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    provenance: Provenance = Provenance.RECORDED
+    """``recorded`` when the server reported usage, else ``counted``/``estimated`` here."""
+
+
+class SummaryResult(BaseModel):
+    """What a summariser returns: the summary text and what it cost."""
+
+    text: str
+    usage: LLMUsage
+    model: str
+    """Model that wrote it (``mock`` for the offline summariser)."""
+    duration_s: float = 0.0
+    """Wall time of the request(s)."""
+    retries: int = 0
+    """Requests retried after 429/5xx or a dropped stream."""
+
+
+DeltaCallback = Callable[[str], None]
+"""Called with each piece of text as a streamed summary arrives."""
+
+
+@runtime_checkable
+class Summarizer(Protocol):
+    """Writes a summary of ``messages`` following ``prompt``.
+
+    ``messages`` is the serialised head (and any previous summary); ``prompt`` is the template
+    the summary must follow, sent as the last user message. Implementations are async and
+    cancellable (cancelling the awaiting task abandons the request) and raise :class:`LLMError`
+    subclasses with a one-line message the UI can show as it is.
+    """
+
+    name: str
+
+    async def summarize(
+        self,
+        messages: Sequence[ChatMessage],
+        prompt: str,
+        max_tokens: int,
+        *,
+        on_delta: DeltaCallback | None = None,
+    ) -> SummaryResult: ...
+
+
+class LLMError(Exception):
+    """A summary request failed; ``str(error)`` is one line, safe to show (no secrets)."""
+
+
+class ContextOverflowError(LLMError):
+    """The request did not fit the model's context window (compaction drops head messages and retries)."""
+
+
+class AuthError(LLMError):
+    """The endpoint refused the credentials."""
+
+
+class ModelNotFoundError(LLMError):
+    """The endpoint does not serve the requested model."""
+
+
+class UnreachableError(LLMError):
+    """The endpoint could not be reached (connection refused, DNS, timeout)."""
+
+
+class MalformedResponseError(LLMError):
+    """The endpoint answered with something that is not a chat completion."""
+
+
+class RateLimitError(LLMError):
+    """Still rate-limited (429) after every retry."""
+
+
+class ServerError(LLMError):
+    """Still failing with 5xx after every retry."""
+
+
+def make_summarizer(config: LLMConfig) -> Summarizer:
+    """The summariser an :class:`LLMConfig` describes (the live client is imported lazily)."""
+    if config.provider == "mock":
+        from core.llm_mock import MockSummarizer
+
+        return MockSummarizer()
+    from core.llm_openai import OpenAISummarizer
+
+    return OpenAISummarizer(config)

@@ -1,0 +1,284 @@
+"""The data model every part of ctxscope speaks: a recorded agent session.
+
+Loaders (``core.formats``) turn an agent's transcript into a :class:`Session`; the algorithms
+(truncate, prune, split, compaction, replay) read it and never mutate it; the TUI and the CLI
+draw what the algorithms return.
+
+Conventions that hold across the model:
+
+* One **assistant** :class:`Message` is one model call (one provider response). Loaders merge
+  the pieces a format writes separately (Claude's one-line-per-content-block, Codex's
+  reasoning / message / function_call items) into that one message, and attach the call's
+  :class:`Usage` to it once.
+* One **tool** message holds one tool result (:class:`ToolResult`), joined to its call by id.
+* A **turn** starts at a real user message (:attr:`Message.is_turn_start`) and runs to the next.
+* Large strings are held once. The raw source record is *not* kept in memory: a message keeps
+  :attr:`Message.source_line` / :attr:`Message.source_offset` so the detail view can re-read
+  it from the (read-only) file on demand.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Role(StrEnum):
+    """Who a message is from, as the model sees it."""
+
+    SYSTEM = "system"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+
+
+class SourceFormat(StrEnum):
+    """The transcript format a session was loaded from."""
+
+    CLAUDE_CODE = "claude-code"
+    CODEX = "codex"
+    PI = "pi"
+    OPENCODE = "opencode"
+    CTXSCOPE = "ctxscope"
+
+
+class UsageConvention(StrEnum):
+    """Which provider's accounting a :class:`Usage` was recorded in.
+
+    The numbers are normalised on load (``input`` never includes cached tokens), but the
+    convention decides which figure an agent compared against its threshold: Claude Code looks
+    at the prompt size before the reply; Codex, pi and opencode at the total after it.
+    """
+
+    ANTHROPIC = "anthropic"
+    """Claude Code: ``input + cache_creation + cache_read`` is the prompt (before the reply)."""
+    OPENAI = "openai"
+    """Codex ``last_token_usage``: ``input_tokens`` (cached included) before, ``total_tokens`` after."""
+    PI = "pi"
+    """pi: ``totalTokens`` (includes the output) or the sum of its parts."""
+    OPENCODE = "opencode"
+    """opencode: ``tokens.total`` or ``input + output + cache.read + cache.write``."""
+
+
+class Provenance(StrEnum):
+    """Where a token figure comes from. Every number the UI shows carries one."""
+
+    RECORDED = "recorded"
+    """Reported by the provider and stored in the transcript."""
+    COUNTED = "counted"
+    """Counted here with a real tokenizer (tiktoken)."""
+    ESTIMATED = "estimated"
+    """Estimated here with a characters- or bytes-per-token rule."""
+
+
+class Usage(BaseModel):
+    """Token usage of one model call, normalised across providers.
+
+    ``input`` excludes cached tokens in every convention; ``cache_read`` and ``cache_write``
+    hold them. ``total`` is the provider's own total when it gave one.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    input: int = 0
+    """Uncached prompt tokens."""
+    output: int = 0
+    """Generated tokens (for OpenAI-style usage this already includes ``reasoning``)."""
+    cache_read: int = 0
+    """Prompt tokens served from the provider's cache."""
+    cache_write: int = 0
+    """Prompt tokens written to the provider's cache (Anthropic ``cache_creation``)."""
+    reasoning: int = 0
+    """Reasoning tokens, as reported (informational; see ``output``)."""
+    total: int | None = None
+    """The provider's total when recorded (Codex ``total_tokens``, pi ``totalTokens``, opencode ``total``)."""
+    convention: UsageConvention = UsageConvention.ANTHROPIC
+    """The accounting the numbers were recorded in."""
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Context size *before* the reply: everything the model was sent."""
+        return self.input + self.cache_read + self.cache_write
+
+    @property
+    def context_after_reply(self) -> int:
+        """Context size *after* the reply: the prompt plus what the model generated."""
+        if self.total:
+            return self.total
+        return self.prompt_tokens + self.output
+
+    @property
+    def context_tokens(self) -> int:
+        """The figure the recording agent compares against its threshold (see UsageConvention)."""
+        if self.convention is UsageConvention.ANTHROPIC:
+            return self.prompt_tokens
+        return self.context_after_reply
+
+
+class ToolCall(BaseModel):
+    """One tool call an assistant message asked for."""
+
+    id: str
+    """The call id that joins the call to its result."""
+    name: str
+    """The tool's name as the agent registered it (``bash``, ``read``, ``exec_command`` …)."""
+    arguments: Any = None
+    """Arguments as recorded: a dict when they parsed as JSON, else the raw string."""
+
+
+class ToolResult(BaseModel):
+    """The result of one tool call, as the model was sent it."""
+
+    call_id: str
+    """Id of the :class:`ToolCall` this answers."""
+    tool_name: str | None = None
+    """The tool's name (copied from the call when the format does not repeat it)."""
+    output: str = ""
+    """The text the model saw (for a recording: already truncated by the agent, if it did)."""
+    is_error: bool = False
+    """The tool reported failure."""
+    truncated_by_tool: bool = False
+    """The tool truncated its own output (opencode ``metadata.truncated``): T15 must not re-truncate."""
+    compacted_at_ms: int | None = None
+    """Epoch ms at which the recording agent pruned this output (opencode ``time.compacted``)."""
+
+
+class Message(BaseModel):
+    """One message of the conversation, in the order the model saw them."""
+
+    index: int
+    """Position in :attr:`Session.messages` (0-based)."""
+    id: str
+    """Stable id: the format's own id, or a synthesised ``line-N`` one."""
+    parent_id: str | None = None
+    """Parent id in formats that keep a tree (Claude Code, pi v2+, opencode)."""
+    role: Role
+    timestamp: str | None = None
+    """ISO-8601 time as recorded, when the format has one."""
+    text: str = ""
+    """The visible text parts, joined with blank lines."""
+    reasoning: str = ""
+    """Thinking / reasoning text the format kept in clear (encrypted reasoning is not text)."""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    """Tool calls (assistant messages only)."""
+    tool_result: ToolResult | None = None
+    """The tool result (tool messages only)."""
+    usage: Usage | None = None
+    """Usage of the model call that produced this message (assistant messages only)."""
+    model: str | None = None
+    """Model that produced this message, when recorded."""
+    stop_reason: str | None = None
+    """Provider stop reason (``length`` marks an output/context overflow)."""
+    error: str | None = None
+    """Provider error text recorded for a failed call (used to recognise overflows)."""
+    summary: bool = False
+    """A compaction summary (Claude ``isCompactSummary``, pi/opencode/Codex summaries, ours)."""
+    synthetic: bool = False
+    """Injected by the agent, not typed by the user (a continue-after-compaction message)."""
+    meta: bool = False
+    """An injected meta/context message (Claude ``isMeta``, Codex environment/AGENTS.md)."""
+    compaction_boundary: bool = False
+    """The first message after a recorded compaction."""
+    sidechain: bool = False
+    """Belongs to a sub-agent transcript, not to the main conversation."""
+    source_line: int | None = None
+    """1-based line of the source file this message starts at, when it came from a file."""
+    source_offset: int | None = None
+    """Byte offset of that line, so the raw record can be re-read on demand."""
+
+    @property
+    def is_turn_start(self) -> bool:
+        """A real user message: not a tool result, a summary, a synthetic or a meta message."""
+        return (
+            self.role is Role.USER
+            and not self.summary
+            and not self.synthetic
+            and not self.meta
+            and not self.sidechain
+        )
+
+    @property
+    def is_model_call(self) -> bool:
+        """This message is the reply of one model call."""
+        return self.role is Role.ASSISTANT and not self.summary
+
+
+class Severity(StrEnum):
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+
+
+class Diagnostic(BaseModel):
+    """Something a loader skipped, repaired or could not understand."""
+
+    line: int | None = None
+    """1-based line (or record number) in the source; None for file-level notes."""
+    severity: Severity = Severity.WARNING
+    code: str
+    """Short machine-readable reason, e.g. ``invalid-json``, ``orphan-tool-result``."""
+    message: str
+    """One human sentence saying what happened and what was done about it."""
+
+
+CompactionTrigger = Literal["auto", "manual", "overflow", "unknown"]
+
+
+class CompactionEvent(BaseModel):
+    """A compaction the recording itself contains."""
+
+    message_index: int
+    """Index in :attr:`Session.messages` of the first message after the compaction (the summary
+    message when there is one); everything before it was in context before the compaction."""
+    trigger: CompactionTrigger = "unknown"
+    """Why it ran, when the format records it (Claude ``compactMetadata.trigger``)."""
+    tokens_before: int | None = None
+    """Context size the agent measured before compacting (``preTokens`` / ``tokensBefore``)."""
+    tokens_after: int | None = None
+    """Context size after, when recorded (``postTokens``)."""
+    summary: str | None = None
+    """The summary text, when recorded in clear."""
+    first_kept_id: str | None = None
+    """Id of the first message kept verbatim (pi ``firstKeptEntryId``, opencode ``tail_start_id``)."""
+    source_line: int | None = None
+    """1-based line of the record in the source file."""
+
+
+WindowSource = Literal["recorded", "table", "user", "unknown"]
+
+
+class Session(BaseModel):
+    """A recorded agent session, normalised."""
+
+    id: str
+    format: SourceFormat
+    path: str | None = None
+    """Where it was loaded from (a file, a folder or a database)."""
+    model: str | None = None
+    """The main model, when recorded (the last one when it changed)."""
+    context_window: int | None = None
+    """Context window in tokens; None when unknown (see ``window_source``)."""
+    window_source: WindowSource = "unknown"
+    """Where ``context_window`` came from: the file, our model table, the user, or nowhere."""
+    max_output_tokens: int | None = None
+    """The model's output limit when known (used by the opencode threshold rule)."""
+    project: str | None = None
+    """Working directory / project the agent ran in."""
+    started_at: str | None = None
+    """ISO-8601 time of the first record."""
+    messages: list[Message] = Field(default_factory=list)
+    diagnostics: list[Diagnostic] = Field(default_factory=list)
+    compactions: list[CompactionEvent] = Field(default_factory=list)
+    """Compactions the recording holds, in order."""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """Format-specific facts worth showing (agent version, Codex truncation policy …)."""
+
+    def model_calls(self) -> list[Message]:
+        """The assistant messages, one per model call, in order."""
+        return [m for m in self.messages if m.is_model_call]
+
+    def turn_starts(self) -> list[int]:
+        """Indices of the messages that start a turn."""
+        return [m.index for m in self.messages if m.is_turn_start]

@@ -1,0 +1,489 @@
+"""Policies: every limit of every context-management algorithm, in one model.
+
+A :class:`Policy` is what the replay engine runs and what the TUI's policy panel edits. The
+docstring under each field is its help text (pydantic ``use_attribute_docstrings``), so the panel
+and ``ctxscope policy show`` explain each limit in the same words.
+
+Presets (:data:`PRESETS`): ``seed`` (the numbers of the seed documents), ``opencode`` (2026
+defaults), ``codex``, ``pi`` and ``claude-code`` (observed behaviour). Policies load from and save
+to TOML; a bad file raises :class:`PolicyError` naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from core.tokens import validate_estimator
+
+Direction = Literal["head", "tail", "middle"]
+ThresholdRule = Literal["pi", "opencode", "codex"]
+CompactionStrategy = Literal["tail", "summary-only", "codex"]
+SummaryTemplate = Literal["t12", "anchored", "pi"]
+SplitMode = Literal["messages", "turns"]
+
+DEFAULT_HINT = (
+    "This tool output was too long, so only part of it is shown here. The complete output "
+    "is saved at {path}. Search that file, or read it a range of lines at a time, for the "
+    "parts you still need; do not read the whole file back into the conversation."
+)
+DEFAULT_SUBAGENT_HINT = (
+    "This tool output was too long, so only part of it is shown here. The complete output "
+    "is saved at {path}. Hand that file to a sub-agent and ask it to search or read the "
+    "ranges you need and report back, instead of reading the whole file yourself."
+)
+DEFAULT_CONTINUATION = (
+    "The earlier part of this conversation was condensed into the summary above. Carry on "
+    "with the next step of the task if it is clear; if you are not sure how to proceed, "
+    "stop and ask."
+)
+SHELL_TOOLS = ["bash", "Bash", "shell", "exec_command", "local_shell", "unified_exec"]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid", use_attribute_docstrings=True, validate_assignment=True
+    )
+
+
+class ToolLimits(_Section):
+    """Per-tool overrides of the truncation limits; unset fields use the policy's values."""
+
+    enabled: bool | None = None
+    """Truncate this tool's output at all."""
+    max_lines: int | None = Field(default=None, ge=0)
+    """Most lines kept for this tool (0: no line limit)."""
+    max_bytes: int | None = Field(default=None, ge=1)
+    """Most UTF-8 bytes kept for this tool."""
+    direction: Direction | None = None
+    """Which part of this tool's output is kept."""
+
+
+class TruncationPolicy(_Section):
+    """T15: cap each tool output, keep a preview, spill the full output to disk."""
+
+    enabled: bool = True
+    """Truncate tool outputs at all."""
+    max_lines: int = Field(default=2000, ge=0)
+    """Most lines of a tool output the model is shown (0: no line limit)."""
+    max_bytes: int = Field(default=51200, ge=1)
+    """Most UTF-8 bytes of a tool output the model is shown."""
+    direction: Direction = "head"
+    """Which part is kept: the head, the tail, or both ends with a marker in the middle."""
+    tail_tools: list[str] = Field(default_factory=lambda: list(SHELL_TOOLS))
+    """Tools whose output keeps its tail (the end of a shell log holds the result and the error)."""
+    middle_unit: Literal["tokens", "chars"] = "tokens"
+    """Unit of the middle marker: ``…N tokens truncated…`` or ``…N chars truncated…`` (Codex)."""
+    per_tool: dict[str, ToolLimits] = Field(default_factory=dict)
+    """Overrides by tool name."""
+    hint_template: str = DEFAULT_HINT
+    """Text added to a truncated output; ``{path}`` is the spill file."""
+    subagent_hint_template: str = DEFAULT_SUBAGENT_HINT
+    """Hint used when the agent can delegate to a sub-agent; ``{path}`` is the spill file."""
+    use_subagent_hint: bool = False
+    """The agent has a sub-agent (task) tool, so the hint asks it to delegate."""
+    spill_dir: str | None = None
+    """Folder for full outputs (None: ``$XDG_DATA_HOME/ctxscope/tool-output``)."""
+    retention_days: float = Field(default=7.0, gt=0)
+    """Spill files older than this are deleted (only files ctxscope wrote)."""
+    respect_tool_truncation: bool = True
+    """Skip outputs a tool already truncated itself (opencode ``metadata.truncated``)."""
+
+    def limits_for(self, tool_name: str | None) -> tuple[bool, int, int, Direction]:
+        """``(enabled, max_lines, max_bytes, direction)`` for one tool, overrides applied (0 lines: no limit)."""
+        direction: Direction = self.direction
+        if direction == "head" and tool_name in self.tail_tools:
+            direction = "tail"
+        override = self.per_tool.get(tool_name or "")
+        if override is None:
+            return self.enabled, self.max_lines, self.max_bytes, direction
+        return (
+            self.enabled if override.enabled is None else override.enabled,
+            self.max_lines if override.max_lines is None else override.max_lines,
+            self.max_bytes if override.max_bytes is None else override.max_bytes,
+            direction if override.direction is None else override.direction,
+        )
+
+
+class PruningPolicy(_Section):
+    """T9: replace old tool outputs with a placeholder before compacting."""
+
+    enabled: bool = True
+    """Prune old tool outputs before compaction."""
+    protected_tools: list[str] = Field(default_factory=lambda: ["skill"])
+    """Tools whose output is never pruned (a skill's output is the agent's instructions)."""
+    protect_turns: int = Field(default=2, ge=0)
+    """The last N user turns are never pruned (the skip boundary)."""
+    placeholder: str = "<tool-output-compacted />"
+    """Text that replaces a pruned output."""
+    budget_rule: bool = False
+    """opencode's rule: keep the newest ``protect_tokens`` of tool output, prune only if it frees ``minimum_tokens``."""
+    protect_tokens: int = Field(default=40000, ge=0)
+    """With the budget rule: newest tool-output tokens that are always kept."""
+    minimum_tokens: int = Field(default=20000, ge=0)
+    """With the budget rule: prune only when at least this many tokens are freed."""
+
+
+class SplitPolicy(_Section):
+    """T8: where the kept tail starts; everything before it (the head) is summarised."""
+
+    mode: SplitMode = "messages"
+    """``messages``: walk back message by message; ``turns``: keep whole recent turns (opencode 2026)."""
+    tail_budget_tokens: int | None = Field(default=None, ge=0)
+    """Fixed tail budget; None derives it from the window (ratio, clamped to min..max)."""
+    tail_ratio: float = Field(default=0.25, ge=0, le=1)
+    """Share of the usable window (window - reserve) kept as tail."""
+    tail_min_tokens: int = Field(default=2000, ge=0)
+    """Lower clamp of the derived tail budget."""
+    tail_max_tokens: int = Field(default=8000, ge=0)
+    """Upper clamp of the derived tail budget."""
+    min_tail_messages: int = Field(default=2, ge=1)
+    """The tail holds at least this many messages (messages mode)."""
+    tail_turns: int = Field(default=2, ge=0)
+    """Whole turns kept (turns mode); the turn that does not fit keeps its fitting suffix."""
+
+    def tail_budget(self, usable_tokens: int) -> int:
+        """Tail budget for a usable window: ``min(max, max(min, floor(usable * ratio)))``."""
+        if self.tail_budget_tokens is not None:
+            return self.tail_budget_tokens
+        derived = math.floor(max(usable_tokens, 0) * self.tail_ratio)
+        return min(self.tail_max_tokens, max(self.tail_min_tokens, derived))
+
+
+class CompactionPolicy(_Section):
+    """T7/T8/T11/T12: when compaction fires, what it keeps, and how the head is summarised."""
+
+    auto: bool = True
+    """Compact automatically when the threshold is crossed."""
+    threshold_rule: ThresholdRule = "opencode"
+    """``pi``: tokens > window - reserve; ``opencode``: tokens >= usable; ``codex``: tokens >= ratio x window."""
+    reserve_tokens: int = Field(default=20000, ge=0)
+    """Tokens kept free below the window (pi reserve, opencode ``reserved``); also sets usable = window - reserve."""
+    output_token_max: int = Field(default=32000, ge=1)
+    """opencode: the model's output limit is capped at this (``OUTPUT_TOKEN_MAX``)."""
+    codex_ratio: float = Field(default=0.9, gt=0, le=1)
+    """codex rule: compact at this share of the window."""
+    auto_compact_token_limit: int | None = Field(default=None, ge=1)
+    """codex rule: an explicit limit that replaces ratio x window."""
+    project_after_tool_results: bool = True
+    """Check the projected context (last usage + new messages) after each tool result (phase 2)."""
+    check_before_each_call: bool = True
+    """Check before every model call inside a turn, not only at the end of a turn."""
+    overflow_recovery: bool = True
+    """A call that overflowed triggers compaction and one retry (phase 3)."""
+    strategy: CompactionStrategy = "tail"
+    """``tail``: summarise the head, keep the tail; ``summary-only``: summarise everything; ``codex``: keep recent user messages + summary."""
+    template: SummaryTemplate = "t12"
+    """Summary template: ``t12`` (five sections), ``anchored`` (update-in-place), ``pi`` (six sections)."""
+    head_tool_output_max_chars: int = Field(default=2000, ge=0)
+    """Tool outputs in the summary request are cut to this many characters."""
+    summary_max_tokens: int = Field(default=4096, ge=1)
+    """Most tokens the summary may take."""
+    user_message_budget_tokens: int = Field(default=20000, ge=0)
+    """codex strategy: tokens of recent user messages kept beside the summary."""
+    max_head_drops: int = Field(default=16, ge=0)
+    """When the summary request itself overflows, drop up to this many oldest head messages."""
+    continuation: bool = True
+    """After an automatic compaction, add a synthetic user message asking the agent to go on (T11)."""
+    continuation_text: str = DEFAULT_CONTINUATION
+    """The text of that message."""
+
+
+class LLMConfig(_Section):
+    """The model that writes summaries. API keys are read from the environment, never stored."""
+
+    provider: Literal["mock", "openai"] = "mock"
+    """``mock``: offline and deterministic; ``openai``: any OpenAI-compatible endpoint."""
+    base_url: str | None = None
+    """Endpoint, e.g. ``http://127.0.0.1:8000/v1``."""
+    model: str | None = None
+    """Model name sent to the endpoint."""
+    api_key_env: str = "OPENAI_API_KEY"
+    """Name of the environment variable holding the API key (the key itself is never saved)."""
+    temperature: float = Field(default=0.0, ge=0, le=2)
+    """Sampling temperature of summary requests."""
+    max_tokens: int | None = Field(default=None, ge=1)
+    """Cap on the summary's length (None: the compaction policy's ``summary_max_tokens``)."""
+    timeout_s: float = Field(default=120.0, gt=0)
+    """Seconds before a request is abandoned."""
+    max_retries: int = Field(default=3, ge=0)
+    """Retries on 429 and 5xx, with exponential backoff (honouring Retry-After)."""
+    stream: bool = True
+    """Stream the summary as it is written."""
+
+
+class Policy(_Section):
+    """Every limit of one agent's context management."""
+
+    name: str = "custom"
+    """Preset or file name."""
+    description: str = ""
+    """What this policy models."""
+    estimator: str = "chars/4"
+    """How message tokens are estimated: ``chars/4``, ``bytes/4``, ``ceil(chars/4)`` or ``tiktoken:<encoding>``."""
+    context_window: int | None = Field(default=None, ge=1)
+    """Override the session's context window (None: use the session's)."""
+    truncation: TruncationPolicy = Field(default_factory=TruncationPolicy)
+    pruning: PruningPolicy = Field(default_factory=PruningPolicy)
+    split: SplitPolicy = Field(default_factory=SplitPolicy)
+    compaction: CompactionPolicy = Field(default_factory=CompactionPolicy)
+    llm: LLMConfig = Field(default_factory=LLMConfig)
+
+    @field_validator("estimator")
+    @classmethod
+    def _known_estimator(cls, value: str) -> str:
+        return validate_estimator(value)
+
+    def to_toml(self) -> str:
+        """This policy as TOML (readable by :func:`load_policy`)."""
+        return dumps_toml(self.model_dump(mode="json", exclude_none=True))
+
+
+def _seed() -> Policy:
+    return Policy(
+        name="seed",
+        description="The numbers of the seed documents (T7-T15): 2000 lines / 50,000 bytes keeping the tail, "
+        "skill protected, last 2 turns kept, tail 25% of usable clamped to 2k-8k, >= usable.",
+        estimator="chars/4",
+        truncation=TruncationPolicy(max_lines=2000, max_bytes=50000, direction="tail"),
+        pruning=PruningPolicy(placeholder="<tool-output-compacted />"),
+        split=SplitPolicy(mode="messages"),
+        compaction=CompactionPolicy(threshold_rule="opencode", reserve_tokens=20000),
+    )
+
+
+def _opencode() -> Policy:
+    return Policy(
+        name="opencode",
+        description="opencode 2026 defaults: head truncation at 2000 lines / 50 KiB (tail for bash), "
+        "pruning off unless enabled (budget rule 40k/20k), last 2 turns within 2k-8k, anchored summary.",
+        estimator="chars/4",
+        truncation=TruncationPolicy(
+            max_lines=2000, max_bytes=51200, direction="head", tail_tools=["bash"]
+        ),
+        pruning=PruningPolicy(
+            enabled=False,
+            placeholder="[Old tool result content cleared]",
+            budget_rule=True,
+            protect_tokens=40000,
+            minimum_tokens=20000,
+        ),
+        split=SplitPolicy(mode="turns", tail_turns=2),
+        compaction=CompactionPolicy(
+            threshold_rule="opencode", reserve_tokens=20000, template="anchored"
+        ),
+    )
+
+
+def _codex() -> Policy:
+    return Policy(
+        name="codex",
+        description="Codex: tool outputs cut in the middle to 10k tokens (x1.2 serialisation allowance), "
+        "compaction at 90% of the window keeping recent user messages (20k) and a summary.",
+        estimator="bytes/4",
+        truncation=TruncationPolicy(
+            max_lines=0, max_bytes=48000, direction="middle", middle_unit="tokens", tail_tools=[]
+        ),
+        pruning=PruningPolicy(enabled=False),
+        split=SplitPolicy(mode="messages"),
+        compaction=CompactionPolicy(
+            threshold_rule="codex",
+            codex_ratio=0.9,
+            reserve_tokens=0,
+            strategy="codex",
+            user_message_budget_tokens=20000,
+            continuation=False,
+        ),
+    )
+
+
+def _pi() -> Policy:
+    return Policy(
+        name="pi",
+        description="pi: 2000 lines / 50 KiB (head, tail for bash), compaction when tokens > window - 16384, "
+        "keeping the last 20,000 estimated tokens at a turn-safe cut, six-section summary.",
+        estimator="ceil(chars/4)",
+        truncation=TruncationPolicy(
+            max_lines=2000, max_bytes=51200, direction="head", tail_tools=["bash"]
+        ),
+        pruning=PruningPolicy(enabled=False),
+        split=SplitPolicy(mode="messages", tail_budget_tokens=20000, min_tail_messages=1),
+        compaction=CompactionPolicy(
+            threshold_rule="pi",
+            reserve_tokens=16384,
+            template="pi",
+            summary_max_tokens=13107,
+            project_after_tool_results=False,
+            check_before_each_call=False,
+            continuation=False,
+        ),
+    )
+
+
+def _claude_code() -> Policy:
+    return Policy(
+        name="claude-code",
+        description="Claude Code as observed: 30,000-character shell outputs, no pruning, the whole "
+        "history summarised when the prompt passes about 167k of a 200k window.",
+        estimator="tiktoken:cl100k_base",
+        truncation=TruncationPolicy(max_lines=2000, max_bytes=30000, direction="head"),
+        pruning=PruningPolicy(enabled=False),
+        split=SplitPolicy(mode="messages"),
+        compaction=CompactionPolicy(
+            threshold_rule="pi",
+            reserve_tokens=33000,
+            strategy="summary-only",
+            continuation=False,
+        ),
+    )
+
+
+PRESETS: dict[str, Policy] = {
+    p.name: p for p in (_seed(), _opencode(), _codex(), _pi(), _claude_code())
+}
+"""The built-in policies by name."""
+
+
+class PolicyError(ValueError):
+    """A policy that cannot be used; the message names the file and the field."""
+
+
+def get_preset(name: str) -> Policy:
+    """A fresh copy of a built-in policy."""
+    try:
+        return PRESETS[name].model_copy(deep=True)
+    except KeyError:
+        raise PolicyError(f"unknown policy {name!r}; presets are: {', '.join(PRESETS)}") from None
+
+
+def _describe_validation(error: ValidationError, source: str) -> str:
+    problems = []
+    for item in error.errors():
+        field = ".".join(str(part) for part in item["loc"]) or "(policy)"
+        message = "unknown field" if item["type"] == "extra_forbidden" else item["msg"]
+        problems.append(f"{field}: {message}")
+    return f"{source}: " + "; ".join(problems)
+
+
+def policy_from_dict(data: dict[str, Any], source: str = "policy") -> Policy:
+    """Validate a policy from plain data; errors name ``source`` and the field."""
+    try:
+        return Policy.model_validate(data)
+    except ValidationError as exc:
+        raise PolicyError(_describe_validation(exc, source)) from None
+
+
+def load_policy(path: str | Path) -> Policy:
+    """Read a policy from a TOML file.
+
+    A file may start from a preset with ``base = "<preset>"``; its other keys override it.
+    """
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise PolicyError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise PolicyError(f"{path}: not valid TOML ({exc})") from None
+    base = data.pop("base", None)
+    if base is not None:
+        if not isinstance(base, str):
+            raise PolicyError(f"{path}: base: expected a preset name")
+        try:
+            merged = _deep_merge(get_preset(base).model_dump(mode="json"), data)
+        except PolicyError as exc:
+            raise PolicyError(f"{path}: base: {exc}") from None
+        data = merged
+    data.setdefault("name", path.stem)
+    return policy_from_dict(data, str(path))
+
+
+def resolve_policy(name_or_path: str) -> Policy:
+    """A preset by name, or a policy file by path."""
+    if name_or_path in PRESETS:
+        return get_preset(name_or_path)
+    if name_or_path.endswith(".toml") or Path(name_or_path).exists():
+        return load_policy(name_or_path)
+    raise PolicyError(
+        f"unknown policy {name_or_path!r}: not a preset ({', '.join(PRESETS)}) nor a TOML file"
+    )
+
+
+def save_policy(policy: Policy, path: str | Path) -> None:
+    """Write ``policy`` as TOML."""
+    Path(path).write_text(policy.to_toml(), encoding="utf-8")
+
+
+def _deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+# --- a small TOML writer (the standard library only reads TOML) ---------------------------------
+
+
+def _toml_key(key: str) -> str:
+    if key and all(c.isalnum() or c in "-_" for c in key):
+        return key
+    return _toml_string(key)
+
+
+def _toml_string(value: str) -> str:
+    escaped = (
+        value.replace("\\", "\\\\")
+        .replace('"', '\\"')
+        .replace("\n", "\\n")
+        .replace("\r", "\\r")
+        .replace("\t", "\\t")
+    )
+    escaped = "".join(c if c >= " " else f"\\u{ord(c):04x}" for c in escaped)
+    return f'"{escaped}"'
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value) if math.isfinite(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, str):
+        return _toml_string(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        return (
+            "{ " + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + " }"
+        )
+    raise TypeError(f"cannot write {type(value).__name__} as TOML")
+
+
+def dumps_toml(data: dict[str, Any], _prefix: str = "") -> str:
+    """Serialise nested dicts of TOML scalars and lists; non-empty dicts become tables."""
+    scalars: list[str] = []
+    tables: list[tuple[str, dict[str, Any]]] = []
+    for key, value in data.items():
+        if isinstance(value, dict) and value:
+            tables.append((key, value))
+        else:
+            scalars.append(f"{_toml_key(key)} = {_toml_value(value)}")
+    chunks: list[str] = []
+    if _prefix and (scalars or not tables):
+        chunks.append("\n".join([f"[{_prefix}]", *scalars]))
+    elif scalars:
+        chunks.append("\n".join(scalars))
+    for key, table in tables:
+        name = f"{_prefix}.{_toml_key(key)}" if _prefix else _toml_key(key)
+        chunks.append(dumps_toml(table, name).rstrip("\n"))
+    return "\n\n".join(chunks) + "\n"

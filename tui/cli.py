@@ -1,0 +1,135 @@
+"""The ``ctxscope`` command line.
+
+Each subcommand lives in its own module under ``tui/commands/`` and is imported only when it
+runs, so ``ctxscope --help`` and ``ctxscope truncate`` start fast and never load Textual.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+# name -> (module, attribute, one-line help shown by --help without importing the module)
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "analyze": (
+        "tui.commands.analyze",
+        "analyze",
+        "Why did this session overflow? Replay it under a policy and diagnose.",
+    ),
+    "replay": (
+        "tui.commands.replay",
+        "replay",
+        "Replay a session under a policy and print the timeline.",
+    ),
+    "compare": (
+        "tui.commands.compare",
+        "compare",
+        "Replay a session under several policies, side by side.",
+    ),
+    "policy": ("tui.commands.policy", "policy", "Show or dump a policy preset as TOML."),
+    "truncate": (
+        "tui.commands.truncate",
+        "truncate",
+        "Truncate stdin to stdout as T15 would, spilling the full output.",
+    ),
+    "convert": ("tui.commands.convert", "convert", "Convert a session to ctxscope JSONL."),
+    "sessions": (
+        "tui.commands.sessions",
+        "sessions",
+        "List the agent sessions found on this machine.",
+    ),
+    "mock-llm": (
+        "tui.commands.mock_llm",
+        "mock_llm",
+        "Run a local OpenAI-compatible mock LLM server.",
+    ),
+}
+
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name == "open":
+            return open_command
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        module_name, attribute, _help = entry
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                raise
+            return _unavailable(cmd_name)
+        command: click.Command = getattr(module, attribute)
+        return command
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        # Anything that is not a subcommand name is a session path for the TUI.
+        if args and args[0] not in COMMANDS and args[0] != "open" and not args[0].startswith("-"):
+            return "open", open_command, args
+        return super().resolve_command(ctx, args)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+def _unavailable(name: str) -> click.Command:
+    @click.command(name=name, help=COMMANDS[name][2])
+    def command() -> None:
+        raise click.UsageError(f"'{name}' is not available in this build")
+
+    return command
+
+
+@click.command(name="open")
+@click.argument("path", required=False, type=click.Path())
+@click.option(
+    "--window",
+    type=int,
+    default=None,
+    help="Context window to assume when the session does not record one.",
+)
+@click.option(
+    "--policy", "policy_name", default=None, help="Policy preset name or TOML file to start with."
+)
+def open_command(path: str | None, window: int | None, policy_name: str | None) -> None:
+    """Open the terminal UI on PATH (or on the session picker)."""
+    try:
+        from tui.app import run_app
+    except ModuleNotFoundError as exc:
+        if exc.name != "tui.app":
+            raise
+        raise click.UsageError("the terminal UI is not available in this build") from None
+    run_app(path=path, window=window, policy_name=policy_name)
+
+
+@click.group(cls=LazyGroup, invoke_without_command=True)
+@click.version_option(package_name="ctxscope")
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """ctxscope: a debugger for the context window of coding agents.
+
+    \b
+    ctxscope               open the session picker
+    ctxscope PATH          open a session (Claude Code, Codex, pi, opencode, ctxscope JSONL)
+    ctxscope COMMAND ...   run a headless command (below)
+    """
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(open_command)
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Console-script entry point."""
+    return cli.main(args=argv if argv is not None else sys.argv[1:], prog_name="ctxscope")
