@@ -1,0 +1,194 @@
+"""What every loader shares: the error it raises, its progress callback and a Session builder.
+
+A format module (``core/formats/<name>.py``) exposes three things the registry uses:
+
+* ``FORMAT: SourceFormat`` — which format it reads;
+* ``sniff(path, head) -> float`` — confidence in 0..1 that ``path`` is in this format, from at
+  most the first 64 KB (``head``) and the path layout; never raises;
+* ``load(path, *, progress=None) -> Session`` — read the file (read-only) into a Session, or
+  raise :class:`LoadError` with one clear sentence.
+
+Loaders append messages through :class:`SessionBuilder`, which assigns indices, flags the
+message after a compaction, collects diagnostics (capped per code so a broken 100 MB file does
+not produce a million of them) and builds the :class:`~core.models.Session` without revalidating
+what the loader already typed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from core.models import (
+    CompactionEvent,
+    CompactionTrigger,
+    Diagnostic,
+    Message,
+    Role,
+    Session,
+    Severity,
+    SourceFormat,
+    WindowSource,
+)
+
+ProgressCallback = Callable[[int, int, int], None]
+"""Called now and then while loading with ``(bytes_read, total_bytes, messages_so_far)``."""
+
+MAX_DIAGNOSTICS_PER_CODE = 200
+"""Beyond this many diagnostics with the same code, only a count is kept."""
+
+
+class LoadError(Exception):
+    """A file could not be loaded at all. The message is one sentence naming what was tried."""
+
+
+class SessionBuilder:
+    """Collects what a loader reads and produces the :class:`Session`.
+
+    The builder trusts its caller: :meth:`add` uses ``Message.model_construct`` (no validation),
+    so the loader passes already-typed values (a :class:`Role`, :class:`ToolCall` objects …).
+    """
+
+    def __init__(self, fmt: SourceFormat, path: Path | str | None, session_id: str | None = None):
+        self.format = fmt
+        self.path = str(path) if path is not None else None
+        self.session_id = session_id
+        self.model: str | None = None
+        self.context_window: int | None = None
+        self.window_source: WindowSource = "unknown"
+        self.max_output_tokens: int | None = None
+        self.project: str | None = None
+        self.started_at: str | None = None
+        self.messages: list[Message] = []
+        self.compactions: list[CompactionEvent] = []
+        self.metadata: dict[str, Any] = {}
+        self._diagnostics: list[Diagnostic] = []
+        self._per_code: dict[str, int] = {}
+        self._boundary_pending = False
+
+    # -- messages -----------------------------------------------------------------------
+
+    def add(self, role: Role, *, id: str | None = None, **fields: Any) -> Message:  # noqa: A002
+        """Append a message built from ``fields`` (Message field names) and return it.
+
+        ``index`` is assigned here; ``id`` defaults to ``line-<source_line>`` (or
+        ``msg-<index>``). The first message after :meth:`add_compaction` gets
+        ``compaction_boundary=True``.
+        """
+        index = len(self.messages)
+        if id is None:
+            line = fields.get("source_line")
+            id = f"line-{line}" if line is not None else f"msg-{index}"  # noqa: A001
+        if self._boundary_pending:
+            fields["compaction_boundary"] = True
+            self._boundary_pending = False
+        message = Message.model_construct(index=index, id=id, role=role, **fields)
+        self.messages.append(message)
+        return message
+
+    def append(self, message: Message) -> Message:
+        """Append an already-built message, re-indexing it (and flagging a boundary if due)."""
+        message.index = len(self.messages)
+        if self._boundary_pending:
+            message.compaction_boundary = True
+            self._boundary_pending = False
+        self.messages.append(message)
+        return message
+
+    # -- compactions --------------------------------------------------------------------
+
+    def add_compaction(
+        self,
+        *,
+        trigger: CompactionTrigger = "unknown",
+        tokens_before: int | None = None,
+        tokens_after: int | None = None,
+        summary: str | None = None,
+        first_kept_id: str | None = None,
+        source_line: int | None = None,
+    ) -> CompactionEvent:
+        """Record a compaction at the current position; the next message is its boundary."""
+        event = CompactionEvent(
+            message_index=len(self.messages),
+            trigger=trigger,
+            tokens_before=tokens_before,
+            tokens_after=tokens_after,
+            summary=summary,
+            first_kept_id=first_kept_id,
+            source_line=source_line,
+        )
+        self.compactions.append(event)
+        self._boundary_pending = True
+        return event
+
+    # -- diagnostics --------------------------------------------------------------------
+
+    def diagnostic(
+        self,
+        line: int | None,
+        code: str,
+        message: str,
+        severity: Severity = Severity.WARNING,
+    ) -> None:
+        """Note something skipped or repaired (``line`` is 1-based, None for the whole file)."""
+        seen = self._per_code.get(code, 0)
+        self._per_code[code] = seen + 1
+        if seen < MAX_DIAGNOSTICS_PER_CODE:
+            self._diagnostics.append(
+                Diagnostic(line=line, severity=severity, code=code, message=message)
+            )
+
+    def info(self, line: int | None, code: str, message: str) -> None:
+        """A diagnostic of severity info (expected, harmless)."""
+        self.diagnostic(line, code, message, Severity.INFO)
+
+    def error(self, line: int | None, code: str, message: str) -> None:
+        """A diagnostic of severity error (data was lost)."""
+        self.diagnostic(line, code, message, Severity.ERROR)
+
+    def diagnostic_count(self, code: str) -> int:
+        """How many diagnostics with ``code`` were reported (including suppressed ones)."""
+        return self._per_code.get(code, 0)
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        """The diagnostics kept so far (without the suppression notes :meth:`build` adds)."""
+        return self._diagnostics
+
+    # -- result -------------------------------------------------------------------------
+
+    def build(self) -> Session:
+        """The Session (messages are not revalidated; they were typed by the loader)."""
+        diagnostics = list(self._diagnostics)
+        for code, count in self._per_code.items():
+            if count > MAX_DIAGNOSTICS_PER_CODE:
+                diagnostics.append(
+                    Diagnostic(
+                        line=None,
+                        severity=Severity.WARNING,
+                        code=code,
+                        message=(
+                            f"{count - MAX_DIAGNOSTICS_PER_CODE} more '{code}' diagnostics "
+                            f"not listed ({count} in all)"
+                        ),
+                    )
+                )
+        session_id = self.session_id
+        if not session_id:
+            session_id = Path(self.path).stem if self.path else "session"
+        return Session.model_construct(
+            id=session_id,
+            format=self.format,
+            path=self.path,
+            model=self.model,
+            context_window=self.context_window,
+            window_source=self.window_source,
+            max_output_tokens=self.max_output_tokens,
+            project=self.project,
+            started_at=self.started_at,
+            messages=self.messages,
+            diagnostics=diagnostics,
+            compactions=self.compactions,
+            metadata=self.metadata,
+        )

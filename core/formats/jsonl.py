@@ -1,0 +1,273 @@
+"""Streaming, tolerant JSON Lines reading shared by the JSONL loaders.
+
+The file is opened read-only in binary mode and read in large chunks that are split on
+``b"\\n"``; each line is parsed by orjson straight from bytes and dropped, so a line string is
+never held twice and memory stays bounded by one chunk plus the longest line (a 50 MB line is
+fine). What cannot be parsed becomes a :class:`~core.models.Diagnostic` on the builder and
+reading goes on:
+
+* invalid JSON → ``invalid-json`` (warning) with the line number;
+* a last line without a trailing newline that does not parse → ``partial-last-line`` (info: the
+  agent is probably still writing the file);
+* bytes that are not UTF-8 → ``non-utf8`` (warning), the line decoded with U+FFFD replacements;
+* a JSON value that is not an object → ``not-an-object`` (warning).
+
+A file that is not JSON Lines at all (empty, binary, a JSON array, no object on any line)
+raises one :class:`~core.formats.base.LoadError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from core.formats.base import LoadError, ProgressCallback, SessionBuilder
+
+HEAD_BYTES = 64 * 1024
+"""Detection never reads more than this from the start of a file."""
+CHUNK_BYTES = 4 * 1024 * 1024
+"""Size of each read while loading."""
+
+_BOM = b"\xef\xbb\xbf"
+_WHITESPACE = b" \t\r\n"
+# Bytes that do not occur in text (NUL and most C0 controls).
+_CONTROL = bytes(i for i in range(32) if i not in (9, 10, 12, 13)) + b"\x7f"
+
+
+def read_head(path: Path, limit: int = HEAD_BYTES) -> bytes:
+    """At most ``limit`` bytes from the start of ``path`` (read-only)."""
+    with open(path, "rb") as f:
+        return f.read(limit)
+
+
+def looks_binary(head: bytes) -> bool:
+    """True when ``head`` holds NUL bytes or more than 1 % control bytes (not text)."""
+    if not head:
+        return False
+    if b"\x00" in head:
+        return True
+    controls = len(head) - len(head.translate(None, _CONTROL))
+    return controls * 100 > len(head)
+
+
+def head_records(head: bytes, limit: int = 64) -> list[dict[str, Any]]:
+    """The JSON objects on the complete, parseable lines of ``head`` (up to ``limit``).
+
+    Lines that do not parse (including a last line cut by the 64 KB head) are ignored: this is
+    for sniffing, where a guess from the lines that do parse is what is wanted.
+    """
+    if head.startswith(_BOM):
+        head = head[len(_BOM) :]
+    records: list[dict[str, Any]] = []
+    for line in head.split(b"\n"):
+        if not line or line.isspace():
+            continue
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(obj, dict):
+            records.append(obj)
+            if len(records) >= limit:
+                break
+    return records
+
+
+def non_jsonl_reason(head: bytes, *, whole_file: bool) -> str:
+    """Why ``head`` does not look like a JSON Lines session, as a short phrase.
+
+    ``whole_file`` says that ``head`` is the entire file (so its last line is complete).
+    """
+    if not head.strip(_WHITESPACE):
+        return "empty file"
+    if looks_binary(head):
+        return "binary file"
+    body = head[len(_BOM) :] if head.startswith(_BOM) else head
+    stripped = body.lstrip(_WHITESPACE)
+    if stripped.startswith(b"["):
+        return "a JSON array, not JSON Lines"
+    first, newline, _ = stripped.partition(b"\n")
+    if not newline and not whole_file:
+        return "first line is longer than 64 KB and was not recognised"
+    try:
+        obj = orjson.loads(first)
+    except orjson.JSONDecodeError:
+        try:
+            first.decode("utf-8")
+        except UnicodeDecodeError:
+            return "first line is not UTF-8 text"
+        return "first line is not JSON"
+    if not isinstance(obj, dict):
+        return "first line is not a JSON object"
+    return "no record of a known format in the first lines"
+
+
+def _check_start(head: bytes, path: Path) -> None:
+    if looks_binary(head):
+        raise LoadError(f"{path}: not a session (binary file)")
+    body = head[len(_BOM) :] if head.startswith(_BOM) else head
+    if body.lstrip(_WHITESPACE).startswith(b"["):
+        raise LoadError(f"{path}: not a session (a JSON array, not JSON Lines)")
+
+
+def _parse_repaired(line: bytes, line_no: int, builder: SessionBuilder) -> Any:
+    """Second chance for a line orjson rejected: non-UTF-8 bytes are replaced."""
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        text = line.decode("utf-8", errors="replace")
+        try:
+            obj = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            return None
+        builder.diagnostic(
+            line_no,
+            "non-utf8",
+            f"invalid UTF-8 at byte {exc.start} of the line; decoded with replacement characters",
+        )
+        return obj
+    return None
+
+
+def read_jsonl(
+    path: Path,
+    builder: SessionBuilder,
+    *,
+    progress: ProgressCallback | None = None,
+    chunk_bytes: int = CHUNK_BYTES,
+) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """Yield ``(line_number, byte_offset, object)`` for every JSON object line of ``path``.
+
+    Line numbers are 1-based; ``byte_offset`` is where the line starts, so the raw record can be
+    re-read later with :func:`read_record`. Problems go to ``builder`` as diagnostics.
+    ``progress`` is called after each chunk with ``(bytes_read, total_bytes, messages)``.
+
+    Raises :class:`LoadError` when the file is missing, empty, binary, a JSON array, or holds no
+    JSON object at all.
+    """
+    path = Path(path)
+    try:
+        total = path.stat().st_size
+        f = open(path, "rb")  # noqa: SIM115 - closed in the finally below
+    except OSError as exc:
+        raise LoadError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    loads = orjson.loads
+    decode_error = orjson.JSONDecodeError
+    pending: list[bytes] = []
+    line_no = 0
+    offset = 0
+    bytes_read = 0
+    objects = 0
+    non_blank = 0
+    try:
+        first = f.read(chunk_bytes)
+        if not first.strip(_WHITESPACE) and len(first) < chunk_bytes:
+            raise LoadError(f"{path}: not a session (empty file)")
+        _check_start(first[:HEAD_BYTES], path)
+        if first.startswith(_BOM):
+            first = first[len(_BOM) :]
+            offset = len(_BOM)
+        chunk = first
+        while chunk:
+            bytes_read = min(total, bytes_read + len(chunk))
+            parts = chunk.split(b"\n")
+            if len(parts) == 1:  # no newline in the chunk: part of a long line
+                pending.append(chunk)
+                chunk = f.read(chunk_bytes)
+                continue
+            if pending:
+                pending.append(parts[0])
+                parts[0] = b"".join(pending)
+                pending.clear()
+            rest = parts.pop()
+            if rest:
+                pending.append(rest)
+            for line in parts:
+                line_no += 1
+                start = offset
+                offset += len(line) + 1
+                if not line or line.isspace():
+                    continue
+                non_blank += 1
+                try:
+                    obj = loads(line)
+                except decode_error as exc:
+                    obj = _parse_repaired(line, line_no, builder)
+                    if obj is None:
+                        builder.diagnostic(
+                            line_no, "invalid-json", f"invalid JSON, line skipped ({exc.msg})"
+                        )
+                        continue
+                if type(obj) is dict:
+                    objects += 1
+                    yield line_no, start, obj
+                else:
+                    builder.diagnostic(
+                        line_no,
+                        "not-an-object",
+                        f"a JSON {type(obj).__name__} where an object was expected, skipped",
+                    )
+            if progress is not None:
+                progress(bytes_read, total, len(builder.messages))
+            chunk = f.read(chunk_bytes)
+        if pending:
+            line = b"".join(pending)
+            pending.clear()
+            line_no += 1
+            if line and not line.isspace():
+                non_blank += 1
+                try:
+                    obj = loads(line)
+                except decode_error:
+                    obj = _parse_repaired(line, line_no, builder)
+                    if obj is None:
+                        builder.info(
+                            line_no,
+                            "partial-last-line",
+                            "partial last line (file still being written?), skipped",
+                        )
+                if type(obj) is dict:
+                    objects += 1
+                    yield line_no, offset, obj
+                elif obj is not None:
+                    builder.diagnostic(
+                        line_no, "not-an-object", "the last line is not a JSON object, skipped"
+                    )
+        if progress is not None:
+            progress(total, total, len(builder.messages))
+    finally:
+        f.close()
+    if objects == 0:
+        if non_blank == 0:
+            raise LoadError(f"{path}: not a session (empty file)")
+        raise LoadError(f"{path}: not a session (no JSON object on any of its {line_no} lines)")
+
+
+def read_record(path: Path, offset: int) -> dict[str, Any] | None:
+    """Re-read the raw JSON object of the line starting at ``offset`` (for a detail view).
+
+    Returns None when the line is gone or no longer parses (the file changed).
+    """
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            pieces: list[bytes] = []
+            while True:
+                block = f.read(1 << 20)
+                if not block:
+                    break
+                cut = block.find(b"\n")
+                if cut >= 0:
+                    pieces.append(block[:cut])
+                    break
+                pieces.append(block)
+    except OSError:
+        return None
+    try:
+        obj = orjson.loads(b"".join(pieces))
+    except orjson.JSONDecodeError:
+        return None
+    return obj if isinstance(obj, dict) else None
