@@ -390,6 +390,7 @@ def load_policy(path: str | Path) -> Policy:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise PolicyError(f"{path}: not valid TOML ({exc})") from None
     base = data.pop("base", None)
+    data.setdefault("name", path.stem)  # a file is named after itself unless it says otherwise
     if base is not None:
         if not isinstance(base, str):
             raise PolicyError(f"{path}: base: expected a preset name")
@@ -398,7 +399,6 @@ def load_policy(path: str | Path) -> Policy:
         except PolicyError as exc:
             raise PolicyError(f"{path}: base: {exc}") from None
         data = merged
-    data.setdefault("name", path.stem)
     return policy_from_dict(data, str(path))
 
 
