@@ -1,0 +1,168 @@
+"""The offline summariser: deterministic, template-following, bounded, streaming, overflowing on demand."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.llm import ChatMessage, ContextOverflowError, Summarizer
+from core.llm_mock import MockSummarizer
+from core.models import Provenance
+from core.templates import (
+    SYSTEM_PROMPT,
+    TEMPLATES,
+    build_prompt,
+    section_headings,
+    split_sections,
+)
+
+TRANSCRIPT = """<conversation>
+[User]: Fix the failing tests in core/parser.py
+Always run pytest -q before finishing. Do not touch the CLI.
+
+[Tool call]: read {"path":"core/parser.py"}
+
+[Tool result]: read
+def parse(): ...
+
+[Tool call]: bash {"command":"pytest -q"}
+
+[Tool error]: bash
+FAILED tests/test_parser.py::test_x - AssertionError
+
+[Assistant]: The issue is an off-by-one in parse. I'll fix the loop bound.
+
+[Tool call]: edit {"filePath":"core/lexer.py","old":"a","new":"b"}
+
+[Tool call]: apply_patch {"input":"*** Begin Patch\\n*** Update File: core/tokens.py\\n@@\\n*** End Patch"}
+
+[User]: also add a regression test
+</conversation>"""
+
+
+def request(transcript: str = TRANSCRIPT) -> list[ChatMessage]:
+    return [
+        ChatMessage(role="system", content=SYSTEM_PROMPT),
+        ChatMessage(role="user", content=transcript),
+    ]
+
+
+def run(
+    mock: MockSummarizer, messages: list[ChatMessage], prompt: str, max_tokens: int = 2000
+) -> str:
+    return asyncio.run(mock.summarize(messages, prompt, max_tokens)).text
+
+
+def test_is_a_summarizer() -> None:
+    assert isinstance(MockSummarizer(), Summarizer)
+
+
+@pytest.mark.parametrize("template", sorted(TEMPLATES))
+def test_sections_follow_the_template_in_the_prompt(template: str) -> None:
+    text = run(MockSummarizer(), request(), build_prompt(template))
+    assert section_headings(text) == TEMPLATES[template].headings
+
+
+def test_sections_are_filled_from_the_head() -> None:
+    text = run(MockSummarizer(), request(), build_prompt("t12"))
+    sections = split_sections(text)
+    assert "Fix the failing tests in core/parser.py" in sections["Goal"]
+    assert "Do not touch the CLI" in sections["Instructions"]
+    assert "also add a regression test" in sections["Instructions"]
+    assert "FAILED tests/test_parser.py::test_x" in sections["Discoveries"]
+    assert "`pytest -q`" in sections["Accomplished"]
+    files = sections["Relevant files"]
+    assert "`core/parser.py` (read)" in files
+    assert "`core/lexer.py` (edited)" in files  # filePath argument of an edit tool
+    assert "`core/tokens.py` (edited)" in files  # a file named inside a patch
+
+
+def test_custom_headings_are_followed() -> None:
+    prompt = "Summarise.\n\n## Objective\nx\n\n## Files touched\ny\n\n## Whatever else\nz"
+    text = run(MockSummarizer(), request(), prompt)
+    sections = split_sections(text)
+    assert list(sections) == ["Objective", "Files touched", "Whatever else"]
+    assert "core/parser.py" in sections["Files touched"]
+    assert sections["Whatever else"] == "(none)"
+
+
+def test_plain_chat_messages_without_the_transcript_layout() -> None:
+    messages = [
+        ChatMessage(role="user", content="Port the CLI to click"),
+        ChatMessage(role="assistant", content="I'll start with the entry point."),
+    ]
+    sections = split_sections(run(MockSummarizer(), messages, build_prompt("t12")))
+    assert "Port the CLI to click" in sections["Goal"]
+
+
+def test_same_input_gives_the_same_text() -> None:
+    prompt = build_prompt("anchored")
+    first = run(MockSummarizer(), request(), prompt)
+    second = run(MockSummarizer(), request(), prompt)
+    assert first == second
+
+
+def test_update_keeps_previous_bullets_and_adds_new_ones() -> None:
+    previous = "## Goal\n- Ship version 2\n\n## Instructions\n- Use tabs\n\n## Discoveries\n(none)"
+    text = run(MockSummarizer(), request(), build_prompt("t12", previous_summary=previous))
+    sections = split_sections(text)
+    assert sections["Goal"].splitlines()[0] == "- Ship version 2"
+    assert "Then: Fix the failing tests" in sections["Goal"]
+    assert "- Use tabs" in sections["Instructions"]
+    assert "also add a regression test" in sections["Instructions"]
+    # The previous summary's headings are not mistaken for the template's.
+    assert section_headings(text) == TEMPLATES["t12"].headings
+
+
+def test_update_with_an_identical_head_does_not_duplicate() -> None:
+    mock = MockSummarizer()
+    first = run(mock, request(), build_prompt("pi"))
+    again = run(mock, request(), build_prompt("pi", previous_summary=first))
+    assert again == first
+
+
+@settings(max_examples=40, deadline=None)
+@given(max_tokens=st.integers(min_value=1, max_value=400), repeat=st.integers(1, 40))
+def test_text_fits_max_tokens(max_tokens: int, repeat: int) -> None:
+    body = "\n\n".join(
+        f"[User]: request number {i} "
+        + "word " * 30
+        + f'\n\n[Tool call]: edit {{"path":"src/file_{i}.py"}}'
+        for i in range(repeat)
+    )
+    text = run(
+        MockSummarizer(),
+        request(f"<conversation>\n{body}\n</conversation>"),
+        build_prompt("t12"),
+        max_tokens,
+    )
+    assert len(text) <= max_tokens * 4
+
+
+def test_streams_the_whole_text_in_chunks() -> None:
+    pieces: list[str] = []
+    mock = MockSummarizer()
+    result = asyncio.run(
+        mock.summarize(request(), build_prompt("t12"), 2000, on_delta=pieces.append)
+    )
+    assert len(pieces) >= 2
+    assert "".join(pieces) == result.text
+
+
+def test_usage_is_estimated_and_counts_the_request() -> None:
+    result = asyncio.run(MockSummarizer().summarize(request(), build_prompt("t12"), 2000))
+    assert result.usage.provenance is Provenance.ESTIMATED
+    assert result.usage.input_tokens >= len(TRANSCRIPT) // 4
+    assert result.usage.output_tokens == pytest.approx(len(result.text) / 4, abs=1)
+    assert result.model == "mock"
+
+
+def test_context_limit_raises_overflow() -> None:
+    mock = MockSummarizer(context_limit_tokens=50)
+    with pytest.raises(ContextOverflowError, match="context limit of 50"):
+        asyncio.run(mock.summarize(request(), build_prompt("t12"), 2000))
+    small = [ChatMessage(role="user", content="hi")]
+    assert asyncio.run(mock.summarize(small, "## Goal", 100)).text.startswith("## Goal")
