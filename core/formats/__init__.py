@@ -141,18 +141,31 @@ def detect_format(path: Path | str) -> SourceFormat:
     raise LoadError(f"{path}: not a session: tried {_tried()} ({reason})")
 
 
+def _windows_function(name: str) -> Any:
+    """A function of ``core.windows`` (the model table), or None when it is not available."""
+    try:
+        return getattr(importlib.import_module("core.windows"), name, None)
+    except ModuleNotFoundError:
+        return None
+
+
 def _resolve_window(session: Session, window: int | None) -> None:
+    if session.max_output_tokens is None:
+        max_output = _windows_function("lookup_max_output")
+        if max_output is not None:
+            try:
+                limit = max_output(session.model)
+            except Exception:  # a broken table must not make a session unloadable
+                limit = None
+            if isinstance(limit, int) and limit > 0:
+                session.max_output_tokens = limit
     if window is not None:
         session.context_window = window
         session.window_source = "user"
         return
     if session.context_window is not None:
         return
-    lookup: Any = None
-    try:
-        lookup = importlib.import_module("core.windows").lookup_window
-    except (ModuleNotFoundError, AttributeError):
-        lookup = None
+    lookup = _windows_function("lookup_window")
     if lookup is not None:
         try:
             size, source = lookup(session.model)
@@ -160,7 +173,11 @@ def _resolve_window(session: Session, window: int | None) -> None:
             size, source = None, "unknown"
         if size:
             session.context_window = int(size)
-            session.window_source = source if source in _WINDOW_SOURCES else "table"
+            if source in _WINDOW_SOURCES:
+                session.window_source = source
+            else:
+                session.window_source = "table"
+                session.metadata["window_source_detail"] = str(source)
             return
     default = session.metadata.get("default_window")
     if isinstance(default, int) and default > 0:

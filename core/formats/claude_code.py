@@ -1,0 +1,725 @@
+"""Claude Code transcripts: ``~/.claude/projects/<encoded-cwd>/<sessionId>.jsonl``.
+
+What is read (see ``reference/formats.md`` §B):
+
+* ``user`` / ``assistant`` lines. Claude Code writes one line per content block and repeats the
+  API message's usage on each; lines with the same ``message.id`` + ``requestId`` are merged into
+  one assistant :class:`Message` whose :class:`Usage` is counted once (the largest copy wins:
+  earlier copies are written mid-stream). ``tool_use`` blocks become :class:`ToolCall` s; each
+  ``tool_result`` block of a user line becomes one tool message joined to its call. The top-level
+  ``toolUseResult`` is the UI's copy and is not read (the model saw ``tool_result.content``).
+* ``system`` / ``compact_boundary`` → a :class:`CompactionEvent` (``compactMetadata.trigger``,
+  ``preTokens``, ``postTokens``); the ``isCompactSummary`` user line after it is a summary
+  message; ``isMeta`` user lines are meta messages.
+* The uuid / parentUuid tree: the active branch is the chain from the last line back to its root
+  (crossing a compact boundary through ``logicalParentUuid``). Lines forked off that chain by a
+  rewind are left out with a diagnostic; parallel tool results and the other block lines of an
+  included API message, which Claude Code also writes as side branches, are kept.
+* Skipped without a diagnostic: ``progress``, ``file-history-snapshot``, ``queue-operation``,
+  ``attachment``, legacy ``summary`` title lines (kept as ``metadata["title"]``, they are not
+  compactions), ``ai-title`` and the informational ``system`` subtypes.
+
+A sub-agent transcript (``agent-*.jsonl`` next to the session or
+``<sessionId>/subagents/agent-*.jsonl``) loads on its own; its messages are not flagged
+``sidechain`` there (they are the conversation being looked at) and ``metadata["subagent"]`` is
+set. Sidechain lines inside a main transcript are flagged ``sidechain``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from core.formats.base import ProgressCallback, SessionBuilder
+from core.formats.jsonl import head_records, read_jsonl
+from core.models import (
+    Role,
+    Session,
+    SourceFormat,
+    ToolCall,
+    ToolResult,
+    Usage,
+    UsageConvention,
+)
+
+FORMAT = SourceFormat.CLAUDE_CODE
+
+DEFAULT_WINDOW = 200_000
+"""Window of Claude models unless the model is a 1M-context one."""
+LARGE_WINDOW = 1_000_000
+"""Window of ``[1m]`` models (and of any session whose recorded context exceeds 200k)."""
+
+_SKIPPED_TYPES = frozenset(
+    {
+        "progress",
+        "file-history-snapshot",
+        "queue-operation",
+        "attachment",
+        "custom-title",
+        "tag",
+        "last-prompt",
+        "agent-name",
+    }
+)
+_LINE_TYPES = frozenset({"user", "assistant", "system", "summary", "ai-title"}) | _SKIPPED_TYPES
+
+# Entry kinds (one entry per useful line).
+_USER = 0
+_ASSISTANT = 1
+_BOUNDARY = 2
+
+
+class _Entry:
+    """What one user/assistant/boundary line contributes, extracted at read time."""
+
+    __slots__ = (
+        "calls",
+        "error",
+        "key",
+        "kind",
+        "line",
+        "meta",
+        "model",
+        "offset",
+        "parent",
+        "reasoning",
+        "results",
+        "sidechain",
+        "stop_reason",
+        "summary",
+        "texts",
+        "timestamp",
+        "usage",
+        "uuid",
+    )
+
+    def __init__(self, kind: int, line: int, offset: int, obj: dict[str, Any]) -> None:
+        self.kind = kind
+        self.line = line
+        self.offset = offset
+        uuid = obj.get("uuid")
+        self.uuid: str = uuid if isinstance(uuid, str) else f"line-{line}"
+        self.parent: str | None = _parent_of(obj)
+        ts = obj.get("timestamp")
+        self.timestamp: str | None = ts if isinstance(ts, str) else None
+        self.sidechain = obj.get("isSidechain") is True
+        self.meta = obj.get("isMeta") is True
+        self.summary = obj.get("isCompactSummary") is True
+        self.texts: list[str] = []
+        self.reasoning: list[str] = []
+        self.calls: list[ToolCall] = []
+        self.results: list[tuple[str, str, bool]] = []
+        self.usage: dict[str, Any] | None = None
+        self.model: str | None = None
+        self.stop_reason: str | None = None
+        self.error: str | None = None
+        self.key: tuple[str, str | None] | None = None
+
+
+def _parent_of(obj: dict[str, Any]) -> str | None:
+    parent = obj.get("parentUuid")
+    if parent is None:
+        parent = obj.get("logicalParentUuid")  # a compact boundary's pre-compaction leaf
+    return parent if isinstance(parent, str) else None
+
+
+def _int(value: Any) -> int:
+    if type(value) is int:
+        return value
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _block_text(content: Any) -> str:
+    """Text of a tool_result ``content``: a string, or a list of text/image blocks."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts: list[str] = []
+        for block in content:
+            if isinstance(block, dict):
+                kind = block.get("type")
+                if kind == "text":
+                    text = block.get("text")
+                    if isinstance(text, str):
+                        parts.append(text)
+                elif kind == "image":
+                    parts.append("[image]")
+                elif kind == "document":
+                    parts.append("[document]")
+            elif isinstance(block, str):
+                parts.append(block)
+        return "\n\n".join(parts)
+    if content is None:
+        return ""
+    return orjson.dumps(content).decode()
+
+
+def _read_user(entry: _Entry, message: Any) -> None:
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        entry.texts.append(content)
+        return
+    if not isinstance(content, list):
+        return
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "tool_result":
+            call_id = block.get("tool_use_id")
+            entry.results.append(
+                (
+                    call_id if isinstance(call_id, str) else "",
+                    _block_text(block.get("content")),
+                    block.get("is_error") is True,
+                )
+            )
+        elif kind == "text":
+            text = block.get("text")
+            if isinstance(text, str):
+                entry.texts.append(text)
+        elif kind == "image":
+            entry.texts.append("[image]")
+        elif kind == "document":
+            entry.texts.append("[document]")
+
+
+def _read_assistant(entry: _Entry, obj: dict[str, Any], message: Any) -> None:
+    if not isinstance(message, dict):
+        return
+    msg_id = message.get("id")
+    request_id = obj.get("requestId")
+    entry.key = (
+        msg_id if isinstance(msg_id, str) else entry.uuid,
+        request_id if isinstance(request_id, str) else None,
+    )
+    model = message.get("model")
+    if isinstance(model, str):
+        entry.model = model
+    stop = message.get("stop_reason")
+    if isinstance(stop, str):
+        entry.stop_reason = stop
+    usage = message.get("usage")
+    if isinstance(usage, dict):
+        entry.usage = usage
+    content = message.get("content")
+    if isinstance(content, str):
+        entry.texts.append(content)
+    elif isinstance(content, list):
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "text":
+                text = block.get("text")
+                if isinstance(text, str):
+                    entry.texts.append(text)
+            elif kind == "thinking":
+                thinking = block.get("thinking")
+                if isinstance(thinking, str):
+                    entry.reasoning.append(thinking)
+            elif kind in ("tool_use", "server_tool_use"):
+                call_id = block.get("id")
+                name = block.get("name")
+                entry.calls.append(
+                    ToolCall.model_construct(
+                        id=call_id if isinstance(call_id, str) else "",
+                        name=name if isinstance(name, str) else "",
+                        arguments=block.get("input"),
+                    )
+                )
+            elif isinstance(kind, str) and kind.endswith("_tool_result"):
+                # A server tool's result (web search …) arrives inside the assistant reply.
+                call_id = block.get("tool_use_id")
+                entry.results.append(
+                    (
+                        call_id if isinstance(call_id, str) else "",
+                        _block_text(block.get("content")),
+                        False,
+                    )
+                )
+    if obj.get("isApiErrorMessage") is True or obj.get("error"):
+        error = obj.get("error")
+        entry.error = (
+            "\n".join(entry.texts) or (error if isinstance(error, str) else "")
+        ) or "API error"
+
+
+def _usage(raw: dict[str, Any]) -> Usage:
+    return Usage.model_construct(
+        input=_int(raw.get("input_tokens")),
+        output=_int(raw.get("output_tokens")),
+        cache_read=_int(raw.get("cache_read_input_tokens")),
+        cache_write=_int(raw.get("cache_creation_input_tokens")),
+        reasoning=0,
+        total=None,
+        convention=UsageConvention.ANTHROPIC,
+    )
+
+
+def _usage_size(raw: dict[str, Any]) -> int:
+    return (
+        _int(raw.get("input_tokens"))
+        + _int(raw.get("cache_creation_input_tokens"))
+        + _int(raw.get("cache_read_input_tokens"))
+        + _int(raw.get("output_tokens"))
+    )
+
+
+class _Call:
+    """One API message being assembled from its block lines."""
+
+    __slots__ = ("calls", "entry", "error", "id", "model", "reasoning", "stop", "texts", "usage")
+
+    def __init__(self, entry: _Entry, message_id: str) -> None:
+        self.entry = entry
+        self.id = message_id
+        self.texts: list[str] = []
+        self.reasoning: list[str] = []
+        self.calls: list[ToolCall] = []
+        self.usage: dict[str, Any] | None = None
+        self.model: str | None = None
+        self.stop: str | None = None
+        self.error: str | None = None
+
+    def merge(self, entry: _Entry) -> None:
+        self.texts.extend(entry.texts)
+        self.reasoning.extend(entry.reasoning)
+        if entry.calls:
+            known = {c.id for c in self.calls}
+            self.calls.extend(c for c in entry.calls if c.id not in known)
+        if entry.usage is not None and (
+            self.usage is None or _usage_size(entry.usage) > _usage_size(self.usage)
+        ):
+            self.usage = entry.usage
+        if entry.model:
+            self.model = entry.model
+        if entry.stop_reason:
+            self.stop = entry.stop_reason
+        if entry.error:
+            self.error = entry.error
+
+
+# -- detection ------------------------------------------------------------------------------
+
+
+def sniff(path: Path, head: bytes) -> float:
+    """Confidence that ``path`` is a Claude Code transcript (from its first lines and location)."""
+    if not head:
+        return 0.0
+    in_projects = ".claude" in path.parts or "projects" in path.parts
+    score = 0.0
+    for record in head_records(head, 32):
+        if "payload" in record:  # Codex envelope
+            continue
+        kind = record.get("type")
+        if kind in ("user", "assistant", "system") and (
+            "parentUuid" in record or "sessionId" in record
+        ):
+            return 0.95
+        if kind in ("file-history-snapshot", "queue-operation", "progress", "ai-title") or (
+            kind == "summary" and "leafUuid" in record
+        ):
+            score = max(score, 0.8)
+    if score == 0.0 and b'"parentUuid"' in head and b'"sessionId"' in head:
+        score = 0.7  # first line longer than the head: judge from its keys
+    if score and in_projects:
+        score = min(1.0, score + 0.1)
+    return score
+
+
+# -- loading --------------------------------------------------------------------------------
+
+
+def load(path: Path, *, progress: ProgressCallback | None = None) -> Session:
+    """Load a Claude Code transcript (read-only). See the module docstring for what is read."""
+    path = Path(path)
+    builder = SessionBuilder(FORMAT, path)
+    entries: list[_Entry] = []
+    parents: dict[str, str | None] = {}  # every uuid line, including skipped ones
+    unknown_types: set[str] = set()
+    titles: list[str] = []
+    versions: set[str] = set()
+    session_id: str | None = None
+    agent_id: str | None = None
+
+    for line_no, offset, obj in read_jsonl(path, builder, progress=progress):
+        kind = obj.get("type")
+        uuid = obj.get("uuid")
+        if isinstance(uuid, str):
+            if uuid in parents:
+                builder.diagnostic(
+                    line_no, "duplicate-uuid", f"uuid {uuid} seen before; duplicate line skipped"
+                )
+                continue
+            parents[uuid] = _parent_of(obj)
+        if kind in _SKIPPED_TYPES:
+            continue
+        try:
+            if session_id is None:
+                sid = obj.get("sessionId")
+                if isinstance(sid, str):
+                    session_id = sid
+            if builder.started_at is None:
+                ts = obj.get("timestamp")
+                if isinstance(ts, str):
+                    builder.started_at = ts
+            if kind == "assistant":
+                entry = _Entry(_ASSISTANT, line_no, offset, obj)
+                _read_assistant(entry, obj, obj.get("message"))
+                entries.append(entry)
+            elif kind == "user":
+                entry = _Entry(_USER, line_no, offset, obj)
+                _read_user(entry, obj.get("message"))
+                entries.append(entry)
+                if builder.project is None:
+                    cwd = obj.get("cwd")
+                    if isinstance(cwd, str):
+                        builder.project = cwd
+                version = obj.get("version")
+                if isinstance(version, str):
+                    versions.add(version)
+                if agent_id is None and isinstance(obj.get("agentId"), str):
+                    agent_id = obj["agentId"]
+            elif kind == "system":
+                _read_system(obj, line_no, offset, entries, builder)
+            elif kind == "summary":
+                title = obj.get("summary")
+                if isinstance(title, str):
+                    titles.append(title)
+            elif kind == "ai-title":
+                title = obj.get("aiTitle")
+                if isinstance(title, str):
+                    titles.append(title)
+            elif isinstance(kind, str):
+                if kind not in unknown_types:
+                    unknown_types.add(kind)
+                    builder.info(
+                        line_no, "unknown-record", f"record type {kind!r} not understood, skipped"
+                    )
+            else:
+                builder.diagnostic(line_no, "unknown-record", "a line without a type, skipped")
+        except Exception as exc:  # an unexpected shape must not stop the load
+            builder.diagnostic(
+                line_no, "unreadable-record", f"{kind or 'record'} line not understood ({exc})"
+            )
+
+    builder.session_id = session_id
+    if titles:
+        builder.metadata["title"] = titles[-1]
+    if versions:
+        builder.metadata["version"] = max(versions)
+    included = _active_entries(entries, parents, builder)
+    subagent = bool(included) and all(e.sidechain for e in included)
+    if subagent:
+        builder.metadata["subagent"] = True
+        if agent_id:
+            builder.metadata["agent_id"] = agent_id
+    _assemble(included, parents, builder, flag_sidechain=not subagent)
+    _set_window(builder)
+    subagent_files = _subagent_files(path, session_id)
+    if subagent_files:
+        builder.metadata["subagent_files"] = subagent_files
+    return builder.build()
+
+
+def _read_system(
+    obj: dict[str, Any],
+    line_no: int,
+    offset: int,
+    entries: list[_Entry],
+    builder: SessionBuilder,
+) -> None:
+    subtype = obj.get("subtype")
+    if subtype == "compact_boundary":
+        entry = _Entry(_BOUNDARY, line_no, offset, obj)
+        meta = obj.get("compactMetadata")
+        entry.usage = meta if isinstance(meta, dict) else {}
+        entries.append(entry)
+    elif subtype == "microcompact_boundary":
+        meta = obj.get("microcompactMetadata")
+        builder.metadata.setdefault("microcompactions", []).append(
+            {"line": line_no, **(meta if isinstance(meta, dict) else {})}
+        )
+        builder.info(line_no, "microcompaction", "micro-compaction (old tool results cleared)")
+    elif subtype == "api_error":
+        error = obj.get("error")
+        text = error if isinstance(error, str) else orjson.dumps(error).decode()
+        builder.info(line_no, "api-error", f"API error recorded (retried by the agent): {text}")
+
+
+def _active_entries(
+    entries: list[_Entry], parents: dict[str, str | None], builder: SessionBuilder
+) -> list[_Entry]:
+    """The entries of the active branch (plus side lines that belong to it), in file order."""
+    main = [e for e in entries if e.kind != _BOUNDARY and not e.sidechain]
+    if not main:
+        return entries
+    # The chain from the last line back to a root.
+    chain: set[str] = set()
+    uuid: str | None = main[-1].uuid
+    while uuid is not None and uuid not in chain and uuid in parents:
+        chain.add(uuid)
+        uuid = parents[uuid]
+    if uuid is not None and uuid not in parents:
+        builder.info(
+            None,
+            "missing-parent",
+            f"the conversation refers to a parent line that is not in the file ({uuid}); "
+            "earlier lines are kept in file order",
+        )
+
+    # For each line off the chain: the chain node it forks from (None: a separate tree).
+    fork_of: dict[str, str | None] = {}
+
+    def fork_root(start: str) -> str | None:
+        path: list[str] = []
+        seen: set[str] = set()
+        node: str | None = start
+        result: str | None = None
+        while node is not None and node not in seen:
+            seen.add(node)
+            if node in chain:
+                result = path[-1] if path else None
+                break
+            if node in fork_of:
+                result = fork_of[node]
+                break
+            path.append(node)
+            node = parents.get(node)
+        for visited in path:
+            fork_of[visited] = result
+        return result
+
+    included_keys = {e.key for e in entries if e.kind == _ASSISTANT and e.uuid in chain}
+    included_calls = {c.id for e in entries if e.uuid in chain for c in e.calls}
+    kept: list[_Entry] = []
+    abandoned: dict[str, list[int]] = {}
+    for entry in entries:
+        if entry.uuid in chain or entry.sidechain:
+            kept.append(entry)
+            continue
+        root = fork_root(entry.uuid)
+        if root is None:
+            kept.append(entry)  # a separate tree (earlier root, broken link): file order
+            continue
+        if entry.kind == _ASSISTANT and entry.key in included_keys:
+            kept.append(entry)  # another block line of an included API message
+            included_calls.update(c.id for c in entry.calls)
+            continue
+        if entry.results and all(r[0] in included_calls for r in entry.results):
+            kept.append(entry)  # a parallel tool result
+            continue
+        abandoned.setdefault(root, []).append(entry.line)
+    for lines in abandoned.values():
+        builder.info(
+            lines[0],
+            "abandoned-branch",
+            f"rewound branch of {len(lines)} line(s) (lines {lines[0]}–{lines[-1]}) "
+            "is not on the active conversation; skipped",
+        )
+    return kept
+
+
+def _assemble(
+    entries: list[_Entry],
+    parents: dict[str, str | None],
+    builder: SessionBuilder,
+    *,
+    flag_sidechain: bool,
+) -> None:
+    """Merge block lines into API messages and emit messages in model order."""
+    calls_by_key: dict[tuple[str, str | None], _Call] = {}
+    order: list[_Entry | _Call] = []
+    owner: dict[str, str] = {}  # line uuid -> id of the message holding it
+    used_ids: set[str] = set()
+    for entry in entries:
+        if entry.kind == _ASSISTANT and entry.key is not None:
+            call = calls_by_key.get(entry.key)
+            if call is None:
+                message_id = entry.key[0]
+                if message_id in used_ids:
+                    message_id = f"{message_id}#{entry.uuid}"
+                used_ids.add(message_id)
+                call = _Call(entry, message_id)
+                calls_by_key[entry.key] = call
+                order.append(call)
+            call.merge(entry)
+            owner[entry.uuid] = call.id
+            if entry.results:
+                order.append(entry)  # server tool results carried in the reply
+        else:
+            used_ids.add(entry.uuid)
+            owner[entry.uuid] = entry.uuid
+            order.append(entry)
+
+    tool_names: dict[str, str] = {}
+    for item in order:
+        if isinstance(item, _Call):
+            for tc in item.calls:
+                tool_names[tc.id] = tc.name
+    answered: set[str] = set()
+
+    def parent_message(uuid: str | None) -> str | None:
+        steps = 0
+        while uuid is not None and steps < 10_000:
+            found = owner.get(uuid)
+            if found is not None:
+                return found
+            uuid = parents.get(uuid)
+            steps += 1
+        return None
+
+    max_context = 0
+    for item in order:
+        if isinstance(item, _Call):
+            first = item.entry
+            usage = _usage(item.usage) if item.usage is not None else None
+            if item.model == "<synthetic>":
+                usage = None  # an error Claude Code wrote itself: no model call happened
+            sidechain = first.sidechain and flag_sidechain
+            if usage is not None and not sidechain:
+                max_context = max(max_context, usage.prompt_tokens)
+                if item.model:
+                    builder.model = item.model
+            builder.add(
+                Role.ASSISTANT,
+                id=item.id,
+                parent_id=parent_message(first.parent),
+                timestamp=first.timestamp,
+                text="\n\n".join(t for t in item.texts if t),
+                reasoning="\n\n".join(t for t in item.reasoning if t),
+                tool_calls=item.calls,
+                usage=usage,
+                model=item.model,
+                stop_reason=item.stop,
+                error=item.error,
+                sidechain=sidechain,
+                source_line=first.line,
+                source_offset=first.offset,
+            )
+            continue
+        entry = item
+        if entry.kind == _BOUNDARY:
+            meta = entry.usage or {}
+            trigger = meta.get("trigger")
+            pre = meta.get("preTokens")
+            post = meta.get("postTokens")
+            segment = meta.get("preservedSegment")
+            head = segment.get("headUuid") if isinstance(segment, dict) else None
+            builder.add_compaction(
+                trigger=trigger if trigger in ("auto", "manual") else "unknown",
+                tokens_before=_int(pre) if pre is not None else None,
+                tokens_after=_int(post) if post is not None else None,
+                first_kept_id=head if isinstance(head, str) else None,
+                source_line=entry.line,
+            )
+            continue
+        parent_id = parent_message(entry.parent)
+        sidechain = entry.sidechain and flag_sidechain
+        for k, (call_id, output, is_error) in enumerate(entry.results):
+            name = tool_names.get(call_id)
+            if name is None:
+                builder.diagnostic(
+                    entry.line,
+                    "orphan-tool-result",
+                    f"tool result for call {call_id or '(no id)'} whose call is not in the "
+                    "conversation; loaded without a tool name",
+                )
+            answered.add(call_id)
+            builder.add(
+                Role.TOOL,
+                id=entry.uuid if k == 0 else f"{entry.uuid}#{k}",
+                parent_id=parent_id,
+                timestamp=entry.timestamp,
+                tool_result=_tool_result(call_id, name, output, is_error),
+                sidechain=sidechain,
+                source_line=entry.line,
+                source_offset=entry.offset,
+            )
+        if entry.kind != _USER or (entry.results and not any(entry.texts)):
+            continue
+        if not entry.texts:
+            continue  # an empty user line (no text, no result)
+        text = "\n\n".join(entry.texts)
+        message = builder.add(
+            Role.USER,
+            id=entry.uuid if not entry.results else f"{entry.uuid}#text",
+            parent_id=parent_id,
+            timestamp=entry.timestamp,
+            text=text,
+            summary=entry.summary,
+            meta=entry.meta,
+            sidechain=sidechain,
+            source_line=entry.line,
+            source_offset=entry.offset,
+        )
+        if entry.summary and builder.compactions:
+            event = builder.compactions[-1]
+            if event.summary is None and event.message_index == message.index:
+                event.summary = text
+
+    for item in order:
+        if isinstance(item, _Call):
+            for tc in item.calls:
+                if tc.id not in answered:
+                    builder.diagnostic(
+                        item.entry.line,
+                        "missing-tool-result",
+                        f"tool call {tc.id} ({tc.name}) has no result in the file",
+                    )
+    builder.metadata["max_recorded_context"] = max_context
+
+
+def _tool_result(call_id: str, name: str | None, output: str, is_error: bool) -> ToolResult:
+    return ToolResult.model_construct(
+        call_id=call_id,
+        tool_name=name,
+        output=output,
+        is_error=is_error,
+        truncated_by_tool=False,
+        compacted_at_ms=None,
+    )
+
+
+def _set_window(builder: SessionBuilder) -> None:
+    model = builder.model or ""
+    max_context = builder.metadata.get("max_recorded_context", 0)
+    if "[1m]" in model.lower():
+        builder.context_window = LARGE_WINDOW
+        builder.window_source = "table"
+    elif isinstance(max_context, int) and max_context > DEFAULT_WINDOW:
+        builder.context_window = LARGE_WINDOW
+        builder.window_source = "table"
+        builder.info(
+            None,
+            "window-inferred",
+            f"recorded context reached {max_context} tokens, above 200k: assuming a 1M window",
+        )
+    else:
+        # Left to the registry (core.windows), which falls back to this default.
+        builder.metadata["default_window"] = DEFAULT_WINDOW
+
+
+def _subagent_files(path: Path, session_id: str | None) -> list[str]:
+    """Sub-agent transcripts that belong to this session (new and old layouts)."""
+    found: list[Path] = []
+    folder = path.parent / path.stem / "subagents"
+    if folder.is_dir():
+        found.extend(sorted(folder.glob("agent-*.jsonl")))
+    if session_id and not path.name.startswith("agent-"):
+        marker = f'"sessionId":"{session_id}"'.encode()
+        for candidate in sorted(path.parent.glob("agent-*.jsonl"))[:200]:
+            try:
+                with open(candidate, "rb") as f:
+                    head = f.read(4096)
+            except OSError:
+                continue
+            if marker in head:
+                found.append(candidate)
+    return [str(p) for p in found]
