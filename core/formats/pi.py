@@ -1,0 +1,526 @@
+"""pi (pi-coding-agent) sessions: ``~/.pi/agent/sessions/--<cwd>--/<time>_<uuid>.jsonl``.
+
+A pi session file is JSON Lines: a ``session`` header, then one entry a line.
+
+* **v1** (header without ``version``): a linear list with no ids. Entries get ``line-N`` ids
+  (N = the 1-based line in the file) and each one's parent is the entry before it, as pi's own
+  v1→v2 migration chains them; a compaction's ``firstKeptEntryIndex`` (an index into the parsed
+  entries, header = 0) is mapped to the id of that entry.
+* **v2 / v3**: a tree of ``id`` / ``parentId``. The session is the path from the root to the
+  *leaf* — the last entry of the file — so entries on abandoned branches are left out (with an
+  ``other-branches`` info diagnostic). v3 renamed the ``hookMessage`` role to ``custom``; both
+  are read.
+
+What each entry becomes:
+
+* ``message`` entries by role: ``user`` → user; ``assistant`` → assistant (text, thinking as
+  ``reasoning``, ``toolCall`` blocks as tool calls, ``usage`` as ``Usage(convention=PI,
+  total=totalTokens)``, ``stopReason``, ``errorMessage`` as ``error``, ``model``);
+  ``toolResult`` → tool (``details.truncation.truncated`` → ``truncated_by_tool``).
+* ``bashExecution`` (the user's ``!command``) → a **user** message whose text is the command and
+  its output, as pi sends it to the model; pi counts it as a turn start, and so does ctxscope.
+  ``!!`` commands (``excludeFromContext``) were never sent to the model: they are kept as
+  ``meta`` messages.
+* ``custom`` / ``hookMessage`` messages and ``custom_message`` entries (injected by extensions)
+  → ``meta`` user messages; ``branch_summary`` entries → ``meta`` user messages holding the
+  summary of the abandoned branch. ``custom`` entries (extension state) are not in the context
+  and are skipped.
+* ``compaction`` → a :class:`~core.models.CompactionEvent` (``tokensBefore``, the summary,
+  ``firstKeptEntryId`` / ``firstKeptEntryIndex`` as the id of the first *message* kept) at the
+  index of a summary user message placed where the compaction happened. Every message of the
+  path stays in :attr:`Session.messages`, in the order it happened: the list is the full
+  recording, not the post-compaction view.
+* ``model_change`` / ``thinking_level_change`` → ``Session.model`` (the last one wins) and
+  ``metadata``; ``session_info`` names → ``metadata["title"]``; ``label`` entries are skipped.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from core.formats.base import LoadError, ProgressCallback, SessionBuilder
+from core.formats.jsonl import head_records, read_jsonl
+from core.models import (
+    Role,
+    Session,
+    SourceFormat,
+    ToolCall,
+    ToolResult,
+    Usage,
+    UsageConvention,
+)
+from core.windows import lookup_max_output, lookup_window
+
+FORMAT = SourceFormat.PI
+
+CURRENT_VERSION = 3
+"""The newest pi session version this loader knows."""
+
+_ENTRY_TYPES = frozenset(
+    {
+        "message",
+        "model_change",
+        "thinking_level_change",
+        "compaction",
+        "branch_summary",
+        "custom",
+        "custom_message",
+        "label",
+        "session_info",
+    }
+)
+_ROLES = frozenset(
+    {
+        "user",
+        "assistant",
+        "toolResult",
+        "bashExecution",
+        "custom",
+        "hookMessage",
+        "branchSummary",
+        "compactionSummary",
+    }
+)
+
+Record = dict[str, Any]
+
+
+class _Entry:
+    """One parsed entry and where it came from."""
+
+    __slots__ = ("id", "line", "offset", "parent", "record")
+
+    def __init__(self, record: Record, line: int, offset: int, entry_id: str, parent: str | None):
+        self.record = record
+        self.line = line
+        self.offset = offset
+        self.id = entry_id
+        self.parent = parent
+
+
+# -- content helpers -----------------------------------------------------------------------
+
+
+def _int(value: Any) -> int:
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value)
+    return 0
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _content_text(content: Any) -> str:
+    """Text of a pi content value: a string or a list of text / image blocks."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    pieces: list[str] = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text" and isinstance(block.get("text"), str):
+            pieces.append(block["text"])
+        elif kind == "image":
+            pieces.append(f"[image {block.get('mimeType') or ''}]".replace(" ]", "]"))
+    return "\n".join(pieces)
+
+
+def usage_from_pi(usage: Any) -> Usage | None:
+    """pi ``usage {input, output, cacheRead, cacheWrite, totalTokens}`` → Usage (PI)."""
+    if not isinstance(usage, dict):
+        return None
+    total = usage.get("totalTokens")
+    return Usage(
+        input=_int(usage.get("input")),
+        output=_int(usage.get("output")),
+        cache_read=_int(usage.get("cacheRead")),
+        cache_write=_int(usage.get("cacheWrite")),
+        total=_int(total)
+        if isinstance(total, int | float) and not isinstance(total, bool)
+        else None,
+        convention=UsageConvention.PI,
+    )
+
+
+def bash_execution_text(message: Record) -> str:
+    """The text a ``bashExecution`` message stands for in the model's context."""
+    command = message.get("command") if isinstance(message.get("command"), str) else ""
+    output = message.get("output") if isinstance(message.get("output"), str) else ""
+    text = f"Ran `{command}`\n"
+    text += f"```\n{output.rstrip(chr(10))}\n```" if output else "(no output)"
+    if message.get("cancelled"):
+        text += "\n\n(command cancelled)"
+    elif isinstance(message.get("exitCode"), int) and message["exitCode"] != 0:
+        text += f"\n\nCommand exited with code {message['exitCode']}"
+    if message.get("truncated") and _str(message.get("fullOutputPath")):
+        text += f"\n\n[Output truncated. Full output: {message['fullOutputPath']}]"
+    return text
+
+
+# -- reading -------------------------------------------------------------------------------
+
+
+def _read(
+    path: Path, builder: SessionBuilder, progress: ProgressCallback | None
+) -> tuple[Record | None, list[_Entry]]:
+    header: Record | None = None
+    entries: list[_Entry] = []
+    previous_id: str | None = None
+    for line, offset, record in read_jsonl(path, builder, progress=progress):
+        kind = record.get("type")
+        if kind == "session" and header is None and not entries:
+            header = record
+            continue
+        if not isinstance(kind, str):
+            builder.diagnostic(line, "no-type", "entry without a 'type', skipped")
+            continue
+        raw_id = record.get("id")
+        entry_id = raw_id if isinstance(raw_id, str) and raw_id else f"line-{line}"
+        raw_parent = record.get("parentId", previous_id) if raw_id else previous_id
+        parent = raw_parent if isinstance(raw_parent, str) and raw_parent else None
+        entries.append(_Entry(record, line, offset, entry_id, parent))
+        previous_id = entry_id
+    return header, entries
+
+
+def _version(header: Record | None, entries: list[_Entry]) -> int:
+    if header is not None:
+        version = header.get("version")
+        if isinstance(version, int) and not isinstance(version, bool):
+            return version
+        return 1
+    return 2 if any("id" in e.record for e in entries) else 1
+
+
+def _leaf_path(entries: list[_Entry], builder: SessionBuilder) -> list[_Entry]:
+    """The entries from the root to the leaf (the last entry), following parent ids."""
+    by_id: dict[str, _Entry] = {}
+    for entry in entries:
+        if entry.id in by_id:
+            builder.diagnostic(
+                entry.line, "duplicate-id", f"entry id {entry.id!r} repeats; the later one wins"
+            )
+        by_id[entry.id] = entry
+    path: list[_Entry] = []
+    seen: set[str] = set()
+    current: _Entry | None = entries[-1]
+    while current is not None:
+        if current.id in seen:
+            builder.diagnostic(
+                current.line, "parent-cycle", "parent ids form a cycle; path cut here"
+            )
+            break
+        seen.add(current.id)
+        path.append(current)
+        parent = current.parent
+        if parent is None:
+            break
+        current = by_id.get(parent)
+        if current is None:
+            builder.diagnostic(
+                path[-1].line,
+                "missing-parent",
+                f"parent {parent!r} is not in the file; the path starts here",
+            )
+    path.reverse()
+    left_out = len(entries) - len(path)
+    if left_out:
+        builder.info(
+            None,
+            "other-branches",
+            f"{left_out} entries on other branches of the session tree are not on the path to "
+            "the last entry and were left out",
+        )
+    return path
+
+
+# -- building ------------------------------------------------------------------------------
+
+
+class _PiBuilder:
+    """Walks the path and appends messages to the SessionBuilder."""
+
+    def __init__(self, builder: SessionBuilder, entries_in_file: list[_Entry], version: int):
+        self.builder = builder
+        self.entries_in_file = entries_in_file
+        self.version = version
+        self.model: str | None = None
+        # Position on the path of every entry id, and the message id each position produced.
+        self.position: dict[str, int] = {}
+        self.message_at: dict[int, str] = {}
+        self.path: list[_Entry] = []
+
+    def run(self, path: list[_Entry]) -> None:
+        self.path = path
+        for position, entry in enumerate(path):
+            self.position[entry.id] = position
+            before = len(self.builder.messages)
+            self._entry(entry)
+            if len(self.builder.messages) > before:
+                self.message_at[position] = self.builder.messages[before].id
+
+    def _first_kept_message(self, entry_id: str | None) -> str | None:
+        """Id of the first message at or after the path entry ``entry_id``."""
+        if entry_id is None:
+            return None
+        start = self.position.get(entry_id)
+        if start is None:
+            return None
+        for position in range(start, len(self.path)):
+            if position in self.message_at:
+                return self.message_at[position]
+        return None
+
+    def _entry(self, entry: _Entry) -> None:
+        record = entry.record
+        kind = record.get("type")
+        if kind == "message":
+            message = record.get("message")
+            if not isinstance(message, dict):
+                self.builder.diagnostic(
+                    entry.line, "bad-message", "message entry without a message object, skipped"
+                )
+                return
+            self._message(entry, message)
+        elif kind == "compaction":
+            self._compaction(entry)
+        elif kind == "model_change":
+            model = _str(record.get("modelId"))
+            if model:
+                self.model = model
+                self.builder.metadata["provider"] = _str(
+                    record.get("provider")
+                ) or self.builder.metadata.get("provider")
+                self.builder.metadata["model_changes"] = (
+                    self.builder.metadata.get("model_changes", 0) + 1
+                )
+        elif kind == "thinking_level_change":
+            level = _str(record.get("thinkingLevel"))
+            if level:
+                self.builder.metadata["thinking_level"] = level
+        elif kind == "branch_summary":
+            summary = record.get("summary")
+            self._add(
+                entry,
+                Role.USER,
+                text=summary if isinstance(summary, str) else "",
+                meta=True,
+            )
+        elif kind == "custom_message":
+            self._add(entry, Role.USER, text=_content_text(record.get("content")), meta=True)
+        elif kind == "session_info":
+            name = _str(record.get("name"))
+            if name:
+                self.builder.metadata["title"] = name
+        elif kind in ("custom", "label"):
+            return
+        else:
+            self.builder.info(
+                entry.line, "unknown-entry", f"entry type {kind!r} not known, skipped"
+            )
+
+    def _add(self, entry: _Entry, role: Role, **fields: Any) -> None:
+        timestamp = entry.record.get("timestamp")
+        self.builder.add(
+            role,
+            id=entry.id,
+            parent_id=entry.parent,
+            timestamp=timestamp if isinstance(timestamp, str) else None,
+            source_line=entry.line,
+            source_offset=entry.offset,
+            **fields,
+        )
+
+    def _message(self, entry: _Entry, message: Record) -> None:
+        role = message.get("role")
+        if role == "user":
+            self._add(entry, Role.USER, text=_content_text(message.get("content")))
+        elif role == "assistant":
+            self._assistant(entry, message)
+        elif role == "toolResult":
+            details = message.get("details")
+            truncation = details.get("truncation") if isinstance(details, dict) else None
+            truncated = isinstance(truncation, dict) and truncation.get("truncated") is True
+            call_id = message.get("toolCallId")
+            if not isinstance(call_id, str):
+                self.builder.diagnostic(entry.line, "no-call-id", "tool result without toolCallId")
+                call_id = ""
+            result = ToolResult(
+                call_id=call_id,
+                tool_name=_str(message.get("toolName")),
+                output=_content_text(message.get("content")),
+                is_error=message.get("isError") is True,
+                truncated_by_tool=truncated,
+            )
+            self._add(entry, Role.TOOL, tool_result=result)
+        elif role == "bashExecution":
+            self._add(
+                entry,
+                Role.USER,
+                text=bash_execution_text(message),
+                meta=message.get("excludeFromContext") is True,
+            )
+        elif role in ("custom", "hookMessage"):
+            self._add(entry, Role.USER, text=_content_text(message.get("content")), meta=True)
+        elif role == "branchSummary":
+            summary = message.get("summary")
+            self._add(entry, Role.USER, text=summary if isinstance(summary, str) else "", meta=True)
+        elif role == "compactionSummary":
+            summary = message.get("summary")
+            self._add(
+                entry, Role.USER, text=summary if isinstance(summary, str) else "", summary=True
+            )
+        else:
+            self.builder.info(
+                entry.line, "unknown-role", f"message role {role!r} not known, skipped"
+            )
+
+    def _assistant(self, entry: _Entry, message: Record) -> None:
+        texts: list[str] = []
+        thinking: list[str] = []
+        calls: list[ToolCall] = []
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "text" and isinstance(block.get("text"), str):
+                texts.append(block["text"])
+            elif kind == "thinking" and isinstance(block.get("thinking"), str):
+                thinking.append(block["thinking"])
+            elif kind == "toolCall":
+                calls.append(
+                    ToolCall(
+                        id=str(block.get("id") or ""),
+                        name=str(block.get("name") or "tool"),
+                        arguments=block.get("arguments"),
+                    )
+                )
+        if isinstance(content, str):
+            texts.append(content)
+        model = _str(message.get("model")) or self.model
+        if _str(message.get("model")):
+            self.model = message["model"]
+        self._add(
+            entry,
+            Role.ASSISTANT,
+            text="\n\n".join(texts),
+            reasoning="\n\n".join(thinking),
+            tool_calls=calls,
+            usage=usage_from_pi(message.get("usage")),
+            model=model,
+            stop_reason=_str(message.get("stopReason")),
+            error=_str(message.get("errorMessage")),
+        )
+
+    def _compaction(self, entry: _Entry) -> None:
+        record = entry.record
+        summary = record.get("summary") if isinstance(record.get("summary"), str) else None
+        kept_entry_id: str | None = _str(record.get("firstKeptEntryId"))
+        index = record.get("firstKeptEntryIndex")
+        if kept_entry_id is None and isinstance(index, int) and not isinstance(index, bool):
+            # An index into the parsed file entries with the header at 0.
+            if 1 <= index <= len(self.entries_in_file):
+                kept_entry_id = self.entries_in_file[index - 1].id
+            else:
+                self.builder.diagnostic(
+                    entry.line, "bad-first-kept", f"firstKeptEntryIndex {index} is outside the file"
+                )
+        first_kept = self._first_kept_message(kept_entry_id)
+        if kept_entry_id is not None and first_kept is None:
+            self.builder.diagnostic(
+                entry.line,
+                "bad-first-kept",
+                f"the first kept entry {kept_entry_id!r} is not a message before this compaction",
+            )
+        tokens = record.get("tokensBefore")
+        self.builder.add_compaction(
+            trigger="unknown",
+            tokens_before=_int(tokens) if isinstance(tokens, int | float) else None,
+            summary=summary,
+            first_kept_id=first_kept,
+            source_line=entry.line,
+        )
+        self._add(entry, Role.USER, text=summary or "", summary=True)
+
+
+# -- registry interface --------------------------------------------------------------------
+
+
+def sniff(path: Path, head: bytes) -> float:
+    """Confidence that ``path`` is a pi session file (header ``type: session`` with a ``cwd``)."""
+    records = head_records(head, limit=8)
+    if not records:
+        return 0.0
+    first = records[0]
+    if first.get("type") != "session" or "schema" in first:
+        return 0.0
+    score = 0.6 if isinstance(first.get("cwd"), str) else 0.3
+    if isinstance(first.get("version"), int) or "modelId" in first or "provider" in first:
+        score += 0.2
+    for record in records[1:]:
+        kind = record.get("type")
+        if kind in _ENTRY_TYPES:
+            message = record.get("message")
+            if kind != "message" or (isinstance(message, dict) and message.get("role") in _ROLES):
+                return min(1.0, score + 0.15)
+    if "/.pi/" in str(path).replace("\\", "/"):
+        score += 0.1
+    return min(score, 0.9)
+
+
+def load(path: Path, *, progress: ProgressCallback | None = None) -> Session:
+    """Load a pi session file (v1, v2 or v3), read-only, following the leaf's path."""
+    path = Path(path)
+    builder = SessionBuilder(FORMAT, path)
+    header, entries = _read(path, builder, progress)
+    if header is None:
+        if not any(e.record.get("type") in _ENTRY_TYPES for e in entries):
+            raise LoadError(f"{path}: not a pi session (no 'session' header and no pi entries)")
+        builder.diagnostic(1, "no-header", "no 'session' header line; read as pi entries anyway")
+    version = _version(header, entries)
+    if version > CURRENT_VERSION:
+        builder.info(
+            None,
+            "newer-version",
+            f"pi session version {version} is newer than {CURRENT_VERSION}; read as v3",
+        )
+    header = header or {}
+    builder.session_id = _str(header.get("id")) or path.stem
+    builder.project = _str(header.get("cwd"))
+    builder.started_at = _str(header.get("timestamp"))
+    builder.metadata["pi_version"] = version
+    for key, name in (
+        ("provider", "provider"),
+        ("thinkingLevel", "thinking_level"),
+        ("branchedFrom", "branched_from"),
+        ("parentSession", "parent_session"),
+    ):
+        if _str(header.get(key)):
+            builder.metadata[name] = header[key]
+    walker = _PiBuilder(builder, entries, version)
+    walker.model = _str(header.get("modelId"))
+    if entries:
+        if version >= 2 and any("id" in e.record for e in entries):
+            path_entries = _leaf_path(entries, builder)
+        else:
+            path_entries = entries
+        walker.run(path_entries)
+    builder.model = walker.model
+    if walker.model is not None:
+        window, note = lookup_window(walker.model)
+        if window is not None:
+            builder.context_window = window
+            builder.window_source = "table"
+            builder.metadata["window_note"] = note
+        builder.max_output_tokens = lookup_max_output(walker.model)
+    return builder.build()
