@@ -1,0 +1,212 @@
+"""ctxscope's own session format: canonical JSON Lines, written by ``ctxscope convert``.
+
+One JSON object a line, in this order:
+
+1. a header: ``{"type": "session", "schema": "ctxscope", "version": 1, ...}`` with the
+   :class:`~core.models.Session` fields other than its lists (``id``, ``format`` — the format the
+   session was first loaded from —, ``path``, ``model``, ``context_window``, ``window_source``,
+   ``max_output_tokens``, ``project``, ``started_at``, ``metadata``);
+2. one ``{"type": "message", ...}`` line per :class:`~core.models.Message`, in order, with the
+   message's fields (fields at their default value are left out; ``index``, ``id`` and ``role``
+   are always written);
+3. ``{"type": "compaction", ...}`` lines (:class:`~core.models.CompactionEvent` fields), each
+   written just before the message at its ``message_index``;
+4. ``{"type": "diagnostic", ...}`` lines (:class:`~core.models.Diagnostic` fields) at the end:
+   what the original loader skipped or repaired.
+
+Reading is as tolerant as the other loaders (a bad line is a diagnostic, reading goes on) and the
+round trip is lossless: ``read(write(session)) == session``. A header whose ``version`` is newer
+than :data:`VERSION` is read with an info diagnostic; unknown line types are skipped with one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+from pydantic import ValidationError
+
+from core.formats.base import LoadError, ProgressCallback, SessionBuilder
+from core.formats.jsonl import head_records, read_jsonl
+from core.models import CompactionEvent, Diagnostic, Message, Session, SourceFormat
+
+FORMAT = SourceFormat.CTXSCOPE
+
+SCHEMA = "ctxscope"
+"""Value of the header's ``schema`` key, which tells this format apart from pi's header."""
+VERSION = 1
+"""Version of the format this module writes."""
+
+_HEADER_FIELDS = (
+    "id",
+    "format",
+    "path",
+    "model",
+    "context_window",
+    "window_source",
+    "max_output_tokens",
+    "project",
+    "started_at",
+    "metadata",
+)
+_ALWAYS = ("index", "id", "role")
+
+
+# -- writing -------------------------------------------------------------------------------
+
+
+def _dumps(obj: dict[str, Any]) -> bytes:
+    return orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE)
+
+
+def header_record(session: Session) -> dict[str, Any]:
+    """The header line's object for ``session``."""
+    data = session.model_dump(mode="json", include=set(_HEADER_FIELDS))
+    return {"type": "session", "schema": SCHEMA, "version": VERSION, **data}
+
+
+def message_record(message: Message) -> dict[str, Any]:
+    """The object of one message line (defaults left out)."""
+    data = message.model_dump(mode="json", exclude_defaults=True)
+    for key in _ALWAYS:
+        if key not in data:
+            data[key] = message.model_dump(mode="json", include={key})[key]
+    return {"type": "message", **data}
+
+
+def iter_lines(session: Session) -> Iterator[bytes]:
+    """The lines of ``session`` in ctxscope JSONL, each ending with a newline."""
+    yield _dumps(header_record(session))
+    by_index: dict[int, list[CompactionEvent]] = {}
+    for event in session.compactions:
+        by_index.setdefault(event.message_index, []).append(event)
+    for message in session.messages:
+        for event in by_index.pop(message.index, []):
+            yield _dumps({"type": "compaction", **event.model_dump(mode="json")})
+        yield _dumps(message_record(message))
+    for index in sorted(by_index):  # compactions after the last message
+        for event in by_index[index]:
+            yield _dumps({"type": "compaction", **event.model_dump(mode="json")})
+    for diagnostic in session.diagnostics:
+        yield _dumps({"type": "diagnostic", **diagnostic.model_dump(mode="json")})
+
+
+def write_session(session: Session, target: Path | str | IO[bytes] | IO[str]) -> None:
+    """Write ``session`` as ctxscope JSONL to a path (atomically) or an open stream.
+
+    A text stream (``sys.stdout``) receives UTF-8 text; a binary stream receives bytes. A path
+    is written through a temporary file in the same folder, then renamed over the target.
+    """
+    if isinstance(target, str | Path):
+        destination = Path(target)
+        fd, temp_name = tempfile.mkstemp(
+            prefix=f".{destination.name}.", suffix=".tmp", dir=destination.parent or Path(".")
+        )
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                for line in iter_lines(session):
+                    handle.write(line)
+            os.replace(temp_name, destination)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temp_name)
+            raise
+        return
+    if isinstance(target, io.TextIOBase):
+        for line in iter_lines(session):
+            target.write(line.decode("utf-8"))
+        return
+    binary: IO[bytes] = target  # type: ignore[assignment]
+    for line in iter_lines(session):
+        binary.write(line)
+
+
+def dumps_session(session: Session) -> bytes:
+    """The whole session as ctxscope JSONL bytes."""
+    return b"".join(iter_lines(session))
+
+
+# -- reading -------------------------------------------------------------------------------
+
+
+def _error_text(exc: ValidationError) -> str:
+    first = exc.errors()[0] if exc.errors() else None
+    if first is None:
+        return "invalid record"
+    where = ".".join(str(p) for p in first.get("loc", ())) or "record"
+    return f"{where}: {first.get('msg', 'invalid')}"
+
+
+def load(path: Path, *, progress: ProgressCallback | None = None) -> Session:
+    """Read a ctxscope JSONL file back into the Session it was written from."""
+    path = Path(path)
+    builder = SessionBuilder(FORMAT, path)
+    header: dict[str, Any] | None = None
+    messages: list[Message] = []
+    compactions: list[CompactionEvent] = []
+    diagnostics: list[Diagnostic] = []
+    for line, _offset, record in read_jsonl(path, builder, progress=progress):
+        kind = record.get("type")
+        if header is None:
+            if kind != "session" or record.get("schema") != SCHEMA:
+                raise LoadError(
+                    f"{path}: not a ctxscope session (no ctxscope header on line {line})"
+                )
+            header = record
+            version = record.get("version")
+            if isinstance(version, int) and version > VERSION:
+                builder.info(
+                    line,
+                    "newer-version",
+                    f"format version {version} is newer than {VERSION}; read as {VERSION}",
+                )
+            continue
+        body = {k: v for k, v in record.items() if k != "type"}
+        try:
+            if kind == "message":
+                message = Message.model_validate(body)
+                if message.index != len(messages):
+                    builder.diagnostic(
+                        line,
+                        "index-mismatch",
+                        f"message index {message.index} at position {len(messages)}; renumbered",
+                    )
+                    message.index = len(messages)
+                messages.append(message)
+            elif kind == "compaction":
+                compactions.append(CompactionEvent.model_validate(body))
+            elif kind == "diagnostic":
+                diagnostics.append(Diagnostic.model_validate(body))
+            else:
+                builder.info(line, "unknown-record", f"record type {kind!r} not known, skipped")
+        except ValidationError as exc:
+            builder.diagnostic(
+                line, "invalid-record", f"invalid {kind} record skipped ({_error_text(exc)})"
+            )
+    if header is None:
+        raise LoadError(f"{path}: not a ctxscope session (no header)")
+    fields = {k: header[k] for k in _HEADER_FIELDS if k in header}
+    fields.setdefault("id", path.stem)
+    fields.setdefault("format", FORMAT.value)
+    try:
+        session = Session.model_validate(fields)
+    except ValidationError as exc:
+        raise LoadError(f"{path}: invalid ctxscope header ({_error_text(exc)})") from None
+    session.messages = messages
+    session.compactions = compactions
+    session.diagnostics = diagnostics + builder.build().diagnostics
+    return session
+
+
+def sniff(path: Path, head: bytes) -> float:
+    """Confidence that ``path`` is ctxscope JSONL: its first line is our header."""
+    records = head_records(head, limit=1)
+    if records and records[0].get("type") == "session" and records[0].get("schema") == SCHEMA:
+        return 0.99
+    return 0.0
