@@ -37,9 +37,9 @@ class Convo:
         """An assistant message without tool calls."""
         return self._add(role=Role.ASSISTANT, text=text, **flags)
 
-    def call(self, name: str, text: str = "", **arguments: Any) -> Convo:
+    def call(self, tool_name: str, /, text: str = "", **arguments: Any) -> Convo:
         """An assistant message with one tool call (results follow with :meth:`result`)."""
-        return self.calls([(name, arguments)], text=text)
+        return self.calls([(tool_name, arguments)], text=text)
 
     def calls(self, calls: list[tuple[str, dict[str, Any]]], text: str = "") -> Convo:
         """An assistant message with several tool calls."""
@@ -60,9 +60,9 @@ class Convo:
             ),
         )
 
-    def tool(self, name: str, output: str, **arguments: Any) -> Convo:
+    def tool(self, tool_name: str, output: str, /, **arguments: Any) -> Convo:
         """A call immediately followed by its result."""
-        return self.call(name, **arguments).result(output)
+        return self.call(tool_name, **arguments).result(output)
 
 
 def reindex(messages: list[Message]) -> list[Message]:

@@ -1,0 +1,317 @@
+"""T9 — pruning: replace old tool outputs with a placeholder before compacting.
+
+Entry point: :func:`prune`. It never mutates its input; it returns new messages (pruned ones are
+copies whose :class:`~core.models.ToolResult` holds the placeholder and ``compacted_at_ms``) and
+one :class:`PruneDecision` per message saying what happened to it and why.
+
+Rules, in the order they are checked for each message:
+
+1. **Not a tool output** — only tool messages carry outputs.
+2. **Inside the skip boundary** — the skip boundary is the index of the ``protect_turns``-th real
+   user message (:attr:`~core.models.Message.is_turn_start`) counted from the end; that message and
+   everything after it is kept. With fewer user turns than ``protect_turns`` the boundary is 0 and
+   *nothing* is pruned (the seed's code and opencode both do this; the seed's comment says the
+   opposite). ``protect_turns = 0`` puts the boundary after the last message.
+3. **Earlier summary** — the walk from newest to oldest stops at a compaction summary: what lies
+   before it is not in the model's context any more.
+4. **Protected tool** — outputs of ``protected_tools`` (default ``skill``: its output is the agent's
+   instructions) are never pruned.
+5. **Already pruned** — an output with ``compacted_at_ms`` set (or already equal to the
+   placeholder) is left alone. With the budget rule the walk *stops* there, as opencode's does
+   (so older outputs stay too; opencode bug #30807 describes the same effect).
+
+Without the budget rule (the seed) every remaining output before the boundary is pruned. With
+``budget_rule`` (opencode) the outputs before the boundary are walked newest to oldest, adding
+their tokens to a running total; an output is **inside the protect budget** while that total,
+itself included, is at most ``protect_tokens`` (opencode prunes once ``total > PRUNE_PROTECT``).
+The rest are pruned only when their tokens add up to at least ``minimum_tokens`` — the spec says
+"at least"; opencode tests ``> PRUNE_MINIMUM``, which differs only at exact equality — otherwise
+they are **below minimum** and nothing is pruned at all.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict
+
+from core.models import Message, Role
+from core.policy import PruningPolicy
+from core.tokens import TokenCounter
+
+
+class PruneReason(StrEnum):
+    """Why a message was or was not pruned (the UI colours rows by this)."""
+
+    PRUNED = "pruned"
+    """The output was replaced by the placeholder."""
+    NOT_TOOL_OUTPUT = "not a tool output"
+    """Only tool results are pruned."""
+    INSIDE_SKIP_BOUNDARY = "inside skip boundary"
+    """At or after the skip boundary (the last ``protect_turns`` user turns)."""
+    PROTECTED_TOOL = "protected tool"
+    """The tool is in ``protected_tools``."""
+    ALREADY_PRUNED = "already pruned"
+    """The output was pruned before (``compacted_at_ms`` set or the placeholder in place)."""
+    BEFORE_SUMMARY = "before an earlier summary"
+    """Older than a compaction summary: already summarised, so not walked."""
+    BEFORE_PRUNED = "older than a pruned output"
+    """Budget rule: the walk stopped at an already-pruned output, so older ones were not walked."""
+    INSIDE_PROTECT_BUDGET = "inside protect budget"
+    """Budget rule: among the newest ``protect_tokens`` of tool output."""
+    BELOW_MINIMUM = "below minimum"
+    """Budget rule: pruning would have freed fewer than ``minimum_tokens``, so nothing was pruned."""
+    DISABLED = "pruning disabled"
+    """The policy turns pruning off."""
+
+
+class PruneDecision(BaseModel):
+    """What happened to one message, and why."""
+
+    model_config = ConfigDict(frozen=True)
+
+    index: int
+    """Position of the message in the input."""
+    id: str
+    """Id of the message."""
+    reason: PruneReason
+    """The rule that decided."""
+    detail: str
+    """One sentence for the UI, with the numbers behind the rule."""
+    tool_name: str | None = None
+    """The tool, for tool outputs."""
+    output_tokens: int = 0
+    """Tokens of the tool output before pruning (0 for other messages)."""
+
+    @property
+    def pruned(self) -> bool:
+        """The output was replaced."""
+        return self.reason is PruneReason.PRUNED
+
+
+class PruneResult(BaseModel):
+    """The pruned conversation and the reasons behind it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    messages: list[Message]
+    """The conversation after pruning: same length and order; pruned messages are new copies."""
+    decisions: list[PruneDecision]
+    """One decision per input message, in order."""
+    pruned_ids: list[str]
+    """Ids of the messages whose output was replaced."""
+    skip_boundary: int
+    """Index of the first message protected by the skip boundary (``len(messages)`` when none)."""
+    tokens_before: int
+    """Tokens of the pruned outputs before pruning (opencode compares this with the minimum)."""
+    tokens_freed: int
+    """Net tokens saved: outputs removed minus the placeholders put in their place."""
+    compacted_at_ms: int | None
+    """Epoch ms stamped on the pruned outputs (None when nothing was pruned)."""
+    summary: str
+    """One sentence saying what pruning did."""
+
+    def decision_for(self, message_id: str) -> PruneDecision | None:
+        """The decision about the message with ``message_id``."""
+        return next((d for d in self.decisions if d.id == message_id), None)
+
+
+def skip_boundary(messages: Sequence[Message], protect_turns: int) -> int:
+    """Index of the ``protect_turns``-th user turn from the end; 0 when there are fewer turns.
+
+    Everything at or after the returned index is protected. ``protect_turns = 0`` returns
+    ``len(messages)`` (nothing protected).
+    """
+    if protect_turns <= 0:
+        return len(messages)
+    seen = 0
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].is_turn_start:
+            seen += 1
+            if seen >= protect_turns:
+                return i
+    return 0
+
+
+def _tool_names(messages: Sequence[Message]) -> dict[str, str]:
+    names: dict[str, str] = {}
+    for message in messages:
+        for call in message.tool_calls:
+            names[call.id] = call.name
+    return names
+
+
+def prune(
+    messages: Sequence[Message],
+    policy: PruningPolicy,
+    *,
+    counter: TokenCounter,
+    now_ms: int | None = None,
+) -> PruneResult:
+    """Prune old tool outputs of ``messages`` under ``policy`` (see the module docstring).
+
+    ``counter`` measures the outputs (the budget rule and the freed-token figures);
+    ``now_ms`` is the ``compacted_at_ms`` stamp (default: the current time).
+    """
+    total = len(messages)
+    if not policy.enabled:
+        decisions = [
+            PruneDecision(
+                index=i,
+                id=m.id,
+                reason=PruneReason.DISABLED,
+                detail="pruning is turned off in this policy",
+                tool_name=_name_of(m, {}),
+            )
+            for i, m in enumerate(messages)
+        ]
+        return PruneResult(
+            messages=list(messages),
+            decisions=decisions,
+            pruned_ids=[],
+            skip_boundary=total,
+            tokens_before=0,
+            tokens_freed=0,
+            compacted_at_ms=None,
+            summary="Pruning is turned off in this policy.",
+        )
+
+    boundary = skip_boundary(messages, policy.protect_turns)
+    names = _tool_names(messages)
+    protected = set(policy.protected_tools)
+    reasons: list[tuple[PruneReason, str]] = [(PruneReason.NOT_TOOL_OUTPUT, "")] * total
+    output_tokens = [0] * total
+    candidates: list[int] = []  # newest first
+    stop_detail: str | None = None
+    stop_reason = PruneReason.BEFORE_SUMMARY
+    turns_word = "turn" if policy.protect_turns == 1 else "turns"
+
+    for i in range(total - 1, -1, -1):
+        message = messages[i]
+        if stop_detail is not None:
+            reasons[i] = (stop_reason, stop_detail)
+            continue
+        if message.summary:
+            reasons[i] = (PruneReason.NOT_TOOL_OUTPUT, "a compaction summary")
+            stop_reason = PruneReason.BEFORE_SUMMARY
+            stop_detail = f"older than the compaction summary at #{i}, so already summarised"
+            continue
+        result = message.tool_result
+        if message.role is not Role.TOOL or result is None:
+            reasons[i] = (PruneReason.NOT_TOOL_OUTPUT, f"a {message.role.value} message")
+            continue
+        output_tokens[i] = counter.count(result.output)
+        if i >= boundary:
+            reasons[i] = (
+                PruneReason.INSIDE_SKIP_BOUNDARY,
+                f"inside the last {policy.protect_turns} user {turns_word} "
+                f"(skip boundary at #{boundary})"
+                if boundary > 0
+                else f"fewer than {policy.protect_turns} user {turns_word}, so every message is "
+                "inside the skip boundary",
+            )
+            continue
+        name = _name_of(message, names)
+        if name in protected:
+            reasons[i] = (
+                PruneReason.PROTECTED_TOOL,
+                f"`{name}` is a protected tool; its output is kept",
+            )
+            continue
+        if result.compacted_at_ms is not None or result.output == policy.placeholder:
+            reasons[i] = (PruneReason.ALREADY_PRUNED, "this output was pruned earlier")
+            if policy.budget_rule:
+                stop_reason = PruneReason.BEFORE_PRUNED
+                stop_detail = f"older than the already-pruned output at #{i}; the walk stops there"
+            continue
+        candidates.append(i)
+
+    to_prune: list[int] = []
+    if policy.budget_rule:
+        running = 0
+        for i in candidates:
+            running += output_tokens[i]
+            if running <= policy.protect_tokens:
+                reasons[i] = (
+                    PruneReason.INSIDE_PROTECT_BUDGET,
+                    f"within the newest {policy.protect_tokens:,} tokens of tool output "
+                    f"({running:,} so far)",
+                )
+            else:
+                to_prune.append(i)
+        would_free = sum(output_tokens[i] for i in to_prune)
+        if to_prune and would_free < policy.minimum_tokens:
+            for i in to_prune:
+                reasons[i] = (
+                    PruneReason.BELOW_MINIMUM,
+                    f"pruning would free only {would_free:,} tokens, under the "
+                    f"{policy.minimum_tokens:,}-token minimum, so nothing is pruned",
+                )
+            to_prune = []
+    else:
+        to_prune = candidates
+
+    stamp = (now_ms if now_ms is not None else int(time.time() * 1000)) if to_prune else None
+    out = list(messages)
+    placeholder_tokens = counter.count(policy.placeholder)
+    tokens_before = 0
+    pruned_set = set(to_prune)
+    for i in sorted(pruned_set):
+        message = messages[i]
+        assert message.tool_result is not None  # candidates are tool outputs
+        tokens_before += output_tokens[i]
+        out[i] = message.model_copy(
+            update={
+                "tool_result": message.tool_result.model_copy(
+                    update={"output": policy.placeholder, "compacted_at_ms": stamp}
+                )
+            }
+        )
+        reasons[i] = (
+            PruneReason.PRUNED,
+            f"output of {output_tokens[i]:,} tokens replaced by the placeholder",
+        )
+    tokens_freed = tokens_before - placeholder_tokens * len(pruned_set)
+
+    decisions = [
+        PruneDecision(
+            index=i,
+            id=m.id,
+            reason=reasons[i][0],
+            detail=reasons[i][1] or reasons[i][0].value,
+            tool_name=_name_of(m, names) if m.tool_result is not None else None,
+            output_tokens=output_tokens[i],
+        )
+        for i, m in enumerate(messages)
+    ]
+    pruned_ids = [messages[i].id for i in sorted(pruned_set)]
+    if pruned_ids:
+        summary = (
+            f"Pruned {len(pruned_ids)} tool output{'s' if len(pruned_ids) != 1 else ''}, "
+            f"freeing {tokens_freed:,} tokens."
+        )
+    elif any(r is PruneReason.BELOW_MINIMUM for r, _ in reasons):
+        summary = f"Nothing pruned: it would free fewer than {policy.minimum_tokens:,} tokens."
+    elif boundary == 0 and policy.protect_turns > 0:
+        summary = f"Nothing pruned: fewer than {policy.protect_turns} user {turns_word}."
+    else:
+        summary = "Nothing pruned: no tool output outside the protected ones."
+    return PruneResult(
+        messages=out,
+        decisions=decisions,
+        pruned_ids=pruned_ids,
+        skip_boundary=boundary,
+        tokens_before=tokens_before,
+        tokens_freed=tokens_freed,
+        compacted_at_ms=stamp,
+        summary=summary,
+    )
+
+
+def _name_of(message: Message, names: dict[str, str]) -> str | None:
+    result = message.tool_result
+    if result is None:
+        return None
+    return result.tool_name or names.get(result.call_id)
