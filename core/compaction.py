@@ -1,0 +1,498 @@
+"""Compaction — T8 + T9 + T11 + T12: replace the older part of a conversation with a summary.
+
+Entry points: :func:`compact` (async) and :func:`compact_sync` (the same, run with
+``asyncio.run``; for worker threads and the replay engine — do not call it from a thread that
+already runs an event loop).
+
+Pipeline:
+
+1. **Prune** (T9, :func:`core.prune.prune`) when the policy enables it.
+2. **Choose the head** by ``CompactionPolicy.strategy``:
+
+   * ``tail`` — :func:`core.split.split` (T8): the head is summarised, the tail kept verbatim;
+   * ``summary-only`` — everything is head (Claude Code);
+   * ``codex`` — everything is head; the real user messages are kept, newest to oldest, within
+     ``user_message_budget_tokens`` (the one that does not fit is cut in the middle), and tool
+     calls, outputs and assistant text are dropped (Codex's local compaction).
+
+3. **Summarise the head** (T12): the head is serialised as plain text (the labelled layout of
+   :mod:`core.templates`), each tool output cut to ``head_tool_output_max_chars`` with a marker
+   saying how many characters were cut. The prompt is the policy's template; when an earlier
+   summary exists (a summary message in the conversation, or ``previous_summary``) the *update*
+   variant is used and that summary is quoted. If the request overflows the summariser's context
+   (:class:`core.llm.ContextOverflowError`) the oldest head message is left out and the request
+   retried, up to ``max_head_drops`` times (Codex). Any other failure, or a failure part-way
+   through a streamed summary, raises :class:`CompactionError`: a half-written summary is never
+   used.
+4. **Reassemble**: one system message ``<prior-conversation-summary>…</prior-conversation-summary>``
+   (``summary=True``) followed by the tail — for ``codex``, the kept user messages followed by the
+   summary.
+5. **Continue** (T11): after an automatic compaction, when the policy asks for it, a synthetic user
+   message with ``continuation_text``.
+
+The input is never modified. Tail messages in the output keep their ids and original indices, so
+the UI can map them back to the session; the summary message takes the index of the first head
+message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from core.llm import (
+    ChatMessage,
+    ContextOverflowError,
+    DeltaCallback,
+    LLMError,
+    LLMUsage,
+    Summarizer,
+)
+from core.models import Message, Role
+from core.policy import CompactionStrategy, Policy
+from core.prune import PruneResult, prune
+from core.split import SplitResult, split
+from core.templates import (
+    CONVERSATION_CLOSE,
+    CONVERSATION_OPEN,
+    CUT_MARKER,
+    LABEL_ASSISTANT,
+    LABEL_REASONING,
+    LABEL_SYSTEM,
+    LABEL_TOOL_CALL,
+    LABEL_TOOL_ERROR,
+    LABEL_TOOL_RESULT,
+    LABEL_USER,
+    SYSTEM_PROMPT,
+    get_template,
+    unwrap_summary,
+    wrap_summary,
+)
+from core.tokens import TokenCounter, arguments_text
+
+
+class CompactionError(Exception):
+    """Compaction could not produce a summary; ``str(error)`` is one line for the UI."""
+
+    def __init__(self, message: str, *, dropped_head_messages: int = 0) -> None:
+        super().__init__(message)
+        self.dropped_head_messages = dropped_head_messages
+        """Head messages left out of the request before giving up."""
+
+
+class CompactionResult(BaseModel):
+    """Everything one compaction did, for the UI, the CLI and the replay engine."""
+
+    model_config = ConfigDict(frozen=True)
+
+    compacted: bool
+    """A summary was written (False: nothing to compact; the output is the pruned input)."""
+    reason: str
+    """What happened, in a sentence or two (split and prune reasons included)."""
+    strategy: CompactionStrategy
+    """``tail``, ``summary-only`` or ``codex``."""
+    template: str
+    """Summary template used."""
+    auto: bool
+    """The compaction was automatic (decides the T11 continuation)."""
+    updated_previous_summary: bool
+    """The update variant of the template was used (an earlier summary existed)."""
+    tokens_before: int
+    """Tokens of the input conversation (counted with the counter given)."""
+    tokens_after: int
+    """Tokens of the output conversation (summary message + tail + continuation)."""
+    summary: str
+    """The summary text ("" when nothing was compacted)."""
+    head_ids: list[str]
+    """Ids of the messages replaced by the summary."""
+    tail_ids: list[str]
+    """Ids of the messages kept verbatim (for ``codex``: the kept user messages)."""
+    pruned_ids: list[str]
+    """Ids of the messages whose tool output pruning replaced."""
+    dropped_head_ids: list[str]
+    """Head messages left out of the summary request because it overflowed."""
+    dropped_head_messages: int
+    """How many head messages were left out (``len(dropped_head_ids)``)."""
+    prune: PruneResult | None
+    """The pruning step (None when the policy disables pruning)."""
+    split: SplitResult | None
+    """The head/tail split (``tail`` strategy only)."""
+    request_messages: list[ChatMessage]
+    """The messages of the summary request that succeeded (system prompt + serialised head)."""
+    prompt: str
+    """The template text sent as the last user message of that request."""
+    max_tokens: int
+    """The summary length limit requested."""
+    output_messages: list[Message]
+    """The conversation after compaction: what the model sees next."""
+    duration_s: float
+    """Wall time of the whole compaction, summary request(s) included."""
+    usage: LLMUsage | None
+    """Tokens the summary request cost, as the summariser reported them."""
+    model: str | None
+    """Model that wrote the summary."""
+
+    @property
+    def tokens_saved(self) -> int:
+        """``tokens_before - tokens_after``."""
+        return self.tokens_before - self.tokens_after
+
+
+# --- serialising the head ---------------------------------------------------------------------
+
+
+def cap_tool_output(output: str, max_chars: int) -> str:
+    """``output`` cut to ``max_chars`` characters, followed by a marker counting what was cut."""
+    if len(output) <= max_chars:
+        return output
+    cut = len(output) - max_chars
+    return f"{output[:max_chars]}\n\n{CUT_MARKER.format(n=cut)}"
+
+
+def serialize_message(message: Message, tool_names: dict[str, str], max_output_chars: int) -> str:
+    """One head message as a labelled transcript entry ("" for messages the summary skips)."""
+    if message.summary or message.synthetic:
+        return ""  # earlier summaries travel in the prompt; continue-nudges carry nothing
+    if message.role is Role.USER:
+        return f"{LABEL_SYSTEM if message.meta else LABEL_USER}: {message.text}"
+    if message.role is Role.SYSTEM:
+        return f"{LABEL_SYSTEM}: {message.text}" if message.text else ""
+    if message.role is Role.ASSISTANT:
+        parts: list[str] = []
+        if message.reasoning:
+            parts.append(f"{LABEL_REASONING}: {message.reasoning}")
+        if message.text:
+            parts.append(f"{LABEL_ASSISTANT}: {message.text}")
+        for call in message.tool_calls:
+            parts.append(
+                f"{LABEL_TOOL_CALL}: {call.name} {arguments_text(call.arguments)}".rstrip()
+            )
+        return "\n\n".join(parts)
+    result = message.tool_result
+    if result is None:
+        return f"{LABEL_TOOL_RESULT}: tool\n{message.text}" if message.text else ""
+    name = result.tool_name or tool_names.get(result.call_id) or "tool"
+    label = LABEL_TOOL_ERROR if result.is_error else LABEL_TOOL_RESULT
+    return f"{label}: {name}\n{cap_tool_output(result.output, max_output_chars)}"
+
+
+def build_request(head: Sequence[Message], max_output_chars: int) -> list[ChatMessage]:
+    """The chat messages of a summary request: the system prompt and the head as one transcript."""
+    names = {call.id: call.name for m in head for call in m.tool_calls}
+    entries = [serialize_message(m, names, max_output_chars) for m in head]
+    transcript = "\n\n".join(e for e in entries if e)
+    return [
+        ChatMessage(role="system", content=SYSTEM_PROMPT),
+        ChatMessage(
+            role="user", content=f"{CONVERSATION_OPEN}\n{transcript}\n{CONVERSATION_CLOSE}"
+        ),
+    ]
+
+
+# --- the codex strategy -----------------------------------------------------------------------
+
+
+def _cut_middle(text: str, max_tokens: int, counter: TokenCounter) -> str:
+    """``text`` with its middle replaced by a ``…N tokens truncated…`` marker to fit ``max_tokens``."""
+    total = counter.count(text)
+    if total <= max_tokens:
+        return text
+    keep_chars = max(max_tokens, 0) * 4  # the characters-per-token rule Codex cuts by
+    head = text[: keep_chars // 2]
+    tail = text[len(text) - (keep_chars - keep_chars // 2) :] if keep_chars > 1 else ""
+    removed = max(total - counter.count(head) - counter.count(tail), 0)
+    return f"{head}…{removed} tokens truncated…{tail}"
+
+
+def _codex_user_messages(
+    messages: Sequence[Message], budget: int, counter: TokenCounter
+) -> list[Message]:
+    """Real user messages kept newest to oldest within ``budget``; the first that does not fit is cut."""
+    kept: list[Message] = []
+    remaining = budget
+    for message in reversed(messages):
+        if not message.is_turn_start:
+            continue
+        size = counter.count(message.text)
+        if size <= remaining:
+            kept.append(message)
+            remaining -= size
+            continue
+        if remaining > 0:
+            kept.append(
+                message.model_copy(update={"text": _cut_middle(message.text, remaining, counter)})
+            )
+        break
+    kept.reverse()
+    return kept
+
+
+# --- the pipeline -----------------------------------------------------------------------------
+
+
+def _previous_summary(messages: Sequence[Message]) -> str | None:
+    for message in reversed(messages):
+        if message.summary and message.text.strip():
+            return unwrap_summary(message.text)
+    return None
+
+
+async def compact(
+    messages: Sequence[Message],
+    policy: Policy,
+    summarizer: Summarizer,
+    *,
+    window: int,
+    counter: TokenCounter,
+    previous_summary: str | None = None,
+    auto: bool = True,
+    on_delta: DeltaCallback | None = None,
+    token_counts: Sequence[int] | None = None,
+    now_ms: int | None = None,
+) -> CompactionResult:
+    """Compact ``messages`` under ``policy`` with ``summarizer`` (see the module docstring).
+
+    ``window`` is the context window in tokens (the usable window is ``window - reserve_tokens``);
+    ``previous_summary`` overrides the summary found in ``messages``; ``auto`` marks an automatic
+    compaction (T11 continuation); ``on_delta`` receives the summary as it streams (after a head
+    drop the next attempt streams from the start); ``token_counts`` are precomputed per-message
+    tokens; ``now_ms`` stamps pruned outputs (default: now). Raises :class:`CompactionError`.
+    """
+    started = time.perf_counter()
+    comp = policy.compaction
+    total = len(messages)
+    if token_counts is not None and len(token_counts) != total:
+        raise ValueError(f"token_counts has {len(token_counts)} entries for {total} messages")
+    counts = list(token_counts) if token_counts is not None else counter.messages_tokens(messages)
+    tokens_before = sum(counts)
+
+    # 1. prune (T9)
+    prune_result: PruneResult | None = None
+    working: list[Message] = list(messages)
+    if policy.pruning.enabled:
+        prune_result = prune(messages, policy.pruning, counter=counter, now_ms=now_ms)
+        working = prune_result.messages
+        if prune_result.pruned_ids:
+            changed = set(prune_result.pruned_ids)
+            for i, message in enumerate(working):
+                if message.id in changed:
+                    counts[i] = counter.message_tokens(message)
+    pruned_ids = prune_result.pruned_ids if prune_result is not None else []
+    prune_note = f" {prune_result.summary}" if prune_result is not None else ""
+
+    # 2. choose the head
+    split_result: SplitResult | None = None
+    if comp.strategy == "tail":
+        usable = max(window - comp.reserve_tokens, 0)
+        split_result = split(
+            working, policy.split, usable_tokens=usable, counter=counter, token_counts=counts
+        )
+        cut = split_result.cut_index
+        if not split_result.compactable:
+            return _nothing_to_compact(
+                f"Nothing to compact. {split_result.reason}{prune_note}",
+                working,
+                counts,
+                tokens_before,
+                prune_result,
+                split_result,
+                policy,
+                auto,
+                started,
+            )
+        head, tail = working[:cut], working[cut:]
+        tail_counts = counts[cut:]
+        choice_note = split_result.reason
+    else:
+        head, tail, tail_counts = working, [], []
+        choice_note = (
+            "The whole conversation is summarised (summary-only)."
+            if comp.strategy == "summary-only"
+            else "The whole conversation is summarised; recent user messages are kept (codex)."
+        )
+        if not any(not m.summary and not m.synthetic for m in head):
+            return _nothing_to_compact(
+                "Nothing to compact: the conversation holds no message besides a summary."
+                + prune_note,
+                working,
+                counts,
+                tokens_before,
+                prune_result,
+                None,
+                policy,
+                auto,
+                started,
+            )
+
+    # 3. summarise the head (T12)
+    previous = previous_summary if previous_summary is not None else _previous_summary(working)
+    updating = previous is not None and bool(previous.strip())
+    prompt = get_template(comp.template).prompt(previous if updating else None)
+    max_tokens = policy.llm.max_tokens or comp.summary_max_tokens
+    to_send = [m for m in head if not m.summary and not m.synthetic]
+    dropped: list[str] = []
+    while True:
+        request = build_request(to_send, comp.head_tool_output_max_chars)
+        try:
+            reply = await summarizer.summarize(request, prompt, max_tokens, on_delta=on_delta)
+            break
+        except ContextOverflowError as exc:
+            if len(dropped) >= comp.max_head_drops or len(to_send) <= 1:
+                raise CompactionError(
+                    f"the summary request is too large for the summariser's context even after "
+                    f"leaving out the {len(dropped)} oldest head message"
+                    f"{'s' if len(dropped) != 1 else ''} (limit {comp.max_head_drops}): {exc}",
+                    dropped_head_messages=len(dropped),
+                ) from exc
+            dropped.append(to_send[0].id)
+            to_send = to_send[1:]
+        except LLMError as exc:
+            raise CompactionError(
+                f"the summary request failed: {exc}", dropped_head_messages=len(dropped)
+            ) from exc
+        except Exception as exc:  # a summariser bug or a broken stream: never keep partial text
+            raise CompactionError(
+                f"the summariser failed part-way ({type(exc).__name__}: {exc}); no summary was kept",
+                dropped_head_messages=len(dropped),
+            ) from exc
+    summary = reply.text.strip()
+    if not summary:
+        raise CompactionError(
+            "the summariser returned an empty summary", dropped_head_messages=len(dropped)
+        )
+
+    # 4. reassemble, 5. continue (T11)
+    anchor = head[0] if head else working[0]
+    last_head_id = head[-1].id if head else anchor.id
+    summary_message = Message(
+        index=anchor.index,
+        id=f"summary:{last_head_id}",
+        role=Role.SYSTEM,
+        text=wrap_summary(summary),
+        summary=True,
+        model=reply.model,
+    )
+    if comp.strategy == "codex":
+        kept_users = _codex_user_messages(working, comp.user_message_budget_tokens, counter)
+        output = [*kept_users, summary_message]
+        tail_ids = [m.id for m in kept_users]
+        tokens_after = sum(counter.messages_tokens(kept_users))
+    else:
+        output = [summary_message, *tail]
+        tail_ids = [m.id for m in tail]
+        tokens_after = sum(tail_counts)
+    tokens_after += counter.message_tokens(summary_message)
+    if auto and comp.continuation:
+        continuation = Message(
+            index=output[-1].index if output else 0,
+            id=f"continue:{last_head_id}",
+            role=Role.USER,
+            text=comp.continuation_text,
+            synthetic=True,
+        )
+        output.append(continuation)
+        tokens_after += counter.message_tokens(continuation)
+
+    drop_note = ""
+    if dropped:
+        drop_note = (
+            f" The summary request overflowed; the {len(dropped)} oldest head message"
+            f"{'s were' if len(dropped) != 1 else ' was'} left out of it."
+        )
+    return CompactionResult(
+        compacted=True,
+        reason=f"{choice_note}{prune_note}{drop_note}".strip(),
+        strategy=comp.strategy,
+        template=comp.template,
+        auto=auto,
+        updated_previous_summary=updating,
+        tokens_before=tokens_before,
+        tokens_after=tokens_after,
+        summary=summary,
+        head_ids=[m.id for m in head],
+        tail_ids=tail_ids,
+        pruned_ids=pruned_ids,
+        dropped_head_ids=dropped,
+        dropped_head_messages=len(dropped),
+        prune=prune_result,
+        split=split_result,
+        request_messages=request,
+        prompt=prompt,
+        max_tokens=max_tokens,
+        output_messages=output,
+        duration_s=time.perf_counter() - started,
+        usage=reply.usage,
+        model=reply.model,
+    )
+
+
+def _nothing_to_compact(
+    reason: str,
+    working: list[Message],
+    counts: list[int],
+    tokens_before: int,
+    prune_result: PruneResult | None,
+    split_result: SplitResult | None,
+    policy: Policy,
+    auto: bool,
+    started: float,
+) -> CompactionResult:
+    """The result when there is no head to summarise: the (pruned) input, unchanged otherwise."""
+    return CompactionResult(
+        compacted=False,
+        reason=reason,
+        strategy=policy.compaction.strategy,
+        template=policy.compaction.template,
+        auto=auto,
+        updated_previous_summary=False,
+        tokens_before=tokens_before,
+        tokens_after=sum(counts),
+        summary="",
+        head_ids=[],
+        tail_ids=[m.id for m in working],
+        pruned_ids=prune_result.pruned_ids if prune_result is not None else [],
+        dropped_head_ids=[],
+        dropped_head_messages=0,
+        prune=prune_result,
+        split=split_result,
+        request_messages=[],
+        prompt="",
+        max_tokens=0,
+        output_messages=working,
+        duration_s=time.perf_counter() - started,
+        usage=None,
+        model=None,
+    )
+
+
+def compact_sync(
+    messages: Sequence[Message],
+    policy: Policy,
+    summarizer: Summarizer,
+    *,
+    window: int,
+    counter: TokenCounter,
+    previous_summary: str | None = None,
+    auto: bool = True,
+    on_delta: DeltaCallback | None = None,
+    token_counts: Sequence[int] | None = None,
+    now_ms: int | None = None,
+) -> CompactionResult:
+    """:func:`compact` run to completion with ``asyncio.run`` (for threads without an event loop)."""
+    return asyncio.run(
+        compact(
+            messages,
+            policy,
+            summarizer,
+            window=window,
+            counter=counter,
+            previous_summary=previous_summary,
+            auto=auto,
+            on_delta=on_delta,
+            token_counts=token_counts,
+            now_ms=now_ms,
+        )
+    )
