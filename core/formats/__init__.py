@@ -108,6 +108,19 @@ def sniff_scores(path: Path, head: bytes) -> dict[SourceFormat, float]:
     return scores
 
 
+def _on_disk(path: Path) -> Path:
+    """The file or folder ``path`` names on disk.
+
+    ``<opencode.db>#<session id>`` (and ``<storage folder>#<session id>``) name one session of an
+    opencode database or storage folder; the part before ``#`` is what exists on disk.
+    """
+    if "#" in path.name and not path.exists():
+        base = Path(str(path).rpartition("#")[0])
+        if base.exists():
+            return base
+    return path
+
+
 def detect_format(path: Path | str) -> SourceFormat:
     """The format of the session at ``path``, read from at most its first 64 KB and its layout.
 
@@ -115,13 +128,14 @@ def detect_format(path: Path | str) -> SourceFormat:
     SQLite database. Raises :class:`LoadError` naming the formats tried and why none matched.
     """
     path = Path(path)
-    if not path.exists():
+    disk = _on_disk(path)
+    if not disk.exists():
         raise LoadError(f"{path}: no such file or directory")
-    if path.is_dir():
+    if disk.is_dir():
         head = b""
     else:
         try:
-            head = read_head(path, HEAD_BYTES)
+            head = read_head(disk, HEAD_BYTES)
         except OSError as exc:
             raise LoadError(f"{path}: cannot read ({exc.strerror or exc})") from None
     scores = sniff_scores(path, head)
@@ -200,7 +214,7 @@ def load_session(
     The file is only read. Raises :class:`LoadError` with one clear sentence.
     """
     path = Path(path)
-    if not path.exists():
+    if not _on_disk(path).exists():
         raise LoadError(f"{path}: no such file or directory")
     if format is None:
         fmt = detect_format(path)
