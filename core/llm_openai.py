@@ -1,0 +1,751 @@
+"""A live summariser: any OpenAI-compatible chat-completions endpoint, through the ``openai`` SDK.
+
+Only :func:`core.llm.make_summarizer` imports this module, and only when a live LLM is
+configured, so ``import core`` never loads ``openai``.
+
+What it adds to the bare SDK (whose own retries are switched off, ``max_retries=0``, so every
+retry here is explicit and testable):
+
+* **Retries** on 429, 408/409 and 5xx, and on a connection that drops mid-response, with
+  exponential backoff and jitter; ``Retry-After`` / ``retry-after-ms`` are honoured exactly. The
+  total time spent waiting is capped. A dropped stream is retried from scratch: a partial summary
+  is never returned as final.
+* **One-line errors** mapped onto :mod:`core.llm`'s classes (auth, model not found, unreachable,
+  malformed, rate limit, server, context overflow) with the API key scrubbed out of every message.
+* **Usage** from the server when it reports it, else counted here (provenance ``counted`` or
+  ``estimated``).
+* **Cancellation**: cancelling the awaiting task closes the stream/request at once.
+
+The API key is read from the environment variable ``config.api_key_env`` when a client is built;
+it is never put in this object's repr, in an exception, a log line or anything saved.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import ipaddress
+import logging
+import os
+import random
+import re
+import threading
+import time
+import weakref
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+import openai
+
+from core.llm import (
+    AuthError,
+    ChatMessage,
+    ContextOverflowError,
+    DeltaCallback,
+    LLMError,
+    LLMUsage,
+    MalformedResponseError,
+    ModelNotFoundError,
+    RateLimitError,
+    ServerError,
+    SummaryResult,
+    UnreachableError,
+)
+from core.overflow_errors import is_context_overflow_code, is_context_overflow_message
+from core.policy import LLMConfig
+from core.tokens import EstimatorError, get_counter
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+LOOPBACK_PLACEHOLDER_KEY = "ctxscope-local-no-key"
+"""Sent to a loopback endpoint when the key variable is unset (local servers ignore it)."""
+BACKOFF_BASE_S = 0.5
+"""First backoff wait; doubled on each retry."""
+BACKOFF_MAX_S = 20.0
+"""Longest single backoff wait (a server's Retry-After may ask for more, within the budget)."""
+MAX_TOTAL_WAIT_S = 60.0
+"""Cap on the time one summary request spends waiting between retries."""
+USAGE_ESTIMATOR = "tiktoken:cl100k_base"
+"""How tokens are counted when the server reports no usage."""
+_MAX_DETAIL_CHARS = 240
+_REDACTED = "[redacted]"
+
+_log = logging.getLogger("ctxscope.llm")
+
+# Exception class names (anywhere in the cause chain) meaning "never reached the server".
+_UNREACHABLE_CAUSES = frozenset(
+    {"ConnectError", "ConnectTimeout", "gaierror", "ConnectionRefusedError", "UnsupportedProtocol"}
+)
+# Looks like a secret key; redacted from server messages even when it is not ours.
+_KEY_LIKE_RE = re.compile(r"\b(?:sk|rk|pk)-[A-Za-z0-9_\-*]{8,}|\bBearer\s+\S+", re.IGNORECASE)
+
+RetryKind = Literal["rate_limit", "server", "dropped"]
+
+
+class _Retryable(Exception):
+    """An attempt failed in a way worth retrying (429, 5xx, a dropped connection)."""
+
+    def __init__(
+        self,
+        kind: RetryKind,
+        detail: str,
+        *,
+        status: int | None = None,
+        retry_after_s: float | None = None,
+    ) -> None:
+        super().__init__(detail)
+        self.kind: RetryKind = kind
+        self.detail = detail
+        self.status = status
+        self.retry_after_s = retry_after_s
+
+
+class _ParameterRejected(Exception):
+    """The server refused one optional parameter; the request is adapted and resent once."""
+
+    def __init__(self, parameter: str, detail: str) -> None:
+        super().__init__(detail)
+        self.parameter = parameter
+
+
+@dataclass
+class _Answer:
+    text: str
+    finish_reason: str | None
+    model: str | None
+    input_tokens: int | None
+    output_tokens: int | None
+
+
+class _DeltaRelay:
+    """Passes streamed pieces on, without repeating text already shown when a retry resends it.
+
+    After a dropped stream the retried request usually writes the same words again; only what
+    goes beyond the text already shown is passed on. If the retry diverges from what was shown,
+    nothing more is passed on and the caller must show :attr:`SummaryResult.text` (always the
+    complete answer of the attempt that succeeded).
+    """
+
+    def __init__(self, callback: DeltaCallback | None) -> None:
+        self._callback = callback
+        self._shown: list[str] = []
+        self._shown_len = 0
+        self._shown_text: str | None = ""
+        self._attempt_len = 0
+        self._diverged = False
+
+    def start_attempt(self) -> None:
+        self._attempt_len = 0
+        self._diverged = False
+
+    def _shown_str(self) -> str:
+        if self._shown_text is None:
+            self._shown_text = "".join(self._shown)
+        return self._shown_text
+
+    def feed(self, piece: str) -> None:
+        if self._callback is None or not piece or self._diverged:
+            self._attempt_len += len(piece)
+            return
+        start = self._attempt_len
+        self._attempt_len += len(piece)
+        if start >= self._shown_len:  # the common case: beyond everything shown so far
+            self._emit(piece)
+            return
+        shown = self._shown_str()
+        overlap = shown[start : start + len(piece)]
+        if not piece.startswith(overlap):
+            self._diverged = True
+            return
+        rest = piece[len(overlap) :]
+        if rest:
+            self._emit(rest)
+
+    def _emit(self, text: str) -> None:
+        assert self._callback is not None
+        self._shown.append(text)
+        self._shown_len += len(text)
+        self._shown_text = None
+        self._callback(text)
+
+
+def _is_loopback(host: str | None) -> bool:
+    if not host:
+        return False
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _safe_url(url: str) -> str:
+    """``url`` without any user:password part (never shown)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return f"{parts.scheme}://{netloc}{parts.path}".rstrip("/")
+
+
+def parse_retry_after(headers: Any) -> float | None:
+    """Seconds a server asks to wait, from ``retry-after-ms`` or ``Retry-After`` (seconds or a date)."""
+    if headers is None:
+        return None
+    try:
+        millis = headers.get("retry-after-ms")
+        if millis is not None:
+            return max(0.0, float(millis) / 1000.0)
+        value = headers.get("retry-after")
+    except (AttributeError, TypeError, ValueError):
+        return None
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _cause_names(exc: BaseException) -> set[str]:
+    names: set[str] = set()
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        names.add(type(current).__name__)
+        current = current.__cause__ or current.__context__
+    return names
+
+
+def _innermost_reason(exc: BaseException) -> str:
+    current: BaseException = exc
+    seen: set[int] = set()
+    while id(current) not in seen:
+        seen.add(id(current))
+        nxt = current.__cause__ or current.__context__
+        if nxt is None:
+            break
+        current = nxt
+    text = str(current).strip()
+    return text or type(current).__name__
+
+
+def _one_line(text: str, limit: int = _MAX_DETAIL_CHARS) -> str:
+    line = " ".join(text.split())
+    if len(line) > limit:
+        line = line[: limit - 1] + "…"
+    return line
+
+
+class OpenAISummarizer:
+    """Summaries from an OpenAI-compatible chat-completions endpoint (OpenAI, OpenRouter, vLLM,
+    llama.cpp, Ollama, ``ctxscope mock-llm``).
+
+    ``config`` gives the base URL, model, name of the key's environment variable, temperature,
+    output cap, timeout, retry count and whether to stream. The keyword arguments tune the retry
+    loop (tests shorten the waits; ``sleep`` and ``rng`` can be replaced to observe them).
+    """
+
+    name: str
+
+    def __init__(
+        self,
+        config: LLMConfig,
+        *,
+        backoff_base_s: float = BACKOFF_BASE_S,
+        backoff_max_s: float = BACKOFF_MAX_S,
+        max_total_wait_s: float = MAX_TOTAL_WAIT_S,
+        usage_estimator: str = USAGE_ESTIMATOR,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        rng: Callable[[], float] = random.random,
+    ) -> None:
+        if not config.model:
+            raise ModelNotFoundError(
+                "no model configured for the live LLM (set llm.model or --model)"
+            )
+        base_url = (config.base_url or DEFAULT_BASE_URL).strip()
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise UnreachableError(
+                f"the LLM base URL must look like http://host:port/v1, got {_safe_url(base_url)!r}"
+            )
+        self._config = config
+        self._base_url = base_url.rstrip("/")
+        self._where = _safe_url(base_url)
+        self._loopback = _is_loopback(parts.hostname)
+        self._model: str = config.model
+        self.name = f"openai:{self._model}"
+        self._backoff_base_s = backoff_base_s
+        self._backoff_max_s = backoff_max_s
+        self._max_total_wait_s = max_total_wait_s
+        self._usage_estimator = usage_estimator
+        self._sleep = sleep
+        self._rng = rng
+        # One SDK client per event loop: building one costs tens of milliseconds (TLS setup), and
+        # its connection pool belongs to the loop that first used it.
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._clients_lock = threading.Lock()
+        # Request parameters the server refused (e.g. o-series models and ``max_tokens``).
+        self._use_max_completion_tokens = False
+        self._send_temperature = True
+        self._send_stream_options = True
+
+    def __repr__(self) -> str:
+        return (
+            f"OpenAISummarizer(base_url={self._where!r}, model={self._model!r}, "
+            f"api_key_env={self._config.api_key_env!r}, stream={self._config.stream})"
+        )
+
+    __str__ = __repr__
+
+    def __getstate__(self) -> None:
+        raise TypeError("an OpenAISummarizer holds live connections and cannot be pickled")
+
+    @property
+    def base_url(self) -> str:
+        """The endpoint, without any credentials embedded in it."""
+        return self._where
+
+    @property
+    def model(self) -> str:
+        """The model name sent to the endpoint."""
+        return self._model
+
+    # -- the API key -------------------------------------------------------------------------
+
+    def _read_key(self) -> tuple[str, bool]:
+        """The key and whether it is real (else the loopback placeholder)."""
+        key = os.environ.get(self._config.api_key_env, "").strip()
+        if key:
+            return key, True
+        if self._loopback:
+            return LOOPBACK_PLACEHOLDER_KEY, False
+        raise AuthError(
+            f"no API key for {self._where}: set the environment variable {self._config.api_key_env}"
+        )
+
+    def _scrub(self, text: str) -> str:
+        """``text`` with our key (and anything that looks like a key) removed, on one line."""
+        key = os.environ.get(self._config.api_key_env, "").strip()
+        if key and len(key) >= 4:
+            text = text.replace(key, _REDACTED)
+        text = _KEY_LIKE_RE.sub(_REDACTED, text)
+        return _one_line(text)
+
+    def _client(self) -> openai.AsyncOpenAI:
+        loop = asyncio.get_running_loop()
+        key, _real = self._read_key()
+        with self._clients_lock:
+            client = self._clients.get(loop)
+            if client is None or client.api_key != key:
+                client = openai.AsyncOpenAI(
+                    api_key=key,
+                    base_url=self._base_url,
+                    timeout=self._config.timeout_s,
+                    max_retries=0,
+                )
+                self._clients[loop] = client
+            return client
+
+    async def aclose(self) -> None:
+        """Close the connections this summariser opened on the running event loop."""
+        loop = asyncio.get_running_loop()
+        with self._clients_lock:
+            client = self._clients.pop(loop, None)
+        if client is not None:
+            await client.close()
+
+    # -- the request -------------------------------------------------------------------------
+
+    def _request(
+        self, messages: Sequence[ChatMessage], prompt: str, max_tokens: int
+    ) -> dict[str, Any]:
+        chat = [{"role": m.role, "content": m.content} for m in messages]
+        chat.append({"role": "user", "content": prompt})
+        cap = self._config.max_tokens or max_tokens
+        params: dict[str, Any] = {"model": self._model, "messages": chat}
+        params["max_completion_tokens" if self._use_max_completion_tokens else "max_tokens"] = cap
+        if self._send_temperature:
+            params["temperature"] = self._config.temperature
+        return params
+
+    async def summarize(
+        self,
+        messages: Sequence[ChatMessage],
+        prompt: str,
+        max_tokens: int,
+        *,
+        on_delta: DeltaCallback | None = None,
+    ) -> SummaryResult:
+        """Ask the endpoint for a summary of ``messages`` following ``prompt``.
+
+        Streams when ``config.stream`` (``on_delta`` gets each piece; without streaming it gets
+        the whole text once). Raises an :class:`core.llm.LLMError` subclass with a one-line
+        message; never returns a partial summary.
+        """
+        started = time.perf_counter()
+        client = self._client()
+        relay = _DeltaRelay(on_delta)
+        retries = 0
+        waited_s = 0.0
+        adapted: set[str] = set()
+        while True:
+            params = self._request(messages, prompt, max_tokens)
+            try:
+                async with asyncio.timeout(self._config.timeout_s):
+                    if self._config.stream:
+                        answer = await self._stream_once(client, params, relay)
+                    else:
+                        answer = await self._complete_once(client, params)
+                break
+            except TimeoutError:
+                raise UnreachableError(
+                    f"{self._where}: no complete answer within {self._config.timeout_s:g}s (timeout)"
+                ) from None
+            except _ParameterRejected as rejected:
+                if rejected.parameter in adapted:
+                    raise LLMError(f"{self._where} rejected the request: {rejected}") from None
+                adapted.add(rejected.parameter)
+                self._adapt(rejected.parameter)
+                _log.info("%s: %s; resending without it", self._where, rejected)
+            except _Retryable as failure:
+                if retries >= self._config.max_retries:
+                    raise self._exhausted(failure, retries) from None
+                delay = self._backoff(failure, retries)
+                if waited_s + delay > self._max_total_wait_s:
+                    raise self._exhausted(
+                        failure,
+                        retries,
+                        note=f"waiting {delay:.1f}s more would pass the {self._max_total_wait_s:g}s wait budget",
+                    ) from None
+                retries += 1
+                _log.warning(
+                    "%s: %s; retry %d of %d in %.2fs",
+                    self._where,
+                    failure.detail,
+                    retries,
+                    self._config.max_retries,
+                    delay,
+                )
+                await self._sleep(delay)
+                waited_s += delay
+
+        if not answer.text.strip():
+            raise MalformedResponseError(f"{self._where} returned an empty summary")
+        if answer.finish_reason == "length":
+            _log.warning(
+                "%s: the summary stopped at the output cap (finish_reason=length)", self._where
+            )
+        if not self._config.stream and on_delta is not None:
+            on_delta(answer.text)
+        return SummaryResult(
+            text=answer.text,
+            usage=self._usage(answer, messages, prompt),
+            model=answer.model or self._model,
+            duration_s=time.perf_counter() - started,
+            retries=retries,
+        )
+
+    def _adapt(self, parameter: str) -> None:
+        if parameter == "max_tokens":
+            self._use_max_completion_tokens = True
+        elif parameter == "temperature":
+            self._send_temperature = False
+        elif parameter == "stream_options":
+            self._send_stream_options = False
+
+    def _backoff(self, failure: _Retryable, retries: int) -> float:
+        if failure.retry_after_s is not None:
+            return failure.retry_after_s
+        ceiling = min(self._backoff_max_s, self._backoff_base_s * float(2**retries))
+        return ceiling * (0.5 + 0.5 * self._rng())
+
+    def _exhausted(self, failure: _Retryable, retries: int, note: str | None = None) -> LLMError:
+        tries = f"after {retries} {'retry' if retries == 1 else 'retries'}"
+        why = f"{tries} ({note})" if note else tries
+        if failure.kind == "rate_limit":
+            return RateLimitError(
+                f"{self._where}: still rate-limited (HTTP 429) {why}: {failure.detail}"
+            )
+        if failure.kind == "dropped":
+            return ServerError(
+                f"{self._where}: the connection dropped before the summary was complete {why}; "
+                f"no partial summary was kept ({failure.detail})"
+            )
+        status = f"HTTP {failure.status}" if failure.status else "server error"
+        return ServerError(f"{self._where}: still failing ({status}) {why}: {failure.detail}")
+
+    async def _stream_once(
+        self, client: openai.AsyncOpenAI, params: dict[str, Any], relay: _DeltaRelay
+    ) -> _Answer:
+        relay.start_attempt()
+        extra: dict[str, Any] = {"stream": True}
+        if self._send_stream_options:
+            extra["stream_options"] = {"include_usage": True}
+        try:
+            stream = await client.chat.completions.create(**params, **extra)
+        except openai.OpenAIError as exc:
+            raise self._translate(exc) from None
+        except ValueError as exc:
+            raise MalformedResponseError(
+                f"{self._where} answered with something that is not JSON ({self._scrub(str(exc))})"
+            ) from None
+        pieces: list[str] = []
+        finish: str | None = None
+        model: str | None = None
+        input_tokens: int | None = None
+        output_tokens: int | None = None
+        chunks = 0
+        try:
+            iterator = stream.__aiter__()
+            while True:
+                try:
+                    chunk = await iterator.__anext__()
+                except StopAsyncIteration:
+                    break
+                except openai.OpenAIError as exc:
+                    raise self._translate(exc, mid_stream=True) from None
+                except ValueError as exc:  # a data line that is not JSON
+                    raise MalformedResponseError(
+                        f"{self._where} streamed a chunk that is not JSON ({self._scrub(str(exc))})"
+                    ) from None
+                chunks += 1
+                content, chunk_finish, chunk_model, usage = self._read_chunk(chunk)
+                model = chunk_model or model
+                if usage is not None:
+                    input_tokens, output_tokens = usage
+                if content:
+                    pieces.append(content)
+                    relay.feed(content)
+                if chunk_finish:
+                    finish = chunk_finish
+        finally:
+            await stream.close()
+        if finish is None:
+            content_type = stream.response.headers.get("content-type", "")
+            if chunks == 0 and "event-stream" not in content_type:
+                raise MalformedResponseError(
+                    f"{self._where} did not stream server-sent events (content-type {content_type or 'missing'!r})"
+                )
+            raise _Retryable("dropped", "the stream ended before the summary was complete")
+        return _Answer("".join(pieces), finish, model, input_tokens, output_tokens)
+
+    def _read_chunk(
+        self, chunk: Any
+    ) -> tuple[str | None, str | None, str | None, tuple[int | None, int | None] | None]:
+        try:
+            model = getattr(chunk, "model", None)
+            usage = self._read_usage(getattr(chunk, "usage", None))
+            choices = getattr(chunk, "choices", None)
+            if choices is None:
+                choices = []
+            if not isinstance(choices, list):
+                raise TypeError("choices is not a list")
+            parts: list[str] = []
+            finish: str | None = None
+            for choice in choices:
+                if getattr(choice, "index", 0) not in (0, None):
+                    continue
+                delta = getattr(choice, "delta", None)
+                piece = getattr(delta, "content", None) if delta is not None else None
+                if piece is not None and not isinstance(piece, str):
+                    raise TypeError("delta.content is not text")
+                if piece:
+                    parts.append(piece)
+                reason = getattr(choice, "finish_reason", None)
+                if reason:
+                    finish = str(reason)
+            if model is not None and not isinstance(model, str):
+                model = None
+            return "".join(parts) or None, finish, model, usage
+        except (AttributeError, TypeError, ValueError) as exc:
+            raise MalformedResponseError(
+                f"{self._where} streamed a chunk that is not a chat completion chunk ({exc})"
+            ) from None
+
+    @staticmethod
+    def _read_usage(usage: Any) -> tuple[int | None, int | None] | None:
+        if usage is None:
+            return None
+        prompt = getattr(usage, "prompt_tokens", None)
+        completion = getattr(usage, "completion_tokens", None)
+        prompt_tokens = prompt if isinstance(prompt, int) and prompt >= 0 else None
+        completion_tokens = completion if isinstance(completion, int) and completion >= 0 else None
+        if prompt_tokens is None and completion_tokens is None:
+            return None
+        return prompt_tokens, completion_tokens
+
+    async def _complete_once(self, client: openai.AsyncOpenAI, params: dict[str, Any]) -> _Answer:
+        try:
+            completion: Any = await client.chat.completions.create(**params)
+        except openai.OpenAIError as exc:
+            raise self._translate(exc) from None
+        except ValueError as exc:  # declared JSON, body is not
+            raise MalformedResponseError(
+                f"{self._where} answered with something that is not JSON ({self._scrub(str(exc))})"
+            ) from None
+        if isinstance(completion, str) or not hasattr(completion, "choices"):
+            raise MalformedResponseError(
+                f"{self._where} answered with something that is not a chat completion: "
+                f"{self._scrub(str(completion))[:80]!r}"
+            )
+        try:
+            choices = completion.choices
+            if not isinstance(choices, list) or not choices:
+                raise MalformedResponseError(f"{self._where} answered without any choices")
+            choice = choices[0]
+            message = getattr(choice, "message", None)
+            content = getattr(message, "content", None)
+            if content is None:
+                content = ""
+            if not isinstance(content, str):
+                raise TypeError("message.content is not text")
+            finish = getattr(choice, "finish_reason", None)
+            model = getattr(completion, "model", None)
+            usage = self._read_usage(getattr(completion, "usage", None))
+        except (AttributeError, TypeError, ValueError) as exc:
+            raise MalformedResponseError(
+                f"{self._where} answered with a malformed chat completion ({exc})"
+            ) from None
+        return _Answer(
+            content,
+            str(finish) if finish else None,
+            model if isinstance(model, str) else None,
+            usage[0] if usage else None,
+            usage[1] if usage else None,
+        )
+
+    # -- errors --------------------------------------------------------------------------------
+
+    def _translate(self, exc: openai.OpenAIError, *, mid_stream: bool = False) -> Exception:
+        """The :class:`LLMError` (or internal retry signal) an SDK exception stands for."""
+        if isinstance(exc, openai.APITimeoutError):
+            return UnreachableError(
+                f"{self._where}: no answer within {self._config.timeout_s:g}s (timeout)"
+            )
+        if isinstance(exc, openai.APIConnectionError):
+            reason = self._scrub(_innermost_reason(exc))
+            if not mid_stream and _cause_names(exc) & _UNREACHABLE_CAUSES:
+                return UnreachableError(f"cannot connect to {self._where}: {reason}")
+            return _Retryable("dropped", f"the connection dropped ({reason})")
+        if isinstance(exc, openai.APIResponseValidationError):
+            return MalformedResponseError(
+                f"{self._where} answered with something that is not a chat completion ({self._scrub(exc.message)})"
+            )
+        if isinstance(exc, openai.APIStatusError):
+            return self._translate_status(exc)
+        if isinstance(exc, openai.APIError):  # an error event inside a stream
+            detail = self._detail(exc)
+            if is_context_overflow_code(exc.code) or is_context_overflow_message(detail):
+                return ContextOverflowError(
+                    f"{self._where}: the request exceeds the model's context: {detail}"
+                )
+            return _Retryable("server", f"error event in the stream: {detail}")
+        return LLMError(f"{self._where}: {self._scrub(str(exc)) or type(exc).__name__}")
+
+    def _detail(self, exc: openai.APIError) -> str:
+        body = exc.body
+        message: Any = None
+        if isinstance(body, dict):
+            message = body.get("message") or body.get("detail") or body.get("error")
+        elif isinstance(body, str):
+            message = body
+        if not isinstance(message, str) or not message.strip():
+            message = exc.message
+        return self._scrub(str(message))
+
+    def _translate_status(self, exc: openai.APIStatusError) -> Exception:
+        status = exc.status_code
+        detail = self._detail(exc)
+        code = exc.code
+        body_text = detail
+        if isinstance(exc.body, dict):
+            body_text = f"{detail} {exc.body.get('type') or ''} {code or ''}"
+        if is_context_overflow_code(code) or (
+            status in (400, 413, 422) and is_context_overflow_message(body_text)
+        ):
+            return ContextOverflowError(
+                f"{self._where}: the request exceeds the model's context (HTTP {status}): {detail}"
+            )
+        if status == 413:
+            return ContextOverflowError(
+                f"{self._where}: the request is too large (HTTP 413): {detail}"
+            )
+        if status in (401, 403):
+            _key, real = self._read_key()
+            hint = (
+                f"check the key in {self._config.api_key_env}"
+                if real
+                else f"set the environment variable {self._config.api_key_env}"
+            )
+            return AuthError(
+                f"{self._where} refused the credentials (HTTP {status}; {hint}): {detail}"
+            )
+        if status == 404 or code == "model_not_found":
+            return ModelNotFoundError(
+                f"{self._where} does not serve model {self._model!r} (HTTP {status}; check the model "
+                f"name and that the base URL ends in /v1): {detail}"
+            )
+        if status == 429:
+            if code == "insufficient_quota":
+                return RateLimitError(f"{self._where}: quota exhausted (HTTP 429): {detail}")
+            return _Retryable(
+                "rate_limit",
+                detail,
+                status=status,
+                retry_after_s=parse_retry_after(exc.response.headers),
+            )
+        if status in (408, 409) or status >= 500:
+            return _Retryable(
+                "server",
+                f"HTTP {status}: {detail}",
+                status=status,
+                retry_after_s=parse_retry_after(exc.response.headers),
+            )
+        if status == 400:
+            rejected = self._rejected_parameter(exc, detail)
+            if rejected is not None:
+                return _ParameterRejected(rejected, f"the server does not accept {rejected!r}")
+        return LLMError(f"{self._where} rejected the request (HTTP {status}): {detail}")
+
+    @staticmethod
+    def _rejected_parameter(exc: openai.APIStatusError, detail: str) -> str | None:
+        lowered = detail.lower()
+        if not any(word in lowered for word in ("unsupported", "unrecognized", "not supported")):
+            return None
+        for parameter in ("max_tokens", "temperature", "stream_options"):
+            if exc.param == parameter or f"'{parameter}'" in detail or f"`{parameter}`" in detail:
+                return parameter
+        return None
+
+    def _usage(self, answer: _Answer, messages: Sequence[ChatMessage], prompt: str) -> LLMUsage:
+        if answer.input_tokens is not None and answer.output_tokens is not None:
+            return LLMUsage(input_tokens=answer.input_tokens, output_tokens=answer.output_tokens)
+        try:
+            counter = get_counter(self._usage_estimator)
+        except EstimatorError:
+            counter = get_counter("chars/4")
+        input_tokens = answer.input_tokens
+        if input_tokens is None:
+            input_tokens = sum(counter.count_many([m.content for m in messages])) + counter.count(
+                prompt
+            )
+        output_tokens = answer.output_tokens
+        if output_tokens is None:
+            output_tokens = counter.count(answer.text)
+        return LLMUsage(
+            input_tokens=input_tokens, output_tokens=output_tokens, provenance=counter.provenance
+        )

@@ -1,0 +1,66 @@
+"""Recognise a provider's "the request did not fit the context window" error from its text.
+
+Providers say it in different words; overflow recovery (compact, or drop the oldest head
+message, then retry) must fire on all of them and on nothing else. In particular a rate limit
+that talks about "tokens per minute" is not an overflow. Pure standard library, so the replay
+engine can use it without loading the ``openai`` SDK.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Error codes servers put in ``error.code`` for an overflow (OpenAI, OpenRouter, some proxies).
+OVERFLOW_CODES = frozenset({"context_length_exceeded", "context_window_exceeded"})
+
+_OVERFLOW_PATTERNS = (
+    # OpenAI ("This model's maximum context length is 8192 tokens"), vLLM (same words, then
+    # "However, you requested N tokens"), OpenRouter ("This endpoint's maximum context length
+    # is N tokens"), and the bare phrase some OpenRouter upstreams use.
+    r"maximum context length",
+    r"however,? you requested \d+ tokens",
+    # The code spelled out in a message: "context_length_exceeded", "context length exceeded".
+    r"context[_ ]length[_ ]exceeded",
+    r"context[_ ]window[_ ]exceeded",
+    # OpenAI Responses API and several proxies.
+    r"exceeds? the (?:model'?s? )?context window",
+    r"input exceeds the context window",
+    # Anthropic and Anthropic-compatible proxies.
+    r"prompt is too long",
+    # llama.cpp server ("the request exceeds the available context size, try increasing it").
+    r"exceeds the available context size",
+    # Gemini, xAI, Mistral, Ollama.
+    r"input token count.*exceeds the maximum",
+    r"maximum prompt length is \d+",
+    r"too large for model with \d+ maximum context length",
+    r"input length exceeds the context length",
+    r"requested tokens? \(\d+\) exceed(?:s)? context window",
+)
+_OVERFLOW_RE = re.compile("|".join(f"(?:{p})" for p in _OVERFLOW_PATTERNS), re.IGNORECASE)
+
+# Throughput limits mention tokens too; they must never be taken for an overflow.
+_RATE_LIMIT_RE = re.compile(
+    r"rate limit|tokens per (?:min|minute|day)|\bTPM\b|\bRPM\b|requests per|quota",
+    re.IGNORECASE,
+)
+
+
+def is_context_overflow_message(text: str) -> bool:
+    """True when ``text`` (an error message or body) says the request exceeded the context window.
+
+    Recognises the usual wording of OpenAI (``maximum context length is N tokens``, code
+    ``context_length_exceeded``), Anthropic-compatible proxies (``prompt is too long``),
+    llama.cpp (``exceeds the available context size``), vLLM (``This model's maximum context
+    length is ... However, you requested ...``), OpenRouter (``maximum context length``,
+    ``context length exceeded``) and a few others. Rate-limit messages are never overflows.
+    """
+    if not text:
+        return False
+    if _RATE_LIMIT_RE.search(text):
+        return False
+    return _OVERFLOW_RE.search(text) is not None
+
+
+def is_context_overflow_code(code: object) -> bool:
+    """True when an error's ``code`` field names a context overflow (``context_length_exceeded``)."""
+    return isinstance(code, str) and code.strip().lower() in OVERFLOW_CODES
