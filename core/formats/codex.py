@@ -1,0 +1,648 @@
+"""Codex rollouts: ``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl``.
+
+What is read (see ``reference/formats.md`` §A1):
+
+* The envelope ``{timestamp, type, payload}``. ``session_meta`` gives the id, cwd, CLI version and
+  the base instructions (kept as the first, meta, system message: the model sees them on every
+  call); ``turn_context`` the model and truncation policy (``metadata["truncation_policy"]``).
+* ``response_item`` s in order. User, developer and assistant messages; ``reasoning`` (summary
+  text when present; encrypted content is not text); ``function_call`` (its JSON-string
+  arguments parsed to a dict, kept as the string when they do not parse), ``custom_tool_call``,
+  ``local_shell_call``, ``web_search_call`` (run by the server: no result expected); their
+  ``*_output`` items become tool messages joined by ``call_id``. The model-side items between two
+  inputs make ONE assistant message: one model call.
+* ``event_msg/token_count``: ``info.last_token_usage`` is attached to the model call it follows,
+  normalised (``input = input_tokens - cached_input_tokens``, ``cache_read = cached``); the
+  cumulative ``total_token_usage`` only serves to drop the repeated copies Codex writes; the
+  window comes from ``info.model_context_window`` (``window_source = "recorded"``).
+* ``compacted``: a :class:`CompactionEvent`; with ``replacement_history`` the model-visible list
+  starts over from it, so its items are emitted again (meta copies, the summary or the encrypted
+  ``compaction`` item flagged ``summary``); without it the message text is a summary message.
+* The ``user_message`` / ``agent_message`` / ``agent_reasoning`` events duplicate response items
+  and are ignored, as is ``context_compacted`` (the ``compacted`` line is the event).
+* The legacy un-enveloped format: a first line ``{id, timestamp, instructions, git}``, bare
+  response items, and ``{"record_type": "state"}`` lines.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from core.formats.base import ProgressCallback, SessionBuilder
+from core.formats.jsonl import head_records, read_jsonl
+from core.models import (
+    Message,
+    Role,
+    Session,
+    SourceFormat,
+    ToolCall,
+    ToolResult,
+    Usage,
+    UsageConvention,
+)
+
+FORMAT = SourceFormat.CODEX
+
+_ENVELOPE_TYPES = frozenset(
+    {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
+)
+_ITEM_TYPES = frozenset(
+    {
+        "message",
+        "reasoning",
+        "function_call",
+        "function_call_output",
+        "custom_tool_call",
+        "custom_tool_call_output",
+        "local_shell_call",
+        "web_search_call",
+    }
+)
+# User-role messages Codex injects itself (context, not typed by the user).
+_CONTEXT_PREFIXES = (
+    "<environment_context>",
+    "<user_instructions>",
+    "# AGENTS.md instructions",
+    "<permissions instructions>",
+    "<INSTRUCTIONS>",
+    "<collaboration_mode>",
+    "<skills_instructions>",
+    "<personality_spec>",
+    "<turn_aborted>",
+    "<user_shell_command>",
+)
+# Calls the server runs inside the response: no output item follows them.
+_SERVER_CALLS = frozenset({"web_search_call", "image_generation_call"})
+
+
+def _int(value: Any) -> int:
+    if type(value) is int:
+        return value
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _content_text(content: Any) -> str:
+    """Text of a Responses-API ``content`` list (input_text / output_text / images)."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts: list[str] = []
+    for item in content:
+        if not isinstance(item, dict):
+            continue
+        kind = item.get("type")
+        if kind in ("input_text", "output_text", "text", "refusal"):
+            text = item.get("text", item.get("refusal"))
+            if isinstance(text, str):
+                parts.append(text)
+        elif kind in ("input_image", "image"):
+            parts.append("[image]")
+        elif kind == "input_file":
+            parts.append("[file]")
+    return "\n\n".join(parts)
+
+
+def _output_text(output: Any) -> tuple[str, bool]:
+    """The text a ``*_call_output`` gave the model, and whether it reported failure."""
+    if isinstance(output, str):
+        return output, False
+    if isinstance(output, list):
+        return _content_text(output), False
+    if isinstance(output, dict):  # older FunctionCallOutputPayload {content, success}
+        content = output.get("content")
+        text = content if isinstance(content, str) else _content_text(content)
+        return text, output.get("success") is False
+    if output is None:
+        return "", False
+    return orjson.dumps(output).decode(), False
+
+
+def _custom_output_error(text: str) -> bool:
+    """apply_patch & co. wrap their output as ``{"output":…,"metadata":{"exit_code":N}}``."""
+    if not text.startswith('{"output"'):
+        return False
+    try:
+        parsed = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return False
+    meta = parsed.get("metadata") if isinstance(parsed, dict) else None
+    code = meta.get("exit_code") if isinstance(meta, dict) else None
+    return isinstance(code, int) and code != 0
+
+
+def _is_context_message(text: str) -> bool:
+    return text.lstrip().startswith(_CONTEXT_PREFIXES)
+
+
+def _arguments(raw: Any) -> Any:
+    if isinstance(raw, str):
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return raw
+    return raw
+
+
+class _Call:
+    """The model-side items of one response, until the next input closes it."""
+
+    __slots__ = ("calls", "id", "line", "offset", "reasoning", "server_calls", "texts", "timestamp")
+
+    def __init__(self, item_id: str, line: int, offset: int, timestamp: str | None) -> None:
+        self.id = item_id
+        self.line = line
+        self.offset = offset
+        self.timestamp = timestamp
+        self.texts: list[str] = []
+        self.reasoning: list[str] = []
+        self.calls: list[ToolCall] = []
+        self.server_calls: set[str] = set()
+
+
+class _Loader:
+    """Walks the rollout lines and feeds the builder."""
+
+    def __init__(self, path: Path) -> None:
+        self.builder = SessionBuilder(FORMAT, path)
+        self.current: _Call | None = None
+        self.last_call: Message | None = None
+        self.last_totals: tuple[int, ...] | None = None
+        self.model: str | None = None
+        self.models: list[str] = []
+        self.tool_names: dict[str, str] = {}
+        self.call_lines: dict[str, int] = {}
+        self.answered: set[str] = set()
+        self.unknown: set[str] = set()
+        self.legacy = False
+        # Real user input is echoed as an event_msg/user_message; injected context is not.
+        self.user_events = 0
+        self.confirmed: set[int] = set()
+        self.confirm_next = False
+
+    # -- model calls ------------------------------------------------------------------
+
+    def _open(self, payload: dict[str, Any], line: int, offset: int, ts: str | None) -> _Call:
+        if self.current is None:
+            item_id = payload.get("id")
+            self.current = _Call(
+                item_id if isinstance(item_id, str) else f"line-{line}", line, offset, ts
+            )
+        return self.current
+
+    def close(self) -> None:
+        """Emit the pending model call as one assistant message."""
+        call = self.current
+        if call is None:
+            return
+        self.current = None
+        self.last_call = self.builder.add(
+            Role.ASSISTANT,
+            id=call.id,
+            timestamp=call.timestamp,
+            text="\n\n".join(t for t in call.texts if t),
+            reasoning="\n\n".join(t for t in call.reasoning if t),
+            tool_calls=call.calls,
+            model=self.model,
+            source_line=call.line,
+            source_offset=call.offset,
+        )
+        for tc in call.calls:
+            self.tool_names[tc.id] = tc.name
+            if tc.id not in call.server_calls:
+                self.call_lines[tc.id] = call.line
+
+    # -- response items ---------------------------------------------------------------
+
+    def item(
+        self,
+        payload: dict[str, Any],
+        line: int,
+        offset: int,
+        ts: str | None,
+        *,
+        replay: bool = False,
+        summary_text: str | None = None,
+        item_id: str | None = None,
+    ) -> None:
+        """One ResponseItem (``replay``: a copy re-sent after a compaction)."""
+        kind = payload.get("type")
+        b = self.builder
+        if kind == "message":
+            role = payload.get("role")
+            text = _content_text(payload.get("content"))
+            if role == "assistant":
+                if replay:
+                    self.close()
+                    b.add(
+                        Role.ASSISTANT,
+                        id=item_id,
+                        timestamp=ts,
+                        text=text,
+                        meta=True,
+                        source_line=line,
+                        source_offset=offset,
+                    )
+                    return
+                self._open(payload, line, offset, ts).texts.append(text)
+                return
+            self.close()
+            if role == "user":
+                is_summary = summary_text is not None and text == summary_text
+                message = b.add(
+                    Role.USER,
+                    id=item_id,
+                    timestamp=ts,
+                    text=text,
+                    summary=is_summary,
+                    meta=(replay and not is_summary) or _is_context_message(text),
+                    source_line=line,
+                    source_offset=offset,
+                )
+                if self.confirm_next and not replay:
+                    self.confirmed.add(message.index)
+                    self.confirm_next = False
+            else:  # developer / system instructions
+                b.add(
+                    Role.SYSTEM,
+                    id=item_id,
+                    timestamp=ts,
+                    text=text,
+                    meta=True,
+                    source_line=line,
+                    source_offset=offset,
+                )
+            return
+        if kind == "reasoning":
+            parts: list[str] = []
+            for key in ("summary", "content"):
+                value = payload.get(key)
+                if isinstance(value, list):
+                    for piece in value:
+                        if isinstance(piece, dict) and isinstance(piece.get("text"), str):
+                            parts.append(piece["text"])
+            self._open(payload, line, offset, ts).reasoning.extend(parts)
+            return
+        if isinstance(kind, str) and kind.endswith("_call_output"):
+            self.close()
+            call_id = payload.get("call_id")
+            call_id = call_id if isinstance(call_id, str) else ""
+            text, failed = _output_text(payload.get("output"))
+            if kind == "custom_tool_call_output" and not failed:
+                failed = _custom_output_error(text)
+            name = self.tool_names.get(call_id)
+            if name is None:
+                b.diagnostic(
+                    line,
+                    "orphan-tool-result",
+                    f"output for call {call_id or '(no id)'} whose call is not in the "
+                    "conversation; loaded without a tool name",
+                )
+            self.answered.add(call_id)
+            b.add(
+                Role.TOOL,
+                id=item_id,
+                timestamp=ts,
+                tool_result=ToolResult.model_construct(
+                    call_id=call_id,
+                    tool_name=name,
+                    output=text,
+                    is_error=failed,
+                    truncated_by_tool=False,
+                    compacted_at_ms=None,
+                ),
+                meta=replay,
+                source_line=line,
+                source_offset=offset,
+            )
+            return
+        if isinstance(kind, str) and kind.endswith("_call"):
+            call = self._open(payload, line, offset, ts)
+            call_id = payload.get("call_id") or payload.get("id")
+            call_id = call_id if isinstance(call_id, str) else f"{kind}-{line}"
+            if kind == "function_call":
+                name = payload.get("name")
+                namespace = payload.get("namespace")
+                if isinstance(namespace, str) and isinstance(name, str):
+                    name = f"{namespace}.{name}"
+                arguments = _arguments(payload.get("arguments"))
+            elif kind == "custom_tool_call":
+                name = payload.get("name")
+                arguments = payload.get("input")
+            else:
+                name = kind.removesuffix("_call")
+                arguments = payload.get("action")
+            if kind in _SERVER_CALLS:
+                call.server_calls.add(call_id)
+            call.calls.append(
+                ToolCall.model_construct(
+                    id=call_id, name=name if isinstance(name, str) else kind, arguments=arguments
+                )
+            )
+            return
+        if kind in ("compaction", "compaction_summary"):
+            self.close()
+            encrypted = payload.get("encrypted_content")
+            size = len(encrypted) if isinstance(encrypted, str) else 0
+            b.add(
+                Role.USER,
+                id=item_id,
+                timestamp=ts,
+                text=f"[compaction summary encrypted by the provider, {size} characters]",
+                summary=True,
+                source_line=line,
+                source_offset=offset,
+            )
+            return
+        if kind == "ghost_snapshot":
+            return  # a git undo point, not sent to the model
+        label = str(kind)
+        if label not in self.unknown:
+            self.unknown.add(label)
+            b.info(line, "unknown-record", f"response item {label!r} not understood, skipped")
+
+    # -- events -----------------------------------------------------------------------
+
+    def token_count(self, payload: dict[str, Any], line: int) -> None:
+        info = payload.get("info")
+        if not isinstance(info, dict):
+            return  # a rate-limit-only event
+        window = info.get("model_context_window")
+        if isinstance(window, int) and window > 0:
+            self.builder.context_window = window
+            self.builder.window_source = "recorded"
+        last = info.get("last_token_usage")
+        if not isinstance(last, dict):
+            return
+        total = info.get("total_token_usage")
+        keys = ("input_tokens", "cached_input_tokens", "output_tokens", "total_tokens")
+        totals = tuple(_int(total.get(k)) for k in keys) if isinstance(total, dict) else None
+        stamp = totals + tuple(_int(last.get(k)) for k in keys) if totals else None
+        if stamp is not None and stamp == self.last_totals:
+            return  # the repeated copy Codex writes after the outputs
+        self.last_totals = stamp
+        if _int(last.get("input_tokens")) == 0 and _int(last.get("output_tokens")) == 0:
+            # No request behind it: zeros after a compaction, or the marker Codex writes when
+            # the context is full (only total_tokens set).
+            full = _int(last.get("total_tokens"))
+            if full:
+                self.builder.info(
+                    line,
+                    "context-full",
+                    f"Codex marked the context as full here (total_tokens {full}, no request)",
+                )
+            return
+        cached = _int(last.get("cached_input_tokens"))
+        usage = Usage.model_construct(
+            input=max(0, _int(last.get("input_tokens")) - cached),
+            output=_int(last.get("output_tokens")),
+            cache_read=cached,
+            cache_write=0,
+            reasoning=_int(last.get("reasoning_output_tokens")),
+            total=_int(last.get("total_tokens")) if last.get("total_tokens") is not None else None,
+            convention=UsageConvention.OPENAI,
+        )
+        if self.current is not None:
+            self.close()
+        target = self.last_call
+        if target is None or target.usage is not None:
+            self.builder.info(
+                line,
+                "usage-without-call",
+                "token usage of a request whose items are not in the file "
+                "(a compaction or an aborted call); not attached",
+            )
+            return
+        target.usage = usage
+        self.last_call = None
+
+    def user_event(self) -> None:
+        """An event_msg/user_message: the user message just written (or the next) is real."""
+        self.user_events += 1
+        messages = self.builder.messages
+        for message in reversed(messages[-3:]):
+            if message.role is Role.USER and not message.meta and not message.summary:
+                if message.index not in self.confirmed:
+                    self.confirmed.add(message.index)
+                    return
+                break
+        self.confirm_next = True
+
+    # -- records ----------------------------------------------------------------------
+
+    def session_meta(self, payload: dict[str, Any], line: int, offset: int) -> None:
+        b = self.builder
+        sid = payload.get("id")
+        if isinstance(sid, str) and b.session_id is None:
+            b.session_id = sid
+        cwd = payload.get("cwd")
+        if isinstance(cwd, str) and b.project is None:
+            b.project = cwd
+        ts = payload.get("timestamp")
+        if isinstance(ts, str) and b.started_at is None:
+            b.started_at = ts
+        for key in ("cli_version", "originator", "source", "model_provider", "forked_from_id"):
+            value = payload.get(key)
+            if value is not None and key not in b.metadata:
+                b.metadata[key] = value
+        instructions = payload.get("base_instructions", payload.get("instructions"))
+        if isinstance(instructions, dict):
+            instructions = instructions.get("text")
+        if isinstance(instructions, str) and instructions and "instructions_line" not in b.metadata:
+            b.metadata["instructions_line"] = line
+            self.close()
+            b.add(
+                Role.SYSTEM,
+                id=f"line-{line}",
+                text=instructions,
+                meta=True,
+                source_line=line,
+                source_offset=offset,
+            )
+
+    def turn_context(self, payload: dict[str, Any]) -> None:
+        model = payload.get("model")
+        if isinstance(model, str) and model:
+            self.model = model
+            if not self.models or self.models[-1] != model:
+                self.models.append(model)
+        policy = payload.get("truncation_policy")
+        if policy is not None:
+            self.builder.metadata["truncation_policy"] = policy
+        cwd = payload.get("cwd")
+        if isinstance(cwd, str) and self.builder.project is None:
+            self.builder.project = cwd
+
+    def compacted(self, payload: dict[str, Any], line: int, offset: int, ts: str | None) -> None:
+        self.close()
+        message = payload.get("message")
+        message = message if isinstance(message, str) else ""
+        b = self.builder
+        b.add_compaction(trigger="unknown", summary=message or None, source_line=line)
+        history = payload.get("replacement_history")
+        if isinstance(history, list):
+            for k, item in enumerate(history):
+                if isinstance(item, dict):
+                    self.item(
+                        item,
+                        line,
+                        offset,
+                        ts,
+                        replay=True,
+                        summary_text=message or None,
+                        item_id=f"line-{line}#{k}",
+                    )
+            self.close()
+        elif message:
+            b.add(
+                Role.USER,
+                id=f"line-{line}",
+                timestamp=ts,
+                text=message,
+                summary=True,
+                source_line=line,
+                source_offset=offset,
+            )
+        self.last_call = None  # usage after this belongs to a new request
+
+    def finish(self) -> Session:
+        self.close()
+        b = self.builder
+        if self.models:
+            b.model = self.models[-1]
+            if len(self.models) > 1:
+                b.metadata["models"] = self.models
+        if self.legacy:
+            b.metadata["legacy_format"] = True
+        if self.user_events:
+            # Files that echo user input: an unechoed user message was injected context
+            # (redacted files hide the AGENTS.md / environment prefixes this also catches).
+            for message in b.messages:
+                if (
+                    message.role is Role.USER
+                    and not message.meta
+                    and not message.summary
+                    and message.index not in self.confirmed
+                ):
+                    message.meta = True
+        for call_id, line in self.call_lines.items():
+            if call_id not in self.answered:
+                b.diagnostic(
+                    line,
+                    "missing-tool-result",
+                    f"tool call {call_id} ({self.tool_names.get(call_id)}) has no output in the file",
+                )
+        return b.build()
+
+
+# -- detection ------------------------------------------------------------------------------
+
+
+def sniff(path: Path, head: bytes) -> float:
+    """Confidence that ``path`` is a Codex rollout (enveloped or legacy)."""
+    if not head:
+        return 0.0
+    named = path.name.startswith("rollout-")
+    records = head_records(head, 32)
+    score = 0.0
+    for index, record in enumerate(records):
+        kind = record.get("type")
+        if kind in _ENVELOPE_TYPES and "payload" in record:
+            return 1.0 if named else 0.95
+        if "record_type" in record or (
+            index == 0
+            and kind is None
+            and "id" in record
+            and "timestamp" in record
+            and ("instructions" in record or "git" in record)
+        ):
+            score = max(score, 0.75)
+        elif kind in _ITEM_TYPES and "payload" not in record:
+            content = record.get("content")
+            if kind != "message" or (
+                isinstance(content, list)
+                and any(
+                    isinstance(c, dict) and c.get("type") in ("input_text", "output_text")
+                    for c in content
+                )
+            ):
+                score = max(score, 0.6)
+    if score == 0.0 and b'"type":"session_meta","payload"' in head:
+        score = 0.8  # the first line is longer than the head
+    if score and named:
+        score = min(1.0, score + 0.15)
+    return score
+
+
+# -- loading --------------------------------------------------------------------------------
+
+
+def load(path: Path, *, progress: ProgressCallback | None = None) -> Session:
+    """Load a Codex rollout (read-only). See the module docstring for what is read."""
+    path = Path(path)
+    loader = _Loader(path)
+    b = loader.builder
+    for line_no, offset, obj in read_jsonl(path, b, progress=progress):
+        kind = obj.get("type")
+        payload = obj.get("payload")
+        try:
+            ts = obj.get("timestamp")
+            ts = ts if isinstance(ts, str) else None
+            if isinstance(payload, dict):
+                if kind == "response_item":
+                    loader.item(payload, line_no, offset, ts)
+                elif kind == "event_msg":
+                    event = payload.get("type")
+                    if event == "token_count":
+                        loader.token_count(payload, line_no)
+                    elif event in ("task_started", "turn_started"):
+                        window = payload.get("model_context_window")
+                        if isinstance(window, int) and window > 0:
+                            b.context_window = window
+                            b.window_source = "recorded"
+                    elif event == "user_message":
+                        loader.user_event()
+                    elif event == "thread_rolled_back":
+                        b.info(
+                            line_no,
+                            "rollback",
+                            f"the user rolled back {payload.get('num_turns', '?')} turn(s) here; "
+                            "earlier messages are kept as recorded",
+                        )
+                elif kind == "turn_context":
+                    loader.turn_context(payload)
+                elif kind == "session_meta":
+                    loader.session_meta(payload, line_no, offset)
+                elif kind == "compacted":
+                    loader.compacted(payload, line_no, offset, ts)
+                elif isinstance(kind, str) and kind not in loader.unknown:
+                    loader.unknown.add(kind)
+                    b.info(
+                        line_no, "unknown-record", f"record type {kind!r} not understood, skipped"
+                    )
+            elif "record_type" in obj:
+                loader.legacy = True  # legacy state line
+            elif kind in _ITEM_TYPES or kind in ("compaction", "ghost_snapshot"):
+                loader.legacy = True
+                loader.item(obj, line_no, offset, ts)
+            elif kind is None and "id" in obj and line_no <= 2:
+                loader.legacy = True
+                loader.session_meta(obj, line_no, offset)
+            else:
+                label = str(kind)
+                if label not in loader.unknown:
+                    loader.unknown.add(label)
+                    b.info(
+                        line_no, "unknown-record", f"record type {label!r} not understood, skipped"
+                    )
+        except Exception as exc:  # an unexpected shape must not stop the load
+            b.diagnostic(
+                line_no, "unreadable-record", f"{kind or 'record'} line not understood ({exc})"
+            )
+    return loader.finish()
