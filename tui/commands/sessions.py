@@ -1,0 +1,82 @@
+"""``ctxscope sessions``: list the agent sessions found on this machine, newest first.
+
+Looks where Claude Code, Codex, pi and opencode keep their sessions (honouring
+``CLAUDE_CONFIG_DIR``, ``CODEX_HOME``, ``PI_CODING_AGENT_DIR`` / ``PI_CODING_AGENT_SESSION_DIR``
+and ``XDG_DATA_HOME``). Nothing is parsed in full; titles come from a small head of each file.
+"""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from core.discovery import DiscoveredSession, discover_sessions
+
+
+def _size(size: int | None) -> str:
+    if size is None:
+        return "-"
+    value = float(size)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{size} B"
+
+
+def as_json(found: list[DiscoveredSession]) -> str:
+    """The JSON document ``--json`` prints: a list of session objects (documented schema)."""
+    rows = [
+        {
+            "path": s.path,
+            "format": s.format.value,
+            "project": s.project,
+            "modified": s.modified_iso,
+            "modified_epoch": s.modified,
+            "size_bytes": s.size_bytes,
+            "title": s.title,
+            "session_id": s.session_id,
+        }
+        for s in found
+    ]
+    return json.dumps(rows, indent=2, ensure_ascii=False)
+
+
+@click.command(name="sessions")
+@click.option("--json", "as_json_output", is_flag=True, help="Print JSON instead of a table.")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Show only the N newest sessions.",
+)
+def sessions(as_json_output: bool, limit: int | None) -> None:
+    """List the Claude Code, Codex, pi and opencode sessions found on this machine."""
+    found = discover_sessions(limit=limit)
+    if as_json_output:
+        click.echo(as_json(found))
+        return
+    if not found:
+        click.echo("No sessions found (looked in the Claude Code, Codex, pi and opencode folders).")
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    table.add_column("modified", no_wrap=True)
+    table.add_column("format", no_wrap=True)
+    table.add_column("size", justify="right", no_wrap=True)
+    table.add_column("project", overflow="fold", max_width=40)
+    table.add_column("title", overflow="ellipsis", no_wrap=True, max_width=60)
+    table.add_column("path", overflow="fold")
+    for s in found:
+        table.add_row(
+            s.modified_iso[:16].replace("T", " "),
+            s.format.value,
+            _size(s.size_bytes),
+            s.project or "",
+            s.title or "",
+            s.path,
+        )
+    Console(soft_wrap=False).print(table)
