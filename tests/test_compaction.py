@@ -1,0 +1,466 @@
+"""Compaction pipeline: prune → split → summarise → reassemble → continue, and its failure modes."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+import pytest
+from _builders import Convo
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.compaction import CompactionError, build_request, compact, compact_sync
+from core.llm import (
+    ChatMessage,
+    DeltaCallback,
+    LLMUsage,
+    ServerError,
+    SummaryResult,
+)
+from core.llm_mock import MockSummarizer
+from core.models import Message, Role
+from core.policy import CompactionPolicy, Policy, PruningPolicy, SplitPolicy, get_preset
+from core.templates import (
+    PREVIOUS_SUMMARY_OPEN,
+    SUMMARY_BLOCK_CLOSE,
+    SUMMARY_BLOCK_OPEN,
+    TEMPLATES,
+    section_headings,
+    split_sections,
+)
+from core.tokens import get_counter
+
+COUNTER = get_counter("chars/4")
+WINDOW = 30_000  # usable 10,000 with the default reserve: tail budget 2,500
+
+
+def tokens(n: int) -> str:
+    return "x" * (4 * n)
+
+
+def session() -> list[Message]:
+    """Four turns with sizeable tool outputs; about 6,000 tokens."""
+    return (
+        Convo()
+        .user("Fix the parser bug in core/parser.py\nDo not change the public API.")  # 0
+        .tool("read", tokens(1500), path="core/parser.py")  # 1, 2
+        .tool("bash", "FAILED test_parse - IndexError\n" + tokens(500), command="pytest -q")  # 3, 4
+        .assistant("The issue is an off-by-one in the loop.")  # 5
+        .user("Go ahead and fix it")  # 6
+        .tool("edit", "applied", path="core/parser.py")  # 7, 8
+        .tool("bash", tokens(1200), command="pytest -q")  # 9, 10
+        .user("Now add a regression test")  # 11
+        .tool("write", "created", path="tests/test_parser.py")  # 12, 13
+        .tool("bash", tokens(900), command="pytest -q tests/test_parser.py")  # 14, 15
+        .user("Thanks, summarise what changed")  # 16
+        .assistant("Changed the loop bound and added a test. " + tokens(300))  # 17
+        .messages
+    )
+
+
+def policy(**compaction: object) -> Policy:
+    """Pruning off (its own tests turn it on): pruning alone can make a session fit the tail."""
+    return Policy(
+        pruning=PruningPolicy(enabled=False),
+        compaction=CompactionPolicy.model_validate(compaction),
+    )
+
+
+def run(
+    messages: Sequence[Message],
+    pol: Policy | None = None,
+    summarizer: object | None = None,
+    **kwargs: object,
+):  # type: ignore[no-untyped-def]
+    return compact_sync(
+        messages,
+        pol or policy(),
+        summarizer or MockSummarizer(),  # type: ignore[arg-type]
+        window=kwargs.pop("window", WINDOW),  # type: ignore[arg-type]
+        counter=COUNTER,
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+def assert_summary_message(message: Message, summary: str) -> None:
+    assert message.role is Role.SYSTEM
+    assert message.summary
+    assert message.text == f"{SUMMARY_BLOCK_OPEN}\n{summary}\n{SUMMARY_BLOCK_CLOSE}"
+
+
+def test_tail_strategy_output_is_summary_then_tail_then_continuation() -> None:
+    messages = session()
+    result = run(messages)
+    assert result.compacted
+    assert result.split is not None
+    cut = result.split.cut_index
+    assert 0 < cut < len(messages)
+    assert result.head_ids == [m.id for m in messages[:cut]]
+    assert result.tail_ids == [m.id for m in messages[cut:]]
+    out = result.output_messages
+    assert_summary_message(out[0], result.summary)
+    assert [m.id for m in out[1:-1]] == result.tail_ids
+    continuation = out[-1]
+    assert continuation.role is Role.USER
+    assert continuation.synthetic
+    assert continuation.text == CompactionPolicy().continuation_text
+    assert section_headings(result.summary) == TEMPLATES["t12"].headings
+
+
+def test_no_continuation_when_manual_or_disabled() -> None:
+    manual = run(session(), auto=False)
+    assert not manual.output_messages[-1].synthetic
+    off = run(session(), policy(continuation=False))
+    assert not any(m.synthetic for m in off.output_messages)
+    text = run(session(), policy(continuation_text="keep going"))
+    assert text.output_messages[-1].text == "keep going"
+
+
+def test_tokens_before_and_after_are_counted() -> None:
+    messages = session()
+    result = run(messages)
+    assert result.tokens_before == sum(COUNTER.messages_tokens(messages))
+    assert result.tokens_after == sum(COUNTER.messages_tokens(result.output_messages))
+    assert result.tokens_after < result.tokens_before
+    assert result.tokens_saved == result.tokens_before - result.tokens_after
+
+
+def test_precomputed_token_counts_are_used() -> None:
+    messages = session()
+    counts = [1] * len(messages)
+    result = run(messages, token_counts=counts)
+    assert result.tokens_before == len(messages)
+
+
+def test_input_is_not_mutated() -> None:
+    messages = session()
+    snapshot = [m.model_dump() for m in messages]
+    run(messages, Policy(pruning=PruningPolicy(protect_turns=1)))
+    assert [m.model_dump() for m in messages] == snapshot
+
+
+def test_pruning_runs_first_and_shows_in_the_output() -> None:
+    pol = Policy(
+        pruning=PruningPolicy(protect_turns=1),
+        split=SplitPolicy(tail_budget_tokens=3000),
+    )
+    result = run(session(), pol, now_ms=42)
+    assert result.prune is not None
+    assert result.pruned_ids == ["m2", "m4", "m8", "m10", "m13", "m15"]
+    tail = {m.id: m for m in result.output_messages}
+    pruned_in_tail = [i for i in result.pruned_ids if i in tail]
+    assert pruned_in_tail, "the tail should hold a pruned output"
+    for message_id in pruned_in_tail:
+        tool_result = tail[message_id].tool_result
+        assert tool_result is not None
+        assert tool_result.output == "<tool-output-compacted />"
+        assert tool_result.compacted_at_ms == 42
+    assert result.prune.summary in result.reason
+
+
+def test_nothing_to_compact() -> None:
+    messages = Convo().user("hi").assistant("hello").messages
+    result = run(messages)
+    assert not result.compacted
+    assert result.output_messages == messages
+    assert result.request_messages == []
+    assert result.usage is None
+    assert "Nothing to compact" in result.reason
+
+
+def test_update_variant_when_the_conversation_starts_with_a_summary() -> None:
+    first = run(session(), policy(continuation=False))
+    follow_up = (
+        Convo().user("Also update the changelog").tool("edit", "ok", path="CHANGELOG.md").messages
+    )
+    again = run([*first.output_messages, *follow_up], policy(strategy="summary-only"))
+    assert again.updated_previous_summary
+    assert PREVIOUS_SUMMARY_OPEN in again.prompt
+    assert first.summary in again.prompt
+    assert TEMPLATES["t12"].update_instructions in again.prompt
+    # the earlier summary is quoted in the prompt, not repeated in the transcript
+    assert SUMMARY_BLOCK_OPEN not in again.request_messages[1].content
+    goal = split_sections(again.summary)["Goal"]
+    assert "Fix the parser bug" in goal
+    assert "CHANGELOG.md" in split_sections(again.summary)["Relevant files"]
+
+
+def test_update_variant_from_the_argument() -> None:
+    result = run(session(), previous_summary="## Goal\n- Ship v2")
+    assert result.updated_previous_summary
+    assert "- Ship v2" in result.prompt
+    assert split_sections(result.summary)["Goal"].startswith("- Ship v2")
+
+
+def test_new_variant_without_previous_summary() -> None:
+    result = run(session())
+    assert not result.updated_previous_summary
+    assert PREVIOUS_SUMMARY_OPEN not in result.prompt
+    assert TEMPLATES["t12"].new_instructions in result.prompt
+
+
+@pytest.mark.parametrize("template", sorted(TEMPLATES))
+def test_template_follows_the_policy(template: str) -> None:
+    result = run(session(), policy(template=template))
+    assert result.template == template
+    assert section_headings(result.summary) == TEMPLATES[template].headings
+
+
+def test_head_tool_outputs_are_capped_in_the_request() -> None:
+    messages = Convo().user("go").tool("read", "abc" * 2000).user("next").assistant("ok").messages
+    pol = policy(strategy="summary-only", head_tool_output_max_chars=1000)
+    result = run(messages, pol)
+    content = result.request_messages[1].content
+    assert ("abc" * 2000)[
+        :1000
+    ] + "\n\n[... 5000 more characters cut from this tool output]" in content
+    assert "abc" * 400 not in content
+    # the output itself is unchanged
+    assert messages[2].tool_result is not None
+    assert len(messages[2].tool_result.output) == 6000
+
+
+def test_request_is_the_serialised_head() -> None:
+    result = run(session(), policy(strategy="summary-only"))
+    system, transcript = result.request_messages
+    assert system.role == "system"
+    assert transcript.content.startswith("<conversation>\n[User]: Fix the parser bug")
+    assert '[Tool call]: read {"path":"core/parser.py"}' in transcript.content
+    assert "[Tool result]: bash\nFAILED test_parse" in transcript.content
+    assert result.max_tokens == CompactionPolicy().summary_max_tokens
+
+
+# --- overflow of the summary request ----------------------------------------------------------
+
+
+def overflow_case() -> tuple[list[Message], Policy]:
+    convo = Convo()
+    for i in range(8):
+        convo.user(f"request {i} " + tokens(200)).assistant(f"reply {i}")
+    return convo.messages, policy(strategy="summary-only", continuation=False)
+
+
+def test_head_drop_retry_reports_the_drop_count() -> None:
+    messages, pol = overflow_case()
+    prompt = TEMPLATES["t12"].prompt()
+    mock = MockSummarizer()
+    sizes = [mock.request_tokens(build_request(messages[k:], 2000), prompt) for k in range(16)]
+    limit = sizes[5] + 1  # fits once the five oldest messages are left out
+    assert sizes[4] > limit
+    result = run(messages, pol, MockSummarizer(context_limit_tokens=limit))
+    assert result.compacted
+    assert result.dropped_head_messages == 5
+    assert result.dropped_head_ids == ["m0", "m1", "m2", "m3", "m4"]
+    assert result.head_ids == [m.id for m in messages]  # still replaced by the summary
+    assert "5 oldest head messages were left out" in result.reason
+    assert "request 0" not in result.request_messages[1].content
+    assert "request 3 " in result.request_messages[1].content  # m6 is request 3
+
+
+def test_head_drop_gives_up_after_the_limit() -> None:
+    messages, pol = overflow_case()
+    pol.compaction.max_head_drops = 2
+    with pytest.raises(CompactionError, match="even after leaving out the 2 oldest") as info:
+        run(messages, pol, MockSummarizer(context_limit_tokens=300))
+    assert info.value.dropped_head_messages == 2
+
+
+def test_head_drop_gives_up_when_one_message_is_left() -> None:
+    messages, pol = overflow_case()
+    with pytest.raises(CompactionError, match="too large") as info:
+        run(messages, pol, MockSummarizer(context_limit_tokens=10))
+    assert info.value.dropped_head_messages == len(messages) - 1
+
+
+# --- failures never yield a partial summary ---------------------------------------------------
+
+
+class FailingMidStream:
+    """Streams half a summary, then fails."""
+
+    name = "failing"
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    async def summarize(
+        self,
+        messages: Sequence[ChatMessage],
+        prompt: str,
+        max_tokens: int,
+        *,
+        on_delta: DeltaCallback | None = None,
+    ) -> SummaryResult:
+        if on_delta is not None:
+            on_delta("## Goal\n- half of it")
+        raise self.error
+
+
+class Fixed:
+    name = "fixed"
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    async def summarize(
+        self,
+        messages: Sequence[ChatMessage],
+        prompt: str,
+        max_tokens: int,
+        *,
+        on_delta: DeltaCallback | None = None,
+    ) -> SummaryResult:
+        return SummaryResult(text=self.text, usage=LLMUsage(), model="fixed")
+
+
+@pytest.mark.parametrize(
+    ("error", "match"),
+    [
+        (ServerError("HTTP 503 from the endpoint"), "summary request failed: HTTP 503"),
+        (ConnectionResetError("stream dropped"), "failed part-way .*no summary was kept"),
+    ],
+)
+def test_a_failure_mid_stream_is_an_error(error: Exception, match: str) -> None:
+    seen: list[str] = []
+    with pytest.raises(CompactionError, match=match):
+        run(session(), summarizer=FailingMidStream(error), on_delta=seen.append)
+    assert seen == ["## Goal\n- half of it"]
+
+
+def test_an_empty_summary_is_an_error() -> None:
+    with pytest.raises(CompactionError, match="empty summary"):
+        run(session(), summarizer=Fixed("  \n"))
+
+
+def test_streaming_reaches_the_callback() -> None:
+    pieces: list[str] = []
+    result = run(session(), on_delta=pieces.append)
+    assert "".join(pieces).strip() == result.summary
+
+
+def test_cancellation_propagates() -> None:
+    class Slow:
+        name = "slow"
+
+        async def summarize(self, *args: object, **kwargs: object) -> SummaryResult:
+            await asyncio.sleep(10)
+            raise AssertionError("not reached")
+
+    async def scenario() -> None:
+        task = asyncio.create_task(
+            compact(session(), policy(), Slow(), window=WINDOW, counter=COUNTER)  # type: ignore[arg-type]
+        )
+        await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(scenario())
+
+
+# --- strategies -------------------------------------------------------------------------------
+
+
+def test_summary_only_replaces_everything() -> None:
+    messages = session()
+    result = run(messages, policy(strategy="summary-only"))
+    assert result.head_ids == [m.id for m in messages]
+    assert result.tail_ids == []
+    assert result.split is None
+    assert len(result.output_messages) == 2
+    assert_summary_message(result.output_messages[0], result.summary)
+    assert result.output_messages[1].synthetic
+
+
+def test_codex_keeps_recent_user_messages_then_the_summary() -> None:
+    messages = (
+        Convo()
+        .user("oldest " + tokens(300))
+        .tool("bash", tokens(100), command="ls")
+        .user("middle " + tokens(100))
+        .assistant("sure")
+        .user("newest " + tokens(50))
+        .messages
+    )
+    pol = get_preset("codex")
+    pol.compaction.user_message_budget_tokens = 200
+    result = compact_sync(messages, pol, MockSummarizer(), window=WINDOW, counter=COUNTER)
+    out = result.output_messages
+    assert [m.id for m in out[:-1]] == ["m0", "m3", "m5"]
+    assert out[1].text == messages[3].text
+    assert out[2].text == messages[5].text
+    # the oldest did not fit the 200 - 52 - 102 = 46 tokens left: cut in the middle
+    assert out[0].text.startswith("oldest ")
+    assert "tokens truncated…" in out[0].text
+    assert COUNTER.count(out[0].text) < COUNTER.count(messages[0].text)
+    assert_summary_message(out[-1], result.summary)
+    assert not any(m.role in (Role.TOOL, Role.ASSISTANT) for m in out)
+    assert result.tail_ids == ["m0", "m3", "m5"]
+
+
+# --- properties -------------------------------------------------------------------------------
+
+
+@st.composite
+def conversations(draw: st.DrawFn) -> list[Message]:
+    convo = Convo()
+    if draw(st.booleans()):
+        convo.system(
+            "<prior-conversation-summary>\n## Goal\n- old\n</prior-conversation-summary>",
+            summary=True,
+        )
+    for kind in draw(st.lists(st.sampled_from(["user", "assistant", "tool", "tool"]), max_size=25)):
+        size = draw(st.integers(0, 1500))
+        if kind == "user":
+            convo.user(f"ask {tokens(size // 10)}")
+        elif kind == "assistant":
+            convo.assistant(f"say {tokens(size // 10)}")
+        else:
+            convo.tool(draw(st.sampled_from(["read", "bash", "skill"])), tokens(size), path="p")
+    return convo.messages
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    messages=conversations(),
+    strategy=st.sampled_from(["tail", "summary-only"]),
+    mode=st.sampled_from(["messages", "turns"]),
+    auto=st.booleans(),
+    prune_on=st.booleans(),
+    tail_budget=st.integers(0, 3000),
+)
+def test_output_shape_invariant(
+    messages: list[Message], strategy: str, mode: str, auto: bool, prune_on: bool, tail_budget: int
+) -> None:
+    pol = Policy(
+        pruning=PruningPolicy(enabled=prune_on, protect_turns=1),
+        split=SplitPolicy(mode=mode, tail_budget_tokens=tail_budget),  # type: ignore[arg-type]
+        compaction=CompactionPolicy(strategy=strategy),  # type: ignore[arg-type]
+    )
+    result = run(messages, pol, auto=auto, window=12_000)
+    ids = [m.id for m in messages]
+    if not result.compacted:
+        assert [m.id for m in result.output_messages] == ids
+        return
+    assert result.head_ids + result.tail_ids == ids
+    out = result.output_messages
+    assert_summary_message(out[0], result.summary)
+    expected_tail = out[1:-1] if auto else out[1:]
+    assert [m.id for m in expected_tail] == result.tail_ids
+    assert out[-1].synthetic == auto
+    assert result.tokens_after == sum(COUNTER.messages_tokens(out))
+    # no orphaned tool result in what the model sees next
+    calls = {c.id for m in out for c in m.tool_calls}
+    for message in out:
+        if message.tool_result is not None:
+            assert message.tool_result.call_id in calls
+
+
+def test_mock_compaction_is_deterministic() -> None:
+    first = run(session(), now_ms=1)
+    second = run(session(), now_ms=1)
+    assert first.summary == second.summary
+    assert [m.model_dump() for m in first.output_messages] == [
+        m.model_dump() for m in second.output_messages
+    ]
