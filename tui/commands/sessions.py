@@ -79,4 +79,7 @@ def sessions(as_json_output: bool, limit: int | None) -> None:
             s.title or "",
             s.path,
         )
-    Console(soft_wrap=False).print(table)
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=100_000)  # piped: one session per line, nothing folded
+    console.print(table)
