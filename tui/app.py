@@ -1,0 +1,149 @@
+"""The ctxscope terminal UI: the app, its global keys, and :func:`run_app` (``ctxscope [PATH]``).
+
+The app starts on the session picker; opening a session pushes a
+:class:`~tui.screens.session.SessionScreen` on top (Esc comes back). A session that cannot be
+opened never raises: the session screen dismisses with the error text and the picker shows it.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import ClassVar
+
+from textual.app import App
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+
+from core.policy import Policy, PolicyError, resolve_policy
+from tui.commands_palette import CtxscopeCommands
+from tui.messages import JumpToMessage
+from tui.screens.help import HelpScreen
+from tui.screens.picker import DiscoverFn, PickerScreen
+from tui.screens.session import SessionScreen
+
+_HERE = Path(__file__).parent
+DARK_THEME = "textual-dark"
+LIGHT_THEME = "textual-light"
+
+
+def _css_paths() -> list[str | Path]:
+    """Our stylesheet, then the views' one when it exists (it is written in parallel)."""
+    paths: list[str | Path] = [_HERE / "app.tcss"]
+    views = _HERE / "views.tcss"
+    if views.exists():
+        paths.append(views)
+    return paths
+
+
+class CtxscopeApp(App[None]):
+    """Session picker + session screen."""
+
+    TITLE = "ctxscope"
+    CSS_PATH: ClassVar[list[str | Path]] = _css_paths()  # type: ignore[misc]
+    COMMANDS = App.COMMANDS | {CtxscopeCommands}
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("t", "toggle_theme", "Theme", show=False),
+    ]
+
+    def __init__(
+        self,
+        path: str | None = None,
+        *,
+        window: int | None = None,
+        policy: Policy | None = None,
+        discover: DiscoverFn | None = None,
+        live: bool = True,
+    ) -> None:
+        super().__init__()
+        self.start_path = path
+        self.window = window
+        self.policy = policy
+        self.live = live
+        self._discover = discover
+        self.theme = DARK_THEME
+
+    def get_default_screen(self) -> Screen[object]:
+        return PickerScreen(self._discover)
+
+    def on_mount(self) -> None:
+        if self.start_path is not None:
+            self.open_session(self.start_path)
+
+    @property
+    def picker(self) -> PickerScreen | None:
+        for screen in self.screen_stack:
+            if isinstance(screen, PickerScreen):
+                return screen
+        return None
+
+    @property
+    def session_screen(self) -> SessionScreen | None:
+        for screen in reversed(self.screen_stack):
+            if isinstance(screen, SessionScreen):
+                return screen
+        return None
+
+    def open_session(self, path: str) -> None:
+        """Open the session at ``path``; a path that cannot be opened is reported in the picker."""
+        expanded = str(Path(path).expanduser())
+        if "#" not in path and not Path(expanded).exists():
+            self.report_error(f"{path}: no such file or directory")
+            return
+        if Path(expanded).is_dir() and not any(Path(expanded).iterdir()):
+            self.report_error(f"{path}: an empty folder, not a session")
+            return
+
+        def closed(error: str | None) -> None:
+            if error:
+                self.report_error(error)
+
+        self.push_screen(
+            SessionScreen(expanded, window=self.window, policy=self.policy, live=self.live),
+            closed,
+        )
+
+    def report_error(self, text: str) -> None:
+        """Show ``text`` in the picker (and as a notification)."""
+        picker = self.picker
+        if picker is not None and picker.is_mounted:
+            picker.show_error(text)
+        self.notify(text, title="Cannot open session", severity="error", timeout=8)
+
+    def on_jump_to_message(self, event: JumpToMessage) -> None:
+        """A view on another screen (compaction, overflow) asked to select a message."""
+        screen = self.session_screen
+        if screen is not None:
+            screen.select_message(event.message_index)
+
+    def action_toggle_theme(self) -> None:
+        self.theme = LIGHT_THEME if self.theme == DARK_THEME else DARK_THEME
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+
+def run_app(
+    path: str | None = None, window: int | None = None, policy_name: str | None = None
+) -> None:
+    """Run the TUI (``ctxscope [PATH] [--window N] [--policy P]``).
+
+    A bad ``--policy`` or ``--window`` is a one-line error on stderr and exit status 2; a bad
+    PATH opens the picker with the error shown there.
+    """
+    policy: Policy | None = None
+    if policy_name is not None:
+        try:
+            policy = resolve_policy(policy_name)
+        except PolicyError as exc:
+            print(f"ctxscope: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
+    if window is not None and window <= 0:
+        print(
+            f"ctxscope: --window must be a positive number of tokens, not {window}", file=sys.stderr
+        )
+        raise SystemExit(2)
+    CtxscopeApp(path, window=window, policy=policy).run()

@@ -1,0 +1,292 @@
+"""The session picker: sessions found on this machine, a fuzzy filter and a path field.
+
+Discovery runs in a thread worker (it stats folders and reads small heads). The peak context of
+each listed session is computed afterwards, newest first, in another worker: a session is loaded
+only when it is small enough to be cheap (``PEAK_MAX_BYTES``), and the column fills in as
+results arrive, so the picker is usable at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.fuzzy import Matcher
+from textual.message import Message as TextualMessage
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Label, Static
+from textual.worker import get_current_worker
+
+from tui.widgets.load_progress import format_bytes
+
+PEAK_MAX_BYTES = 32 * 1000 * 1000
+"""Sessions larger than this get no peak in the picker (it would mean loading them)."""
+MAX_LISTED = 2000
+"""The picker lists at most this many sessions (the newest)."""
+
+DiscoverFn = Callable[[], Sequence[Any]]
+
+
+def default_discover() -> Sequence[Any]:
+    """The sessions :func:`core.discovery.discover_sessions` finds, newest first."""
+    from core.discovery import discover_sessions
+
+    return discover_sessions(limit=MAX_LISTED)
+
+
+def _peak_of(path: str) -> int | None:
+    """The largest recorded context of any call in the session at ``path``."""
+    from core.formats import load_session
+
+    session = load_session(path)
+    peak: int | None = None
+    for message in session.messages:
+        if message.usage is not None:
+            tokens = message.usage.context_tokens
+            if peak is None or tokens > peak:
+                peak = tokens
+    return peak
+
+
+class _Discovered(TextualMessage):
+    def __init__(self, sessions: list[Any], error: str | None) -> None:
+        super().__init__()
+        self.sessions = sessions
+        self.error = error
+
+
+class _PeakFound(TextualMessage):
+    def __init__(self, path: str, peak: int | None) -> None:
+        super().__init__()
+        self.path = path
+        self.peak = peak
+
+
+class PickerScreen(Screen[None]):
+    """Choose a session: from the discovered list (Enter) or by path."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "focus_filter", "Filter", key_display="/"),
+        Binding("ctrl+o", "focus_path", "Path"),
+        Binding("ctrl+r", "refresh", "Rescan"),
+        Binding("escape", "clear", "Clear", show=False),
+    ]
+
+    def __init__(self, discover: DiscoverFn | None = None) -> None:
+        super().__init__()
+        self._discover_fn = discover or default_discover
+        self.sessions: list[Any] = []
+        self.peaks: dict[str, int | None] = {}
+        self.shown: list[Any] = []
+        self.discovering = True
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="picker-header"):
+            yield Label("ctxscope", id="hdr-app")
+            yield Label("a debugger for the context window of coding agents", id="hdr-name")
+        with Vertical(id="picker-inputs"):
+            yield Input(
+                placeholder="Open a file: type a session path and press Enter",
+                id="picker-path",
+            )
+            yield Input(
+                placeholder="Filter the sessions below (fuzzy: project, title, format)",
+                id="picker-filter",
+            )
+        yield Static("", id="picker-error")
+        table: DataTable[str] = DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
+        yield table
+        yield Label("Looking for sessions…", id="picker-count")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#sessions", DataTable)
+        table.add_column("Format", key="format")
+        table.add_column("Project", key="project")
+        table.add_column("Session", key="title")
+        table.add_column("Date", key="date")
+        table.add_column("Size", key="size")
+        table.add_column("Peak", key="peak")
+        self.query_one("#picker-error", Static).display = False
+        self._discover()
+
+    # -- discovery ---------------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="discover", exit_on_error=False)
+    def _discover(self) -> None:
+        try:
+            found = list(self._discover_fn())
+        except Exception as exc:  # discovery is a convenience: report, keep the path field
+            self.post_message(_Discovered([], f"session discovery failed: {exc}"))
+            return
+        self.post_message(_Discovered(found, None))
+
+    def on__discovered(self, event: _Discovered) -> None:
+        self.discovering = False
+        self.sessions = event.sessions
+        if event.error:
+            self.show_error(event.error)
+        self._fill_table()
+        if self.sessions:
+            self._compute_peaks([s for s in self.sessions])
+
+    @work(thread=True, exclusive=True, group="peaks", exit_on_error=False)
+    def _compute_peaks(self, sessions: list[Any]) -> None:
+        worker = get_current_worker()
+        for found in sessions:
+            if worker.is_cancelled:
+                return
+            size = getattr(found, "size_bytes", None)
+            path = str(found.path)
+            if size is None or size > PEAK_MAX_BYTES or path in self.peaks:
+                continue
+            try:
+                peak = _peak_of(path)
+            except Exception:
+                peak = None
+            self.post_message(_PeakFound(path, peak))
+
+    def on__peak_found(self, event: _PeakFound) -> None:
+        self.peaks[event.path] = event.peak
+        table = self.query_one("#sessions", DataTable)
+        with contextlib.suppress(Exception):  # the row may be filtered out right now
+            table.update_cell(event.path, "peak", self._peak_text(event.path))
+
+    def action_refresh(self) -> None:
+        self.discovering = True
+        self.query_one("#picker-count", Label).update("Looking for sessions…")
+        self._discover()
+
+    # -- table ---------------------------------------------------------------------------------------
+
+    def _peak_text(self, path: str) -> str:
+        if path not in self.peaks:
+            return "…"
+        peak = self.peaks[path]
+        return f"{peak:,}" if peak is not None else "—"
+
+    @staticmethod
+    def _haystack(found: Any) -> str:
+        return " ".join(
+            str(part)
+            for part in (
+                found.format,
+                found.project or "",
+                found.title or "",
+                Path(found.path).name,
+            )
+        )
+
+    def _fill_table(self) -> None:
+        table = self.query_one("#sessions", DataTable)
+        query = self.query_one("#picker-filter", Input).value.strip()
+        if query:
+            matcher = Matcher(query)
+            scored = [(matcher.match(self._haystack(s)), s) for s in self.sessions]
+            visible = [s for score, s in sorted(scored, key=lambda p: -p[0]) if score > 0]
+        else:
+            visible = list(self.sessions)
+        self.shown = visible
+        table.clear()
+        for found in visible:
+            project = found.project or ""
+            if project:
+                project = Path(project).name or project
+            modified = datetime.fromtimestamp(found.modified).strftime("%Y-%m-%d %H:%M")
+            size = getattr(found, "size_bytes", None)
+            table.add_row(
+                str(found.format),
+                project,
+                (found.title or Path(found.path).name)[:60],
+                modified,
+                format_bytes(size) if size is not None else "db",
+                self._peak_text(str(found.path))
+                if size is not None and size <= PEAK_MAX_BYTES
+                else "",
+                key=str(found.path),
+            )
+        count = self.query_one("#picker-count", Label)
+        if not self.sessions:
+            count.update(
+                "No sessions found in the usual places (Claude Code, Codex, pi, opencode). "
+                "Type a path above."
+            )
+        elif query:
+            count.update(f"{len(visible):,} of {len(self.sessions):,} sessions match “{query}”")
+        else:
+            count.update(f"{len(self.sessions):,} sessions · Enter opens · / filters")
+
+    @on(Input.Changed, "#picker-filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        self._fill_table()
+
+    @on(Input.Submitted, "#picker-filter")
+    def _filter_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        table = self.query_one("#sessions", DataTable)
+        if self.shown:
+            table.focus()
+
+    @on(Input.Submitted, "#picker-path")
+    def _path_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        text = event.value.strip()
+        if not text:
+            self.show_error("Type the path of a session file first.")
+            return
+        self.open(text)
+
+    @on(DataTable.RowSelected, "#sessions")
+    def _row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        if event.row_key.value is not None:
+            self.open(event.row_key.value)
+
+    def open(self, path: str) -> None:
+        """Open ``path`` in a session screen (errors come back to :meth:`show_error`)."""
+        self.clear_error()
+        opener = getattr(self.app, "open_session", None)
+        if opener is not None:
+            opener(path)
+
+    # -- errors ----------------------------------------------------------------------------------------
+
+    def show_error(self, text: str) -> None:
+        """Show ``text`` above the list until the next action."""
+        error = self.query_one("#picker-error", Static)
+        error.update(text)
+        error.display = True
+
+    def clear_error(self) -> None:
+        error = self.query_one("#picker-error", Static)
+        error.update("")
+        error.display = False
+
+    @property
+    def error_text(self) -> str:
+        error = self.query_one("#picker-error", Static)
+        return str(error.render()) if error.display else ""
+
+    # -- actions ---------------------------------------------------------------------------------------
+
+    def action_focus_filter(self) -> None:
+        self.query_one("#picker-filter", Input).focus()
+
+    def action_focus_path(self) -> None:
+        self.query_one("#picker-path", Input).focus()
+
+    def action_clear(self) -> None:
+        self.clear_error()
+        field = self.query_one("#picker-filter", Input)
+        if field.value:
+            field.value = ""
+        self.query_one("#sessions", DataTable).focus()

@@ -1,0 +1,930 @@
+"""The session screen: the message list, the token gauge, the detail pane and the policy panel.
+
+It owns the workers: loading (``load``), replaying (``replay``, one at a time, cancellable with a
+``threading.Event``), searching (``search``), and the live tail (``live`` watches, ``live-load``
+reloads). Widgets post messages here; this screen updates the shared
+:class:`~tui.state.SessionState` and tells each widget to redraw.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.message import Message as TextualMessage
+from textual.screen import ModalScreen, Screen
+from textual.widget import Widget
+from textual.widgets import Footer, Input, Label, Static
+from textual.worker import get_current_worker
+
+from core.formats import LoadError, load_session
+from core.models import Session
+from core.policy import Policy
+from core.tokens import message_text
+from tui.live import LiveFile, watch_file
+from tui.messages import JumpToMessage
+from tui.state import SessionState, default_policy_for
+from tui.widgets.detail import DetailPane
+from tui.widgets.load_progress import LoadProgress, format_bytes
+from tui.widgets.message_list import MessageList, format_tokens
+
+PROGRESS_INTERVAL_S = 0.05
+"""Loader and replay progress reach the screen at most this often."""
+
+
+def _optional(module: str, name: str) -> Any:
+    """A class of the views engineer's, or None while its module is not written yet."""
+    import importlib
+
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name != module:
+            raise
+        return None
+    return getattr(mod, name, None)
+
+
+def _token_gauge() -> Any:
+    return _optional("tui.widgets.gauge", "TokenGauge")
+
+
+def _policy_panel() -> Any:
+    return _optional("tui.widgets.policy_panel", "PolicyPanel")
+
+
+# -- messages the workers post -------------------------------------------------------------------
+
+
+class _Loaded(TextualMessage):
+    def __init__(self, session: Session, seconds: float) -> None:
+        super().__init__()
+        self.session = session
+        self.seconds = seconds
+
+
+class _LoadFailed(TextualMessage):
+    def __init__(self, error: str) -> None:
+        super().__init__()
+        self.error = error
+
+
+class _LoadProgressed(TextualMessage):
+    def __init__(self, bytes_read: int, total_bytes: int, messages: int) -> None:
+        super().__init__()
+        self.bytes_read = bytes_read
+        self.total_bytes = total_bytes
+        self.messages = messages
+
+    def can_replace(self, message: TextualMessage) -> bool:
+        return isinstance(message, _LoadProgressed)
+
+
+class _ReplayDone(TextualMessage):
+    def __init__(self, result: Any, generation: int, seconds: float) -> None:
+        super().__init__()
+        self.result = result
+        self.generation = generation
+        self.seconds = seconds
+
+
+class _ReplayEnded(TextualMessage):
+    """A replay that produced no result: cancelled, or failed with ``error``."""
+
+    def __init__(self, generation: int, error: str | None) -> None:
+        super().__init__()
+        self.generation = generation
+        self.error = error
+
+
+class _ReplayProgressed(TextualMessage):
+    def __init__(self, generation: int, done: int, total: int) -> None:
+        super().__init__()
+        self.generation = generation
+        self.done = done
+        self.total = total
+
+    def can_replace(self, message: TextualMessage) -> bool:
+        return isinstance(message, _ReplayProgressed)
+
+
+class _SearchDone(TextualMessage):
+    def __init__(self, text: str, matches: list[int]) -> None:
+        super().__init__()
+        self.text = text
+        self.matches = matches
+
+
+class _LiveReloaded(TextualMessage):
+    def __init__(self, session: Session) -> None:
+        super().__init__()
+        self.session = session
+
+
+class _LiveProblem(TextualMessage):
+    def __init__(self, text: str, *, stop: bool) -> None:
+        super().__init__()
+        self.text = text
+        self.stop = stop
+
+
+# -- small pieces --------------------------------------------------------------------------------
+
+
+class WindowPrompt(ModalScreen[int | None]):
+    """Ask for the context window when the session does not record one."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
+
+    def __init__(self, model: str | None, current: int | None) -> None:
+        super().__init__()
+        self._model = model
+        self._current = current
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="window-dialog", classes="dialog"):
+            yield Label("Context window", classes="dialog-title")
+            model = self._model or "this model"
+            yield Label(f"Tokens {model} can hold (e.g. 200000). Enter to apply, Esc to cancel.")
+            yield Input(
+                value=str(self._current) if self._current else "",
+                placeholder="200000",
+                type="integer",
+                id="window-input",
+            )
+            yield Label("", id="window-error", classes="error-text")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        text = event.value.replace(",", "").replace("_", "").strip()
+        try:
+            value = int(text)
+        except ValueError:
+            value = 0
+        if value <= 0:
+            self.query_one("#window-error", Label).update("A positive number of tokens, please.")
+            return
+        self.dismiss(value)
+
+
+class SessionHeader(Horizontal):
+    """Session name, format, model, window and the active policy."""
+
+    def compose(self) -> ComposeResult:
+        yield Label("ctxscope", id="hdr-app")
+        yield Label("", id="hdr-name")
+        yield Label("", id="hdr-format", classes="hdr-field")
+        yield Label("", id="hdr-model", classes="hdr-field")
+        yield Label("", id="hdr-window", classes="hdr-field")
+        yield Label("", id="hdr-policy", classes="hdr-field")
+
+    def show(self, state: SessionState | None, name: str) -> None:
+        self.query_one("#hdr-name", Label).update(name)
+        if state is None:
+            for field in ("#hdr-format", "#hdr-model", "#hdr-window", "#hdr-policy"):
+                self.query_one(field, Label).update("")
+            return
+        session = state.session
+        self.query_one("#hdr-format", Label).update(str(session.format))
+        self.query_one("#hdr-model", Label).update(session.model or "model unknown")
+        window = state.window
+        window_label = self.query_one("#hdr-window", Label)
+        if window:
+            window_label.update(f"window {window:,} ({state.window_source})")
+            window_label.remove_class("-unknown")
+        else:
+            window_label.update("window unknown (w to set)")
+            window_label.add_class("-unknown")
+        self.query_one("#hdr-policy", Label).update(f"policy {state.policy.name}")
+
+
+class StatusLine(Horizontal):
+    """Peak context against the window, what the replay found, and what is running."""
+
+    def compose(self) -> ComposeResult:
+        yield Label("", id="status-peak")
+        yield Label("", id="status-info")
+        yield Label("", id="status-activity")
+
+    def show(self, state: SessionState | None) -> None:
+        peak_label = self.query_one("#status-peak", Label)
+        info_label = self.query_one("#status-info", Label)
+        peak_label.set_classes("")
+        if state is None:
+            peak_label.update("")
+            info_label.update("")
+            return
+        result = state.result
+        window = state.window
+        if result is None:
+            peak_label.update(f"{state.message_count:,} messages")
+            info_label.update(state.replay_error or "")
+            return
+        summary = result.summary
+        recorded = summary.peak_recorded
+        simulated = summary.peak_simulated
+        peak = max(recorded or 0, simulated)
+        which = "recorded" if recorded is not None and recorded >= simulated else "simulated"
+        if window:
+            share = peak / window
+            peak_label.update(f"peak {peak:,} / {window:,} · {share:.0%} ({which})")
+            peak_label.add_class("-over" if share > 1 else "-near" if share >= 0.85 else "-ok")
+        else:
+            peak_label.update(f"peak {peak:,} ({which}) · window unknown")
+        parts = [f"{state.message_count:,} msgs", f"{summary.calls:,} calls"]
+        overflow = state.first_overflow()
+        if overflow is not None:
+            parts.append(f"overflow at call {overflow[0]} (o)")
+        if summary.compactions:
+            parts.append(f"{summary.compactions} compactions ([ ])")
+        if summary.tokens_truncated:
+            parts.append(f"✂ {format_tokens(summary.tokens_truncated)}")
+        if summary.tokens_pruned:
+            parts.append(f"× {format_tokens(summary.tokens_pruned)}")
+        if state.matches:
+            parts.append(f"{len(state.matches):,} matches (n/N)")
+        info_label.update(" · ".join(parts))
+
+    def activity(self, text: str, *, busy: bool = False) -> None:
+        label = self.query_one("#status-activity", Label)
+        label.update(text)
+        label.set_class(busy, "-busy")
+
+
+# -- the screen ----------------------------------------------------------------------------------
+
+
+class SessionScreen(Screen[str | None]):
+    """One session: list, gauge, detail, policy. Dismisses with an error text if it cannot load."""
+
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [
+        (0, "-narrow"),
+        (110, "-wide"),
+    ]
+    VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [
+        (0, "-short"),
+        (30, "-tall"),
+    ]
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("o", "overflow", "Overflow"),
+        Binding("c", "compaction", "Compact"),
+        Binding("p", "toggle_policy", "Policy"),
+        Binding("left_square_bracket", "prev_compaction", "Prev cmp", key_display="["),
+        Binding("right_square_bracket", "next_compaction", "Next cmp", key_display="]"),
+        Binding("slash", "search", "Search", key_display="/"),
+        Binding("n", "next_match", "Next match", show=False),
+        Binding("N", "prev_match", "Prev match", show=False),
+        Binding("f", "follow", "Follow"),
+        Binding("w", "set_window", "Window", show=False),
+        Binding("x", "cancel", "Cancel", show=False),
+        Binding("tab", "focus_next", "Focus", show=False),
+        Binding("escape", "back", "Back"),
+    ]
+
+    def __init__(
+        self,
+        path: str | None = None,
+        *,
+        session: Session | None = None,
+        window: int | None = None,
+        policy: Policy | None = None,
+        live: bool = True,
+    ) -> None:
+        super().__init__()
+        self.path = path if path is not None else (session.path if session else None)
+        self._initial_session = session
+        self._window = window
+        self._initial_policy = policy
+        self._live_enabled = live
+        self.state: SessionState | None = None
+        self.load_seconds: float | None = None
+        self.replay_seconds: float | None = None
+        self.replaying = False
+        self.follow = False
+        self._generation = 0
+        self._replay_cancel: threading.Event | None = None
+        self._replay_lock = threading.Lock()
+        self._replayer: Any = None
+        self._replayer_session: Session | None = None
+        self._live_file: LiveFile | None = None
+        self._live_stop = threading.Event()
+        self.live_status: str | None = None
+
+    # -- layout ----------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield SessionHeader(id="session-header")
+        yield LoadProgress(id="load-progress")
+        with Vertical(id="gauge-slot"):
+            gauge_cls = _token_gauge()
+            if gauge_cls is not None:
+                yield gauge_cls(id="gauge")
+            else:
+                yield Static(
+                    "Token gauge (tui/widgets/gauge.py) — not built yet",
+                    id="gauge",
+                    classes="slot-placeholder",
+                )
+        with Horizontal(id="body"):
+            yield MessageList(id="messages")
+            yield DetailPane(id="detail")
+        with Vertical(id="policy-slot"):
+            yield Static(
+                "Policy panel (tui/widgets/policy_panel.py) — not built yet",
+                classes="slot-placeholder",
+            )
+        with Horizontal(id="search-bar"):
+            yield Label("/", id="search-label")
+            yield Input(placeholder="search messages (Enter: find, Esc: close)", id="search-input")
+        yield StatusLine(id="status")
+        yield Footer()
+
+    @property
+    def message_list(self) -> MessageList:
+        return self.query_one("#messages", MessageList)
+
+    @property
+    def detail(self) -> DetailPane:
+        return self.query_one("#detail", DetailPane)
+
+    @property
+    def status(self) -> StatusLine:
+        return self.query_one("#status", StatusLine)
+
+    def _gauge(self) -> Widget | None:
+        gauge = self.query_one("#gauge")
+        return gauge if hasattr(gauge, "update_result") else None
+
+    def _panel(self) -> Widget | None:
+        panels = self.query("#policy-panel")
+        return panels.first() if panels else None
+
+    @property
+    def display_name(self) -> str:
+        if self.path:
+            return Path(self.path).name
+        if self.state is not None:
+            return self.state.session.id
+        return "session"
+
+    def on_mount(self) -> None:
+        self.query_one("#search-bar").display = False
+        self.query_one("#policy-slot").display = False
+        self.query_one(SessionHeader).show(None, self.display_name)
+        if self._initial_session is not None:
+            self.query_one(LoadProgress).display = False
+            self._install(self._initial_session)
+        elif self.path is not None:
+            self._start_load(self.path)
+        else:
+            self.dismiss("no session to open")
+
+    # -- loading -----------------------------------------------------------------------------------
+
+    def _start_load(self, path: str) -> None:
+        progress = self.query_one(LoadProgress)
+        try:
+            size: int | None = Path(path).stat().st_size
+        except OSError:
+            size = None
+        progress.start(path, size)
+        progress.display = True
+        if self._live_enabled and Path(path).is_file():
+            self._live_file = LiveFile(Path(path))
+        self.status.activity(f"loading {format_bytes(size)}…", busy=True)
+        self._load(path, self._window)
+
+    @work(thread=True, exclusive=True, group="load", exit_on_error=False)
+    def _load(self, path: str, window: int | None) -> None:
+        worker = get_current_worker()
+        last = 0.0
+
+        def progress(bytes_read: int, total_bytes: int, messages: int) -> None:
+            nonlocal last
+            now = time.monotonic()
+            if now - last >= PROGRESS_INTERVAL_S:
+                last = now
+                self.post_message(_LoadProgressed(bytes_read, total_bytes, messages))
+
+        started = time.perf_counter()
+        try:
+            session = load_session(path, window=window, progress=progress)
+        except LoadError as exc:
+            self.post_message(_LoadFailed(str(exc)))
+            return
+        except OSError as exc:
+            self.post_message(_LoadFailed(f"{path}: cannot read ({exc.strerror or exc})"))
+            return
+        except Exception as exc:  # a loader bug must not take the UI down
+            self.post_message(_LoadFailed(f"{path}: could not load ({type(exc).__name__}: {exc})"))
+            return
+        if not worker.is_cancelled:
+            self.post_message(_Loaded(session, time.perf_counter() - started))
+
+    def on__load_progressed(self, event: _LoadProgressed) -> None:
+        self.query_one(LoadProgress).update_progress(
+            event.bytes_read, event.total_bytes, event.messages
+        )
+
+    def on__load_failed(self, event: _LoadFailed) -> None:
+        self.app.notify(event.error, title="Cannot open session", severity="error", timeout=8)
+        self.dismiss(event.error)
+
+    def on__loaded(self, event: _Loaded) -> None:
+        self.load_seconds = event.seconds
+        self.query_one(LoadProgress).display = False
+        self._install(event.session)
+
+    def _install(self, session: Session) -> None:
+        policy = self._initial_policy or default_policy_for(session)
+        if self._window is not None and session.context_window != self._window:
+            session.context_window = self._window
+            session.window_source = "user"
+        self.state = SessionState(session, policy)
+        self.message_list.set_state(self.state)
+        self.detail.set_state(self.state)
+        self._mount_policy_panel(policy)
+        self._refresh_chrome()
+        gauge = self._gauge()
+        if gauge is not None:
+            gauge.update_result(session, None)  # type: ignore[attr-defined]
+        if session.messages:
+            self.message_list.select_message(0)
+            self.detail.show(0)
+        else:
+            self.app.notify(
+                f"{self.display_name}: this session has no messages", severity="warning"
+            )
+        self.message_list.focus()
+        if not session.context_window and not policy.context_window:
+            self.app.notify(
+                f"The context window of {session.model or 'this model'} is unknown: press w to "
+                "set it (or start with --window N). Overflow checks need it.",
+                title="Window unknown",
+                severity="warning",
+                timeout=10,
+            )
+        for diagnostic in session.diagnostics[:1]:
+            if str(diagnostic.severity) == "error":
+                self.app.notify(diagnostic.message, title="Loader", severity="warning")
+        self.start_replay()
+        if self._live_enabled and self.path and Path(self.path).is_file():
+            if self._live_file is None:
+                self._live_file = LiveFile(Path(self.path))
+            self._watch(self._live_file)
+
+    def _mount_policy_panel(self, policy: Policy) -> None:
+        panel_cls = _policy_panel()
+        if panel_cls is None:
+            return
+        slot = self.query_one("#policy-slot")
+        existing = self._panel()
+        if existing is not None:
+            existing.set_policy(policy)  # type: ignore[attr-defined]
+            return
+        slot.remove_children()
+        slot.mount(panel_cls(policy, id="policy-panel"))
+
+    def _refresh_chrome(self) -> None:
+        self.query_one(SessionHeader).show(self.state, self.display_name)
+        self.status.show(self.state)
+        self._show_activity()
+
+    def _show_activity(self) -> None:
+        if self.replaying:
+            self.status.activity("replaying… (x: cancel)", busy=True)
+            return
+        parts = []
+        if self.live_status:
+            parts.append(self.live_status)
+        elif self._live_file is not None:
+            parts.append("● following" if self.follow else "○ live")
+        self.status.activity(" · ".join(parts))
+
+    # -- replay ------------------------------------------------------------------------------------
+
+    def start_replay(self) -> None:
+        """Re-run the replay for the current session and policy (cancelling a running one)."""
+        state = self.state
+        if state is None:
+            return
+        if self._replay_cancel is not None:
+            self._replay_cancel.set()
+        cancel = threading.Event()
+        self._replay_cancel = cancel
+        self._generation += 1
+        self.replaying = True
+        self._show_activity()
+        self._replay(state.session, state.policy, cancel, self._generation)
+
+    @work(thread=True, exclusive=True, group="replay", exit_on_error=False)
+    def _replay(
+        self, session: Session, policy: Policy, cancel: threading.Event, generation: int
+    ) -> None:
+        with self._replay_lock:  # one replayer run at a time: it holds per-step state
+            if cancel.is_set():
+                self.post_message(_ReplayEnded(generation, None))
+                return
+            started = time.perf_counter()
+            last = 0.0
+
+            def progress(*args: Any) -> None:
+                nonlocal last
+                now = time.monotonic()
+                if now - last >= PROGRESS_INTERVAL_S and len(args) >= 2:
+                    last = now
+                    self.post_message(_ReplayProgressed(generation, int(args[0]), int(args[1])))
+
+            try:
+                from core.replay import Replayer
+
+                if self._replayer is None or self._replayer_session is not session:
+                    self._replayer = Replayer(session)
+                    self._replayer_session = session
+                result = self._replayer.run(policy, progress=progress, cancel=cancel)
+            except ModuleNotFoundError as exc:
+                self.post_message(
+                    _ReplayEnded(generation, f"replay engine unavailable ({exc.name})")
+                )
+                return
+            except Exception as exc:
+                error = None if cancel.is_set() else f"replay failed: {type(exc).__name__}: {exc}"
+                self.post_message(_ReplayEnded(generation, error))
+                return
+            if cancel.is_set():
+                self.post_message(_ReplayEnded(generation, None))
+                return
+            self.post_message(_ReplayDone(result, generation, time.perf_counter() - started))
+
+    def on__replay_progressed(self, event: _ReplayProgressed) -> None:
+        if event.generation == self._generation and event.total:
+            self.status.activity(
+                f"replaying {event.done:,}/{event.total:,}… (x: cancel)", busy=True
+            )
+
+    def on__replay_done(self, event: _ReplayDone) -> None:
+        state = self.state
+        if state is None or event.generation != self._generation:
+            return
+        self.replaying = False
+        self.replay_seconds = event.seconds
+        state.set_result(event.result)
+        self.message_list.rows_changed()
+        self.detail.refresh_decision()
+        gauge = self._gauge()
+        if gauge is not None:
+            gauge.update_result(state.session, event.result)  # type: ignore[attr-defined]
+            self._sync_gauge(self.message_list.selected_message)
+        self._refresh_chrome()
+
+    def on__replay_ended(self, event: _ReplayEnded) -> None:
+        if event.generation != self._generation:
+            return
+        self.replaying = False
+        state = self.state
+        if event.error:
+            if state is not None:
+                state.replay_error = event.error
+            self.app.notify(event.error, title="Replay", severity="error")
+        else:
+            self.app.notify("Replay cancelled: showing the previous result.", timeout=3)
+        self._refresh_chrome()
+        self.detail.refresh_decision()
+
+    def action_cancel(self) -> None:
+        if self._replay_cancel is not None and self.replaying:
+            self._replay_cancel.set()
+
+    # -- policy ------------------------------------------------------------------------------------
+
+    def set_policy(self, policy: Policy, *, update_panel: bool = True) -> None:
+        """Make ``policy`` the active one and replay under it."""
+        state = self.state
+        if state is None:
+            self._initial_policy = policy
+            return
+        state.policy = policy
+        if update_panel:
+            panel = self._panel()
+            if panel is not None:
+                panel.set_policy(policy)  # type: ignore[attr-defined]
+        self.query_one(SessionHeader).show(state, self.display_name)
+        self.start_replay()
+
+    def on_policy_panel_changed(self, event: Any) -> None:
+        event.stop()
+        self.set_policy(event.policy, update_panel=False)
+
+    def action_toggle_policy(self) -> None:
+        slot = self.query_one("#policy-slot")
+        slot.display = not slot.display
+        if slot.display:
+            panel = self._panel()
+            if panel is not None:
+                panel.focus()
+        else:
+            self.message_list.focus()
+
+    def action_set_window(self) -> None:
+        state = self.state
+        if state is None:
+            return
+
+        def apply(value: int | None) -> None:
+            if value and self.state is not None:
+                self.state.session.context_window = value
+                self.state.session.window_source = "user"
+                self._refresh_chrome()
+                self.start_replay()
+
+        self.app.push_screen(WindowPrompt(state.session.model, state.window), apply)
+
+    # -- selection ---------------------------------------------------------------------------------
+
+    def on_message_list_highlighted(self, event: MessageList.Highlighted) -> None:
+        event.stop()
+        self.detail.show(event.message_index)
+        self._sync_gauge(event.message_index)
+
+    def _sync_gauge(self, message_index: int | None) -> None:
+        state = self.state
+        gauge = self._gauge()
+        if state is None or gauge is None or message_index is None or state.result is None:
+            return
+        call = state.call_for_message(message_index)
+        if call is not None:
+            gauge.select_call(call)  # type: ignore[attr-defined]
+
+    def on_token_gauge_call_selected(self, event: Any) -> None:
+        event.stop()
+        self.select_message(event.message_index, sync_gauge=False)
+
+    def on_jump_to_message(self, event: JumpToMessage) -> None:
+        event.stop()
+        self.select_message(event.message_index)
+
+    def select_message(self, index: int, *, sync_gauge: bool = True, center: bool = True) -> None:
+        """Select a message everywhere: list, detail and gauge."""
+        if self.state is None or not self.state.message_count:
+            return
+        index = max(0, min(index, self.state.message_count - 1))
+        self.message_list.select_message(index, center=center)
+        self.detail.show(index)
+        if sync_gauge:
+            self._sync_gauge(index)
+
+    # -- overflow and compaction ---------------------------------------------------------------------
+
+    def action_overflow(self) -> None:
+        state = self.state
+        if state is None:
+            return
+        screen_cls = _optional("tui.screens.overflow", "OverflowScreen")
+        if screen_cls is None:
+            overflow = state.first_overflow()
+            if overflow is None:
+                self.app.notify("No call overflowed the window under this policy.")
+            else:
+                self.select_message(overflow[1])
+                self.app.notify(f"First overflow: call {overflow[0]}, message {overflow[1]}.")
+            return
+
+        def jump(index: int | None) -> None:
+            if index is not None:
+                self.select_message(index)
+
+        self.app.push_screen(screen_cls(state.session, state.result), jump)
+
+    def action_compaction(self) -> None:
+        state = self.state
+        index = self.message_list.selected_message
+        if state is None or index is None:
+            return
+        screen_cls = _optional("tui.screens.compaction", "CompactionScreen")
+        if screen_cls is None:
+            self.app.notify("The compaction screen is not built yet.", severity="warning")
+            return
+        self.app.push_screen(screen_cls(state.session, state.policy, index, state.result))
+
+    def _step_compaction(self, step: int) -> None:
+        state = self.state
+        if state is None:
+            return
+        events = state.compaction_events()
+        if not events:
+            self.app.notify("No compaction in this session under this policy.")
+            return
+        current = self.message_list.selected_message or 0
+        if step > 0:
+            candidates = [e for e in events if e[1] > current]
+            target = candidates[0] if candidates else None
+        else:
+            candidates = [e for e in events if e[1] < current]
+            target = candidates[-1] if candidates else None
+        if target is None:
+            self.app.notify("No further compaction that way.", timeout=2)
+            return
+        event_id, message_index = target
+        event = state.event(event_id)
+        if event is not None and event.kind == "compact":
+            state.active_event = event_id
+            state.rebuild()
+            self.message_list.rows_changed()
+        self.select_message(message_index)
+        if event is not None:
+            self.app.notify(
+                event.reason, title=f"{event.kind} at message {message_index}", timeout=4
+            )
+
+    def action_prev_compaction(self) -> None:
+        self._step_compaction(-1)
+
+    def action_next_compaction(self) -> None:
+        self._step_compaction(1)
+
+    # -- search --------------------------------------------------------------------------------------
+
+    def action_search(self) -> None:
+        bar = self.query_one("#search-bar")
+        bar.display = True
+        field = self.query_one("#search-input", Input)
+        if self.state is not None:
+            field.value = self.state.search_text
+        field.focus()
+
+    @on(Input.Submitted, "#search-input")
+    def _search_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        text = event.value.strip()
+        self.query_one("#search-bar").display = False
+        self.message_list.focus()
+        if self.state is None:
+            return
+        if not text:
+            self.state.set_matches("", [])
+            self.message_list.restyle()
+            self.status.show(self.state)
+            return
+        self.status.activity(f"searching “{text}”…", busy=True)
+        self._search(self.state.session, text)
+
+    @work(thread=True, exclusive=True, group="search", exit_on_error=False)
+    def _search(self, session: Session, text: str) -> None:
+        worker = get_current_worker()
+        needle = text.casefold()
+        matches: list[int] = []
+        for message in session.messages:
+            if worker.is_cancelled:
+                return
+            if needle in message_text(message).casefold():
+                matches.append(message.index)
+        self.post_message(_SearchDone(text, matches))
+
+    def on__search_done(self, event: _SearchDone) -> None:
+        state = self.state
+        if state is None:
+            return
+        state.set_matches(event.text, event.matches)
+        self.message_list.restyle()
+        self.status.show(state)
+        self._show_activity()
+        if not event.matches:
+            self.app.notify(f"No message contains “{event.text}”.", timeout=3)
+            return
+        self.action_next_match(inclusive=True)
+
+    def action_next_match(self, inclusive: bool = False) -> None:
+        state = self.state
+        if state is None or not state.matches:
+            return
+        current = self.message_list.selected_message or 0
+        following = [m for m in state.matches if m > current or (inclusive and m == current)]
+        target = following[0] if following else state.matches[0]
+        self.select_message(target)
+
+    def action_prev_match(self) -> None:
+        state = self.state
+        if state is None or not state.matches:
+            return
+        current = self.message_list.selected_message or 0
+        before = [m for m in state.matches if m < current]
+        self.select_message(before[-1] if before else state.matches[-1])
+
+    # -- live tail -----------------------------------------------------------------------------------
+
+    @work(exclusive=True, group="live", exit_on_error=False)
+    async def _watch(self, live_file: LiveFile) -> None:
+        async for change in watch_file(live_file, stop=self._live_stop):
+            if change.kind == "grew":
+                self._live_reload(live_file.path)
+            elif change.kind == "deleted":
+                self.post_message(
+                    _LiveProblem(
+                        f"{live_file.path.name} was deleted: live tail stopped, the loaded "
+                        "session stays on screen.",
+                        stop=True,
+                    )
+                )
+                return
+            else:  # truncated or rotated: the file is a new one, reload it whole
+                self.post_message(
+                    _LiveProblem(
+                        f"{live_file.path.name} was {change.kind}: reloading it.", stop=False
+                    )
+                )
+                self._live_reload(live_file.path)
+
+    @work(thread=True, exclusive=True, group="live-load", exit_on_error=False)
+    def _live_reload(self, path: Path) -> None:
+        state = self.state
+        fmt = state.session.format if state is not None else None
+        try:
+            session = load_session(path, format=fmt, window=self._window)
+        except (LoadError, OSError) as exc:
+            self.post_message(_LiveProblem(f"live reload failed: {exc}", stop=False))
+            return
+        except Exception as exc:
+            self.post_message(
+                _LiveProblem(f"live reload failed: {type(exc).__name__}: {exc}", stop=False)
+            )
+            return
+        self.post_message(_LiveReloaded(session))
+
+    def on__live_reloaded(self, event: _LiveReloaded) -> None:
+        self.apply_grown_session(event.session)
+
+    def apply_grown_session(self, session: Session) -> None:
+        """The file grew: take the re-read session, keep the selection, follow the end if asked.
+
+        The list keeps its rows and cursor; rows beyond the old count are appended and the last
+        old row is repainted (a format that writes one message over several lines may have
+        extended it).
+        """
+        state = self.state
+        if state is None:
+            return
+        old_count = state.message_count
+        was_at_end = self.message_list.at_end
+        selected = self.message_list.selected_message
+        if session.context_window is None and state.session.context_window:
+            session.context_window = state.session.context_window
+            session.window_source = state.session.window_source
+        state.session = session
+        state.rebuild()
+        self.message_list.rows_changed()
+        new_count = state.message_count
+        if (self.follow or was_at_end) and new_count:
+            self.message_list.select_message(new_count - 1)
+            self.detail.show(new_count - 1, force=True)
+        elif selected is not None and selected < new_count:
+            self.message_list.select_message(selected)
+            if selected >= old_count - 1:
+                self.detail.show(selected, force=True)
+        gauge = self._gauge()
+        if gauge is not None:
+            gauge.update_result(session, state.result)  # type: ignore[attr-defined]
+        self._refresh_chrome()
+        self.start_replay()
+
+    def on__live_problem(self, event: _LiveProblem) -> None:
+        self.app.notify(event.text, title="Live tail", severity="warning", timeout=6)
+        if event.stop:
+            self.live_status = "live tail stopped"
+            self._live_file = None
+        self._show_activity()
+
+    def action_follow(self) -> None:
+        self.follow = not self.follow
+        if self.follow and self.state is not None and self.state.message_count:
+            self.select_message(self.state.message_count - 1, center=False)
+        self._show_activity()
+        self.app.notify(
+            "Following the end of the file." if self.follow else "Follow off.", timeout=2
+        )
+
+    # -- navigation --------------------------------------------------------------------------------
+
+    def action_back(self) -> None:
+        bar = self.query_one("#search-bar")
+        if bar.display:
+            bar.display = False
+            self.message_list.focus()
+            return
+        slot = self.query_one("#policy-slot")
+        if slot.display:
+            slot.display = False
+            self.message_list.focus()
+            return
+        self.dismiss(None)
+
+    def on_unmount(self) -> None:
+        self._live_stop.set()
+        if self._replay_cancel is not None:
+            self._replay_cancel.set()

@@ -1,0 +1,366 @@
+"""The state one session screen shows: the session, the active policy, the latest replay result
+and what the user has selected.
+
+Widgets read this object; they never run an algorithm. Everything here is derived from the
+:class:`~core.models.Session` and the :class:`~core.replay.ReplayResult` (docs/REPLAY_API.md) with
+plain lookups, and every lookup a row needs while painting is O(1) (precomputed when the result or
+the selection changes), so a 100,000-message list paints as fast as a 10-message one.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from enum import IntFlag
+from typing import TYPE_CHECKING, Any
+
+from core.models import Message, Role, Session
+from core.policy import PRESETS, Policy, get_preset
+
+if TYPE_CHECKING:  # the replay engine is imported lazily, in the worker that runs it
+    from core.replay import MessageState, ReplayEvent, ReplayResult
+
+COMPACTION_KINDS = ("compact", "recorded-compaction")
+"""Replay event kinds that `[` and `]` step through."""
+
+FORMAT_PRESETS = {
+    "claude-code": "claude-code",
+    "codex": "codex",
+    "pi": "pi",
+    "opencode": "opencode",
+}
+"""The preset a session starts with when the user names none: the policy of the agent that wrote it."""
+
+DEFAULT_PRESET = "seed"
+
+
+def default_policy_for(session: Session | None) -> Policy:
+    """The preset of the agent that recorded ``session`` (``seed`` for our own format)."""
+    name = DEFAULT_PRESET
+    if session is not None:
+        name = FORMAT_PRESETS.get(str(session.format), DEFAULT_PRESET)
+    if name not in PRESETS:
+        name = next(iter(PRESETS))
+    return get_preset(name)
+
+
+class RowFlag(IntFlag):
+    """What is special about one message under the active policy and selection."""
+
+    NONE = 0
+    PRUNED = 1
+    PROTECTED = 2
+    HEAD = 4
+    TAIL = 8
+    SUMMARY = 16
+    SYNTHETIC = 32
+    TRUNCATED = 64
+    OVERFLOW = 128
+    BOUNDARY = 256
+    MATCH = 512
+    COMPACTED_HERE = 1024
+    META = 2048
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    """A rule row the list draws between two messages (not a message itself)."""
+
+    kind: str
+    """``split`` (head/tail of the selected compaction) or ``boundary`` (recorded compaction)."""
+    text: str
+    message_index: int
+    """The message the rule sits above."""
+
+
+@dataclass
+class SessionState:
+    """One session as the screen shows it.
+
+    ``rows`` maps each row of the message list to a message index (>= 0) or to a marker
+    (``-1 - k`` for ``markers[k]``); it is rebuilt only when the markers change.
+    """
+
+    session: Session
+    policy: Policy
+    result: ReplayResult | None = None
+    active_event: int | None = None
+    """Event id (index into ``result.events``) of the compaction whose head/tail is shown."""
+    matches: list[int] = field(default_factory=list)
+    """Message indices matching the current search, in order."""
+    search_text: str = ""
+    replay_error: str | None = None
+
+    rows: list[int] = field(default_factory=list)
+    markers: list[Marker] = field(default_factory=list)
+    _flags: list[int] = field(default_factory=list)
+    _call_messages: list[int] = field(default_factory=list)
+    _row_of_message: list[int] = field(default_factory=list)
+    _match_set: set[int] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.rebuild()
+
+    # -- basic facts ------------------------------------------------------------------------
+
+    @property
+    def message_count(self) -> int:
+        return len(self.session.messages)
+
+    @property
+    def window(self) -> int | None:
+        """The window the replay uses: the policy's override, else the session's."""
+        if self.policy.context_window:
+            return self.policy.context_window
+        if self.result is not None and self.result.window:
+            return int(self.result.window)
+        return self.session.context_window
+
+    @property
+    def window_source(self) -> str:
+        if self.policy.context_window:
+            return "policy"
+        return str(self.session.window_source)
+
+    def message(self, index: int) -> Message:
+        return self.session.messages[index]
+
+    def message_state(self, index: int) -> MessageState | None:
+        if self.result is None or index >= len(self.result.messages):
+            return None
+        return self.result.messages[index]
+
+    def flags(self, index: int) -> int:
+        if index < len(self._flags):
+            return self._flags[index]
+        return 0
+
+    # -- calls (gauge <-> list) ---------------------------------------------------------------
+
+    def call_for_message(self, index: int) -> int | None:
+        """The model call a message belongs to: the last call at or before it (else the first)."""
+        calls = self._call_messages
+        if not calls:
+            return None
+        pos = bisect_right(calls, index) - 1
+        return max(pos, 0)
+
+    def message_for_call(self, call_index: int) -> int | None:
+        if 0 <= call_index < len(self._call_messages):
+            return self._call_messages[call_index]
+        return None
+
+    @property
+    def call_count(self) -> int:
+        return len(self._call_messages)
+
+    # -- compactions ---------------------------------------------------------------------------
+
+    def compaction_events(self) -> list[tuple[int, int]]:
+        """``(event_id, message_index)`` of every compaction (replayed or recorded), in order."""
+        found: list[tuple[int, int]] = []
+        if self.result is not None:
+            for event_id, event in enumerate(self.result.events):
+                if event.kind in COMPACTION_KINDS:
+                    found.append((event_id, event.message_index))
+        else:
+            for k, compaction in enumerate(self.session.compactions):
+                found.append((-1 - k, compaction.message_index))
+        found.sort(key=lambda pair: pair[1])
+        return found
+
+    def event(self, event_id: int | None) -> ReplayEvent | None:
+        if event_id is None or event_id < 0 or self.result is None:
+            return None
+        if event_id >= len(self.result.events):
+            return None
+        return self.result.events[event_id]
+
+    def first_overflow(self) -> tuple[int, int] | None:
+        """``(call_index, message_index)`` of the first call over the window (simulated first)."""
+        if self.result is None:
+            return None
+        for point in self.result.points:
+            if point.overflow_simulated:
+                return point.call_index, point.message_index
+        for point in self.result.points:
+            if point.overflow_recorded:
+                return point.call_index, point.message_index
+        return None
+
+    # -- rows ----------------------------------------------------------------------------------
+
+    def row_of_message(self, index: int) -> int:
+        """The list row that shows message ``index``."""
+        if self._row_of_message and 0 <= index < len(self._row_of_message):
+            return self._row_of_message[index]
+        return index
+
+    def rebuild(self) -> None:
+        """Recompute flags, markers and rows from the session, the result and the selection."""
+        session = self.session
+        messages = session.messages
+        count = len(messages)
+        result = self.result
+        flags = [0] * count
+        for message in messages:
+            value = 0
+            if message.summary:
+                value |= RowFlag.SUMMARY
+            if message.synthetic:
+                value |= RowFlag.SYNTHETIC
+            if message.meta:
+                value |= RowFlag.META
+            if message.compaction_boundary:
+                value |= RowFlag.BOUNDARY
+            if message.index < count:
+                flags[message.index] = value
+        if result is not None:
+            for state in result.messages:
+                i = state.message_index
+                if i >= count:
+                    continue
+                value = flags[i]
+                if state.pruned:
+                    value |= RowFlag.PRUNED
+                if state.protected:
+                    value |= RowFlag.PROTECTED
+                if state.truncated:
+                    value |= RowFlag.TRUNCATED
+                flags[i] = value
+            for point in result.points:
+                if (point.overflow_simulated or point.overflow_recorded) and (
+                    point.message_index < count
+                ):
+                    flags[point.message_index] |= RowFlag.OVERFLOW
+            for event in result.events:
+                if event.kind == "compact" and event.message_index < count:
+                    flags[event.message_index] |= RowFlag.COMPACTED_HERE
+            self._call_messages = [p.message_index for p in result.points]
+        else:
+            self._call_messages = [m.index for m in messages if m.is_model_call]
+
+        markers: list[Marker] = []
+        event = self.event(self.active_event)
+        if event is not None and event.kind == "compact":
+            for i in event.head_indices:
+                if i < count:
+                    flags[i] |= RowFlag.HEAD
+            for i in event.tail_indices:
+                if i < count:
+                    flags[i] |= RowFlag.TAIL
+            markers.append(_split_marker(event, count))
+        for k, compaction in enumerate(session.compactions):
+            if compaction.message_index < count:
+                markers.append(
+                    Marker("boundary", _boundary_text(compaction, k), compaction.message_index)
+                )
+        for i in self._match_set:
+            if i < count:
+                flags[i] |= RowFlag.MATCH
+        self._flags = flags
+        self._set_markers(markers)
+
+    def _set_markers(self, markers: list[Marker]) -> None:
+        count = self.message_count
+        # split rules sort before boundary rules at the same message
+        ordered = sorted(
+            (m for m in markers if 0 <= m.message_index <= count),
+            key=lambda m: (m.message_index, m.kind != "split"),
+        )
+        self.markers = ordered
+        if not ordered:
+            self.rows = list(range(count))
+            self._row_of_message = []
+            return
+        rows: list[int] = []
+        start = 0
+        for k, marker in enumerate(ordered):
+            rows.extend(range(start, marker.message_index))
+            start = marker.message_index
+            rows.append(-1 - k)
+        rows.extend(range(start, count))
+        self.rows = rows
+        row_of = [0] * count
+        for row, value in enumerate(rows):
+            if value >= 0:
+                row_of[value] = row
+        self._row_of_message = row_of
+
+    def append_messages(self) -> None:
+        """The session grew (live tail): recompute what depends on the message count."""
+        self.rebuild()
+
+    # -- search --------------------------------------------------------------------------------
+
+    def set_matches(self, text: str, matches: list[int]) -> None:
+        self.search_text = text
+        self.matches = matches
+        old = self._match_set
+        self._match_set = set(matches)
+        count = len(self._flags)
+        for i in old:
+            if i < count:
+                self._flags[i] &= ~RowFlag.MATCH
+        for i in self._match_set:
+            if i < count:
+                self._flags[i] |= RowFlag.MATCH
+
+    # -- replay --------------------------------------------------------------------------------
+
+    def set_result(self, result: ReplayResult | None) -> None:
+        self.result = result
+        self.replay_error = None
+        events = self.compaction_events()
+        if self.event(self.active_event) is None or (
+            result is not None
+            and self.active_event is not None
+            and result.events[self.active_event].kind != "compact"
+        ):
+            first_compact = next(
+                (
+                    event_id
+                    for event_id, _ in events
+                    if (e := self.event(event_id)) is not None and e.kind == "compact"
+                ),
+                None,
+            )
+            self.active_event = first_compact
+        self.rebuild()
+
+
+def _split_marker(event: Any, count: int) -> Marker:
+    head = [i for i in event.head_indices if i < count]
+    tail = [i for i in event.tail_indices if i < count]
+    if tail:
+        at = min(tail)
+    elif head:
+        at = max(head) + 1
+    else:
+        at = min(event.message_index, count)
+    head_text = f"head {len(head):,} msgs summarised" if head else "no head"
+    tail_text = f"tail {len(tail):,} msgs kept" if tail else "no tail kept"
+    tokens = ""
+    if event.tokens_before is not None and event.tokens_after is not None:
+        tokens = f" · {event.tokens_before:,} → {event.tokens_after:,} tokens"
+    trigger = f" ({event.trigger})" if event.trigger else ""
+    return Marker("split", f"split{trigger}: ↑ {head_text} · ↓ {tail_text}{tokens}", at)
+
+
+def _boundary_text(compaction: Any, k: int) -> str:
+    parts = [f"recorded compaction #{k + 1}", str(compaction.trigger)]
+    if compaction.tokens_before is not None:
+        before = f"{compaction.tokens_before:,}"
+        if compaction.tokens_after is not None:
+            parts.append(f"{before} → {compaction.tokens_after:,} tokens")
+        else:
+            parts.append(f"{before} tokens before")
+    return " · ".join(parts)
+
+
+ROLE_LABELS = {
+    Role.SYSTEM: "system",
+    Role.USER: "user",
+    Role.ASSISTANT: "assistant",
+    Role.TOOL: "tool",
+}

@@ -1,0 +1,67 @@
+"""Progress of loading a session: bytes read and messages so far, fed by the loader's callback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Label, ProgressBar
+
+
+def format_bytes(size: int | None) -> str:
+    """``1.2 MB``-style size (decimal units, as file managers show them)."""
+    if size is None:
+        return "?"
+    value = float(size)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1000 or unit == "GB":
+            return f"{value:,.0f} {unit}" if unit == "B" else f"{value:,.1f} {unit}"
+        value /= 1000
+    return f"{size} B"
+
+
+class LoadProgress(Vertical):
+    """A titled progress bar: ``Reading x.jsonl — 12.3 MB of 100.0 MB · 45,210 messages``."""
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:  # noqa: A002
+        super().__init__(id=id, classes=classes)
+        self._path = ""
+        self.bytes_read = 0
+        self.total_bytes: int | None = None
+        self.messages = 0
+
+    def compose(self) -> ComposeResult:
+        yield Label("", id="load-title")
+        yield ProgressBar(total=None, show_eta=False, id="load-bar")
+        yield Label("", id="load-detail")
+
+    def start(self, path: str, total_bytes: int | None) -> None:
+        """Reset for a new file."""
+        self._path = path
+        self.bytes_read = 0
+        self.total_bytes = total_bytes
+        self.messages = 0
+        self.query_one("#load-title", Label).update(f"Reading {Path(path).name}")
+        bar = self.query_one(ProgressBar)
+        bar.update(total=total_bytes or None, progress=0)
+        self._describe()
+
+    def update_progress(self, bytes_read: int, total_bytes: int, messages: int) -> None:
+        """A progress callback arrived (on the UI thread)."""
+        self.bytes_read = bytes_read
+        if total_bytes:
+            self.total_bytes = total_bytes
+        self.messages = messages
+        self.query_one(ProgressBar).update(total=self.total_bytes or None, progress=bytes_read)
+        self._describe()
+
+    def phase(self, text: str) -> None:
+        """Say what happens after reading (counting tokens, replaying …)."""
+        self.query_one("#load-detail", Label).update(text)
+
+    def _describe(self) -> None:
+        total = f" of {format_bytes(self.total_bytes)}" if self.total_bytes else ""
+        self.query_one("#load-detail", Label).update(
+            f"{format_bytes(self.bytes_read)}{total} · {self.messages:,} messages"
+        )

@@ -1,0 +1,475 @@
+"""The message list: one row per message, drawn with Textual's line API.
+
+Like toolong's ``LogLines``, this is a :class:`~textual.scroll_view.ScrollView` that paints only
+the rows on screen (``render_line``) and keeps the painted rows in an LRU cache of
+:class:`~textual.strip.Strip` objects, so 100,000 messages scroll as smoothly as 100. Row states
+(pruned, protected, head, tail, the split line, recorded compaction boundaries, summaries,
+synthetic messages, truncated outputs, the call that overflowed, search matches) are component
+classes styled in ``app.tcss``.
+
+The list reads a :class:`~tui.state.SessionState`; it never computes a decision itself.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.cache import LRUCache
+from textual.geometry import Region, Size
+from textual.message import Message as TextualMessage
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from core.models import Message, Provenance, Role
+from tui.state import RowFlag, SessionState
+
+PREVIEW_SCAN_CHARS = 400
+"""A row preview never looks further into a message than this."""
+
+PROVENANCE_MARKS = {
+    Provenance.RECORDED: "R",
+    Provenance.COUNTED: "C",
+    Provenance.ESTIMATED: "~",
+}
+"""One-character provenance marker shown after each token figure."""
+
+_FLAG_GLYPHS: tuple[tuple[int, str, str], ...] = (
+    (RowFlag.OVERFLOW, "!", "overflow"),
+    (RowFlag.COMPACTED_HERE, "⚑", "compacted"),
+    (RowFlag.TRUNCATED, "✂", "truncated"),
+    (RowFlag.PRUNED, "×", "pruned"),
+    (RowFlag.PROTECTED, "◆", "protected"),
+    (RowFlag.SUMMARY, "Σ", "summary"),
+    (RowFlag.SYNTHETIC, "↻", "synthetic"),
+    (RowFlag.BOUNDARY, "⇤", "boundary"),
+)
+"""Glyphs of the flags column, most important first (at most three are shown)."""
+
+FLAG_LEGEND: tuple[tuple[str, str], ...] = (
+    ("!", "the window overflowed at this call"),
+    ("⚑", "the policy would compact here"),
+    ("✂", "tool output truncated by the policy"),
+    ("×", "tool output pruned by the policy"),
+    ("◆", "protected from pruning"),
+    ("Σ", "compaction summary"),
+    ("↻", "synthetic (injected) message"),
+    ("⇤", "first message after a recorded compaction"),
+    ("▌", "gutter: head (summarised) / tail (kept) of the selected compaction"),
+)
+"""What each glyph means (the help screen shows this)."""
+
+
+def format_tokens(tokens: int) -> str:
+    """A token count in at most 6 cells: ``9,999``, ``12.3k``, ``123k``, ``1.23M``."""
+    if tokens < 10_000:
+        return f"{tokens:,}"
+    if tokens < 100_000:
+        return f"{tokens / 1000:.1f}k"
+    if tokens < 1_000_000:
+        return f"{tokens // 1000}k"
+    return f"{tokens / 1_000_000:.2f}M"
+
+
+def _one_line(text: str) -> str:
+    head = text[:PREVIEW_SCAN_CHARS].strip()
+    if not head:
+        return ""
+    return " ".join(head.split())
+
+
+def message_preview(message: Message) -> str:
+    """One line that says what a message is (its first words, or the tool and its arguments)."""
+    if message.role is Role.TOOL and message.tool_result is not None:
+        result = message.tool_result
+        name = result.tool_name or "tool"
+        prefix = f"{name} ✗ " if result.is_error else f"{name} ▸ "
+        return prefix + (_one_line(result.output) or "(empty output)")
+    text = _one_line(message.text)
+    if message.tool_calls:
+        calls = []
+        for call in message.tool_calls[:3]:
+            args = call.arguments
+            if isinstance(args, dict):
+                first = next(iter(args.values()), "")
+                detail = _one_line(str(first))[:60]
+            else:
+                detail = _one_line(str(args or ""))[:60]
+            calls.append(f"{call.name}({detail})")
+        more = f" +{len(message.tool_calls) - 3}" if len(message.tool_calls) > 3 else ""
+        joined = "→ " + ", ".join(calls) + more
+        return f"{text} {joined}" if text else joined
+    if not text and message.reasoning:
+        return "(thinking) " + _one_line(message.reasoning)
+    return text or "(empty)"
+
+
+def role_label(message: Message) -> str:
+    """The role column: the role, or what kind of injected message it is."""
+    if message.summary:
+        return "summary"
+    if message.synthetic:
+        return "continue"
+    if message.meta:
+        return "meta"
+    return str(message.role)
+
+
+class MessageList(ScrollView, can_focus=True):
+    """Every message of a session, one row each, with the policy's decisions as row styles."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "message-list--cursor",
+        "message-list--index",
+        "message-list--tokens",
+        "message-list--provenance",
+        "message-list--role-user",
+        "message-list--role-assistant",
+        "message-list--role-tool",
+        "message-list--role-system",
+        "message-list--pruned",
+        "message-list--protected",
+        "message-list--head",
+        "message-list--tail",
+        "message-list--split",
+        "message-list--boundary",
+        "message-list--boundary-rule",
+        "message-list--summary",
+        "message-list--synthetic",
+        "message-list--meta",
+        "message-list--truncated",
+        "message-list--overflow",
+        "message-list--compacted",
+        "message-list--match",
+        "message-list--flags",
+        "message-list--empty",
+    }
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up,k", "cursor_up", "Up", show=False),
+        Binding("down,j", "cursor_down", "Down", show=False),
+        Binding("pageup", "page_up", "Page up", show=False),
+        Binding("pagedown", "page_down", "Page down", show=False),
+        Binding("home,g", "first", "First", show=False),
+        Binding("end,G", "last", "Last", show=False),
+    ]
+
+    class Highlighted(TextualMessage):
+        """The cursor moved to another message."""
+
+        def __init__(self, message_list: MessageList, message_index: int) -> None:
+            super().__init__()
+            self.message_list = message_list
+            self.message_index = message_index
+
+        @property
+        def control(self) -> MessageList:
+            return self.message_list
+
+    def __init__(
+        self,
+        state: SessionState | None = None,
+        *,
+        name: str | None = None,
+        id: str | None = None,  # noqa: A002 - Textual's keyword
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self._state = state
+        self.cursor_row = 0
+        self._strip_cache: LRUCache[tuple[int, int, bool], Strip] = LRUCache(2048)
+        self._index_width = 4
+        self._blended_styles: dict[str, Style] = {}
+
+    # -- state ---------------------------------------------------------------------------------
+
+    @property
+    def state(self) -> SessionState | None:
+        return self._state
+
+    def set_state(self, state: SessionState | None) -> None:
+        """Show another session (or none)."""
+        self._state = state
+        self.cursor_row = self._first_message_row(0, 1) if state is not None else 0
+        self.rows_changed()
+
+    @property
+    def row_count(self) -> int:
+        return len(self._state.rows) if self._state is not None else 0
+
+    @property
+    def selected_message(self) -> int | None:
+        """Index of the message under the cursor (None when the list is empty)."""
+        state = self._state
+        if state is None or not state.rows:
+            return None
+        row = min(self.cursor_row, len(state.rows) - 1)
+        value = state.rows[row]
+        if value >= 0:
+            return value
+        return self._row_message(self._first_message_row(row, 1))
+
+    def _row_message(self, row: int) -> int | None:
+        state = self._state
+        if state is None or not 0 <= row < len(state.rows):
+            return None
+        value = state.rows[row]
+        return value if value >= 0 else None
+
+    def rows_changed(self) -> None:
+        """The rows or their flags changed (new result, search, selection of a compaction)."""
+        self._strip_cache.clear()
+        count = self.row_count
+        state = self._state
+        if state is not None:
+            self._index_width = max(3, len(str(max(state.message_count - 1, 0))))
+        self.virtual_size = Size(0, count)
+        if count and self.cursor_row >= count:
+            self.cursor_row = count - 1
+        self.refresh()
+
+    def restyle(self) -> None:
+        """Flags changed but not the rows: repaint from scratch."""
+        self._strip_cache.clear()
+        self.refresh()
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._blended_styles.clear()
+        self._strip_cache.clear()
+
+    # -- cursor --------------------------------------------------------------------------------
+
+    def _first_message_row(self, row: int, step: int) -> int:
+        """The nearest row at or after ``row`` (in direction ``step``) that shows a message."""
+        state = self._state
+        if state is None or not state.rows:
+            return 0
+        rows = state.rows
+        row = max(0, min(row, len(rows) - 1))
+        probe = row
+        while 0 <= probe < len(rows):
+            if rows[probe] >= 0:
+                return probe
+            probe += step
+        probe = row
+        while 0 <= probe < len(rows):
+            if rows[probe] >= 0:
+                return probe
+            probe -= step
+        return row
+
+    def move_cursor_to_row(self, row: int, *, step: int = 1, post: bool = True) -> None:
+        """Put the cursor on ``row`` (or the nearest message row) and scroll it into view."""
+        if not self.row_count:
+            return
+        row = self._first_message_row(row, step)
+        old = self.cursor_row
+        self.cursor_row = row
+        if old != row:
+            self._refresh_row(old)
+            self._refresh_row(row)
+        self.scroll_cursor_visible()
+        message_index = self._row_message(row)
+        if post and message_index is not None:
+            self.post_message(self.Highlighted(self, message_index))
+
+    def select_message(
+        self, message_index: int, *, post: bool = False, center: bool = False
+    ) -> None:
+        """Move the cursor to a message (``post``: also announce it with :class:`Highlighted`)."""
+        state = self._state
+        if state is None or not state.message_count:
+            return
+        message_index = max(0, min(message_index, state.message_count - 1))
+        self.move_cursor_to_row(state.row_of_message(message_index), post=post)
+        if center:
+            self.scroll_to(
+                y=max(0, self.cursor_row - self.scrollable_content_region.height // 2),
+                animate=False,
+                immediate=True,
+            )
+
+    def scroll_cursor_visible(self) -> None:
+        height = self.scrollable_content_region.height
+        if height <= 0:
+            return
+        top = int(self.scroll_y)
+        row = self.cursor_row
+        if row < top:
+            self.scroll_to(y=row, animate=False, immediate=True)
+        elif row >= top + height:
+            self.scroll_to(y=row - height + 1, animate=False, immediate=True)
+
+    @property
+    def at_end(self) -> bool:
+        """The cursor is on the last message (live tail follows only then)."""
+        state = self._state
+        if state is None or not state.message_count:
+            return True
+        return self.selected_message == state.message_count - 1
+
+    def _refresh_row(self, row: int) -> None:
+        # The cache key holds the cursor flag, so both looks of a row stay valid: just repaint.
+        self.refresh_line(row)
+
+    def action_cursor_up(self) -> None:
+        self.move_cursor_to_row(self.cursor_row - 1, step=-1)
+
+    def action_cursor_down(self) -> None:
+        self.move_cursor_to_row(self.cursor_row + 1, step=1)
+
+    def action_page_up(self) -> None:
+        page = max(1, self.scrollable_content_region.height - 1)
+        self.move_cursor_to_row(self.cursor_row - page, step=-1)
+
+    def action_page_down(self) -> None:
+        page = max(1, self.scrollable_content_region.height - 1)
+        self.move_cursor_to_row(self.cursor_row + page, step=1)
+
+    def action_first(self) -> None:
+        self.move_cursor_to_row(0, step=1)
+
+    def action_last(self) -> None:
+        self.move_cursor_to_row(self.row_count - 1, step=-1)
+
+    async def _on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        row = int(self.scroll_y) + offset.y
+        if 0 <= row < self.row_count:
+            self.focus()
+            self.move_cursor_to_row(row)
+
+    # -- painting --------------------------------------------------------------------------------
+
+    def render_line(self, y: int) -> Strip:
+        row = int(self.scroll_y) + y
+        width = self.scrollable_content_region.width
+        state = self._state
+        if state is None or row >= len(state.rows):
+            if state is not None and not state.rows and y == 0:
+                style = self.rich_style + self._style("message-list--empty")
+                return Strip([Segment(" no messages in this session".ljust(width), style)])
+            return Strip.blank(width, self.rich_style)
+        is_cursor = row == self.cursor_row
+        key = (row, width, is_cursor)
+        strip = self._strip_cache.get(key)
+        if strip is None:
+            strip = self._render_row(state, row, width, is_cursor)
+            self._strip_cache[key] = strip
+        return strip.apply_offsets(0, row)
+
+    def _style(self, name: str) -> Style:
+        """The style of one component class, its translucent colours blended onto our background.
+
+        (``get_component_rich_style(partial=True)`` drops the alpha channel, which would turn a
+        10 % tint into a solid block.)
+        """
+        style = self._blended_styles.get(name)
+        if style is None:
+            styles = self.get_component_styles(name)
+            base = self.background_colors[1]
+            background = None
+            if styles.has_rule("background") and styles.background.a > 0:
+                background = base + styles.background
+            color = None
+            if styles.has_rule("color") and styles.color.a > 0:
+                color = (background or base) + styles.color
+            style = (
+                Style(
+                    color=color.rich_color if color is not None else None,
+                    bgcolor=background.rich_color if background is not None else None,
+                )
+                + styles.text_style
+            )
+            self._blended_styles[name] = style
+        return style
+
+    def _render_row(self, state: SessionState, row: int, width: int, is_cursor: bool) -> Strip:
+        base = self.rich_style
+        value = state.rows[row]
+        if value < 0:
+            marker = state.markers[-1 - value]
+            style = base + self._style(
+                "message-list--split" if marker.kind == "split" else "message-list--boundary-rule"
+            )
+            text = f"── {marker.text} "
+            text = set_cell_size(text + "─" * max(0, width - cell_len(text)), width)
+            return Strip([Segment(text, style)], width)
+
+        message = state.message(value)
+        flags = state.flags(value)
+        message_state = state.message_state(value)
+
+        row_style = base
+        for flag, component in (
+            (RowFlag.SUMMARY, "message-list--summary"),
+            (RowFlag.SYNTHETIC, "message-list--synthetic"),
+            (RowFlag.META, "message-list--meta"),
+            (RowFlag.BOUNDARY, "message-list--boundary"),
+            (RowFlag.PROTECTED, "message-list--protected"),
+            (RowFlag.TRUNCATED, "message-list--truncated"),
+            (RowFlag.PRUNED, "message-list--pruned"),
+            (RowFlag.MATCH, "message-list--match"),
+            (RowFlag.OVERFLOW, "message-list--overflow"),
+        ):
+            if flags & flag:
+                row_style += self._style(component)
+        if is_cursor:
+            row_style += self._style("message-list--cursor")
+
+        if flags & RowFlag.HEAD:
+            gutter = Segment("▌", row_style + self._style("message-list--head"))
+        elif flags & RowFlag.TAIL:
+            gutter = Segment("▌", row_style + self._style("message-list--tail"))
+        else:
+            gutter = Segment(" ", row_style)
+
+        index_text = f"{value:>{self._index_width}} "
+        role = role_label(message)
+        role_style = row_style + self._style(f"message-list--role-{message.role}")
+        if message_state is not None:
+            tokens = (
+                message_state.tokens_after_truncation
+                if message_state.truncated
+                else (message_state.tokens)
+            )
+            tokens_text = f"{format_tokens(tokens):>6}"
+            mark = PROVENANCE_MARKS.get(message_state.provenance, "?")
+        else:
+            tokens_text = f"{'·':>6}"
+            mark = " "
+        glyphs = "".join(g for flag, g, _ in _FLAG_GLYPHS if flags & flag)[:3]
+
+        segments = [
+            gutter,
+            Segment(index_text, row_style + self._style("message-list--index")),
+            Segment(f"{role:<9} ", role_style),
+            Segment(tokens_text, row_style + self._style("message-list--tokens")),
+            Segment(f"{mark} ", row_style + self._style("message-list--provenance")),
+            Segment(f"{glyphs:<3} ", row_style + self._style("message-list--flags")),
+        ]
+        used = sum(cell_len(s.text) for s in segments)
+        remaining = width - used
+        if remaining > 0:
+            preview = message_preview(message)
+            segments.append(Segment(set_cell_size(preview, remaining), row_style))
+        strip = Strip(segments)
+        return strip.crop_extend(0, width, row_style)
+
+    def region_of_message(self, message_index: int) -> Region | None:
+        """Where the row of ``message_index`` is on screen, if it is visible."""
+        state = self._state
+        if state is None:
+            return None
+        row = state.row_of_message(message_index) - int(self.scroll_y)
+        if 0 <= row < self.scrollable_content_region.height:
+            region = self.scrollable_content_region
+            return Region(region.x, region.y + row, region.width, 1)
+        return None
