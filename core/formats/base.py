@@ -18,7 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+from pydantic_core import PydanticUndefined
 
 from core.models import (
     CompactionEvent,
@@ -39,6 +42,45 @@ MAX_DIAGNOSTICS_PER_CODE = 200
 """Beyond this many diagnostics with the same code, only a count is kept."""
 
 
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+_defaults_cache: dict[type[BaseModel], tuple[dict[str, Any], dict[str, Callable[[], Any]]]] = {}
+
+
+def construct(cls: type[ModelT], **values: Any) -> ModelT:
+    """Build a pydantic model from trusted, already-typed values, without validation.
+
+    The same as ``cls.model_construct(**values)``, several times faster: pydantic's version
+    inspects each default factory's signature on every call, which dominates a loader's time on
+    large files. Fields left out get their default (factories are called per instance).
+    """
+    cached = _defaults_cache.get(cls)
+    if cached is None:
+        if cls.__pydantic_post_init__ or cls.__pydantic_root_model__:
+            return cls.model_construct(**values)
+        plain: dict[str, Any] = {}
+        factories: dict[str, Callable[[], Any]] = {}
+        for name, field in cls.model_fields.items():
+            if field.default_factory is not None:
+                factories[name] = field.default_factory  # type: ignore[assignment]
+            elif field.default is not PydanticUndefined:
+                plain[name] = field.default
+        cached = (plain, factories)
+        _defaults_cache[cls] = cached
+    plain, factories = cached
+    data = plain.copy()
+    data.update(values)
+    for name, factory in factories.items():
+        if name not in values:
+            data[name] = factory()
+    model = cls.__new__(cls)
+    object.__setattr__(model, "__dict__", data)
+    object.__setattr__(model, "__pydantic_fields_set__", set(values))
+    object.__setattr__(model, "__pydantic_extra__", None)
+    object.__setattr__(model, "__pydantic_private__", None)
+    return model
+
+
 class LoadError(Exception):
     """A file could not be loaded at all. The message is one sentence naming what was tried."""
 
@@ -46,7 +88,7 @@ class LoadError(Exception):
 class SessionBuilder:
     """Collects what a loader reads and produces the :class:`Session`.
 
-    The builder trusts its caller: :meth:`add` uses ``Message.model_construct`` (no validation),
+    The builder trusts its caller: :meth:`add` uses :func:`construct` (no validation),
     so the loader passes already-typed values (a :class:`Role`, :class:`ToolCall` objects …).
     """
 
@@ -83,7 +125,7 @@ class SessionBuilder:
         if self._boundary_pending:
             fields["compaction_boundary"] = True
             self._boundary_pending = False
-        message = Message.model_construct(index=index, id=id, role=role, **fields)
+        message = construct(Message, index=index, id=id, role=role, **fields)
         self.messages.append(message)
         return message
 

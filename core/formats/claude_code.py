@@ -32,7 +32,7 @@ from typing import Any
 
 import orjson
 
-from core.formats.base import ProgressCallback, SessionBuilder
+from core.formats.base import ProgressCallback, SessionBuilder, construct
 from core.formats.jsonl import head_records, read_jsonl
 from core.models import (
     Role,
@@ -227,7 +227,8 @@ def _read_assistant(entry: _Entry, obj: dict[str, Any], message: Any) -> None:
                 call_id = block.get("id")
                 name = block.get("name")
                 entry.calls.append(
-                    ToolCall.model_construct(
+                    construct(
+                        ToolCall,
                         id=call_id if isinstance(call_id, str) else "",
                         name=name if isinstance(name, str) else "",
                         arguments=block.get("input"),
@@ -251,7 +252,8 @@ def _read_assistant(entry: _Entry, obj: dict[str, Any], message: Any) -> None:
 
 
 def _usage(raw: dict[str, Any]) -> Usage:
-    return Usage.model_construct(
+    return construct(
+        Usage,
         input=_int(raw.get("input_tokens")),
         output=_int(raw.get("output_tokens")),
         cache_read=_int(raw.get("cache_read_input_tokens")),
@@ -677,7 +679,8 @@ def _assemble(
 
 
 def _tool_result(call_id: str, name: str | None, output: str, is_error: bool) -> ToolResult:
-    return ToolResult.model_construct(
+    return construct(
+        ToolResult,
         call_id=call_id,
         tool_name=name,
         output=output,

@@ -31,7 +31,7 @@ from typing import Any
 
 import orjson
 
-from core.formats.base import ProgressCallback, SessionBuilder
+from core.formats.base import ProgressCallback, SessionBuilder, construct
 from core.formats.jsonl import head_records, read_jsonl
 from core.models import (
     Message,
@@ -309,7 +309,8 @@ class _Loader:
                 Role.TOOL,
                 id=item_id,
                 timestamp=ts,
-                tool_result=ToolResult.model_construct(
+                tool_result=construct(
+                    ToolResult,
                     call_id=call_id,
                     tool_name=name,
                     output=text,
@@ -341,8 +342,11 @@ class _Loader:
             if kind in _SERVER_CALLS:
                 call.server_calls.add(call_id)
             call.calls.append(
-                ToolCall.model_construct(
-                    id=call_id, name=name if isinstance(name, str) else kind, arguments=arguments
+                construct(
+                    ToolCall,
+                    id=call_id,
+                    name=name if isinstance(name, str) else kind,
+                    arguments=arguments,
                 )
             )
             return
@@ -399,7 +403,8 @@ class _Loader:
                 )
             return
         cached = _int(last.get("cached_input_tokens"))
-        usage = Usage.model_construct(
+        usage = construct(
+            Usage,
             input=max(0, _int(last.get("input_tokens")) - cached),
             output=_int(last.get("output_tokens")),
             cache_read=cached,
