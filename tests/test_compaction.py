@@ -464,3 +464,14 @@ def test_mock_compaction_is_deterministic() -> None:
     assert [m.model_dump() for m in first.output_messages] == [
         m.model_dump() for m in second.output_messages
     ]
+
+
+def test_compact_sync_runs_in_a_worker_thread() -> None:
+    import threading
+
+    results: list[object] = []
+    worker = threading.Thread(target=lambda: results.append(run(session())))
+    worker.start()
+    worker.join()
+    assert len(results) == 1
+    assert getattr(results[0], "compacted", False)
