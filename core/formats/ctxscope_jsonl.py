@@ -30,11 +30,20 @@ from pathlib import Path
 from typing import IO, Any
 
 import orjson
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from core.formats.base import LoadError, ProgressCallback, SessionBuilder
 from core.formats.jsonl import head_records, read_jsonl
-from core.models import CompactionEvent, Diagnostic, Message, Session, SourceFormat
+from core.models import (
+    CompactionEvent,
+    Diagnostic,
+    Message,
+    Session,
+    SourceFormat,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
 
 FORMAT = SourceFormat.CTXSCOPE
 
@@ -65,19 +74,50 @@ def _dumps(obj: dict[str, Any]) -> bytes:
     return orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE)
 
 
+def _in_field_order(model: type[BaseModel], data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with its keys in ``model``'s field order (nested models too), so the bytes
+    written do not depend on how a loader happened to build the objects."""
+    ordered: dict[str, Any] = {}
+    for name in model.model_fields:
+        if name not in data:
+            continue
+        value = data[name]
+        nested = _NESTED.get((model, name))
+        if nested is not None and isinstance(value, dict):
+            value = _in_field_order(nested, value)
+        elif nested is not None and isinstance(value, list):
+            value = [_in_field_order(nested, v) if isinstance(v, dict) else v for v in value]
+        ordered[name] = value
+    return ordered
+
+
+_NESTED: dict[tuple[type[BaseModel], str], type[BaseModel]] = {
+    (Message, "usage"): Usage,
+    (Message, "tool_result"): ToolResult,
+    (Message, "tool_calls"): ToolCall,
+}
+
+
 def header_record(session: Session) -> dict[str, Any]:
     """The header line's object for ``session``."""
     data = session.model_dump(mode="json", include=set(_HEADER_FIELDS))
-    return {"type": "session", "schema": SCHEMA, "version": VERSION, **data}
+    return {
+        "type": "session",
+        "schema": SCHEMA,
+        "version": VERSION,
+        **_in_field_order(Session, data),
+    }
 
 
 def message_record(message: Message) -> dict[str, Any]:
-    """The object of one message line (defaults left out)."""
+    """The object of one message line: identity first, then the fields not at their default."""
     data = message.model_dump(mode="json", exclude_defaults=True)
-    for key in _ALWAYS:
-        if key not in data:
-            data[key] = message.model_dump(mode="json", include={key})[key]
-    return {"type": "message", **data}
+    data.update(message.model_dump(mode="json", include=set(_ALWAYS)))
+    return {"type": "message", **_in_field_order(Message, data)}
+
+
+def _event_record(kind: str, model: CompactionEvent | Diagnostic) -> dict[str, Any]:
+    return {"type": kind, **_in_field_order(type(model), model.model_dump(mode="json"))}
 
 
 def iter_lines(session: Session) -> Iterator[bytes]:
@@ -88,13 +128,13 @@ def iter_lines(session: Session) -> Iterator[bytes]:
         by_index.setdefault(event.message_index, []).append(event)
     for message in session.messages:
         for event in by_index.pop(message.index, []):
-            yield _dumps({"type": "compaction", **event.model_dump(mode="json")})
+            yield _dumps(_event_record("compaction", event))
         yield _dumps(message_record(message))
     for index in sorted(by_index):  # compactions after the last message
         for event in by_index[index]:
-            yield _dumps({"type": "compaction", **event.model_dump(mode="json")})
+            yield _dumps(_event_record("compaction", event))
     for diagnostic in session.diagnostics:
-        yield _dumps({"type": "diagnostic", **diagnostic.model_dump(mode="json")})
+        yield _dumps(_event_record("diagnostic", diagnostic))
 
 
 def write_session(session: Session, target: Path | str | IO[bytes] | IO[str]) -> None:

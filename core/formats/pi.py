@@ -135,8 +135,16 @@ def _content_text(content: Any) -> str:
 
 
 def usage_from_pi(usage: Any) -> Usage | None:
-    """pi ``usage {input, output, cacheRead, cacheWrite, totalTokens}`` → Usage (PI)."""
+    """pi ``usage {input, output, cacheRead, cacheWrite, totalTokens}`` → Usage (PI).
+
+    An all-zero record (pi writes one for a request aborted before any reply) says nothing about
+    the context and gives None, as pi itself ignores it when estimating the context.
+    """
     if not isinstance(usage, dict):
+        return None
+    if not any(
+        _int(usage.get(k)) for k in ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
+    ):
         return None
     total = usage.get("totalTokens")
     return Usage(
