@@ -1,0 +1,2216 @@
+"""Replay a recorded session under a policy, holding the agent's actions fixed.
+
+Entry points: :func:`replay` (one run), :class:`Replayer` (incremental re-simulation for the TUI,
+which replays on every keystroke of a limit change) and :func:`compare` (several policies side by
+side). The result models are the public API of docs/REPLAY_API.md.
+
+How a replay walks a session
+----------------------------
+Messages are walked in order. Every message the agent produced or received is kept (the agent's
+actions are fixed); what changes is what the *policy* would have put in the context window:
+
+1. **Truncation.** Each tool output is truncated as the policy would (``spill=False``: nothing is
+   written while simulating). Recorded outputs were already truncated by the recording agent, so a
+   policy can only shorten them further (or add its hint to one just over a limit).
+2. **Checks before each model call.** Before call *k* the policy looks at the context of the
+   previous call, as the agent would (its usage), plus — when ``project_after_tool_results`` —
+   everything added since (tool results the model has not seen yet: the projection of phase 2).
+   ``check_before_each_call`` checks before every call; otherwise only before the first call of a
+   turn (the end of the previous turn), with a projection that crossed mid-turn remembered until
+   then. A usage figure older than a compaction is not used (pi's rule): after a compaction only
+   the projection can fire until the next call has happened. When the check fires, pruning and
+   compaction run right there (before call *k*, so the event's ``call_index`` is *k* and its
+   ``trigger_call_index`` the call whose figure crossed the threshold).
+3. **The call.** The simulated context of call *k* (see below) is compared with the window. Over
+   it, with ``overflow_recovery``, the policy compacts (trigger ``overflow``) and retries once; if
+   the retry still does not fit, an ``overflow`` event records it.
+4. **Recorded compactions.** Each compaction the recording holds rebuilds the *recorded* context
+   (its summary and replacement messages, plus the messages it kept from ``first_kept_id``).
+   Compactions the recording agent's own threshold cannot explain (below it, or marked ``manual``)
+   were the user's ``/compact``: they are actions too, so every policy applies them where they
+   happened (the recording agent's own policy by taking the recorded result, trigger ``manual``,
+   kind ``recorded-compaction``; another policy by running its own compaction there). Automatic
+   recorded compactions are the agent's decisions, which the policy replaces with its own.
+
+The context at a model call: recorded + delta
+---------------------------------------------
+Two contexts are tracked side by side, in tokens of the policy's estimator:
+
+* the **recorded** context: what the recording agent actually had (all messages, its own
+  compactions applied); its size at call *k* is ``E_rec(k)``;
+* the **simulated** context: what the policy would have had (outputs truncated, its own pruning
+  and compactions applied); ``E_sim(k)``.
+
+The figure the policy sees at call *k* is ``baseline(k) + E_sim(k) - E_rec(k)``, where
+``baseline(k)`` is the recording's own context at that call: the recorded usage (in the provider's
+convention, ``CallPoint.recorded_kind``), or, for a call without usable usage (none recorded, or an
+all-zero figure of an aborted call), the last recorded figure plus the estimated growth of the
+recorded context since, or ``overhead + E_rec(k)`` when there is no recorded figure to start from
+(or a recorded compaction came in between). ``overhead`` is the system prompt and tool schemas
+the messages do not show: the first recorded context minus the estimated tokens of the messages
+before it, floored at 0.
+
+Why this design: as long as the policy has changed nothing, both contexts hold the same messages,
+the delta is exactly 0 and the policy sees the recorded figure itself — so replaying a session
+under the recording agent's own policy fires where the agent fired (the fidelity report checks
+this). After the first change, only the *difference* is estimated; the bulk of the figure stays
+the provider's exact count, so estimation error is proportional to what changed, not to the whole
+context. Without any usage every figure is ``overhead + E_sim`` and is labelled estimated.
+
+When the recording agent's policy fires at the same call as one of its recorded automatic
+compactions, the replay takes the recorded result (summary and kept messages) instead of writing
+its own, so the rest of the replay keeps tracking the recording; the event says so.
+
+Incremental re-simulation (:class:`Replayer`)
+---------------------------------------------
+A :class:`Replayer` keeps, across runs on one session:
+
+* the message texts, and per estimator the token count of every message (one batched count; the
+  shared :class:`~core.tokens.TokenCounter` caches by content, so nothing is ever counted twice);
+* the recorded side (baseline figures, recorded contexts after each recorded compaction), per
+  estimator — it does not depend on the policy;
+* per truncation setting, the truncated content of every output over the limits (only outputs
+  over a limit are truncated at all; their lengths are precomputed);
+* every compaction result, by its exact input (so a re-run that compacts the same messages reuses
+  the summary — with a live LLM too);
+* the trace of the last runs: the state at every model call (a checkpoint), every threshold check
+  and overflow check with the figures it measured, and the events so far.
+
+A new policy is compared field by field with a traced one, and the run resumes from the last
+checkpoint the change cannot affect: a threshold change from the first check (or overflow check)
+whose decision differs under the new numbers; a truncation change from the first tool output
+whose truncated size differs; a change to how compaction summarises or splits (or to the window
+or reserve, which set the tail budget) from the first compaction; estimator, schedule or
+turn-end pruning changes from the start. Call points and events before the resume point are
+reused as they are.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, Field, PrivateAttr
+
+from core.llm import Summarizer, make_summarizer
+from core.models import Message, Provenance, Role, Session, SourceFormat, UsageConvention
+from core.overflow import (
+    crosses,
+    overflow_reason,
+    recorded_kind,
+    threshold,
+    usable_usage,
+)
+from core.policy import PRESETS, Policy, get_preset
+from core.tokens import TokenCounter, get_counter, message_text
+
+SCHEMA_VERSION = 1
+"""Version of the JSON written by ``--json`` (bumped on any incompatible change)."""
+
+EventKind = Literal["truncate", "prune", "compact", "continue", "overflow", "recorded-compaction"]
+Trigger = Literal["threshold", "projection", "overflow", "manual", "recorded"]
+RecordedKind = Literal["before-reply", "after-reply"]
+Outcome = Literal["same", "earlier", "later", "missed", "manual"]
+
+ProgressFn = Callable[[int, int], None]
+"""Called now and then with ``(messages_done, messages_total)``."""
+SummarizerFactory = Callable[[Policy], Summarizer]
+
+NATIVE_PRESET: dict[SourceFormat, str] = {
+    SourceFormat.PI: "pi",
+    SourceFormat.CODEX: "codex",
+    SourceFormat.CLAUDE_CODE: "claude-code",
+    SourceFormat.OPENCODE: "opencode",
+}
+"""The preset that models the agent which records each format."""
+
+_PROGRESS_EVERY = 512
+_MIN_RATIO = 0.25
+_MAX_RATIO = 4.0
+
+
+class ReplayCancelled(Exception):
+    """The run was cancelled through its ``cancel`` event."""
+
+
+# --- result models ------------------------------------------------------------------------------
+
+
+class ReplayEvent(BaseModel):
+    """Something the policy did during the replay."""
+
+    kind: EventKind
+    message_index: int
+    """Message it applies to (compact: the first message after the cut, i.e. the first tail
+    message, or the message it fired before when no tail is kept)."""
+    call_index: int | None
+    """Index into ``ReplayResult.points`` of the call it fired before (truncate: the first call
+    that sends the output); None when no call follows."""
+    trigger: Trigger | None
+    reason: str
+    """One human sentence: why it fired / what it did."""
+    tokens_before: int | None
+    """Context (compact, prune, overflow) or message (truncate) tokens before."""
+    tokens_after: int | None
+    head_indices: list[int] = Field(default_factory=list)
+    """compact: messages summarised (session message indices)."""
+    tail_indices: list[int] = Field(default_factory=list)
+    """compact: messages kept verbatim."""
+    pruned_indices: list[int] = Field(default_factory=list)
+    summary: str | None = None
+    """compact: the summary text."""
+    dropped_head_messages: int = 0
+    """compact: head messages left out of an overflowing summary request."""
+    trigger_call_index: int | None = None
+    """The call whose context made the check fire (threshold/projection: the previous call)."""
+    at_message_index: int | None = None
+    """The session message it happened just before."""
+    summary_tokens: int | None = None
+    """compact: tokens of the summary message (plus the continuation message, if any)."""
+    recorded_index: int | None = None
+    """The recorded compaction (index into ``Session.compactions``) this event applied or took."""
+
+
+class CallPoint(BaseModel):
+    """One model call (assistant message), in order."""
+
+    call_index: int
+    message_index: int
+    turn_index: int
+    """0-based turn the call belongs to (-1 before the first user message)."""
+    recorded_tokens: int | None
+    """``Usage.context_tokens`` of the recorded call (None: no usable usage)."""
+    recorded_kind: RecordedKind | None
+    """Which side of the reply the recorded and simulated figures are measured on."""
+    simulated_tokens: int
+    """Context the policy would have sent at this call (same convention as the recorded one)."""
+    simulated_provenance: Provenance
+    window: int | None
+    threshold: int | None
+    overflow_recorded: bool
+    """The recorded call overflowed: recorded context > window, stop reason length, overflow error."""
+    overflow_simulated: bool
+    """The simulated prompt exceeds the window (after the one retry overflow recovery allows)."""
+    event_ids: list[int]
+    """Indices into ``ReplayResult.events`` attached to this call."""
+    baseline_tokens: int
+    """The recording's context at this call: the recorded figure, else our projection of it."""
+    baseline_provenance: Provenance
+    overflow_recorded_reason: str | None = None
+    """``stop-length``, ``error`` or ``over-window`` when ``overflow_recorded``."""
+    checked: bool = False
+    """The policy checked its threshold right before this call."""
+    check_tokens: int | None = None
+    """What that check measured (simulated)."""
+    baseline_check_tokens: int | None = None
+    """The same check measured on the recording's figures (for the overflow diagnosis)."""
+    check_fired: bool = False
+    """That check fired a compaction."""
+
+
+class MessageState(BaseModel):
+    """One per session message, same order."""
+
+    message_index: int
+    tokens: int
+    """Tokens of the message as recorded (counted/estimated)."""
+    tokens_after_truncation: int
+    """What the policy would have sent."""
+    provenance: Provenance
+    truncated: bool
+    truncation_note: str | None
+    pruned: bool
+    prune_reason: str | None
+    """The pruner's reason for this message (also for protected ones), from the last pruning."""
+    protected: bool
+    """Protected tool, inside the skip boundary or inside the protect budget."""
+    summarised_by: int | None
+    """Event id of the compaction that put it in a head."""
+    kept_by: int | None
+    """Event id of the last compaction that kept it in its tail."""
+    in_context_at_end: bool
+
+
+class FidelityRow(BaseModel):
+    """How the replay matched one recorded compaction."""
+
+    recorded_index: int
+    """Index into ``Session.compactions``."""
+    message_index: int
+    trigger: str
+    """The recorded trigger, or ``manual`` when the recording agent's threshold cannot explain it."""
+    tokens_before: int | None
+    outcome: Outcome
+    replay_call_index: int | None
+    call_delta: int | None
+    """Replay call - recorded call (negative: the replay compacted earlier)."""
+    recorded_call_index: int | None = None
+    """The call the recorded compaction happened before (or the failed call it recovered)."""
+    note: str = ""
+
+
+class ReplaySummary(BaseModel):
+    """The figures of a replay in one row."""
+
+    calls: int
+    peak_recorded: int | None
+    peak_simulated: int
+    peak_call_index: int | None
+    compactions: int
+    """Compactions the policy made (its own and recorded ones it applied)."""
+    overflows_recorded: int
+    overflows_simulated: int
+    tokens_truncated: int
+    """Tokens truncation removed from tool outputs (net of the hints it adds)."""
+    tokens_pruned: int
+    tokens_summarised: int
+    """Tokens of the messages compactions replaced by a summary."""
+    summary_tokens: int
+    """Tokens of the summaries written (and continuation messages)."""
+    tail_tokens: int
+    """Tokens kept in tails, summed over compactions."""
+    overflows_avoided: int = 0
+    """Recorded overflows at calls the replay sends without overflowing."""
+    overflows_caused: int = 0
+    """Simulated overflows at calls that did not overflow in the recording."""
+    manual_compactions: int = 0
+    """Recorded manual compactions the replay applied."""
+    final_tokens: int | None = None
+    """Simulated context at the last call."""
+
+
+class ReplayResult(BaseModel):
+    """The whole replay of one session under one policy."""
+
+    schema_version: int = SCHEMA_VERSION
+    session_id: str
+    policy: Policy
+    window: int | None
+    threshold: int | None
+    points: list[CallPoint]
+    events: list[ReplayEvent]
+    messages: list[MessageState]
+    fidelity: list[FidelityRow]
+    summary: ReplaySummary
+    notes: list[str]
+    """e.g. "no recorded usage: every figure is estimated"."""
+    recording_policy: bool = False
+    """The policy is the one of the agent that recorded the session."""
+    overhead_tokens: int = 0
+    """System prompt + tool schemas, calibrated from the first recorded call."""
+    estimator: str = ""
+    window_source: str = "unknown"
+
+    _resumed_from_call: int | None = PrivateAttr(default=None)
+
+    @property
+    def resumed_from_call(self) -> int | None:
+        """The call the incremental run resumed from (None: a full run)."""
+        return self._resumed_from_call
+
+
+class CompareRow(BaseModel):
+    """One policy's figures in a comparison."""
+
+    policy: str
+    description: str
+    window: int | None
+    threshold: int | None
+    summary: ReplaySummary
+    fidelity: dict[str, int]
+    """Recorded compactions by outcome (``same``, ``earlier``, ``later``, ``missed``, ``manual``)."""
+
+
+class CompareResult(BaseModel):
+    """Several policies over one session."""
+
+    schema_version: int = SCHEMA_VERSION
+    session_id: str
+    window: int | None
+    rows: list[CompareRow]
+    notes: list[str]
+
+
+# --- fast model building ------------------------------------------------------------------------
+
+_M = TypeVar("_M", bound=BaseModel)
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _build(cls: type[_M], fields: dict[str, Any]) -> _M:
+    """A model from complete, already-typed ``fields`` without validation (``model_construct``
+    minus its default handling; every field must be present)."""
+    obj = _new(cls)
+    _set(obj, "__dict__", fields)
+    _set(obj, "__pydantic_fields_set__", set(fields))
+    _set(obj, "__pydantic_extra__", None)
+    _set(obj, "__pydantic_private__", None)
+    return obj
+
+
+def _build_result(fields: dict[str, Any]) -> ReplayResult:
+    result = _build(ReplayResult, fields)
+    _set(result, "__pydantic_private__", {"_resumed_from_call": None})
+    return result
+
+
+# --- policies -----------------------------------------------------------------------------------
+
+
+def native_policy(session: Session) -> Policy:
+    """The preset of the agent that recorded ``session`` (``seed`` for our own format)."""
+    return get_preset(NATIVE_PRESET.get(session.format, "seed"))
+
+
+def is_recording_policy(session: Session, policy: Policy) -> bool:
+    """Whether ``policy`` is the recording agent's own preset (by name)."""
+    name = NATIVE_PRESET.get(session.format)
+    return name is not None and policy.name == name
+
+
+def effective_window(session: Session, policy: Policy) -> int | None:
+    """The window a replay uses: the policy's override, else the session's."""
+    return policy.context_window or session.context_window
+
+
+def _input_limit(session: Session) -> int | None:
+    value = session.metadata.get("input_limit") if session.metadata else None
+    return value if isinstance(value, int) and value > 0 else None
+
+
+def policy_threshold(session: Session, policy: Policy) -> int | None:
+    """The compaction threshold of ``policy`` for ``session``'s window (None: window unknown)."""
+    window = effective_window(session, policy)
+    if not window:
+        return None
+    return threshold(policy, window, session.max_output_tokens, input_limit=_input_limit(session))
+
+
+# --- per-session precomputation -----------------------------------------------------------------
+
+
+class _RecordedCompaction:
+    __slots__ = (
+        "first_kept",
+        "index",
+        "inferred_manual",
+        "m_c",
+        "owned",
+        "owned_end",
+        "recorded_call",
+        "summary_message",
+        "trigger",
+    )
+
+    def __init__(self) -> None:
+        self.index = 0
+        self.m_c = 0
+        self.first_kept: int | None = None
+        self.owned: list[int] = []
+        self.owned_end = 0
+        self.summary_message: Message | None = None
+        self.trigger = "unknown"
+        self.inferred_manual = False
+        self.recorded_call: int | None = None
+
+
+class _RecordedSide:
+    """The recording's own context at every call, in one estimator's tokens (policy-independent)."""
+
+    __slots__ = (
+        "baseline",
+        "baseline_prompt",
+        "baseline_prov",
+        "bases",
+        "e_rec_cov",
+        "overhead",
+        "overhead_known",
+        "ratio",
+    )
+
+    def __init__(self) -> None:
+        self.e_rec_cov: list[int] = []
+        self.ratio = 1.0
+        """Recorded tokens per estimated token: the median over recorded calls of
+        ``(recorded - overhead) / estimated recorded context`` (1.0 without usage)."""
+        self.baseline: list[int] = []
+        self.baseline_prompt: list[int] = []
+        self.baseline_prov: list[Provenance] = []
+        self.bases: dict[int, tuple[tuple[tuple[int, int], ...], int]] = {}
+        """Recorded compaction index -> (context items ``(message index, tokens)``, walk start)."""
+        self.overhead = 0
+        self.overhead_known = False
+
+
+class _Truncation:
+    """One truncation setting applied to every tool output."""
+
+    __slots__ = ("messages", "notes", "reasons", "tokens", "truncated")
+
+    def __init__(self) -> None:
+        self.tokens: list[int] = []
+        self.truncated: list[bool] = []
+        self.notes: dict[int, str] = {}
+        self.reasons: dict[int, str] = {}
+        self.messages: dict[int, Message] = {}
+
+
+# --- simulation state and trace -----------------------------------------------------------------
+
+
+class _Item:
+    """One message of a rebuilt context: the object the model sees, its session index (-1: not a
+    session message) and its tokens."""
+
+    __slots__ = ("index", "message", "tokens")
+
+    def __init__(self, message: Message, index: int, tokens: int) -> None:
+        self.message = message
+        self.index = index
+        self.tokens = tokens
+
+
+class _State:
+    __slots__ = (
+        "base",
+        "base_pos",
+        "base_tokens",
+        "e_sim",
+        "n_events",
+        "pending",
+        "pending_events",
+        "prev_baseline_figure",
+        "prev_call",
+        "prev_e_cov",
+        "prev_e_rec_cov",
+        "prev_figure",
+        "rebased",
+        "rec_base_change",
+    )
+
+    def __init__(self) -> None:
+        self.base: tuple[_Item, ...] = ()
+        self.base_pos = 0
+        self.base_tokens = 0
+        self.e_sim = 0
+        self.n_events = 0
+        self.pending = False
+        self.pending_events: tuple[int, ...] = ()
+        self.prev_call = -1
+        self.prev_e_cov = 0
+        self.prev_figure = 0
+        self.prev_baseline_figure = 0
+        self.prev_e_rec_cov = 0
+        self.rebased = False
+        self.rec_base_change = False
+
+    def copy(self) -> _State:
+        other = _State.__new__(_State)
+        for name in _State.__slots__:
+            setattr(other, name, getattr(self, name))
+        return other
+
+
+class _Check:
+    __slots__ = ("base", "baseline_measure", "checks_now", "fired", "proj", "trigger")
+
+    def __init__(
+        self,
+        base: int | None,
+        proj: int | None,
+        checks_now: bool,
+        fired: bool,
+        trigger: str | None,
+        baseline_measure: int | None,
+    ) -> None:
+        self.base = base
+        self.proj = proj
+        self.checks_now = checks_now
+        self.fired = fired
+        self.trigger = trigger
+        self.baseline_measure = baseline_measure
+
+
+class _Trace:
+    __slots__ = (
+        "checkpoints",
+        "checks",
+        "compaction_meta",
+        "events",
+        "final",
+        "first_compaction_call",
+        "first_overflow_call",
+        "first_prune_call",
+        "key",
+        "overflow_prompt",
+        "points",
+        "policy",
+        "result",
+        "rows",
+        "threshold",
+        "window",
+    )
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+        self.key = ""
+        self.checkpoints: list[_State] = []
+        self.checks: list[_Check | None] = []
+        self.overflow_prompt: list[tuple[int, bool]] = []
+        self.rows: list[tuple[Any, ...]] = []
+        self.points: list[CallPoint] = []
+        self.events: list[ReplayEvent] = []
+        self.compaction_meta: dict[int, dict[int, str]] = {}
+        self.first_compaction_call: int | None = None
+        self.first_overflow_call: int | None = None
+        self.first_prune_call: int | None = None
+        self.final: _State | None = None
+        self.result: ReplayResult | None = None
+        self.window: int | None = None
+        self.threshold: int | None = None
+
+
+# --- policy differences -------------------------------------------------------------------------
+
+_THRESHOLD_ONLY = {
+    "compaction.threshold_rule",
+    "compaction.codex_ratio",
+    "compaction.auto_compact_token_limit",
+    "compaction.output_token_max",
+    "compaction.auto",
+}
+_OUTCOME = {
+    "compaction.strategy",
+    "compaction.template",
+    "compaction.head_tool_output_max_chars",
+    "compaction.summary_max_tokens",
+    "compaction.user_message_budget_tokens",
+    "compaction.max_head_drops",
+    "compaction.continuation",
+    "compaction.continuation_text",
+}
+_NO_EFFECT = {"name", "description"}
+
+
+def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and key != "per_tool":
+            flat.update(_flatten(value, name + "."))
+        else:
+            flat[name] = value
+    return flat
+
+
+def _policy_key(policy: Policy) -> str:
+    return policy.model_dump_json()
+
+
+# --- the engine ---------------------------------------------------------------------------------
+
+
+class Replayer:
+    """Replays one session under any number of policies, reusing work between runs.
+
+    ``summarizer_factory(policy)`` gives the summariser for a policy (default: the policy's
+    ``llm`` — the offline mock unless configured). Runs are serialised by a lock, so a TUI worker
+    may call :meth:`run` from any thread.
+    """
+
+    MAX_TRACES = 8
+
+    def __init__(
+        self,
+        session: Session,
+        *,
+        summarizer_factory: SummarizerFactory | None = None,
+    ) -> None:
+        self.session = session
+        self._factory = summarizer_factory
+        self._lock = threading.Lock()
+        messages = session.messages
+        self._n = n = len(messages)
+        self._texts: list[str] | None = None
+        self._tokens: dict[str, list[int]] = {}
+        self._recorded: dict[str, _RecordedSide] = {}
+        self._truncations: dict[str, _Truncation] = {}
+        self._trunc_content: dict[tuple[int, str], tuple[str, str, str | None]] = {}
+        self._compactions: OrderedDict[str, Any] = OrderedDict()
+        self._traces: OrderedDict[str, _Trace] = OrderedDict()
+        self._summarizers: dict[str, Summarizer] = {}
+
+        # Which messages are in the main conversation, which are calls, turns.
+        self._main = [not m.sidechain for m in messages]
+        self._calls: list[int] = []
+        self._call_of = [-1] * n
+        self._turn_of: list[int] = [0] * n
+        self._first_of_turn: list[bool] = []
+        turn = -1
+        turn_started_since_call = True
+        for i, message in enumerate(messages):
+            if not self._main[i]:
+                self._turn_of[i] = turn
+                continue
+            if message.is_turn_start:
+                turn += 1
+                turn_started_since_call = True
+            self._turn_of[i] = turn
+            if message.is_model_call:
+                self._call_of[i] = len(self._calls)
+                self._calls.append(i)
+                self._first_of_turn.append(turn_started_since_call)
+                turn_started_since_call = False
+        self._next_call = [-1] * (n + 1)
+        upcoming = -1
+        for i in range(n - 1, -1, -1):
+            if self._call_of[i] >= 0:
+                upcoming = self._call_of[i]
+            self._next_call[i] = upcoming
+
+        # Recorded usage of each call.
+        self._usage_context: list[int | None] = []
+        self._usage_prompt: list[int | None] = []
+        self._kinds: list[RecordedKind] = []
+        self._fixed_overflow: list[str | None] = []
+        self._usage_notes: list[str] = []
+        zero_calls = 0
+        first_convention: UsageConvention | None = None
+        for i in self._calls:
+            message = messages[i]
+            usage = usable_usage(message)
+            if message.usage is not None and usage is None:
+                zero_calls += 1
+            if usage is None:
+                self._usage_context.append(None)
+                self._usage_prompt.append(None)
+            else:
+                if first_convention is None:
+                    first_convention = usage.convention
+                self._usage_context.append(usage.context_tokens)
+                self._usage_prompt.append(usage.prompt_tokens)
+            reason = overflow_reason(message, None)
+            self._fixed_overflow.append(reason)
+        default_kind: RecordedKind = "before-reply"
+        if first_convention is not None:
+            default_kind = (
+                "before-reply" if first_convention is UsageConvention.ANTHROPIC else "after-reply"
+            )
+        elif session.format in (SourceFormat.PI, SourceFormat.CODEX, SourceFormat.OPENCODE):
+            default_kind = "after-reply"
+        for i in self._calls:
+            usage = usable_usage(messages[i])
+            self._kinds.append(recorded_kind(usage) if usage is not None else default_kind)
+        self._default_kind = default_kind
+        self._has_usage = first_convention is not None
+        if zero_calls:
+            self._usage_notes.append(
+                f"{zero_calls} call(s) recorded an all-zero usage (aborted or failed calls); "
+                "their context is estimated from the neighbouring calls."
+            )
+
+        # Recorded compactions: where they happened, what they own and kept.
+        self._ids: dict[str, int] = {}
+        for i, message in enumerate(messages):
+            self._ids.setdefault(message.id, i)
+        self._owned = [False] * n
+        self._rc: list[_RecordedCompaction] = []
+        self._rc_at: dict[int, list[_RecordedCompaction]] = {}
+        for c_index, event in enumerate(session.compactions):
+            rc = _RecordedCompaction()
+            rc.index = c_index
+            rc.m_c = max(0, min(event.message_index, n))
+            rc.trigger = event.trigger
+            owned: list[int] = []
+            j = rc.m_c
+            while j < n and (messages[j].meta or messages[j].summary):
+                owned.append(j)
+                if messages[j].summary:
+                    break
+                j += 1
+            if not any(messages[k].summary for k in owned):
+                owned = []
+            rc.owned = owned
+            rc.owned_end = owned[-1] + 1 if owned else rc.m_c
+            for k in owned:
+                self._owned[k] = True
+            if not owned and event.summary:
+                rc.summary_message = Message.model_construct(
+                    index=rc.m_c,
+                    id=f"recorded-summary:{c_index}",
+                    role=Role.USER,
+                    text=event.summary,
+                    summary=True,
+                )
+            if event.first_kept_id is not None:
+                kept = self._ids.get(event.first_kept_id)
+                if kept is not None and kept < rc.m_c:
+                    rc.first_kept = kept
+            # The call this compaction came before (or, after a failed call, that call).
+            prev_call: int | None = None
+            for k in range(rc.m_c - 1, -1, -1):
+                if self._call_of[k] >= 0:
+                    prev_call = self._call_of[k]
+                    break
+            if prev_call is not None and self._fixed_overflow[prev_call] is not None:
+                rc.recorded_call = prev_call
+            else:
+                nxt = self._next_call[rc.owned_end] if rc.owned_end <= n else -1
+                rc.recorded_call = nxt if nxt >= 0 else None
+            self._rc.append(rc)
+            self._rc_at.setdefault(rc.m_c, []).append(rc)
+        self._infer_manual()
+
+    # -- recorded compactions --------------------------------------------------------------
+
+    def _infer_manual(self) -> None:
+        native = NATIVE_PRESET.get(self.session.format)
+        limit = None
+        policy = None
+        if native is not None and self.session.context_window:
+            policy = PRESETS[native]
+            limit = policy_threshold(self.session, policy)
+        for rc, event in zip(self._rc, self.session.compactions, strict=True):
+            if event.trigger == "manual" or (
+                event.trigger == "unknown"
+                and policy is not None
+                and limit is not None
+                and event.tokens_before is not None
+                and event.tokens_before > 0
+                and not crosses(event.tokens_before, limit, policy)
+            ):
+                rc.inferred_manual = True
+
+    # -- per-estimator data ----------------------------------------------------------------
+
+    def _message_texts(self) -> list[str]:
+        if self._texts is None:
+            self._texts = [message_text(m) for m in self.session.messages]
+        return self._texts
+
+    def _counter(self, policy: Policy) -> TokenCounter:
+        return get_counter(policy.estimator)
+
+    def tokens(self, estimator: str) -> list[int]:
+        """Tokens of every message under ``estimator`` (counted once, then cached)."""
+        cached = self._tokens.get(estimator)
+        if cached is None:
+            cached = get_counter(estimator).count_many(self._message_texts())
+            self._tokens[estimator] = cached
+        return cached
+
+    def _recorded_side(self, estimator: str) -> _RecordedSide:
+        side = self._recorded.get(estimator)
+        if side is not None:
+            return side
+        side = _RecordedSide()
+        counter = get_counter(estimator)
+        tok = self.tokens(estimator)
+        n = self._n
+        main = self._main
+        owned = self._owned
+        # First pass: the recorded context at each call, in estimated tokens.
+        items: list[tuple[int, int]] = []  # current base: (index, tokens)
+        base_sum = 0
+        walk = 0
+        walk_start = 0
+        in_ctx = [False] * n
+        e_cov: list[int] = []
+        rc_changed_before: list[bool] = []
+        changed = False
+        for i in range(n):
+            for rc in self._rc_at.get(i, ()):
+                kept: list[tuple[int, int]] = []
+                if rc.first_kept is not None:
+                    for j in range(rc.first_kept, rc.m_c):
+                        if in_ctx[j]:
+                            kept.append((j, tok[j]))
+                for j in range(rc.m_c):
+                    in_ctx[j] = False
+                summary_items: list[tuple[int, int]] = [(j, tok[j]) for j in rc.owned]
+                if rc.summary_message is not None:
+                    summary_items.append((-1 - rc.index, counter.count(rc.summary_message.text)))
+                for j, _t in kept:
+                    in_ctx[j] = True
+                for j in rc.owned:
+                    in_ctx[j] = True
+                items = summary_items + kept
+                base_sum = sum(t for _j, t in items)
+                walk = 0
+                walk_start = rc.owned_end
+                side.bases[rc.index] = (tuple(items), walk_start)
+                changed = True
+            c = self._call_of[i]
+            if c >= 0:
+                cov = base_sum + walk
+                if self._kinds[c] == "after-reply" and main[i]:
+                    cov += tok[i]
+                e_cov.append(cov)
+                rc_changed_before.append(changed)
+                changed = False
+            if main[i] and not owned[i] and i >= walk_start:
+                walk += tok[i]
+                in_ctx[i] = True
+        side.e_rec_cov = e_cov
+        # Overhead: the first recorded figure minus the estimated messages before it.
+        for c, figure in enumerate(self._usage_context):
+            if figure is not None:
+                side.overhead = max(0, figure - e_cov[c])
+                side.overhead_known = True
+                break
+        # Baselines: recorded, else projected from the last recorded figure, else estimated.
+        last: tuple[int, int] | None = None
+        for c, i in enumerate(self._calls):
+            if rc_changed_before[c]:
+                last = None
+            figure = self._usage_context[c]
+            after = self._kinds[c] == "after-reply"
+            reply = tok[i] if after else 0
+            if figure is not None:
+                prompt = self._usage_prompt[c]
+                side.baseline.append(figure)
+                side.baseline_prompt.append(prompt if prompt is not None else figure)
+                side.baseline_prov.append(Provenance.RECORDED)
+                last = (figure, e_cov[c])
+            else:
+                if last is not None:
+                    value = max(0, last[0] + e_cov[c] - last[1])
+                else:
+                    value = side.overhead + e_cov[c]
+                side.baseline.append(value)
+                side.baseline_prompt.append(max(0, value - reply))
+                side.baseline_prov.append(counter.provenance)
+        ratios = sorted(
+            (self._usage_context[c] or 0) / e_cov[c] - side.overhead / e_cov[c]
+            for c in range(len(self._calls))
+            if self._usage_context[c] is not None and e_cov[c] > 0
+        )
+        if ratios:
+            side.ratio = min(_MAX_RATIO, max(_MIN_RATIO, ratios[len(ratios) // 2]))
+        self._recorded[estimator] = side
+        return side
+
+    # -- truncation ------------------------------------------------------------------------
+
+    def _truncation(self, policy: Policy) -> _Truncation:
+        key = policy.estimator + "\x00" + policy.truncation.model_dump_json()
+        cached = self._truncations.get(key)
+        if cached is not None:
+            return cached
+        from core.truncate import truncate_tool_output
+
+        tok = self.tokens(policy.estimator)
+        counter = self._counter(policy)
+        rules = policy.truncation
+        result = _Truncation()
+        result.tokens = list(tok)
+        result.truncated = [False] * self._n
+        text_key = rules.model_dump_json(
+            include={
+                "middle_unit",
+                "hint_template",
+                "subagent_hint_template",
+                "use_subagent_hint",
+                "respect_tool_truncation",
+            }
+        )
+        for i, message in enumerate(self.session.messages):
+            tool_result = message.tool_result
+            if tool_result is None or not tool_result.output:
+                continue
+            enabled, max_lines, max_bytes, direction = rules.limits_for(tool_result.tool_name)
+            if not enabled:
+                continue
+            if tool_result.truncated_by_tool and rules.respect_tool_truncation:
+                continue
+            output = tool_result.output
+            size = len(output) if output.isascii() else len(output.encode("utf-8"))
+            over = size > max_bytes
+            if not over and max_lines > 0 and output.count("\n") + 1 > max_lines:
+                over = True
+            if not over:
+                continue
+            cache_key = (i, f"{max_lines}|{max_bytes}|{direction}|{text_key}")
+            entry = self._trunc_content.get(cache_key)
+            if entry is None:
+                outcome = truncate_tool_output(
+                    output,
+                    tool_name=tool_result.tool_name,
+                    call_id=tool_result.call_id,
+                    policy=rules,
+                    spill=False,
+                )
+                if not outcome.truncated:
+                    entry = (output, "", None)
+                else:
+                    what = f"{outcome.removed:,} {outcome.unit or 'bytes'}"
+                    entry = (
+                        outcome.content,
+                        f"...{what} truncated... (would spill to {outcome.output_path})",
+                        f"{tool_result.tool_name or 'tool'} output of {outcome.total_lines:,} "
+                        f"lines / {outcome.total_bytes:,} bytes is over the "
+                        f"{outcome.limit_hit or 'size'} limit ({max_lines:,} lines, "
+                        f"{max_bytes:,} bytes): {what} cut, the {direction} kept.",
+                    )
+                self._trunc_content[cache_key] = entry
+            content, note, reason = entry
+            if reason is None:
+                continue
+            copy = message.model_copy(
+                update={"tool_result": tool_result.model_copy(update={"output": content})}
+            )
+            result.messages[i] = copy
+            result.tokens[i] = counter.count(message_text(copy))
+            result.truncated[i] = True
+            result.notes[i] = note
+            result.reasons[i] = reason
+        self._truncations[key] = result
+        return result
+
+    # -- summarisers and compaction --------------------------------------------------------
+
+    def _summarizer(self, policy: Policy, window: int | None) -> Summarizer:
+        if self._factory is not None:
+            return self._factory(policy)
+        key = policy.llm.model_dump_json() + f"|{window}"
+        cached = self._summarizers.get(key)
+        if cached is None:
+            if policy.llm.provider == "mock":
+                from core.llm_mock import MockSummarizer
+
+                cached = MockSummarizer(context_limit_tokens=window)
+            else:
+                cached = make_summarizer(policy.llm)
+            self._summarizers[key] = cached
+        return cached
+
+    def _compact(
+        self,
+        items: Sequence[_Item],
+        policy: Policy,
+        window: int,
+        auto: bool,
+        now_ms: int,
+    ) -> Any:
+        """Run :func:`core.compaction.compact` on a context (cached by its exact input)."""
+        from core.compaction import CompactionError, compact
+
+        digest = hashlib.blake2b(digest_size=20)
+        digest.update(
+            policy.model_dump_json(
+                include={"estimator", "pruning", "split", "compaction", "llm"}
+            ).encode()
+        )
+        digest.update(f"|{window}|{auto}|{id(self._factory)}".encode())
+        for item in items:
+            digest.update(f"|{item.message.id}:{item.tokens}:{item.index}".encode())
+            if item.index < 0:
+                digest.update(item.message.text.encode())
+        key = digest.hexdigest()
+        cached = self._compactions.get(key)
+        if cached is not None:
+            self._compactions.move_to_end(key)
+            return cached
+        summarizer = self._summarizer(policy, window)
+        coroutine = compact(
+            [item.message for item in items],
+            policy,
+            summarizer,
+            window=window,
+            counter=self._counter(policy),
+            auto=auto,
+            token_counts=[item.tokens for item in items],
+            now_ms=now_ms,
+        )
+        try:
+            outcome: Any = _run_coroutine(coroutine)
+        except CompactionError as exc:
+            outcome = exc
+        self._compactions[key] = outcome
+        if len(self._compactions) > 256:
+            self._compactions.popitem(last=False)
+        return outcome
+
+    # -- running ---------------------------------------------------------------------------
+
+    def run(
+        self,
+        policy: Policy,
+        *,
+        progress: ProgressFn | None = None,
+        cancel: threading.Event | None = None,
+    ) -> ReplayResult:
+        """Replay the session under ``policy``, resuming from the most recent run it can."""
+        with self._lock:
+            key = _policy_key(policy)
+            trace = self._traces.get(key)
+            if trace is not None and trace.result is not None:
+                self._traces.move_to_end(key)
+                return trace.result
+            old, resume = self._best_trace(policy)
+            trace = _Trace(policy)
+            trace.key = key
+            result = self._simulate(policy, trace, old, resume, progress, cancel)
+            trace.result = result
+            self._traces[key] = trace
+            if len(self._traces) > self.MAX_TRACES:
+                self._traces.popitem(last=False)
+            return result
+
+    def _best_trace(self, policy: Policy) -> tuple[_Trace | None, int]:
+        best: _Trace | None = None
+        best_call = 0
+        for trace in reversed(self._traces.values()):
+            call = self._resume_call(trace, policy)
+            if call > best_call:
+                best, best_call = trace, call
+        return best, best_call
+
+    def _resume_call(self, trace: _Trace, policy: Policy) -> int:
+        """The first call of ``trace`` that ``policy`` may change (0: replay from the start)."""
+        calls = len(self._calls)
+        if trace.final is None or len(trace.checkpoints) != calls:
+            return 0
+        old = trace.policy
+        if old.estimator != policy.estimator:
+            return 0
+        a = _flatten(old.model_dump(mode="json"))
+        b = _flatten(policy.model_dump(mode="json"))
+        changed = {k for k in a.keys() | b.keys() if a.get(k) != b.get(k)} - _NO_EFFECT
+        resume = calls
+        if not changed:
+            return resume
+        window_old = effective_window(self.session, old)
+        window_new = effective_window(self.session, policy)
+        remaining = set(changed)
+        if "context_window" in remaining and window_old == window_new:
+            remaining.discard("context_window")
+        if any(k.startswith("truncation.") for k in remaining):
+            remaining = {k for k in remaining if not k.startswith("truncation.")}
+            resume = min(resume, self._first_truncation_difference(old, policy))
+        pruning_turn_end = (old.pruning.enabled and old.pruning.budget_rule) or (
+            policy.pruning.enabled and policy.pruning.budget_rule
+        )
+        if any(k.startswith("pruning.") for k in remaining):
+            remaining = {k for k in remaining if not k.startswith("pruning.")}
+            if pruning_turn_end:
+                return 0
+            resume = min(resume, _or(trace.first_compaction_call, calls))
+        outcome = {
+            k for k in remaining if k in _OUTCOME or k.startswith("split.") or k.startswith("llm.")
+        }
+        if outcome:
+            remaining -= outcome
+            resume = min(resume, _or(trace.first_compaction_call, calls))
+        decision = {k for k in remaining if k in _THRESHOLD_ONLY}
+        structural = {"context_window", "compaction.reserve_tokens"} & remaining
+        if structural:
+            # The window and the reserve also set the tail budget of every compaction.
+            resume = min(resume, _or(trace.first_compaction_call, calls))
+            decision |= structural
+        remaining -= decision
+        if "compaction.overflow_recovery" in remaining:
+            remaining.discard("compaction.overflow_recovery")
+            resume = min(resume, _or(trace.first_overflow_call, calls))
+        if remaining:
+            return 0  # schedule flags and anything else: from the start
+        if decision:
+            resume = min(resume, self._first_decision_difference(trace, policy))
+        return resume
+
+    def _first_truncation_difference(self, old: Policy, new: Policy) -> int:
+        first = self._truncation(old)
+        second = self._truncation(new)
+        for i in range(self._n):
+            if first.tokens[i] != second.tokens[i] or (
+                first.truncated[i] and first.notes.get(i) != second.notes.get(i)
+            ):
+                return self._checkpoint_before(i)
+        return len(self._calls)
+
+    def _checkpoint_before(self, message_index: int) -> int:
+        """The last call at or before ``message_index`` (its checkpoint precedes the message)."""
+        nxt = self._next_call[message_index]
+        if nxt < 0:
+            nxt = len(self._calls)
+        # Checkpoint nxt is taken before message calls[nxt] >= message_index; the state it holds
+        # already includes message_index when calls[nxt] > message_index, so go one call back.
+        if nxt < len(self._calls) and self._calls[nxt] == message_index:
+            return nxt
+        return max(0, nxt - 1) if nxt > 0 else 0
+
+    def _first_decision_difference(self, trace: _Trace, policy: Policy) -> int:
+        window = effective_window(self.session, policy)
+        new_limit = policy_threshold(self.session, policy)
+        old_policy = trace.policy
+        pending_new = False
+        for c, check in enumerate(trace.checks):
+            prompt, recorded_over = trace.overflow_prompt[c]
+            if check is not None:
+                fired_new, pending_new = _decide(check, new_limit, policy, pending_new)
+                if fired_new != check.fired:
+                    return c
+            over_new = bool(window) and (prompt > (window or 0) or recorded_over)
+            over_old = bool(trace.window) and (prompt > (trace.window or 0) or recorded_over)
+            if over_new != over_old:
+                return c
+        del old_policy
+        return len(self._calls)
+
+    # -- the walk --------------------------------------------------------------------------
+
+    def _simulate(
+        self,
+        policy: Policy,
+        trace: _Trace,
+        old: _Trace | None,
+        resume: int,
+        progress: ProgressFn | None,
+        cancel: threading.Event | None,
+    ) -> ReplayResult:
+        session = self.session
+        messages = session.messages
+        n = self._n
+        calls = self._calls
+        main = self._main
+        owned = self._owned
+        estimator = policy.estimator
+        counter = self._counter(policy)
+        tok = self.tokens(estimator)
+        rec = self._recorded_side(estimator)
+        trunc = self._truncation(policy)
+        ttok = trunc.tokens
+        window = effective_window(session, policy)
+        limit = policy_threshold(session, policy)
+        trace.window, trace.threshold = window, limit
+        native = is_recording_policy(session, policy)
+        comp = policy.compaction
+        turn_end_prune = policy.pruning.enabled and policy.pruning.budget_rule
+        project = comp.project_after_tool_results
+        every_call = comp.check_before_each_call
+
+        # Resume from a checkpoint of an earlier run, or start afresh.
+        if old is not None and 0 < resume <= len(calls) and old.final is not None:
+            if resume == len(calls):
+                state = old.final.copy()
+                pos = n
+            else:
+                state = old.checkpoints[resume].copy()
+                pos = calls[resume]
+            trace.checkpoints = old.checkpoints[:resume]
+            trace.checks = old.checks[:resume]
+            trace.overflow_prompt = old.overflow_prompt[:resume]
+            trace.rows = old.rows[:resume]
+            trace.events = old.events[: state.n_events]
+            trace.compaction_meta = {
+                k: v for k, v in old.compaction_meta.items() if k < state.n_events
+            }
+            for name in ("first_compaction_call", "first_overflow_call", "first_prune_call"):
+                value = getattr(old, name)
+                setattr(trace, name, value if value is not None and value < resume else None)
+            reuse_points = old.window == window and old.threshold == limit
+            trace.points = old.points[:resume] if reuse_points else []
+        else:
+            resume = 0
+            state = _State()
+            pos = 0
+        events = trace.events
+        notes: list[str] = []
+        adopted_rc: set[int] = set()
+
+        def add_event(fields: dict[str, Any], meta: dict[int, str] | None = None) -> int:
+            full = {
+                "kind": fields["kind"],
+                "message_index": fields["message_index"],
+                "call_index": fields.get("call_index"),
+                "trigger": fields.get("trigger"),
+                "reason": fields["reason"],
+                "tokens_before": fields.get("tokens_before"),
+                "tokens_after": fields.get("tokens_after"),
+                "head_indices": fields.get("head_indices", []),
+                "tail_indices": fields.get("tail_indices", []),
+                "pruned_indices": fields.get("pruned_indices", []),
+                "summary": fields.get("summary"),
+                "dropped_head_messages": fields.get("dropped_head_messages", 0),
+                "trigger_call_index": fields.get("trigger_call_index"),
+                "at_message_index": fields.get("at_message_index"),
+                "summary_tokens": fields.get("summary_tokens"),
+                "recorded_index": fields.get("recorded_index"),
+            }
+            events.append(_build(ReplayEvent, full))
+            event_id = len(events) - 1
+            if meta:
+                trace.compaction_meta[event_id] = meta
+            state.pending_events = (*state.pending_events, event_id)
+            return event_id
+
+        def walk_items(start: int, stop: int) -> list[_Item]:
+            out: list[_Item] = []
+            for j in range(start, stop):
+                if main[j] and not owned[j]:
+                    out.append(_Item(trunc.messages.get(j) or messages[j], j, ttok[j]))
+            return out
+
+        def context_items(at: int) -> list[_Item]:
+            return [*state.base, *walk_items(state.base_pos, at)]
+
+        def rebase(items: Sequence[_Item], at: int) -> None:
+            state.base = tuple(items)
+            state.base_pos = at
+            state.base_tokens = sum(item.tokens for item in items)
+            state.e_sim = state.base_tokens
+            state.rebased = True
+
+        def adopt(rc: _RecordedCompaction, at: int) -> None:
+            base_items, start = rec.bases[rc.index]
+            items: list[_Item] = []
+            for j, t in base_items:
+                if j < 0:
+                    assert rc.summary_message is not None
+                    items.append(_Item(rc.summary_message, -1, t))
+                elif owned[j]:
+                    items.append(_Item(messages[j], j, t))
+                else:
+                    items.append(_Item(trunc.messages.get(j) or messages[j], j, ttok[j]))
+            rebase(items, start)
+            state.e_sim += sum(ttok[j] for j in range(start, at) if main[j] and not owned[j])
+            adopted_rc.add(rc.index)
+
+        def ratio_now() -> float:
+            return rec.ratio
+
+        def now_ms_at(at: int) -> int:
+            stamp = messages[min(at, n - 1)].timestamp if n else None
+            if stamp:
+                try:
+                    return int(
+                        datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000
+                    )
+                except ValueError:
+                    pass
+            return 0
+
+        def own_compaction(
+            at: int,
+            call: int | None,
+            trigger: Trigger,
+            trigger_call: int | None,
+            figure: int,
+        ) -> bool:
+            """Run the policy's compaction before message ``at``; True when it changed anything."""
+            if not window:
+                return False
+            items = context_items(at)
+            if not items:
+                return False
+            outcome = self._compact(items, policy, window, trigger != "manual", now_ms_at(at))
+            if isinstance(outcome, Exception):
+                note = f"compaction before message {at} failed: {outcome}"
+                if note not in notes:
+                    notes.append(note)
+                return False
+            if not outcome.compacted and not outcome.pruned_ids:
+                return False
+            by_id: dict[str, _Item] = {item.message.id: item for item in items}
+            before = state.e_sim
+            new_items: list[_Item] = []
+            tail: list[int] = []
+            summary_tokens = 0
+            for out in outcome.output_messages:
+                source = by_id.get(out.id)
+                if source is not None and source.index >= 0:
+                    t = source.tokens if out is source.message else counter.message_tokens(out)
+                    new_items.append(_Item(out, source.index, t))
+                    tail.append(source.index)
+                else:
+                    t = counter.message_tokens(out)
+                    new_items.append(_Item(out, -1, t))
+                    if out.summary or out.synthetic:
+                        summary_tokens += t
+            head = [by_id[h].index for h in outcome.head_ids if h in by_id and by_id[h].index >= 0]
+            pruned = [
+                by_id[p].index for p in outcome.pruned_ids if p in by_id and by_id[p].index >= 0
+            ]
+            meta: dict[int, str] = {}
+            if outcome.prune is not None:
+                for decision in outcome.prune.decisions:
+                    item = by_id.get(decision.id)
+                    if item is not None and item.index >= 0:
+                        meta[item.index] = decision.reason.value
+            rebase(new_items, at)
+            after_tokens = figure - round(ratio_now() * (before - state.e_sim))
+            if outcome.compacted:
+                head_tokens = sum(by_id[h].tokens for h in outcome.head_ids if h in by_id)
+                reason = {
+                    "threshold": "the context crossed the threshold",
+                    "projection": "the projected context (with the tool results since the last "
+                    "call) crossed the threshold",
+                    "overflow": "the call would not fit the window",
+                    "manual": "the user compacted here in the recording",
+                    "recorded": "the recording compacted here",
+                }[trigger]
+                limit_text = f" of {limit:,}" if limit is not None and trigger != "overflow" else ""
+                event_id = add_event(
+                    {
+                        "kind": "compact",
+                        "message_index": tail[0] if tail else at,
+                        "call_index": call,
+                        "trigger": trigger,
+                        "reason": f"Compacted because {reason} ({figure:,} tokens{limit_text}): "
+                        f"{len(head)} messages ({head_tokens:,} tokens) summarised, "
+                        f"{len(tail)} kept. {outcome.reason}",
+                        "tokens_before": figure,
+                        "tokens_after": max(0, after_tokens),
+                        "head_indices": head,
+                        "tail_indices": tail,
+                        "pruned_indices": pruned,
+                        "summary": outcome.summary,
+                        "dropped_head_messages": outcome.dropped_head_messages,
+                        "trigger_call_index": trigger_call,
+                        "at_message_index": at,
+                        "summary_tokens": summary_tokens,
+                    },
+                    meta,
+                )
+                if any(m.synthetic for m in outcome.output_messages):
+                    add_event(
+                        {
+                            "kind": "continue",
+                            "message_index": at,
+                            "call_index": call,
+                            "trigger": trigger,
+                            "reason": "A synthetic message asks the agent to carry on after the "
+                            "automatic compaction.",
+                            "at_message_index": at,
+                        }
+                    )
+                if trace.first_compaction_call is None and call is not None:
+                    trace.first_compaction_call = call
+                del event_id
+            else:
+                add_event(
+                    {
+                        "kind": "prune",
+                        "message_index": pruned[0] if pruned else at,
+                        "call_index": call,
+                        "trigger": trigger,
+                        "reason": f"Nothing to summarise, but pruning freed "
+                        f"{before - state.e_sim:,} tokens. {outcome.reason}",
+                        "tokens_before": figure,
+                        "tokens_after": max(0, after_tokens),
+                        "pruned_indices": pruned,
+                        "trigger_call_index": trigger_call,
+                        "at_message_index": at,
+                    },
+                    meta,
+                )
+                if trace.first_compaction_call is None and call is not None:
+                    trace.first_compaction_call = call
+            return True
+
+        def turn_end_pruning(at: int, call: int) -> None:
+            from core.prune import prune
+
+            items = context_items(at)
+            outcome = prune(
+                [item.message for item in items],
+                policy.pruning,
+                counter=counter,
+                now_ms=now_ms_at(at),
+            )
+            if trace.first_prune_call is None:
+                trace.first_prune_call = call
+            if not outcome.pruned_ids:
+                return
+            pruned_set = set(outcome.pruned_ids)
+            new_items = []
+            pruned: list[int] = []
+            meta: dict[int, str] = {}
+            for item, out, decision in zip(items, outcome.messages, outcome.decisions, strict=True):
+                if item.index >= 0:
+                    meta[item.index] = decision.reason.value
+                if item.message.id in pruned_set:
+                    new_items.append(_Item(out, item.index, counter.message_tokens(out)))
+                    if item.index >= 0:
+                        pruned.append(item.index)
+                else:
+                    new_items.append(item)
+            before = state.e_sim
+            rebase(new_items, at)
+            add_event(
+                {
+                    "kind": "prune",
+                    "message_index": pruned[0] if pruned else at,
+                    "call_index": call,
+                    "trigger": None,
+                    "reason": f"At the end of the turn, {outcome.summary[0].lower()}"
+                    f"{outcome.summary[1:]}",
+                    "tokens_before": before,
+                    "tokens_after": state.e_sim,
+                    "pruned_indices": pruned,
+                    "at_message_index": at,
+                },
+                meta,
+            )
+
+        total = n
+        next_progress = pos + _PROGRESS_EVERY
+        # Points built before the resume point are reused; rows hold the raw data of every call.
+        checkpoints = trace.checkpoints
+
+        while pos < n:
+            i = pos
+            if i >= next_progress:
+                next_progress = i + _PROGRESS_EVERY
+                if cancel is not None and cancel.is_set():
+                    raise ReplayCancelled("replay cancelled")
+                if progress is not None:
+                    progress(i, total)
+            c = self._call_of[i]
+            if c >= 0:
+                state.n_events = len(events)
+                checkpoints.append(state.copy())
+            # Recorded compactions happening before message i.
+            for rc in self._rc_at.get(i, ()):
+                state.rec_base_change = True
+                if not rc.inferred_manual:
+                    continue
+                if native:
+                    before = state.e_sim
+                    adopt(rc, i)
+                    nxt = self._next_call[i]
+                    add_event(
+                        {
+                            "kind": "recorded-compaction",
+                            "message_index": rc.first_kept if rc.first_kept is not None else i,
+                            "call_index": nxt if nxt >= 0 else None,
+                            "trigger": "manual",
+                            "reason": "The user compacted here in the recording (below the "
+                            "agent's threshold); the recorded summary and kept messages are used.",
+                            "tokens_before": None,
+                            "tokens_after": None,
+                            "tail_indices": [j for j, _t in rec.bases[rc.index][0] if j >= 0],
+                            "summary": session.compactions[rc.index].summary,
+                            "at_message_index": i,
+                            "recorded_index": rc.index,
+                            "summary_tokens": sum(
+                                t for j, t in rec.bases[rc.index][0] if j < 0 or owned[j]
+                            ),
+                        }
+                    )
+                    del before
+                else:
+                    nxt = self._next_call[i]
+                    figure = state.prev_figure + (state.e_sim - state.prev_e_cov)
+                    if own_compaction(i, nxt if nxt >= 0 else None, "manual", None, figure):
+                        last = events[-1] if events else None
+                        if last is not None and last.kind in ("compact", "prune"):
+                            last.recorded_index = rc.index
+            if c >= 0:
+                self._call_step(
+                    c,
+                    i,
+                    state,
+                    policy,
+                    native,
+                    window,
+                    limit,
+                    rec,
+                    tok,
+                    ttok,
+                    turn_end_prune,
+                    project,
+                    every_call,
+                    own_compaction,
+                    turn_end_pruning,
+                    adopt,
+                    add_event,
+                    adopted_rc,
+                    trace,
+                )
+            if main[i] and not owned[i]:
+                state.e_sim += ttok[i]
+                if trunc.truncated[i]:
+                    nxt = self._next_call[i + 1] if i + 1 <= n else -1
+                    add_event(
+                        {
+                            "kind": "truncate",
+                            "message_index": i,
+                            "call_index": nxt if nxt >= 0 else None,
+                            "trigger": None,
+                            "reason": trunc.reasons.get(i, "truncated"),
+                            "tokens_before": tok[i],
+                            "tokens_after": ttok[i],
+                            "at_message_index": i,
+                        }
+                    )
+            if c >= 0 and self._kinds[c] == "after-reply":
+                state.prev_e_cov = state.e_sim
+            pos += 1
+        state.n_events = len(events)
+        trace.final = state.copy()
+        if progress is not None:
+            progress(n, total)
+        return self._assemble(policy, trace, resume, rec, tok, trunc, window, limit, native, notes)
+
+    def _call_step(
+        self,
+        c: int,
+        i: int,
+        state: _State,
+        policy: Policy,
+        native: bool,
+        window: int | None,
+        limit: int | None,
+        rec: _RecordedSide,
+        tok: list[int],
+        ttok: list[int],
+        turn_end_prune: bool,
+        project: bool,
+        every_call: bool,
+        own_compaction: Callable[[int, int | None, Trigger, int | None, int], bool],
+        turn_end_pruning: Callable[[int, int], None],
+        adopt: Callable[[_RecordedCompaction, int], None],
+        add_event: Callable[..., int],
+        adopted_rc: set[int],
+        trace: _Trace,
+    ) -> None:
+        comp = policy.compaction
+        first_of_turn = self._first_of_turn[c]
+        checks_now = every_call or first_of_turn
+        # 1. Turn-end pruning (opencode's budget rule runs after every turn).
+        if turn_end_prune and first_of_turn and c > 0:
+            turn_end_pruning(i, c)
+        # 2. The threshold check before this call.
+        base: int | None = None
+        proj: int | None = None
+        baseline_measure: int | None = None
+        if state.prev_call >= 0:
+            added = state.e_sim - state.prev_e_cov
+            if not state.rebased:
+                base = state.prev_figure
+            if project:
+                proj = state.prev_figure + added
+            rec_added = rec.e_rec_cov[c] - state.prev_e_rec_cov
+            if self._kinds[c] == "after-reply":
+                rec_added -= tok[i] if self._main[i] else 0
+            baseline_measure = state.prev_baseline_figure + (rec_added if project else 0)
+        elif project:
+            proj = rec.overhead + state.e_sim
+            baseline_measure = rec.overhead + (
+                rec.e_rec_cov[c] - (tok[i] if self._kinds[c] == "after-reply" else 0)
+            )
+        check = _Check(base, proj, checks_now, False, None, baseline_measure)
+        fired, state.pending = _decide(check, limit, policy, state.pending)
+        if fired:
+            trigger: Trigger = (
+                "threshold"
+                if base is not None and limit is not None and crosses(base, limit, policy)
+                else "projection"
+            )
+            figure = base if trigger == "threshold" and base is not None else (proj or 0)
+            check.fired = True
+            check.trigger = trigger
+            done = False
+            if native:
+                rc = self._recorded_here(c)
+                if rc is not None and rc.index not in adopted_rc and rc.index in rec.bases:
+                    before = state.e_sim
+                    adopt(rc, i)
+                    base_items = rec.bases[rc.index][0]
+                    add_event(
+                        {
+                            "kind": "compact",
+                            "message_index": i,
+                            "call_index": c,
+                            "trigger": trigger,
+                            "reason": f"Compacted because the context crossed the threshold "
+                            f"({figure:,} tokens of {limit:,}), where the recording compacted: the "
+                            "recorded summary and kept messages are used.",
+                            "tokens_before": figure,
+                            "tokens_after": max(
+                                0, figure - round(rec.ratio * (before - state.e_sim))
+                            ),
+                            "tail_indices": [
+                                j for j, _t in base_items if j >= 0 and not self._owned[j]
+                            ],
+                            "summary": self.session.compactions[rc.index].summary,
+                            "trigger_call_index": c - 1 if c > 0 else None,
+                            "at_message_index": i,
+                            "recorded_index": rc.index,
+                            "summary_tokens": sum(
+                                t for j, t in base_items if j < 0 or self._owned[j]
+                            ),
+                        }
+                    )
+                    if trace.first_compaction_call is None:
+                        trace.first_compaction_call = c
+                    done = True
+            if not done:
+                own_compaction(i, c, trigger, c - 1 if c > 0 else None, figure)
+        trace.checks.append(check if (base is not None or proj is not None) else None)
+        # 3. The simulated context of this call.
+        after = self._kinds[c] == "after-reply"
+        reply = tok[i] if (after and self._main[i]) else 0
+        e_sim_cov = state.e_sim + reply
+        delta = e_sim_cov - rec.e_rec_cov[c]
+        ratio = rec.ratio
+        scaled = round(delta * ratio)
+        figure_sim = max(0, rec.baseline[c] + scaled)
+        prompt_sim = max(0, rec.baseline_prompt[c] + scaled)
+        fixed = self._fixed_overflow[c]
+        over_window_rec = (
+            bool(window)
+            and rec.baseline_prov[c] is Provenance.RECORDED
+            and ((self._usage_prompt[c] or 0) > (window or 0))
+        )
+        overflow_rec_reason = fixed or ("over-window" if over_window_rec else None)
+        recorded_over = overflow_rec_reason is not None and delta >= 0
+        trace.overflow_prompt.append((prompt_sim, recorded_over))
+        overflow_sim = bool(window) and (prompt_sim > (window or 0) or recorded_over)
+        if overflow_sim:
+            if trace.first_overflow_call is None:
+                trace.first_overflow_call = c
+            recovered = False
+            if (
+                comp.overflow_recovery
+                and window
+                and own_compaction(i, c, "overflow", c, prompt_sim)
+            ):
+                e_sim_cov = state.e_sim + reply
+                delta = e_sim_cov - rec.e_rec_cov[c]
+                scaled = round(delta * ratio)
+                figure_sim = max(0, rec.baseline[c] + scaled)
+                prompt_sim = max(0, rec.baseline_prompt[c] + scaled)
+                recorded_over = overflow_rec_reason is not None and delta >= 0
+                recovered = not (prompt_sim > window or recorded_over)
+            if not recovered:
+                add_event(
+                    {
+                        "kind": "overflow",
+                        "message_index": i,
+                        "call_index": c,
+                        "trigger": None,
+                        "reason": (
+                            f"The call would send {prompt_sim:,} tokens to a {window:,}-token "
+                            "window"
+                            + (
+                                " (the recording overflowed here and the policy removed nothing)"
+                                if recorded_over and prompt_sim <= (window or 0)
+                                else ""
+                            )
+                            + (
+                                "; compacting and retrying once did not make it fit."
+                                if comp.overflow_recovery
+                                else "; overflow recovery is off."
+                            )
+                        ),
+                        "tokens_before": prompt_sim,
+                        "tokens_after": None,
+                        "at_message_index": i,
+                    }
+                )
+            overflow_sim = not recovered
+        provenance = rec.baseline_prov[c] if delta == 0 else (self._counter(policy).provenance)
+        trace.rows.append(
+            (
+                c,
+                i,
+                figure_sim,
+                provenance,
+                overflow_rec_reason,
+                overflow_sim,
+                state.pending_events,
+                check,
+            )
+        )
+        state.pending_events = ()
+        # 4. What the next check will look at.
+        state.prev_call = c
+        state.prev_figure = figure_sim
+        state.prev_baseline_figure = rec.baseline[c]
+        state.prev_e_rec_cov = rec.e_rec_cov[c]
+        state.rebased = False
+        state.rec_base_change = False
+        if not after:
+            state.prev_e_cov = state.e_sim
+        # (after-reply: prev_e_cov is set once the reply itself has been added)
+
+    def _recorded_here(self, c: int) -> _RecordedCompaction | None:
+        """An automatic recorded compaction in the gap just before call ``c``."""
+        for rc in self._rc:
+            if not rc.inferred_manual and rc.recorded_call == c:
+                return rc
+        return None
+
+    # -- assembling the result -------------------------------------------------------------
+
+    def _assemble(
+        self,
+        policy: Policy,
+        trace: _Trace,
+        resume: int,
+        rec: _RecordedSide,
+        tok: list[int],
+        trunc: _Truncation,
+        window: int | None,
+        limit: int | None,
+        native: bool,
+        run_notes: list[str],
+    ) -> ReplayResult:
+        session = self.session
+        events = trace.events
+        counter = self._counter(policy)
+        prov = counter.provenance
+        kinds = self._kinds
+
+        # Points (reusing the ones of the unchanged prefix).
+        points = trace.points
+        for c in range(len(points), len(trace.rows)):
+            row = trace.rows[c]
+            _c, i, figure_sim, provenance, reason, overflow_sim, event_ids, check = row
+            recorded = self._usage_context[c]
+            checked = check.checks_now and (check.base is not None or check.proj is not None)
+            measure = None
+            if checked:
+                if check.fired:
+                    measure = check.base if check.trigger == "threshold" else check.proj
+                else:
+                    measure = check.proj if check.proj is not None else check.base
+            points.append(
+                _build(
+                    CallPoint,
+                    {
+                        "call_index": c,
+                        "message_index": i,
+                        "turn_index": self._turn_of[i],
+                        "recorded_tokens": recorded,
+                        "recorded_kind": kinds[c],
+                        "simulated_tokens": figure_sim,
+                        "simulated_provenance": provenance,
+                        "window": window,
+                        "threshold": limit,
+                        "overflow_recorded": reason is not None,
+                        "overflow_simulated": overflow_sim,
+                        "event_ids": list(event_ids),
+                        "baseline_tokens": rec.baseline[c],
+                        "baseline_provenance": rec.baseline_prov[c],
+                        "overflow_recorded_reason": reason,
+                        "checked": checked,
+                        "check_tokens": measure,
+                        "baseline_check_tokens": check.baseline_measure if checked else None,
+                        "check_fired": check.fired,
+                    },
+                )
+            )
+        # Trailing events (after the last call) are attached to nothing.
+
+        # Message states, derived from the events.
+        n = self._n
+        summarised_by: list[int | None] = [None] * n
+        kept_by: list[int | None] = [None] * n
+        pruned = [False] * n
+        prune_reason: list[str | None] = [None] * n
+        for event_id, event in enumerate(events):
+            if event.kind in ("compact", "recorded-compaction"):
+                for j in event.head_indices:
+                    summarised_by[j] = event_id
+                for j in event.tail_indices:
+                    kept_by[j] = event_id
+            if event.kind in ("compact", "prune"):
+                for j in event.pruned_indices:
+                    pruned[j] = True
+                meta = trace.compaction_meta.get(event_id)
+                if meta:
+                    for j, why in meta.items():
+                        prune_reason[j] = why
+        in_context = [False] * n
+        final = trace.final
+        assert final is not None
+        for item in final.base:
+            if item.index >= 0:
+                in_context[item.index] = True
+        for j in range(final.base_pos, n):
+            if self._main[j] and not self._owned[j]:
+                in_context[j] = True
+        # Messages the recording compacted away stay out only when the policy applied that.
+        protected_reasons = {"protected tool", "inside skip boundary", "inside protect budget"}
+        ttok = trunc.tokens
+        states = [
+            _build(
+                MessageState,
+                {
+                    "message_index": j,
+                    "tokens": tok[j],
+                    "tokens_after_truncation": ttok[j],
+                    "provenance": prov,
+                    "truncated": trunc.truncated[j],
+                    "truncation_note": trunc.notes.get(j),
+                    "pruned": pruned[j],
+                    "prune_reason": prune_reason[j],
+                    "protected": prune_reason[j] in protected_reasons,
+                    "summarised_by": summarised_by[j],
+                    "kept_by": kept_by[j],
+                    "in_context_at_end": in_context[j],
+                },
+            )
+            for j in range(n)
+        ]
+
+        fidelity = self._fidelity(events, native)
+        summary = self._summary(points, events, trunc, tok, fidelity)
+        notes = self._notes(policy, window, rec, native) + run_notes
+        result = _build_result(
+            {
+                "schema_version": SCHEMA_VERSION,
+                "session_id": session.id,
+                "policy": policy,
+                "window": window,
+                "threshold": limit,
+                "points": list(points),
+                "events": list(events),
+                "messages": states,
+                "fidelity": fidelity,
+                "summary": summary,
+                "notes": notes,
+                "recording_policy": native,
+                "overhead_tokens": rec.overhead,
+                "estimator": policy.estimator,
+                "window_source": "policy" if policy.context_window else session.window_source,
+            }
+        )
+        _set(result, "__pydantic_private__", {"_resumed_from_call": resume if resume else None})
+        return result
+
+    def _fidelity(self, events: list[ReplayEvent], native: bool) -> list[FidelityRow]:
+        rows: list[FidelityRow] = []
+        own = [
+            (event_id, event)
+            for event_id, event in enumerate(events)
+            if event.kind == "compact"
+            and event.trigger != "manual"
+            and event.call_index is not None
+        ]
+        used: set[int] = set()
+        for position, rc in enumerate(self._rc):
+            event = self.session.compactions[rc.index]
+            if rc.inferred_manual:
+                note = (
+                    "recorded as manual"
+                    if event.trigger == "manual"
+                    else "below the recording agent's threshold, so a manual compaction"
+                )
+                rows.append(
+                    FidelityRow(
+                        recorded_index=rc.index,
+                        message_index=rc.m_c,
+                        trigger="manual",
+                        tokens_before=event.tokens_before,
+                        outcome="manual",
+                        replay_call_index=rc.recorded_call,
+                        call_delta=0 if rc.recorded_call is not None else None,
+                        recorded_call_index=rc.recorded_call,
+                        note=note + "; applied where it happened",
+                    )
+                )
+                continue
+            target = rc.recorded_call
+            # The replay compactions that may answer this one lie between its neighbours.
+            lower = -1
+            upper = 1 << 60
+            for other in self._rc[:position]:
+                if not other.inferred_manual and other.recorded_call is not None:
+                    lower = max(lower, other.recorded_call)
+            for other in self._rc[position + 1 :]:
+                if not other.inferred_manual and other.recorded_call is not None:
+                    upper = min(upper, other.recorded_call)
+                    break
+            best: tuple[int, int] | None = None
+            if target is not None:
+                for event_id, replay_event in own:
+                    call = replay_event.call_index
+                    assert call is not None
+                    if event_id in used or not (lower < call < upper):
+                        continue
+                    distance = abs(call - target)
+                    if (
+                        best is None
+                        or distance < best[0]
+                        or (distance == best[0] and call <= target)
+                    ):
+                        best = (distance, event_id)
+            if best is None:
+                rows.append(
+                    FidelityRow(
+                        recorded_index=rc.index,
+                        message_index=rc.m_c,
+                        trigger=event.trigger,
+                        tokens_before=event.tokens_before,
+                        outcome="missed",
+                        replay_call_index=None,
+                        call_delta=None,
+                        recorded_call_index=target,
+                        note="the policy did not compact anywhere near here",
+                    )
+                )
+                continue
+            used.add(best[1])
+            call = events[best[1]].call_index
+            assert call is not None and target is not None
+            delta = call - target
+            outcome: Outcome = "same" if delta == 0 else ("earlier" if delta < 0 else "later")
+            rows.append(
+                FidelityRow(
+                    recorded_index=rc.index,
+                    message_index=rc.m_c,
+                    trigger=event.trigger,
+                    tokens_before=event.tokens_before,
+                    outcome=outcome,
+                    replay_call_index=call,
+                    call_delta=delta,
+                    recorded_call_index=target,
+                    note=events[best[1]].trigger or "",
+                )
+            )
+        return rows
+
+    def _summary(
+        self,
+        points: list[CallPoint],
+        events: list[ReplayEvent],
+        trunc: _Truncation,
+        tok: list[int],
+        fidelity: list[FidelityRow],
+    ) -> ReplaySummary:
+        recorded = [p.recorded_tokens for p in points if p.recorded_tokens is not None]
+        peak_sim = 0
+        peak_call: int | None = None
+        for point in points:
+            if peak_call is None or point.simulated_tokens > peak_sim:
+                peak_sim, peak_call = point.simulated_tokens, point.call_index
+        compactions = 0
+        tokens_pruned = 0
+        tokens_summarised = 0
+        summary_tokens = 0
+        tail_tokens = 0
+        manual = 0
+        messages = trunc.tokens
+        for event in events:
+            if event.kind in ("compact", "recorded-compaction"):
+                compactions += 1
+                if event.kind == "recorded-compaction":
+                    manual += 1
+                tokens_summarised += sum(messages[j] for j in event.head_indices)
+                summary_tokens += event.summary_tokens or 0
+                tail_tokens += sum(messages[j] for j in event.tail_indices)
+            if event.kind in ("compact", "prune") and event.pruned_indices:
+                tokens_pruned += sum(messages[j] for j in event.pruned_indices)
+        truncated = sum(tok[j] - messages[j] for j in range(self._n) if trunc.truncated[j])
+        return ReplaySummary(
+            calls=len(points),
+            peak_recorded=max(recorded) if recorded else None,
+            peak_simulated=peak_sim,
+            peak_call_index=peak_call,
+            compactions=compactions,
+            overflows_recorded=sum(1 for p in points if p.overflow_recorded),
+            overflows_simulated=sum(1 for p in points if p.overflow_simulated),
+            tokens_truncated=truncated,
+            tokens_pruned=tokens_pruned,
+            tokens_summarised=tokens_summarised,
+            summary_tokens=summary_tokens,
+            tail_tokens=tail_tokens,
+            overflows_avoided=sum(
+                1 for p in points if p.overflow_recorded and not p.overflow_simulated
+            ),
+            overflows_caused=sum(
+                1 for p in points if p.overflow_simulated and not p.overflow_recorded
+            ),
+            manual_compactions=manual,
+            final_tokens=points[-1].simulated_tokens if points else None,
+        )
+
+    def _notes(
+        self, policy: Policy, window: int | None, rec: _RecordedSide, native: bool
+    ) -> list[str]:
+        notes: list[str] = []
+        counter = self._counter(policy)
+        how = (
+            "counted with " + policy.estimator
+            if counter.provenance is Provenance.COUNTED
+            else ("estimated with " + policy.estimator)
+        )
+        if not self._calls:
+            notes.append("the session has no model calls: there is no context to replay")
+        elif not self._has_usage:
+            notes.append(
+                f"no recorded usage: every figure is estimated ({how}), and the system prompt "
+                "and tool schemas are not included"
+            )
+        else:
+            missing = sum(1 for figure in self._usage_context if figure is None)
+            if missing:
+                notes.append(
+                    f"{missing} of {len(self._calls)} calls have no usable usage; their context "
+                    f"is projected from the last recorded figure ({how})"
+                )
+            notes.append(
+                f"recorded overhead (system prompt + tool schemas): {rec.overhead:,} tokens, "
+                "calibrated from the first recorded call"
+            )
+        notes.extend(self._usage_notes)
+        backwards = self._backwards_without_compaction()
+        if backwards:
+            notes.append(
+                f"recorded context fell at {backwards} call(s) with no compaction in between "
+                "(kept as recorded)"
+            )
+        if counter.note:
+            notes.append(counter.note)
+        if window is None:
+            notes.append(
+                f"unknown context window for model {self.session.model or '(unknown)'}: no "
+                "threshold or overflow can be evaluated; pass --window N"
+            )
+        elif self._calls and rec.overhead_known and rec.overhead >= window:
+            notes.append(
+                f"the window ({window:,}) is smaller than the recorded overhead of "
+                f"{rec.overhead:,} tokens (system prompt + tool schemas): every call overflows "
+                "and no compaction can make it fit"
+            )
+        if native:
+            notes.append(
+                f"{policy.name} is the policy of the agent that recorded this session: recorded "
+                "compactions it would also make are taken as recorded"
+            )
+        if self.session.compactions and not any(rc.owned or rc.summary_message for rc in self._rc):
+            notes.append("the recorded compactions carry no summary text")
+        return notes
+
+    def _backwards_without_compaction(self) -> int:
+        count = 0
+        previous: int | None = None
+        rc_calls = {rc.recorded_call for rc in self._rc}
+        for c, figure in enumerate(self._usage_context):
+            if figure is None:
+                continue
+            if previous is not None and figure < previous and c not in rc_calls:
+                count += 1
+            previous = figure
+        return count
+
+
+def _or(value: int | None, default: int) -> int:
+    return default if value is None else value
+
+
+def _decide(check: _Check, limit: int | None, policy: Policy, pending: bool) -> tuple[bool, bool]:
+    """Whether a check fires under ``limit`` and the projection flag it leaves behind."""
+    if limit is None or not policy.compaction.auto:
+        return False, pending
+    base_hit = check.base is not None and crosses(check.base, limit, policy)
+    proj_hit = check.proj is not None and crosses(check.proj, limit, policy)
+    if proj_hit:
+        pending = True
+    if check.checks_now and (base_hit or pending):
+        return True, False
+    return False, pending
+
+
+_loops = threading.local()
+
+
+def _run_coroutine(coroutine: Any) -> Any:
+    """Run ``coroutine`` to completion, also from a thread that already runs an event loop.
+
+    A private loop per thread is kept and reused (``asyncio.run`` would install a SIGINT handler
+    on the main thread each time, and its repr of the task formats every message of the head).
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        loop = getattr(_loops, "loop", None)
+        if loop is None or loop.is_closed():
+            loop = asyncio.new_event_loop()
+            _loops.loop = loop
+        return loop.run_until_complete(coroutine)
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = _run_coroutine(coroutine)
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=target, name="ctxscope-compaction")
+    worker.start()
+    worker.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+# --- module-level entry points ------------------------------------------------------------------
+
+
+def replay(
+    session: Session,
+    policy: Policy,
+    *,
+    summarizer: Summarizer | None = None,
+    progress: ProgressFn | None = None,
+    cancel: threading.Event | None = None,
+) -> ReplayResult:
+    """Replay ``session`` under ``policy`` once (see the module docstring).
+
+    ``summarizer`` overrides the policy's LLM for every compaction.
+    """
+    factory = (lambda _policy: summarizer) if summarizer is not None else None
+    return Replayer(session, summarizer_factory=factory).run(
+        policy, progress=progress, cancel=cancel
+    )
+
+
+def compare(
+    session: Session,
+    policies: Sequence[Policy],
+    *,
+    progress: ProgressFn | None = None,
+    replayer: Replayer | None = None,
+) -> CompareResult:
+    """Replay ``session`` under each policy and put the figures side by side."""
+    engine = replayer or Replayer(session)
+    rows: list[CompareRow] = []
+    notes: list[str] = []
+    total = max(1, len(policies)) * max(1, len(session.messages))
+    for position, policy in enumerate(policies):
+        offset = position * max(1, len(session.messages))
+
+        def step(done: int, _total: int, offset: int = offset) -> None:
+            if progress is not None:
+                progress(offset + done, total)
+
+        result = engine.run(policy, progress=step if progress is not None else None)
+        counts = {outcome: 0 for outcome in ("same", "earlier", "later", "missed", "manual")}
+        for row in result.fidelity:
+            counts[row.outcome] += 1
+        rows.append(
+            CompareRow(
+                policy=policy.name,
+                description=policy.description,
+                window=result.window,
+                threshold=result.threshold,
+                summary=result.summary,
+                fidelity=counts,
+            )
+        )
+        for note in result.notes:
+            if note not in notes and "is the policy of the agent" not in note:
+                notes.append(note)
+    window = effective_window(session, policies[0]) if policies else session.context_window
+    return CompareResult(session_id=session.id, window=window, rows=rows, notes=notes)
