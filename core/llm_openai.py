@@ -396,6 +396,21 @@ class OpenAISummarizer:
         the whole text once). Raises an :class:`core.llm.LLMError` subclass with a one-line
         message; never returns a partial summary.
         """
+        try:
+            return await self._summarize(messages, prompt, max_tokens, on_delta)
+        except LLMError as exc:
+            failure = exc
+        # Raised here, outside the handler, as a fresh exception: no __context__/__cause__ chain
+        # leads back to the SDK's exception (whose text and request may carry the key).
+        raise type(failure)(str(failure))
+
+    async def _summarize(
+        self,
+        messages: Sequence[ChatMessage],
+        prompt: str,
+        max_tokens: int,
+        on_delta: DeltaCallback | None,
+    ) -> SummaryResult:
         started = time.perf_counter()
         client = self._client()
         relay = _DeltaRelay(on_delta)
@@ -551,6 +566,8 @@ class OpenAISummarizer:
             usage = self._read_usage(getattr(chunk, "usage", None))
             choices = getattr(chunk, "choices", None)
             if choices is None:
+                if usage is None:  # a usage-only chunk may omit choices; anything else must not
+                    raise TypeError("the chunk has no choices")
                 choices = []
             if not isinstance(choices, list):
                 raise TypeError("choices is not a list")
