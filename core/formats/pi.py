@@ -39,7 +39,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from core.formats.base import LoadError, ProgressCallback, SessionBuilder
+from core.formats.base import LoadError, ProgressCallback, SessionBuilder, construct
 from core.formats.jsonl import head_records, read_jsonl
 from core.models import (
     Role,
@@ -147,7 +147,8 @@ def usage_from_pi(usage: Any) -> Usage | None:
     ):
         return None
     total = usage.get("totalTokens")
-    return Usage(
+    return construct(
+        Usage,
         input=_int(usage.get("input")),
         output=_int(usage.get("output")),
         cache_read=_int(usage.get("cacheRead")),
@@ -362,7 +363,8 @@ class _PiBuilder:
             if not isinstance(call_id, str):
                 self.builder.diagnostic(entry.line, "no-call-id", "tool result without toolCallId")
                 call_id = ""
-            result = ToolResult(
+            result = construct(
+                ToolResult,
                 call_id=call_id,
                 tool_name=_str(message.get("toolName")),
                 output=_content_text(message.get("content")),
@@ -407,7 +409,8 @@ class _PiBuilder:
                 thinking.append(block["thinking"])
             elif kind == "toolCall":
                 calls.append(
-                    ToolCall(
+                    construct(
+                        ToolCall,
                         id=str(block.get("id") or ""),
                         name=str(block.get("name") or "tool"),
                         arguments=block.get("arguments"),
