@@ -26,7 +26,10 @@ Pipeline:
    used.
 4. **Reassemble**: one system message ``<prior-conversation-summary>…</prior-conversation-summary>``
    (``summary=True``) followed by the tail — for ``codex``, the kept user messages followed by the
-   summary.
+   summary. System prompts and injected context messages that *open* the conversation
+   (:func:`core.split.leading_context`; a Codex session starts with its instructions, developer and
+   environment messages) are not summarised: they stay verbatim ahead of the summary, as every agent
+   keeps its system prompt. Earlier summaries are replaced by the new one.
 5. **Continue** (T11): after an automatic compaction, when the policy asks for it, a synthetic user
    message with ``continuation_text``.
 
@@ -54,7 +57,7 @@ from core.llm import (
 from core.models import Message, Role
 from core.policy import CompactionStrategy, Policy
 from core.prune import PruneResult, prune
-from core.split import SplitResult, split
+from core.split import SplitResult, leading_context, split
 from core.templates import (
     CONVERSATION_CLOSE,
     CONVERSATION_OPEN,
@@ -109,7 +112,10 @@ class CompactionResult(BaseModel):
     head_ids: list[str]
     """Ids of the messages replaced by the summary."""
     tail_ids: list[str]
-    """Ids of the messages kept verbatim (for ``codex``: the kept user messages)."""
+    """Ids of the messages kept verbatim after the summary (for ``codex``: the kept user messages)."""
+    pinned_ids: list[str]
+    """Leading system prompts and injected context messages, kept verbatim ahead of the summary
+    (for ``tail`` and ``summary-only``, ``pinned_ids + head_ids + tail_ids`` is the input)."""
     pruned_ids: list[str]
     """Ids of the messages whose tool output pruning replaced."""
     dropped_head_ids: list[str]
@@ -283,7 +289,9 @@ async def compact(
     pruned_ids = prune_result.pruned_ids if prune_result is not None else []
     prune_note = f" {prune_result.summary}" if prune_result is not None else ""
 
-    # 2. choose the head
+    # 2. choose the head; leading system prompts and injected context stay pinned, verbatim
+    lead = leading_context(working)
+    pinned_at = [i for i in range(lead) if not working[i].summary]
     split_result: SplitResult | None = None
     if comp.strategy == "tail":
         usable = max(window - comp.reserve_tokens, 0)
@@ -303,20 +311,21 @@ async def compact(
                 auto,
                 started,
             )
-        head, tail = working[:cut], working[cut:]
-        tail_counts = counts[cut:]
+        head_end = cut
+        tail, tail_counts = working[cut:], counts[cut:]
         choice_note = split_result.reason
     else:
-        head, tail, tail_counts = working, [], []
+        head_end = len(working)
+        tail, tail_counts = [], []
         choice_note = (
             "The whole conversation is summarised (summary-only)."
             if comp.strategy == "summary-only"
             else "The whole conversation is summarised; recent user messages are kept (codex)."
         )
-        if not any(not m.summary and not m.synthetic for m in head):
+        if not any(not m.summary and not m.synthetic for m in working[lead:]):
             return _nothing_to_compact(
-                "Nothing to compact: the conversation holds no message besides a summary."
-                + prune_note,
+                "Nothing to compact: the conversation holds no message besides a summary or "
+                "system context." + prune_note,
                 working,
                 counts,
                 tokens_before,
@@ -326,6 +335,11 @@ async def compact(
                 auto,
                 started,
             )
+
+    pinned = [working[i] for i in pinned_at]
+    pinned_set = set(pinned_at)
+    head = [m for i, m in enumerate(working[:head_end]) if i not in pinned_set]
+    pinned_tokens = sum(counts[i] for i in pinned_at)
 
     # 3. summarise the head (T12)
     previous = previous_summary if previous_summary is not None else _previous_summary(working)
@@ -377,13 +391,13 @@ async def compact(
     )
     if comp.strategy == "codex":
         kept_users = _codex_user_messages(working, comp.user_message_budget_tokens, counter)
-        output = [*kept_users, summary_message]
+        output = [*pinned, *kept_users, summary_message]
         tail_ids = [m.id for m in kept_users]
-        tokens_after = sum(counter.messages_tokens(kept_users))
+        tokens_after = pinned_tokens + sum(counter.messages_tokens(kept_users))
     else:
-        output = [summary_message, *tail]
+        output = [*pinned, summary_message, *tail]
         tail_ids = [m.id for m in tail]
-        tokens_after = sum(tail_counts)
+        tokens_after = pinned_tokens + sum(tail_counts)
     tokens_after += counter.message_tokens(summary_message)
     if auto and comp.continuation:
         continuation = Message(
@@ -414,6 +428,7 @@ async def compact(
         summary=summary,
         head_ids=[m.id for m in head],
         tail_ids=tail_ids,
+        pinned_ids=[m.id for m in pinned],
         pruned_ids=pruned_ids,
         dropped_head_ids=dropped,
         dropped_head_messages=len(dropped),
@@ -453,6 +468,7 @@ def _nothing_to_compact(
         summary="",
         head_ids=[],
         tail_ids=[m.id for m in working],
+        pinned_ids=[],
         pruned_ids=prune_result.pruned_ids if prune_result is not None else [],
         dropped_head_ids=[],
         dropped_head_messages=0,

@@ -23,8 +23,9 @@ tail never starts with a tool result whose call is in the head, and a tool call 
 separated from its results. When the cut would do either, it moves *earlier*, to the assistant
 message holding the call (repeatedly, if that uncovers another pair).
 
-A compaction summary at the very start is never "something to compact" by itself: a head made
-only of summaries is reported as nothing to compact (messages mode) or as no tail (turns mode).
+Leading context — earlier summaries, system prompts and injected meta messages at the very start
+(:func:`leading_context`) — is never "something to compact" by itself: a head made only of it is
+reported as nothing to compact (messages mode) or as no tail (turns mode).
 """
 
 from __future__ import annotations
@@ -109,10 +110,12 @@ def _make_safe(cut: int, earliest_call: list[int]) -> int:
     return cut
 
 
-def _leading_summaries(messages: Sequence[Message]) -> int:
+def leading_context(messages: Sequence[Message]) -> int:
+    """Length of the leading run of context messages: earlier summaries, system prompts and
+    injected meta messages (instructions, environment). They hold nothing new to summarise."""
     count = 0
     for message in messages:
-        if not message.summary:
+        if not (message.summary or message.meta or message.role is Role.SYSTEM):
             break
         count += 1
     return count
@@ -140,7 +143,7 @@ def split(
         tokens = list(token_counts)
     budget = policy.tail_budget(usable_tokens)
     earliest_call = _suffix_min(_call_positions(messages))
-    summaries = _leading_summaries(messages)
+    context = leading_context(messages)
 
     if policy.mode == "turns":
         cut, split_turn, note = _turns_cut(
@@ -161,18 +164,18 @@ def split(
                 "tool call stays with its result."
             )
 
-    if policy.mode == "turns" and cut <= summaries:
+    if policy.mode == "turns" and cut <= context:
         if cut < total:
             note += " The tail would be the whole conversation, so everything is summarised."
         cut = total
         split_turn = False
     head_tokens = sum(tokens[:cut])
     tail_tokens = sum(tokens[cut:])
-    compactable = cut > summaries
+    compactable = cut > context
     if cut == 0:
         note += " The whole conversation fits in the tail: nothing to compact."
     elif not compactable:
-        note += " The head holds only an earlier summary: nothing new to compact."
+        note += " The head holds only an earlier summary or system context: nothing new to compact."
     return SplitResult(
         mode=policy.mode,
         usable_tokens=usable_tokens,

@@ -406,6 +406,8 @@ def test_codex_keeps_recent_user_messages_then_the_summary() -> None:
 def conversations(draw: st.DrawFn) -> list[Message]:
     convo = Convo()
     if draw(st.booleans()):
+        convo.system("You are a coding agent. " + tokens(draw(st.integers(0, 500))), meta=True)
+    if draw(st.booleans()):
         convo.system(
             "<prior-conversation-summary>\n## Goal\n- old\n</prior-conversation-summary>",
             summary=True,
@@ -443,10 +445,13 @@ def test_output_shape_invariant(
     if not result.compacted:
         assert [m.id for m in result.output_messages] == ids
         return
-    assert result.head_ids + result.tail_ids == ids
+    assert result.pinned_ids + result.head_ids + result.tail_ids == ids
     out = result.output_messages
-    assert_summary_message(out[0], result.summary)
-    expected_tail = out[1:-1] if auto else out[1:]
+    pinned = len(result.pinned_ids)
+    assert [m.id for m in out[:pinned]] == result.pinned_ids
+    assert all(m.role is Role.SYSTEM and not m.summary for m in out[:pinned])
+    assert_summary_message(out[pinned], result.summary)
+    expected_tail = out[pinned + 1 : -1] if auto else out[pinned + 1 :]
     assert [m.id for m in expected_tail] == result.tail_ids
     assert out[-1].synthetic == auto
     assert result.tokens_after == sum(COUNTER.messages_tokens(out))
@@ -475,3 +480,47 @@ def test_compact_sync_runs_in_a_worker_thread() -> None:
     worker.join()
     assert len(results) == 1
     assert getattr(results[0], "compacted", False)
+
+
+def with_context(prefix: Convo) -> list[Message]:
+    """``prefix`` followed by the messages of :func:`session`, renumbered."""
+    for message in session():
+        index = len(prefix.messages)
+        prefix.messages.append(message.model_copy(update={"index": index, "id": f"m{index}"}))
+    return prefix.messages
+
+
+def test_leading_system_context_is_pinned_not_summarised() -> None:
+    messages = with_context(
+        Convo()
+        .system("You are a coding agent. " + tokens(400), meta=True)
+        .user("<environment_context>cwd=/repo</environment_context>", meta=True)
+        .system(
+            "<prior-conversation-summary>\n## Goal\n- old goal\n</prior-conversation-summary>",
+            summary=True,
+        )
+    )
+    result = run(messages, policy(strategy="summary-only"))
+    assert result.pinned_ids == ["m0", "m1"]
+    out = result.output_messages
+    assert out[0] is messages[0]
+    assert out[1] is messages[1]
+    assert_summary_message(out[2], result.summary)
+    assert result.head_ids[0] == "m2"  # the old summary is replaced by the new one
+    assert result.updated_previous_summary
+    assert split_sections(result.summary)["Goal"].startswith("- old goal")
+    transcript = result.request_messages[1].content
+    assert "You are a coding agent" not in transcript
+    assert "environment_context" not in transcript
+    assert result.tokens_after == sum(COUNTER.messages_tokens(out))
+
+
+def test_only_system_context_is_nothing_to_compact() -> None:
+    messages = Convo().system("You are a coding agent.", meta=True).user("hi").messages
+    tail_policy = Policy(
+        pruning=PruningPolicy(enabled=False),
+        split=SplitPolicy(tail_budget_tokens=1, min_tail_messages=1),
+    )
+    assert not run(messages, tail_policy).compacted
+    only_context = Convo().system("prompt", meta=True).system("old", summary=True).messages
+    assert not run(only_context, policy(strategy="summary-only")).compacted

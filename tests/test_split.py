@@ -286,3 +286,20 @@ def test_split_invariants(convo: tuple[list[Message], list[int]], policy: SplitP
         assert result.tail_tokens <= result.budget_tokens
         first_tail = messages[result.cut_index]
         assert first_tail.is_turn_start or result.split_turn
+
+
+def test_a_head_of_only_system_context_is_not_compactable() -> None:
+    messages = (
+        Convo().system("You are an agent", meta=True).user("env", meta=True).user("a").messages
+    )
+    result = split(
+        messages, messages_policy(10), usable_tokens=0, counter=COUNTER, token_counts=[50, 50, 10]
+    )
+    assert result.head_ids == ["m0", "m1"]
+    assert not result.compactable
+    assert "system context" in result.reason
+    turns = split(
+        messages, turns_policy(1000), usable_tokens=0, counter=COUNTER, token_counts=[50, 50, 10]
+    )
+    assert turns.tail_ids == []  # opencode: a tail of the whole conversation means no tail
+    assert turns.compactable
