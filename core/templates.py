@@ -245,7 +245,7 @@ PI = SummaryPromptTemplate(
     ),
     new_instructions=(
         "Summarise the transcript above, the earlier part of a coding session, as a structured "
-        "checkpoint another assistant can resume from. Keep each section brief."
+        "checkpoint another assistant can resume from; a few lines per section is enough."
     ),
     update_instructions=(
         "A checkpoint of this session already exists and is quoted below. Bring it up to date "
