@@ -459,7 +459,7 @@ def _active_entries(
     entries: list[_Entry], parents: dict[str, str | None], builder: SessionBuilder
 ) -> list[_Entry]:
     """The entries of the active branch (plus side lines that belong to it), in file order."""
-    main = [e for e in entries if e.kind != _BOUNDARY and not e.sidechain]
+    main = [e for e in entries if not e.sidechain]
     if not main:
         return entries
     # The chain from the last line back to a root.

@@ -1,0 +1,225 @@
+"""The loader registry: detection from at most 64 KB, clear errors, window resolution."""
+
+from __future__ import annotations
+
+import builtins
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import core.formats as registry
+from core.formats import LoadError, detect_format, load_session
+from core.formats.base import SessionBuilder, construct
+from core.formats.jsonl import HEAD_BYTES
+from core.models import Message, Role, SourceFormat, ToolCall, Usage
+
+FIXTURES = Path(__file__).parent / "fixtures"
+CLAUDE = FIXTURES / "claude" / "9b1c0e55-7a2d-4c3e-9f10-5a6b7c8d9e0f.jsonl"
+CODEX = (
+    FIXTURES / "codex" / "rollout-2026-04-01T12-00-00-019d0000-aaaa-7bbb-8ccc-000000000001.jsonl"
+)
+SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples"
+
+
+def _claude_line(text: str) -> str:
+    return json.dumps(
+        {
+            "parentUuid": None,
+            "sessionId": "s1",
+            "type": "user",
+            "uuid": "u1",
+            "message": {"role": "user", "content": text},
+        }
+    )
+
+
+def test_detects_fixtures() -> None:
+    assert detect_format(CLAUDE) is SourceFormat.CLAUDE_CODE
+    assert detect_format(CODEX) is SourceFormat.CODEX
+    assert detect_format(str(CODEX)) is SourceFormat.CODEX
+
+
+def test_detects_every_claude_and_codex_sample() -> None:
+    if not SAMPLES.is_dir():
+        pytest.skip("shared samples are not available")
+    for path in sorted((SAMPLES / "claude-code").rglob("*.jsonl")):
+        assert detect_format(path) is SourceFormat.CLAUDE_CODE, path
+    for path in sorted((SAMPLES / "codex").glob("*.jsonl")):
+        assert detect_format(path) is SourceFormat.CODEX, path
+
+
+def test_detection_reads_at_most_64_kb(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "big.jsonl"
+    with open(path, "w") as f:
+        for i in range(2000):
+            f.write(_claude_line(f"prompt {i} " + "x" * 500).replace('"u1"', f'"u{i}"') + "\n")
+    assert path.stat().st_size > 10 * HEAD_BYTES
+    read = [0]
+    real_open = builtins.open
+
+    class Counting(io.BufferedReader):
+        def read(self, size: int | None = -1) -> bytes:
+            data = super().read(size)
+            read[0] += len(data)
+            return data
+
+    def counting_open(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        if "b" in mode and "r" in mode and "+" not in mode:
+            return Counting(io.FileIO(file, "r"))
+        return real_open(file, mode, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", counting_open)
+    assert detect_format(path) is SourceFormat.CLAUDE_CODE
+    assert 0 < read[0] <= HEAD_BYTES
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (b"hello world\nthis is text\n", "first line is not JSON"),
+        (b'[{"type": "user"}]\n', "a JSON array, not JSON Lines"),
+        (b"\x00\x01\x02binary\xff\xfe" * 100, "binary file"),
+        (b'"just a string"\n', "first line is not a JSON object"),
+        (b'{"kind": "nothing we know"}\n', "no record of a known format"),
+        (b"\n\n  \n", "empty file"),
+    ],
+)
+def test_not_a_session_names_what_was_tried(tmp_path: Path, content: bytes, reason: str) -> None:
+    path = tmp_path / "thing.jsonl"
+    path.write_bytes(content)
+    with pytest.raises(LoadError) as info:
+        load_session(path)
+    message = str(info.value)
+    assert "not a session: tried " in message
+    assert "claude-code" in message and "codex" in message
+    assert reason in message
+    assert "\n" not in message
+
+
+def test_missing_path_and_plain_directory(tmp_path: Path) -> None:
+    with pytest.raises(LoadError, match="no such file or directory"):
+        load_session(tmp_path / "nope.jsonl")
+    with pytest.raises(LoadError, match="no such file or directory"):
+        detect_format(tmp_path / "nope.jsonl")
+    with pytest.raises(LoadError, match="not an opencode storage folder"):
+        load_session(tmp_path)
+
+
+def test_empty_file(tmp_path: Path) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.write_bytes(b"")
+    with pytest.raises(LoadError, match="empty file"):
+        load_session(path)
+    with pytest.raises(LoadError, match="empty file"):
+        load_session(path, format="claude-code")
+
+
+def test_forced_format(tmp_path: Path) -> None:
+    session = load_session(CODEX, format="codex")
+    assert session.format is SourceFormat.CODEX
+    session = load_session(CODEX, format=SourceFormat.CODEX)
+    assert session.format is SourceFormat.CODEX
+    with pytest.raises(LoadError, match="unknown format 'word'"):
+        load_session(CODEX, format="word")
+    text = tmp_path / "notes.txt"
+    text.write_text("not json\nat all\n")
+    with pytest.raises(LoadError, match="no JSON object"):
+        load_session(text, format="claude-code")
+
+
+def test_window_override_and_lookup() -> None:
+    session = load_session(CLAUDE, window=50_000)
+    assert (session.context_window, session.window_source) == (50_000, "user")
+    recorded = load_session(CODEX, window=100_000)  # the user wins over the file too
+    assert (recorded.context_window, recorded.window_source) == (100_000, "user")
+    default = load_session(CLAUDE)
+    assert default.context_window == 200_000 and default.window_source == "table"
+
+
+def test_window_without_core_windows(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(registry, "_windows_function", lambda name: None)
+    session = load_session(CLAUDE)
+    assert (session.context_window, session.window_source) == (200_000, "table")
+    assert session.max_output_tokens is None
+
+
+def test_window_lookup_failure_does_not_break_loading(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(name: str) -> Any:
+        def fail(model: str | None) -> Any:
+            raise RuntimeError("table is broken")
+
+        return fail
+
+    monkeypatch.setattr(registry, "_windows_function", broken)
+    session = load_session(CLAUDE)
+    assert session.context_window == 200_000  # the loader's own default
+
+
+def test_missing_loader_modules_are_tolerated(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(registry, "FORMAT_MODULES", ("does_not_exist", "claude_code", "codex"))
+    monkeypatch.setattr(registry, "_loaded", {})
+    assert registry.available_formats() == [SourceFormat.CLAUDE_CODE, SourceFormat.CODEX]
+    assert detect_format(CODEX) is SourceFormat.CODEX
+    with pytest.raises(LoadError, match=r"tried claude-code, codex \("):
+        detect_format(FIXTURES / "claude")  # a folder: nothing matches
+
+
+def test_no_loader_for_a_known_format(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(registry, "FORMAT_MODULES", ("claude_code",))
+    monkeypatch.setattr(registry, "_loaded", {})
+    with pytest.raises(LoadError, match="no loader for format 'codex'"):
+        load_session(CODEX, format="codex")
+
+
+def test_a_failing_sniffer_counts_as_no(monkeypatch: pytest.MonkeyPatch) -> None:
+    from core.formats import codex
+
+    def explode(path: Path, head: bytes) -> float:
+        raise ValueError("boom")
+
+    monkeypatch.setattr(codex, "sniff", explode)
+    scores = registry.sniff_scores(CODEX, CODEX.read_bytes()[:HEAD_BYTES])
+    assert scores[SourceFormat.CODEX] == 0.0
+
+
+def test_construct_matches_model_construct() -> None:
+    fields = {"index": 3, "id": "m", "role": Role.ASSISTANT, "text": "hi"}
+    fast = construct(Message, **fields)
+    slow = Message.model_construct(**fields)
+    assert fast == slow
+    assert fast.model_fields_set == slow.model_fields_set
+    assert fast.tool_calls == [] and fast.tool_calls is not construct(Message, **fields).tool_calls
+    assert construct(Usage, input=5).prompt_tokens == 5
+    assert construct(ToolCall, id="c", name="n").arguments is None
+    # and it round-trips through validation
+    assert Message.model_validate(fast.model_dump()) == fast
+
+
+def test_builder_flags_the_message_after_a_compaction_and_caps_diagnostics() -> None:
+    builder = SessionBuilder(SourceFormat.CODEX, "x.jsonl")
+    builder.add(Role.USER, text="a")
+    event = builder.add_compaction(trigger="manual", tokens_before=10)
+    after = builder.add(Role.USER, text="b")
+    assert event.message_index == after.index == 1 and after.compaction_boundary
+    for i in range(500):
+        builder.diagnostic(i, "invalid-json", "bad")
+    session = builder.build()
+    assert session.id == "x"
+    kept = [d for d in session.diagnostics if d.code == "invalid-json"]
+    assert len(kept) == 201  # 200 listed, one note counting the rest
+    assert "300 more" in kept[-1].message
+
+
+def test_loaders_import_no_ui() -> None:
+    code = (
+        "import sys, core.formats, core.formats.claude_code, core.formats.codex; "
+        "core.formats.available_formats(); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in {'textual','rich','openai'}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
