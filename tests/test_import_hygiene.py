@@ -5,7 +5,24 @@ import sys
 
 import pytest
 
-CORE_MODULES = ["core", "core.models", "core.tokens", "core.policy", "core.llm"]
+CORE_MODULES = [
+    "core",
+    "core.models",
+    "core.tokens",
+    "core.policy",
+    "core.llm",
+    "core.llm_mock",
+    "core.truncate",
+    "core.prune",
+    "core.split",
+    "core.templates",
+    "core.compaction",
+    "core.overflow",
+    "core.replay",
+    "core.formats",
+    "core.windows",
+    "core.discovery",
+]
 
 
 @pytest.mark.parametrize("module", CORE_MODULES)
