@@ -188,6 +188,7 @@ def test_progress_callback_reaches_the_total(tmp_path: Path) -> None:
     size = BASIC.stat().st_size
     assert seen and seen[-1][0] == size and all(total == size for _, total, _ in seen)
     assert [a for a, _, _ in seen] == sorted(a for a, _, _ in seen)
+    assert seen[-1][2] > 0  # messages read so far, before they are assembled
     assert session.messages
 
 

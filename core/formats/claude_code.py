@@ -350,7 +350,7 @@ def load(path: Path, *, progress: ProgressCallback | None = None) -> Session:
     session_id: str | None = None
     agent_id: str | None = None
 
-    for line_no, offset, obj in read_jsonl(path, builder, progress=progress):
+    for line_no, offset, obj in read_jsonl(path, builder, progress=progress, count=entries.__len__):
         kind = obj.get("type")
         uuid = obj.get("uuid")
         if isinstance(uuid, str):

@@ -18,7 +18,7 @@ raises one :class:`~core.formats.base.LoadError`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -138,12 +138,15 @@ def read_jsonl(
     *,
     progress: ProgressCallback | None = None,
     chunk_bytes: int = CHUNK_BYTES,
+    count: Callable[[], int] | None = None,
 ) -> Iterator[tuple[int, int, dict[str, Any]]]:
     """Yield ``(line_number, byte_offset, object)`` for every JSON object line of ``path``.
 
     Line numbers are 1-based; ``byte_offset`` is where the line starts, so the raw record can be
     re-read later with :func:`read_record`. Problems go to ``builder`` as diagnostics.
-    ``progress`` is called after each chunk with ``(bytes_read, total_bytes, messages)``.
+    ``progress`` is called after each chunk with ``(bytes_read, total_bytes, messages)``, where
+    ``messages`` is ``count()`` (default: the builder's message count; a loader that assembles
+    messages at the end passes its own running count).
 
     Raises :class:`LoadError` when the file is missing, empty, binary, a JSON array, or holds no
     JSON object at all.
@@ -154,6 +157,7 @@ def read_jsonl(
         f = open(path, "rb")  # noqa: SIM115 - closed in the finally below
     except OSError as exc:
         raise LoadError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    counter = count if count is not None else (lambda: len(builder.messages))
     loads = orjson.loads
     decode_error = orjson.JSONDecodeError
     pending: list[bytes] = []
@@ -211,7 +215,7 @@ def read_jsonl(
                         f"a JSON {type(obj).__name__} where an object was expected, skipped",
                     )
             if progress is not None:
-                progress(bytes_read, total, len(builder.messages))
+                progress(bytes_read, total, counter())
             chunk = f.read(chunk_bytes)
         if pending:
             line = b"".join(pending)
@@ -237,7 +241,7 @@ def read_jsonl(
                         line_no, "not-an-object", "the last line is not a JSON object, skipped"
                     )
         if progress is not None:
-            progress(total, total, len(builder.messages))
+            progress(total, total, counter())
     finally:
         f.close()
     if objects == 0:
