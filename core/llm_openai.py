@@ -33,11 +33,12 @@ import threading
 import time
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import openai
+import orjson
 
 from core.llm import (
     AuthError,
@@ -76,6 +77,21 @@ _log = logging.getLogger("ctxscope.llm")
 # Exception class names (anywhere in the cause chain) meaning "never reached the server".
 _UNREACHABLE_CAUSES = frozenset(
     {"ConnectError", "ConnectTimeout", "gaierror", "ConnectionRefusedError", "UnsupportedProtocol"}
+)
+# Exception class names (anywhere in the MRO) of a transport failure while reading a body, in
+# httpx, httpx2, httpcore and anyio alike.
+_TRANSPORT_ERRORS = frozenset(
+    {
+        "RequestError",
+        "TransportError",
+        "NetworkError",
+        "ProtocolError",
+        "TimeoutException",
+        "EndOfStream",
+        "BrokenResourceError",
+        "ClosedResourceError",
+        "SSLError",
+    }
 )
 # Looks like a secret key; redacted from server messages even when it is not ours.
 _KEY_LIKE_RE = re.compile(r"\b(?:sk|rk|pk)-[A-Za-z0-9_\-*]{8,}|\bBearer\s+\S+", re.IGNORECASE)
@@ -116,6 +132,36 @@ class _Answer:
     model: str | None
     input_tokens: int | None
     output_tokens: int | None
+
+
+@dataclass
+class _StreamState:
+    pieces: list[str] = field(default_factory=list)
+    finish: str | None = None
+    model: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+class _CallbackError(Exception):
+    """``on_delta`` raised: passed to the caller as it is, never taken for a transport failure."""
+
+    def __init__(self, original: Exception) -> None:
+        super().__init__(str(original))
+        self.original = original
+
+
+def _read_usage(usage: Any) -> tuple[int | None, int | None] | None:
+    """(prompt_tokens, completion_tokens) of a ``usage`` object, None when it says nothing."""
+    if not isinstance(usage, dict):
+        return None
+    prompt = usage.get("prompt_tokens")
+    completion = usage.get("completion_tokens")
+    prompt_tokens = prompt if isinstance(prompt, int) and prompt >= 0 else None
+    completion_tokens = completion if isinstance(completion, int) and completion >= 0 else None
+    if prompt_tokens is None and completion_tokens is None:
+        return None
+    return prompt_tokens, completion_tokens
 
 
 class _DeltaRelay:
@@ -167,7 +213,10 @@ class _DeltaRelay:
         self._shown.append(text)
         self._shown_len += len(text)
         self._shown_text = None
-        self._callback(text)
+        try:
+            self._callback(text)
+        except Exception as exc:
+            raise _CallbackError(exc) from exc
 
 
 def _is_loopback(host: str | None) -> bool:
@@ -398,6 +447,8 @@ class OpenAISummarizer:
         """
         try:
             return await self._summarize(messages, prompt, max_tokens, on_delta)
+        except _CallbackError as exc:
+            raise exc.original from None
         except LLMError as exc:
             failure = exc
         # Raised here, outside the handler, as a fresh exception: no __context__/__cause__ chain
@@ -465,7 +516,7 @@ class OpenAISummarizer:
                 "%s: the summary stopped at the output cap (finish_reason=length)", self._where
             )
         if not self._config.stream and on_delta is not None:
-            on_delta(answer.text)
+            on_delta(answer.text)  # the whole text once: the caller sees it the same way
         return SummaryResult(
             text=answer.text,
             usage=self._usage(answer, messages, prompt),
@@ -497,8 +548,8 @@ class OpenAISummarizer:
             )
         if failure.kind == "dropped":
             return ServerError(
-                f"{self._where}: the connection dropped before the summary was complete {why}; "
-                f"no partial summary was kept ({failure.detail})"
+                f"{self._where}: the answer was cut off {why}, no partial summary was kept; "
+                f"last attempt: {failure.detail}"
             )
         status = f"HTTP {failure.status}" if failure.status else "server error"
         return ServerError(f"{self._where}: still failing ({status}) {why}: {failure.detail}")
@@ -510,133 +561,179 @@ class OpenAISummarizer:
         extra: dict[str, Any] = {"stream": True}
         if self._send_stream_options:
             extra["stream_options"] = {"include_usage": True}
+        # The SDK builds, authenticates and sends the request and maps HTTP errors; the body is
+        # read raw: building an SDK model per chunk costs ~1 ms, a summary streams hundreds.
+        create: Any = client.chat.completions.with_streaming_response.create
         try:
-            stream = await client.chat.completions.create(**params, **extra)
+            async with create(**params, **extra) as response:
+                content_type = response.headers.get("content-type", "")
+                if "json" in content_type and "event-stream" not in content_type:
+                    # A server that ignores stream=true and answers in one piece.
+                    answer = self._completion_answer(await self._read_body(response), content_type)
+                    relay.feed(answer.text)
+                    return answer
+                return await self._read_events(response, relay, content_type)
         except openai.OpenAIError as exc:
             raise self._translate(exc) from None
-        except ValueError as exc:
-            raise MalformedResponseError(
-                f"{self._where} answered with something that is not JSON ({self._scrub(str(exc))})"
-            ) from None
-        pieces: list[str] = []
-        finish: str | None = None
-        model: str | None = None
-        input_tokens: int | None = None
-        output_tokens: int | None = None
-        chunks = 0
-        try:
-            iterator = stream.__aiter__()
-            while True:
-                try:
-                    chunk = await iterator.__anext__()
-                except StopAsyncIteration:
-                    break
-                except openai.OpenAIError as exc:
-                    raise self._translate(exc, mid_stream=True) from None
-                except ValueError as exc:  # a data line that is not JSON
-                    raise MalformedResponseError(
-                        f"{self._where} streamed a chunk that is not JSON ({self._scrub(str(exc))})"
-                    ) from None
-                chunks += 1
-                content, chunk_finish, chunk_model, usage = self._read_chunk(chunk)
-                model = chunk_model or model
-                if usage is not None:
-                    input_tokens, output_tokens = usage
-                if content:
-                    pieces.append(content)
-                    relay.feed(content)
-                if chunk_finish:
-                    finish = chunk_finish
-        finally:
-            await stream.close()
-        if finish is None:
-            content_type = stream.response.headers.get("content-type", "")
-            if chunks == 0 and "event-stream" not in content_type:
-                raise MalformedResponseError(
-                    f"{self._where} did not stream server-sent events (content-type {content_type or 'missing'!r})"
-                )
-            raise _Retryable("dropped", "the stream ended before the summary was complete")
-        return _Answer("".join(pieces), finish, model, input_tokens, output_tokens)
-
-    def _read_chunk(
-        self, chunk: Any
-    ) -> tuple[str | None, str | None, str | None, tuple[int | None, int | None] | None]:
-        try:
-            model = getattr(chunk, "model", None)
-            usage = self._read_usage(getattr(chunk, "usage", None))
-            choices = getattr(chunk, "choices", None)
-            if choices is None:
-                if usage is None:  # a usage-only chunk may omit choices; anything else must not
-                    raise TypeError("the chunk has no choices")
-                choices = []
-            if not isinstance(choices, list):
-                raise TypeError("choices is not a list")
-            parts: list[str] = []
-            finish: str | None = None
-            for choice in choices:
-                if getattr(choice, "index", 0) not in (0, None):
-                    continue
-                delta = getattr(choice, "delta", None)
-                piece = getattr(delta, "content", None) if delta is not None else None
-                if piece is not None and not isinstance(piece, str):
-                    raise TypeError("delta.content is not text")
-                if piece:
-                    parts.append(piece)
-                reason = getattr(choice, "finish_reason", None)
-                if reason:
-                    finish = str(reason)
-            if model is not None and not isinstance(model, str):
-                model = None
-            return "".join(parts) or None, finish, model, usage
-        except (AttributeError, TypeError, ValueError) as exc:
-            raise MalformedResponseError(
-                f"{self._where} streamed a chunk that is not a chat completion chunk ({exc})"
-            ) from None
-
-    @staticmethod
-    def _read_usage(usage: Any) -> tuple[int | None, int | None] | None:
-        if usage is None:
-            return None
-        prompt = getattr(usage, "prompt_tokens", None)
-        completion = getattr(usage, "completion_tokens", None)
-        prompt_tokens = prompt if isinstance(prompt, int) and prompt >= 0 else None
-        completion_tokens = completion if isinstance(completion, int) and completion >= 0 else None
-        if prompt_tokens is None and completion_tokens is None:
-            return None
-        return prompt_tokens, completion_tokens
 
     async def _complete_once(self, client: openai.AsyncOpenAI, params: dict[str, Any]) -> _Answer:
+        create: Any = client.chat.completions.with_streaming_response.create
         try:
-            completion: Any = await client.chat.completions.create(**params)
+            async with create(**params) as response:
+                content_type = response.headers.get("content-type", "")
+                return self._completion_answer(await self._read_body(response), content_type)
         except openai.OpenAIError as exc:
             raise self._translate(exc) from None
-        except ValueError as exc:  # declared JSON, body is not
-            raise MalformedResponseError(
-                f"{self._where} answered with something that is not JSON ({self._scrub(str(exc))})"
-            ) from None
-        if isinstance(completion, str) or not hasattr(completion, "choices"):
-            raise MalformedResponseError(
-                f"{self._where} answered with something that is not a chat completion: "
-                f"{self._scrub(str(completion))[:80]!r}"
-            )
+
+    async def _read_body(self, response: Any) -> bytes:
         try:
-            choices = completion.choices
-            if not isinstance(choices, list) or not choices:
-                raise MalformedResponseError(f"{self._where} answered without any choices")
-            choice = choices[0]
-            message = getattr(choice, "message", None)
-            content = getattr(message, "content", None)
-            if content is None:
-                content = ""
-            if not isinstance(content, str):
-                raise TypeError("message.content is not text")
-            finish = getattr(choice, "finish_reason", None)
-            model = getattr(completion, "model", None)
-            usage = self._read_usage(getattr(completion, "usage", None))
-        except (AttributeError, TypeError, ValueError) as exc:
+            body: bytes = await response.read()
+        except Exception as exc:
+            raise self._transport_failure(exc) from None
+        return body
+
+    def _transport_failure(self, exc: Exception) -> Exception:
+        """What a failure while reading a response body means (a dropped connection, mostly)."""
+        names = {cls.__name__ for cls in type(exc).__mro__}
+        if isinstance(exc, (LLMError, _Retryable, _CallbackError)) or not (
+            names & _TRANSPORT_ERRORS or isinstance(exc, OSError)
+        ):
+            return exc
+        if "TimeoutException" in names:
+            return UnreachableError(
+                f"{self._where}: no answer within {self._config.timeout_s:g}s (timeout)"
+            )
+        reason = self._scrub(_innermost_reason(exc))
+        return _Retryable("dropped", f"the connection dropped ({reason})")
+
+    async def _read_events(self, response: Any, relay: _DeltaRelay, content_type: str) -> _Answer:
+        """Read a server-sent-events body of chat-completion chunks until ``[DONE]``."""
+        stream = _StreamState()
+        data_lines: list[str] = []
+        events = 0
+        try:
+            async for line in response.iter_lines():
+                if line:
+                    if line.startswith(":"):  # a comment: keep-alive pings (OpenRouter)
+                        continue
+                    field, _, value = line.partition(":")
+                    if field == "data":
+                        data_lines.append(value[1:] if value.startswith(" ") else value)
+                    continue  # event:, id:, retry: carry nothing we need
+                if data_lines:
+                    events += 1
+                    data, data_lines = "\n".join(data_lines), []
+                    if self._on_event(data, stream, relay):
+                        break
+            else:
+                if data_lines:
+                    events += 1
+                    self._on_event("\n".join(data_lines), stream, relay)
+        except Exception as exc:
+            raise self._transport_failure(exc) from None
+        if stream.finish is None:
+            if events == 0 and "event-stream" not in content_type:
+                raise MalformedResponseError(
+                    f"{self._where} did not stream server-sent events "
+                    f"(content-type {content_type or 'missing'!r})"
+                )
+            raise _Retryable("dropped", "the stream ended before the summary was finished")
+        return _Answer(
+            "".join(stream.pieces),
+            stream.finish,
+            stream.model,
+            stream.input_tokens,
+            stream.output_tokens,
+        )
+
+    def _on_event(self, data: str, stream: _StreamState, relay: _DeltaRelay) -> bool:
+        """Take one event's data into ``stream``; True at ``[DONE]``."""
+        if data.strip() == "[DONE]":
+            return True
+        chunk = self._decode(data.encode(), "text/event-stream", what="streamed a chunk")
+        model = chunk.get("model")
+        if isinstance(model, str):
+            stream.model = model
+        usage = _read_usage(chunk.get("usage"))
+        if usage is not None:
+            stream.input_tokens, stream.output_tokens = usage
+        choices = chunk.get("choices")
+        if choices is None:
+            if usage is None:  # a usage-only chunk may omit choices; anything else must not
+                raise MalformedResponseError(
+                    f"{self._where} streamed a chunk without choices: {self._scrub(data)[:80]!r}"
+                )
+            return False
+        if not isinstance(choices, list):
             raise MalformedResponseError(
-                f"{self._where} answered with a malformed chat completion ({exc})"
+                f"{self._where} streamed a chunk whose choices is not a list"
+            )
+        for choice in choices:
+            if not isinstance(choice, dict):
+                raise MalformedResponseError(f"{self._where} streamed a malformed choice")
+            if choice.get("index", 0) not in (0, None):
+                continue
+            delta = choice.get("delta") or {}
+            piece = delta.get("content") if isinstance(delta, dict) else None
+            if piece is not None and not isinstance(piece, str):
+                raise MalformedResponseError(
+                    f"{self._where} streamed a delta whose content is not text"
+                )
+            if piece:
+                stream.pieces.append(piece)
+                relay.feed(piece)
+            reason = choice.get("finish_reason")
+            if reason:
+                stream.finish = str(reason)
+        return False
+
+    def _decode(self, body: bytes, content_type: str, *, what: str) -> dict[str, Any]:
+        """``body`` as a JSON object; an error object in it raises what it stands for."""
+        try:
+            value = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            shown = self._scrub(body[:60].decode("utf-8", "replace"))
+            raise MalformedResponseError(
+                f"{self._where} {what} that is not JSON (content-type "
+                f"{content_type or 'missing'!r}): {shown!r}"
             ) from None
+        if not isinstance(value, dict):
+            raise MalformedResponseError(f"{self._where} {what} that is not a JSON object")
+        error = value.get("error")
+        if error:
+            raise self._error_in_body(error)
+        return value
+
+    def _error_in_body(self, error: Any) -> Exception:
+        """An error object sent with status 200 or inside a stream."""
+        message = error.get("message") if isinstance(error, dict) else error
+        code = error.get("code") if isinstance(error, dict) else None
+        detail = self._scrub(str(message or error))
+        if is_context_overflow_code(code) or is_context_overflow_message(detail):
+            return ContextOverflowError(
+                f"{self._where}: the request exceeds the model's context: {detail}"
+            )
+        return _Retryable("server", f"error in the answer: {detail}")
+
+    def _completion_answer(self, body: bytes, content_type: str) -> _Answer:
+        completion = self._decode(body, content_type, what="answered with something")
+        choices = completion.get("choices")
+        if not isinstance(choices, list) or not choices:
+            raise MalformedResponseError(f"{self._where} answered without any choices")
+        choice = choices[0]
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(message, dict):
+            raise MalformedResponseError(f"{self._where} answered a choice without a message")
+        content = message.get("content")
+        if content is None:
+            content = ""
+        if not isinstance(content, str):
+            raise MalformedResponseError(
+                f"{self._where} answered a message whose content is not text"
+            )
+        finish = choice.get("finish_reason")
+        model = completion.get("model")
+        usage = _read_usage(completion.get("usage"))
         return _Answer(
             content,
             str(finish) if finish else None,
