@@ -7,15 +7,18 @@ import io
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import core.formats as registry
 from core.formats import LoadError, detect_format, load_session
 from core.formats.base import SessionBuilder, construct
-from core.formats.jsonl import HEAD_BYTES
+from core.formats.jsonl import HEAD_BYTES, read_jsonl
 from core.models import Message, Role, SourceFormat, ToolCall, Usage
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -223,3 +226,41 @@ def test_loaders_import_no_ui() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# -- the streaming reader -------------------------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    texts=st.lists(st.text(max_size=40), min_size=1, max_size=25),
+    blanks=st.lists(st.booleans(), min_size=25, max_size=25),
+    crlf=st.booleans(),
+    chunk=st.integers(min_value=1, max_value=64),
+    trailing_newline=st.booleans(),
+)
+def test_reader_yields_every_object_at_its_line_and_offset(
+    texts: list[str], blanks: list[bool], crlf: bool, chunk: int, trailing_newline: bool
+) -> None:
+    """Whatever the chunk size, each object comes back with its line number and byte offset."""
+    end = b"\r\n" if crlf else b"\n"
+    lines: list[bytes] = []
+    expected: list[tuple[int, dict[str, Any]]] = []
+    for i, text in enumerate(texts):
+        if blanks[i]:
+            lines.append(b"   ")
+        obj = {"i": i, "text": text}
+        lines.append(json.dumps(obj, ensure_ascii=False).encode())
+        expected.append((len(lines), obj))
+    data = end.join(lines) + (end if trailing_newline else b"")
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "x.jsonl"
+        path.write_bytes(data)
+        builder = SessionBuilder(SourceFormat.CTXSCOPE, path)
+        got = list(read_jsonl(path, builder, chunk_bytes=chunk))
+    assert [(line, obj) for line, _, obj in got] == expected
+    for line, offset, obj in got:
+        raw = data[offset:].split(b"\n", 1)[0]
+        assert json.loads(raw) == obj
+        assert data[:offset].count(b"\n") == line - 1
+    assert builder.diagnostics == []
