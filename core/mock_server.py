@@ -16,7 +16,9 @@ Faults (:class:`MockServerConfig`, set at start or per test through ``POST /_moc
 context limit (OpenAI-style ``400 context_length_exceeded``, or the wording of another server),
 429 with ``Retry-After`` or 500 for the first K requests, a delay before answering and between
 chunks, a connection dropped mid-response, malformed JSON, 401 for a wrong key, 404 for an unknown
-model. Each "first K" fault has its own budget, spent only when it fires, checked in that order.
+model; and two habits of real servers: answering a streamed request in one piece, and refusing
+``max_tokens``. Each "first K" fault has its own budget, spent only when it fires, checked in that
+order.
 
 Admin endpoints (no key needed): ``GET/POST /_mock/config`` (a POST applies its fields on top of
 the start-up configuration and resets the fault budgets and the request log),
@@ -96,6 +98,11 @@ class MockServerConfig(BaseModel):
     """Characters of text per streamed chunk."""
     send_usage: bool = True
     """Report ``usage``; False makes clients count tokens themselves."""
+    ignore_stream: bool = False
+    """Answer streamed requests with one plain JSON completion, as some servers do."""
+    reject_max_tokens: bool = False
+    """Answer 400 ``unsupported_parameter`` to ``max_tokens`` (OpenAI's reasoning models want
+    ``max_completion_tokens``)."""
 
 
 def is_loopback_host(host: str) -> bool:
@@ -507,13 +514,23 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(body, dict):
             raise _error(400, "the request body must be a JSON object", "invalid_request_error")
         model = body.get("model")
-        stream = body.get("stream") is True
+        stream = body.get("stream") is True and not config.ignore_stream
         entry["model"] = model
         entry["stream"] = stream
         self._check_key(config)
         if not isinstance(model, str) or model not in config.models:
             entry["fault"] = "unknown-model"
             raise self._unknown_model(str(model))
+        if config.reject_max_tokens and "max_tokens" in body:
+            entry["fault"] = "reject-max-tokens"
+            raise _error(
+                400,
+                "Unsupported parameter: 'max_tokens' is not supported with this model. "
+                "Use 'max_completion_tokens' instead.",
+                "invalid_request_error",
+                code="unsupported_parameter",
+                param="max_tokens",
+            )
         try:
             messages = _chat_messages(body.get("messages"))
         except ValueError as exc:

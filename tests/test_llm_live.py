@@ -11,7 +11,7 @@ import asyncio
 import logging
 import os
 import socket
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 from _builders import Convo
@@ -31,7 +31,7 @@ from core.llm import (
     make_summarizer,
 )
 from core.llm_mock import MockSummarizer
-from core.llm_openai import OpenAISummarizer, parse_retry_after
+from core.llm_openai import OpenAISummarizer, _DeltaRelay, _Retryable, parse_retry_after
 from core.models import Provenance
 from core.overflow_errors import is_context_overflow_code, is_context_overflow_message
 from core.policy import LLMConfig, Policy, PruningPolicy
@@ -169,6 +169,148 @@ def test_the_client_works_across_event_loops(server: MockLLMProcess) -> None:
     first = asyncio.run(s.summarize(HEAD, PROMPT, MAX_TOKENS))
     second = asyncio.run(s.summarize(HEAD, PROMPT, MAX_TOKENS))
     assert first.text == second.text == expected_text()
+
+
+async def test_a_server_that_ignores_stream_true_still_works(server: MockLLMProcess) -> None:
+    server.configure(ignore_stream=True)
+    deltas: list[str] = []
+    text, retries = await run(summarizer(server), deltas)
+    assert text == expected_text() and retries == 0
+    assert deltas == [text]
+    assert server.requests()[0]["stream"] is False  # the server answered in one piece
+
+
+async def test_a_refused_max_tokens_is_resent_as_max_completion_tokens(
+    server: MockLLMProcess,
+) -> None:
+    server.configure(reject_max_tokens=True)
+    s = summarizer(server)
+    first = await s.summarize(HEAD, PROMPT, MAX_TOKENS)
+    second = await s.summarize(HEAD, PROMPT, MAX_TOKENS)  # remembered: no refused request
+    await s.aclose()
+    assert first.text == second.text == expected_text()
+    assert first.retries == 0  # an adapted request is not a retry
+    assert [e["status"] for e in server.requests()] == [400, 200, 200]
+
+
+async def test_an_exception_from_on_delta_reaches_the_caller_unretried(
+    server: MockLLMProcess,
+) -> None:
+    def broken(_piece: str) -> None:
+        raise BrokenPipeError("the terminal went away")
+
+    s = summarizer(server)
+    with pytest.raises(BrokenPipeError, match="terminal went away"):
+        await s.summarize(HEAD, PROMPT, MAX_TOKENS, on_delta=broken)
+    await s.aclose()
+    assert len(server.requests()) == 1
+
+
+def test_replay_with_a_live_llm_compacts_through_the_server(server: MockLLMProcess) -> None:
+    """The path of `ctxscope replay --llm URL --model NAME`: policy.llm -> make_summarizer."""
+    replay_module = pytest.importorskip("core.replay")
+    from core.models import Session
+    from core.policy import CompactionPolicy
+
+    session = Session(id="live", format="ctxscope", context_window=8000, messages=_conversation())
+    policy = Policy(
+        pruning=PruningPolicy(enabled=False),
+        compaction=CompactionPolicy(reserve_tokens=2000, threshold_rule="pi"),
+    )
+    offline = replay_module.replay(session, policy)
+    live_policy = policy.model_copy(
+        update={"llm": LLMConfig(provider="openai", base_url=server.url, model=MODEL)}
+    )
+    live = replay_module.replay(session, live_policy)
+    summaries = [e.summary for e in live.events if e.kind == "compact"]
+    assert live.summary.compactions == offline.summary.compactions >= 1
+    assert summaries == [e.summary for e in offline.events if e.kind == "compact"]
+    assert len(server.requests()) == live.summary.compactions
+
+
+# --- the stream reader and the delta relay, piece by piece ----------------------------------------
+
+
+class FakeEventResponse:
+    """What the stream reader needs of a response: its body, line by line."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+
+    async def iter_lines(self) -> AsyncIterator[str]:
+        for line in self.lines:
+            yield line
+
+
+def offline_summarizer() -> OpenAISummarizer:
+    return OpenAISummarizer(
+        LLMConfig(provider="openai", base_url="http://127.0.0.1:9/v1", model=MODEL)
+    )
+
+
+async def test_the_stream_reader_skips_comments_and_joins_multiline_data() -> None:
+    lines = [
+        ": OPENROUTER PROCESSING",
+        "",
+        "event: message",
+        'data: {"choices": [{"index": 0,',
+        'data:  "delta": {"content": "Hello "}, "finish_reason": null}]}',
+        "",
+        'data: {"choices": [{"index": 1, "delta": {"content": "ignored"}}]}',
+        "",
+        'data: {"choices": [{"index": 0, "delta": {"content": "world"}, "finish_reason": "stop"}]}',
+        "",
+    ]  # no [DONE]: the finish_reason already says the answer is complete
+    shown: list[str] = []
+    answer = await offline_summarizer()._read_events(
+        FakeEventResponse(lines), _DeltaRelay(shown.append), "text/event-stream"
+    )
+    assert answer.text == "Hello world" == "".join(shown)
+    assert answer.finish_reason == "stop"
+
+
+async def test_an_error_event_in_the_stream() -> None:
+    overflow = ['data: {"error": {"message": "prompt is too long: 300000 tokens > 200000"}}', ""]
+    with pytest.raises(ContextOverflowError):
+        await offline_summarizer()._read_events(
+            FakeEventResponse(overflow), _DeltaRelay(None), "text/event-stream"
+        )
+    other = ['data: {"error": {"message": "upstream overloaded"}}', ""]
+    with pytest.raises(_Retryable) as caught:
+        await offline_summarizer()._read_events(
+            FakeEventResponse(other), _DeltaRelay(None), "text/event-stream"
+        )
+    assert caught.value.kind == "server"
+
+
+async def test_a_stream_without_finish_is_cut_off() -> None:
+    lines = [
+        'data: {"choices": [{"index": 0, "delta": {"content": "Hel"}}]}',
+        "",
+        "data: [DONE]",
+        "",
+    ]
+    with pytest.raises(_Retryable) as caught:
+        await offline_summarizer()._read_events(
+            FakeEventResponse(lines), _DeltaRelay(None), "text/event-stream"
+        )
+    assert caught.value.kind == "dropped"
+
+
+def test_the_relay_resumes_after_a_retry_and_stops_on_divergence() -> None:
+    shown: list[str] = []
+    relay = _DeltaRelay(shown.append)
+    relay.start_attempt()
+    for piece in ["Hel", "lo wo"]:
+        relay.feed(piece)
+    relay.start_attempt()  # the retry writes the same words again, then more
+    for piece in ["He", "llo", " world", "!"]:
+        relay.feed(piece)
+    assert "".join(shown) == "Hello world!"
+    relay.start_attempt()  # a retry that says something else: nothing more is shown
+    for piece in ["Goodbye", " all"]:
+        relay.feed(piece)
+    assert "".join(shown) == "Hello world!"
 
 
 # --- retried and succeeded ----------------------------------------------------------------------

@@ -123,6 +123,16 @@ DEFAULT_PORT = 8765
     is_flag=True,
     help="Do not report token usage (clients must count tokens themselves).",
 )
+@click.option(
+    "--ignore-stream",
+    is_flag=True,
+    help="Answer streamed requests with one plain JSON completion (as some servers do).",
+)
+@click.option(
+    "--reject-max-tokens",
+    is_flag=True,
+    help="Answer 400 unsupported_parameter to max_tokens (clients must send max_completion_tokens).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="Do not log each request on stderr.")
 def mock_llm(
     host: str | None,
@@ -142,6 +152,8 @@ def mock_llm(
     delay: float,
     chunk_delay: float,
     no_usage: bool,
+    ignore_stream: bool,
+    reject_max_tokens: bool,
     quiet: bool,
 ) -> None:
     """Run a local OpenAI-compatible chat-completions server for testing live compaction.
@@ -177,6 +189,8 @@ def mock_llm(
             delay_s=delay,
             chunk_delay_s=chunk_delay,
             send_usage=not no_usage,
+            ignore_stream=ignore_stream,
+            reject_max_tokens=reject_max_tokens,
         )
     except ValidationError as exc:
         first = exc.errors()[0]
