@@ -512,8 +512,20 @@ class _State:
 
     def copy(self) -> _State:
         other = _State.__new__(_State)
-        for name in _State.__slots__:
-            setattr(other, name, getattr(self, name))
+        other.base = self.base
+        other.base_pos = self.base_pos
+        other.base_tokens = self.base_tokens
+        other.e_sim = self.e_sim
+        other.n_events = self.n_events
+        other.pending = self.pending
+        other.pending_events = self.pending_events
+        other.prev_baseline_figure = self.prev_baseline_figure
+        other.prev_call = self.prev_call
+        other.prev_e_cov = self.prev_e_cov
+        other.prev_e_rec_cov = self.prev_e_rec_cov
+        other.prev_figure = self.prev_figure
+        other.rebased = self.rebased
+        other.rec_base_change = self.rec_base_change
         return other
 
 
@@ -645,6 +657,7 @@ class Replayer:
         self._compactions: OrderedDict[str, Any] = OrderedDict()
         self._traces: OrderedDict[str, _Trace] = OrderedDict()
         self._summarizers: dict[str, Summarizer] = {}
+        self._states: dict[tuple[Any, ...], MessageState] = {}
 
         # Which messages are in the main conversation, which are calls, turns.
         self._main = [not m.sidechain for m in messages]
@@ -1078,7 +1091,9 @@ class Replayer:
         if trace.final is None or len(trace.checkpoints) != calls:
             return 0
         old = trace.policy
-        if old.estimator != policy.estimator:
+        if old.estimator != policy.estimator or is_recording_policy(
+            self.session, old
+        ) != is_recording_policy(self.session, policy):
             return 0
         a = _flatten(old.model_dump(mode="json"))
         b = _flatten(policy.model_dump(mode="json"))
@@ -1111,9 +1126,15 @@ class Replayer:
         decision = {k for k in remaining if k in _THRESHOLD_ONLY}
         structural = {"context_window", "compaction.reserve_tokens"} & remaining
         if structural:
-            # The window and the reserve also set the tail budget of every compaction.
-            resume = min(resume, _or(trace.first_compaction_call, calls))
             decision |= structural
+            # The window also bounds the mock summariser's context; window and reserve set the
+            # tail budget of every compaction. A reserve change that leaves the budget as it was
+            # only moves the threshold.
+            budget_changed = old.compaction.strategy == "tail" and self._tail_budget(
+                old, window_old
+            ) != self._tail_budget(policy, window_new)
+            if window_old != window_new or budget_changed:
+                resume = min(resume, _or(trace.first_compaction_call, calls))
         remaining -= decision
         if "compaction.overflow_recovery" in remaining:
             remaining.discard("compaction.overflow_recovery")
@@ -1124,12 +1145,21 @@ class Replayer:
             resume = min(resume, self._first_decision_difference(trace, policy))
         return resume
 
+    @staticmethod
+    def _tail_budget(policy: Policy, window: int | None) -> int | None:
+        if not window:
+            return None
+        return policy.split.tail_budget(max(window - policy.compaction.reserve_tokens, 0))
+
     def _first_truncation_difference(self, old: Policy, new: Policy) -> int:
         first = self._truncation(old)
         second = self._truncation(new)
         for i in range(self._n):
-            if first.tokens[i] != second.tokens[i] or (
-                first.truncated[i] and first.notes.get(i) != second.notes.get(i)
+            if (
+                first.tokens[i] != second.tokens[i]
+                or first.truncated[i] != second.truncated[i]
+                or first.notes.get(i) != second.notes.get(i)
+                or first.reasons.get(i) != second.reasons.get(i)
             ):
                 return self._checkpoint_before(i)
         return len(self._calls)
@@ -1355,14 +1385,13 @@ class Replayer:
                     "manual": "the user compacted here in the recording",
                     "recorded": "the recording compacted here",
                 }[trigger]
-                limit_text = f" of {limit:,}" if limit is not None and trigger != "overflow" else ""
                 event_id = add_event(
                     {
                         "kind": "compact",
                         "message_index": tail[0] if tail else at,
                         "call_index": call,
                         "trigger": trigger,
-                        "reason": f"Compacted because {reason} ({figure:,} tokens{limit_text}): "
+                        "reason": f"Compacted because {reason} ({figure:,} tokens): "
                         f"{len(head)} messages ({head_tokens:,} tokens) summarised, "
                         f"{len(tail)} kept. {outcome.reason}",
                         "tokens_before": figure,
@@ -1390,8 +1419,8 @@ class Replayer:
                             "at_message_index": at,
                         }
                     )
-                if trace.first_compaction_call is None and call is not None:
-                    trace.first_compaction_call = call
+                if trace.first_compaction_call is None:
+                    trace.first_compaction_call = max(0, len(trace.checkpoints) - 1)
                 del event_id
             else:
                 add_event(
@@ -1410,8 +1439,8 @@ class Replayer:
                     },
                     meta,
                 )
-                if trace.first_compaction_call is None and call is not None:
-                    trace.first_compaction_call = call
+                if trace.first_compaction_call is None:
+                    trace.first_compaction_call = max(0, len(trace.checkpoints) - 1)
             return True
 
         def turn_end_pruning(at: int, call: int) -> None:
@@ -1425,7 +1454,7 @@ class Replayer:
                 now_ms=now_ms_at(at),
             )
             if trace.first_prune_call is None:
-                trace.first_prune_call = call
+                trace.first_prune_call = max(0, len(trace.checkpoints) - 1)
             if not outcome.pruned_ids:
                 return
             pruned_set = set(outcome.pruned_ids)
@@ -1631,7 +1660,7 @@ class Replayer:
                             "call_index": c,
                             "trigger": trigger,
                             "reason": f"Compacted because the context crossed the threshold "
-                            f"({figure:,} tokens of {limit:,}), where the recording compacted: the "
+                            f"({figure:,} tokens), where the recording compacted: the "
                             "recorded summary and kept messages are used.",
                             "tokens_before": figure,
                             "tokens_after": max(
@@ -1650,7 +1679,7 @@ class Replayer:
                         }
                     )
                     if trace.first_compaction_call is None:
-                        trace.first_compaction_call = c
+                        trace.first_compaction_call = max(0, len(trace.checkpoints) - 1)
                     done = True
             if not done:
                 own_compaction(i, c, trigger, c - 1 if c > 0 else None, figure)
@@ -1842,26 +1871,47 @@ class Replayer:
         # Messages the recording compacted away stay out only when the policy applied that.
         protected_reasons = {"protected tool", "inside skip boundary", "inside protect budget"}
         ttok = trunc.tokens
-        states = [
-            _build(
-                MessageState,
-                {
-                    "message_index": j,
-                    "tokens": tok[j],
-                    "tokens_after_truncation": ttok[j],
-                    "provenance": prov,
-                    "truncated": trunc.truncated[j],
-                    "truncation_note": trunc.notes.get(j),
-                    "pruned": pruned[j],
-                    "prune_reason": prune_reason[j],
-                    "protected": prune_reason[j] in protected_reasons,
-                    "summarised_by": summarised_by[j],
-                    "kept_by": kept_by[j],
-                    "in_context_at_end": in_context[j],
-                },
+        # Message states are shared between results when nothing about them changed.
+        cache = self._states
+        if len(cache) > 4 * n + 1024:
+            cache.clear()
+        states: list[MessageState] = []
+        notes_of = trunc.notes
+        truncated_of = trunc.truncated
+        for j in range(n):
+            key = (
+                j,
+                tok[j],
+                ttok[j],
+                prov,
+                truncated_of[j],
+                notes_of.get(j),
+                pruned[j],
+                prune_reason[j],
+                summarised_by[j],
+                kept_by[j],
+                in_context[j],
             )
-            for j in range(n)
-        ]
+            state = cache.get(key)
+            if state is None:
+                state = cache[key] = _build(
+                    MessageState,
+                    {
+                        "message_index": j,
+                        "tokens": tok[j],
+                        "tokens_after_truncation": ttok[j],
+                        "provenance": prov,
+                        "truncated": truncated_of[j],
+                        "truncation_note": notes_of.get(j),
+                        "pruned": pruned[j],
+                        "prune_reason": prune_reason[j],
+                        "protected": prune_reason[j] in protected_reasons,
+                        "summarised_by": summarised_by[j],
+                        "kept_by": kept_by[j],
+                        "in_context_at_end": in_context[j],
+                    },
+                )
+            states.append(state)
 
         fidelity = self._fidelity(events, native)
         summary = self._summary(points, events, trunc, tok, fidelity)

@@ -1,0 +1,275 @@
+"""Benchmark of the replay engine: one replay, a five-policy compare, and incremental re-simulation.
+
+Generates a deterministic 10,000-message session with realistic sizes and recorded usage (tool
+outputs from a few hundred bytes to a few hundred kilobytes, turns of several tool calls, the
+recording compacting near 167k of a 200k window), writes it as ctxscope JSONL to a temporary
+file, loads it back with ``load_session`` (that load time is the yardstick of the ratios), and
+measures:
+
+* replay under one policy with the mock LLM (bound 1 s);
+* compare of all five presets (bound 3 s);
+* after one limit change, re-simulation of a 5,000-message session (bound 100 ms), for several
+  kinds of change.
+
+Each figure is printed beside its bound, as a ratio to the load time, and pass/fail. Run with
+``python bench/replay.py`` (``make bench`` runs every script in bench/).
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from core.formats import load_session  # noqa: E402
+from core.formats.ctxscope_jsonl import write_session  # noqa: E402
+from core.models import (  # noqa: E402
+    CompactionEvent,
+    Message,
+    Role,
+    Session,
+    SourceFormat,
+    ToolCall,
+    ToolResult,
+    Usage,
+    UsageConvention,
+)
+from core.policy import PRESETS, Policy, get_preset  # noqa: E402
+from core.replay import Replayer, compare, replay  # noqa: E402
+
+WINDOW = 200_000
+OVERHEAD = 4_200
+RECORDED_COMPACT_AT = 167_000
+TOKENS_PER_CHAR = 0.29  # a provider tokenizer on code and logs: a bit more than chars/4
+
+_WORDS = (
+    "the function returns a value when the input is valid otherwise it raises an error "
+    "we read the config file and parse each section into a dict of settings the test "
+    "suite runs in parallel and reports failures with a traceback import os sys json "
+    "def class return yield async await self none true false for while if else elif try "
+    "except finally with open path list dict set tuple int str float bytes print log"
+).split()
+_TOOLS = ("read", "bash", "grep", "edit", "write", "glob")
+
+
+def _corpus(rng: random.Random, size: int) -> str:
+    lines: list[str] = []
+    total = 0
+    while total < size:
+        indent = "    " * rng.randrange(0, 4)
+        words = rng.choices(_WORDS, k=rng.randrange(3, 14))
+        line = indent + " ".join(words)
+        if rng.random() < 0.5:
+            line += "."  # prose has sentences; code lines and logs mostly do not
+        if rng.random() < 0.15:
+            line += f"  # line {len(lines)} value={rng.randrange(10**6)}"
+        lines.append(line)
+        total += len(line) + 1
+    return "\n".join(lines)
+
+
+def _output_size(rng: random.Random) -> int:
+    # Calibrated on the public samples: tool outputs have a median near 200 characters and a
+    # mean near 2 KB (a long tail of file reads and logs), assistant messages about 1 KB.
+    if rng.random() < 0.015:
+        return rng.randrange(10_000, 120_000)  # the occasional huge file or log
+    return max(20, min(int(rng.lognormvariate(5.4, 1.6)), 60_000))
+
+
+def make_session(n_messages: int = 10_000, seed: int = 7) -> Session:
+    """A deterministic session of ``n_messages`` messages with recorded (Anthropic) usage."""
+    rng = random.Random(seed)
+    corpus = _corpus(rng, 2_000_000)
+
+    def text(size: int) -> str:
+        start = rng.randrange(0, len(corpus) - size - 1)
+        return f"[{rng.randrange(10**9)}] " + corpus[start : start + size]
+
+    def real_tokens(message: Message) -> int:
+        size = len(message.text) + len(message.reasoning)
+        if message.tool_result is not None:
+            size += len(message.tool_result.output)
+        for call in message.tool_calls:
+            size += len(call.name) + len(str(call.arguments))
+        return int(size * TOKENS_PER_CHAR) + 4
+
+    messages: list[Message] = []
+    compactions: list[CompactionEvent] = []
+    context = OVERHEAD
+    call_id = 0
+
+    def add(role: Role, **fields: object) -> Message:
+        message = Message.model_construct(
+            index=len(messages), id=f"m{len(messages)}", role=role, **fields
+        )
+        messages.append(message)
+        return message
+
+    while len(messages) < n_messages:
+        if context > RECORDED_COMPACT_AT:
+            summary = text(rng.randrange(3_000, 9_000))
+            compactions.append(
+                CompactionEvent(message_index=len(messages), trigger="auto", tokens_before=context)
+            )
+            message = add(Role.USER, text=summary, summary=True)
+            context = OVERHEAD + real_tokens(message)
+        context += real_tokens(add(Role.USER, text=text(rng.randrange(40, 600))))
+        for _step in range(rng.randrange(2, 14)):
+            if len(messages) >= n_messages - 2:
+                break
+            calls = []
+            for _ in range(1 if rng.random() < 0.8 else rng.randrange(2, 4)):
+                call_id += 1
+                tool = rng.choice(_TOOLS)
+                calls.append(
+                    ToolCall(
+                        id=f"call_{call_id}",
+                        name=tool,
+                        arguments={"path": f"src/module_{rng.randrange(400)}.py"},
+                    )
+                )
+            usage = Usage(
+                input=rng.randrange(1, 40),
+                cache_read=max(0, context - 600),
+                cache_write=min(600, context),
+                output=rng.randrange(40, 900),
+                convention=UsageConvention.ANTHROPIC,
+            )
+            reply = add(
+                Role.ASSISTANT,
+                text=text(rng.randrange(20, 1500)),
+                tool_calls=calls,
+                usage=usage,
+                model="claude-sonnet-4-5",
+            )
+            context = usage.prompt_tokens + real_tokens(reply)
+            for call in calls:
+                result = add(
+                    Role.TOOL,
+                    tool_result=ToolResult(
+                        call_id=call.id, tool_name=call.name, output=text(_output_size(rng))
+                    ),
+                )
+                context += real_tokens(result)
+        if len(messages) < n_messages:
+            usage = Usage(
+                input=rng.randrange(1, 40),
+                cache_read=max(0, context - 600),
+                cache_write=min(600, context),
+                output=rng.randrange(40, 900),
+                convention=UsageConvention.ANTHROPIC,
+            )
+            reply = add(
+                Role.ASSISTANT,
+                text=text(rng.randrange(100, 1500)),
+                usage=usage,
+                model="claude-sonnet-4-5",
+            )
+            context = usage.prompt_tokens + real_tokens(reply)
+    return Session(
+        id=f"bench-{n_messages}",
+        format=SourceFormat.CTXSCOPE,
+        model="claude-sonnet-4-5",
+        context_window=WINDOW,
+        window_source="recorded",
+        max_output_tokens=64_000,
+        messages=messages,
+        compactions=compactions,
+    )
+
+
+def _timed(function: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    function()
+    return time.perf_counter() - started
+
+
+def _changes(base: Policy) -> list[tuple[str, Policy]]:
+    out: list[tuple[str, Policy]] = []
+    policy = base.model_copy(deep=True)
+    policy.compaction.reserve_tokens += 4_000
+    out.append(("reserve +4,000", policy))
+    policy = base.model_copy(deep=True)
+    policy.compaction.codex_ratio = 0.85
+    policy.compaction.threshold_rule = "codex"
+    out.append(("threshold rule -> codex 0.85", policy))
+    policy = base.model_copy(deep=True)
+    policy.truncation.max_bytes = 30_000
+    out.append(("max_bytes 51,200 -> 30,000", policy))
+    policy = base.model_copy(deep=True)
+    policy.truncation.max_lines = 1_500
+    out.append(("max_lines 2,000 -> 1,500", policy))
+    policy = base.model_copy(deep=True)
+    policy.split.tail_max_tokens = 12_000
+    out.append(("tail_max_tokens 8,000 -> 12,000", policy))
+    return out
+
+
+def main() -> int:
+    rows: list[tuple[str, float, float | None, float]] = []
+    with tempfile.TemporaryDirectory() as folder:
+        build_started = time.perf_counter()
+        session = make_session(10_000)
+        build_s = time.perf_counter() - build_started
+        path = Path(folder) / "bench-10k.jsonl"
+        write_session(session, path)
+        size_mb = path.stat().st_size / 1e6
+        load_s = _timed(lambda: load_session(path))
+        loaded = load_session(path)
+
+        half = make_session(5_000, seed=11)
+        half_path = Path(folder) / "bench-5k.jsonl"
+        write_session(half, half_path)
+        half_load_s = _timed(lambda: load_session(half_path))
+        half_loaded = load_session(half_path)
+
+    print(
+        f"session: {len(loaded.messages):,} messages, {len(loaded.model_calls()):,} calls, "
+        f"{len(loaded.compactions)} recorded compactions, {size_mb:.1f} MB as ctxscope JSONL "
+        f"(generated in {build_s:.2f} s)"
+    )
+    print(f"load_session: {load_s * 1000:.0f} ms (10k), {half_load_s * 1000:.0f} ms (5k)")
+    print()
+
+    policy = get_preset("seed")
+    first = _timed(lambda: replay(loaded, policy))
+    rows.append(("replay, seed, mock LLM (first run, counts tokens)", first, 1.0, load_s))
+    again = _timed(lambda: replay(loaded, policy))
+    rows.append(("replay, seed, mock LLM (counts cached)", again, 1.0, load_s))
+    presets = [get_preset(name) for name in PRESETS]
+    rows.append(("compare, all five presets", _timed(lambda: compare(loaded, presets)), 3.0, load_s))
+
+    replayer = Replayer(half_loaded)
+    base = get_preset("seed")
+    rows.append(("5k: first run (seed)", _timed(lambda: replayer.run(base)), None, half_load_s))
+    for label, changed in _changes(base):
+        elapsed = _timed(lambda changed=changed: replayer.run(changed))  # type: ignore[misc]
+        result = replayer.run(changed)
+        resumed = result.resumed_from_call
+        where = f"resumed at call {resumed}/{len(result.points)}" if resumed else "full re-run"
+        rows.append((f"5k: {label} ({where})", elapsed, 0.1, half_load_s))
+        replayer.run(base)  # back to the base, as a user nudging a limit back and forth
+
+    width = max(len(label) for label, *_ in rows)
+    print(f"{'figure'.ljust(width)}  {'time':>9}  {'bound':>7}  {'x load':>7}  result")
+    failed = 0
+    for label, seconds, bound, load in rows:
+        verdict = "-"
+        if bound is not None:
+            verdict = "pass" if seconds < bound else "FAIL"
+            failed += verdict == "FAIL"
+        bound_text = f"{bound * 1000:.0f} ms" if bound is not None else "-"
+        print(
+            f"{label.ljust(width)}  {seconds * 1000:7.1f} ms  {bound_text:>7}  "
+            f"{seconds / load:7.2f}  {verdict}"
+        )
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
