@@ -73,6 +73,7 @@ _MAX_DETAIL_CHARS = 240
 _REDACTED = "[redacted]"
 
 _log = logging.getLogger("ctxscope.llm")
+_log.addHandler(logging.NullHandler())  # silent unless the application configures logging
 
 # Exception class names (anywhere in the cause chain) meaning "never reached the server".
 _UNREACHABLE_CAUSES = frozenset(
@@ -360,9 +361,6 @@ class OpenAISummarizer:
 
     __str__ = __repr__
 
-    def __getstate__(self) -> None:
-        raise TypeError("an OpenAISummarizer holds live connections and cannot be pickled")
-
     @property
     def base_url(self) -> str:
         """The endpoint, without any credentials embedded in it."""
@@ -388,9 +386,12 @@ class OpenAISummarizer:
 
     def _scrub(self, text: str) -> str:
         """``text`` with our key (and anything that looks like a key) removed, on one line."""
-        key = os.environ.get(self._config.api_key_env, "").strip()
-        if key and len(key) >= 4:
-            text = text.replace(key, _REDACTED)
+        keys = {os.environ.get(self._config.api_key_env, "").strip()}
+        with self._clients_lock:  # a key read earlier, if the variable has changed since
+            keys.update(client.api_key for client in self._clients.values())
+        for key in sorted(keys, key=len, reverse=True):
+            if len(key) >= 4:
+                text = text.replace(key, _REDACTED)
         text = _KEY_LIKE_RE.sub(_REDACTED, text)
         return _one_line(text)
 
