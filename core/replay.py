@@ -425,9 +425,11 @@ class _RecordedSide:
 
     __slots__ = (
         "baseline",
+        "baseline_after",
         "baseline_prompt",
         "baseline_prov",
         "bases",
+        "e_rec_after",
         "e_rec_cov",
         "overhead",
         "overhead_known",
@@ -441,6 +443,10 @@ class _RecordedSide:
         ``(recorded - overhead) / estimated recorded context`` (1.0 without usage)."""
         self.baseline: list[int] = []
         self.baseline_prompt: list[int] = []
+        self.baseline_after: list[int] = []
+        """The recording's context after each call's reply (what agents check their threshold on)."""
+        self.e_rec_after: list[int] = []
+        """Estimated recorded context including each call's reply."""
         self.baseline_prov: list[Provenance] = []
         self.bases: dict[int, tuple[tuple[tuple[int, int], ...], int]] = {}
         """Recorded compaction index -> (context items ``(message index, tokens)``, walk start)."""
@@ -690,6 +696,7 @@ class Replayer:
         # Recorded usage of each call.
         self._usage_context: list[int | None] = []
         self._usage_prompt: list[int | None] = []
+        self._usage_after: list[int | None] = []
         self._kinds: list[RecordedKind] = []
         self._fixed_overflow: list[str | None] = []
         self._usage_notes: list[str] = []
@@ -703,11 +710,13 @@ class Replayer:
             if usage is None:
                 self._usage_context.append(None)
                 self._usage_prompt.append(None)
+                self._usage_after.append(None)
             else:
                 if first_convention is None:
                     first_convention = usage.convention
                 self._usage_context.append(usage.context_tokens)
                 self._usage_prompt.append(usage.prompt_tokens)
+                self._usage_after.append(usage.context_after_reply)
             reason = overflow_reason(message, None)
             self._fixed_overflow.append(reason)
         default_kind: RecordedKind = "before-reply"
@@ -884,11 +893,13 @@ class Replayer:
                 last = None
             figure = self._usage_context[c]
             after = self._kinds[c] == "after-reply"
-            reply = tok[i] if after else 0
+            reply = tok[i] if main[i] else 0
+            side.e_rec_after.append(e_cov[c] + (0 if after else reply))
             if figure is not None:
                 prompt = self._usage_prompt[c]
                 side.baseline.append(figure)
                 side.baseline_prompt.append(prompt if prompt is not None else figure)
+                side.baseline_after.append(self._usage_after[c] or figure)
                 side.baseline_prov.append(Provenance.RECORDED)
                 last = (figure, e_cov[c])
             else:
@@ -897,7 +908,8 @@ class Replayer:
                 else:
                     value = side.overhead + e_cov[c]
                 side.baseline.append(value)
-                side.baseline_prompt.append(max(0, value - reply))
+                side.baseline_prompt.append(max(0, value - reply) if after else value)
+                side.baseline_after.append(value if after else value + reply)
                 side.baseline_prov.append(counter.provenance)
         ratios = sorted(
             (self._usage_context[c] or 0) / e_cov[c] - side.overhead / e_cov[c]
@@ -1579,7 +1591,7 @@ class Replayer:
                             "at_message_index": i,
                         }
                     )
-            if c >= 0 and self._kinds[c] == "after-reply":
+            if c >= 0:
                 state.prev_e_cov = state.e_sim
             pos += 1
         state.n_events = len(events)
@@ -1616,7 +1628,9 @@ class Replayer:
         # 1. Turn-end pruning (opencode's budget rule runs after every turn).
         if turn_end_prune and first_of_turn and c > 0:
             turn_end_pruning(i, c)
-        # 2. The threshold check before this call.
+        # 2. The threshold check before this call, on the previous call's context after its
+        # reply (what every anchor agent compares) plus, when projecting, what came since.
+        reply_tokens = tok[i] if self._main[i] else 0
         base: int | None = None
         proj: int | None = None
         baseline_measure: int | None = None
@@ -1626,15 +1640,11 @@ class Replayer:
                 base = state.prev_figure
             if project:
                 proj = state.prev_figure + added
-            rec_added = rec.e_rec_cov[c] - state.prev_e_rec_cov
-            if self._kinds[c] == "after-reply":
-                rec_added -= tok[i] if self._main[i] else 0
+            rec_added = rec.e_rec_after[c] - reply_tokens - state.prev_e_rec_cov
             baseline_measure = state.prev_baseline_figure + (rec_added if project else 0)
         elif project:
             proj = rec.overhead + state.e_sim
-            baseline_measure = rec.overhead + (
-                rec.e_rec_cov[c] - (tok[i] if self._kinds[c] == "after-reply" else 0)
-            )
+            baseline_measure = rec.overhead + rec.e_rec_after[c] - reply_tokens
         check = _Check(base, proj, checks_now, False, None, baseline_measure)
         fired, state.pending = _decide(check, limit, policy, state.pending)
         if fired:
@@ -1693,6 +1703,7 @@ class Replayer:
         scaled = round(delta * ratio)
         figure_sim = max(0, rec.baseline[c] + scaled)
         prompt_sim = max(0, rec.baseline_prompt[c] + scaled)
+        after_sim = max(0, rec.baseline_after[c] + scaled)
         fixed = self._fixed_overflow[c]
         over_window_rec = (
             bool(window)
@@ -1717,6 +1728,7 @@ class Replayer:
                 scaled = round(delta * ratio)
                 figure_sim = max(0, rec.baseline[c] + scaled)
                 prompt_sim = max(0, rec.baseline_prompt[c] + scaled)
+                after_sim = max(0, rec.baseline_after[c] + scaled)
                 recorded_over = overflow_rec_reason is not None and delta >= 0
                 recovered = not (prompt_sim > window or recorded_over)
             if not recovered:
@@ -1762,14 +1774,12 @@ class Replayer:
         state.pending_events = ()
         # 4. What the next check will look at.
         state.prev_call = c
-        state.prev_figure = figure_sim
-        state.prev_baseline_figure = rec.baseline[c]
-        state.prev_e_rec_cov = rec.e_rec_cov[c]
+        state.prev_figure = after_sim
+        state.prev_baseline_figure = rec.baseline_after[c]
+        state.prev_e_rec_cov = rec.e_rec_after[c]
         state.rebased = False
         state.rec_base_change = False
-        if not after:
-            state.prev_e_cov = state.e_sim
-        # (after-reply: prev_e_cov is set once the reply itself has been added)
+        # (prev_e_cov is set once the reply itself has been added to the context)
 
     def _recorded_here(self, c: int) -> _RecordedCompaction | None:
         """An automatic recorded compaction in the gap just before call ``c``."""
