@@ -228,6 +228,29 @@ def test_single_1mb_line_keeps_a_utf8_safe_cut(tmp_path: Path) -> None:
     assert Path(plain.output_path or "").read_bytes() == ascii_line.encode()
 
 
+def test_big_outputs_are_counted_and_spilled_across_pieces(tmp_path: Path) -> None:
+    # Over 256 Ki chars, so the single pass encodes, counts and writes piece by piece.
+    text = "".join(f"中文 {i} 😀 línea\n" for i in range(60_000)) + "end"
+    data = text.encode("utf-8")
+    for direction in ("head", "tail", "middle"):
+        result = truncate(text, opts(tmp_path, direction=direction))
+        assert (result.total_bytes, result.total_lines) == (len(data), 60_001)
+        assert Path(result.output_path or "").read_bytes() == data
+        simulated = truncate(
+            text,
+            opts(
+                tmp_path,
+                direction=direction,
+                spill=False,
+                spill_name=Path(result.output_path or "").name,
+            ),
+        )
+        assert simulated.content == result.content
+    tail = truncate(text, opts(tmp_path, direction="tail", max_lines=3))
+    assert tail.preview == "中文 59998 😀 línea\n中文 59999 😀 línea\nend"
+    assert (tail.removed, tail.unit) == (59_998, "lines")
+
+
 def test_emoji_line_cut_never_splits_a_code_point(tmp_path: Path) -> None:
     for max_bytes in range(0, 12):
         result = truncate("😀" * 10, opts(tmp_path, max_bytes=max_bytes, spill=False))
