@@ -1,0 +1,223 @@
+"""The token gauge: selection and CallSelected, the threshold row, markers, bucketing, unknown window."""
+
+from __future__ import annotations
+
+from views_fixtures import Host, compacting_policy, grow_session
+
+from core.models import Provenance
+from core.policy import get_preset
+from core.replay import replay
+from tui.widgets.gauge import (
+    GUTTER,
+    Series,
+    TokenGauge,
+    bucket_series,
+    build_series,
+    short_tokens,
+)
+
+HEIGHT = 10
+
+
+def _result(window: int | None = 60_000, policy_window: int | None = None) -> tuple:
+    session = grow_session(window=window)
+    policy = compacting_policy()
+    if policy_window is not None:
+        policy = policy.model_copy(update={"context_window": policy_window})
+    return session, replay(session, policy)
+
+
+def _rows(gauge: TokenGauge) -> list[str]:
+    return [gauge.render_line(y).text for y in range(gauge.size.height)]
+
+
+def _threshold_row(gauge: TokenGauge) -> int:
+    rows = _rows(gauge)
+    label = short_tokens(gauge.series.threshold or 0)
+    hits = [y for y, row in enumerate(rows) if row[:GUTTER].endswith("┤") and label in row[:GUTTER]]
+    assert hits, "\n".join(rows)
+    return hits[0]
+
+
+def test_short_tokens_fit_five_cells() -> None:
+    assert short_tokens(950) == "950"
+    assert short_tokens(9_500) == "9.5k"
+    assert short_tokens(168_000) == "168k"
+    assert short_tokens(1_200_000) == "1.2M"
+    assert all(
+        len(short_tokens(n)) <= 5 for n in (0, 999, 9_999, 99_999, 999_999, 9_999_999, 99_999_999)
+    )
+
+
+async def test_right_moves_the_selection_and_posts_the_message_index() -> None:
+    session, result = _result()
+    gauge = TokenGauge()
+    gauge.styles.height = HEIGHT
+    app = Host(gauge)
+    async with app.run_test(size=(100, 14)) as pilot:
+        gauge.update_result(session, result)
+        gauge.focus()
+        await pilot.pause()
+        assert gauge.selected_call == 0
+        await pilot.press("right", "right")
+        await pilot.pause()
+        assert gauge.selected_call == 2
+        assert [m.call_index for m in app.posted] == [1, 2]
+        assert [m.message_index for m in app.posted] == [
+            result.points[1].message_index,
+            result.points[2].message_index,
+        ]
+        await pilot.press("end")
+        await pilot.pause()
+        last = len(result.points) - 1
+        assert gauge.selected_call == last
+        assert app.posted[-1].message_index == result.points[last].message_index
+        await pilot.press("home", "left")  # left at the first call stays there: no echo
+        await pilot.pause()
+        assert gauge.selected_call == 0
+        assert app.posted[-1].call_index == 0
+        assert len(app.posted) == 4
+
+
+async def test_select_call_from_outside_does_not_post() -> None:
+    session, result = _result()
+    gauge = TokenGauge()
+    gauge.styles.height = HEIGHT
+    app = Host(gauge)
+    async with app.run_test(size=(100, 14)) as pilot:
+        gauge.update_result(session, result)
+        gauge.select_call(5)
+        await pilot.pause()
+        assert gauge.selected_call == 5
+        assert gauge.selected_message == result.points[5].message_index
+        assert app.posted == []
+        assert f"call 6/{len(result.points)}" in _rows(gauge)[0]
+
+
+async def test_window_size_moves_the_threshold_row() -> None:
+    session, small = _result(policy_window=60_000)
+    _, large = _result(policy_window=400_000)
+    assert small.threshold is not None and large.threshold is not None
+    gauge = TokenGauge()
+    gauge.styles.height = HEIGHT
+    app = Host(gauge)
+    async with app.run_test(size=(100, 14)) as pilot:
+        gauge.update_result(session, small)
+        await pilot.pause()
+        small_row = _threshold_row(gauge)
+        small_label = _rows(gauge)[small_row][:GUTTER]
+        gauge.update_result(session, large)
+        await pilot.pause()
+        large_row = _threshold_row(gauge)
+        large_label = _rows(gauge)[large_row][:GUTTER]
+    # Against 400k the threshold sits near the top of the chart; against 60k (which the
+    # session outgrows) it sits low.
+    assert large_row < small_row
+    assert short_tokens(small.threshold) in small_label
+    assert short_tokens(large.threshold) in large_label
+
+
+async def test_markers_sit_under_compaction_and_overflow_calls() -> None:
+    session, result = _result()
+    compact_calls = {e.call_index for e in result.events if e.kind == "compact"}
+    assert compact_calls, "the fixture should compact under a 60k window"
+    overflow_calls = {p.call_index for p in result.points if p.overflow_recorded}
+    assert overflow_calls
+    gauge = TokenGauge()
+    gauge.styles.height = HEIGHT
+    app = Host(gauge)
+    async with app.run_test(size=(100, 14)) as pilot:
+        gauge.update_result(session, result)
+        await pilot.pause()
+        markers = _rows(gauge)[-1]
+        layout = gauge.layout_for(gauge.size.width)
+        assert layout.calls_per_bucket == 1
+        for call in range(len(result.points)):
+            start = GUTTER + call * layout.bucket_width
+            cell = markers[start : start + layout.bucket_width]
+            assert ("◆" in cell) == (call in compact_calls), (call, cell)
+            assert ("△" in cell) == (call in overflow_calls), (call, cell)
+
+
+async def test_click_selects_the_column() -> None:
+    session, result = _result()
+    gauge = TokenGauge()
+    gauge.styles.height = HEIGHT
+    app = Host(gauge)
+    async with app.run_test(size=(100, 14)) as pilot:
+        gauge.update_result(session, result)
+        await pilot.pause()
+        layout = gauge.layout_for(gauge.size.width)
+        x = GUTTER + 4 * layout.bucket_width
+        await pilot.click(TokenGauge, offset=(x, 4))
+        await pilot.pause()
+        assert gauge.selected_call == 4
+        assert app.posted and app.posted[-1].message_index == result.points[4].message_index
+
+
+async def test_unknown_window_draws_without_threshold() -> None:
+    session = grow_session(window=None)
+    result = replay(session, get_preset("seed"))
+    assert result.window is None
+    gauge = TokenGauge()
+    gauge.styles.height = HEIGHT
+    app = Host(gauge)
+    async with app.run_test(size=(100, 14)) as pilot:
+        gauge.update_result(session, result)
+        await pilot.pause()
+        rows = _rows(gauge)
+    assert "window unknown" in rows[0]
+    assert not any("┈" in row for row in rows)
+    assert any("█" in row for row in rows)
+
+
+async def test_before_a_result_the_recorded_series_is_drawn() -> None:
+    session = grow_session()
+    gauge = TokenGauge()
+    gauge.styles.height = HEIGHT
+    app = Host(gauge)
+    async with app.run_test(size=(100, 14)) as pilot:
+        gauge.update_result(session, None)
+        await pilot.pause()
+        rows = _rows(gauge)
+        assert gauge.series.calls == len(session.model_calls())
+        assert not gauge.series.has_simulated
+        assert "recorded" in rows[0] and "simulated" not in rows[0]
+
+
+def test_bucketing_keeps_peaks_and_fits_the_width() -> None:
+    n = 100_000
+    recorded = [(i * 7919) % 150_000 for i in range(n)]
+    simulated = [v // 2 for v in recorded]
+    flags = [0] * n
+    flags[54_321] = 4
+    series = Series(
+        list(range(n)),
+        recorded,
+        simulated,
+        [Provenance.ESTIMATED] * n,
+        flags,
+        200_000,
+        180_000,
+        max(recorded),
+    )
+    layout = bucket_series(series, 94)
+    assert layout.buckets * layout.bucket_width <= 94
+    assert layout.calls_per_bucket * layout.buckets >= n
+    assert max(layout.recorded) == max(recorded)
+    for b in (0, 7, layout.buckets - 1):
+        start = b * layout.calls_per_bucket
+        chunk = simulated[start : start + layout.calls_per_bucket]
+        assert layout.simulated[b] == max(chunk)
+        assert simulated[layout.representative[b]] == max(chunk)
+    assert layout.flags[54_321 // layout.calls_per_bucket] & 4
+
+
+def test_series_from_a_session_marks_recorded_compactions() -> None:
+    from core.models import CompactionEvent
+
+    session = grow_session()
+    session.compactions.append(CompactionEvent(message_index=9, trigger="auto"))
+    series = build_series(session, None)
+    first_call_after = next(i for i, m in enumerate(series.message_index) if m >= 9)
+    assert series.flags[first_call_after] & 8

@@ -1,0 +1,677 @@
+"""The token-budget gauge: the context at every model call against the window.
+
+One column pair per call (or per bucket of calls when there are more calls than columns): the
+*recorded* context (what the agent actually sent) and the *simulated* one (what the active policy
+would have sent) side by side, drawn with eighth blocks. Behind the bars: the threshold line, the
+reserve band between the threshold and the window, and the zone above the window. Under them: a
+marker row with the compactions (the policy's ◆, the recording's ◇) and the overflows (simulated ▲,
+recorded △). The top row labels the selected call.
+
+Drawing uses the line API: :meth:`TokenGauge.render_line` returns pre-built
+:class:`~textual.strip.Strip` rows. The per-call series are flattened once per result
+(:meth:`TokenGauge.update_result`); the buckets are computed once per width (slices and
+C-level ``max``, so 100,000 calls bucket in milliseconds); the rows are rebuilt only when the size,
+the selection, the theme or the result changes. Colours are component classes styled in
+``tui/views.tcss`` from the theme's variables.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.cells import cell_len
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.reactive import reactive
+from textual.strip import Strip
+from textual.widget import Widget
+
+from core.models import Provenance, Session
+
+if TYPE_CHECKING:
+    from core.replay import ReplayResult
+
+BLOCKS = " ▁▂▃▄▅▆▇█"
+"""Eighth blocks, index = filled eighths of a cell."""
+
+GUTTER = 6
+"""Cells left of the chart for the axis labels (5) and the axis (1)."""
+
+MAX_CELLS_PER_SERIES = 2
+"""Widest bar of one series when there are few calls."""
+
+# Call flags (bit mask per call / per bucket).
+OVERFLOW_SIMULATED = 1
+OVERFLOW_RECORDED = 2
+COMPACT = 4
+RECORDED_COMPACT = 8
+
+MARKERS: tuple[tuple[int, str, str, tuple[str, str, str]], ...] = (
+    (OVERFLOW_SIMULATED, "▲", "overflow", ("simulated overflow", "sim. overflow", "ovf")),
+    (OVERFLOW_RECORDED, "△", "overflow-recorded", ("recorded overflow", "rec. overflow", "ovf")),
+    (COMPACT, "◆", "compact", ("compaction", "compact", "cmp")),
+    (RECORDED_COMPACT, "◇", "compact-recorded", ("recorded compaction", "rec. compact", "cmp")),
+)
+"""Marker glyphs in priority order: flag, glyph, component suffix, words (long to short)."""
+
+PROVENANCE_SHORT = {
+    Provenance.RECORDED: "rec.",
+    Provenance.COUNTED: "cnt.",
+    Provenance.ESTIMATED: "est.",
+}
+
+
+def short_tokens(tokens: int) -> str:
+    """A token figure in at most 5 cells: ``950``, ``9.5k``, ``168k``, ``1.2M``."""
+    if tokens < 1_000:
+        return str(tokens)
+    if tokens < 10_000:
+        return f"{tokens / 1000:.1f}k"
+    if tokens < 1_000_000:
+        return f"{round(tokens / 1000)}k"
+    if tokens < 10_000_000:
+        return f"{tokens / 1_000_000:.1f}M"
+    return f"{round(tokens / 1_000_000)}M"
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    """Everything the gauge draws, flattened from a session and (optionally) a replay result.
+
+    ``recorded[i]`` is -1 when call *i* has no usable usage; ``simulated`` is empty before the
+    first replay result arrives.
+    """
+
+    message_index: list[int]
+    recorded: list[int]
+    simulated: list[int]
+    simulated_provenance: list[Provenance]
+    flags: list[int]
+    window: int | None
+    threshold: int | None
+    peak: int
+
+    @property
+    def calls(self) -> int:
+        return len(self.message_index)
+
+    @property
+    def has_simulated(self) -> bool:
+        return bool(self.simulated)
+
+
+EMPTY_SERIES = Series([], [], [], [], [], None, None, 0)
+
+
+def build_series(session: Session | None, result: ReplayResult | None) -> Series:
+    """Flatten a session (recorded series only) or a replay result (both series) for drawing."""
+    if result is not None:
+        points = result.points
+        message_index = [p.message_index for p in points]
+        recorded = [-1 if p.recorded_tokens is None else p.recorded_tokens for p in points]
+        simulated = [p.simulated_tokens for p in points]
+        provenance = [p.simulated_provenance for p in points]
+        flags = [0] * len(points)
+        for i, p in enumerate(points):
+            if p.overflow_simulated:
+                flags[i] |= OVERFLOW_SIMULATED
+            if p.overflow_recorded:
+                flags[i] |= OVERFLOW_RECORDED
+        for event in result.events:
+            call = event.call_index
+            if call is None or not 0 <= call < len(flags):
+                continue
+            if event.kind == "compact":
+                flags[call] |= COMPACT
+            elif event.kind == "recorded-compaction":
+                flags[call] |= RECORDED_COMPACT
+        window = result.window
+        threshold = result.threshold
+    elif session is not None:
+        calls = session.model_calls()
+        message_index = [m.index for m in calls]
+        recorded = []
+        for m in calls:
+            tokens = m.usage.context_tokens if m.usage is not None else 0
+            recorded.append(tokens if tokens > 0 else -1)
+        simulated = []
+        provenance = []
+        flags = [0] * len(calls)
+        window = session.context_window
+        threshold = None
+        if window:
+            for i, tokens in enumerate(recorded):
+                if tokens > window:
+                    flags[i] |= OVERFLOW_RECORDED
+    else:
+        return EMPTY_SERIES
+    if session is not None and message_index:
+        # The recording's own compactions sit before the first call after their boundary.
+        from bisect import bisect_left
+
+        for compaction in session.compactions:
+            call = bisect_left(message_index, compaction.message_index)
+            if call < len(flags):
+                flags[call] |= RECORDED_COMPACT
+    peak = max(max(recorded, default=0), max(simulated, default=0), 0)
+    return Series(
+        message_index, recorded, simulated, provenance, flags, window or None, threshold, peak
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """The series bucketed for one chart width (computed once per width)."""
+
+    calls_per_bucket: int
+    cells_per_series: int
+    bucket_width: int
+    buckets: int
+    recorded: list[int]
+    simulated: list[int]
+    flags: list[int]
+    representative: list[int]
+    """The call a bucket stands for (its simulated peak, else its recorded peak)."""
+
+
+def bucket_series(series: Series, chart_width: int) -> Layout:
+    """Fit ``series`` into ``chart_width`` cells, bucketing by max when calls outnumber columns."""
+    n = series.calls
+    chart_width = max(chart_width, 2)
+    if n == 0:
+        return Layout(1, 1, 2, 0, [], [], [], [])
+    if n * 2 <= chart_width:
+        per_call = chart_width // n
+        cells = max(1, min(MAX_CELLS_PER_SERIES, (per_call - 1) // 2)) if per_call >= 3 else 1
+        width = min(per_call, cells * 2 + 1)
+        every = list(range(n))
+        return Layout(1, cells, width, n, series.recorded, series.simulated, series.flags, every)
+    per = math.ceil(n / (chart_width // 2))
+    buckets = math.ceil(n / per)
+    rec = series.recorded
+    sim = series.simulated
+    rec_max: list[int] = []
+    sim_max: list[int] = []
+    rep: list[int] = []
+    for b in range(buckets):
+        start, end = b * per, min(n, (b + 1) * per)
+        r = max(rec[start:end])
+        rec_max.append(r)
+        if sim:
+            s = max(sim[start:end])
+            sim_max.append(s)
+            rep.append(sim.index(s, start, end))
+        else:
+            rep.append(rec.index(r, start, end))
+    flags = [0] * buckets
+    for i, value in enumerate(series.flags):
+        if value:
+            flags[i // per] |= value
+    return Layout(per, 1, 2, buckets, rec_max, sim_max, flags, rep)
+
+
+class TokenGauge(Widget, can_focus=True):
+    """Context at every model call against the window: recorded and simulated series side by side,
+    threshold line, reserve band, compaction and overflow markers. Left/right move the selection."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("left", "move(-1)", "Prev call", show=False),
+        Binding("right", "move(1)", "Next call", show=False),
+        Binding("shift+left", "step(-1)", "Prev call (exact)", show=False),
+        Binding("shift+right", "step(1)", "Next call (exact)", show=False),
+        Binding("home", "edge(0)", "First call", show=False),
+        Binding("end", "edge(1)", "Last call", show=False),
+    ]
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "token-gauge--recorded",
+        "token-gauge--recorded-over",
+        "token-gauge--simulated",
+        "token-gauge--simulated-over",
+        "token-gauge--threshold",
+        "token-gauge--window",
+        "token-gauge--reserve",
+        "token-gauge--over-window",
+        "token-gauge--cursor",
+        "token-gauge--axis",
+        "token-gauge--label",
+        "token-gauge--muted",
+        "token-gauge--warning",
+        "token-gauge--overflow",
+        "token-gauge--overflow-recorded",
+        "token-gauge--compact",
+        "token-gauge--compact-recorded",
+    }
+
+    selected_call: reactive[int | None] = reactive(None, init=False, layout=False)
+    """Index into the result's call points of the selected call (None: nothing to select)."""
+
+    class CallSelected(Message):
+        """The user selected a call in the gauge (keys or mouse)."""
+
+        def __init__(self, call_index: int, message_index: int) -> None:
+            super().__init__()
+            self.call_index = call_index
+            """Index into ``ReplayResult.points`` (call order)."""
+            self.message_index = message_index
+            """Index into ``Session.messages`` of that call's assistant message."""
+
+    def __init__(
+        self,
+        *,
+        name: str | None = None,
+        id: str | None = None,  # noqa: A002 - Textual's keyword
+        classes: str | None = None,
+        disabled: bool = False,
+    ) -> None:
+        super().__init__(name=name, id=id, classes=classes, disabled=disabled)
+        self.series: Series = EMPTY_SERIES
+        self._layout: Layout | None = None
+        self._layout_width = -1
+        self._rows: list[Strip] = []
+        self._rows_key: tuple[object, ...] | None = None
+        self._styles: dict[tuple[str, ...], Style] = {}
+
+    # -- data ------------------------------------------------------------------------------------
+
+    def update_result(self, session: Session, result: ReplayResult | None) -> None:
+        """Draw ``result`` (both series); with None, the session's recorded usage only."""
+        self.series = build_series(session, result)
+        self._layout = None
+        self._rows_key = None
+        n = self.series.calls
+        if n == 0:
+            self.set_reactive(TokenGauge.selected_call, None)
+        elif self.selected_call is None or self.selected_call >= n:
+            self.set_reactive(TokenGauge.selected_call, min(self.selected_call or 0, n - 1))
+        self.refresh()
+
+    def select_call(self, call_index: int) -> None:
+        """Select a call (from outside: no :class:`CallSelected` is posted)."""
+        n = self.series.calls
+        if n == 0:
+            return
+        self.selected_call = max(0, min(call_index, n - 1))
+
+    def watch_selected_call(self) -> None:
+        self.refresh()
+
+    @property
+    def selected_message(self) -> int | None:
+        """The message index of the selected call."""
+        call = self.selected_call
+        if call is None or call >= self.series.calls:
+            return None
+        return self.series.message_index[call]
+
+    def _choose(self, call_index: int) -> None:
+        n = self.series.calls
+        if n == 0:
+            return
+        call_index = max(0, min(call_index, n - 1))
+        changed = call_index != self.selected_call
+        self.selected_call = call_index
+        if changed:
+            self.post_message(self.CallSelected(call_index, self.series.message_index[call_index]))
+
+    # -- keys and mouse --------------------------------------------------------------------------
+
+    def layout_for(self, width: int) -> Layout:
+        """The bucketed series for a widget ``width`` (cached per width)."""
+        if self._layout is None or self._layout_width != width:
+            self._layout = bucket_series(self.series, width - GUTTER)
+            self._layout_width = width
+        return self._layout
+
+    def bucket_of(self, call_index: int) -> int:
+        """The column (bucket) that draws ``call_index`` at the current width."""
+        return call_index // self.layout_for(self.size.width).calls_per_bucket
+
+    def action_move(self, step: int) -> None:
+        """Move one column: one call, or one bucket (to its peak call) when calls are bucketed."""
+        layout = self.layout_for(self.size.width)
+        if not layout.buckets:
+            return
+        if self.selected_call is None:
+            self._choose(0 if step > 0 else self.series.calls - 1)
+            return
+        if layout.calls_per_bucket == 1:
+            self._choose(self.selected_call + step)
+            return
+        bucket = max(0, min(self.bucket_of(self.selected_call) + step, layout.buckets - 1))
+        self._choose(layout.representative[bucket])
+
+    def action_step(self, step: int) -> None:
+        """Move exactly one call, even when calls are bucketed."""
+        if self.selected_call is None:
+            self._choose(0)
+        else:
+            self._choose(self.selected_call + step)
+
+    def action_edge(self, end: int) -> None:
+        """Select the first (0) or last (1) call."""
+        self._choose(self.series.calls - 1 if end else 0)
+
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None or offset.x < GUTTER:
+            return
+        layout = self.layout_for(self.size.width)
+        bucket = (offset.x - GUTTER) // layout.bucket_width
+        if 0 <= bucket < layout.buckets:
+            event.stop()
+            self.focus()
+            self._choose(layout.representative[bucket])
+
+    # -- styles ----------------------------------------------------------------------------------
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._styles.clear()
+        self._rows_key = None
+
+    def on_mount(self) -> None:
+        self.app.theme_changed_signal.subscribe(self, self._theme_changed)
+
+    def _theme_changed(self, _theme: object) -> None:
+        self._styles.clear()
+        self._rows_key = None
+        self.refresh()
+
+    def _style(self, *names: str) -> Style:
+        """The combined style of component classes (fg from the first, bg from the last)."""
+        cached = self._styles.get(names)
+        if cached is None:
+            base = self.rich_style
+            parts = [self.get_component_rich_style(f"token-gauge--{n}") for n in names]
+            style = base + parts[0]
+            for extra in parts[1:]:
+                if extra.bgcolor is not None:
+                    style += Style(bgcolor=extra.bgcolor)
+            cached = self._styles[names] = style
+        return cached
+
+    # -- drawing ---------------------------------------------------------------------------------
+
+    def render_line(self, y: int) -> Strip:
+        width, height = self.size.width, self.size.height
+        key = (width, height, self.selected_call, self.has_focus, id(self.series))
+        if key != self._rows_key:
+            self._rows = self._build_rows(width, height)
+            self._rows_key = key
+        if 0 <= y < len(self._rows):
+            return self._rows[y]
+        return Strip.blank(width, self.rich_style)
+
+    def _text_strip(self, text: Text, width: int) -> Strip:
+        segments = Segment.apply_style(text.render(self.app.console), self.rich_style)
+        return Strip(list(segments)).crop_extend(0, width, self.rich_style)
+
+    def _build_rows(self, width: int, height: int) -> list[Strip]:
+        if width <= 0 or height <= 0:
+            return []
+        series = self.series
+        legend_row = height >= 8 and series.calls > 0
+        rows: list[Strip] = [self._text_strip(self._label(width, not legend_row), width)]
+        if height == 1:
+            return rows
+        if series.calls == 0:
+            note = Text("  no model calls to draw", style=self._style("muted"))
+            rows.append(self._text_strip(note, width))
+            rows.extend(Strip.blank(width, self.rich_style) for _ in range(height - 2))
+            return rows
+        marker_row = height >= 4
+        chart_rows = height - 1 - int(legend_row) - int(marker_row)
+        if legend_row:
+            rows.append(self._text_strip(self._legend(width), width))
+        layout = self.layout_for(width)
+        rows.extend(self._chart(layout, width, max(chart_rows, 1)))
+        if marker_row:
+            rows.append(self._markers(layout, width))
+        return rows[:height]
+
+    def _scale(self) -> int:
+        series = self.series
+        window = series.window or 0
+        return max(window, series.peak, 1)
+
+    def _chart(self, layout: Layout, width: int, rows: int) -> list[Strip]:
+        series = self.series
+        top = self._scale()
+        levels = rows * 8
+        window = series.window
+        threshold = series.threshold
+
+        def row_of(tokens: int) -> int:
+            """Row counted from the bottom whose band holds ``tokens``."""
+            return min(rows - 1, int(tokens * levels / top) // 8)
+
+        def height_of(tokens: int) -> int:
+            if tokens <= 0:
+                return 0
+            return max(1, round(tokens * levels / top))
+
+        threshold_row = row_of(threshold) if threshold else None
+        window_row = row_of(window) if window and window < top else None
+        reserve_from = threshold_row + 1 if threshold_row is not None else None
+        reserve_to = window_row if window_row is not None else rows  # exclusive
+
+        rec_h = [height_of(v) for v in layout.recorded]
+        sim_h = [height_of(v) for v in layout.simulated]
+        rec_over = [bool(window) and v > (window or 0) for v in layout.recorded]
+        sim_over = [bool(window) and v > (window or 0) for v in layout.simulated]
+        cursor = self.bucket_of(self.selected_call) if self.selected_call is not None else -1
+        cells = layout.cells_per_series
+        gap = layout.bucket_width - 2 * cells
+        chart_width = width - GUTTER
+        used = layout.buckets * layout.bucket_width
+
+        out: list[Strip] = []
+        for r in range(rows):
+            k = rows - 1 - r  # row from the bottom
+            if threshold_row is not None and k == threshold_row:
+                axis_label = short_tokens(threshold or 0)
+            elif window_row is not None and k == window_row:
+                axis_label = short_tokens(window or 0)
+            elif k == rows - 1:
+                axis_label = short_tokens(top)
+            elif k == 0 and rows > 2:
+                axis_label = "0"
+            else:
+                axis_label = ""
+            tick = "┤" if axis_label else "│"
+            if k == threshold_row:
+                axis_style = self._style("threshold")
+            elif k == window_row:
+                axis_style = self._style("window")
+            else:
+                axis_style = self._style("axis")
+            cells_out: list[tuple[str, Style]] = [(f"{axis_label:>5}{tick}", axis_style)]
+
+            if k == threshold_row:
+                empty, empty_fg = "┈", "threshold"
+            elif k == window_row:
+                empty, empty_fg = "─", "window"
+            else:
+                empty, empty_fg = " ", "axis"
+            if window_row is not None and k > window_row:
+                zone: str | None = "over-window"
+            elif reserve_from is not None and reserve_from <= k < reserve_to:
+                zone = "reserve"
+            else:
+                zone = None
+
+            base = k * 8
+            for b in range(layout.buckets):
+                bg = "cursor" if b == cursor else zone
+                fill = rec_h[b] - base
+                rec_glyph = BLOCKS[max(0, min(8, fill))]
+                if sim_h:
+                    fill_s = sim_h[b] - base
+                    sim_glyph = BLOCKS[max(0, min(8, fill_s))]
+                else:
+                    sim_glyph = " "
+                rec_fg = "recorded-over" if rec_over[b] else "recorded"
+                sim_fg = "simulated-over" if sim_h and sim_over[b] else "simulated"
+                for glyph, fg in ((rec_glyph, rec_fg), (sim_glyph, sim_fg)):
+                    if glyph == " ":
+                        glyph, fg = empty, empty_fg
+                    style = self._style(fg, bg) if bg else self._style(fg)
+                    cells_out.append((glyph * cells, style))
+                if gap:
+                    style = self._style(empty_fg, zone) if zone else self._style(empty_fg)
+                    cells_out.append((empty * gap, style))
+            if used < chart_width:
+                style = self._style(empty_fg, zone) if zone else self._style(empty_fg)
+                cells_out.append((empty * (chart_width - used), style))
+            out.append(_strip(cells_out, width, self.rich_style))
+        return out
+
+    def _markers(self, layout: Layout, width: int) -> Strip:
+        cursor = self.bucket_of(self.selected_call) if self.selected_call is not None else -1
+        cells_out: list[tuple[str, Style]] = [(" " * GUTTER, self._style("axis"))]
+        for b in range(layout.buckets):
+            value = layout.flags[b]
+            glyphs = [(glyph, part) for flag, glyph, part, _ in MARKERS if value & flag]
+            cell_style = "cursor" if b == cursor else None
+            for c in range(layout.bucket_width):
+                if c < len(glyphs):
+                    glyph, part = glyphs[c]
+                else:
+                    glyph, part = ("▔" if b == cursor else " "), "label"
+                style = self._style(part, cell_style) if cell_style else self._style(part)
+                cells_out.append((glyph, style))
+        return _strip(cells_out, width, self.rich_style)
+
+    # -- the label and the legend ---------------------------------------------------------------
+
+    def _label(self, width: int, with_legend: bool) -> Text:
+        """The selected call: its number and message, both figures with provenance and % of the
+        window, and what happened there; the legend follows when there is room."""
+        series = self.series
+        call = self.selected_call
+        if series.calls == 0 or call is None:
+            text = Text(" token gauge ", style=self._style("label"))
+            text.append("· no model calls yet", style=self._style("muted"))
+            return text
+        for tier in (0, 1, 2):
+            text = self._label_text(call, tier)
+            if cell_len(text.plain) <= width:
+                break
+        if not with_legend or cell_len(text.plain) + 12 >= width:
+            return text
+        legend = self._legend(width - cell_len(text.plain) - 2)
+        if legend.plain:
+            pad = width - cell_len(text.plain) - cell_len(legend.plain)
+            text.append(" " * max(pad, 2))
+            text.append_text(legend)
+        return text
+
+    def _label_text(self, call: int, tier: int) -> Text:
+        """The label of ``call``: tier 0 spells everything out, 1 and 2 shorten it."""
+        series = self.series
+        window = series.window
+        rec = series.recorded[call]
+        sim = series.simulated[call] if series.has_simulated else None
+        number = (lambda v: f"{v:,}") if tier == 0 else short_tokens
+        sep = " │ " if tier < 2 else " "
+
+        def share(tokens: int, over_part: str) -> None:
+            if window:
+                over = tokens > window
+                text.append(
+                    f" {tokens / window:.0%}", style=self._style(over_part if over else "muted")
+                )
+
+        text = Text()
+        text.append(f" call {call + 1:,}/{series.calls:,}", style=self._style("label"))
+        text.append(
+            f" · msg #{series.message_index[call]:,}"
+            if tier < 2
+            else f" #{series.message_index[call]}",
+            style=self._style("muted"),
+        )
+        text.append(sep, style=self._style("axis"))
+        if rec >= 0:
+            text.append("recorded " if tier == 0 else "rec ", style=self._style("recorded"))
+            text.append(number(rec), style=self._style("label"))
+            share(rec, "recorded-over")
+        else:
+            text.append("recorded: no usage" if tier == 0 else "rec —", style=self._style("muted"))
+        if sim is not None:
+            text.append(sep, style=self._style("axis"))
+            prov = series.simulated_provenance[call]
+            text.append("simulated " if tier == 0 else "sim ", style=self._style("simulated"))
+            text.append(number(sim), style=self._style("label"))
+            text.append(f" {PROVENANCE_SHORT.get(prov, str(prov))}", style=self._style("muted"))
+            share(sim, "simulated-over")
+        text.append(sep, style=self._style("axis"))
+        if window:
+            text.append(
+                f"window {number(window)}" if tier < 2 else f"/{number(window)}",
+                style=self._style("muted"),
+            )
+        else:
+            text.append("window unknown" if tier < 2 else "win ?", style=self._style("warning"))
+        flag = series.flags[call]
+        for bit, glyph, part, words in MARKERS:
+            if flag & bit:
+                text.append(
+                    f"  {glyph} {words[tier]}" if tier < 2 else f" {glyph}", style=self._style(part)
+                )
+        return text
+
+    def _legend(self, width: int) -> Text:
+        """The legend: both series, threshold and reserve, markers (shortened to fit ``width``)."""
+        series = self.series
+        items: list[tuple[str, str, tuple[str, str, str]]] = [
+            ("█", "recorded", ("recorded", "recorded", "rec")),
+        ]
+        if series.has_simulated:
+            items.append(("█", "simulated", ("simulated", "simulated", "sim")))
+        if series.window and series.threshold:
+            threshold = short_tokens(series.threshold)
+            reserve = short_tokens(max(series.window - series.threshold, 0))
+            items.append(("┈", "threshold", (f"threshold {threshold}", "threshold", "thr")))
+            items.append(("  ", "reserve", (f"reserve {reserve}", "reserve", "rsv")))
+        elif not series.window:
+            items.append(("", "warning", ("window unknown", "window unknown", "win ?")))
+        for _flag, glyph, part, words in MARKERS:
+            items.append((glyph, part, words))
+        for tier in (0, 1, 2):
+            text = Text(" ")
+            for glyph, part, words in items:
+                if part == "reserve":
+                    text.append(glyph, style=self._style("muted", "reserve"))
+                elif glyph:
+                    text.append(glyph, style=self._style(part))
+                word_style = self._style("warning" if part == "warning" else "muted")
+                text.append(f" {words[tier]}" if glyph else words[tier], style=word_style)
+                text.append("  " if tier < 2 else " ")
+            text.rstrip()
+            if cell_len(text.plain) <= width:
+                return text
+        return Text()
+
+
+def _strip(cells: list[tuple[str, Style]], width: int, base: Style) -> Strip:
+    """A strip from ``(text, style)`` runs, merging neighbours of the same style."""
+    segments: list[Segment] = []
+    run_text: list[str] = []
+    run_style: Style | None = None
+    for text, style in cells:
+        if style is run_style or style == run_style:
+            run_text.append(text)
+            continue
+        if run_text and run_style is not None:
+            segments.append(Segment("".join(run_text), run_style))
+        run_text, run_style = [text], style
+    if run_text and run_style is not None:
+        segments.append(Segment("".join(run_text), run_style))
+    return Strip(segments).crop_extend(0, width, base)
