@@ -220,14 +220,7 @@ def truncate(text: str, options: TruncateOptions | None = None) -> TruncationRes
     else:  # over the byte limit: one pass in pieces counts lines and bytes and writes the spill
         name = name or new_spill_name()
         spill_file = _SpillFile(directory, name, opts.retention_days) if opts.spill else None
-        total_bytes, newlines = 0, 0
-        for start in range(0, len(text), _SCAN_CHARS):
-            piece = text[start : start + _SCAN_CHARS].encode("utf-8")
-            total_bytes += len(piece)
-            newlines += _count_newlines(piece)
-            if spill_file is not None:
-                spill_file.write(piece)
-        total_lines = newlines + 1
+        total_bytes, total_lines = _measure(text, spill_file)
         head, tail = _text_windows(text, max_bytes, opts.direction)
 
     cut = _cut(head, tail, total_bytes, total_lines, opts)
@@ -324,8 +317,15 @@ def resolve_spill_dir(spill_dir: str | os.PathLike[str] | None) -> str:
 
 
 def _ensure_dir(directory: str) -> None:
-    """Create ``directory`` as 0700 if missing; an existing folder keeps its own mode."""
+    """Create ``directory`` as 0700 if missing.
+
+    An existing folder the user chose keeps its mode; our default folder is tightened to 0700.
+    """
     if os.path.isdir(directory):
+        if directory == default_spill_dir():
+            with contextlib.suppress(OSError):
+                if stat.S_IMODE(os.stat(directory).st_mode) & 0o077:
+                    os.chmod(directory, 0o700)
         return
     parent = os.path.dirname(directory)
     if parent and parent != directory:
@@ -550,6 +550,19 @@ def _text_windows(text: str, max_bytes: int, direction: Direction) -> tuple[byte
     return head, tail
 
 
+def _measure(text: str, sink: _SpillFile | None = None) -> tuple[int, int]:
+    """``(UTF-8 bytes, lines)`` of ``text`` in one pass of encoded pieces, each also written to
+    ``sink``; no full-size copy of a big output is made."""
+    total_bytes, newlines = 0, 0
+    for start in range(0, len(text), _SCAN_CHARS):
+        piece = text[start : start + _SCAN_CHARS].encode("utf-8")
+        total_bytes += len(piece)
+        newlines += _count_newlines(piece)
+        if sink is not None:
+            sink.write(piece)
+    return total_bytes, newlines + 1
+
+
 def _count_newlines(data: bytes) -> int:
     """Newlines in ``data``.
 
@@ -756,10 +769,8 @@ def _unchanged(
     lines: int | None = None,
     total_bytes: int | None = None,
 ) -> TruncationResult:
-    if total_bytes is None:
-        total_bytes = len(text) if text.isascii() else len(text.encode("utf-8"))
-    if lines is None:
-        lines = text.count("\n") + 1
+    if total_bytes is None or lines is None:
+        total_bytes, lines = _measure(text)
     return TruncationResult(
         truncated=False,
         reason=reason,
@@ -894,8 +905,11 @@ class StreamingTruncator:
             bytes(self._tail[-self._tail_size :] if self._tail_size else b""),
         )
         cut = _cut(head, tail, self._total_bytes, lines, opts)
+        # (with invalid UTF-8 the decoded ends may hold more chars than were counted)
         dropped = (
-            self._chars - len(cut.prefix_text) - len(cut.suffix_text) if self._count_chars else 0
+            max(0, self._chars - len(cut.prefix_text) - len(cut.suffix_text))
+            if self._count_chars
+            else 0
         )
         error = self._spill_file.commit() if self._spill_file is not None else None
         path = os.path.join(self._directory, self._name)

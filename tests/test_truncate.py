@@ -408,6 +408,22 @@ def test_spill_file_is_0600_in_a_0700_folder_and_identical(tmp_path: Path) -> No
     assert sorted(os.listdir(spill)) == [path.name]  # no temp file left behind
 
 
+def test_default_folder_is_created_0700_and_tightened(tmp_path: Path) -> None:
+    folder = Path(default_spill_dir())
+    assert str(folder).startswith(str(tmp_path))  # the fixture's private XDG_DATA_HOME
+    first = truncate(numbered(10), TruncateOptions(max_lines=2))
+    assert Path(first.output_path or "").parent == folder
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    folder.chmod(0o755)
+    truncate(numbered(10), TruncateOptions(max_lines=2))
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    chosen = tmp_path / "mine"
+    chosen.mkdir(mode=0o755)
+    chosen.chmod(0o755)
+    truncate(numbered(10), opts(chosen, max_lines=2))
+    assert stat.S_IMODE(chosen.stat().st_mode) == 0o755  # a folder the user chose keeps its mode
+
+
 def test_spill_names_sort_by_creation_time() -> None:
     names = [new_spill_name(now_ms=1_700_000_000_000 + i // 3) for i in range(30)]
     assert names == sorted(names)
