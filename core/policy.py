@@ -286,7 +286,12 @@ def _codex() -> Policy:
         "compaction at 90% of the window keeping recent user messages (20k) and a summary.",
         estimator="bytes/4",
         truncation=TruncationPolicy(
-            max_lines=0, max_bytes=48000, direction="middle", middle_unit="tokens", tail_tools=[]
+            max_lines=0,
+            max_bytes=48000,
+            direction="middle",
+            middle_unit="tokens",
+            tail_tools=[],
+            hint_template="",  # Codex cuts inline and keeps no copy: the marker is all the model sees
         ),
         pruning=PruningPolicy(enabled=False),
         split=SplitPolicy(mode="messages"),
