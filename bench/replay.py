@@ -242,7 +242,9 @@ def main() -> int:
     again = _timed(lambda: replay(loaded, policy))
     rows.append(("replay, seed, mock LLM (counts cached)", again, 1.0, load_s))
     presets = [get_preset(name) for name in PRESETS]
-    rows.append(("compare, all five presets", _timed(lambda: compare(loaded, presets)), 3.0, load_s))
+    rows.append(
+        ("compare, all five presets", _timed(lambda: compare(loaded, presets)), 3.0, load_s)
+    )
 
     replayer = Replayer(half_loaded)
     base = get_preset("seed")

@@ -571,6 +571,7 @@ class _Trace:
         "policy",
         "result",
         "rows",
+        "run_notes",
         "threshold",
         "window",
     )
@@ -582,6 +583,8 @@ class _Trace:
         self.checks: list[_Check | None] = []
         self.overflow_prompt: list[tuple[int, bool]] = []
         self.rows: list[tuple[Any, ...]] = []
+        self.run_notes: list[tuple[int, str, str]] = []
+        """Notes made while walking: (checkpoints taken so far, grouping key, text)."""
         self.points: list[CallPoint] = []
         self.events: list[ReplayEvent] = []
         self.compaction_meta: dict[int, dict[int, str]] = {}
@@ -1253,6 +1256,7 @@ class Replayer:
             trace.compaction_meta = {
                 k: v for k, v in old.compaction_meta.items() if k < state.n_events
             }
+            trace.run_notes = [note for note in old.run_notes if note[0] <= resume]
             for name in ("first_compaction_call", "first_overflow_call", "first_prune_call"):
                 value = getattr(old, name)
                 setattr(trace, name, value if value is not None and value < resume else None)
@@ -1263,8 +1267,9 @@ class Replayer:
             state = _State()
             pos = 0
         events = trace.events
-        notes: list[str] = []
-        adopted_rc: set[int] = set()
+
+        def note(key: str, text: str) -> None:
+            trace.run_notes.append((len(trace.checkpoints), key, text))
 
         def add_event(fields: dict[str, Any], meta: dict[int, str] | None = None) -> int:
             full = {
@@ -1322,7 +1327,6 @@ class Replayer:
                     items.append(_Item(trunc.messages.get(j) or messages[j], j, ttok[j]))
             rebase(items, start)
             state.e_sim += sum(ttok[j] for j in range(start, at) if main[j] and not owned[j])
-            adopted_rc.add(rc.index)
 
         def ratio_now() -> float:
             return rec.ratio
@@ -1353,11 +1357,15 @@ class Replayer:
                 return False
             outcome = self._compact(items, policy, window, trigger != "manual", now_ms_at(at))
             if isinstance(outcome, Exception):
-                note = f"compaction before message {at} failed: {outcome}"
-                if note not in notes:
-                    notes.append(note)
+                note("failed", f"the compaction before message {at} failed: {outcome}")
                 return False
             if not outcome.compacted and not outcome.pruned_ids:
+                where = f"call {call}" if call is not None else f"message {at}"
+                note(
+                    f"nothing-{trigger}",
+                    f"the {trigger} check fired before {where}, but there was nothing to "
+                    f"compact: {outcome.reason}",
+                )
                 return False
             by_id: dict[str, _Item] = {item.message.id: item for item in items}
             before = state.e_sim
@@ -1572,7 +1580,6 @@ class Replayer:
                     turn_end_pruning,
                     adopt,
                     add_event,
-                    adopted_rc,
                     trace,
                 )
             if main[i] and not owned[i]:
@@ -1598,7 +1605,7 @@ class Replayer:
         trace.final = state.copy()
         if progress is not None:
             progress(n, total)
-        return self._assemble(policy, trace, resume, rec, tok, trunc, window, limit, native, notes)
+        return self._assemble(policy, trace, resume, rec, tok, trunc, window, limit, native)
 
     def _call_step(
         self,
@@ -1619,7 +1626,6 @@ class Replayer:
         turn_end_pruning: Callable[[int, int], None],
         adopt: Callable[[_RecordedCompaction, int], None],
         add_event: Callable[..., int],
-        adopted_rc: set[int],
         trace: _Trace,
     ) -> None:
         comp = policy.compaction
@@ -1659,7 +1665,7 @@ class Replayer:
             done = False
             if native:
                 rc = self._recorded_here(c)
-                if rc is not None and rc.index not in adopted_rc and rc.index in rec.bases:
+                if rc is not None and rc.index in rec.bases:
                     before = state.e_sim
                     adopt(rc, i)
                     base_items = rec.bases[rc.index][0]
@@ -1801,7 +1807,6 @@ class Replayer:
         window: int | None,
         limit: int | None,
         native: bool,
-        run_notes: list[str],
     ) -> ReplayResult:
         session = self.session
         events = trace.events
@@ -1925,7 +1930,7 @@ class Replayer:
 
         fidelity = self._fidelity(events, native)
         summary = self._summary(points, events, trunc, tok, fidelity)
-        notes = self._notes(policy, window, rec, native) + run_notes
+        notes = self._notes(policy, window, rec, native) + _grouped(trace.run_notes)
         result = _build_result(
             {
                 "schema_version": SCHEMA_VERSION,
@@ -2163,6 +2168,19 @@ class Replayer:
                 count += 1
             previous = figure
         return count
+
+
+def _grouped(run_notes: list[tuple[int, str, str]]) -> list[str]:
+    """The first note of each kind, with how many more of that kind there were."""
+    first: dict[str, str] = {}
+    counts: dict[str, int] = {}
+    for _when, key, text in run_notes:
+        first.setdefault(key, text)
+        counts[key] = counts.get(key, 0) + 1
+    return [
+        text if counts[key] == 1 else f"{text} (and {counts[key] - 1} more like it)"
+        for key, text in first.items()
+    ]
 
 
 def _or(value: int | None, default: int) -> int:

@@ -1,0 +1,444 @@
+"""The replay engine: recorded + delta, truncation, checks, projection, recovery, bad input,
+incremental re-simulation and compare."""
+
+from __future__ import annotations
+
+import random
+import threading
+
+import pytest
+
+from core.models import Provenance, Session, SourceFormat, UsageConvention
+from core.policy import PRESETS, Policy, get_preset
+from core.replay import (
+    CompareResult,
+    ReplayCancelled,
+    Replayer,
+    ReplayResult,
+    compare,
+    replay,
+)
+from core.tokens import get_counter
+from tests._replay_sessions import Script, text_of_tokens
+
+
+def _quiet(base: str = "pi") -> Policy:
+    """A policy that changes nothing: no truncation, no pruning, no automatic compaction."""
+    policy = get_preset(base)
+    policy.truncation.enabled = False
+    policy.pruning.enabled = False
+    policy.compaction.auto = False
+    policy.compaction.overflow_recovery = False
+    policy.estimator = "chars/4"
+    return policy
+
+
+def _eager(base: str = "pi") -> Policy:
+    """Checks before every call, on the last figure only (no projection), no truncation."""
+    policy = get_preset(base)
+    policy.truncation.enabled = False
+    policy.compaction.check_before_each_call = True
+    policy.compaction.project_after_tool_results = False
+    policy.estimator = "chars/4"
+    return policy
+
+
+def _growing(*contexts: int, turn_before: int | None = None) -> Session:
+    """One call per recorded context figure, each followed by a tool output that accounts for
+    the growth to the next figure (a small one where the figure does not grow)."""
+    script = Script().user("start")
+    following = [*contexts[1:], contexts[-1] + 2_100]
+    for position, (context, upcoming) in enumerate(zip(contexts, following, strict=True)):
+        if turn_before is not None and position == turn_before:
+            script.user("next turn")
+        size = max(upcoming - context - 100, 10)
+        script.call(context=context).result(text_of_tokens(size, str(position % 10)))
+    return script.reply("end", context=following[-1]).session(window=200_000)
+
+
+# --- recorded + delta ---------------------------------------------------------------------------
+
+
+def test_a_policy_that_changes_nothing_sees_the_recorded_figures() -> None:
+    session = _growing(10_000, 30_000, 60_000, 190_000, 230_000)
+    result = replay(session, _quiet())
+    assert [p.simulated_tokens for p in result.points] == [p.recorded_tokens for p in result.points]
+    assert all(p.simulated_provenance is Provenance.RECORDED for p in result.points)
+    assert result.summary.compactions == 0
+    # 230,000 > 200,000: the recording overflowed there, and so does the replay.
+    assert [(e.kind, e.call_index) for e in result.events] == [("overflow", 4), ("overflow", 5)]
+    assert [p.overflow_recorded for p in result.points] == [False] * 4 + [True, True]
+    assert result.summary.overflows_simulated == 2
+
+
+def test_truncation_lowers_every_later_call_by_what_it_removed() -> None:
+    big = "\n".join(f"line {n} " + "y" * 80 for n in range(3_000))  # about 264 KB
+    session = (
+        Script()
+        .user()
+        .call("read", context=5_000)
+        .result(big)
+        .call(context=72_000)
+        .result("ok")
+        .reply(context=72_100)
+        .session()
+    )
+    policy = _quiet()
+    policy.truncation.enabled = True
+    policy.truncation.max_bytes = 10_000
+    result = replay(session, policy)
+    (event,) = [e for e in result.events if e.kind == "truncate"]
+    assert event.message_index == 2
+    assert event.call_index == 1  # the first call that sends the output
+    assert event.tokens_before is not None and event.tokens_after is not None
+    removed = event.tokens_before - event.tokens_after
+    assert removed > 60_000
+    state = result.messages[2]
+    assert state.truncated and state.truncation_note and "truncated" in state.truncation_note
+    assert state.tokens_after_truncation == event.tokens_after
+    points = result.points
+    assert points[0].simulated_tokens == 5_000  # before the output: unchanged
+    drop = points[1].recorded_tokens - points[1].simulated_tokens  # type: ignore[operator]
+    assert drop > 0
+    assert points[2].recorded_tokens - points[2].simulated_tokens == drop  # type: ignore[operator]
+    assert points[1].simulated_provenance is not Provenance.RECORDED
+    assert result.summary.tokens_truncated == removed
+
+
+# --- when compaction fires ------------------------------------------------------------------
+
+
+def test_threshold_fires_right_before_the_call_after_the_crossing() -> None:
+    session = _growing(10_000, 90_000, 170_000, 185_000, 120_000)
+    result = replay(session, _eager())
+    compactions = [e for e in result.events if e.kind == "compact"]
+    assert len(compactions) == 1
+    (event,) = compactions
+    # call 3 reports 185,000 + 10 output > 183,616; the check right before call 4 fires.
+    assert event.trigger == "threshold"
+    assert event.trigger_call_index == 3
+    assert event.call_index == 4
+    assert event.tokens_before == 185_010
+    assert event.tokens_after is not None and event.tokens_after < 185_010
+    assert event.head_indices and event.tail_indices
+    assert max(event.head_indices) < min(event.tail_indices)
+    assert result.points[4].check_fired
+    assert result.points[4].simulated_tokens < result.points[4].recorded_tokens  # type: ignore[operator]
+    for index in event.head_indices:
+        assert result.messages[index].summarised_by == result.events.index(event)
+        assert not result.messages[index].in_context_at_end
+    assert result.messages[event.tail_indices[-1]].kept_by == result.events.index(event)
+
+
+def test_turn_end_checks_leave_the_mid_turn_gap_open() -> None:
+    # pi checks only when a turn ends: within one long turn nothing fires ...
+    one_turn = _growing(10_000, 90_000, 170_000, 185_000, 190_000)
+    pi = get_preset("pi")
+    pi.truncation.enabled = False
+    assert not [e for e in replay(one_turn, pi).events if e.kind == "compact"]
+    # ... and as soon as a new turn starts after the crossing, it does.
+    two_turns = _growing(10_000, 90_000, 170_000, 185_000, 190_000, turn_before=4)
+    (event,) = [e for e in replay(two_turns, pi).events if e.kind == "compact"]
+    assert (event.trigger_call_index, event.call_index) == (3, 4)
+
+
+def test_projection_fires_before_the_call_the_tool_output_would_overflow() -> None:
+    session = (
+        Script()
+        .user()
+        .call(context=20_000)
+        .result(text_of_tokens(60_000, "a"))
+        .call(context=81_000)
+        .result(text_of_tokens(150_000, "b"))  # 81,010 + 150,000: over the window
+        .reply(context=231_100)
+        .session()
+    )
+    plain = replay(session, _eager())
+    assert plain.summary.compactions == 0 or plain.events[0].trigger == "overflow"
+    projecting = _eager()
+    projecting.compaction.project_after_tool_results = True
+    result = replay(session, projecting)
+    first = next(e for e in result.events if e.kind == "compact")
+    assert first.trigger == "projection"
+    assert first.call_index == 2
+    assert result.points[2].check_tokens == 81_010 + 150_000
+
+
+def test_overflow_recovery_compacts_and_retries_once() -> None:
+    session = (
+        Script()
+        .user()
+        .call(context=2_000)
+        .result(text_of_tokens(120_000, "h"))
+        .call(context=122_100)
+        .result(text_of_tokens(90_000, "t"))
+        .reply(context=212_200)
+        .session()
+    )
+    policy = _eager()
+    policy.compaction.auto = False  # only recovery can act
+    result = replay(session, policy)
+    (event,) = [e for e in result.events if e.kind == "compact"]
+    assert event.trigger == "overflow"
+    assert event.call_index == 2
+    assert not result.points[2].overflow_simulated
+    assert result.points[2].overflow_recorded
+    assert result.summary.overflows_avoided == 1
+
+    policy.compaction.overflow_recovery = False
+    stuck = replay(session, policy)
+    assert [e.kind for e in stuck.events] == ["overflow"]
+    assert stuck.points[2].overflow_simulated
+    assert stuck.summary.overflows_simulated == 1
+
+
+def test_a_manual_recorded_compaction_is_applied_by_any_policy() -> None:
+    session = (
+        Script()
+        .user()
+        .call(context=30_000)
+        .result(text_of_tokens(20_000, "m"))
+        .reply(context=50_100)
+        .compaction(trigger="manual", tokens_before=50_100)
+        .user("carry on")
+        .reply(context=6_000)
+        .session()
+    )
+    result = replay(session, get_preset("seed"))
+    (event,) = [e for e in result.events if e.kind in ("compact", "recorded-compaction")]
+    assert event.trigger == "manual"
+    assert event.at_message_index == 4
+    assert event.recorded_index == 0
+    (row,) = result.fidelity
+    assert row.outcome == "manual"
+
+
+def test_the_recording_agents_policy_takes_its_own_compaction_as_recorded() -> None:
+    script = Script(UsageConvention.PI).user()
+    for n in range(6):
+        script.call(context=40_000 + 30_000 * n).result(text_of_tokens(3_000, str(n)))
+    # the last call reports 190,000 + 10 > 183,616: pi compacts here, keeping m9 onwards
+    script.compaction(tokens_before=190_010, first_kept=9, trigger="unknown")
+    script.user("go on").call(context=30_000).result("ok").reply(context=31_000)
+    session = script.session(fmt=SourceFormat.PI)
+    pi = get_preset("pi")
+    pi.truncation.enabled = False
+    result = replay(session, pi)
+    assert result.recording_policy
+    (row,) = result.fidelity
+    assert row.outcome == "same"
+    (event,) = [e for e in result.events if e.kind == "compact"]
+    assert event.recorded_index == 0
+    # Taking the recorded result keeps the replay on the recorded figures afterwards.
+    after = result.points[event.call_index :]  # type: ignore[misc]
+    assert [p.simulated_tokens for p in after] == [p.recorded_tokens for p in after]
+
+
+# --- bad input ------------------------------------------------------------------------------------
+
+
+def test_no_usage_at_all_is_estimated_and_said_so() -> None:
+    session = (
+        Script()
+        .user(text_of_tokens(100, "u"))
+        .call()
+        .result(text_of_tokens(1_000, "o"))
+        .reply(text_of_tokens(50, "r"))
+        .session()
+    )
+    result = replay(session, _quiet())
+    assert any("no recorded usage" in note for note in result.notes)
+    assert all(p.recorded_tokens is None for p in result.points)
+    assert all(p.simulated_provenance is Provenance.ESTIMATED for p in result.points)
+    assert result.overhead_tokens == 0
+    # before-reply figures: the messages before each call, estimated
+    user, call, output, _reply = get_counter("chars/4").messages_tokens(session.messages)
+    assert [p.simulated_tokens for p in result.points] == [user, user + call + output]
+
+
+def test_zero_usage_after_a_compaction_is_projected_not_trusted() -> None:
+    session = (
+        Script()
+        .user()
+        .call(context=1_000)
+        .result(text_of_tokens(99_000, "z"))
+        .reply(context=100_100)
+        .compaction(tokens_before=100_100, trigger="manual")
+        .user("again")
+        .reply(context=0)  # an aborted call: all-zero usage
+        .user("and again")
+        .reply(context=9_000)
+        .session()
+    )
+    result = replay(session, _quiet())
+    zero = result.points[2]
+    assert zero.recorded_tokens is None
+    assert zero.baseline_provenance is Provenance.ESTIMATED
+    assert 0 < zero.baseline_tokens < 100_000
+    assert any("all-zero" in note for note in result.notes)
+
+
+def test_usage_going_backwards_without_a_compaction_is_kept_and_noted() -> None:
+    session = _growing(50_000, 40_000, 60_000)
+    result = replay(session, _quiet())
+    assert [p.simulated_tokens for p in result.points][:3] == [50_000, 40_000, 60_000]
+    assert any("fell" in note for note in result.notes)
+
+
+def test_unknown_window_replays_without_thresholds() -> None:
+    session = _growing(10_000, 250_000)
+    session.context_window = None
+    session.window_source = "unknown"
+    result = replay(session, get_preset("pi"))
+    assert result.window is None and result.threshold is None
+    assert not any(p.overflow_simulated for p in result.points)
+    assert any("unknown context window" in note and "--window" in note for note in result.notes)
+    fixed = get_preset("pi")
+    fixed.context_window = 200_000
+    assert replay(session, fixed).threshold == 183_616
+
+
+def test_a_window_smaller_than_the_system_prompt_overflows_everywhere_without_looping() -> None:
+    session = _growing(50_000, 52_100, 54_200)
+    session.context_window = 20_000
+    result = replay(session, get_preset("seed"))
+    assert all(p.overflow_simulated for p in result.points)
+    assert any("smaller than the recorded overhead" in note for note in result.notes)
+    # one recovery attempt per call at most, one overflow event per call
+    assert sum(1 for e in result.events if e.kind == "overflow") == len(result.points)
+
+
+def test_a_session_of_one_message() -> None:
+    result = replay(Script().user("hi").session(), get_preset("opencode"))
+    assert result.points == [] and result.events == []
+    assert result.summary.calls == 0 and result.summary.peak_simulated == 0
+    assert len(result.messages) == 1 and result.messages[0].in_context_at_end
+    assert any("no model calls" in note for note in result.notes)
+
+
+# --- determinism, JSON, progress, cancel --------------------------------------------------------
+
+
+def _long_session(messages: int = 700, seed: int = 3) -> Session:
+    """Many turns, recorded usage, two recorded compactions, window 60k."""
+    rng = random.Random(seed)
+    script = Script()
+    context = 3_000
+    while len(script.messages) < messages:
+        if context > 50_000:
+            script.compaction(tokens_before=context)
+            context = 3_000 + 400
+        script.user(f"task {len(script.messages)} " + "w" * rng.randrange(20, 400))
+        context += 120
+        for _ in range(rng.randrange(1, 6)):
+            size = rng.choice([50, 200, 800, 3_000, 12_000])
+            script.call(rng.choice(["read", "bash", "grep"]), context=context)
+            script.result(text_of_tokens(size, chr(97 + rng.randrange(26))))
+            context += 20 + size
+        script.reply("done " + "d" * rng.randrange(10, 300), context=context)
+        context += 60
+    return script.session(window=60_000)
+
+
+def test_replay_is_deterministic_and_its_json_round_trips() -> None:
+    session = _long_session(300)
+    first = replay(session, get_preset("seed"))
+    second = replay(session, get_preset("seed"))
+    assert first.summary.compactions > 0
+    dumped = first.model_dump(mode="json")
+    assert dumped == second.model_dump(mode="json")
+    assert dumped["schema_version"] == 1
+    assert ReplayResult.model_validate(dumped).model_dump(mode="json") == dumped
+
+
+def test_progress_is_reported_and_cancel_stops_the_run() -> None:
+    session = _long_session(1_200)
+    seen: list[tuple[int, int]] = []
+    replay(session, get_preset("pi"), progress=lambda done, total: seen.append((done, total)))
+    assert seen and seen[-1] == (len(session.messages), len(session.messages))
+    assert [done for done, _ in seen] == sorted(done for done, _ in seen)
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(ReplayCancelled):
+        replay(session, get_preset("pi"), cancel=cancel)
+
+
+# --- incremental re-simulation ----------------------------------------------------------------
+
+
+def _changes(base: Policy) -> list[Policy]:
+    edits = [
+        lambda p: setattr(p.compaction, "reserve_tokens", p.compaction.reserve_tokens + 3_000),
+        lambda p: setattr(p.compaction, "reserve_tokens", 0),
+        lambda p: setattr(p.truncation, "max_bytes", 9_000),
+        lambda p: setattr(p.truncation, "max_lines", 40),
+        lambda p: setattr(p.split, "tail_budget_tokens", 3_000),
+        lambda p: setattr(p.compaction, "threshold_rule", "codex"),
+        lambda p: setattr(p, "context_window", 45_000),
+        lambda p: setattr(p.compaction, "overflow_recovery", not p.compaction.overflow_recovery),
+        lambda p: setattr(p.pruning, "enabled", not p.pruning.enabled),
+        lambda p: setattr(p.compaction, "project_after_tool_results", False),
+        lambda p: setattr(p, "name", "renamed"),
+    ]
+    out = []
+    for edit in edits:
+        policy = base.model_copy(deep=True)
+        edit(policy)
+        out.append(policy)
+    return out
+
+
+@pytest.mark.parametrize("preset", list(PRESETS))
+def test_incremental_runs_equal_fresh_runs(preset: str) -> None:
+    session = _long_session(500)
+    base = get_preset(preset)
+    if base.estimator.startswith("tiktoken"):
+        base.estimator = "chars/4"
+    replayer = Replayer(session)
+    replayer.run(base)
+    resumed = []
+    for changed in _changes(base):
+        incremental = replayer.run(changed)
+        fresh = replay(session, changed)
+        assert incremental.model_dump(mode="json") == fresh.model_dump(mode="json"), changed
+        resumed.append(incremental.resumed_from_call)
+        replayer.run(base)
+    assert any(call for call in resumed), "no change reused any of the previous run"
+
+
+def test_a_later_threshold_change_reuses_the_calls_before_it() -> None:
+    session = _long_session(600)
+    base = _eager("seed")
+    replayer = Replayer(session)
+    first = replayer.run(base)
+    compactions = [e for e in first.events if e.kind == "compact"]
+    assert compactions
+    higher = base.model_copy(deep=True)
+    higher.compaction.codex_ratio = 0.95
+    higher.compaction.threshold_rule = "codex"
+    again = replayer.run(higher)
+    assert again.resumed_from_call is not None and again.resumed_from_call > 0
+    # the points before the resume point are the very objects of the first run
+    reused = again.resumed_from_call
+    if first.window == again.window and first.threshold == again.threshold:
+        assert all(
+            a is b for a, b in zip(first.points[:reused], again.points[:reused], strict=True)
+        )
+    assert replayer.run(base) is first  # an identical policy returns the cached result
+
+
+# --- compare ---------------------------------------------------------------------------------------
+
+
+def test_compare_runs_every_policy_side_by_side() -> None:
+    session = _long_session(400)
+    policies = [get_preset(name) for name in ("seed", "pi", "codex")]
+    result = compare(session, policies)
+    assert isinstance(result, CompareResult)
+    assert [row.policy for row in result.rows] == ["seed", "pi", "codex"]
+    for row, policy in zip(result.rows, policies, strict=True):
+        alone = replay(session, policy)
+        assert row.summary == alone.summary
+        assert row.threshold == alone.threshold
+        assert sum(row.fidelity.values()) == len(session.compactions)
+    assert result.model_dump(mode="json")["schema_version"] == 1
