@@ -101,6 +101,12 @@ class SessionState:
     def __post_init__(self) -> None:
         self.rebuild()
 
+    def __repr__(self) -> str:  # never the whole session (workers and logs repr their arguments)
+        return (
+            f"SessionState({self.session.id!r}, {self.message_count} messages, "
+            f"policy={self.policy.name!r}, result={'yes' if self.result else 'no'})"
+        )
+
     # -- basic facts ------------------------------------------------------------------------
 
     @property
@@ -176,16 +182,20 @@ class SessionState:
             return None
         return self.result.events[event_id]
 
-    def first_overflow(self) -> tuple[int, int] | None:
-        """``(call_index, message_index)`` of the first call over the window (simulated first)."""
+    def first_overflow(self) -> tuple[int, int, bool] | None:
+        """``(call_index, message_index, simulated)`` of the first call over the window.
+
+        The policy's own (simulated) overflow comes first; else the recording's, which the
+        policy avoided (``simulated`` False).
+        """
         if self.result is None:
             return None
         for point in self.result.points:
             if point.overflow_simulated:
-                return point.call_index, point.message_index
+                return point.call_index, point.message_index, True
         for point in self.result.points:
             if point.overflow_recorded:
-                return point.call_index, point.message_index
+                return point.call_index, point.message_index, False
         return None
 
     # -- rows ----------------------------------------------------------------------------------

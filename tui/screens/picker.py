@@ -9,7 +9,6 @@ results arrive, so the picker is usable at once.
 from __future__ import annotations
 
 import contextlib
-
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -120,7 +119,7 @@ class PickerScreen(Screen[None]):
 
     # -- discovery ---------------------------------------------------------------------------------
 
-    @work(thread=True, exclusive=True, group="discover", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="discover", exit_on_error=False, description="Discovering sessions")
     def _discover(self) -> None:
         try:
             found = list(self._discover_fn())
@@ -138,7 +137,7 @@ class PickerScreen(Screen[None]):
         if self.sessions:
             self._compute_peaks([s for s in self.sessions])
 
-    @work(thread=True, exclusive=True, group="peaks", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="peaks", exit_on_error=False, description="Computing peak contexts")
     def _compute_peaks(self, sessions: list[Any]) -> None:
         worker = get_current_worker()
         for found in sessions:

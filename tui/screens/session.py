@@ -179,10 +179,10 @@ class SessionHeader(Horizontal):
     def compose(self) -> ComposeResult:
         yield Label("ctxscope", id="hdr-app")
         yield Label("", id="hdr-name")
-        yield Label("", id="hdr-format", classes="hdr-field")
-        yield Label("", id="hdr-model", classes="hdr-field")
-        yield Label("", id="hdr-window", classes="hdr-field")
         yield Label("", id="hdr-policy", classes="hdr-field")
+        yield Label("", id="hdr-window", classes="hdr-field")
+        yield Label("", id="hdr-model", classes="hdr-field")
+        yield Label("", id="hdr-format", classes="hdr-field")
 
     def show(self, state: SessionState | None, name: str) -> None:
         self.query_one("#hdr-name", Label).update(name)
@@ -229,18 +229,26 @@ class StatusLine(Horizontal):
         summary = result.summary
         recorded = summary.peak_recorded
         simulated = summary.peak_simulated
-        peak = max(recorded or 0, simulated)
-        which = "recorded" if recorded is not None and recorded >= simulated else "simulated"
         if window:
-            share = peak / window
-            peak_label.update(f"peak {peak:,} / {window:,} · {share:.0%} ({which})")
-            peak_label.add_class("-over" if share > 1 else "-near" if share >= 0.85 else "-ok")
+            text = f"peak {simulated:,} / {window:,} · {simulated / window:.0%}"
+            if recorded is not None and recorded != simulated:
+                text += f" (rec. {recorded:,} · {recorded / window:.0%})"
         else:
-            peak_label.update(f"peak {peak:,} ({which}) · window unknown")
+            text = f"peak {simulated:,} · window unknown (w)"
+            if recorded is not None and recorded != simulated:
+                text += f" (rec. {recorded:,})"
+        peak_label.update(text)
+        if window:
+            share = simulated / window
+            peak_label.add_class("-over" if share > 1 else "-near" if share >= 0.85 else "-ok")
         parts = [f"{state.message_count:,} msgs", f"{summary.calls:,} calls"]
         overflow = state.first_overflow()
         if overflow is not None:
-            parts.append(f"overflow at call {overflow[0]} (o)")
+            call, _message, simulated_overflow = overflow
+            if simulated_overflow:
+                parts.append(f"overflows at call {call} (o)")
+            else:
+                parts.append(f"rec. overflow at call {call} avoided (o)")
         if summary.compactions:
             parts.append(f"{summary.compactions} compactions ([ ])")
         if summary.tokens_truncated:
@@ -401,7 +409,13 @@ class SessionScreen(Screen[str | None]):
         self.status.activity(f"loading {format_bytes(size)}…", busy=True)
         self._load(path, self._window)
 
-    @work(thread=True, exclusive=True, group="load", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="load",
+        exit_on_error=False,
+        description="Loading the session",
+    )
     def _load(self, path: str, window: int | None) -> None:
         worker = get_current_worker()
         last = 0.0
@@ -524,7 +538,13 @@ class SessionScreen(Screen[str | None]):
         self._show_activity()
         self._replay(state.session, state.policy, cancel, self._generation)
 
-    @work(thread=True, exclusive=True, group="replay", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="replay",
+        exit_on_error=False,
+        description="Replaying under the policy",
+    )
     def _replay(
         self, session: Session, policy: Policy, cancel: threading.Event, generation: int
     ) -> None:
@@ -641,6 +661,8 @@ class SessionScreen(Screen[str | None]):
             if value and self.state is not None:
                 self.state.session.context_window = value
                 self.state.session.window_source = "user"
+                # the replayer caches results per policy, and the session itself changed
+                self._replayer = None
                 self._refresh_chrome()
                 self.start_replay()
 
@@ -775,7 +797,13 @@ class SessionScreen(Screen[str | None]):
         self.status.activity(f"searching “{text}”…", busy=True)
         self._search(self.state.session, text)
 
-    @work(thread=True, exclusive=True, group="search", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="search",
+        exit_on_error=False,
+        description="Searching messages",
+    )
     def _search(self, session: Session, text: str) -> None:
         worker = get_current_worker()
         needle = text.casefold()
@@ -819,7 +847,7 @@ class SessionScreen(Screen[str | None]):
 
     # -- live tail -----------------------------------------------------------------------------------
 
-    @work(exclusive=True, group="live", exit_on_error=False)
+    @work(exclusive=True, group="live", exit_on_error=False, description="Watching the file")
     async def _watch(self, live_file: LiveFile) -> None:
         async for change in watch_file(live_file, stop=self._live_stop):
             if change.kind == "grew":
@@ -841,7 +869,13 @@ class SessionScreen(Screen[str | None]):
                 )
                 self._live_reload(live_file.path)
 
-    @work(thread=True, exclusive=True, group="live-load", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="live-load",
+        exit_on_error=False,
+        description="Re-reading the grown file",
+    )
     def _live_reload(self, path: Path) -> None:
         state = self.state
         fmt = state.session.format if state is not None else None

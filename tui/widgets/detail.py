@@ -104,6 +104,19 @@ class DetailPane(VerticalScroll, can_focus=True):
         if self.message_index is not None:
             self.show(self.message_index, force=True)
 
+    def as_text(self, width: int = 100) -> str:
+        """The visible sections as plain text (for tests and for copying)."""
+        from rich.console import Console
+
+        console = Console(width=width, record=True, color_system=None, file=_NullFile())
+        for section in self.query(".detail-section"):
+            if section.display and isinstance(section, Static):
+                content = section.content
+                if isinstance(content, str):
+                    content = Text(content)
+                console.print(content)
+        return console.export_text()
+
     def action_more(self) -> None:
         self._pages_shown += 1
         self._draw_body()
@@ -295,7 +308,13 @@ class DetailPane(VerticalScroll, can_focus=True):
 
     # -- slow facts --------------------------------------------------------------------------------
 
-    @work(thread=True, exclusive=True, group="detail", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="detail",
+        exit_on_error=False,
+        description="Counting the selected message",
+    )
     def _compute_slow(self, state: SessionState, index: int) -> None:
         worker = get_current_worker()
         message = state.message(index)
@@ -330,6 +349,14 @@ class DetailPane(VerticalScroll, can_focus=True):
         self._slow = event.facts
         self._draw_tokens()
         self._draw_model_sees()
+
+
+class _NullFile:
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass
 
 
 def model_sees(state: SessionState, message: Message) -> RenderableType:

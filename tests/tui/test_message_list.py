@@ -1,0 +1,148 @@
+"""The message list: rows, flags, cursor, markers and scale (state is asserted, not pixels)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from session_factory import make_big_session, make_session  # noqa: E402
+from tui_harness import settle  # noqa: E402
+
+from core.policy import get_preset  # noqa: E402
+from tui.app import CtxscopeApp  # noqa: E402
+from tui.screens.session import SessionScreen  # noqa: E402
+from tui.state import RowFlag, SessionState  # noqa: E402
+from tui.widgets.message_list import (  # noqa: E402
+    MessageList,
+    format_tokens,
+    message_preview,
+    role_label,
+)
+
+
+def _app() -> CtxscopeApp:
+    return CtxscopeApp(discover=lambda: [])
+
+
+def test_format_tokens_fits_six_cells() -> None:
+    assert format_tokens(0) == "0"
+    assert format_tokens(9_999) == "9,999"
+    assert format_tokens(12_345) == "12.3k"
+    assert format_tokens(123_456) == "123k"
+    assert format_tokens(1_234_567) == "1.23M"
+    assert all(len(format_tokens(n)) <= 6 for n in (0, 999, 99_999, 999_999, 12_345_678))
+
+
+def test_preview_is_one_line_and_names_the_tool() -> None:
+    session = make_session(1)
+    user, call, result = session.messages[0], session.messages[1], session.messages[2]
+    assert message_preview(user).startswith("Turn 0: please look")
+    assert "→ bash(cat module_0.py)" in message_preview(call)
+    preview = message_preview(result)
+    assert preview.startswith("bash ▸ ")
+    assert "\n" not in preview
+    assert role_label(result) == "tool"
+
+
+def test_state_rows_put_a_rule_above_a_recorded_compaction() -> None:
+    session = make_session(4, with_compaction=True)
+    state = SessionState(session, get_preset("seed"))
+    boundary = session.compactions[0].message_index
+    assert len(state.rows) == session_len(state) + 1
+    row = state.row_of_message(boundary)
+    assert state.rows[row] == boundary
+    assert state.rows[row - 1] < 0  # the rule row
+    assert state.markers[-1 - state.rows[row - 1]].kind == "boundary"
+    assert state.flags(boundary) & RowFlag.BOUNDARY
+    assert state.flags(boundary) & RowFlag.SUMMARY
+
+
+def session_len(state: SessionState) -> int:
+    return state.message_count
+
+
+async def test_cursor_moves_and_skips_rule_rows() -> None:
+    session = make_session(4, with_compaction=True)
+    boundary = session.compactions[0].message_index
+    app = _app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.push_screen(SessionScreen(session=session, live=False, policy=get_preset("seed")))
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        listing = screen.message_list
+        assert listing.selected_message == 0
+        await pilot.press("down", "down", "j")
+        assert listing.selected_message == 3
+        await pilot.press("k")
+        assert listing.selected_message == 2
+        screen.select_message(boundary - 1)
+        await pilot.press("down")
+        assert listing.selected_message == boundary  # the rule row in between is skipped
+        await pilot.press("up")
+        assert listing.selected_message == boundary - 1
+        await pilot.press("G")
+        assert listing.selected_message == session_len(screen.state) - 1  # type: ignore[arg-type]
+        assert listing.at_end
+        await pilot.press("g")
+        assert listing.selected_message == 0
+
+
+async def test_click_selects_the_row_under_the_mouse() -> None:
+    session = make_session(3)
+    app = _app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.push_screen(SessionScreen(session=session, live=False))
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        listing = screen.message_list
+        await pilot.click(MessageList, offset=(10, 4))
+        await settle(pilot)
+        assert listing.selected_message == 4
+        assert screen.detail.message_index == 4
+
+
+async def test_a_hundred_thousand_messages_scroll_to_the_end() -> None:
+    session = make_big_session(100_000)
+    app = _app()
+    async with app.run_test(size=(120, 34)) as pilot:
+        app.push_screen(SessionScreen(session=session, live=False))
+        await settle(pilot, ignore=("replay",))  # the list is usable while the replay runs
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        assert screen.replaying
+        await pilot.press("x")  # cancel it: this test is about scrolling
+        await settle(pilot)
+        assert not screen.replaying
+        assert screen.state is not None and screen.state.result is None
+        listing = screen.message_list
+        assert listing.virtual_size.height == 100_000
+        await pilot.press("end")
+        await pilot.pause()
+        assert listing.selected_message == 99_999
+        assert listing.scroll_y >= 100_000 - listing.scrollable_content_region.height
+        await pilot.press("pageup")
+        await pilot.pause()
+        assert listing.selected_message < 99_999
+        # only the rows on screen were painted and cached
+        assert len(listing._strip_cache) <= 4 * listing.scrollable_content_region.height
+
+
+@pytest.mark.parametrize("count", [0, 1])
+async def test_tiny_sessions(count: int) -> None:
+    session = make_big_session(count)
+    app = _app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.push_screen(SessionScreen(session=session, live=False))
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        await pilot.press("down", "end", "pagedown", "up", "home")
+        listing = screen.message_list
+        assert listing.selected_message == (0 if count else None)
+        assert listing.row_count == count

@@ -1,0 +1,36 @@
+"""Helpers for driving the app in tests: wait for workers, read the screen as text."""
+
+from __future__ import annotations
+
+from textual.app import App
+from textual.pilot import Pilot
+
+ENDLESS_GROUPS = frozenset({"live"})
+"""Worker groups that never finish on their own (the live-tail watcher)."""
+
+
+async def settle(pilot: Pilot[object], rounds: int = 50, *, ignore: tuple[str, ...] = ()) -> None:
+    """Wait until every finite worker is done and the messages they posted are handled.
+
+    ``ignore``: worker groups not to wait for (e.g. ``("replay",)`` to act while it runs).
+    """
+    app = pilot.app
+    skip = ENDLESS_GROUPS | set(ignore)
+    for _ in range(rounds):
+        await pilot.pause()
+        busy = [w for w in app.workers if w.group not in skip and w.is_running]
+        if not busy:
+            await pilot.pause()
+            busy = [w for w in app.workers if w.group not in skip and w.is_running]
+            if not busy:
+                break
+        await app.workers.wait_for_complete(busy)
+    await pilot.pause()
+
+
+def screen_text(app: App[object]) -> str:
+    """What the terminal shows, as plain text (one line per row)."""
+    lines = []
+    for strip in app.screen._compositor.render_strips():
+        lines.append("".join(segment.text for segment in strip))
+    return "\n".join(lines)
