@@ -100,6 +100,7 @@ from pydantic import BaseModel, Field, PrivateAttr
 from core.llm import Summarizer, make_summarizer
 from core.models import Message, Provenance, Role, Session, SourceFormat, UsageConvention
 from core.overflow import (
+    OverflowDiagnosis,
     crosses,
     overflow_reason,
     recorded_kind,
@@ -334,6 +335,75 @@ class CompareResult(BaseModel):
     window: int | None
     rows: list[CompareRow]
     notes: list[str]
+
+
+class SessionInfo(BaseModel):
+    """What was loaded, for the JSON reports."""
+
+    id: str
+    format: str
+    path: str | None
+    model: str | None
+    window: int | None
+    """The window the replay used."""
+    window_source: str
+    messages: int
+    calls: int
+    turns: int
+    recorded_compactions: int
+    diagnostics: int
+    """Lines the loader skipped or repaired."""
+
+
+class AnalysisReport(BaseModel):
+    """``ctxscope analyze --json``: the overflow diagnosis, the replay summary and its fidelity."""
+
+    schema_version: int = SCHEMA_VERSION
+    session: SessionInfo
+    policy: str
+    threshold: int | None
+    overflow: bool
+    """The recording overflowed, or the replay under the policy does (``--fail-on-overflow``)."""
+    diagnosis: OverflowDiagnosis
+    summary: ReplaySummary
+    fidelity: list[FidelityRow]
+    events: list[ReplayEvent]
+    """The replay's compactions, prunings and overflows (truncations are in ``summary``)."""
+    notes: list[str]
+
+
+def session_info(session: Session, result: ReplayResult) -> SessionInfo:
+    """The :class:`SessionInfo` of a replayed session."""
+    return SessionInfo(
+        id=session.id,
+        format=session.format.value,
+        path=session.path,
+        model=session.model,
+        window=result.window,
+        window_source=result.window_source,
+        messages=len(session.messages),
+        calls=len(result.points),
+        turns=sum(1 for m in session.messages if m.is_turn_start),
+        recorded_compactions=len(session.compactions),
+        diagnostics=len(session.diagnostics),
+    )
+
+
+def analysis_report(
+    session: Session, result: ReplayResult, diagnosis: OverflowDiagnosis
+) -> AnalysisReport:
+    """Put a replay and its diagnosis together (what ``ctxscope analyze`` prints)."""
+    return AnalysisReport(
+        session=session_info(session, result),
+        policy=result.policy.name,
+        threshold=result.threshold,
+        overflow=diagnosis.overflowed or result.summary.overflows_simulated > 0,
+        diagnosis=diagnosis,
+        summary=result.summary,
+        fidelity=result.fidelity,
+        events=[e for e in result.events if e.kind not in ("truncate", "continue")],
+        notes=result.notes,
+    )
 
 
 # --- fast model building ------------------------------------------------------------------------
@@ -1372,17 +1442,21 @@ class Replayer:
             new_items: list[_Item] = []
             tail: list[int] = []
             summary_tokens = 0
+            continued = False
             for out in outcome.output_messages:
                 source = by_id.get(out.id)
-                if source is not None and source.index >= 0:
-                    t = source.tokens if out is source.message else counter.message_tokens(out)
-                    new_items.append(_Item(out, source.index, t))
+                if source is not None and out is source.message:
+                    new_items.append(source)  # kept as it was (an earlier summary included)
+                    if source.index >= 0:
+                        tail.append(source.index)
+                elif source is not None and source.index >= 0:
+                    new_items.append(_Item(out, source.index, counter.message_tokens(out)))
                     tail.append(source.index)
-                else:
+                else:  # written by this compaction: its summary and continuation
                     t = counter.message_tokens(out)
                     new_items.append(_Item(out, -1, t))
-                    if out.summary or out.synthetic:
-                        summary_tokens += t
+                    summary_tokens += t
+                    continued = continued or out.synthetic
             head = [by_id[h].index for h in outcome.head_ids if h in by_id and by_id[h].index >= 0]
             pruned = [
                 by_id[p].index for p in outcome.pruned_ids if p in by_id and by_id[p].index >= 0
@@ -1427,7 +1501,7 @@ class Replayer:
                     },
                     meta,
                 )
-                if any(m.synthetic for m in outcome.output_messages):
+                if continued:
                     add_event(
                         {
                             "kind": "continue",
@@ -2069,7 +2143,7 @@ class Replayer:
         for event in events:
             if event.kind in ("compact", "recorded-compaction"):
                 compactions += 1
-                if event.kind == "recorded-compaction":
+                if event.trigger == "manual":
                     manual += 1
                 tokens_summarised += sum(messages[j] for j in event.head_indices)
                 summary_tokens += event.summary_tokens or 0
@@ -2122,7 +2196,7 @@ class Replayer:
             if missing:
                 notes.append(
                     f"{missing} of {len(self._calls)} calls have no usable usage; their context "
-                    f"is projected from the last recorded figure ({how})"
+                    "is projected from the last recorded figure"
                 )
             notes.append(
                 f"recorded overhead (system prompt + tool schemas): {rec.overhead:,} tokens, "
@@ -2264,7 +2338,7 @@ def compare(
     """Replay ``session`` under each policy and put the figures side by side."""
     engine = replayer or Replayer(session)
     rows: list[CompareRow] = []
-    notes: list[str] = []
+    per_policy: list[tuple[str, list[str]]] = []
     total = max(1, len(policies)) * max(1, len(session.messages))
     for position, policy in enumerate(policies):
         offset = position * max(1, len(session.messages))
@@ -2287,8 +2361,15 @@ def compare(
                 fidelity=counts,
             )
         )
-        for note in result.notes:
-            if note not in notes and "is the policy of the agent" not in note:
-                notes.append(note)
+        per_policy.append((policy.name, result.notes))
+    # Notes every policy shares once; the others with the policy they belong to.
+    notes: list[str] = []
+    for name, policy_notes in per_policy:
+        for note in policy_notes:
+            if all(note in other for _n, other in per_policy):
+                if note not in notes:
+                    notes.append(note)
+            else:
+                notes.append(f"{name}: {note}")
     window = effective_window(session, policies[0]) if policies else session.context_window
     return CompareResult(session_id=session.id, window=window, rows=rows, notes=notes)

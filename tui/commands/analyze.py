@@ -1,0 +1,94 @@
+"""``ctxscope analyze``: why did this session overflow, and what would the policy have done?
+
+Loads the session, replays it under a policy (the recording agent's own preset by default) and
+prints the overflow diagnosis (the first call that overflowed or came within ``--margin`` of the
+window, what filled the window since the last compaction, whether the threshold fired too late),
+the replay summary and how the replay matched each recorded compaction.
+
+Exit status: 0; 1 with ``--fail-on-overflow`` when the recording overflowed or the replay under
+the policy does; 2 for unusable input (one line on standard error).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from core.overflow import diagnose
+from core.replay import Replayer, analysis_report
+from tui.render import (
+    diagnosis_panel,
+    events_table,
+    fidelity_table,
+    load_or_fail,
+    notes_block,
+    progress_reporter,
+    session_header,
+    sparkline_panel,
+    stdout_console,
+    summary_table,
+)
+
+
+@click.command(name="analyze")
+@click.argument("path", type=click.Path(dir_okay=True))
+@click.option(
+    "--policy",
+    "-p",
+    "policy_spec",
+    default=None,
+    metavar="NAME|FILE.toml",
+    help="Policy preset or TOML file (default: the preset of the agent that recorded the session).",
+)
+@click.option(
+    "--window",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Context window in tokens, for sessions that do not record one (or to override it).",
+)
+@click.option(
+    "--margin",
+    type=click.FloatRange(min=0.0, max=1.0),
+    default=0.05,
+    show_default=True,
+    help="A call within this share of the window counts as close to overflowing.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (schema v1).")
+@click.option(
+    "--fail-on-overflow",
+    is_flag=True,
+    help="Exit with status 1 when the recording overflowed or the replay under the policy does.",
+)
+def analyze(
+    path: str,
+    policy_spec: str | None,
+    window: int | None,
+    margin: float,
+    as_json: bool,
+    fail_on_overflow: bool,
+) -> None:
+    """Diagnose the session at PATH: the first overflow, its causes, and the policy's replay."""
+    session, policy = load_or_fail("analyze", path, window=window, policy_spec=policy_spec)
+    with progress_reporter("replaying") as update:
+        result = Replayer(session).run(policy, progress=update)
+    diagnosis = diagnose(session, result, margin=margin)
+    report = analysis_report(session, result, diagnosis)
+    if as_json:
+        sys.stdout.write(report.model_dump_json(indent=2) + "\n")
+    else:
+        console = stdout_console()
+        console.print(session_header(session, result))
+        console.print()
+        console.print(diagnosis_panel(diagnosis))
+        console.print(sparkline_panel(result, console.width))
+        console.print(summary_table(result.summary))
+        if result.fidelity:
+            console.print(fidelity_table(result.fidelity))
+        if report.events:
+            console.print(events_table(result.events, limit=20))
+        if result.notes:
+            console.print(notes_block(result.notes))
+    if fail_on_overflow and report.overflow:
+        sys.exit(1)

@@ -1,0 +1,70 @@
+"""``ctxscope compare``: replay one session under several policies, side by side.
+
+Default: all five presets (seed, opencode, codex, pi, claude-code). One row per policy: its
+threshold, the peak context, compactions, overflows, tokens truncated / pruned / summarised,
+summary and tail tokens, and how its compactions line up with the recorded ones. ``--json``
+prints :class:`core.replay.CompareResult` (schema v1). Exit status 0, or 2 for unusable input.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from core.policy import PRESETS
+from core.replay import Replayer, effective_window
+from core.replay import compare as compare_policies
+from tui.render import (
+    compare_table,
+    fail,
+    load_or_fail,
+    notes_block,
+    progress_reporter,
+    resolve_policy_or_fail,
+    session_header,
+    stdout_console,
+)
+
+
+@click.command(name="compare")
+@click.argument("path", type=click.Path(dir_okay=True))
+@click.option(
+    "--policy",
+    "-p",
+    "policy_specs",
+    multiple=True,
+    metavar="NAME|FILE.toml",
+    help="A policy to compare (repeat the option; default: all five presets).",
+)
+@click.option(
+    "--window",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Context window in tokens, for sessions that do not record one (or to override it).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON (schema v1).")
+def compare(path: str, policy_specs: tuple[str, ...], window: int | None, as_json: bool) -> None:
+    """Replay the session at PATH under several policies and compare them."""
+    specs = list(policy_specs) or list(PRESETS)
+    policies = [resolve_policy_or_fail("compare", spec) for spec in specs]
+    session, _first = load_or_fail("compare", path, window=window, policy_spec=specs[0])
+    for policy in policies:
+        if effective_window(session, policy) is None:
+            fail(
+                "compare",
+                f"unknown context window for model {session.model or '(not recorded)'}; "
+                "pass --window N",
+            )
+    with progress_reporter("replaying") as update:
+        result = compare_policies(session, policies, progress=update, replayer=Replayer(session))
+    if as_json:
+        sys.stdout.write(result.model_dump_json(indent=2) + "\n")
+        return
+    console = stdout_console()
+    console.print(session_header(session))
+    console.print()
+    console.print(compare_table(result))
+    if result.notes:
+        console.print(notes_block(result.notes))

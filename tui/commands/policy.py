@@ -1,0 +1,42 @@
+"""``ctxscope policy``: look at a policy, or write one out as TOML to start your own.
+
+``policy show NAME|FILE`` prints every field with its value and its help text (the field's own
+documentation, the same text the TUI's policy panel shows); ``policy dump NAME|FILE`` prints it
+as TOML that ``--policy FILE.toml`` loads back; ``policy list`` names the presets. A bad policy
+file exits with status 2 and one line naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from core.policy import PRESETS
+from tui.render import policy_table, resolve_policy_or_fail, stdout_console
+
+
+@click.group(name="policy")
+def policy() -> None:
+    """Show, dump or list policies."""
+
+
+@policy.command(name="show")
+@click.argument("spec", metavar="NAME|FILE.toml")
+def show(spec: str) -> None:
+    """Every field of a preset or TOML policy, with its value and help text."""
+    stdout_console().print(policy_table(resolve_policy_or_fail("policy show", spec)))
+
+
+@policy.command(name="dump")
+@click.argument("spec", metavar="NAME|FILE.toml")
+def dump(spec: str) -> None:
+    """The policy as TOML (``ctxscope policy dump pi > my.toml``, then edit and load it back)."""
+    sys.stdout.write(resolve_policy_or_fail("policy dump", spec).to_toml())
+
+
+@policy.command(name="list")
+def list_presets() -> None:
+    """The built-in presets and what each models."""
+    for name, preset in PRESETS.items():
+        click.echo(f"{name:12} {preset.description}")

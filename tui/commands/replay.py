@@ -1,0 +1,94 @@
+"""``ctxscope replay``: replay a session under a policy and print the timeline.
+
+Holds the agent's actions fixed and re-runs truncation, pruning and compaction as the policy
+would, with summaries from the mock LLM (offline, deterministic) or a live OpenAI-compatible
+endpoint (``--llm URL``). ``--json`` prints the whole :class:`core.replay.ReplayResult`
+(schema v1). Exit status 0, or 2 for unusable input.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from core.policy import LLMConfig
+from core.replay import Replayer
+from tui.render import (
+    events_table,
+    fail,
+    fidelity_table,
+    load_or_fail,
+    notes_block,
+    progress_reporter,
+    session_header,
+    sparkline_panel,
+    stdout_console,
+    summary_table,
+)
+
+
+@click.command(name="replay")
+@click.argument("path", type=click.Path(dir_okay=True))
+@click.option(
+    "--policy",
+    "-p",
+    "policy_spec",
+    default=None,
+    metavar="NAME|FILE.toml",
+    help="Policy preset or TOML file (default: the preset of the agent that recorded the session).",
+)
+@click.option(
+    "--window",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Context window in tokens, for sessions that do not record one (or to override it).",
+)
+@click.option(
+    "--llm",
+    default="mock",
+    show_default=True,
+    metavar="mock|URL",
+    help="Who writes the summaries: the offline mock, or an OpenAI-compatible endpoint URL "
+    "(API key from $OPENAI_API_KEY).",
+)
+@click.option("--model", default=None, help="Model name to ask the endpoint for (with --llm URL).")
+@click.option("--json", "as_json", is_flag=True, help="Print the whole replay as JSON (schema v1).")
+@click.option("--all-events", is_flag=True, help="List every event, not only the first 40.")
+def replay(
+    path: str,
+    policy_spec: str | None,
+    window: int | None,
+    llm: str,
+    model: str | None,
+    as_json: bool,
+    all_events: bool,
+) -> None:
+    """Replay the session at PATH under a policy and print where it would compact or overflow."""
+    session, policy = load_or_fail("replay", path, window=window, policy_spec=policy_spec)
+    if llm != "mock":
+        if not llm.startswith(("http://", "https://")):
+            fail("replay", f"--llm must be 'mock' or an http(s) URL, not {llm!r}")
+        if not model:
+            fail("replay", "--llm URL needs --model NAME (the model the endpoint serves)")
+        policy = policy.model_copy(
+            update={"llm": LLMConfig(provider="openai", base_url=llm, model=model)}
+        )
+    elif model:
+        fail("replay", "--model applies to a live endpoint; pass --llm URL as well")
+    with progress_reporter("replaying") as update:
+        result = Replayer(session).run(policy, progress=update)
+    if as_json:
+        sys.stdout.write(result.model_dump_json(indent=2) + "\n")
+        return
+    console = stdout_console()
+    console.print(session_header(session, result))
+    console.print()
+    console.print(sparkline_panel(result, console.width))
+    console.print(summary_table(result.summary))
+    console.print(events_table(result.events, limit=None if all_events else 40))
+    if result.fidelity:
+        console.print(fidelity_table(result.fidelity))
+    if result.notes:
+        console.print(notes_block(result.notes))
