@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from _replay_sessions import Script, text_of_tokens
 
 from core.models import Message, Role, Usage, UsageConvention
 from core.overflow import (
@@ -20,7 +21,6 @@ from core.overflow import (
 )
 from core.policy import get_preset
 from core.replay import replay
-from tests._replay_sessions import Script, text_of_tokens
 
 # --- context figures -----------------------------------------------------------------------------
 

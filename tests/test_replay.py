@@ -7,6 +7,7 @@ import random
 import threading
 
 import pytest
+from _replay_sessions import Script, text_of_tokens
 
 from core.models import Provenance, Session, SourceFormat, UsageConvention
 from core.policy import PRESETS, Policy, get_preset
@@ -19,7 +20,6 @@ from core.replay import (
     replay,
 )
 from core.tokens import get_counter
-from tests._replay_sessions import Script, text_of_tokens
 
 
 def _quiet(base: str = "pi") -> Policy:

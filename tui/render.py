@@ -397,52 +397,46 @@ def notes_block(notes: Sequence[str]) -> Text:
 
 
 def compare_table(result: CompareResult) -> Table:
-    """Several policies over one session, one row each."""
+    """Several policies over one session: one column per policy, one row per figure."""
     table = Table(
         title=f"{result.session_id}: {len(result.rows)} policies, window {tokens(result.window)}",
         box=box.SIMPLE_HEAVY,
         title_justify="left",
     )
-    for header in (
-        "policy",
-        "threshold",
-        "peak",
-        "compactions",
-        "overflows",
-        "truncated",
-        "pruned",
-        "summarised",
-        "summary tok",
-        "tail tok",
-        "vs recording",
-    ):
-        table.add_column(
-            header, justify="left" if header in ("policy", "vs recording") else "right"
-        )
+    table.add_column("", style="bold", no_wrap=True)
     for row in result.rows:
-        summary = row.summary
-        fidelity = ", ".join(
-            f"{count} {outcome}" for outcome, count in row.fidelity.items() if count
-        )
-        overflows = Text(
-            str(summary.overflows_simulated),
-            style="bold red" if summary.overflows_simulated else "",
-        )
-        table.add_row(
-            *_plain(
-                Text(row.policy, style="bold"),
-                tokens(row.threshold),
-                tokens(summary.peak_simulated),
-                str(summary.compactions),
-                overflows,
-                tokens(summary.tokens_truncated),
-                tokens(summary.tokens_pruned),
-                tokens(summary.tokens_summarised),
-                tokens(summary.summary_tokens),
-                tokens(summary.tail_tokens),
-                fidelity or "-",
-            )
-        )
+        table.add_column(Text(row.policy), justify="right", no_wrap=True)
+
+    def figures(label: str, cell: Callable[[Any], Any]) -> None:
+        table.add_row(*_plain(label, *(cell(row) for row in result.rows)))
+
+    figures("threshold", lambda row: tokens(row.threshold))
+    figures("peak context", lambda row: tokens(row.summary.peak_simulated))
+    figures("compactions", lambda row: str(row.summary.compactions))
+    figures(
+        "overflows",
+        lambda row: Text(
+            str(row.summary.overflows_simulated),
+            style="bold red" if row.summary.overflows_simulated else "green",
+        ),
+    )
+    figures(
+        "  avoided / caused",
+        lambda row: f"{row.summary.overflows_avoided} / {row.summary.overflows_caused}",
+    )
+    figures("tokens truncated", lambda row: tokens(row.summary.tokens_truncated))
+    figures("tokens pruned", lambda row: tokens(row.summary.tokens_pruned))
+    figures("tokens summarised", lambda row: tokens(row.summary.tokens_summarised))
+    figures("summary tokens", lambda row: tokens(row.summary.summary_tokens))
+    figures("tokens kept in tails", lambda row: tokens(row.summary.tail_tokens))
+    figures("context at the end", lambda row: tokens(row.summary.final_tokens))
+    if any(sum(row.fidelity.values()) for row in result.rows):
+        for outcome in ("same", "earlier", "later", "missed", "manual"):
+            if any(row.fidelity.get(outcome) for row in result.rows):
+                figures(
+                    f"recorded compactions {outcome}",
+                    lambda row, outcome=outcome: str(row.fidelity.get(outcome, 0)),
+                )
     return table
 
 
