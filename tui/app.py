@@ -70,7 +70,8 @@ class CtxscopeApp(App[None]):
 
     def on_mount(self) -> None:
         if self.start_path is not None:
-            self.open_session(self.start_path)
+            # after the picker is up, so an error has somewhere to be shown
+            self.call_after_refresh(self.open_session, self.start_path)
 
     @property
     def picker(self) -> PickerScreen | None:

@@ -3,20 +3,15 @@ steps, search, window prompt, resize, theme, help and the command palette (state
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+from session_factory import make_session
+from tui_harness import screen_text, settle
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from session_factory import make_session  # noqa: E402
-from tui_harness import screen_text, settle  # noqa: E402
-
-from core.models import Role  # noqa: E402
-from core.policy import Policy, get_preset  # noqa: E402
-from tui.app import CtxscopeApp  # noqa: E402
-from tui.screens.help import HelpScreen  # noqa: E402
-from tui.screens.session import SessionScreen  # noqa: E402
-from tui.state import RowFlag  # noqa: E402
+from core.models import Role
+from core.policy import Policy, get_preset
+from tui.app import CtxscopeApp
+from tui.screens.help import HelpScreen
+from tui.screens.session import SessionScreen
+from tui.state import RowFlag
 
 
 def _app() -> CtxscopeApp:

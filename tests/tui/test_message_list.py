@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
+from session_factory import make_big_session, make_session
+from tui_harness import settle
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from session_factory import make_big_session, make_session  # noqa: E402
-from tui_harness import settle  # noqa: E402
-
-from core.policy import get_preset  # noqa: E402
-from tui.app import CtxscopeApp  # noqa: E402
-from tui.screens.session import SessionScreen  # noqa: E402
-from tui.state import RowFlag, SessionState  # noqa: E402
-from tui.widgets.message_list import (  # noqa: E402
+from core.policy import get_preset
+from tui.app import CtxscopeApp
+from tui.screens.session import SessionScreen
+from tui.state import RowFlag, SessionState
+from tui.widgets.message_list import (
     MessageList,
     format_tokens,
     message_preview,

@@ -128,10 +128,10 @@ class _LiveReloaded(TextualMessage):
 
 
 class _LiveProblem(TextualMessage):
-    def __init__(self, text: str, *, stop: bool) -> None:
+    def __init__(self, text: str, *, stop_tail: bool) -> None:
         super().__init__()
         self.text = text
-        self.stop = stop
+        self.stop_tail = stop_tail
 
 
 # -- small pieces --------------------------------------------------------------------------------
@@ -857,14 +857,14 @@ class SessionScreen(Screen[str | None]):
                     _LiveProblem(
                         f"{live_file.path.name} was deleted: live tail stopped, the loaded "
                         "session stays on screen.",
-                        stop=True,
+                        stop_tail=True,
                     )
                 )
                 return
             else:  # truncated or rotated: the file is a new one, reload it whole
                 self.post_message(
                     _LiveProblem(
-                        f"{live_file.path.name} was {change.kind}: reloading it.", stop=False
+                        f"{live_file.path.name} was {change.kind}: reloading it.", stop_tail=False
                     )
                 )
                 self._live_reload(live_file.path)
@@ -882,11 +882,11 @@ class SessionScreen(Screen[str | None]):
         try:
             session = load_session(path, format=fmt, window=self._window)
         except (LoadError, OSError) as exc:
-            self.post_message(_LiveProblem(f"live reload failed: {exc}", stop=False))
+            self.post_message(_LiveProblem(f"live reload failed: {exc}", stop_tail=False))
             return
         except Exception as exc:
             self.post_message(
-                _LiveProblem(f"live reload failed: {type(exc).__name__}: {exc}", stop=False)
+                _LiveProblem(f"live reload failed: {type(exc).__name__}: {exc}", stop_tail=False)
             )
             return
         self.post_message(_LiveReloaded(session))
@@ -929,7 +929,7 @@ class SessionScreen(Screen[str | None]):
 
     def on__live_problem(self, event: _LiveProblem) -> None:
         self.app.notify(event.text, title="Live tail", severity="warning", timeout=6)
-        if event.stop:
+        if event.stop_tail:
             self.live_status = "live tail stopped"
             self._live_file = None
         self._show_activity()
