@@ -26,9 +26,9 @@ def _sample_files() -> list[Path]:
     found: list[Path] = []
     for folder in sorted(p for p in SAMPLES.iterdir() if p.is_dir() and p.name != "live"):
         for entry in sorted(folder.iterdir()):
-            if entry.is_file() and entry.suffix in (".jsonl", ".json", ".db"):
-                found.append(entry)
-            elif entry.is_dir() and entry.name == "storage":
+            if (entry.is_file() and entry.suffix in (".jsonl", ".json", ".db")) or (
+                entry.is_dir() and entry.name == "storage"
+            ):
                 found.append(entry)
     return found
 
@@ -185,7 +185,7 @@ def test_run_app_rejects_an_unknown_policy(capsys: pytest.CaptureFixture[str]) -
         run_app(path=None, policy_name="no-such-policy")
     assert exc.value.code == 2
     err = capsys.readouterr().err
-    assert "no-such-policy" in err and "\n" == err[-1] and err.count("\n") == 1
+    assert "no-such-policy" in err and err[-1] == "\n" and err.count("\n") == 1
 
 
 def test_run_app_rejects_a_bad_window(capsys: pytest.CaptureFixture[str]) -> None:
