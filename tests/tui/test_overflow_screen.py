@@ -1,0 +1,113 @@
+"""The overflow view: the biggest contributor, Enter/g/Esc dismissals, the no-overflow case."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from textual.pilot import Pilot
+from textual.widgets import DataTable, Static
+from views_fixtures import Host, compacting_policy, grow_session
+
+from core.models import Session
+from core.replay import ReplayResult, replay
+from tui.screens.overflow import OverflowScreen, share_bar
+
+HUGE_TURN = 3
+HUGE_MESSAGE = HUGE_TURN * 4 + 2  # user, call, result: the result of turn 3
+
+
+@asynccontextmanager
+async def opened(
+    session: Session, result: ReplayResult | None, size: tuple[int, int] = (100, 34)
+) -> AsyncIterator[tuple[Host, Pilot[None], OverflowScreen, list[int | None]]]:
+    """A host app with the overflow screen pushed and its diagnosis done."""
+    app = Host(Static("behind"))
+    dismissed: list[int | None] = []
+    async with app.run_test(size=size) as pilot:
+        screen = OverflowScreen(session, result)
+        app.push_screen(screen, dismissed.append)
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        yield app, pilot, screen, dismissed
+
+
+def _table_rows(screen: OverflowScreen) -> list[list[str]]:
+    table = screen.query_one("#ov-table", DataTable)
+    return [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
+
+
+def test_share_bar_fills_in_eighths() -> None:
+    assert share_bar(0.0, 4) == "    "
+    assert share_bar(1.0, 4) == "████"
+    assert share_bar(0.5, 4) == "██  "
+    assert share_bar(1 / 32, 4) == "▏   "
+    assert len(share_bar(0.37)) == len(share_bar(2.0))
+
+
+async def test_the_huge_tool_output_tops_the_table_and_enter_jumps_to_it() -> None:
+    session = grow_session(huge_at=HUGE_TURN)
+    assert session.messages[HUGE_MESSAGE].tool_result is not None
+    assert session.messages[HUGE_MESSAGE].tool_result.tool_name == "bash"
+    result = replay(session, compacting_policy())
+    async with opened(session, result) as (app, pilot, screen, dismissed):
+        diagnosis = screen.diagnosis
+        assert diagnosis is not None and diagnosis.overflowed
+        rows = _table_rows(screen)
+        assert rows[0][0] == f"#{HUGE_MESSAGE}"
+        assert rows[0][1] == "tool"
+        assert rows[0][2] == "bash"
+        assert int(rows[0][3].replace(",", "")) > int(rows[1][3].replace(",", ""))
+        headline = str(screen.query_one("#ov-headline", Static).render())
+        assert f"Call {diagnosis.call_index}" in headline and "overflowed" in headline
+        table = screen.query_one("#ov-table", DataTable)
+        assert table.has_focus and table.cursor_row == 0
+        await pilot.press("enter")
+        await pilot.pause()
+        assert dismissed == [HUGE_MESSAGE]
+        assert not isinstance(app.screen, OverflowScreen)
+
+
+async def test_enter_on_another_row_and_g_for_the_call() -> None:
+    session = grow_session(huge_at=HUGE_TURN)
+    result = replay(session, compacting_policy())
+    async with opened(session, result) as (app, pilot, screen, dismissed):
+        second = int(_table_rows(screen)[1][0].lstrip("#"))
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        assert dismissed == [second]
+        screen = OverflowScreen(session, result)
+        app.push_screen(screen, dismissed.append)
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("g")
+        await pilot.pause()
+        assert screen.diagnosis is not None
+        assert dismissed[-1] == screen.diagnosis.message_index
+
+
+async def test_no_overflow_is_said_plainly_and_escape_returns_none() -> None:
+    session = grow_session(turns=3, window=1_000_000)
+    async with opened(session, None) as (_app, pilot, screen, dismissed):  # diagnose replays itself
+        assert screen.diagnosis is not None and screen.diagnosis.call_index is None
+        assert "No overflow" in str(screen.query_one("#ov-headline", Static).render())
+        assert screen.query_one("#ov-table", DataTable).row_count == 0
+        await pilot.press("g")  # nothing to go to
+        await pilot.pause()
+        assert dismissed == []
+        await pilot.press("escape")
+        await pilot.pause()
+        assert dismissed == [None]
+
+
+async def test_fits_an_80_by_24_terminal() -> None:
+    session = grow_session(huge_at=HUGE_TURN)
+    result = replay(session, compacting_policy())
+    async with opened(session, result, size=(80, 24)) as (_app, _pilot, screen, _dismissed):
+        hint = screen.query_one("#ov-hint")
+        table = screen.query_one("#ov-table", DataTable)
+        dialog = screen.query_one("#ov-dialog")
+        assert hint.region.bottom <= dialog.content_region.bottom
+        assert table.region.height >= 4
