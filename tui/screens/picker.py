@@ -77,6 +77,7 @@ class PickerScreen(Screen[None]):
         Binding("ctrl+o", "focus_path", "Path"),
         Binding("ctrl+r", "refresh", "Rescan"),
         Binding("escape", "clear", "Clear", show=False),
+        Binding("down", "focus_table", "List", show=False),
     ]
 
     def __init__(self, discover: DiscoverFn | None = None) -> None:
@@ -115,11 +116,18 @@ class PickerScreen(Screen[None]):
         table.add_column("Size", key="size")
         table.add_column("Peak", key="peak")
         self.query_one("#picker-error", Static).display = False
+        self.query_one("#picker-filter", Input).focus()  # typing filters at once
         self._discover()
 
     # -- discovery ---------------------------------------------------------------------------------
 
-    @work(thread=True, exclusive=True, group="discover", exit_on_error=False, description="Discovering sessions")
+    @work(
+        thread=True,
+        exclusive=True,
+        group="discover",
+        exit_on_error=False,
+        description="Discovering sessions",
+    )
     def _discover(self) -> None:
         try:
             found = list(self._discover_fn())
@@ -137,7 +145,13 @@ class PickerScreen(Screen[None]):
         if self.sessions:
             self._compute_peaks([s for s in self.sessions])
 
-    @work(thread=True, exclusive=True, group="peaks", exit_on_error=False, description="Computing peak contexts")
+    @work(
+        thread=True,
+        exclusive=True,
+        group="peaks",
+        exit_on_error=False,
+        description="Computing peak contexts",
+    )
     def _compute_peaks(self, sessions: list[Any]) -> None:
         worker = get_current_worker()
         for found in sessions:
@@ -173,23 +187,25 @@ class PickerScreen(Screen[None]):
         return f"{peak:,}" if peak is not None else "—"
 
     @staticmethod
-    def _haystack(found: Any) -> str:
-        return " ".join(
-            str(part)
-            for part in (
-                found.format,
-                found.project or "",
-                found.title or "",
-                Path(found.path).name,
-            )
-        )
+    def _fields(found: Any) -> list[str]:
+        """What the filter matches against: each field on its own (a fuzzy match across a long
+        joined string would match almost anything)."""
+        project = found.project or ""
+        return [
+            str(found.format),
+            Path(project).name or project,
+            found.title or "",
+            Path(found.path).name,
+        ]
 
     def _fill_table(self) -> None:
         table = self.query_one("#sessions", DataTable)
         query = self.query_one("#picker-filter", Input).value.strip()
         if query:
             matcher = Matcher(query)
-            scored = [(matcher.match(self._haystack(s)), s) for s in self.sessions]
+            scored = [
+                (max(matcher.match(field) for field in self._fields(s)), s) for s in self.sessions
+            ]
             visible = [s for score, s in sorted(scored, key=lambda p: -p[0]) if score > 0]
         else:
             visible = list(self.sessions)
@@ -279,6 +295,11 @@ class PickerScreen(Screen[None]):
 
     def action_focus_filter(self) -> None:
         self.query_one("#picker-filter", Input).focus()
+
+    def action_focus_table(self) -> None:
+        table = self.query_one("#sessions", DataTable)
+        if table.row_count:
+            table.focus()
 
     def action_focus_path(self) -> None:
         self.query_one("#picker-path", Input).focus()
