@@ -45,19 +45,15 @@ MAX_DIAGNOSTICS_PER_CODE = 200
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 _defaults_cache: dict[type[BaseModel], tuple[dict[str, Any], dict[str, Callable[[], Any]]]] = {}
+_new = object.__new__
+_set = object.__setattr__
 
 
-def construct(cls: type[ModelT], **values: Any) -> ModelT:
-    """Build a pydantic model from trusted, already-typed values, without validation.
-
-    The same as ``cls.model_construct(**values)``, several times faster: pydantic's version
-    inspects each default factory's signature on every call, which dominates a loader's time on
-    large files. Fields left out get their default (factories are called per instance).
-    """
+def _defaults(cls: type[BaseModel]) -> tuple[dict[str, Any], dict[str, Callable[[], Any]]] | None:
     cached = _defaults_cache.get(cls)
     if cached is None:
         if cls.__pydantic_post_init__ or cls.__pydantic_root_model__:
-            return cls.model_construct(**values)
+            return None
         plain: dict[str, Any] = {}
         factories: dict[str, Callable[[], Any]] = {}
         for name, field in cls.model_fields.items():
@@ -67,18 +63,36 @@ def construct(cls: type[ModelT], **values: Any) -> ModelT:
                 plain[name] = field.default
         cached = (plain, factories)
         _defaults_cache[cls] = cached
+    return cached
+
+
+def construct_from(cls: type[ModelT], values: dict[str, Any]) -> ModelT:
+    """:func:`construct` taking the values as a dict (which it does not keep or change)."""
+    cached = _defaults(cls)
+    if cached is None:
+        return cls.model_construct(**values)
     plain, factories = cached
-    data = plain.copy()
-    data.update(values)
-    for name, factory in factories.items():
-        if name not in values:
-            data[name] = factory()
-    model = cls.__new__(cls)
-    object.__setattr__(model, "__dict__", data)
-    object.__setattr__(model, "__pydantic_fields_set__", set(values))
-    object.__setattr__(model, "__pydantic_extra__", None)
-    object.__setattr__(model, "__pydantic_private__", None)
+    data = {**plain, **values}
+    if factories:
+        for name, factory in factories.items():
+            if name not in values:
+                data[name] = factory()
+    model: ModelT = _new(cls)
+    _set(model, "__dict__", data)
+    _set(model, "__pydantic_fields_set__", set(values))
+    _set(model, "__pydantic_extra__", None)
+    _set(model, "__pydantic_private__", None)
     return model
+
+
+def construct(cls: type[ModelT], **values: Any) -> ModelT:
+    """Build a pydantic model from trusted, already-typed values, without validation.
+
+    The same as ``cls.model_construct(**values)``, several times faster: pydantic's version
+    inspects each default factory's signature on every call, which dominates a loader's time on
+    large files. Fields left out get their default (factories are called per instance).
+    """
+    return construct_from(cls, values)
 
 
 class LoadError(Exception):
@@ -125,7 +139,10 @@ class SessionBuilder:
         if self._boundary_pending:
             fields["compaction_boundary"] = True
             self._boundary_pending = False
-        message = construct(Message, index=index, id=id, role=role, **fields)
+        fields["index"] = index
+        fields["id"] = id
+        fields["role"] = role
+        message = construct_from(Message, fields)
         self.messages.append(message)
         return message
 

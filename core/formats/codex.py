@@ -93,6 +93,12 @@ def _content_text(content: Any) -> str:
         return content
     if not isinstance(content, list):
         return ""
+    if len(content) == 1:  # the usual case: one text item
+        item = content[0]
+        if isinstance(item, dict) and item.get("type") in ("input_text", "output_text"):
+            text = item.get("text")
+            if isinstance(text, str):
+                return text
     parts: list[str] = []
     for item in content:
         if not isinstance(item, dict):
@@ -138,7 +144,9 @@ def _custom_output_error(text: str) -> bool:
 
 
 def _is_context_message(text: str) -> bool:
-    return text.lstrip().startswith(_CONTEXT_PREFIXES)
+    if text[:1].isspace():
+        text = text[:200].lstrip()
+    return text.startswith(_CONTEXT_PREFIXES)
 
 
 def _arguments(raw: Any) -> Any:
@@ -173,7 +181,8 @@ class _Loader:
         self.builder = SessionBuilder(FORMAT, path)
         self.current: _Call | None = None
         self.last_call: Message | None = None
-        self.last_totals: tuple[int, ...] | None = None
+        self.last_total: Any = None  # the previous token_count's figures, to drop repeats
+        self.last_last: Any = None
         self.model: str | None = None
         self.models: list[str] = []
         self.tool_names: dict[str, str] = {}
@@ -385,12 +394,10 @@ class _Loader:
         if not isinstance(last, dict):
             return
         total = info.get("total_token_usage")
-        keys = ("input_tokens", "cached_input_tokens", "output_tokens", "total_tokens")
-        totals = tuple(_int(total.get(k)) for k in keys) if isinstance(total, dict) else None
-        stamp = totals + tuple(_int(last.get(k)) for k in keys) if totals else None
-        if stamp is not None and stamp == self.last_totals:
+        if total is not None and total == self.last_total and last == self.last_last:
             return  # the repeated copy Codex writes after the outputs
-        self.last_totals = stamp
+        self.last_total = total
+        self.last_last = last
         if _int(last.get("input_tokens")) == 0 and _int(last.get("output_tokens")) == 0:
             # No request behind it: zeros after a compaction, or the marker Codex writes when
             # the context is full (only total_tokens set).
@@ -597,12 +604,8 @@ def load(path: Path, *, progress: ProgressCallback | None = None) -> Session:
         kind = obj.get("type")
         payload = obj.get("payload")
         try:
-            ts = obj.get("timestamp")
-            ts = ts if isinstance(ts, str) else None
-            if isinstance(payload, dict):
-                if kind == "response_item":
-                    loader.item(payload, line_no, offset, ts)
-                elif kind == "event_msg":
+            if type(payload) is dict:
+                if kind == "event_msg":  # the most common line: mostly skipped
                     event = payload.get("type")
                     if event == "token_count":
                         loader.token_count(payload, line_no)
@@ -620,12 +623,16 @@ def load(path: Path, *, progress: ProgressCallback | None = None) -> Session:
                             f"the user rolled back {payload.get('num_turns', '?')} turn(s) here; "
                             "earlier messages are kept as recorded",
                         )
+                elif kind == "response_item":
+                    ts = obj.get("timestamp")
+                    loader.item(payload, line_no, offset, ts if type(ts) is str else None)
                 elif kind == "turn_context":
                     loader.turn_context(payload)
                 elif kind == "session_meta":
                     loader.session_meta(payload, line_no, offset)
                 elif kind == "compacted":
-                    loader.compacted(payload, line_no, offset, ts)
+                    ts = obj.get("timestamp")
+                    loader.compacted(payload, line_no, offset, ts if type(ts) is str else None)
                 elif isinstance(kind, str) and kind not in loader.unknown:
                     loader.unknown.add(kind)
                     b.info(
@@ -635,7 +642,8 @@ def load(path: Path, *, progress: ProgressCallback | None = None) -> Session:
                 loader.legacy = True  # legacy state line
             elif kind in _ITEM_TYPES or kind in ("compaction", "ghost_snapshot"):
                 loader.legacy = True
-                loader.item(obj, line_no, offset, ts)
+                ts = obj.get("timestamp")
+                loader.item(obj, line_no, offset, ts if type(ts) is str else None)
             elif kind is None and "id" in obj and line_no <= 2:
                 loader.legacy = True
                 loader.session_meta(obj, line_no, offset)

@@ -33,8 +33,8 @@ CHUNK_BYTES = 4 * 1024 * 1024
 
 _BOM = b"\xef\xbb\xbf"
 _WHITESPACE = b" \t\r\n"
-# Bytes that do not occur in text (NUL and most C0 controls).
-_CONTROL = bytes(i for i in range(32) if i not in (9, 10, 12, 13)) + b"\x7f"
+# Bytes that do not occur raw in JSON text (C0 controls other than whitespace).
+_CONTROL = bytes(i for i in range(32) if i not in (9, 10, 12, 13))
 
 
 def read_head(path: Path, limit: int = HEAD_BYTES) -> bytes:
@@ -44,13 +44,13 @@ def read_head(path: Path, limit: int = HEAD_BYTES) -> bytes:
 
 
 def looks_binary(head: bytes) -> bool:
-    """True when ``head`` holds NUL bytes or more than 1 % control bytes (not text)."""
+    """True when ``head`` holds NUL bytes or many control bytes (over 1 %, at least 8)."""
     if not head:
         return False
     if b"\x00" in head:
         return True
     controls = len(head) - len(head.translate(None, _CONTROL))
-    return controls * 100 > len(head)
+    return controls >= 8 and controls * 100 > len(head)
 
 
 def head_records(head: bytes, limit: int = 64) -> list[dict[str, Any]]:
