@@ -27,6 +27,7 @@ set. Sidechain lines inside a main transcript are flagged ``sidechain``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -95,22 +96,24 @@ class _Entry:
         "uuid",
     )
 
-    def __init__(self, kind: int, line: int, offset: int, obj: dict[str, Any]) -> None:
+    def __init__(
+        self, kind: int, line: int, offset: int, uuid: str, parent: str | None, obj: dict[str, Any]
+    ) -> None:
         self.kind = kind
         self.line = line
         self.offset = offset
-        uuid = obj.get("uuid")
-        self.uuid: str = uuid if isinstance(uuid, str) else f"line-{line}"
-        self.parent: str | None = _parent_of(obj)
+        self.uuid = uuid
+        self.parent = parent
         ts = obj.get("timestamp")
-        self.timestamp: str | None = ts if isinstance(ts, str) else None
+        self.timestamp: str | None = ts if type(ts) is str else None
         self.sidechain = obj.get("isSidechain") is True
         self.meta = obj.get("isMeta") is True
         self.summary = obj.get("isCompactSummary") is True
-        self.texts: list[str] = []
-        self.reasoning: list[str] = []
-        self.calls: list[ToolCall] = []
-        self.results: list[tuple[str, str, bool]] = []
+        # Filled by the readers; most lines leave most of them empty (shared, never mutated).
+        self.texts: Sequence[str] = ()
+        self.reasoning: Sequence[str] = ()
+        self.calls: Sequence[ToolCall] = ()
+        self.results: Sequence[tuple[str, str, bool]] = ()
         self.usage: dict[str, Any] | None = None
         self.model: str | None = None
         self.stop_reason: str | None = None
@@ -122,7 +125,7 @@ def _parent_of(obj: dict[str, Any]) -> str | None:
     parent = obj.get("parentUuid")
     if parent is None:
         parent = obj.get("logicalParentUuid")  # a compact boundary's pre-compaction leaf
-    return parent if isinstance(parent, str) else None
+    return parent if type(parent) is str else None
 
 
 def _int(value: Any) -> int:
@@ -160,95 +163,100 @@ def _block_text(content: Any) -> str:
 
 
 def _read_user(entry: _Entry, message: Any) -> None:
-    content = message.get("content") if isinstance(message, dict) else None
-    if isinstance(content, str):
-        entry.texts.append(content)
+    content = message.get("content") if type(message) is dict else None
+    if type(content) is str:
+        entry.texts = (content,)
         return
     if not isinstance(content, list):
         return
+    texts: list[str] = []
+    results: list[tuple[str, str, bool]] = []
     for block in content:
-        if not isinstance(block, dict):
+        if type(block) is not dict:
             continue
         kind = block.get("type")
         if kind == "tool_result":
             call_id = block.get("tool_use_id")
-            entry.results.append(
+            results.append(
                 (
-                    call_id if isinstance(call_id, str) else "",
+                    call_id if type(call_id) is str else "",
                     _block_text(block.get("content")),
                     block.get("is_error") is True,
                 )
             )
         elif kind == "text":
             text = block.get("text")
-            if isinstance(text, str):
-                entry.texts.append(text)
+            if type(text) is str:
+                texts.append(text)
         elif kind == "image":
-            entry.texts.append("[image]")
+            texts.append("[image]")
         elif kind == "document":
-            entry.texts.append("[document]")
+            texts.append("[document]")
+    if texts:
+        entry.texts = texts
+    if results:
+        entry.results = results
 
 
 def _read_assistant(entry: _Entry, obj: dict[str, Any], message: Any) -> None:
-    if not isinstance(message, dict):
+    if type(message) is not dict:
         return
     msg_id = message.get("id")
     request_id = obj.get("requestId")
     entry.key = (
-        msg_id if isinstance(msg_id, str) else entry.uuid,
-        request_id if isinstance(request_id, str) else None,
+        msg_id if type(msg_id) is str else entry.uuid,
+        request_id if type(request_id) is str else None,
     )
     model = message.get("model")
-    if isinstance(model, str):
+    if type(model) is str:
         entry.model = model
     stop = message.get("stop_reason")
-    if isinstance(stop, str):
+    if type(stop) is str:
         entry.stop_reason = stop
     usage = message.get("usage")
-    if isinstance(usage, dict):
+    if type(usage) is dict:
         entry.usage = usage
     content = message.get("content")
-    if isinstance(content, str):
-        entry.texts.append(content)
+    texts: list[str] = []
+    if type(content) is str:
+        texts.append(content)
     elif isinstance(content, list):
         for block in content:
-            if not isinstance(block, dict):
+            if type(block) is not dict:
                 continue
             kind = block.get("type")
             if kind == "text":
                 text = block.get("text")
-                if isinstance(text, str):
-                    entry.texts.append(text)
+                if type(text) is str:
+                    texts.append(text)
             elif kind == "thinking":
                 thinking = block.get("thinking")
-                if isinstance(thinking, str):
-                    entry.reasoning.append(thinking)
+                if type(thinking) is str:
+                    entry.reasoning = (*entry.reasoning, thinking)
             elif kind in ("tool_use", "server_tool_use"):
                 call_id = block.get("id")
                 name = block.get("name")
-                entry.calls.append(
-                    construct(
-                        ToolCall,
-                        id=call_id if isinstance(call_id, str) else "",
-                        name=name if isinstance(name, str) else "",
-                        arguments=block.get("input"),
-                    )
+                call = construct(
+                    ToolCall,
+                    id=call_id if type(call_id) is str else "",
+                    name=name if type(name) is str else "",
+                    arguments=block.get("input"),
                 )
-            elif isinstance(kind, str) and kind.endswith("_tool_result"):
+                entry.calls = (*entry.calls, call)
+            elif type(kind) is str and kind.endswith("_tool_result"):
                 # A server tool's result (web search …) arrives inside the assistant reply.
                 call_id = block.get("tool_use_id")
-                entry.results.append(
-                    (
-                        call_id if isinstance(call_id, str) else "",
-                        _block_text(block.get("content")),
-                        False,
-                    )
+                result = (
+                    call_id if type(call_id) is str else "",
+                    _block_text(block.get("content")),
+                    False,
                 )
+                entry.results = (*entry.results, result)
+    if texts:
+        entry.texts = texts
     if obj.get("isApiErrorMessage") is True or obj.get("error"):
         error = obj.get("error")
-        entry.error = (
-            "\n".join(entry.texts) or (error if isinstance(error, str) else "")
-        ) or "API error"
+        entry.error = ("\n".join(texts) or (error if isinstance(error, str) else "")) or "API error"
 
 
 def _usage(raw: dict[str, Any]) -> Usage:
@@ -295,10 +303,13 @@ class _Call:
         if entry.calls:
             known = {c.id for c in self.calls}
             self.calls.extend(c for c in entry.calls if c.id not in known)
-        if entry.usage is not None and (
-            self.usage is None or _usage_size(entry.usage) > _usage_size(self.usage)
+        usage = entry.usage
+        if usage is not None and (
+            self.usage is None
+            # the same usage repeated on every block line: compare sizes only when it changed
+            or (usage != self.usage and _usage_size(usage) > _usage_size(self.usage))
         ):
-            self.usage = entry.usage
+            self.usage = usage
         if entry.model:
             self.model = entry.model
         if entry.stop_reason:
@@ -353,13 +364,16 @@ def load(path: Path, *, progress: ProgressCallback | None = None) -> Session:
     for line_no, offset, obj in read_jsonl(path, builder, progress=progress, count=entries.__len__):
         kind = obj.get("type")
         uuid = obj.get("uuid")
-        if isinstance(uuid, str):
+        parent = _parent_of(obj)
+        if type(uuid) is str:
             if uuid in parents:
                 builder.diagnostic(
                     line_no, "duplicate-uuid", f"uuid {uuid} seen before; duplicate line skipped"
                 )
                 continue
-            parents[uuid] = _parent_of(obj)
+            parents[uuid] = parent
+        else:
+            uuid = f"line-{line_no}"
         if kind in _SKIPPED_TYPES:
             continue
         try:
@@ -372,11 +386,11 @@ def load(path: Path, *, progress: ProgressCallback | None = None) -> Session:
                 if isinstance(ts, str):
                     builder.started_at = ts
             if kind == "assistant":
-                entry = _Entry(_ASSISTANT, line_no, offset, obj)
+                entry = _Entry(_ASSISTANT, line_no, offset, uuid, parent, obj)
                 _read_assistant(entry, obj, obj.get("message"))
                 entries.append(entry)
             elif kind == "user":
-                entry = _Entry(_USER, line_no, offset, obj)
+                entry = _Entry(_USER, line_no, offset, uuid, parent, obj)
                 _read_user(entry, obj.get("message"))
                 entries.append(entry)
                 if builder.project is None:
@@ -389,7 +403,7 @@ def load(path: Path, *, progress: ProgressCallback | None = None) -> Session:
                 if agent_id is None and isinstance(obj.get("agentId"), str):
                     agent_id = obj["agentId"]
             elif kind == "system":
-                _read_system(obj, line_no, offset, entries, builder)
+                _read_system(obj, line_no, offset, uuid, parent, entries, builder)
             elif kind == "summary":
                 title = obj.get("summary")
                 if isinstance(title, str):
@@ -434,12 +448,14 @@ def _read_system(
     obj: dict[str, Any],
     line_no: int,
     offset: int,
+    uuid: str,
+    parent: str | None,
     entries: list[_Entry],
     builder: SessionBuilder,
 ) -> None:
     subtype = obj.get("subtype")
     if subtype == "compact_boundary":
-        entry = _Entry(_BOUNDARY, line_no, offset, obj)
+        entry = _Entry(_BOUNDARY, line_no, offset, uuid, parent, obj)
         meta = obj.get("compactMetadata")
         entry.usage = meta if isinstance(meta, dict) else {}
         entries.append(entry)
