@@ -99,3 +99,6 @@ class Host(App[None]):
 
     def on_policy_panel_changed(self, message: TextualMessage) -> None:
         self.posted.append(message)
+
+    def on_jump_to_message(self, message: TextualMessage) -> None:
+        self.posted.append(message)

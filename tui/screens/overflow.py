@@ -59,7 +59,7 @@ class OverflowScreen(ModalScreen[int | None]):
         Binding("enter", "choose", "Jump to message", show=True, priority=False),
     ]
 
-    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]  # noqa: RUF012 (Screen declares it)
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "overflow-screen--bar",

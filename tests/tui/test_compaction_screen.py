@@ -1,0 +1,208 @@
+"""The compaction screen: a mock run with the template's headings, streaming and cancelling,
+a live LLM that cannot be reached, stepping through the replay's compactions, jumping back."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+
+from textual.pilot import Pilot
+from textual.widgets import Markdown, Static
+from views_fixtures import Host, compacting_policy, grow_session
+
+from core.llm import ChatMessage, DeltaCallback, LLMUsage, SummaryResult
+from core.models import Session
+from core.policy import Policy
+from core.replay import ReplayResult, replay
+from core.templates import get_template
+from tui.messages import JumpToMessage
+from tui.screens.compaction import CompactionScreen, context_at, index_range
+
+
+class SlowSummarizer:
+    """Streams the start of a summary, then waits until cancelled."""
+
+    name = "slow"
+
+    def __init__(self) -> None:
+        self.cancelled = False
+
+    async def summarize(
+        self,
+        messages: Sequence[ChatMessage],
+        prompt: str,
+        max_tokens: int,
+        *,
+        on_delta: DeltaCallback | None = None,
+    ) -> SummaryResult:
+        if on_delta is not None:
+            on_delta("## Goal\n\n- fix the ")
+            on_delta("parser\n")
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            self.cancelled = True
+            raise
+        return SummaryResult(text="never", usage=LLMUsage(), model="slow")
+
+
+@asynccontextmanager
+async def opened(
+    session: Session,
+    policy: Policy,
+    message_index: int,
+    result: ReplayResult | None,
+    *,
+    size: tuple[int, int] = (120, 36),
+    wait: bool = True,
+    **kwargs: object,
+) -> AsyncIterator[tuple[Host, Pilot[None], CompactionScreen]]:
+    app = Host(Static("session screen"))
+    async with app.run_test(size=size, notifications=True) as pilot:
+        screen = CompactionScreen(session, policy, message_index, result, **kwargs)  # type: ignore[arg-type]
+        app.push_screen(screen)
+        await pilot.pause()
+        if wait:
+            await app.workers.wait_for_complete()
+            await pilot.pause(0.2)
+        yield app, pilot, screen
+
+
+async def _summary_shown(pilot: Pilot[None], screen: CompactionScreen) -> str:
+    """The Markdown source once it shows the screen's summary (drawing is deferred a little)."""
+    markdown = screen.query_one("#cs-summary", Markdown)
+    for _ in range(100):
+        if markdown.source == screen.summary_text:
+            break
+        await pilot.pause(0.02)
+    return markdown.source
+
+
+def test_context_starts_at_the_last_recorded_boundary() -> None:
+    from core.models import CompactionEvent
+
+    session = grow_session(turns=4)
+    assert [m.index for m in context_at(session, 5)] == list(range(6))
+    session.compactions.append(CompactionEvent(message_index=8, trigger="auto"))
+    assert [m.index for m in context_at(session, 12)] == list(range(8, 13))
+    assert [m.index for m in context_at(session, 7)] == list(range(8))
+    assert index_range([4, 9, 6]) == "#4–#9"
+    assert index_range([3]) == "#3"
+    assert index_range([]) == "none"
+
+
+async def test_mock_compaction_shows_the_template_summary_and_fewer_tokens() -> None:
+    session = grow_session(huge_at=3)
+    policy = compacting_policy()
+    last = len(session.messages) - 1
+    async with opened(session, policy, last, None) as (_app, pilot, screen):
+        assert screen.status == "done"
+        result = screen.compaction
+        assert result is not None and result.compacted
+        assert result.tokens_after < result.tokens_before
+        headings = get_template(policy.compaction.template).headings
+        source = await _summary_shown(pilot, screen)
+        for heading in headings:
+            assert f"## {heading}" in source
+        assert source == result.summary
+        tokens = str(screen.query_one("#cs-tokens", Static).render())
+        assert f"{result.tokens_before:,}" in tokens and f"{result.tokens_after:,}" in tokens
+        split = str(screen.query_one("#cs-split", Static).render())
+        assert f"head {len(result.head_ids)} messages" in split
+        assert f"tail {len(result.tail_ids)} messages" in split
+        next_rows = str(screen.query_one("#cs-next", Static).render()).splitlines()
+        assert "summary" in next_rows[0]
+        assert len(next_rows) == len(result.output_messages)
+
+
+async def test_the_summary_streams_in_and_x_cancels() -> None:
+    session = grow_session()
+    slow = SlowSummarizer()
+    last = len(session.messages) - 1
+    async with opened(session, compacting_policy(), last, None, wait=False, summarizer=slow) as (
+        app,
+        pilot,
+        screen,
+    ):
+        for _ in range(40):
+            await pilot.pause(0.05)
+            if "parser" in screen.summary_text:
+                break
+        assert screen.status == "running"
+        assert screen.summary_text == "## Goal\n\n- fix the parser\n"
+        await pilot.press("x")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert screen.status == "cancelled"
+        assert slow.cancelled
+        assert screen.compaction is None
+        assert app.screen is screen  # cancelling keeps the screen; escape then closes it
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is not screen
+
+
+async def test_an_unreachable_live_llm_is_a_notification_and_the_screen_stays() -> None:
+    session = grow_session()
+    policy = compacting_policy()
+    policy.llm = policy.llm.model_copy(
+        update={
+            "provider": "openai",
+            "base_url": "http://127.0.0.1:9/v1",
+            "model": "nobody-home",
+            "max_retries": 0,
+            "timeout_s": 5.0,
+        }
+    )
+    result = replay(session, compacting_policy())
+    last = len(session.messages) - 1
+    async with opened(session, policy, last, result) as (app, pilot, screen):
+        assert screen.status == "failed"
+        notes = [n.message for n in app._notifications]
+        assert any("Compaction failed" in n for n in notes), notes
+        assert app.screen is screen
+        await pilot.press("left_square_bracket")  # the replay's compactions are still there
+        await pilot.pause()
+        assert screen.position is not None
+
+
+async def test_brackets_step_through_the_replay_compactions() -> None:
+    session = grow_session()
+    policy = compacting_policy()
+    result = replay(session, policy)
+    compactions = [e for e in result.events if e.kind == "compact"]
+    assert len(compactions) >= 3
+    async with opened(session, policy, 0, result) as (_app, pilot, screen):
+        assert screen.position is None
+        await pilot.press("right_square_bracket")
+        await pilot.pause()
+        assert screen.position == 0
+        assert screen.current_message == compactions[0].message_index
+        await pilot.press("right_square_bracket")
+        await pilot.pause()
+        assert screen.position == 1
+        event = compactions[1]
+        assert screen.current_message == event.message_index
+        mode = str(screen.query_one("#cs-mode").render())
+        assert f"replay 2/{len(screen.events)}" in mode
+        assert f"#{event.message_index}" in mode
+        assert await _summary_shown(pilot, screen) == (event.summary or "")
+        split = str(screen.query_one("#cs-split", Static).render())
+        assert f"head {len(event.head_indices)} messages {index_range(event.head_indices)}" in split
+        await pilot.press("left_square_bracket")
+        await pilot.pause()
+        assert screen.position == 0
+
+
+async def test_enter_jumps_to_the_message_and_closes() -> None:
+    session = grow_session()
+    policy = compacting_policy()
+    result = replay(session, policy)
+    async with opened(session, policy, 0, result) as (app, pilot, screen):
+        await pilot.press("right_square_bracket", "enter")
+        await pilot.pause()
+        jumps = [m for m in app.posted if isinstance(m, JumpToMessage)]
+        first = next(e for e in result.events if e.kind == "compact")
+        assert [j.message_index for j in jumps] == [first.message_index]
+        assert app.screen is not screen

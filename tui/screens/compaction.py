@@ -1,0 +1,661 @@
+"""The compaction screen: run a compaction now, or look at the ones the replay made.
+
+**Run now** (``r``, and on opening): the conversation as it stood at the selected message (from the
+last recorded compaction boundary up to it) goes through :func:`core.compaction.compact` in an
+async worker with the policy's LLM — the offline mock, or the live OpenAI-compatible client when
+``policy.llm.provider == "openai"``. The summary appears as it streams; ``x`` or Esc cancels a
+running request. The screen then shows the tokens before → after, the head/tail split (counts, id
+range, tail tokens against the budget), what pruning replaced and why, the request that was sent
+(collapsed) and what the model sees next.
+
+**Replay** (``[`` / ``]``): steps through the compactions of the :class:`~core.replay.ReplayResult`
+(events of kind ``compact`` and ``recorded-compaction``), each with its trigger, head, tail, pruned
+messages and summary.
+
+Enter jumps to the message in the session screen (posts :class:`~tui.messages.JumpToMessage`) and
+closes this screen. Nothing here decides anything: figures come from the compaction result or the
+replay events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.style import Style
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message as TextualMessage
+from textual.screen import Screen
+from textual.widgets import Collapsible, Footer, Label, Markdown, Static
+from textual.worker import Worker, WorkerState
+
+from core.compaction import CompactionError, CompactionResult, compact
+from core.llm import LLMError, Summarizer, make_summarizer
+from core.models import Message, Role, Session
+from core.policy import Policy
+from core.templates import unwrap_summary
+from core.tokens import get_counter
+from tui.messages import JumpToMessage
+
+if TYPE_CHECKING:
+    from core.replay import ReplayEvent, ReplayResult
+
+DEFAULT_WINDOW = 200_000
+"""Window assumed for the tail budget when neither the session nor the policy knows one."""
+
+REPLAY_KINDS = ("compact", "recorded-compaction")
+"""Replay events ``[`` and ``]`` step through."""
+
+MAX_NEXT_ROWS = 300
+"""Rows of "what the model sees next" drawn at most (the rest are counted)."""
+
+MAX_REQUEST_CHARS = 6_000
+"""Characters of each request message shown (the rest are counted)."""
+
+BAR_CELLS = 40
+
+
+def context_at(session: Session, message_index: int) -> list[Message]:
+    """The conversation as it stood at ``message_index``: from the last recorded compaction
+    boundary at or before it, up to and including it (sub-agent messages left out)."""
+    start = 0
+    for compaction in session.compactions:
+        if compaction.message_index <= message_index:
+            start = max(start, compaction.message_index)
+    end = min(message_index, len(session.messages) - 1)
+    return [m for m in session.messages[start : end + 1] if not m.sidechain]
+
+
+def index_range(indices: Sequence[int]) -> str:
+    """``#3–#17`` (or ``#5``, or ``none``)."""
+    if not indices:
+        return "none"
+    low, high = min(indices), max(indices)
+    return f"#{low}" if low == high else f"#{low}–#{high}"
+
+
+def one_line(text: str, limit: int = 90) -> str:
+    """``text`` on one line, cut to ``limit`` characters."""
+    folded = " ".join(text[: limit * 4].split())
+    return folded if len(folded) <= limit else folded[: limit - 1] + "…"
+
+
+def preview(message: Message) -> str:
+    """What a message is, in a few words."""
+    if message.summary:
+        return one_line(unwrap_summary(message.text))
+    if message.tool_result is not None:
+        name = message.tool_result.tool_name or "tool"
+        return f"{name} ▸ {one_line(message.tool_result.output) or '(empty output)'}"
+    if message.tool_calls:
+        calls = ", ".join(call.name for call in message.tool_calls[:3])
+        text = one_line(message.text, 50)
+        return f"{text} → {calls}" if text else f"→ {calls}"
+    return one_line(message.text) or one_line(message.reasoning) or "(empty)"
+
+
+def role_of(message: Message) -> str:
+    if message.summary:
+        return "summary"
+    if message.synthetic:
+        return "continue"
+    if message.meta:
+        return "meta"
+    return str(message.role)
+
+
+def _bar(value: int, scale: int, cells: int = BAR_CELLS) -> str:
+    filled = 0 if scale <= 0 else round(cells * min(value / scale, 1.0))
+    if value > 0 and filled == 0:
+        filled = 1
+    return "█" * filled + "░" * (cells - filled)
+
+
+class _SummaryDelta(TextualMessage):
+    """A piece of the summary arrived (posted from the summariser's callback)."""
+
+    def __init__(self, run: int, piece: str) -> None:
+        super().__init__()
+        self.run = run
+        self.piece = piece
+
+
+class CompactionScreen(Screen[None]):
+    """Run compaction now on a selected turn with the mock or live LLM; head/tail split, pruned,
+    request, summary as it streams, tokens before -> after, what the model sees next; step through
+    the replay's compactions with [ and ]."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("r", "rerun", "Run now"),
+        Binding("left_square_bracket", "step(-1)", "Prev", key_display="["),
+        Binding("right_square_bracket", "step(1)", "Next", key_display="]"),
+        Binding("enter", "jump", "Go to msg"),
+        Binding("x", "cancel", "Cancel"),
+        Binding("escape", "back", "Back"),
+    ]
+
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]  # noqa: RUF012 (Screen declares it)
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "compaction-screen--before",
+        "compaction-screen--after",
+        "compaction-screen--muted",
+        "compaction-screen--head",
+        "compaction-screen--tail",
+        "compaction-screen--summary",
+    }
+
+    def __init__(
+        self,
+        session: Session,
+        policy: Policy,
+        message_index: int,
+        result: ReplayResult | None = None,
+        *,
+        summarizer: Summarizer | None = None,
+    ) -> None:
+        super().__init__()
+        self.session = session
+        self.policy = policy
+        self.message_index = max(0, min(message_index, len(session.messages) - 1))
+        """The message compaction runs at (the selected one)."""
+        self.result = result
+        self._summarizer = summarizer
+        self.events: list[tuple[int, ReplayEvent]] = (
+            [(i, e) for i, e in enumerate(result.events) if e.kind in REPLAY_KINDS]
+            if result is not None
+            else []
+        )
+        """``(event id, event)`` of the replay's compactions, in order."""
+        self.position: int | None = None
+        """Index into :attr:`events` being shown; None while showing a compaction run now."""
+        self.compaction: CompactionResult | None = None
+        """The last compaction run now."""
+        self.status = "idle"
+        """``idle``, ``running``, ``done``, ``cancelled``, ``failed`` or ``nothing``."""
+        self.summary_text = ""
+        """The summary shown (streamed in as it arrives)."""
+        self._run_id = 0
+        self._streaming_run: int | None = None
+        self._summary_dirty = False
+        self._summary_shown: str | None = None
+        self._summary_lock = asyncio.Lock()
+        self._worker: Worker[None] | None = None
+
+    # -- layout ----------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="cs-header"):
+            yield Label("Compaction", id="cs-title")
+            yield Label("", id="cs-mode")
+            yield Label("", id="cs-status")
+        with Horizontal(id="cs-body"):
+            with VerticalScroll(id="cs-left"):
+                yield Label("Tokens", classes="cs-heading")
+                yield Static("", id="cs-tokens")
+                yield Label("Head / tail", classes="cs-heading")
+                yield Static("", id="cs-split")
+                yield Label("Pruned", classes="cs-heading")
+                yield Static("", id="cs-pruned")
+                with Collapsible(title="Request", collapsed=True, id="cs-request"):
+                    yield Static("", id="cs-request-text", markup=False)
+            with Vertical(id="cs-right"):
+                yield Label("Summary", classes="cs-heading", id="cs-summary-heading")
+                with VerticalScroll(id="cs-summary-box"):
+                    yield Markdown("", id="cs-summary")
+                yield Label("What the model sees next", classes="cs-heading", id="cs-next-heading")
+                with VerticalScroll(id="cs-next-box"):
+                    yield Static("", id="cs-next")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.action_run()
+
+    # -- run now ---------------------------------------------------------------------------------
+
+    @property
+    def window(self) -> tuple[int, bool]:
+        """The window compaction uses and whether it is known."""
+        window = self.policy.context_window or self.session.context_window
+        if not window and self.result is not None:
+            window = self.result.window
+        return (window, True) if window else (DEFAULT_WINDOW, False)
+
+    def action_run(self, message_index: int | None = None) -> None:
+        """Run compaction now at ``message_index`` (default: the selected message)."""
+        if message_index is not None:
+            self.message_index = max(0, min(message_index, len(self.session.messages) - 1))
+        if self._worker is not None and self._worker.is_running:
+            self._worker.cancel()
+        self.position = None
+        self._run_id += 1
+        self._streaming_run = self._run_id
+        self.compaction = None
+        self.summary_text = ""
+        self._set_status("running")
+        self._show_mode()
+        self._clear_views()
+        self._worker = self._run(self._run_id, self.message_index)
+
+    @work(exclusive=True, group="compaction", exit_on_error=False)
+    async def _run(self, run: int, message_index: int) -> None:
+        messages = context_at(self.session, message_index)
+        if not messages:
+            self._finish(run, None, "nothing", "There is no message to compact here.")
+            return
+        policy = self.policy
+        window, _known = self.window
+        counter = get_counter(policy.estimator)
+        try:
+            # counting a long context is CPU work: off the event loop
+            counts = await asyncio.to_thread(counter.messages_tokens, messages)
+            summarizer = self._summarizer or make_summarizer(policy.llm)
+        except LLMError as exc:
+            self._finish(run, None, "failed", f"The summary LLM is not usable: {exc}")
+            return
+
+        def on_delta(piece: str) -> None:
+            self.post_message(_SummaryDelta(run, piece))
+
+        try:
+            result = await compact(
+                messages,
+                policy,
+                summarizer,
+                window=window,
+                counter=counter,
+                auto=False,
+                on_delta=on_delta,
+                token_counts=counts,
+            )
+        except CompactionError as exc:
+            self._finish(run, None, "failed", f"Compaction failed: {exc}")
+            return
+        except asyncio.CancelledError:
+            if run == self._run_id and self.is_attached:
+                self._set_status("cancelled")
+                self.app.notify("Compaction cancelled.", timeout=3)
+            raise
+        self._finish(run, result, "done" if result.compacted else "nothing", None)
+
+    def _finish(
+        self, run: int, result: CompactionResult | None, status: str, error: str | None
+    ) -> None:
+        if run != self._run_id or not self.is_attached:
+            return
+        self._streaming_run = None
+        self.compaction = result
+        self._set_status(status)
+        if error:
+            self.app.notify(error, title="Compaction", severity="error", timeout=10)
+            self.query_one("#cs-tokens", Static).update(Text(error, style="bold"))
+            return
+        if result is not None:
+            self.summary_text = result.summary
+            self._render_summary()
+            self._show_compaction(result)
+
+    def on__summary_delta(self, event: _SummaryDelta) -> None:
+        # deltas still queued when the run finished (or was replaced) are already in the result
+        if event.run != self._streaming_run or self.position is not None:
+            return
+        self.summary_text += event.piece
+        self._render_summary()
+
+    def _render_summary(self) -> None:
+        """Show :attr:`summary_text` soon (deltas arriving together are drawn once)."""
+        if not self._summary_dirty:
+            self._summary_dirty = True
+            self.set_timer(0.05, self._flush_summary)
+
+    async def _flush_summary(self) -> None:
+        self._summary_dirty = False
+        # One Markdown update at a time, always of the latest text: updates that overlap
+        # interleave their blocks.
+        async with self._summary_lock:
+            text = self.summary_text
+            if text == self._summary_shown:
+                return
+            await self.query_one("#cs-summary", Markdown).update(text)
+            self._summary_shown = text
+        if self.status == "running":
+            self.query_one("#cs-summary-box", VerticalScroll).scroll_end(animate=False)
+
+    def action_cancel(self) -> None:
+        """Cancel a running compaction (the LLM request is abandoned)."""
+        if self._worker is not None and self._worker.is_running:
+            self._worker.cancel()
+            self._set_status("cancelled")
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker is self._worker and event.state == WorkerState.ERROR:
+            error = event.worker.error
+            self._set_status("failed")
+            self.app.notify(
+                f"Compaction failed: {type(error).__name__}: {error}",
+                title="Compaction",
+                severity="error",
+            )
+
+    def action_back(self) -> None:
+        if self._worker is not None and self._worker.is_running:
+            self.action_cancel()
+            return
+        self.dismiss(None)
+
+    # -- replay events ---------------------------------------------------------------------------
+
+    def action_step(self, step: int) -> None:
+        """Show the previous (-1) or next (+1) compaction of the replay."""
+        if not self.events:
+            reason = "no replay result yet" if self.result is None else "the replay made none"
+            self.app.notify(f"No compaction to step through: {reason}.", timeout=3)
+            return
+        if self.position is None:
+            current = self.message_index
+            if step > 0:
+                after = [k for k, (_, e) in enumerate(self.events) if e.message_index > current]
+                target = after[0] if after else None
+            else:
+                before = [k for k, (_, e) in enumerate(self.events) if e.message_index <= current]
+                target = before[-1] if before else None
+        else:
+            target = self.position + step
+            if not 0 <= target < len(self.events):
+                target = None
+        if target is None:
+            self.app.notify("No further compaction that way.", timeout=2)
+            return
+        self.show_event(target)
+
+    def show_event(self, position: int) -> None:
+        """Show the replay's compaction number ``position`` (index into :attr:`events`)."""
+        self.action_cancel()
+        self._streaming_run = None
+        self.position = position
+        event_id, event = self.events[position]
+        self.summary_text = event.summary or ""
+        self._set_status("replay")
+        self._show_mode()
+        self._clear_views()
+        self._show_event(event_id, event)
+
+    @property
+    def current_message(self) -> int:
+        """The message Enter jumps to."""
+        if self.position is not None:
+            return self.events[self.position][1].message_index
+        return self.message_index
+
+    def action_jump(self) -> None:
+        """Select the message in the session screen and close this one."""
+        self.app.post_message(JumpToMessage(self.current_message))
+        if self._worker is not None and self._worker.is_running:
+            self._worker.cancel()
+        self.dismiss(None)
+
+    # -- drawing ---------------------------------------------------------------------------------
+
+    def _style(self, name: str) -> Style:
+        return self.get_component_rich_style(f"compaction-screen--{name}", partial=True)
+
+    def _set_status(self, status: str) -> None:
+        self.status = status
+        label = self.query_one("#cs-status", Label)
+        words = {
+            "running": "summarising… (x: cancel)",
+            "done": "done",
+            "cancelled": "cancelled",
+            "failed": "failed",
+            "nothing": "nothing to compact",
+            "replay": "from the replay",
+            "idle": "",
+        }
+        label.update(words.get(status, status))
+        label.set_classes(f"-{status}")
+
+    def _show_mode(self) -> None:
+        mode = self.query_one("#cs-mode", Label)
+        if self.position is None:
+            llm = self.policy.llm
+            model = "mock LLM" if llm.provider == "mock" else f"{llm.model or '?'} (live)"
+            if self._summarizer is not None:
+                model = f"{self._summarizer.name} LLM"
+            steps = f" · [ ] {len(self.events)} replay compactions" if self.events else ""
+            mode.update(
+                f"run now at message #{self.message_index} · {self.policy.name} · {model}{steps}"
+            )
+        else:
+            _, event = self.events[self.position]
+            call = f" · call {event.call_index}" if event.call_index is not None else ""
+            trigger = f" · {event.trigger}" if event.trigger else ""
+            kind = "" if event.kind == "compact" else " (recorded)"
+            mode.update(
+                f"replay {self.position + 1}/{len(self.events)}{kind} at message "
+                f"#{event.message_index}{call}{trigger}"
+            )
+
+    def _clear_views(self) -> None:
+        self.query_one("#cs-tokens", Static).update("")
+        self.query_one("#cs-split", Static).update("")
+        self.query_one("#cs-pruned", Static).update("")
+        self.query_one("#cs-request-text", Static).update("")
+        self.query_one("#cs-request", Collapsible).title = "Request"
+        self.query_one("#cs-next", Static).update("")
+        self._render_summary()
+
+    def _tokens_text(
+        self, before: int | None, after: int | None, note: str, detail: str = ""
+    ) -> Text:
+        text = Text()
+        if before is None or after is None:
+            text.append("No token figures recorded for this compaction.", style="dim")
+            return text
+        scale = max(before, after, 1)
+        saved = before - after
+        change = f" −{saved / before:.0%}" if before and saved >= 0 else f" +{-saved:,}"
+        text.append("before ", style="bold")
+        text.append(f"{before:>9,} ")
+        text.append(_bar(before, scale, 16), style=self._style("before"))
+        text.append("\nafter  ", style="bold")
+        text.append(f"{after:>9,} ")
+        text.append(_bar(after, scale, 16), style=self._style("after"))
+        text.append(change, style="bold")
+        text.append(f"\n{note}", style="dim")
+        if detail:
+            text.append(f"\n{detail}", style="dim")
+        return text
+
+    def _show_compaction(self, r: CompactionResult) -> None:
+        counter = get_counter(self.policy.estimator)
+        window, known = self.window
+        window_note = f"window {window:,}" if known else f"window unknown: {window:,} assumed"
+        usage = ""
+        if r.usage is not None:
+            usage = (
+                f" · LLM {r.usage.input_tokens:,} in / {r.usage.output_tokens:,} out"
+                f" ({r.usage.provenance})"
+            )
+        self.query_one("#cs-tokens", Static).update(
+            self._tokens_text(
+                r.tokens_before,
+                r.tokens_after,
+                f"messages in context, {counter.provenance} ({self.policy.estimator}) · "
+                f"{window_note}",
+                f"{r.model or 'no model'} · {r.duration_s * 1000:,.0f} ms{usage}",
+            )
+        )
+        self.query_one("#cs-split", Static).update(self._split_text(r))
+        self.query_one("#cs-pruned", Static).update(self._pruned_text(r))
+        self._show_request(r)
+        self._show_next(r.output_messages)
+
+    def _split_text(self, r: CompactionResult) -> Text:
+        by_id = {m.id: m for m in self.session.messages}
+        head = [by_id[i].index for i in r.head_ids if i in by_id]
+        tail = [by_id[i].index for i in r.tail_ids if i in by_id]
+        text = Text()
+        text.append("head ", style=self._style("head"))
+        text.append(f"{len(r.head_ids):,} messages {index_range(head)} summarised\n")
+        text.append("tail ", style=self._style("tail"))
+        verb = "user messages kept" if r.strategy == "codex" else "messages kept"
+        text.append(f"{len(r.tail_ids):,} {verb} {index_range(tail)}")
+        if r.split is not None:
+            s = r.split
+            text.append(
+                f"\ntail {s.tail_tokens:,} tokens (budget {s.budget_tokens:,}, "
+                f"usable {s.usable_tokens:,})"
+            )
+            if s.moved_for_tool_pair:
+                text.append(f"; cut moved {s.moved_for_tool_pair} earlier to keep a tool pair")
+        if r.pinned_ids:
+            text.append(f"\n{len(r.pinned_ids)} leading system/context messages kept verbatim")
+        if r.dropped_head_messages:
+            text.append(
+                f"\n{r.dropped_head_messages} oldest head messages left out: the request overflowed"
+            )
+        text.append(f"\n{r.strategy} strategy, {r.template} template", style="dim")
+        if r.updated_previous_summary:
+            text.append(" (updating the earlier summary)", style="dim")
+        text.append(f"\n{r.reason}", style="dim")
+        return text
+
+    def _pruned_text(self, r: CompactionResult) -> Text:
+        text = Text()
+        if r.prune is None:
+            text.append("Pruning is off in this policy.", style="dim")
+            return text
+        pruned = [d for d in r.prune.decisions if d.pruned]
+        if not pruned:
+            text.append(r.prune.summary or "Nothing pruned.", style="dim")
+            return text
+        text.append(f"{r.prune.summary}\n", style="dim")
+        by_id = {m.id: m for m in self.session.messages}
+        for d in pruned[:50]:
+            index = by_id[d.id].index if d.id in by_id else d.index
+            text.append(f"#{index} ", style="bold")
+            text.append(f"{d.tool_name or 'tool'} {d.output_tokens:,} tokens: ")
+            text.append(f"{d.detail}\n", style="dim")
+        if len(pruned) > 50:
+            text.append(f"… and {len(pruned) - 50} more\n", style="dim")
+        return text
+
+    def _show_request(self, r: CompactionResult) -> None:
+        collapsible = self.query_one("#cs-request", Collapsible)
+        if not r.request_messages:
+            collapsible.title = "Request: none (nothing to summarise)"
+            return
+        chars = sum(len(m.content) for m in r.request_messages) + len(r.prompt)
+        collapsible.title = (
+            f"Request: {len(r.request_messages)} msgs + prompt · {chars:,} chars · "
+            f"max {r.max_tokens:,}"
+        )
+        parts: list[str] = []
+        for m in [*r.request_messages, None]:
+            role, content = ("user (prompt)", r.prompt) if m is None else (m.role, m.content)
+            shown = content[:MAX_REQUEST_CHARS]
+            more = len(content) - len(shown)
+            parts.append(f"── {role} ──\n{shown}" + (f"\n… {more:,} more chars" if more else ""))
+        self.query_one("#cs-request-text", Static).update("\n\n".join(parts))
+
+    def _show_next(self, messages: Sequence[Message]) -> None:
+        counter = get_counter(self.policy.estimator)
+        text = Text()
+        shown = messages[:MAX_NEXT_ROWS]
+        counts = counter.messages_tokens(shown)
+        for message, tokens in zip(shown, counts, strict=True):
+            role = role_of(message)
+            style = self._style("summary") if message.summary else Style()
+            text.append(f"#{message.index:<5}", style="dim")
+            text.append(f"{role:<9}", style=style + Style(bold=True))
+            text.append(f"{tokens:>8,}  ", style="dim")
+            text.append(preview(message) + "\n", style=style)
+        if len(messages) > MAX_NEXT_ROWS:
+            text.append(f"… and {len(messages) - MAX_NEXT_ROWS:,} more messages", style="dim")
+        heading = self.query_one("#cs-next-heading", Label)
+        heading.update(f"What the model sees next · {len(messages):,} messages")
+        self.query_one("#cs-next", Static).update(text)
+
+    def _show_event(self, event_id: int, e: ReplayEvent) -> None:
+        result = self.result
+        assert result is not None
+        states = result.messages
+        self.query_one("#cs-tokens", Static).update(
+            self._tokens_text(
+                e.tokens_before,
+                e.tokens_after,
+                f"context the policy measured ({result.estimator or self.policy.estimator})",
+                e.reason,
+            )
+        )
+        text = Text()
+        text.append("head ", style=self._style("head"))
+        text.append(f"{len(e.head_indices):,} messages {index_range(e.head_indices)} summarised\n")
+        text.append("tail ", style=self._style("tail"))
+        text.append(f"{len(e.tail_indices):,} messages kept {index_range(e.tail_indices)}")
+        tail_tokens = sum(
+            states[i].tokens_after_truncation for i in e.tail_indices if i < len(states)
+        )
+        if e.tail_indices:
+            text.append(f"\ntail {tail_tokens:,} tokens")
+            window = result.window
+            if window and result.policy.compaction.strategy == "tail":
+                usable = max(window - result.policy.compaction.reserve_tokens, 0)
+                budget = result.policy.split.tail_budget(usable)
+                text.append(f" (budget {budget:,}, usable {usable:,})")
+        if e.dropped_head_messages:
+            text.append(f"\n{e.dropped_head_messages} oldest head messages left out of the request")
+        if e.summary_tokens:
+            text.append(f"\nsummary {e.summary_tokens:,} tokens")
+        text.append(f"\nevent {event_id} · {e.kind} · trigger {e.trigger or '—'}", style="dim")
+        self.query_one("#cs-split", Static).update(text)
+
+        pruned = Text()
+        if not e.pruned_indices:
+            pruned.append("Nothing pruned at this compaction.", style="dim")
+        for i in e.pruned_indices[:50]:
+            reason = states[i].prune_reason if i < len(states) else None
+            pruned.append(f"#{i} ", style="bold")
+            pruned.append(f"{reason or 'pruned'}\n", style="dim")
+        if len(e.pruned_indices) > 50:
+            pruned.append(f"… and {len(e.pruned_indices) - 50} more", style="dim")
+        self.query_one("#cs-pruned", Static).update(pruned)
+        self.query_one(
+            "#cs-request", Collapsible
+        ).title = "Request sent: not kept by the replay (r runs this compaction now)"
+        next_messages: list[Message] = []
+        if e.summary:
+            anchor = min(e.head_indices) if e.head_indices else e.message_index
+            next_messages.append(
+                Message(
+                    index=anchor,
+                    id=f"summary:event-{event_id}",
+                    role=Role.SYSTEM,
+                    text=e.summary,
+                    summary=True,
+                )
+            )
+        count = len(self.session.messages)
+        next_messages.extend(self.session.messages[i] for i in e.tail_indices if i < count)
+        self._show_next(next_messages)
+
+    @on(Collapsible.Expanded, "#cs-request")
+    def _request_opened(self, event: Collapsible.Expanded) -> None:
+        event.stop()
+        if self.position is not None:
+            self.app.notify("Press r to run this compaction now and see its request.", timeout=3)
+
+    def action_rerun(self) -> None:
+        """Run compaction now: at the selected message, or right before the replay compaction
+        shown fired."""
+        if self.position is None:
+            self.action_run()
+            return
+        _, event = self.events[self.position]
+        at = event.at_message_index if event.at_message_index is not None else event.message_index
+        self.action_run(max(at - 1, 0))
