@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import gc
 import io
 import json
 import subprocess
@@ -264,3 +265,21 @@ def test_reader_yields_every_object_at_its_line_and_offset(
         assert json.loads(raw) == obj
         assert data[:offset].count(b"\n") == line - 1
     assert builder.diagnostics == []
+
+
+def test_garbage_collector_is_restored(tmp_path: Path) -> None:
+    """Loading pauses the cyclic collector and puts it back as it was, even on error."""
+    assert gc.isenabled()
+    load_session(CODEX)
+    assert gc.isenabled()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b"\x00\x01" * 100)
+    with pytest.raises(LoadError):
+        load_session(bad, format="codex")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        load_session(CODEX)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

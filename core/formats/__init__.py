@@ -19,7 +19,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol, cast
 
-from core.formats.base import LoadError, ProgressCallback, SessionBuilder
+from core.formats.base import LoadError, ProgressCallback, SessionBuilder, gc_paused
 from core.formats.jsonl import HEAD_BYTES, non_jsonl_reason, read_head
 from core.models import Session, SourceFormat, WindowSource
 
@@ -224,6 +224,7 @@ def load_session(
         except ValueError:
             known = ", ".join(f.value for f in SourceFormat)
             raise LoadError(f"unknown format {format!r} (known: {known})") from None
-    session = _by_format(fmt).load(path, progress=progress)
+    with gc_paused():
+        session = _by_format(fmt).load(path, progress=progress)
     _resolve_window(session, window)
     return session
