@@ -867,6 +867,12 @@ class Replayer:
     # -- recorded compactions --------------------------------------------------------------
 
     def _infer_manual(self) -> None:
+        """Mark recorded compactions the recording agent's own threshold cannot explain.
+
+        A compaction recorded as ``manual`` is one; so is one of unknown trigger whose context
+        before it (``tokens_before``, else the last recorded figure before it, after its reply)
+        is below the threshold of the agent's preset.
+        """
         native = NATIVE_PRESET.get(self.session.format)
         limit = None
         policy = None
@@ -874,14 +880,22 @@ class Replayer:
             policy = PRESETS[native]
             limit = policy_threshold(self.session, policy)
         for rc, event in zip(self._rc, self.session.compactions, strict=True):
-            if event.trigger == "manual" or (
-                event.trigger == "unknown"
-                and policy is not None
-                and limit is not None
-                and event.tokens_before is not None
-                and event.tokens_before > 0
-                and not crosses(event.tokens_before, limit, policy)
-            ):
+            if event.trigger == "manual":
+                rc.inferred_manual = True
+                continue
+            if event.trigger != "unknown" or policy is None or limit is None:
+                continue
+            before = event.tokens_before
+            if not before:
+                before = next(
+                    (
+                        self._usage_after[self._call_of[k]]
+                        for k in range(rc.m_c - 1, -1, -1)
+                        if self._call_of[k] >= 0 and self._usage_after[self._call_of[k]]
+                    ),
+                    None,
+                )
+            if before and not crosses(before, limit, policy):
                 rc.inferred_manual = True
 
     # -- per-estimator data ----------------------------------------------------------------
@@ -1265,20 +1279,41 @@ class Replayer:
     def _first_decision_difference(self, trace: _Trace, policy: Policy) -> int:
         window = effective_window(self.session, policy)
         new_limit = policy_threshold(self.session, policy)
-        old_policy = trace.policy
         pending_new = False
         for c, check in enumerate(trace.checks):
-            prompt, recorded_over = trace.overflow_prompt[c]
+            prompt, delta_not_negative = trace.overflow_prompt[c]
             if check is not None:
                 fired_new, pending_new = _decide(check, new_limit, policy, pending_new)
                 if fired_new != check.fired:
                     return c
-            over_new = bool(window) and (prompt > (window or 0) or recorded_over)
-            over_old = bool(trace.window) and (prompt > (trace.window or 0) or recorded_over)
-            if over_new != over_old:
+                if fired_new and _trigger_of(check, new_limit, policy) != check.trigger:
+                    return c  # fires either way, but on another figure
+            if self._overflows(c, prompt, delta_not_negative, window) != self._overflows(
+                c, prompt, delta_not_negative, trace.window
+            ):
                 return c
-        del old_policy
         return len(self._calls)
+
+    def _recorded_overflow(self, c: int, window: int | None) -> str | None:
+        """Why recorded call ``c`` overflowed against ``window`` (None: it did not)."""
+        fixed = self._fixed_overflow[c]
+        if fixed is not None:
+            return fixed
+        prompt = self._usage_prompt[c]
+        if window and prompt is not None and prompt > window:
+            return "over-window"
+        return None
+
+    def _overflows(
+        self, c: int, prompt_sim: int, delta_not_negative: bool, window: int | None
+    ) -> bool:
+        """The simulated call overflows: its prompt exceeds the window, or the recording
+        overflowed there and the policy removed nothing."""
+        if not window:
+            return False
+        if prompt_sim > window:
+            return True
+        return delta_not_negative and self._recorded_overflow(c, window) is not None
 
     # -- the walk --------------------------------------------------------------------------
 
@@ -1427,6 +1462,9 @@ class Replayer:
             items = context_items(at)
             if not items:
                 return False
+            # Any attempt depends on how the policy compacts, whatever comes of it.
+            if trace.first_compaction_call is None:
+                trace.first_compaction_call = max(0, len(trace.checkpoints) - 1)
             outcome = self._compact(items, policy, window, trigger != "manual", now_ms_at(at))
             if isinstance(outcome, Exception):
                 note("failed", f"the compaction before message {at} failed: {outcome}")
@@ -1730,11 +1768,7 @@ class Replayer:
         check = _Check(base, proj, checks_now, False, None, baseline_measure)
         fired, state.pending = _decide(check, limit, policy, state.pending)
         if fired:
-            trigger: Trigger = (
-                "threshold"
-                if base is not None and limit is not None and crosses(base, limit, policy)
-                else "projection"
-            )
+            trigger = _trigger_of(check, limit, policy)
             figure = base if trigger == "threshold" and base is not None else (proj or 0)
             check.fired = True
             check.trigger = trigger
@@ -1786,16 +1820,10 @@ class Replayer:
         figure_sim = max(0, rec.baseline[c] + scaled)
         prompt_sim = max(0, rec.baseline_prompt[c] + scaled)
         after_sim = max(0, rec.baseline_after[c] + scaled)
-        fixed = self._fixed_overflow[c]
-        over_window_rec = (
-            bool(window)
-            and rec.baseline_prov[c] is Provenance.RECORDED
-            and ((self._usage_prompt[c] or 0) > (window or 0))
-        )
-        overflow_rec_reason = fixed or ("over-window" if over_window_rec else None)
+        overflow_rec_reason = self._recorded_overflow(c, window)
         recorded_over = overflow_rec_reason is not None and delta >= 0
-        trace.overflow_prompt.append((prompt_sim, recorded_over))
-        overflow_sim = bool(window) and (prompt_sim > (window or 0) or recorded_over)
+        trace.overflow_prompt.append((prompt_sim, delta >= 0))
+        overflow_sim = self._overflows(c, prompt_sim, delta >= 0, window)
         if overflow_sim:
             if trace.first_overflow_call is None:
                 trace.first_overflow_call = c
@@ -1894,7 +1922,8 @@ class Replayer:
         points = trace.points
         for c in range(len(points), len(trace.rows)):
             row = trace.rows[c]
-            _c, i, figure_sim, provenance, reason, overflow_sim, event_ids, check = row
+            _c, i, figure_sim, provenance, _reason, overflow_sim, event_ids, check = row
+            reason = self._recorded_overflow(c, window)
             recorded = self._usage_context[c]
             checked = check.checks_now and (check.base is not None or check.proj is not None)
             measure = None
@@ -2278,6 +2307,13 @@ def _grouped(run_notes: list[tuple[int, str, str]]) -> list[str]:
 
 def _or(value: int | None, default: int) -> int:
     return default if value is None else value
+
+
+def _trigger_of(check: _Check, limit: int | None, policy: Policy) -> Trigger:
+    """What made a firing check fire: the last figure itself, or only its projection."""
+    if check.base is not None and limit is not None and crosses(check.base, limit, policy):
+        return "threshold"
+    return "projection"
 
 
 def _decide(check: _Check, limit: int | None, policy: Policy, pending: bool) -> tuple[bool, bool]:

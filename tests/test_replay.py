@@ -8,6 +8,8 @@ import threading
 
 import pytest
 from _replay_sessions import Script, text_of_tokens
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from core.models import Provenance, Session, SourceFormat, UsageConvention
 from core.policy import PRESETS, Policy, get_preset
@@ -320,13 +322,15 @@ def test_a_session_of_one_message() -> None:
 
 
 def _long_session(messages: int = 700, seed: int = 3) -> Session:
-    """Many turns, recorded usage, two recorded compactions, window 60k."""
+    """Many turns, recorded usage, recorded compactions (automatic and manual), window 60k."""
     rng = random.Random(seed)
     script = Script()
     context = 3_000
     while len(script.messages) < messages:
         if context > 50_000:
-            script.compaction(tokens_before=context)
+            # every other recorded compaction is the user's (manual), the rest automatic
+            manual = len(script.compactions) % 2 == 1
+            script.compaction(tokens_before=context, trigger="manual" if manual else "auto")
             context = 3_000 + 400
         script.user(f"task {len(script.messages)} " + "w" * rng.randrange(20, 400))
         context += 120
@@ -442,3 +446,52 @@ def test_compare_runs_every_policy_side_by_side() -> None:
         assert row.threshold == alone.threshold
         assert sum(row.fidelity.values()) == len(session.compactions)
     assert result.model_dump(mode="json")["schema_version"] == 1
+
+
+def _random_session(seed: int) -> Session:
+    """A short random session: uneven outputs, recorded compactions of every kind, some early."""
+    rng = random.Random(seed)
+    script = Script()
+    context = rng.randrange(500, 4_000)
+    for _turn in range(rng.randrange(2, 9)):
+        if script.messages and rng.random() < 0.35:
+            trigger = rng.choice(["manual", "auto", "unknown"])
+            before = context if rng.random() < 0.7 else None
+            kept = rng.randrange(len(script.messages)) if rng.random() < 0.4 else None
+            script.compaction(tokens_before=before, trigger=trigger, first_kept=kept)
+            context = rng.randrange(500, 4_000)
+        script.user("turn " + "u" * rng.randrange(0, 200))
+        for _ in range(rng.randrange(0, 5)):
+            size = rng.choice([5, 80, 600, 2_500, 9_000, 20_000])
+            usage = None if rng.random() < 0.15 else (0 if rng.random() < 0.05 else context)
+            script.call(rng.choice(["read", "bash", "skill"]), context=usage)
+            lines = "\n".join(["l" * 30] * max(1, size // 8))
+            script.result(lines if rng.random() < 0.5 else text_of_tokens(size, "q"))
+            context += size + rng.randrange(-300, 300)
+        script.reply("ok", context=context if rng.random() < 0.9 else None)
+    fmt = rng.choice([SourceFormat.CTXSCOPE, SourceFormat.PI, SourceFormat.CLAUDE_CODE])
+    return script.session(window=rng.choice([30_000, 45_000, 80_000]), fmt=fmt)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 100_000),
+    preset=st.sampled_from(list(PRESETS)),
+    first=st.integers(0, 10),
+    second=st.integers(0, 10),
+)
+def test_incremental_equals_fresh_on_random_sessions(
+    seed: int, preset: str, first: int, second: int
+) -> None:
+    """Base, then one change, then a second change on top: each equals a fresh replay."""
+    session = _random_session(seed)
+    base = get_preset(preset)
+    base.estimator = "chars/4"
+    once = _changes(base)[first]
+    twice = _changes(once)[second]
+    replayer = Replayer(session)
+    replayer.run(base)
+    for policy in (once, twice):
+        incremental = replayer.run(policy)
+        fresh = replay(session, policy)
+        assert incremental.model_dump(mode="json") == fresh.model_dump(mode="json")
