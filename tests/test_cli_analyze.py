@@ -280,3 +280,41 @@ def test_real_pi_sample_reproduces_its_compaction(runner: CliRunner) -> None:
     data = json.loads(result.stdout)
     assert data["policy"] == "pi"
     assert [row["outcome"] for row in data["fidelity"]] == ["manual", "same"]
+
+
+def test_replay_with_a_live_endpoint_over_http(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--llm URL`` sends the summary requests to an OpenAI-compatible server (our mock one)."""
+    from _mock_llm import MockLLMProcess
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
+    script = Script().user("build it")
+    for step in range(10):  # 8,000-token outputs: seed's threshold (68,000 of 100k) is crossed
+        script.call(context=1_000 + 8_100 * step).result(text_of_tokens(8_000, str(step)))
+    path = _write(script.reply(context=82_100).session(window=100_000), tmp_path)
+    server = MockLLMProcess("--quiet")
+    try:
+        result = runner.invoke(
+            cli,
+            [
+                "replay",
+                path,
+                "-p",
+                "seed",
+                "--llm",
+                server.url,
+                "--model",
+                "ctxscope-mock",
+                "--json",
+            ],
+        )
+        assert result.exit_code == 0, result.output
+        replayed = ReplayResult.model_validate(json.loads(result.stdout))
+        summaries = [e.summary for e in replayed.events if e.kind == "compact"]
+        assert summaries and all(summaries)
+        assert replayed.policy.llm.provider == "openai"
+        assert len(server.requests()) >= len(summaries)
+        assert not any("failed" in note for note in replayed.notes)
+    finally:
+        server.close()
