@@ -362,3 +362,35 @@ def test_real_old_subagent_file() -> None:
     assert str(agent) in session.metadata["subagent_files"]
     sub = load_session(agent)
     assert sub.metadata["subagent"] is True and sub.turn_starts() == [0]
+
+
+def test_window_stated_by_a_prompt_too_long_error(tmp_path: Path) -> None:
+    rows = _lines(ONE_MILLION)
+    for row in rows:
+        if row["type"] == "assistant":
+            row["message"]["model"] = "claude-sonnet-4-5-20250929"
+            row["message"]["usage"]["cache_read_input_tokens"] = 205_000
+    error = {
+        **rows[-1],
+        "uuid": "m-err",
+        "parentUuid": "m-a1",
+        "isApiErrorMessage": True,
+        "message": {
+            **rows[-1]["message"],
+            "id": "msg_err",
+            "model": "<synthetic>",
+            "content": [
+                {
+                    "type": "text",
+                    "text": "API Error: 400 prompt is too long: 210097 tokens > 200000 maximum",
+                }
+            ],
+        },
+    }
+    path = tmp_path / "too-long.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in [*rows, error]))
+    session = load_session(path)
+    # the provider's own statement wins over the >200k inference
+    assert (session.context_window, session.window_source) == (200_000, "recorded")
+    assert not any(d.code == "window-inferred" for d in session.diagnostics)
+    assert session.messages[-1].error is not None and session.messages[-1].usage is None

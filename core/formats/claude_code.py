@@ -27,6 +27,7 @@ set. Sidechain lines inside a main transcript are flagged ``sidechain``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -706,10 +707,24 @@ def _tool_result(call_id: str, name: str | None, output: str, is_error: bool) ->
     )
 
 
+# "prompt is too long: 210097 tokens > 200000 maximum": the provider states the window.
+_TOO_LONG = re.compile(r"prompt is too long: (\d+) tokens > (\d+) maximum")
+
+
 def _set_window(builder: SessionBuilder) -> None:
     model = builder.model or ""
     max_context = builder.metadata.get("max_recorded_context", 0)
-    if "[1m]" in model.lower():
+    stated = None
+    for message in builder.messages:  # errors are rare: a regex per error is cheap
+        if message.error and not message.sidechain:
+            match = _TOO_LONG.search(message.error)
+            if match:
+                stated = int(match.group(2))
+    if stated:
+        builder.context_window = stated
+        builder.window_source = "recorded"
+        builder.metadata["window_from_error"] = stated
+    elif "[1m]" in model.lower():
         builder.context_window = LARGE_WINDOW
         builder.window_source = "table"
     elif isinstance(max_context, int) and max_context > DEFAULT_WINDOW:
