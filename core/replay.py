@@ -13,8 +13,9 @@ actions are fixed); what changes is what the *policy* would have put in the cont
    written while simulating). Recorded outputs were already truncated by the recording agent, so a
    policy can only shorten them further (or add its hint to one just over a limit).
 2. **Checks before each model call.** Before call *k* the policy looks at the context of the
-   previous call, as the agent would (its usage), plus — when ``project_after_tool_results`` —
-   everything added since (tool results the model has not seen yet: the projection of phase 2).
+   previous call *after its reply* (prompt + output: what opencode, Codex, pi and Claude Code all
+   compare against their threshold), plus — when ``project_after_tool_results`` — the estimated
+   tokens of everything added since (tool results the model has not seen yet: phase 2).
    ``check_before_each_call`` checks before every call; otherwise only before the first call of a
    turn (the end of the previous turn), with a projection that crossed mid-turn remembered until
    then. A usage figure older than a compaction is not used (pi's rule): after a compaction only
@@ -41,21 +42,26 @@ Two contexts are tracked side by side, in tokens of the policy's estimator:
 * the **simulated** context: what the policy would have had (outputs truncated, its own pruning
   and compactions applied); ``E_sim(k)``.
 
-The figure the policy sees at call *k* is ``baseline(k) + E_sim(k) - E_rec(k)``, where
+The figure the policy sees at call *k* is ``baseline(k) + r x (E_sim(k) - E_rec(k))``, where
 ``baseline(k)`` is the recording's own context at that call: the recorded usage (in the provider's
 convention, ``CallPoint.recorded_kind``), or, for a call without usable usage (none recorded, or an
 all-zero figure of an aborted call), the last recorded figure plus the estimated growth of the
 recorded context since, or ``overhead + E_rec(k)`` when there is no recorded figure to start from
 (or a recorded compaction came in between). ``overhead`` is the system prompt and tool schemas
 the messages do not show: the first recorded context minus the estimated tokens of the messages
-before it, floored at 0.
+before it, floored at 0. ``r`` converts estimated tokens into the provider's: the median over
+recorded calls of ``(recorded - overhead) / E_rec`` (1.0 without usage). It matters: on the pi
+sample a chars/4 estimate undercounts Claude's tokenizer by about 30 %, so an unscaled delta
+would leave a compacted context 30 % of the removed tokens too big.
 
 Why this design: as long as the policy has changed nothing, both contexts hold the same messages,
 the delta is exactly 0 and the policy sees the recorded figure itself — so replaying a session
 under the recording agent's own policy fires where the agent fired (the fidelity report checks
 this). After the first change, only the *difference* is estimated; the bulk of the figure stays
 the provider's exact count, so estimation error is proportional to what changed, not to the whole
-context. Without any usage every figure is ``overhead + E_sim`` and is labelled estimated.
+context. Without any usage every figure is ``overhead + E_sim`` and is labelled estimated. A
+recorded overflow (stop reason ``length``, an overflow error, recorded prompt > window) stays an
+overflow in the replay as long as the policy has removed nothing by then (delta >= 0).
 
 When the recording agent's policy fires at the same call as one of its recorded automatic
 compactions, the replay takes the recorded result (summary and kept messages) instead of writing
@@ -72,17 +78,21 @@ A :class:`Replayer` keeps, across runs on one session:
 * per truncation setting, the truncated content of every output over the limits (only outputs
   over a limit are truncated at all; their lengths are precomputed);
 * every compaction result, by its exact input (so a re-run that compacts the same messages reuses
-  the summary — with a live LLM too);
+  the summary — with a live LLM too), and the message states of earlier results;
 * the trace of the last runs: the state at every model call (a checkpoint), every threshold check
   and overflow check with the figures it measured, and the events so far.
 
 A new policy is compared field by field with a traced one, and the run resumes from the last
-checkpoint the change cannot affect: a threshold change from the first check (or overflow check)
-whose decision differs under the new numbers; a truncation change from the first tool output
-whose truncated size differs; a change to how compaction summarises or splits (or to the window
-or reserve, which set the tail budget) from the first compaction; estimator, schedule or
-turn-end pruning changes from the start. Call points and events before the resume point are
-reused as they are.
+checkpoint the change cannot affect: a threshold change (rule, reserve, ratio, limit, window)
+from the first check whose decision or trigger differs under the new numbers, or the first call
+whose overflow verdict differs; a truncation change from the first tool output whose truncated
+content differs; a change to how compaction prunes, splits or summarises (or to the window, or
+to a reserve that changes the tail budget) from the first compaction attempted; turning overflow
+recovery on or off from the first overflow; the estimator, the check schedule, turn-end pruning
+or whether the policy is the recording agent's from the start. Call points, events and notes
+before the resume point are reused as they are (points are rebuilt only when the window or the
+threshold changed). A run pauses the cyclic garbage collector (reference counting still frees
+everything): collections walking the large, long-lived session cost a fifth of a run.
 """
 
 from __future__ import annotations
