@@ -28,13 +28,13 @@ Four small pieces, all pure:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
 from core.models import Message, Role, Session, Usage, UsageConvention
+from core.overflow_errors import is_context_overflow_message as _recognise_overflow
 
 if TYPE_CHECKING:
     from core.policy import Policy
@@ -172,44 +172,11 @@ def project(last_usage_tokens: int, added_message_tokens: int | Iterable[int]) -
 
 # --- recognising an overflow in a recording ---------------------------------------------------
 
-# Provider phrasings of "the prompt did not fit" (facts about the providers' error texts).
-_FALLBACK_OVERFLOW_PATTERNS = re.compile(
-    "|".join(
-        (
-            r"prompt is too long",
-            r"exceeds? the context window",
-            r"context window (?:was |is )?exceeded",
-            r"input token count.*exceeds the maximum",
-            r"maximum prompt length is \d+",
-            r"maximum context length is \d+",
-            r"exceeds the available context size",
-            r"context[_ ]length[_ ]exceeded",
-            r"too many tokens",
-            r"request too large for model",
-            r"reduce the length of the messages",
-            r"context[_ ]overflow",
-        )
-    ),
-    re.IGNORECASE,
-)
-
-
-def _fallback_is_overflow(text: str) -> bool:
-    return bool(_FALLBACK_OVERFLOW_PATTERNS.search(text))
-
 
 def is_context_overflow_message(text: str | None) -> bool:
-    """Whether a provider error text says the request did not fit the context window.
-
-    Uses :mod:`core.overflow_errors` when it is installed, else a built-in list of phrasings.
-    """
-    if not text:
-        return False
-    try:
-        from core.overflow_errors import is_context_overflow_message as recognise
-    except ImportError:
-        return _fallback_is_overflow(text)
-    return bool(recognise(text))
+    """Whether a provider error text says the request did not fit the context window
+    (:func:`core.overflow_errors.is_context_overflow_message`; rate limits never are)."""
+    return bool(text) and _recognise_overflow(text or "")
 
 
 OverflowReason = Literal["stop-length", "error", "over-window"]
