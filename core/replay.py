@@ -143,6 +143,7 @@ NATIVE_PRESET: dict[SourceFormat, str] = {
 """The preset that models the agent which records each format."""
 
 _PROGRESS_EVERY = 512
+_MAX_CACHED_COMPACTIONS = 512
 _MIN_RATIO = 0.25
 _MAX_RATIO = 4.0
 
@@ -536,6 +537,36 @@ class _RecordedSide:
         self.overhead_known = False
 
 
+class _Compacted:
+    """What the replay keeps of a :class:`core.compaction.CompactionResult` (not the request
+    text, which is the size of the head, nor the split details)."""
+
+    __slots__ = (
+        "compacted",
+        "dropped_head_messages",
+        "head_ids",
+        "output_messages",
+        "prune_reasons",
+        "pruned_ids",
+        "reason",
+        "summary",
+    )
+
+    def __init__(self, result: Any) -> None:
+        self.compacted: bool = result.compacted
+        self.reason: str = result.reason
+        self.summary: str = result.summary
+        self.head_ids: list[str] = result.head_ids
+        self.pruned_ids: list[str] = result.pruned_ids
+        self.dropped_head_messages: int = result.dropped_head_messages
+        self.output_messages: list[Message] = result.output_messages
+        self.prune_reasons: list[tuple[str, str]] = (
+            [(d.id, d.reason.value) for d in result.prune.decisions]
+            if result.prune is not None
+            else []
+        )
+
+
 class _Truncation:
     """One truncation setting applied to every tool output."""
 
@@ -727,7 +758,7 @@ class Replayer:
     may call :meth:`run` from any thread.
     """
 
-    MAX_TRACES = 8
+    MAX_TRACES = 6
 
     def __init__(
         self,
@@ -1152,12 +1183,13 @@ class Replayer:
             token_counts=[item.tokens for item in items],
             now_ms=now_ms,
         )
+        outcome: _Compacted | CompactionError
         try:
-            outcome: Any = _run_coroutine(coroutine)
+            outcome = _Compacted(_run_coroutine(coroutine))
         except CompactionError as exc:
             outcome = exc
         self._compactions[key] = outcome
-        if len(self._compactions) > 256:
+        if len(self._compactions) > _MAX_CACHED_COMPACTIONS:
             self._compactions.popitem(last=False)
         return outcome
 
@@ -1512,11 +1544,10 @@ class Replayer:
                 by_id[p].index for p in outcome.pruned_ids if p in by_id and by_id[p].index >= 0
             ]
             meta: dict[int, str] = {}
-            if outcome.prune is not None:
-                for decision in outcome.prune.decisions:
-                    item = by_id.get(decision.id)
-                    if item is not None and item.index >= 0:
-                        meta[item.index] = decision.reason.value
+            for message_id, why in outcome.prune_reasons:
+                item = by_id.get(message_id)
+                if item is not None and item.index >= 0:
+                    meta[item.index] = why
             rebase(new_items, at)
             after_tokens = figure - round(ratio_now() * (before - state.e_sim))
             if outcome.compacted:
