@@ -101,13 +101,26 @@ async def test_overflow_key_selects_the_first_overflow() -> None:
         assert state.flags(message_index) & RowFlag.OVERFLOW
         await pilot.press("o")
         await settle(pilot)
-        if not isinstance(app.screen, SessionScreen):  # the views' overflow screen: Enter jumps
-            await pilot.press("enter")
-            await settle(pilot)
+        overflow_screen = app.screen
+        if isinstance(overflow_screen, SessionScreen):  # no overflow view: the key jumps itself
+            assert screen.message_list.selected_message == message_index
+            return
+        diagnosis = overflow_screen.diagnosis  # type: ignore[attr-defined]
+        assert diagnosis is not None and diagnosis.overflowed
+        await pilot.press("g")  # go to the call that overflowed
+        await settle(pilot)
         assert app.screen is screen
-        selected = screen.message_list.selected_message
-        assert selected is not None
-        assert state.call_for_message(selected) == call or selected == message_index
+        assert screen.message_list.selected_message == diagnosis.message_index
+        assert screen.detail.message_index == diagnosis.message_index
+
+        await pilot.press("o")
+        await settle(pilot)
+        await pilot.press("enter")  # the top contributor
+        await settle(pilot)
+        assert app.screen is screen
+        top = diagnosis.contributors[0].message_index
+        assert screen.message_list.selected_message == top
+        assert screen.detail.message_index == top
 
 
 async def test_brackets_step_through_compactions_and_draw_the_split() -> None:

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal
 from textual.fuzzy import Matcher
 from textual.message import Message as TextualMessage
 from textual.screen import Screen
@@ -92,13 +92,13 @@ class PickerScreen(Screen[None]):
         with Horizontal(id="picker-header"):
             yield Label("ctxscope", id="hdr-app")
             yield Label("a debugger for the context window of coding agents", id="hdr-name")
-        with Vertical(id="picker-inputs"):
+        with Horizontal(id="picker-inputs"):
             yield Input(
-                placeholder="Open a file: type a session path and press Enter",
+                placeholder="Open a path: type it, press Enter (ctrl+o)",
                 id="picker-path",
             )
             yield Input(
-                placeholder="Filter the sessions below (fuzzy: project, title, format)",
+                placeholder="Filter: project, title, format (fuzzy; / )",
                 id="picker-filter",
             )
         yield Static("", id="picker-error")
@@ -171,7 +171,7 @@ class PickerScreen(Screen[None]):
         self.peaks[event.path] = event.peak
         table = self.query_one("#sessions", DataTable)
         with contextlib.suppress(Exception):  # the row may be filtered out right now
-            table.update_cell(event.path, "peak", self._peak_text(event.path))
+            table.update_cell(event.path, "peak", self._peak_text(event.path), update_width=True)
 
     def action_refresh(self) -> None:
         self.discovering = True

@@ -284,8 +284,10 @@ class SessionScreen(Screen[str | None]):
         Binding("o", "overflow", "Overflow"),
         Binding("c", "compaction", "Compact"),
         Binding("p", "toggle_policy", "Policy"),
-        Binding("left_square_bracket", "prev_compaction", "Prev cmp", key_display="["),
-        Binding("right_square_bracket", "next_compaction", "Next cmp", key_display="]"),
+        Binding(
+            "left_square_bracket", "prev_compaction", "Prev compaction", key_display="[", show=False
+        ),
+        Binding("right_square_bracket", "next_compaction", "Compaction", key_display="]"),
         Binding("slash", "search", "Search", key_display="/"),
         Binding("n", "next_match", "Next match", show=False),
         Binding("N", "prev_match", "Prev match", show=False),
@@ -343,16 +345,16 @@ class SessionScreen(Screen[str | None]):
         with Horizontal(id="body"):
             yield MessageList(id="messages")
             yield DetailPane(id="detail")
-        with Vertical(id="policy-slot"):
-            yield Static(
-                "Policy panel (tui/widgets/policy_panel.py) — not built yet",
-                classes="slot-placeholder",
-            )
+            with Vertical(id="policy-slot"):
+                yield Static(
+                    "Policy panel (tui/widgets/policy_panel.py) — not built yet",
+                    classes="slot-placeholder",
+                )
         with Horizontal(id="search-bar"):
             yield Label("/", id="search-label")
             yield Input(placeholder="search messages (Enter: find, Esc: close)", id="search-input")
         yield StatusLine(id="status")
-        yield Footer()
+        yield Footer(compact=True)
 
     @property
     def message_list(self) -> MessageList:
@@ -643,9 +645,13 @@ class SessionScreen(Screen[str | None]):
         self.set_policy(event.policy, update_panel=False)
 
     def action_toggle_policy(self) -> None:
-        slot = self.query_one("#policy-slot")
-        slot.display = not slot.display
-        if slot.display:
+        """Show the policy panel in the detail pane's place (or put the detail pane back)."""
+        self._show_policy(not self.query_one("#policy-slot").display)
+
+    def _show_policy(self, show: bool) -> None:
+        self.query_one("#policy-slot").display = show
+        self.detail.display = not show
+        if show:
             panel = self._panel()
             if panel is not None:
                 panel.focus()
@@ -951,10 +957,8 @@ class SessionScreen(Screen[str | None]):
             bar.display = False
             self.message_list.focus()
             return
-        slot = self.query_one("#policy-slot")
-        if slot.display:
-            slot.display = False
-            self.message_list.focus()
+        if self.query_one("#policy-slot").display:
+            self._show_policy(False)
             return
         self.dismiss(None)
 

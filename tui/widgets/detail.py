@@ -183,7 +183,7 @@ class DetailPane(VerticalScroll, can_focus=True):
             table.add_row(
                 "replay",
                 f"{message_state.tokens:,} {mark}",
-                f"{message_state.provenance} · as the policy counts this message",
+                f"{message_state.provenance} (the replay's figure)",
             )
             if message_state.truncated:
                 table.add_row(

@@ -421,24 +421,26 @@ class MessageList(ScrollView, can_focus=True):
         ):
             if flags & flag:
                 row_style += self._style(component)
-        if is_cursor:
-            row_style += self._style("message-list--cursor")
+        # the cursor goes on top of every column's own colour, as in Textual's lists
+        cursor = self._style("message-list--cursor") if is_cursor else Style()
+
+        def styled(component: str) -> Style:
+            return row_style + self._style(component) + cursor
 
         if flags & RowFlag.HEAD:
-            gutter = Segment("▌", row_style + self._style("message-list--head"))
+            gutter = Segment("▌", row_style + cursor + self._style("message-list--head"))
         elif flags & RowFlag.TAIL:
-            gutter = Segment("▌", row_style + self._style("message-list--tail"))
+            gutter = Segment("▌", row_style + cursor + self._style("message-list--tail"))
         else:
-            gutter = Segment(" ", row_style)
+            gutter = Segment(" ", row_style + cursor)
 
         index_text = f"{value:>{self._index_width}} "
         role = role_label(message)
-        role_style = row_style + self._style(f"message-list--role-{message.role}")
         if message_state is not None:
             tokens = (
                 message_state.tokens_after_truncation
                 if message_state.truncated
-                else (message_state.tokens)
+                else message_state.tokens
             )
             tokens_text = f"{format_tokens(tokens):>6}"
             mark = PROVENANCE_MARKS.get(message_state.provenance, "?")
@@ -449,19 +451,19 @@ class MessageList(ScrollView, can_focus=True):
 
         segments = [
             gutter,
-            Segment(index_text, row_style + self._style("message-list--index")),
-            Segment(f"{role:<9} ", role_style),
-            Segment(tokens_text, row_style + self._style("message-list--tokens")),
-            Segment(f"{mark} ", row_style + self._style("message-list--provenance")),
-            Segment(f"{glyphs:<3} ", row_style + self._style("message-list--flags")),
+            Segment(index_text, styled("message-list--index")),
+            Segment(f"{role:<9} ", styled(f"message-list--role-{message.role}")),
+            Segment(tokens_text, styled("message-list--tokens")),
+            Segment(f" {mark} ", styled("message-list--provenance")),
+            Segment(f"{glyphs:<3} ", styled("message-list--flags")),
         ]
         used = sum(cell_len(s.text) for s in segments)
         remaining = width - used
         if remaining > 0:
             preview = message_preview(message)
-            segments.append(Segment(set_cell_size(preview, remaining), row_style))
+            segments.append(Segment(set_cell_size(preview, remaining), row_style + cursor))
         strip = Strip(segments)
-        return strip.crop_extend(0, width, row_style)
+        return strip.crop_extend(0, width, row_style + cursor)
 
     def region_of_message(self, message_index: int) -> Region | None:
         """Where the row of ``message_index`` is on screen, if it is visible."""
