@@ -96,7 +96,7 @@ async def test_overflow_key_selects_the_first_overflow() -> None:
         assert state is not None and state.result is not None
         overflow = state.first_overflow()
         assert overflow is not None
-        call, message_index, simulated = overflow
+        _call, message_index, simulated = overflow
         assert simulated
         assert state.flags(message_index) & RowFlag.OVERFLOW
         await pilot.press("o")
