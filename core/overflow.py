@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from core.models import Message, Role, Session, Usage, UsageConvention
 from core.overflow_errors import is_context_overflow_message as _recognise_overflow
@@ -209,11 +209,19 @@ def call_overflowed(message: Message, window: int | None) -> bool:
 # --- diagnosis --------------------------------------------------------------------------------
 
 
-class Contributor(BaseModel):
+class _Documented(BaseModel):
+    """Result models: each field's docstring is its description in the JSON schema."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+
+class Contributor(_Documented):
     """One message that filled the window since the last compaction."""
 
     message_index: int
+    """Position in the session."""
     role: str
+    """``user``, ``assistant``, ``tool`` or ``system``."""
     tool_name: str | None
     """The tool whose output this is (tool messages), or the first tool called (assistant)."""
     tokens: int
@@ -222,29 +230,38 @@ class Contributor(BaseModel):
     """Share of the growth since the last compaction (0..1)."""
 
 
-class ToolShare(BaseModel):
+class ToolShare(_Documented):
     """The outputs of one tool since the last compaction, added up."""
 
     tool_name: str
+    """The tool."""
     outputs: int
+    """How many of its outputs."""
     tokens: int
+    """Their tokens together."""
     share: float
+    """Share of the growth since the last compaction (0..1)."""
 
 
-class OverflowDiagnosis(BaseModel):
+class OverflowDiagnosis(_Documented):
     """Why a recorded session overflowed (or came close): see :func:`diagnose`."""
 
     schema_version: int = 1
+    """Version of this JSON layout (1)."""
     overflowed: bool
     """A recorded call overflowed (not merely came within the margin)."""
     call_index: int | None
     """First call that overflowed, else the first that came within the margin; None if neither."""
     message_index: int | None
+    """The assistant message of that call."""
     tokens: int | None
     """The context at that call (recorded when the file has usage, else estimated)."""
     tokens_provenance: str | None = None
+    """``recorded``, ``estimated`` or ``counted``."""
     window: int | None
+    """Window used."""
     margin: float
+    """Share of the window counted as close to overflowing."""
     overflow_reason: str | None = None
     """``stop-length``, ``error``, ``over-window`` or ``near-window``."""
     since_message_index: int

@@ -107,7 +107,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from core.llm import Summarizer, make_summarizer
 from core.models import Message, Provenance, Role, Session, SourceFormat, UsageConvention
@@ -155,10 +155,17 @@ class ReplayCancelled(Exception):
 # --- result models ------------------------------------------------------------------------------
 
 
-class ReplayEvent(BaseModel):
+class _Documented(BaseModel):
+    """Result models: each field's docstring is its description in the JSON schema."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+
+class ReplayEvent(_Documented):
     """Something the policy did during the replay."""
 
     kind: EventKind
+    """``truncate``, ``prune``, ``compact``, ``continue``, ``overflow`` or ``recorded-compaction``."""
     message_index: int
     """Message it applies to (compact: the first message after the cut, i.e. the first tail
     message, or the message it fired before when no tail is kept)."""
@@ -166,16 +173,19 @@ class ReplayEvent(BaseModel):
     """Index into ``ReplayResult.points`` of the call it fired before (truncate: the first call
     that sends the output); None when no call follows."""
     trigger: Trigger | None
+    """``threshold``, ``projection``, ``overflow``, ``manual`` or ``recorded``; None for truncations and overflows."""
     reason: str
     """One human sentence: why it fired / what it did."""
     tokens_before: int | None
     """Context (compact, prune, overflow) or message (truncate) tokens before."""
     tokens_after: int | None
+    """Context (or message) tokens after."""
     head_indices: list[int] = Field(default_factory=list)
     """compact: messages summarised (session message indices)."""
     tail_indices: list[int] = Field(default_factory=list)
     """compact: messages kept verbatim."""
     pruned_indices: list[int] = Field(default_factory=list)
+    """Messages whose tool output pruning replaced."""
     summary: str | None = None
     """compact: the summary text."""
     dropped_head_messages: int = 0
@@ -190,11 +200,13 @@ class ReplayEvent(BaseModel):
     """The recorded compaction (index into ``Session.compactions``) this event applied or took."""
 
 
-class CallPoint(BaseModel):
+class CallPoint(_Documented):
     """One model call (assistant message), in order."""
 
     call_index: int
+    """Position among the model calls (0-based)."""
     message_index: int
+    """The assistant message of this call."""
     turn_index: int
     """0-based turn the call belongs to (-1 before the first user message)."""
     recorded_tokens: int | None
@@ -204,8 +216,11 @@ class CallPoint(BaseModel):
     simulated_tokens: int
     """Context the policy would have sent at this call (same convention as the recorded one)."""
     simulated_provenance: Provenance
+    """``recorded`` while the policy has changed nothing, else ``estimated``/``counted``."""
     window: int | None
+    """Window of the run."""
     threshold: int | None
+    """Threshold of the run."""
     overflow_recorded: bool
     """The recorded call overflowed: recorded context > window, stop reason length, overflow error."""
     overflow_simulated: bool
@@ -215,6 +230,7 @@ class CallPoint(BaseModel):
     baseline_tokens: int
     """The recording's context at this call: the recorded figure, else our projection of it."""
     baseline_provenance: Provenance
+    """``recorded``, or ``estimated``/``counted`` for a projected baseline."""
     overflow_recorded_reason: str | None = None
     """``stop-length``, ``error`` or ``over-window`` when ``overflow_recorded``."""
     checked: bool = False
@@ -227,18 +243,23 @@ class CallPoint(BaseModel):
     """That check fired a compaction."""
 
 
-class MessageState(BaseModel):
+class MessageState(_Documented):
     """One per session message, same order."""
 
     message_index: int
+    """Position in the session."""
     tokens: int
     """Tokens of the message as recorded (counted/estimated)."""
     tokens_after_truncation: int
     """What the policy would have sent."""
     provenance: Provenance
+    """``counted`` or ``estimated`` (the estimator's kind)."""
     truncated: bool
+    """The policy truncates this tool output."""
     truncation_note: str | None
+    """What truncation cut and where the full output would be saved."""
     pruned: bool
+    """Pruning replaced this output at some point of the replay."""
     prune_reason: str | None
     """The pruner's reason for this message (also for protected ones), from the last pruning."""
     protected: bool
@@ -248,40 +269,53 @@ class MessageState(BaseModel):
     kept_by: int | None
     """Event id of the last compaction that kept it in its tail."""
     in_context_at_end: bool
+    """Still in the simulated context after the last message."""
 
 
-class FidelityRow(BaseModel):
+class FidelityRow(_Documented):
     """How the replay matched one recorded compaction."""
 
     recorded_index: int
     """Index into ``Session.compactions``."""
     message_index: int
+    """Where the recorded compaction happened."""
     trigger: str
     """The recorded trigger, or ``manual`` when the recording agent's threshold cannot explain it."""
     tokens_before: int | None
+    """Context before it, as recorded."""
     outcome: Outcome
+    """``same``, ``earlier``, ``later``, ``missed`` (no replay compaction near it) or ``manual``."""
     replay_call_index: int | None
+    """The call the matching replay compaction fired before."""
     call_delta: int | None
     """Replay call - recorded call (negative: the replay compacted earlier)."""
     recorded_call_index: int | None = None
     """The call the recorded compaction happened before (or the failed call it recovered)."""
     note: str = ""
+    """What matched it (the replay trigger), or why none did."""
 
 
-class ReplaySummary(BaseModel):
+class ReplaySummary(_Documented):
     """The figures of a replay in one row."""
 
     calls: int
+    """Model calls."""
     peak_recorded: int | None
+    """Largest recorded context (None: no usage)."""
     peak_simulated: int
+    """Largest simulated context."""
     peak_call_index: int | None
+    """The call of that peak."""
     compactions: int
     """Compactions the policy made (its own and recorded ones it applied)."""
     overflows_recorded: int
+    """Recorded calls that overflowed."""
     overflows_simulated: int
+    """Simulated calls that overflow."""
     tokens_truncated: int
     """Tokens truncation removed from tool outputs (net of the hints it adds)."""
     tokens_pruned: int
+    """Tokens of the tool outputs pruning replaced."""
     tokens_summarised: int
     """Tokens of the messages compactions replaced by a summary."""
     summary_tokens: int
@@ -298,19 +332,29 @@ class ReplaySummary(BaseModel):
     """Simulated context at the last call."""
 
 
-class ReplayResult(BaseModel):
+class ReplayResult(_Documented):
     """The whole replay of one session under one policy."""
 
     schema_version: int = SCHEMA_VERSION
+    """Version of this JSON layout (1)."""
     session_id: str
+    """Id of the replayed session."""
     policy: Policy
+    """The policy replayed, every field."""
     window: int | None
+    """Context window used (the policy's override, else the session's)."""
     threshold: int | None
+    """Compaction threshold of the policy for that window (None: window unknown)."""
     points: list[CallPoint]
+    """One per model call, in order."""
     events: list[ReplayEvent]
+    """What the policy did, in order; ``event_ids`` and ``*_by`` fields index this list."""
     messages: list[MessageState]
+    """One per session message, same order."""
     fidelity: list[FidelityRow]
+    """One per recorded compaction."""
     summary: ReplaySummary
+    """The figures of the run in one row."""
     notes: list[str]
     """e.g. "no recorded usage: every figure is estimated"."""
     recording_policy: bool = False
@@ -318,7 +362,9 @@ class ReplayResult(BaseModel):
     overhead_tokens: int = 0
     """System prompt + tool schemas, calibrated from the first recorded call."""
     estimator: str = ""
+    """Estimator used for message tokens."""
     window_source: str = "unknown"
+    """Where the window came from: ``recorded``, ``table``, ``user``, ``policy`` or ``unknown``."""
 
     _resumed_from_call: int | None = PrivateAttr(default=None)
 
@@ -328,61 +374,88 @@ class ReplayResult(BaseModel):
         return self._resumed_from_call
 
 
-class CompareRow(BaseModel):
+class CompareRow(_Documented):
     """One policy's figures in a comparison."""
 
     policy: str
+    """Policy name."""
     description: str
+    """What the policy models."""
     window: int | None
+    """Window it used."""
     threshold: int | None
+    """Its threshold."""
     summary: ReplaySummary
+    """Its replay figures."""
     fidelity: dict[str, int]
     """Recorded compactions by outcome (``same``, ``earlier``, ``later``, ``missed``, ``manual``)."""
 
 
-class CompareResult(BaseModel):
+class CompareResult(_Documented):
     """Several policies over one session."""
 
     schema_version: int = SCHEMA_VERSION
+    """Version of this JSON layout (1)."""
     session_id: str
+    """Id of the session."""
     window: int | None
+    """Window of the first policy (policies may override it)."""
     rows: list[CompareRow]
+    """One per policy, in the order given."""
     notes: list[str]
+    """Notes all policies share once; the others prefixed with their policy."""
 
 
-class SessionInfo(BaseModel):
+class SessionInfo(_Documented):
     """What was loaded, for the JSON reports."""
 
     id: str
+    """Session id."""
     format: str
+    """Format it was loaded from."""
     path: str | None
+    """File or folder it was loaded from."""
     model: str | None
+    """Main model, when recorded."""
     window: int | None
     """The window the replay used."""
     window_source: str
+    """Where the window came from."""
     messages: int
+    """Messages in the session."""
     calls: int
+    """Model calls."""
     turns: int
+    """Real user turns."""
     recorded_compactions: int
+    """Compactions the recording holds."""
     diagnostics: int
     """Lines the loader skipped or repaired."""
 
 
-class AnalysisReport(BaseModel):
+class AnalysisReport(_Documented):
     """``ctxscope analyze --json``: the overflow diagnosis, the replay summary and its fidelity."""
 
     schema_version: int = SCHEMA_VERSION
+    """Version of this JSON layout (1)."""
     session: SessionInfo
+    """What was loaded."""
     policy: str
+    """Name of the policy replayed."""
     threshold: int | None
+    """Its threshold for the window."""
     overflow: bool
     """The recording overflowed, or the replay under the policy does (``--fail-on-overflow``)."""
     diagnosis: OverflowDiagnosis
+    """The overflow diagnosis of the recording."""
     summary: ReplaySummary
+    """The replay's figures."""
     fidelity: list[FidelityRow]
+    """How the replay matched each recorded compaction."""
     events: list[ReplayEvent]
     """The replay's compactions, prunings and overflows (truncations are in ``summary``)."""
     notes: list[str]
+    """What the figures rest on (estimates, calibration, gaps)."""
 
 
 def session_info(session: Session, result: ReplayResult) -> SessionInfo:
