@@ -17,7 +17,7 @@ from core.policy import Policy
 from core.replay import ReplayResult, replay
 from core.templates import get_template
 from tui.messages import JumpToMessage
-from tui.screens.compaction import CompactionScreen, context_at, index_range
+from tui.screens.compaction import CompactionScreen, context_at, cut_of, index_range
 
 
 class SlowSummarizer:
@@ -90,6 +90,27 @@ def test_context_starts_at_the_last_recorded_boundary() -> None:
     assert index_range([4, 9, 6]) == "#4–#9"
     assert index_range([3]) == "#3"
     assert index_range([]) == "none"
+
+
+def test_the_cut_is_after_the_head_even_with_a_pinned_lead() -> None:
+    from core.replay import ReplayEvent
+
+    pinned = ReplayEvent(
+        kind="compact",
+        message_index=0,
+        call_index=3,
+        trigger="threshold",
+        reason="",
+        tokens_before=10,
+        tokens_after=5,
+        head_indices=[1, 2, 3, 4],
+        tail_indices=[0, 5, 6],
+    )
+    assert cut_of(pinned) == 5
+    plain = pinned.model_copy(update={"message_index": 5, "tail_indices": [5, 6]})
+    assert cut_of(plain) == 5
+    headless = pinned.model_copy(update={"head_indices": [], "message_index": 7})
+    assert cut_of(headless) == 7
 
 
 async def test_mock_compaction_shows_the_template_summary_and_fewer_tokens() -> None:
@@ -178,15 +199,15 @@ async def test_brackets_step_through_the_replay_compactions() -> None:
         await pilot.press("right_square_bracket")
         await pilot.pause()
         assert screen.position == 0
-        assert screen.current_message == compactions[0].message_index
+        assert screen.current_message == cut_of(compactions[0])
         await pilot.press("right_square_bracket")
         await pilot.pause()
         assert screen.position == 1
         event = compactions[1]
-        assert screen.current_message == event.message_index
+        assert screen.current_message == cut_of(event)
         mode = str(screen.query_one("#cs-mode").render())
         assert f"replay 2/{len(screen.events)}" in mode
-        assert f"#{event.message_index}" in mode
+        assert f"#{cut_of(event)}" in mode
         assert await _summary_shown(pilot, screen) == (event.summary or "")
         split = str(screen.query_one("#cs-split", Static).render())
         assert f"head {len(event.head_indices)} messages {index_range(event.head_indices)}" in split
@@ -204,5 +225,5 @@ async def test_enter_jumps_to_the_message_and_closes() -> None:
         await pilot.pause()
         jumps = [m for m in app.posted if isinstance(m, JumpToMessage)]
         first = next(e for e in result.events if e.kind == "compact")
-        assert [j.message_index for j in jumps] == [first.message_index]
+        assert [j.message_index for j in jumps] == [cut_of(first)]
         assert app.screen is not screen

@@ -71,6 +71,19 @@ def context_at(session: Session, message_index: int) -> list[Message]:
     return [m for m in session.messages[start : end + 1] if not m.sidechain]
 
 
+def cut_of(event: ReplayEvent) -> int:
+    """The first message after a compaction's cut: the first tail message after the head.
+
+    Leading system/context messages stay verbatim ahead of the summary, so they can sit in the
+    tail before the head; the cut is after the head, not at them.
+    """
+    if event.head_indices:
+        last_head = max(event.head_indices)
+        after = [i for i in event.tail_indices if i > last_head]
+        return min(after) if after else last_head + 1
+    return event.message_index
+
+
 def index_range(indices: Sequence[int]) -> str:
     """``#3–#17`` (or ``#5``, or ``none``)."""
     if not indices:
@@ -138,6 +151,9 @@ class CompactionScreen(Screen[None]):
         Binding("x", "cancel", "Cancel"),
         Binding("escape", "back", "Back"),
     ]
+
+    SHOW_TIMINGS: ClassVar[bool] = True
+    """Show how long the compaction took (screenshots turn it off: it varies run to run)."""
 
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]  # noqa: RUF012 (Screen declares it)
 
@@ -359,10 +375,10 @@ class CompactionScreen(Screen[None]):
         if self.position is None:
             current = self.message_index
             if step > 0:
-                after = [k for k, (_, e) in enumerate(self.events) if e.message_index > current]
+                after = [k for k, (_, e) in enumerate(self.events) if cut_of(e) > current]
                 target = after[0] if after else None
             else:
-                before = [k for k, (_, e) in enumerate(self.events) if e.message_index <= current]
+                before = [k for k, (_, e) in enumerate(self.events) if cut_of(e) <= current]
                 target = before[-1] if before else None
         else:
             target = self.position + step
@@ -389,7 +405,7 @@ class CompactionScreen(Screen[None]):
     def current_message(self) -> int:
         """The message Enter jumps to."""
         if self.position is not None:
-            return self.events[self.position][1].message_index
+            return cut_of(self.events[self.position][1])
         return self.message_index
 
     def action_jump(self) -> None:
@@ -437,7 +453,7 @@ class CompactionScreen(Screen[None]):
             kind = "" if event.kind == "compact" else " (recorded)"
             mode.update(
                 f"replay {self.position + 1}/{len(self.events)}{kind} at message "
-                f"#{event.message_index}{call}{trigger}"
+                f"#{cut_of(event)}{call}{trigger}"
             )
 
     def _clear_views(self) -> None:
@@ -458,7 +474,11 @@ class CompactionScreen(Screen[None]):
             return text
         scale = max(before, after, 1)
         saved = before - after
-        change = f" −{saved / before:.0%}" if before and saved >= 0 else f" +{-saved:,}"
+        if before and saved >= 0:
+            ratio = saved / before
+            change = f" −{ratio:.1%}" if after and ratio >= 0.995 else f" −{ratio:.0%}"
+        else:
+            change = f" +{-saved:,}"
         text.append("before ", style="bold")
         text.append(f"{before:>9,} ")
         text.append(_bar(before, scale, 16), style=self._style("before"))
@@ -487,7 +507,9 @@ class CompactionScreen(Screen[None]):
                 r.tokens_after,
                 f"messages in context, {counter.provenance} ({self.policy.estimator}) · "
                 f"{window_note}",
-                f"{r.model or 'no model'} · {r.duration_s * 1000:,.0f} ms{usage}",
+                f"{r.model or 'no model'}"
+                + (f" · {r.duration_s * 1000:,.0f} ms" if self.SHOW_TIMINGS else "")
+                + usage,
             )
         )
         self.query_one("#cs-split", Static).update(self._split_text(r))
@@ -503,8 +525,11 @@ class CompactionScreen(Screen[None]):
         text.append("head ", style=self._style("head"))
         text.append(f"{len(r.head_ids):,} messages {index_range(head)} summarised\n")
         text.append("tail ", style=self._style("tail"))
-        verb = "user messages kept" if r.strategy == "codex" else "messages kept"
-        text.append(f"{len(r.tail_ids):,} {verb} {index_range(tail)}")
+        if r.tail_ids:
+            verb = "user messages kept" if r.strategy == "codex" else "messages kept"
+            text.append(f"{len(r.tail_ids):,} {verb} {index_range(tail)}")
+        else:
+            text.append("none kept: everything is in the summary")
         if r.split is not None:
             s = r.split
             text.append(
@@ -514,7 +539,8 @@ class CompactionScreen(Screen[None]):
             if s.moved_for_tool_pair:
                 text.append(f"; cut moved {s.moved_for_tool_pair} earlier to keep a tool pair")
         if r.pinned_ids:
-            text.append(f"\n{len(r.pinned_ids)} leading system/context messages kept verbatim")
+            n = len(r.pinned_ids)
+            text.append(f"\n{n} leading system/context message{'s' if n != 1 else ''} kept as is")
         if r.dropped_head_messages:
             text.append(
                 f"\n{r.dropped_head_messages} oldest head messages left out: the request overflowed"
@@ -539,7 +565,7 @@ class CompactionScreen(Screen[None]):
         for d in pruned[:50]:
             index = by_id[d.id].index if d.id in by_id else d.index
             text.append(f"#{index} ", style="bold")
-            text.append(f"{d.tool_name or 'tool'} {d.output_tokens:,} tokens: ")
+            text.append(f"{d.tool_name or 'tool'} ")
             text.append(f"{d.detail}\n", style="dim")
         if len(pruned) > 50:
             text.append(f"… and {len(pruned) - 50} more\n", style="dim")
@@ -551,11 +577,8 @@ class CompactionScreen(Screen[None]):
             collapsible.title = "Request: none (nothing to summarise)"
             return
         chars = sum(len(m.content) for m in r.request_messages) + len(r.prompt)
-        collapsible.title = (
-            f"Request: {len(r.request_messages)} msgs + prompt · {chars:,} chars · "
-            f"max {r.max_tokens:,}"
-        )
-        parts: list[str] = []
+        collapsible.title = f"Request · {len(r.request_messages)} msgs + prompt · {chars:,} chars"
+        parts: list[str] = [f"max_tokens {r.max_tokens:,} · model {r.model or '?'}"]
         for m in [*r.request_messages, None]:
             role, content = ("user (prompt)", r.prompt) if m is None else (m.role, m.content)
             shown = content[:MAX_REQUEST_CHARS]

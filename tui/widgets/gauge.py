@@ -459,8 +459,12 @@ class TokenGauge(Widget, can_focus=True):
 
         threshold_row = row_of(threshold) if threshold else None
         window_row = row_of(window) if window and window < top else None
-        reserve_from = threshold_row + 1 if threshold_row is not None else None
+        # The band runs from the threshold's row up to (not into) the window's row; the threshold
+        # row is shaded too, or a band narrower than a row would not show at all.
+        reserve_from = threshold_row
         reserve_to = window_row if window_row is not None else rows  # exclusive
+        if reserve_from is not None and window_row is not None and window_row <= reserve_from:
+            reserve_to = reserve_from + 1
 
         rec_h = [height_of(v) for v in layout.recorded]
         sim_h = [height_of(v) for v in layout.simulated]
@@ -609,7 +613,8 @@ class TokenGauge(Widget, can_focus=True):
             prov = series.simulated_provenance[call]
             text.append("simulated " if tier == 0 else "sim ", style=self._style("simulated"))
             text.append(number(sim), style=self._style("label"))
-            text.append(f" {PROVENANCE_SHORT.get(prov, str(prov))}", style=self._style("muted"))
+            said = str(prov) if tier == 0 else PROVENANCE_SHORT.get(prov, str(prov))
+            text.append(f" {said}", style=self._style("muted"))
             share(sim, "simulated-over")
         text.append(sep, style=self._style("axis"))
         if window:

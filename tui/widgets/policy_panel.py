@@ -355,8 +355,8 @@ class FieldRow(Vertical):
 def section_digest(section: str | None, policy: Policy) -> str:
     """One line saying what a section is set to (shown in its title)."""
     if section is None:
-        window = f"{policy.context_window:,}" if policy.context_window else "session's"
-        return f"{policy.estimator}, window {window}"
+        window = f"window {policy.context_window:,}" if policy.context_window else "session window"
+        return f"{policy.estimator}, {window}"
     if section == "truncation":
         t = policy.truncation
         if not t.enabled:
