@@ -285,7 +285,8 @@ class OverflowDiagnosis(_Documented):
     """The threshold could not prevent the overflow: the last check passed (or fired and was not
     acted on), and the context grew past the window before the next check."""
     gap_tokens: int | None
-    """Tokens added between the last check and the overflowing call (the blind spot)."""
+    """Recorded tokens added between the figure the last check started from (the call before
+    it, after its reply) and the diagnosed call: the blind spot."""
     explanation: str
     """A few human sentences."""
 
@@ -431,7 +432,13 @@ def diagnose(
             last_check = earlier.call_index
             last_check_tokens = earlier.baseline_check_tokens
             break
-    gap = point.baseline_tokens - last_check_tokens if last_check_tokens is not None else None
+    # The blind spot: what arrived after the figure the last check started from (the previous
+    # call's context after its reply), measured on the recording's own figures.
+    gap = (
+        point.baseline_tokens - points[last_check - 1].baseline_after_tokens
+        if last_check is not None and last_check >= 1
+        else None
+    )
     check_passed = (
         last_check_tokens is not None
         and limit is not None
@@ -479,12 +486,18 @@ def diagnose(
                 f"The {policy.name} policy did not check its threshold ({limit:,}) between the "
                 "last compaction and this call."
             )
-        elif last_check_tokens is not None and gap is not None:
+        elif last_check_tokens is not None:
             verdict = "below" if check_passed else "above"
+            arrived = (
+                f"; {gap:,} tokens arrived after the figure that check started from "
+                f"(call {last_check - 1})"
+                if gap is not None
+                else ""
+            )
             sentences.append(
-                f"The {policy.name} policy last checked right before call {last_check}, at "
-                f"{last_check_tokens:,} tokens: {verdict} its threshold of {limit:,}; "
-                f"{gap:,} tokens arrived between that check and call {hit}."
+                f"The {policy.name} policy last checked right before call {last_check}: it "
+                f"measured {last_check_tokens:,} tokens, {verdict} its threshold of "
+                f"{limit:,}{arrived}."
             )
             if overflowed and check_passed:
                 sentences.append(
@@ -493,8 +506,8 @@ def diagnose(
                 )
             elif overflowed:
                 sentences.append(
-                    "The threshold was crossed in time, but the recording did not compact enough "
-                    "before this call."
+                    f"That check would have fired in time under the {policy.name} policy; the "
+                    "recording did not compact before this call."
                 )
 
     return OverflowDiagnosis(

@@ -231,6 +231,8 @@ class CallPoint(_Documented):
     """The recording's context at this call: the recorded figure, else our projection of it."""
     baseline_provenance: Provenance
     """``recorded``, or ``estimated``/``counted`` for a projected baseline."""
+    baseline_after_tokens: int = 0
+    """The recording's context after this call's reply (what the next check starts from)."""
     overflow_recorded_reason: str | None = None
     """``stop-length``, ``error`` or ``over-window`` when ``overflow_recorded``."""
     checked: bool = False
@@ -2064,6 +2066,7 @@ class Replayer:
                         "event_ids": list(event_ids),
                         "baseline_tokens": rec.baseline[c],
                         "baseline_provenance": rec.baseline_prov[c],
+                        "baseline_after_tokens": rec.baseline_after[c],
                         "overflow_recorded_reason": reason,
                         "checked": checked,
                         "check_tokens": measure,
