@@ -283,3 +283,12 @@ def test_garbage_collector_is_restored(tmp_path: Path) -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_reader_passes_over_skipped_lines_unparsed(tmp_path: Path) -> None:
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(b'{"a": 1}\n{"skip": oops not json\n{"b": 2}\n')
+    builder = SessionBuilder(SourceFormat.CODEX, path)
+    got = list(read_jsonl(path, builder, skip=lambda line: line.startswith(b'{"skip"')))
+    assert [(line, obj) for line, _, obj in got] == [(1, {"a": 1}), (3, {"b": 2})]
+    assert builder.diagnostics == []

@@ -78,6 +78,34 @@ _CONTEXT_PREFIXES = (
 _SERVER_CALLS = frozenset({"web_search_call", "image_generation_call"})
 
 
+# Events that only repeat response items or report to the UI. Codex writes the envelope with a
+# fixed key order, so they can be recognised from the first bytes and passed over unparsed; a
+# line written any other way is simply parsed and ignored.
+_EVENT_PREFIX = b'"type":"event_msg","payload":{"type":"'
+_IGNORED_EVENTS = (
+    b'agent_message"',
+    b'agent_reasoning"',
+    b'agent_reasoning_raw_content"',
+    b'agent_reasoning_section_break"',
+    b'exec_command_begin"',
+    b'exec_command_end"',
+    b'patch_apply_begin"',
+    b'patch_apply_end"',
+    b'web_search_begin"',
+    b'web_search_end"',
+    b'mcp_tool_call_begin"',
+    b'mcp_tool_call_end"',
+    b'task_complete"',
+    b'turn_diff"',
+    b'context_compacted"',
+)
+
+
+def _ignorable(line: bytes) -> bool:
+    at = line.find(_EVENT_PREFIX, 0, 96)
+    return at >= 0 and line.startswith(_IGNORED_EVENTS, at + len(_EVENT_PREFIX))
+
+
 def _int(value: Any) -> int:
     if type(value) is int:
         return value
@@ -600,7 +628,7 @@ def load(path: Path, *, progress: ProgressCallback | None = None) -> Session:
     path = Path(path)
     loader = _Loader(path)
     b = loader.builder
-    for line_no, offset, obj in read_jsonl(path, b, progress=progress):
+    for line_no, offset, obj in read_jsonl(path, b, progress=progress, skip=_ignorable):
         kind = obj.get("type")
         payload = obj.get("payload")
         try:

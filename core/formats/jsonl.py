@@ -139,6 +139,7 @@ def read_jsonl(
     progress: ProgressCallback | None = None,
     chunk_bytes: int = CHUNK_BYTES,
     count: Callable[[], int] | None = None,
+    skip: Callable[[bytes], bool] | None = None,
 ) -> Iterator[tuple[int, int, dict[str, Any]]]:
     """Yield ``(line_number, byte_offset, object)`` for every JSON object line of ``path``.
 
@@ -147,6 +148,9 @@ def read_jsonl(
     ``progress`` is called after each chunk with ``(bytes_read, total_bytes, messages)``, where
     ``messages`` is ``count()`` (default: the builder's message count; a loader that assembles
     messages at the end passes its own running count).
+
+    ``skip`` lets a loader pass over lines it would ignore without parsing them (it sees the raw
+    bytes; a line it skips counts as read).
 
     Raises :class:`LoadError` when the file is missing, empty, binary, a JSON array, or holds no
     JSON object at all.
@@ -196,6 +200,9 @@ def read_jsonl(
                 if not line or line.isspace():
                     continue
                 non_blank += 1
+                if skip is not None and skip(line):
+                    objects += 1
+                    continue
                 try:
                     obj = loads(line)
                 except decode_error as exc:
