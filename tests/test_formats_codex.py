@@ -231,6 +231,10 @@ def test_real_single_compaction_019c8a59() -> None:
     assert all(m.source_line == compacted[0] for m in replayed)
     assert replayed[0].compaction_boundary
     assert replayed[-1].summary  # the encrypted compaction item
+    # kept copies start no turn and are no model call
+    assert not any(m.is_turn_start or m.is_model_call for m in replayed)
+    kept_assistant = [m for m in replayed if m.role is Role.ASSISTANT]
+    assert len(kept_assistant) == sum(1 for h in history if h.get("role") == "assistant") > 0
 
 
 def test_real_per_call_context_follows_last_token_usage_019c8a59() -> None:

@@ -16,8 +16,10 @@ What is read (see ``reference/formats.md`` §A1):
   cumulative ``total_token_usage`` only serves to drop the repeated copies Codex writes; the
   window comes from ``info.model_context_window`` (``window_source = "recorded"``).
 * ``compacted``: a :class:`CompactionEvent`; with ``replacement_history`` the model-visible list
-  starts over from it, so its items are emitted again (meta copies, the summary or the encrypted
-  ``compaction`` item flagged ``summary``); without it the message text is a summary message.
+  starts over from it, so its items are emitted again: user copies flagged ``meta``, assistant
+  copies flagged ``meta`` and ``summary`` (they are the compaction's product, not model calls),
+  the summary text or the encrypted ``compaction`` item flagged ``summary``; without it the
+  message text is a summary message.
 * The ``user_message`` / ``agent_message`` / ``agent_reasoning`` events duplicate response items
   and are ignored, as is ``context_compacted`` (the ``compacted`` line is the event).
 * The legacy un-enveloped format: a first line ``{id, timestamp, instructions, git}``, bare
@@ -276,6 +278,7 @@ class _Loader:
             text = _content_text(payload.get("content"))
             if role == "assistant":
                 if replay:
+                    # A copy kept by the compaction: part of its product, not a model call.
                     self.close()
                     b.add(
                         Role.ASSISTANT,
@@ -283,6 +286,7 @@ class _Loader:
                         timestamp=ts,
                         text=text,
                         meta=True,
+                        summary=True,
                         source_line=line,
                         source_offset=offset,
                     )
