@@ -47,9 +47,10 @@ class SourceFormat(StrEnum):
 class UsageConvention(StrEnum):
     """Which provider's accounting a :class:`Usage` was recorded in.
 
-    The numbers are normalised on load (``input`` never includes cached tokens), but the
-    convention decides which figure an agent compared against its threshold: Claude Code looks
-    at the prompt size before the reply; Codex, pi and opencode at the total after it.
+    The numbers are normalised on load (``input`` never includes cached tokens). The convention
+    decides which figure is *the* context of a call: for Anthropic usage the prompt as sent (what
+    Claude Code's transcripts are read by), for the others the provider's total after the reply.
+    Threshold checks compare the size after the reply in every agent (see ``core.overflow``).
     """
 
     ANTHROPIC = "anthropic"
@@ -111,7 +112,7 @@ class Usage(BaseModel):
 
     @property
     def context_tokens(self) -> int:
-        """The figure the recording agent compares against its threshold (see UsageConvention)."""
+        """The context figure this provider's convention reports for a call (see UsageConvention)."""
         if self.convention is UsageConvention.ANTHROPIC:
             return self.prompt_tokens
         return self.context_after_reply

@@ -332,10 +332,17 @@ def _pi() -> Policy:
 def _claude_code() -> Policy:
     return Policy(
         name="claude-code",
-        description="Claude Code as observed: 30,000-character shell outputs, no pruning, the whole "
-        "history summarised when the prompt passes about 167k of a 200k window.",
-        estimator="tiktoken:cl100k_base",
-        truncation=TruncationPolicy(max_lines=2000, max_bytes=30000, direction="head"),
+        description="Claude Code as observed: Bash output capped at 30,000 characters (its other tools "
+        "cap their own output), no pruning, the whole history summarised once the context passes "
+        "about 167k of a 200k window. Estimates are calibrated against the recorded usage.",
+        estimator="chars/4",
+        truncation=TruncationPolicy(
+            enabled=False,
+            max_lines=0,
+            max_bytes=30000,
+            tail_tools=[],
+            per_tool={"Bash": ToolLimits(enabled=True)},
+        ),
         pruning=PruningPolicy(enabled=False),
         split=SplitPolicy(mode="messages"),
         compaction=CompactionPolicy(
