@@ -224,13 +224,13 @@ def _svg_for_rasterizers(svg: str) -> str:
     return svg.replace("<svg ", '<svg xml:space="preserve" ', 1)
 
 
-async def take(shot: Shot, out: Path) -> Path:
-    """Run ``shot`` and write its SVG into ``out``; returns the SVG's path."""
+async def take(shot: Shot, out: Path, size: tuple[int, int] = SIZE) -> Path:
+    """Run ``shot`` at ``size`` and write its SVG into ``out``; returns the SVG's path."""
     from tui.screens.compaction import CompactionScreen
 
     CompactionScreen.SHOW_TIMINGS = False
     app = shot.make_app()
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=size) as pilot:
         app.theme = shot.theme
         await settle(pilot)
         await shot.steps(pilot)
@@ -271,6 +271,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tui.screenshots", description=__doc__)
     parser.add_argument("names", nargs="*", help=f"only these ({', '.join(s.name for s in SHOTS)})")
     parser.add_argument("--out", type=Path, default=OUT, help="folder (default: screenshots/)")
+    parser.add_argument(
+        "--size",
+        default=f"{SIZE[0]}x{SIZE[1]}",
+        help="terminal COLUMNSxROWS (default: %(default)s)",
+    )
     args = parser.parse_args(argv)
     missing = [p for p in (OVERFLOW, COMPACTED) if not p.exists()]
     if missing:
@@ -279,6 +284,13 @@ def main(argv: list[str] | None = None) -> int:
             f"screenshots: sample sessions missing ({names}); run `make samples`", file=sys.stderr
         )
         return 1
+    try:
+        columns, rows = (int(part) for part in args.size.lower().split("x"))
+    except ValueError:
+        print(
+            f"screenshots: --size wants COLUMNSxROWS, e.g. 80x24, not {args.size}", file=sys.stderr
+        )
+        return 2
     wanted = [s for s in SHOTS if not args.names or s.name in args.names]
     unknown = set(args.names) - {s.name for s in SHOTS}
     if unknown:
@@ -293,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
     for shot in wanted:
-        svg = asyncio.run(take(shot, args.out))
+        svg = asyncio.run(take(shot, args.out, (columns, rows)))
         png = to_png(svg, converter) if converter else None
         written = f"{svg.relative_to(REPO) if svg.is_relative_to(REPO) else svg}"
         print(f"{shot.name:<14} {written}" + (f" + {png.name}" if png else ""))

@@ -156,6 +156,7 @@ class CompactionScreen(Screen[None]):
     """Show how long the compaction took (screenshots turn it off: it varies run to run)."""
 
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]  # noqa: RUF012 (Screen declares it)
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]  # noqa: RUF012 (Screen declares it)
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "compaction-screen--before",

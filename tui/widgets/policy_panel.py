@@ -475,8 +475,14 @@ class PolicyPanel(Widget):
     def _section_title(self, section: str | None, title: str) -> str:
         return f"{title} · {section_digest(section, self.policy)}"
 
+    SHORT_ROWS = 16
+    """Below this height the header shrinks to the preset switcher (keys still save/load)."""
+
     def on_mount(self) -> None:
         self._refresh_header()
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.height < self.SHORT_ROWS, "-short")
 
     def focus(self, scroll_visible: bool = True) -> PolicyPanel:
         """Focus the preset switcher (the panel itself takes no focus)."""
