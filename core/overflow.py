@@ -104,12 +104,15 @@ def threshold(
     max_output_tokens: int | None = None,
     *,
     input_limit: int | None = None,
+    model_window: int | None = None,
 ) -> int:
     """The context size at which ``policy`` compacts, for a model with ``window`` tokens.
 
     ``max_output_tokens`` is the model's output limit and ``input_limit`` its input limit
-    (opencode's ``limit.input``), when known. The comparison itself (``>`` or ``>=``) belongs to
-    the rule: use :func:`should_compact`.
+    (opencode's ``limit.input``), when known. ``model_window`` is the model's full window when
+    ``window`` is a reduced, effective one (Codex records 95% of it but compacts at 90% of the
+    full window). The comparison itself (``>`` or ``>=``) belongs to the rule: use
+    :func:`should_compact`.
     """
     rules = policy.compaction
     if rules.threshold_rule == "pi":
@@ -117,7 +120,7 @@ def threshold(
     if rules.threshold_rule == "codex":
         if rules.auto_compact_token_limit is not None:
             return rules.auto_compact_token_limit
-        return int(window * rules.codex_ratio)
+        return int((model_window or window) * rules.codex_ratio)
     # opencode
     max_output = max_output_for(policy, max_output_tokens)
     if input_limit:
@@ -148,6 +151,7 @@ def should_compact(
     max_output_tokens: int | None = None,
     *,
     input_limit: int | None = None,
+    model_window: int | None = None,
 ) -> bool:
     """Whether ``policy`` compacts automatically at a context of ``tokens``.
 
@@ -155,7 +159,9 @@ def should_compact(
     """
     if not policy.compaction.auto or not window:
         return False
-    limit = threshold(policy, window, max_output_tokens, input_limit=input_limit)
+    limit = threshold(
+        policy, window, max_output_tokens, input_limit=input_limit, model_window=model_window
+    )
     return crosses(tokens, limit, policy)
 
 

@@ -301,3 +301,62 @@ def test_real_function_calls_joined_019e1625() -> None:
     assert [t.call_id for t in tools] == outputs
     assert {t.call_id for t in tools} == call_ids
     assert all(t.tool_name for t in tools)
+
+
+def test_codex_compaction_records_the_context_it_compacted_at(tmp_path: Path) -> None:
+    lines = [
+        {
+            "timestamp": "2026-01-01T00:00:00Z",
+            "type": "session_meta",
+            "payload": {"id": "s1", "cwd": "/w"},
+        },
+        {
+            "timestamp": "2026-01-01T00:00:01Z",
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": "hi"}],
+            },
+        },
+        {
+            "timestamp": "2026-01-01T00:00:02Z",
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "yo"}],
+            },
+        },
+        {
+            "timestamp": "2026-01-01T00:00:03Z",
+            "type": "event_msg",
+            "payload": {
+                "type": "token_count",
+                "info": {
+                    "last_token_usage": {
+                        "input_tokens": 900,
+                        "cached_input_tokens": 0,
+                        "output_tokens": 100,
+                        "total_tokens": 1000,
+                    },
+                    "total_token_usage": {
+                        "input_tokens": 900,
+                        "output_tokens": 100,
+                        "total_tokens": 1000,
+                    },
+                    "model_context_window": 258400,
+                },
+            },
+        },
+        {
+            "timestamp": "2026-01-01T00:00:04Z",
+            "type": "compacted",
+            "payload": {"message": "summary text"},
+        },
+    ]
+    path = tmp_path / "rollout.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    session = load_session(path)
+    assert [c.tokens_before for c in session.compactions] == [1000]
+    assert session.metadata["model_window"] == 272_000

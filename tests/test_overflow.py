@@ -249,3 +249,13 @@ def test_diagnosis_without_calls_or_window() -> None:
     result = diagnose(unknown)
     assert not result.overflowed
     assert "--window" in result.explanation
+
+
+def test_codex_rule_uses_the_full_model_window_when_the_recorded_one_is_effective() -> None:
+    from core.overflow import threshold as rule_threshold
+    from core.policy import get_preset
+
+    codex = get_preset("codex")
+    # Codex records 95% of a 272k window (258,400) and compacts at 90% of the full 272k.
+    assert rule_threshold(codex, 258_400, model_window=272_000) == 244_800
+    assert rule_threshold(codex, 258_400) == 232_560

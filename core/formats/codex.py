@@ -47,6 +47,8 @@ from core.models import (
 )
 
 FORMAT = SourceFormat.CODEX
+CODEX_EFFECTIVE_WINDOW_PERCENT = 95
+"""Codex reports this share of the model's window as ``model_context_window``."""
 
 _ENVELOPE_TYPES = frozenset(
     {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
@@ -211,6 +213,7 @@ class _Loader:
         self.builder = SessionBuilder(FORMAT, path)
         self.current: _Call | None = None
         self.last_call: Message | None = None
+        self.last_context: int | None = None  # the latest call's context, for tokens_before
         self.last_total: Any = None  # the previous token_count's figures, to drop repeats
         self.last_last: Any = None
         self.model: str | None = None
@@ -422,6 +425,9 @@ class _Loader:
         if isinstance(window, int) and window > 0:
             self.builder.context_window = window
             self.builder.window_source = "recorded"
+            # Codex records 95% of the model's window (effective_context_window_percent) but sets
+            # its auto-compact limit at 90% of the full one: keep the full one for that rule.
+            self.builder.metadata["model_window"] = window * 100 // CODEX_EFFECTIVE_WINDOW_PERCENT
         last = info.get("last_token_usage")
         if not isinstance(last, dict):
             return
@@ -452,6 +458,7 @@ class _Loader:
             total=_int(last.get("total_tokens")) if last.get("total_tokens") is not None else None,
             convention=UsageConvention.OPENAI,
         )
+        self.last_context = usage.context_tokens
         if self.current is not None:
             self.close()
         target = self.last_call
@@ -528,7 +535,13 @@ class _Loader:
         message = payload.get("message")
         message = message if isinstance(message, str) else ""
         b = self.builder
-        b.add_compaction(trigger="unknown", summary=message or None, source_line=line)
+        # Codex does not record the size it compacted at; the last reported context is that size.
+        b.add_compaction(
+            trigger="unknown",
+            tokens_before=self.last_context,
+            summary=message or None,
+            source_line=line,
+        )
         history = payload.get("replacement_history")
         if isinstance(history, list):
             for k, item in enumerate(history):
