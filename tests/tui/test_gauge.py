@@ -221,3 +221,39 @@ def test_series_from_a_session_marks_recorded_compactions() -> None:
     series = build_series(session, None)
     first_call_after = next(i for i, m in enumerate(series.message_index) if m >= 9)
     assert series.flags[first_call_after] & 8
+
+
+async def test_a_five_row_gauge_keeps_label_chart_and_markers() -> None:
+    session, result = _result()
+    gauge = TokenGauge()
+    gauge.styles.height = 5
+    app = Host(gauge)
+    async with app.run_test(size=(80, 24)) as pilot:
+        gauge.update_result(session, result)
+        gauge.select_call(len(result.points) - 1)
+        await pilot.pause()
+        rows = _rows(gauge)
+    assert len(rows) == 5
+    assert rows[0].startswith(f" call {len(result.points)}/{len(result.points)}")
+    assert all(len(row) == 80 for row in rows)
+    assert any(ch in rows[1] + rows[2] + rows[3] for ch in "▁▂▃▄▅▆▇█")
+    assert "◆" in rows[4]
+
+
+async def test_a_theme_change_repaints_with_the_new_colours() -> None:
+    session, result = _result()
+    gauge = TokenGauge()
+    gauge.styles.height = HEIGHT
+    app = Host(gauge)
+    async with app.run_test(size=(100, 14)) as pilot:
+        app.theme = "textual-dark"
+        gauge.update_result(session, result)
+        await pilot.pause()
+        dark = gauge.render_line(5)
+        app.theme = "textual-light"
+        await pilot.pause()
+        light = gauge.render_line(5)
+    assert dark.text == light.text
+    dark_colours = {seg.style.color for seg in dark if seg.style and seg.text.strip("│┤ ")}
+    light_colours = {seg.style.color for seg in light if seg.style and seg.text.strip("│┤ ")}
+    assert dark_colours != light_colours
