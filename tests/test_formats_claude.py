@@ -394,3 +394,28 @@ def test_window_stated_by_a_prompt_too_long_error(tmp_path: Path) -> None:
     assert (session.context_window, session.window_source) == (200_000, "recorded")
     assert not any(d.code == "window-inferred" for d in session.diagnostics)
     assert session.messages[-1].error is not None and session.messages[-1].usage is None
+
+
+def test_slash_commands_and_their_output_are_context_not_turns(tmp_path: Path) -> None:
+    def user(uuid: str, parent: str | None, text: str) -> dict[str, Any]:
+        return {
+            "type": "user",
+            "uuid": uuid,
+            "parentUuid": parent,
+            "sessionId": "s",
+            "timestamp": "2026-01-01T00:00:00Z",
+            "message": {"role": "user", "content": text},
+        }
+
+    rows = [
+        user(
+            "u1", None, "<command-name>/model</command-name>\n<command-args>sonnet</command-args>"
+        ),
+        user("u2", "u1", "<local-command-stdout>Set model to Sonnet</local-command-stdout>"),
+        user("u3", "u2", "Fix the flaky webhook test"),
+    ]
+    path = tmp_path / "commands.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    session = load_session(path)
+    assert [m.meta for m in session.messages] == [True, True, False]
+    assert session.turn_starts() == [2]

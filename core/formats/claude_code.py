@@ -47,6 +47,9 @@ from core.models import (
 )
 
 FORMAT = SourceFormat.CLAUDE_CODE
+# A slash command and its local output are written as user lines, but the user did not type
+# them as a request: they are context (meta), not the start of a turn.
+_COMMAND_PREFIXES = ("<command-name>", "<command-message>", "<local-command-")
 
 DEFAULT_WINDOW = 200_000
 """Window of Claude models unless the model is a 1M-context one."""
@@ -673,7 +676,7 @@ def _assemble(
             timestamp=entry.timestamp,
             text=text,
             summary=entry.summary,
-            meta=entry.meta,
+            meta=entry.meta or text.startswith(_COMMAND_PREFIXES),
             sidechain=sidechain,
             source_line=entry.line,
             source_offset=entry.offset,
