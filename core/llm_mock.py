@@ -21,13 +21,22 @@ When the prompt quotes a previous summary, its bullets are kept and the new ones
 text is cut to ``max_tokens`` (estimated as characters / 4). The same input always gives the same
 text. Replay calls this for every compaction of long sessions, so it is linear in the input and
 takes milliseconds.
+
+Speed: what each transcript entry says (its facts: user request, finding, decision, files,
+command, error lines) depends on that entry alone, so a summariser caches it by the entry's text
+in a bounded LRU (``cache_chars``); a head that overlaps an earlier one — replay re-running after
+a limit change — only reads its new entries. The entry split uses ``str.find`` instead of a
+multi-line regex, and the keyword searches answer from ``str.find`` on ASCII text (the regex
+itself decides for any other text), both tested against the regexes they stand for.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -55,14 +64,14 @@ MOCK_MODEL = "mock"
 NONE_TEXT = "(none)"
 CHUNK_CHARS = 256
 """Size of each piece handed to ``on_delta`` when streaming."""
+FACTS_CACHE_CHARS = 32_000_000
+"""Default bound of a summariser's cache of what each transcript entry says, in characters of
+entry text (plus a fixed weight per entry): a few tens of megabytes at most."""
 
 _MAX_BULLETS = 20
 _MAX_BULLET_CHARS = 300
 _MAX_FILES = 40
 
-_ENTRY_START = re.compile(
-    "^(" + "|".join(re.escape(label) for label in ENTRY_LABELS) + "):[ ]?", re.MULTILINE
-)
 _ERROR_WORDS = (
     "error",
     "exception",
@@ -75,17 +84,101 @@ _ERROR_WORDS = (
     "not found",
     "no such file",
 )
-_INSTRUCTION_LINE = re.compile(
-    r"\b(must|should|don't|do not|never|always|please|make sure|avoid|prefer|only|instead)\b",
-    re.IGNORECASE,
+
+
+def _is_word_char(char: str) -> bool:
+    r"""``char`` is a regex word character (``\w``) — for ASCII characters: letters, digits, ``_``."""
+    return char.isalnum() or char == "_"
+
+
+class _Words:
+    r"""A case-insensitive search for whole words: the regex ``\b(w1|w2|...)\b`` (IGNORECASE).
+
+    Replay summarises thousands of messages, and the regex costs tens of microseconds per
+    message. For ASCII text (almost all of it) the same answer comes from ``str.find`` on the
+    lowered text plus a word-boundary check on each side; for other text the regex itself
+    decides, so Unicode case folding and word boundaries stay exactly the regex's. The words are
+    lowercase and start and end with a letter, so ``\b`` before and after them means "no word
+    character there".
+    """
+
+    __slots__ = ("pattern", "words")
+
+    def __init__(self, *words: str) -> None:
+        self.words = words
+        self.pattern = re.compile(r"\b(" + "|".join(words) + r")\b", re.IGNORECASE)
+
+    def present(self, text: str) -> tuple[str, ...] | None:
+        """The words that occur in ASCII ``text`` at all (as substrings, in any case): the only
+        ones :meth:`search` needs to try on any part of it. None for non-ASCII text."""
+        if not text.isascii():
+            return None
+        lowered = text.lower()
+        return tuple(word for word in self.words if word in lowered)
+
+    def search(self, text: str, words: tuple[str, ...] | None = None) -> bool:
+        """``text`` holds one of the words as a whole word, in any case.
+
+        ``words``: what :meth:`present` returned for a text that contains this one (a shorter
+        list to try); None tries every word.
+        """
+        if not text.isascii():
+            return self.pattern.search(text) is not None
+        if words is None:
+            words = self.words
+        elif not words:
+            return False
+        lowered = text.lower()
+        size = len(lowered)
+        for word in words:
+            at = lowered.find(word)
+            while at >= 0:
+                end = at + len(word)
+                if (at == 0 or not _is_word_char(lowered[at - 1])) and (
+                    end == size or not _is_word_char(lowered[end])
+                ):
+                    return True
+                at = lowered.find(word, at + 1)
+        return False
+
+
+_INSTRUCTION_LINE = _Words(
+    "must",
+    "should",
+    "don't",
+    "do not",
+    "never",
+    "always",
+    "please",
+    "make sure",
+    "avoid",
+    "prefer",
+    "only",
+    "instead",
 )
-_FINDING = re.compile(
-    r"\b(found|turns out|because|the cause|the issue|the problem|root cause|it seems|appears to)\b",
-    re.IGNORECASE,
+_FINDING = _Words(
+    "found",
+    "turns out",
+    "because",
+    "the cause",
+    "the issue",
+    "the problem",
+    "root cause",
+    "it seems",
+    "appears to",
 )
-_DECISION = re.compile(
-    r"\b(decided|decide|instead|chose|choose|i will|i'll|we will|let's|going to|plan is)\b",
-    re.IGNORECASE,
+_DECISION = _Words(
+    "decided",
+    "decide",
+    "instead",
+    "chose",
+    "choose",
+    "i will",
+    "i'll",
+    "we will",
+    "let's",
+    "going to",
+    "plan is",
 )
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
 _PATH_KEYS = ("path", "file_path", "filePath", "filepath", "filename", "file", "notebook_path")
@@ -106,18 +199,6 @@ _READ_VERBS = {
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
 
-class _Entry:
-    """One message of the transcript: its label, and for tools the name and arguments."""
-
-    __slots__ = ("arguments", "label", "name", "text")
-
-    def __init__(self, label: str, text: str, name: str = "", arguments: Any = None) -> None:
-        self.label = label
-        self.text = text
-        self.name = name
-        self.arguments = arguments
-
-
 def _one_line(text: str, limit: int = _MAX_BULLET_CHARS) -> str:
     """``text`` folded onto one line and cut to ``limit`` characters with an ellipsis."""
     folded = " ".join(text.split())
@@ -132,34 +213,37 @@ def _first_sentence(text: str) -> str:
     return _one_line(parts[0]) if parts else ""
 
 
-def _parse_entries(text: str) -> list[_Entry]:
-    """Entries of a labelled transcript (see :mod:`core.templates`)."""
-    entries: list[_Entry] = []
-    matches = list(_ENTRY_START.finditer(text))
-    for i, match in enumerate(matches):
-        end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
-        label = match.group(1)
-        body = text[match.end() : end].strip("\n")
-        if label == LABEL_TOOL_CALL:
-            name, _, raw_args = body.partition(" ")
-            arguments: Any = raw_args
-            if raw_args.startswith(("{", "[")):
-                try:
-                    arguments = orjson.loads(raw_args)
-                except orjson.JSONDecodeError:
-                    arguments = raw_args
-            entries.append(_Entry(label, body, name.strip(), arguments))
-        elif label in (LABEL_TOOL_RESULT, LABEL_TOOL_ERROR):
-            name, _, output = body.partition("\n")
-            entries.append(_Entry(label, output, name.strip()))
-        else:
-            entries.append(_Entry(label, body))
+_LABEL_AT = re.compile("(" + "|".join(re.escape(label) for label in ENTRY_LABELS) + "):[ ]?")
+
+
+def _raw_entries(text: str) -> list[tuple[str, str]]:
+    """``(label, body)`` of each entry of a labelled transcript (see :mod:`core.templates`).
+
+    An entry starts at a line that starts with a label and a colon (the regex
+    ``^(label|...):[ ]?`` in multi-line mode) and runs to the next one; its body is stripped of
+    newlines at both ends. Every label starts with ``[``, so only line starts followed by ``[``
+    are tried — ``str.find`` skips the rest of the text at C speed.
+    """
+    starts: list[tuple[int, int, str]] = []  # (entry start, body start, label)
+    at = 0 if text.startswith("[") else text.find("\n[") + 1
+    if at or text.startswith("["):
+        while True:
+            match = _LABEL_AT.match(text, at)
+            if match is not None:
+                starts.append((at, match.end(), match.group(1)))
+            at = text.find("\n[", at) + 1
+            if not at:
+                break
+    entries: list[tuple[str, str]] = []
+    for k, (_start, body_start, label) in enumerate(starts):
+        end = starts[k + 1][0] if k + 1 < len(starts) else len(text)
+        entries.append((label, text[body_start:end].strip("\n")))
     return entries
 
 
-def _entries_from_messages(messages: Sequence[ChatMessage]) -> list[_Entry]:
+def _request_entries(messages: Sequence[ChatMessage]) -> list[tuple[str, str]]:
     """The transcript entries of a summary request, whatever shape its messages have."""
-    entries: list[_Entry] = []
+    entries: list[tuple[str, str]] = []
     for message in messages:
         content = message.content
         if message.role == "system" and CONVERSATION_OPEN not in content:
@@ -168,13 +252,15 @@ def _entries_from_messages(messages: Sequence[ChatMessage]) -> list[_Entry]:
         if start >= 0:
             end = content.rfind(CONVERSATION_CLOSE)
             inner = content[start + len(CONVERSATION_OPEN) : end if end > start else len(content)]
-            entries.extend(_parse_entries(inner))
-        elif _ENTRY_START.search(content):
-            entries.extend(_parse_entries(content))
+            entries.extend(_raw_entries(inner))
+            continue
+        parsed = _raw_entries(content)
+        if parsed:
+            entries.extend(parsed)
         elif message.role == "user":
-            entries.append(_Entry(LABEL_USER, content))
+            entries.append((LABEL_USER, content))
         else:
-            entries.append(_Entry(LABEL_ASSISTANT, content))
+            entries.append((LABEL_ASSISTANT, content))
     return entries
 
 
@@ -236,10 +322,160 @@ def _is_edit(tool_name: str) -> bool:
     return any(word in lowered for word in _EDIT_WORDS)
 
 
-class _Digest:
-    """What the mock learned from the head, gathered in one pass."""
+class _Facts:
+    """What one transcript entry tells the mock: a pure function of the entry's label and body,
+    so it is computed once per distinct entry and cached (:class:`_FactsCache`)."""
 
-    def __init__(self, entries: Iterable[_Entry]) -> None:
+    __slots__ = ("action", "assistant", "command", "decision", "errors", "files", "finding", "user")
+
+    def __init__(self) -> None:
+        self.user: str | None = None
+        """A user entry's text, stripped (None: not a user entry, or blank)."""
+        self.assistant: str | None = None
+        """An assistant entry's text, stripped (None: not one, or blank)."""
+        self.finding: str | None = None
+        """The first sentence of an assistant text that states a finding."""
+        self.decision: str | None = None
+        """The first of its first six sentences that states a decision."""
+        self.errors: tuple[str, ...] = ()
+        """Error lines of a tool result (at most two) or the first line of a tool error."""
+        self.files: tuple[tuple[str, bool], ...] = ()
+        """Paths a tool call names, each with whether the tool edits."""
+        self.command = False
+        """The tool call ran a shell command."""
+        self.action: str | None = None
+        """What the tool call did, in a few words."""
+
+
+_NO_FACTS = _Facts()
+"""Shared by every entry that tells nothing (reasoning, system text, a quiet tool result)."""
+
+
+def _facts_of(label: str, body: str) -> _Facts:
+    """The facts of one entry (see :class:`_Facts`)."""
+    facts = _Facts()
+    if label == LABEL_USER:
+        text = body.strip()
+        if not text:
+            return _NO_FACTS
+        facts.user = text
+    elif label == LABEL_ASSISTANT:
+        text = body.strip()
+        if not text:
+            return _NO_FACTS
+        facts.assistant = text
+        if _FINDING.search(text):
+            facts.finding = _first_sentence(text)
+        # Only the first six sentences are looked at: split no further than that. A decision
+        # word that is nowhere in the text is in none of its sentences.
+        folded = " ".join(text.split())
+        words = _DECISION.present(folded)
+        if words is None or words:
+            for sentence in _SENTENCE_END.split(folded, maxsplit=6)[:6]:
+                if _DECISION.search(sentence, words):
+                    facts.decision = _one_line(sentence)
+                    break
+    elif label == LABEL_TOOL_CALL:
+        raw_name, _, raw_args = body.partition(" ")
+        arguments: Any = raw_args
+        if raw_args.startswith(("{", "[")):
+            try:
+                arguments = orjson.loads(raw_args)
+            except orjson.JSONDecodeError:
+                arguments = raw_args
+        _call_facts(facts, raw_name.strip() or "tool", arguments)
+    elif label in (LABEL_TOOL_RESULT, LABEL_TOOL_ERROR):
+        raw_name, _, text = body.partition("\n")
+        name = raw_name.strip() or "tool"
+        if label == LABEL_TOOL_ERROR:
+            line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+            facts.errors = (_one_line(f"`{name}` failed: {line or '(no output)'}"),)
+            return facts
+        # str.find on the lowered text is far faster than a case-insensitive regex here.
+        lowered = text.lower()
+        position = 0
+        errors: list[str] = []
+        for _ in range(2):
+            found = _find_error_word(lowered, position)
+            if found is None:
+                break
+            start = text.rfind("\n", 0, found) + 1
+            end = text.find("\n", found)
+            end = len(text) if end < 0 else end
+            errors.append(_one_line(f"{name}: {text[start:end].strip()}"))
+            position = end
+        if not errors:
+            return _NO_FACTS
+        facts.errors = tuple(errors)
+    else:
+        return _NO_FACTS
+    return facts
+
+
+def _call_facts(facts: _Facts, name: str, arguments: Any) -> None:
+    command = _command_in(arguments)
+    paths = _paths_in(arguments)
+    edit = _is_edit(name)
+    facts.files = tuple((path, edit) for path in paths)
+    if command is not None:
+        facts.command = True
+        facts.action = f"ran `{_one_line(command, 160)}`"
+    elif paths:
+        verb = "edited" if edit else _READ_VERBS.get(name.lower(), f"used `{name}` on")
+        facts.action = f"{verb} `{paths[0]}`" + (f" (+{len(paths) - 1})" if len(paths) > 1 else "")
+    else:
+        facts.action = f"called `{name}`"
+
+
+_ENTRY_OVERHEAD = 256
+"""Weight of one cached entry besides its body's characters (key tuple, facts, dict slot)."""
+
+
+class _FactsCache:
+    """The facts of transcript entries, by ``(label, body)``: an LRU bounded by weight.
+
+    Replay compacts the same messages again and again (each run of a changed policy summarises
+    heads that overlap the previous run's), so most entries of a head were seen before. The key
+    is the entry's full text, so a hit is exact: the facts are a pure function of it. The weight
+    of an entry is its body's length plus :data:`_ENTRY_OVERHEAD`; least recently used entries
+    are evicted past ``max_weight``, so memory stays bounded whatever is summarised.
+    """
+
+    def __init__(self, max_weight: int) -> None:
+        self.max_weight = max_weight
+        self._data: OrderedDict[tuple[str, str], _Facts] = OrderedDict()
+        self._weight = 0
+        self._lock = threading.Lock()
+
+    def facts(self, entries: Iterable[tuple[str, str]]) -> list[_Facts]:
+        """The facts of each entry, in order (computed for the entries not cached yet)."""
+        data = self._data
+        out: list[_Facts] = []
+        with self._lock:
+            for key in entries:
+                facts = data.get(key)
+                if facts is not None:
+                    data.move_to_end(key)
+                else:
+                    facts = _facts_of(*key)
+                    weight = len(key[1]) + _ENTRY_OVERHEAD
+                    if weight <= self.max_weight:
+                        data[key] = facts
+                        self._weight += weight
+                        while self._weight > self.max_weight:
+                            (_label, body), _old = data.popitem(last=False)
+                            self._weight -= len(body) + _ENTRY_OVERHEAD
+                out.append(facts)
+        return out
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+class _Digest:
+    """What the mock learned from the head, gathered in one pass over the entries' facts."""
+
+    def __init__(self, facts: Iterable[_Facts]) -> None:
         self.user_texts: list[str] = []
         self.assistant_texts: list[str] = []
         self.errors: list[str] = []
@@ -248,65 +484,29 @@ class _Digest:
         self.actions: list[str] = []
         self.files: dict[str, str] = {}  # path -> "read" | "edited"
         self.commands = 0
-        for entry in entries:
-            self._take(entry)
-
-    def _take(self, entry: _Entry) -> None:
-        if entry.label == LABEL_USER:
-            if entry.text.strip():
-                self.user_texts.append(entry.text.strip())
-        elif entry.label == LABEL_ASSISTANT:
-            text = entry.text.strip()
-            if text:
-                self.assistant_texts.append(text)
-                if _FINDING.search(text):
-                    self.findings.append(_first_sentence(text))
-                for sentence in _SENTENCE_END.split(" ".join(text.split()))[:6]:
-                    if _DECISION.search(sentence):
-                        self.decisions.append(_one_line(sentence))
-                        break
-        elif entry.label == LABEL_TOOL_CALL:
-            self._take_call(entry)
-        elif entry.label == LABEL_TOOL_ERROR:
-            line = next((ln.strip() for ln in entry.text.splitlines() if ln.strip()), "")
-            self.errors.append(
-                _one_line(f"`{entry.name or 'tool'}` failed: {line or '(no output)'}")
-            )
-        elif entry.label == LABEL_TOOL_RESULT:
-            # str.find on the lowered text is far faster than a case-insensitive regex here.
-            text = entry.text
-            lowered = text.lower()
-            position = 0
-            for _ in range(2):
-                found = _find_error_word(lowered, position)
-                if found is None:
-                    break
-                start = text.rfind("\n", 0, found) + 1
-                end = text.find("\n", found)
-                end = len(text) if end < 0 else end
-                self.errors.append(_one_line(f"{entry.name or 'tool'}: {text[start:end].strip()}"))
-                position = end
-
-    def _take_call(self, entry: _Entry) -> None:
-        name = entry.name or "tool"
-        command = _command_in(entry.arguments)
-        paths = _paths_in(entry.arguments)
-        edit = _is_edit(name)
-        for path in paths:
-            if edit:
-                self.files[path] = "edited"
+        files = self.files
+        for fact in facts:
+            if fact is _NO_FACTS:
+                continue
+            if fact.user is not None:
+                self.user_texts.append(fact.user)
+            elif fact.assistant is not None:
+                self.assistant_texts.append(fact.assistant)
+                if fact.finding is not None:
+                    self.findings.append(fact.finding)
+                if fact.decision is not None:
+                    self.decisions.append(fact.decision)
+            elif fact.action is not None:
+                for path, edit in fact.files:
+                    if edit:
+                        files[path] = "edited"
+                    else:
+                        files.setdefault(path, "read")
+                if fact.command:
+                    self.commands += 1
+                self.actions.append(fact.action)
             else:
-                self.files.setdefault(path, "read")
-        if command is not None:
-            self.commands += 1
-            self.actions.append(f"ran `{_one_line(command, 160)}`")
-        elif paths:
-            verb = "edited" if edit else _READ_VERBS.get(name.lower(), f"used `{name}` on")
-            self.actions.append(
-                f"{verb} `{paths[0]}`" + (f" (+{len(paths) - 1})" if len(paths) > 1 else "")
-            )
-        else:
-            self.actions.append(f"called `{name}`")
+                self.errors.extend(fact.errors)
 
     # --- section contents -----------------------------------------------------------------------
 
@@ -435,15 +635,26 @@ class MockSummarizer:
     ``context_limit_tokens``: when set, a request whose estimated size (characters / 4 of every
     message plus the prompt) is larger raises :class:`core.llm.ContextOverflowError`, as a real
     model would; compaction's head-drop retry and the mock HTTP server rely on it.
+
+    ``cache_chars`` bounds the summariser's cache of what each transcript entry says (keyed by
+    the entry's label and text, so a hit gives exactly what reading it again would; least
+    recently used entries go first). Replay keeps one summariser per session and policy LLM, so
+    heads that overlap earlier ones — every re-run after a limit change — cost little.
     """
 
     name = "mock"
 
-    def __init__(self, context_limit_tokens: int | None = None) -> None:
+    def __init__(
+        self,
+        context_limit_tokens: int | None = None,
+        *,
+        cache_chars: int = FACTS_CACHE_CHARS,
+    ) -> None:
         self.context_limit_tokens = context_limit_tokens
         """Largest request (estimated tokens) accepted; None: no limit."""
         self.calls = 0
         """Number of summaries written (for tests and diagnostics)."""
+        self._facts = _FactsCache(cache_chars)
 
     def request_tokens(self, messages: Sequence[ChatMessage], prompt: str) -> int:
         """Estimated size of a request: characters / 4 of every message and the prompt."""
@@ -453,7 +664,7 @@ class MockSummarizer:
         """The summary text for a request (synchronous core of :meth:`summarize`)."""
         previous, template_part = extract_previous_summary(prompt)
         headings = section_headings(template_part) or T12.headings
-        digest = _Digest(_entries_from_messages(messages))
+        digest = _Digest(self._facts.facts(_request_entries(messages)))
         previous_sections = split_sections(previous) if previous else {}
         previous_by_key = {h.lower(): body for h, body in previous_sections.items()}
         sections: list[tuple[str, list[str]]] = []

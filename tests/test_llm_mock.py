@@ -166,3 +166,123 @@ def test_context_limit_raises_overflow() -> None:
         asyncio.run(mock.summarize(request(), build_prompt("t12"), 2000))
     small = [ChatMessage(role="user", content="hi")]
     assert asyncio.run(mock.summarize(small, "## Goal", 100)).text.startswith("## Goal")
+
+
+# --- speed paths: they must answer exactly as the plain versions -------------------------------
+
+# Word pieces the searches look for, in odd cases and with Unicode look-alikes (dotless i,
+# long s, Kelvin sign) that only the regex's own case folding handles.
+_PIECES = st.one_of(
+    st.sampled_from(
+        [
+            "found",
+            "FOUND",
+            "turns out",
+            "because",
+            "I'll",
+            "i will",
+            "instead",
+            "Let's",
+            "do not",
+            "make sure",
+            "the issue",
+            "_",
+            "x",
+            "9",
+            " ",
+            "\n",
+            ".",
+            "'",
+            "ı",
+            "İ",
+            "ſ",
+            "K",
+            "é",
+        ]
+    ),
+    st.text(max_size=6),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_PIECES, max_size=12).map("".join))
+def test_word_searches_answer_as_their_regex(text: str) -> None:
+    from core import llm_mock
+
+    for words in (llm_mock._FINDING, llm_mock._DECISION, llm_mock._INSTRUCTION_LINE):
+        expected = words.pattern.search(text) is not None
+        assert words.search(text) is expected
+        # Narrowed to the words present in a longer text holding this one: same answer.
+        assert words.search(text, words.present(text + " and more")) is expected
+
+
+_ENTRY_PIECES = st.one_of(
+    st.sampled_from(
+        [
+            "[User]: ",
+            "[User]:",
+            "[Assistant]: ",
+            "[Assistant reasoning]: ",
+            "[Tool call]: ",
+            "[Tool result]: ",
+            "[Tool error]: ",
+            "[System]: ",
+            "[Earlier summary]: ",
+            "[User]",
+            "[",
+            "\n",
+            "\n\n",
+            "bash",
+            "error: boom",
+            "We found it because of X. I'll fix it.",
+            '{"path": "a.py"}',
+            '{"command": ["bash", "-lc", "ls"]}',
+            "*** Update File: b.py\n",
+        ]
+    ),
+    st.text(max_size=8),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_ENTRY_PIECES, max_size=24).map("".join))
+def test_entries_are_split_as_the_line_start_regex_splits_them(text: str) -> None:
+    import re
+
+    from core import llm_mock
+    from core.templates import ENTRY_LABELS
+
+    pattern = re.compile(
+        "^(" + "|".join(re.escape(label) for label in ENTRY_LABELS) + "):[ ]?", re.MULTILINE
+    )
+    matches = list(pattern.finditer(text))
+    expected = [
+        (m.group(1), text[m.end() : (matches[k + 1].start() if k + 1 < len(matches) else None)])
+        for k, m in enumerate(matches)
+    ]
+    assert llm_mock._raw_entries(text) == [(label, body.strip("\n")) for label, body in expected]
+
+
+def test_a_cached_head_gives_the_same_summary() -> None:
+    mock = MockSummarizer()
+    prompt = build_prompt("anchored")
+    first = run(mock, request(), prompt)
+    assert len(mock._facts) > 0  # the entries were cached
+    # A longer head that starts with the same entries: cached and new entries together.
+    longer = TRANSCRIPT.replace(
+        "</conversation>", "\n[Assistant]: Found it: the cause is a stale cache.\n</conversation>"
+    )
+    assert run(mock, request(), prompt) == first
+    assert run(mock, request(longer), prompt) == run(MockSummarizer(), request(longer), prompt)
+
+
+def test_the_entry_cache_stays_within_its_bound() -> None:
+    mock = MockSummarizer(cache_chars=2_000)
+    body = "\n\n".join(f"[Assistant]: step {i} " + "word " * 40 for i in range(50))
+    text = run(mock, request(f"<conversation>\n{body}\n</conversation>"), build_prompt("t12"))
+    assert 0 < len(mock._facts) < 50  # the oldest entries were evicted
+    assert mock._facts._weight <= 2_000
+    unbounded = run(
+        MockSummarizer(), request(f"<conversation>\n{body}\n</conversation>"), build_prompt("t12")
+    )
+    assert text == unbounded
