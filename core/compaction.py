@@ -41,8 +41,10 @@ message.
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Hashable, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
@@ -59,8 +61,6 @@ from core.policy import CompactionStrategy, Policy
 from core.prune import PruneResult, prune
 from core.split import SplitResult, leading_context, split
 from core.templates import (
-    CONVERSATION_CLOSE,
-    CONVERSATION_OPEN,
     CUT_MARKER,
     LABEL_ASSISTANT,
     LABEL_REASONING,
@@ -70,6 +70,7 @@ from core.templates import (
     LABEL_TOOL_RESULT,
     LABEL_USER,
     SYSTEM_PROMPT,
+    build_transcript,
     get_template,
     unwrap_summary,
     wrap_summary,
@@ -185,16 +186,90 @@ def serialize_message(message: Message, tool_names: dict[str, str], max_output_c
     return f"{label}: {name}\n{cap_tool_output(result.output, max_output_chars)}"
 
 
-def build_request(head: Sequence[Message], max_output_chars: int) -> list[ChatMessage]:
-    """The chat messages of a summary request: the system prompt and the head as one transcript."""
+class EntryCache:
+    """Serialised head entries, kept across the compactions of one session (the replay engine
+    compacts overlapping heads again and again, and serialising is a good part of a compaction).
+
+    Two kinds of entries are worth keeping, each with a key that makes a hit exact:
+
+    * a **tool result** is keyed by what its entry is made of — error flag, resolved tool name,
+      output text and the character cap — so the pruned copies of different compactions (new
+      objects, the same placeholder) share one entry;
+    * an **assistant message** (reasoning, text and tool calls) is keyed by the identity of the
+      message object, and the entry holds the message, so the id cannot be reused while it is
+      cached. Messages are never modified once built (:mod:`core.models`), which is what makes
+      an identity key safe; copies made by truncation or pruning are other objects.
+
+    User and system entries are a single format and not cached. The cache is an LRU bounded by
+    the characters of the entries it holds (``max_chars``), plus a fixed weight per entry.
+    """
+
+    ENTRY_OVERHEAD = 200
+    """Weight of one entry besides its characters."""
+
+    def __init__(self, max_chars: int = 16_000_000) -> None:
+        self.max_chars = max_chars
+        self._entries: OrderedDict[Hashable, tuple[object, str]] = OrderedDict()
+        self._weight = 0
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def entries(
+        self, head: Sequence[Message], names: dict[str, str], max_output_chars: int
+    ) -> list[str]:
+        """:func:`serialize_message` of each head message, from the cache where it can."""
+        out: list[str] = []
+        data = self._entries
+        with self._lock:
+            for message in head:
+                key: Hashable
+                result = message.tool_result
+                if message.summary or message.synthetic:
+                    out.append("")
+                    continue
+                if message.role is Role.ASSISTANT:
+                    key = id(message)
+                elif message.role is Role.TOOL and result is not None:
+                    name = result.tool_name or names.get(result.call_id) or "tool"
+                    key = (result.is_error, name, result.output, max_output_chars)
+                else:
+                    out.append(serialize_message(message, names, max_output_chars))
+                    continue
+                hit = data.get(key)
+                if hit is not None and (hit[0] is message or not isinstance(key, int)):
+                    data.move_to_end(key)
+                    out.append(hit[1])
+                    continue
+                entry = serialize_message(message, names, max_output_chars)
+                out.append(entry)
+                if hit is not None:
+                    self._weight -= len(hit[1]) + self.ENTRY_OVERHEAD
+                data[key] = (message if isinstance(key, int) else None, entry)
+                self._weight += len(entry) + self.ENTRY_OVERHEAD
+                while self._weight > self.max_chars and data:
+                    _old, (_holder, text) = data.popitem(last=False)
+                    self._weight -= len(text) + self.ENTRY_OVERHEAD
+        return out
+
+
+def build_request(
+    head: Sequence[Message], max_output_chars: int, *, cache: EntryCache | None = None
+) -> list[ChatMessage]:
+    """The chat messages of a summary request: the system prompt and the head as one transcript.
+
+    ``cache`` keeps serialised entries across requests (see :class:`EntryCache`); the request
+    is the same with or without it.
+    """
     names = {call.id: call.name for m in head for call in m.tool_calls}
-    entries = [serialize_message(m, names, max_output_chars) for m in head]
-    transcript = "\n\n".join(e for e in entries if e)
+    if cache is not None:
+        entries = cache.entries(head, names, max_output_chars)
+    else:
+        entries = [serialize_message(m, names, max_output_chars) for m in head]
     return [
         ChatMessage(role="system", content=SYSTEM_PROMPT),
-        ChatMessage(
-            role="user", content=f"{CONVERSATION_OPEN}\n{transcript}\n{CONVERSATION_CLOSE}"
-        ),
+        ChatMessage(role="user", content=build_transcript([e for e in entries if e])),
     ]
 
 
@@ -239,6 +314,16 @@ def _codex_user_messages(
 # --- the pipeline -----------------------------------------------------------------------------
 
 
+def _tokens_of(message: Message, counter: TokenCounter) -> int:
+    """``counter.message_tokens(message)``; for a message that holds nothing but its tool output
+    (a pruned tool result, usually) :func:`core.tokens.message_text` is that output itself, so it
+    is counted directly — from the counter's cache, for the placeholder of every pruned copy."""
+    result = message.tool_result
+    if result is not None and not message.text and not message.reasoning and not message.tool_calls:
+        return counter.count(result.output)
+    return counter.message_tokens(message)
+
+
 def _previous_summary(messages: Sequence[Message]) -> str | None:
     for message in reversed(messages):
         if message.summary and message.text.strip():
@@ -258,6 +343,7 @@ async def compact(
     on_delta: DeltaCallback | None = None,
     token_counts: Sequence[int] | None = None,
     now_ms: int | None = None,
+    entry_cache: EntryCache | None = None,
 ) -> CompactionResult:
     """Compact ``messages`` under ``policy`` with ``summarizer`` (see the module docstring).
 
@@ -265,7 +351,9 @@ async def compact(
     ``previous_summary`` overrides the summary found in ``messages``; ``auto`` marks an automatic
     compaction (T11 continuation); ``on_delta`` receives the summary as it streams (after a head
     drop the next attempt streams from the start); ``token_counts`` are precomputed per-message
-    tokens; ``now_ms`` stamps pruned outputs (default: now). Raises :class:`CompactionError`.
+    tokens; ``now_ms`` stamps pruned outputs (default: now); ``entry_cache`` keeps serialised
+    head entries for the next compactions of the same messages (same result, less work).
+    Raises :class:`CompactionError`.
     """
     started = time.perf_counter()
     comp = policy.compaction
@@ -285,7 +373,7 @@ async def compact(
             changed = set(prune_result.pruned_ids)
             for i, message in enumerate(working):
                 if message.id in changed:
-                    counts[i] = counter.message_tokens(message)
+                    counts[i] = _tokens_of(message, counter)
     pruned_ids = prune_result.pruned_ids if prune_result is not None else []
     prune_note = f" {prune_result.summary}" if prune_result is not None else ""
 
@@ -349,7 +437,7 @@ async def compact(
     to_send = [m for m in head if not m.summary and not m.synthetic]
     dropped: list[str] = []
     while True:
-        request = build_request(to_send, comp.head_tool_output_max_chars)
+        request = build_request(to_send, comp.head_tool_output_max_chars, cache=entry_cache)
         try:
             reply = await summarizer.summarize(request, prompt, max_tokens, on_delta=on_delta)
             break
@@ -496,6 +584,7 @@ def compact_sync(
     on_delta: DeltaCallback | None = None,
     token_counts: Sequence[int] | None = None,
     now_ms: int | None = None,
+    entry_cache: EntryCache | None = None,
 ) -> CompactionResult:
     """:func:`compact` run to completion on a private event loop (for threads without a running loop).
 
@@ -516,6 +605,7 @@ def compact_sync(
                 on_delta=on_delta,
                 token_counts=token_counts,
                 now_ms=now_ms,
+                entry_cache=entry_cache,
             )
         )
     finally:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from enum import StrEnum
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -135,6 +136,10 @@ def skip_boundary(messages: Sequence[Message], protect_turns: int) -> int:
     return 0
 
 
+_ROLE_DETAIL = {role: f"a {role.value} message" for role in Role}
+"""The detail of a message that is not a tool output, by role."""
+
+
 def _tool_names(messages: Sequence[Message]) -> dict[str, str]:
     names: dict[str, str] = {}
     for message in messages:
@@ -181,47 +186,56 @@ def prune(
     boundary = skip_boundary(messages, policy.protect_turns)
     names = _tool_names(messages)
     protected = set(policy.protected_tools)
-    reasons: list[tuple[PruneReason, str]] = [(PruneReason.NOT_TOOL_OUTPUT, "")] * total
+    # Why each message was or was not pruned, and the sentence saying so (every message gets
+    # one below); the loops use local names, as they run over every message of every head.
+    why: list[PruneReason] = [PruneReason.NOT_TOOL_OUTPUT] * total
+    details: list[str] = [""] * total
+    tool_names: list[str | None] = [None] * total
     output_tokens = [0] * total
     candidates: list[int] = []  # newest first
     stop_detail: str | None = None
     stop_reason = PruneReason.BEFORE_SUMMARY
     turns_word = "turn" if policy.protect_turns == 1 else "turns"
+    inside_detail = (
+        f"inside the last {policy.protect_turns} user {turns_word} (skip boundary at #{boundary})"
+        if boundary > 0
+        else f"fewer than {policy.protect_turns} user {turns_word}, so every message is "
+        "inside the skip boundary"
+    )
+    count = counter.count
+    tool_role = Role.TOOL
+    placeholder = policy.placeholder
 
     for i in range(total - 1, -1, -1):
         message = messages[i]
+        result = message.tool_result
+        if result is not None:
+            tool_names[i] = result.tool_name or names.get(result.call_id)
         if stop_detail is not None:
-            reasons[i] = (stop_reason, stop_detail)
+            why[i] = stop_reason
+            details[i] = stop_detail
             continue
         if message.summary:
-            reasons[i] = (PruneReason.NOT_TOOL_OUTPUT, "a compaction summary")
+            details[i] = "a compaction summary"
             stop_reason = PruneReason.BEFORE_SUMMARY
             stop_detail = f"older than the compaction summary at #{i}, so already summarised"
             continue
-        result = message.tool_result
-        if message.role is not Role.TOOL or result is None:
-            reasons[i] = (PruneReason.NOT_TOOL_OUTPUT, f"a {message.role.value} message")
+        if message.role is not tool_role or result is None:
+            details[i] = _ROLE_DETAIL.get(message.role) or f"a {message.role.value} message"
             continue
-        output_tokens[i] = counter.count(result.output)
+        output_tokens[i] = count(result.output)
         if i >= boundary:
-            reasons[i] = (
-                PruneReason.INSIDE_SKIP_BOUNDARY,
-                f"inside the last {policy.protect_turns} user {turns_word} "
-                f"(skip boundary at #{boundary})"
-                if boundary > 0
-                else f"fewer than {policy.protect_turns} user {turns_word}, so every message is "
-                "inside the skip boundary",
-            )
+            why[i] = PruneReason.INSIDE_SKIP_BOUNDARY
+            details[i] = inside_detail
             continue
-        name = _name_of(message, names)
+        name = tool_names[i]
         if name in protected:
-            reasons[i] = (
-                PruneReason.PROTECTED_TOOL,
-                f"`{name}` is a protected tool; its output is kept",
-            )
+            why[i] = PruneReason.PROTECTED_TOOL
+            details[i] = f"`{name}` is a protected tool; its output is kept"
             continue
-        if result.compacted_at_ms is not None or result.output == policy.placeholder:
-            reasons[i] = (PruneReason.ALREADY_PRUNED, "this output was pruned earlier")
+        if result.compacted_at_ms is not None or result.output == placeholder:
+            why[i] = PruneReason.ALREADY_PRUNED
+            details[i] = "this output was pruned earlier"
             if policy.budget_rule:
                 stop_reason = PruneReason.BEFORE_PRUNED
                 stop_detail = f"older than the already-pruned output at #{i}; the walk stops there"
@@ -234,20 +248,20 @@ def prune(
         for i in candidates:
             running += output_tokens[i]
             if running <= policy.protect_tokens:
-                reasons[i] = (
-                    PruneReason.INSIDE_PROTECT_BUDGET,
+                why[i] = PruneReason.INSIDE_PROTECT_BUDGET
+                details[i] = (
                     f"within the newest {policy.protect_tokens:,} tokens of tool output "
-                    f"({running:,} so far)",
+                    f"({running:,} so far)"
                 )
             else:
                 to_prune.append(i)
         would_free = sum(output_tokens[i] for i in to_prune)
         if to_prune and would_free < policy.minimum_tokens:
             for i in to_prune:
-                reasons[i] = (
-                    PruneReason.BELOW_MINIMUM,
+                why[i] = PruneReason.BELOW_MINIMUM
+                details[i] = (
                     f"pruning would free only {would_free:,} tokens, under the "
-                    f"{policy.minimum_tokens:,}-token minimum, so nothing is pruned",
+                    f"{policy.minimum_tokens:,}-token minimum, so nothing is pruned"
                 )
             to_prune = []
     else:
@@ -255,35 +269,22 @@ def prune(
 
     stamp = (now_ms if now_ms is not None else int(time.time() * 1000)) if to_prune else None
     out = list(messages)
-    placeholder_tokens = counter.count(policy.placeholder)
+    placeholder_tokens = count(placeholder)
     tokens_before = 0
     pruned_set = set(to_prune)
+    output_update = {"output": placeholder, "compacted_at_ms": stamp}
     for i in sorted(pruned_set):
         message = messages[i]
         assert message.tool_result is not None  # candidates are tool outputs
         tokens_before += output_tokens[i]
-        out[i] = message.model_copy(
-            update={
-                "tool_result": message.tool_result.model_copy(
-                    update={"output": policy.placeholder, "compacted_at_ms": stamp}
-                )
-            }
-        )
-        reasons[i] = (
-            PruneReason.PRUNED,
-            f"output of {output_tokens[i]:,} tokens replaced by the placeholder",
-        )
+        out[i] = _copy(message, {"tool_result": _copy(message.tool_result, output_update)})
+        why[i] = PruneReason.PRUNED
+        details[i] = f"output of {output_tokens[i]:,} tokens replaced by the placeholder"
     tokens_freed = tokens_before - placeholder_tokens * len(pruned_set)
 
+    decision = _decision
     decisions = [
-        PruneDecision(
-            index=i,
-            id=m.id,
-            reason=reasons[i][0],
-            detail=reasons[i][1] or reasons[i][0].value,
-            tool_name=_name_of(m, names) if m.tool_result is not None else None,
-            output_tokens=output_tokens[i],
-        )
+        decision(i, m.id, why[i], details[i] or why[i].value, tool_names[i], output_tokens[i])
         for i, m in enumerate(messages)
     ]
     pruned_ids = [messages[i].id for i in sorted(pruned_set)]
@@ -292,7 +293,7 @@ def prune(
             f"Pruned {len(pruned_ids)} tool output{'s' if len(pruned_ids) != 1 else ''}, "
             f"freeing {tokens_freed:,} tokens."
         )
-    elif any(r is PruneReason.BELOW_MINIMUM for r, _ in reasons):
+    elif PruneReason.BELOW_MINIMUM in why:
         summary = f"Nothing pruned: it would free fewer than {policy.minimum_tokens:,} tokens."
     elif boundary == 0 and policy.protect_turns > 0:
         summary = f"Nothing pruned: fewer than {policy.protect_turns} user {turns_word}."
@@ -308,6 +309,65 @@ def prune(
         compacted_at_ms=stamp,
         summary=summary,
     )
+
+
+# --- building results without pydantic's generic paths ------------------------------------------
+#
+# Replay prunes every compaction's input (hundreds of messages, again on each re-run after a
+# limit change); validating one decision per message and copying pruned messages through
+# ``model_copy`` (``copy.copy`` of each attribute) took most of a pruning in profiles. The two
+# helpers below build exactly the same objects from values that already have the field types.
+
+_M = TypeVar("_M", bound=BaseModel)
+_new = object.__new__
+_set = object.__setattr__
+_DECISION_FIELDS = frozenset(("index", "id", "reason", "detail", "tool_name", "output_tokens"))
+
+
+def _decision(
+    index: int,
+    message_id: str,
+    reason: PruneReason,
+    detail: str,
+    tool_name: str | None,
+    output_tokens: int,
+) -> PruneDecision:
+    """A :class:`PruneDecision` with every field given — what validating these already-typed
+    values would build (same ``__dict__``, every field set), without the validation."""
+    decision = _new(PruneDecision)
+    _set(
+        decision,
+        "__dict__",
+        {
+            "index": index,
+            "id": message_id,
+            "reason": reason,
+            "detail": detail,
+            "tool_name": tool_name,
+            "output_tokens": output_tokens,
+        },
+    )
+    _set(decision, "__pydantic_fields_set__", set(_DECISION_FIELDS))
+    _set(decision, "__pydantic_extra__", None)
+    _set(decision, "__pydantic_private__", None)
+    return decision
+
+
+def _copy(model: _M, update: dict[str, Any]) -> _M:
+    """``model.model_copy(update=update)`` for a plain model (no extra fields, no private
+    attributes; others go through ``model_copy`` itself): a shallow copy of ``__dict__`` with
+    ``update`` applied and its keys added to the fields set, as ``model_copy`` does."""
+    if (
+        getattr(model, "__pydantic_extra__", None) is not None
+        or getattr(model, "__pydantic_private__", None) is not None
+    ):
+        return model.model_copy(update=update)
+    copied = _new(type(model))
+    _set(copied, "__dict__", {**model.__dict__, **update})
+    _set(copied, "__pydantic_fields_set__", model.__pydantic_fields_set__ | update.keys())
+    _set(copied, "__pydantic_extra__", None)
+    _set(copied, "__pydantic_private__", None)
+    return copied
 
 
 def _name_of(message: Message, names: dict[str, str]) -> str | None:

@@ -99,7 +99,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
@@ -635,17 +634,24 @@ class _Compacted:
         self.pruned_ids: list[str] = result.pruned_ids
         self.dropped_head_messages: int = result.dropped_head_messages
         self.output_messages: list[Message] = result.output_messages
-        self.prune_reasons: list[tuple[str, str]] = (
-            [(d.id, d.reason.value) for d in result.prune.decisions]
-            if result.prune is not None
-            else []
-        )
+        self.prune_reasons: list[tuple[str, str]] = []
+        if result.prune is not None:
+            text = _reason_text()
+            self.prune_reasons = [(d.id, text[d.reason]) for d in result.prune.decisions]
+
+
+def _reason_text() -> dict[Any, str]:
+    """Each :class:`core.prune.PruneReason` by its text (an enum's ``.value`` is slow to read,
+    and a compaction has a decision per message)."""
+    from core.prune import PruneReason
+
+    return {reason: reason.value for reason in PruneReason}
 
 
 class _Truncation:
     """One truncation setting applied to every tool output."""
 
-    __slots__ = ("messages", "notes", "reasons", "tokens", "truncated")
+    __slots__ = ("items", "messages", "notes", "reasons", "tokens", "truncated")
 
     def __init__(self) -> None:
         self.tokens: list[int] = []
@@ -653,6 +659,9 @@ class _Truncation:
         self.notes: dict[int, str] = {}
         self.reasons: dict[int, str] = {}
         self.messages: dict[int, Message] = {}
+        self.items: list[_Item | None] | None = None
+        """The context item of each message under this setting (None: not in the main
+        context), built on first use and shared by every run: items are never modified."""
 
 
 # --- simulation state and trace -----------------------------------------------------------------
@@ -851,7 +860,11 @@ class Replayer:
         self._recorded: dict[str, _RecordedSide] = {}
         self._truncations: dict[str, _Truncation] = {}
         self._trunc_content: dict[tuple[int, str], tuple[str, str, str | None]] = {}
-        self._compactions: OrderedDict[str, Any] = OrderedDict()
+        self._compactions: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+        from core.compaction import EntryCache
+
+        self._entry_cache = EntryCache()
+        """Serialised head entries shared by this session's compactions (bounded LRU)."""
         self._traces: OrderedDict[str, _Trace] = OrderedDict()
         self._summarizers: dict[str, Summarizer] = {}
         self._states: dict[tuple[Any, ...], MessageState] = {}
@@ -1228,35 +1241,46 @@ class Replayer:
         auto: bool,
         now_ms: int,
     ) -> Any:
-        """Run :func:`core.compaction.compact` on a context (cached by its exact input)."""
+        """Run :func:`core.compaction.compact` on a context (cached by its exact input).
+
+        The key is everything the outcome depends on: the policy's estimator, pruning, split,
+        compaction and LLM settings, the window, whether it is automatic, the summariser
+        factory, and each item's message id, tokens and session index, plus the text of items
+        that are not session messages (summaries and continuations written by earlier
+        compactions). It is a tuple of values the session already holds (ids, counts, texts),
+        hashed without copying them; at most :data:`_MAX_CACHED_COMPACTIONS` results are kept
+        (least recently used first out), each a slim :class:`_Compacted`.
+        """
         from core.compaction import CompactionError, compact
 
-        digest = hashlib.blake2b(digest_size=20)
-        digest.update(
-            policy.model_dump_json(
-                include={"estimator", "pruning", "split", "compaction", "llm"}
-            ).encode()
+        messages = [item.message for item in items]
+        tokens = [item.tokens for item in items]
+        indices = [item.index for item in items]
+        key = (
+            policy.model_dump_json(include={"estimator", "pruning", "split", "compaction", "llm"}),
+            window,
+            auto,
+            id(self._factory),
+            tuple([message.id for message in messages]),
+            tuple(tokens),
+            tuple(indices),
+            tuple([item.message.text for item in items if item.index < 0]),
         )
-        digest.update(f"|{window}|{auto}|{id(self._factory)}".encode())
-        for item in items:
-            digest.update(f"|{item.message.id}:{item.tokens}:{item.index}".encode())
-            if item.index < 0:
-                digest.update(item.message.text.encode())
-        key = digest.hexdigest()
         cached = self._compactions.get(key)
         if cached is not None:
             self._compactions.move_to_end(key)
             return cached
         summarizer = self._summarizer(policy, window)
         coroutine = compact(
-            [item.message for item in items],
+            messages,
             policy,
             summarizer,
             window=window,
             counter=self._counter(policy),
             auto=auto,
-            token_counts=[item.tokens for item in items],
+            token_counts=tokens,
             now_ms=now_ms,
+            entry_cache=self._entry_cache,
         )
         outcome: _Compacted | CompactionError
         try:
@@ -1521,12 +1545,17 @@ class Replayer:
             state.pending_events = (*state.pending_events, event_id)
             return event_id
 
+        if trunc.items is None:
+            trunc.items = [
+                _Item(trunc.messages.get(j) or messages[j], j, ttok[j])
+                if main[j] and not owned[j]
+                else None
+                for j in range(n)
+            ]
+        all_items = trunc.items
+
         def walk_items(start: int, stop: int) -> list[_Item]:
-            out: list[_Item] = []
-            for j in range(start, stop):
-                if main[j] and not owned[j]:
-                    out.append(_Item(trunc.messages.get(j) or messages[j], j, ttok[j]))
-            return out
+            return [item for item in all_items[start:stop] if item is not None]
 
         def context_items(at: int) -> list[_Item]:
             return [*state.base, *walk_items(state.base_pos, at)]
@@ -1548,7 +1577,9 @@ class Replayer:
                 elif owned[j]:
                     items.append(_Item(messages[j], j, t))
                 else:
-                    items.append(_Item(trunc.messages.get(j) or messages[j], j, ttok[j]))
+                    item = all_items[j]
+                    assert item is not None  # in the recorded context, so in the main one
+                    items.append(item)
             rebase(items, start)
             state.e_sim += sum(ttok[j] for j in range(start, at) if main[j] and not owned[j])
 

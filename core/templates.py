@@ -19,6 +19,8 @@ with a bracketed label (:data:`LABEL_USER` …). :mod:`core.compaction` writes t
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
@@ -54,6 +56,9 @@ ENTRY_LABELS = (
     LABEL_SYSTEM,
     LABEL_SUMMARY,
 )
+
+ENTRY_SEPARATOR = "\n\n"
+"""Between two entries of a transcript."""
 
 CUT_MARKER = "[... {n} more characters cut from this tool output]"
 """Appended (after a blank line) to a head tool output cut for the summary request."""
@@ -277,6 +282,43 @@ def build_prompt(
     """The prompt for ``template`` (by name or object); the update variant when ``previous_summary`` is given."""
     chosen = get_template(template) if isinstance(template, str) else template
     return chosen.prompt(previous_summary, focus)
+
+
+# --- transcripts --------------------------------------------------------------------------------
+
+_REMEMBERED_TRANSCRIPTS = 4
+"""How many of the transcripts built last :func:`transcript_entries` can answer for."""
+_transcripts: OrderedDict[int, tuple[str, tuple[str, ...]]] = OrderedDict()
+_transcripts_lock = threading.Lock()
+
+
+def build_transcript(entries: Sequence[str]) -> str:
+    """The head as one text: ``entries`` (each starting with its label) joined by a blank line,
+    between :data:`CONVERSATION_OPEN` and :data:`CONVERSATION_CLOSE` lines.
+
+    The last few transcripts built are remembered with their entries, so that a reader given
+    one of these very strings can take the entries back without scanning the text
+    (:func:`transcript_entries`). The memo is keyed by the identity of the string and holds it
+    (an id cannot be reused while its string is alive), and it keeps only the last
+    :data:`_REMEMBERED_TRANSCRIPTS`: a summary request is read right after it is built.
+    """
+    pieces = tuple(entries)
+    text = f"{CONVERSATION_OPEN}\n{ENTRY_SEPARATOR.join(pieces)}\n{CONVERSATION_CLOSE}"
+    with _transcripts_lock:
+        _transcripts[id(text)] = (text, pieces)
+        while len(_transcripts) > _REMEMBERED_TRANSCRIPTS:
+            _transcripts.popitem(last=False)
+    return text
+
+
+def transcript_entries(text: str) -> tuple[str, ...] | None:
+    """The entries :func:`build_transcript` joined into ``text`` (None: ``text`` is not one of
+    the transcripts it built last)."""
+    with _transcripts_lock:
+        known = _transcripts.get(id(text))
+    if known is None or known[0] is not text:
+        return None
+    return known[1]
 
 
 # --- reading prompts and summaries back -------------------------------------------------------

@@ -524,3 +524,84 @@ def test_only_system_context_is_nothing_to_compact() -> None:
     assert not run(messages, tail_policy).compacted
     only_context = Convo().system("prompt", meta=True).system("old", summary=True).messages
     assert not run(only_context, policy(strategy="summary-only")).compacted
+
+
+# --- caches used by the replay engine: a hit must give exactly what a miss gives ----------------
+
+
+def test_entry_cache_gives_the_same_request() -> None:
+    from core.compaction import EntryCache
+
+    messages = session()
+    pruned = compact_sync(
+        messages, Policy(), MockSummarizer(), window=WINDOW, counter=COUNTER, now_ms=1
+    )
+    assert pruned.prune is not None and pruned.prune.pruned_ids
+    cache = EntryCache()
+    for head in (messages, pruned.prune.messages, messages[3:], pruned.prune.messages):
+        plain = build_request(head, 100)
+        cached = build_request(head, 100, cache=cache)
+        assert cached == plain
+        assert build_request(head, 100, cache=cache) == plain  # now from the cache
+    assert len(cache) > 0
+    # The cap is part of the key: another cap is another entry.
+    assert build_request(messages, 40, cache=cache) == build_request(messages, 40)
+
+
+def test_entry_cache_stays_within_its_bound() -> None:
+    from core.compaction import EntryCache
+
+    cache = EntryCache(max_chars=3_000)
+    messages = session()
+    assert build_request(messages, 2_000, cache=cache) == build_request(messages, 2_000)
+    assert cache._weight <= 3_000
+    assert len(cache) < sum(1 for m in messages if m.role in (Role.ASSISTANT, Role.TOOL))
+
+
+def test_compaction_with_an_entry_cache_is_the_same_compaction() -> None:
+    from core.compaction import EntryCache
+
+    cache = EntryCache()
+    pol = Policy()  # pruning on: pruned copies are new objects each time
+    for _ in range(2):
+        with_cache = compact_sync(
+            session(),
+            pol,
+            MockSummarizer(),
+            window=WINDOW,
+            counter=COUNTER,
+            now_ms=7,
+            entry_cache=cache,
+        )
+        plain = compact_sync(
+            session(), pol, MockSummarizer(), window=WINDOW, counter=COUNTER, now_ms=7
+        )
+        assert with_cache.model_dump(exclude={"duration_s"}) == plain.model_dump(
+            exclude={"duration_s"}
+        )
+
+
+def test_transcripts_give_back_their_entries() -> None:
+    from core.templates import build_transcript, transcript_entries
+
+    entries = ["[User]: one", "[Assistant]: two\n\n[User]: inline"]
+    text = build_transcript(entries)
+    assert (
+        text == "<conversation>\n[User]: one\n\n[Assistant]: two\n\n[User]: inline\n</conversation>"
+    )
+    assert transcript_entries(text) == tuple(entries)
+    assert transcript_entries(str(text[:-1]) + ">") is None  # an equal text, not the one built
+    for _ in range(8):  # only the last few are remembered
+        build_transcript(["[User]: x"])
+    assert transcript_entries(text) is None
+
+
+def test_pruned_messages_are_recounted_as_message_tokens_counts_them() -> None:
+    from core.compaction import _tokens_of
+
+    pruned = compact_sync(
+        session(), Policy(), MockSummarizer(), window=WINDOW, counter=COUNTER, now_ms=1
+    )
+    assert pruned.prune is not None
+    for message in [*session(), *pruned.prune.messages]:
+        assert _tokens_of(message, COUNTER) == COUNTER.message_tokens(message)

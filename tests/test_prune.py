@@ -304,3 +304,35 @@ def test_pruning_invariants(
             )
             > policy.protect_tokens
         )
+
+
+def test_results_are_the_objects_validation_and_model_copy_build() -> None:
+    # prune builds its decisions and pruned copies without pydantic's generic paths; they must be
+    # indistinguishable from validated decisions and model_copy copies.
+    messages = seed_example()
+    result = prune(messages, PruningPolicy(), counter=COUNTER, now_ms=NOW)
+    for decision in result.decisions:
+        validated = type(decision)(**decision.__dict__)
+        assert decision == validated
+        assert decision.__pydantic_fields_set__ == validated.__pydantic_fields_set__
+        assert decision.model_dump() == validated.model_dump()
+    original = messages[2]
+    assert original.tool_result is not None
+    expected = original.model_copy(
+        update={
+            "tool_result": original.tool_result.model_copy(
+                update={"output": "<tool-output-compacted />", "compacted_at_ms": NOW}
+            )
+        }
+    )
+    pruned = result.messages[2]
+    assert pruned == expected
+    assert pruned.__pydantic_fields_set__ == expected.__pydantic_fields_set__
+    assert pruned.tool_result is not None and expected.tool_result is not None
+    assert (
+        pruned.tool_result.__pydantic_fields_set__ == expected.tool_result.__pydantic_fields_set__
+    )
+    assert pruned.model_dump_json() == expected.model_dump_json()
+    # The copy is a new object; the input is untouched.
+    assert original.tool_result.output == tokens(500)
+    assert pruned.tool_result is not original.tool_result
