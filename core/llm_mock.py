@@ -57,6 +57,7 @@ from core.templates import (
     extract_previous_summary,
     section_headings,
     split_sections,
+    transcript_entries,
 )
 from core.tokens import estimate_chars4
 
@@ -216,15 +217,14 @@ def _first_sentence(text: str) -> str:
 _LABEL_AT = re.compile("(" + "|".join(re.escape(label) for label in ENTRY_LABELS) + "):[ ]?")
 
 
-def _raw_entries(text: str) -> list[tuple[str, str]]:
-    """``(label, body)`` of each entry of a labelled transcript (see :mod:`core.templates`).
+def _entry_starts(text: str) -> list[tuple[int, int, str]]:
+    """``(entry start, body start, label)`` of each entry of a labelled transcript.
 
     An entry starts at a line that starts with a label and a colon (the regex
-    ``^(label|...):[ ]?`` in multi-line mode) and runs to the next one; its body is stripped of
-    newlines at both ends. Every label starts with ``[``, so only line starts followed by ``[``
-    are tried — ``str.find`` skips the rest of the text at C speed.
+    ``^(label|...):[ ]?`` in multi-line mode). Every label starts with ``[``, so only line
+    starts followed by ``[`` are tried — ``str.find`` skips the rest of the text at C speed.
     """
-    starts: list[tuple[int, int, str]] = []  # (entry start, body start, label)
+    starts: list[tuple[int, int, str]] = []
     at = 0 if text.startswith("[") else text.find("\n[") + 1
     if at or text.startswith("["):
         while True:
@@ -234,6 +234,13 @@ def _raw_entries(text: str) -> list[tuple[str, str]]:
             at = text.find("\n[", at) + 1
             if not at:
                 break
+    return starts
+
+
+def _raw_entries(text: str) -> list[tuple[str, str]]:
+    """``(label, body)`` of each entry of a labelled transcript (see :mod:`core.templates`): an
+    entry runs from its label to the next entry; its body is stripped of newlines at both ends."""
+    starts = _entry_starts(text)
     entries: list[tuple[str, str]] = []
     for k, (_start, body_start, label) in enumerate(starts):
         end = starts[k + 1][0] if k + 1 < len(starts) else len(text)
@@ -241,27 +248,43 @@ def _raw_entries(text: str) -> list[tuple[str, str]]:
     return entries
 
 
-def _request_entries(messages: Sequence[ChatMessage]) -> list[tuple[str, str]]:
-    """The transcript entries of a summary request, whatever shape its messages have."""
-    entries: list[tuple[str, str]] = []
+_Part = str | tuple[str, str]
+"""A piece of a request the facts are read from: an entry as :func:`core.templates.
+build_transcript` joined it (a string, which may hold several entries), or an entry already
+split into ``(label, body)``."""
+
+
+def _request_parts(messages: Sequence[ChatMessage], *, split: bool = False) -> list[_Part]:
+    """The transcript entries of a summary request, whatever shape its messages have.
+
+    A transcript :func:`core.templates.build_transcript` just built comes back as the entries it
+    joined (unless ``split``): the same entries splitting its text gives, since each starts with
+    its label on a line of its own and the blank lines between them are stripped from bodies
+    anyway. Anything else is split here.
+    """
+    parts: list[_Part] = []
     for message in messages:
         content = message.content
         if message.role == "system" and CONVERSATION_OPEN not in content:
+            continue
+        pieces = None if split else transcript_entries(content)
+        if pieces is not None:
+            parts.extend(pieces)
             continue
         start = content.find(CONVERSATION_OPEN)
         if start >= 0:
             end = content.rfind(CONVERSATION_CLOSE)
             inner = content[start + len(CONVERSATION_OPEN) : end if end > start else len(content)]
-            entries.extend(_raw_entries(inner))
+            parts.extend(_raw_entries(inner))
             continue
         parsed = _raw_entries(content)
         if parsed:
-            entries.extend(parsed)
+            parts.extend(parsed)
         elif message.role == "user":
-            entries.append((LABEL_USER, content))
+            parts.append((LABEL_USER, content))
         else:
-            entries.append((LABEL_ASSISTANT, content))
-    return entries
+            parts.append((LABEL_ASSISTANT, content))
+    return parts
 
 
 def _paths_in(arguments: Any) -> list[str]:
@@ -428,44 +451,63 @@ def _call_facts(facts: _Facts, name: str, arguments: Any) -> None:
 
 
 _ENTRY_OVERHEAD = 256
-"""Weight of one cached entry besides its body's characters (key tuple, facts, dict slot)."""
+"""Weight of one cached part besides its characters (key, facts, dict slot)."""
+
+
+def _part_facts(part: _Part) -> tuple[_Facts, ...] | None:
+    """The facts of each entry of ``part`` (None: a joined piece that does not start with a
+    label, which splitting the whole text would have read differently)."""
+    if not isinstance(part, str):
+        return (_facts_of(*part),)
+    starts = _entry_starts(part)
+    if not starts or starts[0][0] != 0:
+        return None
+    return tuple(_facts_of(label, body) for label, body in _raw_entries(part))
 
 
 class _FactsCache:
-    """The facts of transcript entries, by ``(label, body)``: an LRU bounded by weight.
+    """The facts of transcript entries, by their text: an LRU bounded by weight.
 
     Replay compacts the same messages again and again (each run of a changed policy summarises
     heads that overlap the previous run's), so most entries of a head were seen before. The key
-    is the entry's full text, so a hit is exact: the facts are a pure function of it. The weight
-    of an entry is its body's length plus :data:`_ENTRY_OVERHEAD`; least recently used entries
-    are evicted past ``max_weight``, so memory stays bounded whatever is summarised.
+    is the entry's full text (a joined piece, or label and body), so a hit is exact: the facts
+    are a pure function of it. The weight of a part is its length plus :data:`_ENTRY_OVERHEAD`;
+    least recently used parts are evicted past ``max_weight``, so memory stays bounded whatever
+    is summarised.
     """
 
     def __init__(self, max_weight: int) -> None:
         self.max_weight = max_weight
-        self._data: OrderedDict[tuple[str, str], _Facts] = OrderedDict()
+        self._data: OrderedDict[_Part, tuple[_Facts, ...]] = OrderedDict()
         self._weight = 0
         self._lock = threading.Lock()
 
-    def facts(self, entries: Iterable[tuple[str, str]]) -> list[_Facts]:
-        """The facts of each entry, in order (computed for the entries not cached yet)."""
+    @staticmethod
+    def _weight_of(part: _Part) -> int:
+        return (len(part) if isinstance(part, str) else len(part[1])) + _ENTRY_OVERHEAD
+
+    def facts(self, parts: Iterable[_Part]) -> list[_Facts] | None:
+        """The facts of each entry, in order (read for the parts not cached yet); None when a
+        joined piece cannot be read on its own (split the request instead)."""
         data = self._data
         out: list[_Facts] = []
         with self._lock:
-            for key in entries:
-                facts = data.get(key)
+            for part in parts:
+                facts = data.get(part)
                 if facts is not None:
-                    data.move_to_end(key)
+                    data.move_to_end(part)
                 else:
-                    facts = _facts_of(*key)
-                    weight = len(key[1]) + _ENTRY_OVERHEAD
+                    facts = _part_facts(part)
+                    if facts is None:
+                        return None
+                    weight = self._weight_of(part)
                     if weight <= self.max_weight:
-                        data[key] = facts
+                        data[part] = facts
                         self._weight += weight
                         while self._weight > self.max_weight:
-                            (_label, body), _old = data.popitem(last=False)
-                            self._weight -= len(body) + _ENTRY_OVERHEAD
-                out.append(facts)
+                            old, _facts = data.popitem(last=False)
+                            self._weight -= self._weight_of(old)
+                out.extend(facts)
         return out
 
     def __len__(self) -> int:
@@ -664,7 +706,11 @@ class MockSummarizer:
         """The summary text for a request (synchronous core of :meth:`summarize`)."""
         previous, template_part = extract_previous_summary(prompt)
         headings = section_headings(template_part) or T12.headings
-        digest = _Digest(self._facts.facts(_request_entries(messages)))
+        facts = self._facts.facts(_request_parts(messages))
+        if facts is None:
+            facts = self._facts.facts(_request_parts(messages, split=True))
+            assert facts is not None  # split entries are always readable
+        digest = _Digest(facts)
         previous_sections = split_sections(previous) if previous else {}
         previous_by_key = {h.lower(): body for h, body in previous_sections.items()}
         sections: list[tuple[str, list[str]]] = []
