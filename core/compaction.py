@@ -58,7 +58,7 @@ from core.llm import (
 )
 from core.models import Message, Role
 from core.policy import CompactionStrategy, Policy
-from core.prune import PruneResult, prune
+from core.prune import PrunePlan, PruneResult, plan_prune
 from core.split import SplitResult, leading_context, split
 from core.templates import (
     CUT_MARKER,
@@ -159,8 +159,18 @@ def cap_tool_output(output: str, max_chars: int) -> str:
     return f"{output[:max_chars]}\n\n{CUT_MARKER.format(n=cut)}"
 
 
-def serialize_message(message: Message, tool_names: dict[str, str], max_output_chars: int) -> str:
-    """One head message as a labelled transcript entry ("" for messages the summary skips)."""
+def serialize_message(
+    message: Message,
+    tool_names: dict[str, str],
+    max_output_chars: int,
+    *,
+    output: str | None = None,
+) -> str:
+    """One head message as a labelled transcript entry ("" for messages the summary skips).
+
+    ``output`` stands in for a tool result's output (a pruned output's placeholder, when the
+    pruned copy was not made).
+    """
     if message.summary or message.synthetic:
         return ""  # earlier summaries travel in the prompt; continue-nudges carry nothing
     if message.role is Role.USER:
@@ -183,7 +193,8 @@ def serialize_message(message: Message, tool_names: dict[str, str], max_output_c
         return f"{LABEL_TOOL_RESULT}: tool\n{message.text}" if message.text else ""
     name = result.tool_name or tool_names.get(result.call_id) or "tool"
     label = LABEL_TOOL_ERROR if result.is_error else LABEL_TOOL_RESULT
-    return f"{label}: {name}\n{cap_tool_output(result.output, max_output_chars)}"
+    text = result.output if output is None else output
+    return f"{label}: {name}\n{cap_tool_output(text, max_output_chars)}"
 
 
 class EntryCache:
@@ -217,15 +228,21 @@ class EntryCache:
         return len(self._entries)
 
     def entries(
-        self, head: Sequence[Message], names: dict[str, str], max_output_chars: int
+        self,
+        head: Sequence[Message],
+        names: dict[str, str],
+        max_output_chars: int,
+        outputs: Sequence[str | None] | None = None,
     ) -> list[str]:
-        """:func:`serialize_message` of each head message, from the cache where it can."""
+        """:func:`serialize_message` of each head message (with ``outputs[k]`` standing in for
+        the output of message ``k`` when given and not None), from the cache where it can."""
         out: list[str] = []
         data = self._entries
         with self._lock:
-            for message in head:
+            for k, message in enumerate(head):
                 key: Hashable
                 result = message.tool_result
+                output = outputs[k] if outputs is not None else None
                 if message.summary or message.synthetic:
                     out.append("")
                     continue
@@ -233,16 +250,17 @@ class EntryCache:
                     key = id(message)
                 elif message.role is Role.TOOL and result is not None:
                     name = result.tool_name or names.get(result.call_id) or "tool"
-                    key = (result.is_error, name, result.output, max_output_chars)
+                    text = result.output if output is None else output
+                    key = (result.is_error, name, text, max_output_chars)
                 else:
-                    out.append(serialize_message(message, names, max_output_chars))
+                    out.append(serialize_message(message, names, max_output_chars, output=output))
                     continue
                 hit = data.get(key)
                 if hit is not None and (hit[0] is message or not isinstance(key, int)):
                     data.move_to_end(key)
                     out.append(hit[1])
                     continue
-                entry = serialize_message(message, names, max_output_chars)
+                entry = serialize_message(message, names, max_output_chars, output=output)
                 out.append(entry)
                 if hit is not None:
                     self._weight -= len(hit[1]) + self.ENTRY_OVERHEAD
@@ -255,16 +273,26 @@ class EntryCache:
 
 
 def build_request(
-    head: Sequence[Message], max_output_chars: int, *, cache: EntryCache | None = None
+    head: Sequence[Message],
+    max_output_chars: int,
+    *,
+    cache: EntryCache | None = None,
+    outputs: Sequence[str | None] | None = None,
 ) -> list[ChatMessage]:
     """The chat messages of a summary request: the system prompt and the head as one transcript.
 
     ``cache`` keeps serialised entries across requests (see :class:`EntryCache`); the request
-    is the same with or without it.
+    is the same with or without it. ``outputs``, one per head message, stand in for the tool
+    outputs of the messages they are not None for (pruned outputs whose copy was not made).
     """
     names = {call.id: call.name for m in head for call in m.tool_calls}
     if cache is not None:
-        entries = cache.entries(head, names, max_output_chars)
+        entries = cache.entries(head, names, max_output_chars, outputs)
+    elif outputs is not None:
+        entries = [
+            serialize_message(m, names, max_output_chars, output=o)
+            for m, o in zip(head, outputs, strict=True)
+        ]
     else:
         entries = [serialize_message(m, names, max_output_chars) for m in head]
     return [
@@ -314,21 +342,63 @@ def _codex_user_messages(
 # --- the pipeline -----------------------------------------------------------------------------
 
 
-def _tokens_of(message: Message, counter: TokenCounter) -> int:
-    """``counter.message_tokens(message)``; for a message that holds nothing but its tool output
-    (a pruned tool result, usually) :func:`core.tokens.message_text` is that output itself, so it
-    is counted directly — from the counter's cache, for the placeholder of every pruned copy."""
-    result = message.tool_result
-    if result is not None and not message.text and not message.reasoning and not message.tool_calls:
-        return counter.count(result.output)
-    return counter.message_tokens(message)
-
-
 def _previous_summary(messages: Sequence[Message]) -> str | None:
     for message in reversed(messages):
         if message.summary and message.text.strip():
             return unwrap_summary(message.text)
     return None
+
+
+class CompactionOutline:
+    """What :func:`compact_outline` returns: the parts of a :class:`CompactionResult` the replay
+    engine keeps, from the same pipeline (same values as :func:`compact` gives for them).
+
+    It is made without what only a person reading one compaction needs: a decision object per
+    message (the reasons come as ``(id, reason text)`` pairs), pruned copies of head messages
+    (their placeholder goes straight into the request), the request text and the split details.
+    The replay engine compacts hundreds of heads per run; those objects were half the cost.
+    """
+
+    __slots__ = (
+        "compacted",
+        "dropped_head_messages",
+        "head_ids",
+        "output_messages",
+        "prune_reasons",
+        "pruned_ids",
+        "reason",
+        "summary",
+    )
+
+    def __init__(
+        self,
+        *,
+        compacted: bool,
+        reason: str,
+        summary: str,
+        head_ids: list[str],
+        pruned_ids: list[str],
+        dropped_head_messages: int,
+        output_messages: list[Message],
+        prune_reasons: list[tuple[str, str]],
+    ) -> None:
+        self.compacted = compacted
+        """As :attr:`CompactionResult.compacted`."""
+        self.reason = reason
+        """As :attr:`CompactionResult.reason`."""
+        self.summary = summary
+        """As :attr:`CompactionResult.summary`."""
+        self.head_ids = head_ids
+        """As :attr:`CompactionResult.head_ids`."""
+        self.pruned_ids = pruned_ids
+        """As :attr:`CompactionResult.pruned_ids`."""
+        self.dropped_head_messages = dropped_head_messages
+        """As :attr:`CompactionResult.dropped_head_messages`."""
+        self.output_messages = output_messages
+        """As :attr:`CompactionResult.output_messages`."""
+        self.prune_reasons = prune_reasons
+        """``(id, reason text)`` of each input message's prune decision (empty when the policy
+        does not prune), as ``CompactionResult.prune.decisions`` has them."""
 
 
 async def compact(
@@ -355,6 +425,75 @@ async def compact(
     head entries for the next compactions of the same messages (same result, less work).
     Raises :class:`CompactionError`.
     """
+    result = await _compact(
+        messages,
+        policy,
+        summarizer,
+        window=window,
+        counter=counter,
+        previous_summary=previous_summary,
+        auto=auto,
+        on_delta=on_delta,
+        token_counts=token_counts,
+        now_ms=now_ms,
+        entry_cache=entry_cache,
+        outline=False,
+    )
+    assert isinstance(result, CompactionResult)
+    return result
+
+
+async def compact_outline(
+    messages: Sequence[Message],
+    policy: Policy,
+    summarizer: Summarizer,
+    *,
+    window: int,
+    counter: TokenCounter,
+    auto: bool = True,
+    token_counts: Sequence[int] | None = None,
+    now_ms: int | None = None,
+    entry_cache: EntryCache | None = None,
+) -> CompactionOutline:
+    """:func:`compact`, keeping only what the replay engine uses (see :class:`CompactionOutline`).
+
+    Same arguments, same pipeline, same errors; the values it returns are those of the
+    corresponding :class:`CompactionResult` fields.
+    """
+    result = await _compact(
+        messages,
+        policy,
+        summarizer,
+        window=window,
+        counter=counter,
+        previous_summary=None,
+        auto=auto,
+        on_delta=None,
+        token_counts=token_counts,
+        now_ms=now_ms,
+        entry_cache=entry_cache,
+        outline=True,
+    )
+    assert isinstance(result, CompactionOutline)
+    return result
+
+
+async def _compact(
+    messages: Sequence[Message],
+    policy: Policy,
+    summarizer: Summarizer,
+    *,
+    window: int,
+    counter: TokenCounter,
+    previous_summary: str | None,
+    auto: bool,
+    on_delta: DeltaCallback | None,
+    token_counts: Sequence[int] | None,
+    now_ms: int | None,
+    entry_cache: EntryCache | None,
+    outline: bool,
+) -> CompactionResult | CompactionOutline:
+    """The pipeline of :func:`compact` and :func:`compact_outline` (``outline``)."""
     started = time.perf_counter()
     comp = policy.compaction
     total = len(messages)
@@ -363,19 +502,55 @@ async def compact(
     counts = list(token_counts) if token_counts is not None else counter.messages_tokens(messages)
     tokens_before = sum(counts)
 
-    # 1. prune (T9)
+    # 1. prune (T9). An outline makes the pruned copies only where they are kept (pinned
+    # context and tail); pruned head messages are sent with the placeholder in their place.
+    plan: PrunePlan | None = None
     prune_result: PruneResult | None = None
     working: list[Message] = list(messages)
     if policy.pruning.enabled:
-        prune_result = prune(messages, policy.pruning, counter=counter, now_ms=now_ms)
-        working = prune_result.messages
-        if prune_result.pruned_ids:
-            changed = set(prune_result.pruned_ids)
-            for i, message in enumerate(working):
+        plan = plan_prune(
+            messages, policy.pruning, counter=counter, now_ms=now_ms, copies=not outline
+        )
+        if outline:
+            working = plan.working
+        else:
+            prune_result = plan.result()
+            working = prune_result.messages
+        if plan.pruned_ids:
+            changed = set(plan.pruned_ids)
+            for i, message in enumerate(messages):
                 if message.id in changed:
-                    counts[i] = _tokens_of(message, counter)
-    pruned_ids = prune_result.pruned_ids if prune_result is not None else []
-    prune_note = f" {prune_result.summary}" if prune_result is not None else ""
+                    counts[i] = plan.tokens_of(i, counter)
+    pruned_ids = plan.pruned_ids if plan is not None else []
+    prune_note = f" {plan.summary}" if plan is not None else ""
+
+    def nothing_to_compact(
+        reason: str, split_result: SplitResult | None
+    ) -> CompactionResult | CompactionOutline:
+        if not outline:
+            return _nothing_to_compact(
+                reason,
+                working,
+                counts,
+                tokens_before,
+                prune_result,
+                split_result,
+                policy,
+                auto,
+                started,
+            )
+        if plan is not None:
+            plan.materialise(plan.pruned_at)
+        return CompactionOutline(
+            compacted=False,
+            reason=reason,
+            summary="",
+            head_ids=[],
+            pruned_ids=pruned_ids,
+            dropped_head_messages=0,
+            output_messages=list(working),
+            prune_reasons=plan.reasons() if plan is not None else [],
+        )
 
     # 2. choose the head; leading system prompts and injected context stay pinned, verbatim
     lead = leading_context(working)
@@ -388,18 +563,12 @@ async def compact(
         )
         cut = split_result.cut_index
         if not split_result.compactable:
-            return _nothing_to_compact(
-                f"Nothing to compact. {split_result.reason}{prune_note}",
-                working,
-                counts,
-                tokens_before,
-                prune_result,
-                split_result,
-                policy,
-                auto,
-                started,
+            return nothing_to_compact(
+                f"Nothing to compact. {split_result.reason}{prune_note}", split_result
             )
         head_end = cut
+        if outline and plan is not None:
+            plan.materialise(range(cut, total))
         tail, tail_counts = working[cut:], counts[cut:]
         choice_note = split_result.reason
     else:
@@ -411,22 +580,18 @@ async def compact(
             else "The whole conversation is summarised; recent user messages are kept (codex)."
         )
         if not any(not m.summary and not m.synthetic for m in working[lead:]):
-            return _nothing_to_compact(
+            return nothing_to_compact(
                 "Nothing to compact: the conversation holds no message besides a summary or "
                 "system context." + prune_note,
-                working,
-                counts,
-                tokens_before,
-                prune_result,
                 None,
-                policy,
-                auto,
-                started,
             )
 
+    if outline and plan is not None:
+        plan.materialise(pinned_at)
     pinned = [working[i] for i in pinned_at]
     pinned_set = set(pinned_at)
-    head = [m for i, m in enumerate(working[:head_end]) if i not in pinned_set]
+    head_at = [i for i in range(head_end) if i not in pinned_set]
+    head = [working[i] for i in head_at]
     pinned_tokens = sum(counts[i] for i in pinned_at)
 
     # 3. summarise the head (T12)
@@ -434,10 +599,20 @@ async def compact(
     updating = previous is not None and bool(previous.strip())
     prompt = get_template(comp.template).prompt(previous if updating else None)
     max_tokens = policy.llm.max_tokens or comp.summary_max_tokens
-    to_send = [m for m in head if not m.summary and not m.synthetic]
+    send_at = [i for i in head_at if not working[i].summary and not working[i].synthetic]
+    to_send = [working[i] for i in send_at]
+    outputs: list[str | None] | None = None
+    if outline and plan is not None and plan.pruned_at:
+        # Head messages still the originals where pruning replaced their output.
+        outputs = [
+            plan.placeholder if working[i] is messages[i] and i in plan.pruned_set else None
+            for i in send_at
+        ]
     dropped: list[str] = []
     while True:
-        request = build_request(to_send, comp.head_tool_output_max_chars, cache=entry_cache)
+        request = build_request(
+            to_send, comp.head_tool_output_max_chars, cache=entry_cache, outputs=outputs
+        )
         try:
             reply = await summarizer.summarize(request, prompt, max_tokens, on_delta=on_delta)
             break
@@ -451,6 +626,8 @@ async def compact(
                 ) from exc
             dropped.append(to_send[0].id)
             to_send = to_send[1:]
+            if outputs is not None:
+                outputs = outputs[1:]
         except LLMError as exc:
             raise CompactionError(
                 f"the summary request failed: {exc}", dropped_head_messages=len(dropped)
@@ -503,6 +680,17 @@ async def compact(
         drop_note = (
             f" The summary request overflowed; the {len(dropped)} oldest head message"
             f"{'s were' if len(dropped) != 1 else ' was'} left out of it."
+        )
+    if outline:
+        return CompactionOutline(
+            compacted=True,
+            reason=f"{choice_note}{prune_note}{drop_note}".strip(),
+            summary=summary,
+            head_ids=[m.id for m in head],
+            pruned_ids=pruned_ids,
+            dropped_head_messages=len(dropped),
+            output_messages=output,
+            prune_reasons=plan.reasons() if plan is not None else [],
         )
     return CompactionResult(
         compacted=True,

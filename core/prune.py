@@ -32,7 +32,7 @@ they are **below minimum** and nothing is pruned at all.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from enum import StrEnum
 from typing import Any, TypeVar
 
@@ -137,6 +137,7 @@ def skip_boundary(messages: Sequence[Message], protect_turns: int) -> int:
 
 
 _ROLE_DETAIL = {role: f"a {role.value} message" for role in Role}
+_REASON_TEXT = {reason: reason.value for reason in PruneReason}
 """The detail of a message that is not a tool output, by role."""
 
 
@@ -183,6 +184,144 @@ def prune(
             summary="Pruning is turned off in this policy.",
         )
 
+    return plan_prune(messages, policy, counter=counter, now_ms=now_ms).result()
+
+
+class PrunePlan:
+    """What pruning decided, in columns: a reason, a detail, a tool name and an output size per
+    message, the pruned copies in ``working``, and the totals.
+
+    :meth:`result` turns it into the :class:`PruneResult` :func:`prune` returns (one decision
+    object per message). Compaction run for the replay engine reads the columns and never
+    builds those objects (see :func:`core.compaction.compact`, ``outline``).
+    """
+
+    __slots__ = (
+        "boundary",
+        "details",
+        "messages",
+        "output_tokens",
+        "placeholder",
+        "pruned_at",
+        "pruned_ids",
+        "pruned_set",
+        "stamp",
+        "summary",
+        "tokens_before",
+        "tokens_freed",
+        "tool_names",
+        "why",
+        "working",
+    )
+
+    def __init__(self, messages: Sequence[Message]) -> None:
+        self.messages = messages
+        """The input."""
+        self.working: list[Message] = []
+        """The conversation after pruning: pruned messages are new copies — once made (a plan
+        made with ``copies=False`` holds the input there until :meth:`materialise`)."""
+        self.pruned_at: list[int] = []
+        """Positions of the pruned messages, in order."""
+        self.pruned_set: set[int] = set()
+        """The same positions, as a set."""
+        self.placeholder = ""
+        """The text that replaces a pruned output."""
+        self.why: list[PruneReason] = []
+        """The rule that decided, per message."""
+        self.details: list[str] = []
+        """The sentence saying why, per message."""
+        self.tool_names: list[str | None] = []
+        """The tool of each tool output (None for other messages)."""
+        self.output_tokens: list[int] = []
+        """Tokens of each tool output before pruning (0 for other messages)."""
+        self.pruned_ids: list[str] = []
+        self.boundary = 0
+        self.tokens_before = 0
+        self.tokens_freed = 0
+        self.stamp: int | None = None
+        self.summary = ""
+
+    def reasons(self) -> list[tuple[str, str]]:
+        """``(message id, reason text)`` of every message, in order."""
+        text = _REASON_TEXT
+        return [(m.id, text[reason]) for m, reason in zip(self.messages, self.why, strict=True)]
+
+    def materialise(self, positions: Iterable[int]) -> None:
+        """Put the pruned copy in ``working`` at each of ``positions`` that was pruned."""
+        update = {"output": self.placeholder, "compacted_at_ms": self.stamp}
+        working = self.working
+        messages = self.messages
+        pruned = self.pruned_set
+        for i in positions:
+            if i in pruned and working[i] is messages[i]:
+                message = messages[i]
+                assert message.tool_result is not None  # only tool outputs are pruned
+                working[i] = _copy(message, {"tool_result": _copy(message.tool_result, update)})
+
+    def tokens_of(self, i: int, counter: TokenCounter) -> int:
+        """``counter.message_tokens(working[i])`` (the pruned copy's tokens for a pruned message),
+        without making a copy not made yet when the message holds nothing but its output: the
+        copy's text is then the placeholder itself (see :func:`core.tokens.message_text`)."""
+        message = self.working[i]
+        if message is self.messages[i] and i in self.pruned_set:
+            if message.text or message.reasoning or message.tool_calls:
+                self.materialise((i,))
+                return counter.message_tokens(self.working[i])
+            return counter.count(self.placeholder)
+        result = message.tool_result
+        if (
+            result is not None
+            and not message.text
+            and not message.reasoning
+            and not message.tool_calls
+        ):
+            return counter.count(result.output)
+        return counter.message_tokens(message)
+
+    def result(self) -> PruneResult:
+        """The :class:`PruneResult` of this plan (a decision object per message)."""
+        self.materialise(self.pruned_at)
+        decision = _decision
+        decisions = [
+            decision(i, message.id, reason, detail or reason.value, name, tokens)
+            for i, message, reason, detail, name, tokens in zip(
+                range(len(self.messages)),
+                self.messages,
+                self.why,
+                self.details,
+                self.tool_names,
+                self.output_tokens,
+                strict=True,
+            )
+        ]
+        return PruneResult(
+            messages=self.working,
+            decisions=decisions,
+            pruned_ids=self.pruned_ids,
+            skip_boundary=self.boundary,
+            tokens_before=self.tokens_before,
+            tokens_freed=self.tokens_freed,
+            compacted_at_ms=self.stamp,
+            summary=self.summary,
+        )
+
+
+def plan_prune(
+    messages: Sequence[Message],
+    policy: PruningPolicy,
+    *,
+    counter: TokenCounter,
+    now_ms: int | None = None,
+    copies: bool = True,
+) -> PrunePlan:
+    """What :func:`prune` decides, as a :class:`PrunePlan` (``policy.enabled`` must be set).
+
+    ``copies=False`` leaves the pruned copies to be made on demand (:meth:`PrunePlan.materialise`),
+    for a caller that needs only some of them.
+    """
+    if not policy.enabled:
+        raise ValueError("plan_prune needs a policy with pruning enabled")
+    total = len(messages)
     boundary = skip_boundary(messages, policy.protect_turns)
     names = _tool_names(messages)
     protected = set(policy.protected_tools)
@@ -268,47 +407,44 @@ def prune(
         to_prune = candidates
 
     stamp = (now_ms if now_ms is not None else int(time.time() * 1000)) if to_prune else None
-    out = list(messages)
     placeholder_tokens = count(placeholder)
     tokens_before = 0
     pruned_set = set(to_prune)
-    output_update = {"output": placeholder, "compacted_at_ms": stamp}
-    for i in sorted(pruned_set):
-        message = messages[i]
-        assert message.tool_result is not None  # candidates are tool outputs
+    pruned_at = sorted(pruned_set)
+    for i in pruned_at:
         tokens_before += output_tokens[i]
-        out[i] = _copy(message, {"tool_result": _copy(message.tool_result, output_update)})
         why[i] = PruneReason.PRUNED
         details[i] = f"output of {output_tokens[i]:,} tokens replaced by the placeholder"
     tokens_freed = tokens_before - placeholder_tokens * len(pruned_set)
-
-    decision = _decision
-    decisions = [
-        decision(i, m.id, why[i], details[i] or why[i].value, tool_names[i], output_tokens[i])
-        for i, m in enumerate(messages)
-    ]
-    pruned_ids = [messages[i].id for i in sorted(pruned_set)]
-    if pruned_ids:
-        summary = (
-            f"Pruned {len(pruned_ids)} tool output{'s' if len(pruned_ids) != 1 else ''}, "
+    plan = PrunePlan(messages)
+    plan.working = list(messages)
+    plan.placeholder = placeholder
+    plan.pruned_at = pruned_at
+    plan.pruned_set = pruned_set
+    plan.stamp = stamp
+    if copies:
+        plan.materialise(pruned_at)
+    plan.why = why
+    plan.details = details
+    plan.tool_names = tool_names
+    plan.output_tokens = output_tokens
+    plan.pruned_ids = [messages[i].id for i in pruned_at]
+    plan.boundary = boundary
+    plan.tokens_before = tokens_before
+    plan.tokens_freed = tokens_freed
+    if plan.pruned_ids:
+        count_pruned = len(plan.pruned_ids)
+        plan.summary = (
+            f"Pruned {count_pruned} tool output{'s' if count_pruned != 1 else ''}, "
             f"freeing {tokens_freed:,} tokens."
         )
     elif PruneReason.BELOW_MINIMUM in why:
-        summary = f"Nothing pruned: it would free fewer than {policy.minimum_tokens:,} tokens."
+        plan.summary = f"Nothing pruned: it would free fewer than {policy.minimum_tokens:,} tokens."
     elif boundary == 0 and policy.protect_turns > 0:
-        summary = f"Nothing pruned: fewer than {policy.protect_turns} user {turns_word}."
+        plan.summary = f"Nothing pruned: fewer than {policy.protect_turns} user {turns_word}."
     else:
-        summary = "Nothing pruned: no tool output outside the protected ones."
-    return PruneResult(
-        messages=out,
-        decisions=decisions,
-        pruned_ids=pruned_ids,
-        skip_boundary=boundary,
-        tokens_before=tokens_before,
-        tokens_freed=tokens_freed,
-        compacted_at_ms=stamp,
-        summary=summary,
-    )
+        plan.summary = "Nothing pruned: no tool output outside the protected ones."
+    return plan
 
 
 # --- building results without pydantic's generic paths ------------------------------------------

@@ -104,6 +104,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
+from itertools import repeat
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
@@ -611,43 +612,6 @@ class _RecordedSide:
         self.overhead_known = False
 
 
-class _Compacted:
-    """What the replay keeps of a :class:`core.compaction.CompactionResult` (not the request
-    text, which is the size of the head, nor the split details)."""
-
-    __slots__ = (
-        "compacted",
-        "dropped_head_messages",
-        "head_ids",
-        "output_messages",
-        "prune_reasons",
-        "pruned_ids",
-        "reason",
-        "summary",
-    )
-
-    def __init__(self, result: Any) -> None:
-        self.compacted: bool = result.compacted
-        self.reason: str = result.reason
-        self.summary: str = result.summary
-        self.head_ids: list[str] = result.head_ids
-        self.pruned_ids: list[str] = result.pruned_ids
-        self.dropped_head_messages: int = result.dropped_head_messages
-        self.output_messages: list[Message] = result.output_messages
-        self.prune_reasons: list[tuple[str, str]] = []
-        if result.prune is not None:
-            text = _reason_text()
-            self.prune_reasons = [(d.id, text[d.reason]) for d in result.prune.decisions]
-
-
-def _reason_text() -> dict[Any, str]:
-    """Each :class:`core.prune.PruneReason` by its text (an enum's ``.value`` is slow to read,
-    and a compaction has a decision per message)."""
-    from core.prune import PruneReason
-
-    return {reason: reason.value for reason in PruneReason}
-
-
 class _Truncation:
     """One truncation setting applied to every tool output."""
 
@@ -868,9 +832,15 @@ class Replayer:
         self._traces: OrderedDict[str, _Trace] = OrderedDict()
         self._summarizers: dict[str, Summarizer] = {}
         self._states: dict[tuple[Any, ...], MessageState] = {}
+        self._backwards: int | None = None
+        self._sizes: list[tuple[int, int, int]] | None = None
+        self._plain_items: dict[str, list[_Item | None]] = {}
 
         # Which messages are in the main conversation, which are calls, turns.
         self._main = [not m.sidechain for m in messages]
+        self._walked: list[bool] = []
+        """Messages a walk adds to the context: in the main conversation and not owned by a
+        recorded compaction (filled once those are known, below)."""
         self._calls: list[int] = []
         self._call_of = [-1] * n
         self._turn_of: list[int] = [0] * n
@@ -992,6 +962,9 @@ class Replayer:
             self._rc.append(rc)
             self._rc_at.setdefault(rc.m_c, []).append(rc)
         self._infer_manual()
+        self._walked = [
+            main and not owned for main, owned in zip(self._main, self._owned, strict=True)
+        ]
 
     # -- recorded compactions --------------------------------------------------------------
 
@@ -1163,21 +1136,22 @@ class Replayer:
                 "respect_tool_truncation",
             }
         )
-        for i, message in enumerate(self.session.messages):
+        messages = self.session.messages
+        limits_of: dict[str | None, tuple[bool, int, int, Any]] = {}
+        for i, size, lines in self._output_sizes():
+            message = messages[i]
             tool_result = message.tool_result
-            if tool_result is None or not tool_result.output:
-                continue
-            enabled, max_lines, max_bytes, direction = rules.limits_for(tool_result.tool_name)
+            assert tool_result is not None
+            limits = limits_of.get(tool_result.tool_name)
+            if limits is None:
+                limits = limits_of[tool_result.tool_name] = rules.limits_for(tool_result.tool_name)
+            enabled, max_lines, max_bytes, direction = limits
             if not enabled:
                 continue
             if tool_result.truncated_by_tool and rules.respect_tool_truncation:
                 continue
             output = tool_result.output
-            size = len(output) if output.isascii() else len(output.encode("utf-8"))
-            over = size > max_bytes
-            if not over and max_lines > 0 and output.count("\n") + 1 > max_lines:
-                over = True
-            if not over:
+            if not (size > max_bytes or (max_lines > 0 and lines > max_lines)):
                 continue
             cache_key = (i, f"{max_lines}|{max_bytes}|{direction}|{text_key}")
             entry = self._trunc_content.get(cache_key)
@@ -1216,6 +1190,21 @@ class Replayer:
         self._truncations[key] = result
         return result
 
+    def _output_sizes(self) -> list[tuple[int, int, int]]:
+        """``(message index, UTF-8 bytes, lines)`` of every non-empty tool output, measured once
+        per session (each truncation setting compares them with its limits)."""
+        if self._sizes is None:
+            sizes: list[tuple[int, int, int]] = []
+            for i, message in enumerate(self.session.messages):
+                tool_result = message.tool_result
+                if tool_result is None or not tool_result.output:
+                    continue
+                output = tool_result.output
+                size = len(output) if output.isascii() else len(output.encode("utf-8"))
+                sizes.append((i, size, output.count("\n") + 1))
+            self._sizes = sizes
+        return self._sizes
+
     # -- summarisers and compaction --------------------------------------------------------
 
     def _summarizer(self, policy: Policy, window: int | None) -> Summarizer:
@@ -1249,9 +1238,10 @@ class Replayer:
         that are not session messages (summaries and continuations written by earlier
         compactions). It is a tuple of values the session already holds (ids, counts, texts),
         hashed without copying them; at most :data:`_MAX_CACHED_COMPACTIONS` results are kept
-        (least recently used first out), each a slim :class:`_Compacted`.
+        (least recently used first out), each a :class:`core.compaction.CompactionOutline`
+        (the summary, the output messages, ids and prune reasons: no request text).
         """
-        from core.compaction import CompactionError, compact
+        from core.compaction import CompactionError, CompactionOutline, compact_outline
 
         messages = [item.message for item in items]
         tokens = [item.tokens for item in items]
@@ -1271,7 +1261,7 @@ class Replayer:
             self._compactions.move_to_end(key)
             return cached
         summarizer = self._summarizer(policy, window)
-        coroutine = compact(
+        coroutine = compact_outline(
             messages,
             policy,
             summarizer,
@@ -1282,9 +1272,9 @@ class Replayer:
             now_ms=now_ms,
             entry_cache=self._entry_cache,
         )
-        outcome: _Compacted | CompactionError
+        outcome: CompactionOutline | CompactionError
         try:
-            outcome = _Compacted(_run_coroutine(coroutine))
+            outcome = _run_coroutine(coroutine)
         except CompactionError as exc:
             outcome = exc
         self._compactions[key] = outcome
@@ -1396,7 +1386,8 @@ class Replayer:
     def _first_truncation_difference(self, old: Policy, new: Policy) -> int:
         first = self._truncation(old)
         second = self._truncation(new)
-        for i in range(self._n):
+        # Only outputs one of the two truncates can differ (the others keep their own tokens).
+        for i in sorted(first.notes.keys() | second.notes.keys()):
             if (
                 first.tokens[i] != second.tokens[i]
                 or first.truncated[i] != second.truncated[i]
@@ -1546,12 +1537,18 @@ class Replayer:
             return event_id
 
         if trunc.items is None:
-            trunc.items = [
-                _Item(trunc.messages.get(j) or messages[j], j, ttok[j])
-                if main[j] and not owned[j]
-                else None
-                for j in range(n)
-            ]
+            # The session's own messages (shared by every truncation setting of this
+            # estimator), with the outputs this setting truncates in their place.
+            plain = self._plain_items.get(estimator)
+            if plain is None:
+                plain = self._plain_items[estimator] = [
+                    _Item(messages[j], j, tok[j]) if walked else None
+                    for j, walked in enumerate(self._walked)
+                ]
+            trunc.items = list(plain)
+            for j, copy in trunc.messages.items():
+                if self._walked[j]:
+                    trunc.items[j] = _Item(copy, j, ttok[j])
         all_items = trunc.items
 
         def walk_items(start: int, stop: int) -> list[_Item]:
@@ -1773,21 +1770,26 @@ class Replayer:
         next_progress = pos + _PROGRESS_EVERY
         # Points built before the resume point are reused; rows hold the raw data of every call.
         checkpoints = trace.checkpoints
+        call_of = self._call_of
+        rc_at = self._rc_at
+        walked = self._walked
+        truncated_of = trunc.truncated
+        call_step = self._call_step
+        sim_provenance = counter.provenance
 
-        while pos < n:
-            i = pos
+        for i in range(pos, n):
             if i >= next_progress:
                 next_progress = i + _PROGRESS_EVERY
                 if cancel is not None and cancel.is_set():
                     raise ReplayCancelled("replay cancelled")
                 if progress is not None:
                     progress(i, total)
-            c = self._call_of[i]
+            c = call_of[i]
             if c >= 0:
                 state.n_events = len(events)
                 checkpoints.append(state.copy())
             # Recorded compactions happening before message i.
-            for rc in self._rc_at.get(i, ()):
+            for rc in rc_at.get(i, ()):
                 state.rec_base_change = True
                 if not rc.inferred_manual:
                     continue
@@ -1823,7 +1825,7 @@ class Replayer:
                         if last is not None and last.kind in ("compact", "prune"):
                             last.recorded_index = rc.index
             if c >= 0:
-                self._call_step(
+                call_step(
                     c,
                     i,
                     state,
@@ -1842,10 +1844,11 @@ class Replayer:
                     adopt,
                     add_event,
                     trace,
+                    sim_provenance,
                 )
-            if main[i] and not owned[i]:
+            if walked[i]:
                 state.e_sim += ttok[i]
-                if trunc.truncated[i]:
+                if truncated_of[i]:
                     nxt = self._next_call[i + 1] if i + 1 <= n else -1
                     add_event(
                         {
@@ -1861,7 +1864,6 @@ class Replayer:
                     )
             if c >= 0:
                 state.prev_e_cov = state.e_sim
-            pos += 1
         state.n_events = len(events)
         trace.final = state.copy()
         if progress is not None:
@@ -1888,6 +1890,7 @@ class Replayer:
         adopt: Callable[[_RecordedCompaction, int], None],
         add_event: Callable[..., int],
         trace: _Trace,
+        sim_provenance: Provenance,
     ) -> None:
         comp = policy.compaction
         first_of_turn = self._first_of_turn[c]
@@ -2015,7 +2018,7 @@ class Replayer:
                     }
                 )
             overflow_sim = not recovered
-        provenance = rec.baseline_prov[c] if delta == 0 else (self._counter(policy).provenance)
+        provenance = rec.baseline_prov[c] if delta == 0 else sim_provenance
         trace.rows.append(
             (
                 c,
@@ -2067,11 +2070,19 @@ class Replayer:
 
         # Points (reusing the ones of the unchanged prefix).
         points = trace.points
-        for c in range(len(points), len(trace.rows)):
-            row = trace.rows[c]
-            _c, i, figure_sim, provenance, _reason, overflow_sim, event_ids, check = row
-            reason = self._recorded_overflow(c, window)
-            recorded = self._usage_context[c]
+        rows = trace.rows
+        turn_of = self._turn_of
+        usage_context = self._usage_context
+        recorded_overflow = self._recorded_overflow
+        baseline, baseline_prov, baseline_after = (
+            rec.baseline,
+            rec.baseline_prov,
+            rec.baseline_after,
+        )
+        for c in range(len(points), len(rows)):
+            _c, i, figure_sim, provenance, _reason, overflow_sim, event_ids, check = rows[c]
+            reason = recorded_overflow(c, window)
+            recorded = usage_context[c]
             checked = check.checks_now and (check.base is not None or check.proj is not None)
             measure = None
             if checked:
@@ -2085,7 +2096,7 @@ class Replayer:
                     {
                         "call_index": c,
                         "message_index": i,
-                        "turn_index": self._turn_of[i],
+                        "turn_index": turn_of[i],
                         "recorded_tokens": recorded,
                         "recorded_kind": kinds[c],
                         "simulated_tokens": figure_sim,
@@ -2095,9 +2106,9 @@ class Replayer:
                         "overflow_recorded": reason is not None,
                         "overflow_simulated": overflow_sim,
                         "event_ids": list(event_ids),
-                        "baseline_tokens": rec.baseline[c],
-                        "baseline_provenance": rec.baseline_prov[c],
-                        "baseline_after_tokens": rec.baseline_after[c],
+                        "baseline_tokens": baseline[c],
+                        "baseline_provenance": baseline_prov[c],
+                        "baseline_after_tokens": baseline_after[c],
                         "overflow_recorded_reason": reason,
                         "checked": checked,
                         "check_tokens": measure,
@@ -2144,42 +2155,59 @@ class Replayer:
         if len(cache) > 4 * n + 1024:
             cache.clear()
         states: list[MessageState] = []
-        notes_of = trunc.notes
-        truncated_of = trunc.truncated
-        for j in range(n):
-            key = (
-                j,
-                tok[j],
-                ttok[j],
-                prov,
-                truncated_of[j],
-                notes_of.get(j),
-                pruned[j],
-                prune_reason[j],
-                summarised_by[j],
-                kept_by[j],
-                in_context[j],
-            )
-            state = cache.get(key)
+        append = states.append
+        lookup = cache.get
+        note_of: list[str | None] = [None] * n
+        for j, note in trunc.notes.items():
+            note_of[j] = note
+        # One key per message, made by zip (in C) from the per-message columns.
+        for key in zip(
+            range(n),
+            tok,
+            ttok,
+            repeat(prov, n),
+            trunc.truncated,
+            note_of,
+            pruned,
+            prune_reason,
+            summarised_by,
+            kept_by,
+            in_context,
+            strict=True,
+        ):
+            state = lookup(key)
             if state is None:
+                (
+                    j,
+                    tokens,
+                    tokens_after,
+                    _prov,
+                    truncated,
+                    note,
+                    was_pruned,
+                    why,
+                    by,
+                    kept,
+                    inside,
+                ) = key
                 state = cache[key] = _build(
                     MessageState,
                     {
                         "message_index": j,
-                        "tokens": tok[j],
-                        "tokens_after_truncation": ttok[j],
+                        "tokens": tokens,
+                        "tokens_after_truncation": tokens_after,
                         "provenance": prov,
-                        "truncated": truncated_of[j],
-                        "truncation_note": notes_of.get(j),
-                        "pruned": pruned[j],
-                        "prune_reason": prune_reason[j],
-                        "protected": prune_reason[j] in protected_reasons,
-                        "summarised_by": summarised_by[j],
-                        "kept_by": kept_by[j],
-                        "in_context_at_end": in_context[j],
+                        "truncated": truncated,
+                        "truncation_note": note,
+                        "pruned": was_pruned,
+                        "prune_reason": why,
+                        "protected": why in protected_reasons,
+                        "summarised_by": by,
+                        "kept_by": kept,
+                        "in_context_at_end": inside,
                     },
                 )
-            states.append(state)
+            append(state)
 
         fidelity = self._fidelity(events, native)
         summary = self._summary(points, events, trunc, tok, fidelity)
@@ -2324,12 +2352,12 @@ class Replayer:
                 compactions += 1
                 if event.trigger == "manual":
                     manual += 1
-                tokens_summarised += sum(messages[j] for j in event.head_indices)
+                tokens_summarised += sum(map(messages.__getitem__, event.head_indices))
                 summary_tokens += event.summary_tokens or 0
-                tail_tokens += sum(messages[j] for j in event.tail_indices)
+                tail_tokens += sum(map(messages.__getitem__, event.tail_indices))
             if event.kind in ("compact", "prune") and event.pruned_indices:
-                tokens_pruned += sum(messages[j] for j in event.pruned_indices)
-        truncated = sum(tok[j] - messages[j] for j in range(self._n) if trunc.truncated[j])
+                tokens_pruned += sum(map(messages.__getitem__, event.pruned_indices))
+        truncated = sum(tok[j] - messages[j] for j in trunc.notes)  # the truncated outputs
         return ReplaySummary(
             calls=len(points),
             peak_recorded=max(recorded) if recorded else None,
@@ -2411,6 +2439,13 @@ class Replayer:
         return notes
 
     def _backwards_without_compaction(self) -> int:
+        """Recorded figures that fell with no compaction in between (policy-independent, so
+        counted once per session)."""
+        if self._backwards is None:
+            self._backwards = self._count_backwards()
+        return self._backwards
+
+    def _count_backwards(self) -> int:
         count = 0
         previous: int | None = None
         rc_calls = {rc.recorded_call for rc in self._rc}

@@ -596,12 +596,102 @@ def test_transcripts_give_back_their_entries() -> None:
     assert transcript_entries(text) is None
 
 
-def test_pruned_messages_are_recounted_as_message_tokens_counts_them() -> None:
-    from core.compaction import _tokens_of
+@st.composite
+def tool_texts(draw: st.DrawFn) -> list[Message]:
+    """Conversations whose tool messages may also carry text (their pruned copies then have
+    more than the placeholder to count)."""
+    messages = draw(conversations())
+    return [
+        m.model_copy(update={"text": "note"})
+        if m.tool_result is not None and draw(st.booleans())
+        else m
+        for m in messages
+    ]
 
-    pruned = compact_sync(
-        session(), Policy(), MockSummarizer(), window=WINDOW, counter=COUNTER, now_ms=1
+
+@settings(max_examples=150, deadline=None)
+@given(
+    messages=st.one_of(conversations(), tool_texts()),
+    strategy=st.sampled_from(["tail", "summary-only", "codex"]),
+    mode=st.sampled_from(["messages", "turns"]),
+    auto=st.booleans(),
+    prune_on=st.booleans(),
+    budget_rule=st.booleans(),
+    tail_budget=st.integers(0, 3000),
+    limit=st.sampled_from([None, 400, 3000]),
+)
+def test_outline_is_the_compaction_in_short(
+    messages: list[Message],
+    strategy: str,
+    mode: str,
+    auto: bool,
+    prune_on: bool,
+    budget_rule: bool,
+    tail_budget: int,
+    limit: int | None,
+) -> None:
+    # The replay engine runs compact_outline; every value it keeps must be what compact gives.
+    from core.compaction import EntryCache, compact_outline
+
+    pol = Policy(
+        pruning=PruningPolicy(
+            enabled=prune_on,
+            protect_turns=1,
+            budget_rule=budget_rule,
+            protect_tokens=500,
+            minimum_tokens=100,
+        ),
+        split=SplitPolicy(mode=mode, tail_budget_tokens=tail_budget),  # type: ignore[arg-type]
+        compaction=CompactionPolicy(strategy=strategy, max_head_drops=3),  # type: ignore[arg-type]
     )
-    assert pruned.prune is not None
-    for message in [*session(), *pruned.prune.messages]:
-        assert _tokens_of(message, COUNTER) == COUNTER.message_tokens(message)
+
+    def full() -> object:
+        try:
+            return run(
+                messages,
+                pol,
+                MockSummarizer(context_limit_tokens=limit),
+                auto=auto,
+                window=12_000,
+                now_ms=5,
+            )
+        except CompactionError as exc:
+            return str(exc)
+
+    def short(cache: EntryCache | None) -> object:
+        try:
+            return asyncio.run(
+                compact_outline(
+                    messages,
+                    pol,
+                    MockSummarizer(context_limit_tokens=limit),
+                    window=12_000,
+                    counter=COUNTER,
+                    auto=auto,
+                    now_ms=5,
+                    entry_cache=cache,
+                )
+            )
+        except CompactionError as exc:
+            return str(exc)
+
+    result = full()
+    cache = EntryCache()
+    for outline in (short(None), short(cache), short(cache)):
+        if isinstance(result, str):
+            assert outline == result
+            continue
+        assert not isinstance(outline, str)
+        assert outline.compacted == result.compacted  # type: ignore[attr-defined]
+        assert outline.reason == result.reason  # type: ignore[attr-defined]
+        assert outline.summary == result.summary  # type: ignore[attr-defined]
+        assert outline.head_ids == result.head_ids  # type: ignore[attr-defined]
+        assert outline.pruned_ids == result.pruned_ids  # type: ignore[attr-defined]
+        assert outline.dropped_head_messages == result.dropped_head_messages  # type: ignore[attr-defined]
+        assert [m.model_dump() for m in outline.output_messages] == [
+            m.model_dump()
+            for m in result.output_messages  # type: ignore[attr-defined]
+        ]
+        prune = result.prune  # type: ignore[attr-defined]
+        expected = [(d.id, d.reason.value) for d in prune.decisions] if prune is not None else []
+        assert outline.prune_reasons == expected

@@ -336,3 +336,20 @@ def test_results_are_the_objects_validation_and_model_copy_build() -> None:
     # The copy is a new object; the input is untouched.
     assert original.tool_result.output == tokens(500)
     assert pruned.tool_result is not original.tool_result
+
+
+def test_plan_counts_pruned_copies_as_message_tokens_does() -> None:
+    from core.prune import plan_prune
+
+    messages = seed_example()
+    # A tool message that also has text: its pruned copy is more than the placeholder.
+    messages[2] = messages[2].model_copy(update={"text": "a note"})
+    for copies in (True, False):
+        plan = plan_prune(messages, PruningPolicy(), counter=COUNTER, now_ms=NOW, copies=copies)
+        assert plan.pruned_at == [2]
+        counted = [plan.tokens_of(i, COUNTER) for i in range(len(messages))]
+        full = prune(messages, PruningPolicy(), counter=COUNTER, now_ms=NOW)
+        assert counted == [COUNTER.message_tokens(m) for m in full.messages]
+        plan.materialise(range(len(messages)))
+        assert [m.model_dump() for m in plan.working] == [m.model_dump() for m in full.messages]
+        assert plan.reasons() == [(d.id, d.reason.value) for d in full.decisions]
