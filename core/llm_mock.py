@@ -237,10 +237,14 @@ def _entry_starts(text: str) -> list[tuple[int, int, str]]:
     return starts
 
 
-def _raw_entries(text: str) -> list[tuple[str, str]]:
+def _raw_entries(
+    text: str, starts: list[tuple[int, int, str]] | None = None
+) -> list[tuple[str, str]]:
     """``(label, body)`` of each entry of a labelled transcript (see :mod:`core.templates`): an
-    entry runs from its label to the next entry; its body is stripped of newlines at both ends."""
-    starts = _entry_starts(text)
+    entry runs from its label to the next entry; its body is stripped of newlines at both ends.
+    ``starts``: what :func:`_entry_starts` gave for ``text``, when already known."""
+    if starts is None:
+        starts = _entry_starts(text)
     entries: list[tuple[str, str]] = []
     for k, (_start, body_start, label) in enumerate(starts):
         end = starts[k + 1][0] if k + 1 < len(starts) else len(text)
@@ -325,18 +329,25 @@ def _command_in(arguments: Any) -> str | None:
 
 
 def _find_error_word(lowered: str, start: int) -> int | None:
-    """Index of the first error word (as a whole word) in ``lowered`` at or after ``start``."""
+    """Index of the first error word (as a whole word) in ``lowered`` at or after ``start``.
+
+    Once a word is found, the other words are only looked for before it (``str.find`` with an
+    end), as an occurrence after it could not be the first.
+    """
     best: int | None = None
+    size = len(lowered)
     for word in _ERROR_WORDS:
-        at = lowered.find(word, start)
-        while at >= 0 and (best is None or at < best):
+        # Occurrences that start before ``best`` end before ``best + len(word) - 1``.
+        end = size if best is None else best + len(word) - 1
+        at = lowered.find(word, start, end)
+        while at >= 0:
             before = lowered[at - 1] if at > 0 else " "
             after_index = at + len(word)
-            after = lowered[after_index] if after_index < len(lowered) else " "
+            after = lowered[after_index] if after_index < size else " "
             if not before.isalnum() and not after.isalnum():
                 best = at
                 break
-            at = lowered.find(word, at + 1)
+            at = lowered.find(word, at + 1, end)
     return best
 
 
@@ -462,7 +473,7 @@ def _part_facts(part: _Part) -> tuple[_Facts, ...] | None:
     starts = _entry_starts(part)
     if not starts or starts[0][0] != 0:
         return None
-    return tuple(_facts_of(label, body) for label, body in _raw_entries(part))
+    return tuple(_facts_of(label, body) for label, body in _raw_entries(part, starts))
 
 
 class _FactsCache:

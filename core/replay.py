@@ -501,12 +501,19 @@ _new = object.__new__
 _set = object.__setattr__
 
 
+_ALL_FIELDS: dict[type[BaseModel], set[str]] = {}
+"""Each result model's field names (the fields set of a model built with all of them)."""
+
+
 def _build(cls: type[_M], fields: dict[str, Any]) -> _M:
     """A model from complete, already-typed ``fields`` without validation (``model_construct``
     minus its default handling; every field must be present)."""
+    names = _ALL_FIELDS.get(cls)
+    if names is None:
+        names = _ALL_FIELDS[cls] = set(cls.model_fields)
     obj = _new(cls)
     _set(obj, "__dict__", fields)
-    _set(obj, "__pydantic_fields_set__", set(fields))
+    _set(obj, "__pydantic_fields_set__", names.copy())
     _set(obj, "__pydantic_extra__", None)
     _set(obj, "__pydantic_private__", None)
     return obj
@@ -834,6 +841,7 @@ class Replayer:
         self._states: dict[tuple[Any, ...], MessageState] = {}
         self._backwards: int | None = None
         self._sizes: list[tuple[int, int, int]] | None = None
+        self._overflow_reasons: dict[int | None, list[str | None]] = {}
         self._plain_items: dict[str, list[_Item | None]] = {}
 
         # Which messages are in the main conversation, which are calls, turns.
@@ -1428,13 +1436,20 @@ class Replayer:
 
     def _recorded_overflow(self, c: int, window: int | None) -> str | None:
         """Why recorded call ``c`` overflowed against ``window`` (None: it did not)."""
-        fixed = self._fixed_overflow[c]
-        if fixed is not None:
-            return fixed
-        prompt = self._usage_prompt[c]
-        if window and prompt is not None and prompt > window:
-            return "over-window"
-        return None
+        return self._recorded_overflows(window)[c]
+
+    def _recorded_overflows(self, window: int | None) -> list[str | None]:
+        """:meth:`_recorded_overflow` of every call, worked out once per window."""
+        reasons = self._overflow_reasons.get(window)
+        if reasons is None:
+            reasons = []
+            for c, fixed in enumerate(self._fixed_overflow):
+                prompt = self._usage_prompt[c]
+                if fixed is None and window and prompt is not None and prompt > window:
+                    fixed = "over-window"
+                reasons.append(fixed)
+            self._overflow_reasons[window] = reasons
+        return reasons
 
     def _overflows(
         self, c: int, prompt_sim: int, delta_not_negative: bool, window: int | None
@@ -1445,7 +1460,7 @@ class Replayer:
             return False
         if prompt_sim > window:
             return True
-        return delta_not_negative and self._recorded_overflow(c, window) is not None
+        return delta_not_negative and self._recorded_overflows(window)[c] is not None
 
     # -- the walk --------------------------------------------------------------------------
 
@@ -1970,10 +1985,11 @@ class Replayer:
         figure_sim = max(0, rec.baseline[c] + scaled)
         prompt_sim = max(0, rec.baseline_prompt[c] + scaled)
         after_sim = max(0, rec.baseline_after[c] + scaled)
-        overflow_rec_reason = self._recorded_overflow(c, window)
+        overflow_rec_reason = self._recorded_overflows(window)[c]
         recorded_over = overflow_rec_reason is not None and delta >= 0
         trace.overflow_prompt.append((prompt_sim, delta >= 0))
-        overflow_sim = self._overflows(c, prompt_sim, delta >= 0, window)
+        # As _overflows(c, prompt_sim, delta >= 0, window), with the reason at hand.
+        overflow_sim = bool(window) and (prompt_sim > (window or 0) or recorded_over)
         if overflow_sim:
             if trace.first_overflow_call is None:
                 trace.first_overflow_call = c
@@ -2073,7 +2089,7 @@ class Replayer:
         rows = trace.rows
         turn_of = self._turn_of
         usage_context = self._usage_context
-        recorded_overflow = self._recorded_overflow
+        recorded_overflow = self._recorded_overflows(window)
         baseline, baseline_prov, baseline_after = (
             rec.baseline,
             rec.baseline_prov,
@@ -2081,7 +2097,7 @@ class Replayer:
         )
         for c in range(len(points), len(rows)):
             _c, i, figure_sim, provenance, _reason, overflow_sim, event_ids, check = rows[c]
-            reason = recorded_overflow(c, window)
+            reason = recorded_overflow[c]
             recorded = usage_context[c]
             checked = check.checks_now and (check.base is not None or check.proj is not None)
             measure = None

@@ -98,8 +98,12 @@ def _suffix_min(values: list[int]) -> list[int]:
     """``out[i] = min(values[i:])``; ``out[len] = len(values)``."""
     total = len(values)
     out = [total] * (total + 1)
+    low = total
     for i in range(total - 1, -1, -1):
-        out[i] = min(values[i], out[i + 1])
+        value = values[i]
+        if value < low:
+            low = value
+        out[i] = low
     return out
 
 
