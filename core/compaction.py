@@ -43,7 +43,6 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 
 from pydantic import BaseModel, ConfigDict
@@ -201,18 +200,20 @@ class EntryCache:
     """Serialised head entries, kept across the compactions of one session (the replay engine
     compacts overlapping heads again and again, and serialising is a good part of a compaction).
 
-    Two kinds of entries are worth keeping, each with a key that makes a hit exact:
+    Keys that make a hit exact:
 
-    * a **tool result** is keyed by what its entry is made of — error flag, resolved tool name,
-      output text and the character cap — so the pruned copies of different compactions (new
-      objects, the same placeholder) share one entry;
-    * an **assistant message** (reasoning, text and tool calls) is keyed by the identity of the
-      message object, and the entry holds the message, so the id cannot be reused while it is
-      cached. Messages are never modified once built (:mod:`core.models`), which is what makes
-      an identity key safe; copies made by truncation or pruning are other objects.
+    * an **assistant message** or a **tool result** is keyed by the identity of the message
+      object; the entry holds the message (so the id cannot be reused while it is cached), the
+      character cap and the tool name it was written with, and is used only when they match.
+      Messages are never modified once built (:mod:`core.models`), which is what makes an
+      identity key safe; copies made by truncation or pruning are other objects;
+    * a tool result whose output is **stood in for** (a pruned output's placeholder) is keyed by
+      what its entry is made of — error flag, tool name, the text and the cap — so every pruned
+      output of a tool shares one entry.
 
-    User and system entries are a single format and not cached. The cache is an LRU bounded by
-    the characters of the entries it holds (``max_chars``), plus a fixed weight per entry.
+    User and system entries are a single format and not cached. The cache is bounded by the
+    characters of the entries it holds (``max_chars``, plus a fixed weight per entry); the
+    oldest entries go first.
     """
 
     ENTRY_OVERHEAD = 200
@@ -220,7 +221,7 @@ class EntryCache:
 
     def __init__(self, max_chars: int = 16_000_000) -> None:
         self.max_chars = max_chars
-        self._entries: OrderedDict[Hashable, tuple[object, str]] = OrderedDict()
+        self._entries: dict[Hashable, tuple[Message | None, int, str | None, str]] = {}
         self._weight = 0
         self._lock = threading.Lock()
 
@@ -230,46 +231,73 @@ class EntryCache:
     def entries(
         self,
         head: Sequence[Message],
-        names: dict[str, str],
+        names: dict[str, str] | None,
         max_output_chars: int,
         outputs: Sequence[str | None] | None = None,
     ) -> list[str]:
         """:func:`serialize_message` of each head message (with ``outputs[k]`` standing in for
-        the output of message ``k`` when given and not None), from the cache where it can."""
+        the output of message ``k`` when given and not None), from the cache where it can.
+
+        ``names`` maps the head's tool call ids to tool names (None: worked out here when a
+        tool result does not name its tool)."""
         out: list[str] = []
+        append = out.append
         data = self._entries
+        assistant, tool = Role.ASSISTANT, Role.TOOL
         with self._lock:
             for k, message in enumerate(head):
-                key: Hashable
-                result = message.tool_result
-                output = outputs[k] if outputs is not None else None
                 if message.summary or message.synthetic:
-                    out.append("")
+                    append("")
                     continue
-                if message.role is Role.ASSISTANT:
+                role = message.role
+                result = message.tool_result
+                name: str | None = None
+                if role is tool and result is not None:
+                    name = result.tool_name
+                    if not name:
+                        if names is None:
+                            names = _call_names(head)
+                        name = names.get(result.call_id) or "tool"
+                elif role is not assistant:
+                    if names is None:
+                        names = _call_names(head)
+                    append(serialize_message(message, names, max_output_chars))
+                    continue
+                output = outputs[k] if outputs is not None else None
+                key: Hashable
+                if output is None:
                     key = id(message)
-                elif message.role is Role.TOOL and result is not None:
-                    name = result.tool_name or names.get(result.call_id) or "tool"
-                    text = result.output if output is None else output
-                    key = (result.is_error, name, text, max_output_chars)
                 else:
-                    out.append(serialize_message(message, names, max_output_chars, output=output))
-                    continue
+                    assert result is not None
+                    key = (result.is_error, name, output, max_output_chars)
                 hit = data.get(key)
-                if hit is not None and (hit[0] is message or not isinstance(key, int)):
-                    data.move_to_end(key)
-                    out.append(hit[1])
+                if (
+                    hit is not None
+                    and hit[1] == max_output_chars
+                    and hit[2] == name
+                    and (hit[0] is message or output is not None)
+                ):
+                    append(hit[3])
                     continue
+                if names is None:
+                    names = _call_names(head)
                 entry = serialize_message(message, names, max_output_chars, output=output)
-                out.append(entry)
+                append(entry)
                 if hit is not None:
-                    self._weight -= len(hit[1]) + self.ENTRY_OVERHEAD
-                data[key] = (message if isinstance(key, int) else None, entry)
+                    del data[key]
+                    self._weight -= len(hit[3]) + self.ENTRY_OVERHEAD
+                data[key] = (message if output is None else None, max_output_chars, name, entry)
                 self._weight += len(entry) + self.ENTRY_OVERHEAD
                 while self._weight > self.max_chars and data:
-                    _old, (_holder, text) = data.popitem(last=False)
-                    self._weight -= len(text) + self.ENTRY_OVERHEAD
+                    oldest = next(iter(data))
+                    self._weight -= len(data.pop(oldest)[3]) + self.ENTRY_OVERHEAD
         return out
+
+
+def _call_names(head: Sequence[Message]) -> dict[str, str]:
+    """Tool call id -> tool name, over the head (how a result that does not name its tool is
+    labelled)."""
+    return {call.id: call.name for m in head for call in m.tool_calls}
 
 
 def build_request(
@@ -285,16 +313,15 @@ def build_request(
     is the same with or without it. ``outputs``, one per head message, stand in for the tool
     outputs of the messages they are not None for (pruned outputs whose copy was not made).
     """
-    names = {call.id: call.name for m in head for call in m.tool_calls}
     if cache is not None:
-        entries = cache.entries(head, names, max_output_chars, outputs)
-    elif outputs is not None:
+        entries = cache.entries(head, None, max_output_chars, outputs)
+    else:
+        names = _call_names(head)
+        stand_ins = outputs if outputs is not None else [None] * len(head)
         entries = [
             serialize_message(m, names, max_output_chars, output=o)
-            for m, o in zip(head, outputs, strict=True)
+            for m, o in zip(head, stand_ins, strict=True)
         ]
-    else:
-        entries = [serialize_message(m, names, max_output_chars) for m in head]
     return [
         ChatMessage(role="system", content=SYSTEM_PROMPT),
         ChatMessage(role="user", content=build_transcript([e for e in entries if e])),

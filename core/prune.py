@@ -229,7 +229,8 @@ class PrunePlan:
         self.why: list[PruneReason] = []
         """The rule that decided, per message."""
         self.details: list[str] = []
-        """The sentence saying why, per message."""
+        """The sentence saying why, per message (for pruned outputs: written by :meth:`result`,
+        the only reader of these sentences)."""
         self.tool_names: list[str | None] = []
         """The tool of each tool output (None for other messages)."""
         self.output_tokens: list[int] = []
@@ -281,6 +282,11 @@ class PrunePlan:
     def result(self) -> PruneResult:
         """The :class:`PruneResult` of this plan (a decision object per message)."""
         self.materialise(self.pruned_at)
+        for i in self.pruned_at:
+            if not self.details[i]:
+                self.details[i] = (
+                    f"output of {self.output_tokens[i]:,} tokens replaced by the placeholder"
+                )
         decision = _decision
         decisions = [
             decision(i, message.id, reason, detail or reason.value, name, tokens)
@@ -413,8 +419,7 @@ def plan_prune(
     pruned_at = sorted(pruned_set)
     for i in pruned_at:
         tokens_before += output_tokens[i]
-        why[i] = PruneReason.PRUNED
-        details[i] = f"output of {output_tokens[i]:,} tokens replaced by the placeholder"
+        why[i] = PruneReason.PRUNED  # its detail is written by PrunePlan.result()
     tokens_freed = tokens_before - placeholder_tokens * len(pruned_set)
     plan = PrunePlan(messages)
     plan.working = list(messages)
