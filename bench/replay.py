@@ -12,13 +12,15 @@ measures:
   kinds of change.
 
 Each figure is the median of several samples, each on a fresh ``Replayer`` (the machine is
-shared: one sample says as much about the other processes as about the replay), printed with
-its minimum, beside its bound, as a ratio to the load time, and pass/fail on the median. Run
-with ``python bench/replay.py`` (``make bench`` runs every script in bench/).
+shared: one sample says as much about the other processes as about the replay) and after a
+full garbage collection outside the timed part (see ``_timed``), printed with its minimum,
+beside its bound, as a ratio to the load time, and pass/fail on the median. Run with
+``python bench/replay.py`` (``make bench`` runs every script in bench/).
 """
 
 from __future__ import annotations
 
+import gc
 import random
 import statistics
 import sys
@@ -260,6 +262,14 @@ def make_session(n_messages: int = 10_000, seed: int = 7) -> Session:
 
 
 def _timed(function: Callable[[], object]) -> float:
+    """Wall time of one call, after a full garbage collection outside the timed part.
+
+    Without it, a collection owed by earlier samples (a full pass over both sessions and every
+    cache, 40-55 ms here, about every tenth run) lands on whichever sample happens to allocate
+    next. The replay's own collection cost stays in: a run pauses the collector and the young
+    objects it made are collected when it re-enables it, inside the timed call.
+    """
+    gc.collect()
     started = time.perf_counter()
     function()
     return time.perf_counter() - started

@@ -2,7 +2,9 @@
 
 Entry points: :func:`compact` (async) and :func:`compact_sync` (the same, run with
 ``asyncio.run``; for worker threads and the replay engine — do not call it from a thread that
-already runs an event loop).
+already runs an event loop). :func:`compact_outline` runs the same pipeline and returns only
+what the replay engine keeps (:class:`CompactionOutline`); :class:`EntryCache` keeps serialised
+head entries across the compactions of one session.
 
 Pipeline:
 

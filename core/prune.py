@@ -2,7 +2,9 @@
 
 Entry point: :func:`prune`. It never mutates its input; it returns new messages (pruned ones are
 copies whose :class:`~core.models.ToolResult` holds the placeholder and ``compacted_at_ms``) and
-one :class:`PruneDecision` per message saying what happened to it and why.
+one :class:`PruneDecision` per message saying what happened to it and why. :func:`plan_prune`
+makes the same decisions as columns (:class:`PrunePlan`), for compaction in the replay engine,
+which needs neither a decision object per message nor the copies of messages it summarises.
 
 Rules, in the order they are checked for each message:
 

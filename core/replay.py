@@ -79,6 +79,14 @@ A :class:`Replayer` keeps, across runs on one session:
   over a limit are truncated at all; their lengths are precomputed);
 * every compaction result, by its exact input (so a re-run that compacts the same messages reuses
   the summary — with a live LLM too), and the message states of earlier results;
+* what makes a compaction that is *not* a repeat cheap: the serialised head entry of each
+  message (:class:`core.compaction.EntryCache`, by message identity or content, bounded) and,
+  in the mock summariser it holds per LLM setting, what each transcript entry says (by its
+  text, bounded). A changed policy compacts heads that overlap the previous run's, so most of
+  a head is read from these. Compactions go through :func:`core.compaction.compact_outline`:
+  the same pipeline as :func:`~core.compaction.compact`, without the per-message records only
+  a person inspecting one compaction reads (decision objects, pruned copies of head messages,
+  the request text);
 * the trace of the last runs: the state at every model call (a checkpoint), every threshold check
   and overflow check with the figures it measured, and the events so far.
 
@@ -92,7 +100,9 @@ recovery on or off from the first overflow; the estimator, the check schedule, t
 or whether the policy is the recording agent's from the start. Call points, events and notes
 before the resume point are reused as they are (points are rebuilt only when the window or the
 threshold changed). A run pauses the cyclic garbage collector (reference counting still frees
-everything): collections walking the large, long-lived session cost a fifth of a run.
+everything): collections walking the large, long-lived session cost a fifth of a run. The
+young objects a run made are collected when it ends (a few milliseconds); every tenth or so
+run, that collection reaches the older generations too and walks the whole heap.
 """
 
 from __future__ import annotations

@@ -431,6 +431,35 @@ def test_a_later_threshold_change_reuses_the_calls_before_it() -> None:
     assert replayer.run(base) is first  # an identical policy returns the cached result
 
 
+@pytest.mark.parametrize("preset", ["seed", "opencode", "codex"])
+def test_cached_compactions_give_the_result_computing_them_gives(preset: str) -> None:
+    from core.llm_mock import MockSummarizer
+
+    session = _long_session(700)
+    base = get_preset(preset)
+    base.pruning.enabled = True  # pruned copies are made only where kept: exercise that too
+    mock = MockSummarizer()
+    replayer = Replayer(session, summarizer_factory=lambda _policy: mock)
+    first = replayer.run(base)
+    written = mock.calls
+    assert written > 0 and any(e.kind == "compact" for e in first.events)
+    # Forget the traces: the run starts afresh, and every compaction comes from the caches.
+    replayer._traces.clear()
+    again = replayer.run(base)
+    assert again is not first and again.resumed_from_call is None
+    assert mock.calls == written  # no summary written again
+    assert again.model_dump(mode="json") == first.model_dump(mode="json")
+    # A summariser that has seen these heads before (its entry cache is warm) writes the same
+    # summaries as a new one.
+    warm = replay(session, base, summarizer=mock)
+    cold = replay(session, base, summarizer=MockSummarizer())
+    assert (
+        warm.model_dump(mode="json")
+        == cold.model_dump(mode="json")
+        == first.model_dump(mode="json")
+    )
+
+
 # --- compare ---------------------------------------------------------------------------------------
 
 
