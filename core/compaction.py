@@ -261,9 +261,8 @@ class EntryCache:
                             names = _call_names(head)
                         name = names.get(result.call_id) or "tool"
                 elif role is not assistant:
-                    if names is None:
-                        names = _call_names(head)
-                    append(serialize_message(message, names, max_output_chars))
+                    # User, system, or a tool message without a result: no tool name needed.
+                    append(serialize_message(message, _NO_NAMES, max_output_chars))
                     continue
                 output = outputs[k] if outputs is not None else None
                 key: Hashable
@@ -281,9 +280,9 @@ class EntryCache:
                 ):
                     append(hit[3])
                     continue
-                if names is None:
-                    names = _call_names(head)
-                entry = serialize_message(message, names, max_output_chars, output=output)
+                entry = serialize_message(
+                    message, _NO_NAMES if names is None else names, max_output_chars, output=output
+                )
                 append(entry)
                 if hit is not None:
                     del data[key]
@@ -294,6 +293,10 @@ class EntryCache:
                     oldest = next(iter(data))
                     self._weight -= len(data.pop(oldest)[3]) + self.ENTRY_OVERHEAD
         return out
+
+
+_NO_NAMES: dict[str, str] = {}
+"""Call names for entries that name no tool (never written to)."""
 
 
 def _call_names(head: Sequence[Message]) -> dict[str, str]:
@@ -383,7 +386,7 @@ class CompactionOutline:
     engine keeps, from the same pipeline (same values as :func:`compact` gives for them).
 
     It is made without what only a person reading one compaction needs: a decision object per
-    message (the reasons come as ``(id, reason text)`` pairs), pruned copies of head messages
+    message (the reasons come as a list of texts), pruned copies of head messages
     (their placeholder goes straight into the request), the request text and the split details.
     The replay engine compacts hundreds of heads per run; those objects were half the cost.
     """
@@ -409,7 +412,7 @@ class CompactionOutline:
         pruned_ids: list[str],
         dropped_head_messages: int,
         output_messages: list[Message],
-        prune_reasons: list[tuple[str, str]],
+        prune_reasons: list[str],
     ) -> None:
         self.compacted = compacted
         """As :attr:`CompactionResult.compacted`."""
@@ -426,8 +429,8 @@ class CompactionOutline:
         self.output_messages = output_messages
         """As :attr:`CompactionResult.output_messages`."""
         self.prune_reasons = prune_reasons
-        """``(id, reason text)`` of each input message's prune decision (empty when the policy
-        does not prune), as ``CompactionResult.prune.decisions`` has them."""
+        """The reason text of each input message's prune decision, in input order (empty when
+        the policy does not prune), as ``CompactionResult.prune.decisions`` has them."""
 
 
 async def compact(

@@ -244,10 +244,9 @@ class PrunePlan:
         self.stamp: int | None = None
         self.summary = ""
 
-    def reasons(self) -> list[tuple[str, str]]:
-        """``(message id, reason text)`` of every message, in order."""
-        text = _REASON_TEXT
-        return [(m.id, text[reason]) for m, reason in zip(self.messages, self.why, strict=True)]
+    def reasons(self) -> list[str]:
+        """The reason of every message as text (``PruneReason.value``), in order."""
+        return list(map(_REASON_TEXT.__getitem__, self.why))
 
     def materialise(self, positions: Iterable[int]) -> None:
         """Put the pruned copy in ``working`` at each of ``positions`` that was pruned."""

@@ -1672,10 +1672,11 @@ class Replayer:
                 by_id[p].index for p in outcome.pruned_ids if p in by_id and by_id[p].index >= 0
             ]
             meta: dict[int, str] = {}
-            for message_id, why in outcome.prune_reasons:
-                item = by_id.get(message_id)
-                if item is not None and item.index >= 0:
-                    meta[item.index] = why
+            if outcome.prune_reasons:  # one per item (none when the policy does not prune)
+                for source, why in zip(items, outcome.prune_reasons, strict=True):
+                    item = by_id.get(source.message.id)  # the last item of that id
+                    if item is not None and item.index >= 0:
+                        meta[item.index] = why
             rebase(new_items, at)
             after_tokens = figure - round(ratio_now() * (before - state.e_sim))
             if outcome.compacted:

@@ -693,5 +693,5 @@ def test_outline_is_the_compaction_in_short(
             for m in result.output_messages  # type: ignore[attr-defined]
         ]
         prune = result.prune  # type: ignore[attr-defined]
-        expected = [(d.id, d.reason.value) for d in prune.decisions] if prune is not None else []
+        expected = [d.reason.value for d in prune.decisions] if prune is not None else []
         assert outline.prune_reasons == expected

@@ -352,4 +352,4 @@ def test_plan_counts_pruned_copies_as_message_tokens_does() -> None:
         assert counted == [COUNTER.message_tokens(m) for m in full.messages]
         plan.materialise(range(len(messages)))
         assert [m.model_dump() for m in plan.working] == [m.model_dump() for m in full.messages]
-        assert plan.reasons() == [(d.id, d.reason.value) for d in full.decisions]
+        assert plan.reasons() == [d.reason.value for d in full.decisions]
