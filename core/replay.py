@@ -1667,20 +1667,25 @@ class Replayer:
                     new_items.append(_Item(out, -1, t))
                     summary_tokens += t
                     continued = continued or out.synthetic
-            head = [by_id[h].index for h in outcome.head_ids if h in by_id and by_id[h].index >= 0]
+            # Ids map to the last item of that id (by_id), as everywhere in this function.
+            head_items = [item for h in outcome.head_ids if (item := by_id.get(h)) is not None]
+            head = [item.index for item in head_items if item.index >= 0]
             pruned = [
-                by_id[p].index for p in outcome.pruned_ids if p in by_id and by_id[p].index >= 0
+                item.index
+                for p in outcome.pruned_ids
+                if (item := by_id.get(p)) is not None and item.index >= 0
             ]
             meta: dict[int, str] = {}
             if outcome.prune_reasons:  # one per item (none when the policy does not prune)
-                for source, why in zip(items, outcome.prune_reasons, strict=True):
-                    item = by_id.get(source.message.id)  # the last item of that id
-                    if item is not None and item.index >= 0:
-                        meta[item.index] = why
+                meta = {
+                    index: why
+                    for source, why in zip(items, outcome.prune_reasons, strict=True)
+                    if (index := by_id[source.message.id].index) >= 0
+                }
             rebase(new_items, at)
             after_tokens = figure - round(ratio_now() * (before - state.e_sim))
             if outcome.compacted:
-                head_tokens = sum(by_id[h].tokens for h in outcome.head_ids if h in by_id)
+                head_tokens = sum(item.tokens for item in head_items)
                 reason = {
                     "threshold": "the context crossed the threshold",
                     "projection": "the projected context (with the tool results since the last "
