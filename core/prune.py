@@ -330,7 +330,7 @@ def plan_prune(
         raise ValueError("plan_prune needs a policy with pruning enabled")
     total = len(messages)
     boundary = skip_boundary(messages, policy.protect_turns)
-    names = _tool_names(messages)
+    names: dict[str, str] | None = None  # call id -> tool name, for results that name none
     protected = set(policy.protected_tools)
     # Why each message was or was not pruned, and the sentence saying so (every message gets
     # one below); the loops use local names, as they run over every message of every head.
@@ -356,7 +356,12 @@ def plan_prune(
         message = messages[i]
         result = message.tool_result
         if result is not None:
-            tool_names[i] = result.tool_name or names.get(result.call_id)
+            name = result.tool_name
+            if not name:
+                if names is None:
+                    names = _tool_names(messages)
+                name = names.get(result.call_id)
+            tool_names[i] = name
         if stop_detail is not None:
             why[i] = stop_reason
             details[i] = stop_detail
@@ -374,7 +379,6 @@ def plan_prune(
             why[i] = PruneReason.INSIDE_SKIP_BOUNDARY
             details[i] = inside_detail
             continue
-        name = tool_names[i]
         if name in protected:
             why[i] = PruneReason.PROTECTED_TOOL
             details[i] = f"`{name}` is a protected tool; its output is kept"
