@@ -850,7 +850,7 @@ class Replayer:
         self._summarizers: dict[str, Summarizer] = {}
         self._states: dict[tuple[Any, ...], MessageState] = {}
         self._backwards: int | None = None
-        self._sizes: list[tuple[int, int, int]] | None = None
+        self._sizes: dict[tuple[str | None, bool], list[tuple[int, int, int]]] | None = None
         self._overflow_reasons: dict[int | None, list[str | None]] = {}
         self._plain_items: dict[str, list[_Item | None]] = {}
 
@@ -1155,22 +1155,24 @@ class Replayer:
             }
         )
         messages = self.session.messages
-        limits_of: dict[str | None, tuple[bool, int, int, Any]] = {}
-        for i, size, lines in self._output_sizes():
+        # The outputs over their tool's limits, in message order (sizes measured once).
+        over: list[tuple[int, int, int, Any]] = []
+        for (name, by_tool), outputs in self._output_sizes().items():
+            enabled, max_lines, max_bytes, direction = rules.limits_for(name)
+            if not enabled or (by_tool and rules.respect_tool_truncation):
+                continue
+            line_limit = max_lines if max_lines > 0 else 1 << 62
+            over.extend(
+                (i, max_lines, max_bytes, direction)
+                for i, size, lines in outputs
+                if size > max_bytes or lines > line_limit
+            )
+        over.sort()
+        for i, max_lines, max_bytes, direction in over:
             message = messages[i]
             tool_result = message.tool_result
             assert tool_result is not None
-            limits = limits_of.get(tool_result.tool_name)
-            if limits is None:
-                limits = limits_of[tool_result.tool_name] = rules.limits_for(tool_result.tool_name)
-            enabled, max_lines, max_bytes, direction = limits
-            if not enabled:
-                continue
-            if tool_result.truncated_by_tool and rules.respect_tool_truncation:
-                continue
             output = tool_result.output
-            if not (size > max_bytes or (max_lines > 0 and lines > max_lines)):
-                continue
             cache_key = (i, f"{max_lines}|{max_bytes}|{direction}|{text_key}")
             entry = self._trunc_content.get(cache_key)
             if entry is None:
@@ -1208,18 +1210,20 @@ class Replayer:
         self._truncations[key] = result
         return result
 
-    def _output_sizes(self) -> list[tuple[int, int, int]]:
-        """``(message index, UTF-8 bytes, lines)`` of every non-empty tool output, measured once
-        per session (each truncation setting compares them with its limits)."""
+    def _output_sizes(self) -> dict[tuple[str | None, bool], list[tuple[int, int, int]]]:
+        """``(message index, UTF-8 bytes, lines)`` of every non-empty tool output, by tool name
+        and whether the tool truncated it itself, measured once per session (each truncation
+        setting compares them with its limits for that tool)."""
         if self._sizes is None:
-            sizes: list[tuple[int, int, int]] = []
+            sizes: dict[tuple[str | None, bool], list[tuple[int, int, int]]] = {}
             for i, message in enumerate(self.session.messages):
                 tool_result = message.tool_result
                 if tool_result is None or not tool_result.output:
                     continue
                 output = tool_result.output
                 size = len(output) if output.isascii() else len(output.encode("utf-8"))
-                sizes.append((i, size, output.count("\n") + 1))
+                group = (tool_result.tool_name, tool_result.truncated_by_tool)
+                sizes.setdefault(group, []).append((i, size, output.count("\n") + 1))
             self._sizes = sizes
         return self._sizes
 
