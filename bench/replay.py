@@ -12,15 +12,15 @@ measures:
   kinds of change.
 
 Each figure is the median of several samples, each on a fresh ``Replayer`` (the machine is
-shared: one sample says as much about the other processes as about the replay) and after a
-full garbage collection outside the timed part (see ``_timed``), printed with its minimum,
-beside its bound, as a ratio to the load time, and pass/fail on the median. Run with
-``python bench/replay.py`` (``make bench`` runs every script in bench/).
+shared: one sample says as much about the other processes as about the replay; the changes are
+run in a shuffled order each time, so that a periodic full garbage collection does not keep
+landing on the same one), printed with its minimum, beside its bound, as a ratio to the load
+time, and pass/fail on the median. Run with ``python bench/replay.py`` (``make bench`` runs
+every script in bench/).
 """
 
 from __future__ import annotations
 
-import gc
 import random
 import statistics
 import sys
@@ -262,14 +262,6 @@ def make_session(n_messages: int = 10_000, seed: int = 7) -> Session:
 
 
 def _timed(function: Callable[[], object]) -> float:
-    """Wall time of one call, after a full garbage collection outside the timed part.
-
-    Without it, a collection owed by earlier samples (a full pass over both sessions and every
-    cache, 40-55 ms here, about every tenth run) lands on whichever sample happens to allocate
-    next. The replay's own collection cost stays in: a run pauses the collector and the young
-    objects it made are collected when it re-enables it, inside the timed call.
-    """
-    gc.collect()
     started = time.perf_counter()
     function()
     return time.perf_counter() - started
@@ -414,11 +406,15 @@ def main() -> int:
     base_samples: list[float] = []
     change_samples: dict[str, list[float]] = {label: [] for label, _ in changes}
     details: dict[str, str] = {}
+    order = random.Random(3)
     for _ in range(REPEATS):
         engine = TimedReplayer(half_loaded)
         base_samples.append(_timed(partial(engine.run, base)))
         base_detail = outside(engine)
-        for label, changed in changes:
+        # A shuffled order: the garbage collector's periodic full passes (tens of ms over both
+        # sessions and every cache) land on runs at a regular rhythm; in a fixed order they
+        # would keep landing on the same change.
+        for label, changed in order.sample(changes, len(changes)):
             engine.reset_counters()
             change_samples[label].append(_timed(partial(engine.run, changed)))
             result = engine.run(changed)
