@@ -286,3 +286,26 @@ def test_the_entry_cache_stays_within_its_bound() -> None:
         MockSummarizer(), request(f"<conversation>\n{body}\n</conversation>"), build_prompt("t12")
     )
     assert text == unbounded
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["[User]: ", "[Assistant]: ", "[Tool call]: ", "[Tool result]: ", "x"]),
+            st.lists(_ENTRY_PIECES, max_size=8).map("".join),
+        ).map("".join),
+        max_size=10,
+    )
+)
+def test_a_transcript_read_by_its_entries_reads_as_its_text(entries: list[str]) -> None:
+    # A transcript core.templates just built is read from the entries it joined; the same text
+    # arriving as any other string is split. Both must give the same summary.
+    from core.templates import build_transcript
+
+    built = build_transcript([e for e in entries if e])
+    other = "".join(list(built))  # an equal string, not the one built
+    prompt = build_prompt("anchored")
+    assert run(MockSummarizer(), request(built), prompt) == run(
+        MockSummarizer(), request(other), prompt
+    )
