@@ -1252,7 +1252,7 @@ class Replayer:
         auto: bool,
         now_ms: int,
     ) -> Any:
-        """Run :func:`core.compaction.compact` on a context (cached by its exact input).
+        """Run :func:`core.compaction.compact_outline` on a context (cached by its exact input).
 
         The key is everything the outcome depends on: the policy's estimator, pruning, split,
         compaction and LLM settings, the window, whether it is automatic, the summariser
@@ -1453,7 +1453,8 @@ class Replayer:
         return self._recorded_overflows(window)[c]
 
     def _recorded_overflows(self, window: int | None) -> list[str | None]:
-        """:meth:`_recorded_overflow` of every call, worked out once per window."""
+        """:meth:`_recorded_overflow` of every call, worked out once per window (a list of
+        the calls' length for each window a policy used)."""
         reasons = self._overflow_reasons.get(window)
         if reasons is None:
             reasons = []
