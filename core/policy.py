@@ -301,6 +301,9 @@ def _codex() -> Policy:
             reserve_tokens=0,
             strategy="codex",
             user_message_budget_tokens=20000,
+            # Codex checks the total right after each sampling request, before the tool outputs
+            # it is about to run are added: no projection of results the model has not seen.
+            project_after_tool_results=False,
             continuation=False,
         ),
     )

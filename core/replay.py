@@ -564,7 +564,28 @@ def policy_threshold(session: Session, policy: Policy) -> int | None:
     window = effective_window(session, policy)
     if not window:
         return None
-    return threshold(policy, window, session.max_output_tokens, input_limit=_input_limit(session))
+    model_window = None
+    if not policy.context_window and session.window_source == "recorded":
+        # A recorded window can be an effective one (Codex records 95% of the model's).
+        value = session.metadata.get("model_window") if session.metadata else None
+        model_window = value if isinstance(value, int) and value > 0 else None
+    return threshold(
+        policy,
+        window,
+        session.max_output_tokens,
+        input_limit=_input_limit(session),
+        model_window=model_window,
+    )
+
+
+def cut_index(head: Sequence[int], tail: Sequence[int], default: int) -> int:
+    """Where a compaction cut the conversation: the first tail message after the head.
+
+    Leading system prompts and injected context stay verbatim and sit in the tail *before* the
+    head, so the first tail index is not the cut.
+    """
+    last_head = max(head) if head else -1
+    return next((j for j in tail if j > last_head), default)
 
 
 # --- per-session precomputation -----------------------------------------------------------------
@@ -1702,7 +1723,7 @@ class Replayer:
                 event_id = add_event(
                     {
                         "kind": "compact",
-                        "message_index": tail[0] if tail else at,
+                        "message_index": cut_index(head, tail, at),
                         "call_index": call,
                         "trigger": trigger,
                         "reason": f"Compacted because {reason} ({figure:,} tokens): "

@@ -146,3 +146,58 @@ def test_claude_code_preset_reproduces_the_claude_sample() -> None:
     # the crossing call is the last API call before the boundary (its lines share one message id)
     message_id = records[last_assistant]["message"]["id"]
     assert records[line - 1]["message"]["id"] == message_id
+
+
+OUR_SAMPLES = Path(__file__).resolve().parents[1] / "sample_sessions"
+
+
+def _recorded_crossing_call(path: Path, limit: int) -> tuple[int, int]:
+    """(index among calls, total) of the first Codex call whose total_tokens reached ``limit``,
+    read from the raw rollout with plain json (repeated token_count copies skipped)."""
+    calls = 0
+    previous = None
+    for line in path.read_text().splitlines():
+        row = json.loads(line)
+        payload = row.get("payload") or {}
+        if row.get("type") != "event_msg" or payload.get("type") != "token_count":
+            continue
+        info = payload.get("info") or {}
+        last = info.get("last_token_usage")
+        if not last or last == previous or not last.get("input_tokens"):
+            previous = last or previous
+            continue
+        previous = last
+        if last["total_tokens"] >= limit:
+            return calls, last["total_tokens"]
+        calls += 1
+    raise AssertionError("no call reached the limit")
+
+
+def test_codex_preset_fires_where_codex_compacted() -> None:
+    (path,) = (OUR_SAMPLES / "codex").glob("rollout-*.jsonl")
+    session = load_session(path)
+    # Codex records 95% of a 272k window and compacts at 90% of the full one.
+    limit = session.metadata["model_window"] * 9 // 10
+    assert limit == 244_800
+    call, total = _recorded_crossing_call(path, limit)
+    result = replay(session, get_preset("codex"))
+    assert result.threshold == limit
+    assert [row.outcome for row in result.fidelity] == ["same"]
+    compacts = [e for e in result.events if e.kind == "compact"]
+    assert len(compacts) == 1
+    # the compaction comes right after the call whose total crossed the limit
+    assert compacts[0].trigger_call_index == call
+    assert compacts[0].tokens_before == total
+
+
+def test_compaction_cut_is_after_the_head_when_leading_context_stays() -> None:
+    session = load_session(OUR_SAMPLES / "claude-code" / "compacted.jsonl")
+    result = replay(session, get_preset("seed"))
+    compacts = [e for e in result.events if e.kind == "compact"]
+    assert compacts
+    for event in compacts:
+        assert event.head_indices
+        assert event.message_index == min(
+            j for j in event.tail_indices if j > max(event.head_indices)
+        )
+        assert event.message_index > max(event.head_indices)
