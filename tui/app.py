@@ -23,6 +23,8 @@ from tui.screens.picker import DiscoverFn, PickerScreen
 from tui.screens.session import SessionScreen
 
 _HERE = Path(__file__).parent
+SWITCH_INTERVAL_S = 0.001
+"""Thread switch interval while the app runs (Python's default is 5 ms)."""
 DARK_THEME = "textual-dark"
 LIGHT_THEME = "textual-light"
 
@@ -63,15 +65,30 @@ class CtxscopeApp(App[None]):
         self.policy = policy
         self.live = live
         self._discover = discover
+        self._switch_interval = sys.getswitchinterval()
         self.theme = DARK_THEME
 
     def get_default_screen(self) -> Screen[object]:
         return PickerScreen(self._discover)
 
     def on_mount(self) -> None:
+        # A CPU-bound worker (loader, replay) holds the interpreter for up to the switch interval
+        # at a time; a shorter one lets the UI thread draw a frame between its slices.
+        self._switch_interval = sys.getswitchinterval()
+        sys.setswitchinterval(SWITCH_INTERVAL_S)
         if self.start_path is not None:
-            # after the picker is up, so an error has somewhere to be shown
-            self.call_after_refresh(self.open_session, self.start_path)
+            if self._openable(self.start_path):
+                self.open_session(self.start_path)
+            else:  # after the picker is up, so the error has somewhere to be shown
+                self.call_after_refresh(self.open_session, self.start_path)
+
+    def on_unmount(self) -> None:
+        sys.setswitchinterval(self._switch_interval)
+
+    @staticmethod
+    def _openable(path: str) -> bool:
+        expanded = Path(path).expanduser()
+        return "#" in path or expanded.is_file()
 
     @property
     def picker(self) -> PickerScreen | None:

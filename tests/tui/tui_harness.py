@@ -18,6 +18,8 @@ async def settle(pilot: Pilot[object], rounds: int = 50, *, ignore: tuple[str, .
     skip = ENDLESS_GROUPS | set(ignore)
     for _ in range(rounds):
         await pilot.pause()
+        while _pending(app):  # a screen is about to start its replay (right after a frame)
+            await pilot.pause(0.02)
         busy = [w for w in app.workers if w.group not in skip and w.is_running]
         if not busy:
             await pilot.pause()
@@ -26,6 +28,10 @@ async def settle(pilot: Pilot[object], rounds: int = 50, *, ignore: tuple[str, .
                 break
         await app.workers.wait_for_complete(busy)
     await pilot.pause()
+
+
+def _pending(app: App[object]) -> bool:
+    return any(getattr(screen, "after_paint_pending", False) for screen in app.screen_stack)
 
 
 def screen_text(app: App[object]) -> str:

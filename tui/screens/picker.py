@@ -87,6 +87,7 @@ class PickerScreen(Screen[None]):
         self.peaks: dict[str, int | None] = {}
         self.shown: list[Any] = []
         self.discovering = True
+        self._discovery_started = False
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="picker-header"):
@@ -117,7 +118,13 @@ class PickerScreen(Screen[None]):
         table.add_column("Peak", key="peak")
         self.query_one("#picker-error", Static).display = False
         self.query_one("#picker-filter", Input).focus()  # typing filters at once
-        self._discover()
+
+    def on_screen_resume(self) -> None:
+        # Discover when the picker is first shown (not while a session opened from the command
+        # line is loading on top of it).
+        if not self._discovery_started:
+            self._discovery_started = True
+            self._discover()
 
     # -- discovery ---------------------------------------------------------------------------------
 

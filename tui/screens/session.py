@@ -34,8 +34,11 @@ from tui.widgets.detail import DetailPane
 from tui.widgets.load_progress import LoadProgress, format_bytes
 from tui.widgets.message_list import MessageList, format_tokens
 
-PROGRESS_INTERVAL_S = 0.05
-"""Loader and replay progress reach the screen at most this often."""
+PROGRESS_INTERVAL_S = 0.1
+"""Loader and replay progress reach the screen at most this often (each update is a frame the
+UI thread draws while the loader thread wants the interpreter)."""
+FIRST_PAINT_DELAY_S = 0.05
+"""The replay and the gauge start this long after the session is installed: after its first frame."""
 
 
 def _optional(module: str, name: str) -> Any:
@@ -57,6 +60,15 @@ def _token_gauge() -> Any:
 
 def _policy_panel() -> Any:
     return _optional("tui.widgets.policy_panel", "PolicyPanel")
+
+
+def _freeze_heap() -> None:
+    """Move everything alive now (the loaded session: millions of objects for a big file) out of
+    the cyclic garbage collector's sight, so a full collection never stalls a key press.
+    Objects are still freed by reference counting when the session is replaced."""
+    import gc
+
+    gc.freeze()
 
 
 # -- messages the workers post -------------------------------------------------------------------
@@ -317,6 +329,9 @@ class SessionScreen(Screen[str | None]):
         self.load_seconds: float | None = None
         self.replay_seconds: float | None = None
         self.replaying = False
+        self.loading = False
+        self.after_paint_pending = False
+        """The gauge and the replay are about to start (right after the first frame)."""
         self.follow = False
         self._generation = 0
         self._replay_cancel: threading.Event | None = None
@@ -330,6 +345,9 @@ class SessionScreen(Screen[str | None]):
     # -- layout ----------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
+        if self._initial_session is None and self.path is not None:
+            # start reading now: mounting the widgets below overlaps with the load
+            self._begin_load(self.path)
         yield SessionHeader(id="session-header")
         yield LoadProgress(id="load-progress")
         with Vertical(id="gauge-slot"):
@@ -385,6 +403,7 @@ class SessionScreen(Screen[str | None]):
         return "session"
 
     def on_mount(self) -> None:
+        self.message_list.cursor_moved = self._cursor_moved
         self.query_one("#search-bar").display = False
         self.query_one("#policy-slot").display = False
         self.query_one(SessionHeader).show(None, self.display_name)
@@ -392,13 +411,22 @@ class SessionScreen(Screen[str | None]):
             self.query_one(LoadProgress).display = False
             self._install(self._initial_session)
         elif self.path is not None:
-            self._start_load(self.path)
+            self._show_load_progress(self.path)
         else:
             self.dismiss("no session to open")
 
     # -- loading -----------------------------------------------------------------------------------
 
-    def _start_load(self, path: str) -> None:
+    def _begin_load(self, path: str) -> None:
+        if self._live_enabled and Path(path).is_file():
+            # the offset is taken before reading, so growth during the load is not missed
+            self._live_file = LiveFile(Path(path))
+        self.loading = True
+        self._load(path, self._window)
+
+    def _show_load_progress(self, path: str) -> None:
+        if not self.loading:
+            return
         progress = self.query_one(LoadProgress)
         try:
             size: int | None = Path(path).stat().st_size
@@ -406,10 +434,7 @@ class SessionScreen(Screen[str | None]):
             size = None
         progress.start(path, size)
         progress.display = True
-        if self._live_enabled and Path(path).is_file():
-            self._live_file = LiveFile(Path(path))
         self.status.activity(f"loading {format_bytes(size)}…", busy=True)
-        self._load(path, self._window)
 
     @work(
         thread=True,
@@ -445,15 +470,18 @@ class SessionScreen(Screen[str | None]):
             self.post_message(_Loaded(session, time.perf_counter() - started))
 
     def on__load_progressed(self, event: _LoadProgressed) -> None:
-        self.query_one(LoadProgress).update_progress(
-            event.bytes_read, event.total_bytes, event.messages
-        )
+        if self.loading:
+            self.query_one(LoadProgress).update_progress(
+                event.bytes_read, event.total_bytes, event.messages
+            )
 
     def on__load_failed(self, event: _LoadFailed) -> None:
+        self.loading = False
         self.app.notify(event.error, title="Cannot open session", severity="error", timeout=8)
         self.dismiss(event.error)
 
     def on__loaded(self, event: _Loaded) -> None:
+        self.loading = False
         self.load_seconds = event.seconds
         self.query_one(LoadProgress).display = False
         self._install(event.session)
@@ -466,11 +494,7 @@ class SessionScreen(Screen[str | None]):
         self.state = SessionState(session, policy)
         self.message_list.set_state(self.state)
         self.detail.set_state(self.state)
-        self._mount_policy_panel(policy)
         self._refresh_chrome()
-        gauge = self._gauge()
-        if gauge is not None:
-            gauge.update_result(session, None)  # type: ignore[attr-defined]
         if session.messages:
             self.message_list.select_message(0)
             self.detail.show(0)
@@ -490,6 +514,20 @@ class SessionScreen(Screen[str | None]):
         for diagnostic in session.diagnostics[:1]:
             if str(diagnostic.severity) == "error":
                 self.app.notify(diagnostic.message, title="Loader", severity="warning")
+        # Paint the list first; the gauge, the replay and the watcher start right after, so a
+        # CPU-bound replay thread never delays the first frame.
+        self.after_paint_pending = True
+        self.set_timer(FIRST_PAINT_DELAY_S, lambda: self._after_first_paint(session))
+
+    def _after_first_paint(self, session: Session) -> None:
+        self.after_paint_pending = False
+        state = self.state
+        if state is None or state.session is not session:
+            return
+        _freeze_heap()
+        gauge = self._gauge()
+        if gauge is not None:
+            gauge.update_result(session, None)  # type: ignore[attr-defined]
         self.start_replay()
         if self._live_enabled and self.path and Path(self.path).is_file():
             if self._live_file is None:
@@ -497,6 +535,7 @@ class SessionScreen(Screen[str | None]):
             self._watch(self._live_file)
 
     def _mount_policy_panel(self, policy: Policy) -> None:
+        """Mount the policy panel (on first use: it costs a few hundred ms to build)."""
         panel_cls = _policy_panel()
         if panel_cls is None:
             return
@@ -649,12 +688,14 @@ class SessionScreen(Screen[str | None]):
         self._show_policy(not self.query_one("#policy-slot").display)
 
     def _show_policy(self, show: bool) -> None:
+        if show and self.state is not None and self._panel() is None:
+            self._mount_policy_panel(self.state.policy)
         self.query_one("#policy-slot").display = show
         self.detail.display = not show
         if show:
             panel = self._panel()
             if panel is not None:
-                panel.focus()
+                self.call_after_refresh(panel.focus)
         else:
             self.message_list.focus()
 
@@ -676,10 +717,13 @@ class SessionScreen(Screen[str | None]):
 
     # -- selection ---------------------------------------------------------------------------------
 
+    def _cursor_moved(self, message_index: int) -> None:
+        """The list's cursor moved (called in the same pass as the key: one frame for all)."""
+        self.detail.show(message_index)
+        self._sync_gauge(message_index)
+
     def on_message_list_highlighted(self, event: MessageList.Highlighted) -> None:
-        event.stop()
-        self.detail.show(event.message_index)
-        self._sync_gauge(event.message_index)
+        event.stop()  # already handled by _cursor_moved
 
     def _sync_gauge(self, message_index: int | None) -> None:
         state = self.state
@@ -913,11 +957,15 @@ class SessionScreen(Screen[str | None]):
         old_count = state.message_count
         was_at_end = self.message_list.at_end
         selected = self.message_list.selected_message
-        if session.context_window is None and state.session.context_window:
-            session.context_window = state.session.context_window
-            session.window_source = state.session.window_source
+        previous = state.session
+        if previous.context_window and (
+            session.context_window is None or previous.window_source == "user"
+        ):  # keep a window the user set (w) or one the first load had
+            session.context_window = previous.context_window
+            session.window_source = previous.window_source
         state.session = session
         state.rebuild()
+        _freeze_heap()
         self.message_list.rows_changed()
         new_count = state.message_count
         if (self.follow or was_at_end) and new_count:

@@ -4,10 +4,13 @@ Sections, top to bottom: what the message is; its tokens (recorded / counted / e
 what the policy would send); the policy's decision about it (truncated, pruned, protected, head
 or tail of a compaction) with the reason; what the model would see under the active policy for
 a tool output (the truncated preview, its marker and the would-be spill path); and the full
-message, paged so a 50 MB tool output shows its first page at once.
+message, paged so a 50 MB tool output shows its first page at once (``m`` shows more).
 
-The cheap parts are drawn on the UI thread the moment the cursor moves; the tiktoken count and
-the truncation preview of the selected message run in a thread worker (group ``detail``).
+Like the message list, the pane is drawn with the line API: the sections are rendered once per
+selection into :class:`~textual.strip.Strip` rows and ``render_line`` hands them out, so moving
+through messages never re-lays-out the screen (a tall auto-height widget would, at every key).
+The cheap parts are drawn the moment the cursor moves; the tiktoken count and the truncation
+preview run in a thread worker (group ``detail``) once the cursor rests.
 """
 
 from __future__ import annotations
@@ -15,20 +18,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from rich.console import Group, RenderableType
+from rich.console import Console, Group, RenderableType
+from rich.segment import Segment
+from rich.style import Style
 from rich.table import Table
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
+from textual.geometry import Size
 from textual.message import Message as TextualMessage
-from textual.widgets import Static
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.timer import Timer
 from textual.worker import get_current_worker
 
 from core.models import Message, Role
-from core.tokens import estimate_chars4, get_counter, message_text
+from core.tokens import arguments_text, estimate_chars4, get_counter, message_text
 from tui.state import SessionState
-from tui.widgets.message_list import PROVENANCE_MARKS, role_label
+from tui.widgets.message_list import PROVENANCE_MARKS, blended_component_style, role_label
 
 BODY_PAGE_LINES = 200
 """Lines of the full message shown per page."""
@@ -36,6 +43,8 @@ BODY_PAGE_CHARS = 24_000
 """Characters shown per page (a single huge line is cut here)."""
 COUNT_ENCODING = "tiktoken:cl100k_base"
 """The tokenizer of the "counted" figure when the policy's estimator is not a tokenizer."""
+SLOW_FACTS_DELAY_S = 0.12
+"""The tokenizer count and the truncation preview start once the cursor has rested this long."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,8 +58,38 @@ class SlowFacts:
     preview: RenderableType | None
 
 
-class DetailPane(VerticalScroll, can_focus=True):
+@dataclass(frozen=True, slots=True)
+class PreviewStyles:
+    """Theme styles for the preview, taken on the UI thread and handed to the worker."""
+
+    heading: Style | str = "bold"
+    muted: Style | str = "dim"
+    error: Style | str = "red"
+    path: Style | str = "underline"
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """One block of the pane: a renderable, optionally drawn with a bar on its left."""
+
+    name: str
+    renderable: RenderableType
+    bar: bool = False
+
+
+class DetailPane(ScrollView, can_focus=True):
     """The selected message in full, with the policy's decision about it."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "detail-pane--title",
+        "detail-pane--heading",
+        "detail-pane--muted",
+        "detail-pane--label",
+        "detail-pane--bar",
+        "detail-pane--error",
+        "detail-pane--decision",
+        "detail-pane--path",
+    }
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("m", "more", "More text", show=False),
@@ -67,13 +106,11 @@ class DetailPane(VerticalScroll, can_focus=True):
         self.message_index: int | None = None
         self._pages_shown = 1
         self._slow: SlowFacts | None = None
-
-    def compose(self):  # type: ignore[no-untyped-def]
-        yield Static(id="detail-head", classes="detail-section")
-        yield Static(id="detail-tokens", classes="detail-section")
-        yield Static(id="detail-decision", classes="detail-section")
-        yield Static(id="detail-model-sees", classes="detail-section")
-        yield Static(id="detail-body", classes="detail-section detail-body")
+        self._slow_timer: Timer | None = None
+        self._sections: list[Section] = []
+        self._lines: list[Strip] = []
+        self._rendered_width = -1
+        self._styles: dict[str, Style] = {}
 
     # -- public ------------------------------------------------------------------------------
 
@@ -93,97 +130,117 @@ class DetailPane(VerticalScroll, can_focus=True):
             return
         if message_index != self.message_index:
             self._pages_shown = 1
-            self.scroll_home(animate=False)
+            self.scroll_to(y=0, animate=False, immediate=True)
+            self._slow = None
         self.message_index = message_index
-        self._slow = None
         self._draw()
-        self._compute_slow(state, message_index)
+        if self._slow_timer is not None:
+            self._slow_timer.stop()
+        styles = PreviewStyles(
+            heading=self._style("detail-pane--heading"),
+            muted=self._style("detail-pane--muted"),
+            error=self._style("detail-pane--error"),
+            path=self._style("detail-pane--path"),
+        )
+        self._slow_timer = self.set_timer(
+            SLOW_FACTS_DELAY_S, lambda: self._compute_slow(state, message_index, styles)
+        )
 
     def refresh_decision(self) -> None:
         """The replay result changed: redraw the decision and the preview of the same message."""
         if self.message_index is not None:
+            self._slow = None
             self.show(self.message_index, force=True)
 
-    def as_text(self, width: int = 100) -> str:
-        """The visible sections as plain text (for tests and for copying)."""
-        from rich.console import Console
+    def section_text(self, name: str, width: int = 100) -> str:
+        """One section as plain text ("" when it is not shown)."""
+        for section in self._sections:
+            if section.name == name:
+                return _plain(section.renderable, width)
+        return ""
 
-        console = Console(width=width, record=True, color_system=None, file=_NullFile())
-        for section in self.query(".detail-section"):
-            if section.display and isinstance(section, Static):
-                content = section.content
-                if isinstance(content, str):
-                    content = Text(content)
-                console.print(content)
-        return console.export_text()
+    def as_text(self, width: int = 100) -> str:
+        """Every section as plain text (for tests and for copying)."""
+        return "\n".join(_plain(section.renderable, width) for section in self._sections)
+
+    @property
+    def line_count(self) -> int:
+        return len(self._lines)
 
     def action_more(self) -> None:
         self._pages_shown += 1
-        self._draw_body()
+        self._draw()
 
-    # -- drawing --------------------------------------------------------------------------------
+    # -- sections ------------------------------------------------------------------------------
+
+    def _style(self, name: str) -> Style:
+        style = self._styles.get(name)
+        if style is None:
+            style = self._styles[name] = blended_component_style(self, name)
+        return style
 
     def _show_empty(self) -> None:
         self.message_index = None
-        if not self.is_mounted:
-            return
-        self.query_one("#detail-head", Static).update(Text("No message selected.", style="dim"))
-        for section in ("#detail-tokens", "#detail-decision", "#detail-model-sees", "#detail-body"):
-            self.query_one(section, Static).update("")
-            self.query_one(section, Static).display = False
+        self._sections = [
+            Section("head", Text("No message selected.", style=self._style("detail-pane--muted")))
+        ]
+        self._render_sections()
 
     def _draw(self) -> None:
-        if not self.is_mounted:
-            return
         state = self._state
         index = self.message_index
         if state is None or index is None:
             return
         message = state.message(index)
-        self.query_one("#detail-head", Static).update(self._head(state, message))
-        self._draw_tokens()
-        decision = self.query_one("#detail-decision", Static)
-        decision.update(self._decision(state, message))
-        decision.display = True
-        self._draw_model_sees()
-        self._draw_body()
+        sections = [
+            Section("head", self._head(state, message)),
+            Section("tokens", self._tokens(state, message)),
+            Section("decision", self._decision(state, message)),
+        ]
+        if message.role is Role.TOOL and message.tool_result is not None:
+            slow = self._slow
+            if slow is not None and slow.message_index == index and slow.preview is not None:
+                preview = slow.preview
+            else:
+                preview = Group(
+                    Text("What the model sees", style=self._style("detail-pane--heading")),
+                    Text("…", style=self._style("detail-pane--muted")),
+                )
+            sections.append(Section("model-sees", preview, bar=True))
+        sections.append(Section("body", self._body(message)))
+        self._sections = sections
+        self._render_sections()
 
     def _head(self, state: SessionState, message: Message) -> Text:
-        text = Text()
-        text.append(f"#{message.index} ", style="bold")
-        text.append(role_label(message), style="bold")
+        muted = self._style("detail-pane--muted")
+        text = Text(style=self._style("detail-pane--title"))
+        text.append(f"#{message.index} {role_label(message)}")
         if message.role is Role.TOOL and message.tool_result is not None:
             text.append(f" · {message.tool_result.tool_name or 'tool'}")
             if message.tool_result.is_error:
-                text.append(" · error", style="bold red")
+                text.append(" · error", style=self._style("detail-pane--error"))
         if message.model:
-            text.append(f" · {message.model}", style="dim")
+            text.append(f" · {message.model}", style=muted)
         if message.timestamp:
-            text.append(f" · {message.timestamp}", style="dim")
+            text.append(f" · {message.timestamp}", style=muted)
         call = state.call_for_message(message.index)
         if call is not None and state.call_count:
-            text.append(f" · call {call}", style="dim")
+            text.append(f" · call {call}", style=muted)
         if message.source_line is not None:
-            text.append(f" · line {message.source_line}", style="dim")
+            text.append(f" · line {message.source_line}", style=muted)
         return text
 
-    def _draw_tokens(self) -> None:
-        state = self._state
-        index = self.message_index
-        if state is None or index is None:
-            return
-        message = state.message(index)
+    def _tokens(self, state: SessionState, message: Message) -> RenderableType:
+        muted = self._style("detail-pane--muted")
         table = Table.grid(padding=(0, 2))
-        table.add_column(style="dim", no_wrap=True)
+        table.add_column(style=self._style("detail-pane--label"), no_wrap=True)
         table.add_column(justify="right", no_wrap=True)
-        table.add_column(style="dim")
-        message_state = state.message_state(index)
+        table.add_column(style=muted)
+        message_state = state.message_state(message.index)
         if message_state is not None:
             mark = PROVENANCE_MARKS.get(message_state.provenance, "?")
             table.add_row(
-                "replay",
-                f"{message_state.tokens:,} {mark}",
-                f"{message_state.provenance} (the replay's figure)",
+                "replay", f"{message_state.tokens:,} {mark}", str(message_state.provenance)
             )
             if message_state.truncated:
                 table.add_row(
@@ -193,13 +250,13 @@ class DetailPane(VerticalScroll, can_focus=True):
                 )
         text = message_text(message)
         slow = self._slow
-        if slow is not None and slow.message_index == index:
+        if slow is not None and slow.message_index == message.index:
             if slow.counted is not None:
                 table.add_row("counted", f"{slow.counted:,} C", slow.counted_with)
             if slow.counted_note:
                 table.add_row("", "", slow.counted_note)
         else:
-            table.add_row("counted", "…", "counting")
+            table.add_row("counted", "…", "tokenizer")
         table.add_row("estimated", f"{estimate_chars4(text):,} ~", "chars/4")
         if message.usage is not None:
             usage = message.usage
@@ -212,99 +269,138 @@ class DetailPane(VerticalScroll, can_focus=True):
             table.add_row(
                 "recorded call",
                 f"{usage.context_tokens:,} R",
-                "context of this call (" + ", ".join(parts) + ")",
+                "context of this call: " + ", ".join(parts),
             )
-        widget = self.query_one("#detail-tokens", Static)
-        widget.update(Group(Text("Tokens", style="bold"), table))
-        widget.display = True
+        return Group(Text("Tokens", style=self._style("detail-pane--heading")), table)
 
     def _decision(self, state: SessionState, message: Message) -> RenderableType:
-        lines: list[Text] = [Text(f"Under policy “{state.policy.name}”", style="bold")]
+        heading = self._style("detail-pane--heading")
+        key = self._style("detail-pane--decision")
+        muted = self._style("detail-pane--muted")
+        lines: list[Text] = [Text(f"Under policy “{state.policy.name}”", style=heading)]
         message_state = state.message_state(message.index)
         if state.result is None:
-            note = state.replay_error or "replaying…"
-            lines.append(Text(note, style="dim italic"))
+            lines.append(Text(state.replay_error or "replaying…", style=muted))
             return Group(*lines)
         if message_state is None:
-            lines.append(Text("not in the replay (the session grew since)", style="dim"))
+            lines.append(Text("not in the replay (the session grew since)", style=muted))
             return Group(*lines)
         if message_state.truncated:
             lines.append(
-                Text.assemble(("✂ truncated", "bold"), f"  {message_state.truncation_note or ''}")
+                Text.assemble(("✂ truncated", key), f"  {message_state.truncation_note or ''}")
             )
         if message_state.pruned:
-            lines.append(
-                Text.assemble(("× pruned", "bold"), f"  {message_state.prune_reason or ''}")
-            )
+            lines.append(Text.assemble(("× pruned", key), f"  {message_state.prune_reason or ''}"))
         elif message_state.protected:
             lines.append(
                 Text.assemble(
-                    ("◆ protected", "bold"),
+                    ("◆ protected", key),
                     f"  {message_state.prune_reason or 'protected from pruning'}",
                 )
             )
         elif message_state.prune_reason:
-            lines.append(Text.assemble(("kept", "bold"), f"  {message_state.prune_reason}"))
+            lines.append(Text.assemble(("kept", key), f"  {message_state.prune_reason}"))
         event = state.event(message_state.summarised_by)
         if event is not None:
             lines.append(
                 Text.assemble(
-                    ("▌ head", "bold"),
-                    f"  summarised by compaction at message {event.message_index}: {event.reason}",
+                    ("▌ head", key),
+                    f"  summarised by the compaction at message {event.message_index}: "
+                    f"{event.reason}",
                 )
             )
         event = state.event(message_state.kept_by)
         if event is not None:
             lines.append(
                 Text.assemble(
-                    ("▌ tail", "bold"),
-                    f"  kept verbatim by compaction at message {event.message_index}",
+                    ("▌ tail", key),
+                    f"  kept verbatim by the compaction at message {event.message_index}",
                 )
             )
-        for event_id, event in enumerate(state.result.events):
+        for event in state.result.events:
             if event.message_index == message.index and event.kind in ("compact", "overflow"):
-                del event_id
-                lines.append(Text.assemble((f"⚑ {event.kind}", "bold"), f"  {event.reason}"))
+                lines.append(Text.assemble((f"⚑ {event.kind}", key), f"  {event.reason}"))
         lines.append(
             Text(
                 "in context at the end"
                 if message_state.in_context_at_end
                 else "not in context at the end",
-                style="dim",
+                style=muted,
             )
         )
         return Group(*lines)
 
-    def _draw_model_sees(self) -> None:
-        widget = self.query_one("#detail-model-sees", Static)
-        state = self._state
-        index = self.message_index
-        slow = self._slow
-        if state is None or index is None:
-            widget.display = False
-            return
-        message = state.message(index)
-        if message.role is not Role.TOOL or message.tool_result is None:
-            widget.display = False
-            return
-        widget.display = True
-        if slow is None or slow.message_index != index or slow.preview is None:
-            widget.update(Text("What the model sees: …", style="dim"))
-            return
-        widget.update(slow.preview)
+    def _body(self, message: Message) -> RenderableType:
+        return message_body(
+            message,
+            self._pages_shown,
+            heading=self._style("detail-pane--heading"),
+            muted=self._style("detail-pane--muted"),
+            error=self._style("detail-pane--error"),
+        )
 
-    def _draw_body(self) -> None:
+    # -- painting ------------------------------------------------------------------------------
+
+    def _content_width(self) -> int:
+        return max(10, self.scrollable_content_region.width)
+
+    def _render_sections(self) -> None:
         if not self.is_mounted:
             return
-        state = self._state
-        index = self.message_index
-        widget = self.query_one("#detail-body", Static)
-        if state is None or index is None:
-            widget.display = False
+        width = self._content_width()
+        console = self.app.console
+        base = self.rich_style
+        bar_style = base + self._style("detail-pane--bar")
+        lines: list[Strip] = []
+        blank = Strip.blank(width, base)
+        for k, section in enumerate(self._sections):
+            if k:
+                lines.append(blank)
+            if section.bar:
+                inner = max(1, width - 2)
+                options = console.options.update(width=inner, height=None)
+                for line in console.render_lines(section.renderable, options, style=base, pad=True):
+                    lines.append(Strip([Segment("▌ ", bar_style), *line], width))
+            else:
+                options = console.options.update(width=width, height=None)
+                for line in console.render_lines(section.renderable, options, style=base, pad=True):
+                    lines.append(Strip(line, width))
+        self._lines = lines
+        self._rendered_width = width
+        self._set_height(len(lines))
+        self.refresh()
+
+    def _set_height(self, height: int) -> None:
+        size = Size(self._content_width(), height)
+        if size == self.virtual_size:
             return
-        widget.display = True
-        message = state.message(index)
-        widget.update(message_body(message, self._pages_shown))
+        # The scrollbar is always shown (overflow-y: scroll in app.tcss), so the content width
+        # never changes with the height: update the scroll range without a screen re-layout.
+        self.set_reactive(DetailPane.virtual_size, size)
+        self._scroll_update(size)
+
+    def render_line(self, y: int) -> Strip:
+        width = self._content_width()
+        index = int(self.scroll_y) + y
+        if index < len(self._lines):
+            return self._lines[index].crop_extend(0, width, self.rich_style)
+        return Strip.blank(width, self.rich_style)
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self._content_width() != self._rendered_width:
+            self._render_sections()
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._styles.clear()
+        if self.is_mounted:
+            self.call_later(self._redraw_after_style)
+
+    def _redraw_after_style(self) -> None:
+        if self.message_index is not None:
+            self._draw()
+        else:
+            self._show_empty()
 
     # -- slow facts --------------------------------------------------------------------------------
 
@@ -315,7 +411,7 @@ class DetailPane(VerticalScroll, can_focus=True):
         exit_on_error=False,
         description="Counting the selected message",
     )
-    def _compute_slow(self, state: SessionState, index: int) -> None:
+    def _compute_slow(self, state: SessionState, index: int, styles: PreviewStyles) -> None:
         worker = get_current_worker()
         message = state.message(index)
         text = message_text(message)
@@ -333,7 +429,7 @@ class DetailPane(VerticalScroll, can_focus=True):
             return
         preview: RenderableType | None = None
         if message.role is Role.TOOL and message.tool_result is not None:
-            preview = model_sees(state, message)
+            preview = model_sees(state, message, styles)
         if worker.is_cancelled:
             return
         self.post_message(
@@ -347,8 +443,13 @@ class DetailPane(VerticalScroll, can_focus=True):
         if event.facts.message_index != self.message_index:
             return
         self._slow = event.facts
-        self._draw_tokens()
-        self._draw_model_sees()
+        self._draw()
+
+
+def _plain(renderable: RenderableType, width: int) -> str:
+    console = Console(width=width, record=True, color_system=None, file=_NullFile())
+    console.print(renderable)
+    return console.export_text()
 
 
 class _NullFile:
@@ -359,13 +460,16 @@ class _NullFile:
         pass
 
 
-def model_sees(state: SessionState, message: Message) -> RenderableType:
+def model_sees(
+    state: SessionState, message: Message, styles: PreviewStyles | None = None
+) -> RenderableType:
     """The tool output as the active policy would send it (simulated: nothing is written)."""
     from core.truncate import truncate_tool_output
 
+    styles = styles or PreviewStyles()
     result_in = message.tool_result
     assert result_in is not None
-    title = Text("What the model sees", style="bold")
+    title = Text("What the model sees", style=styles.heading)
     try:
         result = truncate_tool_output(
             result_in.output,
@@ -376,18 +480,19 @@ def model_sees(state: SessionState, message: Message) -> RenderableType:
             truncated_by_tool=result_in.truncated_by_tool,
         )
     except Exception as exc:  # a bad policy value must not break the pane
-        return Group(title, Text(f"cannot simulate truncation: {exc}", style="red"))
-    explain = Text(result.explain(), style="dim")
+        return Group(title, Text(f"cannot simulate truncation: {exc}", style=styles.error))
+    explain = Text(result.explain(), style=styles.muted)
     if not result.truncated:
         return Group(title, explain)
     parts: list[RenderableType] = [title, explain]
     if result.output_path:
-        parts.append(Text.assemble(("would spill to ", "dim"), (result.output_path, "underline")))
-    content = result.content
-    shown, more = _page(content, 1)
-    body = Text(shown, style="")
+        parts.append(
+            Text.assemble(("would spill to ", styles.muted), (result.output_path, styles.path))
+        )
+    shown, more = _page(result.content, 1)
+    body = Text(shown)
     if more:
-        body.append(f"\n… {more}", style="dim italic")
+        body.append(f"\n… {more}", style=styles.muted)
     parts.append(body)
     return Group(*parts)
 
@@ -415,39 +520,43 @@ def _page(text: str, pages: int) -> tuple[str, str]:
     return cut, f"{rest.count(chr(10)):,} more lines, {len(rest):,} more characters (m: more)"
 
 
-def message_body(message: Message, pages: int = 1) -> RenderableType:
+def message_body(
+    message: Message,
+    pages: int = 1,
+    *,
+    heading: Style | str = "bold",
+    muted: Style | str = "dim",
+    error: Style | str = "red",
+) -> RenderableType:
     """The full message, paged."""
-    parts: list[RenderableType] = [Text("Message", style="bold")]
+    parts: list[RenderableType] = [Text("Message", style=heading)]
     if message.reasoning:
         shown, more = _page(message.reasoning, pages)
-        parts.append(Text("thinking", style="dim italic"))
+        parts.append(Text("thinking", style=muted))
         parts.append(Text(shown + (f"\n… {more}" if more else ""), style="italic"))
     if message.text:
         shown, more = _page(message.text, pages)
         body = Text(shown)
         if more:
-            body.append(f"\n… {more}", style="dim italic")
+            body.append(f"\n… {more}", style=muted)
         parts.append(body)
     for call in message.tool_calls:
-        from core.tokens import arguments_text
-
-        args = arguments_text(call.arguments)
-        shown, more = _page(args, pages)
-        parts.append(Text.assemble((f"→ {call.name}", "bold"), f" ({call.id})", style=""))
-        parts.append(Text(shown + (f"\n… {more}" if more else ""), style="dim"))
+        shown, more = _page(arguments_text(call.arguments), pages)
+        parts.append(Text.assemble((f"→ {call.name}", heading), f" ({call.id})"))
+        parts.append(Text(shown + (f"\n… {more}" if more else ""), style=muted))
     if message.tool_result is not None:
         output = message.tool_result.output
         shown, more = _page(output, pages)
         lines = output.count("\n") + 1 if output else 0
-        parts.append(Text(f"output · {lines:,} lines · {len(output):,} characters", style="dim"))
+        parts.append(Text(f"output · {lines:,} lines · {len(output):,} characters", style=muted))
         body = Text(shown)
         if more:
-            body.append(f"\n… {more}", style="dim italic")
+            body.append(f"\n… {more}", style=muted)
         parts.append(body)
     if message.error:
-        parts.append(Text(f"error: {message.error}", style="red"))
+        parts.append(Text(f"error: {message.error}", style=error))
     if message.stop_reason:
-        parts.append(Text(f"stop reason: {message.stop_reason}", style="dim"))
+        parts.append(Text(f"stop reason: {message.stop_reason}", style=muted))
     if len(parts) == 1:
-        parts.append(Text("(empty)", style="dim"))
+        parts.append(Text("(empty)", style=muted))
     return Group(*parts)

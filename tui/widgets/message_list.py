@@ -12,6 +12,7 @@ The list reads a :class:`~tui.state.SessionState`; it never computes a decision 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 from rich.cells import cell_len, set_cell_size
@@ -24,6 +25,7 @@ from textual.geometry import Region, Size
 from textual.message import Message as TextualMessage
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.widget import Widget
 
 from core.models import Message, Provenance, Role
 from tui.state import RowFlag, SessionState
@@ -119,6 +121,29 @@ def role_label(message: Message) -> str:
     return str(message.role)
 
 
+def blended_component_style(widget: Widget, name: str) -> Style:
+    """The Rich style of one component class, translucent colours blended onto the widget.
+
+    (``get_component_rich_style(partial=True)`` drops the alpha channel, which would turn a
+    10 % tint into a solid block and a muted text colour into a bright one.)
+    """
+    styles = widget.get_component_styles(name)
+    base = widget.background_colors[1]
+    background = None
+    if styles.has_rule("background") and styles.background.a > 0:
+        background = base + styles.background
+    color = None
+    if styles.has_rule("color") and styles.color.a > 0:
+        color = (background or base) + styles.color
+    return (
+        Style(
+            color=color.rich_color if color is not None else None,
+            bgcolor=background.rich_color if background is not None else None,
+        )
+        + styles.text_style
+    )
+
+
 class MessageList(ScrollView, can_focus=True):
     """Every message of a session, one row each, with the policy's decisions as row styles."""
 
@@ -181,6 +206,12 @@ class MessageList(ScrollView, can_focus=True):
         super().__init__(name=name, id=id, classes=classes)
         self._state = state
         self.cursor_row = 0
+        self.cursor_moved: Callable[[int], None] | None = None
+        """Called at once (in the same pass as the key) with the new message index.
+
+        The owner uses it to redraw the detail pane in the same frame as the list; a posted
+        message would arrive after the next screen update and cost a second frame.
+        """
         self._strip_cache: LRUCache[tuple[int, int, bool], Strip] = LRUCache(2048)
         self._index_width = 4
         self._blended_styles: dict[str, Style] = {}
@@ -276,6 +307,8 @@ class MessageList(ScrollView, can_focus=True):
         self.scroll_cursor_visible()
         message_index = self._row_message(row)
         if post and message_index is not None:
+            if self.cursor_moved is not None:
+                self.cursor_moved(message_index)
             self.post_message(self.Highlighted(self, message_index))
 
     def select_message(
@@ -366,29 +399,9 @@ class MessageList(ScrollView, can_focus=True):
         return strip.apply_offsets(0, row)
 
     def _style(self, name: str) -> Style:
-        """The style of one component class, its translucent colours blended onto our background.
-
-        (``get_component_rich_style(partial=True)`` drops the alpha channel, which would turn a
-        10 % tint into a solid block.)
-        """
         style = self._blended_styles.get(name)
         if style is None:
-            styles = self.get_component_styles(name)
-            base = self.background_colors[1]
-            background = None
-            if styles.has_rule("background") and styles.background.a > 0:
-                background = base + styles.background
-            color = None
-            if styles.has_rule("color") and styles.color.a > 0:
-                color = (background or base) + styles.color
-            style = (
-                Style(
-                    color=color.rich_color if color is not None else None,
-                    bgcolor=background.rich_color if background is not None else None,
-                )
-                + styles.text_style
-            )
-            self._blended_styles[name] = style
+            style = self._blended_styles[name] = blended_component_style(self, name)
         return style
 
     def _render_row(self, state: SessionState, row: int, width: int, is_cursor: bool) -> Strip:

@@ -1,0 +1,613 @@
+"""TUI benchmark: opening a big session, moving through 100,000 messages, changing a limit.
+
+Everything runs headless (``App.run_test``) on files generated deterministically in a temporary
+folder (Claude Code JSONL). Figures:
+
+* **open 100 MB** — from starting the app on the file to the first frame that shows the session
+  (messages listed); bounds: < 2.5 s, and ≤ 1.5 × the time ``load_session`` takes on the same file
+  in the same run (best of 2). The first frame of anything (the progress bar) is printed too.
+  Two files: one of 100,000+ small messages, one of fewer, bigger tool outputs (the loader
+  benchmark's shape).
+* **keys at 100k** — with the 100,000-message session loaded and replayed, the time from a key
+  press (down, page down, end) to the frame that shows its result; bound p95 < 50 ms.
+* **limit change at 5k** — on a 5,000-message session, the time from a policy change (as the
+  policy panel posts it) to the frame that shows the new highlights and gauge; bound < 200 ms.
+
+"A frame" is the compositor update Textual hands to the driver; the benchmark also renders it to
+the escape sequences a terminal would receive, so that cost is included. Wall-clock times on a
+shared machine include waiting for a core: the CPU load is printed beside the table.
+
+Run: ``.venv/bin/python bench/tui.py [--keep DIR] [--quick]``. Exits 1 when a bound is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from core.formats import load_session  # noqa: E402
+from core.policy import Policy, get_preset  # noqa: E402
+
+OPEN_BOUND_S = 2.5
+OPEN_RATIO_BOUND = 1.5
+KEY_P95_BOUND_MS = 50.0
+LIMIT_BOUND_MS = 200.0
+SIZE = (120, 34)
+KEYS_POLICY = "seed"
+"""Policy of the key benchmark (chars/4; the figure is about drawing, not about the replay)."""
+
+# -- a deterministic Claude Code transcript ---------------------------------------------------------
+
+_WORDS = [
+    "def",
+    "class",
+    "return",
+    "self",
+    "value",
+    "result",
+    "items",
+    "config",
+    "session",
+    "message",
+    "token",
+    "window",
+    "context",
+    "import",
+    "from",
+    "await",
+    "async",
+    "for",
+    "while",
+    "if",
+    "else",
+    "try",
+    "except",
+    "raise",
+    "yield",
+    "lambda",
+    "None",
+    "True",
+    "False",
+    "path",
+    "file",
+    "line",
+    "offset",
+    "buffer",
+    "chunk",
+    "parse",
+    "load",
+    "write",
+    "read",
+    "open",
+    "close",
+    "count",
+    "total",
+    "index",
+    "usage",
+    "input",
+    "output",
+    "cache",
+    "limit",
+    "budget",
+    "prune",
+    "split",
+    "summary",
+    "compact",
+    "policy",
+    "replay",
+    "tool",
+    "call",
+]
+
+
+def _sentence(rng: random.Random, lo: int, hi: int) -> str:
+    return " ".join(rng.choice(_WORDS) for _ in range(rng.randint(lo, hi)))
+
+
+def _output(rng: random.Random, size: int) -> str:
+    lines = []
+    total = 0
+    n = 1
+    while total < size:
+        line = f"{n:>5}→    {_sentence(rng, 3, 10)}"
+        lines.append(line)
+        total += len(line) + 1
+        n += 1
+    return "\n".join(lines)
+
+
+def generate_claude(path: Path, target_bytes: int, *, small: bool, seed: int = 5) -> None:
+    """Write about ``target_bytes`` of Claude Code JSONL: turns of prompt, tool call, result, reply.
+
+    ``small``: ~1 KB per message (100 MB ≈ 100,000 messages); otherwise tool outputs of 5-60 KB
+    (100 MB ≈ 10,000 messages).
+    """
+    rng = random.Random(seed)
+    session = "0b5e7c1a-4d3f-4a8e-9c2b-1f6d8e0a7b35"
+    parent: str | None = None
+    written = 0
+    turn = 0
+    base = {
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": "/home/dev/src/bench",
+        "sessionId": session,
+        "version": "2.1.39",
+        "gitBranch": "main",
+    }
+    with open(path, "wb") as f:
+        while written < target_bytes:
+            uid = f"{turn:08x}-0000-4000-8000-000000000001"
+            stamp = f"2026-03-{1 + turn // 40000:02d}T{(turn // 1500) % 24:02d}:{(turn // 25) % 60:02d}:{turn % 60:02d}.000Z"
+            prompt = 20_000 + (turn % 1500) * 110
+            records: list[dict[str, Any]] = []
+            records.append(
+                {
+                    **base,
+                    "parentUuid": parent,
+                    "type": "user",
+                    "message": {
+                        "role": "user",
+                        "content": f"step {turn}: " + _sentence(rng, 8, 30),
+                    },
+                    "uuid": uid,
+                    "timestamp": stamp,
+                }
+            )
+            call_id = f"toolu_{turn:012d}"
+            size = rng.randint(300, 1500) if small else rng.randint(5_000, 60_000)
+            output = _output(rng, size)
+            usage = {
+                "input_tokens": 3,
+                "cache_creation_input_tokens": rng.randint(100, 900),
+                "cache_read_input_tokens": prompt,
+                "output_tokens": rng.randint(20, 400),
+            }
+            records.append(
+                {
+                    **base,
+                    "parentUuid": uid,
+                    "type": "assistant",
+                    "message": {
+                        "model": "claude-sonnet-4-5-20250929",
+                        "id": f"msg_{turn:012d}a",
+                        "type": "message",
+                        "role": "assistant",
+                        "content": [
+                            {"type": "text", "text": _sentence(rng, 5, 25)},
+                            {
+                                "type": "tool_use",
+                                "id": call_id,
+                                "name": "Bash",
+                                "input": {"command": f"pytest -k {rng.choice(_WORDS)}"},
+                            },
+                        ],
+                        "stop_reason": "tool_use",
+                        "usage": usage,
+                    },
+                    "requestId": f"req_{turn:012d}a",
+                    "uuid": uid[:-1] + "2",
+                    "timestamp": stamp,
+                }
+            )
+            records.append(
+                {
+                    **base,
+                    "parentUuid": uid[:-1] + "2",
+                    "type": "user",
+                    "message": {
+                        "role": "user",
+                        "content": [
+                            {"type": "tool_result", "tool_use_id": call_id, "content": output}
+                        ],
+                    },
+                    "uuid": uid[:-1] + "3",
+                    "timestamp": stamp,
+                    "toolUseResult": {"stdout": output[:200], "stderr": "", "interrupted": False},
+                }
+            )
+            records.append(
+                {
+                    **base,
+                    "parentUuid": uid[:-1] + "3",
+                    "type": "assistant",
+                    "message": {
+                        "model": "claude-sonnet-4-5-20250929",
+                        "id": f"msg_{turn:012d}b",
+                        "type": "message",
+                        "role": "assistant",
+                        "content": [{"type": "text", "text": _sentence(rng, 10, 60)}],
+                        "stop_reason": "end_turn",
+                        "usage": {**usage, "cache_read_input_tokens": prompt + size // 4},
+                    },
+                    "requestId": f"req_{turn:012d}b",
+                    "uuid": uid[:-1] + "4",
+                    "timestamp": stamp,
+                }
+            )
+            parent = uid[:-1] + "4"
+            for record in records:
+                line = orjson.dumps(record) + b"\n"
+                f.write(line)
+                written += len(line)
+            turn += 1
+
+
+# -- measuring frames -------------------------------------------------------------------------------
+
+
+class FrameClock:
+    """Records when the app hands a frame to the driver (rendered to escape sequences too)."""
+
+    def __init__(self, app: Any) -> None:
+        self.frames: list[float] = []
+        original = app._display
+        console = app.console
+
+        def display(screen: Any, renderable: Any) -> None:
+            original(screen, renderable)
+            if renderable is not None:
+                render = getattr(renderable, "render_segments", None)
+                if render is not None:
+                    render(console)  # what a terminal would be sent
+                self.frames.append(time.perf_counter())
+
+        app._display = display
+
+    def after(self, t0: float) -> float | None:
+        for t in self.frames:
+            if t >= t0:
+                return t
+        return None
+
+    async def wait_frame_after(
+        self, t0: float, condition: Callable[[], bool], timeout: float = 60.0
+    ) -> float:
+        """The time of the first frame after ``t0`` at which ``condition`` already held."""
+        deadline = time.perf_counter() + timeout
+        seen = len(self.frames)
+        while time.perf_counter() < deadline:
+            await asyncio.sleep(0.0005)
+            if condition():
+                mark = time.perf_counter()
+                while time.perf_counter() < deadline:
+                    for t in self.frames[seen:]:
+                        if t >= mark:
+                            return t
+                    await asyncio.sleep(0.0005)
+        raise TimeoutError("no frame")
+
+
+async def _settle(pilot: Any, ignore: tuple[str, ...] = ("live",)) -> None:
+    app = pilot.app
+    for _ in range(200):
+        await pilot.pause()
+        busy = [w for w in app.workers if w.group not in ignore and w.is_running]
+        if not busy:
+            break
+        await app.workers.wait_for_complete(busy)
+    await pilot.pause()
+
+
+# -- the three benchmarks ---------------------------------------------------------------------------
+
+
+def time_load(path: Path, runs: int = 2) -> tuple[float, int]:
+    best = float("inf")
+    count = 0
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        session = load_session(path)
+        best = min(best, time.perf_counter() - t0)
+        count = len(session.messages)
+        del session
+    return best, count
+
+
+async def bench_open(path: Path) -> dict[str, float]:
+    from tui.app import CtxscopeApp
+    from tui.screens.session import SessionScreen
+
+    t0 = time.perf_counter()
+    app = CtxscopeApp(str(path), discover=lambda: [], live=False, policy=get_preset(KEYS_POLICY))
+    clock = FrameClock(app)
+    async with app.run_test(size=SIZE) as pilot:
+
+        def shown() -> bool:
+            screen = app.screen
+            return (
+                isinstance(screen, SessionScreen)
+                and screen.state is not None
+                and screen.message_list.row_count > 0
+            )
+
+        t_session = await clock.wait_frame_after(t0, shown)
+        t_first = clock.after(t0) or t_session
+        screen = app.screen
+        load_in_app = screen.load_seconds if isinstance(screen, SessionScreen) else None
+        screen.action_cancel() if isinstance(screen, SessionScreen) else None
+        await _settle(pilot)
+    return {
+        "first_frame": t_first - t0,
+        "session_frame": t_session - t0,
+        "load_in_app": load_in_app or 0.0,
+    }
+
+
+async def bench_keys(path: Path, presses: int, policy: str) -> dict[str, list[float]]:
+    from textual import events
+
+    from tui.app import CtxscopeApp
+    from tui.screens.session import SessionScreen
+
+    app = CtxscopeApp(str(path), discover=lambda: [], live=False, policy=get_preset(policy))
+    clock = FrameClock(app)
+    timings: dict[str, list[float]] = {"down": [], "pagedown": [], "end": [], "up": [], "home": []}
+    async with app.run_test(size=SIZE) as pilot:
+        await _settle(pilot)  # loaded and replayed
+        screen = app.screen
+        assert isinstance(screen, SessionScreen) and screen.state is not None
+        assert screen.state.result is not None, screen.state.replay_error
+        listing = screen.message_list
+        driver = app._driver
+        assert driver is not None
+        plan: list[str] = []
+        for _ in range(presses):
+            plan += ["down", "down", "pagedown", "down", "up"]
+        plan += ["end", "home"] * max(1, presses // 4)
+        for key in plan:
+            before = (listing.cursor_row, listing.scroll_y, screen.detail.message_index)
+            t0 = time.perf_counter()
+            event = events.Key(key, None)
+            event.set_sender(app)
+            driver.send_message(event)
+
+            def moved(before: tuple[Any, ...] = before) -> bool:
+                now = (listing.cursor_row, listing.scroll_y, screen.detail.message_index)
+                return now != before and now[2] == listing.selected_message
+
+            t1 = await clock.wait_frame_after(t0, moved)
+            timings[key].append((t1 - t0) * 1000)
+            await pilot.pause()
+        message_count = screen.state.message_count
+    timings["_count"] = [float(message_count)]
+    return timings
+
+
+def _limit_changes() -> list[tuple[str, Callable[[Policy], None]]]:
+    def lines(n: int) -> Callable[[Policy], None]:
+        def change(policy: Policy) -> None:
+            policy.truncation.max_lines = n
+
+        return change
+
+    def reserve(n: int) -> Callable[[Policy], None]:
+        def change(policy: Policy) -> None:
+            policy.compaction.reserve_tokens = n
+
+        return change
+
+    def protect(n: int) -> Callable[[Policy], None]:
+        def change(policy: Policy) -> None:
+            policy.pruning.protect_turns = n
+
+        return change
+
+    return [
+        ("truncation.max_lines 2000 → 200", lines(200)),
+        ("truncation.max_lines 200 → 40", lines(40)),
+        ("truncation.max_lines 40 → 400", lines(400)),
+        ("compaction.reserve_tokens → 40,000", reserve(40_000)),
+        ("compaction.reserve_tokens → 10,000", reserve(10_000)),
+        ("pruning.protect_turns 2 → 4", protect(4)),
+        ("truncation.max_lines 400 → 2000", lines(2000)),
+    ]
+
+
+async def bench_limit(path: Path) -> list[tuple[str, float, int]]:
+    from tui.app import CtxscopeApp
+    from tui.screens.session import SessionScreen
+
+    policy = get_preset("seed")
+    app = CtxscopeApp(str(path), discover=lambda: [], live=False, policy=policy)
+    clock = FrameClock(app)
+    rows: list[tuple[str, float, int]] = []
+    async with app.run_test(size=SIZE) as pilot:
+        await _settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionScreen) and screen.state is not None
+        state = screen.state
+        assert state.result is not None, state.replay_error
+        for label, change in _limit_changes():
+            new = state.policy.model_copy(deep=True)
+            change(new)
+            t0 = time.perf_counter()
+            screen.on_policy_panel_changed(_Changed(new))  # what PolicyPanel.Changed does
+
+            def redrawn(new: Policy = new) -> bool:
+                return (
+                    state.result is not None and state.result.policy == new and not screen.replaying
+                )
+
+            t1 = await clock.wait_frame_after(t0, redrawn)
+            rows.append(
+                (label, (t1 - t0) * 1000, state.result.summary.compactions if state.result else 0)
+            )
+            await _settle(pilot)
+    return rows
+
+
+class _Changed:
+    """Stands in for PolicyPanel.Changed (the screen only reads ``policy`` and calls ``stop``)."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+
+    def stop(self) -> None:
+        pass
+
+
+# -- report -----------------------------------------------------------------------------------------
+
+
+def p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    k = max(0, round(0.95 * len(ordered)) - 1)
+    return ordered[k]
+
+
+def row(name: str, value: str, bound: str, ok: bool | None) -> str:
+    verdict = "" if ok is None else ("ok" if ok else "MISSED")
+    return f"  {name:<46} {value:>14}   {bound:<22} {verdict}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keep", type=Path, help="generate the files here and keep them")
+    parser.add_argument("--quick", action="store_true", help="10 MB files, fewer key presses")
+    args = parser.parse_args()
+
+    folder = args.keep or Path(tempfile.mkdtemp(prefix="ctxscope-bench-tui-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    target = 10_000_000 if args.quick else 100_000_000
+    presses = 8 if args.quick else 30
+    ok = True
+    lines = _Printer()
+    try:
+        small = folder / "claude-small-messages.jsonl"
+        big = folder / "claude-big-outputs.jsonl"
+        five_k = folder / "claude-5k.jsonl"
+        for path, size, is_small in (
+            (small, target, True),
+            (big, target, False),
+            (five_k, 5_000_000, True),
+        ):
+            if not path.exists():
+                generate_claude(path, size, small=is_small)
+        # trim the 5k file to exactly 5,000 messages' worth of lines (4 lines per turn)
+        with open(five_k, "rb") as f:
+            head = b"".join(f.readline() for _ in range(5_000))
+        five_k.write_bytes(head)
+
+        try:
+            load_avg = os.getloadavg()
+        except OSError:
+            load_avg = (float("nan"),) * 3
+        lines.append(
+            f"ctxscope TUI benchmark  (cores: {os.cpu_count()}, load average {load_avg[0]:.2f} {load_avg[1]:.2f} {load_avg[2]:.2f})"
+        )
+        lines.append(row("figure", "measured", "bound", None))
+
+        for path, label in ((small, "small messages"), (big, "big tool outputs")):
+            load_s, count = time_load(path)
+            opened = asyncio.run(bench_open(path))
+            mb = path.stat().st_size / 1e6
+            session_s = opened["session_frame"]
+            ratio = session_s / load_s if load_s else float("inf")
+            good = session_s < OPEN_BOUND_S
+            good_ratio = ratio <= OPEN_RATIO_BOUND
+            ok &= good and good_ratio
+            lines.append(f"  open {mb:.0f} MB, {count:,} messages ({label})")
+            lines.append(row("    load_session alone (best of 2)", f"{load_s:.2f} s", "", None))
+            lines.append(
+                row(
+                    "    first frame (progress bar)",
+                    f"{opened['first_frame'] * 1000:.0f} ms",
+                    "",
+                    None,
+                )
+            )
+            lines.append(
+                row(
+                    "    first frame with the session",
+                    f"{session_s:.2f} s",
+                    f"< {OPEN_BOUND_S} s",
+                    good,
+                )
+            )
+            lines.append(
+                row(
+                    "    ... / load_session",
+                    f"{ratio:.2f} x",
+                    f"≤ {OPEN_RATIO_BOUND} x",
+                    good_ratio,
+                )
+            )
+
+        timings = asyncio.run(bench_keys(small, presses, KEYS_POLICY))
+        count = int(timings.pop("_count")[0])
+        everything = [t for values in timings.values() for t in values]
+        lines.append(
+            f"  keys with {count:,} messages loaded and replayed under {KEYS_POLICY} "
+            f"({len(everything)} presses)"
+        )
+        for key, values in timings.items():
+            if values:
+                good = p95(values) < KEY_P95_BOUND_MS
+                ok &= good
+                lines.append(
+                    row(
+                        f"    {key}: p95 (median {statistics.median(values):.1f} ms, n={len(values)})",
+                        f"{p95(values):.1f} ms",
+                        f"< {KEY_P95_BOUND_MS:.0f} ms",
+                        good,
+                    )
+                )
+        good = p95(everything) < KEY_P95_BOUND_MS
+        ok &= good
+        lines.append(
+            row(
+                "    all keys: p95",
+                f"{p95(everything):.1f} ms",
+                f"< {KEY_P95_BOUND_MS:.0f} ms",
+                good,
+            )
+        )
+
+        count = len(load_session(five_k).messages)
+        results = asyncio.run(bench_limit(five_k))
+        lines.append(
+            f"  limit change on {count:,} messages (policy seed; highlights + gauge redrawn)"
+        )
+        for label, ms, _compactions in results:
+            good = ms < LIMIT_BOUND_MS
+            ok &= good
+            lines.append(row(f"    {label}", f"{ms:.0f} ms", f"< {LIMIT_BOUND_MS:.0f} ms", good))
+        worst = max(ms for _, ms, _ in results)
+        lines.append(
+            row(
+                "    worst", f"{worst:.0f} ms", f"< {LIMIT_BOUND_MS:.0f} ms", worst < LIMIT_BOUND_MS
+            )
+        )
+    finally:
+        if args.keep is None:
+            shutil.rmtree(folder, ignore_errors=True)
+    return 0 if ok else 1
+
+
+class _Printer:
+    """Prints each row as soon as it is measured (a long run shows its progress)."""
+
+    def append(self, line: str) -> None:
+        print(line, flush=True)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
