@@ -17,6 +17,7 @@ import click
 
 from core.overflow import diagnose
 from core.replay import Replayer, analysis_report
+from tui.commands._options import policy_option, window_option
 from tui.render import (
     diagnosis_panel,
     events_table,
@@ -33,21 +34,8 @@ from tui.render import (
 
 @click.command(name="analyze")
 @click.argument("path", type=click.Path(dir_okay=True))
-@click.option(
-    "--policy",
-    "-p",
-    "policy_spec",
-    default=None,
-    metavar="NAME|FILE.toml",
-    help="Policy preset or TOML file (default: the preset of the agent that recorded the session).",
-)
-@click.option(
-    "--window",
-    type=click.IntRange(min=1),
-    default=None,
-    metavar="N",
-    help="Context window in tokens, for sessions that do not record one (or to override it).",
-)
+@policy_option
+@window_option
 @click.option(
     "--margin",
     type=click.FloatRange(min=0.0, max=1.0),

@@ -15,6 +15,7 @@ import click
 from core.policy import PRESETS
 from core.replay import Replayer, effective_window
 from core.replay import compare as compare_policies
+from tui.commands._options import window_option
 from tui.render import (
     compare_table,
     fail,
@@ -37,13 +38,7 @@ from tui.render import (
     metavar="NAME|FILE.toml",
     help="A policy to compare (repeat the option; default: all five presets).",
 )
-@click.option(
-    "--window",
-    type=click.IntRange(min=1),
-    default=None,
-    metavar="N",
-    help="Context window in tokens, for sessions that do not record one (or to override it).",
-)
+@window_option
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON (schema v1).")
 def compare(path: str, policy_specs: tuple[str, ...], window: int | None, as_json: bool) -> None:
     """Replay the session at PATH under several policies and compare them."""

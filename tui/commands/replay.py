@@ -14,6 +14,7 @@ import click
 
 from core.policy import LLMConfig
 from core.replay import Replayer
+from tui.commands._options import policy_option, window_option
 from tui.render import (
     events_table,
     fail,
@@ -30,21 +31,8 @@ from tui.render import (
 
 @click.command(name="replay")
 @click.argument("path", type=click.Path(dir_okay=True))
-@click.option(
-    "--policy",
-    "-p",
-    "policy_spec",
-    default=None,
-    metavar="NAME|FILE.toml",
-    help="Policy preset or TOML file (default: the preset of the agent that recorded the session).",
-)
-@click.option(
-    "--window",
-    type=click.IntRange(min=1),
-    default=None,
-    metavar="N",
-    help="Context window in tokens, for sessions that do not record one (or to override it).",
-)
+@policy_option
+@window_option
 @click.option(
     "--llm",
     default="mock",
