@@ -252,10 +252,16 @@ def generate_claude(path: Path, target_bytes: int, *, small: bool, seed: int = 5
 
 
 class FrameClock:
-    """Records when the app hands a frame to the driver (rendered to escape sequences too)."""
+    """Records when the app hands a frame to the driver, and what the frame shows.
+
+    ``probe`` is evaluated at each frame (after it is rendered to the escape sequences a
+    terminal would receive), so "the first frame that shows X" is exact, whatever the event
+    loop was doing in between.
+    """
 
     def __init__(self, app: Any) -> None:
-        self.frames: list[float] = []
+        self.frames: list[tuple[float, bool]] = []
+        self.probe: Callable[[], bool] = lambda: False
         original = app._display
         console = app.console
 
@@ -265,31 +271,31 @@ class FrameClock:
                 render = getattr(renderable, "render_segments", None)
                 if render is not None:
                     render(console)  # what a terminal would be sent
-                self.frames.append(time.perf_counter())
+                self.frames.append((time.perf_counter(), self.probe()))
 
         app._display = display
 
-    def after(self, t0: float) -> float | None:
-        for t in self.frames:
+    def first_frame_after(self, t0: float) -> float | None:
+        for t, _shown in self.frames:
             if t >= t0:
                 return t
         return None
 
     async def wait_frame_after(
-        self, t0: float, condition: Callable[[], bool], timeout: float = 60.0
+        self, t0: float, condition: Callable[[], bool], timeout: float = 120.0
     ) -> float:
-        """The time of the first frame after ``t0`` at which ``condition`` already held."""
-        deadline = time.perf_counter() + timeout
+        """The time of the first frame after ``t0`` that shows ``condition``."""
         seen = len(self.frames)
-        while time.perf_counter() < deadline:
-            await asyncio.sleep(0.0005)
-            if condition():
-                mark = time.perf_counter()
-                while time.perf_counter() < deadline:
-                    for t in self.frames[seen:]:
-                        if t >= mark:
-                            return t
-                    await asyncio.sleep(0.0005)
+        self.probe = condition
+        deadline = time.perf_counter() + timeout
+        try:
+            while time.perf_counter() < deadline:
+                for t, shown in self.frames[seen:]:
+                    if t >= t0 and shown:
+                        return t
+                await asyncio.sleep(0.0005)
+        finally:
+            self.probe = lambda: False
         raise TimeoutError("no frame")
 
 
@@ -337,7 +343,7 @@ async def bench_open(path: Path) -> dict[str, float]:
             )
 
         t_session = await clock.wait_frame_after(t0, shown)
-        t_first = clock.after(t0) or t_session
+        t_first = clock.first_frame_after(t0) or t_session
         screen = app.screen
         load_in_app = screen.load_seconds if isinstance(screen, SessionScreen) else None
         screen.action_cancel() if isinstance(screen, SessionScreen) else None

@@ -342,8 +342,11 @@ class SessionState:
 def _split_marker(event: Any, count: int) -> Marker:
     head = [i for i in event.head_indices if i < count]
     tail = [i for i in event.tail_indices if i < count]
-    if tail:
-        at = min(tail)
+    # The rule goes where the head ends and the kept tail starts. Leading context a strategy
+    # keeps verbatim (before the head) is tail too, but the cut is after the head.
+    after_head = [i for i in tail if not head or i > max(head)]
+    if after_head:
+        at = min(after_head)
     elif head:
         at = max(head) + 1
     else:

@@ -305,3 +305,30 @@ async def test_cancel_keeps_the_previous_result() -> None:
         assert not screen.replaying
         # either the cancel landed (previous result kept) or the replay had already finished
         assert state.result is previous or state.result.policy.truncation.max_lines == 5
+
+
+async def test_compaction_screen_opens_on_the_selected_message_and_jumps_back() -> None:
+    from tui.screens.compaction import CompactionScreen
+
+    session = make_session(8, window=120_000, big_lines=200)
+    app = _app()
+    async with app.run_test(size=(120, 34)) as pilot:
+        screen = await _open(pilot, session, get_preset("opencode"))
+        state = screen.state
+        assert state is not None and state.result is not None
+        screen.select_message(30)
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        compaction = app.screen
+        assert isinstance(compaction, CompactionScreen)
+        assert compaction.message_index == 30
+        assert compaction.policy == state.policy
+        await pilot.press("right_square_bracket")  # the screen steps through the replay's events
+        await settle(pilot)
+        target = compaction.current_message
+        await pilot.press("enter")  # jump: the session screen selects that message
+        await settle(pilot)
+        assert app.screen is screen
+        assert screen.message_list.selected_message == target
+        assert screen.detail.message_index == target

@@ -34,7 +34,7 @@ from tui.widgets.detail import DetailPane
 from tui.widgets.load_progress import LoadProgress, format_bytes
 from tui.widgets.message_list import MessageList, format_tokens
 
-PROGRESS_INTERVAL_S = 0.1
+PROGRESS_INTERVAL_S = 0.2
 """Loader and replay progress reach the screen at most this often (each update is a frame the
 UI thread draws while the loader thread wants the interpreter)."""
 FIRST_PAINT_DELAY_S = 0.05
@@ -329,7 +329,7 @@ class SessionScreen(Screen[str | None]):
         self.load_seconds: float | None = None
         self.replay_seconds: float | None = None
         self.replaying = False
-        self.loading = False
+        self.reading = False
         self.after_paint_pending = False
         """The gauge and the replay are about to start (right after the first frame)."""
         self.follow = False
@@ -341,6 +341,9 @@ class SessionScreen(Screen[str | None]):
         self._live_file: LiveFile | None = None
         self._live_stop = threading.Event()
         self.live_status: str | None = None
+        self._list: MessageList | None = None
+        self._detail: DetailPane | None = None
+        self._gauge_widget: Widget | None = None
 
     # -- layout ----------------------------------------------------------------------------------
 
@@ -376,18 +379,24 @@ class SessionScreen(Screen[str | None]):
 
     @property
     def message_list(self) -> MessageList:
-        return self.query_one("#messages", MessageList)
+        if self._list is None:
+            self._list = self.query_one("#messages", MessageList)
+        return self._list
 
     @property
     def detail(self) -> DetailPane:
-        return self.query_one("#detail", DetailPane)
+        if self._detail is None:
+            self._detail = self.query_one("#detail", DetailPane)
+        return self._detail
 
     @property
     def status(self) -> StatusLine:
         return self.query_one("#status", StatusLine)
 
     def _gauge(self) -> Widget | None:
-        gauge = self.query_one("#gauge")
+        if self._gauge_widget is None:
+            self._gauge_widget = self.query_one("#gauge")
+        gauge = self._gauge_widget
         return gauge if hasattr(gauge, "update_result") else None
 
     def _panel(self) -> Widget | None:
@@ -421,11 +430,11 @@ class SessionScreen(Screen[str | None]):
         if self._live_enabled and Path(path).is_file():
             # the offset is taken before reading, so growth during the load is not missed
             self._live_file = LiveFile(Path(path))
-        self.loading = True
+        self.reading = True
         self._load(path, self._window)
 
     def _show_load_progress(self, path: str) -> None:
-        if not self.loading:
+        if not self.reading:
             return
         progress = self.query_one(LoadProgress)
         try:
@@ -434,6 +443,7 @@ class SessionScreen(Screen[str | None]):
             size = None
         progress.start(path, size)
         progress.display = True
+        self.add_class("-reading")
         self.status.activity(f"loading {format_bytes(size)}…", busy=True)
 
     @work(
@@ -466,22 +476,26 @@ class SessionScreen(Screen[str | None]):
         except Exception as exc:  # a loader bug must not take the UI down
             self.post_message(_LoadFailed(f"{path}: could not load ({type(exc).__name__}: {exc})"))
             return
+        seconds = time.perf_counter() - started
+        _freeze_heap()  # before the UI thread touches it: no full collection on the first frame
         if not worker.is_cancelled:
-            self.post_message(_Loaded(session, time.perf_counter() - started))
+            self.post_message(_Loaded(session, seconds))
 
     def on__load_progressed(self, event: _LoadProgressed) -> None:
-        if self.loading:
+        if self.reading:
             self.query_one(LoadProgress).update_progress(
                 event.bytes_read, event.total_bytes, event.messages
             )
 
     def on__load_failed(self, event: _LoadFailed) -> None:
-        self.loading = False
+        self.reading = False
+        self.remove_class("-reading")
         self.app.notify(event.error, title="Cannot open session", severity="error", timeout=8)
         self.dismiss(event.error)
 
     def on__loaded(self, event: _Loaded) -> None:
-        self.loading = False
+        self.reading = False
+        self.remove_class("-reading")
         self.load_seconds = event.seconds
         self.query_one(LoadProgress).display = False
         self._install(event.session)
@@ -520,11 +534,15 @@ class SessionScreen(Screen[str | None]):
         self.set_timer(FIRST_PAINT_DELAY_S, lambda: self._after_first_paint(session))
 
     def _after_first_paint(self, session: Session) -> None:
-        self.after_paint_pending = False
         state = self.state
         if state is None or state.session is not session:
+            self.after_paint_pending = False
             return
-        _freeze_heap()
+        if not self.message_list.painted and self.is_current:
+            # the first frame is not out yet (a big session takes a while to lay out)
+            self.set_timer(FIRST_PAINT_DELAY_S, lambda: self._after_first_paint(session))
+            return
+        self.after_paint_pending = False
         gauge = self._gauge()
         if gauge is not None:
             gauge.update_result(session, None)  # type: ignore[attr-defined]
@@ -634,6 +652,7 @@ class SessionScreen(Screen[str | None]):
         state = self.state
         if state is None or event.generation != self._generation:
             return
+        _freeze_heap()  # the result of a big session is millions of objects too
         self.replaying = False
         self.replay_seconds = event.seconds
         state.set_result(event.result)
@@ -931,6 +950,7 @@ class SessionScreen(Screen[str | None]):
         fmt = state.session.format if state is not None else None
         try:
             session = load_session(path, format=fmt, window=self._window)
+            _freeze_heap()
         except (LoadError, OSError) as exc:
             self.post_message(_LiveProblem(f"live reload failed: {exc}", stop_tail=False))
             return
@@ -965,7 +985,6 @@ class SessionScreen(Screen[str | None]):
             session.window_source = previous.window_source
         state.session = session
         state.rebuild()
-        _freeze_heap()
         self.message_list.rows_changed()
         new_count = state.message_count
         if (self.follow or was_at_end) and new_count:

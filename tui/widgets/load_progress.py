@@ -32,9 +32,12 @@ class LoadProgress(Vertical):
         self.messages = 0
 
     def compose(self) -> ComposeResult:
-        yield Label("", id="load-title")
-        yield ProgressBar(total=None, show_eta=False, id="load-bar")
-        yield Label("", id="load-detail")
+        with Vertical(id="load-box"):
+            yield Label("", id="load-title")
+            # a known total from the start: an indeterminate bar animates at 15 fps, and every
+            # frame is time the loader thread does not get
+            yield ProgressBar(total=1, show_eta=False, id="load-bar")
+            yield Label("", id="load-detail")
 
     def start(self, path: str, total_bytes: int | None) -> None:
         """Reset for a new file."""
@@ -44,7 +47,7 @@ class LoadProgress(Vertical):
         self.messages = 0
         self.query_one("#load-title", Label).update(f"Reading {Path(path).name}")
         bar = self.query_one(ProgressBar)
-        bar.update(total=total_bytes or None, progress=0)
+        bar.update(total=total_bytes or 1, progress=0)
         self._describe()
 
     def update_progress(self, bytes_read: int, total_bytes: int, messages: int) -> None:
@@ -53,7 +56,7 @@ class LoadProgress(Vertical):
         if total_bytes:
             self.total_bytes = total_bytes
         self.messages = messages
-        self.query_one(ProgressBar).update(total=self.total_bytes or None, progress=bytes_read)
+        self.query_one(ProgressBar).update(total=self.total_bytes or 1, progress=bytes_read)
         self._describe()
 
     def phase(self, text: str) -> None:
@@ -62,6 +65,8 @@ class LoadProgress(Vertical):
 
     def _describe(self) -> None:
         total = f" of {format_bytes(self.total_bytes)}" if self.total_bytes else ""
+        done = bool(self.total_bytes) and self.bytes_read >= (self.total_bytes or 0)
+        tail = " · putting the session together…" if done else ""
         self.query_one("#load-detail", Label).update(
-            f"{format_bytes(self.bytes_read)}{total} · {self.messages:,} messages"
+            f"{format_bytes(self.bytes_read)}{total} · {self.messages:,} messages{tail}"
         )

@@ -214,6 +214,8 @@ class MessageList(ScrollView, can_focus=True):
         """
         self._strip_cache: LRUCache[tuple[int, int, bool], Strip] = LRUCache(2048)
         self._index_width = 4
+        self.painted = False
+        """Rows of the current state have been painted (the first frame is out)."""
         self._blended_styles: dict[str, Style] = {}
 
     # -- state ---------------------------------------------------------------------------------
@@ -225,6 +227,7 @@ class MessageList(ScrollView, can_focus=True):
     def set_state(self, state: SessionState | None) -> None:
         """Show another session (or none)."""
         self._state = state
+        self.painted = False
         self.cursor_row = self._first_message_row(0, 1) if state is not None else 0
         self.rows_changed()
 
@@ -382,6 +385,7 @@ class MessageList(ScrollView, can_focus=True):
     # -- painting --------------------------------------------------------------------------------
 
     def render_line(self, y: int) -> Strip:
+        self.painted = True
         row = int(self.scroll_y) + y
         width = self.scrollable_content_region.width
         state = self._state
