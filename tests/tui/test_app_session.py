@@ -332,3 +332,53 @@ async def test_compaction_screen_opens_on_the_selected_message_and_jumps_back() 
         assert app.screen is screen
         assert screen.message_list.selected_message == target
         assert screen.detail.message_index == target
+
+
+async def test_gauge_and_list_select_each_other() -> None:
+    from tui.widgets.gauge import TokenGauge
+
+    session = make_session(4)
+    app = _app()
+    async with app.run_test(size=(120, 34)) as pilot:
+        screen = await _open(pilot, session, get_preset("seed"))
+        state = screen.state
+        assert state is not None and state.result is not None
+        gauge = screen.query_one(TokenGauge)
+        # the list moves the gauge
+        target = state.message_for_call(5)
+        assert target is not None
+        screen.select_message(target + 1)  # the tool result after call 5
+        await settle(pilot)
+        assert gauge.selected_call == 5
+        # the gauge (keys or a click there) moves the list and the detail
+        gauge.focus()
+        await pilot.press("right")
+        await settle(pilot)
+        assert gauge.selected_call == 6
+        expected = state.message_for_call(6)
+        assert screen.message_list.selected_message == expected
+        assert screen.detail.message_index == expected
+
+
+async def test_policy_panel_changes_replay_the_session() -> None:
+    from tui.widgets.policy_panel import PolicyPanel
+
+    session = make_session(3, output_lines=40, big_lines=60)
+    app = _app()
+    async with app.run_test(size=(120, 34)) as pilot:
+        screen = await _open(pilot, session, get_preset("seed"))
+        state = screen.state
+        assert state is not None and state.result is not None
+        await pilot.press("p")
+        await settle(pilot)
+        panel = screen.query_one(PolicyPanel)
+        assert not screen.detail.display  # the panel takes the detail pane's place
+        policy = get_preset("seed")
+        policy.truncation.max_lines = 10
+        panel.post_message(PolicyPanel.Changed(policy))
+        await settle(pilot)
+        assert state.result.policy.truncation.max_lines == 10
+        tool_rows = [m.index for m in session.messages if m.role is Role.TOOL]
+        assert all(state.flags(i) & RowFlag.TRUNCATED for i in tool_rows)
+        await pilot.press("p")
+        assert screen.detail.display
