@@ -424,6 +424,14 @@ class SessionScreen(Screen[str | None]):
         else:
             self.dismiss("no session to open")
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Hide what does not apply: follow without a live file; greyed while nothing is loaded."""
+        if action == "follow":
+            return self._live_file is not None
+        if action in ("overflow", "compaction", "next_compaction", "prev_compaction", "search"):
+            return True if self.state is not None and self.state.message_count else None
+        return True
+
     # -- loading -----------------------------------------------------------------------------------
 
     def _begin_load(self, path: str) -> None:
@@ -506,6 +514,7 @@ class SessionScreen(Screen[str | None]):
             session.context_window = self._window
             session.window_source = "user"
         self.state = SessionState(session, policy)
+        self.refresh_bindings()
         self.message_list.set_state(self.state)
         self.detail.set_state(self.state)
         self._refresh_chrome()
@@ -551,6 +560,7 @@ class SessionScreen(Screen[str | None]):
             if self._live_file is None:
                 self._live_file = LiveFile(Path(self.path))
             self._watch(self._live_file)
+            self.refresh_bindings()
 
     def _mount_policy_panel(self, policy: Policy) -> None:
         """Mount the policy panel (on first use: it costs a few hundred ms to build)."""
@@ -1005,6 +1015,7 @@ class SessionScreen(Screen[str | None]):
         if event.stop_tail:
             self.live_status = "live tail stopped"
             self._live_file = None
+            self.refresh_bindings()
         self._show_activity()
 
     def action_follow(self) -> None:
