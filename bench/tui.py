@@ -262,6 +262,7 @@ class FrameClock:
     def __init__(self, app: Any) -> None:
         self.frames: list[tuple[float, bool]] = []
         self.probe: Callable[[], bool] = lambda: False
+        self._shown: asyncio.Event | None = None
         original = app._display
         console = app.console
 
@@ -271,7 +272,10 @@ class FrameClock:
                 render = getattr(renderable, "render_segments", None)
                 if render is not None:
                     render(console)  # what a terminal would be sent
-                self.frames.append((time.perf_counter(), self.probe()))
+                shown = self.probe()
+                self.frames.append((time.perf_counter(), shown))
+                if shown and self._shown is not None:
+                    self._shown.set()
 
         app._display = display
 
@@ -284,19 +288,23 @@ class FrameClock:
     async def wait_frame_after(
         self, t0: float, condition: Callable[[], bool], timeout: float = 120.0
     ) -> float:
-        """The time of the first frame after ``t0`` that shows ``condition``."""
+        """The time of the first frame after ``t0`` that shows ``condition``.
+
+        The wait is an event the frame hook sets, not a poll: a polling loop on the UI thread
+        would take the interpreter from the loader and replay threads it is timing.
+        """
         seen = len(self.frames)
+        self._shown = asyncio.Event()
         self.probe = condition
-        deadline = time.perf_counter() + timeout
         try:
-            while time.perf_counter() < deadline:
-                for t, shown in self.frames[seen:]:
-                    if t >= t0 and shown:
-                        return t
-                await asyncio.sleep(0.0005)
+            await asyncio.wait_for(self._shown.wait(), timeout)
+            for t, shown in self.frames[seen:]:
+                if t >= t0 and shown:
+                    return t
+            raise TimeoutError("no frame")
         finally:
             self.probe = lambda: False
-        raise TimeoutError("no frame")
+            self._shown = None
 
 
 async def _settle(pilot: Any, ignore: tuple[str, ...] = ("live",)) -> None:
