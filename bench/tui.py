@@ -497,7 +497,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", type=Path, help="generate the files here and keep them")
     parser.add_argument("--quick", action="store_true", help="10 MB files, fewer key presses")
+    parser.add_argument(
+        "--only",
+        choices=("open", "keys", "limit"),
+        action="append",
+        help="run only this part (repeatable; default: all three)",
+    )
     args = parser.parse_args()
+    parts = set(args.only or ("open", "keys", "limit"))
 
     folder = args.keep or Path(tempfile.mkdtemp(prefix="ctxscope-bench-tui-"))
     folder.mkdir(parents=True, exist_ok=True)
@@ -531,6 +538,8 @@ def main() -> int:
         lines.append(row("figure", "measured", "bound", None))
 
         for path, label in ((small, "small messages"), (big, "big tool outputs")):
+            if "open" not in parts:
+                break
             first_load_s, load_s, count = time_load(path)
             opened = asyncio.run(bench_open(path))
             mb = path.stat().st_size / 1e6
@@ -581,55 +590,65 @@ def main() -> int:
                 )
             )
 
-        timings = asyncio.run(bench_keys(small, presses, KEYS_POLICY))
-        count = int(timings.pop("_count")[0])
-        everything = [t for values in timings.values() for t in values]
-        lines.append(
-            f"  keys with {count:,} messages loaded and replayed under {KEYS_POLICY} "
-            f"({len(everything)} presses)"
-        )
-        for key, values in timings.items():
-            if values:
-                good = p95(values) < KEY_P95_BOUND_MS
-                ok &= good
-                lines.append(
-                    row(
-                        f"    {key}: p95 (median {statistics.median(values):.1f} ms, n={len(values)})",
-                        f"{p95(values):.1f} ms",
-                        f"< {KEY_P95_BOUND_MS:.0f} ms",
-                        good,
-                    )
-                )
-        good = p95(everything) < KEY_P95_BOUND_MS
-        ok &= good
-        lines.append(
-            row(
-                "    all keys: p95",
-                f"{p95(everything):.1f} ms",
-                f"< {KEY_P95_BOUND_MS:.0f} ms",
-                good,
-            )
-        )
-
-        count = len(load_session(five_k).messages)
-        results = asyncio.run(bench_limit(five_k))
-        lines.append(
-            f"  limit change on {count:,} messages (policy seed; highlights + gauge redrawn)"
-        )
-        for label, ms, _compactions in results:
-            good = ms < LIMIT_BOUND_MS
-            ok &= good
-            lines.append(row(f"    {label}", f"{ms:.0f} ms", f"< {LIMIT_BOUND_MS:.0f} ms", good))
-        worst = max(ms for _, ms, _ in results)
-        lines.append(
-            row(
-                "    worst", f"{worst:.0f} ms", f"< {LIMIT_BOUND_MS:.0f} ms", worst < LIMIT_BOUND_MS
-            )
-        )
+        if "keys" in parts:
+            ok &= _report_keys(lines, small, presses)
+        if "limit" in parts:
+            ok &= _report_limit(lines, five_k)
     finally:
         if args.keep is None:
             shutil.rmtree(folder, ignore_errors=True)
     return 0 if ok else 1
+
+
+def _report_keys(lines: _Printer, small: Path, presses: int) -> bool:
+    ok = True
+    timings = asyncio.run(bench_keys(small, presses, KEYS_POLICY))
+    count = int(timings.pop("_count")[0])
+    everything = [t for values in timings.values() for t in values]
+    lines.append(
+        f"  keys with {count:,} messages loaded and replayed under {KEYS_POLICY} "
+        f"({len(everything)} presses)"
+    )
+    for key, values in timings.items():
+        if values:
+            good = p95(values) < KEY_P95_BOUND_MS
+            ok &= good
+            lines.append(
+                row(
+                    f"    {key}: p95 (median {statistics.median(values):.1f} ms, n={len(values)})",
+                    f"{p95(values):.1f} ms",
+                    f"< {KEY_P95_BOUND_MS:.0f} ms",
+                    good,
+                )
+            )
+    good = p95(everything) < KEY_P95_BOUND_MS
+    ok &= good
+    lines.append(
+        row(
+            "    all keys: p95",
+            f"{p95(everything):.1f} ms",
+            f"< {KEY_P95_BOUND_MS:.0f} ms",
+            good,
+        )
+    )
+
+    return ok
+
+
+def _report_limit(lines: _Printer, five_k: Path) -> bool:
+    ok = True
+    count = len(load_session(five_k).messages)
+    results = asyncio.run(bench_limit(five_k))
+    lines.append(f"  limit change on {count:,} messages (policy seed; highlights + gauge redrawn)")
+    for label, ms, _compactions in results:
+        good = ms < LIMIT_BOUND_MS
+        ok &= good
+        lines.append(row(f"    {label}", f"{ms:.0f} ms", f"< {LIMIT_BOUND_MS:.0f} ms", good))
+    worst = max(ms for _, ms, _ in results)
+    lines.append(
+        row("    worst", f"{worst:.0f} ms", f"< {LIMIT_BOUND_MS:.0f} ms", worst < LIMIT_BOUND_MS)
+    )
+    return ok
 
 
 class _Printer:
