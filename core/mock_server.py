@@ -222,6 +222,12 @@ class _State:
 
     def __init__(self, config: MockServerConfig) -> None:
         self.lock = threading.Lock()
+        self.settled = threading.Condition(self.lock)
+        """Notified when a chat request's log entry is final (see :meth:`finished_log`)."""
+        self.in_flight = 0
+        """Chat requests of this configuration still being answered."""
+        self.generation = 0
+        """Bumped by each (re)configuration: a request that started before it is not logged."""
         self.startup = config
         self.config = config
         self.budgets = _Budgets(config)
@@ -234,6 +240,19 @@ class _State:
             self.budgets = _Budgets(config)
             self.log.clear()
             self.counter = 0
+            self.in_flight = 0
+            self.generation += 1
+            self.settled.notify_all()
+
+    def finished_log(self, wait_s: float = 2.0) -> list[dict[str, Any]]:
+        """Copies of the log entries, after the chat requests in flight have written theirs.
+
+        A handler sends the last byte of its response before it logs the request, so a client
+        that asks for the log right after reading a response could otherwise miss it.
+        """
+        with self.settled:
+            self.settled.wait_for(lambda: self.in_flight == 0, timeout=wait_s)
+            return [dict(e) for e in self.log]
 
 
 def _content_text(content: Any) -> str:
@@ -394,9 +413,7 @@ class _Handler(BaseHTTPRequestHandler):
             elif path == "/_mock/config":
                 self._send_json(200, state.config.model_dump(mode="json"))
             elif path == "/_mock/requests":
-                with state.lock:
-                    entries = list(state.log)
-                self._send_json(200, {"requests": entries})
+                self._send_json(200, {"requests": state.finished_log()})
             elif path in ("", "/", "/health", "/v1"):
                 self._send_json(200, {"status": "ok"})
             else:
@@ -482,6 +499,8 @@ class _Handler(BaseHTTPRequestHandler):
         with state.lock:
             config = state.config
             state.counter += 1
+            state.in_flight += 1
+            generation = state.generation
             entry: dict[str, Any] = {
                 "n": state.counter,
                 "path": "/v1/chat/completions",
@@ -505,7 +524,10 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             entry["duration_ms"] = round((time.perf_counter() - started) * 1000.0, 3)
             with state.lock:
-                state.log.append(entry)
+                if state.generation == generation:  # else: reconfigured meanwhile, log is new
+                    state.log.append(entry)
+                    state.in_flight -= 1
+                    state.settled.notify_all()
 
     def _chat_answer(
         self, config: MockServerConfig, body: Any, entry: dict[str, Any], started: float
@@ -831,9 +853,7 @@ class MockLLMServer:
 
     def requests(self) -> list[dict[str, Any]]:
         """One entry per chat request since the last (re)configuration."""
-        state = self._server.state
-        with state.lock:
-            return [dict(e) for e in state.log]
+        return self._server.state.finished_log()
 
     def start(self) -> MockLLMServer:
         """Serve in a daemon thread; returns self."""

@@ -278,6 +278,51 @@ def test_requests_log_reports_handling_time(server: MockLLMProcess) -> None:
     assert entries[1]["chunks_sent"] > 2
 
 
+def _post_chat(port: int, body: dict[str, object]) -> int:
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.request(
+            "POST", "/v1/chat/completions", json.dumps(body), {"Content-Type": "application/json"}
+        )
+        response = conn.getresponse()
+        response.read()
+        return response.status
+    finally:
+        conn.close()
+
+
+def test_requests_log_waits_for_requests_in_flight_and_drops_them_on_reconfigure() -> None:
+    import threading
+
+    with MockLLMServer(MockServerConfig(delay_s=0.3)) as mock:
+        statuses: list[int] = []
+        slow = threading.Thread(target=lambda: statuses.append(_post_chat(mock.port, chat_body())))
+        slow.start()
+        deadline = 50
+        while not mock._server.state.in_flight and deadline:  # the request has been accepted
+            threading.Event().wait(0.01)
+            deadline -= 1
+        # read while the slow request is being answered: its entry is there, final
+        entries = mock.requests()
+        slow.join()
+        assert statuses == [200]
+        assert [e["status"] for e in entries] == [200] and entries[0]["duration_ms"] >= 300
+
+        # a request still running when the server is reconfigured does not land in the new log
+        slow = threading.Thread(target=lambda: statuses.append(_post_chat(mock.port, chat_body())))
+        slow.start()
+        deadline = 50
+        while not mock._server.state.in_flight and deadline:
+            threading.Event().wait(0.01)
+            deadline -= 1
+        mock.configure(MockServerConfig())
+        slow.join()
+        assert statuses == [200, 200]
+        assert mock.requests() == []
+
+
 # --- in-process use and the command line --------------------------------------------------------
 
 
