@@ -53,6 +53,14 @@ class FormatModule(Protocol):
     def load(self, path: Path, *, progress: ProgressCallback | None = None) -> Session: ...
 
 
+class PartialFormatModule(FormatModule, Protocol):
+    """A loader that can read just the first part of a file (``PARTIAL_READS = True``)."""
+
+    def load(
+        self, path: Path, *, progress: ProgressCallback | None = None, head_bytes: int | None = None
+    ) -> Session: ...
+
+
 _loaded: dict[str, FormatModule | None] = {}
 
 
@@ -226,5 +234,41 @@ def load_session(
             raise LoadError(f"unknown format {format!r} (known: {known})") from None
     with gc_paused():
         session = _by_format(fmt).load(path, progress=progress)
+    _resolve_window(session, window)
+    return session
+
+
+def load_session_head(
+    path: Path | str,
+    head_bytes: int,
+    *,
+    format: SourceFormat | str | None = None,  # noqa: A002 - the public keyword
+    window: int | None = None,
+) -> Session | None:
+    """The session as far as the complete lines of the file's first ``head_bytes`` bytes go.
+
+    A quick first part of a big file, to show while the whole of it loads: what it holds is
+    what :func:`load_session` gives for a file cut there (the tool call whose result comes later
+    has no result yet, a branch chosen later is not known). ``metadata["partial"]`` says how
+    much was read: ``{"bytes_read": ..., "total_bytes": ...}``.
+
+    None when the file is not bigger than ``head_bytes`` or its format is not read line by
+    line (opencode's JSON and SQLite). Raises :class:`LoadError` like :func:`load_session`,
+    also when the head holds no complete record.
+    """
+    path = Path(path)
+    try:
+        total = path.stat().st_size
+    except OSError:
+        raise LoadError(f"{path}: no such file or directory") from None
+    if not path.is_file() or total <= head_bytes:
+        return None
+    fmt = detect_format(path) if format is None else SourceFormat(format)
+    module = _by_format(fmt)
+    if not getattr(module, "PARTIAL_READS", False):
+        return None
+    with gc_paused():
+        session = cast("PartialFormatModule", module).load(path, head_bytes=head_bytes)
+    session.metadata["partial"] = {"bytes_read": head_bytes, "total_bytes": total}
     _resolve_window(session, window)
     return session

@@ -47,6 +47,8 @@ from core.models import (
 )
 
 FORMAT = SourceFormat.CLAUDE_CODE
+PARTIAL_READS = True
+"""``load(..., head_bytes=N)`` reads only the complete lines of the first N bytes."""
 # A slash command and its local output are written as user lines, but the user did not type
 # them as a request: they are context (meta), not the start of a turn.
 _COMMAND_PREFIXES = ("<command-name>", "<command-message>", "<local-command-")
@@ -353,7 +355,9 @@ def sniff(path: Path, head: bytes) -> float:
 # -- loading --------------------------------------------------------------------------------
 
 
-def load(path: Path, *, progress: ProgressCallback | None = None) -> Session:
+def load(
+    path: Path, *, progress: ProgressCallback | None = None, head_bytes: int | None = None
+) -> Session:
     """Load a Claude Code transcript (read-only). See the module docstring for what is read."""
     path = Path(path)
     builder = SessionBuilder(FORMAT, path)
@@ -365,7 +369,9 @@ def load(path: Path, *, progress: ProgressCallback | None = None) -> Session:
     session_id: str | None = None
     agent_id: str | None = None
 
-    for line_no, offset, obj in read_jsonl(path, builder, progress=progress, count=entries.__len__):
+    for line_no, offset, obj in read_jsonl(
+        path, builder, progress=progress, count=entries.__len__, head_bytes=head_bytes
+    ):
         kind = obj.get("type")
         uuid = obj.get("uuid")
         parent = _parent_of(obj)

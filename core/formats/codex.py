@@ -47,6 +47,8 @@ from core.models import (
 )
 
 FORMAT = SourceFormat.CODEX
+PARTIAL_READS = True
+"""``load(..., head_bytes=N)`` reads only the complete lines of the first N bytes."""
 CODEX_EFFECTIVE_WINDOW_PERCENT = 95
 """Codex reports this share of the model's window as ``model_context_window``."""
 
@@ -640,12 +642,16 @@ def sniff(path: Path, head: bytes) -> float:
 # -- loading --------------------------------------------------------------------------------
 
 
-def load(path: Path, *, progress: ProgressCallback | None = None) -> Session:
+def load(
+    path: Path, *, progress: ProgressCallback | None = None, head_bytes: int | None = None
+) -> Session:
     """Load a Codex rollout (read-only). See the module docstring for what is read."""
     path = Path(path)
     loader = _Loader(path)
     b = loader.builder
-    for line_no, offset, obj in read_jsonl(path, b, progress=progress, skip=_ignorable):
+    for line_no, offset, obj in read_jsonl(
+        path, b, progress=progress, skip=_ignorable, head_bytes=head_bytes
+    ):
         kind = obj.get("type")
         payload = obj.get("payload")
         try:

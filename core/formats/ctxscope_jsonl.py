@@ -46,6 +46,8 @@ from core.models import (
 )
 
 FORMAT = SourceFormat.CTXSCOPE
+PARTIAL_READS = True
+"""``load(..., head_bytes=N)`` reads only the complete lines of the first N bytes."""
 
 SCHEMA = "ctxscope"
 """Value of the header's ``schema`` key, which tells this format apart from pi's header."""
@@ -183,7 +185,9 @@ def _error_text(exc: ValidationError) -> str:
     return f"{where}: {first.get('msg', 'invalid')}"
 
 
-def load(path: Path, *, progress: ProgressCallback | None = None) -> Session:
+def load(
+    path: Path, *, progress: ProgressCallback | None = None, head_bytes: int | None = None
+) -> Session:
     """Read a ctxscope JSONL file back into the Session it was written from."""
     path = Path(path)
     builder = SessionBuilder(FORMAT, path)
@@ -191,7 +195,9 @@ def load(path: Path, *, progress: ProgressCallback | None = None) -> Session:
     messages: list[Message] = []
     compactions: list[CompactionEvent] = []
     diagnostics: list[Diagnostic] = []
-    for line, _offset, record in read_jsonl(path, builder, progress=progress):
+    for line, _offset, record in read_jsonl(
+        path, builder, progress=progress, head_bytes=head_bytes
+    ):
         kind = record.get("type")
         if header is None:
             if kind != "session" or record.get("schema") != SCHEMA:

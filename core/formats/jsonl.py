@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -140,6 +140,7 @@ def read_jsonl(
     chunk_bytes: int = CHUNK_BYTES,
     count: Callable[[], int] | None = None,
     skip: Callable[[bytes], bool] | None = None,
+    head_bytes: int | None = None,
 ) -> Iterator[tuple[int, int, dict[str, Any]]]:
     """Yield ``(line_number, byte_offset, object)`` for every JSON object line of ``path``.
 
@@ -151,6 +152,9 @@ def read_jsonl(
 
     ``skip`` lets a loader pass over lines it would ignore without parsing them (it sees the raw
     bytes; a line it skips counts as read).
+
+    ``head_bytes`` stops after the complete lines of the file's first ``head_bytes`` bytes (the
+    line they cut is left out, without a diagnostic): a quick first part of a big file.
 
     Raises :class:`LoadError` when the file is missing, empty, binary, a JSON array, or holds no
     JSON object at all.
@@ -170,8 +174,14 @@ def read_jsonl(
     bytes_read = 0
     objects = 0
     non_blank = 0
+    if head_bytes is not None:
+        total = min(total, max(head_bytes, 0))
+        chunk_bytes = max(1, min(chunk_bytes, total))
+    remaining = total if head_bytes is not None else -1
     try:
         first = f.read(chunk_bytes)
+        if remaining >= 0:
+            remaining -= len(first)
         if not first.strip(_WHITESPACE) and len(first) < chunk_bytes:
             raise LoadError(f"{path}: not a session (empty file)")
         _check_start(first[:HEAD_BYTES], path)
@@ -184,7 +194,7 @@ def read_jsonl(
             parts = chunk.split(b"\n")
             if len(parts) == 1:  # no newline in the chunk: part of a long line
                 pending.append(chunk)
-                chunk = f.read(chunk_bytes)
+                chunk, remaining = _next_chunk(f, chunk_bytes, remaining)
                 continue
             if pending:
                 pending.append(parts[0])
@@ -223,7 +233,9 @@ def read_jsonl(
                     )
             if progress is not None:
                 progress(bytes_read, total, counter())
-            chunk = f.read(chunk_bytes)
+            chunk, remaining = _next_chunk(f, chunk_bytes, remaining)
+        if remaining == 0 and f.read(1):
+            pending.clear()  # the head ends inside this line: it is not part of the head
         if pending:
             line = b"".join(pending)
             pending.clear()
@@ -255,6 +267,16 @@ def read_jsonl(
         if non_blank == 0:
             raise LoadError(f"{path}: not a session (empty file)")
         raise LoadError(f"{path}: not a session (no JSON object on any of its {line_no} lines)")
+
+
+def _next_chunk(f: BinaryIO, chunk_bytes: int, remaining: int) -> tuple[bytes, int]:
+    """The next read, and what is left of a head read (-1: reading the whole file)."""
+    if remaining < 0:
+        return f.read(chunk_bytes), remaining
+    if remaining == 0:
+        return b"", 0
+    chunk = f.read(min(chunk_bytes, remaining))
+    return chunk, remaining - len(chunk)
 
 
 def read_record(path: Path, offset: int) -> dict[str, Any] | None:

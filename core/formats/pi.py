@@ -53,6 +53,8 @@ from core.models import (
 from core.windows import lookup_max_output, lookup_window
 
 FORMAT = SourceFormat.PI
+PARTIAL_READS = True
+"""``load(..., head_bytes=N)`` reads only the complete lines of the first N bytes."""
 
 CURRENT_VERSION = 3
 """The newest pi session version this loader knows."""
@@ -179,12 +181,15 @@ def bash_execution_text(message: Record) -> str:
 
 
 def _read(
-    path: Path, builder: SessionBuilder, progress: ProgressCallback | None
+    path: Path,
+    builder: SessionBuilder,
+    progress: ProgressCallback | None,
+    head_bytes: int | None = None,
 ) -> tuple[Record | None, list[_Entry]]:
     header: Record | None = None
     entries: list[_Entry] = []
     previous_id: str | None = None
-    for line, offset, record in read_jsonl(path, builder, progress=progress):
+    for line, offset, record in read_jsonl(path, builder, progress=progress, head_bytes=head_bytes):
         kind = record.get("type")
         if kind == "session" and header is None and not entries:
             header = record
@@ -489,11 +494,13 @@ def sniff(path: Path, head: bytes) -> float:
     return min(score, 0.9)
 
 
-def load(path: Path, *, progress: ProgressCallback | None = None) -> Session:
+def load(
+    path: Path, *, progress: ProgressCallback | None = None, head_bytes: int | None = None
+) -> Session:
     """Load a pi session file (v1, v2 or v3), read-only, following the leaf's path."""
     path = Path(path)
     builder = SessionBuilder(FORMAT, path)
-    header, entries = _read(path, builder, progress)
+    header, entries = _read(path, builder, progress, head_bytes)
     if header is None:
         if not any(e.record.get("type") in _ENTRY_TYPES for e in entries):
             raise LoadError(f"{path}: not a pi session (no 'session' header and no pi entries)")
