@@ -23,7 +23,7 @@ from textual.widget import Widget
 from textual.widgets import Footer, Input, Label, Static
 from textual.worker import get_current_worker
 
-from core.formats import LoadError, load_session
+from core.formats import LoadError, load_session, load_session_head
 from core.models import Session
 from core.policy import Policy
 from core.tokens import message_text
@@ -39,6 +39,12 @@ PROGRESS_INTERVAL_S = 0.2
 UI thread draws while the loader thread wants the interpreter)."""
 FIRST_PAINT_DELAY_S = 0.05
 """The replay and the gauge start this long after the session is installed: after its first frame."""
+PREVIEW_MIN_BYTES = 8_000_000
+"""A file bigger than this is shown in two steps: its first part, then the whole of it."""
+PREVIEW_BYTES = 1_000_000
+"""How much of a big file the first part is (about 1,000 small messages, 30 ms to read)."""
+PREVIEW_PAINT_WAIT_S = 1.0
+"""The rest of a big file is read once its first part is painted, or after this long."""
 
 
 def _optional(module: str, name: str) -> Any:
@@ -75,6 +81,15 @@ def _freeze_heap() -> None:
 
 
 class _Loaded(TextualMessage):
+    def __init__(self, session: Session, seconds: float) -> None:
+        super().__init__()
+        self.session = session
+        self.seconds = seconds
+
+
+class _Previewed(TextualMessage):
+    """The first part of a big file, to show while the rest is read."""
+
     def __init__(self, session: Session, seconds: float) -> None:
         super().__init__()
         self.session = session
@@ -330,6 +345,12 @@ class SessionScreen(Screen[str | None]):
         self.replay_seconds: float | None = None
         self.replaying = False
         self.reading = False
+        self.partial = False
+        """What is shown is the first part of the file; the rest is still being read."""
+        self.preview_seconds: float | None = None
+        self._preview_painted = threading.Event()
+        """Set once the first part is on screen: the rest of the load waits for it (the two would
+        share one interpreter, and the first frame matters more)."""
         self.after_paint_pending = False
         """The gauge and the replay are about to start (right after the first frame)."""
         self.follow = False
@@ -428,7 +449,11 @@ class SessionScreen(Screen[str | None]):
         """Hide what does not apply: follow without a live file; greyed while nothing is loaded."""
         if action == "follow":
             return self._live_file is not None
-        if action in ("overflow", "compaction", "next_compaction", "prev_compaction", "search"):
+        if action in ("overflow", "compaction", "next_compaction", "prev_compaction"):
+            if self.partial:  # they need the replay of the whole session
+                return None
+            return True if self.state is not None and self.state.message_count else None
+        if action == "search":
             return True if self.state is not None and self.state.message_count else None
         return True
 
@@ -449,10 +474,17 @@ class SessionScreen(Screen[str | None]):
             size: int | None = Path(path).stat().st_size
         except OSError:
             size = None
+        progress.remove_class("-strip")
         progress.start(path, size)
         progress.display = True
-        self.add_class("-reading")
+        self._show_reading(True)
         self.status.activity(f"loading {format_bytes(size)}…", busy=True)
+
+    def _show_reading(self, reading: bool) -> None:
+        """While a file is read, the progress box is all there is (toggled per widget: a class
+        on the screen would restyle every widget in it, twice per load)."""
+        self.query_one("#gauge-slot").display = not reading
+        self.query_one("#body").display = not reading
 
     @work(
         thread=True,
@@ -472,6 +504,7 @@ class SessionScreen(Screen[str | None]):
                 last = now
                 self.post_message(_LoadProgressed(bytes_read, total_bytes, messages))
 
+        self._load_head(path, window)
         started = time.perf_counter()
         try:
             session = load_session(path, window=window, progress=progress)
@@ -489,6 +522,35 @@ class SessionScreen(Screen[str | None]):
         if not worker.is_cancelled:
             self.post_message(_Loaded(session, seconds))
 
+    def _load_head(self, path: str, window: int | None) -> None:
+        """Read and post the first part of a big file (in the load worker, before the rest)."""
+        try:
+            if Path(path).stat().st_size <= PREVIEW_MIN_BYTES:
+                return
+        except OSError:
+            return  # the whole load says what is wrong
+        started = time.perf_counter()
+        try:
+            head = load_session_head(path, PREVIEW_BYTES, window=window)
+        except Exception:  # no first part then: the whole load reports what is wrong
+            return
+        if head is not None and head.messages and not get_current_worker().is_cancelled:
+            self._preview_painted.clear()
+            self.post_message(_Previewed(head, time.perf_counter() - started))
+            self._preview_painted.wait(PREVIEW_PAINT_WAIT_S)
+
+    def on__previewed(self, event: _Previewed) -> None:
+        if not self.reading or self.state is not None:
+            self._preview_painted.set()
+            return
+        self.partial = True
+        self.preview_seconds = event.seconds
+        self._show_reading(False)
+        self.query_one(LoadProgress).add_class("-strip")
+        self.query_one(LoadProgress).showing_part(len(event.session.messages))
+        self._install(event.session)
+        self.call_after_refresh(self._preview_painted.set)
+
     def on__load_progressed(self, event: _LoadProgressed) -> None:
         if self.reading:
             self.query_one(LoadProgress).update_progress(
@@ -497,16 +559,54 @@ class SessionScreen(Screen[str | None]):
 
     def on__load_failed(self, event: _LoadFailed) -> None:
         self.reading = False
-        self.remove_class("-reading")
+        self._show_reading(False)
+        if self.partial and self.state is not None:
+            # the first part is shown: keep it (and say it is only that) rather than lose it
+            self.partial = False
+            self.query_one(LoadProgress).display = False
+            self.app.notify(
+                f"{event.error}. Showing only the first {self.state.message_count:,} messages.",
+                title="Could not read the whole session",
+                severity="error",
+                timeout=10,
+            )
+            self.live_status = "first part only"
+            self.refresh_bindings()
+            self._refresh_chrome()
+            self.start_replay()
+            return
         self.app.notify(event.error, title="Cannot open session", severity="error", timeout=8)
         self.dismiss(event.error)
 
     def on__loaded(self, event: _Loaded) -> None:
         self.reading = False
-        self.remove_class("-reading")
+        self._show_reading(False)
         self.load_seconds = event.seconds
         self.query_one(LoadProgress).display = False
-        self._install(event.session)
+        if self.partial and self.state is not None:
+            self._complete(event.session)
+        else:
+            self._install(event.session)
+
+    def _complete(self, session: Session) -> None:
+        """The whole file is read: it takes the place of its first part (selection kept)."""
+        self.partial = False
+        self.apply_grown_session(session, replay=False)
+        selected = self.message_list.selected_message
+        if selected is not None:
+            # the first part's last messages may have changed (a reply cut by the head)
+            self.detail.show(selected, force=True)
+        self.refresh_bindings()
+        self._first_look(session)
+        self.after_paint_pending = True
+        self.set_timer(FIRST_PAINT_DELAY_S, lambda: self._after_complete(session))
+
+    def _after_complete(self, session: Session) -> None:
+        self.after_paint_pending = False
+        if self.state is None or self.state.session is not session:
+            return
+        self.start_replay()
+        self._start_live()
 
     def _install(self, session: Session) -> None:
         policy = self._initial_policy or default_policy_for(session)
@@ -526,7 +626,18 @@ class SessionScreen(Screen[str | None]):
                 f"{self.display_name}: this session has no messages", severity="warning"
             )
         self.message_list.focus()
-        if not session.context_window and not policy.context_window:
+        if not self.partial:
+            self._first_look(session)
+        # Paint the list first; the gauge, the replay and the watcher start right after, so a
+        # CPU-bound replay thread never delays the first frame.
+        self.after_paint_pending = True
+        self.set_timer(FIRST_PAINT_DELAY_S, lambda: self._after_first_paint(session))
+
+    def _first_look(self, session: Session) -> None:
+        """What the user should know about a session as soon as it is all read."""
+        state = self.state
+        policy = state.policy if state is not None else None
+        if not session.context_window and not (policy and policy.context_window):
             self.app.notify(
                 f"The context window of {session.model or 'this model'} is unknown: press w to "
                 "set it (or start with --window N). Overflow checks need it.",
@@ -537,16 +648,14 @@ class SessionScreen(Screen[str | None]):
         for diagnostic in session.diagnostics[:1]:
             if str(diagnostic.severity) == "error":
                 self.app.notify(diagnostic.message, title="Loader", severity="warning")
-        # Paint the list first; the gauge, the replay and the watcher start right after, so a
-        # CPU-bound replay thread never delays the first frame.
-        self.after_paint_pending = True
-        self.set_timer(FIRST_PAINT_DELAY_S, lambda: self._after_first_paint(session))
 
     def _after_first_paint(self, session: Session) -> None:
         state = self.state
-        if state is None or state.session is not session:
+        if state is None:
             self.after_paint_pending = False
             return
+        if state.session is not session:
+            return  # replaced meanwhile (the whole file after its first part): not ours
         if not self.message_list.painted and self.is_current:
             # the first frame is not out yet (a big session takes a while to lay out)
             self.set_timer(FIRST_PAINT_DELAY_S, lambda: self._after_first_paint(session))
@@ -555,7 +664,12 @@ class SessionScreen(Screen[str | None]):
         gauge = self._gauge()
         if gauge is not None:
             gauge.update_result(session, None)  # type: ignore[attr-defined]
+        if self.partial:
+            return  # replay and live tail wait for the whole file
         self.start_replay()
+        self._start_live()
+
+    def _start_live(self) -> None:
         if self._live_enabled and self.path and Path(self.path).is_file():
             if self._live_file is None:
                 self._live_file = LiveFile(Path(self.path))
@@ -581,6 +695,9 @@ class SessionScreen(Screen[str | None]):
         self._show_activity()
 
     def _show_activity(self) -> None:
+        if self.partial:
+            self.status.activity("first part · reading the rest…", busy=True)
+            return
         if self.replaying:
             self.status.activity("replaying… (x: cancel)", busy=True)
             return
@@ -596,8 +713,8 @@ class SessionScreen(Screen[str | None]):
     def start_replay(self) -> None:
         """Re-run the replay for the current session and policy (cancelling a running one)."""
         state = self.state
-        if state is None:
-            return
+        if state is None or self.partial:
+            return  # a first part is not replayed: the policy applies when the whole is read
         if self._replay_cancel is not None:
             self._replay_cancel.set()
         cancel = threading.Event()
@@ -974,7 +1091,7 @@ class SessionScreen(Screen[str | None]):
     def on__live_reloaded(self, event: _LiveReloaded) -> None:
         self.apply_grown_session(event.session)
 
-    def apply_grown_session(self, session: Session) -> None:
+    def apply_grown_session(self, session: Session, *, replay: bool = True) -> None:
         """The file grew: take the re-read session, keep the selection, follow the end if asked.
 
         The list keeps its rows and cursor; rows beyond the old count are appended and the last
@@ -1008,7 +1125,8 @@ class SessionScreen(Screen[str | None]):
         if gauge is not None:
             gauge.update_result(session, state.result)  # type: ignore[attr-defined]
         self._refresh_chrome()
-        self.start_replay()
+        if replay:
+            self.start_replay()
 
     def on__live_problem(self, event: _LiveProblem) -> None:
         self.app.notify(event.text, title="Live tail", severity="warning", timeout=6)

@@ -30,6 +30,8 @@ class LoadProgress(Vertical):
         self.bytes_read = 0
         self.total_bytes: int | None = None
         self.messages = 0
+        self.shown: int | None = None
+        """Messages of the file's first part on screen while the rest is read (None: none yet)."""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="load-box"):
@@ -45,6 +47,7 @@ class LoadProgress(Vertical):
         self.bytes_read = 0
         self.total_bytes = total_bytes
         self.messages = 0
+        self.shown = None
         self.query_one("#load-title", Label).update(f"Reading {Path(path).name}")
         bar = self.query_one(ProgressBar)
         bar.update(total=total_bytes or 1, progress=0)
@@ -59,6 +62,11 @@ class LoadProgress(Vertical):
         self.query_one(ProgressBar).update(total=self.total_bytes or 1, progress=bytes_read)
         self._describe()
 
+    def showing_part(self, messages: int) -> None:
+        """The first ``messages`` are on screen: the bar now sits above them as one line."""
+        self.shown = messages
+        self._describe()
+
     def phase(self, text: str) -> None:
         """Say what happens after reading (counting tokens, replaying …)."""
         self.query_one("#load-detail", Label).update(text)
@@ -67,6 +75,8 @@ class LoadProgress(Vertical):
         total = f" of {format_bytes(self.total_bytes)}" if self.total_bytes else ""
         done = bool(self.total_bytes) and self.bytes_read >= (self.total_bytes or 0)
         tail = " · putting the session together…" if done else ""
+        if self.shown is not None:
+            tail += f" · the first {self.shown:,} are shown meanwhile"
         self.query_one("#load-detail", Label).update(
             f"{format_bytes(self.bytes_read)}{total} · {self.messages:,} messages{tail}"
         )
