@@ -23,9 +23,10 @@ Pipeline:
    summary exists (a summary message in the conversation, or ``previous_summary``) the *update*
    variant is used and that summary is quoted. If the request overflows the summariser's context
    (:class:`core.llm.ContextOverflowError`) the oldest head message is left out and the request
-   retried, up to ``max_head_drops`` times (Codex). Any other failure, or a failure part-way
-   through a streamed summary, raises :class:`CompactionError`: a half-written summary is never
-   used.
+   retried, up to ``max_head_drops`` times (Codex); when it still overflows,
+   :class:`CompactionError` is raised (with ``too_large`` set once every size allowed was tried).
+   Any other failure, or a failure part-way through a streamed summary, raises
+   :class:`CompactionError` too: a half-written summary is never used.
 4. **Reassemble**: one system message ``<prior-conversation-summary>…</prior-conversation-summary>``
    (``summary=True``) followed by the tail — for ``codex``, the kept user messages followed by the
    summary. System prompts and injected context messages that *open* the conversation
@@ -82,10 +83,16 @@ from core.tokens import TokenCounter, arguments_text
 class CompactionError(Exception):
     """Compaction could not produce a summary; ``str(error)`` is one line for the UI."""
 
-    def __init__(self, message: str, *, dropped_head_messages: int = 0) -> None:
+    def __init__(
+        self, message: str, *, dropped_head_messages: int = 0, too_large: bool = False
+    ) -> None:
         super().__init__(message)
         self.dropped_head_messages = dropped_head_messages
         """Head messages left out of the request before giving up."""
+        self.too_large = too_large
+        """The summary request overflowed the summariser's context with the whole head and with
+        each of the ``max_head_drops`` shorter heads tried: a head that extends this one (the
+        same messages first, more after them) overflows it too, at every size tried."""
 
 
 class CompactionResult(BaseModel):
@@ -318,19 +325,42 @@ def build_request(
     is the same with or without it. ``outputs``, one per head message, stand in for the tool
     outputs of the messages they are not None for (pruned outputs whose copy was not made).
     """
+    return _request(_head_entries(head, max_output_chars, cache, outputs))
+
+
+def _head_entries(
+    head: Sequence[Message],
+    max_output_chars: int,
+    cache: EntryCache | None,
+    outputs: Sequence[str | None] | None,
+) -> list[str]:
+    """The transcript entry of each head message (see :func:`build_request`)."""
     if cache is not None:
-        entries = cache.entries(head, None, max_output_chars, outputs)
-    else:
-        names = _call_names(head)
-        stand_ins = outputs if outputs is not None else [None] * len(head)
-        entries = [
-            serialize_message(m, names, max_output_chars, output=o)
-            for m, o in zip(head, stand_ins, strict=True)
-        ]
+        return cache.entries(head, None, max_output_chars, outputs)
+    names = _call_names(head)
+    stand_ins = outputs if outputs is not None else [None] * len(head)
+    return [
+        serialize_message(m, names, max_output_chars, output=o)
+        for m, o in zip(head, stand_ins, strict=True)
+    ]
+
+
+def _request(entries: Sequence[str]) -> list[ChatMessage]:
+    """The summary request made of a head's entries ("" entries are left out)."""
     return [
         ChatMessage(role="system", content=SYSTEM_PROMPT),
         ChatMessage(role="user", content=build_transcript([e for e in entries if e])),
     ]
+
+
+def _names_a_result(dropped: Message, rest: Sequence[Message]) -> bool:
+    """A tool result in ``rest`` that does not name its tool answers a call ``dropped`` holds:
+    its entry is labelled from that call, so it changes once ``dropped`` leaves the head."""
+    ids = {call.id for call in dropped.tool_calls}
+    return bool(ids) and any(
+        (result := m.tool_result) is not None and not result.tool_name and result.call_id in ids
+        for m in rest
+    )
 
 
 # --- the codex strategy -----------------------------------------------------------------------
@@ -641,10 +671,11 @@ async def _compact(
             for i in send_at
         ]
     dropped: list[str] = []
+    cap = comp.head_tool_output_max_chars
+    # Serialised once: a shorter head after a drop is the same entries minus the first.
+    entries = _head_entries(to_send, cap, entry_cache, outputs)
     while True:
-        request = build_request(
-            to_send, comp.head_tool_output_max_chars, cache=entry_cache, outputs=outputs
-        )
+        request = _request(entries)
         try:
             reply = await summarizer.summarize(request, prompt, max_tokens, on_delta=on_delta)
             break
@@ -655,11 +686,17 @@ async def _compact(
                     f"leaving out the {len(dropped)} oldest head message"
                     f"{'s' if len(dropped) != 1 else ''} (limit {comp.max_head_drops}): {exc}",
                     dropped_head_messages=len(dropped),
+                    too_large=len(dropped) >= comp.max_head_drops,
                 ) from exc
-            dropped.append(to_send[0].id)
+            gone = to_send[0]
+            dropped.append(gone.id)
             to_send = to_send[1:]
             if outputs is not None:
                 outputs = outputs[1:]
+            if _names_a_result(gone, to_send):
+                entries = _head_entries(to_send, cap, entry_cache, outputs)
+            else:
+                entries = entries[1:]
         except LLMError as exc:
             raise CompactionError(
                 f"the summary request failed: {exc}", dropped_head_messages=len(dropped)

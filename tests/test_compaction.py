@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from core.compaction import CompactionError, build_request, compact, compact_sync
 from core.llm import (
     ChatMessage,
+    ContextOverflowError,
     DeltaCallback,
     LLMUsage,
     ServerError,
@@ -264,6 +265,7 @@ def test_head_drop_gives_up_after_the_limit() -> None:
     with pytest.raises(CompactionError, match="even after leaving out the 2 oldest") as info:
         run(messages, pol, MockSummarizer(context_limit_tokens=300))
     assert info.value.dropped_head_messages == 2
+    assert info.value.too_large  # every size allowed was tried: a longer head fails too
 
 
 def test_head_drop_gives_up_when_one_message_is_left() -> None:
@@ -271,6 +273,60 @@ def test_head_drop_gives_up_when_one_message_is_left() -> None:
     with pytest.raises(CompactionError, match="too large") as info:
         run(messages, pol, MockSummarizer(context_limit_tokens=10))
     assert info.value.dropped_head_messages == len(messages) - 1
+    assert not info.value.too_large  # it ran out of messages: a longer head may fit
+
+
+class OverflowsFirst:
+    """Records every request; the first ``overflows`` of them do not fit its context."""
+
+    name = "overflows-first"
+
+    def __init__(self, overflows: int) -> None:
+        self.overflows = overflows
+        self.requests: list[list[ChatMessage]] = []
+
+    async def summarize(
+        self,
+        messages: Sequence[ChatMessage],
+        prompt: str,
+        max_tokens: int,
+        *,
+        on_delta: DeltaCallback | None = None,
+    ) -> SummaryResult:
+        self.requests.append(list(messages))
+        if len(self.requests) <= self.overflows:
+            raise ContextOverflowError("too long")
+        return SummaryResult(text="## Goal\n- done", usage=LLMUsage(), model="fixed")
+
+
+@pytest.mark.parametrize("cache", [False, True])
+def test_each_request_after_a_drop_is_the_shorter_heads_own(cache: bool) -> None:
+    """The head is serialised once per compaction; each shorter request must still be exactly
+    what the shorter head gives, also for a result that names no tool and loses the call it was
+    labelled from."""
+    from core.compaction import EntryCache
+
+    convo = Convo().user("look").call("grep", pattern="x")
+    nameless = convo.result("hit 1").messages[-1]
+    assert nameless.tool_result is not None
+    convo.messages[-1] = nameless.model_copy(
+        update={"tool_result": nameless.tool_result.model_copy(update={"tool_name": None})}
+    )
+    convo.tool("read", "file text", path="a.py").assistant("done")
+    messages = convo.messages
+    summarizer = OverflowsFirst(overflows=3)
+    result = run(
+        messages,
+        policy(strategy="summary-only"),
+        summarizer,
+        entry_cache=EntryCache() if cache else None,
+    )
+    assert result.dropped_head_messages == 3
+    expected = [build_request(messages[k:], 2_000) for k in range(4)]
+    assert summarizer.requests == expected
+    # After the call at m1 is left out, the result at m2 is no longer labelled by it.
+    assert "[Tool result]: grep" in expected[1][1].content
+    assert "[Tool result]: tool" in expected[2][1].content
 
 
 # --- failures never yield a partial summary ---------------------------------------------------
