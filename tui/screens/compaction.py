@@ -31,7 +31,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message as TextualMessage
 from textual.screen import Screen
-from textual.widgets import Collapsible, Footer, Label, Markdown, Static
+from textual.widgets import Collapsible, Label, Markdown, Static
 from textual.worker import Worker, WorkerState
 
 from core.compaction import CompactionError, CompactionResult, compact
@@ -41,6 +41,7 @@ from core.policy import Policy
 from core.templates import unwrap_summary
 from core.tokens import get_counter
 from tui.messages import JumpToMessage
+from tui.widgets.footer import KeysFooter
 
 if TYPE_CHECKING:
     from core.replay import ReplayEvent, ReplayResult
@@ -228,7 +229,7 @@ class CompactionScreen(Screen[None]):
                 yield Label("What the model sees next", classes="cs-heading", id="cs-next-heading")
                 with VerticalScroll(id="cs-next-box"):
                     yield Static("", id="cs-next")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.action_run()

@@ -21,9 +21,10 @@ from textual.containers import Horizontal
 from textual.fuzzy import Matcher
 from textual.message import Message as TextualMessage
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Label, Static
+from textual.widgets import DataTable, Input, Label, Static
 from textual.worker import get_current_worker
 
+from tui.widgets.footer import KeysFooter
 from tui.widgets.load_progress import format_bytes
 
 PEAK_MAX_BYTES = 32 * 1000 * 1000
@@ -106,7 +107,7 @@ class PickerScreen(Screen[None]):
         table: DataTable[str] = DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
         yield table
         yield Label("Looking for sessions…", id="picker-count")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         table = self.query_one("#sessions", DataTable)

@@ -20,7 +20,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message as TextualMessage
 from textual.screen import ModalScreen, Screen
 from textual.widget import Widget
-from textual.widgets import Footer, Input, Label, Static
+from textual.widgets import Input, Label, Static
 from textual.worker import get_current_worker
 
 from core.formats import LoadError, load_session, load_session_head
@@ -31,6 +31,7 @@ from tui.live import LiveFile, watch_file
 from tui.messages import JumpToMessage
 from tui.state import SessionState, default_policy_for
 from tui.widgets.detail import DetailPane
+from tui.widgets.footer import KeysFooter
 from tui.widgets.load_progress import LoadProgress, format_bytes
 from tui.widgets.message_list import MessageList, format_tokens
 
@@ -396,7 +397,7 @@ class SessionScreen(Screen[str | None]):
             yield Label("/", id="search-label")
             yield Input(placeholder="search messages (Enter: find, Esc: close)", id="search-input")
         yield StatusLine(id="status")
-        yield Footer(compact=True)
+        yield KeysFooter(compact=True)
 
     @property
     def message_list(self) -> MessageList:

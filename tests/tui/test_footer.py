@@ -1,0 +1,71 @@
+"""KeysFooter: rebuilt when the keys it shows change, not on every focus change."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.widgets import Button
+from textual.widgets._footer import FooterKey
+
+from tui.widgets.footer import KeysFooter
+
+
+class _Keys(App[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("a", "alpha", "Alpha"),
+        Binding("b", "beta", "Beta"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.beta_shown = False
+
+    def compose(self) -> ComposeResult:
+        yield Button("one", id="one")
+        yield Button("two", id="two")
+        yield KeysFooter()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "beta":
+            return self.beta_shown
+        return True
+
+    def action_alpha(self) -> None:
+        pass
+
+    def action_beta(self) -> None:
+        pass
+
+
+def _labels(app: _Keys) -> list[str]:
+    return [key.description for key in app.query(FooterKey)]
+
+
+async def test_footer_is_rebuilt_only_when_its_keys_change() -> None:
+    app = _Keys()
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        footer = app.query_one(KeysFooter)
+        assert "Alpha" in _labels(app) and "Beta" not in _labels(app)
+        built = footer.rebuilds
+        assert built >= 1
+
+        # focus moves and bindings are refreshed, but the keys shown stay the same
+        app.query_one("#two", Button).focus()
+        await pilot.pause()
+        app.query_one("#one", Button).focus()
+        app.refresh_bindings()
+        await pilot.pause()
+        await pilot.pause()
+        assert footer.rebuilds == built
+
+        # a key appears: one rebuild, and it is shown
+        app.beta_shown = True
+        app.refresh_bindings()
+        app.refresh_bindings()  # several notices before the next refresh: still one rebuild
+        await pilot.pause()
+        await pilot.pause()
+        assert footer.rebuilds == built + 1
+        assert "Beta" in _labels(app)
