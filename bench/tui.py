@@ -4,8 +4,10 @@ Everything runs headless (``App.run_test``) on files generated deterministically
 folder (Claude Code JSONL). Figures:
 
 * **open 100 MB** — from starting the app on the file to the first frame that shows the session
-  (messages listed); bounds: < 2.5 s, and ≤ 1.5 × the time ``load_session`` takes on the same file
-  in the same run (best of 2). The first frame of anything (the progress bar) is printed too.
+  (messages listed, usable: the file's first part, while the rest is read); bounds: < 2.5 s, and
+  ≤ 1.5 × the time ``load_session`` takes on the same file in the same run (best of 2). Printed
+  too, without a bound: the first frame of anything (the progress bar) and the first frame that
+  shows the whole session (every message, before its replay), with its ratio to load_session.
   Two files: one of 100,000+ small messages, one of fewer, bigger tool outputs (the loader
   benchmark's shape).
 * **keys at 100k** — with the 100,000-message session loaded and replayed, the time from a key
@@ -334,7 +336,8 @@ def time_load(path: Path, runs: int = 2) -> tuple[float, float, int]:
     return times[0], min(times), count
 
 
-async def bench_open(path: Path) -> dict[str, float]:
+async def bench_open(path: Path, messages: int) -> dict[str, float]:
+    """Times of the first frames showing the session's first part and all its ``messages``."""
     from tui.app import CtxscopeApp
     from tui.screens.session import SessionScreen
 
@@ -351,7 +354,18 @@ async def bench_open(path: Path) -> dict[str, float]:
                 and screen.message_list.row_count > 0
             )
 
+        def whole() -> bool:
+            screen = app.screen
+            return (
+                isinstance(screen, SessionScreen)
+                and screen.state is not None
+                and not screen.partial
+                and screen.state.message_count == messages
+                and screen.message_list.row_count > 0
+            )
+
         t_session = await clock.wait_frame_after(t0, shown)
+        t_whole = t_session if whole() else await clock.wait_frame_after(t0, whole)
         t_first = clock.first_frame_after(t0) or t_session
         screen = app.screen
         load_in_app = screen.load_seconds if isinstance(screen, SessionScreen) else None
@@ -360,6 +374,7 @@ async def bench_open(path: Path) -> dict[str, float]:
     return {
         "first_frame": t_first - t0,
         "session_frame": t_session - t0,
+        "whole_frame": t_whole - t0,
         "load_in_app": load_in_app or 0.0,
     }
 
@@ -541,7 +556,7 @@ def main() -> int:
             if "open" not in parts:
                 break
             first_load_s, load_s, count = time_load(path)
-            opened = asyncio.run(bench_open(path))
+            opened = asyncio.run(bench_open(path, count))
             mb = path.stat().st_size / 1e6
             session_s = opened["session_frame"]
             ratio = session_s / load_s if load_s else float("inf")
@@ -575,7 +590,7 @@ def main() -> int:
             )
             lines.append(
                 row(
-                    "    first frame with the session",
+                    "    first frame with the session (first part)",
                     f"{session_s:.2f} s",
                     f"< {OPEN_BOUND_S} s",
                     good,
@@ -589,6 +604,11 @@ def main() -> int:
                     good_ratio,
                 )
             )
+            whole_s = opened["whole_frame"]
+            lines.append(
+                row("    first frame with the whole session", f"{whole_s:.2f} s", "", None)
+            )
+            lines.append(row("    ... / load_session", f"{whole_s / load_s:.2f} x", "", None))
 
         if "keys" in parts:
             ok &= _report_keys(lines, small, presses)
