@@ -448,8 +448,8 @@ class SessionScreen(Screen[str | None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Hide what does not apply: follow without a live file; greyed while nothing is loaded."""
-        if action == "follow":
-            return self._live_file is not None
+        if action == "follow":  # the tail is watched once the whole file is read
+            return self._live_file is not None and not self.partial
         if action in ("overflow", "compaction", "next_compaction", "prev_compaction"):
             if self.partial:  # they need the replay of the whole session
                 return None
