@@ -21,7 +21,13 @@ actions are fixed); what changes is what the *policy* would have put in the cont
    then. A usage figure older than a compaction is not used (pi's rule): after a compaction only
    the projection can fire until the next call has happened. When the check fires, pruning and
    compaction run right there (before call *k*, so the event's ``call_index`` is *k* and its
-   ``trigger_call_index`` the call whose figure crossed the threshold).
+   ``trigger_call_index`` the call whose figure crossed the threshold). An attempt that changes
+   nothing — nothing to compact, or no summary could be written — leaves the context as it was,
+   so the next check fires again: each such attempt is counted (``noop_compactions``) and noted.
+   One that provably ends as the last did is not made again: the same context, or a summary
+   request that overflowed the summariser at every head size allowed, when the messages added
+   since can only lengthen the head (``Replayer._futile``); the context rebuilt (a compaction,
+   a pruning, a recorded compaction taken) is a new start.
 3. **The call.** The simulated context of call *k* (see below) is compared with the window. Over
    it, with ``overflow_recovery``, the policy compacts (trigger ``overflow``) and retries once; if
    the retry still does not fit, an ``overflow`` event records it.
@@ -342,6 +348,10 @@ class ReplaySummary(_Documented):
     """Recorded manual compactions the replay applied."""
     final_tokens: int | None = None
     """Simulated context at the last call."""
+    noop_compactions: int = 0
+    """Times the policy set out to compact (its threshold, an overflow, a manual compaction) and
+    the context stayed as it was: nothing to compact, or no summary could be written (the notes
+    say why)."""
 
 
 class ReplayResult(_Documented):
@@ -697,6 +707,7 @@ class _State:
         "prev_figure",
         "rebased",
         "rec_base_change",
+        "stuck",
     )
 
     def __init__(self) -> None:
@@ -714,6 +725,9 @@ class _State:
         self.prev_e_rec_cov = 0
         self.rebased = False
         self.rec_base_change = False
+        self.stuck: _Stuck | None = None
+        """The last compaction attempt changed nothing, and the context has not been rebuilt
+        since (cleared by every rebase)."""
 
     def copy(self) -> _State:
         other = _State.__new__(_State)
@@ -731,7 +745,28 @@ class _State:
         other.prev_figure = self.prev_figure
         other.rebased = self.rebased
         other.rec_base_change = self.rec_base_change
+        other.stuck = self.stuck
         return other
+
+
+class _Stuck:
+    """A compaction attempt that changed nothing: where it was made and what came of it.
+
+    Later attempts that provably end the same way are not made (see ``Replayer._futile``).
+    Never modified once made (states share it).
+    """
+
+    __slots__ = ("at", "failed", "too_large", "why")
+
+    def __init__(self, at: int, failed: bool, too_large: bool, why: str) -> None:
+        self.at = at
+        """The message the attempt was made before."""
+        self.failed = failed
+        """The summary could not be written (else: there was nothing to compact)."""
+        self.too_large = too_large
+        """The summary request overflowed the summariser at every head size tried."""
+        self.why = why
+        """The error, or the reason there was nothing to compact."""
 
 
 class _Check:
@@ -765,6 +800,7 @@ class _Trace:
         "first_overflow_call",
         "first_prune_call",
         "key",
+        "noops",
         "overflow_prompt",
         "points",
         "policy",
@@ -784,6 +820,8 @@ class _Trace:
         self.rows: list[tuple[Any, ...]] = []
         self.run_notes: list[tuple[int, str, str]] = []
         """Notes made while walking: (checkpoints taken so far, grouping key, text)."""
+        self.noops: list[int] = []
+        """Compaction attempts that changed nothing (checkpoints taken so far, for each)."""
         self.points: list[CallPoint] = []
         self.events: list[ReplayEvent] = []
         self.compaction_meta: dict[int, dict[int, str]] = {}
@@ -874,6 +912,7 @@ class Replayer:
         self._sizes: dict[tuple[str | None, bool], list[tuple[int, int, int]]] | None = None
         self._overflow_reasons: dict[int | None, list[str | None]] = {}
         self._plain_items: dict[str, list[_Item | None]] = {}
+        self._links: list[int] | None = None
 
         # Which messages are in the main conversation, which are calls, turns.
         self._main = [not m.sidechain for m in messages]
@@ -1325,6 +1364,64 @@ class Replayer:
             self._compactions.popitem(last=False)
         return outcome
 
+    def _linked_back(self) -> list[int]:
+        """For each message, the first earlier message that shares a tool call id with it (the
+        call a result answers, or an earlier message holding or answering the same id); the
+        message's own index when there is none."""
+        if self._links is None:
+            first: dict[str, int] = {}
+            links = list(range(self._n))
+            for i, message in enumerate(self.session.messages):
+                ids = [call.id for call in message.tool_calls]
+                if message.tool_result is not None:
+                    ids.append(message.tool_result.call_id)
+                for call_id in ids:
+                    seen = first.setdefault(call_id, i)
+                    if seen < links[i]:
+                        links[i] = seen
+            self._links = links
+        return self._links
+
+    def _futile(self, stuck: _Stuck, appended: Sequence[_Item], policy: Policy) -> bool:
+        """An attempt now would end as the ``stuck`` one did: the context is the one it was made
+        on plus ``appended`` (it has not been rebuilt since), and nothing appended can change
+        the outcome.
+
+        With nothing appended the input is the same. Otherwise only a summary request that
+        overflowed at every head size tried (``too_large``) stays futile, when the appended
+        messages can only lengthen the head it sends:
+
+        * none is a summary (the prompt quotes the conversation's last summary);
+        * none shares a tool call id with a message before the attempt: a result answering an
+          older call could move the split point earlier, and a call id held again could relabel
+          an older result's entry;
+        * when the policy prunes, none starts a turn (the skip boundary would move and older
+          outputs could be pruned; with ``protect_turns = 0`` every message moves it).
+
+        Then the head of ``summary-only`` and ``codex`` (the whole context) gains the appended
+        messages, and the cut of ``tail`` only moves later (the tail reaches its budget, or its
+        last turns, no earlier than before; the pinned leading context is unchanged, as the failed
+        head held a message after it): every request of the new attempt extends the one of the
+        same size in the failed attempt, so the summariser overflows again.
+        """
+        if not appended:
+            return True
+        if not stuck.too_large:
+            return False
+        links = self._linked_back()
+        pruning = policy.pruning
+        if pruning.enabled and pruning.protect_turns == 0:
+            return False
+        turns_matter = pruning.enabled
+        since = stuck.at
+        for item in appended:
+            message = item.message
+            if message.summary or (item.index >= 0 and links[item.index] < since):
+                return False
+            if turns_matter and message.is_turn_start:
+                return False
+        return True
+
     # -- running ---------------------------------------------------------------------------
 
     def run(
@@ -1547,6 +1644,7 @@ class Replayer:
                 k: v for k, v in old.compaction_meta.items() if k < state.n_events
             }
             trace.run_notes = [note for note in old.run_notes if note[0] <= resume]
+            trace.noops = [taken for taken in old.noops if taken <= resume]
             for name in ("first_compaction_call", "first_overflow_call", "first_prune_call"):
                 value = getattr(old, name)
                 setattr(trace, name, value if value is not None and value < resume else None)
@@ -1614,6 +1712,7 @@ class Replayer:
             state.base_tokens = sum(item.tokens for item in items)
             state.e_sim = state.base_tokens
             state.rebased = True
+            state.stuck = None
 
         def adopt(rc: _RecordedCompaction, at: int) -> None:
             base_items, start = rec.bases[rc.index]
@@ -1645,6 +1744,24 @@ class Replayer:
                     pass
             return 0
 
+        def changed_nothing(
+            at: int, call: int | None, trigger: Trigger, failed: bool, why: str
+        ) -> None:
+            """Note a compaction attempt that left the context as it was."""
+            trace.noops.append(len(trace.checkpoints))
+            where = f"call {call}" if call is not None else f"message {at}"
+            fired = {
+                "threshold": f"the context crossed the threshold before {where}",
+                "projection": f"the projected context crossed the threshold before {where}",
+                "overflow": f"{where} would not fit the window",
+                "manual": f"the user compacted before message {at} in the recording",
+                "recorded": f"the recording compacted before {where}",
+            }[trigger]
+            if failed:
+                note("failed", f"{fired}, but the compaction failed: {why}")
+            else:
+                note(f"nothing-{trigger}", f"{fired}, but there was nothing to compact: {why}")
+
         def own_compaction(
             at: int,
             call: int | None,
@@ -1655,6 +1772,12 @@ class Replayer:
             """Run the policy's compaction before message ``at``; True when it changed anything."""
             if not window:
                 return False
+            stuck = state.stuck
+            if stuck is not None and self._futile(stuck, walk_items(stuck.at, at), policy):
+                # It would end as the last attempt did: not made again.
+                state.stuck = _Stuck(at, stuck.failed, stuck.too_large, stuck.why)
+                changed_nothing(at, call, trigger, stuck.failed, stuck.why)
+                return False
             items = context_items(at)
             if not items:
                 return False
@@ -1663,15 +1786,13 @@ class Replayer:
                 trace.first_compaction_call = max(0, len(trace.checkpoints) - 1)
             outcome = self._compact(items, policy, window, trigger != "manual", now_ms_at(at))
             if isinstance(outcome, Exception):
-                note("failed", f"the compaction before message {at} failed: {outcome}")
+                too_large = bool(getattr(outcome, "too_large", False))
+                state.stuck = _Stuck(at, True, too_large, str(outcome))
+                changed_nothing(at, call, trigger, True, str(outcome))
                 return False
             if not outcome.compacted and not outcome.pruned_ids:
-                where = f"call {call}" if call is not None else f"message {at}"
-                note(
-                    f"nothing-{trigger}",
-                    f"the {trigger} check fired before {where}, but there was nothing to "
-                    f"compact: {outcome.reason}",
-                )
+                state.stuck = _Stuck(at, False, False, outcome.reason)
+                changed_nothing(at, call, trigger, False, outcome.reason)
                 return False
             by_id: dict[str, _Item] = {item.message.id: item for item in items}
             before = state.e_sim
@@ -2268,7 +2389,7 @@ class Replayer:
             append(state)
 
         fidelity = self._fidelity(events, native)
-        summary = self._summary(points, events, trunc, tok, fidelity)
+        summary = self._summary(points, events, trunc, tok, fidelity, len(trace.noops))
         notes = self._notes(policy, window, rec, native) + _grouped(trace.run_notes)
         result = _build_result(
             {
@@ -2391,6 +2512,7 @@ class Replayer:
         trunc: _Truncation,
         tok: list[int],
         fidelity: list[FidelityRow],
+        noops: int,
     ) -> ReplaySummary:
         recorded = [p.recorded_tokens for p in points if p.recorded_tokens is not None]
         peak_sim = 0
@@ -2437,6 +2559,7 @@ class Replayer:
             ),
             manual_compactions=manual,
             final_tokens=points[-1].simulated_tokens if points else None,
+            noop_compactions=noops,
         )
 
     def _notes(
