@@ -1552,6 +1552,7 @@ class Replayer:
         window = effective_window(self.session, policy)
         new_limit = policy_threshold(self.session, policy)
         pending_new = False
+        checkpoints = trace.checkpoints
         for c, check in enumerate(trace.checks):
             prompt, delta_not_negative = trace.overflow_prompt[c]
             if check is not None:
@@ -1560,6 +1561,11 @@ class Replayer:
                     return c
                 if fired_new and _trigger_of(check, new_limit, policy) != check.trigger:
                     return c  # fires either way, but on another figure
+                # A projection that crossed mid-turn under one threshold only: the checkpoints
+                # after this check hold the other run's flag.
+                after = checkpoints[c + 1] if c + 1 < len(checkpoints) else trace.final
+                if after is not None and after.pending != pending_new:
+                    return c
             if self._overflows(c, prompt, delta_not_negative, window) != self._overflows(
                 c, prompt, delta_not_negative, trace.window
             ):

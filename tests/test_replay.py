@@ -431,6 +431,38 @@ def test_a_later_threshold_change_reuses_the_calls_before_it() -> None:
     assert replayer.run(base) is first  # an identical policy returns the cached result
 
 
+def test_a_threshold_change_does_not_inherit_a_projection_that_crossed_mid_turn() -> None:
+    """Checking at turn ends only, a projection that crosses mid-turn is remembered until the
+    turn ends. Under a higher threshold it never crossed: the resumed run must not fire on the
+    flag the first run left in its checkpoints."""
+    session = (
+        Script()
+        .user("go")
+        .call(context=100_000)
+        .result(text_of_tokens(86_000, "a"))  # projected at the next call: about 186,000
+        .call(context=120_000)
+        .result("ok")
+        .user("next")
+        .call(context=121_000)
+        .result("ok")
+        .reply(context=122_000)
+        .session()
+    )
+    policy = _eager()
+    policy.compaction.check_before_each_call = False
+    policy.compaction.project_after_tool_results = True
+    higher = policy.model_copy(deep=True)
+    higher.compaction.reserve_tokens = 10_000  # threshold 183,616 -> 190,000
+    replayer = Replayer(session)
+    first = replayer.run(policy)
+    assert [(e.kind, e.call_index, e.trigger) for e in first.events] == [
+        ("compact", 2, "projection")
+    ]
+    resumed = replayer.run(higher)
+    assert resumed.events == []
+    assert resumed.model_dump(mode="json") == replay(session, higher).model_dump(mode="json")
+
+
 @pytest.mark.parametrize("preset", ["seed", "opencode", "codex"])
 def test_cached_compactions_give_the_result_computing_them_gives(preset: str) -> None:
     from core.llm_mock import MockSummarizer
