@@ -84,7 +84,12 @@ class CompactionError(Exception):
     """Compaction could not produce a summary; ``str(error)`` is one line for the UI."""
 
     def __init__(
-        self, message: str, *, dropped_head_messages: int = 0, too_large: bool = False
+        self,
+        message: str,
+        *,
+        dropped_head_messages: int = 0,
+        too_large: bool = False,
+        head_may_shrink: bool = False,
     ) -> None:
         super().__init__(message)
         self.dropped_head_messages = dropped_head_messages
@@ -93,6 +98,10 @@ class CompactionError(Exception):
         """The summary request overflowed the summariser's context with the whole head and with
         each of the ``max_head_drops`` shorter heads tried: a head that extends this one (the
         same messages first, more after them) overflows it too, at every size tried."""
+        self.head_may_shrink = head_may_shrink
+        """The head was the whole conversation only because the tail would have been
+        (:attr:`core.split.SplitResult.whole_tail`): with more messages after it, the split can
+        keep a tail again and the head be shorter."""
 
 
 class CompactionResult(BaseModel):
@@ -687,6 +696,7 @@ async def _compact(
                     f"{'s' if len(dropped) != 1 else ''} (limit {comp.max_head_drops}): {exc}",
                     dropped_head_messages=len(dropped),
                     too_large=len(dropped) >= comp.max_head_drops,
+                    head_may_shrink=split_result is not None and split_result.whole_tail,
                 ) from exc
             gone = to_send[0]
             dropped.append(gone.id)

@@ -764,7 +764,8 @@ class _Stuck:
         self.failed = failed
         """The summary could not be written (else: there was nothing to compact)."""
         self.too_large = too_large
-        """The summary request overflowed the summariser at every head size tried."""
+        """The summary request overflowed the summariser at every head size tried, and more
+        messages after the conversation cannot make its head shorter by themselves."""
         self.why = why
         """The error, or the reason there was nothing to compact."""
 
@@ -1401,8 +1402,10 @@ class Replayer:
         Then the head of ``summary-only`` and ``codex`` (the whole context) gains the appended
         messages, and the cut of ``tail`` only moves later (the tail reaches its budget, or its
         last turns, no earlier than before; the pinned leading context is unchanged, as the failed
-        head held a message after it): every request of the new attempt extends the one of the
-        same size in the failed attempt, so the summariser overflows again.
+        head held a message after it) — unless the head was everything only because the tail
+        would have been (``head_may_shrink``, not ``too_large`` then): every request of the new
+        attempt extends the one of the same size in the failed attempt, so the summariser
+        overflows again.
         """
         if not appended:
             return True
@@ -1792,7 +1795,9 @@ class Replayer:
                 trace.first_compaction_call = max(0, len(trace.checkpoints) - 1)
             outcome = self._compact(items, policy, window, trigger != "manual", now_ms_at(at))
             if isinstance(outcome, Exception):
-                too_large = bool(getattr(outcome, "too_large", False))
+                too_large = getattr(outcome, "too_large", False) and not getattr(
+                    outcome, "head_may_shrink", False
+                )
                 state.stuck = _Stuck(at, True, too_large, str(outcome))
                 changed_nothing(at, call, trigger, True, str(outcome))
                 return False

@@ -66,6 +66,10 @@ class SplitResult(BaseModel):
     """Turns mode: the oldest kept turn is only a suffix of its turn."""
     moved_for_tool_pair: int = 0
     """Messages the cut moved earlier so that no tool call is separated from its result."""
+    whole_tail: bool = False
+    """Turns mode: the tail would have been the whole conversation, so none is kept and
+    everything is summarised (more messages later can bring the tail back, and the head
+    becomes shorter)."""
     compactable: bool
     """The head holds something to summarise (not empty, not only an earlier summary)."""
     reason: str
@@ -168,9 +172,11 @@ def split(
                 "tool call stays with its result."
             )
 
+    whole_tail = False
     if policy.mode == "turns" and cut <= context:
         if cut < total:
             note += " The tail would be the whole conversation, so everything is summarised."
+            whole_tail = True
         cut = total
         split_turn = False
     head_tokens = sum(tokens[:cut])
@@ -192,6 +198,7 @@ def split(
         tail_tokens=tail_tokens,
         split_turn=split_turn,
         moved_for_tool_pair=moved,
+        whole_tail=whole_tail,
         compactable=compactable,
         reason=note.strip(),
     )

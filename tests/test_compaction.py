@@ -276,6 +276,30 @@ def test_head_drop_gives_up_when_one_message_is_left() -> None:
     assert not info.value.too_large  # it ran out of messages: a longer head may fit
 
 
+def test_a_head_that_is_everything_because_the_tail_would_be_says_so() -> None:
+    """Turns mode keeps no tail when the tail would be the whole conversation: the head is
+    everything now, but a longer conversation may keep a tail and have a shorter head."""
+    messages = Convo().user("go").tool("read", tokens(300)).tool("read", tokens(300)).messages
+    turns = Policy(
+        pruning=PruningPolicy(enabled=False),
+        split=SplitPolicy(mode="turns", tail_turns=1, tail_budget_tokens=2_000),
+    )
+    result = run(messages, turns)
+    assert result.split is not None and result.split.whole_tail
+    assert result.head_ids == [m.id for m in messages]
+    with pytest.raises(CompactionError) as info:
+        run(messages, turns, MockSummarizer(context_limit_tokens=10))
+    assert info.value.head_may_shrink
+    # Messages mode keeps its cut as the conversation grows: the head never shrinks.
+    messages_mode = Policy(
+        pruning=PruningPolicy(enabled=False), split=SplitPolicy(tail_budget_tokens=100)
+    )
+    assert not run(messages, messages_mode).split.whole_tail  # type: ignore[union-attr]
+    with pytest.raises(CompactionError) as info:
+        run(messages, messages_mode, MockSummarizer(context_limit_tokens=10))
+    assert not info.value.head_may_shrink
+
+
 class OverflowsFirst:
     """Records every request; the first ``overflows`` of them do not fit its context."""
 

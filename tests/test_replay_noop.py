@@ -158,6 +158,35 @@ def test_a_new_turn_makes_a_pruning_policy_try_again(
     assert result.summary.compactions == compactions
 
 
+def test_a_head_that_was_everything_because_the_tail_was_is_tried_again() -> None:
+    """Keeping the last turn: while that turn is the whole conversation, everything is head
+    and its request does not fit. Once the turn outgrows the tail budget, a tail is kept again:
+    the head is shorter, and fits."""
+    session = (
+        Script()
+        .user("go")
+        .call("read", context=150_000)
+        .result(text_of_tokens(600, "a"))
+        .call("read", context=170_000)  # over the threshold: everything is tail, so all is head
+        .result(text_of_tokens(600, "b"))
+        .call("read", context=171_000)
+        .result(text_of_tokens(1_000, "c"))
+        .reply("done", context=172_000)
+        .session(window=200_000)
+    )
+    policy = get_preset("opencode")
+    policy.truncation.enabled = False
+    policy.split.tail_turns = 1
+    policy.split.tail_budget_tokens = 2_000
+    policy.compaction.max_head_drops = 0
+    engine = CountingReplayer(session, limit=1_200)
+    result = engine.run(policy)
+    _same(result, EveryAttempt(session, limit=1_200).run(policy))
+    assert engine.attempts == 2
+    (event,) = [e for e in result.events if e.kind == "compact"]
+    assert (event.call_index, event.head_indices) == (3, [0, 1, 2])
+
+
 def test_a_recorded_compaction_rebuilds_the_context_and_the_next_attempt_is_made() -> None:
     script = Script().user("start " + text_of_tokens(400, "u"))
     context = _calls(script, 50)
