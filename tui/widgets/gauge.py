@@ -10,15 +10,19 @@ recorded △). The top row labels the selected call.
 Drawing uses the line API: :meth:`TokenGauge.render_line` returns pre-built
 :class:`~textual.strip.Strip` rows. The per-call series are flattened once per result
 (:meth:`TokenGauge.update_result`); the buckets are computed once per width (slices and
-C-level ``max``, so 100,000 calls bucket in milliseconds); the rows are rebuilt only when the size,
-the selection, the theme or the result changes. Colours are component classes styled in
+C-level ``max``, so 100,000 calls bucket in milliseconds); the rows are built only when the size,
+the theme or the result changes. Moving the selection (every key press in the message list moves
+it) redraws the label and splices the cursor column into the cached chart rows, and repaints only
+the label row and the old and new cursor columns. Colours are component classes styled in
 ``tui/views.tcss`` from the theme's variables.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from array import array
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.cells import cell_len
@@ -27,12 +31,14 @@ from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
+from textual.geometry import Region
 from textual.message import Message
 from textual.reactive import reactive
 from textual.strip import Strip
 from textual.widget import Widget
 
 from core.models import Provenance, Session
+from tui.widgets.message_list import fit_strip
 
 if TYPE_CHECKING:
     from core.replay import ReplayResult
@@ -85,14 +91,16 @@ class Series:
     """Everything the gauge draws, flattened from a session and (optionally) a replay result.
 
     ``recorded[i]`` is -1 when call *i* has no usable usage; ``simulated`` is empty before the
-    first replay result arrives.
+    first replay result arrives. :func:`build_series` stores the integer series as
+    :class:`array.array`: the garbage collector walks a list of 50,000 ints item by item at every
+    full collection, while an array's items are machine integers it never visits.
     """
 
-    message_index: list[int]
-    recorded: list[int]
-    simulated: list[int]
-    simulated_provenance: list[Provenance]
-    flags: list[int]
+    message_index: Sequence[int]
+    recorded: Sequence[int]
+    simulated: Sequence[int]
+    simulated_provenance: Sequence[Provenance]
+    flags: Sequence[int]
     window: int | None
     threshold: int | None
     peak: int
@@ -161,7 +169,14 @@ def build_series(session: Session | None, result: ReplayResult | None) -> Series
                 flags[call] |= RECORDED_COMPACT
     peak = max(max(recorded, default=0), max(simulated, default=0), 0)
     return Series(
-        message_index, recorded, simulated, provenance, flags, window or None, threshold, peak
+        array("q", message_index),
+        array("q", recorded),
+        array("q", simulated),
+        provenance,
+        array("q", flags),
+        window or None,
+        threshold,
+        peak,
     )
 
 
@@ -173,9 +188,9 @@ class Layout:
     cells_per_series: int
     bucket_width: int
     buckets: int
-    recorded: list[int]
-    simulated: list[int]
-    flags: list[int]
+    recorded: Sequence[int]
+    simulated: Sequence[int]
+    flags: Sequence[int]
     representative: list[int]
     """The call a bucket stands for (its simulated peak, else its recorded peak)."""
 
@@ -249,8 +264,10 @@ class TokenGauge(Widget, can_focus=True):
         "token-gauge--compact-recorded",
     }
 
-    selected_call: reactive[int | None] = reactive(None, init=False, layout=False)
-    """Index into the result's call points of the selected call (None: nothing to select)."""
+    selected_call: reactive[int | None] = reactive(None, init=False, layout=False, repaint=False)
+    """Index into the result's call points of the selected call (None: nothing to select).
+
+    Not a repainting reactive: :meth:`watch_selected_call` repaints only what a move changes."""
 
     class CallSelected(Message):
         """The user selected a call in the gauge (keys or mouse)."""
@@ -276,6 +293,8 @@ class TokenGauge(Widget, can_focus=True):
         self._layout_width = -1
         self._rows: list[Strip] = []
         self._rows_key: tuple[object, ...] | None = None
+        self._base = _Base([], False, None)
+        self._base_key: tuple[object, ...] | None = None
         self._styles: dict[tuple[str, ...], Style] = {}
 
     # -- data ------------------------------------------------------------------------------------
@@ -284,7 +303,7 @@ class TokenGauge(Widget, can_focus=True):
         """Draw ``result`` (both series); with None, the session's recorded usage only."""
         self.series = build_series(session, result)
         self._layout = None
-        self._rows_key = None
+        self._base_key = None
         n = self.series.calls
         if n == 0:
             self.set_reactive(TokenGauge.selected_call, None)
@@ -299,8 +318,26 @@ class TokenGauge(Widget, can_focus=True):
             return
         self.selected_call = max(0, min(call_index, n - 1))
 
-    def watch_selected_call(self) -> None:
-        self.refresh()
+    def watch_selected_call(self, old: int | None, new: int | None) -> None:
+        width = self.size.width
+        layout = self._layout
+        if (
+            old is None
+            or new is None
+            or layout is None
+            or self._layout_width != width
+            or self._base_key is None
+            or not layout.buckets
+        ):
+            self.refresh()
+            return
+        # Only the label row and the two cursor columns change.
+        height = self.size.height
+        regions = [Region(0, 0, width, 1)]
+        for call in (old, new):
+            x = GUTTER + (call // layout.calls_per_bucket) * layout.bucket_width
+            regions.append(Region(x, 0, layout.bucket_width, height))
+        self.refresh(*regions)
 
     @property
     def selected_message(self) -> int | None:
@@ -374,14 +411,14 @@ class TokenGauge(Widget, can_focus=True):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._styles.clear()
-        self._rows_key = None
+        self._base_key = None
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, self._theme_changed)
 
     def _theme_changed(self, _theme: object) -> None:
         self._styles.clear()
-        self._rows_key = None
+        self._base_key = None
         self.refresh()
 
     def _style(self, *names: str) -> Style:
@@ -401,9 +438,14 @@ class TokenGauge(Widget, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         width, height = self.size.width, self.size.height
-        key = (width, height, self.selected_call, self.has_focus, id(self.series))
+        base_key = (width, height, self.has_focus, id(self.series))
+        if base_key != self._base_key:
+            self._base = self._build_base(width, height)
+            self._base_key = base_key
+            self._rows_key = None
+        key = (base_key, self.selected_call)
         if key != self._rows_key:
-            self._rows = self._build_rows(width, height)
+            self._rows = self._place_cursor(self._base, width)
             self._rows_key = key
         if 0 <= y < len(self._rows):
             return self._rows[y]
@@ -411,37 +453,74 @@ class TokenGauge(Widget, can_focus=True):
 
     def _text_strip(self, text: Text, width: int) -> Strip:
         segments = Segment.apply_style(text.render(self.app.console), self.rich_style)
-        return Strip(list(segments)).crop_extend(0, width, self.rich_style)
+        return fit_strip(Strip(list(segments)), width, self.rich_style)
 
     def _build_rows(self, width: int, height: int) -> list[Strip]:
+        """Every row for the current selection, built from scratch."""
+        return self._place_cursor(self._build_base(width, height), width)
+
+    def _build_base(self, width: int, height: int) -> _Base:
+        """The rows without the selection: the label row is a placeholder, no cursor column.
+
+        Built once per result, size, focus and theme; moving the selection only redraws the label
+        and splices the cursor column into the chart and marker rows (:meth:`_place_cursor`).
+        """
         if width <= 0 or height <= 0:
-            return []
+            return _Base([], False, None)
         series = self.series
         legend_row = height >= 8 and series.calls > 0
-        rows: list[Strip] = [self._text_strip(self._label(width, not legend_row), width)]
+        rows: list[Strip] = [Strip.blank(width, self.rich_style)]  # the label goes here
         if height == 1:
-            return rows
+            return _Base(rows, not legend_row, None)
         if series.calls == 0:
             note = Text("  no model calls to draw", style=self._style("muted"))
             rows.append(self._text_strip(note, width))
             rows.extend(Strip.blank(width, self.rich_style) for _ in range(height - 2))
-            return rows
+            return _Base(rows, not legend_row, None)
         marker_row = height >= 4
         chart_rows = height - 1 - int(legend_row) - int(marker_row)
         if legend_row:
             rows.append(self._text_strip(self._legend(width), width))
         layout = self.layout_for(width)
-        rows.extend(self._chart(layout, width, max(chart_rows, 1)))
+        first_chart_row = len(rows)
+        chart, plan = self._chart(layout, width, max(chart_rows, 1))
+        rows.extend(chart)
+        plan.first_row = first_chart_row
         if marker_row:
+            plan.marker_row = len(rows)
             rows.append(self._markers(layout, width))
-        return rows[:height]
+        return _Base(rows[:height], not legend_row, plan)
+
+    def _place_cursor(self, base: _Base, width: int) -> list[Strip]:
+        """The base rows with the selected call's label and its column highlighted."""
+        rows = list(base.rows)
+        if not rows:
+            return rows
+        rows[0] = self._text_strip(self._label(width, base.with_legend), width)
+        plan = base.plan
+        if plan is None or self.selected_call is None:
+            return rows
+        layout = plan.layout
+        bucket = self.selected_call // layout.calls_per_bucket
+        if not 0 <= bucket < layout.buckets:
+            return rows
+        x0 = GUTTER + bucket * layout.bucket_width
+        for r, chart_row in enumerate(plan.rows):
+            y = plan.first_row + r
+            if y < len(rows):
+                rows[y] = _splice(rows[y], x0, self._cursor_cells(plan, chart_row, bucket), width)
+        if plan.marker_row is not None and plan.marker_row < len(rows):
+            cells = self._marker_cells(layout, bucket, True)
+            rows[plan.marker_row] = _splice(rows[plan.marker_row], x0, cells, width)
+        return rows
 
     def _scale(self) -> int:
         series = self.series
         window = series.window or 0
         return max(window, series.peak, 1)
 
-    def _chart(self, layout: Layout, width: int, rows: int) -> list[Strip]:
+    def _chart(self, layout: Layout, width: int, rows: int) -> tuple[list[Strip], _ChartPlan]:
+        """The chart rows without a cursor, and what :meth:`_cursor_cells` needs to add one."""
         series = self.series
         top = self._scale()
         levels = rows * 8
@@ -466,11 +545,13 @@ class TokenGauge(Widget, can_focus=True):
         if reserve_from is not None and window_row is not None and window_row <= reserve_from:
             reserve_to = reserve_from + 1
 
-        rec_h = [height_of(v) for v in layout.recorded]
-        sim_h = [height_of(v) for v in layout.simulated]
-        rec_over = [bool(window) and v > (window or 0) for v in layout.recorded]
-        sim_over = [bool(window) and v > (window or 0) for v in layout.simulated]
-        cursor = self.bucket_of(self.selected_call) if self.selected_call is not None else -1
+        plan = _ChartPlan(
+            layout=layout,
+            rec_h=[height_of(v) for v in layout.recorded],
+            sim_h=[height_of(v) for v in layout.simulated],
+            rec_over=[bool(window) and v > (window or 0) for v in layout.recorded],
+            sim_over=[bool(window) and v > (window or 0) for v in layout.simulated],
+        )
         cells = layout.cells_per_series
         gap = layout.bucket_width - 2 * cells
         chart_width = width - GUTTER
@@ -510,23 +591,12 @@ class TokenGauge(Widget, can_focus=True):
                 zone = "reserve"
             else:
                 zone = None
+            chart_row = _ChartRow(k * 8, empty, empty_fg)
+            plan.rows.append(chart_row)
 
-            base = k * 8
             for b in range(layout.buckets):
-                bg = "cursor" if b == cursor else zone
-                fill = rec_h[b] - base
-                rec_glyph = BLOCKS[max(0, min(8, fill))]
-                if sim_h:
-                    fill_s = sim_h[b] - base
-                    sim_glyph = BLOCKS[max(0, min(8, fill_s))]
-                else:
-                    sim_glyph = " "
-                rec_fg = "recorded-over" if rec_over[b] else "recorded"
-                sim_fg = "simulated-over" if sim_h and sim_over[b] else "simulated"
-                for glyph, fg in ((rec_glyph, rec_fg), (sim_glyph, sim_fg)):
-                    if glyph == " ":
-                        glyph, fg = empty, empty_fg
-                    style = self._style(fg, bg) if bg else self._style(fg)
+                for glyph, fg in self._glyphs(plan, chart_row, b):
+                    style = self._style(fg, zone) if zone else self._style(fg)
                     cells_out.append((glyph * cells, style))
                 if gap:
                     style = self._style(empty_fg, zone) if zone else self._style(empty_fg)
@@ -535,22 +605,48 @@ class TokenGauge(Widget, can_focus=True):
                 style = self._style(empty_fg, zone) if zone else self._style(empty_fg)
                 cells_out.append((empty * (chart_width - used), style))
             out.append(_strip(cells_out, width, self.rich_style))
+        return out, plan
+
+    @staticmethod
+    def _glyphs(plan: _ChartPlan, row: _ChartRow, b: int) -> tuple[tuple[str, str], ...]:
+        """Glyph and colour of the recorded and the simulated bar of bucket ``b`` in ``row``."""
+        fill = plan.rec_h[b] - row.base
+        rec_glyph = BLOCKS[max(0, min(8, fill))]
+        if plan.sim_h:
+            fill_s = plan.sim_h[b] - row.base
+            sim_glyph = BLOCKS[max(0, min(8, fill_s))]
+        else:
+            sim_glyph = " "
+        rec_fg = "recorded-over" if plan.rec_over[b] else "recorded"
+        sim_fg = "simulated-over" if plan.sim_h and plan.sim_over[b] else "simulated"
+        return tuple(
+            (row.empty, row.empty_fg) if glyph == " " else (glyph, fg)
+            for glyph, fg in ((rec_glyph, rec_fg), (sim_glyph, sim_fg))
+        )
+
+    def _cursor_cells(self, plan: _ChartPlan, row: _ChartRow, b: int) -> list[tuple[str, Style]]:
+        """Both bars of the selected bucket on the cursor's background (the gap keeps its own)."""
+        cells = plan.layout.cells_per_series
+        return [
+            (glyph * cells, self._style(fg, "cursor")) for glyph, fg in self._glyphs(plan, row, b)
+        ]
+
+    def _marker_cells(self, layout: Layout, b: int, is_cursor: bool) -> list[tuple[str, Style]]:
+        value = layout.flags[b]
+        glyphs = [(glyph, part) for flag, glyph, part, _ in MARKERS if value & flag]
+        out: list[tuple[str, Style]] = []
+        for c in range(layout.bucket_width):
+            if c < len(glyphs):
+                glyph, part = glyphs[c]
+            else:
+                glyph, part = ("▔" if is_cursor else " "), "label"
+            out.append((glyph, self._style(part, "cursor") if is_cursor else self._style(part)))
         return out
 
     def _markers(self, layout: Layout, width: int) -> Strip:
-        cursor = self.bucket_of(self.selected_call) if self.selected_call is not None else -1
         cells_out: list[tuple[str, Style]] = [(" " * GUTTER, self._style("axis"))]
         for b in range(layout.buckets):
-            value = layout.flags[b]
-            glyphs = [(glyph, part) for flag, glyph, part, _ in MARKERS if value & flag]
-            cell_style = "cursor" if b == cursor else None
-            for c in range(layout.bucket_width):
-                if c < len(glyphs):
-                    glyph, part = glyphs[c]
-                else:
-                    glyph, part = ("▔" if b == cursor else " "), "label"
-                style = self._style(part, cell_style) if cell_style else self._style(part)
-                cells_out.append((glyph, style))
+            cells_out.extend(self._marker_cells(layout, b, False))
         return _strip(cells_out, width, self.rich_style)
 
     # -- the label and the legend ---------------------------------------------------------------
@@ -665,6 +761,74 @@ class TokenGauge(Widget, can_focus=True):
         return Text()
 
 
+@dataclass(slots=True)
+class _ChartRow:
+    """One chart row: its lowest eighth (``base``) and how an empty cell looks on it."""
+
+    base: int
+    empty: str
+    empty_fg: str
+
+
+@dataclass(slots=True)
+class _ChartPlan:
+    """The chart as drawn for one result and size, kept to splice the cursor column in."""
+
+    layout: Layout
+    rec_h: list[int]
+    sim_h: list[int]
+    rec_over: list[bool]
+    sim_over: list[bool]
+    rows: list[_ChartRow] = field(default_factory=list)
+    first_row: int = 0
+    marker_row: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Base:
+    """The gauge's rows without the selection (row 0 is a placeholder for the label)."""
+
+    rows: list[Strip]
+    with_legend: bool
+    """The label row carries the legend (no room for a row of its own)."""
+    plan: _ChartPlan | None
+
+
+def _splice(strip: Strip, x: int, cells: list[tuple[str, Style]], width: int) -> Strip:
+    """``strip`` with the cells from ``x`` on replaced by ``cells``.
+
+    Neighbours of the same style are merged, so the result has exactly the segments
+    :func:`_strip` would have built for the whole row.
+    """
+    end = x + sum(cell_len(text) for text, _ in cells)
+    before: list[Segment] = []
+    after: list[Segment] = []
+    pos = 0
+    for segment in strip:  # (not Strip.crop: that caches every crop in the base row)
+        length = cell_len(segment.text)
+        if pos + length <= x:
+            before.append(segment)
+        elif pos >= end:
+            after.append(segment)
+        else:
+            if pos < x:
+                before.append(segment.split_cells(x - pos)[0])
+            if pos + length > end:
+                after.append(segment.split_cells(end - pos)[1])
+        pos += length
+    segments: list[Segment] = []
+    for segment in (*before, *(Segment(text, style) for text, style in cells), *after):
+        if not segment.text:
+            continue
+        if segments:
+            last = segments[-1]
+            if segment.style is last.style or segment.style == last.style:
+                segments[-1] = Segment(last.text + segment.text, last.style)
+                continue
+        segments.append(segment)
+    return Strip(segments, width)
+
+
 def _strip(cells: list[tuple[str, Style]], width: int, base: Style) -> Strip:
     """A strip from ``(text, style)`` runs, merging neighbours of the same style."""
     segments: list[Segment] = []
@@ -679,4 +843,4 @@ def _strip(cells: list[tuple[str, Style]], width: int, base: Style) -> Strip:
         run_text, run_style = [text], style
     if run_text and run_style is not None:
         segments.append(Segment("".join(run_text), run_style))
-    return Strip(segments).crop_extend(0, width, base)
+    return fit_strip(Strip(segments), width, base)
