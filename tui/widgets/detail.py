@@ -9,14 +9,18 @@ message, paged so a 50 MB tool output shows its first page at once (``m`` shows 
 Like the message list, the pane is drawn with the line API: the sections are rendered once per
 selection into :class:`~textual.strip.Strip` rows and ``render_line`` hands them out, so moving
 through messages never re-lays-out the screen (a tall auto-height widget would, at every key).
+A key press renders only the lines the pane shows; the rest of the message follows right after
+that frame (see :meth:`DetailPane._render_sections`).
 The cheap parts are drawn the moment the cursor moves; the tiktoken count and the truncation
 preview run in a thread worker (group ``detail``) once the cursor rests.
 """
 
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Self
 
 from rich.console import Console, Group, RenderableType
 from rich.segment import Segment
@@ -25,7 +29,7 @@ from rich.table import Table
 from rich.text import Text
 from textual import events, work
 from textual.binding import Binding, BindingType
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message as TextualMessage
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -35,7 +39,12 @@ from textual.worker import get_current_worker
 from core.models import Message, Role
 from core.tokens import arguments_text, estimate_chars4, get_counter, message_text
 from tui.state import SessionState
-from tui.widgets.message_list import PROVENANCE_MARKS, blended_component_style, role_label
+from tui.widgets.message_list import (
+    PROVENANCE_MARKS,
+    blended_component_style,
+    fit_strip,
+    role_label,
+)
 
 BODY_PAGE_LINES = 200
 """Lines of the full message shown per page."""
@@ -45,6 +54,8 @@ COUNT_ENCODING = "tiktoken:cl100k_base"
 """The tokenizer of the "counted" figure when the policy's estimator is not a tokenizer."""
 SLOW_FACTS_DELAY_S = 0.12
 """The tokenizer count and the truncation preview start once the cursor has rested this long."""
+RENDER_CHUNK_LINES = 8
+"""A long text is laid out this many source lines at a time (see ``DetailPane._render_sections``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +77,17 @@ class PreviewStyles:
     muted: Style | str = "dim"
     error: Style | str = "red"
     path: Style | str = "underline"
+
+
+@dataclass(frozen=True, slots=True)
+class _Piece:
+    """Part of a section, rendered on its own: a child of a group, or a few lines of a text."""
+
+    renderable: RenderableType | None
+    """None: the blank line between two sections."""
+    bar: bool
+    estimate: int
+    """Lines it will take (at least), for the scroll range before it is rendered."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,8 +131,12 @@ class DetailPane(ScrollView, can_focus=True):
         self._slow_timer: Timer | None = None
         self._sections: list[Section] = []
         self._lines: list[Strip] = []
+        self._pending: deque[_Piece] = deque()
+        """Pieces of the sections not rendered into ``_lines`` yet."""
+        self._pending_estimate = 0
         self._rendered_width = -1
         self._styles: dict[str, Style] = {}
+        self._base_style: Style | None = None
 
     # -- public ------------------------------------------------------------------------------
 
@@ -165,6 +191,8 @@ class DetailPane(ScrollView, can_focus=True):
 
     @property
     def line_count(self) -> int:
+        """Lines of the pane (rendering whatever is still pending)."""
+        self._render_until(None)
         return len(self._lines)
 
     def action_more(self) -> None:
@@ -345,30 +373,89 @@ class DetailPane(ScrollView, can_focus=True):
         return max(10, self.scrollable_content_region.width)
 
     def _render_sections(self) -> None:
+        """Turn the sections into lines: those the pane shows now, the rest right after the frame.
+
+        A key press pays only for the visible lines (a tool output of 200 wrapped lines would
+        otherwise be laid out in full at every cursor move); the remainder is rendered by a
+        callback after the next screen update, and on demand if the pane is scrolled first.
+        Until then the scroll range counts each unrendered line as its length over the width.
+        """
         if not self.is_mounted:
             return
         width = self._content_width()
-        console = self.app.console
-        base = self.rich_style
-        bar_style = base + self._style("detail-pane--bar")
-        lines: list[Strip] = []
-        blank = Strip.blank(width, base)
+        self._base_style = None
+        self._lines = []
+        self._pending = self._pieces(width)
+        self._pending_estimate = sum(piece.estimate for piece in self._pending)
+        self._rendered_width = width
+        self._render_until(int(self.scroll_y) + self.scrollable_content_region.height)
+        self._set_height(len(self._lines) + self._pending_estimate)
+        self.refresh()
+        if self._pending:
+            self.call_after_refresh(self._finish_render, self._pending)
+
+    def _finish_render(self, pending: deque[_Piece]) -> None:
+        """Render the rest of the lines (after the frame that showed the first ones)."""
+        if pending is not self._pending or self._rendered_width != self._content_width():
+            return  # another message (or width) was drawn since
+        self._render_until(None)
+        self._set_height(len(self._lines))
+
+    def _pieces(self, width: int) -> deque[_Piece]:
+        """The sections as a queue of small renderables, in drawing order."""
+        pieces: deque[_Piece] = deque()
         for k, section in enumerate(self._sections):
             if k:
-                lines.append(blank)
-            if section.bar:
-                inner = max(1, width - 2)
-                options = console.options.update(width=inner, height=None)
-                for line in console.render_lines(section.renderable, options, style=base, pad=True):
+                pieces.append(_Piece(None, False, 1))
+            inner = max(1, width - 2) if section.bar else width
+            for part in _flatten(section.renderable):
+                for chunk in _chunks(part, RENDER_CHUNK_LINES):
+                    pieces.append(_Piece(chunk, section.bar, _estimate(chunk, inner)))
+        return pieces
+
+    def _render_until(self, count: int | None) -> None:
+        """Render pending pieces until there are ``count`` lines (None: all of them)."""
+        pending = self._pending
+        if not pending:
+            return
+        lines = self._lines
+        width = self._rendered_width
+        console = self.app.console
+        base = self._rich_base()
+        bar_style = base + self._style("detail-pane--bar")
+        inner = max(1, width - 2)
+        options = console.options.update(width=width, height=None)
+        bar_options = console.options.update(width=inner, height=None)
+        while pending and (count is None or len(lines) < count):
+            piece = pending.popleft()
+            self._pending_estimate -= piece.estimate
+            if piece.renderable is None:
+                lines.append(Strip.blank(width, base))
+            elif piece.bar:
+                for line in console.render_lines(
+                    piece.renderable, bar_options, style=base, pad=True
+                ):
                     lines.append(Strip([Segment("▌ ", bar_style), *line], width))
             else:
-                options = console.options.update(width=width, height=None)
-                for line in console.render_lines(section.renderable, options, style=base, pad=True):
+                for line in console.render_lines(piece.renderable, options, style=base, pad=True):
                     lines.append(Strip(line, width))
-        self._lines = lines
-        self._rendered_width = width
-        self._set_height(len(lines))
-        self.refresh()
+
+    def _rich_base(self) -> Style:
+        """The pane's own style (``rich_style`` walks every ancestor: kept until a refresh)."""
+        style = self._base_style
+        if style is None:
+            style = self._base_style = self.rich_style
+        return style
+
+    def refresh(
+        self,
+        *regions: Region,
+        repaint: bool = True,
+        layout: bool = False,
+        recompose: bool = False,
+    ) -> Self:
+        self._base_style = None
+        return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
 
     def _set_height(self, height: int) -> None:
         size = Size(self._content_width(), height)
@@ -382,9 +469,12 @@ class DetailPane(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         width = self._content_width()
         index = int(self.scroll_y) + y
+        if index >= len(self._lines) and self._pending and width == self._rendered_width:
+            self._render_until(index + 1)  # scrolled before the rest was rendered
+        base = self._rich_base()
         if index < len(self._lines):
-            return self._lines[index].crop_extend(0, width, self.rich_style)
-        return Strip.blank(width, self.rich_style)
+            return fit_strip(self._lines[index], width, base)
+        return Strip.blank(width, base)
 
     def on_resize(self, event: events.Resize) -> None:
         if self._content_width() != self._rendered_width:
@@ -393,6 +483,7 @@ class DetailPane(ScrollView, can_focus=True):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._styles.clear()
+        self._base_style = None
         if self.is_mounted:
             self.call_later(self._redraw_after_style)
 
@@ -444,6 +535,48 @@ class DetailPane(ScrollView, can_focus=True):
             return
         self._slow = event.facts
         self._draw()
+
+
+def _flatten(renderable: RenderableType) -> Iterator[RenderableType]:
+    """The children of a group, recursively (a group renders its children one after another)."""
+    if isinstance(renderable, Group):
+        for child in renderable.renderables:
+            yield from _flatten(child)
+    else:
+        yield renderable
+
+
+def _chunks(part: RenderableType, lines: int) -> list[RenderableType]:
+    """A text cut into texts of ``lines`` source lines (each renders as that part of the whole,
+    since a text wraps line by line); anything else as it is."""
+    if not isinstance(part, Text) or part.end != "\n":
+        return [part]
+    plain = part.plain
+    last = len(plain) - 1
+    cuts: list[int] = []
+    seen = 0
+    pos = plain.find("\n")
+    while 0 <= pos < last:
+        seen += 1
+        if seen % lines == 0:
+            cuts += (pos, pos + 1)
+        pos = plain.find("\n", pos + 1)
+    if not cuts:
+        return [part]
+    pieces = part.divide(cuts)  # text, "\n", text, "\n", ..., text
+    out: list[RenderableType] = []
+    for piece in pieces[::2]:
+        piece.no_wrap = part.no_wrap
+        piece.tab_size = part.tab_size
+        out.append(piece)
+    return out
+
+
+def _estimate(part: RenderableType, width: int) -> int:
+    """Lines ``part`` takes at ``width``, roughly (exact for short lines of plain text)."""
+    if not isinstance(part, Text):
+        return 1
+    return sum(max(1, -(-len(line) // width)) for line in part.plain.split("\n"))
 
 
 def _plain(renderable: RenderableType, width: int) -> str:
