@@ -1,0 +1,350 @@
+"""The drawing caches of the message list, the gauge and the detail pane.
+
+Each widget keeps what it drew (list rows, the gauge's chart without its cursor, the detail pane's
+lines rendered a part at a time); these tests change what a drawing depends on and check that the
+widget then draws exactly what a fresh drawing would: a stale cache is the typical bug.
+"""
+
+from __future__ import annotations
+
+import gc
+import random
+from itertools import pairwise
+
+from rich.cells import set_cell_size
+from rich.segment import Segment
+from rich.style import Style
+from session_factory import make_session
+from textual.geometry import Region
+from textual.strip import Strip
+from tui_harness import screen_text, settle
+
+from core.policy import Policy, get_preset
+from core.tokens import message_text
+from tui.app import CtxscopeApp
+from tui.screens.session import SessionScreen
+from tui.state import SessionState
+from tui.widgets.detail import DetailPane
+from tui.widgets.gauge import GUTTER, TokenGauge, build_series
+from tui.widgets.message_list import MessageList, fit_cells, fit_strip
+
+SIZE = (120, 34)
+
+
+def _app() -> CtxscopeApp:
+    return CtxscopeApp(discover=lambda: [])
+
+
+async def _open(pilot, session, policy: Policy | None = None) -> SessionScreen:  # type: ignore[no-untyped-def]
+    pilot.app.push_screen(SessionScreen(session=session, live=False, policy=policy))
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, SessionScreen)
+    assert screen.state is not None
+    return screen
+
+
+def _segments(strip: Strip) -> list[Segment]:
+    return list(strip)
+
+
+# -- the message list ---------------------------------------------------------------------------
+
+
+def _list_rows(listing: MessageList) -> list[list[Segment]]:
+    return [
+        _segments(listing.render_line(y)) for y in range(listing.scrollable_content_region.height)
+    ]
+
+
+def _fresh_list_rows(listing: MessageList) -> list[list[Segment]]:
+    """The visible rows drawn from scratch (no cache involved)."""
+    state = listing.state
+    assert state is not None
+    width = listing.scrollable_content_region.width
+    top = int(listing.scroll_y)
+    rows = []
+    for y in range(listing.scrollable_content_region.height):
+        row = top + y
+        if row >= len(state.rows):
+            rows.append(_segments(listing.render_line(y)))
+            continue
+        strip = listing._render_row(state, row, width, row == listing.cursor_row)
+        rows.append(_segments(strip.apply_offsets(0, row)))
+    return rows
+
+
+async def test_list_rows_are_redrawn_when_what_they_show_changes() -> None:
+    session = make_session(8, window=120_000, big_lines=200)
+    app = _app()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(pilot, session, get_preset("seed"))
+        state = screen.state
+        assert state is not None
+        listing = screen.message_list
+        drawn = _list_rows(listing)
+        assert drawn == _fresh_list_rows(listing)
+
+        def changed_and_fresh() -> None:
+            nonlocal drawn
+            now = _list_rows(listing)
+            assert now != drawn  # the change is visible...
+            assert now == _fresh_list_rows(listing)  # ...and nothing stale is left
+            drawn = now
+
+        await pilot.press("down")  # the cursor moves: both rows change looks
+        changed_and_fresh()
+
+        state.set_matches("module", [1, 2, 4])  # a search marks rows
+        listing.restyle()
+        changed_and_fresh()
+
+        screen.set_policy(get_preset("opencode"))  # a new replay: tokens and flags change
+        await settle(pilot)
+        changed_and_fresh()
+        assert len(state.compaction_events()) >= 2
+
+        for _ in range(2):  # a compaction's head and tail in the gutter, the split rule
+            await pilot.press("right_square_bracket")
+            await settle(pilot)
+            changed_and_fresh()
+
+        app.theme = "textual-light" if app.theme != "textual-light" else "textual-dark"
+        await settle(pilot)
+        changed_and_fresh()
+
+
+async def test_list_row_cache_keeps_few_rows_on_a_big_scroll() -> None:
+    session = make_session(40)
+    app = _app()
+    async with app.run_test(size=(100, 20)) as pilot:
+        screen = await _open(pilot, session, get_preset("seed"))
+        listing = screen.message_list
+        for _ in range(30):
+            await pilot.press("pagedown")
+        await pilot.press("end", "home")
+        await pilot.pause()
+        assert _list_rows(listing) == _fresh_list_rows(listing)
+        assert len(listing._strip_cache) <= listing._strip_cache.maxsize
+
+
+def test_fit_cells_is_set_cell_size() -> None:
+    rng = random.Random(7)
+    alphabet = [*"abc xyz→▸✂⚑×é中文", "\u0301", "\u200d", "\ufe0f", "\x1b", "👍", "\t"]
+    for _ in range(20_000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 24)))
+        total = rng.randint(1, 30)
+        try:
+            expected: str | type[Exception] = set_cell_size(text, total)
+        except Exception as exc:  # rich itself fails on a few nonsense joiner sequences
+            expected = type(exc)
+        try:
+            got: str | type[Exception] = fit_cells(text, total)
+        except Exception as exc:
+            got = type(exc)
+        assert got == expected, (text, total)
+    preview = "bash ▸ " + " ".join("1→ value" for _ in range(60))
+    for total in (0, 1, 10, 57, 200, 600):
+        assert fit_cells(preview, total) == set_cell_size(preview, total)
+
+
+def test_fit_strip_returns_a_strip_that_fits_as_it_is() -> None:
+    strip = Strip([Segment("abcdef", Style(bold=True))], 6)
+    assert fit_strip(strip, 6, None) is strip  # crop_extend would cache it in itself (a cycle)
+    assert fit_strip(strip, 4, None).text == "abcd"
+    assert fit_strip(strip, 8, Style()).text == "abcdef  "
+
+
+def test_per_message_tables_cost_the_garbage_collector_nothing_per_item() -> None:
+    session = make_session(6, with_compaction=True)
+    state = SessionState(session, get_preset("seed"))
+    tables = [state.rows, state._flags, state._call_messages, state._row_of_message]
+    series = build_series(session, None)
+    tables += [series.message_index, series.recorded, series.flags]
+    for table in tables:
+        assert len(table) > 1
+        assert len(gc.get_referents(table)) <= 1  # a list would hand over every item
+    assert state.rows[state.row_of_message(5)] == 5
+
+
+# -- the gauge ----------------------------------------------------------------------------------
+
+
+def _gauge_rows(gauge: TokenGauge) -> list[list[Segment]]:
+    return [_segments(gauge.render_line(y)) for y in range(gauge.size.height)]
+
+
+def _fresh_gauge_rows(gauge: TokenGauge) -> list[list[Segment]]:
+    return [_segments(strip) for strip in gauge._build_rows(gauge.size.width, gauge.size.height)]
+
+
+def _maximal_runs(rows: list[list[Segment]]) -> bool:
+    """No two neighbouring segments share a style (what a from-scratch drawing produces)."""
+    return all(a.style != b.style for row in rows for a, b in pairwise(row))
+
+
+async def test_gauge_moves_its_cursor_without_a_stale_column() -> None:
+    session = make_session(8)
+    app = _app()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(pilot, session, get_preset("seed"))
+        gauge = screen._gauge()
+        assert isinstance(gauge, TokenGauge)
+        layout = gauge.layout_for(gauge.size.width)
+        assert layout.buckets > 3
+        refreshed: list[tuple[Region, ...]] = []
+        refresh = gauge.refresh
+
+        def spy(*regions: Region, **options: bool) -> TokenGauge:
+            refreshed.append(regions)
+            return refresh(*regions, **options)
+
+        gauge.refresh = spy  # type: ignore[method-assign]
+        seen = []
+        previous = gauge.selected_call or 0
+        for call in (1, 3, layout.buckets - 1, 0, 2):
+            refreshed.clear()
+            gauge.select_call(call * layout.calls_per_bucket)
+            # the label row and the old and new cursor columns are repainted (or everything)
+            must = [(0, 0)]
+            for bucket in (previous // layout.calls_per_bucket, call):
+                x = GUTTER + bucket * layout.bucket_width
+                must += [
+                    (x + dx, y)
+                    for dx in range(layout.bucket_width)
+                    for y in range(gauge.size.height)
+                ]
+            assert any(not regions for regions in refreshed) or all(
+                any(region.contains(x, y) for regions in refreshed for region in regions)
+                for x, y in must
+            )
+            previous = call * layout.calls_per_bucket
+            await pilot.pause()
+            rows = _gauge_rows(gauge)
+            assert rows == _fresh_gauge_rows(gauge)
+            plan = gauge._base.plan
+            assert plan is not None and plan.marker_row is not None
+            assert _maximal_runs(rows[plan.first_row : plan.marker_row + 1])
+            assert gauge.render_line(0).text.startswith(
+                f" call {call * layout.calls_per_bucket + 1}"
+            )
+            seen.append(rows)
+            # on screen, only the selected column carries the cursor's marker
+            lines = screen_text(app).splitlines()
+            markers = lines[gauge.region.y + gauge.size.height - 1]
+            x = GUTTER + call * layout.bucket_width
+            assert "▔" in markers[x : x + layout.bucket_width]
+            assert "▔" not in markers[:x] + markers[x + layout.bucket_width :]
+        assert len({repr(rows) for rows in seen}) == len(seen)
+
+
+async def test_gauge_redraws_its_chart_for_a_new_result_focus_and_theme() -> None:
+    session = make_session(8)
+    app = _app()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(pilot, session, get_preset("seed"))
+        gauge = screen._gauge()
+        assert isinstance(gauge, TokenGauge)
+        before = _gauge_rows(gauge)
+        screen.set_policy(get_preset("opencode"))  # another simulated series
+        await settle(pilot)
+        after = _gauge_rows(gauge)
+        assert after != before and after == _fresh_gauge_rows(gauge)
+        gauge.focus()
+        await pilot.pause()
+        assert _gauge_rows(gauge) == _fresh_gauge_rows(gauge)
+        app.theme = "textual-light" if app.theme != "textual-light" else "textual-dark"
+        await settle(pilot)
+        themed = _gauge_rows(gauge)
+        assert themed != after and themed == _fresh_gauge_rows(gauge)
+
+
+# -- the detail pane ----------------------------------------------------------------------------
+
+
+def _reference_lines(detail: DetailPane) -> list[list[Segment]]:
+    """Every section rendered whole, in one go (the pane renders them a piece at a time)."""
+    width = detail._content_width()
+    console = detail.app.console
+    base = detail.rich_style
+    bar_style = base + detail._style("detail-pane--bar")
+    lines: list[list[Segment]] = []
+    for k, section in enumerate(detail._sections):
+        if k:
+            lines.append(_segments(Strip.blank(width, base)))
+        inner = max(1, width - 2) if section.bar else width
+        options = console.options.update(width=inner, height=None)
+        for line in console.render_lines(section.renderable, options, style=base, pad=True):
+            lines.append([Segment("▌ ", bar_style), *line] if section.bar else list(line))
+    return lines
+
+
+def _detail_lines(detail: DetailPane) -> list[list[Segment]]:
+    return [_segments(line) for line in detail._lines]
+
+
+async def test_detail_renders_what_shows_first_and_the_rest_after_the_frame() -> None:
+    session = make_session(3, big_lines=300)
+    app = _app()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(pilot, session, get_preset("seed"))
+        detail = screen.detail
+        big = max(
+            range(len(session.messages)), key=lambda i: len(message_text(session.messages[i]))
+        )
+        detail.show(big)
+        height = detail.scrollable_content_region.height
+        assert height <= len(detail._lines) < len(_reference_lines(detail))  # only what shows
+        await pilot.pause()
+        await pilot.pause()
+        assert not detail._pending
+        assert _detail_lines(detail) == _reference_lines(detail)
+        assert detail.virtual_size.height == len(detail._lines)
+
+        # another message before the rest was rendered: the old completion must not land
+        detail.show(1)
+        detail.show(big)
+        detail.show(0)
+        await pilot.pause()
+        await pilot.pause()
+        assert detail.message_index == 0
+        assert _detail_lines(detail) == _reference_lines(detail)
+
+        # scrolled before the rest is rendered: the lines come on demand
+        detail.show(big)
+        detail.scroll_to(y=120, animate=False, immediate=True)
+        reference = _reference_lines(detail)
+        offset = int(detail.scroll_y)
+        assert offset > height
+        for y in range(height):
+            assert _segments(detail.render_line(y)) == reference[offset + y]
+        await pilot.pause()
+        assert _detail_lines(detail) == reference
+
+        # more of the message (m), then the slow facts: each a complete redraw
+        detail.scroll_to(y=0, animate=False, immediate=True)
+        detail.action_more()
+        await pilot.pause()
+        await settle(pilot)
+        assert _detail_lines(detail) == _reference_lines(detail)
+        assert "counted" in detail.as_text()
+
+
+async def test_detail_lines_follow_a_new_replay_and_theme() -> None:
+    session = make_session(3, big_lines=120)
+    app = _app()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(pilot, session, get_preset("seed"))
+        detail = screen.detail
+        screen.select_message(2)
+        await settle(pilot)
+        before = _detail_lines(detail)
+        assert before == _reference_lines(detail)
+        screen.set_policy(get_preset("opencode"))
+        await settle(pilot)
+        assert _detail_lines(detail) == _reference_lines(detail)
+        assert "opencode" in detail.as_text()
+        app.theme = "textual-light" if app.theme != "textual-light" else "textual-dark"
+        await settle(pilot)
+        themed = _detail_lines(detail)
+        assert themed != before and themed == _reference_lines(detail)
