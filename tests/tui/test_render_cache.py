@@ -312,6 +312,10 @@ async def test_detail_renders_what_shows_first_and_the_rest_after_the_frame() ->
 
         # scrolled before the rest is rendered: the lines come on demand
         detail.show(big)
+        await pilot.pause()
+        await pilot.pause()
+        detail.show(big, force=True)  # redrawn (as after a replay): the range is the full one
+        assert detail._pending
         detail.scroll_to(y=120, animate=False, immediate=True)
         reference = _reference_lines(detail)
         offset = int(detail.scroll_y)

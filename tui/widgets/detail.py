@@ -86,8 +86,6 @@ class _Piece:
     renderable: RenderableType | None
     """None: the blank line between two sections."""
     bar: bool
-    estimate: int
-    """Lines it will take (at least), for the scroll range before it is rendered."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +131,6 @@ class DetailPane(ScrollView, can_focus=True):
         self._lines: list[Strip] = []
         self._pending: deque[_Piece] = deque()
         """Pieces of the sections not rendered into ``_lines`` yet."""
-        self._pending_estimate = 0
         self._rendered_width = -1
         self._styles: dict[str, Style] = {}
         self._base_style: Style | None = None
@@ -378,7 +375,8 @@ class DetailPane(ScrollView, can_focus=True):
         A key press pays only for the visible lines (a tool output of 200 wrapped lines would
         otherwise be laid out in full at every cursor move); the remainder is rendered by a
         callback after the next screen update, and on demand if the pane is scrolled first.
-        Until then the scroll range counts each unrendered line as its length over the width.
+        The scroll range (and so the scrollbar, 20 more lines to repaint) is set once all the
+        lines are known: a frame later than the text when part of it is still pending.
         """
         if not self.is_mounted:
             return
@@ -386,13 +384,13 @@ class DetailPane(ScrollView, can_focus=True):
         self._base_style = None
         self._lines = []
         self._pending = self._pieces(width)
-        self._pending_estimate = sum(piece.estimate for piece in self._pending)
         self._rendered_width = width
         self._render_until(int(self.scroll_y) + self.scrollable_content_region.height)
-        self._set_height(len(self._lines) + self._pending_estimate)
-        self.refresh()
         if self._pending:
             self.call_after_refresh(self._finish_render, self._pending)
+        else:
+            self._set_height(len(self._lines))
+        self.refresh()
 
     def _finish_render(self, pending: deque[_Piece]) -> None:
         """Render the rest of the lines (after the frame that showed the first ones)."""
@@ -406,11 +404,10 @@ class DetailPane(ScrollView, can_focus=True):
         pieces: deque[_Piece] = deque()
         for k, section in enumerate(self._sections):
             if k:
-                pieces.append(_Piece(None, False, 1))
-            inner = max(1, width - 2) if section.bar else width
+                pieces.append(_Piece(None, False))
             for part in _flatten(section.renderable):
                 for chunk in _chunks(part, RENDER_CHUNK_LINES):
-                    pieces.append(_Piece(chunk, section.bar, _estimate(chunk, inner)))
+                    pieces.append(_Piece(chunk, section.bar))
         return pieces
 
     def _render_until(self, count: int | None) -> None:
@@ -428,7 +425,6 @@ class DetailPane(ScrollView, can_focus=True):
         bar_options = console.options.update(width=inner, height=None)
         while pending and (count is None or len(lines) < count):
             piece = pending.popleft()
-            self._pending_estimate -= piece.estimate
             if piece.renderable is None:
                 lines.append(Strip.blank(width, base))
             elif piece.bar:
@@ -570,13 +566,6 @@ def _chunks(part: RenderableType, lines: int) -> list[RenderableType]:
         piece.tab_size = part.tab_size
         out.append(piece)
     return out
-
-
-def _estimate(part: RenderableType, width: int) -> int:
-    """Lines ``part`` takes at ``width``, roughly (exact for short lines of plain text)."""
-    if not isinstance(part, Text):
-        return 1
-    return sum(max(1, -(-len(line) // width)) for line in part.plain.split("\n"))
 
 
 def _plain(renderable: RenderableType, width: int) -> str:
