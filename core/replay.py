@@ -800,6 +800,7 @@ class _Trace:
         "first_compaction_call",
         "first_overflow_call",
         "first_prune_call",
+        "flat",
         "key",
         "noops",
         "overflow_prompt",
@@ -815,6 +816,8 @@ class _Trace:
     def __init__(self, policy: Policy) -> None:
         self.policy = policy
         self.key = ""
+        self.flat: dict[str, Any] = {}
+        """The policy's fields by dotted name (what a new policy is compared with)."""
         self.checkpoints: list[_State] = []
         self.checks: list[_Check | None] = []
         self.overflow_prompt: list[tuple[int, bool]] = []
@@ -1441,9 +1444,11 @@ class Replayer:
             if trace is not None and trace.result is not None:
                 self._traces.move_to_end(key)
                 return trace.result
-            old, resume = self._best_trace(policy)
+            flat = _flatten(policy.model_dump(mode="json"))
+            old, resume = self._best_trace(policy, flat)
             trace = _Trace(policy)
             trace.key = key
+            trace.flat = flat
             result = self._simulate(policy, trace, old, resume, progress, cancel)
             trace.result = result
             self._traces[key] = trace
@@ -1451,17 +1456,25 @@ class Replayer:
                 self._traces.popitem(last=False)
             return result
 
-    def _best_trace(self, policy: Policy) -> tuple[_Trace | None, int]:
+    def _best_trace(self, policy: Policy, flat: dict[str, Any]) -> tuple[_Trace | None, int]:
+        """The trace to resume from and the call to resume at (``flat``: the policy's fields,
+        as :func:`_flatten` gives them)."""
         best: _Trace | None = None
         best_call = 0
         for trace in reversed(self._traces.values()):
-            call = self._resume_call(trace, policy)
+            call = self._resume_call(trace, policy, flat, best_call)
             if call > best_call:
                 best, best_call = trace, call
         return best, best_call
 
-    def _resume_call(self, trace: _Trace, policy: Policy) -> int:
-        """The first call of ``trace`` that ``policy`` may change (0: replay from the start)."""
+    def _resume_call(
+        self, trace: _Trace, policy: Policy, flat: dict[str, Any], beyond: int = 0
+    ) -> int:
+        """The first call of ``trace`` that ``policy`` may change (0: replay from the start).
+
+        Work stops as soon as the answer is known to be ``beyond`` or earlier (a resume point
+        another trace already offers): the value returned then is no later than ``beyond``.
+        """
         calls = len(self._calls)
         if trace.final is None or len(trace.checkpoints) != calls:
             return 0
@@ -1470,8 +1483,8 @@ class Replayer:
             self.session, old
         ) != is_recording_policy(self.session, policy):
             return 0
-        a = _flatten(old.model_dump(mode="json"))
-        b = _flatten(policy.model_dump(mode="json"))
+        a = trace.flat or _flatten(old.model_dump(mode="json"))
+        b = flat
         changed = {k for k in a.keys() | b.keys() if a.get(k) != b.get(k)} - _NO_EFFECT
         resume = calls
         if not changed:
@@ -1516,8 +1529,8 @@ class Replayer:
             resume = min(resume, _or(trace.first_overflow_call, calls))
         if remaining:
             return 0  # schedule flags and anything else: from the start
-        if decision:
-            resume = min(resume, self._first_decision_difference(trace, policy))
+        if decision and resume > beyond:
+            resume = self._first_decision_difference(trace, policy, resume)
         return resume
 
     @staticmethod
@@ -1551,13 +1564,18 @@ class Replayer:
             return nxt
         return max(0, nxt - 1) if nxt > 0 else 0
 
-    def _first_decision_difference(self, trace: _Trace, policy: Policy) -> int:
+    def _first_decision_difference(self, trace: _Trace, policy: Policy, stop: int) -> int:
+        """The first call before ``stop`` whose threshold check or overflow verdict ``policy``
+        decides otherwise than ``trace`` did (``stop`` when none does)."""
         window = effective_window(self.session, policy)
         new_limit = policy_threshold(self.session, policy)
+        same_window = window == trace.window
         pending_new = False
         checkpoints = trace.checkpoints
-        for c, check in enumerate(trace.checks):
-            prompt, delta_not_negative = trace.overflow_prompt[c]
+        checks = trace.checks
+        overflow_prompt = trace.overflow_prompt
+        for c in range(min(stop, len(checks))):
+            check = checks[c]
             if check is not None:
                 fired_new, pending_new = _decide(check, new_limit, policy, pending_new)
                 if fired_new != check.fired:
@@ -1569,11 +1587,14 @@ class Replayer:
                 after = checkpoints[c + 1] if c + 1 < len(checkpoints) else trace.final
                 if after is not None and after.pending != pending_new:
                     return c
+            if same_window:
+                continue
+            prompt, delta_not_negative = overflow_prompt[c]
             if self._overflows(c, prompt, delta_not_negative, window) != self._overflows(
                 c, prompt, delta_not_negative, trace.window
             ):
                 return c
-        return len(self._calls)
+        return stop
 
     def _recorded_overflow(self, c: int, window: int | None) -> str | None:
         """Why recorded call ``c`` overflowed against ``window`` (None: it did not)."""
