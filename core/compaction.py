@@ -262,8 +262,25 @@ class EntryCache:
         append = out.append
         data = self._entries
         assistant, tool = Role.ASSISTANT, Role.TOOL
+        get = data.get
         with self._lock:
             for k, message in enumerate(head):
+                if outputs is None or outputs[k] is None:
+                    # The common case first: this very message, serialised before with this
+                    # cap. Its entry is the cached one unless it is a result that names no tool
+                    # (labelled from the head's calls, which may differ).
+                    hit = get(id(message))
+                    if (
+                        hit is not None
+                        and hit[0] is message
+                        and hit[1] == max_output_chars
+                        and (
+                            hit[2] is None
+                            or ((result := message.tool_result) is not None and result.tool_name)
+                        )
+                    ):
+                        append(hit[3])
+                        continue
                 if message.summary or message.synthetic:
                     append("")
                     continue
@@ -660,8 +677,9 @@ async def _compact(
     if outline and plan is not None:
         plan.materialise(pinned_at)
     pinned = [working[i] for i in pinned_at]
-    pinned_set = set(pinned_at)
-    head_at = [i for i in range(head_end) if i not in pinned_set]
+    # The head: the earlier summaries among the leading context, then everything up to the cut.
+    head_at = [i for i in range(lead) if working[i].summary]
+    head_at.extend(range(lead, head_end))
     head = [working[i] for i in head_at]
     pinned_tokens = sum(counts[i] for i in pinned_at)
 
@@ -670,7 +688,7 @@ async def _compact(
     updating = previous is not None and bool(previous.strip())
     prompt = get_template(comp.template).prompt(previous if updating else None)
     max_tokens = policy.llm.max_tokens or comp.summary_max_tokens
-    send_at = [i for i in head_at if not working[i].summary and not working[i].synthetic]
+    send_at = [i for i in head_at if not (m := working[i]).summary and not m.synthetic]
     to_send = [working[i] for i in send_at]
     outputs: list[str | None] | None = None
     if outline and plan is not None and plan.pruned_at:

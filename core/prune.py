@@ -204,6 +204,7 @@ class PrunePlan:
         "messages",
         "output_tokens",
         "placeholder",
+        "placeholder_tokens",
         "pruned_at",
         "pruned_ids",
         "pruned_set",
@@ -228,6 +229,8 @@ class PrunePlan:
         """The same positions, as a set."""
         self.placeholder = ""
         """The text that replaces a pruned output."""
+        self.placeholder_tokens: tuple[TokenCounter, int] | None = None
+        """The placeholder's tokens, and the counter that counted them."""
         self.why: list[PruneReason] = []
         """The rule that decided, per message."""
         self.details: list[str] = []
@@ -269,6 +272,9 @@ class PrunePlan:
             if message.text or message.reasoning or message.tool_calls:
                 self.materialise((i,))
                 return counter.message_tokens(self.working[i])
+            known = self.placeholder_tokens
+            if known is not None and known[0] is counter:
+                return known[1]
             return counter.count(self.placeholder)
         result = message.tool_result
         if (
@@ -349,7 +355,9 @@ def plan_prune(
         "inside the skip boundary"
     )
     count = counter.count
+    # Enum members are slow to look up; these run for every message of every head.
     tool_role = Role.TOOL
+    inside_reason = PruneReason.INSIDE_SKIP_BOUNDARY
     placeholder = policy.placeholder
 
     for i in range(total - 1, -1, -1):
@@ -371,12 +379,13 @@ def plan_prune(
             stop_reason = PruneReason.BEFORE_SUMMARY
             stop_detail = f"older than the compaction summary at #{i}, so already summarised"
             continue
-        if message.role is not tool_role or result is None:
-            details[i] = _ROLE_DETAIL.get(message.role) or f"a {message.role.value} message"
+        role = message.role
+        if role is not tool_role or result is None:
+            details[i] = _ROLE_DETAIL.get(role) or f"a {role.value} message"
             continue
         output_tokens[i] = count(result.output)
         if i >= boundary:
-            why[i] = PruneReason.INSIDE_SKIP_BOUNDARY
+            why[i] = inside_reason
             details[i] = inside_detail
             continue
         if name in protected:
@@ -422,13 +431,15 @@ def plan_prune(
     tokens_before = 0
     pruned_set = set(to_prune)
     pruned_at = sorted(pruned_set)
+    pruned_reason = PruneReason.PRUNED
     for i in pruned_at:
         tokens_before += output_tokens[i]
-        why[i] = PruneReason.PRUNED  # its detail is written by PrunePlan.result()
+        why[i] = pruned_reason  # its detail is written by PrunePlan.result()
     tokens_freed = tokens_before - placeholder_tokens * len(pruned_set)
     plan = PrunePlan(messages)
     plan.working = list(messages)
     plan.placeholder = placeholder
+    plan.placeholder_tokens = (counter, placeholder_tokens)
     plan.pruned_at = pruned_at
     plan.pruned_set = pruned_set
     plan.stamp = stamp

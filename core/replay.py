@@ -519,9 +519,15 @@ def analysis_report(
 _M = TypeVar("_M", bound=BaseModel)
 _new = object.__new__
 _set = object.__setattr__
+# The slots every pydantic model has, set through their descriptors: what object.__setattr__
+# does, without looking each name up along the model's classes (a run builds thousands).
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
-_ALL_FIELDS: dict[type[BaseModel], set[str]] = {}
+_ALL_FIELDS: dict[type[BaseModel], frozenset[str]] = {}
 """Each result model's field names (the fields set of a model built with all of them)."""
 
 
@@ -530,12 +536,12 @@ def _build(cls: type[_M], fields: dict[str, Any]) -> _M:
     minus its default handling; every field must be present)."""
     names = _ALL_FIELDS.get(cls)
     if names is None:
-        names = _ALL_FIELDS[cls] = set(cls.model_fields)
+        names = _ALL_FIELDS[cls] = frozenset(cls.model_fields)
     obj = _new(cls)
-    _set(obj, "__dict__", fields)
-    _set(obj, "__pydantic_fields_set__", names.copy())
-    _set(obj, "__pydantic_extra__", None)
-    _set(obj, "__pydantic_private__", None)
+    _set_dict(obj, fields)
+    _set_fields_set(obj, set(names))
+    _set_extra(obj, None)
+    _set_private(obj, None)
     return obj
 
 
@@ -1856,10 +1862,12 @@ class Replayer:
             ]
             meta: dict[int, str] = {}
             if outcome.prune_reasons:  # one per item (none when the policy does not prune)
+                # With every id once, by_id gives each item back (the usual case: no lookups).
+                owners = items if len(by_id) == len(items) else [by_id[i.message.id] for i in items]
                 meta = {
                     index: why
-                    for source, why in zip(items, outcome.prune_reasons, strict=True)
-                    if (index := by_id[source.message.id].index) >= 0
+                    for source, why in zip(owners, outcome.prune_reasons, strict=True)
+                    if (index := source.index) >= 0
                 }
             rebase(new_items, at)
             after_tokens = figure - round(ratio_now() * (before - state.e_sim))
@@ -2421,7 +2429,7 @@ class Replayer:
             append(state)
 
         fidelity = self._fidelity(events, native)
-        summary = self._summary(points, events, trunc, tok, fidelity, len(trace.noops))
+        summary = self._summary(rows, recorded_overflow, events, trunc, tok, len(trace.noops))
         notes = self._notes(policy, window, rec, native) + _grouped(trace.run_notes)
         result = _build_result(
             {
@@ -2539,19 +2547,20 @@ class Replayer:
 
     def _summary(
         self,
-        points: list[CallPoint],
+        rows: list[tuple[Any, ...]],
+        recorded_overflow: list[str | None],
         events: list[ReplayEvent],
         trunc: _Truncation,
         tok: list[int],
-        fidelity: list[FidelityRow],
         noops: int,
     ) -> ReplaySummary:
-        recorded = [p.recorded_tokens for p in points if p.recorded_tokens is not None]
-        peak_sim = 0
-        peak_call: int | None = None
-        for point in points:
-            if peak_call is None or point.simulated_tokens > peak_sim:
-                peak_sim, peak_call = point.simulated_tokens, point.call_index
+        """The figures of a run, from its rows (one per call, as its points hold them)."""
+        figures = [row[2] for row in rows]
+        peak_sim = max(figures, default=0)
+        peak_call = figures.index(peak_sim) if figures else None  # the first call at the peak
+        recorded = [figure for figure in self._usage_context if figure is not None]
+        over_recorded = [reason is not None for reason in recorded_overflow[: len(rows)]]
+        over_simulated = [row[5] for row in rows]
         compactions = 0
         tokens_pruned = 0
         tokens_summarised = 0
@@ -2570,27 +2579,24 @@ class Replayer:
             if event.kind in ("compact", "prune") and event.pruned_indices:
                 tokens_pruned += sum(map(messages.__getitem__, event.pruned_indices))
         truncated = sum(tok[j] - messages[j] for j in trunc.notes)  # the truncated outputs
+        both = sum(map(bool.__and__, over_recorded, over_simulated))
         return ReplaySummary(
-            calls=len(points),
+            calls=len(rows),
             peak_recorded=max(recorded) if recorded else None,
             peak_simulated=peak_sim,
             peak_call_index=peak_call,
             compactions=compactions,
-            overflows_recorded=sum(1 for p in points if p.overflow_recorded),
-            overflows_simulated=sum(1 for p in points if p.overflow_simulated),
+            overflows_recorded=sum(over_recorded),
+            overflows_simulated=sum(over_simulated),
             tokens_truncated=truncated,
             tokens_pruned=tokens_pruned,
             tokens_summarised=tokens_summarised,
             summary_tokens=summary_tokens,
             tail_tokens=tail_tokens,
-            overflows_avoided=sum(
-                1 for p in points if p.overflow_recorded and not p.overflow_simulated
-            ),
-            overflows_caused=sum(
-                1 for p in points if p.overflow_simulated and not p.overflow_recorded
-            ),
+            overflows_avoided=sum(over_recorded) - both,
+            overflows_caused=sum(over_simulated) - both,
             manual_compactions=manual,
-            final_tokens=points[-1].simulated_tokens if points else None,
+            final_tokens=figures[-1] if figures else None,
             noop_compactions=noops,
         )
 

@@ -87,11 +87,14 @@ def _call_positions(messages: Sequence[Message]) -> list[int]:
     total = len(messages)
     holder: dict[str, int] = {}
     positions = [total] * total
+    tool = Role.TOOL  # an enum member is slow to look up, and this runs over every message
     for i, message in enumerate(messages):
-        for call in message.tool_calls:
-            holder[call.id] = i
+        calls = message.tool_calls
+        if calls:
+            for call in calls:
+                holder[call.id] = i
         result = message.tool_result
-        if message.role is Role.TOOL and result is not None:
+        if result is not None and message.role is tool:
             at = holder.get(result.call_id)
             if at is not None and at < i:
                 positions[i] = at
