@@ -120,7 +120,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from itertools import repeat
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
@@ -160,6 +159,8 @@ NATIVE_PRESET: dict[SourceFormat, str] = {
 
 _PROGRESS_EVERY = 512
 _MAX_CACHED_COMPACTIONS = 512
+_STATES_SLACK = 1024
+"""Message states kept beyond four per message (then only the last run's are kept)."""
 _MIN_RATIO = 0.25
 _MAX_RATIO = 4.0
 
@@ -2371,8 +2372,6 @@ class Replayer:
         ttok = trunc.tokens
         # Message states are shared between results when nothing about them changed.
         cache = self._states
-        if len(cache) > 4 * n + 1024:
-            cache.clear()
         states: list[MessageState] = []
         append = states.append
         lookup = cache.get
@@ -2380,11 +2379,11 @@ class Replayer:
         for j, note in trunc.notes.items():
             note_of[j] = note
         # One key per message, made by zip (in C) from the per-message columns.
-        for key in zip(
+        columns = (
             range(n),
             tok,
             ttok,
-            repeat(prov, n),
+            [prov] * n,
             trunc.truncated,
             note_of,
             pruned,
@@ -2392,8 +2391,8 @@ class Replayer:
             summarised_by,
             kept_by,
             in_context,
-            strict=True,
-        ):
+        )
+        for key in zip(*columns, strict=True):
             state = lookup(key)
             if state is None:
                 (
@@ -2427,6 +2426,9 @@ class Replayer:
                     },
                 )
             append(state)
+        if len(cache) > 4 * n + _STATES_SLACK:
+            # Bounded: keep this run's states only (the next run most likely shares most).
+            self._states = dict(zip(zip(*columns, strict=True), states, strict=True))
 
         fidelity = self._fidelity(events, native)
         summary = self._summary(rows, recorded_overflow, events, trunc, tok, len(trace.noops))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import threading
+from itertools import pairwise
 
 import pytest
 from _replay_sessions import Script, text_of_tokens
@@ -429,6 +430,29 @@ def test_a_later_threshold_change_reuses_the_calls_before_it() -> None:
             a is b for a, b in zip(first.points[:reused], again.points[:reused], strict=True)
         )
     assert replayer.run(base) is first  # an identical policy returns the cached result
+
+
+def test_message_states_stay_bounded_and_equal_to_fresh_ones_after_many_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import core.replay
+
+    monkeypatch.setattr(core.replay, "_STATES_SLACK", 0)  # bounded at four per message
+    session = _long_session(60)
+    replayer = Replayer(session)
+    n = len(session.messages)
+    sizes = []
+    for step in range(30):
+        policy = get_preset("seed")
+        policy.context_window = 20_000 + 400 * step  # moves compactions: new message states
+        incremental = replayer.run(policy)
+        sizes.append(len(replayer._states))
+        assert incremental.model_dump(mode="json") == replay(session, policy).model_dump(
+            mode="json"
+        )
+    assert max(sizes) <= 5 * n
+    assert min(sizes[10:]) >= n  # trimmed to the last run's states, never emptied
+    assert any(later < earlier for earlier, later in pairwise(sizes))
 
 
 def test_a_threshold_change_does_not_inherit_a_projection_that_crossed_mid_turn() -> None:
