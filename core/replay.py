@@ -1882,7 +1882,7 @@ class Replayer:
                     "manual": "the user compacted here in the recording",
                     "recorded": "the recording compacted here",
                 }[trigger]
-                event_id = add_event(
+                add_event(
                     {
                         "kind": "compact",
                         "message_index": cut_index(head, tail, at),
@@ -1916,9 +1916,6 @@ class Replayer:
                             "at_message_index": at,
                         }
                     )
-                if trace.first_compaction_call is None:
-                    trace.first_compaction_call = max(0, len(trace.checkpoints) - 1)
-                del event_id
             else:
                 add_event(
                     {
@@ -1936,8 +1933,6 @@ class Replayer:
                     },
                     meta,
                 )
-                if trace.first_compaction_call is None:
-                    trace.first_compaction_call = max(0, len(trace.checkpoints) - 1)
             return True
 
         def turn_end_pruning(at: int, call: int) -> None:
@@ -2182,13 +2177,7 @@ class Replayer:
         # 3. The simulated context of this call.
         after = self._kinds[c] == "after-reply"
         reply = tok[i] if (after and self._main[i]) else 0
-        e_sim_cov = state.e_sim + reply
-        delta = e_sim_cov - rec.e_rec_cov[c]
-        ratio = rec.ratio
-        scaled = round(delta * ratio)
-        figure_sim = max(0, rec.baseline[c] + scaled)
-        prompt_sim = max(0, rec.baseline_prompt[c] + scaled)
-        after_sim = max(0, rec.baseline_after[c] + scaled)
+        delta, figure_sim, prompt_sim, after_sim = _figures(rec, c, state.e_sim + reply)
         overflow_rec_reason = self._recorded_overflows(window)[c]
         recorded_over = overflow_rec_reason is not None and delta >= 0
         trace.overflow_prompt.append((prompt_sim, delta >= 0))
@@ -2203,12 +2192,7 @@ class Replayer:
                 and window
                 and own_compaction(i, c, "overflow", c, prompt_sim)
             ):
-                e_sim_cov = state.e_sim + reply
-                delta = e_sim_cov - rec.e_rec_cov[c]
-                scaled = round(delta * ratio)
-                figure_sim = max(0, rec.baseline[c] + scaled)
-                prompt_sim = max(0, rec.baseline_prompt[c] + scaled)
-                after_sim = max(0, rec.baseline_after[c] + scaled)
+                delta, figure_sim, prompt_sim, after_sim = _figures(rec, c, state.e_sim + reply)
                 recorded_over = overflow_rec_reason is not None and delta >= 0
                 recovered = not (prompt_sim > window or recorded_over)
             if not recovered:
@@ -2707,6 +2691,21 @@ def _grouped(run_notes: list[tuple[int, str, str]]) -> list[str]:
         text if counts[key] == 1 else f"{text} (and {counts[key] - 1} more like it)"
         for key, text in first.items()
     ]
+
+
+def _figures(rec: _RecordedSide, c: int, e_sim_cov: int) -> tuple[int, int, int, int]:
+    """Call ``c`` as the policy sees it, from its simulated context ``e_sim_cov`` (estimated
+    tokens, on the side of the reply the recorded figure is measured on): ``(delta, figure,
+    prompt, after reply)``, each the recording's figure plus ``ratio x delta``, where ``delta``
+    is the simulated minus the recorded context."""
+    delta = e_sim_cov - rec.e_rec_cov[c]
+    scaled = round(delta * rec.ratio)
+    return (
+        delta,
+        max(0, rec.baseline[c] + scaled),
+        max(0, rec.baseline_prompt[c] + scaled),
+        max(0, rec.baseline_after[c] + scaled),
+    )
 
 
 def _or(value: int | None, default: int) -> int:

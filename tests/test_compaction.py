@@ -310,12 +310,7 @@ class OverflowsFirst:
         self.requests: list[list[ChatMessage]] = []
 
     async def summarize(
-        self,
-        messages: Sequence[ChatMessage],
-        prompt: str,
-        max_tokens: int,
-        *,
-        on_delta: DeltaCallback | None = None,
+        self, messages: Sequence[ChatMessage], *args: object, **kwargs: object
     ) -> SummaryResult:
         self.requests.append(list(messages))
         if len(self.requests) <= self.overflows:

@@ -8,7 +8,6 @@ attempt, as the engine did before it learnt to skip futile ones.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -16,32 +15,23 @@ from _replay_sessions import Script, text_of_tokens
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.llm import ChatMessage, DeltaCallback, SummaryResult
+from core.llm import SummaryResult
 from core.llm_mock import MockSummarizer
 from core.models import Session, SourceFormat
 from core.policy import PRESETS, Policy, get_preset
 from core.replay import Replayer
 
 
-class CountingSummarizer:
+class CountingSummarizer(MockSummarizer):
     """The offline mock with a small context, counting the summary requests sent to it."""
 
-    name = "counting"
-
     def __init__(self, context_limit_tokens: int | None) -> None:
-        self.mock = MockSummarizer(context_limit_tokens=context_limit_tokens)
+        super().__init__(context_limit_tokens=context_limit_tokens)
         self.requests = 0
 
-    async def summarize(
-        self,
-        messages: Sequence[ChatMessage],
-        prompt: str,
-        max_tokens: int,
-        *,
-        on_delta: DeltaCallback | None = None,
-    ) -> SummaryResult:
+    async def summarize(self, *args: Any, **kwargs: Any) -> SummaryResult:
         self.requests += 1
-        return await self.mock.summarize(messages, prompt, max_tokens, on_delta=on_delta)
+        return await super().summarize(*args, **kwargs)
 
 
 class CountingReplayer(Replayer):
