@@ -528,19 +528,25 @@ _set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
 _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
-_ALL_FIELDS: dict[type[BaseModel], frozenset[str]] = {}
-"""Each result model's field names (the fields set of a model built with all of them)."""
+_ALL_FIELDS: dict[type[BaseModel], set[str]] = {}
+"""Each result model's field names: the fields set of every model :func:`_build` makes."""
 
 
 def _build(cls: type[_M], fields: dict[str, Any]) -> _M:
     """A model from complete, already-typed ``fields`` without validation (``model_construct``
-    minus its default handling; every field must be present)."""
+    minus its default handling; every field must be present).
+
+    Every field being set, the models of a class share one fields set: pydantic only ever adds
+    a field's name to it (on assignment; a copy gets a set of its own), and each is there
+    already. A run builds thousands of models, and each set more is one more object for the
+    garbage collector to walk.
+    """
     names = _ALL_FIELDS.get(cls)
     if names is None:
-        names = _ALL_FIELDS[cls] = frozenset(cls.model_fields)
+        names = _ALL_FIELDS[cls] = set(cls.model_fields)
     obj = _new(cls)
     _set_dict(obj, fields)
-    _set_fields_set(obj, set(names))
+    _set_fields_set(obj, names)
     _set_extra(obj, None)
     _set_private(obj, None)
     return obj
@@ -1990,6 +1996,7 @@ class Replayer:
         truncated_of = trunc.truncated
         call_step = self._call_step
         sim_provenance = counter.provenance
+        recorded_overflow = self._recorded_overflows(window)
 
         for i in range(pos, n):
             if i >= next_progress:
@@ -2059,6 +2066,7 @@ class Replayer:
                     add_event,
                     trace,
                     sim_provenance,
+                    recorded_overflow,
                 )
             if walked[i]:
                 state.e_sim += ttok[i]
@@ -2105,6 +2113,7 @@ class Replayer:
         add_event: Callable[..., int],
         trace: _Trace,
         sim_provenance: Provenance,
+        recorded_overflow: list[str | None],
     ) -> None:
         comp = policy.compaction
         first_of_turn = self._first_of_turn[c]
@@ -2178,7 +2187,7 @@ class Replayer:
         after = self._kinds[c] == "after-reply"
         reply = tok[i] if (after and self._main[i]) else 0
         delta, figure_sim, prompt_sim, after_sim = _figures(rec, c, state.e_sim + reply)
-        overflow_rec_reason = self._recorded_overflows(window)[c]
+        overflow_rec_reason = recorded_overflow[c]
         recorded_over = overflow_rec_reason is not None and delta >= 0
         trace.overflow_prompt.append((prompt_sim, delta >= 0))
         # As _overflows(c, prompt_sim, delta >= 0, window), with the reason at hand.
