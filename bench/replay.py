@@ -8,6 +8,8 @@ measures:
 
 * replay under one policy with the mock LLM (bound 1 s);
 * compare of all five presets (bound 3 s);
+* replay under claude-code with a summariser too small for any head, so that every compaction
+  fails (bound 1 s): attempts that would fail again are not repeated;
 * after one limit change, re-simulation of a 5,000-message session (bound 100 ms), for several
   kinds of change.
 
@@ -35,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.formats import load_session
 from core.formats.ctxscope_jsonl import write_session
+from core.llm_mock import MockSummarizer
 from core.models import (
     CompactionEvent,
     Message,
@@ -398,6 +401,28 @@ def main() -> int:
         engine = TimedReplayer(loaded)
         samples.append(_timed(partial(compare, loaded, presets, replayer=engine)))
     rows.append(Row("compare 10k, all five presets", samples, 3.0, load_s, outside(engine)))
+
+    # A summariser whose context every head outgrows: once the threshold is crossed, each
+    # attempt fails and the check fires again before every later call. An attempt that would
+    # fail as the last one did is not made again (it was: a whole summary request, and 16
+    # shorter ones, per call).
+    failing = get_preset("claude-code")
+    samples = []
+    for _ in range(REPEATS):
+        small = MockSummarizer(context_limit_tokens=20_000)
+        engine = TimedReplayer(loaded, summarizer_factory=lambda _policy, mock=small: mock)
+        samples.append(_timed(partial(engine.run, failing)))
+    summary = engine.run(failing).summary
+    rows.append(
+        Row(
+            "replay 10k, claude-code, every compaction fails",
+            samples,
+            1.0,
+            load_s,
+            f"{summary.noop_compactions:,} attempts changed nothing, {summary.compactions} "
+            f"compactions; {outside(engine)}",
+        )
+    )
 
     # Re-simulation: a fresh Replayer runs the base policy, then each change in turn (and back
     # to the base, as a user nudging a limit back and forth); REPEATS such sessions.
