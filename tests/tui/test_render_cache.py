@@ -8,12 +8,16 @@ widget then draws exactly what a fresh drawing would: a stale cache is the typic
 from __future__ import annotations
 
 import gc
+import io
 import random
+import string
 from itertools import pairwise
 
 from rich.cells import set_cell_size
+from rich.console import Console, Group, RenderableType
 from rich.segment import Segment
 from rich.style import Style
+from rich.text import Text
 from session_factory import make_session
 from textual.geometry import Region
 from textual.strip import Strip
@@ -24,7 +28,7 @@ from core.tokens import message_text
 from tui.app import CtxscopeApp
 from tui.screens.session import SessionScreen
 from tui.state import SessionState
-from tui.widgets.detail import DetailPane
+from tui.widgets.detail import DetailPane, TokenGrid
 from tui.widgets.gauge import GUTTER, TokenGauge, build_series
 from tui.widgets.message_list import MessageList, fit_cells, fit_strip
 
@@ -262,8 +266,64 @@ async def test_gauge_redraws_its_chart_for_a_new_result_focus_and_theme() -> Non
 # -- the detail pane ----------------------------------------------------------------------------
 
 
+def test_token_grid_draws_what_rich_table_grid_draws() -> None:
+    console = Console(width=200, color_system="truecolor", file=io.StringIO(), highlight=False)
+    label, note, base = Style(color="red", bold=True), Style(italic=True), Style(bgcolor="black")
+    rng = random.Random(11)
+    letters = string.ascii_letters + string.digits + "   ,.-_/()…→"
+    odd = [
+        "[b]x[/b]",
+        ":smile:",
+        "a\tb",
+        "中文",
+        "x\ny",
+        "::",
+        "a:b:c",
+        "  lead",
+        "trail  ",
+        "",
+        " ",
+    ]
+
+    def cell(longest: int) -> str:
+        if rng.random() < 0.08:
+            return rng.choice(odd)
+        return "".join(rng.choice(letters) for _ in range(rng.randint(0, longest)))
+
+    drawn_here = 0
+    for _ in range(4_000):
+        grid = TokenGrid(label, note)
+        for _ in range(rng.randint(1, 6)):
+            grid.add_row(cell(16), cell(12), cell(rng.choice([8, 30, 90])))
+        options = console.options.update(width=rng.randint(1, 130), height=None)
+        ours = console.render_lines(Group(Text("Tokens"), grid), options, style=base)
+        rich = console.render_lines(Group(Text("Tokens"), grid.table()), options, style=base)
+        assert ours == rich, (options.max_width, grid.rows)
+        drawn_here += grid._lines(options.max_width) is not None
+    assert drawn_here > 1_000  # the fast path was taken, wrapping notes included
+
+    typical = TokenGrid(label, note)
+    typical.add_row("replay", "20,686 R", "recorded")
+    typical.add_row("counted", "…", "tokenizer")
+    typical.add_row("estimated", "141 ~", "chars/4")
+    typical.add_row(
+        "recorded call", "20,686 R", "context of this call: input 3, cache read 20,000, output 9"
+    )
+    assert typical._lines(47) is not None  # the pane's usual table is drawn here
+
+
+def _with_rich_tables(renderable: RenderableType) -> RenderableType:
+    """The renderable with every tokens grid replaced by the rich table it stands for."""
+    if isinstance(renderable, TokenGrid):
+        return renderable.table()
+    if isinstance(renderable, Group):
+        return Group(*(_with_rich_tables(child) for child in renderable.renderables))
+    return renderable
+
+
 def _reference_lines(detail: DetailPane) -> list[list[Segment]]:
-    """Every section rendered whole, in one go (the pane renders them a piece at a time)."""
+    """Every section rendered whole, in one go, with rich's own table (the pane renders them a
+    piece at a time, and draws the tokens table itself)."""
     width = detail._content_width()
     console = detail.app.console
     base = detail.rich_style
@@ -274,7 +334,8 @@ def _reference_lines(detail: DetailPane) -> list[list[Segment]]:
             lines.append(_segments(Strip.blank(width, base)))
         inner = max(1, width - 2) if section.bar else width
         options = console.options.update(width=inner, height=None)
-        for line in console.render_lines(section.renderable, options, style=base, pad=True):
+        renderable = _with_rich_tables(section.renderable)
+        for line in console.render_lines(renderable, options, style=base, pad=True):
             lines.append([Segment("▌ ", bar_style), *line] if section.bar else list(line))
     return lines
 
