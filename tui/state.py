@@ -68,6 +68,26 @@ class RowFlag(IntFlag):
     META = 2048
 
 
+_SUMMARY, _SYNTHETIC, _META, _BOUNDARY = (
+    int(RowFlag.SUMMARY),
+    int(RowFlag.SYNTHETIC),
+    int(RowFlag.META),
+    int(RowFlag.BOUNDARY),
+)
+_PRUNED, _PROTECTED, _TRUNCATED, _OVERFLOW = (
+    int(RowFlag.PRUNED),
+    int(RowFlag.PROTECTED),
+    int(RowFlag.TRUNCATED),
+    int(RowFlag.OVERFLOW),
+)
+_COMPACTED_HERE, _HEAD, _TAIL, _MATCH = (
+    int(RowFlag.COMPACTED_HERE),
+    int(RowFlag.HEAD),
+    int(RowFlag.TAIL),
+    int(RowFlag.MATCH),
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Marker:
     """A rule row the list draws between two messages (not a message itself)."""
@@ -218,17 +238,18 @@ class SessionState:
         messages = session.messages
         count = len(messages)
         result = self.result
+        # (plain int masks: IntFlag arithmetic is several times slower over 100,000 messages)
         flags = _zeros(count)
         for message in messages:
             value = 0
             if message.summary:
-                value |= RowFlag.SUMMARY
+                value |= _SUMMARY
             if message.synthetic:
-                value |= RowFlag.SYNTHETIC
+                value |= _SYNTHETIC
             if message.meta:
-                value |= RowFlag.META
+                value |= _META
             if message.compaction_boundary:
-                value |= RowFlag.BOUNDARY
+                value |= _BOUNDARY
             if message.index < count:
                 flags[message.index] = value
         if result is not None:
@@ -238,20 +259,20 @@ class SessionState:
                     continue
                 value = flags[i]
                 if state.pruned:
-                    value |= RowFlag.PRUNED
+                    value |= _PRUNED
                 if state.protected:
-                    value |= RowFlag.PROTECTED
+                    value |= _PROTECTED
                 if state.truncated:
-                    value |= RowFlag.TRUNCATED
+                    value |= _TRUNCATED
                 flags[i] = value
             for point in result.points:
                 if (point.overflow_simulated or point.overflow_recorded) and (
                     point.message_index < count
                 ):
-                    flags[point.message_index] |= RowFlag.OVERFLOW
+                    flags[point.message_index] |= _OVERFLOW
             for event in result.events:
                 if event.kind == "compact" and event.message_index < count:
-                    flags[event.message_index] |= RowFlag.COMPACTED_HERE
+                    flags[event.message_index] |= _COMPACTED_HERE
             self._call_messages = _ints(p.message_index for p in result.points)
         else:
             self._call_messages = _ints(m.index for m in messages if m.is_model_call)
@@ -261,10 +282,10 @@ class SessionState:
         if event is not None and event.kind == "compact":
             for i in event.head_indices:
                 if i < count:
-                    flags[i] |= RowFlag.HEAD
+                    flags[i] |= _HEAD
             for i in event.tail_indices:
                 if i < count:
-                    flags[i] |= RowFlag.TAIL
+                    flags[i] |= _TAIL
             markers.append(_split_marker(event, count))
         for k, compaction in enumerate(session.compactions):
             if compaction.message_index < count:
@@ -273,7 +294,7 @@ class SessionState:
                 )
         for i in self._match_set:
             if i < count:
-                flags[i] |= RowFlag.MATCH
+                flags[i] |= _MATCH
         self._flags = flags
         self._set_markers(markers)
 
@@ -359,7 +380,8 @@ def _split_marker(event: Any, count: int) -> Marker:
     tail = [i for i in event.tail_indices if i < count]
     # The rule goes where the head ends and the kept tail starts. Leading context a strategy
     # keeps verbatim (before the head) is tail too, but the cut is after the head.
-    after_head = [i for i in tail if not head or i > max(head)]
+    last_head = max(head) if head else -1  # (once, not once per tail message)
+    after_head = [i for i in tail if i > last_head]
     if after_head:
         at = min(after_head)
     elif head:
