@@ -1375,7 +1375,10 @@ class Replayer:
         try:
             outcome = _run_coroutine(coroutine)
         except CompactionError as exc:
-            outcome = exc
+            # Kept for its message and flags; not its traceback, whose frames hold the head and
+            # the last summary request (megabytes for a long head), nor the error behind it.
+            outcome = exc.with_traceback(None)
+            outcome.__cause__ = outcome.__context__ = None
         self._compactions[key] = outcome
         if len(self._compactions) > _MAX_CACHED_COMPACTIONS:
             self._compactions.popitem(last=False)

@@ -112,6 +112,9 @@ def test_a_summary_request_too_large_is_tried_once_while_the_head_only_grows(
     first = next(p.call_index for p in result.points if p.check_fired)
     assert f"crossed the threshold before call {first}, but the compaction failed" in note
     assert note.endswith(f"(and {reference.attempts - 1} more like it)")
+    # The failure is kept for its message, not for the head and request its traceback holds.
+    errors = [o for o in engine._compactions.values() if isinstance(o, Exception)]
+    assert errors and all(e.__traceback__ is None and e.__cause__ is None for e in errors)
 
 
 def test_without_a_failure_nothing_is_skipped_and_nothing_is_reported() -> None:
