@@ -81,6 +81,7 @@ async def test_first_part_is_usable_while_the_rest_loads(
         assert screen.detail.message_index == 3
         # what needs the whole session waits for it: no replay, overflow and compaction greyed
         assert state.result is None and not screen.replaying
+        assert "replayed once the whole file is read" in screen.detail.as_text()
         assert screen.check_action("overflow", ()) is None
         assert screen.check_action("compaction", ()) is None
 

@@ -307,7 +307,12 @@ class DetailPane(ScrollView, can_focus=True):
         lines: list[Text] = [Text(f"Under policy “{state.policy.name}”", style=heading)]
         message_state = state.message_state(message.index)
         if state.result is None:
-            lines.append(Text(state.replay_error or "replaying…", style=muted))
+            waiting = (
+                "replayed once the whole file is read"
+                if state.session.metadata.get("partial") and not state.replay_error
+                else "replaying…"
+            )
+            lines.append(Text(state.replay_error or waiting, style=muted))
             return Group(*lines)
         if message_state is None:
             lines.append(Text("not in the replay (the session grew since)", style=muted))
