@@ -22,7 +22,7 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import ClassVar, Self
+from typing import ClassVar
 
 from rich._wrap import divide_line
 from rich.cells import get_character_cell_size
@@ -34,9 +34,8 @@ from rich.table import Table
 from rich.text import Text
 from textual import events, work
 from textual.binding import Binding, BindingType
-from textual.geometry import Region, Size
+from textual.geometry import Size
 from textual.message import Message as TextualMessage
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.timer import Timer
 from textual.worker import get_current_worker
@@ -46,6 +45,7 @@ from core.tokens import arguments_text, estimate_chars4, get_counter, message_te
 from tui.state import SessionState
 from tui.widgets.message_list import (
     PROVENANCE_MARKS,
+    StyledScrollView,
     blended_component_style,
     fit_strip,
     role_label,
@@ -102,7 +102,7 @@ class Section:
     bar: bool = False
 
 
-class DetailPane(ScrollView, can_focus=True):
+class DetailPane(StyledScrollView, can_focus=True):
     """The selected message in full, with the policy's decision about it."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
@@ -138,7 +138,6 @@ class DetailPane(ScrollView, can_focus=True):
         """Pieces of the sections not rendered into ``_lines`` yet."""
         self._rendered_width = -1
         self._styles: dict[str, Style] = {}
-        self._base_style: Style | None = None
 
     # -- public ------------------------------------------------------------------------------
 
@@ -442,23 +441,6 @@ class DetailPane(ScrollView, can_focus=True):
             else:
                 for line in console.render_lines(piece.renderable, options, style=base, pad=True):
                     lines.append(Strip(line, width))
-
-    def _rich_base(self) -> Style:
-        """The pane's own style (``rich_style`` walks every ancestor: kept until a refresh)."""
-        style = self._base_style
-        if style is None:
-            style = self._base_style = self.rich_style
-        return style
-
-    def refresh(
-        self,
-        *regions: Region,
-        repaint: bool = True,
-        layout: bool = False,
-        recompose: bool = False,
-    ) -> Self:
-        self._base_style = None
-        return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
 
     def _set_height(self, height: int) -> None:
         size = Size(self._content_width(), height)

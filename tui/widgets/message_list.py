@@ -193,7 +193,34 @@ class _RowLook:
     text: Style
 
 
-class MessageList(ScrollView, can_focus=True):
+class StyledScrollView(ScrollView):
+    """A line-API view that keeps its own Rich style between refreshes.
+
+    ``rich_style`` walks every ancestor's styles; a view that asks for it once per painted line
+    keeps it from one refresh (or style update) to the next instead.
+    """
+
+    _base_style: Style | None = None
+
+    def _rich_base(self) -> Style:
+        """The view's own style (kept until the next refresh or style update)."""
+        style = self._base_style
+        if style is None:
+            style = self._base_style = self.rich_style
+        return style
+
+    def refresh(
+        self,
+        *regions: Region,
+        repaint: bool = True,
+        layout: bool = False,
+        recompose: bool = False,
+    ) -> Self:
+        self._base_style = None
+        return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
+
+
+class MessageList(StyledScrollView, can_focus=True):
     """Every message of a session, one row each, with the policy's decisions as row styles."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
@@ -266,7 +293,6 @@ class MessageList(ScrollView, can_focus=True):
         self.painted = False
         """Rows of the current state have been painted (the first frame is out)."""
         self._blended_styles: dict[str, Style] = {}
-        self._base_style: Style | None = None
         self._looks: dict[tuple[Style, int, bool, Role], _RowLook] = {}
 
     # -- state ---------------------------------------------------------------------------------
@@ -456,23 +482,6 @@ class MessageList(ScrollView, can_focus=True):
             strip = self._render_row(state, row, width, is_cursor).apply_offsets(0, row)
             self._strip_cache[key] = strip
         return strip
-
-    def _rich_base(self) -> Style:
-        """The list's own style (``rich_style`` walks every ancestor: kept until a refresh)."""
-        style = self._base_style
-        if style is None:
-            style = self._base_style = self.rich_style
-        return style
-
-    def refresh(
-        self,
-        *regions: Region,
-        repaint: bool = True,
-        layout: bool = False,
-        recompose: bool = False,
-    ) -> Self:
-        self._base_style = None
-        return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
 
     def _style(self, name: str) -> Style:
         style = self._blended_styles.get(name)
