@@ -4,10 +4,10 @@ steps, search, window prompt, resize, theme, help and the command palette (state
 from __future__ import annotations
 
 from session_factory import make_session
-from tui_harness import screen_text, settle
+from tui_harness import open_session, quiet_app, screen_text, settle
 
 from core.models import Role
-from core.policy import Policy, get_preset
+from core.policy import get_preset
 from tui.app import CtxscopeApp
 from tui.screens.help import HelpScreen
 from tui.screens.session import SessionScreen
@@ -15,16 +15,10 @@ from tui.state import RowFlag
 
 
 def _app() -> CtxscopeApp:
-    return CtxscopeApp(discover=lambda: [])
+    return quiet_app()
 
 
-async def _open(pilot, session, policy: Policy | None = None) -> SessionScreen:  # type: ignore[no-untyped-def]
-    pilot.app.push_screen(SessionScreen(session=session, live=False, policy=policy))
-    await settle(pilot)
-    screen = pilot.app.screen
-    assert isinstance(screen, SessionScreen)
-    assert screen.state is not None
-    return screen
+_open = open_session
 
 
 def _detail_text(screen: SessionScreen) -> str:

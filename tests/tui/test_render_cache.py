@@ -21,12 +21,11 @@ from rich.text import Text
 from session_factory import make_session
 from textual.geometry import Region
 from textual.strip import Strip
-from tui_harness import screen_text, settle
+from tui_harness import open_session, quiet_app, screen_text, settle
 
-from core.policy import Policy, get_preset
+from core.policy import get_preset
 from core.tokens import message_text
 from tui.app import CtxscopeApp
-from tui.screens.session import SessionScreen
 from tui.state import SessionState
 from tui.widgets.detail import DetailPane, TokenGrid
 from tui.widgets.gauge import GUTTER, TokenGauge, build_series
@@ -36,16 +35,10 @@ SIZE = (120, 34)
 
 
 def _app() -> CtxscopeApp:
-    return CtxscopeApp(discover=lambda: [])
+    return quiet_app()
 
 
-async def _open(pilot, session, policy: Policy | None = None) -> SessionScreen:  # type: ignore[no-untyped-def]
-    pilot.app.push_screen(SessionScreen(session=session, live=False, policy=policy))
-    await settle(pilot)
-    screen = pilot.app.screen
-    assert isinstance(screen, SessionScreen)
-    assert screen.state is not None
-    return screen
+_open = open_session
 
 
 def _segments(strip: Strip) -> list[Segment]:

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.app import App
 from textual.pilot import Pilot
+
+from core.models import Session
+from core.policy import Policy
+
+if TYPE_CHECKING:
+    from tui.app import CtxscopeApp
 
 ENDLESS_GROUPS = frozenset({"live"})
 """Worker groups that never finish on their own (the live-tail watcher)."""
@@ -40,3 +48,22 @@ def screen_text(app: App[object]) -> str:
     for strip in app.screen._compositor.render_strips():
         lines.append("".join(segment.text for segment in strip))
     return "\n".join(lines)
+
+
+def quiet_app() -> CtxscopeApp:
+    """The ctxscope app with discovery off (no picker rows from this machine)."""
+    from tui.app import CtxscopeApp
+
+    return CtxscopeApp(discover=lambda: [])
+
+
+async def open_session(pilot: Pilot[object], session: Session, policy: Policy | None = None):  # type: ignore[no-untyped-def]
+    """Push a session screen for ``session`` (no live tail), wait until it is replayed."""
+    from tui.screens.session import SessionScreen
+
+    pilot.app.push_screen(SessionScreen(session=session, live=False, policy=policy))
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, SessionScreen)
+    assert screen.state is not None
+    return screen
