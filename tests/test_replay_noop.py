@@ -312,3 +312,17 @@ def test_skipping_futile_attempts_never_changes_a_replay(
     changed = policy.model_copy(deep=True)
     changed.compaction.reserve_tokens += 1_500
     _same(engine.run(changed), EveryAttempt(session, limit).run(changed))
+
+
+def test_the_summary_table_shows_the_attempts_that_changed_nothing() -> None:
+    from rich.console import Console
+
+    from tui.render import summary_table
+
+    result = CountingReplayer(_stuck_session(), limit=3_000).run(_policy())
+    assert result.summary.noop_compactions > 0
+    console = Console(width=100, record=True)
+    console.print(summary_table(result.summary))
+    text = console.export_text()
+    line = next(row for row in text.splitlines() if "attempts that changed nothing" in row)
+    assert line.split()[-1] == str(result.summary.noop_compactions)

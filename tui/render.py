@@ -239,6 +239,7 @@ def summary_table(summary: ReplaySummary, title: str = "replay summary") -> Tabl
             else tokens(summary.peak_simulated),
         ),
         ("compactions", f"{summary.compactions} ({summary.manual_compactions} manual)"),
+        ("  attempts that changed nothing", str(summary.noop_compactions)),
         ("overflows, recorded", str(summary.overflows_recorded)),
         ("overflows, simulated", str(summary.overflows_simulated)),
         ("  avoided / caused", f"{summary.overflows_avoided} / {summary.overflows_caused}"),
