@@ -508,10 +508,11 @@ class SessionScreen(Screen[str | None]):
                 last = now
                 self.post_message(_LoadProgressed(bytes_read, total_bytes, messages))
 
-        self._load_head(path, window)
+        head = self._load_head(path, window)
         started = time.perf_counter()
         try:
-            session = load_session(path, window=window, progress=progress)
+            fmt = head.format if head is not None else None  # detected once, for both reads
+            session = load_session(path, format=fmt, window=window, progress=progress)
         except LoadError as exc:
             self.post_message(_LoadFailed(str(exc)))
             return
@@ -526,22 +527,23 @@ class SessionScreen(Screen[str | None]):
         if not worker.is_cancelled:
             self.post_message(_Loaded(session, seconds))
 
-    def _load_head(self, path: str, window: int | None) -> None:
+    def _load_head(self, path: str, window: int | None) -> Session | None:
         """Read and post the first part of a big file (in the load worker, before the rest)."""
         try:
             if Path(path).stat().st_size <= PREVIEW_MIN_BYTES:
-                return
+                return None
         except OSError:
-            return  # the whole load says what is wrong
+            return None  # the whole load says what is wrong
         started = time.perf_counter()
         try:
             head = load_session_head(path, PREVIEW_BYTES, window=window)
         except Exception:  # no first part then: the whole load reports what is wrong
-            return
+            return None
         if head is not None and head.messages and not get_current_worker().is_cancelled:
             self._preview_painted.clear()
             self.post_message(_Previewed(head, time.perf_counter() - started))
             self._preview_painted.wait(PREVIEW_PAINT_WAIT_S)
+        return head
 
     def on__previewed(self, event: _Previewed) -> None:
         if not self.reading or self.state is not None:
