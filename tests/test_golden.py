@@ -74,7 +74,9 @@ def first_difference(expected: Any, actual: Any, path: str = "$") -> str | None:
             if found:
                 return found
         return None
-    return None if expected == actual else f"{path}: expected {expected!r:.200}, got {actual!r:.200}"
+    return (
+        None if expected == actual else f"{path}: expected {expected!r:.200}, got {actual!r:.200}"
+    )
 
 
 @pytest.mark.parametrize(("session", "command"), CASES, ids=[f"{c}:{s}" for s, c in CASES])
@@ -86,5 +88,8 @@ def test_json_output_matches_golden(session: str, command: str) -> None:
 
 def test_first_difference_finds_a_changed_figure() -> None:
     assert first_difference({"a": [1, {"b": 2}]}, {"a": [1, {"b": 2}]}) is None
-    assert first_difference({"a": [1, {"b": 2}]}, {"a": [1, {"b": 3}]}) == "$.a[1].b: expected 2, got 3"
+    assert (
+        first_difference({"a": [1, {"b": 2}]}, {"a": [1, {"b": 3}]})
+        == "$.a[1].b: expected 2, got 3"
+    )
     assert first_difference([1], [1, 2]) == "$: 1 items expected, 2 found"
