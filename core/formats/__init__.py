@@ -19,8 +19,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol, cast
 
-from core.formats.base import LoadError, ProgressCallback, SessionBuilder, gc_paused
+from core.formats.base import LoadError, ProgressCallback, SessionBuilder
 from core.formats.jsonl import HEAD_BYTES, non_jsonl_reason, read_head
+from core.gc_pause import gc_paused
 from core.models import Session, SourceFormat, WindowSource
 
 __all__ = [

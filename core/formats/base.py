@@ -16,15 +16,11 @@ what the loader already typed.
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from pydantic import BaseModel
-from pydantic_core import PydanticUndefined
-
+from core.fastmodel import construct_from
 from core.models import (
     CompactionEvent,
     CompactionTrigger,
@@ -42,77 +38,6 @@ ProgressCallback = Callable[[int, int, int], None]
 
 MAX_DIAGNOSTICS_PER_CODE = 200
 """Beyond this many diagnostics with the same code, only a count is kept."""
-
-
-ModelT = TypeVar("ModelT", bound=BaseModel)
-
-_defaults_cache: dict[type[BaseModel], tuple[dict[str, Any], dict[str, Callable[[], Any]]]] = {}
-_new = object.__new__
-_set = object.__setattr__
-
-
-def _defaults(cls: type[BaseModel]) -> tuple[dict[str, Any], dict[str, Callable[[], Any]]] | None:
-    cached = _defaults_cache.get(cls)
-    if cached is None:
-        if cls.__pydantic_post_init__ or cls.__pydantic_root_model__:
-            return None
-        plain: dict[str, Any] = {}
-        factories: dict[str, Callable[[], Any]] = {}
-        for name, field in cls.model_fields.items():
-            if field.default_factory is not None:
-                factories[name] = field.default_factory  # type: ignore[assignment]
-            elif field.default is not PydanticUndefined:
-                plain[name] = field.default
-        cached = (plain, factories)
-        _defaults_cache[cls] = cached
-    return cached
-
-
-def construct_from(cls: type[ModelT], values: dict[str, Any]) -> ModelT:
-    """:func:`construct` taking the values as a dict (which it does not keep or change)."""
-    cached = _defaults(cls)
-    if cached is None:
-        return cls.model_construct(**values)
-    plain, factories = cached
-    data = {**plain, **values}
-    if factories:
-        for name, factory in factories.items():
-            if name not in values:
-                data[name] = factory()
-    model: ModelT = _new(cls)
-    _set(model, "__dict__", data)
-    _set(model, "__pydantic_fields_set__", set(values))
-    _set(model, "__pydantic_extra__", None)
-    _set(model, "__pydantic_private__", None)
-    return model
-
-
-def construct(cls: type[ModelT], **values: Any) -> ModelT:
-    """Build a pydantic model from trusted, already-typed values, without validation.
-
-    The same as ``cls.model_construct(**values)``, several times faster: pydantic's version
-    inspects each default factory's signature on every call, which dominates a loader's time on
-    large files. Fields left out get their default (factories are called per instance).
-    """
-    return construct_from(cls, values)
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a loader builds a session.
-
-    A load allocates hundreds of thousands of long-lived, acyclic objects (messages and their
-    dicts); each collection the allocations trigger walks all of them again, which doubles the
-    cost of building a model. Reference counting still frees everything in the meantime; the
-    collector is restored (only if it was on) when the block ends, even on error.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 class LoadError(Exception):

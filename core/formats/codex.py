@@ -33,7 +33,8 @@ from typing import Any
 
 import orjson
 
-from core.formats.base import ProgressCallback, SessionBuilder, construct
+from core.fastmodel import construct
+from core.formats.base import ProgressCallback, SessionBuilder
 from core.formats.jsonl import head_records, read_jsonl
 from core.models import (
     Message,

@@ -39,7 +39,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from core.formats.base import LoadError, ProgressCallback, SessionBuilder, construct
+from core.fastmodel import construct
+from core.formats.base import LoadError, ProgressCallback, SessionBuilder
 from core.formats.jsonl import head_records, read_jsonl
 from core.models import (
     Role,

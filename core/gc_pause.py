@@ -1,0 +1,26 @@
+"""Pausing the cyclic garbage collector around a big allocation: one helper for the core and
+the TUI."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a session is loaded or replayed.
+
+    A load (or a replay) allocates hundreds of thousands of long-lived, acyclic objects
+    (messages and their dicts); each collection the allocations trigger walks all of them again,
+    which doubles the cost of building a model. Reference counting still frees everything in the meantime; the
+    collector is restored (only if it was on) when the block ends, even on error.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
