@@ -1,7 +1,7 @@
 """Live LLM client benchmark: what does our client add to each summary request?
 
 Starts ``ctxscope mock-llm --port 0`` in a subprocess (a separate process, so server and client do
-not share a core's GIL), then sends summary requests through :class:`core.llm_openai.OpenAISummarizer`
+not share a core's GIL), then sends summary requests through :class:`core.llm.live.OpenAISummarizer`
 — the ``openai`` SDK, our retry loop, usage reading and delta relay — streaming and not.
 
 For each request: client overhead = latency the client observed (``await summarize``) − the server's
@@ -37,8 +37,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from core.llm import ChatMessage  # noqa: E402
-from core.llm_openai import OpenAISummarizer  # noqa: E402
+from core.llm.live import OpenAISummarizer  # noqa: E402
+from core.llm.protocol import ChatMessage  # noqa: E402
 from core.policy import LLMConfig  # noqa: E402
 
 OVERHEAD_BOUND_MS = 20.0

@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.formats import load_session
 from core.formats.ctxscope_jsonl import write_session
-from core.llm_mock import MockSummarizer
+from core.llm.mock import MockSummarizer
 from core.models import (
     CompactionEvent,
     Message,

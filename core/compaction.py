@@ -50,7 +50,7 @@ from collections.abc import Hashable, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from core.llm import (
+from core.llm.protocol import (
     ChatMessage,
     ContextOverflowError,
     DeltaCallback,

@@ -124,7 +124,8 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from core.llm import Summarizer, make_summarizer
+from core.llm.factory import make_summarizer
+from core.llm.protocol import Summarizer
 from core.models import Message, Provenance, Role, Session, SourceFormat, UsageConvention
 from core.overflow import (
     OverflowDiagnosis,
@@ -1312,12 +1313,7 @@ class Replayer:
         key = policy.llm.model_dump_json() + f"|{window}"
         cached = self._summarizers.get(key)
         if cached is None:
-            if policy.llm.provider == "mock":
-                from core.llm_mock import MockSummarizer
-
-                cached = MockSummarizer(context_limit_tokens=window)
-            else:
-                cached = make_summarizer(policy.llm)
+            cached = make_summarizer(policy.llm, context_limit_tokens=window)
             self._summarizers[key] = cached
         return cached
 

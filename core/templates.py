@@ -13,7 +13,7 @@ it rather than start over). The section names are facts of the anchors; all word
 
 The head of the conversation is sent as plain text, one entry per message, each entry starting
 with a bracketed label (:data:`LABEL_USER` …). :mod:`core.compaction` writes this layout and
-:mod:`core.llm_mock` reads it back, so both sides share the constants below.
+:mod:`core.llm.mock` reads it back, so both sides share the constants below.
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.compaction import CompactionError, build_request, compact, compact_sync
-from core.llm import (
+from core.llm.mock import MockSummarizer
+from core.llm.protocol import (
     ChatMessage,
     ContextOverflowError,
     DeltaCallback,
@@ -19,7 +20,6 @@ from core.llm import (
     ServerError,
     SummaryResult,
 )
-from core.llm_mock import MockSummarizer
 from core.models import Message, Role
 from core.policy import CompactionPolicy, Policy, PruningPolicy, SplitPolicy, get_preset
 from core.templates import (

@@ -17,8 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import core.formats as registry
+from core.fastmodel import construct
 from core.formats import LoadError, detect_format, load_session
-from core.formats.base import SessionBuilder, construct
+from core.formats.base import SessionBuilder
 from core.formats.jsonl import HEAD_BYTES, read_jsonl
 from core.models import Message, Role, SourceFormat, ToolCall, Usage
 

@@ -1,4 +1,4 @@
-"""The live summariser (``core.llm_openai``) over real HTTP against ``ctxscope mock-llm``.
+"""The live summariser (``core.llm.live``) over real HTTP against ``ctxscope mock-llm``.
 
 One mock server runs in a subprocess for the whole module; each test sets its faults with
 ``POST /_mock/config``. Retry waits are shortened through the summariser's backoff options (and
@@ -17,7 +17,10 @@ import pytest
 from _builders import Convo
 from _mock_llm import MockLLMProcess
 
-from core.llm import (
+from core.llm.factory import make_summarizer
+from core.llm.live import OpenAISummarizer, _DeltaRelay, _Retryable, parse_retry_after
+from core.llm.mock import MockSummarizer
+from core.llm.protocol import (
     AuthError,
     ChatMessage,
     ContextOverflowError,
@@ -28,10 +31,7 @@ from core.llm import (
     ServerError,
     Summarizer,
     UnreachableError,
-    make_summarizer,
 )
-from core.llm_mock import MockSummarizer
-from core.llm_openai import OpenAISummarizer, _DeltaRelay, _Retryable, parse_retry_after
 from core.models import Provenance
 from core.overflow_errors import is_context_overflow_code, is_context_overflow_message
 from core.policy import LLMConfig, Policy, PruningPolicy

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.llm import ChatMessage, ContextOverflowError, Summarizer
-from core.llm_mock import MockSummarizer
+from core.llm.mock import MockSummarizer
+from core.llm.protocol import ChatMessage, ContextOverflowError, Summarizer
 from core.models import Provenance
 from core.templates import (
     SYSTEM_PROMPT,
@@ -207,7 +207,7 @@ _PIECES = st.one_of(
 @settings(max_examples=400, deadline=None)
 @given(st.lists(_PIECES, max_size=12).map("".join))
 def test_word_searches_answer_as_their_regex(text: str) -> None:
-    from core import llm_mock
+    from core.llm import mock as llm_mock
 
     for words in (llm_mock._FINDING, llm_mock._DECISION, llm_mock._INSTRUCTION_LINE):
         expected = words.pattern.search(text) is not None
@@ -249,7 +249,7 @@ _ENTRY_PIECES = st.one_of(
 def test_entries_are_split_as_the_line_start_regex_splits_them(text: str) -> None:
     import re
 
-    from core import llm_mock
+    from core.llm import mock as llm_mock
     from core.templates import ENTRY_LABELS
 
     pattern = re.compile(

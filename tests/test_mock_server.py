@@ -12,9 +12,9 @@ from collections.abc import Iterator
 import pytest
 from _mock_llm import REPO, MockLLMProcess
 
-from core.llm import ChatMessage
-from core.llm_mock import MockSummarizer
-from core.mock_server import MockLLMServer, MockServerConfig, is_loopback_host
+from core.llm.mock import MockSummarizer
+from core.llm.mock_server import MockLLMServer, MockServerConfig, is_loopback_host
+from core.llm.protocol import ChatMessage
 from core.overflow_errors import is_context_overflow_message
 
 MODEL = "ctxscope-mock"
@@ -421,7 +421,7 @@ def test_cli_requires_the_key_variable_it_names() -> None:
 
 def test_server_modules_do_not_load_openai_or_ui() -> None:
     code = (
-        "import sys, core.mock_server, core.overflow_errors, tui.commands.mock_llm; "
+        "import sys, core.llm.mock_server, core.overflow_errors, tui.commands.mock_llm; "
         "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in "
         "{'openai', 'textual', 'rich'})))"
     )

@@ -489,7 +489,7 @@ def test_a_threshold_change_does_not_inherit_a_projection_that_crossed_mid_turn(
 
 @pytest.mark.parametrize("preset", ["seed", "opencode", "codex"])
 def test_cached_compactions_give_the_result_computing_them_gives(preset: str) -> None:
-    from core.llm_mock import MockSummarizer
+    from core.llm.mock import MockSummarizer
 
     session = _long_session(700)
     base = get_preset(preset)

@@ -15,8 +15,8 @@ from _replay_sessions import Script, text_of_tokens
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.llm import SummaryResult
-from core.llm_mock import MockSummarizer
+from core.llm.mock import MockSummarizer
+from core.llm.protocol import SummaryResult
 from core.models import Session, SourceFormat
 from core.policy import PRESETS, Policy, get_preset
 from core.replay import Replayer

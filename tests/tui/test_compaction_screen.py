@@ -11,7 +11,7 @@ from textual.pilot import Pilot
 from textual.widgets import Markdown, Static
 from views_fixtures import Host, compacting_policy, grow_session
 
-from core.llm import ChatMessage, DeltaCallback, LLMUsage, SummaryResult
+from core.llm.protocol import ChatMessage, DeltaCallback, LLMUsage, SummaryResult
 from core.models import Session
 from core.policy import Policy
 from core.replay import ReplayResult, replay

@@ -165,7 +165,12 @@ def mock_llm(
     """
     from pydantic import ValidationError
 
-    from core.mock_server import DEFAULT_MODEL, MockLLMServer, MockServerConfig, is_loopback_host
+    from core.llm.mock_server import (
+        DEFAULT_MODEL,
+        MockLLMServer,
+        MockServerConfig,
+        is_loopback_host,
+    )
 
     api_key: str | None = None
     if require_key_env is not None:

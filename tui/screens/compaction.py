@@ -35,7 +35,8 @@ from textual.widgets import Collapsible, Label, Markdown, Static
 from textual.worker import Worker, WorkerState
 
 from core.compaction import CompactionError, CompactionResult, compact
-from core.llm import LLMError, Summarizer, make_summarizer
+from core.llm.factory import make_summarizer
+from core.llm.protocol import LLMError, Summarizer
 from core.models import Message, Role, Session
 from core.policy import Policy
 from core.templates import unwrap_summary

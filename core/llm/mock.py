@@ -42,7 +42,13 @@ from typing import Any
 
 import orjson
 
-from core.llm import ChatMessage, ContextOverflowError, DeltaCallback, LLMUsage, SummaryResult
+from core.llm.protocol import (
+    ChatMessage,
+    ContextOverflowError,
+    DeltaCallback,
+    LLMUsage,
+    SummaryResult,
+)
 from core.models import Provenance
 from core.templates import (
     CONVERSATION_CLOSE,

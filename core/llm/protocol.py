@@ -1,26 +1,23 @@
 """The summariser protocol: what compaction asks of an LLM, and the errors it can get back.
 
-Two implementations:
+Both implementations depend on this module and nothing else of the package:
 
-* :class:`core.llm_mock.MockSummarizer` — offline and deterministic (the default); it builds the
+* :class:`core.llm.mock.MockSummarizer` — offline and deterministic (the default); it builds the
   template's sections from the head itself.
-* :class:`core.llm_openai.OpenAISummarizer` — any OpenAI-compatible chat-completions endpoint,
-  through the ``openai`` SDK, imported only when a live LLM is configured.
+* :class:`core.llm.live.OpenAISummarizer` — any OpenAI-compatible chat-completions endpoint,
+  through the ``openai`` SDK.
 
-:func:`make_summarizer` picks one from an :class:`core.policy.LLMConfig`.
+Only :func:`core.llm.factory.make_summarizer` knows them both.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
 from core.models import Provenance
-
-if TYPE_CHECKING:
-    from core.policy import LLMConfig
 
 ChatRole = Literal["system", "user", "assistant"]
 
@@ -112,14 +109,3 @@ class RateLimitError(LLMError):
 
 class ServerError(LLMError):
     """Still failing with 5xx after every retry."""
-
-
-def make_summarizer(config: LLMConfig) -> Summarizer:
-    """The summariser an :class:`LLMConfig` describes (the live client is imported lazily)."""
-    if config.provider == "mock":
-        from core.llm_mock import MockSummarizer
-
-        return MockSummarizer()
-    from core.llm_openai import OpenAISummarizer
-
-    return OpenAISummarizer(config)

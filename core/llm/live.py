@@ -40,7 +40,7 @@ from urllib.parse import urlsplit
 import openai
 import orjson
 
-from core.llm import (
+from core.llm.protocol import (
     AuthError,
     ChatMessage,
     ContextOverflowError,

@@ -8,7 +8,7 @@
   ``data: {...}`` carrying ``choices[0].delta.content``, a final chunk with ``usage`` when
   ``stream_options.include_usage`` is set, then ``data: [DONE]``); ``usage`` in plain answers.
 
-Answers come from the offline :class:`core.llm_mock.MockSummarizer`: the last user message of
+Answers come from the offline :class:`core.llm.mock.MockSummarizer`: the last user message of
 the request is the prompt (the template), the messages before it are the head. The same request
 always gets the same answer.
 
@@ -46,8 +46,8 @@ from typing import Any, ClassVar, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from core.llm import ChatMessage, ChatRole
-from core.llm_mock import MockSummarizer
+from core.llm.mock import MockSummarizer
+from core.llm.protocol import ChatMessage, ChatRole
 from core.tokens import estimate_chars4
 
 DEFAULT_MODEL = "ctxscope-mock"
