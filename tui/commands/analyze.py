@@ -16,7 +16,8 @@ import sys
 import click
 
 from core.overflow import diagnose
-from core.replay import Replayer, analysis_report
+from core.replay import Replayer
+from core.report import analysis_report
 from tui.commands._options import policy_option, window_option
 from tui.render import (
     diagnosis_panel,
