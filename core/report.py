@@ -3,8 +3,8 @@ one JSON document (``analyze --json``)."""
 
 from __future__ import annotations
 
+from core.diagnosis import OverflowDiagnosis
 from core.models import Session
-from core.overflow import OverflowDiagnosis
 from core.replay import (
     SCHEMA_VERSION,
     FidelityRow,
