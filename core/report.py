@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from core.diagnosis import OverflowDiagnosis
 from core.models import Session
-from core.replay import (
+from core.replay.results import (
     SCHEMA_VERSION,
+    Documented,
     FidelityRow,
     ReplayEvent,
     ReplayResult,
     ReplaySummary,
 )
-from core.replay.results import Documented
 
 
 class SessionInfo(Documented):
