@@ -243,8 +243,21 @@ def _growth(session: Session, result: ReplayResult, point: CallPoint, top: int) 
         if first_after is not None and first_after.call_index < point.call_index
         else None
     )
+    return _Growth(
+        since,
+        growth,
+        recorded,
+        _contributors(messages, candidates, tokens_of, growth, top),
+        _by_tool(messages, candidates, tokens_of, growth),
+    )
+
+
+def _contributors(
+    messages: list[Message], candidates: list[int], tokens_of: list[int], growth: int, top: int
+) -> list[Contributor]:
+    """The ``top`` biggest messages among ``candidates``, largest first (earlier first on ties)."""
     ranked = sorted(candidates, key=lambda i: (-tokens_of[i], i))[: max(top, 0)]
-    contributors = [
+    return [
         Contributor(
             message_index=i,
             role=messages[i].role.value,
@@ -254,13 +267,19 @@ def _growth(session: Session, result: ReplayResult, point: CallPoint, top: int) 
         )
         for i in ranked
     ]
+
+
+def _by_tool(
+    messages: list[Message], candidates: list[int], tokens_of: list[int], growth: int
+) -> list[ToolShare]:
+    """The tool outputs among ``candidates``, summed per tool, largest first."""
     per_tool: dict[str, list[int]] = {}
     for i in candidates:
         tool_result = messages[i].tool_result
         if tool_result is not None:
             name = tool_result.tool_name or "(unknown tool)"
             per_tool.setdefault(name, []).append(tokens_of[i])
-    by_tool = sorted(
+    return sorted(
         (
             ToolShare(
                 tool_name=name,
@@ -272,7 +291,6 @@ def _growth(session: Session, result: ReplayResult, point: CallPoint, top: int) 
         ),
         key=lambda share: -share.tokens,
     )
-    return _Growth(since, growth, recorded, contributors, by_tool)
 
 
 def _last_check(result: ReplayResult, point: CallPoint, since: int) -> _LastCheck:

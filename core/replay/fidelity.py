@@ -30,40 +30,42 @@ def fidelity(recorded: RecordedCompactions, events: list[ReplayEvent]) -> list[F
         target = rc.recorded_call
         lower, upper = _between(recorded.all, position)
         best = _nearest(own, used, target, lower, upper) if target is not None else None
-        if best is None:
-            rows.append(
-                FidelityRow(
-                    recorded_index=rc.index,
-                    message_index=rc.m_c,
-                    trigger=event.trigger,
-                    tokens_before=event.tokens_before,
-                    outcome="missed",
-                    replay_call_index=None,
-                    call_delta=None,
-                    recorded_call_index=target,
-                    note="the policy did not compact anywhere near here",
-                )
-            )
-            continue
-        used.add(best)
-        call = events[best].call_index
-        assert call is not None and target is not None
-        delta = call - target
-        outcome: Outcome = "same" if delta == 0 else ("earlier" if delta < 0 else "later")
-        rows.append(
-            FidelityRow(
-                recorded_index=rc.index,
-                message_index=rc.m_c,
-                trigger=event.trigger,
-                tokens_before=event.tokens_before,
-                outcome=outcome,
-                replay_call_index=call,
-                call_delta=delta,
-                recorded_call_index=target,
-                note=events[best].trigger or "",
-            )
-        )
+        if best is not None:
+            used.add(best)
+        rows.append(_matched(rc, event, target, events[best] if best is not None else None))
     return rows
+
+
+def _matched(
+    rc: RecordedCompaction, event: CompactionEvent, target: int | None, match: ReplayEvent | None
+) -> FidelityRow:
+    """The row of an automatic recorded compaction and the replay compaction matched with it
+    (None: missed)."""
+    if match is None or match.call_index is None or target is None:
+        return FidelityRow(
+            recorded_index=rc.index,
+            message_index=rc.m_c,
+            trigger=event.trigger,
+            tokens_before=event.tokens_before,
+            outcome="missed",
+            replay_call_index=None,
+            call_delta=None,
+            recorded_call_index=target,
+            note="the policy did not compact anywhere near here",
+        )
+    delta = match.call_index - target
+    outcome: Outcome = "same" if delta == 0 else ("earlier" if delta < 0 else "later")
+    return FidelityRow(
+        recorded_index=rc.index,
+        message_index=rc.m_c,
+        trigger=event.trigger,
+        tokens_before=event.tokens_before,
+        outcome=outcome,
+        replay_call_index=match.call_index,
+        call_delta=delta,
+        recorded_call_index=target,
+        note=match.trigger or "",
+    )
 
 
 def _manual(rc: RecordedCompaction, event: CompactionEvent) -> FidelityRow:

@@ -88,6 +88,22 @@ def _tail_budget(policy: Policy, window: int | None) -> int | None:
     return policy.split.tail_budget(max(window - policy.compaction.reserve_tokens, 0))
 
 
+def _moves_compactions(
+    old: Policy, new: Policy, window_old: int | None, window_new: int | None
+) -> bool:
+    """A window or reserve change changes what compactions produce, not only when they fire.
+
+    The window also bounds the mock summariser's context; window and reserve set the tail budget
+    of every compaction. A reserve change that leaves the budget as it was only moves the
+    threshold.
+    """
+    if window_old != window_new:
+        return True
+    return old.compaction.strategy == "tail" and _tail_budget(old, window_old) != _tail_budget(
+        new, window_new
+    )
+
+
 def _or(value: int | None, default: int) -> int:
     return default if value is None else value
 
@@ -146,16 +162,7 @@ class ResumePlanner:
             resume = min(resume, first_compaction)
         decision = _take(changed, THRESHOLD_ONLY.__contains__)
         structural = _take(changed, STRUCTURAL.__contains__)
-        # The window also bounds the mock summariser's context; window and reserve set the tail
-        # budget of every compaction. A reserve change that leaves the budget as it was only
-        # moves the threshold.
-        if structural and (
-            window_old != window_new
-            or (
-                old.compaction.strategy == "tail"
-                and _tail_budget(old, window_old) != _tail_budget(policy, window_new)
-            )
-        ):
+        if structural and _moves_compactions(old, policy, window_old, window_new):
             resume = min(resume, first_compaction)
         if _take(changed, {"compaction.overflow_recovery"}.__contains__):
             resume = min(resume, _or(trace.first_overflow_call, calls))

@@ -56,6 +56,16 @@ class ReplayCancelled(Exception):
     """The run was cancelled through its ``cancel`` event."""
 
 
+def _report(
+    done: int, total: int, progress: ProgressFn | None, cancel: threading.Event | None
+) -> None:
+    """Now and then during a walk: stop when cancelled, else say how far it got."""
+    if cancel is not None and cancel.is_set():
+        raise ReplayCancelled("replay cancelled")
+    if progress is not None:
+        progress(done, total)
+
+
 class Run:
     """One walk of the session under one policy; its state is the :class:`State` it started from
     (a checkpoint's copy, or a fresh one), updated in place."""
@@ -99,10 +109,7 @@ class Run:
         for i in range(pos, n):
             if i >= next_progress:
                 next_progress = i + _PROGRESS_EVERY
-                if cancel is not None and cancel.is_set():
-                    raise ReplayCancelled("replay cancelled")
-                if progress is not None:
-                    progress(i, n)
+                _report(i, n, progress, cancel)
             c = call_of[i]
             if c >= 0:
                 state.n_events = len(events)
@@ -242,14 +249,7 @@ class Run:
         """The policy's own compaction before message ``at`` (``figure``: the context that made
         it fire); True when it changed anything."""
         window = self.setting.window
-        if not window:
-            return False
-        state = self.state
-        stuck = state.stuck
-        if stuck is not None and self._futile(stuck, self.walk_items(stuck.at, at), self.policy):
-            # It would end as the last attempt did: not made again.
-            state.stuck = Stuck(at, stuck.failed, stuck.too_large, stuck.why)
-            self.changed_nothing(at, call, trigger, stuck.failed, stuck.why)
+        if not window or self.futile_now(at, call, trigger):
             return False
         items = self.context_items(at)
         if not items:
@@ -258,17 +258,10 @@ class Run:
         if self.trace.first_compaction_call is None:
             self.trace.first_compaction_call = max(0, len(self.trace.checkpoints) - 1)
         outcome = self._compact(items, self.policy, window, trigger != "manual", self.now_ms(at))
-        if isinstance(outcome, Exception):
-            too_large = getattr(outcome, "too_large", False) and not getattr(
-                outcome, "head_may_shrink", False
-            )
-            state.stuck = Stuck(at, True, too_large, str(outcome))
-            self.changed_nothing(at, call, trigger, True, str(outcome))
+        if isinstance(outcome, CompactionError) or not (outcome.compacted or outcome.pruned_ids):
+            self.came_to_nothing(outcome, at, call, trigger)
             return False
-        if not outcome.compacted and not outcome.pruned_ids:
-            state.stuck = Stuck(at, False, False, outcome.reason)
-            self.changed_nothing(at, call, trigger, False, outcome.reason)
-            return False
+        state = self.state
         before = state.e_sim
         rebuilt = after_compaction(outcome, items, self.setting.counter)
         self.rebase(rebuilt.items, at)
@@ -290,6 +283,32 @@ class Run:
                 **where,
             )
         return True
+
+    def futile_now(self, at: int, call: int | None, trigger: Trigger) -> bool:
+        """An attempt before message ``at`` would end as the last one did: it is not made, only
+        noted (:func:`core.replay.stuck.futile`)."""
+        stuck = self.state.stuck
+        if stuck is None or not self._futile(stuck, self.walk_items(stuck.at, at), self.policy):
+            return False
+        self.state.stuck = Stuck(at, stuck.failed, stuck.too_large, stuck.why)
+        self.changed_nothing(at, call, trigger, stuck.failed, stuck.why)
+        return True
+
+    def came_to_nothing(
+        self,
+        outcome: CompactionOutline | CompactionError,
+        at: int,
+        call: int | None,
+        trigger: Trigger,
+    ) -> None:
+        """The attempt failed, or found nothing to compact: the context stays as it was."""
+        if isinstance(outcome, CompactionError):
+            too_large = outcome.too_large and not outcome.head_may_shrink
+            stuck = Stuck(at, True, too_large, str(outcome))
+        else:
+            stuck = Stuck(at, False, False, outcome.reason)
+        self.state.stuck = stuck
+        self.changed_nothing(at, call, trigger, stuck.failed, stuck.why)
 
     def compaction_events(
         self,
