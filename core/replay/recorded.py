@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from core.models import CompactionEvent, Message, Provenance, Role, Session
 from core.overflow import crosses
@@ -193,6 +194,19 @@ class RecordedCompactions:
         return self._backwards
 
 
+class CallFigures(NamedTuple):
+    """A call as the policy sees it: each figure is the recording's plus ``ratio x delta``."""
+
+    delta: int
+    """Simulated minus recorded context, in estimated tokens (0: the policy changed nothing)."""
+    figure: int
+    """The context in the recorded convention (before or after the reply)."""
+    prompt: int
+    """The prompt sent (what must fit the window)."""
+    after_reply: int
+    """The context after the reply (what the next check starts from)."""
+
+
 class RecordedSide:
     """The recording's own context at every call, in one estimator's tokens (policy-independent)."""
 
@@ -227,14 +241,12 @@ class RecordedSide:
         self.overhead = 0
         self.overhead_known = False
 
-    def figures(self, c: int, e_sim_cov: int) -> tuple[int, int, int, int]:
+    def figures(self, c: int, e_sim_cov: int) -> CallFigures:
         """Call ``c`` as the policy sees it, from its simulated context ``e_sim_cov`` (estimated
-        tokens, on the side of the reply the recorded figure is measured on): ``(delta, figure,
-        prompt, after reply)``, each the recording's figure plus ``ratio x delta``, where
-        ``delta`` is the simulated minus the recorded context."""
+        tokens, on the side of the reply the recorded figure is measured on)."""
         delta = e_sim_cov - self.e_rec_cov[c]
         scaled = round(delta * self.ratio)
-        return (
+        return CallFigures(
             delta,
             max(0, self.baseline[c] + scaled),
             max(0, self.baseline_prompt[c] + scaled),

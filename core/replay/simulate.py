@@ -27,8 +27,8 @@ from core.prune import prune
 from core.replay.calls import Calls
 from core.replay.checks import decide, fired_on, measure, overflows, trigger_of
 from core.replay.rebuild import Rebuilt, after_compaction, after_pruning
-from core.replay.recorded import RecordedCompaction, RecordedCompactions
-from core.replay.results import ReplayEvent, Trigger, cut_index
+from core.replay.recorded import CallFigures, RecordedCompaction, RecordedCompactions
+from core.replay.results import EventKind, ReplayEvent, Trigger, cut_index
 from core.replay.setting import Setting
 from core.replay.state import CallRow, Check, Item, State, Stuck, Trace
 
@@ -160,19 +160,19 @@ class Run:
         reply = setting.tokens[i] if (after and self.calls.main[i]) else 0
         figures = rec.figures(c, state.e_sim + reply)
         reason = self.recorded_overflow[c]
-        trace.overflow_prompt.append((figures[2], figures[0] >= 0))
-        overflow = overflows(figures[2], setting.window, reason, figures[0] >= 0)
+        removed_nothing = figures.delta >= 0
+        trace.overflow_prompt.append((figures.prompt, removed_nothing))
+        overflow = overflows(figures.prompt, setting.window, reason, removed_nothing)
         if overflow:
             figures, overflow = self.overflow(c, i, reply, figures, reason)
-        delta, figure, _prompt, after_reply = figures
-        provenance = rec.baseline_prov[c] if delta == 0 else setting.counter.provenance
+        provenance = rec.baseline_prov[c] if figures.delta == 0 else setting.counter.provenance
         trace.rows.append(
-            CallRow(c, i, figure, provenance, reason, overflow, state.pending_events, check)
+            CallRow(c, i, figures.figure, provenance, reason, overflow, state.pending_events, check)
         )
         state.pending_events = ()
         # What the next check will look at (prev_e_cov once the reply is in the context).
         state.prev_call = c
-        state.prev_figure = after_reply
+        state.prev_figure = figures.after_reply
         state.prev_baseline_figure = rec.baseline_after[c]
         state.prev_e_rec_cov = rec.e_rec_after[c]
         state.rebased = False
@@ -200,13 +200,8 @@ class Run:
         return check
 
     def overflow(
-        self,
-        c: int,
-        i: int,
-        reply: int,
-        figures: tuple[int, int, int, int],
-        recorded_reason: str | None,
-    ) -> tuple[tuple[int, int, int, int], bool]:
+        self, c: int, i: int, reply: int, figures: CallFigures, recorded_reason: str | None
+    ) -> tuple[CallFigures, bool]:
         """Call ``c`` would not fit the window: compact and retry once (overflow recovery), else
         record the overflow. Returns the call's figures and whether it still overflows."""
         trace = self.trace
@@ -215,12 +210,12 @@ class Run:
         if trace.first_overflow_call is None:
             trace.first_overflow_call = c
         recovery = self.policy.compaction.overflow_recovery
-        if recovery and self.compact(i, c, "overflow", c, figures[2]):
+        if recovery and self.compact(i, c, "overflow", c, figures.prompt):
             figures = self.setting.rec.figures(c, self.state.e_sim + reply)
-            if not overflows(figures[2], window, recorded_reason, figures[0] >= 0):
+            if not overflows(figures.prompt, window, recorded_reason, figures.delta >= 0):
                 return figures, False
-        prompt = figures[2]
-        recorded_over = recorded_reason is not None and figures[0] >= 0
+        prompt = figures.prompt
+        recorded_over = recorded_reason is not None and figures.delta >= 0
         because = (
             " (the recording overflowed here and the policy removed nothing)"
             if recorded_over and prompt <= window
@@ -511,7 +506,7 @@ class Run:
 
     def event(
         self,
-        kind: str,
+        kind: EventKind,
         message_index: int,
         reason: str,
         *,
