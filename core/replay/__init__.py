@@ -16,6 +16,7 @@ The package, in the order a run uses it (docs/architecture.md draws it):
 ``checks``         the compaction check before a call and the overflow verdict of a call
 ``stuck``          compaction attempts that would end as the last one did
 ``rebuild``        the context after the policy's own compaction or pruning
+``setting``        what a run reads that depends on its policy (window, threshold, counts, …)
 ``simulate``       the walk: one method per kind of event (message, call, check, compaction, …)
 ``incremental``    after a limit change, from which call a run can resume an earlier one
 ``fidelity``       how the replay matched each recorded compaction
