@@ -13,7 +13,8 @@ from click.testing import CliRunner
 from core.formats.ctxscope_jsonl import write_session
 from core.models import Session
 from core.policy import PRESETS, get_preset, load_policy
-from core.replay import AnalysisReport, CompareResult, ReplayResult
+from core.replay import CompareResult, ReplayResult
+from core.report import AnalysisReport
 from tui.cli import cli
 
 SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples"

@@ -21,6 +21,8 @@ CORE_MODULES = [
     "core.compaction",
     "core.overflow",
     "core.replay",
+    "core.diagnosis",
+    "core.report",
     "core.formats",
     "core.windows",
     "core.discovery",

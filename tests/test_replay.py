@@ -435,9 +435,9 @@ def test_a_later_threshold_change_reuses_the_calls_before_it() -> None:
 def test_message_states_stay_bounded_and_equal_to_fresh_ones_after_many_runs(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import core.replay
+    import core.replay.timeline
 
-    monkeypatch.setattr(core.replay, "_STATES_SLACK", 0)  # bounded at four per message
+    monkeypatch.setattr(core.replay.timeline, "_STATES_SLACK", 0)  # bounded at four per message
     session = _long_session(60)
     replayer = Replayer(session)
     n = len(session.messages)

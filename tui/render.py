@@ -21,8 +21,8 @@ from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
+from core.diagnosis import OverflowDiagnosis
 from core.models import Session
-from core.overflow import OverflowDiagnosis
 from core.policy import Policy
 from core.replay import CompareResult, FidelityRow, ReplayEvent, ReplayResult, ReplaySummary
 

@@ -15,8 +15,9 @@ import sys
 
 import click
 
-from core.overflow import diagnose
-from core.replay import Replayer, analysis_report
+from core.diagnosis import diagnose
+from core.replay import Replayer
+from core.report import analysis_report
 from tui.commands._options import policy_option, window_option
 from tui.render import (
     diagnosis_panel,

@@ -1,7 +1,7 @@
 """The overflow view: why the window overflowed (or nearly did), and what filled it.
 
-A modal over the session screen. It asks :func:`core.overflow.diagnose` (in a thread: without a
-replay result it replays the session first) and shows the first call that overflowed — or the
+A modal over the session screen. It asks :func:`core.diagnosis.diagnose` (in a thread: without a
+replay result it replays the session under its agent's preset first) and shows the first call that overflowed — or the
 closest call within the margin, or plainly that nothing overflowed — the growth since the last
 compaction, whether the threshold fired too late, and the top contributors with their share of that
 growth. Enter on a contributor dismisses with its message index (the session screen selects it);
@@ -26,7 +26,7 @@ from textual.widgets import DataTable, Label, Static
 from core.models import Session
 
 if TYPE_CHECKING:
-    from core.overflow import OverflowDiagnosis
+    from core.diagnosis import OverflowDiagnosis
     from core.replay import ReplayResult
 
 BAR_CELLS = 12
@@ -106,9 +106,11 @@ class OverflowScreen(ModalScreen[int | None]):
     @work(thread=True, exclusive=True, group="overflow", exit_on_error=False)
     def _diagnose(self) -> None:
         try:
-            from core.overflow import diagnose
+            from core.diagnosis import diagnose
+            from core.replay import native_policy, replay
 
-            diagnosis = diagnose(self.session, self.result)
+            result = self.result or replay(self.session, native_policy(self.session))
+            diagnosis = diagnose(self.session, result)
         except Exception as exc:  # a diagnosis bug must not take the UI down
             self.post_message(_Diagnosed(None, f"{type(exc).__name__}: {exc}"))
             return

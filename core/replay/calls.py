@@ -1,0 +1,168 @@
+"""What the session is, whatever the policy and the estimator: its model calls and turns, and what
+the recording says about each call (usage, on which side of the reply it was measured, whether it
+overflowed).
+
+Built once per session by the :class:`~core.replay.engine.Replayer`; never modified afterwards.
+"""
+
+from __future__ import annotations
+
+from core.models import Session, SourceFormat, UsageConvention
+from core.overflow import RecordedKind, overflow_reason, recorded_kind, usable_usage
+
+_AFTER_REPLY_FORMATS = (SourceFormat.PI, SourceFormat.CODEX, SourceFormat.OPENCODE)
+"""Formats whose agents measure the context after the reply (when no usage says otherwise)."""
+
+
+class Calls:
+    """The model calls of a session, its turns, and the recorded usage of each call."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.n = n = len(session.messages)
+        self.main = [not m.sidechain for m in session.messages]
+        """Messages of the main conversation (not a sub-agent's side chain)."""
+        self.calls: list[int] = []
+        """The message index of each model call (assistant message), in order."""
+        self.call_of = [-1] * n
+        """The call index of each message (-1: not a call)."""
+        self.turn_of = [0] * n
+        """The 0-based turn of each message (-1 before the first user message)."""
+        self.first_of_turn: list[bool] = []
+        """Per call: a turn started since the previous call (the check schedule's turn end)."""
+        self.next_call = [-1] * (n + 1)
+        """Per message: the first call at or after it (-1: none)."""
+        self._index_calls()
+
+        self.usage_context: list[int | None] = []
+        """Per call: the recorded context (the provider's convention), None without usable usage."""
+        self.usage_prompt: list[int | None] = []
+        """Per call: the recorded prompt (before the reply)."""
+        self.usage_after: list[int | None] = []
+        """Per call: the recorded context after the reply."""
+        self.fixed_overflow: list[str | None] = []
+        """Per call: an overflow whatever the window (stop reason ``length``, overflow error)."""
+        self.kinds: list[RecordedKind] = []
+        """Per call: on which side of the reply its figures are measured."""
+        self.usage_notes: list[str] = []
+        self.has_usage = False
+        """Any call recorded a usable figure."""
+        self._read_usage()
+
+        self._overflow_reasons: dict[int | None, list[str | None]] = {}
+        self._links: list[int] | None = None
+
+    def _index_calls(self) -> None:
+        turn = -1
+        turn_started_since_call = True
+        for i, message in enumerate(self.session.messages):
+            if not self.main[i]:
+                self.turn_of[i] = turn
+                continue
+            if message.is_turn_start:
+                turn += 1
+                turn_started_since_call = True
+            self.turn_of[i] = turn
+            if message.is_model_call:
+                self.call_of[i] = len(self.calls)
+                self.calls.append(i)
+                self.first_of_turn.append(turn_started_since_call)
+                turn_started_since_call = False
+        upcoming = -1
+        for i in range(self.n - 1, -1, -1):
+            if self.call_of[i] >= 0:
+                upcoming = self.call_of[i]
+            self.next_call[i] = upcoming
+
+    def _read_usage(self) -> None:
+        messages = self.session.messages
+        zero_calls = 0
+        first_convention: UsageConvention | None = None
+        for i in self.calls:
+            message = messages[i]
+            usage = usable_usage(message)
+            if message.usage is not None and usage is None:
+                zero_calls += 1
+            if usage is None:
+                self.usage_context.append(None)
+                self.usage_prompt.append(None)
+                self.usage_after.append(None)
+            else:
+                if first_convention is None:
+                    first_convention = usage.convention
+                self.usage_context.append(usage.context_tokens)
+                self.usage_prompt.append(usage.prompt_tokens)
+                self.usage_after.append(usage.context_after_reply)
+            self.fixed_overflow.append(overflow_reason(message, None))
+        self.has_usage = first_convention is not None
+        default_kind = self._default_kind(first_convention)
+        for i in self.calls:
+            usage = usable_usage(messages[i])
+            self.kinds.append(recorded_kind(usage) if usage is not None else default_kind)
+        if zero_calls:
+            self.usage_notes.append(
+                f"{zero_calls} call(s) recorded an all-zero usage (aborted or failed calls); "
+                "their context is estimated from the neighbouring calls."
+            )
+
+    def _default_kind(self, first_convention: UsageConvention | None) -> RecordedKind:
+        """The side of the reply of a call without usage: the session's first convention, else
+        the recording agent's habit."""
+        if first_convention is not None:
+            return (
+                "before-reply" if first_convention is UsageConvention.ANTHROPIC else "after-reply"
+            )
+        if self.session.format in _AFTER_REPLY_FORMATS:
+            return "after-reply"
+        return "before-reply"
+
+    def __len__(self) -> int:
+        return len(self.calls)
+
+    def next_call_or_none(self, message_index: int) -> int | None:
+        """The first call at or after ``message_index``, None when no call follows."""
+        upcoming = self.next_call[message_index]
+        return upcoming if upcoming >= 0 else None
+
+    def recorded_overflows(self, window: int | None) -> list[str | None]:
+        """Why each recorded call overflowed against ``window`` (None: it did not), worked out
+        once per window (a list of the calls' length for each window a policy used)."""
+        reasons = self._overflow_reasons.get(window)
+        if reasons is None:
+            reasons = []
+            for c, fixed in enumerate(self.fixed_overflow):
+                prompt = self.usage_prompt[c]
+                if fixed is None and window and prompt is not None and prompt > window:
+                    fixed = "over-window"
+                reasons.append(fixed)
+            self._overflow_reasons[window] = reasons
+        return reasons
+
+    def checkpoint_before(self, message_index: int) -> int:
+        """The last call at or before ``message_index`` (its checkpoint precedes the message)."""
+        nxt = self.next_call[message_index]
+        if nxt < 0:
+            nxt = len(self.calls)
+        # Checkpoint nxt is taken before message calls[nxt] >= message_index; the state it holds
+        # already includes message_index when calls[nxt] > message_index, so go one call back.
+        if nxt < len(self.calls) and self.calls[nxt] == message_index:
+            return nxt
+        return max(0, nxt - 1) if nxt > 0 else 0
+
+    def linked_back(self) -> list[int]:
+        """For each message, the first earlier message that shares a tool call id with it (the
+        call a result answers, or an earlier message holding or answering the same id); the
+        message's own index when there is none."""
+        if self._links is None:
+            first: dict[str, int] = {}
+            links = list(range(self.n))
+            for i, message in enumerate(self.session.messages):
+                ids = [call.id for call in message.tool_calls]
+                if message.tool_result is not None:
+                    ids.append(message.tool_result.call_id)
+                for call_id in ids:
+                    seen = first.setdefault(call_id, i)
+                    if seen < links[i]:
+                        links[i] = seen
+            self._links = links
+        return self._links

@@ -1,0 +1,90 @@
+"""The compaction check before a model call, and the overflow verdict of a call.
+
+Before call *k* the policy looks at the context of the previous call *after its reply* (what
+opencode, Codex, pi and Claude Code all compare against their threshold), plus — when
+``project_after_tool_results`` — the estimated tokens of everything added since (:func:`measure`).
+``check_before_each_call`` checks before every call; otherwise only before the first call of a
+turn, with a projection that crossed mid-turn remembered until then (:func:`decide`). A usage
+figure older than a compaction is not used (pi's rule): after a compaction only the projection can
+fire until the next call has happened.
+
+This module is the one place the simulation asks *whether* to compact; the threshold itself and
+its comparison are the policy's rule (:func:`core.overflow.threshold`, :func:`core.overflow.crosses`).
+Rules that depend on the agent and its version (when a check happens, on which figure) go here,
+beside :func:`decide`, or in a ``rules/`` package next to this module when there are several.
+"""
+
+from __future__ import annotations
+
+from core.overflow import crosses
+from core.policy import Policy
+from core.replay.recorded import RecordedSide
+from core.replay.results import Trigger
+from core.replay.state import Check, State
+
+
+def measure(
+    state: State, rec: RecordedSide, c: int, reply_tokens: int, checks_now: bool, project: bool
+) -> Check:
+    """What the check before call ``c`` measures: the previous call's figure after its reply
+    (unless the context was rebuilt since), its projection with the messages added since, and
+    the same check on the recording's own figures (``reply_tokens``: call ``c``'s own reply, in
+    the recorded context after it)."""
+    base: int | None = None
+    proj: int | None = None
+    baseline_measure: int | None = None
+    if state.prev_call >= 0:
+        if not state.rebased:
+            base = state.prev_figure
+        if project:
+            proj = state.prev_figure + (state.e_sim - state.prev_e_cov)
+        rec_added = rec.e_rec_after[c] - reply_tokens - state.prev_e_rec_cov
+        baseline_measure = state.prev_baseline_figure + (rec_added if project else 0)
+    elif project:
+        proj = rec.overhead + state.e_sim
+        baseline_measure = rec.overhead + rec.e_rec_after[c] - reply_tokens
+    return Check(base, proj, checks_now, False, None, baseline_measure)
+
+
+def decide(check: Check, limit: int | None, policy: Policy, pending: bool) -> tuple[bool, bool]:
+    """Whether a check fires under ``limit`` and the projection flag it leaves behind."""
+    if limit is None or not policy.compaction.auto:
+        return False, pending
+    base_hit = check.base is not None and crosses(check.base, limit, policy)
+    proj_hit = check.proj is not None and crosses(check.proj, limit, policy)
+    if proj_hit:
+        pending = True
+    if check.checks_now and (base_hit or pending):
+        return True, False
+    return False, pending
+
+
+def trigger_of(check: Check, limit: int | None, policy: Policy) -> Trigger:
+    """What made a firing check fire: the last figure itself, or only its projection."""
+    if check.base is not None and limit is not None and crosses(check.base, limit, policy):
+        return "threshold"
+    return "projection"
+
+
+def fired_on(check: Check, trigger: Trigger) -> int:
+    """The figure a firing check fired on."""
+    if trigger == "threshold" and check.base is not None:
+        return check.base
+    return check.proj or 0
+
+
+def measured(check: Check) -> int | None:
+    """The figure a check reports: the one it fired on, else its projection, else the figure."""
+    if check.fired:
+        return check.base if check.trigger == "threshold" else check.proj
+    return check.proj if check.proj is not None else check.base
+
+
+def overflows(
+    prompt: int, window: int | None, recorded_reason: str | None, removed_nothing: bool
+) -> bool:
+    """The simulated call overflows: its prompt exceeds the window, or the recording overflowed
+    there (``recorded_reason``) and the policy had removed nothing by then."""
+    if not window:
+        return False
+    return prompt > window or (removed_nothing and recorded_reason is not None)

@@ -1,0 +1,67 @@
+"""Several policies over one session, side by side (``ctxscope compare``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from core.models import Session
+from core.policy import Policy
+from core.replay.engine import Replayer
+from core.replay.policies import effective_window
+from core.replay.results import CompareResult, CompareRow, ReplayResult
+from core.replay.simulate import ProgressFn
+
+
+def compare(
+    session: Session,
+    policies: Sequence[Policy],
+    *,
+    progress: ProgressFn | None = None,
+    replayer: Replayer | None = None,
+) -> CompareResult:
+    """Replay ``session`` under each policy and put the figures side by side."""
+    engine = replayer or Replayer(session)
+    rows: list[CompareRow] = []
+    per_policy: list[tuple[str, list[str]]] = []
+    total = max(1, len(policies)) * max(1, len(session.messages))
+    for position, policy in enumerate(policies):
+        offset = position * max(1, len(session.messages))
+
+        def step(done: int, _total: int, offset: int = offset) -> None:
+            if progress is not None:
+                progress(offset + done, total)
+
+        result = engine.run(policy, progress=step if progress is not None else None)
+        rows.append(_row(policy, result))
+        per_policy.append((policy.name, result.notes))
+    window = effective_window(session, policies[0]) if policies else session.context_window
+    return CompareResult(
+        session_id=session.id, window=window, rows=rows, notes=_shared_notes(per_policy)
+    )
+
+
+def _row(policy: Policy, result: ReplayResult) -> CompareRow:
+    counts = dict.fromkeys(("same", "earlier", "later", "missed", "manual"), 0)
+    for row in result.fidelity:
+        counts[row.outcome] += 1
+    return CompareRow(
+        policy=policy.name,
+        description=policy.description,
+        window=result.window,
+        threshold=result.threshold,
+        summary=result.summary,
+        fidelity=counts,
+    )
+
+
+def _shared_notes(per_policy: list[tuple[str, list[str]]]) -> list[str]:
+    """Notes every policy shares once; the others with the policy they belong to."""
+    notes: list[str] = []
+    for name, policy_notes in per_policy:
+        for note in policy_notes:
+            if all(note in other for _n, other in per_policy):
+                if note not in notes:
+                    notes.append(note)
+            else:
+                notes.append(f"{name}: {note}")
+    return notes

@@ -1,0 +1,305 @@
+"""The engine: :class:`Replayer` keeps what runs on one session share, and runs a policy by
+resuming the best earlier run (:mod:`~core.replay.incremental`), walking the rest
+(:mod:`~core.replay.simulate`) and assembling the result (:mod:`~core.replay.timeline`).
+
+What it keeps across runs:
+
+* the message texts, and per estimator the token count of every message (one batched count; the
+  shared :class:`~core.tokens.TokenCounter` caches by content, so nothing is ever counted twice);
+* the recorded side per estimator (:mod:`~core.replay.recorded`; it does not depend on the policy);
+* per truncation setting, the truncated content of every output over the limits
+  (:mod:`~core.replay.truncation`);
+* every compaction result, by its exact input (so a re-run that compacts the same messages reuses
+  the summary — with a live LLM too), and the message states of earlier results;
+* what makes a compaction that is *not* a repeat cheap: the serialised head entry of each message
+  (:class:`core.compaction.EntryCache`) and, in the mock summariser it holds per LLM setting, what
+  each transcript entry says. Compactions go through :func:`core.compaction.compact_outline`: the
+  same pipeline as :func:`~core.compaction.compact`, without the per-message records only a person
+  inspecting one compaction reads;
+* the traces of the last runs (:class:`~core.replay.state.Trace`).
+
+A run pauses the cyclic garbage collector (reference counting still frees everything):
+collections walking the large, long-lived session cost a fifth of a run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any
+
+from core.compaction import CompactionError, CompactionOutline, EntryCache, compact_outline
+from core.gc_pause import gc_paused
+from core.llm.factory import make_summarizer
+from core.llm.protocol import Summarizer
+from core.models import Session
+from core.policy import Policy
+from core.replay.calls import Calls
+from core.replay.incremental import ResumePlanner, flatten, policy_key, restore
+from core.replay.policies import effective_window, is_recording_policy, policy_threshold
+from core.replay.recorded import RecordedCompactions, RecordedSide, measure_recorded_side
+from core.replay.results import ReplayResult
+from core.replay.setting import Setting
+from core.replay.simulate import ProgressFn, Run
+from core.replay.state import Item, Stuck, Trace
+from core.replay.stuck import futile
+from core.replay.timeline import MessageStates, assemble
+from core.replay.truncation import Truncations
+from core.tokens import get_counter, message_text
+
+SummarizerFactory = Callable[[Policy], Summarizer]
+
+_MAX_CACHED_COMPACTIONS = 512
+
+
+class Replayer:
+    """Replays one session under any number of policies, reusing work between runs.
+
+    ``summarizer_factory(policy)`` gives the summariser for a policy (default: the policy's
+    ``llm`` — the offline mock unless configured). Runs are serialised by a lock, so a TUI worker
+    may call :meth:`run` from any thread.
+    """
+
+    MAX_TRACES = 6
+
+    def __init__(
+        self,
+        session: Session,
+        *,
+        summarizer_factory: SummarizerFactory | None = None,
+    ) -> None:
+        self.session = session
+        self._factory = summarizer_factory
+        self._lock = threading.Lock()
+        self._calls = Calls(session)
+        self._recorded = RecordedCompactions(session, self._calls)
+        self._texts: list[str] | None = None
+        self._tokens: dict[str, list[int]] = {}
+        self._sides: dict[str, RecordedSide] = {}
+        self._truncations = Truncations(session, self.tokens)
+        self._planner = ResumePlanner(session, self._calls, self._truncations)
+        self._compactions: OrderedDict[tuple[Any, ...], CompactionOutline | CompactionError] = (
+            OrderedDict()
+        )
+        self._entry_cache = EntryCache()
+        """Serialised head entries shared by this session's compactions (bounded LRU)."""
+        self._summarizers: dict[str, Summarizer] = {}
+        self._traces: OrderedDict[str, Trace] = OrderedDict()
+        self._states = MessageStates(len(session.messages))
+
+    # -- running -----------------------------------------------------------------------------
+
+    def run(
+        self,
+        policy: Policy,
+        *,
+        progress: ProgressFn | None = None,
+        cancel: threading.Event | None = None,
+    ) -> ReplayResult:
+        """Replay the session under ``policy``, resuming from the most recent run it can."""
+        with self._lock, gc_paused():
+            key = policy_key(policy)
+            trace = self._traces.get(key)
+            if trace is not None and trace.result is not None:
+                self._traces.move_to_end(key)
+                return trace.result
+            flat = flatten(policy.model_dump(mode="json"))
+            old, resume = self._planner.best_trace(self._traces.values(), policy, flat)
+            trace = Trace(policy)
+            trace.key = key
+            trace.flat = flat
+            result = self._simulate(policy, trace, old, resume, progress, cancel)
+            trace.result = result
+            self._traces[key] = trace
+            if len(self._traces) > self.MAX_TRACES:
+                self._traces.popitem(last=False)
+            return result
+
+    def _simulate(
+        self,
+        policy: Policy,
+        trace: Trace,
+        old: Trace | None,
+        resume: int,
+        progress: ProgressFn | None,
+        cancel: threading.Event | None,
+    ) -> ReplayResult:
+        setting = self._setting(policy)
+        trace.window, trace.threshold = setting.window, setting.limit
+        state, pos, resume = restore(trace, old, resume, self._calls)
+        run = Run(
+            self._calls,
+            self._recorded,
+            setting,
+            trace,
+            state,
+            compact=self._compact,
+            futile=self._futile,
+        )
+        run.walk(pos, progress, cancel)
+        return assemble(self._calls, self._recorded, setting, trace, resume, self._states)
+
+    def _setting(self, policy: Policy) -> Setting:
+        estimator = policy.estimator
+        truncation = self._truncations.of(policy)
+        return Setting(
+            policy=policy,
+            window=effective_window(self.session, policy),
+            limit=policy_threshold(self.session, policy),
+            native=is_recording_policy(self.session, policy),
+            counter=get_counter(estimator),
+            tokens=self.tokens(estimator),
+            rec=self._recorded_side(estimator),
+            truncation=truncation,
+            items=self._truncations.items(truncation, estimator, self._recorded.walked),
+        )
+
+    # -- per-estimator data ------------------------------------------------------------------
+
+    def tokens(self, estimator: str) -> list[int]:
+        """Tokens of every message under ``estimator`` (counted once, then cached)."""
+        cached = self._tokens.get(estimator)
+        if cached is None:
+            if self._texts is None:
+                self._texts = [message_text(m) for m in self.session.messages]
+            cached = get_counter(estimator).count_many(self._texts)
+            self._tokens[estimator] = cached
+        return cached
+
+    def _recorded_side(self, estimator: str) -> RecordedSide:
+        side = self._sides.get(estimator)
+        if side is None:
+            side = measure_recorded_side(
+                self._recorded, self.tokens(estimator), get_counter(estimator)
+            )
+            self._sides[estimator] = side
+        return side
+
+    # -- compactions -------------------------------------------------------------------------
+
+    def _summarizer(self, policy: Policy, window: int | None) -> Summarizer:
+        if self._factory is not None:
+            return self._factory(policy)
+        key = policy.llm.model_dump_json() + f"|{window}"
+        cached = self._summarizers.get(key)
+        if cached is None:
+            cached = make_summarizer(policy.llm, context_limit_tokens=window)
+            self._summarizers[key] = cached
+        return cached
+
+    def _compact(
+        self,
+        items: Sequence[Item],
+        policy: Policy,
+        window: int,
+        auto: bool,
+        now_ms: int,
+    ) -> CompactionOutline | CompactionError:
+        """Run :func:`core.compaction.compact_outline` on a context (cached by its exact input).
+
+        The key is everything the outcome depends on: the policy's estimator, pruning, split,
+        compaction and LLM settings, the window, whether it is automatic, the summariser
+        factory, and each item's message id, tokens and session index, plus the text of items
+        that are not session messages (summaries and continuations written by earlier
+        compactions). It is a tuple of values the session already holds (ids, counts, texts),
+        hashed without copying them; at most :data:`_MAX_CACHED_COMPACTIONS` results are kept
+        (least recently used first out), each a :class:`core.compaction.CompactionOutline`
+        (the summary, the output messages, ids and prune reasons: no request text).
+        """
+        messages = [item.message for item in items]
+        tokens = [item.tokens for item in items]
+        key = (
+            policy.model_dump_json(include={"estimator", "pruning", "split", "compaction", "llm"}),
+            window,
+            auto,
+            id(self._factory),
+            tuple([message.id for message in messages]),
+            tuple(tokens),
+            tuple([item.index for item in items]),
+            tuple([item.message.text for item in items if item.index < 0]),
+        )
+        cached = self._compactions.get(key)
+        if cached is not None:
+            self._compactions.move_to_end(key)
+            return cached
+        coroutine = compact_outline(
+            messages,
+            policy,
+            self._summarizer(policy, window),
+            window=window,
+            counter=get_counter(policy.estimator),
+            auto=auto,
+            token_counts=tokens,
+            now_ms=now_ms,
+            entry_cache=self._entry_cache,
+        )
+        outcome: CompactionOutline | CompactionError
+        try:
+            outcome = _run_coroutine(coroutine)
+        except CompactionError as exc:
+            # Kept for its message and flags; not its traceback, whose frames hold the head and
+            # the last summary request (megabytes for a long head), nor the error behind it.
+            outcome = exc.with_traceback(None)
+            outcome.__cause__ = outcome.__context__ = None
+        self._compactions[key] = outcome
+        if len(self._compactions) > _MAX_CACHED_COMPACTIONS:
+            self._compactions.popitem(last=False)
+        return outcome
+
+    def _futile(self, stuck: Stuck, appended: Sequence[Item], policy: Policy) -> bool:
+        """An attempt now would end as ``stuck`` did (:func:`core.replay.stuck.futile`)."""
+        return futile(stuck, appended, policy, self._calls.linked_back())
+
+
+_loops = threading.local()
+
+
+def _run_coroutine(coroutine: Coroutine[Any, Any, CompactionOutline]) -> CompactionOutline:
+    """Run ``coroutine`` to completion, also from a thread that already runs an event loop.
+
+    A private loop per thread is kept and reused (``asyncio.run`` would install a SIGINT handler
+    on the main thread each time, and its repr of the task formats every message of the head).
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        loop = getattr(_loops, "loop", None)
+        if loop is None or loop.is_closed():
+            loop = asyncio.new_event_loop()
+            _loops.loop = loop
+        return loop.run_until_complete(coroutine)
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = _run_coroutine(coroutine)
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=target, name="ctxscope-compaction")
+    worker.start()
+    worker.join()
+    if "error" in box:
+        raise box["error"]
+    result: CompactionOutline = box["value"]
+    return result
+
+
+def replay(
+    session: Session,
+    policy: Policy,
+    *,
+    summarizer: Summarizer | None = None,
+    progress: ProgressFn | None = None,
+    cancel: threading.Event | None = None,
+) -> ReplayResult:
+    """Replay ``session`` under ``policy`` once (see :mod:`core.replay`).
+
+    ``summarizer`` overrides the policy's LLM for every compaction.
+    """
+    factory = (lambda _policy: summarizer) if summarizer is not None else None
+    return Replayer(session, summarizer_factory=factory).run(
+        policy, progress=progress, cancel=cancel
+    )

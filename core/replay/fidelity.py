@@ -1,0 +1,119 @@
+"""How the replay matched each recorded compaction: fired at the same call, earlier, later, not at
+all, or — for a manual one — applied where it happened.
+
+Each recorded automatic compaction is matched with the nearest compaction of the policy's own
+(not a manual one) that lies between its recorded neighbours; a replay compaction answers at most
+one recorded compaction.
+"""
+
+from __future__ import annotations
+
+from core.models import CompactionEvent
+from core.replay.recorded import RecordedCompaction, RecordedCompactions
+from core.replay.results import FidelityRow, Outcome, ReplayEvent
+
+
+def fidelity(recorded: RecordedCompactions, events: list[ReplayEvent]) -> list[FidelityRow]:
+    """One row per recorded compaction, in order."""
+    own = [
+        (event_id, event)
+        for event_id, event in enumerate(events)
+        if event.kind == "compact" and event.trigger != "manual" and event.call_index is not None
+    ]
+    used: set[int] = set()
+    rows: list[FidelityRow] = []
+    for position, rc in enumerate(recorded.all):
+        event = recorded.session.compactions[rc.index]
+        if rc.inferred_manual:
+            rows.append(_manual(rc, event))
+            continue
+        target = rc.recorded_call
+        lower, upper = _between(recorded.all, position)
+        best = _nearest(own, used, target, lower, upper) if target is not None else None
+        if best is not None:
+            used.add(best)
+        rows.append(_matched(rc, event, target, events[best] if best is not None else None))
+    return rows
+
+
+def _matched(
+    rc: RecordedCompaction, event: CompactionEvent, target: int | None, match: ReplayEvent | None
+) -> FidelityRow:
+    """The row of an automatic recorded compaction and the replay compaction matched with it
+    (None: missed)."""
+    if match is None or match.call_index is None or target is None:
+        return FidelityRow(
+            recorded_index=rc.index,
+            message_index=rc.m_c,
+            trigger=event.trigger,
+            tokens_before=event.tokens_before,
+            outcome="missed",
+            replay_call_index=None,
+            call_delta=None,
+            recorded_call_index=target,
+            note="the policy did not compact anywhere near here",
+        )
+    delta = match.call_index - target
+    outcome: Outcome = "same" if delta == 0 else ("earlier" if delta < 0 else "later")
+    return FidelityRow(
+        recorded_index=rc.index,
+        message_index=rc.m_c,
+        trigger=event.trigger,
+        tokens_before=event.tokens_before,
+        outcome=outcome,
+        replay_call_index=match.call_index,
+        call_delta=delta,
+        recorded_call_index=target,
+        note=match.trigger or "",
+    )
+
+
+def _manual(rc: RecordedCompaction, event: CompactionEvent) -> FidelityRow:
+    note = (
+        "recorded as manual"
+        if event.trigger == "manual"
+        else "below the recording agent's threshold, so a manual compaction"
+    )
+    return FidelityRow(
+        recorded_index=rc.index,
+        message_index=rc.m_c,
+        trigger="manual",
+        tokens_before=event.tokens_before,
+        outcome="manual",
+        replay_call_index=rc.recorded_call,
+        call_delta=0 if rc.recorded_call is not None else None,
+        recorded_call_index=rc.recorded_call,
+        note=note + "; applied where it happened",
+    )
+
+
+def _between(compactions: list[RecordedCompaction], position: int) -> tuple[int, int]:
+    """The calls of the automatic recorded compactions around the one at ``position``: the replay
+    compactions that may answer it lie strictly between them."""
+    lower = -1
+    upper = 1 << 60
+    for other in compactions[:position]:
+        if not other.inferred_manual and other.recorded_call is not None:
+            lower = max(lower, other.recorded_call)
+    for other in compactions[position + 1 :]:
+        if not other.inferred_manual and other.recorded_call is not None:
+            upper = min(upper, other.recorded_call)
+            break
+    return lower, upper
+
+
+def _nearest(
+    own: list[tuple[int, ReplayEvent]], used: set[int], target: int, lower: int, upper: int
+) -> int | None:
+    """The unused replay compaction nearest to call ``target`` within the bounds (the earlier
+    one on a tie); its event id."""
+    best: tuple[int, int] | None = None
+    for event_id, replay_event in own:
+        call = replay_event.call_index
+        assert call is not None
+        if event_id in used or not (lower < call < upper):
+            continue
+        distance = abs(call - target)
+        if best is None or distance < best[0] or (distance == best[0] and call <= target):
+            best = (distance, event_id)
+    return best[1] if best is not None else None

@@ -1,0 +1,261 @@
+"""Re-simulation after a limit change: from which call a new policy can resume an earlier run.
+
+A new policy is compared field by field with a traced one, and the run resumes from the last
+checkpoint the change cannot affect:
+
+* a threshold change (rule, ratio, limit; the window or a reserve that leaves the tail budget as
+  it was): from the first check whose decision or trigger differs under the new numbers, or the
+  first call whose overflow verdict differs (:meth:`ResumePlanner.first_decision_difference`);
+* a truncation change: from the first tool output whose truncated content differs;
+* a change to how compaction prunes, splits or summarises (or to the window, or to a reserve that
+  changes the tail budget): from the first compaction attempted;
+* turning overflow recovery on or off: from the first overflow;
+* the estimator, the check schedule, turn-end pruning, whether the policy is the recording
+  agent's, anything else: from the start.
+
+Call points, events and notes before the resume point are reused as they are (:func:`restore`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from core.models import Session
+from core.policy import Policy
+from core.replay.calls import Calls
+from core.replay.checks import decide, overflows, trigger_of
+from core.replay.policies import effective_window, is_recording_policy, policy_threshold
+from core.replay.state import State, Trace
+from core.replay.truncation import Truncations
+
+THRESHOLD_ONLY = {
+    "compaction.threshold_rule",
+    "compaction.codex_ratio",
+    "compaction.auto_compact_token_limit",
+    "compaction.output_token_max",
+    "compaction.auto",
+}
+"""Policy fields that only move the threshold: decisions are compared check by check."""
+OUTCOME = {
+    "compaction.strategy",
+    "compaction.template",
+    "compaction.head_tool_output_max_chars",
+    "compaction.summary_max_tokens",
+    "compaction.user_message_budget_tokens",
+    "compaction.max_head_drops",
+    "compaction.continuation",
+    "compaction.continuation_text",
+}
+"""Policy fields that change what a compaction produces (with ``split.*`` and ``llm.*``)."""
+STRUCTURAL = {"context_window", "compaction.reserve_tokens"}
+"""Fields that move the threshold and may change every compaction (the tail budget, the
+summariser's window)."""
+NO_EFFECT = {"name", "description"}
+
+
+def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A policy's ``model_dump`` by dotted field name (``per_tool`` overrides as one value)."""
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and key != "per_tool":
+            flat.update(flatten(value, name + "."))
+        else:
+            flat[name] = value
+    return flat
+
+
+def policy_key(policy: Policy) -> str:
+    """Policies with the same key replay the same (the traces' key)."""
+    return policy.model_dump_json()
+
+
+def _take(keys: set[str], matches: Callable[[str], bool]) -> set[str]:
+    """Remove from ``keys`` and return those that match."""
+    taken = {k for k in keys if matches(k)}
+    keys -= taken
+    return taken
+
+
+def _turn_end_pruning(policy: Policy) -> bool:
+    return policy.pruning.enabled and policy.pruning.budget_rule
+
+
+def _tail_budget(policy: Policy, window: int | None) -> int | None:
+    if not window:
+        return None
+    return policy.split.tail_budget(max(window - policy.compaction.reserve_tokens, 0))
+
+
+def _moves_compactions(
+    old: Policy, new: Policy, window_old: int | None, window_new: int | None
+) -> bool:
+    """A window or reserve change changes what compactions produce, not only when they fire.
+
+    The window also bounds the mock summariser's context; window and reserve set the tail budget
+    of every compaction. A reserve change that leaves the budget as it was only moves the
+    threshold.
+    """
+    if window_old != window_new:
+        return True
+    return old.compaction.strategy == "tail" and _tail_budget(old, window_old) != _tail_budget(
+        new, window_new
+    )
+
+
+def _or(value: int | None, default: int) -> int:
+    return default if value is None else value
+
+
+class ResumePlanner:
+    """Finds, among the traces of earlier runs, the one to resume a policy from, and where."""
+
+    def __init__(self, session: Session, calls: Calls, truncations: Truncations) -> None:
+        self.session = session
+        self.calls = calls
+        self.truncations = truncations
+
+    def best_trace(
+        self, traces: Iterable[Trace], policy: Policy, flat: dict[str, Any]
+    ) -> tuple[Trace | None, int]:
+        """The trace to resume from and the call to resume at (``flat``: the policy's fields,
+        as :func:`flatten` gives them); the most recent traces are tried first."""
+        best: Trace | None = None
+        best_call = 0
+        for trace in reversed(list(traces)):
+            call = self.resume_call(trace, policy, flat, best_call)
+            if call > best_call:
+                best, best_call = trace, call
+        return best, best_call
+
+    def resume_call(
+        self, trace: Trace, policy: Policy, flat: dict[str, Any], beyond: int = 0
+    ) -> int:
+        """The first call of ``trace`` that ``policy`` may change (0: replay from the start).
+
+        Work stops as soon as the answer is known to be ``beyond`` or earlier (a resume point
+        another trace already offers): the value returned then is no later than ``beyond``.
+        """
+        calls = len(self.calls)
+        if not self._comparable(trace, policy):
+            return 0
+        old = trace.policy
+        before = trace.flat or flatten(old.model_dump(mode="json"))
+        changed = {k for k in before.keys() | flat.keys() if before.get(k) != flat.get(k)}
+        changed -= NO_EFFECT
+        if not changed:
+            return calls
+        window_old = effective_window(self.session, old)
+        window_new = effective_window(self.session, policy)
+        if window_old == window_new:
+            changed.discard("context_window")
+        resume = calls
+        first_compaction = _or(trace.first_compaction_call, calls)
+        if _take(changed, lambda k: k.startswith("truncation.")):
+            resume = min(resume, self.first_truncation_difference(old, policy))
+        if _take(changed, lambda k: k.startswith("pruning.")):
+            if _turn_end_pruning(old) or _turn_end_pruning(policy):
+                return 0
+            resume = min(resume, first_compaction)
+        if _take(changed, lambda k: k in OUTCOME or k.startswith(("split.", "llm."))):
+            resume = min(resume, first_compaction)
+        decision = _take(changed, THRESHOLD_ONLY.__contains__)
+        structural = _take(changed, STRUCTURAL.__contains__)
+        if structural and _moves_compactions(old, policy, window_old, window_new):
+            resume = min(resume, first_compaction)
+        if _take(changed, {"compaction.overflow_recovery"}.__contains__):
+            resume = min(resume, _or(trace.first_overflow_call, calls))
+        if changed:
+            return 0  # schedule flags and anything else: from the start
+        if (decision or structural) and resume > beyond:
+            resume = self.first_decision_difference(trace, policy, resume)
+        return resume
+
+    def _comparable(self, trace: Trace, policy: Policy) -> bool:
+        """``trace`` is a complete run with the same estimator and the same recording-agent
+        status as ``policy`` (else nothing of it can be reused)."""
+        if trace.final is None or len(trace.checkpoints) != len(self.calls):
+            return False
+        old = trace.policy
+        return old.estimator == policy.estimator and is_recording_policy(
+            self.session, old
+        ) == is_recording_policy(self.session, policy)
+
+    def first_truncation_difference(self, old: Policy, new: Policy) -> int:
+        """The checkpoint before the first message the two policies truncate otherwise."""
+        first = self.truncations.of(old)
+        second = self.truncations.of(new)
+        # Only outputs one of the two truncates can differ (the others keep their own tokens).
+        for i in sorted(first.notes.keys() | second.notes.keys()):
+            if first.differs_from(second, i):
+                return self.calls.checkpoint_before(i)
+        return len(self.calls)
+
+    def first_decision_difference(self, trace: Trace, policy: Policy, stop: int) -> int:
+        """The first call before ``stop`` whose threshold check or overflow verdict ``policy``
+        decides otherwise than ``trace`` did (``stop`` when none does)."""
+        window = effective_window(self.session, policy)
+        new_limit = policy_threshold(self.session, policy)
+        same_window = window == trace.window
+        pending_new = False
+        checkpoints = trace.checkpoints
+        reasons_new = self.calls.recorded_overflows(window)
+        reasons_old = self.calls.recorded_overflows(trace.window)
+        for c in range(min(stop, len(trace.checks))):
+            check = trace.checks[c]
+            if check is not None:
+                fired_new, pending_new = decide(check, new_limit, policy, pending_new)
+                if fired_new != check.fired:
+                    return c
+                if fired_new and trigger_of(check, new_limit, policy) != check.trigger:
+                    return c  # fires either way, but on another figure
+                # A projection that crossed mid-turn under one threshold only: the checkpoints
+                # after this check hold the other run's flag.
+                after = checkpoints[c + 1] if c + 1 < len(checkpoints) else trace.final
+                if after is not None and after.pending != pending_new:
+                    return c
+            if same_window:
+                continue
+            prompt, removed_nothing = trace.overflow_prompt[c]
+            if overflows(prompt, window, reasons_new[c], removed_nothing) != overflows(
+                prompt, trace.window, reasons_old[c], removed_nothing
+            ):
+                return c
+        return stop
+
+
+def restore(trace: Trace, old: Trace | None, resume: int, calls: Calls) -> tuple[State, int, int]:
+    """Start ``trace`` from call ``resume`` of ``old``: what ``old`` did before that call is
+    copied into ``trace`` (its points only when the window and the threshold are the same).
+
+    Returns the state to walk on, the message to walk from and the call resumed from (0 and a
+    fresh state when there is nothing to resume). ``trace.window`` and ``trace.threshold`` must
+    be set.
+    """
+    if old is None or old.final is None or not 0 < resume <= len(calls):
+        return State(), 0, 0
+    if resume == len(calls):
+        state = old.final.copy()
+        pos = calls.n
+    else:
+        state = old.checkpoints[resume].copy()
+        pos = calls.calls[resume]
+    trace.checkpoints = old.checkpoints[:resume]
+    trace.checks = old.checks[:resume]
+    trace.overflow_prompt = old.overflow_prompt[:resume]
+    trace.rows = old.rows[:resume]
+    trace.events = old.events[: state.n_events]
+    trace.compaction_meta = {k: v for k, v in old.compaction_meta.items() if k < state.n_events}
+    trace.run_notes = [note for note in old.run_notes if note[0] <= resume]
+    trace.noops = [taken for taken in old.noops if taken <= resume]
+    trace.first_compaction_call = _before(old.first_compaction_call, resume)
+    trace.first_overflow_call = _before(old.first_overflow_call, resume)
+    trace.first_prune_call = _before(old.first_prune_call, resume)
+    reuse_points = old.window == trace.window and old.threshold == trace.threshold
+    trace.points = old.points[:resume] if reuse_points else []
+    return state, pos, resume
+
+
+def _before(call: int | None, resume: int) -> int | None:
+    return call if call is not None and call < resume else None

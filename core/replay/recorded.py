@@ -1,0 +1,370 @@
+"""The recorded side: what the session itself says happened, whatever the policy.
+
+* :class:`RecordedCompactions`: each compaction the recording holds — where it happened, the
+  summary messages it owns, the first message it kept, the call it came before, and whether the
+  recording agent's own threshold can explain it (else it was the user's ``/compact``).
+* :class:`RecordedSide`: in one estimator's tokens, the recording's own context at every call
+  (``E_rec``), its baseline figures (recorded, else projected), the overhead the messages do not
+  show and the ratio between the provider's tokens and the estimator's. The simulation adds the
+  policy's difference to these (``baseline + ratio x (E_sim - E_rec)``: :meth:`RecordedSide.figures`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from core.models import CompactionEvent, Message, Provenance, Role, Session
+from core.overflow import crosses
+from core.policy import PRESETS
+from core.replay.calls import Calls
+from core.replay.policies import NATIVE_PRESET, policy_threshold
+from core.tokens import TokenCounter
+
+_MIN_RATIO = 0.25
+_MAX_RATIO = 4.0
+
+BaseItems = tuple[tuple[int, int], ...]
+"""A recorded context right after a compaction: ``(message index, tokens)`` per message, where a
+negative index ``-1 - k`` stands for the summary of recorded compaction ``k`` (no message holds it)."""
+
+
+class RecordedCompaction:
+    """One compaction of ``Session.compactions``, placed in the session."""
+
+    __slots__ = (
+        "first_kept",
+        "index",
+        "inferred_manual",
+        "m_c",
+        "owned",
+        "owned_end",
+        "recorded_call",
+        "summary_message",
+        "trigger",
+    )
+
+    def __init__(self, index: int, m_c: int, trigger: str) -> None:
+        self.index = index
+        """Index into ``Session.compactions``."""
+        self.m_c = m_c
+        """The message it happened before."""
+        self.trigger = trigger
+        self.first_kept: int | None = None
+        """The first message it kept verbatim (None: it kept none)."""
+        self.owned: list[int] = []
+        """The messages it wrote (its summary and the meta messages before it)."""
+        self.owned_end = m_c
+        """The message after the ones it owns (where the walk resumes)."""
+        self.summary_message: Message | None = None
+        """Its summary, when no message of the session holds it."""
+        self.inferred_manual = False
+        """The recording agent's threshold cannot explain it: the user's ``/compact``."""
+        self.recorded_call: int | None = None
+        """The call it came before (or, after a failed call, that call)."""
+
+
+class RecordedCompactions:
+    """The recorded compactions of a session and the messages they own."""
+
+    def __init__(self, session: Session, calls: Calls) -> None:
+        self.session = session
+        self.calls = calls
+        n = calls.n
+        self.ids: dict[str, int] = {}
+        for i, message in enumerate(session.messages):
+            self.ids.setdefault(message.id, i)
+        self.owned = [False] * n
+        """Messages a recorded compaction wrote."""
+        self.all: list[RecordedCompaction] = []
+        self.at: dict[int, list[RecordedCompaction]] = {}
+        """The recorded compactions by the message they happened before."""
+        for c_index, event in enumerate(session.compactions):
+            rc = self._place(c_index, event)
+            for k in rc.owned:
+                self.owned[k] = True
+            self.all.append(rc)
+            self.at.setdefault(rc.m_c, []).append(rc)
+        self._infer_manual()
+        self.walked = [
+            main and not owned for main, owned in zip(calls.main, self.owned, strict=True)
+        ]
+        """Messages a walk adds to the context: in the main conversation and not owned by a
+        recorded compaction."""
+        self._backwards: int | None = None
+
+    def _place(self, c_index: int, event: CompactionEvent) -> RecordedCompaction:
+        messages = self.session.messages
+        n = self.calls.n
+        rc = RecordedCompaction(c_index, max(0, min(event.message_index, n)), event.trigger)
+        owned: list[int] = []
+        j = rc.m_c
+        while j < n and (messages[j].meta or messages[j].summary):
+            owned.append(j)
+            if messages[j].summary:
+                break
+            j += 1
+        if not any(messages[k].summary for k in owned):
+            owned = []
+        rc.owned = owned
+        rc.owned_end = owned[-1] + 1 if owned else rc.m_c
+        if not owned and event.summary:
+            rc.summary_message = Message.model_construct(
+                index=rc.m_c,
+                id=f"recorded-summary:{c_index}",
+                role=Role.USER,
+                text=event.summary,
+                summary=True,
+            )
+        if event.first_kept_id is not None:
+            kept = self.ids.get(event.first_kept_id)
+            if kept is not None and kept < rc.m_c:
+                rc.first_kept = kept
+        rc.recorded_call = self._recorded_call(rc)
+        return rc
+
+    def _recorded_call(self, rc: RecordedCompaction) -> int | None:
+        """The call a compaction came before (or, after a failed call, that call)."""
+        call_of = self.calls.call_of
+        prev_call = next((call_of[k] for k in range(rc.m_c - 1, -1, -1) if call_of[k] >= 0), None)
+        if prev_call is not None and self.calls.fixed_overflow[prev_call] is not None:
+            return prev_call
+        if rc.owned_end > self.calls.n:
+            return None
+        return self.calls.next_call_or_none(rc.owned_end)
+
+    def _infer_manual(self) -> None:
+        """Mark recorded compactions the recording agent's own threshold cannot explain.
+
+        A compaction recorded as ``manual`` is one; so is one of unknown trigger whose context
+        before it (``tokens_before``, else the last recorded figure before it, after its reply)
+        is below the threshold of the agent's preset.
+        """
+        native = NATIVE_PRESET.get(self.session.format)
+        policy = PRESETS[native] if native is not None and self.session.context_window else None
+        limit = policy_threshold(self.session, policy) if policy is not None else None
+        for rc, event in zip(self.all, self.session.compactions, strict=True):
+            if event.trigger == "manual":
+                rc.inferred_manual = True
+                continue
+            if event.trigger != "unknown" or policy is None or limit is None:
+                continue
+            before = event.tokens_before or self._last_figure_before(rc.m_c)
+            if before and not crosses(before, limit, policy):
+                rc.inferred_manual = True
+
+    def _last_figure_before(self, message_index: int) -> int | None:
+        """The last recorded context (after its reply) of a call before ``message_index``."""
+        call_of = self.calls.call_of
+        after = self.calls.usage_after
+        return next(
+            (
+                after[call_of[k]]
+                for k in range(message_index - 1, -1, -1)
+                if call_of[k] >= 0 and after[call_of[k]]
+            ),
+            None,
+        )
+
+    def here(self, c: int) -> RecordedCompaction | None:
+        """An automatic recorded compaction in the gap just before call ``c``."""
+        for rc in self.all:
+            if not rc.inferred_manual and rc.recorded_call == c:
+                return rc
+        return None
+
+    @property
+    def carry_summaries(self) -> bool:
+        """Some recorded compaction carries its summary text."""
+        return any(rc.owned or rc.summary_message for rc in self.all)
+
+    def backwards_without_compaction(self) -> int:
+        """Recorded figures that fell with no compaction in between (counted once)."""
+        if self._backwards is None:
+            count = 0
+            previous: int | None = None
+            rc_calls = {rc.recorded_call for rc in self.all}
+            for c, figure in enumerate(self.calls.usage_context):
+                if figure is None:
+                    continue
+                if previous is not None and figure < previous and c not in rc_calls:
+                    count += 1
+                previous = figure
+            self._backwards = count
+        return self._backwards
+
+
+class CallFigures(NamedTuple):
+    """A call as the policy sees it: each figure is the recording's plus ``ratio x delta``."""
+
+    delta: int
+    """Simulated minus recorded context, in estimated tokens (0: the policy changed nothing)."""
+    figure: int
+    """The context in the recorded convention (before or after the reply)."""
+    prompt: int
+    """The prompt sent (what must fit the window)."""
+    after_reply: int
+    """The context after the reply (what the next check starts from)."""
+
+
+class RecordedSide:
+    """The recording's own context at every call, in one estimator's tokens (policy-independent)."""
+
+    __slots__ = (
+        "baseline",
+        "baseline_after",
+        "baseline_prompt",
+        "baseline_prov",
+        "bases",
+        "e_rec_after",
+        "e_rec_cov",
+        "overhead",
+        "overhead_known",
+        "ratio",
+    )
+
+    def __init__(self) -> None:
+        self.e_rec_cov: list[int] = []
+        """Estimated recorded context at each call, on the side of the reply its figure is on."""
+        self.ratio = 1.0
+        """Recorded tokens per estimated token: the median over recorded calls of
+        ``(recorded - overhead) / estimated recorded context`` (1.0 without usage)."""
+        self.baseline: list[int] = []
+        self.baseline_prompt: list[int] = []
+        self.baseline_after: list[int] = []
+        """The recording's context after each call's reply (what agents check their threshold on)."""
+        self.e_rec_after: list[int] = []
+        """Estimated recorded context including each call's reply."""
+        self.baseline_prov: list[Provenance] = []
+        self.bases: dict[int, tuple[BaseItems, int]] = {}
+        """Recorded compaction index -> (context items, walk start)."""
+        self.overhead = 0
+        self.overhead_known = False
+
+    def figures(self, c: int, e_sim_cov: int) -> CallFigures:
+        """Call ``c`` as the policy sees it, from its simulated context ``e_sim_cov`` (estimated
+        tokens, on the side of the reply the recorded figure is measured on)."""
+        delta = e_sim_cov - self.e_rec_cov[c]
+        scaled = round(delta * self.ratio)
+        return CallFigures(
+            delta,
+            max(0, self.baseline[c] + scaled),
+            max(0, self.baseline_prompt[c] + scaled),
+            max(0, self.baseline_after[c] + scaled),
+        )
+
+
+def measure_recorded_side(
+    recorded: RecordedCompactions, tokens: list[int], counter: TokenCounter
+) -> RecordedSide:
+    """The :class:`RecordedSide` of a session in the tokens of ``counter`` (``tokens``: every
+    message's count under it)."""
+    side = RecordedSide()
+    changed_before = _recorded_contexts(side, recorded, tokens, counter)
+    calls = recorded.calls
+    # Overhead: the first recorded figure minus the estimated messages before it.
+    for c, figure in enumerate(calls.usage_context):
+        if figure is not None:
+            side.overhead = max(0, figure - side.e_rec_cov[c])
+            side.overhead_known = True
+            break
+    _baselines(side, calls, tokens, changed_before, counter.provenance)
+    e_cov = side.e_rec_cov
+    ratios = sorted(
+        (calls.usage_context[c] or 0) / e_cov[c] - side.overhead / e_cov[c]
+        for c in range(len(calls))
+        if calls.usage_context[c] is not None and e_cov[c] > 0
+    )
+    if ratios:
+        side.ratio = min(_MAX_RATIO, max(_MIN_RATIO, ratios[len(ratios) // 2]))
+    return side
+
+
+def _recorded_contexts(
+    side: RecordedSide, recorded: RecordedCompactions, tok: list[int], counter: TokenCounter
+) -> list[bool]:
+    """Fill ``side.e_rec_cov`` and ``side.bases`` walking the recorded context; per call, whether
+    a recorded compaction came since the previous call."""
+    calls = recorded.calls
+    main, owned, call_of, kinds = calls.main, recorded.owned, calls.call_of, calls.kinds
+    base_sum = 0
+    walk = 0
+    walk_start = 0
+    in_ctx = [False] * calls.n
+    changed_before: list[bool] = []
+    changed = False
+    for i in range(calls.n):
+        for rc in recorded.at.get(i, ()):
+            items = _context_after(rc, in_ctx, tok, counter)
+            base_sum = sum(t for _j, t in items)
+            walk = 0
+            walk_start = rc.owned_end
+            side.bases[rc.index] = (items, walk_start)
+            changed = True
+        c = call_of[i]
+        if c >= 0:
+            cov = base_sum + walk
+            if kinds[c] == "after-reply" and main[i]:
+                cov += tok[i]
+            side.e_rec_cov.append(cov)
+            changed_before.append(changed)
+            changed = False
+        if main[i] and not owned[i] and i >= walk_start:
+            walk += tok[i]
+            in_ctx[i] = True
+    return changed_before
+
+
+def _context_after(
+    rc: RecordedCompaction, in_ctx: list[bool], tok: list[int], counter: TokenCounter
+) -> BaseItems:
+    """The recorded context right after ``rc`` (its summary, then what it kept); updates
+    ``in_ctx``, the messages in the recorded context."""
+    kept: list[tuple[int, int]] = []
+    if rc.first_kept is not None:
+        kept = [(j, tok[j]) for j in range(rc.first_kept, rc.m_c) if in_ctx[j]]
+    for j in range(rc.m_c):
+        in_ctx[j] = False
+    summary_items: list[tuple[int, int]] = [(j, tok[j]) for j in rc.owned]
+    if rc.summary_message is not None:
+        summary_items.append((-1 - rc.index, counter.count(rc.summary_message.text)))
+    for j, _t in kept:
+        in_ctx[j] = True
+    for j in rc.owned:
+        in_ctx[j] = True
+    return tuple(summary_items + kept)
+
+
+def _baselines(
+    side: RecordedSide,
+    calls: Calls,
+    tok: Sequence[int],
+    changed_before: list[bool],
+    estimated: Provenance,
+) -> None:
+    """Baselines: recorded, else projected from the last recorded figure, else estimated."""
+    e_cov = side.e_rec_cov
+    last: tuple[int, int] | None = None
+    for c, i in enumerate(calls.calls):
+        if changed_before[c]:
+            last = None
+        figure = calls.usage_context[c]
+        after = calls.kinds[c] == "after-reply"
+        reply = tok[i] if calls.main[i] else 0
+        side.e_rec_after.append(e_cov[c] + (0 if after else reply))
+        if figure is not None:
+            prompt = calls.usage_prompt[c]
+            side.baseline.append(figure)
+            side.baseline_prompt.append(prompt if prompt is not None else figure)
+            side.baseline_after.append(calls.usage_after[c] or figure)
+            side.baseline_prov.append(Provenance.RECORDED)
+            last = (figure, e_cov[c])
+            continue
+        if last is not None:
+            value = max(0, last[0] + e_cov[c] - last[1])
+        else:
+            value = side.overhead + e_cov[c]
+        side.baseline.append(value)
+        side.baseline_prompt.append(max(0, value - reply) if after else value)
+        side.baseline_after.append(value if after else value + reply)
+        side.baseline_prov.append(estimated)

@@ -1,0 +1,290 @@
+"""What a replay returns: the result models of docs/REPLAY_API.md, and the JSON schema version.
+
+Every model documents its fields with attribute docstrings (``use_attribute_docstrings``): they
+are the descriptions of ``model_json_schema()`` and of the field reference in docs/REPLAY_API.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+from core.models import Provenance
+from core.overflow import RecordedKind
+from core.policy import Policy
+
+SCHEMA_VERSION = 1
+"""Version of the JSON written by ``--json`` (bumped on any incompatible change)."""
+
+EventKind = Literal["truncate", "prune", "compact", "continue", "overflow", "recorded-compaction"]
+Trigger = Literal["threshold", "projection", "overflow", "manual", "recorded"]
+Outcome = Literal["same", "earlier", "later", "missed", "manual"]
+
+
+class Documented(BaseModel):
+    """Result models: each field's docstring is its description in the JSON schema."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+
+class ReplayEvent(Documented):
+    """Something the policy did during the replay."""
+
+    kind: EventKind
+    """``truncate``, ``prune``, ``compact``, ``continue``, ``overflow`` or ``recorded-compaction``."""
+    message_index: int
+    """Message it applies to (compact: the first message after the cut, i.e. the first tail
+    message, or the message it fired before when no tail is kept)."""
+    call_index: int | None
+    """Index into ``ReplayResult.points`` of the call it fired before (truncate: the first call
+    that sends the output); None when no call follows."""
+    trigger: Trigger | None
+    """``threshold``, ``projection``, ``overflow``, ``manual`` or ``recorded``; None for truncations and overflows."""
+    reason: str
+    """One human sentence: why it fired / what it did."""
+    tokens_before: int | None
+    """Context (compact, prune, overflow) or message (truncate) tokens before."""
+    tokens_after: int | None
+    """Context (or message) tokens after."""
+    head_indices: list[int] = Field(default_factory=list)
+    """compact: messages summarised (session message indices)."""
+    tail_indices: list[int] = Field(default_factory=list)
+    """compact: messages kept verbatim."""
+    pruned_indices: list[int] = Field(default_factory=list)
+    """Messages whose tool output pruning replaced."""
+    summary: str | None = None
+    """compact: the summary text."""
+    dropped_head_messages: int = 0
+    """compact: head messages left out of an overflowing summary request."""
+    trigger_call_index: int | None = None
+    """The call whose context made the check fire (threshold/projection: the previous call)."""
+    at_message_index: int | None = None
+    """The session message it happened just before."""
+    summary_tokens: int | None = None
+    """compact: tokens of the summary message (plus the continuation message, if any)."""
+    recorded_index: int | None = None
+    """The recorded compaction (index into ``Session.compactions``) this event applied or took."""
+
+
+class CallPoint(Documented):
+    """One model call (assistant message), in order."""
+
+    call_index: int
+    """Position among the model calls (0-based)."""
+    message_index: int
+    """The assistant message of this call."""
+    turn_index: int
+    """0-based turn the call belongs to (-1 before the first user message)."""
+    recorded_tokens: int | None
+    """``Usage.context_tokens`` of the recorded call (None: no usable usage)."""
+    recorded_kind: RecordedKind | None
+    """Which side of the reply the recorded and simulated figures are measured on."""
+    simulated_tokens: int
+    """Context the policy would have sent at this call (same convention as the recorded one)."""
+    simulated_provenance: Provenance
+    """``recorded`` while the policy has changed nothing, else ``estimated``/``counted``."""
+    window: int | None
+    """Window of the run."""
+    threshold: int | None
+    """Threshold of the run."""
+    overflow_recorded: bool
+    """The recorded call overflowed: recorded context > window, stop reason length, overflow error."""
+    overflow_simulated: bool
+    """The simulated prompt exceeds the window (after the one retry overflow recovery allows)."""
+    event_ids: list[int]
+    """Indices into ``ReplayResult.events`` attached to this call."""
+    baseline_tokens: int
+    """The recording's context at this call: the recorded figure, else our projection of it."""
+    baseline_provenance: Provenance
+    """``recorded``, or ``estimated``/``counted`` for a projected baseline."""
+    baseline_after_tokens: int = 0
+    """The recording's context after this call's reply (what the next check starts from)."""
+    overflow_recorded_reason: str | None = None
+    """``stop-length``, ``error`` or ``over-window`` when ``overflow_recorded``."""
+    checked: bool = False
+    """The policy checked its threshold right before this call."""
+    check_tokens: int | None = None
+    """What that check measured (simulated)."""
+    baseline_check_tokens: int | None = None
+    """The same check measured on the recording's figures (for the overflow diagnosis)."""
+    check_fired: bool = False
+    """That check fired a compaction."""
+
+
+class MessageState(Documented):
+    """One per session message, same order."""
+
+    message_index: int
+    """Position in the session."""
+    tokens: int
+    """Tokens of the message as recorded (counted/estimated)."""
+    tokens_after_truncation: int
+    """What the policy would have sent."""
+    provenance: Provenance
+    """``counted`` or ``estimated`` (the estimator's kind)."""
+    truncated: bool
+    """The policy truncates this tool output."""
+    truncation_note: str | None
+    """What truncation cut and where the full output would be saved."""
+    pruned: bool
+    """Pruning replaced this output at some point of the replay."""
+    prune_reason: str | None
+    """The pruner's reason for this message (also for protected ones), from the last pruning."""
+    protected: bool
+    """Protected tool, inside the skip boundary or inside the protect budget."""
+    summarised_by: int | None
+    """Event id of the compaction that put it in a head."""
+    kept_by: int | None
+    """Event id of the last compaction that kept it in its tail."""
+    in_context_at_end: bool
+    """Still in the simulated context after the last message."""
+
+
+class FidelityRow(Documented):
+    """How the replay matched one recorded compaction."""
+
+    recorded_index: int
+    """Index into ``Session.compactions``."""
+    message_index: int
+    """Where the recorded compaction happened."""
+    trigger: str
+    """The recorded trigger, or ``manual`` when the recording agent's threshold cannot explain it."""
+    tokens_before: int | None
+    """Context before it, as recorded."""
+    outcome: Outcome
+    """``same``, ``earlier``, ``later``, ``missed`` (no replay compaction near it) or ``manual``."""
+    replay_call_index: int | None
+    """The call the matching replay compaction fired before."""
+    call_delta: int | None
+    """Replay call - recorded call (negative: the replay compacted earlier)."""
+    recorded_call_index: int | None = None
+    """The call the recorded compaction happened before (or the failed call it recovered)."""
+    note: str = ""
+    """What matched it (the replay trigger), or why none did."""
+
+
+class ReplaySummary(Documented):
+    """The figures of a replay in one row."""
+
+    calls: int
+    """Model calls."""
+    peak_recorded: int | None
+    """Largest recorded context (None: no usage)."""
+    peak_simulated: int
+    """Largest simulated context."""
+    peak_call_index: int | None
+    """The call of that peak."""
+    compactions: int
+    """Compactions the policy made (its own and recorded ones it applied)."""
+    overflows_recorded: int
+    """Recorded calls that overflowed."""
+    overflows_simulated: int
+    """Simulated calls that overflow."""
+    tokens_truncated: int
+    """Tokens truncation removed from tool outputs (net of the hints it adds)."""
+    tokens_pruned: int
+    """Tokens of the tool outputs pruning replaced."""
+    tokens_summarised: int
+    """Tokens of the messages compactions replaced by a summary."""
+    summary_tokens: int
+    """Tokens of the summaries written (and continuation messages)."""
+    tail_tokens: int
+    """Tokens kept in tails, summed over compactions."""
+    overflows_avoided: int = 0
+    """Recorded overflows at calls the replay sends without overflowing."""
+    overflows_caused: int = 0
+    """Simulated overflows at calls that did not overflow in the recording."""
+    manual_compactions: int = 0
+    """Recorded manual compactions the replay applied."""
+    final_tokens: int | None = None
+    """Simulated context at the last call."""
+    noop_compactions: int = 0
+    """Times the policy set out to compact (its threshold, an overflow, a manual compaction) and
+    the context stayed as it was: nothing to compact, or no summary could be written (the notes
+    say why)."""
+
+
+class ReplayResult(Documented):
+    """The whole replay of one session under one policy."""
+
+    schema_version: int = SCHEMA_VERSION
+    """Version of this JSON layout (1)."""
+    session_id: str
+    """Id of the replayed session."""
+    policy: Policy
+    """The policy replayed, every field."""
+    window: int | None
+    """Context window used (the policy's override, else the session's)."""
+    threshold: int | None
+    """Compaction threshold of the policy for that window (None: window unknown)."""
+    points: list[CallPoint]
+    """One per model call, in order."""
+    events: list[ReplayEvent]
+    """What the policy did, in order; ``event_ids`` and ``*_by`` fields index this list."""
+    messages: list[MessageState]
+    """One per session message, same order."""
+    fidelity: list[FidelityRow]
+    """One per recorded compaction."""
+    summary: ReplaySummary
+    """The figures of the run in one row."""
+    notes: list[str]
+    """e.g. "no recorded usage: every figure is estimated"."""
+    recording_policy: bool = False
+    """The policy is the one of the agent that recorded the session."""
+    overhead_tokens: int = 0
+    """System prompt + tool schemas, calibrated from the first recorded call."""
+    estimator: str = ""
+    """Estimator used for message tokens."""
+    window_source: str = "unknown"
+    """Where the window came from: ``recorded``, ``table``, ``user``, ``policy`` or ``unknown``."""
+
+    _resumed_from_call: int | None = PrivateAttr(default=None)
+
+    @property
+    def resumed_from_call(self) -> int | None:
+        """The call the incremental run resumed from (None: a full run)."""
+        return self._resumed_from_call
+
+
+class CompareRow(Documented):
+    """One policy's figures in a comparison."""
+
+    policy: str
+    """Policy name."""
+    description: str
+    """What the policy models."""
+    window: int | None
+    """Window it used."""
+    threshold: int | None
+    """Its threshold."""
+    summary: ReplaySummary
+    """Its replay figures."""
+    fidelity: dict[str, int]
+    """Recorded compactions by outcome (``same``, ``earlier``, ``later``, ``missed``, ``manual``)."""
+
+
+class CompareResult(Documented):
+    """Several policies over one session."""
+
+    schema_version: int = SCHEMA_VERSION
+    """Version of this JSON layout (1)."""
+    session_id: str
+    """Id of the session."""
+    window: int | None
+    """Window of the first policy (policies may override it)."""
+    rows: list[CompareRow]
+    """One per policy, in the order given."""
+    notes: list[str]
+    """Notes all policies share once; the others prefixed with their policy."""
+
+
+def cut_index(head: Sequence[int], tail: Sequence[int], default: int) -> int:
+    """Where a compaction cut the conversation: the first tail message after the head.
+
+    Leading system prompts and injected context stay verbatim and sit in the tail *before* the
+    head, so the first tail index is not the cut.
+    """
+    last_head = max(head) if head else -1
+    return next((j for j in tail if j > last_head), default)

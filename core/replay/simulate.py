@@ -1,0 +1,545 @@
+"""The walk: one run of the policy over the session's messages, one method per kind of event.
+
+:meth:`Run.walk` goes through the messages in order (from a checkpoint of an earlier run, or the
+start). Before each message it applies the recorded compactions that happened there
+(:meth:`Run.apply_recorded_compaction`: the user's ``/compact``); at each model call
+:meth:`Run.on_call` prunes at a turn end, makes the threshold check (:meth:`Run.check`, which may
+compact or take the recorded compaction) and works out the call's figures and overflow
+(:meth:`Run.overflow`); each message a walk adds to the context goes through
+:meth:`Run.on_message` (a truncation event when the policy truncates it).
+
+The run writes into its :class:`~core.replay.state.Trace`: a checkpoint before every call, the
+check and the raw figures of every call, the events and notes. The engine assembles the result
+from it (:mod:`core.replay.timeline`).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+from core.compaction import CompactionError, CompactionOutline
+from core.fastmodel import build
+from core.policy import Policy
+from core.prune import prune
+from core.replay.calls import Calls
+from core.replay.checks import decide, fired_on, measure, overflows, trigger_of
+from core.replay.rebuild import Rebuilt, after_compaction, after_pruning
+from core.replay.recorded import CallFigures, RecordedCompaction, RecordedCompactions
+from core.replay.results import EventKind, ReplayEvent, Trigger, cut_index
+from core.replay.setting import Setting
+from core.replay.state import CallRow, Check, Item, State, Stuck, Trace
+
+ProgressFn = Callable[[int, int], None]
+"""Called now and then with ``(messages_done, messages_total)``."""
+CompactFn = Callable[[Sequence[Item], Policy, int, bool, int], CompactionOutline | CompactionError]
+"""``(items, policy, window, auto, now_ms)``: the engine's cached compaction."""
+FutileFn = Callable[[Stuck, Sequence[Item], Policy], bool]
+"""``(stuck, appended, policy)``: an attempt now would end as the stuck one did."""
+
+_PROGRESS_EVERY = 512
+
+_FIRED_BECAUSE: dict[str, str] = {
+    "threshold": "the context crossed the threshold",
+    "projection": "the projected context (with the tool results since the last call) crossed "
+    "the threshold",
+    "overflow": "the call would not fit the window",
+    "manual": "the user compacted here in the recording",
+    "recorded": "the recording compacted here",
+}
+"""Why a compaction was made, for its event's reason."""
+
+
+class ReplayCancelled(Exception):
+    """The run was cancelled through its ``cancel`` event."""
+
+
+def _report(
+    done: int, total: int, progress: ProgressFn | None, cancel: threading.Event | None
+) -> None:
+    """Now and then during a walk: stop when cancelled, else say how far it got."""
+    if cancel is not None and cancel.is_set():
+        raise ReplayCancelled("replay cancelled")
+    if progress is not None:
+        progress(done, total)
+
+
+class Run:
+    """One walk of the session under one policy; its state is the :class:`State` it started from
+    (a checkpoint's copy, or a fresh one), updated in place."""
+
+    def __init__(
+        self,
+        calls: Calls,
+        recorded: RecordedCompactions,
+        setting: Setting,
+        trace: Trace,
+        state: State,
+        *,
+        compact: CompactFn,
+        futile: FutileFn,
+    ) -> None:
+        self.calls = calls
+        self.recorded = recorded
+        self.setting = setting
+        self.policy = setting.policy
+        self.trace = trace
+        self.state = state
+        self.events = trace.events
+        self._compact = compact
+        self._futile = futile
+        self.messages = calls.session.messages
+        self.recorded_overflow = calls.recorded_overflows(setting.window)
+        self.turn_end_prune = setting.policy.pruning.enabled and setting.policy.pruning.budget_rule
+
+    # -- the walk ----------------------------------------------------------------------------
+
+    def walk(self, pos: int, progress: ProgressFn | None, cancel: threading.Event | None) -> None:
+        """Walk from message ``pos`` (the checkpoint's) to the end of the session."""
+        state = self.state
+        events = self.events
+        checkpoints = self.trace.checkpoints
+        n = self.calls.n
+        call_of = self.calls.call_of
+        rc_at = self.recorded.at
+        walked = self.recorded.walked
+        next_progress = pos + _PROGRESS_EVERY
+        for i in range(pos, n):
+            if i >= next_progress:
+                next_progress = i + _PROGRESS_EVERY
+                _report(i, n, progress, cancel)
+            c = call_of[i]
+            if c >= 0:
+                state.n_events = len(events)
+                checkpoints.append(state.copy())
+            for rc in rc_at.get(i, ()):  # recorded compactions happening before message i
+                state.rec_base_change = True
+                if rc.inferred_manual:
+                    self.apply_recorded_compaction(rc, i)
+            if c >= 0:
+                self.on_call(c, i)
+            if walked[i]:
+                self.on_message(i)
+            if c >= 0:
+                state.prev_e_cov = state.e_sim
+        state.n_events = len(events)
+        self.trace.final = state.copy()
+        if progress is not None:
+            progress(n, n)
+
+    def on_message(self, i: int) -> None:
+        """Message ``i`` joins the context, as the policy truncates it."""
+        truncation = self.setting.truncation
+        self.state.e_sim += truncation.tokens[i]
+        if truncation.truncated[i]:
+            self.event(
+                "truncate",
+                i,
+                truncation.reasons.get(i, "truncated"),
+                call_index=self.calls.next_call_or_none(i + 1),
+                tokens_before=self.setting.tokens[i],
+                tokens_after=truncation.tokens[i],
+                at_message_index=i,
+            )
+
+    def on_call(self, c: int, i: int) -> None:
+        """Model call ``c`` (message ``i``): turn-end pruning, the threshold check before it, then
+        the context it sends and whether that overflows."""
+        state = self.state
+        trace = self.trace
+        setting = self.setting
+        first_of_turn = self.calls.first_of_turn[c]
+        if self.turn_end_prune and first_of_turn and c > 0:
+            self.prune_at_turn_end(i, c)
+        check = self.check(c, i, self.policy.compaction.check_before_each_call or first_of_turn)
+        trace.checks.append(check if (check.base is not None or check.proj is not None) else None)
+        rec = setting.rec
+        after = self.calls.kinds[c] == "after-reply"
+        reply = setting.tokens[i] if (after and self.calls.main[i]) else 0
+        figures = rec.figures(c, state.e_sim + reply)
+        reason = self.recorded_overflow[c]
+        removed_nothing = figures.delta >= 0
+        trace.overflow_prompt.append((figures.prompt, removed_nothing))
+        overflow = overflows(figures.prompt, setting.window, reason, removed_nothing)
+        if overflow:
+            figures, overflow = self.overflow(c, i, reply, figures, reason)
+        provenance = rec.baseline_prov[c] if figures.delta == 0 else setting.counter.provenance
+        trace.rows.append(
+            CallRow(c, i, figures.figure, provenance, reason, overflow, state.pending_events, check)
+        )
+        state.pending_events = ()
+        # What the next check will look at (prev_e_cov once the reply is in the context).
+        state.prev_call = c
+        state.prev_figure = figures.after_reply
+        state.prev_baseline_figure = rec.baseline_after[c]
+        state.prev_e_rec_cov = rec.e_rec_after[c]
+        state.rebased = False
+        state.rec_base_change = False
+
+    # -- checks and overflows ----------------------------------------------------------------
+
+    def check(self, c: int, i: int, checks_now: bool) -> Check:
+        """The threshold check before call ``c``; compacts when it fires (the recording agent's
+        policy takes the recorded compaction where the recording compacted)."""
+        state = self.state
+        policy = self.policy
+        limit = self.setting.limit
+        reply_tokens = self.setting.tokens[i] if self.calls.main[i] else 0
+        project = policy.compaction.project_after_tool_results
+        check = measure(state, self.setting.rec, c, reply_tokens, checks_now, project)
+        fired, state.pending = decide(check, limit, policy, state.pending)
+        if fired:
+            trigger = trigger_of(check, limit, policy)
+            figure = fired_on(check, trigger)
+            check.fired = True
+            check.trigger = trigger
+            if not (self.setting.native and self.adopt_recorded(c, i, trigger, figure)):
+                self.compact(i, c, trigger, c - 1 if c > 0 else None, figure)
+        return check
+
+    def overflow(
+        self, c: int, i: int, reply: int, figures: CallFigures, recorded_reason: str | None
+    ) -> tuple[CallFigures, bool]:
+        """Call ``c`` would not fit the window: compact and retry once (overflow recovery), else
+        record the overflow. Returns the call's figures and whether it still overflows."""
+        trace = self.trace
+        window = self.setting.window
+        assert window
+        if trace.first_overflow_call is None:
+            trace.first_overflow_call = c
+        recovery = self.policy.compaction.overflow_recovery
+        if recovery and self.compact(i, c, "overflow", c, figures.prompt):
+            figures = self.setting.rec.figures(c, self.state.e_sim + reply)
+            if not overflows(figures.prompt, window, recorded_reason, figures.delta >= 0):
+                return figures, False
+        prompt = figures.prompt
+        recorded_over = recorded_reason is not None and figures.delta >= 0
+        because = (
+            " (the recording overflowed here and the policy removed nothing)"
+            if recorded_over and prompt <= window
+            else ""
+        )
+        retried = (
+            "; compacting and retrying once did not make it fit."
+            if recovery
+            else "; overflow recovery is off."
+        )
+        self.event(
+            "overflow",
+            i,
+            f"The call would send {prompt:,} tokens to a {window:,}-token window{because}{retried}",
+            call_index=c,
+            tokens_before=prompt,
+            at_message_index=i,
+        )
+        return figures, True
+
+    # -- compactions -------------------------------------------------------------------------
+
+    def compact(
+        self, at: int, call: int | None, trigger: Trigger, trigger_call: int | None, figure: int
+    ) -> bool:
+        """The policy's own compaction before message ``at`` (``figure``: the context that made
+        it fire); True when it changed anything."""
+        window = self.setting.window
+        if not window or self.futile_now(at, call, trigger):
+            return False
+        items = self.context_items(at)
+        if not items:
+            return False
+        # Any attempt depends on how the policy compacts, whatever comes of it.
+        if self.trace.first_compaction_call is None:
+            self.trace.first_compaction_call = max(0, len(self.trace.checkpoints) - 1)
+        outcome = self._compact(items, self.policy, window, trigger != "manual", self.now_ms(at))
+        if isinstance(outcome, CompactionError) or not (outcome.compacted or outcome.pruned_ids):
+            self.came_to_nothing(outcome, at, call, trigger)
+            return False
+        state = self.state
+        before = state.e_sim
+        rebuilt = after_compaction(outcome, items, self.setting.counter)
+        self.rebase(rebuilt.items, at)
+        after_tokens = max(0, figure - round(self.setting.rec.ratio * (before - state.e_sim)))
+        where = {"call_index": call, "trigger": trigger, "at_message_index": at}
+        if outcome.compacted:
+            self.compaction_events(outcome, rebuilt, figure, after_tokens, trigger_call, where)
+        else:
+            self.event(
+                "prune",
+                rebuilt.pruned[0] if rebuilt.pruned else at,
+                f"Nothing to summarise, but pruning freed {before - state.e_sim:,} tokens. "
+                f"{outcome.reason}",
+                meta=rebuilt.meta,
+                tokens_before=figure,
+                tokens_after=after_tokens,
+                pruned_indices=rebuilt.pruned,
+                trigger_call_index=trigger_call,
+                **where,
+            )
+        return True
+
+    def futile_now(self, at: int, call: int | None, trigger: Trigger) -> bool:
+        """An attempt before message ``at`` would end as the last one did: it is not made, only
+        noted (:func:`core.replay.stuck.futile`)."""
+        stuck = self.state.stuck
+        if stuck is None or not self._futile(stuck, self.walk_items(stuck.at, at), self.policy):
+            return False
+        self.state.stuck = Stuck(at, stuck.failed, stuck.too_large, stuck.why)
+        self.changed_nothing(at, call, trigger, stuck.failed, stuck.why)
+        return True
+
+    def came_to_nothing(
+        self,
+        outcome: CompactionOutline | CompactionError,
+        at: int,
+        call: int | None,
+        trigger: Trigger,
+    ) -> None:
+        """The attempt failed, or found nothing to compact: the context stays as it was."""
+        if isinstance(outcome, CompactionError):
+            too_large = outcome.too_large and not outcome.head_may_shrink
+            stuck = Stuck(at, True, too_large, str(outcome))
+        else:
+            stuck = Stuck(at, False, False, outcome.reason)
+        self.state.stuck = stuck
+        self.changed_nothing(at, call, trigger, stuck.failed, stuck.why)
+
+    def compaction_events(
+        self,
+        outcome: CompactionOutline,
+        rebuilt: Rebuilt,
+        figure: int,
+        after_tokens: int,
+        trigger_call: int | None,
+        where: dict[str, Any],
+    ) -> None:
+        """The events of a compaction that summarised a head (and of its continuation)."""
+        at = where["at_message_index"]
+        self.event(
+            "compact",
+            cut_index(rebuilt.head, rebuilt.tail, at),
+            f"Compacted because {_FIRED_BECAUSE[where['trigger']]} ({figure:,} tokens): "
+            f"{len(rebuilt.head)} messages ({rebuilt.head_tokens:,} tokens) summarised, "
+            f"{len(rebuilt.tail)} kept. {outcome.reason}",
+            meta=rebuilt.meta,
+            tokens_before=figure,
+            tokens_after=after_tokens,
+            head_indices=rebuilt.head,
+            tail_indices=rebuilt.tail,
+            pruned_indices=rebuilt.pruned,
+            summary=outcome.summary,
+            dropped_head_messages=outcome.dropped_head_messages,
+            trigger_call_index=trigger_call,
+            summary_tokens=rebuilt.summary_tokens,
+            **where,
+        )
+        if rebuilt.continued:
+            self.event(
+                "continue",
+                at,
+                "A synthetic message asks the agent to carry on after the automatic compaction.",
+                **where,
+            )
+
+    def adopt_recorded(self, c: int, i: int, trigger: Trigger, figure: int) -> bool:
+        """Take the recorded compaction just before call ``c`` (the recording agent's policy
+        fired where the recording compacted); False when there is none to take."""
+        rc = self.recorded.here(c)
+        rec = self.setting.rec
+        if rc is None or rc.index not in rec.bases:
+            return False
+        before = self.state.e_sim
+        self.take(rc, i)
+        base_items = rec.bases[rc.index][0]
+        owned = self.recorded.owned
+        self.event(
+            "compact",
+            i,
+            f"Compacted because the context crossed the threshold ({figure:,} tokens), where "
+            "the recording compacted: the recorded summary and kept messages are used.",
+            call_index=c,
+            trigger=trigger,
+            tokens_before=figure,
+            tokens_after=max(0, figure - round(rec.ratio * (before - self.state.e_sim))),
+            tail_indices=[j for j, _t in base_items if j >= 0 and not owned[j]],
+            summary=self.calls.session.compactions[rc.index].summary,
+            trigger_call_index=c - 1 if c > 0 else None,
+            at_message_index=i,
+            recorded_index=rc.index,
+            summary_tokens=sum(t for j, t in base_items if j < 0 or owned[j]),
+        )
+        if self.trace.first_compaction_call is None:
+            self.trace.first_compaction_call = max(0, len(self.trace.checkpoints) - 1)
+        return True
+
+    def apply_recorded_compaction(self, rc: RecordedCompaction, i: int) -> None:
+        """A manual compaction of the recording, before message ``i``: an action of the user, so
+        every policy makes it (the recording agent's by taking the recorded result)."""
+        nxt = self.calls.next_call_or_none(i)
+        if not self.setting.native:
+            state = self.state
+            figure = state.prev_figure + (state.e_sim - state.prev_e_cov)
+            if self.compact(i, nxt, "manual", None, figure):
+                last = self.events[-1] if self.events else None
+                if last is not None and last.kind in ("compact", "prune"):
+                    last.recorded_index = rc.index
+            return
+        self.take(rc, i)
+        base_items = self.setting.rec.bases[rc.index][0]
+        owned = self.recorded.owned
+        self.event(
+            "recorded-compaction",
+            rc.first_kept if rc.first_kept is not None else i,
+            "The user compacted here in the recording (below the agent's threshold); the "
+            "recorded summary and kept messages are used.",
+            call_index=nxt,
+            trigger="manual",
+            tail_indices=[j for j, _t in base_items if j >= 0],
+            summary=self.calls.session.compactions[rc.index].summary,
+            at_message_index=i,
+            recorded_index=rc.index,
+            summary_tokens=sum(t for j, t in base_items if j < 0 or owned[j]),
+        )
+
+    def prune_at_turn_end(self, at: int, call: int) -> None:
+        """opencode's budget rule: prune old tool outputs at the end of every turn."""
+        items = self.context_items(at)
+        counter = self.setting.counter
+        outcome = prune(
+            [item.message for item in items],
+            self.policy.pruning,
+            counter=counter,
+            now_ms=self.now_ms(at),
+        )
+        if self.trace.first_prune_call is None:
+            self.trace.first_prune_call = max(0, len(self.trace.checkpoints) - 1)
+        if not outcome.pruned_ids:
+            return
+        rebuilt = after_pruning(outcome, items, counter)
+        before = self.state.e_sim
+        self.rebase(rebuilt.items, at)
+        self.event(
+            "prune",
+            rebuilt.pruned[0] if rebuilt.pruned else at,
+            f"At the end of the turn, {outcome.summary[0].lower()}{outcome.summary[1:]}",
+            meta=rebuilt.meta,
+            call_index=call,
+            tokens_before=before,
+            tokens_after=self.state.e_sim,
+            pruned_indices=rebuilt.pruned,
+            at_message_index=at,
+        )
+
+    def changed_nothing(
+        self, at: int, call: int | None, trigger: Trigger, failed: bool, why: str
+    ) -> None:
+        """Note a compaction attempt that left the context as it was."""
+        self.trace.noops.append(len(self.trace.checkpoints))
+        where = f"call {call}" if call is not None else f"message {at}"
+        fired = {
+            "threshold": f"the context crossed the threshold before {where}",
+            "projection": f"the projected context crossed the threshold before {where}",
+            "overflow": f"{where} would not fit the window",
+            "manual": f"the user compacted before message {at} in the recording",
+            "recorded": f"the recording compacted before {where}",
+        }[trigger]
+        if failed:
+            self.note("failed", f"{fired}, but the compaction failed: {why}")
+        else:
+            self.note(f"nothing-{trigger}", f"{fired}, but there was nothing to compact: {why}")
+
+    # -- the context -------------------------------------------------------------------------
+
+    def walk_items(self, start: int, stop: int) -> list[Item]:
+        """The items the walk added from message ``start`` up to ``stop``."""
+        return [item for item in self.setting.items[start:stop] if item is not None]
+
+    def context_items(self, at: int) -> list[Item]:
+        """The simulated context before message ``at``."""
+        return [*self.state.base, *self.walk_items(self.state.base_pos, at)]
+
+    def rebase(self, items: Sequence[Item], at: int) -> None:
+        """The context is rebuilt as ``items``, the walk adding messages from ``at`` on."""
+        state = self.state
+        state.base = tuple(items)
+        state.base_pos = at
+        state.base_tokens = sum(item.tokens for item in items)
+        state.e_sim = state.base_tokens
+        state.rebased = True
+        state.stuck = None
+
+    def take(self, rc: RecordedCompaction, at: int) -> None:
+        """The context becomes the recorded one right after ``rc`` (its summary and the messages
+        it kept, then what the walk added since), as the policy truncates them."""
+        base_items, start = self.setting.rec.bases[rc.index]
+        owned = self.recorded.owned
+        all_items = self.setting.items
+        items: list[Item] = []
+        for j, tokens in base_items:
+            if j < 0:
+                assert rc.summary_message is not None
+                items.append(Item(rc.summary_message, -1, tokens))
+            elif owned[j]:
+                items.append(Item(self.messages[j], j, tokens))
+            else:
+                item = all_items[j]
+                assert item is not None  # in the recorded context, so in the main one
+                items.append(item)
+        self.rebase(items, start)
+        main = self.calls.main
+        ttok = self.setting.truncation.tokens
+        self.state.e_sim += sum(ttok[j] for j in range(start, at) if main[j] and not owned[j])
+
+    def now_ms(self, at: int) -> int:
+        """The time of message ``at`` (epoch ms; 0 when unknown): the pruner's stamp."""
+        messages = self.messages
+        stamp = messages[min(at, len(messages) - 1)].timestamp if messages else None
+        if stamp:
+            try:
+                return int(datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000)
+            except ValueError:
+                pass
+        return 0
+
+    # -- events and notes --------------------------------------------------------------------
+
+    def event(
+        self,
+        kind: EventKind,
+        message_index: int,
+        reason: str,
+        *,
+        meta: dict[int, str] | None = None,
+        **fields: Any,
+    ) -> int:
+        """Add a :class:`ReplayEvent` (attached to the next call) and return its id."""
+        full = {
+            "kind": kind,
+            "message_index": message_index,
+            "call_index": fields.get("call_index"),
+            "trigger": fields.get("trigger"),
+            "reason": reason,
+            "tokens_before": fields.get("tokens_before"),
+            "tokens_after": fields.get("tokens_after"),
+            "head_indices": fields.get("head_indices", []),
+            "tail_indices": fields.get("tail_indices", []),
+            "pruned_indices": fields.get("pruned_indices", []),
+            "summary": fields.get("summary"),
+            "dropped_head_messages": fields.get("dropped_head_messages", 0),
+            "trigger_call_index": fields.get("trigger_call_index"),
+            "at_message_index": fields.get("at_message_index"),
+            "summary_tokens": fields.get("summary_tokens"),
+            "recorded_index": fields.get("recorded_index"),
+        }
+        events = self.events
+        events.append(build(ReplayEvent, full))
+        event_id = len(events) - 1
+        if meta:
+            self.trace.compaction_meta[event_id] = meta
+        self.state.pending_events = (*self.state.pending_events, event_id)
+        return event_id
+
+    def note(self, key: str, text: str) -> None:
+        """A note of the run (grouped by ``key`` in the result)."""
+        self.trace.run_notes.append((len(self.trace.checkpoints), key, text))

@@ -1,0 +1,202 @@
+"""The state of a run: the context as a list of items, the run state at every model call (a
+checkpoint), and the trace a run leaves for the next one to resume from.
+
+A :class:`State` is copied at every call (``copy``); its items are shared, never modified.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from core.models import Message, Provenance
+from core.policy import Policy
+from core.replay.results import CallPoint, ReplayEvent, ReplayResult
+
+
+class Item:
+    """One message of a rebuilt context: the object the model sees, its session index (-1: not a
+    session message) and its tokens."""
+
+    __slots__ = ("index", "message", "tokens")
+
+    def __init__(self, message: Message, index: int, tokens: int) -> None:
+        self.message = message
+        self.index = index
+        self.tokens = tokens
+
+
+class State:
+    """What a run knows between two messages: the context (a rebuilt base plus the messages walked
+    since), the figures the next threshold check starts from, and the events waiting for a call."""
+
+    __slots__ = (
+        "base",
+        "base_pos",
+        "base_tokens",
+        "e_sim",
+        "n_events",
+        "pending",
+        "pending_events",
+        "prev_baseline_figure",
+        "prev_call",
+        "prev_e_cov",
+        "prev_e_rec_cov",
+        "prev_figure",
+        "rebased",
+        "rec_base_change",
+        "stuck",
+    )
+
+    def __init__(self) -> None:
+        self.base: tuple[Item, ...] = ()
+        self.base_pos = 0
+        self.base_tokens = 0
+        self.e_sim = 0
+        self.n_events = 0
+        self.pending = False
+        self.pending_events: tuple[int, ...] = ()
+        self.prev_call = -1
+        self.prev_e_cov = 0
+        self.prev_figure = 0
+        self.prev_baseline_figure = 0
+        self.prev_e_rec_cov = 0
+        self.rebased = False
+        self.rec_base_change = False
+        self.stuck: Stuck | None = None
+        """The last compaction attempt changed nothing, and the context has not been rebuilt
+        since (cleared by every rebase)."""
+
+    def copy(self) -> State:
+        other = State.__new__(State)
+        other.base = self.base
+        other.base_pos = self.base_pos
+        other.base_tokens = self.base_tokens
+        other.e_sim = self.e_sim
+        other.n_events = self.n_events
+        other.pending = self.pending
+        other.pending_events = self.pending_events
+        other.prev_baseline_figure = self.prev_baseline_figure
+        other.prev_call = self.prev_call
+        other.prev_e_cov = self.prev_e_cov
+        other.prev_e_rec_cov = self.prev_e_rec_cov
+        other.prev_figure = self.prev_figure
+        other.rebased = self.rebased
+        other.rec_base_change = self.rec_base_change
+        other.stuck = self.stuck
+        return other
+
+
+class Stuck:
+    """A compaction attempt that changed nothing: where it was made and what came of it.
+
+    Later attempts that provably end the same way are not made (see ``core.replay.stuck.futile``).
+    Never modified once made (states share it).
+    """
+
+    __slots__ = ("at", "failed", "too_large", "why")
+
+    def __init__(self, at: int, failed: bool, too_large: bool, why: str) -> None:
+        self.at = at
+        """The message the attempt was made before."""
+        self.failed = failed
+        """The summary could not be written (else: there was nothing to compact)."""
+        self.too_large = too_large
+        """The summary request overflowed the summariser at every head size tried, and more
+        messages after the conversation cannot make its head shorter by themselves."""
+        self.why = why
+        """The error, or the reason there was nothing to compact."""
+
+
+class Check:
+    """One threshold check before a call: the figures it measured and what came of it."""
+
+    __slots__ = ("base", "baseline_measure", "checks_now", "fired", "proj", "trigger")
+
+    def __init__(
+        self,
+        base: int | None,
+        proj: int | None,
+        checks_now: bool,
+        fired: bool,
+        trigger: str | None,
+        baseline_measure: int | None,
+    ) -> None:
+        self.base = base
+        self.proj = proj
+        self.checks_now = checks_now
+        self.fired = fired
+        self.trigger = trigger
+        self.baseline_measure = baseline_measure
+
+
+class CallRow(NamedTuple):
+    """The raw figures of one call, from which its :class:`CallPoint` is built."""
+
+    call_index: int
+    message_index: int
+    figure: int
+    """The simulated context (the recorded convention)."""
+    provenance: Provenance
+    overflow_reason: str | None
+    """Why the recorded call overflowed (None: it did not)."""
+    overflow: bool
+    """The simulated call overflows."""
+    event_ids: tuple[int, ...]
+    check: Check
+
+
+class Trace:
+    """What a run leaves behind for the next one: its policy, the state at every call, every
+    check, the raw figures of every call, its events and notes, and its result."""
+
+    __slots__ = (
+        "checkpoints",
+        "checks",
+        "compaction_meta",
+        "events",
+        "final",
+        "first_compaction_call",
+        "first_overflow_call",
+        "first_prune_call",
+        "flat",
+        "key",
+        "noops",
+        "overflow_prompt",
+        "points",
+        "policy",
+        "result",
+        "rows",
+        "run_notes",
+        "threshold",
+        "window",
+    )
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+        self.key = ""
+        self.flat: dict[str, Any] = {}
+        """The policy's fields by dotted name (what a new policy is compared with)."""
+        self.checkpoints: list[State] = []
+        """The state before each call (the resume points)."""
+        self.checks: list[Check | None] = []
+        """The threshold check before each call (None: nothing to measure yet)."""
+        self.overflow_prompt: list[tuple[int, bool]] = []
+        """Per call: the simulated prompt and whether the policy had removed nothing by then
+        (what its overflow verdict rests on)."""
+        self.rows: list[CallRow] = []
+        self.run_notes: list[tuple[int, str, str]] = []
+        """Notes made while walking: (checkpoints taken so far, grouping key, text)."""
+        self.noops: list[int] = []
+        """Compaction attempts that changed nothing (checkpoints taken so far, for each)."""
+        self.points: list[CallPoint] = []
+        self.events: list[ReplayEvent] = []
+        self.compaction_meta: dict[int, dict[int, str]] = {}
+        """Event id -> the pruner's reason for each message of that compaction or pruning."""
+        self.first_compaction_call: int | None = None
+        """The first call a compaction was attempted at (changes to how it compacts resume here)."""
+        self.first_overflow_call: int | None = None
+        self.first_prune_call: int | None = None
+        self.final: State | None = None
+        self.result: ReplayResult | None = None
+        self.window: int | None = None
+        self.threshold: int | None = None

@@ -1,0 +1,367 @@
+"""The result of a run, assembled from its trace: a point per call, a state per message, the
+summary row, the fidelity rows and the notes.
+
+Points of the prefix an incremental run reused are the earlier result's own objects (when the
+window and the threshold are the same); message states are shared between results when nothing
+about the message changed (:class:`MessageStates`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.fastmodel import build
+from core.models import Provenance
+from core.replay.calls import Calls
+from core.replay.checks import measured
+from core.replay.fidelity import fidelity
+from core.replay.recorded import RecordedCompactions
+from core.replay.results import (
+    SCHEMA_VERSION,
+    CallPoint,
+    MessageState,
+    ReplayEvent,
+    ReplayResult,
+    ReplaySummary,
+)
+from core.replay.setting import Setting
+from core.replay.state import Trace
+from core.replay.truncation import Truncation
+
+_STATES_SLACK = 1024
+"""Message states kept beyond four per message (then only the last run's are kept)."""
+_PROTECTED = {"protected tool", "inside skip boundary", "inside protect budget"}
+"""The pruner's reasons that protect an output."""
+
+
+class MessageStates:
+    """The message states of a session's results, by everything they hold (bounded)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self._cache: dict[tuple[Any, ...], MessageState] = {}
+
+    def __len__(self) -> int:
+        return len(self._cache)
+
+    def states(self, columns: tuple[Any, ...]) -> list[MessageState]:
+        """One state per message, from the per-message ``columns`` (in :class:`MessageState`'s
+        field order, ``protected`` left out); one key per message, made by zip (in C)."""
+        cache = self._cache
+        lookup = cache.get
+        states: list[MessageState] = []
+        append = states.append
+        for key in zip(*columns, strict=True):
+            state = lookup(key)
+            if state is None:
+                state = cache[key] = _message_state(key)
+            append(state)
+        if len(cache) > 4 * self.n + _STATES_SLACK:
+            # Bounded: keep this run's states only (the next run most likely shares most).
+            self._cache = dict(zip(zip(*columns, strict=True), states, strict=True))
+        return states
+
+
+def _message_state(key: tuple[Any, ...]) -> MessageState:
+    j, tokens, after, prov, truncated, note, pruned, why, by, kept, inside = key
+    return build(
+        MessageState,
+        {
+            "message_index": j,
+            "tokens": tokens,
+            "tokens_after_truncation": after,
+            "provenance": prov,
+            "truncated": truncated,
+            "truncation_note": note,
+            "pruned": pruned,
+            "prune_reason": why,
+            "protected": why in _PROTECTED,
+            "summarised_by": by,
+            "kept_by": kept,
+            "in_context_at_end": inside,
+        },
+    )
+
+
+def assemble(
+    calls: Calls,
+    recorded: RecordedCompactions,
+    setting: Setting,
+    trace: Trace,
+    resume: int,
+    states: MessageStates,
+) -> ReplayResult:
+    """The :class:`ReplayResult` of a finished run (``resume``: the call it resumed from)."""
+    session = calls.session
+    policy = setting.policy
+    events = trace.events
+    _extend_points(trace, calls, setting)
+    messages = states.states(_message_columns(calls, recorded, setting, trace))
+    recorded_overflow = calls.recorded_overflows(setting.window)
+    result = build(
+        ReplayResult,
+        {
+            "schema_version": SCHEMA_VERSION,
+            "session_id": session.id,
+            "policy": policy,
+            "window": setting.window,
+            "threshold": setting.limit,
+            "points": list(trace.points),
+            "events": list(events),
+            "messages": messages,
+            "fidelity": fidelity(recorded, events),
+            "summary": summary(trace, calls, setting, recorded_overflow),
+            "notes": notes(calls, recorded, setting) + grouped(trace.run_notes),
+            "recording_policy": setting.native,
+            "overhead_tokens": setting.rec.overhead,
+            "estimator": policy.estimator,
+            "window_source": "policy" if policy.context_window else session.window_source,
+        },
+    )
+    object.__setattr__(
+        result, "__pydantic_private__", {"_resumed_from_call": resume if resume else None}
+    )
+    return result
+
+
+def _extend_points(trace: Trace, calls: Calls, setting: Setting) -> None:
+    """Build the points of the calls after the reused prefix."""
+    points = trace.points
+    rows = trace.rows
+    rec = setting.rec
+    recorded_overflow = calls.recorded_overflows(setting.window)
+    for c in range(len(points), len(rows)):
+        row = rows[c]
+        check = row.check
+        reason = recorded_overflow[c]
+        checked = check.checks_now and (check.base is not None or check.proj is not None)
+        points.append(
+            build(
+                CallPoint,
+                {
+                    "call_index": c,
+                    "message_index": row.message_index,
+                    "turn_index": calls.turn_of[row.message_index],
+                    "recorded_tokens": calls.usage_context[c],
+                    "recorded_kind": calls.kinds[c],
+                    "simulated_tokens": row.figure,
+                    "simulated_provenance": row.provenance,
+                    "window": setting.window,
+                    "threshold": setting.limit,
+                    "overflow_recorded": reason is not None,
+                    "overflow_simulated": row.overflow,
+                    "event_ids": list(row.event_ids),
+                    "baseline_tokens": rec.baseline[c],
+                    "baseline_provenance": rec.baseline_prov[c],
+                    "baseline_after_tokens": rec.baseline_after[c],
+                    "overflow_recorded_reason": reason,
+                    "checked": checked,
+                    "check_tokens": measured(check) if checked else None,
+                    "baseline_check_tokens": check.baseline_measure if checked else None,
+                    "check_fired": check.fired,
+                },
+            )
+        )
+    # Trailing events (after the last call) are attached to nothing.
+
+
+def _message_columns(
+    calls: Calls, recorded: RecordedCompactions, setting: Setting, trace: Trace
+) -> tuple[Any, ...]:
+    """Per message, what its :class:`MessageState` holds, column by column (derived from the
+    events and the final state)."""
+    n = calls.n
+    summarised_by, kept_by, pruned, prune_reason = _event_columns(trace, n)
+    truncation = setting.truncation
+    note_of: list[str | None] = [None] * n
+    for j, note in truncation.notes.items():
+        note_of[j] = note
+    return (
+        range(n),
+        setting.tokens,
+        truncation.tokens,
+        [setting.counter.provenance] * n,
+        truncation.truncated,
+        note_of,
+        pruned,
+        prune_reason,
+        summarised_by,
+        kept_by,
+        _in_context_at_end(calls, recorded, trace),
+    )
+
+
+def _event_columns(
+    trace: Trace, n: int
+) -> tuple[list[int | None], list[int | None], list[bool], list[str | None]]:
+    """Per message: the compaction that summarised it, the last that kept it, whether pruning
+    replaced it, and the pruner's last reason about it."""
+    summarised_by: list[int | None] = [None] * n
+    kept_by: list[int | None] = [None] * n
+    pruned = [False] * n
+    prune_reason: list[str | None] = [None] * n
+    for event_id, event in enumerate(trace.events):
+        if event.kind in ("compact", "recorded-compaction"):
+            for j in event.head_indices:
+                summarised_by[j] = event_id
+            for j in event.tail_indices:
+                kept_by[j] = event_id
+        if event.kind in ("compact", "prune"):
+            for j in event.pruned_indices:
+                pruned[j] = True
+            for j, why in trace.compaction_meta.get(event_id, {}).items():
+                prune_reason[j] = why
+    return summarised_by, kept_by, pruned, prune_reason
+
+
+def _in_context_at_end(calls: Calls, recorded: RecordedCompactions, trace: Trace) -> list[bool]:
+    """Per message: still in the simulated context after the last message."""
+    n = calls.n
+    in_context = [False] * n
+    final = trace.final
+    assert final is not None
+    for item in final.base:
+        if item.index >= 0:
+            in_context[item.index] = True
+    # Messages the recording compacted away stay out only when the policy applied that.
+    for j in range(final.base_pos, n):
+        if calls.main[j] and not recorded.owned[j]:
+            in_context[j] = True
+    return in_context
+
+
+def summary(
+    trace: Trace, calls: Calls, setting: Setting, recorded_overflow: list[str | None]
+) -> ReplaySummary:
+    """The figures of a run, from its rows (one per call, as its points hold them)."""
+    rows = trace.rows
+    figures = [row.figure for row in rows]
+    peak_sim = max(figures, default=0)
+    recorded = [figure for figure in calls.usage_context if figure is not None]
+    over_recorded = [reason is not None for reason in recorded_overflow[: len(rows)]]
+    over_simulated = [row.overflow for row in rows]
+    both = sum(map(bool.__and__, over_recorded, over_simulated))
+    totals = _event_totals(trace.events, setting.truncation)
+    tok = setting.tokens
+    sent = setting.truncation.tokens
+    return ReplaySummary(
+        calls=len(rows),
+        peak_recorded=max(recorded) if recorded else None,
+        peak_simulated=peak_sim,
+        peak_call_index=figures.index(peak_sim) if figures else None,  # the first at the peak
+        compactions=totals["compactions"],
+        overflows_recorded=sum(over_recorded),
+        overflows_simulated=sum(over_simulated),
+        tokens_truncated=sum(tok[j] - sent[j] for j in setting.truncation.notes),
+        tokens_pruned=totals["tokens_pruned"],
+        tokens_summarised=totals["tokens_summarised"],
+        summary_tokens=totals["summary_tokens"],
+        tail_tokens=totals["tail_tokens"],
+        overflows_avoided=sum(over_recorded) - both,
+        overflows_caused=sum(over_simulated) - both,
+        manual_compactions=totals["manual"],
+        final_tokens=figures[-1] if figures else None,
+        noop_compactions=len(trace.noops),
+    )
+
+
+def _event_totals(events: list[ReplayEvent], truncation: Truncation) -> dict[str, int]:
+    """Compactions and the tokens they summarised, kept, wrote and pruned (as sent)."""
+    totals = dict.fromkeys(
+        ("compactions", "manual", "tokens_summarised", "summary_tokens", "tail_tokens"), 0
+    )
+    totals["tokens_pruned"] = 0
+    tokens = truncation.tokens.__getitem__
+    for event in events:
+        if event.kind in ("compact", "recorded-compaction"):
+            totals["compactions"] += 1
+            if event.trigger == "manual":
+                totals["manual"] += 1
+            totals["tokens_summarised"] += sum(map(tokens, event.head_indices))
+            totals["summary_tokens"] += event.summary_tokens or 0
+            totals["tail_tokens"] += sum(map(tokens, event.tail_indices))
+        if event.kind in ("compact", "prune") and event.pruned_indices:
+            totals["tokens_pruned"] += sum(map(tokens, event.pruned_indices))
+    return totals
+
+
+def notes(calls: Calls, recorded: RecordedCompactions, setting: Setting) -> list[str]:
+    """What the figures of a run rest on (estimates, calibration, gaps), before its own notes."""
+    out = _usage_notes(calls, setting)
+    backwards = recorded.backwards_without_compaction()
+    if backwards:
+        out.append(
+            f"recorded context fell at {backwards} call(s) with no compaction in between "
+            "(kept as recorded)"
+        )
+    if setting.counter.note:
+        out.append(setting.counter.note)
+    out.extend(_window_notes(calls, setting))
+    if setting.native:
+        out.append(
+            f"{setting.policy.name} is the policy of the agent that recorded this session: "
+            "recorded compactions it would also make are taken as recorded"
+        )
+    if calls.session.compactions and not recorded.carry_summaries:
+        out.append("the recorded compactions carry no summary text")
+    return out
+
+
+def _usage_notes(calls: Calls, setting: Setting) -> list[str]:
+    out: list[str] = []
+    estimator = setting.policy.estimator
+    how = (
+        "counted with " + estimator
+        if setting.counter.provenance is Provenance.COUNTED
+        else ("estimated with " + estimator)
+    )
+    if not calls.calls:
+        out.append("the session has no model calls: there is no context to replay")
+    elif not calls.has_usage:
+        out.append(
+            f"no recorded usage: every figure is estimated ({how}), and the system prompt "
+            "and tool schemas are not included"
+        )
+    else:
+        missing = sum(1 for figure in calls.usage_context if figure is None)
+        if missing:
+            out.append(
+                f"{missing} of {len(calls)} calls have no usable usage; their context "
+                "is projected from the last recorded figure"
+            )
+        out.append(
+            f"recorded overhead (system prompt + tool schemas): {setting.rec.overhead:,} tokens, "
+            "calibrated from the first recorded call"
+        )
+    out.extend(calls.usage_notes)
+    return out
+
+
+def _window_notes(calls: Calls, setting: Setting) -> list[str]:
+    window = setting.window
+    rec = setting.rec
+    if window is None:
+        return [
+            f"unknown context window for model {calls.session.model or '(unknown)'}: no "
+            "threshold or overflow can be evaluated; pass --window N"
+        ]
+    if calls.calls and rec.overhead_known and rec.overhead >= window:
+        return [
+            f"the window ({window:,}) is smaller than the recorded overhead of "
+            f"{rec.overhead:,} tokens (system prompt + tool schemas): every call overflows "
+            "and no compaction can make it fit"
+        ]
+    return []
+
+
+def grouped(run_notes: list[tuple[int, str, str]]) -> list[str]:
+    """The first note of each kind, with how many more of that kind there were."""
+    first: dict[str, str] = {}
+    counts: dict[str, int] = {}
+    for _when, key, text in run_notes:
+        first.setdefault(key, text)
+        counts[key] = counts.get(key, 0) + 1
+    return [
+        text if counts[key] == 1 else f"{text} (and {counts[key] - 1} more like it)"
+        for key, text in first.items()
+    ]

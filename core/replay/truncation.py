@@ -1,0 +1,199 @@
+"""Per truncation setting, what the policy would have sent of every tool output.
+
+Recorded outputs were already truncated by the recording agent, so a policy can only shorten them
+further (or add its hint to one just over a limit). Only outputs over a limit are truncated at all:
+their sizes are measured once per session, their truncated content once per output and limit, and
+each setting's result once (``spill=False``: nothing is written while simulating).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from core.models import Session
+from core.policy import Policy, TruncationPolicy
+from core.replay.state import Item
+from core.tokens import get_counter, message_text
+from core.truncate import truncate_tool_output
+
+OutputSizes = dict[tuple[str | None, bool], list[tuple[int, int, int]]]
+"""``(message index, UTF-8 bytes, lines)`` of every non-empty tool output, by tool name and
+whether the tool truncated it itself."""
+
+_Content = tuple[str, str, str | None]
+"""The truncated output, its note and the reason (None: not truncated)."""
+
+
+class Truncation:
+    """One truncation setting applied to every tool output."""
+
+    __slots__ = ("items", "messages", "notes", "reasons", "tokens", "truncated")
+
+    def __init__(self, tokens: list[int]) -> None:
+        self.tokens = tokens
+        """Tokens of every message as the policy sends it."""
+        self.truncated = [False] * len(tokens)
+        self.notes: dict[int, str] = {}
+        """What truncation cut and where the full output would be saved, per truncated output."""
+        self.reasons: dict[int, str] = {}
+        """One sentence per truncated output: the limit it was over and what was kept."""
+        self.messages: dict[int, Any] = {}
+        """The truncated copy of each truncated message."""
+        self.items: list[Item | None] | None = None
+        """The context item of each message under this setting (None: not in the main
+        context), built on first use and shared by every run: items are never modified."""
+
+    def differs_from(self, other: Truncation, i: int) -> bool:
+        """Message ``i`` is sent otherwise under ``other``."""
+        return (
+            self.tokens[i] != other.tokens[i]
+            or self.truncated[i] != other.truncated[i]
+            or self.notes.get(i) != other.notes.get(i)
+            or self.reasons.get(i) != other.reasons.get(i)
+        )
+
+
+class Truncations:
+    """Every truncation setting a session was replayed under (cached by setting and estimator)."""
+
+    def __init__(self, session: Session, tokens: Callable[[str], list[int]]) -> None:
+        self.session = session
+        self._tokens = tokens
+        self._settings: dict[str, Truncation] = {}
+        self._content: dict[tuple[int, str], _Content] = {}
+        self._sizes: OutputSizes | None = None
+        self._plain_items: dict[str, list[Item | None]] = {}
+
+    def of(self, policy: Policy) -> Truncation:
+        """The truncation ``policy`` makes (its estimator counts the truncated outputs)."""
+        key = policy.estimator + "\x00" + policy.truncation.model_dump_json()
+        cached = self._settings.get(key)
+        if cached is not None:
+            return cached
+        counter = get_counter(policy.estimator)
+        rules = policy.truncation
+        result = Truncation(list(self._tokens(policy.estimator)))
+        text_key = rules.model_dump_json(
+            include={
+                "middle_unit",
+                "hint_template",
+                "subagent_hint_template",
+                "use_subagent_hint",
+                "respect_tool_truncation",
+            }
+        )
+        messages = self.session.messages
+        for i, max_lines, max_bytes, direction in self._over_limits(rules):
+            content, note, reason = self._truncated(
+                i, rules, max_lines, max_bytes, direction, text_key
+            )
+            if reason is None:
+                continue
+            message = messages[i]
+            tool_result = message.tool_result
+            assert tool_result is not None
+            copy = message.model_copy(
+                update={"tool_result": tool_result.model_copy(update={"output": content})}
+            )
+            result.messages[i] = copy
+            result.tokens[i] = counter.count(message_text(copy))
+            result.truncated[i] = True
+            result.notes[i] = note
+            result.reasons[i] = reason
+        self._settings[key] = result
+        return result
+
+    def _over_limits(self, rules: TruncationPolicy) -> list[tuple[int, int, int, Any]]:
+        """The outputs over their tool's limits, in message order: ``(message index, max lines,
+        max bytes, direction)``."""
+        over: list[tuple[int, int, int, Any]] = []
+        for (name, by_tool), outputs in self._output_sizes().items():
+            enabled, max_lines, max_bytes, direction = rules.limits_for(name)
+            if not enabled or (by_tool and rules.respect_tool_truncation):
+                continue
+            line_limit = max_lines if max_lines > 0 else 1 << 62
+            over.extend(
+                (i, max_lines, max_bytes, direction)
+                for i, size, lines in outputs
+                if size > max_bytes or lines > line_limit
+            )
+        over.sort()
+        return over
+
+    def _truncated(
+        self,
+        i: int,
+        rules: TruncationPolicy,
+        max_lines: int,
+        max_bytes: int,
+        direction: str,
+        text_key: str,
+    ) -> _Content:
+        """Output ``i`` truncated under these limits (once per output and limits)."""
+        cache_key = (i, f"{max_lines}|{max_bytes}|{direction}|{text_key}")
+        entry = self._content.get(cache_key)
+        if entry is not None:
+            return entry
+        tool_result = self.session.messages[i].tool_result
+        assert tool_result is not None
+        output = tool_result.output
+        outcome = truncate_tool_output(
+            output,
+            tool_name=tool_result.tool_name,
+            call_id=tool_result.call_id,
+            policy=rules,
+            spill=False,
+        )
+        if not outcome.truncated:
+            entry = (output, "", None)
+        else:
+            what = f"{outcome.removed:,} {outcome.unit or 'bytes'}"
+            entry = (
+                outcome.content,
+                f"...{what} truncated... (would spill to {outcome.output_path})",
+                f"{tool_result.tool_name or 'tool'} output of {outcome.total_lines:,} "
+                f"lines / {outcome.total_bytes:,} bytes is over the "
+                f"{outcome.limit_hit or 'size'} limit ({max_lines:,} lines, "
+                f"{max_bytes:,} bytes): {what} cut, the {direction} kept.",
+            )
+        self._content[cache_key] = entry
+        return entry
+
+    def _output_sizes(self) -> OutputSizes:
+        """:data:`OutputSizes`, measured once per session (each truncation setting compares them
+        with its limits for that tool)."""
+        if self._sizes is None:
+            sizes: OutputSizes = {}
+            for i, message in enumerate(self.session.messages):
+                tool_result = message.tool_result
+                if tool_result is None or not tool_result.output:
+                    continue
+                output = tool_result.output
+                size = len(output) if output.isascii() else len(output.encode("utf-8"))
+                group = (tool_result.tool_name, tool_result.truncated_by_tool)
+                sizes.setdefault(group, []).append((i, size, output.count("\n") + 1))
+            self._sizes = sizes
+        return self._sizes
+
+    def items(
+        self, truncation: Truncation, estimator: str, walked: list[bool]
+    ) -> list[Item | None]:
+        """The context item of every message a walk adds under ``truncation`` (None for the
+        others): the session's own messages (shared by every setting of this estimator), with
+        the outputs this setting truncates in their place."""
+        if truncation.items is None:
+            plain = self._plain_items.get(estimator)
+            if plain is None:
+                messages = self.session.messages
+                tok = self._tokens(estimator)
+                plain = self._plain_items[estimator] = [
+                    Item(messages[j], j, tok[j]) if is_walked else None
+                    for j, is_walked in enumerate(walked)
+                ]
+            items = list(plain)
+            for j, copy in truncation.messages.items():
+                if walked[j]:
+                    items[j] = Item(copy, j, truncation.tokens[j])
+            truncation.items = items
+        return truncation.items

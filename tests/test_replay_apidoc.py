@@ -1,0 +1,64 @@
+"""docs/REPLAY_API.md describes every field of every result model, as the models' docstrings do."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import BaseModel
+
+from core.apidoc import BEGIN, DOCUMENT, END, missing_fields, reference, result_models, updated
+from core.diagnosis import Contributor, OverflowDiagnosis, ToolShare
+from core.replay import (
+    CallPoint,
+    CompareResult,
+    CompareRow,
+    FidelityRow,
+    MessageState,
+    ReplayEvent,
+    ReplayResult,
+    ReplaySummary,
+)
+from core.report import AnalysisReport, SessionInfo
+
+EXPECTED: set[type[BaseModel]] = {
+    ReplayResult,
+    CallPoint,
+    ReplayEvent,
+    MessageState,
+    FidelityRow,
+    ReplaySummary,
+    CompareResult,
+    CompareRow,
+    AnalysisReport,
+    SessionInfo,
+    OverflowDiagnosis,
+    Contributor,
+    ToolShare,
+}
+
+
+def test_the_reference_covers_every_result_model_and_only_those() -> None:
+    assert set(result_models()) == EXPECTED  # the policy's models are documented by the policy
+
+
+def test_every_field_of_every_result_model_is_in_the_document() -> None:
+    missing = missing_fields(DOCUMENT.read_text(encoding="utf-8"))
+    assert not missing, f"not in {DOCUMENT.name}: {missing}; run python -m core.apidoc"
+
+
+def test_the_generated_reference_is_up_to_date() -> None:
+    document = DOCUMENT.read_text(encoding="utf-8")
+    assert updated(document) == document, "run python -m core.apidoc"
+
+
+@pytest.mark.parametrize("model", sorted(EXPECTED, key=lambda m: m.__name__))
+def test_every_field_has_a_description(model: type[BaseModel]) -> None:
+    undocumented = [name for name, field in model.model_fields.items() if not field.description]
+    assert not undocumented, f"{model.__name__}: add a docstring under {undocumented}"
+
+
+def test_a_field_left_out_of_the_document_is_reported() -> None:
+    document = f"{BEGIN}\n\n{reference()}\n\n{END}"
+    assert missing_fields(document) == []
+    without = document.replace("| `check_fired` |", "| `check_fired_` |")
+    assert missing_fields(without) == ["CallPoint.check_fired"]
+    assert "ReplayResult.session_id" in missing_fields("no generated section")
