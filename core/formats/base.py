@@ -32,6 +32,7 @@ from core.models import (
     SourceFormat,
     WindowSource,
 )
+from core.windows import lookup_max_output, lookup_window
 
 ProgressCallback = Callable[[int, int, int], None]
 """Called now and then while loading with ``(bytes_read, total_bytes, messages_so_far)``."""
@@ -196,3 +197,17 @@ class SessionBuilder:
             compactions=self.compactions,
             metadata=self.metadata,
         )
+
+
+def fill_from_table(target: Session | SessionBuilder) -> None:
+    """What ``target`` does not record, from the model table of :mod:`core.windows`: the
+    output limit, and the context window (``window_source = "table"``, where the figure comes
+    from in ``metadata["window_source_detail"]``) when the model is in the table."""
+    if target.max_output_tokens is None:
+        target.max_output_tokens = lookup_max_output(target.model)
+    if target.context_window is None:
+        window, source = lookup_window(target.model)
+        if window is not None:
+            target.context_window = window
+            target.window_source = "table"
+            target.metadata["window_source_detail"] = source

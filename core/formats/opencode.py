@@ -46,7 +46,7 @@ from typing import Any
 
 import orjson
 
-from core.formats.base import LoadError, ProgressCallback, SessionBuilder
+from core.formats.base import LoadError, ProgressCallback, SessionBuilder, fill_from_table
 from core.models import (
     CompactionTrigger,
     Role,
@@ -57,9 +57,10 @@ from core.models import (
     Usage,
     UsageConvention,
 )
-from core.windows import lookup_max_output, lookup_window
 
 FORMAT = SourceFormat.OPENCODE
+PARTIAL_READS = False
+"""An export is one JSON document and a database or folder is not read in order: no first part."""
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT_S = 1.0
@@ -594,13 +595,7 @@ def _build(
             None, "compaction-without-summary", "the last compaction request has no summary"
         )
     builder.model = model
-    if model is not None:
-        window, note = lookup_window(model)
-        if window is not None:
-            builder.context_window = window
-            builder.window_source = "table"
-            builder.metadata["window_note"] = note
-        builder.max_output_tokens = lookup_max_output(model)
+    fill_from_table(builder)
     return builder.build()
 
 

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from core.fastmodel import construct
-from core.formats.base import LoadError, ProgressCallback, SessionBuilder
+from core.formats.base import LoadError, ProgressCallback, SessionBuilder, fill_from_table
 from core.formats.jsonl import head_records, read_jsonl
 from core.models import (
     Role,
@@ -51,7 +51,6 @@ from core.models import (
     Usage,
     UsageConvention,
 )
-from core.windows import lookup_max_output, lookup_window
 
 FORMAT = SourceFormat.PI
 PARTIAL_READS = True
@@ -535,11 +534,5 @@ def load(
             path_entries = entries
         walker.run(path_entries)
     builder.model = walker.model
-    if walker.model is not None:
-        window, note = lookup_window(walker.model)
-        if window is not None:
-            builder.context_window = window
-            builder.window_source = "table"
-            builder.metadata["window_note"] = note
-        builder.max_output_tokens = lookup_max_output(walker.model)
+    fill_from_table(builder)
     return builder.build()
