@@ -46,6 +46,7 @@ from core.models import (
     Usage,
     UsageConvention,
 )
+from core.numbers import as_int
 
 FORMAT = SourceFormat.CLAUDE_CODE
 PARTIAL_READS = True
@@ -133,15 +134,6 @@ def _parent_of(obj: dict[str, Any]) -> str | None:
     if parent is None:
         parent = obj.get("logicalParentUuid")  # a compact boundary's pre-compaction leaf
     return parent if type(parent) is str else None
-
-
-def _int(value: Any) -> int:
-    if type(value) is int:
-        return value
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return 0
 
 
 def _block_text(content: Any) -> str:
@@ -269,10 +261,10 @@ def _read_assistant(entry: _Entry, obj: dict[str, Any], message: Any) -> None:
 def _usage(raw: dict[str, Any]) -> Usage:
     return construct(
         Usage,
-        input=_int(raw.get("input_tokens")),
-        output=_int(raw.get("output_tokens")),
-        cache_read=_int(raw.get("cache_read_input_tokens")),
-        cache_write=_int(raw.get("cache_creation_input_tokens")),
+        input=as_int(raw.get("input_tokens")),
+        output=as_int(raw.get("output_tokens")),
+        cache_read=as_int(raw.get("cache_read_input_tokens")),
+        cache_write=as_int(raw.get("cache_creation_input_tokens")),
         reasoning=0,
         total=None,
         convention=UsageConvention.ANTHROPIC,
@@ -281,10 +273,10 @@ def _usage(raw: dict[str, Any]) -> Usage:
 
 def _usage_size(raw: dict[str, Any]) -> int:
     return (
-        _int(raw.get("input_tokens"))
-        + _int(raw.get("cache_creation_input_tokens"))
-        + _int(raw.get("cache_read_input_tokens"))
-        + _int(raw.get("output_tokens"))
+        as_int(raw.get("input_tokens"))
+        + as_int(raw.get("cache_creation_input_tokens"))
+        + as_int(raw.get("cache_read_input_tokens"))
+        + as_int(raw.get("output_tokens"))
     )
 
 
@@ -643,8 +635,8 @@ def _assemble(
             head = segment.get("headUuid") if isinstance(segment, dict) else None
             builder.add_compaction(
                 trigger=trigger if trigger in ("auto", "manual") else "unknown",
-                tokens_before=_int(pre) if pre is not None else None,
-                tokens_after=_int(post) if post is not None else None,
+                tokens_before=as_int(pre) if pre is not None else None,
+                tokens_after=as_int(post) if post is not None else None,
                 first_kept_id=head if isinstance(head, str) else None,
                 source_line=entry.line,
             )

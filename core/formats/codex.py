@@ -46,6 +46,7 @@ from core.models import (
     Usage,
     UsageConvention,
 )
+from core.numbers import as_int
 
 FORMAT = SourceFormat.CODEX
 PARTIAL_READS = True
@@ -111,15 +112,6 @@ _IGNORED_EVENTS = (
 def _ignorable(line: bytes) -> bool:
     at = line.find(_EVENT_PREFIX, 0, 96)
     return at >= 0 and line.startswith(_IGNORED_EVENTS, at + len(_EVENT_PREFIX))
-
-
-def _int(value: Any) -> int:
-    if type(value) is int:
-        return value
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return 0
 
 
 def _content_text(content: Any) -> str:
@@ -439,10 +431,10 @@ class _Loader:
             return  # the repeated copy Codex writes after the outputs
         self.last_total = total
         self.last_last = last
-        if _int(last.get("input_tokens")) == 0 and _int(last.get("output_tokens")) == 0:
+        if as_int(last.get("input_tokens")) == 0 and as_int(last.get("output_tokens")) == 0:
             # No request behind it: zeros after a compaction, or the marker Codex writes when
             # the context is full (only total_tokens set).
-            full = _int(last.get("total_tokens"))
+            full = as_int(last.get("total_tokens"))
             if full:
                 self.builder.info(
                     line,
@@ -450,15 +442,17 @@ class _Loader:
                     f"Codex marked the context as full here (total_tokens {full}, no request)",
                 )
             return
-        cached = _int(last.get("cached_input_tokens"))
+        cached = as_int(last.get("cached_input_tokens"))
         usage = construct(
             Usage,
-            input=max(0, _int(last.get("input_tokens")) - cached),
-            output=_int(last.get("output_tokens")),
+            input=max(0, as_int(last.get("input_tokens")) - cached),
+            output=as_int(last.get("output_tokens")),
             cache_read=cached,
             cache_write=0,
-            reasoning=_int(last.get("reasoning_output_tokens")),
-            total=_int(last.get("total_tokens")) if last.get("total_tokens") is not None else None,
+            reasoning=as_int(last.get("reasoning_output_tokens")),
+            total=as_int(last.get("total_tokens"))
+            if last.get("total_tokens") is not None
+            else None,
             convention=UsageConvention.OPENAI,
         )
         self.last_context = usage.context_tokens

@@ -57,6 +57,7 @@ from core.models import (
     Usage,
     UsageConvention,
 )
+from core.numbers import as_int
 
 FORMAT = SourceFormat.OPENCODE
 PARTIAL_READS = False
@@ -87,16 +88,6 @@ def _iso_ms(value: Any) -> str | None:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _int(value: Any) -> int:
-    if isinstance(value, bool):
-        return 0
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        return int(value)
-    return 0
-
-
 def _dict(value: Any) -> Record:
     return value if isinstance(value, dict) else {}
 
@@ -114,7 +105,7 @@ def _text(value: Any) -> str:
 
 
 def _time_created(record: Record) -> int:
-    return _int(_dict(record.get("time")).get("created"))
+    return as_int(_dict(record.get("time")).get("created"))
 
 
 def usage_from_tokens(tokens: Any) -> Usage | None:
@@ -124,12 +115,12 @@ def usage_from_tokens(tokens: Any) -> Usage | None:
     cache = _dict(tokens.get("cache"))
     total = tokens.get("total")
     usage = Usage(
-        input=_int(tokens.get("input")),
-        output=_int(tokens.get("output")),
-        reasoning=_int(tokens.get("reasoning")),
-        cache_read=_int(cache.get("read")),
-        cache_write=_int(cache.get("write")),
-        total=_int(total)
+        input=as_int(tokens.get("input")),
+        output=as_int(tokens.get("output")),
+        reasoning=as_int(tokens.get("reasoning")),
+        cache_read=as_int(cache.get("read")),
+        cache_write=as_int(cache.get("write")),
+        total=as_int(total)
         if isinstance(total, int | float) and not isinstance(total, bool)
         else None,
         convention=UsageConvention.OPENCODE,
@@ -420,7 +411,7 @@ def _choose_storage_session(root: Path, wanted: str | None) -> Path:
                 continue
             top_level = 0 if info.get("parentID") else 1
             time = _dict(info.get("time"))
-            updated = _int(time.get("updated")) or _int(time.get("created"))
+            updated = as_int(time.get("updated")) or as_int(time.get("created"))
             candidates.append((top_level, updated, file.stem, file))
     if wanted is not None:
         raise LoadError(f"{root}: no session {wanted!r} in this storage folder")
@@ -734,13 +725,13 @@ def _add_tool(builder: SessionBuilder, part: Record, parent_id: str) -> None:
         output=output,
         is_error=is_error,
         truncated_by_tool=metadata.get("truncated") is True,
-        compacted_at_ms=_int(compacted) if isinstance(compacted, int | float) else None,
+        compacted_at_ms=as_int(compacted) if isinstance(compacted, int | float) else None,
     )
     builder.add(
         Role.TOOL,
         id=str(part.get("id") or f"{parent_id}:{call_id}"),
         parent_id=parent_id,
-        timestamp=_iso_ms(_int(time.get("end")) or _int(time.get("start"))),
+        timestamp=_iso_ms(as_int(time.get("end")) or as_int(time.get("start"))),
         tool_result=result,
     )
 

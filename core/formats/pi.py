@@ -51,6 +51,7 @@ from core.models import (
     Usage,
     UsageConvention,
 )
+from core.numbers import as_int
 
 FORMAT = SourceFormat.PI
 PARTIAL_READS = True
@@ -104,16 +105,6 @@ class _Entry:
 # -- content helpers -----------------------------------------------------------------------
 
 
-def _int(value: Any) -> int:
-    if isinstance(value, bool):
-        return 0
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        return int(value)
-    return 0
-
-
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
@@ -145,17 +136,17 @@ def usage_from_pi(usage: Any) -> Usage | None:
     if not isinstance(usage, dict):
         return None
     if not any(
-        _int(usage.get(k)) for k in ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
+        as_int(usage.get(k)) for k in ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
     ):
         return None
     total = usage.get("totalTokens")
     return construct(
         Usage,
-        input=_int(usage.get("input")),
-        output=_int(usage.get("output")),
-        cache_read=_int(usage.get("cacheRead")),
-        cache_write=_int(usage.get("cacheWrite")),
-        total=_int(total)
+        input=as_int(usage.get("input")),
+        output=as_int(usage.get("output")),
+        cache_read=as_int(usage.get("cacheRead")),
+        cache_write=as_int(usage.get("cacheWrite")),
+        total=as_int(total)
         if isinstance(total, int | float) and not isinstance(total, bool)
         else None,
         convention=UsageConvention.PI,
@@ -461,7 +452,7 @@ class _PiBuilder:
         tokens = record.get("tokensBefore")
         self.builder.add_compaction(
             trigger="unknown",
-            tokens_before=_int(tokens) if isinstance(tokens, int | float) else None,
+            tokens_before=as_int(tokens) if isinstance(tokens, int | float) else None,
             summary=summary,
             first_kept_id=first_kept,
             source_line=entry.line,
