@@ -341,3 +341,14 @@ def test_counts_that_are_not_numbers_read_as_zero(tmp_path: Path) -> None:
     usage = session.messages[-1].usage
     assert usage is not None
     assert (usage.input, usage.cache_read, usage.output, usage.total) == (500, 0, 20, 0)
+
+
+def test_a_type_that_is_a_list_or_an_object(tmp_path: Path) -> None:
+    """A record whose ``type`` is a JSON list or object is a line without a type (the Claude Code
+    loader once stopped with a TypeError: it looked such a type up in a set)."""
+    rows = _claude_rows()
+    bad = [b'{"type": ["user"], "uuid": "bad-1"}\n', b'{"type": {"a": 1}, "uuid": "bad-2"}\n']
+    session = _load_untouched(_write(tmp_path / "typed.jsonl", rows[:1] + bad + rows[1:]))
+    assert isinstance(session, Session)
+    assert ("unknown-record", 2) in _codes(session) and ("unknown-record", 3) in _codes(session)
+    assert len(session.messages) == len(_load_untouched(CLAUDE).messages)  # type: ignore[union-attr]
