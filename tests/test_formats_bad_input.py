@@ -277,8 +277,8 @@ def _jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
 
 def test_counts_that_are_not_numbers_read_as_zero(tmp_path: Path) -> None:
     """Every loader coerces counts with core.numbers.as_int: an int or a finite float counts;
-    a numeric string or a boolean is 0 (the Claude Code and Codex loaders once read "1200" as
-    1200 and true as 1)."""
+    a numeric string or a boolean is 0, or None for a count a record may leave out (the Claude
+    Code and Codex loaders once read "1200" as 1200 and true as 1)."""
     claude = _jsonl(
         tmp_path / "claude.jsonl",
         [
@@ -340,7 +340,7 @@ def test_counts_that_are_not_numbers_read_as_zero(tmp_path: Path) -> None:
     assert isinstance(session, Session)
     usage = session.messages[-1].usage
     assert usage is not None
-    assert (usage.input, usage.cache_read, usage.output, usage.total) == (500, 0, 20, 0)
+    assert (usage.input, usage.cache_read, usage.output, usage.total) == (500, 0, 20, None)
 
 
 def test_a_type_that_is_a_list_or_an_object(tmp_path: Path) -> None:

@@ -696,14 +696,12 @@ class _Assembler:
         """A compact boundary: a compaction event (the next message is its boundary)."""
         meta = entry.usage or {}
         trigger = meta.get("trigger")
-        pre = meta.get("preTokens")
-        post = meta.get("postTokens")
         segment = meta.get("preservedSegment")
         head = segment.get("headUuid") if isinstance(segment, dict) else None
         self.builder.add_compaction(
             trigger=trigger if trigger in ("auto", "manual") else "unknown",
-            tokens_before=as_int(pre) if pre is not None else None,
-            tokens_after=as_int(post) if post is not None else None,
+            tokens_before=as_int(meta.get("preTokens"), None),
+            tokens_after=as_int(meta.get("postTokens"), None),
             first_kept_id=head if isinstance(head, str) else None,
             source_line=entry.line,
         )

@@ -512,9 +512,7 @@ class _Loader:
             cache_read=cached,
             cache_write=0,
             reasoning=as_int(last.get("reasoning_output_tokens")),
-            total=as_int(last.get("total_tokens"))
-            if last.get("total_tokens") is not None
-            else None,
+            total=as_int(last.get("total_tokens"), None),
             convention=UsageConvention.OPENAI,
         )
         self.last_context = usage.context_tokens

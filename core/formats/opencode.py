@@ -113,16 +113,13 @@ def usage_from_tokens(tokens: Any) -> Usage | None:
     if not isinstance(tokens, dict):
         return None
     cache = _dict(tokens.get("cache"))
-    total = tokens.get("total")
     usage = Usage(
         input=as_int(tokens.get("input")),
         output=as_int(tokens.get("output")),
         reasoning=as_int(tokens.get("reasoning")),
         cache_read=as_int(cache.get("read")),
         cache_write=as_int(cache.get("write")),
-        total=as_int(total)
-        if isinstance(total, int | float) and not isinstance(total, bool)
-        else None,
+        total=as_int(tokens.get("total"), None),
         convention=UsageConvention.OPENCODE,
     )
     if not (usage.input or usage.output or usage.cache_read or usage.cache_write or usage.total):
@@ -718,14 +715,13 @@ def _add_tool(builder: SessionBuilder, part: Record, parent_id: str) -> None:
             f"tool part {part.get('id')} ({tool}) is {status or 'without a state'}; "
             "shown as interrupted",
         )
-    compacted = time.get("compacted")
     result = ToolResult(
         call_id=call_id,
         tool_name=tool,
         output=output,
         is_error=is_error,
         truncated_by_tool=metadata.get("truncated") is True,
-        compacted_at_ms=as_int(compacted) if isinstance(compacted, int | float) else None,
+        compacted_at_ms=as_int(time.get("compacted"), None),
     )
     builder.add(
         Role.TOOL,

@@ -139,16 +139,13 @@ def usage_from_pi(usage: Any) -> Usage | None:
         as_int(usage.get(k)) for k in ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
     ):
         return None
-    total = usage.get("totalTokens")
     return construct(
         Usage,
         input=as_int(usage.get("input")),
         output=as_int(usage.get("output")),
         cache_read=as_int(usage.get("cacheRead")),
         cache_write=as_int(usage.get("cacheWrite")),
-        total=as_int(total)
-        if isinstance(total, int | float) and not isinstance(total, bool)
-        else None,
+        total=as_int(usage.get("totalTokens"), None),
         convention=UsageConvention.PI,
     )
 
@@ -449,10 +446,9 @@ class _PiBuilder:
                 "bad-first-kept",
                 f"the first kept entry {kept_entry_id!r} is not a message before this compaction",
             )
-        tokens = record.get("tokensBefore")
         self.builder.add_compaction(
             trigger="unknown",
-            tokens_before=as_int(tokens) if isinstance(tokens, int | float) else None,
+            tokens_before=as_int(record.get("tokensBefore"), None),
             summary=summary,
             first_kept_id=first_kept,
             source_line=entry.line,
