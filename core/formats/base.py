@@ -20,6 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from core.fastmodel import construct_from
 from core.models import (
     CompactionEvent,
@@ -39,6 +41,24 @@ ProgressCallback = Callable[[int, int, int], None]
 
 MAX_DIAGNOSTICS_PER_CODE = 200
 """Beyond this many diagnostics with the same code, only a count is kept."""
+
+
+def as_text(value: Any) -> str:
+    """A value read from a record as the text it stands for: a string as it is, None as "",
+    anything else as compact JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # not JSON data (a value a database driver made)
+        return str(value)
+
+
+def as_str(value: Any) -> str | None:
+    """A value read from a record as a name or an id: a non-empty string, else None."""
+    return value if isinstance(value, str) and value else None
 
 
 class LoadError(Exception):

@@ -35,7 +35,7 @@ from typing import Any
 import orjson
 
 from core.fastmodel import construct
-from core.formats.base import ProgressCallback, SessionBuilder
+from core.formats.base import ProgressCallback, SessionBuilder, as_text
 from core.formats.jsonl import head_records, read_jsonl
 from core.models import (
     Role,
@@ -159,9 +159,7 @@ def _block_text(content: Any) -> str:
             if isinstance(piece, str):
                 parts.append(piece)
         return "\n\n".join(parts)
-    if content is None:
-        return ""
-    return orjson.dumps(content).decode()
+    return as_text(content)
 
 
 def _result_of(block: dict[str, Any], is_error: bool) -> tuple[str, str, bool]:

@@ -35,7 +35,7 @@ from typing import Any
 import orjson
 
 from core.fastmodel import construct
-from core.formats.base import ProgressCallback, SessionBuilder
+from core.formats.base import ProgressCallback, SessionBuilder, as_text
 from core.formats.jsonl import head_records, read_jsonl
 from core.models import (
     Message,
@@ -153,9 +153,7 @@ def _output_text(output: Any) -> tuple[str, bool]:
         content = output.get("content")
         text = content if isinstance(content, str) else _content_text(content)
         return text, output.get("success") is False
-    if output is None:
-        return "", False
-    return orjson.dumps(output).decode(), False
+    return as_text(output), False
 
 
 def _custom_output_error(text: str) -> bool:

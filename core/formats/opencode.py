@@ -39,14 +39,21 @@ Mapping to :class:`~core.models.Message`:
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from core.formats.base import LoadError, ProgressCallback, SessionBuilder, fill_from_table
+from core.formats.base import (
+    LoadError,
+    ProgressCallback,
+    SessionBuilder,
+    as_str,
+    as_text,
+    fill_from_table,
+)
 from core.models import (
     CompactionTrigger,
     Role,
@@ -90,18 +97,6 @@ def _iso_ms(value: Any) -> str | None:
 
 def _dict(value: Any) -> Record:
     return value if isinstance(value, dict) else {}
-
-
-def _text(value: Any) -> str:
-    """A tool output or similar as text: strings as is, anything else as compact JSON."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    try:
-        return orjson.dumps(value).decode()
-    except TypeError:
-        return str(value)
 
 
 def _time_created(record: Record) -> int:
@@ -255,6 +250,20 @@ def _loads(data: Any) -> Any:
     return data
 
 
+def _row_record(data: Any, what: str, builder: SessionBuilder) -> Record | None:
+    """A row's ``data`` column as a record; None, with a diagnostic, when it is not a JSON
+    object (``what`` names the row)."""
+    try:
+        record = _loads(data)
+    except orjson.JSONDecodeError:
+        builder.diagnostic(None, "invalid-json", f"{what}: data is not JSON, skipped")
+        return None
+    if not isinstance(record, dict):
+        builder.diagnostic(None, "not-an-object", f"{what}: data is not an object")
+        return None
+    return record
+
+
 def _db_records(
     conn: sqlite3.Connection,
     columns: dict[str, set[str]],
@@ -268,13 +277,8 @@ def _db_records(
         f"SELECT id, data FROM message WHERE session_id = ? ORDER BY {message_order}",
         (session_id,),
     ):
-        try:
-            record = _loads(data)
-        except orjson.JSONDecodeError:
-            builder.diagnostic(None, "invalid-json", f"message {msg_id}: data is not JSON, skipped")
-            continue
-        if not isinstance(record, dict):
-            builder.diagnostic(None, "not-an-object", f"message {msg_id}: data is not an object")
+        record = _row_record(data, f"message {msg_id}", builder)
+        if record is None:
             continue
         record = {**record, "id": msg_id, "sessionID": session_id}
         parts: list[Record] = []
@@ -292,13 +296,8 @@ def _db_records(
             (session_id,),
         )
     for part_id, msg_id, data in part_rows:
-        try:
-            record = _loads(data)
-        except orjson.JSONDecodeError:
-            builder.diagnostic(None, "invalid-json", f"part {part_id}: data is not JSON, skipped")
-            continue
-        if not isinstance(record, dict):
-            builder.diagnostic(None, "not-an-object", f"part {part_id}: data is not an object")
+        record = _row_record(data, f"part {part_id}", builder)
+        if record is None:
             continue
         owner = by_id.get(str(msg_id))
         if owner is None:
@@ -521,8 +520,8 @@ def _error_text(error: Any) -> str | None:
         message = data.get("message") or error.get("message")
         if name and message:
             return f"{name}: {message}"
-        return str(name or message or _text(error))
-    return _text(error)
+        return str(name or message or as_text(error))
+    return as_text(error)
 
 
 def _build(
@@ -531,6 +530,25 @@ def _build(
     records: list[MessageRecords],
     progress: ProgressCallback | None,
 ) -> Session:
+    _session_facts(builder, info)
+    walker = _Walker(builder)
+    total = len(records)
+    for number, (record, parts) in enumerate(records, 1):
+        role = record.get("role")
+        handler = _ROLES.get(role) if type(role) is str else None
+        if handler is not None:
+            handler(walker, record, parts)
+        else:
+            builder.diagnostic(
+                None, "unknown-role", f"message {record.get('id')}: role {role!r} skipped"
+            )
+        if progress is not None and (number % 500 == 0 or number == total):
+            progress(number, total, len(builder.messages))
+    return walker.finish()
+
+
+def _session_facts(builder: SessionBuilder, info: Record) -> None:
+    """The id, folder, start time, title and the like of the session ``info`` record."""
     builder.session_id = str(info.get("id") or builder.session_id or "opencode")
     directory = info.get("directory")
     builder.project = directory if isinstance(directory, str) else None
@@ -539,52 +557,63 @@ def _build(
         value = info.get(key)
         if isinstance(value, str) and value:
             builder.metadata[key if key != "parentID" else "parent_id"] = value
-    pending_compaction: Record | None = None
-    last_usage: Usage | None = None
-    model: str | None = None
-    total = len(records)
-    for number, (record, parts) in enumerate(records, 1):
-        role = record.get("role")
-        if role == "user":
-            compaction = next((p for p in parts if p.get("type") == "compaction"), None)
-            if compaction is not None:
-                pending_compaction = compaction
-            _add_user(builder, record, parts, compaction is not None)
-            user_model = _dict(record.get("model")).get("modelID")
-            if isinstance(user_model, str) and model is None:
-                model = user_model
-        elif role == "assistant":
-            if record.get("summary") is True:
-                _add_summary(builder, record, parts, pending_compaction, last_usage)
-                pending_compaction = None
-                continue
-            if pending_compaction is not None:
-                builder.info(
-                    None,
-                    "compaction-without-summary",
-                    f"compaction request {pending_compaction.get('messageID') or ''} has no "
-                    "summary message after it (failed or interrupted)",
-                )
-                pending_compaction = None
-            step_usage = _add_assistant(builder, record, parts)
-            if step_usage is not None:
-                last_usage = step_usage
-            model_id = record.get("modelID")
-            if isinstance(model_id, str) and model_id:
-                model = model_id
-        else:
-            builder.diagnostic(
-                None, "unknown-role", f"message {record.get('id')}: role {role!r} skipped"
+
+
+class _Walker:
+    """Turns the message records into messages, in order: one method per role (:data:`_ROLES`)."""
+
+    def __init__(self, builder: SessionBuilder) -> None:
+        self.builder = builder
+        self.pending_compaction: Record | None = None  # a request whose summary is still due
+        self.last_usage: Usage | None = None  # the last model call's, for tokens_before
+        self.model: str | None = None
+
+    def user(self, record: Record, parts: list[Record]) -> None:
+        """A user message; one holding a ``compaction`` part is a compaction request."""
+        compaction = next((p for p in parts if p.get("type") == "compaction"), None)
+        if compaction is not None:
+            self.pending_compaction = compaction
+        _add_user(self.builder, record, parts, compaction is not None)
+        user_model = _dict(record.get("model")).get("modelID")
+        if isinstance(user_model, str) and self.model is None:
+            self.model = user_model
+
+    def assistant(self, record: Record, parts: list[Record]) -> None:
+        """An assistant message: a compaction's summary, or one message per model call."""
+        if record.get("summary") is True:
+            _add_summary(self.builder, record, parts, self.pending_compaction, self.last_usage)
+            self.pending_compaction = None
+            return
+        if self.pending_compaction is not None:
+            self.builder.info(
+                None,
+                "compaction-without-summary",
+                f"compaction request {self.pending_compaction.get('messageID') or ''} has no "
+                "summary message after it (failed or interrupted)",
             )
-        if progress is not None and (number % 500 == 0 or number == total):
-            progress(number, total, len(builder.messages))
-    if pending_compaction is not None:
-        builder.info(
-            None, "compaction-without-summary", "the last compaction request has no summary"
-        )
-    builder.model = model
-    fill_from_table(builder)
-    return builder.build()
+            self.pending_compaction = None
+        step_usage = _add_assistant(self.builder, record, parts)
+        if step_usage is not None:
+            self.last_usage = step_usage
+        model_id = record.get("modelID")
+        if isinstance(model_id, str) and model_id:
+            self.model = model_id
+
+    def finish(self) -> Session:
+        if self.pending_compaction is not None:
+            self.builder.info(
+                None, "compaction-without-summary", "the last compaction request has no summary"
+            )
+        self.builder.model = self.model
+        fill_from_table(self.builder)
+        return self.builder.build()
+
+
+_ROLES: dict[str, Callable[[_Walker, Record, list[Record]], None]] = {
+    "user": _Walker.user,
+    "assistant": _Walker.assistant,
+}
+"""The method that reads the messages of each role."""
 
 
 def _add_user(
@@ -616,23 +645,19 @@ def _add_user(
     builder.add(
         Role.USER,
         id=str(record.get("id")),
-        parent_id=_str_or_none(record.get("parentID")),
+        parent_id=as_str(record.get("parentID")),
         timestamp=_iso_ms(_time_created(record)),
         text="\n\n".join(texts),
         meta=is_compaction_request,
         synthetic=synthetic,
-        model=_str_or_none(_dict(record.get("model")).get("modelID")),
+        model=as_str(_dict(record.get("model")).get("modelID")),
     )
-
-
-def _str_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
 
 
 def _add_assistant(builder: SessionBuilder, record: Record, parts: list[Record]) -> Usage | None:
     msg_id = str(record.get("id"))
     steps = _Steps().feed(parts)
-    model = _str_or_none(record.get("modelID"))
+    model = as_str(record.get("modelID"))
     created = _iso_ms(_time_created(record))
     error = _error_text(record.get("error"))
     message_usage = usage_from_tokens(record.get("tokens"))
@@ -679,7 +704,7 @@ def _add_assistant(builder: SessionBuilder, record: Record, parts: list[Record])
         builder.add(
             Role.ASSISTANT,
             id=step_id,
-            parent_id=_str_or_none(record.get("parentID")),
+            parent_id=as_str(record.get("parentID")),
             timestamp=created,
             text="\n\n".join(texts),
             reasoning="\n\n".join(reasoning),
@@ -704,9 +729,9 @@ def _add_tool(builder: SessionBuilder, part: Record, parent_id: str) -> None:
     call_id = str(part.get("callID") or part.get("id"))
     tool = str(part.get("tool") or "tool")
     if status == "completed":
-        output, is_error = _text(state.get("output")), False
+        output, is_error = as_text(state.get("output")), False
     elif status == "error":
-        output, is_error = _text(state.get("error")), True
+        output, is_error = as_text(state.get("error")), True
     else:
         output, is_error = INTERRUPTED_TOOL_OUTPUT, True
         builder.info(
@@ -750,7 +775,7 @@ def _add_summary(
         trigger = (
             "overflow" if request.get("overflow") else "auto" if request.get("auto") else "manual"
         )
-        tail_start = _str_or_none(request.get("tail_start_id"))
+        tail_start = as_str(request.get("tail_start_id"))
     builder.add_compaction(
         trigger=trigger,
         tokens_before=last_usage.context_tokens if last_usage else None,
@@ -760,12 +785,12 @@ def _add_summary(
     builder.add(
         Role.ASSISTANT,
         id=str(record.get("id")),
-        parent_id=_str_or_none(record.get("parentID")),
+        parent_id=as_str(record.get("parentID")),
         timestamp=_iso_ms(_time_created(record)),
         text=text,
         usage=usage_from_tokens(record.get("tokens")),
-        model=_str_or_none(record.get("modelID")),
-        stop_reason=_str_or_none(record.get("finish")),
+        model=as_str(record.get("modelID")),
+        stop_reason=as_str(record.get("finish")),
         error=_error_text(record.get("error")),
         summary=True,
     )

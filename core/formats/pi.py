@@ -40,7 +40,13 @@ from pathlib import Path
 from typing import Any
 
 from core.fastmodel import construct
-from core.formats.base import LoadError, ProgressCallback, SessionBuilder, fill_from_table
+from core.formats.base import (
+    LoadError,
+    ProgressCallback,
+    SessionBuilder,
+    as_str,
+    fill_from_table,
+)
 from core.formats.jsonl import head_records, read_jsonl
 from core.models import (
     Role,
@@ -105,10 +111,6 @@ class _Entry:
 # -- content helpers -----------------------------------------------------------------------
 
 
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
 def _content_text(content: Any) -> str:
     """Text of a pi content value: a string or a list of text / image blocks."""
     if isinstance(content, str):
@@ -160,7 +162,7 @@ def bash_execution_text(message: Record) -> str:
         text += "\n\n(command cancelled)"
     elif isinstance(message.get("exitCode"), int) and message["exitCode"] != 0:
         text += f"\n\nCommand exited with code {message['exitCode']}"
-    if message.get("truncated") and _str(message.get("fullOutputPath")):
+    if message.get("truncated") and as_str(message.get("fullOutputPath")):
         text += f"\n\n[Output truncated. Full output: {message['fullOutputPath']}]"
     return text
 
@@ -296,17 +298,17 @@ class _PiBuilder:
         elif kind == "compaction":
             self._compaction(entry)
         elif kind == "model_change":
-            model = _str(record.get("modelId"))
+            model = as_str(record.get("modelId"))
             if model:
                 self.model = model
-                self.builder.metadata["provider"] = _str(
+                self.builder.metadata["provider"] = as_str(
                     record.get("provider")
                 ) or self.builder.metadata.get("provider")
                 self.builder.metadata["model_changes"] = (
                     self.builder.metadata.get("model_changes", 0) + 1
                 )
         elif kind == "thinking_level_change":
-            level = _str(record.get("thinkingLevel"))
+            level = as_str(record.get("thinkingLevel"))
             if level:
                 self.builder.metadata["thinking_level"] = level
         elif kind == "branch_summary":
@@ -320,7 +322,7 @@ class _PiBuilder:
         elif kind == "custom_message":
             self._add(entry, Role.USER, text=_content_text(record.get("content")), meta=True)
         elif kind == "session_info":
-            name = _str(record.get("name"))
+            name = as_str(record.get("name"))
             if name:
                 self.builder.metadata["title"] = name
         elif kind in ("custom", "label"):
@@ -359,7 +361,7 @@ class _PiBuilder:
             result = construct(
                 ToolResult,
                 call_id=call_id,
-                tool_name=_str(message.get("toolName")),
+                tool_name=as_str(message.get("toolName")),
                 output=_content_text(message.get("content")),
                 is_error=message.get("isError") is True,
                 truncated_by_tool=truncated,
@@ -411,8 +413,8 @@ class _PiBuilder:
                 )
         if isinstance(content, str):
             texts.append(content)
-        model = _str(message.get("model")) or self.model
-        if _str(message.get("model")):
+        model = as_str(message.get("model")) or self.model
+        if as_str(message.get("model")):
             self.model = message["model"]
         self._add(
             entry,
@@ -422,14 +424,14 @@ class _PiBuilder:
             tool_calls=calls,
             usage=usage_from_pi(message.get("usage")),
             model=model,
-            stop_reason=_str(message.get("stopReason")),
-            error=_str(message.get("errorMessage")),
+            stop_reason=as_str(message.get("stopReason")),
+            error=as_str(message.get("errorMessage")),
         )
 
     def _compaction(self, entry: _Entry) -> None:
         record = entry.record
         summary = record.get("summary") if isinstance(record.get("summary"), str) else None
-        kept_entry_id: str | None = _str(record.get("firstKeptEntryId"))
+        kept_entry_id: str | None = as_str(record.get("firstKeptEntryId"))
         index = record.get("firstKeptEntryIndex")
         if kept_entry_id is None and isinstance(index, int) and not isinstance(index, bool):
             # An index into the parsed file entries with the header at 0.
@@ -500,9 +502,9 @@ def load(
             f"pi session version {version} is newer than {CURRENT_VERSION}; read as v3",
         )
     header = header or {}
-    builder.session_id = _str(header.get("id")) or path.stem
-    builder.project = _str(header.get("cwd"))
-    builder.started_at = _str(header.get("timestamp"))
+    builder.session_id = as_str(header.get("id")) or path.stem
+    builder.project = as_str(header.get("cwd"))
+    builder.started_at = as_str(header.get("timestamp"))
     builder.metadata["pi_version"] = version
     for key, name in (
         ("provider", "provider"),
@@ -510,10 +512,10 @@ def load(
         ("branchedFrom", "branched_from"),
         ("parentSession", "parent_session"),
     ):
-        if _str(header.get(key)):
+        if as_str(header.get(key)):
             builder.metadata[name] = header[key]
     walker = _PiBuilder(builder, entries, version)
-    walker.model = _str(header.get("modelId"))
+    walker.model = as_str(header.get("modelId"))
     if entries:
         if version >= 2 and any("id" in e.record for e in entries):
             path_entries = _leaf_path(entries, builder)
