@@ -1,8 +1,8 @@
 """Compaction — T8 + T9 + T11 + T12: replace the older part of a conversation with a summary.
 
-Entry points: :func:`compact` (async) and :func:`compact_sync` (the same, run with
-``asyncio.run``; for worker threads and the replay engine — do not call it from a thread that
-already runs an event loop). :func:`compact_outline` runs the same pipeline and returns only
+Entry points: :func:`compact` (async) and :func:`compact_sync` (the same, run to completion on
+a private event loop; for worker threads — do not call it from a thread that already runs an
+event loop). :func:`compact_outline` runs the same pipeline and returns only
 what the replay engine keeps (:class:`CompactionOutline`); :class:`EntryCache` keeps serialised
 head entries across the compactions of one session.
 
@@ -45,7 +45,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, ParamSpec, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -71,6 +72,9 @@ from core.summary_request import (
 )
 from core.templates import get_template, unwrap_summary, wrap_summary
 from core.tokens import TokenCounter
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 __all__ = [
     "CompactionError",
@@ -692,41 +696,25 @@ class _Run:
         )
 
 
-def compact_sync(
-    messages: Sequence[Message],
-    policy: Policy,
-    summarizer: Summarizer,
-    *,
-    window: int,
-    counter: TokenCounter,
-    previous_summary: str | None = None,
-    auto: bool = True,
-    on_delta: DeltaCallback | None = None,
-    token_counts: Sequence[int] | None = None,
-    now_ms: int | None = None,
-    entry_cache: EntryCache | None = None,
-) -> CompactionResult:
-    """:func:`compact` run to completion on a private event loop (for threads without a running loop).
+def _on_private_loop(
+    function: Callable[_P, Coroutine[Any, Any, _R]],
+) -> Callable[_P, _R]:
+    """``function`` run to completion on a private event loop, taking the same arguments.
 
     Not ``asyncio.run``: in the main thread that installs a SIGINT handler whose set-up formats the
     task's repr, which costs tens of milliseconds per call on long conversations (measured).
     """
-    loop = asyncio.new_event_loop()
-    try:
-        return loop.run_until_complete(
-            compact(
-                messages,
-                policy,
-                summarizer,
-                window=window,
-                counter=counter,
-                previous_summary=previous_summary,
-                auto=auto,
-                on_delta=on_delta,
-                token_counts=token_counts,
-                now_ms=now_ms,
-                entry_cache=entry_cache,
-            )
-        )
-    finally:
-        loop.close()
+
+    def run(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        loop = asyncio.new_event_loop()
+        try:
+            return loop.run_until_complete(function(*args, **kwargs))
+        finally:
+            loop.close()
+
+    return run
+
+
+compact_sync = _on_private_loop(compact)
+""":func:`compact` run to completion on a private event loop (for threads without a running loop;
+do not call it from a thread that already runs one). Same arguments, same result."""
