@@ -250,16 +250,16 @@ def _loads(data: Any) -> Any:
     return data
 
 
-def _row_record(data: Any, what: str, builder: SessionBuilder) -> Record | None:
-    """A row's ``data`` column as a record; None, with a diagnostic, when it is not a JSON
-    object (``what`` names the row)."""
+def _json_record(data: Any, what: str, builder: SessionBuilder) -> Record | None:
+    """``data`` (a file's bytes, a database row's ``data`` column) as a record; None, with a
+    diagnostic naming ``what``, when it is not a JSON object."""
     try:
         record = _loads(data)
-    except orjson.JSONDecodeError:
-        builder.diagnostic(None, "invalid-json", f"{what}: data is not JSON, skipped")
+    except orjson.JSONDecodeError as exc:
+        builder.diagnostic(None, "invalid-json", f"{what}: invalid JSON ({exc.msg}), skipped")
         return None
     if not isinstance(record, dict):
-        builder.diagnostic(None, "not-an-object", f"{what}: data is not an object")
+        builder.diagnostic(None, "not-an-object", f"{what}: not a JSON object, skipped")
         return None
     return record
 
@@ -277,7 +277,7 @@ def _db_records(
         f"SELECT id, data FROM message WHERE session_id = ? ORDER BY {message_order}",
         (session_id,),
     ):
-        record = _row_record(data, f"message {msg_id}", builder)
+        record = _json_record(data, f"message {msg_id}", builder)
         if record is None:
             continue
         record = {**record, "id": msg_id, "sessionID": session_id}
@@ -296,7 +296,7 @@ def _db_records(
             (session_id,),
         )
     for part_id, msg_id, data in part_rows:
-        record = _row_record(data, f"part {part_id}", builder)
+        record = _json_record(data, f"part {part_id}", builder)
         if record is None:
             continue
         owner = by_id.get(str(msg_id))
@@ -371,15 +371,7 @@ def _read_json_file(path: Path, builder: SessionBuilder) -> Record | None:
             None, "unreadable", f"{path.name}: cannot read ({exc.strerror}), skipped"
         )
         return None
-    try:
-        record = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        builder.diagnostic(None, "invalid-json", f"{path.name}: invalid JSON ({exc.msg}), skipped")
-        return None
-    if not isinstance(record, dict):
-        builder.diagnostic(None, "not-an-object", f"{path.name}: not a JSON object, skipped")
-        return None
-    return record
+    return _json_record(data, path.name, builder)
 
 
 def _json_files(folder: Path) -> list[Path]:
