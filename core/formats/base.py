@@ -20,8 +20,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from core.fastmodel import construct_from
 from core.models import (
     CompactionEvent,
@@ -34,6 +32,7 @@ from core.models import (
     SourceFormat,
     WindowSource,
 )
+from core.tokens import arguments_text
 from core.windows import lookup_max_output, lookup_window
 
 ProgressCallback = Callable[[int, int, int], None]
@@ -45,15 +44,8 @@ MAX_DIAGNOSTICS_PER_CODE = 200
 
 def as_text(value: Any) -> str:
     """A value read from a record as the text it stands for: a string as it is, None as "",
-    anything else as compact JSON."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    try:
-        return orjson.dumps(value).decode()
-    except TypeError:  # not JSON data (a value a database driver made)
-        return str(value)
+    anything else as compact JSON — what the model is sent for a tool call's arguments too."""
+    return arguments_text(value)
 
 
 def as_str(value: Any) -> str | None:
