@@ -36,6 +36,7 @@ What each entry becomes:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -65,32 +66,6 @@ PARTIAL_READS = True
 
 CURRENT_VERSION = 3
 """The newest pi session version this loader knows."""
-
-_ENTRY_TYPES = frozenset(
-    {
-        "message",
-        "model_change",
-        "thinking_level_change",
-        "compaction",
-        "branch_summary",
-        "custom",
-        "custom_message",
-        "label",
-        "session_info",
-    }
-)
-_ROLES = frozenset(
-    {
-        "user",
-        "assistant",
-        "toolResult",
-        "bashExecution",
-        "custom",
-        "hookMessage",
-        "branchSummary",
-        "compactionSummary",
-    }
-)
 
 Record = dict[str, Any]
 
@@ -127,6 +102,11 @@ def _content_text(content: Any) -> str:
         elif kind == "image":
             pieces.append(f"[image {block.get('mimeType') or ''}]".replace(" ]", "]"))
     return "\n".join(pieces)
+
+
+def _summary_text(record: Record) -> str:
+    summary = record.get("summary")
+    return summary if isinstance(summary, str) else ""
 
 
 def usage_from_pi(usage: Any) -> Usage | None:
@@ -285,48 +265,10 @@ class _PiBuilder:
         return None
 
     def _entry(self, entry: _Entry) -> None:
-        record = entry.record
-        kind = record.get("type")
-        if kind == "message":
-            message = record.get("message")
-            if not isinstance(message, dict):
-                self.builder.diagnostic(
-                    entry.line, "bad-message", "message entry without a message object, skipped"
-                )
-                return
-            self._message(entry, message)
-        elif kind == "compaction":
-            self._compaction(entry)
-        elif kind == "model_change":
-            model = as_str(record.get("modelId"))
-            if model:
-                self.model = model
-                self.builder.metadata["provider"] = as_str(
-                    record.get("provider")
-                ) or self.builder.metadata.get("provider")
-                self.builder.metadata["model_changes"] = (
-                    self.builder.metadata.get("model_changes", 0) + 1
-                )
-        elif kind == "thinking_level_change":
-            level = as_str(record.get("thinkingLevel"))
-            if level:
-                self.builder.metadata["thinking_level"] = level
-        elif kind == "branch_summary":
-            summary = record.get("summary")
-            self._add(
-                entry,
-                Role.USER,
-                text=summary if isinstance(summary, str) else "",
-                meta=True,
-            )
-        elif kind == "custom_message":
-            self._add(entry, Role.USER, text=_content_text(record.get("content")), meta=True)
-        elif kind == "session_info":
-            name = as_str(record.get("name"))
-            if name:
-                self.builder.metadata["title"] = name
-        elif kind in ("custom", "label"):
-            return
+        kind = entry.record.get("type")
+        handler = _ENTRIES.get(kind) if type(kind) is str else None
+        if handler is not None:
+            handler(self, entry)
         else:
             self.builder.info(
                 entry.line, "unknown-entry", f"entry type {kind!r} not known, skipped"
@@ -344,50 +286,96 @@ class _PiBuilder:
             **fields,
         )
 
-    def _message(self, entry: _Entry, message: Record) -> None:
+    # -- one method per entry type -------------------------------------------------------
+
+    def _message_entry(self, entry: _Entry) -> None:
+        """A ``message`` entry, read by the method :data:`_MESSAGES` names for its role."""
+        message = entry.record.get("message")
+        if not isinstance(message, dict):
+            self.builder.diagnostic(
+                entry.line, "bad-message", "message entry without a message object, skipped"
+            )
+            return
         role = message.get("role")
-        if role == "user":
-            self._add(entry, Role.USER, text=_content_text(message.get("content")))
-        elif role == "assistant":
-            self._assistant(entry, message)
-        elif role == "toolResult":
-            details = message.get("details")
-            truncation = details.get("truncation") if isinstance(details, dict) else None
-            truncated = isinstance(truncation, dict) and truncation.get("truncated") is True
-            call_id = message.get("toolCallId")
-            if not isinstance(call_id, str):
-                self.builder.diagnostic(entry.line, "no-call-id", "tool result without toolCallId")
-                call_id = ""
-            result = construct(
-                ToolResult,
-                call_id=call_id,
-                tool_name=as_str(message.get("toolName")),
-                output=_content_text(message.get("content")),
-                is_error=message.get("isError") is True,
-                truncated_by_tool=truncated,
-            )
-            self._add(entry, Role.TOOL, tool_result=result)
-        elif role == "bashExecution":
-            self._add(
-                entry,
-                Role.USER,
-                text=bash_execution_text(message),
-                meta=message.get("excludeFromContext") is True,
-            )
-        elif role in ("custom", "hookMessage"):
-            self._add(entry, Role.USER, text=_content_text(message.get("content")), meta=True)
-        elif role == "branchSummary":
-            summary = message.get("summary")
-            self._add(entry, Role.USER, text=summary if isinstance(summary, str) else "", meta=True)
-        elif role == "compactionSummary":
-            summary = message.get("summary")
-            self._add(
-                entry, Role.USER, text=summary if isinstance(summary, str) else "", summary=True
-            )
+        handler = _MESSAGES.get(role) if type(role) is str else None
+        if handler is not None:
+            handler(self, entry, message)
         else:
             self.builder.info(
                 entry.line, "unknown-role", f"message role {role!r} not known, skipped"
             )
+
+    def _model_change(self, entry: _Entry) -> None:
+        record = entry.record
+        model = as_str(record.get("modelId"))
+        if model:
+            metadata = self.builder.metadata
+            self.model = model
+            metadata["provider"] = as_str(record.get("provider")) or metadata.get("provider")
+            metadata["model_changes"] = metadata.get("model_changes", 0) + 1
+
+    def _thinking_level_change(self, entry: _Entry) -> None:
+        level = as_str(entry.record.get("thinkingLevel"))
+        if level:
+            self.builder.metadata["thinking_level"] = level
+
+    def _branch_summary(self, entry: _Entry) -> None:
+        """The summary of an abandoned branch: a meta user message."""
+        self._add(entry, Role.USER, text=_summary_text(entry.record), meta=True)
+
+    def _custom_message(self, entry: _Entry) -> None:
+        """A message an extension injected: a meta user message."""
+        self._add(entry, Role.USER, text=_content_text(entry.record.get("content")), meta=True)
+
+    def _session_info(self, entry: _Entry) -> None:
+        name = as_str(entry.record.get("name"))
+        if name:
+            self.builder.metadata["title"] = name
+
+    def _not_in_context(self, entry: _Entry) -> None:
+        """Extension state (``custom``) and ``label`` entries: not sent to the model."""
+
+    # -- one method per message role -----------------------------------------------------
+
+    def _user(self, entry: _Entry, message: Record) -> None:
+        self._add(entry, Role.USER, text=_content_text(message.get("content")))
+
+    def _tool_result(self, entry: _Entry, message: Record) -> None:
+        details = message.get("details")
+        truncation = details.get("truncation") if isinstance(details, dict) else None
+        truncated = isinstance(truncation, dict) and truncation.get("truncated") is True
+        call_id = message.get("toolCallId")
+        if not isinstance(call_id, str):
+            self.builder.diagnostic(entry.line, "no-call-id", "tool result without toolCallId")
+            call_id = ""
+        result = construct(
+            ToolResult,
+            call_id=call_id,
+            tool_name=as_str(message.get("toolName")),
+            output=_content_text(message.get("content")),
+            is_error=message.get("isError") is True,
+            truncated_by_tool=truncated,
+        )
+        self._add(entry, Role.TOOL, tool_result=result)
+
+    def _bash_execution(self, entry: _Entry, message: Record) -> None:
+        """The user's ``!command``: a user message (``!!``: never sent, so meta)."""
+        self._add(
+            entry,
+            Role.USER,
+            text=bash_execution_text(message),
+            meta=message.get("excludeFromContext") is True,
+        )
+
+    def _custom(self, entry: _Entry, message: Record) -> None:
+        """A ``custom`` (v3) or ``hookMessage`` (v2) message: injected, so meta."""
+        self._add(entry, Role.USER, text=_content_text(message.get("content")), meta=True)
+
+    def _branch_summary_message(self, entry: _Entry, message: Record) -> None:
+        self._add(entry, Role.USER, text=_summary_text(message), meta=True)
+
+    def _compaction_summary(self, entry: _Entry, message: Record) -> None:
+        self._add(entry, Role.USER, text=_summary_text(message), summary=True)
 
     def _assistant(self, entry: _Entry, message: Record) -> None:
         texts: list[str] = []
@@ -456,6 +444,35 @@ class _PiBuilder:
             source_line=entry.line,
         )
         self._add(entry, Role.USER, text=summary or "", summary=True)
+
+
+_ENTRIES: dict[str, Callable[[_PiBuilder, _Entry], None]] = {
+    "message": _PiBuilder._message_entry,
+    "compaction": _PiBuilder._compaction,
+    "model_change": _PiBuilder._model_change,
+    "thinking_level_change": _PiBuilder._thinking_level_change,
+    "branch_summary": _PiBuilder._branch_summary,
+    "custom_message": _PiBuilder._custom_message,
+    "session_info": _PiBuilder._session_info,
+    "custom": _PiBuilder._not_in_context,
+    "label": _PiBuilder._not_in_context,
+}
+"""The method that reads each entry type."""
+
+_MESSAGES: dict[str, Callable[[_PiBuilder, _Entry, Record], None]] = {
+    "user": _PiBuilder._user,
+    "assistant": _PiBuilder._assistant,
+    "toolResult": _PiBuilder._tool_result,
+    "bashExecution": _PiBuilder._bash_execution,
+    "custom": _PiBuilder._custom,
+    "hookMessage": _PiBuilder._custom,
+    "branchSummary": _PiBuilder._branch_summary_message,
+    "compactionSummary": _PiBuilder._compaction_summary,
+}
+"""The method that reads the message of each role."""
+
+_ENTRY_TYPES = frozenset(_ENTRIES)
+_ROLES = frozenset(_MESSAGES)
 
 
 # -- registry interface --------------------------------------------------------------------
