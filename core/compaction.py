@@ -300,12 +300,8 @@ async def compact(
     Raises :class:`CompactionError`.
     """
     run = _Run(messages, policy, counter, token_counts=token_counts, auto=auto, outline=False)
-    run.prune(now_ms)
-    reason = run.choose_head(window)
-    if reason is not None:
-        return run.nothing_result(reason)
-    reply = await run.summarise(summarizer, previous_summary, on_delta, entry_cache)
-    return run.result(reply)
+    reply = await run.steps(summarizer, window, now_ms, previous_summary, on_delta, entry_cache)
+    return run.result(reply) if reply is not None else run.nothing_result()
 
 
 async def compact_outline(
@@ -326,12 +322,8 @@ async def compact_outline(
     corresponding :class:`CompactionResult` fields.
     """
     run = _Run(messages, policy, counter, token_counts=token_counts, auto=auto, outline=True)
-    run.prune(now_ms)
-    reason = run.choose_head(window)
-    if reason is not None:
-        return run.nothing_outline(reason)
-    reply = await run.summarise(summarizer, None, None, entry_cache)
-    return run.outline(reply)
+    reply = await run.steps(summarizer, window, now_ms, None, None, entry_cache)
+    return run.outline(reply) if reply is not None else run.nothing_outline()
 
 
 class _Run:
@@ -371,6 +363,7 @@ class _Run:
         self.plan: PrunePlan | None = None
         self.prune_result: PruneResult | None = None
         # Set by choose_head():
+        self.nothing_reason: str | None = None
         self.split_result: SplitResult | None = None
         self.choice_note = ""
         self.pinned: list[Message] = []
@@ -385,6 +378,23 @@ class _Run:
         self.max_tokens = 0
         self.request: list[ChatMessage] = []
         self.dropped: list[str] = []
+
+    async def steps(
+        self,
+        summarizer: Summarizer,
+        window: int,
+        now_ms: int | None,
+        previous_summary: str | None,
+        on_delta: DeltaCallback | None,
+        entry_cache: EntryCache | None,
+    ) -> SummaryResult | None:
+        """Prune, choose the head and summarise it: the summariser's reply, or None when there
+        is nothing to compact (:attr:`nothing_reason` says why)."""
+        self.prune(now_ms)
+        self.nothing_reason = self.choose_head(window)
+        if self.nothing_reason is not None:
+            return None
+        return await self.summarise(summarizer, previous_summary, on_delta, entry_cache)
 
     @property
     def pruned_ids(self) -> list[str]:
@@ -649,13 +659,13 @@ class _Run:
             prune_reasons=self.plan.reasons() if self.plan is not None else [],
         )
 
-    def nothing_result(self, reason: str) -> CompactionResult:
+    def nothing_result(self) -> CompactionResult:
         """The result when there is no head to summarise: the (pruned) input, unchanged
         otherwise."""
         comp, prune_result = self.comp, self.prune_result
         return CompactionResult(
             compacted=False,
-            reason=reason,
+            reason=self.nothing_reason or "",
             strategy=comp.strategy,
             template=comp.template,
             auto=self.auto,
@@ -680,13 +690,13 @@ class _Run:
             model=None,
         )
 
-    def nothing_outline(self, reason: str) -> CompactionOutline:
+    def nothing_outline(self) -> CompactionOutline:
         plan = self.plan
         if plan is not None:
             plan.materialise(plan.pruned_at)
         return CompactionOutline(
             compacted=False,
-            reason=reason,
+            reason=self.nothing_reason or "",
             summary="",
             head_ids=[],
             pruned_ids=self.pruned_ids,
