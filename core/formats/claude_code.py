@@ -506,7 +506,7 @@ class _Reader:
         return builder.build()
 
 
-_Handler = Callable[[_Reader, int, int, str, "str | None", dict[str, Any]], None]
+_Handler = Callable[[_Reader, int, int, str, str | None, dict[str, Any]], None]
 
 _HANDLERS: dict[str, _Handler] = {
     "assistant": _Reader.assistant,
