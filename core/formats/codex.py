@@ -695,12 +695,19 @@ _EVENTS: dict[str, Callable[[_Loader, dict[str, Any], int], None]] = {
 _ITEMS: dict[str, _Handler] = {
     "message": _Loader._message,
     "reasoning": _Loader._reasoning,
+    "function_call": _Loader._tool_call,
+    "function_call_output": _Loader._call_output,
+    "custom_tool_call": _Loader._tool_call,
+    "custom_tool_call_output": _Loader._call_output,
+    "local_shell_call": _Loader._tool_call,
+    "local_shell_call_output": _Loader._call_output,
+    "web_search_call": _Loader._tool_call,
     "compaction": _Loader._compaction_item,
     "compaction_summary": _Loader._compaction_item,
     "ghost_snapshot": _Loader._ghost_snapshot,
 }
-"""The method that reads each response item type (besides the ``*_call`` and
-``*_call_output`` families)."""
+"""The method that reads each response item type (other ``*_call_output`` and ``*_call``
+types are read as tool outputs and tool calls too)."""
 
 
 # -- detection ------------------------------------------------------------------------------
