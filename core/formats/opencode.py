@@ -863,9 +863,8 @@ def load(path: Path, *, progress: ProgressCallback | None = None) -> Session:
         root, session_file = storage
         return _load_storage(root, session_file, wanted, progress)
     if path.is_dir():
-        for name in ("opencode.db",):
-            if (path / name).is_file():
-                return _load_db(path / name, wanted, progress)
+        if (path / "opencode.db").is_file():
+            return _load_db(path / "opencode.db", wanted, progress)
         raise LoadError(f"{path}: a folder that is neither opencode storage nor holds opencode.db")
     try:
         with path.open("rb") as handle:
