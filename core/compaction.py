@@ -1,8 +1,8 @@
 """Compaction — T8 + T9 + T11 + T12: replace the older part of a conversation with a summary.
 
-Entry points: :func:`compact` (async) and :func:`compact_sync` (the same, run with
-``asyncio.run``; for worker threads and the replay engine — do not call it from a thread that
-already runs an event loop). :func:`compact_outline` runs the same pipeline and returns only
+Entry points: :func:`compact` (async) and :func:`compact_sync` (the same, run to completion on
+a private event loop; for worker threads — do not call it from a thread that already runs an
+event loop). :func:`compact_outline` runs the same pipeline and returns only
 what the replay engine keeps (:class:`CompactionOutline`); :class:`EntryCache` keeps serialised
 head entries across the compactions of one session.
 
@@ -18,7 +18,7 @@ Pipeline:
      calls, outputs and assistant text are dropped (Codex's local compaction).
 
 3. **Summarise the head** (T12): the head is serialised as plain text (the labelled layout of
-   :mod:`core.templates`), each tool output cut to ``head_tool_output_max_chars`` with a marker
+   :mod:`core.templates`, written by :mod:`core.summary_request`), each tool output cut to ``head_tool_output_max_chars`` with a marker
    saying how many characters were cut. The prompt is the policy's template; when an earlier
    summary exists (a summary message in the conversation, or ``previous_summary``) the *update*
    variant is used and that summary is quoted. If the request overflows the summariser's context
@@ -44,9 +44,9 @@ message.
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, ParamSpec, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -57,27 +57,37 @@ from core.llm.protocol import (
     LLMError,
     LLMUsage,
     Summarizer,
+    SummaryResult,
 )
 from core.models import Message, Role
 from core.policy import CompactionStrategy, Policy
 from core.prune import PrunePlan, PruneResult, plan_prune
 from core.split import SplitResult, leading_context, split
-from core.templates import (
-    CUT_MARKER,
-    LABEL_ASSISTANT,
-    LABEL_REASONING,
-    LABEL_SYSTEM,
-    LABEL_TOOL_CALL,
-    LABEL_TOOL_ERROR,
-    LABEL_TOOL_RESULT,
-    LABEL_USER,
-    SYSTEM_PROMPT,
-    build_transcript,
-    get_template,
-    unwrap_summary,
-    wrap_summary,
+from core.summary_request import (
+    EntryCache,
+    SentHead,
+    build_request,
+    cap_tool_output,
+    serialize_message,
 )
-from core.tokens import TokenCounter, arguments_text
+from core.templates import get_template, unwrap_summary, wrap_summary
+from core.tokens import TokenCounter
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+__all__ = [
+    "CompactionError",
+    "CompactionOutline",
+    "CompactionResult",
+    "EntryCache",
+    "build_request",
+    "cap_tool_output",
+    "compact",
+    "compact_outline",
+    "compact_sync",
+    "serialize_message",
+]
 
 
 class CompactionError(Exception):
@@ -163,230 +173,6 @@ class CompactionResult(BaseModel):
     def tokens_saved(self) -> int:
         """``tokens_before - tokens_after``."""
         return self.tokens_before - self.tokens_after
-
-
-# --- serialising the head ---------------------------------------------------------------------
-
-
-def cap_tool_output(output: str, max_chars: int) -> str:
-    """``output`` cut to ``max_chars`` characters, followed by a marker counting what was cut."""
-    if len(output) <= max_chars:
-        return output
-    cut = len(output) - max_chars
-    return f"{output[:max_chars]}\n\n{CUT_MARKER.format(n=cut)}"
-
-
-def serialize_message(
-    message: Message,
-    tool_names: dict[str, str],
-    max_output_chars: int,
-    *,
-    output: str | None = None,
-) -> str:
-    """One head message as a labelled transcript entry ("" for messages the summary skips).
-
-    ``output`` stands in for a tool result's output (a pruned output's placeholder, when the
-    pruned copy was not made).
-    """
-    if message.summary or message.synthetic:
-        return ""  # earlier summaries travel in the prompt; continue-nudges carry nothing
-    if message.role is Role.USER:
-        return f"{LABEL_SYSTEM if message.meta else LABEL_USER}: {message.text}"
-    if message.role is Role.SYSTEM:
-        return f"{LABEL_SYSTEM}: {message.text}" if message.text else ""
-    if message.role is Role.ASSISTANT:
-        parts: list[str] = []
-        if message.reasoning:
-            parts.append(f"{LABEL_REASONING}: {message.reasoning}")
-        if message.text:
-            parts.append(f"{LABEL_ASSISTANT}: {message.text}")
-        for call in message.tool_calls:
-            parts.append(
-                f"{LABEL_TOOL_CALL}: {call.name} {arguments_text(call.arguments)}".rstrip()
-            )
-        return "\n\n".join(parts)
-    result = message.tool_result
-    if result is None:
-        return f"{LABEL_TOOL_RESULT}: tool\n{message.text}" if message.text else ""
-    name = result.tool_name or tool_names.get(result.call_id) or "tool"
-    label = LABEL_TOOL_ERROR if result.is_error else LABEL_TOOL_RESULT
-    text = result.output if output is None else output
-    return f"{label}: {name}\n{cap_tool_output(text, max_output_chars)}"
-
-
-class EntryCache:
-    """Serialised head entries, kept across the compactions of one session (the replay engine
-    compacts overlapping heads again and again, and serialising is a good part of a compaction).
-
-    Keys that make a hit exact:
-
-    * an **assistant message** or a **tool result** is keyed by the identity of the message
-      object; the entry holds the message (so the id cannot be reused while it is cached), the
-      character cap and the tool name it was written with, and is used only when they match.
-      Messages are never modified once built (:mod:`core.models`), which is what makes an
-      identity key safe; copies made by truncation or pruning are other objects;
-    * a tool result whose output is **stood in for** (a pruned output's placeholder) is keyed by
-      what its entry is made of — error flag, tool name, the text and the cap — so every pruned
-      output of a tool shares one entry.
-
-    User and system entries are a single format and not cached. The cache is bounded by the
-    characters of the entries it holds (``max_chars``, plus a fixed weight per entry); the
-    oldest entries go first.
-    """
-
-    ENTRY_OVERHEAD = 200
-    """Weight of one entry besides its characters."""
-
-    def __init__(self, max_chars: int = 16_000_000) -> None:
-        self.max_chars = max_chars
-        self._entries: dict[Hashable, tuple[Message | None, int, str | None, str]] = {}
-        self._weight = 0
-        self._lock = threading.Lock()
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def entries(
-        self,
-        head: Sequence[Message],
-        names: dict[str, str] | None,
-        max_output_chars: int,
-        outputs: Sequence[str | None] | None = None,
-    ) -> list[str]:
-        """:func:`serialize_message` of each head message (with ``outputs[k]`` standing in for
-        the output of message ``k`` when given and not None), from the cache where it can.
-
-        ``names`` maps the head's tool call ids to tool names (None: worked out here when a
-        tool result does not name its tool)."""
-        out: list[str] = []
-        append = out.append
-        data = self._entries
-        assistant, tool = Role.ASSISTANT, Role.TOOL
-        get = data.get
-        with self._lock:
-            for k, message in enumerate(head):
-                if outputs is None or outputs[k] is None:
-                    # The common case first: this very message, serialised before with this
-                    # cap. Its entry is the cached one unless it is a result that names no tool
-                    # (labelled from the head's calls, which may differ).
-                    hit = get(id(message))
-                    if (
-                        hit is not None
-                        and hit[0] is message
-                        and hit[1] == max_output_chars
-                        and (
-                            hit[2] is None
-                            or ((result := message.tool_result) is not None and result.tool_name)
-                        )
-                    ):
-                        append(hit[3])
-                        continue
-                if message.summary or message.synthetic:
-                    append("")
-                    continue
-                role = message.role
-                result = message.tool_result
-                name: str | None = None
-                if role is tool and result is not None:
-                    name = result.tool_name
-                    if not name:
-                        if names is None:
-                            names = _call_names(head)
-                        name = names.get(result.call_id) or "tool"
-                elif role is not assistant:
-                    # User, system, or a tool message without a result: no tool name needed.
-                    append(serialize_message(message, _NO_NAMES, max_output_chars))
-                    continue
-                output = outputs[k] if outputs is not None else None
-                key: Hashable
-                if output is None:
-                    key = id(message)
-                else:
-                    assert result is not None
-                    key = (result.is_error, name, output, max_output_chars)
-                hit = data.get(key)
-                if (
-                    hit is not None
-                    and hit[1] == max_output_chars
-                    and hit[2] == name
-                    and (hit[0] is message or output is not None)
-                ):
-                    append(hit[3])
-                    continue
-                entry = serialize_message(
-                    message, _NO_NAMES if names is None else names, max_output_chars, output=output
-                )
-                append(entry)
-                if hit is not None:
-                    del data[key]
-                    self._weight -= len(hit[3]) + self.ENTRY_OVERHEAD
-                data[key] = (message if output is None else None, max_output_chars, name, entry)
-                self._weight += len(entry) + self.ENTRY_OVERHEAD
-                while self._weight > self.max_chars and data:
-                    oldest = next(iter(data))
-                    self._weight -= len(data.pop(oldest)[3]) + self.ENTRY_OVERHEAD
-        return out
-
-
-_NO_NAMES: dict[str, str] = {}
-"""Call names for entries that name no tool (never written to)."""
-
-
-def _call_names(head: Sequence[Message]) -> dict[str, str]:
-    """Tool call id -> tool name, over the head (how a result that does not name its tool is
-    labelled)."""
-    return {call.id: call.name for m in head for call in m.tool_calls}
-
-
-def build_request(
-    head: Sequence[Message],
-    max_output_chars: int,
-    *,
-    cache: EntryCache | None = None,
-    outputs: Sequence[str | None] | None = None,
-) -> list[ChatMessage]:
-    """The chat messages of a summary request: the system prompt and the head as one transcript.
-
-    ``cache`` keeps serialised entries across requests (see :class:`EntryCache`); the request
-    is the same with or without it. ``outputs``, one per head message, stand in for the tool
-    outputs of the messages they are not None for (pruned outputs whose copy was not made).
-    """
-    return _request(_head_entries(head, max_output_chars, cache, outputs))
-
-
-def _head_entries(
-    head: Sequence[Message],
-    max_output_chars: int,
-    cache: EntryCache | None,
-    outputs: Sequence[str | None] | None,
-) -> list[str]:
-    """The transcript entry of each head message (see :func:`build_request`)."""
-    if cache is not None:
-        return cache.entries(head, None, max_output_chars, outputs)
-    names = _call_names(head)
-    stand_ins = outputs if outputs is not None else [None] * len(head)
-    return [
-        serialize_message(m, names, max_output_chars, output=o)
-        for m, o in zip(head, stand_ins, strict=True)
-    ]
-
-
-def _request(entries: Sequence[str]) -> list[ChatMessage]:
-    """The summary request made of a head's entries ("" entries are left out)."""
-    return [
-        ChatMessage(role="system", content=SYSTEM_PROMPT),
-        ChatMessage(role="user", content=build_transcript([e for e in entries if e])),
-    ]
-
-
-def _names_a_result(dropped: Message, rest: Sequence[Message]) -> bool:
-    """A tool result in ``rest`` that does not name its tool answers a call ``dropped`` holds:
-    its entry is labelled from that call, so it changes once ``dropped`` leaves the head."""
-    ids = {call.id for call in dropped.tool_calls}
-    return bool(ids) and any(
-        (result := m.tool_result) is not None and not result.tool_name and result.call_id in ids
-        for m in rest
-    )
 
 
 # --- the codex strategy -----------------------------------------------------------------------
@@ -513,22 +299,9 @@ async def compact(
     head entries for the next compactions of the same messages (same result, less work).
     Raises :class:`CompactionError`.
     """
-    result = await _compact(
-        messages,
-        policy,
-        summarizer,
-        window=window,
-        counter=counter,
-        previous_summary=previous_summary,
-        auto=auto,
-        on_delta=on_delta,
-        token_counts=token_counts,
-        now_ms=now_ms,
-        entry_cache=entry_cache,
-        outline=False,
-    )
-    assert isinstance(result, CompactionResult)
-    return result
+    run = _Run(messages, policy, counter, token_counts=token_counts, auto=auto, outline=False)
+    reply = await run.steps(summarizer, window, now_ms, previous_summary, on_delta, entry_cache)
+    return run.result(reply) if reply is not None else run.nothing_result()
 
 
 async def compact_outline(
@@ -548,350 +321,410 @@ async def compact_outline(
     Same arguments, same pipeline, same errors; the values it returns are those of the
     corresponding :class:`CompactionResult` fields.
     """
-    result = await _compact(
-        messages,
-        policy,
-        summarizer,
-        window=window,
-        counter=counter,
-        previous_summary=None,
-        auto=auto,
-        on_delta=None,
-        token_counts=token_counts,
-        now_ms=now_ms,
-        entry_cache=entry_cache,
-        outline=True,
-    )
-    assert isinstance(result, CompactionOutline)
-    return result
+    run = _Run(messages, policy, counter, token_counts=token_counts, auto=auto, outline=True)
+    reply = await run.steps(summarizer, window, now_ms, None, None, entry_cache)
+    return run.outline(reply) if reply is not None else run.nothing_outline()
 
 
-async def _compact(
-    messages: Sequence[Message],
-    policy: Policy,
-    summarizer: Summarizer,
-    *,
-    window: int,
-    counter: TokenCounter,
-    previous_summary: str | None,
-    auto: bool,
-    on_delta: DeltaCallback | None,
-    token_counts: Sequence[int] | None,
-    now_ms: int | None,
-    entry_cache: EntryCache | None,
-    outline: bool,
-) -> CompactionResult | CompactionOutline:
-    """The pipeline of :func:`compact` and :func:`compact_outline` (``outline``)."""
-    started = time.perf_counter()
-    comp = policy.compaction
-    total = len(messages)
-    if token_counts is not None and len(token_counts) != total:
-        raise ValueError(f"token_counts has {len(token_counts)} entries for {total} messages")
-    counts = list(token_counts) if token_counts is not None else counter.messages_tokens(messages)
-    tokens_before = sum(counts)
+class _Run:
+    """One compaction: a method per step of the pipeline (prune, choose the head, summarise it,
+    reassemble), sharing what the earlier steps found.
 
-    # 1. prune (T9). An outline makes the pruned copies only where they are kept (pinned
-    # context and tail); pruned head messages are sent with the placeholder in their place.
-    plan: PrunePlan | None = None
-    prune_result: PruneResult | None = None
-    working: list[Message] = list(messages)
-    if policy.pruning.enabled:
-        plan = plan_prune(
-            messages, policy.pruning, counter=counter, now_ms=now_ms, copies=not outline
+    ``outline`` (for :func:`compact_outline`) makes the pruned copies only where they are kept
+    (pinned context and tail); pruned head messages are sent with the placeholder in their place.
+    """
+
+    def __init__(
+        self,
+        messages: Sequence[Message],
+        policy: Policy,
+        counter: TokenCounter,
+        *,
+        token_counts: Sequence[int] | None,
+        auto: bool,
+        outline: bool,
+    ) -> None:
+        self.started = time.perf_counter()
+        total = len(messages)
+        if token_counts is not None and len(token_counts) != total:
+            raise ValueError(f"token_counts has {len(token_counts)} entries for {total} messages")
+        self.messages = messages
+        self.policy = policy
+        self.comp = policy.compaction
+        self.counter = counter
+        self.auto = auto
+        self.outline_only = outline
+        self.counts = (
+            list(token_counts) if token_counts is not None else counter.messages_tokens(messages)
         )
-        if outline:
-            working = plan.working
+        self.tokens_before = sum(self.counts)
+        # Set by prune():
+        self.working: list[Message] = list(messages)
+        self.plan: PrunePlan | None = None
+        self.prune_result: PruneResult | None = None
+        # Set by choose_head():
+        self.nothing_reason: str | None = None
+        self.split_result: SplitResult | None = None
+        self.choice_note = ""
+        self.pinned: list[Message] = []
+        self.pinned_tokens = 0
+        self.head_at: list[int] = []
+        self.head: list[Message] = []
+        self.tail: list[Message] = []
+        self.tail_counts: list[int] = []
+        # Set by summarise():
+        self.updating = False
+        self.prompt = ""
+        self.max_tokens = 0
+        self.request: list[ChatMessage] = []
+        self.dropped: list[str] = []
+
+    async def steps(
+        self,
+        summarizer: Summarizer,
+        window: int,
+        now_ms: int | None,
+        previous_summary: str | None,
+        on_delta: DeltaCallback | None,
+        entry_cache: EntryCache | None,
+    ) -> SummaryResult | None:
+        """Prune, choose the head and summarise it: the summariser's reply, or None when there
+        is nothing to compact (:attr:`nothing_reason` says why)."""
+        self.prune(now_ms)
+        self.nothing_reason = self.choose_head(window)
+        if self.nothing_reason is not None:
+            return None
+        return await self.summarise(summarizer, previous_summary, on_delta, entry_cache)
+
+    @property
+    def pruned_ids(self) -> list[str]:
+        return self.plan.pruned_ids if self.plan is not None else []
+
+    @property
+    def prune_note(self) -> str:
+        return f" {self.plan.summary}" if self.plan is not None else ""
+
+    # -- 1. prune (T9) -------------------------------------------------------------------
+
+    def prune(self, now_ms: int | None) -> None:
+        """Prune old tool outputs when the policy asks for it; the counts follow."""
+        if not self.policy.pruning.enabled:
+            return
+        messages, counter = self.messages, self.counter
+        plan = plan_prune(
+            messages,
+            self.policy.pruning,
+            counter=counter,
+            now_ms=now_ms,
+            copies=not self.outline_only,
+        )
+        self.plan = plan
+        if self.outline_only:
+            self.working = plan.working
         else:
-            prune_result = plan.result()
-            working = prune_result.messages
+            self.prune_result = plan.result()
+            self.working = self.prune_result.messages
         if plan.pruned_ids:
             changed = set(plan.pruned_ids)
             for i, message in enumerate(messages):
                 if message.id in changed:
-                    counts[i] = plan.tokens_of(i, counter)
-    pruned_ids = plan.pruned_ids if plan is not None else []
-    prune_note = f" {plan.summary}" if plan is not None else ""
+                    self.counts[i] = plan.tokens_of(i, counter)
 
-    def nothing_to_compact(
-        reason: str, split_result: SplitResult | None
-    ) -> CompactionResult | CompactionOutline:
-        if not outline:
-            return _nothing_to_compact(
-                reason,
-                working,
-                counts,
-                tokens_before,
-                prune_result,
-                split_result,
-                policy,
-                auto,
-                started,
+    # -- 2. choose the head --------------------------------------------------------------
+
+    def choose_head(self, window: int) -> str | None:
+        """Split the conversation into pinned context, head and tail by the policy's strategy;
+        the reason there is nothing to compact, or None."""
+        working = self.working
+        # Leading system prompts and injected context stay pinned, verbatim.
+        lead = leading_context(working)
+        pinned_at = [i for i in range(lead) if not working[i].summary]
+        if self.comp.strategy == "tail":
+            nothing = self._split_tail(window)
+        else:
+            nothing = self._whole_head(lead)
+        if nothing is not None:
+            return nothing
+        if self.outline_only and self.plan is not None:
+            self.plan.materialise(pinned_at)
+        self.pinned = [working[i] for i in pinned_at]
+        self.pinned_tokens = sum(self.counts[i] for i in pinned_at)
+        # The head: the earlier summaries among the leading context, then everything up to the cut.
+        head_end = len(working) - len(self.tail)
+        self.head_at = [i for i in range(lead) if working[i].summary]
+        self.head_at.extend(range(lead, head_end))
+        self.head = [working[i] for i in self.head_at]
+        return None
+
+    def _split_tail(self, window: int) -> str | None:
+        """``tail``: :func:`core.split.split` keeps a tail verbatim."""
+        working, counts = self.working, self.counts
+        usable = max(window - self.comp.reserve_tokens, 0)
+        self.split_result = result = split(
+            working,
+            self.policy.split,
+            usable_tokens=usable,
+            counter=self.counter,
+            token_counts=counts,
+        )
+        if not result.compactable:
+            return f"Nothing to compact. {result.reason}{self.prune_note}"
+        cut = result.cut_index
+        if self.outline_only and self.plan is not None:
+            self.plan.materialise(range(cut, len(self.messages)))
+        self.tail, self.tail_counts = working[cut:], counts[cut:]
+        self.choice_note = result.reason
+        return None
+
+    def _whole_head(self, lead: int) -> str | None:
+        """``summary-only`` and ``codex``: everything after the leading context is head."""
+        self.choice_note = (
+            "The whole conversation is summarised (summary-only)."
+            if self.comp.strategy == "summary-only"
+            else "The whole conversation is summarised; recent user messages are kept (codex)."
+        )
+        if not any(not m.summary and not m.synthetic for m in self.working[lead:]):
+            return (
+                "Nothing to compact: the conversation holds no message besides a summary or "
+                "system context." + self.prune_note
             )
+        return None
+
+    # -- 3. summarise the head (T12) -----------------------------------------------------
+
+    async def summarise(
+        self,
+        summarizer: Summarizer,
+        previous_summary: str | None,
+        on_delta: DeltaCallback | None,
+        entry_cache: EntryCache | None,
+    ) -> SummaryResult:
+        """The summary of the head; the oldest head message is left out while the request
+        overflows the summariser's context (up to ``max_head_drops`` times)."""
+        comp, working = self.comp, self.working
+        previous = previous_summary if previous_summary is not None else _previous_summary(working)
+        self.updating = previous is not None and bool(previous.strip())
+        self.prompt = get_template(comp.template).prompt(previous if self.updating else None)
+        self.max_tokens = self.policy.llm.max_tokens or comp.summary_max_tokens
+        sent = self._sent_head(entry_cache)
+        while True:
+            self.request = sent.request()
+            try:
+                reply = await summarizer.summarize(
+                    self.request, self.prompt, self.max_tokens, on_delta=on_delta
+                )
+                break
+            except ContextOverflowError as exc:
+                if len(self.dropped) >= comp.max_head_drops or len(sent.messages) <= 1:
+                    raise self._too_large(exc) from exc
+                self.dropped.append(sent.drop_oldest())
+            except LLMError as exc:
+                raise CompactionError(
+                    f"the summary request failed: {exc}", dropped_head_messages=len(self.dropped)
+                ) from exc
+            except Exception as exc:  # a summariser bug or a broken stream: never keep partial text
+                raise CompactionError(
+                    f"the summariser failed part-way ({type(exc).__name__}: {exc}); "
+                    "no summary was kept",
+                    dropped_head_messages=len(self.dropped),
+                ) from exc
+        if not reply.text.strip():
+            raise CompactionError(
+                "the summariser returned an empty summary", dropped_head_messages=len(self.dropped)
+            )
+        return reply
+
+    def _sent_head(self, entry_cache: EntryCache | None) -> SentHead:
+        """The head messages the request carries (earlier summaries and continue-nudges carry
+        nothing), each with the placeholder standing in for its output where an outline did not
+        make its pruned copy."""
+        working, messages, plan = self.working, self.messages, self.plan
+        send_at = [i for i in self.head_at if not (m := working[i]).summary and not m.synthetic]
+        outputs: list[str | None] | None = None
+        if self.outline_only and plan is not None and plan.pruned_at:
+            outputs = [
+                plan.placeholder if working[i] is messages[i] and i in plan.pruned_set else None
+                for i in send_at
+            ]
+        return SentHead(
+            [working[i] for i in send_at],
+            outputs,
+            self.comp.head_tool_output_max_chars,
+            entry_cache,
+        )
+
+    def _too_large(self, exc: ContextOverflowError) -> CompactionError:
+        dropped, limit = len(self.dropped), self.comp.max_head_drops
+        return CompactionError(
+            f"the summary request is too large for the summariser's context even after "
+            f"leaving out the {dropped} oldest head message"
+            f"{'s' if dropped != 1 else ''} (limit {limit}): {exc}",
+            dropped_head_messages=dropped,
+            too_large=dropped >= limit,
+            head_may_shrink=self.split_result is not None and self.split_result.whole_tail,
+        )
+
+    # -- 4. reassemble, 5. continue (T11) ------------------------------------------------
+
+    def _reassemble(self, summary: str, model: str | None) -> tuple[list[Message], list[str], int]:
+        """The conversation after compaction, the ids kept after the summary, and its tokens."""
+        comp, counter, head = self.comp, self.counter, self.head
+        anchor = head[0] if head else self.working[0]
+        last_head_id = head[-1].id if head else anchor.id
+        summary_message = Message(
+            index=anchor.index,
+            id=f"summary:{last_head_id}",
+            role=Role.SYSTEM,
+            text=wrap_summary(summary),
+            summary=True,
+            model=model,
+        )
+        if comp.strategy == "codex":
+            kept_users = _codex_user_messages(
+                self.working, comp.user_message_budget_tokens, counter
+            )
+            output = [*self.pinned, *kept_users, summary_message]
+            tail_ids = [m.id for m in kept_users]
+            tokens_after = self.pinned_tokens + sum(counter.messages_tokens(kept_users))
+        else:
+            output = [*self.pinned, summary_message, *self.tail]
+            tail_ids = [m.id for m in self.tail]
+            tokens_after = self.pinned_tokens + sum(self.tail_counts)
+        tokens_after += counter.message_tokens(summary_message)
+        if self.auto and comp.continuation:
+            continuation = Message(
+                index=output[-1].index if output else 0,
+                id=f"continue:{last_head_id}",
+                role=Role.USER,
+                text=comp.continuation_text,
+                synthetic=True,
+            )
+            output.append(continuation)
+            tokens_after += counter.message_tokens(continuation)
+        return output, tail_ids, tokens_after
+
+    def _reason(self) -> str:
+        drop_note = ""
+        if dropped := len(self.dropped):
+            drop_note = (
+                f" The summary request overflowed; the {dropped} oldest head message"
+                f"{'s were' if dropped != 1 else ' was'} left out of it."
+            )
+        return f"{self.choice_note}{self.prune_note}{drop_note}".strip()
+
+    # -- what the entry points return ----------------------------------------------------
+
+    def result(self, reply: SummaryResult) -> CompactionResult:
+        summary = reply.text.strip()
+        output, tail_ids, tokens_after = self._reassemble(summary, reply.model)
+        comp = self.comp
+        return CompactionResult(
+            compacted=True,
+            reason=self._reason(),
+            strategy=comp.strategy,
+            template=comp.template,
+            auto=self.auto,
+            updated_previous_summary=self.updating,
+            tokens_before=self.tokens_before,
+            tokens_after=tokens_after,
+            summary=summary,
+            head_ids=[m.id for m in self.head],
+            tail_ids=tail_ids,
+            pinned_ids=[m.id for m in self.pinned],
+            pruned_ids=self.pruned_ids,
+            dropped_head_ids=self.dropped,
+            dropped_head_messages=len(self.dropped),
+            prune=self.prune_result,
+            split=self.split_result,
+            request_messages=self.request,
+            prompt=self.prompt,
+            max_tokens=self.max_tokens,
+            output_messages=output,
+            duration_s=time.perf_counter() - self.started,
+            usage=reply.usage,
+            model=reply.model,
+        )
+
+    def outline(self, reply: SummaryResult) -> CompactionOutline:
+        summary = reply.text.strip()
+        output, _, _ = self._reassemble(summary, reply.model)
+        return CompactionOutline(
+            compacted=True,
+            reason=self._reason(),
+            summary=summary,
+            head_ids=[m.id for m in self.head],
+            pruned_ids=self.pruned_ids,
+            dropped_head_messages=len(self.dropped),
+            output_messages=output,
+            prune_reasons=self.plan.reasons() if self.plan is not None else [],
+        )
+
+    def nothing_result(self) -> CompactionResult:
+        """The result when there is no head to summarise: the (pruned) input, unchanged
+        otherwise."""
+        comp, prune_result = self.comp, self.prune_result
+        return CompactionResult(
+            compacted=False,
+            reason=self.nothing_reason or "",
+            strategy=comp.strategy,
+            template=comp.template,
+            auto=self.auto,
+            updated_previous_summary=False,
+            tokens_before=self.tokens_before,
+            tokens_after=sum(self.counts),
+            summary="",
+            head_ids=[],
+            tail_ids=[m.id for m in self.working],
+            pinned_ids=[],
+            pruned_ids=prune_result.pruned_ids if prune_result is not None else [],
+            dropped_head_ids=[],
+            dropped_head_messages=0,
+            prune=prune_result,
+            split=self.split_result,
+            request_messages=[],
+            prompt="",
+            max_tokens=0,
+            output_messages=self.working,
+            duration_s=time.perf_counter() - self.started,
+            usage=None,
+            model=None,
+        )
+
+    def nothing_outline(self) -> CompactionOutline:
+        plan = self.plan
         if plan is not None:
             plan.materialise(plan.pruned_at)
         return CompactionOutline(
             compacted=False,
-            reason=reason,
+            reason=self.nothing_reason or "",
             summary="",
             head_ids=[],
-            pruned_ids=pruned_ids,
+            pruned_ids=self.pruned_ids,
             dropped_head_messages=0,
-            output_messages=list(working),
+            output_messages=list(self.working),
             prune_reasons=plan.reasons() if plan is not None else [],
         )
 
-    # 2. choose the head; leading system prompts and injected context stay pinned, verbatim
-    lead = leading_context(working)
-    pinned_at = [i for i in range(lead) if not working[i].summary]
-    split_result: SplitResult | None = None
-    if comp.strategy == "tail":
-        usable = max(window - comp.reserve_tokens, 0)
-        split_result = split(
-            working, policy.split, usable_tokens=usable, counter=counter, token_counts=counts
-        )
-        cut = split_result.cut_index
-        if not split_result.compactable:
-            return nothing_to_compact(
-                f"Nothing to compact. {split_result.reason}{prune_note}", split_result
-            )
-        head_end = cut
-        if outline and plan is not None:
-            plan.materialise(range(cut, total))
-        tail, tail_counts = working[cut:], counts[cut:]
-        choice_note = split_result.reason
-    else:
-        head_end = len(working)
-        tail, tail_counts = [], []
-        choice_note = (
-            "The whole conversation is summarised (summary-only)."
-            if comp.strategy == "summary-only"
-            else "The whole conversation is summarised; recent user messages are kept (codex)."
-        )
-        if not any(not m.summary and not m.synthetic for m in working[lead:]):
-            return nothing_to_compact(
-                "Nothing to compact: the conversation holds no message besides a summary or "
-                "system context." + prune_note,
-                None,
-            )
 
-    if outline and plan is not None:
-        plan.materialise(pinned_at)
-    pinned = [working[i] for i in pinned_at]
-    # The head: the earlier summaries among the leading context, then everything up to the cut.
-    head_at = [i for i in range(lead) if working[i].summary]
-    head_at.extend(range(lead, head_end))
-    head = [working[i] for i in head_at]
-    pinned_tokens = sum(counts[i] for i in pinned_at)
-
-    # 3. summarise the head (T12)
-    previous = previous_summary if previous_summary is not None else _previous_summary(working)
-    updating = previous is not None and bool(previous.strip())
-    prompt = get_template(comp.template).prompt(previous if updating else None)
-    max_tokens = policy.llm.max_tokens or comp.summary_max_tokens
-    send_at = [i for i in head_at if not (m := working[i]).summary and not m.synthetic]
-    to_send = [working[i] for i in send_at]
-    outputs: list[str | None] | None = None
-    if outline and plan is not None and plan.pruned_at:
-        # Head messages still the originals where pruning replaced their output.
-        outputs = [
-            plan.placeholder if working[i] is messages[i] and i in plan.pruned_set else None
-            for i in send_at
-        ]
-    dropped: list[str] = []
-    cap = comp.head_tool_output_max_chars
-    # Serialised once: a shorter head after a drop is the same entries minus the first.
-    entries = _head_entries(to_send, cap, entry_cache, outputs)
-    while True:
-        request = _request(entries)
-        try:
-            reply = await summarizer.summarize(request, prompt, max_tokens, on_delta=on_delta)
-            break
-        except ContextOverflowError as exc:
-            if len(dropped) >= comp.max_head_drops or len(to_send) <= 1:
-                raise CompactionError(
-                    f"the summary request is too large for the summariser's context even after "
-                    f"leaving out the {len(dropped)} oldest head message"
-                    f"{'s' if len(dropped) != 1 else ''} (limit {comp.max_head_drops}): {exc}",
-                    dropped_head_messages=len(dropped),
-                    too_large=len(dropped) >= comp.max_head_drops,
-                    head_may_shrink=split_result is not None and split_result.whole_tail,
-                ) from exc
-            gone = to_send[0]
-            dropped.append(gone.id)
-            to_send = to_send[1:]
-            if outputs is not None:
-                outputs = outputs[1:]
-            if _names_a_result(gone, to_send):
-                entries = _head_entries(to_send, cap, entry_cache, outputs)
-            else:
-                entries = entries[1:]
-        except LLMError as exc:
-            raise CompactionError(
-                f"the summary request failed: {exc}", dropped_head_messages=len(dropped)
-            ) from exc
-        except Exception as exc:  # a summariser bug or a broken stream: never keep partial text
-            raise CompactionError(
-                f"the summariser failed part-way ({type(exc).__name__}: {exc}); no summary was kept",
-                dropped_head_messages=len(dropped),
-            ) from exc
-    summary = reply.text.strip()
-    if not summary:
-        raise CompactionError(
-            "the summariser returned an empty summary", dropped_head_messages=len(dropped)
-        )
-
-    # 4. reassemble, 5. continue (T11)
-    anchor = head[0] if head else working[0]
-    last_head_id = head[-1].id if head else anchor.id
-    summary_message = Message(
-        index=anchor.index,
-        id=f"summary:{last_head_id}",
-        role=Role.SYSTEM,
-        text=wrap_summary(summary),
-        summary=True,
-        model=reply.model,
-    )
-    if comp.strategy == "codex":
-        kept_users = _codex_user_messages(working, comp.user_message_budget_tokens, counter)
-        output = [*pinned, *kept_users, summary_message]
-        tail_ids = [m.id for m in kept_users]
-        tokens_after = pinned_tokens + sum(counter.messages_tokens(kept_users))
-    else:
-        output = [*pinned, summary_message, *tail]
-        tail_ids = [m.id for m in tail]
-        tokens_after = pinned_tokens + sum(tail_counts)
-    tokens_after += counter.message_tokens(summary_message)
-    if auto and comp.continuation:
-        continuation = Message(
-            index=output[-1].index if output else 0,
-            id=f"continue:{last_head_id}",
-            role=Role.USER,
-            text=comp.continuation_text,
-            synthetic=True,
-        )
-        output.append(continuation)
-        tokens_after += counter.message_tokens(continuation)
-
-    drop_note = ""
-    if dropped:
-        drop_note = (
-            f" The summary request overflowed; the {len(dropped)} oldest head message"
-            f"{'s were' if len(dropped) != 1 else ' was'} left out of it."
-        )
-    if outline:
-        return CompactionOutline(
-            compacted=True,
-            reason=f"{choice_note}{prune_note}{drop_note}".strip(),
-            summary=summary,
-            head_ids=[m.id for m in head],
-            pruned_ids=pruned_ids,
-            dropped_head_messages=len(dropped),
-            output_messages=output,
-            prune_reasons=plan.reasons() if plan is not None else [],
-        )
-    return CompactionResult(
-        compacted=True,
-        reason=f"{choice_note}{prune_note}{drop_note}".strip(),
-        strategy=comp.strategy,
-        template=comp.template,
-        auto=auto,
-        updated_previous_summary=updating,
-        tokens_before=tokens_before,
-        tokens_after=tokens_after,
-        summary=summary,
-        head_ids=[m.id for m in head],
-        tail_ids=tail_ids,
-        pinned_ids=[m.id for m in pinned],
-        pruned_ids=pruned_ids,
-        dropped_head_ids=dropped,
-        dropped_head_messages=len(dropped),
-        prune=prune_result,
-        split=split_result,
-        request_messages=request,
-        prompt=prompt,
-        max_tokens=max_tokens,
-        output_messages=output,
-        duration_s=time.perf_counter() - started,
-        usage=reply.usage,
-        model=reply.model,
-    )
-
-
-def _nothing_to_compact(
-    reason: str,
-    working: list[Message],
-    counts: list[int],
-    tokens_before: int,
-    prune_result: PruneResult | None,
-    split_result: SplitResult | None,
-    policy: Policy,
-    auto: bool,
-    started: float,
-) -> CompactionResult:
-    """The result when there is no head to summarise: the (pruned) input, unchanged otherwise."""
-    return CompactionResult(
-        compacted=False,
-        reason=reason,
-        strategy=policy.compaction.strategy,
-        template=policy.compaction.template,
-        auto=auto,
-        updated_previous_summary=False,
-        tokens_before=tokens_before,
-        tokens_after=sum(counts),
-        summary="",
-        head_ids=[],
-        tail_ids=[m.id for m in working],
-        pinned_ids=[],
-        pruned_ids=prune_result.pruned_ids if prune_result is not None else [],
-        dropped_head_ids=[],
-        dropped_head_messages=0,
-        prune=prune_result,
-        split=split_result,
-        request_messages=[],
-        prompt="",
-        max_tokens=0,
-        output_messages=working,
-        duration_s=time.perf_counter() - started,
-        usage=None,
-        model=None,
-    )
-
-
-def compact_sync(
-    messages: Sequence[Message],
-    policy: Policy,
-    summarizer: Summarizer,
-    *,
-    window: int,
-    counter: TokenCounter,
-    previous_summary: str | None = None,
-    auto: bool = True,
-    on_delta: DeltaCallback | None = None,
-    token_counts: Sequence[int] | None = None,
-    now_ms: int | None = None,
-    entry_cache: EntryCache | None = None,
-) -> CompactionResult:
-    """:func:`compact` run to completion on a private event loop (for threads without a running loop).
+def _on_private_loop(
+    function: Callable[_P, Coroutine[Any, Any, _R]],
+) -> Callable[_P, _R]:
+    """``function`` run to completion on a private event loop, taking the same arguments.
 
     Not ``asyncio.run``: in the main thread that installs a SIGINT handler whose set-up formats the
     task's repr, which costs tens of milliseconds per call on long conversations (measured).
     """
-    loop = asyncio.new_event_loop()
-    try:
-        return loop.run_until_complete(
-            compact(
-                messages,
-                policy,
-                summarizer,
-                window=window,
-                counter=counter,
-                previous_summary=previous_summary,
-                auto=auto,
-                on_delta=on_delta,
-                token_counts=token_counts,
-                now_ms=now_ms,
-                entry_cache=entry_cache,
-            )
-        )
-    finally:
-        loop.close()
+
+    def run(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        loop = asyncio.new_event_loop()
+        try:
+            return loop.run_until_complete(function(*args, **kwargs))
+        finally:
+            loop.close()
+
+    return run
+
+
+compact_sync = _on_private_loop(compact)
+""":func:`compact` run to completion on a private event loop (for threads without a running loop;
+do not call it from a thread that already runs one). Same arguments, same result."""

@@ -34,6 +34,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel
 
+from core.formats.base import as_str
 from core.models import SourceFormat
 
 HEAD_BYTES = 64 * 1024
@@ -382,12 +383,12 @@ def _describe_codex(found: DiscoveredSession) -> None:
             continue
         kind, inner = record.get("type"), payload.get("type")
         if kind == "session_meta" or (kind is None and "instructions" in record):
-            found.session_id = found.session_id or _str(payload.get("id"))
-            found.project = found.project or _str(payload.get("cwd"))
+            found.session_id = found.session_id or as_str(payload.get("id"))
+            found.project = found.project or as_str(payload.get("cwd"))
         elif kind == "turn_context":
-            found.project = found.project or _str(payload.get("cwd"))
+            found.project = found.project or as_str(payload.get("cwd"))
         elif kind == "event_msg" and inner == "user_message":
-            text = _str(payload.get("message"))
+            text = as_str(payload.get("message"))
             if text and not _is_injected(text):
                 found.title = _one_line(text)
         elif inner == "message" and payload.get("role") == "user" and fallback is None:
@@ -404,9 +405,9 @@ def _describe_pi(found: DiscoveredSession) -> None:
     for record in _head_records(Path(found.path), HEAD_BYTES):
         kind = record.get("type")
         if kind == "session":
-            found.session_id = _str(record.get("id"))
-            found.project = _str(record.get("cwd"))
-        elif kind == "session_info" and _str(record.get("name")):
+            found.session_id = as_str(record.get("id"))
+            found.project = as_str(record.get("cwd"))
+        elif kind == "session_info" and as_str(record.get("name")):
             found.title = _one_line(record.get("name"))
             return
         elif kind == "message" and found.title is None:
@@ -414,10 +415,6 @@ def _describe_pi(found: DiscoveredSession) -> None:
             if isinstance(message, dict) and message.get("role") == "user":
                 found.title = _one_line(_content_text(message.get("content")))
     return
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
 
 
 _DESCRIBERS = {

@@ -94,3 +94,21 @@ def build(cls: type[ModelT], fields: dict[str, Any]) -> ModelT:
     _set_extra(obj, None)
     _set_private(obj, None)
     return obj
+
+
+def copy_with(model: ModelT, update: dict[str, Any]) -> ModelT:
+    """``model.model_copy(update=update)`` for a plain model (no extra fields, no private
+    attributes; others go through ``model_copy`` itself): a shallow copy of ``__dict__`` with
+    ``update`` applied and its keys added to the fields set, as ``model_copy`` does, without
+    ``model_copy``'s ``copy.copy`` of each attribute."""
+    if (
+        getattr(model, "__pydantic_extra__", None) is not None
+        or getattr(model, "__pydantic_private__", None) is not None
+    ):
+        return model.model_copy(update=update)
+    copied = _new(type(model))
+    _set_dict(copied, {**model.__dict__, **update})
+    _set_fields_set(copied, model.__pydantic_fields_set__ | update.keys())
+    _set_extra(copied, None)
+    _set_private(copied, None)
+    return copied

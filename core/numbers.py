@@ -9,16 +9,25 @@ also says what was wrong), so that the same input means the same thing in every 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, overload
 
 MAX_COUNT = 1_000_000_000
 """The largest token or byte count a single record can plausibly hold (10^9). No model has a
 window near it; a larger figure is damage, not data."""
 
 
-def as_int(value: Any, default: int = 0) -> int:
+@overload
+def as_int(value: Any, default: int = 0) -> int: ...
+
+
+@overload
+def as_int(value: Any, default: None) -> int | None: ...
+
+
+def as_int(value: Any, default: int | None = 0) -> int | None:
     """``value`` as an int: an int (not a bool) as it is, a finite float truncated, anything
-    else (missing, strings, booleans, NaN, infinities) ``default``."""
+    else (missing, strings, booleans, NaN, infinities) ``default`` — ``None`` for a count a
+    record may leave out."""
     if type(value) is int:
         return value
     if type(value) is float and math.isfinite(value):

@@ -36,10 +36,10 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Sequence
 from enum import StrEnum
-from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from core.fastmodel import build, copy_with
 from core.models import Message, Role
 from core.policy import PruningPolicy
 from core.tokens import TokenCounter
@@ -261,7 +261,9 @@ class PrunePlan:
             if i in pruned and working[i] is messages[i]:
                 message = messages[i]
                 assert message.tool_result is not None  # only tool outputs are pruned
-                working[i] = _copy(message, {"tool_result": _copy(message.tool_result, update)})
+                working[i] = copy_with(
+                    message, {"tool_result": copy_with(message.tool_result, update)}
+                )
 
     def tokens_of(self, i: int, counter: TokenCounter) -> int:
         """``counter.message_tokens(working[i])`` (the pruned copy's tokens for a pruned message),
@@ -294,9 +296,20 @@ class PrunePlan:
                 self.details[i] = (
                     f"output of {self.output_tokens[i]:,} tokens replaced by the placeholder"
                 )
-        decision = _decision
+        # Built without validation: a replay prunes every compaction's input, and validating
+        # one decision per message took most of a pruning in profiles.
         decisions = [
-            decision(i, message.id, reason, detail or reason.value, name, tokens)
+            build(
+                PruneDecision,
+                {
+                    "index": i,
+                    "id": message.id,
+                    "reason": reason,
+                    "detail": detail or reason.value,
+                    "tool_name": name,
+                    "output_tokens": tokens,
+                },
+            )
             for i, message, reason, detail, name, tokens in zip(
                 range(len(self.messages)),
                 self.messages,
@@ -334,42 +347,70 @@ def plan_prune(
     """
     if not policy.enabled:
         raise ValueError("plan_prune needs a policy with pruning enabled")
-    total = len(messages)
     boundary = skip_boundary(messages, policy.protect_turns)
-    names: dict[str, str] | None = None  # call id -> tool name, for results that name none
-    protected = set(policy.protected_tools)
+    plan = PrunePlan(messages)
+    plan.working = list(messages)
+    plan.boundary = boundary
+    candidates = _walk(plan, policy, counter)
+    to_prune = _apply_budget(plan, policy, candidates) if policy.budget_rule else candidates
+
+    placeholder = policy.placeholder
+    placeholder_tokens = counter.count(placeholder)
+    pruned_set = set(to_prune)
+    pruned_at = sorted(pruned_set)
+    why, output_tokens = plan.why, plan.output_tokens
+    tokens_before = 0
+    pruned_reason = PruneReason.PRUNED
+    for i in pruned_at:
+        tokens_before += output_tokens[i]
+        why[i] = pruned_reason  # its detail is written by PrunePlan.result()
+    plan.placeholder = placeholder
+    plan.placeholder_tokens = (counter, placeholder_tokens)
+    plan.pruned_at = pruned_at
+    plan.pruned_set = pruned_set
+    plan.stamp = (now_ms if now_ms is not None else int(time.time() * 1000)) if to_prune else None
+    if copies:
+        plan.materialise(pruned_at)
+    plan.pruned_ids = [messages[i].id for i in pruned_at]
+    plan.tokens_before = tokens_before
+    plan.tokens_freed = tokens_before - placeholder_tokens * len(pruned_set)
+    plan.summary = _summary(plan, policy)
+    return plan
+
+
+def _walk(plan: PrunePlan, policy: PruningPolicy, counter: TokenCounter) -> list[int]:
+    """Walk the messages newest to oldest, deciding each one by the rules before the budget;
+    the tool outputs that are left, newest first (the candidates)."""
+    messages, boundary = plan.messages, plan.boundary
+    total = len(messages)
     # Why each message was or was not pruned, and the sentence saying so (every message gets
-    # one below); the loops use local names, as they run over every message of every head.
-    why: list[PruneReason] = [PruneReason.NOT_TOOL_OUTPUT] * total
-    details: list[str] = [""] * total
+    # one below); the loop uses local names, as it runs over every message of every head.
+    why = [PruneReason.NOT_TOOL_OUTPUT] * total
+    details = [""] * total
     tool_names: list[str | None] = [None] * total
     output_tokens = [0] * total
+    plan.why, plan.details, plan.tool_names, plan.output_tokens = (
+        why,
+        details,
+        tool_names,
+        output_tokens,
+    )
+    names = _NamesOnDemand(messages)  # for results that do not name their tool
+    protected = set(policy.protected_tools)
     candidates: list[int] = []  # newest first
     stop_detail: str | None = None
     stop_reason = PruneReason.BEFORE_SUMMARY
-    turns_word = "turn" if policy.protect_turns == 1 else "turns"
-    inside_detail = (
-        f"inside the last {policy.protect_turns} user {turns_word} (skip boundary at #{boundary})"
-        if boundary > 0
-        else f"fewer than {policy.protect_turns} user {turns_word}, so every message is "
-        "inside the skip boundary"
-    )
+    inside_detail = _inside_detail(policy.protect_turns, boundary)
     count = counter.count
     # Enum members are slow to look up; these run for every message of every head.
     tool_role = Role.TOOL
     inside_reason = PruneReason.INSIDE_SKIP_BOUNDARY
     placeholder = policy.placeholder
-
     for i in range(total - 1, -1, -1):
         message = messages[i]
         result = message.tool_result
         if result is not None:
-            name = result.tool_name
-            if not name:
-                if names is None:
-                    names = _tool_names(messages)
-                name = names.get(result.call_id)
-            tool_names[i] = name
+            tool_names[i] = name = result.tool_name or names.get(result.call_id)
         if stop_detail is not None:
             why[i] = stop_reason
             details[i] = stop_detail
@@ -387,144 +428,87 @@ def plan_prune(
         if i >= boundary:
             why[i] = inside_reason
             details[i] = inside_detail
-            continue
-        if name in protected:
+        elif name in protected:
             why[i] = PruneReason.PROTECTED_TOOL
             details[i] = f"`{name}` is a protected tool; its output is kept"
-            continue
-        if result.compacted_at_ms is not None or result.output == placeholder:
+        elif result.compacted_at_ms is not None or result.output == placeholder:
             why[i] = PruneReason.ALREADY_PRUNED
             details[i] = "this output was pruned earlier"
             if policy.budget_rule:
                 stop_reason = PruneReason.BEFORE_PRUNED
                 stop_detail = f"older than the already-pruned output at #{i}; the walk stops there"
-            continue
-        candidates.append(i)
+        else:
+            candidates.append(i)
+    return candidates
 
+
+class _NamesOnDemand:
+    """Tool call id -> tool name over the messages, worked out on the first look-up."""
+
+    __slots__ = ("_messages", "_names")
+
+    def __init__(self, messages: Sequence[Message]) -> None:
+        self._messages = messages
+        self._names: dict[str, str] | None = None
+
+    def get(self, call_id: str) -> str | None:
+        if self._names is None:
+            self._names = _tool_names(self._messages)
+        return self._names.get(call_id)
+
+
+def _inside_detail(protect_turns: int, boundary: int) -> str:
+    turns_word = "turn" if protect_turns == 1 else "turns"
+    if boundary > 0:
+        return f"inside the last {protect_turns} user {turns_word} (skip boundary at #{boundary})"
+    return (
+        f"fewer than {protect_turns} user {turns_word}, so every message is "
+        "inside the skip boundary"
+    )
+
+
+def _apply_budget(plan: PrunePlan, policy: PruningPolicy, candidates: list[int]) -> list[int]:
+    """The budget rule (opencode): the newest ``protect_tokens`` of tool output are kept, and
+    the rest pruned only when they add up to at least ``minimum_tokens``."""
+    why, details, output_tokens = plan.why, plan.details, plan.output_tokens
     to_prune: list[int] = []
-    if policy.budget_rule:
-        running = 0
-        for i in candidates:
-            running += output_tokens[i]
-            if running <= policy.protect_tokens:
-                why[i] = PruneReason.INSIDE_PROTECT_BUDGET
-                details[i] = (
-                    f"within the newest {policy.protect_tokens:,} tokens of tool output "
-                    f"({running:,} so far)"
-                )
-            else:
-                to_prune.append(i)
-        would_free = sum(output_tokens[i] for i in to_prune)
-        if to_prune and would_free < policy.minimum_tokens:
-            for i in to_prune:
-                why[i] = PruneReason.BELOW_MINIMUM
-                details[i] = (
-                    f"pruning would free only {would_free:,} tokens, under the "
-                    f"{policy.minimum_tokens:,}-token minimum, so nothing is pruned"
-                )
-            to_prune = []
-    else:
-        to_prune = candidates
+    running = 0
+    for i in candidates:
+        running += output_tokens[i]
+        if running <= policy.protect_tokens:
+            why[i] = PruneReason.INSIDE_PROTECT_BUDGET
+            details[i] = (
+                f"within the newest {policy.protect_tokens:,} tokens of tool output "
+                f"({running:,} so far)"
+            )
+        else:
+            to_prune.append(i)
+    would_free = sum(output_tokens[i] for i in to_prune)
+    if not to_prune or would_free >= policy.minimum_tokens:
+        return to_prune
+    for i in to_prune:
+        why[i] = PruneReason.BELOW_MINIMUM
+        details[i] = (
+            f"pruning would free only {would_free:,} tokens, under the "
+            f"{policy.minimum_tokens:,}-token minimum, so nothing is pruned"
+        )
+    return []
 
-    stamp = (now_ms if now_ms is not None else int(time.time() * 1000)) if to_prune else None
-    placeholder_tokens = count(placeholder)
-    tokens_before = 0
-    pruned_set = set(to_prune)
-    pruned_at = sorted(pruned_set)
-    pruned_reason = PruneReason.PRUNED
-    for i in pruned_at:
-        tokens_before += output_tokens[i]
-        why[i] = pruned_reason  # its detail is written by PrunePlan.result()
-    tokens_freed = tokens_before - placeholder_tokens * len(pruned_set)
-    plan = PrunePlan(messages)
-    plan.working = list(messages)
-    plan.placeholder = placeholder
-    plan.placeholder_tokens = (counter, placeholder_tokens)
-    plan.pruned_at = pruned_at
-    plan.pruned_set = pruned_set
-    plan.stamp = stamp
-    if copies:
-        plan.materialise(pruned_at)
-    plan.why = why
-    plan.details = details
-    plan.tool_names = tool_names
-    plan.output_tokens = output_tokens
-    plan.pruned_ids = [messages[i].id for i in pruned_at]
-    plan.boundary = boundary
-    plan.tokens_before = tokens_before
-    plan.tokens_freed = tokens_freed
+
+def _summary(plan: PrunePlan, policy: PruningPolicy) -> str:
+    """One sentence saying what pruning did."""
     if plan.pruned_ids:
         count_pruned = len(plan.pruned_ids)
-        plan.summary = (
+        return (
             f"Pruned {count_pruned} tool output{'s' if count_pruned != 1 else ''}, "
-            f"freeing {tokens_freed:,} tokens."
+            f"freeing {plan.tokens_freed:,} tokens."
         )
-    elif PruneReason.BELOW_MINIMUM in why:
-        plan.summary = f"Nothing pruned: it would free fewer than {policy.minimum_tokens:,} tokens."
-    elif boundary == 0 and policy.protect_turns > 0:
-        plan.summary = f"Nothing pruned: fewer than {policy.protect_turns} user {turns_word}."
-    else:
-        plan.summary = "Nothing pruned: no tool output outside the protected ones."
-    return plan
-
-
-# --- building results without pydantic's generic paths ------------------------------------------
-#
-# Replay prunes every compaction's input (hundreds of messages, again on each re-run after a
-# limit change); validating one decision per message and copying pruned messages through
-# ``model_copy`` (``copy.copy`` of each attribute) took most of a pruning in profiles. The two
-# helpers below build exactly the same objects from values that already have the field types.
-
-_M = TypeVar("_M", bound=BaseModel)
-_new = object.__new__
-_set = object.__setattr__
-_DECISION_FIELDS = frozenset(("index", "id", "reason", "detail", "tool_name", "output_tokens"))
-
-
-def _decision(
-    index: int,
-    message_id: str,
-    reason: PruneReason,
-    detail: str,
-    tool_name: str | None,
-    output_tokens: int,
-) -> PruneDecision:
-    """A :class:`PruneDecision` with every field given — what validating these already-typed
-    values would build (same ``__dict__``, every field set), without the validation."""
-    decision = _new(PruneDecision)
-    _set(
-        decision,
-        "__dict__",
-        {
-            "index": index,
-            "id": message_id,
-            "reason": reason,
-            "detail": detail,
-            "tool_name": tool_name,
-            "output_tokens": output_tokens,
-        },
-    )
-    _set(decision, "__pydantic_fields_set__", set(_DECISION_FIELDS))
-    _set(decision, "__pydantic_extra__", None)
-    _set(decision, "__pydantic_private__", None)
-    return decision
-
-
-def _copy(model: _M, update: dict[str, Any]) -> _M:
-    """``model.model_copy(update=update)`` for a plain model (no extra fields, no private
-    attributes; others go through ``model_copy`` itself): a shallow copy of ``__dict__`` with
-    ``update`` applied and its keys added to the fields set, as ``model_copy`` does."""
-    if (
-        getattr(model, "__pydantic_extra__", None) is not None
-        or getattr(model, "__pydantic_private__", None) is not None
-    ):
-        return model.model_copy(update=update)
-    copied = _new(type(model))
-    _set(copied, "__dict__", {**model.__dict__, **update})
-    _set(copied, "__pydantic_fields_set__", model.__pydantic_fields_set__ | update.keys())
-    _set(copied, "__pydantic_extra__", None)
-    _set(copied, "__pydantic_private__", None)
-    return copied
+    if PruneReason.BELOW_MINIMUM in plan.why:
+        return f"Nothing pruned: it would free fewer than {policy.minimum_tokens:,} tokens."
+    if plan.boundary == 0 and policy.protect_turns > 0:
+        turns_word = "turn" if policy.protect_turns == 1 else "turns"
+        return f"Nothing pruned: fewer than {policy.protect_turns} user {turns_word}."
+    return "Nothing pruned: no tool output outside the protected ones."
 
 
 def _name_of(message: Message, names: dict[str, str]) -> str | None:

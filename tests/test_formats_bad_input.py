@@ -269,3 +269,86 @@ def test_many_bad_lines_are_summarised(tmp_path: Path) -> None:
 def _write(path: Path, lines: list[bytes]) -> Path:
     path.write_bytes(b"".join(lines))
     return path
+
+
+def _jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
+    return _write(path, [json.dumps(r).encode() + b"\n" for r in records])
+
+
+def test_counts_that_are_not_numbers_read_as_zero(tmp_path: Path) -> None:
+    """Every loader coerces counts with core.numbers.as_int: an int or a finite float counts;
+    a numeric string or a boolean is 0, or None for a count a record may leave out (the Claude
+    Code and Codex loaders once read "1200" as 1200 and true as 1)."""
+    claude = _jsonl(
+        tmp_path / "claude.jsonl",
+        [
+            {
+                "type": "assistant",
+                "uuid": "a1",
+                "parentUuid": None,
+                "sessionId": "s",
+                "requestId": "r1",
+                "message": {
+                    "id": "m1",
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": "hi"}],
+                    "usage": {
+                        "input_tokens": "1200",
+                        "output_tokens": True,
+                        "cache_read_input_tokens": 30,
+                        "cache_creation_input_tokens": 2.5,
+                    },
+                },
+            }
+        ],
+    )
+    session = _load_untouched(claude)
+    assert isinstance(session, Session)
+    usage = session.messages[0].usage
+    assert usage is not None
+    assert (usage.input, usage.output, usage.cache_read, usage.cache_write) == (0, 0, 30, 2)
+
+    codex = _jsonl(
+        tmp_path / "rollout-x.jsonl",
+        [
+            {"type": "session_meta", "payload": {"id": "s", "cwd": "/p"}},
+            {
+                "type": "response_item",
+                "payload": {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": "hi"}],
+                },
+            },
+            {
+                "type": "event_msg",
+                "payload": {
+                    "type": "token_count",
+                    "info": {
+                        "last_token_usage": {
+                            "input_tokens": 500,
+                            "cached_input_tokens": "100",
+                            "output_tokens": 20.0,
+                            "total_tokens": "520",
+                        }
+                    },
+                },
+            },
+        ],
+    )
+    session = _load_untouched(codex)
+    assert isinstance(session, Session)
+    usage = session.messages[-1].usage
+    assert usage is not None
+    assert (usage.input, usage.cache_read, usage.output, usage.total) == (500, 0, 20, None)
+
+
+def test_a_type_that_is_a_list_or_an_object(tmp_path: Path) -> None:
+    """A record whose ``type`` is a JSON list or object is a line without a type (the Claude Code
+    loader once stopped with a TypeError: it looked such a type up in a set)."""
+    rows = _claude_rows()
+    bad = [b'{"type": ["user"], "uuid": "bad-1"}\n', b'{"type": {"a": 1}, "uuid": "bad-2"}\n']
+    session = _load_untouched(_write(tmp_path / "typed.jsonl", rows[:1] + bad + rows[1:]))
+    assert isinstance(session, Session)
+    assert ("unknown-record", 2) in _codes(session) and ("unknown-record", 3) in _codes(session)
+    assert len(session.messages) == len(_load_untouched(CLAUDE).messages)  # type: ignore[union-attr]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from core.formats import load_session, load_session_head
+from core.formats import LoadError, load_session, load_session_head
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "sample_sessions"
@@ -67,3 +67,10 @@ def test_no_head_for_small_files_or_formats_read_whole(tmp_path: Path) -> None:
     assert load_session_head(export, 1000) is None  # one JSON document: no first part
     storage = SAMPLES / "opencode" / "storage"
     assert load_session_head(storage, 1000) is None
+
+
+def test_an_empty_head_holds_no_record() -> None:
+    """A head of 0 bytes is an empty file cut (it once read the whole file, a byte at a time)."""
+    path = SAMPLES / "claude-code" / "overflow.jsonl"
+    with pytest.raises(LoadError, match="empty file"):
+        load_session_head(path, 0)

@@ -2,8 +2,7 @@
 
 Each format lives in its own module ``core/formats/<name>.py`` exposing ``FORMAT``,
 ``sniff(path, head) -> float`` and ``load(path, *, progress=None) -> Session`` (see
-:mod:`core.formats.base`). Modules are imported lazily, on first use; a module that does not
-exist (yet) is skipped, so the registry works with whichever loaders are installed.
+:mod:`core.formats.base`); :data:`LOADERS` lists them in the order detection tries them.
 
 Usage::
 
@@ -14,18 +13,17 @@ Usage::
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
-from types import ModuleType
-from typing import Any, Protocol, cast
+from typing import Protocol, cast
 
-from core.formats.base import LoadError, ProgressCallback, SessionBuilder
+from core.formats import claude_code, codex, ctxscope_jsonl, opencode, pi
+from core.formats.base import LoadError, ProgressCallback, SessionBuilder, fill_from_table
 from core.formats.jsonl import HEAD_BYTES, non_jsonl_reason, read_head
 from core.gc_pause import gc_paused
-from core.models import Session, SourceFormat, WindowSource
+from core.models import Session, SourceFormat
 
 __all__ = [
-    "FORMAT_MODULES",
+    "LOADERS",
     "LoadError",
     "ProgressCallback",
     "SessionBuilder",
@@ -35,19 +33,16 @@ __all__ = [
     "sniff_scores",
 ]
 
-FORMAT_MODULES: tuple[str, ...] = ("claude_code", "codex", "pi", "opencode", "ctxscope_jsonl")
-"""Loader modules under ``core.formats``, in the order they are tried."""
-
 MIN_CONFIDENCE = 0.5
 """A sniff score below this does not count as a detection."""
-
-_WINDOW_SOURCES: tuple[WindowSource, ...] = ("recorded", "table", "user", "unknown")
 
 
 class FormatModule(Protocol):
     """What a loader module provides (checked structurally)."""
 
     FORMAT: SourceFormat
+    PARTIAL_READS: bool
+    """The loader can read just the first part of a file (``load(..., head_bytes=N)``)."""
 
     def sniff(self, path: Path, head: bytes) -> float: ...
 
@@ -62,53 +57,21 @@ class PartialFormatModule(FormatModule, Protocol):
     ) -> Session: ...
 
 
-_loaded: dict[str, FormatModule | None] = {}
+LOADERS: tuple[FormatModule, ...] = (claude_code, codex, pi, opencode, ctxscope_jsonl)
+"""The loader modules, in the order detection tries them: one for every :class:`SourceFormat`."""
 
-
-def _module(name: str) -> FormatModule | None:
-    """Import ``core.formats.<name>`` once; None when it does not exist or is incomplete."""
-    if name not in _loaded:
-        mod: ModuleType | None
-        try:
-            mod = importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__name__}.{name}":
-                raise  # the module exists but one of its imports is missing: a real bug
-            mod = None
-        ok = mod is not None and all(hasattr(mod, a) for a in ("FORMAT", "sniff", "load"))
-        _loaded[name] = cast(FormatModule, mod) if ok else None
-    return _loaded[name]
-
-
-def _modules() -> list[FormatModule]:
-    return [m for name in FORMAT_MODULES if (m := _module(name)) is not None]
-
-
-def _format_names() -> list[str]:
-    """The names of the formats the registry tries (installed loaders only, in order)."""
-    return [m.FORMAT.value for m in _modules()]
+_BY_FORMAT: dict[SourceFormat, FormatModule] = {module.FORMAT: module for module in LOADERS}
 
 
 def available_formats() -> list[SourceFormat]:
-    """The formats whose loader module is present."""
-    return [m.FORMAT for m in _modules()]
-
-
-def _by_format(fmt: SourceFormat) -> FormatModule:
-    for mod in _modules():
-        if fmt == mod.FORMAT:
-            return mod
-    raise LoadError(f"no loader for format {fmt.value!r} is installed")
-
-
-def _tried() -> str:
-    return ", ".join(_format_names()) or "no loader installed"
+    """The formats ctxscope reads, in the order detection tries them."""
+    return [module.FORMAT for module in LOADERS]
 
 
 def sniff_scores(path: Path, head: bytes) -> dict[SourceFormat, float]:
-    """Every installed loader's confidence that ``path`` (with first bytes ``head``) is its format."""
+    """Every loader's confidence that ``path`` (with first bytes ``head``) is its format."""
     scores: dict[SourceFormat, float] = {}
-    for mod in _modules():
+    for mod in LOADERS:
         try:
             score = float(mod.sniff(path, head))
         except Exception:  # a sniffer must never break detection
@@ -161,47 +124,19 @@ def detect_format(path: Path | str) -> SourceFormat:
         except OSError:
             size = len(head) + 1
         reason = non_jsonl_reason(head, whole_file=size <= len(head))
-    raise LoadError(f"{path}: not a session: tried {_tried()} ({reason})")
-
-
-def _windows_function(name: str) -> Any:
-    """A function of ``core.windows`` (the model table), or None when it is not available."""
-    try:
-        return getattr(importlib.import_module("core.windows"), name, None)
-    except ModuleNotFoundError:
-        return None
+    tried = ", ".join(module.FORMAT.value for module in LOADERS)
+    raise LoadError(f"{path}: not a session: tried {tried} ({reason})")
 
 
 def _resolve_window(session: Session, window: int | None) -> None:
-    if session.max_output_tokens is None:
-        max_output = _windows_function("lookup_max_output")
-        if max_output is not None:
-            try:
-                limit = max_output(session.model)
-            except Exception:  # a broken table must not make a session unloadable
-                limit = None
-            if isinstance(limit, int) and limit > 0:
-                session.max_output_tokens = limit
+    """The window the user gives, else the one the file records, else the model table's, else
+    the loader's default (``metadata["default_window"]``); the output limit from the table."""
     if window is not None:
         session.context_window = window
         session.window_source = "user"
-        return
+    fill_from_table(session)
     if session.context_window is not None:
         return
-    lookup = _windows_function("lookup_window")
-    if lookup is not None:
-        try:
-            size, source = lookup(session.model)
-        except Exception:  # a broken table must not make a session unloadable
-            size, source = None, "unknown"
-        if size:
-            session.context_window = int(size)
-            if source in _WINDOW_SOURCES:
-                session.window_source = source
-            else:
-                session.window_source = "table"
-                session.metadata["window_source_detail"] = str(source)
-            return
     default = session.metadata.get("default_window")
     if isinstance(default, int) and default > 0:
         session.context_window = default
@@ -218,7 +153,7 @@ def load_session(
     """Load the session at ``path`` (detecting its format unless ``format`` is given).
 
     ``window`` overrides the context window (``window_source`` becomes ``"user"``); otherwise a
-    window the file does not record is looked up by model in ``core.windows`` when available.
+    window the file does not record is looked up by model in ``core.windows``.
     ``progress`` receives ``(bytes_read, total_bytes, messages_so_far)``.
     The file is only read. Raises :class:`LoadError` with one clear sentence.
     """
@@ -234,7 +169,7 @@ def load_session(
             known = ", ".join(f.value for f in SourceFormat)
             raise LoadError(f"unknown format {format!r} (known: {known})") from None
     with gc_paused():
-        session = _by_format(fmt).load(path, progress=progress)
+        session = _BY_FORMAT[fmt].load(path, progress=progress)
     _resolve_window(session, window)
     return session
 
@@ -265,8 +200,8 @@ def load_session_head(
     if not path.is_file() or total <= head_bytes:
         return None
     fmt = detect_format(path) if format is None else SourceFormat(format)
-    module = _by_format(fmt)
-    if not getattr(module, "PARTIAL_READS", False):
+    module = _BY_FORMAT[fmt]
+    if not module.PARTIAL_READS:
         return None
     with gc_paused():
         session = cast("PartialFormatModule", module).load(path, head_bytes=head_bytes)

@@ -32,12 +32,25 @@ from core.models import (
     SourceFormat,
     WindowSource,
 )
+from core.tokens import arguments_text
+from core.windows import lookup_max_output, lookup_window
 
 ProgressCallback = Callable[[int, int, int], None]
 """Called now and then while loading with ``(bytes_read, total_bytes, messages_so_far)``."""
 
 MAX_DIAGNOSTICS_PER_CODE = 200
 """Beyond this many diagnostics with the same code, only a count is kept."""
+
+
+def as_text(value: Any) -> str:
+    """A value read from a record as the text it stands for: a string as it is, None as "",
+    anything else as compact JSON — what the model is sent for a tool call's arguments too."""
+    return arguments_text(value)
+
+
+def as_str(value: Any) -> str | None:
+    """A value read from a record as a name or an id: a non-empty string, else None."""
+    return value if isinstance(value, str) and value else None
 
 
 class LoadError(Exception):
@@ -196,3 +209,17 @@ class SessionBuilder:
             compactions=self.compactions,
             metadata=self.metadata,
         )
+
+
+def fill_from_table(target: Session | SessionBuilder) -> None:
+    """What ``target`` does not record, from the model table of :mod:`core.windows`: the
+    output limit, and the context window (``window_source = "table"``, where the figure comes
+    from in ``metadata["window_source_detail"]``) when the model is in the table."""
+    if target.max_output_tokens is None:
+        target.max_output_tokens = lookup_max_output(target.model)
+    if target.context_window is None:
+        window, source = lookup_window(target.model)
+        if window is not None:
+            target.context_window = window
+            target.window_source = "table"
+            target.metadata["window_source_detail"] = source

@@ -28,14 +28,14 @@ set. Sidechain lines inside a main transcript are flagged ``sidechain``.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from core.fastmodel import construct
-from core.formats.base import ProgressCallback, SessionBuilder
+from core.formats.base import ProgressCallback, SessionBuilder, as_text
 from core.formats.jsonl import head_records, read_jsonl
 from core.models import (
     Role,
@@ -46,6 +46,7 @@ from core.models import (
     Usage,
     UsageConvention,
 )
+from core.numbers import as_int
 
 FORMAT = SourceFormat.CLAUDE_CODE
 PARTIAL_READS = True
@@ -71,7 +72,6 @@ _SKIPPED_TYPES = frozenset(
         "agent-name",
     }
 )
-_LINE_TYPES = frozenset({"user", "assistant", "system", "summary", "ai-title"}) | _SKIPPED_TYPES
 
 # Entry kinds (one entry per useful line).
 _USER = 0
@@ -135,13 +135,17 @@ def _parent_of(obj: dict[str, Any]) -> str | None:
     return parent if type(parent) is str else None
 
 
-def _int(value: Any) -> int:
-    if type(value) is int:
-        return value
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return 0
+def _block_piece(block: dict[str, Any]) -> str | None:
+    """What a text, image or document content block shows the model (None: another kind)."""
+    kind = block.get("type")
+    if kind == "text":
+        text = block.get("text")
+        return text if type(text) is str else None
+    if kind == "image":
+        return "[image]"
+    if kind == "document":
+        return "[document]"
+    return None
 
 
 def _block_text(content: Any) -> str:
@@ -151,22 +155,17 @@ def _block_text(content: Any) -> str:
     if isinstance(content, list):
         parts: list[str] = []
         for block in content:
-            if isinstance(block, dict):
-                kind = block.get("type")
-                if kind == "text":
-                    text = block.get("text")
-                    if isinstance(text, str):
-                        parts.append(text)
-                elif kind == "image":
-                    parts.append("[image]")
-                elif kind == "document":
-                    parts.append("[document]")
-            elif isinstance(block, str):
-                parts.append(block)
+            piece = _block_piece(block) if isinstance(block, dict) else block
+            if isinstance(piece, str):
+                parts.append(piece)
         return "\n\n".join(parts)
-    if content is None:
-        return ""
-    return orjson.dumps(content).decode()
+    return as_text(content)
+
+
+def _result_of(block: dict[str, Any], is_error: bool) -> tuple[str, str, bool]:
+    """A tool result block as ``(call id, output, is_error)``."""
+    call_id = block.get("tool_use_id")
+    return (call_id if type(call_id) is str else "", _block_text(block.get("content")), is_error)
 
 
 def _read_user(entry: _Entry, message: Any) -> None:
@@ -181,24 +180,12 @@ def _read_user(entry: _Entry, message: Any) -> None:
     for block in content:
         if type(block) is not dict:
             continue
-        kind = block.get("type")
-        if kind == "tool_result":
-            call_id = block.get("tool_use_id")
-            results.append(
-                (
-                    call_id if type(call_id) is str else "",
-                    _block_text(block.get("content")),
-                    block.get("is_error") is True,
-                )
-            )
-        elif kind == "text":
-            text = block.get("text")
-            if type(text) is str:
-                texts.append(text)
-        elif kind == "image":
-            texts.append("[image]")
-        elif kind == "document":
-            texts.append("[document]")
+        if block.get("type") == "tool_result":
+            results.append(_result_of(block, block.get("is_error") is True))
+            continue
+        piece = _block_piece(block)
+        if piece is not None:
+            texts.append(piece)
     if texts:
         entry.texts = texts
     if results:
@@ -228,37 +215,7 @@ def _read_assistant(entry: _Entry, obj: dict[str, Any], message: Any) -> None:
     if type(content) is str:
         texts.append(content)
     elif isinstance(content, list):
-        for block in content:
-            if type(block) is not dict:
-                continue
-            kind = block.get("type")
-            if kind == "text":
-                text = block.get("text")
-                if type(text) is str:
-                    texts.append(text)
-            elif kind == "thinking":
-                thinking = block.get("thinking")
-                if type(thinking) is str:
-                    entry.reasoning = (*entry.reasoning, thinking)
-            elif kind in ("tool_use", "server_tool_use"):
-                call_id = block.get("id")
-                name = block.get("name")
-                call = construct(
-                    ToolCall,
-                    id=call_id if type(call_id) is str else "",
-                    name=name if type(name) is str else "",
-                    arguments=block.get("input"),
-                )
-                entry.calls = (*entry.calls, call)
-            elif type(kind) is str and kind.endswith("_tool_result"):
-                # A server tool's result (web search …) arrives inside the assistant reply.
-                call_id = block.get("tool_use_id")
-                result = (
-                    call_id if type(call_id) is str else "",
-                    _block_text(block.get("content")),
-                    False,
-                )
-                entry.results = (*entry.results, result)
+        _read_assistant_blocks(entry, content, texts)
     if texts:
         entry.texts = texts
     if obj.get("isApiErrorMessage") is True or obj.get("error"):
@@ -266,13 +223,42 @@ def _read_assistant(entry: _Entry, obj: dict[str, Any], message: Any) -> None:
         entry.error = ("\n".join(texts) or (error if isinstance(error, str) else "")) or "API error"
 
 
+def _read_assistant_blocks(entry: _Entry, content: list[Any], texts: list[str]) -> None:
+    """The blocks of an assistant line: text, thinking, tool calls, server tool results."""
+    for block in content:
+        if type(block) is not dict:
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            text = block.get("text")
+            if type(text) is str:
+                texts.append(text)
+        elif kind == "thinking":
+            thinking = block.get("thinking")
+            if type(thinking) is str:
+                entry.reasoning = (*entry.reasoning, thinking)
+        elif kind in ("tool_use", "server_tool_use"):
+            call_id = block.get("id")
+            name = block.get("name")
+            call = construct(
+                ToolCall,
+                id=call_id if type(call_id) is str else "",
+                name=name if type(name) is str else "",
+                arguments=block.get("input"),
+            )
+            entry.calls = (*entry.calls, call)
+        elif type(kind) is str and kind.endswith("_tool_result"):
+            # A server tool's result (web search …) arrives inside the assistant reply.
+            entry.results = (*entry.results, _result_of(block, False))
+
+
 def _usage(raw: dict[str, Any]) -> Usage:
     return construct(
         Usage,
-        input=_int(raw.get("input_tokens")),
-        output=_int(raw.get("output_tokens")),
-        cache_read=_int(raw.get("cache_read_input_tokens")),
-        cache_write=_int(raw.get("cache_creation_input_tokens")),
+        input=as_int(raw.get("input_tokens")),
+        output=as_int(raw.get("output_tokens")),
+        cache_read=as_int(raw.get("cache_read_input_tokens")),
+        cache_write=as_int(raw.get("cache_creation_input_tokens")),
         reasoning=0,
         total=None,
         convention=UsageConvention.ANTHROPIC,
@@ -281,10 +267,10 @@ def _usage(raw: dict[str, Any]) -> Usage:
 
 def _usage_size(raw: dict[str, Any]) -> int:
     return (
-        _int(raw.get("input_tokens"))
-        + _int(raw.get("cache_creation_input_tokens"))
-        + _int(raw.get("cache_read_input_tokens"))
-        + _int(raw.get("output_tokens"))
+        as_int(raw.get("input_tokens"))
+        + as_int(raw.get("cache_creation_input_tokens"))
+        + as_int(raw.get("cache_read_input_tokens"))
+        + as_int(raw.get("output_tokens"))
     )
 
 
@@ -361,125 +347,175 @@ def load(
 ) -> Session:
     """Load a Claude Code transcript (read-only). See the module docstring for what is read."""
     path = Path(path)
-    builder = SessionBuilder(FORMAT, path)
-    entries: list[_Entry] = []
-    parents: dict[str, str | None] = {}  # every uuid line, including skipped ones
-    unknown_types: set[str] = set()
-    titles: list[str] = []
-    versions: set[str] = set()
-    session_id: str | None = None
-    agent_id: str | None = None
-
+    reader = _Reader(SessionBuilder(FORMAT, path))
     for line_no, offset, obj in read_jsonl(
-        path, builder, progress=progress, count=entries.__len__, head_bytes=head_bytes
+        path, reader.builder, progress=progress, count=reader.entries.__len__, head_bytes=head_bytes
     ):
+        reader.line(line_no, offset, obj)
+    return reader.finish(path)
+
+
+class _Reader:
+    """Reads the lines of a transcript into entries: one method per record type
+    (:data:`_HANDLERS`), then :meth:`finish` picks the active branch and builds the session."""
+
+    def __init__(self, builder: SessionBuilder) -> None:
+        self.builder = builder
+        self.entries: list[_Entry] = []
+        self.parents: dict[str, str | None] = {}  # every uuid line, including skipped ones
+        self.unknown_types: set[str] = set()
+        self.titles: list[str] = []
+        self.versions: set[str] = set()
+        self.session_id: str | None = None
+        self.agent_id: str | None = None
+
+    def line(self, line_no: int, offset: int, obj: dict[str, Any]) -> None:
+        """One line of the file."""
         kind = obj.get("type")
         uuid = obj.get("uuid")
         parent = _parent_of(obj)
         if type(uuid) is str:
-            if uuid in parents:
-                builder.diagnostic(
+            if uuid in self.parents:
+                self.builder.diagnostic(
                     line_no, "duplicate-uuid", f"uuid {uuid} seen before; duplicate line skipped"
                 )
-                continue
-            parents[uuid] = parent
+                return
+            self.parents[uuid] = parent
         else:
             uuid = f"line-{line_no}"
-        if kind in _SKIPPED_TYPES:
-            continue
+        if type(kind) is str and kind in _SKIPPED_TYPES:
+            return
         try:
-            if session_id is None:
-                sid = obj.get("sessionId")
-                if isinstance(sid, str):
-                    session_id = sid
-            if builder.started_at is None:
-                ts = obj.get("timestamp")
-                if isinstance(ts, str):
-                    builder.started_at = ts
-            if kind == "assistant":
-                entry = _Entry(_ASSISTANT, line_no, offset, uuid, parent, obj)
-                _read_assistant(entry, obj, obj.get("message"))
-                entries.append(entry)
-            elif kind == "user":
-                entry = _Entry(_USER, line_no, offset, uuid, parent, obj)
-                _read_user(entry, obj.get("message"))
-                entries.append(entry)
-                if builder.project is None:
-                    cwd = obj.get("cwd")
-                    if isinstance(cwd, str):
-                        builder.project = cwd
-                version = obj.get("version")
-                if isinstance(version, str):
-                    versions.add(version)
-                if agent_id is None and isinstance(obj.get("agentId"), str):
-                    agent_id = obj["agentId"]
-            elif kind == "system":
-                _read_system(obj, line_no, offset, uuid, parent, entries, builder)
-            elif kind == "summary":
-                title = obj.get("summary")
-                if isinstance(title, str):
-                    titles.append(title)
-            elif kind == "ai-title":
-                title = obj.get("aiTitle")
-                if isinstance(title, str):
-                    titles.append(title)
-            elif isinstance(kind, str):
-                if kind not in unknown_types:
-                    unknown_types.add(kind)
-                    builder.info(
-                        line_no, "unknown-record", f"record type {kind!r} not understood, skipped"
-                    )
+            self._session_facts(obj)
+            handler = _HANDLERS.get(kind) if type(kind) is str else None
+            if handler is not None:
+                handler(self, line_no, offset, uuid, parent, obj)
             else:
-                builder.diagnostic(line_no, "unknown-record", "a line without a type, skipped")
+                self._unknown(kind, line_no)
         except Exception as exc:  # an unexpected shape must not stop the load
-            builder.diagnostic(
+            self.builder.diagnostic(
                 line_no, "unreadable-record", f"{kind or 'record'} line not understood ({exc})"
             )
 
-    builder.session_id = session_id
-    if titles:
-        builder.metadata["title"] = titles[-1]
-    if versions:
-        builder.metadata["version"] = max(versions)
-    included = _active_entries(entries, parents, builder)
-    subagent = bool(included) and all(e.sidechain for e in included)
-    if subagent:
-        builder.metadata["subagent"] = True
-        if agent_id:
-            builder.metadata["agent_id"] = agent_id
-    _assemble(included, parents, builder, flag_sidechain=not subagent)
-    _set_window(builder)
-    subagent_files = _subagent_files(path, session_id)
-    if subagent_files:
-        builder.metadata["subagent_files"] = subagent_files
-    return builder.build()
+    def _session_facts(self, obj: dict[str, Any]) -> None:
+        """The session id and start time: from the first line that has them."""
+        if self.session_id is None:
+            sid = obj.get("sessionId")
+            if isinstance(sid, str):
+                self.session_id = sid
+        if self.builder.started_at is None:
+            ts = obj.get("timestamp")
+            if isinstance(ts, str):
+                self.builder.started_at = ts
+
+    # -- one method per record type -----------------------------------------------------
+
+    def assistant(
+        self, line_no: int, offset: int, uuid: str, parent: str | None, obj: dict[str, Any]
+    ) -> None:
+        """An assistant line: one content block of an API message (merged later)."""
+        entry = _Entry(_ASSISTANT, line_no, offset, uuid, parent, obj)
+        _read_assistant(entry, obj, obj.get("message"))
+        self.entries.append(entry)
+
+    def user(
+        self, line_no: int, offset: int, uuid: str, parent: str | None, obj: dict[str, Any]
+    ) -> None:
+        """A user line: text the user (or the agent, for meta lines) sent, or tool results."""
+        entry = _Entry(_USER, line_no, offset, uuid, parent, obj)
+        _read_user(entry, obj.get("message"))
+        self.entries.append(entry)
+        if self.builder.project is None:
+            cwd = obj.get("cwd")
+            if isinstance(cwd, str):
+                self.builder.project = cwd
+        version = obj.get("version")
+        if isinstance(version, str):
+            self.versions.add(version)
+        if self.agent_id is None and isinstance(obj.get("agentId"), str):
+            self.agent_id = obj["agentId"]
+
+    def system(
+        self, line_no: int, offset: int, uuid: str, parent: str | None, obj: dict[str, Any]
+    ) -> None:
+        """A system line: a compaction boundary, a micro-compaction or an API error."""
+        subtype = obj.get("subtype")
+        builder = self.builder
+        if subtype == "compact_boundary":
+            entry = _Entry(_BOUNDARY, line_no, offset, uuid, parent, obj)
+            meta = obj.get("compactMetadata")
+            entry.usage = meta if isinstance(meta, dict) else {}
+            self.entries.append(entry)
+        elif subtype == "microcompact_boundary":
+            meta = obj.get("microcompactMetadata")
+            builder.metadata.setdefault("microcompactions", []).append(
+                {"line": line_no, **(meta if isinstance(meta, dict) else {})}
+            )
+            builder.info(line_no, "microcompaction", "micro-compaction (old tool results cleared)")
+        elif subtype == "api_error":
+            error = obj.get("error")
+            text = error if isinstance(error, str) else orjson.dumps(error).decode()
+            builder.info(line_no, "api-error", f"API error recorded (retried by the agent): {text}")
+
+    def summary(
+        self, line_no: int, offset: int, uuid: str, parent: str | None, obj: dict[str, Any]
+    ) -> None:
+        """A legacy ``summary`` line: the session's title, not a compaction."""
+        self._title(obj.get("summary"))
+
+    def ai_title(
+        self, line_no: int, offset: int, uuid: str, parent: str | None, obj: dict[str, Any]
+    ) -> None:
+        """An ``ai-title`` line: the session's title."""
+        self._title(obj.get("aiTitle"))
+
+    def _title(self, title: Any) -> None:
+        if isinstance(title, str):
+            self.titles.append(title)
+
+    def _unknown(self, kind: Any, line_no: int) -> None:
+        if not isinstance(kind, str):
+            self.builder.diagnostic(line_no, "unknown-record", "a line without a type, skipped")
+        elif kind not in self.unknown_types:
+            self.unknown_types.add(kind)
+            self.builder.info(
+                line_no, "unknown-record", f"record type {kind!r} not understood, skipped"
+            )
+
+    # -- the session ----------------------------------------------------------------------
+
+    def finish(self, path: Path) -> Session:
+        """The active branch, assembled into messages, and the session's facts."""
+        builder = self.builder
+        builder.session_id = self.session_id
+        if self.titles:
+            builder.metadata["title"] = self.titles[-1]
+        if self.versions:
+            builder.metadata["version"] = max(self.versions)
+        included = _active_entries(self.entries, self.parents, builder)
+        subagent = bool(included) and all(e.sidechain for e in included)
+        if subagent:
+            builder.metadata["subagent"] = True
+            if self.agent_id:
+                builder.metadata["agent_id"] = self.agent_id
+        _Assembler(self.parents, builder, flag_sidechain=not subagent).run(included)
+        _set_window(builder)
+        subagent_files = _subagent_files(path, self.session_id)
+        if subagent_files:
+            builder.metadata["subagent_files"] = subagent_files
+        return builder.build()
 
 
-def _read_system(
-    obj: dict[str, Any],
-    line_no: int,
-    offset: int,
-    uuid: str,
-    parent: str | None,
-    entries: list[_Entry],
-    builder: SessionBuilder,
-) -> None:
-    subtype = obj.get("subtype")
-    if subtype == "compact_boundary":
-        entry = _Entry(_BOUNDARY, line_no, offset, uuid, parent, obj)
-        meta = obj.get("compactMetadata")
-        entry.usage = meta if isinstance(meta, dict) else {}
-        entries.append(entry)
-    elif subtype == "microcompact_boundary":
-        meta = obj.get("microcompactMetadata")
-        builder.metadata.setdefault("microcompactions", []).append(
-            {"line": line_no, **(meta if isinstance(meta, dict) else {})}
-        )
-        builder.info(line_no, "microcompaction", "micro-compaction (old tool results cleared)")
-    elif subtype == "api_error":
-        error = obj.get("error")
-        text = error if isinstance(error, str) else orjson.dumps(error).decode()
-        builder.info(line_no, "api-error", f"API error recorded (retried by the agent): {text}")
+_Handler = Callable[[_Reader, int, int, str, str | None, dict[str, Any]], None]
+
+_HANDLERS: dict[str, _Handler] = {
+    "assistant": _Reader.assistant,
+    "user": _Reader.user,
+    "system": _Reader.system,
+    "summary": _Reader.summary,
+    "ai-title": _Reader.ai_title,
+}
+"""The method that reads each record type (the types in :data:`_SKIPPED_TYPES` are passed over)."""
 
 
 def _active_entries(
@@ -555,20 +591,51 @@ def _active_entries(
     return kept
 
 
-def _assemble(
-    entries: list[_Entry],
-    parents: dict[str, str | None],
-    builder: SessionBuilder,
-    *,
-    flag_sidechain: bool,
-) -> None:
-    """Merge block lines into API messages and emit messages in model order."""
-    calls_by_key: dict[tuple[str, str | None], _Call] = {}
-    order: list[_Entry | _Call] = []
-    owner: dict[str, str] = {}  # line uuid -> id of the message holding it
-    used_ids: set[str] = set()
-    for entry in entries:
-        if entry.kind == _ASSISTANT and entry.key is not None:
+class _Assembler:
+    """Emits the entries of the active branch as messages, in model order: the block lines of
+    an API message merged into one assistant message, then one method per kind of entry."""
+
+    def __init__(
+        self, parents: dict[str, str | None], builder: SessionBuilder, *, flag_sidechain: bool
+    ) -> None:
+        self.parents = parents
+        self.builder = builder
+        self.flag_sidechain = flag_sidechain
+        self.owner: dict[str, str] = {}  # line uuid -> id of the message holding it
+        self.tool_names: dict[str, str] = {}
+        self.answered: set[str] = set()
+        self.max_context = 0
+
+    def run(self, entries: list[_Entry]) -> None:
+        order = self._merge(entries)
+        calls = [item for item in order if isinstance(item, _Call)]
+        for call in calls:
+            for tc in call.calls:
+                self.tool_names[tc.id] = tc.name
+        for item in order:
+            if isinstance(item, _Call):
+                self._call(item)
+            elif item.kind == _BOUNDARY:
+                self._boundary(item)
+            else:
+                self._results(item)
+                self._user_text(item)
+        for call in calls:
+            self._check_answered(call)
+        self.builder.metadata["max_recorded_context"] = self.max_context
+
+    def _merge(self, entries: list[_Entry]) -> list[_Entry | _Call]:
+        """The entries in file order, the block lines of each API message merged into the
+        :class:`_Call` that stands where its first line was."""
+        calls_by_key: dict[tuple[str, str | None], _Call] = {}
+        order: list[_Entry | _Call] = []
+        used_ids: set[str] = set()
+        for entry in entries:
+            if entry.kind != _ASSISTANT or entry.key is None:
+                used_ids.add(entry.uuid)
+                self.owner[entry.uuid] = entry.uuid
+                order.append(entry)
+                continue
             call = calls_by_key.get(entry.key)
             if call is None:
                 message_id = entry.key[0]
@@ -579,89 +646,81 @@ def _assemble(
                 calls_by_key[entry.key] = call
                 order.append(call)
             call.merge(entry)
-            owner[entry.uuid] = call.id
+            self.owner[entry.uuid] = call.id
             if entry.results:
                 order.append(entry)  # server tool results carried in the reply
-        else:
-            used_ids.add(entry.uuid)
-            owner[entry.uuid] = entry.uuid
-            order.append(entry)
+        return order
 
-    tool_names: dict[str, str] = {}
-    for item in order:
-        if isinstance(item, _Call):
-            for tc in item.calls:
-                tool_names[tc.id] = tc.name
-    answered: set[str] = set()
-
-    def parent_message(uuid: str | None) -> str | None:
+    def _parent_message(self, uuid: str | None) -> str | None:
+        """The id of the message holding the nearest line at or above ``uuid`` that made one."""
         steps = 0
         while uuid is not None and steps < 10_000:
-            found = owner.get(uuid)
+            found = self.owner.get(uuid)
             if found is not None:
                 return found
-            uuid = parents.get(uuid)
+            uuid = self.parents.get(uuid)
             steps += 1
         return None
 
-    max_context = 0
-    for item in order:
-        if isinstance(item, _Call):
-            first = item.entry
-            usage = _usage(item.usage) if item.usage is not None else None
-            if item.model == "<synthetic>":
-                usage = None  # an error Claude Code wrote itself: no model call happened
-            sidechain = first.sidechain and flag_sidechain
-            if usage is not None and not sidechain:
-                max_context = max(max_context, usage.prompt_tokens)
-                if item.model:
-                    builder.model = item.model
-            builder.add(
-                Role.ASSISTANT,
-                id=item.id,
-                parent_id=parent_message(first.parent),
-                timestamp=first.timestamp,
-                text="\n\n".join(t for t in item.texts if t),
-                reasoning="\n\n".join(t for t in item.reasoning if t),
-                tool_calls=item.calls,
-                usage=usage,
-                model=item.model,
-                stop_reason=item.stop,
-                error=item.error,
-                sidechain=sidechain,
-                source_line=first.line,
-                source_offset=first.offset,
-            )
-            continue
-        entry = item
-        if entry.kind == _BOUNDARY:
-            meta = entry.usage or {}
-            trigger = meta.get("trigger")
-            pre = meta.get("preTokens")
-            post = meta.get("postTokens")
-            segment = meta.get("preservedSegment")
-            head = segment.get("headUuid") if isinstance(segment, dict) else None
-            builder.add_compaction(
-                trigger=trigger if trigger in ("auto", "manual") else "unknown",
-                tokens_before=_int(pre) if pre is not None else None,
-                tokens_after=_int(post) if post is not None else None,
-                first_kept_id=head if isinstance(head, str) else None,
-                source_line=entry.line,
-            )
-            continue
-        parent_id = parent_message(entry.parent)
-        sidechain = entry.sidechain and flag_sidechain
+    def _call(self, item: _Call) -> None:
+        """One API message: an assistant message."""
+        first = item.entry
+        usage = _usage(item.usage) if item.usage is not None else None
+        if item.model == "<synthetic>":
+            usage = None  # an error Claude Code wrote itself: no model call happened
+        sidechain = first.sidechain and self.flag_sidechain
+        if usage is not None and not sidechain:
+            self.max_context = max(self.max_context, usage.prompt_tokens)
+            if item.model:
+                self.builder.model = item.model
+        self.builder.add(
+            Role.ASSISTANT,
+            id=item.id,
+            parent_id=self._parent_message(first.parent),
+            timestamp=first.timestamp,
+            text="\n\n".join(t for t in item.texts if t),
+            reasoning="\n\n".join(t for t in item.reasoning if t),
+            tool_calls=item.calls,
+            usage=usage,
+            model=item.model,
+            stop_reason=item.stop,
+            error=item.error,
+            sidechain=sidechain,
+            source_line=first.line,
+            source_offset=first.offset,
+        )
+
+    def _boundary(self, entry: _Entry) -> None:
+        """A compact boundary: a compaction event (the next message is its boundary)."""
+        meta = entry.usage or {}
+        trigger = meta.get("trigger")
+        segment = meta.get("preservedSegment")
+        head = segment.get("headUuid") if isinstance(segment, dict) else None
+        self.builder.add_compaction(
+            trigger=trigger if trigger in ("auto", "manual") else "unknown",
+            tokens_before=as_int(meta.get("preTokens"), None),
+            tokens_after=as_int(meta.get("postTokens"), None),
+            first_kept_id=head if isinstance(head, str) else None,
+            source_line=entry.line,
+        )
+
+    def _results(self, entry: _Entry) -> None:
+        """The tool results of a line: one tool message each."""
+        if not entry.results:
+            return
+        parent_id = self._parent_message(entry.parent)
+        sidechain = entry.sidechain and self.flag_sidechain
         for k, (call_id, output, is_error) in enumerate(entry.results):
-            name = tool_names.get(call_id)
+            name = self.tool_names.get(call_id)
             if name is None:
-                builder.diagnostic(
+                self.builder.diagnostic(
                     entry.line,
                     "orphan-tool-result",
                     f"tool result for call {call_id or '(no id)'} whose call is not in the "
                     "conversation; loaded without a tool name",
                 )
-            answered.add(call_id)
-            builder.add(
+            self.answered.add(call_id)
+            self.builder.add(
                 Role.TOOL,
                 id=entry.uuid if k == 0 else f"{entry.uuid}#{k}",
                 parent_id=parent_id,
@@ -671,38 +730,40 @@ def _assemble(
                 source_line=entry.line,
                 source_offset=entry.offset,
             )
-        if entry.kind != _USER or (entry.results and not any(entry.texts)):
-            continue
-        if not entry.texts:
-            continue  # an empty user line (no text, no result)
+
+    def _user_text(self, entry: _Entry) -> None:
+        """The text of a user line: a user message (meta, or a compaction's summary)."""
+        if entry.kind != _USER or not entry.texts:
+            return  # an empty user line (no text, no result)
+        if entry.results and not any(entry.texts):
+            return  # tool results only
         text = "\n\n".join(entry.texts)
-        message = builder.add(
+        message = self.builder.add(
             Role.USER,
             id=entry.uuid if not entry.results else f"{entry.uuid}#text",
-            parent_id=parent_id,
+            parent_id=self._parent_message(entry.parent),
             timestamp=entry.timestamp,
             text=text,
             summary=entry.summary,
             meta=entry.meta or text.startswith(_COMMAND_PREFIXES),
-            sidechain=sidechain,
+            sidechain=entry.sidechain and self.flag_sidechain,
             source_line=entry.line,
             source_offset=entry.offset,
         )
-        if entry.summary and builder.compactions:
-            event = builder.compactions[-1]
+        compactions = self.builder.compactions
+        if entry.summary and compactions:
+            event = compactions[-1]
             if event.summary is None and event.message_index == message.index:
                 event.summary = text
 
-    for item in order:
-        if isinstance(item, _Call):
-            for tc in item.calls:
-                if tc.id not in answered:
-                    builder.diagnostic(
-                        item.entry.line,
-                        "missing-tool-result",
-                        f"tool call {tc.id} ({tc.name}) has no result in the file",
-                    )
-    builder.metadata["max_recorded_context"] = max_context
+    def _check_answered(self, item: _Call) -> None:
+        for tc in item.calls:
+            if tc.id not in self.answered:
+                self.builder.diagnostic(
+                    item.entry.line,
+                    "missing-tool-result",
+                    f"tool call {tc.id} ({tc.name}) has no result in the file",
+                )
 
 
 def _tool_result(call_id: str, name: str | None, output: str, is_error: bool) -> ToolResult:

@@ -28,13 +28,14 @@ What is read (see ``reference/formats.md`` §A1):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from core.fastmodel import construct
-from core.formats.base import ProgressCallback, SessionBuilder
+from core.formats.base import ProgressCallback, SessionBuilder, as_text
 from core.formats.jsonl import head_records, read_jsonl
 from core.models import (
     Message,
@@ -46,6 +47,7 @@ from core.models import (
     Usage,
     UsageConvention,
 )
+from core.numbers import as_int
 
 FORMAT = SourceFormat.CODEX
 PARTIAL_READS = True
@@ -113,15 +115,6 @@ def _ignorable(line: bytes) -> bool:
     return at >= 0 and line.startswith(_IGNORED_EVENTS, at + len(_EVENT_PREFIX))
 
 
-def _int(value: Any) -> int:
-    if type(value) is int:
-        return value
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return 0
-
-
 def _content_text(content: Any) -> str:
     """Text of a Responses-API ``content`` list (input_text / output_text / images)."""
     if isinstance(content, str):
@@ -160,9 +153,7 @@ def _output_text(output: Any) -> tuple[str, bool]:
         content = output.get("content")
         text = content if isinstance(content, str) else _content_text(content)
         return text, output.get("success") is False
-    if output is None:
-        return "", False
-    return orjson.dumps(output).decode(), False
+    return as_text(output), False
 
 
 def _custom_output_error(text: str) -> bool:
@@ -193,16 +184,54 @@ def _arguments(raw: Any) -> Any:
     return raw
 
 
+def _name_and_arguments(kind: str, payload: dict[str, Any]) -> tuple[Any, Any]:
+    """The tool name (not checked: a missing name is not a str) and arguments of a call item."""
+    if kind == "function_call":
+        name = payload.get("name")
+        namespace = payload.get("namespace")
+        if isinstance(namespace, str) and isinstance(name, str):
+            name = f"{namespace}.{name}"
+        return name, _arguments(payload.get("arguments"))
+    if kind == "custom_tool_call":
+        return payload.get("name"), payload.get("input")
+    return kind.removesuffix("_call"), payload.get("action")
+
+
+class _At:
+    """Where an item comes from: its line, offset and time, the id its message gets (None: the
+    line's), and whether it is a copy re-sent after a compaction (``replay``, with the
+    compaction's ``summary_text``)."""
+
+    __slots__ = ("item_id", "line", "offset", "replay", "summary_text", "timestamp")
+
+    def __init__(
+        self,
+        line: int,
+        offset: int,
+        timestamp: str | None,
+        item_id: str | None = None,
+        *,
+        replay: bool = False,
+        summary_text: str | None = None,
+    ) -> None:
+        self.line = line
+        self.offset = offset
+        self.timestamp = timestamp
+        self.item_id = item_id
+        self.replay = replay
+        self.summary_text = summary_text
+
+
 class _Call:
     """The model-side items of one response, until the next input closes it."""
 
     __slots__ = ("calls", "id", "line", "offset", "reasoning", "server_calls", "texts", "timestamp")
 
-    def __init__(self, item_id: str, line: int, offset: int, timestamp: str | None) -> None:
+    def __init__(self, item_id: str, at: _At) -> None:
         self.id = item_id
-        self.line = line
-        self.offset = offset
-        self.timestamp = timestamp
+        self.line = at.line
+        self.offset = at.offset
+        self.timestamp = at.timestamp
         self.texts: list[str] = []
         self.reasoning: list[str] = []
         self.calls: list[ToolCall] = []
@@ -210,7 +239,8 @@ class _Call:
 
 
 class _Loader:
-    """Walks the rollout lines and feeds the builder."""
+    """Walks the rollout lines and feeds the builder: one method per record type
+    (:data:`_RECORDS`), per event (:data:`_EVENTS`) and per response item (:data:`_ITEMS`)."""
 
     def __init__(self, path: Path) -> None:
         self.builder = SessionBuilder(FORMAT, path)
@@ -231,14 +261,54 @@ class _Loader:
         self.confirmed: set[int] = set()
         self.confirm_next = False
 
+    # -- lines ------------------------------------------------------------------------
+
+    def line(self, line_no: int, offset: int, obj: dict[str, Any]) -> None:
+        """One line of the rollout: an envelope ``{timestamp, type, payload}``, or a line of the
+        legacy format."""
+        kind = obj.get("type")
+        payload = obj.get("payload")
+        ts = obj.get("timestamp")
+        at = _At(line_no, offset, ts if type(ts) is str else None)
+        try:
+            if type(payload) is dict:
+                handler = _RECORDS.get(kind) if type(kind) is str else None
+                if handler is not None:
+                    handler(self, payload, at)
+                elif type(kind) is str:
+                    self._unknown("record type", kind, line_no)
+            else:
+                self._legacy(kind, obj, at)
+        except Exception as exc:  # an unexpected shape must not stop the load
+            self.builder.diagnostic(
+                line_no, "unreadable-record", f"{kind or 'record'} line not understood ({exc})"
+            )
+
+    def _legacy(self, kind: Any, obj: dict[str, Any], at: _At) -> None:
+        """A line of the un-enveloped format: a bare response item, a state line, the header."""
+        if "record_type" in obj:
+            self.legacy = True  # a state line
+        elif kind in _ITEM_TYPES or kind in ("compaction", "ghost_snapshot"):
+            self.legacy = True
+            self.item(obj, at)
+        elif kind is None and "id" in obj and at.line <= 2:
+            self.legacy = True
+            self.session_meta(obj, at)
+        else:
+            self._unknown("record type", str(kind), at.line)
+
+    def _unknown(self, what: str, label: str, line: int) -> None:
+        """An info diagnostic for the first record of a kind not understood."""
+        if label not in self.unknown:
+            self.unknown.add(label)
+            self.builder.info(line, "unknown-record", f"{what} {label!r} not understood, skipped")
+
     # -- model calls ------------------------------------------------------------------
 
-    def _open(self, payload: dict[str, Any], line: int, offset: int, ts: str | None) -> _Call:
+    def _open(self, payload: dict[str, Any], at: _At) -> _Call:
         if self.current is None:
             item_id = payload.get("id")
-            self.current = _Call(
-                item_id if isinstance(item_id, str) else f"line-{line}", line, offset, ts
-            )
+            self.current = _Call(item_id if isinstance(item_id, str) else f"line-{at.line}", at)
         return self.current
 
     def close(self) -> None:
@@ -265,160 +335,142 @@ class _Loader:
 
     # -- response items ---------------------------------------------------------------
 
-    def item(
-        self,
-        payload: dict[str, Any],
-        line: int,
-        offset: int,
-        ts: str | None,
-        *,
-        replay: bool = False,
-        summary_text: str | None = None,
-        item_id: str | None = None,
-    ) -> None:
-        """One ResponseItem (``replay``: a copy re-sent after a compaction)."""
+    def item(self, payload: dict[str, Any], at: _At) -> None:
+        """One ResponseItem (a ``response_item`` record, a legacy line, a copy in a compaction's
+        history), read by the method :data:`_ITEMS` names for its type (any other
+        ``*_call_output`` is a tool output, any other ``*_call`` a tool call)."""
         kind = payload.get("type")
-        b = self.builder
-        if kind == "message":
-            role = payload.get("role")
-            text = _content_text(payload.get("content"))
-            if role == "assistant":
-                if replay:
-                    # A copy kept by the compaction: part of its product, not a model call.
-                    self.close()
-                    b.add(
-                        Role.ASSISTANT,
-                        id=item_id,
-                        timestamp=ts,
-                        text=text,
-                        meta=True,
-                        summary=True,
-                        source_line=line,
-                        source_offset=offset,
-                    )
-                    return
-                self._open(payload, line, offset, ts).texts.append(text)
+        handler = _ITEMS.get(kind) if type(kind) is str else None
+        if handler is None and type(kind) is str:
+            if kind.endswith("_call_output"):
+                handler = _Loader._call_output
+            elif kind.endswith("_call"):
+                handler = _Loader._tool_call
+        if handler is not None:
+            handler(self, payload, at)
+        else:
+            self._unknown("response item", str(kind), at.line)
+
+    def _add(self, role: Role, at: _At, **fields: Any) -> Message:
+        """A message made of one item."""
+        return self.builder.add(
+            role,
+            id=at.item_id,
+            timestamp=at.timestamp,
+            source_line=at.line,
+            source_offset=at.offset,
+            **fields,
+        )
+
+    def _message(self, payload: dict[str, Any], at: _At) -> None:
+        """A message item: the model's text (part of its call), the user's, or instructions."""
+        role = payload.get("role")
+        text = _content_text(payload.get("content"))
+        if role == "assistant":
+            if not at.replay:
+                self._open(payload, at).texts.append(text)
                 return
+            # A copy kept by the compaction: part of its product, not a model call.
             self.close()
-            if role == "user":
-                is_summary = summary_text is not None and text == summary_text
-                message = b.add(
-                    Role.USER,
-                    id=item_id,
-                    timestamp=ts,
-                    text=text,
-                    summary=is_summary,
-                    meta=(replay and not is_summary) or _is_context_message(text),
-                    source_line=line,
-                    source_offset=offset,
-                )
-                if self.confirm_next and not replay:
-                    self.confirmed.add(message.index)
-                    self.confirm_next = False
-            else:  # developer / system instructions
-                b.add(
-                    Role.SYSTEM,
-                    id=item_id,
-                    timestamp=ts,
-                    text=text,
-                    meta=True,
-                    source_line=line,
-                    source_offset=offset,
-                )
+            self._add(Role.ASSISTANT, at, text=text, meta=True, summary=True)
             return
-        if kind == "reasoning":
-            parts: list[str] = []
-            for key in ("summary", "content"):
-                value = payload.get(key)
-                if isinstance(value, list):
-                    for piece in value:
-                        if isinstance(piece, dict) and isinstance(piece.get("text"), str):
-                            parts.append(piece["text"])
-            self._open(payload, line, offset, ts).reasoning.extend(parts)
+        self.close()
+        if role != "user":  # developer / system instructions
+            self._add(Role.SYSTEM, at, text=text, meta=True)
             return
-        if isinstance(kind, str) and kind.endswith("_call_output"):
-            self.close()
-            call_id = payload.get("call_id")
-            call_id = call_id if isinstance(call_id, str) else ""
-            text, failed = _output_text(payload.get("output"))
-            if kind == "custom_tool_call_output" and not failed:
-                failed = _custom_output_error(text)
-            name = self.tool_names.get(call_id)
-            if name is None:
-                b.diagnostic(
-                    line,
-                    "orphan-tool-result",
-                    f"output for call {call_id or '(no id)'} whose call is not in the "
-                    "conversation; loaded without a tool name",
-                )
-            self.answered.add(call_id)
-            b.add(
-                Role.TOOL,
-                id=item_id,
-                timestamp=ts,
-                tool_result=construct(
-                    ToolResult,
-                    call_id=call_id,
-                    tool_name=name,
-                    output=text,
-                    is_error=failed,
-                    truncated_by_tool=False,
-                    compacted_at_ms=None,
-                ),
-                meta=replay,
-                source_line=line,
-                source_offset=offset,
+        is_summary = at.summary_text is not None and text == at.summary_text
+        message = self._add(
+            Role.USER,
+            at,
+            text=text,
+            summary=is_summary,
+            meta=(at.replay and not is_summary) or _is_context_message(text),
+        )
+        if self.confirm_next and not at.replay:
+            self.confirmed.add(message.index)
+            self.confirm_next = False
+
+    def _reasoning(self, payload: dict[str, Any], at: _At) -> None:
+        """A reasoning item: its summary text (encrypted content is not text)."""
+        parts: list[str] = []
+        for key in ("summary", "content"):
+            value = payload.get(key)
+            if isinstance(value, list):
+                for piece in value:
+                    if isinstance(piece, dict) and isinstance(piece.get("text"), str):
+                        parts.append(piece["text"])
+        self._open(payload, at).reasoning.extend(parts)
+
+    def _call_output(self, payload: dict[str, Any], at: _At) -> None:
+        """A ``*_call_output`` item: the tool message answering a call."""
+        self.close()
+        call_id = payload.get("call_id")
+        call_id = call_id if isinstance(call_id, str) else ""
+        text, failed = _output_text(payload.get("output"))
+        if payload.get("type") == "custom_tool_call_output" and not failed:
+            failed = _custom_output_error(text)
+        name = self.tool_names.get(call_id)
+        if name is None:
+            self.builder.diagnostic(
+                at.line,
+                "orphan-tool-result",
+                f"output for call {call_id or '(no id)'} whose call is not in the "
+                "conversation; loaded without a tool name",
             )
-            return
-        if isinstance(kind, str) and kind.endswith("_call"):
-            call = self._open(payload, line, offset, ts)
-            call_id = payload.get("call_id") or payload.get("id")
-            call_id = call_id if isinstance(call_id, str) else f"{kind}-{line}"
-            if kind == "function_call":
-                name = payload.get("name")
-                namespace = payload.get("namespace")
-                if isinstance(namespace, str) and isinstance(name, str):
-                    name = f"{namespace}.{name}"
-                arguments = _arguments(payload.get("arguments"))
-            elif kind == "custom_tool_call":
-                name = payload.get("name")
-                arguments = payload.get("input")
-            else:
-                name = kind.removesuffix("_call")
-                arguments = payload.get("action")
-            if kind in _SERVER_CALLS:
-                call.server_calls.add(call_id)
-            call.calls.append(
-                construct(
-                    ToolCall,
-                    id=call_id,
-                    name=name if isinstance(name, str) else kind,
-                    arguments=arguments,
-                )
+        self.answered.add(call_id)
+        result = construct(
+            ToolResult,
+            call_id=call_id,
+            tool_name=name,
+            output=text,
+            is_error=failed,
+            truncated_by_tool=False,
+            compacted_at_ms=None,
+        )
+        self._add(Role.TOOL, at, tool_result=result, meta=at.replay)
+
+    def _tool_call(self, payload: dict[str, Any], at: _At) -> None:
+        """A ``*_call`` item: a tool call of the model call it belongs to."""
+        kind: str = payload["type"]
+        call = self._open(payload, at)
+        call_id = payload.get("call_id") or payload.get("id")
+        call_id = call_id if isinstance(call_id, str) else f"{kind}-{at.line}"
+        name, arguments = _name_and_arguments(kind, payload)
+        if kind in _SERVER_CALLS:
+            call.server_calls.add(call_id)
+        call.calls.append(
+            construct(
+                ToolCall,
+                id=call_id,
+                name=name if isinstance(name, str) else kind,
+                arguments=arguments,
             )
-            return
-        if kind in ("compaction", "compaction_summary"):
-            self.close()
-            encrypted = payload.get("encrypted_content")
-            size = len(encrypted) if isinstance(encrypted, str) else 0
-            b.add(
-                Role.USER,
-                id=item_id,
-                timestamp=ts,
-                text=f"[compaction summary encrypted by the provider, {size} characters]",
-                summary=True,
-                source_line=line,
-                source_offset=offset,
-            )
-            return
-        if kind == "ghost_snapshot":
-            return  # a git undo point, not sent to the model
-        label = str(kind)
-        if label not in self.unknown:
-            self.unknown.add(label)
-            b.info(line, "unknown-record", f"response item {label!r} not understood, skipped")
+        )
+
+    def _compaction_item(self, payload: dict[str, Any], at: _At) -> None:
+        """A ``compaction`` item: the summary the provider encrypted."""
+        self.close()
+        encrypted = payload.get("encrypted_content")
+        size = len(encrypted) if isinstance(encrypted, str) else 0
+        self._add(
+            Role.USER,
+            at,
+            text=f"[compaction summary encrypted by the provider, {size} characters]",
+            summary=True,
+        )
+
+    def _ghost_snapshot(self, payload: dict[str, Any], at: _At) -> None:
+        """A git undo point, not sent to the model."""
 
     # -- events -----------------------------------------------------------------------
+
+    def event_msg(self, payload: dict[str, Any], at: _At) -> None:
+        """An ``event_msg`` record, read by the method :data:`_EVENTS` names for its type
+        (most events repeat response items or report to the UI, and are passed over)."""
+        event = payload.get("type")
+        handler = _EVENTS.get(event) if type(event) is str else None
+        if handler is not None:
+            handler(self, payload, at.line)
 
     def token_count(self, payload: dict[str, Any], line: int) -> None:
         info = payload.get("info")
@@ -439,10 +491,10 @@ class _Loader:
             return  # the repeated copy Codex writes after the outputs
         self.last_total = total
         self.last_last = last
-        if _int(last.get("input_tokens")) == 0 and _int(last.get("output_tokens")) == 0:
+        if as_int(last.get("input_tokens")) == 0 and as_int(last.get("output_tokens")) == 0:
             # No request behind it: zeros after a compaction, or the marker Codex writes when
             # the context is full (only total_tokens set).
-            full = _int(last.get("total_tokens"))
+            full = as_int(last.get("total_tokens"))
             if full:
                 self.builder.info(
                     line,
@@ -450,15 +502,15 @@ class _Loader:
                     f"Codex marked the context as full here (total_tokens {full}, no request)",
                 )
             return
-        cached = _int(last.get("cached_input_tokens"))
+        cached = as_int(last.get("cached_input_tokens"))
         usage = construct(
             Usage,
-            input=max(0, _int(last.get("input_tokens")) - cached),
-            output=_int(last.get("output_tokens")),
+            input=max(0, as_int(last.get("input_tokens")) - cached),
+            output=as_int(last.get("output_tokens")),
             cache_read=cached,
             cache_write=0,
-            reasoning=_int(last.get("reasoning_output_tokens")),
-            total=_int(last.get("total_tokens")) if last.get("total_tokens") is not None else None,
+            reasoning=as_int(last.get("reasoning_output_tokens")),
+            total=as_int(last.get("total_tokens"), None),
             convention=UsageConvention.OPENAI,
         )
         self.last_context = usage.context_tokens
@@ -476,7 +528,23 @@ class _Loader:
         target.usage = usage
         self.last_call = None
 
-    def user_event(self) -> None:
+    def turn_started(self, payload: dict[str, Any], line: int) -> None:
+        """A turn (or task) starts: it may say the model's window."""
+        window = payload.get("model_context_window")
+        if isinstance(window, int) and window > 0:
+            self.builder.context_window = window
+            self.builder.window_source = "recorded"
+
+    def rolled_back(self, payload: dict[str, Any], line: int) -> None:
+        """The user rolled turns back: the file keeps them, and so does the session."""
+        self.builder.info(
+            line,
+            "rollback",
+            f"the user rolled back {payload.get('num_turns', '?')} turn(s) here; "
+            "earlier messages are kept as recorded",
+        )
+
+    def user_event(self, payload: dict[str, Any], line: int) -> None:
         """An event_msg/user_message: the user message just written (or the next) is real."""
         self.user_events += 1
         messages = self.builder.messages
@@ -490,7 +558,10 @@ class _Loader:
 
     # -- records ----------------------------------------------------------------------
 
-    def session_meta(self, payload: dict[str, Any], line: int, offset: int) -> None:
+    def session_meta(self, payload: dict[str, Any], at: _At) -> None:
+        """The session's id, folder, start, CLI version and base instructions (kept as the
+        first, meta, system message: the model sees them on every call)."""
+        line, offset = at.line, at.offset
         b = self.builder
         sid = payload.get("id")
         if isinstance(sid, str) and b.session_id is None:
@@ -520,7 +591,8 @@ class _Loader:
                 source_offset=offset,
             )
 
-    def turn_context(self, payload: dict[str, Any]) -> None:
+    def turn_context(self, payload: dict[str, Any], at: _At) -> None:
+        """A turn's model and truncation policy."""
         model = payload.get("model")
         if isinstance(model, str) and model:
             self.model = model
@@ -533,13 +605,15 @@ class _Loader:
         if isinstance(cwd, str) and self.builder.project is None:
             self.builder.project = cwd
 
-    def compacted(self, payload: dict[str, Any], line: int, offset: int, ts: str | None) -> None:
+    def compacted(self, payload: dict[str, Any], at: _At) -> None:
+        """A compaction: the event, then the history it replaced the context with (or the
+        summary message)."""
         self.close()
         message = payload.get("message")
         message = message if isinstance(message, str) else ""
-        b = self.builder
+        line = at.line
         # Codex does not record the size it compacted at; the last reported context is that size.
-        b.add_compaction(
+        self.builder.add_compaction(
             trigger="unknown",
             tokens_before=self.last_context,
             summary=message or None,
@@ -549,25 +623,22 @@ class _Loader:
         if isinstance(history, list):
             for k, item in enumerate(history):
                 if isinstance(item, dict):
-                    self.item(
-                        item,
+                    copy_at = _At(
                         line,
-                        offset,
-                        ts,
+                        at.offset,
+                        at.timestamp,
+                        f"line-{line}#{k}",
                         replay=True,
                         summary_text=message or None,
-                        item_id=f"line-{line}#{k}",
                     )
+                    self.item(item, copy_at)
             self.close()
         elif message:
-            b.add(
+            self._add(
                 Role.USER,
-                id=f"line-{line}",
-                timestamp=ts,
+                _At(line, at.offset, at.timestamp, f"line-{line}"),
                 text=message,
                 summary=True,
-                source_line=line,
-                source_offset=offset,
             )
         self.last_call = None  # usage after this belongs to a new request
 
@@ -599,6 +670,44 @@ class _Loader:
                     f"tool call {call_id} ({self.tool_names.get(call_id)}) has no output in the file",
                 )
         return b.build()
+
+
+_Handler = Callable[[_Loader, dict[str, Any], _At], None]
+
+_RECORDS: dict[str, _Handler] = {
+    "event_msg": _Loader.event_msg,
+    "response_item": _Loader.item,
+    "turn_context": _Loader.turn_context,
+    "session_meta": _Loader.session_meta,
+    "compacted": _Loader.compacted,
+}
+"""The method that reads each envelope type."""
+
+_EVENTS: dict[str, Callable[[_Loader, dict[str, Any], int], None]] = {
+    "token_count": _Loader.token_count,
+    "task_started": _Loader.turn_started,
+    "turn_started": _Loader.turn_started,
+    "user_message": _Loader.user_event,
+    "thread_rolled_back": _Loader.rolled_back,
+}
+"""The method that reads each event that says something the response items do not."""
+
+_ITEMS: dict[str, _Handler] = {
+    "message": _Loader._message,
+    "reasoning": _Loader._reasoning,
+    "function_call": _Loader._tool_call,
+    "function_call_output": _Loader._call_output,
+    "custom_tool_call": _Loader._tool_call,
+    "custom_tool_call_output": _Loader._call_output,
+    "local_shell_call": _Loader._tool_call,
+    "local_shell_call_output": _Loader._call_output,
+    "web_search_call": _Loader._tool_call,
+    "compaction": _Loader._compaction_item,
+    "compaction_summary": _Loader._compaction_item,
+    "ghost_snapshot": _Loader._ghost_snapshot,
+}
+"""The method that reads each response item type (other ``*_call_output`` and ``*_call``
+types are read as tool outputs and tool calls too)."""
 
 
 # -- detection ------------------------------------------------------------------------------
@@ -649,65 +758,8 @@ def load(
     """Load a Codex rollout (read-only). See the module docstring for what is read."""
     path = Path(path)
     loader = _Loader(path)
-    b = loader.builder
     for line_no, offset, obj in read_jsonl(
-        path, b, progress=progress, skip=_ignorable, head_bytes=head_bytes
+        path, loader.builder, progress=progress, skip=_ignorable, head_bytes=head_bytes
     ):
-        kind = obj.get("type")
-        payload = obj.get("payload")
-        try:
-            if type(payload) is dict:
-                if kind == "event_msg":  # the most common line: mostly skipped
-                    event = payload.get("type")
-                    if event == "token_count":
-                        loader.token_count(payload, line_no)
-                    elif event in ("task_started", "turn_started"):
-                        window = payload.get("model_context_window")
-                        if isinstance(window, int) and window > 0:
-                            b.context_window = window
-                            b.window_source = "recorded"
-                    elif event == "user_message":
-                        loader.user_event()
-                    elif event == "thread_rolled_back":
-                        b.info(
-                            line_no,
-                            "rollback",
-                            f"the user rolled back {payload.get('num_turns', '?')} turn(s) here; "
-                            "earlier messages are kept as recorded",
-                        )
-                elif kind == "response_item":
-                    ts = obj.get("timestamp")
-                    loader.item(payload, line_no, offset, ts if type(ts) is str else None)
-                elif kind == "turn_context":
-                    loader.turn_context(payload)
-                elif kind == "session_meta":
-                    loader.session_meta(payload, line_no, offset)
-                elif kind == "compacted":
-                    ts = obj.get("timestamp")
-                    loader.compacted(payload, line_no, offset, ts if type(ts) is str else None)
-                elif isinstance(kind, str) and kind not in loader.unknown:
-                    loader.unknown.add(kind)
-                    b.info(
-                        line_no, "unknown-record", f"record type {kind!r} not understood, skipped"
-                    )
-            elif "record_type" in obj:
-                loader.legacy = True  # legacy state line
-            elif kind in _ITEM_TYPES or kind in ("compaction", "ghost_snapshot"):
-                loader.legacy = True
-                ts = obj.get("timestamp")
-                loader.item(obj, line_no, offset, ts if type(ts) is str else None)
-            elif kind is None and "id" in obj and line_no <= 2:
-                loader.legacy = True
-                loader.session_meta(obj, line_no, offset)
-            else:
-                label = str(kind)
-                if label not in loader.unknown:
-                    loader.unknown.add(label)
-                    b.info(
-                        line_no, "unknown-record", f"record type {label!r} not understood, skipped"
-                    )
-        except Exception as exc:  # an unexpected shape must not stop the load
-            b.diagnostic(
-                line_no, "unreadable-record", f"{kind or 'record'} line not understood ({exc})"
-            )
+        loader.line(line_no, offset, obj)
     return loader.finish()

@@ -18,9 +18,9 @@ raises one :class:`~core.formats.base.LoadError`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import orjson
 
@@ -160,123 +160,186 @@ def read_jsonl(
     JSON object at all.
     """
     path = Path(path)
-    try:
-        total = path.stat().st_size
-        f = open(path, "rb")  # noqa: SIM115 - closed in the finally below
-    except OSError as exc:
-        raise LoadError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    chunks = _Chunks(path, chunk_bytes, head_bytes)
     counter = count if count is not None else (lambda: len(builder.messages))
-    loads = orjson.loads
-    decode_error = orjson.JSONDecodeError
-    pending: list[bytes] = []
-    line_no = 0
-    offset = 0
-    bytes_read = 0
-    objects = 0
-    non_blank = 0
-    if head_bytes is not None:
-        total = min(total, max(head_bytes, 0))
-        chunk_bytes = max(1, min(chunk_bytes, total))
-    remaining = total if head_bytes is not None else -1
+    lines = _Lines(builder, skip, chunks.offset)
+    pending: list[bytes] = []  # the start of a line the next chunk ends
     try:
-        first = f.read(chunk_bytes)
-        if remaining >= 0:
-            remaining -= len(first)
-        if not first.strip(_WHITESPACE) and len(first) < chunk_bytes:
-            raise LoadError(f"{path}: not a session (empty file)")
-        _check_start(first[:HEAD_BYTES], path)
-        if first.startswith(_BOM):
-            first = first[len(_BOM) :]
-            offset = len(_BOM)
-        chunk = first
-        while chunk:
-            bytes_read = min(total, bytes_read + len(chunk))
-            parts = chunk.split(b"\n")
-            if len(parts) == 1:  # no newline in the chunk: part of a long line
-                pending.append(chunk)
-                chunk, remaining = _next_chunk(f, chunk_bytes, remaining)
-                continue
-            if pending:
-                pending.append(parts[0])
-                parts[0] = b"".join(pending)
-                pending.clear()
-            rest = parts.pop()
-            if rest:
-                pending.append(rest)
-            for line in parts:
-                line_no += 1
-                start = offset
-                offset += len(line) + 1
-                if not line or line.isspace():
-                    continue
-                non_blank += 1
-                if skip is not None and skip(line):
-                    objects += 1
-                    continue
-                try:
-                    obj = loads(line)
-                except decode_error as exc:
-                    obj = _parse_repaired(line, line_no, builder)
-                    if obj is None:
-                        builder.diagnostic(
-                            line_no, "invalid-json", f"invalid JSON, line skipped ({exc.msg})"
-                        )
-                        continue
-                if type(obj) is dict:
-                    objects += 1
-                    yield line_no, start, obj
-                else:
-                    builder.diagnostic(
-                        line_no,
-                        "not-an-object",
-                        f"a JSON {type(obj).__name__} where an object was expected, skipped",
-                    )
+        for batch in _complete_lines(chunks, pending):
+            yield from lines.objects(batch)
             if progress is not None:
-                progress(bytes_read, total, counter())
-            chunk, remaining = _next_chunk(f, chunk_bytes, remaining)
-        if remaining == 0 and f.read(1):
+                progress(chunks.bytes_read, chunks.total, counter())
+        if chunks.ends_inside_a_line():
             pending.clear()  # the head ends inside this line: it is not part of the head
         if pending:
-            line = b"".join(pending)
-            pending.clear()
-            line_no += 1
-            if line and not line.isspace():
-                non_blank += 1
-                try:
-                    obj = loads(line)
-                except decode_error:
-                    obj = _parse_repaired(line, line_no, builder)
-                    if obj is None:
-                        builder.info(
-                            line_no,
-                            "partial-last-line",
-                            "partial last line (file still being written?), skipped",
-                        )
-                if type(obj) is dict:
-                    objects += 1
-                    yield line_no, offset, obj
-                elif obj is not None:
-                    builder.diagnostic(
-                        line_no, "not-an-object", "the last line is not a JSON object, skipped"
-                    )
+            yield from lines.last(b"".join(pending))
         if progress is not None:
-            progress(total, total, counter())
+            progress(chunks.total, chunks.total, counter())
     finally:
-        f.close()
-    if objects == 0:
-        if non_blank == 0:
+        chunks.close()
+    if lines.objects_read == 0:
+        if lines.non_blank == 0:
             raise LoadError(f"{path}: not a session (empty file)")
-        raise LoadError(f"{path}: not a session (no JSON object on any of its {line_no} lines)")
+        raise LoadError(
+            f"{path}: not a session (no JSON object on any of its {lines.line_no} lines)"
+        )
 
 
-def _next_chunk(f: BinaryIO, chunk_bytes: int, remaining: int) -> tuple[bytes, int]:
-    """The next read, and what is left of a head read (-1: reading the whole file)."""
-    if remaining < 0:
-        return f.read(chunk_bytes), remaining
-    if remaining == 0:
-        return b"", 0
-    chunk = f.read(min(chunk_bytes, remaining))
-    return chunk, remaining - len(chunk)
+class _Chunks:
+    """The file read in chunks: the first one checked (not empty, not binary, not a JSON array)
+    and freed of its byte-order mark; with a head limit, not a byte past it."""
+
+    def __init__(self, path: Path, chunk_bytes: int, head_bytes: int | None) -> None:
+        try:
+            total = path.stat().st_size
+            self._file = open(path, "rb")  # noqa: SIM115 - closed by close()
+        except OSError as exc:
+            raise LoadError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        self.path = path
+        if head_bytes is not None:
+            total = min(total, max(head_bytes, 0))
+            chunk_bytes = max(1, min(chunk_bytes, total))
+        self.total = total
+        """The bytes to read: the file's size, or the head's."""
+        self.bytes_read = 0
+        self.offset = 0
+        """Where the first line starts (after a byte-order mark)."""
+        self._chunk_bytes = chunk_bytes
+        self._remaining = total if head_bytes is not None else -1  # -1: the whole file
+        try:
+            self._first = self._start()
+        except BaseException:
+            self.close()
+            raise
+
+    def _start(self) -> bytes:
+        first = self._read()
+        if not first.strip(_WHITESPACE) and len(first) < self._chunk_bytes:
+            raise LoadError(f"{self.path}: not a session (empty file)")
+        _check_start(first[:HEAD_BYTES], self.path)
+        if first.startswith(_BOM):
+            first = first[len(_BOM) :]
+            self.offset = len(_BOM)
+        return first
+
+    def _read(self) -> bytes:
+        if self._remaining < 0:
+            return self._file.read(self._chunk_bytes)
+        if self._remaining == 0:
+            return b""
+        chunk = self._file.read(min(self._chunk_bytes, self._remaining))
+        self._remaining -= len(chunk)
+        return chunk
+
+    def __iter__(self) -> Iterator[bytes]:
+        chunk = self._first
+        self._first = b""
+        while chunk:
+            self.bytes_read = min(self.total, self.bytes_read + len(chunk))
+            yield chunk
+            chunk = self._read()
+
+    def ends_inside_a_line(self) -> bool:
+        """A head read stopped before the end of the file: its last line is cut."""
+        return self._remaining == 0 and bool(self._file.read(1))
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def _complete_lines(chunks: Iterable[bytes], pending: list[bytes]) -> Iterator[list[bytes]]:
+    """The complete lines of each chunk that ends one; a line's start waits in ``pending``
+    until the chunk that ends it (what is left there at the end is the last line)."""
+    for chunk in chunks:
+        parts = chunk.split(b"\n")
+        if len(parts) == 1:  # no newline in the chunk: part of a long line
+            pending.append(chunk)
+            continue
+        if pending:
+            pending.append(parts[0])
+            parts[0] = b"".join(pending)
+            pending.clear()
+        rest = parts.pop()
+        if rest:
+            pending.append(rest)
+        yield parts
+
+
+class _Lines:
+    """Parses lines into objects, numbering them and reporting what does not parse."""
+
+    def __init__(
+        self, builder: SessionBuilder, skip: Callable[[bytes], bool] | None, offset: int
+    ) -> None:
+        self.builder = builder
+        self.skip = skip
+        self.line_no = 0
+        self.offset = offset
+        self.objects_read = 0
+        self.non_blank = 0
+
+    def objects(self, lines: list[bytes]) -> Iterator[tuple[int, int, dict[str, Any]]]:
+        """``(line number, offset, object)`` of each object line; blank lines are passed over."""
+        # Locals in the loop: it runs for every line of the file.
+        builder, skip = self.builder, self.skip
+        loads, decode_error = orjson.loads, orjson.JSONDecodeError
+        line_no, offset = self.line_no, self.offset
+        objects_read, non_blank = self.objects_read, self.non_blank
+        for line in lines:
+            line_no += 1
+            start = offset
+            offset += len(line) + 1
+            if not line or line.isspace():
+                continue
+            non_blank += 1
+            if skip is not None and skip(line):
+                objects_read += 1
+                continue
+            try:
+                obj = loads(line)
+            except decode_error as exc:
+                obj = _parse_repaired(line, line_no, builder)
+                if obj is None:
+                    builder.diagnostic(
+                        line_no, "invalid-json", f"invalid JSON, line skipped ({exc.msg})"
+                    )
+                    continue
+            if type(obj) is dict:
+                objects_read += 1
+                yield line_no, start, obj
+            else:
+                builder.diagnostic(
+                    line_no,
+                    "not-an-object",
+                    f"a JSON {type(obj).__name__} where an object was expected, skipped",
+                )
+        self.line_no, self.offset = line_no, offset
+        self.objects_read, self.non_blank = objects_read, non_blank
+
+    def last(self, line: bytes) -> Iterator[tuple[int, int, dict[str, Any]]]:
+        """The last line, which has no newline: a line that does not parse is probably still
+        being written (an info, not a warning)."""
+        self.line_no += 1
+        if not line or line.isspace():
+            return
+        self.non_blank += 1
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            obj = _parse_repaired(line, self.line_no, self.builder)
+            if obj is None:
+                self.builder.info(
+                    self.line_no,
+                    "partial-last-line",
+                    "partial last line (file still being written?), skipped",
+                )
+        if type(obj) is dict:
+            self.objects_read += 1
+            yield self.line_no, self.offset, obj
+        elif obj is not None:
+            self.builder.diagnostic(
+                self.line_no, "not-an-object", "the last line is not a JSON object, skipped"
+            )
 
 
 def read_record(path: Path, offset: int) -> dict[str, Any] | None:

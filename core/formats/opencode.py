@@ -39,14 +39,21 @@ Mapping to :class:`~core.models.Message`:
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from core.formats.base import LoadError, ProgressCallback, SessionBuilder
+from core.formats.base import (
+    LoadError,
+    ProgressCallback,
+    SessionBuilder,
+    as_str,
+    as_text,
+    fill_from_table,
+)
 from core.models import (
     CompactionTrigger,
     Role,
@@ -57,9 +64,11 @@ from core.models import (
     Usage,
     UsageConvention,
 )
-from core.windows import lookup_max_output, lookup_window
+from core.numbers import as_int
 
 FORMAT = SourceFormat.OPENCODE
+PARTIAL_READS = False
+"""An export is one JSON document and a database or folder is not read in order: no first part."""
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT_S = 1.0
@@ -86,34 +95,12 @@ def _iso_ms(value: Any) -> str | None:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _int(value: Any) -> int:
-    if isinstance(value, bool):
-        return 0
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        return int(value)
-    return 0
-
-
 def _dict(value: Any) -> Record:
     return value if isinstance(value, dict) else {}
 
 
-def _text(value: Any) -> str:
-    """A tool output or similar as text: strings as is, anything else as compact JSON."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    try:
-        return orjson.dumps(value).decode()
-    except TypeError:
-        return str(value)
-
-
 def _time_created(record: Record) -> int:
-    return _int(_dict(record.get("time")).get("created"))
+    return as_int(_dict(record.get("time")).get("created"))
 
 
 def usage_from_tokens(tokens: Any) -> Usage | None:
@@ -121,16 +108,13 @@ def usage_from_tokens(tokens: Any) -> Usage | None:
     if not isinstance(tokens, dict):
         return None
     cache = _dict(tokens.get("cache"))
-    total = tokens.get("total")
     usage = Usage(
-        input=_int(tokens.get("input")),
-        output=_int(tokens.get("output")),
-        reasoning=_int(tokens.get("reasoning")),
-        cache_read=_int(cache.get("read")),
-        cache_write=_int(cache.get("write")),
-        total=_int(total)
-        if isinstance(total, int | float) and not isinstance(total, bool)
-        else None,
+        input=as_int(tokens.get("input")),
+        output=as_int(tokens.get("output")),
+        reasoning=as_int(tokens.get("reasoning")),
+        cache_read=as_int(cache.get("read")),
+        cache_write=as_int(cache.get("write")),
+        total=as_int(tokens.get("total"), None),
         convention=UsageConvention.OPENCODE,
     )
     if not (usage.input or usage.output or usage.cache_read or usage.cache_write or usage.total):
@@ -266,6 +250,20 @@ def _loads(data: Any) -> Any:
     return data
 
 
+def _json_record(data: Any, what: str, builder: SessionBuilder) -> Record | None:
+    """``data`` (a file's bytes, a database row's ``data`` column) as a record; None, with a
+    diagnostic naming ``what``, when it is not a JSON object."""
+    try:
+        record = _loads(data)
+    except orjson.JSONDecodeError as exc:
+        builder.diagnostic(None, "invalid-json", f"{what}: invalid JSON ({exc.msg}), skipped")
+        return None
+    if not isinstance(record, dict):
+        builder.diagnostic(None, "not-an-object", f"{what}: not a JSON object, skipped")
+        return None
+    return record
+
+
 def _db_records(
     conn: sqlite3.Connection,
     columns: dict[str, set[str]],
@@ -279,13 +277,8 @@ def _db_records(
         f"SELECT id, data FROM message WHERE session_id = ? ORDER BY {message_order}",
         (session_id,),
     ):
-        try:
-            record = _loads(data)
-        except orjson.JSONDecodeError:
-            builder.diagnostic(None, "invalid-json", f"message {msg_id}: data is not JSON, skipped")
-            continue
-        if not isinstance(record, dict):
-            builder.diagnostic(None, "not-an-object", f"message {msg_id}: data is not an object")
+        record = _json_record(data, f"message {msg_id}", builder)
+        if record is None:
             continue
         record = {**record, "id": msg_id, "sessionID": session_id}
         parts: list[Record] = []
@@ -303,13 +296,8 @@ def _db_records(
             (session_id,),
         )
     for part_id, msg_id, data in part_rows:
-        try:
-            record = _loads(data)
-        except orjson.JSONDecodeError:
-            builder.diagnostic(None, "invalid-json", f"part {part_id}: data is not JSON, skipped")
-            continue
-        if not isinstance(record, dict):
-            builder.diagnostic(None, "not-an-object", f"part {part_id}: data is not an object")
+        record = _json_record(data, f"part {part_id}", builder)
+        if record is None:
             continue
         owner = by_id.get(str(msg_id))
         if owner is None:
@@ -383,15 +371,7 @@ def _read_json_file(path: Path, builder: SessionBuilder) -> Record | None:
             None, "unreadable", f"{path.name}: cannot read ({exc.strerror}), skipped"
         )
         return None
-    try:
-        record = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        builder.diagnostic(None, "invalid-json", f"{path.name}: invalid JSON ({exc.msg}), skipped")
-        return None
-    if not isinstance(record, dict):
-        builder.diagnostic(None, "not-an-object", f"{path.name}: not a JSON object, skipped")
-        return None
-    return record
+    return _json_record(data, path.name, builder)
 
 
 def _json_files(folder: Path) -> list[Path]:
@@ -419,7 +399,7 @@ def _choose_storage_session(root: Path, wanted: str | None) -> Path:
                 continue
             top_level = 0 if info.get("parentID") else 1
             time = _dict(info.get("time"))
-            updated = _int(time.get("updated")) or _int(time.get("created"))
+            updated = as_int(time.get("updated")) or as_int(time.get("created"))
             candidates.append((top_level, updated, file.stem, file))
     if wanted is not None:
         raise LoadError(f"{root}: no session {wanted!r} in this storage folder")
@@ -532,8 +512,8 @@ def _error_text(error: Any) -> str | None:
         message = data.get("message") or error.get("message")
         if name and message:
             return f"{name}: {message}"
-        return str(name or message or _text(error))
-    return _text(error)
+        return str(name or message or as_text(error))
+    return as_text(error)
 
 
 def _build(
@@ -542,6 +522,25 @@ def _build(
     records: list[MessageRecords],
     progress: ProgressCallback | None,
 ) -> Session:
+    _session_facts(builder, info)
+    walker = _Walker(builder)
+    total = len(records)
+    for number, (record, parts) in enumerate(records, 1):
+        role = record.get("role")
+        handler = _ROLES.get(role) if type(role) is str else None
+        if handler is not None:
+            handler(walker, record, parts)
+        else:
+            builder.diagnostic(
+                None, "unknown-role", f"message {record.get('id')}: role {role!r} skipped"
+            )
+        if progress is not None and (number % 500 == 0 or number == total):
+            progress(number, total, len(builder.messages))
+    return walker.finish()
+
+
+def _session_facts(builder: SessionBuilder, info: Record) -> None:
+    """The id, folder, start time, title and the like of the session ``info`` record."""
     builder.session_id = str(info.get("id") or builder.session_id or "opencode")
     directory = info.get("directory")
     builder.project = directory if isinstance(directory, str) else None
@@ -550,58 +549,63 @@ def _build(
         value = info.get(key)
         if isinstance(value, str) and value:
             builder.metadata[key if key != "parentID" else "parent_id"] = value
-    pending_compaction: Record | None = None
-    last_usage: Usage | None = None
-    model: str | None = None
-    total = len(records)
-    for number, (record, parts) in enumerate(records, 1):
-        role = record.get("role")
-        if role == "user":
-            compaction = next((p for p in parts if p.get("type") == "compaction"), None)
-            if compaction is not None:
-                pending_compaction = compaction
-            _add_user(builder, record, parts, compaction is not None)
-            user_model = _dict(record.get("model")).get("modelID")
-            if isinstance(user_model, str) and model is None:
-                model = user_model
-        elif role == "assistant":
-            if record.get("summary") is True:
-                _add_summary(builder, record, parts, pending_compaction, last_usage)
-                pending_compaction = None
-                continue
-            if pending_compaction is not None:
-                builder.info(
-                    None,
-                    "compaction-without-summary",
-                    f"compaction request {pending_compaction.get('messageID') or ''} has no "
-                    "summary message after it (failed or interrupted)",
-                )
-                pending_compaction = None
-            step_usage = _add_assistant(builder, record, parts)
-            if step_usage is not None:
-                last_usage = step_usage
-            model_id = record.get("modelID")
-            if isinstance(model_id, str) and model_id:
-                model = model_id
-        else:
-            builder.diagnostic(
-                None, "unknown-role", f"message {record.get('id')}: role {role!r} skipped"
+
+
+class _Walker:
+    """Turns the message records into messages, in order: one method per role (:data:`_ROLES`)."""
+
+    def __init__(self, builder: SessionBuilder) -> None:
+        self.builder = builder
+        self.pending_compaction: Record | None = None  # a request whose summary is still due
+        self.last_usage: Usage | None = None  # the last model call's, for tokens_before
+        self.model: str | None = None
+
+    def user(self, record: Record, parts: list[Record]) -> None:
+        """A user message; one holding a ``compaction`` part is a compaction request."""
+        compaction = next((p for p in parts if p.get("type") == "compaction"), None)
+        if compaction is not None:
+            self.pending_compaction = compaction
+        _add_user(self.builder, record, parts, compaction is not None)
+        user_model = _dict(record.get("model")).get("modelID")
+        if isinstance(user_model, str) and self.model is None:
+            self.model = user_model
+
+    def assistant(self, record: Record, parts: list[Record]) -> None:
+        """An assistant message: a compaction's summary, or one message per model call."""
+        if record.get("summary") is True:
+            _add_summary(self.builder, record, parts, self.pending_compaction, self.last_usage)
+            self.pending_compaction = None
+            return
+        if self.pending_compaction is not None:
+            self.builder.info(
+                None,
+                "compaction-without-summary",
+                f"compaction request {self.pending_compaction.get('messageID') or ''} has no "
+                "summary message after it (failed or interrupted)",
             )
-        if progress is not None and (number % 500 == 0 or number == total):
-            progress(number, total, len(builder.messages))
-    if pending_compaction is not None:
-        builder.info(
-            None, "compaction-without-summary", "the last compaction request has no summary"
-        )
-    builder.model = model
-    if model is not None:
-        window, note = lookup_window(model)
-        if window is not None:
-            builder.context_window = window
-            builder.window_source = "table"
-            builder.metadata["window_note"] = note
-        builder.max_output_tokens = lookup_max_output(model)
-    return builder.build()
+            self.pending_compaction = None
+        step_usage = _add_assistant(self.builder, record, parts)
+        if step_usage is not None:
+            self.last_usage = step_usage
+        model_id = record.get("modelID")
+        if isinstance(model_id, str) and model_id:
+            self.model = model_id
+
+    def finish(self) -> Session:
+        if self.pending_compaction is not None:
+            self.builder.info(
+                None, "compaction-without-summary", "the last compaction request has no summary"
+            )
+        self.builder.model = self.model
+        fill_from_table(self.builder)
+        return self.builder.build()
+
+
+_ROLES: dict[str, Callable[[_Walker, Record, list[Record]], None]] = {
+    "user": _Walker.user,
+    "assistant": _Walker.assistant,
+}
+"""The method that reads the messages of each role."""
 
 
 def _add_user(
@@ -633,23 +637,19 @@ def _add_user(
     builder.add(
         Role.USER,
         id=str(record.get("id")),
-        parent_id=_str_or_none(record.get("parentID")),
+        parent_id=as_str(record.get("parentID")),
         timestamp=_iso_ms(_time_created(record)),
         text="\n\n".join(texts),
         meta=is_compaction_request,
         synthetic=synthetic,
-        model=_str_or_none(_dict(record.get("model")).get("modelID")),
+        model=as_str(_dict(record.get("model")).get("modelID")),
     )
-
-
-def _str_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
 
 
 def _add_assistant(builder: SessionBuilder, record: Record, parts: list[Record]) -> Usage | None:
     msg_id = str(record.get("id"))
     steps = _Steps().feed(parts)
-    model = _str_or_none(record.get("modelID"))
+    model = as_str(record.get("modelID"))
     created = _iso_ms(_time_created(record))
     error = _error_text(record.get("error"))
     message_usage = usage_from_tokens(record.get("tokens"))
@@ -696,7 +696,7 @@ def _add_assistant(builder: SessionBuilder, record: Record, parts: list[Record])
         builder.add(
             Role.ASSISTANT,
             id=step_id,
-            parent_id=_str_or_none(record.get("parentID")),
+            parent_id=as_str(record.get("parentID")),
             timestamp=created,
             text="\n\n".join(texts),
             reasoning="\n\n".join(reasoning),
@@ -721,9 +721,9 @@ def _add_tool(builder: SessionBuilder, part: Record, parent_id: str) -> None:
     call_id = str(part.get("callID") or part.get("id"))
     tool = str(part.get("tool") or "tool")
     if status == "completed":
-        output, is_error = _text(state.get("output")), False
+        output, is_error = as_text(state.get("output")), False
     elif status == "error":
-        output, is_error = _text(state.get("error")), True
+        output, is_error = as_text(state.get("error")), True
     else:
         output, is_error = INTERRUPTED_TOOL_OUTPUT, True
         builder.info(
@@ -732,20 +732,19 @@ def _add_tool(builder: SessionBuilder, part: Record, parent_id: str) -> None:
             f"tool part {part.get('id')} ({tool}) is {status or 'without a state'}; "
             "shown as interrupted",
         )
-    compacted = time.get("compacted")
     result = ToolResult(
         call_id=call_id,
         tool_name=tool,
         output=output,
         is_error=is_error,
         truncated_by_tool=metadata.get("truncated") is True,
-        compacted_at_ms=_int(compacted) if isinstance(compacted, int | float) else None,
+        compacted_at_ms=as_int(time.get("compacted"), None),
     )
     builder.add(
         Role.TOOL,
         id=str(part.get("id") or f"{parent_id}:{call_id}"),
         parent_id=parent_id,
-        timestamp=_iso_ms(_int(time.get("end")) or _int(time.get("start"))),
+        timestamp=_iso_ms(as_int(time.get("end")) or as_int(time.get("start"))),
         tool_result=result,
     )
 
@@ -768,7 +767,7 @@ def _add_summary(
         trigger = (
             "overflow" if request.get("overflow") else "auto" if request.get("auto") else "manual"
         )
-        tail_start = _str_or_none(request.get("tail_start_id"))
+        tail_start = as_str(request.get("tail_start_id"))
     builder.add_compaction(
         trigger=trigger,
         tokens_before=last_usage.context_tokens if last_usage else None,
@@ -778,12 +777,12 @@ def _add_summary(
     builder.add(
         Role.ASSISTANT,
         id=str(record.get("id")),
-        parent_id=_str_or_none(record.get("parentID")),
+        parent_id=as_str(record.get("parentID")),
         timestamp=_iso_ms(_time_created(record)),
         text=text,
         usage=usage_from_tokens(record.get("tokens")),
-        model=_str_or_none(record.get("modelID")),
-        stop_reason=_str_or_none(record.get("finish")),
+        model=as_str(record.get("modelID")),
+        stop_reason=as_str(record.get("finish")),
         error=_error_text(record.get("error")),
         summary=True,
     )
@@ -864,9 +863,8 @@ def load(path: Path, *, progress: ProgressCallback | None = None) -> Session:
         root, session_file = storage
         return _load_storage(root, session_file, wanted, progress)
     if path.is_dir():
-        for name in ("opencode.db",):
-            if (path / name).is_file():
-                return _load_db(path / name, wanted, progress)
+        if (path / "opencode.db").is_file():
+            return _load_db(path / "opencode.db", wanted, progress)
         raise LoadError(f"{path}: a folder that is neither opencode storage nor holds opencode.db")
     try:
         with path.open("rb") as handle:

@@ -36,11 +36,18 @@ What each entry becomes:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from core.fastmodel import construct
-from core.formats.base import LoadError, ProgressCallback, SessionBuilder
+from core.formats.base import (
+    LoadError,
+    ProgressCallback,
+    SessionBuilder,
+    as_str,
+    fill_from_table,
+)
 from core.formats.jsonl import head_records, read_jsonl
 from core.models import (
     Role,
@@ -51,7 +58,7 @@ from core.models import (
     Usage,
     UsageConvention,
 )
-from core.windows import lookup_max_output, lookup_window
+from core.numbers import as_int
 
 FORMAT = SourceFormat.PI
 PARTIAL_READS = True
@@ -59,32 +66,6 @@ PARTIAL_READS = True
 
 CURRENT_VERSION = 3
 """The newest pi session version this loader knows."""
-
-_ENTRY_TYPES = frozenset(
-    {
-        "message",
-        "model_change",
-        "thinking_level_change",
-        "compaction",
-        "branch_summary",
-        "custom",
-        "custom_message",
-        "label",
-        "session_info",
-    }
-)
-_ROLES = frozenset(
-    {
-        "user",
-        "assistant",
-        "toolResult",
-        "bashExecution",
-        "custom",
-        "hookMessage",
-        "branchSummary",
-        "compactionSummary",
-    }
-)
 
 Record = dict[str, Any]
 
@@ -105,20 +86,6 @@ class _Entry:
 # -- content helpers -----------------------------------------------------------------------
 
 
-def _int(value: Any) -> int:
-    if isinstance(value, bool):
-        return 0
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        return int(value)
-    return 0
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
 def _content_text(content: Any) -> str:
     """Text of a pi content value: a string or a list of text / image blocks."""
     if isinstance(content, str):
@@ -137,6 +104,11 @@ def _content_text(content: Any) -> str:
     return "\n".join(pieces)
 
 
+def _summary_text(record: Record) -> str:
+    summary = record.get("summary")
+    return summary if isinstance(summary, str) else ""
+
+
 def usage_from_pi(usage: Any) -> Usage | None:
     """pi ``usage {input, output, cacheRead, cacheWrite, totalTokens}`` → Usage (PI).
 
@@ -146,19 +118,16 @@ def usage_from_pi(usage: Any) -> Usage | None:
     if not isinstance(usage, dict):
         return None
     if not any(
-        _int(usage.get(k)) for k in ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
+        as_int(usage.get(k)) for k in ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
     ):
         return None
-    total = usage.get("totalTokens")
     return construct(
         Usage,
-        input=_int(usage.get("input")),
-        output=_int(usage.get("output")),
-        cache_read=_int(usage.get("cacheRead")),
-        cache_write=_int(usage.get("cacheWrite")),
-        total=_int(total)
-        if isinstance(total, int | float) and not isinstance(total, bool)
-        else None,
+        input=as_int(usage.get("input")),
+        output=as_int(usage.get("output")),
+        cache_read=as_int(usage.get("cacheRead")),
+        cache_write=as_int(usage.get("cacheWrite")),
+        total=as_int(usage.get("totalTokens"), None),
         convention=UsageConvention.PI,
     )
 
@@ -173,7 +142,7 @@ def bash_execution_text(message: Record) -> str:
         text += "\n\n(command cancelled)"
     elif isinstance(message.get("exitCode"), int) and message["exitCode"] != 0:
         text += f"\n\nCommand exited with code {message['exitCode']}"
-    if message.get("truncated") and _str(message.get("fullOutputPath")):
+    if message.get("truncated") and as_str(message.get("fullOutputPath")):
         text += f"\n\n[Output truncated. Full output: {message['fullOutputPath']}]"
     return text
 
@@ -296,48 +265,10 @@ class _PiBuilder:
         return None
 
     def _entry(self, entry: _Entry) -> None:
-        record = entry.record
-        kind = record.get("type")
-        if kind == "message":
-            message = record.get("message")
-            if not isinstance(message, dict):
-                self.builder.diagnostic(
-                    entry.line, "bad-message", "message entry without a message object, skipped"
-                )
-                return
-            self._message(entry, message)
-        elif kind == "compaction":
-            self._compaction(entry)
-        elif kind == "model_change":
-            model = _str(record.get("modelId"))
-            if model:
-                self.model = model
-                self.builder.metadata["provider"] = _str(
-                    record.get("provider")
-                ) or self.builder.metadata.get("provider")
-                self.builder.metadata["model_changes"] = (
-                    self.builder.metadata.get("model_changes", 0) + 1
-                )
-        elif kind == "thinking_level_change":
-            level = _str(record.get("thinkingLevel"))
-            if level:
-                self.builder.metadata["thinking_level"] = level
-        elif kind == "branch_summary":
-            summary = record.get("summary")
-            self._add(
-                entry,
-                Role.USER,
-                text=summary if isinstance(summary, str) else "",
-                meta=True,
-            )
-        elif kind == "custom_message":
-            self._add(entry, Role.USER, text=_content_text(record.get("content")), meta=True)
-        elif kind == "session_info":
-            name = _str(record.get("name"))
-            if name:
-                self.builder.metadata["title"] = name
-        elif kind in ("custom", "label"):
-            return
+        kind = entry.record.get("type")
+        handler = _ENTRIES.get(kind) if type(kind) is str else None
+        if handler is not None:
+            handler(self, entry)
         else:
             self.builder.info(
                 entry.line, "unknown-entry", f"entry type {kind!r} not known, skipped"
@@ -355,50 +286,96 @@ class _PiBuilder:
             **fields,
         )
 
-    def _message(self, entry: _Entry, message: Record) -> None:
+    # -- one method per entry type -------------------------------------------------------
+
+    def _message_entry(self, entry: _Entry) -> None:
+        """A ``message`` entry, read by the method :data:`_MESSAGES` names for its role."""
+        message = entry.record.get("message")
+        if not isinstance(message, dict):
+            self.builder.diagnostic(
+                entry.line, "bad-message", "message entry without a message object, skipped"
+            )
+            return
         role = message.get("role")
-        if role == "user":
-            self._add(entry, Role.USER, text=_content_text(message.get("content")))
-        elif role == "assistant":
-            self._assistant(entry, message)
-        elif role == "toolResult":
-            details = message.get("details")
-            truncation = details.get("truncation") if isinstance(details, dict) else None
-            truncated = isinstance(truncation, dict) and truncation.get("truncated") is True
-            call_id = message.get("toolCallId")
-            if not isinstance(call_id, str):
-                self.builder.diagnostic(entry.line, "no-call-id", "tool result without toolCallId")
-                call_id = ""
-            result = construct(
-                ToolResult,
-                call_id=call_id,
-                tool_name=_str(message.get("toolName")),
-                output=_content_text(message.get("content")),
-                is_error=message.get("isError") is True,
-                truncated_by_tool=truncated,
-            )
-            self._add(entry, Role.TOOL, tool_result=result)
-        elif role == "bashExecution":
-            self._add(
-                entry,
-                Role.USER,
-                text=bash_execution_text(message),
-                meta=message.get("excludeFromContext") is True,
-            )
-        elif role in ("custom", "hookMessage"):
-            self._add(entry, Role.USER, text=_content_text(message.get("content")), meta=True)
-        elif role == "branchSummary":
-            summary = message.get("summary")
-            self._add(entry, Role.USER, text=summary if isinstance(summary, str) else "", meta=True)
-        elif role == "compactionSummary":
-            summary = message.get("summary")
-            self._add(
-                entry, Role.USER, text=summary if isinstance(summary, str) else "", summary=True
-            )
+        handler = _MESSAGES.get(role) if type(role) is str else None
+        if handler is not None:
+            handler(self, entry, message)
         else:
             self.builder.info(
                 entry.line, "unknown-role", f"message role {role!r} not known, skipped"
             )
+
+    def _model_change(self, entry: _Entry) -> None:
+        record = entry.record
+        model = as_str(record.get("modelId"))
+        if model:
+            metadata = self.builder.metadata
+            self.model = model
+            metadata["provider"] = as_str(record.get("provider")) or metadata.get("provider")
+            metadata["model_changes"] = metadata.get("model_changes", 0) + 1
+
+    def _thinking_level_change(self, entry: _Entry) -> None:
+        level = as_str(entry.record.get("thinkingLevel"))
+        if level:
+            self.builder.metadata["thinking_level"] = level
+
+    def _branch_summary(self, entry: _Entry) -> None:
+        """The summary of an abandoned branch: a meta user message."""
+        self._add(entry, Role.USER, text=_summary_text(entry.record), meta=True)
+
+    def _custom_message(self, entry: _Entry) -> None:
+        """A message an extension injected: a meta user message."""
+        self._add(entry, Role.USER, text=_content_text(entry.record.get("content")), meta=True)
+
+    def _session_info(self, entry: _Entry) -> None:
+        name = as_str(entry.record.get("name"))
+        if name:
+            self.builder.metadata["title"] = name
+
+    def _not_in_context(self, entry: _Entry) -> None:
+        """Extension state (``custom``) and ``label`` entries: not sent to the model."""
+
+    # -- one method per message role -----------------------------------------------------
+
+    def _user(self, entry: _Entry, message: Record) -> None:
+        self._add(entry, Role.USER, text=_content_text(message.get("content")))
+
+    def _tool_result(self, entry: _Entry, message: Record) -> None:
+        details = message.get("details")
+        truncation = details.get("truncation") if isinstance(details, dict) else None
+        truncated = isinstance(truncation, dict) and truncation.get("truncated") is True
+        call_id = message.get("toolCallId")
+        if not isinstance(call_id, str):
+            self.builder.diagnostic(entry.line, "no-call-id", "tool result without toolCallId")
+            call_id = ""
+        result = construct(
+            ToolResult,
+            call_id=call_id,
+            tool_name=as_str(message.get("toolName")),
+            output=_content_text(message.get("content")),
+            is_error=message.get("isError") is True,
+            truncated_by_tool=truncated,
+        )
+        self._add(entry, Role.TOOL, tool_result=result)
+
+    def _bash_execution(self, entry: _Entry, message: Record) -> None:
+        """The user's ``!command``: a user message (``!!``: never sent, so meta)."""
+        self._add(
+            entry,
+            Role.USER,
+            text=bash_execution_text(message),
+            meta=message.get("excludeFromContext") is True,
+        )
+
+    def _custom(self, entry: _Entry, message: Record) -> None:
+        """A ``custom`` (v3) or ``hookMessage`` (v2) message: injected, so meta."""
+        self._add(entry, Role.USER, text=_content_text(message.get("content")), meta=True)
+
+    def _branch_summary_message(self, entry: _Entry, message: Record) -> None:
+        self._add(entry, Role.USER, text=_summary_text(message), meta=True)
+
+    def _compaction_summary(self, entry: _Entry, message: Record) -> None:
+        self._add(entry, Role.USER, text=_summary_text(message), summary=True)
 
     def _assistant(self, entry: _Entry, message: Record) -> None:
         texts: list[str] = []
@@ -424,8 +401,8 @@ class _PiBuilder:
                 )
         if isinstance(content, str):
             texts.append(content)
-        model = _str(message.get("model")) or self.model
-        if _str(message.get("model")):
+        model = as_str(message.get("model")) or self.model
+        if as_str(message.get("model")):
             self.model = message["model"]
         self._add(
             entry,
@@ -435,14 +412,14 @@ class _PiBuilder:
             tool_calls=calls,
             usage=usage_from_pi(message.get("usage")),
             model=model,
-            stop_reason=_str(message.get("stopReason")),
-            error=_str(message.get("errorMessage")),
+            stop_reason=as_str(message.get("stopReason")),
+            error=as_str(message.get("errorMessage")),
         )
 
     def _compaction(self, entry: _Entry) -> None:
         record = entry.record
         summary = record.get("summary") if isinstance(record.get("summary"), str) else None
-        kept_entry_id: str | None = _str(record.get("firstKeptEntryId"))
+        kept_entry_id: str | None = as_str(record.get("firstKeptEntryId"))
         index = record.get("firstKeptEntryIndex")
         if kept_entry_id is None and isinstance(index, int) and not isinstance(index, bool):
             # An index into the parsed file entries with the header at 0.
@@ -459,15 +436,43 @@ class _PiBuilder:
                 "bad-first-kept",
                 f"the first kept entry {kept_entry_id!r} is not a message before this compaction",
             )
-        tokens = record.get("tokensBefore")
         self.builder.add_compaction(
             trigger="unknown",
-            tokens_before=_int(tokens) if isinstance(tokens, int | float) else None,
+            tokens_before=as_int(record.get("tokensBefore"), None),
             summary=summary,
             first_kept_id=first_kept,
             source_line=entry.line,
         )
         self._add(entry, Role.USER, text=summary or "", summary=True)
+
+
+_ENTRIES: dict[str, Callable[[_PiBuilder, _Entry], None]] = {
+    "message": _PiBuilder._message_entry,
+    "compaction": _PiBuilder._compaction,
+    "model_change": _PiBuilder._model_change,
+    "thinking_level_change": _PiBuilder._thinking_level_change,
+    "branch_summary": _PiBuilder._branch_summary,
+    "custom_message": _PiBuilder._custom_message,
+    "session_info": _PiBuilder._session_info,
+    "custom": _PiBuilder._not_in_context,
+    "label": _PiBuilder._not_in_context,
+}
+"""The method that reads each entry type."""
+
+_MESSAGES: dict[str, Callable[[_PiBuilder, _Entry, Record], None]] = {
+    "user": _PiBuilder._user,
+    "assistant": _PiBuilder._assistant,
+    "toolResult": _PiBuilder._tool_result,
+    "bashExecution": _PiBuilder._bash_execution,
+    "custom": _PiBuilder._custom,
+    "hookMessage": _PiBuilder._custom,
+    "branchSummary": _PiBuilder._branch_summary_message,
+    "compactionSummary": _PiBuilder._compaction_summary,
+}
+"""The method that reads the message of each role."""
+
+_ENTRY_TYPES = frozenset(_ENTRIES)
+_ROLES = frozenset(_MESSAGES)
 
 
 # -- registry interface --------------------------------------------------------------------
@@ -514,9 +519,9 @@ def load(
             f"pi session version {version} is newer than {CURRENT_VERSION}; read as v3",
         )
     header = header or {}
-    builder.session_id = _str(header.get("id")) or path.stem
-    builder.project = _str(header.get("cwd"))
-    builder.started_at = _str(header.get("timestamp"))
+    builder.session_id = as_str(header.get("id")) or path.stem
+    builder.project = as_str(header.get("cwd"))
+    builder.started_at = as_str(header.get("timestamp"))
     builder.metadata["pi_version"] = version
     for key, name in (
         ("provider", "provider"),
@@ -524,10 +529,10 @@ def load(
         ("branchedFrom", "branched_from"),
         ("parentSession", "parent_session"),
     ):
-        if _str(header.get(key)):
+        if as_str(header.get(key)):
             builder.metadata[name] = header[key]
     walker = _PiBuilder(builder, entries, version)
-    walker.model = _str(header.get("modelId"))
+    walker.model = as_str(header.get("modelId"))
     if entries:
         if version >= 2 and any("id" in e.record for e in entries):
             path_entries = _leaf_path(entries, builder)
@@ -535,11 +540,5 @@ def load(
             path_entries = entries
         walker.run(path_entries)
     builder.model = walker.model
-    if walker.model is not None:
-        window, note = lookup_window(walker.model)
-        if window is not None:
-            builder.context_window = window
-            builder.window_source = "table"
-            builder.metadata["window_note"] = note
-        builder.max_output_tokens = lookup_max_output(walker.model)
+    fill_from_table(builder)
     return builder.build()

@@ -37,7 +37,7 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import orjson
@@ -392,64 +392,94 @@ _NO_FACTS = _Facts()
 
 
 def _facts_of(label: str, body: str) -> _Facts:
-    """The facts of one entry (see :class:`_Facts`)."""
-    facts = _Facts()
-    if label == LABEL_USER:
-        text = body.strip()
-        if not text:
-            return _NO_FACTS
-        facts.user = text
-    elif label == LABEL_ASSISTANT:
-        text = body.strip()
-        if not text:
-            return _NO_FACTS
-        facts.assistant = text
-        if _FINDING.search(text):
-            facts.finding = _first_sentence(text)
-        # Only the first six sentences are looked at: split no further than that. A decision
-        # word that is nowhere in the text is in none of its sentences.
-        folded = " ".join(text.split())
-        words = _DECISION.present(folded)
-        if words is None or words:
-            for sentence in _SENTENCE_END.split(folded, maxsplit=6)[:6]:
-                if _DECISION.search(sentence, words):
-                    facts.decision = _one_line(sentence)
-                    break
-    elif label == LABEL_TOOL_CALL:
-        raw_name, _, raw_args = body.partition(" ")
-        arguments: Any = raw_args
-        if raw_args.startswith(("{", "[")):
-            try:
-                arguments = orjson.loads(raw_args)
-            except orjson.JSONDecodeError:
-                arguments = raw_args
-        _call_facts(facts, raw_name.strip() or "tool", arguments)
-    elif label in (LABEL_TOOL_RESULT, LABEL_TOOL_ERROR):
-        raw_name, _, text = body.partition("\n")
-        name = raw_name.strip() or "tool"
-        if label == LABEL_TOOL_ERROR:
-            line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-            facts.errors = (_one_line(f"`{name}` failed: {line or '(no output)'}"),)
-            return facts
-        # str.find on the lowered text is far faster than a case-insensitive regex here.
-        lowered = text.lower()
-        position = 0
-        errors: list[str] = []
-        for _ in range(2):
-            found = _find_error_word(lowered, position)
-            if found is None:
-                break
-            start = text.rfind("\n", 0, found) + 1
-            end = text.find("\n", found)
-            end = len(text) if end < 0 else end
-            errors.append(_one_line(f"{name}: {text[start:end].strip()}"))
-            position = end
-        if not errors:
-            return _NO_FACTS
-        facts.errors = tuple(errors)
-    else:
+    """The facts of one entry (see :class:`_Facts`), read by the function :data:`_READERS`
+    names for its label (other labels tell nothing)."""
+    reader = _READERS.get(label)
+    return reader(body) if reader is not None else _NO_FACTS
+
+
+def _user_facts(body: str) -> _Facts:
+    text = body.strip()
+    if not text:
         return _NO_FACTS
+    facts = _Facts()
+    facts.user = text
     return facts
+
+
+def _assistant_facts(body: str) -> _Facts:
+    text = body.strip()
+    if not text:
+        return _NO_FACTS
+    facts = _Facts()
+    facts.assistant = text
+    if _FINDING.search(text):
+        facts.finding = _first_sentence(text)
+    # Only the first six sentences are looked at: split no further than that. A decision
+    # word that is nowhere in the text is in none of its sentences.
+    folded = " ".join(text.split())
+    words = _DECISION.present(folded)
+    if words is None or words:
+        for sentence in _SENTENCE_END.split(folded, maxsplit=6)[:6]:
+            if _DECISION.search(sentence, words):
+                facts.decision = _one_line(sentence)
+                break
+    return facts
+
+
+def _tool_call_facts(body: str) -> _Facts:
+    raw_name, _, raw_args = body.partition(" ")
+    arguments: Any = raw_args
+    if raw_args.startswith(("{", "[")):
+        try:
+            arguments = orjson.loads(raw_args)
+        except orjson.JSONDecodeError:
+            arguments = raw_args
+    facts = _Facts()
+    _call_facts(facts, raw_name.strip() or "tool", arguments)
+    return facts
+
+
+def _tool_error_facts(body: str) -> _Facts:
+    raw_name, _, text = body.partition("\n")
+    name = raw_name.strip() or "tool"
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    facts = _Facts()
+    facts.errors = (_one_line(f"`{name}` failed: {line or '(no output)'}"),)
+    return facts
+
+
+def _tool_result_facts(body: str) -> _Facts:
+    raw_name, _, text = body.partition("\n")
+    name = raw_name.strip() or "tool"
+    # str.find on the lowered text is far faster than a case-insensitive regex here.
+    lowered = text.lower()
+    position = 0
+    errors: list[str] = []
+    for _ in range(2):
+        found = _find_error_word(lowered, position)
+        if found is None:
+            break
+        start = text.rfind("\n", 0, found) + 1
+        end = text.find("\n", found)
+        end = len(text) if end < 0 else end
+        errors.append(_one_line(f"{name}: {text[start:end].strip()}"))
+        position = end
+    if not errors:
+        return _NO_FACTS
+    facts = _Facts()
+    facts.errors = tuple(errors)
+    return facts
+
+
+_READERS: dict[str, Callable[[str], _Facts]] = {
+    LABEL_USER: _user_facts,
+    LABEL_ASSISTANT: _assistant_facts,
+    LABEL_TOOL_CALL: _tool_call_facts,
+    LABEL_TOOL_RESULT: _tool_result_facts,
+    LABEL_TOOL_ERROR: _tool_error_facts,
+}
+"""The reader of each transcript label that tells the mock something."""
 
 
 def _call_facts(facts: _Facts, name: str, arguments: Any) -> None:
