@@ -7,7 +7,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from _replay_sessions import Script, text_of_tokens
+from builders import SessionBuilder, text_of_tokens
 from click.testing import CliRunner
 
 from core.formats.ctxscope_jsonl import write_session
@@ -32,7 +32,7 @@ def _write(session: Session, tmp_path: Path, name: str = "session.jsonl") -> str
 
 def _calm() -> Session:
     return (
-        Script()
+        SessionBuilder()
         .user("add a test")
         .call("read", context=3_000)
         .result(text_of_tokens(2_000, "r"))
@@ -45,7 +45,7 @@ def _calm() -> Session:
 
 def _overflowing() -> Session:
     return (
-        Script()
+        SessionBuilder()
         .user("find the bug")
         .call("read", context=1_000)
         .result(text_of_tokens(40_000, "r"))
@@ -109,7 +109,7 @@ def test_fail_on_overflow_sets_exit_status_1(runner: CliRunner, tmp_path: Path) 
 
 def test_margin_reports_a_near_miss(runner: CliRunner, tmp_path: Path) -> None:
     session = (
-        Script()
+        SessionBuilder()
         .user()
         .call(context=50_000)
         .result("x")
@@ -257,7 +257,7 @@ def test_unknown_window_needs_window_option(runner: CliRunner, tmp_path: Path) -
 
 
 def test_no_usage_at_all(runner: CliRunner, tmp_path: Path) -> None:
-    session = Script().user("hi").call().result("x" * 400).reply("bye").session()
+    session = SessionBuilder().user("hi").call().result("x" * 400).reply("bye").session()
     result = runner.invoke(cli, ["analyze", _write(session, tmp_path), "--json"])
     assert result.exit_code == 0, result.output
     notes = json.loads(result.stdout)["notes"]
@@ -265,7 +265,7 @@ def test_no_usage_at_all(runner: CliRunner, tmp_path: Path) -> None:
 
 
 def test_one_message_session(runner: CliRunner, tmp_path: Path) -> None:
-    path = _write(Script().user("hello").session(), tmp_path)
+    path = _write(SessionBuilder().user("hello").session(), tmp_path)
     for command in ("analyze", "replay", "compare"):
         result = runner.invoke(cli, [command, path])
         assert result.exit_code == 0, (command, result.output)
@@ -289,7 +289,7 @@ def test_replay_with_a_live_endpoint_over_http(
     from _mock_llm import MockLLMProcess
 
     monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
-    script = Script().user("build it")
+    script = SessionBuilder().user("build it")
     for step in range(10):  # 8,000-token outputs: seed's threshold (68,000 of 100k) is crossed
         script.call(context=1_000 + 8_100 * step).result(text_of_tokens(8_000, str(step)))
     path = _write(script.reply(context=82_100).session(window=100_000), tmp_path)

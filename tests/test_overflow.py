@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from _replay_sessions import Script, text_of_tokens
+from builders import SessionBuilder, text_of_tokens
 
 from core.models import Message, Role, Usage, UsageConvention
 from core.overflow import (
@@ -131,7 +131,7 @@ def test_overflow_recognition() -> None:
 def _overflowing_session():  # type: ignore[no-untyped-def]
     """Window 100k: a 60,000-token grep output arrives after a check at 42k and overflows."""
     return (
-        Script()
+        SessionBuilder()
         .user("find the bug")
         .call("read", context=1_000)
         .result(text_of_tokens(40_000, "r"))
@@ -205,7 +205,7 @@ def test_never_checked_counts_as_too_late() -> None:
 
 def test_near_window_without_overflow() -> None:
     session = (
-        Script()
+        SessionBuilder()
         .user()
         .call(context=50_000)
         .result("x")
@@ -224,7 +224,7 @@ def test_near_window_without_overflow() -> None:
 
 def test_growth_starts_at_the_last_recorded_compaction() -> None:
     session = (
-        Script()
+        SessionBuilder()
         .user()
         .call(context=60_000)
         .result(text_of_tokens(30_000, "o"))
@@ -243,9 +243,9 @@ def test_growth_starts_at_the_last_recorded_compaction() -> None:
 
 
 def test_diagnosis_without_calls_or_window() -> None:
-    lonely = Script().user("hello").session()
+    lonely = SessionBuilder().user("hello").session()
     assert "no model calls" in diagnose(lonely).explanation
-    unknown = Script().user().reply(context=10_000).session(window=None)
+    unknown = SessionBuilder().user().reply(context=10_000).session(window=None)
     result = diagnose(unknown)
     assert not result.overflowed
     assert "--window" in result.explanation

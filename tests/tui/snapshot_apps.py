@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from session_factory import make_session
+from sessions import claude_like_session
 from textual.pilot import Pilot
 from textual.widgets import Input
 from tui_harness import settle
@@ -92,7 +92,7 @@ class BuiltSessionApp(CtxscopeApp):
 
     def __init__(self, *, policy: str = "opencode", window: int | None = 120_000) -> None:
         super().__init__(discover=lambda: [], live=False)
-        self._session = make_session(8, window=window, big_lines=200)
+        self._session = claude_like_session(8, window=window, big_lines=200)
         self._policy_name = policy
 
     def on_mount(self) -> None:

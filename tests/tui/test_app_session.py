@@ -3,7 +3,7 @@ steps, search, window prompt, resize, theme, help and the command palette (state
 
 from __future__ import annotations
 
-from session_factory import make_session
+from sessions import claude_like_session
 from tui_harness import open_session, quiet_app, screen_text, settle
 
 from core.models import Role
@@ -26,7 +26,7 @@ def _detail_text(screen: SessionScreen) -> str:
 
 
 async def test_moving_updates_the_detail_pane() -> None:
-    session = make_session(3, big_lines=200)
+    session = claude_like_session(3, big_lines=200)
     app = _app()
     async with app.run_test(size=(120, 34)) as pilot:
         screen = await _open(pilot, session, get_preset("seed"))
@@ -49,7 +49,7 @@ async def test_moving_updates_the_detail_pane() -> None:
 
 
 async def test_a_smaller_truncation_limit_marks_rows_truncated() -> None:
-    session = make_session(3, output_lines=40, big_lines=60)
+    session = claude_like_session(3, output_lines=40, big_lines=60)
     app = _app()
     async with app.run_test(size=(120, 34)) as pilot:
         screen = await _open(pilot, session, get_preset("seed"))
@@ -81,7 +81,7 @@ async def test_a_smaller_truncation_limit_marks_rows_truncated() -> None:
 
 
 async def test_overflow_key_selects_the_first_overflow() -> None:
-    session = make_session(8, window=120_000, big_lines=200)
+    session = claude_like_session(8, window=120_000, big_lines=200)
     policy = get_preset("pi")  # pi's reserve is reached too late here: the replay overflows
     app = _app()
     async with app.run_test(size=(120, 34)) as pilot:
@@ -118,7 +118,7 @@ async def test_overflow_key_selects_the_first_overflow() -> None:
 
 
 async def test_brackets_step_through_compactions_and_draw_the_split() -> None:
-    session = make_session(8, window=120_000, big_lines=200)
+    session = claude_like_session(8, window=120_000, big_lines=200)
     app = _app()
     async with app.run_test(size=(120, 34)) as pilot:
         screen = await _open(pilot, session, get_preset("opencode"))
@@ -150,7 +150,7 @@ async def test_brackets_step_through_compactions_and_draw_the_split() -> None:
 
 
 async def test_search_and_next_match() -> None:
-    session = make_session(5)
+    session = claude_like_session(5)
     app = _app()
     async with app.run_test(size=(120, 34)) as pilot:
         screen = await _open(pilot, session)
@@ -175,7 +175,7 @@ async def test_search_and_next_match() -> None:
 
 
 async def test_unknown_window_can_be_set() -> None:
-    session = make_session(3, window=None)
+    session = claude_like_session(3, window=None)
     app = _app()
     async with app.run_test(size=(120, 34)) as pilot:
         screen = await _open(pilot, session, get_preset("seed"))
@@ -193,7 +193,7 @@ async def test_unknown_window_can_be_set() -> None:
 
 
 async def test_resize_to_a_tiny_terminal_and_back() -> None:
-    session = make_session(4)
+    session = claude_like_session(4)
     app = _app()
     async with app.run_test(size=(120, 34)) as pilot:
         screen = await _open(pilot, session)
@@ -212,7 +212,7 @@ async def test_resize_to_a_tiny_terminal_and_back() -> None:
 
 
 async def test_theme_help_and_escape() -> None:
-    session = make_session(2)
+    session = claude_like_session(2)
     app = _app()
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await _open(pilot, session)
@@ -233,7 +233,7 @@ async def test_theme_help_and_escape() -> None:
 
 
 async def test_policy_panel_toggles() -> None:
-    session = make_session(2)
+    session = claude_like_session(2)
     app = _app()
     async with app.run_test(size=(120, 34)) as pilot:
         screen = await _open(pilot, session)
@@ -247,7 +247,7 @@ async def test_policy_panel_toggles() -> None:
 
 
 async def test_command_palette_jumps_to_a_call() -> None:
-    session = make_session(4)
+    session = claude_like_session(4)
     app = _app()
     async with app.run_test(size=(120, 34)) as pilot:
         screen = await _open(pilot, session)
@@ -266,7 +266,7 @@ async def test_command_palette_jumps_to_a_call() -> None:
 
 
 async def test_command_palette_switches_preset() -> None:
-    session = make_session(3)
+    session = claude_like_session(3)
     app = _app()
     async with app.run_test(size=(120, 34)) as pilot:
         screen = await _open(pilot, session, get_preset("seed"))
@@ -283,7 +283,7 @@ async def test_command_palette_switches_preset() -> None:
 
 
 async def test_cancel_keeps_the_previous_result() -> None:
-    session = make_session(4)
+    session = claude_like_session(4)
     app = _app()
     async with app.run_test(size=(120, 34)) as pilot:
         screen = await _open(pilot, session, get_preset("seed"))
@@ -304,7 +304,7 @@ async def test_cancel_keeps_the_previous_result() -> None:
 async def test_compaction_screen_opens_on_the_selected_message_and_jumps_back() -> None:
     from tui.screens.compaction import CompactionScreen
 
-    session = make_session(8, window=120_000, big_lines=200)
+    session = claude_like_session(8, window=120_000, big_lines=200)
     app = _app()
     async with app.run_test(size=(120, 34)) as pilot:
         screen = await _open(pilot, session, get_preset("opencode"))
@@ -331,7 +331,7 @@ async def test_compaction_screen_opens_on_the_selected_message_and_jumps_back() 
 async def test_gauge_and_list_select_each_other() -> None:
     from tui.widgets.gauge import TokenGauge
 
-    session = make_session(4)
+    session = claude_like_session(4)
     app = _app()
     async with app.run_test(size=(120, 34)) as pilot:
         screen = await _open(pilot, session, get_preset("seed"))
@@ -357,7 +357,7 @@ async def test_gauge_and_list_select_each_other() -> None:
 async def test_policy_panel_changes_replay_the_session() -> None:
     from tui.widgets.policy_panel import PolicyPanel
 
-    session = make_session(3, output_lines=40, big_lines=60)
+    session = claude_like_session(3, output_lines=40, big_lines=60)
     app = _app()
     async with app.run_test(size=(120, 34)) as pilot:
         screen = await _open(pilot, session, get_preset("seed"))

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from views_fixtures import Host, compacting_policy, grow_session
+from sessions import growing_session
+from views_fixtures import Host, compacting_policy
 
 from core.models import Provenance
 from core.policy import get_preset
@@ -20,7 +21,7 @@ HEIGHT = 10
 
 
 def _result(window: int | None = 60_000, policy_window: int | None = None) -> tuple:
-    session = grow_session(window=window)
+    session = growing_session(window=window)
     policy = compacting_policy()
     if policy_window is not None:
         policy = policy.model_copy(update={"context_window": policy_window})
@@ -156,7 +157,7 @@ async def test_click_selects_the_column() -> None:
 
 
 async def test_unknown_window_draws_without_threshold() -> None:
-    session = grow_session(window=None)
+    session = growing_session(window=None)
     result = replay(session, get_preset("seed"))
     assert result.window is None
     gauge = TokenGauge()
@@ -172,7 +173,7 @@ async def test_unknown_window_draws_without_threshold() -> None:
 
 
 async def test_before_a_result_the_recorded_series_is_drawn() -> None:
-    session = grow_session()
+    session = growing_session()
     gauge = TokenGauge()
     gauge.styles.height = HEIGHT
     app = Host(gauge)
@@ -216,7 +217,7 @@ def test_bucketing_keeps_peaks_and_fits_the_width() -> None:
 def test_series_from_a_session_marks_recorded_compactions() -> None:
     from core.models import CompactionEvent
 
-    session = grow_session()
+    session = growing_session()
     session.compactions.append(CompactionEvent(message_index=9, trigger="auto"))
     series = build_series(session, None)
     first_call_after = next(i for i, m in enumerate(series.message_index) if m >= 9)

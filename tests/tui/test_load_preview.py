@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from session_factory import write_claude_session
+from claude_jsonl import write_claude_session
 from tui_harness import settle
 
 import tui.screens.session as session_module
