@@ -39,9 +39,10 @@ class ClaudeTranscript:
     cwd: str = "/home/dev/project"
     version: str = "2.1.38"
     model: str = "claude-sonnet-4-5-20250929"
+    git_branch: str | None = None
 
     def _line(self, kind: str, uuid: str, parent: str | None, at: str) -> Record:
-        return {
+        line: Record = {
             "parentUuid": parent,
             "isSidechain": False,
             "userType": "external",
@@ -52,6 +53,9 @@ class ClaudeTranscript:
             "uuid": uuid,
             "timestamp": at,
         }
+        if self.git_branch is not None:
+            line["gitBranch"] = self.git_branch
+        return line
 
     def user(self, uuid: str, parent: str | None, at: str, text: str) -> Record:
         """A prompt the user typed."""
