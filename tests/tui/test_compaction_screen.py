@@ -3,49 +3,21 @@ a live LLM that cannot be reached, stepping through the replay's compactions, ju
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from sessions import growing_session
 from textual.pilot import Pilot
 from textual.widgets import Markdown, Static
+from tui_harness import HeldSummarizer
 from views_fixtures import Host, compacting_policy
 
-from core.llm.protocol import ChatMessage, DeltaCallback, LLMUsage, SummaryResult
 from core.models import Session
 from core.policy import Policy
 from core.replay import ReplayResult, replay
 from core.templates import get_template
 from tui.messages import JumpToMessage
 from tui.screens.compaction import CompactionScreen, context_at, cut_of, index_range
-
-
-class SlowSummarizer:
-    """Streams the start of a summary, then waits until cancelled."""
-
-    name = "slow"
-
-    def __init__(self) -> None:
-        self.cancelled = False
-
-    async def summarize(
-        self,
-        messages: Sequence[ChatMessage],
-        prompt: str,
-        max_tokens: int,
-        *,
-        on_delta: DeltaCallback | None = None,
-    ) -> SummaryResult:
-        if on_delta is not None:
-            on_delta("## Goal\n\n- fix the ")
-            on_delta("parser\n")
-        try:
-            await asyncio.sleep(60)
-        except asyncio.CancelledError:
-            self.cancelled = True
-            raise
-        return SummaryResult(text="never", usage=LLMUsage(), model="slow")
 
 
 @asynccontextmanager
@@ -140,7 +112,7 @@ async def test_mock_compaction_shows_the_template_summary_and_fewer_tokens() -> 
 
 async def test_the_summary_streams_in_and_x_cancels() -> None:
     session = growing_session()
-    slow = SlowSummarizer()
+    slow = HeldSummarizer()
     last = len(session.messages) - 1
     async with opened(session, compacting_policy(), last, None, wait=False, summarizer=slow) as (
         app,
