@@ -3,8 +3,9 @@ steps, search, window prompt, resize, theme, help and the command palette (state
 
 from __future__ import annotations
 
+import pytest
 from sessions import claude_like_session
-from tui_harness import open_session, quiet_app, screen_text, settle
+from tui_harness import HeldReplay, open_session, quiet_app, screen_text, settle, wait_for
 
 from core.models import Role
 from core.policy import get_preset
@@ -282,7 +283,9 @@ async def test_command_palette_switches_preset() -> None:
         assert "policy codex" in screen_text(app)
 
 
-async def test_cancel_keeps_the_previous_result() -> None:
+async def test_cancel_stops_the_running_replay_and_keeps_the_previous_result(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     session = claude_like_session(4)
     app = _app()
     async with app.run_test(size=(120, 34)) as pilot:
@@ -290,15 +293,18 @@ async def test_cancel_keeps_the_previous_result() -> None:
         state = screen.state
         assert state is not None and state.result is not None
         previous = state.result
+        held = HeldReplay(monkeypatch)  # the next replay waits half-way for its cancel
         policy = get_preset("seed")
         policy.truncation.max_lines = 5
         screen.set_policy(policy)
+        await wait_for(pilot, held.started, "the replay under the new policy started")
         assert screen.replaying
         await pilot.press("x")
         await settle(pilot)
+        assert held.saw_cancel == [True]  # the running replay was told to stop
         assert not screen.replaying
-        # either the cancel landed (previous result kept) or the replay had already finished
-        assert state.result is previous or state.result.policy.truncation.max_lines == 5
+        assert state.result is previous  # its result never arrived
+        assert state.policy.truncation.max_lines == 5  # the new policy stays, not replayed
 
 
 async def test_compaction_screen_opens_on_the_selected_message_and_jumps_back() -> None:
