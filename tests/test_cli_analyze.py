@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from builders import SessionBuilder, text_of_tokens
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from core.formats.ctxscope_jsonl import write_session
 from core.models import Session
@@ -58,8 +58,8 @@ def _overflowing() -> Session:
     )
 
 
-def _one_error_line(result: object) -> str:
-    stderr = result.stderr  # type: ignore[attr-defined]
+def _one_error_line(result: Result) -> str:
+    stderr = result.stderr
     lines = [line for line in stderr.splitlines() if line.strip()]
     assert len(lines) == 1, stderr
     assert "Traceback" not in stderr

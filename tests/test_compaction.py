@@ -10,7 +10,14 @@ from builders import SessionBuilder, text_of_tokens
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.compaction import CompactionError, build_request, compact, compact_sync
+from core.compaction import (
+    CompactionError,
+    CompactionResult,
+    EntryCache,
+    build_request,
+    compact,
+    compact_sync,
+)
 from core.llm.mock import MockSummarizer
 from core.llm.protocol import (
     ChatMessage,
@@ -18,6 +25,7 @@ from core.llm.protocol import (
     DeltaCallback,
     LLMUsage,
     ServerError,
+    Summarizer,
     SummaryResult,
 )
 from core.models import Message, Role
@@ -71,16 +79,28 @@ def policy(**compaction: object) -> Policy:
 def run(
     messages: Sequence[Message],
     pol: Policy | None = None,
-    summarizer: object | None = None,
-    **kwargs: object,
-):  # type: ignore[no-untyped-def]
+    summarizer: Summarizer | None = None,
+    *,
+    window: int = WINDOW,
+    previous_summary: str | None = None,
+    auto: bool = True,
+    on_delta: DeltaCallback | None = None,
+    token_counts: Sequence[int] | None = None,
+    now_ms: int | None = None,
+    entry_cache: EntryCache | None = None,
+) -> CompactionResult:
     return compact_sync(
         messages,
         pol or policy(),
-        summarizer or MockSummarizer(),  # type: ignore[arg-type]
-        window=kwargs.pop("window", WINDOW),  # type: ignore[arg-type]
+        summarizer or MockSummarizer(),
+        window=window,
         counter=COUNTER,
-        **kwargs,  # type: ignore[arg-type]
+        previous_summary=previous_summary,
+        auto=auto,
+        on_delta=on_delta,
+        token_counts=token_counts,
+        now_ms=now_ms,
+        entry_cache=entry_cache,
     )
 
 
@@ -334,8 +354,6 @@ def test_each_request_after_a_drop_is_the_shorter_heads_own(cache: bool) -> None
     """The head is serialised once per compaction; each shorter request must still be exactly
     what the shorter head gives, also for a result that names no tool and loses the call it was
     labelled from."""
-    from core.compaction import EntryCache
-
     convo = SessionBuilder().user("look").call("grep", {"pattern": "x"})
     nameless = convo.result("hit 1").messages[-1]
     assert nameless.tool_result is not None
@@ -435,7 +453,7 @@ def test_cancellation_propagates() -> None:
 
     async def scenario() -> None:
         task = asyncio.create_task(
-            compact(session(), policy(), Slow(), window=WINDOW, counter=COUNTER)  # type: ignore[arg-type]
+            compact(session(), policy(), Slow(), window=WINDOW, counter=COUNTER)
         )
         await asyncio.sleep(0.01)
         task.cancel()
@@ -529,8 +547,8 @@ def test_output_shape_invariant(
 ) -> None:
     pol = Policy(
         pruning=PruningPolicy(enabled=prune_on, protect_turns=1),
-        split=SplitPolicy(mode=mode, tail_budget_tokens=tail_budget),  # type: ignore[arg-type]
-        compaction=CompactionPolicy(strategy=strategy),  # type: ignore[arg-type]
+        split=SplitPolicy(mode=mode, tail_budget_tokens=tail_budget),
+        compaction=CompactionPolicy(strategy=strategy),
     )
     result = run(messages, pol, auto=auto, window=12_000)
     ids = [m.id for m in messages]
@@ -622,8 +640,6 @@ def test_only_system_context_is_nothing_to_compact() -> None:
 
 
 def test_entry_cache_gives_the_same_request() -> None:
-    from core.compaction import EntryCache
-
     messages = session()
     pruned = compact_sync(
         messages, Policy(), MockSummarizer(), window=WINDOW, counter=COUNTER, now_ms=1
@@ -641,8 +657,6 @@ def test_entry_cache_gives_the_same_request() -> None:
 
 
 def test_entry_cache_stays_within_its_bound() -> None:
-    from core.compaction import EntryCache
-
     cache = EntryCache(max_chars=3_000)
     messages = session()
     assert build_request(messages, 2_000, cache=cache) == build_request(messages, 2_000)
@@ -651,8 +665,6 @@ def test_entry_cache_stays_within_its_bound() -> None:
 
 
 def test_compaction_with_an_entry_cache_is_the_same_compaction() -> None:
-    from core.compaction import EntryCache
-
     cache = EntryCache()
     pol = Policy()  # pruning on: pruned copies are new objects each time
     for _ in range(2):
@@ -723,7 +735,7 @@ def test_outline_is_the_compaction_in_short(
     limit: int | None,
 ) -> None:
     # The replay engine runs compact_outline; every value it keeps must be what compact gives.
-    from core.compaction import EntryCache, compact_outline
+    from core.compaction import CompactionOutline, compact_outline
 
     pol = Policy(
         pruning=PruningPolicy(
@@ -733,11 +745,11 @@ def test_outline_is_the_compaction_in_short(
             protect_tokens=500,
             minimum_tokens=100,
         ),
-        split=SplitPolicy(mode=mode, tail_budget_tokens=tail_budget),  # type: ignore[arg-type]
-        compaction=CompactionPolicy(strategy=strategy, max_head_drops=3),  # type: ignore[arg-type]
+        split=SplitPolicy(mode=mode, tail_budget_tokens=tail_budget),
+        compaction=CompactionPolicy(strategy=strategy, max_head_drops=3),
     )
 
-    def full() -> object:
+    def full() -> CompactionResult | str:
         try:
             return run(
                 messages,
@@ -750,7 +762,7 @@ def test_outline_is_the_compaction_in_short(
         except CompactionError as exc:
             return str(exc)
 
-    def short(cache: EntryCache | None) -> object:
+    def short(cache: EntryCache | None) -> CompactionOutline | str:
         try:
             return asyncio.run(
                 compact_outline(
@@ -774,16 +786,15 @@ def test_outline_is_the_compaction_in_short(
             assert outline == result
             continue
         assert not isinstance(outline, str)
-        assert outline.compacted == result.compacted  # type: ignore[attr-defined]
-        assert outline.reason == result.reason  # type: ignore[attr-defined]
-        assert outline.summary == result.summary  # type: ignore[attr-defined]
-        assert outline.head_ids == result.head_ids  # type: ignore[attr-defined]
-        assert outline.pruned_ids == result.pruned_ids  # type: ignore[attr-defined]
-        assert outline.dropped_head_messages == result.dropped_head_messages  # type: ignore[attr-defined]
+        assert outline.compacted == result.compacted
+        assert outline.reason == result.reason
+        assert outline.summary == result.summary
+        assert outline.head_ids == result.head_ids
+        assert outline.pruned_ids == result.pruned_ids
+        assert outline.dropped_head_messages == result.dropped_head_messages
         assert [m.model_dump() for m in outline.output_messages] == [
-            m.model_dump()
-            for m in result.output_messages  # type: ignore[attr-defined]
+            m.model_dump() for m in result.output_messages
         ]
-        prune = result.prune  # type: ignore[attr-defined]
+        prune = result.prune
         expected = [d.reason.value for d in prune.decisions] if prune is not None else []
         assert outline.prune_reasons == expected

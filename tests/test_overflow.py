@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from builders import SessionBuilder, text_of_tokens
 
-from core.models import Message, Role, Usage, UsageConvention
+from core.models import Message, Role, Session, Usage, UsageConvention
 from core.overflow import (
     call_overflowed,
     context_after_reply,
@@ -19,7 +19,7 @@ from core.overflow import (
     threshold,
     usable_usage,
 )
-from core.policy import get_preset
+from core.policy import Policy, get_preset
 from core.replay import replay
 
 # --- context figures -----------------------------------------------------------------------------
@@ -108,8 +108,12 @@ def test_projection_adds_every_message_since_the_last_call() -> None:
 # --- recognising an overflow ---------------------------------------------------------------------
 
 
-def _call(**fields: object) -> Message:
-    return Message(index=0, id="c", role=Role.ASSISTANT, **fields)  # type: ignore[arg-type]
+def _call(
+    *, usage: Usage | None = None, stop_reason: str | None = None, error: str | None = None
+) -> Message:
+    return Message(
+        index=0, id="c", role=Role.ASSISTANT, usage=usage, stop_reason=stop_reason, error=error
+    )
 
 
 def test_overflow_recognition() -> None:
@@ -128,7 +132,7 @@ def test_overflow_recognition() -> None:
 # --- diagnosis -------------------------------------------------------------------------------------
 
 
-def _overflowing_session():  # type: ignore[no-untyped-def]
+def _overflowing_session() -> Session:
     """Window 100k: a 60,000-token grep output arrives after a check at 42k and overflows."""
     return (
         SessionBuilder()
@@ -144,7 +148,7 @@ def _overflowing_session():  # type: ignore[no-untyped-def]
     )
 
 
-def _checking_pi(project_results: bool):  # type: ignore[no-untyped-def]
+def _checking_pi(project_results: bool) -> Policy:
     policy = get_preset("pi")
     policy.compaction.check_before_each_call = True
     policy.compaction.project_after_tool_results = project_results

@@ -240,8 +240,8 @@ def build(steps: list[tuple[str, str, int]], pruned_every: int) -> list[Message]
             convo.user("continue", synthetic=True)
         else:
             convo.call(name, {"path": f"f{n}"})
-            extra = {"compacted_at_ms": 5} if pruned_every and n % pruned_every == 0 else {}
-            convo.result(text_of_tokens(size), **extra)
+            pruned = bool(pruned_every) and n % pruned_every == 0
+            convo.result(text_of_tokens(size), compacted_at_ms=5 if pruned else None)
     return convo.messages
 
 
@@ -296,9 +296,11 @@ def test_pruning_invariants(
         assert freed >= policy.minimum_tokens
         # the newest protect_tokens of eligible output are never pruned
         newest_pruned = max(i for i, m in enumerate(messages) if m.id in pruned)
+        newest_output = messages[newest_pruned].tool_result
+        assert newest_output is not None
         assert (
-            COUNTER.count(messages[newest_pruned].tool_result.output)
-            + sum(  # type: ignore[union-attr]
+            COUNTER.count(newest_output.output)
+            + sum(
                 d.output_tokens
                 for d in result.decisions
                 if d.reason is PruneReason.INSIDE_PROTECT_BUDGET

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import threading
+from collections.abc import Callable
 from itertools import pairwise
 
 import pytest
@@ -12,7 +13,7 @@ from builders import SessionBuilder, text_of_tokens
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.models import Provenance, Session, SourceFormat, UsageConvention
+from core.models import CompactionTrigger, Provenance, Session, SourceFormat, UsageConvention
 from core.policy import PRESETS, Policy, get_preset
 from core.replay import (
     CompareResult,
@@ -101,9 +102,11 @@ def test_truncation_lowers_every_later_call_by_what_it_removed() -> None:
     assert state.tokens_after_truncation == event.tokens_after
     points = result.points
     assert points[0].simulated_tokens == 5_000  # before the output: unchanged
-    drop = points[1].recorded_tokens - points[1].simulated_tokens  # type: ignore[operator]
+    recorded_1, recorded_2 = points[1].recorded_tokens, points[2].recorded_tokens
+    assert recorded_1 is not None and recorded_2 is not None
+    drop = recorded_1 - points[1].simulated_tokens
     assert drop > 0
-    assert points[2].recorded_tokens - points[2].simulated_tokens == drop  # type: ignore[operator]
+    assert recorded_2 - points[2].simulated_tokens == drop
     assert points[1].simulated_provenance is not Provenance.RECORDED
     assert result.summary.tokens_truncated == removed
 
@@ -126,7 +129,9 @@ def test_threshold_fires_right_before_the_call_after_the_crossing() -> None:
     assert event.head_indices and event.tail_indices
     assert max(event.head_indices) < min(event.tail_indices)
     assert result.points[4].check_fired
-    assert result.points[4].simulated_tokens < result.points[4].recorded_tokens  # type: ignore[operator]
+    recorded_at_4 = result.points[4].recorded_tokens
+    assert recorded_at_4 is not None
+    assert result.points[4].simulated_tokens < recorded_at_4
     for index in event.head_indices:
         assert result.messages[index].summarised_by == result.events.index(event)
         assert not result.messages[index].in_context_at_end
@@ -233,7 +238,7 @@ def test_the_recording_agents_policy_takes_its_own_compaction_as_recorded() -> N
     (event,) = [e for e in result.events if e.kind == "compact"]
     assert event.recorded_index == 0
     # Taking the recorded result keeps the replay on the recorded figures afterwards.
-    after = result.points[event.call_index :]  # type: ignore[misc]
+    after = result.points[event.call_index :]
     assert [p.simulated_tokens for p in after] == [p.recorded_tokens for p in after]
 
 
@@ -372,7 +377,7 @@ def test_progress_is_reported_and_cancel_stops_the_run() -> None:
 
 
 def _changes(base: Policy) -> list[Policy]:
-    edits = [
+    edits: list[Callable[[Policy], None]] = [
         lambda p: setattr(p.compaction, "reserve_tokens", p.compaction.reserve_tokens + 3_000),
         lambda p: setattr(p.compaction, "reserve_tokens", 0),
         lambda p: setattr(p.truncation, "max_bytes", 9_000),
@@ -540,7 +545,8 @@ def _random_session(seed: int) -> Session:
     context = rng.randrange(500, 4_000)
     for _turn in range(rng.randrange(2, 9)):
         if script.messages and rng.random() < 0.35:
-            trigger = rng.choice(["manual", "auto", "unknown"])
+            triggers: list[CompactionTrigger] = ["manual", "auto", "unknown"]
+            trigger = rng.choice(triggers)
             before = context if rng.random() < 0.7 else None
             kept = rng.randrange(len(script.messages)) if rng.random() < 0.4 else None
             script.compaction(tokens_before=before, trigger=trigger, first_kept=kept)

@@ -17,8 +17,14 @@ from core.policy import LLMConfig
 from tui.scenes import OVERFLOW, Scene, keys, press, session_app
 
 
+def _share_of_the_sample(share: float, messages: int) -> tuple[int, int, int]:
+    """A loader's progress report: ``share`` of the main sample read, ``messages`` so far."""
+    size = OVERFLOW.stat().st_size
+    return int(size * share), size, messages
+
+
 def loading(monkeypatch: pytest.MonkeyPatch) -> Scene:
-    HeldLoad(monkeypatch, OVERFLOW, share=0.4, messages=80)
+    HeldLoad(monkeypatch, report=_share_of_the_sample(0.4, 80))
     return Scene(
         "loading",
         "reading a file: bytes and messages so far",
@@ -28,7 +34,7 @@ def loading(monkeypatch: pytest.MonkeyPatch) -> Scene:
 
 
 def loading_first_part(monkeypatch: pytest.MonkeyPatch) -> Scene:
-    HeldLoad(monkeypatch, OVERFLOW, share=0.6, messages=120, first_part_bytes=400_000)
+    HeldLoad(monkeypatch, report=_share_of_the_sample(0.6, 120), first_part_bytes=400_000)
     reading = ("load",)
     return Scene(
         "loading-first-part",

@@ -222,8 +222,9 @@ async def test_theme_help_and_escape() -> None:
         assert app.theme == "textual-light"
         await pilot.press("question_mark")
         await pilot.pause()
-        assert isinstance(app.screen, HelpScreen)
-        body = app.screen.query_one("#help-body")
+        help_screen = app.screen
+        assert isinstance(help_screen, HelpScreen)
+        body = help_screen.query_one("#help-body")
         assert body.region.height > 10  # the key table is laid out
         await pilot.press("escape")
         await pilot.pause()

@@ -49,8 +49,8 @@ def test_share_bar_fills_in_eighths() -> None:
 
 async def test_the_huge_tool_output_tops_the_table_and_enter_jumps_to_it() -> None:
     session = growing_session(huge_at=HUGE_TURN)
-    assert session.messages[HUGE_MESSAGE].tool_result is not None
-    assert session.messages[HUGE_MESSAGE].tool_result.tool_name == "bash"
+    huge = session.messages[HUGE_MESSAGE].tool_result
+    assert huge is not None and huge.tool_name == "bash"
     result = replay(session, compacting_policy())
     async with opened(session, result) as (app, pilot, screen, dismissed):
         diagnosis = screen.diagnosis

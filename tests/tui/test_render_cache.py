@@ -11,6 +11,7 @@ import gc
 import io
 import random
 import string
+from collections.abc import Sequence
 from itertools import pairwise
 
 from rich.cells import set_cell_size
@@ -155,9 +156,16 @@ def test_fit_strip_returns_a_strip_that_fits_as_it_is() -> None:
 def test_per_message_tables_cost_the_garbage_collector_nothing_per_item() -> None:
     session = claude_like_session(6, with_compaction=True)
     state = SessionState(session, get_preset("seed"))
-    tables = [state.rows, state._flags, state._call_messages, state._row_of_message]
     series = build_series(session, None)
-    tables += [series.message_index, series.recorded, series.flags]
+    tables: list[Sequence[int]] = [
+        state.rows,
+        state._flags,
+        state._call_messages,
+        state._row_of_message,
+        series.message_index,
+        series.recorded,
+        series.flags,
+    ]
     for table in tables:
         assert len(table) > 1
         assert len(gc.get_referents(table)) <= 1  # a list would hand over every item

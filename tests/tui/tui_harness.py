@@ -11,7 +11,6 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +19,7 @@ from textual.pilot import Pilot
 from textual.worker import get_current_worker
 
 import tui.screens.session as session_module
+from core.formats import load_session
 from core.llm.protocol import ChatMessage, DeltaCallback, LLMUsage, SummaryResult
 from core.models import Session
 from core.policy import Policy
@@ -135,7 +135,8 @@ class HeldReplay:
 
 
 class HeldLoad:
-    """Holds the whole read of a file after reporting ``share`` of it, until let go.
+    """Holds the session screen's whole read of a file until let go (then it reads, or raises
+    ``fail``); ``report``: the progress it reports first (bytes read, total, messages).
 
     With ``first_part_bytes`` set, any file bigger than twice that opens in two steps (its first
     part is shown while the rest is read), as a big file does.
@@ -144,24 +145,23 @@ class HeldLoad:
     def __init__(
         self,
         monkeypatch: pytest.MonkeyPatch,
-        path: Path,
         *,
-        share: float = 0.4,
-        messages: int = 80,
+        report: tuple[int, int, int] | None = None,
+        fail: Exception | None = None,
         first_part_bytes: int | None = None,
     ) -> None:
         self.release = threading.Event()
-        size = path.stat().st_size
-        real_load = session_module.load_session
         held = self
 
         def load(*args: Any, progress: LoadProgressFn | None = None, **kwargs: Any) -> Session:
-            if progress is not None:
-                progress(int(size * share), size, messages)
+            if progress is not None and report is not None:
+                progress(*report)
             _hold(held.release)
-            return real_load(*args, progress=progress, **kwargs)
+            if fail is not None:
+                raise fail
+            return load_session(*args, progress=progress, **kwargs)
 
-        monkeypatch.setattr(session_module, "load_session", load)
+        monkeypatch.setattr("tui.screens.session.load_session", load)
         if first_part_bytes is not None:
             monkeypatch.setattr(session_module, "PREVIEW_MIN_BYTES", 2 * first_part_bytes)
             monkeypatch.setattr(session_module, "PREVIEW_BYTES", first_part_bytes)

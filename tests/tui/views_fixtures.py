@@ -5,7 +5,9 @@ Their sessions come from :mod:`sessions`; nothing here needs a sample file.
 
 from __future__ import annotations
 
-from typing import Any
+import inspect
+from pathlib import Path, PurePath
+from typing import Any, ClassVar
 
 from textual.app import App, ComposeResult
 from textual.message import Message as TextualMessage
@@ -13,6 +15,14 @@ from textual.widget import Widget
 
 from core.policy import Policy, get_preset
 from tui.app import CtxscopeApp
+
+
+def app_stylesheets() -> list[str | PurePath]:
+    """The app's stylesheets, as absolute paths (a relative one is relative to the app's module)."""
+    declared = CtxscopeApp.CSS_PATH
+    paths = [declared] if isinstance(declared, str | PurePath) else list(declared or [])
+    here = Path(inspect.getfile(CtxscopeApp)).parent
+    return [here / path for path in paths]
 
 
 def compacting_policy(**update: Any) -> Policy:
@@ -25,7 +35,7 @@ def compacting_policy(**update: Any) -> Policy:
 class Host(App[None]):
     """Mounts one widget with the app's stylesheets and records the messages it posts."""
 
-    CSS_PATH = CtxscopeApp.CSS_PATH
+    CSS_PATH: ClassVar[list[str | PurePath]] = app_stylesheets()
 
     def __init__(self, widget: Widget) -> None:
         super().__init__()
