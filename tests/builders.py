@@ -1,4 +1,4 @@
-"""The one builder of sessions and messages: tests, benchmarks and scenes build with it.
+"""The one builder of sessions and messages: the tests and the benchmarks build with it.
 
     session = (
         SessionBuilder()
@@ -74,11 +74,6 @@ def text_of_tokens(tokens: int, seed: str = "x") -> str:
     """A text of exactly ``tokens`` tokens for the ``chars/4`` estimator (4 characters each)."""
     unit = (seed * 4)[:4]
     return unit * tokens
-
-
-def reindex(messages: Sequence[Message]) -> list[Message]:
-    """Copies of ``messages`` with indices 0..n-1 (for sub-lists built by slicing)."""
-    return [m.model_copy(update={"index": i}) for i, m in enumerate(messages)]
 
 
 class SessionBuilder:
