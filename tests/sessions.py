@@ -1,4 +1,4 @@
-"""Ready-made sessions for the TUI and view tests, built with :class:`builders.SessionBuilder`.
+"""Ready-made sessions for the tests, built with :class:`builders.SessionBuilder`.
 
 Everything is deterministic (fixed ids, figures and timestamps), so what the tests see never
 changes from run to run.
@@ -6,9 +6,25 @@ changes from run to run.
 
 from __future__ import annotations
 
-from builders import START, SessionBuilder
+from builders import START, SessionBuilder, text_of_tokens
 
 from core.models import Session, SourceFormat
+
+
+def late_overflow_session() -> Session:
+    """Window 100k: a 60,000-token grep output arrives after a check at 42k and overflows."""
+    return (
+        SessionBuilder()
+        .user("find the bug")
+        .call("read", context=1_000)
+        .result(text_of_tokens(40_000, "r"))
+        .call("bash", context=41_100)
+        .result("small")
+        .call("grep", context=42_000)
+        .result(text_of_tokens(60_000, "g"))
+        .reply("too late", context=102_100)
+        .session(window=100_000)
+    )
 
 
 def claude_like_session(

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from builders import SessionBuilder, text_of_tokens
 from click.testing import CliRunner, Result
+from sessions import late_overflow_session
 
 from core.formats.ctxscope_jsonl import write_session
 from core.models import Session
@@ -43,21 +44,6 @@ def _calm() -> Session:
     )
 
 
-def _overflowing() -> Session:
-    return (
-        SessionBuilder()
-        .user("find the bug")
-        .call("read", context=1_000)
-        .result(text_of_tokens(40_000, "r"))
-        .call("bash", context=41_100)
-        .result("small")
-        .call("grep", context=42_000)
-        .result(text_of_tokens(60_000, "g"))
-        .reply("too late", context=102_100)
-        .session(window=100_000)
-    )
-
-
 def _one_error_line(result: Result) -> str:
     stderr = result.stderr
     lines = [line for line in stderr.splitlines() if line.strip()]
@@ -70,7 +56,7 @@ def _one_error_line(result: Result) -> str:
 
 
 def test_analyze_prints_diagnosis_summary_and_sparkline(runner: CliRunner, tmp_path: Path) -> None:
-    path = _write(_overflowing(), tmp_path)
+    path = _write(late_overflow_session(), tmp_path)
     result = runner.invoke(cli, ["analyze", path, "--policy", "pi"])
     assert result.exit_code == 0, result.output
     out = result.stdout
@@ -82,7 +68,7 @@ def test_analyze_prints_diagnosis_summary_and_sparkline(runner: CliRunner, tmp_p
 
 
 def test_analyze_json_follows_the_schema(runner: CliRunner, tmp_path: Path) -> None:
-    path = _write(_overflowing(), tmp_path)
+    path = _write(late_overflow_session(), tmp_path)
     result = runner.invoke(cli, ["analyze", path, "--policy", "pi", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
@@ -97,7 +83,7 @@ def test_analyze_json_follows_the_schema(runner: CliRunner, tmp_path: Path) -> N
 
 
 def test_fail_on_overflow_sets_exit_status_1(runner: CliRunner, tmp_path: Path) -> None:
-    bad = _write(_overflowing(), tmp_path, "bad.jsonl")
+    bad = _write(late_overflow_session(), tmp_path, "bad.jsonl")
     good = _write(_calm(), tmp_path, "good.jsonl")
     assert runner.invoke(cli, ["analyze", bad, "--fail-on-overflow"]).exit_code == 1
     assert runner.invoke(cli, ["analyze", good, "--fail-on-overflow"]).exit_code == 0
@@ -129,7 +115,7 @@ def test_margin_reports_a_near_miss(runner: CliRunner, tmp_path: Path) -> None:
 
 
 def test_replay_json_is_the_replay_result(runner: CliRunner, tmp_path: Path) -> None:
-    path = _write(_overflowing(), tmp_path)
+    path = _write(late_overflow_session(), tmp_path)
     result = runner.invoke(cli, ["replay", path, "--policy", "seed", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
@@ -140,7 +126,7 @@ def test_replay_json_is_the_replay_result(runner: CliRunner, tmp_path: Path) -> 
 
 
 def test_replay_human_output_lists_events(runner: CliRunner, tmp_path: Path) -> None:
-    path = _write(_overflowing(), tmp_path)
+    path = _write(late_overflow_session(), tmp_path)
     result = runner.invoke(cli, ["replay", path, "-p", "seed"])
     assert result.exit_code == 0, result.output
     assert "events" in result.stdout
@@ -161,7 +147,7 @@ def test_replay_rejects_a_bad_llm_option(runner: CliRunner, tmp_path: Path) -> N
 
 
 def test_compare_defaults_to_every_preset(runner: CliRunner, tmp_path: Path) -> None:
-    path = _write(_overflowing(), tmp_path)
+    path = _write(late_overflow_session(), tmp_path)
     result = runner.invoke(cli, ["compare", path, "--json"])
     assert result.exit_code == 0, result.output
     compared = CompareResult.model_validate(json.loads(result.stdout))

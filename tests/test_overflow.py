@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 from builders import SessionBuilder, text_of_tokens
+from sessions import late_overflow_session
 
-from core.models import Message, Role, Session, Usage, UsageConvention
+from core.models import Message, Role, Usage, UsageConvention
 from core.overflow import (
     call_overflowed,
     context_after_reply,
@@ -132,22 +133,6 @@ def test_overflow_recognition() -> None:
 # --- diagnosis -------------------------------------------------------------------------------------
 
 
-def _overflowing_session() -> Session:
-    """Window 100k: a 60,000-token grep output arrives after a check at 42k and overflows."""
-    return (
-        SessionBuilder()
-        .user("find the bug")
-        .call("read", context=1_000)
-        .result(text_of_tokens(40_000, "r"))
-        .call("bash", context=41_100)
-        .result("small")
-        .call("grep", context=42_000)
-        .result(text_of_tokens(60_000, "g"))
-        .reply("too late", context=102_100)
-        .session(window=100_000)
-    )
-
-
 def _checking_pi(project_results: bool) -> Policy:
     policy = get_preset("pi")
     policy.compaction.check_before_each_call = True
@@ -158,7 +143,7 @@ def _checking_pi(project_results: bool) -> Policy:
 
 
 def test_diagnosis_finds_the_call_the_contributors_and_the_blind_spot() -> None:
-    session = _overflowing_session()
+    session = late_overflow_session()
     result = replay(session, _checking_pi(project_results=False))
     diagnosis = diagnose(session, result)
     assert diagnosis.overflowed
@@ -187,7 +172,7 @@ def test_diagnosis_finds_the_call_the_contributors_and_the_blind_spot() -> None:
 
 
 def test_with_projection_the_check_sees_the_tool_output_in_time() -> None:
-    session = _overflowing_session()
+    session = late_overflow_session()
     result = replay(session, _checking_pi(project_results=True))
     diagnosis = diagnose(session, result)
     assert diagnosis.overflowed  # the recording still overflowed ...
@@ -199,7 +184,7 @@ def test_with_projection_the_check_sees_the_tool_output_in_time() -> None:
 
 
 def test_never_checked_counts_as_too_late() -> None:
-    session = _overflowing_session()
+    session = late_overflow_session()
     pi = get_preset("pi")  # checks only at turn ends: this one turn never ends before the call
     diagnosis = diagnose(session, replay(session, pi))
     assert diagnosis.overflowed
