@@ -32,6 +32,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -509,7 +510,7 @@ class _CountingFile(io.RawIOBase):
         self._counter[0] += len(data)
         return data
 
-    def readline(self, size: int = -1) -> bytes:
+    def readline(self, size: int | None = -1) -> bytes:
         data: bytes = self._inner.readline(size)
         self._counter[0] += len(data)
         return data
@@ -519,7 +520,7 @@ class _CountingFile(io.RawIOBase):
         self._counter[0] += n or 0
         return n
 
-    def __iter__(self) -> Iterator[bytes]:  # type: ignore[override]
+    def __iter__(self) -> Iterator[bytes]:
         for line in self._inner:
             self._counter[0] += len(line)
             yield line
@@ -588,7 +589,7 @@ def main() -> int:
             mb = size / 1e6
             lines = floor_loop(path)
             session = load_session(path)
-            runs = paired_runs(RUNS, lambda p=path: floor_loop(p), lambda p=path: load_session(p))
+            runs = paired_runs(RUNS, partial(floor_loop, path), partial(load_session, path))
             floor, floor_cpu, load, load_cpu = (
                 runs["floor"],
                 runs["floor_cpu"],

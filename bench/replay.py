@@ -34,21 +34,14 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the tests' builder
+
+from builders import SessionBuilder
 
 from core.formats import load_session
 from core.formats.ctxscope_jsonl import write_session
 from core.llm.mock import MockSummarizer
-from core.models import (
-    CompactionEvent,
-    Message,
-    Role,
-    Session,
-    SourceFormat,
-    ToolCall,
-    ToolResult,
-    Usage,
-    UsageConvention,
-)
+from core.models import Session, Usage, UsageConvention
 from core.policy import PRESETS, Policy, get_preset
 from core.replay import Replayer, compare
 
@@ -171,7 +164,22 @@ def make_session(n_messages: int = 10_000, seed: int = 7) -> Session:
         start = rng.randrange(0, len(corpus) - size - 1)
         return f"[{rng.randrange(10**9)}] " + corpus[start : start + size]
 
-    def real_tokens(message: Message) -> int:
+    def usage(context: int) -> Usage:
+        return Usage(
+            input=rng.randrange(1, 40),
+            cache_read=max(0, context - 600),
+            cache_write=min(600, context),
+            output=rng.randrange(40, 900),
+            convention=UsageConvention.ANTHROPIC,
+        )
+
+    built = SessionBuilder(model="claude-sonnet-4-5", fast=True)
+    messages = built.messages
+    context = OVERHEAD
+
+    def real_tokens() -> int:
+        """What the last message adds to the context, for a provider's tokenizer."""
+        message = messages[-1]
         size = len(message.text) + len(message.reasoning)
         if message.tool_result is not None:
             size += len(message.tool_result.output)
@@ -179,88 +187,34 @@ def make_session(n_messages: int = 10_000, seed: int = 7) -> Session:
             size += len(call.name) + len(str(call.arguments))
         return int(size * TOKENS_PER_CHAR) + 4
 
-    messages: list[Message] = []
-    compactions: list[CompactionEvent] = []
-    context = OVERHEAD
-    call_id = 0
-
-    def add(role: Role, **fields: Any) -> Message:
-        message = Message.model_construct(
-            index=len(messages), id=f"m{len(messages)}", role=role, **fields
-        )
-        messages.append(message)
-        return message
-
     while len(messages) < n_messages:
         if context > RECORDED_COMPACT_AT:
-            summary = text(rng.randrange(3_000, 9_000))
-            compactions.append(
-                CompactionEvent(message_index=len(messages), trigger="auto", tokens_before=context)
-            )
-            message = add(Role.USER, text=summary, summary=True)
-            context = OVERHEAD + real_tokens(message)
-        context += real_tokens(add(Role.USER, text=text(rng.randrange(40, 600))))
+            built.compaction(text(rng.randrange(3_000, 9_000)), tokens_before=context)
+            context = OVERHEAD + real_tokens()
+        built.user(text(rng.randrange(40, 600)))
+        context += real_tokens()
         for _step in range(rng.randrange(2, 14)):
             if len(messages) >= n_messages - 2:
                 break
-            calls = []
-            for _ in range(1 if rng.random() < 0.8 else rng.randrange(2, 4)):
-                call_id += 1
-                tool = rng.choice(_TOOLS)
-                calls.append(
-                    ToolCall(
-                        id=f"call_{call_id}",
-                        name=tool,
-                        arguments={"path": f"src/module_{rng.randrange(400)}.py"},
-                    )
-                )
-            usage = Usage(
-                input=rng.randrange(1, 40),
-                cache_read=max(0, context - 600),
-                cache_write=min(600, context),
-                output=rng.randrange(40, 900),
-                convention=UsageConvention.ANTHROPIC,
-            )
-            reply = add(
-                Role.ASSISTANT,
-                text=text(rng.randrange(20, 1500)),
-                tool_calls=calls,
-                usage=usage,
-                model="claude-sonnet-4-5",
-            )
-            context = usage.prompt_tokens + real_tokens(reply)
-            for call in calls:
-                result = add(
-                    Role.TOOL,
-                    tool_result=ToolResult(
-                        call_id=call.id, tool_name=call.name, output=text(_output_size(rng))
-                    ),
-                )
-                context += real_tokens(result)
+            calls = [
+                (rng.choice(_TOOLS), {"path": f"src/module_{rng.randrange(400)}.py"})
+                for _ in range(1 if rng.random() < 0.8 else rng.randrange(2, 4))
+            ]
+            recorded = usage(context)
+            built.calls(calls, text=text(rng.randrange(20, 1500)), usage=recorded)
+            context = recorded.prompt_tokens + real_tokens()
+            for _call in calls:
+                built.result(text(_output_size(rng)))
+                context += real_tokens()
         if len(messages) < n_messages:
-            usage = Usage(
-                input=rng.randrange(1, 40),
-                cache_read=max(0, context - 600),
-                cache_write=min(600, context),
-                output=rng.randrange(40, 900),
-                convention=UsageConvention.ANTHROPIC,
-            )
-            reply = add(
-                Role.ASSISTANT,
-                text=text(rng.randrange(100, 1500)),
-                usage=usage,
-                model="claude-sonnet-4-5",
-            )
-            context = usage.prompt_tokens + real_tokens(reply)
-    return Session(
+            recorded = usage(context)
+            built.reply(text(rng.randrange(100, 1500)), usage=recorded)
+            context = recorded.prompt_tokens + real_tokens()
+    return built.session(
         id=f"bench-{n_messages}",
-        format=SourceFormat.CTXSCOPE,
         model="claude-sonnet-4-5",
-        context_window=WINDOW,
-        window_source="recorded",
+        window=WINDOW,
         max_output_tokens=64_000,
-        messages=messages,
-        compactions=compactions,
     )
 
 

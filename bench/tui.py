@@ -41,8 +41,12 @@ import orjson
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))  # the transcript lines the tests write
+
+from claude_jsonl import ClaudeTranscript  # noqa: E402
 
 from core.formats import load_session  # noqa: E402
+from core.models import Usage  # noqa: E402
 from core.policy import Policy, get_preset  # noqa: E402
 
 OPEN_BOUND_S = 2.5
@@ -140,110 +144,55 @@ def generate_claude(path: Path, target_bytes: int, *, small: bool, seed: int = 5
     (100 MB ≈ 10,000 messages).
     """
     rng = random.Random(seed)
-    session = "0b5e7c1a-4d3f-4a8e-9c2b-1f6d8e0a7b35"
+    transcript = ClaudeTranscript(
+        session_id="0b5e7c1a-4d3f-4a8e-9c2b-1f6d8e0a7b35",
+        cwd="/home/dev/src/bench",
+        version="2.1.39",
+        git_branch="main",
+    )
     parent: str | None = None
     written = 0
     turn = 0
-    base = {
-        "isSidechain": False,
-        "userType": "external",
-        "cwd": "/home/dev/src/bench",
-        "sessionId": session,
-        "version": "2.1.39",
-        "gitBranch": "main",
-    }
     with open(path, "wb") as f:
         while written < target_bytes:
             uid = f"{turn:08x}-0000-4000-8000-000000000001"
+            call_uid, result_uid, reply_uid = (uid[:-1] + digit for digit in "234")
             stamp = f"2026-03-{1 + turn // 40000:02d}T{(turn // 1500) % 24:02d}:{(turn // 25) % 60:02d}:{turn % 60:02d}.000Z"
             prompt = 20_000 + (turn % 1500) * 110
-            records: list[dict[str, Any]] = []
-            records.append(
-                {
-                    **base,
-                    "parentUuid": parent,
-                    "type": "user",
-                    "message": {
-                        "role": "user",
-                        "content": f"step {turn}: " + _sentence(rng, 8, 30),
-                    },
-                    "uuid": uid,
-                    "timestamp": stamp,
-                }
-            )
+            user = transcript.user(uid, parent, stamp, f"step {turn}: " + _sentence(rng, 8, 30))
             call_id = f"toolu_{turn:012d}"
             size = rng.randint(300, 1500) if small else rng.randint(5_000, 60_000)
             output = _output(rng, size)
-            usage = {
-                "input_tokens": 3,
-                "cache_creation_input_tokens": rng.randint(100, 900),
-                "cache_read_input_tokens": prompt,
-                "output_tokens": rng.randint(20, 400),
-            }
-            records.append(
-                {
-                    **base,
-                    "parentUuid": uid,
-                    "type": "assistant",
-                    "message": {
-                        "model": "claude-sonnet-4-5-20250929",
-                        "id": f"msg_{turn:012d}a",
-                        "type": "message",
-                        "role": "assistant",
-                        "content": [
-                            {"type": "text", "text": _sentence(rng, 5, 25)},
-                            {
-                                "type": "tool_use",
-                                "id": call_id,
-                                "name": "Bash",
-                                "input": {"command": f"pytest -k {rng.choice(_WORDS)}"},
-                            },
-                        ],
-                        "stop_reason": "tool_use",
-                        "usage": usage,
-                    },
-                    "requestId": f"req_{turn:012d}a",
-                    "uuid": uid[:-1] + "2",
-                    "timestamp": stamp,
-                }
+            usage = Usage(
+                input=3,
+                cache_write=rng.randint(100, 900),
+                cache_read=prompt,
+                output=rng.randint(20, 400),
             )
-            records.append(
-                {
-                    **base,
-                    "parentUuid": uid[:-1] + "2",
-                    "type": "user",
-                    "message": {
-                        "role": "user",
-                        "content": [
-                            {"type": "tool_result", "tool_use_id": call_id, "content": output}
-                        ],
-                    },
-                    "uuid": uid[:-1] + "3",
-                    "timestamp": stamp,
-                    "toolUseResult": {"stdout": output[:200], "stderr": "", "interrupted": False},
-                }
+            call = transcript.assistant(
+                call_uid,
+                uid,
+                stamp,
+                _sentence(rng, 5, 25),
+                usage=usage,
+                message_id=f"msg_{turn:012d}a",
+                request_id=f"req_{turn:012d}a",
+                tool_use=(call_id, "Bash", {"command": f"pytest -k {rng.choice(_WORDS)}"}),
             )
-            records.append(
-                {
-                    **base,
-                    "parentUuid": uid[:-1] + "3",
-                    "type": "assistant",
-                    "message": {
-                        "model": "claude-sonnet-4-5-20250929",
-                        "id": f"msg_{turn:012d}b",
-                        "type": "message",
-                        "role": "assistant",
-                        "content": [{"type": "text", "text": _sentence(rng, 10, 60)}],
-                        "stop_reason": "end_turn",
-                        "usage": {**usage, "cache_read_input_tokens": prompt + size // 4},
-                    },
-                    "requestId": f"req_{turn:012d}b",
-                    "uuid": uid[:-1] + "4",
-                    "timestamp": stamp,
-                }
+            result = transcript.tool_result(
+                result_uid, call_uid, stamp, call_id, output, shown=output[:200]
             )
-            parent = uid[:-1] + "4"
-            for record in records:
+            reply = transcript.assistant(
+                reply_uid,
+                result_uid,
+                stamp,
+                _sentence(rng, 10, 60),
+                usage=usage.model_copy(update={"cache_read": prompt + size // 4}),
+                message_id=f"msg_{turn:012d}b",
+                request_id=f"req_{turn:012d}b",
+            )
+            parent = reply_uid
+            for record in (user, call, result, reply):
                 line = orjson.dumps(record) + b"\n"
                 f.write(line)
                 written += len(line)

@@ -583,7 +583,8 @@ class ClaudeWriter:
     def last_user_prompt_uuid(self) -> str:
         for line in reversed(self.lines):
             if '"type":"file-history-snapshot"' in line and '"isSnapshotUpdate":false' in line:
-                return json.loads(line)["messageId"]
+                message_id: str = json.loads(line)["messageId"]
+                return message_id
         return self.session_id
 
     def track_backup(self, path: str) -> None:

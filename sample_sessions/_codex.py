@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import json
 import random
+import string
 import uuid
 from typing import Any
 
@@ -31,7 +32,8 @@ CHARS_PER_TOKEN = 4.0
 CONTEXT_WINDOW = 272_000
 EFFECTIVE_WINDOW = CONTEXT_WINDOW * 95 // 100  # 258,400: what token_count reports
 AUTO_COMPACT_LIMIT = CONTEXT_WINDOW * 9 // 10  # 244,800
-TRUNCATION = {"mode": "tokens", "limit": 10000}
+TRUNCATION_LIMIT = 10000
+TRUNCATION = {"mode": "tokens", "limit": TRUNCATION_LIMIT}
 MODEL = "gpt-5.3-codex"
 
 SUMMARY_PREFIX = (
@@ -161,7 +163,7 @@ class CodexWriter:
 
     def call_id(self) -> str:
         return "call_" + "".join(
-            self.rng.choice(P.string.ascii_letters + P.string.digits) for _ in range(24)
+            self.rng.choice(string.ascii_letters + string.digits) for _ in range(24)
         )
 
     def context(self) -> int:
@@ -339,7 +341,7 @@ class CodexWriter:
                 "arguments": dumps(args),
                 "call_id": cid,
             }
-            body, original = truncate_middle(tool.output, TRUNCATION["limit"])
+            body, original = truncate_middle(tool.output, TRUNCATION_LIMIT)
             framed = (
                 f"Chunk ID: {P.hexid(self.rng, 6)}\nWall time: {tool.seconds:.4f} seconds\n"
                 f"Process exited with code {tool.exit_code}\nOriginal token count: {original}\n"
@@ -399,7 +401,7 @@ class CodexWriter:
                 f"Process running with session ID {tool.meta['poll']}\nOriginal token count: 0\nOutput:\n"
             )
             return item, framed, max_out
-        body, original = truncate_middle(tool.output, min(max_out, TRUNCATION["limit"]))
+        body, original = truncate_middle(tool.output, min(max_out, TRUNCATION_LIMIT))
         framed = (
             f"Chunk ID: {P.hexid(self.rng, 6)}\nWall time: {tool.seconds:.4f} seconds\n"
             f"Process exited with code {tool.exit_code}\nOriginal token count: {original}\n"
@@ -558,14 +560,14 @@ class CodexWriter:
             self.compact(prompt + out_tokens)
         polled = [t for t in ev.tools if t.meta.get("poll")]
         for tool in polled:
-            wait = Tool(
+            stdin = Tool(
                 "stdin",
                 {"session_id": tool.meta["poll"]},
                 tool.output,
                 exit_code=tool.exit_code,
                 seconds=max(1.0, tool.seconds - 10),
             )
-            self.model_call(Call("", "", [wait], seconds=self.rng.uniform(1.5, 3.0)))
+            self.model_call(Call("", "", [stdin], seconds=self.rng.uniform(1.5, 3.0)))
 
     def summary(self) -> str:
         asks = "\n".join(f"- {m}" for m in self.user_messages)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import random
+import string
 from typing import Any
 
 import _project as P
@@ -103,7 +104,7 @@ class SessionBuilder:
         calls = []
         for tool in ev.tools:
             tid = "toolu_01" + "".join(
-                self.rng.choice(P.string.ascii_letters + P.string.digits) for _ in range(22)
+                self.rng.choice(string.ascii_letters + string.digits) for _ in range(22)
             )
             calls.append(
                 ToolCall(id=tid, name=TOOL_NAMES[tool.kind], arguments=self.arguments(tool))

@@ -196,7 +196,8 @@ class OpencodeWriter:
         return msg
 
     def prompt_tokens(self) -> int:
-        return self.base + sum(c["tokens"] for c in self.context)
+        tokens: int = self.base + sum(c["tokens"] for c in self.context)
+        return tokens
 
     # -- events ----------------------------------------------------------------------------
 
@@ -417,7 +418,7 @@ class OpencodeWriter:
                     },
                 },
             )
-        out, meta = self.spill(
+        shown, meta = self.spill(
             tool.output + (f"\n\nexit code {tool.exit_code}" if tool.exit_code else ""), "tail"
         )
         meta.update(
@@ -427,7 +428,7 @@ class OpencodeWriter:
                 "description": inp["description"],
             }
         )
-        return out, inp["description"], meta
+        return shown, inp["description"], meta
 
     # -- pruning and compaction ---------------------------------------------------------------
 

@@ -19,6 +19,7 @@ import base64
 import json
 import math
 import random
+import string
 from typing import Any
 
 import _project as P
@@ -271,7 +272,7 @@ class PiWriter:
         calls: list[tuple[str, Tool, str, dict[str, Any]]] = []
         for tool in ev.tools:
             tid = "toolu_01" + "".join(
-                self.rng.choice(P.string.ascii_letters + P.string.digits) for _ in range(22)
+                self.rng.choice(string.ascii_letters + string.digits) for _ in range(22)
             )
             name, args = self.tool_args(tool)
             content.append({"type": "toolCall", "id": tid, "name": name, "arguments": args})
@@ -430,7 +431,8 @@ class PiWriter:
             if acc >= KEEP_RECENT:
                 cut = next((v for v in valid if v >= i), valid[-1])
                 break
-        return path[cut]["id"]
+        first_kept: str = path[cut]["id"]
+        return first_kept
 
     def compact(self, tokens_before: int) -> None:
         first_kept = self.cut_point()

@@ -29,7 +29,7 @@ import _opencode as O  # noqa: E402
 import _pi as PI  # noqa: E402
 import _project as P  # noqa: E402
 import _scenarios as S  # noqa: E402
-from _script import Event  # noqa: E402
+from _script import Event, Scenario  # noqa: E402
 
 OVERFLOW_PEAK = 209_400
 """Prompt tokens the call right after the CI job log should record (window 200,000)."""
@@ -167,7 +167,7 @@ def pi_session() -> tuple[bytes, PI.PiWriter]:
     """The pi sample: turns are added until the context crosses the threshold, so the
     compaction fires at the end of the very turn that crossed it."""
 
-    def last_total(sc: S.Scenario) -> int:
+    def last_total(sc: Scenario) -> int:
         return _pi_render(sc.events).last_total
 
     w = _pi_render(S.pi_config(20260313, last_total).events)
@@ -200,7 +200,7 @@ def opencode_export() -> tuple[bytes, O.OpencodeWriter]:
     """The opencode sample: heavy reads are added until a step reaches the usable window, so
     the automatic compaction happens in the middle of that prompt loop."""
 
-    def crossed(sc: S.Scenario) -> bool:
+    def crossed(sc: Scenario) -> bool:
         w = _opencode_render(sc.events)
         return w.pending_compaction or bool(w.compactions)
 

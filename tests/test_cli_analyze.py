@@ -7,8 +7,9 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from _replay_sessions import Script, text_of_tokens
-from click.testing import CliRunner
+from builders import SessionBuilder, text_of_tokens
+from click.testing import CliRunner, Result
+from sessions import late_overflow_session
 
 from core.formats.ctxscope_jsonl import write_session
 from core.models import Session
@@ -33,7 +34,7 @@ def _write(session: Session, tmp_path: Path, name: str = "session.jsonl") -> str
 
 def _calm() -> Session:
     return (
-        Script()
+        SessionBuilder()
         .user("add a test")
         .call("read", context=3_000)
         .result(text_of_tokens(2_000, "r"))
@@ -44,23 +45,8 @@ def _calm() -> Session:
     )
 
 
-def _overflowing() -> Session:
-    return (
-        Script()
-        .user("find the bug")
-        .call("read", context=1_000)
-        .result(text_of_tokens(40_000, "r"))
-        .call("bash", context=41_100)
-        .result("small")
-        .call("grep", context=42_000)
-        .result(text_of_tokens(60_000, "g"))
-        .reply("too late", context=102_100)
-        .session(window=100_000)
-    )
-
-
-def _one_error_line(result: object) -> str:
-    stderr = result.stderr  # type: ignore[attr-defined]
+def _one_error_line(result: Result) -> str:
+    stderr = result.stderr
     lines = [line for line in stderr.splitlines() if line.strip()]
     assert len(lines) == 1, stderr
     assert "Traceback" not in stderr
@@ -71,7 +57,7 @@ def _one_error_line(result: object) -> str:
 
 
 def test_analyze_prints_diagnosis_summary_and_sparkline(runner: CliRunner, tmp_path: Path) -> None:
-    path = _write(_overflowing(), tmp_path)
+    path = _write(late_overflow_session(), tmp_path)
     result = runner.invoke(cli, ["analyze", path, "--policy", "pi"])
     assert result.exit_code == 0, result.output
     out = result.stdout
@@ -83,7 +69,7 @@ def test_analyze_prints_diagnosis_summary_and_sparkline(runner: CliRunner, tmp_p
 
 
 def test_analyze_json_follows_the_schema(runner: CliRunner, tmp_path: Path) -> None:
-    path = _write(_overflowing(), tmp_path)
+    path = _write(late_overflow_session(), tmp_path)
     result = runner.invoke(cli, ["analyze", path, "--policy", "pi", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
@@ -98,7 +84,7 @@ def test_analyze_json_follows_the_schema(runner: CliRunner, tmp_path: Path) -> N
 
 
 def test_fail_on_overflow_sets_exit_status_1(runner: CliRunner, tmp_path: Path) -> None:
-    bad = _write(_overflowing(), tmp_path, "bad.jsonl")
+    bad = _write(late_overflow_session(), tmp_path, "bad.jsonl")
     good = _write(_calm(), tmp_path, "good.jsonl")
     assert runner.invoke(cli, ["analyze", bad, "--fail-on-overflow"]).exit_code == 1
     assert runner.invoke(cli, ["analyze", good, "--fail-on-overflow"]).exit_code == 0
@@ -110,7 +96,7 @@ def test_fail_on_overflow_sets_exit_status_1(runner: CliRunner, tmp_path: Path) 
 
 def test_margin_reports_a_near_miss(runner: CliRunner, tmp_path: Path) -> None:
     session = (
-        Script()
+        SessionBuilder()
         .user()
         .call(context=50_000)
         .result("x")
@@ -130,7 +116,7 @@ def test_margin_reports_a_near_miss(runner: CliRunner, tmp_path: Path) -> None:
 
 
 def test_replay_json_is_the_replay_result(runner: CliRunner, tmp_path: Path) -> None:
-    path = _write(_overflowing(), tmp_path)
+    path = _write(late_overflow_session(), tmp_path)
     result = runner.invoke(cli, ["replay", path, "--policy", "seed", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
@@ -141,7 +127,7 @@ def test_replay_json_is_the_replay_result(runner: CliRunner, tmp_path: Path) -> 
 
 
 def test_replay_human_output_lists_events(runner: CliRunner, tmp_path: Path) -> None:
-    path = _write(_overflowing(), tmp_path)
+    path = _write(late_overflow_session(), tmp_path)
     result = runner.invoke(cli, ["replay", path, "-p", "seed"])
     assert result.exit_code == 0, result.output
     assert "events" in result.stdout
@@ -162,7 +148,7 @@ def test_replay_rejects_a_bad_llm_option(runner: CliRunner, tmp_path: Path) -> N
 
 
 def test_compare_defaults_to_every_preset(runner: CliRunner, tmp_path: Path) -> None:
-    path = _write(_overflowing(), tmp_path)
+    path = _write(late_overflow_session(), tmp_path)
     result = runner.invoke(cli, ["compare", path, "--json"])
     assert result.exit_code == 0, result.output
     compared = CompareResult.model_validate(json.loads(result.stdout))
@@ -258,7 +244,7 @@ def test_unknown_window_needs_window_option(runner: CliRunner, tmp_path: Path) -
 
 
 def test_no_usage_at_all(runner: CliRunner, tmp_path: Path) -> None:
-    session = Script().user("hi").call().result("x" * 400).reply("bye").session()
+    session = SessionBuilder().user("hi").call().result("x" * 400).reply("bye").session()
     result = runner.invoke(cli, ["analyze", _write(session, tmp_path), "--json"])
     assert result.exit_code == 0, result.output
     notes = json.loads(result.stdout)["notes"]
@@ -266,7 +252,7 @@ def test_no_usage_at_all(runner: CliRunner, tmp_path: Path) -> None:
 
 
 def test_one_message_session(runner: CliRunner, tmp_path: Path) -> None:
-    path = _write(Script().user("hello").session(), tmp_path)
+    path = _write(SessionBuilder().user("hello").session(), tmp_path)
     for command in ("analyze", "replay", "compare"):
         result = runner.invoke(cli, [command, path])
         assert result.exit_code == 0, (command, result.output)
@@ -290,7 +276,7 @@ def test_replay_with_a_live_endpoint_over_http(
     from _mock_llm import MockLLMProcess
 
     monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
-    script = Script().user("build it")
+    script = SessionBuilder().user("build it")
     for step in range(10):  # 8,000-token outputs: seed's threshold (68,000 of 100k) is crossed
         script.call(context=1_000 + 8_100 * step).result(text_of_tokens(8_000, str(step)))
     path = _write(script.reply(context=82_100).session(window=100_000), tmp_path)

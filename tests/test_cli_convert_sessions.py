@@ -135,7 +135,9 @@ def test_sessions_table(runner: CliRunner, fake_home: Path) -> None:
     assert result.stdout.index("s2.jsonl") < result.stdout.index("s0.jsonl")
 
 
-def test_sessions_none_found(runner: CliRunner, tmp_path: Path, monkeypatch) -> None:
+def test_sessions_none_found(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
     for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR", "XDG_DATA_HOME"):
         monkeypatch.delenv(name, raising=False)

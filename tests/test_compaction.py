@@ -6,11 +6,18 @@ import asyncio
 from collections.abc import Sequence
 
 import pytest
-from _builders import Convo
+from builders import SessionBuilder, text_of_tokens
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.compaction import CompactionError, build_request, compact, compact_sync
+from core.compaction import (
+    CompactionError,
+    CompactionResult,
+    EntryCache,
+    build_request,
+    compact,
+    compact_sync,
+)
 from core.llm.mock import MockSummarizer
 from core.llm.protocol import (
     ChatMessage,
@@ -18,6 +25,7 @@ from core.llm.protocol import (
     DeltaCallback,
     LLMUsage,
     ServerError,
+    Summarizer,
     SummaryResult,
 )
 from core.models import Message, Role
@@ -36,26 +44,26 @@ COUNTER = get_counter("chars/4")
 WINDOW = 30_000  # usable 10,000 with the default reserve: tail budget 2,500
 
 
-def tokens(n: int) -> str:
-    return "x" * (4 * n)
-
-
 def session() -> list[Message]:
     """Four turns with sizeable tool outputs; about 6,000 tokens."""
     return (
-        Convo()
+        SessionBuilder()
         .user("Fix the parser bug in core/parser.py\nDo not change the public API.")  # 0
-        .tool("read", tokens(1500), path="core/parser.py")  # 1, 2
-        .tool("bash", "FAILED test_parse - IndexError\n" + tokens(500), command="pytest -q")  # 3, 4
-        .assistant("The issue is an off-by-one in the loop.")  # 5
+        .tool("read", text_of_tokens(1500), {"path": "core/parser.py"})  # 1, 2
+        .tool(
+            "bash",
+            "FAILED test_parse - IndexError\n" + text_of_tokens(500),
+            {"command": "pytest -q"},
+        )  # 3, 4
+        .reply("The issue is an off-by-one in the loop.")  # 5
         .user("Go ahead and fix it")  # 6
-        .tool("edit", "applied", path="core/parser.py")  # 7, 8
-        .tool("bash", tokens(1200), command="pytest -q")  # 9, 10
+        .tool("edit", "applied", {"path": "core/parser.py"})  # 7, 8
+        .tool("bash", text_of_tokens(1200), {"command": "pytest -q"})  # 9, 10
         .user("Now add a regression test")  # 11
-        .tool("write", "created", path="tests/test_parser.py")  # 12, 13
-        .tool("bash", tokens(900), command="pytest -q tests/test_parser.py")  # 14, 15
+        .tool("write", "created", {"path": "tests/test_parser.py"})  # 12, 13
+        .tool("bash", text_of_tokens(900), {"command": "pytest -q tests/test_parser.py"})  # 14, 15
         .user("Thanks, summarise what changed")  # 16
-        .assistant("Changed the loop bound and added a test. " + tokens(300))  # 17
+        .reply("Changed the loop bound and added a test. " + text_of_tokens(300))  # 17
         .messages
     )
 
@@ -71,16 +79,28 @@ def policy(**compaction: object) -> Policy:
 def run(
     messages: Sequence[Message],
     pol: Policy | None = None,
-    summarizer: object | None = None,
-    **kwargs: object,
-):  # type: ignore[no-untyped-def]
+    summarizer: Summarizer | None = None,
+    *,
+    window: int = WINDOW,
+    previous_summary: str | None = None,
+    auto: bool = True,
+    on_delta: DeltaCallback | None = None,
+    token_counts: Sequence[int] | None = None,
+    now_ms: int | None = None,
+    entry_cache: EntryCache | None = None,
+) -> CompactionResult:
     return compact_sync(
         messages,
         pol or policy(),
-        summarizer or MockSummarizer(),  # type: ignore[arg-type]
-        window=kwargs.pop("window", WINDOW),  # type: ignore[arg-type]
+        summarizer or MockSummarizer(),
+        window=window,
         counter=COUNTER,
-        **kwargs,  # type: ignore[arg-type]
+        previous_summary=previous_summary,
+        auto=auto,
+        on_delta=on_delta,
+        token_counts=token_counts,
+        now_ms=now_ms,
+        entry_cache=entry_cache,
     )
 
 
@@ -161,7 +181,7 @@ def test_pruning_runs_first_and_shows_in_the_output() -> None:
 
 
 def test_nothing_to_compact() -> None:
-    messages = Convo().user("hi").assistant("hello").messages
+    messages = SessionBuilder().user("hi").reply("hello").messages
     result = run(messages)
     assert not result.compacted
     assert result.output_messages == messages
@@ -173,7 +193,10 @@ def test_nothing_to_compact() -> None:
 def test_update_variant_when_the_conversation_starts_with_a_summary() -> None:
     first = run(session(), policy(continuation=False))
     follow_up = (
-        Convo().user("Also update the changelog").tool("edit", "ok", path="CHANGELOG.md").messages
+        SessionBuilder()
+        .user("Also update the changelog")
+        .tool("edit", "ok", {"path": "CHANGELOG.md"})
+        .messages
     )
     again = run([*first.output_messages, *follow_up], policy(strategy="summary-only"))
     assert again.updated_previous_summary
@@ -209,7 +232,9 @@ def test_template_follows_the_policy(template: str) -> None:
 
 
 def test_head_tool_outputs_are_capped_in_the_request() -> None:
-    messages = Convo().user("go").tool("read", "abc" * 2000).user("next").assistant("ok").messages
+    messages = (
+        SessionBuilder().user("go").tool("read", "abc" * 2000).user("next").reply("ok").messages
+    )
     pol = policy(strategy="summary-only", head_tool_output_max_chars=1000)
     result = run(messages, pol)
     content = result.request_messages[1].content
@@ -236,9 +261,9 @@ def test_request_is_the_serialised_head() -> None:
 
 
 def overflow_case() -> tuple[list[Message], Policy]:
-    convo = Convo()
+    convo = SessionBuilder()
     for i in range(8):
-        convo.user(f"request {i} " + tokens(200)).assistant(f"reply {i}")
+        convo.user(f"request {i} " + text_of_tokens(200)).reply(f"reply {i}")
     return convo.messages, policy(strategy="summary-only", continuation=False)
 
 
@@ -279,7 +304,13 @@ def test_head_drop_gives_up_when_one_message_is_left() -> None:
 def test_a_head_that_is_everything_because_the_tail_would_be_says_so() -> None:
     """Turns mode keeps no tail when the tail would be the whole conversation: the head is
     everything now, but a longer conversation may keep a tail and have a shorter head."""
-    messages = Convo().user("go").tool("read", tokens(300)).tool("read", tokens(300)).messages
+    messages = (
+        SessionBuilder()
+        .user("go")
+        .tool("read", text_of_tokens(300))
+        .tool("read", text_of_tokens(300))
+        .messages
+    )
     turns = Policy(
         pruning=PruningPolicy(enabled=False),
         split=SplitPolicy(mode="turns", tail_turns=1, tail_budget_tokens=2_000),
@@ -323,15 +354,13 @@ def test_each_request_after_a_drop_is_the_shorter_heads_own(cache: bool) -> None
     """The head is serialised once per compaction; each shorter request must still be exactly
     what the shorter head gives, also for a result that names no tool and loses the call it was
     labelled from."""
-    from core.compaction import EntryCache
-
-    convo = Convo().user("look").call("grep", pattern="x")
+    convo = SessionBuilder().user("look").call("grep", {"pattern": "x"})
     nameless = convo.result("hit 1").messages[-1]
     assert nameless.tool_result is not None
     convo.messages[-1] = nameless.model_copy(
         update={"tool_result": nameless.tool_result.model_copy(update={"tool_name": None})}
     )
-    convo.tool("read", "file text", path="a.py").assistant("done")
+    convo.tool("read", "file text", {"path": "a.py"}).reply("done")
     messages = convo.messages
     summarizer = OverflowsFirst(overflows=3)
     result = run(
@@ -424,7 +453,7 @@ def test_cancellation_propagates() -> None:
 
     async def scenario() -> None:
         task = asyncio.create_task(
-            compact(session(), policy(), Slow(), window=WINDOW, counter=COUNTER)  # type: ignore[arg-type]
+            compact(session(), policy(), Slow(), window=WINDOW, counter=COUNTER)
         )
         await asyncio.sleep(0.01)
         task.cancel()
@@ -450,12 +479,12 @@ def test_summary_only_replaces_everything() -> None:
 
 def test_codex_keeps_recent_user_messages_then_the_summary() -> None:
     messages = (
-        Convo()
-        .user("oldest " + tokens(300))
-        .tool("bash", tokens(100), command="ls")
-        .user("middle " + tokens(100))
-        .assistant("sure")
-        .user("newest " + tokens(50))
+        SessionBuilder()
+        .user("oldest " + text_of_tokens(300))
+        .tool("bash", text_of_tokens(100), {"command": "ls"})
+        .user("middle " + text_of_tokens(100))
+        .reply("sure")
+        .user("newest " + text_of_tokens(50))
         .messages
     )
     pol = get_preset("codex")
@@ -479,9 +508,11 @@ def test_codex_keeps_recent_user_messages_then_the_summary() -> None:
 
 @st.composite
 def conversations(draw: st.DrawFn) -> list[Message]:
-    convo = Convo()
+    convo = SessionBuilder()
     if draw(st.booleans()):
-        convo.system("You are a coding agent. " + tokens(draw(st.integers(0, 500))), meta=True)
+        convo.system(
+            "You are a coding agent. " + text_of_tokens(draw(st.integers(0, 500))), meta=True
+        )
     if draw(st.booleans()):
         convo.system(
             "<prior-conversation-summary>\n## Goal\n- old\n</prior-conversation-summary>",
@@ -490,11 +521,15 @@ def conversations(draw: st.DrawFn) -> list[Message]:
     for kind in draw(st.lists(st.sampled_from(["user", "assistant", "tool", "tool"]), max_size=25)):
         size = draw(st.integers(0, 1500))
         if kind == "user":
-            convo.user(f"ask {tokens(size // 10)}")
+            convo.user(f"ask {text_of_tokens(size // 10)}")
         elif kind == "assistant":
-            convo.assistant(f"say {tokens(size // 10)}")
+            convo.reply(f"say {text_of_tokens(size // 10)}")
         else:
-            convo.tool(draw(st.sampled_from(["read", "bash", "skill"])), tokens(size), path="p")
+            convo.tool(
+                draw(st.sampled_from(["read", "bash", "skill"])),
+                text_of_tokens(size),
+                {"path": "p"},
+            )
     return convo.messages
 
 
@@ -512,8 +547,8 @@ def test_output_shape_invariant(
 ) -> None:
     pol = Policy(
         pruning=PruningPolicy(enabled=prune_on, protect_turns=1),
-        split=SplitPolicy(mode=mode, tail_budget_tokens=tail_budget),  # type: ignore[arg-type]
-        compaction=CompactionPolicy(strategy=strategy),  # type: ignore[arg-type]
+        split=SplitPolicy(mode=mode, tail_budget_tokens=tail_budget),
+        compaction=CompactionPolicy(strategy=strategy),
     )
     result = run(messages, pol, auto=auto, window=12_000)
     ids = [m.id for m in messages]
@@ -557,7 +592,7 @@ def test_compact_sync_runs_in_a_worker_thread() -> None:
     assert getattr(results[0], "compacted", False)
 
 
-def with_context(prefix: Convo) -> list[Message]:
+def with_context(prefix: SessionBuilder) -> list[Message]:
     """``prefix`` followed by the messages of :func:`session`, renumbered."""
     for message in session():
         index = len(prefix.messages)
@@ -567,8 +602,8 @@ def with_context(prefix: Convo) -> list[Message]:
 
 def test_leading_system_context_is_pinned_not_summarised() -> None:
     messages = with_context(
-        Convo()
-        .system("You are a coding agent. " + tokens(400), meta=True)
+        SessionBuilder()
+        .system("You are a coding agent. " + text_of_tokens(400), meta=True)
         .user("<environment_context>cwd=/repo</environment_context>", meta=True)
         .system(
             "<prior-conversation-summary>\n## Goal\n- old goal\n</prior-conversation-summary>",
@@ -591,13 +626,13 @@ def test_leading_system_context_is_pinned_not_summarised() -> None:
 
 
 def test_only_system_context_is_nothing_to_compact() -> None:
-    messages = Convo().system("You are a coding agent.", meta=True).user("hi").messages
+    messages = SessionBuilder().system("You are a coding agent.", meta=True).user("hi").messages
     tail_policy = Policy(
         pruning=PruningPolicy(enabled=False),
         split=SplitPolicy(tail_budget_tokens=1, min_tail_messages=1),
     )
     assert not run(messages, tail_policy).compacted
-    only_context = Convo().system("prompt", meta=True).system("old", summary=True).messages
+    only_context = SessionBuilder().system("prompt", meta=True).system("old", summary=True).messages
     assert not run(only_context, policy(strategy="summary-only")).compacted
 
 
@@ -605,8 +640,6 @@ def test_only_system_context_is_nothing_to_compact() -> None:
 
 
 def test_entry_cache_gives_the_same_request() -> None:
-    from core.compaction import EntryCache
-
     messages = session()
     pruned = compact_sync(
         messages, Policy(), MockSummarizer(), window=WINDOW, counter=COUNTER, now_ms=1
@@ -624,8 +657,6 @@ def test_entry_cache_gives_the_same_request() -> None:
 
 
 def test_entry_cache_stays_within_its_bound() -> None:
-    from core.compaction import EntryCache
-
     cache = EntryCache(max_chars=3_000)
     messages = session()
     assert build_request(messages, 2_000, cache=cache) == build_request(messages, 2_000)
@@ -634,8 +665,6 @@ def test_entry_cache_stays_within_its_bound() -> None:
 
 
 def test_compaction_with_an_entry_cache_is_the_same_compaction() -> None:
-    from core.compaction import EntryCache
-
     cache = EntryCache()
     pol = Policy()  # pruning on: pruned copies are new objects each time
     for _ in range(2):
@@ -706,7 +735,7 @@ def test_outline_is_the_compaction_in_short(
     limit: int | None,
 ) -> None:
     # The replay engine runs compact_outline; every value it keeps must be what compact gives.
-    from core.compaction import EntryCache, compact_outline
+    from core.compaction import CompactionOutline, compact_outline
 
     pol = Policy(
         pruning=PruningPolicy(
@@ -716,11 +745,11 @@ def test_outline_is_the_compaction_in_short(
             protect_tokens=500,
             minimum_tokens=100,
         ),
-        split=SplitPolicy(mode=mode, tail_budget_tokens=tail_budget),  # type: ignore[arg-type]
-        compaction=CompactionPolicy(strategy=strategy, max_head_drops=3),  # type: ignore[arg-type]
+        split=SplitPolicy(mode=mode, tail_budget_tokens=tail_budget),
+        compaction=CompactionPolicy(strategy=strategy, max_head_drops=3),
     )
 
-    def full() -> object:
+    def full() -> CompactionResult | str:
         try:
             return run(
                 messages,
@@ -733,7 +762,7 @@ def test_outline_is_the_compaction_in_short(
         except CompactionError as exc:
             return str(exc)
 
-    def short(cache: EntryCache | None) -> object:
+    def short(cache: EntryCache | None) -> CompactionOutline | str:
         try:
             return asyncio.run(
                 compact_outline(
@@ -757,16 +786,15 @@ def test_outline_is_the_compaction_in_short(
             assert outline == result
             continue
         assert not isinstance(outline, str)
-        assert outline.compacted == result.compacted  # type: ignore[attr-defined]
-        assert outline.reason == result.reason  # type: ignore[attr-defined]
-        assert outline.summary == result.summary  # type: ignore[attr-defined]
-        assert outline.head_ids == result.head_ids  # type: ignore[attr-defined]
-        assert outline.pruned_ids == result.pruned_ids  # type: ignore[attr-defined]
-        assert outline.dropped_head_messages == result.dropped_head_messages  # type: ignore[attr-defined]
+        assert outline.compacted == result.compacted
+        assert outline.reason == result.reason
+        assert outline.summary == result.summary
+        assert outline.head_ids == result.head_ids
+        assert outline.pruned_ids == result.pruned_ids
+        assert outline.dropped_head_messages == result.dropped_head_messages
         assert [m.model_dump() for m in outline.output_messages] == [
-            m.model_dump()
-            for m in result.output_messages  # type: ignore[attr-defined]
+            m.model_dump() for m in result.output_messages
         ]
-        prune = result.prune  # type: ignore[attr-defined]
+        prune = result.prune
         expected = [d.reason.value for d in prune.decisions] if prune is not None else []
         assert outline.prune_reasons == expected

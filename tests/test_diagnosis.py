@@ -4,11 +4,12 @@ the last compaction, and whether the last threshold check came too late."""
 from __future__ import annotations
 
 import pytest
-from _replay_sessions import Script, text_of_tokens
+from builders import SessionBuilder, text_of_tokens
+from sessions import late_overflow_session
 
 from core.diagnosis import OverflowDiagnosis, diagnose
 from core.models import Session
-from core.policy import get_preset
+from core.policy import Policy, get_preset
 from core.replay import native_policy, replay
 
 
@@ -17,23 +18,7 @@ def _diagnose_native(session: Session) -> OverflowDiagnosis:
     return diagnose(session, replay(session, native_policy(session)))
 
 
-def _overflowing_session():  # type: ignore[no-untyped-def]
-    """Window 100k: a 60,000-token grep output arrives after a check at 42k and overflows."""
-    return (
-        Script()
-        .user("find the bug")
-        .call("read", context=1_000)
-        .result(text_of_tokens(40_000, "r"))
-        .call("bash", context=41_100)
-        .result("small")
-        .call("grep", context=42_000)
-        .result(text_of_tokens(60_000, "g"))
-        .reply("too late", context=102_100)
-        .session(window=100_000)
-    )
-
-
-def _checking_pi(project_results: bool):  # type: ignore[no-untyped-def]
+def _checking_pi(project_results: bool) -> Policy:
     policy = get_preset("pi")
     policy.compaction.check_before_each_call = True
     policy.compaction.project_after_tool_results = project_results
@@ -43,7 +28,7 @@ def _checking_pi(project_results: bool):  # type: ignore[no-untyped-def]
 
 
 def test_diagnosis_finds_the_call_the_contributors_and_the_blind_spot() -> None:
-    session = _overflowing_session()
+    session = late_overflow_session()
     result = replay(session, _checking_pi(project_results=False))
     diagnosis = diagnose(session, result)
     assert diagnosis.overflowed
@@ -72,7 +57,7 @@ def test_diagnosis_finds_the_call_the_contributors_and_the_blind_spot() -> None:
 
 
 def test_with_projection_the_check_sees_the_tool_output_in_time() -> None:
-    session = _overflowing_session()
+    session = late_overflow_session()
     result = replay(session, _checking_pi(project_results=True))
     diagnosis = diagnose(session, result)
     assert diagnosis.overflowed  # the recording still overflowed ...
@@ -84,7 +69,7 @@ def test_with_projection_the_check_sees_the_tool_output_in_time() -> None:
 
 
 def test_never_checked_counts_as_too_late() -> None:
-    session = _overflowing_session()
+    session = late_overflow_session()
     pi = get_preset("pi")  # checks only at turn ends: this one turn never ends before the call
     diagnosis = diagnose(session, replay(session, pi))
     assert diagnosis.overflowed
@@ -94,7 +79,7 @@ def test_never_checked_counts_as_too_late() -> None:
 
 def test_near_window_without_overflow() -> None:
     session = (
-        Script()
+        SessionBuilder()
         .user()
         .call(context=50_000)
         .result("x")
@@ -113,7 +98,7 @@ def test_near_window_without_overflow() -> None:
 
 def test_growth_starts_at_the_last_recorded_compaction() -> None:
     session = (
-        Script()
+        SessionBuilder()
         .user()
         .call(context=60_000)
         .result(text_of_tokens(30_000, "o"))
@@ -132,9 +117,9 @@ def test_growth_starts_at_the_last_recorded_compaction() -> None:
 
 
 def test_diagnosis_without_calls_or_window() -> None:
-    lonely = Script().user("hello").session()
+    lonely = SessionBuilder().user("hello").session()
     assert "no model calls" in _diagnose_native(lonely).explanation
-    unknown = Script().user().reply(context=10_000).session(window=None)
+    unknown = SessionBuilder().user().reply(context=10_000).session(window=None)
     result = _diagnose_native(unknown)
     assert not result.overflowed
     assert "--window" in result.explanation

@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_formats_opencode import _export, _other_session, write_db, write_storage
@@ -41,14 +42,14 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
-def _jsonl(path: Path, records: list[dict], mtime: float) -> Path:
+def _jsonl(path: Path, records: list[dict[str, Any]], mtime: float) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     os.utime(path, (mtime, mtime))
     return path
 
 
-def _claude_lines(cwd: str, prompt: str) -> list[dict]:
+def _claude_lines(cwd: str, prompt: str) -> list[dict[str, Any]]:
     return [
         {"type": "summary", "summary": "Legacy title line", "leafUuid": "u9"},
         {"type": "file-history-snapshot", "messageId": "m0", "snapshot": {}},
@@ -66,7 +67,7 @@ def _claude_lines(cwd: str, prompt: str) -> list[dict]:
     ]
 
 
-def _codex_lines(cwd: str, prompt: str) -> list[dict]:
+def _codex_lines(cwd: str, prompt: str) -> list[dict[str, Any]]:
     return [
         {"timestamp": "t", "type": "session_meta", "payload": {"id": "019e-abc", "cwd": cwd}},
         {
@@ -170,7 +171,7 @@ def test_discovers_every_agent_newest_first(
     assert p.title == "add a discount field to the cart"
 
     opencode = [s for s in found if s.format is SourceFormat.OPENCODE]
-    ids = sorted(s.session_id for s in opencode)
+    ids = sorted(s.session_id or "" for s in opencode)
     assert ids == sorted([doc["info"]["id"], "ses_legacy"])  # no child, no duplicate
     in_db = next(s for s in opencode if s.session_id == doc["info"]["id"])
     assert in_db.path == f"{data / 'opencode.db'}#{doc['info']['id']}"

@@ -133,8 +133,9 @@ def test_usage_from_last_token_usage(rollout: Session) -> None:
         assert usage.context_after_reply == last["total_tokens"]  # after it
         assert usage.reasoning == last["reasoning_output_tokens"]
     # the repeated token_count (same totals) is not attached twice
-    assert rollout.model_calls()[0].usage is not None
-    assert rollout.model_calls()[0].usage.total == 12300
+    first_usage = rollout.model_calls()[0].usage
+    assert first_usage is not None
+    assert first_usage.total == 12300
 
 
 def test_tool_outputs(rollout: Session) -> None:

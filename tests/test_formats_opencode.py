@@ -15,7 +15,7 @@ import pytest
 
 from core.formats import LoadError, detect_format, load_session
 from core.formats import opencode as oc
-from core.models import Role, SourceFormat, UsageConvention
+from core.models import Role, Session, SourceFormat, UsageConvention
 
 FIXTURE = Path(__file__).parent / "fixtures" / "opencode" / "export.json"
 SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples"
@@ -23,14 +23,15 @@ SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples"
 
 def _export() -> dict[str, Any]:
     text = FIXTURE.read_text()
-    return json.loads(text[text.index("{") :])
+    doc: dict[str, Any] = json.loads(text[text.index("{") :])
+    return doc
 
 
 def _snapshot(path: Path) -> tuple[int, bytes]:
     return path.stat().st_mtime_ns, path.read_bytes()
 
 
-def _shape(session) -> list[tuple]:
+def _shape(session: Session) -> list[tuple[object, ...]]:
     """What must agree between the three sources."""
     return [
         (
@@ -126,7 +127,7 @@ def write_db(
 def _other_session(doc: dict[str, Any], sid: str, updated: int, title: str) -> dict[str, Any]:
     text = json.dumps(doc).replace(doc["info"]["id"], sid).replace('"msg_', f'"{sid}_msg_')
     text = text.replace('"prt_', f'"{sid}_prt_')
-    other = json.loads(text)
+    other: dict[str, Any] = json.loads(text)
     other["info"]["time"]["updated"] = updated
     other["info"]["title"] = title
     return other
@@ -136,7 +137,7 @@ def _other_session(doc: dict[str, Any], sid: str, updated: int, title: str) -> d
 
 
 @pytest.fixture(scope="module")
-def exported():
+def exported() -> Session:
     return load_session(FIXTURE)
 
 
@@ -145,11 +146,12 @@ def test_export_is_detected_despite_leading_text() -> None:
     assert detect_format(FIXTURE) is SourceFormat.OPENCODE
 
 
-def test_export_messages_follow_steps_and_tool_parts(exported) -> None:
+def test_export_messages_follow_steps_and_tool_parts(exported: Session) -> None:
     doc = _export()
     tool_parts = [p for e in doc["messages"] for p in e["parts"] if p["type"] == "tool"]
     tools = [m for m in exported.messages if m.role is Role.TOOL]
-    assert [m.tool_result.call_id for m in tools] == [p["callID"] for p in tool_parts]
+    results = [m.tool_result for m in tools]
+    assert [r.call_id if r else None for r in results] == [p["callID"] for p in tool_parts]
     # one assistant message per step of each non-summary assistant message
     steps = sum(
         max(1, sum(p["type"] == "step-start" for p in e["parts"]))
@@ -163,10 +165,11 @@ def test_export_messages_follow_steps_and_tool_parts(exported) -> None:
     for tool in tools:
         caller = next(m for m in exported.messages if m.id == tool.parent_id)
         assert caller.index < tool.index
+        assert tool.tool_result is not None
         assert tool.tool_result.call_id in {c.id for c in caller.tool_calls}
 
 
-def test_export_tool_results(exported) -> None:
+def test_export_tool_results(exported: Session) -> None:
     doc = _export()
     parts = {p["callID"]: p for e in doc["messages"] for p in e["parts"] if p["type"] == "tool"}
     results = {m.tool_result.call_id: m.tool_result for m in exported.messages if m.tool_result}
@@ -186,7 +189,7 @@ def test_export_tool_results(exported) -> None:
     assert any(d.code == "tool-not-finished" for d in exported.diagnostics)
 
 
-def test_export_usage_per_step(exported) -> None:
+def test_export_usage_per_step(exported: Session) -> None:
     doc = _export()
     finishes = [
         p["tokens"]
@@ -209,7 +212,7 @@ def test_export_usage_per_step(exported) -> None:
         assert usage.context_tokens == expected
 
 
-def test_export_compaction_and_summaries(exported) -> None:
+def test_export_compaction_and_summaries(exported: Session) -> None:
     doc = _export()
     summaries = [
         e
@@ -230,6 +233,7 @@ def test_export_compaction_and_summaries(exported) -> None:
         m.id == event.first_kept_id and m.index < event.message_index for m in exported.messages
     )
     last_call = [m for m in exported.messages[: event.message_index] if m.is_model_call][-1]
+    assert last_call.usage is not None
     assert event.tokens_before == last_call.usage.context_tokens
     # the compaction request is a meta message, not a turn start; the diff summary is ignored
     request_message = exported.messages[event.message_index - 1]
@@ -240,7 +244,7 @@ def test_export_compaction_and_summaries(exported) -> None:
     assert after.synthetic and not after.is_turn_start
 
 
-def test_export_session_fields(exported) -> None:
+def test_export_session_fields(exported: Session) -> None:
     doc = _export()
     assert exported.id == doc["info"]["id"]
     assert exported.project == doc["info"]["directory"]
@@ -261,7 +265,7 @@ def test_truncated_export_is_one_clear_error(tmp_path: Path) -> None:
 # -- storage folder and database agree with the export ----------------------------------------
 
 
-def test_storage_folder_matches_export(tmp_path: Path, exported) -> None:
+def test_storage_folder_matches_export(tmp_path: Path, exported: Session) -> None:
     storage = write_storage(_export(), tmp_path)
     for path in (storage, tmp_path, next((storage / "session").rglob("*.json"))):
         assert detect_format(path) is SourceFormat.OPENCODE
@@ -270,7 +274,7 @@ def test_storage_folder_matches_export(tmp_path: Path, exported) -> None:
         assert session.compactions == exported.compactions
 
 
-def test_database_matches_export(tmp_path: Path, exported) -> None:
+def test_database_matches_export(tmp_path: Path, exported: Session) -> None:
     db = write_db([_export()], tmp_path / "opencode.db")
     before = _snapshot(db)
     files_before = sorted(p.name for p in tmp_path.iterdir())
@@ -298,7 +302,7 @@ def test_database_newest_session_or_fragment(tmp_path: Path) -> None:
         load_session(f"{db}#ses_missing")
 
 
-def test_locked_database_is_read_or_refused_cleanly(tmp_path: Path, exported) -> None:
+def test_locked_database_is_read_or_refused_cleanly(tmp_path: Path, exported: Session) -> None:
     db = write_db([_export()], tmp_path / "opencode.db")
     holder = sqlite3.connect(db, timeout=0)
     holder.execute("PRAGMA journal_mode=DELETE")

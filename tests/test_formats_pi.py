@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from core.formats import LoadError, detect_format, load_session
 from core.formats import pi as pi_format
-from core.models import Role, SourceFormat, UsageConvention
+from core.models import Role, Session, SourceFormat, UsageConvention
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pi"
 SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples"
@@ -21,7 +22,7 @@ def _snapshot(path: Path) -> tuple[int, bytes]:
     return path.stat().st_mtime_ns, path.read_bytes()
 
 
-def _raw_lines(path: Path) -> list[dict]:
+def _raw_lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
@@ -29,22 +30,24 @@ def _raw_lines(path: Path) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def sample_raw() -> list[dict]:
+def sample_raw() -> list[dict[str, Any]]:
     if not PI_SAMPLE.exists():
         pytest.skip("shared samples are not available")
     return _raw_lines(PI_SAMPLE)
 
 
 @pytest.fixture(scope="module")
-def sample_session(sample_raw):
+def sample_session(sample_raw: list[dict[str, Any]]) -> Session:
     return load_session(PI_SAMPLE)
 
 
-def test_sample_is_detected_as_pi(sample_raw) -> None:
+def test_sample_is_detected_as_pi(sample_raw: list[dict[str, Any]]) -> None:
     assert detect_format(PI_SAMPLE) is SourceFormat.PI
 
 
-def test_sample_compactions_match_the_file(sample_raw, sample_session) -> None:
+def test_sample_compactions_match_the_file(
+    sample_raw: list[dict[str, Any]], sample_session: Session
+) -> None:
     raw_compactions = [(n, r) for n, r in enumerate(sample_raw, 1) if r["type"] == "compaction"]
     assert len(sample_session.compactions) == len(raw_compactions)
     assert [c.tokens_before for c in sample_session.compactions] == [
@@ -62,7 +65,7 @@ def test_sample_compactions_match_the_file(sample_raw, sample_session) -> None:
 
 
 def test_sample_tokens_before_equal_last_usage_before_each_compaction(
-    sample_raw, sample_session
+    sample_raw: list[dict[str, Any]], sample_session: Session
 ) -> None:
     last_total = None
     expected = []
@@ -80,14 +83,17 @@ def test_sample_tokens_before_equal_last_usage_before_each_compaction(
     assert [e.tokens_before for e in sample_session.compactions] == expected
 
 
-def test_sample_keeps_the_full_recording_in_order(sample_raw, sample_session) -> None:
+def test_sample_keeps_the_full_recording_in_order(
+    sample_raw: list[dict[str, Any]], sample_session: Session
+) -> None:
     raw_messages = sum(1 for r in sample_raw if r["type"] == "message")
     raw_compactions = sum(1 for r in sample_raw if r["type"] == "compaction")
     messages = sample_session.messages
     assert len(messages) == raw_messages + raw_compactions
     assert [m.index for m in messages] == list(range(len(messages)))
     lines = [m.source_line for m in messages]
-    assert lines == sorted(lines)
+    assert None not in lines
+    assert lines == sorted(line for line in lines if line is not None)
     for event in sample_session.compactions:
         summary = messages[event.message_index]
         assert summary.summary and summary.role is Role.USER
@@ -97,7 +103,7 @@ def test_sample_keeps_the_full_recording_in_order(sample_raw, sample_session) ->
         assert kept.index < event.message_index
 
 
-def test_sample_roles_and_turns(sample_raw, sample_session) -> None:
+def test_sample_roles_and_turns(sample_raw: list[dict[str, Any]], sample_session: Session) -> None:
     roles = [r["message"]["role"] for r in sample_raw if r["type"] == "message"]
     messages = sample_session.messages
     assert sum(m.role is Role.ASSISTANT for m in messages) == roles.count("assistant")
@@ -117,11 +123,11 @@ def test_sample_roles_and_turns(sample_raw, sample_session) -> None:
 
 
 @pytest.fixture
-def v3():
+def v3() -> Session:
     return pi_format.load(FIXTURES / "v3-tree.jsonl")
 
 
-def test_v3_follows_the_leaf_path(v3) -> None:
+def test_v3_follows_the_leaf_path(v3: Session) -> None:
     ids = [m.id for m in v3.messages]
     assert "e000000a" not in ids and "e000000b" not in ids  # the abandoned branch
     assert [d.code for d in v3.diagnostics] == ["other-branches"]
@@ -144,7 +150,7 @@ def test_v3_follows_the_leaf_path(v3) -> None:
     assert v3.messages[1].parent_id == "e0000003"
 
 
-def test_v3_message_mapping(v3) -> None:
+def test_v3_message_mapping(v3: Session) -> None:
     by_id = {m.id: m for m in v3.messages}
     first = by_id["e0000004"]
     assert first.reasoning == "I should read cart.py first."
@@ -173,7 +179,7 @@ def test_v3_message_mapping(v3) -> None:
     assert v3.model == "claude-sonnet-4-5" and v3.context_window == 200_000
 
 
-def test_v3_compaction(v3) -> None:
+def test_v3_compaction(v3: Session) -> None:
     assert len(v3.compactions) == 1
     event = v3.compactions[0]
     summary = v3.messages[event.message_index]

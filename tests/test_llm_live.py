@@ -14,8 +14,8 @@ import socket
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
-from _builders import Convo
 from _mock_llm import MockLLMProcess
+from builders import SessionBuilder
 
 from core.llm.factory import make_summarizer
 from core.llm.live import OpenAISummarizer, _DeltaRelay, _Retryable, parse_retry_after
@@ -628,12 +628,14 @@ async def test_the_api_key_never_leaks(
 
 
 def _conversation() -> list:  # type: ignore[type-arg]
-    convo = Convo().user("Port the parser to the new tokenizer in core/parser.py. Keep the API.")
+    convo = SessionBuilder().user(
+        "Port the parser to the new tokenizer in core/parser.py. Keep the API."
+    )
     for i in range(12):
-        convo.tool("read", f"line {i} " + "token " * 400, path=f"core/module_{i}.py")
-        convo.assistant(f"Step {i}: the module {i} uses the old tokenizer; I will switch it. " * 3)
+        convo.tool("read", f"line {i} " + "token " * 400, {"path": f"core/module_{i}.py"})
+        convo.reply(f"Step {i}: the module {i} uses the old tokenizer; I will switch it. " * 3)
         convo.user(f"Good, now module {i + 1}.")
-    return convo.assistant("Running the tests.").messages
+    return convo.reply("Running the tests.").messages
 
 
 def test_compaction_over_http_drops_oldest_head_messages_until_it_fits(

@@ -37,7 +37,7 @@ def chat_body(stream: bool = False, **extra: object) -> dict[str, object]:
 
 
 def expected_text() -> str:
-    head = [ChatMessage(role=m["role"], content=m["content"]) for m in HEAD]  # type: ignore[arg-type]
+    head = [ChatMessage(role=m["role"], content=m["content"]) for m in HEAD]
     return MockSummarizer().write(head, PROMPT, 300)
 
 

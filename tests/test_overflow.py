@@ -1,4 +1,4 @@
-"""T7: context figures, the three threshold rules, projection and recognition."""
+"""T7: context figures, the three threshold rules, projection, recognition and diagnosis."""
 
 from __future__ import annotations
 
@@ -105,8 +105,12 @@ def test_projection_adds_every_message_since_the_last_call() -> None:
 # --- recognising an overflow ---------------------------------------------------------------------
 
 
-def _call(**fields: object) -> Message:
-    return Message(index=0, id="c", role=Role.ASSISTANT, **fields)  # type: ignore[arg-type]
+def _call(
+    *, usage: Usage | None = None, stop_reason: str | None = None, error: str | None = None
+) -> Message:
+    return Message(
+        index=0, id="c", role=Role.ASSISTANT, usage=usage, stop_reason=stop_reason, error=error
+    )
 
 
 def test_overflow_recognition() -> None:

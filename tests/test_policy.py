@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 
 from core.policy import (
     PRESETS,
@@ -97,9 +98,9 @@ def test_resolve_policy_by_name_or_path(tmp_path: Path) -> None:
 
 
 def test_field_help_text_comes_from_docstrings() -> None:
-    assert "UTF-8 bytes" in (
-        Policy.model_fields["truncation"].annotation.model_fields["max_bytes"].description or ""
-    )
+    section = Policy.model_fields["truncation"].annotation
+    assert isinstance(section, type) and issubclass(section, BaseModel)
+    assert "UTF-8 bytes" in (section.model_fields["max_bytes"].description or "")
 
 
 def test_api_key_is_never_a_policy_field() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from _builders import Convo
+from builders import SessionBuilder, text_of_tokens
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,25 +15,20 @@ COUNTER = get_counter("chars/4")
 NOW = 1_700_000_000_000
 
 
-def tokens(n: int) -> str:
-    """A text of exactly ``n`` chars/4 tokens."""
-    return "x" * (4 * n)
-
-
 def seed_example() -> list[Message]:
     """The ten-message example of the T9 seed: user turns at 0, 3 and 8."""
     return (
-        Convo()
+        SessionBuilder()
         .user("start")  # 0
-        .call("read_file", path="a.py")  # 1
-        .result(tokens(500))  # 2
+        .call("read_file", {"path": "a.py"})  # 1
+        .result(text_of_tokens(500))  # 2
         .user("next")  # 3
-        .call("skill", name="build-report")  # 4
+        .call("skill", {"name": "build-report"})  # 4
         .result("SKILL.md instructions")  # 5
-        .call("edit_file", path="a.py")  # 6
+        .call("edit_file", {"path": "a.py"})  # 6
         .result("edited")  # 7
         .user("last")  # 8
-        .assistant("done")  # 9
+        .reply("done")  # 9
         .messages
     )
 
@@ -57,7 +52,13 @@ def test_seed_example() -> None:
 
 
 def test_fewer_user_turns_than_protected_prunes_nothing() -> None:
-    messages = Convo().user().tool("read", tokens(900)).tool("bash", tokens(900)).messages
+    messages = (
+        SessionBuilder()
+        .user()
+        .tool("read", text_of_tokens(900))
+        .tool("bash", text_of_tokens(900))
+        .messages
+    )
     result = prune(messages, PruningPolicy(), counter=COUNTER)
     assert result.skip_boundary == 0
     assert result.pruned_ids == []
@@ -80,11 +81,11 @@ def test_protect_turns_is_an_option() -> None:
 
 def test_synthetic_and_summary_user_messages_are_not_turns() -> None:
     messages = (
-        Convo()
+        SessionBuilder()
         .user("real")
-        .tool("read", tokens(50))
+        .tool("read", text_of_tokens(50))
         .user("continue", synthetic=True)
-        .tool("read", tokens(50))
+        .tool("read", text_of_tokens(50))
         .user("meta", meta=True)
         .messages
     )
@@ -93,7 +94,7 @@ def test_synthetic_and_summary_user_messages_are_not_turns() -> None:
 
 
 def test_protected_tool_name_comes_from_the_call_when_the_result_lacks_it() -> None:
-    convo = Convo().user().call("skill").result("instructions").user().user()
+    convo = SessionBuilder().user().call("skill").result("instructions").user().user()
     message = convo.messages[2]
     assert message.tool_result is not None
     convo.messages[2] = message.model_copy(
@@ -125,7 +126,7 @@ def test_input_is_never_mutated() -> None:
     result = prune(messages, PruningPolicy(), counter=COUNTER, now_ms=NOW)
     assert [m.model_dump() for m in messages] == before
     assert original_result is not None
-    assert original_result.output == tokens(500)
+    assert original_result.output == text_of_tokens(500)
     assert original_result.compacted_at_ms is None
     assert result.messages[2] is not messages[2]
     assert result.messages[3] is messages[3]  # untouched messages are shared, not copied
@@ -140,11 +141,11 @@ def test_disabled_policy_returns_the_input() -> None:
 
 def test_walk_stops_at_an_earlier_summary() -> None:
     messages = (
-        Convo()
+        SessionBuilder()
         .user()
-        .tool("read", tokens(100))  # 1, 2: before the summary
+        .tool("read", text_of_tokens(100))  # 1, 2: before the summary
         .system("<prior-conversation-summary>\nold\n</prior-conversation-summary>", summary=True)
-        .tool("read", tokens(100))  # 4, 5
+        .tool("read", text_of_tokens(100))  # 4, 5
         .user()
         .user()
         .messages
@@ -159,10 +160,10 @@ def test_walk_stops_at_an_earlier_summary() -> None:
 
 def budget_convo(sizes: list[int]) -> list[Message]:
     """Tool outputs of the given sizes (oldest first), then two protected user turns."""
-    convo = Convo().user("task")
+    convo = SessionBuilder().user("task")
     for size in sizes:
-        convo.tool("read", tokens(size), path="f.py")
-    return convo.user("two").assistant().user("three").messages
+        convo.tool("read", text_of_tokens(size), {"path": "f.py"})
+    return convo.user("two").reply().user("three").messages
 
 
 def budget(protect: int, minimum: int) -> PruningPolicy:
@@ -225,12 +226,12 @@ STEP = st.tuples(
 
 
 def build(steps: list[tuple[str, str, int]], pruned_every: int) -> list[Message]:
-    convo = Convo()
+    convo = SessionBuilder()
     for n, (kind, name, size) in enumerate(steps):
         if kind == "user":
             convo.user(f"request {n}")
         elif kind == "assistant":
-            convo.assistant(f"reply {n}")
+            convo.reply(f"reply {n}")
         elif kind == "summary":
             convo.system(
                 "<prior-conversation-summary>\ns\n</prior-conversation-summary>", summary=True
@@ -238,9 +239,9 @@ def build(steps: list[tuple[str, str, int]], pruned_every: int) -> list[Message]
         elif kind == "synthetic":
             convo.user("continue", synthetic=True)
         else:
-            convo.call(name, path=f"f{n}")
-            extra = {"compacted_at_ms": 5} if pruned_every and n % pruned_every == 0 else {}
-            convo.result(tokens(size), **extra)
+            convo.call(name, {"path": f"f{n}"})
+            pruned = bool(pruned_every) and n % pruned_every == 0
+            convo.result(text_of_tokens(size), compacted_at_ms=5 if pruned else None)
     return convo.messages
 
 
@@ -295,9 +296,11 @@ def test_pruning_invariants(
         assert freed >= policy.minimum_tokens
         # the newest protect_tokens of eligible output are never pruned
         newest_pruned = max(i for i, m in enumerate(messages) if m.id in pruned)
+        newest_output = messages[newest_pruned].tool_result
+        assert newest_output is not None
         assert (
-            COUNTER.count(messages[newest_pruned].tool_result.output)
-            + sum(  # type: ignore[union-attr]
+            COUNTER.count(newest_output.output)
+            + sum(
                 d.output_tokens
                 for d in result.decisions
                 if d.reason is PruneReason.INSIDE_PROTECT_BUDGET
@@ -334,7 +337,7 @@ def test_results_are_the_objects_validation_and_model_copy_build() -> None:
     )
     assert pruned.model_dump_json() == expected.model_dump_json()
     # The copy is a new object; the input is untouched.
-    assert original.tool_result.output == tokens(500)
+    assert original.tool_result.output == text_of_tokens(500)
     assert pruned.tool_result is not original.tool_result
 
 

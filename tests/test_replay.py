@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import random
 import threading
+from collections.abc import Callable
 from itertools import pairwise
 
 import pytest
-from _replay_sessions import Script, text_of_tokens
+from builders import SessionBuilder, text_of_tokens
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.models import Provenance, Session, SourceFormat, UsageConvention
+from core.models import CompactionTrigger, Provenance, Session, SourceFormat, UsageConvention
 from core.policy import PRESETS, Policy, get_preset
 from core.replay import (
     CompareResult,
@@ -49,7 +50,7 @@ def _eager(base: str = "pi") -> Policy:
 def _growing(*contexts: int, turn_before: int | None = None) -> Session:
     """One call per recorded context figure, each followed by a tool output that accounts for
     the growth to the next figure (a small one where the figure does not grow)."""
-    script = Script().user("start")
+    script = SessionBuilder().user("start")
     following = [*contexts[1:], contexts[-1] + 2_100]
     for position, (context, upcoming) in enumerate(zip(contexts, following, strict=True)):
         if turn_before is not None and position == turn_before:
@@ -77,7 +78,7 @@ def test_a_policy_that_changes_nothing_sees_the_recorded_figures() -> None:
 def test_truncation_lowers_every_later_call_by_what_it_removed() -> None:
     big = "\n".join(f"line {n} " + "y" * 80 for n in range(3_000))  # about 264 KB
     session = (
-        Script()
+        SessionBuilder()
         .user()
         .call("read", context=5_000)
         .result(big)
@@ -101,9 +102,11 @@ def test_truncation_lowers_every_later_call_by_what_it_removed() -> None:
     assert state.tokens_after_truncation == event.tokens_after
     points = result.points
     assert points[0].simulated_tokens == 5_000  # before the output: unchanged
-    drop = points[1].recorded_tokens - points[1].simulated_tokens  # type: ignore[operator]
+    recorded_1, recorded_2 = points[1].recorded_tokens, points[2].recorded_tokens
+    assert recorded_1 is not None and recorded_2 is not None
+    drop = recorded_1 - points[1].simulated_tokens
     assert drop > 0
-    assert points[2].recorded_tokens - points[2].simulated_tokens == drop  # type: ignore[operator]
+    assert recorded_2 - points[2].simulated_tokens == drop
     assert points[1].simulated_provenance is not Provenance.RECORDED
     assert result.summary.tokens_truncated == removed
 
@@ -126,7 +129,9 @@ def test_threshold_fires_right_before_the_call_after_the_crossing() -> None:
     assert event.head_indices and event.tail_indices
     assert max(event.head_indices) < min(event.tail_indices)
     assert result.points[4].check_fired
-    assert result.points[4].simulated_tokens < result.points[4].recorded_tokens  # type: ignore[operator]
+    recorded_at_4 = result.points[4].recorded_tokens
+    assert recorded_at_4 is not None
+    assert result.points[4].simulated_tokens < recorded_at_4
     for index in event.head_indices:
         assert result.messages[index].summarised_by == result.events.index(event)
         assert not result.messages[index].in_context_at_end
@@ -147,7 +152,7 @@ def test_turn_end_checks_leave_the_mid_turn_gap_open() -> None:
 
 def test_projection_fires_before_the_call_the_tool_output_would_overflow() -> None:
     session = (
-        Script()
+        SessionBuilder()
         .user()
         .call(context=20_000)
         .result(text_of_tokens(60_000, "a"))
@@ -169,7 +174,7 @@ def test_projection_fires_before_the_call_the_tool_output_would_overflow() -> No
 
 def test_overflow_recovery_compacts_and_retries_once() -> None:
     session = (
-        Script()
+        SessionBuilder()
         .user()
         .call(context=2_000)
         .result(text_of_tokens(120_000, "h"))
@@ -197,7 +202,7 @@ def test_overflow_recovery_compacts_and_retries_once() -> None:
 
 def test_a_manual_recorded_compaction_is_applied_by_any_policy() -> None:
     session = (
-        Script()
+        SessionBuilder()
         .user()
         .call(context=30_000)
         .result(text_of_tokens(20_000, "m"))
@@ -217,7 +222,7 @@ def test_a_manual_recorded_compaction_is_applied_by_any_policy() -> None:
 
 
 def test_the_recording_agents_policy_takes_its_own_compaction_as_recorded() -> None:
-    script = Script(UsageConvention.PI).user()
+    script = SessionBuilder(convention=UsageConvention.PI).user()
     for n in range(6):
         script.call(context=40_000 + 30_000 * n).result(text_of_tokens(3_000, str(n)))
     # the last call reports 190,000 + 10 > 183,616: pi compacts here, keeping m9 onwards
@@ -233,7 +238,7 @@ def test_the_recording_agents_policy_takes_its_own_compaction_as_recorded() -> N
     (event,) = [e for e in result.events if e.kind == "compact"]
     assert event.recorded_index == 0
     # Taking the recorded result keeps the replay on the recorded figures afterwards.
-    after = result.points[event.call_index :]  # type: ignore[misc]
+    after = result.points[event.call_index :]
     assert [p.simulated_tokens for p in after] == [p.recorded_tokens for p in after]
 
 
@@ -242,7 +247,7 @@ def test_the_recording_agents_policy_takes_its_own_compaction_as_recorded() -> N
 
 def test_no_usage_at_all_is_estimated_and_said_so() -> None:
     session = (
-        Script()
+        SessionBuilder()
         .user(text_of_tokens(100, "u"))
         .call()
         .result(text_of_tokens(1_000, "o"))
@@ -261,7 +266,7 @@ def test_no_usage_at_all_is_estimated_and_said_so() -> None:
 
 def test_zero_usage_after_a_compaction_is_projected_not_trusted() -> None:
     session = (
-        Script()
+        SessionBuilder()
         .user()
         .call(context=1_000)
         .result(text_of_tokens(99_000, "z"))
@@ -312,7 +317,7 @@ def test_a_window_smaller_than_the_system_prompt_overflows_everywhere_without_lo
 
 
 def test_a_session_of_one_message() -> None:
-    result = replay(Script().user("hi").session(), get_preset("opencode"))
+    result = replay(SessionBuilder().user("hi").session(), get_preset("opencode"))
     assert result.points == [] and result.events == []
     assert result.summary.calls == 0 and result.summary.peak_simulated == 0
     assert len(result.messages) == 1 and result.messages[0].in_context_at_end
@@ -325,7 +330,7 @@ def test_a_session_of_one_message() -> None:
 def _long_session(messages: int = 700, seed: int = 3) -> Session:
     """Many turns, recorded usage, recorded compactions (automatic and manual), window 60k."""
     rng = random.Random(seed)
-    script = Script()
+    script = SessionBuilder()
     context = 3_000
     while len(script.messages) < messages:
         if context > 50_000:
@@ -372,7 +377,7 @@ def test_progress_is_reported_and_cancel_stops_the_run() -> None:
 
 
 def _changes(base: Policy) -> list[Policy]:
-    edits = [
+    edits: list[Callable[[Policy], None]] = [
         lambda p: setattr(p.compaction, "reserve_tokens", p.compaction.reserve_tokens + 3_000),
         lambda p: setattr(p.compaction, "reserve_tokens", 0),
         lambda p: setattr(p.truncation, "max_bytes", 9_000),
@@ -460,7 +465,7 @@ def test_a_threshold_change_does_not_inherit_a_projection_that_crossed_mid_turn(
     turn ends. Under a higher threshold it never crossed: the resumed run must not fire on the
     flag the first run left in its checkpoints."""
     session = (
-        Script()
+        SessionBuilder()
         .user("go")
         .call(context=100_000)
         .result(text_of_tokens(86_000, "a"))  # projected at the next call: about 186,000
@@ -536,11 +541,12 @@ def test_compare_runs_every_policy_side_by_side() -> None:
 def _random_session(seed: int) -> Session:
     """A short random session: uneven outputs, recorded compactions of every kind, some early."""
     rng = random.Random(seed)
-    script = Script()
+    script = SessionBuilder()
     context = rng.randrange(500, 4_000)
     for _turn in range(rng.randrange(2, 9)):
         if script.messages and rng.random() < 0.35:
-            trigger = rng.choice(["manual", "auto", "unknown"])
+            triggers: list[CompactionTrigger] = ["manual", "auto", "unknown"]
+            trigger = rng.choice(triggers)
             before = context if rng.random() < 0.7 else None
             kept = rng.randrange(len(script.messages)) if rng.random() < 0.4 else None
             script.compaction(tokens_before=before, trigger=trigger, first_kept=kept)

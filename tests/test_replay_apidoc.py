@@ -50,7 +50,7 @@ def test_the_generated_reference_is_up_to_date() -> None:
     assert updated(document) == document, "run python -m core.apidoc"
 
 
-@pytest.mark.parametrize("model", sorted(EXPECTED, key=lambda m: m.__name__))
+@pytest.mark.parametrize("model", sorted(EXPECTED, key=str))
 def test_every_field_has_a_description(model: type[BaseModel]) -> None:
     undocumented = [name for name, field in model.model_fields.items() if not field.description]
     assert not undocumented, f"{model.__name__}: add a docstring under {undocumented}"

@@ -11,7 +11,7 @@ import random
 from typing import Any
 
 import pytest
-from _replay_sessions import Script, text_of_tokens
+from builders import SessionBuilder, text_of_tokens
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -61,7 +61,7 @@ def _policy(strategy: str = "summary-only") -> Policy:
     return policy
 
 
-def _calls(script: Script, count: int, context: int = 100_000) -> int:
+def _calls(script: SessionBuilder, count: int, context: int = 100_000) -> int:
     """``count`` calls, each with a 700-token output, the recorded context growing 1,700 a call
     (it crosses claude-code's threshold, 167,000, at the 40th); returns the context reached."""
     for n in range(count):
@@ -74,7 +74,7 @@ def _stuck_session(calls_over: int = 12, late_output: int = 0) -> Session:
     """Forty calls under the threshold, then ``calls_over`` calls above it: a head far too
     large for a 3,000-token summariser, even without the tail or its 16 oldest messages.
     ``late_output``: the bytes of one more output, four calls before the end."""
-    script = Script().user("start " + text_of_tokens(400, "u"))
+    script = SessionBuilder().user("start " + text_of_tokens(400, "u"))
     context = _calls(script, 40 + calls_over - 4)
     if late_output:
         script.call(context=context).result("y" * late_output)
@@ -134,7 +134,7 @@ def test_a_new_turn_makes_a_pruning_policy_try_again(
     head may fit, so the attempt is made again (once per turn, not once per call). Protecting
     one turn, the second turn's attempt prunes the first turn and fits; protecting two, the
     head keeps a whole turn of outputs and never fits."""
-    script = Script().user("start " + text_of_tokens(400, "u"))
+    script = SessionBuilder().user("start " + text_of_tokens(400, "u"))
     context = _calls(script, 46)
     for turn in ("next", "again"):
         context = _calls(script.user(turn), 6, context)
@@ -156,7 +156,7 @@ def test_a_head_that_was_everything_because_the_tail_was_is_tried_again() -> Non
     and its request does not fit. Once the turn outgrows the tail budget, a tail is kept again:
     the head is shorter, and fits."""
     session = (
-        Script()
+        SessionBuilder()
         .user("go")
         .call("read", context=150_000)
         .result(text_of_tokens(600, "a"))
@@ -181,7 +181,7 @@ def test_a_head_that_was_everything_because_the_tail_was_is_tried_again() -> Non
 
 
 def test_a_recorded_compaction_rebuilds_the_context_and_the_next_attempt_is_made() -> None:
-    script = Script().user("start " + text_of_tokens(400, "u"))
+    script = SessionBuilder().user("start " + text_of_tokens(400, "u"))
     context = _calls(script, 50)
     script.compaction(trigger="manual", tokens_before=context)
     script.user("carry on")
@@ -204,7 +204,7 @@ def test_nothing_to_compact_is_not_tried_again_on_the_same_context() -> None:
     every call, and the tail split finds nothing to compact. The overflow recovery right after
     the threshold check at the same call has the very same context: not tried again."""
     session = (
-        Script()
+        SessionBuilder()
         .user("go")
         .call(context=50_000)
         .result("a")
@@ -253,7 +253,7 @@ def _random_session(seed: int) -> Session:
     """Turns of calls whose recorded context crosses a 20,000-token window's threshold, with
     results that answer older calls, stray summaries and recorded compactions."""
     rng = random.Random(seed)
-    script = Script()
+    script = SessionBuilder()
     context = rng.randrange(2_000, 12_000)
     for _turn in range(rng.randrange(2, 7)):
         if script.messages and rng.random() < 0.15:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from _builders import Convo
+from builders import SessionBuilder
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,12 +17,12 @@ COUNTER = get_counter("chars/4")
 
 def plain(n: int) -> list[Message]:
     """``n`` alternating user/assistant messages."""
-    convo = Convo()
+    convo = SessionBuilder()
     for i in range(n):
         if i % 2 == 0:
             convo.user(f"u{i}")
         else:
-            convo.assistant(f"a{i}")
+            convo.reply(f"a{i}")
     return convo.messages
 
 
@@ -65,7 +65,7 @@ def test_nothing_to_compact_when_all_fits() -> None:
 
 
 def test_a_head_of_only_an_earlier_summary_is_not_compactable() -> None:
-    messages = Convo().system("old", summary=True).user("a").assistant("b").messages
+    messages = SessionBuilder().system("old", summary=True).user("a").reply("b").messages
     result = split(
         messages, messages_policy(20), usable_tokens=0, counter=COUNTER, token_counts=[5, 10, 10]
     )
@@ -84,7 +84,7 @@ def test_tail_budget_is_clamped(usable: int, budget: int) -> None:
 
 
 def test_counts_with_the_counter_when_no_counts_are_given() -> None:
-    messages = Convo().user("x" * 400).assistant("y" * 400).user("z" * 400).messages
+    messages = SessionBuilder().user("x" * 400).reply("y" * 400).user("z" * 400).messages
     result = split(messages, messages_policy(150), usable_tokens=0, counter=COUNTER)
     assert result.tail_tokens == 200
     assert result.tail_ids == ["m1", "m2"]
@@ -99,7 +99,9 @@ def test_token_counts_must_match_the_messages() -> None:
 
 
 def test_tail_never_starts_with_a_result_whose_call_is_in_the_head() -> None:
-    messages = Convo().user("go").call("read", path="a").result("big").assistant("ok").messages
+    messages = (
+        SessionBuilder().user("go").call("read", {"path": "a"}).result("big").reply("ok").messages
+    )
     counts = [10, 10, 300, 10]
     result = split(
         messages, messages_policy(300), usable_tokens=0, counter=COUNTER, token_counts=counts
@@ -112,13 +114,13 @@ def test_tail_never_starts_with_a_result_whose_call_is_in_the_head() -> None:
 
 def test_parallel_calls_stay_with_all_their_results() -> None:
     messages = (
-        Convo()
+        SessionBuilder()
         .user("go")
         .calls([("read", {"path": "a"}), ("read", {"path": "b"}), ("bash", {"command": "ls"})])
         .result("a")
         .result("b")
         .result("c")
-        .assistant("done")
+        .reply("done")
         .messages
     )
     counts = [10, 10, 10, 10, 200, 10]
@@ -131,7 +133,7 @@ def test_parallel_calls_stay_with_all_their_results() -> None:
 
 
 def test_moving_the_cut_can_reach_the_start() -> None:
-    messages = Convo().call("read").result("x").messages
+    messages = SessionBuilder().call("read").result("x").messages
     result = split(
         messages, messages_policy(5, 1), usable_tokens=0, counter=COUNTER, token_counts=[1, 10]
     )
@@ -145,15 +147,15 @@ def test_moving_the_cut_can_reach_the_start() -> None:
 def turns_convo() -> list[Message]:
     """Three turns: #0-#3, #4-#8, #9-#10."""
     return (
-        Convo()
+        SessionBuilder()
         .user("first")  # 0
-        .tool("read", "a", path="a")  # 1, 2
-        .assistant("ok")  # 3
+        .tool("read", "a", {"path": "a"})  # 1, 2
+        .reply("ok")  # 3
         .user("second")  # 4
-        .tool("read", "b", path="b")  # 5, 6
-        .tool("bash", "c", command="make")  # 7, 8
+        .tool("read", "b", {"path": "b"})  # 5, 6
+        .tool("bash", "c", {"command": "make"})  # 7, 8
         .user("third")  # 9
-        .assistant("done")  # 10
+        .reply("done")  # 10
         .messages
     )
 
@@ -234,12 +236,12 @@ KINDS = ["user"] * 3 + ["assistant"] * 2 + ["tools"] * 5 + ["synthetic"]
 
 @st.composite
 def conversations(draw: st.DrawFn) -> tuple[list[Message], list[int]]:
-    convo = Convo()
+    convo = SessionBuilder()
     for kind in draw(st.lists(st.sampled_from(KINDS), max_size=30)):
         if kind == "user":
             convo.user()
         elif kind == "assistant":
-            convo.assistant()
+            convo.reply()
         elif kind == "synthetic":
             convo.user("continue", synthetic=True)
         else:
@@ -290,7 +292,11 @@ def test_split_invariants(convo: tuple[list[Message], list[int]], policy: SplitP
 
 def test_a_head_of_only_system_context_is_not_compactable() -> None:
     messages = (
-        Convo().system("You are an agent", meta=True).user("env", meta=True).user("a").messages
+        SessionBuilder()
+        .system("You are an agent", meta=True)
+        .user("env", meta=True)
+        .user("a")
+        .messages
     )
     result = split(
         messages, messages_policy(10), usable_tokens=0, counter=COUNTER, token_counts=[50, 50, 10]

@@ -1,6 +1,7 @@
 """Token estimators, offline tiktoken, provenance and the content-keyed cache."""
 
 import math
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -75,7 +76,7 @@ def test_tiktoken_counts_offline_and_says_counted() -> None:
 
 
 def test_o200k_falls_back_with_a_note_when_not_cached(
-    monkeypatch: pytest.MonkeyPatch, tmp_path
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     import core.tokens as tokens
 

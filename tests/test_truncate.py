@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-import core.truncate as truncate_module
 from core.policy import (
     DEFAULT_HINT,
     DEFAULT_SUBAGENT_HINT,
@@ -478,7 +477,7 @@ def test_disk_full_on_open_still_truncates(tmp_path: Path, monkeypatch: pytest.M
     def no_space(*args: object, **kwargs: object) -> int:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(truncate_module.os, "open", no_space)
+    monkeypatch.setattr("core.truncate.os.open", no_space)
     result = truncate(numbered(100), opts(tmp_path / "spill", max_lines=5))
     assert result.truncated and result.spill_error is not None
     assert "no space left on device" in result.spill_error
@@ -497,7 +496,7 @@ def test_disk_full_mid_write_removes_the_partial_file(
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         return real_write(fd, bytes(data)[:10])
 
-    monkeypatch.setattr(truncate_module.os, "write", write_then_fail)
+    monkeypatch.setattr("core.truncate.os.write", write_then_fail)
     spill = tmp_path / "spill"
     result = truncate(numbered(100), opts(spill, max_lines=5))
     assert result.truncated and result.spill_error and not result.spilled
@@ -516,7 +515,7 @@ def test_readonly_folder_reports_instead_of_raising(
     def read_only(*args: object, **kwargs: object) -> int:
         raise OSError(errno.EROFS, os.strerror(errno.EROFS))
 
-    monkeypatch.setattr(truncate_module.os, "open", read_only)
+    monkeypatch.setattr("core.truncate.os.open", read_only)
     result = truncate_tool_output(
         numbered(10),
         tool_name="bash",

@@ -1,104 +1,94 @@
-"""App factories for the SVG snapshot tests (and for anyone who wants the same screens).
+"""The scenes only a test can reach: a file still being read, a replay or a summary still running.
 
-Every app here is deterministic: fixed sessions (the committed samples or sessions built in
-code), a fixed discovered-session list with fixed times, no live tail, and :func:`prepare`
-waits for every worker, turns cursor blink off and clears notifications before the picture.
-``app`` at the bottom is the picker, so ``textual run tests/tui/snapshot_apps.py`` works too.
+Each holds a worker half-way (:mod:`tui_harness`) through ``monkeypatch`` and returns a
+:class:`~tui.scenes.Scene` drawn like those of :mod:`tui.scenes`, which holds every state the app
+reaches by itself (and that ``make screenshots`` draws too).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from session_factory import make_session
+import pytest
 from textual.pilot import Pilot
-from textual.widgets import Input
-from tui_harness import settle
+from tui_harness import HeldLoad, HeldReplay, HeldSummarizer
 
-from core.discovery import DiscoveredSession
-from core.models import SourceFormat
-from core.policy import get_preset
-from tui.app import CtxscopeApp
-from tui.screens.session import SessionScreen
-
-REPO = Path(__file__).resolve().parents[2]
-SAMPLES = REPO / "sample_sessions"
-OVERFLOW_SAMPLE = SAMPLES / "claude-code" / "overflow.jsonl"
-FIXED_TIME = 1_773_480_000.0  # 2026-03-14, so the picker's dates never change
-
-_PICKER_ROWS = [
-    ("claude-code/overflow.jsonl", SourceFormat.CLAUDE_CODE, "fix the flaky webhook test"),
-    ("claude-code/compacted.jsonl", SourceFormat.CLAUDE_CODE, "per-app delivery cache"),
-    ("claude-code/long.jsonl", SourceFormat.CLAUDE_CODE, "a long day of small requests"),
-    (
-        "codex/rollout-2026-03-14T09-12-33-019ceb67-7968-7c30-9ae9-f3a029d24123.jsonl",
-        SourceFormat.CODEX,
-        "add filters to the orders API",
-    ),
-    ("pi/session.jsonl", SourceFormat.PI, "config refactor"),
-    ("opencode/export.json", SourceFormat.OPENCODE, 'fix "Invalid Date" in the dashboard'),
-]
+import tui.screens.compaction as compaction_module
+from core.llm.protocol import Summarizer
+from core.policy import LLMConfig
+from tui.scenes import OVERFLOW, Scene, keys, press, session_app
 
 
-def discovered_samples() -> list[DiscoveredSession]:
-    """The committed samples, as discovery would list them (fixed times, newest first)."""
-    found = []
-    for k, (relative, fmt, title) in enumerate(_PICKER_ROWS):
-        path = SAMPLES / relative
-        if not path.exists():
-            continue
-        found.append(
-            DiscoveredSession(
-                path=str(path),
-                format=fmt,
-                project="/home/dev/src/parcelhub",
-                modified=FIXED_TIME - k * 5400,
-                size_bytes=path.stat().st_size,
-                title=title,
-            )
-        )
-    return found
+def _share_of_the_sample(share: float, messages: int) -> tuple[int, int, int]:
+    """A loader's progress report: ``share`` of the main sample read, ``messages`` so far."""
+    size = OVERFLOW.stat().st_size
+    return int(size * share), size, messages
 
 
-async def prepare(pilot: Pilot[object]) -> None:
-    """Wait for every worker, stop cursors blinking, drop notifications (their timing varies)."""
-    await settle(pilot)
-    for field in pilot.app.query(Input):
-        field.cursor_blink = False
-    for screen in pilot.app.screen_stack:
-        for field in screen.query(Input):
-            field.cursor_blink = False
-    pilot.app.clear_notifications()
-    await pilot.pause()
-
-
-def picker_app() -> CtxscopeApp:
-    """The session picker over the samples."""
-    return CtxscopeApp(discover=discovered_samples, live=False)
-
-
-def sample_app(path: Path = OVERFLOW_SAMPLE, policy: str | None = None) -> CtxscopeApp:
-    """A session screen on a sample file (the main one: the Claude Code overflow)."""
-    return CtxscopeApp(
-        str(path),
-        discover=lambda: [],
-        live=False,
-        policy=get_preset(policy) if policy else None,
+def loading(monkeypatch: pytest.MonkeyPatch) -> Scene:
+    HeldLoad(monkeypatch, report=_share_of_the_sample(0.4, 80))
+    return Scene(
+        "loading",
+        "reading a file: bytes and messages so far",
+        session_app,
+        running=("load",),
     )
 
 
-class BuiltSessionApp(CtxscopeApp):
-    """A session screen on a session built in code (no file)."""
-
-    def __init__(self, *, policy: str = "opencode", window: int | None = 120_000) -> None:
-        super().__init__(discover=lambda: [], live=False)
-        self._session = make_session(8, window=window, big_lines=200)
-        self._policy_name = policy
-
-    def on_mount(self) -> None:
-        self.push_screen(
-            SessionScreen(session=self._session, live=False, policy=get_preset(self._policy_name))
-        )
+def loading_first_part(monkeypatch: pytest.MonkeyPatch) -> Scene:
+    HeldLoad(monkeypatch, report=_share_of_the_sample(0.6, 120), first_part_bytes=400_000)
+    reading = ("load",)
+    return Scene(
+        "loading-first-part",
+        "a big file's first part, usable while the rest is read (the bar as a strip)",
+        session_app,
+        keys("down", "down", "down", ignore=reading),
+        running=reading,
+    )
 
 
-app = picker_app()
+def replaying(monkeypatch: pytest.MonkeyPatch) -> Scene:
+    HeldReplay(monkeypatch)
+    return Scene(
+        "replaying",
+        "the replay half-way: the recorded figures meanwhile, x cancels",
+        session_app,
+        running=("replay",),
+    )
+
+
+def _slow_llm(monkeypatch: pytest.MonkeyPatch) -> None:
+    def make_summarizer(config: LLMConfig) -> Summarizer:
+        return HeldSummarizer()
+
+    monkeypatch.setattr(compaction_module, "make_summarizer", make_summarizer)
+
+
+async def _compaction_started(pilot: Pilot[None]) -> None:
+    await press(pilot, "G")
+    await pilot.press("c")
+    await pilot.pause(0.3)  # the first words of the summary are drawn
+
+
+def compaction_running(monkeypatch: pytest.MonkeyPatch) -> Scene:
+    _slow_llm(monkeypatch)
+    return Scene(
+        "compaction-running",
+        "c with a slow LLM: the summary as it streams in, x cancels",
+        lambda: session_app(OVERFLOW, "seed"),
+        _compaction_started,
+        running=("compaction",),
+    )
+
+
+async def _compaction_cancelled(pilot: Pilot[None]) -> None:
+    await _compaction_started(pilot)
+    await press(pilot, "x")
+
+
+def compaction_cancelled(monkeypatch: pytest.MonkeyPatch) -> Scene:
+    _slow_llm(monkeypatch)
+    return Scene(
+        "compaction-cancelled",
+        "x: the compaction cancelled, what had streamed stays",
+        lambda: session_app(OVERFLOW, "seed"),
+        _compaction_cancelled,
+    )

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from session_factory import make_session, write_claude_session
+from claude_jsonl import write_claude_session
+from sessions import claude_like_session
 from tui_harness import settle
 
 from core.formats import load_session
@@ -68,7 +69,7 @@ async def test_opens_a_claude_code_file(tmp_path: Path) -> None:
 
 async def test_opens_a_ctxscope_file(tmp_path: Path) -> None:
     path = tmp_path / "session.ctxscope.jsonl"
-    write_session(make_session(4, big_lines=100), path)
+    write_session(claude_like_session(4, big_lines=100), path)
     await _assert_opens(path)
 
 

@@ -3,8 +3,9 @@ steps, search, window prompt, resize, theme, help and the command palette (state
 
 from __future__ import annotations
 
-from session_factory import make_session
-from tui_harness import open_session, quiet_app, screen_text, settle
+import pytest
+from sessions import claude_like_session
+from tui_harness import HeldReplay, open_session, quiet_app, screen_text, settle, wait_for
 
 from core.models import Role
 from core.policy import get_preset
@@ -26,7 +27,7 @@ def _detail_text(screen: SessionScreen) -> str:
 
 
 async def test_moving_updates_the_detail_pane() -> None:
-    session = make_session(3, big_lines=200)
+    session = claude_like_session(3, big_lines=200)
     app = _app()
     async with app.run_test(size=(120, 34)) as pilot:
         screen = await _open(pilot, session, get_preset("seed"))
@@ -49,7 +50,7 @@ async def test_moving_updates_the_detail_pane() -> None:
 
 
 async def test_a_smaller_truncation_limit_marks_rows_truncated() -> None:
-    session = make_session(3, output_lines=40, big_lines=60)
+    session = claude_like_session(3, output_lines=40, big_lines=60)
     app = _app()
     async with app.run_test(size=(120, 34)) as pilot:
         screen = await _open(pilot, session, get_preset("seed"))
@@ -81,7 +82,7 @@ async def test_a_smaller_truncation_limit_marks_rows_truncated() -> None:
 
 
 async def test_overflow_key_selects_the_first_overflow() -> None:
-    session = make_session(8, window=120_000, big_lines=200)
+    session = claude_like_session(8, window=120_000, big_lines=200)
     policy = get_preset("pi")  # pi's reserve is reached too late here: the replay overflows
     app = _app()
     async with app.run_test(size=(120, 34)) as pilot:
@@ -118,7 +119,7 @@ async def test_overflow_key_selects_the_first_overflow() -> None:
 
 
 async def test_brackets_step_through_compactions_and_draw_the_split() -> None:
-    session = make_session(8, window=120_000, big_lines=200)
+    session = claude_like_session(8, window=120_000, big_lines=200)
     app = _app()
     async with app.run_test(size=(120, 34)) as pilot:
         screen = await _open(pilot, session, get_preset("opencode"))
@@ -150,7 +151,7 @@ async def test_brackets_step_through_compactions_and_draw_the_split() -> None:
 
 
 async def test_search_and_next_match() -> None:
-    session = make_session(5)
+    session = claude_like_session(5)
     app = _app()
     async with app.run_test(size=(120, 34)) as pilot:
         screen = await _open(pilot, session)
@@ -175,7 +176,7 @@ async def test_search_and_next_match() -> None:
 
 
 async def test_unknown_window_can_be_set() -> None:
-    session = make_session(3, window=None)
+    session = claude_like_session(3, window=None)
     app = _app()
     async with app.run_test(size=(120, 34)) as pilot:
         screen = await _open(pilot, session, get_preset("seed"))
@@ -193,7 +194,7 @@ async def test_unknown_window_can_be_set() -> None:
 
 
 async def test_resize_to_a_tiny_terminal_and_back() -> None:
-    session = make_session(4)
+    session = claude_like_session(4)
     app = _app()
     async with app.run_test(size=(120, 34)) as pilot:
         screen = await _open(pilot, session)
@@ -212,7 +213,7 @@ async def test_resize_to_a_tiny_terminal_and_back() -> None:
 
 
 async def test_theme_help_and_escape() -> None:
-    session = make_session(2)
+    session = claude_like_session(2)
     app = _app()
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await _open(pilot, session)
@@ -221,8 +222,9 @@ async def test_theme_help_and_escape() -> None:
         assert app.theme == "textual-light"
         await pilot.press("question_mark")
         await pilot.pause()
-        assert isinstance(app.screen, HelpScreen)
-        body = app.screen.query_one("#help-body")
+        help_screen = app.screen
+        assert isinstance(help_screen, HelpScreen)
+        body = help_screen.query_one("#help-body")
         assert body.region.height > 10  # the key table is laid out
         await pilot.press("escape")
         await pilot.pause()
@@ -233,7 +235,7 @@ async def test_theme_help_and_escape() -> None:
 
 
 async def test_policy_panel_toggles() -> None:
-    session = make_session(2)
+    session = claude_like_session(2)
     app = _app()
     async with app.run_test(size=(120, 34)) as pilot:
         screen = await _open(pilot, session)
@@ -247,7 +249,7 @@ async def test_policy_panel_toggles() -> None:
 
 
 async def test_command_palette_jumps_to_a_call() -> None:
-    session = make_session(4)
+    session = claude_like_session(4)
     app = _app()
     async with app.run_test(size=(120, 34)) as pilot:
         screen = await _open(pilot, session)
@@ -266,7 +268,7 @@ async def test_command_palette_jumps_to_a_call() -> None:
 
 
 async def test_command_palette_switches_preset() -> None:
-    session = make_session(3)
+    session = claude_like_session(3)
     app = _app()
     async with app.run_test(size=(120, 34)) as pilot:
         screen = await _open(pilot, session, get_preset("seed"))
@@ -282,29 +284,34 @@ async def test_command_palette_switches_preset() -> None:
         assert "policy codex" in screen_text(app)
 
 
-async def test_cancel_keeps_the_previous_result() -> None:
-    session = make_session(4)
+async def test_cancel_stops_the_running_replay_and_keeps_the_previous_result(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    session = claude_like_session(4)
     app = _app()
     async with app.run_test(size=(120, 34)) as pilot:
         screen = await _open(pilot, session, get_preset("seed"))
         state = screen.state
         assert state is not None and state.result is not None
         previous = state.result
+        held = HeldReplay(monkeypatch)  # the next replay waits half-way for its cancel
         policy = get_preset("seed")
         policy.truncation.max_lines = 5
         screen.set_policy(policy)
+        await wait_for(pilot, held.started, "the replay under the new policy started")
         assert screen.replaying
         await pilot.press("x")
         await settle(pilot)
+        assert held.saw_cancel == [True]  # the running replay was told to stop
         assert not screen.replaying
-        # either the cancel landed (previous result kept) or the replay had already finished
-        assert state.result is previous or state.result.policy.truncation.max_lines == 5
+        assert state.result is previous  # its result never arrived
+        assert state.policy.truncation.max_lines == 5  # the new policy stays, not replayed
 
 
 async def test_compaction_screen_opens_on_the_selected_message_and_jumps_back() -> None:
     from tui.screens.compaction import CompactionScreen
 
-    session = make_session(8, window=120_000, big_lines=200)
+    session = claude_like_session(8, window=120_000, big_lines=200)
     app = _app()
     async with app.run_test(size=(120, 34)) as pilot:
         screen = await _open(pilot, session, get_preset("opencode"))
@@ -331,7 +338,7 @@ async def test_compaction_screen_opens_on_the_selected_message_and_jumps_back() 
 async def test_gauge_and_list_select_each_other() -> None:
     from tui.widgets.gauge import TokenGauge
 
-    session = make_session(4)
+    session = claude_like_session(4)
     app = _app()
     async with app.run_test(size=(120, 34)) as pilot:
         screen = await _open(pilot, session, get_preset("seed"))
@@ -357,7 +364,7 @@ async def test_gauge_and_list_select_each_other() -> None:
 async def test_policy_panel_changes_replay_the_session() -> None:
     from tui.widgets.policy_panel import PolicyPanel
 
-    session = make_session(3, output_lines=40, big_lines=60)
+    session = claude_like_session(3, output_lines=40, big_lines=60)
     app = _app()
     async with app.run_test(size=(120, 34)) as pilot:
         screen = await _open(pilot, session, get_preset("seed"))

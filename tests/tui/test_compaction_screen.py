@@ -3,48 +3,21 @@ a live LLM that cannot be reached, stepping through the replay's compactions, ju
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from sessions import growing_session
 from textual.pilot import Pilot
 from textual.widgets import Markdown, Static
-from views_fixtures import Host, compacting_policy, grow_session
+from tui_harness import HeldSummarizer
+from views_fixtures import Host, compacting_policy
 
-from core.llm.protocol import ChatMessage, DeltaCallback, LLMUsage, SummaryResult
 from core.models import Session
 from core.policy import Policy
 from core.replay import ReplayResult, replay
 from core.templates import get_template
 from tui.messages import JumpToMessage
 from tui.screens.compaction import CompactionScreen, context_at, cut_of, index_range
-
-
-class SlowSummarizer:
-    """Streams the start of a summary, then waits until cancelled."""
-
-    name = "slow"
-
-    def __init__(self) -> None:
-        self.cancelled = False
-
-    async def summarize(
-        self,
-        messages: Sequence[ChatMessage],
-        prompt: str,
-        max_tokens: int,
-        *,
-        on_delta: DeltaCallback | None = None,
-    ) -> SummaryResult:
-        if on_delta is not None:
-            on_delta("## Goal\n\n- fix the ")
-            on_delta("parser\n")
-        try:
-            await asyncio.sleep(60)
-        except asyncio.CancelledError:
-            self.cancelled = True
-            raise
-        return SummaryResult(text="never", usage=LLMUsage(), model="slow")
 
 
 @asynccontextmanager
@@ -82,7 +55,7 @@ async def _summary_shown(pilot: Pilot[None], screen: CompactionScreen) -> str:
 def test_context_starts_at_the_last_recorded_boundary() -> None:
     from core.models import CompactionEvent
 
-    session = grow_session(turns=4)
+    session = growing_session(turns=4)
     assert [m.index for m in context_at(session, 5)] == list(range(6))
     session.compactions.append(CompactionEvent(message_index=8, trigger="auto"))
     assert [m.index for m in context_at(session, 12)] == list(range(8, 13))
@@ -114,7 +87,7 @@ def test_the_cut_is_after_the_head_even_with_a_pinned_lead() -> None:
 
 
 async def test_mock_compaction_shows_the_template_summary_and_fewer_tokens() -> None:
-    session = grow_session(huge_at=3)
+    session = growing_session(huge_at=3)
     policy = compacting_policy()
     last = len(session.messages) - 1
     async with opened(session, policy, last, None) as (_app, pilot, screen):
@@ -138,8 +111,8 @@ async def test_mock_compaction_shows_the_template_summary_and_fewer_tokens() -> 
 
 
 async def test_the_summary_streams_in_and_x_cancels() -> None:
-    session = grow_session()
-    slow = SlowSummarizer()
+    session = growing_session()
+    slow = HeldSummarizer()
     last = len(session.messages) - 1
     async with opened(session, compacting_policy(), last, None, wait=False, summarizer=slow) as (
         app,
@@ -165,7 +138,7 @@ async def test_the_summary_streams_in_and_x_cancels() -> None:
 
 
 async def test_an_unreachable_live_llm_is_a_notification_and_the_screen_stays() -> None:
-    session = grow_session()
+    session = growing_session()
     policy = compacting_policy()
     policy.llm = policy.llm.model_copy(
         update={
@@ -189,7 +162,7 @@ async def test_an_unreachable_live_llm_is_a_notification_and_the_screen_stays() 
 
 
 async def test_brackets_step_through_the_replay_compactions() -> None:
-    session = grow_session()
+    session = growing_session()
     policy = compacting_policy()
     result = replay(session, policy)
     compactions = [e for e in result.events if e.kind == "compact"]
@@ -217,7 +190,7 @@ async def test_brackets_step_through_the_replay_compactions() -> None:
 
 
 async def test_enter_jumps_to_the_message_and_closes() -> None:
-    session = grow_session()
+    session = growing_session()
     policy = compacting_policy()
     result = replay(session, policy)
     async with opened(session, policy, 0, result) as (app, pilot, screen):

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from views_fixtures import Host, compacting_policy, grow_session
+from sessions import growing_session
+from views_fixtures import Host, compacting_policy
 
-from core.models import Provenance
+from core.models import Provenance, Session
 from core.policy import get_preset
-from core.replay import replay
+from core.replay import ReplayResult, replay
 from tui.widgets.gauge import (
     GUTTER,
     Series,
@@ -19,8 +20,15 @@ from tui.widgets.gauge import (
 HEIGHT = 10
 
 
-def _result(window: int | None = 60_000, policy_window: int | None = None) -> tuple:
-    session = grow_session(window=window)
+def _selected(app: Host) -> list[TokenGauge.CallSelected]:
+    """The calls the gauge said were selected (all it posts)."""
+    return [m for m in app.posted if isinstance(m, TokenGauge.CallSelected)]
+
+
+def _result(
+    window: int | None = 60_000, policy_window: int | None = None
+) -> tuple[Session, ReplayResult]:
+    session = growing_session(window=window)
     policy = compacting_policy()
     if policy_window is not None:
         policy = policy.model_copy(update={"context_window": policy_window})
@@ -62,8 +70,8 @@ async def test_right_moves_the_selection_and_posts_the_message_index() -> None:
         await pilot.press("right", "right")
         await pilot.pause()
         assert gauge.selected_call == 2
-        assert [m.call_index for m in app.posted] == [1, 2]
-        assert [m.message_index for m in app.posted] == [
+        assert [m.call_index for m in _selected(app)] == [1, 2]
+        assert [m.message_index for m in _selected(app)] == [
             result.points[1].message_index,
             result.points[2].message_index,
         ]
@@ -71,11 +79,11 @@ async def test_right_moves_the_selection_and_posts_the_message_index() -> None:
         await pilot.pause()
         last = len(result.points) - 1
         assert gauge.selected_call == last
-        assert app.posted[-1].message_index == result.points[last].message_index
+        assert _selected(app)[-1].message_index == result.points[last].message_index
         await pilot.press("home", "left")  # left at the first call stays there: no echo
         await pilot.pause()
         assert gauge.selected_call == 0
-        assert app.posted[-1].call_index == 0
+        assert _selected(app)[-1].call_index == 0
         assert len(app.posted) == 4
 
 
@@ -152,11 +160,11 @@ async def test_click_selects_the_column() -> None:
         await pilot.click(TokenGauge, offset=(x, 4))
         await pilot.pause()
         assert gauge.selected_call == 4
-        assert app.posted and app.posted[-1].message_index == result.points[4].message_index
+        assert _selected(app)[-1].message_index == result.points[4].message_index
 
 
 async def test_unknown_window_draws_without_threshold() -> None:
-    session = grow_session(window=None)
+    session = growing_session(window=None)
     result = replay(session, get_preset("seed"))
     assert result.window is None
     gauge = TokenGauge()
@@ -172,7 +180,7 @@ async def test_unknown_window_draws_without_threshold() -> None:
 
 
 async def test_before_a_result_the_recorded_series_is_drawn() -> None:
-    session = grow_session()
+    session = growing_session()
     gauge = TokenGauge()
     gauge.styles.height = HEIGHT
     app = Host(gauge)
@@ -216,7 +224,7 @@ def test_bucketing_keeps_peaks_and_fits_the_width() -> None:
 def test_series_from_a_session_marks_recorded_compactions() -> None:
     from core.models import CompactionEvent
 
-    session = grow_session()
+    session = growing_session()
     session.compactions.append(CompactionEvent(message_index=9, trigger="auto"))
     series = build_series(session, None)
     first_call_after = next(i for i, m in enumerate(series.message_index) if m >= 9)

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from session_factory import claude_exchange, write_claude_session
+from claude_jsonl import claude_exchange, write_claude_session
 from tui_harness import settle
 
 from core.formats import load_session

@@ -6,16 +6,18 @@ load is held back on an event, so the first part can be looked at and used befor
 
 from __future__ import annotations
 
-import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from session_factory import write_claude_session
-from tui_harness import settle
+from claude_jsonl import write_claude_session
+from textual.pilot import Pilot
+from tui_harness import HeldLoad, settle
 
 import tui.screens.session as session_module
-from core.formats import LoadError, load_session
+from core.formats import LoadError, load_session, load_session_head
+from core.models import Session
 from tui.app import CtxscopeApp
 from tui.screens.session import SessionScreen
 from tui.widgets.load_progress import LoadProgress
@@ -31,22 +33,13 @@ def big_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
-def _hold_whole_load(monkeypatch: pytest.MonkeyPatch, *, fail: Exception | None = None) -> Any:
-    """Make the whole load wait for the returned event (and then raise ``fail`` if given)."""
-    release = threading.Event()
-    real = session_module.load_session
-
-    def held(*args: Any, **kwargs: Any) -> Any:
-        release.wait(10)
-        if fail is not None:
-            raise fail
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(session_module, "load_session", held)
-    return release
+def _session_screen(app: CtxscopeApp) -> SessionScreen:
+    screen = app.screen
+    assert isinstance(screen, SessionScreen)
+    return screen
 
 
-async def _wait_for(pilot: Any, condition: Any, rounds: int = 200) -> None:
+async def _wait_for(pilot: Pilot[None], condition: Callable[[], bool], rounds: int = 200) -> None:
     for _ in range(rounds):
         if condition():
             return
@@ -58,7 +51,7 @@ async def test_first_part_is_usable_while_the_rest_loads(
     big_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     whole = load_session(big_file)
-    release = _hold_whole_load(monkeypatch)
+    release = HeldLoad(monkeypatch).release
     app = CtxscopeApp(str(big_file), discover=lambda: [], live=False)
     async with app.run_test(size=(120, 34)) as pilot:
         screen = app.screen
@@ -106,13 +99,13 @@ async def test_a_small_file_opens_in_one_step(
     big_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(session_module, "PREVIEW_MIN_BYTES", big_file.stat().st_size)
-    previews: list[object] = []
-    real = session_module.load_session_head
-    monkeypatch.setattr(
-        session_module,
-        "load_session_head",
-        lambda *a, **k: previews.append(a) or real(*a, **k),
-    )
+    previews: list[tuple[object, ...]] = []
+
+    def load_head(*args: Any, **kwargs: Any) -> Session | None:
+        previews.append(args)
+        return load_session_head(*args, **kwargs)
+
+    monkeypatch.setattr("tui.screens.session.load_session_head", load_head)
     app = CtxscopeApp(str(big_file), discover=lambda: [], live=False)
     async with app.run_test(size=(120, 34)) as pilot:
         await settle(pilot)
@@ -125,23 +118,23 @@ async def test_a_small_file_opens_in_one_step(
 async def test_a_failed_whole_load_keeps_the_first_part(
     big_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    release = _hold_whole_load(monkeypatch, fail=LoadError("disk went away"))
+    release = HeldLoad(monkeypatch, fail=LoadError("disk went away")).release
     app = CtxscopeApp(str(big_file), discover=lambda: [], live=False)
     notes: list[str] = []
     real_notify = app.notify
-    monkeypatch.setattr(
-        app,
-        "notify",
-        lambda message, **kw: notes.append(str(message)) or real_notify(message, **kw),
-    )
+
+    def notify(message: str, **kwargs: Any) -> None:
+        notes.append(str(message))
+        real_notify(message, **kwargs)
+
+    monkeypatch.setattr(app, "notify", notify)
     async with app.run_test(size=(120, 34)) as pilot:
-        screen = app.screen
-        assert isinstance(screen, SessionScreen)
+        screen = _session_screen(app)
         await _wait_for(pilot, lambda: screen.state is not None)
         shown = screen.state.message_count if screen.state else 0
         release.set()
         await settle(pilot)
-        assert app.screen is screen  # not dismissed: the first part is still there
+        assert screen is app.screen  # not dismissed: the first part is still there
         assert screen.state is not None and screen.state.message_count == shown
         assert not screen.partial and not screen.query_one(LoadProgress).display
         assert any("disk went away" in n and f"first {shown:,} messages" in n for n in notes)

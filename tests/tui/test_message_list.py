@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from session_factory import make_big_session, make_session
+from sessions import claude_like_session, many_messages
 from tui_harness import settle
 
 from core.policy import get_preset
@@ -32,7 +32,7 @@ def test_format_tokens_fits_six_cells() -> None:
 
 
 def test_preview_is_one_line_and_names_the_tool() -> None:
-    session = make_session(1)
+    session = claude_like_session(1)
     user, call, result = session.messages[0], session.messages[1], session.messages[2]
     assert message_preview(user).startswith("Turn 0: please look")
     assert "→ bash(cat module_0.py)" in message_preview(call)
@@ -43,7 +43,7 @@ def test_preview_is_one_line_and_names_the_tool() -> None:
 
 
 def test_state_rows_put_a_rule_above_a_recorded_compaction() -> None:
-    session = make_session(4, with_compaction=True)
+    session = claude_like_session(4, with_compaction=True)
     state = SessionState(session, get_preset("seed"))
     boundary = session.compactions[0].message_index
     assert len(state.rows) == session_len(state) + 1
@@ -60,7 +60,7 @@ def session_len(state: SessionState) -> int:
 
 
 async def test_cursor_moves_and_skips_rule_rows() -> None:
-    session = make_session(4, with_compaction=True)
+    session = claude_like_session(4, with_compaction=True)
     boundary = session.compactions[0].message_index
     app = _app()
     async with app.run_test(size=(100, 30)) as pilot:
@@ -87,7 +87,7 @@ async def test_cursor_moves_and_skips_rule_rows() -> None:
 
 
 async def test_click_selects_the_row_under_the_mouse() -> None:
-    session = make_session(3)
+    session = claude_like_session(3)
     app = _app()
     async with app.run_test(size=(100, 30)) as pilot:
         app.push_screen(SessionScreen(session=session, live=False))
@@ -102,7 +102,7 @@ async def test_click_selects_the_row_under_the_mouse() -> None:
 
 
 async def test_a_hundred_thousand_messages_scroll_to_the_end() -> None:
-    session = make_big_session(100_000)
+    session = many_messages(100_000)
     app = _app()
     async with app.run_test(size=(120, 34)) as pilot:
         app.push_screen(SessionScreen(session=session, live=False))
@@ -127,7 +127,7 @@ async def test_a_hundred_thousand_messages_scroll_to_the_end() -> None:
 
 @pytest.mark.parametrize("count", [0, 1])
 async def test_tiny_sessions(count: int) -> None:
-    session = make_big_session(count)
+    session = many_messages(count)
     app = _app()
     async with app.run_test(size=(80, 24)) as pilot:
         app.push_screen(SessionScreen(session=session, live=False))

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from sessions import growing_session
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
-from views_fixtures import Host, compacting_policy, grow_session
+from views_fixtures import Host, compacting_policy
 
 from core.models import Session
 from core.replay import ReplayResult, replay
@@ -47,9 +48,9 @@ def test_share_bar_fills_in_eighths() -> None:
 
 
 async def test_the_huge_tool_output_tops_the_table_and_enter_jumps_to_it() -> None:
-    session = grow_session(huge_at=HUGE_TURN)
-    assert session.messages[HUGE_MESSAGE].tool_result is not None
-    assert session.messages[HUGE_MESSAGE].tool_result.tool_name == "bash"
+    session = growing_session(huge_at=HUGE_TURN)
+    huge = session.messages[HUGE_MESSAGE].tool_result
+    assert huge is not None and huge.tool_name == "bash"
     result = replay(session, compacting_policy())
     async with opened(session, result) as (app, pilot, screen, dismissed):
         diagnosis = screen.diagnosis
@@ -70,7 +71,7 @@ async def test_the_huge_tool_output_tops_the_table_and_enter_jumps_to_it() -> No
 
 
 async def test_enter_on_another_row_and_g_for_the_call() -> None:
-    session = grow_session(huge_at=HUGE_TURN)
+    session = growing_session(huge_at=HUGE_TURN)
     result = replay(session, compacting_policy())
     async with opened(session, result) as (app, pilot, screen, dismissed):
         second = int(_table_rows(screen)[1][0].lstrip("#"))
@@ -89,7 +90,7 @@ async def test_enter_on_another_row_and_g_for_the_call() -> None:
 
 
 async def test_no_overflow_is_said_plainly_and_escape_returns_none() -> None:
-    session = grow_session(turns=3, window=1_000_000)
+    session = growing_session(turns=3, window=1_000_000)
     async with opened(session, None) as (_app, pilot, screen, dismissed):  # diagnose replays itself
         assert screen.diagnosis is not None and screen.diagnosis.call_index is None
         assert "No overflow" in str(screen.query_one("#ov-headline", Static).render())
@@ -103,7 +104,7 @@ async def test_no_overflow_is_said_plainly_and_escape_returns_none() -> None:
 
 
 async def test_fits_an_80_by_24_terminal() -> None:
-    session = grow_session(huge_at=HUGE_TURN)
+    session = growing_session(huge_at=HUGE_TURN)
     result = replay(session, compacting_policy())
     async with opened(session, result, size=(80, 24)) as (_app, _pilot, screen, _dismissed):
         hint = screen.query_one("#ov-hint")

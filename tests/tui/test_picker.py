@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from session_factory import write_claude_session
+from claude_jsonl import write_claude_session
 from textual.widgets import DataTable, Input
 from tui_harness import settle
 

@@ -11,6 +11,7 @@ import gc
 import io
 import random
 import string
+from collections.abc import Sequence
 from itertools import pairwise
 
 from rich.cells import set_cell_size
@@ -18,7 +19,7 @@ from rich.console import Console, Group, RenderableType
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
-from session_factory import make_session
+from sessions import claude_like_session
 from textual.geometry import Region
 from textual.strip import Strip
 from tui_harness import open_session, quiet_app, screen_text, settle
@@ -72,7 +73,7 @@ def _fresh_list_rows(listing: MessageList) -> list[list[Segment]]:
 
 
 async def test_list_rows_are_redrawn_when_what_they_show_changes() -> None:
-    session = make_session(8, window=120_000, big_lines=200)
+    session = claude_like_session(8, window=120_000, big_lines=200)
     app = _app()
     async with app.run_test(size=SIZE) as pilot:
         screen = await _open(pilot, session, get_preset("seed"))
@@ -112,7 +113,7 @@ async def test_list_rows_are_redrawn_when_what_they_show_changes() -> None:
 
 
 async def test_list_row_cache_keeps_few_rows_on_a_big_scroll() -> None:
-    session = make_session(40)
+    session = claude_like_session(40)
     app = _app()
     async with app.run_test(size=(100, 20)) as pilot:
         screen = await _open(pilot, session, get_preset("seed"))
@@ -153,11 +154,18 @@ def test_fit_strip_returns_a_strip_that_fits_as_it_is() -> None:
 
 
 def test_per_message_tables_cost_the_garbage_collector_nothing_per_item() -> None:
-    session = make_session(6, with_compaction=True)
+    session = claude_like_session(6, with_compaction=True)
     state = SessionState(session, get_preset("seed"))
-    tables = [state.rows, state._flags, state._call_messages, state._row_of_message]
     series = build_series(session, None)
-    tables += [series.message_index, series.recorded, series.flags]
+    tables: list[Sequence[int]] = [
+        state.rows,
+        state._flags,
+        state._call_messages,
+        state._row_of_message,
+        series.message_index,
+        series.recorded,
+        series.flags,
+    ]
     for table in tables:
         assert len(table) > 1
         assert len(gc.get_referents(table)) <= 1  # a list would hand over every item
@@ -181,7 +189,7 @@ def _maximal_runs(rows: list[list[Segment]]) -> bool:
 
 
 async def test_gauge_moves_its_cursor_without_a_stale_column() -> None:
-    session = make_session(8)
+    session = claude_like_session(8)
     app = _app()
     async with app.run_test(size=SIZE) as pilot:
         screen = await _open(pilot, session, get_preset("seed"))
@@ -236,7 +244,7 @@ async def test_gauge_moves_its_cursor_without_a_stale_column() -> None:
 
 
 async def test_gauge_redraws_its_chart_for_a_new_result_focus_and_theme() -> None:
-    session = make_session(8)
+    session = claude_like_session(8)
     app = _app()
     async with app.run_test(size=SIZE) as pilot:
         screen = await _open(pilot, session, get_preset("seed"))
@@ -338,7 +346,7 @@ def _detail_lines(detail: DetailPane) -> list[list[Segment]]:
 
 
 async def test_detail_renders_what_shows_first_and_the_rest_after_the_frame() -> None:
-    session = make_session(3, big_lines=300)
+    session = claude_like_session(3, big_lines=300)
     app = _app()
     async with app.run_test(size=SIZE) as pilot:
         screen = await _open(pilot, session, get_preset("seed"))
@@ -389,7 +397,7 @@ async def test_detail_renders_what_shows_first_and_the_rest_after_the_frame() ->
 
 
 async def test_detail_lines_follow_a_new_replay_and_theme() -> None:
-    session = make_session(3, big_lines=120)
+    session = claude_like_session(3, big_lines=120)
     app = _app()
     async with app.run_test(size=SIZE) as pilot:
         screen = await _open(pilot, session, get_preset("seed"))
