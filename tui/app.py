@@ -8,7 +8,7 @@ opened never raises: the session screen dismisses with the error text and the pi
 from __future__ import annotations
 
 import sys
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import ClassVar
 
 from textual.app import App
@@ -29,20 +29,11 @@ DARK_THEME = "textual-dark"
 LIGHT_THEME = "textual-light"
 
 
-def _css_paths() -> list[str | Path]:
-    """Our stylesheet, then the views' one when it exists (it is written in parallel)."""
-    paths: list[str | Path] = [_HERE / "app.tcss"]
-    views = _HERE / "views.tcss"
-    if views.exists():
-        paths.append(views)
-    return paths
-
-
 class CtxscopeApp(App[None]):
     """Session picker + session screen."""
 
     TITLE = "ctxscope"
-    CSS_PATH: ClassVar[list[str | Path]] = _css_paths()  # type: ignore[misc]
+    CSS_PATH: ClassVar[list[str | PurePath]] = [_HERE / "app.tcss", _HERE / "views.tcss"]
     COMMANDS = App.COMMANDS | {CtxscopeCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit"),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -19,8 +19,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message as TextualMessage
 from textual.screen import ModalScreen, Screen
-from textual.widget import Widget
-from textual.widgets import Input, Label, Static
+from textual.widgets import Input, Label
 from textual.worker import get_current_worker
 
 from core.formats import LoadError, load_session, load_session_head
@@ -29,11 +28,17 @@ from core.policy import Policy
 from core.tokens import message_text
 from tui.live import LiveFile, watch_file
 from tui.messages import JumpToMessage
+from tui.screens.overflow import OverflowScreen
 from tui.state import SessionState, default_policy_for
 from tui.widgets.detail import DetailPane
 from tui.widgets.footer import KeysFooter
+from tui.widgets.gauge import TokenGauge
 from tui.widgets.load_progress import LoadProgress, format_bytes
 from tui.widgets.message_list import MessageList, format_tokens
+from tui.widgets.policy_panel import PolicyPanel
+
+if TYPE_CHECKING:
+    from core.replay import Replayer
 
 PROGRESS_INTERVAL_S = 0.2
 """Loader and replay progress reach the screen at most this often (each update is a frame the
@@ -46,27 +51,6 @@ PREVIEW_BYTES = 1_000_000
 """How much of a big file the first part is (about 1,000 small messages, 30 ms to read)."""
 PREVIEW_PAINT_WAIT_S = 1.0
 """The rest of a big file is read once its first part is painted, or after this long."""
-
-
-def _optional(module: str, name: str) -> Any:
-    """A class of the views engineer's, or None while its module is not written yet."""
-    import importlib
-
-    try:
-        mod = importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name != module:
-            raise
-        return None
-    return getattr(mod, name, None)
-
-
-def _token_gauge() -> Any:
-    return _optional("tui.widgets.gauge", "TokenGauge")
-
-
-def _policy_panel() -> Any:
-    return _optional("tui.widgets.policy_panel", "PolicyPanel")
 
 
 def _freeze_heap() -> None:
@@ -361,14 +345,14 @@ class SessionScreen(Screen[str | None]):
         self._generation = 0
         self._replay_cancel: threading.Event | None = None
         self._replay_lock = threading.Lock()
-        self._replayer: Any = None
+        self._replayer: Replayer | None = None
         self._replayer_session: Session | None = None
         self._live_file: LiveFile | None = None
         self._live_stop = threading.Event()
         self.live_status: str | None = None
         self._list: MessageList | None = None
         self._detail: DetailPane | None = None
-        self._gauge_widget: Widget | None = None
+        self._gauge: TokenGauge | None = None
 
     # -- layout ----------------------------------------------------------------------------------
 
@@ -379,23 +363,11 @@ class SessionScreen(Screen[str | None]):
         yield SessionHeader(id="session-header")
         yield LoadProgress(id="load-progress")
         with Vertical(id="gauge-slot"):
-            gauge_cls = _token_gauge()
-            if gauge_cls is not None:
-                yield gauge_cls(id="gauge")
-            else:
-                yield Static(
-                    "Token gauge (tui/widgets/gauge.py) — not built yet",
-                    id="gauge",
-                    classes="slot-placeholder",
-                )
+            yield TokenGauge(id="gauge")
         with Horizontal(id="body"):
             yield MessageList(id="messages")
             yield DetailPane(id="detail")
-            with Vertical(id="policy-slot"):
-                yield Static(
-                    "Policy panel (tui/widgets/policy_panel.py) — not built yet",
-                    classes="slot-placeholder",
-                )
+            yield Vertical(id="policy-slot")
         with Horizontal(id="search-bar"):
             yield Label("/", id="search-label")
             yield Input(placeholder="search messages (Enter: find, Esc: close)", id="search-input")
@@ -418,15 +390,15 @@ class SessionScreen(Screen[str | None]):
     def status(self) -> StatusLine:
         return self.query_one("#status", StatusLine)
 
-    def _gauge(self) -> Widget | None:
-        if self._gauge_widget is None:
-            self._gauge_widget = self.query_one("#gauge")
-        gauge = self._gauge_widget
-        return gauge if hasattr(gauge, "update_result") else None
+    @property
+    def gauge(self) -> TokenGauge:
+        if self._gauge is None:
+            self._gauge = self.query_one("#gauge", TokenGauge)
+        return self._gauge
 
-    def _panel(self) -> Widget | None:
-        panels = self.query("#policy-panel")
-        return panels.first() if panels else None
+    def _panel(self) -> PolicyPanel | None:
+        panels = self.query("#policy-panel").results(PolicyPanel)
+        return next(panels, None)
 
     @property
     def display_name(self) -> str:
@@ -667,9 +639,7 @@ class SessionScreen(Screen[str | None]):
             self.set_timer(FIRST_PAINT_DELAY_S, lambda: self._after_first_paint(session))
             return
         self.after_paint_pending = False
-        gauge = self._gauge()
-        if gauge is not None:
-            gauge.update_result(session, None)  # type: ignore[attr-defined]
+        self.gauge.update_result(session, None)
         if self.partial:
             return  # replay and live tail wait for the whole file
         self.start_replay()
@@ -684,16 +654,11 @@ class SessionScreen(Screen[str | None]):
 
     def _mount_policy_panel(self, policy: Policy) -> None:
         """Mount the policy panel (on first use: it costs a few hundred ms to build)."""
-        panel_cls = _policy_panel()
-        if panel_cls is None:
-            return
-        slot = self.query_one("#policy-slot")
         existing = self._panel()
         if existing is not None:
-            existing.set_policy(policy)  # type: ignore[attr-defined]
+            existing.set_policy(policy)
             return
-        slot.remove_children()
-        slot.mount(panel_cls(policy, id="policy-panel"))
+        self.query_one("#policy-slot").mount(PolicyPanel(policy, id="policy-panel"))
 
     def _refresh_chrome(self) -> None:
         self.query_one(SessionHeader).show(self.state, self.display_name)
@@ -755,17 +720,12 @@ class SessionScreen(Screen[str | None]):
                     self.post_message(_ReplayProgressed(generation, int(args[0]), int(args[1])))
 
             try:
-                from core.replay import Replayer
+                from core.replay import Replayer  # here, not at start-up: ~50 ms of imports
 
                 if self._replayer is None or self._replayer_session is not session:
                     self._replayer = Replayer(session)
                     self._replayer_session = session
                 result = self._replayer.run(policy, progress=progress, cancel=cancel)
-            except ModuleNotFoundError as exc:
-                self.post_message(
-                    _ReplayEnded(generation, f"replay engine unavailable ({exc.name})")
-                )
-                return
             except Exception as exc:
                 error = None if cancel.is_set() else f"replay failed: {type(exc).__name__}: {exc}"
                 self.post_message(_ReplayEnded(generation, error))
@@ -791,10 +751,8 @@ class SessionScreen(Screen[str | None]):
         state.set_result(event.result)
         self.message_list.rows_changed()
         self.detail.refresh_decision()
-        gauge = self._gauge()
-        if gauge is not None:
-            gauge.update_result(state.session, event.result)  # type: ignore[attr-defined]
-            self._sync_gauge(self.message_list.selected_message)
+        self.gauge.update_result(state.session, event.result)
+        self._sync_gauge(self.message_list.selected_message)
         self._refresh_chrome()
 
     def on__replay_ended(self, event: _ReplayEnded) -> None:
@@ -827,11 +785,11 @@ class SessionScreen(Screen[str | None]):
         if update_panel:
             panel = self._panel()
             if panel is not None:
-                panel.set_policy(policy)  # type: ignore[attr-defined]
+                panel.set_policy(policy)
         self.query_one(SessionHeader).show(state, self.display_name)
         self.start_replay()
 
-    def on_policy_panel_changed(self, event: Any) -> None:
+    def on_policy_panel_changed(self, event: PolicyPanel.Changed) -> None:
         event.stop()
         self.set_policy(event.policy, update_panel=False)
 
@@ -879,14 +837,13 @@ class SessionScreen(Screen[str | None]):
 
     def _sync_gauge(self, message_index: int | None) -> None:
         state = self.state
-        gauge = self._gauge()
-        if state is None or gauge is None or message_index is None or state.result is None:
+        if state is None or message_index is None or state.result is None:
             return
         call = state.call_for_message(message_index)
         if call is not None:
-            gauge.select_call(call)  # type: ignore[attr-defined]
+            self.gauge.select_call(call)
 
-    def on_token_gauge_call_selected(self, event: Any) -> None:
+    def on_token_gauge_call_selected(self, event: TokenGauge.CallSelected) -> None:
         event.stop()
         self.select_message(event.message_index, sync_gauge=False)
 
@@ -910,32 +867,22 @@ class SessionScreen(Screen[str | None]):
         state = self.state
         if state is None:
             return
-        screen_cls = _optional("tui.screens.overflow", "OverflowScreen")
-        if screen_cls is None:
-            overflow = state.first_overflow()
-            if overflow is None:
-                self.app.notify("No call overflowed the window under this policy.")
-            else:
-                self.select_message(overflow[1])
-                self.app.notify(f"First overflow: call {overflow[0]}, message {overflow[1]}.")
-            return
 
         def jump(index: int | None) -> None:
             if index is not None:
                 self.select_message(index)
 
-        self.app.push_screen(screen_cls(state.session, state.result), jump)
+        self.app.push_screen(OverflowScreen(state.session, state.result), jump)
 
     def action_compaction(self) -> None:
         state = self.state
         index = self.message_list.selected_message
         if state is None or index is None:
             return
-        screen_cls = _optional("tui.screens.compaction", "CompactionScreen")
-        if screen_cls is None:
-            self.app.notify("The compaction screen is not built yet.", severity="warning")
-            return
-        self.app.push_screen(screen_cls(state.session, state.policy, index, state.result))
+        # imported on first use: it brings the compaction engine and the LLM clients (~60 ms)
+        from tui.screens.compaction import CompactionScreen
+
+        self.app.push_screen(CompactionScreen(state.session, state.policy, index, state.result))
 
     def _step_compaction(self, step: int) -> None:
         state = self.state
@@ -1127,9 +1074,7 @@ class SessionScreen(Screen[str | None]):
             self.message_list.select_message(selected)
             if selected >= old_count - 1:
                 self.detail.show(selected, force=True)
-        gauge = self._gauge()
-        if gauge is not None:
-            gauge.update_result(session, state.result)  # type: ignore[attr-defined]
+        self.gauge.update_result(session, state.result)
         self._refresh_chrome()
         if replay:
             self.start_replay()
