@@ -25,6 +25,7 @@ from core.models import Session
 from core.overflow import OverflowDiagnosis
 from core.policy import Policy
 from core.replay import CompareResult, FidelityRow, ReplayEvent, ReplayResult, ReplaySummary
+from core.units import format_tokens
 
 BARS = "▁▂▃▄▅▆▇█"
 """Sparkline levels, lowest to highest."""
@@ -53,7 +54,7 @@ def _plain(*cells: Any) -> list[Any]:
 
 def tokens(value: int | None) -> str:
     """A token count with thousands separators (``-`` when unknown)."""
-    return "-" if value is None else f"{value:,}"
+    return "-" if value is None else format_tokens(value)
 
 
 # --- progress -------------------------------------------------------------------------------------

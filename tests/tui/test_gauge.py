@@ -7,13 +7,13 @@ from views_fixtures import Host, compacting_policy, grow_session
 from core.models import Provenance
 from core.policy import get_preset
 from core.replay import replay
+from core.units import short_tokens
 from tui.widgets.gauge import (
     GUTTER,
     Series,
     TokenGauge,
     bucket_series,
     build_series,
-    short_tokens,
 )
 
 HEIGHT = 10

@@ -24,8 +24,8 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Input, Label, Static
 from textual.worker import get_current_worker
 
+from core.units import format_bytes
 from tui.widgets.footer import KeysFooter
-from tui.widgets.load_progress import format_bytes
 
 PEAK_MAX_BYTES = 32 * 1000 * 1000
 """Sessions larger than this get no peak in the picker (it would mean loading them)."""
@@ -165,7 +165,7 @@ class PickerScreen(Screen[None]):
         for found in sessions:
             if worker.is_cancelled:
                 return
-            size = getattr(found, "size_bytes", None)
+            size = found.size_bytes
             path = str(found.path)
             if size is None or size > PEAK_MAX_BYTES or path in self.peaks:
                 continue
@@ -224,13 +224,13 @@ class PickerScreen(Screen[None]):
             if project:
                 project = Path(project).name or project
             modified = datetime.fromtimestamp(found.modified).strftime("%Y-%m-%d %H:%M")
-            size = getattr(found, "size_bytes", None)
+            size = found.size_bytes
             table.add_row(
                 str(found.format),
                 project,
                 (found.title or Path(found.path).name)[:60],
                 modified,
-                format_bytes(size) if size is not None else "db",
+                format_bytes(size, missing="db"),
                 self._peak_text(str(found.path))
                 if size is not None and size <= PEAK_MAX_BYTES
                 else "",

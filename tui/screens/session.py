@@ -26,6 +26,7 @@ from core.formats import LoadError, load_session, load_session_head
 from core.models import Session
 from core.policy import Policy
 from core.tokens import message_text
+from core.units import compact_tokens, format_bytes
 from tui.live import LiveFile, watch_file
 from tui.messages import JumpToMessage
 from tui.screens.overflow import OverflowScreen
@@ -33,8 +34,8 @@ from tui.state import SessionState, default_policy_for
 from tui.widgets.detail import DetailPane
 from tui.widgets.footer import KeysFooter
 from tui.widgets.gauge import TokenGauge
-from tui.widgets.load_progress import LoadProgress, format_bytes
-from tui.widgets.message_list import MessageList, format_tokens
+from tui.widgets.load_progress import LoadProgress
+from tui.widgets.message_list import MessageList
 from tui.widgets.policy_panel import PolicyPanel
 
 if TYPE_CHECKING:
@@ -267,9 +268,9 @@ class StatusLine(Horizontal):
         if summary.compactions:
             parts.append(f"{summary.compactions} compactions ([ ])")
         if summary.tokens_truncated:
-            parts.append(f"✂ {format_tokens(summary.tokens_truncated)}")
+            parts.append(f"✂ {compact_tokens(summary.tokens_truncated)}")
         if summary.tokens_pruned:
-            parts.append(f"× {format_tokens(summary.tokens_pruned)}")
+            parts.append(f"× {compact_tokens(summary.tokens_pruned)}")
         if state.matches:
             parts.append(f"{len(state.matches):,} matches (n/N)")
         info_label.update(" · ".join(parts))

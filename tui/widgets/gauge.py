@@ -38,6 +38,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from core.models import Provenance, Session
+from core.units import format_tokens, short_tokens
 from tui.widgets.message_list import fit_strip
 
 if TYPE_CHECKING:
@@ -71,19 +72,6 @@ PROVENANCE_SHORT = {
     Provenance.COUNTED: "cnt.",
     Provenance.ESTIMATED: "est.",
 }
-
-
-def short_tokens(tokens: int) -> str:
-    """A token figure in at most 5 cells: ``950``, ``9.5k``, ``168k``, ``1.2M``."""
-    if tokens < 1_000:
-        return str(tokens)
-    if tokens < 10_000:
-        return f"{tokens / 1000:.1f}k"
-    if tokens < 1_000_000:
-        return f"{round(tokens / 1000)}k"
-    if tokens < 10_000_000:
-        return f"{tokens / 1_000_000:.1f}M"
-    return f"{round(tokens / 1_000_000)}M"
 
 
 @dataclass(frozen=True, slots=True)
@@ -679,7 +667,7 @@ class TokenGauge(Widget, can_focus=True):
         window = series.window
         rec = series.recorded[call]
         sim = series.simulated[call] if series.has_simulated else None
-        number = (lambda v: f"{v:,}") if tier == 0 else short_tokens
+        number = format_tokens if tier == 0 else short_tokens
         sep = " │ " if tier < 2 else " "
 
         def share(tokens: int, over_part: str) -> None:

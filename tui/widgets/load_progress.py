@@ -8,17 +8,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Label, ProgressBar
 
-
-def format_bytes(size: int | None) -> str:
-    """``1.2 MB``-style size (decimal units, as file managers show them)."""
-    if size is None:
-        return "?"
-    value = float(size)
-    for unit in ("B", "KB", "MB", "GB"):
-        if value < 1000 or unit == "GB":
-            return f"{value:,.0f} {unit}" if unit == "B" else f"{value:,.1f} {unit}"
-        value /= 1000
-    return f"{size} B"
+from core.units import format_bytes
 
 
 class LoadProgress(Vertical):

@@ -29,6 +29,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from core.models import Message, Provenance, Role
+from core.units import compact_tokens
 from tui.state import RowFlag, SessionState
 
 PREVIEW_SCAN_CHARS = 400
@@ -71,17 +72,6 @@ FLAG_LEGEND: tuple[tuple[str, str], ...] = (
     ("▌", "gutter: head (summarised) / tail (kept) of the selected compaction"),
 )
 """What each glyph means (the help screen shows this)."""
-
-
-def format_tokens(tokens: int) -> str:
-    """A token count in at most 6 cells: ``9,999``, ``12.3k``, ``123k``, ``1.23M``."""
-    if tokens < 10_000:
-        return f"{tokens:,}"
-    if tokens < 100_000:
-        return f"{tokens / 1000:.1f}k"
-    if tokens < 1_000_000:
-        return f"{tokens // 1000}k"
-    return f"{tokens / 1_000_000:.2f}M"
 
 
 def _one_line(text: str) -> str:
@@ -514,7 +504,7 @@ class MessageList(StyledScrollView, can_focus=True):
                 if message_state.truncated
                 else message_state.tokens
             )
-            tokens_text = f"{format_tokens(tokens):>6}"
+            tokens_text = f"{compact_tokens(tokens):>6}"
             mark = PROVENANCE_MARKS.get(message_state.provenance, "?")
         else:
             tokens_text = f"{'·':>6}"
