@@ -13,7 +13,6 @@ from typing import ClassVar
 
 from textual.app import App
 from textual.binding import Binding, BindingType
-from textual.screen import Screen
 
 from core.policy import Policy, PolicyError, resolve_policy
 from tui.commands_palette import CtxscopeCommands
@@ -59,7 +58,7 @@ class CtxscopeApp(App[None]):
         self._switch_interval = sys.getswitchinterval()
         self.theme = DARK_THEME
 
-    def get_default_screen(self) -> Screen[object]:
+    def get_default_screen(self) -> PickerScreen:
         return PickerScreen(self._discover)
 
     def on_mount(self) -> None:

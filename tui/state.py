@@ -18,9 +18,9 @@ from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import IntFlag
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from core.models import Message, Role, Session
+from core.models import CompactionEvent, Message, Role, Session
 from core.policy import PRESETS, Policy, get_preset
 
 if TYPE_CHECKING:  # the replay engine is imported lazily, in the worker that runs it
@@ -278,15 +278,15 @@ class SessionState:
             self._call_messages = _ints(m.index for m in messages if m.is_model_call)
 
         markers: list[Marker] = []
-        event = self.event(self.active_event)
-        if event is not None and event.kind == "compact":
-            for i in event.head_indices:
+        selected = self.event(self.active_event)
+        if selected is not None and selected.kind == "compact":
+            for i in selected.head_indices:
                 if i < count:
                     flags[i] |= _HEAD
-            for i in event.tail_indices:
+            for i in selected.tail_indices:
                 if i < count:
                     flags[i] |= _TAIL
-            markers.append(_split_marker(event, count))
+            markers.append(_split_marker(selected, count))
         for k, compaction in enumerate(session.compactions):
             if compaction.message_index < count:
                 markers.append(
@@ -375,7 +375,7 @@ def _zeros(count: int) -> array[int]:
     return array("q", bytes(8 * count))
 
 
-def _split_marker(event: Any, count: int) -> Marker:
+def _split_marker(event: ReplayEvent, count: int) -> Marker:
     head = [i for i in event.head_indices if i < count]
     tail = [i for i in event.tail_indices if i < count]
     # The rule goes where the head ends and the kept tail starts. Leading context a strategy
@@ -397,7 +397,7 @@ def _split_marker(event: Any, count: int) -> Marker:
     return Marker("split", f"split{trigger}: ↑ {head_text} · ↓ {tail_text}{tokens}", at)
 
 
-def _boundary_text(compaction: Any, k: int) -> str:
+def _boundary_text(compaction: CompactionEvent, k: int) -> str:
     parts = [f"recorded compaction #{k + 1}", str(compaction.trigger)]
     if compaction.tokens_before is not None:
         before = f"{compaction.tokens_before:,}"

@@ -12,7 +12,7 @@ import contextlib
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -27,15 +27,18 @@ from textual.worker import get_current_worker
 from core.units import format_bytes
 from tui.widgets.footer import KeysFooter
 
+if TYPE_CHECKING:  # discovery is imported by the worker that runs it
+    from core.discovery import DiscoveredSession
+
 PEAK_MAX_BYTES = 32 * 1000 * 1000
 """Sessions larger than this get no peak in the picker (it would mean loading them)."""
 MAX_LISTED = 2000
 """The picker lists at most this many sessions (the newest)."""
 
-DiscoverFn = Callable[[], Sequence[Any]]
+DiscoverFn = Callable[[], Sequence["DiscoveredSession"]]
 
 
-def default_discover() -> Sequence[Any]:
+def default_discover() -> Sequence[DiscoveredSession]:
     """The sessions :func:`core.discovery.discover_sessions` finds, newest first."""
     from core.discovery import discover_sessions
 
@@ -57,7 +60,7 @@ def _peak_of(path: str) -> int | None:
 
 
 class _Discovered(TextualMessage):
-    def __init__(self, sessions: list[Any], error: str | None) -> None:
+    def __init__(self, sessions: list[DiscoveredSession], error: str | None) -> None:
         super().__init__()
         self.sessions = sessions
         self.error = error
@@ -84,9 +87,9 @@ class PickerScreen(Screen[None]):
     def __init__(self, discover: DiscoverFn | None = None) -> None:
         super().__init__()
         self._discover_fn = discover or default_discover
-        self.sessions: list[Any] = []
+        self.sessions: list[DiscoveredSession] = []
         self.peaks: dict[str, int | None] = {}
-        self.shown: list[Any] = []
+        self.shown: list[DiscoveredSession] = []
         self.discovering = True
         self._discovery_started = False
 
@@ -160,7 +163,7 @@ class PickerScreen(Screen[None]):
         exit_on_error=False,
         description="Computing peak contexts",
     )
-    def _compute_peaks(self, sessions: list[Any]) -> None:
+    def _compute_peaks(self, sessions: list[DiscoveredSession]) -> None:
         worker = get_current_worker()
         for found in sessions:
             if worker.is_cancelled:
@@ -195,7 +198,7 @@ class PickerScreen(Screen[None]):
         return f"{peak:,}" if peak is not None else "—"
 
     @staticmethod
-    def _fields(found: Any) -> list[str]:
+    def _fields(found: DiscoveredSession) -> list[str]:
         """What the filter matches against: each field on its own (a fuzzy match across a long
         joined string would match almost anything)."""
         project = found.project or ""

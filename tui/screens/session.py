@@ -287,14 +287,8 @@ class StatusLine(Horizontal):
 class SessionScreen(Screen[str | None]):
     """One session: list, gauge, detail, policy. Dismisses with an error text if it cannot load."""
 
-    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [
-        (0, "-narrow"),
-        (110, "-wide"),
-    ]
-    VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [
-        (0, "-short"),
-        (30, "-tall"),
-    ]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]  # noqa: RUF012 (Screen declares it)
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]  # noqa: RUF012 (Screen declares it)
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("o", "overflow", "Overflow"),

@@ -17,6 +17,7 @@ preview run in a thread worker (group ``detail``) once the cursor rests.
 
 from __future__ import annotations
 
+import io
 import re
 from collections import deque
 from collections.abc import Iterator
@@ -668,17 +669,9 @@ def _chunks(part: RenderableType, lines: int) -> list[RenderableType]:
 
 
 def _plain(renderable: RenderableType, width: int) -> str:
-    console = Console(width=width, record=True, color_system=None, file=_NullFile())
+    console = Console(width=width, record=True, color_system=None, file=io.StringIO())
     console.print(renderable)
     return console.export_text()
-
-
-class _NullFile:
-    def write(self, text: str) -> int:
-        return len(text)
-
-    def flush(self) -> None:
-        pass
 
 
 def model_sees(
