@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from array import array
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
@@ -108,64 +109,92 @@ EMPTY_SERIES = Series([], [], [], [], [], None, None, 0)
 def build_series(session: Session | None, result: ReplayResult | None) -> Series:
     """Flatten a session (recorded series only) or a replay result (both series) for drawing."""
     if result is not None:
-        points = result.points
-        message_index = [p.message_index for p in points]
-        recorded = [-1 if p.recorded_tokens is None else p.recorded_tokens for p in points]
-        simulated = [p.simulated_tokens for p in points]
-        provenance = [p.simulated_provenance for p in points]
-        flags = [0] * len(points)
-        for i, p in enumerate(points):
-            if p.overflow_simulated:
-                flags[i] |= OVERFLOW_SIMULATED
-            if p.overflow_recorded:
-                flags[i] |= OVERFLOW_RECORDED
-        for event in result.events:
-            call = event.call_index
-            if call is None or not 0 <= call < len(flags):
-                continue
-            if event.kind == "compact":
-                flags[call] |= COMPACT
-            elif event.kind == "recorded-compaction":
-                flags[call] |= RECORDED_COMPACT
-        window = result.window
-        threshold = result.threshold
+        columns = _replayed_columns(result)
     elif session is not None:
-        calls = session.model_calls()
-        message_index = [m.index for m in calls]
-        recorded = []
-        for m in calls:
-            tokens = m.usage.context_tokens if m.usage is not None else 0
-            recorded.append(tokens if tokens > 0 else -1)
-        simulated = []
-        provenance = []
-        flags = [0] * len(calls)
-        window = session.context_window
-        threshold = None
-        if window:
-            for i, tokens in enumerate(recorded):
-                if tokens > window:
-                    flags[i] |= OVERFLOW_RECORDED
+        columns = _recorded_columns(session)
     else:
         return EMPTY_SERIES
-    if session is not None and message_index:
-        # The recording's own compactions sit before the first call after their boundary.
-        from bisect import bisect_left
-
-        for compaction in session.compactions:
-            call = bisect_left(message_index, compaction.message_index)
-            if call < len(flags):
-                flags[call] |= RECORDED_COMPACT
-    peak = max(max(recorded, default=0), max(simulated, default=0), 0)
+    if session is not None:
+        _mark_recorded_compactions(columns, session)
+    peak = max(max(columns.recorded, default=0), max(columns.simulated, default=0), 0)
     return Series(
-        array("q", message_index),
-        array("q", recorded),
-        array("q", simulated),
-        provenance,
-        array("q", flags),
-        window or None,
-        threshold,
+        array("q", columns.message_index),
+        array("q", columns.recorded),
+        array("q", columns.simulated),
+        columns.provenance,
+        array("q", columns.flags),
+        columns.window or None,
+        columns.threshold,
         peak,
     )
+
+
+@dataclass(slots=True)
+class _Columns:
+    """The per-call lists :func:`build_series` fills before packing them into arrays."""
+
+    message_index: list[int]
+    recorded: list[int]
+    simulated: list[int]
+    provenance: list[Provenance]
+    flags: list[int]
+    window: int | None
+    threshold: int | None
+
+
+def _replayed_columns(result: ReplayResult) -> _Columns:
+    """Both series of a replay result, its overflows and the policy's compactions."""
+    points = result.points
+    flags = [0] * len(points)
+    for i, p in enumerate(points):
+        if p.overflow_simulated:
+            flags[i] |= OVERFLOW_SIMULATED
+        if p.overflow_recorded:
+            flags[i] |= OVERFLOW_RECORDED
+    for event in result.events:
+        call = event.call_index
+        if call is None or not 0 <= call < len(flags):
+            continue
+        if event.kind == "compact":
+            flags[call] |= COMPACT
+        elif event.kind == "recorded-compaction":
+            flags[call] |= RECORDED_COMPACT
+    return _Columns(
+        message_index=[p.message_index for p in points],
+        recorded=[-1 if p.recorded_tokens is None else p.recorded_tokens for p in points],
+        simulated=[p.simulated_tokens for p in points],
+        provenance=[p.simulated_provenance for p in points],
+        flags=flags,
+        window=result.window,
+        threshold=result.threshold,
+    )
+
+
+def _recorded_columns(session: Session) -> _Columns:
+    """The recorded series of a session not replayed yet, and the calls over its window."""
+    calls = session.model_calls()
+    recorded = []
+    for m in calls:
+        tokens = m.usage.context_tokens if m.usage is not None else 0
+        recorded.append(tokens if tokens > 0 else -1)
+    window = session.context_window
+    flags = [0] * len(calls)
+    if window:
+        for i, tokens in enumerate(recorded):
+            if tokens > window:
+                flags[i] |= OVERFLOW_RECORDED
+    return _Columns([m.index for m in calls], recorded, [], [], flags, window, None)
+
+
+def _mark_recorded_compactions(columns: _Columns, session: Session) -> None:
+    """The recording's own compactions sit before the first call after their boundary."""
+    message_index, flags = columns.message_index, columns.flags
+    if not message_index:
+        return
+    for compaction in session.compactions:
+        call = bisect_left(message_index, compaction.message_index)
+        if call < len(flags):
+            flags[call] |= RECORDED_COMPACT
 
 
 @dataclass(frozen=True, slots=True)
@@ -502,98 +531,56 @@ class TokenGauge(Widget, can_focus=True):
             rows[plan.marker_row] = _splice(rows[plan.marker_row], x0, cells, width)
         return rows
 
-    def _scale(self) -> int:
+    def _top_tokens(self) -> int:
         series = self.series
         window = series.window or 0
         return max(window, series.peak, 1)
 
     def _chart(self, layout: Layout, width: int, rows: int) -> tuple[list[Strip], _ChartPlan]:
         """The chart rows without a cursor, and what :meth:`_cursor_cells` needs to add one."""
-        series = self.series
-        top = self._scale()
-        levels = rows * 8
-        window = series.window
-        threshold = series.threshold
-
-        def row_of(tokens: int) -> int:
-            """Row counted from the bottom whose band holds ``tokens``."""
-            return min(rows - 1, int(tokens * levels / top) // 8)
-
-        def height_of(tokens: int) -> int:
-            if tokens <= 0:
-                return 0
-            return max(1, round(tokens * levels / top))
-
-        threshold_row = row_of(threshold) if threshold else None
-        window_row = row_of(window) if window and window < top else None
-        # The band runs from the threshold's row up to (not into) the window's row; the threshold
-        # row is shaded too, or a band narrower than a row would not show at all.
-        reserve_from = threshold_row
-        reserve_to = window_row if window_row is not None else rows  # exclusive
-        if reserve_from is not None and window_row is not None and window_row <= reserve_from:
-            reserve_to = reserve_from + 1
-
+        scale = _Scale.fit(self.series, self._top_tokens(), rows)
+        window = self.series.window
         plan = _ChartPlan(
             layout=layout,
-            rec_h=[height_of(v) for v in layout.recorded],
-            sim_h=[height_of(v) for v in layout.simulated],
+            rec_h=[scale.height_of(v) for v in layout.recorded],
+            sim_h=[scale.height_of(v) for v in layout.simulated],
             rec_over=[bool(window) and v > (window or 0) for v in layout.recorded],
             sim_over=[bool(window) and v > (window or 0) for v in layout.simulated],
         )
-        cells = layout.cells_per_series
-        gap = layout.bucket_width - 2 * cells
-        chart_width = width - GUTTER
-        used = layout.buckets * layout.bucket_width
-
         out: list[Strip] = []
         for r in range(rows):
             k = rows - 1 - r  # row from the bottom
-            if threshold_row is not None and k == threshold_row:
-                axis_label = short_tokens(threshold or 0)
-            elif window_row is not None and k == window_row:
-                axis_label = short_tokens(window or 0)
-            elif k == rows - 1:
-                axis_label = short_tokens(top)
-            elif k == 0 and rows > 2:
-                axis_label = "0"
-            else:
-                axis_label = ""
-            tick = "┤" if axis_label else "│"
-            if k == threshold_row:
-                axis_style = self._style("threshold")
-            elif k == window_row:
-                axis_style = self._style("window")
-            else:
-                axis_style = self._style("axis")
-            cells_out: list[tuple[str, Style]] = [(f"{axis_label:>5}{tick}", axis_style)]
-
-            if k == threshold_row:
-                empty, empty_fg = "┈", "threshold"
-            elif k == window_row:
-                empty, empty_fg = "─", "window"
-            else:
-                empty, empty_fg = " ", "axis"
-            if window_row is not None and k > window_row:
-                zone: str | None = "over-window"
-            elif reserve_from is not None and reserve_from <= k < reserve_to:
-                zone = "reserve"
-            else:
-                zone = None
+            empty, empty_fg = scale.line(k)
             chart_row = _ChartRow(k * 8, empty, empty_fg)
             plan.rows.append(chart_row)
-
-            for b in range(layout.buckets):
-                for glyph, fg in self._glyphs(plan, chart_row, b):
-                    style = self._style(fg, zone) if zone else self._style(fg)
-                    cells_out.append((glyph * cells, style))
-                if gap:
-                    style = self._style(empty_fg, zone) if zone else self._style(empty_fg)
-                    cells_out.append((empty * gap, style))
-            if used < chart_width:
-                style = self._style(empty_fg, zone) if zone else self._style(empty_fg)
-                cells_out.append((empty * (chart_width - used), style))
+            label = scale.axis_label(k)
+            cells_out = [(f"{label:>5}{'┤' if label else '│'}", self._style(empty_fg))]
+            cells_out.extend(self._bar_cells(plan, chart_row, scale.zone(k), width))
             out.append(_strip(cells_out, width, self.rich_style))
         return out, plan
+
+    def _bar_cells(
+        self, plan: _ChartPlan, row: _ChartRow, zone: str | None, width: int
+    ) -> list[tuple[str, Style]]:
+        """A chart row right of the axis: both bars of every bucket, the gaps between buckets
+        and the width left after the last one, on the row's zone (reserve band, over-window)."""
+        layout = plan.layout
+        cells = layout.cells_per_series
+        gap = layout.bucket_width - 2 * cells
+        unused = width - GUTTER - layout.buckets * layout.bucket_width
+
+        def style(fg: str) -> Style:
+            return self._style(fg, zone) if zone else self._style(fg)
+
+        out: list[tuple[str, Style]] = []
+        for b in range(layout.buckets):
+            for glyph, fg in self._glyphs(plan, row, b):
+                out.append((glyph * cells, style(fg)))
+            if gap:
+                out.append((row.empty * gap, style(row.empty_fg)))
+        if unused > 0:
+            out.append((row.empty * unused, style(row.empty_fg)))
+        return out
 
     @staticmethod
     def _glyphs(plan: _ChartPlan, row: _ChartRow, b: int) -> tuple[tuple[str, str], ...]:
@@ -747,6 +734,77 @@ class TokenGauge(Widget, can_focus=True):
             if cell_len(text.plain) <= width:
                 return text
         return Text()
+
+
+@dataclass(frozen=True, slots=True)
+class _Scale:
+    """How tokens map onto a chart of ``rows`` rows, and where its lines and its bands fall.
+
+    Rows are counted from the bottom; each row is eight levels (eighth blocks).
+    """
+
+    rows: int
+    top: int
+    """Tokens at the top of the chart."""
+    threshold: int | None
+    window: int | None
+    threshold_row: int | None
+    window_row: int | None
+    reserve_rows: range
+    """The reserve band: from the threshold's row up to (not into) the window's row."""
+
+    @classmethod
+    def fit(cls, series: Series, top: int, rows: int) -> _Scale:
+        levels = rows * 8
+
+        def row_of(tokens: int) -> int:
+            """Row counted from the bottom whose band holds ``tokens``."""
+            return min(rows - 1, int(tokens * levels / top) // 8)
+
+        threshold, window = series.threshold, series.window
+        threshold_row = row_of(threshold) if threshold else None
+        window_row = row_of(window) if window and window < top else None
+        reserve_rows = range(0)
+        if threshold_row is not None:
+            # the threshold row is shaded too, or a band narrower than a row would not show
+            reserve_to = rows if window_row is None else max(window_row, threshold_row + 1)
+            reserve_rows = range(threshold_row, reserve_to)
+        return cls(rows, top, threshold, window, threshold_row, window_row, reserve_rows)
+
+    def height_of(self, tokens: int) -> int:
+        """Filled levels (eighths of a row) of a bar of ``tokens``."""
+        if tokens <= 0:
+            return 0
+        return max(1, round(tokens * (self.rows * 8) / self.top))
+
+    def axis_label(self, k: int) -> str:
+        """The figure on the axis at row ``k``: the threshold, the window, the top, or zero."""
+        if k == self.threshold_row:
+            return short_tokens(self.threshold or 0)
+        if k == self.window_row:
+            return short_tokens(self.window or 0)
+        if k == self.rows - 1:
+            return short_tokens(self.top)
+        if k == 0 and self.rows > 2:
+            return "0"
+        return ""
+
+    def line(self, k: int) -> tuple[str, str]:
+        """How an empty cell of row ``k`` looks (glyph, component): the threshold's dotted line,
+        the window's rule, or blank. The axis at that row takes the same colour."""
+        if k == self.threshold_row:
+            return "┈", "threshold"
+        if k == self.window_row:
+            return "─", "window"
+        return " ", "axis"
+
+    def zone(self, k: int) -> str | None:
+        """The background band of row ``k``: above the window, the reserve, or none."""
+        if self.window_row is not None and k > self.window_row:
+            return "over-window"
+        if k in self.reserve_rows:
+            return "reserve"
+        return None
 
 
 @dataclass(slots=True)

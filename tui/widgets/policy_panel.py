@@ -177,48 +177,59 @@ def parse_value(spec: FieldSpec, text: str) -> Any:
     """The value an Input's ``text`` stands for (before the model validates it)."""
     stripped = text.strip()
     if spec.kind in ("int", "float"):
-        if not stripped:
-            if spec.optional:
-                return None
-            raise ParseError("a number is required")
-        cleaned = stripped.replace("_", "").replace(",", "")
-        try:
-            if spec.kind == "int":
-                return int(cleaned)
-            return float(cleaned)
-        except ValueError:
-            what = "a whole number" if spec.kind == "int" else "a number"
-            raise ParseError(f"{what}, e.g. {'51200' if spec.kind == 'int' else '0.25'}") from None
+        return _parse_number(spec, stripped)
     if spec.kind == "list":
         return [item.strip() for item in text.split(",") if item.strip()]
     if spec.kind == "tools":
-        tools: dict[str, dict[str, Any]] = {}
-        for chunk in text.split(";"):
-            chunk = chunk.strip()
-            if not chunk:
-                continue
-            tool, _, assignments = chunk.partition(":")
-            limits: dict[str, Any] = {}
-            for assignment in assignments.split(","):
-                if not assignment.strip():
-                    continue
-                key, sep, raw = assignment.partition("=")
-                if not sep:
-                    raise ParseError(
-                        f"{tool.strip()}: expected key=value, got {assignment.strip()!r}"
-                    )
-                raw = raw.strip()
-                value: Any = raw
-                if raw.lower() in ("true", "false"):
-                    value = raw.lower() == "true"
-                elif raw.lstrip("-").isdigit():
-                    value = int(raw)
-                limits[key.strip()] = value
-            tools[tool.strip()] = limits
-        return tools
+        return _parse_tools(text)
     if spec.optional and not stripped:
         return None
     return text
+
+
+def _parse_number(spec: FieldSpec, stripped: str) -> int | float | None:
+    """A whole number or a number; ``_`` and ``,`` may group digits; empty is None if allowed."""
+    if not stripped:
+        if spec.optional:
+            return None
+        raise ParseError("a number is required")
+    cleaned = stripped.replace("_", "").replace(",", "")
+    try:
+        if spec.kind == "int":
+            return int(cleaned)
+        return float(cleaned)
+    except ValueError:
+        what = "a whole number" if spec.kind == "int" else "a number"
+        raise ParseError(f"{what}, e.g. {'51200' if spec.kind == 'int' else '0.25'}") from None
+
+
+def _parse_tools(text: str) -> dict[str, dict[str, Any]]:
+    """Per-tool limits written ``tool:key=value,key=value; other:key=value``."""
+    tools: dict[str, dict[str, Any]] = {}
+    for chunk in text.split(";"):
+        chunk = chunk.strip()
+        if not chunk:
+            continue
+        tool, _, assignments = chunk.partition(":")
+        limits: dict[str, Any] = {}
+        for assignment in assignments.split(","):
+            if not assignment.strip():
+                continue
+            key, sep, raw = assignment.partition("=")
+            if not sep:
+                raise ParseError(f"{tool.strip()}: expected key=value, got {assignment.strip()!r}")
+            limits[key.strip()] = _limit_value(raw.strip())
+        tools[tool.strip()] = limits
+    return tools
+
+
+def _limit_value(raw: str) -> bool | int | str:
+    """``true`` / ``false``, a whole number, or the text itself."""
+    if raw.lower() in ("true", "false"):
+        return raw.lower() == "true"
+    if raw.lstrip("-").isdigit():
+        return int(raw)
+    return raw
 
 
 def with_value(policy: Policy, spec: FieldSpec, value: Any) -> Policy:
