@@ -14,7 +14,7 @@ import pytest
 from session_factory import write_claude_session
 from tui_harness import settle
 
-import tui.screens.session as session_module
+import tui.screens.session.loading as loading_module
 from core.formats import LoadError, load_session
 from tui.app import CtxscopeApp
 from tui.screens.session import SessionScreen
@@ -26,15 +26,15 @@ def big_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "session.jsonl"
     write_claude_session(path, 60)
     size = path.stat().st_size
-    monkeypatch.setattr(session_module, "PREVIEW_MIN_BYTES", size // 4)
-    monkeypatch.setattr(session_module, "PREVIEW_BYTES", size // 8)
+    monkeypatch.setattr(loading_module, "PREVIEW_MIN_BYTES", size // 4)
+    monkeypatch.setattr(loading_module, "PREVIEW_BYTES", size // 8)
     return path
 
 
 def _hold_whole_load(monkeypatch: pytest.MonkeyPatch, *, fail: Exception | None = None) -> Any:
     """Make the whole load wait for the returned event (and then raise ``fail`` if given)."""
     release = threading.Event()
-    real = session_module.load_session
+    real = loading_module.load_session
 
     def held(*args: Any, **kwargs: Any) -> Any:
         release.wait(10)
@@ -42,7 +42,7 @@ def _hold_whole_load(monkeypatch: pytest.MonkeyPatch, *, fail: Exception | None 
             raise fail
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(session_module, "load_session", held)
+    monkeypatch.setattr(loading_module, "load_session", held)
     return release
 
 
@@ -105,11 +105,11 @@ async def test_first_part_is_usable_while_the_rest_loads(
 async def test_a_small_file_opens_in_one_step(
     big_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(session_module, "PREVIEW_MIN_BYTES", big_file.stat().st_size)
+    monkeypatch.setattr(loading_module, "PREVIEW_MIN_BYTES", big_file.stat().st_size)
     previews: list[object] = []
-    real = session_module.load_session_head
+    real = loading_module.load_session_head
     monkeypatch.setattr(
-        session_module,
+        loading_module,
         "load_session_head",
         lambda *a, **k: previews.append(a) or real(*a, **k),
     )
