@@ -553,3 +553,11 @@ def load_or_fail(
             "pass --window N",
         )
     return session, policy
+
+
+def replay_with_progress(session: Session, policy: Policy) -> ReplayResult:
+    """Replay ``session`` under ``policy``, with a progress bar on standard error (a terminal)."""
+    from core.replay import Replayer
+
+    with progress_reporter("replaying") as update:
+        return Replayer(session).run(policy, progress=update)

@@ -43,6 +43,7 @@ from core.templates import unwrap_summary
 from core.tokens import get_counter
 from tui.messages import JumpToMessage
 from tui.widgets.footer import KeysFooter
+from tui.widgets.message_list import role_label
 
 if TYPE_CHECKING:
     from core.replay import ReplayEvent, ReplayResult
@@ -112,16 +113,6 @@ def preview(message: Message) -> str:
         text = one_line(message.text, 50)
         return f"{text} → {calls}" if text else f"→ {calls}"
     return one_line(message.text) or one_line(message.reasoning) or "(empty)"
-
-
-def role_of(message: Message) -> str:
-    if message.summary:
-        return "summary"
-    if message.synthetic:
-        return "continue"
-    if message.meta:
-        return "meta"
-    return str(message.role)
 
 
 def _bar(value: int, scale: int, cells: int = BAR_CELLS) -> str:
@@ -595,7 +586,7 @@ class CompactionScreen(Screen[None]):
         shown = messages[:MAX_NEXT_ROWS]
         counts = counter.messages_tokens(shown)
         for message, tokens in zip(shown, counts, strict=True):
-            role = role_of(message)
+            role = role_label(message)
             style = self._style("summary") if message.summary else Style()
             text.append(f"#{message.index:<5}", style="dim")
             text.append(f"{role:<9}", style=style + Style(bold=True))
