@@ -8,7 +8,7 @@ opened never raises: the session screen dismisses with the error text and the pi
 from __future__ import annotations
 
 import sys
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import ClassVar
 
 from textual.app import App
@@ -21,7 +21,6 @@ from tui.screens.help import HelpScreen
 from tui.screens.picker import DiscoverFn, PickerScreen
 from tui.screens.session import SessionScreen
 
-_HERE = Path(__file__).parent
 SWITCH_INTERVAL_S = 0.001
 """Thread switch interval while the app runs (Python's default is 5 ms)."""
 DARK_THEME = "textual-dark"
@@ -32,7 +31,9 @@ class CtxscopeApp(App[None]):
     """Session picker + session screen."""
 
     TITLE = "ctxscope"
-    CSS_PATH: ClassVar[list[str | PurePath]] = [_HERE / "app.tcss", _HERE / "views.tcss"]
+    CSS_PATH = Path(__file__).with_name("theme.tcss")
+    """What the screens share; each screen and widget carries its own styles."""
+    DEFAULT_MODE = "picker"
     COMMANDS = App.COMMANDS | {CtxscopeCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit"),
@@ -54,12 +55,11 @@ class CtxscopeApp(App[None]):
         self.window = window
         self.policy = policy
         self.live = live
-        self._discover = discover
         self._switch_interval = sys.getswitchinterval()
         self.theme = DARK_THEME
-
-    def get_default_screen(self) -> PickerScreen:
-        return PickerScreen(self._discover)
+        # The picker is the base screen of the app's one mode, not its get_default_screen():
+        # Textual loads a mode's screen's own stylesheet (CSS_PATH), not the default screen's.
+        self.add_mode("picker", lambda: PickerScreen(discover))
 
     def on_mount(self) -> None:
         # A CPU-bound worker (loader, replay) holds the interpreter for up to the switch interval

@@ -5,8 +5,7 @@ Everything is built in code with fixed ids and figures, so the tests need no sam
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from textual.app import App, ComposeResult
 from textual.message import Message as TextualMessage
@@ -14,8 +13,6 @@ from textual.widget import Widget
 
 from core.models import Message, Role, Session, SourceFormat, ToolCall, ToolResult, Usage
 from core.policy import Policy, get_preset
-
-VIEWS_TCSS = Path(__file__).resolve().parents[2] / "tui" / "views.tcss"
 
 
 def grow_session(
@@ -82,9 +79,7 @@ def compacting_policy(**update: Any) -> Policy:
 
 
 class Host(App[None]):
-    """Mounts one widget with the views' stylesheet and records the messages it posts."""
-
-    CSS_PATH: ClassVar[list[str | Path]] = [VIEWS_TCSS]  # type: ignore[misc]
+    """Mounts one widget (it brings its own styles) and records the messages it posts."""
 
     def __init__(self, widget: Widget) -> None:
         super().__init__()

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.style import Style
@@ -148,6 +149,7 @@ class CompactionScreen(Screen[None]):
     SHOW_TIMINGS: ClassVar[bool] = True
     """Show how long the compaction took (screenshots turn it off: it varies run to run)."""
 
+    CSS_PATH = Path(__file__).with_name("compaction.tcss")
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]  # noqa: RUF012 (Screen declares it)
     VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]  # noqa: RUF012 (Screen declares it)
 

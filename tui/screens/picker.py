@@ -26,6 +26,7 @@ from textual.worker import get_current_worker
 
 from core.units import format_bytes
 from tui.widgets.footer import KeysFooter
+from tui.widgets.title_bar import TitleBar
 
 if TYPE_CHECKING:  # discovery is imported by the worker that runs it
     from core.discovery import DiscoveredSession
@@ -76,6 +77,8 @@ class _PeakFound(TextualMessage):
 class PickerScreen(Screen[None]):
     """Choose a session: from the discovered list (Enter) or by path."""
 
+    CSS_PATH = Path(__file__).with_name("picker.tcss")
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "focus_filter", "Filter", key_display="/"),
         Binding("ctrl+o", "focus_path", "Path"),
@@ -94,9 +97,7 @@ class PickerScreen(Screen[None]):
         self._discovery_started = False
 
     def compose(self) -> ComposeResult:
-        with Horizontal(id="picker-header"):
-            yield Label("ctxscope", id="hdr-app")
-            yield Label("a debugger for the context window of coding agents", id="hdr-name")
+        yield TitleBar("a debugger for the context window of coding agents", id="picker-header")
         with Horizontal(id="picker-inputs"):
             yield Input(
                 placeholder="Open a path: type it, press Enter (ctrl+o)",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import ClassVar
 
 from textual import on
@@ -15,6 +16,7 @@ from textual.widgets import Input, Label
 class PolicyPathPrompt(ModalScreen[str | None]):
     """Ask for a TOML path (save or load); Enter accepts, Esc cancels."""
 
+    CSS_PATH = Path(__file__).with_name("policy_path_prompt.tcss")
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, title: str, value: str, hint: str) -> None:

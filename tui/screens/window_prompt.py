@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -14,6 +15,7 @@ from textual.widgets import Input, Label
 class WindowPrompt(ModalScreen[int | None]):
     """Ask for the context window when the session does not record one."""
 
+    CSS_PATH = Path(__file__).with_name("window_prompt.tcss")
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
 
     def __init__(self, model: str | None, current: int | None) -> None:

@@ -106,6 +106,22 @@ class Section:
 class DetailPane(StyledScrollView, can_focus=True):
     """The selected message in full, with the policy's decision about it."""
 
+    DEFAULT_CSS = """
+    DetailPane {
+        overflow-x: hidden;
+        overflow-y: scroll;
+        scrollbar-size-vertical: 1;
+    }
+    DetailPane > .detail-pane--title { color: $text-primary; text-style: bold; }
+    DetailPane > .detail-pane--heading { text-style: bold; }
+    DetailPane > .detail-pane--muted { color: $text-muted; }
+    DetailPane > .detail-pane--label { color: $text-muted; }
+    DetailPane > .detail-pane--bar { color: $warning; }
+    DetailPane > .detail-pane--error { color: $text-error; text-style: bold; }
+    DetailPane > .detail-pane--decision { color: $text-accent; text-style: bold; }
+    DetailPane > .detail-pane--path { color: $text-secondary; text-style: underline; }
+    """
+
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "detail-pane--title",
         "detail-pane--heading",
@@ -447,7 +463,7 @@ class DetailPane(StyledScrollView, can_focus=True):
         size = Size(self._content_width(), height)
         if size == self.virtual_size:
             return
-        # The scrollbar is always shown (overflow-y: scroll in app.tcss), so the content width
+        # The scrollbar is always shown (overflow-y: scroll in DEFAULT_CSS), so the content width
         # never changes with the height: update the scroll range without a screen re-layout.
         self.set_reactive(DetailPane.virtual_size, size)
         self._scroll_update(size)

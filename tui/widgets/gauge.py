@@ -14,7 +14,7 @@ C-level ``max``, so 100,000 calls bucket in milliseconds); the rows are built on
 the theme or the result changes. Moving the selection (every key press in the message list moves
 it) redraws the label and splices the cursor column into the cached chart rows, and repaints only
 the label row and the old and new cursor columns. Colours are component classes styled in
-``tui/views.tcss`` from the theme's variables.
+its ``DEFAULT_CSS`` from the theme's variables.
 """
 
 from __future__ import annotations
@@ -251,6 +251,33 @@ def bucket_series(series: Series, chart_width: int) -> Layout:
 class TokenGauge(Widget, can_focus=True):
     """Context at every model call against the window: recorded and simulated series side by side,
     threshold line, reserve band, compaction and overflow markers. Left/right move the selection."""
+
+    DEFAULT_CSS = """
+    TokenGauge {
+        height: 1fr;
+        min-height: 3;
+        background: $surface;
+    }
+    TokenGauge > .token-gauge--recorded { color: $foreground 45%; }
+    TokenGauge > .token-gauge--recorded-over { color: $error 65%; }
+    TokenGauge > .token-gauge--simulated { color: $primary-lighten-1; }
+    TokenGauge > .token-gauge--simulated-over { color: $error; text-style: bold; }
+    TokenGauge > .token-gauge--threshold { color: $warning; }
+    TokenGauge > .token-gauge--window { color: $error; }
+    TokenGauge > .token-gauge--reserve { background: $warning 14%; }
+    TokenGauge > .token-gauge--over-window { background: $error 14%; }
+    TokenGauge > .token-gauge--cursor { background: $foreground 14%; }
+    TokenGauge:focus > .token-gauge--cursor { background: $accent 40%; }
+    TokenGauge > .token-gauge--axis { color: $text-muted; }
+    TokenGauge > .token-gauge--label { color: $foreground; text-style: bold; }
+    TokenGauge:focus > .token-gauge--label { color: $text-accent; text-style: bold; }
+    TokenGauge > .token-gauge--muted { color: $text-muted; }
+    TokenGauge > .token-gauge--warning { color: $text-warning; text-style: bold; }
+    TokenGauge > .token-gauge--overflow { color: $error; text-style: bold; }
+    TokenGauge > .token-gauge--overflow-recorded { color: $error-lighten-1; }
+    TokenGauge > .token-gauge--compact { color: $success; text-style: bold; }
+    TokenGauge > .token-gauge--compact-recorded { color: $success-darken-1; }
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("left", "move(-1)", "Prev call", show=False),

@@ -100,6 +100,141 @@ class FieldRow(Vertical):
 class PolicyPanel(Widget):
     """Every field of the active policy with its help text; preset switcher; save/load TOML."""
 
+    DEFAULT_CSS = """
+    PolicyPanel {
+        layout: vertical;
+        height: 1fr;
+        width: 1fr;
+        background: $surface;
+    }
+    #pp-header {
+        height: auto;
+        padding: 0 1;
+        background: $panel;
+    }
+    #pp-title-row, #pp-preset-row, #pp-buttons {
+        height: 1;
+    }
+    #pp-title {
+        width: auto;
+        text-style: bold;
+        color: $text-accent;
+        padding-right: 1;
+    }
+    #pp-modified {
+        width: 1fr;
+        color: $text-muted;
+    }
+    #pp-modified.-modified {
+        color: $text-warning;
+        text-style: bold;
+    }
+    #pp-preset-label {
+        width: 8;
+        color: $foreground;
+    }
+    #pp-preset {
+        width: 1fr;
+    }
+    #pp-preset-help {
+        height: auto;
+        max-height: 3;
+        overflow: hidden;
+    }
+    #pp-buttons {
+        margin-bottom: 0;
+    }
+    #pp-buttons Button {
+        margin-right: 2;
+        min-width: 14;
+    }
+    #pp-fields {
+        height: 1fr;
+        scrollbar-size-vertical: 1;
+    }
+    #pp-fields Collapsible {
+        padding-left: 0;
+        padding-bottom: 0;
+        border-top: hkey $panel-lighten-1;
+    }
+    #pp-fields CollapsibleTitle {
+        width: 100%;
+        color: $text-accent;
+        text-style: bold;
+        padding: 0 1;
+    }
+    #pp-fields CollapsibleTitle:focus {
+        color: $block-cursor-foreground;
+    }
+    #pp-fields Contents {
+        padding: 0 0 0 1;
+    }
+    .pp-section-doc {
+        color: $text-muted;
+        text-style: italic;
+        padding: 0 1;
+        margin-bottom: 1;
+    }
+    .pp-field {
+        height: auto;
+        padding: 0 1;
+        margin-bottom: 1;
+    }
+    .pp-line {
+        height: 1;
+    }
+    .pp-name {
+        width: auto;
+        min-width: 16;
+        padding-right: 1;
+        color: $foreground;
+    }
+    .pp-field:focus-within .pp-name {
+        color: $text-accent;
+        text-style: bold;
+    }
+    .pp-line Input, .pp-line Select {
+        width: 1fr;
+    }
+    .pp-line Input {
+        background: $boost;
+    }
+    .pp-line Input:focus {
+        background: $primary 20%;
+    }
+    .pp-line Input.-invalid {
+        background: $error 25%;
+    }
+    .pp-line Switch {
+        border: none;
+        height: 1;
+        padding: 0;
+        width: auto;
+        background: transparent;
+    }
+    .pp-line Switch:focus {
+        background-tint: $foreground 10%;
+    }
+    .pp-help {
+        color: $text-muted;
+        height: auto;
+    }
+    .pp-error {
+        color: $text-error;
+        text-style: bold;
+        display: none;
+        height: auto;
+    }
+    PolicyPanel.-short #pp-title-row,
+    PolicyPanel.-short #pp-preset-help,
+    PolicyPanel.-short #pp-buttons {
+        display: none;
+    }
+    PolicyPanel.-short .pp-section-doc {
+        display: none;
+    }
+    """
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "save", "Save TOML"),
         Binding("ctrl+o", "load", "Load TOML"),

@@ -4,18 +4,30 @@ active policy."""
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.containers import Horizontal
 from textual.widgets import Label
 
 from tui.state import SessionState
+from tui.widgets.title_bar import TitleBar
 
 
-class SessionHeader(Horizontal):
+class SessionHeader(TitleBar):
     """Session name, format, model, window and the active policy."""
 
+    DEFAULT_CSS = """
+    SessionHeader .hdr-field {
+        color: $text-muted;
+    }
+    SessionHeader #hdr-window.-unknown {
+        color: $warning;
+        text-style: bold;
+    }
+    SessionHeader #hdr-policy {
+        color: $text-accent;
+    }
+    """
+
     def compose(self) -> ComposeResult:
-        yield Label("ctxscope", id="hdr-app")
-        yield Label("", id="hdr-name")
+        yield from super().compose()
         yield Label("", id="hdr-policy", classes="hdr-field")
         yield Label("", id="hdr-window", classes="hdr-field")
         yield Label("", id="hdr-model", classes="hdr-field")

@@ -14,6 +14,24 @@ from tui.state import SessionState
 class StatusLine(Horizontal):
     """Peak context against the window, what the replay found, and what is running."""
 
+    DEFAULT_CSS = """
+    StatusLine {
+        height: 1;
+        background: $panel;
+    }
+    StatusLine Label {
+        width: auto;
+        height: 1;
+        padding: 0 1;
+    }
+    StatusLine #status-peak.-ok { color: $success; text-style: bold; }
+    StatusLine #status-peak.-near { color: $warning; text-style: bold; }
+    StatusLine #status-peak.-over { background: $error; color: $text; text-style: bold; }
+    StatusLine #status-info { color: $text-muted; }
+    StatusLine #status-activity { color: $text-muted; }
+    StatusLine #status-activity.-busy { color: $accent; text-style: bold; }
+    """
+
     def compose(self) -> ComposeResult:
         yield Label("", id="status-peak")
         yield Label("", id="status-info")

@@ -7,6 +7,7 @@ The layers below hold the rest: :mod:`.view` (state, widgets, selection), :mod:`
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import ClassVar
 
 from textual import on, work
@@ -30,6 +31,7 @@ class SessionScreen(LoadingSession):
     :class:`~tui.state.SessionState` and tells each widget to redraw.
     """
 
+    CSS_PATH = Path(__file__).with_name("session.tcss")
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]  # noqa: RUF012 (Screen declares it)
     VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]  # noqa: RUF012 (Screen declares it)
 
