@@ -120,6 +120,9 @@ class CtxscopeApp(App[None]):
             picker.show_error(text)
         self.notify(text, title="Cannot open session", severity="error", timeout=8)
 
+    def on_picker_screen_open_session(self, event: PickerScreen.OpenSession) -> None:
+        self.open_session(event.path)
+
     def on_jump_to_message(self, event: JumpToMessage) -> None:
         """A view on another screen (compaction, overflow) asked to select a message."""
         screen = self.session_screen

@@ -79,6 +79,13 @@ class PickerScreen(Screen[None]):
 
     CSS_PATH = Path(__file__).with_name("picker.tcss")
 
+    class OpenSession(TextualMessage):
+        """The user chose a session (a row, or a typed path); the app opens it."""
+
+        def __init__(self, path: str) -> None:
+            super().__init__()
+            self.path = path
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "focus_filter", "Filter", key_display="/"),
         Binding("ctrl+o", "focus_path", "Path"),
@@ -281,9 +288,7 @@ class PickerScreen(Screen[None]):
     def open(self, path: str) -> None:
         """Open ``path`` in a session screen (errors come back to :meth:`show_error`)."""
         self.clear_error()
-        opener = getattr(self.app, "open_session", None)
-        if opener is not None:
-            opener(path)
+        self.post_message(self.OpenSession(path))
 
     # -- errors ----------------------------------------------------------------------------------------
 
