@@ -8,13 +8,8 @@ from core.models import Provenance
 from core.policy import get_preset
 from core.replay import replay
 from core.units import short_tokens
-from tui.widgets.gauge import (
-    GUTTER,
-    Series,
-    TokenGauge,
-    bucket_series,
-    build_series,
-)
+from tui.widgets.gauge import GUTTER, TokenGauge
+from tui.widgets.gauge_series import Series, bucket_series, build_series
 
 HEIGHT = 10
 

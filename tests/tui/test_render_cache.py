@@ -28,7 +28,8 @@ from core.tokens import message_text
 from tui.app import CtxscopeApp
 from tui.state import SessionState
 from tui.widgets.detail import DetailPane, TokenGrid
-from tui.widgets.gauge import GUTTER, TokenGauge, build_series
+from tui.widgets.gauge import GUTTER, TokenGauge
+from tui.widgets.gauge_series import build_series
 from tui.widgets.message_list import MessageList, fit_cells, fit_strip
 
 SIZE = (120, 34)
