@@ -13,7 +13,6 @@ from typing import ClassVar
 
 from textual.app import App
 from textual.binding import Binding, BindingType
-from textual.screen import Screen
 
 from core.policy import Policy, PolicyError, resolve_policy
 from tui.commands_palette import CtxscopeCommands
@@ -22,27 +21,19 @@ from tui.screens.help import HelpScreen
 from tui.screens.picker import DiscoverFn, PickerScreen
 from tui.screens.session import SessionScreen
 
-_HERE = Path(__file__).parent
 SWITCH_INTERVAL_S = 0.001
 """Thread switch interval while the app runs (Python's default is 5 ms)."""
 DARK_THEME = "textual-dark"
 LIGHT_THEME = "textual-light"
 
 
-def _css_paths() -> list[str | Path]:
-    """Our stylesheet, then the views' one when it exists (it is written in parallel)."""
-    paths: list[str | Path] = [_HERE / "app.tcss"]
-    views = _HERE / "views.tcss"
-    if views.exists():
-        paths.append(views)
-    return paths
-
-
 class CtxscopeApp(App[None]):
     """Session picker + session screen."""
 
     TITLE = "ctxscope"
-    CSS_PATH: ClassVar[list[str | Path]] = _css_paths()  # type: ignore[misc]
+    CSS_PATH = Path(__file__).with_name("theme.tcss")
+    """What the screens share; each screen and widget carries its own styles."""
+    DEFAULT_MODE = "picker"
     COMMANDS = App.COMMANDS | {CtxscopeCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit"),
@@ -64,12 +55,11 @@ class CtxscopeApp(App[None]):
         self.window = window
         self.policy = policy
         self.live = live
-        self._discover = discover
         self._switch_interval = sys.getswitchinterval()
         self.theme = DARK_THEME
-
-    def get_default_screen(self) -> Screen[object]:
-        return PickerScreen(self._discover)
+        # The picker is the base screen of the app's one mode, not its get_default_screen():
+        # Textual loads a mode's screen's own stylesheet (CSS_PATH), not the default screen's.
+        self.add_mode("picker", lambda: PickerScreen(discover))
 
     def on_mount(self) -> None:
         # A CPU-bound worker (loader, replay) holds the interpreter for up to the switch interval
@@ -129,6 +119,9 @@ class CtxscopeApp(App[None]):
         if picker is not None and picker.is_mounted:
             picker.show_error(text)
         self.notify(text, title="Cannot open session", severity="error", timeout=8)
+
+    def on_picker_screen_open_session(self, event: PickerScreen.OpenSession) -> None:
+        self.open_session(event.path)
 
     def on_jump_to_message(self, event: JumpToMessage) -> None:
         """A view on another screen (compaction, overflow) asked to select a message."""

@@ -62,13 +62,7 @@ class LazyGroup(click.Group):
         if entry is None:
             return None
         module_name, attribute, _help = entry
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise
-            return _unavailable(cmd_name)
-        command: click.Command = getattr(module, attribute)
+        command: click.Command = getattr(importlib.import_module(module_name), attribute)
         return command
 
     def resolve_command(
@@ -85,14 +79,6 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
 
-def _unavailable(name: str) -> click.Command:
-    @click.command(name=name, help=COMMANDS[name][2])
-    def command() -> None:
-        raise click.UsageError(f"'{name}' is not available in this build")
-
-    return command
-
-
 @click.command(name="open")
 @click.argument("path", required=False, type=click.Path())
 @click.option(
@@ -106,12 +92,8 @@ def _unavailable(name: str) -> click.Command:
 )
 def open_command(path: str | None, window: int | None, policy_name: str | None) -> None:
     """Open the terminal UI on PATH (or on the session picker)."""
-    try:
-        from tui.app import run_app
-    except ModuleNotFoundError as exc:
-        if exc.name != "tui.app":
-            raise
-        raise click.UsageError("the terminal UI is not available in this build") from None
+    from tui.app import run_app  # Textual is imported only when the UI runs
+
     run_app(path=path, window=window, policy_name=policy_name)
 
 

@@ -8,14 +8,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from core.policy import PRESETS, get_preset
-
-if TYPE_CHECKING:
-    from tui.screens.session import SessionScreen
+from tui.screens.session import SessionScreen
 
 _NUMBER = re.compile(r"(?:(call|message|msg|#)\s*)?(\d+)\s*$", re.IGNORECASE)
 
@@ -24,8 +22,6 @@ class CtxscopeCommands(Provider):
     """The commands of ctxscope."""
 
     def _session_screen(self) -> SessionScreen | None:
-        from tui.screens.session import SessionScreen
-
         screen = self.screen
         return screen if isinstance(screen, SessionScreen) else None
 

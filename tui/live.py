@@ -170,7 +170,7 @@ async def watch_file(
             rust_timeout=poll_ms,
             yield_on_timeout=True,
             recursive=False,
-            stop_event=stop_event,  # type: ignore[arg-type]
+            stop_event=stop_event,
         ):
             change = live_file.check()
             if change is None:

@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 
 import click
 from rich import box
-from rich.console import Console, Group
+from rich.console import Console, Group, JustifyMethod
 from rich.panel import Panel
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -24,7 +24,15 @@ from rich.text import Text
 from core.diagnosis import OverflowDiagnosis
 from core.models import Session
 from core.policy import Policy
-from core.replay import CompareResult, FidelityRow, ReplayEvent, ReplayResult, ReplaySummary
+from core.replay import (
+    CompareResult,
+    CompareRow,
+    FidelityRow,
+    ReplayEvent,
+    ReplayResult,
+    ReplaySummary,
+)
+from core.units import format_tokens
 
 BARS = "▁▂▃▄▅▆▇█"
 """Sparkline levels, lowest to highest."""
@@ -53,7 +61,7 @@ def _plain(*cells: Any) -> list[Any]:
 
 def tokens(value: int | None) -> str:
     """A token count with thousands separators (``-`` when unknown)."""
-    return "-" if value is None else f"{value:,}"
+    return "-" if value is None else format_tokens(value)
 
 
 # --- progress -------------------------------------------------------------------------------------
@@ -267,7 +275,7 @@ _OUTCOME_STYLE = {
 def fidelity_table(rows: Sequence[FidelityRow]) -> Table:
     """How the replay matched each recorded compaction."""
     table = Table(title="recorded compactions", box=box.SIMPLE, title_justify="left")
-    for header, justify in (
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
         ("#", "right"),
         ("message", "right"),
         ("trigger", "left"),
@@ -275,8 +283,9 @@ def fidelity_table(rows: Sequence[FidelityRow]) -> Table:
         ("recorded call", "right"),
         ("replay call", "right"),
         ("outcome", "left"),
-    ):
-        table.add_column(header, justify=justify)  # type: ignore[arg-type]
+    )
+    for header, justify in columns:
+        table.add_column(header, justify=justify)
     for row in rows:
         delta = ""
         if row.call_delta:
@@ -408,7 +417,7 @@ def compare_table(result: CompareResult) -> Table:
     for row in result.rows:
         table.add_column(Text(row.policy), justify="right", no_wrap=True)
 
-    def figures(label: str, cell: Callable[[Any], Any]) -> None:
+    def figures(label: str, cell: Callable[[CompareRow], str | Text]) -> None:
         table.add_row(*_plain(label, *(cell(row) for row in result.rows)))
 
     figures("threshold", lambda row: tokens(row.threshold))
@@ -434,11 +443,13 @@ def compare_table(result: CompareResult) -> Table:
     if any(sum(row.fidelity.values()) for row in result.rows):
         for outcome in ("same", "earlier", "later", "missed", "manual"):
             if any(row.fidelity.get(outcome) for row in result.rows):
-                figures(
-                    f"recorded compactions {outcome}",
-                    lambda row, outcome=outcome: str(row.fidelity.get(outcome, 0)),
-                )
+                figures(f"recorded compactions {outcome}", _fidelity_count(outcome))
     return table
+
+
+def _fidelity_count(outcome: str) -> Callable[[CompareRow], str]:
+    """The cell of one fidelity outcome: how many recorded compactions the policy matched so."""
+    return lambda row: str(row.fidelity.get(outcome, 0))
 
 
 def policy_table(policy: Policy) -> Table:
@@ -542,3 +553,11 @@ def load_or_fail(
             "pass --window N",
         )
     return session, policy
+
+
+def replay_with_progress(session: Session, policy: Policy) -> ReplayResult:
+    """Replay ``session`` under ``policy``, with a progress bar on standard error (a terminal)."""
+    from core.replay import Replayer
+
+    with progress_reporter("replaying") as update:
+        return Replayer(session).run(policy, progress=update)

@@ -18,9 +18,9 @@ from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import IntFlag
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from core.models import Message, Role, Session
+from core.models import CompactionEvent, Message, Role, Session
 from core.policy import PRESETS, Policy, get_preset
 
 if TYPE_CHECKING:  # the replay engine is imported lazily, in the worker that runs it
@@ -234,69 +234,35 @@ class SessionState:
 
     def rebuild(self) -> None:
         """Recompute flags, markers and rows from the session, the result and the selection."""
-        session = self.session
-        messages = session.messages
+        messages = self.session.messages
         count = len(messages)
+        flags = _message_flags(messages, count)
         result = self.result
-        # (plain int masks: IntFlag arithmetic is several times slower over 100,000 messages)
-        flags = _zeros(count)
-        for message in messages:
-            value = 0
-            if message.summary:
-                value |= _SUMMARY
-            if message.synthetic:
-                value |= _SYNTHETIC
-            if message.meta:
-                value |= _META
-            if message.compaction_boundary:
-                value |= _BOUNDARY
-            if message.index < count:
-                flags[message.index] = value
         if result is not None:
-            for state in result.messages:
-                i = state.message_index
-                if i >= count:
-                    continue
-                value = flags[i]
-                if state.pruned:
-                    value |= _PRUNED
-                if state.protected:
-                    value |= _PROTECTED
-                if state.truncated:
-                    value |= _TRUNCATED
-                flags[i] = value
-            for point in result.points:
-                if (point.overflow_simulated or point.overflow_recorded) and (
-                    point.message_index < count
-                ):
-                    flags[point.message_index] |= _OVERFLOW
-            for event in result.events:
-                if event.kind == "compact" and event.message_index < count:
-                    flags[event.message_index] |= _COMPACTED_HERE
+            _mark_decisions(flags, result, count)
             self._call_messages = _ints(p.message_index for p in result.points)
         else:
             self._call_messages = _ints(m.index for m in messages if m.is_model_call)
-
-        markers: list[Marker] = []
-        event = self.event(self.active_event)
-        if event is not None and event.kind == "compact":
-            for i in event.head_indices:
-                if i < count:
-                    flags[i] |= _HEAD
-            for i in event.tail_indices:
-                if i < count:
-                    flags[i] |= _TAIL
-            markers.append(_split_marker(event, count))
-        for k, compaction in enumerate(session.compactions):
-            if compaction.message_index < count:
-                markers.append(
-                    Marker("boundary", _boundary_text(compaction, k), compaction.message_index)
-                )
+        markers = self._mark_selected_compaction(flags, count)
+        markers.extend(_boundary_markers(self.session, count))
         for i in self._match_set:
             if i < count:
                 flags[i] |= _MATCH
         self._flags = flags
         self._set_markers(markers)
+
+    def _mark_selected_compaction(self, flags: array[int], count: int) -> list[Marker]:
+        """Flag the head and the tail of the selected compaction; its split rule, if any."""
+        selected = self.event(self.active_event)
+        if selected is None or selected.kind != "compact":
+            return []
+        for i in selected.head_indices:
+            if i < count:
+                flags[i] |= _HEAD
+        for i in selected.tail_indices:
+            if i < count:
+                flags[i] |= _TAIL
+        return [_split_marker(selected, count)]
 
     def _set_markers(self, markers: list[Marker]) -> None:
         count = self.message_count
@@ -375,7 +341,60 @@ def _zeros(count: int) -> array[int]:
     return array("q", bytes(8 * count))
 
 
-def _split_marker(event: Any, count: int) -> Marker:
+# (plain int masks below: IntFlag arithmetic is several times slower over 100,000 messages)
+
+
+def _message_flags(messages: list[Message], count: int) -> array[int]:
+    """What the messages themselves say: summaries, injected, meta, recorded boundaries."""
+    flags = _zeros(count)
+    for message in messages:
+        value = 0
+        if message.summary:
+            value |= _SUMMARY
+        if message.synthetic:
+            value |= _SYNTHETIC
+        if message.meta:
+            value |= _META
+        if message.compaction_boundary:
+            value |= _BOUNDARY
+        if message.index < count:
+            flags[message.index] = value
+    return flags
+
+
+def _mark_decisions(flags: array[int], result: ReplayResult, count: int) -> None:
+    """What the replay decided: pruned, protected and truncated outputs, overflowing calls and
+    the policy's compactions."""
+    for state in result.messages:
+        i = state.message_index
+        if i >= count:
+            continue
+        value = flags[i]
+        if state.pruned:
+            value |= _PRUNED
+        if state.protected:
+            value |= _PROTECTED
+        if state.truncated:
+            value |= _TRUNCATED
+        flags[i] = value
+    for point in result.points:
+        if (point.overflow_simulated or point.overflow_recorded) and point.message_index < count:
+            flags[point.message_index] |= _OVERFLOW
+    for event in result.events:
+        if event.kind == "compact" and event.message_index < count:
+            flags[event.message_index] |= _COMPACTED_HERE
+
+
+def _boundary_markers(session: Session, count: int) -> list[Marker]:
+    """A rule above the first message after each compaction the recording made."""
+    return [
+        Marker("boundary", _boundary_text(compaction, k), compaction.message_index)
+        for k, compaction in enumerate(session.compactions)
+        if compaction.message_index < count
+    ]
+
+
+def _split_marker(event: ReplayEvent, count: int) -> Marker:
     head = [i for i in event.head_indices if i < count]
     tail = [i for i in event.tail_indices if i < count]
     # The rule goes where the head ends and the kept tail starts. Leading context a strategy
@@ -397,7 +416,7 @@ def _split_marker(event: Any, count: int) -> Marker:
     return Marker("split", f"split{trigger}: ↑ {head_text} · ↓ {tail_text}{tokens}", at)
 
 
-def _boundary_text(compaction: Any, k: int) -> str:
+def _boundary_text(compaction: CompactionEvent, k: int) -> str:
     parts = [f"recorded compaction #{k + 1}", str(compaction.trigger)]
     if compaction.tokens_before is not None:
         before = f"{compaction.tokens_before:,}"

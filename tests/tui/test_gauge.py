@@ -8,14 +8,9 @@ from views_fixtures import Host, compacting_policy
 from core.models import Provenance, Session
 from core.policy import get_preset
 from core.replay import ReplayResult, replay
-from tui.widgets.gauge import (
-    GUTTER,
-    Series,
-    TokenGauge,
-    bucket_series,
-    build_series,
-    short_tokens,
-)
+from core.units import short_tokens
+from tui.widgets.gauge import GUTTER, TokenGauge
+from tui.widgets.gauge_series import Series, bucket_series, build_series
 
 HEIGHT = 10
 

@@ -15,7 +15,7 @@ from claude_jsonl import write_claude_session
 from textual.pilot import Pilot
 from tui_harness import HeldLoad, settle
 
-import tui.screens.session as session_module
+import tui.screens.session.loading as loading_module
 from core.formats import LoadError, load_session, load_session_head
 from core.models import Session
 from tui.app import CtxscopeApp
@@ -28,8 +28,8 @@ def big_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "session.jsonl"
     write_claude_session(path, 60)
     size = path.stat().st_size
-    monkeypatch.setattr(session_module, "PREVIEW_MIN_BYTES", size // 4)
-    monkeypatch.setattr(session_module, "PREVIEW_BYTES", size // 8)
+    monkeypatch.setattr(loading_module, "PREVIEW_MIN_BYTES", size // 4)
+    monkeypatch.setattr(loading_module, "PREVIEW_BYTES", size // 8)
     return path
 
 
@@ -98,14 +98,14 @@ async def test_first_part_is_usable_while_the_rest_loads(
 async def test_a_small_file_opens_in_one_step(
     big_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(session_module, "PREVIEW_MIN_BYTES", big_file.stat().st_size)
+    monkeypatch.setattr(loading_module, "PREVIEW_MIN_BYTES", big_file.stat().st_size)
     previews: list[tuple[object, ...]] = []
 
     def load_head(*args: Any, **kwargs: Any) -> Session | None:
         previews.append(args)
         return load_session_head(*args, **kwargs)
 
-    monkeypatch.setattr("tui.screens.session.load_session_head", load_head)
+    monkeypatch.setattr(loading_module, "load_session_head", load_head)
     app = CtxscopeApp(str(big_file), discover=lambda: [], live=False)
     async with app.run_test(size=(120, 34)) as pilot:
         await settle(pilot)

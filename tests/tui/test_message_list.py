@@ -7,28 +7,24 @@ from sessions import claude_like_session, many_messages
 from tui_harness import settle
 
 from core.policy import get_preset
+from core.units import compact_tokens
 from tui.app import CtxscopeApp
 from tui.screens.session import SessionScreen
 from tui.state import RowFlag, SessionState
-from tui.widgets.message_list import (
-    MessageList,
-    format_tokens,
-    message_preview,
-    role_label,
-)
+from tui.widgets.message_list import MessageList, message_preview, role_label
 
 
 def _app() -> CtxscopeApp:
     return CtxscopeApp(discover=lambda: [])
 
 
-def test_format_tokens_fits_six_cells() -> None:
-    assert format_tokens(0) == "0"
-    assert format_tokens(9_999) == "9,999"
-    assert format_tokens(12_345) == "12.3k"
-    assert format_tokens(123_456) == "123k"
-    assert format_tokens(1_234_567) == "1.23M"
-    assert all(len(format_tokens(n)) <= 6 for n in (0, 999, 99_999, 999_999, 12_345_678))
+def test_the_token_column_fits_six_cells() -> None:
+    assert compact_tokens(0) == "0"
+    assert compact_tokens(9_999) == "9,999"
+    assert compact_tokens(12_345) == "12.3k"
+    assert compact_tokens(123_456) == "123k"
+    assert compact_tokens(1_234_567) == "1.23M"
+    assert all(len(compact_tokens(n)) <= 6 for n in (0, 999, 99_999, 999_999, 12_345_678))
 
 
 def test_preview_is_one_line_and_names_the_tool() -> None:

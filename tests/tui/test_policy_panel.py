@@ -10,15 +10,15 @@ from textual.widgets import Input, Select, Switch
 from views_fixtures import Host
 
 from core.policy import PRESETS, get_preset, load_policy
-from tui.widgets.policy_panel import (
+from tui.screens.policy_path_prompt import PolicyPathPrompt
+from tui.widgets.policy_fields import (
     PRESERVED_ON_PRESET,
-    PolicyPanel,
-    PolicyPathPrompt,
     format_value,
     get_value,
     parse_value,
     policy_fields,
 )
+from tui.widgets.policy_panel import PolicyPanel
 
 SIZE = (100, 40)
 

@@ -29,7 +29,8 @@ from core.tokens import message_text
 from tui.app import CtxscopeApp
 from tui.state import SessionState
 from tui.widgets.detail import DetailPane, TokenGrid
-from tui.widgets.gauge import GUTTER, TokenGauge, build_series
+from tui.widgets.gauge import GUTTER, TokenGauge
+from tui.widgets.gauge_series import build_series
 from tui.widgets.message_list import MessageList, fit_cells, fit_strip
 
 SIZE = (120, 34)
@@ -193,7 +194,7 @@ async def test_gauge_moves_its_cursor_without_a_stale_column() -> None:
     app = _app()
     async with app.run_test(size=SIZE) as pilot:
         screen = await _open(pilot, session, get_preset("seed"))
-        gauge = screen._gauge()
+        gauge = screen.gauge
         assert isinstance(gauge, TokenGauge)
         layout = gauge.layout_for(gauge.size.width)
         assert layout.buckets > 3
@@ -248,7 +249,7 @@ async def test_gauge_redraws_its_chart_for_a_new_result_focus_and_theme() -> Non
     app = _app()
     async with app.run_test(size=SIZE) as pilot:
         screen = await _open(pilot, session, get_preset("seed"))
-        gauge = screen._gauge()
+        gauge = screen.gauge
         assert isinstance(gauge, TokenGauge)
         before = _gauge_rows(gauge)
         screen.set_policy(get_preset("opencode"))  # another simulated series

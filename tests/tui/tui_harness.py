@@ -18,7 +18,7 @@ from textual.app import App
 from textual.pilot import Pilot
 from textual.worker import get_current_worker
 
-import tui.screens.session as session_module
+import tui.screens.session.loading as session_module
 from core.formats import load_session
 from core.llm.protocol import ChatMessage, DeltaCallback, LLMUsage, SummaryResult
 from core.models import Session
@@ -161,7 +161,7 @@ class HeldLoad:
                 raise fail
             return load_session(*args, progress=progress, **kwargs)
 
-        monkeypatch.setattr("tui.screens.session.load_session", load)
+        monkeypatch.setattr("tui.screens.session.loading.load_session", load)
         if first_part_bytes is not None:
             monkeypatch.setattr(session_module, "PREVIEW_MIN_BYTES", 2 * first_part_bytes)
             monkeypatch.setattr(session_module, "PREVIEW_BYTES", first_part_bytes)

@@ -5,24 +5,13 @@ Their sessions come from :mod:`sessions`; nothing here needs a sample file.
 
 from __future__ import annotations
 
-import inspect
-from pathlib import Path, PurePath
-from typing import Any, ClassVar
+from typing import Any
 
 from textual.app import App, ComposeResult
 from textual.message import Message as TextualMessage
 from textual.widget import Widget
 
 from core.policy import Policy, get_preset
-from tui.app import CtxscopeApp
-
-
-def app_stylesheets() -> list[str | PurePath]:
-    """The app's stylesheets, as absolute paths (a relative one is relative to the app's module)."""
-    declared = CtxscopeApp.CSS_PATH
-    paths = [declared] if isinstance(declared, str | PurePath) else list(declared or [])
-    here = Path(inspect.getfile(CtxscopeApp)).parent
-    return [here / path for path in paths]
 
 
 def compacting_policy(**update: Any) -> Policy:
@@ -33,9 +22,7 @@ def compacting_policy(**update: Any) -> Policy:
 
 
 class Host(App[None]):
-    """Mounts one widget with the app's stylesheets and records the messages it posts."""
-
-    CSS_PATH: ClassVar[list[str | PurePath]] = app_stylesheets()
+    """Mounts one widget (it brings its own styles) and records the messages it posts."""
 
     def __init__(self, widget: Widget) -> None:
         super().__init__()

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 import click
+
+F = TypeVar("F", bound=Callable[..., object])
+
+session_argument = click.argument("path", type=click.Path(dir_okay=True))
 
 policy_option = click.option(
     "--policy",
@@ -20,3 +27,9 @@ window_option = click.option(
     metavar="N",
     help="Context window in tokens, for sessions that do not record one (or to override it).",
 )
+
+
+def replay_options(command: F) -> F:
+    """PATH, ``--policy`` and ``--window``: what a command replaying one session under one policy
+    takes (in that order in ``--help``)."""
+    return session_argument(policy_option(window_option(command)))

@@ -16,16 +16,15 @@ import sys
 import click
 
 from core.diagnosis import diagnose
-from core.replay import Replayer
 from core.report import analysis_report
-from tui.commands._options import policy_option, window_option
+from tui.commands._options import replay_options
 from tui.render import (
     diagnosis_panel,
     events_table,
     fidelity_table,
     load_or_fail,
     notes_block,
-    progress_reporter,
+    replay_with_progress,
     session_header,
     sparkline_panel,
     stdout_console,
@@ -34,9 +33,7 @@ from tui.render import (
 
 
 @click.command(name="analyze")
-@click.argument("path", type=click.Path(dir_okay=True))
-@policy_option
-@window_option
+@replay_options
 @click.option(
     "--margin",
     type=click.FloatRange(min=0.0, max=1.0),
@@ -60,8 +57,7 @@ def analyze(
 ) -> None:
     """Diagnose the session at PATH: the first overflow, its causes, and the policy's replay."""
     session, policy = load_or_fail("analyze", path, window=window, policy_spec=policy_spec)
-    with progress_reporter("replaying") as update:
-        result = Replayer(session).run(policy, progress=update)
+    result = replay_with_progress(session, policy)
     diagnosis = diagnose(session, result, margin=margin)
     report = analysis_report(session, result, diagnosis)
     if as_json:

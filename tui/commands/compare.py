@@ -15,7 +15,7 @@ import click
 from core.policy import PRESETS
 from core.replay import Replayer, effective_window
 from core.replay import compare as compare_policies
-from tui.commands._options import window_option
+from tui.commands._options import session_argument, window_option
 from tui.render import (
     compare_table,
     fail,
@@ -29,7 +29,7 @@ from tui.render import (
 
 
 @click.command(name="compare")
-@click.argument("path", type=click.Path(dir_okay=True))
+@session_argument
 @click.option(
     "--policy",
     "-p",

@@ -13,15 +13,14 @@ import sys
 import click
 
 from core.policy import LLMConfig
-from core.replay import Replayer
-from tui.commands._options import policy_option, window_option
+from tui.commands._options import replay_options
 from tui.render import (
     events_table,
     fail,
     fidelity_table,
     load_or_fail,
     notes_block,
-    progress_reporter,
+    replay_with_progress,
     session_header,
     sparkline_panel,
     stdout_console,
@@ -30,9 +29,7 @@ from tui.render import (
 
 
 @click.command(name="replay")
-@click.argument("path", type=click.Path(dir_okay=True))
-@policy_option
-@window_option
+@replay_options
 @click.option(
     "--llm",
     default="mock",
@@ -65,8 +62,7 @@ def replay(
         )
     elif model:
         fail("replay", "--model applies to a live endpoint; pass --llm URL as well")
-    with progress_reporter("replaying") as update:
-        result = Replayer(session).run(policy, progress=update)
+    result = replay_with_progress(session, policy)
     if as_json:
         sys.stdout.write(result.model_dump_json(indent=2) + "\n")
         return

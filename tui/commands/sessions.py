@@ -12,17 +12,7 @@ import json
 import click
 
 from core.discovery import DiscoveredSession, discover_sessions
-
-
-def _size(size: int | None) -> str:
-    if size is None:
-        return "-"
-    value = float(size)
-    for unit in ("B", "KB", "MB", "GB"):
-        if value < 1024 or unit == "GB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{size} B"
+from core.units import format_bytes
 
 
 def as_json(found: list[DiscoveredSession]) -> str:
@@ -74,7 +64,7 @@ def sessions(as_json_output: bool, limit: int | None) -> None:
         table.add_row(
             s.modified_iso[:16].replace("T", " "),
             s.format.value,
-            _size(s.size_bytes),
+            format_bytes(s.size_bytes, missing="-"),
             s.project or "",
             s.title or "",
             s.path,

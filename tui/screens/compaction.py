@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.style import Style
@@ -43,6 +44,7 @@ from core.templates import unwrap_summary
 from core.tokens import get_counter
 from tui.messages import JumpToMessage
 from tui.widgets.footer import KeysFooter
+from tui.widgets.message_list import role_label
 
 if TYPE_CHECKING:
     from core.replay import ReplayEvent, ReplayResult
@@ -114,16 +116,6 @@ def preview(message: Message) -> str:
     return one_line(message.text) or one_line(message.reasoning) or "(empty)"
 
 
-def role_of(message: Message) -> str:
-    if message.summary:
-        return "summary"
-    if message.synthetic:
-        return "continue"
-    if message.meta:
-        return "meta"
-    return str(message.role)
-
-
 def _bar(value: int, scale: int, cells: int = BAR_CELLS) -> str:
     filled = 0 if scale <= 0 else round(cells * min(value / scale, 1.0))
     if value > 0 and filled == 0:
@@ -157,6 +149,7 @@ class CompactionScreen(Screen[None]):
     SHOW_TIMINGS: ClassVar[bool] = True
     """Show how long the compaction took (screenshots turn it off: it varies run to run)."""
 
+    CSS_PATH = Path(__file__).with_name("compaction.tcss")
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]  # noqa: RUF012 (Screen declares it)
     VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]  # noqa: RUF012 (Screen declares it)
 
@@ -595,7 +588,7 @@ class CompactionScreen(Screen[None]):
         shown = messages[:MAX_NEXT_ROWS]
         counts = counter.messages_tokens(shown)
         for message, tokens in zip(shown, counts, strict=True):
-            role = role_of(message)
+            role = role_label(message)
             style = self._style("summary") if message.summary else Style()
             text.append(f"#{message.index:<5}", style="dim")
             text.append(f"{role:<9}", style=style + Style(bold=True))

@@ -10,6 +10,7 @@ growth. Enter on a contributor dismisses with its message index (the session scr
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.style import Style
@@ -59,6 +60,7 @@ class OverflowScreen(ModalScreen[int | None]):
         Binding("enter", "choose", "Jump to message", show=True, priority=False),
     ]
 
+    CSS_PATH = Path(__file__).with_name("overflow.tcss")
     VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]  # noqa: RUF012 (Screen declares it)
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {

@@ -12,7 +12,7 @@ import contextlib
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -24,18 +24,22 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Input, Label, Static
 from textual.worker import get_current_worker
 
+from core.units import format_bytes
 from tui.widgets.footer import KeysFooter
-from tui.widgets.load_progress import format_bytes
+from tui.widgets.title_bar import TitleBar
+
+if TYPE_CHECKING:  # discovery is imported by the worker that runs it
+    from core.discovery import DiscoveredSession
 
 PEAK_MAX_BYTES = 32 * 1000 * 1000
 """Sessions larger than this get no peak in the picker (it would mean loading them)."""
 MAX_LISTED = 2000
 """The picker lists at most this many sessions (the newest)."""
 
-DiscoverFn = Callable[[], Sequence[Any]]
+DiscoverFn = Callable[[], Sequence["DiscoveredSession"]]
 
 
-def default_discover() -> Sequence[Any]:
+def default_discover() -> Sequence[DiscoveredSession]:
     """The sessions :func:`core.discovery.discover_sessions` finds, newest first."""
     from core.discovery import discover_sessions
 
@@ -57,7 +61,7 @@ def _peak_of(path: str) -> int | None:
 
 
 class _Discovered(TextualMessage):
-    def __init__(self, sessions: list[Any], error: str | None) -> None:
+    def __init__(self, sessions: list[DiscoveredSession], error: str | None) -> None:
         super().__init__()
         self.sessions = sessions
         self.error = error
@@ -73,6 +77,15 @@ class _PeakFound(TextualMessage):
 class PickerScreen(Screen[None]):
     """Choose a session: from the discovered list (Enter) or by path."""
 
+    CSS_PATH = Path(__file__).with_name("picker.tcss")
+
+    class OpenSession(TextualMessage):
+        """The user chose a session (a row, or a typed path); the app opens it."""
+
+        def __init__(self, path: str) -> None:
+            super().__init__()
+            self.path = path
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "focus_filter", "Filter", key_display="/"),
         Binding("ctrl+o", "focus_path", "Path"),
@@ -84,16 +97,14 @@ class PickerScreen(Screen[None]):
     def __init__(self, discover: DiscoverFn | None = None) -> None:
         super().__init__()
         self._discover_fn = discover or default_discover
-        self.sessions: list[Any] = []
+        self.sessions: list[DiscoveredSession] = []
         self.peaks: dict[str, int | None] = {}
-        self.shown: list[Any] = []
+        self.shown: list[DiscoveredSession] = []
         self.discovering = True
         self._discovery_started = False
 
     def compose(self) -> ComposeResult:
-        with Horizontal(id="picker-header"):
-            yield Label("ctxscope", id="hdr-app")
-            yield Label("a debugger for the context window of coding agents", id="hdr-name")
+        yield TitleBar("a debugger for the context window of coding agents", id="picker-header")
         with Horizontal(id="picker-inputs"):
             yield Input(
                 placeholder="Open a path: type it, press Enter (ctrl+o)",
@@ -160,12 +171,12 @@ class PickerScreen(Screen[None]):
         exit_on_error=False,
         description="Computing peak contexts",
     )
-    def _compute_peaks(self, sessions: list[Any]) -> None:
+    def _compute_peaks(self, sessions: list[DiscoveredSession]) -> None:
         worker = get_current_worker()
         for found in sessions:
             if worker.is_cancelled:
                 return
-            size = getattr(found, "size_bytes", None)
+            size = found.size_bytes
             path = str(found.path)
             if size is None or size > PEAK_MAX_BYTES or path in self.peaks:
                 continue
@@ -195,7 +206,7 @@ class PickerScreen(Screen[None]):
         return f"{peak:,}" if peak is not None else "—"
 
     @staticmethod
-    def _fields(found: Any) -> list[str]:
+    def _fields(found: DiscoveredSession) -> list[str]:
         """What the filter matches against: each field on its own (a fuzzy match across a long
         joined string would match almost anything)."""
         project = found.project or ""
@@ -224,13 +235,13 @@ class PickerScreen(Screen[None]):
             if project:
                 project = Path(project).name or project
             modified = datetime.fromtimestamp(found.modified).strftime("%Y-%m-%d %H:%M")
-            size = getattr(found, "size_bytes", None)
+            size = found.size_bytes
             table.add_row(
                 str(found.format),
                 project,
                 (found.title or Path(found.path).name)[:60],
                 modified,
-                format_bytes(size) if size is not None else "db",
+                format_bytes(size, missing="db"),
                 self._peak_text(str(found.path))
                 if size is not None and size <= PEAK_MAX_BYTES
                 else "",
@@ -277,9 +288,7 @@ class PickerScreen(Screen[None]):
     def open(self, path: str) -> None:
         """Open ``path`` in a session screen (errors come back to :meth:`show_error`)."""
         self.clear_error()
-        opener = getattr(self.app, "open_session", None)
-        if opener is not None:
-            opener(path)
+        self.post_message(self.OpenSession(path))
 
     # -- errors ----------------------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ preview run in a thread worker (group ``detail``) once the cursor rests.
 
 from __future__ import annotations
 
+import io
 import re
 from collections import deque
 from collections.abc import Iterator
@@ -104,6 +105,22 @@ class Section:
 
 class DetailPane(StyledScrollView, can_focus=True):
     """The selected message in full, with the policy's decision about it."""
+
+    DEFAULT_CSS = """
+    DetailPane {
+        overflow-x: hidden;
+        overflow-y: scroll;
+        scrollbar-size-vertical: 1;
+    }
+    DetailPane > .detail-pane--title { color: $text-primary; text-style: bold; }
+    DetailPane > .detail-pane--heading { text-style: bold; }
+    DetailPane > .detail-pane--muted { color: $text-muted; }
+    DetailPane > .detail-pane--label { color: $text-muted; }
+    DetailPane > .detail-pane--bar { color: $warning; }
+    DetailPane > .detail-pane--error { color: $text-error; text-style: bold; }
+    DetailPane > .detail-pane--decision { color: $text-accent; text-style: bold; }
+    DetailPane > .detail-pane--path { color: $text-secondary; text-style: underline; }
+    """
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "detail-pane--title",
@@ -446,7 +463,7 @@ class DetailPane(StyledScrollView, can_focus=True):
         size = Size(self._content_width(), height)
         if size == self.virtual_size:
             return
-        # The scrollbar is always shown (overflow-y: scroll in app.tcss), so the content width
+        # The scrollbar is always shown (overflow-y: scroll in DEFAULT_CSS), so the content width
         # never changes with the height: update the scroll range without a screen re-layout.
         self.set_reactive(DetailPane.virtual_size, size)
         self._scroll_update(size)
@@ -668,17 +685,9 @@ def _chunks(part: RenderableType, lines: int) -> list[RenderableType]:
 
 
 def _plain(renderable: RenderableType, width: int) -> str:
-    console = Console(width=width, record=True, color_system=None, file=_NullFile())
+    console = Console(width=width, record=True, color_system=None, file=io.StringIO())
     console.print(renderable)
     return console.export_text()
-
-
-class _NullFile:
-    def write(self, text: str) -> int:
-        return len(text)
-
-    def flush(self) -> None:
-        pass
 
 
 def model_sees(

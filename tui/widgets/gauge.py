@@ -14,14 +14,11 @@ C-level ``max``, so 100,000 calls bucket in milliseconds); the rows are built on
 the theme or the result changes. Moving the selection (every key press in the message list moves
 it) redraws the label and splices the cursor column into the cached chart rows, and repaints only
 the label row and the old and new cursor columns. Colours are component classes styled in
-``tui/views.tcss`` from the theme's variables.
+its ``DEFAULT_CSS`` from the theme's variables.
 """
 
 from __future__ import annotations
 
-import math
-from array import array
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
@@ -38,6 +35,18 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from core.models import Provenance, Session
+from core.units import format_tokens, short_tokens
+from tui.widgets.gauge_series import (
+    COMPACT,
+    EMPTY_SERIES,
+    OVERFLOW_RECORDED,
+    OVERFLOW_SIMULATED,
+    RECORDED_COMPACT,
+    Layout,
+    Series,
+    bucket_series,
+    build_series,
+)
 from tui.widgets.message_list import fit_strip
 
 if TYPE_CHECKING:
@@ -48,15 +57,6 @@ BLOCKS = " ▁▂▃▄▅▆▇█"
 
 GUTTER = 6
 """Cells left of the chart for the axis labels (5) and the axis (1)."""
-
-MAX_CELLS_PER_SERIES = 2
-"""Widest bar of one series when there are few calls."""
-
-# Call flags (bit mask per call / per bucket).
-OVERFLOW_SIMULATED = 1
-OVERFLOW_RECORDED = 2
-COMPACT = 4
-RECORDED_COMPACT = 8
 
 MARKERS: tuple[tuple[int, str, str, tuple[str, str, str]], ...] = (
     (OVERFLOW_SIMULATED, "▲", "overflow", ("simulated overflow", "sim. overflow", "ovf")),
@@ -73,167 +73,36 @@ PROVENANCE_SHORT = {
 }
 
 
-def short_tokens(tokens: int) -> str:
-    """A token figure in at most 5 cells: ``950``, ``9.5k``, ``168k``, ``1.2M``."""
-    if tokens < 1_000:
-        return str(tokens)
-    if tokens < 10_000:
-        return f"{tokens / 1000:.1f}k"
-    if tokens < 1_000_000:
-        return f"{round(tokens / 1000)}k"
-    if tokens < 10_000_000:
-        return f"{tokens / 1_000_000:.1f}M"
-    return f"{round(tokens / 1_000_000)}M"
-
-
-@dataclass(frozen=True, slots=True)
-class Series:
-    """Everything the gauge draws, flattened from a session and (optionally) a replay result.
-
-    ``recorded[i]`` is -1 when call *i* has no usable usage; ``simulated`` is empty before the
-    first replay result arrives. :func:`build_series` stores the integer series as
-    :class:`array.array`: the garbage collector walks a list of 50,000 ints item by item at every
-    full collection, while an array's items are machine integers it never visits.
-    """
-
-    message_index: Sequence[int]
-    recorded: Sequence[int]
-    simulated: Sequence[int]
-    simulated_provenance: Sequence[Provenance]
-    flags: Sequence[int]
-    window: int | None
-    threshold: int | None
-    peak: int
-
-    @property
-    def calls(self) -> int:
-        return len(self.message_index)
-
-    @property
-    def has_simulated(self) -> bool:
-        return bool(self.simulated)
-
-
-EMPTY_SERIES = Series([], [], [], [], [], None, None, 0)
-
-
-def build_series(session: Session | None, result: ReplayResult | None) -> Series:
-    """Flatten a session (recorded series only) or a replay result (both series) for drawing."""
-    if result is not None:
-        points = result.points
-        message_index = [p.message_index for p in points]
-        recorded = [-1 if p.recorded_tokens is None else p.recorded_tokens for p in points]
-        simulated = [p.simulated_tokens for p in points]
-        provenance = [p.simulated_provenance for p in points]
-        flags = [0] * len(points)
-        for i, p in enumerate(points):
-            if p.overflow_simulated:
-                flags[i] |= OVERFLOW_SIMULATED
-            if p.overflow_recorded:
-                flags[i] |= OVERFLOW_RECORDED
-        for event in result.events:
-            call = event.call_index
-            if call is None or not 0 <= call < len(flags):
-                continue
-            if event.kind == "compact":
-                flags[call] |= COMPACT
-            elif event.kind == "recorded-compaction":
-                flags[call] |= RECORDED_COMPACT
-        window = result.window
-        threshold = result.threshold
-    elif session is not None:
-        calls = session.model_calls()
-        message_index = [m.index for m in calls]
-        recorded = []
-        for m in calls:
-            tokens = m.usage.context_tokens if m.usage is not None else 0
-            recorded.append(tokens if tokens > 0 else -1)
-        simulated = []
-        provenance = []
-        flags = [0] * len(calls)
-        window = session.context_window
-        threshold = None
-        if window:
-            for i, tokens in enumerate(recorded):
-                if tokens > window:
-                    flags[i] |= OVERFLOW_RECORDED
-    else:
-        return EMPTY_SERIES
-    if session is not None and message_index:
-        # The recording's own compactions sit before the first call after their boundary.
-        from bisect import bisect_left
-
-        for compaction in session.compactions:
-            call = bisect_left(message_index, compaction.message_index)
-            if call < len(flags):
-                flags[call] |= RECORDED_COMPACT
-    peak = max(max(recorded, default=0), max(simulated, default=0), 0)
-    return Series(
-        array("q", message_index),
-        array("q", recorded),
-        array("q", simulated),
-        provenance,
-        array("q", flags),
-        window or None,
-        threshold,
-        peak,
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class Layout:
-    """The series bucketed for one chart width (computed once per width)."""
-
-    calls_per_bucket: int
-    cells_per_series: int
-    bucket_width: int
-    buckets: int
-    recorded: Sequence[int]
-    simulated: Sequence[int]
-    flags: Sequence[int]
-    representative: list[int]
-    """The call a bucket stands for (its simulated peak, else its recorded peak)."""
-
-
-def bucket_series(series: Series, chart_width: int) -> Layout:
-    """Fit ``series`` into ``chart_width`` cells, bucketing by max when calls outnumber columns."""
-    n = series.calls
-    chart_width = max(chart_width, 2)
-    if n == 0:
-        return Layout(1, 1, 2, 0, [], [], [], [])
-    if n * 2 <= chart_width:
-        per_call = chart_width // n
-        cells = max(1, min(MAX_CELLS_PER_SERIES, (per_call - 1) // 2)) if per_call >= 3 else 1
-        width = min(per_call, cells * 2 + 1)
-        every = list(range(n))
-        return Layout(1, cells, width, n, series.recorded, series.simulated, series.flags, every)
-    per = math.ceil(n / (chart_width // 2))
-    buckets = math.ceil(n / per)
-    rec = series.recorded
-    sim = series.simulated
-    rec_max: list[int] = []
-    sim_max: list[int] = []
-    rep: list[int] = []
-    for b in range(buckets):
-        start, end = b * per, min(n, (b + 1) * per)
-        r = max(rec[start:end])
-        rec_max.append(r)
-        if sim:
-            s = max(sim[start:end])
-            sim_max.append(s)
-            rep.append(sim.index(s, start, end))
-        else:
-            rep.append(rec.index(r, start, end))
-    flags = [0] * buckets
-    for i, value in enumerate(series.flags):
-        if value:
-            flags[i // per] |= value
-    return Layout(per, 1, 2, buckets, rec_max, sim_max, flags, rep)
-
-
 class TokenGauge(Widget, can_focus=True):
     """Context at every model call against the window: recorded and simulated series side by side,
     threshold line, reserve band, compaction and overflow markers. Left/right move the selection."""
+
+    DEFAULT_CSS = """
+    TokenGauge {
+        height: 1fr;
+        min-height: 3;
+        background: $surface;
+    }
+    TokenGauge > .token-gauge--recorded { color: $foreground 45%; }
+    TokenGauge > .token-gauge--recorded-over { color: $error 65%; }
+    TokenGauge > .token-gauge--simulated { color: $primary-lighten-1; }
+    TokenGauge > .token-gauge--simulated-over { color: $error; text-style: bold; }
+    TokenGauge > .token-gauge--threshold { color: $warning; }
+    TokenGauge > .token-gauge--window { color: $error; }
+    TokenGauge > .token-gauge--reserve { background: $warning 14%; }
+    TokenGauge > .token-gauge--over-window { background: $error 14%; }
+    TokenGauge > .token-gauge--cursor { background: $foreground 14%; }
+    TokenGauge:focus > .token-gauge--cursor { background: $accent 40%; }
+    TokenGauge > .token-gauge--axis { color: $text-muted; }
+    TokenGauge > .token-gauge--label { color: $foreground; text-style: bold; }
+    TokenGauge:focus > .token-gauge--label { color: $text-accent; text-style: bold; }
+    TokenGauge > .token-gauge--muted { color: $text-muted; }
+    TokenGauge > .token-gauge--warning { color: $text-warning; text-style: bold; }
+    TokenGauge > .token-gauge--overflow { color: $error; text-style: bold; }
+    TokenGauge > .token-gauge--overflow-recorded { color: $error-lighten-1; }
+    TokenGauge > .token-gauge--compact { color: $success; text-style: bold; }
+    TokenGauge > .token-gauge--compact-recorded { color: $success-darken-1; }
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("left", "move(-1)", "Prev call", show=False),
@@ -514,98 +383,56 @@ class TokenGauge(Widget, can_focus=True):
             rows[plan.marker_row] = _splice(rows[plan.marker_row], x0, cells, width)
         return rows
 
-    def _scale(self) -> int:
+    def _top_tokens(self) -> int:
         series = self.series
         window = series.window or 0
         return max(window, series.peak, 1)
 
     def _chart(self, layout: Layout, width: int, rows: int) -> tuple[list[Strip], _ChartPlan]:
         """The chart rows without a cursor, and what :meth:`_cursor_cells` needs to add one."""
-        series = self.series
-        top = self._scale()
-        levels = rows * 8
-        window = series.window
-        threshold = series.threshold
-
-        def row_of(tokens: int) -> int:
-            """Row counted from the bottom whose band holds ``tokens``."""
-            return min(rows - 1, int(tokens * levels / top) // 8)
-
-        def height_of(tokens: int) -> int:
-            if tokens <= 0:
-                return 0
-            return max(1, round(tokens * levels / top))
-
-        threshold_row = row_of(threshold) if threshold else None
-        window_row = row_of(window) if window and window < top else None
-        # The band runs from the threshold's row up to (not into) the window's row; the threshold
-        # row is shaded too, or a band narrower than a row would not show at all.
-        reserve_from = threshold_row
-        reserve_to = window_row if window_row is not None else rows  # exclusive
-        if reserve_from is not None and window_row is not None and window_row <= reserve_from:
-            reserve_to = reserve_from + 1
-
+        scale = _Scale.fit(self.series, self._top_tokens(), rows)
+        window = self.series.window
         plan = _ChartPlan(
             layout=layout,
-            rec_h=[height_of(v) for v in layout.recorded],
-            sim_h=[height_of(v) for v in layout.simulated],
+            rec_h=[scale.height_of(v) for v in layout.recorded],
+            sim_h=[scale.height_of(v) for v in layout.simulated],
             rec_over=[bool(window) and v > (window or 0) for v in layout.recorded],
             sim_over=[bool(window) and v > (window or 0) for v in layout.simulated],
         )
-        cells = layout.cells_per_series
-        gap = layout.bucket_width - 2 * cells
-        chart_width = width - GUTTER
-        used = layout.buckets * layout.bucket_width
-
         out: list[Strip] = []
         for r in range(rows):
             k = rows - 1 - r  # row from the bottom
-            if threshold_row is not None and k == threshold_row:
-                axis_label = short_tokens(threshold or 0)
-            elif window_row is not None and k == window_row:
-                axis_label = short_tokens(window or 0)
-            elif k == rows - 1:
-                axis_label = short_tokens(top)
-            elif k == 0 and rows > 2:
-                axis_label = "0"
-            else:
-                axis_label = ""
-            tick = "┤" if axis_label else "│"
-            if k == threshold_row:
-                axis_style = self._style("threshold")
-            elif k == window_row:
-                axis_style = self._style("window")
-            else:
-                axis_style = self._style("axis")
-            cells_out: list[tuple[str, Style]] = [(f"{axis_label:>5}{tick}", axis_style)]
-
-            if k == threshold_row:
-                empty, empty_fg = "┈", "threshold"
-            elif k == window_row:
-                empty, empty_fg = "─", "window"
-            else:
-                empty, empty_fg = " ", "axis"
-            if window_row is not None and k > window_row:
-                zone: str | None = "over-window"
-            elif reserve_from is not None and reserve_from <= k < reserve_to:
-                zone = "reserve"
-            else:
-                zone = None
+            empty, empty_fg = scale.line(k)
             chart_row = _ChartRow(k * 8, empty, empty_fg)
             plan.rows.append(chart_row)
-
-            for b in range(layout.buckets):
-                for glyph, fg in self._glyphs(plan, chart_row, b):
-                    style = self._style(fg, zone) if zone else self._style(fg)
-                    cells_out.append((glyph * cells, style))
-                if gap:
-                    style = self._style(empty_fg, zone) if zone else self._style(empty_fg)
-                    cells_out.append((empty * gap, style))
-            if used < chart_width:
-                style = self._style(empty_fg, zone) if zone else self._style(empty_fg)
-                cells_out.append((empty * (chart_width - used), style))
+            label = scale.axis_label(k)
+            cells_out = [(f"{label:>5}{'┤' if label else '│'}", self._style(empty_fg))]
+            cells_out.extend(self._bar_cells(plan, chart_row, scale.zone(k), width))
             out.append(_strip(cells_out, width, self.rich_style))
         return out, plan
+
+    def _bar_cells(
+        self, plan: _ChartPlan, row: _ChartRow, zone: str | None, width: int
+    ) -> list[tuple[str, Style]]:
+        """A chart row right of the axis: both bars of every bucket, the gaps between buckets
+        and the width left after the last one, on the row's zone (reserve band, over-window)."""
+        layout = plan.layout
+        cells = layout.cells_per_series
+        gap = layout.bucket_width - 2 * cells
+        unused = width - GUTTER - layout.buckets * layout.bucket_width
+
+        def style(fg: str) -> Style:
+            return self._style(fg, zone) if zone else self._style(fg)
+
+        out: list[tuple[str, Style]] = []
+        for b in range(layout.buckets):
+            for glyph, fg in self._glyphs(plan, row, b):
+                out.append((glyph * cells, style(fg)))
+            if gap:
+                out.append((row.empty * gap, style(row.empty_fg)))
+        if unused > 0:
+            out.append((row.empty * unused, style(row.empty_fg)))
+        return out
 
     @staticmethod
     def _glyphs(plan: _ChartPlan, row: _ChartRow, b: int) -> tuple[tuple[str, str], ...]:
@@ -679,7 +506,7 @@ class TokenGauge(Widget, can_focus=True):
         window = series.window
         rec = series.recorded[call]
         sim = series.simulated[call] if series.has_simulated else None
-        number = (lambda v: f"{v:,}") if tier == 0 else short_tokens
+        number = format_tokens if tier == 0 else short_tokens
         sep = " │ " if tier < 2 else " "
 
         def share(tokens: int, over_part: str) -> None:
@@ -759,6 +586,77 @@ class TokenGauge(Widget, can_focus=True):
             if cell_len(text.plain) <= width:
                 return text
         return Text()
+
+
+@dataclass(frozen=True, slots=True)
+class _Scale:
+    """How tokens map onto a chart of ``rows`` rows, and where its lines and its bands fall.
+
+    Rows are counted from the bottom; each row is eight levels (eighth blocks).
+    """
+
+    rows: int
+    top: int
+    """Tokens at the top of the chart."""
+    threshold: int | None
+    window: int | None
+    threshold_row: int | None
+    window_row: int | None
+    reserve_rows: range
+    """The reserve band: from the threshold's row up to (not into) the window's row."""
+
+    @classmethod
+    def fit(cls, series: Series, top: int, rows: int) -> _Scale:
+        levels = rows * 8
+
+        def row_of(tokens: int) -> int:
+            """Row counted from the bottom whose band holds ``tokens``."""
+            return min(rows - 1, int(tokens * levels / top) // 8)
+
+        threshold, window = series.threshold, series.window
+        threshold_row = row_of(threshold) if threshold else None
+        window_row = row_of(window) if window and window < top else None
+        reserve_rows = range(0)
+        if threshold_row is not None:
+            # the threshold row is shaded too, or a band narrower than a row would not show
+            reserve_to = rows if window_row is None else max(window_row, threshold_row + 1)
+            reserve_rows = range(threshold_row, reserve_to)
+        return cls(rows, top, threshold, window, threshold_row, window_row, reserve_rows)
+
+    def height_of(self, tokens: int) -> int:
+        """Filled levels (eighths of a row) of a bar of ``tokens``."""
+        if tokens <= 0:
+            return 0
+        return max(1, round(tokens * (self.rows * 8) / self.top))
+
+    def axis_label(self, k: int) -> str:
+        """The figure on the axis at row ``k``: the threshold, the window, the top, or zero."""
+        if k == self.threshold_row:
+            return short_tokens(self.threshold or 0)
+        if k == self.window_row:
+            return short_tokens(self.window or 0)
+        if k == self.rows - 1:
+            return short_tokens(self.top)
+        if k == 0 and self.rows > 2:
+            return "0"
+        return ""
+
+    def line(self, k: int) -> tuple[str, str]:
+        """How an empty cell of row ``k`` looks (glyph, component): the threshold's dotted line,
+        the window's rule, or blank. The axis at that row takes the same colour."""
+        if k == self.threshold_row:
+            return "┈", "threshold"
+        if k == self.window_row:
+            return "─", "window"
+        return " ", "axis"
+
+    def zone(self, k: int) -> str | None:
+        """The background band of row ``k``: above the window, the reserve, or none."""
+        if self.window_row is not None and k > self.window_row:
+            return "over-window"
+        if k in self.reserve_rows:
+            return "reserve"
+        return None
 
 
 @dataclass(slots=True)

@@ -8,21 +8,45 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Label, ProgressBar
 
-
-def format_bytes(size: int | None) -> str:
-    """``1.2 MB``-style size (decimal units, as file managers show them)."""
-    if size is None:
-        return "?"
-    value = float(size)
-    for unit in ("B", "KB", "MB", "GB"):
-        if value < 1000 or unit == "GB":
-            return f"{value:,.0f} {unit}" if unit == "B" else f"{value:,.1f} {unit}"
-        value /= 1000
-    return f"{size} B"
+from core.units import format_bytes
 
 
 class LoadProgress(Vertical):
     """A titled progress bar: ``Reading x.jsonl — 12.3 MB of 100.0 MB · 45,210 messages``."""
+
+    DEFAULT_CSS = """
+    LoadProgress {
+        height: 1fr;
+        align: center middle;
+    }
+    LoadProgress #load-box {
+        width: 90%;
+        max-width: 100;
+        height: auto;
+        padding: 1 2;
+        border: round $primary;
+    }
+    /* a big file's first part is shown while the rest is read: the bar shrinks to a strip */
+    LoadProgress.-strip {
+        height: auto;
+        align: left top;
+    }
+    LoadProgress.-strip #load-box {
+        width: 1fr;
+        max-width: 100%;
+        height: 2;
+        padding: 0 1;
+        border: none;
+        background: $boost;
+    }
+    LoadProgress.-strip #load-title {
+        display: none;
+    }
+    LoadProgress #load-title { text-style: bold; }
+    LoadProgress ProgressBar { width: 1fr; }
+    LoadProgress #load-bar Bar { width: 1fr; }
+    LoadProgress #load-detail { color: $text-muted; }
+    """
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id, classes=classes)

@@ -5,7 +5,7 @@ the rows on screen (``render_line``) and keeps the painted rows in an LRU cache 
 :class:`~textual.strip.Strip` objects, so 100,000 messages scroll as smoothly as 100. Row states
 (pruned, protected, head, tail, the split line, recorded compaction boundaries, summaries,
 synthetic messages, truncated outputs, the call that overflowed, search matches) are component
-classes styled in ``app.tcss``.
+classes styled in its ``DEFAULT_CSS``.
 
 The list reads a :class:`~tui.state.SessionState`; it never computes a decision itself.
 """
@@ -29,6 +29,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from core.models import Message, Provenance, Role
+from core.units import compact_tokens
 from tui.state import RowFlag, SessionState
 
 PREVIEW_SCAN_CHARS = 400
@@ -71,17 +72,6 @@ FLAG_LEGEND: tuple[tuple[str, str], ...] = (
     ("▌", "gutter: head (summarised) / tail (kept) of the selected compaction"),
 )
 """What each glyph means (the help screen shows this)."""
-
-
-def format_tokens(tokens: int) -> str:
-    """A token count in at most 6 cells: ``9,999``, ``12.3k``, ``123k``, ``1.23M``."""
-    if tokens < 10_000:
-        return f"{tokens:,}"
-    if tokens < 100_000:
-        return f"{tokens / 1000:.1f}k"
-    if tokens < 1_000_000:
-        return f"{tokens // 1000}k"
-    return f"{tokens / 1_000_000:.2f}M"
 
 
 def _one_line(text: str) -> str:
@@ -222,6 +212,58 @@ class StyledScrollView(ScrollView):
 
 class MessageList(StyledScrollView, can_focus=True):
     """Every message of a session, one row each, with the policy's decisions as row styles."""
+
+    DEFAULT_CSS = """
+    MessageList {
+        overflow-x: hidden;
+        scrollbar-size-vertical: 1;
+        background: $surface;
+    }
+    MessageList:focus {
+        background-tint: $foreground 3%;
+    }
+    MessageList > .message-list--index { color: $text-muted; }
+    MessageList > .message-list--tokens { color: $text-muted; }
+    MessageList > .message-list--provenance { color: $text-muted; text-style: italic; }
+    MessageList > .message-list--flags { color: $warning; text-style: bold; }
+    MessageList > .message-list--role-user { color: $text-primary; text-style: bold; }
+    MessageList > .message-list--role-assistant { color: $text-success; }
+    MessageList > .message-list--role-tool { color: $text-secondary; }
+    MessageList > .message-list--role-system { color: $text-muted; }
+
+    MessageList > .message-list--pruned { color: $text-disabled; text-style: strike; }
+    MessageList > .message-list--protected { color: $accent; }
+    MessageList > .message-list--head { color: $warning; }
+    MessageList > .message-list--tail { color: $success; }
+    MessageList > .message-list--split {
+        color: $warning;
+        background: $warning 15%;
+        text-style: bold;
+    }
+    MessageList > .message-list--boundary-rule {
+        color: $accent;
+        background: $accent 12%;
+        text-style: bold;
+    }
+    MessageList > .message-list--boundary { text-style: underline; }
+    MessageList > .message-list--summary { background: $accent 10%; text-style: italic; }
+    MessageList > .message-list--synthetic { color: $text-muted; text-style: italic; }
+    MessageList > .message-list--meta { color: $text-muted; }
+    MessageList > .message-list--truncated { background: $warning 8%; }
+    MessageList > .message-list--overflow { background: $error 30%; text-style: bold; }
+    MessageList > .message-list--compacted { color: $warning; }
+    MessageList > .message-list--match { background: $secondary 25%; }
+    MessageList > .message-list--empty { color: $text-muted; text-style: italic; }
+
+    MessageList > .message-list--cursor {
+        background: $block-cursor-blurred-background;
+    }
+    MessageList:focus > .message-list--cursor {
+        background: $block-cursor-background;
+        color: $block-cursor-foreground;
+        text-style: $block-cursor-text-style;
+    }
+    """
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "message-list--cursor",
@@ -514,7 +556,7 @@ class MessageList(StyledScrollView, can_focus=True):
                 if message_state.truncated
                 else message_state.tokens
             )
-            tokens_text = f"{format_tokens(tokens):>6}"
+            tokens_text = f"{compact_tokens(tokens):>6}"
             mark = PROVENANCE_MARKS.get(message_state.provenance, "?")
         else:
             tokens_text = f"{'·':>6}"

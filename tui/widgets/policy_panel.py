@@ -17,303 +17,45 @@ variable that holds one, and whether it is set.
 
 from __future__ import annotations
 
-import os
-import types
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Union, get_args, get_origin
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.widget import AwaitMount, Widget
 from textual.widgets import Button, Collapsible, Input, Label, Select, Static, Switch
 
 from core.policy import PRESETS, Policy, PolicyError, get_preset, load_policy, save_policy
+from tui.screens.policy_path_prompt import PolicyPathPrompt
+from tui.widgets.policy_fields import (
+    PRESERVED_ON_PRESET,
+    SECTIONS,
+    FieldSpec,
+    ParseError,
+    format_value,
+    get_value,
+    help_text,
+    is_modified,
+    parse_value,
+    placeholder,
+    policy_fields,
+    preset_of,
+    section_digest,
+    section_doc,
+    validation_message,
+    with_value,
+)
 
 DEBOUNCE_S = 0.15
 """Quiet time after the last keystroke before an edit is applied."""
 
-SECTIONS: tuple[tuple[str | None, str], ...] = (
-    (None, "General"),
-    ("truncation", "Truncation (T15)"),
-    ("pruning", "Pruning (T9)"),
-    ("split", "Head / tail split (T8)"),
-    ("compaction", "Compaction (T7, T11, T12)"),
-    ("llm", "Summary LLM"),
-)
-"""The panel's sections: a sub-model of :class:`Policy` (None: its top-level fields)."""
-
-PRESERVED_ON_PRESET = ("llm", "context_window")
-"""Fields the preset switcher keeps: the user's LLM endpoint and window override."""
-
-FieldKind = Literal["bool", "int", "float", "choice", "text", "list", "tools"]
-
-
-@dataclass(frozen=True, slots=True)
-class FieldSpec:
-    """One editable field of the policy."""
-
-    section: str | None
-    name: str
-    kind: FieldKind
-    optional: bool
-    choices: tuple[str, ...]
-    help: str
-
-    @property
-    def path(self) -> str:
-        """``section.name`` (or ``name`` for a top-level field)."""
-        return f"{self.section}.{self.name}" if self.section else self.name
-
-    @property
-    def widget_id(self) -> str:
-        return "pp-" + self.path.replace(".", "--")
-
-
-def _strip_optional(annotation: Any) -> tuple[Any, bool]:
-    origin = get_origin(annotation)
-    if origin in (Union, types.UnionType):
-        args = [a for a in get_args(annotation) if a is not type(None)]
-        if len(args) == 1:
-            return args[0], True
-    return annotation, False
-
-
-def _field_kind(annotation: Any) -> tuple[FieldKind, bool, tuple[str, ...]]:
-    inner, optional = _strip_optional(annotation)
-    origin = get_origin(inner)
-    if inner is bool:
-        return "bool", optional, ()
-    if inner is int:
-        return "int", optional, ()
-    if inner is float:
-        return "float", optional, ()
-    if origin is Literal:
-        return "choice", optional, tuple(str(a) for a in get_args(inner))
-    if origin is list:
-        return "list", optional, ()
-    if origin is dict:
-        return "tools", optional, ()
-    return "text", optional, ()
-
-
-def _help(model: type[BaseModel], name: str) -> str:
-    description = model.model_fields[name].description or ""
-    return " ".join(description.split()).replace("``", "")
-
-
-def policy_fields() -> list[FieldSpec]:
-    """Every editable field of :class:`Policy`, in section order."""
-    specs: list[FieldSpec] = []
-    for section, _title in SECTIONS:
-        if section is None:
-            model: type[BaseModel] = Policy
-            names = [
-                n
-                for n, info in Policy.model_fields.items()
-                if not (
-                    isinstance(info.annotation, type) and issubclass(info.annotation, BaseModel)
-                )
-            ]
-        else:
-            annotation = Policy.model_fields[section].annotation
-            assert isinstance(annotation, type) and issubclass(annotation, BaseModel)
-            model = annotation
-            names = list(model.model_fields)
-        for name in names:
-            kind, optional, choices = _field_kind(model.model_fields[name].annotation)
-            specs.append(FieldSpec(section, name, kind, optional, choices, _help(model, name)))
-    return specs
-
-
-def section_doc(section: str | None) -> str:
-    """The first sentence of a section model's docstring (its subtitle in the panel)."""
-    if section is None:
-        return "What the policy is called and how it counts tokens."
-    annotation = Policy.model_fields[section].annotation
-    doc = (getattr(annotation, "__doc__", None) or "").strip().splitlines()
-    return doc[0] if doc else ""
-
-
-# -- values <-> text ---------------------------------------------------------------------------
-
-
-def get_value(policy: Policy, spec: FieldSpec) -> Any:
-    owner: BaseModel = getattr(policy, spec.section) if spec.section else policy
-    return getattr(owner, spec.name)
-
-
-def format_value(spec: FieldSpec, value: Any) -> str:
-    """The text an Input shows for ``value``."""
-    if value is None:
-        return ""
-    if spec.kind == "list":
-        return ", ".join(str(v) for v in value)
-    if spec.kind == "tools":
-        parts = []
-        for tool, limits in value.items():
-            data = limits.model_dump(exclude_none=True) if isinstance(limits, BaseModel) else limits
-            assignments = ",".join(
-                f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in data.items()
-            )
-            parts.append(f"{tool}:{assignments}" if assignments else tool)
-        return "; ".join(parts)
-    if spec.kind == "float":
-        return f"{value:g}" if isinstance(value, float) else str(value)
-    return str(value)
-
-
-class ParseError(ValueError):
-    """The text of an Input is not a value of the field's type."""
-
-
-def parse_value(spec: FieldSpec, text: str) -> Any:
-    """The value an Input's ``text`` stands for (before the model validates it)."""
-    stripped = text.strip()
-    if spec.kind in ("int", "float"):
-        if not stripped:
-            if spec.optional:
-                return None
-            raise ParseError("a number is required")
-        cleaned = stripped.replace("_", "").replace(",", "")
-        try:
-            if spec.kind == "int":
-                return int(cleaned)
-            return float(cleaned)
-        except ValueError:
-            what = "a whole number" if spec.kind == "int" else "a number"
-            raise ParseError(f"{what}, e.g. {'51200' if spec.kind == 'int' else '0.25'}") from None
-    if spec.kind == "list":
-        return [item.strip() for item in text.split(",") if item.strip()]
-    if spec.kind == "tools":
-        tools: dict[str, dict[str, Any]] = {}
-        for chunk in text.split(";"):
-            chunk = chunk.strip()
-            if not chunk:
-                continue
-            tool, _, assignments = chunk.partition(":")
-            limits: dict[str, Any] = {}
-            for assignment in assignments.split(","):
-                if not assignment.strip():
-                    continue
-                key, sep, raw = assignment.partition("=")
-                if not sep:
-                    raise ParseError(
-                        f"{tool.strip()}: expected key=value, got {assignment.strip()!r}"
-                    )
-                raw = raw.strip()
-                value: Any = raw
-                if raw.lower() in ("true", "false"):
-                    value = raw.lower() == "true"
-                elif raw.lstrip("-").isdigit():
-                    value = int(raw)
-                limits[key.strip()] = value
-            tools[tool.strip()] = limits
-        return tools
-    if spec.optional and not stripped:
-        return None
-    return text
-
-
-def with_value(policy: Policy, spec: FieldSpec, value: Any) -> Policy:
-    """A new policy with one field changed, validated by the model (raises ValidationError)."""
-    data = policy.model_dump()
-    if spec.section:
-        data[spec.section][spec.name] = value
-    else:
-        data[spec.name] = value
-    return Policy.model_validate(data)
-
-
-def validation_message(error: ValidationError, spec: FieldSpec) -> str:
-    """The model's message for ``spec`` (the first error when none names it)."""
-    wanted = tuple(p for p in (spec.section, spec.name) if p)
-    errors = error.errors()
-    chosen = next((e for e in errors if tuple(e["loc"][: len(wanted)]) == wanted), errors[0])
-    rest = [str(p) for p in chosen["loc"][len(wanted) :]]
-    where = f"{'.'.join(rest)}: " if rest else ""
-    message = str(chosen["msg"])
-    if chosen["type"] == "extra_forbidden":
-        message = "unknown field"
-    return where + message.removeprefix("Value error, ")
-
-
-def preset_of(policy: Policy) -> str | None:
-    """The preset ``policy`` is named after, if any."""
-    return policy.name if policy.name in PRESETS else None
-
-
-def is_modified(policy: Policy) -> bool:
-    """A preset-named policy that differs from its preset (LLM and window settings aside)."""
-    name = preset_of(policy)
-    if name is None:
-        return False
-    exclude = set(PRESERVED_ON_PRESET)
-    return policy.model_dump(exclude=exclude) != PRESETS[name].model_dump(exclude=exclude)
-
-
-# -- the path prompt ---------------------------------------------------------------------------
-
-
-class PolicyPathPrompt(ModalScreen[str | None]):
-    """Ask for a TOML path (save or load); Enter accepts, Esc cancels."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
-
-    def __init__(self, title: str, value: str, hint: str) -> None:
-        super().__init__()
-        self._title = title
-        self._value = value
-        self._hint = hint
-
-    def compose(self) -> ComposeResult:
-        with Vertical(id="pp-prompt"):
-            yield Label(self._title, id="pp-prompt-title")
-            yield Input(value=self._value, placeholder="policy.toml", id="pp-prompt-input")
-            yield Label(self._hint, id="pp-prompt-hint")
-
-    def on_mount(self) -> None:
-        self.query_one(Input).focus()
-
-    @on(Input.Submitted)
-    def _submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        text = event.value.strip()
-        self.dismiss(text or None)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
 
 # -- one field -----------------------------------------------------------------------------------
-
-
-def _placeholder(spec: FieldSpec) -> str:
-    if spec.kind == "list":
-        return "comma-separated, e.g. bash, read"
-    if spec.kind == "tools":
-        return "tool:max_bytes=30000,direction=tail; other:…"
-    if spec.optional:
-        return "empty: none"
-    return ""
-
-
-def help_text(spec: FieldSpec, policy: Policy) -> str:
-    """The help under a field: its docstring, plus what the user needs to know to fill it in."""
-    text = spec.help
-    if spec.path == "llm.api_key_env":
-        name = str(get_value(policy, spec))
-        state = "set" if name and os.environ.get(name) else "not set"
-        text += f" ({name or 'no variable'} is {state} here; its value is never shown.)"
-    if spec.kind == "tools":
-        text += " Syntax: tool:key=value,key=value; another_tool:key=value"
-    return text
 
 
 class FieldRow(Vertical):
@@ -343,7 +85,7 @@ class FieldRow(Vertical):
             else:
                 yield Input(
                     value=format_value(spec, value),
-                    placeholder=_placeholder(spec),
+                    placeholder=placeholder(spec),
                     compact=True,
                     id=spec.widget_id,
                     classes="pp-input",
@@ -352,55 +94,146 @@ class FieldRow(Vertical):
         yield Label("", classes="pp-error", id=f"{spec.widget_id}-error")
 
 
-def section_digest(section: str | None, policy: Policy) -> str:
-    """One line saying what a section is set to (shown in its title)."""
-    if section is None:
-        window = f"window {policy.context_window:,}" if policy.context_window else "session window"
-        return f"{policy.estimator}, {window}"
-    if section == "truncation":
-        t = policy.truncation
-        if not t.enabled:
-            return "off"
-        lines = f"{t.max_lines:,} lines" if t.max_lines else "no line limit"
-        return f"{lines} / {t.max_bytes:,} B, {t.direction}"
-    if section == "pruning":
-        p = policy.pruning
-        if not p.enabled:
-            return "off"
-        rule = ", budget rule" if p.budget_rule else ""
-        return f"last {p.protect_turns} turns kept{rule}"
-    if section == "split":
-        sp = policy.split
-        if sp.tail_budget_tokens is not None:
-            budget = f"tail {sp.tail_budget_tokens:,}"
-        else:
-            budget = f"tail {sp.tail_ratio:.0%} ({short(sp.tail_min_tokens)}–{short(sp.tail_max_tokens)})"
-        return f"{sp.mode}, {budget}"
-    if section == "compaction":
-        c = policy.compaction
-        if not c.auto:
-            return f"manual only, {c.strategy}"
-        if c.threshold_rule == "codex":
-            rule = f"codex {c.codex_ratio:.0%}"
-        else:
-            rule = f"{c.threshold_rule} −{short(c.reserve_tokens)}"
-        return f"{rule}, {c.strategy}, {c.template}"
-    llm = policy.llm
-    if llm.provider == "mock":
-        return "mock (offline)"
-    return f"openai: {llm.model or 'no model'}"
-
-
-def short(tokens: int) -> str:
-    """``20000`` -> ``20k``."""
-    return f"{tokens // 1000}k" if tokens >= 1000 and tokens % 1000 == 0 else f"{tokens:,}"
-
-
 # -- the panel ---------------------------------------------------------------------------------
 
 
 class PolicyPanel(Widget):
     """Every field of the active policy with its help text; preset switcher; save/load TOML."""
+
+    DEFAULT_CSS = """
+    PolicyPanel {
+        layout: vertical;
+        height: 1fr;
+        width: 1fr;
+        background: $surface;
+    }
+    #pp-header {
+        height: auto;
+        padding: 0 1;
+        background: $panel;
+    }
+    #pp-title-row, #pp-preset-row, #pp-buttons {
+        height: 1;
+    }
+    #pp-title {
+        width: auto;
+        text-style: bold;
+        color: $text-accent;
+        padding-right: 1;
+    }
+    #pp-modified {
+        width: 1fr;
+        color: $text-muted;
+    }
+    #pp-modified.-modified {
+        color: $text-warning;
+        text-style: bold;
+    }
+    #pp-preset-label {
+        width: 8;
+        color: $foreground;
+    }
+    #pp-preset {
+        width: 1fr;
+    }
+    #pp-preset-help {
+        height: auto;
+        max-height: 3;
+        overflow: hidden;
+    }
+    #pp-buttons {
+        margin-bottom: 0;
+    }
+    #pp-buttons Button {
+        margin-right: 2;
+        min-width: 14;
+    }
+    #pp-fields {
+        height: 1fr;
+        scrollbar-size-vertical: 1;
+    }
+    #pp-fields Collapsible {
+        padding-left: 0;
+        padding-bottom: 0;
+        border-top: hkey $panel-lighten-1;
+    }
+    #pp-fields CollapsibleTitle {
+        width: 100%;
+        color: $text-accent;
+        text-style: bold;
+        padding: 0 1;
+    }
+    #pp-fields CollapsibleTitle:focus {
+        color: $block-cursor-foreground;
+    }
+    #pp-fields Contents {
+        padding: 0 0 0 1;
+    }
+    .pp-section-doc {
+        color: $text-muted;
+        text-style: italic;
+        padding: 0 1;
+        margin-bottom: 1;
+    }
+    .pp-field {
+        height: auto;
+        padding: 0 1;
+        margin-bottom: 1;
+    }
+    .pp-line {
+        height: 1;
+    }
+    .pp-name {
+        width: auto;
+        min-width: 16;
+        padding-right: 1;
+        color: $foreground;
+    }
+    .pp-field:focus-within .pp-name {
+        color: $text-accent;
+        text-style: bold;
+    }
+    .pp-line Input, .pp-line Select {
+        width: 1fr;
+    }
+    .pp-line Input {
+        background: $boost;
+    }
+    .pp-line Input:focus {
+        background: $primary 20%;
+    }
+    .pp-line Input.-invalid {
+        background: $error 25%;
+    }
+    .pp-line Switch {
+        border: none;
+        height: 1;
+        padding: 0;
+        width: auto;
+        background: transparent;
+    }
+    .pp-line Switch:focus {
+        background-tint: $foreground 10%;
+    }
+    .pp-help {
+        color: $text-muted;
+        height: auto;
+    }
+    .pp-error {
+        color: $text-error;
+        text-style: bold;
+        display: none;
+        height: auto;
+    }
+    PolicyPanel.-short #pp-title-row,
+    PolicyPanel.-short #pp-preset-help,
+    PolicyPanel.-short #pp-buttons {
+        display: none;
+    }
+    PolicyPanel.-short .pp-section-doc {
+        display: none;
+    }
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "save", "Save TOML"),

@@ -19,7 +19,7 @@ folder (Claude Code JSONL). Figures:
 the escape sequences a terminal would receive, so that cost is included. Wall-clock times on a
 shared machine include waiting for a core: the CPU load is printed beside the table.
 
-Run: ``.venv/bin/python bench/tui.py [--keep DIR] [--quick]``. Exits 1 when a bound is missed.
+Run: ``.venv/bin/python bench/tui_app.py [--keep DIR] [--quick]``. Exits 1 when a bound is missed.
 """
 
 from __future__ import annotations
@@ -401,6 +401,7 @@ def _limit_changes() -> list[tuple[str, Callable[[Policy], None]]]:
 async def bench_limit(path: Path) -> list[tuple[str, float, int]]:
     from tui.app import CtxscopeApp
     from tui.screens.session import SessionScreen
+    from tui.widgets.policy_panel import PolicyPanel
 
     policy = get_preset("seed")
     app = CtxscopeApp(str(path), discover=lambda: [], live=False, policy=policy)
@@ -416,7 +417,7 @@ async def bench_limit(path: Path) -> list[tuple[str, float, int]]:
             new = state.policy.model_copy(deep=True)
             change(new)
             t0 = time.perf_counter()
-            screen.on_policy_panel_changed(_Changed(new))  # what PolicyPanel.Changed does
+            screen.on_policy_panel_changed(PolicyPanel.Changed(new))
 
             def redrawn(new: Policy = new) -> bool:
                 return (
@@ -429,16 +430,6 @@ async def bench_limit(path: Path) -> list[tuple[str, float, int]]:
             )
             await _settle(pilot)
     return rows
-
-
-class _Changed:
-    """Stands in for PolicyPanel.Changed (the screen only reads ``policy`` and calls ``stop``)."""
-
-    def __init__(self, policy: Policy) -> None:
-        self.policy = policy
-
-    def stop(self) -> None:
-        pass
 
 
 # -- report -----------------------------------------------------------------------------------------

@@ -1,0 +1,275 @@
+"""The session screen's loading layer: reading the file and showing the session as soon as it can.
+
+A file up to :data:`PREVIEW_MIN_BYTES` is read in one go behind a progress box. A bigger one is
+opened in two steps, in the same worker (group ``load``): its first :data:`PREVIEW_BYTES` are
+read and shown (with the progress box shrunk to a strip), then the whole file is read and takes
+the first part's place with the selection kept. Either way, the list is painted first; the
+gauge, the replay and the live tail start right after that first frame.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from textual import work
+from textual.app import ComposeResult
+from textual.worker import get_current_worker
+
+from core.formats import LoadError, load_session, load_session_head
+from core.models import Session
+from core.units import format_bytes
+from tui.live import LiveFile
+from tui.screens.session.heap import freeze_heap
+from tui.screens.session.live_tail import LiveSession
+from tui.screens.session.worker_messages import (
+    FirstPartLoaded,
+    LoadFailed,
+    LoadProgressed,
+    SessionLoaded,
+    Throttle,
+)
+from tui.state import SessionState, default_policy_for
+from tui.widgets.load_progress import LoadProgress
+
+FIRST_PAINT_DELAY_S = 0.05
+"""The replay and the gauge start this long after the session is installed: after its first frame."""
+PREVIEW_MIN_BYTES = 8_000_000
+"""A file bigger than this is shown in two steps: its first part, then the whole of it."""
+PREVIEW_BYTES = 1_000_000
+"""How much of a big file the first part is (about 1,000 small messages, 30 ms to read)."""
+PREVIEW_PAINT_WAIT_S = 1.0
+"""The rest of a big file is read once its first part is painted, or after this long."""
+
+
+class LoadingSession(LiveSession):
+    """Opens a session: from a file (read in a worker) or a :class:`Session` given directly."""
+
+    def compose(self) -> ComposeResult:
+        if self._initial_session is None and self.path is not None:
+            # start reading now: mounting the widgets below overlaps with the load
+            self._begin_load(self.path)
+        yield from super().compose()
+
+    def on_mount(self) -> None:
+        self._set_up_widgets()
+        if self._initial_session is not None:
+            self.query_one(LoadProgress).display = False
+            self._install(self._initial_session)
+        elif self.path is not None:
+            self._show_load_progress(self.path)
+        else:
+            self.dismiss("no session to open")
+
+    # -- reading the file ------------------------------------------------------------------------
+
+    def _begin_load(self, path: str) -> None:
+        if self._live_enabled and Path(path).is_file():
+            # the offset is taken before reading, so growth during the load is not missed
+            self._live_file = LiveFile(Path(path))
+        self.reading = True
+        self._load(path, self._window)
+
+    def _show_load_progress(self, path: str) -> None:
+        if not self.reading:
+            return
+        progress = self.query_one(LoadProgress)
+        try:
+            size: int | None = Path(path).stat().st_size
+        except OSError:
+            size = None
+        progress.remove_class("-strip")
+        progress.start(path, size)
+        progress.display = True
+        self._show_reading(True)
+        self.status.activity(f"loading {format_bytes(size)}…", busy=True)
+
+    def _show_reading(self, reading: bool) -> None:
+        """While a file is read, the progress box is all there is (toggled per widget: a class
+        on the screen would restyle every widget in it, twice per load)."""
+        self.query_one("#gauge-slot").display = not reading
+        self.query_one("#body").display = not reading
+
+    @work(
+        thread=True,
+        exclusive=True,
+        group="load",
+        exit_on_error=False,
+        description="Loading the session",
+    )
+    def _load(self, path: str, window: int | None) -> None:
+        worker = get_current_worker()
+        throttle = Throttle()
+
+        def progress(bytes_read: int, total_bytes: int, messages: int) -> None:
+            if throttle.ready():
+                self.post_message(LoadProgressed(bytes_read, total_bytes, messages))
+
+        head = self._load_head(path, window)
+        started = time.perf_counter()
+        try:
+            fmt = head.format if head is not None else None  # detected once, for both reads
+            session = load_session(path, format=fmt, window=window, progress=progress)
+        except LoadError as exc:
+            self.post_message(LoadFailed(str(exc)))
+            return
+        except OSError as exc:
+            self.post_message(LoadFailed(f"{path}: cannot read ({exc.strerror or exc})"))
+            return
+        except Exception as exc:  # a loader bug must not take the UI down
+            self.post_message(LoadFailed(f"{path}: could not load ({type(exc).__name__}: {exc})"))
+            return
+        seconds = time.perf_counter() - started
+        freeze_heap()  # before the UI thread touches it: no full collection on the first frame
+        if not worker.is_cancelled:
+            self.post_message(SessionLoaded(session, seconds))
+
+    def _load_head(self, path: str, window: int | None) -> Session | None:
+        """Read and post the first part of a big file (in the load worker, before the rest)."""
+        try:
+            if Path(path).stat().st_size <= PREVIEW_MIN_BYTES:
+                return None
+        except OSError:
+            return None  # the whole load says what is wrong
+        started = time.perf_counter()
+        try:
+            head = load_session_head(path, PREVIEW_BYTES, window=window)
+        except Exception:  # no first part then: the whole load reports what is wrong
+            return None
+        if head is not None and head.messages and not get_current_worker().is_cancelled:
+            self._preview_painted.clear()
+            self.post_message(FirstPartLoaded(head, time.perf_counter() - started))
+            self._preview_painted.wait(PREVIEW_PAINT_WAIT_S)
+        return head
+
+    def on_load_progressed(self, event: LoadProgressed) -> None:
+        if self.reading:
+            self.query_one(LoadProgress).update_progress(
+                event.bytes_read, event.total_bytes, event.messages
+            )
+
+    def on_load_failed(self, event: LoadFailed) -> None:
+        self.reading = False
+        self._show_reading(False)
+        if self.partial and self.state is not None:
+            # the first part is shown: keep it (and say it is only that) rather than lose it
+            self.partial = False
+            self.query_one(LoadProgress).display = False
+            self.app.notify(
+                f"{event.error}. Showing only the first {self.state.message_count:,} messages.",
+                title="Could not read the whole session",
+                severity="error",
+                timeout=10,
+            )
+            self.live_status = "first part only"
+            self.refresh_bindings()
+            self._refresh_chrome()
+            self.start_replay()
+            return
+        self.app.notify(event.error, title="Cannot open session", severity="error", timeout=8)
+        self.dismiss(event.error)
+
+    # -- a big file in two steps -------------------------------------------------------------------
+
+    def on_first_part_loaded(self, event: FirstPartLoaded) -> None:
+        if not self.reading or self.state is not None:
+            self._preview_painted.set()
+            return
+        self.partial = True
+        self.preview_seconds = event.seconds
+        self._show_reading(False)
+        self.query_one(LoadProgress).add_class("-strip")
+        self.query_one(LoadProgress).showing_part(len(event.session.messages))
+        self._install(event.session)
+        self.call_after_refresh(self._preview_painted.set)
+
+    def on_session_loaded(self, event: SessionLoaded) -> None:
+        self.reading = False
+        self._show_reading(False)
+        self.load_seconds = event.seconds
+        self.query_one(LoadProgress).display = False
+        if self.partial and self.state is not None:
+            self._complete(event.session)
+        else:
+            self._install(event.session)
+
+    def _complete(self, session: Session) -> None:
+        """The whole file is read: it takes the place of its first part (selection kept)."""
+        self.partial = False
+        self.apply_grown_session(session, replay=False)
+        selected = self.message_list.selected_message
+        if selected is not None:
+            # the first part's last messages may have changed (a reply cut by the head)
+            self.detail.show(selected, force=True)
+        self.refresh_bindings()
+        self._first_look(session)
+        self.after_paint_pending = True
+        self.set_timer(FIRST_PAINT_DELAY_S, lambda: self._after_complete(session))
+
+    def _after_complete(self, session: Session) -> None:
+        self.after_paint_pending = False
+        if self.state is None or self.state.session is not session:
+            return
+        self.start_replay()
+        self._start_live()
+
+    # -- showing the session -----------------------------------------------------------------------
+
+    def _install(self, session: Session) -> None:
+        policy = self._initial_policy or default_policy_for(session)
+        if self._window is not None and session.context_window != self._window:
+            session.context_window = self._window
+            session.window_source = "user"
+        self.state = SessionState(session, policy)
+        self.refresh_bindings()
+        self.message_list.set_state(self.state)
+        self.detail.set_state(self.state)
+        self._refresh_chrome()
+        if session.messages:
+            self.message_list.select_message(0)
+            self.detail.show(0)
+        else:
+            self.app.notify(
+                f"{self.display_name}: this session has no messages", severity="warning"
+            )
+        self.message_list.focus()
+        if not self.partial:
+            self._first_look(session)
+        # Paint the list first; the gauge, the replay and the watcher start right after, so a
+        # CPU-bound replay thread never delays the first frame.
+        self.after_paint_pending = True
+        self.set_timer(FIRST_PAINT_DELAY_S, lambda: self._after_first_paint(session))
+
+    def _first_look(self, session: Session) -> None:
+        """What the user should know about a session as soon as it is all read."""
+        state = self.state
+        policy = state.policy if state is not None else None
+        if not session.context_window and not (policy and policy.context_window):
+            self.app.notify(
+                f"The context window of {session.model or 'this model'} is unknown: press w to "
+                "set it (or start with --window N). Overflow checks need it.",
+                title="Window unknown",
+                severity="warning",
+                timeout=10,
+            )
+        for diagnostic in session.diagnostics[:1]:
+            if str(diagnostic.severity) == "error":
+                self.app.notify(diagnostic.message, title="Loader", severity="warning")
+
+    def _after_first_paint(self, session: Session) -> None:
+        state = self.state
+        if state is None:
+            self.after_paint_pending = False
+            return
+        if state.session is not session:
+            return  # replaced meanwhile (the whole file after its first part): not ours
+        if not self.message_list.painted and self.is_current:
+            # the first frame is not out yet (a big session takes a while to lay out)
+            self.set_timer(FIRST_PAINT_DELAY_S, lambda: self._after_first_paint(session))
+            return
+        self.after_paint_pending = False
+        self.gauge.update_result(session, None)
+        if self.partial:
+            return  # replay and live tail wait for the whole file
+        self.start_replay()
+        self._start_live()

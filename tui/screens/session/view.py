@@ -1,0 +1,192 @@
+"""The session screen's first layer: its state, its widgets, and selecting a message in all of them.
+
+Nothing here starts a worker; the layers above (replaying, live tail, loading) do.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Input, Label
+
+from core.models import Session
+from core.policy import Policy
+from tui.live import LiveFile
+from tui.messages import JumpToMessage
+from tui.state import SessionState
+from tui.widgets.detail import DetailPane
+from tui.widgets.footer import KeysFooter
+from tui.widgets.gauge import TokenGauge
+from tui.widgets.load_progress import LoadProgress
+from tui.widgets.message_list import MessageList
+from tui.widgets.policy_panel import PolicyPanel
+from tui.widgets.session_header import SessionHeader
+from tui.widgets.status_line import StatusLine
+
+if TYPE_CHECKING:
+    from core.replay import Replayer
+
+
+class SessionView(Screen[str | None]):
+    """The widgets of one session and the state they show (see :class:`SessionScreen`)."""
+
+    def __init__(
+        self,
+        path: str | None = None,
+        *,
+        session: Session | None = None,
+        window: int | None = None,
+        policy: Policy | None = None,
+        live: bool = True,
+    ) -> None:
+        super().__init__()
+        self.path = path if path is not None else (session.path if session else None)
+        self._initial_session = session
+        self._window = window
+        self._initial_policy = policy
+        self._live_enabled = live
+        self.state: SessionState | None = None
+        self.load_seconds: float | None = None
+        self.replay_seconds: float | None = None
+        self.replaying = False
+        self.reading = False
+        self.partial = False
+        """What is shown is the first part of the file; the rest is still being read."""
+        self.preview_seconds: float | None = None
+        self._preview_painted = threading.Event()
+        """Set once the first part is on screen: the rest of the load waits for it (the two would
+        share one interpreter, and the first frame matters more)."""
+        self.after_paint_pending = False
+        """The gauge and the replay are about to start (right after the first frame)."""
+        self.follow = False
+        self._generation = 0
+        self._replay_cancel: threading.Event | None = None
+        self._replay_lock = threading.Lock()
+        self._replayer: Replayer | None = None
+        self._replayer_session: Session | None = None
+        self._live_file: LiveFile | None = None
+        self._live_stop = threading.Event()
+        self.live_status: str | None = None
+        self._list: MessageList | None = None
+        self._detail: DetailPane | None = None
+        self._gauge: TokenGauge | None = None
+
+    # -- layout ----------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield SessionHeader(id="session-header")
+        yield LoadProgress(id="load-progress")
+        with Vertical(id="gauge-slot"):
+            yield TokenGauge(id="gauge")
+        with Horizontal(id="body"):
+            yield MessageList(id="messages")
+            yield DetailPane(id="detail")
+            yield Vertical(id="policy-slot")
+        with Horizontal(id="search-bar"):
+            yield Label("/", id="search-label")
+            yield Input(placeholder="search messages (Enter: find, Esc: close)", id="search-input")
+        yield StatusLine(id="status")
+        yield KeysFooter(compact=True)
+
+    def _set_up_widgets(self) -> None:
+        """What every session screen does once mounted, before a session is shown."""
+        self.message_list.cursor_moved = self._cursor_moved
+        self.query_one("#search-bar").display = False
+        self.query_one("#policy-slot").display = False
+        self.query_one(SessionHeader).show(None, self.display_name)
+
+    @property
+    def message_list(self) -> MessageList:
+        if self._list is None:
+            self._list = self.query_one("#messages", MessageList)
+        return self._list
+
+    @property
+    def detail(self) -> DetailPane:
+        if self._detail is None:
+            self._detail = self.query_one("#detail", DetailPane)
+        return self._detail
+
+    @property
+    def status(self) -> StatusLine:
+        return self.query_one("#status", StatusLine)
+
+    @property
+    def gauge(self) -> TokenGauge:
+        if self._gauge is None:
+            self._gauge = self.query_one("#gauge", TokenGauge)
+        return self._gauge
+
+    def _panel(self) -> PolicyPanel | None:
+        panels = self.query("#policy-panel").results(PolicyPanel)
+        return next(panels, None)
+
+    @property
+    def display_name(self) -> str:
+        if self.path:
+            return Path(self.path).name
+        if self.state is not None:
+            return self.state.session.id
+        return "session"
+
+    # -- the header and the status line -------------------------------------------------------------
+
+    def _refresh_chrome(self) -> None:
+        self.query_one(SessionHeader).show(self.state, self.display_name)
+        self.status.show(self.state)
+        self._show_activity()
+
+    def _show_activity(self) -> None:
+        if self.partial:
+            self.status.activity("first part · reading the rest…", busy=True)
+            return
+        if self.replaying:
+            self.status.activity("replaying… (x: cancel)", busy=True)
+            return
+        parts = []
+        if self.live_status:
+            parts.append(self.live_status)
+        elif self._live_file is not None:
+            parts.append("● following" if self.follow else "○ live")
+        self.status.activity(" · ".join(parts))
+
+    # -- selection ---------------------------------------------------------------------------------
+
+    def _cursor_moved(self, message_index: int) -> None:
+        """The list's cursor moved (called in the same pass as the key: one frame for all)."""
+        self.detail.show(message_index)
+        self._sync_gauge(message_index)
+
+    def on_message_list_highlighted(self, event: MessageList.Highlighted) -> None:
+        event.stop()  # already handled by _cursor_moved
+
+    def _sync_gauge(self, message_index: int | None) -> None:
+        state = self.state
+        if state is None or message_index is None or state.result is None:
+            return
+        call = state.call_for_message(message_index)
+        if call is not None:
+            self.gauge.select_call(call)
+
+    def on_token_gauge_call_selected(self, event: TokenGauge.CallSelected) -> None:
+        event.stop()
+        self.select_message(event.message_index, sync_gauge=False)
+
+    def on_jump_to_message(self, event: JumpToMessage) -> None:
+        event.stop()
+        self.select_message(event.message_index)
+
+    def select_message(self, index: int, *, sync_gauge: bool = True, center: bool = True) -> None:
+        """Select a message everywhere: list, detail and gauge."""
+        if self.state is None or not self.state.message_count:
+            return
+        index = max(0, min(index, self.state.message_count - 1))
+        self.message_list.select_message(index, center=center)
+        self.detail.show(index)
+        if sync_gauge:
+            self._sync_gauge(index)

@@ -1,0 +1,131 @@
+"""What the session screen's workers post back to it, and how often they report progress.
+
+Each worker runs in its own thread (or, for the live tail, as an async task) and never touches a
+widget: it posts one of these and the screen handles it on the UI thread.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from textual.message import Message
+
+from core.models import Session
+
+if TYPE_CHECKING:
+    from core.replay import ReplayResult
+
+PROGRESS_INTERVAL_S = 0.2
+"""Loader and replay progress reach the screen at most this often (each update is a frame the
+UI thread draws while the loader thread wants the interpreter)."""
+
+
+class Throttle:
+    """Lets a progress report through at most once per :data:`PROGRESS_INTERVAL_S`."""
+
+    def __init__(self, interval_s: float = PROGRESS_INTERVAL_S) -> None:
+        self.interval_s = interval_s
+        self._last = 0.0
+
+    def ready(self) -> bool:
+        """True (and the clock restarts) when the interval has passed since the last report."""
+        now = time.monotonic()
+        if now - self._last < self.interval_s:
+            return False
+        self._last = now
+        return True
+
+
+# -- loading ------------------------------------------------------------------------------------
+
+
+class SessionLoaded(Message):
+    """The whole file is read."""
+
+    def __init__(self, session: Session, seconds: float) -> None:
+        super().__init__()
+        self.session = session
+        self.seconds = seconds
+
+
+class FirstPartLoaded(Message):
+    """The first part of a big file, to show while the rest is read."""
+
+    def __init__(self, session: Session, seconds: float) -> None:
+        super().__init__()
+        self.session = session
+        self.seconds = seconds
+
+
+class LoadFailed(Message):
+    def __init__(self, error: str) -> None:
+        super().__init__()
+        self.error = error
+
+
+class LoadProgressed(Message):
+    def __init__(self, bytes_read: int, total_bytes: int, messages: int) -> None:
+        super().__init__()
+        self.bytes_read = bytes_read
+        self.total_bytes = total_bytes
+        self.messages = messages
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, LoadProgressed)
+
+
+# -- replay -------------------------------------------------------------------------------------
+
+
+class ReplayDone(Message):
+    def __init__(self, result: ReplayResult, generation: int, seconds: float) -> None:
+        super().__init__()
+        self.result = result
+        self.generation = generation
+        self.seconds = seconds
+
+
+class ReplayEnded(Message):
+    """A replay that produced no result: cancelled, or failed with ``error``."""
+
+    def __init__(self, generation: int, error: str | None) -> None:
+        super().__init__()
+        self.generation = generation
+        self.error = error
+
+
+class ReplayProgressed(Message):
+    def __init__(self, generation: int, done: int, total: int) -> None:
+        super().__init__()
+        self.generation = generation
+        self.done = done
+        self.total = total
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, ReplayProgressed)
+
+
+# -- search and live tail -------------------------------------------------------------------------
+
+
+class SearchDone(Message):
+    def __init__(self, text: str, matches: list[int]) -> None:
+        super().__init__()
+        self.text = text
+        self.matches = matches
+
+
+class LiveReloaded(Message):
+    """The watched file grew (or was replaced) and is read again."""
+
+    def __init__(self, session: Session) -> None:
+        super().__init__()
+        self.session = session
+
+
+class LiveProblem(Message):
+    def __init__(self, text: str, *, stop_tail: bool) -> None:
+        super().__init__()
+        self.text = text
+        self.stop_tail = stop_tail

@@ -1,0 +1,203 @@
+"""What the token gauge draws, flattened from a session or a replay result and bucketed to a width.
+
+No drawing here (:mod:`tui.widgets.gauge` draws). The per-call series are flattened once per
+result (:func:`build_series`); :func:`bucket_series` fits them into a chart width, by the maximum
+of each bucket when calls outnumber columns (slices and C-level ``max``, so 100,000 calls bucket
+in milliseconds).
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from bisect import bisect_left
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from core.models import Provenance, Session
+
+if TYPE_CHECKING:
+    from core.replay import ReplayResult
+
+MAX_CELLS_PER_SERIES = 2
+"""Widest bar of one series when there are few calls."""
+
+# Call flags (bit mask per call / per bucket).
+OVERFLOW_SIMULATED = 1
+OVERFLOW_RECORDED = 2
+COMPACT = 4
+RECORDED_COMPACT = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    """Everything the gauge draws, flattened from a session and (optionally) a replay result.
+
+    ``recorded[i]`` is -1 when call *i* has no usable usage; ``simulated`` is empty before the
+    first replay result arrives. :func:`build_series` stores the integer series as
+    :class:`array.array`: the garbage collector walks a list of 50,000 ints item by item at every
+    full collection, while an array's items are machine integers it never visits.
+    """
+
+    message_index: Sequence[int]
+    recorded: Sequence[int]
+    simulated: Sequence[int]
+    simulated_provenance: Sequence[Provenance]
+    flags: Sequence[int]
+    window: int | None
+    threshold: int | None
+    peak: int
+
+    @property
+    def calls(self) -> int:
+        return len(self.message_index)
+
+    @property
+    def has_simulated(self) -> bool:
+        return bool(self.simulated)
+
+
+EMPTY_SERIES = Series([], [], [], [], [], None, None, 0)
+
+
+def build_series(session: Session | None, result: ReplayResult | None) -> Series:
+    """Flatten a session (recorded series only) or a replay result (both series) for drawing."""
+    if result is not None:
+        columns = _replayed_columns(result)
+    elif session is not None:
+        columns = _recorded_columns(session)
+    else:
+        return EMPTY_SERIES
+    if session is not None:
+        _mark_recorded_compactions(columns, session)
+    peak = max(max(columns.recorded, default=0), max(columns.simulated, default=0), 0)
+    return Series(
+        array("q", columns.message_index),
+        array("q", columns.recorded),
+        array("q", columns.simulated),
+        columns.provenance,
+        array("q", columns.flags),
+        columns.window or None,
+        columns.threshold,
+        peak,
+    )
+
+
+@dataclass(slots=True)
+class _Columns:
+    """The per-call lists :func:`build_series` fills before packing them into arrays."""
+
+    message_index: list[int]
+    recorded: list[int]
+    simulated: list[int]
+    provenance: list[Provenance]
+    flags: list[int]
+    window: int | None
+    threshold: int | None
+
+
+def _replayed_columns(result: ReplayResult) -> _Columns:
+    """Both series of a replay result, its overflows and the policy's compactions."""
+    points = result.points
+    flags = [0] * len(points)
+    for i, p in enumerate(points):
+        if p.overflow_simulated:
+            flags[i] |= OVERFLOW_SIMULATED
+        if p.overflow_recorded:
+            flags[i] |= OVERFLOW_RECORDED
+    for event in result.events:
+        call = event.call_index
+        if call is None or not 0 <= call < len(flags):
+            continue
+        if event.kind == "compact":
+            flags[call] |= COMPACT
+        elif event.kind == "recorded-compaction":
+            flags[call] |= RECORDED_COMPACT
+    return _Columns(
+        message_index=[p.message_index for p in points],
+        recorded=[-1 if p.recorded_tokens is None else p.recorded_tokens for p in points],
+        simulated=[p.simulated_tokens for p in points],
+        provenance=[p.simulated_provenance for p in points],
+        flags=flags,
+        window=result.window,
+        threshold=result.threshold,
+    )
+
+
+def _recorded_columns(session: Session) -> _Columns:
+    """The recorded series of a session not replayed yet, and the calls over its window."""
+    calls = session.model_calls()
+    recorded = []
+    for m in calls:
+        tokens = m.usage.context_tokens if m.usage is not None else 0
+        recorded.append(tokens if tokens > 0 else -1)
+    window = session.context_window
+    flags = [0] * len(calls)
+    if window:
+        for i, tokens in enumerate(recorded):
+            if tokens > window:
+                flags[i] |= OVERFLOW_RECORDED
+    return _Columns([m.index for m in calls], recorded, [], [], flags, window, None)
+
+
+def _mark_recorded_compactions(columns: _Columns, session: Session) -> None:
+    """The recording's own compactions sit before the first call after their boundary."""
+    message_index, flags = columns.message_index, columns.flags
+    if not message_index:
+        return
+    for compaction in session.compactions:
+        call = bisect_left(message_index, compaction.message_index)
+        if call < len(flags):
+            flags[call] |= RECORDED_COMPACT
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """The series bucketed for one chart width (computed once per width)."""
+
+    calls_per_bucket: int
+    cells_per_series: int
+    bucket_width: int
+    buckets: int
+    recorded: Sequence[int]
+    simulated: Sequence[int]
+    flags: Sequence[int]
+    representative: list[int]
+    """The call a bucket stands for (its simulated peak, else its recorded peak)."""
+
+
+def bucket_series(series: Series, chart_width: int) -> Layout:
+    """Fit ``series`` into ``chart_width`` cells, bucketing by max when calls outnumber columns."""
+    n = series.calls
+    chart_width = max(chart_width, 2)
+    if n == 0:
+        return Layout(1, 1, 2, 0, [], [], [], [])
+    if n * 2 <= chart_width:
+        per_call = chart_width // n
+        cells = max(1, min(MAX_CELLS_PER_SERIES, (per_call - 1) // 2)) if per_call >= 3 else 1
+        width = min(per_call, cells * 2 + 1)
+        every = list(range(n))
+        return Layout(1, cells, width, n, series.recorded, series.simulated, series.flags, every)
+    per = math.ceil(n / (chart_width // 2))
+    buckets = math.ceil(n / per)
+    rec = series.recorded
+    sim = series.simulated
+    rec_max: list[int] = []
+    sim_max: list[int] = []
+    rep: list[int] = []
+    for b in range(buckets):
+        start, end = b * per, min(n, (b + 1) * per)
+        r = max(rec[start:end])
+        rec_max.append(r)
+        if sim:
+            s = max(sim[start:end])
+            sim_max.append(s)
+            rep.append(sim.index(s, start, end))
+        else:
+            rep.append(rec.index(r, start, end))
+    flags = [0] * buckets
+    for i, value in enumerate(series.flags):
+        if value:
+            flags[i // per] |= value
+    return Layout(per, 1, 2, buckets, rec_max, sim_max, flags, rep)

@@ -1,0 +1,53 @@
+"""The session screen's top line: the session's name, its format and model, the window and the
+active policy."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.widgets import Label
+
+from tui.state import SessionState
+from tui.widgets.title_bar import TitleBar
+
+
+class SessionHeader(TitleBar):
+    """Session name, format, model, window and the active policy."""
+
+    DEFAULT_CSS = """
+    SessionHeader .hdr-field {
+        color: $text-muted;
+    }
+    SessionHeader #hdr-window.-unknown {
+        color: $warning;
+        text-style: bold;
+    }
+    SessionHeader #hdr-policy {
+        color: $text-accent;
+    }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield from super().compose()
+        yield Label("", id="hdr-policy", classes="hdr-field")
+        yield Label("", id="hdr-window", classes="hdr-field")
+        yield Label("", id="hdr-model", classes="hdr-field")
+        yield Label("", id="hdr-format", classes="hdr-field")
+
+    def show(self, state: SessionState | None, name: str) -> None:
+        self.query_one("#hdr-name", Label).update(name)
+        if state is None:
+            for field in ("#hdr-format", "#hdr-model", "#hdr-window", "#hdr-policy"):
+                self.query_one(field, Label).update("")
+            return
+        session = state.session
+        self.query_one("#hdr-format", Label).update(str(session.format))
+        self.query_one("#hdr-model", Label).update(session.model or "model unknown")
+        window = state.window
+        window_label = self.query_one("#hdr-window", Label)
+        if window:
+            window_label.update(f"window {window:,} ({state.window_source})")
+            window_label.remove_class("-unknown")
+        else:
+            window_label.update("window unknown (w to set)")
+            window_label.add_class("-unknown")
+        self.query_one("#hdr-policy", Label).update(f"policy {state.policy.name}")
