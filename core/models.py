@@ -188,6 +188,13 @@ class Message(BaseModel):
     """1-based line of the source file this message starts at, when it came from a file."""
     source_offset: int | None = None
     """Byte offset of that line, so the raw record can be re-read on demand."""
+    agent_estimate_tokens: int | None = None
+    """The recording agent's own estimate of this message's size in its context, when the agent
+    measures items by their serialised size (Codex: bytes/4 of the item as its history holds it).
+    None: the policy's estimator measures it."""
+    reasoning_estimate_tokens: int = 0
+    """The recording agent's estimate of the encrypted reasoning this call kept in the context
+    (Codex adds it to its compaction check); 0 when there is none or it is in clear."""
 
     @property
     def is_turn_start(self) -> bool:
@@ -224,7 +231,11 @@ class Diagnostic(BaseModel):
     """One human sentence saying what happened and what was done about it."""
 
 
-CompactionTrigger = Literal["auto", "manual", "overflow", "unknown"]
+CompactionTrigger = Literal["auto", "manual", "overflow", "hook", "unknown"]
+"""Why a recorded compaction ran: ``auto`` (the agent's threshold), ``manual`` (the user's
+``/compact``), ``overflow`` (the provider refused the request and the agent compacted to retry),
+``hook`` (an extension or hook wrote the summary), ``unknown`` (the recording does not say, and
+nothing decides it yet)."""
 
 
 class CompactionEvent(BaseModel):
@@ -234,7 +245,13 @@ class CompactionEvent(BaseModel):
     """Index in :attr:`Session.messages` of the first message after the compaction (the summary
     message when there is one); everything before it was in context before the compaction."""
     trigger: CompactionTrigger = "unknown"
-    """Why it ran, when the format records it (Claude ``compactMetadata.trigger``)."""
+    """Why it ran (see :data:`CompactionTrigger`)."""
+    trigger_evidence: str | None = None
+    """What the trigger rests on, in one sentence (the field the agent wrote, or the order of
+    the records around it)."""
+    phase: str | None = None
+    """Where in the agent's loop it ran, when that tells triggers apart: ``mid-turn`` (after a
+    tool output, before the turn ended) or ``pre-turn`` (before the turn's first request)."""
     tokens_before: int | None = None
     """Context size the agent measured before compacting (``preTokens`` / ``tokensBefore``)."""
     tokens_after: int | None = None
@@ -247,7 +264,21 @@ class CompactionEvent(BaseModel):
     """1-based line of the record in the source file."""
 
 
-WindowSource = Literal["recorded", "table", "user", "unknown"]
+WindowSource = Literal["recorded", "table", "inferred", "user", "unknown"]
+"""Where a context window comes from: the session file, our table of (provider, model), the
+recording's own evidence (usage above the table's figure, an overflow error), ``--window``, or
+nowhere."""
+
+
+class WindowChange(BaseModel):
+    """The window changed during the session (Codex records it per turn)."""
+
+    message_index: int
+    """The first message the new window applies to."""
+    context_window: int
+    """The window from there on, in tokens."""
+    source_line: int | None = None
+    """1-based line of the record that says so."""
 
 
 class Session(BaseModel):
@@ -263,8 +294,18 @@ class Session(BaseModel):
     """Context window in tokens; None when unknown (see ``window_source``)."""
     window_source: WindowSource = "unknown"
     """Where ``context_window`` came from: the file, our model table, the user, or nowhere."""
+    window_evidence: str | None = None
+    """Why the window is what it is, when more than a table row says so (one sentence)."""
+    window_changes: list[WindowChange] = Field(default_factory=list)
+    """Where the recorded window changed after the start (``context_window`` is the first)."""
     max_output_tokens: int | None = None
     """The model's output limit when known (used by the opencode threshold rule)."""
+    agent_version: str | None = None
+    """Version of the agent that recorded the session (Claude Code ``version``, Codex
+    ``cli_version``, opencode's version), when recorded."""
+    provider: str | None = None
+    """Who served the model (``anthropic``, ``openai``, ``openai-codex``, ``github-copilot``,
+    ``amazon-bedrock``, ``opencode`` …), when recorded or evident; windows depend on it."""
     project: str | None = None
     """Working directory / project the agent ran in."""
     started_at: str | None = None

@@ -61,11 +61,18 @@ _HEADER_FIELDS = (
     "model",
     "context_window",
     "window_source",
+    "window_evidence",
+    "window_changes",
     "max_output_tokens",
+    "agent_version",
+    "provider",
     "project",
     "started_at",
     "metadata",
 )
+_HEADER_WHEN_SET = ("window_evidence", "window_changes", "agent_version", "provider")
+"""Header fields added in version 1's lifetime: written only when set, so older files and the
+files written for sessions without them stay as they were."""
 _ALWAYS = ("index", "id", "role")
 
 
@@ -103,6 +110,9 @@ _NESTED: dict[tuple[type[BaseModel], str], type[BaseModel]] = {
 def header_record(session: Session) -> dict[str, Any]:
     """The header line's object for ``session``."""
     data = session.model_dump(mode="json", include=set(_HEADER_FIELDS))
+    for name in _HEADER_WHEN_SET:
+        if data.get(name) in (None, []):
+            del data[name]
     return {
         "type": "session",
         "schema": SCHEMA,
