@@ -112,12 +112,16 @@ def threshold(
     :func:`should_compact`.
     """
     rules = policy.compaction
+    if rules.auto_compact_token_limit is not None:
+        return rules.auto_compact_token_limit
     if rules.threshold_rule == "pi":
         return max(0, window - rules.reserve_tokens)
     if rules.threshold_rule == "codex":
-        if rules.auto_compact_token_limit is not None:
-            return rules.auto_compact_token_limit
         return int((model_window or window) * rules.codex_ratio)
+    if rules.threshold_rule == "claude-code":
+        # The reserve for the summary's output is capped at the model's own output limit.
+        reserve = min(max_output_tokens or rules.reserve_tokens, rules.reserve_tokens)
+        return max(0, window - reserve - rules.autocompact_buffer_tokens)
     # opencode
     max_output = max_output_for(policy, max_output_tokens)
     if input_limit:

@@ -64,3 +64,28 @@ def is_context_overflow_message(text: str) -> bool:
 def is_context_overflow_code(code: object) -> bool:
     """True when an error's ``code`` field names a context overflow (``context_length_exceeded``)."""
     return isinstance(code, str) and code.strip().lower() in OVERFLOW_CODES
+
+
+# The limit a provider names in its overflow error, when it names one: Anthropic ("prompt is too
+# long: 210097 tokens > 200000 maximum"), OpenAI and vLLM ("maximum context length is 8192
+# tokens"), OpenRouter ("This endpoint's maximum context length is N tokens"), Mistral ("too large
+# for model with N maximum context length"), xAI ("maximum prompt length is N").
+_STATED_LIMITS = (
+    re.compile(r"prompt is too long:\s*\d+\s*tokens?\s*>\s*(\d+)\s*maximum", re.IGNORECASE),
+    re.compile(r"maximum context length is (\d+)\s*tokens", re.IGNORECASE),
+    re.compile(r"too large for model with (\d+) maximum context length", re.IGNORECASE),
+    re.compile(r"maximum prompt length is (\d+)", re.IGNORECASE),
+    re.compile(r"context window of (\d+)\s*tokens", re.IGNORECASE),
+)
+
+
+def stated_limit(text: str | None) -> int | None:
+    """The context limit an overflow error states, in tokens (None: it states none)."""
+    if not text or not is_context_overflow_message(text):
+        return None
+    for pattern in _STATED_LIMITS:
+        match = pattern.search(text)
+        if match:
+            value = int(match.group(1))
+            return value if value > 0 else None
+    return None

@@ -18,10 +18,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from core.agents.table import value as agent_value
 from core.tokens import validate_estimator
 
 Direction = Literal["head", "tail", "middle"]
-ThresholdRule = Literal["pi", "opencode", "codex"]
+ThresholdRule = Literal["pi", "opencode", "codex", "claude-code"]
 CompactionStrategy = Literal["tail", "summary-only", "codex"]
 SummaryTemplate = Literal["t12", "anchored", "pi"]
 SplitMode = Literal["messages", "turns"]
@@ -160,19 +161,29 @@ class CompactionPolicy(_Section):
     auto: bool = True
     """Compact automatically when the threshold is crossed."""
     threshold_rule: ThresholdRule = "opencode"
-    """``pi``: tokens > window - reserve; ``opencode``: tokens >= usable; ``codex``: tokens >= ratio x window."""
+    """``pi``: tokens > window - reserve; ``opencode``: tokens >= usable; ``codex``: tokens >= ratio x window; ``claude-code``: tokens >= window - min(output limit, reserve) - buffer."""
     reserve_tokens: int = Field(default=20000, ge=0)
-    """Tokens kept free below the window (pi reserve, opencode ``reserved``); also sets usable = window - reserve."""
+    """Tokens kept free below the window (pi reserve, opencode ``reserved``, Claude Code's reserve for the summary's output); also sets usable = window - reserve."""
+    autocompact_buffer_tokens: int = Field(default=13000, ge=0)
+    """claude-code rule: the buffer kept below the window on top of the reserve."""
     output_token_max: int = Field(default=32000, ge=1)
     """opencode: the model's output limit is capped at this (``OUTPUT_TOKEN_MAX``)."""
     codex_ratio: float = Field(default=0.9, gt=0, le=1)
     """codex rule: compact at this share of the window."""
     auto_compact_token_limit: int | None = Field(default=None, ge=1)
-    """codex rule: an explicit limit that replaces ratio x window."""
+    """An explicit threshold that replaces the rule's (Codex ``model_auto_compact_token_limit``; the threshold inferred from a recording)."""
+    threshold_from_evidence: bool = False
+    """Where the recording shows the agent's threshold was not the rule's (a compaction below it, or a check past it that did not compact), use what the recording shows there."""
     project_after_tool_results: bool = True
     """Check the projected context (last usage + new messages) after each tool result (phase 2)."""
     check_before_each_call: bool = True
     """Check before every model call inside a turn, not only at the end of a turn."""
+    turn_start_check_sees_prompt: bool = True
+    """The check before a turn's first call counts the user's new message (Codex checks before recording it)."""
+    use_agent_estimates: bool = False
+    """Project with the recording agent's own size estimates where the session has them (Codex: bytes/4 of each item)."""
+    count_earlier_reasoning: bool = False
+    """Add the estimated encrypted reasoning of earlier turns to the checked figure (Codex with ChatGPT sign-in)."""
     overflow_recovery: bool = True
     """A call that overflowed triggers compaction and one retry (phase 3)."""
     strategy: CompactionStrategy = "tail"
@@ -274,7 +285,13 @@ def _opencode() -> Policy:
         ),
         split=SplitPolicy(mode="turns", tail_turns=2),
         compaction=CompactionPolicy(
-            threshold_rule="opencode", reserve_tokens=20000, template="anchored"
+            threshold_rule="opencode",
+            reserve_tokens=20000,
+            template="anchored",
+            # opencode compares the last step's recorded tokens at each step's end and before
+            # the next loop step: no projection (packages/opencode/src/session/overflow.ts).
+            project_after_tool_results=False,
+            threshold_from_evidence=True,
         ),
     )
 
@@ -301,9 +318,15 @@ def _codex() -> Policy:
             reserve_tokens=0,
             strategy="codex",
             user_message_budget_tokens=20000,
-            # Codex checks the total right after each sampling request, before the tool outputs
-            # it is about to run are added: no projection of results the model has not seen.
-            project_after_tool_results=False,
+            # Codex checks after each sampling request once its tool outputs are recorded, on
+            # the last total plus its own bytes/4 estimate of what came since and of the
+            # encrypted reasoning of earlier turns; the turn-start check runs before the user's
+            # new message is recorded (codex-rs core/src/session/turn.rs, history.rs).
+            project_after_tool_results=True,
+            turn_start_check_sees_prompt=False,
+            use_agent_estimates=True,
+            count_earlier_reasoning=True,
+            threshold_from_evidence=True,
             continuation=False,
         ),
     )
@@ -327,6 +350,7 @@ def _pi() -> Policy:
             summary_max_tokens=13107,
             project_after_tool_results=False,
             check_before_each_call=False,
+            threshold_from_evidence=True,
             continuation=False,
         ),
     )
@@ -335,9 +359,10 @@ def _pi() -> Policy:
 def _claude_code() -> Policy:
     return Policy(
         name="claude-code",
-        description="Claude Code as observed: Bash output capped at 30,000 characters (its other tools "
-        "cap their own output), no pruning, the whole history summarised once the context passes "
-        "about 167k of a 200k window. Estimates are calibrated against the recorded usage.",
+        description="Claude Code: Bash output capped at 30,000 characters (its other tools cap "
+        "their own output), no pruning, the whole history summarised once the context reaches the "
+        "window minus the summary's output reserve (20k; 32k before 2.1.20) and a 13k buffer "
+        "(167k of a 200k window), checked before every request.",
         estimator="chars/4",
         truncation=TruncationPolicy(
             enabled=False,
@@ -349,9 +374,11 @@ def _claude_code() -> Policy:
         pruning=PruningPolicy(enabled=False),
         split=SplitPolicy(mode="messages"),
         compaction=CompactionPolicy(
-            threshold_rule="pi",
-            reserve_tokens=33000,
+            threshold_rule="claude-code",
+            reserve_tokens=20000,
+            autocompact_buffer_tokens=13000,
             strategy="summary-only",
+            threshold_from_evidence=True,
             continuation=False,
         ),
     )
@@ -373,6 +400,30 @@ def get_preset(name: str) -> Policy:
         return PRESETS[name].model_copy(deep=True)
     except KeyError:
         raise PolicyError(f"unknown policy {name!r}; presets are: {', '.join(PRESETS)}") from None
+
+
+def preset_for(name: str, version: str | None = None) -> Policy:
+    """The preset ``name`` as the agent behaves at ``version`` (its constants from
+    :mod:`core.agents.table`; an unknown version gets the agent as documented now).
+
+    pi records no app version: ``version`` is then the session format version, which tells its
+    eras apart.
+    """
+    policy = get_preset(name)
+    rules = policy.compaction
+    if name == "claude-code":
+        rules.reserve_tokens = int(agent_value(name, "output_reserve_tokens", version))
+        rules.autocompact_buffer_tokens = int(
+            agent_value(name, "autocompact_buffer_tokens", version)
+        )
+        buffer = rules.reserve_tokens + rules.autocompact_buffer_tokens
+        policy.description = (
+            f"{policy.description} Version {version or 'unknown'}: compacts "
+            f"{buffer // 1000}k below the window."
+        )
+    elif name == "pi":
+        rules.check_before_each_call = bool(agent_value(name, "checks_after_every_reply", version))
+    return policy
 
 
 def _describe_validation(error: ValidationError, source: str) -> str:

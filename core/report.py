@@ -3,15 +3,19 @@ one JSON document (``analyze --json``)."""
 
 from __future__ import annotations
 
+from pydantic import Field
+
 from core.diagnosis import OverflowDiagnosis
 from core.models import Session
 from core.replay.results import (
     SCHEMA_VERSION,
     Documented,
     FidelityRow,
+    InferredThreshold,
     ReplayEvent,
     ReplayResult,
     ReplaySummary,
+    ThresholdSpan,
 )
 
 
@@ -29,7 +33,13 @@ class SessionInfo(Documented):
     window: int | None
     """The window the replay used."""
     window_source: str
-    """Where the window came from."""
+    """Where the window came from: ``recorded``, ``table``, ``inferred``, ``user`` or ``policy``."""
+    window_evidence: str | None = None
+    """Why the window is what it is (one sentence)."""
+    agent_version: str | None = None
+    """Version of the agent that recorded the session, when recorded."""
+    provider: str | None = None
+    """Who served the model, when recorded or evident."""
     messages: int
     """Messages in the session."""
     calls: int
@@ -40,6 +50,27 @@ class SessionInfo(Documented):
     """Compactions the recording holds."""
     diagnostics: int
     """Lines the loader skipped or repaired."""
+
+
+class CheckEntry(Documented):
+    """One line of the check log: the compaction check before one model call."""
+
+    call_index: int
+    """The call the check came before."""
+    message_index: int
+    """That call's message."""
+    checked: bool
+    """The policy checked before this call (its schedule may skip calls inside a turn)."""
+    tokens: int | None
+    """The figure the check saw (None: nothing to measure yet)."""
+    basis: str | None
+    """How that figure was made: ``recorded``, ``projected`` or ``estimated``."""
+    threshold: int | None
+    """The threshold it was compared with."""
+    threshold_source: str | None
+    """``rule`` or ``inferred`` (see ``thresholds``)."""
+    fired: bool
+    """The check fired a compaction."""
 
 
 class AnalysisReport(Documented):
@@ -65,6 +96,30 @@ class AnalysisReport(Documented):
     """The replay's compactions, prunings and overflows (truncations are in ``summary``)."""
     notes: list[str]
     """What the figures rest on (estimates, calibration, gaps)."""
+    thresholds: list[ThresholdSpan] = Field(default_factory=list)
+    """The policy's threshold over each stretch of calls between recorded compactions, and where
+    it comes from."""
+    inferred_threshold: InferredThreshold | None = None
+    """The interval the session's own compactions give the recording agent's threshold."""
+    checks: list[CheckEntry] = Field(default_factory=list)
+    """The check log: at every model call, what the policy's compaction check saw and did."""
+
+
+def check_log(result: ReplayResult) -> list[CheckEntry]:
+    """The check log of a replay, one entry per call (from its points)."""
+    return [
+        CheckEntry(
+            call_index=point.call_index,
+            message_index=point.message_index,
+            checked=point.checked,
+            tokens=point.check_tokens,
+            basis=point.check_basis,
+            threshold=point.threshold,
+            threshold_source=point.threshold_source,
+            fired=point.check_fired,
+        )
+        for point in result.points
+    ]
 
 
 def session_info(session: Session, result: ReplayResult) -> SessionInfo:
@@ -76,6 +131,9 @@ def session_info(session: Session, result: ReplayResult) -> SessionInfo:
         model=session.model,
         window=result.window,
         window_source=result.window_source,
+        window_evidence=result.window_evidence,
+        agent_version=session.agent_version,
+        provider=session.provider,
         messages=len(session.messages),
         calls=len(result.points),
         turns=sum(1 for m in session.messages if m.is_turn_start),
@@ -85,9 +143,13 @@ def session_info(session: Session, result: ReplayResult) -> SessionInfo:
 
 
 def analysis_report(
-    session: Session, result: ReplayResult, diagnosis: OverflowDiagnosis
+    session: Session,
+    result: ReplayResult,
+    diagnosis: OverflowDiagnosis,
+    inferred: InferredThreshold | None = None,
 ) -> AnalysisReport:
-    """Put a replay and its diagnosis together (what ``ctxscope analyze`` prints)."""
+    """Put a replay, its diagnosis and the inferred threshold together (what ``ctxscope
+    analyze`` prints)."""
     return AnalysisReport(
         session=session_info(session, result),
         policy=result.policy.name,
@@ -98,4 +160,7 @@ def analysis_report(
         fidelity=result.fidelity,
         events=[e for e in result.events if e.kind not in ("truncate", "continue")],
         notes=result.notes,
+        thresholds=result.thresholds,
+        inferred_threshold=inferred,
+        checks=check_log(result),
     )

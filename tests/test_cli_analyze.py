@@ -227,20 +227,32 @@ def test_unknown_policy_name(runner: CliRunner, tmp_path: Path) -> None:
     assert "nonesuch" in _one_error_line(result)
 
 
-def test_unknown_window_needs_window_option(runner: CliRunner, tmp_path: Path) -> None:
-    session = _calm()
+def test_an_unknown_model_gets_a_window_inferred_from_its_usage(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    session = _calm()  # its largest prompt is 5,200 tokens
     session.context_window = None
     session.window_source = "unknown"
     session.model = "mystery-model-9"
     path = _write(session, tmp_path)
-    result = runner.invoke(cli, ["analyze", path])
-    assert result.exit_code == 2
-    assert _one_error_line(result) == (
-        "ctxscope analyze: unknown context window for model mystery-model-9; pass --window N"
-    )
+    result = runner.invoke(cli, ["analyze", path, "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)["session"]
+    assert (report["window"], report["window_source"]) == (8_192, "inferred")
+    assert "mystery-model-9 is not in the table" in report["window_evidence"]
     fixed = runner.invoke(cli, ["analyze", path, "--window", "50000", "--json"])
     assert fixed.exit_code == 0, fixed.output
     assert json.loads(fixed.stdout)["session"]["window"] == 50_000
+
+
+def test_a_window_nothing_can_tell_is_reported_not_refused(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    session = SessionBuilder(model="mystery-model-9").user("hi").reply("hello").session(window=None)
+    result = runner.invoke(cli, ["analyze", _write(session, tmp_path), "--json"])
+    assert result.exit_code == 0, result.output
+    notes = json.loads(result.stdout)["notes"]
+    assert any("unknown context window" in note and "--window" in note for note in notes)
 
 
 def test_no_usage_at_all(runner: CliRunner, tmp_path: Path) -> None:

@@ -250,7 +250,9 @@ def test_export_session_fields(exported: Session) -> None:
     assert exported.project == doc["info"]["directory"]
     assert exported.metadata["title"] == doc["info"]["title"]
     assert exported.model == "claude-sonnet-4-5"
-    assert exported.context_window == 200_000 and exported.window_source == "table"
+    # the provider's overflow error states the limit ("… > 200000 maximum"): the window is that
+    assert exported.context_window == 200_000 and exported.window_source == "recorded"
+    assert exported.window_evidence is not None and "overflow error" in exported.window_evidence
     error = exported.messages[-1]
     assert error.error and error.error.startswith("ContextOverflowError")
 

@@ -17,7 +17,8 @@ from core.replay import (
     ReplayResult,
     ReplaySummary,
 )
-from core.report import AnalysisReport, SessionInfo
+from core.replay.results import InferredThreshold, ThresholdSpan
+from core.report import AnalysisReport, CheckEntry, SessionInfo
 
 EXPECTED: set[type[BaseModel]] = {
     ReplayResult,
@@ -33,6 +34,9 @@ EXPECTED: set[type[BaseModel]] = {
     OverflowDiagnosis,
     Contributor,
     ToolShare,
+    ThresholdSpan,
+    InferredThreshold,
+    CheckEntry,
 }
 
 

@@ -92,7 +92,7 @@ def test_pi_preset_reproduces_the_pi_sample() -> None:
 
     assert [(row.trigger, row.outcome) for row in result.fidelity] == [
         ("manual", "manual"),
-        ("unknown", "same"),
+        ("auto", "same"),  # pi writes no trigger: over its threshold, so automatic
     ]
     assert result.fidelity[1].call_delta == 0
     assert result.summary.compactions == 2

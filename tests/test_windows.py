@@ -74,10 +74,41 @@ def test_max_output() -> None:
 
 
 def test_table_rows_are_sane() -> None:
-    prefixes = [row.prefix for row in MODEL_TABLE]
-    assert len(prefixes) == len(set(prefixes))
+    keys = [(row.prefix, row.provider, row.agent) for row in MODEL_TABLE]
+    assert len(keys) == len(set(keys))
     for row in MODEL_TABLE:
         assert row.context_window > 0 and row.source
         assert normalize_model_id(row.prefix)[0] == row.prefix
         if row.max_output_tokens is not None:
             assert 0 < row.max_output_tokens <= row.context_window
+        if row.input_limit is not None:
+            assert 0 < row.input_limit <= row.context_window
+        if row.larger_window is not None:
+            assert row.larger_window > row.context_window
+
+
+@pytest.mark.parametrize(
+    ("model", "provider", "agent", "window"),
+    [
+        ("gpt-5.5", "openai", "codex", 272_000),  # Codex's catalog
+        ("gpt-5.5", "openai", "opencode", 1_050_000),  # models.dev, as opencode reads it
+        ("gpt-5.5", "openai-codex", "pi", 272_000),  # a ChatGPT subscription in pi
+        ("gpt-5.5", "github-copilot", "opencode", 400_000),
+        ("claude-opus-5", "anthropic", "claude-code", 200_000),  # Claude Code's default
+        ("claude-opus-5", "anthropic", "opencode", 1_000_000),
+        ("claude-opus-5", "github-copilot", "opencode", 264_000),
+        ("claude-opus-4-6", "Copilot", None, 1_000_000),  # provider aliases resolve
+        ("big-pickle", "opencode", "opencode", None),
+    ],
+)
+def test_the_window_depends_on_provider_and_agent(
+    model: str, provider: str, agent: str | None, window: int | None
+) -> None:
+    assert lookup_window(model, provider, agent)[0] == window
+
+
+def test_a_provider_row_brings_its_input_limit() -> None:
+    row, _ = lookup_limits("gpt-5.6-luna", "openai", "opencode")
+    assert row is not None and row.input_limit == 922_000
+    row, _ = lookup_limits("claude-opus-4-6", "github-copilot", "opencode")
+    assert row is not None and row.input_limit == 128_000

@@ -25,9 +25,11 @@ from core.diagnosis import OverflowDiagnosis
 from core.models import Session
 from core.policy import Policy
 from core.replay import (
+    INFERRED,
     CompareResult,
     CompareRow,
     FidelityRow,
+    Replayer,
     ReplayEvent,
     ReplayResult,
     ReplaySummary,
@@ -441,7 +443,7 @@ def compare_table(result: CompareResult) -> Table:
     figures("tokens kept in tails", lambda row: tokens(row.summary.tail_tokens))
     figures("context at the end", lambda row: tokens(row.summary.final_tokens))
     if any(sum(row.fidelity.values()) for row in result.rows):
-        for outcome in ("same", "earlier", "later", "missed", "manual"):
+        for outcome in ("same", "earlier", "later", "missed", "manual", "untestable"):
             if any(row.fidelity.get(outcome) for row in result.rows):
                 figures(f"recorded compactions {outcome}", _fidelity_count(outcome))
     return table
@@ -530,13 +532,15 @@ def load_or_fail(
 ) -> tuple[Session, Policy]:
     """Load the session and its policy (the recording agent's preset when none is named).
 
-    Exits with status 2 and one line on standard error for an unusable file, a bad policy, or a
-    window that is neither recorded, known for the model, nor given with ``--window``.
+    The recording agent's preset follows the version the session records; ``inferred`` is that
+    preset with the threshold the session's own compactions show. Exits with status 2 and one
+    line on standard error for an unusable file or a bad policy.
     """
     from core.formats import LoadError, load_session
-    from core.replay import effective_window, native_policy
+    from core.replay import native_policy
 
-    policy = resolve_policy_or_fail(command, policy_spec) if policy_spec else None
+    named = policy_spec if policy_spec not in (None, INFERRED) else None
+    policy = resolve_policy_or_fail(command, named) if named else None
     try:
         with progress_reporter("loading") as update:
             session = load_session(path, window=window, progress=load_progress(update))
@@ -544,20 +548,42 @@ def load_or_fail(
         fail(command, str(exc))
     except OSError as exc:  # a folder without permission, a device …
         fail(command, f"{path}: cannot read ({exc.strerror or exc})")
-    if policy is None:
-        policy = native_policy(session)
-    if effective_window(session, policy) is None:
-        fail(
-            command,
-            f"unknown context window for model {session.model or '(not recorded)'}; "
-            "pass --window N",
-        )
+    if policy_spec is None:
+        return session, native_policy(session)
+    if policy is None or policy.name == native_policy(session).name:
+        return session, load_policy_for(session, policy_spec)
     return session, policy
+
+
+def load_policy_for(session: Session, spec: str) -> Policy:
+    """The policy ``spec`` names, for ``session``: the recording agent's preset as the session's
+    version behaves, ``inferred`` from the session's own compactions, or any preset or file."""
+    from core.replay import native_policy
+
+    native = native_policy(session)
+    if spec == INFERRED:
+        return replayer_of(session).inferred_policy()
+    if spec == native.name:
+        return native
+    return resolve_policy_or_fail("policy", spec)
+
+
+_REPLAYERS: dict[int, Replayer] = {}
+"""The one replayer of each session a command loaded (its counts and caches are shared by the
+inferred policy, the replay and the report)."""
+
+
+def replayer_of(session: Session) -> Replayer:
+    """The replayer of ``session`` (made on first use)."""
+    from core.replay import Replayer
+
+    replayer = _REPLAYERS.get(id(session))
+    if replayer is None or replayer.session is not session:
+        replayer = _REPLAYERS[id(session)] = Replayer(session)
+    return replayer
 
 
 def replay_with_progress(session: Session, policy: Policy) -> ReplayResult:
     """Replay ``session`` under ``policy``, with a progress bar on standard error (a terminal)."""
-    from core.replay import Replayer
-
     with progress_reporter("replaying") as update:
-        return Replayer(session).run(policy, progress=update)
+        return replayer_of(session).run(policy, progress=update)

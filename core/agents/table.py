@@ -109,6 +109,25 @@ FACTS: tuple[AgentFact, ...] = (
     # --- pi -------------------------------------------------------------------------------------
     AgentFact("pi", "reserve_tokens", 16_384, None, None, _PI_COMPACTION),
     AgentFact("pi", "keep_recent_tokens", 20_000, None, None, _PI_COMPACTION),
+    # pi records no app version; its session format version tells the eras apart.
+    AgentFact(
+        "pi",
+        "checks_after_every_reply",
+        1,
+        None,
+        "2",
+        "badlogic/pi-mono packages/coding-agent src/tui/tui-renderer.ts (checkAutoCompaction on "
+        "every assistant message_end; session format v1, late 2025)",
+    ),
+    AgentFact(
+        "pi",
+        "checks_after_every_reply",
+        0,
+        "2",
+        None,
+        "badlogic/pi-mono packages/coding-agent/src/core/agent-session.ts @ 83378aad "
+        "(_checkCompaction after agent_end and before each prompt; session format v2/v3)",
+    ),
 )
 
 

@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Protocol, cast
 
 from core.formats import claude_code, codex, ctxscope_jsonl, opencode, pi
-from core.formats.base import LoadError, ProgressCallback, SessionBuilder, fill_from_table
+from core.formats.base import LoadError, ProgressCallback, SessionBuilder
 from core.formats.jsonl import HEAD_BYTES, non_jsonl_reason, read_head
 from core.gc_pause import gc_paused
 from core.models import Session, SourceFormat
+from core.window_evidence import resolve_window
 
 __all__ = [
     "LOADERS",
@@ -128,21 +129,6 @@ def detect_format(path: Path | str) -> SourceFormat:
     raise LoadError(f"{path}: not a session: tried {tried} ({reason})")
 
 
-def _resolve_window(session: Session, window: int | None) -> None:
-    """The window the user gives, else the one the file records, else the model table's, else
-    the loader's default (``metadata["default_window"]``); the output limit from the table."""
-    if window is not None:
-        session.context_window = window
-        session.window_source = "user"
-    fill_from_table(session)
-    if session.context_window is not None:
-        return
-    default = session.metadata.get("default_window")
-    if isinstance(default, int) and default > 0:
-        session.context_window = default
-        session.window_source = "table"
-
-
 def load_session(
     path: Path | str,
     *,
@@ -152,8 +138,9 @@ def load_session(
 ) -> Session:
     """Load the session at ``path`` (detecting its format unless ``format`` is given).
 
-    ``window`` overrides the context window (``window_source`` becomes ``"user"``); otherwise a
-    window the file does not record is looked up by model in ``core.windows``.
+    ``window`` overrides the context window (``window_source`` becomes ``"user"``); otherwise the
+    window comes from the file, the table of (provider, model) or the recording's own evidence
+    (:mod:`core.window_evidence`).
     ``progress`` receives ``(bytes_read, total_bytes, messages_so_far)``.
     The file is only read. Raises :class:`LoadError` with one clear sentence.
     """
@@ -170,7 +157,7 @@ def load_session(
             raise LoadError(f"unknown format {format!r} (known: {known})") from None
     with gc_paused():
         session = _BY_FORMAT[fmt].load(path, progress=progress)
-    _resolve_window(session, window)
+    resolve_window(session, window)
     return session
 
 
@@ -206,5 +193,5 @@ def load_session_head(
     with gc_paused():
         session = cast("PartialFormatModule", module).load(path, head_bytes=head_bytes)
     session.metadata["partial"] = {"bytes_read": head_bytes, "total_bytes": total}
-    _resolve_window(session, window)
+    resolve_window(session, window)
     return session

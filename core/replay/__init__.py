@@ -109,7 +109,9 @@ from core.overflow import RecordedKind
 from core.replay.compare import compare
 from core.replay.engine import Replayer, SummarizerFactory, replay
 from core.replay.policies import (
+    INFERRED,
     NATIVE_PRESET,
+    agent_version,
     effective_window,
     is_recording_policy,
     native_policy,
@@ -122,17 +124,20 @@ from core.replay.results import (
     CompareRow,
     EventKind,
     FidelityRow,
+    InferredThreshold,
     MessageState,
     Outcome,
     ReplayEvent,
     ReplayResult,
     ReplaySummary,
+    ThresholdSpan,
     Trigger,
     cut_index,
 )
 from core.replay.simulate import ProgressFn, ReplayCancelled
 
 __all__ = [
+    "INFERRED",
     "NATIVE_PRESET",
     "SCHEMA_VERSION",
     "CallPoint",
@@ -140,6 +145,7 @@ __all__ = [
     "CompareRow",
     "EventKind",
     "FidelityRow",
+    "InferredThreshold",
     "MessageState",
     "Outcome",
     "ProgressFn",
@@ -150,7 +156,9 @@ __all__ = [
     "ReplaySummary",
     "Replayer",
     "SummarizerFactory",
+    "ThresholdSpan",
     "Trigger",
+    "agent_version",
     "compare",
     "cut_index",
     "effective_window",

@@ -24,26 +24,52 @@ from core.replay.state import Check, State
 
 
 def measure(
-    state: State, rec: RecordedSide, c: int, reply_tokens: int, checks_now: bool, project: bool
+    state: State,
+    rec: RecordedSide,
+    c: int,
+    reply_tokens: int,
+    checks_now: bool,
+    policy: Policy,
+    turn_start: bool,
 ) -> Check:
     """What the check before call ``c`` measures: the previous call's figure after its reply
     (unless the context was rebuilt since), its projection with the messages added since, and
     the same check on the recording's own figures (``reply_tokens``: call ``c``'s own reply, in
-    the recorded context after it)."""
+    the recorded context after it).
+
+    The projection adds each message's check tokens (the agent's own estimates where the policy
+    uses them); at a turn's first call, a policy whose agent checks before recording the user's
+    new message leaves that message (and what followed it) out; with ``count_earlier_reasoning``
+    it adds the estimated encrypted reasoning of the turns before the last user message.
+    """
+    rules = policy.compaction
+    project = rules.project_after_tool_results
     base: int | None = None
     proj: int | None = None
     baseline_measure: int | None = None
+    before_prompt = turn_start and not rules.turn_start_check_sees_prompt
     if state.prev_call >= 0:
         if not state.rebased:
             base = state.prev_figure
         if project:
-            proj = state.prev_figure + (state.e_sim - state.prev_e_cov)
+            proj = state.prev_figure + _added(state, before_prompt)
+            if rules.count_earlier_reasoning:
+                proj += state.reasoning_before_prev if before_prompt else state.reasoning_before
         rec_added = rec.e_rec_after[c] - reply_tokens - state.prev_e_rec_cov
         baseline_measure = state.prev_baseline_figure + (rec_added if project else 0)
     elif project:
         proj = rec.overhead + state.e_sim
         baseline_measure = rec.overhead + rec.e_rec_after[c] - reply_tokens
     return Check(base, proj, checks_now, False, None, baseline_measure)
+
+
+def _added(state: State, before_prompt: bool) -> int:
+    """What came into the context since the previous call, as the check counts it."""
+    if state.rebased:
+        # Rebuilt since: the difference of the estimated contexts (the check tokens of a
+        # rebuilt context are not tracked).
+        return state.e_sim - state.prev_e_cov
+    return state.since_call - (state.since_prompt if before_prompt else 0)
 
 
 def decide(check: Check, limit: int | None, policy: Policy, pending: bool) -> tuple[bool, bool]:
@@ -75,9 +101,7 @@ def fired_on(check: Check, trigger: Trigger) -> int:
 
 def measured(check: Check) -> int | None:
     """The figure a check reports: the one it fired on, else its projection, else the figure."""
-    if check.fired:
-        return check.base if check.trigger == "threshold" else check.proj
-    return check.proj if check.proj is not None else check.base
+    return check.measured()
 
 
 def overflows(

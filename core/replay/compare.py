@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Sequence
 
 from core.models import Session
 from core.policy import Policy
 from core.replay.engine import Replayer
 from core.replay.policies import effective_window
-from core.replay.results import CompareResult, CompareRow, ReplayResult
+from core.replay.results import CompareResult, CompareRow, Outcome, ReplayResult
 from core.replay.simulate import ProgressFn
 
 
@@ -41,7 +42,7 @@ def compare(
 
 
 def _row(policy: Policy, result: ReplayResult) -> CompareRow:
-    counts = dict.fromkeys(("same", "earlier", "later", "missed", "manual"), 0)
+    counts = dict.fromkeys(typing.get_args(Outcome), 0)
     for row in result.fidelity:
         counts[row.outcome] += 1
     return CompareRow(

@@ -28,6 +28,7 @@ import asyncio
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import replace
 from typing import Any
 
 from core.compaction import CompactionError, CompactionOutline, EntryCache, compact_outline
@@ -37,13 +38,21 @@ from core.llm.protocol import Summarizer
 from core.models import Session
 from core.policy import Policy
 from core.replay.calls import Calls
+from core.replay.evidence import rule_spans, thresholds_from_evidence
 from core.replay.incremental import ResumePlanner, flatten, policy_key, restore
-from core.replay.policies import effective_window, is_recording_policy, policy_threshold
+from core.replay.inferred import inferred_policy, intersect
+from core.replay.policies import (
+    call_windows,
+    effective_window,
+    is_recording_policy,
+    native_policy,
+    rule_thresholds,
+)
 from core.replay.recorded import RecordedCompactions, RecordedSide, measure_recorded_side
-from core.replay.results import ReplayResult
+from core.replay.results import InferredThreshold, ReplayResult
 from core.replay.setting import Setting
 from core.replay.simulate import ProgressFn, Run
-from core.replay.state import Item, Stuck, Trace
+from core.replay.state import Check, Item, State, Stuck, Trace
 from core.replay.stuck import futile
 from core.replay.timeline import MessageStates, assemble
 from core.replay.truncation import Truncations
@@ -88,6 +97,7 @@ class Replayer:
         self._summarizers: dict[str, Summarizer] = {}
         self._traces: OrderedDict[str, Trace] = OrderedDict()
         self._states = MessageStates(len(session.messages))
+        self._recorded_checks: dict[tuple[Any, ...], list[Check | None]] = {}
 
     # -- running -----------------------------------------------------------------------------
 
@@ -105,12 +115,13 @@ class Replayer:
             if trace is not None and trace.result is not None:
                 self._traces.move_to_end(key)
                 return trace.result
-            flat = flatten(policy.model_dump(mode="json"))
-            old, resume = self._planner.best_trace(self._traces.values(), policy, flat)
+            setting = self._setting(policy)
             trace = Trace(policy)
             trace.key = key
-            trace.flat = flat
-            result = self._simulate(policy, trace, old, resume, progress, cancel)
+            trace.flat = flatten(policy.model_dump(mode="json"))
+            trace.windows, trace.thresholds = setting.windows, setting.limits
+            old, resume = self._planner.best_trace(self._traces.values(), policy, trace.flat, trace)
+            result = self._simulate(setting, trace, old, resume, progress, cancel)
             trace.result = result
             self._traces[key] = trace
             if len(self._traces) > self.MAX_TRACES:
@@ -119,15 +130,13 @@ class Replayer:
 
     def _simulate(
         self,
-        policy: Policy,
+        setting: Setting,
         trace: Trace,
         old: Trace | None,
         resume: int,
         progress: ProgressFn | None,
         cancel: threading.Event | None,
     ) -> ReplayResult:
-        setting = self._setting(policy)
-        trace.window, trace.threshold = setting.window, setting.limit
         state, pos, resume = restore(trace, old, resume, self._calls)
         run = Run(
             self._calls,
@@ -144,17 +153,83 @@ class Replayer:
     def _setting(self, policy: Policy) -> Setting:
         estimator = policy.estimator
         truncation = self._truncations.of(policy)
-        return Setting(
+        windows = call_windows(self.session, policy, self._calls.calls)
+        rule = rule_thresholds(self.session, policy, windows)
+        setting = Setting(
             policy=policy,
             window=effective_window(self.session, policy),
-            limit=policy_threshold(self.session, policy),
+            windows=windows,
+            limits=rule,
             native=is_recording_policy(self.session, policy),
             counter=get_counter(estimator),
             tokens=self.tokens(estimator),
             rec=self._recorded_side(estimator),
             truncation=truncation,
             items=self._truncations.items(truncation, estimator, self._recorded.walked),
+            check_tokens=self._check_tokens(policy, truncation.tokens),
+            spans=rule_spans(rule),
         )
+        if setting.native and policy.compaction.threshold_from_evidence and any(rule):
+            checks = self.recorded_checks(setting)
+            setting.limits, setting.spans = thresholds_from_evidence(
+                self._recorded, checks, rule, policy
+            )
+        return setting
+
+    def inferred_threshold(self) -> InferredThreshold:
+        """The interval the session's own compactions give the recording agent's threshold
+        (:mod:`core.replay.inferred`)."""
+        native = native_policy(self.session)
+        native.compaction.threshold_from_evidence = True
+        with self._lock, gc_paused():
+            setting = self._setting(native)
+        return intersect(setting.spans, native)
+
+    def inferred_policy(self) -> Policy:
+        """The recording agent's preset with the threshold the session shows (``--policy
+        inferred``)."""
+        return inferred_policy(native_policy(self.session), self.inferred_threshold())
+
+    def recorded_checks(self, setting: Setting) -> list[Check | None]:
+        """What ``setting``'s threshold check measures before each call when the run makes
+        exactly the recording's compactions (the evidence about the agent's threshold:
+        :mod:`core.replay.evidence`). One quick walk, cached per way of checking."""
+        rules = setting.policy.compaction
+        key = (
+            setting.policy.estimator,
+            setting.policy.truncation.model_dump_json(),
+            rules.project_after_tool_results,
+            rules.check_before_each_call,
+            rules.turn_start_check_sees_prompt,
+            rules.use_agent_estimates,
+            rules.count_earlier_reasoning,
+        )
+        cached = self._recorded_checks.get(key)
+        if cached is None:
+            follow = replace(setting, follow_recording=True, spans=[])
+            trace = Trace(setting.policy)
+            trace.windows, trace.thresholds = setting.windows, setting.limits
+            Run(
+                self._calls,
+                self._recorded,
+                follow,
+                trace,
+                State(),
+                compact=self._compact,
+                futile=self._futile,
+            ).walk(0, None, None)
+            cached = self._recorded_checks[key] = trace.checks
+        return cached
+
+    def _check_tokens(self, policy: Policy, sent: list[int]) -> list[int]:
+        """What each message adds to the checked figure: the agent's own estimate where the
+        policy uses it and the session has one, else the tokens the policy sends."""
+        if not policy.compaction.use_agent_estimates:
+            return sent
+        return [
+            estimate if (estimate := message.agent_estimate_tokens) is not None else tokens
+            for message, tokens in zip(self.session.messages, sent, strict=True)
+        ]
 
     # -- per-estimator data ------------------------------------------------------------------
 

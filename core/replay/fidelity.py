@@ -8,13 +8,24 @@ one recorded compaction.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from core.models import CompactionEvent
 from core.replay.recorded import RecordedCompaction, RecordedCompactions
-from core.replay.results import FidelityRow, Outcome, ReplayEvent
+from core.replay.results import FidelityRow, Outcome, ReplayEvent, ThresholdSpan
+from core.replay.state import Check
 
 
-def fidelity(recorded: RecordedCompactions, events: list[ReplayEvent]) -> list[FidelityRow]:
-    """One row per recorded compaction, in order."""
+def fidelity(
+    recorded: RecordedCompactions,
+    events: list[ReplayEvent],
+    checks: Sequence[Check | None] = (),
+    spans: Sequence[ThresholdSpan] = (),
+    limits: Sequence[int | None] = (),
+) -> list[FidelityRow]:
+    """One row per recorded compaction, in order (``checks``: the run's check before each call;
+    ``spans``: where its thresholds come from)."""
     own = [
         (event_id, event)
         for event_id, event in enumerate(events)
@@ -24,16 +35,57 @@ def fidelity(recorded: RecordedCompactions, events: list[ReplayEvent]) -> list[F
     rows: list[FidelityRow] = []
     for position, rc in enumerate(recorded.all):
         event = recorded.session.compactions[rc.index]
+        context = _context(rc, checks, spans, limits)
+        if rc.before_recording:
+            rows.append(_untestable(rc, event).model_copy(update=context))
+            continue
         if rc.inferred_manual:
-            rows.append(_manual(rc, event))
+            rows.append(_manual(rc, event).model_copy(update=context))
             continue
         target = rc.recorded_call
         lower, upper = _between(recorded.all, position)
-        best = _nearest(own, used, target, lower, upper) if target is not None else None
+        best = _taken(own, used, rc.index)
+        if best is None and target is not None:
+            best = _nearest(own, used, target, lower, upper)
         if best is not None:
             used.add(best)
-        rows.append(_matched(rc, event, target, events[best] if best is not None else None))
+        row = _matched(rc, event, target, events[best] if best is not None else None)
+        rows.append(row.model_copy(update=context))
     return rows
+
+
+def _context(
+    rc: RecordedCompaction,
+    checks: Sequence[Check | None],
+    spans: Sequence[ThresholdSpan],
+    limits: Sequence[int | None],
+) -> dict[str, Any]:
+    """What a row says beyond the match: the trigger and its evidence, and what the policy's
+    check measured before the recorded call against which threshold."""
+    context: dict[str, Any] = {
+        "trigger": rc.kind,
+        "trigger_evidence": rc.evidence,
+        "automatic": rc.automatic or rc.kind == "unknown",
+    }
+    c = rc.recorded_call
+    check = checks[c] if c is not None and 0 <= c < len(checks) else None
+    if check is not None:
+        context["check_tokens"] = check.measured()
+    if c is not None and 0 <= c < len(limits):
+        context["threshold"] = limits[c]
+    span = next((s for s in spans if c is not None and s.first_call <= c <= s.last_call), None)
+    if span is not None:
+        context["threshold_source"] = span.source
+    return context
+
+
+def _taken(own: list[tuple[int, ReplayEvent]], used: set[int], recorded_index: int) -> int | None:
+    """The replay compaction that took this very recorded compaction (the recording agent's
+    policy fired where the recording compacted)."""
+    for event_id, event in own:
+        if event.recorded_index == recorded_index and event_id not in used:
+            return event_id
+    return None
 
 
 def _matched(
@@ -84,6 +136,21 @@ def _manual(rc: RecordedCompaction, event: CompactionEvent) -> FidelityRow:
         call_delta=0 if rc.recorded_call is not None else None,
         recorded_call_index=rc.recorded_call,
         note=note + "; applied where it happened",
+    )
+
+
+def _untestable(rc: RecordedCompaction, event: CompactionEvent) -> FidelityRow:
+    return FidelityRow(
+        recorded_index=rc.index,
+        message_index=rc.m_c,
+        trigger=event.trigger,
+        tokens_before=event.tokens_before,
+        outcome="untestable",
+        replay_call_index=None,
+        call_delta=None,
+        recorded_call_index=rc.recorded_call,
+        note="the file starts at this compaction: nothing before it to replay, so the replay "
+        "starts from its result",
     )
 
 

@@ -25,14 +25,16 @@ from core.models import Session
 from core.policy import Policy
 from core.replay.calls import Calls
 from core.replay.checks import decide, overflows, trigger_of
-from core.replay.policies import effective_window, is_recording_policy, policy_threshold
-from core.replay.state import State, Trace
+from core.replay.policies import effective_window, is_recording_policy
+from core.replay.state import Check, State, Trace
 from core.replay.truncation import Truncations
 
 THRESHOLD_ONLY = {
     "compaction.threshold_rule",
     "compaction.codex_ratio",
     "compaction.auto_compact_token_limit",
+    "compaction.autocompact_buffer_tokens",
+    "compaction.threshold_from_evidence",
     "compaction.output_token_max",
     "compaction.auto",
 }
@@ -117,20 +119,21 @@ class ResumePlanner:
         self.truncations = truncations
 
     def best_trace(
-        self, traces: Iterable[Trace], policy: Policy, flat: dict[str, Any]
+        self, traces: Iterable[Trace], policy: Policy, flat: dict[str, Any], new: Trace
     ) -> tuple[Trace | None, int]:
         """The trace to resume from and the call to resume at (``flat``: the policy's fields,
-        as :func:`flatten` gives them); the most recent traces are tried first."""
+        as :func:`flatten` gives them; ``new``: the trace of the run to come, its windows and
+        thresholds set); the most recent traces are tried first."""
         best: Trace | None = None
         best_call = 0
         for trace in reversed(list(traces)):
-            call = self.resume_call(trace, policy, flat, best_call)
+            call = self.resume_call(trace, policy, flat, best_call, new)
             if call > best_call:
                 best, best_call = trace, call
         return best, best_call
 
     def resume_call(
-        self, trace: Trace, policy: Policy, flat: dict[str, Any], beyond: int = 0
+        self, trace: Trace, policy: Policy, flat: dict[str, Any], beyond: int, new: Trace
     ) -> int:
         """The first call of ``trace`` that ``policy`` may change (0: replay from the start).
 
@@ -169,7 +172,7 @@ class ResumePlanner:
         if changed:
             return 0  # schedule flags and anything else: from the start
         if (decision or structural) and resume > beyond:
-            resume = self.first_decision_difference(trace, policy, resume)
+            resume = self.first_decision_difference(trace, policy, resume, new)
         return resume
 
     def _comparable(self, trace: Trace, policy: Policy) -> bool:
@@ -192,37 +195,47 @@ class ResumePlanner:
                 return self.calls.checkpoint_before(i)
         return len(self.calls)
 
-    def first_decision_difference(self, trace: Trace, policy: Policy, stop: int) -> int:
+    def first_decision_difference(self, trace: Trace, policy: Policy, stop: int, new: Trace) -> int:
         """The first call before ``stop`` whose threshold check or overflow verdict ``policy``
-        decides otherwise than ``trace`` did (``stop`` when none does)."""
-        window = effective_window(self.session, policy)
-        new_limit = policy_threshold(self.session, policy)
-        same_window = window == trace.window
+        (with ``new``'s windows and thresholds) decides otherwise than ``trace`` did (``stop``
+        when none does)."""
+        same_windows = new.windows == trace.windows
         pending_new = False
-        checkpoints = trace.checkpoints
-        reasons_new = self.calls.recorded_overflows(window)
-        reasons_old = self.calls.recorded_overflows(trace.window)
         for c in range(min(stop, len(trace.checks))):
             check = trace.checks[c]
+            if check is not None and self._decides_otherwise(
+                check, c, policy, new.thresholds[c], trace, pending_new
+            ):
+                return c
             if check is not None:
-                fired_new, pending_new = decide(check, new_limit, policy, pending_new)
-                if fired_new != check.fired:
-                    return c
-                if fired_new and trigger_of(check, new_limit, policy) != check.trigger:
-                    return c  # fires either way, but on another figure
-                # A projection that crossed mid-turn under one threshold only: the checkpoints
-                # after this check hold the other run's flag.
-                after = checkpoints[c + 1] if c + 1 < len(checkpoints) else trace.final
-                if after is not None and after.pending != pending_new:
-                    return c
-            if same_window:
+                pending_new = decide(check, new.thresholds[c], policy, pending_new)[1]
+            if same_windows:
                 continue
             prompt, removed_nothing = trace.overflow_prompt[c]
-            if overflows(prompt, window, reasons_new[c], removed_nothing) != overflows(
-                prompt, trace.window, reasons_old[c], removed_nothing
+            window_new, window_old = new.windows[c], trace.windows[c]
+            if overflows(
+                prompt, window_new, self.calls.recorded_overflows(window_new)[c], removed_nothing
+            ) != overflows(
+                prompt, window_old, self.calls.recorded_overflows(window_old)[c], removed_nothing
             ):
                 return c
         return stop
+
+    @staticmethod
+    def _decides_otherwise(
+        check: Check, c: int, policy: Policy, limit: int | None, trace: Trace, pending: bool
+    ) -> bool:
+        """The check before call ``c`` fires otherwise under ``limit``: it fires or not, fires on
+        another figure, or leaves another projection flag for the next check."""
+        fired_new, pending_new = decide(check, limit, policy, pending)
+        if fired_new != check.fired:
+            return True
+        if fired_new and trigger_of(check, limit, policy) != check.trigger:
+            return True  # fires either way, but on another figure
+        # A projection that crossed mid-turn under one threshold only: the checkpoints after
+        # this check hold the other run's flag.
+        after = trace.checkpoints[c + 1] if c + 1 < len(trace.checkpoints) else trace.final
+        return after is not None and after.pending != pending_new
 
 
 def restore(trace: Trace, old: Trace | None, resume: int, calls: Calls) -> tuple[State, int, int]:
@@ -230,8 +243,8 @@ def restore(trace: Trace, old: Trace | None, resume: int, calls: Calls) -> tuple
     copied into ``trace`` (its points only when the window and the threshold are the same).
 
     Returns the state to walk on, the message to walk from and the call resumed from (0 and a
-    fresh state when there is nothing to resume). ``trace.window`` and ``trace.threshold`` must
-    be set.
+    fresh state when there is nothing to resume). ``trace.windows`` and ``trace.thresholds``
+    must be set.
     """
     if old is None or old.final is None or not 0 < resume <= len(calls):
         return State(), 0, 0
@@ -252,7 +265,7 @@ def restore(trace: Trace, old: Trace | None, resume: int, calls: Calls) -> tuple
     trace.first_compaction_call = _before(old.first_compaction_call, resume)
     trace.first_overflow_call = _before(old.first_overflow_call, resume)
     trace.first_prune_call = _before(old.first_prune_call, resume)
-    reuse_points = old.window == trace.window and old.threshold == trace.threshold
+    reuse_points = old.windows == trace.windows and old.thresholds == trace.thresholds
     trace.points = old.points[:resume] if reuse_points else []
     return state, pos, resume
 

@@ -16,10 +16,15 @@ from typing import NamedTuple
 
 from core.models import CompactionEvent, Message, Provenance, Role, Session
 from core.overflow import crosses
-from core.policy import PRESETS
+from core.policy import Policy
 from core.replay.calls import Calls
-from core.replay.policies import NATIVE_PRESET, policy_threshold
+from core.replay.policies import NATIVE_PRESET, native_policy, policy_threshold
 from core.tokens import TokenCounter
+
+
+def _join(first: str, second: str) -> str:
+    return f"{first}; {second}" if first else second[0].upper() + second[1:]
+
 
 _MIN_RATIO = 0.25
 _MAX_RATIO = 4.0
@@ -33,9 +38,12 @@ class RecordedCompaction:
     """One compaction of ``Session.compactions``, placed in the session."""
 
     __slots__ = (
+        "before_recording",
+        "evidence",
         "first_kept",
         "index",
         "inferred_manual",
+        "kind",
         "m_c",
         "owned",
         "owned_end",
@@ -59,9 +67,24 @@ class RecordedCompaction:
         self.summary_message: Message | None = None
         """Its summary, when no message of the session holds it."""
         self.inferred_manual = False
-        """The recording agent's threshold cannot explain it: the user's ``/compact``."""
+        """Not the agent's own decision (the user's ``/compact``, or a hook's): every policy
+        makes it where it happened."""
         self.recorded_call: int | None = None
         """The call it came before (or, after a failed call, that call)."""
+        self.kind = trigger
+        """Why it ran: ``auto``, ``manual``, ``overflow``, ``hook`` or ``unknown`` — the recorded
+        trigger, or, for one the recording does not label, what the agent's threshold says."""
+        self.evidence = ""
+        """What :attr:`kind` rests on, in one sentence."""
+        self.before_recording = False
+        """No model call of the file comes before it: the file starts at this compaction (its
+        history is not in the file), so there is nothing to replay before it."""
+
+    @property
+    def automatic(self) -> bool:
+        """The agent's own decision: its threshold (``auto``) or a refused request
+        (``overflow``); these are what a replay of the agent must reproduce."""
+        return self.kind in ("auto", "overflow")
 
 
 class RecordedCompactions:
@@ -134,24 +157,47 @@ class RecordedCompactions:
         return self.calls.next_call_or_none(rc.owned_end)
 
     def _infer_manual(self) -> None:
-        """Mark recorded compactions the recording agent's own threshold cannot explain.
+        """Label each recorded compaction with why it ran (:attr:`RecordedCompaction.kind`).
 
-        A compaction recorded as ``manual`` is one; so is one of unknown trigger whose context
-        before it (``tokens_before``, else the last recorded figure before it, after its reply)
-        is below the threshold of the agent's preset.
+        A recorded trigger is taken as it is. One the recording does not label (pi writes none) is
+        automatic when the context before it (``tokens_before``, else the last recorded figure
+        after its reply) crosses the threshold of the recording agent's preset for that window,
+        and the user's ``/compact`` when it does not. ``manual`` and ``hook`` ones are actions
+        every policy repeats where they happened.
         """
         native = NATIVE_PRESET.get(self.session.format)
-        policy = PRESETS[native] if native is not None and self.session.context_window else None
-        limit = policy_threshold(self.session, policy) if policy is not None else None
+        policy = native_policy(self.session) if native is not None else None
         for rc, event in zip(self.all, self.session.compactions, strict=True):
-            if event.trigger == "manual":
-                rc.inferred_manual = True
-                continue
-            if event.trigger != "unknown" or policy is None or limit is None:
-                continue
-            before = event.tokens_before or self._last_figure_before(rc.m_c)
-            if before and not crosses(before, limit, policy):
-                rc.inferred_manual = True
+            rc.evidence = event.trigger_evidence or (
+                f"recorded as {event.trigger}" if event.trigger != "unknown" else ""
+            )
+            rc.before_recording = not any(
+                self.calls.call_of[j] >= 0 for j in range(min(rc.m_c, self.calls.n))
+            )
+            if event.trigger == "unknown" and policy is not None:
+                self._classify(rc, event, policy)
+            rc.inferred_manual = rc.kind in ("manual", "hook") or rc.before_recording
+
+    def _classify(self, rc: RecordedCompaction, event: CompactionEvent, policy: Policy) -> None:
+        """An unlabelled compaction: automatic when the context before it crossed the agent's
+        threshold, else the user's."""
+        limit = policy_threshold(self.session, policy)
+        before = event.tokens_before or self._last_figure_before(rc.m_c)
+        if not before or limit is None:
+            return
+        where = f"{before:,} tokens before it"
+        if crosses(before, limit, policy):
+            rc.kind = "auto"
+            rc.evidence = _join(
+                rc.evidence, f"{where} cross {policy.name}'s threshold of {limit:,}"
+            )
+        else:
+            rc.kind = "manual"
+            rc.evidence = _join(
+                rc.evidence,
+                f"{where} are below {policy.name}'s threshold of {limit:,}: the agent does not "
+                "compact there by itself, so the user did",
+            )
 
     def _last_figure_before(self, message_index: int) -> int | None:
         """The last recorded context (after its reply) of a call before ``message_index``."""
@@ -166,10 +212,11 @@ class RecordedCompactions:
             None,
         )
 
-    def here(self, c: int) -> RecordedCompaction | None:
-        """An automatic recorded compaction in the gap just before call ``c``."""
+    def here(self, c: int, kind: str = "auto") -> RecordedCompaction | None:
+        """The automatic recorded compaction of ``kind`` (``auto``: the threshold's, just before
+        call ``c``; ``overflow``: the recovery after call ``c`` was refused)."""
         for rc in self.all:
-            if not rc.inferred_manual and rc.recorded_call == c:
+            if rc.recorded_call == c and rc.automatic and (rc.kind == kind or rc.kind == "unknown"):
                 return rc
         return None
 

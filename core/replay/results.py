@@ -20,7 +20,9 @@ SCHEMA_VERSION = 1
 
 EventKind = Literal["truncate", "prune", "compact", "continue", "overflow", "recorded-compaction"]
 Trigger = Literal["threshold", "projection", "overflow", "manual", "recorded"]
-Outcome = Literal["same", "earlier", "later", "missed", "manual"]
+Outcome = Literal["same", "earlier", "later", "missed", "manual", "untestable"]
+ThresholdSource = Literal["rule", "inferred"]
+CheckBasis = Literal["recorded", "projected", "estimated"]
 
 
 class Documented(BaseModel):
@@ -111,6 +113,12 @@ class CallPoint(Documented):
     """The same check measured on the recording's figures (for the overflow diagnosis)."""
     check_fired: bool = False
     """That check fired a compaction."""
+    check_basis: CheckBasis | None = None
+    """How the checked figure was made: ``recorded`` (the last call's usage as it is),
+    ``projected`` (that usage plus estimates of what came since) or ``estimated`` (no usage to
+    start from)."""
+    threshold_source: ThresholdSource | None = None
+    """Where this call's threshold comes from (see ``ReplayResult.thresholds``)."""
 
 
 class MessageState(Documented):
@@ -154,7 +162,9 @@ class FidelityRow(Documented):
     tokens_before: int | None
     """Context before it, as recorded."""
     outcome: Outcome
-    """``same``, ``earlier``, ``later``, ``missed`` (no replay compaction near it) or ``manual``."""
+    """``same``, ``earlier``, ``later``, ``missed`` (no replay compaction near it), ``manual``
+    (the user's or a hook's: applied where it happened) or ``untestable`` (the file starts at it:
+    nothing before it to replay)."""
     replay_call_index: int | None
     """The call the matching replay compaction fired before."""
     call_delta: int | None
@@ -163,6 +173,45 @@ class FidelityRow(Documented):
     """The call the recorded compaction happened before (or the failed call it recovered)."""
     note: str = ""
     """What matched it (the replay trigger), or why none did."""
+    automatic: bool = False
+    """The agent's own decision (its threshold, or a refused request): what a replay of the
+    agent must reproduce. Manual and hook compactions are the user's (or an extension's)."""
+    trigger_evidence: str = ""
+    """What the trigger rests on: the field the agent wrote, the order of the records around it,
+    or the threshold it crossed (or did not)."""
+    check_tokens: int | None = None
+    """What the policy's check measured before the recorded call."""
+    threshold: int | None = None
+    """The threshold that check was compared with."""
+    threshold_source: ThresholdSource | None = None
+    """``rule`` (the policy's rule for the window) or ``inferred`` (the recording contradicts
+    the rule there; see ``ReplayResult.thresholds``)."""
+
+
+class ThresholdSpan(Documented):
+    """The threshold over a stretch of calls between two recorded compactions, and why."""
+
+    first_call: int
+    """The first call of the stretch."""
+    last_call: int
+    """The last call of the stretch (the one a recorded automatic compaction came before)."""
+    threshold: int | None
+    """The threshold used over the stretch (None: window unknown)."""
+    source: ThresholdSource
+    """``rule``: the policy's rule for the window; ``inferred``: what the recording shows,
+    because it contradicts the rule there."""
+    rule_threshold: int | None
+    """What the policy's rule gives for the stretch."""
+    low: int | None
+    """The largest figure a check of the stretch measured without the agent compacting: the
+    agent's threshold is above it."""
+    high: int | None
+    """The figure of the check before a recorded automatic compaction: the agent's threshold is
+    at or below it (None: the stretch ends without one)."""
+    recorded_index: int | None
+    """The recorded automatic compaction that ends the stretch."""
+    note: str
+    """Why an inferred threshold was needed (empty when the rule fits)."""
 
 
 class ReplaySummary(Documented):
@@ -238,7 +287,13 @@ class ReplayResult(Documented):
     estimator: str = ""
     """Estimator used for message tokens."""
     window_source: str = "unknown"
-    """Where the window came from: ``recorded``, ``table``, ``user``, ``policy`` or ``unknown``."""
+    """Where the window came from: ``recorded``, ``table``, ``inferred``, ``user``, ``policy`` or
+    ``unknown``."""
+    window_evidence: str | None = None
+    """Why the window is what it is (one sentence)."""
+    thresholds: list[ThresholdSpan] = Field(default_factory=list)
+    """The threshold over each stretch of calls between recorded compactions, and where it comes
+    from (the policy's rule, or the recording where it contradicts the rule)."""
 
     _resumed_from_call: int | None = PrivateAttr(default=None)
 
@@ -288,3 +343,28 @@ def cut_index(head: Sequence[int], tail: Sequence[int], default: int) -> int:
     """
     last_head = max(head) if head else -1
     return next((j for j in tail if j > last_head), default)
+
+
+class InferredThreshold(Documented):
+    """The agent's threshold as one session shows it: above every figure its checks measured
+    without compacting, at or below every figure that made it compact."""
+
+    low: int | None
+    """The largest figure a check measured without the agent compacting (the threshold is
+    above it); None when no check measured anything."""
+    high: int | None
+    """The smallest figure that made the agent compact by itself (the threshold is at or below
+    it); None when the session has no automatic compaction."""
+    value: int | None
+    """The threshold the ``inferred`` policy uses: the smallest the interval allows (the rule's
+    own when it lies inside and no compaction narrows it)."""
+    rule_threshold: int | None
+    """What the agent's documented rule gives for the session's window."""
+    compactions: int
+    """Automatic compactions that bound the interval from above."""
+    conflict: bool
+    """No single threshold explains the session (a compaction below a figure that did not
+    compact): the settings changed during it, or the figures are off."""
+    note: str
+    """The interval in words ("compacted at 167,094; did not at 166,210 → threshold in
+    (166,210, 167,094]")."""

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from core.policy import Policy
 from core.replay.recorded import RecordedSide
+from core.replay.results import ThresholdSpan
 from core.replay.state import Item
 from core.replay.truncation import Truncation
 from core.tokens import TokenCounter
@@ -13,14 +14,16 @@ from core.tokens import TokenCounter
 
 @dataclass(slots=True)
 class Setting:
-    """One policy over one session: its window and threshold, its estimator's counts, the
+    """One policy over one session: its windows and thresholds, its estimator's counts, the
     recorded side in those counts, and its truncation of every output."""
 
     policy: Policy
     window: int | None
-    """The window of the run (the policy's override, else the session's)."""
-    limit: int | None
-    """The policy's threshold for that window (None: window unknown)."""
+    """The window of the run at its start (the policy's override, else the session's)."""
+    windows: list[int | None]
+    """The window at each call (Codex records it per turn)."""
+    limits: list[int | None]
+    """The threshold at each call (None: window unknown)."""
     native: bool
     """The policy is the recording agent's own preset."""
     counter: TokenCounter
@@ -33,3 +36,16 @@ class Setting:
     """The policy's truncation of every output."""
     items: list[Item | None]
     """The context item of every message a walk adds (truncated where the policy truncates)."""
+    check_tokens: list[int]
+    """What each message adds to the figure the threshold check measures (the agent's own
+    estimate where the policy uses it, else the message's tokens as the policy sends it)."""
+    spans: list[ThresholdSpan] = field(default_factory=list)
+    """Where the thresholds come from, stretch by stretch."""
+    follow_recording: bool = False
+    """The run makes exactly the recording's compactions, where they happened, and nothing else:
+    it measures what the policy's check would have seen on the recording."""
+
+    @property
+    def limit(self) -> int | None:
+        """The threshold at the first call (what a single figure reports)."""
+        return self.limits[0] if self.limits else None

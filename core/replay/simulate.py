@@ -22,6 +22,7 @@ from typing import Any
 
 from core.compaction import CompactionError, CompactionOutline
 from core.fastmodel import build
+from core.models import Provenance
 from core.policy import Policy
 from core.prune import prune
 from core.replay.calls import Calls
@@ -91,7 +92,6 @@ class Run:
         self._compact = compact
         self._futile = futile
         self.messages = calls.session.messages
-        self.recorded_overflow = calls.recorded_overflows(setting.window)
         self.turn_end_prune = setting.policy.pruning.enabled and setting.policy.pruning.budget_rule
 
     # -- the walk ----------------------------------------------------------------------------
@@ -124,6 +124,7 @@ class Run:
                 self.on_message(i)
             if c >= 0:
                 state.prev_e_cov = state.e_sim
+                state.since_call = 0
         state.n_events = len(events)
         self.trace.final = state.copy()
         if progress is not None:
@@ -131,8 +132,12 @@ class Run:
 
     def on_message(self, i: int) -> None:
         """Message ``i`` joins the context, as the policy truncates it."""
+        if i < self.state.base_pos:
+            return  # already in a recorded context taken ahead of the walk (an overflow recovery)
         truncation = self.setting.truncation
+        message = self.messages[i]
         self.state.e_sim += truncation.tokens[i]
+        self.state.walked(message, self.setting.check_tokens[i], message.reasoning_estimate_tokens)
         if truncation.truncated[i]:
             self.event(
                 "truncate",
@@ -159,10 +164,11 @@ class Run:
         after = self.calls.kinds[c] == "after-reply"
         reply = setting.tokens[i] if (after and self.calls.main[i]) else 0
         figures = rec.figures(c, state.e_sim + reply)
-        reason = self.recorded_overflow[c]
+        window = setting.windows[c]
+        reason = self.calls.recorded_overflows(window)[c]
         removed_nothing = figures.delta >= 0
         trace.overflow_prompt.append((figures.prompt, removed_nothing))
-        overflow = overflows(figures.prompt, setting.window, reason, removed_nothing)
+        overflow = overflows(figures.prompt, window, reason, removed_nothing)
         if overflow:
             figures, overflow = self.overflow(c, i, reply, figures, reason)
         provenance = rec.baseline_prov[c] if figures.delta == 0 else setting.counter.provenance
@@ -185,10 +191,15 @@ class Run:
         policy takes the recorded compaction where the recording compacted)."""
         state = self.state
         policy = self.policy
-        limit = self.setting.limit
+        limit = self.setting.limits[c]
         reply_tokens = self.setting.tokens[i] if self.calls.main[i] else 0
-        project = policy.compaction.project_after_tool_results
-        check = measure(state, self.setting.rec, c, reply_tokens, checks_now, project)
+        turn_start = self.calls.first_of_turn[c]
+        check = measure(state, self.setting.rec, c, reply_tokens, checks_now, policy, turn_start)
+        check.basis = self.basis(check)
+        check.limit = limit
+        if self.setting.follow_recording:
+            self.follow(check, c, i)
+            return check
         fired, state.pending = decide(check, limit, policy, state.pending)
         if fired:
             trigger = trigger_of(check, limit, policy)
@@ -199,18 +210,44 @@ class Run:
                 self.compact(i, c, trigger, c - 1 if c > 0 else None, figure)
         return check
 
+    def follow(self, check: Check, c: int, i: int) -> None:
+        """Following the recording: the check fires exactly where the recording compacted by
+        itself before call ``c``, taking the recorded compaction."""
+        if self.recorded.here(c) is None:
+            return
+        figure = check.proj if check.proj is not None else (check.base or 0)
+        check.fired = True
+        check.trigger = "recorded"
+        self.adopt_recorded(c, i, "recorded", figure)
+
+    def basis(self, check: Check) -> str:
+        """How a check's figure was made (``CallPoint.check_basis``)."""
+        prev = self.state.prev_call
+        if prev < 0 or self.trace.rows[prev].provenance is not Provenance.RECORDED:
+            return "estimated"
+        if check.proj is not None and check.proj != check.base:
+            return "projected"
+        return "recorded"
+
     def overflow(
         self, c: int, i: int, reply: int, figures: CallFigures, recorded_reason: str | None
     ) -> tuple[CallFigures, bool]:
         """Call ``c`` would not fit the window: compact and retry once (overflow recovery), else
-        record the overflow. Returns the call's figures and whether it still overflows."""
+        record the overflow. Returns the call's figures and whether it still overflows.
+
+        The recording agent's policy takes the recording's own recovery when there is one, as
+        does a run that follows the recording."""
         trace = self.trace
-        window = self.setting.window
+        window = self.setting.windows[c]
         assert window
         if trace.first_overflow_call is None:
             trace.first_overflow_call = c
         recovery = self.policy.compaction.overflow_recovery
-        if recovery and self.compact(i, c, "overflow", c, figures.prompt):
+        follow = self.setting.follow_recording
+        taken = (self.setting.native or follow) and self.adopt_recorded(
+            c, i, "overflow", figures.prompt, kind="overflow"
+        )
+        if taken or (recovery and not follow and self.compact(i, c, "overflow", c, figures.prompt)):
             figures = self.setting.rec.figures(c, self.state.e_sim + reply)
             if not overflows(figures.prompt, window, recorded_reason, figures.delta >= 0):
                 return figures, False
@@ -243,7 +280,7 @@ class Run:
     ) -> bool:
         """The policy's own compaction before message ``at`` (``figure``: the context that made
         it fire); True when it changed anything."""
-        window = self.setting.window
+        window = self.setting.windows[call] if call is not None else self.setting.window
         if not window or self.futile_now(at, call, trigger):
             return False
         items = self.context_items(at)
@@ -342,10 +379,12 @@ class Run:
                 **where,
             )
 
-    def adopt_recorded(self, c: int, i: int, trigger: Trigger, figure: int) -> bool:
-        """Take the recorded compaction just before call ``c`` (the recording agent's policy
+    def adopt_recorded(
+        self, c: int, i: int, trigger: Trigger, figure: int, *, kind: str = "auto"
+    ) -> bool:
+        """Take the recorded compaction of ``kind`` at call ``c`` (the recording agent's policy
         fired where the recording compacted); False when there is none to take."""
-        rc = self.recorded.here(c)
+        rc = self.recorded.here(c, kind)
         rec = self.setting.rec
         if rc is None or rc.index not in rec.bases:
             return False
@@ -353,11 +392,16 @@ class Run:
         self.take(rc, i)
         base_items = rec.bases[rc.index][0]
         owned = self.recorded.owned
+        because = (
+            f"the provider refused the call ({figure:,} tokens)"
+            if kind == "overflow"
+            else f"the context crossed the threshold ({figure:,} tokens)"
+        )
         self.event(
             "compact",
             i,
-            f"Compacted because the context crossed the threshold ({figure:,} tokens), where "
-            "the recording compacted: the recorded summary and kept messages are used.",
+            f"Compacted because {because}, where the recording compacted: the recorded summary "
+            "and kept messages are used.",
             call_index=c,
             trigger=trigger,
             tokens_before=figure,
@@ -377,7 +421,7 @@ class Run:
         """A manual compaction of the recording, before message ``i``: an action of the user, so
         every policy makes it (the recording agent's by taking the recorded result)."""
         nxt = self.calls.next_call_or_none(i)
-        if not self.setting.native:
+        if not (self.setting.native or rc.before_recording):
             state = self.state
             figure = state.prev_figure + (state.e_sim - state.prev_e_cov)
             if self.compact(i, nxt, "manual", None, figure):
@@ -388,13 +432,19 @@ class Run:
         self.take(rc, i)
         base_items = self.setting.rec.bases[rc.index][0]
         owned = self.recorded.owned
+        reason = (
+            "The recording starts at this compaction (what came before it is not in the file): "
+            "the replay starts from its summary and kept messages."
+            if rc.before_recording
+            else f"The {'hook' if rc.kind == 'hook' else 'user'} compacted here in the recording "
+            "(not the agent's own threshold); the recorded summary and kept messages are used."
+        )
         self.event(
             "recorded-compaction",
             rc.first_kept if rc.first_kept is not None else i,
-            "The user compacted here in the recording (below the agent's threshold); the "
-            "recorded summary and kept messages are used.",
+            reason,
             call_index=nxt,
-            trigger="manual",
+            trigger="recorded" if rc.before_recording else "manual",
             tail_indices=[j for j, _t in base_items if j >= 0],
             summary=self.calls.session.compactions[rc.index].summary,
             at_message_index=i,
@@ -468,6 +518,7 @@ class Run:
         state.e_sim = state.base_tokens
         state.rebased = True
         state.stuck = None
+        state.recount_reasoning(state.base)
 
     def take(self, rc: RecordedCompaction, at: int) -> None:
         """The context becomes the recorded one right after ``rc`` (its summary and the messages

@@ -42,8 +42,13 @@ class State:
         "prev_e_cov",
         "prev_e_rec_cov",
         "prev_figure",
+        "reasoning_before",
+        "reasoning_before_prev",
+        "reasoning_turn",
         "rebased",
         "rec_base_change",
+        "since_call",
+        "since_prompt",
         "stuck",
     )
 
@@ -65,6 +70,18 @@ class State:
         self.stuck: Stuck | None = None
         """The last compaction attempt changed nothing, and the context has not been rebuilt
         since (cleared by every rebase)."""
+        self.since_call = 0
+        """Check tokens (the agent's own estimates where the policy uses them) of the messages
+        walked since the previous call."""
+        self.since_prompt = 0
+        """Check tokens of the messages walked since the current turn's first message (which a
+        check before the user's new message does not see)."""
+        self.reasoning_before = 0
+        """Encrypted reasoning (estimated) of the turns before the current one, in the context."""
+        self.reasoning_before_prev = 0
+        """``reasoning_before`` as it was before the current turn started."""
+        self.reasoning_turn = 0
+        """Encrypted reasoning (estimated) of the current turn so far."""
 
     def copy(self) -> State:
         other = State.__new__(State)
@@ -83,7 +100,35 @@ class State:
         other.rebased = self.rebased
         other.rec_base_change = self.rec_base_change
         other.stuck = self.stuck
+        other.since_call = self.since_call
+        other.since_prompt = self.since_prompt
+        other.reasoning_before = self.reasoning_before
+        other.reasoning_before_prev = self.reasoning_before_prev
+        other.reasoning_turn = self.reasoning_turn
         return other
+
+    def walked(self, message: Message, check_tokens: int, reasoning_tokens: int) -> None:
+        """A message joined the context: what the next check adds up (its check tokens, and the
+        reasoning of the turns before the current one)."""
+        if message.is_turn_start:
+            self.reasoning_before_prev = self.reasoning_before
+            self.reasoning_before += self.reasoning_turn
+            self.reasoning_turn = 0
+            self.since_prompt = 0
+        self.since_call += check_tokens
+        self.since_prompt += check_tokens
+        self.reasoning_turn += reasoning_tokens
+
+    def recount_reasoning(self, items: tuple[Item, ...]) -> None:
+        """The context was rebuilt as ``items``: the reasoning figures start over from them."""
+        self.reasoning_before = self.reasoning_before_prev = self.reasoning_turn = 0
+        for item in items:
+            message = item.message
+            if message.is_turn_start:
+                self.reasoning_before_prev = self.reasoning_before
+                self.reasoning_before += self.reasoning_turn
+                self.reasoning_turn = 0
+            self.reasoning_turn += message.reasoning_estimate_tokens
 
 
 class Stuck:
@@ -110,7 +155,16 @@ class Stuck:
 class Check:
     """One threshold check before a call: the figures it measured and what came of it."""
 
-    __slots__ = ("base", "baseline_measure", "checks_now", "fired", "proj", "trigger")
+    __slots__ = (
+        "base",
+        "baseline_measure",
+        "basis",
+        "checks_now",
+        "fired",
+        "limit",
+        "proj",
+        "trigger",
+    )
 
     def __init__(
         self,
@@ -120,6 +174,7 @@ class Check:
         fired: bool,
         trigger: str | None,
         baseline_measure: int | None,
+        basis: str | None = None,
     ) -> None:
         self.base = base
         self.proj = proj
@@ -127,6 +182,18 @@ class Check:
         self.fired = fired
         self.trigger = trigger
         self.baseline_measure = baseline_measure
+        self.basis = basis
+        """How the figure was made: ``recorded`` (the last call's usage as it is), ``projected``
+        (that usage plus estimates of what came since) or ``estimated`` (no usage to start from)."""
+        self.limit: int | None = None
+        """The threshold it was compared with."""
+
+    def measured(self) -> int | None:
+        """The figure a check reports: the one it fired on, else its projection, else the
+        figure."""
+        if self.fired:
+            return self.base if self.trigger == "threshold" else self.proj
+        return self.proj if self.proj is not None else self.base
 
 
 class CallRow(NamedTuple):
@@ -167,8 +234,8 @@ class Trace:
         "result",
         "rows",
         "run_notes",
-        "threshold",
-        "window",
+        "thresholds",
+        "windows",
     )
 
     def __init__(self, policy: Policy) -> None:
@@ -198,5 +265,7 @@ class Trace:
         self.first_prune_call: int | None = None
         self.final: State | None = None
         self.result: ReplayResult | None = None
-        self.window: int | None = None
-        self.threshold: int | None = None
+        self.windows: list[int | None] = []
+        """The window at each call."""
+        self.thresholds: list[int | None] = []
+        """The threshold at each call."""

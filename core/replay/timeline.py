@@ -97,7 +97,9 @@ def assemble(
     events = trace.events
     _extend_points(trace, calls, setting)
     messages = states.states(_message_columns(calls, recorded, setting, trace))
-    recorded_overflow = calls.recorded_overflows(setting.window)
+    recorded_overflow = [
+        calls.recorded_overflows(window)[c] for c, window in enumerate(setting.windows)
+    ]
     result = build(
         ReplayResult,
         {
@@ -109,13 +111,15 @@ def assemble(
             "points": list(trace.points),
             "events": list(events),
             "messages": messages,
-            "fidelity": fidelity(recorded, events),
+            "fidelity": fidelity(recorded, events, trace.checks, setting.spans, setting.limits),
             "summary": summary(trace, calls, setting, recorded_overflow),
             "notes": notes(calls, recorded, setting) + grouped(trace.run_notes),
             "recording_policy": setting.native,
             "overhead_tokens": setting.rec.overhead,
             "estimator": policy.estimator,
             "window_source": "policy" if policy.context_window else session.window_source,
+            "window_evidence": None if policy.context_window else session.window_evidence,
+            "thresholds": list(setting.spans),
         },
     )
     object.__setattr__(
@@ -129,11 +133,12 @@ def _extend_points(trace: Trace, calls: Calls, setting: Setting) -> None:
     points = trace.points
     rows = trace.rows
     rec = setting.rec
-    recorded_overflow = calls.recorded_overflows(setting.window)
+    sources = _threshold_sources(setting, len(rows))
     for c in range(len(points), len(rows)):
         row = rows[c]
         check = row.check
-        reason = recorded_overflow[c]
+        window = setting.windows[c]
+        reason = calls.recorded_overflows(window)[c]
         checked = check.checks_now and (check.base is not None or check.proj is not None)
         points.append(
             build(
@@ -146,8 +151,8 @@ def _extend_points(trace: Trace, calls: Calls, setting: Setting) -> None:
                     "recorded_kind": calls.kinds[c],
                     "simulated_tokens": row.figure,
                     "simulated_provenance": row.provenance,
-                    "window": setting.window,
-                    "threshold": setting.limit,
+                    "window": window,
+                    "threshold": setting.limits[c],
                     "overflow_recorded": reason is not None,
                     "overflow_simulated": row.overflow,
                     "event_ids": list(row.event_ids),
@@ -159,10 +164,23 @@ def _extend_points(trace: Trace, calls: Calls, setting: Setting) -> None:
                     "check_tokens": measured(check) if checked else None,
                     "baseline_check_tokens": check.baseline_measure if checked else None,
                     "check_fired": check.fired,
+                    "check_basis": check.basis if checked else None,
+                    "threshold_source": sources[c],
                 },
             )
         )
     # Trailing events (after the last call) are attached to nothing.
+
+
+def _threshold_sources(setting: Setting, calls: int) -> list[str | None]:
+    """Where each call's threshold comes from, from the setting's spans."""
+    sources: list[str | None] = [None] * calls
+    for span in setting.spans:
+        if span.threshold is None:
+            continue
+        for c in range(span.first_call, min(span.last_call + 1, calls)):
+            sources[c] = span.source
+    return sources
 
 
 def _message_columns(

@@ -25,6 +25,7 @@ from tui.render import (
     load_or_fail,
     notes_block,
     replay_with_progress,
+    replayer_of,
     session_header,
     sparkline_panel,
     stdout_console,
@@ -59,7 +60,7 @@ def analyze(
     session, policy = load_or_fail("analyze", path, window=window, policy_spec=policy_spec)
     result = replay_with_progress(session, policy)
     diagnosis = diagnose(session, result, margin=margin)
-    report = analysis_report(session, result, diagnosis)
+    report = analysis_report(session, result, diagnosis, replayer_of(session).inferred_threshold())
     if as_json:
         sys.stdout.write(report.model_dump_json(indent=2) + "\n")
     else:

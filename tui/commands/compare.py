@@ -13,15 +13,16 @@ import sys
 import click
 
 from core.policy import PRESETS
-from core.replay import Replayer, effective_window
+from core.replay import INFERRED
 from core.replay import compare as compare_policies
 from tui.commands._options import session_argument, window_option
 from tui.render import (
     compare_table,
-    fail,
     load_or_fail,
+    load_policy_for,
     notes_block,
     progress_reporter,
+    replayer_of,
     resolve_policy_or_fail,
     session_header,
     stdout_console,
@@ -43,17 +44,13 @@ from tui.render import (
 def compare(path: str, policy_specs: tuple[str, ...], window: int | None, as_json: bool) -> None:
     """Replay the session at PATH under several policies and compare them."""
     specs = list(policy_specs) or list(PRESETS)
-    policies = [resolve_policy_or_fail("compare", spec) for spec in specs]
+    for spec in specs:
+        if spec != INFERRED:
+            resolve_policy_or_fail("compare", spec)  # a bad one fails before the session loads
     session, _first = load_or_fail("compare", path, window=window, policy_spec=specs[0])
-    for policy in policies:
-        if effective_window(session, policy) is None:
-            fail(
-                "compare",
-                f"unknown context window for model {session.model or '(not recorded)'}; "
-                "pass --window N",
-            )
+    policies = [load_policy_for(session, spec) for spec in specs]
     with progress_reporter("replaying") as update:
-        result = compare_policies(session, policies, progress=update, replayer=Replayer(session))
+        result = compare_policies(session, policies, progress=update, replayer=replayer_of(session))
     if as_json:
         sys.stdout.write(result.model_dump_json(indent=2) + "\n")
         return

@@ -1,0 +1,219 @@
+"""The agent's threshold as the recording shows it: where the documented rule and the recording
+disagree, the recording wins, and says so.
+
+An agent's threshold depends on settings the transcript does not hold: Claude Code's auto-compact
+window (per session, per release, per plan), Codex's ``model_auto_compact_token_limit``,
+opencode's ``compaction.reserved``, pi's ``reserveTokens``. The documented rule gives the
+default; the recording gives evidence about the value the agent really used:
+
+* an automatic compaction before call *k* means the agent's check before *k* crossed its
+  threshold and no check since the previous compaction did: the threshold lies in *(G, F]*, where
+  *F* is the figure that check measured and *G* the largest figure an earlier check of the same
+  stretch measured;
+* a stretch that ends without an automatic compaction (a manual one, an overflow recovery, the
+  end of the session) means no check crossed it: the threshold is above every figure measured.
+
+The figures are the ones the policy's own check measures on the recording (a run that follows
+the recording: :meth:`core.replay.engine.Replayer.recorded_checks`), so the replay that uses the
+result fires where the recording compacted. Per stretch (a *span*), the rule's threshold is kept
+when it agrees with the evidence (``source = "rule"``); otherwise the smallest threshold the
+evidence allows is used (``source = "inferred"``), and the span says why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from core.overflow import crosses
+from core.policy import Policy
+from core.replay.checks import decide
+from core.replay.recorded import RecordedCompaction, RecordedCompactions
+from core.replay.results import ThresholdSpan
+from core.replay.state import Check
+
+
+@dataclass(frozen=True, slots=True)
+class _Stretch:
+    """Calls ``first``..``last`` (inclusive) between two recorded compactions; ``ends_with``
+    the automatic compaction the last call's check fired, if any."""
+
+    first: int
+    last: int
+    ends_with: RecordedCompaction | None
+
+
+def stretches(recorded: RecordedCompactions, calls: int) -> list[_Stretch]:
+    """The session's calls cut at each recorded compaction."""
+    cuts: list[tuple[int, RecordedCompaction | None]] = []
+    for rc in sorted(recorded.all, key=lambda rc: (rc.recorded_call is None, rc.recorded_call)):
+        if rc.recorded_call is None:
+            continue
+        if rc.automatic and rc.kind == "auto":
+            cuts.append((rc.recorded_call, rc))  # the check before this call fired it
+        elif rc.kind == "overflow":
+            cuts.append((rc.recorded_call, None))  # after the refused call
+        else:
+            cuts.append((rc.recorded_call - 1, None))  # the user's: before this call
+    out: list[_Stretch] = []
+    first = 0
+    for last, fired in cuts:
+        if last < first:
+            continue
+        out.append(_Stretch(first, min(last, calls - 1), fired))
+        first = last + 1
+    if first < calls:
+        out.append(_Stretch(first, calls - 1, None))
+    return out
+
+
+def thresholds_from_evidence(
+    recorded: RecordedCompactions,
+    checks: Sequence[Check | None],
+    rule: Sequence[int | None],
+    policy: Policy,
+) -> tuple[list[int | None], list[ThresholdSpan]]:
+    """The threshold at each call and the spans that explain it (see the module docstring).
+
+    ``checks``: the policy's check before each call on the recording; ``rule``: the rule's
+    threshold at each call.
+    """
+    limits = list(rule)
+    spans: list[ThresholdSpan] = []
+    for stretch in stretches(recorded, len(rule)):
+        span = _span(stretch, checks, rule, policy)
+        spans.append(span)
+        if span.source == "inferred":
+            for c in range(stretch.first, stretch.last + 1):
+                limits[c] = span.threshold
+    return limits, spans
+
+
+def _span(
+    stretch: _Stretch, checks: Sequence[Check | None], rule: Sequence[int | None], policy: Policy
+) -> ThresholdSpan:
+    first, last = stretch.first, stretch.last
+    rule_value = next((v for v in rule[first : last + 1] if v is not None), None)
+    target = last if stretch.ends_with is not None else None
+    earlier = _largest(checks, first, last if target is not None else last + 1)
+    fired_on = _figure(checks[last]) if target is not None and checks[last] is not None else None
+    base = {
+        "first_call": first,
+        "last_call": last,
+        "rule_threshold": rule_value,
+        "low": earlier,
+        "high": fired_on,
+        "recorded_index": stretch.ends_with.index if stretch.ends_with is not None else None,
+    }
+    if rule_value is None:
+        return ThresholdSpan(**base, threshold=None, source="rule", note="")
+    fires = _first_firing(checks, first, last, rule, policy)
+    if fires == target:
+        return ThresholdSpan(**base, threshold=rule_value, source="rule", note="")
+    if earlier is None and target is None:
+        return ThresholdSpan(**base, threshold=rule_value, source="rule", note="")
+    value = _just_above(earlier, policy) if earlier is not None else rule_value
+    trial = [value] * len(rule)
+    if _first_firing(checks, first, last, trial, policy) != target:
+        note = _conflict_note(first, last, fired_on, earlier)
+        return ThresholdSpan(**base, threshold=rule_value, source="rule", note=note)
+    note = _inferred_note(stretch, rule_value, fires, checks, fired_on, earlier)
+    return ThresholdSpan(**base, threshold=value, source="inferred", note=note)
+
+
+def _figure(check: Check | None) -> int | None:
+    """What a check measured (its projection when it has one)."""
+    if check is None:
+        return None
+    return check.proj if check.proj is not None else check.base
+
+
+def _largest(checks: Sequence[Check | None], start: int, stop: int) -> int | None:
+    """The largest figure the checks before calls ``start``..``stop - 1`` could fire on."""
+    figures = [
+        figure
+        for check in checks[start:stop]
+        if check is not None
+        for figure in (check.proj, check.base if check.checks_now else None)
+        if figure is not None
+    ]
+    return max(figures, default=None)
+
+
+def _just_above(figure: int, policy: Policy) -> int:
+    """The smallest threshold that ``figure`` does not cross."""
+    return figure + 1 if crosses(figure, figure, policy) else figure
+
+
+def _first_firing(
+    checks: Sequence[Check | None],
+    first: int,
+    last: int,
+    limits: Sequence[int | None],
+    policy: Policy,
+) -> int | None:
+    """The first call of ``first..last`` whose check fires under ``limits``."""
+    pending = False
+    for c in range(first, last + 1):
+        check = checks[c]
+        if check is None:
+            continue
+        fired, pending = decide(check, limits[c], policy, pending)
+        if fired:
+            return c
+    return None
+
+
+def _inferred_note(
+    stretch: _Stretch,
+    rule_value: int,
+    fires: int | None,
+    checks: Sequence[Check | None],
+    fired_on: int | None,
+    earlier: int | None,
+) -> str:
+    if stretch.ends_with is not None:
+        seen = f"{fired_on:,}" if fired_on is not None else "?"
+        before = f", not at {earlier:,}" if earlier is not None else ""
+        return (
+            f"the agent compacted before call {stretch.last} at {seen}{before}; the rule's "
+            f"{rule_value:,} does not explain it, so the threshold is taken from the recording"
+        )
+    passed = _figure(checks[fires]) if fires is not None else None
+    what = f" ({passed:,})" if passed is not None else ""
+    return (
+        f"the recording passed the rule's {rule_value:,} before call {fires}{what} without "
+        "compacting (auto-compaction off, or set higher): no compaction here"
+    )
+
+
+def _conflict_note(first: int, last: int, fired_on: int | None, earlier: int | None) -> str:
+    seen = f"{fired_on:,}" if fired_on is not None else "nothing"
+    before = f", an earlier one {earlier:,}" if earlier is not None else ""
+    return (
+        f"no single threshold explains calls {first}-{last}: the check that fired measured "
+        f"{seen}{before}; the rule's threshold is kept"
+    )
+
+
+def rule_spans(rule: Sequence[int | None]) -> list[ThresholdSpan]:
+    """The spans of a policy's own thresholds: one per run of calls with the same threshold."""
+    spans: list[ThresholdSpan] = []
+    for c, limit in enumerate(rule):
+        if spans and spans[-1].threshold == limit:
+            spans[-1].last_call = c
+            continue
+        spans.append(
+            ThresholdSpan(
+                first_call=c,
+                last_call=c,
+                threshold=limit,
+                source="rule",
+                rule_threshold=limit,
+                low=None,
+                high=None,
+                recorded_index=None,
+                note="",
+            )
+        )
+    return spans

@@ -1,0 +1,210 @@
+"""The context window of a session, from evidence, with where it came from.
+
+A wrong window makes every verdict built on it confidently wrong: a session reported as
+overflowing where its calls succeeded, a compaction called "missed" because the threshold was
+worked out for the wrong model. So the window is taken from the best evidence there is, and then
+checked against what the recording shows:
+
+1. ``--window N`` (``user``);
+2. what the session records: Codex writes its window into the rollout (``recorded``), a provider's
+   overflow error often states the limit ("prompt is too long: 210097 tokens > 200000 maximum");
+3. the table of :mod:`core.windows`, by provider, agent and model (``table``);
+4. the recording itself: a call that went through with a larger prompt, or an automatic compaction
+   measured above the table's figure, means the table's window is not the one the session had.
+   The smallest window the evidence allows is used instead — the model's larger variant when it
+   has one (Claude's 1M, GPT-5's opt-in window), else the smallest common window that holds what
+   was recorded — and ``window_source`` becomes ``inferred``;
+5. a model the table does not know never stops loading: the window is inferred from the largest
+   prompt recorded, with a warning; with no usage at all it stays unknown.
+
+``Session.window_evidence`` says in one sentence why the window is what it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.models import Diagnostic, Role, Session, Severity, SourceFormat, WindowSource
+from core.overflow_errors import is_context_overflow_message, stated_limit
+from core.windows import ONE_MILLION, ModelLimits, lookup_limits, normalize_provider
+
+COMMON_WINDOWS = (
+    8_192,
+    16_384,
+    32_768,
+    65_536,
+    128_000,
+    131_072,
+    200_000,
+    256_000,
+    262_144,
+    272_000,
+    400_000,
+    1_000_000,
+    1_048_576,
+    1_050_000,
+    2_000_000,
+)
+"""Context windows models are sold with: an inferred window is the smallest of these that holds
+what the recording shows (or the evidence itself, above them all)."""
+
+_AGENTS = {
+    SourceFormat.CLAUDE_CODE: "claude-code",
+    SourceFormat.CODEX: "codex",
+    SourceFormat.PI: "pi",
+    SourceFormat.OPENCODE: "opencode",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """What the recording says about the window, whatever table row is guessed."""
+
+    largest_prompt: int = 0
+    """The largest prompt of a call that went through (no overflow error, no length stop)."""
+    largest_prompt_message: int | None = None
+    """The message of that call."""
+    largest_auto_compaction: int = 0
+    """The largest context an automatic compaction measured (it fits the window by definition)."""
+    largest_auto_compaction_message: int | None = None
+    stated: int | None = None
+    """The limit a provider's overflow error states."""
+    stated_message: int | None = None
+
+    @property
+    def lower_bound(self) -> int:
+        """The window is at least this large."""
+        return max(self.largest_prompt, self.largest_auto_compaction)
+
+    def lower_bound_text(self) -> str:
+        """Where the lower bound comes from, in words."""
+        if self.largest_auto_compaction > self.largest_prompt:
+            return (
+                f"an automatic compaction measured {self.largest_auto_compaction:,} tokens "
+                f"(before message {self.largest_auto_compaction_message})"
+            )
+        return (
+            f"a call sent {self.largest_prompt:,} tokens and went through "
+            f"(message {self.largest_prompt_message})"
+        )
+
+
+def gather(session: Session) -> Evidence:
+    """The window evidence of ``session``: prompts that went through, automatic compactions,
+    limits stated by overflow errors."""
+    largest, largest_at = 0, None
+    stated, stated_at = None, None
+    for message in session.messages:
+        if message.role is not Role.ASSISTANT or message.sidechain:
+            continue
+        limit = stated_limit(message.error)
+        if limit is not None and stated is None:
+            stated, stated_at = limit, message.index
+        failed = message.stop_reason == "length" or is_context_overflow_message(message.error or "")
+        usage = message.usage
+        if usage is None or failed:
+            continue
+        prompt = usage.prompt_tokens
+        if prompt > largest:
+            largest, largest_at = prompt, message.index
+    compaction, compaction_at = 0, None
+    for event in session.compactions:
+        if event.trigger == "auto" and event.tokens_before and event.tokens_before > compaction:
+            compaction, compaction_at = event.tokens_before, event.message_index
+    return Evidence(largest, largest_at, compaction, compaction_at, stated, stated_at)
+
+
+def resolve_window(session: Session, user_window: int | None = None) -> None:
+    """Set ``session``'s window, its source and the sentence that explains it (see the module
+    docstring); also the output and input limits the table knows for the model."""
+    agent = _AGENTS.get(session.format)
+    row, wants_1m = lookup_limits(session.model, session.provider, agent)
+    _fill_limits(session, row)
+    evidence = gather(session)
+    if user_window is not None:
+        _set(session, user_window, "user", "given with --window")
+        return
+    if session.window_source == "recorded" and session.context_window:
+        if evidence.lower_bound > session.context_window:
+            session.window_evidence = (
+                f"recorded by the agent; note that {evidence.lower_bound_text()}, more than it"
+            )
+        return
+    if evidence.stated is not None:
+        _set(
+            session,
+            evidence.stated,
+            "recorded",
+            f"stated by the provider's overflow error at message {evidence.stated_message}",
+        )
+        return
+    if row is not None:
+        table = ONE_MILLION if (wants_1m and row.supports_1m) else row.context_window
+        _from_table(session, row, table, evidence)
+        return
+    _without_table(session, evidence)
+
+
+def _fill_limits(session: Session, row: ModelLimits | None) -> None:
+    if row is None:
+        return
+    if session.max_output_tokens is None:
+        session.max_output_tokens = row.max_output_tokens
+    if row.input_limit is not None and "input_limit" not in session.metadata:
+        session.metadata["input_limit"] = row.input_limit
+
+
+def _from_table(session: Session, row: ModelLimits, table: int, evidence: Evidence) -> None:
+    """The table's window, unless the recording shows more than it."""
+    lower = evidence.lower_bound
+    provider = normalize_provider(session.provider)
+    where = f"{session.model}" + (f" on {provider}" if provider else "")
+    if lower <= table:
+        _set(session, table, "table", f"the table's window for {where} ({row.source})")
+        return
+    larger = row.larger_window or (ONE_MILLION if row.supports_1m else None)
+    window = larger if larger is not None and larger >= lower else smallest_window(lower)
+    variant = "the model's larger window" if window == larger else "the smallest common window"
+    _set(
+        session,
+        window,
+        "inferred",
+        f"{evidence.lower_bound_text()}, more than the table's {table:,} for {where}: "
+        f"{variant} that holds it is {window:,}",
+    )
+
+
+def _without_table(session: Session, evidence: Evidence) -> None:
+    """No table row: the agent's default, else the recording's own largest prompt."""
+    default = session.metadata.get("default_window")
+    if isinstance(default, int) and default > 0 and evidence.lower_bound <= default:
+        _set(session, default, "table", f"the agent's default window for {session.model}")
+        return
+    if evidence.lower_bound <= 0:
+        session.context_window = None
+        session.window_source = "unknown"
+        session.window_evidence = (
+            f"model {session.model or '(not recorded)'} is not in the table and no call recorded "
+            "its usage"
+        )
+        return
+    window = smallest_window(evidence.lower_bound)
+    text = (
+        f"model {session.model or '(not recorded)'} is not in the table; {evidence.lower_bound_text()}, "
+        f"so the window is taken as {window:,}, the smallest common window that holds it"
+    )
+    _set(session, window, "inferred", text)
+    session.diagnostics.append(
+        Diagnostic(line=None, severity=Severity.WARNING, code="window-inferred", message=text)
+    )
+
+
+def smallest_window(tokens: int) -> int:
+    """The smallest common window that holds ``tokens`` (``tokens`` itself above them all)."""
+    return next((w for w in COMMON_WINDOWS if w >= tokens), tokens)
+
+
+def _set(session: Session, window: int, source: WindowSource, evidence: str) -> None:
+    session.context_window = window
+    session.window_source = source
+    session.window_evidence = evidence
