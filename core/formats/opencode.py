@@ -16,54 +16,30 @@ Three sources hold the same records (a session ``info``, its messages, and each 
 A folder or database holds many sessions: the newest top-level one (not a sub-agent session) is
 loaded, or the one named after a ``#``: ``opencode.db#ses_abc`` / ``storage#ses_abc``.
 
-Mapping to :class:`~core.models.Message`:
-
-* a user message → one ``user`` message (text parts; ``synthetic`` when all its text parts are
-  synthetic; file parts as ``[Attached mime: name]``). ``user.summary`` is opencode's per-turn
-  *diff* summary and is ignored — it is not a compaction.
-* a user message holding a ``compaction`` part is the compaction *request*: a ``meta`` user
-  message; the compaction itself is recorded when its summary arrives.
-* an assistant message → one ``assistant`` message per step (``step-start`` … ``step-finish``)
-  with its text, reasoning and tool calls, and the step's ``tokens`` as
-  ``Usage(convention=OPENCODE)``; then one ``tool`` message per tool part of that step
-  (completed → its output; error → the error text, ``is_error``; pending/running → the
-  interrupted placeholder the model was sent). ``state.time.compacted`` →
-  ``ToolResult.compacted_at_ms``; ``metadata.truncated`` → ``truncated_by_tool``.
-  The first step keeps the message id; later steps are ``<id>#step<N>``.
-* an assistant message with ``summary: true`` is a compaction summary: a
-  :class:`~core.models.CompactionEvent` is recorded at its index (trigger from the request's
-  ``auto`` / ``overflow``, ``first_kept_id`` from ``tail_start_id``, ``tokens_before`` from the
-  last model call before it, which is the figure opencode compared against its threshold).
+The records become messages in :mod:`core.formats.opencode_messages`.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator
-from datetime import UTC, datetime
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from core.formats.base import (
-    LoadError,
-    ProgressCallback,
-    SessionBuilder,
-    as_str,
-    as_text,
-    fill_from_table,
+from core.formats.base import LoadError, ProgressCallback, SessionBuilder
+from core.formats.opencode_messages import (
+    INTERRUPTED_TOOL_OUTPUT as INTERRUPTED_TOOL_OUTPUT,
 )
-from core.models import (
-    CompactionTrigger,
-    Role,
-    Session,
-    SourceFormat,
-    ToolCall,
-    ToolResult,
-    Usage,
-    UsageConvention,
+from core.formats.opencode_messages import (
+    MessageRecords,
+    Record,
+    as_dict,
+    build_session,
+    time_created,
 )
+from core.models import Session, SourceFormat
 from core.numbers import as_int
 
 FORMAT = SourceFormat.OPENCODE
@@ -73,53 +49,6 @@ PARTIAL_READS = False
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT_S = 1.0
 """How long a read waits on a locked database before falling back to an immutable open."""
-INTERRUPTED_TOOL_OUTPUT = "[Tool execution was interrupted]"
-"""What opencode sends the model for a tool part that never finished."""
-COMPACTION_REQUEST_TEXT = "What did we do so far?"
-"""What opencode sends the model for a ``compaction`` part."""
-
-Record = dict[str, Any]
-MessageRecords = tuple[Record, list[Record]]
-
-
-# -- helpers -------------------------------------------------------------------------------
-
-
-def _iso_ms(value: Any) -> str | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        return None
-    try:
-        moment = datetime.fromtimestamp(value / 1000.0, tz=UTC)
-    except (OverflowError, OSError, ValueError):
-        return None
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _dict(value: Any) -> Record:
-    return value if isinstance(value, dict) else {}
-
-
-def _time_created(record: Record) -> int:
-    return as_int(_dict(record.get("time")).get("created"))
-
-
-def usage_from_tokens(tokens: Any) -> Usage | None:
-    """``{input, output, reasoning, cache: {read, write}, total?}`` → Usage (OPENCODE)."""
-    if not isinstance(tokens, dict):
-        return None
-    cache = _dict(tokens.get("cache"))
-    usage = Usage(
-        input=as_int(tokens.get("input")),
-        output=as_int(tokens.get("output")),
-        reasoning=as_int(tokens.get("reasoning")),
-        cache_read=as_int(cache.get("read")),
-        cache_write=as_int(cache.get("write")),
-        total=as_int(tokens.get("total"), None),
-        convention=UsageConvention.OPENCODE,
-    )
-    if not (usage.input or usage.output or usage.cache_read or usage.cache_write or usage.total):
-        return None  # an all-zero record (an aborted step) says nothing about the context
-    return usage
 
 
 def _split_fragment(path: Path) -> tuple[Path, str | None]:
@@ -343,7 +272,7 @@ def _load_db(db_path: Path, wanted: str | None, progress: ProgressCallback | Non
             f"session {session_id} has no rows in the message table (a newer opencode may keep "
             "it in a table ctxscope does not read)",
         )
-    return _build(builder, info, records, progress)
+    return build_session(builder, info, records, progress)
 
 
 # -- legacy storage folder -----------------------------------------------------------------
@@ -398,7 +327,7 @@ def _choose_storage_session(root: Path, wanted: str | None) -> Path:
             if not isinstance(info, dict):
                 continue
             top_level = 0 if info.get("parentID") else 1
-            time = _dict(info.get("time"))
+            time = as_dict(info.get("time"))
             updated = as_int(time.get("updated")) or as_int(time.get("created"))
             candidates.append((top_level, updated, file.stem, file))
     if wanted is not None:
@@ -423,7 +352,7 @@ def _load_storage(
         record = _read_json_file(file, builder)
         if record is not None:
             record.setdefault("id", file.stem)
-            loaded.append((_time_created(record), str(record["id"]), record))
+            loaded.append((time_created(record), str(record["id"]), record))
     loaded.sort(key=lambda item: (item[0], item[1]))
     records: list[MessageRecords] = []
     for _, msg_id, record in loaded:
@@ -439,7 +368,7 @@ def _load_storage(
     builder.metadata["sessions_in_source"] = sum(
         len(_json_files(p)) for p in (root / "session").iterdir() if p.is_dir()
     )
-    return _build(builder, info, records, progress)
+    return build_session(builder, info, records, progress)
 
 
 # -- export JSON ---------------------------------------------------------------------------
@@ -468,7 +397,7 @@ def _load_export(path: Path, progress: ProgressCallback | None) -> Session:
         ) from None
     if not isinstance(document, dict) or not isinstance(document.get("messages"), list):
         raise LoadError(f"{path}: not an opencode export (no 'info' and 'messages')")
-    info = _dict(document.get("info"))
+    info = as_dict(document.get("info"))
     records: list[MessageRecords] = []
     for number, entry in enumerate(document["messages"], 1):
         if not isinstance(entry, dict) or not isinstance(entry.get("info"), dict):
@@ -480,312 +409,7 @@ def _load_export(path: Path, progress: ProgressCallback | None) -> Session:
         parts = [p for p in raw_parts if isinstance(p, dict)] if isinstance(raw_parts, list) else []
         records.append((entry["info"], parts))
     builder.metadata["source"] = "export"
-    return _build(builder, info, records, progress)
-
-
-# -- records → messages --------------------------------------------------------------------
-
-
-class _Steps:
-    """Splits an assistant message's parts into model-call steps."""
-
-    def __init__(self) -> None:
-        self.steps: list[list[Record]] = [[]]
-
-    def feed(self, parts: Iterable[Record]) -> list[list[Record]]:
-        for part in parts:
-            kind = part.get("type")
-            if kind == "step-start" and any(p.get("type") != "step-start" for p in self.steps[-1]):
-                self.steps.append([])
-            self.steps[-1].append(part)
-        return [s for s in self.steps if s] or [[]]
-
-
-def _error_text(error: Any) -> str | None:
-    if error is None or error is False:
-        return None
-    if isinstance(error, str):
-        return error
-    if isinstance(error, dict):
-        name = error.get("name")
-        data = _dict(error.get("data"))
-        message = data.get("message") or error.get("message")
-        if name and message:
-            return f"{name}: {message}"
-        return str(name or message or as_text(error))
-    return as_text(error)
-
-
-def _build(
-    builder: SessionBuilder,
-    info: Record,
-    records: list[MessageRecords],
-    progress: ProgressCallback | None,
-) -> Session:
-    _session_facts(builder, info)
-    walker = _Walker(builder)
-    total = len(records)
-    for number, (record, parts) in enumerate(records, 1):
-        role = record.get("role")
-        handler = _ROLES.get(role) if type(role) is str else None
-        if handler is not None:
-            handler(walker, record, parts)
-        else:
-            builder.diagnostic(
-                None, "unknown-role", f"message {record.get('id')}: role {role!r} skipped"
-            )
-        if progress is not None and (number % 500 == 0 or number == total):
-            progress(number, total, len(builder.messages))
-    return walker.finish()
-
-
-def _session_facts(builder: SessionBuilder, info: Record) -> None:
-    """The id, folder, start time, title and the like of the session ``info`` record."""
-    builder.session_id = str(info.get("id") or builder.session_id or "opencode")
-    directory = info.get("directory")
-    builder.project = directory if isinstance(directory, str) else None
-    builder.started_at = _iso_ms(_time_created(info))
-    for key in ("title", "version", "slug", "projectID", "parentID"):
-        value = info.get(key)
-        if isinstance(value, str) and value:
-            builder.metadata[key if key != "parentID" else "parent_id"] = value
-
-
-class _Walker:
-    """Turns the message records into messages, in order: one method per role (:data:`_ROLES`)."""
-
-    def __init__(self, builder: SessionBuilder) -> None:
-        self.builder = builder
-        self.pending_compaction: Record | None = None  # a request whose summary is still due
-        self.last_usage: Usage | None = None  # the last model call's, for tokens_before
-        self.model: str | None = None
-
-    def user(self, record: Record, parts: list[Record]) -> None:
-        """A user message; one holding a ``compaction`` part is a compaction request."""
-        compaction = next((p for p in parts if p.get("type") == "compaction"), None)
-        if compaction is not None:
-            self.pending_compaction = compaction
-        _add_user(self.builder, record, parts, compaction is not None)
-        user_model = _dict(record.get("model")).get("modelID")
-        if isinstance(user_model, str) and self.model is None:
-            self.model = user_model
-
-    def assistant(self, record: Record, parts: list[Record]) -> None:
-        """An assistant message: a compaction's summary, or one message per model call."""
-        if record.get("summary") is True:
-            _add_summary(self.builder, record, parts, self.pending_compaction, self.last_usage)
-            self.pending_compaction = None
-            return
-        if self.pending_compaction is not None:
-            self.builder.info(
-                None,
-                "compaction-without-summary",
-                f"compaction request {self.pending_compaction.get('messageID') or ''} has no "
-                "summary message after it (failed or interrupted)",
-            )
-            self.pending_compaction = None
-        step_usage = _add_assistant(self.builder, record, parts)
-        if step_usage is not None:
-            self.last_usage = step_usage
-        model_id = record.get("modelID")
-        if isinstance(model_id, str) and model_id:
-            self.model = model_id
-
-    def finish(self) -> Session:
-        if self.pending_compaction is not None:
-            self.builder.info(
-                None, "compaction-without-summary", "the last compaction request has no summary"
-            )
-        self.builder.model = self.model
-        fill_from_table(self.builder)
-        return self.builder.build()
-
-
-_ROLES: dict[str, Callable[[_Walker, Record, list[Record]], None]] = {
-    "user": _Walker.user,
-    "assistant": _Walker.assistant,
-}
-"""The method that reads the messages of each role."""
-
-
-def _add_user(
-    builder: SessionBuilder, record: Record, parts: list[Record], is_compaction_request: bool
-) -> None:
-    texts: list[str] = []
-    synthetic_flags: list[bool] = []
-    for part in parts:
-        kind = part.get("type")
-        if kind == "text":
-            if part.get("ignored"):
-                continue
-            text = part.get("text")
-            if isinstance(text, str):
-                texts.append(text)
-                synthetic_flags.append(bool(part.get("synthetic")))
-        elif kind == "file":
-            name = part.get("filename") or part.get("url") or "file"
-            texts.append(f"[Attached {part.get('mime') or 'file'}: {name}]")
-            synthetic_flags.append(False)
-        elif kind == "subtask":
-            prompt = part.get("prompt")
-            if isinstance(prompt, str):
-                texts.append(prompt)
-                synthetic_flags.append(False)
-        elif kind == "compaction":
-            texts.append(COMPACTION_REQUEST_TEXT)
-    synthetic = bool(synthetic_flags) and all(synthetic_flags)
-    builder.add(
-        Role.USER,
-        id=str(record.get("id")),
-        parent_id=as_str(record.get("parentID")),
-        timestamp=_iso_ms(_time_created(record)),
-        text="\n\n".join(texts),
-        meta=is_compaction_request,
-        synthetic=synthetic,
-        model=as_str(_dict(record.get("model")).get("modelID")),
-    )
-
-
-def _add_assistant(builder: SessionBuilder, record: Record, parts: list[Record]) -> Usage | None:
-    msg_id = str(record.get("id"))
-    steps = _Steps().feed(parts)
-    model = as_str(record.get("modelID"))
-    created = _iso_ms(_time_created(record))
-    error = _error_text(record.get("error"))
-    message_usage = usage_from_tokens(record.get("tokens"))
-    last_usage: Usage | None = None
-    for number, step in enumerate(steps, 1):
-        step_id = msg_id if number == 1 else f"{msg_id}#step{number}"
-        texts: list[str] = []
-        reasoning: list[str] = []
-        calls: list[ToolCall] = []
-        tools: list[Record] = []
-        usage: Usage | None = None
-        finish: str | None = None
-        for part in step:
-            kind = part.get("type")
-            if kind == "text":
-                text = part.get("text")
-                if isinstance(text, str) and text:
-                    texts.append(text)
-            elif kind == "reasoning":
-                text = part.get("text")
-                if isinstance(text, str) and text:
-                    reasoning.append(text)
-            elif kind == "tool":
-                state = _dict(part.get("state"))
-                call_id = str(part.get("callID") or part.get("id"))
-                calls.append(
-                    ToolCall(
-                        id=call_id,
-                        name=str(part.get("tool") or "tool"),
-                        arguments=state.get("input"),
-                    )
-                )
-                tools.append(part)
-            elif kind == "step-finish":
-                usage = usage_from_tokens(part.get("tokens")) or usage
-                reason = part.get("reason")
-                finish = reason if isinstance(reason, str) else finish
-        is_last = number == len(steps)
-        if usage is None and is_last:
-            usage = message_usage
-        stop = finish
-        if is_last and isinstance(record.get("finish"), str):
-            stop = record["finish"]
-        builder.add(
-            Role.ASSISTANT,
-            id=step_id,
-            parent_id=as_str(record.get("parentID")),
-            timestamp=created,
-            text="\n\n".join(texts),
-            reasoning="\n\n".join(reasoning),
-            tool_calls=calls,
-            usage=usage,
-            model=model,
-            stop_reason=stop,
-            error=error if is_last else None,
-        )
-        if usage is not None:
-            last_usage = usage
-        for part in tools:
-            _add_tool(builder, part, step_id)
-    return last_usage
-
-
-def _add_tool(builder: SessionBuilder, part: Record, parent_id: str) -> None:
-    state = _dict(part.get("state"))
-    status = state.get("status")
-    time = _dict(state.get("time"))
-    metadata = _dict(state.get("metadata"))
-    call_id = str(part.get("callID") or part.get("id"))
-    tool = str(part.get("tool") or "tool")
-    if status == "completed":
-        output, is_error = as_text(state.get("output")), False
-    elif status == "error":
-        output, is_error = as_text(state.get("error")), True
-    else:
-        output, is_error = INTERRUPTED_TOOL_OUTPUT, True
-        builder.info(
-            None,
-            "tool-not-finished",
-            f"tool part {part.get('id')} ({tool}) is {status or 'without a state'}; "
-            "shown as interrupted",
-        )
-    result = ToolResult(
-        call_id=call_id,
-        tool_name=tool,
-        output=output,
-        is_error=is_error,
-        truncated_by_tool=metadata.get("truncated") is True,
-        compacted_at_ms=as_int(time.get("compacted"), None),
-    )
-    builder.add(
-        Role.TOOL,
-        id=str(part.get("id") or f"{parent_id}:{call_id}"),
-        parent_id=parent_id,
-        timestamp=_iso_ms(as_int(time.get("end")) or as_int(time.get("start"))),
-        tool_result=result,
-    )
-
-
-def _add_summary(
-    builder: SessionBuilder,
-    record: Record,
-    parts: list[Record],
-    request: Record | None,
-    last_usage: Usage | None,
-) -> None:
-    text = "\n\n".join(
-        p["text"] for p in parts if p.get("type") == "text" and isinstance(p.get("text"), str)
-    )
-    trigger: CompactionTrigger
-    if request is None:
-        trigger = "unknown"
-        tail_start = None
-    else:
-        trigger = (
-            "overflow" if request.get("overflow") else "auto" if request.get("auto") else "manual"
-        )
-        tail_start = as_str(request.get("tail_start_id"))
-    builder.add_compaction(
-        trigger=trigger,
-        tokens_before=last_usage.context_tokens if last_usage else None,
-        summary=text or None,
-        first_kept_id=tail_start,
-    )
-    builder.add(
-        Role.ASSISTANT,
-        id=str(record.get("id")),
-        parent_id=as_str(record.get("parentID")),
-        timestamp=_iso_ms(_time_created(record)),
-        text=text,
-        usage=usage_from_tokens(record.get("tokens")),
-        model=as_str(record.get("modelID")),
-        stop_reason=as_str(record.get("finish")),
-        error=_error_text(record.get("error")),
-        summary=True,
-    )
+    return build_session(builder, info, records, progress)
 
 
 # -- registry interface --------------------------------------------------------------------

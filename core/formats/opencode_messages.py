@@ -1,0 +1,401 @@
+"""opencode's records → :class:`~core.models.Message` objects: the part every source shares.
+
+The export, the storage folder and the database (:mod:`core.formats.opencode`) all end in the same
+list of message records, each with its parts; :func:`build_session` walks that list in order.
+
+Mapping to :class:`~core.models.Message`:
+
+* a user message → one ``user`` message (text parts; ``synthetic`` when all its text parts are
+  synthetic; file parts as ``[Attached mime: name]``). ``user.summary`` is opencode's per-turn
+  *diff* summary and is ignored — it is not a compaction.
+* a user message holding a ``compaction`` part is the compaction *request*: a ``meta`` user
+  message; the compaction itself is recorded when its summary arrives.
+* an assistant message → one ``assistant`` message per step (``step-start`` … ``step-finish``)
+  with its text, reasoning and tool calls, and the step's ``tokens`` as
+  ``Usage(convention=OPENCODE)``; then one ``tool`` message per tool part of that step
+  (completed → its output; error → the error text, ``is_error``; pending/running → the
+  interrupted placeholder the model was sent). ``state.time.compacted`` →
+  ``ToolResult.compacted_at_ms``; ``metadata.truncated`` → ``truncated_by_tool``.
+  The first step keeps the message id; later steps are ``<id>#step<N>``.
+* an assistant message with ``summary: true`` is a compaction summary: a
+  :class:`~core.models.CompactionEvent` is recorded at its index (trigger from the request's
+  ``auto`` / ``overflow``, ``first_kept_id`` from ``tail_start_id``, ``tokens_before`` from the
+  last model call before it, which is the figure opencode compared against its threshold).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from typing import Any
+
+from core.formats.base import (
+    ProgressCallback,
+    SessionBuilder,
+    as_str,
+    as_text,
+    fill_from_table,
+)
+from core.models import (
+    CompactionTrigger,
+    Role,
+    Session,
+    ToolCall,
+    ToolResult,
+    Usage,
+    UsageConvention,
+)
+from core.numbers import as_int
+
+INTERRUPTED_TOOL_OUTPUT = "[Tool execution was interrupted]"
+"""What opencode sends the model for a tool part that never finished."""
+COMPACTION_REQUEST_TEXT = "What did we do so far?"
+"""What opencode sends the model for a ``compaction`` part."""
+
+Record = dict[str, Any]
+MessageRecords = tuple[Record, list[Record]]
+
+
+def iso_ms(value: Any) -> str | None:
+    """Epoch milliseconds → ISO-8601 UTC (None when not a positive number)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        return None
+    try:
+        moment = datetime.fromtimestamp(value / 1000.0, tz=UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def as_dict(value: Any) -> Record:
+    """``value`` when it is a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def time_created(record: Record) -> int:
+    """A record's ``time.created`` in epoch ms (0 when missing)."""
+    return as_int(as_dict(record.get("time")).get("created"))
+
+
+def usage_from_tokens(tokens: Any) -> Usage | None:
+    """``{input, output, reasoning, cache: {read, write}, total?}`` → Usage (OPENCODE)."""
+    if not isinstance(tokens, dict):
+        return None
+    cache = as_dict(tokens.get("cache"))
+    usage = Usage(
+        input=as_int(tokens.get("input")),
+        output=as_int(tokens.get("output")),
+        reasoning=as_int(tokens.get("reasoning")),
+        cache_read=as_int(cache.get("read")),
+        cache_write=as_int(cache.get("write")),
+        total=as_int(tokens.get("total"), None),
+        convention=UsageConvention.OPENCODE,
+    )
+    if not (usage.input or usage.output or usage.cache_read or usage.cache_write or usage.total):
+        return None  # an all-zero record (an aborted step) says nothing about the context
+    return usage
+
+
+# -- records → messages --------------------------------------------------------------------
+
+
+class _Steps:
+    """Splits an assistant message's parts into model-call steps."""
+
+    def __init__(self) -> None:
+        self.steps: list[list[Record]] = [[]]
+
+    def feed(self, parts: Iterable[Record]) -> list[list[Record]]:
+        for part in parts:
+            kind = part.get("type")
+            if kind == "step-start" and any(p.get("type") != "step-start" for p in self.steps[-1]):
+                self.steps.append([])
+            self.steps[-1].append(part)
+        return [s for s in self.steps if s] or [[]]
+
+
+def _error_text(error: Any) -> str | None:
+    if error is None or error is False:
+        return None
+    if isinstance(error, str):
+        return error
+    if isinstance(error, dict):
+        name = error.get("name")
+        data = as_dict(error.get("data"))
+        message = data.get("message") or error.get("message")
+        if name and message:
+            return f"{name}: {message}"
+        return str(name or message or as_text(error))
+    return as_text(error)
+
+
+def build_session(
+    builder: SessionBuilder,
+    info: Record,
+    records: list[MessageRecords],
+    progress: ProgressCallback | None,
+) -> Session:
+    _session_facts(builder, info)
+    walker = _Walker(builder)
+    total = len(records)
+    for number, (record, parts) in enumerate(records, 1):
+        role = record.get("role")
+        handler = _ROLES.get(role) if type(role) is str else None
+        if handler is not None:
+            handler(walker, record, parts)
+        else:
+            builder.diagnostic(
+                None, "unknown-role", f"message {record.get('id')}: role {role!r} skipped"
+            )
+        if progress is not None and (number % 500 == 0 or number == total):
+            progress(number, total, len(builder.messages))
+    return walker.finish()
+
+
+def _session_facts(builder: SessionBuilder, info: Record) -> None:
+    """The id, folder, start time, title and the like of the session ``info`` record."""
+    builder.session_id = str(info.get("id") or builder.session_id or "opencode")
+    directory = info.get("directory")
+    builder.project = directory if isinstance(directory, str) else None
+    builder.started_at = iso_ms(time_created(info))
+    for key in ("title", "version", "slug", "projectID", "parentID"):
+        value = info.get(key)
+        if isinstance(value, str) and value:
+            builder.metadata[key if key != "parentID" else "parent_id"] = value
+
+
+class _Walker:
+    """Turns the message records into messages, in order: one method per role (:data:`_ROLES`)."""
+
+    def __init__(self, builder: SessionBuilder) -> None:
+        self.builder = builder
+        self.pending_compaction: Record | None = None  # a request whose summary is still due
+        self.last_usage: Usage | None = None  # the last model call's, for tokens_before
+        self.model: str | None = None
+
+    def user(self, record: Record, parts: list[Record]) -> None:
+        """A user message; one holding a ``compaction`` part is a compaction request."""
+        compaction = next((p for p in parts if p.get("type") == "compaction"), None)
+        if compaction is not None:
+            self.pending_compaction = compaction
+        _add_user(self.builder, record, parts, compaction is not None)
+        user_model = as_dict(record.get("model")).get("modelID")
+        if isinstance(user_model, str) and self.model is None:
+            self.model = user_model
+
+    def assistant(self, record: Record, parts: list[Record]) -> None:
+        """An assistant message: a compaction's summary, or one message per model call."""
+        if record.get("summary") is True:
+            _add_summary(self.builder, record, parts, self.pending_compaction, self.last_usage)
+            self.pending_compaction = None
+            return
+        if self.pending_compaction is not None:
+            self.builder.info(
+                None,
+                "compaction-without-summary",
+                f"compaction request {self.pending_compaction.get('messageID') or ''} has no "
+                "summary message after it (failed or interrupted)",
+            )
+            self.pending_compaction = None
+        step_usage = _add_assistant(self.builder, record, parts)
+        if step_usage is not None:
+            self.last_usage = step_usage
+        model_id = record.get("modelID")
+        if isinstance(model_id, str) and model_id:
+            self.model = model_id
+
+    def finish(self) -> Session:
+        if self.pending_compaction is not None:
+            self.builder.info(
+                None, "compaction-without-summary", "the last compaction request has no summary"
+            )
+        self.builder.model = self.model
+        fill_from_table(self.builder)
+        return self.builder.build()
+
+
+_ROLES: dict[str, Callable[[_Walker, Record, list[Record]], None]] = {
+    "user": _Walker.user,
+    "assistant": _Walker.assistant,
+}
+"""The method that reads the messages of each role."""
+
+
+def _add_user(
+    builder: SessionBuilder, record: Record, parts: list[Record], is_compaction_request: bool
+) -> None:
+    texts: list[str] = []
+    synthetic_flags: list[bool] = []
+    for part in parts:
+        kind = part.get("type")
+        if kind == "text":
+            if part.get("ignored"):
+                continue
+            text = part.get("text")
+            if isinstance(text, str):
+                texts.append(text)
+                synthetic_flags.append(bool(part.get("synthetic")))
+        elif kind == "file":
+            name = part.get("filename") or part.get("url") or "file"
+            texts.append(f"[Attached {part.get('mime') or 'file'}: {name}]")
+            synthetic_flags.append(False)
+        elif kind == "subtask":
+            prompt = part.get("prompt")
+            if isinstance(prompt, str):
+                texts.append(prompt)
+                synthetic_flags.append(False)
+        elif kind == "compaction":
+            texts.append(COMPACTION_REQUEST_TEXT)
+    synthetic = bool(synthetic_flags) and all(synthetic_flags)
+    builder.add(
+        Role.USER,
+        id=str(record.get("id")),
+        parent_id=as_str(record.get("parentID")),
+        timestamp=iso_ms(time_created(record)),
+        text="\n\n".join(texts),
+        meta=is_compaction_request,
+        synthetic=synthetic,
+        model=as_str(as_dict(record.get("model")).get("modelID")),
+    )
+
+
+def _add_assistant(builder: SessionBuilder, record: Record, parts: list[Record]) -> Usage | None:
+    msg_id = str(record.get("id"))
+    steps = _Steps().feed(parts)
+    model = as_str(record.get("modelID"))
+    created = iso_ms(time_created(record))
+    error = _error_text(record.get("error"))
+    message_usage = usage_from_tokens(record.get("tokens"))
+    last_usage: Usage | None = None
+    for number, step in enumerate(steps, 1):
+        step_id = msg_id if number == 1 else f"{msg_id}#step{number}"
+        texts: list[str] = []
+        reasoning: list[str] = []
+        calls: list[ToolCall] = []
+        tools: list[Record] = []
+        usage: Usage | None = None
+        finish: str | None = None
+        for part in step:
+            kind = part.get("type")
+            if kind == "text":
+                text = part.get("text")
+                if isinstance(text, str) and text:
+                    texts.append(text)
+            elif kind == "reasoning":
+                text = part.get("text")
+                if isinstance(text, str) and text:
+                    reasoning.append(text)
+            elif kind == "tool":
+                state = as_dict(part.get("state"))
+                call_id = str(part.get("callID") or part.get("id"))
+                calls.append(
+                    ToolCall(
+                        id=call_id,
+                        name=str(part.get("tool") or "tool"),
+                        arguments=state.get("input"),
+                    )
+                )
+                tools.append(part)
+            elif kind == "step-finish":
+                usage = usage_from_tokens(part.get("tokens")) or usage
+                reason = part.get("reason")
+                finish = reason if isinstance(reason, str) else finish
+        is_last = number == len(steps)
+        if usage is None and is_last:
+            usage = message_usage
+        stop = finish
+        if is_last and isinstance(record.get("finish"), str):
+            stop = record["finish"]
+        builder.add(
+            Role.ASSISTANT,
+            id=step_id,
+            parent_id=as_str(record.get("parentID")),
+            timestamp=created,
+            text="\n\n".join(texts),
+            reasoning="\n\n".join(reasoning),
+            tool_calls=calls,
+            usage=usage,
+            model=model,
+            stop_reason=stop,
+            error=error if is_last else None,
+        )
+        if usage is not None:
+            last_usage = usage
+        for part in tools:
+            _add_tool(builder, part, step_id)
+    return last_usage
+
+
+def _add_tool(builder: SessionBuilder, part: Record, parent_id: str) -> None:
+    state = as_dict(part.get("state"))
+    status = state.get("status")
+    time = as_dict(state.get("time"))
+    metadata = as_dict(state.get("metadata"))
+    call_id = str(part.get("callID") or part.get("id"))
+    tool = str(part.get("tool") or "tool")
+    if status == "completed":
+        output, is_error = as_text(state.get("output")), False
+    elif status == "error":
+        output, is_error = as_text(state.get("error")), True
+    else:
+        output, is_error = INTERRUPTED_TOOL_OUTPUT, True
+        builder.info(
+            None,
+            "tool-not-finished",
+            f"tool part {part.get('id')} ({tool}) is {status or 'without a state'}; "
+            "shown as interrupted",
+        )
+    result = ToolResult(
+        call_id=call_id,
+        tool_name=tool,
+        output=output,
+        is_error=is_error,
+        truncated_by_tool=metadata.get("truncated") is True,
+        compacted_at_ms=as_int(time.get("compacted"), None),
+    )
+    builder.add(
+        Role.TOOL,
+        id=str(part.get("id") or f"{parent_id}:{call_id}"),
+        parent_id=parent_id,
+        timestamp=iso_ms(as_int(time.get("end")) or as_int(time.get("start"))),
+        tool_result=result,
+    )
+
+
+def _add_summary(
+    builder: SessionBuilder,
+    record: Record,
+    parts: list[Record],
+    request: Record | None,
+    last_usage: Usage | None,
+) -> None:
+    text = "\n\n".join(
+        p["text"] for p in parts if p.get("type") == "text" and isinstance(p.get("text"), str)
+    )
+    trigger: CompactionTrigger
+    if request is None:
+        trigger = "unknown"
+        tail_start = None
+    else:
+        trigger = (
+            "overflow" if request.get("overflow") else "auto" if request.get("auto") else "manual"
+        )
+        tail_start = as_str(request.get("tail_start_id"))
+    builder.add_compaction(
+        trigger=trigger,
+        tokens_before=last_usage.context_tokens if last_usage else None,
+        summary=text or None,
+        first_kept_id=tail_start,
+    )
+    builder.add(
+        Role.ASSISTANT,
+        id=str(record.get("id")),
+        parent_id=as_str(record.get("parentID")),
+        timestamp=iso_ms(time_created(record)),
+        text=text,
+        usage=usage_from_tokens(record.get("tokens")),
+        model=as_str(record.get("modelID")),
+        stop_reason=as_str(record.get("finish")),
+        error=_error_text(record.get("error")),
+        summary=True,
+    )
