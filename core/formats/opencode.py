@@ -399,6 +399,7 @@ def _load_export(path: Path, progress: ProgressCallback | None) -> Session:
         raise LoadError(f"{path}: not an opencode export (no 'info' and 'messages')")
     info = as_dict(document.get("info"))
     records: list[MessageRecords] = []
+    where: list[str] = []
     for number, entry in enumerate(document["messages"], 1):
         if not isinstance(entry, dict) or not isinstance(entry.get("info"), dict):
             builder.diagnostic(
@@ -408,8 +409,9 @@ def _load_export(path: Path, progress: ProgressCallback | None) -> Session:
         raw_parts = entry.get("parts")
         parts = [p for p in raw_parts if isinstance(p, dict)] if isinstance(raw_parts, list) else []
         records.append((entry["info"], parts))
+        where.append(f"messages[{number - 1}]")
     builder.metadata["source"] = "export"
-    return build_session(builder, info, records, progress)
+    return build_session(builder, info, records, progress, where)
 
 
 # -- registry interface --------------------------------------------------------------------

@@ -29,15 +29,12 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
-from core.formats.base import (
-    ProgressCallback,
-    SessionBuilder,
-    as_str,
-    as_text,
-    fill_from_table,
-)
+import orjson
+
+from core.formats.base import ProgressCallback, SessionBuilder, as_str, as_text
 from core.models import (
     CompactionTrigger,
+    Message,
     Role,
     Session,
     ToolCall,
@@ -46,11 +43,21 @@ from core.models import (
     UsageConvention,
 )
 from core.numbers import as_int
+from core.overflow_errors import is_context_overflow_message
 
 INTERRUPTED_TOOL_OUTPUT = "[Tool execution was interrupted]"
 """What opencode sends the model for a tool part that never finished."""
 COMPACTION_REQUEST_TEXT = "What did we do so far?"
 """What opencode sends the model for a ``compaction`` part."""
+OVERFLOW_ERROR_NAME = "ContextOverflowError"
+"""The name opencode gives a provider error it classified as a context overflow."""
+OVERFLOW_NOTE = " (opencode: context window exceeded)"
+"""Added to an overflow error whose wording the overflow recogniser does not know."""
+REFUSED_CALL_ERROR = (
+    "the provider refused the request (context window exceeded): opencode compacted with "
+    "overflow=true right after this call; no error text was recorded"
+)
+"""The error of a refused call that recorded none (see :func:`mark_refused_call`)."""
 
 Record = dict[str, Any]
 MessageRecords = tuple[Record, list[Record]]
@@ -129,16 +136,73 @@ def _error_text(error: Any) -> str | None:
     return as_text(error)
 
 
+def call_error(error: Any) -> str | None:
+    """An assistant message's ``error`` as text. When opencode classified it as a
+    ``ContextOverflowError`` in words :func:`is_context_overflow_message` does not know, the text
+    says so (:data:`OVERFLOW_NOTE`), so that the call is recognised as overflowed."""
+    text = _error_text(error)
+    if (
+        text
+        and as_dict(error).get("name") == OVERFLOW_ERROR_NAME
+        and not is_context_overflow_message(text)
+    ):
+        text += OVERFLOW_NOTE
+    return text
+
+
+def _json_flag(value: Any) -> str:
+    return orjson.dumps(value).decode() if isinstance(value, bool | None) else repr(value)
+
+
+def compaction_trigger(part: Record, where: str) -> tuple[CompactionTrigger, str]:
+    """Why opencode compacted, from its ``compaction`` part, and the evidence in one sentence.
+
+    ``auto: false`` is ``/compact`` (manual); ``auto: true`` with ``overflow: true`` is the
+    recovery after the provider refused a request (opencode passes ``overflow: !finish`` of the
+    failed call); ``auto: true`` alone is its threshold.
+    """
+    auto = part.get("auto")
+    flags = "".join(
+        f" {key}={_json_flag(part[key])}" for key in ("auto", "overflow") if key in part
+    )
+    evidence = f"compaction part{flags} in {where}"
+    if auto is False:
+        return "manual", evidence
+    if auto is True:
+        return ("overflow" if part.get("overflow") is True else "auto"), evidence
+    return "unknown", f"{evidence} (no auto flag)"
+
+
+def mark_refused_call(message: Message) -> bool:
+    """Make the call before an overflow compaction recognisable as overflowed.
+
+    opencode writes ``overflow: true`` when the call before the compaction has no ``finish``: the
+    provider refused it. Such a call has no usage; its error text (when any) is kept and marked,
+    else :data:`REFUSED_CALL_ERROR` stands for it. False (nothing changed) for a call that
+    finished or recorded a usage: that one was not refused.
+    """
+    if message.usage is not None or message.stop_reason:
+        return False
+    if not (message.error and is_context_overflow_message(message.error)):
+        message.error = f"{message.error}{OVERFLOW_NOTE}" if message.error else REFUSED_CALL_ERROR
+    return True
+
+
 def build_session(
     builder: SessionBuilder,
     info: Record,
     records: list[MessageRecords],
     progress: ProgressCallback | None,
+    where: list[str] | None = None,
 ) -> Session:
+    """The Session of ``records`` (message records with their parts, in order) and the session
+    ``info``. ``where`` names each record in evidence sentences (``messages[52]`` in an export);
+    by default ``message <id>``."""
     _session_facts(builder, info)
-    walker = _Walker(builder)
+    walker = _Walker(builder, info)
     total = len(records)
     for number, (record, parts) in enumerate(records, 1):
+        walker.where = where[number - 1] if where else f"message {record.get('id')}"
         role = record.get("role")
         handler = _ROLES.get(role) if type(role) is str else None
         if handler is not None:
@@ -164,30 +228,101 @@ def _session_facts(builder: SessionBuilder, info: Record) -> None:
             builder.metadata[key if key != "parentID" else "parent_id"] = value
 
 
+def _model_ref(model: Any) -> tuple[str | None, str | None]:
+    """``(providerID, model id)`` of a model object (``{providerID, modelID | id}``)."""
+    ref = as_dict(model)
+    return as_str(ref.get("providerID")), as_str(ref.get("modelID")) or as_str(ref.get("id"))
+
+
+class _Calls:
+    """Who served the model calls, as the records say: provider, model, cost and version."""
+
+    def __init__(self, info: Record) -> None:
+        self.fallback = _model_ref(info.get("model"))  # the session's model, for a bare session
+        self.models: list[tuple[str | None, str]] = []  # each (provider, model), when it changed
+        self.costs = 0  # calls that recorded a cost
+        self.paid = False  # some cost was not zero
+        self.versions: list[str] = []
+        self._version(info)
+
+    def user(self, record: Record) -> None:
+        """The model a user message asked for stands until an assistant says who answered."""
+        provider, model = _model_ref(record.get("model"))
+        if model and not self.models:
+            self.fallback = (provider, model)
+        self._version(record)
+
+    def assistant(self, record: Record) -> None:
+        """A model call's provider, model and cost. A summary's cost counts but its model does
+        not: opencode may summarise with another model than the session's."""
+        cost = record.get("cost")
+        if isinstance(cost, int | float) and not isinstance(cost, bool):
+            self.costs += 1
+            self.paid = self.paid or cost != 0
+        self._version(record)
+        model = as_str(record.get("modelID"))
+        if model is None or record.get("summary") is True:
+            return
+        served = (as_str(record.get("providerID")), model)
+        if not self.models or self.models[-1] != served:
+            self.models.append(served)
+
+    def _version(self, record: Record) -> None:
+        version = as_str(record.get("version"))
+        if version and (not self.versions or self.versions[-1] != version):
+            self.versions.append(version)
+
+    def apply(self, session: Session) -> None:
+        """The model, provider, version and subscription facts, onto the built session."""
+        provider, model = self.models[-1] if self.models else self.fallback
+        session.model = model
+        session.provider = provider
+        session.agent_version = self.versions[-1] if self.versions else None
+        if len(self.models) > 1:
+            session.metadata["model_changes"] = len(self.models) - 1
+            session.metadata["models"] = [f"{p or '?'}/{m}" for p, m in self.models]
+        if len(self.versions) > 1:
+            session.metadata["versions"] = list(self.versions)
+        if provider == "openai" and self.costs and not self.paid:
+            # The API bills every call; a ChatGPT login (the Codex plugin) records cost 0.
+            session.metadata["subscription"] = True
+
+
 class _Walker:
     """Turns the message records into messages, in order: one method per role (:data:`_ROLES`)."""
 
-    def __init__(self, builder: SessionBuilder) -> None:
+    def __init__(self, builder: SessionBuilder, info: Record) -> None:
         self.builder = builder
+        self.where = ""  # the record being read, for evidence sentences
         self.pending_compaction: Record | None = None  # a request whose summary is still due
+        self.pending_trigger: tuple[CompactionTrigger, str] = ("unknown", "")
         self.last_usage: Usage | None = None  # the last model call's, for tokens_before
-        self.model: str | None = None
+        self.last_call: tuple[Message, str] | None = None  # the record just read, if a call
+        self.calls = _Calls(info)
 
     def user(self, record: Record, parts: list[Record]) -> None:
         """A user message; one holding a ``compaction`` part is a compaction request."""
         compaction = next((p for p in parts if p.get("type") == "compaction"), None)
         if compaction is not None:
-            self.pending_compaction = compaction
+            self._request(compaction)
+        self.last_call = None
         _add_user(self.builder, record, parts, compaction is not None)
-        user_model = as_dict(record.get("model")).get("modelID")
-        if isinstance(user_model, str) and self.model is None:
-            self.model = user_model
+        self.calls.user(record)
+
+    def _request(self, part: Record) -> None:
+        trigger, evidence = compaction_trigger(part, self.where)
+        if trigger == "overflow" and self.last_call is not None:
+            message, where = self.last_call
+            if mark_refused_call(message):
+                evidence += f"; {where} is the call the provider refused (no usage, no finish)"
+        self.pending_compaction = part
+        self.pending_trigger = (trigger, evidence)
 
     def assistant(self, record: Record, parts: list[Record]) -> None:
         """An assistant message: a compaction's summary, or one message per model call."""
+        self.calls.assistant(record)
         if record.get("summary") is True:
-            _add_summary(self.builder, record, parts, self.pending_compaction, self.last_usage)
-            self.pending_compaction = None
+            self._summary(record, parts)
             return
         if self.pending_compaction is not None:
             self.builder.info(
@@ -197,21 +332,38 @@ class _Walker:
                 "summary message after it (failed or interrupted)",
             )
             self.pending_compaction = None
+        before = len(self.builder.messages)
         step_usage = _add_assistant(self.builder, record, parts)
         if step_usage is not None:
             self.last_usage = step_usage
-        model_id = record.get("modelID")
-        if isinstance(model_id, str) and model_id:
-            self.model = model_id
+        steps = [m for m in self.builder.messages[before:] if m.role is Role.ASSISTANT]
+        self.last_call = (steps[-1], self.where) if steps else None
+
+    def _summary(self, record: Record, parts: list[Record]) -> None:
+        """A compaction's summary: the compaction, with the trigger its request gave."""
+        trigger, evidence = self.pending_trigger
+        tail_start = None
+        if self.pending_compaction is None:
+            trigger = "unknown"
+            evidence = f"a summary message with no compaction request before it in {self.where}"
+        else:
+            tail_start = as_str(self.pending_compaction.get("tail_start_id"))
+        _add_summary(self.builder, record, parts, self.last_usage, tail_start)
+        event = self.builder.compactions[-1]
+        event.trigger = trigger
+        event.trigger_evidence = evidence
+        self.pending_compaction = None
+        self.last_call = None
 
     def finish(self) -> Session:
+        """The Session; the window is left to the caller unless the records state it."""
         if self.pending_compaction is not None:
             self.builder.info(
                 None, "compaction-without-summary", "the last compaction request has no summary"
             )
-        self.builder.model = self.model
-        fill_from_table(self.builder)
-        return self.builder.build()
+        session = self.builder.build()
+        self.calls.apply(session)
+        return session
 
 
 _ROLES: dict[str, Callable[[_Walker, Record, list[Record]], None]] = {
@@ -264,7 +416,7 @@ def _add_assistant(builder: SessionBuilder, record: Record, parts: list[Record])
     steps = _Steps().feed(parts)
     model = as_str(record.get("modelID"))
     created = iso_ms(time_created(record))
-    error = _error_text(record.get("error"))
+    error = call_error(record.get("error"))
     message_usage = usage_from_tokens(record.get("tokens"))
     last_usage: Usage | None = None
     for number, step in enumerate(steps, 1):
@@ -366,23 +518,13 @@ def _add_summary(
     builder: SessionBuilder,
     record: Record,
     parts: list[Record],
-    request: Record | None,
     last_usage: Usage | None,
+    tail_start: str | None,
 ) -> None:
     text = "\n\n".join(
         p["text"] for p in parts if p.get("type") == "text" and isinstance(p.get("text"), str)
     )
-    trigger: CompactionTrigger
-    if request is None:
-        trigger = "unknown"
-        tail_start = None
-    else:
-        trigger = (
-            "overflow" if request.get("overflow") else "auto" if request.get("auto") else "manual"
-        )
-        tail_start = as_str(request.get("tail_start_id"))
     builder.add_compaction(
-        trigger=trigger,
         tokens_before=last_usage.context_tokens if last_usage else None,
         summary=text or None,
         first_kept_id=tail_start,
@@ -396,6 +538,6 @@ def _add_summary(
         usage=usage_from_tokens(record.get("tokens")),
         model=as_str(record.get("modelID")),
         stop_reason=as_str(record.get("finish")),
-        error=_error_text(record.get("error")),
+        error=call_error(record.get("error")),
         summary=True,
     )
