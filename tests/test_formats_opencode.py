@@ -75,6 +75,23 @@ def write_storage(doc: dict[str, Any], root: Path, project: str = "prj_0a1b") ->
     return storage
 
 
+def write_storage_0x(doc: dict[str, Any], root: Path, folder: str = "home-dev-api") -> Path:
+    """The 0.x layout: project/<folder>/storage/session/{info,message,part}/…"""
+    storage = root / "project" / folder / "storage" / "session"
+    info = doc["info"]
+    (storage / "info").mkdir(parents=True, exist_ok=True)
+    (storage / "info" / f"{info['id']}.json").write_text(json.dumps(info))
+    for entry in doc["messages"]:
+        msg = entry["info"]
+        (storage / "message" / info["id"]).mkdir(parents=True, exist_ok=True)
+        (storage / "message" / info["id"] / f"{msg['id']}.json").write_text(json.dumps(msg))
+        parts = storage / "part" / info["id"] / msg["id"]
+        parts.mkdir(parents=True, exist_ok=True)
+        for part in entry["parts"]:
+            (parts / f"{part['id']}.json").write_text(json.dumps(part))
+    return storage.parent
+
+
 SCHEMA = """
 CREATE TABLE session (id TEXT PRIMARY KEY, project_id TEXT, parent_id TEXT, slug TEXT,
   directory TEXT, title TEXT, version TEXT, share_url TEXT, summary_diffs TEXT, revert TEXT,
@@ -277,6 +294,18 @@ def test_storage_folder_matches_export(tmp_path: Path, exported: Session) -> Non
         session = load_session(path)
         assert _shape(session) == _shape(exported)
         assert _compactions(session) == _compactions(exported)
+
+
+def test_0x_storage_folder_matches_export(tmp_path: Path, exported: Session) -> None:
+    storage = write_storage_0x(_export(), tmp_path)
+    session_file = next((storage / "session" / "info").glob("*.json"))
+    for path in (storage, storage.parent, session_file):
+        assert detect_format(path) is SourceFormat.OPENCODE
+        session = load_session(path)
+        assert _shape(session) == _shape(exported)
+        assert _compactions(session) == _compactions(exported)
+        assert session.metadata["storage_layout"] == "0.x"
+    assert load_session(f"{storage}#{exported.id}").id == exported.id
 
 
 def test_database_matches_export(tmp_path: Path, exported: Session) -> None:

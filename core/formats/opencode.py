@@ -5,9 +5,11 @@ Three sources hold the same records (a session ``info``, its messages, and each 
 * **export JSON** — the output of ``opencode export [id]``:
   ``{"info": {...}, "messages": [{"info": {...}, "parts": [...]}, ...]}``. Anything before the
   first ``{`` (a progress line that ended up in the file) is ignored.
-* **legacy storage folder** (opencode ≤ 1.1): ``storage/session/<project>/<id>.json``,
-  ``storage/message/<session>/<msg>.json``, ``storage/part/<msg>/<part>.json``. Pass the
-  ``storage`` folder, its parent (``~/.local/share/opencode``) or one session's JSON file.
+* **storage folder** (opencode ≤ 1.1): one JSON file per session, message and part, in the 1.x
+  layout (``storage/session/<project>/<id>.json``, ``storage/message/<session>/<msg>.json``,
+  ``storage/part/<msg>/<part>.json``) or the 0.x one (``project/<folder>/storage/session/info``,
+  ``…/session/message``, ``…/session/part``): see :mod:`core.formats.opencode_storage`. Pass the
+  ``storage`` folder, its parent or one session's JSON file.
 * **SQLite** ``opencode.db`` (opencode ≥ 1.2): tables ``session``, ``message`` and ``part``
   whose ``data`` column holds the record without its ids (merged back here). The database is
   opened read-only (``mode=ro``); when it is locked or cannot be opened that way, it is opened
@@ -24,7 +26,6 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import orjson
 
@@ -37,10 +38,10 @@ from core.formats.opencode_messages import (
     Record,
     as_dict,
     build_session,
-    time_created,
+    json_record,
 )
+from core.formats.opencode_storage import load_storage, storage_layout
 from core.models import Session, SourceFormat
-from core.numbers import as_int
 
 FORMAT = SourceFormat.OPENCODE
 PARTIAL_READS = False
@@ -173,26 +174,6 @@ def _choose_db_session(
     raise LoadError(f"{db_path}: the opencode database holds no session")
 
 
-def _loads(data: Any) -> Any:
-    if isinstance(data, str | bytes | bytearray | memoryview):
-        return orjson.loads(bytes(data) if isinstance(data, memoryview) else data)
-    return data
-
-
-def _json_record(data: Any, what: str, builder: SessionBuilder) -> Record | None:
-    """``data`` (a file's bytes, a database row's ``data`` column) as a record; None, with a
-    diagnostic naming ``what``, when it is not a JSON object."""
-    try:
-        record = _loads(data)
-    except orjson.JSONDecodeError as exc:
-        builder.diagnostic(None, "invalid-json", f"{what}: invalid JSON ({exc.msg}), skipped")
-        return None
-    if not isinstance(record, dict):
-        builder.diagnostic(None, "not-an-object", f"{what}: not a JSON object, skipped")
-        return None
-    return record
-
-
 def _db_records(
     conn: sqlite3.Connection,
     columns: dict[str, set[str]],
@@ -206,7 +187,7 @@ def _db_records(
         f"SELECT id, data FROM message WHERE session_id = ? ORDER BY {message_order}",
         (session_id,),
     ):
-        record = _json_record(data, f"message {msg_id}", builder)
+        record = json_record(data, f"message {msg_id}", builder)
         if record is None:
             continue
         record = {**record, "id": msg_id, "sessionID": session_id}
@@ -225,7 +206,7 @@ def _db_records(
             (session_id,),
         )
     for part_id, msg_id, data in part_rows:
-        record = _json_record(data, f"part {part_id}", builder)
+        record = json_record(data, f"part {part_id}", builder)
         if record is None:
             continue
         owner = by_id.get(str(msg_id))
@@ -272,102 +253,6 @@ def _load_db(db_path: Path, wanted: str | None, progress: ProgressCallback | Non
             f"session {session_id} has no rows in the message table (a newer opencode may keep "
             "it in a table ctxscope does not read)",
         )
-    return build_session(builder, info, records, progress)
-
-
-# -- legacy storage folder -----------------------------------------------------------------
-
-
-def _storage_root(path: Path) -> tuple[Path, Path | None] | None:
-    """``(storage root, session file or None)`` when ``path`` is in the storage layout."""
-    if path.is_dir():
-        for root in (path, path / "storage"):
-            if (root / "session").is_dir() and (root / "message").is_dir():
-                return root, None
-        return None
-    if path.suffix == ".json" and path.parent.parent.name == "session":
-        root = path.parent.parent.parent
-        if (root / "message").is_dir():
-            return root, path
-    return None
-
-
-def _read_json_file(path: Path, builder: SessionBuilder) -> Record | None:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        builder.diagnostic(
-            None, "unreadable", f"{path.name}: cannot read ({exc.strerror}), skipped"
-        )
-        return None
-    return _json_record(data, path.name, builder)
-
-
-def _json_files(folder: Path) -> list[Path]:
-    try:
-        return sorted(p for p in folder.iterdir() if p.suffix == ".json" and p.is_file())
-    except OSError:
-        return []
-
-
-def _choose_storage_session(root: Path, wanted: str | None) -> Path:
-    candidates: list[tuple[int, int, str, Path]] = []
-    for project in sorted((root / "session").iterdir()) if (root / "session").is_dir() else []:
-        if not project.is_dir():
-            continue
-        for file in _json_files(project):
-            if wanted is not None:
-                if file.stem == wanted:
-                    return file
-                continue
-            try:
-                info = orjson.loads(file.read_bytes())
-            except (OSError, orjson.JSONDecodeError):
-                continue
-            if not isinstance(info, dict):
-                continue
-            top_level = 0 if info.get("parentID") else 1
-            time = as_dict(info.get("time"))
-            updated = as_int(time.get("updated")) or as_int(time.get("created"))
-            candidates.append((top_level, updated, file.stem, file))
-    if wanted is not None:
-        raise LoadError(f"{root}: no session {wanted!r} in this storage folder")
-    if not candidates:
-        raise LoadError(f"{root}: the opencode storage folder holds no session")
-    return max(candidates)[3]
-
-
-def _load_storage(
-    root: Path, session_file: Path | None, wanted: str | None, progress: ProgressCallback | None
-) -> Session:
-    if session_file is None:
-        session_file = _choose_storage_session(root, wanted)
-    builder = SessionBuilder(FORMAT, session_file)
-    info = _read_json_file(session_file, builder)
-    if info is None:
-        raise LoadError(f"{session_file}: the opencode session file is not readable JSON")
-    session_id = str(info.get("id") or session_file.stem)
-    loaded: list[tuple[int, str, Record]] = []
-    for file in _json_files(root / "message" / session_id):
-        record = _read_json_file(file, builder)
-        if record is not None:
-            record.setdefault("id", file.stem)
-            loaded.append((time_created(record), str(record["id"]), record))
-    loaded.sort(key=lambda item: (item[0], item[1]))
-    records: list[MessageRecords] = []
-    for _, msg_id, record in loaded:
-        parts: list[Record] = []
-        for file in _json_files(root / "part" / msg_id):
-            part = _read_json_file(file, builder)
-            if part is not None:
-                part.setdefault("id", file.stem)
-                parts.append(part)
-        parts.sort(key=lambda p: str(p.get("id")))
-        records.append((record, parts))
-    builder.metadata["source"] = "storage"
-    builder.metadata["sessions_in_source"] = sum(
-        len(_json_files(p)) for p in (root / "session").iterdir() if p.is_dir()
-    )
     return build_session(builder, info, records, progress)
 
 
@@ -442,7 +327,7 @@ def sniff(path: Path, head: bytes) -> float:
     """Confidence that ``path`` is an opencode export, storage folder/file or database."""
     try:
         path, _ = _split_fragment(Path(path))
-        if _storage_root(path) is not None:
+        if storage_layout(path) is not None:
             return 0.9
         if path.is_dir():
             return 0.85 if (path / "opencode.db").is_file() else 0.0
@@ -484,10 +369,10 @@ def load(path: Path, *, progress: ProgressCallback | None = None) -> Session:
     path, wanted = _split_fragment(Path(path))
     if not path.exists():
         raise LoadError(f"{path}: no such file or directory")
-    storage = _storage_root(path)
+    storage = storage_layout(path)
     if storage is not None:
-        root, session_file = storage
-        return _load_storage(root, session_file, wanted, progress)
+        layout, session_file = storage
+        return load_storage(layout, session_file, wanted, progress)
     if path.is_dir():
         if (path / "opencode.db").is_file():
             return _load_db(path / "opencode.db", wanted, progress)

@@ -106,6 +106,26 @@ def usage_from_tokens(tokens: Any) -> Usage | None:
 # -- records → messages --------------------------------------------------------------------
 
 
+def _loads(data: Any) -> Any:
+    if isinstance(data, str | bytes | bytearray | memoryview):
+        return orjson.loads(bytes(data) if isinstance(data, memoryview) else data)
+    return data
+
+
+def json_record(data: Any, what: str, builder: SessionBuilder) -> Record | None:
+    """``data`` (a file's bytes, a database row's ``data`` column) as a record; None, with a
+    diagnostic naming ``what``, when it is not a JSON object."""
+    try:
+        record = _loads(data)
+    except orjson.JSONDecodeError as exc:
+        builder.diagnostic(None, "invalid-json", f"{what}: invalid JSON ({exc.msg}), skipped")
+        return None
+    if not isinstance(record, dict):
+        builder.diagnostic(None, "not-an-object", f"{what}: not a JSON object, skipped")
+        return None
+    return record
+
+
 class _Steps:
     """Splits an assistant message's parts into model-call steps."""
 
