@@ -10,10 +10,8 @@ Three sources hold the same records (a session ``info``, its messages, and each 
   ``storage/part/<msg>/<part>.json``) or the 0.x one (``project/<folder>/storage/session/info``,
   ``…/session/message``, ``…/session/part``): see :mod:`core.formats.opencode_storage`. Pass the
   ``storage`` folder, its parent or one session's JSON file.
-* **SQLite** ``opencode.db`` (opencode ≥ 1.2): tables ``session``, ``message`` and ``part``
-  whose ``data`` column holds the record without its ids (merged back here). The database is
-  opened read-only (``mode=ro``); when it is locked or cannot be opened that way, it is opened
-  ``immutable`` and a diagnostic says recent uncheckpointed writes may be missing.
+* **SQLite** ``opencode.db`` (opencode ≥ 1.2), opened read-only: see
+  :mod:`core.formats.opencode_db`.
 
 A folder or database holds many sessions: the newest top-level one (not a sub-agent session) is
 loaded, or the one named after a ``#``: ``opencode.db#ses_abc`` / ``storage#ses_abc``.
@@ -30,15 +28,15 @@ from pathlib import Path
 import orjson
 
 from core.formats.base import LoadError, ProgressCallback, SessionBuilder
+from core.formats.opencode_db import columns_of, load_db
+from core.formats.opencode_db import connect_readonly as connect_readonly
 from core.formats.opencode_messages import (
     INTERRUPTED_TOOL_OUTPUT as INTERRUPTED_TOOL_OUTPUT,
 )
 from core.formats.opencode_messages import (
     MessageRecords,
-    Record,
     as_dict,
     build_session,
-    json_record,
 )
 from core.formats.opencode_storage import load_storage, storage_layout
 from core.models import Session, SourceFormat
@@ -48,8 +46,6 @@ PARTIAL_READS = False
 """An export is one JSON document and a database or folder is not read in order: no first part."""
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
-BUSY_TIMEOUT_S = 1.0
-"""How long a read waits on a locked database before falling back to an immutable open."""
 
 
 def _split_fragment(path: Path) -> tuple[Path, str | None]:
@@ -60,200 +56,6 @@ def _split_fragment(path: Path) -> tuple[Path, str | None]:
         if base and Path(base).exists():
             return Path(base), fragment or None
     return path, None
-
-
-# -- SQLite --------------------------------------------------------------------------------
-
-
-def connect_readonly(db_path: Path, *, immutable: bool = False) -> sqlite3.Connection:
-    """Open an SQLite database read-only (``mode=ro``, or ``immutable=1``), never writing it.
-
-    The connection is checked with one query, so a locked or unreadable database raises
-    :class:`sqlite3.Error` here rather than later.
-    """
-    uri = db_path.resolve().as_uri() + ("?mode=ro&immutable=1" if immutable else "?mode=ro")
-    conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, check_same_thread=False)
-    try:
-        conn.execute("PRAGMA query_only = ON")
-        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except sqlite3.Error:
-        conn.close()
-        raise
-    return conn
-
-
-def _open_db(db_path: Path, builder: SessionBuilder) -> sqlite3.Connection:
-    try:
-        return connect_readonly(db_path)
-    except sqlite3.Error as exc:
-        first_error = str(exc)
-        if "not a database" in first_error or "malformed" in first_error:
-            raise LoadError(f"{db_path}: not a readable SQLite database ({first_error})") from None
-    try:
-        conn = connect_readonly(db_path, immutable=True)
-    except sqlite3.Error as exc:
-        raise LoadError(
-            f"{db_path}: cannot open the opencode database read-only ({first_error}; "
-            f"immutable open: {exc})"
-        ) from None
-    builder.diagnostic(
-        None,
-        "db-immutable",
-        f"the database could not be opened normally ({first_error}); it was read as an "
-        "immutable snapshot, so writes still in its write-ahead log may be missing",
-    )
-    return conn
-
-
-def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
-    return {str(row[1]) for row in conn.execute(f"PRAGMA table_info({table})")}
-
-
-def _check_schema(conn: sqlite3.Connection, db_path: Path) -> dict[str, set[str]]:
-    tables = {
-        str(row[0]) for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
-    }
-    needed = {
-        "session": {"id"},
-        "message": {"id", "session_id", "data"},
-        "part": {"id", "message_id", "data"},
-    }
-    columns: dict[str, set[str]] = {}
-    problems: list[str] = []
-    for table, required in needed.items():
-        if table not in tables:
-            problems.append(f"no '{table}' table")
-            continue
-        columns[table] = _columns(conn, table)
-        missing = required - columns[table]
-        if missing:
-            problems.append(f"'{table}' lacks {', '.join(sorted(missing))}")
-    if problems:
-        found = ", ".join(sorted(tables)) or "none"
-        raise LoadError(
-            f"{db_path}: not an opencode database this version of ctxscope can read "
-            f"({'; '.join(problems)}; tables found: {found})"
-        )
-    return columns
-
-
-def _choose_db_session(
-    conn: sqlite3.Connection, columns: set[str], wanted: str | None, db_path: Path
-) -> Record:
-    fields = [
-        c
-        for c in (
-            "id",
-            "title",
-            "directory",
-            "parent_id",
-            "version",
-            "time_created",
-            "time_updated",
-            "slug",
-            "project_id",
-        )
-        if c in columns
-    ]
-    select = f"SELECT {', '.join(fields)} FROM session"
-    if wanted is not None:
-        row = conn.execute(select + " WHERE id = ?", (wanted,)).fetchone()
-        if row is None:
-            raise LoadError(f"{db_path}: no session {wanted!r} in this database")
-        return dict(zip(fields, row, strict=True))
-    order = next((c for c in ("time_updated", "time_created") if c in columns), "id")
-    queries = [select + f" ORDER BY {order} DESC, id DESC LIMIT 1"]
-    if "parent_id" in columns:
-        queries.insert(
-            0, select + f" WHERE parent_id IS NULL ORDER BY {order} DESC, id DESC LIMIT 1"
-        )
-    for query in queries:
-        row = conn.execute(query).fetchone()
-        if row is not None:
-            return dict(zip(fields, row, strict=True))
-    raise LoadError(f"{db_path}: the opencode database holds no session")
-
-
-def _db_records(
-    conn: sqlite3.Connection,
-    columns: dict[str, set[str]],
-    session_id: str,
-    builder: SessionBuilder,
-) -> list[MessageRecords]:
-    message_order = "time_created, id" if "time_created" in columns["message"] else "id"
-    messages: list[MessageRecords] = []
-    by_id: dict[str, list[Record]] = {}
-    for msg_id, data in conn.execute(
-        f"SELECT id, data FROM message WHERE session_id = ? ORDER BY {message_order}",
-        (session_id,),
-    ):
-        record = json_record(data, f"message {msg_id}", builder)
-        if record is None:
-            continue
-        record = {**record, "id": msg_id, "sessionID": session_id}
-        parts: list[Record] = []
-        by_id[str(msg_id)] = parts
-        messages.append((record, parts))
-    if "session_id" in columns["part"]:
-        part_rows = conn.execute(
-            "SELECT id, message_id, data FROM part WHERE session_id = ? ORDER BY message_id, id",
-            (session_id,),
-        )
-    else:
-        part_rows = conn.execute(
-            "SELECT id, message_id, data FROM part WHERE message_id IN "
-            "(SELECT id FROM message WHERE session_id = ?) ORDER BY message_id, id",
-            (session_id,),
-        )
-    for part_id, msg_id, data in part_rows:
-        record = json_record(data, f"part {part_id}", builder)
-        if record is None:
-            continue
-        owner = by_id.get(str(msg_id))
-        if owner is None:
-            builder.diagnostic(
-                None, "orphan-part", f"part {part_id}: its message {msg_id} is missing"
-            )
-            continue
-        owner.append({**record, "id": part_id, "sessionID": session_id, "messageID": msg_id})
-    return messages
-
-
-def _load_db(db_path: Path, wanted: str | None, progress: ProgressCallback | None) -> Session:
-    builder = SessionBuilder(FORMAT, db_path)
-    conn = _open_db(db_path, builder)
-    try:
-        try:
-            columns = _check_schema(conn, db_path)
-            row = _choose_db_session(conn, columns["session"], wanted, db_path)
-            session_id = str(row["id"])
-            records = _db_records(conn, columns, session_id, builder)
-            sessions_in_db = conn.execute("SELECT count(*) FROM session").fetchone()[0]
-        except sqlite3.Error as exc:
-            raise LoadError(f"{db_path}: cannot read the opencode database ({exc})") from None
-    finally:
-        conn.close()
-    builder.path = f"{db_path}#{session_id}"
-    info: Record = {
-        "id": session_id,
-        "title": row.get("title"),
-        "directory": row.get("directory"),
-        "parentID": row.get("parent_id"),
-        "version": row.get("version"),
-        "slug": row.get("slug"),
-        "projectID": row.get("project_id"),
-        "time": {"created": row.get("time_created"), "updated": row.get("time_updated")},
-    }
-    builder.metadata["source"] = "sqlite"
-    builder.metadata["sessions_in_source"] = int(sessions_in_db)
-    if not records:
-        builder.diagnostic(
-            None,
-            "no-messages",
-            f"session {session_id} has no rows in the message table (a newer opencode may keep "
-            "it in a table ctxscope does not read)",
-        )
-    return build_session(builder, info, records, progress)
 
 
 # -- export JSON ---------------------------------------------------------------------------
@@ -375,7 +177,7 @@ def load(path: Path, *, progress: ProgressCallback | None = None) -> Session:
         return load_storage(layout, session_file, wanted, progress)
     if path.is_dir():
         if (path / "opencode.db").is_file():
-            return _load_db(path / "opencode.db", wanted, progress)
+            return load_db(path / "opencode.db", wanted, progress)
         raise LoadError(f"{path}: a folder that is neither opencode storage nor holds opencode.db")
     try:
         with path.open("rb") as handle:
@@ -383,7 +185,7 @@ def load(path: Path, *, progress: ProgressCallback | None = None) -> Session:
     except OSError as exc:
         raise LoadError(f"{path}: cannot read ({exc.strerror or exc})") from None
     if magic == SQLITE_MAGIC:
-        return _load_db(path, wanted, progress)
+        return load_db(path, wanted, progress)
     return _load_export(path, progress)
 
 
@@ -391,7 +193,7 @@ def iter_db_session_ids(db_path: Path) -> Iterator[str]:
     """Ids of every session in an opencode database (read-only), newest first."""
     conn = connect_readonly(db_path)
     try:
-        columns = _columns(conn, "session")
+        columns = columns_of(conn, "session")
         order = "time_updated" if "time_updated" in columns else "id"
         rows = conn.execute(f"SELECT id FROM session ORDER BY {order} DESC").fetchall()
     finally:
