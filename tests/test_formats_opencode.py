@@ -353,12 +353,12 @@ def test_locked_database_is_read_or_refused_cleanly(tmp_path: Path, exported: Se
     assert session.metadata["title"] == _export()["info"]["title"]
 
 
-def test_newer_schema_is_one_clear_error(tmp_path: Path) -> None:
+def test_unknown_schema_is_one_clear_error(tmp_path: Path) -> None:
     db = tmp_path / "opencode.db"
     conn = sqlite3.connect(db)
     conn.executescript(
         "CREATE TABLE session (id TEXT PRIMARY KEY, title TEXT);"
-        "CREATE TABLE session_message (id TEXT, session_id TEXT, type TEXT, data TEXT);"
+        "CREATE TABLE event (id TEXT, session_id TEXT, type TEXT, data TEXT);"
         "INSERT INTO session VALUES ('ses_1', 't');"
     )
     conn.commit()

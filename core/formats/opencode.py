@@ -120,7 +120,7 @@ def _sniff_db(path: Path) -> float:
         return 0.3
     finally:
         conn.close()
-    if {"session", "message", "part"} <= tables:
+    if {"session", "message", "part"} <= tables or {"session", "session_message"} <= tables:
         return 0.95
     return 0.55 if path.name.startswith("opencode") else 0.1
 

@@ -1,7 +1,9 @@
 """opencode's SQLite database ``opencode.db`` (opencode ≥ 1.2), read-only.
 
 Tables ``session``, ``message`` and ``part``; the ``data`` column of a message or part row holds
-the record without its ids, which are merged back here. The database is opened read-only
+the record without its ids, which are merged back here. A session with no ``message`` rows is
+read from opencode 2's ``session_message`` table when there is one
+(:mod:`core.formats.opencode_v2`). The database is opened read-only
 (``mode=ro``); when it is locked or cannot be opened that way, it is opened ``immutable`` and a
 diagnostic says recent uncheckpointed writes may be missing.
 """
@@ -10,9 +12,13 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
+
+import orjson
 
 from core.formats.base import LoadError, ProgressCallback, SessionBuilder
 from core.formats.opencode_messages import MessageRecords, Record, build_session, json_record
+from core.formats.opencode_v2 import Rows, session_message_records
 from core.models import Session, SourceFormat
 
 BUSY_TIMEOUT_S = 1.0
@@ -63,30 +69,39 @@ def columns_of(conn: sqlite3.Connection, table: str) -> set[str]:
     return {str(row[1]) for row in conn.execute(f"PRAGMA table_info({table})")}
 
 
+_NEEDED = {
+    "session": {"id"},
+    "message": {"id", "session_id", "data"},
+    "part": {"id", "message_id", "data"},
+    "session_message": {"id", "session_id", "type", "data"},
+}
+"""The tables read and the columns each must have."""
+
+
 def _check_schema(conn: sqlite3.Connection, db_path: Path) -> dict[str, set[str]]:
+    """The columns of each readable table: ``session``, and ``message`` with ``part`` (1.x) or
+    ``session_message`` (2.x) or both. A LoadError says what is missing otherwise."""
     tables = {
         str(row[0]) for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
     }
-    needed = {
-        "session": {"id"},
-        "message": {"id", "session_id", "data"},
-        "part": {"id", "message_id", "data"},
-    }
     columns: dict[str, set[str]] = {}
-    problems: list[str] = []
-    for table, required in needed.items():
+    problems: dict[str, str] = {}
+    for table, required in _NEEDED.items():
         if table not in tables:
-            problems.append(f"no '{table}' table")
+            problems[table] = f"no '{table}' table"
             continue
         columns[table] = columns_of(conn, table)
         missing = required - columns[table]
         if missing:
-            problems.append(f"'{table}' lacks {', '.join(sorted(missing))}")
-    if problems:
+            problems[table] = f"'{table}' lacks {', '.join(sorted(missing))}"
+            del columns[table]
+    v1 = "message" in columns and "part" in columns
+    if "session" not in columns or not (v1 or "session_message" in columns):
         found = ", ".join(sorted(tables)) or "none"
+        shown = [problems[t] for t in _NEEDED if t in problems and t != "session_message"]
         raise LoadError(
             f"{db_path}: not an opencode database this version of ctxscope can read "
-            f"({'; '.join(problems)}; tables found: {found})"
+            f"({'; '.join(shown)}; tables found: {found})"
         )
     return columns
 
@@ -106,6 +121,7 @@ def _choose_db_session(
             "time_updated",
             "slug",
             "project_id",
+            "model",
         )
         if c in columns
     ]
@@ -181,7 +197,14 @@ def load_db(db_path: Path, wanted: str | None, progress: ProgressCallback | None
             columns = _check_schema(conn, db_path)
             row = _choose_db_session(conn, columns["session"], wanted, db_path)
             session_id = str(row["id"])
-            records = _db_records(conn, columns, session_id, builder)
+            records: list[MessageRecords] = []
+            where: list[str] | None = None
+            if "message" in columns and "part" in columns:
+                records = _db_records(conn, columns, session_id, builder)
+            if not records and "session_message" in columns:
+                rows = _session_message_rows(conn, columns["session_message"], session_id, builder)
+                records, where = session_message_records(rows, builder)
+                builder.metadata["table"] = "session_message"
             sessions_in_db = conn.execute("SELECT count(*) FROM session").fetchone()[0]
         except sqlite3.Error as exc:
             raise LoadError(f"{db_path}: cannot read the opencode database ({exc})") from None
@@ -196,6 +219,7 @@ def load_db(db_path: Path, wanted: str | None, progress: ProgressCallback | None
         "version": row.get("version"),
         "slug": row.get("slug"),
         "projectID": row.get("project_id"),
+        "model": _model_column(row.get("model")),
         "time": {"created": row.get("time_created"), "updated": row.get("time_updated")},
     }
     builder.metadata["source"] = "sqlite"
@@ -204,7 +228,32 @@ def load_db(db_path: Path, wanted: str | None, progress: ProgressCallback | None
         builder.diagnostic(
             None,
             "no-messages",
-            f"session {session_id} has no rows in the message table (a newer opencode may keep "
-            "it in a table ctxscope does not read)",
+            f"session {session_id} has no rows in the message or session_message table",
         )
-    return build_session(builder, info, records, progress)
+    return build_session(builder, info, records, progress, where)
+
+
+def _model_column(value: Any) -> Any:
+    """The session's ``model`` column (JSON ``{id, providerID, variant?}``), parsed."""
+    if isinstance(value, str | bytes):
+        try:
+            return orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return None
+    return value
+
+
+def _session_message_rows(
+    conn: sqlite3.Connection, columns: set[str], session_id: str, builder: SessionBuilder
+) -> Rows:
+    """The ``session_message`` rows of one session, in the order they were written."""
+    order = next((c for c in ("seq", "time_created") if c in columns), "rowid")
+    rows: Rows = []
+    for row_id, kind, data in conn.execute(
+        f"SELECT id, type, data FROM session_message WHERE session_id = ? ORDER BY {order}, id",
+        (session_id,),
+    ):
+        record = json_record(data, f"session_message {row_id}", builder)
+        if record is not None:
+            rows.append((str(row_id), str(kind), record))
+    return rows

@@ -171,7 +171,9 @@ def call_error(error: Any) -> str | None:
 
 
 def _json_flag(value: Any) -> str:
-    return orjson.dumps(value).decode() if isinstance(value, bool | None) else repr(value)
+    if isinstance(value, bool | None):
+        return orjson.dumps(value).decode()
+    return value if isinstance(value, str) else repr(value)
 
 
 def compaction_trigger(part: Record, where: str) -> tuple[CompactionTrigger, str]:
@@ -179,8 +181,15 @@ def compaction_trigger(part: Record, where: str) -> tuple[CompactionTrigger, str
 
     ``auto: false`` is ``/compact`` (manual); ``auto: true`` with ``overflow: true`` is the
     recovery after the provider refused a request (opencode passes ``overflow: !finish`` of the
-    failed call); ``auto: true`` alone is its threshold.
+    failed call); ``auto: true`` alone is its threshold. opencode 2 writes a ``reason`` (``auto``
+    or ``manual``) on its compaction message instead (:mod:`core.formats.opencode_v2`).
     """
+    if "reason" in part and "auto" not in part:
+        reason = part.get("reason")
+        evidence = f"compaction message reason={_json_flag(reason)} in {where}"
+        if reason == "auto":
+            return "auto", evidence
+        return ("manual" if reason == "manual" else "unknown"), evidence
     auto = part.get("auto")
     flags = "".join(
         f" {key}={_json_flag(part[key])}" for key in ("auto", "overflow") if key in part
