@@ -18,9 +18,14 @@ Mapping to :class:`~core.models.Message`:
   ``ToolResult.compacted_at_ms``; ``metadata.truncated`` → ``truncated_by_tool``.
   The first step keeps the message id; later steps are ``<id>#step<N>``.
 * an assistant message with ``summary: true`` is a compaction summary: a
-  :class:`~core.models.CompactionEvent` is recorded at its index (trigger from the request's
-  ``auto`` / ``overflow``, ``first_kept_id`` from ``tail_start_id``, ``tokens_before`` from the
-  last model call before it, which is the figure opencode compared against its threshold).
+  :class:`~core.models.CompactionEvent` is recorded at its index (trigger and its evidence from
+  the request's ``auto`` / ``overflow``, see :func:`compaction_trigger`; ``first_kept_id`` from
+  ``tail_start_id``; ``tokens_before`` from the last model call before it, which is the figure
+  opencode compared against its threshold).
+* before an ``overflow`` compaction, the call with no usage and no ``finish`` is the request the
+  provider refused: its error says so in words the overflow recogniser knows
+  (:func:`mark_refused_call`).
+* the session's provider, model and version are the last call's (:class:`_Calls`).
 """
 
 from __future__ import annotations
