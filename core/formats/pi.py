@@ -27,11 +27,13 @@ What each entry becomes:
   and are skipped.
 * ``compaction`` → a :class:`~core.models.CompactionEvent` (``tokensBefore``, the summary,
   ``firstKeptEntryId`` / ``firstKeptEntryIndex`` as the id of the first *message* kept) at the
-  index of a summary user message placed where the compaction happened. Every message of the
+  index of a summary user message placed where the compaction happened. pi writes no reason;
+  the trigger is what the file shows (:func:`compaction_trigger`): ``overflow`` right after a
+  context-overflow error, ``hook`` for ``fromHook``, else ``unknown`` with what precedes it. Every message of the
   path stays in :attr:`Session.messages`, in the order it happened: the list is the full
   recording, not the post-compaction view.
-* ``model_change`` / ``thinking_level_change`` → ``Session.model`` (the last one wins) and
-  ``metadata``; ``session_info`` names → ``metadata["title"]``; ``label`` entries are skipped.
+* ``model_change`` / ``thinking_level_change`` → ``Session.model`` and ``Session.provider``
+  (the last of these, the v1 header and the assistants' fields wins) and ``metadata``; ``session_info`` names → ``metadata["title"]``; ``label`` entries are skipped.
 """
 
 from __future__ import annotations
