@@ -52,6 +52,11 @@ def _shape(session: Session) -> list[tuple[object, ...]]:
     ]
 
 
+def _compactions(session: Session) -> list[dict[str, Any]]:
+    """The compactions, but for the evidence: it names the record as each source does."""
+    return [c.model_dump(exclude={"trigger_evidence"}) for c in session.compactions]
+
+
 def write_storage(doc: dict[str, Any], root: Path, project: str = "prj_0a1b") -> Path:
     """The legacy layout: storage/session/<project>/<id>.json, message/<sid>/, part/<mid>/."""
     storage = root / "storage"
@@ -68,6 +73,23 @@ def write_storage(doc: dict[str, Any], root: Path, project: str = "prj_0a1b") ->
         for part in entry["parts"]:
             (parts / f"{part['id']}.json").write_text(json.dumps(part))
     return storage
+
+
+def write_storage_0x(doc: dict[str, Any], root: Path, folder: str = "home-dev-api") -> Path:
+    """The 0.x layout: project/<folder>/storage/session/{info,message,part}/…"""
+    storage = root / "project" / folder / "storage" / "session"
+    info = doc["info"]
+    (storage / "info").mkdir(parents=True, exist_ok=True)
+    (storage / "info" / f"{info['id']}.json").write_text(json.dumps(info))
+    for entry in doc["messages"]:
+        msg = entry["info"]
+        (storage / "message" / info["id"]).mkdir(parents=True, exist_ok=True)
+        (storage / "message" / info["id"] / f"{msg['id']}.json").write_text(json.dumps(msg))
+        parts = storage / "part" / info["id"] / msg["id"]
+        parts.mkdir(parents=True, exist_ok=True)
+        for part in entry["parts"]:
+            (parts / f"{part['id']}.json").write_text(json.dumps(part))
+    return storage.parent
 
 
 SCHEMA = """
@@ -273,7 +295,19 @@ def test_storage_folder_matches_export(tmp_path: Path, exported: Session) -> Non
         assert detect_format(path) is SourceFormat.OPENCODE
         session = load_session(path)
         assert _shape(session) == _shape(exported)
-        assert session.compactions == exported.compactions
+        assert _compactions(session) == _compactions(exported)
+
+
+def test_0x_storage_folder_matches_export(tmp_path: Path, exported: Session) -> None:
+    storage = write_storage_0x(_export(), tmp_path)
+    session_file = next((storage / "session" / "info").glob("*.json"))
+    for path in (storage, storage.parent, session_file):
+        assert detect_format(path) is SourceFormat.OPENCODE
+        session = load_session(path)
+        assert _shape(session) == _shape(exported)
+        assert _compactions(session) == _compactions(exported)
+        assert session.metadata["storage_layout"] == "0.x"
+    assert load_session(f"{storage}#{exported.id}").id == exported.id
 
 
 def test_database_matches_export(tmp_path: Path, exported: Session) -> None:
@@ -283,7 +317,7 @@ def test_database_matches_export(tmp_path: Path, exported: Session) -> None:
     assert detect_format(db) is SourceFormat.OPENCODE
     session = load_session(db)
     assert _shape(session) == _shape(exported)
-    assert session.compactions == exported.compactions
+    assert _compactions(session) == _compactions(exported)
     assert session.path == f"{db}#{exported.id}"
     assert session.metadata["source"] == "sqlite"
     assert _snapshot(db) == before
@@ -321,12 +355,12 @@ def test_locked_database_is_read_or_refused_cleanly(tmp_path: Path, exported: Se
     assert session.metadata["title"] == _export()["info"]["title"]
 
 
-def test_newer_schema_is_one_clear_error(tmp_path: Path) -> None:
+def test_unknown_schema_is_one_clear_error(tmp_path: Path) -> None:
     db = tmp_path / "opencode.db"
     conn = sqlite3.connect(db)
     conn.executescript(
         "CREATE TABLE session (id TEXT PRIMARY KEY, title TEXT);"
-        "CREATE TABLE session_message (id TEXT, session_id TEXT, type TEXT, data TEXT);"
+        "CREATE TABLE event (id TEXT, session_id TEXT, type TEXT, data TEXT);"
         "INSERT INTO session VALUES ('ses_1', 't');"
     )
     conn.commit()

@@ -5,121 +5,47 @@ Three sources hold the same records (a session ``info``, its messages, and each 
 * **export JSON** — the output of ``opencode export [id]``:
   ``{"info": {...}, "messages": [{"info": {...}, "parts": [...]}, ...]}``. Anything before the
   first ``{`` (a progress line that ended up in the file) is ignored.
-* **legacy storage folder** (opencode ≤ 1.1): ``storage/session/<project>/<id>.json``,
-  ``storage/message/<session>/<msg>.json``, ``storage/part/<msg>/<part>.json``. Pass the
-  ``storage`` folder, its parent (``~/.local/share/opencode``) or one session's JSON file.
-* **SQLite** ``opencode.db`` (opencode ≥ 1.2): tables ``session``, ``message`` and ``part``
-  whose ``data`` column holds the record without its ids (merged back here). The database is
-  opened read-only (``mode=ro``); when it is locked or cannot be opened that way, it is opened
-  ``immutable`` and a diagnostic says recent uncheckpointed writes may be missing.
+* **storage folder** (opencode ≤ 1.1): one JSON file per session, message and part, in the 1.x
+  layout (``storage/session/<project>/<id>.json``, ``storage/message/<session>/<msg>.json``,
+  ``storage/part/<msg>/<part>.json``) or the 0.x one (``project/<folder>/storage/session/info``,
+  ``…/session/message``, ``…/session/part``): see :mod:`core.formats.opencode_storage`. Pass the
+  ``storage`` folder, its parent or one session's JSON file.
+* **SQLite** ``opencode.db`` (opencode ≥ 1.2), opened read-only: see
+  :mod:`core.formats.opencode_db`.
 
 A folder or database holds many sessions: the newest top-level one (not a sub-agent session) is
 loaded, or the one named after a ``#``: ``opencode.db#ses_abc`` / ``storage#ses_abc``.
 
-Mapping to :class:`~core.models.Message`:
-
-* a user message → one ``user`` message (text parts; ``synthetic`` when all its text parts are
-  synthetic; file parts as ``[Attached mime: name]``). ``user.summary`` is opencode's per-turn
-  *diff* summary and is ignored — it is not a compaction.
-* a user message holding a ``compaction`` part is the compaction *request*: a ``meta`` user
-  message; the compaction itself is recorded when its summary arrives.
-* an assistant message → one ``assistant`` message per step (``step-start`` … ``step-finish``)
-  with its text, reasoning and tool calls, and the step's ``tokens`` as
-  ``Usage(convention=OPENCODE)``; then one ``tool`` message per tool part of that step
-  (completed → its output; error → the error text, ``is_error``; pending/running → the
-  interrupted placeholder the model was sent). ``state.time.compacted`` →
-  ``ToolResult.compacted_at_ms``; ``metadata.truncated`` → ``truncated_by_tool``.
-  The first step keeps the message id; later steps are ``<id>#step<N>``.
-* an assistant message with ``summary: true`` is a compaction summary: a
-  :class:`~core.models.CompactionEvent` is recorded at its index (trigger from the request's
-  ``auto`` / ``overflow``, ``first_kept_id`` from ``tail_start_id``, ``tokens_before`` from the
-  last model call before it, which is the figure opencode compared against its threshold).
+The records become messages in :mod:`core.formats.opencode_messages`.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator
-from datetime import UTC, datetime
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import orjson
 
-from core.formats.base import (
-    LoadError,
-    ProgressCallback,
-    SessionBuilder,
-    as_str,
-    as_text,
-    fill_from_table,
+from core.formats.base import LoadError, ProgressCallback, SessionBuilder
+from core.formats.opencode_db import columns_of, load_db
+from core.formats.opencode_db import connect_readonly as connect_readonly
+from core.formats.opencode_messages import (
+    INTERRUPTED_TOOL_OUTPUT as INTERRUPTED_TOOL_OUTPUT,
 )
-from core.models import (
-    CompactionTrigger,
-    Role,
-    Session,
-    SourceFormat,
-    ToolCall,
-    ToolResult,
-    Usage,
-    UsageConvention,
+from core.formats.opencode_messages import (
+    MessageRecords,
+    as_dict,
+    build_session,
 )
-from core.numbers import as_int
+from core.formats.opencode_storage import load_storage, storage_layout
+from core.models import Session, SourceFormat
 
 FORMAT = SourceFormat.OPENCODE
 PARTIAL_READS = False
 """An export is one JSON document and a database or folder is not read in order: no first part."""
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
-BUSY_TIMEOUT_S = 1.0
-"""How long a read waits on a locked database before falling back to an immutable open."""
-INTERRUPTED_TOOL_OUTPUT = "[Tool execution was interrupted]"
-"""What opencode sends the model for a tool part that never finished."""
-COMPACTION_REQUEST_TEXT = "What did we do so far?"
-"""What opencode sends the model for a ``compaction`` part."""
-
-Record = dict[str, Any]
-MessageRecords = tuple[Record, list[Record]]
-
-
-# -- helpers -------------------------------------------------------------------------------
-
-
-def _iso_ms(value: Any) -> str | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        return None
-    try:
-        moment = datetime.fromtimestamp(value / 1000.0, tz=UTC)
-    except (OverflowError, OSError, ValueError):
-        return None
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _dict(value: Any) -> Record:
-    return value if isinstance(value, dict) else {}
-
-
-def _time_created(record: Record) -> int:
-    return as_int(_dict(record.get("time")).get("created"))
-
-
-def usage_from_tokens(tokens: Any) -> Usage | None:
-    """``{input, output, reasoning, cache: {read, write}, total?}`` → Usage (OPENCODE)."""
-    if not isinstance(tokens, dict):
-        return None
-    cache = _dict(tokens.get("cache"))
-    usage = Usage(
-        input=as_int(tokens.get("input")),
-        output=as_int(tokens.get("output")),
-        reasoning=as_int(tokens.get("reasoning")),
-        cache_read=as_int(cache.get("read")),
-        cache_write=as_int(cache.get("write")),
-        total=as_int(tokens.get("total"), None),
-        convention=UsageConvention.OPENCODE,
-    )
-    if not (usage.input or usage.output or usage.cache_read or usage.cache_write or usage.total):
-        return None  # an all-zero record (an aborted step) says nothing about the context
-    return usage
 
 
 def _split_fragment(path: Path) -> tuple[Path, str | None]:
@@ -130,316 +56,6 @@ def _split_fragment(path: Path) -> tuple[Path, str | None]:
         if base and Path(base).exists():
             return Path(base), fragment or None
     return path, None
-
-
-# -- SQLite --------------------------------------------------------------------------------
-
-
-def connect_readonly(db_path: Path, *, immutable: bool = False) -> sqlite3.Connection:
-    """Open an SQLite database read-only (``mode=ro``, or ``immutable=1``), never writing it.
-
-    The connection is checked with one query, so a locked or unreadable database raises
-    :class:`sqlite3.Error` here rather than later.
-    """
-    uri = db_path.resolve().as_uri() + ("?mode=ro&immutable=1" if immutable else "?mode=ro")
-    conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, check_same_thread=False)
-    try:
-        conn.execute("PRAGMA query_only = ON")
-        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except sqlite3.Error:
-        conn.close()
-        raise
-    return conn
-
-
-def _open_db(db_path: Path, builder: SessionBuilder) -> sqlite3.Connection:
-    try:
-        return connect_readonly(db_path)
-    except sqlite3.Error as exc:
-        first_error = str(exc)
-        if "not a database" in first_error or "malformed" in first_error:
-            raise LoadError(f"{db_path}: not a readable SQLite database ({first_error})") from None
-    try:
-        conn = connect_readonly(db_path, immutable=True)
-    except sqlite3.Error as exc:
-        raise LoadError(
-            f"{db_path}: cannot open the opencode database read-only ({first_error}; "
-            f"immutable open: {exc})"
-        ) from None
-    builder.diagnostic(
-        None,
-        "db-immutable",
-        f"the database could not be opened normally ({first_error}); it was read as an "
-        "immutable snapshot, so writes still in its write-ahead log may be missing",
-    )
-    return conn
-
-
-def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
-    return {str(row[1]) for row in conn.execute(f"PRAGMA table_info({table})")}
-
-
-def _check_schema(conn: sqlite3.Connection, db_path: Path) -> dict[str, set[str]]:
-    tables = {
-        str(row[0]) for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
-    }
-    needed = {
-        "session": {"id"},
-        "message": {"id", "session_id", "data"},
-        "part": {"id", "message_id", "data"},
-    }
-    columns: dict[str, set[str]] = {}
-    problems: list[str] = []
-    for table, required in needed.items():
-        if table not in tables:
-            problems.append(f"no '{table}' table")
-            continue
-        columns[table] = _columns(conn, table)
-        missing = required - columns[table]
-        if missing:
-            problems.append(f"'{table}' lacks {', '.join(sorted(missing))}")
-    if problems:
-        found = ", ".join(sorted(tables)) or "none"
-        raise LoadError(
-            f"{db_path}: not an opencode database this version of ctxscope can read "
-            f"({'; '.join(problems)}; tables found: {found})"
-        )
-    return columns
-
-
-def _choose_db_session(
-    conn: sqlite3.Connection, columns: set[str], wanted: str | None, db_path: Path
-) -> Record:
-    fields = [
-        c
-        for c in (
-            "id",
-            "title",
-            "directory",
-            "parent_id",
-            "version",
-            "time_created",
-            "time_updated",
-            "slug",
-            "project_id",
-        )
-        if c in columns
-    ]
-    select = f"SELECT {', '.join(fields)} FROM session"
-    if wanted is not None:
-        row = conn.execute(select + " WHERE id = ?", (wanted,)).fetchone()
-        if row is None:
-            raise LoadError(f"{db_path}: no session {wanted!r} in this database")
-        return dict(zip(fields, row, strict=True))
-    order = next((c for c in ("time_updated", "time_created") if c in columns), "id")
-    queries = [select + f" ORDER BY {order} DESC, id DESC LIMIT 1"]
-    if "parent_id" in columns:
-        queries.insert(
-            0, select + f" WHERE parent_id IS NULL ORDER BY {order} DESC, id DESC LIMIT 1"
-        )
-    for query in queries:
-        row = conn.execute(query).fetchone()
-        if row is not None:
-            return dict(zip(fields, row, strict=True))
-    raise LoadError(f"{db_path}: the opencode database holds no session")
-
-
-def _loads(data: Any) -> Any:
-    if isinstance(data, str | bytes | bytearray | memoryview):
-        return orjson.loads(bytes(data) if isinstance(data, memoryview) else data)
-    return data
-
-
-def _json_record(data: Any, what: str, builder: SessionBuilder) -> Record | None:
-    """``data`` (a file's bytes, a database row's ``data`` column) as a record; None, with a
-    diagnostic naming ``what``, when it is not a JSON object."""
-    try:
-        record = _loads(data)
-    except orjson.JSONDecodeError as exc:
-        builder.diagnostic(None, "invalid-json", f"{what}: invalid JSON ({exc.msg}), skipped")
-        return None
-    if not isinstance(record, dict):
-        builder.diagnostic(None, "not-an-object", f"{what}: not a JSON object, skipped")
-        return None
-    return record
-
-
-def _db_records(
-    conn: sqlite3.Connection,
-    columns: dict[str, set[str]],
-    session_id: str,
-    builder: SessionBuilder,
-) -> list[MessageRecords]:
-    message_order = "time_created, id" if "time_created" in columns["message"] else "id"
-    messages: list[MessageRecords] = []
-    by_id: dict[str, list[Record]] = {}
-    for msg_id, data in conn.execute(
-        f"SELECT id, data FROM message WHERE session_id = ? ORDER BY {message_order}",
-        (session_id,),
-    ):
-        record = _json_record(data, f"message {msg_id}", builder)
-        if record is None:
-            continue
-        record = {**record, "id": msg_id, "sessionID": session_id}
-        parts: list[Record] = []
-        by_id[str(msg_id)] = parts
-        messages.append((record, parts))
-    if "session_id" in columns["part"]:
-        part_rows = conn.execute(
-            "SELECT id, message_id, data FROM part WHERE session_id = ? ORDER BY message_id, id",
-            (session_id,),
-        )
-    else:
-        part_rows = conn.execute(
-            "SELECT id, message_id, data FROM part WHERE message_id IN "
-            "(SELECT id FROM message WHERE session_id = ?) ORDER BY message_id, id",
-            (session_id,),
-        )
-    for part_id, msg_id, data in part_rows:
-        record = _json_record(data, f"part {part_id}", builder)
-        if record is None:
-            continue
-        owner = by_id.get(str(msg_id))
-        if owner is None:
-            builder.diagnostic(
-                None, "orphan-part", f"part {part_id}: its message {msg_id} is missing"
-            )
-            continue
-        owner.append({**record, "id": part_id, "sessionID": session_id, "messageID": msg_id})
-    return messages
-
-
-def _load_db(db_path: Path, wanted: str | None, progress: ProgressCallback | None) -> Session:
-    builder = SessionBuilder(FORMAT, db_path)
-    conn = _open_db(db_path, builder)
-    try:
-        try:
-            columns = _check_schema(conn, db_path)
-            row = _choose_db_session(conn, columns["session"], wanted, db_path)
-            session_id = str(row["id"])
-            records = _db_records(conn, columns, session_id, builder)
-            sessions_in_db = conn.execute("SELECT count(*) FROM session").fetchone()[0]
-        except sqlite3.Error as exc:
-            raise LoadError(f"{db_path}: cannot read the opencode database ({exc})") from None
-    finally:
-        conn.close()
-    builder.path = f"{db_path}#{session_id}"
-    info: Record = {
-        "id": session_id,
-        "title": row.get("title"),
-        "directory": row.get("directory"),
-        "parentID": row.get("parent_id"),
-        "version": row.get("version"),
-        "slug": row.get("slug"),
-        "projectID": row.get("project_id"),
-        "time": {"created": row.get("time_created"), "updated": row.get("time_updated")},
-    }
-    builder.metadata["source"] = "sqlite"
-    builder.metadata["sessions_in_source"] = int(sessions_in_db)
-    if not records:
-        builder.diagnostic(
-            None,
-            "no-messages",
-            f"session {session_id} has no rows in the message table (a newer opencode may keep "
-            "it in a table ctxscope does not read)",
-        )
-    return _build(builder, info, records, progress)
-
-
-# -- legacy storage folder -----------------------------------------------------------------
-
-
-def _storage_root(path: Path) -> tuple[Path, Path | None] | None:
-    """``(storage root, session file or None)`` when ``path`` is in the storage layout."""
-    if path.is_dir():
-        for root in (path, path / "storage"):
-            if (root / "session").is_dir() and (root / "message").is_dir():
-                return root, None
-        return None
-    if path.suffix == ".json" and path.parent.parent.name == "session":
-        root = path.parent.parent.parent
-        if (root / "message").is_dir():
-            return root, path
-    return None
-
-
-def _read_json_file(path: Path, builder: SessionBuilder) -> Record | None:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        builder.diagnostic(
-            None, "unreadable", f"{path.name}: cannot read ({exc.strerror}), skipped"
-        )
-        return None
-    return _json_record(data, path.name, builder)
-
-
-def _json_files(folder: Path) -> list[Path]:
-    try:
-        return sorted(p for p in folder.iterdir() if p.suffix == ".json" and p.is_file())
-    except OSError:
-        return []
-
-
-def _choose_storage_session(root: Path, wanted: str | None) -> Path:
-    candidates: list[tuple[int, int, str, Path]] = []
-    for project in sorted((root / "session").iterdir()) if (root / "session").is_dir() else []:
-        if not project.is_dir():
-            continue
-        for file in _json_files(project):
-            if wanted is not None:
-                if file.stem == wanted:
-                    return file
-                continue
-            try:
-                info = orjson.loads(file.read_bytes())
-            except (OSError, orjson.JSONDecodeError):
-                continue
-            if not isinstance(info, dict):
-                continue
-            top_level = 0 if info.get("parentID") else 1
-            time = _dict(info.get("time"))
-            updated = as_int(time.get("updated")) or as_int(time.get("created"))
-            candidates.append((top_level, updated, file.stem, file))
-    if wanted is not None:
-        raise LoadError(f"{root}: no session {wanted!r} in this storage folder")
-    if not candidates:
-        raise LoadError(f"{root}: the opencode storage folder holds no session")
-    return max(candidates)[3]
-
-
-def _load_storage(
-    root: Path, session_file: Path | None, wanted: str | None, progress: ProgressCallback | None
-) -> Session:
-    if session_file is None:
-        session_file = _choose_storage_session(root, wanted)
-    builder = SessionBuilder(FORMAT, session_file)
-    info = _read_json_file(session_file, builder)
-    if info is None:
-        raise LoadError(f"{session_file}: the opencode session file is not readable JSON")
-    session_id = str(info.get("id") or session_file.stem)
-    loaded: list[tuple[int, str, Record]] = []
-    for file in _json_files(root / "message" / session_id):
-        record = _read_json_file(file, builder)
-        if record is not None:
-            record.setdefault("id", file.stem)
-            loaded.append((_time_created(record), str(record["id"]), record))
-    loaded.sort(key=lambda item: (item[0], item[1]))
-    records: list[MessageRecords] = []
-    for _, msg_id, record in loaded:
-        parts: list[Record] = []
-        for file in _json_files(root / "part" / msg_id):
-            part = _read_json_file(file, builder)
-            if part is not None:
-                part.setdefault("id", file.stem)
-                parts.append(part)
-        parts.sort(key=lambda p: str(p.get("id")))
-        records.append((record, parts))
-    builder.metadata["source"] = "storage"
-    builder.metadata["sessions_in_source"] = sum(
-        len(_json_files(p)) for p in (root / "session").iterdir() if p.is_dir()
-    )
-    return _build(builder, info, records, progress)
 
 
 # -- export JSON ---------------------------------------------------------------------------
@@ -468,8 +84,9 @@ def _load_export(path: Path, progress: ProgressCallback | None) -> Session:
         ) from None
     if not isinstance(document, dict) or not isinstance(document.get("messages"), list):
         raise LoadError(f"{path}: not an opencode export (no 'info' and 'messages')")
-    info = _dict(document.get("info"))
+    info = as_dict(document.get("info"))
     records: list[MessageRecords] = []
+    where: list[str] = []
     for number, entry in enumerate(document["messages"], 1):
         if not isinstance(entry, dict) or not isinstance(entry.get("info"), dict):
             builder.diagnostic(
@@ -479,313 +96,9 @@ def _load_export(path: Path, progress: ProgressCallback | None) -> Session:
         raw_parts = entry.get("parts")
         parts = [p for p in raw_parts if isinstance(p, dict)] if isinstance(raw_parts, list) else []
         records.append((entry["info"], parts))
+        where.append(f"messages[{number - 1}]")
     builder.metadata["source"] = "export"
-    return _build(builder, info, records, progress)
-
-
-# -- records → messages --------------------------------------------------------------------
-
-
-class _Steps:
-    """Splits an assistant message's parts into model-call steps."""
-
-    def __init__(self) -> None:
-        self.steps: list[list[Record]] = [[]]
-
-    def feed(self, parts: Iterable[Record]) -> list[list[Record]]:
-        for part in parts:
-            kind = part.get("type")
-            if kind == "step-start" and any(p.get("type") != "step-start" for p in self.steps[-1]):
-                self.steps.append([])
-            self.steps[-1].append(part)
-        return [s for s in self.steps if s] or [[]]
-
-
-def _error_text(error: Any) -> str | None:
-    if error is None or error is False:
-        return None
-    if isinstance(error, str):
-        return error
-    if isinstance(error, dict):
-        name = error.get("name")
-        data = _dict(error.get("data"))
-        message = data.get("message") or error.get("message")
-        if name and message:
-            return f"{name}: {message}"
-        return str(name or message or as_text(error))
-    return as_text(error)
-
-
-def _build(
-    builder: SessionBuilder,
-    info: Record,
-    records: list[MessageRecords],
-    progress: ProgressCallback | None,
-) -> Session:
-    _session_facts(builder, info)
-    walker = _Walker(builder)
-    total = len(records)
-    for number, (record, parts) in enumerate(records, 1):
-        role = record.get("role")
-        handler = _ROLES.get(role) if type(role) is str else None
-        if handler is not None:
-            handler(walker, record, parts)
-        else:
-            builder.diagnostic(
-                None, "unknown-role", f"message {record.get('id')}: role {role!r} skipped"
-            )
-        if progress is not None and (number % 500 == 0 or number == total):
-            progress(number, total, len(builder.messages))
-    return walker.finish()
-
-
-def _session_facts(builder: SessionBuilder, info: Record) -> None:
-    """The id, folder, start time, title and the like of the session ``info`` record."""
-    builder.session_id = str(info.get("id") or builder.session_id or "opencode")
-    directory = info.get("directory")
-    builder.project = directory if isinstance(directory, str) else None
-    builder.started_at = _iso_ms(_time_created(info))
-    for key in ("title", "version", "slug", "projectID", "parentID"):
-        value = info.get(key)
-        if isinstance(value, str) and value:
-            builder.metadata[key if key != "parentID" else "parent_id"] = value
-
-
-class _Walker:
-    """Turns the message records into messages, in order: one method per role (:data:`_ROLES`)."""
-
-    def __init__(self, builder: SessionBuilder) -> None:
-        self.builder = builder
-        self.pending_compaction: Record | None = None  # a request whose summary is still due
-        self.last_usage: Usage | None = None  # the last model call's, for tokens_before
-        self.model: str | None = None
-
-    def user(self, record: Record, parts: list[Record]) -> None:
-        """A user message; one holding a ``compaction`` part is a compaction request."""
-        compaction = next((p for p in parts if p.get("type") == "compaction"), None)
-        if compaction is not None:
-            self.pending_compaction = compaction
-        _add_user(self.builder, record, parts, compaction is not None)
-        user_model = _dict(record.get("model")).get("modelID")
-        if isinstance(user_model, str) and self.model is None:
-            self.model = user_model
-
-    def assistant(self, record: Record, parts: list[Record]) -> None:
-        """An assistant message: a compaction's summary, or one message per model call."""
-        if record.get("summary") is True:
-            _add_summary(self.builder, record, parts, self.pending_compaction, self.last_usage)
-            self.pending_compaction = None
-            return
-        if self.pending_compaction is not None:
-            self.builder.info(
-                None,
-                "compaction-without-summary",
-                f"compaction request {self.pending_compaction.get('messageID') or ''} has no "
-                "summary message after it (failed or interrupted)",
-            )
-            self.pending_compaction = None
-        step_usage = _add_assistant(self.builder, record, parts)
-        if step_usage is not None:
-            self.last_usage = step_usage
-        model_id = record.get("modelID")
-        if isinstance(model_id, str) and model_id:
-            self.model = model_id
-
-    def finish(self) -> Session:
-        if self.pending_compaction is not None:
-            self.builder.info(
-                None, "compaction-without-summary", "the last compaction request has no summary"
-            )
-        self.builder.model = self.model
-        fill_from_table(self.builder)
-        return self.builder.build()
-
-
-_ROLES: dict[str, Callable[[_Walker, Record, list[Record]], None]] = {
-    "user": _Walker.user,
-    "assistant": _Walker.assistant,
-}
-"""The method that reads the messages of each role."""
-
-
-def _add_user(
-    builder: SessionBuilder, record: Record, parts: list[Record], is_compaction_request: bool
-) -> None:
-    texts: list[str] = []
-    synthetic_flags: list[bool] = []
-    for part in parts:
-        kind = part.get("type")
-        if kind == "text":
-            if part.get("ignored"):
-                continue
-            text = part.get("text")
-            if isinstance(text, str):
-                texts.append(text)
-                synthetic_flags.append(bool(part.get("synthetic")))
-        elif kind == "file":
-            name = part.get("filename") or part.get("url") or "file"
-            texts.append(f"[Attached {part.get('mime') or 'file'}: {name}]")
-            synthetic_flags.append(False)
-        elif kind == "subtask":
-            prompt = part.get("prompt")
-            if isinstance(prompt, str):
-                texts.append(prompt)
-                synthetic_flags.append(False)
-        elif kind == "compaction":
-            texts.append(COMPACTION_REQUEST_TEXT)
-    synthetic = bool(synthetic_flags) and all(synthetic_flags)
-    builder.add(
-        Role.USER,
-        id=str(record.get("id")),
-        parent_id=as_str(record.get("parentID")),
-        timestamp=_iso_ms(_time_created(record)),
-        text="\n\n".join(texts),
-        meta=is_compaction_request,
-        synthetic=synthetic,
-        model=as_str(_dict(record.get("model")).get("modelID")),
-    )
-
-
-def _add_assistant(builder: SessionBuilder, record: Record, parts: list[Record]) -> Usage | None:
-    msg_id = str(record.get("id"))
-    steps = _Steps().feed(parts)
-    model = as_str(record.get("modelID"))
-    created = _iso_ms(_time_created(record))
-    error = _error_text(record.get("error"))
-    message_usage = usage_from_tokens(record.get("tokens"))
-    last_usage: Usage | None = None
-    for number, step in enumerate(steps, 1):
-        step_id = msg_id if number == 1 else f"{msg_id}#step{number}"
-        texts: list[str] = []
-        reasoning: list[str] = []
-        calls: list[ToolCall] = []
-        tools: list[Record] = []
-        usage: Usage | None = None
-        finish: str | None = None
-        for part in step:
-            kind = part.get("type")
-            if kind == "text":
-                text = part.get("text")
-                if isinstance(text, str) and text:
-                    texts.append(text)
-            elif kind == "reasoning":
-                text = part.get("text")
-                if isinstance(text, str) and text:
-                    reasoning.append(text)
-            elif kind == "tool":
-                state = _dict(part.get("state"))
-                call_id = str(part.get("callID") or part.get("id"))
-                calls.append(
-                    ToolCall(
-                        id=call_id,
-                        name=str(part.get("tool") or "tool"),
-                        arguments=state.get("input"),
-                    )
-                )
-                tools.append(part)
-            elif kind == "step-finish":
-                usage = usage_from_tokens(part.get("tokens")) or usage
-                reason = part.get("reason")
-                finish = reason if isinstance(reason, str) else finish
-        is_last = number == len(steps)
-        if usage is None and is_last:
-            usage = message_usage
-        stop = finish
-        if is_last and isinstance(record.get("finish"), str):
-            stop = record["finish"]
-        builder.add(
-            Role.ASSISTANT,
-            id=step_id,
-            parent_id=as_str(record.get("parentID")),
-            timestamp=created,
-            text="\n\n".join(texts),
-            reasoning="\n\n".join(reasoning),
-            tool_calls=calls,
-            usage=usage,
-            model=model,
-            stop_reason=stop,
-            error=error if is_last else None,
-        )
-        if usage is not None:
-            last_usage = usage
-        for part in tools:
-            _add_tool(builder, part, step_id)
-    return last_usage
-
-
-def _add_tool(builder: SessionBuilder, part: Record, parent_id: str) -> None:
-    state = _dict(part.get("state"))
-    status = state.get("status")
-    time = _dict(state.get("time"))
-    metadata = _dict(state.get("metadata"))
-    call_id = str(part.get("callID") or part.get("id"))
-    tool = str(part.get("tool") or "tool")
-    if status == "completed":
-        output, is_error = as_text(state.get("output")), False
-    elif status == "error":
-        output, is_error = as_text(state.get("error")), True
-    else:
-        output, is_error = INTERRUPTED_TOOL_OUTPUT, True
-        builder.info(
-            None,
-            "tool-not-finished",
-            f"tool part {part.get('id')} ({tool}) is {status or 'without a state'}; "
-            "shown as interrupted",
-        )
-    result = ToolResult(
-        call_id=call_id,
-        tool_name=tool,
-        output=output,
-        is_error=is_error,
-        truncated_by_tool=metadata.get("truncated") is True,
-        compacted_at_ms=as_int(time.get("compacted"), None),
-    )
-    builder.add(
-        Role.TOOL,
-        id=str(part.get("id") or f"{parent_id}:{call_id}"),
-        parent_id=parent_id,
-        timestamp=_iso_ms(as_int(time.get("end")) or as_int(time.get("start"))),
-        tool_result=result,
-    )
-
-
-def _add_summary(
-    builder: SessionBuilder,
-    record: Record,
-    parts: list[Record],
-    request: Record | None,
-    last_usage: Usage | None,
-) -> None:
-    text = "\n\n".join(
-        p["text"] for p in parts if p.get("type") == "text" and isinstance(p.get("text"), str)
-    )
-    trigger: CompactionTrigger
-    if request is None:
-        trigger = "unknown"
-        tail_start = None
-    else:
-        trigger = (
-            "overflow" if request.get("overflow") else "auto" if request.get("auto") else "manual"
-        )
-        tail_start = as_str(request.get("tail_start_id"))
-    builder.add_compaction(
-        trigger=trigger,
-        tokens_before=last_usage.context_tokens if last_usage else None,
-        summary=text or None,
-        first_kept_id=tail_start,
-    )
-    builder.add(
-        Role.ASSISTANT,
-        id=str(record.get("id")),
-        parent_id=as_str(record.get("parentID")),
-        timestamp=_iso_ms(_time_created(record)),
-        text=text,
-        usage=usage_from_tokens(record.get("tokens")),
-        model=as_str(record.get("modelID")),
-        stop_reason=as_str(record.get("finish")),
-        error=_error_text(record.get("error")),
-        summary=True,
-    )
+    return build_session(builder, info, records, progress, where)
 
 
 # -- registry interface --------------------------------------------------------------------
@@ -807,7 +120,7 @@ def _sniff_db(path: Path) -> float:
         return 0.3
     finally:
         conn.close()
-    if {"session", "message", "part"} <= tables:
+    if {"session", "message", "part"} <= tables or {"session", "session_message"} <= tables:
         return 0.95
     return 0.55 if path.name.startswith("opencode") else 0.1
 
@@ -816,7 +129,7 @@ def sniff(path: Path, head: bytes) -> float:
     """Confidence that ``path`` is an opencode export, storage folder/file or database."""
     try:
         path, _ = _split_fragment(Path(path))
-        if _storage_root(path) is not None:
+        if storage_layout(path) is not None:
             return 0.9
         if path.is_dir():
             return 0.85 if (path / "opencode.db").is_file() else 0.0
@@ -858,13 +171,13 @@ def load(path: Path, *, progress: ProgressCallback | None = None) -> Session:
     path, wanted = _split_fragment(Path(path))
     if not path.exists():
         raise LoadError(f"{path}: no such file or directory")
-    storage = _storage_root(path)
+    storage = storage_layout(path)
     if storage is not None:
-        root, session_file = storage
-        return _load_storage(root, session_file, wanted, progress)
+        layout, session_file = storage
+        return load_storage(layout, session_file, wanted, progress)
     if path.is_dir():
         if (path / "opencode.db").is_file():
-            return _load_db(path / "opencode.db", wanted, progress)
+            return load_db(path / "opencode.db", wanted, progress)
         raise LoadError(f"{path}: a folder that is neither opencode storage nor holds opencode.db")
     try:
         with path.open("rb") as handle:
@@ -872,7 +185,7 @@ def load(path: Path, *, progress: ProgressCallback | None = None) -> Session:
     except OSError as exc:
         raise LoadError(f"{path}: cannot read ({exc.strerror or exc})") from None
     if magic == SQLITE_MAGIC:
-        return _load_db(path, wanted, progress)
+        return load_db(path, wanted, progress)
     return _load_export(path, progress)
 
 
@@ -880,7 +193,7 @@ def iter_db_session_ids(db_path: Path) -> Iterator[str]:
     """Ids of every session in an opencode database (read-only), newest first."""
     conn = connect_readonly(db_path)
     try:
-        columns = _columns(conn, "session")
+        columns = columns_of(conn, "session")
         order = "time_updated" if "time_updated" in columns else "id"
         rows = conn.execute(f"SELECT id FROM session ORDER BY {order} DESC").fetchall()
     finally:

@@ -27,11 +27,13 @@ What each entry becomes:
   and are skipped.
 * ``compaction`` → a :class:`~core.models.CompactionEvent` (``tokensBefore``, the summary,
   ``firstKeptEntryId`` / ``firstKeptEntryIndex`` as the id of the first *message* kept) at the
-  index of a summary user message placed where the compaction happened. Every message of the
+  index of a summary user message placed where the compaction happened. pi writes no reason;
+  the trigger is what the file shows (:func:`compaction_trigger`): ``overflow`` right after a
+  context-overflow error, ``hook`` for ``fromHook``, else ``unknown`` with what precedes it. Every message of the
   path stays in :attr:`Session.messages`, in the order it happened: the list is the full
   recording, not the post-compaction view.
-* ``model_change`` / ``thinking_level_change`` → ``Session.model`` (the last one wins) and
-  ``metadata``; ``session_info`` names → ``metadata["title"]``; ``label`` entries are skipped.
+* ``model_change`` / ``thinking_level_change`` → ``Session.model`` and ``Session.provider``
+  (the last of these, the v1 header and the assistants' fields wins) and ``metadata``; ``session_info`` names → ``metadata["title"]``; ``label`` entries are skipped.
 """
 
 from __future__ import annotations
@@ -41,15 +43,10 @@ from pathlib import Path
 from typing import Any
 
 from core.fastmodel import construct
-from core.formats.base import (
-    LoadError,
-    ProgressCallback,
-    SessionBuilder,
-    as_str,
-    fill_from_table,
-)
+from core.formats.base import LoadError, ProgressCallback, SessionBuilder, as_str
 from core.formats.jsonl import head_records, read_jsonl
 from core.models import (
+    CompactionTrigger,
     Role,
     Session,
     SourceFormat,
@@ -59,6 +56,7 @@ from core.models import (
     UsageConvention,
 )
 from core.numbers import as_int
+from core.overflow_errors import is_context_overflow_message
 
 FORMAT = SourceFormat.PI
 PARTIAL_READS = True
@@ -227,6 +225,71 @@ def _leaf_path(entries: list[_Entry], builder: SessionBuilder) -> list[_Entry]:
     return path
 
 
+# -- compaction triggers -------------------------------------------------------------------
+
+
+def _describe(entry: _Entry) -> str:
+    """What an entry is, in words: 'an assistant message with stopReason toolUse at line 628'."""
+    record = entry.record
+    kind = record.get("type")
+    message = record.get("message") if kind == "message" else None
+    if not isinstance(message, dict):
+        return f"a {kind} entry at line {entry.line}"
+    role = message.get("role")
+    if role == "assistant":
+        return (
+            f"an assistant message with stopReason {message.get('stopReason')} at line {entry.line}"
+        )
+    return f"{_ROLE_WORDS.get(str(role), f'a {role} message')} at line {entry.line}"
+
+
+_ROLE_WORDS = {
+    "user": "a user message",
+    "toolResult": "a tool result",
+    "bashExecution": "a user !command",
+}
+
+
+def _overflow_error(entry: _Entry | None) -> str | None:
+    """The context-overflow error of an assistant message that failed with one, else None."""
+    message = entry.record.get("message") if entry is not None else None
+    if not isinstance(message, dict) or message.get("role") != "assistant":
+        return None
+    error = as_str(message.get("errorMessage"))
+    if message.get("stopReason") == "error" and error and is_context_overflow_message(error):
+        return error
+    return None
+
+
+def compaction_trigger(
+    record: Record, line: int, previous: _Entry | None
+) -> tuple[CompactionTrigger, str]:
+    """Why pi compacted, as far as the file shows, and the evidence in one sentence.
+
+    pi writes no reason. A compaction right after an assistant message that failed with a
+    context-overflow error is pi's overflow recovery; ``fromHook: true`` says an extension wrote
+    the summary; anything else is ``unknown``, with what precedes it, for the replay to decide
+    between pi's threshold and ``/compact``.
+    """
+    before = f"after {_describe(previous)}" if previous is not None else "before any message"
+    tokens = as_int(record.get("tokensBefore"), None)
+    figure = f", tokensBefore {tokens:,}" if tokens is not None else ""
+    hook = record.get("fromHook") is True
+    error = _overflow_error(previous)
+    if error is not None:
+        note = "; an extension wrote the summary (fromHook=true)" if hook else ""
+        return (
+            "overflow",
+            f"{before} whose errorMessage is a context overflow ({error[:120]!r}){figure}{note}",
+        )
+    if hook:
+        return (
+            "hook",
+            f"fromHook=true at line {line}: an extension wrote the summary; {before}{figure}",
+        )
+    return "unknown", f"{before}{figure}"
+
+
 # -- building ------------------------------------------------------------------------------
 
 
@@ -238,6 +301,8 @@ class _PiBuilder:
         self.entries_in_file = entries_in_file
         self.version = version
         self.model: str | None = None
+        self.provider: str | None = None
+        self.previous: _Entry | None = None  # the last entry that became a message
         # Position on the path of every entry id, and the message id each position produced.
         self.position: dict[str, int] = {}
         self.message_at: dict[int, str] = {}
@@ -251,6 +316,7 @@ class _PiBuilder:
             self._entry(entry)
             if len(self.builder.messages) > before:
                 self.message_at[position] = self.builder.messages[before].id
+                self.previous = entry
 
     def _first_kept_message(self, entry_id: str | None) -> str | None:
         """Id of the first message at or after the path entry ``entry_id``."""
@@ -311,7 +377,8 @@ class _PiBuilder:
         if model:
             metadata = self.builder.metadata
             self.model = model
-            metadata["provider"] = as_str(record.get("provider")) or metadata.get("provider")
+            self.provider = as_str(record.get("provider")) or self.provider
+            metadata["provider"] = self.provider or metadata.get("provider")
             metadata["model_changes"] = metadata.get("model_changes", 0) + 1
 
     def _thinking_level_change(self, entry: _Entry) -> None:
@@ -404,6 +471,7 @@ class _PiBuilder:
         model = as_str(message.get("model")) or self.model
         if as_str(message.get("model")):
             self.model = message["model"]
+        self.provider = as_str(message.get("provider")) or self.provider
         self._add(
             entry,
             Role.ASSISTANT,
@@ -436,13 +504,15 @@ class _PiBuilder:
                 "bad-first-kept",
                 f"the first kept entry {kept_entry_id!r} is not a message before this compaction",
             )
-        self.builder.add_compaction(
-            trigger="unknown",
+        trigger, evidence = compaction_trigger(record, entry.line, self.previous)
+        event = self.builder.add_compaction(
+            trigger=trigger,
             tokens_before=as_int(record.get("tokensBefore"), None),
             summary=summary,
             first_kept_id=first_kept,
             source_line=entry.line,
         )
+        event.trigger_evidence = evidence
         self._add(entry, Role.USER, text=summary or "", summary=True)
 
 
@@ -533,6 +603,7 @@ def load(
             builder.metadata[name] = header[key]
     walker = _PiBuilder(builder, entries, version)
     walker.model = as_str(header.get("modelId"))
+    walker.provider = as_str(header.get("provider"))
     if entries:
         if version >= 2 and any("id" in e.record for e in entries):
             path_entries = _leaf_path(entries, builder)
@@ -540,5 +611,6 @@ def load(
             path_entries = entries
         walker.run(path_entries)
     builder.model = walker.model
-    fill_from_table(builder)
-    return builder.build()
+    session = builder.build()
+    session.provider = walker.provider  # pi writes no app version: agent_version stays None
+    return session
