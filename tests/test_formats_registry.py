@@ -153,9 +153,13 @@ def test_every_format_has_one_loader() -> None:
 
 def test_a_window_from_the_table_says_where_it_comes_from() -> None:
     session = load_session(FIXTURES / "pi" / "v3-tree.jsonl")
-    assert (session.context_window, session.window_source) == (200_000, "table")
-    assert session.metadata["window_source_detail"] == "Anthropic model docs"
-    assert session.max_output_tokens == 64_000
+    # the fixture's overflow error states the limit ("> 200000 maximum"), which wins
+    assert (session.context_window, session.window_source) == (200_000, "recorded")
+    assert session.window_evidence is not None and "overflow error" in session.window_evidence
+    assert session.max_output_tokens == 64_000  # the output limit still comes from the table
+    plain = load_session(FIXTURES / "pi" / "v1-linear.jsonl")
+    assert (plain.context_window, plain.window_source) == (200_000, "table")
+    assert plain.window_evidence is not None and "Anthropic model docs" in plain.window_evidence
 
 
 def test_a_failing_sniffer_counts_as_no(monkeypatch: pytest.MonkeyPatch) -> None:
