@@ -236,6 +236,8 @@ class SessionBuilder:
         window_source: WindowSource | None = None,
         max_output_tokens: int | None = None,
         project: str | None = None,
+        agent_version: str | None = None,
+        provider: str | None = None,
     ) -> Session:
         """The session built so far (``window_source``: ``recorded`` for a window, else
         ``unknown``); it starts at the first message's time."""
@@ -247,6 +249,8 @@ class SessionBuilder:
             window_source=window_source or ("recorded" if window else "unknown"),
             max_output_tokens=max_output_tokens,
             project=project,
+            agent_version=agent_version,
+            provider=provider,
             started_at=self.messages[0].timestamp if self.messages else None,
             messages=list(self.messages),
             compactions=list(self.compactions),

@@ -29,6 +29,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "compare",
         "Replay a session under several policies, side by side.",
     ),
+    "fidelity": (
+        "tui.commands.fidelity",
+        "fidelity",
+        "Check that each agent's own preset compacts where the agent did.",
+    ),
     "policy": ("tui.commands.policy", "policy", "Show or dump a policy preset as TOML."),
     "truncate": (
         "tui.commands.truncate",

@@ -107,6 +107,9 @@ def _span(
     }
     if rule_value is None:
         return ThresholdSpan(**base, threshold=None, source="rule", note="")
+    if stretch.ends_with is not None and not stretch.ends_with.consistent_with(fired_on):
+        note = "the file does not hold the context the agent measured before this compaction"
+        return ThresholdSpan(**base, threshold=rule_value, source="rule", note=note)
     fires = _first_firing(checks, first, last, rule, policy)
     if fires == target:
         return ThresholdSpan(**base, threshold=rule_value, source="rule", note="")

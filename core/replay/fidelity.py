@@ -50,6 +50,8 @@ def fidelity(
         if best is not None:
             used.add(best)
         row = _matched(rc, event, target, events[best] if best is not None else None)
+        if row.outcome != "same" and not rc.consistent_with(context.get("check_tokens")):
+            row = _inconsistent(rc, event, context.get("check_tokens"))
         rows.append(row.model_copy(update=context))
     return rows
 
@@ -151,6 +153,23 @@ def _untestable(rc: RecordedCompaction, event: CompactionEvent) -> FidelityRow:
         recorded_call_index=rc.recorded_call,
         note="the file starts at this compaction: nothing before it to replay, so the replay "
         "starts from its result",
+    )
+
+
+def _inconsistent(
+    rc: RecordedCompaction, event: CompactionEvent, figure: int | None
+) -> FidelityRow:
+    return FidelityRow(
+        recorded_index=rc.index,
+        message_index=rc.m_c,
+        trigger=event.trigger,
+        tokens_before=event.tokens_before,
+        outcome="untestable",
+        replay_call_index=None,
+        call_delta=None,
+        recorded_call_index=rc.recorded_call,
+        note=f"the agent measured {event.tokens_before or 0:,} tokens before it, but the calls in "
+        f"the file reach {figure or 0:,}: the file does not hold the context the agent had",
     )
 
 

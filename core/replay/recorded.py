@@ -49,6 +49,7 @@ class RecordedCompaction:
         "owned_end",
         "recorded_call",
         "summary_message",
+        "tokens_before",
         "trigger",
     )
 
@@ -76,9 +77,19 @@ class RecordedCompaction:
         trigger, or, for one the recording does not label, what the agent's threshold says."""
         self.evidence = ""
         """What :attr:`kind` rests on, in one sentence."""
+        self.tokens_before: int | None = None
+        """The context the agent measured before it, when recorded."""
         self.before_recording = False
         """No model call of the file comes before it: the file starts at this compaction (its
         history is not in the file), so there is nothing to replay before it."""
+
+    def consistent_with(self, figure: int | None) -> bool:
+        """The figure a check measured before this compaction is of the size the agent recorded
+        for it (at least half): else the file does not hold the context the agent had (a
+        recording that starts mid-session, a transcript whose usage is not the agent's), and the
+        compaction tells nothing about the agent's threshold."""
+        recorded = self.tokens_before
+        return not recorded or figure is None or figure * 2 >= recorded
 
     @property
     def automatic(self) -> bool:
@@ -120,6 +131,7 @@ class RecordedCompactions:
         messages = self.session.messages
         n = self.calls.n
         rc = RecordedCompaction(c_index, max(0, min(event.message_index, n)), event.trigger)
+        rc.tokens_before = event.tokens_before
         owned: list[int] = []
         j = rc.m_c
         while j < n and (messages[j].meta or messages[j].summary):
