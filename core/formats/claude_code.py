@@ -15,9 +15,14 @@ What is read (see ``reference/formats.md`` §B):
   (crossing a compact boundary through ``logicalParentUuid``). Lines forked off that chain by a
   rewind are left out with a diagnostic; parallel tool results and the other block lines of an
   included API message, which Claude Code also writes as side branches, are kept.
-* Skipped without a diagnostic: ``progress``, ``file-history-snapshot``, ``queue-operation``,
-  ``attachment``, legacy ``summary`` title lines (kept as ``metadata["title"]``, they are not
-  compactions), ``ai-title`` and the informational ``system`` subtypes.
+* Titles: ``custom-title`` (the user's) wins over ``ai-title`` and the legacy ``summary`` title
+  lines (they are not compactions); the last one is ``metadata["title"]``. ``agent-name`` is
+  ``metadata["agent_name"]``.
+* Skipped without a diagnostic: the bookkeeping lines of :data:`_SKIPPED_TYPES` (``progress``,
+  ``file-history-snapshot`` / ``-delta``, ``queue-operation``, ``last-prompt``, ``mode``,
+  ``permission-mode`` …) and the ``system`` subtypes the model is not sent (``stop_hook_summary``,
+  ``turn_duration``, ``away_summary``, ``informational`` …). ``attachment`` lines are skipped
+  for now. A header line another tool added (``{"_type": "hive-mind-meta"}``) is an info.
 
 The loader reads in three steps, one module each: :mod:`~core.formats.claude_records` turns each
 useful line into an entry, :mod:`~core.formats.claude_branches` picks the active branch, and
@@ -64,14 +69,20 @@ LARGE_WINDOW = 1_000_000
 
 _SKIPPED_TYPES = frozenset(
     {
+        # Bookkeeping for the UI, undo, the input queue and the session list: never sent to the
+        # model. (``progress`` lines are hook and sub-agent progress, shown while it runs.)
         "progress",
         "file-history-snapshot",
+        "file-history-delta",
         "queue-operation",
-        "attachment",
-        "custom-title",
         "tag",
         "last-prompt",
-        "agent-name",
+        "mode",
+        "permission-mode",
+        "bridge-session",
+        "atis-latch",
+        "pr-link",
+        "attachment",
     }
 )
 
@@ -129,6 +140,7 @@ class _Reader:
         self.parents: dict[str, str | None] = {}  # every uuid line, including skipped ones
         self.unknown_types: set[str] = set()
         self.titles: list[str] = []
+        self.custom_titles: list[str] = []
         self.versions: set[str] = set()
         self.session_id: str | None = None
         self.agent_id: str | None = None
@@ -155,7 +167,7 @@ class _Reader:
             if handler is not None:
                 handler(self, line_no, offset, uuid, parent, obj)
             else:
-                self._unknown(kind, line_no)
+                self._unknown(kind, line_no, obj)
         except Exception as exc:  # an unexpected shape must not stop the load
             self.builder.diagnostic(
                 line_no, "unreadable-record", f"{kind or 'record'} line not understood ({exc})"
@@ -233,12 +245,35 @@ class _Reader:
         """An ``ai-title`` line: the session's title."""
         self._title(obj.get("aiTitle"))
 
+    def custom_title(
+        self, line_no: int, offset: int, uuid: str, parent: str | None, obj: dict[str, Any]
+    ) -> None:
+        """A ``custom-title`` line: the title the user gave the session (wins over the others)."""
+        title = obj.get("customTitle")
+        if isinstance(title, str):
+            self.custom_titles.append(title)
+
+    def agent_name(
+        self, line_no: int, offset: int, uuid: str, parent: str | None, obj: dict[str, Any]
+    ) -> None:
+        """An ``agent-name`` line: the name the session goes by in the agent's list."""
+        name = obj.get("agentName")
+        if isinstance(name, str):
+            self.builder.metadata["agent_name"] = name
+
     def _title(self, title: Any) -> None:
         if isinstance(title, str):
             self.titles.append(title)
 
-    def _unknown(self, kind: Any, line_no: int) -> None:
+    def _unknown(self, kind: Any, line_no: int, obj: dict[str, Any]) -> None:
         if not isinstance(kind, str):
+            foreign = obj.get("_type")
+            if isinstance(foreign, str):
+                # A header another tool added when it extracted the session (hive-mind-meta).
+                self.builder.info(
+                    line_no, "foreign-record", f"a {foreign!r} line of another tool, skipped"
+                )
+                return
             self.builder.diagnostic(line_no, "unknown-record", "a line without a type, skipped")
         elif kind not in self.unknown_types:
             self.unknown_types.add(kind)
@@ -252,8 +287,9 @@ class _Reader:
         """The active branch, assembled into messages, and the session's facts."""
         builder = self.builder
         builder.session_id = self.session_id
-        if self.titles:
-            builder.metadata["title"] = self.titles[-1]
+        titles = self.custom_titles or self.titles
+        if titles:
+            builder.metadata["title"] = titles[-1]
         if self.versions:
             builder.metadata["version"] = max(self.versions)
         included = active_entries(self.entries, self.parents, builder)
@@ -278,6 +314,8 @@ _HANDLERS: dict[str, _Handler] = {
     "system": _Reader.system,
     "summary": _Reader.summary,
     "ai-title": _Reader.ai_title,
+    "custom-title": _Reader.custom_title,
+    "agent-name": _Reader.agent_name,
 }
 """The method that reads each record type (the types in :data:`_SKIPPED_TYPES` are passed over)."""
 
