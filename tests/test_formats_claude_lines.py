@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from core.formats import load_session
-from core.models import Session, Severity
+from core.formats.claude_attachments import attachment_text, is_known
+from core.models import Message, Role, Session, Severity
 
 FIXTURES = Path(__file__).parent / "fixtures" / "claude"
 RECENT = FIXTURES / "recent_lines.jsonl"
@@ -64,3 +65,107 @@ def test_a_header_line_of_another_tool_is_an_info(tmp_path: Path) -> None:
     notes = [d for d in session.diagnostics if d.code == "foreign-record"]
     assert [(d.line, d.severity) for d in notes] == [(1, Severity.INFO)]
     assert not [d for d in session.diagnostics if d.code == "unknown-record"]
+
+
+# -- attachments ------------------------------------------------------------------------------
+
+
+def _by_id(session: Session) -> dict[str, Message]:
+    return {m.id: m for m in session.messages}
+
+
+def test_attachments_the_model_is_sent_are_meta_user_messages(recent: Session) -> None:
+    messages = _by_id(recent)
+    expected = {
+        "r-h1": "Project rule: money is Decimal, never float.",  # SessionStart hook output
+        "r-d1": "WebFetch\nWebSearch",  # deferred tools listing
+        "r-f1": "     1\tdef total(items):",  # an @-mentioned file, as the Read tool shows it
+        "r-t1": "<total_tokens>15000000 tokens left</total_tokens>",  # a budget, not the window
+        "r-h4": "Run the tests with -q.",  # a PreToolUse hook's additional context
+        "r-dc": "2026-08-11",
+    }
+    for uuid, payload in expected.items():
+        message = messages[uuid]
+        assert message.role is Role.USER and message.meta and not message.is_turn_start
+        assert payload in message.text
+    # UI-only attachments are not messages: hook_system_message, command_permissions, and the
+    # PreToolUse hook_success without content.
+    assert not {"r-h2", "r-c1", "r-h3"} & messages.keys()
+
+
+def test_attachments_start_no_turn(recent: Session) -> None:
+    starts = [recent.messages[i].text for i in recent.turn_starts()]
+    assert starts == ["Why is the cart total wrong?", "Fix it please."]
+
+
+def test_a_hook_attachment_beside_a_tool_result_is_not_a_rewind(recent: Session) -> None:
+    assert not [d for d in recent.diagnostics if d.code == "abandoned-branch"]
+    order = [m.id for m in recent.messages]
+    assert order.index("msg_r1") < order.index("r-h4") < order.index("r-r1")
+
+
+def test_local_commands_are_context(recent: Session) -> None:
+    messages = _by_id(recent)
+    for uuid in ("r-l1", "r-l2"):
+        assert messages[uuid].meta and not messages[uuid].is_turn_start
+    assert "Set model to opus" in messages["r-l2"].text
+
+
+def test_an_unknown_attachment_type_is_one_info(tmp_path: Path) -> None:
+    rows = _rows(RECENT)
+    unknown = next(r for r in rows if r.get("attachment", {}).get("type") == "hologram_note")
+    session = load_session(_write(tmp_path / "t.jsonl", [*rows, {**unknown, "uuid": "again"}]))
+    notes = [d for d in session.diagnostics if d.code == "unknown-attachment"]
+    assert [(d.line, d.severity) for d in notes] == [(28, Severity.INFO)]
+    assert "hologram_note" in notes[0].message
+
+
+def test_the_recorded_rendered_text_wins(tmp_path: Path) -> None:
+    rows = _rows(RECENT)
+    for row in rows:
+        if row.get("uuid") == "r-dc":
+            row["rendered"] = [
+                {"content": "<system-reminder>\nIt is the 11th.\n</system-reminder>"}
+            ]
+        if row.get("uuid") == "r-x1":  # the unknown type, rendered: its text is known now
+            row["rendered"] = [{"content": "a hologram"}]
+    session = load_session(_write(tmp_path / "r.jsonl", rows))
+    messages = _by_id(session)
+    assert messages["r-dc"].text == "<system-reminder>\nIt is the 11th.\n</system-reminder>"
+    assert messages["r-x1"].text == "a hologram" and messages["r-x1"].meta
+    assert not [d for d in session.diagnostics if d.code == "unknown-attachment"]
+
+
+def test_an_attachment_line_without_its_object_is_a_diagnostic(tmp_path: Path) -> None:
+    rows = _rows(RECENT)
+    for row in rows:
+        if row.get("uuid") == "r-f1":
+            row["attachment"] = "cart.py"
+    session = load_session(_write(tmp_path / "a.jsonl", rows))
+    bad = [d for d in session.diagnostics if d.code == "unreadable-record"]
+    assert [d.line for d in bad] == [9]
+    assert "r-f1" not in _by_id(session)
+    assert len(session.messages) == len(load_session(RECENT).messages) - 1
+
+
+@pytest.mark.parametrize(
+    ("attachment", "visible"),
+    [
+        ({"type": "hook_success", "hookEvent": "UserPromptSubmit", "content": "ctx"}, True),
+        ({"type": "hook_success", "hookEvent": "PostToolUse", "content": "ctx"}, False),
+        ({"type": "hook_success", "hookEvent": "SessionStart", "content": ""}, False),
+        ({"type": "hook_additional_context", "content": []}, False),
+        ({"type": "async_hook_response", "response": {}, "stderr": "denied"}, False),
+        ({"type": "async_hook_response", "response": {"systemMessage": "note"}}, True),
+        ({"type": "invoked_skills", "skills": []}, False),
+        ({"type": "task_reminder", "content": [], "itemCount": 0}, True),
+        ({"type": "already_read_file", "filename": "a.py", "content": {}}, False),
+        ({"type": "compact_file_reference", "filename": "big.py"}, True),
+        ({"type": "queued_command", "prompt": [{"type": "text", "text": "also docs"}]}, True),
+        ({"type": "skill_listing", "content": ""}, False),
+    ],
+)
+def test_which_attachments_the_model_sees(attachment: dict[str, Any], visible: bool) -> None:
+    record = {"type": "attachment", "attachment": attachment}
+    assert bool(attachment_text(record, attachment)) is visible
+    assert is_known(attachment["type"])

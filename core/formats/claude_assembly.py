@@ -12,7 +12,7 @@ from typing import Any
 
 from core.fastmodel import construct
 from core.formats.base import SessionBuilder
-from core.formats.claude_records import ASSISTANT, BOUNDARY, USER, Entry
+from core.formats.claude_records import ASSISTANT, ATTACHMENT, BOUNDARY, USER, Entry
 from core.models import Role, ToolCall, ToolResult, Usage, UsageConvention
 from core.numbers import as_int
 
@@ -222,7 +222,7 @@ class Assembler:
 
     def _user_text(self, entry: Entry) -> None:
         """The text of a user line: a user message (meta, or a compaction's summary)."""
-        if entry.kind != USER or not entry.texts:
+        if (entry.kind != USER and entry.kind != ATTACHMENT) or not entry.texts:
             return  # an empty user line (no text, no result)
         if entry.results and not any(entry.texts):
             return  # tool results only

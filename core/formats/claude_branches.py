@@ -3,14 +3,15 @@
 Claude Code writes a tree (``uuid`` / ``parentUuid``): a rewind forks it, a compact boundary
 starts a new root whose ``logicalParentUuid`` names the leaf before it. The active branch is the
 chain from the last line back to its root; lines forked off it by a rewind are left out with a
-diagnostic. Parallel tool results and the other block lines of an included API message, which
-Claude Code also writes as side branches, are kept.
+diagnostic. Parallel tool results, the other block lines of an included API message and the
+attachments a hook hangs off a line of the chain, which Claude Code also writes as side
+branches, are kept.
 """
 
 from __future__ import annotations
 
 from core.formats.base import SessionBuilder
-from core.formats.claude_records import ASSISTANT, Entry
+from core.formats.claude_records import ASSISTANT, ATTACHMENT, Entry
 
 
 def active_entries(
@@ -20,24 +21,70 @@ def active_entries(
     main = [e for e in entries if not e.sidechain]
     if not main:
         return entries
-    # The chain from the last line back to a root.
-    chain: set[str] = set()
-    uuid: str | None = main[-1].uuid
-    while uuid is not None and uuid not in chain and uuid in parents:
-        chain.add(uuid)
-        uuid = parents[uuid]
-    if uuid is not None and uuid not in parents:
-        builder.info(
-            None,
-            "missing-parent",
-            f"the conversation refers to a parent line that is not in the file ({uuid}); "
-            "earlier lines are kept in file order",
-        )
+    return _Branches(entries, parents, builder).active(main[-1].uuid)
 
-    # For each line off the chain: the chain node it forks from (None: a separate tree).
-    fork_of: dict[str, str | None] = {}
 
-    def fork_root(start: str) -> str | None:
+class _Branches:
+    """The tree of one transcript: the chain of the last line and what forks off it."""
+
+    def __init__(
+        self, entries: list[Entry], parents: dict[str, str | None], builder: SessionBuilder
+    ) -> None:
+        self.entries = entries
+        self.parents = parents
+        self.builder = builder
+        self.chain: set[str] = set()
+        self.fork_of: dict[str, str | None] = {}
+        """For each line off the chain: the first line of its branch (None: a separate tree)."""
+
+    def active(self, leaf: str) -> list[Entry]:
+        """The chain from ``leaf`` back to its root, and the side lines that belong to it."""
+        self._walk_chain(leaf)
+        chain = self.chain
+        included_keys = {e.key for e in self.entries if e.kind == ASSISTANT and e.uuid in chain}
+        included_calls = {c.id for e in self.entries if e.uuid in chain for c in e.calls}
+        kept: set[int] = set()
+        forks: dict[str, list[Entry]] = {}
+        for entry in self.entries:
+            if entry.uuid in chain or entry.sidechain:
+                kept.add(id(entry))
+                continue
+            root = self._fork_root(entry.uuid)
+            if root is None:
+                kept.add(id(entry))  # a separate tree (earlier root, broken link): file order
+            elif entry.kind == ASSISTANT and entry.key in included_keys:
+                kept.add(id(entry))  # another block line of an included API message
+                included_calls.update(c.id for c in entry.calls)
+            elif entry.results and all(r[0] in included_calls for r in entry.results):
+                kept.add(id(entry))  # a parallel tool result
+            else:
+                forks.setdefault(root, []).append(entry)
+        for branch in forks.values():
+            if all(e.kind == ATTACHMENT for e in branch):
+                # Context a hook attached beside the chain (a PreToolUse hook's output hangs off
+                # the tool call, next to its result): the agent sent it with the conversation.
+                kept.update(id(e) for e in branch)
+            else:
+                self._abandoned(branch)
+        return [e for e in self.entries if id(e) in kept]
+
+    def _walk_chain(self, leaf: str) -> None:
+        parents, chain = self.parents, self.chain
+        uuid: str | None = leaf
+        while uuid is not None and uuid not in chain and uuid in parents:
+            chain.add(uuid)
+            uuid = parents[uuid]
+        if uuid is not None and uuid not in parents:
+            self.builder.info(
+                None,
+                "missing-parent",
+                f"the conversation refers to a parent line that is not in the file ({uuid}); "
+                "earlier lines are kept in file order",
+            )
+
+    def _fork_root(self, start: str) -> str | None:
+        """The first line of the branch ``start`` is on (the line just below the chain)."""
+        fork_of, chain = self.fork_of, self.chain
         path: list[str] = []
         seen: set[str] = set()
         node: str | None = start
@@ -51,36 +98,17 @@ def active_entries(
                 result = fork_of[node]
                 break
             path.append(node)
-            node = parents.get(node)
+            node = self.parents.get(node)
         for visited in path:
             fork_of[visited] = result
         return result
 
-    included_keys = {e.key for e in entries if e.kind == ASSISTANT and e.uuid in chain}
-    included_calls = {c.id for e in entries if e.uuid in chain for c in e.calls}
-    kept: list[Entry] = []
-    abandoned: dict[str, list[int]] = {}
-    for entry in entries:
-        if entry.uuid in chain or entry.sidechain:
-            kept.append(entry)
-            continue
-        root = fork_root(entry.uuid)
-        if root is None:
-            kept.append(entry)  # a separate tree (earlier root, broken link): file order
-            continue
-        if entry.kind == ASSISTANT and entry.key in included_keys:
-            kept.append(entry)  # another block line of an included API message
-            included_calls.update(c.id for c in entry.calls)
-            continue
-        if entry.results and all(r[0] in included_calls for r in entry.results):
-            kept.append(entry)  # a parallel tool result
-            continue
-        abandoned.setdefault(root, []).append(entry.line)
-    for lines in abandoned.values():
-        builder.info(
-            lines[0],
+    def _abandoned(self, branch: list[Entry]) -> None:
+        """A branch the conversation was rewound from: left out, with an info."""
+        first, last = branch[0].line, branch[-1].line
+        self.builder.info(
+            first,
             "abandoned-branch",
-            f"rewound branch of {len(lines)} line(s) (lines {lines[0]}–{lines[-1]}) "
+            f"rewound branch of {len(branch)} line(s) (lines {first}–{last}) "
             "is not on the active conversation; skipped",
         )
-    return kept

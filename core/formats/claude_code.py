@@ -21,8 +21,13 @@ What is read (see ``reference/formats.md`` §B):
 * Skipped without a diagnostic: the bookkeeping lines of :data:`_SKIPPED_TYPES` (``progress``,
   ``file-history-snapshot`` / ``-delta``, ``queue-operation``, ``last-prompt``, ``mode``,
   ``permission-mode`` …) and the ``system`` subtypes the model is not sent (``stop_hook_summary``,
-  ``turn_duration``, ``away_summary``, ``informational`` …). ``attachment`` lines are skipped
-  for now. A header line another tool added (``{"_type": "hive-mind-meta"}``) is an info.
+  ``turn_duration``, ``away_summary``, ``informational`` …). A header line another tool added
+  (``{"_type": "hive-mind-meta"}``) is an info.
+* ``attachment`` lines (files mentioned with ``@``, hook output, tool / agent / skill listings,
+  reminders …): the ones the model is sent become meta user messages with the text it saw
+  (:mod:`~core.formats.claude_attachments`), so they count in the context as they do in the
+  agent's own estimate; the UI-only ones are skipped. ``system`` / ``local_command`` lines (a
+  slash command and its output) are sent to the model too: meta user messages.
 
 The loader reads in three steps, one module each: :mod:`~core.formats.claude_records` turns each
 useful line into an entry, :mod:`~core.formats.claude_branches` picks the active branch, and
@@ -45,9 +50,11 @@ import orjson
 
 from core.formats.base import ProgressCallback, SessionBuilder
 from core.formats.claude_assembly import Assembler
+from core.formats.claude_attachments import attachment_text, is_known
 from core.formats.claude_branches import active_entries
 from core.formats.claude_records import (
     ASSISTANT,
+    ATTACHMENT,
     BOUNDARY,
     USER,
     Entry,
@@ -82,7 +89,6 @@ _SKIPPED_TYPES = frozenset(
         "bridge-session",
         "atis-latch",
         "pr-link",
-        "attachment",
     }
 )
 
@@ -139,6 +145,7 @@ class _Reader:
         self.entries: list[Entry] = []
         self.parents: dict[str, str | None] = {}  # every uuid line, including skipped ones
         self.unknown_types: set[str] = set()
+        self.unknown_attachments: set[str] = set()
         self.titles: list[str] = []
         self.custom_titles: list[str] = []
         self.versions: set[str] = set()
@@ -222,6 +229,14 @@ class _Reader:
             meta = obj.get("compactMetadata")
             entry.usage = meta if isinstance(meta, dict) else {}
             self.entries.append(entry)
+        elif subtype == "local_command":
+            # A slash command and its output: the agent sends them to the model as a user message.
+            content = obj.get("content")
+            if isinstance(content, str) and content:
+                entry = Entry(USER, line_no, offset, uuid, parent, obj)
+                entry.texts = (content,)
+                entry.meta = True
+                self.entries.append(entry)
         elif subtype == "microcompact_boundary":
             meta = obj.get("microcompactMetadata")
             builder.metadata.setdefault("microcompactions", []).append(
@@ -232,6 +247,42 @@ class _Reader:
             error = obj.get("error")
             text = error if isinstance(error, str) else orjson.dumps(error).decode()
             builder.info(line_no, "api-error", f"API error recorded (retried by the agent): {text}")
+
+    def attachment(
+        self, line_no: int, offset: int, uuid: str, parent: str | None, obj: dict[str, Any]
+    ) -> None:
+        """An ``attachment`` line: context the agent injected. What the model was sent of it (see
+        :mod:`core.formats.claude_attachments`) is a meta user message; the rest is skipped."""
+        attachment = obj.get("attachment")
+        if not isinstance(attachment, dict):
+            self.builder.diagnostic(
+                line_no,
+                "unreadable-record",
+                "attachment line without an attachment object, skipped",
+            )
+            return
+        text = attachment_text(obj, attachment)
+        if not text:
+            self._unknown_attachment(attachment.get("type"), line_no)
+            return
+        entry = Entry(ATTACHMENT, line_no, offset, uuid, parent, obj)
+        entry.texts = (text,)
+        entry.meta = True
+        self.entries.append(entry)
+
+    def _unknown_attachment(self, kind: Any, line_no: int) -> None:
+        """An info, once per type, for an attachment type whose model text is not known."""
+        if isinstance(kind, str) and is_known(kind):
+            return
+        name = repr(kind)
+        if name not in self.unknown_attachments:
+            self.unknown_attachments.add(name)
+            self.builder.info(
+                line_no,
+                "unknown-attachment",
+                f"attachment type {name} not known: what the model was sent of it (if anything) "
+                "is not counted",
+            )
 
     def summary(
         self, line_no: int, offset: int, uuid: str, parent: str | None, obj: dict[str, Any]
@@ -314,6 +365,7 @@ _HANDLERS: dict[str, _Handler] = {
     "system": _Reader.system,
     "summary": _Reader.summary,
     "ai-title": _Reader.ai_title,
+    "attachment": _Reader.attachment,
     "custom-title": _Reader.custom_title,
     "agent-name": _Reader.agent_name,
 }

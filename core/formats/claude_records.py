@@ -19,10 +19,12 @@ from core.models import ToolCall
 USER = 0
 ASSISTANT = 1
 BOUNDARY = 2
+ATTACHMENT = 3
+"""Context the agent injected (an ``attachment`` line): a meta user message for the model."""
 
 
 class Entry:
-    """What one user/assistant/boundary line contributes, extracted at read time."""
+    """What one user/assistant/boundary/attachment line contributes, extracted at read time."""
 
     __slots__ = (
         "calls",
