@@ -169,3 +169,64 @@ def test_which_attachments_the_model_sees(attachment: dict[str, Any], visible: b
     record = {"type": "attachment", "attachment": attachment}
     assert bool(attachment_text(record, attachment)) is visible
     assert is_known(attachment["type"])
+
+
+# -- usage ------------------------------------------------------------------------------------
+
+
+def test_an_advisor_response_counts_its_last_main_model_pass(recent: Session) -> None:
+    # The top-level usage of msg_r2 is the sum of its two main-model passes (a context of
+    # 61,622 that never existed); the last pass is the request's context.
+    call = _by_id(recent)["msg_r2"]
+    assert call.usage is not None
+    assert (call.usage.input, call.usage.cache_read, call.usage.cache_write) == (1, 30_080, 800)
+    assert call.usage.output == 200
+    assert call.usage.prompt_tokens == 30_881
+    assert recent.metadata["max_recorded_context"] == 32_602  # msg_r3, not the 61,622 sum
+
+
+def test_a_zeroed_top_level_usage_with_its_iterations_is_read(tmp_path: Path) -> None:
+    rows = _rows(RECENT)
+    for row in rows:
+        if row.get("uuid") in ("r-a1", "r-a2"):  # the copies a partial compaction rewrites
+            usage = row["message"]["usage"]
+            for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"):
+                usage[key] = 0
+            usage["output_tokens"] = 0
+    call = _by_id(load_session(_write(tmp_path / "z.jsonl", rows)))["msg_r1"]
+    assert call.usage is not None and call.usage.prompt_tokens == 30_003
+
+
+def test_usage_without_iterations_is_the_top_level(tmp_path: Path) -> None:
+    rows = _rows(RECENT)
+    for row in rows:
+        if row.get("uuid") == "r-a3":
+            del row["message"]["usage"]["iterations"]
+        if row.get("uuid") == "r-a4":
+            row["message"]["usage"]["iterations"] = [{"type": "advisor_message", "input_tokens": 5}]
+    messages = _by_id(load_session(_write(tmp_path / "n.jsonl", rows)))
+    assert messages["msg_r2"].usage is not None
+    assert messages["msg_r2"].usage.prompt_tokens == 61_622
+    assert messages["msg_r3"].usage is not None
+    assert messages["msg_r3"].usage.prompt_tokens == 32_602  # no main-model pass listed
+
+
+def test_a_synthetic_error_is_a_failed_call_with_its_text(tmp_path: Path) -> None:
+    rows = _rows(RECENT)
+    error = {
+        **next(r for r in rows if r.get("uuid") == "r-a4"),
+        "uuid": "r-err",
+        "parentUuid": "r-a4",
+        "isApiErrorMessage": True,
+        "error": "unknown",
+    }
+    error["message"] = {
+        **error["message"],
+        "id": "msg_err",
+        "model": "<synthetic>",
+        "content": [{"type": "text", "text": "API Error: 500 Internal server error"}],
+        "usage": {"input_tokens": 0, "output_tokens": 0, "cache_read_input_tokens": 0},
+    }
+    failed = load_session(_write(tmp_path / "e.jsonl", [*rows, error])).messages[-1]
+    assert failed.role is Role.ASSISTANT and failed.usage is None
+    assert failed.error == "API Error: 500 Internal server error"

@@ -136,6 +136,23 @@ def read_user(entry: Entry, message: Any) -> None:
         entry.results = results
 
 
+def request_usage(usage: dict[str, Any]) -> dict[str, Any]:
+    """The usage of the request whose reply the line holds: the last ``type: "message"`` entry of
+    ``usage.iterations`` when there is one (2.1.2xx), else ``usage`` itself.
+
+    A response that ran a server tool (the advisor) is several model passes: the top-level usage
+    is the sum of the main model's passes, which counts the context twice, and the preserved
+    copies a partial compaction rewrites have it zeroed. The last main-model pass is the context
+    the conversation reached, and its output the reply that stays in it.
+    """
+    iterations = usage.get("iterations")
+    if type(iterations) is list:
+        for item in reversed(iterations):
+            if type(item) is dict and item.get("type") == "message":
+                return item
+    return usage
+
+
 def read_assistant(entry: Entry, obj: dict[str, Any], message: Any) -> None:
     if type(message) is not dict:
         return
@@ -153,7 +170,7 @@ def read_assistant(entry: Entry, obj: dict[str, Any], message: Any) -> None:
         entry.stop_reason = stop
     usage = message.get("usage")
     if type(usage) is dict:
-        entry.usage = usage
+        entry.usage = request_usage(usage)
     content = message.get("content")
     texts: list[str] = []
     if type(content) is str:
