@@ -230,3 +230,61 @@ def test_a_synthetic_error_is_a_failed_call_with_its_text(tmp_path: Path) -> Non
     failed = load_session(_write(tmp_path / "e.jsonl", [*rows, error])).messages[-1]
     assert failed.role is Role.ASSISTANT and failed.usage is None
     assert failed.error == "API Error: 500 Internal server error"
+
+
+# -- the agent and the provider ----------------------------------------------------------------
+
+
+def test_agent_version_is_the_last_and_its_changes_are_noted(recent: Session) -> None:
+    assert recent.agent_version == "2.1.232"
+    assert recent.metadata["version"] == "2.1.232"
+    assert recent.metadata["version_changes"] == [
+        {"line": 5, "version": "2.1.226"},
+        {"line": 26, "version": "2.1.232"},
+    ]
+    assert recent.metadata["entrypoint"] == "cli"
+
+
+def test_a_steady_version_notes_no_change(tmp_path: Path) -> None:
+    rows = [r for r in _rows(RECENT) if r.get("version") != "2.1.232"]
+    session = load_session(_write(tmp_path / "v.jsonl", rows))
+    assert session.agent_version == "2.1.226"
+    assert "version_changes" not in session.metadata
+
+
+def test_the_header_line_of_another_tool_is_not_the_agent_version(tmp_path: Path) -> None:
+    rows = [{"_type": "hive-mind-meta", "version": "0.1"}, *_rows(RECENT)]
+    assert load_session(_write(tmp_path / "h.jsonl", rows)).agent_version == "2.1.232"
+
+
+def _with_calls(tmp_path: Path, *, message_id: str = "", model: str = "") -> Session:
+    rows = _rows(RECENT)
+    for row in rows:
+        if row["type"] == "assistant":
+            message = row["message"]
+            if message_id:
+                message["id"] = message_id + message["id"]
+            if model:
+                message["model"] = model
+    return load_session(_write(tmp_path / "p.jsonl", rows))
+
+
+@pytest.mark.parametrize(
+    ("message_id", "model", "provider"),
+    [
+        ("", "", "anthropic"),
+        ("msg_bdrk_", "", "amazon-bedrock"),
+        ("", "us.anthropic.claude-sonnet-4-5-20250929-v1:0", "amazon-bedrock"),
+        ("", "anthropic.claude-opus-4-6-v1", "amazon-bedrock"),
+        ("msg_vrtx_", "", "google-vertex"),
+        ("", "claude-sonnet-4-5@20250929", "google-vertex"),
+        ("", "claude-opus-4-6[1m]", "anthropic"),
+    ],
+)
+def test_provider(tmp_path: Path, message_id: str, model: str, provider: str) -> None:
+    session = _with_calls(tmp_path, message_id=message_id, model=model)
+    assert session.provider == provider
+    if provider != "anthropic":
+        assert session.metadata["provider_evidence"]
+    if model:
+        assert session.model == model  # kept as recorded, [1m] included (the window reads it)

@@ -8,6 +8,7 @@ mid-stream); every other entry becomes a user, tool or meta message, and a compa
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from core.fastmodel import construct
@@ -80,6 +81,26 @@ class Call:
             self.error = entry.error
 
 
+# Bedrock model ids: "anthropic.claude-…-v1:0", with a cross-region prefix ("us.", "eu.",
+# "apac.", "global.") or as an inference-profile ARN.
+_BEDROCK_MODEL = re.compile(r"^(?:[a-z]+\.)?anthropic\.claude|^arn:aws:bedrock:")
+
+
+def provider_of(message_id: str, model: str | None) -> tuple[str, str] | None:
+    """``(provider, evidence)`` when a call's message id or model id names a cloud provider
+    (Bedrock ``msg_bdrk_…``, Vertex ``msg_vrtx_…`` or ``claude-…@date``); None for Anthropic's
+    own API, which has no mark of its own."""
+    if message_id.startswith("msg_bdrk_"):
+        return "amazon-bedrock", "message ids are msg_bdrk_…"
+    if message_id.startswith("msg_vrtx_"):
+        return "google-vertex", "message ids are msg_vrtx_…"
+    if model and _BEDROCK_MODEL.search(model):
+        return "amazon-bedrock", f"model id {model} is a Bedrock id"
+    if model and "@" in model:
+        return "google-vertex", f"model id {model} is a Vertex id"
+    return None
+
+
 class Assembler:
     """Emits the entries of the active branch as messages, in model order: the block lines of
     an API message merged into one assistant message, then one method per kind of entry."""
@@ -94,6 +115,8 @@ class Assembler:
         self.tool_names: dict[str, str] = {}
         self.answered: set[str] = set()
         self.max_context = 0
+        self.provider: tuple[str, str] | None = None
+        """Who served the main model, and what says so, when the ids or the model tell."""
 
     def run(self, entries: list[Entry]) -> None:
         order = self._merge(entries)
@@ -162,6 +185,7 @@ class Assembler:
             self.max_context = max(self.max_context, usage.prompt_tokens)
             if item.model:
                 self.builder.model = item.model
+            self.provider = provider_of(first.key[0] if first.key else "", item.model)
         self.builder.add(
             Role.ASSISTANT,
             id=item.id,

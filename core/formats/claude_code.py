@@ -15,6 +15,10 @@ What is read (see ``reference/formats.md`` §B):
   (crossing a compact boundary through ``logicalParentUuid``). Lines forked off that chain by a
   rewind are left out with a diagnostic; parallel tool results and the other block lines of an
   included API message, which Claude Code also writes as side branches, are kept.
+* The agent: ``Session.agent_version`` is the last ``version`` of the agent's lines (where it
+  changed: ``metadata["version_changes"]``), ``metadata["entrypoint"]`` how it was started
+  (``cli``, ``claude-desktop``, ``sdk-cli`` …). ``Session.provider`` is ``anthropic`` unless the
+  message ids or the model id name Bedrock or Vertex (``metadata["provider_evidence"]``).
 * Titles: ``custom-title`` (the user's) wins over ``ai-title`` and the legacy ``summary`` title
   lines (they are not compactions); the last one is ``metadata["title"]``. ``agent-name`` is
   ``metadata["agent_name"]``.
@@ -148,7 +152,10 @@ class _Reader:
         self.unknown_attachments: set[str] = set()
         self.titles: list[str] = []
         self.custom_titles: list[str] = []
-        self.versions: set[str] = set()
+        self.version: str | None = None
+        self.version_changes: list[dict[str, Any]] = []
+        """``{"line", "version"}`` where the agent's version was first seen and changed."""
+        self.entrypoint: str | None = None
         self.session_id: str | None = None
         self.agent_id: str | None = None
 
@@ -200,6 +207,7 @@ class _Reader:
         entry = Entry(ASSISTANT, line_no, offset, uuid, parent, obj)
         read_assistant(entry, obj, obj.get("message"))
         self.entries.append(entry)
+        self._agent_facts(line_no, obj)
 
     def user(
         self, line_no: int, offset: int, uuid: str, parent: str | None, obj: dict[str, Any]
@@ -208,15 +216,24 @@ class _Reader:
         entry = Entry(USER, line_no, offset, uuid, parent, obj)
         read_user(entry, obj.get("message"))
         self.entries.append(entry)
+        self._agent_facts(line_no, obj)
         if self.builder.project is None:
             cwd = obj.get("cwd")
             if isinstance(cwd, str):
                 self.builder.project = cwd
-        version = obj.get("version")
-        if isinstance(version, str):
-            self.versions.add(version)
         if self.agent_id is None and isinstance(obj.get("agentId"), str):
             self.agent_id = obj["agentId"]
+
+    def _agent_facts(self, line_no: int, obj: dict[str, Any]) -> None:
+        """The agent's version (the last one; where it changed) and how it was started, from
+        the envelope of the agent's own lines (not from another tool's header line)."""
+        version = obj.get("version")
+        if type(version) is str and version != self.version:
+            self.version = version
+            self.version_changes.append({"line": line_no, "version": version})
+        entrypoint = obj.get("entrypoint")
+        if type(entrypoint) is str:
+            self.entrypoint = entrypoint
 
     def system(
         self, line_no: int, offset: int, uuid: str, parent: str | None, obj: dict[str, Any]
@@ -224,6 +241,7 @@ class _Reader:
         """A system line: a compaction boundary, a micro-compaction or an API error."""
         subtype = obj.get("subtype")
         builder = self.builder
+        self._agent_facts(line_no, obj)
         if subtype == "compact_boundary":
             entry = Entry(BOUNDARY, line_no, offset, uuid, parent, obj)
             meta = obj.get("compactMetadata")
@@ -253,6 +271,7 @@ class _Reader:
     ) -> None:
         """An ``attachment`` line: context the agent injected. What the model was sent of it (see
         :mod:`core.formats.claude_attachments`) is a meta user message; the rest is skipped."""
+        self._agent_facts(line_no, obj)
         attachment = obj.get("attachment")
         if not isinstance(attachment, dict):
             self.builder.diagnostic(
@@ -341,20 +360,30 @@ class _Reader:
         titles = self.custom_titles or self.titles
         if titles:
             builder.metadata["title"] = titles[-1]
-        if self.versions:
-            builder.metadata["version"] = max(self.versions)
+        if self.version is not None:
+            builder.metadata["version"] = self.version
+        if len(self.version_changes) > 1:
+            builder.metadata["version_changes"] = self.version_changes
+        if self.entrypoint is not None:
+            builder.metadata["entrypoint"] = self.entrypoint
         included = active_entries(self.entries, self.parents, builder)
         subagent = bool(included) and all(e.sidechain for e in included)
         if subagent:
             builder.metadata["subagent"] = True
             if self.agent_id:
                 builder.metadata["agent_id"] = self.agent_id
-        Assembler(self.parents, builder, flag_sidechain=not subagent).run(included)
+        assembler = Assembler(self.parents, builder, flag_sidechain=not subagent)
+        assembler.run(included)
         _set_window(builder)
         subagent_files = _subagent_files(path, self.session_id)
         if subagent_files:
             builder.metadata["subagent_files"] = subagent_files
-        return builder.build()
+        session = builder.build()
+        session.agent_version = self.version
+        session.provider = "anthropic"
+        if assembler.provider is not None:
+            session.provider, builder.metadata["provider_evidence"] = assembler.provider
+        return session
 
 
 _Handler = Callable[[_Reader, int, int, str, str | None, dict[str, Any]], None]
