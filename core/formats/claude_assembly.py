@@ -13,13 +13,15 @@ from typing import Any
 
 from core.fastmodel import construct
 from core.formats.base import SessionBuilder
-from core.formats.claude_records import ASSISTANT, ATTACHMENT, BOUNDARY, USER, Entry
+from core.formats.claude_compactions import trigger_of
+from core.formats.claude_records import API_ERROR, ASSISTANT, ATTACHMENT, BOUNDARY, USER, Entry
 from core.models import Role, ToolCall, ToolResult, Usage, UsageConvention
 from core.numbers import as_int
+from core.overflow_errors import is_context_overflow_message
 
 # A slash command and its local output are written as user lines, but the user did not type
 # them as a request: they are context (meta), not the start of a turn.
-_COMMAND_PREFIXES = ("<command-name>", "<command-message>", "<local-command-")
+_COMMAND_PREFIXES = ("<command-name>", "<command-message>", "<local-command-", "/compact")
 
 
 def usage_of(raw: dict[str, Any]) -> Usage:
@@ -106,11 +108,20 @@ class Assembler:
     an API message merged into one assistant message, then one method per kind of entry."""
 
     def __init__(
-        self, parents: dict[str, str | None], builder: SessionBuilder, *, flag_sidechain: bool
+        self,
+        parents: dict[str, str | None],
+        builder: SessionBuilder,
+        *,
+        flag_sidechain: bool,
+        compact_commands: dict[int, list[int]],
     ) -> None:
         self.parents = parents
         self.builder = builder
         self.flag_sidechain = flag_sidechain
+        self.compact_commands = compact_commands
+        """Boundary line -> the lines of the /compact commands recorded around it."""
+        self.overflow: tuple[int, str] | None = None
+        """A context-overflow error since the last successful model call: (line, text)."""
         self.owner: dict[str, str] = {}  # line uuid -> id of the message holding it
         self.tool_names: dict[str, str] = {}
         self.answered: set[str] = set()
@@ -129,6 +140,8 @@ class Assembler:
                 self._call(item)
             elif item.kind == BOUNDARY:
                 self._boundary(item)
+            elif item.kind == API_ERROR:
+                self.overflow = (item.line, item.error or "")
             else:
                 self._results(item)
                 self._user_text(item)
@@ -145,7 +158,8 @@ class Assembler:
         for entry in entries:
             if entry.kind != ASSISTANT or entry.key is None:
                 used_ids.add(entry.uuid)
-                self.owner[entry.uuid] = entry.uuid
+                if entry.texts or entry.results:  # it makes a message with this id
+                    self.owner[entry.uuid] = entry.uuid
                 order.append(entry)
                 continue
             call = calls_by_key.get(entry.key)
@@ -181,7 +195,10 @@ class Assembler:
         if item.model == "<synthetic>":
             usage = None  # an error Claude Code wrote itself: no model call happened
         sidechain = first.sidechain and self.flag_sidechain
+        if usage is None and item.error and is_context_overflow_message(item.error):
+            self.overflow = (first.line, item.error)
         if usage is not None and not sidechain:
+            self.overflow = None
             self.max_context = max(self.max_context, usage.prompt_tokens)
             if item.model:
                 self.builder.model = item.model
@@ -206,16 +223,20 @@ class Assembler:
     def _boundary(self, entry: Entry) -> None:
         """A compact boundary: a compaction event (the next message is its boundary)."""
         meta = entry.usage or {}
-        trigger = meta.get("trigger")
+        trigger, evidence = trigger_of(
+            meta, entry.line, self.compact_commands.get(entry.line, []), self.overflow
+        )
+        self.overflow = None
         segment = meta.get("preservedSegment")
         head = segment.get("headUuid") if isinstance(segment, dict) else None
-        self.builder.add_compaction(
-            trigger=trigger if trigger in ("auto", "manual") else "unknown",
+        event = self.builder.add_compaction(
+            trigger=trigger,
             tokens_before=as_int(meta.get("preTokens"), None),
             tokens_after=as_int(meta.get("postTokens"), None),
             first_kept_id=head if isinstance(head, str) else None,
             source_line=entry.line,
         )
+        event.trigger_evidence = evidence
 
     def _results(self, entry: Entry) -> None:
         """The tool results of a line: one tool message each."""

@@ -11,7 +11,7 @@ branches, are kept.
 from __future__ import annotations
 
 from core.formats.base import SessionBuilder
-from core.formats.claude_records import ASSISTANT, ATTACHMENT, Entry
+from core.formats.claude_records import ASSISTANT, ATTACHMENT, USER, Entry
 
 
 def active_entries(
@@ -22,6 +22,11 @@ def active_entries(
     if not main:
         return entries
     return _Branches(entries, parents, builder).active(main[-1].uuid)
+
+
+def _typed_compact(entry: Entry) -> bool:
+    """The line the user typed to compact (``/compact …``), which the model is not sent."""
+    return entry.kind == USER and bool(entry.texts) and entry.texts[0].startswith("/compact")
 
 
 class _Branches:
@@ -64,7 +69,9 @@ class _Branches:
                 # Context a hook attached beside the chain (a PreToolUse hook's output hangs off
                 # the tool call, next to its result): the agent sent it with the conversation.
                 kept.update(id(e) for e in branch)
-            else:
+            elif not all(_typed_compact(e) for e in branch):
+                # (The /compact the user typed: its compaction follows, and the command is
+                # recorded again after the summary. Not part of the conversation, not a rewind.)
                 self._abandoned(branch)
         return [e for e in self.entries if id(e) in kept]
 

@@ -56,7 +56,9 @@ from core.formats.base import ProgressCallback, SessionBuilder
 from core.formats.claude_assembly import Assembler
 from core.formats.claude_attachments import attachment_text, is_known
 from core.formats.claude_branches import active_entries
+from core.formats.claude_compactions import CompactCommands, is_compact_command
 from core.formats.claude_records import (
+    API_ERROR,
     ASSISTANT,
     ATTACHMENT,
     BOUNDARY,
@@ -68,6 +70,7 @@ from core.formats.claude_records import (
 )
 from core.formats.jsonl import head_records, read_jsonl
 from core.models import Session, SourceFormat
+from core.overflow_errors import is_context_overflow_message
 
 FORMAT = SourceFormat.CLAUDE_CODE
 PARTIAL_READS = True
@@ -156,6 +159,9 @@ class _Reader:
         self.version_changes: list[dict[str, Any]] = []
         """``{"line", "version"}`` where the agent's version was first seen and changed."""
         self.entrypoint: str | None = None
+        self.compact_commands = CompactCommands()
+        self.overflow_errors: list[str] = []
+        """The texts of the api_error lines that say the prompt did not fit."""
         self.session_id: str | None = None
         self.agent_id: str | None = None
 
@@ -207,6 +213,7 @@ class _Reader:
         entry = Entry(ASSISTANT, line_no, offset, uuid, parent, obj)
         read_assistant(entry, obj, obj.get("message"))
         self.entries.append(entry)
+        self.compact_commands.call()
         self._agent_facts(line_no, obj)
 
     def user(
@@ -217,6 +224,8 @@ class _Reader:
         read_user(entry, obj.get("message"))
         self.entries.append(entry)
         self._agent_facts(line_no, obj)
+        if entry.texts and is_compact_command(entry.texts[0]):
+            self.compact_commands.command(line_no)
         if self.builder.project is None:
             cwd = obj.get("cwd")
             if isinstance(cwd, str):
@@ -247,6 +256,7 @@ class _Reader:
             meta = obj.get("compactMetadata")
             entry.usage = meta if isinstance(meta, dict) else {}
             self.entries.append(entry)
+            self.compact_commands.boundary(line_no)
         elif subtype == "local_command":
             # A slash command and its output: the agent sends them to the model as a user message.
             content = obj.get("content")
@@ -255,6 +265,8 @@ class _Reader:
                 entry.texts = (content,)
                 entry.meta = True
                 self.entries.append(entry)
+                if is_compact_command(content):
+                    self.compact_commands.command(line_no)
         elif subtype == "microcompact_boundary":
             meta = obj.get("microcompactMetadata")
             builder.metadata.setdefault("microcompactions", []).append(
@@ -262,9 +274,13 @@ class _Reader:
             )
             builder.info(line_no, "microcompaction", "micro-compaction (old tool results cleared)")
         elif subtype == "api_error":
-            error = obj.get("error")
-            text = error if isinstance(error, str) else orjson.dumps(error).decode()
+            text = _error_text(obj.get("error"))
             builder.info(line_no, "api-error", f"API error recorded (retried by the agent): {text}")
+            if is_context_overflow_message(text):
+                entry = Entry(API_ERROR, line_no, offset, uuid, parent, obj)
+                entry.error = text
+                self.entries.append(entry)
+                self.overflow_errors.append(text)
 
     def attachment(
         self, line_no: int, offset: int, uuid: str, parent: str | None, obj: dict[str, Any]
@@ -372,9 +388,14 @@ class _Reader:
             builder.metadata["subagent"] = True
             if self.agent_id:
                 builder.metadata["agent_id"] = self.agent_id
-        assembler = Assembler(self.parents, builder, flag_sidechain=not subagent)
+        assembler = Assembler(
+            self.parents,
+            builder,
+            flag_sidechain=not subagent,
+            compact_commands=self.compact_commands.by_boundary,
+        )
         assembler.run(included)
-        _set_window(builder)
+        _set_window(builder, self.overflow_errors)
         subagent_files = _subagent_files(path, self.session_id)
         if subagent_files:
             builder.metadata["subagent_files"] = subagent_files
@@ -405,15 +426,31 @@ _HANDLERS: dict[str, _Handler] = {
 _TOO_LONG = re.compile(r"prompt is too long: (\d+) tokens > (\d+) maximum")
 
 
-def _set_window(builder: SessionBuilder) -> None:
+def _error_text(error: Any) -> str:
+    """What an ``api_error`` line's ``error`` says: the provider's message when the error is the
+    API's JSON (``{"error": {"error": {"message": …}}}``), else the error as text."""
+    if isinstance(error, str):
+        return error
+    node = error
+    for _ in range(4):
+        if not isinstance(node, dict):
+            break
+        message = node.get("message")
+        if isinstance(message, str) and message:
+            return message
+        node = node.get("error")
+    return orjson.dumps(error).decode()
+
+
+def _set_window(builder: SessionBuilder, overflow_errors: list[str]) -> None:
     model = builder.model or ""
     max_context = builder.metadata.get("max_recorded_context", 0)
     stated = None
-    for message in builder.messages:  # errors are rare: a regex per error is cheap
-        if message.error and not message.sidechain:
-            match = _TOO_LONG.search(message.error)
-            if match:
-                stated = int(match.group(2))
+    errors = [m.error for m in builder.messages if m.error and not m.sidechain]
+    for error in [*errors, *overflow_errors]:  # errors are rare: a regex per error is cheap
+        match = _TOO_LONG.search(error)
+        if match:
+            stated = int(match.group(2))
     if stated:
         builder.context_window = stated
         builder.window_source = "recorded"

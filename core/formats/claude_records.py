@@ -21,6 +21,9 @@ ASSISTANT = 1
 BOUNDARY = 2
 ATTACHMENT = 3
 """Context the agent injected (an ``attachment`` line): a meta user message for the model."""
+API_ERROR = 4
+"""A provider's context-overflow error (``system`` / ``api_error``): no message, but it tells
+an overflow recovery from an automatic compaction."""
 
 
 class Entry:

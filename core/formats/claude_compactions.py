@@ -1,0 +1,93 @@
+"""Why a Claude Code compaction ran, and the evidence for it.
+
+``compact_boundary.compactMetadata.trigger`` says ``auto`` or ``manual``. The rest is read
+around the boundary:
+
+* a manual ``/compact`` leaves the command in the file: the line the user typed (``/compact``)
+  just before the boundary, and ``<command-name>/compact</command-name>`` with its output just
+  after the summary (:class:`CompactCommands` collects them in file order);
+* an automatic compaction that follows a provider's context-overflow error (a ``system`` /
+  ``api_error`` line or a synthetic assistant message saying the prompt is too long) with no
+  successful call in between is an overflow recovery: Claude Code compacts reactively after
+  such an error and records it as ``auto`` too (:func:`trigger_of`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.models import CompactionTrigger
+
+_COMMAND_TAG = "<command-name>/compact</command-name>"
+
+
+def is_compact_command(text: str) -> bool:
+    """``text`` is the ``/compact`` command: typed (``/compact …``) or as the agent records it."""
+    return text.startswith("/compact") or _COMMAND_TAG in text[:300]
+
+
+class CompactCommands:
+    """The ``/compact`` commands of a file, attached to the boundary they belong to.
+
+    A command seen after a boundary and before the next model call belongs to that boundary (the
+    agent writes the command lines after the summary); one seen before a boundary, with no model
+    call in between, too (the line the user typed).
+    """
+
+    def __init__(self) -> None:
+        self.pending: list[int] = []
+        self.open_boundary: int | None = None
+        self.by_boundary: dict[int, list[int]] = {}
+        """Boundary line -> the lines of its /compact commands, in file order."""
+
+    def command(self, line: int) -> None:
+        if self.open_boundary is not None:
+            self.by_boundary[self.open_boundary].append(line)
+        else:
+            self.pending.append(line)
+
+    def boundary(self, line: int) -> None:
+        self.by_boundary[line] = self.pending
+        self.pending = []
+        self.open_boundary = line
+
+    def call(self) -> None:
+        """A model call: later commands belong to a later boundary."""
+        self.pending = []
+        self.open_boundary = None
+
+
+def _short(text: str, limit: int = 120) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def trigger_of(
+    metadata: dict[str, Any],
+    line: int,
+    commands: list[int],
+    overflow: tuple[int, str] | None,
+) -> tuple[CompactionTrigger, str]:
+    """The trigger of the boundary at ``line`` and the evidence for it, in one sentence.
+
+    ``commands``: the lines of its /compact commands; ``overflow``: the line and text of a
+    context-overflow error since the last successful model call, if any.
+    """
+    recorded = metadata.get("trigger")
+    commands_said = ""
+    if commands:
+        where = ", ".join(str(c) for c in commands)
+        commands_said = (
+            f"; the /compact command is recorded (line{'s' if len(commands) > 1 else ''} {where})"
+        )
+    if recorded == "auto" and overflow is not None:
+        error_line, error = overflow
+        return "overflow", (
+            f"compactMetadata.trigger is auto (line {line}), right after the provider refused "
+            f"the request as too long (line {error_line}: {_short(error)})"
+        )
+    if recorded in ("auto", "manual"):
+        return recorded, f"compactMetadata.trigger is {recorded} (line {line}){commands_said}"
+    if commands:
+        return "manual", f"compactMetadata has no trigger (line {line}){commands_said}"
+    return "unknown", f"compactMetadata has no trigger (line {line})"

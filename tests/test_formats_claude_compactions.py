@@ -1,0 +1,177 @@
+"""Claude Code compactions: the trigger and its evidence, overflow recovery, preserved segments
+(partial compaction, 2.1.2xx), a file that begins at a boundary, and rewound compactions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from core.formats import load_session
+from core.models import Session
+
+FIXTURES = Path(__file__).parent / "fixtures" / "claude"
+OVERFLOW = FIXTURES / "overflow_recovery.jsonl"
+COMPACT = FIXTURES / "compact_after_rewind.jsonl"
+
+
+def _rows(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def _write(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _row(rows: list[dict[str, Any]], uuid: str) -> dict[str, Any]:
+    return next(r for r in rows if r.get("uuid") == uuid)
+
+
+def _replace(rows: list[dict[str, Any]], uuid: str, *new: dict[str, Any]) -> list[dict[str, Any]]:
+    k = rows.index(_row(rows, uuid))
+    return [*rows[:k], *new, *rows[k + 1 :]]
+
+
+def _parents_are_messages(session: Session) -> bool:
+    ids = {m.id for m in session.messages}
+    return all(m.parent_id is None or m.parent_id in ids for m in session.messages)
+
+
+# -- triggers ---------------------------------------------------------------------------------
+
+
+def test_an_automatic_compaction_says_where_its_trigger_is_recorded() -> None:
+    event = load_session(OVERFLOW).compactions[1]
+    assert event.trigger == "auto"
+    assert event.trigger_evidence == "compactMetadata.trigger is auto (line 11)"
+    assert (event.tokens_before, event.tokens_after) == (167_020, 21_100)
+
+
+def test_an_automatic_compaction_after_a_too_long_error_is_an_overflow_recovery() -> None:
+    session = load_session(OVERFLOW)
+    event = session.compactions[0]
+    assert event.trigger == "overflow"
+    assert event.trigger_evidence is not None
+    assert "compactMetadata.trigger is auto (line 5)" in event.trigger_evidence
+    assert "line 4: Prompt is too long" in event.trigger_evidence
+    failed = session.messages[event.message_index - 1]
+    assert failed.error == "Prompt is too long" and failed.usage is None
+    assert session.messages[event.message_index].summary
+    assert _parents_are_messages(session)
+
+
+def test_an_api_error_line_saying_too_long_is_evidence_too(tmp_path: Path) -> None:
+    rows = _rows(OVERFLOW)
+    synthetic = _row(rows, "o-e1")
+    api_error = {
+        **{k: synthetic[k] for k in ("parentUuid", "sessionId", "version", "timestamp")},
+        "type": "system",
+        "subtype": "api_error",
+        "level": "error",
+        "uuid": "o-e1",
+        "error": {
+            "status": 400,
+            "error": {
+                "type": "error",
+                "error": {
+                    "type": "invalid_request_error",
+                    "message": "prompt is too long: 212480 tokens > 200000 maximum",
+                },
+            },
+        },
+        "retryAttempt": 1,
+        "maxRetries": 10,
+    }
+    session = load_session(_write(tmp_path / "e.jsonl", _replace(rows, "o-e1", api_error)))
+    event = session.compactions[0]
+    assert event.trigger == "overflow"
+    assert event.trigger_evidence is not None and "(line 4: " in event.trigger_evidence
+    assert "prompt is too long: 212480 tokens" in event.trigger_evidence
+    assert session.context_window == 200_000  # the provider stated the window in the error
+    assert _parents_are_messages(session)
+
+
+def test_a_successful_call_after_the_error_makes_it_automatic_again(tmp_path: Path) -> None:
+    rows = _rows(OVERFLOW)
+    retried = {**_row(rows, "o-a2"), "uuid": "o-ok", "parentUuid": "o-e1", "requestId": "req_ok"}
+    retried["message"] = {**retried["message"], "id": "msg_ok"}
+    rows = _replace(rows, "o-e1", _row(rows, "o-e1"), retried)
+    _row(rows, "o-b1")["logicalParentUuid"] = "o-ok"
+    event = load_session(_write(tmp_path / "ok.jsonl", rows)).compactions[0]
+    assert event.trigger == "auto"
+
+
+def test_a_rate_limit_error_is_no_overflow(tmp_path: Path) -> None:
+    rows = _rows(OVERFLOW)
+    error = _row(rows, "o-e1")
+    error["message"]["content"] = [
+        {"type": "text", "text": "API Error: 429 rate limit of 400,000 input tokens per minute"}
+    ]
+    assert load_session(_write(tmp_path / "r.jsonl", rows)).compactions[0].trigger == "auto"
+
+
+def _manual(rows: list[dict[str, Any]], *, trigger: str | None = "manual") -> list[dict[str, Any]]:
+    """The compaction of ``compact_after_rewind.jsonl`` made a manual one: the /compact line the
+    user typed before the boundary, the command and its output written after the summary."""
+    boundary = _row(rows, "c-b1")
+    if trigger is None:
+        del boundary["compactMetadata"]["trigger"]
+    else:
+        boundary["compactMetadata"]["trigger"] = trigger
+    base = {k: _row(rows, "c-u4")[k] for k in ("sessionId", "version", "cwd", "timestamp")}
+
+    def user(uuid: str, parent: str, text: str, **extra: Any) -> dict[str, Any]:
+        return {
+            **base,
+            "type": "user",
+            "uuid": uuid,
+            "parentUuid": parent,
+            "message": {"role": "user", "content": text},
+            **extra,
+        }
+
+    typed = user("c-typed", "c-a3", "/compact")
+    caveat = user("c-cv", "c-s1", "<local-command-caveat>Caveat: …</local-command-caveat>")
+    caveat["isMeta"] = True
+    command = user(
+        "c-cmd", "c-cv", "<command-name>/compact</command-name>\n<command-args></command-args>"
+    )
+    stdout = user("c-out", "c-cmd", "<local-command-stdout>Compacted</local-command-stdout>")
+    rows = _replace(rows, "c-b1", typed, boundary)
+    rows = _replace(rows, "c-s1", _row(rows, "c-s1"), caveat, command, stdout)
+    _row(rows, "c-u4")["parentUuid"] = "c-out"
+    return rows
+
+
+def test_a_manual_compaction_names_its_commands(tmp_path: Path) -> None:
+    session = load_session(_write(tmp_path / "m.jsonl", _manual(_rows(COMPACT))))
+    event = session.compactions[0]
+    assert event.trigger == "manual"
+    assert event.trigger_evidence == (
+        "compactMetadata.trigger is manual (line 8); the /compact command is recorded (lines 7, 11)"
+    )
+    # The typed /compact line is a side branch of the tree, not a rewind of the conversation.
+    assert not [d for d in session.diagnostics if d.code == "abandoned-branch" and d.line == 7]
+    summary = session.messages[event.message_index]
+    assert summary.summary
+    commands = session.messages[event.message_index + 1 : event.message_index + 4]
+    assert all(m.meta and not m.is_turn_start for m in commands)
+
+
+def test_no_recorded_trigger_but_a_compact_command_is_manual(tmp_path: Path) -> None:
+    rows = _manual(_rows(COMPACT), trigger=None)
+    event = load_session(_write(tmp_path / "n.jsonl", rows)).compactions[0]
+    assert event.trigger == "manual"
+    assert event.trigger_evidence is not None
+    assert event.trigger_evidence.startswith("compactMetadata has no trigger (line 8)")
+
+
+def test_no_trigger_and_no_command_is_unknown(tmp_path: Path) -> None:
+    rows = _rows(COMPACT)
+    del _row(rows, "c-b1")["compactMetadata"]["trigger"]
+    event = load_session(_write(tmp_path / "u.jsonl", rows)).compactions[0]
+    assert (event.trigger, event.trigger_evidence) == (
+        "unknown",
+        "compactMetadata has no trigger (line 7)",
+    )
