@@ -175,3 +175,91 @@ def test_no_trigger_and_no_command_is_unknown(tmp_path: Path) -> None:
         "unknown",
         "compactMetadata has no trigger (line 7)",
     )
+
+
+# -- partial compaction: the preserved segment --------------------------------------------------
+
+SEGMENT = FIXTURES / "preserved_segment.jsonl"
+STARTS = FIXTURES / "starts_with_boundary.jsonl"
+
+
+def test_a_segment_written_after_its_boundary_is_placed_before_the_compaction() -> None:
+    session = load_session(SEGMENT)
+    event = session.compactions[0]
+    ids = [m.id for m in session.messages]
+    # The kept call and its tool result happened before the compaction (11:48–11:52; the
+    # boundary is written at 11:54 and the file puts them after the summary).
+    kept = ids.index("msg_p3")
+    assert ids[kept : kept + 2] == ["msg_p3", "p-r2"]
+    assert event.message_index == kept + 2
+    assert session.messages[event.message_index].id == "p-sum"
+    assert session.messages[event.message_index].summary
+    assert event.first_kept_id == "msg_p3"
+    before = [m.timestamp or "" for m in session.messages[: event.message_index]]
+    assert before == sorted(before)
+    assert session.messages[event.message_index + 1].id == "p-f1"  # re-read after compacting
+
+
+def test_the_kept_call_keeps_its_usage_from_iterations() -> None:
+    session = load_session(SEGMENT)
+    call = next(m for m in session.messages if m.id == "msg_p3")
+    assert call.usage is not None
+    assert (call.usage.prompt_tokens, call.usage.output) == (165_000, 900)
+    assert [t.name for t in call.tool_calls] == ["Agent"]
+    assert call.parent_id == "p-u2"  # the conversation it continued, not the summary
+    assert _parents_are_messages(session)
+
+
+def test_a_segment_written_in_place_sets_first_kept_too() -> None:
+    session = load_session(SEGMENT)
+    event = session.compactions[1]
+    ids = [m.id for m in session.messages]
+    assert event.first_kept_id == "msg_p5"
+    assert ids.index("msg_p5") < event.message_index
+    assert session.messages[event.message_index].id == "p-sum2"
+
+
+def test_the_history_before_a_preserved_segment_is_on_the_conversation(tmp_path: Path) -> None:
+    # The boundary's logical parent is written after it (a cycle in the tree); the chain goes on
+    # from the line written before the boundary, so a rewind before it is still seen.
+    rows = _rows(SEGMENT)
+    base = _row(rows, "p-u2")
+    rewound = [
+        {
+            **base,
+            "uuid": "p-x1",
+            "parentUuid": "p-a3",
+            "message": {"role": "user", "content": "no"},
+        },
+        {**_row(rows, "p-a3"), "uuid": "p-x2", "parentUuid": "p-x1", "requestId": "req_x"},
+    ]
+    rewound[1]["message"] = {**rewound[1]["message"], "id": "msg_x"}
+    rows = _replace(rows, "p-s1", _row(rows, "p-s1"), *rewound)
+    session = load_session(_write(tmp_path / "x.jsonl", rows))
+    assert "p-x1" not in {m.id for m in session.messages}
+    assert [d.line for d in session.diagnostics if d.code == "abandoned-branch"] == [7]
+    assert session.compactions[0].first_kept_id == "msg_p3"
+
+
+def test_segments_missing_from_the_file_keep_nothing(tmp_path: Path) -> None:
+    rows = [r for r in _rows(SEGMENT) if r.get("uuid") not in ("p-a7", "p-r3")]
+    _row(rows, "p-b2")["logicalParentUuid"] = "p-u3"
+    session = load_session(_write(tmp_path / "gone.jsonl", rows))
+    assert session.compactions[1].first_kept_id is None
+
+
+# -- a file that begins at a boundary ------------------------------------------------------------
+
+
+def test_a_file_that_begins_at_a_boundary() -> None:
+    session = load_session(STARTS)
+    assert len(session.compactions) == 1
+    event = session.compactions[0]
+    assert event.message_index == 0
+    assert (event.trigger, event.tokens_before, event.tokens_after) == ("auto", 998_659, 18_101)
+    assert event.first_kept_id is None  # what it kept is before the file
+    assert session.messages[0].summary and session.messages[0].compaction_boundary
+    notes = [(d.code, d.line, d.severity.value) for d in session.diagnostics]
+    assert notes == [("history-not-in-file", 3, "info")]
+    assert "not in the file" in session.diagnostics[0].message
+    assert session.turn_starts() == [3]

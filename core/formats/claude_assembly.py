@@ -15,7 +15,7 @@ from core.fastmodel import construct
 from core.formats.base import SessionBuilder
 from core.formats.claude_compactions import trigger_of
 from core.formats.claude_records import API_ERROR, ASSISTANT, ATTACHMENT, BOUNDARY, USER, Entry
-from core.models import Role, ToolCall, ToolResult, Usage, UsageConvention
+from core.models import Message, Role, ToolCall, ToolResult, Usage, UsageConvention
 from core.numbers import as_int
 from core.overflow_errors import is_context_overflow_message
 
@@ -114,12 +114,17 @@ class Assembler:
         *,
         flag_sidechain: bool,
         compact_commands: dict[int, list[int]],
+        segments: dict[str, list[str]],
     ) -> None:
         self.parents = parents
         self.builder = builder
         self.flag_sidechain = flag_sidechain
         self.compact_commands = compact_commands
         """Boundary line -> the lines of the /compact commands recorded around it."""
+        self.segments = segments
+        """Boundary uuid -> the lines its partial compaction kept verbatim, head first."""
+        self.emitted: set[str] = set()
+        """The ids of the messages added so far."""
         self.overflow: tuple[int, str] | None = None
         """A context-overflow error since the last successful model call: (line, text)."""
         self.owner: dict[str, str] = {}  # line uuid -> id of the message holding it
@@ -203,7 +208,7 @@ class Assembler:
             if item.model:
                 self.builder.model = item.model
             self.provider = provider_of(first.key[0] if first.key else "", item.model)
-        self.builder.add(
+        self._add(
             Role.ASSISTANT,
             id=item.id,
             parent_id=self._parent_message(first.parent),
@@ -227,16 +232,29 @@ class Assembler:
             meta, entry.line, self.compact_commands.get(entry.line, []), self.overflow
         )
         self.overflow = None
-        segment = meta.get("preservedSegment")
-        head = segment.get("headUuid") if isinstance(segment, dict) else None
         event = self.builder.add_compaction(
             trigger=trigger,
             tokens_before=as_int(meta.get("preTokens"), None),
             tokens_after=as_int(meta.get("postTokens"), None),
-            first_kept_id=head if isinstance(head, str) else None,
+            first_kept_id=self._first_kept(entry.uuid),
             source_line=entry.line,
         )
         event.trigger_evidence = evidence
+
+    def _first_kept(self, boundary: str) -> str | None:
+        """The first message a partial compaction kept verbatim, among those already added (a
+        segment that is not in the file, or not before the compaction, is not one)."""
+        for uuid in self.segments.get(boundary, ()):
+            message_id = self.owner.get(uuid)
+            if message_id is not None and message_id in self.emitted:
+                return message_id
+        return None
+
+    def _add(self, role: Role, **fields: Any) -> Message:
+        """Add a message to the session (and remember its id)."""
+        message = self.builder.add(role, **fields)
+        self.emitted.add(message.id)
+        return message
 
     def _results(self, entry: Entry) -> None:
         """The tool results of a line: one tool message each."""
@@ -254,7 +272,7 @@ class Assembler:
                     "conversation; loaded without a tool name",
                 )
             self.answered.add(call_id)
-            self.builder.add(
+            self._add(
                 Role.TOOL,
                 id=entry.uuid if k == 0 else f"{entry.uuid}#{k}",
                 parent_id=parent_id,
@@ -272,7 +290,7 @@ class Assembler:
         if entry.results and not any(entry.texts):
             return  # tool results only
         text = "\n\n".join(entry.texts)
-        message = self.builder.add(
+        message = self._add(
             Role.USER,
             id=entry.uuid if not entry.results else f"{entry.uuid}#text",
             parent_id=self._parent_message(entry.parent),

@@ -11,17 +11,23 @@ branches, are kept.
 from __future__ import annotations
 
 from core.formats.base import SessionBuilder
-from core.formats.claude_records import ASSISTANT, ATTACHMENT, USER, Entry
+from core.formats.claude_records import ASSISTANT, ATTACHMENT, BOUNDARY, USER, Entry
 
 
 def active_entries(
-    entries: list[Entry], parents: dict[str, str | None], builder: SessionBuilder
+    entries: list[Entry],
+    parents: dict[str, str | None],
+    builder: SessionBuilder,
+    before_boundary: dict[str, str],
 ) -> list[Entry]:
-    """The entries of the active branch (plus side lines that belong to it), in file order."""
+    """The entries of the active branch (plus side lines that belong to it), in file order.
+
+    ``before_boundary``: for each compact boundary, the uuid of the line written just before it.
+    """
     main = [e for e in entries if not e.sidechain]
     if not main:
         return entries
-    return _Branches(entries, parents, builder).active(main[-1].uuid)
+    return _Branches(entries, parents, builder, before_boundary).active(main[-1].uuid)
 
 
 def _typed_compact(entry: Entry) -> bool:
@@ -33,11 +39,16 @@ class _Branches:
     """The tree of one transcript: the chain of the last line and what forks off it."""
 
     def __init__(
-        self, entries: list[Entry], parents: dict[str, str | None], builder: SessionBuilder
+        self,
+        entries: list[Entry],
+        parents: dict[str, str | None],
+        builder: SessionBuilder,
+        before_boundary: dict[str, str],
     ) -> None:
         self.entries = entries
         self.parents = parents
         self.builder = builder
+        self.before_boundary = before_boundary
         self.chain: set[str] = set()
         self.fork_of: dict[str, str | None] = {}
         """For each line off the chain: the first line of its branch (None: a separate tree)."""
@@ -78,16 +89,39 @@ class _Branches:
     def _walk_chain(self, leaf: str) -> None:
         parents, chain = self.parents, self.chain
         uuid: str | None = leaf
-        while uuid is not None and uuid not in chain and uuid in parents:
+        previous: str | None = None
+        resumed: set[str] = set()
+        while uuid is not None and uuid in parents:
+            if uuid in chain:
+                # A boundary whose logical parent is written after it: the preserved segment of
+                # a partial compaction (2.1.2xx), copied after the summary. The conversation
+                # before the compaction ends at the line written just before the boundary.
+                if previous is None or previous in resumed:
+                    return
+                resumed.add(previous)
+                uuid = self.before_boundary.get(previous)
+                continue
             chain.add(uuid)
-            uuid = parents[uuid]
-        if uuid is not None and uuid not in parents:
+            previous, uuid = uuid, parents[uuid]
+        if uuid is not None:
+            self._missing_parent(uuid, previous)
+
+    def _missing_parent(self, uuid: str, child: str | None) -> None:
+        boundary = next((e for e in self.entries if e.uuid == child and e.kind == BOUNDARY), None)
+        if boundary is not None:
             self.builder.info(
-                None,
-                "missing-parent",
-                f"the conversation refers to a parent line that is not in the file ({uuid}); "
-                "earlier lines are kept in file order",
+                boundary.line,
+                "history-not-in-file",
+                f"the file begins after a compaction (line {boundary.line}): the conversation "
+                "before it is not in the file",
             )
+            return
+        self.builder.info(
+            None,
+            "missing-parent",
+            f"the conversation refers to a parent line that is not in the file ({uuid}); "
+            "earlier lines are kept in file order",
+        )
 
     def _fork_root(self, start: str) -> str | None:
         """The first line of the branch ``start`` is on (the line just below the chain)."""

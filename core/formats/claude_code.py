@@ -56,7 +56,11 @@ from core.formats.base import ProgressCallback, SessionBuilder
 from core.formats.claude_assembly import Assembler
 from core.formats.claude_attachments import attachment_text, is_known
 from core.formats.claude_branches import active_entries
-from core.formats.claude_compactions import CompactCommands, is_compact_command
+from core.formats.claude_compactions import (
+    CompactCommands,
+    is_compact_command,
+    place_preserved_segments,
+)
 from core.formats.claude_records import (
     API_ERROR,
     ASSISTANT,
@@ -151,6 +155,10 @@ class _Reader:
         self.builder = builder
         self.entries: list[Entry] = []
         self.parents: dict[str, str | None] = {}  # every uuid line, including skipped ones
+        self.last_uuid: str | None = None
+        """The uuid of the last line that had one (the one before the line being read)."""
+        self.before_boundary: dict[str, str] = {}
+        """Compact boundary uuid -> the uuid of the line written just before it."""
         self.unknown_types: set[str] = set()
         self.unknown_attachments: set[str] = set()
         self.titles: list[str] = []
@@ -177,10 +185,14 @@ class _Reader:
                 )
                 return
             self.parents[uuid] = parent
+            before, self.last_uuid = self.last_uuid, uuid
         else:
             uuid = f"line-{line_no}"
+            before = self.last_uuid
         if type(kind) is str and kind in _SKIPPED_TYPES:
             return
+        if before is not None and kind == "system" and obj.get("subtype") == "compact_boundary":
+            self.before_boundary[uuid] = before
         try:
             self._session_facts(obj)
             handler = _HANDLERS.get(kind) if type(kind) is str else None
@@ -382,7 +394,8 @@ class _Reader:
             builder.metadata["version_changes"] = self.version_changes
         if self.entrypoint is not None:
             builder.metadata["entrypoint"] = self.entrypoint
-        included = active_entries(self.entries, self.parents, builder)
+        included = active_entries(self.entries, self.parents, builder, self.before_boundary)
+        segments = place_preserved_segments(included, self.parents, self.before_boundary)
         subagent = bool(included) and all(e.sidechain for e in included)
         if subagent:
             builder.metadata["subagent"] = True
@@ -393,6 +406,7 @@ class _Reader:
             builder,
             flag_sidechain=not subagent,
             compact_commands=self.compact_commands.by_boundary,
+            segments=segments,
         )
         assembler.run(included)
         _set_window(builder, self.overflow_errors)

@@ -10,12 +10,17 @@ around the boundary:
   ``api_error`` line or a synthetic assistant message saying the prompt is too long) with no
   successful call in between is an overflow recovery: Claude Code compacts reactively after
   such an error and records it as ``auto`` too (:func:`trigger_of`).
+
+Where it sits: a partial compaction (2.1.2xx) keeps a segment of the conversation verbatim
+(``preservedSegment``); :func:`place_preserved_segments` puts that segment before the compaction
+when the file wrote it after.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from core.formats.claude_records import ASSISTANT, BOUNDARY, Entry
 from core.models import CompactionTrigger
 
 _COMMAND_TAG = "<command-name>/compact</command-name>"
@@ -91,3 +96,56 @@ def trigger_of(
     if commands:
         return "manual", f"compactMetadata has no trigger (line {line}){commands_said}"
     return "unknown", f"compactMetadata has no trigger (line {line})"
+
+
+def preserved_segment(metadata: dict[str, Any], parents: dict[str, str | None]) -> list[str]:
+    """The lines a partial compaction kept verbatim (``preservedSegment``), head first: the
+    chain from ``tailUuid`` back to ``headUuid``. Only the head when the chain cannot be
+    followed in the file; [] when the compaction kept nothing."""
+    segment = metadata.get("preservedSegment")
+    if not isinstance(segment, dict):
+        return []
+    head, tail = segment.get("headUuid"), segment.get("tailUuid")
+    if not isinstance(head, str):
+        return []
+    path: list[str] = []
+    node = tail if isinstance(tail, str) else None
+    while node is not None and node in parents and len(path) < 100_000:
+        path.append(node)
+        if node == head:
+            path.reverse()
+            return path
+        node = parents[node]
+    return [head]
+
+
+def place_preserved_segments(
+    entries: list[Entry], parents: dict[str, str | None], before_boundary: dict[str, str]
+) -> dict[str, list[str]]:
+    """Put the messages a partial compaction kept before it, where they happened.
+
+    From 2.1.2xx Claude Code can write the kept segment again *after* the boundary and its
+    summary (with zeroed top-level usage), re-parented under the summary, although the model
+    produced it before the compaction ran. Those entries (the segment's chain, and the other
+    block lines of its API messages) move to just before their boundary; the first of them is
+    re-attached to the line written before the boundary. ``entries`` is reordered in place.
+    Returns each boundary's segment (its uuids, head first).
+    """
+    segments: dict[str, list[str]] = {}
+    boundaries = [e for e in entries if e.kind == BOUNDARY]
+    for boundary in boundaries:
+        uuids = preserved_segment(boundary.usage or {}, parents)
+        if not uuids:
+            continue
+        segments[boundary.uuid] = uuids
+        members = set(uuids)
+        at = entries.index(boundary)
+        after = entries[at + 1 :]
+        keys = {e.key for e in after if e.uuid in members and e.kind == ASSISTANT}
+        moved = [e for e in after if e.uuid in members or (e.kind == ASSISTANT and e.key in keys)]
+        if not moved:
+            continue  # written in place, before the boundary
+        moved_ids = {id(e) for e in moved}
+        moved[0].parent = before_boundary.get(boundary.uuid)
+        entries[at:] = [*moved, boundary, *(e for e in after if id(e) not in moved_ids)]
+    return segments
