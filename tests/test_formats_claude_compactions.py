@@ -263,3 +263,22 @@ def test_a_file_that_begins_at_a_boundary() -> None:
     assert notes == [("history-not-in-file", 3, "info")]
     assert "not in the file" in session.diagnostics[0].message
     assert session.turn_starts() == [3]
+
+
+# -- a compaction the conversation was rewound from ---------------------------------------------
+
+
+def test_a_compaction_on_a_rewound_branch_is_reported_not_applied(tmp_path: Path) -> None:
+    # The next prompt continues from the line before the boundary (as in the 2.0.76 sample,
+    # whose next request was as large as before the compaction): the session has no compaction.
+    rows = _rows(COMPACT)
+    _row(rows, "c-u4")["parentUuid"] = "c-a3"
+    session = load_session(_write(tmp_path / "rw.jsonl", rows))
+    assert session.compactions == []
+    assert not any(m.summary for m in session.messages)
+    assert session.metadata["rewound_compactions"] == [
+        {"line": 7, "trigger": "auto", "tokens_before": 151_234}
+    ]
+    notes = [d for d in session.diagnostics if d.code == "rewound-compaction"]
+    assert [(d.line, d.severity.value) for d in notes] == [(7, "info")]
+    assert "rewound branch" in notes[0].message

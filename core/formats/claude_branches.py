@@ -5,13 +5,15 @@ starts a new root whose ``logicalParentUuid`` names the leaf before it. The acti
 chain from the last line back to its root; lines forked off it by a rewind are left out with a
 diagnostic. Parallel tool results, the other block lines of an included API message and the
 attachments a hook hangs off a line of the chain, which Claude Code also writes as side
-branches, are kept.
+branches, are kept. A compaction on a rewound branch is not one of the session's: the
+conversation went on without it (``metadata["rewound_compactions"]`` and an info say so).
 """
 
 from __future__ import annotations
 
 from core.formats.base import SessionBuilder
 from core.formats.claude_records import ASSISTANT, ATTACHMENT, BOUNDARY, USER, Entry
+from core.numbers import as_int
 
 
 def active_entries(
@@ -145,7 +147,8 @@ class _Branches:
         return result
 
     def _abandoned(self, branch: list[Entry]) -> None:
-        """A branch the conversation was rewound from: left out, with an info."""
+        """A branch the conversation was rewound from: left out, with an info (and one more
+        for each compaction on it, which the conversation went on without)."""
         first, last = branch[0].line, branch[-1].line
         self.builder.info(
             first,
@@ -153,3 +156,17 @@ class _Branches:
             f"rewound branch of {len(branch)} line(s) (lines {first}–{last}) "
             "is not on the active conversation; skipped",
         )
+        for boundary in (e for e in branch if e.kind == BOUNDARY):
+            metadata = boundary.usage or {}
+            trigger = metadata.get("trigger")
+            trigger = trigger if isinstance(trigger, str) else "unknown"
+            before = as_int(metadata.get("preTokens"), None)
+            self.builder.metadata.setdefault("rewound_compactions", []).append(
+                {"line": boundary.line, "trigger": trigger, "tokens_before": before}
+            )
+            self.builder.info(
+                boundary.line,
+                "rewound-compaction",
+                f"the {trigger} compaction at line {boundary.line} is on a rewound branch: the "
+                "conversation went on from the line before it, without the compaction",
+            )
