@@ -89,6 +89,10 @@ def test_an_api_error_line_saying_too_long_is_evidence_too(tmp_path: Path) -> No
     assert event.trigger_evidence is not None and "(line 4: " in event.trigger_evidence
     assert "prompt is too long: 212480 tokens" in event.trigger_evidence
     assert session.context_window == 200_000  # the provider stated the window in the error
+    assert session.window_source == "recorded"
+    assert session.window_evidence == (
+        "the provider's error says so: prompt is too long: 212480 tokens > 200000 maximum"
+    )
     assert _parents_are_messages(session)
 
 
@@ -260,9 +264,15 @@ def test_a_file_that_begins_at_a_boundary() -> None:
     assert event.first_kept_id is None  # what it kept is before the file
     assert session.messages[0].summary and session.messages[0].compaction_boundary
     notes = [(d.code, d.line, d.severity.value) for d in session.diagnostics]
-    assert notes == [("history-not-in-file", 3, "info")]
+    assert notes == [("history-not-in-file", 3, "info"), ("window-inferred", None, "info")]
     assert "not in the file" in session.diagnostics[0].message
     assert session.turn_starts() == [3]
+    # The compaction measured ~1M tokens: the window is larger than the 200k default.
+    assert (session.context_window, session.window_source) == (1_000_000, "inferred")
+    assert session.window_evidence == (
+        "the automatic compaction at line 3 measured 998,659 tokens, above the 200,000-token "
+        "default"
+    )
 
 
 # -- a compaction the conversation was rewound from ---------------------------------------------

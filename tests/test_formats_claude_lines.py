@@ -288,3 +288,31 @@ def test_provider(tmp_path: Path, message_id: str, model: str, provider: str) ->
         assert session.metadata["provider_evidence"]
     if model:
         assert session.model == model  # kept as recorded, [1m] included (the window reads it)
+
+
+# -- the window the recording shows ------------------------------------------------------------
+
+
+def test_a_request_above_200k_infers_a_larger_window(tmp_path: Path) -> None:
+    rows = _rows(RECENT)
+    for row in rows:
+        if row.get("uuid") == "r-a4":
+            row["message"]["usage"]["iterations"][0]["cache_read_input_tokens"] = 230_000
+    session = load_session(_write(tmp_path / "big.jsonl", rows))
+    assert (session.context_window, session.window_source) == (1_000_000, "inferred")
+    assert session.window_evidence == (
+        "a request of 230,602 tokens is recorded, above the 200,000-token default"
+    )
+
+
+def test_a_1m_model_and_the_default_window(recent: Session, tmp_path: Path) -> None:
+    assert (recent.context_window, recent.window_source, recent.window_evidence) == (
+        200_000,
+        "table",
+        None,
+    )
+    session = _with_calls(tmp_path, model="claude-opus-4-6[1m]")
+    assert (session.context_window, session.window_source) == (1_000_000, "table")
+    assert (
+        session.window_evidence == "the model id claude-opus-4-6[1m] asks for the 1M-token context"
+    )

@@ -409,12 +409,13 @@ class _Reader:
             segments=segments,
         )
         assembler.run(included)
-        _set_window(builder, self.overflow_errors)
+        window_evidence = _set_window(builder, self.overflow_errors)
         subagent_files = _subagent_files(path, self.session_id)
         if subagent_files:
             builder.metadata["subagent_files"] = subagent_files
         session = builder.build()
         session.agent_version = self.version
+        session.window_evidence = window_evidence
         session.provider = "anthropic"
         if assembler.provider is not None:
             session.provider, builder.metadata["provider_evidence"] = assembler.provider
@@ -456,33 +457,52 @@ def _error_text(error: Any) -> str:
     return orjson.dumps(error).decode()
 
 
-def _set_window(builder: SessionBuilder, overflow_errors: list[str]) -> None:
+def _set_window(builder: SessionBuilder, overflow_errors: list[str]) -> str | None:
+    """The window the recording shows, when it shows one; returns the evidence, in a sentence.
+
+    A provider's "prompt is too long: N tokens > W maximum" states it (``recorded``); a ``[1m]``
+    model has the 1M window (``table``); a request, or an automatic compaction's measured
+    context, above 200k means the window is larger than the 200k default (``inferred``).
+    Otherwise the registry looks the model up (``metadata["default_window"]`` is the fallback).
+    """
     model = builder.model or ""
-    max_context = builder.metadata.get("max_recorded_context", 0)
-    stated = None
     errors = [m.error for m in builder.messages if m.error and not m.sidechain]
-    for error in [*errors, *overflow_errors]:  # errors are rare: a regex per error is cheap
+    for error in reversed([*errors, *overflow_errors]):  # rare: a regex per error is cheap
         match = _TOO_LONG.search(error)
         if match:
             stated = int(match.group(2))
-    if stated:
-        builder.context_window = stated
-        builder.window_source = "recorded"
-        builder.metadata["window_from_error"] = stated
-    elif "[1m]" in model.lower():
+            builder.context_window = stated
+            builder.window_source = "recorded"
+            builder.metadata["window_from_error"] = stated
+            return f"the provider's error says so: {match.group(0)}"
+    if "[1m]" in model.lower():
         builder.context_window = LARGE_WINDOW
         builder.window_source = "table"
-    elif isinstance(max_context, int) and max_context > DEFAULT_WINDOW:
+        return f"the model id {model} asks for the 1M-token context"
+    above = _above_default(builder)
+    if above is not None:
         builder.context_window = LARGE_WINDOW
-        builder.window_source = "table"
-        builder.info(
-            None,
-            "window-inferred",
-            f"recorded context reached {max_context} tokens, above 200k: assuming a 1M window",
-        )
-    else:
-        # Left to the registry (core.windows), which falls back to this default.
-        builder.metadata["default_window"] = DEFAULT_WINDOW
+        builder.window_source = "inferred"
+        builder.info(None, "window-inferred", f"{above}, above 200k: assuming a 1M window")
+        return f"{above}, above the {DEFAULT_WINDOW:,}-token default"
+    # Left to the registry (core.windows), which falls back to this default.
+    builder.metadata["default_window"] = DEFAULT_WINDOW
+    return None
+
+
+def _above_default(builder: SessionBuilder) -> str | None:
+    """What shows the context went past the 200k default: the largest recorded request, or an
+    automatic compaction's measured context (not an overflow recovery's, measured past it)."""
+    max_context = builder.metadata.get("max_recorded_context", 0)
+    if isinstance(max_context, int) and max_context > DEFAULT_WINDOW:
+        return f"a request of {max_context:,} tokens is recorded"
+    for event in builder.compactions:
+        if event.trigger == "auto" and (event.tokens_before or 0) > DEFAULT_WINDOW:
+            return (
+                f"the automatic compaction at line {event.source_line} measured "
+                f"{event.tokens_before:,} tokens"
+            )
+    return None
 
 
 def _subagent_files(path: Path, session_id: str | None) -> list[str]:
