@@ -48,7 +48,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import orjson
 
@@ -74,6 +74,7 @@ from core.formats.claude_records import (
 )
 from core.formats.jsonl import head_records, read_jsonl
 from core.models import Session, SourceFormat
+from core.numbers import as_int
 from core.overflow_errors import is_context_overflow_message
 
 FORMAT = SourceFormat.CLAUDE_CODE
@@ -222,8 +223,16 @@ class _Reader:
         self, line_no: int, offset: int, uuid: str, parent: str | None, obj: dict[str, Any]
     ) -> None:
         """An assistant line: one content block of an API message (merged later)."""
+        message = obj.get("message")
+        if not self._has_message(message, line_no, "assistant"):
+            return
+        usage = message.get("usage")
+        if usage is not None and not isinstance(usage, dict):
+            self.builder.diagnostic(
+                line_no, "unreadable-usage", "usage is not an object: the call has no usage"
+            )
         entry = Entry(ASSISTANT, line_no, offset, uuid, parent, obj)
-        read_assistant(entry, obj, obj.get("message"))
+        read_assistant(entry, obj, message)
         self.entries.append(entry)
         self.compact_commands.call()
         self._agent_facts(line_no, obj)
@@ -232,8 +241,11 @@ class _Reader:
         self, line_no: int, offset: int, uuid: str, parent: str | None, obj: dict[str, Any]
     ) -> None:
         """A user line: text the user (or the agent, for meta lines) sent, or tool results."""
+        message = obj.get("message")
+        if not self._has_message(message, line_no, "user"):
+            return
         entry = Entry(USER, line_no, offset, uuid, parent, obj)
-        read_user(entry, obj.get("message"))
+        read_user(entry, message)
         self.entries.append(entry)
         self._agent_facts(line_no, obj)
         if entry.texts and is_compact_command(entry.texts[0]):
@@ -244,6 +256,15 @@ class _Reader:
                 self.builder.project = cwd
         if self.agent_id is None and isinstance(obj.get("agentId"), str):
             self.agent_id = obj["agentId"]
+
+    def _has_message(self, message: Any, line_no: int, kind: str) -> TypeGuard[dict[str, Any]]:
+        """The line holds its ``message`` object (else a diagnostic, and the line is skipped)."""
+        if isinstance(message, dict):
+            return True
+        self.builder.diagnostic(
+            line_no, "unreadable-record", f"{kind} line without a message object, skipped"
+        )
+        return False
 
     def _agent_facts(self, line_no: int, obj: dict[str, Any]) -> None:
         """The agent's version (the last one; where it changed) and how it was started, from
@@ -265,8 +286,7 @@ class _Reader:
         self._agent_facts(line_no, obj)
         if subtype == "compact_boundary":
             entry = Entry(BOUNDARY, line_no, offset, uuid, parent, obj)
-            meta = obj.get("compactMetadata")
-            entry.usage = meta if isinstance(meta, dict) else {}
+            entry.usage = self._compact_metadata(line_no, obj.get("compactMetadata"))
             self.entries.append(entry)
             self.compact_commands.boundary(line_no)
         elif subtype == "local_command":
@@ -330,6 +350,25 @@ class _Reader:
                 f"attachment type {name} not known: what the model was sent of it (if anything) "
                 "is not counted",
             )
+
+    def _compact_metadata(self, line_no: int, metadata: Any) -> dict[str, Any]:
+        """A boundary's ``compactMetadata``, with a diagnostic for what cannot be read in it."""
+        if not isinstance(metadata, dict):
+            self.builder.diagnostic(
+                line_no,
+                "unreadable-compaction",
+                "compact boundary without compactMetadata: its trigger and sizes are unknown",
+            )
+            return {}
+        for key in ("preTokens", "postTokens"):
+            value = metadata.get(key)
+            if value is not None and as_int(value, None) is None:
+                self.builder.diagnostic(
+                    line_no,
+                    "unreadable-compaction",
+                    f"compactMetadata.{key} {value!r:.40} is not a number",
+                )
+        return metadata
 
     def summary(
         self, line_no: int, offset: int, uuid: str, parent: str | None, obj: dict[str, Any]
