@@ -292,3 +292,14 @@ def test_a_compaction_on_a_rewound_branch_is_reported_not_applied(tmp_path: Path
     notes = [d for d in session.diagnostics if d.code == "rewound-compaction"]
     assert [(d.line, d.severity.value) for d in notes] == [(7, "info")]
     assert "rewound branch" in notes[0].message
+
+
+def test_only_the_compact_command_itself_is_one(tmp_path: Path) -> None:
+    rows = _rows(COMPACT)
+    _row(rows, "c-u4")["message"]["content"] = "/compact keep the migration plan"
+    session = load_session(_write(tmp_path / "c.jsonl", rows))
+    typed = next(m for m in session.messages if m.id == "c-u4")
+    assert typed.meta and not typed.is_turn_start  # a command, not a request to the model
+    _row(rows, "c-u4")["message"]["content"] = "/compaction looks odd, why?"
+    session = load_session(_write(tmp_path / "d.jsonl", rows))
+    assert next(m for m in session.messages if m.id == "c-u4").is_turn_start

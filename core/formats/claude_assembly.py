@@ -13,7 +13,7 @@ from typing import Any
 
 from core.fastmodel import construct
 from core.formats.base import SessionBuilder
-from core.formats.claude_compactions import trigger_of
+from core.formats.claude_compactions import is_typed_compact, trigger_of
 from core.formats.claude_records import API_ERROR, ASSISTANT, ATTACHMENT, BOUNDARY, USER, Entry
 from core.models import Message, Role, ToolCall, ToolResult, Usage, UsageConvention
 from core.numbers import as_int
@@ -21,7 +21,7 @@ from core.overflow_errors import is_context_overflow_message
 
 # A slash command and its local output are written as user lines, but the user did not type
 # them as a request: they are context (meta), not the start of a turn.
-_COMMAND_PREFIXES = ("<command-name>", "<command-message>", "<local-command-", "/compact")
+_COMMAND_PREFIXES = ("<command-name>", "<command-message>", "<local-command-")
 
 
 def usage_of(raw: dict[str, Any]) -> Usage:
@@ -297,7 +297,7 @@ class Assembler:
             timestamp=entry.timestamp,
             text=text,
             summary=entry.summary,
-            meta=entry.meta or text.startswith(_COMMAND_PREFIXES),
+            meta=entry.meta or text.startswith(_COMMAND_PREFIXES) or is_typed_compact(text),
             sidechain=entry.sidechain and self.flag_sidechain,
             source_line=entry.line,
             source_offset=entry.offset,

@@ -12,6 +12,7 @@ conversation went on without it (``metadata["rewound_compactions"]`` and an info
 from __future__ import annotations
 
 from core.formats.base import SessionBuilder
+from core.formats.claude_compactions import is_typed_compact
 from core.formats.claude_records import ASSISTANT, ATTACHMENT, BOUNDARY, USER, Entry
 from core.numbers import as_int
 
@@ -34,7 +35,7 @@ def active_entries(
 
 def _typed_compact(entry: Entry) -> bool:
     """The line the user typed to compact (``/compact …``), which the model is not sent."""
-    return entry.kind == USER and bool(entry.texts) and entry.texts[0].startswith("/compact")
+    return entry.kind == USER and bool(entry.texts) and is_typed_compact(entry.texts[0])
 
 
 class _Branches:

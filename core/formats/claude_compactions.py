@@ -26,9 +26,14 @@ from core.models import CompactionTrigger
 _COMMAND_TAG = "<command-name>/compact</command-name>"
 
 
+def is_typed_compact(text: str) -> bool:
+    """``text`` is the ``/compact`` command as the user typed it (``/compact``, with arguments)."""
+    return text.startswith("/compact") and text[8:9] in ("", " ", "\n")
+
+
 def is_compact_command(text: str) -> bool:
-    """``text`` is the ``/compact`` command: typed (``/compact …``) or as the agent records it."""
-    return text.startswith("/compact") or _COMMAND_TAG in text[:300]
+    """``text`` is the ``/compact`` command: typed, or as the agent records it."""
+    return is_typed_compact(text) or _COMMAND_TAG in text[:300]
 
 
 class CompactCommands:
