@@ -5,16 +5,21 @@ What is read (see ``reference/formats.md`` §B):
 * ``user`` / ``assistant`` lines. Claude Code writes one line per content block and repeats the
   API message's usage on each; lines with the same ``message.id`` + ``requestId`` are merged into
   one assistant :class:`Message` whose :class:`Usage` is counted once (the largest copy wins:
-  earlier copies are written mid-stream). ``tool_use`` blocks become :class:`ToolCall` s; each
+  earlier copies are written mid-stream; with ``usage.iterations``, 2.1.2xx, the last main-model
+  pass is the request's usage). ``tool_use`` blocks become :class:`ToolCall` s; each
   ``tool_result`` block of a user line becomes one tool message joined to its call. The top-level
   ``toolUseResult`` is the UI's copy and is not read (the model saw ``tool_result.content``).
-* ``system`` / ``compact_boundary`` → a :class:`CompactionEvent` (``compactMetadata.trigger``,
-  ``preTokens``, ``postTokens``); the ``isCompactSummary`` user line after it is a summary
-  message; ``isMeta`` user lines are meta messages.
+* ``system`` / ``compact_boundary`` → a :class:`CompactionEvent` (``preTokens``, ``postTokens``)
+  whose trigger (auto, manual, or overflow recovery after a "prompt is too long" error) comes
+  with its evidence (:mod:`~core.formats.claude_compactions`); a partial compaction's preserved
+  segment is placed before it and named by ``first_kept_id``. The ``isCompactSummary`` user line
+  after it is a summary message; ``isMeta`` user lines are meta messages.
 * The uuid / parentUuid tree: the active branch is the chain from the last line back to its root
   (crossing a compact boundary through ``logicalParentUuid``). Lines forked off that chain by a
-  rewind are left out with a diagnostic; parallel tool results and the other block lines of an
-  included API message, which Claude Code also writes as side branches, are kept.
+  rewind are left out with a diagnostic (a compaction among them is reported, not applied);
+  parallel tool results, the other block lines of an included API message and hook attachments,
+  which Claude Code also writes as side branches, are kept. A file may begin at a boundary whose
+  history is not in it.
 * The agent: ``Session.agent_version`` is the last ``version`` of the agent's lines (where it
   changed: ``metadata["version_changes"]``), ``metadata["entrypoint"]`` how it was started
   (``cli``, ``claude-desktop``, ``sdk-cli`` …). ``Session.provider`` is ``anthropic`` unless the
