@@ -1,0 +1,216 @@
+"""What one line of a Claude Code transcript contributes: an :class:`Entry`, read at load time.
+
+Only user, assistant and compact-boundary lines (and the attachments the model is sent) become
+entries; the loader keeps them in file order and picks the active branch later
+(:mod:`core.formats.claude_branches`). Content blocks are read here: text, thinking, tool calls,
+tool results (as ``(call id, output, is_error)``), images and documents as placeholders.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from core.fastmodel import construct
+from core.formats.base import as_text
+from core.models import ToolCall
+
+# Entry kinds (one entry per useful line).
+USER = 0
+ASSISTANT = 1
+BOUNDARY = 2
+ATTACHMENT = 3
+"""Context the agent injected (an ``attachment`` line): a meta user message for the model."""
+API_ERROR = 4
+"""A provider's context-overflow error (``system`` / ``api_error``): no message, but it tells
+an overflow recovery from an automatic compaction."""
+
+
+class Entry:
+    """What one user/assistant/boundary/attachment line contributes, extracted at read time."""
+
+    __slots__ = (
+        "calls",
+        "error",
+        "key",
+        "kind",
+        "line",
+        "meta",
+        "model",
+        "offset",
+        "parent",
+        "reasoning",
+        "results",
+        "sidechain",
+        "stop_reason",
+        "summary",
+        "texts",
+        "timestamp",
+        "usage",
+        "uuid",
+    )
+
+    def __init__(
+        self, kind: int, line: int, offset: int, uuid: str, parent: str | None, obj: dict[str, Any]
+    ) -> None:
+        self.kind = kind
+        self.line = line
+        self.offset = offset
+        self.uuid = uuid
+        self.parent = parent
+        ts = obj.get("timestamp")
+        self.timestamp: str | None = ts if type(ts) is str else None
+        self.sidechain = obj.get("isSidechain") is True
+        self.meta = obj.get("isMeta") is True
+        self.summary = obj.get("isCompactSummary") is True
+        # Filled by the readers; most lines leave most of them empty (shared, never mutated).
+        self.texts: Sequence[str] = ()
+        self.reasoning: Sequence[str] = ()
+        self.calls: Sequence[ToolCall] = ()
+        self.results: Sequence[tuple[str, str, bool]] = ()
+        self.usage: dict[str, Any] | None = None
+        self.model: str | None = None
+        self.stop_reason: str | None = None
+        self.error: str | None = None
+        self.key: tuple[str, str | None] | None = None
+
+
+def parent_of(obj: dict[str, Any]) -> str | None:
+    parent = obj.get("parentUuid")
+    if parent is None:
+        parent = obj.get("logicalParentUuid")  # a compact boundary's pre-compaction leaf
+    return parent if type(parent) is str else None
+
+
+def _block_piece(block: dict[str, Any]) -> str | None:
+    """What a text, image or document content block shows the model (None: another kind)."""
+    kind = block.get("type")
+    if kind == "text":
+        text = block.get("text")
+        return text if type(text) is str else None
+    if kind == "image":
+        return "[image]"
+    if kind == "document":
+        return "[document]"
+    return None
+
+
+def _block_text(content: Any) -> str:
+    """Text of a tool_result ``content``: a string, or a list of text/image blocks."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts: list[str] = []
+        for block in content:
+            piece = _block_piece(block) if isinstance(block, dict) else block
+            if isinstance(piece, str):
+                parts.append(piece)
+        return "\n\n".join(parts)
+    return as_text(content)
+
+
+def _result_of(block: dict[str, Any], is_error: bool) -> tuple[str, str, bool]:
+    """A tool result block as ``(call id, output, is_error)``."""
+    call_id = block.get("tool_use_id")
+    return (call_id if type(call_id) is str else "", _block_text(block.get("content")), is_error)
+
+
+def read_user(entry: Entry, message: Any) -> None:
+    content = message.get("content") if type(message) is dict else None
+    if type(content) is str:
+        entry.texts = (content,)
+        return
+    if not isinstance(content, list):
+        return
+    texts: list[str] = []
+    results: list[tuple[str, str, bool]] = []
+    for block in content:
+        if type(block) is not dict:
+            continue
+        if block.get("type") == "tool_result":
+            results.append(_result_of(block, block.get("is_error") is True))
+            continue
+        piece = _block_piece(block)
+        if piece is not None:
+            texts.append(piece)
+    if texts:
+        entry.texts = texts
+    if results:
+        entry.results = results
+
+
+def request_usage(usage: dict[str, Any]) -> dict[str, Any]:
+    """The usage of the request whose reply the line holds: the last ``type: "message"`` entry of
+    ``usage.iterations`` when there is one (2.1.2xx), else ``usage`` itself.
+
+    A response that ran a server tool (the advisor) is several model passes: the top-level usage
+    is the sum of the main model's passes, which counts the context twice, and the preserved
+    copies a partial compaction rewrites have it zeroed. The last main-model pass is the context
+    the conversation reached, and its output the reply that stays in it.
+    """
+    iterations = usage.get("iterations")
+    if type(iterations) is list:
+        for item in reversed(iterations):
+            if type(item) is dict and item.get("type") == "message":
+                return item
+    return usage
+
+
+def read_assistant(entry: Entry, obj: dict[str, Any], message: Any) -> None:
+    if type(message) is not dict:
+        return
+    msg_id = message.get("id")
+    request_id = obj.get("requestId")
+    entry.key = (
+        msg_id if type(msg_id) is str else entry.uuid,
+        request_id if type(request_id) is str else None,
+    )
+    model = message.get("model")
+    if type(model) is str:
+        entry.model = model
+    stop = message.get("stop_reason")
+    if type(stop) is str:
+        entry.stop_reason = stop
+    usage = message.get("usage")
+    if type(usage) is dict:
+        entry.usage = request_usage(usage)
+    content = message.get("content")
+    texts: list[str] = []
+    if type(content) is str:
+        texts.append(content)
+    elif isinstance(content, list):
+        _read_assistant_blocks(entry, content, texts)
+    if texts:
+        entry.texts = texts
+    if obj.get("isApiErrorMessage") is True or obj.get("error"):
+        error = obj.get("error")
+        entry.error = ("\n".join(texts) or (error if isinstance(error, str) else "")) or "API error"
+
+
+def _read_assistant_blocks(entry: Entry, content: list[Any], texts: list[str]) -> None:
+    """The blocks of an assistant line: text, thinking, tool calls, server tool results."""
+    for block in content:
+        if type(block) is not dict:
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            text = block.get("text")
+            if type(text) is str:
+                texts.append(text)
+        elif kind == "thinking":
+            thinking = block.get("thinking")
+            if type(thinking) is str:
+                entry.reasoning = (*entry.reasoning, thinking)
+        elif kind in ("tool_use", "server_tool_use"):
+            call_id = block.get("id")
+            name = block.get("name")
+            call = construct(
+                ToolCall,
+                id=call_id if type(call_id) is str else "",
+                name=name if type(name) is str else "",
+                arguments=block.get("input"),
+            )
+            entry.calls = (*entry.calls, call)
+        elif type(kind) is str and kind.endswith("_tool_result"):
+            # A server tool's result (web search …) arrives inside the assistant reply.
+            entry.results = (*entry.results, _result_of(block, False))
