@@ -262,6 +262,9 @@ class CompactionEvent(BaseModel):
     """Id of the first message kept verbatim (pi ``firstKeptEntryId``, opencode ``tail_start_id``)."""
     source_line: int | None = None
     """1-based line of the record in the source file."""
+    rewound: bool = False
+    """The conversation went on from before it (the user rewound past it): it never took
+    effect, and the replay does not apply it."""
 
 
 WindowSource = Literal["recorded", "table", "inferred", "user", "unknown"]

@@ -62,11 +62,11 @@ class Evidence:
 
     largest_prompt: int = 0
     """The largest prompt of a call that went through (no overflow error, no length stop)."""
-    largest_prompt_message: int | None = None
-    """The message of that call."""
+    largest_prompt_at: str = ""
+    """Where that call is (``at line N`` of the file, else ``at message N``)."""
     largest_auto_compaction: int = 0
     """The largest context an automatic compaction measured (it fits the window by definition)."""
-    largest_auto_compaction_message: int | None = None
+    largest_auto_compaction_at: str = ""
     stated: int | None = None
     """The limit a provider's overflow error states."""
     stated_message: int | None = None
@@ -80,19 +80,18 @@ class Evidence:
         """Where the lower bound comes from, in words."""
         if self.largest_auto_compaction > self.largest_prompt:
             return (
-                f"an automatic compaction measured {self.largest_auto_compaction:,} tokens "
-                f"(before message {self.largest_auto_compaction_message})"
+                f"an automatic compaction {self.largest_auto_compaction_at} measured "
+                f"{self.largest_auto_compaction:,} tokens"
             )
         return (
-            f"a call sent {self.largest_prompt:,} tokens and went through "
-            f"(message {self.largest_prompt_message})"
+            f"a call {self.largest_prompt_at} sent {self.largest_prompt:,} tokens and went through"
         )
 
 
 def gather(session: Session) -> Evidence:
     """The window evidence of ``session``: prompts that went through, automatic compactions,
     limits stated by overflow errors."""
-    largest, largest_at = 0, None
+    largest, largest_at = 0, ""
     stated, stated_at = None, None
     for message in session.messages:
         if message.role is not Role.ASSISTANT or message.sidechain:
@@ -106,12 +105,17 @@ def gather(session: Session) -> Evidence:
             continue
         prompt = usage.prompt_tokens
         if prompt > largest:
-            largest, largest_at = prompt, message.index
-    compaction, compaction_at = 0, None
+            largest, largest_at = prompt, _where(message.source_line, message.index)
+    compaction, compaction_at = 0, ""
     for event in session.compactions:
         if event.trigger == "auto" and event.tokens_before and event.tokens_before > compaction:
-            compaction, compaction_at = event.tokens_before, event.message_index
+            compaction = event.tokens_before
+            compaction_at = _where(event.source_line, event.message_index)
     return Evidence(largest, largest_at, compaction, compaction_at, stated, stated_at)
+
+
+def _where(line: int | None, message_index: int) -> str:
+    return f"at line {line}" if line is not None else f"at message {message_index}"
 
 
 def resolve_window(session: Session, user_window: int | None = None) -> None:
@@ -139,8 +143,11 @@ def resolve_window(session: Session, user_window: int | None = None) -> None:
         )
         return
     if row is not None:
-        table = ONE_MILLION if (wants_1m and row.supports_1m) else row.context_window
-        _from_table(session, row, table, evidence)
+        if wants_1m and row.supports_1m:
+            why = f"the model id {session.model} asks for the 1M-token context"
+            _from_table(session, row, ONE_MILLION, evidence, why)
+        else:
+            _from_table(session, row, row.context_window, evidence)
         return
     _without_table(session, evidence)
 
@@ -154,24 +161,25 @@ def _fill_limits(session: Session, row: ModelLimits | None) -> None:
         session.metadata["input_limit"] = row.input_limit
 
 
-def _from_table(session: Session, row: ModelLimits, table: int, evidence: Evidence) -> None:
+def _from_table(
+    session: Session, row: ModelLimits, table: int, evidence: Evidence, why: str | None = None
+) -> None:
     """The table's window, unless the recording shows more than it."""
     lower = evidence.lower_bound
     provider = normalize_provider(session.provider)
     where = f"{session.model}" + (f" on {provider}" if provider else "")
     if lower <= table:
-        _set(session, table, "table", f"the table's window for {where} ({row.source})")
+        _set(session, table, "table", why or f"the table's window for {where} ({row.source})")
         return
     larger = row.larger_window or (ONE_MILLION if row.supports_1m else None)
     window = larger if larger is not None and larger >= lower else smallest_window(lower)
     variant = "the model's larger window" if window == larger else "the smallest common window"
-    _set(
-        session,
-        window,
-        "inferred",
+    text = (
         f"{evidence.lower_bound_text()}, more than the table's {table:,} for {where}: "
-        f"{variant} that holds it is {window:,}",
+        f"{variant} that holds it is {window:,}"
     )
+    _set(session, window, "inferred", text)
+    _note(session, Severity.INFO, text)
 
 
 def _without_table(session: Session, evidence: Evidence) -> None:
@@ -194,9 +202,15 @@ def _without_table(session: Session, evidence: Evidence) -> None:
         f"so the window is taken as {window:,}, the smallest common window that holds it"
     )
     _set(session, window, "inferred", text)
-    session.diagnostics.append(
-        Diagnostic(line=None, severity=Severity.WARNING, code="window-inferred", message=text)
-    )
+    _note(session, Severity.WARNING, text)
+
+
+def _note(session: Session, severity: Severity, text: str) -> None:
+    """A ``window-inferred`` diagnostic, once (a session written by ``convert`` carries it)."""
+    if not any(d.code == "window-inferred" and d.message == text for d in session.diagnostics):
+        session.diagnostics.append(
+            Diagnostic(line=None, severity=severity, code="window-inferred", message=text)
+        )
 
 
 def smallest_window(tokens: int) -> int:

@@ -269,9 +269,9 @@ def test_a_file_that_begins_at_a_boundary() -> None:
     assert session.turn_starts() == [3]
     # The compaction measured ~1M tokens: the window is larger than the 200k default.
     assert (session.context_window, session.window_source) == (1_000_000, "inferred")
-    assert session.window_evidence == (
-        "the automatic compaction at line 3 measured 998,659 tokens, above the 200,000-token "
-        "default"
+    assert session.window_evidence is not None
+    assert session.window_evidence.startswith(
+        "an automatic compaction at line 3 measured 998,659 tokens, more than the table's 200,000"
     )
 
 

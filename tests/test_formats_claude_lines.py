@@ -300,17 +300,13 @@ def test_a_request_above_200k_infers_a_larger_window(tmp_path: Path) -> None:
             row["message"]["usage"]["iterations"][0]["cache_read_input_tokens"] = 230_000
     session = load_session(_write(tmp_path / "big.jsonl", rows))
     assert (session.context_window, session.window_source) == (1_000_000, "inferred")
-    assert session.window_evidence == (
-        "a request of 230,602 tokens is recorded, above the 200,000-token default"
-    )
+    assert session.window_evidence is not None
+    assert "230,602 tokens" in session.window_evidence and "200,000" in session.window_evidence
 
 
 def test_a_1m_model_and_the_default_window(recent: Session, tmp_path: Path) -> None:
-    assert (recent.context_window, recent.window_source, recent.window_evidence) == (
-        200_000,
-        "table",
-        None,
-    )
+    assert (recent.context_window, recent.window_source) == (200_000, "table")
+    assert recent.window_evidence is not None and "table" in recent.window_evidence
     session = _with_calls(tmp_path, model="claude-opus-4-6[1m]")
     assert (session.context_window, session.window_source) == (1_000_000, "table")
     assert (

@@ -78,7 +78,7 @@ from core.formats.claude_records import (
     read_user,
 )
 from core.formats.jsonl import head_records, read_jsonl
-from core.models import Session, SourceFormat
+from core.models import CompactionEvent, Session, SourceFormat
 from core.numbers import as_int
 from core.overflow_errors import is_context_overflow_message
 
@@ -87,9 +87,7 @@ PARTIAL_READS = True
 """``load(..., head_bytes=N)`` reads only the complete lines of the first N bytes."""
 
 DEFAULT_WINDOW = 200_000
-"""Window of Claude models unless the model is a 1M-context one."""
-LARGE_WINDOW = 1_000_000
-"""Window of ``[1m]`` models (and of any session whose recorded context exceeds 200k)."""
+"""Claude Code's window for a Claude model the table does not know."""
 
 _SKIPPED_TYPES = frozenset(
     {
@@ -453,6 +451,7 @@ class _Reader:
             segments=segments,
         )
         assembler.run(included)
+        _add_rewound_compactions(builder)
         window_evidence = _set_window(builder, self.overflow_errors)
         subagent_files = _subagent_files(path, self.session_id)
         if subagent_files:
@@ -502,14 +501,11 @@ def _error_text(error: Any) -> str:
 
 
 def _set_window(builder: SessionBuilder, overflow_errors: list[str]) -> str | None:
-    """The window the recording shows, when it shows one; returns the evidence, in a sentence.
-
-    A provider's "prompt is too long: N tokens > W maximum" states it (``recorded``); a ``[1m]``
-    model has the 1M window (``table``); a request, or an automatic compaction's measured
-    context, above 200k means the window is larger than the 200k default (``inferred``).
-    Otherwise the registry looks the model up (``metadata["default_window"]`` is the fallback).
-    """
-    model = builder.model or ""
+    """The window a provider's error states ("prompt is too long: N tokens > W maximum", on a
+    failed call or an ``api_error`` line: ``recorded``), returned with its evidence; otherwise
+    the registry resolves it from the model and the recording (:mod:`core.window_evidence`:
+    ``[1m]`` models, requests or automatic compactions above 200k), with Claude Code's 200k
+    default for a model it does not know (``metadata["default_window"]``)."""
     errors = [m.error for m in builder.messages if m.error and not m.sidechain]
     for error in reversed([*errors, *overflow_errors]):  # rare: a regex per error is cheap
         match = _TOO_LONG.search(error)
@@ -519,34 +515,34 @@ def _set_window(builder: SessionBuilder, overflow_errors: list[str]) -> str | No
             builder.window_source = "recorded"
             builder.metadata["window_from_error"] = stated
             return f"the provider's error says so: {match.group(0)}"
-    if "[1m]" in model.lower():
-        builder.context_window = LARGE_WINDOW
-        builder.window_source = "table"
-        return f"the model id {model} asks for the 1M-token context"
-    above = _above_default(builder)
-    if above is not None:
-        builder.context_window = LARGE_WINDOW
-        builder.window_source = "inferred"
-        builder.info(None, "window-inferred", f"{above}, above 200k: assuming a 1M window")
-        return f"{above}, above the {DEFAULT_WINDOW:,}-token default"
-    # Left to the registry (core.windows), which falls back to this default.
     builder.metadata["default_window"] = DEFAULT_WINDOW
     return None
 
 
-def _above_default(builder: SessionBuilder) -> str | None:
-    """What shows the context went past the 200k default: the largest recorded request, or an
-    automatic compaction's measured context (not an overflow recovery's, measured past it)."""
-    max_context = builder.metadata.get("max_recorded_context", 0)
-    if isinstance(max_context, int) and max_context > DEFAULT_WINDOW:
-        return f"a request of {max_context:,} tokens is recorded"
-    for event in builder.compactions:
-        if event.trigger == "auto" and (event.tokens_before or 0) > DEFAULT_WINDOW:
-            return (
-                f"the automatic compaction at line {event.source_line} measured "
-                f"{event.tokens_before:,} tokens"
+def _add_rewound_compactions(builder: SessionBuilder) -> None:
+    """The compactions of rewound branches, kept as events that did not take effect (placed
+    before the first active message recorded after them), so that every compaction the file
+    holds is reported with its trigger."""
+    rewound = builder.metadata.get("rewound_compactions") or []
+    if not rewound:
+        return
+    lines = [message.source_line or 0 for message in builder.messages]
+    for entry in rewound:
+        line = entry["line"]
+        at = next((i for i, seen in enumerate(lines) if seen > line), len(lines))
+        trigger = entry["trigger"] if entry["trigger"] in ("auto", "manual") else "unknown"
+        builder.compactions.append(
+            CompactionEvent(
+                message_index=at,
+                trigger=trigger,
+                trigger_evidence=f"compactMetadata.trigger is {entry['trigger']} (line {line}); "
+                "the conversation was rewound past it (it went on from the line before it)",
+                tokens_before=entry["tokens_before"],
+                source_line=line,
+                rewound=True,
             )
-    return None
+        )
+    builder.compactions.sort(key=lambda event: event.message_index)
 
 
 def _subagent_files(path: Path, session_id: str | None) -> list[str]:

@@ -47,7 +47,7 @@ def stretches(recorded: RecordedCompactions, calls: int) -> list[_Stretch]:
     """The session's calls cut at each recorded compaction."""
     cuts: list[tuple[int, RecordedCompaction | None]] = []
     for rc in sorted(recorded.all, key=lambda rc: (rc.recorded_call is None, rc.recorded_call)):
-        if rc.recorded_call is None:
+        if rc.recorded_call is None or rc.rewound:
             continue
         if rc.automatic and rc.kind == "auto":
             cuts.append((rc.recorded_call, rc))  # the check before this call fired it

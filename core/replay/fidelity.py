@@ -67,7 +67,7 @@ def _context(
     context: dict[str, Any] = {
         "trigger": rc.kind,
         "trigger_evidence": rc.evidence,
-        "automatic": rc.automatic or rc.kind == "unknown",
+        "automatic": rc.automatic or (rc.kind == "unknown" and not rc.rewound),
     }
     c = rc.recorded_call
     check = checks[c] if c is not None and 0 <= c < len(checks) else None
@@ -123,6 +123,18 @@ def _matched(
 
 
 def _manual(rc: RecordedCompaction, event: CompactionEvent) -> FidelityRow:
+    if rc.rewound:
+        return FidelityRow(
+            recorded_index=rc.index,
+            message_index=rc.m_c,
+            trigger=event.trigger,
+            tokens_before=event.tokens_before,
+            outcome="manual" if rc.kind == "manual" else "untestable",
+            replay_call_index=None,
+            call_delta=None,
+            recorded_call_index=rc.recorded_call,
+            note="the user rewound past it: it never took effect, so the replay leaves it out",
+        )
     note = (
         "recorded as manual"
         if event.trigger == "manual"

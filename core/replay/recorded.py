@@ -48,6 +48,7 @@ class RecordedCompaction:
         "owned",
         "owned_end",
         "recorded_call",
+        "rewound",
         "summary_message",
         "tokens_before",
         "trigger",
@@ -79,6 +80,8 @@ class RecordedCompaction:
         """What :attr:`kind` rests on, in one sentence."""
         self.tokens_before: int | None = None
         """The context the agent measured before it, when recorded."""
+        self.rewound = False
+        """The user rewound past it: it never took effect (not applied, not evidence)."""
         self.before_recording = False
         """No model call of the file comes before it: the file starts at this compaction (its
         history is not in the file), so there is nothing to replay before it."""
@@ -95,7 +98,7 @@ class RecordedCompaction:
     def automatic(self) -> bool:
         """The agent's own decision: its threshold (``auto``) or a refused request
         (``overflow``); these are what a replay of the agent must reproduce."""
-        return self.kind in ("auto", "overflow")
+        return self.kind in ("auto", "overflow") and not self.rewound
 
 
 class RecordedCompactions:
@@ -186,9 +189,12 @@ class RecordedCompactions:
             rc.before_recording = not any(
                 self.calls.call_of[j] >= 0 for j in range(min(rc.m_c, self.calls.n))
             )
-            if event.trigger == "unknown" and policy is not None:
+            rc.rewound = event.rewound
+            if event.trigger == "unknown" and policy is not None and not rc.rewound:
                 self._classify(rc, event, policy)
-            rc.inferred_manual = rc.kind in ("manual", "hook") or rc.before_recording
+            rc.inferred_manual = (
+                rc.kind in ("manual", "hook") or rc.before_recording or rc.rewound
+            )
 
     def _classify(self, rc: RecordedCompaction, event: CompactionEvent, policy: Policy) -> None:
         """An unlabelled compaction: automatic when the context before it crossed the agent's
@@ -354,6 +360,8 @@ def _recorded_contexts(
     changed = False
     for i in range(calls.n):
         for rc in recorded.at.get(i, ()):
+            if rc.rewound:
+                continue  # the conversation went on without it
             items = _context_after(rc, in_ctx, tok, counter)
             base_sum = sum(t for _j, t in items)
             walk = 0

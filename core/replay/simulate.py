@@ -116,7 +116,7 @@ class Run:
                 checkpoints.append(state.copy())
             for rc in rc_at.get(i, ()):  # recorded compactions happening before message i
                 state.rec_base_change = True
-                if rc.inferred_manual:
+                if rc.inferred_manual and not rc.rewound:
                     self.apply_recorded_compaction(rc, i)
             if c >= 0:
                 self.on_call(c, i)
