@@ -32,10 +32,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from core.fastmodel import construct
-from core.formats.base import ProgressCallback, SessionBuilder, as_text
+from core.formats.base import ProgressCallback, SessionBuilder
+from core.formats.codex_items import (
+    content_text,
+    custom_output_error,
+    is_context_message,
+    name_and_arguments,
+    output_text,
+)
 from core.formats.jsonl import head_records, read_jsonl
 from core.models import (
     Message,
@@ -70,19 +75,6 @@ _ITEM_TYPES = frozenset(
         "web_search_call",
     }
 )
-# User-role messages Codex injects itself (context, not typed by the user).
-_CONTEXT_PREFIXES = (
-    "<environment_context>",
-    "<user_instructions>",
-    "# AGENTS.md instructions",
-    "<permissions instructions>",
-    "<INSTRUCTIONS>",
-    "<collaboration_mode>",
-    "<skills_instructions>",
-    "<personality_spec>",
-    "<turn_aborted>",
-    "<user_shell_command>",
-)
 # Calls the server runs inside the response: no output item follows them.
 _SERVER_CALLS = frozenset({"web_search_call", "image_generation_call"})
 
@@ -113,88 +105,6 @@ _IGNORED_EVENTS = (
 def _ignorable(line: bytes) -> bool:
     at = line.find(_EVENT_PREFIX, 0, 96)
     return at >= 0 and line.startswith(_IGNORED_EVENTS, at + len(_EVENT_PREFIX))
-
-
-def _content_text(content: Any) -> str:
-    """Text of a Responses-API ``content`` list (input_text / output_text / images)."""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    if len(content) == 1:  # the usual case: one text item
-        item = content[0]
-        if isinstance(item, dict) and item.get("type") in ("input_text", "output_text"):
-            text = item.get("text")
-            if isinstance(text, str):
-                return text
-    parts: list[str] = []
-    for item in content:
-        if not isinstance(item, dict):
-            continue
-        kind = item.get("type")
-        if kind in ("input_text", "output_text", "text", "refusal"):
-            text = item.get("text", item.get("refusal"))
-            if isinstance(text, str):
-                parts.append(text)
-        elif kind in ("input_image", "image"):
-            parts.append("[image]")
-        elif kind == "input_file":
-            parts.append("[file]")
-    return "\n\n".join(parts)
-
-
-def _output_text(output: Any) -> tuple[str, bool]:
-    """The text a ``*_call_output`` gave the model, and whether it reported failure."""
-    if isinstance(output, str):
-        return output, False
-    if isinstance(output, list):
-        return _content_text(output), False
-    if isinstance(output, dict):  # older FunctionCallOutputPayload {content, success}
-        content = output.get("content")
-        text = content if isinstance(content, str) else _content_text(content)
-        return text, output.get("success") is False
-    return as_text(output), False
-
-
-def _custom_output_error(text: str) -> bool:
-    """apply_patch & co. wrap their output as ``{"output":…,"metadata":{"exit_code":N}}``."""
-    if not text.startswith('{"output"'):
-        return False
-    try:
-        parsed = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return False
-    meta = parsed.get("metadata") if isinstance(parsed, dict) else None
-    code = meta.get("exit_code") if isinstance(meta, dict) else None
-    return isinstance(code, int) and code != 0
-
-
-def _is_context_message(text: str) -> bool:
-    if text[:1].isspace():
-        text = text[:200].lstrip()
-    return text.startswith(_CONTEXT_PREFIXES)
-
-
-def _arguments(raw: Any) -> Any:
-    if isinstance(raw, str):
-        try:
-            return orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            return raw
-    return raw
-
-
-def _name_and_arguments(kind: str, payload: dict[str, Any]) -> tuple[Any, Any]:
-    """The tool name (not checked: a missing name is not a str) and arguments of a call item."""
-    if kind == "function_call":
-        name = payload.get("name")
-        namespace = payload.get("namespace")
-        if isinstance(namespace, str) and isinstance(name, str):
-            name = f"{namespace}.{name}"
-        return name, _arguments(payload.get("arguments"))
-    if kind == "custom_tool_call":
-        return payload.get("name"), payload.get("input")
-    return kind.removesuffix("_call"), payload.get("action")
 
 
 class _At:
@@ -365,7 +275,7 @@ class _Loader:
     def _message(self, payload: dict[str, Any], at: _At) -> None:
         """A message item: the model's text (part of its call), the user's, or instructions."""
         role = payload.get("role")
-        text = _content_text(payload.get("content"))
+        text = content_text(payload.get("content"))
         if role == "assistant":
             if not at.replay:
                 self._open(payload, at).texts.append(text)
@@ -384,7 +294,7 @@ class _Loader:
             at,
             text=text,
             summary=is_summary,
-            meta=(at.replay and not is_summary) or _is_context_message(text),
+            meta=(at.replay and not is_summary) or is_context_message(text),
         )
         if self.confirm_next and not at.replay:
             self.confirmed.add(message.index)
@@ -406,9 +316,9 @@ class _Loader:
         self.close()
         call_id = payload.get("call_id")
         call_id = call_id if isinstance(call_id, str) else ""
-        text, failed = _output_text(payload.get("output"))
+        text, failed = output_text(payload.get("output"))
         if payload.get("type") == "custom_tool_call_output" and not failed:
-            failed = _custom_output_error(text)
+            failed = custom_output_error(text)
         name = self.tool_names.get(call_id)
         if name is None:
             self.builder.diagnostic(
@@ -435,7 +345,7 @@ class _Loader:
         call = self._open(payload, at)
         call_id = payload.get("call_id") or payload.get("id")
         call_id = call_id if isinstance(call_id, str) else f"{kind}-{at.line}"
-        name, arguments = _name_and_arguments(kind, payload)
+        name, arguments = name_and_arguments(kind, payload)
         if kind in _SERVER_CALLS:
             call.server_calls.add(call_id)
         call.calls.append(
