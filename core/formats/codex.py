@@ -2,15 +2,17 @@
 
 What is read (see ``reference/formats.md`` §A1):
 
-* The envelope ``{timestamp, type, payload}``. ``session_meta`` gives the id, cwd, CLI version and
-  the base instructions (kept as the first, meta, system message: the model sees them on every
-  call); ``turn_context`` the model and truncation policy (``metadata["truncation_policy"]``).
+* The envelope ``{timestamp, type, payload}``. ``session_meta`` gives the id, cwd, CLI version
+  (``agent_version``), provider and the base instructions (kept as the first, meta, system
+  message: the model sees them on every call); ``turn_context`` the model and truncation policy
+  (``metadata["truncation_policy"]``). Resumes, sub-agent forks and the window per turn are read
+  by :mod:`core.formats.codex_meta`.
 * ``response_item`` s in order. User, developer and assistant messages; ``reasoning`` (summary
   text when present; encrypted content is not text); ``function_call`` (its JSON-string
   arguments parsed to a dict, kept as the string when they do not parse), ``custom_tool_call``,
-  ``local_shell_call``, ``web_search_call`` (run by the server: no result expected); their
-  ``*_output`` items become tool messages joined by ``call_id``. The model-side items between two
-  inputs make ONE assistant message: one model call.
+  ``local_shell_call``, ``tool_search_call``, ``web_search_call`` (run by the server: no result
+  expected); their ``*_output`` items become tool messages joined by ``call_id``. The model-side
+  items between two inputs make ONE assistant message: one model call.
 * ``event_msg/token_count``: ``info.last_token_usage`` is attached to the model call it follows,
   normalised (``input = input_tokens - cached_input_tokens``, ``cache_read = cached``); the
   cumulative ``total_token_usage`` only serves to drop the repeated copies Codex writes; the
@@ -22,6 +24,8 @@ What is read (see ``reference/formats.md`` §A1):
   message text is a summary message.
 * The ``user_message`` / ``agent_message`` / ``agent_reasoning`` events duplicate response items
   and are ignored, as is ``context_compacted`` (the ``compacted`` line is the event).
+  Newer records that say nothing about the context (``world_state``, ``thread_settings_applied``,
+  ``thread_goal_updated``, ``item_completed`` …) are passed over quietly.
 * The legacy un-enveloped format: a first line ``{id, timestamp, instructions, git}``, bare
   response items, and ``{"record_type": "state"}`` lines.
 """
@@ -33,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from core.fastmodel import construct
-from core.formats.base import ProgressCallback, SessionBuilder
+from core.formats.base import ProgressCallback, SessionBuilder, as_text
 from core.formats.codex_items import (
     content_text,
     custom_output_error,
@@ -41,6 +45,7 @@ from core.formats.codex_items import (
     name_and_arguments,
     output_text,
 )
+from core.formats.codex_meta import ThreadFacts
 from core.formats.jsonl import head_records, read_jsonl
 from core.models import (
     Message,
@@ -57,11 +62,9 @@ from core.numbers import as_int
 FORMAT = SourceFormat.CODEX
 PARTIAL_READS = True
 """``load(..., head_bytes=N)`` reads only the complete lines of the first N bytes."""
-CODEX_EFFECTIVE_WINDOW_PERCENT = 95
-"""Codex reports this share of the model's window as ``model_context_window``."""
 
 _ENVELOPE_TYPES = frozenset(
-    {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
+    {"session_meta", "response_item", "event_msg", "turn_context", "compacted", "world_state"}
 )
 _ITEM_TYPES = frozenset(
     {
@@ -154,6 +157,7 @@ class _Loader:
 
     def __init__(self, path: Path) -> None:
         self.builder = SessionBuilder(FORMAT, path)
+        self.facts = ThreadFacts(self.builder)
         self.current: _Call | None = None
         self.last_call: Message | None = None
         self.last_context: int | None = None  # the latest call's context, for tokens_before
@@ -216,6 +220,7 @@ class _Loader:
     # -- model calls ------------------------------------------------------------------
 
     def _open(self, payload: dict[str, Any], at: _At) -> _Call:
+        """The model call a model-generated item belongs to (opened by its first item)."""
         if self.current is None:
             item_id = payload.get("id")
             self.current = _Call(item_id if isinstance(item_id, str) else f"line-{at.line}", at)
@@ -316,7 +321,10 @@ class _Loader:
         self.close()
         call_id = payload.get("call_id")
         call_id = call_id if isinstance(call_id, str) else ""
-        text, failed = output_text(payload.get("output"))
+        if "output" not in payload and "tools" in payload:  # tool_search_output
+            text, failed = as_text(payload.get("tools")), False
+        else:
+            text, failed = output_text(payload.get("output"))
         if payload.get("type") == "custom_tool_call_output" and not failed:
             failed = custom_output_error(text)
         name = self.tool_names.get(call_id)
@@ -346,7 +354,7 @@ class _Loader:
         call_id = payload.get("call_id") or payload.get("id")
         call_id = call_id if isinstance(call_id, str) else f"{kind}-{at.line}"
         name, arguments = name_and_arguments(kind, payload)
-        if kind in _SERVER_CALLS:
+        if kind in _SERVER_CALLS or payload.get("execution") == "server":
             call.server_calls.add(call_id)
         call.calls.append(
             construct(
@@ -372,6 +380,10 @@ class _Loader:
     def _ghost_snapshot(self, payload: dict[str, Any], at: _At) -> None:
         """A git undo point, not sent to the model."""
 
+    def world_state(self, payload: dict[str, Any], at: _At) -> None:
+        """Codex's record of the environment it rendered into context (``full`` or a patch);
+        what the model saw of it is in the messages that follow."""
+
     # -- events -----------------------------------------------------------------------
 
     def event_msg(self, payload: dict[str, Any], at: _At) -> None:
@@ -383,16 +395,11 @@ class _Loader:
             handler(self, payload, at.line)
 
     def token_count(self, payload: dict[str, Any], line: int) -> None:
+        """The usage of the request just made, attached to its call."""
         info = payload.get("info")
         if not isinstance(info, dict):
             return  # a rate-limit-only event
-        window = info.get("model_context_window")
-        if isinstance(window, int) and window > 0:
-            self.builder.context_window = window
-            self.builder.window_source = "recorded"
-            # Codex records 95% of the model's window (effective_context_window_percent) but sets
-            # its auto-compact limit at 90% of the full one: keep the full one for that rule.
-            self.builder.metadata["model_window"] = window * 100 // CODEX_EFFECTIVE_WINDOW_PERCENT
+        self._recorded_window(info.get("model_context_window"), line)
         last = info.get("last_token_usage")
         if not isinstance(last, dict):
             return
@@ -438,12 +445,19 @@ class _Loader:
         target.usage = usage
         self.last_call = None
 
+    def _recorded_window(self, value: Any, line: int) -> None:
+        """A window a ``token_count`` reports: a change applies from the call it belongs to."""
+        if self.current is not None or self.last_call is None or self.last_call.usage is not None:
+            index = len(self.builder.messages)
+        else:
+            index = self.last_call.index
+        self.facts.window_at(value, line, index)
+
     def turn_started(self, payload: dict[str, Any], line: int) -> None:
-        """A turn (or task) starts: it may say the model's window."""
-        window = payload.get("model_context_window")
-        if isinstance(window, int) and window > 0:
-            self.builder.context_window = window
-            self.builder.window_source = "recorded"
+        """A turn (or task) starts: it may say the model's window, or end a fork's copied
+        history."""
+        self.close()
+        self.facts.task_started(payload, line, len(self.builder.messages))
 
     def rolled_back(self, payload: dict[str, Any], line: int) -> None:
         """The user rolled turns back: the file keeps them, and so does the session."""
@@ -469,36 +483,25 @@ class _Loader:
     # -- records ----------------------------------------------------------------------
 
     def session_meta(self, payload: dict[str, Any], at: _At) -> None:
-        """The session's id, folder, start, CLI version and base instructions (kept as the
-        first, meta, system message: the model sees them on every call)."""
-        line, offset = at.line, at.offset
-        b = self.builder
-        sid = payload.get("id")
-        if isinstance(sid, str) and b.session_id is None:
-            b.session_id = sid
-        cwd = payload.get("cwd")
-        if isinstance(cwd, str) and b.project is None:
-            b.project = cwd
-        ts = payload.get("timestamp")
-        if isinstance(ts, str) and b.started_at is None:
-            b.started_at = ts
-        for key in ("cli_version", "originator", "source", "model_provider", "forked_from_id"):
-            value = payload.get(key)
-            if value is not None and key not in b.metadata:
-                b.metadata[key] = value
+        """The session's id, folder, start, agent and base instructions (kept as the first, meta,
+        system message: the model sees them on every call); a later one is a resume or a fork's
+        parent (:class:`ThreadFacts`)."""
+        if not self.facts.session_meta(payload, at.line, at.timestamp):
+            return
         instructions = payload.get("base_instructions", payload.get("instructions"))
         if isinstance(instructions, dict):
             instructions = instructions.get("text")
-        if isinstance(instructions, str) and instructions and "instructions_line" not in b.metadata:
-            b.metadata["instructions_line"] = line
+        if isinstance(instructions, str) and instructions:
+            b = self.builder
+            b.metadata["instructions_line"] = at.line
             self.close()
             b.add(
                 Role.SYSTEM,
-                id=f"line-{line}",
+                id=f"line-{at.line}",
                 text=instructions,
                 meta=True,
-                source_line=line,
-                source_offset=offset,
+                source_line=at.line,
+                source_offset=at.offset,
             )
 
     def turn_context(self, payload: dict[str, Any], at: _At) -> None:
@@ -554,6 +557,11 @@ class _Loader:
 
     def finish(self) -> Session:
         self.close()
+        session = self._build()
+        self.facts.finish(session)
+        return session
+
+    def _build(self) -> Session:
         b = self.builder
         if self.models:
             b.model = self.models[-1]
@@ -590,6 +598,7 @@ _RECORDS: dict[str, _Handler] = {
     "turn_context": _Loader.turn_context,
     "session_meta": _Loader.session_meta,
     "compacted": _Loader.compacted,
+    "world_state": _Loader.world_state,
 }
 """The method that reads each envelope type."""
 
@@ -612,6 +621,8 @@ _ITEMS: dict[str, _Handler] = {
     "local_shell_call": _Loader._tool_call,
     "local_shell_call_output": _Loader._call_output,
     "web_search_call": _Loader._tool_call,
+    "tool_search_call": _Loader._tool_call,
+    "tool_search_output": _Loader._call_output,
     "compaction": _Loader._compaction_item,
     "compaction_summary": _Loader._compaction_item,
     "ghost_snapshot": _Loader._ghost_snapshot,

@@ -104,4 +104,4 @@ def name_and_arguments(kind: str, payload: dict[str, Any]) -> tuple[Any, Any]:
         return name, _parsed_arguments(payload.get("arguments"))
     if kind == "custom_tool_call":
         return payload.get("name"), payload.get("input")
-    return kind.removesuffix("_call"), payload.get("action")
+    return kind.removesuffix("_call"), payload.get("arguments", payload.get("action"))
