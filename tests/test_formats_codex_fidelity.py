@@ -59,6 +59,7 @@ def test_new_record_types_load_without_noise(tmp_path: Path) -> None:
     r.event("thread_settings_applied", thread_settings={"model": "gpt-5.5"})
     r.call("exec_command", {"cmd": "make"}).output("ok").usage(2_000)
     r.compacted(window_number=2, first_window_id="w1", previous_window_id="w1", window_id="w2")
+    r.reset(900)
     r.event("turn_aborted", reason="interrupted")
     session = _load(r, tmp_path)
     assert session.diagnostics == []
@@ -152,4 +153,108 @@ def test_a_sub_agent_fork_loads_the_parents_history_as_its_context(tmp_path: Pat
     assert session.messages[own - 1].tool_result is not None
     [event] = session.compactions
     assert event.source_line == inherited_compaction
+    assert (event.trigger, event.phase) == ("auto", "mid-turn")
+    assert event.trigger_evidence is not None and parent in event.trigger_evidence
     assert {d.severity for d in session.diagnostics} == {Severity.INFO}
+
+
+# -- the post-compaction token_count ---------------------------------------------------------
+
+
+def test_the_reset_token_count_is_no_call_and_no_full_context(tmp_path: Path) -> None:
+    r = Rollout().meta().task().context().user("go")
+    r.call("exec_command", {"cmd": "ls"}).usage(240_000).output("a.py")
+    r.compacted().reset(15_000).event("context_compacted")
+    r.say("continuing").usage(16_000).done()
+    session = _load(r, tmp_path)
+    assert _codes(session) == []
+    assert [m.usage.total for m in session.model_calls() if m.usage] == [240_100, 16_100]
+    [event] = session.compactions
+    assert (event.tokens_before, event.tokens_after) == (240_100, 15_000)
+
+
+def test_the_reset_written_before_the_compaction_0_104(tmp_path: Path) -> None:
+    r = Rollout().meta().task().context().user("go")
+    r.call("exec_command", {"cmd": "ls"}).usage(240_000).output("a.py")
+    r.reset(15_000).compacted().event("context_compacted")
+    r.say("continuing").usage(16_000).done()
+    session = _load(r, tmp_path)
+    assert _codes(session) == []
+    assert session.compactions[0].tokens_after == 15_000
+    assert len([m for m in session.model_calls() if m.usage]) == 2
+
+
+def test_the_context_full_marker_is_still_reported(tmp_path: Path) -> None:
+    r = Rollout().meta().task().context().user("go").say("a").usage(1_000)
+    zero = {"input_tokens": 0, "cached_input_tokens": 0, "output_tokens": 0}
+    info = {
+        "total_token_usage": {**zero, "reasoning_output_tokens": 0, "total_tokens": 258_400},
+        "last_token_usage": {**zero, "reasoning_output_tokens": 0, "total_tokens": 257_300},
+        "model_context_window": 258_400,
+    }
+    r.event("token_count", info=info)
+    session = _load(r, tmp_path)
+    assert _codes(session) == ["context-full"]
+
+
+# -- triggers -------------------------------------------------------------------------------
+
+
+def test_a_compaction_inside_a_turn_after_a_tool_output_is_auto_mid_turn(tmp_path: Path) -> None:
+    r = _turn(Rollout().meta(), "first", 10_000)
+    r.task()
+    started = r.last_line
+    r.context().user("go").call("exec_command", {"cmd": "ls"}).usage(240_000)
+    r.output("a.py")
+    output = r.last_line
+    r.compacted().reset(12_000).event("context_compacted").say("on").usage(13_000).done()
+    [event] = _load(r, tmp_path).compactions
+    assert (event.trigger, event.phase) == ("auto", "mid-turn")
+    assert event.trigger_evidence == (
+        f"inside the turn started at line {started}, after a function_call_output at line "
+        f"{output}, before the turn ended"
+    )
+
+
+def test_a_compaction_before_the_turns_user_message_is_auto_pre_turn(tmp_path: Path) -> None:
+    r = _turn(Rollout().meta(), "first", 240_000)
+    r.task()
+    started = r.last_line
+    r.compacted()
+    compacted = r.last_line
+    r.reset(12_000).event("context_compacted")
+    r.developer("<permissions instructions>sandboxed</permissions instructions>").context()
+    r.user("second")
+    r.say("ok").usage(13_000).done()
+    [event] = _load(r, tmp_path).compactions
+    assert (event.trigger, event.phase) == ("auto", "pre-turn")
+    assert event.trigger_evidence == (
+        f"task_started at line {started}, compacted at line {compacted} before its own user "
+        f"message at line {compacted + 6} (only context records between)"
+    )
+
+
+def test_a_task_that_only_compacts_is_manual(tmp_path: Path) -> None:
+    r = _turn(Rollout().meta(), "first", 50_000)
+    r.task()
+    started = r.last_line
+    r.compacted().reset(8_000).event("context_compacted").done()
+    ended = r.last_line
+    _turn(r, "second", 9_000)
+    [event] = _load(r, tmp_path).compactions
+    assert (event.trigger, event.phase) == ("manual", None)
+    assert event.trigger_evidence == (
+        f"a task of its own (task_started at line {started}) that only compacted at line "
+        f"{started + 1}: no user message and no model output before the task ended "
+        f"(task_complete) at line {ended}"
+    )
+
+
+def test_a_compaction_the_records_do_not_explain_is_unknown(tmp_path: Path) -> None:
+    r = Rollout().meta().context().user("go", echo=False).say("a").usage(1_000).compacted()
+    session = _load(r, tmp_path)
+    assert session.compactions[0].trigger == "unknown"
+    assert "outside any turn" in (session.compactions[0].trigger_evidence or "")
+    cut = _turn(Rollout().meta(), "first", 1_000).task().compacted()  # the file ends there
+    event = _load(cut, tmp_path).compactions[0]
+    assert event.trigger == "unknown" and "file ends" in (event.trigger_evidence or "")

@@ -16,14 +16,19 @@ What is read (see ``reference/formats.md`` §A1):
 * ``event_msg/token_count``: ``info.last_token_usage`` is attached to the model call it follows,
   normalised (``input = input_tokens - cached_input_tokens``, ``cache_read = cached``); the
   cumulative ``total_token_usage`` only serves to drop the repeated copies Codex writes; the
-  window comes from ``info.model_context_window`` (``window_source = "recorded"``).
-* ``compacted``: a :class:`CompactionEvent`; with ``replacement_history`` the model-visible list
+  window comes from ``info.model_context_window`` (``window_source = "recorded"``). A
+  ``token_count`` without a request (``input_tokens`` 0) is no call: after a compaction (0.104:
+  just before it) it is Codex's estimate of the rebuilt history (the compaction's
+  ``tokens_after``); with the cumulative total set to the window it marks the context as full.
+* ``compacted``: a :class:`CompactionEvent`, its trigger read from the turn around it
+  (:mod:`core.formats.codex_turns`); with ``replacement_history`` the model-visible list
   starts over from it, so its items are emitted again: user copies flagged ``meta``, assistant
   copies flagged ``meta`` and ``summary`` (they are the compaction's product, not model calls),
   the summary text or the encrypted ``compaction`` item flagged ``summary``; without it the
   message text is a summary message.
 * The ``user_message`` / ``agent_message`` / ``agent_reasoning`` events duplicate response items
-  and are ignored, as is ``context_compacted`` (the ``compacted`` line is the event).
+  and are ignored, as is ``context_compacted`` (the ``compacted`` line is the event);
+  ``user_message``, ``task_started`` and ``task_complete`` / ``turn_aborted`` delimit the turns.
   Newer records that say nothing about the context (``world_state``, ``thread_settings_applied``,
   ``thread_goal_updated``, ``item_completed`` …) are passed over quietly.
 * The legacy un-enveloped format: a first line ``{id, timestamp, instructions, git}``, bare
@@ -46,8 +51,10 @@ from core.formats.codex_items import (
     output_text,
 )
 from core.formats.codex_meta import ThreadFacts
+from core.formats.codex_turns import TurnTracker
 from core.formats.jsonl import head_records, read_jsonl
 from core.models import (
+    CompactionEvent,
     Message,
     Role,
     Session,
@@ -99,7 +106,6 @@ _IGNORED_EVENTS = (
     b'web_search_end"',
     b'mcp_tool_call_begin"',
     b'mcp_tool_call_end"',
-    b'task_complete"',
     b'turn_diff"',
     b'context_compacted"',
 )
@@ -108,6 +114,20 @@ _IGNORED_EVENTS = (
 def _ignorable(line: bytes) -> bool:
     at = line.find(_EVENT_PREFIX, 0, 96)
     return at >= 0 and line.startswith(_IGNORED_EVENTS, at + len(_EVENT_PREFIX))
+
+
+def _marks_full(info: dict[str, Any], last: dict[str, Any]) -> bool:
+    """Newer Codex marks a full context with ``last_token_usage`` = the window as input and
+    total and nothing else (``fill_to_context_window``): no request was made."""
+    window = info.get("model_context_window")
+    return (
+        type(window) is int
+        and window > 0
+        and as_int(last.get("input_tokens")) == window
+        and as_int(last.get("total_tokens")) == window
+        and not as_int(last.get("output_tokens"))
+        and not as_int(last.get("cached_input_tokens"))
+    )
 
 
 class _At:
@@ -158,6 +178,8 @@ class _Loader:
     def __init__(self, path: Path) -> None:
         self.builder = SessionBuilder(FORMAT, path)
         self.facts = ThreadFacts(self.builder)
+        self.turns = TurnTracker()
+        self.line_no = 0
         self.current: _Call | None = None
         self.last_call: Message | None = None
         self.last_context: int | None = None  # the latest call's context, for tokens_before
@@ -170,6 +192,8 @@ class _Loader:
         self.answered: set[str] = set()
         self.unknown: set[str] = set()
         self.legacy = False
+        self.since_call: CompactionEvent | None = None  # a compaction after the last call
+        self.pending_reset: int | None = None  # Codex's estimate written before a compaction
         # Real user input is echoed as an event_msg/user_message; injected context is not.
         self.user_events = 0
         self.confirmed: set[int] = set()
@@ -184,6 +208,7 @@ class _Loader:
         payload = obj.get("payload")
         ts = obj.get("timestamp")
         at = _At(line_no, offset, ts if type(ts) is str else None)
+        self.line_no = line_no
         try:
             if type(payload) is dict:
                 handler = _RECORDS.get(kind) if type(kind) is str else None
@@ -221,6 +246,8 @@ class _Loader:
 
     def _open(self, payload: dict[str, Any], at: _At) -> _Call:
         """The model call a model-generated item belongs to (opened by its first item)."""
+        if not at.replay:
+            self.turns.model_output(str(payload.get("type")), at.line)
         if self.current is None:
             item_id = payload.get("id")
             self.current = _Call(item_id if isinstance(item_id, str) else f"line-{at.line}", at)
@@ -277,6 +304,11 @@ class _Loader:
             **fields,
         )
 
+    def _track(self, payload: dict[str, Any], at: _At) -> None:
+        """An input item for the turn tracker (a copy in a compaction's history is not one)."""
+        if not at.replay:
+            self.turns.item(str(payload.get("type")), at.line)
+
     def _message(self, payload: dict[str, Any], at: _At) -> None:
         """A message item: the model's text (part of its call), the user's, or instructions."""
         role = payload.get("role")
@@ -290,6 +322,7 @@ class _Loader:
             self._add(Role.ASSISTANT, at, text=text, meta=True, summary=True)
             return
         self.close()
+        self._track(payload, at)
         if role != "user":  # developer / system instructions
             self._add(Role.SYSTEM, at, text=text, meta=True)
             return
@@ -345,6 +378,7 @@ class _Loader:
             truncated_by_tool=False,
             compacted_at_ms=None,
         )
+        self._track(payload, at)
         self._add(Role.TOOL, at, tool_result=result, meta=at.replay)
 
     def _tool_call(self, payload: dict[str, Any], at: _At) -> None:
@@ -395,7 +429,8 @@ class _Loader:
             handler(self, payload, at.line)
 
     def token_count(self, payload: dict[str, Any], line: int) -> None:
-        """The usage of the request just made, attached to its call."""
+        """The usage of the request just made (attached to its call), or a figure Codex wrote
+        without a request (a post-compaction estimate, a context-full marker)."""
         info = payload.get("info")
         if not isinstance(info, dict):
             return  # a rate-limit-only event
@@ -409,15 +444,10 @@ class _Loader:
         self.last_total = total
         self.last_last = last
         if as_int(last.get("input_tokens")) == 0 and as_int(last.get("output_tokens")) == 0:
-            # No request behind it: zeros after a compaction, or the marker Codex writes when
-            # the context is full (only total_tokens set).
-            full = as_int(last.get("total_tokens"))
-            if full:
-                self.builder.info(
-                    line,
-                    "context-full",
-                    f"Codex marked the context as full here (total_tokens {full}, no request)",
-                )
+            self._without_request(info, as_int(last.get("total_tokens")), line)
+            return
+        if _marks_full(info, last):
+            self._context_full(as_int(last.get("total_tokens")), line)
             return
         cached = as_int(last.get("cached_input_tokens"))
         usage = construct(
@@ -431,6 +461,8 @@ class _Loader:
             convention=UsageConvention.OPENAI,
         )
         self.last_context = usage.context_tokens
+        self.since_call = None
+        self.pending_reset = None
         if self.current is not None:
             self.close()
         target = self.last_call
@@ -445,6 +477,34 @@ class _Loader:
         target.usage = usage
         self.last_call = None
 
+    def _without_request(self, info: dict[str, Any], total: int, line: int) -> None:
+        """A ``token_count`` with no input: all zeros, the context-full marker (the cumulative
+        total set to the window), or Codex's estimate of the history a compaction rebuilt
+        (``recompute_token_usage``), written after the compaction (0.104: just before it)."""
+        if not total:
+            return
+        cumulative = info.get("total_token_usage")
+        window = info.get("model_context_window")
+        if (
+            isinstance(cumulative, dict)
+            and as_int(cumulative.get("input_tokens")) == 0
+            and as_int(cumulative.get("total_tokens")) == window
+        ):
+            self._context_full(total, line)
+            return
+        event = self.since_call
+        if event is not None and event.tokens_after is None:
+            event.tokens_after = total
+        else:
+            self.pending_reset = total
+
+    def _context_full(self, total: int, line: int) -> None:
+        self.builder.info(
+            line,
+            "context-full",
+            f"Codex marked the context as full here (total_tokens {total}, no request)",
+        )
+
     def _recorded_window(self, value: Any, line: int) -> None:
         """A window a ``token_count`` reports: a change applies from the call it belongs to."""
         if self.current is not None or self.last_call is None or self.last_call.usage is not None:
@@ -458,6 +518,11 @@ class _Loader:
         history."""
         self.close()
         self.facts.task_started(payload, line, len(self.builder.messages))
+        self.turns.task_started(line)
+
+    def turn_ended(self, payload: dict[str, Any], line: int) -> None:
+        """``task_complete`` / ``turn_aborted``."""
+        self.turns.task_ended(line, str(payload.get("type")))
 
     def rolled_back(self, payload: dict[str, Any], line: int) -> None:
         """The user rolled turns back: the file keeps them, and so does the session."""
@@ -471,6 +536,7 @@ class _Loader:
     def user_event(self, payload: dict[str, Any], line: int) -> None:
         """An event_msg/user_message: the user message just written (or the next) is real."""
         self.user_events += 1
+        self.turns.user_input(line)
         messages = self.builder.messages
         for message in reversed(messages[-3:]):
             if message.role is Role.USER and not message.meta and not message.summary:
@@ -526,12 +592,16 @@ class _Loader:
         message = message if isinstance(message, str) else ""
         line = at.line
         # Codex does not record the size it compacted at; the last reported context is that size.
-        self.builder.add_compaction(
+        event = self.builder.add_compaction(
             trigger="unknown",
             tokens_before=self.last_context,
+            tokens_after=self.pending_reset,
             summary=message or None,
             source_line=line,
         )
+        self.pending_reset = None
+        self.since_call = event
+        self.turns.compacted(event, line)
         history = payload.get("replacement_history")
         if isinstance(history, list):
             for k, item in enumerate(history):
@@ -557,8 +627,13 @@ class _Loader:
 
     def finish(self) -> Session:
         self.close()
+        self.turns.finish(self.line_no)
         session = self._build()
         self.facts.finish(session)
+        note = self.facts.fork_note()
+        for event in session.compactions:
+            if note is not None and self.facts.inherited(event.source_line):
+                event.trigger_evidence = f"{event.trigger_evidence}; {note}"
         return session
 
     def _build(self) -> Session:
@@ -607,6 +682,9 @@ _EVENTS: dict[str, Callable[[_Loader, dict[str, Any], int], None]] = {
     "task_started": _Loader.turn_started,
     "turn_started": _Loader.turn_started,
     "user_message": _Loader.user_event,
+    "task_complete": _Loader.turn_ended,
+    "turn_complete": _Loader.turn_ended,
+    "turn_aborted": _Loader.turn_ended,
     "thread_rolled_back": _Loader.rolled_back,
 }
 """The method that reads each event that says something the response items do not."""

@@ -131,6 +131,21 @@ class ThreadFacts:
 
     # -- result -------------------------------------------------------------------------
 
+    def fork_note(self) -> str | None:
+        """How a compaction in the copied parent history came here, for its evidence."""
+        if self.inherited_from is None:
+            return None
+        return (
+            f"it is the parent thread's ({self.parent}), copied with the parent's history "
+            f"into this fork (lines {self.inherited_from}-{self.inherited_to})"
+        )
+
+    def inherited(self, line: int | None) -> bool:
+        """``line`` is part of the parent's copied history."""
+        if line is None or self.inherited_from is None or self.inherited_to is None:
+            return False
+        return self.inherited_from <= line <= self.inherited_to
+
     def finish(self, session: Session) -> None:
         """Write the facts into the built session."""
         session.agent_version = self.agent_version
