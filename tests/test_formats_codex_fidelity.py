@@ -4,10 +4,14 @@ Every rollout here is hand-written with :class:`tests.codex_rollout.Rollout`."""
 
 from __future__ import annotations
 
+import base64
 import json
+import math
+import struct
 from pathlib import Path
+from typing import Any
 
-from codex_rollout import SESSION_ID, SESSION_MS, Rollout, uuid7
+from codex_rollout import SESSION_ID, SESSION_MS, Rollout, compact, uuid7
 
 from core.formats import load_session
 from core.models import Role, Session, Severity, WindowChange
@@ -19,6 +23,11 @@ def _load(rollout: Rollout, folder: Path) -> Session:
 
 def _codes(session: Session) -> list[str]:
     return [d.code for d in session.diagnostics]
+
+
+def _tokens(obj: Any) -> int:
+    """ceil(bytes / 4) of the compact JSON of ``obj``: Codex's estimate of an item."""
+    return math.ceil(len(compact(obj).encode("utf-8")) / 4)
 
 
 def _turn(rollout: Rollout, text: str, context: int) -> Rollout:
@@ -258,3 +267,153 @@ def test_a_compaction_the_records_do_not_explain_is_unknown(tmp_path: Path) -> N
     cut = _turn(Rollout().meta(), "first", 1_000).task().compacted()  # the file ends there
     event = _load(cut, tmp_path).compactions[0]
     assert event.trigger == "unknown" and "file ends" in (event.trigger_evidence or "")
+
+
+# -- Codex's own size estimates -------------------------------------------------------------
+
+
+def _message(role: str, *content: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "message", "role": role, "content": list(content)}
+
+
+def test_input_items_carry_codexs_estimate_of_their_serialised_size(tmp_path: Path) -> None:
+    r = Rollout().meta().task().context().developer("<permissions instructions>x")
+    r.user("fix the parser")
+    r.call("exec_command", {"cmd": "ls"}).output("a.py\nb.py").usage(1_000)
+    session = _load(r, tmp_path)
+    system, developer, user, _call, tool = session.messages
+    assert system.agent_estimate_tokens == math.ceil(len("You are Codex.") / 4)
+    assert developer.agent_estimate_tokens == _tokens(
+        _message("developer", {"type": "input_text", "text": "<permissions instructions>x"})
+    )
+    assert user.agent_estimate_tokens == _tokens(
+        _message("user", {"type": "input_text", "text": "fix the parser"})
+    )
+    assert tool.agent_estimate_tokens == _tokens(
+        {"type": "function_call_output", "call_id": "call_1", "output": "a.py\nb.py"}
+    )
+    assert _call.agent_estimate_tokens is None  # model output: measured by the provider
+
+
+def test_the_estimate_does_not_depend_on_how_the_file_spaced_its_json(tmp_path: Path) -> None:
+    r = Rollout().meta().task().context().user("héllo wörld")
+    spaced = Rollout().meta().task().context().user("héllo wörld")
+    spaced.lines = [line.replace('":', '": ') for line in spaced.lines]
+    tight = _load(r, tmp_path).messages[1].agent_estimate_tokens
+    loose = load_session(spaced.write(tmp_path, "rollout-spaced.jsonl")).messages[1]
+    assert (
+        tight
+        == loose.agent_estimate_tokens
+        == _tokens(_message("user", {"type": "input_text", "text": "héllo wörld"}))
+    )
+
+
+def _output_estimate(tmp_path: Path, output: Any, policy: dict[str, Any] | None) -> int | None:
+    r = Rollout().meta().task().context(policy).user("go")
+    r.call("exec_command", {"cmd": "cat big"}).output(output).usage(1_000)
+    tool = next(m for m in _load(r, tmp_path).messages if m.tool_result)
+    return tool.agent_estimate_tokens
+
+
+def _output_item(output: Any) -> dict[str, Any]:
+    return {"type": "function_call_output", "call_id": "call_1", "output": output}
+
+
+def test_tool_outputs_are_measured_as_history_keeps_them(tmp_path: Path) -> None:
+    # tokens 10 × 1.2 = 12 tokens = 48 bytes: 24 + marker + 24
+    tokens = _output_estimate(tmp_path, "a" * 200, {"mode": "tokens", "limit": 10})
+    assert tokens == _tokens(_output_item("a" * 24 + "…38 tokens truncated…" + "a" * 24))
+    # bytes 40 × 1.2 = 48 bytes, the marker counts characters
+    in_bytes = _output_estimate(tmp_path, "a" * 200, {"mode": "bytes", "limit": 40})
+    assert in_bytes == _tokens(_output_item("a" * 24 + "…152 chars truncated…" + "a" * 24))
+    # no policy recorded: tokens 10,000 → 48,000 bytes kept
+    default = _output_estimate(tmp_path, "b" * 50_000, None)
+    kept = "b" * 24_000 + "…500 tokens truncated…" + "b" * 24_000
+    assert default == _tokens(_output_item(kept))
+    # under the cap: the output as written
+    small = _output_estimate(tmp_path, "c" * 40, {"mode": "tokens", "limit": 10})
+    assert small == _tokens(_output_item("c" * 40))
+
+
+def test_content_item_outputs_spend_one_budget_in_order(tmp_path: Path) -> None:
+    items = [
+        {"type": "input_text", "text": "x" * 100},
+        {"type": "input_text", "text": "y" * 100},
+        {"type": "input_text", "text": "z" * 100},
+    ]
+    estimate = _output_estimate(tmp_path, items, {"mode": "tokens", "limit": 30})
+    # 36 tokens: x costs 25, y is cut to the 11 left (44 bytes), z is dropped
+    kept = [
+        items[0],
+        {"type": "input_text", "text": "y" * 22 + "…14 tokens truncated…" + "y" * 22},
+        {"type": "input_text", "text": "[omitted 1 text items ...]"},
+    ]
+    assert estimate == _tokens(_output_item(kept))
+
+
+def _png(width: int, height: int) -> str:
+    header = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + struct.pack(">II", width, height)
+    return base64.b64encode(header + b"\x08\x06\x00\x00\x00" + b"\x00" * 600).decode()
+
+
+def test_images_count_as_codex_counts_them(tmp_path: Path) -> None:
+    data = _png(640, 480)
+    url = f"data:image/png;base64,{data}"
+    resized = {"type": "input_image", "image_url": url}
+    original = {"type": "input_image", "image_url": url, "detail": "original"}
+    r = Rollout().meta().task().context()
+    r.item("message", role="user", content=[{"type": "input_text", "text": "see"}, resized])
+    r.item("message", role="user", content=[original])
+    _system, first, second = _load(r, tmp_path).messages
+    size = len(compact(_message("user", {"type": "input_text", "text": "see"}, resized)))
+    assert first.agent_estimate_tokens == math.ceil((size - len(data) + 7_373) / 4)
+    size = len(compact(_message("user", original)))
+    patches = (640 // 32) * (480 // 32)
+    assert second.agent_estimate_tokens == math.ceil((size - len(data) + patches * 4) / 4)
+
+
+def test_encrypted_reasoning_is_estimated_per_call(tmp_path: Path) -> None:
+    r = Rollout().meta().task().context().user("think")
+    r.reasoning(encrypted_content="g" * 4_000).reasoning(encrypted_content="h" * 4_000)
+    r.say("a").usage(1_000, reasoning=500)
+    r.reasoning(encrypted_content="[REDACTED_ENCRYPTED_CONTENT len=4000 sha=0a1b2c]")
+    r.say("b").usage(2_000, reasoning=500)
+    r.reasoning(content=None)  # no encrypted content at all: Codex counts none
+    r.say("c").usage(3_000, reasoning=500)
+    session = _load(r, tmp_path)
+    per_item = math.ceil((4_000 * 3 // 4 - 650) / 4)
+    assert [m.reasoning_estimate_tokens for m in session.model_calls()] == [
+        2 * per_item,
+        per_item,  # the placeholder keeps the length
+        0,
+    ]
+    assert "reasoning_estimated" not in session.metadata
+
+
+def test_redacted_reasoning_is_predicted_from_the_reasoning_tokens(tmp_path: Path) -> None:
+    r = Rollout().meta().task().context().user("think")
+    r.reasoning(encrypted_content="REDACTED").reasoning(encrypted_content="REDACTED")
+    r.say("a").usage(1_000, reasoning=100)
+    r.record("response_item", {"content": None, "summary": [], "type": "reasoning"})  # key dropped
+    r.say("b").usage(2_000, reasoning=40)
+    session = _load(r, tmp_path)
+
+    def item(reasoning_tokens: float) -> int:
+        return math.ceil((int(922 + 6.3 * reasoning_tokens) * 3 // 4 - 650) / 4)
+
+    assert [m.reasoning_estimate_tokens for m in session.model_calls()] == [
+        2 * item(50),  # 100 tokens split over the call's two items
+        item(40),
+    ]
+    assert session.metadata["reasoning_estimated"] is True
+
+
+def test_the_compaction_items_carry_their_estimates(tmp_path: Path) -> None:
+    r = Rollout().meta().task().context().user("go")
+    r.call("exec_command", {"cmd": "ls"}).usage(240_000).output("a.py")
+    kept = _message("user", {"type": "input_text", "text": "go"})
+    r.compacted([kept, {"type": "compaction", "encrypted_content": "E" * 2_000}])
+    session = _load(r, tmp_path)
+    copy, summary = session.messages[session.compactions[0].message_index :]
+    assert copy.agent_estimate_tokens == _tokens(kept)
+    assert summary.summary and summary.agent_estimate_tokens == math.ceil((1_500 - 650) / 4)

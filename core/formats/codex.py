@@ -13,6 +13,12 @@ What is read (see ``reference/formats.md`` §A1):
   ``local_shell_call``, ``tool_search_call``, ``web_search_call`` (run by the server: no result
   expected); their ``*_output`` items become tool messages joined by ``call_id``. The model-side
   items between two inputs make ONE assistant message: one model call.
+* Codex's own size estimate of every item it adds up in its compaction check
+  (:mod:`core.formats.codex_sizes`): ``agent_estimate_tokens`` of user, developer and tool
+  messages (tool outputs capped as history keeps them; measured on the bytes the file holds when
+  they enter history unchanged), ``reasoning_estimate_tokens`` of each call's encrypted reasoning
+  (predicted from ``reasoning_output_tokens`` when the file was redacted:
+  ``metadata["reasoning_estimated"]``).
 * ``event_msg/token_count``: ``info.last_token_usage`` is attached to the model call it follows,
   normalised (``input = input_tokens - cached_input_tokens``, ``cache_read = cached``); the
   cumulative ``total_token_usage`` only serves to drop the repeated copies Codex writes; the
@@ -51,8 +57,17 @@ from core.formats.codex_items import (
     output_text,
 )
 from core.formats.codex_meta import ThreadFacts
+from core.formats.codex_sizes import (
+    OutputCap,
+    approx_tokens,
+    encrypted_length,
+    encrypted_tokens,
+    item_tokens,
+    placeholder_length,
+    redacted_reasoning_tokens,
+)
 from core.formats.codex_turns import TurnTracker
-from core.formats.jsonl import head_records, read_jsonl
+from core.formats.jsonl import head_records, read_jsonl_raw
 from core.models import (
     CompactionEvent,
     Message,
@@ -132,10 +147,10 @@ def _marks_full(info: dict[str, Any], last: dict[str, Any]) -> bool:
 
 class _At:
     """Where an item comes from: its line, offset and time, the id its message gets (None: the
-    line's), and whether it is a copy re-sent after a compaction (``replay``, with the
-    compaction's ``summary_text``)."""
+    line's), whether it is a copy re-sent after a compaction (``replay``, with the compaction's
+    ``summary_text``), and the size of its payload as the file serialised it (``raw_bytes``)."""
 
-    __slots__ = ("item_id", "line", "offset", "replay", "summary_text", "timestamp")
+    __slots__ = ("item_id", "line", "offset", "raw_bytes", "replay", "summary_text", "timestamp")
 
     def __init__(
         self,
@@ -153,12 +168,33 @@ class _At:
         self.item_id = item_id
         self.replay = replay
         self.summary_text = summary_text
+        self.raw_bytes: int | None = None
+
+
+def _payload_bytes(raw: bytes, timestamp: str) -> int | None:
+    """The size of a ``response_item`` line's payload as written, when the line is the compact
+    envelope Codex writes (else None: the item is measured by serialising it again)."""
+    prefix = b'{"timestamp":"' + timestamp.encode() + b'","type":"response_item","payload":'
+    if raw.startswith(prefix) and raw.endswith(b"}"):
+        return len(raw) - len(prefix) - 1
+    return None
 
 
 class _Call:
     """The model-side items of one response, until the next input closes it."""
 
-    __slots__ = ("calls", "id", "line", "offset", "reasoning", "server_calls", "texts", "timestamp")
+    __slots__ = (
+        "calls",
+        "id",
+        "line",
+        "offset",
+        "reasoning",
+        "reasoning_tokens",
+        "redacted",
+        "server_calls",
+        "texts",
+        "timestamp",
+    )
 
     def __init__(self, item_id: str, at: _At) -> None:
         self.id = item_id
@@ -169,6 +205,10 @@ class _Call:
         self.reasoning: list[str] = []
         self.calls: list[ToolCall] = []
         self.server_calls: set[str] = set()
+        self.reasoning_tokens = 0
+        """Codex's estimate of this call's encrypted reasoning items."""
+        self.redacted = 0
+        """Reasoning items whose encrypted content was redacted from the file."""
 
 
 class _Loader:
@@ -179,6 +219,7 @@ class _Loader:
         self.builder = SessionBuilder(FORMAT, path)
         self.facts = ThreadFacts(self.builder)
         self.turns = TurnTracker()
+        self.cap = OutputCap.from_policy(None)
         self.line_no = 0
         self.current: _Call | None = None
         self.last_call: Message | None = None
@@ -194,6 +235,8 @@ class _Loader:
         self.legacy = False
         self.since_call: CompactionEvent | None = None  # a compaction after the last call
         self.pending_reset: int | None = None  # Codex's estimate written before a compaction
+        self.redacted: dict[int, int] = {}  # call index → its redacted reasoning items
+        self.placeholders = False  # redactions in the file keep the original lengths
         # Real user input is echoed as an event_msg/user_message; injected context is not.
         self.user_events = 0
         self.confirmed: set[int] = set()
@@ -201,14 +244,16 @@ class _Loader:
 
     # -- lines ------------------------------------------------------------------------
 
-    def line(self, line_no: int, offset: int, obj: dict[str, Any]) -> None:
-        """One line of the rollout: an envelope ``{timestamp, type, payload}``, or a line of the
-        legacy format."""
+    def line(self, line_no: int, offset: int, raw: bytes, obj: dict[str, Any]) -> None:
+        """One line of the rollout (``raw`` as written): an envelope ``{timestamp, type,
+        payload}``, or a line of the legacy format."""
         kind = obj.get("type")
         payload = obj.get("payload")
         ts = obj.get("timestamp")
         at = _At(line_no, offset, ts if type(ts) is str else None)
         self.line_no = line_no
+        if kind == "response_item" and at.timestamp is not None:
+            at.raw_bytes = _payload_bytes(raw, at.timestamp)
         try:
             if type(payload) is dict:
                 handler = _RECORDS.get(kind) if type(kind) is str else None
@@ -269,7 +314,10 @@ class _Loader:
             model=self.model,
             source_line=call.line,
             source_offset=call.offset,
+            reasoning_estimate_tokens=call.reasoning_tokens,
         )
+        if call.redacted:
+            self.redacted[self.last_call.index] = call.redacted
         for tc in call.calls:
             self.tool_names[tc.id] = tc.name
             if tc.id not in call.server_calls:
@@ -304,10 +352,16 @@ class _Loader:
             **fields,
         )
 
-    def _track(self, payload: dict[str, Any], at: _At) -> None:
-        """An input item for the turn tracker (a copy in a compaction's history is not one)."""
+    def _estimate(self, payload: dict[str, Any], at: _At, text: str) -> int:
+        """Codex's estimate of an item as its history holds it (see ``codex_sizes``); ``text``
+        tells a file whose redactions keep the original lengths."""
         if not at.replay:
             self.turns.item(str(payload.get("type")), at.line)
+        if not self.placeholders and text.startswith("[REDACTED_"):
+            self.placeholders = placeholder_length(text) is not None
+            if self.placeholders:
+                self.builder.metadata["redacted_lengths_kept"] = True
+        return item_tokens(payload, self.cap, at.raw_bytes, placeholders=self.placeholders)
 
     def _message(self, payload: dict[str, Any], at: _At) -> None:
         """A message item: the model's text (part of its call), the user's, or instructions."""
@@ -319,12 +373,20 @@ class _Loader:
                 return
             # A copy kept by the compaction: part of its product, not a model call.
             self.close()
-            self._add(Role.ASSISTANT, at, text=text, meta=True, summary=True)
+            estimate = self._estimate(payload, at, text)
+            self._add(
+                Role.ASSISTANT,
+                at,
+                text=text,
+                meta=True,
+                summary=True,
+                agent_estimate_tokens=estimate,
+            )
             return
         self.close()
-        self._track(payload, at)
+        estimate = self._estimate(payload, at, text)
         if role != "user":  # developer / system instructions
-            self._add(Role.SYSTEM, at, text=text, meta=True)
+            self._add(Role.SYSTEM, at, text=text, meta=True, agent_estimate_tokens=estimate)
             return
         is_summary = at.summary_text is not None and text == at.summary_text
         message = self._add(
@@ -333,6 +395,7 @@ class _Loader:
             text=text,
             summary=is_summary,
             meta=(at.replay and not is_summary) or is_context_message(text),
+            agent_estimate_tokens=estimate,
         )
         if self.confirm_next and not at.replay:
             self.confirmed.add(message.index)
@@ -347,7 +410,13 @@ class _Loader:
                 for piece in value:
                     if isinstance(piece, dict) and isinstance(piece.get("text"), str):
                         parts.append(piece["text"])
-        self._open(payload, at).reasoning.extend(parts)
+        call = self._open(payload, at)
+        call.reasoning.extend(parts)
+        length, redacted = encrypted_length(payload)
+        if length is not None:
+            call.reasoning_tokens += encrypted_tokens(length)
+        elif redacted:
+            call.redacted += 1
 
     def _call_output(self, payload: dict[str, Any], at: _At) -> None:
         """A ``*_call_output`` item: the tool message answering a call."""
@@ -378,8 +447,8 @@ class _Loader:
             truncated_by_tool=False,
             compacted_at_ms=None,
         )
-        self._track(payload, at)
-        self._add(Role.TOOL, at, tool_result=result, meta=at.replay)
+        estimate = self._estimate(payload, at, text)
+        self._add(Role.TOOL, at, tool_result=result, meta=at.replay, agent_estimate_tokens=estimate)
 
     def _tool_call(self, payload: dict[str, Any], at: _At) -> None:
         """A ``*_call`` item: a tool call of the model call it belongs to."""
@@ -400,15 +469,16 @@ class _Loader:
         )
 
     def _compaction_item(self, payload: dict[str, Any], at: _At) -> None:
-        """A ``compaction`` item: the summary the provider encrypted."""
+        """A ``compaction`` item: the summary the provider encrypted (Codex estimates it like
+        encrypted reasoning; unknown when the file was redacted)."""
         self.close()
-        encrypted = payload.get("encrypted_content")
-        size = len(encrypted) if isinstance(encrypted, str) else 0
+        length, _redacted = encrypted_length(payload)
         self._add(
             Role.USER,
             at,
-            text=f"[compaction summary encrypted by the provider, {size} characters]",
+            text=f"[compaction summary encrypted by the provider, {length or 0} characters]",
             summary=True,
+            agent_estimate_tokens=encrypted_tokens(length) if length is not None else None,
         )
 
     def _ghost_snapshot(self, payload: dict[str, Any], at: _At) -> None:
@@ -475,6 +545,7 @@ class _Loader:
             )
             return
         target.usage = usage
+        self._redacted_reasoning(target, usage.reasoning)
         self.last_call = None
 
     def _without_request(self, info: dict[str, Any], total: int, line: int) -> None:
@@ -504,6 +575,15 @@ class _Loader:
             "context-full",
             f"Codex marked the context as full here (total_tokens {total}, no request)",
         )
+
+    def _redacted_reasoning(self, call: Message, reasoning_tokens: int) -> None:
+        """The estimate of a call's redacted reasoning items, from the reasoning tokens it
+        reported (split evenly over them)."""
+        count = self.redacted.pop(call.index, 0)
+        if count:
+            share = reasoning_tokens / count
+            call.reasoning_estimate_tokens += count * redacted_reasoning_tokens(share)
+            self.builder.metadata["reasoning_estimated"] = True
 
     def _recorded_window(self, value: Any, line: int) -> None:
         """A window a ``token_count`` reports: a change applies from the call it belongs to."""
@@ -568,6 +648,7 @@ class _Loader:
                 meta=True,
                 source_line=at.line,
                 source_offset=at.offset,
+                agent_estimate_tokens=approx_tokens(len(instructions.encode("utf-8"))),
             )
 
     def turn_context(self, payload: dict[str, Any], at: _At) -> None:
@@ -580,6 +661,7 @@ class _Loader:
         policy = payload.get("truncation_policy")
         if policy is not None:
             self.builder.metadata["truncation_policy"] = policy
+            self.cap = OutputCap.from_policy(policy)
         cwd = payload.get("cwd")
         if isinstance(cwd, str) and self.builder.project is None:
             self.builder.project = cwd
@@ -617,17 +699,28 @@ class _Loader:
                     self.item(item, copy_at)
             self.close()
         elif message:
+            item = {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": message}],
+            }
             self._add(
                 Role.USER,
                 _At(line, at.offset, at.timestamp, f"line-{line}"),
                 text=message,
                 summary=True,
+                agent_estimate_tokens=item_tokens(item, self.cap),
             )
         self.last_call = None  # usage after this belongs to a new request
 
     def finish(self) -> Session:
         self.close()
         self.turns.finish(self.line_no)
+        for call_index, count in self.redacted.items():  # calls without a recorded usage
+            call = self.builder.messages[call_index]
+            call.reasoning_estimate_tokens += count * redacted_reasoning_tokens(0)
+            self.builder.metadata["reasoning_estimated"] = True
+        self.redacted.clear()
         session = self._build()
         self.facts.finish(session)
         note = self.facts.fork_note()
@@ -757,8 +850,8 @@ def load(
     """Load a Codex rollout (read-only). See the module docstring for what is read."""
     path = Path(path)
     loader = _Loader(path)
-    for line_no, offset, obj in read_jsonl(
+    for line_no, offset, raw, obj in read_jsonl_raw(
         path, loader.builder, progress=progress, skip=_ignorable, head_bytes=head_bytes
     ):
-        loader.line(line_no, offset, obj)
+        loader.line(line_no, offset, raw, obj)
     return loader.finish()
