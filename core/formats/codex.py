@@ -148,9 +148,10 @@ def _marks_full(info: dict[str, Any], last: dict[str, Any]) -> bool:
 class _At:
     """Where an item comes from: its line, offset and time, the id its message gets (None: the
     line's), whether it is a copy re-sent after a compaction (``replay``, with the compaction's
-    ``summary_text``), and the size of its payload as the file serialised it (``raw_bytes``)."""
+    ``summary_text``), and the record as the file wrote it (``raw``: the bytes of a
+    ``response_item`` line, to measure its payload)."""
 
-    __slots__ = ("item_id", "line", "offset", "raw_bytes", "replay", "summary_text", "timestamp")
+    __slots__ = ("item_id", "line", "offset", "raw", "replay", "summary_text", "timestamp")
 
     def __init__(
         self,
@@ -168,15 +169,23 @@ class _At:
         self.item_id = item_id
         self.replay = replay
         self.summary_text = summary_text
-        self.raw_bytes: int | None = None
+        self.raw: bytes | None = None
+
+
+_LINE_START = b'{"timestamp":"'
+_BEFORE_PAYLOAD = b'","type":"response_item","payload":'
 
 
 def _payload_bytes(raw: bytes, timestamp: str) -> int | None:
     """The size of a ``response_item`` line's payload as written, when the line is the compact
     envelope Codex writes (else None: the item is measured by serialising it again)."""
-    prefix = b'{"timestamp":"' + timestamp.encode() + b'","type":"response_item","payload":'
-    if raw.startswith(prefix) and raw.endswith(b"}"):
-        return len(raw) - len(prefix) - 1
+    middle = len(_LINE_START) + len(timestamp)  # timestamps are ASCII
+    if (
+        raw.startswith(_LINE_START)
+        and raw.startswith(_BEFORE_PAYLOAD, middle)
+        and raw.endswith(b"}")
+    ):
+        return len(raw) - middle - len(_BEFORE_PAYLOAD) - 1
     return None
 
 
@@ -252,8 +261,8 @@ class _Loader:
         ts = obj.get("timestamp")
         at = _At(line_no, offset, ts if type(ts) is str else None)
         self.line_no = line_no
-        if kind == "response_item" and at.timestamp is not None:
-            at.raw_bytes = _payload_bytes(raw, at.timestamp)
+        if kind == "response_item":
+            at.raw = raw
         try:
             if type(payload) is dict:
                 handler = _RECORDS.get(kind) if type(kind) is str else None
@@ -361,7 +370,10 @@ class _Loader:
             self.placeholders = placeholder_length(text) is not None
             if self.placeholders:
                 self.builder.metadata["redacted_lengths_kept"] = True
-        return item_tokens(payload, self.cap, at.raw_bytes, placeholders=self.placeholders)
+        raw_bytes = None
+        if at.raw is not None and at.timestamp is not None:
+            raw_bytes = _payload_bytes(at.raw, at.timestamp)
+        return item_tokens(payload, self.cap, raw_bytes, placeholders=self.placeholders)
 
     def _message(self, payload: dict[str, Any], at: _At) -> None:
         """A message item: the model's text (part of its call), the user's, or instructions."""
@@ -587,6 +599,8 @@ class _Loader:
 
     def _recorded_window(self, value: Any, line: int) -> None:
         """A window a ``token_count`` reports: a change applies from the call it belongs to."""
+        if value == self.facts.window:
+            return  # the usual case: no change
         if self.current is not None or self.last_call is None or self.last_call.usage is not None:
             index = len(self.builder.messages)
         else:

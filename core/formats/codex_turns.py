@@ -68,13 +68,14 @@ class TurnTracker:
         """Real user input: an ``event_msg/user_message`` or a non-contextual user message."""
         if self.user_line is None:
             self.user_line = line
-        self._settle(f"its own user message at line {line}")
+        if self.open:
+            self._settle(f"its own user message at line {line}")
 
     def model_output(self, kind: str, line: int) -> None:
         """A model-generated item (assistant text, reasoning, a tool call …)."""
-        self.last_model = (kind, line)
-        self.last_item = (kind, line)
-        self._settle(f"its first model output ({kind}) at line {line}")
+        self.last_model = self.last_item = (kind, line)
+        if self.open:
+            self._settle(f"its first model output ({kind}) at line {line}")
 
     def item(self, kind: str, line: int) -> None:
         """Any other history item (tool outputs, context messages)."""
