@@ -2,26 +2,41 @@
 
 What is read (see ``reference/formats.md`` §A1):
 
-* The envelope ``{timestamp, type, payload}``. ``session_meta`` gives the id, cwd, CLI version and
-  the base instructions (kept as the first, meta, system message: the model sees them on every
-  call); ``turn_context`` the model and truncation policy (``metadata["truncation_policy"]``).
+* The envelope ``{timestamp, type, payload}``. ``session_meta`` gives the id, cwd, CLI version
+  (``agent_version``), provider and the base instructions (kept as the first, meta, system
+  message: the model sees them on every call); ``turn_context`` the model and truncation policy
+  (``metadata["truncation_policy"]``). Resumes, sub-agent forks and the window per turn are read
+  by :mod:`core.formats.codex_meta`.
 * ``response_item`` s in order. User, developer and assistant messages; ``reasoning`` (summary
   text when present; encrypted content is not text); ``function_call`` (its JSON-string
   arguments parsed to a dict, kept as the string when they do not parse), ``custom_tool_call``,
-  ``local_shell_call``, ``web_search_call`` (run by the server: no result expected); their
-  ``*_output`` items become tool messages joined by ``call_id``. The model-side items between two
-  inputs make ONE assistant message: one model call.
+  ``local_shell_call``, ``tool_search_call``, ``web_search_call`` (run by the server: no result
+  expected); their ``*_output`` items become tool messages joined by ``call_id``. The model-side
+  items between two inputs make ONE assistant message: one model call.
+* Codex's own size estimate of every item it adds up in its compaction check
+  (:mod:`core.formats.codex_sizes`): ``agent_estimate_tokens`` of user, developer and tool
+  messages (tool outputs capped as history keeps them; measured on the bytes the file holds when
+  they enter history unchanged), ``reasoning_estimate_tokens`` of each call's encrypted reasoning
+  (predicted from ``reasoning_output_tokens`` when the file was redacted:
+  ``metadata["reasoning_estimated"]``).
 * ``event_msg/token_count``: ``info.last_token_usage`` is attached to the model call it follows,
   normalised (``input = input_tokens - cached_input_tokens``, ``cache_read = cached``); the
   cumulative ``total_token_usage`` only serves to drop the repeated copies Codex writes; the
-  window comes from ``info.model_context_window`` (``window_source = "recorded"``).
-* ``compacted``: a :class:`CompactionEvent`; with ``replacement_history`` the model-visible list
+  window comes from ``info.model_context_window`` (``window_source = "recorded"``). A
+  ``token_count`` without a request (``input_tokens`` 0) is no call: after a compaction (0.104:
+  just before it) it is Codex's estimate of the rebuilt history (the compaction's
+  ``tokens_after``); with the cumulative total set to the window it marks the context as full.
+* ``compacted``: a :class:`CompactionEvent`, its trigger read from the turn around it
+  (:mod:`core.formats.codex_turns`); with ``replacement_history`` the model-visible list
   starts over from it, so its items are emitted again: user copies flagged ``meta``, assistant
   copies flagged ``meta`` and ``summary`` (they are the compaction's product, not model calls),
   the summary text or the encrypted ``compaction`` item flagged ``summary``; without it the
   message text is a summary message.
 * The ``user_message`` / ``agent_message`` / ``agent_reasoning`` events duplicate response items
-  and are ignored, as is ``context_compacted`` (the ``compacted`` line is the event).
+  and are ignored, as is ``context_compacted`` (the ``compacted`` line is the event);
+  ``user_message``, ``task_started`` and ``task_complete`` / ``turn_aborted`` delimit the turns.
+  Newer records that say nothing about the context (``world_state``, ``thread_settings_applied``,
+  ``thread_goal_updated``, ``item_completed`` …) are passed over quietly.
 * The legacy un-enveloped format: a first line ``{id, timestamp, instructions, git}``, bare
   response items, and ``{"record_type": "state"}`` lines.
 """
@@ -32,12 +47,29 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from core.fastmodel import construct
 from core.formats.base import ProgressCallback, SessionBuilder, as_text
-from core.formats.jsonl import head_records, read_jsonl
+from core.formats.codex_items import (
+    content_text,
+    custom_output_error,
+    is_context_message,
+    name_and_arguments,
+    output_text,
+)
+from core.formats.codex_meta import ThreadFacts
+from core.formats.codex_sizes import (
+    OutputCap,
+    approx_tokens,
+    encrypted_length,
+    encrypted_tokens,
+    item_tokens,
+    placeholder_length,
+    redacted_reasoning_tokens,
+)
+from core.formats.codex_turns import TurnTracker
+from core.formats.jsonl import head_records, read_jsonl_raw
 from core.models import (
+    CompactionEvent,
     Message,
     Role,
     Session,
@@ -52,11 +84,9 @@ from core.numbers import as_int
 FORMAT = SourceFormat.CODEX
 PARTIAL_READS = True
 """``load(..., head_bytes=N)`` reads only the complete lines of the first N bytes."""
-CODEX_EFFECTIVE_WINDOW_PERCENT = 95
-"""Codex reports this share of the model's window as ``model_context_window``."""
 
 _ENVELOPE_TYPES = frozenset(
-    {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
+    {"session_meta", "response_item", "event_msg", "turn_context", "compacted", "world_state"}
 )
 _ITEM_TYPES = frozenset(
     {
@@ -69,19 +99,6 @@ _ITEM_TYPES = frozenset(
         "local_shell_call",
         "web_search_call",
     }
-)
-# User-role messages Codex injects itself (context, not typed by the user).
-_CONTEXT_PREFIXES = (
-    "<environment_context>",
-    "<user_instructions>",
-    "# AGENTS.md instructions",
-    "<permissions instructions>",
-    "<INSTRUCTIONS>",
-    "<collaboration_mode>",
-    "<skills_instructions>",
-    "<personality_spec>",
-    "<turn_aborted>",
-    "<user_shell_command>",
 )
 # Calls the server runs inside the response: no output item follows them.
 _SERVER_CALLS = frozenset({"web_search_call", "image_generation_call"})
@@ -104,7 +121,6 @@ _IGNORED_EVENTS = (
     b'web_search_end"',
     b'mcp_tool_call_begin"',
     b'mcp_tool_call_end"',
-    b'task_complete"',
     b'turn_diff"',
     b'context_compacted"',
 )
@@ -115,94 +131,27 @@ def _ignorable(line: bytes) -> bool:
     return at >= 0 and line.startswith(_IGNORED_EVENTS, at + len(_EVENT_PREFIX))
 
 
-def _content_text(content: Any) -> str:
-    """Text of a Responses-API ``content`` list (input_text / output_text / images)."""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    if len(content) == 1:  # the usual case: one text item
-        item = content[0]
-        if isinstance(item, dict) and item.get("type") in ("input_text", "output_text"):
-            text = item.get("text")
-            if isinstance(text, str):
-                return text
-    parts: list[str] = []
-    for item in content:
-        if not isinstance(item, dict):
-            continue
-        kind = item.get("type")
-        if kind in ("input_text", "output_text", "text", "refusal"):
-            text = item.get("text", item.get("refusal"))
-            if isinstance(text, str):
-                parts.append(text)
-        elif kind in ("input_image", "image"):
-            parts.append("[image]")
-        elif kind == "input_file":
-            parts.append("[file]")
-    return "\n\n".join(parts)
-
-
-def _output_text(output: Any) -> tuple[str, bool]:
-    """The text a ``*_call_output`` gave the model, and whether it reported failure."""
-    if isinstance(output, str):
-        return output, False
-    if isinstance(output, list):
-        return _content_text(output), False
-    if isinstance(output, dict):  # older FunctionCallOutputPayload {content, success}
-        content = output.get("content")
-        text = content if isinstance(content, str) else _content_text(content)
-        return text, output.get("success") is False
-    return as_text(output), False
-
-
-def _custom_output_error(text: str) -> bool:
-    """apply_patch & co. wrap their output as ``{"output":…,"metadata":{"exit_code":N}}``."""
-    if not text.startswith('{"output"'):
-        return False
-    try:
-        parsed = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return False
-    meta = parsed.get("metadata") if isinstance(parsed, dict) else None
-    code = meta.get("exit_code") if isinstance(meta, dict) else None
-    return isinstance(code, int) and code != 0
-
-
-def _is_context_message(text: str) -> bool:
-    if text[:1].isspace():
-        text = text[:200].lstrip()
-    return text.startswith(_CONTEXT_PREFIXES)
-
-
-def _arguments(raw: Any) -> Any:
-    if isinstance(raw, str):
-        try:
-            return orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            return raw
-    return raw
-
-
-def _name_and_arguments(kind: str, payload: dict[str, Any]) -> tuple[Any, Any]:
-    """The tool name (not checked: a missing name is not a str) and arguments of a call item."""
-    if kind == "function_call":
-        name = payload.get("name")
-        namespace = payload.get("namespace")
-        if isinstance(namespace, str) and isinstance(name, str):
-            name = f"{namespace}.{name}"
-        return name, _arguments(payload.get("arguments"))
-    if kind == "custom_tool_call":
-        return payload.get("name"), payload.get("input")
-    return kind.removesuffix("_call"), payload.get("action")
+def _marks_full(info: dict[str, Any], last: dict[str, Any]) -> bool:
+    """Newer Codex marks a full context with ``last_token_usage`` = the window as input and
+    total and nothing else (``fill_to_context_window``): no request was made."""
+    window = info.get("model_context_window")
+    return (
+        type(window) is int
+        and window > 0
+        and as_int(last.get("input_tokens")) == window
+        and as_int(last.get("total_tokens")) == window
+        and not as_int(last.get("output_tokens"))
+        and not as_int(last.get("cached_input_tokens"))
+    )
 
 
 class _At:
     """Where an item comes from: its line, offset and time, the id its message gets (None: the
-    line's), and whether it is a copy re-sent after a compaction (``replay``, with the
-    compaction's ``summary_text``)."""
+    line's), whether it is a copy re-sent after a compaction (``replay``, with the compaction's
+    ``summary_text``), and the record as the file wrote it (``raw``: the bytes of a
+    ``response_item`` line, to measure its payload)."""
 
-    __slots__ = ("item_id", "line", "offset", "replay", "summary_text", "timestamp")
+    __slots__ = ("item_id", "line", "offset", "raw", "replay", "summary_text", "timestamp")
 
     def __init__(
         self,
@@ -220,12 +169,41 @@ class _At:
         self.item_id = item_id
         self.replay = replay
         self.summary_text = summary_text
+        self.raw: bytes | None = None
+
+
+_LINE_START = b'{"timestamp":"'
+_BEFORE_PAYLOAD = b'","type":"response_item","payload":'
+
+
+def _payload_bytes(raw: bytes, timestamp: str) -> int | None:
+    """The size of a ``response_item`` line's payload as written, when the line is the compact
+    envelope Codex writes (else None: the item is measured by serialising it again)."""
+    middle = len(_LINE_START) + len(timestamp)  # timestamps are ASCII
+    if (
+        raw.startswith(_LINE_START)
+        and raw.startswith(_BEFORE_PAYLOAD, middle)
+        and raw.endswith(b"}")
+    ):
+        return len(raw) - middle - len(_BEFORE_PAYLOAD) - 1
+    return None
 
 
 class _Call:
     """The model-side items of one response, until the next input closes it."""
 
-    __slots__ = ("calls", "id", "line", "offset", "reasoning", "server_calls", "texts", "timestamp")
+    __slots__ = (
+        "calls",
+        "id",
+        "line",
+        "offset",
+        "reasoning",
+        "reasoning_tokens",
+        "redacted",
+        "server_calls",
+        "texts",
+        "timestamp",
+    )
 
     def __init__(self, item_id: str, at: _At) -> None:
         self.id = item_id
@@ -236,6 +214,10 @@ class _Call:
         self.reasoning: list[str] = []
         self.calls: list[ToolCall] = []
         self.server_calls: set[str] = set()
+        self.reasoning_tokens = 0
+        """Codex's estimate of this call's encrypted reasoning items."""
+        self.redacted = 0
+        """Reasoning items whose encrypted content was redacted from the file."""
 
 
 class _Loader:
@@ -244,6 +226,10 @@ class _Loader:
 
     def __init__(self, path: Path) -> None:
         self.builder = SessionBuilder(FORMAT, path)
+        self.facts = ThreadFacts(self.builder)
+        self.turns = TurnTracker()
+        self.cap = OutputCap.from_policy(None)
+        self.line_no = 0
         self.current: _Call | None = None
         self.last_call: Message | None = None
         self.last_context: int | None = None  # the latest call's context, for tokens_before
@@ -256,6 +242,10 @@ class _Loader:
         self.answered: set[str] = set()
         self.unknown: set[str] = set()
         self.legacy = False
+        self.since_call: CompactionEvent | None = None  # a compaction after the last call
+        self.pending_reset: int | None = None  # Codex's estimate written before a compaction
+        self.redacted: dict[int, int] = {}  # call index → its redacted reasoning items
+        self.placeholders = False  # redactions in the file keep the original lengths
         # Real user input is echoed as an event_msg/user_message; injected context is not.
         self.user_events = 0
         self.confirmed: set[int] = set()
@@ -263,13 +253,16 @@ class _Loader:
 
     # -- lines ------------------------------------------------------------------------
 
-    def line(self, line_no: int, offset: int, obj: dict[str, Any]) -> None:
-        """One line of the rollout: an envelope ``{timestamp, type, payload}``, or a line of the
-        legacy format."""
+    def line(self, line_no: int, offset: int, raw: bytes, obj: dict[str, Any]) -> None:
+        """One line of the rollout (``raw`` as written): an envelope ``{timestamp, type,
+        payload}``, or a line of the legacy format."""
         kind = obj.get("type")
         payload = obj.get("payload")
         ts = obj.get("timestamp")
         at = _At(line_no, offset, ts if type(ts) is str else None)
+        self.line_no = line_no
+        if kind == "response_item":
+            at.raw = raw
         try:
             if type(payload) is dict:
                 handler = _RECORDS.get(kind) if type(kind) is str else None
@@ -306,6 +299,9 @@ class _Loader:
     # -- model calls ------------------------------------------------------------------
 
     def _open(self, payload: dict[str, Any], at: _At) -> _Call:
+        """The model call a model-generated item belongs to (opened by its first item)."""
+        if not at.replay:
+            self.turns.model_output(str(payload.get("type")), at.line)
         if self.current is None:
             item_id = payload.get("id")
             self.current = _Call(item_id if isinstance(item_id, str) else f"line-{at.line}", at)
@@ -327,7 +323,10 @@ class _Loader:
             model=self.model,
             source_line=call.line,
             source_offset=call.offset,
+            reasoning_estimate_tokens=call.reasoning_tokens,
         )
+        if call.redacted:
+            self.redacted[self.last_call.index] = call.redacted
         for tc in call.calls:
             self.tool_names[tc.id] = tc.name
             if tc.id not in call.server_calls:
@@ -362,21 +361,44 @@ class _Loader:
             **fields,
         )
 
+    def _estimate(self, payload: dict[str, Any], at: _At, text: str) -> int:
+        """Codex's estimate of an item as its history holds it (see ``codex_sizes``); ``text``
+        tells a file whose redactions keep the original lengths."""
+        if not at.replay:
+            self.turns.item(str(payload.get("type")), at.line)
+        if not self.placeholders and text.startswith("[REDACTED_"):
+            self.placeholders = placeholder_length(text) is not None
+            if self.placeholders:
+                self.builder.metadata["redacted_lengths_kept"] = True
+        raw_bytes = None
+        if at.raw is not None and at.timestamp is not None:
+            raw_bytes = _payload_bytes(at.raw, at.timestamp)
+        return item_tokens(payload, self.cap, raw_bytes, placeholders=self.placeholders)
+
     def _message(self, payload: dict[str, Any], at: _At) -> None:
         """A message item: the model's text (part of its call), the user's, or instructions."""
         role = payload.get("role")
-        text = _content_text(payload.get("content"))
+        text = content_text(payload.get("content"))
         if role == "assistant":
             if not at.replay:
                 self._open(payload, at).texts.append(text)
                 return
             # A copy kept by the compaction: part of its product, not a model call.
             self.close()
-            self._add(Role.ASSISTANT, at, text=text, meta=True, summary=True)
+            estimate = self._estimate(payload, at, text)
+            self._add(
+                Role.ASSISTANT,
+                at,
+                text=text,
+                meta=True,
+                summary=True,
+                agent_estimate_tokens=estimate,
+            )
             return
         self.close()
+        estimate = self._estimate(payload, at, text)
         if role != "user":  # developer / system instructions
-            self._add(Role.SYSTEM, at, text=text, meta=True)
+            self._add(Role.SYSTEM, at, text=text, meta=True, agent_estimate_tokens=estimate)
             return
         is_summary = at.summary_text is not None and text == at.summary_text
         message = self._add(
@@ -384,7 +406,8 @@ class _Loader:
             at,
             text=text,
             summary=is_summary,
-            meta=(at.replay and not is_summary) or _is_context_message(text),
+            meta=(at.replay and not is_summary) or is_context_message(text),
+            agent_estimate_tokens=estimate,
         )
         if self.confirm_next and not at.replay:
             self.confirmed.add(message.index)
@@ -399,16 +422,25 @@ class _Loader:
                 for piece in value:
                     if isinstance(piece, dict) and isinstance(piece.get("text"), str):
                         parts.append(piece["text"])
-        self._open(payload, at).reasoning.extend(parts)
+        call = self._open(payload, at)
+        call.reasoning.extend(parts)
+        length, redacted = encrypted_length(payload)
+        if length is not None:
+            call.reasoning_tokens += encrypted_tokens(length)
+        elif redacted:
+            call.redacted += 1
 
     def _call_output(self, payload: dict[str, Any], at: _At) -> None:
         """A ``*_call_output`` item: the tool message answering a call."""
         self.close()
         call_id = payload.get("call_id")
         call_id = call_id if isinstance(call_id, str) else ""
-        text, failed = _output_text(payload.get("output"))
+        if "output" not in payload and "tools" in payload:  # tool_search_output
+            text, failed = as_text(payload.get("tools")), False
+        else:
+            text, failed = output_text(payload.get("output"))
         if payload.get("type") == "custom_tool_call_output" and not failed:
-            failed = _custom_output_error(text)
+            failed = custom_output_error(text)
         name = self.tool_names.get(call_id)
         if name is None:
             self.builder.diagnostic(
@@ -427,7 +459,8 @@ class _Loader:
             truncated_by_tool=False,
             compacted_at_ms=None,
         )
-        self._add(Role.TOOL, at, tool_result=result, meta=at.replay)
+        estimate = self._estimate(payload, at, text)
+        self._add(Role.TOOL, at, tool_result=result, meta=at.replay, agent_estimate_tokens=estimate)
 
     def _tool_call(self, payload: dict[str, Any], at: _At) -> None:
         """A ``*_call`` item: a tool call of the model call it belongs to."""
@@ -435,8 +468,8 @@ class _Loader:
         call = self._open(payload, at)
         call_id = payload.get("call_id") or payload.get("id")
         call_id = call_id if isinstance(call_id, str) else f"{kind}-{at.line}"
-        name, arguments = _name_and_arguments(kind, payload)
-        if kind in _SERVER_CALLS:
+        name, arguments = name_and_arguments(kind, payload)
+        if kind in _SERVER_CALLS or payload.get("execution") == "server":
             call.server_calls.add(call_id)
         call.calls.append(
             construct(
@@ -448,19 +481,24 @@ class _Loader:
         )
 
     def _compaction_item(self, payload: dict[str, Any], at: _At) -> None:
-        """A ``compaction`` item: the summary the provider encrypted."""
+        """A ``compaction`` item: the summary the provider encrypted (Codex estimates it like
+        encrypted reasoning; unknown when the file was redacted)."""
         self.close()
-        encrypted = payload.get("encrypted_content")
-        size = len(encrypted) if isinstance(encrypted, str) else 0
+        length, _redacted = encrypted_length(payload)
         self._add(
             Role.USER,
             at,
-            text=f"[compaction summary encrypted by the provider, {size} characters]",
+            text=f"[compaction summary encrypted by the provider, {length or 0} characters]",
             summary=True,
+            agent_estimate_tokens=encrypted_tokens(length) if length is not None else None,
         )
 
     def _ghost_snapshot(self, payload: dict[str, Any], at: _At) -> None:
         """A git undo point, not sent to the model."""
+
+    def world_state(self, payload: dict[str, Any], at: _At) -> None:
+        """Codex's record of the environment it rendered into context (``full`` or a patch);
+        what the model saw of it is in the messages that follow."""
 
     # -- events -----------------------------------------------------------------------
 
@@ -473,16 +511,12 @@ class _Loader:
             handler(self, payload, at.line)
 
     def token_count(self, payload: dict[str, Any], line: int) -> None:
+        """The usage of the request just made (attached to its call), or a figure Codex wrote
+        without a request (a post-compaction estimate, a context-full marker)."""
         info = payload.get("info")
         if not isinstance(info, dict):
             return  # a rate-limit-only event
-        window = info.get("model_context_window")
-        if isinstance(window, int) and window > 0:
-            self.builder.context_window = window
-            self.builder.window_source = "recorded"
-            # Codex records 95% of the model's window (effective_context_window_percent) but sets
-            # its auto-compact limit at 90% of the full one: keep the full one for that rule.
-            self.builder.metadata["model_window"] = window * 100 // CODEX_EFFECTIVE_WINDOW_PERCENT
+        self._recorded_window(info.get("model_context_window"), line)
         last = info.get("last_token_usage")
         if not isinstance(last, dict):
             return
@@ -492,15 +526,10 @@ class _Loader:
         self.last_total = total
         self.last_last = last
         if as_int(last.get("input_tokens")) == 0 and as_int(last.get("output_tokens")) == 0:
-            # No request behind it: zeros after a compaction, or the marker Codex writes when
-            # the context is full (only total_tokens set).
-            full = as_int(last.get("total_tokens"))
-            if full:
-                self.builder.info(
-                    line,
-                    "context-full",
-                    f"Codex marked the context as full here (total_tokens {full}, no request)",
-                )
+            self._without_request(info, as_int(last.get("total_tokens")), line)
+            return
+        if _marks_full(info, last):
+            self._context_full(as_int(last.get("total_tokens")), line)
             return
         cached = as_int(last.get("cached_input_tokens"))
         usage = construct(
@@ -514,6 +543,8 @@ class _Loader:
             convention=UsageConvention.OPENAI,
         )
         self.last_context = usage.context_tokens
+        self.since_call = None
+        self.pending_reset = None
         if self.current is not None:
             self.close()
         target = self.last_call
@@ -526,14 +557,66 @@ class _Loader:
             )
             return
         target.usage = usage
+        self._redacted_reasoning(target, usage.reasoning)
         self.last_call = None
 
+    def _without_request(self, info: dict[str, Any], total: int, line: int) -> None:
+        """A ``token_count`` with no input: all zeros, the context-full marker (the cumulative
+        total set to the window), or Codex's estimate of the history a compaction rebuilt
+        (``recompute_token_usage``), written after the compaction (0.104: just before it)."""
+        if not total:
+            return
+        cumulative = info.get("total_token_usage")
+        window = info.get("model_context_window")
+        if (
+            isinstance(cumulative, dict)
+            and as_int(cumulative.get("input_tokens")) == 0
+            and as_int(cumulative.get("total_tokens")) == window
+        ):
+            self._context_full(total, line)
+            return
+        event = self.since_call
+        if event is not None and event.tokens_after is None:
+            event.tokens_after = total
+        else:
+            self.pending_reset = total
+
+    def _context_full(self, total: int, line: int) -> None:
+        self.builder.info(
+            line,
+            "context-full",
+            f"Codex marked the context as full here (total_tokens {total}, no request)",
+        )
+
+    def _redacted_reasoning(self, call: Message, reasoning_tokens: int) -> None:
+        """The estimate of a call's redacted reasoning items, from the reasoning tokens it
+        reported (split evenly over them)."""
+        count = self.redacted.pop(call.index, 0)
+        if count:
+            share = reasoning_tokens / count
+            call.reasoning_estimate_tokens += count * redacted_reasoning_tokens(share)
+            self.builder.metadata["reasoning_estimated"] = True
+
+    def _recorded_window(self, value: Any, line: int) -> None:
+        """A window a ``token_count`` reports: a change applies from the call it belongs to."""
+        if value == self.facts.window:
+            return  # the usual case: no change
+        if self.current is not None or self.last_call is None or self.last_call.usage is not None:
+            index = len(self.builder.messages)
+        else:
+            index = self.last_call.index
+        self.facts.window_at(value, line, index)
+
     def turn_started(self, payload: dict[str, Any], line: int) -> None:
-        """A turn (or task) starts: it may say the model's window."""
-        window = payload.get("model_context_window")
-        if isinstance(window, int) and window > 0:
-            self.builder.context_window = window
-            self.builder.window_source = "recorded"
+        """A turn (or task) starts: it may say the model's window, or end a fork's copied
+        history."""
+        self.close()
+        self.facts.task_started(payload, line, len(self.builder.messages))
+        self.turns.task_started(line)
+
+    def turn_ended(self, payload: dict[str, Any], line: int) -> None:
+        """``task_complete`` / ``turn_aborted``."""
+        self.turns.task_ended(line, str(payload.get("type")))
 
     def rolled_back(self, payload: dict[str, Any], line: int) -> None:
         """The user rolled turns back: the file keeps them, and so does the session."""
@@ -547,6 +630,7 @@ class _Loader:
     def user_event(self, payload: dict[str, Any], line: int) -> None:
         """An event_msg/user_message: the user message just written (or the next) is real."""
         self.user_events += 1
+        self.turns.user_input(line)
         messages = self.builder.messages
         for message in reversed(messages[-3:]):
             if message.role is Role.USER and not message.meta and not message.summary:
@@ -559,36 +643,26 @@ class _Loader:
     # -- records ----------------------------------------------------------------------
 
     def session_meta(self, payload: dict[str, Any], at: _At) -> None:
-        """The session's id, folder, start, CLI version and base instructions (kept as the
-        first, meta, system message: the model sees them on every call)."""
-        line, offset = at.line, at.offset
-        b = self.builder
-        sid = payload.get("id")
-        if isinstance(sid, str) and b.session_id is None:
-            b.session_id = sid
-        cwd = payload.get("cwd")
-        if isinstance(cwd, str) and b.project is None:
-            b.project = cwd
-        ts = payload.get("timestamp")
-        if isinstance(ts, str) and b.started_at is None:
-            b.started_at = ts
-        for key in ("cli_version", "originator", "source", "model_provider", "forked_from_id"):
-            value = payload.get(key)
-            if value is not None and key not in b.metadata:
-                b.metadata[key] = value
+        """The session's id, folder, start, agent and base instructions (kept as the first, meta,
+        system message: the model sees them on every call); a later one is a resume or a fork's
+        parent (:class:`ThreadFacts`)."""
+        if not self.facts.session_meta(payload, at.line, at.timestamp):
+            return
         instructions = payload.get("base_instructions", payload.get("instructions"))
         if isinstance(instructions, dict):
             instructions = instructions.get("text")
-        if isinstance(instructions, str) and instructions and "instructions_line" not in b.metadata:
-            b.metadata["instructions_line"] = line
+        if isinstance(instructions, str) and instructions:
+            b = self.builder
+            b.metadata["instructions_line"] = at.line
             self.close()
             b.add(
                 Role.SYSTEM,
-                id=f"line-{line}",
+                id=f"line-{at.line}",
                 text=instructions,
                 meta=True,
-                source_line=line,
-                source_offset=offset,
+                source_line=at.line,
+                source_offset=at.offset,
+                agent_estimate_tokens=approx_tokens(len(instructions.encode("utf-8"))),
             )
 
     def turn_context(self, payload: dict[str, Any], at: _At) -> None:
@@ -601,6 +675,7 @@ class _Loader:
         policy = payload.get("truncation_policy")
         if policy is not None:
             self.builder.metadata["truncation_policy"] = policy
+            self.cap = OutputCap.from_policy(policy)
         cwd = payload.get("cwd")
         if isinstance(cwd, str) and self.builder.project is None:
             self.builder.project = cwd
@@ -613,12 +688,16 @@ class _Loader:
         message = message if isinstance(message, str) else ""
         line = at.line
         # Codex does not record the size it compacted at; the last reported context is that size.
-        self.builder.add_compaction(
+        event = self.builder.add_compaction(
             trigger="unknown",
             tokens_before=self.last_context,
+            tokens_after=self.pending_reset,
             summary=message or None,
             source_line=line,
         )
+        self.pending_reset = None
+        self.since_call = event
+        self.turns.compacted(event, line)
         history = payload.get("replacement_history")
         if isinstance(history, list):
             for k, item in enumerate(history):
@@ -634,16 +713,37 @@ class _Loader:
                     self.item(item, copy_at)
             self.close()
         elif message:
+            item = {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": message}],
+            }
             self._add(
                 Role.USER,
                 _At(line, at.offset, at.timestamp, f"line-{line}"),
                 text=message,
                 summary=True,
+                agent_estimate_tokens=item_tokens(item, self.cap),
             )
         self.last_call = None  # usage after this belongs to a new request
 
     def finish(self) -> Session:
         self.close()
+        self.turns.finish(self.line_no)
+        for call_index, count in self.redacted.items():  # calls without a recorded usage
+            call = self.builder.messages[call_index]
+            call.reasoning_estimate_tokens += count * redacted_reasoning_tokens(0)
+            self.builder.metadata["reasoning_estimated"] = True
+        self.redacted.clear()
+        session = self._build()
+        self.facts.finish(session)
+        note = self.facts.fork_note()
+        for event in session.compactions:
+            if note is not None and self.facts.inherited(event.source_line):
+                event.trigger_evidence = f"{event.trigger_evidence}; {note}"
+        return session
+
+    def _build(self) -> Session:
         b = self.builder
         if self.models:
             b.model = self.models[-1]
@@ -680,6 +780,7 @@ _RECORDS: dict[str, _Handler] = {
     "turn_context": _Loader.turn_context,
     "session_meta": _Loader.session_meta,
     "compacted": _Loader.compacted,
+    "world_state": _Loader.world_state,
 }
 """The method that reads each envelope type."""
 
@@ -688,6 +789,9 @@ _EVENTS: dict[str, Callable[[_Loader, dict[str, Any], int], None]] = {
     "task_started": _Loader.turn_started,
     "turn_started": _Loader.turn_started,
     "user_message": _Loader.user_event,
+    "task_complete": _Loader.turn_ended,
+    "turn_complete": _Loader.turn_ended,
+    "turn_aborted": _Loader.turn_ended,
     "thread_rolled_back": _Loader.rolled_back,
 }
 """The method that reads each event that says something the response items do not."""
@@ -702,6 +806,8 @@ _ITEMS: dict[str, _Handler] = {
     "local_shell_call": _Loader._tool_call,
     "local_shell_call_output": _Loader._call_output,
     "web_search_call": _Loader._tool_call,
+    "tool_search_call": _Loader._tool_call,
+    "tool_search_output": _Loader._call_output,
     "compaction": _Loader._compaction_item,
     "compaction_summary": _Loader._compaction_item,
     "ghost_snapshot": _Loader._ghost_snapshot,
@@ -758,8 +864,8 @@ def load(
     """Load a Codex rollout (read-only). See the module docstring for what is read."""
     path = Path(path)
     loader = _Loader(path)
-    for line_no, offset, obj in read_jsonl(
+    for line_no, offset, raw, obj in read_jsonl_raw(
         path, loader.builder, progress=progress, skip=_ignorable, head_bytes=head_bytes
     ):
-        loader.line(line_no, offset, obj)
+        loader.line(line_no, offset, raw, obj)
     return loader.finish()

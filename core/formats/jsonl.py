@@ -10,7 +10,9 @@ reading goes on:
 * a last line without a trailing newline that does not parse → ``partial-last-line`` (info: the
   agent is probably still writing the file);
 * bytes that are not UTF-8 → ``non-utf8`` (warning), the line decoded with U+FFFD replacements;
-* a JSON value that is not an object → ``not-an-object`` (warning).
+* a JSON value that is not an object → ``not-an-object`` (warning);
+* several JSON objects on one line (a writer that lost a newline) → each is read, with an
+  info ``two-records-on-a-line``; each object's offset is where it starts in the line.
 
 A file that is not JSON Lines at all (empty, binary, a JSON array, no object on any line)
 raises one :class:`~core.formats.base.LoadError`.
@@ -18,6 +20,7 @@ raises one :class:`~core.formats.base.LoadError`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -132,6 +135,31 @@ def _parse_repaired(line: bytes, line_no: int, builder: SessionBuilder) -> Any:
     return None
 
 
+def _split_objects(line: bytes) -> list[tuple[int, int, Any]] | None:
+    """The values of a line that holds more than one JSON document, each with its start and end
+    byte in the line; None when the line is not a sequence of at least two JSON documents."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    decoder = json.JSONDecoder()
+    values: list[tuple[int, int, Any]] = []
+    at, byte_at = 0, 0
+    while True:
+        stripped = len(text) - len(text[at:].lstrip())  # where the next value starts
+        if stripped == len(text):
+            break
+        byte_at += len(text[at:stripped].encode("utf-8"))
+        try:
+            value, end = decoder.raw_decode(text, stripped)
+        except json.JSONDecodeError:
+            return None
+        byte_end = byte_at + len(text[stripped:end].encode("utf-8"))
+        values.append((byte_at, byte_end, value))
+        at, byte_at = end, byte_end
+    return values if len(values) > 1 else None
+
+
 def read_jsonl(
     path: Path,
     builder: SessionBuilder,
@@ -144,8 +172,9 @@ def read_jsonl(
 ) -> Iterator[tuple[int, int, dict[str, Any]]]:
     """Yield ``(line_number, byte_offset, object)`` for every JSON object line of ``path``.
 
-    Line numbers are 1-based; ``byte_offset`` is where the line starts, so the raw record can be
-    re-read later with :func:`read_record`. Problems go to ``builder`` as diagnostics.
+    Line numbers are 1-based; ``byte_offset`` is where the object starts (its line's start,
+    unless the line holds several objects), so the raw record can be re-read later with
+    :func:`read_record`. Problems go to ``builder`` as diagnostics.
     ``progress`` is called after each chunk with ``(bytes_read, total_bytes, messages)``, where
     ``messages`` is ``count()`` (default: the builder's message count; a loader that assembles
     messages at the end passes its own running count).
@@ -159,6 +188,32 @@ def read_jsonl(
     Raises :class:`LoadError` when the file is missing, empty, binary, a JSON array, or holds no
     JSON object at all.
     """
+    for line_no, offset, _raw, obj in read_jsonl_raw(
+        path,
+        builder,
+        progress=progress,
+        chunk_bytes=chunk_bytes,
+        count=count,
+        skip=skip,
+        head_bytes=head_bytes,
+    ):
+        yield line_no, offset, obj
+
+
+def read_jsonl_raw(
+    path: Path,
+    builder: SessionBuilder,
+    *,
+    progress: ProgressCallback | None = None,
+    chunk_bytes: int = CHUNK_BYTES,
+    count: Callable[[], int] | None = None,
+    skip: Callable[[bytes], bool] | None = None,
+    head_bytes: int | None = None,
+) -> Iterator[tuple[int, int, bytes, dict[str, Any]]]:
+    """:func:`read_jsonl` with the bytes each object was parsed from: ``(line_number,
+    byte_offset, raw, object)``, for a loader that measures records as the file holds them.
+    ``raw`` is the whole line (not copied), or the object's own part of a line that holds
+    several; its end-of-line bytes are not included."""
     path = Path(path)
     chunks = _Chunks(path, chunk_bytes, head_bytes)
     counter = count if count is not None else (lambda: len(builder.messages))
@@ -278,8 +333,9 @@ class _Lines:
         self.objects_read = 0
         self.non_blank = 0
 
-    def objects(self, lines: list[bytes]) -> Iterator[tuple[int, int, dict[str, Any]]]:
-        """``(line number, offset, object)`` of each object line; blank lines are passed over."""
+    def objects(self, lines: list[bytes]) -> Iterator[tuple[int, int, bytes, dict[str, Any]]]:
+        """``(line number, offset, raw, object)`` of each object line; blank lines are passed
+        over."""
         # Locals in the loop: it runs for every line of the file.
         builder, skip = self.builder, self.skip
         loads, decode_error = orjson.loads, orjson.JSONDecodeError
@@ -298,15 +354,13 @@ class _Lines:
             try:
                 obj = loads(line)
             except decode_error as exc:
-                obj = _parse_repaired(line, line_no, builder)
-                if obj is None:
-                    builder.diagnostic(
-                        line_no, "invalid-json", f"invalid JSON, line skipped ({exc.msg})"
-                    )
-                    continue
+                found = self._second_chance(line, line_no, start, exc.msg)
+                objects_read += len(found)
+                yield from found
+                continue
             if type(obj) is dict:
                 objects_read += 1
-                yield line_no, start, obj
+                yield line_no, start, line, obj
             else:
                 builder.diagnostic(
                     line_no,
@@ -316,7 +370,55 @@ class _Lines:
         self.line_no, self.offset = line_no, offset
         self.objects_read, self.non_blank = objects_read, non_blank
 
-    def last(self, line: bytes) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    def _second_chance(
+        self, line: bytes, line_no: int, start: int, error: str
+    ) -> list[tuple[int, int, bytes, dict[str, Any]]]:
+        """A line orjson rejected: several objects on it, or bytes that are not UTF-8; else an
+        ``invalid-json`` warning."""
+        several = self._several(line, line_no, start)
+        if several is not None:
+            return several
+        obj = _parse_repaired(line, line_no, self.builder)
+        if obj is None:
+            self.builder.diagnostic(
+                line_no, "invalid-json", f"invalid JSON, line skipped ({error})"
+            )
+            return []
+        if type(obj) is not dict:
+            self.builder.diagnostic(
+                line_no,
+                "not-an-object",
+                f"a JSON {type(obj).__name__} where an object was expected, skipped",
+            )
+            return []
+        return [(line_no, start, line, obj)]
+
+    def _several(
+        self, line: bytes, line_no: int, start: int
+    ) -> list[tuple[int, int, bytes, dict[str, Any]]] | None:
+        """The objects of a line that holds several JSON documents (a writer lost a newline),
+        each at its own offset; None when the line is not that."""
+        values = _split_objects(line)
+        if values is None:
+            return None
+        self.builder.info(
+            line_no,
+            "two-records-on-a-line",
+            f"{len(values)} JSON records on one line (a missing newline); each is read",
+        )
+        found: list[tuple[int, int, bytes, dict[str, Any]]] = []
+        for begin, end, value in values:
+            if type(value) is dict:
+                found.append((line_no, start + begin, line[begin:end], value))
+            else:
+                self.builder.diagnostic(
+                    line_no,
+                    "not-an-object",
+                    f"a JSON {type(value).__name__} where an object was expected, skipped",
+                )
+        return found
+
+    def last(self, line: bytes) -> Iterator[tuple[int, int, bytes, dict[str, Any]]]:
         """The last line, which has no newline: a line that does not parse is probably still
         being written (an info, not a warning)."""
         self.line_no += 1
@@ -326,6 +428,11 @@ class _Lines:
         try:
             obj = orjson.loads(line)
         except orjson.JSONDecodeError:
+            several = self._several(line, self.line_no, self.offset)
+            if several is not None:
+                self.objects_read += len(several)
+                yield from several
+                return
             obj = _parse_repaired(line, self.line_no, self.builder)
             if obj is None:
                 self.builder.info(
@@ -335,15 +442,26 @@ class _Lines:
                 )
         if type(obj) is dict:
             self.objects_read += 1
-            yield self.line_no, self.offset, obj
+            yield self.line_no, self.offset, line, obj
         elif obj is not None:
             self.builder.diagnostic(
                 self.line_no, "not-an-object", "the last line is not a JSON object, skipped"
             )
 
 
+def _first_object(raw: bytes) -> dict[str, Any] | None:
+    """The JSON object at the start of ``raw`` (which may go on with more records)."""
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        values = _split_objects(raw)
+        obj = values[0][2] if values else None
+    return obj if isinstance(obj, dict) else None
+
+
 def read_record(path: Path, offset: int) -> dict[str, Any] | None:
-    """Re-read the raw JSON object of the line starting at ``offset`` (for a detail view).
+    """Re-read the raw JSON object starting at ``offset`` (for a detail view): the record of a
+    line, or one of the records of a line that holds several.
 
     Returns None when the line is gone or no longer parses (the file changed).
     """
@@ -362,8 +480,4 @@ def read_record(path: Path, offset: int) -> dict[str, Any] | None:
                 pieces.append(block)
     except OSError:
         return None
-    try:
-        obj = orjson.loads(b"".join(pieces))
-    except orjson.JSONDecodeError:
-        return None
-    return obj if isinstance(obj, dict) else None
+    return _first_object(b"".join(pieces))
