@@ -21,7 +21,7 @@ from pydantic import Field
 
 from core.formats import LoadError, load_session
 from core.models import Session
-from core.replay import InferredThreshold, Replayer, native_policy
+from core.replay import NATIVE_PRESET, InferredThreshold, Replayer, native_policy
 from core.replay.results import SCHEMA_VERSION, Documented, FidelityRow
 from core.session_paths import expand_paths
 
@@ -107,7 +107,8 @@ class FidelityReport(Documented):
     errors: list[FileError] = Field(default_factory=list)
     """Paths that could not be read."""
     automatic: int
-    """Automatic compactions (the agent's threshold, or a refused request) that can be replayed."""
+    """Automatic compactions (the agent's threshold, or a refused request) that can be replayed,
+    in sessions whose recording agent is known (not our own format)."""
     reproduced: int
     """Of those, the ones the preset reproduced at the same call."""
     untestable: int
@@ -163,6 +164,7 @@ def fidelity_report(paths: Sequence[str], progress: ProgressFn | None = None) ->
 def _session_rows(report: FidelityReport, session: Session, file: str) -> InferredThreshold:
     replayer = Replayer(session)
     result = replayer.run(native_policy(session))
+    known = session.format in NATIVE_PRESET  # our own format records no agent to check
     for row in result.fidelity:
         report.entries.append(
             FidelityEntry(
@@ -177,6 +179,8 @@ def _session_rows(report: FidelityReport, session: Session, file: str) -> Inferr
                 row=row,
             )
         )
+        if not known:
+            continue
         if row.outcome == "untestable":
             report.untestable += 1
         elif row.automatic:

@@ -9,8 +9,9 @@ arguments (``exec_command``, ``write_stdin``) or a ``custom_tool_call`` (``apply
 ``model_context_window``, and the call outputs. Tool outputs go through Codex's unified-exec
 framing and its middle truncation (``…N tokens truncated…``) at the call's ``max_output_tokens``.
 
-Automatic compaction follows Codex's rule: after a sampling request whose
-``total_tokens`` reached 90 % of the 272k window (244,800) while tool calls are pending, a
+Automatic compaction follows Codex's rule: after a sampling request with tool calls, once their
+outputs are recorded, when its ``total_tokens`` plus Codex's own bytes/4 estimate of those
+outputs reaches 90 % of the 272k window (244,800), a
 ``compacted`` line with ``replacement_history`` (initial context, the real user messages and the
 summary) replaces the history, followed by ``event_msg/context_compacted`` and a new
 ``turn_context``.
@@ -526,6 +527,7 @@ class CodexWriter:
         self.history.append(out_tokens)
         self.last_input = prompt
         self.cache_warm = True
+        appended = 0  # Codex's own estimate of what this call's tools added (bytes/4)
         for (item, framed), tool in zip(outputs, ev.tools, strict=True):
             wait = 10.0 if tool.meta.get("poll") else tool.seconds
             self.clock.tick(wait, wait + 0.2)
@@ -542,21 +544,23 @@ class CodexWriter:
                         "status": "completed",
                     },
                 )
-                self.emit(
-                    "response_item",
-                    {
-                        "type": "custom_tool_call_output",
-                        "call_id": item["call_id"],
-                        "output": framed,
-                    },
-                )
+                output_item = {
+                    "type": "custom_tool_call_output",
+                    "call_id": item["call_id"],
+                    "output": framed,
+                }
             else:
-                self.emit(
-                    "response_item",
-                    {"type": "function_call_output", "call_id": item["call_id"], "output": framed},
-                )
+                output_item = {
+                    "type": "function_call_output",
+                    "call_id": item["call_id"],
+                    "output": framed,
+                }
+            self.emit("response_item", output_item)
+            appended += codex_estimate(output_item)
             self.history.append(est(framed, CHARS_PER_TOKEN) + 6)
-        if prompt + out_tokens >= AUTO_COMPACT_LIMIT and ev.tools:
+        # Codex's check once the outputs are recorded: the last total plus its own estimate of
+        # what came since (the encrypted reasoning of earlier turns is too short here to count).
+        if prompt + out_tokens + appended >= AUTO_COMPACT_LIMIT and ev.tools:
             self.compact(prompt + out_tokens)
         polled = [t for t in ev.tools if t.meta.get("poll")]
         for tool in polled:
@@ -615,6 +619,13 @@ class CodexWriter:
         ]
         self.cache_warm = False
         self.turn_context()
+
+
+def codex_estimate(item: dict[str, Any]) -> int:
+    """Codex's size estimate of a history item: the bytes of its compact JSON, over 4, rounded
+    up (``approx_token_count`` in codex-rs)."""
+    size = len(json.dumps(item, ensure_ascii=False, separators=(",", ":")).encode())
+    return (size + 3) // 4
 
 
 def apply_patch_text(path: str, before: str | None, after: str) -> str:

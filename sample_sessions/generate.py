@@ -106,6 +106,7 @@ def claude_long() -> tuple[bytes, C.ClaudeWriter]:
         slug=None,
         hooks=False,
         version="2.0.64",
+        compact_at=C.AUTO_COMPACT_AT_BEFORE_2_1_20,
         base_tokens=46_120,
         cached_base=44_730,
         summaries=[S.LONG_SUMMARY],

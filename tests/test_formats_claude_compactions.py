@@ -280,11 +280,14 @@ def test_a_file_that_begins_at_a_boundary() -> None:
 
 def test_a_compaction_on_a_rewound_branch_is_reported_not_applied(tmp_path: Path) -> None:
     # The next prompt continues from the line before the boundary (as in the 2.0.76 sample,
-    # whose next request was as large as before the compaction): the session has no compaction.
+    # whose next request was as large as before the compaction): the compaction is reported,
+    # marked rewound, and the conversation has no summary from it.
     rows = _rows(COMPACT)
     _row(rows, "c-u4")["parentUuid"] = "c-a3"
     session = load_session(_write(tmp_path / "rw.jsonl", rows))
-    assert session.compactions == []
+    (event,) = session.compactions
+    assert event.rewound and (event.trigger, event.tokens_before) == ("auto", 151_234)
+    assert event.trigger_evidence is not None and "rewound" in event.trigger_evidence
     assert not any(m.summary for m in session.messages)
     assert session.metadata["rewound_compactions"] == [
         {"line": 7, "trigger": "auto", "tokens_before": 151_234}

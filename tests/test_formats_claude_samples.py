@@ -87,7 +87,8 @@ def test_the_2_0_76_compaction_was_rewound() -> None:
     # The next prompt hangs off the line before the boundary and the next request is as large
     # as before it: the conversation went on without the compaction.
     session = load_session(_sample(HIVE_2076))
-    assert session.compactions == []
+    (event,) = session.compactions
+    assert event.rewound and (event.trigger, event.tokens_before) == ("manual", 46_742)
     assert session.metadata["rewound_compactions"] == [
         {"line": 145, "trigger": "manual", "tokens_before": 46_742}
     ]

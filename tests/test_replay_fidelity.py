@@ -14,7 +14,7 @@ import pytest
 from core.formats import load_session
 from core.models import Session
 from core.policy import get_preset
-from core.replay import replay
+from core.replay import native_policy, replay
 
 SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples"
 PI_SAMPLE = SAMPLES / "pi" / "before-compaction.jsonl"
@@ -152,24 +152,37 @@ OUR_SAMPLES = Path(__file__).resolve().parents[1] / "sample_sessions"
 
 
 def _recorded_crossing_call(path: Path, limit: int) -> tuple[int, int]:
-    """(index among calls, total) of the first Codex call whose total_tokens reached ``limit``,
-    read from the raw rollout with plain json (repeated token_count copies skipped)."""
-    calls = 0
+    """(index among calls, figure) of the first Codex call whose ``total_tokens`` plus Codex's
+    own estimate of the tool outputs recorded after it (bytes of their compact JSON / 4) reached
+    ``limit``, read from the raw rollout with plain json (repeated token_count copies and the
+    reset one after a compaction skipped)."""
+    calls = -1
+    figure = 0
     previous = None
     for line in path.read_text().splitlines():
         row = json.loads(line)
         payload = row.get("payload") or {}
-        if row.get("type") != "event_msg" or payload.get("type") != "token_count":
+        kind = payload.get("type")
+        if row.get("type") == "response_item" and kind in (
+            "function_call_output",
+            "custom_tool_call_output",
+        ):
+            size = len(json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode())
+            figure += (size + 3) // 4
             continue
-        info = payload.get("info") or {}
-        last = info.get("last_token_usage")
+        if row.get("type") == "response_item" and kind in ("function_call", "custom_tool_call"):
+            if calls >= 0 and figure >= limit:
+                return calls, figure
+            continue
+        if row.get("type") != "event_msg" or kind != "token_count":
+            continue
+        last = (payload.get("info") or {}).get("last_token_usage")
         if not last or last == previous or not last.get("input_tokens"):
             previous = last or previous
             continue
         previous = last
-        if last["total_tokens"] >= limit:
-            return calls, last["total_tokens"]
         calls += 1
+        figure = last["total_tokens"]
     raise AssertionError("no call reached the limit")
 
 
@@ -179,15 +192,15 @@ def test_codex_preset_fires_where_codex_compacted() -> None:
     # Codex records 95% of a 272k window and compacts at 90% of the full one.
     limit = session.metadata["model_window"] * 9 // 10
     assert limit == 244_800
-    call, total = _recorded_crossing_call(path, limit)
-    result = replay(session, get_preset("codex"))
-    assert result.threshold == limit
+    call, figure = _recorded_crossing_call(path, limit)
+    result = replay(session, native_policy(session))
+    assert result.threshold == limit and result.thresholds[0].source == "rule"
     assert [row.outcome for row in result.fidelity] == ["same"]
     compacts = [e for e in result.events if e.kind == "compact"]
     assert len(compacts) == 1
-    # the compaction comes right after the call whose total crossed the limit
+    # the compaction comes right after the call whose total, with its tool outputs, crossed it
     assert compacts[0].trigger_call_index == call
-    assert compacts[0].tokens_before == total
+    assert compacts[0].tokens_before == figure
 
 
 def test_compaction_cut_is_after_the_head_when_leading_context_stays() -> None:

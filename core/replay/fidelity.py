@@ -71,7 +71,7 @@ def _context(
     }
     c = rc.recorded_call
     check = checks[c] if c is not None and 0 <= c < len(checks) else None
-    if check is not None:
+    if check is not None and rc.automatic:  # a manual one is applied before that check
         context["check_tokens"] = check.measured()
     if c is not None and 0 <= c < len(limits):
         context["threshold"] = limits[c]

@@ -135,12 +135,14 @@ class RecordedCompactions:
         n = self.calls.n
         rc = RecordedCompaction(c_index, max(0, min(event.message_index, n)), event.trigger)
         rc.tokens_before = event.tokens_before
+        # What the compaction wrote: its summary, and the messages recorded with it (the kept
+        # copies and re-injected context of Codex's replacement history, the files Claude Code
+        # re-attaches) up to the next message of the conversation itself. They are the context
+        # after it, and no part of the figure the agent checked before it.
         owned: list[int] = []
         j = rc.m_c
         while j < n and (messages[j].meta or messages[j].summary):
             owned.append(j)
-            if messages[j].summary:
-                break
             j += 1
         if not any(messages[k].summary for k in owned):
             owned = []

@@ -244,10 +244,13 @@ class Run:
             trace.first_overflow_call = c
         recovery = self.policy.compaction.overflow_recovery
         follow = self.setting.follow_recording
-        taken = (self.setting.native or follow) and self.adopt_recorded(
-            c, i, "overflow", figures.prompt, kind="overflow"
-        )
-        if taken or (recovery and not follow and self.compact(i, c, "overflow", c, figures.prompt)):
+        faithful = self.setting.native or follow
+        taken = faithful and self.adopt_recorded(c, i, "overflow", figures.prompt, kind="overflow")
+        # The recording agent's policy recovers where the recording did, and only there: where
+        # the recording overflowed and did not recover, neither does its replay.
+        recorded_only = faithful and recorded_reason is not None and figures.delta >= 0
+        own = recovery and not follow and not recorded_only
+        if taken or (own and self.compact(i, c, "overflow", c, figures.prompt)):
             figures = self.setting.rec.figures(c, self.state.e_sim + reply)
             if not overflows(figures.prompt, window, recorded_reason, figures.delta >= 0):
                 return figures, False
