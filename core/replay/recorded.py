@@ -194,9 +194,7 @@ class RecordedCompactions:
             rc.rewound = event.rewound
             if event.trigger == "unknown" and policy is not None and not rc.rewound:
                 self._classify(rc, event, policy)
-            rc.inferred_manual = (
-                rc.kind in ("manual", "hook") or rc.before_recording or rc.rewound
-            )
+            rc.inferred_manual = rc.kind in ("manual", "hook") or rc.before_recording or rc.rewound
 
     def _classify(self, rc: RecordedCompaction, event: CompactionEvent, policy: Policy) -> None:
         """An unlabelled compaction: automatic when the context before it crossed the agent's
