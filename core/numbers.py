@@ -43,8 +43,10 @@ def count(value: Any) -> tuple[int, str | None]:
     """
     if value is None:
         return 0, None
+    if type(value) is int and 0 <= value <= MAX_COUNT:
+        return value, None
     if type(value) is not int and type(value) is not float:
-        return 0, f"count {_show(value)} is not a number; taken as 0"
+        return 0, f"count {show_value(value)} is not a number; taken as 0"
     if not math.isfinite(value):
         return 0, f"count {value!r} is not finite; taken as 0"
     if value < 0:
@@ -54,6 +56,32 @@ def count(value: Any) -> tuple[int, str | None]:
     return int(value), None
 
 
-def _show(value: Any) -> str:
+def optional_count(value: Any) -> tuple[int | None, str | None]:
+    """A count a record may leave out: ``(None, None)`` when it is missing, ``(None, why)``
+    when it is not a usable number (a string, a boolean, NaN, an infinity, a negative figure:
+    dropped), the figure capped at :data:`MAX_COUNT` (and why) when it is above it."""
+    if value is None:
+        return None, None
+    if type(value) is int and 0 <= value <= MAX_COUNT:
+        return value, None
+    if type(value) is not int and type(value) is not float:
+        return None, f"count {show_value(value)} is not a number; dropped"
+    if not math.isfinite(value):
+        return None, f"count {value!r} is not finite; dropped"
+    if value < 0:
+        return None, f"negative count {value!r} dropped"
+    if value > MAX_COUNT:
+        return MAX_COUNT, f"count {value!r} is above {MAX_COUNT:,}; taken as {MAX_COUNT:,}"
+    return int(value), None
+
+
+def plausible(value: Any) -> bool:
+    """``value`` is missing or a count :func:`count` takes as it is (the fast path of a
+    loader's check: most figures are)."""
+    return value is None or (type(value) is int and 0 <= value <= MAX_COUNT)
+
+
+def show_value(value: Any) -> str:
+    """A value read from a damaged record, short enough for a diagnostic."""
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."

@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.models import Diagnostic, Role, Session, Severity, SourceFormat, WindowSource
+from core.numbers import MAX_COUNT
 from core.overflow_errors import is_context_overflow_message, stated_limit
 from core.windows import ONE_MILLION, ModelLimits, lookup_limits, normalize_provider
 
@@ -214,8 +215,9 @@ def _note(session: Session, severity: Severity, text: str) -> None:
 
 
 def smallest_window(tokens: int) -> int:
-    """The smallest common window that holds ``tokens`` (``tokens`` itself above them all)."""
-    return next((w for w in COMMON_WINDOWS if w >= tokens), tokens)
+    """The smallest common window that holds ``tokens`` (``tokens`` itself above them all, up
+    to the largest count a session holds: a figure above it is damage, see ``core.numbers``)."""
+    return next((w for w in COMMON_WINDOWS if w >= tokens), min(tokens, MAX_COUNT))
 
 
 def _set(session: Session, window: int, source: WindowSource, evidence: str) -> None:

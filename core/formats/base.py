@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from core import numbers
 from core.fastmodel import construct_from
 from core.models import (
     CompactionEvent,
@@ -37,6 +38,9 @@ from core.windows import lookup_max_output, lookup_window
 
 ProgressCallback = Callable[[int, int, int], None]
 """Called now and then while loading with ``(bytes_read, total_bytes, messages_so_far)``."""
+
+BAD_COUNT = "bad-count"
+"""The code of a number no real session holds (every loader checks its counts the same way)."""
 
 MAX_DIAGNOSTICS_PER_CODE = 200
 """Beyond this many diagnostics with the same code, only a count is kept."""
@@ -155,6 +159,46 @@ class SessionBuilder:
             self._diagnostics.append(
                 Diagnostic(line=line, severity=severity, code=code, message=message)
             )
+
+    def count(self, line: int | None, what: str, value: Any) -> int:
+        """A token or byte count read at ``line``: missing is 0; a figure no real session holds
+        (not a number, negative, not finite, above 10^9) is clamped, with a ``bad-count``
+        diagnostic naming ``what`` (the field) — the one check of every loader's numbers."""
+        taken, problem = numbers.count(value)
+        if problem is not None:
+            self.diagnostic(line, BAD_COUNT, f"{what}: {problem}")
+        return taken
+
+    def optional_count(self, line: int | None, what: str, value: Any) -> int | None:
+        """:meth:`count` for a figure a record may leave out: missing or unusable is None."""
+        taken, problem = numbers.optional_count(value)
+        if problem is not None:
+            self.diagnostic(line, BAD_COUNT, f"{what}: {problem}")
+        return taken
+
+    def counts(
+        self,
+        line: int | None,
+        where: str,
+        record: dict[str, Any],
+        fields: tuple[str, ...],
+        optional: tuple[str, ...] = (),
+    ) -> dict[str, Any]:
+        """``record`` with its count ``fields`` checked by :meth:`count` (those among
+        ``optional`` by :meth:`optional_count`): the record itself when every figure is
+        plausible (the usual case, no copy), else a copy with the bad figures clamped or
+        dropped (a ``bad-count`` diagnostic each)."""
+        get = record.get
+        plausible = numbers.plausible
+        if all(plausible(get(key)) for key in fields):
+            return record
+        cleaned = dict(record)
+        for key in fields:
+            value = get(key)
+            if value is not None:
+                check = self.optional_count if key in optional else self.count
+                cleaned[key] = check(line, f"{where}.{key}", value)
+        return cleaned
 
     def info(self, line: int | None, code: str, message: str) -> None:
         """A diagnostic of severity info (expected, harmless)."""

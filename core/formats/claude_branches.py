@@ -101,6 +101,9 @@ class _Branches:
                 # before the compaction ends at the line written just before the boundary.
                 if previous is None or previous in resumed:
                     return
+                if previous not in self.before_boundary:
+                    self._cycle(previous, uuid)
+                    return
                 resumed.add(previous)
                 uuid = self.before_boundary.get(previous)
                 continue
@@ -108,6 +111,17 @@ class _Branches:
             previous, uuid = uuid, parents[uuid]
         if uuid is not None:
             self._missing_parent(uuid, previous)
+
+    def _cycle(self, child: str, parent: str) -> None:
+        """``child``'s parent is a line already on the chain below it: the links form a cycle
+        (a damaged file), broken at ``child``, which becomes the root."""
+        line = next((e.line for e in self.entries if e.uuid == child), None)
+        self.builder.diagnostic(
+            line,
+            "parent-cycle",
+            f"parentUuid {parent} of {child} leads back into the conversation (a cycle); "
+            "cut here, the line starts the conversation",
+        )
 
     def _missing_parent(self, uuid: str, child: str | None) -> None:
         boundary = next((e for e in self.entries if e.uuid == child and e.kind == BOUNDARY), None)

@@ -79,7 +79,7 @@ from core.formats.claude_records import (
 )
 from core.formats.jsonl import head_records, read_jsonl
 from core.models import CompactionEvent, Session, SourceFormat
-from core.numbers import as_int
+from core.numbers import plausible, show_value
 from core.overflow_errors import is_context_overflow_message
 
 FORMAT = SourceFormat.CLAUDE_CODE
@@ -88,6 +88,14 @@ PARTIAL_READS = True
 
 DEFAULT_WINDOW = 200_000
 """Claude Code's window for a Claude model the table does not know."""
+
+_USAGE_COUNTS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
+"""The counts of a usage object the loader reads (each checked where the line is read)."""
 
 _SKIPPED_TYPES = frozenset(
     {
@@ -178,7 +186,17 @@ class _Reader:
         self.agent_id: str | None = None
 
     def line(self, line_no: int, offset: int, obj: dict[str, Any]) -> None:
-        """One line of the file."""
+        """One line of the file: whatever it holds, a problem is a diagnostic, never an error."""
+        try:
+            self._line(line_no, offset, obj)
+        except Exception as exc:  # an unexpected shape must not stop the load
+            kind = obj.get("type")
+            name = kind if type(kind) is str else "record"
+            self.builder.diagnostic(
+                line_no, "unreadable-record", f"{name} line not understood ({exc})"
+            )
+
+    def _line(self, line_no: int, offset: int, obj: dict[str, Any]) -> None:
         kind = obj.get("type")
         uuid = obj.get("uuid")
         parent = parent_of(obj)
@@ -191,23 +209,32 @@ class _Reader:
             self.parents[uuid] = parent
             before, self.last_uuid = self.last_uuid, uuid
         else:
+            if uuid is not None:
+                self._bad_id(line_no, "uuid", uuid)
             uuid = f"line-{line_no}"
             before = self.last_uuid
-        if type(kind) is str and kind in _SKIPPED_TYPES:
+        if parent is None and obj.get("parentUuid") is not None:
+            self._bad_id(line_no, "parentUuid", obj["parentUuid"])
+        if type(kind) is not str:
+            self._unknown(kind, line_no, obj)
+            return
+        if kind in _SKIPPED_TYPES:
             return
         if before is not None and kind == "system" and obj.get("subtype") == "compact_boundary":
             self.before_boundary[uuid] = before
-        try:
-            self._session_facts(obj)
-            handler = _HANDLERS.get(kind) if type(kind) is str else None
-            if handler is not None:
-                handler(self, line_no, offset, uuid, parent, obj)
-            else:
-                self._unknown(kind, line_no, obj)
-        except Exception as exc:  # an unexpected shape must not stop the load
-            self.builder.diagnostic(
-                line_no, "unreadable-record", f"{kind or 'record'} line not understood ({exc})"
-            )
+        self._session_facts(obj)
+        handler = _HANDLERS.get(kind)
+        if handler is not None:
+            handler(self, line_no, offset, uuid, parent, obj)
+        else:
+            self._unknown(kind, line_no, obj)
+
+    def _bad_id(self, line_no: int, key: str, value: Any) -> None:
+        """A ``uuid`` or ``parentUuid`` that is not a string: the line is read as one without
+        it (its own id is ``line-N``; without a parent it starts a tree)."""
+        self.builder.diagnostic(
+            line_no, "bad-id", f"{key} {show_value(value)} is not a string; ignored"
+        )
 
     def _session_facts(self, obj: dict[str, Any]) -> None:
         """The session id and start time: from the first line that has them."""
@@ -236,6 +263,8 @@ class _Reader:
             )
         entry = Entry(ASSISTANT, line_no, offset, uuid, parent, obj)
         read_assistant(entry, obj, message)
+        if entry.usage is not None:
+            entry.usage = self.builder.counts(line_no, "usage", entry.usage, _USAGE_COUNTS)
         self.entries.append(entry)
         self.compact_commands.call()
         self._agent_facts(line_no, obj)
@@ -363,15 +392,15 @@ class _Reader:
                 "compact boundary without compactMetadata: its trigger and sizes are unknown",
             )
             return {}
-        for key in ("preTokens", "postTokens"):
-            value = metadata.get(key)
-            if value is not None and as_int(value, None) is None:
-                self.builder.diagnostic(
-                    line_no,
-                    "unreadable-compaction",
-                    f"compactMetadata.{key} {value!r:.40} is not a number",
-                )
-        return metadata
+        sizes = ("preTokens", "postTokens")
+        if all(plausible(metadata.get(key)) for key in sizes):
+            return metadata
+        cleaned = dict(metadata)
+        for key in sizes:
+            cleaned[key] = self.builder.optional_count(
+                line_no, f"compactMetadata.{key}", metadata.get(key)
+            )
+        return cleaned
 
     def summary(
         self, line_no: int, offset: int, uuid: str, parent: str | None, obj: dict[str, Any]
@@ -414,7 +443,14 @@ class _Reader:
                     line_no, "foreign-record", f"a {foreign!r} line of another tool, skipped"
                 )
                 return
-            self.builder.diagnostic(line_no, "unknown-record", "a line without a type, skipped")
+            if kind is None:
+                self.builder.diagnostic(line_no, "unknown-record", "a line without a type, skipped")
+            else:
+                self.builder.diagnostic(
+                    line_no,
+                    "unknown-record",
+                    f"type {show_value(kind)} is not a string; line skipped",
+                )
         elif kind not in self.unknown_types:
             self.unknown_types.add(kind)
             self.builder.info(

@@ -126,6 +126,16 @@ _IGNORED_EVENTS = (
 )
 
 
+_USAGE_COUNTS = (
+    "input_tokens",
+    "cached_input_tokens",
+    "output_tokens",
+    "reasoning_output_tokens",
+    "total_tokens",
+)
+"""The counts of a ``last_token_usage`` the loader reads (checked where the line is read)."""
+
+
 def _ignorable(line: bytes) -> bool:
     at = line.find(_EVENT_PREFIX, 0, 96)
     return at >= 0 and line.startswith(_IGNORED_EVENTS, at + len(_EVENT_PREFIX))
@@ -520,6 +530,9 @@ class _Loader:
         last = info.get("last_token_usage")
         if not isinstance(last, dict):
             return
+        last = self.builder.counts(
+            line, "last_token_usage", last, _USAGE_COUNTS, optional=("total_tokens",)
+        )
         total = info.get("total_token_usage")
         if total is not None and total == self.last_total and last == self.last_last:
             return  # the repeated copy Codex writes after the outputs

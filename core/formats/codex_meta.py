@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.formats.base import SessionBuilder
+from core.formats.base import BAD_COUNT, SessionBuilder
 from core.models import Diagnostic, Session, Severity, WindowChange
+from core.numbers import plausible, show_value
 
 CODEX_EFFECTIVE_WINDOW_PERCENT = 95
 """Codex reports this share of the model's window as ``model_context_window``."""
@@ -115,7 +116,14 @@ class ThreadFacts:
     def window_at(self, value: Any, line: int, index: int) -> None:
         """A recorded window: the first is the session's, each different later one a change
         from message ``index`` on."""
-        if type(value) is not int or value <= 0 or value == self.window:
+        if value is None or value == self.window:
+            return
+        if not plausible(value) or value == 0:
+            self.builder.diagnostic(
+                line,
+                BAD_COUNT,
+                f"model_context_window {show_value(value)} is not a window; ignored",
+            )
             return
         b = self.builder
         if self.window is None:

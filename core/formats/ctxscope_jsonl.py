@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import tempfile
 from collections.abc import Iterator
@@ -44,6 +45,7 @@ from core.models import (
     ToolResult,
     Usage,
 )
+from core.numbers import plausible
 
 FORMAT = SourceFormat.CTXSCOPE
 PARTIAL_READS = True
@@ -80,7 +82,12 @@ _ALWAYS = ("index", "id", "role")
 
 
 def _dumps(obj: dict[str, Any]) -> bytes:
-    return orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE)
+    try:
+        return orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE)
+    except orjson.JSONEncodeError:
+        # An integer beyond 64 bits in a value kept as recorded (a tool call's arguments, read
+        # by the lenient parser of a line holding two records): the standard library writes it.
+        return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
 
 
 def _in_field_order(model: type[BaseModel], data: dict[str, Any]) -> dict[str, Any]:
@@ -195,6 +202,31 @@ def _error_text(exc: ValidationError) -> str:
     return f"{where}: {first.get('msg', 'invalid')}"
 
 
+_USAGE_COUNTS = ("input", "output", "cache_read", "cache_write", "reasoning", "total")
+_MESSAGE_COUNTS = ("agent_estimate_tokens", "reasoning_estimate_tokens")
+_COMPACTION_COUNTS = ("tokens_before", "tokens_after")
+
+
+def _checked(builder: SessionBuilder, line: int, kind: Any, body: dict[str, Any]) -> dict[str, Any]:
+    """A record's figures checked before it is validated: a count no session holds is clamped
+    (or, where the field may be left out, dropped) with a ``bad-count`` diagnostic, as every
+    loader does."""
+    if kind == "message":
+        usage = body.get("usage")
+        if isinstance(usage, dict):
+            body["usage"] = builder.counts(line, "usage", usage, _USAGE_COUNTS, ("total",))
+        for key in _MESSAGE_COUNTS:
+            if not plausible(body.get(key)):
+                body[key] = builder.optional_count(line, key, body[key])
+        if body.get("reasoning_estimate_tokens", 0) is None:
+            body["reasoning_estimate_tokens"] = 0
+    elif kind == "compaction":
+        for key in _COMPACTION_COUNTS:
+            if not plausible(body.get(key)):
+                body[key] = builder.optional_count(line, key, body[key])
+    return body
+
+
 def load(
     path: Path, *, progress: ProgressCallback | None = None, head_bytes: int | None = None
 ) -> Session:
@@ -223,7 +255,7 @@ def load(
                     f"format version {version} is newer than {VERSION}; read as {VERSION}",
                 )
             continue
-        body = {k: v for k, v in record.items() if k != "type"}
+        body = _checked(builder, line, kind, {k: v for k, v in record.items() if k != "type"})
         try:
             if kind == "message":
                 message = Message.model_validate(body)
@@ -248,6 +280,10 @@ def load(
     if header is None:
         raise LoadError(f"{path}: not a ctxscope session (no header)")
     fields = {k: header[k] for k in _HEADER_FIELDS if k in header}
+    for key in ("context_window", "max_output_tokens"):
+        value = fields.get(key)
+        if value == 0 or not plausible(value):
+            fields[key] = builder.optional_count(1, key, value if value != 0 else -1)
     fields.setdefault("id", path.stem)
     fields.setdefault("format", FORMAT.value)
     try:

@@ -89,11 +89,19 @@ def time_created(record: Record) -> int:
     return as_int(as_dict(record.get("time")).get("created"))
 
 
-def usage_from_tokens(tokens: Any) -> Usage | None:
-    """``{input, output, reasoning, cache: {read, write}, total?}`` → Usage (OPENCODE)."""
+_TOKEN_COUNTS = ("input", "output", "reasoning", "total")
+_CACHE_COUNTS = ("read", "write")
+
+
+def usage_from_tokens(tokens: Any, builder: SessionBuilder, where: str) -> Usage | None:
+    """``{input, output, reasoning, cache: {read, write}, total?}`` → Usage (OPENCODE); a
+    figure no session holds is clamped with a ``bad-count`` diagnostic naming ``where``."""
     if not isinstance(tokens, dict):
         return None
-    cache = as_dict(tokens.get("cache"))
+    tokens = builder.counts(None, f"{where} tokens", tokens, _TOKEN_COUNTS, optional=("total",))
+    cache = builder.counts(
+        None, f"{where} tokens.cache", as_dict(tokens.get("cache")), _CACHE_COUNTS
+    )
     usage = Usage(
         input=as_int(tokens.get("input")),
         output=as_int(tokens.get("output")),
@@ -451,7 +459,7 @@ def _add_assistant(builder: SessionBuilder, record: Record, parts: list[Record])
     model = as_str(record.get("modelID"))
     created = iso_ms(time_created(record))
     error = call_error(record.get("error"))
-    message_usage = usage_from_tokens(record.get("tokens"))
+    message_usage = usage_from_tokens(record.get("tokens"), builder, f"message {msg_id}")
     last_usage: Usage | None = None
     for number, step in enumerate(steps, 1):
         step_id = msg_id if number == 1 else f"{msg_id}#step{number}"
@@ -483,7 +491,7 @@ def _add_assistant(builder: SessionBuilder, record: Record, parts: list[Record])
                 )
                 tools.append(part)
             elif kind == "step-finish":
-                usage = usage_from_tokens(part.get("tokens")) or usage
+                usage = usage_from_tokens(part.get("tokens"), builder, f"message {msg_id}") or usage
                 reason = part.get("reason")
                 finish = reason if isinstance(reason, str) else finish
         is_last = number == len(steps)
@@ -569,7 +577,7 @@ def _add_summary(
         parent_id=as_str(record.get("parentID")),
         timestamp=iso_ms(time_created(record)),
         text=text,
-        usage=usage_from_tokens(record.get("tokens")),
+        usage=usage_from_tokens(record.get("tokens"), builder, f"message {record.get('id')}"),
         model=as_str(record.get("modelID")),
         stop_reason=as_str(record.get("finish")),
         error=call_error(record.get("error")),

@@ -55,7 +55,7 @@ from core.models import (
     Usage,
     UsageConvention,
 )
-from core.numbers import as_int
+from core.numbers import as_int, plausible, show_value
 from core.overflow_errors import is_context_overflow_message
 
 FORMAT = SourceFormat.PI
@@ -165,13 +165,36 @@ def _read(
         if not isinstance(kind, str):
             builder.diagnostic(line, "no-type", "entry without a 'type', skipped")
             continue
+        _check_counts(record, kind, line, builder)
         raw_id = record.get("id")
+        if raw_id is not None and not isinstance(raw_id, str):
+            builder.diagnostic(line, "bad-id", f"id {show_value(raw_id)} is not a string; ignored")
         entry_id = raw_id if isinstance(raw_id, str) and raw_id else f"line-{line}"
         raw_parent = record.get("parentId", previous_id) if raw_id else previous_id
         parent = raw_parent if isinstance(raw_parent, str) and raw_parent else None
         entries.append(_Entry(record, line, offset, entry_id, parent))
         previous_id = entry_id
     return header, entries
+
+
+_USAGE_COUNTS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
+"""The counts of an assistant's ``usage`` the loader reads."""
+
+
+def _check_counts(record: Record, kind: str, line: int, builder: SessionBuilder) -> None:
+    """The figures of a line checked where it is read (clamped or dropped in the record, with a
+    ``bad-count`` diagnostic): an assistant's usage, a compaction's ``tokensBefore``."""
+    if kind == "message":
+        message = record.get("message")
+        usage = message.get("usage") if isinstance(message, dict) else None
+        if isinstance(message, dict) and isinstance(usage, dict):
+            message["usage"] = builder.counts(
+                line, "usage", usage, _USAGE_COUNTS, optional=("totalTokens",)
+            )
+    elif kind == "compaction" and not plausible(record.get("tokensBefore")):
+        record["tokensBefore"] = builder.optional_count(
+            line, "tokensBefore", record.get("tokensBefore")
+        )
 
 
 def _version(header: Record | None, entries: list[_Entry]) -> int:
