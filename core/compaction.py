@@ -43,7 +43,6 @@ message.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, ParamSpec, TypeVar
@@ -716,6 +715,8 @@ def _on_private_loop(
     """
 
     def run(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        import asyncio  # only when a compaction runs: a command that never compacts starts faster
+
         loop = asyncio.new_event_loop()
         try:
             return loop.run_until_complete(function(*args, **kwargs))

@@ -14,13 +14,19 @@ def gc_paused() -> Iterator[None]:
 
     A load (or a replay) allocates hundreds of thousands of long-lived, acyclic objects
     (messages and their dicts); each collection the allocations trigger walks all of them again,
-    which doubles the cost of building a model. Reference counting still frees everything in the meantime; the
-    collector is restored (only if it was on) when the block ends, even on error.
+    which doubles the cost of building a model. Reference counting still frees everything in the
+    meantime; the collector is restored (only if it was on) when the block ends, even on error.
+
+    When the block ends normally, what it built is frozen (``gc.freeze``): moved out of the
+    generations the collector walks, so the collections the replay and the UI trigger later do
+    not walk a million long-lived objects each time. (Frozen objects are still freed by reference
+    counting; only a reference cycle among them would outlive its last use.)
     """
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
+        gc.freeze()
     finally:
         if was_enabled:
             gc.enable()

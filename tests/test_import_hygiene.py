@@ -2,6 +2,7 @@
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -40,3 +41,25 @@ def test_core_module_loads_no_ui(module: str) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "", f"{module} imported {result.stdout.strip()}"
+
+
+ANALYZE_JSON = """
+import contextlib, io, sys
+from tui.cli import cli
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    cli.main(args=["analyze", "--json", {path!r}], standalone_mode=False)
+assert out.getvalue().lstrip().startswith("{{")
+bad = sorted(m for m in sys.modules if m.split(".")[0] in {{"textual", "rich", "openai", "asyncio"}})
+print(",".join(bad))
+"""
+
+
+def test_analyze_json_imports_no_rendering() -> None:
+    """``ctxscope analyze --json`` prints JSON: it starts without Textual, rich's rendering, the
+    LLM client or asyncio (rich is imported only for a table, asyncio only for a compaction)."""
+    sample = Path(__file__).parents[1] / "sample_sessions" / "claude-code" / "overflow.jsonl"
+    code = ANALYZE_JSON.format(path=str(sample))
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "", f"analyze --json imported {result.stdout.strip()}"

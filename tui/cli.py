@@ -7,8 +7,9 @@ runs, so ``ctxscope --help`` and ``ctxscope truncate`` start fast and never load
 from __future__ import annotations
 
 import importlib
+import os
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -117,6 +118,37 @@ def cli(ctx: click.Context) -> None:
         ctx.invoke(open_command)
 
 
+ONE_SHOT = frozenset(COMMANDS) - {"mock-llm"}
+"""Commands that compute, print and end: their process ends without tearing its heap down."""
+
+
 def main(argv: list[str] | None = None) -> Any:
-    """Console-script entry point."""
-    return cli.main(args=argv if argv is not None else sys.argv[1:], prog_name="ctxscope")
+    """Console-script entry point.
+
+    A one-shot command (``analyze``, ``replay``, ``convert`` …) flushes its output and ends the
+    process at once: freeing a big session object by object at exit takes longer than loading
+    it did (3.7 s after a 100 MB analyze), and nothing is left to clean up (files are written
+    and closed, nothing is registered with ``atexit``). The UI and the mock server end as usual.
+    """
+    args = argv if argv is not None else sys.argv[1:]
+    if not args or args[0] not in ONE_SHOT:
+        return cli.main(args=args, prog_name="ctxscope")
+    try:
+        cli.main(args=args, prog_name="ctxscope")
+    except SystemExit as done:
+        _exit_now(done.code)
+    _exit_now(0)
+
+
+def _exit_now(code: Any) -> NoReturn:
+    """Flush standard output and error, then end the process without running the teardown."""
+    if isinstance(code, str):
+        sys.stderr.write(code + "\n")
+        code = 1
+    status = 0 if code is None else int(code)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: its reader is gone
+            status = status or 1
+    os._exit(status)

@@ -24,7 +24,6 @@ collections walking the large, long-lived session cost a fifth of a run.
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Coroutine, Sequence
@@ -337,6 +336,8 @@ def _run_coroutine(coroutine: Coroutine[Any, Any, CompactionOutline]) -> Compact
     A private loop per thread is kept and reused (``asyncio.run`` would install a SIGINT handler
     on the main thread each time, and its repr of the task formats every message of the head).
     """
+    import asyncio  # only when a compaction runs: a replay without one starts faster
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -18,19 +18,7 @@ import click
 from core.diagnosis import diagnose
 from core.report import analysis_report
 from tui.commands._options import replay_options
-from tui.render import (
-    diagnosis_panel,
-    events_table,
-    fidelity_table,
-    load_or_fail,
-    notes_block,
-    replay_with_progress,
-    replayer_of,
-    session_header,
-    sparkline_panel,
-    stdout_console,
-    summary_table,
-)
+from tui.commands._session import load_or_fail, replay_with_progress, replayer_of
 
 
 @click.command(name="analyze")
@@ -64,6 +52,18 @@ def analyze(
     if as_json:
         sys.stdout.write(report.model_dump_json(indent=2) + "\n")
     else:
+        # rich's rendering only for a table: --json starts without it
+        from tui.render import (
+            diagnosis_panel,
+            events_table,
+            fidelity_table,
+            notes_block,
+            session_header,
+            sparkline_panel,
+            stdout_console,
+            summary_table,
+        )
+
         console = stdout_console()
         console.print(session_header(session, result))
         console.print()
