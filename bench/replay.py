@@ -173,7 +173,7 @@ def make_session(n_messages: int = 10_000, seed: int = 7) -> Session:
             convention=UsageConvention.ANTHROPIC,
         )
 
-    built = SessionBuilder(model="claude-sonnet-4-5", fast=True)
+    built = SessionBuilder(model="claude-sonnet-4-5")
     messages = built.messages
     context = OVERHEAD
 

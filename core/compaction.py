@@ -58,7 +58,7 @@ from core.llm.protocol import (
     Summarizer,
     SummaryResult,
 )
-from core.models import Message, Role
+from core.models import Message, Role, replace
 from core.policy import CompactionStrategy, Policy
 from core.prune import PrunePlan, PruneResult, plan_prune
 from core.split import SplitResult, leading_context, split
@@ -116,7 +116,7 @@ class CompactionError(Exception):
 class CompactionResult(BaseModel):
     """Everything one compaction did, for the UI, the CLI and the replay engine."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)  # messages: structs
 
     compacted: bool
     """A summary was written (False: nothing to compact; the output is the pruned input)."""
@@ -204,9 +204,7 @@ def _codex_user_messages(
             remaining -= size
             continue
         if remaining > 0:
-            kept.append(
-                message.model_copy(update={"text": _cut_middle(message.text, remaining, counter)})
-            )
+            kept.append(replace(message, text=_cut_middle(message.text, remaining, counter)))
         break
     kept.reverse()
     return kept

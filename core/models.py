@@ -20,8 +20,9 @@ Conventions that hold across the model:
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
+import msgspec
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -74,14 +75,12 @@ class Provenance(StrEnum):
     """Estimated here with a characters- or bytes-per-token rule."""
 
 
-class Usage(BaseModel):
+class Usage(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, gc=False):
     """Token usage of one model call, normalised across providers.
 
     ``input`` excludes cached tokens in every convention; ``cache_read`` and ``cache_write``
     hold them. ``total`` is the provider's own total when it gave one.
     """
-
-    model_config = ConfigDict(frozen=True)
 
     input: int = 0
     """Uncached prompt tokens."""
@@ -118,7 +117,7 @@ class Usage(BaseModel):
         return self.context_after_reply
 
 
-class ToolCall(BaseModel):
+class ToolCall(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
     """One tool call an assistant message asked for."""
 
     id: str
@@ -129,7 +128,7 @@ class ToolCall(BaseModel):
     """Arguments as recorded: a dict when they parsed as JSON, else the raw string."""
 
 
-class ToolResult(BaseModel):
+class ToolResult(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
     """The result of one tool call, as the model was sent it."""
 
     call_id: str
@@ -146,8 +145,14 @@ class ToolResult(BaseModel):
     """Epoch ms at which the recording agent pruned this output (opencode ``time.compacted``)."""
 
 
-class Message(BaseModel):
-    """One message of the conversation, in the order the model saw them."""
+class Message(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
+    """One message of the conversation, in the order the model saw them.
+
+    A slotted msgspec struct, not a pydantic model: a session holds hundreds of thousands of
+    them, built by the loaders from values they typed themselves (no validation), copied with
+    :func:`replace` and written with :func:`to_record`; the ctxscope reader validates what it
+    reads with :func:`from_record`.
+    """
 
     index: int
     """Position in :attr:`Session.messages` (0-based)."""
@@ -162,7 +167,7 @@ class Message(BaseModel):
     """The visible text parts, joined with blank lines."""
     reasoning: str = ""
     """Thinking / reasoning text the format kept in clear (encrypted reasoning is not text)."""
-    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_calls: list[ToolCall] = msgspec.field(default_factory=list)
     """Tool calls (assistant messages only)."""
     tool_result: ToolResult | None = None
     """The tool result (tool messages only)."""
@@ -211,6 +216,29 @@ class Message(BaseModel):
     def is_model_call(self) -> bool:
         """This message is the reply of one model call."""
         return self.role is Role.ASSISTANT and not self.summary
+
+
+StructT = TypeVar("StructT", bound=msgspec.Struct)
+
+
+def replace(struct: StructT, **changes: Any) -> StructT:
+    """A copy of a message (or usage, tool call, tool result) with ``changes`` applied: the one
+    way to copy them (what ``model_copy(update=...)`` was)."""
+    return msgspec.structs.replace(struct, **changes)
+
+
+def to_record(struct: msgspec.Struct) -> dict[str, Any]:
+    """A message (or its parts) as JSON-ready builtins, fields at their default left out, in
+    field order (enums as their values, nested parts as dicts): what the ctxscope format
+    writes, and a deep snapshot for comparing."""
+    record: dict[str, Any] = msgspec.to_builtins(struct)
+    return record
+
+
+def from_record(record: dict[str, Any], kind: type[StructT]) -> StructT:
+    """A message (or a part) from an untrusted record, every field's type checked (a
+    ``msgspec.ValidationError`` names the first bad one); unknown keys are ignored."""
+    return msgspec.convert(record, kind)
 
 
 class Severity(StrEnum):
@@ -286,6 +314,8 @@ class WindowChange(BaseModel):
 
 class Session(BaseModel):
     """A recorded agent session, normalised."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)  # messages are msgspec structs
 
     id: str
     format: SourceFormat

@@ -39,8 +39,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-from core.fastmodel import build, copy_with
-from core.models import Message, Role
+from core.fastmodel import build
+from core.models import Message, Role, replace
 from core.policy import PruningPolicy
 from core.tokens import TokenCounter
 
@@ -97,7 +97,7 @@ class PruneDecision(BaseModel):
 class PruneResult(BaseModel):
     """The pruned conversation and the reasons behind it."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)  # messages: structs
 
     messages: list[Message]
     """The conversation after pruning: same length and order; pruned messages are new copies."""
@@ -261,9 +261,7 @@ class PrunePlan:
             if i in pruned and working[i] is messages[i]:
                 message = messages[i]
                 assert message.tool_result is not None  # only tool outputs are pruned
-                working[i] = copy_with(
-                    message, {"tool_result": copy_with(message.tool_result, update)}
-                )
+                working[i] = replace(message, tool_result=replace(message.tool_result, **update))
 
     def tokens_of(self, i: int, counter: TokenCounter) -> int:
         """``counter.message_tokens(working[i])`` (the pruned copy's tokens for a pruned message),

@@ -24,7 +24,6 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Self, TypedDict, TypeVar, Unpack
 
-from core.fastmodel import construct
 from core.models import (
     CompactionEvent,
     CompactionTrigger,
@@ -82,8 +81,7 @@ class SessionBuilder:
     ``convention``: how usage is recorded. ``cached``: each prompt is a cache read but for
     :data:`CACHE_MISS_TOKENS` (as Claude Code records a warm cache). ``model``: recorded on every
     model call. ``start``: the first message's time (the next ones a second apart each); no
-    timestamps without it. ``fast``: messages are built without validation (for sessions of
-    100,000 messages; the values must be right).
+    timestamps without it.
     """
 
     def __init__(
@@ -93,7 +91,6 @@ class SessionBuilder:
         cached: bool = False,
         model: str | None = None,
         start: datetime | None = None,
-        fast: bool = False,
     ) -> None:
         self.messages: list[Message] = []
         self.compactions: list[CompactionEvent] = []
@@ -101,7 +98,6 @@ class SessionBuilder:
         self.cached = cached
         self.model = model
         self.start = start
-        self.fast = fast
         self._pending: list[ToolCall] = []
         self._calls = 0
 
@@ -289,4 +285,4 @@ class SessionBuilder:
         return self
 
     def _model(self, cls: type[ModelT], **fields: Any) -> ModelT:
-        return construct(cls, **fields) if self.fast else cls(**fields)
+        return cls(**fields)

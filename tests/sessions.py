@@ -135,7 +135,7 @@ def many_messages(count: int) -> Session:
     """``count`` small messages (user, a call, its result, over and over), built fast: a scale
     test's session of 100,000 messages."""
     model = "claude-sonnet-4-5"
-    builder = SessionBuilder(cached=True, model=model, fast=True)
+    builder = SessionBuilder(cached=True, model=model)
     for i in range(count):
         kind = i % 3
         if kind == 0:

@@ -28,7 +28,7 @@ from core.llm.protocol import (
     Summarizer,
     SummaryResult,
 )
-from core.models import Message, Role
+from core.models import Message, Role, replace, to_record
 from core.policy import CompactionPolicy, Policy, PruningPolicy, SplitPolicy, get_preset
 from core.templates import (
     PREVIOUS_SUMMARY_OPEN,
@@ -156,9 +156,9 @@ def test_precomputed_token_counts_are_used() -> None:
 
 def test_input_is_not_mutated() -> None:
     messages = session()
-    snapshot = [m.model_dump() for m in messages]
+    snapshot = [to_record(m) for m in messages]
     run(messages, Policy(pruning=PruningPolicy(protect_turns=1)))
-    assert [m.model_dump() for m in messages] == snapshot
+    assert [to_record(m) for m in messages] == snapshot
 
 
 def test_pruning_runs_first_and_shows_in_the_output() -> None:
@@ -357,8 +357,8 @@ def test_each_request_after_a_drop_is_the_shorter_heads_own(cache: bool) -> None
     convo = SessionBuilder().user("look").call("grep", {"pattern": "x"})
     nameless = convo.result("hit 1").messages[-1]
     assert nameless.tool_result is not None
-    convo.messages[-1] = nameless.model_copy(
-        update={"tool_result": nameless.tool_result.model_copy(update={"tool_name": None})}
+    convo.messages[-1] = replace(
+        nameless, tool_result=replace(nameless.tool_result, tool_name=None)
     )
     convo.tool("read", "file text", {"path": "a.py"}).reply("done")
     messages = convo.messages
@@ -576,8 +576,8 @@ def test_mock_compaction_is_deterministic() -> None:
     first = run(session(), now_ms=1)
     second = run(session(), now_ms=1)
     assert first.summary == second.summary
-    assert [m.model_dump() for m in first.output_messages] == [
-        m.model_dump() for m in second.output_messages
+    assert [to_record(m) for m in first.output_messages] == [
+        to_record(m) for m in second.output_messages
     ]
 
 
@@ -596,7 +596,7 @@ def with_context(prefix: SessionBuilder) -> list[Message]:
     """``prefix`` followed by the messages of :func:`session`, renumbered."""
     for message in session():
         index = len(prefix.messages)
-        prefix.messages.append(message.model_copy(update={"index": index, "id": f"m{index}"}))
+        prefix.messages.append(replace(message, index=index, id=f"m{index}"))
     return prefix.messages
 
 
@@ -706,9 +706,7 @@ def tool_texts(draw: st.DrawFn) -> list[Message]:
     more than the placeholder to count)."""
     messages = draw(conversations())
     return [
-        m.model_copy(update={"text": "note"})
-        if m.tool_result is not None and draw(st.booleans())
-        else m
+        replace(m, text="note") if m.tool_result is not None and draw(st.booleans()) else m
         for m in messages
     ]
 
@@ -792,8 +790,8 @@ def test_outline_is_the_compaction_in_short(
         assert outline.head_ids == result.head_ids
         assert outline.pruned_ids == result.pruned_ids
         assert outline.dropped_head_messages == result.dropped_head_messages
-        assert [m.model_dump() for m in outline.output_messages] == [
-            m.model_dump() for m in result.output_messages
+        assert [to_record(m) for m in outline.output_messages] == [
+            to_record(m) for m in result.output_messages
         ]
         prune = result.prune
         expected = [d.reason.value for d in prune.decisions] if prune is not None else []

@@ -6,7 +6,7 @@ from builders import SessionBuilder, text_of_tokens
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.models import Message, Role, ToolResult
+from core.models import Message, Role, ToolResult, replace, to_record
 from core.policy import PruningPolicy
 from core.prune import PruneReason, prune, skip_boundary
 from core.tokens import get_counter
@@ -97,9 +97,7 @@ def test_protected_tool_name_comes_from_the_call_when_the_result_lacks_it() -> N
     convo = SessionBuilder().user().call("skill").result("instructions").user().user()
     message = convo.messages[2]
     assert message.tool_result is not None
-    convo.messages[2] = message.model_copy(
-        update={"tool_result": message.tool_result.model_copy(update={"tool_name": None})}
-    )
+    convo.messages[2] = replace(message, tool_result=replace(message.tool_result, tool_name=None))
     result = prune(convo.messages, PruningPolicy(), counter=COUNTER)
     assert result.decisions[2].reason is PruneReason.PROTECTED_TOOL
     assert result.decisions[2].tool_name == "skill"
@@ -121,10 +119,10 @@ def test_placeholder_and_protected_tools_are_configurable() -> None:
 
 def test_input_is_never_mutated() -> None:
     messages = seed_example()
-    before = [m.model_dump() for m in messages]
+    before = [to_record(m) for m in messages]
     original_result = messages[2].tool_result
     result = prune(messages, PruningPolicy(), counter=COUNTER, now_ms=NOW)
-    assert [m.model_dump() for m in messages] == before
+    assert [to_record(m) for m in messages] == before
     assert original_result is not None
     assert original_result.output == text_of_tokens(500)
     assert original_result.compacted_at_ms is None
@@ -202,9 +200,7 @@ def test_budget_walk_stops_at_an_already_pruned_output() -> None:
     messages = budget_convo([50, 50, 50, 50, 50])
     old = messages[6]
     assert old.tool_result is not None
-    messages[6] = old.model_copy(
-        update={"tool_result": old.tool_result.model_copy(update={"compacted_at_ms": 1})}
-    )
+    messages[6] = replace(old, tool_result=replace(old.tool_result, compacted_at_ms=1))
     result = prune(messages, budget(protect=0, minimum=0), counter=COUNTER)
     reasons = {d.id: d.reason for d in result.decisions}
     assert reasons["m6"] is PruneReason.ALREADY_PRUNED
@@ -261,10 +257,10 @@ def test_pruning_invariants(
     steps: list[tuple[str, str, int]], policy: PruningPolicy, pruned_every: int
 ) -> None:
     messages = build(steps, pruned_every)
-    snapshot = [m.model_dump() for m in messages]
+    snapshot = [to_record(m) for m in messages]
     result = prune(messages, policy, counter=COUNTER, now_ms=NOW)
 
-    assert [m.model_dump() for m in messages] == snapshot  # input untouched
+    assert [to_record(m) for m in messages] == snapshot  # input untouched
     assert [d.id for d in result.decisions] == [m.id for m in messages]
     assert [m.id for m in result.messages] == [m.id for m in messages]
     boundary = skip_boundary(messages, policy.protect_turns)
@@ -309,9 +305,9 @@ def test_pruning_invariants(
         )
 
 
-def test_results_are_the_objects_validation_and_model_copy_build() -> None:
-    # prune builds its decisions and pruned copies without pydantic's generic paths; they must be
-    # indistinguishable from validated decisions and model_copy copies.
+def test_results_are_the_objects_validation_and_a_copy_build() -> None:
+    # prune builds its decisions without pydantic's generic paths, and its pruned copies with
+    # core.models.replace; they must be indistinguishable from validated decisions and copies.
     messages = seed_example()
     result = prune(messages, PruningPolicy(), counter=COUNTER, now_ms=NOW)
     for decision in result.decisions:
@@ -321,21 +317,15 @@ def test_results_are_the_objects_validation_and_model_copy_build() -> None:
         assert decision.model_dump() == validated.model_dump()
     original = messages[2]
     assert original.tool_result is not None
-    expected = original.model_copy(
-        update={
-            "tool_result": original.tool_result.model_copy(
-                update={"output": "<tool-output-compacted />", "compacted_at_ms": NOW}
-            )
-        }
+    expected = replace(
+        original,
+        tool_result=replace(
+            original.tool_result, output="<tool-output-compacted />", compacted_at_ms=NOW
+        ),
     )
     pruned = result.messages[2]
     assert pruned == expected
-    assert pruned.__pydantic_fields_set__ == expected.__pydantic_fields_set__
-    assert pruned.tool_result is not None and expected.tool_result is not None
-    assert (
-        pruned.tool_result.__pydantic_fields_set__ == expected.tool_result.__pydantic_fields_set__
-    )
-    assert pruned.model_dump_json() == expected.model_dump_json()
+    assert to_record(pruned) == to_record(expected)
     # The copy is a new object; the input is untouched.
     assert original.tool_result.output == text_of_tokens(500)
     assert pruned.tool_result is not original.tool_result
@@ -346,7 +336,7 @@ def test_plan_counts_pruned_copies_as_message_tokens_does() -> None:
 
     messages = seed_example()
     # A tool message that also has text: its pruned copy is more than the placeholder.
-    messages[2] = messages[2].model_copy(update={"text": "a note"})
+    messages[2] = replace(messages[2], text="a note")
     for copies in (True, False):
         plan = plan_prune(messages, PruningPolicy(), counter=COUNTER, now_ms=NOW, copies=copies)
         assert plan.pruned_at == [2]
@@ -354,5 +344,5 @@ def test_plan_counts_pruned_copies_as_message_tokens_does() -> None:
         full = prune(messages, PruningPolicy(), counter=COUNTER, now_ms=NOW)
         assert counted == [COUNTER.message_tokens(m) for m in full.messages]
         plan.materialise(range(len(messages)))
-        assert [m.model_dump() for m in plan.working] == [m.model_dump() for m in full.messages]
+        assert [to_record(m) for m in plan.working] == [to_record(m) for m in full.messages]
         assert plan.reasons() == [d.reason.value for d in full.decisions]

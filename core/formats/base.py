@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from core import numbers
-from core.fastmodel import construct_from
 from core.models import (
     CompactionEvent,
     CompactionTrigger,
@@ -104,7 +103,7 @@ class SessionBuilder:
         fields["index"] = index
         fields["id"] = id
         fields["role"] = role
-        message = construct_from(Message, fields)
+        message = Message(**fields)
         self.messages.append(message)
         return message
 

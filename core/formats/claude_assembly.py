@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from core.fastmodel import construct
 from core.formats.base import SessionBuilder
 from core.formats.claude_compactions import is_typed_compact, trigger_of
 from core.formats.claude_records import API_ERROR, ASSISTANT, ATTACHMENT, BOUNDARY, USER, Entry
@@ -25,8 +24,7 @@ _COMMAND_PREFIXES = ("<command-name>", "<command-message>", "<local-command-")
 
 
 def usage_of(raw: dict[str, Any]) -> Usage:
-    return construct(
-        Usage,
+    return Usage(
         input=as_int(raw.get("input_tokens")),
         output=as_int(raw.get("output_tokens")),
         cache_read=as_int(raw.get("cache_read_input_tokens")),
@@ -319,8 +317,7 @@ class Assembler:
 
 
 def _tool_result(call_id: str, name: str | None, output: str, is_error: bool) -> ToolResult:
-    return construct(
-        ToolResult,
+    return ToolResult(
         call_id=call_id,
         tool_name=name,
         output=output,

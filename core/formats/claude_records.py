@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from core.fastmodel import construct
 from core.formats.base import as_text
 from core.models import ToolCall
 
@@ -204,8 +203,7 @@ def _read_assistant_blocks(entry: Entry, content: list[Any], texts: list[str]) -
         elif kind in ("tool_use", "server_tool_use"):
             call_id = block.get("id")
             name = block.get("name")
-            call = construct(
-                ToolCall,
+            call = ToolCall(
                 id=call_id if type(call_id) is str else "",
                 name=name if type(name) is str else "",
                 arguments=block.get("input"),

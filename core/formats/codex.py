@@ -47,7 +47,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from core.fastmodel import construct
 from core.formats.base import ProgressCallback, SessionBuilder, as_text
 from core.formats.codex_items import (
     content_text,
@@ -460,8 +459,7 @@ class _Loader:
                 "conversation; loaded without a tool name",
             )
         self.answered.add(call_id)
-        result = construct(
-            ToolResult,
+        result = ToolResult(
             call_id=call_id,
             tool_name=name,
             output=text,
@@ -482,8 +480,7 @@ class _Loader:
         if kind in _SERVER_CALLS or payload.get("execution") == "server":
             call.server_calls.add(call_id)
         call.calls.append(
-            construct(
-                ToolCall,
+            ToolCall(
                 id=call_id,
                 name=name if isinstance(name, str) else kind,
                 arguments=arguments,
@@ -545,8 +542,7 @@ class _Loader:
             self._context_full(as_int(last.get("total_tokens")), line)
             return
         cached = as_int(last.get("cached_input_tokens"))
-        usage = construct(
-            Usage,
+        usage = Usage(
             input=max(0, as_int(last.get("input_tokens")) - cached),
             output=as_int(last.get("output_tokens")),
             cache_read=cached,

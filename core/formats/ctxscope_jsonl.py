@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+import msgspec
 import orjson
 from pydantic import BaseModel, ValidationError
 
@@ -41,9 +42,8 @@ from core.models import (
     Message,
     Session,
     SourceFormat,
-    ToolCall,
-    ToolResult,
-    Usage,
+    from_record,
+    to_record,
 )
 from core.numbers import plausible
 
@@ -75,7 +75,6 @@ _HEADER_FIELDS = (
 _HEADER_WHEN_SET = ("window_evidence", "window_changes", "agent_version", "provider")
 """Header fields added in version 1's lifetime: written only when set, so older files and the
 files written for sessions without them stay as they were."""
-_ALWAYS = ("index", "id", "role")
 
 
 # -- writing -------------------------------------------------------------------------------
@@ -91,27 +90,10 @@ def _dumps(obj: dict[str, Any]) -> bytes:
 
 
 def _in_field_order(model: type[BaseModel], data: dict[str, Any]) -> dict[str, Any]:
-    """``data`` with its keys in ``model``'s field order (nested models too), so the bytes
-    written do not depend on how a loader happened to build the objects."""
-    ordered: dict[str, Any] = {}
-    for name in model.model_fields:
-        if name not in data:
-            continue
-        value = data[name]
-        nested = _NESTED.get((model, name))
-        if nested is not None and isinstance(value, dict):
-            value = _in_field_order(nested, value)
-        elif nested is not None and isinstance(value, list):
-            value = [_in_field_order(nested, v) if isinstance(v, dict) else v for v in value]
-        ordered[name] = value
-    return ordered
-
-
-_NESTED: dict[tuple[type[BaseModel], str], type[BaseModel]] = {
-    (Message, "usage"): Usage,
-    (Message, "tool_result"): ToolResult,
-    (Message, "tool_calls"): ToolCall,
-}
+    """``data`` with its keys in ``model``'s field order, so the bytes written do not depend on
+    how a loader happened to build the objects (messages are in field order by construction:
+    :func:`~core.models.to_record`)."""
+    return {name: data[name] for name in model.model_fields if name in data}
 
 
 def header_record(session: Session) -> dict[str, Any]:
@@ -129,10 +111,9 @@ def header_record(session: Session) -> dict[str, Any]:
 
 
 def message_record(message: Message) -> dict[str, Any]:
-    """The object of one message line: identity first, then the fields not at their default."""
-    data = message.model_dump(mode="json", exclude_defaults=True)
-    data.update(message.model_dump(mode="json", include=set(_ALWAYS)))
-    return {"type": "message", **_in_field_order(Message, data)}
+    """The object of one message line: identity first, then the fields not at their default
+    (in field order, nested parts too)."""
+    return {"type": "message", **to_record(message)}
 
 
 def _event_record(kind: str, model: CompactionEvent | Diagnostic) -> dict[str, Any]:
@@ -194,7 +175,9 @@ def dumps_session(session: Session) -> bytes:
 # -- reading -------------------------------------------------------------------------------
 
 
-def _error_text(exc: ValidationError) -> str:
+def _error_text(exc: ValidationError | msgspec.ValidationError) -> str:
+    if isinstance(exc, msgspec.ValidationError):  # "Expected `int`, got `str` - at `$.index`"
+        return str(exc).replace("`", "")
     first = exc.errors()[0] if exc.errors() else None
     if first is None:
         return "invalid record"
@@ -258,7 +241,7 @@ def load(
         body = _checked(builder, line, kind, {k: v for k, v in record.items() if k != "type"})
         try:
             if kind == "message":
-                message = Message.model_validate(body)
+                message = from_record(body, Message)
                 if message.index != len(messages):
                     builder.diagnostic(
                         line,
@@ -273,7 +256,7 @@ def load(
                 diagnostics.append(Diagnostic.model_validate(body))
             else:
                 builder.info(line, "unknown-record", f"record type {kind!r} not known, skipped")
-        except ValidationError as exc:
+        except (ValidationError, msgspec.ValidationError) as exc:
             builder.diagnostic(
                 line, "invalid-record", f"invalid {kind} record skipped ({_error_text(exc)})"
             )

@@ -42,7 +42,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from core.fastmodel import construct
 from core.formats.base import LoadError, ProgressCallback, SessionBuilder, as_str
 from core.formats.jsonl import head_records, read_jsonl
 from core.models import (
@@ -119,8 +118,7 @@ def usage_from_pi(usage: Any) -> Usage | None:
         as_int(usage.get(k)) for k in ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
     ):
         return None
-    return construct(
-        Usage,
+    return Usage(
         input=as_int(usage.get("input")),
         output=as_int(usage.get("output")),
         cache_read=as_int(usage.get("cacheRead")),
@@ -438,8 +436,7 @@ class _PiBuilder:
         if not isinstance(call_id, str):
             self.builder.diagnostic(entry.line, "no-call-id", "tool result without toolCallId")
             call_id = ""
-        result = construct(
-            ToolResult,
+        result = ToolResult(
             call_id=call_id,
             tool_name=as_str(message.get("toolName")),
             output=_content_text(message.get("content")),
@@ -482,8 +479,7 @@ class _PiBuilder:
                 thinking.append(block["thinking"])
             elif kind == "toolCall":
                 calls.append(
-                    construct(
-                        ToolCall,
+                    ToolCall(
                         id=str(block.get("id") or ""),
                         name=str(block.get("name") or "tool"),
                         arguments=block.get("arguments"),

@@ -149,7 +149,7 @@ class RecordedCompactions:
         rc.owned = owned
         rc.owned_end = owned[-1] + 1 if owned else rc.m_c
         if not owned and event.summary:
-            rc.summary_message = Message.model_construct(
+            rc.summary_message = Message(
                 index=rc.m_c,
                 id=f"recorded-summary:{c_index}",
                 role=Role.USER,

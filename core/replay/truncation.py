@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from core.models import Session
+from core.models import Session, replace
 from core.policy import Policy, TruncationPolicy
 from core.replay.state import Item
 from core.tokens import get_counter, message_text
@@ -93,9 +93,7 @@ class Truncations:
             message = messages[i]
             tool_result = message.tool_result
             assert tool_result is not None
-            copy = message.model_copy(
-                update={"tool_result": tool_result.model_copy(update={"output": content})}
-            )
+            copy = replace(message, tool_result=replace(tool_result, output=content))
             result.messages[i] = copy
             result.tokens[i] = counter.count(message_text(copy))
             result.truncated[i] = True
