@@ -322,10 +322,15 @@ def generate_claude(path: Path, target_bytes: int, seed: int = 7) -> None:
                 context = 30_000
 
 
-def generate_codex(path: Path, target_bytes: int, seed: int = 11) -> None:
+def generate_codex(path: Path, target_bytes: int, seed: int = 11, *, small: bool = False) -> None:
     """A Codex 0.12x-style rollout: session_meta, per turn task_started / user message (+ its
     user_message echo) / turn_context, then rounds of reasoning, commentary, function calls,
-    token_count, outputs and the repeated token_count."""
+    token_count, outputs and the repeated token_count.
+
+    ``small``: tool outputs of 300-1,500 bytes and short encrypted reasoning (100 MB: about
+    150,000 messages) instead of 2-30 KB outputs."""
+    output_sizes = (300, 1_500) if small else (2_000, 30_000)
+    encrypted_sizes = (100, 400) if small else (800, 3_000)
     rng = random.Random(seed)
     pool = _code_pool(rng)
     total = {"input_tokens": 0, "cached_input_tokens": 0, "output_tokens": 0,
@@ -378,7 +383,7 @@ def generate_codex(path: Path, target_bytes: int, seed: int = 11) -> None:
                 emit("response_item", {"type": "reasoning",
                                        "summary": [{"type": "summary_text", "text": summary}],
                                        "content": None,
-                                       "encrypted_content": "gAAAAB" + "x" * rng.randint(800, 3000)})  # fmt: skip
+                                       "encrypted_content": "gAAAAB" + "x" * rng.randint(*encrypted_sizes)})  # fmt: skip
                 note = " ".join(rng.choices(_WORDS, k=25))
                 emit("event_msg", {"type": "agent_message", "message": note})
                 emit("response_item", {"type": "message", "role": "assistant",
@@ -406,7 +411,7 @@ def generate_codex(path: Path, target_bytes: int, seed: int = 11) -> None:
                 }
                 emit("event_msg", {"type": "token_count", "info": info, "rate_limits": rate})
                 for call_id in calls:
-                    output = _shell_output(rng, pool, rng.randint(2_000, 30_000))
+                    output = _shell_output(rng, pool, rng.randint(*output_sizes))
                     emit("response_item", {"type": "function_call_output", "call_id": call_id,
                                            "output": f"Chunk ID: a21e41\nWall time: 1.0 seconds\nOutput:\n{output}"})  # fmt: skip
                     context += len(output) // 4
