@@ -346,8 +346,10 @@ async def bench_open(path: Path, messages: int) -> dict[str, float]:
         t_first = clock.first_frame_after(t0) or t_session
         screen = app.screen
         load_in_app = screen.load_seconds if isinstance(screen, SessionScreen) else None
+        replay_in_app = screen.replay_seconds if isinstance(screen, SessionScreen) else None
         await _settle(pilot)
     return {
+        "replay_in_app": replay_in_app or 0.0,
         "first_frame": t_first - t0,
         "session_frame": t_session - t0,
         "whole_frame": t_whole - t0,
@@ -593,6 +595,9 @@ def _report_open(lines: _Printer, path: Path, label: str, *, bounded: bool) -> b
     )
     lines.append(
         row("    first frame with every message", f"{opened['whole_frame']:.2f} s", "", None)
+    )
+    lines.append(
+        row("    replay in the app's worker", f"{opened['replay_in_app']:.2f} s", "", None)
     )
     lines.append(
         row(
