@@ -146,10 +146,13 @@ def load_encoding(name: str) -> tuple[Any, str | None]:
 
 
 class TokenCounter:
-    """Counts tokens with one estimator and remembers every count by content.
+    """Counts tokens with one estimator; a tokenizer's counts are remembered by content.
 
-    The cache is keyed by the text itself, so a text is never counted twice, whichever message
-    or replay asks. Counters are shared per estimator through :func:`get_counter`.
+    For a tokenizer (tiktoken) the cache is keyed by the text itself, so a text is never counted
+    twice, whichever message or replay asks. A characters- or bytes-per-token rule is as cheap
+    as looking a text up, so its counts are not cached: no dict of every text ever counted (a
+    100 MB session's 100,000 texts, kept alive after the session is closed). Counters are shared
+    per estimator through :func:`get_counter`.
     """
 
     def __init__(self, estimator: str = DEFAULT_ESTIMATOR) -> None:
@@ -176,6 +179,8 @@ class TokenCounter:
         """Tokens in ``text``."""
         if not text:
             return 0
+        if self._estimate is not None:
+            return self._estimate(text)
         cached = self._cache.get(text)
         if cached is None:
             cached = self._cache[text] = self._count_uncached(text)
@@ -183,15 +188,14 @@ class TokenCounter:
 
     def count_many(self, texts: Sequence[str]) -> list[int]:
         """Tokens in each text; uncached texts are counted in one batch."""
+        estimate = self._estimate
+        if estimate is not None:
+            return [estimate(t) if t else 0 for t in texts]
         missing = list({t for t in texts if t and t not in self._cache})
         if missing:
-            if self._estimate is not None:
-                for text in missing:
-                    self._cache[text] = self._estimate(text)
-            else:
-                counts = self._encoding.encode_ordinary_batch(missing, num_threads=2)
-                for text, tokens in zip(missing, counts, strict=True):
-                    self._cache[text] = len(tokens)
+            counts = self._encoding.encode_ordinary_batch(missing, num_threads=2)
+            for text, tokens in zip(missing, counts, strict=True):
+                self._cache[text] = len(tokens)
         return [self._cache[t] if t else 0 for t in texts]
 
     def message_tokens(self, message: Message) -> int:

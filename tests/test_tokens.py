@@ -94,7 +94,7 @@ def test_estimators_say_estimated() -> None:
 
 
 def test_cache_counts_each_text_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    counter = TokenCounter("chars/4")
+    counter = TokenCounter("tiktoken:cl100k_base")
     calls: list[str] = []
     original = counter._count_uncached
 
@@ -103,9 +103,17 @@ def test_cache_counts_each_text_once(monkeypatch: pytest.MonkeyPatch) -> None:
         return original(text)
 
     monkeypatch.setattr(counter, "_count_uncached", spy)
-    assert counter.count("abcdefgh") == 2
-    assert counter.count("abcdefgh") == 2
+    assert counter.count("abcdefgh") == counter.count("abcdefgh") > 0
     assert calls == ["abcdefgh"]
+
+
+def test_a_rule_keeps_no_text() -> None:
+    """A characters-per-token rule costs what a lookup would: nothing is cached (no text of a
+    closed session stays alive in the shared counter)."""
+    counter = TokenCounter("chars/4")
+    assert counter.count("abcdefgh") == 2
+    assert counter.count_many(["abcdefgh", "", "abcd"]) == [2, 0, 1]
+    assert counter.cache_size() == 0
 
 
 def test_batch_counting_matches_single_counts() -> None:
