@@ -230,7 +230,7 @@ def _growth(session: Session, result: ReplayResult, point: CallPoint, top: int) 
     )
     since = max(since, 0)
     messages = session.messages
-    tokens_of = [state.tokens for state in result.messages]
+    tokens_of: list[int] = list(result.message_column("tokens"))  # no state built for this
     candidates = [
         i
         for i in range(since, message_index)

@@ -7,7 +7,7 @@ are the descriptions of ``model_json_schema()`` and of the field reference in do
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
@@ -255,6 +255,18 @@ class ReplaySummary(Documented):
     say why)."""
 
 
+class LazyStates(Protocol):
+    """The message states of a result, as columns (built by :mod:`core.replay.timeline`)."""
+
+    count: int
+
+    def all(self) -> list[MessageState]: ...
+
+    def one(self, index: int) -> MessageState: ...
+
+    def column(self, name: str) -> Sequence[Any]: ...
+
+
 class ReplayResult(Documented):
     """The whole replay of one session under one policy."""
 
@@ -296,11 +308,86 @@ class ReplayResult(Documented):
     from (the policy's rule, or the recording where it contradicts the rule)."""
 
     _resumed_from_call: int | None = PrivateAttr(default=None)
+    _lazy_messages: LazyStates | None = PrivateAttr(default=None)
 
     @property
     def resumed_from_call(self) -> int | None:
         """The call the incremental run resumed from (None: a full run)."""
         return self._resumed_from_call
+
+    # The message states are kept as columns until something asks for the objects: a 100 MB
+    # session has 100,000 of them (a second and 100 MB to build), and ``analyze`` or the TUI's
+    # flags read a column or one state. ``messages`` builds the list on first access; every
+    # way of dumping, comparing or copying a result builds it first.
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "messages":
+            return self._complete()
+        return super().__getattr__(name)  # type: ignore[misc]  # pydantic's private attributes
+
+    def _complete(self) -> list[MessageState]:
+        lazy = self._lazy_messages
+        if lazy is None:
+            messages: list[MessageState] = self.__dict__["messages"]
+            return messages
+        built = lazy.all()
+        self.__dict__["messages"] = built
+        self._lazy_messages = None
+        return built
+
+    def message_state(self, index: int) -> MessageState:
+        """The state of message ``index`` (without building the others)."""
+        lazy = self._lazy_messages
+        return lazy.one(index) if lazy is not None else self.messages[index]
+
+    def message_column(self, name: str) -> Sequence[Any]:
+        """One field of every message state, in message order (without building the states)."""
+        lazy = self._lazy_messages
+        if lazy is not None:
+            return lazy.column(name)
+        return [getattr(state, name) for state in self.messages]
+
+    @property
+    def message_count(self) -> int:
+        """How many message states the result has."""
+        lazy = self._lazy_messages
+        return lazy.count if lazy is not None else len(self.messages)
+
+    def model_dump(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        self._complete()
+        return super().model_dump(*args, **kwargs)
+
+    def model_dump_json(self, *args: Any, **kwargs: Any) -> str:
+        self._complete()
+        return super().model_dump_json(*args, **kwargs)
+
+    def model_copy(self, *args: Any, **kwargs: Any) -> ReplayResult:
+        self._complete()
+        return super().model_copy(*args, **kwargs)
+
+    def __eq__(self, other: object) -> bool:
+        self._complete()
+        if isinstance(other, ReplayResult):
+            other._complete()
+        return super().__eq__(other)
+
+    __hash__ = None  # type: ignore[assignment]  # as every mutable pydantic model
+
+    def __copy__(self) -> ReplayResult:
+        self._complete()
+        return super().__copy__()
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> ReplayResult:
+        self._complete()
+        return super().__deepcopy__(memo)
+
+    def __getstate__(self) -> dict[Any, Any]:
+        self._complete()
+        return super().__getstate__()
+
+    def __repr_args__(self) -> Any:
+        self._complete()
+        return super().__repr_args__()
 
 
 class CompareRow(Documented):

@@ -8,6 +8,7 @@ about the message changed (:class:`MessageStates`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from core.fastmodel import build
@@ -44,6 +45,17 @@ class MessageStates:
     def __len__(self) -> int:
         return len(self._cache)
 
+    def lazy(self, columns: tuple[Any, ...]) -> ColumnStates:
+        """The states of ``columns``, built when asked for (:class:`ColumnStates`)."""
+        return ColumnStates(self, columns)
+
+    def state(self, key: tuple[Any, ...]) -> MessageState:
+        """The state of one message, from its key (its values in the columns' order)."""
+        state = self._cache.get(key)
+        if state is None:
+            state = self._cache[key] = _message_state(key)
+        return state
+
     def states(self, columns: tuple[Any, ...]) -> list[MessageState]:
         """One state per message, from the per-message ``columns`` (in :class:`MessageState`'s
         field order, ``protected`` left out); one key per message, made by zip (in C)."""
@@ -60,6 +72,44 @@ class MessageStates:
             # Bounded: keep this run's states only (the next run most likely shares most).
             self._cache = dict(zip(zip(*columns, strict=True), states, strict=True))
         return states
+
+
+_COLUMNS = (
+    "message_index",
+    "tokens",
+    "tokens_after_truncation",
+    "provenance",
+    "truncated",
+    "truncation_note",
+    "pruned",
+    "prune_reason",
+    "summarised_by",
+    "kept_by",
+    "in_context_at_end",
+)
+"""The message state's fields the columns hold, in their order (``protected`` is derived)."""
+
+
+class ColumnStates:
+    """A result's message states as columns: the whole list, one state or one column, each
+    built only when asked for (:meth:`ReplayResult.message_state` and friends)."""
+
+    def __init__(self, states: MessageStates, columns: tuple[Any, ...]) -> None:
+        self._states = states
+        self._columns = columns
+        self.count = len(columns[0])
+
+    def all(self) -> list[MessageState]:
+        return self._states.states(self._columns)
+
+    def one(self, index: int) -> MessageState:
+        return self._states.state(tuple(column[index] for column in self._columns))
+
+    def column(self, name: str) -> Sequence[Any]:
+        if name == "protected":
+            return [why in _PROTECTED for why in self._columns[_COLUMNS.index("prune_reason")]]
+        column: Sequence[Any] = self._columns[_COLUMNS.index(name)]
+        return column
 
 
 def _message_state(key: tuple[Any, ...]) -> MessageState:
@@ -96,7 +146,7 @@ def assemble(
     policy = setting.policy
     events = trace.events
     _extend_points(trace, calls, setting)
-    messages = states.states(_message_columns(calls, recorded, setting, trace))
+    messages = states.lazy(_message_columns(calls, recorded, setting, trace))
     recorded_overflow = [
         calls.recorded_overflows(window)[c] for c, window in enumerate(setting.windows)
     ]
@@ -110,7 +160,6 @@ def assemble(
             "threshold": setting.limit,
             "points": list(trace.points),
             "events": list(events),
-            "messages": messages,
             "fidelity": fidelity(recorded, events, trace.checks, setting.spans, setting.limits),
             "summary": summary(trace, calls, setting, recorded_overflow),
             "notes": notes(calls, recorded, setting) + grouped(trace.run_notes),
@@ -123,7 +172,9 @@ def assemble(
         },
     )
     object.__setattr__(
-        result, "__pydantic_private__", {"_resumed_from_call": resume if resume else None}
+        result,
+        "__pydantic_private__",
+        {"_resumed_from_call": resume if resume else None, "_lazy_messages": messages},
     )
     return result
 
