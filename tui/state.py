@@ -214,14 +214,15 @@ class SessionState:
         The policy's own (simulated) overflow comes first; else the recording's, which the
         policy avoided (``simulated`` False).
         """
-        if self.result is None:
+        result = self.result
+        if result is None:
             return None
-        for point in self.result.points:
-            if point.overflow_simulated:
-                return point.call_index, point.message_index, True
-        for point in self.result.points:
-            if point.overflow_recorded:
-                return point.call_index, point.message_index, False
+        message_index = result.point_column("message_index")
+        for simulated in (True, False):
+            column = "overflow_simulated" if simulated else "overflow_recorded"
+            for call, overflowed in enumerate(result.point_column(column)):
+                if overflowed:
+                    return call, message_index[call], simulated
         return None
 
     # -- rows ----------------------------------------------------------------------------------
@@ -240,7 +241,7 @@ class SessionState:
         result = self.result
         if result is not None:
             _mark_decisions(flags, result, count)
-            self._call_messages = _ints(p.message_index for p in result.points)
+            self._call_messages = _ints(result.point_column("message_index"))
         else:
             self._call_messages = _ints(m.index for m in messages if m.is_model_call)
         markers = self._mark_selected_compaction(flags, count)
@@ -384,9 +385,15 @@ def _mark_decisions(flags: array[int], result: ReplayResult, count: int) -> None
         if truncated:
             value |= _TRUNCATED
         flags[i] = value
-    for point in result.points:
-        if (point.overflow_simulated or point.overflow_recorded) and point.message_index < count:
-            flags[point.message_index] |= _OVERFLOW
+    overflows = zip(
+        result.point_column("message_index"),
+        result.point_column("overflow_simulated"),
+        result.point_column("overflow_recorded"),
+        strict=True,
+    )
+    for i, simulated, recorded in overflows:
+        if (simulated or recorded) and i < count:
+            flags[i] |= _OVERFLOW
     for event in result.events:
         if event.kind == "compact" and event.message_index < count:
             flags[event.message_index] |= _COMPACTED_HERE

@@ -266,6 +266,8 @@ def restore(trace: Trace, old: Trace | None, resume: int, calls: Calls) -> tuple
     trace.first_overflow_call = _before(old.first_overflow_call, resume)
     trace.first_prune_call = _before(old.first_prune_call, resume)
     reuse_points = old.windows == trace.windows and old.thresholds == trace.thresholds
+    if reuse_points and len(old.points) < resume and old.complete_points is not None:
+        old.complete_points()  # the earlier result's own objects are reused, built once
     trace.points = old.points[:resume] if reuse_points else []
     return state, pos, resume
 

@@ -267,6 +267,18 @@ class LazyStates(Protocol):
     def column(self, name: str) -> Sequence[Any]: ...
 
 
+class LazyPoints(Protocol):
+    """The points of a result, not built yet (by :mod:`core.replay.timeline`)."""
+
+    count: int
+
+    def all(self) -> list[CallPoint]: ...
+
+    def one(self, call_index: int) -> CallPoint: ...
+
+    def column(self, name: str) -> Sequence[Any]: ...
+
+
 class ReplayResult(Documented):
     """The whole replay of one session under one policy."""
 
@@ -309,23 +321,31 @@ class ReplayResult(Documented):
 
     _resumed_from_call: int | None = PrivateAttr(default=None)
     _lazy_messages: LazyStates | None = PrivateAttr(default=None)
+    _lazy_points: LazyPoints | None = PrivateAttr(default=None)
 
     @property
     def resumed_from_call(self) -> int | None:
         """The call the incremental run resumed from (None: a full run)."""
         return self._resumed_from_call
 
-    # The message states are kept as columns until something asks for the objects: a 100 MB
-    # session has 100,000 of them (a second and 100 MB to build), and ``analyze`` or the TUI's
-    # flags read a column or one state. ``messages`` builds the list on first access; every
-    # way of dumping, comparing or copying a result builds it first.
+    # The points and the message states are kept as columns until something asks for the
+    # objects: a 100 MB session has 50,000 calls and 100,000 messages (a second and 150 MB to
+    # build), and the TUI's gauge and flags read a few columns and one object at a time.
+    # ``points`` and ``messages`` build their list on first access; every way of dumping,
+    # comparing or copying a result builds both first.
 
     def __getattr__(self, name: str) -> Any:
         if name == "messages":
-            return self._complete()
+            return self._complete_messages()
+        if name == "points":
+            return self._complete_points()
         return super().__getattr__(name)  # type: ignore[misc]  # pydantic's private attributes
 
-    def _complete(self) -> list[MessageState]:
+    def _complete(self) -> None:
+        self._complete_messages()
+        self._complete_points()
+
+    def _complete_messages(self) -> list[MessageState]:
         lazy = self._lazy_messages
         if lazy is None:
             messages: list[MessageState] = self.__dict__["messages"]
@@ -334,6 +354,34 @@ class ReplayResult(Documented):
         self.__dict__["messages"] = built
         self._lazy_messages = None
         return built
+
+    def _complete_points(self) -> list[CallPoint]:
+        lazy = self._lazy_points
+        if lazy is None:
+            points: list[CallPoint] = self.__dict__["points"]
+            return points
+        built = lazy.all()
+        self.__dict__["points"] = built
+        self._lazy_points = None
+        return built
+
+    def point(self, call_index: int) -> CallPoint:
+        """The point of call ``call_index`` (without building the others)."""
+        lazy = self._lazy_points
+        return lazy.one(call_index) if lazy is not None else self.points[call_index]
+
+    def point_column(self, name: str) -> Sequence[Any]:
+        """One field of every point, in call order (the usual ones without building points)."""
+        lazy = self._lazy_points
+        if lazy is not None:
+            return lazy.column(name)
+        return [getattr(point, name) for point in self.points]
+
+    @property
+    def call_count(self) -> int:
+        """How many points (model calls) the result has."""
+        lazy = self._lazy_points
+        return lazy.count if lazy is not None else len(self.points)
 
     def message_state(self, index: int) -> MessageState:
         """The state of message ``index`` (without building the others)."""

@@ -145,7 +145,7 @@ def assemble(
     session = calls.session
     policy = setting.policy
     events = trace.events
-    _extend_points(trace, calls, setting)
+    points = ColumnPoints(trace, calls, setting)
     messages = states.lazy(_message_columns(calls, recorded, setting, trace))
     recorded_overflow = [
         calls.recorded_overflows(window)[c] for c, window in enumerate(setting.windows)
@@ -158,7 +158,6 @@ def assemble(
             "policy": policy,
             "window": setting.window,
             "threshold": setting.limit,
-            "points": list(trace.points),
             "events": list(events),
             "fidelity": fidelity(recorded, events, trace.checks, setting.spans, setting.limits),
             "summary": summary(trace, calls, setting, recorded_overflow),
@@ -174,53 +173,110 @@ def assemble(
     object.__setattr__(
         result,
         "__pydantic_private__",
-        {"_resumed_from_call": resume if resume else None, "_lazy_messages": messages},
+        {
+            "_resumed_from_call": resume if resume else None,
+            "_lazy_messages": messages,
+            "_lazy_points": points,
+        },
     )
     return result
 
 
 def _extend_points(trace: Trace, calls: Calls, setting: Setting) -> None:
-    """Build the points of the calls after the reused prefix."""
+    """Build the points of the calls after the ones built already (the reused prefix)."""
     points = trace.points
-    rows = trace.rows
-    rec = setting.rec
-    sources = _threshold_sources(setting, len(rows))
-    for c in range(len(points), len(rows)):
-        row = rows[c]
-        check = row.check
-        window = setting.windows[c]
-        reason = calls.recorded_overflows(window)[c]
-        checked = check.checks_now and (check.base is not None or check.proj is not None)
-        points.append(
-            build(
-                CallPoint,
-                {
-                    "call_index": c,
-                    "message_index": row.message_index,
-                    "turn_index": calls.turn_of[row.message_index],
-                    "recorded_tokens": calls.usage_context[c],
-                    "recorded_kind": calls.kinds[c],
-                    "simulated_tokens": row.figure,
-                    "simulated_provenance": row.provenance,
-                    "window": window,
-                    "threshold": setting.limits[c],
-                    "overflow_recorded": reason is not None,
-                    "overflow_simulated": row.overflow,
-                    "event_ids": list(row.event_ids),
-                    "baseline_tokens": rec.baseline[c],
-                    "baseline_provenance": rec.baseline_prov[c],
-                    "baseline_after_tokens": rec.baseline_after[c],
-                    "overflow_recorded_reason": reason,
-                    "checked": checked,
-                    "check_tokens": measured(check) if checked else None,
-                    "baseline_check_tokens": check.baseline_measure if checked else None,
-                    "check_fired": check.fired,
-                    "check_basis": check.basis if checked else None,
-                    "threshold_source": sources[c],
-                },
-            )
-        )
+    sources = _threshold_sources(setting, len(trace.rows))
+    for c in range(len(points), len(trace.rows)):
+        points.append(_point(c, trace, calls, setting, sources))
     # Trailing events (after the last call) are attached to nothing.
+
+
+def _point(
+    c: int, trace: Trace, calls: Calls, setting: Setting, sources: list[str | None]
+) -> CallPoint:
+    """The point of call ``c``, from its row."""
+    row = trace.rows[c]
+    check = row.check
+    rec = setting.rec
+    window = setting.windows[c]
+    reason = calls.recorded_overflows(window)[c]
+    checked = check.checks_now and (check.base is not None or check.proj is not None)
+    return build(
+        CallPoint,
+        {
+            "call_index": c,
+            "message_index": row.message_index,
+            "turn_index": calls.turn_of[row.message_index],
+            "recorded_tokens": calls.usage_context[c],
+            "recorded_kind": calls.kinds[c],
+            "simulated_tokens": row.figure,
+            "simulated_provenance": row.provenance,
+            "window": window,
+            "threshold": setting.limits[c],
+            "overflow_recorded": reason is not None,
+            "overflow_simulated": row.overflow,
+            "event_ids": list(row.event_ids),
+            "baseline_tokens": rec.baseline[c],
+            "baseline_provenance": rec.baseline_prov[c],
+            "baseline_after_tokens": rec.baseline_after[c],
+            "overflow_recorded_reason": reason,
+            "checked": checked,
+            "check_tokens": measured(check) if checked else None,
+            "baseline_check_tokens": check.baseline_measure if checked else None,
+            "check_fired": check.fired,
+            "check_basis": check.basis if checked else None,
+            "threshold_source": sources[c],
+        },
+    )
+
+
+class ColumnPoints:
+    """A result's points, built when asked for: all of them (kept in the trace, so that a run
+    resuming from this one reuses the very objects), one, or one column from the rows."""
+
+    def __init__(self, trace: Trace, calls: Calls, setting: Setting) -> None:
+        self._trace = trace
+        self._calls = calls
+        self._setting = setting
+        self.count = len(trace.rows)
+        self._sources: list[str | None] | None = None
+        trace.complete_points = self._build
+
+    def _build(self) -> None:
+        if len(self._trace.points) < self.count:
+            _extend_points(self._trace, self._calls, self._setting)
+
+    def all(self) -> list[CallPoint]:
+        self._build()
+        return list(self._trace.points)
+
+    def one(self, call_index: int) -> CallPoint:
+        points = self._trace.points
+        if call_index < len(points):
+            return points[call_index]
+        if not 0 <= call_index < self.count:
+            raise IndexError(call_index)
+        if self._sources is None:
+            self._sources = _threshold_sources(self._setting, self.count)
+        return _point(call_index, self._trace, self._calls, self._setting, self._sources)
+
+    def column(self, name: str) -> Sequence[Any]:
+        rows = self._trace.rows
+        if name == "message_index":
+            return [row.message_index for row in rows]
+        if name == "simulated_tokens":
+            return [row.figure for row in rows]
+        if name == "simulated_provenance":
+            return [row.provenance for row in rows]
+        if name == "overflow_simulated":
+            return [row.overflow for row in rows]
+        if name == "recorded_tokens":
+            return self._calls.usage_context[: self.count]
+        if name == "overflow_recorded":
+            windows = self._setting.windows
+            overflows = self._calls.recorded_overflows
+            return [overflows(windows[c])[c] is not None for c in range(self.count)]
+        return [getattr(point, name) for point in self.all()]
 
 
 def _threshold_sources(setting: Setting, calls: int) -> list[str | None]:

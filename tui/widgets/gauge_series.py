@@ -99,12 +99,14 @@ class _Columns:
 
 def _replayed_columns(result: ReplayResult) -> _Columns:
     """Both series of a replay result, its overflows and the policy's compactions."""
-    points = result.points
-    flags = [0] * len(points)
-    for i, p in enumerate(points):
-        if p.overflow_simulated:
+    # Columns, not points: the points of a big session are not built for the gauge.
+    column = result.point_column
+    flags = [0] * result.call_count
+    overflows = zip(column("overflow_simulated"), column("overflow_recorded"), strict=True)
+    for i, (simulated, recorded) in enumerate(overflows):
+        if simulated:
             flags[i] |= OVERFLOW_SIMULATED
-        if p.overflow_recorded:
+        if recorded:
             flags[i] |= OVERFLOW_RECORDED
     for event in result.events:
         call = event.call_index
@@ -115,10 +117,10 @@ def _replayed_columns(result: ReplayResult) -> _Columns:
         elif event.kind == "recorded-compaction":
             flags[call] |= RECORDED_COMPACT
     return _Columns(
-        message_index=[p.message_index for p in points],
-        recorded=[-1 if p.recorded_tokens is None else p.recorded_tokens for p in points],
-        simulated=[p.simulated_tokens for p in points],
-        provenance=[p.simulated_provenance for p in points],
+        message_index=list(column("message_index")),
+        recorded=[-1 if tokens is None else tokens for tokens in column("recorded_tokens")],
+        simulated=list(column("simulated_tokens")),
+        provenance=list(column("simulated_provenance")),
         flags=flags,
         window=result.window,
         threshold=result.threshold,
