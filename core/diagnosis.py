@@ -12,6 +12,7 @@ of it (``CallPoint.baseline_tokens``).
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from typing import NamedTuple
 
 from pydantic import Field
@@ -127,10 +128,10 @@ def diagnose(
 ) -> OverflowDiagnosis:
     """Explain the first call of ``session`` that overflowed or came within ``margin`` of the
     window, from ``result``, a replay of the session (see the module docstring)."""
-    hit, reason = _call_to_explain(result.points, result.window, margin)
+    hit, reason = _call_to_explain(result, result.window, margin)
     if hit is None:
         return _nothing_to_explain(result, margin)
-    point = result.points[hit]
+    point = result.point(hit)
     overflowed = reason != "near-window"
     growth = _growth(session, result, point, top)
     check = _last_check(result, point, growth.since)
@@ -164,24 +165,25 @@ def diagnose(
 
 
 def _call_to_explain(
-    points: list[CallPoint], window: int | None, margin: float
+    result: ReplayResult, window: int | None, margin: float
 ) -> tuple[int | None, str | None]:
-    """The first call that overflowed, else the first within ``margin`` of the window, and why."""
-    for point in points:
-        if point.overflow_recorded:
-            return point.call_index, point.overflow_recorded_reason or "over-window"
+    """The first call that overflowed, else the first within ``margin`` of the window, and why.
+    (Read from the result's columns: its points are not built for this.)"""
+    for call, overflowed in enumerate(result.point_column("overflow_recorded")):
+        if overflowed:
+            return call, result.point(call).overflow_recorded_reason or "over-window"
     if window:
         near = window * (1.0 - margin)
-        for point in points:
-            if point.baseline_tokens >= near:
-                return point.call_index, "near-window"
+        for call, tokens in enumerate(result.point_column("baseline_tokens")):
+            if tokens >= near:
+                return call, "near-window"
     return None, None
 
 
 def _nothing_to_explain(result: ReplayResult, margin: float) -> OverflowDiagnosis:
-    points = result.points
+    baseline = result.point_column("baseline_tokens")
     window = result.window
-    if not points:
+    if not baseline:
         text = "The session has no model calls, so nothing could overflow."
     elif window is None:
         text = (
@@ -189,10 +191,10 @@ def _nothing_to_explain(result: ReplayResult, margin: float) -> OverflowDiagnosi
             "pass --window N to check against one."
         )
     else:
-        peak = max(points, key=lambda p: p.baseline_tokens)
+        peak = max(range(len(baseline)), key=baseline.__getitem__)  # the first of equal peaks
         text = (
             f"No call overflowed or came within {margin:.0%} of the {window:,}-token window; "
-            f"the peak was {peak.baseline_tokens:,} tokens at call {peak.call_index}."
+            f"the peak was {baseline[peak]:,} tokens at call {peak}."
         )
     return OverflowDiagnosis(
         overflowed=False,
@@ -237,7 +239,9 @@ def _growth(session: Session, result: ReplayResult, point: CallPoint, top: int) 
         if not messages[i].sidechain and not messages[i].summary
     ]
     growth = sum(tokens_of[i] for i in candidates)
-    first_after = next((p for p in result.points if p.message_index >= since), None)
+    call_messages = result.point_column("message_index")
+    first = bisect_left(call_messages, since)
+    first_after = result.point(first) if first < len(call_messages) else None
     recorded = (
         point.baseline_tokens - first_after.baseline_tokens
         if first_after is not None and first_after.call_index < point.call_index
@@ -297,10 +301,10 @@ def _last_check(result: ReplayResult, point: CallPoint, since: int) -> _LastChec
     """The policy's last threshold check up to ``point`` (after ``since``), on the recording's
     figures, and the blind spot after it: what arrived after the figure it started from (the
     previous call's context after its reply)."""
-    points = result.points
     call: int | None = None
     tokens: int | None = None
-    for earlier in reversed(points[: point.call_index + 1]):
+    for c in range(point.call_index, -1, -1):
+        earlier = result.point(c)
         if earlier.message_index < since:
             break
         if earlier.checked and earlier.baseline_check_tokens is not None:
@@ -308,7 +312,7 @@ def _last_check(result: ReplayResult, point: CallPoint, since: int) -> _LastChec
             tokens = earlier.baseline_check_tokens
             break
     gap = (
-        point.baseline_tokens - points[call - 1].baseline_after_tokens
+        point.baseline_tokens - result.point(call - 1).baseline_after_tokens
         if call is not None and call >= 1
         else None
     )

@@ -109,22 +109,25 @@ class AnalysisReport(Documented):
 def check_log(result: ReplayResult) -> list[CheckEntry]:
     """The check log of a replay, one entry per call (from its points, already typed: built
     without validating each entry again, which would take a second on 50,000 calls)."""
-    return [
-        build(
-            CheckEntry,
-            {
-                "call_index": point.call_index,
-                "message_index": point.message_index,
-                "checked": point.checked,
-                "tokens": point.check_tokens,
-                "basis": point.check_basis,
-                "threshold": point.threshold,
-                "threshold_source": point.threshold_source,
-                "fired": point.check_fired,
-            },
+    entries: list[CheckEntry] = []
+    for c in range(result.call_count):
+        point = result.point(c)
+        entries.append(
+            build(
+                CheckEntry,
+                {
+                    "call_index": point.call_index,
+                    "message_index": point.message_index,
+                    "checked": point.checked,
+                    "tokens": point.check_tokens,
+                    "basis": point.check_basis,
+                    "threshold": point.threshold,
+                    "threshold_source": point.threshold_source,
+                    "fired": point.check_fired,
+                },
+            )
         )
-        for point in result.points
-    ]
+    return entries
 
 
 def session_info(session: Session, result: ReplayResult) -> SessionInfo:
@@ -140,7 +143,7 @@ def session_info(session: Session, result: ReplayResult) -> SessionInfo:
         agent_version=session.agent_version,
         provider=session.provider,
         messages=len(session.messages),
-        calls=len(result.points),
+        calls=result.call_count,
         turns=sum(1 for m in session.messages if m.is_turn_start),
         recorded_compactions=len(session.compactions),
         diagnostics=len(session.diagnostics),

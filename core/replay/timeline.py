@@ -272,6 +272,8 @@ class ColumnPoints:
             return [row.overflow for row in rows]
         if name == "recorded_tokens":
             return self._calls.usage_context[: self.count]
+        if name == "baseline_tokens":
+            return self._setting.rec.baseline[: self.count]
         if name == "overflow_recorded":
             windows = self._setting.windows
             overflows = self._calls.recorded_overflows
