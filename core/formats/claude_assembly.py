@@ -35,13 +35,8 @@ def usage_of(raw: dict[str, Any]) -> Usage:
     )
 
 
-def _usage_size(raw: dict[str, Any]) -> int:
-    return (
-        as_int(raw.get("input_tokens"))
-        + as_int(raw.get("cache_creation_input_tokens"))
-        + as_int(raw.get("cache_read_input_tokens"))
-        + as_int(raw.get("output_tokens"))
-    )
+def _usage_size(usage: Usage) -> int:
+    return usage.prompt_tokens + usage.output
 
 
 class Call:
@@ -55,7 +50,7 @@ class Call:
         self.texts: list[str] = []
         self.reasoning: list[str] = []
         self.calls: list[ToolCall] = []
-        self.usage: dict[str, Any] | None = None
+        self.usage: Usage | None = None
         self.model: str | None = None
         self.stop: str | None = None
         self.error: str | None = None
@@ -66,7 +61,7 @@ class Call:
         if entry.calls:
             known = {c.id for c in self.calls}
             self.calls.extend(c for c in entry.calls if c.id not in known)
-        usage = entry.usage
+        usage = entry.call_usage
         if usage is not None and (
             self.usage is None
             # the same usage repeated on every block line: compare sizes only when it changed
@@ -194,7 +189,7 @@ class Assembler:
     def _call(self, item: Call) -> None:
         """One API message: an assistant message."""
         first = item.entry
-        usage = usage_of(item.usage) if item.usage is not None else None
+        usage = item.usage
         if item.model == "<synthetic>":
             usage = None  # an error Claude Code wrote itself: no model call happened
         sidechain = first.sidechain and self.flag_sidechain

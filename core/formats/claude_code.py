@@ -58,7 +58,7 @@ from typing import Any, TypeGuard
 import orjson
 
 from core.formats.base import ProgressCallback, SessionBuilder
-from core.formats.claude_assembly import Assembler
+from core.formats.claude_assembly import Assembler, usage_of
 from core.formats.claude_attachments import attachment_text, is_known
 from core.formats.claude_branches import active_entries
 from core.formats.claude_compactions import (
@@ -264,7 +264,9 @@ class _Reader:
         entry = Entry(ASSISTANT, line_no, offset, uuid, parent, obj)
         read_assistant(entry, obj, message)
         if entry.usage is not None:
-            entry.usage = self.builder.counts(line_no, "usage", entry.usage, _USAGE_COUNTS)
+            checked = self.builder.counts(line_no, "usage", entry.usage, _USAGE_COUNTS)
+            entry.call_usage = usage_of(checked)
+            entry.usage = None  # the raw dict (and its nested ones) is not kept for every line
         self.entries.append(entry)
         self.compact_commands.call()
         self._agent_facts(line_no, obj)

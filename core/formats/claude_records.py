@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.formats.base import as_text
-from core.models import ToolCall
+from core.models import ToolCall, Usage
 
 # Entry kinds (one entry per useful line).
 USER = 0
@@ -29,6 +29,7 @@ class Entry:
     """What one user/assistant/boundary/attachment line contributes, extracted at read time."""
 
     __slots__ = (
+        "call_usage",
         "calls",
         "error",
         "key",
@@ -68,6 +69,10 @@ class Entry:
         self.calls: Sequence[ToolCall] = ()
         self.results: Sequence[tuple[str, str, bool]] = ()
         self.usage: dict[str, Any] | None = None
+        """The raw usage of an assistant line until the loader checks it (then ``call_usage``);
+        a compact boundary's ``compactMetadata``."""
+        self.call_usage: Usage | None = None
+        """An assistant line's usage, checked and read (the raw dict is not kept)."""
         self.model: str | None = None
         self.stop_reason: str | None = None
         self.error: str | None = None
