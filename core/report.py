@@ -107,27 +107,36 @@ class AnalysisReport(Documented):
 
 
 def check_log(result: ReplayResult) -> list[CheckEntry]:
-    """The check log of a replay, one entry per call (from its points, already typed: built
-    without validating each entry again, which would take a second on 50,000 calls)."""
-    entries: list[CheckEntry] = []
-    for c in range(result.call_count):
-        point = result.point(c)
-        entries.append(
-            build(
-                CheckEntry,
-                {
-                    "call_index": point.call_index,
-                    "message_index": point.message_index,
-                    "checked": point.checked,
-                    "tokens": point.check_tokens,
-                    "basis": point.check_basis,
-                    "threshold": point.threshold,
-                    "threshold_source": point.threshold_source,
-                    "fired": point.check_fired,
-                },
-            )
+    """The check log of a replay, one entry per call, from the result's columns (its points are
+    not built for this; the entries are typed already and not validated again: 50,000 calls)."""
+    column = result.point_column
+    rows = zip(
+        column("call_index"),
+        column("message_index"),
+        column("checked"),
+        column("check_tokens"),
+        column("check_basis"),
+        column("threshold"),
+        column("threshold_source"),
+        column("check_fired"),
+        strict=True,
+    )
+    return [
+        build(
+            CheckEntry,
+            {
+                "call_index": call,
+                "message_index": message,
+                "checked": checked,
+                "tokens": tokens,
+                "basis": basis,
+                "threshold": threshold,
+                "threshold_source": source,
+                "fired": fired,
+            },
         )
-    return entries
+        for call, message, checked, tokens, basis, threshold, source, fired in rows
+    ]
 
 
 def session_info(session: Session, result: ReplayResult) -> SessionInfo:

@@ -7,7 +7,7 @@ Built once per session by the :class:`~core.replay.engine.Replayer`; never modif
 
 from __future__ import annotations
 
-from core.models import Session, SourceFormat, UsageConvention
+from core.models import Session, SourceFormat, Usage, UsageConvention
 from core.overflow import RecordedKind, overflow_reason, recorded_kind, usable_usage
 
 _AFTER_REPLY_FORMATS = (SourceFormat.PI, SourceFormat.CODEX, SourceFormat.OPENCODE)
@@ -78,27 +78,36 @@ class Calls:
         messages = self.session.messages
         zero_calls = 0
         first_convention: UsageConvention | None = None
-        for i in self.calls:
+        usables: list[Usage | None] = []
+        for i in self.calls:  # once per call of a 100 MB session: each figure read once
             message = messages[i]
             usage = usable_usage(message)
-            if message.usage is not None and usage is None:
-                zero_calls += 1
+            usables.append(usage)
             if usage is None:
+                if message.usage is not None:
+                    zero_calls += 1
                 self.usage_context.append(None)
                 self.usage_prompt.append(None)
                 self.usage_after.append(None)
             else:
                 if first_convention is None:
                     first_convention = usage.convention
-                self.usage_context.append(usage.context_tokens)
-                self.usage_prompt.append(usage.prompt_tokens)
-                self.usage_after.append(usage.context_after_reply)
-            self.fixed_overflow.append(overflow_reason(message, None))
+                prompt = usage.prompt_tokens
+                after = usage.total or prompt + usage.output  # Usage.context_after_reply
+                anthropic = usage.convention is UsageConvention.ANTHROPIC
+                self.usage_context.append(prompt if anthropic else after)
+                self.usage_prompt.append(prompt)
+                self.usage_after.append(after)
+            self.fixed_overflow.append(
+                overflow_reason(message, None)
+                if message.stop_reason == "length" or message.error
+                else None  # what overflow_reason says of a call without either, whatever usage
+            )
         self.has_usage = first_convention is not None
         default_kind = self._default_kind(first_convention)
-        for i in self.calls:
-            usage = usable_usage(messages[i])
-            self.kinds.append(recorded_kind(usage) if usage is not None else default_kind)
+        self.kinds = [
+            recorded_kind(usage) if usage is not None else default_kind for usage in usables
+        ]
         if zero_calls:
             self.usage_notes.append(
                 f"{zero_calls} call(s) recorded an all-zero usage (aborted or failed calls); "

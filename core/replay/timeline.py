@@ -26,7 +26,7 @@ from core.replay.results import (
     ReplaySummary,
 )
 from core.replay.setting import Setting
-from core.replay.state import Trace
+from core.replay.state import Check, Trace
 from core.replay.truncation import Truncation
 
 _STATES_SLACK = 1024
@@ -200,7 +200,7 @@ def _point(
     rec = setting.rec
     window = setting.windows[c]
     reason = calls.recorded_overflows(window)[c]
-    checked = check.checks_now and (check.base is not None or check.proj is not None)
+    checked = _checked(check)
     return build(
         CallPoint,
         {
@@ -278,7 +278,35 @@ class ColumnPoints:
             windows = self._setting.windows
             overflows = self._calls.recorded_overflows
             return [overflows(windows[c])[c] is not None for c in range(self.count)]
+        return self._check_column(name)
+
+    def _check_column(self, name: str) -> Sequence[Any]:
+        """The columns of the check log (``CallPoint``'s check fields), else any field from
+        the points themselves."""
+        rows = self._trace.rows
+        if name == "call_index":
+            return range(self.count)
+        if name == "threshold":
+            return self._setting.limits[: self.count]
+        if name == "threshold_source":
+            if self._sources is None:
+                self._sources = _threshold_sources(self._setting, self.count)
+            return self._sources
+        if name == "check_fired":
+            return [row.check.fired for row in rows]
+        checked = [_checked(row.check) for row in rows]
+        if name == "checked":
+            return checked
+        if name == "check_tokens":
+            return [measured(r.check) if c else None for r, c in zip(rows, checked, strict=True)]
+        if name == "check_basis":
+            return [r.check.basis if c else None for r, c in zip(rows, checked, strict=True)]
         return [getattr(point, name) for point in self.all()]
+
+
+def _checked(check: Check) -> bool:
+    """The policy checked before this call, on a figure (``CallPoint.checked``)."""
+    return check.checks_now and (check.base is not None or check.proj is not None)
 
 
 def _threshold_sources(setting: Setting, calls: int) -> list[str | None]:
