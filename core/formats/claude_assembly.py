@@ -9,6 +9,7 @@ mid-stream); every other entry becomes a user, tool or meta message, and a compa
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 from core.formats.base import SessionBuilder
@@ -89,6 +90,12 @@ def provider_of(message_id: str, model: str | None) -> tuple[str, str] | None:
         return "amazon-bedrock", "message ids are msg_bdrk_…"
     if message_id.startswith("msg_vrtx_"):
         return "google-vertex", "message ids are msg_vrtx_…"
+    return _provider_of_model(model)
+
+
+@lru_cache(maxsize=64)
+def _provider_of_model(model: str | None) -> tuple[str, str] | None:
+    """What a model id alone says of its provider (asked once per call: cached per model)."""
     if model and _BEDROCK_MODEL.search(model):
         return "amazon-bedrock", f"model id {model} is a Bedrock id"
     if model and "@" in model:
@@ -206,8 +213,8 @@ class Assembler:
             id=item.id,
             parent_id=self._parent_message(first.parent),
             timestamp=first.timestamp,
-            text="\n\n".join(t for t in item.texts if t),
-            reasoning="\n\n".join(t for t in item.reasoning if t),
+            text="\n\n".join([t for t in item.texts if t]),
+            reasoning="\n\n".join([t for t in item.reasoning if t]),
             tool_calls=item.calls,
             usage=usage,
             model=item.model,
