@@ -423,6 +423,7 @@ def test_a_later_threshold_change_reuses_the_calls_before_it() -> None:
     first = replayer.run(base)
     compactions = [e for e in first.events if e.kind == "compact"]
     assert compactions
+    assert first.points  # built: a resumed run shares the points a result has built
     higher = base.model_copy(deep=True)
     higher.compaction.codex_ratio = 0.95
     higher.compaction.threshold_rule = "codex"

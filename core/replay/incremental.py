@@ -265,10 +265,10 @@ def restore(trace: Trace, old: Trace | None, resume: int, calls: Calls) -> tuple
     trace.first_compaction_call = _before(old.first_compaction_call, resume)
     trace.first_overflow_call = _before(old.first_overflow_call, resume)
     trace.first_prune_call = _before(old.first_prune_call, resume)
+    # The earlier result's points are shared when it has built them (a result builds its
+    # points only when asked: a limit change in the TUI reads columns and builds none).
     reuse_points = old.windows == trace.windows and old.thresholds == trace.thresholds
-    if reuse_points and len(old.points) < resume and old.complete_points is not None:
-        old.complete_points()  # the earlier result's own objects are reused, built once
-    trace.points = old.points[:resume] if reuse_points else []
+    trace.points = old.points[:resume] if reuse_points and len(old.points) >= resume else []
     return state, pos, resume
 
 

@@ -6,7 +6,6 @@ A :class:`State` is copied at every call (``copy``); its items are shared, never
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from core.models import Message, Provenance
@@ -221,7 +220,6 @@ class Trace:
         "checkpoints",
         "checks",
         "compaction_meta",
-        "complete_points",
         "events",
         "final",
         "first_compaction_call",
@@ -258,9 +256,7 @@ class Trace:
         self.noops: list[int] = []
         """Compaction attempts that changed nothing (checkpoints taken so far, for each)."""
         self.points: list[CallPoint] = []
-        """The points built so far (a result builds the rest when asked: ``complete_points``)."""
-        self.complete_points: Callable[[], None] | None = None
-        """Builds the points not built yet (set when the run's result is assembled)."""
+        """The points built so far (a result builds them when asked for)."""
         self.events: list[ReplayEvent] = []
         self.compaction_meta: dict[int, dict[int, str]] = {}
         """Event id -> the pruner's reason for each message of that compaction or pruning."""

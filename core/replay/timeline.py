@@ -240,7 +240,6 @@ class ColumnPoints:
         self._setting = setting
         self.count = len(trace.rows)
         self._sources: list[str | None] | None = None
-        trace.complete_points = self._build
 
     def _build(self) -> None:
         if len(self._trace.points) < self.count:
