@@ -123,6 +123,9 @@ class SessionState:
     _call_messages: array[int] = field(default_factory=lambda: _ints())
     _row_of_message: array[int] = field(default_factory=lambda: _ints())
     _match_set: set[int] = field(default_factory=set)
+    _static: tuple[int, int, array[int]] | None = None
+    """The messages' own flags, for the message list and the count they were read at: they do
+    not change with a replay (a limit change on 100,000 messages need not read them again)."""
 
     def __post_init__(self) -> None:
         self.rebuild()
@@ -233,11 +236,18 @@ class SessionState:
             return self._row_of_message[index]
         return index
 
+    def _message_flags(self, messages: list[Message], count: int) -> array[int]:
+        """A copy of the messages' own flags (read once per message list and length)."""
+        static = self._static
+        if static is None or static[0] != id(messages) or static[1] != count:
+            static = self._static = (id(messages), count, _message_flags(messages, count))
+        return array("q", static[2])
+
     def rebuild(self) -> None:
         """Recompute flags, markers and rows from the session, the result and the selection."""
         messages = self.session.messages
         count = len(messages)
-        flags = _message_flags(messages, count)
+        flags = self._message_flags(messages, count)
         result = self.result
         if result is not None:
             _mark_decisions(flags, result, count)

@@ -274,8 +274,11 @@ class ColumnPoints:
         if name == "baseline_tokens":
             return self._setting.rec.baseline[: self.count]
         if name == "overflow_recorded":
-            windows = self._setting.windows
+            windows = self._setting.windows[: self.count]
             overflows = self._calls.recorded_overflows
+            if len(set(windows)) <= 1:  # one window for the whole session: one list
+                reasons = overflows(windows[0] if windows else None)
+                return [reason is not None for reason in reasons[: self.count]]
             return [overflows(windows[c])[c] is not None for c in range(self.count)]
         return self._check_column(name)
 
