@@ -112,7 +112,13 @@ def _environment() -> dict[str, str]:
     return env
 
 
+COMMAND: list[str] = []
+"""The ``ctxscope`` command to run (``--ctxscope``: another installation, e.g. an older one)."""
+
+
 def ctxscope() -> list[str]:
+    if COMMAND:
+        return COMMAND
     script = Path(sys.executable).parent / "ctxscope"
     if script.exists():
         return [str(script)]
@@ -232,7 +238,12 @@ def main() -> int:
     parser.add_argument(
         "--only", choices=("claude-code", "codex"), help="one format (default: both)"
     )
+    parser.add_argument(
+        "--ctxscope", type=Path, help="the ctxscope command to measure (default: this one's)"
+    )
     args = parser.parse_args()
+    if args.ctxscope:
+        COMMAND.append(str(args.ctxscope))
     sizes = [10] if args.quick else [int(s) for s in args.sizes.split(",") if s]
     folder = args.keep or Path(tempfile.mkdtemp(prefix="ctxscope-bench-analyze-"))
     folder.mkdir(parents=True, exist_ok=True)
