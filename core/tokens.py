@@ -74,6 +74,14 @@ _ESTIMATOR_FUNCS: dict[str, Callable[[str], int]] = {
     "ceil(chars/4)": estimate_ceil_chars4,
 }
 
+_RULES_BY_LENGTH: dict[str, tuple[Callable[[str], int], Callable[[int], int]]] = {
+    "chars/4": (utf16_length, lambda n: (n * 2 + 4) // 8),
+    "bytes/4": (utf8_length, lambda n: (n + 3) // 4),
+    "ceil(chars/4)": (utf16_length, lambda n: (n + 3) // 4),
+}
+"""Each rule as (the length it measures, tokens from that length): the same figure as the rule on
+a joined text, from the lengths of its parts."""
+
 
 class EstimatorError(ValueError):
     """An estimator spec that is not one of the supported forms."""
@@ -203,8 +211,14 @@ class TokenCounter:
         return self.count(message_text(message))
 
     def messages_tokens(self, messages: Iterable[Message]) -> list[int]:
-        """Tokens of each message, batched."""
-        return self.count_many([message_text(m) for m in messages])
+        """Tokens of each message (:func:`message_text`'s), batched. A characters- or bytes-per-
+        token rule adds up the lengths of the message's parts instead of joining them (the same
+        figure, without a copy of every assistant message's text)."""
+        rule = _RULES_BY_LENGTH.get(self.estimator)
+        if rule is None:
+            return self.count_many([message_text(m) for m in messages])
+        length, tokens = rule
+        return [tokens(_text_length(m, length)) for m in messages]
 
     def cache_size(self) -> int:
         """Number of distinct texts counted so far."""
@@ -234,6 +248,27 @@ def arguments_text(arguments: Any) -> str:
         return orjson.dumps(arguments).decode()
     except TypeError:
         return str(arguments)
+
+
+def _text_length(message: Message, length: Callable[[str], int]) -> int:
+    """``length(message_text(message))``, from the lengths of the parts (joined by ``\n``:
+    one unit each in UTF-8 and UTF-16)."""
+    parts = 0
+    total = 0
+    if message.text:
+        total += length(message.text)
+        parts += 1
+    if message.reasoning:
+        total += length(message.reasoning)
+        parts += 1
+    for call in message.tool_calls:
+        total += length(call.name) + length(arguments_text(call.arguments))
+        parts += 2
+    result = message.tool_result
+    if result is not None and result.output:
+        total += length(result.output)
+        parts += 1
+    return total + parts - 1 if parts else 0
 
 
 def message_text(message: Message) -> str:

@@ -149,3 +149,31 @@ def test_message_text_includes_calls_and_results() -> None:
         counter.count(message_text(call)),
         counter.count("print(1)"),
     ]
+
+
+@pytest.mark.parametrize("estimator", ["chars/4", "bytes/4", "ceil(chars/4)"])
+def test_a_rule_counts_a_message_from_its_parts_as_from_its_text(estimator: str) -> None:
+    """``messages_tokens`` adds up the lengths of a message's parts for a rule: the same figure as
+    the rule on the joined text (non-ASCII, tool calls, reasoning, empty messages)."""
+    messages = [
+        Message(index=0, id="a", role=Role.USER, text="héllo wörld 日本語"),
+        Message(index=1, id="b", role=Role.ASSISTANT),
+        Message(
+            index=2,
+            id="c",
+            role=Role.ASSISTANT,
+            text="ok",
+            reasoning="thinking… 🤔",
+            tool_calls=[ToolCall(id="t", name="bash", arguments={"cmd": "ls ünïcode"})],
+        ),
+        Message(
+            index=3,
+            id="d",
+            role=Role.TOOL,
+            tool_result=ToolResult(call_id="t", output="a\nb\n" * 50 + "€"),
+        ),
+        Message(index=4, id="e", role=Role.TOOL, tool_result=ToolResult(call_id="t")),
+    ]
+    counter = TokenCounter(estimator)
+    expected = [counter.count(message_text(m)) for m in messages]
+    assert counter.messages_tokens(messages) == expected

@@ -55,7 +55,7 @@ from core.replay.state import Check, Item, State, Stuck, Trace
 from core.replay.stuck import futile
 from core.replay.timeline import MessageStates, assemble
 from core.replay.truncation import Truncations
-from core.tokens import get_counter, message_text
+from core.tokens import get_counter
 
 SummarizerFactory = Callable[[Policy], Summarizer]
 
@@ -83,7 +83,6 @@ class Replayer:
         self._lock = threading.Lock()
         self._calls = Calls(session)
         self._recorded = RecordedCompactions(session, self._calls)
-        self._texts: list[str] | None = None
         self._tokens: dict[str, list[int]] = {}
         self._sides: dict[str, RecordedSide] = {}
         self._truncations = Truncations(session, self.tokens)
@@ -236,10 +235,9 @@ class Replayer:
         """Tokens of every message under ``estimator`` (counted once, then cached)."""
         cached = self._tokens.get(estimator)
         if cached is None:
-            if self._texts is None:
-                self._texts = [message_text(m) for m in self.session.messages]
-            cached = get_counter(estimator).count_many(self._texts)
-            self._tokens[estimator] = cached
+            cached = self._tokens[estimator] = get_counter(estimator).messages_tokens(
+                self.session.messages
+            )
         return cached
 
     def _recorded_side(self, estimator: str) -> RecordedSide:
