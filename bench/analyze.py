@@ -72,17 +72,17 @@ def _codex_small(path: Path, size: int) -> None:
 
 
 SHAPES: dict[tuple[str, str], tuple[str, Generator]] = {
-    ("claude-code", "small"): ("0b5e7c1a-4d3f-4a8e-9c2b-1f6d8e0a7b35-{mb}.jsonl", _claude_small),
+    ("claude-code", "small"): ("0b5e7c1a-4d3f-4a8e-9c2b-{mb:012d}.jsonl", _claude_small),
     ("claude-code", "big"): (
         "5e551011-0000-4000-8000-000000000001-{mb}.jsonl",
         generate_claude_big,
     ),
     ("codex", "small"): (
-        "rollout-2026-05-11T08-26-55-019e1625-0000-7000-8000-0000000000{mb:02d}.jsonl",
+        "rollout-2026-05-11T08-26-55-019e1625-0000-7000-8000-00000000{mb:04d}.jsonl",
         _codex_small,
     ),
     ("codex", "big"): (
-        "rollout-2026-05-11T08-26-55-019e1625-0000-7000-8000-0000000001{mb:02d}.jsonl",
+        "rollout-2026-05-11T08-26-55-019e1625-0000-7000-8000-00000001{mb:04d}.jsonl",
         generate_codex,
     ),
 }
