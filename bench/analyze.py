@@ -74,7 +74,7 @@ def _codex_small(path: Path, size: int) -> None:
 SHAPES: dict[tuple[str, str], tuple[str, Generator]] = {
     ("claude-code", "small"): ("0b5e7c1a-4d3f-4a8e-9c2b-{mb:012d}.jsonl", _claude_small),
     ("claude-code", "big"): (
-        "5e551011-0000-4000-8000-000000000001-{mb}.jsonl",
+        "5e551011-0000-4000-8000-{mb:012d}.jsonl",
         generate_claude_big,
     ),
     ("codex", "small"): (
