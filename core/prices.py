@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from genai_prices import Usage as PriceUsage
-from genai_prices import calc_price
-from genai_prices.types import ModelPrice, TieredPrices, calc_unit_price
+if TYPE_CHECKING:
+    from genai_prices.types import ModelPrice, TieredPrices
 
 PROVIDER_IDS: dict[str, str | None] = {
     "anthropic": "anthropic",
@@ -96,6 +96,8 @@ def rates(
 
 
 def _per_token(price: Decimal | TieredPrices | None, prompt_tokens: int) -> Decimal:
+    from genai_prices.types import calc_unit_price
+
     return calc_unit_price(price, 1, prompt_tokens, _MTOK)
 
 
@@ -103,7 +105,11 @@ def _per_token(price: Decimal | TieredPrices | None, prompt_tokens: int) -> Deci
 def _lookup(
     model: str, provider: str | None, day: str | None
 ) -> tuple[ModelPrice, str, str, str | None]:
-    """The table's price of ``model`` (cached per model, provider and day)."""
+    """The table's price of ``model`` (cached per model, provider and day). The table is
+    imported on first use: loading it takes a tenth of a second."""
+    from genai_prices import Usage as PriceUsage
+    from genai_prices import calc_price
+
     at = datetime.fromisoformat(f"{day}T12:00:00+00:00") if day else None
     table_provider = PROVIDER_IDS.get(provider or "")
     attempts: list[str | None] = [table_provider] if table_provider else []
