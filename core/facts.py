@@ -450,6 +450,7 @@ def _failure(message: Message, source: tuple[Message, str, Any] | None) -> Itera
     else:
         text = result.tool_name or "a tool call"
     yield Fact("failed_command", text.strip(), message.index, (), line)
+    yield from _identifiers(line, message.index)
 
 
 def error_line(output: str) -> str:
