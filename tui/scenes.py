@@ -77,6 +77,9 @@ def discovered_samples() -> list[DiscoveredSession]:
                     modified=FIXED_TIME - k * 5400,
                     size_bytes=path.stat().st_size,
                     title=title,
+                    # the session's own time; the last row's is left out, to show the mark of
+                    # a date that is only the file's
+                    last_active=None if fmt is SourceFormat.CTXSCOPE else FIXED_TIME - k * 5400,
                 )
             )
     return found
