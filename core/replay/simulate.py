@@ -96,12 +96,20 @@ class Run:
 
     # -- the walk ----------------------------------------------------------------------------
 
-    def walk(self, pos: int, progress: ProgressFn | None, cancel: threading.Event | None) -> None:
-        """Walk from message ``pos`` (the checkpoint's) to the end of the session."""
+    def walk(
+        self,
+        pos: int,
+        progress: ProgressFn | None,
+        cancel: threading.Event | None,
+        *,
+        stop: int | None = None,
+    ) -> None:
+        """Walk from message ``pos`` (the checkpoint's) to the end of the session, or up to
+        message ``stop`` (not included: the state is then the one before it)."""
         state = self.state
         events = self.events
         checkpoints = self.trace.checkpoints
-        n = self.calls.n
+        n = self.calls.n if stop is None else min(stop, self.calls.n)
         call_of = self.calls.call_of
         rc_at = self.recorded.at
         walked = self.recorded.walked

@@ -693,22 +693,15 @@ def _plain(renderable: RenderableType, width: int) -> str:
 def model_sees(
     state: SessionState, message: Message, styles: PreviewStyles | None = None
 ) -> RenderableType:
-    """The tool output as the active policy would send it (simulated: nothing is written)."""
-    from core.truncate import truncate_tool_output
+    """The tool output as the active policy would send it (simulated: nothing is written), by
+    the very call the replay makes (:func:`core.replay.sent_output`)."""
+    from core.replay import sent_output  # (the replay package: on first use, in the worker)
 
     styles = styles or PreviewStyles()
-    result_in = message.tool_result
-    assert result_in is not None
+    assert message.tool_result is not None
     title = Text("What the model sees", style=styles.heading)
     try:
-        result = truncate_tool_output(
-            result_in.output,
-            tool_name=result_in.tool_name,
-            call_id=result_in.call_id or message.id,
-            policy=state.policy.truncation,
-            spill=False,
-            truncated_by_tool=result_in.truncated_by_tool,
-        )
+        result = sent_output(message, state.policy.truncation)
     except Exception as exc:  # a bad policy value must not break the pane
         return Group(title, Text(f"cannot simulate truncation: {exc}", style=styles.error))
     explain = Text(result.explain(), style=styles.muted)

@@ -86,7 +86,10 @@ class SessionScreen(LoadingSession):
         # imported on first use: it brings the compaction engine and the LLM clients (~60 ms)
         from tui.screens.compaction import CompactionScreen
 
-        self.app.push_screen(CompactionScreen(state.session, state.policy, index, state.result))
+        replayer = self._replayer if self._replayer_session is state.session else None
+        self.app.push_screen(
+            CompactionScreen(state.session, state.policy, index, state.result, replayer=replayer)
+        )
 
     def _step_compaction(self, step: int) -> None:
         state = self.state
