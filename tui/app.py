@@ -17,6 +17,7 @@ from typing import ClassVar
 
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.widgets import Input
 
 from core.policy import Policy, PolicyError, resolve_policy
 from tui.commands_palette import CtxscopeCommands
@@ -68,6 +69,13 @@ class CtxscopeApp(App[None]):
         # The picker is the base screen of the app's one mode, not its get_default_screen():
         # Textual loads a mode's screen's own stylesheet (CSS_PATH), not the default screen's.
         self.add_mode("picker", lambda: PickerScreen(discover))
+
+    TYPED_KEYS = frozenset({"quit", "help", "toggle_theme"})
+    """App keys that are plain characters: while a text field has the focus they type into it,
+    so the footer does not offer them (Esc leaves the field)."""
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return not (action in self.TYPED_KEYS and isinstance(self.focused, Input))
 
     def on_mount(self) -> None:
         # A CPU-bound worker (loader, replay) holds the interpreter for up to the switch interval

@@ -322,6 +322,10 @@ class PickerScreen(Screen[None]):
 
     # -- actions ---------------------------------------------------------------------------------------
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``/`` types a slash in a text field: the footer offers it only elsewhere."""
+        return not (action == "focus_filter" and isinstance(self.focused, Input))
+
     def action_focus_filter(self) -> None:
         self.query_one("#picker-filter", Input).focus()
 

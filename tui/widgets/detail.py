@@ -135,6 +135,8 @@ class DetailPane(StyledScrollView, can_focus=True):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("m", "more", "More text", show=False),
+        Binding("left", "screen.move_call(-1)", "Prev call", show=False),
+        Binding("right", "screen.move_call(1)", "Next call", show=False),
     ]
 
     class SlowFactsReady(TextualMessage):
