@@ -25,6 +25,7 @@ from tui.messages import JumpToMessage
 from tui.screens.help import HelpScreen
 from tui.screens.picker import DiscoverFn, PickerScreen
 from tui.screens.session import SessionScreen
+from tui.state import INFERRED
 
 SWITCH_INTERVAL_S = 0.001
 """Thread switch interval while the app runs (Python's default is 5 ms)."""
@@ -200,7 +201,9 @@ def run_app(
     PATH opens the picker with the error shown there.
     """
     policy: Policy | None = None
-    if policy_name is not None:
+    if policy_name == INFERRED:  # worked out from the session once it is replayed
+        policy = Policy(name=INFERRED)
+    elif policy_name is not None:
         try:
             policy = resolve_policy(policy_name)
         except PolicyError as exc:

@@ -18,6 +18,7 @@ from core.units import format_tokens
 
 if TYPE_CHECKING:
     from core.models import Session
+    from core.policy import Policy
     from core.replay import CallPoint, FidelityRow, ReplayEvent, ReplayResult, ReplaySummary
 
 MAX_RUNS = 4
@@ -25,8 +26,9 @@ MAX_RUNS = 4
 
 
 def call_label(call_index: int | None) -> str:
-    """``call 12`` (0-based, as ``call_index``), or ``no call``."""
-    return "no call" if call_index is None else f"call {call_index:,}"
+    """``call 1150`` (0-based, as ``call_index``; an index, so no thousands separator, as the
+    message numbers), or ``no call``."""
+    return "no call" if call_index is None else f"call {call_index}"
 
 
 def index_runs(indices: Iterable[int], limit: int = MAX_RUNS) -> str:
@@ -91,13 +93,15 @@ def event_trigger(event: ReplayEvent) -> str:
     return event.trigger or "—"
 
 
-def check_line(point: CallPoint) -> str:
+def check_line(point: CallPoint, policy: Policy | None = None) -> str:
     """The check log of one call, as ``analyze --json`` has it (``checks[]``): "checked before
     this call: 166,210 (projected) against 167,000 (rule) — did not fire"."""
     if not point.checked or point.check_tokens is None:
         if point.threshold is None:
             return "not checked before this call: the window is unknown"
-        return "not checked before this call (the policy checks only at turn starts)"
+        if policy is not None and not policy.compaction.check_before_each_call:
+            return "not checked before this call: the policy checks only before a turn's first call"
+        return "not checked before this call: nothing to measure yet"
     basis = f" ({point.check_basis})" if point.check_basis else ""
     if point.threshold is None:
         against = "no threshold (window unknown)"

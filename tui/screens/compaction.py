@@ -621,7 +621,7 @@ class CompactionScreen(Screen[None]):
             if recorded.tokens_after is not None:
                 said.append(f"{recorded.tokens_after:,} after")
             figures = f": {', '.join(said)}" if said else ""
-            notes.append(("recorded ", f"compaction #{e.recorded_index + 1}, {trigger}{figures}"))
+            notes.append(("recorded ", f"compaction #{e.recorded_index}, {trigger}{figures}"))
             if evidence:
                 notes.append(("", evidence))
         notes.append(("", e.reason))

@@ -43,6 +43,7 @@ from textual.worker import get_current_worker
 
 from core.models import Message, Role
 from core.tokens import arguments_text, estimate_chars4, get_counter, message_text
+from tui.figures import call_label, check_line
 from tui.state import SessionState
 from tui.widgets.message_list import (
     PROVENANCE_MARKS,
@@ -273,7 +274,9 @@ class DetailPane(StyledScrollView, can_focus=True):
             text.append(f" · {message.timestamp}", style=muted)
         call = state.call_for_message(message.index)
         if call is not None and state.call_count:
-            text.append(f" · call {call}", style=muted)
+            own = state.message_for_call(call) == message.index
+            where = call_label(call) if own else f"after {call_label(call)}"
+            text.append(f" · {where}", style=muted)
         if message.source_line is not None:
             text.append(f" · line {message.source_line}", style=muted)
         return text
@@ -324,6 +327,10 @@ class DetailPane(StyledScrollView, can_focus=True):
         muted = self._style("detail-pane--muted")
         lines: list[Text] = [Text(f"Under policy “{state.policy.name}”", style=heading)]
         message_state = state.message_state(message.index)
+        point = state.point_of_message(message.index)
+        if point is not None:  # the check log of this call (analyze --json: checks[])
+            line = check_line(point, state.policy)
+            lines.append(Text(line, style=key if point.check_fired else muted))
         if state.result is None:
             waiting = (
                 "replayed once the whole file is read"
