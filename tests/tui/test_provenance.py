@@ -154,7 +154,7 @@ async def test_the_policy_panel_says_where_the_threshold_comes_from() -> None:
         evidence = str(panel.query_one("#pp-evidence", Static).render())
         evidence = " ".join(evidence.split())
         assert "window 200,000 (table)" in evidence
-        assert "167,000 by the claude-code rule" in evidence
+        assert "Threshold 167,000 (the claude-code rule) at every call" in evidence
         assert inferred.threshold.note in evidence  # "compacted at …; did not at … → …"
         # the inferred policy is a preset like the others
         panel.switch_preset("inferred")

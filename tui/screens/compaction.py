@@ -99,6 +99,24 @@ def preview(message: Message) -> str:
     return one_line(message.text) or one_line(message.reasoning) or "(empty)"
 
 
+def _taken(event: ReplayEvent) -> bool:
+    """A compaction the replay took from the recording (where the agent compacted)."""
+    return (
+        event.kind == "compact" and event.recorded_index is not None and event.trigger != "manual"
+    )
+
+
+def _origin(event: ReplayEvent) -> str:
+    """`` (recorded)``, `` (the recording's)``, `` (at the user's compaction)`` or nothing."""
+    if event.kind == "recorded-compaction":
+        return " (recorded)"
+    if _taken(event):
+        return " (the recording's)"
+    if event.recorded_index is not None:
+        return " (where the user compacted)"
+    return ""
+
+
 def _bar(value: int, scale: int, cells: int = BAR_CELLS) -> str:
     filled = 0 if scale <= 0 else round(cells * min(value / scale, 1.0))
     if value > 0 and filled == 0:
@@ -426,7 +444,7 @@ class CompactionScreen(Screen[None]):
         else:
             _, event = self.events[self.position]
             call = f" · {call_label(event.call_index)}" if event.call_index is not None else ""
-            kind = "" if event.recorded_index is None else " (recorded)"
+            kind = _origin(event)
             mode.update(
                 f"replay {self.position + 1}/{len(self.events)}{kind} at message "
                 f"#{cut_of(event)}{call} · {event_trigger(event)}"
@@ -691,10 +709,15 @@ class CompactionScreen(Screen[None]):
             return "the replay has no figure for this compaction"
         if e.kind == "recorded-compaction":
             return "as the recording states them where it does, else the replay's figures"
-        if e.recorded_index is not None:
+        if _taken(e):
             return (
                 f"before: the figure the check fired on; after: what "
                 f"{call_label(e.call_index)} sent (the recording's own figure)"
+            )
+        if e.trigger == "manual":
+            return (
+                "before: the replay's figure where the user compacted; after: less what the "
+                "compaction removed"
             )
         return "before: the figure the check fired on; after: less what the compaction removed"
 

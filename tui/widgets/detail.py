@@ -274,8 +274,10 @@ class DetailPane(StyledScrollView, can_focus=True):
             text.append(f" · {message.timestamp}", style=muted)
         call = state.call_for_message(message.index)
         if call is not None and state.call_count:
-            own = state.message_for_call(call) == message.index
-            where = call_label(call) if own else f"after {call_label(call)}"
+            at = state.message_for_call(call)
+            where = call_label(call)
+            if at is not None and at != message.index:
+                where = f"{'after' if message.index > at else 'before'} {where}"
             text.append(f" · {where}", style=muted)
         if message.source_line is not None:
             text.append(f" · line {message.source_line}", style=muted)

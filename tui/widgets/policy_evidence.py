@@ -48,25 +48,30 @@ def _window_line(result: ReplayResult) -> str:
 def _threshold_line(result: ReplayResult) -> str:
     if result.threshold is None and not result.thresholds:
         return "Threshold: none (the window is unknown)."
-    inferred = [span for span in result.thresholds if span.source == "inferred"]
     rule = _rule_text(result)
+    inferred = [span for span in result.thresholds if span.source == "inferred"]
     if not inferred:
-        return f"Threshold {rule}."
+        return f"Threshold {rule} at every call."
+    if len(inferred) == len(result.thresholds):
+        head = f"Threshold: the recording's at every call, not the {rule}"
+    else:
+        head = f"Threshold {rule}, except where the recording contradicts it"
     stretches = "; ".join(_span_text(span) for span in inferred[:2])
     more = f" (and {len(inferred) - 2} more)" if len(inferred) > 2 else ""
-    return (
-        f"Threshold {rule}, except where the recording contradicts it (┄ on the gauge): "
-        f"{stretches}{more}."
-    )
+    return f"{head} (┄ on the gauge): {stretches}{more}."
 
 
 def _rule_text(result: ReplayResult) -> str:
-    values = sorted({p.threshold for p in result.points if p.threshold is not None})
+    """What the policy's documented rule gives (per window, when the window changes)."""
+    values = sorted({s.rule_threshold for s in result.thresholds if s.rule_threshold is not None})
+    if not values and result.threshold is not None:
+        values = [result.threshold]
+    name = result.policy.compaction.threshold_rule
     if len(values) > 1:
         shown = ", ".join(format_tokens(v) for v in values[:3])
-        return f"by the {result.policy.compaction.threshold_rule} rule: {shown} (per window)"
-    figure = format_tokens(values[0]) if values else format_tokens(result.threshold or 0)
-    return f"{figure} by the {result.policy.compaction.threshold_rule} rule at every call"
+        return f"{shown} (the {name} rule, per window)"
+    figure = format_tokens(values[0]) if values else "none"
+    return f"{figure} (the {name} rule)"
 
 
 def _span_text(span: ThresholdSpan) -> str:

@@ -244,13 +244,17 @@ def preset_of(policy: Policy) -> str | None:
     return policy.name if policy.name in PRESETS else None
 
 
-def is_modified(policy: Policy) -> bool:
-    """A preset-named policy that differs from its preset (LLM and window settings aside)."""
+def is_modified(policy: Policy, reference: Policy | None = None) -> bool:
+    """A preset-named policy that differs from its preset — or from ``reference``, what its
+    name stands for here (the preset as the session's agent version has it) — LLM and window
+    settings, and the description, aside."""
     name = preset_of(policy)
-    if name is None:
-        return False
-    exclude = set(PRESERVED_ON_PRESET)
-    return policy.model_dump(exclude=exclude) != PRESETS[name].model_dump(exclude=exclude)
+    if reference is None:
+        if name is None:
+            return False
+        reference = PRESETS[name]
+    exclude = {*PRESERVED_ON_PRESET, "description"}
+    return policy.model_dump(exclude=exclude) != reference.model_dump(exclude=exclude)
 
 
 # -- help for one field ---------------------------------------------------------------------------

@@ -179,10 +179,8 @@ class PolicyPanel(Widget):
     }
     #pp-evidence {
         height: auto;
-        max-height: 8;
-        overflow: hidden;
         color: $text-muted;
-        border-top: hkey $panel-lighten-1;
+        padding: 0 1;
     }
     #pp-evidence-note {
         height: auto;
@@ -275,7 +273,6 @@ class PolicyPanel(Widget):
     }
     PolicyPanel.-short #pp-title-row,
     PolicyPanel.-short #pp-preset-help,
-    PolicyPanel.-short #pp-evidence,
     PolicyPanel.-short #pp-buttons {
         display: none;
     }
@@ -301,6 +298,7 @@ class PolicyPanel(Widget):
         self,
         policy: Policy,
         *,
+        native: Policy | None = None,
         name: str | None = None,
         id: str | None = None,  # noqa: A002 - Textual's keyword
         classes: str | None = None,
@@ -308,6 +306,9 @@ class PolicyPanel(Widget):
         super().__init__(name=name, id=id, classes=classes)
         self.policy = policy
         """The policy as edited so far (always valid)."""
+        self.native = native
+        """The recording agent's preset as the session's version behaves: what its name stands
+        for in this session (a policy is "modified" against it, not the plain preset)."""
         self.specs = policy_fields()
         self._by_id = {spec.widget_id: spec for spec in self.specs}
         self._timer: Timer | None = None
@@ -321,6 +322,7 @@ class PolicyPanel(Widget):
         """The ``inferred`` preset of this session, once known (:meth:`show_evidence`)."""
         self.evidence_note = ""
         """What the panel did to the evidence on the user's behalf (shown under the preset)."""
+        self._evidence: ReplayResult | None = None
 
     # -- layout ----------------------------------------------------------------------------------
 
@@ -340,12 +342,17 @@ class PolicyPanel(Widget):
                     id="pp-preset",
                 )
             yield Static("", id="pp-preset-help", markup=False)
-            yield Static("", id="pp-evidence", markup=False)
             yield Label("", id="pp-evidence-note")
             with Horizontal(id="pp-buttons"):
                 yield Button("Save TOML ^s", id="pp-save", compact=True)
                 yield Button("Load TOML ^o", id="pp-load", compact=True)
         with VerticalScroll(id="pp-fields"):
+            with Collapsible(
+                title="Where the window and the threshold come from",
+                collapsed=False,
+                id="pp-section-evidence",
+            ):
+                yield Static("The replay has not finished yet.", id="pp-evidence", markup=False)
             for section, title in SECTIONS:
                 built = section in self._built
                 with Collapsible(
@@ -368,6 +375,7 @@ class PolicyPanel(Widget):
 
     def on_mount(self) -> None:
         self._refresh_header()
+        self._draw_evidence()  # (given before the panel was mounted)
 
     def on_resize(self) -> None:
         self.set_class(self.size.height < self.SHORT_ROWS, "-short")
@@ -464,10 +472,9 @@ class PolicyPanel(Widget):
 
     def _modified(self, policy: Policy) -> bool:
         if policy.name == INFERRED and self.inferred is not None:
-            exclude = set(PRESERVED_ON_PRESET)
-            return policy.model_dump(exclude=exclude) != self.inferred.policy.model_dump(
-                exclude=exclude
-            )
+            return is_modified(policy, self.inferred.policy)
+        if self.native is not None and policy.name == self.native.name:
+            return is_modified(policy, self.native)
         return is_modified(policy)
 
     def show_evidence(self, result: ReplayResult, inferred: Inferred | None) -> None:
@@ -475,9 +482,15 @@ class PolicyPanel(Widget):
         session's compactions show of its agent's threshold (``inferred``: also the policy the
         preset switcher offers as ``inferred``)."""
         self.inferred = inferred
-        if not self.is_mounted:
+        self._evidence = result
+        if self.is_mounted:
+            self._draw_evidence()
+
+    def _draw_evidence(self) -> None:
+        result = self._evidence
+        if result is None:
             return
-        self.query_one("#pp-evidence", Static).update(evidence_text(result, inferred))
+        self.query_one("#pp-evidence", Static).update(evidence_text(result, self.inferred))
         with self.prevent(Select.Changed):
             self.query_one("#pp-preset", Select).value = (
                 self._preset_of(self.policy) or Select.BLANK
@@ -608,6 +621,8 @@ class PolicyPanel(Widget):
                 )
                 return
             preset = self.inferred.policy
+        elif self.native is not None and name == self.native.name:
+            preset = self.native  # the recording agent's, as its version behaves
         else:
             preset = get_preset(name)
         self.evidence_note = ""

@@ -197,7 +197,8 @@ class ReplayingSession(SessionView):
         if existing is not None:
             existing.set_policy(policy)
             return
-        self.query_one("#policy-slot").mount(PolicyPanel(policy, id="policy-panel"))
+        native = policy_for(self.state.session, None) if self.state is not None else None
+        self.query_one("#policy-slot").mount(PolicyPanel(policy, native=native, id="policy-panel"))
 
     def action_set_window(self) -> None:
         state = self.state
