@@ -150,3 +150,35 @@ async def test_when_it_checks_what_it_saw_and_what_it_should_have_done_are_said_
         saw = f"right before call 2: {d.last_check_tokens:,} against 83,616 — did not fire"
         assert saw in facts
         assert " ".join(d.verdict.split()) in facts  # whole, not cut
+
+
+async def test_the_compaction_the_growth_starts_at_is_named_with_its_trigger() -> None:
+    # issue 12: the overflow view shows triggers with their evidence
+    from builders import SessionBuilder, text_of_tokens
+
+    from core.policy import get_preset
+
+    session = (
+        SessionBuilder()
+        .user()
+        .call(context=60_000)
+        .result(text_of_tokens(30_000, "o"))
+        .reply(context=91_000)
+        .compaction(tokens_before=91_000)
+        .user("go on")
+        .call(context=5_000)
+        .result(text_of_tokens(500, "n"))
+        .reply(context=101_000)
+        .session(window=100_000)
+    )
+    result = replay(session, get_preset("pi"))
+    row = result.fidelity[0]
+    async with opened(session, result) as (_app, _pilot, screen, _dismissed):
+        d = screen.diagnosis
+        assert d is not None and d.since_message_index == 4
+        console = Console(width=90, record=True, file=io.StringIO())
+        console.print(screen.query_one("#ov-facts", Static).content)
+        facts = " ".join(console.export_text().split())
+        since = f"recorded compaction #0 at message #4, {row.trigger}"
+        assert since in facts
+        assert " ".join(row.trigger_evidence.split()) in facts

@@ -26,7 +26,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label, Static
 
 from core.models import Session
-from tui.figures import call_label
+from tui.figures import call_label, recorded_trigger
 
 if TYPE_CHECKING:
     from core.diagnosis import OverflowDiagnosis
@@ -187,6 +187,9 @@ class OverflowScreen(ModalScreen[int | None]):
         if d.growth_recorded_tokens is not None:
             growth += f"; the recorded context grew by {d.growth_recorded_tokens:,}"
         grid.add_row("Growth", growth)
+        since_compaction = self._compaction_at(d.since_message_index)
+        if since_compaction:
+            grid.add_row("Since", since_compaction)
         if d.threshold is None:
             grid.add_row("Check", "no threshold: the window is unknown (w sets it)")
             return grid
@@ -208,6 +211,21 @@ class OverflowScreen(ModalScreen[int | None]):
         if d.verdict:
             grid.add_row("Verdict", d.verdict)
         return grid
+
+    def _compaction_at(self, message_index: int) -> str:
+        """The recorded compaction the growth starts at, its trigger and the evidence for it
+        ("" when the growth starts at the start)."""
+        if not message_index:
+            return ""
+        k = next(
+            (k for k, c in enumerate(self.session.compactions) if c.message_index == message_index),
+            None,
+        )
+        if k is None:
+            return ""
+        trigger, evidence = recorded_trigger(self.session, self.result, k)
+        because = f": {evidence}" if evidence else ""
+        return f"recorded compaction #{k} at message #{message_index}, {trigger}{because}"
 
     def _fill_table(self, d: OverflowDiagnosis) -> None:
         table: DataTable[str | Text] = self.query_one("#ov-table", DataTable)
