@@ -192,20 +192,24 @@ class Replayer:
         """The context ``policy`` had right before message ``message_index`` — its last summary,
         the tail it kept, everything since — before anything it did there; with ``through``,
         message ``message_index`` too (:mod:`core.replay.context`)."""
-        self.run(policy)
-        with self._lock, gc_paused():
-            trace = self._traces[policy_key(policy)]
-            self._traces.move_to_end(policy_key(policy))
-            return context_before(
-                self._calls,
-                self._recorded,
-                self._setting(policy),
-                trace,
-                message_index,
-                through=through,
-                compact=self._compact,
-                futile=self._futile,
-            )
+        key = policy_key(policy)
+        while True:  # (another thread's runs may push the trace out between the two locks)
+            self.run(policy)
+            with self._lock, gc_paused():
+                trace = self._traces.get(key)
+                if trace is None or trace.result is None:
+                    continue
+                self._traces.move_to_end(key)
+                return context_before(
+                    self._calls,
+                    self._recorded,
+                    self._setting(policy),
+                    trace,
+                    message_index,
+                    through=through,
+                    compact=self._compact,
+                    futile=self._futile,
+                )
 
     async def compaction_at(
         self,
