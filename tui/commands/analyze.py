@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 
 import click
+from rich.text import Text
 
 from core.diagnosis import diagnose
 from core.report import analysis_report
@@ -66,6 +67,10 @@ def analyze(
     else:
         console = stdout_console()
         console.print(session_header(session, result))
+        if report.inferred_threshold is not None and session.compactions:
+            console.print(
+                Text(f"the recording's threshold: {report.inferred_threshold.note}", style="dim")
+            )
         console.print()
         console.print(diagnosis_panel(diagnosis))
         console.print(sparkline_panel(result, console.width))
