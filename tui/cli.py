@@ -34,6 +34,16 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "fidelity",
         "Check that each agent's own preset compacts where the agent did.",
     ),
+    "export": (
+        "tui.commands.export",
+        "export_command",
+        "Export many sessions as Parquet tables (sessions, calls, compactions).",
+    ),
+    "fleet": (
+        "tui.commands.fleet",
+        "fleet_command",
+        "Analyse many sessions (default: all on this machine), fullest first.",
+    ),
     "policy": ("tui.commands.policy", "policy", "Show or dump a policy preset as TOML."),
     "truncate": (
         "tui.commands.truncate",
