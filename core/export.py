@@ -30,8 +30,6 @@ Existing files are not overwritten unless ``overwrite`` is set.
 
 from __future__ import annotations
 
-import os
-import tempfile
 import types
 import typing
 from collections.abc import Sequence
@@ -52,6 +50,7 @@ from core.fleet import (
     analyse,
     session_paths,
 )
+from core.output_file import OutputExists, publish, refuse_existing, temporary_beside
 from core.session_pool import default_jobs, map_sessions
 
 SCHEMA_VERSION = 1
@@ -210,9 +209,11 @@ def _targets(to: Path, overwrite: bool) -> dict[str, Path]:
     except OSError as exc:
         raise ExportError(f"{to}: cannot create the folder ({exc.strerror or exc})") from None
     targets = {name: to / f"{name}.parquet" for name in TABLES}
-    existing = [str(p) for p in targets.values() if p.exists()]
-    if existing and not overwrite:
-        raise ExportError(f"{existing[0]} exists (--force overwrites it)")
+    try:
+        for target in targets.values():
+            refuse_existing(target, overwrite)
+    except OutputExists as exc:
+        raise ExportError(str(exc)) from None
     return targets
 
 
@@ -231,10 +232,9 @@ class _Writers:
     def write(self, table: str, data: pa.Table) -> None:
         writer = self.writers.get(table)
         if writer is None:
-            handle, name = tempfile.mkstemp(prefix=f".{table}-", suffix=".tmp", dir=self.folder)
-            os.close(handle)
-            self.temps[table] = Path(name)
-            writer = self.writers[table] = pq.ParquetWriter(name, data.schema)
+            temporary = temporary_beside(self.folder / f"{table}.parquet")
+            self.temps[table] = temporary
+            writer = self.writers[table] = pq.ParquetWriter(str(temporary), data.schema)
         if data.num_rows:
             writer.write_table(data)
 
@@ -242,10 +242,8 @@ class _Writers:
         for writer in self.writers.values():
             writer.close()
         self.writers.clear()
-        mode = 0o666 & ~_umask()  # as any file the user writes (mkstemp made it 0600)
         for table, temp in list(self.temps.items()):
-            os.chmod(temp, mode)
-            os.replace(temp, targets[table])
+            publish(temp, targets[table])
             del self.temps[table]
 
     def __exit__(self, *exc: object) -> None:
@@ -253,9 +251,3 @@ class _Writers:
             writer.close()
         for temp in self.temps.values():
             temp.unlink(missing_ok=True)
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
