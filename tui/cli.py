@@ -45,6 +45,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Analyse many sessions (default: all on this machine), fullest first.",
     ),
     "policy": ("tui.commands.policy", "policy", "Show or dump a policy preset as TOML."),
+    "report": (
+        "tui.commands.report",
+        "report",
+        "Write one session as a self-contained HTML page.",
+    ),
     "truncate": (
         "tui.commands.truncate",
         "truncate",
