@@ -56,6 +56,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Truncate stdin to stdout as T15 would, spilling the full output.",
     ),
     "convert": ("tui.commands.convert", "convert", "Convert a session to ctxscope JSONL."),
+    "serve": (
+        "tui.commands.serve",
+        "serve",
+        "Serve the terminal UI to a web browser (textual-serve).",
+    ),
     "sessions": (
         "tui.commands.sessions",
         "sessions",
