@@ -16,8 +16,9 @@ its output thrown away, and measures the wall time of:
 * the same again, every row now in the cache — bound: at most 5 % of the one before.
 
 The first two are run twice, alternately, and the better of each pair counts (the machine is
-shared; a run that another job slowed says nothing about ours). The load average is printed
-before and after. Run: ``.venv/bin/python bench/fleet.py [--sessions 200] [--keep DIR]``;
+shared; a run that another job slowed says nothing about ours). Each run's CPU time (the command
+and its pool processes) is printed beside its wall time, with the load average: when other jobs
+hold the cores, the wall time of ``--jobs 2`` cannot halve however little the work costs. Run: ``.venv/bin/python bench/fleet.py [--sessions 200] [--keep DIR]``;
 exits 1 when a bound is missed.
 """
 
@@ -31,6 +32,7 @@ import json
 import math
 import os
 import random
+import resource
 import shutil
 import subprocess
 import sys
@@ -38,6 +40,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "sample_sessions"))
@@ -113,9 +116,11 @@ class OpencodeCutter:
         self.info = writer.info()
         self.messages = writer.messages
         self.ends = list(itertools.accumulate(len(O.dumps_pretty(m)) for m in self.messages))
+        whole = len(O.dumps_pretty({"info": self.info, "messages": self.messages}))
+        self.scale = whole / self.ends[-1]  # nested one level deeper, each line is indented more
 
     def __call__(self, size: int) -> bytes:
-        keep = max(2, bisect.bisect_right(self.ends, size))
+        keep = max(2, bisect.bisect_right(self.ends, size / self.scale))
         return (
             O.dumps_pretty({"info": self.info, "messages": self.messages[:keep]}) + "\n"
         ).encode()
@@ -162,15 +167,28 @@ def generate(folder: Path, count: int) -> tuple[int, dict[str, int]]:
     return total, per_agent
 
 
-def fleet_seconds(folder: Path, cache: Path, *args: str) -> tuple[float, dict[str, object]]:
-    """Wall time of ``ctxscope fleet FOLDER --json ARGS`` in a fresh process, and its report."""
+class Run(NamedTuple):
+    """One run of the command."""
+
+    seconds: float
+    """Wall time."""
+    cpu_seconds: float
+    """CPU time of the command and its pool processes (user + system)."""
+    report: dict[str, Any]
+    """What ``--json`` printed."""
+
+
+def fleet_run(folder: Path, cache: Path, *args: str) -> Run:
+    """``ctxscope fleet FOLDER --json ARGS`` in a fresh process."""
     env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
     command = [sys.executable, "-m", "tui", "fleet", str(folder), "--json", *args]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, check=True)
     seconds = time.perf_counter() - started
-    report: dict[str, object] = json.loads(done.stdout)
-    return seconds, report
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return Run(seconds, cpu, json.loads(done.stdout))
 
 
 def _load() -> str:
@@ -211,23 +229,27 @@ def measure(folder: Path, work: Path) -> tuple[float, float, float]:
     parallel: list[float] = []
     cached = math.inf
     for attempt in range(2):
-        seconds, one = fleet_seconds(
-            folder, work / f"unused-{attempt}", "--jobs", "1", "--no-cache"
-        )
-        serial.append(seconds)
-        print(f"  --jobs 1 --no-cache: {seconds:.1f} s ({one['analysed']} analysed)")
+        one = fleet_run(folder, work / f"unused-{attempt}", "--jobs", "1", "--no-cache")
+        serial.append(one.seconds)
+        _show("--jobs 1 --no-cache", one, "analysed")
         cache = work / f"cache-{attempt}"
-        seconds, two = fleet_seconds(folder, cache, "--jobs", "2")
-        parallel.append(seconds)
-        print(f"  --jobs 2, empty cache: {seconds:.1f} s ({two['analysed']} analysed)")
-        seconds, again = fleet_seconds(folder, cache, "--jobs", "2")
-        print(f"  --jobs 2, cached: {seconds:.2f} s ({again['cached']} from the cache)")
-        cached = min(cached, seconds)
-        rows = two["rows"]
-        assert isinstance(rows, list)
-        errors = [row["path"] for row in rows if row.get("error")]
+        two = fleet_run(folder, cache, "--jobs", "2")
+        parallel.append(two.seconds)
+        _show("--jobs 2, empty cache", two, "analysed")
+        again = fleet_run(folder, cache, "--jobs", "2")
+        _show("--jobs 2, cached", again, "cached")
+        cached = min(cached, again.seconds)
+        errors = [row["path"] for row in two.report["rows"] if row.get("error")]
         assert not errors, f"sessions that failed: {errors[:3]}"
     return min(serial), min(parallel), cached
+
+
+def _show(name: str, run: Run, counted: str) -> None:
+    print(
+        f"  {name}: {run.seconds:.2f} s wall, {run.cpu_seconds:.1f} s CPU "
+        f"({run.report[counted]} {counted.replace('cached', 'from the cache')}); "
+        f"load average {_load()}"
+    )
 
 
 def report(serial: float, parallel: float, cached: float) -> int:

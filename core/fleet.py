@@ -547,8 +547,9 @@ def cached_rows(paths: Sequence[str], cache: AnalysisCache | None = None) -> dic
 
 
 def session_row(path: str, cache: AnalysisCache | None = None) -> FleetRow:
-    """One session's row: from the cache when the file is unchanged, else analysed now (in
-    this thread) and cached. For the picker, one discovered session at a time."""
+    """One session's row: from the cache (default: the user's) when the file is unchanged,
+    else analysed now, in this thread, and cached. For the picker, one discovered session
+    (``DiscoveredSession.path``) at a time, from a worker thread."""
     rows = list(fleet_rows([path], jobs=1, cache=cache if cache is not None else default_cache()))
     return rows[0][0]
 
