@@ -3,13 +3,13 @@
 Three tables, one file each, written into ``DIR``:
 
 ``sessions.parquet``
-    one row per session: :class:`core.fleet.FleetRow` (the figures ``ctxscope fleet`` shows);
+    one row per session: :class:`core.session_rows.FleetRow` (the figures ``ctxscope fleet`` shows);
 ``calls.parquet``
-    one row per model call: :class:`core.fleet.CallRow` (the gauge's figures, recorded and
+    one row per model call: :class:`core.session_rows.CallRow` (the gauge's figures, recorded and
     simulated, and the check log: the figure the agent's threshold check saw, how it was made,
     the threshold and where it comes from);
 ``compactions.parquet``
-    one row per recorded compaction: :class:`core.fleet.CompactionRow` (trigger and its
+    one row per recorded compaction: :class:`core.session_rows.CompactionRow` (trigger and its
     evidence, tokens before and after, how the agent's preset matched it).
 
 ``path`` joins them. The column types come from the models (``int`` → int64, ``float`` →
@@ -42,16 +42,10 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel
 
 from core.analysis_cache import fingerprint
-from core.fleet import (
-    CallRow,
-    CompactionRow,
-    FleetRow,
-    ProgressFn,
-    analyse,
-    session_paths,
-)
+from core.fleet import ProgressFn, analyse, session_paths
 from core.output_file import OutputExists, publish, refuse_existing, temporary_beside
 from core.session_pool import default_jobs, map_sessions
+from core.session_rows import CallRow, CompactionRow, FleetRow
 
 SCHEMA_VERSION = 1
 """Version of the export's tables (bumped on any incompatible change of a column)."""

@@ -20,10 +20,10 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from core.diagnosis import OverflowDiagnosis
-from core.fleet import CompactionRow, compaction_rows
 from core.models import Session
 from core.replay.results import CallPoint, ReplayResult
 from core.report import AnalysisReport
+from core.session_rows import CompactionRow, compaction_rows
 from core.units import format_tokens, short_tokens
 
 CHART_WIDTH = 960

@@ -15,13 +15,13 @@ from fleet_sessions import WINDOW, Built, write_fleet
 from core.analysis_cache import AnalysisCache, fingerprint
 from core.fleet import (
     CACHE_KIND,
-    FleetRow,
     analyse,
     cached_rows,
     fleet,
     fleet_rows,
     session_row,
 )
+from core.session_rows import FleetRow
 from tui.cli import cli
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_sessions"

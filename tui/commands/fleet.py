@@ -24,7 +24,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from core.fleet import FleetReport, FleetRow, fleet
+from core.fleet import FleetReport, fleet
+from core.session_rows import FleetRow
 from core.units import compact_tokens
 from tui.render import fail, progress_reporter, stdout_console
 
