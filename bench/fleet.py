@@ -32,7 +32,6 @@ import json
 import math
 import os
 import random
-import resource
 import shutil
 import subprocess
 import sys
@@ -173,7 +172,7 @@ class Run(NamedTuple):
     seconds: float
     """Wall time."""
     cpu_seconds: float
-    """CPU time of the command and its pool processes (user + system)."""
+    """CPU time of the command and its pool processes (user + system), sampled from /proc."""
     report: dict[str, Any]
     """What ``--json`` printed."""
 
@@ -182,13 +181,43 @@ def fleet_run(folder: Path, cache: Path, *args: str) -> Run:
     """``ctxscope fleet FOLDER --json ARGS`` in a fresh process."""
     env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
     command = [sys.executable, "-m", "tui", "fleet", str(folder), "--json", *args]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, check=True)
-    seconds = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return Run(seconds, cpu, json.loads(done.stdout))
+    cpu: dict[int, float] = {}
+    with tempfile.TemporaryFile() as output:
+        started = time.perf_counter()
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=output)
+        while process.poll() is None:
+            _sample_cpu(process.pid, cpu)
+            time.sleep(0.2)
+        seconds = time.perf_counter() - started
+        if process.returncode != 0:
+            raise subprocess.CalledProcessError(process.returncode, command)
+        output.seek(0)
+        report = json.loads(output.read())
+    return Run(seconds, sum(cpu.values()), report)
+
+
+def _sample_cpu(root: int, seen: dict[int, float]) -> None:
+    """Record the CPU seconds of ``root`` and of every process below it, as /proc shows them
+    now (the pool's processes are the forkserver's children, which no rusage of ours counts)."""
+    parents: dict[int, int] = {}
+    times: dict[int, float] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        pid = int(entry.name)
+        parents[pid] = int(fields[1])
+        times[pid] = (int(fields[11]) + int(fields[12])) / tick
+    for pid, spent in times.items():
+        ancestor = pid
+        while ancestor not in (root, 0, 1) and ancestor in parents:
+            ancestor = parents[ancestor]
+        if ancestor == root:
+            seen[pid] = max(seen.get(pid, 0.0), spent)
 
 
 def _load() -> str:
