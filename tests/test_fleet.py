@@ -230,3 +230,15 @@ def test_without_paths_it_analyses_the_sessions_found_on_this_machine(
         "calm",
         "broken",
     }
+
+
+def test_progress_counts_every_session_cached_or_not(
+    sessions: tuple[Path, dict[str, Built]],
+) -> None:
+    folder, _ = sessions
+    paths = [str(p) for p in sorted(folder.iterdir())]
+    fleet([paths[0]], jobs=1)  # one cached, the others not
+    seen: list[tuple[int, int]] = []
+    report = fleet(paths, jobs=2, progress=lambda done, total, _path: seen.append((done, total)))
+    assert (report.cached, report.analysed) == (1, 4)
+    assert seen == [(n, 5) for n in range(1, 6)]
