@@ -110,7 +110,7 @@ def _cells(row: FleetRow, common: str) -> list[str | Text]:
         (compact_tokens(row.window_tokens) if row.window_tokens else "?")
         + (f" {row.window_source}" if row.window_source != "recorded" else ""),
         agent,
-        row.model or "?",
+        (row.model or "?") + (f" ({row.provider})" if row.provider else ""),
         str(row.calls),
         _compactions(row),
         Text(f"{row.overflows_recorded}×", "red") if row.overflowed else "",
