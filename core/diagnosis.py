@@ -229,24 +229,31 @@ def _growth(session: Session, result: ReplayResult, point: CallPoint, top: int) 
         default=0,
     )
     since = max(since, 0)
-    messages = session.messages
     tokens_of = [state.tokens for state in result.messages]
-    candidates = [
-        i
-        for i in range(since, message_index)
-        if not messages[i].sidechain and not messages[i].summary
-    ]
-    growth = sum(tokens_of[i] for i in candidates)
+    growth, contributors, by_tool = what_filled(session, tokens_of, since, message_index, top)
     first_after = next((p for p in result.points if p.message_index >= since), None)
     recorded = (
         point.baseline_tokens - first_after.baseline_tokens
         if first_after is not None and first_after.call_index < point.call_index
         else None
     )
-    return _Growth(
-        since,
+    return _Growth(since, growth, recorded, contributors, by_tool)
+
+
+def what_filled(
+    session: Session, tokens_of: list[int], since: int, until: int, top: int = 10
+) -> tuple[int, list[Contributor], list[ToolShare]]:
+    """What the messages ``since`` .. ``until - 1`` of the main conversation added (summaries
+    left out): their tokens (``tokens_of``, one per session message), the ``top`` biggest, and
+    the tool outputs per tool. The overflow diagnosis and the causes of a compaction
+    (:mod:`core.compaction_causes`) both read the window's growth this way."""
+    messages = session.messages
+    candidates = [
+        i for i in range(since, until) if not messages[i].sidechain and not messages[i].summary
+    ]
+    growth = sum(tokens_of[i] for i in candidates)
+    return (
         growth,
-        recorded,
         _contributors(messages, candidates, tokens_of, growth, top),
         _by_tool(messages, candidates, tokens_of, growth),
     )

@@ -29,6 +29,16 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "compare",
         "Replay a session under several policies, side by side.",
     ),
+    "breakdown": (
+        "tui.commands.breakdown",
+        "breakdown_command",
+        "What fills the window at every call, and what each call cost.",
+    ),
+    "compactions": (
+        "tui.commands.compactions",
+        "compactions_command",
+        "Why each compaction ran, what its summary forgot, what it cost.",
+    ),
     "fidelity": (
         "tui.commands.fidelity",
         "fidelity",

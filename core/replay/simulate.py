@@ -194,6 +194,9 @@ class Run:
         limit = self.setting.limits[c]
         reply_tokens = self.setting.tokens[i] if self.calls.main[i] else 0
         turn_start = self.calls.first_of_turn[c]
+        if not checks_now and (self.setting.native or self.setting.follow_recording):
+            # The agent compacted by itself here: whatever its documented schedule, it checked.
+            checks_now = self.recorded.here(c) is not None
         check = measure(state, self.setting.rec, c, reply_tokens, checks_now, policy, turn_start)
         check.basis = self.basis(check)
         check.limit = limit
