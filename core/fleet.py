@@ -32,8 +32,10 @@ from importlib.metadata import version as package_version
 from pydantic import BaseModel, Field, ValidationError
 
 from core.analysis_cache import AnalysisCache, Fingerprint, fingerprint
+from core.cost import SessionCost, session_cost
 from core.discovery import discover_sessions
 from core.formats import LoadError, load_session
+from core.models import Session
 from core.replay import Replayer, native_policy
 from core.replay.results import SCHEMA_VERSION, Documented
 from core.session_paths import expand_paths
@@ -99,15 +101,24 @@ def analyse(path: str, *, detail: bool = False) -> SessionAnalysis:
         inferred = replayer.inferred_threshold()
     except Exception as exc:
         return SessionAnalysis(row=FleetRow(path=path, error=_bug("replay", exc)))
-    row = session_figures(path, session, result, inferred)
+    cost = _cost(session)
+    row = session_figures(path, session, result, inferred, cost)
     row.analysis_seconds = round(time.perf_counter() - started, 4)
     if not detail:
         return SessionAnalysis(row=row)
     return SessionAnalysis(
         row=row,
         calls=call_rows(path, session, result),
-        compactions=compaction_rows(path, session, result),
+        compactions=compaction_rows(path, session, result, cost),
     )
+
+
+def _cost(session: Session) -> SessionCost | None:
+    """The session's cost; None should pricing fail (the row's other figures still stand)."""
+    try:
+        return session_cost(session)
+    except Exception:  # a price table that cannot be read is no reason to lose the row
+        return None
 
 
 def analyse_row(path: str) -> FleetRow:

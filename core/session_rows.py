@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+from core.cost import CompactionCost, SessionCost
 from core.models import CompactionEvent, Session
 from core.replay.policies import NATIVE_PRESET
 from core.replay.results import (
@@ -25,7 +26,7 @@ from core.replay.results import (
     ReplayResult,
 )
 
-ROW_VERSION = 1
+ROW_VERSION = 2
 """Version of :class:`FleetRow`; part of the cache key, bumped when a figure changes meaning."""
 TRIGGERS = ("auto", "manual", "overflow", "hook", "unknown")
 """The recorded compactions' triggers, one ``compactions_<trigger>`` column each."""
@@ -128,8 +129,15 @@ class FleetRow(Documented):
     threshold_conflict: bool = False
     """No single threshold explains the session's compactions."""
     cost_usd: float | None = None
-    """What the session cost, in US dollars; None (shown as ``unknown``) until the cost of a
-    session is computed."""
+    """What the session cost, in US dollars: every call with recorded usage priced at the list
+    price of its model on the day of the call (:mod:`core.cost`); None (shown as ``unknown``)
+    when no call could be priced."""
+    cost_unpriced_calls: int = 0
+    """Calls with usage whose model the price table does not know: ``cost_usd`` is a lower
+    bound when this is above 0."""
+    compactions_usd: float | None = None
+    """What the recorded compactions cost: their summary calls (when recorded) and the prompt
+    cache each one made the next call write again."""
     diagnostics: int = 0
     """Lines the loader skipped or repaired."""
     analysis_seconds: float = 0.0
@@ -235,12 +243,20 @@ class CompactionRow(Documented):
     """The threshold it was compared with."""
     threshold_source: str | None
     """``rule`` or ``inferred``."""
+    cost_usd: float | None = None
+    """What it cost: its summary call, when the recording holds it, and the prompt cache the
+    next call had to write again (None: unknown)."""
 
 
 def session_figures(
-    path: str, session: Session, result: ReplayResult, inferred: InferredThreshold
+    path: str,
+    session: Session,
+    result: ReplayResult,
+    inferred: InferredThreshold,
+    cost: SessionCost | None = None,
 ) -> FleetRow:
-    """The :class:`FleetRow` of a loaded and replayed session."""
+    """The :class:`FleetRow` of a loaded and replayed session (``cost``: its
+    :func:`core.cost.session_cost`, None when it could not be computed)."""
     row = FleetRow(
         path=path,
         agent=session.format.value,
@@ -270,7 +286,22 @@ def session_figures(
     _peak(row, result.points)
     _compactions(row, session, result.fidelity)
     _fidelity(row, result.fidelity)
+    if cost is not None:
+        row.cost_usd = _cents(cost.total_usd)
+        row.cost_unpriced_calls = cost.unpriced_calls
+        row.compactions_usd = _cents(cost.compactions_usd) if cost.total_usd is not None else None
     return row
+
+
+def _compaction_cost(cost: CompactionCost | None) -> float | None:
+    if cost is None or (cost.summary_call_usd is None and cost.cache_rebuild_usd is None):
+        return None
+    return _cents((cost.summary_call_usd or 0.0) + (cost.cache_rebuild_usd or 0.0))
+
+
+def _cents(usd: float | None) -> float | None:
+    """Dollars to a hundredth of a cent (sums of many small prices carry float noise)."""
+    return None if usd is None else round(usd, 4)
 
 
 def _peak(row: FleetRow, points: Sequence[CallPoint]) -> None:
@@ -356,9 +387,13 @@ def call_rows(path: str, session: Session, result: ReplayResult) -> list[CallRow
     return rows
 
 
-def compaction_rows(path: str, session: Session, result: ReplayResult) -> list[CompactionRow]:
-    """One :class:`CompactionRow` per recorded compaction, with its fidelity outcome."""
+def compaction_rows(
+    path: str, session: Session, result: ReplayResult, cost: SessionCost | None = None
+) -> list[CompactionRow]:
+    """One :class:`CompactionRow` per recorded compaction, with its fidelity outcome (and its
+    cost, from ``cost``)."""
     by_index = fidelity_of(result.fidelity)
+    costs = {c.recorded_index: c for c in cost.compactions} if cost is not None else {}
     rows = []
     for index, event in enumerate(session.compactions):
         matched = by_index.get(index)
@@ -386,6 +421,7 @@ def compaction_rows(path: str, session: Session, result: ReplayResult) -> list[C
                 check_tokens=matched.check_tokens if matched else None,
                 threshold=matched.threshold if matched else None,
                 threshold_source=matched.threshold_source if matched else None,
+                cost_usd=_compaction_cost(costs.get(index)),
             )
         )
     return rows

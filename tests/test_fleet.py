@@ -9,6 +9,7 @@ import stat
 from pathlib import Path
 
 import pytest
+from builders import SessionBuilder
 from click.testing import CliRunner
 from fleet_sessions import WINDOW, Built, write_fleet
 
@@ -21,6 +22,8 @@ from core.fleet import (
     fleet_rows,
     session_row,
 )
+from core.formats.ctxscope_jsonl import write_session
+from core.models import SourceFormat
 from core.session_rows import FleetRow
 from tui.cli import cli
 
@@ -60,7 +63,9 @@ def test_a_row_holds_the_sessions_figures(sessions: tuple[Path, dict[str, Built]
     # after, as Claude Code's check measures them
     assert row.threshold_high is not None and 170_000 < row.threshold_high < 170_100
     assert row.last_message_at == built["compacted"].last_message_at
-    assert row.cost_usd is None  # unknown until the session's cost is computed
+    # 370,000 uncached prompt tokens at $3/M and 40 output tokens at $15/M (Claude Sonnet 4.5)
+    assert row.cost_usd == pytest.approx(1.1106, abs=0.0001)
+    assert row.cost_unpriced_calls == 0 and row.compactions_usd is not None
     assert not row.overflowed
 
 
@@ -196,7 +201,7 @@ def test_the_command_prints_the_table_and_json(sessions: tuple[Path, dict[str, B
     ]
     assert order == ["old", "near", "compacted", "calm"]
     assert "98%" in result.output and "1 auto, 1 manual" in result.output
-    assert "unknown" in result.output  # the cost, until it is computed
+    assert "$1.11" in result.output  # compacted.jsonl's cost
     assert "broken.jsonl: " in result.output
     assert "5 sessions (0 from the cache, 5 analysed)" in result.output
     as_json = CliRunner().invoke(cli, ["fleet", str(folder), "--json"])
@@ -242,3 +247,15 @@ def test_progress_counts_every_session_cached_or_not(
     report = fleet(paths, jobs=2, progress=lambda done, total, _path: seen.append((done, total)))
     assert (report.cached, report.analysed) == (1, 4)
     assert seen == [(n, 5) for n in range(1, 6)]
+
+
+def test_a_model_without_a_price_is_an_unknown_cost(tmp_path: Path) -> None:
+    builder = SessionBuilder(model="a-model-nobody-prices").user("hello").reply(context=1_000)
+    path = tmp_path / "unpriced.jsonl"
+    write_session(
+        builder.session(fmt=SourceFormat.CLAUDE_CODE, model="a-model-nobody-prices"), path
+    )
+    row = analyse(str(path)).row
+    assert row.error is None and row.cost_usd is None and row.cost_unpriced_calls == 1
+    result = CliRunner().invoke(cli, ["fleet", str(path)])
+    assert "unknown" in result.output

@@ -24,6 +24,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from core.cost import format_usd
 from core.fleet import FleetReport, fleet
 from core.session_rows import FleetRow
 from core.units import compact_tokens
@@ -115,10 +116,17 @@ def _cells(row: FleetRow, common: str) -> list[str | Text]:
         _compactions(row),
         Text(f"{row.overflows_recorded}×", "red") if row.overflowed else "",
         f"{row.reproduced}/{row.automatic}" if row.automatic else "",
-        f"${row.cost_usd:,.2f}" if row.cost_usd is not None else "unknown",
+        _cost(row),
         row.last_message_at.astimezone().strftime("%Y-%m-%d %H:%M") if row.last_message_at else "",
         name,
     ]
+
+
+def _cost(row: FleetRow) -> str:
+    """``$3.17``; ``≥ $3.17`` when some calls could not be priced; ``unknown``."""
+    if row.cost_usd is None:
+        return "unknown"
+    return ("≥ " if row.cost_unpriced_calls else "") + format_usd(row.cost_usd)
 
 
 def _share(share: float | None) -> str | Text:
