@@ -8,8 +8,9 @@ thresholds and the notes. It never replays (callers replay first, as for the dia
 
 Self-contained means the page asks for nothing: CSS and SVG inline, no script, no web font (the
 reader's own system fonts), no image, no link outside the page; every text from the session is
-escaped. The context breakdown per category (issue 16) will get its section after the
-diagnosis once the breakdown exists.
+escaped. After the diagnosis, what fills the window at the fullest call, by category
+(:mod:`core.breakdown`); each compaction says what its summary kept of its head
+(:mod:`core.forgotten`) and what it cost (:mod:`core.cost`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from html import escape
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+from core.breakdown import CATEGORIES, CATEGORY_LABELS
+from core.cost import format_usd
 from core.diagnosis import OverflowDiagnosis
 from core.models import Session
 from core.replay.results import CallPoint, ReplayResult
@@ -37,6 +40,19 @@ _LEFT, _RIGHT, _TOP, _BOTTOM = 64, 12, 14, 34
 
 _TICK_STEPS = tuple(m * 10**e for e in range(2, 8) for m in (1, 2, 5))
 """Token steps between the chart's grid lines: the first that draws at most five."""
+
+_PALETTE = (
+    "#8d99a6",
+    "#6a9fd8",
+    "#1f6fd1",
+    "#9c6ade",
+    "#d48806",
+    "#c62828",
+    "#2e9e6b",
+    "#b0862f",
+    "#5d6875",
+)
+"""The breakdown's categories, bottom first."""
 
 _Scale = Callable[[float], float]
 """Tokens to the chart's y coordinate."""
@@ -72,7 +88,7 @@ code { font-size: 0.95em; }
 def render_html(session: Session, result: ReplayResult, report: AnalysisReport) -> str:
     """The page (see the module docstring)."""
     name = Path(session.path).name if session.path else session.id
-    compactions = compaction_rows(session.path or session.id, session, result)
+    compactions = compaction_rows(session.path or session.id, session, result, report.cost)
     body = [
         f"<h1>{_e(name)}</h1>",
         f'<p class="meta">{_e(_meta_line(report))}</p>',
@@ -83,8 +99,10 @@ def render_html(session: Session, result: ReplayResult, report: AnalysisReport) 
         _summary_table(report, result),
         "<h2>Overflow diagnosis</h2>",
         _diagnosis(report.diagnosis),
+        "<h2>What fills the window</h2>",
+        _breakdown(report, result),
         "<h2>Compactions</h2>",
-        _compactions(compactions),
+        _compactions(compactions, _recalls(report)),
         "<h2>Threshold</h2>",
         _threshold(report),
     ]
@@ -286,6 +304,7 @@ def _summary_table(report: AnalysisReport, result: ReplayResult) -> str:
         ("recorded compactions", str(report.session.recorded_compactions)),
         ("compactions by the policy", str(s.compactions)),
         ("overflows, recorded / simulated", f"{s.overflows_recorded} / {s.overflows_simulated}"),
+        ("cost", _cost(report)),
     ]
     return _table(("figure", "value"), rows, numeric=(1,))
 
@@ -318,7 +337,69 @@ def _diagnosis(diagnosis: OverflowDiagnosis) -> str:
     return "\n".join(parts)
 
 
-def _compactions(rows: list[CompactionRow]) -> str:
+def _cost(report: AnalysisReport) -> str:
+    cost = report.cost
+    if cost is None or cost.total_usd is None:
+        return "unknown"
+    lower = f" (at least: {cost.unpriced_calls} calls unpriced)" if cost.unpriced_calls else ""
+    return format_usd(cost.total_usd) + lower
+
+
+def _breakdown(report: AnalysisReport, result: ReplayResult) -> str:
+    """The fullest call's context by category, as one stacked bar and a table."""
+    found = report.breakdown
+    if found is None or not found.calls:
+        return "<p>No model call to break down.</p>"
+    call = max(found.calls, key=lambda c: c.total_tokens)
+    total = max(call.total_tokens, 1)
+    parts = [(c, call.tokens(c)) for c in CATEGORIES if call.tokens(c)]
+    bar, x = [], 0.0
+    for index, (category, tokens) in enumerate(parts):
+        width = 100 * tokens / total
+        bar.append(
+            f'<rect x="{x:.2f}%" y="0" width="{width:.2f}%" height="22" '
+            f'fill="{_PALETTE[index % len(_PALETTE)]}"><title>{_e(CATEGORY_LABELS[category])}: '
+            f"{format_tokens(tokens)}</title></rect>"
+        )
+        x += width
+    rows = [(CATEGORY_LABELS[c], format_tokens(t), f"{t / total:.0%}") for c, t in parts]
+    rows += [
+        (f"tool outputs: {tool}", format_tokens(t), f"{t / total:.0%}")
+        for tool, t in list(call.tool_outputs_by_tool.items())[:5]
+    ]
+    return "\n".join(
+        [
+            f"<p>At call {call.call_index}, the fullest, {format_tokens(call.total_tokens)} tokens "
+            f"({call.total_provenance}):</p>",
+            f'<svg viewBox="0 0 1000 22" preserveAspectRatio="none" role="img" '
+            f'aria-label="context by category" style="height:22px">{"".join(bar)}</svg>',
+            '<p class="legend muted">'
+            + "".join(
+                f'<span><span class="swatch" style="background:{_PALETTE[i % len(_PALETTE)]}">'
+                f"</span>{_e(CATEGORY_LABELS[c])}</span>"
+                for i, (c, _t) in enumerate(parts)
+            )
+            + "</p>",
+            _table(("category", "tokens", "share"), rows, numeric=(1, 2)),
+        ]
+    )
+
+
+def _recalls(report: AnalysisReport) -> dict[int, str]:
+    """What each recorded compaction's summary kept of the facts of its head, in words."""
+    found: dict[int, str] = {}
+    for compaction in report.compactions:
+        index, forgotten = compaction.why.recorded_index, compaction.forgotten
+        if index is None or forgotten is None:
+            continue
+        if not forgotten.readable or not forgotten.facts:
+            found[index] = forgotten.reason or "-"
+        else:
+            found[index] = f"kept {forgotten.kept} of {forgotten.facts} facts"
+    return found
+
+
+def _compactions(rows: list[CompactionRow], recalls: dict[int, str]) -> str:
     if not rows:
         return "<p>The recording holds no compaction.</p>"
     cells = []
@@ -335,10 +416,22 @@ def _compactions(rows: list[CompactionRow]) -> str:
                 _tokens(row.tokens_before),
                 _tokens(row.tokens_after),
                 outcome,
+                recalls.get(row.recorded_index, ""),
+                format_usd(row.cost_usd) if row.cost_usd is not None else "",
             )
         )
-    headers = ("#", "call", "trigger", "evidence", "before", "after", "the agent's preset")
-    return _table(headers, cells, numeric=(0, 1, 4, 5))
+    headers = (
+        "#",
+        "call",
+        "trigger",
+        "evidence",
+        "before",
+        "after",
+        "the agent's preset",
+        "summary",
+        "cost",
+    )
+    return _table(headers, cells, numeric=(0, 1, 4, 5, 8))
 
 
 def _threshold(report: AnalysisReport) -> str:

@@ -3,6 +3,7 @@ holds the session's figures."""
 
 from __future__ import annotations
 
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -106,9 +107,11 @@ def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_the_overflow_report_holds_its_figures_and_nothing_external(tmp_path: Path) -> None:
-    _html, page = report(tmp_path, SAMPLES / "claude-code" / "overflow.jsonl")
+    html, page = report(tmp_path, SAMPLES / "claude-code" / "overflow.jsonl")
     assert_self_contained(page)
-    assert page.tags.count("svg") == 1 and page.tags.count("rect") == 86  # a column per call
+    assert page.tags.count("svg") == 2  # the gauge, and the fullest call's breakdown
+    gauge_columns = re.findall(r'<rect [^>]*fill="var\(--(?:recorded|window)\)"', html)
+    assert len(gauge_columns) == 86  # a column per call
     text = page.plain
     assert "overflow.jsonl" in text and "claude-code 2.1.39" in text
     assert "Call 84 (message 198) overflowed" in text
@@ -116,6 +119,7 @@ def test_the_overflow_report_holds_its_figures_and_nothing_external(tmp_path: Pa
     assert "mcp__ci__get_job_log" in text and "68,170" in text  # the biggest contributor
     assert "The threshold fired too late" in text
     assert "The recording holds no compaction." in text
+    assert "What fills the window" in text and "tool outputs: mcp__ci__get_job_log" in text
 
 
 def test_the_compactions_with_their_trigger_evidence_and_fidelity(tmp_path: Path) -> None:
@@ -126,6 +130,8 @@ def test_the_compactions_with_their_trigger_evidence_and_fidelity(tmp_path: Path
     assert "compactMetadata.trigger is auto (line 533)" in text
     assert "auto" in text and "manual" in text and "same" in text
     assert "threshold in (166,924, 167,792]" in text
+    assert "kept 26 of 45 facts" in text  # what the first summary kept of its head
+    assert "$5.37" in text  # the session's cost
     assert page.text.count("◇") >= 2  # a mark per recorded compaction, and the legend's
 
 
