@@ -290,7 +290,8 @@ def _meta_line(report: AnalysisReport) -> str:
 def _verdict(diagnosis: OverflowDiagnosis, overflow: bool) -> str:
     css = "verdict" if overflow or diagnosis.call_index is not None else "verdict ok"
     headline = diagnosis.explanation.split(". ", 1)[0].rstrip(".") + "."  # the rest is below
-    return f'<p class="{css}">{_e(headline)}</p>'
+    verdict = f"<br>{_e(diagnosis.verdict)}" if diagnosis.verdict else ""
+    return f'<p class="{css}">{_e(headline)}{verdict}</p>'
 
 
 def _summary_table(report: AnalysisReport, result: ReplayResult) -> str:
