@@ -499,15 +499,17 @@ def _verdict(result: ReplayResult, point: CallPoint, check: _LastCheck, overflow
         )
     if window and check.limit >= window:
         rule = check.rule
-        should = (
-            f" Under its documented rule ({rule:,}) it would have compacted once the context "
-            "passed that."
-            if rule is not None and rule < window
-            else ""
-        )
+        if rule is not None and rule < window:
+            return (
+                f"{name} did not compact although the context passed its documented threshold "
+                f"({rule:,}): auto-compaction was off in this session, or set above the "
+                f"{window:,}-token window (the recording shows a threshold of at least "
+                f"{check.limit:,}), so no check could have prevented this overflow. Under the "
+                "documented rule it would have compacted once the context passed that."
+            )
         return (
             f"A threshold of {check.limit:,} is not below the {window:,}-token window: no "
-            f"check could have prevented this overflow.{should}"
+            "check could have prevented this overflow."
         )
     if check.crossed is not None and check.crossed != point.call_index:
         unseen = point.call_index - check.crossed
