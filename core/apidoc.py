@@ -38,7 +38,16 @@ ROOTS: tuple[type[BaseModel], ...] = (
 """The documents a user gets: ``replay --json``, ``compare --json``, ``analyze --json``, and the
 diagnosis the TUI shows."""
 
-RESULT_MODULES = ("core.replay.results", "core.diagnosis", "core.report")
+RESULT_MODULES = (
+    "core.replay.results",
+    "core.diagnosis",
+    "core.report",
+    "core.breakdown",
+    "core.compactions",
+    "core.compaction_causes",
+    "core.forgotten",
+    "core.cost",
+)
 """Modules whose models the reference documents."""
 
 DOCUMENT = Path(__file__).resolve().parents[1] / "docs" / "REPLAY_API.md"

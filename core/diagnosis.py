@@ -19,6 +19,7 @@ from pydantic import Field
 
 from core.models import Message, Session
 from core.overflow import crosses
+from core.policy import Policy
 from core.replay.results import CallPoint, Documented, ReplayResult
 
 _WHY_OVERFLOWED = {
@@ -88,12 +89,29 @@ class OverflowDiagnosis(Documented):
     by_tool: list[ToolShare] = Field(default_factory=list)
     """Tool outputs since the boundary, summed per tool, largest first."""
     threshold: int | None = None
-    """The policy's compaction threshold for this window."""
+    """The threshold the policy's last check compared with (the diagnosed call's when it was
+    never checked), for that call's window."""
+    threshold_source: str | None = None
+    """``rule`` (the policy's rule) or ``inferred`` (the recording contradicts the rule there;
+    ``ReplayResult.thresholds``)."""
+    rule_threshold: int | None = None
+    """What the policy's documented rule gives there, when the threshold used is inferred."""
+    schedule: str = ""
+    """When the policy checks its threshold, in words ("before every model call, on …")."""
+    crossed_call_index: int | None = None
+    """When the last check did not fire: the first call after it whose recorded context had
+    passed the threshold (what a check there would have seen), up to the diagnosed call."""
+    crossed_tokens: int | None = None
+    """The recorded context at that call."""
+    verdict: str = ""
+    """What the agent should have done, in plain words."""
     last_check_call_index: int | None
     """The call right before which the policy last checked its threshold (on the figure of the
     call before it, plus the projection when the policy projects); may be the diagnosed call."""
     last_check_tokens: int | None = None
     """What that check measured."""
+    last_check_crossed: bool | None = None
+    """That figure crossed the threshold: the check fired (or, in the recording, should have)."""
     fired_too_late: bool
     """The threshold could not prevent the overflow: the last check passed (or fired and was not
     acted on), and the context grew past the window before the next check."""
@@ -121,6 +139,14 @@ class _LastCheck(NamedTuple):
     tokens: int | None
     gap: int | None
     passed: bool
+    limit: int | None
+    """The threshold it compared with (the diagnosed call's, when there was no check)."""
+    source: str | None
+    rule: int | None
+    """The documented rule's threshold there, when ``limit`` is inferred."""
+    crossed: int | None
+    """The first call after the check (up to the diagnosed one) whose recorded context had
+    passed ``limit``, when the check did not fire."""
 
 
 def diagnose(
@@ -135,6 +161,7 @@ def diagnose(
     overflowed = reason != "near-window"
     growth = _growth(session, result, point, top)
     check = _last_check(result, point, growth.since)
+    verdict = _verdict(result, point, check, overflowed)
     return OverflowDiagnosis(
         overflowed=overflowed,
         call_index=hit,
@@ -149,18 +176,30 @@ def diagnose(
         growth_recorded_tokens=growth.recorded_tokens,
         contributors=growth.contributors,
         by_tool=growth.by_tool,
-        threshold=result.threshold,
+        threshold=check.limit,
+        threshold_source=check.source,
+        rule_threshold=check.rule,
+        schedule=schedule(result.policy),
+        crossed_call_index=check.crossed,
+        crossed_tokens=result.point(check.crossed).baseline_tokens
+        if check.crossed is not None
+        else None,
+        verdict=verdict,
         last_check_call_index=check.call,
         last_check_tokens=check.tokens,
+        last_check_crossed=None
+        if check.tokens is None or check.limit is None
+        else not check.passed,
         fired_too_late=overflowed and (check.call is None or check.passed),
         gap_tokens=check.gap,
         explanation=" ".join(
             [
                 _headline(point, reason, result.window, margin),
-                *_growth_sentences(growth),
-                *_check_sentences(result, check, overflowed),
+                *_growth_sentences(growth, result),
+                *_check_sentences(result, check),
+                verdict,
             ]
-        ),
+        ).strip(),
     )
 
 
@@ -231,14 +270,8 @@ def _growth(session: Session, result: ReplayResult, point: CallPoint, top: int) 
         default=0,
     )
     since = max(since, 0)
-    messages = session.messages
     tokens_of: list[int] = list(result.message_column("tokens"))  # no state built for this
-    candidates = [
-        i
-        for i in range(since, message_index)
-        if not messages[i].sidechain and not messages[i].summary
-    ]
-    growth = sum(tokens_of[i] for i in candidates)
+    growth, contributors, by_tool = what_filled(session, tokens_of, since, message_index, top)
     call_messages = result.point_column("message_index")
     first = bisect_left(call_messages, since)
     first_after = result.point(first) if first < len(call_messages) else None
@@ -247,10 +280,23 @@ def _growth(session: Session, result: ReplayResult, point: CallPoint, top: int) 
         if first_after is not None and first_after.call_index < point.call_index
         else None
     )
-    return _Growth(
-        since,
+    return _Growth(since, growth, recorded, contributors, by_tool)
+
+
+def what_filled(
+    session: Session, tokens_of: list[int], since: int, until: int, top: int = 10
+) -> tuple[int, list[Contributor], list[ToolShare]]:
+    """What the messages ``since`` .. ``until - 1`` of the main conversation added (summaries
+    left out): their tokens (``tokens_of``, one per session message), the ``top`` biggest, and
+    the tool outputs per tool. The overflow diagnosis and the causes of a compaction
+    (:mod:`core.compaction_causes`) both read the window's growth this way."""
+    messages = session.messages
+    candidates = [
+        i for i in range(since, until) if not messages[i].sidechain and not messages[i].summary
+    ]
+    growth = sum(tokens_of[i] for i in candidates)
+    return (
         growth,
-        recorded,
         _contributors(messages, candidates, tokens_of, growth, top),
         _by_tool(messages, candidates, tokens_of, growth),
     )
@@ -316,9 +362,53 @@ def _last_check(result: ReplayResult, point: CallPoint, since: int) -> _LastChec
         if call is not None and call >= 1
         else None
     )
-    limit = result.threshold
+    at = result.point(call) if call is not None else point
+    limit = at.threshold
     passed = tokens is not None and limit is not None and not crosses(tokens, limit, result.policy)
-    return _LastCheck(call, tokens, gap, passed)
+    crossed = None
+    if limit is not None and (call is None or passed):
+        first = (call + 1) if call is not None else 0
+        messages = result.point_column("message_index")
+        baselines = result.point_column("baseline_tokens")
+        crossed = next(
+            (
+                c
+                for c in range(first, point.call_index + 1)
+                if messages[c] >= since and crosses(baselines[c], limit, result.policy)
+            ),
+            None,
+        )
+    return _LastCheck(
+        call, tokens, gap, passed, limit, at.threshold_source, _rule(result, at), crossed
+    )
+
+
+def _rule(result: ReplayResult, point: CallPoint) -> int | None:
+    """The documented rule's threshold at ``point`` when its threshold is inferred."""
+    if point.threshold_source != "inferred":
+        return None
+    span = next(
+        (s for s in result.thresholds if s.first_call <= point.call_index <= s.last_call), None
+    )
+    return span.rule_threshold if span is not None else None
+
+
+def schedule(policy: Policy) -> str:
+    """When ``policy`` checks its threshold, and on which figure, in words."""
+    rules = policy.compaction
+    if not rules.auto:
+        return f"The {policy.name} policy never compacts by itself (compaction.auto is off)."
+    when = (
+        "before every model call"
+        if rules.check_before_each_call
+        else "only between prompts (before a turn's first call), not between the calls of a turn"
+    )
+    figure = (
+        "the last call's usage plus an estimate of what came since"
+        if rules.project_after_tool_results
+        else "the last call's usage as it was recorded (not what came since)"
+    )
+    return f"The {policy.name} policy checks its threshold {when}, on {figure}."
 
 
 def _headline(point: CallPoint, reason: str | None, window: int | None, margin: float) -> str:
@@ -333,13 +423,23 @@ def _headline(point: CallPoint, reason: str | None, window: int | None, margin: 
     return f"Call {call} (message {message}) overflowed: {why} ({size})."
 
 
-def _growth_sentences(growth: _Growth) -> list[str]:
+def _growth_sentences(growth: _Growth, result: ReplayResult) -> list[str]:
     where = (
         f"message {growth.since}, the last compaction"
         if growth.since
         else "the start of the session"
     )
-    sentences = [f"Since {where}, {growth.tokens:,} tokens of messages were added."]
+    estimator = result.estimator or result.policy.estimator
+    sentence = f"Since {where}, {growth.tokens:,} tokens of messages were added ({estimator})"
+    recorded = growth.recorded_tokens
+    if recorded:
+        sentence += f"; the recorded context grew by {recorded:,} over the same calls"
+        if abs(recorded - growth.tokens) > growth.tokens // 10:
+            sentence += (
+                f" (the estimate counts {growth.tokens / recorded:.0%} of it: the shares are of "
+                "the estimate)"
+            )
+    sentences = [sentence + "."]
     if growth.by_tool:
         biggest = growth.by_tool[0]
         sentences.append(
@@ -357,37 +457,76 @@ def _growth_sentences(growth: _Growth) -> list[str]:
     return sentences
 
 
-def _check_sentences(result: ReplayResult, check: _LastCheck, overflowed: bool) -> list[str]:
-    limit = result.threshold
-    name = result.policy.name
-    if limit is None:
+def _threshold_words(check: _LastCheck) -> str:
+    """``210,084 (inferred from the recording; the documented rule gives 167,000)``."""
+    if check.limit is None:
+        return "no threshold"
+    if check.source == "inferred":
+        rule = f"; its documented rule gives {check.rule:,}" if check.rule is not None else ""
+        return f"{check.limit:,} (inferred from the recording{rule})"
+    return f"{check.limit:,}"
+
+
+def _check_sentences(result: ReplayResult, check: _LastCheck) -> list[str]:
+    """When the policy checks, and what its last check saw."""
+    if check.limit is None:
         return []
+    sentences = [schedule(result.policy)]
     if check.call is None:
-        return [
-            f"The {name} policy did not check its threshold ({limit:,}) between the "
-            "last compaction and this call."
-        ]
-    if check.tokens is None:
-        return []
-    verdict = "below" if check.passed else "above"
-    arrived = (
-        f"; {check.gap:,} tokens arrived after the figure that check started from "
-        f"(call {check.call - 1})"
-        if check.gap is not None
-        else ""
-    )
-    sentences = [
-        f"The {name} policy last checked right before call {check.call}: it "
-        f"measured {check.tokens:,} tokens, {verdict} its threshold of {limit:,}{arrived}."
-    ]
-    if overflowed and check.passed:
         sentences.append(
-            "The threshold fired too late: what arrived after the last check was more "
-            "than the room between the threshold and the window."
+            f"It did not check between the last compaction and this call (threshold "
+            f"{_threshold_words(check)})."
         )
-    elif overflowed:
+    elif check.tokens is not None:
+        fired = "did not fire" if check.passed else "fired"
         sentences.append(
-            f"That check would have fired in time under the {name} policy; the "
-            "recording did not compact before this call."
+            f"Its last check, right before call {check.call}, saw {check.tokens:,} tokens "
+            f"against a threshold of {_threshold_words(check)}: it {fired}."
         )
     return sentences
+
+
+def _verdict(result: ReplayResult, point: CallPoint, check: _LastCheck, overflowed: bool) -> str:
+    """What the agent should have done, in plain words."""
+    if not overflowed or check.limit is None:
+        return ""
+    window = point.window or result.window
+    name = result.policy.name
+    if point.overflow_recorded_reason == "error" and window and point.baseline_tokens < window:
+        return (
+            f"The provider refused {point.baseline_tokens:,} tokens, less than the "
+            f"{window:,}-token window this session is taken to have: the real limit is lower, "
+            f"and a threshold below it would have compacted in time."
+        )
+    if check.call is not None and not check.passed:
+        return (
+            f"That check should have compacted before call {check.call}; the recording did "
+            "not, and overflowed."
+        )
+    if window and check.limit >= window:
+        rule = check.rule
+        if rule is not None and rule < window:
+            return (
+                f"{name} did not compact although the context passed its documented threshold "
+                f"({rule:,}): auto-compaction was off in this session, or set above the "
+                f"{window:,}-token window (the recording shows a threshold of at least "
+                f"{check.limit:,}), so no check could have prevented this overflow. Under the "
+                "documented rule it would have compacted once the context passed that."
+            )
+        return (
+            f"A threshold of {check.limit:,} is not below the {window:,}-token window: no "
+            "check could have prevented this overflow."
+        )
+    if check.crossed is not None and check.crossed != point.call_index:
+        unseen = point.call_index - check.crossed
+        return (
+            f"The context passed the threshold at call {check.crossed} and went on for "
+            f"{unseen} more call(s) without a check: {name} should have compacted there "
+            "(a check before every call would have)."
+        )
+    gap = f" ({check.gap:,} tokens)" if check.gap else ""
+    return (
+        f"What arrived after the figure that check started from{gap} was more than the room "
+        f"between the threshold and the window: the check came too late to see it; "
+        f"{name} should have counted it before sending the call."
+    )

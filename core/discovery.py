@@ -17,7 +17,7 @@ opencode   ``$XDG_DATA_HOME/opencode`` (default ``~/.local/share/opencode``): ev
 ========== ====================================================================================
 
 Discovery stats files and reads at most a small head of the ones it returns (for the project and
-the first prompt); it never parses a whole transcript and never writes anything. A folder it
+the first prompt) and a small tail (for the session's own time: its last timestamp); it never parses a whole transcript and never writes anything. A folder it
 cannot read is skipped silently: discovery is a convenience, not a check.
 """
 
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -43,6 +44,9 @@ CODEX_HEAD_BYTES = 256 * 1024
 """Codex puts the whole base prompt in its first line, so its head budget is larger."""
 TITLE_CHARS = 120
 """Titles are cut to this many characters (on one line)."""
+TAIL_BYTES = (32 * 1024, 256 * 1024)
+"""How much of a transcript's end is read for its last timestamp: the first size, then the
+second when the first holds none (one long last line)."""
 
 
 class DiscoveredSession(BaseModel):
@@ -60,13 +64,28 @@ class DiscoveredSession(BaseModel):
     title: str | None = None
     """A title the agent stored, or the first user prompt, on one line."""
     session_id: str | None = None
+    last_active: float | None = None
+    """The session's own time: its last recorded timestamp, epoch seconds (None: the end of the
+    file records none, or it was not read)."""
+
+    @property
+    def when(self) -> float:
+        """The session's own time when known, else the file's modification time."""
+        return self.last_active if self.last_active is not None else self.modified
 
     @property
     def modified_iso(self) -> str:
         """The modification time as local ISO-8601 (seconds)."""
-        return (
-            datetime.fromtimestamp(self.modified, tz=UTC).astimezone().isoformat(timespec="seconds")
-        )
+        return _iso(self.modified)
+
+    @property
+    def when_iso(self) -> str:
+        """:attr:`when` as local ISO-8601 (seconds)."""
+        return _iso(self.when)
+
+
+def _iso(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, tz=UTC).astimezone().isoformat(timespec="seconds")
 
 
 # -- locations ---------------------------------------------------------------------------
@@ -230,7 +249,16 @@ def _opencode() -> Iterator[DiscoveredSession]:
             found.title = _one_line(info.get("title"))
             directory = info.get("directory")
             found.project = directory if isinstance(directory, str) else None
+            found.last_active = _opencode_time(info.get("time"))
         yield found
+
+
+def _opencode_time(times: Any) -> float | None:
+    """An opencode session's own time (``time.updated``, else ``time.created``; ms)."""
+    if not isinstance(times, dict):
+        return None
+    value = times.get("updated") or times.get("created")
+    return _epoch(value) if isinstance(value, int | float) else None
 
 
 def _opencode_db_sessions(db_path: Path) -> list[DiscoveredSession]:
@@ -267,6 +295,7 @@ def _opencode_db_sessions(db_path: Path) -> list[DiscoveredSession]:
                     modified=modified,
                     title=_one_line(record.get("title")),
                     session_id=str(record["id"]),
+                    last_active=modified if isinstance(updated, int | float) else None,
                 )
             )
     except sqlite3.Error:
@@ -417,6 +446,53 @@ def _describe_pi(found: DiscoveredSession) -> None:
     return
 
 
+# -- the session's own time, from the end of its file ------------------------------------------
+
+_TIMESTAMP = re.compile(rb'"timestamp"\s*:\s*(?:"([^"]{10,40})"|(\d{10,13}(?:\.\d+)?))')
+"""A record's timestamp as Claude Code, Codex and pi write it: ISO-8601 text, or epoch seconds
+or milliseconds (pi's messages)."""
+
+
+def last_timestamp(path: Path) -> float | None:
+    """The last timestamp recorded near the end of a JSONL transcript (epoch seconds), read from
+    its tail only; None when there is none there."""
+    try:
+        with path.open("rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            for length in TAIL_BYTES:
+                handle.seek(max(0, size - length))
+                found = _last_match(handle.read(length))
+                if found is not None or length >= size:
+                    return found
+    except OSError:
+        return None
+    return None
+
+
+def _last_match(data: bytes) -> float | None:
+    for match in reversed(list(_TIMESTAMP.finditer(data))):
+        iso, number = match.groups()
+        value = _parse_iso(iso.decode("utf-8", "replace")) if iso else _epoch(float(number))
+        if value is not None:
+            return value
+    return None
+
+
+def _parse_iso(text: str) -> float | None:
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.timestamp()
+
+
+def _epoch(value: float) -> float:
+    """Epoch seconds from seconds or milliseconds."""
+    return value / 1000.0 if value > 100_000_000_000 else float(value)
+
+
 _DESCRIBERS = {
     SourceFormat.CLAUDE_CODE: _describe_claude,
     SourceFormat.CODEX: _describe_codex,
@@ -432,9 +508,11 @@ def discover_sessions(
 ) -> list[DiscoveredSession]:
     """Sessions of Claude Code, Codex, pi and opencode found on this machine, newest first.
 
-    ``limit`` keeps the newest N. With ``describe`` (the default) the project and a title (the
-    stored title or the first user prompt) are read from a small head of each *returned* file;
-    nothing else is read. Unreadable folders and files are skipped.
+    ``limit`` keeps the newest N (by modification time). With ``describe`` (the default) the
+    project and a title (the stored title or the first user prompt) are read from a small head
+    of each *returned* file, and the session's own time (:attr:`DiscoveredSession.last_active`)
+    from a small tail; they are then ordered by that time (the modification time where the file
+    records none). Nothing else is read. Unreadable folders and files are skipped.
     """
     found: list[DiscoveredSession] = []
     for source in (_claude, _codex, _pi, _opencode):
@@ -449,4 +527,7 @@ def discover_sessions(
             if describer is not None and session.title is None:
                 with contextlib.suppress(OSError, ValueError):
                     describer(session)
+            if describer is not None and session.last_active is None:
+                session.last_active = last_timestamp(Path(session.path))
+        found.sort(key=lambda s: s.when, reverse=True)
     return found

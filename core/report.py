@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from core.breakdown import ContextBreakdown, breakdown
+from core.compactions import CompactionReport, compaction_reports
+from core.cost import SessionCost, session_cost
 from core.diagnosis import OverflowDiagnosis
 from core.fastmodel import build
 from core.models import Session
@@ -104,6 +107,13 @@ class AnalysisReport(Documented):
     """The interval the session's own compactions give the recording agent's threshold."""
     checks: list[CheckEntry] = Field(default_factory=list)
     """The check log: at every model call, what the policy's compaction check saw and did."""
+    breakdown: ContextBreakdown | None = None
+    """What fills the window at every call: the recorded total split by category."""
+    compactions: list[CompactionReport] = Field(default_factory=list)
+    """Every compaction (recorded, then the replay's own): why it ran, what it forgot
+    (``forgotten``), what it cost."""
+    cost: SessionCost | None = None
+    """What the session cost: per call, per compaction, in total."""
 
 
 def check_log(result: ReplayResult) -> list[CheckEntry]:
@@ -165,8 +175,10 @@ def analysis_report(
     diagnosis: OverflowDiagnosis,
     inferred: InferredThreshold | None = None,
 ) -> AnalysisReport:
-    """Put a replay, its diagnosis and the inferred threshold together (what ``ctxscope
-    analyze`` prints)."""
+    """Put a replay, its diagnosis and the inferred threshold together, with the context
+    breakdown, the compactions and the cost of the recording (what ``ctxscope analyze``
+    prints)."""
+    cost = session_cost(session)
     return AnalysisReport(
         session=session_info(session, result),
         policy=result.policy.name,
@@ -180,4 +192,7 @@ def analysis_report(
         thresholds=result.thresholds,
         inferred_threshold=inferred,
         checks=check_log(result),
+        breakdown=breakdown(session, estimator=result.policy.estimator),
+        compactions=compaction_reports(session, result, cost),
+        cost=cost,
     )

@@ -71,6 +71,12 @@ class Evidence:
     stated: int | None = None
     """The limit a provider's overflow error states."""
     stated_message: int | None = None
+    refused: int | None = None
+    """The smallest request a provider refused as too long without naming its limit (at least
+    the context of the call before it: the request held that and more)."""
+    refused_at: str = ""
+    larger_after_refusal: int = 0
+    """The largest prompt that went through after that refusal."""
 
     @property
     def lower_bound(self) -> int:
@@ -94,17 +100,27 @@ def gather(session: Session) -> Evidence:
     limits stated by overflow errors."""
     largest, largest_at = 0, ""
     stated, stated_at = None, None
+    refused: int | None = None
+    refused_at = ""
+    after_refusal = 0
+    previous = 0  # the context after the last call that went through
     for message in session.messages:
         if message.role is not Role.ASSISTANT or message.sidechain:
             continue
         limit = stated_limit(message.error)
         if limit is not None and stated is None:
             stated, stated_at = limit, message.index
-        failed = message.stop_reason == "length" or is_context_overflow_message(message.error or "")
+        overflowed = is_context_overflow_message(message.error or "")
+        if overflowed and limit is None and previous and (refused is None or previous < refused):
+            refused, refused_at = previous, _where(message.source_line, message.index)
+            after_refusal = 0
         usage = message.usage
-        if usage is None or failed:
+        if usage is None or overflowed or message.stop_reason == "length":
             continue
         prompt = usage.prompt_tokens
+        previous = usage.context_after_reply
+        if refused is not None:
+            after_refusal = max(after_refusal, prompt)
         if prompt > largest:
             largest, largest_at = prompt, _where(message.source_line, message.index)
     compaction, compaction_at = 0, ""
@@ -112,7 +128,17 @@ def gather(session: Session) -> Evidence:
         if event.trigger == "auto" and event.tokens_before and event.tokens_before > compaction:
             compaction = event.tokens_before
             compaction_at = _where(event.source_line, event.message_index)
-    return Evidence(largest, largest_at, compaction, compaction_at, stated, stated_at)
+    return Evidence(
+        largest,
+        largest_at,
+        compaction,
+        compaction_at,
+        stated,
+        stated_at,
+        refused,
+        refused_at,
+        after_refusal,
+    )
 
 
 def _where(line: int | None, message_index: int) -> str:
@@ -170,7 +196,11 @@ def _from_table(
     provider = normalize_provider(session.provider)
     where = f"{session.model}" + (f" on {provider}" if provider else "")
     if lower <= table:
-        _set(session, table, "table", why or f"the table's window for {where} ({row.source})")
+        text = why or f"the table's window for {where} ({row.source})"
+        if evidence.refused is not None and evidence.refused < table:
+            _refused(session, table, text, evidence)
+            return
+        _set(session, table, "table", text)
         return
     larger = row.larger_window or (ONE_MILLION if row.supports_1m else None)
     window = larger if larger is not None and larger >= lower else smallest_window(lower)
@@ -181,6 +211,30 @@ def _from_table(
     )
     _set(session, window, "inferred", text)
     _note(session, Severity.INFO, text)
+
+
+def _refused(session: Session, table: int, text: str, evidence: Evidence) -> None:
+    """A provider refused, as too long, a request smaller than the table's window."""
+    refused = evidence.refused or 0
+    seen = f"the provider refused a request of at least {refused:,} tokens {evidence.refused_at}"
+    if evidence.larger_after_refusal > refused:
+        # A larger request went through afterwards: the refusal does not bound the window.
+        _set(
+            session,
+            table,
+            "table",
+            f"{text}; {seen}, yet a later call sent {evidence.larger_after_refusal:,}, so that "
+            "refusal does not bound the window",
+        )
+        return
+    fits = [w for w in COMMON_WINDOWS if evidence.lower_bound <= w <= refused]
+    window = fits[-1] if fits else refused
+    inferred = (
+        f"{seen}, below the table's {table:,}: the window is taken as {window:,}, the largest "
+        "that holds every request that went through and is under the refused one"
+    )
+    _set(session, window, "inferred", inferred)
+    _note(session, Severity.INFO, inferred)
 
 
 def _without_table(session: Session, evidence: Evidence) -> None:

@@ -123,3 +123,44 @@ def test_diagnosis_without_calls_or_window() -> None:
     result = _diagnose_native(unknown)
     assert not result.overflowed
     assert "--window" in result.explanation
+
+
+def test_plain_words_for_an_agent_that_checks_only_between_prompts() -> None:
+    # issue 14 item 6: "last checked right before call 122" for an overflow at call 340 did not
+    # say that pi checks only between prompts, nor what it should have done
+    session = (
+        SessionBuilder()
+        .user("first")
+        .call("read", context=10_000)
+        .result("ok")
+        .reply("done", context=11_000)
+        .user("second")
+        .call("read", context=30_000)
+        .result(text_of_tokens(30_000, "a"))
+        .call("grep", context=62_000)
+        .result(text_of_tokens(30_000, "b"))
+        .call("grep", context=92_000)
+        .result(text_of_tokens(10_000, "c"))
+        .reply("too big", context=102_100)
+        .session(window=100_000)
+    )
+    result = replay(session, get_preset("pi"))
+    d = diagnose(session, result)
+    assert d.overflowed and d.call_index == 5
+    assert "only between prompts" in d.schedule
+    assert d.last_check_call_index == 2 and d.last_check_crossed is False
+    assert d.threshold == 83_616 and d.threshold_source == "rule"
+    assert d.crossed_call_index == 4 and d.crossed_tokens == 92_000
+    assert "passed the threshold at call 4" in d.verdict
+    assert "pi should have compacted there" in d.verdict
+    for words in (d.schedule, d.verdict):
+        assert words in d.explanation  # the CLI says it in the same words
+
+
+def test_a_threshold_above_the_window_is_said_to_be_one() -> None:
+    session = late_overflow_session()
+    policy = _checking_pi(project_results=False)
+    policy.compaction.auto_compact_token_limit = 150_000  # above the 100k window
+    d = diagnose(session, replay(session, policy))
+    assert d.overflowed and d.threshold == 150_000
+    assert "not below the 100,000-token window" in d.verdict

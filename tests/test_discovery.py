@@ -154,7 +154,7 @@ def test_discovers_every_agent_newest_first(
 
     found = discover_sessions()
     by_path = {s.path: s for s in found}
-    assert [s.modified for s in found] == sorted((s.modified for s in found), reverse=True)
+    assert [s.when for s in found] == sorted((s.when for s in found), reverse=True)
     assert str(home / ".claude" / "projects" / "-home-dev-app" / "agent-123.jsonl") not in by_path
 
     c = by_path[str(claude)]
@@ -180,8 +180,9 @@ def test_discovers_every_agent_newest_first(
     legacy_found = next(s for s in opencode if s.session_id == "ses_legacy")
     assert legacy_found.title == "legacy one" and load_session(legacy_found.path).id == "ses_legacy"
 
-    newest = discover_sessions(limit=2)
-    assert newest == found[:2]
+    newest = discover_sessions(limit=2)  # the two last modified, by their own time
+    by_mtime = sorted(found, key=lambda s: s.modified, reverse=True)[:2]
+    assert newest == sorted(by_mtime, key=lambda s: s.when, reverse=True)
 
 
 def test_missing_and_broken_locations(
@@ -219,3 +220,29 @@ def test_folder_that_raises_is_skipped(home: Path, monkeypatch: pytest.MonkeyPat
 
     monkeypatch.setattr("core.discovery.os.scandir", refusing)
     assert [s.path for s in discover_sessions()] == [str(good)]
+
+
+def test_the_date_is_the_sessions_own_time(home: Path) -> None:
+    # issue 14 item 8: a copied (or touched) file keeps its session's date, read from its tail
+    lines = _claude_lines("/home/dev/app", "make the build green")
+    lines[-1]["timestamp"] = "2026-01-05T10:00:00.000Z"
+    lines.append(
+        {
+            "type": "assistant",
+            "uuid": "a1",
+            "timestamp": "2026-01-05T10:15:30.000Z",
+            "message": {"role": "assistant", "content": "x" * 100_000},  # a long last line
+        }
+    )
+    copied = _jsonl(home / ".claude" / "projects" / "-a" / "copied.jsonl", lines, 4_000_000_000)
+    undated = _jsonl(
+        home / ".claude" / "projects" / "-a" / "undated.jsonl",
+        _claude_lines("/home/dev/app", "no dates"),
+        1_000,
+    )
+    found = {s.path: s for s in discover_sessions()}
+    session = found[str(copied)]
+    assert session.last_active == 1_767_608_130.0  # 2026-01-05T10:15:30Z, not the file's time
+    assert session.when == session.last_active and session.when_iso.startswith("2026-01-05")
+    assert found[str(undated)].last_active is None  # no timestamp: the file's time, said so
+    assert found[str(undated)].when == 1_000

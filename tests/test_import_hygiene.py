@@ -1,5 +1,6 @@
 """core is a library with no UI: importing it must load neither textual nor rich."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -54,12 +55,17 @@ print(",".join(bad))
 """
 
 
-def test_analyze_json_imports_no_rendering() -> None:
+def test_analyze_json_imports_no_rendering(tmp_path: Path) -> None:
     """``ctxscope analyze --json`` prints JSON: it starts without Textual, rich's rendering, the
-    LLM client or asyncio (rich is imported only for a table, asyncio only for a compaction)."""
+    LLM client or asyncio (rich is imported only for a table, asyncio only for a compaction).
+    The price table (which imports asyncio) is read once per model: the second run prices from
+    the memo in the cache folder."""
     sample = Path(__file__).parents[1] / "sample_sessions" / "claude-code" / "overflow.jsonl"
     code = ANALYZE_JSON.format(path=str(sample))
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    for _run in range(2):
+        result = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+        )
+    assert (tmp_path / "ctxscope" / "prices.json").is_file()
     assert result.stdout.strip() == "", f"analyze --json imported {result.stdout.strip()}"

@@ -309,3 +309,26 @@ def test_a_transcript_read_by_its_entries_reads_as_its_text(entries: list[str]) 
     assert run(MockSummarizer(), request(built), prompt) == run(
         MockSummarizer(), request(other), prompt
     )
+
+
+COMMANDS_FIRST = """<conversation>
+[User]: /model
+[User]: <command-name>/model</command-name>
+<command-message>model</command-message>
+[User]: <bash-input>git switch main</bash-input>
+[User]: <local-command-stdout>Set model to Sonnet 4.5</local-command-stdout>
+[User]: Make the flaky webhook test deterministic
+[User]: /compact
+[User]: /goal keep every public name and add a regression test
+</conversation>"""
+
+
+def test_commands_and_injected_text_are_not_the_goal() -> None:
+    # issue 14 item 9: "Goal • /model" — a slash command is not what the user asked for
+    prompt = build_prompt(TEMPLATES["t12"])
+    sections = split_sections(run(MockSummarizer(), request(COMMANDS_FIRST), prompt))
+    assert sections["Goal"].strip() == "- Make the flaky webhook test deterministic"
+    instructions = sections["Instructions"]
+    assert "/compact" not in instructions and "<bash-input>" not in instructions
+    # a command's own words are a request
+    assert "- keep every public name and add a regression test" in instructions

@@ -6,7 +6,12 @@ import pytest
 from pydantic import BaseModel
 
 from core.apidoc import BEGIN, DOCUMENT, END, missing_fields, reference, result_models, updated
+from core.breakdown import CallBreakdown, ContextBreakdown
+from core.compaction_causes import CompactionCause
+from core.compactions import CompactionReport
+from core.cost import CallCost, CompactionCost, SessionCost
 from core.diagnosis import Contributor, OverflowDiagnosis, ToolShare
+from core.forgotten import FactRecord, Forgotten, KindRecall
 from core.replay import (
     CallPoint,
     CompareResult,
@@ -37,6 +42,16 @@ EXPECTED: set[type[BaseModel]] = {
     ThresholdSpan,
     InferredThreshold,
     CheckEntry,
+    ContextBreakdown,
+    CallBreakdown,
+    CompactionReport,
+    CompactionCause,
+    Forgotten,
+    KindRecall,
+    FactRecord,
+    CompactionCost,
+    SessionCost,
+    CallCost,
 }
 
 

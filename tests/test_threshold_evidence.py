@@ -117,3 +117,19 @@ def test_claude_code_before_2_1_20_compacts_12k_lower() -> None:
     assert result.thresholds[0].rule_threshold == 155_000
     assert result.thresholds[0].source == "rule"
     assert result.fidelity[0].outcome == "same"
+
+
+def test_a_compaction_where_the_schedule_does_not_check_still_shows_a_check() -> None:
+    # pi (session format v3) checks at turn ends; an automatic compaction recorded inside a turn
+    # shows this pi checked there (later releases check after each batch of tool results)
+    builder = SessionBuilder(model="claude-sonnet-4-5").user("go")
+    for context in (100_000, 150_000, 180_000, 185_000):
+        builder.call(context=context).result(text_of_tokens(200))
+    builder.compaction(tokens_before=185_200)
+    builder.call(context=30_000).result("ok")
+    session = builder.reply(context=31_000).session(fmt=SourceFormat.PI, model="claude-sonnet-4-5")
+    session.metadata["pi_version"] = 3
+    result = replay(session, native_policy(session))
+    assert not native_policy(session).compaction.check_before_each_call
+    (row,) = result.fidelity
+    assert (row.outcome, row.threshold_source) == ("same", "rule")

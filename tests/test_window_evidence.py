@@ -115,3 +115,27 @@ def test_smallest_window() -> None:
     assert smallest_window(140_110) == 200_000
     assert smallest_window(200_000) == 200_000
     assert smallest_window(5_000_000) == 5_000_000
+
+
+def _refused(*, later: int | None) -> Session:
+    builder = SessionBuilder(model="claude-opus-5").user("go").call(context=150_000).result("x")
+    builder.reply(context=None, error="Your input exceeds the context window of this model")
+    if later is not None:
+        builder.user("again").reply(context=later)
+    return builder.session(window=None, fmt=SourceFormat.OPENCODE, model="claude-opus-5")
+
+
+def test_a_refusal_below_the_table_window_lowers_it() -> None:
+    session = _refused(later=None)
+    session.provider = "anthropic"  # opencode's table gives claude-opus-5 1,000,000
+    resolve_window(session)
+    assert (session.context_window, session.window_source) == (150_010, "inferred")
+    assert session.window_evidence is not None and "refused" in session.window_evidence
+
+
+def test_a_refusal_a_later_larger_call_contradicts_bounds_nothing() -> None:
+    session = _refused(later=400_000)
+    session.provider = "anthropic"
+    resolve_window(session)
+    assert (session.context_window, session.window_source) == (1_000_000, "table")
+    assert session.window_evidence is not None and "does not bound" in session.window_evidence

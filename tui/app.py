@@ -7,12 +7,17 @@ opened never raises: the session screen dismisses with the error text and the pi
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import os
+import signal
 import sys
 from pathlib import Path
 from typing import ClassVar
 
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.widgets import Input
 
 from core.policy import Policy, PolicyError, resolve_policy
 from tui.commands_palette import CtxscopeCommands
@@ -20,11 +25,16 @@ from tui.messages import JumpToMessage
 from tui.screens.help import HelpScreen
 from tui.screens.picker import DiscoverFn, PickerScreen
 from tui.screens.session import SessionScreen
+from tui.state import INFERRED
 
 SWITCH_INTERVAL_S = 0.001
 """Thread switch interval while the app runs (Python's default is 5 ms)."""
 DARK_THEME = "textual-dark"
 LIGHT_THEME = "textual-light"
+TERMINAL_CHECK_S = 1.0
+"""How often the app checks that its terminal is still there (a closed window, a killed tmux)."""
+HANGUP_EXIT_CODE = 128 + signal.SIGHUP
+"""The exit status after the terminal went away, as a shell reports a process ended by SIGHUP."""
 
 
 class CtxscopeApp(App[None]):
@@ -61,11 +71,19 @@ class CtxscopeApp(App[None]):
         # Textual loads a mode's screen's own stylesheet (CSS_PATH), not the default screen's.
         self.add_mode("picker", lambda: PickerScreen(discover))
 
+    TYPED_KEYS = frozenset({"quit", "help", "toggle_theme"})
+    """App keys that are plain characters: while a text field has the focus they type into it,
+    so the footer does not offer them (Esc leaves the field)."""
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return not (action in self.TYPED_KEYS and isinstance(self.focused, Input))
+
     def on_mount(self) -> None:
         # A CPU-bound worker (loader, replay) holds the interpreter for up to the switch interval
         # at a time; a shorter one lets the UI thread draw a frame between its slices.
         self._switch_interval = sys.getswitchinterval()
         sys.setswitchinterval(SWITCH_INTERVAL_S)
+        self._watch_terminal()
         if self.start_path is not None:
             if self._openable(self.start_path):
                 self.open_session(self.start_path)
@@ -74,6 +92,34 @@ class CtxscopeApp(App[None]):
 
     def on_unmount(self) -> None:
         sys.setswitchinterval(self._switch_interval)
+
+    # -- the terminal going away -------------------------------------------------------------------
+
+    def _watch_terminal(self) -> None:
+        """Exit when the terminal goes away: on SIGHUP (the window or the tmux session closed)
+        or SIGTERM, and when the terminal stops being one without a signal. Textual's input
+        thread would otherwise read end-of-file over and over and keep a core busy."""
+        loop = asyncio.get_running_loop()
+        for number in (signal.SIGHUP, signal.SIGTERM):
+            # (not on Windows, nor in a thread that is not the main one)
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(number, self.terminal_gone)
+        if self.is_headless:
+            return
+        fd = _terminal_fd()
+        if fd is not None:
+            self.set_interval(TERMINAL_CHECK_S, lambda: self._check_terminal(fd), name="terminal")
+
+    def _check_terminal(self, fd: int) -> None:
+        if not os.isatty(fd):  # a hung-up terminal is no longer a tty (reads give EOF)
+            self.terminal_gone()
+
+    def terminal_gone(self) -> None:
+        """The terminal went away: stop every worker and exit (status 129)."""
+        if self._exit:
+            return
+        self.workers.cancel_all()  # (the replay's thread also stops as its screen unmounts)
+        self.exit(return_code=HANGUP_EXIT_CODE)
 
     @staticmethod
     def _openable(path: str) -> bool:
@@ -137,6 +183,15 @@ class CtxscopeApp(App[None]):
             self.push_screen(HelpScreen())
 
 
+def _terminal_fd() -> int | None:
+    """The file descriptor of the terminal the app draws on (None: not a terminal)."""
+    for stream in (sys.__stdout__, sys.__stdin__):
+        with contextlib.suppress(AttributeError, OSError, ValueError):
+            if stream is not None and os.isatty(stream.fileno()):
+                return stream.fileno()
+    return None
+
+
 def run_app(
     path: str | None = None, window: int | None = None, policy_name: str | None = None
 ) -> None:
@@ -146,7 +201,9 @@ def run_app(
     PATH opens the picker with the error shown there.
     """
     policy: Policy | None = None
-    if policy_name is not None:
+    if policy_name == INFERRED:  # worked out from the session once it is replayed
+        policy = Policy(name=INFERRED)
+    elif policy_name is not None:
         try:
             policy = resolve_policy(policy_name)
         except PolicyError as exc:
@@ -157,4 +214,7 @@ def run_app(
             f"ctxscope: --window must be a positive number of tokens, not {window}", file=sys.stderr
         )
         raise SystemExit(2)
-    CtxscopeApp(path, window=window, policy=policy).run()
+    app = CtxscopeApp(path, window=window, policy=policy)
+    app.run()
+    if app.return_code:
+        raise SystemExit(app.return_code)

@@ -30,18 +30,48 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "compare",
         "Replay a session under several policies, side by side.",
     ),
+    "breakdown": (
+        "tui.commands.breakdown",
+        "breakdown_command",
+        "What fills the window at every call, and what each call cost.",
+    ),
+    "compactions": (
+        "tui.commands.compactions",
+        "compactions_command",
+        "Why each compaction ran, what its summary forgot, what it cost.",
+    ),
     "fidelity": (
         "tui.commands.fidelity",
         "fidelity",
         "Check that each agent's own preset compacts where the agent did.",
     ),
+    "export": (
+        "tui.commands.export",
+        "export_command",
+        "Export many sessions as Parquet tables (sessions, calls, compactions).",
+    ),
+    "fleet": (
+        "tui.commands.fleet",
+        "fleet_command",
+        "Analyse many sessions (default: all on this machine), fullest first.",
+    ),
     "policy": ("tui.commands.policy", "policy", "Show or dump a policy preset as TOML."),
+    "report": (
+        "tui.commands.report",
+        "report",
+        "Write one session as a self-contained HTML page.",
+    ),
     "truncate": (
         "tui.commands.truncate",
         "truncate",
         "Truncate stdin to stdout as T15 would, spilling the full output.",
     ),
     "convert": ("tui.commands.convert", "convert", "Convert a session to ctxscope JSONL."),
+    "serve": (
+        "tui.commands.serve",
+        "serve",
+        "Serve the terminal UI to a web browser (textual-serve).",
+    ),
     "sessions": (
         "tui.commands.sessions",
         "sessions",

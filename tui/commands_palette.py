@@ -1,6 +1,7 @@
 """Command palette (ctrl+p): every action of the session screen, presets, and jumps by number.
 
-Typing a number offers "Jump to call N" and "Jump to message N"; the rest is fuzzy-matched.
+Typing a number offers "Jump to call N" and "Jump to message N" (both numbered from 0, as
+everywhere); the rest is fuzzy-matched.
 """
 
 from __future__ import annotations
@@ -68,6 +69,15 @@ class CtxscopeCommands(Provider):
                     f"Switch preset: {name}",
                     partial(screen.set_policy, get_preset(name)),
                     preset.description[:100],
+                )
+            )
+        if screen.inferred is not None:
+            inferred = screen.inferred.policy
+            commands.append(
+                (
+                    "Switch preset: inferred",
+                    partial(screen.set_policy, inferred),
+                    inferred.description[:100],
                 )
             )
         return commands

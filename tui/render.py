@@ -8,11 +8,13 @@ and pipes stay clean.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from rich import box
 from rich.console import Console, Group, JustifyMethod
+from rich.padding import Padding
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -21,6 +23,7 @@ from core.diagnosis import OverflowDiagnosis
 from core.models import Session
 from core.policy import Policy
 from core.replay import (
+    CallPoint,
     CompareResult,
     CompareRow,
     FidelityRow,
@@ -39,6 +42,7 @@ from tui.commands._session import (
     replayer_of,
     resolve_policy_or_fail,
 )
+from tui.figures import call_label
 
 # The commands' plumbing, which lives apart (without rich), is still importable from here.
 __all__ = [
@@ -174,15 +178,18 @@ def sparkline_panel(result: ReplayResult, console_width: int = 100) -> Panel:
 def session_header(session: Session, result: ReplayResult | None = None) -> Table:
     """What was loaded: format, model, window (and where it came from), sizes."""
     grid = Table.grid(padding=(0, 2))
-    grid.add_column(style="bold")
-    grid.add_column()
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(overflow="fold")
     grid.add_row(*_plain("session", f"{session.id}  ({session.format.value})"))
     if session.path:
         grid.add_row(*_plain("file", session.path))
     window = result.window if result is not None else session.context_window
     source = result.window_source if result is not None else session.window_source
+    evidence = result.window_evidence if result is not None else session.window_evidence
     grid.add_row(*_plain("model", session.model or "(not recorded)"))
     grid.add_row(*_plain("window", f"{tokens(window)} tokens ({source})"))
+    if evidence:
+        grid.add_row(*_plain("", evidence))
     calls = sum(1 for m in session.messages if m.is_model_call)
     grid.add_row(
         *_plain(
@@ -288,18 +295,15 @@ _KIND_STYLE = {
 }
 
 
-def events_table(events: Sequence[ReplayEvent], *, limit: int | None = 40) -> Table:
-    """The replay's events (truncations are counted in the title, not listed)."""
+def events_table(events: Sequence[ReplayEvent], *, limit: int | None = 40) -> Group:
+    """The replay's events (truncations are counted in the title, not listed): one line of
+    figures per event, its reason under it at the full width (a narrow "why" column made every
+    event ten lines tall at 80 columns)."""
     shown = [e for e in events if e.kind != "truncate"]
     truncations = len(events) - len(shown)
-    title = f"events ({len(shown)}; plus {truncations} truncated tool outputs)"
-    table = Table(title=title, box=box.SIMPLE, title_justify="left")
-    table.add_column("call", justify="right", no_wrap=True)
-    table.add_column("message", justify="right", no_wrap=True)
-    table.add_column("event", no_wrap=True)
-    table.add_column("before", justify="right")
-    table.add_column("after", justify="right")
-    table.add_column("why", overflow="fold", ratio=1)
+    parts: list[Any] = [
+        Text(f"events ({len(shown)}; plus {truncations} truncated tool outputs)", style="italic")
+    ]
     hidden = 0
     if limit is not None and len(shown) > limit:
         hidden = len(shown) - limit
@@ -307,23 +311,101 @@ def events_table(events: Sequence[ReplayEvent], *, limit: int | None = 40) -> Ta
     for event in shown:
         kind = "recorded" if event.kind == "recorded-compaction" else event.kind
         label = kind if event.trigger is None else f"{kind} ({event.trigger})"
+        at = event.at_message_index if event.at_message_index is not None else event.message_index
+        line = Text("  ")
+        line.append(f"{call_label(event.call_index)} · message {at} · ")
+        line.append(label, style=_KIND_STYLE.get(event.kind, ""))
+        if event.tokens_before is not None or event.tokens_after is not None:
+            line.append(f" · {tokens(event.tokens_before)} → {tokens(event.tokens_after)}")
+        parts.append(line)
+        parts.append(Padding(Text(event.reason, style="dim"), (0, 0, 0, 4)))
+    if hidden:
+        parts.append(Text(f"{hidden} more events not shown (--json has all of them)", style="dim"))
+    parts.append(Text(""))
+    return Group(*parts)
+
+
+TIMELINE_ALL_UP_TO = 60
+"""A replay of at most this many calls prints every call of its timeline; a longer one the calls
+where something happened (``--all-calls``: every call)."""
+
+
+def timeline_table(result: ReplayResult, *, all_calls: bool = False) -> Table:
+    """The replay's timeline, one row per call: the recorded and the simulated context, what the
+    policy's check measured and against which threshold, and what happened there."""
+    points = result.points
+    happened = _happenings(result)
+    quiet = not all_calls and len(points) > TIMELINE_ALL_UP_TO
+    shown = [
+        p
+        for p in points
+        if not quiet or happened.get(p.call_index) or p.call_index in (0, len(points) - 1)
+    ]
+    table = Table(
+        title=f"timeline ({len(points):,} calls)",
+        box=box.SIMPLE,
+        title_justify="left",
+        caption_justify="left",
+        pad_edge=False,
+        padding=(0, 1),
+    )
+    for header in ("call", "msg", "recorded", "simulated", "checked", "threshold"):
+        table.add_column(header, justify="right", no_wrap=True)
+    table.add_column("what happened", overflow="fold")
+    for point in shown:
+        threshold = tokens(point.threshold)
+        if point.threshold is not None and point.threshold_source == "inferred":
+            threshold += " i"
         table.add_row(
             *_plain(
-                "-" if event.call_index is None else str(event.call_index),
-                str(
-                    event.at_message_index
-                    if event.at_message_index is not None
-                    else event.message_index
-                ),
-                Text(label, style=_KIND_STYLE.get(event.kind, "")),
-                tokens(event.tokens_before),
-                tokens(event.tokens_after),
-                event.reason,
+                str(point.call_index),
+                str(point.message_index),
+                tokens(point.recorded_tokens),
+                tokens(point.simulated_tokens),
+                tokens(point.check_tokens) if point.checked else "",
+                threshold,
+                ", ".join(happened.get(point.call_index, [])),
             )
         )
-    if hidden:
-        table.caption = f"{hidden} more events not shown (--json has all of them)"
+    notes = ["checked: what the policy's check measured before the call; i: an inferred threshold"]
+    if quiet:
+        notes.append(
+            f"{len(points) - len(shown):,} calls where nothing happened are not shown "
+            "(--all-calls shows every one)"
+        )
+    table.caption = "; ".join(notes)
     return table
+
+
+def _happenings(result: ReplayResult) -> dict[int, list[str]]:
+    """What happened at each call, in a few words: the check that fired, events, overflows,
+    a window or threshold that changed."""
+    happened: dict[int, list[str]] = {}
+    truncated: dict[int, int] = {}
+    for event in result.events:
+        if event.call_index is None:
+            continue
+        if event.kind == "truncate":
+            truncated[event.call_index] = truncated.get(event.call_index, 0) + 1
+        elif event.kind != "continue":
+            kind = "recorded compaction" if event.kind == "recorded-compaction" else event.kind
+            trigger = f" ({event.trigger})" if event.trigger else ""
+            happened.setdefault(event.call_index, []).append(kind + trigger)
+    previous: CallPoint | None = None
+    for point in result.points:
+        words = happened.setdefault(point.call_index, [])
+        if point.check_fired and not words:
+            words.append("check fired")
+        if point.overflow_recorded:
+            words.append(f"recorded overflow ({point.overflow_recorded_reason or 'over-window'})")
+        if previous is not None and point.window != previous.window:
+            words.append(f"window {tokens(point.window)}")
+        elif previous is not None and point.threshold != previous.threshold:
+            words.append(f"threshold {tokens(point.threshold)}")
+        if point.call_index in truncated:
+            words.append(f"{truncated[point.call_index]} output(s) truncated")
+        previous = point
+    return {call: words for call, words in happened.items() if words}
 
 
 def diagnosis_panel(diagnosis: OverflowDiagnosis) -> Panel:
@@ -380,44 +462,83 @@ def notes_block(notes: Sequence[str]) -> Text:
     return text
 
 
-def compare_table(result: CompareResult) -> Table:
-    """Several policies over one session: one column per policy, one row per figure."""
-    table = Table(
-        title=f"{result.session_id}: {len(result.rows)} policies, window {tokens(result.window)}",
-        box=box.SIMPLE_HEAVY,
-        title_justify="left",
-    )
-    table.add_column("", style="bold", no_wrap=True)
+def compare_table(result: CompareResult, width: int = 100) -> Group:
+    """Several policies over one session: one column per policy, one row per figure. Numbers are
+    never cut: when the policies do not fit ``width`` side by side, they are shown a few at a
+    time, each group under the same row labels (which wrap)."""
+    rows = _compare_rows(result)
+    label_width = min(max(len(label) for label, _cell in rows), COMPARE_LABEL_MAX)
+    title = f"{result.session_id}: {len(result.rows)} policies, window {tokens(result.window)}"
+    measure = Console(width=100_000, file=io.StringIO())  # (measures clamp to its width)
+    groups: list[list[CompareRow]] = [[]]
     for row in result.rows:
-        table.add_column(Text(row.policy), justify="right", no_wrap=True)
+        candidate = [*groups[-1], row]
+        table = _compare_group("", candidate, rows, label_width)
+        if groups[-1] and measure.measure(table).maximum > width:
+            groups.append([row])
+        else:
+            groups[-1] = candidate
+    tables = [
+        _compare_group(title if k == 0 else "", group, rows, label_width)
+        for k, group in enumerate(groups)
+    ]
+    return Group(*tables)
 
-    def figures(label: str, cell: Callable[[CompareRow], str | Text]) -> None:
-        table.add_row(*_plain(label, *(cell(row) for row in result.rows)))
 
-    figures("threshold", lambda row: tokens(row.threshold))
-    figures("peak context", lambda row: tokens(row.summary.peak_simulated))
-    figures("compactions", lambda row: str(row.summary.compactions))
-    figures(
-        "overflows",
-        lambda row: Text(
-            str(row.summary.overflows_simulated),
-            style="bold red" if row.summary.overflows_simulated else "green",
+COMPARE_LABEL_MAX = 22
+"""The row labels of ``compare`` wrap past this many characters (the figures never do)."""
+
+_CompareCell = Callable[[CompareRow], "str | Text"]
+
+
+def _compare_rows(result: CompareResult) -> list[tuple[str, _CompareCell]]:
+    """The figures ``compare`` shows, as (label, cell of a policy)."""
+    rows: list[tuple[str, _CompareCell]] = [
+        ("threshold", lambda row: tokens(row.threshold)),
+        ("peak context", lambda row: tokens(row.summary.peak_simulated)),
+        ("compactions", lambda row: str(row.summary.compactions)),
+        (
+            "overflows",
+            lambda row: Text(
+                str(row.summary.overflows_simulated),
+                style="bold red" if row.summary.overflows_simulated else "green",
+            ),
         ),
-    )
-    figures(
-        "  avoided / caused",
-        lambda row: f"{row.summary.overflows_avoided} / {row.summary.overflows_caused}",
-    )
-    figures("tokens truncated", lambda row: tokens(row.summary.tokens_truncated))
-    figures("tokens pruned", lambda row: tokens(row.summary.tokens_pruned))
-    figures("tokens summarised", lambda row: tokens(row.summary.tokens_summarised))
-    figures("summary tokens", lambda row: tokens(row.summary.summary_tokens))
-    figures("tokens kept in tails", lambda row: tokens(row.summary.tail_tokens))
-    figures("context at the end", lambda row: tokens(row.summary.final_tokens))
+        (
+            "  avoided / caused",
+            lambda row: f"{row.summary.overflows_avoided} / {row.summary.overflows_caused}",
+        ),
+        ("tokens truncated", lambda row: tokens(row.summary.tokens_truncated)),
+        ("tokens pruned", lambda row: tokens(row.summary.tokens_pruned)),
+        ("tokens summarised", lambda row: tokens(row.summary.tokens_summarised)),
+        ("summary tokens", lambda row: tokens(row.summary.summary_tokens)),
+        ("tokens kept in tails", lambda row: tokens(row.summary.tail_tokens)),
+        ("context at the end", lambda row: tokens(row.summary.final_tokens)),
+    ]
     if any(sum(row.fidelity.values()) for row in result.rows):
+        rows.append(("recorded compactions", lambda row: ""))
         for outcome in ("same", "earlier", "later", "missed", "manual", "untestable"):
             if any(row.fidelity.get(outcome) for row in result.rows):
-                figures(f"recorded compactions {outcome}", _fidelity_count(outcome))
+                rows.append((f"  {outcome}", _fidelity_count(outcome)))
+    return rows
+
+
+def _compare_group(
+    title: str,
+    group: list[CompareRow],
+    rows: list[tuple[str, _CompareCell]],
+    label_width: int,
+) -> Table:
+    table = Table(
+        title=title or None, box=box.SIMPLE_HEAVY, title_justify="left", collapse_padding=True
+    )
+    table.add_column(
+        "", style="bold", min_width=label_width + 2, max_width=label_width + 2, overflow="fold"
+    )
+    for row in group:  # (the groups are made so that every figure fits: nothing is cut)
+        table.add_column(Text(row.policy), justify="right", no_wrap=True)
+    for label, cell in rows:
+        table.add_row(*_plain(label, *(cell(row) for row in group)))
     return table
 
 

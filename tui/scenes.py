@@ -77,6 +77,9 @@ def discovered_samples() -> list[DiscoveredSession]:
                     modified=FIXED_TIME - k * 5400,
                     size_bytes=path.stat().st_size,
                     title=title,
+                    # the session's own time; the last row's is left out, to show the mark of
+                    # a date that is only the file's
+                    last_active=None if fmt is SourceFormat.CTXSCOPE else FIXED_TIME - k * 5400,
                 )
             )
     return found
@@ -278,6 +281,12 @@ async def _compaction_done(pilot: Pilot[None]) -> None:
     await settle(pilot)
 
 
+async def _compaction_at_the_recorded_one(pilot: Pilot[None]) -> None:
+    await press(pilot, "right_square_bracket", "c")
+    await pilot.pause(0.3)  # the summary is drawn a little after it arrives
+    await settle(pilot)
+
+
 async def _compaction_replayed(pilot: Pilot[None]) -> None:
     await _compaction_done(pilot)
     await press(pilot, "left_square_bracket")
@@ -423,6 +432,12 @@ SCENES: tuple[Scene, ...] = (
         lambda: session_app(OVERFLOW, "seed"),
         _compaction_done,
         screenshot=True,
+    ),
+    Scene(
+        "compaction-at-recorded",
+        "], c: compaction at the recording's own, on the whole context the model had there",
+        lambda: session_app(COMPACTED),
+        _compaction_at_the_recorded_one,
     ),
     Scene(
         "compaction-replay",

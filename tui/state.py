@@ -18,36 +18,50 @@ from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import IntFlag
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
-from core.models import CompactionEvent, Message, Role, Session
-from core.policy import PRESETS, Policy, get_preset
+from core.models import Message, Role, Session
+from core.policy import Policy, get_preset
+from tui.figures import recorded_trigger
 
 if TYPE_CHECKING:  # the replay engine is imported lazily, in the worker that runs it
-    from core.replay import MessageState, ReplayEvent, ReplayResult
+    from core.replay import (
+        CallPoint,
+        InferredThreshold,
+        MessageState,
+        ReplayEvent,
+        ReplayResult,
+    )
 
 COMPACTION_KINDS = ("compact", "recorded-compaction")
 """Replay event kinds that `[` and `]` step through."""
 
-FORMAT_PRESETS = {
-    "claude-code": "claude-code",
-    "codex": "codex",
-    "pi": "pi",
-    "opencode": "opencode",
-}
-"""The preset a session starts with when the user names none: the policy of the agent that wrote it."""
-
-DEFAULT_PRESET = "seed"
+INFERRED = "inferred"
+"""The policy the session's own compactions imply (``core.replay.INFERRED``; not imported from
+there: the replay package is loaded on first use)."""
 
 
-def default_policy_for(session: Session | None) -> Policy:
-    """The preset of the agent that recorded ``session`` (``seed`` for our own format)."""
-    name = DEFAULT_PRESET
-    if session is not None:
-        name = FORMAT_PRESETS.get(str(session.format), DEFAULT_PRESET)
-    if name not in PRESETS:
-        name = next(iter(PRESETS))
-    return get_preset(name)
+class Inferred(NamedTuple):
+    """The recording agent's threshold as the session's own compactions show it, and the
+    ``inferred`` policy built on it."""
+
+    threshold: InferredThreshold
+    policy: Policy
+
+
+def policy_for(session: Session, chosen: Policy | None) -> Policy:
+    """The policy a session opens with, as ``ctxscope analyze`` picks it: the recording agent's
+    preset as its recorded version behaves, unless another policy was chosen (the recording
+    agent's own preset, chosen by name, follows the version too; ``inferred`` starts as it and
+    is switched to once the first replay has worked it out)."""
+    from core.replay import native_policy  # (the replay package: loaded with the session)
+
+    native = native_policy(session)
+    if chosen is None or chosen == Policy(name=INFERRED):  # (--policy inferred, not known yet)
+        return native
+    if chosen.name == native.name and chosen == get_preset(chosen.name):
+        return native
+    return chosen
 
 
 class RowFlag(IntFlag):
@@ -153,9 +167,22 @@ class SessionState:
 
     @property
     def window_source(self) -> str:
+        """Where the window comes from: ``recorded``, ``table``, ``inferred``, ``user``, or
+        ``policy`` (the policy's override)."""
         if self.policy.context_window:
             return "policy"
+        if self.result is not None and self.result.window_source:
+            return self.result.window_source
         return str(self.session.window_source)
+
+    @property
+    def window_evidence(self) -> str | None:
+        """Why the window is what it is (one sentence), when known."""
+        if self.policy.context_window:
+            return "The policy overrides the session's window (context_window)."
+        if self.result is not None and self.result.window_evidence:
+            return self.result.window_evidence
+        return self.session.window_evidence
 
     def message(self, index: int) -> Message:
         return self.session.messages[index]
@@ -179,6 +206,14 @@ class SessionState:
             return None
         pos = bisect_right(calls, index) - 1
         return max(pos, 0)
+
+    def point_of_message(self, index: int) -> CallPoint | None:
+        """The replay's point of the call message ``index`` is (None: not a call, no result)."""
+        call = self.call_for_message(index)
+        if self.result is None or call is None or call >= self.result.call_count:
+            return None
+        point = self.result.point(call)
+        return point if point.message_index == index else None
 
     def message_for_call(self, call_index: int) -> int | None:
         if 0 <= call_index < len(self._call_messages):
@@ -255,7 +290,7 @@ class SessionState:
         else:
             self._call_messages = _ints(m.index for m in messages if m.is_model_call)
         markers = self._mark_selected_compaction(flags, count)
-        markers.extend(_boundary_markers(self.session, count))
+        markers.extend(_boundary_markers(self.session, result, count))
         for i in self._match_set:
             if i < count:
                 flags[i] |= _MATCH
@@ -409,10 +444,10 @@ def _mark_decisions(flags: array[int], result: ReplayResult, count: int) -> None
             flags[event.message_index] |= _COMPACTED_HERE
 
 
-def _boundary_markers(session: Session, count: int) -> list[Marker]:
+def _boundary_markers(session: Session, result: ReplayResult | None, count: int) -> list[Marker]:
     """A rule above the first message after each compaction the recording made."""
     return [
-        Marker("boundary", _boundary_text(compaction, k), compaction.message_index)
+        Marker("boundary", _boundary_text(session, result, k), compaction.message_index)
         for k, compaction in enumerate(session.compactions)
         if compaction.message_index < count
     ]
@@ -440,8 +475,10 @@ def _split_marker(event: ReplayEvent, count: int) -> Marker:
     return Marker("split", f"split{trigger}: ↑ {head_text} · ↓ {tail_text}{tokens}", at)
 
 
-def _boundary_text(compaction: CompactionEvent, k: int) -> str:
-    parts = [f"recorded compaction #{k + 1}", str(compaction.trigger)]
+def _boundary_text(session: Session, result: ReplayResult | None, k: int) -> str:
+    compaction = session.compactions[k]
+    trigger, _evidence = recorded_trigger(session, result, k)  # as every screen labels it
+    parts = [f"recorded compaction #{k}", trigger]  # (numbered from 0, as recorded_index)
     if compaction.tokens_before is not None:
         before = f"{compaction.tokens_before:,}"
         if compaction.tokens_after is not None:

@@ -21,7 +21,8 @@ The package, in the order a run uses it (docs/architecture.md draws it):
 ``incremental``    after a limit change, from which call a run can resume an earlier one
 ``fidelity``       how the replay matched each recorded compaction
 ``timeline``       the result assembled from a run's trace: points, message states, summary, notes
-``engine``         :class:`Replayer`: the caches shared by runs, the lock, ``run``
+``context``        the context a run had at one message, and a compaction run on it now
+``engine``         :class:`Replayer`: the caches shared by runs, the lock, ``run``, ``context_at``
 ``compare``        :func:`compare`
 =================  ==================================================================================
 
@@ -107,6 +108,7 @@ from __future__ import annotations
 
 from core.overflow import RecordedKind
 from core.replay.compare import compare
+from core.replay.context import CompactionAt, ContextAt
 from core.replay.engine import Replayer, SummarizerFactory, replay
 from core.replay.policies import (
     INFERRED,
@@ -135,14 +137,17 @@ from core.replay.results import (
     cut_index,
 )
 from core.replay.simulate import ProgressFn, ReplayCancelled
+from core.replay.truncation import sent_output
 
 __all__ = [
     "INFERRED",
     "NATIVE_PRESET",
     "SCHEMA_VERSION",
     "CallPoint",
+    "CompactionAt",
     "CompareResult",
     "CompareRow",
+    "ContextAt",
     "EventKind",
     "FidelityRow",
     "InferredThreshold",
@@ -166,4 +171,5 @@ __all__ = [
     "native_policy",
     "policy_threshold",
     "replay",
+    "sent_output",
 ]

@@ -99,6 +99,11 @@ def fired_on(check: Check, trigger: Trigger) -> int:
     return check.proj or 0
 
 
+def checked(check: Check) -> bool:
+    """The policy checked before this call, on a figure (``CallPoint.checked``)."""
+    return check.checks_now and (check.base is not None or check.proj is not None)
+
+
 def measured(check: Check) -> int | None:
     """The figure a check reports: the one it fired on, else its projection, else the figure."""
     return check.measured()

@@ -30,13 +30,20 @@ from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import replace
 from typing import Any
 
-from core.compaction import CompactionError, CompactionOutline, EntryCache, compact_outline
+from core.compaction import (
+    CompactionError,
+    CompactionOutline,
+    EntryCache,
+    compact,
+    compact_outline,
+)
 from core.gc_pause import gc_paused
 from core.llm.factory import make_summarizer
-from core.llm.protocol import Summarizer
+from core.llm.protocol import DeltaCallback, Summarizer
 from core.models import Session
 from core.policy import Policy
 from core.replay.calls import Calls
+from core.replay.context import CompactionAt, ContextAt, context_before
 from core.replay.evidence import rule_spans, thresholds_from_evidence
 from core.replay.incremental import ResumePlanner, flatten, policy_key, restore
 from core.replay.inferred import inferred_policy, intersect
@@ -60,6 +67,9 @@ from core.tokens import get_counter
 SummarizerFactory = Callable[[Policy], Summarizer]
 
 _MAX_CACHED_COMPACTIONS = 512
+
+DEFAULT_WINDOW = 200_000
+"""The window a compaction run now assumes when the session's is unknown (and says so)."""
 
 
 class Replayer:
@@ -173,6 +183,64 @@ class Replayer:
                 self._recorded, checks, rule, policy
             )
         return setting
+
+    # -- one message, looked at closely ------------------------------------------------------
+
+    def context_at(self, policy: Policy, message_index: int, *, through: bool = False) -> ContextAt:
+        """The context ``policy`` had right before message ``message_index`` — its last summary,
+        the tail it kept, everything since — before anything it did there; with ``through``,
+        message ``message_index`` too (:mod:`core.replay.context`)."""
+        key = policy_key(policy)
+        while True:  # (another thread's runs may push the trace out between the two locks)
+            self.run(policy)
+            with self._lock, gc_paused():
+                trace = self._traces.get(key)
+                if trace is None or trace.result is None:
+                    continue
+                self._traces.move_to_end(key)
+                return context_before(
+                    self._calls,
+                    self._recorded,
+                    self._setting(policy),
+                    trace,
+                    message_index,
+                    through=through,
+                    compact=self._compact,
+                    futile=self._futile,
+                )
+
+    async def compaction_at(
+        self,
+        policy: Policy,
+        message_index: int,
+        *,
+        through: bool = True,
+        summarizer: Summarizer | None = None,
+        on_delta: DeltaCallback | None = None,
+        default_window: int = DEFAULT_WINDOW,
+    ) -> CompactionAt:
+        """Run ``policy``'s compaction now on :meth:`context_at` (streaming the summary to
+        ``on_delta``), with ``summarizer`` or the policy's LLM; a session whose window is
+        unknown is compacted for ``default_window``. Raises
+        :class:`core.compaction.CompactionError`."""
+        import asyncio  # (only a compaction needs it: `analyze --json` starts without it)
+
+        context = await asyncio.to_thread(self.context_at, policy, message_index, through=through)
+        window = context.window or effective_window(self.session, policy)
+        used = window or default_window
+        if summarizer is None:
+            summarizer = make_summarizer(policy.llm, context_limit_tokens=used)
+        result = await compact(
+            context.messages,
+            policy,
+            summarizer,
+            window=used,
+            counter=get_counter(policy.estimator),
+            auto=False,
+            on_delta=on_delta,
+            token_counts=context.tokens,
+        )
+        return CompactionAt(context, result, used, bool(window))
 
     def inferred_threshold(self) -> InferredThreshold:
         """The interval the session's own compactions give the recording agent's threshold

@@ -96,12 +96,20 @@ class Run:
 
     # -- the walk ----------------------------------------------------------------------------
 
-    def walk(self, pos: int, progress: ProgressFn | None, cancel: threading.Event | None) -> None:
-        """Walk from message ``pos`` (the checkpoint's) to the end of the session."""
+    def walk(
+        self,
+        pos: int,
+        progress: ProgressFn | None,
+        cancel: threading.Event | None,
+        *,
+        stop: int | None = None,
+    ) -> None:
+        """Walk from message ``pos`` (the checkpoint's) to the end of the session, or up to
+        message ``stop`` (not included: the state is then the one before it)."""
         state = self.state
         events = self.events
         checkpoints = self.trace.checkpoints
-        n = self.calls.n
+        n = self.calls.n if stop is None else min(stop, self.calls.n)
         call_of = self.calls.call_of
         rc_at = self.recorded.at
         walked = self.recorded.walked
@@ -194,6 +202,9 @@ class Run:
         limit = self.setting.limits[c]
         reply_tokens = self.setting.tokens[i] if self.calls.main[i] else 0
         turn_start = self.calls.first_of_turn[c]
+        if not checks_now and (self.setting.native or self.setting.follow_recording):
+            # The agent compacted by itself here: whatever its documented schedule, it checked.
+            checks_now = self.recorded.here(c) is not None
         check = measure(state, self.setting.rec, c, reply_tokens, checks_now, policy, turn_start)
         check.basis = self.basis(check)
         check.limit = limit
@@ -391,10 +402,14 @@ class Run:
         rec = self.setting.rec
         if rc is None or rc.index not in rec.bases:
             return False
-        before = self.state.e_sim
+        before = self.context_items(i)
         self.take(rc, i)
         base_items = rec.bases[rc.index][0]
         owned = self.recorded.owned
+        # After it, call c sends the recording's own context: its figure is the recorded one.
+        after_reply = self.calls.kinds[c] == "after-reply" and self.calls.main[i]
+        reply = self.setting.tokens[i] if after_reply else 0
+        after_tokens = rec.figures(c, self.state.e_sim + reply).prompt
         because = (
             f"the provider refused the call ({figure:,} tokens)"
             if kind == "overflow"
@@ -408,7 +423,8 @@ class Run:
             call_index=c,
             trigger=trigger,
             tokens_before=figure,
-            tokens_after=max(0, figure - round(rec.ratio * (before - self.state.e_sim))),
+            tokens_after=after_tokens,
+            head_indices=self.summarised(before, rc, i),
             tail_indices=[j for j, _t in base_items if j >= 0 and not owned[j]],
             summary=self.calls.session.compactions[rc.index].summary,
             trigger_call_index=c - 1 if c > 0 else None,
@@ -432,9 +448,22 @@ class Run:
                 if last is not None and last.kind in ("compact", "prune"):
                     last.recorded_index = rc.index
             return
+        state = self.state
+        before = self.context_items(i)
+        figure = state.prev_figure + (state.e_sim - state.prev_e_cov)
+        e_before = state.e_sim
         self.take(rc, i)
-        base_items = self.setting.rec.bases[rc.index][0]
+        rec = self.setting.rec
+        base_items = rec.bases[rc.index][0]
         owned = self.recorded.owned
+        recorded = self.calls.session.compactions[rc.index]
+        # The recording's own figures lead; else the replay's, as for the policy's compactions.
+        tokens_before = recorded.tokens_before
+        if tokens_before is None and not rc.before_recording:
+            tokens_before = figure
+        tokens_after = recorded.tokens_after
+        if tokens_after is None and tokens_before is not None:
+            tokens_after = max(0, tokens_before - round(rec.ratio * (e_before - state.e_sim)))
         reason = (
             "The recording starts at this compaction (what came before it is not in the file): "
             "the replay starts from its summary and kept messages."
@@ -448,8 +477,11 @@ class Run:
             reason,
             call_index=nxt,
             trigger="recorded" if rc.before_recording else "manual",
+            tokens_before=tokens_before,
+            tokens_after=tokens_after,
+            head_indices=self.summarised(before, rc, i),
             tail_indices=[j for j, _t in base_items if j >= 0],
-            summary=self.calls.session.compactions[rc.index].summary,
+            summary=recorded.summary,
             at_message_index=i,
             recorded_index=rc.index,
             summary_tokens=sum(t for j, t in base_items if j < 0 or owned[j]),
@@ -501,6 +533,17 @@ class Run:
             self.note("failed", f"{fired}, but the compaction failed: {why}")
         else:
             self.note(f"nothing-{trigger}", f"{fired}, but there was nothing to compact: {why}")
+
+    def summarised(self, before: Sequence[Item], rc: RecordedCompaction, at: int) -> list[int]:
+        """The session messages of the context ``before`` a recorded compaction taken before
+        message ``at`` that it did not keep: what its summary replaced."""
+        base_items, start = self.setting.rec.bases[rc.index]
+        kept = {j for j, _t in base_items if j >= 0}
+        return [
+            item.index
+            for item in before
+            if item.index >= 0 and item.index not in kept and not start <= item.index < at
+        ]
 
     # -- the context -------------------------------------------------------------------------
 

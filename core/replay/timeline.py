@@ -14,7 +14,7 @@ from typing import Any
 from core.fastmodel import build
 from core.models import Provenance
 from core.replay.calls import Calls
-from core.replay.checks import measured
+from core.replay.checks import checked, measured
 from core.replay.fidelity import fidelity
 from core.replay.recorded import RecordedCompactions
 from core.replay.results import (
@@ -26,7 +26,7 @@ from core.replay.results import (
     ReplaySummary,
 )
 from core.replay.setting import Setting
-from core.replay.state import Check, Trace
+from core.replay.state import Trace
 from core.replay.truncation import Truncation
 
 _STATES_SLACK = 1024
@@ -200,7 +200,7 @@ def _point(
     rec = setting.rec
     window = setting.windows[c]
     reason = calls.recorded_overflows(window)[c]
-    checked = _checked(check)
+    was_checked = checked(check)
     return build(
         CallPoint,
         {
@@ -220,11 +220,11 @@ def _point(
             "baseline_provenance": rec.baseline_prov[c],
             "baseline_after_tokens": rec.baseline_after[c],
             "overflow_recorded_reason": reason,
-            "checked": checked,
-            "check_tokens": measured(check) if checked else None,
-            "baseline_check_tokens": check.baseline_measure if checked else None,
+            "checked": was_checked,
+            "check_tokens": measured(check) if was_checked else None,
+            "baseline_check_tokens": check.baseline_measure if was_checked else None,
             "check_fired": check.fired,
-            "check_basis": check.basis if checked else None,
+            "check_basis": check.basis if was_checked else None,
             "threshold_source": sources[c],
         },
     )
@@ -290,25 +290,22 @@ class ColumnPoints:
             return range(self.count)
         if name == "threshold":
             return self._setting.limits[: self.count]
+        if name == "window":
+            return self._setting.windows[: self.count]
         if name == "threshold_source":
             if self._sources is None:
                 self._sources = _threshold_sources(self._setting, self.count)
             return self._sources
         if name == "check_fired":
             return [row.check.fired for row in rows]
-        checked = [_checked(row.check) for row in rows]
+        flags = [checked(row.check) for row in rows]
         if name == "checked":
-            return checked
+            return flags
         if name == "check_tokens":
-            return [measured(r.check) if c else None for r, c in zip(rows, checked, strict=True)]
+            return [measured(r.check) if c else None for r, c in zip(rows, flags, strict=True)]
         if name == "check_basis":
-            return [r.check.basis if c else None for r, c in zip(rows, checked, strict=True)]
+            return [r.check.basis if c else None for r, c in zip(rows, flags, strict=True)]
         return [getattr(point, name) for point in self.all()]
-
-
-def _checked(check: Check) -> bool:
-    """The policy checked before this call, on a figure (``CallPoint.checked``)."""
-    return check.checks_now and (check.base is not None or check.proj is not None)
 
 
 def _threshold_sources(setting: Setting, calls: int) -> list[str | None]:

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from core.models import Session, replace
+from core.models import Message, Session, replace
 from core.policy import Policy, TruncationPolicy
 from core.replay.state import Item
 from core.tokens import get_counter, message_text
-from core.truncate import truncate_tool_output
+from core.truncate import TruncationResult, truncate_tool_output
 
 OutputSizes = dict[tuple[str | None, bool], list[tuple[int, int, int]]]
 """``(message index, UTF-8 bytes, lines)`` of every non-empty tool output, by tool name and
@@ -23,6 +23,22 @@ whether the tool truncated it itself."""
 
 _Content = tuple[str, str, str | None]
 """The truncated output, its note and the reason (None: not truncated)."""
+
+
+def sent_output(message: Message, rules: TruncationPolicy) -> TruncationResult:
+    """Tool output ``message`` as ``rules`` would send it (simulated: nothing is written): the
+    one call of :func:`core.truncate.truncate_tool_output` the replay and the detail pane share,
+    so what the pane previews is what the replay counted."""
+    tool_result = message.tool_result
+    assert tool_result is not None, "a tool output"
+    return truncate_tool_output(
+        tool_result.output,
+        tool_name=tool_result.tool_name,
+        call_id=tool_result.call_id,
+        policy=rules,
+        spill=False,
+        truncated_by_tool=tool_result.truncated_by_tool,
+    )
 
 
 class Truncation:
@@ -133,16 +149,11 @@ class Truncations:
         entry = self._content.get(cache_key)
         if entry is not None:
             return entry
-        tool_result = self.session.messages[i].tool_result
+        message = self.session.messages[i]
+        tool_result = message.tool_result
         assert tool_result is not None
         output = tool_result.output
-        outcome = truncate_tool_output(
-            output,
-            tool_name=tool_result.tool_name,
-            call_id=tool_result.call_id,
-            policy=rules,
-            spill=False,
-        )
+        outcome = sent_output(message, rules)
         if not outcome.truncated:
             entry = (output, "", None)
         else:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import pytest
 from sessions import growing_session
 from textual.pilot import Pilot
 from textual.widgets import Markdown, Static
@@ -15,9 +16,11 @@ from views_fixtures import Host, compacting_policy
 from core.models import Session
 from core.policy import Policy
 from core.replay import ReplayResult, replay
-from core.templates import get_template
+from core.templates import get_template, split_sections
+from tui.figures import index_runs
 from tui.messages import JumpToMessage
-from tui.screens.compaction import CompactionScreen, context_at, cut_of, index_range
+from tui.scenes import COMPACTED, press, session_app, settle
+from tui.screens.compaction import CompactionScreen, cut_of
 
 
 @asynccontextmanager
@@ -52,17 +55,13 @@ async def _summary_shown(pilot: Pilot[None], screen: CompactionScreen) -> str:
     return markdown.source
 
 
-def test_context_starts_at_the_last_recorded_boundary() -> None:
-    from core.models import CompactionEvent
-
-    session = growing_session(turns=4)
-    assert [m.index for m in context_at(session, 5)] == list(range(6))
-    session.compactions.append(CompactionEvent(message_index=8, trigger="auto"))
-    assert [m.index for m in context_at(session, 12)] == list(range(8, 13))
-    assert [m.index for m in context_at(session, 7)] == list(range(8))
-    assert index_range([4, 9, 6]) == "#4–#9"
-    assert index_range([3]) == "#3"
-    assert index_range([]) == "none"
+def test_message_runs_never_span_a_message_outside_the_set() -> None:
+    # issue 14 item 3: "head #3–#267 / tail #3–#66" overlapped (a pinned lead in the tail)
+    assert index_runs([4, 9, 6]) == "#4, #6, #9"
+    assert index_runs([3, 60, 61, 62, 63]) == "#3, #60–#63"
+    assert index_runs([3]) == "#3"
+    assert index_runs([]) == "none"
+    assert index_runs([1, 3, 5, 7, 9, 11]) == "#1, #3, #5, #7, … 2 more"
 
 
 def test_the_cut_is_after_the_head_even_with_a_pinned_lead() -> None:
@@ -183,7 +182,7 @@ async def test_brackets_step_through_the_replay_compactions() -> None:
         assert f"#{cut_of(event)}" in mode
         assert await _summary_shown(pilot, screen) == (event.summary or "")
         split = str(screen.query_one("#cs-split", Static).render())
-        assert f"head {len(event.head_indices)} messages {index_range(event.head_indices)}" in split
+        assert f"head {len(event.head_indices)} messages {index_runs(event.head_indices)}" in split
         await pilot.press("left_square_bracket")
         await pilot.pause()
         assert screen.position == 0
@@ -200,3 +199,34 @@ async def test_enter_jumps_to_the_message_and_closes() -> None:
         first = next(e for e in result.events if e.kind == "compact")
         assert [j.message_index for j in jumps] == [cut_of(first)]
         assert app.screen is not screen
+
+
+@pytest.mark.skipif(not COMPACTED.exists(), reason="sample_sessions are not generated")
+async def test_compaction_at_a_recorded_compaction_compacts_the_whole_context() -> None:
+    # issue 14 item 1: `]` to a recorded compaction then `c` ran on 2 messages (2,668 → 83,
+    # "Goal (none)"); `r` on "replay 2/2" ran on 4. Both now run on the context the model had.
+    app = session_app(COMPACTED)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await press(pilot, "right_square_bracket", "c")
+        screen = app.screen
+        assert isinstance(screen, CompactionScreen)
+        assert screen.status == "done" and screen.compaction is not None
+        assert len(screen.compaction.head_ids) > 200
+        assert split_sections(screen.compaction.summary)["Goal"].strip() != "(none)"
+        run_now = screen.run_now
+        assert run_now is not None and run_now.context.at_call
+        result = screen.result
+        assert result is not None
+        point = next(p for p in result.points if p.message_index == screen.message_index)
+        tokens = str(screen.query_one("#cs-tokens", Static).render())
+        assert f"before {point.check_tokens:>9,}" in tokens  # the replay's figure, not an estimate
+        await press(pilot, "right_square_bracket", "right_square_bracket")
+        assert screen.position == 1 and "replay 2/2 (recorded)" in str(
+            screen.query_one("#cs-mode").render()
+        )
+        event = screen.events[1][1]
+        await press(pilot, "r")
+        assert screen.status == "done" and screen.compaction is not None
+        assert not screen.through and screen.message_index == event.at_message_index
+        assert len(screen.compaction.head_ids) >= len(event.head_indices) - 5

@@ -94,7 +94,7 @@ async def test_select_call_from_outside_does_not_post() -> None:
         assert gauge.selected_call == 5
         assert gauge.selected_message == result.points[5].message_index
         assert app.posted == []
-        assert f"call 6/{len(result.points)}" in _rows(gauge)[0]
+        assert _rows(gauge)[0].startswith(" call 5 ·")  # numbered from 0, as call_index
 
 
 async def test_window_size_moves_the_threshold_row() -> None:
@@ -118,6 +118,42 @@ async def test_window_size_moves_the_threshold_row() -> None:
     assert large_row < small_row
     assert short_tokens(small.threshold) in small_label
     assert short_tokens(large.threshold) in large_label
+
+
+async def test_the_threshold_is_drawn_per_call_and_inferred_stretches_are_marked() -> None:
+    # issue 12: the threshold can change between stretches (a window change, a stretch where
+    # the recording shows another threshold); the gauge draws each call's, inferred ones ┄
+    session, result = _result(policy_window=60_000)
+    assert result.threshold is not None
+    half = len(result.points) // 2
+    lower = result.threshold - 12_000
+    points = [
+        p.model_copy(update={"threshold": lower, "threshold_source": "inferred"})
+        if p.call_index >= half
+        else p
+        for p in result.points
+    ]
+    changed = result.model_copy(update={"points": points})
+    gauge = TokenGauge()
+    gauge.styles.height = HEIGHT
+    app = Host(gauge)
+    async with app.run_test(size=(130, 14)) as pilot:
+        gauge.update_result(session, changed)
+        await pilot.pause()
+        rows = _rows(gauge)
+        layout = gauge.layout_for(gauge.size.width)
+        width = layout.bucket_width  # the first bucket's cells, then those of an inferred one
+        early = slice(GUTTER, GUTTER + width)
+        start = GUTTER + (half + 1) // layout.calls_per_bucket * width
+        late = slice(start, start + width)
+        early_rows = {y for y, row in enumerate(rows) if "┈" in row[early]}
+        late_rows = {y for y, row in enumerate(rows) if "┄" in row[late]}
+        assert early_rows and late_rows and early_rows != late_rows
+        assert max(late_rows) > max(early_rows)  # the lower threshold sits lower
+        assert "┄ inf" in rows[1]  # the legend names the inferred threshold
+        gauge.select_call(len(points) - 1)
+        await pilot.pause()
+        assert f"thr {short_tokens(lower)} (inferred)" in _rows(gauge)[0]
 
 
 async def test_markers_sit_under_compaction_and_overflow_calls() -> None:
@@ -237,7 +273,7 @@ async def test_a_five_row_gauge_keeps_label_chart_and_markers() -> None:
         await pilot.pause()
         rows = _rows(gauge)
     assert len(rows) == 5
-    assert rows[0].startswith(f" call {len(result.points)}/{len(result.points)}")
+    assert rows[0].startswith(f" call {len(result.points) - 1} ")  # numbered from 0
     assert all(len(row) == 80 for row in rows)
     assert any(ch in rows[1] + rows[2] + rows[3] for ch in "▁▂▃▄▅▆▇█")
     assert "◆" in rows[4]

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from rich.console import Console
 from sessions import growing_session
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
@@ -112,3 +114,71 @@ async def test_fits_an_80_by_24_terminal() -> None:
         dialog = screen.query_one("#ov-dialog")
         assert hint.region.bottom <= dialog.content_region.bottom
         assert table.region.height >= 4
+
+
+async def test_when_it_checks_what_it_saw_and_what_it_should_have_done_are_said_whole() -> None:
+    # issue 14 item 6: the explanation was cut mid-sentence ("…of 255,616; 97,069")
+    from builders import SessionBuilder, text_of_tokens
+
+    from core.policy import get_preset
+
+    session = (
+        SessionBuilder()
+        .user("first")
+        .call("read", context=10_000)
+        .result("ok")
+        .reply("done", context=11_000)
+        .user("second")
+        .call("read", context=30_000)
+        .result(text_of_tokens(30_000, "a"))
+        .call("grep", context=62_000)
+        .result(text_of_tokens(30_000, "b"))
+        .call("grep", context=92_000)
+        .result(text_of_tokens(10_000, "c"))
+        .reply("too big", context=102_100)
+        .session(window=100_000)
+    )
+    result = replay(session, get_preset("pi"))
+    async with opened(session, result, size=(80, 30)) as (_app, _pilot, screen, _dismissed):
+        d = screen.diagnosis
+        assert d is not None and d.verdict and d.schedule
+        console = Console(width=76, record=True, file=io.StringIO())
+        console.print(screen.query_one("#ov-facts", Static).content)
+        facts = " ".join(console.export_text().split())
+        assert "only between prompts" in facts
+        assert d.last_check_tokens is not None
+        saw = f"right before call 2: {d.last_check_tokens:,} against 83,616 — did not fire"
+        assert saw in facts
+        assert " ".join(d.verdict.split()) in facts  # whole, not cut
+
+
+async def test_the_compaction_the_growth_starts_at_is_named_with_its_trigger() -> None:
+    # issue 12: the overflow view shows triggers with their evidence
+    from builders import SessionBuilder, text_of_tokens
+
+    from core.policy import get_preset
+
+    session = (
+        SessionBuilder()
+        .user()
+        .call(context=60_000)
+        .result(text_of_tokens(30_000, "o"))
+        .reply(context=91_000)
+        .compaction(tokens_before=91_000)
+        .user("go on")
+        .call(context=5_000)
+        .result(text_of_tokens(500, "n"))
+        .reply(context=101_000)
+        .session(window=100_000)
+    )
+    result = replay(session, get_preset("pi"))
+    row = result.fidelity[0]
+    async with opened(session, result) as (_app, _pilot, screen, _dismissed):
+        d = screen.diagnosis
+        assert d is not None and d.since_message_index == 4
+        console = Console(width=90, record=True, file=io.StringIO())
+        console.print(screen.query_one("#ov-facts", Static).content)
+        facts = " ".join(console.export_text().split())
+        since = f"recorded compaction #0 at message #4, {row.trigger}"
+        assert since in facts
+        assert " ".join(row.trigger_evidence.split()) in facts

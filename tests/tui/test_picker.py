@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 
 from claude_jsonl import write_claude_session
@@ -149,3 +150,22 @@ async def test_discovery_failure_is_a_message_not_a_crash() -> None:
         picker = app.screen
         assert isinstance(picker, PickerScreen)
         assert "discovery failed" in picker.error_text
+
+
+async def test_the_date_is_the_sessions_own_time_else_marked(tmp_path: Path) -> None:
+    # issue 14 item 8: the session's own time (its last message), not the file's
+    found = _found(tmp_path)
+    found[0].last_active = MODIFIED - 30 * 86_400  # the session ended a month before the copy
+    found[1].last_active = MODIFIED - 3600
+    app = CtxscopeApp(discover=lambda: found, live=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        picker = app.screen
+        assert isinstance(picker, PickerScreen)
+        table = picker.query_one("#sessions", DataTable)
+        dates = [str(table.get_cell(str(s.path), "date")) for s in found]
+        assert dates[0] == datetime.fromtimestamp(MODIFIED - 30 * 86_400).strftime("%Y-%m-%d %H:%M")
+        assert not dates[1].startswith("~")
+        assert dates[2].startswith("~")  # no time of its own: the file's, marked
+        count = str(picker.query_one("#picker-count").render())
+        assert "~date: the file's time" in count

@@ -236,3 +236,24 @@ async def test_the_api_key_is_never_shown(monkeypatch: pytest.MonkeyPatch) -> No
         assert "OPENAI_API_KEY is set" in text
         assert secret not in text
         assert all(secret not in w.value for w in panel.query(Input))
+
+
+async def test_the_compaction_fields_of_issue_12_have_rows_and_help() -> None:
+    paths = (
+        "compaction.threshold_from_evidence",
+        "compaction.use_agent_estimates",
+        "compaction.count_earlier_reasoning",
+        "compaction.turn_start_check_sees_prompt",
+        "compaction.autocompact_buffer_tokens",
+    )
+    specs = {spec.path: spec for spec in policy_fields()}
+    app, panel = _panel("codex")
+    async with app.run_test(size=SIZE) as pilot:
+        await panel.open_sections("compaction")
+        await pilot.pause()
+        for path in paths:
+            assert specs[path].help
+            widget = panel.field_widget(path)
+            assert widget.is_mounted
+            row = panel.query_one(f"#{specs[path].widget_id}-row")
+            assert specs[path].help[:30] in str(row.query_one(".pp-help").render())

@@ -60,6 +60,8 @@ def analyze(
             buffer.write(data)
     else:
         # rich's rendering only for a table: --json starts without it
+        from rich.text import Text
+
         from tui.render import (
             diagnosis_panel,
             events_table,
@@ -73,6 +75,10 @@ def analyze(
 
         console = stdout_console()
         console.print(session_header(session, result))
+        if report.inferred_threshold is not None and session.compactions:
+            console.print(
+                Text(f"the recording's threshold: {report.inferred_threshold.note}", style="dim")
+            )
         console.print()
         console.print(diagnosis_panel(diagnosis))
         console.print(sparkline_panel(result, console.width))

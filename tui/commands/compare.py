@@ -57,6 +57,6 @@ def compare(path: str, policy_specs: tuple[str, ...], window: int | None, as_jso
     console = stdout_console()
     console.print(session_header(session))
     console.print()
-    console.print(compare_table(result))
+    console.print(compare_table(result, console.width))
     if result.notes:
         console.print(notes_block(result.notes))

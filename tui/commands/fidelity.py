@@ -76,9 +76,7 @@ def _print(report: FidelityReport) -> None:
     if common:
         console.print(Text(f"sessions under {common}", style="dim"), soft_wrap=True)
     for file, entries in by_file.items():
-        console.print(
-            _file_header(os.path.relpath(file, common or None), entries[0]), soft_wrap=True
-        )
+        console.print(_file_header(os.path.relpath(file, common or None), entries[0]))
         console.print(_compactions_table(entries))
         for entry in entries:
             if entry.row.trigger_evidence:
@@ -141,10 +139,10 @@ def _groups_table(groups: list[ThresholdGroup]) -> Table:
         box=box.SIMPLE,
         title_justify="left",
     )
-    table.add_column("agent")
-    table.add_column("model")
+    table.add_column("agent", overflow="fold")
+    table.add_column("model", overflow="fold")  # (names and figures wrap, never cut)
     table.add_column("window", justify="right", no_wrap=True)
-    table.add_column("interval")
+    table.add_column("interval", overflow="fold")
     for group in groups:
         agent = group.agent + (f" {group.version}" if group.version else "")
         model = (group.model or "?") + (f" ({group.provider})" if group.provider else "")

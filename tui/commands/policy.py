@@ -37,6 +37,17 @@ def dump(spec: str) -> None:
 
 @policy.command(name="list")
 def list_presets() -> None:
-    """The built-in presets and what each models."""
+    """Name the built-in presets (and ``inferred``), each with what it models."""
+    from rich.table import Table
+
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(overflow="fold")
     for name, preset in PRESETS.items():
-        click.echo(f"{name:12} {preset.description}")
+        grid.add_row(name, preset.description)
+    grid.add_row(
+        "inferred",
+        "the recording agent's preset with the threshold the session's own compactions show "
+        "(worked out from the session: analyze, replay, compare and the TUI take it)",
+    )
+    stdout_console().print(grid)

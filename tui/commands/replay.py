@@ -1,4 +1,4 @@
-"""``ctxscope replay``: replay a session under a policy and print the timeline.
+"""``ctxscope replay``: replay a session under a policy and print the timeline, call by call.
 
 Holds the agent's actions fixed and re-runs truncation, pruning and compaction as the policy
 would, with summaries from the mock LLM (offline, deterministic) or a live OpenAI-compatible
@@ -25,6 +25,7 @@ from tui.render import (
     sparkline_panel,
     stdout_console,
     summary_table,
+    timeline_table,
 )
 
 
@@ -41,6 +42,11 @@ from tui.render import (
 @click.option("--model", default=None, help="Model name to ask the endpoint for (with --llm URL).")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole replay as JSON (schema v1).")
 @click.option("--all-events", is_flag=True, help="List every event, not only the first 40.")
+@click.option(
+    "--all-calls",
+    is_flag=True,
+    help="Print every call in the timeline (a long session prints those where something happened).",
+)
 def replay(
     path: str,
     policy_spec: str | None,
@@ -49,6 +55,7 @@ def replay(
     model: str | None,
     as_json: bool,
     all_events: bool,
+    all_calls: bool,
 ) -> None:
     """Replay the session at PATH under a policy and print where it would compact or overflow."""
     session, policy = load_or_fail("replay", path, window=window, policy_spec=policy_spec)
@@ -71,6 +78,7 @@ def replay(
     console.print()
     console.print(sparkline_panel(result, console.width))
     console.print(summary_table(result.summary))
+    console.print(timeline_table(result, all_calls=all_calls))
     console.print(events_table(result.events, limit=None if all_events else 40))
     if result.fidelity:
         console.print(fidelity_table(result.fidelity))

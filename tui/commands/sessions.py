@@ -2,7 +2,9 @@
 
 Looks where Claude Code, Codex, pi and opencode keep their sessions (honouring
 ``CLAUDE_CONFIG_DIR``, ``CODEX_HOME``, ``PI_CODING_AGENT_DIR`` / ``PI_CODING_AGENT_SESSION_DIR``
-and ``XDG_DATA_HOME``). Nothing is parsed in full; titles come from a small head of each file.
+and ``XDG_DATA_HOME``). Nothing is parsed in full; titles come from a small head of each file,
+the date from a small tail (the session's last timestamp; ``~`` marks the file's modification
+time where it records none).
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ def as_json(found: list[DiscoveredSession]) -> str:
             "project": s.project,
             "modified": s.modified_iso,
             "modified_epoch": s.modified,
+            "session_time": s.when_iso if s.last_active is not None else None,
+            "session_time_epoch": s.last_active,
             "size_bytes": s.size_bytes,
             "title": s.title,
             "session_id": s.session_id,
@@ -54,7 +58,7 @@ def sessions(as_json_output: bool, limit: int | None) -> None:
     from rich.table import Table
 
     table = Table(box=None, pad_edge=False, header_style="bold")
-    table.add_column("modified", no_wrap=True)
+    table.add_column("date", no_wrap=True)
     table.add_column("format", no_wrap=True)
     table.add_column("size", justify="right", no_wrap=True)
     table.add_column("project", overflow="fold", max_width=40)
@@ -62,7 +66,7 @@ def sessions(as_json_output: bool, limit: int | None) -> None:
     table.add_column("path", overflow="fold")
     for s in found:
         table.add_row(
-            s.modified_iso[:16].replace("T", " "),
+            ("" if s.last_active is not None else "~") + s.when_iso[:16].replace("T", " "),
             s.format.value,
             format_bytes(s.size_bytes, missing="-"),
             s.project or "",
@@ -73,3 +77,5 @@ def sessions(as_json_output: bool, limit: int | None) -> None:
     if not console.is_terminal:
         console = Console(width=100_000)  # piped: one session per line, nothing folded
     console.print(table)
+    if any(s.last_active is None for s in found):
+        click.echo("~ date: the file's modification time (the session records no time of its own)")

@@ -1,12 +1,15 @@
 """The compaction screen: run a compaction now, or look at the ones the replay made.
 
-**Run now** (``r``, and on opening): the conversation as it stood at the selected message (from the
-last recorded compaction boundary up to it) goes through :func:`core.compaction.compact` in an
-async worker with the policy's LLM — the offline mock, or the live OpenAI-compatible client when
+**Run now** (``r``, and on opening): the context the policy had at the selected message — its
+last summary, the tail it kept, everything since, and the message itself, before anything the
+policy did there (:meth:`core.replay.Replayer.compaction_at`) — is compacted in an async worker
+with the policy's LLM: the offline mock, or the live OpenAI-compatible client when
 ``policy.llm.provider == "openai"``. The summary appears as it streams; ``x`` or Esc cancels a
-running request. The screen then shows the tokens before → after, the head/tail split (counts, id
-range, tail tokens against the budget), what pruning replaced and why, the request that was sent
-(collapsed) and what the model sees next.
+running request. The screen then shows the tokens before → after (the replay's figure of that
+context, then less what was removed; the messages' own estimate below), the head/tail split
+(counts, message runs, tail tokens against the budget), what pruning replaced and why, the request
+that was sent (collapsed) and what the model sees next. ``r`` on a replay compaction runs it again
+on what the replay had right before it.
 
 **Replay** (``[`` / ``]``): steps through the compactions of the :class:`~core.replay.ReplayResult`
 (events of kind ``compact`` and ``recorded-compaction``), each with its trigger, head, tail, pruned
@@ -14,7 +17,7 @@ messages and summary.
 
 Enter jumps to the message in the session screen (posts :class:`~tui.messages.JumpToMessage`) and
 closes this screen. Nothing here decides anything: figures come from the compaction result or the
-replay events.
+replay events (and, for a recorded compaction, its recorded trigger and figures; :mod:`tui.figures`).
 """
 
 from __future__ import annotations
@@ -35,22 +38,21 @@ from textual.screen import Screen
 from textual.widgets import Collapsible, Label, Markdown, Static
 from textual.worker import Worker, WorkerState
 
-from core.compaction import CompactionError, CompactionResult, compact
+from core.compaction import CompactionError, CompactionResult
 from core.llm.factory import make_summarizer
 from core.llm.protocol import LLMError, Summarizer
 from core.models import Message, Role, Session
 from core.policy import Policy
+from core.replay import CompactionAt, Replayer
 from core.templates import unwrap_summary
 from core.tokens import get_counter
+from tui.figures import call_label, event_trigger, index_runs, recorded_trigger
 from tui.messages import JumpToMessage
 from tui.widgets.footer import KeysFooter
 from tui.widgets.message_list import role_label
 
 if TYPE_CHECKING:
     from core.replay import ReplayEvent, ReplayResult
-
-DEFAULT_WINDOW = 200_000
-"""Window assumed for the tail budget when neither the session nor the policy knows one."""
 
 REPLAY_KINDS = ("compact", "recorded-compaction")
 """Replay events ``[`` and ``]`` step through."""
@@ -64,17 +66,6 @@ MAX_REQUEST_CHARS = 6_000
 BAR_CELLS = 40
 
 
-def context_at(session: Session, message_index: int) -> list[Message]:
-    """The conversation as it stood at ``message_index``: from the last recorded compaction
-    boundary at or before it, up to and including it (sub-agent messages left out)."""
-    start = 0
-    for compaction in session.compactions:
-        if compaction.message_index <= message_index:
-            start = max(start, compaction.message_index)
-    end = min(message_index, len(session.messages) - 1)
-    return [m for m in session.messages[start : end + 1] if not m.sidechain]
-
-
 def cut_of(event: ReplayEvent) -> int:
     """The first message after a compaction's cut: the first tail message after the head.
 
@@ -86,14 +77,6 @@ def cut_of(event: ReplayEvent) -> int:
         after = [i for i in event.tail_indices if i > last_head]
         return min(after) if after else last_head + 1
     return event.message_index
-
-
-def index_range(indices: Sequence[int]) -> str:
-    """``#3–#17`` (or ``#5``, or ``none``)."""
-    if not indices:
-        return "none"
-    low, high = min(indices), max(indices)
-    return f"#{low}" if low == high else f"#{low}–#{high}"
 
 
 def one_line(text: str, limit: int = 90) -> str:
@@ -114,6 +97,24 @@ def preview(message: Message) -> str:
         text = one_line(message.text, 50)
         return f"{text} → {calls}" if text else f"→ {calls}"
     return one_line(message.text) or one_line(message.reasoning) or "(empty)"
+
+
+def _taken(event: ReplayEvent) -> bool:
+    """A compaction the replay took from the recording (where the agent compacted)."""
+    return (
+        event.kind == "compact" and event.recorded_index is not None and event.trigger != "manual"
+    )
+
+
+def _origin(event: ReplayEvent) -> str:
+    """`` (recorded)``, `` (the recording's)``, `` (at the user's compaction)`` or nothing."""
+    if event.kind == "recorded-compaction":
+        return " (recorded)"
+    if _taken(event):
+        return " (the recording's)"
+    if event.recorded_index is not None:
+        return " (where the user compacted)"
+    return ""
 
 
 def _bar(value: int, scale: int, cells: int = BAR_CELLS) -> str:
@@ -170,14 +171,21 @@ class CompactionScreen(Screen[None]):
         result: ReplayResult | None = None,
         *,
         summarizer: Summarizer | None = None,
+        replayer: Replayer | None = None,
     ) -> None:
         super().__init__()
         self.session = session
         self.policy = policy
         self.message_index = max(0, min(message_index, len(session.messages) - 1))
         """The message compaction runs at (the selected one)."""
+        self.through = True
+        """The run includes :attr:`message_index` itself (False: right before it, as a replay
+        compaction there)."""
         self.result = result
         self._summarizer = summarizer
+        self.replayer = replayer if replayer is not None else Replayer(session)
+        """Where the context at a message comes from (the session screen's, whose runs it
+        shares)."""
         self.events: list[tuple[int, ReplayEvent]] = (
             [(i, e) for i, e in enumerate(result.events) if e.kind in REPLAY_KINDS]
             if result is not None
@@ -188,6 +196,8 @@ class CompactionScreen(Screen[None]):
         """Index into :attr:`events` being shown; None while showing a compaction run now."""
         self.compaction: CompactionResult | None = None
         """The last compaction run now."""
+        self.run_now: CompactionAt | None = None
+        """The last compaction run now, with the context it ran on and its figures."""
         self.status = "idle"
         """``idle``, ``running``, ``done``, ``cancelled``, ``failed`` or ``nothing``."""
         self.summary_text = ""
@@ -230,42 +240,29 @@ class CompactionScreen(Screen[None]):
 
     # -- run now ---------------------------------------------------------------------------------
 
-    @property
-    def window(self) -> tuple[int, bool]:
-        """The window compaction uses and whether it is known."""
-        window = self.policy.context_window or self.session.context_window
-        if not window and self.result is not None:
-            window = self.result.window
-        return (window, True) if window else (DEFAULT_WINDOW, False)
-
-    def action_run(self, message_index: int | None = None) -> None:
-        """Run compaction now at ``message_index`` (default: the selected message)."""
+    def action_run(self, message_index: int | None = None, *, through: bool = True) -> None:
+        """Run compaction now at ``message_index`` (default: the selected message), on the
+        context up to and with it (``through``), or right before it."""
         if message_index is not None:
             self.message_index = max(0, min(message_index, len(self.session.messages) - 1))
+        self.through = through
         if self._worker is not None and self._worker.is_running:
             self._worker.cancel()
         self.position = None
         self._run_id += 1
         self._streaming_run = self._run_id
         self.compaction = None
+        self.run_now = None
         self.summary_text = ""
         self._set_status("running")
         self._show_mode()
         self._clear_views()
-        self._worker = self._run(self._run_id, self.message_index)
+        self._worker = self._run(self._run_id, self.message_index, through)
 
     @work(exclusive=True, group="compaction", exit_on_error=False)
-    async def _run(self, run: int, message_index: int) -> None:
-        messages = context_at(self.session, message_index)
-        if not messages:
-            self._finish(run, None, "nothing", "There is no message to compact here.")
-            return
+    async def _run(self, run: int, message_index: int, through: bool) -> None:
         policy = self.policy
-        window, _known = self.window
-        counter = get_counter(policy.estimator)
         try:
-            # counting a long context is CPU work: off the event loop
-            counts = await asyncio.to_thread(counter.messages_tokens, messages)
             summarizer = self._summarizer or make_summarizer(policy.llm)
         except LLMError as exc:
             self._finish(run, None, "failed", f"The summary LLM is not usable: {exc}")
@@ -275,15 +272,8 @@ class CompactionScreen(Screen[None]):
             self.post_message(_SummaryDelta(run, piece))
 
         try:
-            result = await compact(
-                messages,
-                policy,
-                summarizer,
-                window=window,
-                counter=counter,
-                auto=False,
-                on_delta=on_delta,
-                token_counts=counts,
+            done = await self.replayer.compaction_at(
+                policy, message_index, through=through, summarizer=summarizer, on_delta=on_delta
             )
         except CompactionError as exc:
             self._finish(run, None, "failed", f"Compaction failed: {exc}")
@@ -293,24 +283,31 @@ class CompactionScreen(Screen[None]):
                 self._set_status("cancelled")
                 self.app.notify("Compaction cancelled.", timeout=3)
             raise
-        self._finish(run, result, "done" if result.compacted else "nothing", None)
+        if not done.context.messages:
+            self._finish(run, None, "nothing", "There is no message to compact here.")
+            return
+        self._finish(run, done, "done" if done.result.compacted else "nothing", None)
 
-    def _finish(
-        self, run: int, result: CompactionResult | None, status: str, error: str | None
-    ) -> None:
+    def _finish(self, run: int, done: CompactionAt | None, status: str, error: str | None) -> None:
         if run != self._run_id or not self.is_attached:
             return
         self._streaming_run = None
-        self.compaction = result
+        self.run_now = done
+        self.compaction = done.result if done is not None else None
         self._set_status(status)
         if error:
-            self.app.notify(error, title="Compaction", severity="error", timeout=10)
+            self.app.notify(
+                error,
+                title="Compaction",
+                severity="warning" if status == "nothing" else "error",
+                timeout=10,
+            )
             self.query_one("#cs-tokens", Static).update(Text(error, style="bold"))
             return
-        if result is not None:
-            self.summary_text = result.summary
+        if done is not None:
+            self.summary_text = done.result.summary
             self._render_summary()
-            self._show_compaction(result)
+            self._show_compaction(done)
 
     def on__summary_delta(self, event: _SummaryDelta) -> None:
         # deltas still queued when the run finished (or was replaced) are already in the result
@@ -439,17 +436,18 @@ class CompactionScreen(Screen[None]):
             if self._summarizer is not None:
                 model = f"{self._summarizer.name} LLM"
             steps = f" · [ ] {len(self.events)} replay compactions" if self.events else ""
+            where = "at" if self.through else "right before"
             mode.update(
-                f"run now at message #{self.message_index} · {self.policy.name} · {model}{steps}"
+                f"run now {where} message #{self.message_index} · {self.policy.name} · "
+                f"{model}{steps}"
             )
         else:
             _, event = self.events[self.position]
-            call = f" · call {event.call_index}" if event.call_index is not None else ""
-            trigger = f" · {event.trigger}" if event.trigger else ""
-            kind = "" if event.kind == "compact" else " (recorded)"
+            call = f" · {call_label(event.call_index)}" if event.call_index is not None else ""
+            kind = _origin(event)
             mode.update(
                 f"replay {self.position + 1}/{len(self.events)}{kind} at message "
-                f"#{cut_of(event)}{call}{trigger}"
+                f"#{cut_of(event)}{call} · {event_trigger(event)}"
             )
 
     def _clear_views(self) -> None:
@@ -462,68 +460,87 @@ class CompactionScreen(Screen[None]):
         self._render_summary()
 
     def _tokens_text(
-        self, before: int | None, after: int | None, note: str, detail: str = ""
+        self, before: int | None, after: int | None, notes: Sequence[tuple[str, str]]
     ) -> Text:
+        """Before → after with bars, then ``(label, text)`` lines saying what the figures are."""
         text = Text()
         if before is None or after is None:
-            text.append("No token figures recorded for this compaction.", style="dim")
-            return text
-        scale = max(before, after, 1)
-        saved = before - after
-        if before and saved >= 0:
-            ratio = saved / before
-            change = f" −{ratio:.1%}" if after and ratio >= 0.995 else f" −{ratio:.0%}"
+            text.append("No token figures for this compaction.", style="dim")
         else:
-            change = f" +{-saved:,}"
-        text.append("before ", style="bold")
-        text.append(f"{before:>9,} ")
-        text.append(_bar(before, scale, 16), style=self._style("before"))
-        text.append("\nafter  ", style="bold")
-        text.append(f"{after:>9,} ")
-        text.append(_bar(after, scale, 16), style=self._style("after"))
-        text.append(change, style="bold")
-        text.append(f"\n{note}", style="dim")
-        if detail:
-            text.append(f"\n{detail}", style="dim")
+            scale = max(before, after, 1)
+            saved = before - after
+            if before and saved >= 0:
+                ratio = saved / before
+                change = f" −{ratio:.1%}" if after and ratio >= 0.995 else f" −{ratio:.0%}"
+            else:
+                change = f" +{-saved:,}"
+            text.append("before ", style="bold")
+            text.append(f"{before:>9,} ")
+            text.append(_bar(before, scale, 16), style=self._style("before"))
+            text.append("\nafter  ", style="bold")
+            text.append(f"{after:>9,} ")
+            text.append(_bar(after, scale, 16), style=self._style("after"))
+            text.append(change, style="bold")
+        for label, line in notes:
+            text.append(f"\n{label}" if label else "\n", style="bold")
+            text.append(line, style="dim")
         return text
 
-    def _show_compaction(self, r: CompactionResult) -> None:
+    def _show_compaction(self, done: CompactionAt) -> None:
+        r = done.result
+        context = done.context
         counter = get_counter(self.policy.estimator)
-        window, known = self.window
-        window_note = f"window {window:,}" if known else f"window unknown: {window:,} assumed"
+        window_note = (
+            f"window {done.window:,}"
+            if done.window_known
+            else f"window unknown: {done.window:,} assumed"
+        )
+        notes: list[tuple[str, str]] = []
+        if context.figure is not None:
+            if context.at_call:
+                what = f"what the check before {call_label(context.call_index)} measured"
+            elif context.call_index is not None:
+                what = f"{call_label(context.call_index)} after its reply + what came since"
+            else:
+                what = "no call before it: the system prompt + the messages"
+            notes.append(("", f"context: {what} ({context.basis or 'estimated'})"))
+        notes.append(
+            (
+                "messages ",
+                f"{r.tokens_before:,} → {r.tokens_after:,} {counter.provenance} "
+                f"({self.policy.estimator}) · {window_note}",
+            )
+        )
         usage = ""
         if r.usage is not None:
             usage = (
                 f" · LLM {r.usage.input_tokens:,} in / {r.usage.output_tokens:,} out"
                 f" ({r.usage.provenance})"
             )
-        self.query_one("#cs-tokens", Static).update(
-            self._tokens_text(
-                r.tokens_before,
-                r.tokens_after,
-                f"messages in context, {counter.provenance} ({self.policy.estimator}) · "
-                f"{window_note}",
-                f"{r.model or 'no model'}"
-                + (f" · {r.duration_s * 1000:,.0f} ms" if self.SHOW_TIMINGS else "")
-                + usage,
-            )
-        )
-        self.query_one("#cs-split", Static).update(self._split_text(r))
+        timing = f" · {r.duration_s * 1000:,.0f} ms" if self.SHOW_TIMINGS else ""
+        notes.append(("", f"{r.model or 'no model'}{timing}{usage}"))
+        before = context.figure if context.figure is not None else r.tokens_before
+        after = done.figure_after if done.figure_after is not None else r.tokens_after
+        self.query_one("#cs-tokens", Static).update(self._tokens_text(before, after, notes))
+        self.query_one("#cs-split", Static).update(self._split_text(r, context.rebuilt_at))
         self.query_one("#cs-pruned", Static).update(self._pruned_text(r))
         self._show_request(r)
         self._show_next(r.output_messages)
 
-    def _split_text(self, r: CompactionResult) -> Text:
+    def _split_text(self, r: CompactionResult, rebuilt_at: int) -> Text:
         by_id = {m.id: m for m in self.session.messages}
         head = [by_id[i].index for i in r.head_ids if i in by_id]
         tail = [by_id[i].index for i in r.tail_ids if i in by_id]
+        pinned = [by_id[i].index for i in r.pinned_ids if i in by_id]
         text = Text()
         text.append("head ", style=self._style("head"))
-        text.append(f"{len(r.head_ids):,} messages {index_range(head)} summarised\n")
+        earlier = len(r.head_ids) - len(head)
+        summary = " (with the earlier summary)" if earlier else ""
+        text.append(f"{len(r.head_ids):,} messages {index_runs(head)}{summary} summarised\n")
         text.append("tail ", style=self._style("tail"))
         if r.tail_ids:
             verb = "user messages kept" if r.strategy == "codex" else "messages kept"
-            text.append(f"{len(r.tail_ids):,} {verb} {index_range(tail)}")
+            text.append(f"{len(r.tail_ids):,} {verb} {index_runs(tail)}")
         else:
             text.append("none kept: everything is in the summary")
         if r.split is not None:
@@ -536,10 +553,18 @@ class CompactionScreen(Screen[None]):
                 text.append(f"; cut moved {s.moved_for_tool_pair} earlier to keep a tool pair")
         if r.pinned_ids:
             n = len(r.pinned_ids)
-            text.append(f"\n{n} leading system/context message{'s' if n != 1 else ''} kept as is")
+            text.append(
+                f"\n{n} leading system/context message{'s' if n != 1 else ''} "
+                f"{index_runs(pinned)} kept as is"
+            )
         if r.dropped_head_messages:
             text.append(
                 f"\n{r.dropped_head_messages} oldest head messages left out: the request overflowed"
+            )
+        if rebuilt_at:
+            text.append(
+                f"\nthe context was last rebuilt before message #{rebuilt_at} (a compaction)",
+                style="dim",
             )
         text.append(f"\n{r.strategy} strategy, {r.template} template", style="dim")
         if r.updated_previous_summary:
@@ -604,19 +629,31 @@ class CompactionScreen(Screen[None]):
         result = self.result
         assert result is not None
         states = result.messages
+        notes: list[tuple[str, str]] = [("", self._event_figures_note(e))]
+        if e.recorded_index is not None:
+            recorded = self.session.compactions[e.recorded_index]
+            trigger, evidence = recorded_trigger(self.session, result, e.recorded_index)
+            said = []
+            if recorded.tokens_before is not None:
+                said.append(f"{recorded.tokens_before:,} before")
+            if recorded.tokens_after is not None:
+                said.append(f"{recorded.tokens_after:,} after")
+            figures = f": {', '.join(said)}" if said else ""
+            notes.append(("recorded ", f"compaction #{e.recorded_index}, {trigger}{figures}"))
+            if evidence:
+                notes.append(("", evidence))
+        notes.append(("", e.reason))
         self.query_one("#cs-tokens", Static).update(
-            self._tokens_text(
-                e.tokens_before,
-                e.tokens_after,
-                f"context the policy measured ({result.estimator or self.policy.estimator})",
-                e.reason,
-            )
+            self._tokens_text(e.tokens_before, e.tokens_after, notes)
         )
         text = Text()
         text.append("head ", style=self._style("head"))
-        text.append(f"{len(e.head_indices):,} messages {index_range(e.head_indices)} summarised\n")
+        text.append(f"{len(e.head_indices):,} messages {index_runs(e.head_indices)} summarised\n")
         text.append("tail ", style=self._style("tail"))
-        text.append(f"{len(e.tail_indices):,} messages kept {index_range(e.tail_indices)}")
+        if e.tail_indices:
+            text.append(f"{len(e.tail_indices):,} messages kept {index_runs(e.tail_indices)}")
+        else:
+            text.append("none kept: everything is in the summary")
         tail_tokens = sum(
             states[i].tokens_after_truncation for i in e.tail_indices if i < len(states)
         )
@@ -631,7 +668,7 @@ class CompactionScreen(Screen[None]):
             text.append(f"\n{e.dropped_head_messages} oldest head messages left out of the request")
         if e.summary_tokens:
             text.append(f"\nsummary {e.summary_tokens:,} tokens")
-        text.append(f"\nevent {event_id} · {e.kind} · trigger {e.trigger or '—'}", style="dim")
+        text.append(f"\nevent {event_id} · {e.kind} · trigger {event_trigger(e)}", style="dim")
         self.query_one("#cs-split", Static).update(text)
 
         pruned = Text()
@@ -660,8 +697,29 @@ class CompactionScreen(Screen[None]):
                 )
             )
         count = len(self.session.messages)
-        next_messages.extend(self.session.messages[i] for i in e.tail_indices if i < count)
+        kept = [i for i in e.tail_indices if i < count]
+        next_messages.extend(self.session.messages[i] for i in kept)
         self._show_next(next_messages)
+
+    @staticmethod
+    def _event_figures_note(e: ReplayEvent) -> str:
+        """What a replay compaction's before and after are (the JSON's ``tokens_before`` /
+        ``tokens_after``)."""
+        if e.tokens_before is None:
+            return "the replay has no figure for this compaction"
+        if e.kind == "recorded-compaction":
+            return "as the recording states them where it does, else the replay's figures"
+        if _taken(e):
+            return (
+                f"before: the figure the check fired on; after: what "
+                f"{call_label(e.call_index)} sent (the recording's own figure)"
+            )
+        if e.trigger == "manual":
+            return (
+                "before: the replay's figure where the user compacted; after: less what the "
+                "compaction removed"
+            )
+        return "before: the figure the check fired on; after: less what the compaction removed"
 
     @on(Collapsible.Expanded, "#cs-request")
     def _request_opened(self, event: Collapsible.Expanded) -> None:
@@ -670,11 +728,11 @@ class CompactionScreen(Screen[None]):
             self.app.notify("Press r to run this compaction now and see its request.", timeout=3)
 
     def action_rerun(self) -> None:
-        """Run compaction now: at the selected message, or right before the replay compaction
-        shown fired."""
+        """Run compaction now: at the selected message, or on what the replay had right before
+        the replay compaction shown."""
         if self.position is None:
-            self.action_run()
+            self.action_run(through=self.through)
             return
         _, event = self.events[self.position]
         at = event.at_message_index if event.at_message_index is not None else event.message_index
-        self.action_run(max(at - 1, 0))
+        self.action_run(at, through=False)

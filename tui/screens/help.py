@@ -24,19 +24,20 @@ KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("[ ]", "previous / next compaction (shows its head/tail split)"),
             ("/  n N", "search messages, next / previous match"),
             ("click", "select a message; click the gauge to select a call"),
-            ("← →", "on the gauge: previous / next model call"),
-            ("tab", "move focus: list, detail, gauge, policy panel"),
+            ("← →", "previous / next model call (shift on the gauge: exactly one call)"),
+            ("tab", "move focus: list, detail (or the policy panel), gauge"),
         ),
     ),
     (
         "Views",
         (
             ("o", "overflow view: the first overflow and its top contributors"),
-            ("c", "compaction screen on the selected message"),
+            ("c", "compaction screen: compaction now on the context at the selected message"),
+            ("r  [ ]", "in it: run again; step through the replay's compactions"),
             ("p", "policy panel: edit any limit, switch preset (the replay re-runs)"),
             ("w", "set the context window (when the session does not record it)"),
             ("m", "in the detail pane: show more of a long message"),
-            ("x", "cancel a running replay"),
+            ("x", "cancel a running replay or compaction"),
             ("f", "follow the end of a file that is still being written"),
         ),
     ),
@@ -44,10 +45,11 @@ KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         "App",
         (
             ("ctrl+p", "command palette (presets, jump to call N, theme …)"),
+            ("", "calls, messages and recorded compactions are numbered from 0, as in the JSON"),
             ("t", "toggle light / dark theme"),
             ("?", "this help"),
             ("esc", "back (close search, panel, screen)"),
-            ("q", "quit"),
+            ("q", "quit (from every screen; in a text field it types: esc first)"),
         ),
     ),
 )
@@ -84,7 +86,9 @@ class HelpScreen(ModalScreen[None]):
     """Keys and legends."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,question_mark,q", "dismiss(None)", "Close"),
+        Binding("escape,question_mark", "dismiss(None)", "Close"),
+        Binding("q", "app.quit", "Quit"),  # as everywhere (a modal screen passes no key on)
+        Binding("t", "app.toggle_theme", "Theme"),
     ]
 
     def compose(self) -> ComposeResult:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.style import Style
+from rich.table import Table
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -25,6 +26,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label, Static
 
 from core.models import Session
+from tui.figures import call_label, recorded_trigger
 
 if TYPE_CHECKING:
     from core.diagnosis import OverflowDiagnosis
@@ -58,6 +60,9 @@ class OverflowScreen(ModalScreen[int | None]):
         Binding("escape", "close", "Close"),
         Binding("g", "go_to_call", "Go to the call"),
         Binding("enter", "choose", "Jump to message", show=True, priority=False),
+        # a modal screen does not pass keys on to the app: its own keys are repeated here
+        Binding("q", "app.quit", "Quit"),
+        Binding("question_mark", "app.help", "Help", key_display="?"),
     ]
 
     CSS_PATH = Path(__file__).with_name("overflow.tcss")
@@ -81,10 +86,9 @@ class OverflowScreen(ModalScreen[int | None]):
             with Horizontal(id="ov-title-row"):
                 yield Label("Overflow", id="ov-title")
                 yield Label("", id="ov-badge")
-            yield Static("Diagnosing…", id="ov-headline")
-            yield Static("", id="ov-facts")
-            with VerticalScroll(id="ov-explanation-box"):
-                yield Static("", id="ov-explanation")
+            with VerticalScroll(id="ov-text"):
+                yield Static("Diagnosing…", id="ov-headline")
+                yield Static("", id="ov-facts")
             yield Label("Top contributors since the last compaction", id="ov-table-title")
             table: DataTable[str | Text] = DataTable(
                 id="ov-table", cursor_type="row", zebra_stripes=True
@@ -92,7 +96,8 @@ class OverflowScreen(ModalScreen[int | None]):
             yield table
             yield Static("", id="ov-by-tool")
             yield Label(
-                "Enter: jump to the message · g: jump to the call · Esc: close", id="ov-hint"
+                "Enter: jump to the message · g: jump to the call · Esc: close · q: quit · ?: help",
+                id="ov-hint",
             )
 
     def on_mount(self) -> None:
@@ -118,6 +123,12 @@ class OverflowScreen(ModalScreen[int | None]):
             return
         self.post_message(_Diagnosed(diagnosis, None))
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``g`` is offered once there is a call to go to."""
+        if action == "go_to_call":
+            return self.diagnosis is not None and self.diagnosis.message_index is not None
+        return True
+
     def on__diagnosed(self, event: _Diagnosed) -> None:
         table = self.query_one("#ov-table", DataTable)
         table.loading = False
@@ -126,6 +137,7 @@ class OverflowScreen(ModalScreen[int | None]):
             self.app.notify(f"Overflow diagnosis failed: {event.error}", severity="error")
             return
         self.diagnosis = event.diagnosis
+        self.refresh_bindings()
         self._show(event.diagnosis)
 
     # -- drawing ---------------------------------------------------------------------------------
@@ -138,7 +150,6 @@ class OverflowScreen(ModalScreen[int | None]):
             badge.set_classes("-ok")
             headline.update(Text("No overflow. ", style="bold") + Text(d.explanation))
             self.query_one("#ov-facts", Static).display = False
-            self.query_one("#ov-explanation-box").display = False
         else:
             window = d.window or 0
             tokens = f"{d.tokens:,}" if d.tokens is not None else "?"
@@ -149,7 +160,7 @@ class OverflowScreen(ModalScreen[int | None]):
                 notes.append(d.tokens_provenance)
             share = f" ({', '.join(notes)})" if notes else ""
             provenance = ""
-            where = f"Call {d.call_index} (message #{d.message_index})"
+            where = f"{call_label(d.call_index).capitalize()} (message #{d.message_index})"
             if d.overflowed:
                 badge.update(f"overflowed · {d.overflow_reason or 'over-window'}")
                 badge.set_classes("-over")
@@ -163,36 +174,58 @@ class OverflowScreen(ModalScreen[int | None]):
                 )
             headline.update(Text(line, style="bold"))
             self.query_one("#ov-facts", Static).update(self._facts(d))
-            self.query_one("#ov-explanation", Static).update(d.explanation)
         self._fill_table(d)
 
-    def _facts(self, d: OverflowDiagnosis) -> Text:
-        text = Text()
+    def _facts(self, d: OverflowDiagnosis) -> Table:
+        """What filled the window, when the agent checks, what its last check saw, and what it
+        should have done: one labelled line each, wrapped, never cut."""
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(style="bold", no_wrap=True)
+        grid.add_column()
         since = "the start" if d.since_message_index == 0 else f"message #{d.since_message_index}"
-        text.append("Growth  ", style="bold")
-        text.append(f"+{d.growth_tokens:,} tokens of messages since {since}")
+        growth = f"+{d.growth_tokens:,} tokens of messages since {since} (estimated)"
         if d.growth_recorded_tokens is not None:
-            text.append(f" (recorded +{d.growth_recorded_tokens:,})")
-        text.append("\nCheck   ", style="bold")
+            growth += f"; the recorded context grew by {d.growth_recorded_tokens:,}"
+        grid.add_row("Growth", growth)
+        since_compaction = self._compaction_at(d.since_message_index)
+        if since_compaction:
+            grid.add_row("Since", since_compaction)
         if d.threshold is None:
-            text.append("no threshold: the window is unknown")
-        elif d.last_check_call_index is None:
-            text.append(f"threshold {d.threshold:,}; never checked before this call")
+            grid.add_row("Check", "no threshold: the window is unknown (w sets it)")
+            return grid
+        grid.add_row("Checks", d.schedule.removeprefix("The ").replace(" policy checks", " checks"))
+        threshold = f"{d.threshold:,}"
+        if d.threshold_source == "inferred":
+            rule = f"; its rule gives {d.rule_threshold:,}" if d.rule_threshold is not None else ""
+            threshold += f" (inferred from the recording{rule})"
+        if d.last_check_call_index is None:
+            saw = f"no check since the last compaction; threshold {threshold}"
         else:
-            measured = f" saw {d.last_check_tokens:,}" if d.last_check_tokens is not None else ""
-            text.append(
-                f"threshold {d.threshold:,}; the check before call {d.last_check_call_index}"
-                f"{measured}"
+            seen = f"{d.last_check_tokens:,}" if d.last_check_tokens is not None else "nothing"
+            fired = "crossed it: it should fire" if d.last_check_crossed else "did not fire"
+            saw = (
+                f"right before {call_label(d.last_check_call_index)}: {seen} against "
+                f"{threshold} — {fired}"
             )
-        text.append("\nVerdict ", style="bold")
-        if d.fired_too_late:
-            gap = f" ({d.gap_tokens:,} tokens after the check)" if d.gap_tokens else ""
-            text.append(f"the threshold fired too late{gap}", style="bold")
-        elif d.threshold is not None:
-            text.append("not too late: the last check could see it coming")
-        else:
-            text.append("set a window (w) to judge the threshold")
-        return text
+        grid.add_row("Saw", saw)
+        if d.verdict:
+            grid.add_row("Verdict", d.verdict)
+        return grid
+
+    def _compaction_at(self, message_index: int) -> str:
+        """The recorded compaction the growth starts at, its trigger and the evidence for it
+        ("" when the growth starts at the start)."""
+        if not message_index:
+            return ""
+        k = next(
+            (k for k, c in enumerate(self.session.compactions) if c.message_index == message_index),
+            None,
+        )
+        if k is None:
+            return ""
+        trigger, evidence = recorded_trigger(self.session, self.result, k)
+        because = f": {evidence}" if evidence else ""
+        return f"recorded compaction #{k} at message #{message_index}, {trigger}{because}"
 
     def _fill_table(self, d: OverflowDiagnosis) -> None:
         table: DataTable[str | Text] = self.query_one("#ov-table", DataTable)

@@ -36,7 +36,17 @@ PEAK_MAX_BYTES = 32 * 1000 * 1000
 MAX_LISTED = 2000
 """The picker lists at most this many sessions (the newest)."""
 
+FILE_TIME_MARK = "~"
+"""Marks a date that is the file's modification time: the session records no time of its own."""
+
 DiscoverFn = Callable[[], Sequence["DiscoveredSession"]]
+
+
+def session_date(found: DiscoveredSession) -> str:
+    """The picker's date of a session: its own time (its last message's), local, to the minute;
+    the file's modification time, marked, when the session records none."""
+    text = datetime.fromtimestamp(found.when).strftime("%Y-%m-%d %H:%M")
+    return text if found.last_active is not None else f"{FILE_TIME_MARK}{text}"
 
 
 def default_discover() -> Sequence[DiscoveredSession]:
@@ -234,13 +244,12 @@ class PickerScreen(Screen[None]):
             project = found.project or ""
             if project:
                 project = Path(project).name or project
-            modified = datetime.fromtimestamp(found.modified).strftime("%Y-%m-%d %H:%M")
             size = found.size_bytes
             table.add_row(
                 str(found.format),
                 project,
                 (found.title or Path(found.path).name)[:60],
-                modified,
+                session_date(found),
                 format_bytes(size, missing="db"),
                 self._peak_text(str(found.path))
                 if size is not None and size <= PEAK_MAX_BYTES
@@ -249,14 +258,17 @@ class PickerScreen(Screen[None]):
             )
         count = self.query_one("#picker-count", Label)
         if not self.sessions:
-            count.update(
+            text = (
                 "No sessions found in the usual places (Claude Code, Codex, pi, opencode). "
                 "Type a path above."
             )
         elif query:
-            count.update(f"{len(visible):,} of {len(self.sessions):,} sessions match “{query}”")
+            text = f"{len(visible):,} of {len(self.sessions):,} sessions match “{query}”"
         else:
-            count.update(f"{len(self.sessions):,} sessions · Enter opens · / filters")
+            text = f"{len(self.sessions):,} sessions · Enter opens · / filters"
+        if any(found.last_active is None for found in visible):
+            text += f" · {FILE_TIME_MARK}date: the file's time (the session records none)"
+        count.update(text)
 
     @on(Input.Changed, "#picker-filter")
     def _filter_changed(self, event: Input.Changed) -> None:
@@ -309,6 +321,10 @@ class PickerScreen(Screen[None]):
         return str(error.render()) if error.display else ""
 
     # -- actions ---------------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``/`` types a slash in a text field: the footer offers it only elsewhere."""
+        return not (action == "focus_filter" and isinstance(self.focused, Input))
 
     def action_focus_filter(self) -> None:
         self.query_one("#picker-filter", Input).focus()

@@ -43,6 +43,7 @@ from textual.worker import get_current_worker
 
 from core.models import Message, Role
 from core.tokens import arguments_text, estimate_chars4, get_counter, message_text
+from tui.figures import call_label, check_line
 from tui.state import SessionState
 from tui.widgets.message_list import (
     PROVENANCE_MARKS,
@@ -135,6 +136,8 @@ class DetailPane(StyledScrollView, can_focus=True):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("m", "more", "More text", show=False),
+        Binding("left", "screen.move_call(-1)", "Prev call", show=False),
+        Binding("right", "screen.move_call(1)", "Next call", show=False),
     ]
 
     class SlowFactsReady(TextualMessage):
@@ -271,7 +274,11 @@ class DetailPane(StyledScrollView, can_focus=True):
             text.append(f" · {message.timestamp}", style=muted)
         call = state.call_for_message(message.index)
         if call is not None and state.call_count:
-            text.append(f" · call {call}", style=muted)
+            at = state.message_for_call(call)
+            where = call_label(call)
+            if at is not None and at != message.index:
+                where = f"{'after' if message.index > at else 'before'} {where}"
+            text.append(f" · {where}", style=muted)
         if message.source_line is not None:
             text.append(f" · line {message.source_line}", style=muted)
         return text
@@ -322,6 +329,10 @@ class DetailPane(StyledScrollView, can_focus=True):
         muted = self._style("detail-pane--muted")
         lines: list[Text] = [Text(f"Under policy “{state.policy.name}”", style=heading)]
         message_state = state.message_state(message.index)
+        point = state.point_of_message(message.index)
+        if point is not None:  # the check log of this call (analyze --json: checks[])
+            line = check_line(point, state.policy)
+            lines.append(Text(line, style=key if point.check_fired else muted))
         if state.result is None:
             waiting = (
                 "replayed once the whole file is read"
@@ -693,22 +704,15 @@ def _plain(renderable: RenderableType, width: int) -> str:
 def model_sees(
     state: SessionState, message: Message, styles: PreviewStyles | None = None
 ) -> RenderableType:
-    """The tool output as the active policy would send it (simulated: nothing is written)."""
-    from core.truncate import truncate_tool_output
+    """The tool output as the active policy would send it (simulated: nothing is written), by
+    the very call the replay makes (:func:`core.replay.sent_output`)."""
+    from core.replay import sent_output  # (the replay package: on first use, in the worker)
 
     styles = styles or PreviewStyles()
-    result_in = message.tool_result
-    assert result_in is not None
+    assert message.tool_result is not None
     title = Text("What the model sees", style=styles.heading)
     try:
-        result = truncate_tool_output(
-            result_in.output,
-            tool_name=result_in.tool_name,
-            call_id=result_in.call_id or message.id,
-            policy=state.policy.truncation,
-            spill=False,
-            truncated_by_tool=result_in.truncated_by_tool,
-        )
+        result = sent_output(message, state.policy.truncation)
     except Exception as exc:  # a bad policy value must not break the pane
         return Group(title, Text(f"cannot simulate truncation: {exc}", style=styles.error))
     explain = Text(result.explain(), style=styles.muted)

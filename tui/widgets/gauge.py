@@ -19,6 +19,7 @@ its ``DEFAULT_CSS`` from the theme's variables.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
@@ -36,12 +37,14 @@ from textual.widget import Widget
 
 from core.models import Provenance, Session
 from core.units import format_tokens, short_tokens
+from tui.figures import call_label
 from tui.widgets.gauge_series import (
     COMPACT,
     EMPTY_SERIES,
     OVERFLOW_RECORDED,
     OVERFLOW_SIMULATED,
     RECORDED_COMPACT,
+    THRESHOLD_INFERRED,
     Layout,
     Series,
     bucket_series,
@@ -88,6 +91,7 @@ class TokenGauge(Widget, can_focus=True):
     TokenGauge > .token-gauge--simulated { color: $primary-lighten-1; }
     TokenGauge > .token-gauge--simulated-over { color: $error; text-style: bold; }
     TokenGauge > .token-gauge--threshold { color: $warning; }
+    TokenGauge > .token-gauge--threshold-inferred { color: $accent; text-style: bold; }
     TokenGauge > .token-gauge--window { color: $error; }
     TokenGauge > .token-gauge--reserve { background: $warning 14%; }
     TokenGauge > .token-gauge--over-window { background: $error 14%; }
@@ -119,6 +123,7 @@ class TokenGauge(Widget, can_focus=True):
         "token-gauge--simulated",
         "token-gauge--simulated-over",
         "token-gauge--threshold",
+        "token-gauge--threshold-inferred",
         "token-gauge--window",
         "token-gauge--reserve",
         "token-gauge--over-window",
@@ -385,53 +390,60 @@ class TokenGauge(Widget, can_focus=True):
 
     def _top_tokens(self) -> int:
         series = self.series
-        window = series.window or 0
+        windows = [w for w in series.windows if w] if series.windows else []
+        window = max([series.window or 0, *windows])
         return max(window, series.peak, 1)
 
     def _chart(self, layout: Layout, width: int, rows: int) -> tuple[list[Strip], _ChartPlan]:
-        """The chart rows without a cursor, and what :meth:`_cursor_cells` needs to add one."""
+        """The chart rows without a cursor, and what :meth:`_cursor_cells` needs to add one.
+
+        The threshold line, the reserve band and the zone above the window are drawn per bucket:
+        the threshold can change between stretches of calls (a window that changes, a stretch
+        where the recording shows another threshold, drawn ┄ in its own colour)."""
         scale = _Scale.fit(self.series, self._top_tokens(), rows)
-        window = self.series.window
+        lines = _bucket_lines(layout, scale)
+        windows = [line.window for line in lines]
         plan = _ChartPlan(
             layout=layout,
             rec_h=[scale.height_of(v) for v in layout.recorded],
             sim_h=[scale.height_of(v) for v in layout.simulated],
-            rec_over=[bool(window) and v > (window or 0) for v in layout.recorded],
-            sim_over=[bool(window) and v > (window or 0) for v in layout.simulated],
+            rec_over=_over(layout.recorded, windows),
+            sim_over=_over(layout.simulated, windows),
         )
         out: list[Strip] = []
         for r in range(rows):
             k = rows - 1 - r  # row from the bottom
             empty, empty_fg = scale.line(k)
-            chart_row = _ChartRow(k * 8, empty, empty_fg)
+            chart_row = _ChartRow(k * 8, [line.cell(k) for line in lines], (empty, empty_fg))
             plan.rows.append(chart_row)
             label = scale.axis_label(k)
             cells_out = [(f"{label:>5}{'┤' if label else '│'}", self._style(empty_fg))]
-            cells_out.extend(self._bar_cells(plan, chart_row, scale.zone(k), width))
+            cells_out.extend(self._bar_cells(plan, chart_row, width))
             out.append(_strip(cells_out, width, self.rich_style))
         return out, plan
 
-    def _bar_cells(
-        self, plan: _ChartPlan, row: _ChartRow, zone: str | None, width: int
-    ) -> list[tuple[str, Style]]:
+    def _bar_cells(self, plan: _ChartPlan, row: _ChartRow, width: int) -> list[tuple[str, Style]]:
         """A chart row right of the axis: both bars of every bucket, the gaps between buckets
-        and the width left after the last one, on the row's zone (reserve band, over-window)."""
+        and the width left after the last one, each on its bucket's zone (reserve band,
+        over-window)."""
         layout = plan.layout
         cells = layout.cells_per_series
         gap = layout.bucket_width - 2 * cells
-        unused = width - GUTTER - layout.buckets * layout.bucket_width
 
-        def style(fg: str) -> Style:
+        def style(fg: str, zone: str | None) -> Style:
             return self._style(fg, zone) if zone else self._style(fg)
 
         out: list[tuple[str, Style]] = []
         for b in range(layout.buckets):
+            empty, empty_fg, zone = row.cells[b]
             for glyph, fg in self._glyphs(plan, row, b):
-                out.append((glyph * cells, style(fg)))
+                out.append((glyph * cells, style(fg, zone)))
             if gap:
-                out.append((row.empty * gap, style(row.empty_fg)))
+                out.append((empty * gap, style(empty_fg, zone)))
+        unused = width - GUTTER - layout.buckets * layout.bucket_width
         if unused > 0:
-            out.append((row.empty * unused, style(row.empty_fg)))
+            empty, empty_fg, zone = row.cells[-1] if row.cells else (" ", "axis", None)
+            out.append((empty * unused, style(empty_fg, zone)))
         return out
 
     @staticmethod
@@ -446,8 +458,9 @@ class TokenGauge(Widget, can_focus=True):
             sim_glyph = " "
         rec_fg = "recorded-over" if plan.rec_over[b] else "recorded"
         sim_fg = "simulated-over" if plan.sim_h and plan.sim_over[b] else "simulated"
+        empty, empty_fg, _zone = row.cells[b]
         return tuple(
-            (row.empty, row.empty_fg) if glyph == " " else (glyph, fg)
+            (empty, empty_fg) if glyph == " " else (glyph, fg)
             for glyph, fg in ((rec_glyph, rec_fg), (sim_glyph, sim_fg))
         )
 
@@ -503,7 +516,7 @@ class TokenGauge(Widget, can_focus=True):
     def _label_text(self, call: int, tier: int) -> Text:
         """The label of ``call``: tier 0 spells everything out, 1 and 2 shorten it."""
         series = self.series
-        window = series.window
+        window = series.window_at(call)
         rec = series.recorded[call]
         sim = series.simulated[call] if series.has_simulated else None
         number = format_tokens if tier == 0 else short_tokens
@@ -517,9 +530,9 @@ class TokenGauge(Widget, can_focus=True):
                 )
 
         text = Text()
-        text.append(f" call {call + 1:,}/{series.calls:,}", style=self._style("label"))
+        text.append(f" {call_label(call)}", style=self._style("label"))
         text.append(
-            f" · msg #{series.message_index[call]:,}"
+            f" · msg #{series.message_index[call]}"
             if tier < 2
             else f" #{series.message_index[call]}",
             style=self._style("muted"),
@@ -547,6 +560,14 @@ class TokenGauge(Widget, can_focus=True):
             )
         else:
             text.append("window unknown" if tier < 2 else "win ?", style=self._style("warning"))
+        threshold = series.threshold_at(call)
+        if tier < 2 and threshold is not None and series.has_simulated:
+            inferred = bool(series.flags[call] & THRESHOLD_INFERRED)
+            source = "inferred" if inferred else "rule"
+            text.append(
+                f" · {'threshold' if tier == 0 else 'thr'} {number(threshold)} ({source})",
+                style=self._style("threshold-inferred" if inferred else "muted"),
+            )
         flag = series.flags[call]
         for bit, glyph, part, words in MARKERS:
             if flag & bit:
@@ -566,8 +587,14 @@ class TokenGauge(Widget, can_focus=True):
         if series.window and series.threshold:
             threshold = short_tokens(series.threshold)
             reserve = short_tokens(max(series.window - series.threshold, 0))
-            items.append(("┈", "threshold", (f"threshold {threshold}", "threshold", "thr")))
-            items.append(("  ", "reserve", (f"reserve {reserve}", "reserve", "rsv")))
+            if len(set(series.thresholds)) > 1:  # it changes: the label says each call's
+                threshold = reserve = ""
+            words = (f"threshold {threshold}".rstrip(), "threshold", "thr")
+            items.append(("┈", "threshold", words))
+            if any(flag & THRESHOLD_INFERRED for flag in series.flags):
+                inferred = ("inferred threshold", "inferred thr.", "inf")
+                items.append(("┄", "threshold-inferred", inferred))
+            items.append(("  ", "reserve", (f"reserve {reserve}".rstrip(), "reserve", "rsv")))
         elif not series.window:
             items.append(("", "warning", ("window unknown", "window unknown", "win ?")))
         for _flag, glyph, part, words in MARKERS:
@@ -623,6 +650,20 @@ class _Scale:
             reserve_rows = range(threshold_row, reserve_to)
         return cls(rows, top, threshold, window, threshold_row, window_row, reserve_rows)
 
+    def row_of(self, tokens: int) -> int:
+        """Row counted from the bottom whose band holds ``tokens``."""
+        return min(self.rows - 1, int(tokens * self.rows * 8 / self.top) // 8)
+
+    def lines_of(self, threshold: int | None, window: int | None, inferred: bool) -> _BucketLines:
+        """Where one bucket's threshold line, reserve band and window fall."""
+        threshold_row = self.row_of(threshold) if threshold else None
+        window_row = self.row_of(window) if window and window < self.top else None
+        reserve_rows = range(0)
+        if threshold_row is not None:
+            reserve_to = self.rows if window_row is None else max(window_row, threshold_row + 1)
+            reserve_rows = range(threshold_row, reserve_to)
+        return _BucketLines(threshold_row, window_row, reserve_rows, inferred, window)
+
     def height_of(self, tokens: int) -> int:
         """Filled levels (eighths of a row) of a bar of ``tokens``."""
         if tokens <= 0:
@@ -659,13 +700,59 @@ class _Scale:
         return None
 
 
+@dataclass(frozen=True, slots=True)
+class _BucketLines:
+    """Where one bucket's lines fall (rows from the bottom)."""
+
+    threshold_row: int | None
+    window_row: int | None
+    reserve_rows: range
+    inferred: bool
+    """The bucket's threshold is inferred from the recording (drawn ┄, its own colour)."""
+    window: int | None
+
+    def cell(self, k: int) -> tuple[str, str, str | None]:
+        """How an empty cell of row ``k`` looks in this bucket: glyph, colour, background."""
+        if k == self.threshold_row:
+            line = ("┄", "threshold-inferred") if self.inferred else ("┈", "threshold")
+        elif k == self.window_row:
+            line = ("─", "window")
+        else:
+            line = (" ", "axis")
+        if self.window_row is not None and k > self.window_row:
+            zone: str | None = "over-window"
+        elif k in self.reserve_rows:
+            zone = "reserve"
+        else:
+            zone = None
+        return (*line, zone)
+
+
+def _bucket_lines(layout: Layout, scale: _Scale) -> list[_BucketLines]:
+    """Each bucket's threshold, window and whether its threshold is inferred, placed on the
+    scale (the series' single threshold and window where the layout has none per bucket)."""
+    count = layout.buckets
+    thresholds = layout.thresholds if len(layout.thresholds) == count else [scale.threshold] * count
+    windows = layout.windows if len(layout.windows) == count else [scale.window] * count
+    return [
+        scale.lines_of(thresholds[b], windows[b], bool(layout.flags[b] & THRESHOLD_INFERRED))
+        for b in range(count)
+    ]
+
+
+def _over(values: Sequence[int], windows: Sequence[int | None]) -> list[bool]:
+    """Which bars are over their bucket's window."""
+    return [bool(w) and v > (w or 0) for v, w in zip(values, windows, strict=False)]
+
+
 @dataclass(slots=True)
 class _ChartRow:
-    """One chart row: its lowest eighth (``base``) and how an empty cell looks on it."""
+    """One chart row: its lowest eighth (``base``), how an empty cell looks in each bucket
+    (glyph, colour, background) and on the axis."""
 
     base: int
-    empty: str
-    empty_fg: str
+    cells: list[tuple[str, str, str | None]]
+    axis: tuple[str, str]
 
 
 @dataclass(slots=True)

@@ -28,6 +28,8 @@ OVERFLOW_SIMULATED = 1
 OVERFLOW_RECORDED = 2
 COMPACT = 4
 RECORDED_COMPACT = 8
+THRESHOLD_INFERRED = 16
+"""The call's threshold is inferred from the recording (``CallPoint.threshold_source``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +50,23 @@ class Series:
     window: int | None
     threshold: int | None
     peak: int
+    thresholds: Sequence[int] = ()
+    """The threshold at each call (-1: none); empty: :attr:`threshold` at every call."""
+    windows: Sequence[int] = ()
+    """The window at each call (0: unknown); empty: :attr:`window` at every call."""
+
+    def threshold_at(self, call: int) -> int | None:
+        """The threshold of ``call``."""
+        if not self.thresholds:
+            return self.threshold
+        value = self.thresholds[call]
+        return value if value >= 0 else None
+
+    def window_at(self, call: int) -> int | None:
+        """The window of ``call``."""
+        if not self.windows:
+            return self.window
+        return self.windows[call] or None
 
     @property
     def calls(self) -> int:
@@ -81,6 +100,8 @@ def build_series(session: Session | None, result: ReplayResult | None) -> Series
         columns.window or None,
         columns.threshold,
         peak,
+        array("q", columns.thresholds),
+        array("q", columns.windows),
     )
 
 
@@ -95,6 +116,8 @@ class _Columns:
     flags: list[int]
     window: int | None
     threshold: int | None
+    thresholds: list[int]
+    windows: list[int]
 
 
 def _replayed_columns(result: ReplayResult) -> _Columns:
@@ -102,12 +125,19 @@ def _replayed_columns(result: ReplayResult) -> _Columns:
     # Columns, not points: the points of a big session are not built for the gauge.
     column = result.point_column
     flags = [0] * result.call_count
-    overflows = zip(column("overflow_simulated"), column("overflow_recorded"), strict=True)
-    for i, (simulated, recorded) in enumerate(overflows):
+    overflows = zip(
+        column("overflow_simulated"),
+        column("overflow_recorded"),
+        column("threshold_source"),
+        strict=True,
+    )
+    for i, (simulated, recorded, source) in enumerate(overflows):
         if simulated:
             flags[i] |= OVERFLOW_SIMULATED
         if recorded:
             flags[i] |= OVERFLOW_RECORDED
+        if source == "inferred":
+            flags[i] |= THRESHOLD_INFERRED
     for event in result.events:
         call = event.call_index
         if call is None or not 0 <= call < len(flags):
@@ -124,6 +154,8 @@ def _replayed_columns(result: ReplayResult) -> _Columns:
         flags=flags,
         window=result.window,
         threshold=result.threshold,
+        thresholds=[-1 if limit is None else limit for limit in column("threshold")],
+        windows=[window or 0 for window in column("window")],
     )
 
 
@@ -140,7 +172,7 @@ def _recorded_columns(session: Session) -> _Columns:
         for i, tokens in enumerate(recorded):
             if tokens > window:
                 flags[i] |= OVERFLOW_RECORDED
-    return _Columns([m.index for m in calls], recorded, [], [], flags, window, None)
+    return _Columns([m.index for m in calls], recorded, [], [], flags, window, None, [], [])
 
 
 def _mark_recorded_compactions(columns: _Columns, session: Session) -> None:
@@ -167,6 +199,10 @@ class Layout:
     flags: Sequence[int]
     representative: list[int]
     """The call a bucket stands for (its simulated peak, else its recorded peak)."""
+    thresholds: Sequence[int | None] = ()
+    """The threshold each bucket draws (its representative call's)."""
+    windows: Sequence[int | None] = ()
+    """The window each bucket draws (its representative call's)."""
 
 
 def bucket_series(series: Series, chart_width: int) -> Layout:
@@ -180,7 +216,18 @@ def bucket_series(series: Series, chart_width: int) -> Layout:
         cells = max(1, min(MAX_CELLS_PER_SERIES, (per_call - 1) // 2)) if per_call >= 3 else 1
         width = min(per_call, cells * 2 + 1)
         every = list(range(n))
-        return Layout(1, cells, width, n, series.recorded, series.simulated, series.flags, every)
+        return Layout(
+            1,
+            cells,
+            width,
+            n,
+            series.recorded,
+            series.simulated,
+            series.flags,
+            every,
+            [series.threshold_at(c) for c in every],
+            [series.window_at(c) for c in every],
+        )
     per = math.ceil(n / (chart_width // 2))
     buckets = math.ceil(n / per)
     rec = series.recorded
@@ -202,4 +249,6 @@ def bucket_series(series: Series, chart_width: int) -> Layout:
     for i, value in enumerate(series.flags):
         if value:
             flags[i // per] |= value
-    return Layout(per, 1, 2, buckets, rec_max, sim_max, flags, rep)
+    thresholds = [series.threshold_at(c) for c in rep]
+    windows = [series.window_at(c) for c in rep]
+    return Layout(per, 1, 2, buckets, rec_max, sim_max, flags, rep, thresholds, windows)

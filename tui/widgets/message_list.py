@@ -299,6 +299,9 @@ class MessageList(StyledScrollView, can_focus=True):
         Binding("pagedown", "page_down", "Page down", show=False),
         Binding("home,g", "first", "First", show=False),
         Binding("end,G", "last", "Last", show=False),
+        # ← / → step through the model calls wherever the focus is (the session screen's)
+        Binding("left", "screen.move_call(-1)", "Prev call", show=False),
+        Binding("right", "screen.move_call(1)", "Next call", show=False),
     ]
 
     class Highlighted(TextualMessage):

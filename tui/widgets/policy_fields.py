@@ -219,6 +219,13 @@ def with_value(policy: Policy, spec: FieldSpec, value: Any) -> Policy:
     return Policy.model_validate(data)
 
 
+def without_evidence(policy: Policy) -> Policy:
+    """``policy`` with ``compaction.threshold_from_evidence`` off: its own threshold at every
+    call."""
+    compaction = policy.compaction.model_copy(update={"threshold_from_evidence": False})
+    return policy.model_copy(update={"compaction": compaction})
+
+
 def validation_message(error: ValidationError, spec: FieldSpec) -> str:
     """The model's message for ``spec`` (the first error when none names it)."""
     wanted = tuple(p for p in (spec.section, spec.name) if p)
@@ -237,13 +244,17 @@ def preset_of(policy: Policy) -> str | None:
     return policy.name if policy.name in PRESETS else None
 
 
-def is_modified(policy: Policy) -> bool:
-    """A preset-named policy that differs from its preset (LLM and window settings aside)."""
+def is_modified(policy: Policy, reference: Policy | None = None) -> bool:
+    """A preset-named policy that differs from its preset — or from ``reference``, what its
+    name stands for here (the preset as the session's agent version has it) — LLM and window
+    settings, and the description, aside."""
     name = preset_of(policy)
-    if name is None:
-        return False
-    exclude = set(PRESERVED_ON_PRESET)
-    return policy.model_dump(exclude=exclude) != PRESETS[name].model_dump(exclude=exclude)
+    if reference is None:
+        if name is None:
+            return False
+        reference = PRESETS[name]
+    exclude = {*PRESERVED_ON_PRESET, "description"}
+    return policy.model_dump(exclude=exclude) != reference.model_dump(exclude=exclude)
 
 
 # -- help for one field ---------------------------------------------------------------------------

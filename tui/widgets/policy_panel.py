@@ -10,15 +10,27 @@ not applied. Valid edits post :class:`PolicyPanel.Changed` with the new policy (
 debounced, so a replay starts once the user pauses).
 
 A preset switcher loads any of the built-in presets (keeping the LLM settings and the window
-override, which describe the user's setup rather than the agent); ``ctrl+s`` / ``ctrl+o`` save and
-load TOML through a small path prompt. API keys are never shown: only the name of the environment
-variable that holds one, and whether it is set.
+override, which describe the user's setup rather than the agent), and ``inferred``: the recording
+agent's preset with the threshold the session's own compactions show, once the first replay has
+worked it out. ``ctrl+s`` / ``ctrl+o`` save and load TOML through a small path prompt. API keys are
+never shown: only the name of the environment variable that holds one, and whether it is set.
+
+Under the preset, the evidence: the window and where it comes from (the sentence that says why),
+where the threshold comes from (the rule, or the recording where it contradicts the rule, stretch
+by stretch) and the interval the recording allows ("compacted at X; did not at Y → threshold in
+(Y, X]").
+
+Editing a field that sets the threshold (the rule, a reserve, a ratio, an explicit limit, the
+window) of a policy that takes its thresholds from the recording turns
+``compaction.threshold_from_evidence`` off, and says so: the user's threshold then applies at
+every call, instead of being overridden wherever the recording contradicts it — which would
+silently undo the edit. Turning the switch back on brings the evidence back.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import ValidationError
 from textual import on
@@ -32,6 +44,8 @@ from textual.widgets import Button, Collapsible, Input, Label, Select, Static, S
 
 from core.policy import PRESETS, Policy, PolicyError, get_preset, load_policy, save_policy
 from tui.screens.policy_path_prompt import PolicyPathPrompt
+from tui.state import INFERRED, Inferred
+from tui.widgets.policy_evidence import evidence_text
 from tui.widgets.policy_fields import (
     PRESERVED_ON_PRESET,
     SECTIONS,
@@ -49,10 +63,32 @@ from tui.widgets.policy_fields import (
     section_doc,
     validation_message,
     with_value,
+    without_evidence,
 )
+
+if TYPE_CHECKING:
+    from core.replay import ReplayResult
 
 DEBOUNCE_S = 0.15
 """Quiet time after the last keystroke before an edit is applied."""
+
+THRESHOLD_FIELDS = frozenset(
+    {
+        "context_window",
+        "compaction.threshold_rule",
+        "compaction.reserve_tokens",
+        "compaction.autocompact_buffer_tokens",
+        "compaction.output_token_max",
+        "compaction.codex_ratio",
+        "compaction.auto_compact_token_limit",
+    }
+)
+"""Fields that set the threshold: editing one turns ``threshold_from_evidence`` off (see the
+module docstring)."""
+EVIDENCE_OFF_NOTE = (
+    "threshold_from_evidence turned off: your threshold applies at every call (turn it back on "
+    "to let the recording override it where it contradicts it)."
+)
 
 
 # -- one field -----------------------------------------------------------------------------------
@@ -138,8 +174,18 @@ class PolicyPanel(Widget):
     }
     #pp-preset-help {
         height: auto;
-        max-height: 3;
+        max-height: 2;
         overflow: hidden;
+    }
+    #pp-evidence {
+        height: auto;
+        color: $text-muted;
+        padding: 0 1;
+    }
+    #pp-evidence-note {
+        height: auto;
+        color: $text-warning;
+        display: none;
     }
     #pp-buttons {
         margin-bottom: 0;
@@ -252,6 +298,7 @@ class PolicyPanel(Widget):
         self,
         policy: Policy,
         *,
+        native: Policy | None = None,
         name: str | None = None,
         id: str | None = None,  # noqa: A002 - Textual's keyword
         classes: str | None = None,
@@ -259,6 +306,9 @@ class PolicyPanel(Widget):
         super().__init__(name=name, id=id, classes=classes)
         self.policy = policy
         """The policy as edited so far (always valid)."""
+        self.native = native
+        """The recording agent's preset as the session's version behaves: what its name stands
+        for in this session (a policy is "modified" against it, not the plain preset)."""
         self.specs = policy_fields()
         self._by_id = {spec.widget_id: spec for spec in self.specs}
         self._timer: Timer | None = None
@@ -268,6 +318,11 @@ class PolicyPanel(Widget):
         self._built: set[str | None] = {None}
         """Sections whose fields are mounted: the general one from the start, the others the
         first time they open (a form of ~60 fields takes seconds to mount at once)."""
+        self.inferred: Inferred | None = None
+        """The ``inferred`` preset of this session, once known (:meth:`show_evidence`)."""
+        self.evidence_note = ""
+        """What the panel did to the evidence on the user's behalf (shown under the preset)."""
+        self._evidence: ReplayResult | None = None
 
     # -- layout ----------------------------------------------------------------------------------
 
@@ -279,18 +334,25 @@ class PolicyPanel(Widget):
             with Horizontal(id="pp-preset-row"):
                 yield Label("preset", id="pp-preset-label")
                 yield Select(
-                    [(name, name) for name in PRESETS],
+                    [*((name, name) for name in PRESETS), (INFERRED, INFERRED)],
                     prompt="(custom)",
-                    value=preset_of(self.policy) or Select.BLANK,
+                    value=self._preset_of(self.policy) or Select.BLANK,
                     allow_blank=True,
                     compact=True,
                     id="pp-preset",
                 )
             yield Static("", id="pp-preset-help", markup=False)
+            yield Label("", id="pp-evidence-note")
             with Horizontal(id="pp-buttons"):
                 yield Button("Save TOML ^s", id="pp-save", compact=True)
                 yield Button("Load TOML ^o", id="pp-load", compact=True)
         with VerticalScroll(id="pp-fields"):
+            with Collapsible(
+                title="Where the window and the threshold come from",
+                collapsed=False,
+                id="pp-section-evidence",
+            ):
+                yield Static("The replay has not finished yet.", id="pp-evidence", markup=False)
             for section, title in SECTIONS:
                 built = section in self._built
                 with Collapsible(
@@ -313,6 +375,7 @@ class PolicyPanel(Widget):
 
     def on_mount(self) -> None:
         self._refresh_header()
+        self._draw_evidence()  # (given before the panel was mounted)
 
     def on_resize(self) -> None:
         self.set_class(self.size.height < self.SHORT_ROWS, "-short")
@@ -367,7 +430,7 @@ class PolicyPanel(Widget):
                 if self.is_built(spec):
                     self._show_value(spec)
                     self._show_error(spec, "")
-            self.query_one("#pp-preset", Select).value = preset_of(policy) or Select.BLANK
+            self.query_one("#pp-preset", Select).value = self._preset_of(policy) or Select.BLANK
         self._refresh_header()
 
     def field_widget(self, path: str) -> Widget:
@@ -401,11 +464,44 @@ class PolicyPanel(Widget):
         else:
             self.errors.pop(spec.path, None)
 
+    def _preset_of(self, policy: Policy) -> str | None:
+        """The preset ``policy`` is named after (``inferred`` included, once known)."""
+        if policy.name == INFERRED:
+            return INFERRED if self.inferred is not None else None
+        return preset_of(policy)
+
+    def _modified(self, policy: Policy) -> bool:
+        if policy.name == INFERRED and self.inferred is not None:
+            return is_modified(policy, self.inferred.policy)
+        if self.native is not None and policy.name == self.native.name:
+            return is_modified(policy, self.native)
+        return is_modified(policy)
+
+    def show_evidence(self, result: ReplayResult, inferred: Inferred | None) -> None:
+        """Say where the window and the thresholds of ``result`` come from, and what the
+        session's compactions show of its agent's threshold (``inferred``: also the policy the
+        preset switcher offers as ``inferred``)."""
+        self.inferred = inferred
+        self._evidence = result
+        if self.is_mounted:
+            self._draw_evidence()
+
+    def _draw_evidence(self) -> None:
+        result = self._evidence
+        if result is None:
+            return
+        self.query_one("#pp-evidence", Static).update(evidence_text(result, self.inferred))
+        with self.prevent(Select.Changed):
+            self.query_one("#pp-preset", Select).value = (
+                self._preset_of(self.policy) or Select.BLANK
+            )
+        self._refresh_header()
+
     def _refresh_header(self) -> None:
         policy = self.policy
         marker = self.query_one("#pp-modified", Label)
-        name = preset_of(policy)
-        modified = is_modified(policy)
+        name = self._preset_of(policy)
+        modified = self._modified(policy)
         if name is None:
             marker.update(f"{policy.name} (custom)")
         elif modified:
@@ -419,6 +515,9 @@ class PolicyPanel(Widget):
         self.query_one("#pp-preset-help", Static).update(
             f"{description} (A preset switch keeps the LLM settings and window override.)"
         )
+        note = self.query_one("#pp-evidence-note", Label)
+        note.update(f"⚠ {self.evidence_note}" if self.evidence_note else "")
+        note.display = bool(self.evidence_note)
 
     # -- editing ---------------------------------------------------------------------------------
 
@@ -435,7 +534,14 @@ class PolicyPanel(Widget):
         self._show_error(spec, "")
         if candidate == self.policy:
             return
+        if spec.path == "compaction.threshold_from_evidence":
+            self.evidence_note = ""
+        elif spec.path in THRESHOLD_FIELDS and candidate.compaction.threshold_from_evidence:
+            candidate = without_evidence(candidate)
+            self.evidence_note = EVIDENCE_OFF_NOTE
+            self.app.notify(EVIDENCE_OFF_NOTE, title="Policy", timeout=6)
         self.policy = candidate
+        self._show_switch("compaction.threshold_from_evidence")
         self._refresh_header()
         if spec.path == "llm.api_key_env":
             self._show_value(spec)
@@ -492,12 +598,34 @@ class PolicyPanel(Widget):
     def _preset_changed(self, event: Select.Changed) -> None:
         event.stop()
         value = event.value
-        if value == event.select.value and isinstance(value, str) and value in PRESETS:
+        known = value in PRESETS or value == INFERRED
+        if value == event.select.value and isinstance(value, str) and known:
             self.switch_preset(value)
 
+    def _show_switch(self, path: str) -> None:
+        """Show a field's value again (the panel changed it on the user's behalf)."""
+        spec = next(spec for spec in self.specs if spec.path == path)
+        if self.is_built(spec):
+            with self.prevent(Switch.Changed):
+                self._show_value(spec)
+
     def switch_preset(self, name: str) -> None:
-        """Load preset ``name`` (keeping the LLM settings and window override) and apply it."""
-        preset = get_preset(name)
+        """Load preset ``name`` (keeping the LLM settings and window override) and apply it;
+        ``inferred`` is the session's own, once the first replay has worked it out."""
+        if name == INFERRED:
+            if self.inferred is None:
+                self.app.notify(
+                    "The inferred policy comes from the recording agent's compactions: it is "
+                    "worked out with the first replay of a session an agent recorded.",
+                    title="Policy",
+                )
+                return
+            preset = self.inferred.policy
+        elif self.native is not None and name == self.native.name:
+            preset = self.native  # the recording agent's, as its version behaves
+        else:
+            preset = get_preset(name)
+        self.evidence_note = ""
         update = {field: getattr(self.policy, field) for field in PRESERVED_ON_PRESET}
         policy = preset.model_copy(update=update)
         if policy == self.policy and not self.errors:

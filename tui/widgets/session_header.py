@@ -1,11 +1,12 @@
-"""The session screen's top line: the session's name, its format and model, the window and the
-active policy."""
+"""The session screen's top line: the session's name, its format and model, the window (where it
+comes from, how it changes; the evidence for it as the window's tooltip) and the active policy."""
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.widgets import Label
 
+from tui.figures import call_label, window_changes, window_label
 from tui.state import SessionState
 from tui.widgets.title_bar import TitleBar
 
@@ -44,10 +45,22 @@ class SessionHeader(TitleBar):
         self.query_one("#hdr-model", Label).update(session.model or "model unknown")
         window = state.window
         window_label = self.query_one("#hdr-window", Label)
+        window_label.tooltip = state.window_evidence
         if window:
-            window_label.update(f"window {window:,} ({state.window_source})")
+            window_label.update(self._window_text(state, window))
             window_label.remove_class("-unknown")
         else:
             window_label.update("window unknown (w to set)")
             window_label.add_class("-unknown")
         self.query_one("#hdr-policy", Label).update(f"policy {state.policy.name}")
+
+    @staticmethod
+    def _window_text(state: SessionState, window: int) -> str:
+        """``window 1,000,000 (inferred)``; when it changes during the session, each value and
+        the call it starts at (``window 258,400 → 353,400 at call 120 (recorded)``)."""
+        changes = window_changes(state.result) if state.result is not None else []
+        if not changes:
+            return window_label(window, state.window_source)
+        values = " → ".join(f"{w:,}" if w else "?" for _call, w in changes[:3])
+        more = " …" if len(changes) > 3 else ""
+        return f"window {values}{more} at {call_label(changes[1][0])} ({state.window_source})"

@@ -1,5 +1,6 @@
-"""The session screen's bottom line: the peak context against the window, what the replay found,
-and what is running."""
+"""The session screen's bottom line: the peak context against the window (the recorded one leads
+where the session has usage, as in the overflow view), what the replay found, and what is
+running."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from textual.containers import Horizontal
 from textual.widgets import Label
 
 from core.units import compact_tokens
+from tui.figures import call_label, peaks
 from tui.state import SessionState
 
 
@@ -52,28 +54,28 @@ class StatusLine(Horizontal):
             info_label.update(state.replay_error or "")
             return
         summary = result.summary
-        recorded = summary.peak_recorded
-        simulated = summary.peak_simulated
+        recorded, simulated = peaks(summary)
+        lead = recorded or simulated  # the recording's own figure leads where it has one
         if window:
-            text = f"peak {simulated:,} / {window:,} · {simulated / window:.0%}"
-            if recorded is not None and recorded != simulated:
-                text += f" (rec. {recorded:,} · {recorded / window:.0%})"
+            text = f"peak {lead.tokens:,} / {window:,} · {lead.tokens / window:.0%} {lead.label}"
+            if recorded is not None and simulated.tokens != recorded.tokens:
+                text += f" (simulated {simulated.tokens:,} · {simulated.tokens / window:.0%})"
         else:
-            text = f"peak {simulated:,} · window unknown (w)"
-            if recorded is not None and recorded != simulated:
-                text += f" (rec. {recorded:,})"
+            text = f"peak {lead.tokens:,} {lead.label} · window unknown (w)"
+            if recorded is not None and simulated.tokens != recorded.tokens:
+                text += f" (simulated {simulated.tokens:,})"
         peak_label.update(text)
         if window:
-            share = simulated / window
+            share = lead.tokens / window
             peak_label.add_class("-over" if share > 1 else "-near" if share >= 0.85 else "-ok")
         parts = [f"{state.message_count:,} msgs", f"{summary.calls:,} calls"]
         overflow = state.first_overflow()
         if overflow is not None:
             call, _message, simulated_overflow = overflow
             if simulated_overflow:
-                parts.append(f"overflows at call {call} (o)")
+                parts.append(f"overflows at {call_label(call)} (o)")
             else:
-                parts.append(f"rec. overflow at call {call} avoided (o)")
+                parts.append(f"rec. overflow at {call_label(call)} avoided (o)")
         if summary.compactions:
             parts.append(f"{summary.compactions} compactions ([ ])")
         if summary.tokens_truncated:

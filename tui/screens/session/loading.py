@@ -29,7 +29,7 @@ from tui.screens.session.worker_messages import (
     SessionLoaded,
     Throttle,
 )
-from tui.state import SessionState, default_policy_for
+from tui.state import SessionState, policy_for
 from tui.widgets.load_progress import LoadProgress
 
 FIRST_PAINT_DELAY_S = 0.05
@@ -216,7 +216,7 @@ class LoadingSession(LiveSession):
     # -- showing the session -----------------------------------------------------------------------
 
     def _install(self, session: Session) -> None:
-        policy = self._initial_policy or default_policy_for(session)
+        policy = policy_for(session, self._initial_policy)
         if self._window is not None and session.context_window != self._window:
             session.context_window = self._window
             session.window_source = "user"

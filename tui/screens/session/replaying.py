@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import TYPE_CHECKING
 
 from textual import work
 
@@ -23,8 +24,12 @@ from tui.screens.session.worker_messages import (
     Throttle,
 )
 from tui.screens.window_prompt import WindowPrompt
+from tui.state import Inferred, policy_for
 from tui.widgets.policy_panel import PolicyPanel
 from tui.widgets.session_header import SessionHeader
+
+if TYPE_CHECKING:
+    from core.replay import Replayer
 
 
 class ReplayingSession(SessionView):
@@ -73,7 +78,9 @@ class ReplayingSession(SessionView):
                 if self._replayer is None or self._replayer_session is not session:
                     self._replayer = Replayer(session)
                     self._replayer_session = session
+                    self.inferred = None
                 result = self._replayer.run(policy, progress=progress, cancel=cancel)
+                inferred = self._inferred_of(self._replayer, session)
             except Exception as exc:
                 error = None if cancel.is_set() else f"replay failed: {type(exc).__name__}: {exc}"
                 self.post_message(ReplayEnded(generation, error))
@@ -81,7 +88,19 @@ class ReplayingSession(SessionView):
             if cancel.is_set():
                 self.post_message(ReplayEnded(generation, None))
                 return
-            self.post_message(ReplayDone(result, generation, time.perf_counter() - started))
+            seconds = time.perf_counter() - started
+            self.post_message(ReplayDone(result, generation, seconds, inferred))
+
+    def _inferred_of(self, replayer: Replayer, session: Session) -> Inferred | None:
+        """The threshold the session's compactions show, and the ``inferred`` policy (once per
+        replayer; only for a session an agent recorded)."""
+        if self.inferred is not None:
+            return self.inferred
+        from core.replay import NATIVE_PRESET
+
+        if session.format not in NATIVE_PRESET:
+            return None
+        return Inferred(replayer.inferred_threshold(), replayer.inferred_policy())
 
     def on_replay_progressed(self, event: ReplayProgressed) -> None:
         if event.generation == self._generation and event.total:
@@ -96,7 +115,16 @@ class ReplayingSession(SessionView):
         freeze_heap()  # the result of a big session is millions of objects too
         self.replaying = False
         self.replay_seconds = event.seconds
+        if event.inferred is not None:
+            self.inferred = event.inferred
+        if self._want_inferred and self.inferred is not None:
+            self._want_inferred = False  # asked for on the command line: it is known now
+            self.set_policy(self.inferred.policy)
+            return
         state.set_result(event.result)
+        panel = self._panel()
+        if panel is not None:
+            panel.show_evidence(event.result, self.inferred)
         self.message_list.rows_changed()
         self.detail.refresh_decision()
         self.gauge.update_result(state.session, event.result)
@@ -129,6 +157,9 @@ class ReplayingSession(SessionView):
         if state is None:
             self._initial_policy = policy
             return
+        resolved = policy_for(state.session, policy)  # the agent's preset follows its version
+        if resolved is not policy:
+            policy, update_panel = resolved, True
         state.policy = policy
         if update_panel:
             panel = self._panel()
@@ -148,6 +179,9 @@ class ReplayingSession(SessionView):
     def _show_policy(self, show: bool) -> None:
         if show and self.state is not None and self._panel() is None:
             self._mount_policy_panel(self.state.policy)
+            panel = self._panel()
+            if panel is not None and self.state.result is not None:
+                panel.show_evidence(self.state.result, self.inferred)
         self.query_one("#policy-slot").display = show
         self.detail.display = not show
         if show:
@@ -163,7 +197,8 @@ class ReplayingSession(SessionView):
         if existing is not None:
             existing.set_policy(policy)
             return
-        self.query_one("#policy-slot").mount(PolicyPanel(policy, id="policy-panel"))
+        native = policy_for(self.state.session, None) if self.state is not None else None
+        self.query_one("#policy-slot").mount(PolicyPanel(policy, native=native, id="policy-panel"))
 
     def action_set_window(self) -> None:
         state = self.state

@@ -49,7 +49,7 @@ class SessionScreen(LoadingSession):
         Binding("f", "follow", "Follow"),
         Binding("w", "set_window", "Window", show=False),
         Binding("x", "cancel", "Cancel", show=False),
-        Binding("tab", "focus_next", "Focus", show=False),
+        Binding("tab", "app.focus_next", "Focus", show=False),
         Binding("escape", "back", "Back"),
     ]
 
@@ -86,7 +86,10 @@ class SessionScreen(LoadingSession):
         # imported on first use: it brings the compaction engine and the LLM clients (~60 ms)
         from tui.screens.compaction import CompactionScreen
 
-        self.app.push_screen(CompactionScreen(state.session, state.policy, index, state.result))
+        replayer = self._replayer if self._replayer_session is state.session else None
+        self.app.push_screen(
+            CompactionScreen(state.session, state.policy, index, state.result, replayer=replayer)
+        )
 
     def _step_compaction(self, step: int) -> None:
         state = self.state
@@ -117,6 +120,12 @@ class SessionScreen(LoadingSession):
             self.app.notify(
                 event.reason, title=f"{event.kind} at message {message_index}", timeout=4
             )
+
+    def action_move_call(self, step: int) -> None:
+        """← / → from the list or the detail pane: the previous / next model call (as the
+        gauge's own keys do)."""
+        if self.state is not None and self.state.call_count:
+            self.gauge.action_move(step)
 
     def action_prev_compaction(self) -> None:
         self._step_compaction(-1)

@@ -18,7 +18,7 @@ from core.models import Session
 from core.policy import Policy
 from tui.live import LiveFile
 from tui.messages import JumpToMessage
-from tui.state import SessionState
+from tui.state import INFERRED, Inferred, SessionState
 from tui.widgets.detail import DetailPane
 from tui.widgets.footer import KeysFooter
 from tui.widgets.gauge import TokenGauge
@@ -69,6 +69,12 @@ class SessionView(Screen[str | None]):
         self._replay_lock = threading.Lock()
         self._replayer: Replayer | None = None
         self._replayer_session: Session | None = None
+        self.inferred: Inferred | None = None
+        """The threshold the session's own compactions show, and the ``inferred`` policy (after
+        the first replay)."""
+        self._want_inferred = policy is not None and policy.name == INFERRED
+        """``--policy inferred``: the session opens under its agent's preset, then switches to
+        the inferred policy once the first replay has worked it out."""
         self._live_file: LiveFile | None = None
         self._live_stop = threading.Event()
         self.live_status: str | None = None

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 from core.models import Session
+from tui.state import Inferred
 
 if TYPE_CHECKING:
     from core.replay import ReplayResult
@@ -79,11 +80,20 @@ class LoadProgressed(Message):
 
 
 class ReplayDone(Message):
-    def __init__(self, result: ReplayResult, generation: int, seconds: float) -> None:
+    def __init__(
+        self,
+        result: ReplayResult,
+        generation: int,
+        seconds: float,
+        inferred: Inferred | None = None,
+    ) -> None:
         super().__init__()
         self.result = result
         self.generation = generation
         self.seconds = seconds
+        self.inferred = inferred
+        """What the session's own compactions say of the recording agent's threshold (worked
+        out once per session, with the first replay; None for our own format)."""
 
 
 class ReplayEnded(Message):

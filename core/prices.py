@@ -1,0 +1,328 @@
+"""The price table: what a model charges per token, from pydantic's ``genai-prices`` data.
+
+``genai-prices`` ships a maintained table of model prices (cache reads and writes, tiers above a
+prompt size, prices that changed on a date) inside the package, and reads it offline; it fetches
+newer data only when asked to (``UpdatePrices``), which ctxscope never does. :func:`rates` looks a
+model up by the provider that served it and the time of the call, and gives the price of each
+kind of token at that call (the tier depends on the call's prompt); a model the table does not
+know gets a reason, never a price of 0.
+
+Providers are named as the sessions name them; :data:`PROVIDER_IDS` maps them to the table's. A
+provider the table does not have (a subscription, a gateway such as opencode's) is priced at the
+model's list price where the table knows the model under another provider, and says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+import tempfile
+import warnings
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from genai_prices.types import ModelPrice, TieredPrices
+
+PROVIDER_IDS: dict[str, str | None] = {
+    "anthropic": "anthropic",
+    "amazon-bedrock": "aws",
+    "bedrock": "aws",
+    "vertex": "google",
+    "google-vertex": "google",
+    "google-vertex-anthropic": "google",
+    "google": "google",
+    "openai": "openai",
+    "openai-codex": "openai",
+    "azure": "azure",
+    "openrouter": "openrouter",
+    "groq": "groq",
+    "mistral": "mistral",
+    "deepseek": "deepseek",
+    "x-ai": "x-ai",
+    "xai": "x-ai",
+}
+"""Session provider → the table's provider id (None, or absent: look the model up by name)."""
+
+SUBSCRIPTIONS = {"openai-codex", "github-copilot", "opencode"}
+"""Providers billed by subscription or credits: the figure is the API list price of the same
+tokens, what the session would have cost on the model's own API."""
+
+_MTOK = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class Rates:
+    """USD per token of each kind, for one call (the tier of its prompt applied)."""
+
+    input: Decimal
+    """Uncached prompt tokens."""
+    cache_read: Decimal
+    """Prompt tokens read from the cache."""
+    cache_write: Decimal
+    """Prompt tokens written to the cache."""
+    output: Decimal
+    """Generated tokens (reasoning included)."""
+    model_id: str
+    """The table's name of the model."""
+    provider_id: str
+    """The table's name of the provider it was priced under."""
+    note: str | None = None
+    """How it was priced when not as recorded (another provider's list price)."""
+
+
+class UnknownPrice(Exception):
+    """The table has no price for this model; ``str(error)`` says which and why."""
+
+
+def rates(
+    model: str | None, provider: str | None, at: datetime | None, prompt_tokens: int
+) -> Rates:
+    """The rates of ``model`` served by ``provider`` at ``at`` for a prompt of
+    ``prompt_tokens`` (tiers). Raises :class:`UnknownPrice`."""
+    if not model or model.startswith("<"):
+        raise UnknownPrice(f"no model recorded ({model or 'none'})")
+    day = at.date().isoformat() if at is not None else None
+    entry = _MEMO.entry(model, provider, day)
+    if isinstance(entry, str):
+        raise UnknownPrice(entry)
+    return Rates(
+        input=_per_token(entry.input, prompt_tokens),
+        cache_read=_per_token(_or_input(entry.cache_read, entry), prompt_tokens),
+        cache_write=_per_token(_or_input(entry.cache_write, entry), prompt_tokens),
+        output=_per_token(entry.output, prompt_tokens),
+        model_id=entry.model_id,
+        provider_id=entry.provider_id,
+        note=entry.note,
+    )
+
+
+_Price = tuple[Decimal, tuple[tuple[int, Decimal], ...]]
+"""A price per million tokens: the base and the tiers, ``(start, price)`` ascending; a tier
+applies to every token of a prompt larger than its start (the table's "cliff" tiers)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    """What the table says of one model, provider and day, in a form kept between runs."""
+
+    input: _Price | None
+    cache_read: _Price | None
+    cache_write: _Price | None
+    output: _Price | None
+    model_id: str
+    provider_id: str
+    note: str | None
+
+
+_KINDS = ("input", "cache_read", "cache_write", "output")
+
+
+def _or_input(price: _Price | None, entry: _Entry) -> _Price | None:
+    """A cache price, or the input price where the table gives none (or a flat 0)."""
+    if price is None or (not price[0] and not price[1]):
+        return entry.input
+    return price
+
+
+def _per_token(price: _Price | None, prompt_tokens: int) -> Decimal:
+    if price is None:
+        return Decimal(0)
+    base, tiers = price
+    applies = base
+    for start, tier_price in reversed(tiers):
+        if prompt_tokens > start:
+            applies = tier_price
+            break
+    return applies / _MTOK
+
+
+class _Memo:
+    """The table's answers kept on disk (``prices.json`` in the cache folder), so that a run
+    that prices models seen before does not import the table: importing it takes 0.2 s, most of
+    a small session's analysis. The memo is keyed by the installed table (its data file's size
+    and time), so a new ``genai-prices`` starts it afresh; a memo that cannot be read or written
+    is done without."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, _Entry | str] | None = None
+        self._stamp = ""
+
+    def entry(self, model: str, provider: str | None, day: str | None) -> _Entry | str:
+        """The entry of ``model`` (a string: why the table has no price for it)."""
+        entries = self._load()
+        key = "\x1f".join((model, provider or "", day or ""))
+        found = entries.get(key)
+        if found is None:
+            try:
+                price, model_id, provider_id, note = _lookup(model, provider, day)
+                found = _Entry(
+                    input=_from_table(price.input_mtok),
+                    cache_read=_from_table(price.cache_read_mtok),
+                    cache_write=_from_table(price.cache_write_mtok),
+                    output=_from_table(price.output_mtok),
+                    model_id=model_id,
+                    provider_id=provider_id,
+                    note=note,
+                )
+            except UnknownPrice as exc:
+                found = str(exc)
+            entries[key] = found
+            self._save(entries)
+        return found
+
+    def _load(self) -> dict[str, _Entry | str]:
+        if self._entries is not None:
+            return self._entries
+        self._stamp = _table_stamp()
+        self._entries = {}
+        try:
+            import orjson
+
+            data = orjson.loads(_memo_path().read_bytes())
+            if data.get("table") == self._stamp and self._stamp:
+                self._entries = {key: _decode(value) for key, value in data["entries"].items()}
+        except (OSError, ValueError, TypeError, KeyError, AttributeError, IndexError):
+            pass  # no memo yet, or one of another table or shape: start afresh
+        return self._entries
+
+    def _save(self, entries: dict[str, _Entry | str]) -> None:
+        if not self._stamp:
+            return
+        import orjson
+
+        data = {"table": self._stamp, "entries": {k: _encode(v) for k, v in entries.items()}}
+        path = _memo_path()
+        try:  # written beside and renamed: two runs at once never read half a memo
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            handle, name = tempfile.mkstemp(prefix=".prices.", suffix=".tmp", dir=path.parent)
+            try:
+                with os.fdopen(handle, "wb") as out:
+                    out.write(orjson.dumps(data))
+                os.replace(name, path)
+            finally:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(name)
+        except OSError:
+            pass  # a read-only cache folder: the next run asks the table again
+
+
+_MEMO = _Memo()
+
+
+def _memo_path() -> Path:
+    from core.analysis_cache import cache_dir
+
+    return cache_dir() / "prices.json"
+
+
+def _table_stamp() -> str:
+    """The installed table's data file, by size and modification time ("" if not found)."""
+    spec = importlib.util.find_spec("genai_prices")
+    if spec is None or not spec.submodule_search_locations:
+        return ""
+    data = Path(next(iter(spec.submodule_search_locations))) / "data.py"
+    try:
+        stat = data.stat()
+    except OSError:
+        return ""
+    return f"{data}:{stat.st_size}:{stat.st_mtime_ns}"
+
+
+def _from_table(price: Decimal | TieredPrices | None) -> _Price | None:
+    if price is None:
+        return None
+    if isinstance(price, Decimal):
+        return (price, ())
+    return (price.base, tuple((tier.start, tier.price) for tier in price.tiers))
+
+
+def _encode(entry: _Entry | str) -> object:
+    if isinstance(entry, str):
+        return entry
+
+    def price(value: _Price | None) -> object:
+        if value is None:
+            return None
+        return [str(value[0]), [[start, str(p)] for start, p in value[1]]]
+
+    return {
+        **{kind: price(getattr(entry, kind)) for kind in _KINDS},
+        "model_id": entry.model_id,
+        "provider_id": entry.provider_id,
+        "note": entry.note,
+    }
+
+
+def _decode(value: object) -> _Entry | str:
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, dict):
+        raise TypeError("not an entry")
+
+    def price(raw: object) -> _Price | None:
+        if raw is None:
+            return None
+        if not isinstance(raw, list):
+            raise TypeError("not a price")
+        base, tiers = raw
+        return (Decimal(base), tuple((int(start), Decimal(p)) for start, p in tiers))
+
+    return _Entry(
+        input=price(value["input"]),
+        cache_read=price(value["cache_read"]),
+        cache_write=price(value["cache_write"]),
+        output=price(value["output"]),
+        model_id=str(value["model_id"]),
+        provider_id=str(value["provider_id"]),
+        note=None if value["note"] is None else str(value["note"]),
+    )
+
+
+@lru_cache(maxsize=512)
+def _lookup(
+    model: str, provider: str | None, day: str | None
+) -> tuple[ModelPrice, str, str, str | None]:
+    """The table's price of ``model`` (cached per model, provider and day). The table is
+    imported on first use: loading it takes a tenth of a second."""
+    from genai_prices import Usage as PriceUsage
+    from genai_prices import calc_price
+
+    at = datetime.fromisoformat(f"{day}T12:00:00+00:00") if day else None
+    table_provider = PROVIDER_IDS.get(provider or "")
+    attempts: list[str | None] = [table_provider] if table_provider else []
+    attempts.append(None)
+    last = ""
+    for provider_id in attempts:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                found = calc_price(
+                    PriceUsage(input_tokens=1, output_tokens=1),
+                    model_ref=model,
+                    provider_id=provider_id,
+                    genai_request_timestamp=at,
+                )
+        except LookupError as exc:
+            last = str(exc)
+            continue
+        note = None
+        if provider and (provider_id is None or provider in SUBSCRIPTIONS):
+            if found.provider.id != provider:
+                note = (
+                    f"priced at {found.provider.id}'s list price ({provider} is not in the table)"
+                )
+            if provider in SUBSCRIPTIONS:
+                note = f"{provider} bills by subscription: the list price of the same tokens"
+        return found.model_price, found.model.id, found.provider.id, note
+    raise UnknownPrice(f"{model} is not in the price table ({last})")
+
+
+def list_price(model: str, provider: str | None = None) -> ModelPrice:
+    """The table's price entry of a model today (for tests and the README)."""
+    return _lookup(model, provider, None)[0]

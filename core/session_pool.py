@@ -1,0 +1,97 @@
+"""Run one analysis per session over many sessions, in parallel processes.
+
+:func:`map_sessions` calls ``worker(path)`` for every path and yields ``(path, result)`` as each
+one finishes. With ``jobs=1`` it runs in this process; otherwise in a pool of ``jobs`` processes
+started with ``forkserver`` where the platform has it (a clean process forked from a server that
+has already imported the worker's module: quick to start, and safe to use from a program that
+runs threads, as the TUI does), else ``spawn``. The biggest sessions are started first, so that
+the last one to finish is a small one and no process waits idle at the end.
+
+The worker must be a module-level function (it is pickled by name) that never raises for a bad
+session: it returns a result describing the error instead (one that raises all the same gets
+``on_crash(path, message)``). Should a process of the pool die (a crash, the out-of-memory
+killer), the pool cannot say which session it was running: the unfinished sessions go to a fresh
+pool, and if that one dies too, each of its unfinished sessions runs alone, so that only the one
+that kills its process gets ``on_crash(path, message)`` as its result. That costs a process per
+session for the rest of the run, which only a session that crashes twice brings about.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Generator, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from typing import TypeVar
+
+ResultT = TypeVar("ResultT")
+
+
+def default_jobs() -> int:
+    """The number of cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def map_sessions(
+    paths: Sequence[str],
+    worker: Callable[[str], ResultT],
+    *,
+    jobs: int,
+    on_crash: Callable[[str, str], ResultT],
+    sizes: dict[str, int] | None = None,
+) -> Iterator[tuple[str, ResultT]]:
+    """``(path, worker(path))`` for every path, in the order they finish (see the module
+    docstring). ``sizes`` (bytes per path) orders the work biggest first."""
+    order = sorted(paths, key=lambda p: -(sizes or {}).get(p, 0))
+    if jobs <= 1 or len(order) <= 1:
+        for path in order:
+            yield path, worker(path)
+        return
+    left = yield from _pool_round(order, worker, min(jobs, len(order)), on_crash)
+    if left:  # a process died: the sessions it did not finish get a fresh pool
+        left = yield from _pool_round(left, worker, min(jobs, len(left)), on_crash)
+    for path in left:  # it died again: each alone, so that only the culprit is blamed
+        alone = yield from _pool_round([path], worker, 1, on_crash)
+        if alone:
+            yield path, on_crash(path, "the analysis process died (out of memory, or a crash)")
+
+
+def _pool_round(
+    pending: list[str],
+    worker: Callable[[str], ResultT],
+    jobs: int,
+    on_crash: Callable[[str, str], ResultT],
+) -> Generator[tuple[str, ResultT], None, list[str]]:
+    """Run ``pending`` in one pool, yielding results; return the paths left unfinished when a
+    process of the pool died (concurrent.futures cannot tell which one it was running)."""
+    module = getattr(worker, "__module__", None)
+    left: list[str] = []
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=_context(module)) as pool:
+        futures: dict[Future[ResultT], str] = {pool.submit(worker, p): p for p in pending}
+        while futures:
+            finished, _ = wait(futures, return_when=FIRST_COMPLETED)
+            for future in finished:
+                path = futures.pop(future)
+                try:
+                    result = future.result()
+                except BrokenProcessPool:
+                    left.append(path)
+                    continue
+                except Exception as exc:  # the worker's own bug: that session's row says so
+                    result = on_crash(path, f"the analysis failed: {type(exc).__name__}: {exc}")
+                yield path, result
+    return left
+
+
+def _context(module: str | None) -> multiprocessing.context.BaseContext:
+    methods = multiprocessing.get_all_start_methods()
+    if "forkserver" in methods:
+        context = multiprocessing.get_context("forkserver")
+        if module:
+            context.set_forkserver_preload([module])
+        return context
+    return multiprocessing.get_context("spawn")

@@ -1,0 +1,140 @@
+"""The figures several places show, each from one function and worded the same everywhere.
+
+The header, the status line, the gauge, the list, the detail pane, the compaction screen, the
+overflow view and the command line all read the same result models; when two of them show the
+same figure (a peak, a compaction's before and after, a recorded compaction's trigger, a call's
+check), they take it from here, so they cannot disagree. Recorded figures lead where they exist.
+
+Calls are numbered from 0, as messages are and as ``call_index`` is in the JSON: "call 0" is the
+first model call everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, NamedTuple
+
+from core.units import format_tokens
+
+if TYPE_CHECKING:
+    from core.models import Session
+    from core.policy import Policy
+    from core.replay import CallPoint, FidelityRow, ReplayEvent, ReplayResult, ReplaySummary
+
+MAX_RUNS = 4
+"""Runs of consecutive message numbers shown before the rest is counted."""
+
+
+def call_label(call_index: int | None) -> str:
+    """``call 1150`` (0-based, as ``call_index``; an index, so no thousands separator, as the
+    message numbers), or ``no call``."""
+    return "no call" if call_index is None else f"call {call_index}"
+
+
+def index_runs(indices: Iterable[int], limit: int = MAX_RUNS) -> str:
+    """Message numbers as runs of consecutive ones: ``#3, #60–#66`` (``none`` when empty; past
+    ``limit`` runs, how many more). A range never spans a message that is not in the set."""
+    ordered = sorted(set(indices))
+    if not ordered:
+        return "none"
+    runs: list[tuple[int, int]] = []
+    start = previous = ordered[0]
+    for index in ordered[1:]:
+        if index != previous + 1:
+            runs.append((start, previous))
+            start = index
+        previous = index
+    runs.append((start, previous))
+    shown = [f"#{a}" if a == b else f"#{a}–#{b}" for a, b in runs[:limit]]
+    if len(runs) > limit:
+        rest = sum(b - a + 1 for a, b in runs[limit:])
+        shown.append(f"… {rest:,} more")
+    return ", ".join(shown)
+
+
+class Figure(NamedTuple):
+    """A token figure and what it is (``recorded``, ``simulated``, ``estimated`` …)."""
+
+    tokens: int
+    label: str
+
+
+def peaks(summary: ReplaySummary) -> tuple[Figure | None, Figure]:
+    """The peak context: the recorded one (None without usage) and the simulated one. Where the
+    recording has figures, it leads (the overflow view and ``analyze`` speak of it too)."""
+    recorded = (
+        Figure(summary.peak_recorded, "recorded") if summary.peak_recorded is not None else None
+    )
+    return recorded, Figure(summary.peak_simulated, "simulated")
+
+
+def fidelity_row(result: ReplayResult | None, recorded_index: int) -> FidelityRow | None:
+    """The fidelity row of recorded compaction ``recorded_index`` (its trigger as judged)."""
+    if result is None:
+        return None
+    return next((r for r in result.fidelity if r.recorded_index == recorded_index), None)
+
+
+def recorded_trigger(
+    session: Session, result: ReplayResult | None, recorded_index: int
+) -> tuple[str, str]:
+    """A recorded compaction's trigger and the evidence for it: the replay's judgement (the
+    fidelity row: ``auto``, ``manual``, ``overflow``, ``hook``) where there is one, else what the
+    file says."""
+    row = fidelity_row(result, recorded_index)
+    if row is not None:
+        return row.trigger, row.trigger_evidence
+    compaction = session.compactions[recorded_index]
+    return str(compaction.trigger), ""
+
+
+def event_trigger(event: ReplayEvent) -> str:
+    """What made a replay compaction: ``threshold``, ``projection``, ``overflow``, ``manual`` …"""
+    return event.trigger or "—"
+
+
+def check_line(point: CallPoint, policy: Policy | None = None) -> str:
+    """The check log of one call, as ``analyze --json`` has it (``checks[]``): "checked before
+    this call: 166,210 (projected) against 167,000 (rule) — did not fire"."""
+    if not point.checked or point.check_tokens is None:
+        if point.threshold is None:
+            return "not checked before this call: the window is unknown"
+        if policy is not None and not policy.compaction.check_before_each_call:
+            return "not checked before this call: the policy checks only before a turn's first call"
+        return "not checked before this call: nothing to measure yet"
+    basis = f" ({point.check_basis})" if point.check_basis else ""
+    if point.threshold is None:
+        against = "no threshold (window unknown)"
+    else:
+        source = f" ({point.threshold_source})" if point.threshold_source else ""
+        against = f"{format_tokens(point.threshold)}{source}"
+    verdict = "fired" if point.check_fired else "did not fire"
+    return (
+        f"checked before this call: {format_tokens(point.check_tokens)}{basis} "
+        f"against {against} — {verdict}"
+    )
+
+
+def window_label(window: int | None, source: str) -> str:
+    """``window 1,000,000 (inferred)``, or ``window unknown``."""
+    if not window:
+        return "window unknown"
+    return f"window {format_tokens(window)} ({source})"
+
+
+def window_changes(result: ReplayResult) -> list[tuple[int, int | None]]:
+    """``(call, window)`` where the window changes during the session (the first call's
+    included when there is any change; [] when it stays the same)."""
+    changes: list[tuple[int, int | None]] = []
+    last: int | None = None
+    for call, window in enumerate(result.point_column("window")):
+        if not changes or window != last:
+            changes.append((call, window))
+            last = window
+    return changes if len(changes) > 1 else []
+
+
+def thresholds_changed(result: ReplayResult) -> bool:
+    """The threshold is not the same at every call (a window change, an inferred stretch)."""
+    values = set(result.point_column("threshold"))
+    return len(values) > 1
