@@ -47,7 +47,7 @@ SHELL_TOOLS = ["bash", "Bash", "shell", "exec_command", "local_shell", "unified_
 
 class _Section(BaseModel):
     model_config = ConfigDict(
-        extra="forbid", use_attribute_docstrings=True, validate_assignment=True
+        extra="forbid", use_attribute_docstrings=True, validate_assignment=True, defer_build=True
     )
 
 

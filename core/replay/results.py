@@ -28,7 +28,7 @@ CheckBasis = Literal["recorded", "projected", "estimated"]
 class Documented(BaseModel):
     """Result models: each field's docstring is its description in the JSON schema."""
 
-    model_config = ConfigDict(use_attribute_docstrings=True)
+    model_config = ConfigDict(use_attribute_docstrings=True, defer_build=True)
 
 
 class ReplayEvent(Documented):
