@@ -17,7 +17,9 @@ opencode   ``$XDG_DATA_HOME/opencode`` (default ``~/.local/share/opencode``): ev
 ========== ====================================================================================
 
 Discovery stats files and reads at most a small head of the ones it returns (for the project and
-the first prompt) and a small tail (for the session's own time: its last timestamp); it never parses a whole transcript and never writes anything. A folder it
+the first prompt) and a small tail (for the session's own time: its last timestamp); it never
+parses a whole transcript and never writes anything. Only regular files are listed (a FIFO, a
+device or a socket with a session's name is skipped, never opened). A folder it
 cannot read is skipped silently: discovery is a convenience, not a check.
 """
 
@@ -35,6 +37,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel
 
+from core.file_kind import open_regular
 from core.formats.base import as_str
 from core.models import SourceFormat
 
@@ -163,20 +166,20 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def _stat_file(entry: os.DirEntry[str]) -> os.stat_result | None:
+def _is_regular(entry: os.DirEntry[str]) -> bool:
+    """A regular file (a link to one too), by ``stat``: a FIFO, a device or a socket is never
+    listed, so nothing ever opens one (opening a FIFO blocks until someone writes to it)."""
     try:
-        if not entry.is_file():
-            return None
-        return entry.stat()
+        return entry.is_file()
     except OSError:
-        return None
+        return False
 
 
 def _files(folder: Path, depth: int, suffix: str, prefix: str = "") -> Iterator[Path]:
-    """Files named ``prefix*suffix`` exactly ``depth`` folders below ``folder``."""
+    """Regular files named ``prefix*suffix`` exactly ``depth`` folders below ``folder``."""
     if depth == 0:
         for entry in _entries(folder):
-            if entry.name.endswith(suffix) and entry.name.startswith(prefix):
+            if entry.name.endswith(suffix) and entry.name.startswith(prefix) and _is_regular(entry):
                 yield Path(entry.path)
         return
     for entry in _entries(folder):
@@ -230,7 +233,7 @@ def _opencode() -> Iterator[DiscoveredSession]:
     data_dir = opencode_data_dir()
     seen_ids: set[str] = set()
     for entry in sorted(_entries(data_dir), key=lambda e: e.name):
-        if entry.name.startswith("opencode") and entry.name.endswith(".db"):
+        if entry.name.startswith("opencode") and entry.name.endswith(".db") and _is_regular(entry):
             for in_db in _opencode_db_sessions(Path(entry.path)):
                 if in_db.session_id:
                     seen_ids.add(in_db.session_id)
@@ -310,7 +313,7 @@ def _opencode_db_sessions(db_path: Path) -> list[DiscoveredSession]:
 
 def _read_small_json(path: Path, max_bytes: int = HEAD_BYTES) -> Any:
     try:
-        with path.open("rb") as handle:
+        with open_regular(path) as handle:
             data = handle.read(max_bytes + 1)
         if len(data) > max_bytes:
             return None
@@ -322,7 +325,7 @@ def _read_small_json(path: Path, max_bytes: int = HEAD_BYTES) -> Any:
 def _head_records(path: Path, max_bytes: int) -> Iterator[dict[str, Any]]:
     """Parsed complete JSON lines within the first ``max_bytes`` of ``path``."""
     try:
-        with path.open("rb") as handle:
+        with open_regular(path) as handle:
             data = handle.read(max_bytes)
             at_eof = len(data) < max_bytes
     except OSError:

@@ -219,10 +219,19 @@ class LLMConfig(_Section):
     """Sampling temperature of summary requests."""
     max_tokens: int | None = Field(default=None, ge=1)
     """Cap on the summary's length (None: the compaction policy's ``summary_max_tokens``)."""
-    timeout_s: float = Field(default=120.0, gt=0)
-    """Seconds before a request is abandoned."""
+    timeout_s: float = Field(default=60.0, gt=0)
+    """Deadline of one summary request in seconds: connecting, the first byte and the whole
+    answer, retries and their waits included. A server that never answers, or drips, costs at
+    most this much per compaction."""
     max_retries: int = Field(default=3, ge=0)
-    """Retries on 429 and 5xx, with exponential backoff (honouring Retry-After)."""
+    """Retries on 429 and 5xx, with exponential backoff (honouring Retry-After), within the
+    deadline."""
+    max_answer_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
+    """Most bytes an answer may take as it arrives (streamed or not); a longer one fails the
+    request. A summary needs far less: this stops a runaway server, not a long summary."""
+    max_consecutive_failures: int = Field(default=3, ge=1)
+    """After this many summary requests in a row have failed, the run stops calling the LLM:
+    its remaining compactions fail at once, saying so."""
     stream: bool = True
     """Stream the summary as it is written."""
 

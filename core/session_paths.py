@@ -4,16 +4,18 @@
 a session file, a folder of them, or a glob the shell did not expand (``'~/.claude/**/*.jsonl'``).
 :func:`expand_paths` turns them into the session paths to load, in a stable order, each once. Only
 regular files are taken from folders (a FIFO or a device never is), and an opencode storage
-folder counts as one session source.
+folder counts as one session source. An argument that names nothing usable says why: a FIFO, a
+device, a socket, a loop of symbolic links (:mod:`core.file_kind`).
 """
 
 from __future__ import annotations
 
 import glob
 import os
-import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+
+from core.file_kind import is_regular, unreadable_reason
 
 SESSION_SUFFIXES = (".jsonl", ".json", ".db")
 """File endings a session may have: JSON Lines transcripts, opencode exports and databases."""
@@ -52,7 +54,7 @@ def _expand_path(path: Path, *, explicit: bool) -> Iterator[Path]:
         yield path
     elif path.is_dir():
         yield from _folder(path)
-    elif _regular(path) and (explicit or path.suffix in SESSION_SUFFIXES):
+    elif is_regular(path) and (explicit or path.suffix in SESSION_SUFFIXES):
         yield path
 
 
@@ -71,7 +73,7 @@ def _folder(folder: Path) -> Iterator[Path]:
                 yield path
             else:
                 yield from _folder(path)
-        elif path.suffix in SESSION_SUFFIXES and _regular(path):
+        elif path.suffix in SESSION_SUFFIXES and is_regular(path):
             yield path
 
 
@@ -80,20 +82,10 @@ def is_storage_folder(path: Path) -> bool:
     return all((path / name).is_dir() for name in ("session", "message", "part"))
 
 
-def _regular(path: Path) -> bool:
-    """A regular file (stat without opening: a FIFO must never be opened, it would block)."""
-    try:
-        return stat.S_ISREG(path.stat().st_mode)
-    except OSError:
-        return False
-
-
 def _why_nothing(argument: str) -> str:
     path = Path(os.path.expanduser(argument))
     if _GLOB_CHARS & set(argument):
         return "the pattern matches no session file"
-    if not path.exists():
-        return "no such file or directory"
     if path.is_dir():
         return "no session files in this folder"
-    return "not a regular file"
+    return unreadable_reason(path) or "not a session file"

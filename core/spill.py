@@ -78,7 +78,7 @@ def resolve_spill_dir(spill_dir: str | os.PathLike[str] | None) -> str:
 
 
 def _ensure_dir(directory: str) -> None:
-    """Create ``directory`` as 0700 if missing.
+    """Create ``directory`` as 0700 if missing, and its missing parents as 0700 too.
 
     An existing folder the user chose keeps its mode; our default folder is tightened to 0700.
     """
@@ -88,16 +88,27 @@ def _ensure_dir(directory: str) -> None:
                 if stat.S_IMODE(os.stat(directory).st_mode) & 0o077:
                     os.chmod(directory, 0o700)
         return
+    _ensure_dir_private(directory)
+
+
+def _ensure_dir_private(directory: str) -> None:
+    """Create ``directory`` and its missing parents, each 0700 whatever the umask (folders that
+    already exist are left as they are)."""
     parent = os.path.dirname(directory)
-    if parent and parent != directory:
-        os.makedirs(parent, exist_ok=True)
+    if parent and parent != directory and not os.path.isdir(parent):
+        _ensure_dir_private(parent)
+    _make_private(directory)
+
+
+def _make_private(directory: str) -> None:
+    """``mkdir`` with mode 0700 exactly (the umask filters mkdir's mode, so it is set again)."""
     try:
         os.mkdir(directory, 0o700)
     except FileExistsError:
         if not os.path.isdir(directory):
             raise
         return
-    os.chmod(directory, 0o700)  # mkdir's mode is filtered by the umask
+    os.chmod(directory, 0o700)
 
 
 def _describe_os_error(exc: BaseException) -> str:

@@ -80,7 +80,9 @@ _SCAN_CHARS = 1 << 18  # piece size for counting, encoding and writing a big out
 class TruncateOptions(BaseModel):
     """How :func:`truncate` and :class:`StreamingTruncator` cut one output."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True, defer_build=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, use_attribute_docstrings=True, defer_build=True
+    )
 
     max_lines: int = Field(default=2000, ge=0)
     """Most lines the model is shown (0: no line limit)."""

@@ -147,7 +147,16 @@ def _where(line: int | None, message_index: int) -> str:
 
 def resolve_window(session: Session, user_window: int | None = None) -> None:
     """Set ``session``'s window, its source and the sentence that explains it (see the module
-    docstring); also the output and input limits the table knows for the model."""
+    docstring); also the output and input limits the table knows for the model.
+
+    A ``user_window`` below 1 is refused (``ValueError``); a recorded window below 1 is no
+    window at all: it is set aside with a warning and the window found as if none was recorded.
+    """
+    if user_window is not None and user_window < 1:
+        raise ValueError(
+            f"a context window must be a positive number of tokens, not {user_window:,}"
+        )
+    _set_aside_impossible(session)
     agent = _AGENTS.get(session.format)
     row, wants_1m = lookup_limits(session.model, session.provider, agent)
     _fill_limits(session, row)
@@ -177,6 +186,22 @@ def resolve_window(session: Session, user_window: int | None = None) -> None:
             _from_table(session, row, row.context_window, evidence)
         return
     _without_table(session, evidence)
+
+
+def _set_aside_impossible(session: Session) -> None:
+    """A window of 0 or less (a damaged header) would make every call "overflow": drop it."""
+    window = session.context_window
+    if window is None or window >= 1:
+        return
+    _note(
+        session,
+        Severity.WARNING,
+        f"the session records a context window of {window:,} tokens, which no model has; "
+        "it was ignored",
+    )
+    session.context_window = None
+    session.window_source = "unknown"
+    session.window_evidence = None
 
 
 def _fill_limits(session: Session, row: ModelLimits | None) -> None:

@@ -93,3 +93,12 @@ def test_first_difference_finds_a_changed_figure() -> None:
         == "$.a[1].b: expected 2, got 3"
     )
     assert first_difference([1], [1, 2]) == "$: 1 items expected, 2 found"
+
+
+def test_replay_json_keeps_the_declared_field_order() -> None:
+    """The points and message states are built on demand; the JSON still lists every field in
+    the order the model declares it (points before events), not in the order it was built."""
+    from core.replay import ReplayResult
+
+    text = run_case("sample_sessions/claude-code/compacted.jsonl", "replay")
+    assert list(json.loads(text)) == list(ReplayResult.model_fields)

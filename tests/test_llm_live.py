@@ -32,6 +32,7 @@ from core.llm.protocol import (
     Summarizer,
     UnreachableError,
 )
+from core.llm.transport import AnswerTooLarge, CappedBody
 from core.models import Provenance
 from core.overflow_errors import is_context_overflow_code, is_context_overflow_message
 from core.policy import LLMConfig, Policy, PruningPolicy
@@ -231,21 +232,40 @@ def test_replay_with_a_live_llm_compacts_through_the_server(server: MockLLMProce
 # --- the stream reader and the delta relay, piece by piece ----------------------------------------
 
 
-class FakeEventResponse:
-    """What the stream reader needs of a response: its body, line by line."""
+class FakeResponse:
+    """What the body reader needs of a response: its headers and its bytes, a few at a time."""
 
-    def __init__(self, lines: list[str]) -> None:
-        self.lines = lines
+    def __init__(self, body: bytes, chunk_bytes: int = 7) -> None:
+        self.body = body
+        self.chunk_bytes = chunk_bytes
+        self.headers: dict[str, str] = {}
 
-    async def iter_lines(self) -> AsyncIterator[str]:
-        for line in self.lines:
-            yield line
+    async def iter_bytes(self) -> AsyncIterator[bytes]:
+        for start in range(0, len(self.body), self.chunk_bytes):
+            yield self.body[start : start + self.chunk_bytes]
+
+
+def event_body(lines: list[str], max_bytes: int = 1 << 20) -> CappedBody:
+    """A streamed body of ``lines`` (CRLF line breaks, split across chunks anywhere)."""
+    return CappedBody(FakeResponse("".join(f"{line}\r\n" for line in lines).encode()), max_bytes)
 
 
 def offline_summarizer() -> OpenAISummarizer:
     return OpenAISummarizer(
         LLMConfig(provider="openai", base_url="http://127.0.0.1:9/v1", model=MODEL)
     )
+
+
+async def test_the_body_reader_splits_lines_across_chunks_and_stops_at_the_cap() -> None:
+    raw = b"a\r\nb\nc\r\rd\r\n\r\ne"
+    for size in range(1, len(raw) + 1):  # every way of cutting it into chunks
+        body = CappedBody(FakeResponse(raw, size), 1024)
+        assert [line async for line in body.lines()] == ["a", "b", "c", "", "d", "", "e"], size
+        assert body.received == len(raw)
+    capped = CappedBody(FakeResponse(b"x" * 5000, 100), 1024)
+    with pytest.raises(AnswerTooLarge):
+        [chunk async for chunk in capped.chunks()]
+    assert capped.received <= 1024 + 100  # stopped at the first chunk past the cap
 
 
 async def test_the_stream_reader_skips_comments_and_joins_multiline_data() -> None:
@@ -263,7 +283,7 @@ async def test_the_stream_reader_skips_comments_and_joins_multiline_data() -> No
     ]  # no [DONE]: the finish_reason already says the answer is complete
     shown: list[str] = []
     answer = await offline_summarizer()._read_events(
-        FakeEventResponse(lines), _DeltaRelay(shown.append), "text/event-stream"
+        event_body(lines), _DeltaRelay(shown.append), "text/event-stream"
     )
     assert answer.text == "Hello world" == "".join(shown)
     assert answer.finish_reason == "stop"
@@ -273,12 +293,12 @@ async def test_an_error_event_in_the_stream() -> None:
     overflow = ['data: {"error": {"message": "prompt is too long: 300000 tokens > 200000"}}', ""]
     with pytest.raises(ContextOverflowError):
         await offline_summarizer()._read_events(
-            FakeEventResponse(overflow), _DeltaRelay(None), "text/event-stream"
+            event_body(overflow), _DeltaRelay(None), "text/event-stream"
         )
     other = ['data: {"error": {"message": "upstream overloaded"}}', ""]
     with pytest.raises(_Retryable) as caught:
         await offline_summarizer()._read_events(
-            FakeEventResponse(other), _DeltaRelay(None), "text/event-stream"
+            event_body(other), _DeltaRelay(None), "text/event-stream"
         )
     assert caught.value.kind == "server"
 
@@ -292,7 +312,7 @@ async def test_a_stream_without_finish_is_cut_off() -> None:
     ]
     with pytest.raises(_Retryable) as caught:
         await offline_summarizer()._read_events(
-            FakeEventResponse(lines), _DeltaRelay(None), "text/event-stream"
+            event_body(lines), _DeltaRelay(None), "text/event-stream"
         )
     assert caught.value.kind == "dropped"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import signal
 import socket
@@ -321,6 +322,63 @@ def test_requests_log_waits_for_requests_in_flight_and_drops_them_on_reconfigure
         slow.join()
         assert statuses == [200, 200]
         assert mock.requests() == []
+
+
+def _raw_chat(port: int, body: dict[str, object], timeout: float) -> socket.socket:
+    """A chat request sent over a bare socket (its answer is read by the caller)."""
+    payload = json.dumps(body).encode()
+    sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    sock.sendall(
+        b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        + f"Content-Length: {len(payload)}\r\n\r\n".encode()
+        + payload
+    )
+    return sock
+
+
+def test_stall_reads_the_request_and_never_answers() -> None:
+    with MockLLMServer(MockServerConfig(stall=1)) as mock:
+        sock = _raw_chat(mock.port, chat_body(), timeout=0.5)
+        with sock, pytest.raises(TimeoutError):
+            sock.recv(1)  # not a byte, not even the status line
+        assert [e["fault"] for e in mock.requests()] == ["stall"]  # ended when the client left
+        assert _post_chat(mock.port, chat_body()) == 200  # one request only: the budget is spent
+
+
+def test_drip_sends_the_body_one_byte_at_a_time() -> None:
+    with MockLLMServer(MockServerConfig(drip=1, drip_interval_s=0.2)) as mock:
+        sock = _raw_chat(mock.port, chat_body(), timeout=5)
+        with sock:
+            received = b""
+            while b"\r\n\r\n" not in received:  # the headers come at once
+                received += sock.recv(65536)
+            body_so_far = received.partition(b"\r\n\r\n")[2]
+            more = sock.recv(65536)
+            assert len(body_so_far) + len(more) <= 2  # then a byte at a time
+        assert [e["fault"] for e in mock.requests()] == ["drip"]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_huge_answers_carry_the_size_asked_for(stream: bool) -> None:
+    size = 300_000
+    with MockLLMServer(MockServerConfig(huge=1, huge_bytes=size)) as mock:
+        conn = http.client.HTTPConnection("127.0.0.1", mock.port, timeout=10)
+        try:
+            conn.request("POST", "/v1/chat/completions", body=json.dumps(chat_body(stream)))
+            data = conn.getresponse().read()
+        finally:
+            conn.close()
+        if stream:
+            text = "".join(
+                c["delta"].get("content") or ""
+                for event in sse_events(data)
+                if event != "[DONE]"
+                for c in json.loads(event)["choices"]
+            )
+        else:
+            text = json.loads(data)["choices"][0]["message"]["content"]
+        assert len(text) == size
+        assert [e["fault"] for e in mock.requests()] == ["huge"]
 
 
 # --- in-process use and the command line --------------------------------------------------------

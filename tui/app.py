@@ -19,6 +19,7 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.widgets import Input
 
+from core.file_kind import unreadable_reason
 from core.policy import Policy, PolicyError, resolve_policy
 from tui.commands_palette import CtxscopeCommands
 from tui.messages import JumpToMessage
@@ -143,8 +144,10 @@ class CtxscopeApp(App[None]):
     def open_session(self, path: str) -> None:
         """Open the session at ``path``; a path that cannot be opened is reported in the picker."""
         expanded = str(Path(path).expanduser())
-        if "#" not in path and not Path(expanded).exists():
-            self.report_error(f"{path}: no such file or directory")
+        # A stat, never an open: a FIFO, a device or a loop of links is named here at once.
+        reason = None if "#" in path else unreadable_reason(expanded, directories=True)
+        if reason is not None:
+            self.report_error(f"{path}: {reason}")
             return
         if Path(expanded).is_dir() and not any(Path(expanded).iterdir()):
             self.report_error(f"{path}: an empty folder, not a session")

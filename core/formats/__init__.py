@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol, cast
 
+from core.file_kind import unreadable_reason
 from core.formats import claude_code, codex, ctxscope_jsonl, opencode, pi
 from core.formats.base import LoadError, ProgressCallback, SessionBuilder
 from core.formats.jsonl import HEAD_BYTES, non_jsonl_reason, read_head
@@ -94,6 +95,14 @@ def _on_disk(path: Path) -> Path:
     return path
 
 
+def _check_readable(path: Path, disk: Path) -> None:
+    """Raise :class:`LoadError` unless ``disk`` is a regular file or a folder: checked with a
+    ``stat`` before anything opens it (opening a FIFO would block, a device may never end)."""
+    reason = unreadable_reason(disk, directories=True)
+    if reason is not None:
+        raise LoadError(f"{path}: {reason}")
+
+
 def detect_format(path: Path | str) -> SourceFormat:
     """The format of the session at ``path``, read from at most its first 64 KB and its layout.
 
@@ -102,8 +111,7 @@ def detect_format(path: Path | str) -> SourceFormat:
     """
     path = Path(path)
     disk = _on_disk(path)
-    if not disk.exists():
-        raise LoadError(f"{path}: no such file or directory")
+    _check_readable(path, disk)
     if disk.is_dir():
         head = b""
     else:
@@ -142,11 +150,12 @@ def load_session(
     window comes from the file, the table of (provider, model) or the recording's own evidence
     (:mod:`core.window_evidence`).
     ``progress`` receives ``(bytes_read, total_bytes, messages_so_far)``.
-    The file is only read. Raises :class:`LoadError` with one clear sentence.
+    The file is only read, and only a regular file (or an opencode folder) is opened: a FIFO, a
+    device, a socket or a loop of symbolic links is a :class:`LoadError` before any ``open``.
+    Raises :class:`LoadError` with one clear sentence.
     """
     path = Path(path)
-    if not _on_disk(path).exists():
-        raise LoadError(f"{path}: no such file or directory")
+    _check_readable(path, _on_disk(path))
     if format is None:
         fmt = detect_format(path)
     else:

@@ -265,6 +265,9 @@ def load(
     fields = {k: header[k] for k in _HEADER_FIELDS if k in header}
     for key in ("context_window", "max_output_tokens"):
         value = fields.get(key)
+        if key == "context_window" and isinstance(value, int) and not isinstance(value, bool):
+            if value <= 0:
+                continue  # set aside, with its own warning, where the window is resolved
         if value == 0 or not plausible(value):
             fields[key] = builder.optional_count(1, key, value if value != 0 else -1)
     fields.setdefault("id", path.stem)

@@ -40,7 +40,9 @@ from urllib.parse import urlsplit
 import openai
 import orjson
 
+from core.llm.budget import FailureBudget
 from core.llm.protocol import (
+    AnswerTooLargeError,
     AuthError,
     ChatMessage,
     ContextOverflowError,
@@ -54,6 +56,7 @@ from core.llm.protocol import (
     SummaryResult,
     UnreachableError,
 )
+from core.llm.transport import AnswerTooLarge, CappedBody, transport_reason
 from core.overflow_errors import is_context_overflow_code, is_context_overflow_message
 from core.policy import LLMConfig
 from core.tokens import EstimatorError, get_counter
@@ -142,6 +145,27 @@ class _StreamState:
     model: str | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+
+
+class _Attempt:
+    """One summary request across its attempts: the delta relay, the retries so far and the body
+    being read (for how far an answer got when the deadline passed)."""
+
+    def __init__(self, relay: _DeltaRelay) -> None:
+        self.relay = relay
+        self.retries = 0
+        self.body: CappedBody | None = None
+
+    def start(self, response: Any, max_bytes: int) -> CappedBody:
+        """The body of a new response (headers received)."""
+        self.body = CappedBody(response, max_bytes)
+        return self.body
+
+    def progress(self) -> str:
+        """How far the last attempt got, in a few words."""
+        if self.body is None:
+            return "no answer had started"
+        return f"{self.body.received:,} bytes of the answer had arrived"
 
 
 class _CallbackError(Exception):
@@ -278,19 +302,6 @@ def _cause_names(exc: BaseException) -> set[str]:
     return names
 
 
-def _innermost_reason(exc: BaseException) -> str:
-    current: BaseException = exc
-    seen: set[int] = set()
-    while id(current) not in seen:
-        seen.add(id(current))
-        nxt = current.__cause__ or current.__context__
-        if nxt is None:
-            break
-        current = nxt
-    text = str(current).strip()
-    return text or type(current).__name__
-
-
 def _one_line(text: str, limit: int = _MAX_DETAIL_CHARS) -> str:
     line = " ".join(text.split())
     if len(line) > limit:
@@ -352,6 +363,10 @@ class OpenAISummarizer:
         self._use_max_completion_tokens = False
         self._send_temperature = True
         self._send_stream_options = True
+        self.budget = FailureBudget(config.max_consecutive_failures, self._where)
+        """This summariser's failures in a row (the replay keeps one summariser per run)."""
+        self._requests = 0
+        self._numbers_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return (
@@ -444,17 +459,68 @@ class OpenAISummarizer:
 
         Streams when ``config.stream`` (``on_delta`` gets each piece; without streaming it gets
         the whole text once). Raises an :class:`core.llm.LLMError` subclass with a one-line
-        message; never returns a partial summary.
+        message; never returns a partial summary. The whole request, retries included, ends
+        within ``config.timeout_s``; once ``config.max_consecutive_failures`` requests in a row
+        have failed, nothing more is sent (:class:`~core.llm.protocol.StoppedCallingError`).
         """
+        self.budget.check()
+        with self._numbers_lock:
+            self._requests += 1
+            number = self._requests
+        _log.info(
+            "summary request %d: asking %s (model %s, deadline %gs)",
+            number,
+            self._where,
+            self._model,
+            self._config.timeout_s,
+            extra={"llm_event": "request"},
+        )
+        started = time.perf_counter()
         try:
-            return await self._summarize(messages, prompt, max_tokens, on_delta)
+            result = await self._summarize(messages, prompt, max_tokens, on_delta)
         except _CallbackError as exc:
             raise exc.original from None
         except LLMError as exc:
             failure = exc
+        else:
+            self.budget.record_success()
+            _log.info(
+                "summary request %d: answered in %.1fs",
+                number,
+                result.duration_s,
+                extra={"llm_event": "succeeded"},
+            )
+            return result
+        self._note_failure(number, failure, time.perf_counter() - started)
         # Raised here, outside the handler, as a fresh exception: no __context__/__cause__ chain
         # leads back to the SDK's exception (whose text and request may carry the key).
         raise type(failure)(str(failure))
+
+    def _note_failure(self, number: int, failure: LLMError, seconds: float) -> None:
+        """Log a failed request and count it against the run's budget (an overflow is no
+        failure of the endpoint: compaction sends less and asks again)."""
+        if isinstance(failure, ContextOverflowError):
+            _log.info(
+                "summary request %d: too large for the model's context",
+                number,
+                extra={"llm_event": "overflow"},
+            )
+            return
+        _log.warning(
+            "summary request %d failed after %.1fs: %s",
+            number,
+            seconds,
+            failure,
+            extra={"llm_event": "failed", "llm_error": str(failure)},
+        )
+        if self.budget.record_failure(failure):
+            _log.error(
+                "stopped calling %s after %d failed summary requests in a row "
+                "(max_consecutive_failures); the remaining compactions fail without a request",
+                self._where,
+                self.budget.limit,
+                extra={"llm_event": "stopped"},
+            )
 
     async def _summarize(
         self,
@@ -465,51 +531,20 @@ class OpenAISummarizer:
     ) -> SummaryResult:
         started = time.perf_counter()
         client = self._client()
-        relay = _DeltaRelay(on_delta)
-        retries = 0
-        waited_s = 0.0
-        adapted: set[str] = set()
-        while True:
-            params = self._request(messages, prompt, max_tokens)
-            try:
-                async with asyncio.timeout(self._config.timeout_s):
-                    if self._config.stream:
-                        answer = await self._stream_once(client, params, relay)
-                    else:
-                        answer = await self._complete_once(client, params)
-                break
-            except TimeoutError:
-                raise UnreachableError(
-                    f"{self._where}: no complete answer within {self._config.timeout_s:g}s (timeout)"
-                ) from None
-            except _ParameterRejected as rejected:
-                if rejected.parameter in adapted:
-                    raise LLMError(f"{self._where} rejected the request: {rejected}") from None
-                adapted.add(rejected.parameter)
-                self._adapt(rejected.parameter)
-                _log.info("%s: %s; resending without it", self._where, rejected)
-            except _Retryable as failure:
-                if retries >= self._config.max_retries:
-                    raise self._exhausted(failure, retries) from None
-                delay = self._backoff(failure, retries)
-                if waited_s + delay > self._max_total_wait_s:
-                    raise self._exhausted(
-                        failure,
-                        retries,
-                        note=f"waiting {delay:.1f}s more would pass the {self._max_total_wait_s:g}s wait budget",
-                    ) from None
-                retries += 1
-                _log.warning(
-                    "%s: %s; retry %d of %d in %.2fs",
-                    self._where,
-                    failure.detail,
-                    retries,
-                    self._config.max_retries,
-                    delay,
+        attempt = _Attempt(_DeltaRelay(on_delta))
+        deadline_s = self._config.timeout_s
+        try:
+            async with asyncio.timeout(deadline_s) as deadline:
+                answer = await self._attempts(
+                    client, messages, prompt, max_tokens, attempt, started
                 )
-                await self._sleep(delay)
-                waited_s += delay
-
+        except TimeoutError:
+            if not deadline.expired():
+                raise
+            raise UnreachableError(
+                f"{self._where}: no complete answer within {deadline_s:g}s "
+                f"(timeout_s, the request's deadline; {attempt.progress()})"
+            ) from None
         if not answer.text.strip():
             raise MalformedResponseError(f"{self._where} returned an empty summary")
         if answer.finish_reason == "length":
@@ -523,8 +558,64 @@ class OpenAISummarizer:
             usage=self._usage(answer, messages, prompt),
             model=answer.model or self._model,
             duration_s=time.perf_counter() - started,
-            retries=retries,
+            retries=attempt.retries,
         )
+
+    async def _attempts(
+        self,
+        client: openai.AsyncOpenAI,
+        messages: Sequence[ChatMessage],
+        prompt: str,
+        max_tokens: int,
+        attempt: _Attempt,
+        started: float,
+    ) -> _Answer:
+        """Send the request until an answer comes back, retrying what is worth retrying."""
+        waited_s = 0.0
+        adapted: set[str] = set()
+        while True:
+            params = self._request(messages, prompt, max_tokens)
+            try:
+                if self._config.stream:
+                    return await self._stream_once(client, params, attempt)
+                return await self._complete_once(client, params, attempt)
+            except _ParameterRejected as rejected:
+                if rejected.parameter in adapted:
+                    raise LLMError(f"{self._where} rejected the request: {rejected}") from None
+                adapted.add(rejected.parameter)
+                self._adapt(rejected.parameter)
+                _log.info("%s: %s; resending without it", self._where, rejected)
+            except _Retryable as failure:
+                delay = self._next_wait(failure, attempt.retries, waited_s, started)
+                attempt.retries += 1
+                _log.warning(
+                    "%s: %s; retry %d of %d in %.2fs",
+                    self._where,
+                    failure.detail,
+                    attempt.retries,
+                    self._config.max_retries,
+                    delay,
+                )
+                await self._sleep(delay)
+                waited_s += delay
+
+    def _next_wait(
+        self, failure: _Retryable, retries: int, waited_s: float, started: float
+    ) -> float:
+        """The wait before the next retry; raises when no retry is left or the wait would pass
+        the wait budget or the request's deadline."""
+        if retries >= self._config.max_retries:
+            raise self._exhausted(failure, retries) from None
+        delay = self._backoff(failure, retries)
+        if waited_s + delay > self._max_total_wait_s:
+            note = (
+                f"waiting {delay:.1f}s more would pass the {self._max_total_wait_s:g}s wait budget"
+            )
+            raise self._exhausted(failure, retries, note=note) from None
+        if time.perf_counter() - started + delay >= self._config.timeout_s:
+            note = f"waiting {delay:.1f}s more would pass the {self._config.timeout_s:g}s deadline"
+            raise self._exhausted(failure, retries, note=note) from None
+        return delay
 
     def _adapt(self, parameter: str) -> None:
         if parameter == "max_tokens":
@@ -556,8 +647,9 @@ class OpenAISummarizer:
         return ServerError(f"{self._where}: still failing ({status}) {why}: {failure.detail}")
 
     async def _stream_once(
-        self, client: openai.AsyncOpenAI, params: dict[str, Any], relay: _DeltaRelay
+        self, client: openai.AsyncOpenAI, params: dict[str, Any], attempt: _Attempt
     ) -> _Answer:
+        relay = attempt.relay
         relay.start_attempt()
         extra: dict[str, Any] = {"stream": True}
         if self._send_stream_options:
@@ -567,34 +659,42 @@ class OpenAISummarizer:
         create: Any = client.chat.completions.with_streaming_response.create
         try:
             async with create(**params, **extra) as response:
+                body = attempt.start(response, self._config.max_answer_bytes)
                 content_type = response.headers.get("content-type", "")
                 if "json" in content_type and "event-stream" not in content_type:
                     # A server that ignores stream=true and answers in one piece.
-                    answer = self._completion_answer(await self._read_body(response), content_type)
+                    answer = self._completion_answer(await self._read_body(body), content_type)
                     relay.feed(answer.text)
                     return answer
-                return await self._read_events(response, relay, content_type)
+                return await self._read_events(body, relay, content_type)
         except openai.OpenAIError as exc:
             raise self._translate(exc) from None
 
-    async def _complete_once(self, client: openai.AsyncOpenAI, params: dict[str, Any]) -> _Answer:
+    async def _complete_once(
+        self, client: openai.AsyncOpenAI, params: dict[str, Any], attempt: _Attempt
+    ) -> _Answer:
         create: Any = client.chat.completions.with_streaming_response.create
         try:
             async with create(**params) as response:
+                body = attempt.start(response, self._config.max_answer_bytes)
                 content_type = response.headers.get("content-type", "")
-                return self._completion_answer(await self._read_body(response), content_type)
+                return self._completion_answer(await self._read_body(body), content_type)
         except openai.OpenAIError as exc:
             raise self._translate(exc) from None
 
-    async def _read_body(self, response: Any) -> bytes:
+    async def _read_body(self, body: CappedBody) -> bytes:
         try:
-            body: bytes = await response.read()
+            return await body.read()
         except Exception as exc:
-            raise self._transport_failure(exc) from None
-        return body
+            raise self._transport_failure(exc, body) from None
 
-    def _transport_failure(self, exc: Exception) -> Exception:
+    def _transport_failure(self, exc: Exception, body: CappedBody) -> Exception:
         """What a failure while reading a response body means (a dropped connection, mostly)."""
+        if isinstance(exc, AnswerTooLarge):
+            return AnswerTooLargeError(
+                f"{self._where}: the answer passed max_answer_bytes ({exc}); "
+                "reading stopped, no summary was kept"
+            )
         names = {cls.__name__ for cls in type(exc).__mro__}
         if isinstance(exc, (LLMError, _Retryable, _CallbackError)) or not (
             names & _TRANSPORT_ERRORS or isinstance(exc, OSError)
@@ -602,18 +702,23 @@ class OpenAISummarizer:
             return exc
         if "TimeoutException" in names:
             return UnreachableError(
-                f"{self._where}: no answer within {self._config.timeout_s:g}s (timeout)"
+                f"{self._where}: no answer within {self._config.timeout_s:g}s "
+                f"(timeout; {body.received:,} bytes had arrived)"
             )
-        reason = self._scrub(_innermost_reason(exc))
-        return _Retryable("dropped", f"the connection dropped ({reason})")
+        reason = self._scrub(transport_reason(exc))
+        return _Retryable(
+            "dropped", f"the connection dropped after {body.received:,} bytes ({reason})"
+        )
 
-    async def _read_events(self, response: Any, relay: _DeltaRelay, content_type: str) -> _Answer:
+    async def _read_events(
+        self, body: CappedBody, relay: _DeltaRelay, content_type: str
+    ) -> _Answer:
         """Read a server-sent-events body of chat-completion chunks until ``[DONE]``."""
         stream = _StreamState()
         data_lines: list[str] = []
         events = 0
         try:
-            async for line in response.iter_lines():
+            async for line in body.lines():
                 if line:
                     if line.startswith(":"):  # a comment: keep-alive pings (OpenRouter)
                         continue
@@ -631,14 +736,17 @@ class OpenAISummarizer:
                     events += 1
                     self._on_event("\n".join(data_lines), stream, relay)
         except Exception as exc:
-            raise self._transport_failure(exc) from None
+            raise self._transport_failure(exc, body) from None
         if stream.finish is None:
             if events == 0 and "event-stream" not in content_type:
                 raise MalformedResponseError(
                     f"{self._where} did not stream server-sent events "
                     f"(content-type {content_type or 'missing'!r})"
                 )
-            raise _Retryable("dropped", "the stream ended before the summary was finished")
+            raise _Retryable(
+                "dropped",
+                f"the stream ended after {body.received:,} bytes, before the summary was finished",
+            )
         return _Answer(
             "".join(stream.pieces),
             stream.finish,
@@ -752,10 +860,10 @@ class OpenAISummarizer:
                 f"{self._where}: no answer within {self._config.timeout_s:g}s (timeout)"
             )
         if isinstance(exc, openai.APIConnectionError):
-            reason = self._scrub(_innermost_reason(exc))
+            reason = self._scrub(transport_reason(exc))
             if not mid_stream and _cause_names(exc) & _UNREACHABLE_CAUSES:
                 return UnreachableError(f"cannot connect to {self._where}: {reason}")
-            return _Retryable("dropped", f"the connection dropped ({reason})")
+            return _Retryable("dropped", f"the connection dropped before an answer ({reason})")
         if isinstance(exc, openai.APIResponseValidationError):
             return MalformedResponseError(
                 f"{self._where} answered with something that is not a chat completion ({self._scrub(exc.message)})"

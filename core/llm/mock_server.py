@@ -16,8 +16,9 @@ Faults (:class:`MockServerConfig`, set at start or per test through ``POST /_moc
 context limit (OpenAI-style ``400 context_length_exceeded``, or the wording of another server),
 429 with ``Retry-After`` or 500 for the first K requests, a delay before answering and between
 chunks, a connection dropped mid-response, malformed JSON, 401 for a wrong key, 404 for an unknown
-model; and two habits of real servers: answering a streamed request in one piece, and refusing
-``max_tokens``. Each "first K" fault has its own budget, spent only when it fires, checked in that
+model, a request never answered (``stall``), an answer dripped one byte at a time (``drip``), an
+answer of any size (``huge``); and two habits of real servers: answering a streamed request in one
+piece, and refusing ``max_tokens``. Each "first K" fault has its own budget, spent only when it fires, checked in that
 order.
 
 Admin endpoints (no key needed): ``GET/POST /_mock/config`` (a POST applies its fields on top of
@@ -34,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import math
+import select
 import socket
 import sys
 import threading
@@ -54,6 +56,9 @@ DEFAULT_MODEL = "ctxscope-mock"
 DEFAULT_MAX_TOKENS = 1024
 _MAX_LOG_ENTRIES = 10_000
 _MAX_BODY_BYTES = 64 * 1024 * 1024
+
+_FAULTS = ("fail_429", "fail_500", "malformed", "drop", "stall", "drip", "huge")
+"""The "next K requests" faults, in the order they are checked (each has its own budget)."""
 
 OverflowStyle = Literal["openai", "anthropic", "llamacpp", "vllm", "openrouter"]
 DropMode = Literal["close", "end"]
@@ -103,6 +108,19 @@ class MockServerConfig(BaseModel):
     reject_max_tokens: bool = False
     """Answer 400 ``unsupported_parameter`` to ``max_tokens`` (OpenAI's reasoning models want
     ``max_completion_tokens``)."""
+    stall: int = Field(default=0, ge=0)
+    """The next K chat requests are read and never answered: the connection stays open, silent,
+    until the client gives up (or the server stops)."""
+    drip: int = Field(default=0, ge=0)
+    """The next K chat requests get their answer's body one byte at a time, ``drip_interval_s``
+    apart (the headers come at once)."""
+    drip_interval_s: float = Field(default=1.0, ge=0)
+    """Wait between two bytes of a dripped answer."""
+    huge: int = Field(default=0, ge=0)
+    """The next K chat requests get an answer of ``huge_bytes`` characters of text (streamed in
+    pieces, or as one plain completion), written as it goes, never held whole."""
+    huge_bytes: int = Field(default=64 * 1024 * 1024, ge=1)
+    """Characters of text in a huge answer."""
 
 
 def is_loopback_host(host: str) -> bool:
@@ -200,6 +218,23 @@ def _overflow_fault(style: OverflowStyle, limit: int, tokens: int, max_tokens: i
     )
 
 
+def _status_fault(fault: str, config: MockServerConfig) -> _Fault:
+    """The 429 (with ``Retry-After``) or the 500 of a ``fail_429`` / ``fail_500`` fault."""
+    if fault == "fail_500":
+        return _error(
+            500, "The server had an error while processing your request (mock).", "server_error"
+        )
+    wait = config.retry_after_s
+    headers = {
+        "Retry-After": str(max(0, math.ceil(wait))),
+        "retry-after-ms": str(round(wait * 1000)),
+    }
+    body = _error(
+        429, "Rate limit reached for requests (mock).", "requests", "rate_limit_exceeded"
+    ).body
+    return _Fault(429, body, headers)
+
+
 class _Budgets:
     """Remaining count of each "first K requests" fault."""
 
@@ -208,6 +243,9 @@ class _Budgets:
         self.fail_500 = config.fail_500
         self.malformed = config.malformed
         self.drop = config.drop
+        self.stall = config.stall
+        self.drip = config.drip
+        self.huge = config.huge
 
     def take(self, name: str) -> bool:
         left: int = getattr(self, name)
@@ -335,13 +373,45 @@ class _Handler(BaseHTTPRequestHandler):
         if not self.server.quiet:
             sys.stderr.write(f"mock-llm: {self.address_string()} {format % args}\n")
 
+    _drip_s: float | None = None
+    """Set for a dripped answer: the body goes out one byte at a time, this far apart."""
+
     def _write(self, data: bytes) -> None:
+        if self._drip_s is not None:
+            self._drip(data, self._drip_s)
+            return
         try:
             self.wfile.write(data)
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError) as exc:
             self.close_connection = True
             raise _ClientGone() from exc
+
+    def _drip(self, data: bytes, interval_s: float) -> None:
+        for index in range(len(data)):
+            if index and self.server.stopping.wait(interval_s):
+                self._drop_connection()
+            try:
+                self.wfile.write(data[index : index + 1])
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError) as exc:
+                self.close_connection = True
+                raise _ClientGone() from exc
+
+    def _stall(self) -> None:
+        """Say nothing until the client hangs up or the server stops."""
+        self.close_connection = True
+        while not self.server.stopping.wait(0.05):
+            if self._client_closed():
+                raise _ClientGone()
+        self._drop_connection()
+
+    def _client_closed(self) -> bool:
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
 
     def _send_json(
         self,
@@ -516,7 +586,9 @@ class _Handler(BaseHTTPRequestHandler):
             }
         try:
             self._chat_answer(config, body, entry, started)
+            self._drip_s = None
         except _Fault as fault:
+            self._drip_s = None
             entry["status"] = fault.status
             self._send_fault(fault)
         except _ClientGone:
@@ -565,35 +637,23 @@ class _Handler(BaseHTTPRequestHandler):
 
         with state.lock:
             fault = next(
-                (
-                    name
-                    for name in ("fail_429", "fail_500", "malformed", "drop")
-                    if state.budgets.take(name)
-                ),
+                (name for name in _FAULTS if state.budgets.take(name)),
                 None,
             )
-        if fault == "fail_429":
-            entry["fault"] = "429"
-            wait = config.retry_after_s
-            headers = {
-                "Retry-After": str(max(0, math.ceil(wait))),
-                "retry-after-ms": str(round(wait * 1000)),
-            }
-            raise _Fault(
-                429,
-                _error(
-                    429,
-                    "Rate limit reached for requests (mock).",
-                    "requests",
-                    "rate_limit_exceeded",
-                ).body,
-                headers,
-            )
-        if fault == "fail_500":
-            entry["fault"] = "500"
-            raise _error(
-                500, "The server had an error while processing your request (mock).", "server_error"
-            )
+        if fault in ("fail_429", "fail_500"):
+            entry["fault"] = fault.removeprefix("fail_")
+            raise _status_fault(fault, config)
+
+        if fault in ("stall", "huge"):
+            entry["fault"] = fault
+            if fault == "stall":
+                self._stall()
+            else:
+                self._send_huge(config, model, stream, entry)
+            return
+        if fault == "drip":
+            entry["fault"] = "drip"
+            self._drip_s = config.drip_interval_s
 
         if config.delay_s and self.server.stopping.wait(config.delay_s):
             raise _error(503, "the mock server is shutting down", "server_error")
@@ -722,6 +782,46 @@ class _Handler(BaseHTTPRequestHandler):
             entry["chunks_sent"] = index + 1
         self._send_event(b"[DONE]")
         self._write(b"0\r\n\r\n")
+
+    def _send_huge(
+        self, config: MockServerConfig, model: str, stream: bool, entry: dict[str, Any]
+    ) -> None:
+        """An answer of ``config.huge_bytes`` characters, written piece by piece."""
+        size = config.huge_bytes
+        piece = b"lorem ipsum dolor sit amet " * 2400  # about 64 KB
+        if stream:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            sent = 0
+            while sent < size:
+                text = piece[: min(len(piece), size - sent)].decode()
+                delta = {"index": 0, "delta": {"content": text}, "finish_reason": None}
+                self._send_event(orjson.dumps({"model": model, "choices": [delta]}))
+                sent += len(text)
+                entry["chunks_sent"] += 1
+            done = {"index": 0, "delta": {}, "finish_reason": "stop"}
+            self._send_event(orjson.dumps({"model": model, "choices": [done]}))
+            self._send_event(b"[DONE]")
+            self._write(b"0\r\n\r\n")
+            return
+        head = b'{"id":"chatcmpl-mock-huge","object":"chat.completion","model":' + orjson.dumps(
+            model
+        )
+        head += b',"choices":[{"index":0,"message":{"role":"assistant","content":"'
+        tail = b'"},"finish_reason":"stop"}]}'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(head) + size + len(tail)))
+        self.end_headers()
+        self._write(head)
+        sent = 0
+        while sent < size:
+            chunk = piece[: min(len(piece), size - sent)]
+            self._write(chunk)
+            sent += len(chunk)
+        self._write(tail)
 
     def _send_event(self, data: bytes) -> None:
         event = b"data: " + data + b"\n\n"

@@ -109,3 +109,12 @@ class RateLimitError(LLMError):
 
 class ServerError(LLMError):
     """Still failing with 5xx after every retry."""
+
+
+class AnswerTooLargeError(MalformedResponseError):
+    """The answer grew past the configured cap (``LLMConfig.max_answer_bytes``)."""
+
+
+class StoppedCallingError(LLMError):
+    """Not sent: the run's earlier summary requests failed too many times in a row
+    (``LLMConfig.max_consecutive_failures``)."""

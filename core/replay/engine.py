@@ -322,7 +322,9 @@ class Replayer:
     def _summarizer(self, policy: Policy, window: int | None) -> Summarizer:
         if self._factory is not None:
             return self._factory(policy)
-        key = policy.llm.model_dump_json() + f"|{window}"
+        # The mock's context limit is the window; a live endpoint knows its own, and one client
+        # per LLM setting keeps one failure budget for the whole run.
+        key = policy.llm.model_dump_json() + (f"|{window}" if policy.llm.provider == "mock" else "")
         cached = self._summarizers.get(key)
         if cached is None:
             cached = make_summarizer(policy.llm, context_limit_tokens=window)
@@ -407,6 +409,10 @@ def _run_coroutine(coroutine: Coroutine[Any, Any, CompactionOutline]) -> Compact
     try:
         asyncio.get_running_loop()
     except RuntimeError:
+        running = False
+    else:
+        running = True
+    if not running:  # run outside the except block: its RuntimeError is no cause of anything
         loop = getattr(_loops, "loop", None)
         if loop is None or loop.is_closed():
             loop = asyncio.new_event_loop()

@@ -342,8 +342,16 @@ class ReplayResult(Documented):
         return super().__getattr__(name)  # type: ignore[misc]  # pydantic's private attributes
 
     def _complete(self) -> None:
+        if self._lazy_messages is None and self._lazy_points is None:
+            return
         self._complete_messages()
         self._complete_points()
+        # the fields in their declared order again (JSON keeps it: points before events)
+        fields = self.__dict__
+        order = {name: fields[name] for name in type(self).model_fields if name in fields}
+        order.update(fields)
+        fields.clear()
+        fields.update(order)
 
     def _complete_messages(self) -> list[MessageState]:
         lazy = self._lazy_messages

@@ -341,7 +341,7 @@ def _reference_lines(detail: DetailPane) -> list[list[Segment]]:
 
 
 def _detail_lines(detail: DetailPane) -> list[list[Segment]]:
-    return [_segments(line) for line in detail._lines]
+    return [_segments(line) for line in detail.all_rows()]
 
 
 async def test_detail_renders_what_shows_first_and_the_rest_after_the_frame() -> None:
@@ -355,12 +355,14 @@ async def test_detail_renders_what_shows_first_and_the_rest_after_the_frame() ->
         )
         detail.show(big)
         height = detail.scrollable_content_region.height
-        assert height <= len(detail._lines) < len(_reference_lines(detail))  # only what shows
+        assert detail._window is not None
+        measured = detail._window.rows
+        assert height <= measured < len(_reference_lines(detail))  # only what shows
         await pilot.pause()
         await pilot.pause()
-        assert not detail._pending
+        assert detail.measured
         assert _detail_lines(detail) == _reference_lines(detail)
-        assert detail.virtual_size.height == len(detail._lines)
+        assert detail.virtual_size.height == detail.line_count
 
         # another message before the rest was rendered: the old completion must not land
         detail.show(1)
@@ -376,7 +378,7 @@ async def test_detail_renders_what_shows_first_and_the_rest_after_the_frame() ->
         await pilot.pause()
         await pilot.pause()
         detail.show(big, force=True)  # redrawn (as after a replay): the range is the full one
-        assert detail._pending
+        assert not detail.measured
         detail.scroll_to(y=120, animate=False, immediate=True)
         reference = _reference_lines(detail)
         offset = int(detail.scroll_y)

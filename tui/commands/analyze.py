@@ -6,7 +6,8 @@ window, what filled the window since the last compaction, whether the threshold 
 the replay summary and how the replay matched each recorded compaction.
 
 Exit status: 0; 1 with ``--fail-on-overflow`` when the recording overflowed or the replay under
-the policy does; 2 for unusable input (one line on standard error).
+the policy does; 2 for unusable input (one line on standard error); 3 when the policy's live LLM
+wrote no summary at all (every request failed).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import click
 
 from core.diagnosis import diagnose
 from core.report import analysis_report
+from tui.commands._llm_watch import LLMWatch
 from tui.commands._options import replay_options
 from tui.commands._session import load_or_fail, replay_with_progress, replayer_of
 
@@ -46,7 +48,9 @@ def analyze(
 ) -> None:
     """Diagnose the session at PATH: the first overflow, its causes, and the policy's replay."""
     session, policy = load_or_fail("analyze", path, window=window, policy_spec=policy_spec)
-    result = replay_with_progress(session, policy)
+    watch = LLMWatch("analyze", policy)
+    with watch:
+        result = replay_with_progress(session, policy)
     diagnosis = diagnose(session, result, margin=margin)
     report = analysis_report(session, result, diagnosis, replayer_of(session).inferred_threshold())
     if as_json:
@@ -89,5 +93,6 @@ def analyze(
             console.print(events_table(result.events, limit=20))
         if result.notes:
             console.print(notes_block(result.notes))
+    watch.exit_if_nothing_written()
     if fail_on_overflow and report.overflow:
         sys.exit(1)

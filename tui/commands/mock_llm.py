@@ -133,6 +133,38 @@ DEFAULT_PORT = 8765
     is_flag=True,
     help="Answer 400 unsupported_parameter to max_tokens (clients must send max_completion_tokens).",
 )
+@click.option(
+    "--stall",
+    type=click.IntRange(min=0),
+    default=0,
+    help="Read the next K chat requests and never answer them.",
+)
+@click.option(
+    "--drip",
+    type=click.IntRange(min=0),
+    default=0,
+    help="Send the body of the next K answers one byte at a time (see --drip-interval).",
+)
+@click.option(
+    "--drip-interval",
+    type=click.FloatRange(min=0),
+    default=1.0,
+    show_default=True,
+    help="Seconds between two bytes of a dripped answer.",
+)
+@click.option(
+    "--huge",
+    type=click.IntRange(min=0),
+    default=0,
+    help="Answer the next K chat requests with --huge-bytes characters of text.",
+)
+@click.option(
+    "--huge-bytes",
+    type=click.IntRange(min=1),
+    default=64 * 1024 * 1024,
+    show_default=True,
+    help="Characters of text in a huge answer.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="Do not log each request on stderr.")
 def mock_llm(
     host: str | None,
@@ -154,6 +186,11 @@ def mock_llm(
     no_usage: bool,
     ignore_stream: bool,
     reject_max_tokens: bool,
+    stall: int,
+    drip: int,
+    drip_interval: float,
+    huge: int,
+    huge_bytes: int,
     quiet: bool,
 ) -> None:
     """Run a local OpenAI-compatible chat-completions server for testing live compaction.
@@ -196,6 +233,11 @@ def mock_llm(
             send_usage=not no_usage,
             ignore_stream=ignore_stream,
             reject_max_tokens=reject_max_tokens,
+            stall=stall,
+            drip=drip,
+            drip_interval_s=drip_interval,
+            huge=huge,
+            huge_bytes=huge_bytes,
         )
     except ValidationError as exc:
         first = exc.errors()[0]

@@ -6,11 +6,13 @@ or tail of a compaction) with the reason; what the model would see under the act
 a tool output (the truncated preview, its marker and the would-be spill path); and the full
 message, paged so a 50 MB tool output shows its first page at once (``m`` shows more).
 
-Like the message list, the pane is drawn with the line API: the sections are rendered once per
-selection into :class:`~textual.strip.Strip` rows and ``render_line`` hands them out, so moving
-through messages never re-lays-out the screen (a tall auto-height widget would, at every key).
-A key press renders only the lines the pane shows; the rest of the message follows right after
-that frame (see :meth:`DetailPane._render_sections`).
+Like the message list, the pane is drawn with the line API: ``render_line`` hands out
+:class:`~textual.strip.Strip` rows, so moving through messages never re-lays-out the screen (a
+tall auto-height widget would, at every key). The rows come from a
+:class:`~tui.widgets.strip_window.StripWindow`, a window onto the sections: a key press renders
+only the rows the pane shows, the rest is measured in short steps after that frame, and at most
+:data:`~tui.widgets.strip_window.CACHE_ROWS` rendered rows are kept whatever the size of the
+message (see :meth:`DetailPane._render_sections`).
 The cheap parts are drawn the moment the cursor moves; the tiktoken count and the truncation
 preview run in a thread worker (group ``detail``) once the cursor rests.
 """
@@ -19,8 +21,7 @@ from __future__ import annotations
 
 import io
 import re
-from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import ClassVar
@@ -42,7 +43,13 @@ from textual.timer import Timer
 from textual.worker import get_current_worker
 
 from core.models import Message, Role
-from core.tokens import arguments_text, estimate_chars4, get_counter, message_text
+from core.tokens import (
+    arguments_text,
+    estimate_chars4,
+    get_counter,
+    load_encoding,
+    message_text,
+)
 from tui.figures import call_label, check_line
 from tui.state import SessionState
 from tui.widgets.message_list import (
@@ -52,6 +59,7 @@ from tui.widgets.message_list import (
     fit_strip,
     role_label,
 )
+from tui.widgets.strip_window import Piece, StripWindow, flatten, text_pieces
 
 BODY_PAGE_LINES = 200
 """Lines of the full message shown per page."""
@@ -61,8 +69,19 @@ COUNT_ENCODING = "tiktoken:cl100k_base"
 """The tokenizer of the "counted" figure when the policy's estimator is not a tokenizer."""
 SLOW_FACTS_DELAY_S = 0.12
 """The tokenizer count and the truncation preview start once the cursor has rested this long."""
-RENDER_CHUNK_LINES = 8
-"""A long text is laid out this many source lines at a time (see ``DetailPane._render_sections``)."""
+COUNT_PIECE_CHARS = 32_768
+"""A longer text is counted this many characters at a time (cut at a line break or a space when
+there is one), uncached: the tokenizer never holds a huge text's tokens at once, the worker
+gives the UI thread the interpreter between pieces and stops at the next one once cancelled."""
+MEASURE_STEP_S = 0.015
+"""Longest step of measuring the rest of a message after its first rows are shown (the UI
+handles keys between two steps)."""
+FIRST_MEASURE_S = 0.05
+"""Longest a redraw measures before its first frame: a pane scrolled far into a long message
+shows the rows it has, and the rest as the steps reach them."""
+ROW_MEASURE_S = 0.02
+"""Longest a frame measures to reach rows the pane was scrolled to before they were measured
+(the steps after the frame do the rest)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,15 +103,6 @@ class PreviewStyles:
     muted: Style | str = "dim"
     error: Style | str = "red"
     path: Style | str = "underline"
-
-
-@dataclass(frozen=True, slots=True)
-class _Piece:
-    """Part of a section, rendered on its own: a child of a group, or a few lines of a text."""
-
-    renderable: RenderableType | None
-    """None: the blank line between two sections."""
-    bar: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,9 +163,8 @@ class DetailPane(StyledScrollView, can_focus=True):
         self._slow: SlowFacts | None = None
         self._slow_timer: Timer | None = None
         self._sections: list[Section] = []
-        self._lines: list[Strip] = []
-        self._pending: deque[_Piece] = deque()
-        """Pieces of the sections not rendered into ``_lines`` yet."""
+        self._window: StripWindow | None = None
+        """The rows of the sections, rendered as they are shown (a few screens kept)."""
         self._rendered_width = -1
         self._styles: dict[str, Style] = {}
 
@@ -212,9 +221,26 @@ class DetailPane(StyledScrollView, can_focus=True):
 
     @property
     def line_count(self) -> int:
-        """Lines of the pane (rendering whatever is still pending)."""
-        self._render_until(None)
-        return len(self._lines)
+        """Lines of the pane (measuring whatever is still pending)."""
+        window = self._window
+        if window is None:
+            return 0
+        window.measure(None)
+        return window.rows
+
+    @property
+    def measured(self) -> bool:
+        """Every row of the sections is measured (the scroll range is the whole of them)."""
+        return self._window is None or self._window.complete
+
+    @property
+    def held_rows(self) -> int:
+        """Rendered rows the pane keeps right now (bounded, whatever the message's size)."""
+        return 0 if self._window is None else self._window.held_rows
+
+    def all_rows(self) -> list[Strip]:
+        """Every row of the pane, rendered (for tests: keeps no more than a screen does)."""
+        return [] if self._window is None else self._window.all_rows()
 
     def action_more(self) -> None:
         self._pages_shown += 1
@@ -404,71 +430,71 @@ class DetailPane(StyledScrollView, can_focus=True):
         return max(10, self.scrollable_content_region.width)
 
     def _render_sections(self) -> None:
-        """Turn the sections into lines: those the pane shows now, the rest right after the frame.
+        """Show the sections: the rows the pane shows at once, the rest measured after the frame.
 
-        A key press pays only for the visible lines (a tool output of 200 wrapped lines would
-        otherwise be laid out in full at every cursor move); the remainder is rendered by a
-        callback after the next screen update, and on demand if the pane is scrolled first.
-        The scroll range (and so the scrollbar, 20 more lines to repaint) is set once all the
-        lines are known: a frame later than the text when part of it is still pending.
+        A key press pays only for the visible rows (a tool output of 200 wrapped lines would
+        otherwise be laid out in full at every cursor move); the rest is measured in steps of at
+        most :data:`MEASURE_STEP_S` after the next screen update (on demand, if the pane is
+        scrolled first), and the scroll range grows as it goes. Rendered rows are kept for a few
+        screens only: whatever the size of the message, the pane holds a window onto it.
         """
         if not self.is_mounted:
             return
         width = self._content_width()
         self._base_style = None
-        self._lines = []
-        self._pending = self._pieces(width)
         self._rendered_width = width
-        self._render_until(int(self.scroll_y) + self.scrollable_content_region.height)
-        if self._pending:
-            self.call_after_refresh(self._finish_render, self._pending)
+        window = self._window = StripWindow(self._pieces(width), self._render_piece)
+        window.measure(
+            int(self.scroll_y) + self.scrollable_content_region.height, budget_s=FIRST_MEASURE_S
+        )
+        if window.complete:
+            self._set_height(window.rows)
         else:
-            self._set_height(len(self._lines))
+            self.call_after_refresh(self._measure_more, window)
         self.refresh()
 
-    def _finish_render(self, pending: deque[_Piece]) -> None:
-        """Render the rest of the lines (after the frame that showed the first ones)."""
-        if pending is not self._pending or self._rendered_width != self._content_width():
+    def _measure_more(self, window: StripWindow) -> None:
+        """One step of measuring the rest of the rows, then the next step (as a new message)."""
+        if window is not self._window or self._rendered_width != self._content_width():
             return  # another message (or width) was drawn since
-        self._render_until(None)
-        self._set_height(len(self._lines))
+        top = int(self.scroll_y)
+        waiting = top + self.scrollable_content_region.height > window.rows  # rows not shown yet
+        window.measure(budget_s=MEASURE_STEP_S)
+        self._set_height(window.rows)
+        if waiting:
+            self.refresh()
+        if not window.complete:
+            self.call_later(self._measure_more, window)
 
-    def _pieces(self, width: int) -> deque[_Piece]:
-        """The sections as a queue of small renderables, in drawing order."""
-        pieces: deque[_Piece] = deque()
+    def _pieces(self, width: int) -> Iterator[Piece]:
+        """The sections as a stream of small renderables, in drawing order."""
         for k, section in enumerate(self._sections):
             if k:
-                pieces.append(_Piece(None, False))
-            for part in _flatten(section.renderable):
-                for chunk in _chunks(part, RENDER_CHUNK_LINES):
-                    pieces.append(_Piece(chunk, section.bar))
-        return pieces
+                yield Piece(None)
+            inner = max(1, width - 2) if section.bar else width
+            for part in flatten(section.renderable):
+                for chunk in text_pieces(part, inner):
+                    yield Piece(chunk, section.bar)
 
-    def _render_until(self, count: int | None) -> None:
-        """Render pending pieces until there are ``count`` lines (None: all of them)."""
-        pending = self._pending
-        if not pending:
-            return
-        lines = self._lines
+    def _render_piece(self, piece: Piece) -> list[Strip]:
+        """The rows of one piece at the width the sections are drawn for."""
         width = self._rendered_width
         console = self.app.console
         base = self._rich_base()
-        bar_style = base + self._style("detail-pane--bar")
-        inner = max(1, width - 2)
+        if piece.renderable is None:
+            return [Strip.blank(width, base)]
+        if piece.bar:
+            bar_style = base + self._style("detail-pane--bar")
+            options = console.options.update(width=max(1, width - 2), height=None)
+            return [
+                Strip([Segment("▌ ", bar_style), *line], width)
+                for line in console.render_lines(piece.renderable, options, style=base, pad=True)
+            ]
         options = console.options.update(width=width, height=None)
-        bar_options = console.options.update(width=inner, height=None)
-        while pending and (count is None or len(lines) < count):
-            piece = pending.popleft()
-            if piece.renderable is None:
-                lines.append(Strip.blank(width, base))
-            elif piece.bar:
-                for line in console.render_lines(
-                    piece.renderable, bar_options, style=base, pad=True
-                ):
-                    lines.append(Strip([Segment("▌ ", bar_style), *line], width))
-            else:
-                for line in console.render_lines(piece.renderable, options, style=base, pad=True):
-                    lines.append(Strip(line, width))
+        return [
+            Strip(line, width)
+            for line in console.render_lines(piece.renderable, options, style=base, pad=True)
+        ]
 
     def _set_height(self, height: int) -> None:
         size = Size(self._content_width(), height)
@@ -481,12 +507,12 @@ class DetailPane(StyledScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         width = self._content_width()
-        index = int(self.scroll_y) + y
-        if index >= len(self._lines) and self._pending and width == self._rendered_width:
-            self._render_until(index + 1)  # scrolled before the rest was rendered
         base = self._rich_base()
-        if index < len(self._lines):
-            return fit_strip(self._lines[index], width, base)
+        window = self._window
+        # measured on demand when scrolled before the rest was measured
+        row = window.row(int(self.scroll_y) + y, budget_s=ROW_MEASURE_S) if window else None
+        if row is not None:
+            return fit_strip(row, width, base)
         return Strip.blank(width, base)
 
     def on_resize(self, event: events.Resize) -> None:
@@ -525,8 +551,11 @@ class DetailPane(StyledScrollView, can_focus=True):
         note: str | None = None
         try:
             counter = get_counter(spec)
-            counted = counter.count(text)
             note = counter.note
+            if len(text) <= COUNT_PIECE_CHARS:
+                counted = counter.count(text)
+            else:
+                counted = count_in_pieces(text, spec, lambda: worker.is_cancelled)
         except Exception as exc:  # no tokenizer available offline: say so, keep the rest
             note = f"cannot count: {exc}"
         if worker.is_cancelled:
@@ -660,39 +689,29 @@ def _wrap_plain(text: str, width: int) -> list[str] | None:
     return lines
 
 
-def _flatten(renderable: RenderableType) -> Iterator[RenderableType]:
-    """The children of a group, recursively (a group renders its children one after another)."""
-    if isinstance(renderable, Group):
-        for child in renderable.renderables:
-            yield from _flatten(child)
-    else:
-        yield renderable
+def count_in_pieces(text: str, spec: str, cancelled: Callable[[], bool]) -> int | None:
+    """Tokens of ``text`` counted :data:`COUNT_PIECE_CHARS` characters at a time (None when
+    ``cancelled()`` says so between two pieces). A cut falls on a line break or a space where
+    there is one, where the tokenizer would split the text anyway."""
+    encoding, _note = load_encoding(spec.removeprefix("tiktoken:"))
+    total = 0
+    start = 0
+    size = len(text)
+    while start < size:
+        if cancelled():
+            return None
+        stop = min(size, start + COUNT_PIECE_CHARS)
+        if stop < size:
+            newline = text.rfind("\n", start, stop)
+            space = text.rfind(" ", start, stop)
+            if newline > start:
+                stop = newline + 1  # after the break
+            elif space > start:
+                stop = space  # before the space, which goes with the word after it
 
-
-def _chunks(part: RenderableType, lines: int) -> list[RenderableType]:
-    """A text cut into texts of ``lines`` source lines (each renders as that part of the whole,
-    since a text wraps line by line); anything else as it is."""
-    if not isinstance(part, Text) or part.end != "\n":
-        return [part]
-    plain = part.plain
-    last = len(plain) - 1
-    cuts: list[int] = []
-    seen = 0
-    pos = plain.find("\n")
-    while 0 <= pos < last:
-        seen += 1
-        if seen % lines == 0:
-            cuts += (pos, pos + 1)
-        pos = plain.find("\n", pos + 1)
-    if not cuts:
-        return [part]
-    pieces = part.divide(cuts)  # text, "\n", text, "\n", ..., text
-    out: list[RenderableType] = []
-    for piece in pieces[::2]:
-        piece.no_wrap = part.no_wrap
-        piece.tab_size = part.tab_size
-        out.append(piece)
-    return out
+        total += len(encoding.encode_ordinary(text[start:stop]))
+        start = stop
+    return total
 
 
 def _plain(renderable: RenderableType, width: int) -> str:
@@ -750,8 +769,10 @@ def _page(text: str, pages: int) -> tuple[str, str]:
         cut = cut[:end]
     if len(cut) >= len(text):
         return text, ""
-    rest = text[len(cut) :]
-    return cut, f"{rest.count(chr(10)):,} more lines, {len(rest):,} more characters (m: more)"
+    # counted in place: a copy of the rest of a 50 MB output would cost more than the page
+    more_lines = text.count("\n", len(cut))
+    more_chars = len(text) - len(cut)
+    return cut, f"{more_lines:,} more lines, {more_chars:,} more characters (m: more)"
 
 
 def message_body(

@@ -92,17 +92,30 @@ def build_series(session: Session | None, result: ReplayResult | None) -> Series
         _mark_recorded_compactions(columns, session)
     peak = max(max(columns.recorded, default=0), max(columns.simulated, default=0), 0)
     return Series(
-        array("q", columns.message_index),
-        array("q", columns.recorded),
-        array("q", columns.simulated),
+        _packed(columns.message_index),
+        _packed(columns.recorded),
+        _packed(columns.simulated),
         columns.provenance,
-        array("q", columns.flags),
+        _packed(columns.flags),
         columns.window or None,
         columns.threshold,
-        peak,
-        array("q", columns.thresholds),
-        array("q", columns.windows),
+        min(peak, MAX_DRAWN),
+        _packed(columns.thresholds),
+        _packed(columns.windows),
     )
+
+
+MAX_DRAWN = 2**63 - 1
+"""Largest figure the gauge keeps (a machine integer): a damaged count of 10^20 tokens is drawn
+as this much — far past any window, which is all the bar can say — instead of failing."""
+
+
+def _packed(values: list[int]) -> array[int]:
+    """``values`` as machine integers, each clamped into what one can hold."""
+    try:
+        return array("q", values)
+    except OverflowError:
+        return array("q", [max(-MAX_DRAWN, min(MAX_DRAWN, value)) for value in values])
 
 
 @dataclass(slots=True)

@@ -5,16 +5,22 @@ opened in two steps, in the same worker (group ``load``): its first :data:`PREVI
 read and shown (with the progress box shrunk to a strip), then the whole file is read and takes
 the first part's place with the selection kept. Either way, the list is painted first; the
 gauge, the replay and the live tail start right after that first frame.
+
+The reading itself runs in a daemon thread the worker waits on (:func:`abandonable`): a load can
+always be cancelled (``x``, Esc) and the app always quits, even with a read stuck in the kernel.
 """
 
 from __future__ import annotations
 
+import contextvars
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from textual import work
 from textual.app import ComposeResult
-from textual.worker import get_current_worker
+from textual.worker import Worker, get_current_worker
 
 from core.formats import LoadError, load_session, load_session_head
 from core.models import Session
@@ -40,6 +46,38 @@ PREVIEW_BYTES = 1_000_000
 """How much of a big file the first part is (about 1,000 small messages, 30 ms to read)."""
 PREVIEW_PAINT_WAIT_S = 1.0
 """The rest of a big file is read once its first part is painted, or after this long."""
+ABANDON_POLL_S = 0.05
+"""How often a worker waiting on its daemon thread looks whether it was cancelled."""
+
+
+class LoadCancelled(Exception):
+    """Raised from the loader's progress callback once the load is cancelled."""
+
+
+def abandonable(work: Callable[[], None], worker: Worker[None], *, name: str) -> None:
+    """Run ``work`` in a daemon thread; return when it is done or as soon as ``worker`` is
+    cancelled.
+
+    A thread worker runs in the event loop's executor, whose threads the app waits for when it
+    exits: a read stuck in the kernel (a FIFO put in place of the file, a network mount that
+    went away) would keep ``q`` from ever quitting. Here the worker only waits, and gives up
+    when it is cancelled (the screen closed, ``x``, the app quitting); the stuck read is left to
+    a daemon thread, which never keeps the process alive. ``work`` runs in a copy of the
+    worker's context, so :func:`get_current_worker` works there too.
+    """
+    done = threading.Event()
+    context = contextvars.copy_context()
+
+    def target() -> None:
+        try:
+            context.run(work)
+        finally:
+            done.set()
+
+    threading.Thread(target=target, name=name, daemon=True).start()
+    while not done.wait(ABANDON_POLL_S):
+        if worker.is_cancelled:
+            return
 
 
 class LoadingSession(LiveSession):
@@ -99,9 +137,15 @@ class LoadingSession(LiveSession):
     )
     def _load(self, path: str, window: int | None) -> None:
         worker = get_current_worker()
+        abandonable(lambda: self._read(path, window, worker), worker, name="ctxscope-load")
+
+    def _read(self, path: str, window: int | None, worker: Worker[None]) -> None:
+        """Read the file (its first part, then the whole) and post what came of it."""
         throttle = Throttle()
 
         def progress(bytes_read: int, total_bytes: int, messages: int) -> None:
+            if worker.is_cancelled:
+                raise LoadCancelled()  # stops a loader that reports progress, at its next report
             if throttle.ready():
                 self.post_message(LoadProgressed(bytes_read, total_bytes, messages))
 
@@ -110,6 +154,8 @@ class LoadingSession(LiveSession):
         try:
             fmt = head.format if head is not None else None  # detected once, for both reads
             session = load_session(path, format=fmt, window=window, progress=progress)
+        except LoadCancelled:
+            return
         except LoadError as exc:
             self.post_message(LoadFailed(str(exc)))
             return
@@ -123,6 +169,14 @@ class LoadingSession(LiveSession):
         freeze_heap()  # before the UI thread touches it: no full collection on the first frame
         if not worker.is_cancelled:
             self.post_message(SessionLoaded(session, seconds))
+
+    def action_cancel(self) -> None:
+        """``x`` while the file is read stops reading it (a first part already shown stays)."""
+        if not self.reading:
+            super().action_cancel()
+            return
+        self.workers.cancel_group(self, "load")
+        self.on_load_failed(LoadFailed(f"{self.path}: loading cancelled"))
 
     def _load_head(self, path: str, window: int | None) -> Session | None:
         """Read and post the first part of a big file (in the load worker, before the rest)."""
@@ -184,6 +238,8 @@ class LoadingSession(LiveSession):
         self.call_after_refresh(self._preview_painted.set)
 
     def on_session_loaded(self, event: SessionLoaded) -> None:
+        if not self.reading:
+            return  # cancelled meanwhile
         self.reading = False
         self._show_reading(False)
         self.load_seconds = event.seconds

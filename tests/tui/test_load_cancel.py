@@ -1,0 +1,137 @@
+"""A load can always be cancelled and the app always quits: FIFOs, devices, a read stuck for good.
+
+A FIFO is refused before anything opens it (opening one for reading blocks until a writer
+comes). A read that does get stuck (a network mount gone away) holds only a daemon thread: ``x``
+and Esc cancel it, and ``q`` quits the app — in a real process, which must end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tui_harness import screen_text
+
+from tui.app import CtxscopeApp
+from tui.screens.picker import PickerScreen
+from tui.screens.session import SessionScreen
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE = REPO / "sample_sessions" / "pi" / "session.jsonl"
+HANG_S = 30.0
+
+
+def _let_readers_go(fifo: Path) -> None:
+    """Should a reader be blocked in open() on ``fifo`` (the bug this guards against), let it
+    go: a writer that opens and closes gives it an end of file."""
+    with contextlib.suppress(OSError):
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+
+
+async def _wait(pilot: Any, condition: Any, what: str, limit_s: float = HANG_S) -> None:
+    for _ in range(int(limit_s / 0.02)):
+        if condition():
+            return
+        await pilot.pause(0.02)
+    raise AssertionError(f"never happened: {what}")
+
+
+async def test_a_fifo_is_refused_at_once_in_the_picker(tmp_path: Path) -> None:
+    fifo = tmp_path / "session.jsonl"
+    os.mkfifo(fifo)
+    app = CtxscopeApp(str(fifo), discover=lambda: [], live=False)
+    try:
+        async with app.run_test() as pilot:
+
+            def refused() -> bool:
+                picker = app.picker
+                return picker is not None and "not a regular file (a FIFO)" in picker.error_text
+
+            await _wait(pilot, refused, "the FIFO refused", limit_s=5.0)
+            assert isinstance(app.screen, PickerScreen)
+            app.exit()
+    finally:
+        _let_readers_go(fifo)
+
+
+class StuckLoad:
+    """``load_session`` blocked until released (a read stuck in the kernel)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.started = threading.Event()
+        self.release = threading.Event()
+        self.threads: list[threading.Thread] = []
+
+        def load(*_args: Any, **_kwargs: Any) -> Any:
+            self.threads.append(threading.current_thread())
+            self.started.set()
+            self.release.wait()
+            raise OSError("released")
+
+        monkeypatch.setattr("tui.screens.session.loading.load_session", load)
+
+
+@pytest.mark.parametrize("key", ["x", "escape"])
+async def test_a_stuck_load_is_cancelled_by_a_key(
+    monkeypatch: pytest.MonkeyPatch, key: str
+) -> None:
+    stuck = StuckLoad(monkeypatch)
+    app = CtxscopeApp(discover=lambda: [], live=False)
+    try:
+        async with app.run_test() as pilot:
+            app.open_session(str(SAMPLE))
+            await _wait(pilot, stuck.started.is_set, "the load started")
+            screen = app.screen
+            assert isinstance(screen, SessionScreen) and screen.reading
+            await pilot.press(key)
+            await _wait(pilot, lambda: isinstance(app.screen, PickerScreen), "back to the picker")
+            if key == "x":
+                assert "loading cancelled" in screen_text(app)
+            # the worker gave up at once; the read it waited on is a daemon thread's
+            await _wait(pilot, lambda: not screen.workers, "the load worker ended")
+            assert stuck.threads and all(thread.daemon for thread in stuck.threads)
+            app.exit()
+    finally:
+        stuck.release.set()
+
+
+QUIT_WITH_A_STUCK_LOAD = """
+import threading, sys
+import tui.screens.session.loading as loading
+from tui.app import CtxscopeApp
+
+def stuck(*args, **kwargs):
+    threading.Event().wait()  # forever
+
+loading.load_session = stuck
+
+async def press_q(pilot):
+    for _ in range(500):
+        screen = pilot.app.screen
+        if getattr(screen, "reading", False):
+            break
+        await pilot.pause(0.01)
+    await pilot.pause(0.2)
+    await pilot.press("q")
+
+CtxscopeApp(sys.argv[1], discover=lambda: [], live=False).run(headless=True, auto_pilot=press_q)
+print("quit")
+"""
+
+
+def test_q_quits_the_app_with_a_load_stuck_for_good() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", QUIT_WITH_A_STUCK_LOAD, str(SAMPLE)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=HANG_S,  # the old app never returned: the executor waited for the stuck read
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith("quit")
