@@ -1,7 +1,7 @@
 """The field reference of docs/REPLAY_API.md, generated from the result models.
 
-Every result model documents its fields with attribute docstrings (``use_attribute_docstrings``);
-this module turns them into one table per model, between two markers of the document, so that
+Every result model documents its fields with attribute docstrings (read by
+:func:`core.fastmodel.documented`); this module turns them into one table per model, between two markers of the document, so that
 the reference cannot drift from the code (``tests/test_replay_apidoc.py`` fails when it does).
 
     python -m core.apidoc            rewrite the generated section of docs/REPLAY_API.md
@@ -26,6 +26,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from core.diagnosis import OverflowDiagnosis
+from core.fastmodel import documented
 from core.replay import CompareResult, ReplayResult
 from core.report import AnalysisReport
 
@@ -116,7 +117,7 @@ def model_section(model: type[BaseModel]) -> str:
         "| Field | Type | Default | Description |",
         "| --- | --- | --- | --- |",
     ]
-    for name, field in model.model_fields.items():
+    for name, field in documented(model).items():
         lines.append(
             f"| `{name}` | `{_cell(type_name(field.annotation))}` | {_default(field)} | "
             f"{_cell(field.description or '')} |"

@@ -42,6 +42,7 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel
 
 from core.analysis_cache import fingerprint
+from core.fastmodel import documented
 from core.fleet import ProgressFn, analyse, session_paths
 from core.output_file import OutputExists, publish, refuse_existing, temporary_beside
 from core.session_pool import default_jobs, map_sessions
@@ -90,7 +91,7 @@ class ExportSummary(NamedTuple):
 def arrow_schema(model: type[BaseModel], table: str) -> pa.Schema:
     """The Arrow schema of a table: a column per field of ``model``, with its description."""
     fields = []
-    for name, info in model.model_fields.items():
+    for name, info in documented(model).items():
         arrow_type, nullable = _arrow_type(info.annotation)
         metadata = {"description": info.description or ""}
         fields.append(pa.field(name, arrow_type, nullable=nullable, metadata=metadata))

@@ -1,7 +1,7 @@
 """Policies: every limit of every context-management algorithm, in one model.
 
 A :class:`Policy` is what the replay engine runs and what the TUI's policy panel edits. The
-docstring under each field is its help text (pydantic ``use_attribute_docstrings``), so the panel
+docstring under each field is its help text (read by :func:`core.fastmodel.documented`), so the panel
 and ``ctxscope policy show`` explain each limit in the same words.
 
 Presets (:data:`PRESETS`): ``seed`` (the numbers of the seed documents), ``opencode`` (2026
@@ -46,9 +46,7 @@ SHELL_TOOLS = ["bash", "Bash", "shell", "exec_command", "local_shell", "unified_
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid", use_attribute_docstrings=True, validate_assignment=True, defer_build=True
-    )
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True)
 
 
 class ToolLimits(_Section):

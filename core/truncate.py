@@ -80,9 +80,7 @@ _SCAN_CHARS = 1 << 18  # piece size for counting, encoding and writing a big out
 class TruncateOptions(BaseModel):
     """How :func:`truncate` and :class:`StreamingTruncator` cut one output."""
 
-    model_config = ConfigDict(
-        extra="forbid", frozen=True, use_attribute_docstrings=True, defer_build=True
-    )
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     max_lines: int = Field(default=2000, ge=0)
     """Most lines the model is shown (0: no line limit)."""
@@ -124,7 +122,7 @@ class TruncateOptions(BaseModel):
 class TruncationResult(BaseModel):
     """What the model sees, and why."""
 
-    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True, defer_build=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     truncated: bool
     """The output was cut (``content`` differs from the input)."""

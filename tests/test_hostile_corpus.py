@@ -49,7 +49,6 @@ TUI_OPEN_S = 15.0
 """Longest the TUI may take to show a case or refuse it (they take well under a second)."""
 
 
-
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
     """Every case by name: the committed files, and the ones made here."""

@@ -11,6 +11,7 @@ from core.compaction_causes import CompactionCause
 from core.compactions import CompactionReport
 from core.cost import CallCost, CompactionCost, SessionCost
 from core.diagnosis import Contributor, OverflowDiagnosis, ToolShare
+from core.fastmodel import documented
 from core.forgotten import FactRecord, Forgotten, KindRecall
 from core.replay import (
     CallPoint,
@@ -71,7 +72,7 @@ def test_the_generated_reference_is_up_to_date() -> None:
 
 @pytest.mark.parametrize("model", sorted(EXPECTED, key=str))
 def test_every_field_has_a_description(model: type[BaseModel]) -> None:
-    undocumented = [name for name, field in model.model_fields.items() if not field.description]
+    undocumented = [name for name, field in documented(model).items() if not field.description]
     assert not undocumented, f"{model.__name__}: add a docstring under {undocumented}"
 
 

@@ -20,6 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from core.diagnosis import OverflowDiagnosis
+from core.fastmodel import documented
 from core.models import Session
 from core.policy import Policy
 from core.replay import (
@@ -567,7 +568,7 @@ def policy_fields(model: Any, prefix: str = "") -> list[tuple[str, str, str]]:
     from pydantic import BaseModel
 
     rows: list[tuple[str, str, str]] = []
-    for name, field in type(model).model_fields.items():
+    for name, field in documented(type(model)).items():
         value = getattr(model, name)
         dotted = f"{prefix}{name}"
         if isinstance(value, BaseModel):

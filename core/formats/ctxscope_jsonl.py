@@ -262,14 +262,7 @@ def load(
             )
     if header is None:
         raise LoadError(f"{path}: not a ctxscope session (no header)")
-    fields = {k: header[k] for k in _HEADER_FIELDS if k in header}
-    for key in ("context_window", "max_output_tokens"):
-        value = fields.get(key)
-        if key == "context_window" and isinstance(value, int) and not isinstance(value, bool):
-            if value <= 0:
-                continue  # set aside, with its own warning, where the window is resolved
-        if value == 0 or not plausible(value):
-            fields[key] = builder.optional_count(1, key, value if value != 0 else -1)
+    fields = _header_fields(header, builder)
     fields.setdefault("id", path.stem)
     fields.setdefault("format", FORMAT.value)
     try:
@@ -280,6 +273,23 @@ def load(
     session.compactions = compactions
     session.diagnostics = diagnostics + builder.build().diagnostics
     return session
+
+
+def _header_fields(header: dict[str, Any], builder: SessionBuilder) -> dict[str, Any]:
+    """The session fields of the header, its counts checked (a window of 0 or less is kept: the
+    window's resolution sets it aside with its own warning)."""
+    fields = {k: header[k] for k in _HEADER_FIELDS if k in header}
+    for key in ("context_window", "max_output_tokens"):
+        value = fields.get(key)
+        impossible_window = (
+            key == "context_window"
+            and isinstance(value, int)
+            and not isinstance(value, bool)
+            and value <= 0
+        )
+        if not impossible_window and (value == 0 or not plausible(value)):
+            fields[key] = builder.optional_count(1, key, value if value != 0 else -1)
+    return fields
 
 
 def sniff(path: Path, head: bytes) -> float:

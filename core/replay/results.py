@@ -1,7 +1,8 @@
 """What a replay returns: the result models of docs/REPLAY_API.md, and the JSON schema version.
 
-Every model documents its fields with attribute docstrings (``use_attribute_docstrings``): they
-are the descriptions of ``model_json_schema()`` and of the field reference in docs/REPLAY_API.md.
+Every model documents its fields with attribute docstrings (read by
+:func:`core.fastmodel.documented`): they are the descriptions of ``model_json_schema()`` and of the
+field reference in docs/REPLAY_API.md.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ CheckBasis = Literal["recorded", "projected", "estimated"]
 class Documented(BaseModel):
     """Result models: each field's docstring is its description in the JSON schema."""
 
-    model_config = ConfigDict(use_attribute_docstrings=True, defer_build=True)
+    model_config = ConfigDict(defer_build=True)
 
 
 class ReplayEvent(Documented):

@@ -14,6 +14,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
+from core.fastmodel import documented
 from core.policy import PRESETS, Policy
 
 SECTIONS: tuple[tuple[str | None, str], ...] = (
@@ -81,7 +82,7 @@ def _field_kind(annotation: Any) -> tuple[FieldKind, bool, tuple[str, ...]]:
 
 
 def _help(model: type[BaseModel], name: str) -> str:
-    description = model.model_fields[name].description or ""
+    description = documented(model)[name].description or ""
     return " ".join(description.split()).replace("``", "")
 
 
