@@ -31,6 +31,7 @@ import re
 import shlex
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 from core.models import Message, Role
@@ -303,6 +304,8 @@ def _facts_of(
 
 
 def _sentences(message: Message, kind: FactKind, marker: re.Pattern[str]) -> Iterator[Fact]:
+    if not marker.search(message.text):  # (most messages: no sentence of theirs can qualify)
+        return
     found = 0
     for sentence in _SENTENCE.split(message.text):
         sentence = sentence.strip(" -*#>\t")
@@ -317,18 +320,23 @@ def _sentences(message: Message, kind: FactKind, marker: re.Pattern[str]) -> Ite
 
 
 def _identifiers(text: str, index: int, *, functions: bool = False) -> Iterator[Fact]:
-    for url in _URL.findall(text):
+    # Each pattern runs only on a text holding what it must start with: the same matches, without
+    # scanning every text with every pattern.
+    urls = _URL.findall(text) if "http" in text else ()
+    tests = _TEST.findall(text) if ("test_" in text or "Test" in text or ".py::" in text) else ()
+    calls = _FUNCTION.findall(text) if functions and "(" in text else ()
+    branches = _BRANCH.findall(text) if "git" in text else ()
+    for url in urls:
         url = url.rstrip(".,;:!?")
         key = " ".join(w for w in words(url) if w not in ("http", "https", "www"))
         if key:
             yield Fact("identifier", url, index, (key,), "url")
-    for name in _TEST.findall(text):
+    for name in tests:
         yield Fact("identifier", name, index, (" ".join(words(name)),), "test")
-    if functions:
-        for name in _FUNCTION.findall(text):
-            if "_" in name or any(c.isupper() for c in name[1:]) or "." in name:
-                yield Fact("identifier", name, index, (" ".join(words(name)),), "function")
-    for branch in _BRANCH.findall(text):
+    for name in calls:
+        if "_" in name or any(c.isupper() for c in name[1:]) or "." in name:
+            yield Fact("identifier", name, index, (" ".join(words(name)),), "function")
+    for branch in branches:
         yield Fact("identifier", branch, index, (" ".join(words(branch)),), "branch")
 
 
@@ -368,6 +376,7 @@ def _command_fact(command: str, index: int) -> Fact:
     return Fact("command", command, index, (_command_key(command),))
 
 
+@lru_cache(maxsize=4096)  # (the heads of successive compactions hold the same commands)
 def _command_key(command: str) -> str:
     """The program and its first two arguments that are not options, after any ``cd … &&``."""
     line = command.strip().splitlines()[0] if command.strip() else ""
@@ -435,11 +444,16 @@ def _checklist(message: Message, todos: list[Fact]) -> None:
         todos[:] = [Fact("open_task", box.strip(), message.index, ()) for box in boxes]
 
 
+def _exit_code(text: str) -> re.Match[str] | None:
+    """The exit code a tool's output states (every way of stating it says "exit")."""
+    return _EXIT_CODE.search(text) if "exit" in text.lower() else None
+
+
 def _failure(message: Message, source: tuple[Message, str, Any] | None) -> Iterator[Fact]:
     result = message.tool_result
     assert result is not None
     output = result.output
-    code = _EXIT_CODE.search(output[:2000]) or _EXIT_CODE.search(output[-2000:])
+    code = _exit_code(output[:2000]) or _exit_code(output[-2000:])
     failed = result.is_error or (code is not None and code.group(1) not in ("0",))
     if not failed:
         return
