@@ -12,7 +12,6 @@ to TOML; a bad file raises :class:`PolicyError` naming the file and the field.
 from __future__ import annotations
 
 import math
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -455,6 +454,8 @@ def load_policy(path: str | Path) -> Policy:
 
     A file may start from a preset with ``base = "<preset>"``; its other keys override it.
     """
+    import tomllib  # (only a policy file needs it: not every command's start-up)
+
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
