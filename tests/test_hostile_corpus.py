@@ -158,16 +158,44 @@ def test_every_command_on_every_input(
         assert [m.id for m in again.messages] == [m.id for m in load_session(path).messages]
 
 
-def test_fidelity_over_the_whole_corpus_at_once(corpus: dict[str, Path], tmp_path: Path) -> None:
+def _batch_folder(corpus: dict[str, Path], tmp_path: Path) -> Path:
+    """Every case in one folder, the special files as links (inside a folder they are skipped)."""
     folder = tmp_path / "batch"
     folder.mkdir()
     for name, path in corpus.items():
         if path.is_file() and not path.is_symlink() and name != "device":
             shutil.copy(path, folder / name)
-    for name in ("fifo.jsonl", "socket.jsonl"):  # special files inside a folder are skipped
+    for name in ("fifo.jsonl", "socket.jsonl"):
         os.symlink(corpus[name.removesuffix(".jsonl")], folder / name)
+    return folder
+
+
+def test_fidelity_over_the_whole_corpus_at_once(corpus: dict[str, Path], tmp_path: Path) -> None:
+    folder = _batch_folder(corpus, tmp_path)
     result: Result = within(HANG_S, lambda: CliRunner().invoke(cli, ["fidelity", str(folder)]))
     _check(result, "fidelity")
+
+
+def test_fleet_over_the_whole_corpus_at_once(
+    corpus: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The batch commands take the corpus as a folder: a row (or an error row) per session that
+    could be read, one line per problem, never a traceback."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    folder = _batch_folder(corpus, tmp_path)
+    fleet = ["fleet", str(folder), "--jobs", "1", "--json"]
+    result: Result = within(HANG_S, lambda: CliRunner().invoke(cli, fleet))
+    _check(result, "fleet")
+    assert result.exit_code == 0, result.output
+    report = orjson.loads(result.stdout)
+    assert report["rows"] and report["analysed"] == len(report["rows"])
+    again: Result = within(HANG_S, lambda: CliRunner().invoke(cli, fleet))  # from the cache
+    assert again.exit_code == 0
+    cached = orjson.loads(again.stdout)
+    assert cached["rows"] == report["rows"] and cached["cached"] == len(report["rows"])
+    export = ["export", str(folder), "--to", str(tmp_path / "parquet"), "--jobs", "1"]
+    exported: Result = within(HANG_S, lambda: CliRunner().invoke(cli, export))
+    _check(exported, "export")
 
 
 async def _open_and_quit(path: Path) -> None:
