@@ -23,7 +23,7 @@ from enum import StrEnum
 from typing import Any, Literal, TypeVar
 
 import msgspec
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 
 class Role(StrEnum):
@@ -349,6 +349,17 @@ class Session(BaseModel):
     """Compactions the recording holds, in order."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Format-specific facts worth showing (agent version, Codex truncation policy …)."""
+
+    _derived: dict[str, Any] = PrivateAttr(default_factory=dict)
+    """What is computed from the session once and read by several parts of one report (the
+    recorded walk of :mod:`core.context_walk`), with the session's size it was computed at: it
+    lives and dies with the session."""
+
+    @property
+    def derived(self) -> dict[str, Any]:
+        """What is computed from the session once and read by several parts of one report (see
+        ``_derived``)."""
+        return self._derived
 
     def model_calls(self) -> list[Message]:
         """The assistant messages, one per model call, in order."""

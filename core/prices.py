@@ -19,7 +19,8 @@ import importlib.util
 import os
 import tempfile
 import warnings
-from dataclasses import dataclass
+from bisect import bisect_left
+from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from functools import lru_cache
@@ -91,6 +92,18 @@ def rates(
     entry = _MEMO.entry(model, provider, day)
     if isinstance(entry, str):
         raise UnknownPrice(entry)
+    # The same rates for every prompt between two tier starts: made once per stretch.
+    key = (model, provider, day, bisect_left(entry.starts, prompt_tokens))
+    found = _RATES.get(key)
+    if found is None:
+        found = _RATES[key] = _rates(entry, prompt_tokens)
+    return found
+
+
+_RATES: dict[tuple[str, str | None, str | None, int], Rates] = {}
+
+
+def _rates(entry: _Entry, prompt_tokens: int) -> Rates:
     return Rates(
         input=_per_token(entry.input, prompt_tokens),
         cache_read=_per_token(_or_input(entry.cache_read, entry), prompt_tokens),
@@ -118,6 +131,13 @@ class _Entry:
     model_id: str
     provider_id: str
     note: str | None
+    starts: tuple[int, ...] = field(init=False)
+    """Every tier start of its prices, ascending (where the rates can change)."""
+
+    def __post_init__(self) -> None:
+        prices = (self.input, self.cache_read, self.cache_write, self.output)
+        starts = {start for price in prices if price is not None for start, _ in price[1]}
+        object.__setattr__(self, "starts", tuple(sorted(starts)))
 
 
 _KINDS = ("input", "cache_read", "cache_write", "output")
