@@ -23,8 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from core.models import Session
-from core.replay.calls import Calls
-from core.replay.recorded import RecordedCompaction, RecordedCompactions
+from core.replay.recorded import RecordedCompaction, placed
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,22 +62,14 @@ class RecordedWalk:
 
     def __init__(self, session: Session) -> None:
         self.session = session
-        self.calls = Calls(session)
-        self.recorded = RecordedCompactions(session, self.calls)
+        # placed once per session, shared with the replay (core.replay.recorded.placed)
+        self.calls, self.recorded = placed(session)
 
     @classmethod
     def of(cls, session: Session) -> RecordedWalk:
-        """The walk of ``session``, placed once for the breakdown, the cost and the forgotten
-        facts of one report (each placing took a third of a second on 100 MB); placed again
-        when the session has grown (a live file)."""
-        size = (id(session), len(session.messages), len(session.compactions))  # (a copy: anew)
-        known = session.derived.get("recorded_walk")
-        if known is not None and known[0] == size:
-            walk: RecordedWalk = known[1]
-            return walk
-        walk = cls(session)
-        session.derived["recorded_walk"] = (size, walk)
-        return walk
+        """The walk of ``session`` (its calls and compactions as placed once for the replay and
+        every report: making one is cheap)."""
+        return cls(session)
 
     def steps(self) -> Iterator[Step]:
         """The walk (see the module docstring)."""

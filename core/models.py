@@ -351,9 +351,9 @@ class Session(BaseModel):
     """Format-specific facts worth showing (agent version, Codex truncation policy …)."""
 
     _derived: dict[str, Any] = PrivateAttr(default_factory=dict)
-    """What is computed from the session once and read by several parts of one report (the
-    recorded walk of :mod:`core.context_walk`), with the session's size it was computed at: it
-    lives and dies with the session."""
+    """What is computed from the session once and read by the replay and several parts of one
+    report (its calls and compactions as :func:`core.replay.recorded.placed` places them), with
+    the session's size it was computed at: it lives and dies with the session."""
 
     @property
     def derived(self) -> dict[str, Any]:

@@ -587,3 +587,21 @@ def test_incremental_equals_fresh_on_random_sessions(
         incremental = replayer.run(policy)
         fresh = replay(session, policy)
         assert incremental.model_dump(mode="json") == fresh.model_dump(mode="json")
+
+
+def test_the_replay_and_the_reports_share_one_placing_of_the_calls() -> None:
+    """The calls and compactions are placed once per session (a third of a second on 100 MB),
+    and again when the session grows or for a copy."""
+    from core.context_walk import RecordedWalk
+    from core.replay.engine import Replayer
+    from core.replay.recorded import placed
+
+    session = _growing(10_000, 30_000, 60_000)
+    calls, recorded = placed(session)
+    assert Replayer(session)._calls is calls
+    walk = RecordedWalk(session)
+    assert walk.calls is calls and walk.recorded is recorded
+    assert placed(session.model_copy())[0] is not calls
+    session.messages.append(session.messages[-1])
+    grown, _ = placed(session)
+    assert grown is not calls and grown.n == calls.n + 1

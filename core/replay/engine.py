@@ -42,7 +42,6 @@ from core.llm.factory import make_summarizer
 from core.llm.protocol import DeltaCallback, Summarizer
 from core.models import Session
 from core.policy import Policy
-from core.replay.calls import Calls
 from core.replay.context import CompactionAt, ContextAt, context_before
 from core.replay.evidence import rule_spans, thresholds_from_evidence
 from core.replay.incremental import ResumePlanner, flatten, policy_key, restore
@@ -54,7 +53,7 @@ from core.replay.policies import (
     native_policy,
     rule_thresholds,
 )
-from core.replay.recorded import RecordedCompactions, RecordedSide, measure_recorded_side
+from core.replay.recorded import RecordedSide, measure_recorded_side, placed
 from core.replay.results import InferredThreshold, ReplayResult
 from core.replay.setting import Setting
 from core.replay.simulate import ProgressFn, Run
@@ -91,8 +90,7 @@ class Replayer:
         self.session = session
         self._factory = summarizer_factory
         self._lock = threading.Lock()
-        self._calls = Calls(session)
-        self._recorded = RecordedCompactions(session, self._calls)
+        self._calls, self._recorded = placed(session)
         self._tokens: dict[str, list[int]] = {}
         self._sides: dict[str, RecordedSide] = {}
         self._truncations = Truncations(session, self.tokens)
