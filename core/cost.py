@@ -34,7 +34,7 @@ from pydantic import Field
 from core.context_walk import RecordedWalk
 from core.fastmodel import build
 from core.models import Message, Role, Session, Usage, UsageConvention
-from core.prices import SUBSCRIPTIONS, Rates, UnknownPrice, rates
+from core.prices import SUBSCRIPTIONS, Rates, UnknownPrice, rates_on
 from core.replay.results import Documented
 
 
@@ -170,7 +170,7 @@ def price_message(
         fields["output_tokens"],
     ) = tokens
     try:
-        found = rates(model, session.provider, _when(message), usage.prompt_tokens)
+        found = rates_on(model, session.provider, _day(message), usage.prompt_tokens)
     except UnknownPrice as exc:
         fields["unknown_reason"] = str(exc)
         return build(CallCost, fields), None
@@ -190,11 +190,15 @@ def price_message(
     return build(CallCost, fields), found
 
 
-def _when(message: Message) -> datetime | None:
-    if not message.timestamp:
+def _day(message: Message) -> str | None:
+    """The day of the call (``YYYY-MM-DD``, in the timestamp's own offset), None without one."""
+    stamp = message.timestamp
+    if not stamp:
         return None
+    if stamp.endswith(("Z", "+00:00")) and len(stamp) >= 10 and stamp[4] == "-":
+        return stamp[:10]  # (UTC, as nearly every agent writes it: no parse needed)
     try:
-        return datetime.fromisoformat(message.timestamp.replace("Z", "+00:00"))
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).date().isoformat()
     except ValueError:
         return None
 

@@ -86,10 +86,16 @@ def rates(
 ) -> Rates:
     """The rates of ``model`` served by ``provider`` at ``at`` for a prompt of
     ``prompt_tokens`` (tiers). Raises :class:`UnknownPrice`."""
+    return rates_on(model, provider, at.date().isoformat() if at else None, prompt_tokens)
+
+
+def rates_on(model: str | None, provider: str | None, day: str | None, prompt_tokens: int) -> Rates:
+    """:func:`rates` on ``day`` (``YYYY-MM-DD``; None: today's prices)."""
     if not model or model.startswith("<"):
         raise UnknownPrice(f"no model recorded ({model or 'none'})")
-    day = at.date().isoformat() if at is not None else None
-    entry = _MEMO.entry(model, provider, day)
+    entry = _ENTRIES.get((model, provider, day))
+    if entry is None:
+        entry = _ENTRIES[(model, provider, day)] = _MEMO.entry(model, provider, day)
     if isinstance(entry, str):
         raise UnknownPrice(entry)
     # The same rates for every prompt between two tier starts: made once per stretch.
@@ -101,6 +107,7 @@ def rates(
 
 
 _RATES: dict[tuple[str, str | None, str | None, int], Rates] = {}
+_ENTRIES: dict[tuple[str, str | None, str | None], _Entry | str] = {}
 
 
 def _rates(entry: _Entry, prompt_tokens: int) -> Rates:
