@@ -276,18 +276,15 @@ def load(
 
 
 def _header_fields(header: dict[str, Any], builder: SessionBuilder) -> dict[str, Any]:
-    """The session fields of the header, its counts checked (a window of 0 or less is kept: the
-    window's resolution sets it aside with its own warning)."""
+    """The session fields of the header, its counts checked: a figure no session holds is
+    dropped with a ``bad-count`` diagnostic; a window of 0 is kept for the window's resolution,
+    which sets it aside with its own warning."""
     fields = {k: header[k] for k in _HEADER_FIELDS if k in header}
     for key in ("context_window", "max_output_tokens"):
         value = fields.get(key)
-        impossible_window = (
-            key == "context_window"
-            and isinstance(value, int)
-            and not isinstance(value, bool)
-            and value <= 0
-        )
-        if not impossible_window and (value == 0 or not plausible(value)):
+        if value == 0 and key == "context_window":
+            continue
+        if value == 0 or not plausible(value):
             fields[key] = builder.optional_count(1, key, value if value != 0 else -1)
     return fields
 
