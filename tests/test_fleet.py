@@ -272,3 +272,16 @@ def test_near_overflow_is_the_diagnosis_margin_or_an_overflow(
     assert {name for name, row in rows.items() if row.near_overflow()} == {"near", "old"}
     assert rows["calm"].near_overflow(margin=0.25) and not rows["broken"].near_overflow()
     assert analyse(str(SAMPLES / "claude-code" / "overflow.jsonl")).row.near_overflow(0.0)
+
+
+def test_a_stopped_run_keeps_what_it_analysed(
+    sessions: tuple[Path, dict[str, Built]], private_cache: Path
+) -> None:
+    folder, _ = sessions
+    paths = [str(p) for p in sorted(folder.iterdir())]
+    cache = AnalysisCache(private_cache, version="test")
+    done: list[str] = []
+    for row, _ in fleet_rows(paths, jobs=1, cache=cache, stop=lambda: len(done) >= 2):
+        done.append(row.path)
+    assert len(done) == 2
+    assert set(cached_rows(paths, cache)) == set(done)  # the next run starts from them
