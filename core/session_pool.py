@@ -19,12 +19,18 @@ session for the rest of the run, which only a session that crashes twice brings 
 it is asked between sessions and, while the pool works, every :data:`STOP_POLL_S`; once it says
 so, no session starts any more and the pool's processes are ended, so that nothing keeps a core
 busy (nor the program from exiting) for a session nobody waits for.
+
+A program that has captured ``sys.stderr`` (a Textual app does, while it owns the terminal) can
+run a pool too: multiprocessing's helper process is started without the capture, and the pool's
+processes write nothing onto the terminal (their output goes to ``os.devnull``).
 """
 
 from __future__ import annotations
 
+import io
 import multiprocessing
 import os
+import sys
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -92,7 +98,14 @@ def _pool_round(
     module = getattr(worker, "__module__", None)
     left: list[str] = []
     poll = None if stop is _never else STOP_POLL_S
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=_context(module)) as pool:
+    captured = _output_captured()
+    if captured:
+        _start_resource_tracker()
+    with ProcessPoolExecutor(
+        max_workers=jobs,
+        mp_context=_context(module),
+        initializer=_silence_output if captured else None,
+    ) as pool:
         futures: dict[Future[ResultT], str] = {pool.submit(worker, p): p for p in pending}
         try:
             while futures:
@@ -132,3 +145,33 @@ def _context(module: str | None) -> multiprocessing.context.BaseContext:
             context.set_forkserver_preload([module])
         return context
     return multiprocessing.get_context("spawn")
+
+
+def _output_captured() -> bool:
+    """This program's ``sys.stderr`` is not its file descriptor 2 but a capture (a Textual app's
+    has the descriptor -1; a test runner's, none)."""
+    try:
+        return sys.stderr is None or sys.stderr.fileno() < 0
+    except (AttributeError, OSError, ValueError):  # (io.UnsupportedOperation is both)
+        return True
+
+
+def _start_resource_tracker() -> None:
+    """multiprocessing's resource tracker is a process started with ``sys.stderr``'s descriptor
+    among the ones it keeps; -1 makes that fail ("bad value(s) in fds_to_keep"). Started while
+    ``sys.stderr`` has none, it inherits descriptor 2 all the same."""
+    from multiprocessing import resource_tracker
+
+    captured, sys.stderr = sys.stderr, io.StringIO()
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        sys.stderr = captured
+
+
+def _silence_output() -> None:
+    """In a pool process of a program that owns the terminal: nothing written to it."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    os.close(devnull)
