@@ -59,9 +59,7 @@ def write_built(
             trigger = compact_after[index]
             builder.compaction(trigger=trigger, tokens_before=context)
             triggers.append(trigger)
-    session = builder.session(
-        id=name, fmt=fmt, model=MODEL, window=WINDOW, agent_version=version
-    )
+    session = builder.session(id=name, fmt=fmt, model=MODEL, window=WINDOW, agent_version=version)
     write_session(session, folder / f"{name}.jsonl")
     last = datetime.fromisoformat(str(session.messages[-1].timestamp))
     return Built(name, max(contexts), len(contexts), tuple(triggers), last, version)
