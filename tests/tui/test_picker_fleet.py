@@ -298,3 +298,31 @@ async def test_a_session_on_top_pauses_the_analysis(
 def test_the_help_says_the_diagnosis_margin() -> None:
     picker_keys = dict(next(rows for title, rows in KEYS if title == "Picker"))
     assert f"({MARGIN:.0%})" in picker_keys["n"]
+
+
+async def test_rows_arriving_take_their_place_in_the_sort(
+    found: list[DiscoveredSession], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = core.fleet.analyse_row
+    reached = threading.Event()
+    let_go = threading.Event()
+
+    def held(path: str) -> FleetRow:
+        if path.endswith("calm.jsonl"):
+            reached.set()
+            deadline = time.monotonic() + 5
+            while not let_go.is_set() and time.monotonic() < deadline:
+                time.sleep(0.005)
+        return real(path)
+
+    monkeypatch.setattr(core.fleet, "analyse_row", held)
+    app = _app(found)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, reached, "the analysis reached calm.jsonl")
+        picker = _picker(app)
+        picker.query_one("#sessions", DataTable).focus()
+        await pilot.press("s")  # by %, while calm (75%) has no figures yet: after those that do
+        assert _names(picker).index("calm") >= len(picker.rows)
+        let_go.set()
+        await settle(pilot)
+        assert _names(picker) == ["old", "near", "compacted", "calm", "cx", "broken"]

@@ -127,6 +127,8 @@ class PickerScreen(Screen[None]):
         self.rows: dict[str, FleetRow] = {}
         """Each session's figures, by path, as they arrive."""
         self.shown: list[DiscoveredSession] = []
+        """The sessions listed, in order."""
+        self._shown_by_path: dict[str, DiscoveredSession] = {}
         self.view = PickerView()
         self.discovering = True
         self.analysing = False
@@ -276,9 +278,8 @@ class PickerScreen(Screen[None]):
     def _update_cells(self, rows: list[FleetRow]) -> None:
         table = self.table
         palette = self._palette()
-        shown = {found.path: found for found in self.shown}
         for row in rows:
-            found = shown.get(row.path)
+            found = self._shown_by_path.get(row.path)
             if found is None:
                 continue  # filtered out right now
             for column, value in zip(COLUMNS, cells(found, row, palette), strict=True):
@@ -328,6 +329,7 @@ class PickerScreen(Screen[None]):
         highlighted = self._highlighted_path()
         self.view.query = self.query_one("#picker-filter", Input).value.strip()
         self.shown = self.view.visible(self.sessions, self.rows)
+        self._shown_by_path = {found.path: found for found in self.shown}
         self._set_columns()
         palette = self._palette()
         for found in self.shown:
