@@ -59,6 +59,7 @@ REORDER_S = 0.5
 """While rows arrive, a table sorted or filtered by their figures is redrawn at most this often."""
 
 DiscoverFn = Callable[[], Sequence["DiscoveredSession"]]
+_AT_WORK = (WorkerState.PENDING, WorkerState.RUNNING)
 
 
 def default_discover() -> Sequence[DiscoveredSession]:
@@ -293,17 +294,21 @@ class PickerScreen(Screen[None]):
             self.set_timer(REORDER_S, self._reorder)
 
     def _reorder(self) -> None:
-        self._reorder_pending = False
-        self._fill_table()
+        if self._reorder_pending:  # (not again when the run's end already did it)
+            self._reorder_pending = False
+            self._fill_table()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group != "rows":
             return
-        self.analysing = event.state in (WorkerState.PENDING, WorkerState.RUNNING)
+        # (a cancelled run may end after its successor started: ask every run of the group)
+        self.analysing = any(
+            w.group == "rows" and w.node is self and w.state in _AT_WORK for w in self.app.workers
+        )
         if event.state == WorkerState.ERROR:
             self.show_error(f"analysing the sessions failed: {event.worker.error}")
-        if not self.analysing and self._reorder_pending:
-            self._reorder()
+        if not self.analysing:
+            self._reorder()  # the last rows in their place at once
         self._update_count()
         self.refresh_bindings()
 
