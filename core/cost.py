@@ -325,10 +325,17 @@ def cost_label(cost: SessionCost) -> str:
     calls could not be priced, ``?`` when none could, ``-`` without recorded usage."""
     if cost.calls == 0:
         return "-"
-    if cost.total_usd is None:
+    return usd_label(cost.total_usd, cost.unpriced_calls)
+
+
+def usd_label(total_usd: float | None, unpriced_calls: int = 0) -> str:
+    """A total that may leave calls out: ``$3.17``, ``≥$3.17`` when ``unpriced_calls`` could not
+    be priced (a lower bound), ``?`` when nothing could. :func:`cost_label` of a session; a
+    row of ``ctxscope fleet`` and of the picker, which keep only the total and that count."""
+    if total_usd is None:
         return "?"
-    prefix = "≥" if cost.unpriced_calls else ""
-    return prefix + format_usd(cost.total_usd)
+    prefix = "≥" if unpriced_calls else ""
+    return prefix + format_usd(total_usd)
 
 
 def compaction_cost_label(cost: CompactionCost) -> str:

@@ -22,6 +22,10 @@ from core.overflow import crosses
 from core.policy import Policy
 from core.replay.results import CallPoint, Documented, ReplayResult
 
+MARGIN = 0.05
+"""A call within this share of the window counts as close to overflowing (the default of
+:func:`diagnose`, ``analyze --margin`` and the picker's near-overflow view)."""
+
 _WHY_OVERFLOWED = {
     "stop-length": "the provider stopped it for length",
     "error": "the provider refused it as too long for the context window",
@@ -150,7 +154,7 @@ class _LastCheck(NamedTuple):
 
 
 def diagnose(
-    session: Session, result: ReplayResult, *, margin: float = 0.05, top: int = 10
+    session: Session, result: ReplayResult, *, margin: float = MARGIN, top: int = 10
 ) -> OverflowDiagnosis:
     """Explain the first call of ``session`` that overflowed or came within ``margin`` of the
     window, from ``result``, a replay of the session (see the module docstring)."""

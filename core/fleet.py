@@ -39,7 +39,7 @@ from core.models import Session
 from core.replay import Replayer, native_policy
 from core.replay.results import SCHEMA_VERSION, Documented
 from core.session_paths import expand_paths
-from core.session_pool import default_jobs, map_sessions
+from core.session_pool import StopFn, default_jobs, map_sessions
 from core.session_rows import (
     ROW_VERSION,
     CallRow,
@@ -182,10 +182,12 @@ def fleet_rows(
     jobs: int | None = None,
     cache: AnalysisCache | None = None,
     progress: ProgressFn | None = None,
+    stop: StopFn | None = None,
 ) -> Iterator[tuple[FleetRow, bool]]:
     """``(row, from_cache)`` for every path: the cached rows first, then the others as their
     analyses finish (in ``jobs`` processes, default one per core). ``cache=None`` analyses
-    everything and stores nothing."""
+    everything and stores nothing. ``stop`` ends the run early (the rows analysed so far are
+    cached all the same)."""
     prints = {p: f for p in paths if (f := fingerprint(p)) is not None}
     hits = _decode(cache.get_many(CACHE_KIND, prints)) if cache is not None else {}
     total, done = len(paths), 0
@@ -206,7 +208,12 @@ def fleet_rows(
 
     try:
         for path, row in map_sessions(
-            todo, analyse_row, jobs=jobs or default_jobs(), on_crash=on_crash, sizes=sizes
+            todo,
+            analyse_row,
+            jobs=jobs or default_jobs(),
+            on_crash=on_crash,
+            sizes=sizes,
+            stop=stop,
         ):
             row.size_bytes = sizes.get(path)
             if path in prints and path not in crashed:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from core.cost import CompactionCost, SessionCost
+from core.diagnosis import MARGIN
 from core.models import CompactionEvent, Session
 from core.replay.policies import NATIVE_PRESET
 from core.replay.results import (
@@ -147,6 +148,11 @@ class FleetRow(Documented):
     def overflowed(self) -> bool:
         """A recorded call overflowed."""
         return self.overflows_recorded > 0
+
+    def near_overflow(self, margin: float = MARGIN) -> bool:
+        """A recorded call overflowed, or the peak came within ``margin`` of the window: the
+        sessions the overflow diagnosis has a call to explain (the picker's near-overflow view)."""
+        return self.overflowed or (self.peak_share is not None and self.peak_share >= 1 - margin)
 
 
 class CallRow(Documented):

@@ -1,2 +1,15 @@
 """Puts this folder on ``sys.path`` for every test below it, so ``from builders import …`` works
-from ``tests/tui`` too (pytest adds the folder of each conftest.py it loads)."""
+from ``tests/tui`` too (pytest adds the folder of each conftest.py it loads); and gives every test
+a cache folder of its own, so nothing reads or writes the user's analysis cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _private_cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``$XDG_CACHE_HOME`` in the test's own folder (the picker and ``fleet`` cache there)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))

@@ -43,9 +43,11 @@ def write_built(
     days_ago: float = 1.0,
     compact_after: dict[int, CompactionTrigger] | None = None,
     version: str = "2.1.39",
+    fmt: SourceFormat = SourceFormat.CLAUDE_CODE,
 ) -> Built:
-    """A session whose calls record ``contexts`` (one call per turn), with a compaction after
-    the calls named in ``compact_after``; its last message ``days_ago`` days before now."""
+    """A session of agent ``fmt`` whose calls record ``contexts`` (one call per turn), with a
+    compaction after the calls named in ``compact_after``; its last message ``days_ago`` days
+    before now."""
     compact_after = compact_after or {}
     messages = 2 * len(contexts) + 2 * len(compact_after)
     start = NOW - timedelta(days=days_ago, seconds=messages)
@@ -57,9 +59,7 @@ def write_built(
             trigger = compact_after[index]
             builder.compaction(trigger=trigger, tokens_before=context)
             triggers.append(trigger)
-    session = builder.session(
-        id=name, fmt=SourceFormat.CLAUDE_CODE, model=MODEL, window=WINDOW, agent_version=version
-    )
+    session = builder.session(id=name, fmt=fmt, model=MODEL, window=WINDOW, agent_version=version)
     write_session(session, folder / f"{name}.jsonl")
     last = datetime.fromisoformat(str(session.messages[-1].timestamp))
     return Built(name, max(contexts), len(contexts), tuple(triggers), last, version)

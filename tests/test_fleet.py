@@ -26,6 +26,7 @@ from core.formats.ctxscope_jsonl import write_session
 from core.models import SourceFormat
 from core.session_rows import FleetRow
 from tui.cli import cli
+from tui.figures import row_cost
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_sessions"
 
@@ -257,5 +258,30 @@ def test_a_model_without_a_price_is_an_unknown_cost(tmp_path: Path) -> None:
     )
     row = analyse(str(path)).row
     assert row.error is None and row.cost_usd is None and row.cost_unpriced_calls == 1
-    result = CliRunner().invoke(cli, ["fleet", str(path)])
-    assert "unknown" in result.output
+    result = CliRunner().invoke(cli, ["fleet", str(path), "--no-cache"])
+    assert row_cost(row) == "?"  # core.cost.usd_label: the picker and the status bar say so too
+    assert " ? " in result.output
+
+
+def test_near_overflow_is_the_diagnosis_margin_or_an_overflow(
+    sessions: tuple[Path, dict[str, Built]],
+) -> None:
+    folder, _ = sessions
+    rows = {Path(r.path).stem: r for r in fleet([str(folder)], jobs=1).rows}
+    # peaks of 95%, 97.5%, 85% and 75% of the window: within 5% of it, the first two
+    assert {name for name, row in rows.items() if row.near_overflow()} == {"near", "old"}
+    assert rows["calm"].near_overflow(margin=0.25) and not rows["broken"].near_overflow()
+    assert analyse(str(SAMPLES / "claude-code" / "overflow.jsonl")).row.near_overflow(0.0)
+
+
+def test_a_stopped_run_keeps_what_it_analysed(
+    sessions: tuple[Path, dict[str, Built]], private_cache: Path
+) -> None:
+    folder, _ = sessions
+    paths = [str(p) for p in sorted(folder.iterdir())]
+    cache = AnalysisCache(private_cache, version="test")
+    done: list[str] = []
+    for row, _ in fleet_rows(paths, jobs=1, cache=cache, stop=lambda: len(done) >= 2):
+        done.append(row.path)
+    assert len(done) == 2
+    assert set(cached_rows(paths, cache)) == set(done)  # the next run starts from them

@@ -4,6 +4,7 @@ dies takes only its own session down."""
 from __future__ import annotations
 
 import os
+import time
 
 from core.session_pool import map_sessions
 
@@ -41,3 +42,26 @@ def test_a_dying_process_is_its_sessions_error_and_the_others_go_on() -> None:
     paths = ["one", "dies", "three", "raises", "fifth"]
     results = dict(map_sessions(paths, _length, jobs=2, on_crash=_crashed))
     assert results == {"one": 3, "dies": -1, "three": 5, "raises": -2, "fifth": 5}
+
+
+def _sleepy(path: str) -> int:
+    """A worker that takes far longer for ``slow`` than any test waits."""
+    if path.startswith("slow"):
+        time.sleep(600)
+    return len(path)
+
+
+def _until_the_first_result(jobs: int) -> list[str]:
+    seen: list[str] = []
+    paths = ["quick", "slow-1", "slow-2", "slow-3"]
+    for path, _ in map_sessions(
+        paths, _sleepy, jobs=jobs, on_crash=_crashed, stop=lambda: bool(seen)
+    ):
+        seen.append(path)
+    return seen
+
+
+def test_stop_ends_the_run_and_its_processes() -> None:
+    for jobs in (1, 2):
+        # it returns: the slow sessions are neither started (one process) nor waited for
+        assert _until_the_first_result(jobs) == ["quick"]

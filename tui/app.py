@@ -60,7 +60,11 @@ class CtxscopeApp(App[None]):
         policy: Policy | None = None,
         discover: DiscoverFn | None = None,
         live: bool = True,
+        use_cache: bool = True,
+        jobs: int | None = None,
     ) -> None:
+        """``use_cache``, ``jobs``: the picker's analysis of the sessions it lists reads and
+        fills the analysis cache, in ``jobs`` processes (default one per core; 1: in a thread)."""
         super().__init__()
         self.start_path = path
         self.window = window
@@ -70,7 +74,7 @@ class CtxscopeApp(App[None]):
         self.theme = DARK_THEME
         # The picker is the base screen of the app's one mode, not its get_default_screen():
         # Textual loads a mode's screen's own stylesheet (CSS_PATH), not the default screen's.
-        self.add_mode("picker", lambda: PickerScreen(discover))
+        self.add_mode("picker", lambda: PickerScreen(discover, use_cache=use_cache, jobs=jobs))
 
     TYPED_KEYS = frozenset({"quit", "help", "toggle_theme"})
     """App keys that are plain characters: while a text field has the focus they type into it,

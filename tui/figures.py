@@ -4,6 +4,8 @@ The header, the status line, the gauge, the list, the detail pane, the compactio
 overflow view and the command line all read the same result models; when two of them show the
 same figure (a peak, a compaction's before and after, a recorded compaction's trigger, a call's
 check), they take it from here, so they cannot disagree. Recorded figures lead where they exist.
+The figures of a session's row (:class:`core.session_rows.FleetRow`) are worded here once for
+``ctxscope fleet`` and the picker, under the same column labels.
 
 Calls are numbered from 0, as messages are and as ``call_index`` is in the JSON: "call 0" is the
 first model call everywhere.
@@ -12,14 +14,16 @@ first model call everywhere.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, NamedTuple
+from datetime import datetime
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from core.units import format_tokens
+from core.units import compact_tokens, format_tokens
 
 if TYPE_CHECKING:
     from core.models import Session
     from core.policy import Policy
     from core.replay import CallPoint, FidelityRow, ReplayEvent, ReplayResult, ReplaySummary
+    from core.session_rows import FleetRow
 
 MAX_RUNS = 4
 """Runs of consecutive message numbers shown before the rest is counted."""
@@ -138,3 +142,70 @@ def thresholds_changed(result: ReplayResult) -> bool:
     """The threshold is not the same at every call (a window change, an inferred stretch)."""
     values = set(result.point_column("threshold"))
     return len(values) > 1
+
+
+# -- a session's row: ``ctxscope fleet`` and the picker -------------------------------------------
+
+PEAK_COLUMN = "peak"
+"""The fullest call's context."""
+SHARE_COLUMN = "%"
+"""Its share of the window."""
+COMPACTIONS_COLUMN = "compactions"
+"""The recorded compactions by trigger."""
+OVERFLOW_COLUMN = "overflow"
+"""Recorded calls that overflowed."""
+COST_COLUMN = "cost"
+"""What the session cost at list prices."""
+LAST_MESSAGE_COLUMN = "last message"
+"""The session's own time: its last message's."""
+NEAR_SHARE = 0.9
+"""A peak at or above this share of the window is drawn as a warning (above 1, an error)."""
+
+ShareLevel = Literal["over", "near", ""]
+
+
+def local_minute(moment: datetime) -> str:
+    """``2026-03-14 09:40``: a time in the local zone, to the minute (a session's last message)."""
+    return moment.astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def row_peak(row: FleetRow) -> str:
+    """``190k``; ``-`` when the session has no call."""
+    return compact_tokens(row.peak_tokens) if row.peak_tokens is not None else "-"
+
+
+def row_share(share: float | None) -> str:
+    """``95%``; ``?`` when the window is unknown."""
+    return "?" if share is None else f"{share:.0%}"
+
+
+def share_level(share: float | None) -> ShareLevel:
+    """``over`` the window, ``near`` it (from :data:`NEAR_SHARE`), or neither."""
+    if share is None:
+        return ""
+    return "over" if share > 1 else "near" if share >= NEAR_SHARE else ""
+
+
+def row_compactions(row: FleetRow) -> str:
+    """``2 auto, 1 manual`` (only the triggers that occur; empty without a compaction)."""
+    counts = (
+        ("auto", row.compactions_auto),
+        ("manual", row.compactions_manual),
+        ("overflow", row.compactions_overflow),
+        ("hook", row.compactions_hook),
+        ("unknown", row.compactions_unknown),
+    )
+    return ", ".join(f"{count} {trigger}" for trigger, count in counts if count)
+
+
+def row_overflow(row: FleetRow) -> str:
+    """``2×``: recorded calls that overflowed (empty when none did)."""
+    return f"{row.overflows_recorded}×" if row.overflowed else ""
+
+
+def row_cost(row: FleetRow) -> str:
+    """``$3.17``, ``≥$3.17`` (some calls' models have no price), ``?`` (none has): the
+    wording of :func:`core.cost.cost_label`."""
+    from core.cost import usd_label  # (the price table: loaded once a row exists to show)
+
+    return usd_label(row.cost_usd, row.cost_unpriced_calls)

@@ -196,8 +196,9 @@ class Scene:
 
 
 def picker_app(path: str | None = None) -> CtxscopeApp:
-    """The session picker over the samples (``path``: asked to open on the command line)."""
-    return CtxscopeApp(path, discover=discovered_samples, live=False)
+    """The session picker over the samples (``path``: asked to open on the command line); their
+    figures analysed afresh in a thread, the user's analysis cache left alone."""
+    return CtxscopeApp(path, discover=discovered_samples, live=False, use_cache=False, jobs=1)
 
 
 def session_app(path: Path = OVERFLOW, policy: str | None = None) -> CtxscopeApp:
@@ -304,7 +305,13 @@ async def _window_prompt_refused(pilot: Pilot[None]) -> None:
 
 SCENES: tuple[Scene, ...] = (
     # the picker
-    Scene("picker", "ctxscope: pick a session", picker_app, screenshot=True),
+    Scene(
+        "picker",
+        "ctxscope: pick a session (the list sorted by peak % of the window)",
+        picker_app,
+        keys("down", "s"),
+        screenshot=True,
+    ),
     Scene(
         "picker-empty",
         "no session found on this machine: the picker says where it looked",

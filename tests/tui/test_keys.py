@@ -240,8 +240,23 @@ async def test_picker_keys() -> None:
         assert isinstance(picker, PickerScreen)
         # typing in the filter: q and ? type, so the footer does not offer them
         assert "q" not in footer_keys(app) and "question_mark" not in footer_keys(app)
+        assert not {"s", "a", "n"} & footer_keys(app)  # nor the list's keys that are characters
         await press(pilot, "down")  # to the list: now they work, and say so
         assert {"q", "question_mark"} <= footer_keys(app)
+        shown = footer_keys(app)
+        tested = {"slash", "ctrl+o", "ctrl+r", "s", "a", "n", "q", "question_mark"}
+        assert shown <= tested | {"x"}, shown - tested  # (x only while sessions are analysed)
+        await press(pilot, "s")
+        assert picker.view.sort == "share" and picker.view.descending
+        await press(pilot, "S")
+        assert picker.view.sort == "share" and not picker.view.descending
+        await press(pilot, "a")
+        assert picker.view.agent == "claude-code"
+        await press(pilot, "n")
+        assert picker.view.near
+        await press(pilot, "n", "a", "a", "a", "a")  # back to every session
+        assert len(picker.shown) == len(picker.sessions)
+        await press(pilot, "x")  # nothing running: nothing happens, nothing breaks
         await press(pilot, "question_mark")
         assert isinstance(app.screen, HelpScreen)
         await press(pilot, "escape", "ctrl+o")

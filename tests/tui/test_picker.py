@@ -1,4 +1,5 @@
-"""The session picker: discovered sessions, fuzzy filter, lazily computed peaks, path field."""
+"""The session picker: discovered sessions, fuzzy filter, their figures filled in by a worker, path
+field (the fleet's columns, sort and views: test_picker_fleet.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from tui_harness import settle
 from core.discovery import DiscoveredSession
 from core.formats import load_session
 from core.models import SourceFormat
+from core.units import compact_tokens
 from tui.app import CtxscopeApp
 from tui.screens.picker import PickerScreen
 from tui.screens.session import SessionScreen
@@ -50,23 +52,23 @@ def _peak(path: str) -> int:
 
 async def test_lists_filters_and_computes_peaks(tmp_path: Path) -> None:
     found = _found(tmp_path)
-    app = CtxscopeApp(discover=lambda: found, live=False)
+    app = CtxscopeApp(discover=lambda: found, live=False)  # analysed in processes, as for real
     async with app.run_test(size=(120, 30)) as pilot:
         await settle(pilot)
         picker = app.screen
         assert isinstance(picker, PickerScreen)
         table = picker.query_one("#sessions", DataTable)
         assert table.row_count == 3
-        # peaks were computed in a worker and filled in
+        # the sessions were analysed in a worker and their peaks filled in
         for session in found:
-            assert picker.peaks[session.path] == _peak(session.path)
-            assert table.get_cell(session.path, "peak") == f"{_peak(session.path):,}"
+            assert picker.rows[session.path].peak_tokens == _peak(session.path)
+            assert str(table.get_cell(session.path, "peak")) == compact_tokens(_peak(session.path))
 
         assert picker.focused is picker.query_one("#picker-filter")  # typing filters at once
         await pilot.press(*"dashbrd")  # fuzzy
         await pilot.pause()
         assert table.row_count == 1
-        assert table.get_cell(found[1].path, "title") == "add a date filter to the table"
+        assert str(table.get_cell(found[1].path, "title")).startswith("add a date filter")
         await pilot.press("down")  # from the filter into the list
         assert picker.focused is table
         await pilot.press("escape")

@@ -16,7 +16,7 @@ import sys
 
 import click
 
-from core.diagnosis import diagnose
+from core.diagnosis import MARGIN, diagnose
 from core.report import analysis_report
 from tui.commands._llm_watch import LLMWatch
 from tui.commands._options import replay_options
@@ -28,7 +28,7 @@ from tui.commands._session import load_or_fail, replay_with_progress, replayer_o
 @click.option(
     "--margin",
     type=click.FloatRange(min=0.0, max=1.0),
-    default=0.05,
+    default=MARGIN,
     show_default=True,
     help="A call within this share of the window counts as close to overflowing.",
 )

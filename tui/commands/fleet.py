@@ -24,14 +24,29 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from core.cost import format_usd
 from core.fleet import FleetReport, fleet
 from core.session_rows import FleetRow
 from core.units import compact_tokens
+from tui.figures import (
+    COMPACTIONS_COLUMN,
+    COST_COLUMN,
+    LAST_MESSAGE_COLUMN,
+    NEAR_SHARE,
+    OVERFLOW_COLUMN,
+    PEAK_COLUMN,
+    SHARE_COLUMN,
+    local_minute,
+    row_compactions,
+    row_cost,
+    row_overflow,
+    row_peak,
+    row_share,
+    share_level,
+)
 from tui.render import fail, progress_reporter, stdout_console
 
-NEAR_SHARE = 0.9
-"""A peak at or above this share of the window is shown in yellow (above 1, red)."""
+SHARE_STYLES = {"over": "red", "near": "yellow", "": ""}
+"""The colour of a peak's share of the window, by :func:`tui.figures.share_level`."""
 
 
 @click.command(name="fleet")
@@ -85,10 +100,12 @@ def _progress() -> Iterator[Callable[[int, int, str], None] | None]:
 def fleet_table(rows: list[FleetRow], common: str = "") -> Table:
     """The fleet as a table: one row per session."""
     table = Table(box=box.SIMPLE, pad_edge=False, show_edge=False)
-    right = ("peak", "%", "window", "calls", "reproduced", "cost")
-    for header in ("peak", "%", "window", "agent", "model", "calls", "compactions", "overflow"):
+    right = (PEAK_COLUMN, SHARE_COLUMN, "window", "calls", "reproduced", COST_COLUMN)
+    for header in (PEAK_COLUMN, SHARE_COLUMN, "window", "agent", "model", "calls"):
         table.add_column(header, justify="right" if header in right else "left", no_wrap=True)
-    for header in ("reproduced", "cost", "last message", "session"):
+    for header in (COMPACTIONS_COLUMN, OVERFLOW_COLUMN):
+        table.add_column(header, no_wrap=True)
+    for header in ("reproduced", COST_COLUMN, LAST_MESSAGE_COLUMN, "session"):
         table.add_column(
             header,
             justify="right" if header in right else "left",
@@ -106,52 +123,20 @@ def _cells(row: FleetRow, common: str) -> list[str | Text]:
         return ["", "", "", "", "", "", "", "", "", "", "", Text(f"{name}: {row.error}", "red")]
     agent = (row.agent or "?") + (f" {row.version}" if row.version else "")
     return [
-        compact_tokens(row.peak_tokens) if row.peak_tokens is not None else "-",
-        _share(row.peak_share),
+        row_peak(row),
+        Text(row_share(row.peak_share), SHARE_STYLES[share_level(row.peak_share)]),
         (compact_tokens(row.window_tokens) if row.window_tokens else "?")
         + (f" {row.window_source}" if row.window_source != "recorded" else ""),
         agent,
         (row.model or "?") + (f" ({row.provider})" if row.provider else ""),
         str(row.calls),
-        _compactions(row),
-        Text(f"{row.overflows_recorded}×", "red") if row.overflowed else "",
+        row_compactions(row),
+        Text(row_overflow(row), "red"),
         f"{row.reproduced}/{row.automatic}" if row.automatic else "",
-        _cost(row),
-        row.last_message_at.astimezone().strftime("%Y-%m-%d %H:%M") if row.last_message_at else "",
+        row_cost(row),
+        local_minute(row.last_message_at) if row.last_message_at else "",
         name,
     ]
-
-
-def _cost(row: FleetRow) -> str:
-    """``$3.17``; ``≥ $3.17`` when some calls could not be priced; ``unknown``."""
-    if row.cost_usd is None:
-        return "unknown"
-    return ("≥ " if row.cost_unpriced_calls else "") + format_usd(row.cost_usd)
-
-
-def _share(share: float | None) -> str | Text:
-    if share is None:
-        return "?"
-    style = "red" if share > 1 else "yellow" if share >= NEAR_SHARE else ""
-    return Text(f"{share:.0%}", style)
-
-
-def _compactions(row: FleetRow) -> str:
-    """``2 auto, 1 manual`` (only the triggers that occur)."""
-    if not row.compactions:
-        return ""
-    parts = [
-        f"{count} {trigger}"
-        for trigger, count in (
-            ("auto", row.compactions_auto),
-            ("manual", row.compactions_manual),
-            ("overflow", row.compactions_overflow),
-            ("hook", row.compactions_hook),
-            ("unknown", row.compactions_unknown),
-        )
-        if count
-    ]
-    return ", ".join(parts)
 
 
 def _common_folder(rows: list[FleetRow]) -> str:

@@ -42,6 +42,18 @@ KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ),
     ),
     (
+        "Picker",
+        (
+            ("Enter", "open the selected session (↓ from the filter goes to the list)"),
+            ("/  ctrl+o  ctrl+r", "filter (fuzzy), open a path, scan for sessions again"),
+            ("s  S", "sort by the next column (last message, %, peak …); reverse the order"),
+            ("click a header", "sort by that column; click again to reverse"),
+            ("a", "agent: all, claude-code, codex, opencode, pi"),
+            ("n", "near overflow: sessions within the diagnosis margin (5%) of their window"),
+            ("x", "stop analysing the sessions (ctrl+r starts again)"),
+        ),
+    ),
+    (
         "App",
         (
             ("ctrl+p", "command palette (presets, jump to call N, theme …)"),

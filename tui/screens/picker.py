@@ -1,52 +1,65 @@
-"""The session picker: sessions found on this machine, a fuzzy filter and a path field.
+"""The session picker: sessions found on this machine with the fleet's figures, sortable and
+filtered, and a path field.
 
-Discovery runs in a thread worker (it stats folders and reads small heads). The peak context of
-each listed session is computed afterwards, newest first, in another worker: a session is loaded
-only when it is small enough to be cheap (``PEAK_MAX_BYTES``), and the column fills in as
-results arrive, so the picker is usable at once.
+Discovery runs in a thread worker (it stats folders and reads small heads). Then the ``rows``
+worker gives each listed session its row of figures (:class:`core.session_rows.FleetRow`, as
+``ctxscope fleet`` has it): at once for the sessions the analysis cache already holds
+(:func:`core.fleet.cached_rows`), then, newest first, by analysing the others in processes
+(:func:`core.fleet.fleet_rows`, which caches them for the next time). Rows fill in as they
+arrive; the worker stops when the picker is covered (a session opened) and goes on when it
+comes back. Sessions bigger than :data:`ANALYSE_MAX_BYTES` are not analysed here (their figures
+show once ``ctxscope fleet`` has cached them). What the table shows and in what order is
+:class:`~tui.screens.picker_view.PickerView`'s business.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
+from rich.style import Style
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
-from textual.fuzzy import Matcher
 from textual.message import Message as TextualMessage
 from textual.screen import Screen
 from textual.widgets import DataTable, Input, Label, Static
-from textual.worker import get_current_worker
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from core.units import format_bytes
+from tui.screens.picker_view import (
+    COLUMNS,
+    FILE_TIME_MARK,
+    PENDING,
+    SKIPPED,
+    Figures,
+    Palette,
+    PickerView,
+    cells,
+)
 from tui.widgets.footer import KeysFooter
 from tui.widgets.title_bar import TitleBar
 
-if TYPE_CHECKING:  # discovery is imported by the worker that runs it
+if TYPE_CHECKING:  # discovery and the fleet are imported by the workers that run them
     from core.discovery import DiscoveredSession
+    from core.session_rows import FleetRow
 
-PEAK_MAX_BYTES = 32 * 1000 * 1000
-"""Sessions larger than this get no peak in the picker (it would mean loading them)."""
+ANALYSE_MAX_BYTES = 32 * 1000 * 1000
+"""Sessions larger than this are not analysed by the picker (a few of them would keep every
+core busy for minutes); ``ctxscope fleet`` analyses them, and the picker shows its cached rows."""
 MAX_LISTED = 2000
 """The picker lists at most this many sessions (the newest)."""
-
-FILE_TIME_MARK = "~"
-"""Marks a date that is the file's modification time: the session records no time of its own."""
+SESSIONS_PER_JOB = 4
+"""Sessions analysed per process in one round (each round's rows are cached when it ends)."""
+REORDER_S = 0.5
+"""While rows arrive, a table sorted or filtered by their figures is redrawn at most this often."""
 
 DiscoverFn = Callable[[], Sequence["DiscoveredSession"]]
-
-
-def session_date(found: DiscoveredSession) -> str:
-    """The picker's date of a session: its own time (its last message's), local, to the minute;
-    the file's modification time, marked, when the session records none."""
-    text = datetime.fromtimestamp(found.when).strftime("%Y-%m-%d %H:%M")
-    return text if found.last_active is not None else f"{FILE_TIME_MARK}{text}"
+_AT_WORK = (WorkerState.PENDING, WorkerState.RUNNING)
 
 
 def default_discover() -> Sequence[DiscoveredSession]:
@@ -56,20 +69,6 @@ def default_discover() -> Sequence[DiscoveredSession]:
     return discover_sessions(limit=MAX_LISTED)
 
 
-def _peak_of(path: str) -> int | None:
-    """The largest recorded context of any call in the session at ``path``."""
-    from core.formats import load_session
-
-    session = load_session(path)
-    peak: int | None = None
-    for message in session.messages:
-        if message.usage is not None:
-            tokens = message.usage.context_tokens
-            if peak is None or tokens > peak:
-                peak = tokens
-    return peak
-
-
 class _Discovered(TextualMessage):
     def __init__(self, sessions: list[DiscoveredSession], error: str | None) -> None:
         super().__init__()
@@ -77,17 +76,22 @@ class _Discovered(TextualMessage):
         self.error = error
 
 
-class _PeakFound(TextualMessage):
-    def __init__(self, path: str, peak: int | None) -> None:
+class _RowsFound(TextualMessage):
+    def __init__(self, rows: list[FleetRow], from_cache: bool) -> None:
         super().__init__()
-        self.path = path
-        self.peak = peak
+        self.rows = rows
+        self.from_cache = from_cache
 
 
 class PickerScreen(Screen[None]):
     """Choose a session: from the discovered list (Enter) or by path."""
 
     CSS_PATH = Path(__file__).with_name("picker.tcss")
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "picker-screen--error",
+        "picker-screen--warning",
+        "picker-screen--muted",
+    }
 
     class OpenSession(TextualMessage):
         """The user chose a session (a row, or a typed path); the app opens it."""
@@ -100,18 +104,41 @@ class PickerScreen(Screen[None]):
         Binding("slash", "focus_filter", "Filter", key_display="/"),
         Binding("ctrl+o", "focus_path", "Path"),
         Binding("ctrl+r", "refresh", "Rescan"),
+        Binding("s", "next_sort", "Sort"),
+        Binding("S", "reverse_sort", "Reverse", show=False),
+        Binding("a", "next_agent", "Agent"),
+        Binding("n", "toggle_near", "Near overflow"),
+        Binding("x", "stop", "Stop"),
         Binding("escape", "clear", "Clear", show=False),
         Binding("down", "focus_table", "List", show=False),
     ]
+    TYPED_ACTIONS = frozenset(
+        {"focus_filter", "next_sort", "reverse_sort", "next_agent", "toggle_near", "stop"}
+    )
+    """Keys that are characters: in a text field they type, so the footer offers them elsewhere."""
 
-    def __init__(self, discover: DiscoverFn | None = None) -> None:
+    def __init__(
+        self, discover: DiscoverFn | None = None, *, use_cache: bool = True, jobs: int | None = None
+    ) -> None:
         super().__init__()
         self._discover_fn = discover or default_discover
+        self._use_cache = use_cache
+        self._jobs = jobs
         self.sessions: list[DiscoveredSession] = []
-        self.peaks: dict[str, int | None] = {}
+        self.rows: dict[str, FleetRow] = {}
+        """Each session's figures, by path, as they arrive."""
         self.shown: list[DiscoveredSession] = []
+        """The sessions listed, in order."""
+        self._shown_by_path: dict[str, DiscoveredSession] = {}
+        self.view = PickerView()
         self.discovering = True
+        self.analysing = False
+        self.from_cache = 0
+        """Rows read from the analysis cache (since the last scan)."""
+        self.analysed = 0
+        """Rows analysed here (since the last scan)."""
         self._discovery_started = False
+        self._reorder_pending = False
 
     def compose(self) -> ComposeResult:
         yield TitleBar("a debugger for the context window of coding agents", id="picker-header")
@@ -125,28 +152,34 @@ class PickerScreen(Screen[None]):
                 id="picker-filter",
             )
         yield Static("", id="picker-error")
-        table: DataTable[str] = DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
+        table: DataTable[str | Text] = DataTable(
+            id="sessions", cursor_type="row", zebra_stripes=True
+        )
         yield table
         yield Label("Looking for sessions…", id="picker-count")
         yield KeysFooter()
 
     def on_mount(self) -> None:
-        table = self.query_one("#sessions", DataTable)
-        table.add_column("Format", key="format")
-        table.add_column("Project", key="project")
-        table.add_column("Session", key="title")
-        table.add_column("Date", key="date")
-        table.add_column("Size", key="size")
-        table.add_column("Peak", key="peak")
+        self._set_columns()
         self.query_one("#picker-error", Static).display = False
         self.query_one("#picker-filter", Input).focus()  # typing filters at once
 
     def on_screen_resume(self) -> None:
         # Discover when the picker is first shown (not while a session opened from the command
-        # line is loading on top of it).
+        # line is loading on top of it); afterwards, go on analysing what is left.
         if not self._discovery_started:
             self._discovery_started = True
             self._discover()
+        elif not self.discovering:
+            self._start_rows()
+
+    def on_screen_suspend(self) -> None:
+        # A session on top needs the cores: the analysis goes on when the picker comes back.
+        self.workers.cancel_group(self, "rows")
+
+    @property
+    def table(self) -> DataTable[str | Text]:
+        return self.query_one("#sessions", DataTable)
 
     # -- discovery ---------------------------------------------------------------------------------
 
@@ -168,107 +201,203 @@ class PickerScreen(Screen[None]):
     def on__discovered(self, event: _Discovered) -> None:
         self.discovering = False
         self.sessions = event.sessions
+        self.rows = {}
+        self.from_cache = self.analysed = 0
         if event.error:
             self.show_error(event.error)
         self._fill_table()
-        if self.sessions:
-            self._compute_peaks([s for s in self.sessions])
+        self._start_rows()
+
+    def action_refresh(self) -> None:
+        self.discovering = True
+        self.workers.cancel_group(self, "rows")
+        self.query_one("#picker-count", Label).update("Looking for sessions…")
+        self._discover()
+
+    # -- the figures of each session -------------------------------------------------------------
+
+    def figures(self, found: DiscoveredSession) -> Figures:
+        """The figures of ``found``: its row, else whether it is being analysed."""
+        row = self.rows.get(found.path)
+        if row is not None:
+            return row
+        return SKIPPED if self._too_big(found) else PENDING
+
+    @staticmethod
+    def _too_big(found: DiscoveredSession) -> bool:
+        return found.size_bytes is not None and found.size_bytes > ANALYSE_MAX_BYTES
+
+    def _start_rows(self) -> None:
+        missing = [s for s in self.sessions if s.path not in self.rows]
+        if missing:
+            self._analyse([s.path for s in missing], {s.path for s in missing if self._too_big(s)})
 
     @work(
         thread=True,
         exclusive=True,
-        group="peaks",
+        group="rows",
         exit_on_error=False,
-        description="Computing peak contexts",
+        description="Analysing sessions",
     )
-    def _compute_peaks(self, sessions: list[DiscoveredSession]) -> None:
+    def _analyse(self, paths: list[str], too_big: set[str]) -> None:
+        from core.fleet import cached_rows, default_cache, fleet_rows
+        from core.session_pool import default_jobs
+
         worker = get_current_worker()
-        for found in sessions:
+        cache = default_cache() if self._use_cache else None
+        hits = cached_rows(paths, cache) if cache is not None else {}
+        if hits:
+            self.post_message(_RowsFound(list(hits.values()), from_cache=True))
+        todo = [p for p in paths if p not in hits and p not in too_big]  # newest first
+        jobs = self._jobs or default_jobs()
+        step = jobs * SESSIONS_PER_JOB
+        for start in range(0, len(todo), step):
+            rows = fleet_rows(
+                todo[start : start + step],
+                jobs=jobs,
+                cache=cache,
+                stop=lambda: worker.is_cancelled,
+            )
+            for row, _ in rows:
+                self.post_message(_RowsFound([row], from_cache=False))
             if worker.is_cancelled:
                 return
-            size = found.size_bytes
-            path = str(found.path)
-            if size is None or size > PEAK_MAX_BYTES or path in self.peaks:
-                continue
-            try:
-                peak = _peak_of(path)
-            except Exception:
-                peak = None
-            self.post_message(_PeakFound(path, peak))
 
-    def on__peak_found(self, event: _PeakFound) -> None:
-        self.peaks[event.path] = event.peak
-        table = self.query_one("#sessions", DataTable)
-        with contextlib.suppress(Exception):  # the row may be filtered out right now
-            table.update_cell(event.path, "peak", self._peak_text(event.path), update_width=True)
+    def on__rows_found(self, event: _RowsFound) -> None:
+        for row in event.rows:
+            self.rows[row.path] = row
+        if event.from_cache:
+            self.from_cache += len(event.rows)
+        else:
+            self.analysed += len(event.rows)
+        if self.view.sorts_by_figures:
+            self._reorder_soon()
+        else:
+            self._update_cells(event.rows)
+        self._update_count()
 
-    def action_refresh(self) -> None:
-        self.discovering = True
-        self.query_one("#picker-count", Label).update("Looking for sessions…")
-        self._discover()
+    def _update_cells(self, rows: list[FleetRow]) -> None:
+        table = self.table
+        palette = self._palette()
+        for row in rows:
+            found = self._shown_by_path.get(row.path)
+            if found is None:
+                continue  # filtered out right now
+            for column, value in zip(COLUMNS, cells(found, row, palette), strict=True):
+                with contextlib.suppress(Exception):  # the row may have just gone
+                    table.update_cell(row.path, column.key, value, update_width=True)
+
+    def _reorder_soon(self) -> None:
+        """Redraw the table in its order at most every :data:`REORDER_S` while rows arrive."""
+        if not self._reorder_pending:
+            self._reorder_pending = True
+            self.set_timer(REORDER_S, self._reorder)
+
+    def _reorder(self) -> None:
+        if self._reorder_pending:  # (not again when the run's end already did it)
+            self._reorder_pending = False
+            self._fill_table()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group != "rows":
+            return
+        # (a cancelled run may end after its successor started: ask every run of the group)
+        self.analysing = any(
+            w.group == "rows" and w.node is self and w.state in _AT_WORK for w in self.app.workers
+        )
+        if event.state == WorkerState.ERROR:
+            self.show_error(f"analysing the sessions failed: {event.worker.error}")
+        if not self.analysing:
+            self._reorder()  # the last rows in their place at once
+        self._update_count()
+        self.refresh_bindings()
+
+    def action_stop(self) -> None:
+        self.workers.cancel_group(self, "rows")
 
     # -- table ---------------------------------------------------------------------------------------
 
-    def _peak_text(self, path: str) -> str:
-        if path not in self.peaks:
-            return "…"
-        peak = self.peaks[path]
-        return f"{peak:,}" if peak is not None else "—"
+    def _palette(self) -> Palette:
+        def style(name: str) -> Style:
+            return self.get_component_rich_style(f"picker-screen--{name}", partial=True)
 
-    @staticmethod
-    def _fields(found: DiscoveredSession) -> list[str]:
-        """What the filter matches against: each field on its own (a fuzzy match across a long
-        joined string would match almost anything)."""
-        project = found.project or ""
-        return [
-            str(found.format),
-            Path(project).name or project,
-            found.title or "",
-            Path(found.path).name,
-        ]
+        return Palette(style("error"), style("warning"), style("muted"))
+
+    def _set_columns(self) -> None:
+        table = self.table
+        table.clear(columns=True)
+        for column in COLUMNS:
+            table.add_column(self.view.label(column.key), key=column.key)
 
     def _fill_table(self) -> None:
-        table = self.query_one("#sessions", DataTable)
-        query = self.query_one("#picker-filter", Input).value.strip()
-        if query:
-            matcher = Matcher(query)
-            scored = [
-                (max(matcher.match(field) for field in self._fields(s)), s) for s in self.sessions
-            ]
-            visible = [s for score, s in sorted(scored, key=lambda p: -p[0]) if score > 0]
-        else:
-            visible = list(self.sessions)
-        self.shown = visible
-        table.clear()
-        for found in visible:
-            project = found.project or ""
-            if project:
-                project = Path(project).name or project
-            size = found.size_bytes
-            table.add_row(
-                str(found.format),
-                project,
-                (found.title or Path(found.path).name)[:60],
-                session_date(found),
-                format_bytes(size, missing="db"),
-                self._peak_text(str(found.path))
-                if size is not None and size <= PEAK_MAX_BYTES
-                else "",
-                key=str(found.path),
-            )
+        table = self.table
+        highlighted = self._highlighted_path()
+        self.view.query = self.query_one("#picker-filter", Input).value.strip()
+        self.shown = self.view.visible(self.sessions, self.rows)
+        self._shown_by_path = {found.path: found for found in self.shown}
+        self._set_columns()
+        palette = self._palette()
+        for found in self.shown:
+            table.add_row(*cells(found, self.figures(found), palette), key=found.path)
+        if highlighted is not None:
+            with contextlib.suppress(Exception):  # no longer listed: the cursor stays at the top
+                table.move_cursor(row=table.get_row_index(highlighted))
+        self._update_count()
+
+    def _highlighted_path(self) -> str | None:
+        table = self.table
+        if not table.row_count:
+            return None
+        with contextlib.suppress(Exception):
+            return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return None
+
+    def _update_count(self) -> None:
         count = self.query_one("#picker-count", Label)
+        if self.discovering:
+            return
         if not self.sessions:
-            text = (
+            count.update(
                 "No sessions found in the usual places (Claude Code, Codex, pi, opencode). "
                 "Type a path above."
             )
-        elif query:
-            text = f"{len(visible):,} of {len(self.sessions):,} sessions match “{query}”"
-        else:
-            text = f"{len(self.sessions):,} sessions · Enter opens · / filters"
-        if any(found.last_active is None for found in visible):
-            text += f" · {FILE_TIME_MARK}date: the file's time (the session records none)"
-        count.update(text)
+            return
+        total = len(self.sessions)
+        shown = len(self.shown)
+        parts = [f"{shown:,} of {total:,} sessions" if shown != total else f"{total:,} sessions"]
+        if self.view.query:
+            parts[0] += f" match “{self.view.query}”"
+        parts.append(self.view.describe())
+        parts.append(self._progress_text())
+        if any(found.last_active is None for found in self.shown):
+            parts.append(f"{FILE_TIME_MARK}date: the file's time (the session records none)")
+        count.update(" · ".join(p for p in parts if p))
+
+    def _progress_text(self) -> str:
+        waiting = sum(1 for s in self.sessions if self.figures(s) == PENDING)
+        skipped = sum(1 for s in self.sessions if self.figures(s) == SKIPPED)
+        broken = sum(1 for row in self.rows.values() if row.error is not None)
+        parts = []
+        if waiting and self.analysing:
+            parts.append(f"analysing {waiting:,}… (x stops)")
+        elif waiting:
+            parts.append(f"{waiting:,} not analysed (ctrl+r)")
+        if self.from_cache:
+            parts.append(f"{self.from_cache:,} from the cache")
+        if skipped:
+            parts.append(
+                f"{skipped:,} over {format_bytes(ANALYSE_MAX_BYTES)} not analysed (ctxscope fleet)"
+            )
+        if broken:
+            parts.append(f"{broken:,} unreadable")
+        return ", ".join(parts)
+
+    @on(DataTable.HeaderSelected, "#sessions")
+    def _header_selected(self, event: DataTable.HeaderSelected) -> None:
+        event.stop()
+        if event.column_key.value is not None:
+            self.view.sort_by(event.column_key.value)
+            self._fill_table()
 
     @on(Input.Changed, "#picker-filter")
     def _filter_changed(self, event: Input.Changed) -> None:
@@ -278,9 +407,8 @@ class PickerScreen(Screen[None]):
     @on(Input.Submitted, "#picker-filter")
     def _filter_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        table = self.query_one("#sessions", DataTable)
         if self.shown:
-            table.focus()
+            self.table.focus()
 
     @on(Input.Submitted, "#picker-path")
     def _path_submitted(self, event: Input.Submitted) -> None:
@@ -323,23 +451,44 @@ class PickerScreen(Screen[None]):
     # -- actions ---------------------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """``/`` types a slash in a text field: the footer offers it only elsewhere."""
-        return not (action == "focus_filter" and isinstance(self.focused, Input))
+        """Keys that are characters type into a text field: the footer offers them elsewhere;
+        Stop only while sessions are being analysed."""
+        if action in self.TYPED_ACTIONS and isinstance(self.focused, Input):
+            return False
+        if action == "stop":
+            return self.analysing
+        return True
 
     def action_focus_filter(self) -> None:
         self.query_one("#picker-filter", Input).focus()
 
     def action_focus_table(self) -> None:
-        table = self.query_one("#sessions", DataTable)
+        table = self.table
         if table.row_count:
             table.focus()
 
     def action_focus_path(self) -> None:
         self.query_one("#picker-path", Input).focus()
 
+    def action_next_sort(self) -> None:
+        self.view.next_sort()
+        self._fill_table()
+
+    def action_reverse_sort(self) -> None:
+        self.view.sort_by(self.view.sort)
+        self._fill_table()
+
+    def action_next_agent(self) -> None:
+        self.view.next_agent()
+        self._fill_table()
+
+    def action_toggle_near(self) -> None:
+        self.view.near = not self.view.near
+        self._fill_table()
+
     def action_clear(self) -> None:
         self.clear_error()
         field = self.query_one("#picker-filter", Input)
         if field.value:
             field.value = ""
-        self.query_one("#sessions", DataTable).focus()
+        self.table.focus()
