@@ -13,7 +13,11 @@ on what the replay had right before it.
 
 **Replay** (``[`` / ``]``): steps through the compactions of the :class:`~core.replay.ReplayResult`
 (events of kind ``compact`` and ``recorded-compaction``), each with its trigger, head, tail, pruned
-messages and summary.
+messages and summary, and — from its :class:`~core.compactions.CompactionReport` — why it ran,
+what it cost (:func:`core.cost.compaction_cost_label`) and what its summary forgot (recall per kind
+of fact, the dropped facts with their messages; a Codex remote compaction's summary is encrypted,
+and the view says so). The reports come from the session screen (:class:`tui.insights.Insights`),
+or are worked out here in a thread worker (group ``compaction-reports``) when it has none yet.
 
 Enter jumps to the message in the session screen (posts :class:`~tui.messages.JumpToMessage`) and
 closes this screen. Nothing here decides anything: figures come from the compaction result or the
@@ -47,8 +51,10 @@ from core.replay import CompactionAt, Replayer
 from core.templates import unwrap_summary
 from core.tokens import get_counter
 from tui.figures import call_label, event_trigger, index_runs, recorded_trigger
+from tui.insights import Insights, compute_insights
 from tui.messages import JumpToMessage
 from tui.widgets.footer import KeysFooter
+from tui.widgets.forgotten_view import ForgottenView
 from tui.widgets.message_list import role_label
 
 if TYPE_CHECKING:
@@ -124,6 +130,14 @@ def _bar(value: int, scale: int, cells: int = BAR_CELLS) -> str:
     return "█" * filled + "░" * (cells - filled)
 
 
+class _ReportsReady(TextualMessage):
+    """The compaction reports, worked out by the screen's own worker."""
+
+    def __init__(self, insights: Insights) -> None:
+        super().__init__()
+        self.insights = insights
+
+
 class _SummaryDelta(TextualMessage):
     """A piece of the summary arrived (posted from the summariser's callback)."""
 
@@ -172,6 +186,7 @@ class CompactionScreen(Screen[None]):
         *,
         summarizer: Summarizer | None = None,
         replayer: Replayer | None = None,
+        insights: Insights | None = None,
     ) -> None:
         super().__init__()
         self.session = session
@@ -186,6 +201,8 @@ class CompactionScreen(Screen[None]):
         self.replayer = replayer if replayer is not None else Replayer(session)
         """Where the context at a message comes from (the session screen's, whose runs it
         shares)."""
+        self.insights = insights if insights is not None and insights.result is result else None
+        """Why each compaction ran, what it forgot and cost (None: being worked out)."""
         self.events: list[tuple[int, ReplayEvent]] = (
             [(i, e) for i, e in enumerate(result.events) if e.kind in REPLAY_KINDS]
             if result is not None
@@ -230,13 +247,52 @@ class CompactionScreen(Screen[None]):
                 yield Label("Summary", classes="cs-heading", id="cs-summary-heading")
                 with VerticalScroll(id="cs-summary-box"):
                     yield Markdown("", id="cs-summary")
+                yield Label("Why it ran · what it cost · what it forgot", classes="cs-heading")
+                yield ForgottenView(id="cs-forgotten")
                 yield Label("What the model sees next", classes="cs-heading", id="cs-next-heading")
                 with VerticalScroll(id="cs-next-box"):
                     yield Static("", id="cs-next")
         yield KeysFooter()
 
     def on_mount(self) -> None:
+        if self.result is not None and (self.insights is None or self.insights.reports is None):
+            self._work_out_reports(self.session, self.result, self.insights)
         self.action_run()
+
+    @work(
+        thread=True,
+        exclusive=True,
+        group="compaction-reports",
+        exit_on_error=False,
+        description="Why each compaction ran, what it forgot and cost",
+    )
+    def _work_out_reports(
+        self, session: Session, result: ReplayResult, previous: Insights | None
+    ) -> None:
+        self.post_message(_ReportsReady(compute_insights(session, result, previous)))
+
+    def on__reports_ready(self, event: _ReportsReady) -> None:
+        self.insights = event.insights
+        self._show_report()
+
+    def _show_report(self) -> None:
+        """The report of the compaction shown (a note while running one now)."""
+        view = self.query_one("#cs-forgotten", ForgottenView)
+        view.set_class(self.position is None, "-note")
+        if self.position is None:
+            view.show(
+                None,
+                "[ ] steps to the replay's compactions: why each ran, what it cost and what "
+                "its summary forgot.",
+            )
+            return
+        event_id, event = self.events[self.position]
+        insights = self.insights
+        if insights is None or insights.reports is None:
+            view.show(None, "working it out…")
+            return
+        report = insights.report_for(event_id, event)
+        view.show(report, None if report is not None else "No report for this compaction.")
 
     # -- run now ---------------------------------------------------------------------------------
 
@@ -257,6 +313,7 @@ class CompactionScreen(Screen[None]):
         self._set_status("running")
         self._show_mode()
         self._clear_views()
+        self._show_report()
         self._worker = self._run(self._run_id, self.message_index, through)
 
     @work(exclusive=True, group="compaction", exit_on_error=False)
@@ -393,6 +450,7 @@ class CompactionScreen(Screen[None]):
         self._show_mode()
         self._clear_views()
         self._show_event(event_id, event)
+        self._show_report()
 
     @property
     def current_message(self) -> int:

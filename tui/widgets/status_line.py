@@ -1,6 +1,6 @@
 """The session screen's bottom line: the peak context against the window (the recorded one leads
-where the session has usage, as in the overflow view), what the replay found, and what is
-running."""
+where the session has usage, as in the overflow view), what the replay found, what the session
+cost (:func:`core.cost.cost_label`, as ``ctxscope breakdown`` prints it), and what is running."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Label
 
+from core.cost import cost_label
 from core.units import compact_tokens
 from tui.figures import call_label, peaks
 from tui.state import SessionState
@@ -82,6 +83,8 @@ class StatusLine(Horizontal):
             parts.append(f"✂ {compact_tokens(summary.tokens_truncated)}")
         if summary.tokens_pruned:
             parts.append(f"× {compact_tokens(summary.tokens_pruned)}")
+        if state.insights is not None and state.insights.cost.calls:
+            parts.append(f"cost {cost_label(state.insights.cost)}")
         if state.matches:
             parts.append(f"{len(state.matches):,} matches (n/N)")
         info_label.update(" · ".join(parts))
