@@ -33,8 +33,8 @@ KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         (
             ("o", "overflow view: the first overflow and its top contributors"),
             ("c", "compaction screen: compaction now on the context at the selected message"),
-            ("r  [ ]", "in it: run again; step through the replay's compactions (with the cost,"),
-            ("", "what each summary forgot and why it ran; also in the detail pane at a compaction)"),
+            ("r  [ ]", "in it: run again; step through the replay's compactions"),
+            ("", "each with its cost, what its summary forgot and why it ran"),
             ("b", "breakdown: what fills the window at every call, the selected call beside it"),
             ("p", "policy panel: edit any limit, switch preset (the replay re-runs)"),
             ("w", "set the context window (when the session does not record it)"),

@@ -210,6 +210,7 @@ class SessionView(Screen[str | None]):
     def on_token_gauge_call_selected(self, event: TokenGauge.CallSelected) -> None:
         event.stop()
         self.select_message(event.message_index, sync_gauge=False)
+        self.show_breakdown_call(event.call_index)
 
     def on_jump_to_message(self, event: JumpToMessage) -> None:
         event.stop()
