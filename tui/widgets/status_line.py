@@ -70,6 +70,9 @@ class StatusLine(Horizontal):
             share = lead.tokens / window
             peak_label.add_class("-over" if share > 1 else "-near" if share >= 0.85 else "-ok")
         parts = [f"{state.message_count:,} msgs", f"{summary.calls:,} calls"]
+        if state.insights is not None and state.insights.cost.calls:
+            # early in the line: a long peak figure must not push it off a 120-column terminal
+            parts.insert(0, f"cost {cost_label(state.insights.cost)}")
         overflow = state.first_overflow()
         if overflow is not None:
             call, _message, simulated_overflow = overflow
@@ -83,8 +86,6 @@ class StatusLine(Horizontal):
             parts.append(f"✂ {compact_tokens(summary.tokens_truncated)}")
         if summary.tokens_pruned:
             parts.append(f"× {compact_tokens(summary.tokens_pruned)}")
-        if state.insights is not None and state.insights.cost.calls:
-            parts.append(f"cost {cost_label(state.insights.cost)}")
         if state.matches:
             parts.append(f"{len(state.matches):,} matches (n/N)")
         info_label.update(" · ".join(parts))
