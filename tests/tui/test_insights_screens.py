@@ -212,3 +212,23 @@ async def test_a_codex_remote_compaction_says_its_summary_is_encrypted() -> None
         await settle(pilot)
         text = " ".join(_forgotten_text(compaction).split())
         assert f"cannot tell: {ENCRYPTED}" in text
+
+
+@needs_samples
+async def test_a_compaction_run_now_shows_what_its_own_summary_kept() -> None:
+    app = session_app(COMPACTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await _opened(pilot)
+        await press(pilot, "G", "c")
+        compaction = app.screen
+        assert isinstance(compaction, CompactionScreen)
+        await settle(pilot)
+        forgotten = compaction.run_now_forgotten
+        assert compaction.status == "done" and forgotten is not None
+        assert forgotten.readable and forgotten.summary_source == "replayed" and forgotten.facts
+        text = _forgotten_text(compaction)
+        assert "the compaction run now" in text
+        assert f"{forgotten.kept} of {forgotten.facts} facts" in text
+        compaction.show_event(0)  # a replay compaction: its report takes the box
+        await settle(pilot)
+        assert compaction.query_one(ForgottenView).report is not None

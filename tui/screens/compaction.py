@@ -16,7 +16,8 @@ on what the replay had right before it.
 messages and summary, and — from its :class:`~core.compactions.CompactionReport` — why it ran,
 what it cost (:func:`core.cost.compaction_cost_label`) and what its summary forgot (recall per kind
 of fact, the dropped facts with their messages; a Codex remote compaction's summary is encrypted,
-and the view says so). The reports come from the session screen (:class:`tui.insights.Insights`),
+and the view says so). A compaction run now shows what its own summary kept of its head (worked out
+in a thread once it is done). The reports come from the session screen (:class:`tui.insights.Insights`),
 or are worked out here in a thread worker (group ``compaction-reports``) when it has none yet.
 
 Enter jumps to the message in the session screen (posts :class:`~tui.messages.JumpToMessage`) and
@@ -43,6 +44,7 @@ from textual.widgets import Collapsible, Label, Markdown, Static
 from textual.worker import Worker, WorkerState
 
 from core.compaction import CompactionError, CompactionResult
+from core.forgotten import Forgotten, forgotten_of
 from core.llm.factory import make_summarizer
 from core.llm.protocol import LLMError, Summarizer
 from core.models import Message, Role, Session
@@ -103,6 +105,15 @@ def preview(message: Message) -> str:
         text = one_line(message.text, 50)
         return f"{text} → {calls}" if text else f"→ {calls}"
     return one_line(message.text) or one_line(message.reasoning) or "(empty)"
+
+
+def forgotten_now(done: CompactionAt) -> Forgotten:
+    """What the summary of a compaction run now kept of the head it replaced
+    (:func:`core.forgotten.forgotten_of`; a thread's work: it reads every head message)."""
+    head_ids = set(done.result.head_ids)
+    head = [m for m in done.context.messages if m.id in head_ids]
+    forgotten, _records = forgotten_of(head, done.result.summary, source="replayed")
+    return forgotten
 
 
 def _taken(event: ReplayEvent) -> bool:
@@ -215,6 +226,8 @@ class CompactionScreen(Screen[None]):
         """The last compaction run now."""
         self.run_now: CompactionAt | None = None
         """The last compaction run now, with the context it ran on and its figures."""
+        self.run_now_forgotten: Forgotten | None = None
+        """What the summary of the compaction run now kept of its head."""
         self.status = "idle"
         """``idle``, ``running``, ``done``, ``cancelled``, ``failed`` or ``nothing``."""
         self.summary_text = ""
@@ -278,7 +291,10 @@ class CompactionScreen(Screen[None]):
     def _show_report(self) -> None:
         """The report of the compaction shown (a note while running one now)."""
         view = self.query_one("#cs-forgotten", ForgottenView)
-        view.set_class(self.position is None, "-note")
+        view.set_class(self.position is None and self.run_now_forgotten is None, "-note")
+        if self.position is None and self.run_now_forgotten is not None:
+            view.show_forgotten(self.run_now_forgotten, "the compaction run now")
+            return
         if self.position is None:
             view.show(
                 None,
@@ -309,6 +325,7 @@ class CompactionScreen(Screen[None]):
         self._streaming_run = self._run_id
         self.compaction = None
         self.run_now = None
+        self.run_now_forgotten = None
         self.summary_text = ""
         self._set_status("running")
         self._show_mode()
@@ -343,13 +360,25 @@ class CompactionScreen(Screen[None]):
         if not done.context.messages:
             self._finish(run, None, "nothing", "There is no message to compact here.")
             return
-        self._finish(run, done, "done" if done.result.compacted else "nothing", None)
+        forgotten = None
+        if done.result.compacted and done.result.summary:
+            forgotten = await asyncio.to_thread(forgotten_now, done)
+        self._finish(run, done, "done" if done.result.compacted else "nothing", None, forgotten)
 
-    def _finish(self, run: int, done: CompactionAt | None, status: str, error: str | None) -> None:
+    def _finish(
+        self,
+        run: int,
+        done: CompactionAt | None,
+        status: str,
+        error: str | None,
+        forgotten: Forgotten | None = None,
+    ) -> None:
         if run != self._run_id or not self.is_attached:
             return
         self._streaming_run = None
         self.run_now = done
+        self.run_now_forgotten = forgotten
+        self._show_report()
         self.compaction = done.result if done is not None else None
         self._set_status(status)
         if error:

@@ -21,6 +21,7 @@ from textual.widgets import Static
 
 from core.compactions import CompactionReport
 from core.cost import compaction_cost_label
+from core.forgotten import Forgotten
 from core.units import compact_tokens
 
 _FACT_WIDTH = 100
@@ -73,19 +74,27 @@ class ForgottenView(VerticalScroll):
             return
         body.update(self.describe(report))
 
+    def show_forgotten(self, forgotten: Forgotten, title: str) -> None:
+        """Draw what a compaction with no report (one run now) kept of its head."""
+        self.report = None
+        body = self.query_one("#forgotten-body", Static)
+        body.update(describe_forgotten(forgotten, title, self._styles()))
+
     def _style(self, name: str) -> str:
         return str(self.get_component_rich_style(f"forgotten-view--{name}"))
 
     def describe(self, report: CompactionReport | None) -> Text:
         """The text the view shows for ``report``."""
-        styles = ForgottenStyles(
+        return describe(report, self._styles())
+
+    def _styles(self) -> ForgottenStyles:
+        return ForgottenStyles(
             title=self._style("title"),
             muted=self._style("muted"),
             kept=self._style("kept"),
             dropped=self._style("dropped"),
             warning=self._style("warning"),
         )
-        return describe(report, styles)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +125,8 @@ def describe(report: CompactionReport | None, styles: ForgottenStyles = Forgotte
     text.append(f"{where} · {why.trigger}{call}\n", styles.title)
     if report.cost is not None:
         text.append(f"cost: {compaction_cost_label(report.cost)}\n", styles.muted)
-    _forgotten(text, report, styles)
+    if report.forgotten is not None:
+        _forgotten(text, report.forgotten, styles)
     text.append("\nWhy it ran\n", styles.title)
     text.append(why.explanation + "\n")
     if why.by_tool:
@@ -125,10 +135,18 @@ def describe(report: CompactionReport | None, styles: ForgottenStyles = Forgotte
     return text
 
 
-def _forgotten(text: Text, report: CompactionReport, styles: ForgottenStyles) -> None:
-    forgotten = report.forgotten
-    if forgotten is None:
-        return
+def describe_forgotten(
+    forgotten: Forgotten, title: str, styles: ForgottenStyles = ForgottenStyles()
+) -> Text:
+    """What the view shows for a compaction known only by what its summary kept (one the
+    compaction screen ran now): ``title``, then the recall and the dropped facts."""
+    text = Text()
+    text.append(f"{title}\n", styles.title)
+    _forgotten(text, forgotten, styles)
+    return text
+
+
+def _forgotten(text: Text, forgotten: Forgotten, styles: ForgottenStyles) -> None:
     text.append("\nWhat the summary kept\n", styles.title)
     if not forgotten.readable:
         text.append(f"cannot tell: {forgotten.reason}\n", styles.warning)
