@@ -293,6 +293,30 @@ async def _compaction_replayed(pilot: Pilot[None]) -> None:
     await press(pilot, "left_square_bracket")
 
 
+async def _breakdown_at_the_fullest_call(pilot: Pilot[None]) -> None:
+    # b, then the call the first compaction fired after: the band shows what filled the window
+    await press(pilot, "b")
+    screen = _session_screen(pilot)
+    result = screen.state.result if screen.state is not None else None
+    assert result is not None
+    first = next(e for e in result.events if e.kind in ("compact", "recorded-compaction"))
+    call = first.call_index if first.call_index is not None else result.call_count
+    index = screen.state.message_for_call(max(call - 1, 0)) if screen.state else None
+    screen.select_message(index or 0)
+    await settle(pilot)
+
+
+async def _forgotten_of_the_first_compaction(pilot: Pilot[None]) -> None:
+    # ], c, [: the compaction screen on the recording's first compaction
+    await press(pilot, "right_square_bracket", "c")
+    await pilot.pause(0.3)  # the summary is drawn a little after it arrives
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, CompactionScreen)
+    screen.show_event(0)
+    await settle(pilot)
+
+
 async def _detail_clicked(pilot: Pilot[None]) -> None:
     await press(pilot, *["down"] * 5)
     await pilot.click("#detail")
@@ -371,6 +395,13 @@ SCENES: tuple[Scene, ...] = (
         keys("right_square_bracket"),
     ),
     Scene(
+        "breakdown",
+        "ctxscope: b, what fills the window at every call, the selected call beside it",
+        lambda: session_app(COMPACTED),
+        _breakdown_at_the_fullest_call,
+        screenshot=True,
+    ),
+    Scene(
         "session-search",
         "/ flaky: the matches highlighted, n/N between them",
         session_app,
@@ -445,6 +476,14 @@ SCENES: tuple[Scene, ...] = (
         "], c: compaction at the recording's own, on the whole context the model had there",
         lambda: session_app(COMPACTED),
         _compaction_at_the_recorded_one,
+    ),
+    Scene(
+        "compaction-forgotten",
+        "ctxscope: why the recorded compaction ran, what it cost and what its summary forgot",
+        lambda: session_app(COMPACTED),
+        _forgotten_of_the_first_compaction,
+        size=(120, 44),
+        screenshot=True,
     ),
     Scene(
         "compaction-replay",

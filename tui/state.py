@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # the replay engine is imported lazily, in the worker that ru
         ReplayEvent,
         ReplayResult,
     )
+    from tui.insights import Insights
 
 COMPACTION_KINDS = ("compact", "recorded-compaction")
 """Replay event kinds that `[` and `]` step through."""
@@ -130,6 +131,9 @@ class SessionState:
     """Message indices matching the current search, in order."""
     search_text: str = ""
     replay_error: str | None = None
+    insights: Insights | None = None
+    """The breakdown, the cost and the compaction reports (worked out after each replay, in a
+    worker; None until then)."""
 
     rows: array[int] = field(default_factory=lambda: _ints())
     markers: list[Marker] = field(default_factory=list)

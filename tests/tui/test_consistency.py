@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 from textual.pilot import Pilot
 
+from core.cost import CompactionCost, SessionCost, compaction_cost_label, cost_label
 from core.formats import LoadError, detect_format
 from tui.app import CtxscopeApp
 from tui.cli import cli
@@ -138,6 +139,18 @@ def _check_header_and_status(screen: SessionScreen, replay: dict[str, Any]) -> N
         assert f"simulated {summary['peak_simulated']:,}" in peak
 
 
+def _check_cost(screen: SessionScreen, analyze: dict[str, Any], breakdown: str) -> None:
+    """The session's cost: the status line and ``ctxscope breakdown`` both say
+    ``cost_label`` of ``analyze --json``'s cost."""
+    cost = SessionCost.model_validate(analyze["cost"])
+    info = str(screen.query_one("#status-info").render())
+    if cost.calls:
+        assert f"cost {cost_label(cost)}" in info
+        assert f"session cost {cost_label(cost)}" in breakdown
+    else:
+        assert "cost" not in info
+
+
 def _check_list(screen: SessionScreen, replay: dict[str, Any], analyze: dict[str, Any]) -> None:
     state = screen.state
     assert state is not None
@@ -158,17 +171,26 @@ def _check_list(screen: SessionScreen, replay: dict[str, Any], analyze: dict[str
 
 
 async def _check_compactions(
-    pilot: Pilot[None], screen: SessionScreen, replay: dict[str, Any]
+    pilot: Pilot[None], screen: SessionScreen, replay: dict[str, Any], analyze: dict[str, Any]
 ) -> None:
     state = screen.state
     assert state is not None and state.result is not None
     compaction = CompactionScreen(state.session, state.policy, 0, state.result)
     pilot.app.push_screen(compaction)
-    await pilot.pause()
+    await settle(pilot)
     events = [e for e in replay["events"] if e["kind"] in ("compact", "recorded-compaction")]
+    costs = {
+        c["why"]["recorded_index"]: c["cost"]
+        for c in analyze["compactions"]
+        if c["cost"] is not None and c["why"]["recorded_index"] is not None
+    }
     for position, event in enumerate(events[:3]):
         compaction.show_event(position)
         await pilot.pause()
+        cost = costs.get(event["recorded_index"])
+        if cost is not None:  # the compaction's cost, as ``ctxscope compactions`` prints it
+            label = compaction_cost_label(CompactionCost.model_validate(cost))
+            assert f"cost: {label}" in _flat(str(compaction.query_one("#forgotten-body").render()))
         tokens = str(compaction.query_one("#cs-tokens").render())
         split = _flat(str(compaction.query_one("#cs-split").render()))
         if event["tokens_before"] is not None and event["tokens_after"] is not None:
@@ -209,6 +231,7 @@ async def _check_overflow(
 async def test_the_tui_shows_the_clis_figures(path: Path) -> None:
     replay = _cli("replay", path)
     analyze = _cli("analyze", path)
+    breakdown = _flat(CliRunner().invoke(cli, ["breakdown", str(path)]).output)
     app = CtxscopeApp(str(path), discover=lambda: [], live=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -218,7 +241,8 @@ async def test_the_tui_shows_the_clis_figures(path: Path) -> None:
         assert state is not None and state.result is not None
         assert state.result.policy.name == replay["policy"]["name"]
         _check_header_and_status(screen, replay)
+        _check_cost(screen, analyze, breakdown)
         _check_list(screen, replay, analyze)
         await _check_calls(pilot, screen, replay)
-        await _check_compactions(pilot, screen, replay)
+        await _check_compactions(pilot, screen, replay, analyze)
         await _check_overflow(pilot, screen, analyze)

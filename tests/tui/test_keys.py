@@ -79,7 +79,17 @@ async def test_session_screen_keys() -> None:
         state = screen.state
         assert state is not None and state.result is not None
         shown = footer_keys(app)
-        tested = {"o", "c", "p", "right_square_bracket", "slash", "escape", "q", "question_mark"}
+        tested = {
+            "o",
+            "c",
+            "p",
+            "b",
+            "right_square_bracket",
+            "slash",
+            "escape",
+            "q",
+            "question_mark",
+        }
         assert shown <= tested | {"f"}, shown - tested  # (f only with a live file)
 
         # moving: the list's keys, and ← / → through the calls from the list at the start
@@ -139,6 +149,10 @@ async def test_session_screen_keys() -> None:
         assert screen.query_one("#policy-slot").display
         await press(pilot, "escape")
         assert not screen.query_one("#policy-slot").display
+        await press(pilot, "b")
+        assert screen.breakdown_shown and state.insights is not None
+        await press(pilot, "b")
+        assert not screen.breakdown_shown
         await press(pilot, "w")
         assert isinstance(app.screen, WindowPrompt)
         await press(pilot, "escape")

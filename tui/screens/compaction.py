@@ -13,7 +13,12 @@ on what the replay had right before it.
 
 **Replay** (``[`` / ``]``): steps through the compactions of the :class:`~core.replay.ReplayResult`
 (events of kind ``compact`` and ``recorded-compaction``), each with its trigger, head, tail, pruned
-messages and summary.
+messages and summary, and — from its :class:`~core.compactions.CompactionReport` — why it ran,
+what it cost (:func:`core.cost.compaction_cost_label`) and what its summary forgot (recall per kind
+of fact, the dropped facts with their messages; a Codex remote compaction's summary is encrypted,
+and the view says so). A compaction run now shows what its own summary kept of its head (worked out
+in a thread once it is done). The reports come from the session screen (:class:`tui.insights.Insights`),
+or are worked out here in a thread worker (group ``compaction-reports``) when it has none yet.
 
 Enter jumps to the message in the session screen (posts :class:`~tui.messages.JumpToMessage`) and
 closes this screen. Nothing here decides anything: figures come from the compaction result or the
@@ -39,6 +44,7 @@ from textual.widgets import Collapsible, Label, Markdown, Static
 from textual.worker import Worker, WorkerState
 
 from core.compaction import CompactionError, CompactionResult
+from core.forgotten import Forgotten, forgotten_of
 from core.llm.factory import make_summarizer
 from core.llm.protocol import LLMError, Summarizer
 from core.models import Message, Role, Session
@@ -47,8 +53,10 @@ from core.replay import CompactionAt, Replayer
 from core.templates import unwrap_summary
 from core.tokens import get_counter
 from tui.figures import call_label, event_trigger, index_runs, recorded_trigger
+from tui.insights import Insights, compute_insights
 from tui.messages import JumpToMessage
 from tui.widgets.footer import KeysFooter
+from tui.widgets.forgotten_view import ForgottenView
 from tui.widgets.message_list import role_label
 
 if TYPE_CHECKING:
@@ -99,6 +107,15 @@ def preview(message: Message) -> str:
     return one_line(message.text) or one_line(message.reasoning) or "(empty)"
 
 
+def forgotten_now(done: CompactionAt) -> Forgotten:
+    """What the summary of a compaction run now kept of the head it replaced
+    (:func:`core.forgotten.forgotten_of`; a thread's work: it reads every head message)."""
+    head_ids = set(done.result.head_ids)
+    head = [m for m in done.context.messages if m.id in head_ids]
+    forgotten, _records = forgotten_of(head, done.result.summary, source="replayed")
+    return forgotten
+
+
 def _taken(event: ReplayEvent) -> bool:
     """A compaction the replay took from the recording (where the agent compacted)."""
     return (
@@ -122,6 +139,14 @@ def _bar(value: int, scale: int, cells: int = BAR_CELLS) -> str:
     if value > 0 and filled == 0:
         filled = 1
     return "█" * filled + "░" * (cells - filled)
+
+
+class _ReportsReady(TextualMessage):
+    """The compaction reports, worked out by the screen's own worker."""
+
+    def __init__(self, insights: Insights) -> None:
+        super().__init__()
+        self.insights = insights
 
 
 class _SummaryDelta(TextualMessage):
@@ -172,6 +197,7 @@ class CompactionScreen(Screen[None]):
         *,
         summarizer: Summarizer | None = None,
         replayer: Replayer | None = None,
+        insights: Insights | None = None,
     ) -> None:
         super().__init__()
         self.session = session
@@ -186,6 +212,8 @@ class CompactionScreen(Screen[None]):
         self.replayer = replayer if replayer is not None else Replayer(session)
         """Where the context at a message comes from (the session screen's, whose runs it
         shares)."""
+        self.insights = insights if insights is not None and insights.result is result else None
+        """Why each compaction ran, what it forgot and cost (None: being worked out)."""
         self.events: list[tuple[int, ReplayEvent]] = (
             [(i, e) for i, e in enumerate(result.events) if e.kind in REPLAY_KINDS]
             if result is not None
@@ -198,6 +226,8 @@ class CompactionScreen(Screen[None]):
         """The last compaction run now."""
         self.run_now: CompactionAt | None = None
         """The last compaction run now, with the context it ran on and its figures."""
+        self.run_now_forgotten: Forgotten | None = None
+        """What the summary of the compaction run now kept of its head."""
         self.status = "idle"
         """``idle``, ``running``, ``done``, ``cancelled``, ``failed`` or ``nothing``."""
         self.summary_text = ""
@@ -230,13 +260,55 @@ class CompactionScreen(Screen[None]):
                 yield Label("Summary", classes="cs-heading", id="cs-summary-heading")
                 with VerticalScroll(id="cs-summary-box"):
                     yield Markdown("", id="cs-summary")
+                yield Label("Why it ran · what it cost · what it forgot", classes="cs-heading")
+                yield ForgottenView(id="cs-forgotten")
                 yield Label("What the model sees next", classes="cs-heading", id="cs-next-heading")
                 with VerticalScroll(id="cs-next-box"):
                     yield Static("", id="cs-next")
         yield KeysFooter()
 
     def on_mount(self) -> None:
+        if self.result is not None and (self.insights is None or self.insights.reports is None):
+            self._work_out_reports(self.session, self.result, self.insights)
         self.action_run()
+
+    @work(
+        thread=True,
+        exclusive=True,
+        group="compaction-reports",
+        exit_on_error=False,
+        description="Why each compaction ran, what it forgot and cost",
+    )
+    def _work_out_reports(
+        self, session: Session, result: ReplayResult, previous: Insights | None
+    ) -> None:
+        self.post_message(_ReportsReady(compute_insights(session, result, previous)))
+
+    def on__reports_ready(self, event: _ReportsReady) -> None:
+        self.insights = event.insights
+        self._show_report()
+
+    def _show_report(self) -> None:
+        """The report of the compaction shown (a note while running one now)."""
+        view = self.query_one("#cs-forgotten", ForgottenView)
+        view.set_class(self.position is None and self.run_now_forgotten is None, "-note")
+        if self.position is None and self.run_now_forgotten is not None:
+            view.show_forgotten(self.run_now_forgotten, "the compaction run now")
+            return
+        if self.position is None:
+            view.show(
+                None,
+                "[ ] steps to the replay's compactions: why each ran, what it cost and what "
+                "its summary forgot.",
+            )
+            return
+        event_id, event = self.events[self.position]
+        insights = self.insights
+        if insights is None or insights.reports is None:
+            view.show(None, "working it out…")
+            return
+        report = insights.report_for(event_id, event)
+        view.show(report, None if report is not None else "No report for this compaction.")
 
     # -- run now ---------------------------------------------------------------------------------
 
@@ -253,10 +325,12 @@ class CompactionScreen(Screen[None]):
         self._streaming_run = self._run_id
         self.compaction = None
         self.run_now = None
+        self.run_now_forgotten = None
         self.summary_text = ""
         self._set_status("running")
         self._show_mode()
         self._clear_views()
+        self._show_report()
         self._worker = self._run(self._run_id, self.message_index, through)
 
     @work(exclusive=True, group="compaction", exit_on_error=False)
@@ -286,13 +360,25 @@ class CompactionScreen(Screen[None]):
         if not done.context.messages:
             self._finish(run, None, "nothing", "There is no message to compact here.")
             return
-        self._finish(run, done, "done" if done.result.compacted else "nothing", None)
+        forgotten = None
+        if done.result.compacted and done.result.summary:
+            forgotten = await asyncio.to_thread(forgotten_now, done)
+        self._finish(run, done, "done" if done.result.compacted else "nothing", None, forgotten)
 
-    def _finish(self, run: int, done: CompactionAt | None, status: str, error: str | None) -> None:
+    def _finish(
+        self,
+        run: int,
+        done: CompactionAt | None,
+        status: str,
+        error: str | None,
+        forgotten: Forgotten | None = None,
+    ) -> None:
         if run != self._run_id or not self.is_attached:
             return
         self._streaming_run = None
         self.run_now = done
+        self.run_now_forgotten = forgotten
+        self._show_report()
         self.compaction = done.result if done is not None else None
         self._set_status(status)
         if error:
@@ -393,6 +479,7 @@ class CompactionScreen(Screen[None]):
         self._show_mode()
         self._clear_views()
         self._show_event(event_id, event)
+        self._show_report()
 
     @property
     def current_message(self) -> int:
@@ -622,7 +709,8 @@ class CompactionScreen(Screen[None]):
         if len(messages) > MAX_NEXT_ROWS:
             text.append(f"… and {len(messages) - MAX_NEXT_ROWS:,} more messages", style="dim")
         heading = self.query_one("#cs-next-heading", Label)
-        heading.update(f"What the model sees next · {len(messages):,} messages")
+        count = len(messages)
+        heading.update(f"What the model sees next · {count:,} message{'' if count == 1 else 's'}")
         self.query_one("#cs-next", Static).update(text)
 
     def _show_event(self, event_id: int, e: ReplayEvent) -> None:

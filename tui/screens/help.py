@@ -34,6 +34,8 @@ KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("o", "overflow view: the first overflow and its top contributors"),
             ("c", "compaction screen: compaction now on the context at the selected message"),
             ("r  [ ]", "in it: run again; step through the replay's compactions"),
+            ("", "each with its cost, what its summary forgot and why it ran"),
+            ("b", "breakdown: what fills the window at every call, the selected call beside it"),
             ("p", "policy panel: edit any limit, switch preset (the replay re-runs)"),
             ("w", "set the context window (when the session does not record it)"),
             ("m", "in the detail pane: show more of a long message"),

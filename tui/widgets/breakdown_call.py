@@ -91,7 +91,7 @@ class BreakdownCall(Widget):
             )
             text.append("▇" * round(value / total * _BAR), style)
             if category == "tool_outputs":
-                for name, tokens in list(call.tool_outputs_by_tool.items())[:_TOOLS_SHOWN]:
+                for name, tokens in list(call.tool_outputs_by_tool.items())[: self._tools_room()]:
                     shown = name if len(name) <= 13 else name[:12] + "…"
                     text.append(
                         f"\n    {shown:<13}{compact_tokens(tokens):>7} {tokens / total:>4.0%}",
@@ -100,3 +100,14 @@ class BreakdownCall(Widget):
         if call.scale < 1.0:
             text.append(f"\nestimates scaled ×{call.scale:.2f} to the recorded total", muted)
         return text
+
+    def _tools_room(self) -> int:
+        """How many tools to list under the tool outputs: :data:`_TOOLS_SHOWN`, or fewer when
+        the widget has a fixed height (the session screen's band) and the categories, the first
+        line and the scale note would not fit otherwise."""
+        height = self.styles.height
+        if height is None or height.is_auto or not self.size.height:
+            return _TOOLS_SHOWN
+        scaled = 1 if self.call is not None and self.call.scale < 1.0 else 0
+        room = self.size.height - 1 - len(CATEGORIES) - scaled
+        return max(0, min(_TOOLS_SHOWN, room))

@@ -2,7 +2,8 @@
 
 Sections, top to bottom: what the message is; its tokens (recorded / counted / estimated, and
 what the policy would send); the policy's decision about it (truncated, pruned, protected, head
-or tail of a compaction) with the reason; what the model would see under the active policy for
+or tail of a compaction) with the reason; at a compaction, why it ran, what it cost and what its
+summary forgot; what the model would see under the active policy for
 a tool output (the truncated preview, its marker and the would-be spill path); and the full
 message, paged so a 50 MB tool output shows its first page at once (``m`` shows more).
 
@@ -51,7 +52,8 @@ from core.tokens import (
     message_text,
 )
 from tui.figures import call_label, check_line
-from tui.state import SessionState
+from tui.state import COMPACTION_KINDS, SessionState
+from tui.widgets.forgotten_view import ForgottenStyles, describe
 from tui.widgets.message_list import (
     PROVENANCE_MARKS,
     StyledScrollView,
@@ -131,6 +133,8 @@ class DetailPane(StyledScrollView, can_focus=True):
     DetailPane > .detail-pane--error { color: $text-error; text-style: bold; }
     DetailPane > .detail-pane--decision { color: $text-accent; text-style: bold; }
     DetailPane > .detail-pane--path { color: $text-secondary; text-style: underline; }
+    DetailPane > .detail-pane--kept { color: $text-success; }
+    DetailPane > .detail-pane--warning { color: $text-warning; }
     """
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
@@ -142,6 +146,8 @@ class DetailPane(StyledScrollView, can_focus=True):
         "detail-pane--error",
         "detail-pane--decision",
         "detail-pane--path",
+        "detail-pane--kept",
+        "detail-pane--warning",
     }
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -272,6 +278,9 @@ class DetailPane(StyledScrollView, can_focus=True):
             Section("tokens", self._tokens(state, message)),
             Section("decision", self._decision(state, message)),
         ]
+        forgotten = self._forgotten(state, message)
+        if forgotten is not None:
+            sections.append(Section("forgotten", forgotten, bar=True))
         if message.role is Role.TOOL and message.tool_result is not None:
             slow = self._slow
             if slow is not None and slow.message_index == index and slow.preview is not None:
@@ -414,6 +423,33 @@ class DetailPane(StyledScrollView, can_focus=True):
             )
         )
         return Group(*lines)
+
+    def _forgotten(self, state: SessionState, message: Message) -> RenderableType | None:
+        """At a compaction: why it ran, what it cost and what its summary forgot (the compaction
+        screen's text, :func:`~tui.widgets.forgotten_view.describe`)."""
+        result = state.result
+        if result is None:
+            return None
+        heading = Text("What the compaction forgot", style=self._style("detail-pane--heading"))
+        for event_id, event in enumerate(result.events):
+            if event.message_index != message.index or event.kind not in COMPACTION_KINDS:
+                continue
+            insights = state.insights
+            if insights is None or insights.reports is None:
+                muted = self._style("detail-pane--muted")
+                return Group(heading, Text("working it out…", style=muted))
+            report = insights.report_for(event_id, event)
+            if report is None:
+                continue
+            styles = ForgottenStyles(
+                title=self._style("detail-pane--heading"),
+                muted=self._style("detail-pane--muted"),
+                kept=self._style("detail-pane--kept"),
+                dropped=self._style("detail-pane--error"),
+                warning=self._style("detail-pane--warning"),
+            )
+            return Group(heading, describe(report, styles))
+        return None
 
     def _body(self, message: Message) -> RenderableType:
         return message_body(

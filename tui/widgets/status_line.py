@@ -1,6 +1,6 @@
 """The session screen's bottom line: the peak context against the window (the recorded one leads
-where the session has usage, as in the overflow view), what the replay found, and what is
-running."""
+where the session has usage, as in the overflow view), what the replay found, what the session
+cost (:func:`core.cost.cost_label`, as ``ctxscope breakdown`` prints it), and what is running."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Label
 
+from core.cost import cost_label
 from core.units import compact_tokens
 from tui.figures import call_label, peaks
 from tui.state import SessionState
@@ -69,6 +70,9 @@ class StatusLine(Horizontal):
             share = lead.tokens / window
             peak_label.add_class("-over" if share > 1 else "-near" if share >= 0.85 else "-ok")
         parts = [f"{state.message_count:,} msgs", f"{summary.calls:,} calls"]
+        if state.insights is not None and state.insights.cost.calls:
+            # early in the line: a long peak figure must not push it off a 120-column terminal
+            parts.insert(0, f"cost {cost_label(state.insights.cost)}")
         overflow = state.first_overflow()
         if overflow is not None:
             call, _message, simulated_overflow = overflow

@@ -16,11 +16,11 @@ from core.formats import LoadError, load_session
 from core.models import Session
 from tui.live import LiveFile, watch_file
 from tui.screens.session.heap import freeze_heap
-from tui.screens.session.replaying import ReplayingSession
+from tui.screens.session.insights import InsightsSession
 from tui.screens.session.worker_messages import LiveProblem, LiveReloaded
 
 
-class LiveSession(ReplayingSession):
+class LiveSession(InsightsSession):
     """Follows a session file that is still being written."""
 
     def _start_live(self) -> None:

@@ -130,6 +130,10 @@ class ReplayingSession(SessionView):
         self.gauge.update_result(state.session, event.result)
         self._sync_gauge(self.message_list.selected_message)
         self._refresh_chrome()
+        self.result_shown()
+
+    def result_shown(self) -> None:
+        """A new replay result is on screen (the insights layer works out what it says)."""
 
     def on_replay_ended(self, event: ReplayEnded) -> None:
         if event.generation != self._generation:

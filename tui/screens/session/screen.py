@@ -39,6 +39,7 @@ class SessionScreen(LoadingSession):
         Binding("o", "overflow", "Overflow"),
         Binding("c", "compaction", "Compact"),
         Binding("p", "toggle_policy", "Policy"),
+        Binding("b", "toggle_breakdown", "Breakdown"),
         Binding(
             "left_square_bracket", "prev_compaction", "Prev compaction", key_display="[", show=False
         ),
@@ -61,7 +62,7 @@ class SessionScreen(LoadingSession):
             if self.partial:  # they need the replay of the whole session
                 return None
             return True if self.state is not None and self.state.message_count else None
-        if action == "search":
+        if action in ("search", "toggle_breakdown"):
             return True if self.state is not None and self.state.message_count else None
         return True
 
@@ -88,7 +89,14 @@ class SessionScreen(LoadingSession):
 
         replayer = self._replayer if self._replayer_session is state.session else None
         self.app.push_screen(
-            CompactionScreen(state.session, state.policy, index, state.result, replayer=replayer)
+            CompactionScreen(
+                state.session,
+                state.policy,
+                index,
+                state.result,
+                replayer=replayer,
+                insights=state.insights,
+            )
         )
 
     def _step_compaction(self, step: int) -> None:

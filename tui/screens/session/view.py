@@ -19,6 +19,8 @@ from core.policy import Policy
 from tui.live import LiveFile
 from tui.messages import JumpToMessage
 from tui.state import INFERRED, Inferred, SessionState
+from tui.widgets.breakdown_call import BreakdownCall
+from tui.widgets.breakdown_chart import BreakdownChart
 from tui.widgets.detail import DetailPane
 from tui.widgets.footer import KeysFooter
 from tui.widgets.gauge import TokenGauge
@@ -89,6 +91,9 @@ class SessionView(Screen[str | None]):
         yield LoadProgress(id="load-progress")
         with Vertical(id="gauge-slot"):
             yield TokenGauge(id="gauge")
+        with Horizontal(id="breakdown-slot"):
+            yield BreakdownChart(id="breakdown-chart")
+            yield BreakdownCall(id="breakdown-call")
         with Horizontal(id="body"):
             yield MessageList(id="messages")
             yield DetailPane(id="detail")
@@ -104,6 +109,7 @@ class SessionView(Screen[str | None]):
         self.message_list.cursor_moved = self._cursor_moved
         self.query_one("#search-bar").display = False
         self.query_one("#policy-slot").display = False
+        self.query_one("#breakdown-slot").display = False
         self.query_one(SessionHeader).show(None, self.display_name)
 
     @property
@@ -178,10 +184,33 @@ class SessionView(Screen[str | None]):
         call = state.call_for_message(message_index)
         if call is not None:
             self.gauge.select_call(call)
+            self.show_breakdown_call(call)
+
+    @property
+    def breakdown_shown(self) -> bool:
+        """The breakdown band (``b``) is open."""
+        return bool(self.query_one("#breakdown-slot").display)
+
+    def show_breakdown_call(self, call_index: int | None) -> None:
+        """Select ``call_index`` in the breakdown band (drawn only while it is open)."""
+        state = self.state
+        insights = state.insights if state is not None else None
+        if insights is None or not self.breakdown_shown:
+            return
+        chart = self.query_one("#breakdown-chart", BreakdownChart)
+        if chart.breakdown is not insights.breakdown:
+            chart.show(insights.breakdown, call_index)
+        elif insights.call(call_index) is not None:
+            chart.selected_call = call_index
+        shown = chart.selected_call
+        self.query_one("#breakdown-call", BreakdownCall).show(
+            insights.call(shown), insights.call_cost(shown)
+        )
 
     def on_token_gauge_call_selected(self, event: TokenGauge.CallSelected) -> None:
         event.stop()
         self.select_message(event.message_index, sync_gauge=False)
+        self.show_breakdown_call(event.call_index)
 
     def on_jump_to_message(self, event: JumpToMessage) -> None:
         event.stop()

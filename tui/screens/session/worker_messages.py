@@ -16,6 +16,7 @@ from tui.state import Inferred
 
 if TYPE_CHECKING:
     from core.replay import ReplayResult
+    from tui.insights import Insights
 
 PROGRESS_INTERVAL_S = 0.2
 """Loader and replay progress reach the screen at most this often (each update is a frame the
@@ -114,6 +115,17 @@ class ReplayProgressed(Message):
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, ReplayProgressed)
+
+
+# -- insights ------------------------------------------------------------------------------------
+
+
+class InsightsReady(Message):
+    """The breakdown, the cost and the compaction reports of a session and a replay result."""
+
+    def __init__(self, insights: Insights) -> None:
+        super().__init__()
+        self.insights = insights
 
 
 # -- search and live tail -------------------------------------------------------------------------

@@ -1,0 +1,82 @@
+"""What a session's recording says beyond the gauge: what fills the window at every call, what the
+session cost, and why each compaction ran and what it forgot (issue 16).
+
+:func:`compute_insights` calls the core's entry points — :func:`core.breakdown.breakdown`,
+:func:`core.cost.session_cost`, :func:`core.compactions.compaction_reports` — and nothing else;
+the session screen runs it in a worker (group ``insights``) after each replay and keeps the
+result on :class:`~tui.state.SessionState`. The breakdown and the cost depend on the session only,
+so a new replay result (a policy change) reuses them; the compaction reports depend on the result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from core.breakdown import CallBreakdown, ContextBreakdown, breakdown
+from core.compactions import CompactionReport, compaction_reports
+from core.cost import CallCost, SessionCost, session_cost
+
+if TYPE_CHECKING:
+    from core.models import Session
+    from core.replay import ReplayEvent, ReplayResult
+
+
+@dataclass(frozen=True, slots=True)
+class Insights:
+    """The breakdown, the cost and the compaction reports of one session and one replay result."""
+
+    session: Session
+    result: ReplayResult | None
+    breakdown: ContextBreakdown
+    cost: SessionCost
+    reports: list[CompactionReport] | None
+    """One per compaction, recorded ones first (``compactions`` in ``analyze --json``); None
+    while they are worked out for a new result."""
+
+    def __repr__(self) -> str:  # never the whole session (workers repr their arguments)
+        return f"Insights({self.session.id!r}, {len(self.breakdown.calls)} calls)"
+
+    def pending(self, result: ReplayResult | None) -> Insights:
+        """These insights under a new replay result whose compaction reports are not known yet
+        (the breakdown and the cost stay: they are the session's)."""
+        return replace(self, result=result, reports=None)
+
+    def call(self, call_index: int | None) -> CallBreakdown | None:
+        """The breakdown of call ``call_index``."""
+        return None if call_index is None else self.breakdown.at(call_index)
+
+    def call_cost(self, call_index: int | None) -> CallCost | None:
+        """The price of call ``call_index`` (None: not priced, or no such call)."""
+        if call_index is None:
+            return None
+        per_call = self.cost.per_call
+        if 0 <= call_index < len(per_call) and per_call[call_index].call_index == call_index:
+            return per_call[call_index]
+        return next((c for c in per_call if c.call_index == call_index), None)
+
+    def report_for(self, event_id: int, event: ReplayEvent) -> CompactionReport | None:
+        """The report of the replay's compaction ``event_id`` (taken from the recording or made
+        by the replay)."""
+        reports = self.reports or []
+        for report in reports:
+            if report.why.event_id == event_id:
+                return report
+        if event.recorded_index is not None:
+            for report in reports:
+                if report.why.recorded_index == event.recorded_index:
+                    return report
+        return None
+
+
+def compute_insights(
+    session: Session, result: ReplayResult | None, previous: Insights | None = None
+) -> Insights:
+    """The :class:`Insights` of ``session`` under ``result`` (the breakdown and the cost of
+    ``previous`` are reused when it is of the same session)."""
+    if previous is not None and previous.session is session:
+        shown, cost = previous.breakdown, previous.cost
+    else:
+        shown, cost = breakdown(session), session_cost(session)
+    reports = compaction_reports(session, result, cost) if result is not None else []
+    return Insights(session, result, shown, cost, reports)
