@@ -255,17 +255,42 @@ async def _first_truncated_output(pilot: Pilot[None]) -> None:
     await settle(pilot)
 
 
+async def _until(pilot: Pilot[None], done: Callable[[], bool], seconds: float = 10.0) -> None:
+    """Let the app run until ``done()`` (a mount, a timer: what no worker says), then settle."""
+    for _ in range(int(seconds / 0.02)):
+        if done():
+            break
+        await pilot.pause(0.02)
+    await settle(pilot)
+
+
+async def _open_policy_panel(pilot: Pilot[None]) -> PolicyPanel:
+    """Press ``p`` and wait until the panel is built and its preset switcher has the focus."""
+    await press(pilot, "p")
+    app = pilot.app
+
+    def ready() -> bool:
+        panels = app.screen.query(PolicyPanel)
+        return bool(panels) and app.focused is not None and app.focused.id == "pp-preset"
+
+    await _until(pilot, ready)
+    return app.screen.query_one(PolicyPanel)
+
+
 async def _policy_field(pilot: Pilot[None], path: str, text: str) -> None:
     """Open the policy panel at the last call and type ``text`` into the field at ``path``."""
-    await press(pilot, "G", "p")
-    panel = pilot.app.screen.query_one(PolicyPanel)
+    await press(pilot, "G")
+    panel = await _open_policy_panel(pilot)
     await panel.open_sections(path.partition(".")[0])
     await settle(pilot)
     panel.field_widget(path).focus()
     await settle(pilot)
     await press(pilot, "ctrl+u", *text)
-    await pilot.pause(0.3)  # the panel's debounce, then the replay it starts
-    await settle(pilot)
+    await _until(pilot, lambda: not panel.edit_pending)  # the debounce, then the replay it starts
+
+
+async def _policy_panel_open(pilot: Pilot[None]) -> None:
+    await _open_policy_panel(pilot)
 
 
 async def _max_bytes_12000(pilot: Pilot[None]) -> None:
@@ -435,7 +460,7 @@ SCENES: tuple[Scene, ...] = (
     ),
     Scene("help", "?: every key and what the row marks mean", session_app, keys("question_mark")),
     # the policy panel
-    Scene("policy-panel-open", "p: the policy panel", session_app, keys("p")),
+    Scene("policy-panel-open", "p: the policy panel", session_app, _policy_panel_open),
     Scene(
         "policy-panel",
         "ctxscope: editing the policy (truncation.max_bytes)",

@@ -552,6 +552,11 @@ class PolicyPanel(Widget):
         else:
             self._flush()
 
+    @property
+    def edit_pending(self) -> bool:
+        """An edit is waiting for the user's pause (the debounce) before it is applied."""
+        return self._pending
+
     def _cancel_timer(self) -> None:
         if self._timer is not None:
             self._timer.stop()
