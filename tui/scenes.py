@@ -104,7 +104,7 @@ async def settle(pilot: Pilot[ReturnT], rounds: int = 50, *, ignore: tuple[str, 
     skip = ENDLESS_GROUPS | set(ignore)
     for _ in range(rounds):
         await pilot.pause()
-        while _paint_pending(app):  # a screen is about to start its replay (right after a frame)
+        while _paint_pending(app):  # a replay or its insights about to start (after a frame)
             await pilot.pause(0.02)
         busy = [w for w in app.workers if w.group not in skip and w.is_running]
         if not busy:
@@ -118,7 +118,8 @@ async def settle(pilot: Pilot[ReturnT], rounds: int = 50, *, ignore: tuple[str, 
 
 def _paint_pending(app: App[ReturnT]) -> bool:
     return any(
-        isinstance(screen, SessionScreen) and screen.after_paint_pending
+        isinstance(screen, SessionScreen)
+        and (screen.after_paint_pending or screen.insights_pending)
         for screen in app.screen_stack
     )
 
@@ -301,16 +302,31 @@ async def _max_bytes_zero(pilot: Pilot[None]) -> None:
     await _policy_field(pilot, "truncation.max_bytes", "0")
 
 
+def _compaction_drawn(pilot: Pilot[None]) -> bool:
+    """The compaction screen is up and its summary is drawn (it is drawn a little after it
+    arrives)."""
+    screen = pilot.app.screen
+    return isinstance(screen, CompactionScreen) and screen.drawn
+
+
+async def _compaction_shown(pilot: Pilot[None]) -> None:
+    """Wait for the compaction screen's summary, then show its end, as streaming leaves it (a
+    summary that arrives in one piece, as on a busy machine, is not scrolled while it streams)."""
+    await _until(pilot, lambda: _compaction_drawn(pilot))
+    screen = pilot.app.screen
+    assert isinstance(screen, CompactionScreen)
+    screen.query_one("#cs-summary-box").scroll_end(animate=False)
+    await settle(pilot)
+
+
 async def _compaction_done(pilot: Pilot[None]) -> None:
     await press(pilot, "G", "c")
-    await pilot.pause(0.3)  # the summary is drawn a little after it arrives
-    await settle(pilot)
+    await _compaction_shown(pilot)
 
 
 async def _compaction_at_the_recorded_one(pilot: Pilot[None]) -> None:
     await press(pilot, "right_square_bracket", "c")
-    await pilot.pause(0.3)  # the summary is drawn a little after it arrives
-    await settle(pilot)
+    await _compaction_shown(pilot)
 
 
 async def _compaction_replayed(pilot: Pilot[None]) -> None:
@@ -334,8 +350,7 @@ async def _breakdown_at_the_fullest_call(pilot: Pilot[None]) -> None:
 async def _forgotten_of_the_first_compaction(pilot: Pilot[None]) -> None:
     # ], c, [: the compaction screen on the recording's first compaction
     await press(pilot, "right_square_bracket", "c")
-    await pilot.pause(0.3)  # the summary is drawn a little after it arrives
-    await settle(pilot)
+    await _compaction_shown(pilot)
     screen = pilot.app.screen
     assert isinstance(screen, CompactionScreen)
     screen.show_event(0)

@@ -402,6 +402,15 @@ class CompactionScreen(Screen[None]):
         self.summary_text += event.piece
         self._render_summary()
 
+    @property
+    def drawn(self) -> bool:
+        """The compaction has ended (or was never run) and the summary on screen is its last
+        text: nothing more is coming."""
+        if self.status == "running" or self._summary_dirty:
+            return False
+        shown = self._summary_shown
+        return shown == self.summary_text or (shown is None and not self.summary_text)
+
     def _render_summary(self) -> None:
         """Show :attr:`summary_text` soon (deltas arriving together are drawn once)."""
         if not self._summary_dirty:

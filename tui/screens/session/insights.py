@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from textual import work
+from textual.timer import Timer
 
 from tui.insights import Insights, compute_insights
 from tui.screens.session.replaying import ReplayingSession
@@ -23,20 +24,40 @@ if TYPE_CHECKING:
     from core.replay import ReplayResult
 
 
+INSIGHTS_DELAY_S = 0.25
+"""How long after a replay is shown its insights start: the frames a limit change or a key
+causes come first, and a quick succession of changes starts one computation, not one each."""
+
+
 class InsightsSession(ReplayingSession):
     """Works out the breakdown, the cost and the compaction reports; shows the breakdown band."""
 
     _insights_cache: Insights | None = None
     """The last insights worked out (their breakdown and cost are reused for the same session)."""
 
+    _insights_timer: Timer | None = None
+
+    @property
+    def insights_pending(self) -> bool:
+        """A replay is shown whose insights wait for :data:`INSIGHTS_DELAY_S` to start."""
+        return self._insights_timer is not None
+
     def result_shown(self) -> None:
-        """A replay result is on screen: work out its insights."""
+        """A replay result is on screen: work out its insights, once the screen has caught up."""
         state = self.state
         if state is None or state.result is None:
             return
         if state.insights is not None:  # the session's breakdown and cost stay meanwhile
             state.insights = state.insights.pending(state.result)
-        self._compute_insights(state.session, state.result, self._insights_cache)
+        if self._insights_timer is not None:
+            self._insights_timer.stop()
+        self._insights_timer = self.set_timer(INSIGHTS_DELAY_S, self._start_insights)
+
+    def _start_insights(self) -> None:
+        self._insights_timer = None
+        state = self.state
+        if state is not None and state.result is not None:
+            self._compute_insights(state.session, state.result, self._insights_cache)
 
     @work(
         thread=True,
