@@ -18,7 +18,8 @@ from _mock_llm import MockLLMProcess
 from builders import SessionBuilder
 
 from core.llm.factory import make_summarizer
-from core.llm.live import OpenAISummarizer, _DeltaRelay, _Retryable, parse_retry_after
+from core.llm.live import OpenAISummarizer, _DeltaRelay
+from core.llm.live_errors import Retryable, parse_retry_after
 from core.llm.mock import MockSummarizer
 from core.llm.protocol import (
     AuthError,
@@ -296,7 +297,7 @@ async def test_an_error_event_in_the_stream() -> None:
             event_body(overflow), _DeltaRelay(None), "text/event-stream"
         )
     other = ['data: {"error": {"message": "upstream overloaded"}}', ""]
-    with pytest.raises(_Retryable) as caught:
+    with pytest.raises(Retryable) as caught:
         await offline_summarizer()._read_events(
             event_body(other), _DeltaRelay(None), "text/event-stream"
         )
@@ -310,7 +311,7 @@ async def test_a_stream_without_finish_is_cut_off() -> None:
         "data: [DONE]",
         "",
     ]
-    with pytest.raises(_Retryable) as caught:
+    with pytest.raises(Retryable) as caught:
         await offline_summarizer()._read_events(
             event_body(lines), _DeltaRelay(None), "text/event-stream"
         )

@@ -23,24 +23,34 @@ it is never put in this object's repr, in an exception, a log line or anything s
 from __future__ import annotations
 
 import asyncio
-import email.utils
-import ipaddress
 import logging
 import os
 import random
-import re
 import threading
 import time
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlsplit
 
 import openai
 import orjson
 
 from core.llm.budget import FailureBudget
+from core.llm.live_errors import (
+    KEY_LIKE_RE,
+    REDACTED,
+    TRANSPORT_ERRORS,
+    UNREACHABLE_CAUSES,
+    ParameterRejected,
+    Retryable,
+    cause_names,
+    is_loopback,
+    one_line,
+    parse_retry_after,
+    safe_url,
+)
 from core.llm.protocol import (
     AnswerTooLargeError,
     AuthError,
@@ -72,61 +82,8 @@ MAX_TOTAL_WAIT_S = 60.0
 """Cap on the time one summary request spends waiting between retries."""
 USAGE_ESTIMATOR = "tiktoken:cl100k_base"
 """How tokens are counted when the server reports no usage."""
-_MAX_DETAIL_CHARS = 240
-_REDACTED = "[redacted]"
-
 _log = logging.getLogger("ctxscope.llm")
 _log.addHandler(logging.NullHandler())  # silent unless the application configures logging
-
-# Exception class names (anywhere in the cause chain) meaning "never reached the server".
-_UNREACHABLE_CAUSES = frozenset(
-    {"ConnectError", "ConnectTimeout", "gaierror", "ConnectionRefusedError", "UnsupportedProtocol"}
-)
-# Exception class names (anywhere in the MRO) of a transport failure while reading a body, in
-# httpx, httpx2, httpcore and anyio alike.
-_TRANSPORT_ERRORS = frozenset(
-    {
-        "RequestError",
-        "TransportError",
-        "NetworkError",
-        "ProtocolError",
-        "TimeoutException",
-        "EndOfStream",
-        "BrokenResourceError",
-        "ClosedResourceError",
-        "SSLError",
-    }
-)
-# Looks like a secret key; redacted from server messages even when it is not ours.
-_KEY_LIKE_RE = re.compile(r"\b(?:sk|rk|pk)-[A-Za-z0-9_\-*]{8,}|\bBearer\s+\S+", re.IGNORECASE)
-
-RetryKind = Literal["rate_limit", "server", "dropped"]
-
-
-class _Retryable(Exception):
-    """An attempt failed in a way worth retrying (429, 5xx, a dropped connection)."""
-
-    def __init__(
-        self,
-        kind: RetryKind,
-        detail: str,
-        *,
-        status: int | None = None,
-        retry_after_s: float | None = None,
-    ) -> None:
-        super().__init__(detail)
-        self.kind: RetryKind = kind
-        self.detail = detail
-        self.status = status
-        self.retry_after_s = retry_after_s
-
-
-class _ParameterRejected(Exception):
-    """The server refused one optional parameter; the request is adapted and resent once."""
-
-    def __init__(self, parameter: str, detail: str) -> None:
-        super().__init__(detail)
-        self.parameter = parameter
 
 
 @dataclass
@@ -244,71 +201,6 @@ class _DeltaRelay:
             raise _CallbackError(exc) from exc
 
 
-def _is_loopback(host: str | None) -> bool:
-    if not host:
-        return False
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def _safe_url(url: str) -> str:
-    """``url`` without any user:password part (never shown)."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return f"{parts.scheme}://{netloc}{parts.path}".rstrip("/")
-
-
-def parse_retry_after(headers: Any) -> float | None:
-    """Seconds a server asks to wait, from ``retry-after-ms`` or ``Retry-After`` (seconds or a date)."""
-    if headers is None:
-        return None
-    try:
-        millis = headers.get("retry-after-ms")
-        if millis is not None:
-            return max(0.0, float(millis) / 1000.0)
-        value = headers.get("retry-after")
-    except (AttributeError, TypeError, ValueError):
-        return None
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when is None:
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
-def _cause_names(exc: BaseException) -> set[str]:
-    names: set[str] = set()
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        names.add(type(current).__name__)
-        current = current.__cause__ or current.__context__
-    return names
-
-
-def _one_line(text: str, limit: int = _MAX_DETAIL_CHARS) -> str:
-    line = " ".join(text.split())
-    if len(line) > limit:
-        line = line[: limit - 1] + "…"
-    return line
-
-
 class OpenAISummarizer:
     """Summaries from an OpenAI-compatible chat-completions endpoint (OpenAI, OpenRouter, vLLM,
     llama.cpp, Ollama, ``ctxscope mock-llm``).
@@ -339,12 +231,12 @@ class OpenAISummarizer:
         parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise UnreachableError(
-                f"the LLM base URL must look like http://host:port/v1, got {_safe_url(base_url)!r}"
+                f"the LLM base URL must look like http://host:port/v1, got {safe_url(base_url)!r}"
             )
         self._config = config
         self._base_url = base_url.rstrip("/")
-        self._where = _safe_url(base_url)
-        self._loopback = _is_loopback(parts.hostname)
+        self._where = safe_url(base_url)
+        self._loopback = is_loopback(parts.hostname)
         self._model: str = config.model
         self.name = f"openai:{self._model}"
         self._backoff_base_s = backoff_base_s
@@ -406,9 +298,9 @@ class OpenAISummarizer:
             keys.update(client.api_key for client in self._clients.values())
         for key in sorted(keys, key=len, reverse=True):
             if len(key) >= 4:
-                text = text.replace(key, _REDACTED)
-        text = _KEY_LIKE_RE.sub(_REDACTED, text)
-        return _one_line(text)
+                text = text.replace(key, REDACTED)
+        text = KEY_LIKE_RE.sub(REDACTED, text)
+        return one_line(text)
 
     def _client(self) -> openai.AsyncOpenAI:
         loop = asyncio.get_running_loop()
@@ -579,13 +471,13 @@ class OpenAISummarizer:
                 if self._config.stream:
                     return await self._stream_once(client, params, attempt)
                 return await self._complete_once(client, params, attempt)
-            except _ParameterRejected as rejected:
+            except ParameterRejected as rejected:
                 if rejected.parameter in adapted:
                     raise LLMError(f"{self._where} rejected the request: {rejected}") from None
                 adapted.add(rejected.parameter)
                 self._adapt(rejected.parameter)
                 _log.info("%s: %s; resending without it", self._where, rejected)
-            except _Retryable as failure:
+            except Retryable as failure:
                 delay = self._next_wait(failure, attempt.retries, waited_s, started)
                 attempt.retries += 1
                 _log.warning(
@@ -600,7 +492,7 @@ class OpenAISummarizer:
                 waited_s += delay
 
     def _next_wait(
-        self, failure: _Retryable, retries: int, waited_s: float, started: float
+        self, failure: Retryable, retries: int, waited_s: float, started: float
     ) -> float:
         """The wait before the next retry; raises when no retry is left or the wait would pass
         the wait budget or the request's deadline."""
@@ -625,13 +517,13 @@ class OpenAISummarizer:
         elif parameter == "stream_options":
             self._send_stream_options = False
 
-    def _backoff(self, failure: _Retryable, retries: int) -> float:
+    def _backoff(self, failure: Retryable, retries: int) -> float:
         if failure.retry_after_s is not None:
             return failure.retry_after_s
         ceiling = min(self._backoff_max_s, self._backoff_base_s * float(2**retries))
         return ceiling * (0.5 + 0.5 * self._rng())
 
-    def _exhausted(self, failure: _Retryable, retries: int, note: str | None = None) -> LLMError:
+    def _exhausted(self, failure: Retryable, retries: int, note: str | None = None) -> LLMError:
         tries = f"after {retries} {'retry' if retries == 1 else 'retries'}"
         why = f"{tries} ({note})" if note else tries
         if failure.kind == "rate_limit":
@@ -696,8 +588,8 @@ class OpenAISummarizer:
                 "reading stopped, no summary was kept"
             )
         names = {cls.__name__ for cls in type(exc).__mro__}
-        if isinstance(exc, (LLMError, _Retryable, _CallbackError)) or not (
-            names & _TRANSPORT_ERRORS or isinstance(exc, OSError)
+        if isinstance(exc, (LLMError, Retryable, _CallbackError)) or not (
+            names & TRANSPORT_ERRORS or isinstance(exc, OSError)
         ):
             return exc
         if "TimeoutException" in names:
@@ -706,7 +598,7 @@ class OpenAISummarizer:
                 f"(timeout; {body.received:,} bytes had arrived)"
             )
         reason = self._scrub(transport_reason(exc))
-        return _Retryable(
+        return Retryable(
             "dropped", f"the connection dropped after {body.received:,} bytes ({reason})"
         )
 
@@ -743,7 +635,7 @@ class OpenAISummarizer:
                     f"{self._where} did not stream server-sent events "
                     f"(content-type {content_type or 'missing'!r})"
                 )
-            raise _Retryable(
+            raise Retryable(
                 "dropped",
                 f"the stream ended after {body.received:,} bytes, before the summary was finished",
             )
@@ -822,7 +714,7 @@ class OpenAISummarizer:
             return ContextOverflowError(
                 f"{self._where}: the request exceeds the model's context: {detail}"
             )
-        return _Retryable("server", f"error in the answer: {detail}")
+        return Retryable("server", f"error in the answer: {detail}")
 
     def _completion_answer(self, body: bytes, content_type: str) -> _Answer:
         completion = self._decode(body, content_type, what="answered with something")
@@ -861,9 +753,9 @@ class OpenAISummarizer:
             )
         if isinstance(exc, openai.APIConnectionError):
             reason = self._scrub(transport_reason(exc))
-            if not mid_stream and _cause_names(exc) & _UNREACHABLE_CAUSES:
+            if not mid_stream and cause_names(exc) & UNREACHABLE_CAUSES:
                 return UnreachableError(f"cannot connect to {self._where}: {reason}")
-            return _Retryable("dropped", f"the connection dropped before an answer ({reason})")
+            return Retryable("dropped", f"the connection dropped before an answer ({reason})")
         if isinstance(exc, openai.APIResponseValidationError):
             return MalformedResponseError(
                 f"{self._where} answered with something that is not a chat completion ({self._scrub(exc.message)})"
@@ -876,7 +768,7 @@ class OpenAISummarizer:
                 return ContextOverflowError(
                     f"{self._where}: the request exceeds the model's context: {detail}"
                 )
-            return _Retryable("server", f"error event in the stream: {detail}")
+            return Retryable("server", f"error event in the stream: {detail}")
         return LLMError(f"{self._where}: {self._scrub(str(exc)) or type(exc).__name__}")
 
     def _detail(self, exc: openai.APIError) -> str:
@@ -925,14 +817,14 @@ class OpenAISummarizer:
         if status == 429:
             if code == "insufficient_quota":
                 return RateLimitError(f"{self._where}: quota exhausted (HTTP 429): {detail}")
-            return _Retryable(
+            return Retryable(
                 "rate_limit",
                 detail,
                 status=status,
                 retry_after_s=parse_retry_after(exc.response.headers),
             )
         if status in (408, 409) or status >= 500:
-            return _Retryable(
+            return Retryable(
                 "server",
                 f"HTTP {status}: {detail}",
                 status=status,
@@ -941,7 +833,7 @@ class OpenAISummarizer:
         if status == 400:
             rejected = self._rejected_parameter(exc, detail)
             if rejected is not None:
-                return _ParameterRejected(rejected, f"the server does not accept {rejected!r}")
+                return ParameterRejected(rejected, f"the server does not accept {rejected!r}")
         return LLMError(f"{self._where} rejected the request (HTTP {status}): {detail}")
 
     @staticmethod

@@ -34,14 +34,12 @@ from __future__ import annotations
 
 import contextlib
 import ipaddress
-import math
 import select
 import socket
 import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar, Literal
 
@@ -49,7 +47,15 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from core.llm.mock import MockSummarizer
-from core.llm.protocol import ChatMessage, ChatRole
+from core.llm.mock_requests import (
+    Fault,
+    chat_messages,
+    error_answer,
+    overflow_fault,
+    pieces,
+    split_prompt,
+    status_fault,
+)
 from core.tokens import estimate_chars4
 
 DEFAULT_MODEL = "ctxscope-mock"
@@ -133,108 +139,6 @@ def is_loopback_host(host: str) -> bool:
         return False
 
 
-class _Fault(Exception):
-    """An error answer: status, JSON body and extra headers."""
-
-    def __init__(
-        self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None
-    ) -> None:
-        super().__init__(status)
-        self.status = status
-        self.body = body
-        self.headers = headers or {}
-
-
-def _error(
-    status: int, message: str, kind: str, code: str | None = None, param: str | None = None
-) -> _Fault:
-    return _Fault(
-        status, {"error": {"message": message, "type": kind, "param": param, "code": code}}
-    )
-
-
-def _overflow_fault(style: OverflowStyle, limit: int, tokens: int, max_tokens: int) -> _Fault:
-    """The 400 a server of ``style`` answers when the request exceeds its context."""
-    if style == "anthropic":
-        return _Fault(
-            400,
-            {
-                "type": "error",
-                "error": {
-                    "type": "invalid_request_error",
-                    "message": f"prompt is too long: {tokens} tokens > {limit} maximum",
-                },
-            },
-        )
-    if style == "llamacpp":
-        return _Fault(
-            400,
-            {
-                "error": {
-                    "code": 400,
-                    "message": "the request exceeds the available context size, try increasing it",
-                    "type": "exceed_context_size_error",
-                    "n_prompt_tokens": tokens,
-                    "n_ctx": limit,
-                }
-            },
-        )
-    if style == "vllm":
-        return _Fault(
-            400,
-            {
-                "object": "error",
-                "message": (
-                    f"This model's maximum context length is {limit} tokens. However, you requested "
-                    f"{tokens + max_tokens} tokens ({tokens} in the messages, {max_tokens} in the "
-                    "completion). Please reduce the length of the messages or completion."
-                ),
-                "type": "BadRequestError",
-                "param": None,
-                "code": 400,
-            },
-        )
-    if style == "openrouter":
-        return _Fault(
-            400,
-            {
-                "error": {
-                    "message": (
-                        f"This endpoint's maximum context length is {limit} tokens. However, you "
-                        f"requested about {tokens} tokens ({tokens} of text input). Please reduce "
-                        "the length of either one."
-                    ),
-                    "code": 400,
-                }
-            },
-        )
-    return _error(
-        400,
-        f"This model's maximum context length is {limit} tokens. However, your messages resulted "
-        f"in {tokens} tokens. Please reduce the length of the messages.",
-        "invalid_request_error",
-        code="context_length_exceeded",
-        param="messages",
-    )
-
-
-def _status_fault(fault: str, config: MockServerConfig) -> _Fault:
-    """The 429 (with ``Retry-After``) or the 500 of a ``fail_429`` / ``fail_500`` fault."""
-    if fault == "fail_500":
-        return _error(
-            500, "The server had an error while processing your request (mock).", "server_error"
-        )
-    wait = config.retry_after_s
-    headers = {
-        "Retry-After": str(max(0, math.ceil(wait))),
-        "retry-after-ms": str(round(wait * 1000)),
-    }
-    body = _error(
-        429, "Rate limit reached for requests (mock).", "requests", "rate_limit_exceeded"
-    ).body
-    return _Fault(429, body, headers)
-
-
 class _Budgets:
     """Remaining count of each "first K requests" fault."""
 
@@ -291,60 +195,6 @@ class _State:
         with self.settled:
             self.settled.wait_for(lambda: self.in_flight == 0, timeout=wait_s)
             return [dict(e) for e in self.log]
-
-
-def _content_text(content: Any) -> str:
-    """A message's text, whether ``content`` is a string or a list of parts."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for part in content:
-            if isinstance(part, dict) and isinstance(part.get("text"), str):
-                parts.append(part["text"])
-            elif isinstance(part, str):
-                parts.append(part)
-        return "\n".join(parts)
-    raise ValueError("message content must be a string or a list of parts")
-
-
-_ROLES: dict[str, ChatRole] = {
-    "system": "system",
-    "developer": "system",
-    "user": "user",
-    "assistant": "assistant",
-    "tool": "assistant",
-    "function": "assistant",
-}
-
-
-def _chat_messages(raw: Any) -> list[ChatMessage]:
-    if not isinstance(raw, list) or not raw:
-        raise ValueError("'messages' must be a non-empty list")
-    messages = []
-    for index, item in enumerate(raw):
-        if not isinstance(item, dict):
-            raise ValueError(f"messages[{index}] must be an object")
-        role = _ROLES.get(str(item.get("role")))
-        if role is None:
-            raise ValueError(f"messages[{index}].role {item.get('role')!r} is not supported")
-        messages.append(ChatMessage(role=role, content=_content_text(item.get("content"))))
-    return messages
-
-
-def _split_prompt(messages: list[ChatMessage]) -> tuple[list[ChatMessage], str]:
-    """(head, prompt): the last user message is the prompt, every other message the head."""
-    for index in range(len(messages) - 1, -1, -1):
-        if messages[index].role == "user":
-            return messages[:index] + messages[index + 1 :], messages[index].content
-    return messages, ""
-
-
-def _pieces(text: str, size: int) -> Iterator[str]:
-    for start in range(0, len(text), size):
-        yield text[start : start + size]
 
 
 class _ClientGone(Exception):
@@ -437,7 +287,7 @@ class _Handler(BaseHTTPRequestHandler):
             return b""
         length = int(length_header)
         if length < 0 or length > _MAX_BODY_BYTES:
-            raise _error(413, "request body too large", "invalid_request_error")
+            raise error_answer(413, "request body too large", "invalid_request_error")
         return self.rfile.read(length)
 
     def _read_chunked(self) -> bytes:
@@ -451,14 +301,14 @@ class _Handler(BaseHTTPRequestHandler):
             body += self.rfile.read(size)
             self.rfile.readline()
             if len(body) > _MAX_BODY_BYTES:
-                raise _error(413, "request body too large", "invalid_request_error")
+                raise error_answer(413, "request body too large", "invalid_request_error")
 
     def _json_body(self) -> Any:
         raw = self._read_body()
         try:
             return orjson.loads(raw) if raw else {}
         except orjson.JSONDecodeError:
-            raise _error(
+            raise error_answer(
                 400, "the request body is not valid JSON", "invalid_request_error"
             ) from None
 
@@ -487,8 +337,8 @@ class _Handler(BaseHTTPRequestHandler):
             elif path in ("", "/", "/health", "/v1"):
                 self._send_json(200, {"status": "ok"})
             else:
-                raise _error(404, f"no route GET {path}", "invalid_request_error")
-        except _Fault as fault:
+                raise error_answer(404, f"no route GET {path}", "invalid_request_error")
+        except Fault as fault:
             self._send_fault(fault)
         except _ClientGone:
             pass
@@ -507,14 +357,14 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_json(200, self.server.state.config.model_dump(mode="json"))
             else:
                 self._read_body()
-                raise _error(404, f"no route POST {path}", "invalid_request_error")
-        except _Fault as fault:
+                raise error_answer(404, f"no route POST {path}", "invalid_request_error")
+        except Fault as fault:
             with contextlib.suppress(_ClientGone):
                 self._send_fault(fault)
         except _ClientGone:
             pass
 
-    def _send_fault(self, fault: _Fault) -> None:
+    def _send_fault(self, fault: Fault) -> None:
         self._send_json(fault.status, fault.body, fault.headers)
 
     @staticmethod
@@ -522,8 +372,8 @@ class _Handler(BaseHTTPRequestHandler):
         return {"id": name, "object": "model", "created": 0, "owned_by": "ctxscope"}
 
     @staticmethod
-    def _unknown_model(name: str) -> _Fault:
-        return _error(
+    def _unknown_model(name: str) -> Fault:
+        return error_answer(
             404,
             f"The model `{name}` does not exist or you do not have access to it.",
             "invalid_request_error",
@@ -539,7 +389,7 @@ class _Handler(BaseHTTPRequestHandler):
         if sent != config.api_key:
             # Echo what was sent, as some proxies do: clients must scrub keys from errors.
             shown = sent or "(none)"
-            raise _error(
+            raise error_answer(
                 401,
                 f"Incorrect API key provided: {shown}. Check the key and try again.",
                 "invalid_request_error",
@@ -549,7 +399,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _configure(self, body: Any) -> None:
         state = self.server.state
         if not isinstance(body, dict):
-            raise _error(400, "the configuration must be a JSON object", "invalid_request_error")
+            raise error_answer(
+                400, "the configuration must be a JSON object", "invalid_request_error"
+            )
         try:
             merged = state.startup.model_dump()
             merged.update(body)
@@ -557,7 +409,7 @@ class _Handler(BaseHTTPRequestHandler):
         except ValidationError as exc:
             first = exc.errors()[0]
             field = ".".join(str(p) for p in first["loc"]) or "config"
-            raise _error(400, f"{field}: {first['msg']}", "invalid_request_error") from None
+            raise error_answer(400, f"{field}: {first['msg']}", "invalid_request_error") from None
         state.apply(config)
         self._send_json(200, config.model_dump(mode="json"))
 
@@ -587,7 +439,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             self._chat_answer(config, body, entry, started)
             self._drip_s = None
-        except _Fault as fault:
+        except Fault as fault:
             self._drip_s = None
             entry["status"] = fault.status
             self._send_fault(fault)
@@ -606,7 +458,9 @@ class _Handler(BaseHTTPRequestHandler):
     ) -> None:
         state = self.server.state
         if not isinstance(body, dict):
-            raise _error(400, "the request body must be a JSON object", "invalid_request_error")
+            raise error_answer(
+                400, "the request body must be a JSON object", "invalid_request_error"
+            )
         model = body.get("model")
         stream = body.get("stream") is True and not config.ignore_stream
         entry["model"] = model
@@ -617,7 +471,7 @@ class _Handler(BaseHTTPRequestHandler):
             raise self._unknown_model(str(model))
         if config.reject_max_tokens and "max_tokens" in body:
             entry["fault"] = "reject-max-tokens"
-            raise _error(
+            raise error_answer(
                 400,
                 "Unsupported parameter: 'max_tokens' is not supported with this model. "
                 "Use 'max_completion_tokens' instead.",
@@ -626,14 +480,16 @@ class _Handler(BaseHTTPRequestHandler):
                 param="max_tokens",
             )
         try:
-            messages = _chat_messages(body.get("messages"))
+            messages = chat_messages(body.get("messages"))
         except ValueError as exc:
-            raise _error(400, str(exc), "invalid_request_error", param="messages") from None
+            raise error_answer(400, str(exc), "invalid_request_error", param="messages") from None
         max_tokens = (
             body.get("max_completion_tokens") or body.get("max_tokens") or DEFAULT_MAX_TOKENS
         )
         if not isinstance(max_tokens, int) or max_tokens < 1:
-            raise _error(400, "max_tokens must be a positive integer", "invalid_request_error")
+            raise error_answer(
+                400, "max_tokens must be a positive integer", "invalid_request_error"
+            )
 
         with state.lock:
             fault = next(
@@ -642,7 +498,7 @@ class _Handler(BaseHTTPRequestHandler):
             )
         if fault in ("fail_429", "fail_500"):
             entry["fault"] = fault.removeprefix("fail_")
-            raise _status_fault(fault, config)
+            raise status_fault(fault, config)
 
         if fault in ("stall", "huge"):
             entry["fault"] = fault
@@ -656,7 +512,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._drip_s = config.drip_interval_s
 
         if config.delay_s and self.server.stopping.wait(config.delay_s):
-            raise _error(503, "the mock server is shutting down", "server_error")
+            raise error_answer(503, "the mock server is shutting down", "server_error")
 
         summarizer = MockSummarizer()
         prompt_tokens = summarizer.request_tokens(messages, "")
@@ -664,14 +520,14 @@ class _Handler(BaseHTTPRequestHandler):
         limit = config.context_limit_tokens
         if limit is not None and prompt_tokens > limit:
             entry["fault"] = "context-limit"
-            raise _overflow_fault(config.overflow_style, limit, prompt_tokens, max_tokens)
+            raise overflow_fault(config.overflow_style, limit, prompt_tokens, max_tokens)
 
         if fault == "malformed":
             entry["fault"] = f"malformed-{config.malformed_kind}"
             self._send_malformed(config.malformed_kind, stream, model)
             return
 
-        head, prompt = _split_prompt(messages)
+        head, prompt = split_prompt(messages)
         text = summarizer.write(head, prompt, max_tokens)
         completion_tokens = estimate_chars4(text)
         entry["completion_tokens"] = completion_tokens
@@ -763,7 +619,7 @@ class _Handler(BaseHTTPRequestHandler):
         ]
         events.extend(
             chunk([{"index": 0, "delta": {"content": piece}, "finish_reason": None}])
-            for piece in _pieces(text, config.chunk_chars)
+            for piece in pieces(text, config.chunk_chars)
         )
         events.append(chunk([{"index": 0, "delta": {}, "finish_reason": "stop"}]))
         if usage is not None and config.send_usage:
