@@ -216,7 +216,7 @@ class _Running:
 def breakdown(session: Session, *, estimator: str = DEFAULT_ESTIMATOR) -> ContextBreakdown:
     """The context breakdown of every call of ``session`` (see the module docstring)."""
     counter = get_counter(estimator)
-    walk = RecordedWalk.of(session)
+    walk = RecordedWalk(session)
     messages = session.messages
     parts: dict[int, Parts] = {}
 

@@ -65,12 +65,6 @@ class RecordedWalk:
         # placed once per session, shared with the replay (core.replay.recorded.placed)
         self.calls, self.recorded = placed(session)
 
-    @classmethod
-    def of(cls, session: Session) -> RecordedWalk:
-        """The walk of ``session`` (its calls and compactions as placed once for the replay and
-        every report: making one is cheap)."""
-        return cls(session)
-
     def steps(self) -> Iterator[Step]:
         """The walk (see the module docstring)."""
         calls, recorded = self.calls, self.recorded
@@ -102,4 +96,4 @@ def _compaction(rc: RecordedCompaction, context: list[int]) -> CompactionStep:
 
 def walk_recorded(session: Session) -> Iterator[Step]:
     """Walk ``session``'s recorded context (see the module docstring)."""
-    return RecordedWalk.of(session).steps()
+    return RecordedWalk(session).steps()

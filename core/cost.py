@@ -205,7 +205,7 @@ def _day(message: Message) -> str | None:
 
 def session_cost(session: Session) -> SessionCost:
     """The cost of ``session`` (see the module docstring)."""
-    walk = RecordedWalk.of(session)
+    walk = RecordedWalk(session)
     calls = walk.calls
     per_call: list[CallCost] = []
     other: list[CallCost] = []

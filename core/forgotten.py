@@ -175,7 +175,7 @@ def recorded_heads(session: Session) -> dict[int, CompactionStep]:
     """Each recorded compaction that took effect, by its index in ``Session.compactions``."""
     return {
         step.compaction.index: step
-        for step in RecordedWalk.of(session).steps()
+        for step in RecordedWalk(session).steps()
         if isinstance(step, CompactionStep)
     }
 
