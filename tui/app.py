@@ -62,10 +62,13 @@ class CtxscopeApp(App[None]):
         live: bool = True,
         use_cache: bool = True,
         jobs: int | None = None,
+        read_only: bool = False,
     ) -> None:
         """``use_cache``, ``jobs``: the picker's analysis of the sessions it lists reads and
-        fills the analysis cache, in ``jobs`` processes (default one per core; 1: in a thread)."""
+        fills the analysis cache, in ``jobs`` processes (default one per core; 1: in a thread).
+        ``read_only``: the UI writes no file the user names (saving a policy is refused)."""
         super().__init__()
+        self.read_only = read_only
         self.start_path = path
         self.window = window
         self.policy = policy
@@ -200,9 +203,13 @@ def _terminal_fd() -> int | None:
 
 
 def run_app(
-    path: str | None = None, window: int | None = None, policy_name: str | None = None
+    path: str | None = None,
+    window: int | None = None,
+    policy_name: str | None = None,
+    *,
+    read_only: bool = False,
 ) -> None:
-    """Run the TUI (``ctxscope [PATH] [--window N] [--policy P]``).
+    """Run the TUI (``ctxscope [PATH] [--window N] [--policy P] [--read-only]``).
 
     A bad ``--policy`` or ``--window`` is a one-line error on stderr and exit status 2; a bad
     PATH opens the picker with the error shown there.
@@ -221,7 +228,7 @@ def run_app(
             f"ctxscope: --window must be a positive number of tokens, not {window}", file=sys.stderr
         )
         raise SystemExit(2)
-    app = CtxscopeApp(path, window=window, policy=policy)
+    app = CtxscopeApp(path, window=window, policy=policy, read_only=read_only)
     app.run()
     if app.return_code:
         raise SystemExit(app.return_code)
