@@ -317,11 +317,11 @@ async def test_a_closed_sockets_process_group_ends(stubborn: Served) -> None:
 async def test_stopping_the_server_ends_every_session(tmp_path: Path) -> None:
     script = tmp_path / "fake_app.py"
     script.write_text(FAKE_APP, encoding="utf-8")
-    running = await start(shlex.join([sys.executable, str(script), "polite"]))
+    running = await start(shlex.join([sys.executable, str(script), "stubborn"]))
     socket = await running.connect()
     started = await report(socket)
     pid, child = int(started["pid"]), int(started["child"])
-    await running.stop()
+    await asyncio.wait_for(running.stop(), DEADLINE_S)
     await until(lambda: not alive(pid) and not alive(child), "the app and its child are gone")
 
 
