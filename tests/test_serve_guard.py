@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shlex
 import sys
 import time
@@ -18,7 +19,12 @@ from pathlib import Path
 import aiohttp
 import pytest
 from aiohttp import web
+from click.testing import CliRunner
 
+from core import prices
+from core.analysis_cache import READ_ONLY_ENV, AnalysisCache, Fingerprint
+from tui.app import CtxscopeApp
+from tui.cli import cli
 from tui.commands.serve import TEMPLATES, app_command
 from tui.commands.serve_guard import BUSY_CODE, COLUMNS, ROWS, GuardedServer
 
@@ -368,6 +374,37 @@ async def test_saving_a_policy_from_the_browser(tmp_path: Path, read_only: bool)
     finally:
         await running.stop()
     assert target.exists() is not read_only
+    cache = Path(os.environ["XDG_CACHE_HOME"])  # the test's own (conftest.py)
+    written = sorted(str(p.relative_to(cache)) for p in cache.rglob("*") if p.is_file())
+    if read_only:
+        assert written == []
+    else:
+        assert "ctxscope/prices.json" in written  # the price memo, as a writing ctxscope keeps it
+
+
+def test_read_only_keeps_the_caches_as_they_are(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(READ_ONLY_ENV, "1")
+    folder = tmp_path / "cache"
+    AnalysisCache(folder, version="1").put("row", "/a/session.jsonl", Fingerprint(1, 2), b"{}")
+    prices._Memo().entry("claude-sonnet-4-5", None, None)
+    assert not folder.exists() and not prices._memo_path().exists()
+    monkeypatch.delenv(READ_ONLY_ENV)  # the same calls, writing
+    AnalysisCache(folder, version="1").put("row", "/a/session.jsonl", Fingerprint(1, 2), b"{}")
+    prices._Memo().entry("claude-sonnet-4-5", None, None)
+    assert (folder / "analyses.sqlite").exists() and prices._memo_path().exists()
+
+
+def test_open_read_only_sets_the_switch_its_workers_inherit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(READ_ONLY_ENV, raising=False)
+    apps: list[CtxscopeApp] = []
+    monkeypatch.setattr(CtxscopeApp, "run", lambda self, **_: apps.append(self))
+    result = CliRunner().invoke(cli, ["open", "--read-only"])
+    assert result.exit_code == 0, result.output
+    assert apps[0].read_only and os.environ[READ_ONLY_ENV] == "1"
 
 
 class Screen:

@@ -19,6 +19,7 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.widgets import Input
 
+from core.analysis_cache import READ_ONLY_ENV
 from core.file_kind import unreadable_reason
 from core.policy import Policy, PolicyError, resolve_policy
 from tui.commands_palette import CtxscopeCommands
@@ -212,7 +213,9 @@ def run_app(
     """Run the TUI (``ctxscope [PATH] [--window N] [--policy P] [--read-only]``).
 
     A bad ``--policy`` or ``--window`` is a one-line error on stderr and exit status 2; a bad
-    PATH opens the picker with the error shown there.
+    PATH opens the picker with the error shown there. ``read_only``: no file is written (saving
+    a policy is refused; the caches are read, not written: ``CTXSCOPE_READ_ONLY=1``, which the
+    picker's worker processes inherit).
     """
     policy: Policy | None = None
     if policy_name == INFERRED:  # worked out from the session once it is replayed
@@ -228,6 +231,8 @@ def run_app(
             f"ctxscope: --window must be a positive number of tokens, not {window}", file=sys.stderr
         )
         raise SystemExit(2)
+    if read_only:  # the caches too, in this process and in the picker's workers
+        os.environ[READ_ONLY_ENV] = "1"
     app = CtxscopeApp(path, window=window, policy=policy, read_only=read_only)
     app.run()
     if app.return_code:
