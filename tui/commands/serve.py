@@ -14,7 +14,7 @@ websocket and downloads are refused without it; the websocket also refuses anoth
 once, each in a terminal of bounded size, and a tab's process ends when the tab closes.
 
 A browser's ctxscope writes no file (``open --read-only``: saving a policy is refused with a
-notification) unless ``serve`` is given ``--allow-writes``.
+notification, the caches are read and not written) unless ``serve`` is given ``--allow-writes``.
 """
 
 from __future__ import annotations
