@@ -57,6 +57,8 @@ while True:
     if len(head) < 5:
         break
     body = read(int.from_bytes(head[1:], "big"))
+    if body == b"exit":  # the app ends by itself (the user pressed q)
+        break
     if head[:1] == b"D":
         send(keys=body.decode())
         continue
@@ -68,7 +70,7 @@ while True:
 child.kill()
 """
 """Stands in for ``python -m tui open``: reports its pid, its child's and its size, echoes each
-resize and key, quits when told (unless ``stubborn``)."""
+resize and key, quits when told (unless ``stubborn``) and when it reads the key ``exit``."""
 
 
 @dataclass
@@ -112,20 +114,23 @@ async def start(command: str, *, max_sessions: int = 2) -> Served:
     return Served(server, f"http://127.0.0.1:{port}", http, stop)
 
 
+def fake_app(folder: Path, mode: str) -> str:
+    """The command of :data:`FAKE_APP` (``polite`` or ``stubborn``), written in ``folder``."""
+    script = folder / "fake_app.py"
+    script.write_text(FAKE_APP, encoding="utf-8")
+    return shlex.join([sys.executable, str(script), mode])
+
+
 @pytest.fixture
 async def served(tmp_path: Path) -> AsyncIterator[Served]:
-    script = tmp_path / "fake_app.py"
-    script.write_text(FAKE_APP, encoding="utf-8")
-    running = await start(shlex.join([sys.executable, str(script), "polite"]))
+    running = await start(fake_app(tmp_path, "polite"))
     yield running
     await running.stop()
 
 
 @pytest.fixture
 async def stubborn(tmp_path: Path) -> AsyncIterator[Served]:
-    script = tmp_path / "fake_app.py"
-    script.write_text(FAKE_APP, encoding="utf-8")
-    running = await start(shlex.join([sys.executable, str(script), "stubborn"]))
+    running = await start(fake_app(tmp_path, "stubborn"))
     yield running
     await running.stop()
 
@@ -320,10 +325,17 @@ async def test_a_closed_sockets_process_group_ends(stubborn: Served) -> None:
     await until(lambda: not stubborn.server.sessions, "the session is forgotten")
 
 
+async def test_an_app_that_ends_closes_its_socket_and_frees_its_place(served: Served) -> None:
+    socket = await served.connect()
+    pid = int((await report(socket))["pid"])
+    await socket.send_str(json.dumps(["stdin", "exit"]))
+    closing = await socket.receive(timeout=DEADLINE_S)
+    assert closing.type == aiohttp.WSMsgType.CLOSE
+    await until(lambda: not served.server.sessions and not alive(pid), "the session ended")
+
+
 async def test_stopping_the_server_ends_every_session(tmp_path: Path) -> None:
-    script = tmp_path / "fake_app.py"
-    script.write_text(FAKE_APP, encoding="utf-8")
-    running = await start(shlex.join([sys.executable, str(script), "stubborn"]))
+    running = await start(fake_app(tmp_path, "stubborn"))
     socket = await running.connect()
     started = await report(socket)
     pid, child = int(started["pid"]), int(started["child"])
