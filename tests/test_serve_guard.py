@@ -411,7 +411,7 @@ def test_read_only_keeps_the_caches_as_they_are(
 def test_open_read_only_sets_the_switch_its_workers_inherit(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.delenv(READ_ONLY_ENV, raising=False)
+    monkeypatch.setenv(READ_ONLY_ENV, "0")  # (so that the "1" run_app sets is undone after)
     apps: list[CtxscopeApp] = []
     monkeypatch.setattr(CtxscopeApp, "run", lambda self, **_: apps.append(self))
     result = CliRunner().invoke(cli, ["open", "--read-only"])
