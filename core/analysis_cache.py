@@ -11,6 +11,10 @@ is created 0700 and the file 0600, since the rows hold project paths, models and
 cache is a convenience: a cache that cannot be opened or written (read-only home, a damaged
 file) is left alone and the run goes on without it.
 
+With ``CTXSCOPE_READ_ONLY=1`` in the environment (:func:`read_only`: ``ctxscope open
+--read-only``, which every tab of ``ctxscope serve`` runs) the cache is read and never written;
+so is the price memo (:mod:`core.prices`) kept in the same folder.
+
 Fingerprints (:func:`fingerprint`):
 
 * a file: its size and modification time in nanoseconds;
@@ -54,6 +58,16 @@ class Fingerprint(NamedTuple):
     mtime_ns: int
     """Modification time in nanoseconds (the latest one in a storage folder, plus the count of
     its files, so that removing a file changes it too)."""
+
+
+READ_ONLY_ENV = "CTXSCOPE_READ_ONLY"
+"""The environment variable that, set to ``1``, keeps every cache of this process and of the
+processes it starts from being written."""
+
+
+def read_only() -> bool:
+    """Whether the caches are only read here (``CTXSCOPE_READ_ONLY=1``)."""
+    return os.environ.get(READ_ONLY_ENV) == "1"
 
 
 def cache_dir() -> Path:
@@ -174,8 +188,8 @@ class AnalysisCache:
             self.put_many(kind, [(path, print_, data)])
 
     def put_many(self, kind: str, items: list[tuple[str, Fingerprint, bytes]]) -> None:
-        """Store several analyses in one transaction."""
-        if not items:
+        """Store several analyses in one transaction (nothing when :func:`read_only`)."""
+        if not items or read_only():
             return
         with self._connection(create=True) as conn:
             if conn is None:

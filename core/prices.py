@@ -219,7 +219,9 @@ class _Memo:
         return self._entries
 
     def _save(self, entries: dict[str, _Entry | str]) -> None:
-        if not self._stamp:
+        from core.analysis_cache import read_only
+
+        if not self._stamp or read_only():
             return
         import orjson
 

@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import aiohttp
 import pytest
 from chromium import Chromium, find_chromium
 from click.testing import CliRunner
@@ -75,13 +76,17 @@ def test_each_browser_runs_this_python_on_the_session_quoted(tmp_path: Path) -> 
         "-m",
         "tui",
         "open",
+        "--read-only",
         "--window",
         "1000",
         "--policy",
         "pi",
         str(odd.resolve()),
     ]
-    assert shlex.split(app_command(None, window=None, policy_spec=None))[-1] == "open"
+    assert shlex.split(app_command(None, window=None, policy_spec=None))[-2:] == [
+        "open",
+        "--read-only",
+    ]
 
 
 @pytest.fixture
@@ -127,19 +132,50 @@ def chromium() -> str:
     return binary
 
 
+async def test_the_printed_address_carries_the_token_the_page_needs(server: str) -> None:
+    base, _mark, token = server.partition("/?token=")
+    assert len(token) >= 40  # secrets.token_urlsafe(32)
+    async with aiohttp.ClientSession() as http:
+        await _listening(http, base)
+        for url in (f"{base}/", f"{base}/?token=x{token}"):
+            async with http.get(url) as answer:
+                assert answer.status == 403, url
+        async with http.get(server) as answer:
+            assert answer.status == 200
+            assert f"/ws/{token}" in await answer.text()
+
+
+async def _listening(http: aiohttp.ClientSession, base: str) -> None:
+    """Wait until the server answers (it prints its address before it listens)."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            async with http.get(f"{base}/static/css/xterm.css"):
+                return
+        except aiohttp.ClientConnectionError:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.1)
+
+
+EXPECTED = ("overflow.jsonl", "200,000", "209,658")
+"""On the browser's terminal once the session is loaded and replayed: the session screen's
+title, the window and the recorded peak."""
+
+
 async def test_the_session_screen_renders_in_a_real_browser(chromium: str, server: str) -> None:
     async with Chromium(chromium, width=1400, height=900) as browser:
         await browser.send("Page.enable")
         await browser.send("Page.addScriptToEvaluateOnNewDocument", source=HOOK)
         await browser.send("Page.navigate", url=server)
-        screen = ""
+        screen, title = "", ""
         deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline:  # until everything asserted below is drawn
             screen = await browser.evaluate(SCREEN) or ""
-            if "209,658" in screen:
+            title = await browser.evaluate("document.title") or ""
+            if all(text in screen for text in EXPECTED) and title == "ctxscope overflow.jsonl":
                 break
             await asyncio.sleep(0.5)
-        title = await browser.evaluate("document.title")
     assert "overflow.jsonl" in screen, screen  # the session screen's title
     assert "200,000" in screen  # the window
     assert "209,658" in screen  # the recorded peak, once the session is loaded and replayed

@@ -19,6 +19,7 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.widgets import Input
 
+from core.analysis_cache import READ_ONLY_ENV
 from core.file_kind import unreadable_reason
 from core.policy import Policy, PolicyError, resolve_policy
 from tui.commands_palette import CtxscopeCommands
@@ -62,10 +63,13 @@ class CtxscopeApp(App[None]):
         live: bool = True,
         use_cache: bool = True,
         jobs: int | None = None,
+        read_only: bool = False,
     ) -> None:
         """``use_cache``, ``jobs``: the picker's analysis of the sessions it lists reads and
-        fills the analysis cache, in ``jobs`` processes (default one per core; 1: in a thread)."""
+        fills the analysis cache, in ``jobs`` processes (default one per core; 1: in a thread).
+        ``read_only``: the UI writes no file the user names (saving a policy is refused)."""
         super().__init__()
+        self.read_only = read_only
         self.start_path = path
         self.window = window
         self.policy = policy
@@ -200,12 +204,18 @@ def _terminal_fd() -> int | None:
 
 
 def run_app(
-    path: str | None = None, window: int | None = None, policy_name: str | None = None
+    path: str | None = None,
+    window: int | None = None,
+    policy_name: str | None = None,
+    *,
+    read_only: bool = False,
 ) -> None:
-    """Run the TUI (``ctxscope [PATH] [--window N] [--policy P]``).
+    """Run the TUI (``ctxscope [PATH] [--window N] [--policy P] [--read-only]``).
 
     A bad ``--policy`` or ``--window`` is a one-line error on stderr and exit status 2; a bad
-    PATH opens the picker with the error shown there.
+    PATH opens the picker with the error shown there. ``read_only``: no file is written (saving
+    a policy is refused; the caches are read, not written: ``CTXSCOPE_READ_ONLY=1``, which the
+    picker's worker processes inherit).
     """
     policy: Policy | None = None
     if policy_name == INFERRED:  # worked out from the session once it is replayed
@@ -221,7 +231,9 @@ def run_app(
             f"ctxscope: --window must be a positive number of tokens, not {window}", file=sys.stderr
         )
         raise SystemExit(2)
-    app = CtxscopeApp(path, window=window, policy=policy)
+    if read_only:  # the caches too, in this process and in the picker's workers
+        os.environ[READ_ONLY_ENV] = "1"
+    app = CtxscopeApp(path, window=window, policy=policy, read_only=read_only)
     app.run()
     if app.return_code:
         raise SystemExit(app.return_code)

@@ -126,11 +126,18 @@ class LazyGroup(click.Group):
 @click.option(
     "--policy", "policy_name", default=None, help="Policy preset name or TOML file to start with."
 )
-def open_command(path: str | None, window: int | None, policy_name: str | None) -> None:
+@click.option(
+    "--read-only",
+    is_flag=True,
+    help="Write no file (saving a policy is refused); ctxscope serve runs each browser's so.",
+)
+def open_command(
+    path: str | None, window: int | None, policy_name: str | None, read_only: bool
+) -> None:
     """Open the terminal UI on PATH (or on the session picker)."""
     from tui.app import run_app  # Textual is imported only when the UI runs
 
-    run_app(path=path, window=window, policy_name=policy_name)
+    run_app(path=path, window=window, policy_name=policy_name, read_only=read_only)
 
 
 @click.group(cls=LazyGroup, invoke_without_command=True)

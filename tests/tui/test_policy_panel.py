@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from textual.widgets import Input, Select, Switch
+from textual.widgets import Input, Label, Select, Switch
 from views_fixtures import Host
 
 from core.policy import PRESETS, get_preset, load_policy
@@ -257,3 +257,16 @@ async def test_the_compaction_fields_of_issue_12_have_rows_and_help() -> None:
             assert widget.is_mounted
             row = panel.query_one(f"#{specs[path].widget_id}-row")
             assert specs[path].help[:30] in str(row.query_one(".pp-help").render())
+
+
+async def test_focus_asked_for_before_the_fields_exist_lands_on_the_preset() -> None:
+    """``p`` pressed as a session appears: the panel is told to focus before it has composed
+    its fields (this raised NoMatches and ended the app)."""
+    app = Host(Label("host"))
+    async with app.run_test(size=SIZE) as pilot:
+        panel = PolicyPanel(get_preset("pi"))
+        mounting = app.mount(panel)
+        panel.focus()
+        await mounting
+        await pilot.pause()
+        assert isinstance(app.focused, Select) and app.focused.id == "pp-preset"

@@ -5,10 +5,16 @@ or on the session picker without one, drawn in the page by textual-serve's termi
 textual-serve's own less its link to Google Fonts (``tui/serve_templates/``): the browser asks
 nothing of anyone but this server.
 
-Whoever reaches the port can read every session the UI can open, so the server binds to loopback
+Whoever drives the page can read every session the UI can open, so the server binds to loopback
 (127.0.0.1) unless ``--host`` names another address *and* ``--public`` says that is meant; then a
 warning says what it exposes. ``--port 0`` picks a free port. The address to open is printed as
-``ctxscope serve: http://HOST:PORT/``.
+``ctxscope serve: http://HOST:PORT/?token=TOKEN``: the token is made at start, and the page, its
+websocket and downloads are refused without it; the websocket also refuses another site's
+``Origin`` (:mod:`tui.commands.serve_guard`). At most ``--max-sessions`` tabs (default 2) run at
+once, each in a terminal of bounded size, and a tab's process ends when the tab closes.
+
+A browser's ctxscope writes no file (``open --read-only``: saving a policy is refused with a
+notification, the caches are read and not written) unless ``serve`` is given ``--allow-writes``.
 """
 
 from __future__ import annotations
@@ -23,6 +29,9 @@ import click
 from core.llm.mock_server import is_loopback_host
 from tui.commands._options import policy_option, window_option
 from tui.render import fail
+
+DEFAULT_MAX_SESSIONS = 2
+"""How many browser tabs may run a ctxscope at once unless ``--max-sessions`` says otherwise."""
 
 DEFAULT_PORT = 8000
 """The port served when ``--port`` is not given (textual-serve's own default)."""
@@ -62,6 +71,18 @@ def exposure(host: str) -> str | None:
     is_flag=True,
     help="Allow a --host other than loopback (the sessions become readable from the network).",
 )
+@click.option(
+    "--max-sessions",
+    type=click.IntRange(1, 64),
+    default=DEFAULT_MAX_SESSIONS,
+    show_default=True,
+    help="How many browser tabs may run a ctxscope at once (each is a process).",
+)
+@click.option(
+    "--allow-writes",
+    is_flag=True,
+    help="Let the browser's ctxscope write files (saving a policy); refused by default.",
+)
 @window_option
 @policy_option
 def serve(
@@ -69,6 +90,8 @@ def serve(
     host: str,
     port: int,
     public: bool,
+    max_sessions: int,
+    allow_writes: bool,
     window: int | None,
     policy_spec: str | None,
 ) -> None:
@@ -82,25 +105,32 @@ def serve(
         fail("serve", f"{path}: no such file or directory")
     if port == 0:
         port = _free_port(host)
-    from textual_serve.server import Server  # aiohttp is imported only when serving
+    from tui.commands.serve_guard import GuardedServer, new_token  # aiohttp: only when serving
 
-    url = f"http://{_url_host(host)}:{port}"
-    server = Server(
-        app_command(path, window=window, policy_spec=policy_spec),
+    token = new_token()
+    server = GuardedServer(
+        app_command(path, window=window, policy_spec=policy_spec, read_only=not allow_writes),
+        token=token,
+        max_sessions=max_sessions,
         host=host,
         port=port,
         title=f"ctxscope {Path(path).name}" if path else "ctxscope",
-        public_url=url,
         templates_path=TEMPLATES,
     )
-    click.echo(f"ctxscope serve: {url}/")
+    click.echo(f"ctxscope serve: http://{_url_host(host)}:{port}/?token={token}")
+    click.echo("ctxscope serve: Ctrl+C stops the server and every session.")
     sys.stdout.flush()
     server.serve()
 
 
-def app_command(path: str | None, *, window: int | None, policy_spec: str | None) -> str:
-    """The shell command textual-serve runs for each browser: this Python, ``-m tui open``."""
+def app_command(
+    path: str | None, *, window: int | None, policy_spec: str | None, read_only: bool = True
+) -> str:
+    """The shell command textual-serve runs for each browser: this Python, ``-m tui open``
+    (``--read-only`` unless writes are allowed)."""
     words = [sys.executable, "-m", "tui", "open"]
+    if read_only:
+        words.append("--read-only")
     if window is not None:
         words += ["--window", str(window)]
     if policy_spec is not None:

@@ -381,8 +381,14 @@ class PolicyPanel(Widget):
         self.set_class(self.size.height < self.SHORT_ROWS, "-short")
 
     def focus(self, scroll_visible: bool = True) -> PolicyPanel:
-        """Focus the preset switcher (the panel itself takes no focus)."""
-        self.query_one("#pp-preset", Select).focus(scroll_visible)
+        """Focus the preset switcher (the panel itself takes no focus); asked for before the
+        panel has composed its fields (``p`` pressed as the session appears), once it has."""
+        switchers = self.query("#pp-preset").results(Select)
+        switcher = next(switchers, None)
+        if switcher is not None:
+            switcher.focus(scroll_visible)
+        elif self.is_attached:
+            self.call_after_refresh(self.focus, scroll_visible)
         return self
 
     # -- sections --------------------------------------------------------------------------------
@@ -651,8 +657,24 @@ class PolicyPanel(Widget):
         event.stop()
         self.action_load()
 
+    def writes_refused(self) -> bool:
+        """True, with a notification saying why, when the app writes no file (``read_only``:
+        ``ctxscope open --read-only``, which ``ctxscope serve`` runs without ``--allow-writes``)."""
+        if not getattr(self.app, "read_only", False):
+            return False
+        self.app.notify(
+            "This ctxscope writes no file (a browser session of ctxscope serve; start serve "
+            "with --allow-writes to save from the browser).",
+            title="Save policy",
+            severity="error",
+            timeout=10,
+        )
+        return True
+
     def action_save(self) -> None:
         """Ask for a path and write the policy there as TOML."""
+        if self.writes_refused():
+            return
 
         def chosen(path: str | None) -> None:
             if path:
@@ -685,7 +707,10 @@ class PolicyPanel(Widget):
         )
 
     def save_to(self, path: str) -> bool:
-        """Write the policy to ``path``; a failure is a notification. Returns success."""
+        """Write the policy to ``path``; a failure (or read-only mode) is a notification.
+        Returns success."""
+        if self.writes_refused():
+            return False
         target = Path(path).expanduser()
         try:
             save_policy(self.policy, target)
