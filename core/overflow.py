@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Literal
 
-from core.models import Message, Role, Usage, UsageConvention
+from core.models import BEFORE_REPLY_CONVENTIONS, Message, Role, Usage
 from core.overflow_errors import is_context_overflow_message as _recognise_overflow
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ def context_after_reply(usage: Usage) -> int:
 
 def recorded_kind(usage: Usage) -> RecordedKind:
     """Whether :func:`context_tokens` is measured before or after the reply."""
-    if usage.convention is UsageConvention.ANTHROPIC:
+    if usage.convention in BEFORE_REPLY_CONVENTIONS:
         return "before-reply"
     return "after-reply"
 
