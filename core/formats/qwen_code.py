@@ -39,7 +39,7 @@ from core.formats.gemini_parts import (
     visible_text,
 )
 from core.formats.jsonl import head_records, read_jsonl
-from core.models import Role, Session, SourceFormat, ToolResult
+from core.models import CompactionTrigger, Role, Session, SourceFormat, ToolResult
 
 FORMAT = SourceFormat.QWEN_CODE
 PARTIAL_READS = False
@@ -247,7 +247,9 @@ class _Reader:
         history = history if isinstance(history, list) else []
         summary = visible_text(parts_of(history[0])) if history else ""
         reason = as_str(info.get("triggerReason"))
-        trigger = "manual" if reason == "manual" else ("auto" if reason else "unknown")
+        trigger: CompactionTrigger = (
+            "manual" if reason == "manual" else ("auto" if reason else "unknown")
+        )
         event = self.builder.add_compaction(
             trigger=trigger,
             tokens_before=self.builder.optional_count(

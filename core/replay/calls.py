@@ -118,9 +118,7 @@ class Calls:
         """The side of the reply of a call without usage: the session's first convention, else
         the recording agent's habit."""
         if first_convention is not None:
-            return (
-                "before-reply" if first_convention in BEFORE_REPLY_CONVENTIONS else "after-reply"
-            )
+            return "before-reply" if first_convention in BEFORE_REPLY_CONVENTIONS else "after-reply"
         if self.session.format in _AFTER_REPLY_FORMATS:
             return "after-reply"
         return "before-reply"
