@@ -556,7 +556,12 @@ def _epoch(value: float) -> float:
 
 
 def _describe_gemini(found: DiscoveredSession) -> None:
-    """The id, first prompt and (for the JSON Lines form) the directory of a Gemini CLI chat."""
+    """The id, first prompt and (for the JSON Lines form) the directory of a Gemini CLI chat;
+    the older single-JSON form is read whole when it is small, else its id is found in its
+    head."""
+    if found.path.endswith(".json"):
+        _describe_gemini_single(found)
+        return
     for record in _head_records(Path(found.path), HEAD_BYTES):
         if isinstance(record.get("sessionId"), str) and "projectHash" in record:
             found.session_id = record["sessionId"]
@@ -569,6 +574,27 @@ def _describe_gemini(found: DiscoveredSession) -> None:
                 found.title = _one_line(text)
         if found.title and found.session_id:
             return
+
+
+_GEMINI_SESSION_ID = re.compile(rb'"sessionId"\s*:\s*"([^"]{1,200})"')
+
+
+def _describe_gemini_single(found: DiscoveredSession) -> None:
+    record = _read_small_json(Path(found.path))
+    if not isinstance(record, dict):
+        with contextlib.suppress(OSError), open_regular(found.path) as handle:
+            match = _GEMINI_SESSION_ID.search(handle.read(HEAD_BYTES))
+            if match:
+                found.session_id = match.group(1).decode("utf-8", "replace")
+        return
+    found.session_id = as_str(record.get("sessionId"))
+    messages = record.get("messages")
+    for message in messages if isinstance(messages, list) else []:
+        if isinstance(message, dict) and message.get("type") == "user":
+            text = _gemini_text(message.get("content"))
+            if text:
+                found.title = _one_line(text)
+                return
 
 
 def _describe_qwen(found: DiscoveredSession) -> None:

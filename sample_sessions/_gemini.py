@@ -241,13 +241,13 @@ class GeminiWriter:
         kept = self.messages[cut:]
         self.clock.tick(8, 14)
         summary = _snapshot(goal, ["Find how cancelled orders are shown."])
-        snapshot = {
+        snapshot: dict[str, Any] = {
             "id": new_uuid(self.rng),
             "timestamp": self.clock.iso(),
             "type": "user",
             "content": [{"text": summary}],
         }
-        ack = {
+        ack: dict[str, Any] = {
             "id": new_uuid(self.rng),
             "timestamp": self.clock.iso(),
             "type": "gemini",
