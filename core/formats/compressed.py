@@ -138,6 +138,11 @@ def open_session(path: Path | str) -> BinaryIO:
 
 
 def read_head(path: Path | str, limit: int) -> bytes:
-    """At most ``limit`` bytes from the start of the session at ``path`` (decompressed)."""
+    """At most ``limit`` bytes from the start of the session at ``path`` (decompressed); a plain
+    file is read no further than ``limit`` bytes."""
+    with open(path, "rb") as raw:
+        head = raw.read(limit)
+    if not head.startswith(ZSTD_MAGIC) and not is_compressed_name(path):
+        return head
     with open_session(path) as handle:
         return handle.read(limit)

@@ -182,7 +182,7 @@ class _Messages:
 
     def add(self, entry: _Entry, *, summary: bool = False) -> None:
         record = entry.record
-        kind = record.get("type")
+        kind = record.get("type") if isinstance(record.get("type"), str) else None
         if kind in _UI_TYPES:
             self.skipped_ui += 1
             return

@@ -29,6 +29,7 @@ import orjson
 
 from core.formats.base import LoadError, ProgressCallback, SessionBuilder
 from core.formats.compressed import CompressedError, CompressedFile, open_session
+from core.formats.compressed import read_head as compressed_head
 
 HEAD_BYTES = 64 * 1024
 """Detection never reads more than this from the start of a file."""
@@ -44,8 +45,7 @@ _CONTROL = bytes(i for i in range(32) if i not in (9, 10, 12, 13))
 def read_head(path: Path, limit: int = HEAD_BYTES) -> bytes:
     """At most ``limit`` bytes from the start of ``path`` (read-only; decompressed when it is a
     ``.zst`` stream, :mod:`core.formats.compressed`)."""
-    with open_session(path) as f:
-        return f.read(limit)
+    return compressed_head(path, limit)
 
 
 def looks_binary(head: bytes) -> bool:

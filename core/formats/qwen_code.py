@@ -60,7 +60,8 @@ class _Line:
 def is_qwen_record(record: Record) -> bool:
     """Whether a JSON line is Qwen Code's: the envelope around a Gemini-style ``message.parts``
     payload, a ``tool_result`` line or a ``systemPayload``."""
-    if not isinstance(record.get("uuid"), str) or record.get("type") not in _TYPES:
+    kind = record.get("type")
+    if not isinstance(record.get("uuid"), str) or type(kind) is not str or kind not in _TYPES:
         return False
     message = record.get("message")
     if isinstance(message, dict) and (
@@ -90,7 +91,7 @@ def _chain(lines: list[_Line], builder: SessionBuilder) -> list[_Line]:
             return lines
         on_path.add(current)
         current = as_str(item.record.get("parentUuid"))
-    kept = [item for item in lines if item.record.get("uuid") in on_path]
+    kept = [item for item in lines if as_str(item.record.get("uuid")) in on_path]
     if len(kept) < len(lines):
         builder.metadata["off_branch_records"] = len(lines) - len(kept)
     return kept
@@ -301,7 +302,8 @@ def load(path: Path, *, progress: ProgressCallback | None = None) -> Session:
     session_id: str | None = None
     started: str | None = None
     for line, offset, obj in read_jsonl(path, builder, progress=progress, count=lines.__len__):
-        if obj.get("type") not in _TYPES:
+        kind = obj.get("type")
+        if type(kind) is not str or kind not in _TYPES:
             builder.info(line, "unknown-record", "a line of no known type, skipped")
             continue
         session_id = session_id or as_str(obj.get("sessionId"))
