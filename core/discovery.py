@@ -14,7 +14,16 @@ pi         ``$PI_CODING_AGENT_SESSION_DIR``, else ``$PI_CODING_AGENT_DIR/session
 opencode   ``$XDG_DATA_HOME/opencode`` (default ``~/.local/share/opencode``): every session of
            ``opencode*.db`` (listed as ``<db>#<session id>``) and the legacy
            ``storage/session/<project>/<id>.json`` files not already in a database.
+Gemini CLI ``$GEMINI_CLI_HOME/.gemini/tmp/<project>/chats/session-*.jsonl`` and ``*.json``
+           (``GEMINI_CLI_HOME`` replaces the home folder, default ``~``). Sub-agent chats
+           (``chats/<parent id>/<id>.jsonl``) are not listed on their own.
+Qwen Code  ``<base>/projects/<sanitised cwd>/chats/<session id>.jsonl`` where ``<base>`` is
+           ``$QWEN_RUNTIME_DIR``, else ``$QWEN_HOME``, else ``~/.qwen``.
 ========== ====================================================================================
+
+Codex rollouts compressed by Codex 0.137 and later (``rollout-*.jsonl.zst``) are listed like
+plain ones; their head is decompressed as it is read, and their own time is the file's
+modification time (a compressed file's end cannot be read without reading all of it).
 
 Discovery stats files and reads at most a small head of the ones it returns (for the project and
 the first prompt) and a small tail (for the session's own time: its last timestamp); it never
@@ -39,6 +48,7 @@ from pydantic import BaseModel
 
 from core.file_kind import open_regular
 from core.formats.base import as_str
+from core.formats.compressed import is_compressed_name, open_session
 from core.models import SourceFormat
 
 HEAD_BYTES = 64 * 1024
@@ -136,6 +146,24 @@ def opencode_data_dir() -> Path:
     return base / "opencode"
 
 
+def gemini_tmp_dir() -> Path:
+    """Gemini CLI's ``tmp`` folder: ``$GEMINI_CLI_HOME/.gemini/tmp`` (the variable replaces the
+    home folder), else ``~/.gemini/tmp``."""
+    configured = os.environ.get("GEMINI_CLI_HOME")
+    home = Path(configured).expanduser() if configured else _home()
+    return home / ".gemini" / "tmp"
+
+
+def qwen_projects_dir() -> Path:
+    """Qwen Code's ``projects`` folder: under ``$QWEN_RUNTIME_DIR``, else ``$QWEN_HOME``, else
+    ``~/.qwen``."""
+    for name in ("QWEN_RUNTIME_DIR", "QWEN_HOME"):
+        configured = os.environ.get(name)
+        if configured:
+            return Path(configured).expanduser() / "projects"
+    return _home() / ".qwen" / "projects"
+
+
 def _unique(paths: list[Path]) -> list[Path]:
     seen: set[str] = set()
     out: list[Path] = []
@@ -175,8 +203,11 @@ def _is_regular(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def _files(folder: Path, depth: int, suffix: str, prefix: str = "") -> Iterator[Path]:
-    """Regular files named ``prefix*suffix`` exactly ``depth`` folders below ``folder``."""
+def _files(
+    folder: Path, depth: int, suffix: str | tuple[str, ...], prefix: str = ""
+) -> Iterator[Path]:
+    """Regular files named ``prefix*suffix`` (one of the suffixes) exactly ``depth`` folders
+    below ``folder``."""
     if depth == 0:
         for entry in _entries(folder):
             if entry.name.endswith(suffix) and entry.name.startswith(prefix) and _is_regular(entry):
@@ -213,12 +244,38 @@ def _claude() -> Iterator[DiscoveredSession]:
 
 def _codex() -> Iterator[DiscoveredSession]:
     home = codex_home()
-    paths = list(_files(home / "sessions", 3, ".jsonl", "rollout-"))
-    paths += list(_files(home / "archived_sessions", 0, ".jsonl", "rollout-"))
+    paths = list(_files(home / "sessions", 3, _ROLLOUT_SUFFIXES, "rollout-"))
+    paths += list(_files(home / "archived_sessions", 0, _ROLLOUT_SUFFIXES, "rollout-"))
     for path in paths:
         found = _found(path, SourceFormat.CODEX)
         if found:
             yield found
+
+
+_ROLLOUT_SUFFIXES = (".jsonl", ".jsonl.zst")
+"""A rollout as Codex writes it, and as it compresses it after a week idle."""
+
+
+def _gemini() -> Iterator[DiscoveredSession]:
+    for project in _entries(gemini_tmp_dir()):
+        if not _is_dir(project):
+            continue
+        chats = Path(project.path) / "chats"
+        for path in _files(chats, 0, (".jsonl", ".json"), "session-"):
+            found = _found(path, SourceFormat.GEMINI_CLI)
+            if found:
+                yield found
+
+
+def _qwen() -> Iterator[DiscoveredSession]:
+    for project in _entries(qwen_projects_dir()):
+        if not _is_dir(project):
+            continue
+        for path in _files(Path(project.path) / "chats", 0, ".jsonl"):
+            found = _found(path, SourceFormat.QWEN_CODE)
+            if found:
+                found.session_id = path.stem
+                yield found
 
 
 def _pi() -> Iterator[DiscoveredSession]:
@@ -325,7 +382,7 @@ def _read_small_json(path: Path, max_bytes: int = HEAD_BYTES) -> Any:
 def _head_records(path: Path, max_bytes: int) -> Iterator[dict[str, Any]]:
     """Parsed complete JSON lines within the first ``max_bytes`` of ``path``."""
     try:
-        with open_regular(path) as handle:
+        with open_session(path) if is_compressed_name(path) else open_regular(path) as handle:
             data = handle.read(max_bytes)
             at_eof = len(data) < max_bytes
     except OSError:
@@ -458,7 +515,9 @@ or milliseconds (pi's messages)."""
 
 def last_timestamp(path: Path) -> float | None:
     """The last timestamp recorded near the end of a JSONL transcript (epoch seconds), read from
-    its tail only; None when there is none there."""
+    its tail only; None when there is none there (or the file is compressed)."""
+    if is_compressed_name(path):
+        return None
     try:
         with path.open("rb") as handle:
             size = handle.seek(0, os.SEEK_END)
@@ -496,10 +555,77 @@ def _epoch(value: float) -> float:
     return value / 1000.0 if value > 100_000_000_000 else float(value)
 
 
+def _describe_gemini(found: DiscoveredSession) -> None:
+    """The id, first prompt and (for the JSON Lines form) the directory of a Gemini CLI chat;
+    the older single-JSON form is read whole when it is small, else its id is found in its
+    head."""
+    if found.path.endswith(".json"):
+        _describe_gemini_single(found)
+        return
+    for record in _head_records(Path(found.path), HEAD_BYTES):
+        if isinstance(record.get("sessionId"), str) and "projectHash" in record:
+            found.session_id = record["sessionId"]
+            directories = record.get("directories")
+            if isinstance(directories, list) and directories and isinstance(directories[0], str):
+                found.project = directories[0]
+        elif record.get("type") == "user" and found.title is None:
+            text = _gemini_text(record.get("content"))
+            if text:
+                found.title = _one_line(text)
+        if found.title and found.session_id:
+            return
+
+
+_GEMINI_SESSION_ID = re.compile(rb'"sessionId"\s*:\s*"([^"]{1,200})"')
+
+
+def _describe_gemini_single(found: DiscoveredSession) -> None:
+    record = _read_small_json(Path(found.path))
+    if not isinstance(record, dict):
+        with contextlib.suppress(OSError), open_regular(found.path) as handle:
+            match = _GEMINI_SESSION_ID.search(handle.read(HEAD_BYTES))
+            if match:
+                found.session_id = match.group(1).decode("utf-8", "replace")
+        return
+    found.session_id = as_str(record.get("sessionId"))
+    messages = record.get("messages")
+    for message in messages if isinstance(messages, list) else []:
+        if isinstance(message, dict) and message.get("type") == "user":
+            text = _gemini_text(message.get("content"))
+            if text:
+                found.title = _one_line(text)
+                return
+
+
+def _describe_qwen(found: DiscoveredSession) -> None:
+    """The working directory and first prompt of a Qwen Code chat log."""
+    for record in _head_records(Path(found.path), HEAD_BYTES):
+        found.project = found.project or as_str(record.get("cwd"))
+        message = record.get("message")
+        if record.get("type") == "user" and found.title is None and isinstance(message, dict):
+            text = _gemini_text(message.get("parts"))
+            if text:
+                found.title = _one_line(text)
+        if found.title and found.project:
+            return
+
+
+def _gemini_text(content: Any) -> str | None:
+    """The text of Gemini-style content: a string, or the text parts of a list."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [p.get("text") for p in content if isinstance(p, dict) and not p.get("thought")]
+        return "\n".join(t for t in texts if isinstance(t, str) and t) or None
+    return None
+
+
 _DESCRIBERS = {
     SourceFormat.CLAUDE_CODE: _describe_claude,
     SourceFormat.CODEX: _describe_codex,
     SourceFormat.PI: _describe_pi,
+    SourceFormat.GEMINI_CLI: _describe_gemini,
+    SourceFormat.QWEN_CODE: _describe_qwen,
 }
 
 
@@ -509,7 +635,8 @@ _DESCRIBERS = {
 def discover_sessions(
     *, limit: int | None = None, describe: bool = True
 ) -> list[DiscoveredSession]:
-    """Sessions of Claude Code, Codex, pi and opencode found on this machine, newest first.
+    """Sessions of Claude Code, Codex, pi, opencode, Gemini CLI and Qwen Code found on this
+    machine, newest first.
 
     ``limit`` keeps the newest N (by modification time). With ``describe`` (the default) the
     project and a title (the stored title or the first user prompt) are read from a small head
@@ -518,7 +645,7 @@ def discover_sessions(
     records none). Nothing else is read. Unreadable folders and files are skipped.
     """
     found: list[DiscoveredSession] = []
-    for source in (_claude, _codex, _pi, _opencode):
+    for source in (_claude, _codex, _pi, _opencode, _gemini, _qwen):
         with contextlib.suppress(OSError):
             found.extend(source())
     found.sort(key=lambda s: s.modified, reverse=True)

@@ -42,6 +42,8 @@ class SourceFormat(StrEnum):
     CODEX = "codex"
     PI = "pi"
     OPENCODE = "opencode"
+    GEMINI_CLI = "gemini-cli"
+    QWEN_CODE = "qwen-code"
     CTXSCOPE = "ctxscope"
 
 
@@ -62,6 +64,14 @@ class UsageConvention(StrEnum):
     """pi: ``totalTokens`` (includes the output) or the sum of its parts."""
     OPENCODE = "opencode"
     """opencode: ``tokens.total`` or ``input + output + cache.read + cache.write``."""
+    GEMINI = "gemini"
+    """Gemini CLI and Qwen Code (``usageMetadata``): ``promptTokenCount`` (cached included) is the
+    prompt as sent, and the prompt is what their compression check compares (before the reply)."""
+
+
+BEFORE_REPLY_CONVENTIONS = frozenset({UsageConvention.ANTHROPIC, UsageConvention.GEMINI})
+"""The conventions whose context figure is the prompt before the reply (the others: the
+provider's total after it)."""
 
 
 class Provenance(StrEnum):
@@ -112,7 +122,7 @@ class Usage(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, gc=Fa
     @property
     def context_tokens(self) -> int:
         """The context figure this provider's convention reports for a call (see UsageConvention)."""
-        if self.convention is UsageConvention.ANTHROPIC:
+        if self.convention in BEFORE_REPLY_CONVENTIONS:
             return self.prompt_tokens
         return self.context_after_reply
 
@@ -349,6 +359,8 @@ class Session(BaseModel):
     """Compactions the recording holds, in order."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Format-specific facts worth showing (agent version, Codex truncation policy …)."""
+    parent_session_id: str | None = None
+    """The id of the session that started this one (a sub-agent's parent); None for a top-level session."""
 
     _derived: dict[str, Any] = PrivateAttr(default_factory=dict)
     """What is computed from the session once and read by the replay and several parts of one

@@ -15,6 +15,9 @@ Four small pieces, all pure:
                 ``max_output = min(model output limit, output_token_max)`` and
                 ``reserved = min(20,000, max_output)`` unless the policy sets another reserve
   ``codex``     ``tokens >= auto_compact_token_limit`` or ``floor(ratio x window)``
+  ``gemini-cli`` ``tokens >= floor(ratio x window)`` (0.5 of Gemini CLI's token limit)
+  ``qwen-code`` ``tokens >= min(floor(ratio x window), window - reserve - buffer)`` (the
+                proportional figure alone when that ceiling is not positive)
 
 * **Projection** — :func:`project`: the last known context plus the estimated tokens of every
   message added since (tool results the model has not seen yet). Checking it before every model
@@ -31,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Literal
 
-from core.models import Message, Role, Usage, UsageConvention
+from core.models import BEFORE_REPLY_CONVENTIONS, Message, Role, Usage
 from core.overflow_errors import is_context_overflow_message as _recognise_overflow
 
 if TYPE_CHECKING:
@@ -67,7 +70,7 @@ def context_after_reply(usage: Usage) -> int:
 
 def recorded_kind(usage: Usage) -> RecordedKind:
     """Whether :func:`context_tokens` is measured before or after the reply."""
-    if usage.convention is UsageConvention.ANTHROPIC:
+    if usage.convention in BEFORE_REPLY_CONVENTIONS:
         return "before-reply"
     return "after-reply"
 
@@ -118,6 +121,14 @@ def threshold(
         return max(0, window - rules.reserve_tokens)
     if rules.threshold_rule == "codex":
         return int((model_window or window) * rules.codex_ratio)
+    if rules.threshold_rule == "gemini-cli":
+        return int(window * rules.codex_ratio)
+    if rules.threshold_rule == "qwen-code":
+        # A proportional trigger under an absolute ceiling that leaves room for the summary;
+        # a window too small for the ceiling falls back to the proportional figure.
+        proportional = int(window * rules.codex_ratio)
+        ceiling = window - rules.reserve_tokens - rules.autocompact_buffer_tokens
+        return min(proportional, ceiling) if ceiling > 0 else proportional
     if rules.threshold_rule == "claude-code":
         # The reserve for the summary's output is capped at the model's own output limit.
         reserve = min(max_output_tokens or rules.reserve_tokens, rules.reserve_tokens)

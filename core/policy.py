@@ -5,7 +5,8 @@ docstring under each field is its help text (read by :func:`core.fastmodel.docum
 and ``ctxscope policy show`` explain each limit in the same words.
 
 Presets (:data:`PRESETS`): ``seed`` (the numbers of the seed documents), ``opencode`` (2026
-defaults), ``codex``, ``pi`` and ``claude-code`` (observed behaviour). Policies load from and save
+defaults), ``codex``, ``pi``, ``claude-code`` (observed behaviour), ``gemini-cli`` and
+``qwen-code`` (from their source, :mod:`core.agents.table`). Policies load from and save
 to TOML; a bad file raises :class:`PolicyError` naming the file and the field.
 """
 
@@ -21,10 +22,10 @@ from core.agents.table import value as agent_value
 from core.tokens import validate_estimator
 
 Direction = Literal["head", "tail", "middle"]
-ThresholdRule = Literal["pi", "opencode", "codex", "claude-code"]
+ThresholdRule = Literal["pi", "opencode", "codex", "claude-code", "gemini-cli", "qwen-code"]
 CompactionStrategy = Literal["tail", "summary-only", "codex"]
-SummaryTemplate = Literal["t12", "anchored", "pi"]
-SplitMode = Literal["messages", "turns"]
+SummaryTemplate = Literal["t12", "anchored", "pi", "state-snapshot"]
+SplitMode = Literal["messages", "turns", "history-share"]
 
 DEFAULT_HINT = (
     "This tool output was too long, so only part of it is shown here. The complete output "
@@ -130,11 +131,11 @@ class SplitPolicy(_Section):
     """T8: where the kept tail starts; everything before it (the head) is summarised."""
 
     mode: SplitMode = "messages"
-    """``messages``: walk back message by message; ``turns``: keep whole recent turns (opencode 2026)."""
+    """``messages``: walk back message by message; ``turns``: keep whole recent turns (opencode 2026); ``history-share``: keep the newest ``tail_ratio`` of the history, cut at a user message (Gemini CLI)."""
     tail_budget_tokens: int | None = Field(default=None, ge=0)
     """Fixed tail budget; None derives it from the window (ratio, clamped to min..max)."""
     tail_ratio: float = Field(default=0.25, ge=0, le=1)
-    """Share of the usable window (window - reserve) kept as tail."""
+    """Share of the usable window (window - reserve) kept as tail; in ``history-share`` mode, share of the history itself."""
     tail_min_tokens: int = Field(default=2000, ge=0)
     """Lower clamp of the derived tail budget."""
     tail_max_tokens: int = Field(default=8000, ge=0)
@@ -158,7 +159,7 @@ class CompactionPolicy(_Section):
     auto: bool = True
     """Compact automatically when the threshold is crossed."""
     threshold_rule: ThresholdRule = "opencode"
-    """``pi``: tokens > window - reserve; ``opencode``: tokens >= usable; ``codex``: tokens >= ratio x window; ``claude-code``: tokens >= window - min(output limit, reserve) - buffer."""
+    """``pi``: tokens > window - reserve; ``opencode``: tokens >= usable; ``codex`` and ``gemini-cli``: tokens >= ratio x window; ``claude-code``: tokens >= window - min(output limit, reserve) - buffer; ``qwen-code``: tokens >= min(ratio x window, window - reserve - buffer)."""
     reserve_tokens: int = Field(default=20000, ge=0)
     """Tokens kept free below the window (pi reserve, opencode ``reserved``, Claude Code's reserve for the summary's output); also sets usable = window - reserve."""
     autocompact_buffer_tokens: int = Field(default=13000, ge=0)
@@ -166,7 +167,7 @@ class CompactionPolicy(_Section):
     output_token_max: int = Field(default=32000, ge=1)
     """opencode: the model's output limit is capped at this (``OUTPUT_TOKEN_MAX``)."""
     codex_ratio: float = Field(default=0.9, gt=0, le=1)
-    """codex rule: compact at this share of the window."""
+    """codex, gemini-cli and qwen-code rules: compact at this share of the window."""
     auto_compact_token_limit: int | None = Field(default=None, ge=1)
     """An explicit threshold that replaces the rule's (Codex ``model_auto_compact_token_limit``; the threshold inferred from a recording)."""
     threshold_from_evidence: bool = False
@@ -186,7 +187,7 @@ class CompactionPolicy(_Section):
     strategy: CompactionStrategy = "tail"
     """``tail``: summarise the head, keep the tail; ``summary-only``: summarise everything; ``codex``: keep recent user messages + summary."""
     template: SummaryTemplate = "t12"
-    """Summary template: ``t12`` (five sections), ``anchored`` (update-in-place), ``pi`` (six sections)."""
+    """Summary template: ``t12`` (five sections), ``anchored`` (update-in-place), ``pi`` (six sections), ``state-snapshot`` (Gemini CLI's and Qwen Code's XML snapshot)."""
     head_tool_output_max_chars: int = Field(default=2000, ge=0)
     """Tool outputs in the summary request are cut to this many characters."""
     summary_max_tokens: int = Field(default=4096, ge=1)
@@ -390,8 +391,68 @@ def _claude_code() -> Policy:
     )
 
 
+def _gemini_cli() -> Policy:
+    return Policy(
+        name="gemini-cli",
+        description="Gemini CLI: compresses once the last prompt reaches half of the model's "
+        "token limit (1,048,576), keeping the newest 30% of the history (cut at a user message) "
+        "after a <state_snapshot> summary; tool outputs beyond the newest 50,000 tokens are cut "
+        "first. Its tool-output truncation is not modelled.",
+        estimator="chars/4",
+        truncation=TruncationPolicy(enabled=False),
+        pruning=PruningPolicy(
+            enabled=True,
+            protected_tools=[],
+            protect_turns=0,
+            budget_rule=True,
+            protect_tokens=50000,
+            minimum_tokens=0,
+        ),
+        split=SplitPolicy(mode="history-share", tail_ratio=0.3, min_tail_messages=1),
+        compaction=CompactionPolicy(
+            threshold_rule="gemini-cli",
+            codex_ratio=0.5,
+            reserve_tokens=0,
+            template="state-snapshot",
+            # Gemini CLI compares the last recorded prompt before each request it sends (a
+            # turn's first and every tool-result continuation), without estimating what was
+            # added since (packages/core/src/core/client.ts, chatCompressionService.ts).
+            project_after_tool_results=False,
+            turn_start_check_sees_prompt=False,
+            threshold_from_evidence=True,
+            continuation=False,
+        ),
+    )
+
+
+def _qwen_code() -> Policy:
+    return Policy(
+        name="qwen-code",
+        description="Qwen Code: compacts the whole history into a <state_snapshot> once the "
+        "prompt (the last one plus an estimate of what was added) reaches min(85% of the window, "
+        "window - 20,000 - 13,000), before the request.",
+        estimator="chars/4",
+        truncation=TruncationPolicy(enabled=False),
+        pruning=PruningPolicy(enabled=False),
+        split=SplitPolicy(mode="messages"),
+        compaction=CompactionPolicy(
+            threshold_rule="qwen-code",
+            codex_ratio=0.85,
+            reserve_tokens=20000,
+            autocompact_buffer_tokens=13000,
+            strategy="summary-only",
+            template="state-snapshot",
+            summary_max_tokens=20000,
+            project_after_tool_results=True,
+            threshold_from_evidence=True,
+            continuation=False,
+        ),
+    )
+
+
 PRESETS: dict[str, Policy] = {
-    p.name: p for p in (_seed(), _opencode(), _codex(), _pi(), _claude_code())
+    p.name: p
+    for p in (_seed(), _opencode(), _codex(), _pi(), _claude_code(), _gemini_cli(), _qwen_code())
 }
 """The built-in policies by name."""
 
@@ -429,6 +490,18 @@ def preset_for(name: str, version: str | None = None) -> Policy:
         )
     elif name == "pi":
         rules.check_before_each_call = bool(agent_value(name, "checks_after_every_reply", version))
+    elif name == "gemini-cli":
+        rules.codex_ratio = agent_value(name, "compression_threshold", version)
+        policy.split.tail_ratio = agent_value(name, "preserve_fraction", version)
+        policy.pruning.protect_tokens = int(
+            agent_value(name, "function_response_budget_tokens", version)
+        )
+    elif name == "qwen-code":
+        rules.codex_ratio = agent_value(name, "auto_compact_ratio", version)
+        rules.reserve_tokens = int(agent_value(name, "summary_reserve_tokens", version))
+        rules.autocompact_buffer_tokens = int(
+            agent_value(name, "autocompact_buffer_tokens", version)
+        )
     return policy
 
 

@@ -17,8 +17,9 @@ from pathlib import Path
 
 from core.file_kind import is_regular, unreadable_reason
 
-SESSION_SUFFIXES = (".jsonl", ".json", ".db")
-"""File endings a session may have: JSON Lines transcripts, opencode exports and databases."""
+SESSION_SUFFIXES = (".jsonl", ".json", ".db", ".jsonl.zst")
+"""File endings a session may have: JSON Lines transcripts, opencode exports and databases,
+Codex rollouts compressed with zstd."""
 _SKIPPED_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv"})
 _GLOB_CHARS = frozenset("*?[")
 
@@ -54,7 +55,7 @@ def _expand_path(path: Path, *, explicit: bool) -> Iterator[Path]:
         yield path
     elif path.is_dir():
         yield from _folder(path)
-    elif is_regular(path) and (explicit or path.suffix in SESSION_SUFFIXES):
+    elif is_regular(path) and (explicit or _session_name(path)):
         yield path
 
 
@@ -73,8 +74,13 @@ def _folder(folder: Path) -> Iterator[Path]:
                 yield path
             else:
                 yield from _folder(path)
-        elif path.suffix in SESSION_SUFFIXES and is_regular(path):
+        elif _session_name(path) and is_regular(path):
             yield path
+
+
+def _session_name(path: Path) -> bool:
+    """Whether ``path`` ends the way a session file does (``.jsonl.zst`` included)."""
+    return path.name.endswith(SESSION_SUFFIXES)
 
 
 def is_storage_folder(path: Path) -> bool:

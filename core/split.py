@@ -26,10 +26,17 @@ message holding the call (repeatedly, if that uncovers another pair).
 Leading context — earlier summaries, system prompts and injected meta messages at the very start
 (:func:`leading_context`) — is never "something to compact" by itself: a head made only of it is
 reported as nothing to compact (messages mode) or as no tail (turns mode).
+
+**history-share** (Gemini CLI)
+    Keep the newest ``tail_ratio`` of the history's tokens: the cut is the first user message
+    (a tool result never is one) at which the older part holds at least ``1 - tail_ratio`` of
+    the whole. When no user message comes after that point, everything is compressed if the
+    history ends with a reply that calls no tool, else the cut is the last user message.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
@@ -160,6 +167,10 @@ def split(
         cut, split_turn, note = _turns_cut(
             messages, tokens, budget, policy.tail_turns, earliest_call
         )
+    elif policy.mode == "history-share":
+        budget = math.floor(sum(tokens) * policy.tail_ratio)
+        cut, note = _share_cut(messages, tokens, policy.tail_ratio)
+        split_turn = False
     else:
         cut, note = _messages_cut(tokens, budget, policy.min_tail_messages)
         split_turn = False
@@ -222,6 +233,34 @@ def _messages_cut(tokens: list[int], budget: int, min_messages: int) -> tuple[in
     return 0, (
         f"All {total} messages hold {running:,} tokens, under the {budget:,}-token tail budget "
         f"or the {min_messages}-message minimum."
+    )
+
+
+def _share_cut(
+    messages: Sequence[Message], tokens: list[int], keep_ratio: float
+) -> tuple[int, str]:
+    """Gemini CLI's split: the first user message (not a tool result) at which the older part
+    holds at least ``1 - keep_ratio`` of the history; when none comes after that point, the
+    whole history is compressed if it ends with a reply that asks for no tool, else it is cut at
+    the last user message."""
+    total = len(messages)
+    target = sum(tokens) * (1 - keep_ratio)
+    last_start = 0
+    running = 0
+    for i, message in enumerate(messages):
+        if message.role is Role.USER:
+            if running >= target:
+                return i, (
+                    f"The older {running:,} tokens reach {1 - keep_ratio:.0%} of the history's "
+                    f"{sum(tokens):,}: the newest part is kept from the user message #{i}."
+                )
+            last_start = i
+        running += tokens[i]
+    last = messages[-1] if messages else None
+    if last is not None and last.role is Role.ASSISTANT and not last.tool_calls:
+        return total, "No user message after the older share: the whole history is compressed."
+    return last_start, (
+        f"No user message after the older share: cut at the last user message #{last_start}."
     )
 
 

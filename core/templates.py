@@ -1,11 +1,12 @@
 """Summary prompt templates (T12 and alternatives) and the text layout of a summary request.
 
-Three templates, selected by :attr:`core.policy.CompactionPolicy.template`:
+Four templates, selected by :attr:`core.policy.CompactionPolicy.template`:
 
 * ``t12`` — five fixed sections: Goal, Instructions, Discoveries, Accomplished, Relevant files.
 * ``anchored`` — seven sections in the style of opencode's 2026 anchored summary, meant to be
   updated in place compaction after compaction.
 * ``pi`` — the six sections pi's summariser asks for.
+* ``state-snapshot`` — the five parts of the state snapshot Gemini CLI and Qwen Code write.
 
 Every template has two variants: a *new* summary (no earlier summary exists) and an *update*
 (an earlier summary is passed in a ``<previous-summary>`` block and the model is asked to revise
@@ -260,7 +261,45 @@ PI = SummaryPromptTemplate(
     rules=_COMMON_RULES,
 )
 
-TEMPLATES: dict[str, SummaryPromptTemplate] = {t.name: t for t in (T12, ANCHORED, PI)}
+STATE_SNAPSHOT = SummaryPromptTemplate(
+    name="state-snapshot",
+    description="Five parts of the state snapshot Gemini CLI and Qwen Code compress into: goal, "
+    "knowledge, files, recent actions, plan.",
+    sections=(
+        TemplateSection(heading="Overall Goal", guidance="The user's aim, in one or two lines."),
+        TemplateSection(
+            heading="Key Knowledge",
+            guidance="Facts, conventions and constraints learned that later steps depend on.",
+        ),
+        TemplateSection(
+            heading="File System State",
+            guidance="Files read, created, changed or deleted, with what matters about each.",
+        ),
+        TemplateSection(
+            heading="Recent Actions",
+            guidance="The last things done and what they showed, tool results included.",
+        ),
+        TemplateSection(
+            heading="Current Plan",
+            guidance="Numbered steps marked done, in progress or to do.",
+        ),
+    ),
+    new_instructions=(
+        "Condense the transcript above, the older part of a coding session, into a snapshot of "
+        "its state that replaces it entirely: the assistant will only have this snapshot and "
+        "the newest messages."
+    ),
+    update_instructions=(
+        "The snapshot quoted below was taken earlier in this session. Produce a new one that "
+        "carries over everything in it that still holds and adds what the transcript above "
+        "changed."
+    ),
+    rules=_COMMON_RULES,
+)
+
+TEMPLATES: dict[str, SummaryPromptTemplate] = {
+    t.name: t for t in (T12, ANCHORED, PI, STATE_SNAPSHOT)
+}
 """The templates by name (the values of ``CompactionPolicy.template``)."""
 
 

@@ -54,6 +54,8 @@ _AGENTS = {
     SourceFormat.CODEX: "codex",
     SourceFormat.PI: "pi",
     SourceFormat.OPENCODE: "opencode",
+    SourceFormat.GEMINI_CLI: "gemini-cli",
+    SourceFormat.QWEN_CODE: "qwen-code",
 }
 
 

@@ -25,11 +25,12 @@ sys.path.insert(1, str(HERE.parent))  # the repository root, for core.* (the ctx
 
 import _claude as C  # noqa: E402
 import _codex as X  # noqa: E402
+import _gemini as G  # noqa: E402
 import _opencode as O  # noqa: E402
 import _pi as PI  # noqa: E402
 import _project as P  # noqa: E402
 import _scenarios as S  # noqa: E402
-from _script import Event, Scenario  # noqa: E402
+from _script import Call, Compact, Event, Prompt, Scenario  # noqa: E402
 
 OVERFLOW_PEAK = 209_400
 """Prompt tokens the call right after the CI job log should record (window 200,000)."""
@@ -218,6 +219,77 @@ def opencode_storage() -> dict[str, bytes]:
 
 
 # ---------------------------------------------------------------------------------------------
+# Gemini CLI, Qwen Code, a compressed Codex rollout
+# ---------------------------------------------------------------------------------------------
+
+SMALL_GOAL = "Show cancelled orders clearly and the order reference in monospace."
+QWEN_SUMMARY = (
+    "<state_snapshot>\n  <overall_goal>\n    " + SMALL_GOAL + "\n  </overall_goal>\n"
+    "  <current_plan>\n    1. [DONE] Find how cancelled orders are shown.\n"
+    "    2. [TODO] Monospace order references.\n  </current_plan>\n</state_snapshot>"
+)
+
+
+def _with_compress(events: list[Event]) -> list[Event]:
+    """The events with a ``/compress`` before the second prompt."""
+    prompts = [n for n, ev in enumerate(events) if isinstance(ev, Prompt)]
+    return [*events[: prompts[1]], Compact(), *events[prompts[1] :]]
+
+
+def gemini_jsonl() -> tuple[bytes, G.GeminiWriter]:
+    """Gemini CLI, JSON Lines: a /compress checkpoint, messages written twice, a rewind."""
+    rng = random.Random(6601)
+    clock = P.Clock(rng, epoch_ms("2026-03-10T14:05:12Z"))
+    w = G.GeminiWriter(rng, clock, session_id=C.new_uuid(rng))
+    w.start()
+    w.render(_with_compress(S.opencode_small(20260310).events), goal=SMALL_GOAL)
+    clock.tick(40, 60)
+    asked = w.user("Also make the status badge bold.")
+    w.call(Call(text="I'll add `font-weight: 600` to `.status-badge` in the dashboard styles."))
+    w.rewind(asked)
+    clock.tick(20, 30)
+    w.user("Never mind the badge. Add a tooltip with the full reference instead.")
+    w.call(Call(text="The reference cell now has a `title` with the full reference."))
+    w.set_summary("Status badge and monospace references")
+    return _lines(w.lines), w
+
+
+def gemini_single_json() -> tuple[bytes, G.GeminiWriter]:
+    """Gemini CLI, the older single-JSON form."""
+    rng = random.Random(6602)
+    clock = P.Clock(rng, epoch_ms("2026-03-09T10:41:55Z"))
+    w = G.GeminiWriter(rng, clock, session_id=C.new_uuid(rng), model="gemini-2.5-flash")
+    w.render(S.opencode_small(20260309).events)
+    return w.single_json(), w
+
+
+def qwen_session() -> tuple[bytes, G.QwenWriter]:
+    """Qwen Code: telemetry per call, a background sub-agent's calls, a /compress."""
+    rng = random.Random(6701)
+    clock = P.Clock(rng, epoch_ms("2026-03-08T17:22:03Z"))
+    w = G.QwenWriter(rng, clock, session_id=C.new_uuid(rng))
+    events = _with_compress(S.opencode_small(20260308).events)
+    split = events.index(next(ev for ev in events if isinstance(ev, Compact)))
+    w.render(events[:split])
+    w.background_call("managed-auto-memory-extractor", 3_100, 140)
+    w.render(events[split:], summary=QWEN_SUMMARY)
+    return _lines(w.lines), w
+
+
+def codex_compressed() -> tuple[str, bytes, X.CodexWriter]:
+    """A small Codex rollout as Codex 0.137+ stores it after a week idle: zstd-compressed."""
+    import zstandard  # (only this sample needs it)
+
+    rng = random.Random(2202)
+    clock = P.Clock(rng, epoch_ms("2026-03-02T07:30:10Z"))
+    session_id = X.uuid7(clock.ms, rng)
+    w = X.CodexWriter(rng, clock, session_id=session_id, summary=S.CODEX_SUMMARY)
+    w.render(S.opencode_small(20260302).events)
+    data = zstandard.ZstdCompressor(level=19).compress(_lines(w.lines))
+    return f"codex/rollout-2026-03-02T08-30-10-{session_id}.jsonl.zst", data, w
+
+
+# ---------------------------------------------------------------------------------------------
 # ctxscope
 # ---------------------------------------------------------------------------------------------
 
@@ -258,10 +330,25 @@ def build() -> dict[str, bytes]:
     files["opencode/export.json"] = opencode_export()[0]
     files.update(opencode_storage())
     files["ctxscope/long.jsonl"] = ctxscope_long()
+    files["gemini-cli/session-2026-03-10T14-05-compress.jsonl"] = gemini_jsonl()[0]
+    files["gemini-cli/session-2026-03-09T10-41-single.json"] = gemini_single_json()[0]
+    data, qwen = qwen_session()
+    files[f"qwen-code/{qwen.session_id}.jsonl"] = data
+    name, data, _ = codex_compressed()
+    files[name] = data
     return files
 
 
-GENERATED_DIRS = ("claude-code", "codex", "pi", "opencode", "ctxscope", "live")
+GENERATED_DIRS = (
+    "claude-code",
+    "codex",
+    "pi",
+    "opencode",
+    "ctxscope",
+    "live",
+    "gemini-cli",
+    "qwen-code",
+)
 """Folders under the output directory that belong to the generator (rewritten each run)."""
 
 

@@ -32,6 +32,10 @@ SESSIONS = [
     "sample_sessions/opencode/storage",
     "sample_sessions/pi/branched.jsonl",
     "sample_sessions/pi/session.jsonl",
+    "sample_sessions/gemini-cli/session-2026-03-10T14-05-compress.jsonl",
+    "sample_sessions/gemini-cli/session-2026-03-09T10-41-single.json",
+    "sample_sessions/qwen-code/9ec676af-6f14-4479-96a7-1b971a943395.jsonl",
+    "sample_sessions/codex/rollout-2026-03-02T08-30-10-019cad74-5bd0-7044-be83-91e1c8a92e0c.jsonl.zst",
 ]
 COMMANDS = ["analyze", "replay", "compare"]
 CASES = [(session, command) for session in SESSIONS for command in COMMANDS]

@@ -18,8 +18,16 @@ from core.policy import (
 )
 
 
-def test_five_presets() -> None:
-    assert set(PRESETS) == {"seed", "opencode", "codex", "pi", "claude-code"}
+def test_the_presets() -> None:
+    assert set(PRESETS) == {
+        "seed",
+        "opencode",
+        "codex",
+        "pi",
+        "claude-code",
+        "gemini-cli",
+        "qwen-code",
+    }
 
 
 @pytest.mark.parametrize("name", sorted(PRESETS))

@@ -20,7 +20,16 @@ from core.models import Message, Role, Session
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_sessions"
-DATA_DIRS = ("claude-code", "codex", "pi", "opencode", "ctxscope", "live")
+DATA_DIRS = (
+    "claude-code",
+    "codex",
+    "pi",
+    "opencode",
+    "ctxscope",
+    "live",
+    "gemini-cli",
+    "qwen-code",
+)
 MAX_FILE_BYTES = 3 * 1024 * 1024
 MAX_TOTAL_BYTES = 12 * 1024 * 1024
 
@@ -392,3 +401,53 @@ def test_ctxscope_long_has_the_generated_number_of_messages(generate: ModuleType
     assert [m.index for m in session.messages] == list(range(6_000))
     assert len(session.compactions) >= 1
     assert session.diagnostics == []
+
+
+# -- Gemini CLI, Qwen Code, the compressed rollout ------------------------------------------
+
+GEMINI_JSONL = "gemini-cli/session-2026-03-10T14-05-compress.jsonl"
+GEMINI_SINGLE = "gemini-cli/session-2026-03-09T10-41-single.json"
+QWEN = "qwen-code/9ec676af-6f14-4479-96a7-1b971a943395.jsonl"
+CODEX_ZST = "codex/rollout-2026-03-02T08-30-10-019cad74-5bd0-7044-be83-91e1c8a92e0c.jsonl.zst"
+
+
+def test_gemini_jsonl_sample_compresses_once_and_leaves_the_rewound_turn_out() -> None:
+    session = _load(GEMINI_JSONL)
+    assert session.format.value == "gemini-cli"
+    lines = [json.loads(line) for line in (SAMPLES / GEMINI_JSONL).read_text().splitlines()]
+    rewound = next(r["$rewindTo"] for r in lines if "$rewindTo" in r)
+    assert rewound not in {m.id for m in session.messages}
+    assert all("bold" not in m.text for m in session.messages if m.role is Role.USER)
+    assert [c.source_line for c in session.compactions] == [10]
+    summary = session.messages[session.compactions[0].message_index]
+    assert summary.summary and "<state_snapshot>" in summary.text
+    assert len(_calls(session)) == 6
+
+
+def test_gemini_single_json_sample_loads_every_call() -> None:
+    session = _load(GEMINI_SINGLE)
+    record = json.loads((SAMPLES / GEMINI_SINGLE).read_text())
+    gemini = [m for m in record["messages"] if m["type"] == "gemini"]
+    assert [c.usage.prompt_tokens for c in _calls(session) if c.usage] == [
+        m["tokens"]["input"] for m in gemini
+    ]
+
+
+def test_qwen_sample_is_qwen_with_its_compression_and_without_the_background_call() -> None:
+    session = _load(QWEN)
+    assert session.format.value == "qwen-code"
+    assert len(_calls(session)) == 5
+    assert session.metadata["subagent_calls"] == 1
+    (event,) = session.compactions
+    assert event.trigger == "manual" and event.source_line == 9
+
+
+def test_compressed_codex_sample_loads_like_its_plain_bytes(tmp_path: Path) -> None:
+    import zstandard
+
+    plain = tmp_path / "rollout.jsonl"
+    plain.write_bytes(zstandard.ZstdDecompressor().decompress((SAMPLES / CODEX_ZST).read_bytes()))
+    compressed, uncompressed = _load(CODEX_ZST), load_session(plain)
+    assert compressed.format.value == "codex"
+    assert [m.usage for m in compressed.messages] == [m.usage for m in uncompressed.messages]
+    assert len(_calls(compressed)) == 5

@@ -31,6 +31,13 @@ _WHAT = {
     "reserve_tokens": "compacts when context > window - this",
     "keep_recent_tokens": "tokens kept verbatim after a compaction",
     "checks_after_every_reply": "checks after every assistant message (1) or at turn ends only (0)",
+    "token_limit": "the window the agent assumes for its models",
+    "compression_threshold": "compresses when the last prompt reaches this share of the window",
+    "preserve_fraction": "newest share of the history kept verbatim (cut at a user message)",
+    "function_response_budget_tokens": "newest tool-output tokens kept whole at a compression; "
+    "older outputs are cut",
+    "summary_reserve_tokens": "reserve for the summary's output (ceiling = window - reserve - "
+    "buffer)",
 }
 
 

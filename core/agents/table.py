@@ -23,7 +23,7 @@ class AgentFact:
     """One constant of one agent, for a range of its versions."""
 
     agent: str
-    """``claude-code``, ``codex``, ``opencode`` or ``pi``."""
+    """``claude-code``, ``codex``, ``opencode``, ``pi``, ``gemini-cli`` or ``qwen-code``."""
     name: str
     """What the constant is (see :data:`FACTS` for the names in use)."""
     value: float
@@ -54,6 +54,19 @@ _OPENCODE_OVERFLOW = (
 _PI_COMPACTION = (
     "badlogic/pi-mono packages/coding-agent/src/core/compaction/compaction.ts @ 83378aad "
     "(DEFAULT_COMPACTION_SETTINGS, shouldCompact)"
+)
+
+_GEMINI_COMPRESSION = (
+    "google-gemini/gemini-cli packages/core/src/services/chatCompressionService.ts @ 02b2885c"
+)
+_GEMINI_LIMITS = (
+    "google-gemini/gemini-cli packages/core/src/core/tokenLimits.ts @ 04fbf507 (tokenLimit: "
+    "every listed model and DEFAULT_TOKEN_LIMIT)"
+)
+_QWEN_COMPRESSION = (
+    "QwenLM/qwen-code packages/core/src/services/chatCompressionService.ts @ 00b481a3 "
+    "(computeThresholds; before PR #4345 a single ratio COMPRESSION_TOKEN_THRESHOLD = 0.7 with "
+    "the newest 30% kept, a release this table cannot date)"
 )
 
 FACTS: tuple[AgentFact, ...] = (
@@ -105,6 +118,61 @@ FACTS: tuple[AgentFact, ...] = (
         None,
         None,
         f"{_OPENCODE_OVERFLOW} (reserved)",
+    ),
+    # --- Gemini CLI -----------------------------------------------------------------------------
+    AgentFact("gemini-cli", "token_limit", 1_048_576, None, None, _GEMINI_LIMITS),
+    AgentFact(
+        "gemini-cli",
+        "compression_threshold",
+        0.5,
+        None,
+        None,
+        f"{_GEMINI_COMPRESSION} (DEFAULT_COMPRESSION_TOKEN_THRESHOLD: compress when the last "
+        "prompt >= threshold x tokenLimit(model))",
+    ),
+    AgentFact(
+        "gemini-cli",
+        "preserve_fraction",
+        0.3,
+        None,
+        None,
+        f"{_GEMINI_COMPRESSION} (COMPRESSION_PRESERVE_THRESHOLD; findCompressSplitPoint cuts at "
+        "a user message that is not a function response)",
+    ),
+    AgentFact(
+        "gemini-cli",
+        "function_response_budget_tokens",
+        50_000,
+        None,
+        None,
+        f"{_GEMINI_COMPRESSION} (COMPRESSION_FUNCTION_RESPONSE_TOKEN_BUDGET: older tool outputs "
+        "beyond the newest 50,000 tokens are cut, truncateHistoryToBudget)",
+    ),
+    # --- Qwen Code ------------------------------------------------------------------------------
+    AgentFact(
+        "qwen-code",
+        "auto_compact_ratio",
+        0.85,
+        None,
+        None,
+        f"{_QWEN_COMPRESSION} (DEFAULT_PCT)",
+    ),
+    AgentFact(
+        "qwen-code",
+        "summary_reserve_tokens",
+        20_000,
+        None,
+        None,
+        f"{_QWEN_COMPRESSION} (SUMMARY_RESERVE = COMPACT_MAX_OUTPUT_TOKENS)",
+    ),
+    AgentFact(
+        "qwen-code",
+        "autocompact_buffer_tokens",
+        13_000,
+        None,
+        None,
+        f"{_QWEN_COMPRESSION} (AUTOCOMPACT_BUFFER: auto = min(pct x window, window - reserve "
+        "- buffer) when that ceiling is positive)",
     ),
     # --- pi -------------------------------------------------------------------------------------
     AgentFact("pi", "reserve_tokens", 16_384, None, None, _PI_COMPACTION),

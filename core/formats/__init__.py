@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Protocol, cast
 
 from core.file_kind import unreadable_reason
-from core.formats import claude_code, codex, ctxscope_jsonl, opencode, pi
+from core.formats import claude_code, codex, ctxscope_jsonl, gemini_cli, opencode, pi, qwen_code
 from core.formats.base import LoadError, ProgressCallback, SessionBuilder
+from core.formats.compressed import is_compressed
 from core.formats.jsonl import HEAD_BYTES, non_jsonl_reason, read_head
 from core.gc_pause import gc_paused
 from core.models import Session, SourceFormat
@@ -59,8 +60,19 @@ class PartialFormatModule(FormatModule, Protocol):
     ) -> Session: ...
 
 
-LOADERS: tuple[FormatModule, ...] = (claude_code, codex, pi, opencode, ctxscope_jsonl)
-"""The loader modules, in the order detection tries them: one for every :class:`SourceFormat`."""
+LOADERS: tuple[FormatModule, ...] = (
+    qwen_code,
+    claude_code,
+    codex,
+    pi,
+    opencode,
+    gemini_cli,
+    ctxscope_jsonl,
+)
+"""The loader modules, in the order detection tries them: one for every :class:`SourceFormat`.
+Qwen Code comes before Claude Code: its envelope is Claude Code's (``uuid``, ``parentUuid``,
+``sessionId``, ``type``), so on a tie the more specific reader wins (and Claude Code's sniffer
+gives way to a Gemini-style ``message.parts`` payload)."""
 
 _BY_FORMAT: dict[SourceFormat, FormatModule] = {module.FORMAT: module for module in LOADERS}
 
@@ -193,8 +205,8 @@ def load_session_head(
         total = path.stat().st_size
     except OSError:
         raise LoadError(f"{path}: no such file or directory") from None
-    if not path.is_file() or total <= head_bytes:
-        return None
+    if not path.is_file() or total <= head_bytes or is_compressed(path):
+        return None  # (a compressed stream has no "first N bytes" of its session to stop at)
     fmt = detect_format(path) if format is None else SourceFormat(format)
     module = _BY_FORMAT[fmt]
     if not module.PARTIAL_READS:

@@ -78,6 +78,7 @@ from core.formats.claude_records import (
     read_user,
 )
 from core.formats.jsonl import head_records, read_jsonl
+from core.formats.qwen_code import is_qwen_record
 from core.models import CompactionEvent, Session, SourceFormat
 from core.numbers import plausible, show_value
 from core.overflow_errors import is_context_overflow_message
@@ -127,6 +128,8 @@ def sniff(path: Path, head: bytes) -> float:
     for record in head_records(head, 32):
         if "payload" in record:  # Codex envelope
             continue
+        if is_qwen_record(record):  # Qwen Code: the same envelope around Gemini-style parts
+            return 0.0
         kind = record.get("type")
         if kind in ("user", "assistant", "system") and (
             "parentUuid" in record or "sessionId" in record

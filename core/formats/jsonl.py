@@ -28,6 +28,8 @@ from typing import Any
 import orjson
 
 from core.formats.base import LoadError, ProgressCallback, SessionBuilder
+from core.formats.compressed import CompressedError, CompressedFile, open_session
+from core.formats.compressed import read_head as compressed_head
 
 HEAD_BYTES = 64 * 1024
 """Detection never reads more than this from the start of a file."""
@@ -41,9 +43,9 @@ _CONTROL = bytes(i for i in range(32) if i not in (9, 10, 12, 13))
 
 
 def read_head(path: Path, limit: int = HEAD_BYTES) -> bytes:
-    """At most ``limit`` bytes from the start of ``path`` (read-only)."""
-    with open(path, "rb") as f:
-        return f.read(limit)
+    """At most ``limit`` bytes from the start of ``path`` (read-only; decompressed when it is a
+    ``.zst`` stream, :mod:`core.formats.compressed`)."""
+    return compressed_head(path, limit)
 
 
 def looks_binary(head: bytes) -> bool:
@@ -247,7 +249,7 @@ class _Chunks:
     def __init__(self, path: Path, chunk_bytes: int, head_bytes: int | None) -> None:
         try:
             total = path.stat().st_size
-            self._file = open(path, "rb")  # noqa: SIM115 - closed by close()
+            self._file = open_session(path)
         except OSError as exc:
             raise LoadError(f"{path}: cannot read ({exc.strerror or exc})") from None
         self.path = path
@@ -279,7 +281,10 @@ class _Chunks:
 
     def _read(self) -> bytes:
         if self._remaining < 0:
-            return self._file.read(self._chunk_bytes)
+            try:
+                return self._file.read(self._chunk_bytes)
+            except CompressedError as exc:
+                raise LoadError(f"{self.path}: cannot read ({exc})") from None
         if self._remaining == 0:
             return b""
         chunk = self._file.read(min(self._chunk_bytes, self._remaining))
@@ -289,8 +294,12 @@ class _Chunks:
     def __iter__(self) -> Iterator[bytes]:
         chunk = self._first
         self._first = b""
+        compressed = self._file if isinstance(self._file, CompressedFile) else None
         while chunk:
-            self.bytes_read = min(self.total, self.bytes_read + len(chunk))
+            if compressed is not None:  # progress in the file's own (compressed) bytes
+                self.bytes_read = min(self.total, compressed.compressed_position())
+            else:
+                self.bytes_read = min(self.total, self.bytes_read + len(chunk))
             yield chunk
             chunk = self._read()
 
@@ -466,8 +475,8 @@ def read_record(path: Path, offset: int) -> dict[str, Any] | None:
     Returns None when the line is gone or no longer parses (the file changed).
     """
     try:
-        with open(path, "rb") as f:
-            f.seek(offset)
+        with open_session(path) as f:
+            _skip_to(f, offset)
             pieces: list[bytes] = []
             while True:
                 block = f.read(1 << 20)
@@ -481,3 +490,17 @@ def read_record(path: Path, offset: int) -> dict[str, Any] | None:
     except OSError:
         return None
     return _first_object(b"".join(pieces))
+
+
+def _skip_to(handle: Any, offset: int) -> None:
+    """Move ``handle`` to byte ``offset`` of the session: a seek, or (a compressed stream, which
+    cannot seek) reading up to it."""
+    if not isinstance(handle, CompressedFile):
+        handle.seek(offset)
+        return
+    left = offset
+    while left > 0:
+        skipped = handle.read(min(left, CHUNK_BYTES))
+        if not skipped:
+            break
+        left -= len(skipped)

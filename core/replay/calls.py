@@ -7,7 +7,7 @@ Built once per session by the :class:`~core.replay.engine.Replayer`; never modif
 
 from __future__ import annotations
 
-from core.models import Session, SourceFormat, Usage, UsageConvention
+from core.models import BEFORE_REPLY_CONVENTIONS, Session, SourceFormat, Usage, UsageConvention
 from core.overflow import RecordedKind, overflow_reason, recorded_kind, usable_usage
 
 _AFTER_REPLY_FORMATS = (SourceFormat.PI, SourceFormat.CODEX, SourceFormat.OPENCODE)
@@ -94,8 +94,8 @@ class Calls:
                     first_convention = usage.convention
                 prompt = usage.prompt_tokens
                 after = usage.total or prompt + usage.output  # Usage.context_after_reply
-                anthropic = usage.convention is UsageConvention.ANTHROPIC
-                self.usage_context.append(prompt if anthropic else after)
+                before = usage.convention in BEFORE_REPLY_CONVENTIONS
+                self.usage_context.append(prompt if before else after)
                 self.usage_prompt.append(prompt)
                 self.usage_after.append(after)
             self.fixed_overflow.append(
@@ -118,9 +118,7 @@ class Calls:
         """The side of the reply of a call without usage: the session's first convention, else
         the recording agent's habit."""
         if first_convention is not None:
-            return (
-                "before-reply" if first_convention is UsageConvention.ANTHROPIC else "after-reply"
-            )
+            return "before-reply" if first_convention in BEFORE_REPLY_CONVENTIONS else "after-reply"
         if self.session.format in _AFTER_REPLY_FORMATS:
             return "after-reply"
         return "before-reply"

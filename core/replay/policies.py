@@ -18,6 +18,8 @@ NATIVE_PRESET: dict[SourceFormat, str] = {
     SourceFormat.CODEX: "codex",
     SourceFormat.CLAUDE_CODE: "claude-code",
     SourceFormat.OPENCODE: "opencode",
+    SourceFormat.GEMINI_CLI: "gemini-cli",
+    SourceFormat.QWEN_CODE: "qwen-code",
 }
 """The preset that models the agent which records each format."""
 

@@ -61,6 +61,8 @@ AGENTS: tuple[str | None, ...] = (
     SourceFormat.CODEX.value,
     SourceFormat.OPENCODE.value,
     SourceFormat.PI.value,
+    SourceFormat.GEMINI_CLI.value,
+    SourceFormat.QWEN_CODE.value,
 )
 """The agent filter's steps (None: every agent)."""
 

@@ -306,7 +306,9 @@ def section_digest(section: str | None, policy: Policy) -> str:
         return f"last {p.protect_turns} turns kept{rule}"
     if section == "split":
         sp = policy.split
-        if sp.tail_budget_tokens is not None:
+        if sp.mode == "history-share":
+            budget = f"newest {sp.tail_ratio:.0%} of the history"
+        elif sp.tail_budget_tokens is not None:
             budget = f"tail {sp.tail_budget_tokens:,}"
         else:
             budget = f"tail {sp.tail_ratio:.0%} ({short(sp.tail_min_tokens)}–{short(sp.tail_max_tokens)})"
@@ -315,8 +317,10 @@ def section_digest(section: str | None, policy: Policy) -> str:
         c = policy.compaction
         if not c.auto:
             return f"manual only, {c.strategy}"
-        if c.threshold_rule == "codex":
-            rule = f"codex {c.codex_ratio:.0%}"
+        if c.threshold_rule in ("codex", "gemini-cli"):
+            rule = f"{c.threshold_rule} {c.codex_ratio:.0%}"
+        elif c.threshold_rule == "qwen-code":
+            rule = f"qwen-code {c.codex_ratio:.0%} ≤ −{short(c.reserve_tokens + c.autocompact_buffer_tokens)}"
         else:
             rule = f"{c.threshold_rule} −{short(c.reserve_tokens)}"
         return f"{rule}, {c.strategy}, {c.template}"
