@@ -169,8 +169,6 @@ class CompactionPolicy(_Section):
     """codex rule: compact at this share of the window."""
     auto_compact_token_limit: int | None = Field(default=None, ge=1)
     """An explicit threshold that replaces the rule's (Codex ``model_auto_compact_token_limit``; the threshold inferred from a recording)."""
-    threshold_from_evidence: bool = False
-    """Where the recording shows the agent's threshold was not the rule's (a compaction below it, or a check past it that did not compact), use what the recording shows there."""
     project_after_tool_results: bool = True
     """Check the projected context (last usage + new messages) after each tool result (phase 2)."""
     check_before_each_call: bool = True
@@ -297,7 +295,6 @@ def _opencode() -> Policy:
             # opencode compares the last step's recorded tokens at each step's end and before
             # the next loop step: no projection (packages/opencode/src/session/overflow.ts).
             project_after_tool_results=False,
-            threshold_from_evidence=True,
         ),
     )
 
@@ -332,7 +329,6 @@ def _codex() -> Policy:
             turn_start_check_sees_prompt=False,
             use_agent_estimates=True,
             count_earlier_reasoning=True,
-            threshold_from_evidence=True,
             continuation=False,
         ),
     )
@@ -356,7 +352,6 @@ def _pi() -> Policy:
             summary_max_tokens=13107,
             project_after_tool_results=False,
             check_before_each_call=False,
-            threshold_from_evidence=True,
             continuation=False,
         ),
     )
@@ -384,7 +379,6 @@ def _claude_code() -> Policy:
             reserve_tokens=20000,
             autocompact_buffer_tokens=13000,
             strategy="summary-only",
-            threshold_from_evidence=True,
             continuation=False,
         ),
     )
@@ -441,8 +435,20 @@ def _describe_validation(error: ValidationError, source: str) -> str:
     return f"{source}: " + "; ".join(problems)
 
 
+RETIRED_FIELDS = ("threshold_from_evidence",)
+"""Compaction fields older versions wrote and no longer use: a policy file that holds one still
+loads (the field is dropped). ``threshold_from_evidence`` took a stretch's threshold from the
+very compactions a replay is scored on; a replay's threshold now comes from its policy alone."""
+
+
 def policy_from_dict(data: dict[str, Any], source: str = "policy") -> Policy:
     """Validate a policy from plain data; errors name ``source`` and the field."""
+    compaction = data.get("compaction")
+    if isinstance(compaction, dict):
+        data = {
+            **data,
+            "compaction": {k: v for k, v in compaction.items() if k not in RETIRED_FIELDS},
+        }
     try:
         return Policy.model_validate(data)
     except ValidationError as exc:

@@ -175,11 +175,6 @@ class Replayer:
             check_tokens=self._check_tokens(policy, truncation.tokens),
             spans=rule_spans(rule),
         )
-        if setting.native and policy.compaction.threshold_from_evidence and any(rule):
-            checks = self.recorded_checks(setting)
-            setting.limits, setting.spans = thresholds_from_evidence(
-                self._recorded, checks, rule, policy
-            )
         return setting
 
     # -- one message, looked at closely ------------------------------------------------------
@@ -244,10 +239,13 @@ class Replayer:
         """The interval the session's own compactions give the recording agent's threshold
         (:mod:`core.replay.inferred`)."""
         native = native_policy(self.session)
-        native.compaction.threshold_from_evidence = True
         with self._lock, gc_paused():
             setting = self._setting(native)
-        return intersect(setting.spans, native)
+            if not any(setting.limits):
+                return intersect(setting.spans, native)
+            checks = self.recorded_checks(setting)
+        _limits, spans = thresholds_from_evidence(self._recorded, checks, setting.limits, native)
+        return intersect(spans, native)
 
     def inferred_policy(self) -> Policy:
         """The recording agent's preset with the threshold the session shows (``--policy

@@ -74,7 +74,9 @@ def inferred_policy(native: Policy, interval: InferredThreshold) -> Policy:
     """The recording agent's preset with the threshold the session shows."""
     policy = native.model_copy(deep=True)
     policy.name = "inferred"
-    policy.description = f"{native.name} with the threshold this session shows: {interval.note}."
+    policy.description = (
+        f"{native.name} with the threshold fitted to this session's own compactions (not a "
+        f"prediction): {interval.note}."
+    )
     policy.compaction.auto_compact_token_limit = interval.value
-    policy.compaction.threshold_from_evidence = False
     return policy
