@@ -362,7 +362,7 @@ def _claude_code() -> Policy:
         name="claude-code",
         description="Claude Code: Bash output capped at 30,000 characters (its other tools cap "
         "their own output), no pruning, the whole history summarised once the context reaches the "
-        "window minus the summary's output reserve (20k; 32k before 2.1.20) and a 13k buffer "
+        "window minus the summary's output reserve (20k; 32k before 2.1.21) and a 13k buffer "
         "(167k of a 200k window), checked before every request.",
         estimator="chars/4",
         truncation=TruncationPolicy(
@@ -415,6 +415,9 @@ def preset_for(name: str, version: str | None = None) -> Policy:
         rules.reserve_tokens = int(agent_value(name, "output_reserve_tokens", version))
         rules.autocompact_buffer_tokens = int(
             agent_value(name, "autocompact_buffer_tokens", version)
+        )
+        rules.project_after_tool_results = bool(
+            agent_value(name, "counts_added_messages", version)
         )
         buffer = rules.reserve_tokens + rules.autocompact_buffer_tokens
         policy.description = (

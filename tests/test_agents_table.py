@@ -36,6 +36,8 @@ def test_ranges_are_half_open() -> None:
     [
         ("2.0.76", 32_000),
         ("2.1.4", 32_000),
+        ("2.1.20", 32_000),  # the cap of 20,000 first ships in 2.1.21 (cli.js of both)
+        ("2.1.21", 20_000),
         ("2.1.39", 20_000),
         ("2.1.226", 20_000),
         (None, 20_000),
@@ -43,6 +45,18 @@ def test_ranges_are_half_open() -> None:
 )
 def test_claude_code_output_reserve_follows_the_version(version: str | None, reserve: int) -> None:
     assert value("claude-code", "output_reserve_tokens", version) == reserve
+
+
+@pytest.mark.parametrize(
+    ("version", "projects"), [("2.0.76", False), ("2.1.1", False), ("2.1.2", True), ("2.1.39", True)]
+)
+def test_claude_code_counts_the_messages_since_the_last_response_from_2_1_2(
+    version: str, projects: bool
+) -> None:
+    from core.policy import preset_for
+
+    rules = preset_for("claude-code", version).compaction
+    assert rules.project_after_tool_results is projects
 
 
 def test_every_fact_names_its_source_and_ranges_do_not_overlap() -> None:

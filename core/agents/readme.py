@@ -31,6 +31,8 @@ _WHAT = {
     "reserve_tokens": "compacts when context > window - this",
     "keep_recent_tokens": "tokens kept verbatim after a compaction",
     "checks_after_every_reply": "checks after every assistant message (1) or at turn ends only (0)",
+    "counts_added_messages": "the checked figure adds an estimate of the messages since the last "
+    "response (1) or is that response's usage alone (0)",
 }
 
 

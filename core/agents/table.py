@@ -36,13 +36,28 @@ class AgentFact:
     """Where it was read: ``repo path @ commit``, documentation, or issue reports."""
 
 
-_CC_ISSUES_45K = (
-    "anthropics/claude-code issues #10266, #15435, #20760 (/context: 'Autocompact buffer: 45.0k'); "
-    "recorded compactions of 2.0.76 and 2.1.4 at 155,979-156,595 on 200k"
+_CC_NPM = "npm @anthropic-ai/claude-code"
+_CC_RESERVE_UNCAPPED = (
+    f"{_CC_NPM} 2.0.76, 2.1.4, 2.1.19 and 2.1.20 cli.js (the auto-compact threshold: effective "
+    "window = window - maxOutputTokens(model), where maxOutputTokens = min(CLAUDE_CODE_MAX_OUTPUT_"
+    "TOKENS, default 32,000, the model's own maximum); diffed against 2.1.21"
 )
-_CC_ISSUES_33K = (
-    "anthropics/claude-code issues #23409, #12004 (constants 13,000 and 20,000; /context: "
-    "'Autocompact buffer: 33k'); recorded compactions of 2.1.39 and 2.1.226 at 167,009-167,094 on 200k"
+_CC_RESERVE_CAPPED = (
+    f"{_CC_NPM} 2.1.21 cli.js (effective window = window - min(maxOutputTokens(model), 20,000): "
+    "the cap first appears in 2.1.21, not in 2.1.20); the same in 2.1.39 and 2.1.226"
+)
+_CC_BUFFER = (
+    f"{_CC_NPM} 2.0.76, 2.0.77, 2.1.0-2.1.4, 2.1.19-2.1.21, 2.1.39 and 2.1.226 (threshold = effective "
+    "window - 13,000, or CLAUDE_AUTOCOMPACT_PCT_OVERRIDE percent of it when lower)"
+)
+_CC_COUNT_USAGE = (
+    f"{_CC_NPM} 2.0.76-2.1.1 cli.js (the check compares the last response's usage: input + cache "
+    "creation + cache read + output, nothing for the messages added since)"
+)
+_CC_COUNT_ESTIMATE = (
+    f"{_CC_NPM} 2.1.2 cli.js, diffed against 2.1.1 (the last response's usage with its output, plus "
+    "an estimate of the messages added since: text and tool results by length, 2,000 per image); "
+    "the same in 2.1.4, 2.1.21, 2.1.39"
 )
 _CODEX_MODELS = (
     "openai/codex codex-rs/protocol/src/openai_models.rs; codex-rs/core/models.json @ 21dac7d7"
@@ -57,10 +72,12 @@ _PI_COMPACTION = (
 )
 
 FACTS: tuple[AgentFact, ...] = (
-    # --- Claude Code (closed source: documented behaviour and issue reports) -------------------
-    AgentFact("claude-code", "output_reserve_tokens", 32_000, None, "2.1.20", _CC_ISSUES_45K),
-    AgentFact("claude-code", "output_reserve_tokens", 20_000, "2.1.20", None, _CC_ISSUES_33K),
-    AgentFact("claude-code", "autocompact_buffer_tokens", 13_000, None, None, _CC_ISSUES_33K),
+    # --- Claude Code (its published npm package: the shipped cli.js of each version) ------------
+    AgentFact("claude-code", "output_reserve_tokens", 32_000, None, "2.1.21", _CC_RESERVE_UNCAPPED),
+    AgentFact("claude-code", "output_reserve_tokens", 20_000, "2.1.21", None, _CC_RESERVE_CAPPED),
+    AgentFact("claude-code", "autocompact_buffer_tokens", 13_000, None, None, _CC_BUFFER),
+    AgentFact("claude-code", "counts_added_messages", 0, None, "2.1.2", _CC_COUNT_USAGE),
+    AgentFact("claude-code", "counts_added_messages", 1, "2.1.2", None, _CC_COUNT_ESTIMATE),
     # --- Codex ----------------------------------------------------------------------------------
     AgentFact(
         "codex",
