@@ -258,6 +258,12 @@ class Policy(_Section):
         return dumps_toml(self.model_dump(mode="json", exclude_none=True))
 
 
+def _fact(agent: str, name: str) -> int:
+    """A whole-number constant of ``agent`` as documented now (:mod:`core.agents.table`); a
+    session's own version is applied by :func:`preset_for`."""
+    return int(agent_value(agent, name))
+
+
 def _seed() -> Policy:
     return Policy(
         name="seed",
@@ -278,19 +284,23 @@ def _opencode() -> Policy:
         "pruning off unless enabled (budget rule 40k/20k), last 2 turns within 2k-8k, anchored summary.",
         estimator="chars/4",
         truncation=TruncationPolicy(
-            max_lines=2000, max_bytes=51200, direction="head", tail_tools=["bash"]
+            max_lines=_fact("opencode", "tool_output_max_lines"),
+            max_bytes=_fact("opencode", "tool_output_max_bytes"),
+            direction="head",
+            tail_tools=["bash"],
         ),
         pruning=PruningPolicy(
             enabled=False,
             placeholder="[Old tool result content cleared]",
             budget_rule=True,
-            protect_tokens=40000,
-            minimum_tokens=20000,
+            protect_tokens=_fact("opencode", "prune_protect_tokens"),
+            minimum_tokens=_fact("opencode", "prune_minimum_tokens"),
         ),
-        split=SplitPolicy(mode="turns", tail_turns=2),
+        split=SplitPolicy(mode="turns", tail_turns=_fact("opencode", "tail_turns")),
         compaction=CompactionPolicy(
             threshold_rule="opencode",
-            reserve_tokens=20000,
+            reserve_tokens=_fact("opencode", "compaction_buffer_tokens"),
+            output_token_max=_fact("opencode", "output_token_max"),
             template="anchored",
             # opencode compares the last step's recorded tokens at each step's end and before
             # the next loop step: no projection (packages/opencode/src/session/overflow.ts).
@@ -307,7 +317,7 @@ def _codex() -> Policy:
         estimator="bytes/4",
         truncation=TruncationPolicy(
             max_lines=0,
-            max_bytes=48000,
+            max_bytes=_fact("codex", "tool_output_max_bytes"),
             direction="middle",
             middle_unit="tokens",
             tail_tools=[],
@@ -317,10 +327,10 @@ def _codex() -> Policy:
         split=SplitPolicy(mode="messages"),
         compaction=CompactionPolicy(
             threshold_rule="codex",
-            codex_ratio=0.9,
+            codex_ratio=agent_value("codex", "auto_compact_ratio"),
             reserve_tokens=0,
             strategy="codex",
-            user_message_budget_tokens=20000,
+            user_message_budget_tokens=_fact("codex", "user_message_budget_tokens"),
             # Codex checks after each sampling request once its tool outputs are recorded, on
             # the last total plus its own bytes/4 estimate of what came since and of the
             # encrypted reasoning of earlier turns; the turn-start check runs before the user's
@@ -341,15 +351,22 @@ def _pi() -> Policy:
         "keeping the last 20,000 estimated tokens at a turn-safe cut, six-section summary.",
         estimator="ceil(chars/4)",
         truncation=TruncationPolicy(
-            max_lines=2000, max_bytes=51200, direction="head", tail_tools=["bash"]
+            max_lines=_fact("pi", "tool_output_max_lines"),
+            max_bytes=_fact("pi", "tool_output_max_bytes"),
+            direction="head",
+            tail_tools=["bash"],
         ),
         pruning=PruningPolicy(enabled=False),
-        split=SplitPolicy(mode="messages", tail_budget_tokens=20000, min_tail_messages=1),
+        split=SplitPolicy(
+            mode="messages",
+            tail_budget_tokens=_fact("pi", "keep_recent_tokens"),
+            min_tail_messages=_fact("pi", "min_kept_messages"),
+        ),
         compaction=CompactionPolicy(
             threshold_rule="pi",
-            reserve_tokens=16384,
+            reserve_tokens=_fact("pi", "reserve_tokens"),
             template="pi",
-            summary_max_tokens=13107,
+            summary_max_tokens=_fact("pi", "summary_max_tokens"),
             project_after_tool_results=False,
             check_before_each_call=False,
             continuation=False,
@@ -368,7 +385,7 @@ def _claude_code() -> Policy:
         truncation=TruncationPolicy(
             enabled=False,
             max_lines=0,
-            max_bytes=30000,
+            max_bytes=_fact("claude-code", "bash_output_max_chars"),
             tail_tools=[],
             per_tool={"Bash": ToolLimits(enabled=True)},
         ),
@@ -376,8 +393,8 @@ def _claude_code() -> Policy:
         split=SplitPolicy(mode="messages"),
         compaction=CompactionPolicy(
             threshold_rule="claude-code",
-            reserve_tokens=20000,
-            autocompact_buffer_tokens=13000,
+            reserve_tokens=_fact("claude-code", "output_reserve_tokens"),
+            autocompact_buffer_tokens=_fact("claude-code", "autocompact_buffer_tokens"),
             strategy="summary-only",
             continuation=False,
         ),
@@ -416,9 +433,7 @@ def preset_for(name: str, version: str | None = None) -> Policy:
         rules.autocompact_buffer_tokens = int(
             agent_value(name, "autocompact_buffer_tokens", version)
         )
-        rules.project_after_tool_results = bool(
-            agent_value(name, "counts_added_messages", version)
-        )
+        rules.project_after_tool_results = bool(agent_value(name, "counts_added_messages", version))
         buffer = rules.reserve_tokens + rules.autocompact_buffer_tokens
         policy.description = (
             f"{policy.description} Version {version or 'unknown'}: compacts "

@@ -71,6 +71,40 @@ _PI_COMPACTION = (
     "(DEFAULT_COMPACTION_SETTINGS, shouldCompact)"
 )
 
+_CC_BASH = (
+    f"{_CC_NPM} 2.1.39 cli.js (BASH_MAX_OUTPUT_LENGTH: default 30,000 characters, capped at "
+    "150,000)"
+)
+_CODEX_COMPACT = "openai/codex codex-rs/core/src/compact.rs (COMPACT_USER_MESSAGE_MAX_TOKENS)"
+_CODEX_TRUNCATION = (
+    "openai/codex codex-rs/core/src/context_manager/history.rs and truncate.rs (tool output "
+    "limit of 10,000 tokens at 4 bytes a token, times the serialisation allowance 1.2)"
+)
+_CODEX_TRUNCATE_RS = "openai/codex codex-rs/utils/string (APPROX_BYTES_PER_TOKEN: ceil(bytes / 4))"
+_CODEX_IMAGES = (
+    f"{_CODEX_HISTORY} (RESIZED_IMAGE_BYTES_ESTIMATE; detail 'original': 32-pixel patches, at most "
+    "10,000; openai/codex#12717)"
+)
+_CODEX_REDACTED = (
+    "not Codex's: ctxscope's own fit on unredacted Codex rollouts (encrypted length = 922 + 6.3 x "
+    "reasoning tokens; the fit's notes are not in this repository), used only where a shared file "
+    "redacted the encrypted reasoning; never fitted to the compactions scored"
+)
+_OPENCODE_TRUNCATE = "sst/opencode packages/opencode/src/tool/truncation.ts (MAX_LINES, MAX_BYTES)"
+_OPENCODE_COMPACTION = (
+    "sst/opencode packages/opencode/src/session/compaction.ts (PRUNE_PROTECT, PRUNE_MINIMUM, "
+    "DEFAULT_TAIL_TURNS)"
+)
+_PI_TRUNCATE = (
+    "badlogic/pi-mono packages/coding-agent/src/core/tools/truncate.ts (DEFAULT_MAX_LINES, "
+    "DEFAULT_MAX_BYTES)"
+)
+_PI_SUMMARY = (
+    "badlogic/pi-mono packages/coding-agent/src/core/compaction/compaction.ts (generateSummary: "
+    "maxTokens = floor(0.8 x reserveTokens) = 13,107 for the default 16,384; findCutPoint keeps "
+    "whole entries back to keepRecentTokens, possibly a single one)"
+)
+
 FACTS: tuple[AgentFact, ...] = (
     # --- Claude Code (its published npm package: the shipped cli.js of each version) ------------
     AgentFact("claude-code", "output_reserve_tokens", 32_000, None, "2.1.21", _CC_RESERVE_UNCAPPED),
@@ -78,6 +112,7 @@ FACTS: tuple[AgentFact, ...] = (
     AgentFact("claude-code", "autocompact_buffer_tokens", 13_000, None, None, _CC_BUFFER),
     AgentFact("claude-code", "counts_added_messages", 0, None, "2.1.2", _CC_COUNT_USAGE),
     AgentFact("claude-code", "counts_added_messages", 1, "2.1.2", None, _CC_COUNT_ESTIMATE),
+    AgentFact("claude-code", "bash_output_max_chars", 30_000, None, None, _CC_BASH),
     # --- Codex ----------------------------------------------------------------------------------
     AgentFact(
         "codex",
@@ -98,6 +133,15 @@ FACTS: tuple[AgentFact, ...] = (
         None,
         "openai/codex codex-rs/core/src/context_manager/history.rs (process_item: policy * 1.2)",
     ),
+    AgentFact("codex", "tool_output_max_bytes", 48_000, None, None, _CODEX_TRUNCATION),
+    AgentFact("codex", "approx_bytes_per_token", 4, None, None, _CODEX_TRUNCATE_RS),
+    AgentFact("codex", "default_truncation_tokens", 10_000, None, None, _CODEX_MODELS),
+    AgentFact("codex", "resized_image_bytes", 7_373, None, None, _CODEX_IMAGES),
+    AgentFact("codex", "original_image_patch_px", 32, None, None, _CODEX_IMAGES),
+    AgentFact("codex", "original_image_max_patches", 10_000, None, None, _CODEX_IMAGES),
+    AgentFact("codex", "redacted_reasoning_base_chars", 922, None, None, _CODEX_REDACTED),
+    AgentFact("codex", "redacted_reasoning_chars_per_token", 6.3, None, None, _CODEX_REDACTED),
+    AgentFact("codex", "user_message_budget_tokens", 20_000, None, None, _CODEX_COMPACT),
     AgentFact(
         "codex",
         "reasoning_overhead_bytes",
@@ -123,7 +167,16 @@ FACTS: tuple[AgentFact, ...] = (
         None,
         f"{_OPENCODE_OVERFLOW} (reserved)",
     ),
+    AgentFact("opencode", "tool_output_max_lines", 2_000, None, None, _OPENCODE_TRUNCATE),
+    AgentFact("opencode", "tool_output_max_bytes", 51_200, None, None, _OPENCODE_TRUNCATE),
+    AgentFact("opencode", "prune_protect_tokens", 40_000, None, None, _OPENCODE_COMPACTION),
+    AgentFact("opencode", "prune_minimum_tokens", 20_000, None, None, _OPENCODE_COMPACTION),
+    AgentFact("opencode", "tail_turns", 2, None, None, _OPENCODE_COMPACTION),
     # --- pi -------------------------------------------------------------------------------------
+    AgentFact("pi", "tool_output_max_lines", 2_000, None, None, _PI_TRUNCATE),
+    AgentFact("pi", "tool_output_max_bytes", 51_200, None, None, _PI_TRUNCATE),
+    AgentFact("pi", "summary_max_tokens", 13_107, None, None, _PI_SUMMARY),
+    AgentFact("pi", "min_kept_messages", 1, None, None, _PI_SUMMARY),
     AgentFact("pi", "reserve_tokens", 16_384, None, None, _PI_COMPACTION),
     AgentFact("pi", "keep_recent_tokens", 20_000, None, None, _PI_COMPACTION),
     # pi records no app version; its session format version tells the eras apart.
