@@ -104,8 +104,13 @@ REAL_WITH_COMPACTIONS = sorted(
 
 
 NOT_YET_PREDICTED = {
-    "claude-2.1.226_auto-2x_flutter-docker-image_K1.jsonl": "1M window: rule gives 967,000",
-    "opencode-1.18.10_big-pickle_auto+manual_learn-p5_WB.json": "window 200k: rule gives 168,000",
+    # claude-opus-5 on a 1M window (rule: 967,000); the first stretch passes 167k up to 204,646
+    # without compacting and compacts at 211,961, the second at 166,881: 2.1.226 takes its
+    # auto-compact window from server-side settings the transcript does not record
+    "claude-2.1.226_auto-2x_flutter-docker-image_K1.jsonl": "auto-compact window not recorded",
+    # compacted at 140,110 (not at 139,615); every models.dev entry read for big-pickle gives
+    # 200,000 - 32,000 = 168,000
+    "opencode-1.18.10_big-pickle_auto+manual_learn-p5_WB.json": "catalogue gives 168,000",
 }
 
 
