@@ -135,3 +135,19 @@ def test_a_compaction_where_the_schedule_does_not_check_still_shows_a_check() ->
     assert not native_policy(session).compaction.check_before_each_call
     (row,) = result.fidelity
     assert (row.outcome, row.threshold_source) == ("same", "rule")
+
+
+def test_analyze_labels_the_inferred_policy_as_no_prediction() -> None:
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from tui.cli import cli
+
+    sample = Path(__file__).parents[1] / "sample_sessions" / "claude-code" / "compacted.jsonl"
+    result = CliRunner().invoke(cli, ["analyze", str(sample), "--policy", "inferred"])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "inferred: threshold" in text and "not a prediction" in text
+    native = CliRunner().invoke(cli, ["analyze", str(sample)])
+    assert "(the recording agent's own policy)" in " ".join(native.output.split())
