@@ -22,6 +22,7 @@ from core.tokens import validate_estimator
 
 Direction = Literal["head", "tail", "middle"]
 ThresholdRule = Literal["pi", "opencode", "codex", "claude-code"]
+ReplyRecount = Literal["none", "text", "all"]
 CompactionStrategy = Literal["tail", "summary-only", "codex"]
 SummaryTemplate = Literal["t12", "anchored", "pi"]
 SplitMode = Literal["messages", "turns"]
@@ -177,6 +178,8 @@ class CompactionPolicy(_Section):
     """The check before a turn's first call counts the user's new message (Codex checks before recording it)."""
     use_agent_estimates: bool = False
     """Project with the recording agent's own size estimates where the session has them (Codex: bytes/4 of each item)."""
+    recount_reply_blocks: ReplyRecount = "none"
+    """Add to the checked figure the blocks of the last reply after its first one, though its usage already holds them (Claude Code walks back to a response's first block: ``text`` from 2.1.69, ``all`` with thinking and tool calls from 2.1.74)."""
     count_earlier_reasoning: bool = False
     """Add the estimated encrypted reasoning of earlier turns to the checked figure (Codex with ChatGPT sign-in)."""
     overflow_recovery: bool = True
@@ -434,6 +437,8 @@ def preset_for(name: str, version: str | None = None) -> Policy:
             agent_value(name, "autocompact_buffer_tokens", version)
         )
         rules.project_after_tool_results = bool(agent_value(name, "counts_added_messages", version))
+        recount = int(agent_value(name, "recounts_reply_blocks", version))
+        rules.recount_reply_blocks = ("none", "text", "all")[recount]
         buffer = rules.reserve_tokens + rules.autocompact_buffer_tokens
         policy.description = (
             f"{policy.description} Version {version or 'unknown'}: compacts "

@@ -151,3 +151,33 @@ def test_analyze_labels_the_inferred_policy_as_no_prediction() -> None:
     assert "inferred: threshold" in text and "not a prediction" in text
     native = CliRunner().invoke(cli, ["analyze", str(sample)])
     assert "(the recording agent's own policy)" in " ".join(native.output.split())
+
+
+def _recount_session(version: str) -> Session:
+    """Claude Code compacts before the third call: the second call's recorded context (166,700)
+    plus its reply's tool call and the small output after it is just under 167,000, and reaches
+    it only when the reply's blocks after the first (here its tool call) are counted again."""
+    builder = SessionBuilder(model="claude-opus-4-6").user("go")
+    builder.call(context=100_000, text="looking").result("ok")
+    builder.call("bash", {"command": "x" * 1_600}, text="next", context=166_700, output=10)
+    builder.result(text_of_tokens(250))
+    builder.compaction(tokens_before=167_010)
+    builder.user("carry on")
+    builder.call(context=30_000).result("ok")
+    return builder.reply(context=31_000).session(
+        window=WINDOW, fmt=SourceFormat.CLAUDE_CODE, model="claude-opus-4-6", agent_version=version
+    )
+
+
+def test_claude_code_from_2_1_74_counts_the_last_replys_later_blocks_again() -> None:
+    # cli.js 2.1.74: the estimate starts at the first transcript line of the last response, and
+    # a tool_use block counts as its name and JSON input (2.1.68 started after the last line)
+    new = _recount_session("2.1.80")
+    old = _recount_session("2.1.68")
+    assert native_policy(new).compaction.recount_reply_blocks == "all"
+    assert native_policy(old).compaction.recount_reply_blocks == "none"
+    (row,) = replay(new, native_policy(new)).fidelity
+    assert row.outcome == "same" and row.check_tokens is not None and row.check_tokens >= RULE
+    (old_row,) = replay(old, native_policy(old)).fidelity
+    assert old_row.check_tokens is not None and old_row.check_tokens < RULE
+    assert old_row.check_tokens + 400 <= row.check_tokens  # the tool call's ~400 tokens

@@ -47,6 +47,8 @@ _WHAT = {
     "original_image_max_patches": "at most this many patches",
     "redacted_reasoning_base_chars": "redacted encrypted reasoning: length = this + per-token x tokens",
     "redacted_reasoning_chars_per_token": "redacted encrypted reasoning: characters per reasoning token",
+    "recounts_reply_blocks": "the checked figure counts the last reply's blocks after its first "
+    "again: none (0), text (1), all with thinking and tool calls (2)",
     "counts_added_messages": "the checked figure adds an estimate of the messages since the last "
     "response (1) or is that response's usage alone (0)",
 }

@@ -71,6 +71,18 @@ _PI_COMPACTION = (
     "(DEFAULT_COMPACTION_SETTINGS, shouldCompact)"
 )
 
+_CC_RECOUNT_NONE = (
+    f"{_CC_NPM} 2.1.68 cli.js and before (the estimate starts after the last message with usage)"
+)
+_CC_RECOUNT_TEXT = (
+    f"{_CC_NPM} 2.1.69 cli.js, diffed against 2.1.68 (the estimate starts after the *first* "
+    "transcript line of the last response, so its later blocks are counted again; the estimate "
+    "counts text, images and tool results only, through 2.1.73)"
+)
+_CC_RECOUNT_ALL = (
+    f"{_CC_NPM} 2.1.74 cli.js, diffed against 2.1.73 (tool_use blocks now count as name + JSON "
+    "of the input, thinking by its text); the same in 2.1.75, 2.1.112 and 2.1.226"
+)
 _CC_BASH = (
     f"{_CC_NPM} 2.1.39 cli.js (BASH_MAX_OUTPUT_LENGTH: default 30,000 characters, capped at "
     "150,000)"
@@ -112,6 +124,9 @@ FACTS: tuple[AgentFact, ...] = (
     AgentFact("claude-code", "autocompact_buffer_tokens", 13_000, None, None, _CC_BUFFER),
     AgentFact("claude-code", "counts_added_messages", 0, None, "2.1.2", _CC_COUNT_USAGE),
     AgentFact("claude-code", "counts_added_messages", 1, "2.1.2", None, _CC_COUNT_ESTIMATE),
+    AgentFact("claude-code", "recounts_reply_blocks", 0, None, "2.1.69", _CC_RECOUNT_NONE),
+    AgentFact("claude-code", "recounts_reply_blocks", 1, "2.1.69", "2.1.74", _CC_RECOUNT_TEXT),
+    AgentFact("claude-code", "recounts_reply_blocks", 2, "2.1.74", None, _CC_RECOUNT_ALL),
     AgentFact("claude-code", "bash_output_max_chars", 30_000, None, None, _CC_BASH),
     # --- Codex ----------------------------------------------------------------------------------
     AgentFact(
