@@ -1,10 +1,16 @@
 """Fidelity over many sessions: does the recording agent's own preset do what the agent did?
 
 ``ctxscope fidelity PATH...`` loads every session the paths name, replays each under the preset
-of the agent that recorded it (as its recorded version behaves, with the window and threshold
-resolved from evidence), and reports one row per recorded compaction: what triggered it and why
-we think so, where the replay compacted, and against which threshold. The total line counts the
-automatic compactions reproduced at the same call.
+of the agent that recorded it (as its recorded version behaves), and reports one row per recorded
+compaction: what triggered it and why we think so, where the replay compacted, and against which
+threshold. The total line counts the automatic compactions reproduced at the same call. Each is a
+prediction: the preset's threshold comes from the agent's rule (:mod:`core.agents.table`), never
+from the compactions being scored.
+
+With ``learn``, each session is replayed a second time with the threshold learned from the
+*other* sessions given of the same agent, version, provider, model and window (leave-one-out:
+:func:`core.replay.inferred.learned`), and each row says how that did and which sessions taught
+it. A session whose group has no other session with an automatic compaction learns nothing.
 
 It also intersects, per agent, version, provider, model and window, the intervals the sessions'
 own compactions give the agent's threshold (:mod:`core.replay.inferred`): the tightest interval
@@ -22,11 +28,27 @@ from pydantic import Field
 from core.formats import LoadError, load_session
 from core.models import Session
 from core.replay import NATIVE_PRESET, InferredThreshold, Replayer, native_policy
-from core.replay.results import SCHEMA_VERSION, Documented, FidelityRow
+from core.replay.inferred import learned, learned_policy
+from core.replay.results import SCHEMA_VERSION, Documented, FidelityRow, Outcome
 from core.session_paths import expand_paths
 
 ProgressFn = Callable[[int, int, str], None]
 """Called before each session with ``(done, total, path)``."""
+
+
+class LearnedOutcome(Documented):
+    """How a replay with a threshold learned from other sessions matched one compaction."""
+
+    threshold: int
+    """The threshold learned (leave-one-out) from the other sessions of the same group."""
+    learned_from: list[str]
+    """The sessions whose compactions taught it (never the one scored)."""
+    outcome: Outcome
+    """As :attr:`FidelityRow.outcome`, under the learned threshold."""
+    replay_call_index: int | None
+    """The call the matching replay compaction fired before."""
+    call_delta: int | None
+    """Replay call - recorded call."""
 
 
 class FidelityEntry(Documented):
@@ -51,6 +73,9 @@ class FidelityEntry(Documented):
     row: FidelityRow
     """The replay's fidelity row for this compaction (trigger and evidence, recorded and replay
     calls, the checked figure and the threshold)."""
+    learned: LearnedOutcome | None = None
+    """With ``--learn``: the outcome under the threshold the other sessions of its group teach
+    (None: not asked for, or no other session taught one)."""
 
 
 class ThresholdGroup(Documented):
@@ -114,6 +139,12 @@ class FidelityReport(Documented):
     untestable: int
     """Automatic compactions that cannot be tested: the file starts at them, or does not hold
     the context the agent measured before them."""
+    learn: bool = False
+    """Thresholds were also learned leave-one-out from the other sessions (``--learn``)."""
+    learned_automatic: int = 0
+    """Testable automatic compactions for which the other sessions taught a threshold."""
+    learned_reproduced: int = 0
+    """Of those, the ones the learned threshold reproduced at the same call."""
 
     @property
     def share(self) -> float:
@@ -124,27 +155,61 @@ class FidelityReport(Documented):
         """The report's one-line verdict."""
         line = (
             f"automatic compactions reproduced at the same call: {self.reproduced}/"
-            f"{self.automatic} ({self.share:.0%})"
+            f"{self.automatic} ({self.share:.0%}), predicted by each agent's rule (no threshold "
+            "taken from the compactions scored)"
         )
         if self.untestable:
             line += (
                 f"; {self.untestable} more not testable (the file does not hold what came "
                 "before them)"
             )
+        if self.learn:
+            untaught = self.automatic - self.learned_automatic
+            line += (
+                f"; with a threshold learned from the other sessions of the same agent version, "
+                f"provider and model (leave-one-out): {self.learned_reproduced}/"
+                f"{self.learned_automatic}"
+            )
+            if untaught:
+                line += f" ({untaught} with no other session to learn from)"
         return line
 
 
-def fidelity_report(paths: Sequence[str], progress: ProgressFn | None = None) -> FidelityReport:
-    """Replay every session ``paths`` name under its agent's preset (see the module docstring)."""
+class _Member:
+    """One session read: what the learning pass needs of it."""
+
+    __slots__ = ("entries", "file", "inferred", "replayer", "session")
+
+    def __init__(
+        self,
+        file: str,
+        session: Session,
+        inferred: InferredThreshold,
+        entries: list[FidelityEntry],
+        replayer: Replayer | None,
+    ) -> None:
+        self.file = file
+        self.session = session
+        self.inferred = inferred
+        self.entries = entries
+        self.replayer = replayer
+
+
+def fidelity_report(
+    paths: Sequence[str], progress: ProgressFn | None = None, *, learn: bool = False
+) -> FidelityReport:
+    """Replay every session ``paths`` name under its agent's preset, and with ``learn`` under the
+    threshold its group's other sessions teach (see the module docstring)."""
     files, problems = expand_paths(paths)
     report = FidelityReport(
         sessions=0,
         automatic=0,
         reproduced=0,
         untestable=0,
+        learn=learn,
         errors=[FileError(file=p.split(": ", 1)[0], error=p) for p in problems],
     )
-    groups: dict[tuple[object, ...], list[tuple[Session, InferredThreshold]]] = {}
+    groups: dict[tuple[object, ...], list[_Member]] = {}
     for done, path in enumerate(files):
         if progress is not None:
             progress(done, len(files), str(path))
@@ -154,19 +219,53 @@ def fidelity_report(paths: Sequence[str], progress: ProgressFn | None = None) ->
             report.errors.append(FileError(file=str(path), error=str(exc)))
             continue
         report.sessions += 1
-        inferred = _session_rows(report, session, str(path))
-        key = _group_key(session)
-        groups.setdefault(key, []).append((session, inferred))
-    report.groups = [_group(members) for members in groups.values()]
+        member = _session_rows(report, session, str(path), keep=learn)
+        groups.setdefault(_group_key(session), []).append(member)
+    report.groups = [
+        _group([(m.session, m.inferred) for m in members]) for members in groups.values()
+    ]
+    if learn:
+        for members in groups.values():
+            _learn(report, members)
     return report
 
 
-def _session_rows(report: FidelityReport, session: Session, file: str) -> InferredThreshold:
+def _learn(report: FidelityReport, members: list[_Member]) -> None:
+    """Replay each member with the threshold the group's other members teach."""
+    for member in members:
+        if member.replayer is None or member.session.format not in NATIVE_PRESET:
+            continue
+        others = [m for m in members if m is not member]
+        native = native_policy(member.session)
+        threshold = learned([m.inferred for m in others], native)
+        if threshold is None:
+            continue
+        sources = [m.file for m in others if m.inferred.high is not None]
+        result = member.replayer.run(learned_policy(native, threshold, sources))
+        rows = {row.recorded_index: row for row in result.fidelity}
+        for entry in member.entries:
+            row = rows.get(entry.row.recorded_index)
+            if row is None:
+                continue
+            entry.learned = LearnedOutcome(
+                threshold=threshold,
+                learned_from=sources,
+                outcome=row.outcome,
+                replay_call_index=row.replay_call_index,
+                call_delta=row.call_delta,
+            )
+            if entry.row.automatic and entry.row.outcome != "untestable":
+                report.learned_automatic += 1
+                report.learned_reproduced += row.outcome == "same"
+
+
+def _session_rows(report: FidelityReport, session: Session, file: str, *, keep: bool) -> _Member:
     replayer = Replayer(session)
     result = replayer.run(native_policy(session))
     known = session.format in NATIVE_PRESET  # our own format records no agent to check
+    entries: list[FidelityEntry] = []
     for row in result.fidelity:
-        report.entries.append(
+        entries.append(
             FidelityEntry(
                 file=file,
                 agent=session.format.value,
@@ -186,7 +285,10 @@ def _session_rows(report: FidelityReport, session: Session, file: str) -> Inferr
         elif row.automatic:
             report.automatic += 1
             report.reproduced += row.outcome == "same"
-    return replayer.inferred_threshold()
+    report.entries.extend(entries)
+    return _Member(
+        file, session, replayer.inferred_threshold(), entries, replayer if keep else None
+    )
 
 
 def _group_key(session: Session) -> tuple[object, ...]:

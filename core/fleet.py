@@ -1,8 +1,7 @@
 """Many sessions at once: one row of figures per session (``ctxscope fleet``, the picker).
 
 :func:`analyse` loads one session, replays it under the preset of the agent that recorded it
-(as its version behaves, with the window and threshold resolved from evidence, as ``ctxscope
-fidelity`` does) and sums it up in a :class:`~core.session_rows.FleetRow`: agent, version, provider, model, window
+(as its version behaves, its threshold by the agent's rule, as ``ctxscope fidelity`` does) and sums it up in a :class:`~core.session_rows.FleetRow`: agent, version, provider, model, window
 and where it comes from, calls, peak context and its share of the window, recorded compactions by
 trigger, overflows, how the preset reproduced the compactions, the threshold interval the
 session's own compactions give, and the cost (unknown until the session's cost is computed).

@@ -23,6 +23,7 @@ from core.tokens import validate_estimator
 
 Direction = Literal["head", "tail", "middle"]
 ThresholdRule = Literal["pi", "opencode", "codex", "claude-code", "gemini-cli", "qwen-code"]
+ReplyRecount = Literal["none", "text", "all"]
 CompactionStrategy = Literal["tail", "summary-only", "codex"]
 SummaryTemplate = Literal["t12", "anchored", "pi", "state-snapshot"]
 SplitMode = Literal["messages", "turns", "history-share"]
@@ -170,8 +171,6 @@ class CompactionPolicy(_Section):
     """codex, gemini-cli and qwen-code rules: compact at this share of the window."""
     auto_compact_token_limit: int | None = Field(default=None, ge=1)
     """An explicit threshold that replaces the rule's (Codex ``model_auto_compact_token_limit``; the threshold inferred from a recording)."""
-    threshold_from_evidence: bool = False
-    """Where the recording shows the agent's threshold was not the rule's (a compaction below it, or a check past it that did not compact), use what the recording shows there."""
     project_after_tool_results: bool = True
     """Check the projected context (last usage + new messages) after each tool result (phase 2)."""
     check_before_each_call: bool = True
@@ -180,6 +179,8 @@ class CompactionPolicy(_Section):
     """The check before a turn's first call counts the user's new message (Codex checks before recording it)."""
     use_agent_estimates: bool = False
     """Project with the recording agent's own size estimates where the session has them (Codex: bytes/4 of each item)."""
+    recount_reply_blocks: ReplyRecount = "none"
+    """Add to the checked figure the blocks of the last reply after its first one, though its usage already holds them (Claude Code walks back to a response's first block: ``text`` from 2.1.69, ``all`` with thinking and tool calls from 2.1.74)."""
     count_earlier_reasoning: bool = False
     """Add the estimated encrypted reasoning of earlier turns to the checked figure (Codex with ChatGPT sign-in)."""
     overflow_recovery: bool = True
@@ -261,6 +262,12 @@ class Policy(_Section):
         return dumps_toml(self.model_dump(mode="json", exclude_none=True))
 
 
+def _fact(agent: str, name: str) -> int:
+    """A whole-number constant of ``agent`` as documented now (:mod:`core.agents.table`); a
+    session's own version is applied by :func:`preset_for`."""
+    return int(agent_value(agent, name))
+
+
 def _seed() -> Policy:
     return Policy(
         name="seed",
@@ -281,24 +288,27 @@ def _opencode() -> Policy:
         "pruning off unless enabled (budget rule 40k/20k), last 2 turns within 2k-8k, anchored summary.",
         estimator="chars/4",
         truncation=TruncationPolicy(
-            max_lines=2000, max_bytes=51200, direction="head", tail_tools=["bash"]
+            max_lines=_fact("opencode", "tool_output_max_lines"),
+            max_bytes=_fact("opencode", "tool_output_max_bytes"),
+            direction="head",
+            tail_tools=["bash"],
         ),
         pruning=PruningPolicy(
             enabled=False,
             placeholder="[Old tool result content cleared]",
             budget_rule=True,
-            protect_tokens=40000,
-            minimum_tokens=20000,
+            protect_tokens=_fact("opencode", "prune_protect_tokens"),
+            minimum_tokens=_fact("opencode", "prune_minimum_tokens"),
         ),
-        split=SplitPolicy(mode="turns", tail_turns=2),
+        split=SplitPolicy(mode="turns", tail_turns=_fact("opencode", "tail_turns")),
         compaction=CompactionPolicy(
             threshold_rule="opencode",
-            reserve_tokens=20000,
+            reserve_tokens=_fact("opencode", "compaction_buffer_tokens"),
+            output_token_max=_fact("opencode", "output_token_max"),
             template="anchored",
             # opencode compares the last step's recorded tokens at each step's end and before
             # the next loop step: no projection (packages/opencode/src/session/overflow.ts).
             project_after_tool_results=False,
-            threshold_from_evidence=True,
         ),
     )
 
@@ -311,7 +321,7 @@ def _codex() -> Policy:
         estimator="bytes/4",
         truncation=TruncationPolicy(
             max_lines=0,
-            max_bytes=48000,
+            max_bytes=_fact("codex", "tool_output_max_bytes"),
             direction="middle",
             middle_unit="tokens",
             tail_tools=[],
@@ -321,10 +331,10 @@ def _codex() -> Policy:
         split=SplitPolicy(mode="messages"),
         compaction=CompactionPolicy(
             threshold_rule="codex",
-            codex_ratio=0.9,
+            codex_ratio=agent_value("codex", "auto_compact_ratio"),
             reserve_tokens=0,
             strategy="codex",
-            user_message_budget_tokens=20000,
+            user_message_budget_tokens=_fact("codex", "user_message_budget_tokens"),
             # Codex checks after each sampling request once its tool outputs are recorded, on
             # the last total plus its own bytes/4 estimate of what came since and of the
             # encrypted reasoning of earlier turns; the turn-start check runs before the user's
@@ -333,7 +343,6 @@ def _codex() -> Policy:
             turn_start_check_sees_prompt=False,
             use_agent_estimates=True,
             count_earlier_reasoning=True,
-            threshold_from_evidence=True,
             continuation=False,
         ),
     )
@@ -346,18 +355,24 @@ def _pi() -> Policy:
         "keeping the last 20,000 estimated tokens at a turn-safe cut, six-section summary.",
         estimator="ceil(chars/4)",
         truncation=TruncationPolicy(
-            max_lines=2000, max_bytes=51200, direction="head", tail_tools=["bash"]
+            max_lines=_fact("pi", "tool_output_max_lines"),
+            max_bytes=_fact("pi", "tool_output_max_bytes"),
+            direction="head",
+            tail_tools=["bash"],
         ),
         pruning=PruningPolicy(enabled=False),
-        split=SplitPolicy(mode="messages", tail_budget_tokens=20000, min_tail_messages=1),
+        split=SplitPolicy(
+            mode="messages",
+            tail_budget_tokens=_fact("pi", "keep_recent_tokens"),
+            min_tail_messages=_fact("pi", "min_kept_messages"),
+        ),
         compaction=CompactionPolicy(
             threshold_rule="pi",
-            reserve_tokens=16384,
+            reserve_tokens=_fact("pi", "reserve_tokens"),
             template="pi",
-            summary_max_tokens=13107,
+            summary_max_tokens=_fact("pi", "summary_max_tokens"),
             project_after_tool_results=False,
             check_before_each_call=False,
-            threshold_from_evidence=True,
             continuation=False,
         ),
     )
@@ -368,13 +383,13 @@ def _claude_code() -> Policy:
         name="claude-code",
         description="Claude Code: Bash output capped at 30,000 characters (its other tools cap "
         "their own output), no pruning, the whole history summarised once the context reaches the "
-        "window minus the summary's output reserve (20k; 32k before 2.1.20) and a 13k buffer "
+        "window minus the summary's output reserve (20k; 32k before 2.1.21) and a 13k buffer "
         "(167k of a 200k window), checked before every request.",
         estimator="chars/4",
         truncation=TruncationPolicy(
             enabled=False,
             max_lines=0,
-            max_bytes=30000,
+            max_bytes=_fact("claude-code", "bash_output_max_chars"),
             tail_tools=[],
             per_tool={"Bash": ToolLimits(enabled=True)},
         ),
@@ -382,10 +397,9 @@ def _claude_code() -> Policy:
         split=SplitPolicy(mode="messages"),
         compaction=CompactionPolicy(
             threshold_rule="claude-code",
-            reserve_tokens=20000,
-            autocompact_buffer_tokens=13000,
+            reserve_tokens=_fact("claude-code", "output_reserve_tokens"),
+            autocompact_buffer_tokens=_fact("claude-code", "autocompact_buffer_tokens"),
             strategy="summary-only",
-            threshold_from_evidence=True,
             continuation=False,
         ),
     )
@@ -405,13 +419,17 @@ def _gemini_cli() -> Policy:
             protected_tools=[],
             protect_turns=0,
             budget_rule=True,
-            protect_tokens=50000,
+            protect_tokens=_fact("gemini-cli", "function_response_budget_tokens"),
             minimum_tokens=0,
         ),
-        split=SplitPolicy(mode="history-share", tail_ratio=0.3, min_tail_messages=1),
+        split=SplitPolicy(
+            mode="history-share",
+            tail_ratio=agent_value("gemini-cli", "preserve_fraction"),
+            min_tail_messages=1,
+        ),
         compaction=CompactionPolicy(
             threshold_rule="gemini-cli",
-            codex_ratio=0.5,
+            codex_ratio=agent_value("gemini-cli", "compression_threshold"),
             reserve_tokens=0,
             template="state-snapshot",
             # Gemini CLI compares the last recorded prompt before each request it sends (a
@@ -419,7 +437,6 @@ def _gemini_cli() -> Policy:
             # added since (packages/core/src/core/client.ts, chatCompressionService.ts).
             project_after_tool_results=False,
             turn_start_check_sees_prompt=False,
-            threshold_from_evidence=True,
             continuation=False,
         ),
     )
@@ -437,14 +454,13 @@ def _qwen_code() -> Policy:
         split=SplitPolicy(mode="messages"),
         compaction=CompactionPolicy(
             threshold_rule="qwen-code",
-            codex_ratio=0.85,
-            reserve_tokens=20000,
-            autocompact_buffer_tokens=13000,
+            codex_ratio=agent_value("qwen-code", "auto_compact_ratio"),
+            reserve_tokens=_fact("qwen-code", "summary_reserve_tokens"),
+            autocompact_buffer_tokens=_fact("qwen-code", "autocompact_buffer_tokens"),
             strategy="summary-only",
             template="state-snapshot",
-            summary_max_tokens=20000,
+            summary_max_tokens=_fact("qwen-code", "summary_reserve_tokens"),
             project_after_tool_results=True,
-            threshold_from_evidence=True,
             continuation=False,
         ),
     )
@@ -483,6 +499,9 @@ def preset_for(name: str, version: str | None = None) -> Policy:
         rules.autocompact_buffer_tokens = int(
             agent_value(name, "autocompact_buffer_tokens", version)
         )
+        rules.project_after_tool_results = bool(agent_value(name, "counts_added_messages", version))
+        recount = int(agent_value(name, "recounts_reply_blocks", version))
+        rules.recount_reply_blocks = ("none", "text", "all")[recount]
         buffer = rules.reserve_tokens + rules.autocompact_buffer_tokens
         policy.description = (
             f"{policy.description} Version {version or 'unknown'}: compacts "
@@ -514,8 +533,20 @@ def _describe_validation(error: ValidationError, source: str) -> str:
     return f"{source}: " + "; ".join(problems)
 
 
+RETIRED_FIELDS = ("threshold_from_evidence",)
+"""Compaction fields older versions wrote and no longer use: a policy file that holds one still
+loads (the field is dropped). ``threshold_from_evidence`` took a stretch's threshold from the
+very compactions a replay is scored on; a replay's threshold now comes from its policy alone."""
+
+
 def policy_from_dict(data: dict[str, Any], source: str = "policy") -> Policy:
     """Validate a policy from plain data; errors name ``source`` and the field."""
+    compaction = data.get("compaction")
+    if isinstance(compaction, dict):
+        data = {
+            **data,
+            "compaction": {k: v for k, v in compaction.items() if k not in RETIRED_FIELDS},
+        }
     try:
         return Policy.model_validate(data)
     except ValidationError as exc:

@@ -31,10 +31,10 @@ CHARS_PER_TOKEN = 3.5
 """Claude's tokenizer packs code and logs a little denser than 4 characters a token."""
 
 AUTO_COMPACT_AT = 167_000
-"""Context at which Claude Code (200k window) compacts on its own from 2.1.20: 200,000 minus
+"""Context at which Claude Code (200k window) compacts on its own from 2.1.21: 200,000 minus
 20,000 reserved for the summary and a 13,000 buffer."""
 AUTO_COMPACT_AT_BEFORE_2_1_20 = 155_000
-"""The same before 2.1.20, when 32,000 were reserved for the summary."""
+"""The same before 2.1.21, when 32,000 were reserved for the summary."""
 
 DEFAULT_SUMMARY = {
     "analysis": "I went through the conversation in order and kept what is needed to continue.",

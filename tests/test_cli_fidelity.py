@@ -38,7 +38,7 @@ def folder(tmp_path: Path) -> Path:
     sessions = tmp_path / "sessions"
     (sessions / "deep").mkdir(parents=True)
     write_session(_claude([100_000, 160_000, 168_000, 30_000], 3), sessions / "a.jsonl")
-    write_session(_claude([100_000, 140_000, 150_000, 30_000], 3), sessions / "deep" / "b.jsonl")
+    write_session(_claude([100_000, 150_000, 167_200, 30_000], 3), sessions / "deep" / "b.jsonl")
     (sessions / "notes.txt").write_text("not a session")
     return sessions
 
@@ -103,8 +103,28 @@ REAL_WITH_COMPACTIONS = sorted(
 )
 
 
+NOT_YET_PREDICTED = {
+    # claude-opus-5 on a 1M window (rule: 967,000); the first stretch passes 167k up to 204,646
+    # without compacting and compacts at 211,961, the second at 166,881: 2.1.226 takes its
+    # auto-compact window from server-side settings the transcript does not record
+    "claude-2.1.226_auto-2x_flutter-docker-image_K1.jsonl": "auto-compact window not recorded",
+    # compacted at 140,110 (not at 139,615); every models.dev entry read for big-pickle gives
+    # 200,000 - 32,000 = 168,000
+    "opencode-1.18.10_big-pickle_auto+manual_learn-p5_WB.json": "catalogue gives 168,000",
+}
+
+
+def _expected(path: Path) -> object:
+    reason = NOT_YET_PREDICTED.get(path.name)
+    return (
+        pytest.param(path, marks=pytest.mark.xfail(strict=True, reason=reason)) if reason else path
+    )
+
+
 @pytest.mark.skipif(not SAMPLES.is_dir(), reason="shared samples are not available")
-@pytest.mark.parametrize("path", REAL_WITH_COMPACTIONS, ids=lambda p: p.name[:60])
+@pytest.mark.parametrize(
+    "path", [_expected(p) for p in REAL_WITH_COMPACTIONS], ids=lambda p: p.name[:60]
+)
 def test_the_agents_preset_reproduces_every_automatic_compaction(path: Path) -> None:
     session = load_session(path)  # no --window: every sample gets one
     assert session.context_window is not None, session.window_evidence
@@ -117,3 +137,47 @@ def test_the_agents_preset_reproduces_every_automatic_compaction(path: Path) -> 
             assert row.outcome in ("same", "untestable"), row
         else:
             assert row.outcome == "manual", row
+
+
+# -- --learn: thresholds learned leave-one-out from the other sessions ----------------------------
+
+
+@pytest.fixture
+def configured(tmp_path: Path) -> Path:
+    """Three sessions of one agent version and model that all compact near 150,000 (a setting
+    below the documented 167,000), and a fourth of another model."""
+    sessions = tmp_path / "configured"
+    sessions.mkdir()
+    for name, contexts in (
+        ("a.jsonl", [100_000, 140_000, 150_300, 30_000]),
+        ("b.jsonl", [110_000, 145_000, 150_600, 30_000]),
+        ("c.jsonl", [120_000, 142_000, 150_900, 30_000]),
+    ):
+        write_session(_claude(contexts, 3), sessions / name)
+    other = _claude([100_000, 140_000, 150_300, 30_000], 3)
+    other.model = "claude-opus-4-6"
+    write_session(other, sessions / "other-model.jsonl")
+    return sessions
+
+
+def test_learn_scores_each_session_on_a_threshold_the_others_taught(configured: Path) -> None:
+    plain = fidelity_report([str(configured)])
+    assert plain.reproduced == 0 and plain.automatic == 4  # the rule alone misses all four
+    report = fidelity_report([str(configured)], learn=True)
+    assert (report.reproduced, report.automatic) == (0, 4)  # the prediction is unchanged
+    assert (report.learned_reproduced, report.learned_automatic) == (3, 3)
+    by_file = {Path(entry.file).name: entry for entry in report.entries}
+    for name in ("a.jsonl", "b.jsonl", "c.jsonl"):
+        learned = by_file[name].learned
+        assert learned is not None and learned.outcome == "same"
+        taught = {Path(f).name for f in learned.learned_from}
+        assert taught == {"a.jsonl", "b.jsonl", "c.jsonl"} - {name}  # never the one scored
+    assert by_file["other-model.jsonl"].learned is None  # no other session of its model
+    assert "(leave-one-out): 3/3 (1 with no other session to learn from)" in report.total_line()
+
+
+def test_learn_on_the_command_line_names_the_sessions_it_learned_from(configured: Path) -> None:
+    result = CliRunner().invoke(cli, ["fidelity", str(configured), "--learn"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "from b.jsonl, c.jsonl: same" in result.output  # a.jsonl, taught by the other two
+    assert "predicted by each agent's rule" in " ".join(result.output.split())

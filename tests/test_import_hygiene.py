@@ -59,8 +59,9 @@ def test_analyze_json_imports_no_rendering(tmp_path: Path) -> None:
     """``ctxscope analyze --json`` prints JSON: it starts without Textual, rich's rendering, the
     LLM client or asyncio (rich is imported only for a table, asyncio only for a compaction).
     The price table (which imports asyncio) is read once per model: the second run prices from
-    the memo in the cache folder."""
-    sample = Path(__file__).parents[1] / "sample_sessions" / "claude-code" / "overflow.jsonl"
+    the memo in the cache folder. The sample is one whose replay compacts nowhere (the overflow
+    sample's does: the agent's rule fires where the recording overflowed)."""
+    sample = Path(__file__).parents[1] / "sample_sessions" / "pi" / "branched.jsonl"
     code = ANALYZE_JSON.format(path=str(sample))
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
     for _run in range(2):

@@ -58,9 +58,6 @@ def _policy(strategy: str = "summary-only") -> Policy:
     policy = get_preset("claude-code")
     policy.truncation.enabled = False
     policy.compaction.strategy = strategy  # type: ignore[assignment]
-    # These sessions pass the threshold without compacting on purpose: the rule must fire there
-    # (from the evidence, the recording's own threshold would be above every figure).
-    policy.compaction.threshold_from_evidence = False
     return policy
 
 

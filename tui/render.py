@@ -24,6 +24,7 @@ from core.fastmodel import documented
 from core.models import Session
 from core.policy import Policy
 from core.replay import (
+    INFERRED,
     CallPoint,
     CompareResult,
     CompareRow,
@@ -69,6 +70,13 @@ SPARK_WIDTH = 96
 def stdout_console() -> Console:
     """The console commands print their human output to (no colour when not a terminal)."""
     return Console(highlight=False, soft_wrap=False)
+
+
+def _policy_label(result: ReplayResult) -> str:
+    """What the policy line says of whose policy it is (``inferred`` is never a prediction)."""
+    if result.policy.name == INFERRED:
+        return "  (fitted to this session's own compactions: not a prediction)"
+    return "  (the recording agent's own policy)" if result.recording_policy else ""
 
 
 def _plain(*cells: Any) -> list[Any]:
@@ -204,7 +212,7 @@ def session_header(session: Session, result: ReplayResult | None = None) -> Tabl
             *_plain(
                 "policy",
                 f"{result.policy.name}: threshold {tokens(result.threshold)}"
-                + ("  (the recording agent's own policy)" if result.recording_policy else ""),
+                + _policy_label(result),
             )
         )
     if session.diagnostics:

@@ -38,6 +38,26 @@ _WHAT = {
     "older outputs are cut",
     "summary_reserve_tokens": "reserve for the summary's output (ceiling = window - reserve - "
     "buffer)",
+    "bash_output_max_chars": "Bash output is cut to this many characters",
+    "tool_output_max_bytes": "a tool output is cut to this many bytes",
+    "tool_output_max_lines": "a tool output is cut to this many lines",
+    "user_message_budget_tokens": "tokens of recent user messages kept beside the summary",
+    "prune_protect_tokens": "the newest tool-output tokens pruning never touches",
+    "prune_minimum_tokens": "pruning runs only when it frees at least this many tokens",
+    "tail_turns": "recent user turns kept whole after a compaction",
+    "summary_max_tokens": "most tokens the summary may take",
+    "min_kept_messages": "fewest entries kept after a compaction",
+    "approx_bytes_per_token": "Codex's token estimate is ceil(bytes / this)",
+    "default_truncation_tokens": "tool-output limit in tokens when the rollout names none",
+    "resized_image_bytes": "bytes an image counts for in Codex's estimate",
+    "original_image_patch_px": "a full-resolution image counts patches of this many pixels",
+    "original_image_max_patches": "at most this many patches",
+    "redacted_reasoning_base_chars": "redacted encrypted reasoning: length = this + per-token x tokens",
+    "redacted_reasoning_chars_per_token": "redacted encrypted reasoning: characters per reasoning token",
+    "recounts_reply_blocks": "the checked figure counts the last reply's blocks after its first "
+    "again: none (0), text (1), all with thinking and tool calls (2)",
+    "counts_added_messages": "the checked figure adds an estimate of the messages since the last "
+    "response (1) or is that response's usage alone (0)",
 }
 
 

@@ -36,13 +36,28 @@ class AgentFact:
     """Where it was read: ``repo path @ commit``, documentation, or issue reports."""
 
 
-_CC_ISSUES_45K = (
-    "anthropics/claude-code issues #10266, #15435, #20760 (/context: 'Autocompact buffer: 45.0k'); "
-    "recorded compactions of 2.0.76 and 2.1.4 at 155,979-156,595 on 200k"
+_CC_NPM = "npm @anthropic-ai/claude-code"
+_CC_RESERVE_UNCAPPED = (
+    f"{_CC_NPM} 2.0.76, 2.1.4, 2.1.19 and 2.1.20 cli.js (the auto-compact threshold: effective "
+    "window = window - maxOutputTokens(model), where maxOutputTokens = min(CLAUDE_CODE_MAX_OUTPUT_"
+    "TOKENS, default 32,000, the model's own maximum); diffed against 2.1.21"
 )
-_CC_ISSUES_33K = (
-    "anthropics/claude-code issues #23409, #12004 (constants 13,000 and 20,000; /context: "
-    "'Autocompact buffer: 33k'); recorded compactions of 2.1.39 and 2.1.226 at 167,009-167,094 on 200k"
+_CC_RESERVE_CAPPED = (
+    f"{_CC_NPM} 2.1.21 cli.js (effective window = window - min(maxOutputTokens(model), 20,000): "
+    "the cap first appears in 2.1.21, not in 2.1.20); the same in 2.1.39 and 2.1.226"
+)
+_CC_BUFFER = (
+    f"{_CC_NPM} 2.0.76, 2.0.77, 2.1.0-2.1.4, 2.1.19-2.1.21, 2.1.39 and 2.1.226 (threshold = effective "
+    "window - 13,000, or CLAUDE_AUTOCOMPACT_PCT_OVERRIDE percent of it when lower)"
+)
+_CC_COUNT_USAGE = (
+    f"{_CC_NPM} 2.0.76-2.1.1 cli.js (the check compares the last response's usage: input + cache "
+    "creation + cache read + output, nothing for the messages added since)"
+)
+_CC_COUNT_ESTIMATE = (
+    f"{_CC_NPM} 2.1.2 cli.js, diffed against 2.1.1 (the last response's usage with its output, plus "
+    "an estimate of the messages added since: text and tool results by length, 2,000 per image); "
+    "the same in 2.1.4, 2.1.21, 2.1.39"
 )
 _CODEX_MODELS = (
     "openai/codex codex-rs/protocol/src/openai_models.rs; codex-rs/core/models.json @ 21dac7d7"
@@ -68,12 +83,63 @@ _QWEN_COMPRESSION = (
     "(computeThresholds; before PR #4345 a single ratio COMPRESSION_TOKEN_THRESHOLD = 0.7 with "
     "the newest 30% kept, a release this table cannot date)"
 )
+_CC_RECOUNT_NONE = (
+    f"{_CC_NPM} 2.1.68 cli.js and before (the estimate starts after the last message with usage)"
+)
+_CC_RECOUNT_TEXT = (
+    f"{_CC_NPM} 2.1.69 cli.js, diffed against 2.1.68 (the estimate starts after the *first* "
+    "transcript line of the last response, so its later blocks are counted again; the estimate "
+    "counts text, images and tool results only, through 2.1.73)"
+)
+_CC_RECOUNT_ALL = (
+    f"{_CC_NPM} 2.1.74 cli.js, diffed against 2.1.73 (tool_use blocks now count as name + JSON "
+    "of the input, thinking by its text); the same in 2.1.75, 2.1.112 and 2.1.226"
+)
+_CC_BASH = (
+    f"{_CC_NPM} 2.1.39 cli.js (BASH_MAX_OUTPUT_LENGTH: default 30,000 characters, capped at "
+    "150,000)"
+)
+_CODEX_COMPACT = "openai/codex codex-rs/core/src/compact.rs (COMPACT_USER_MESSAGE_MAX_TOKENS)"
+_CODEX_TRUNCATION = (
+    "openai/codex codex-rs/core/src/context_manager/history.rs and truncate.rs (tool output "
+    "limit of 10,000 tokens at 4 bytes a token, times the serialisation allowance 1.2)"
+)
+_CODEX_TRUNCATE_RS = "openai/codex codex-rs/utils/string (APPROX_BYTES_PER_TOKEN: ceil(bytes / 4))"
+_CODEX_IMAGES = (
+    f"{_CODEX_HISTORY} (RESIZED_IMAGE_BYTES_ESTIMATE; detail 'original': 32-pixel patches, at most "
+    "10,000; openai/codex#12717)"
+)
+_CODEX_REDACTED = (
+    "not Codex's: ctxscope's own fit on unredacted Codex rollouts (encrypted length = 922 + 6.3 x "
+    "reasoning tokens; the fit's notes are not in this repository), used only where a shared file "
+    "redacted the encrypted reasoning; never fitted to the compactions scored"
+)
+_OPENCODE_TRUNCATE = "sst/opencode packages/opencode/src/tool/truncation.ts (MAX_LINES, MAX_BYTES)"
+_OPENCODE_COMPACTION = (
+    "sst/opencode packages/opencode/src/session/compaction.ts (PRUNE_PROTECT, PRUNE_MINIMUM, "
+    "DEFAULT_TAIL_TURNS)"
+)
+_PI_TRUNCATE = (
+    "badlogic/pi-mono packages/coding-agent/src/core/tools/truncate.ts (DEFAULT_MAX_LINES, "
+    "DEFAULT_MAX_BYTES)"
+)
+_PI_SUMMARY = (
+    "badlogic/pi-mono packages/coding-agent/src/core/compaction/compaction.ts (generateSummary: "
+    "maxTokens = floor(0.8 x reserveTokens) = 13,107 for the default 16,384; findCutPoint keeps "
+    "whole entries back to keepRecentTokens, possibly a single one)"
+)
 
 FACTS: tuple[AgentFact, ...] = (
-    # --- Claude Code (closed source: documented behaviour and issue reports) -------------------
-    AgentFact("claude-code", "output_reserve_tokens", 32_000, None, "2.1.20", _CC_ISSUES_45K),
-    AgentFact("claude-code", "output_reserve_tokens", 20_000, "2.1.20", None, _CC_ISSUES_33K),
-    AgentFact("claude-code", "autocompact_buffer_tokens", 13_000, None, None, _CC_ISSUES_33K),
+    # --- Claude Code (its published npm package: the shipped cli.js of each version) ------------
+    AgentFact("claude-code", "output_reserve_tokens", 32_000, None, "2.1.21", _CC_RESERVE_UNCAPPED),
+    AgentFact("claude-code", "output_reserve_tokens", 20_000, "2.1.21", None, _CC_RESERVE_CAPPED),
+    AgentFact("claude-code", "autocompact_buffer_tokens", 13_000, None, None, _CC_BUFFER),
+    AgentFact("claude-code", "counts_added_messages", 0, None, "2.1.2", _CC_COUNT_USAGE),
+    AgentFact("claude-code", "counts_added_messages", 1, "2.1.2", None, _CC_COUNT_ESTIMATE),
+    AgentFact("claude-code", "recounts_reply_blocks", 0, None, "2.1.69", _CC_RECOUNT_NONE),
+    AgentFact("claude-code", "recounts_reply_blocks", 1, "2.1.69", "2.1.74", _CC_RECOUNT_TEXT),
+    AgentFact("claude-code", "recounts_reply_blocks", 2, "2.1.74", None, _CC_RECOUNT_ALL),
+    AgentFact("claude-code", "bash_output_max_chars", 30_000, None, None, _CC_BASH),
     # --- Codex ----------------------------------------------------------------------------------
     AgentFact(
         "codex",
@@ -94,6 +160,15 @@ FACTS: tuple[AgentFact, ...] = (
         None,
         "openai/codex codex-rs/core/src/context_manager/history.rs (process_item: policy * 1.2)",
     ),
+    AgentFact("codex", "tool_output_max_bytes", 48_000, None, None, _CODEX_TRUNCATION),
+    AgentFact("codex", "approx_bytes_per_token", 4, None, None, _CODEX_TRUNCATE_RS),
+    AgentFact("codex", "default_truncation_tokens", 10_000, None, None, _CODEX_MODELS),
+    AgentFact("codex", "resized_image_bytes", 7_373, None, None, _CODEX_IMAGES),
+    AgentFact("codex", "original_image_patch_px", 32, None, None, _CODEX_IMAGES),
+    AgentFact("codex", "original_image_max_patches", 10_000, None, None, _CODEX_IMAGES),
+    AgentFact("codex", "redacted_reasoning_base_chars", 922, None, None, _CODEX_REDACTED),
+    AgentFact("codex", "redacted_reasoning_chars_per_token", 6.3, None, None, _CODEX_REDACTED),
+    AgentFact("codex", "user_message_budget_tokens", 20_000, None, None, _CODEX_COMPACT),
     AgentFact(
         "codex",
         "reasoning_overhead_bytes",
@@ -174,7 +249,16 @@ FACTS: tuple[AgentFact, ...] = (
         f"{_QWEN_COMPRESSION} (AUTOCOMPACT_BUFFER: auto = min(pct x window, window - reserve "
         "- buffer) when that ceiling is positive)",
     ),
+    AgentFact("opencode", "tool_output_max_lines", 2_000, None, None, _OPENCODE_TRUNCATE),
+    AgentFact("opencode", "tool_output_max_bytes", 51_200, None, None, _OPENCODE_TRUNCATE),
+    AgentFact("opencode", "prune_protect_tokens", 40_000, None, None, _OPENCODE_COMPACTION),
+    AgentFact("opencode", "prune_minimum_tokens", 20_000, None, None, _OPENCODE_COMPACTION),
+    AgentFact("opencode", "tail_turns", 2, None, None, _OPENCODE_COMPACTION),
     # --- pi -------------------------------------------------------------------------------------
+    AgentFact("pi", "tool_output_max_lines", 2_000, None, None, _PI_TRUNCATE),
+    AgentFact("pi", "tool_output_max_bytes", 51_200, None, None, _PI_TRUNCATE),
+    AgentFact("pi", "summary_max_tokens", 13_107, None, None, _PI_SUMMARY),
+    AgentFact("pi", "min_kept_messages", 1, None, None, _PI_SUMMARY),
     AgentFact("pi", "reserve_tokens", 16_384, None, None, _PI_COMPACTION),
     AgentFact("pi", "keep_recent_tokens", 20_000, None, None, _PI_COMPACTION),
     # pi records no app version; its session format version tells the eras apart.

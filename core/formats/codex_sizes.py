@@ -29,20 +29,28 @@ from typing import Any
 
 import orjson
 
-APPROX_BYTES_PER_TOKEN = 4
+from core.agents.table import value
+
+
+def _codex(name: str) -> float:
+    """A constant of Codex's estimate, from the one table of agent facts."""
+    return value("codex", name)
+
+
+APPROX_BYTES_PER_TOKEN = int(_codex("approx_bytes_per_token"))
 """Codex's token approximation: ``ceil(bytes / 4)`` (``APPROX_BYTES_PER_TOKEN``)."""
-SERIALIZATION_ALLOWANCE = 1.2
+SERIALIZATION_ALLOWANCE = _codex("tool_output_serialization_allowance")
 """History keeps tool outputs up to the policy × 1.2 ("allowance for serialization and headers")."""
-DEFAULT_TRUNCATION: tuple[str, int] = ("tokens", 10_000)
+DEFAULT_TRUNCATION: tuple[str, int] = ("tokens", int(_codex("default_truncation_tokens")))
 """The truncation policy when no ``turn_context`` names one (Codex-tuned models' default)."""
-RESIZED_IMAGE_BYTES = 7_373
+RESIZED_IMAGE_BYTES = int(_codex("resized_image_bytes"))
 """Bytes an image counts for in Codex's estimate (``RESIZED_IMAGE_BYTES_ESTIMATE``)."""
-ORIGINAL_IMAGE_PATCH_PX = 32
-ORIGINAL_IMAGE_MAX_PATCHES = 10_000
-REASONING_OVERHEAD_BYTES = 650
+ORIGINAL_IMAGE_PATCH_PX = int(_codex("original_image_patch_px"))
+ORIGINAL_IMAGE_MAX_PATCHES = int(_codex("original_image_max_patches"))
+REASONING_OVERHEAD_BYTES = int(_codex("reasoning_overhead_bytes"))
 """Subtracted from ¾ of an encrypted blob's length (``estimate_reasoning_length``)."""
-REDACTED_REASONING_BASE_CHARS = 922
-REDACTED_REASONING_CHARS_PER_TOKEN = 6.3
+REDACTED_REASONING_BASE_CHARS = _codex("redacted_reasoning_base_chars")
+REDACTED_REASONING_CHARS_PER_TOKEN = _codex("redacted_reasoning_chars_per_token")
 """Encrypted length ≈ base + per-token × reasoning tokens, for blobs the file no longer holds."""
 
 

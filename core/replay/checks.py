@@ -16,11 +16,15 @@ beside :func:`decide`, or in a ``rules/`` package next to this module when there
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from core.models import Message, Role
 from core.overflow import crosses
 from core.policy import Policy
 from core.replay.recorded import RecordedSide
 from core.replay.results import Trigger
 from core.replay.state import Check, State
+from core.tokens import arguments_text
 
 
 def measure(
@@ -70,6 +74,28 @@ def _added(state: State, before_prompt: bool) -> int:
         # rebuilt context are not tracked).
         return state.e_sim - state.prev_e_cov
     return state.since_call - (state.since_prompt if before_prompt else 0)
+
+
+def reply_recount(message: Message, policy: Policy, count: Callable[[str], int]) -> int:
+    """What a check counts again of reply ``message`` (``compaction.recount_reply_blocks``): the
+    blocks after its first, taken in the order a response writes them (thinking, text, tool
+    calls). Claude Code estimates from the first transcript line of the last response on, though
+    the response's usage already holds them all; before 2.1.74 it counts text only."""
+    mode = policy.compaction.recount_reply_blocks
+    if mode == "none" or message.role is not Role.ASSISTANT:
+        return 0
+    blocks: list[tuple[str, str]] = []
+    if message.reasoning:
+        blocks.append(("thinking", message.reasoning))
+    if message.text:
+        blocks.append(("text", message.text))
+    blocks.extend(
+        ("tool", call.name + arguments_text(call.arguments)) for call in message.tool_calls
+    )
+    later = blocks[1:]
+    if mode == "text":
+        later = [block for block in later if block[0] == "text"]
+    return sum(count(text) for _kind, text in later)
 
 
 def decide(check: Check, limit: int | None, policy: Policy, pending: bool) -> tuple[bool, bool]:

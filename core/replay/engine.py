@@ -42,6 +42,7 @@ from core.llm.factory import make_summarizer
 from core.llm.protocol import DeltaCallback, Summarizer
 from core.models import Session
 from core.policy import Policy
+from core.replay.checks import reply_recount
 from core.replay.context import CompactionAt, ContextAt, context_before
 from core.replay.evidence import rule_spans, thresholds_from_evidence
 from core.replay.incremental import ResumePlanner, flatten, policy_key, restore
@@ -173,14 +174,17 @@ class Replayer:
             truncation=truncation,
             items=self._truncations.items(truncation, estimator, self._recorded.walked),
             check_tokens=self._check_tokens(policy, truncation.tokens),
+            reply_recount=self._reply_recount(policy),
             spans=rule_spans(rule),
         )
-        if setting.native and policy.compaction.threshold_from_evidence and any(rule):
-            checks = self.recorded_checks(setting)
-            setting.limits, setting.spans = thresholds_from_evidence(
-                self._recorded, checks, rule, policy
-            )
         return setting
+
+    def _reply_recount(self, policy: Policy) -> list[int]:
+        """What the check counts again of each reply (empty when the policy counts nothing)."""
+        if policy.compaction.recount_reply_blocks == "none":
+            return []
+        count = get_counter(policy.estimator).count
+        return [reply_recount(message, policy, count) for message in self.session.messages]
 
     # -- one message, looked at closely ------------------------------------------------------
 
@@ -244,10 +248,13 @@ class Replayer:
         """The interval the session's own compactions give the recording agent's threshold
         (:mod:`core.replay.inferred`)."""
         native = native_policy(self.session)
-        native.compaction.threshold_from_evidence = True
         with self._lock, gc_paused():
             setting = self._setting(native)
-        return intersect(setting.spans, native)
+            if not any(setting.limits):
+                return intersect(setting.spans, native)
+            checks = self.recorded_checks(setting)
+        _limits, spans = thresholds_from_evidence(self._recorded, checks, setting.limits, native)
+        return intersect(spans, native)
 
     def inferred_policy(self) -> Policy:
         """The recording agent's preset with the threshold the session shows (``--policy
@@ -267,6 +274,7 @@ class Replayer:
             rules.turn_start_check_sees_prompt,
             rules.use_agent_estimates,
             rules.count_earlier_reasoning,
+            rules.recount_reply_blocks,
         )
         cached = self._recorded_checks.get(key)
         if cached is None:

@@ -1,5 +1,5 @@
-"""The agent's threshold as the recording shows it: where the documented rule and the recording
-disagree, the recording wins, and says so.
+"""What a session's own compactions say about the agent's threshold: a fact reported beside a
+replay, never a setting of one.
 
 An agent's threshold depends on settings the transcript does not hold: Claude Code's auto-compact
 window (per session, per release, per plan), Codex's ``model_auto_compact_token_limit``,
@@ -14,10 +14,13 @@ default; the recording gives evidence about the value the agent really used:
   end of the session) means no check crossed it: the threshold is above every figure measured.
 
 The figures are the ones the policy's own check measures on the recording (a run that follows
-the recording: :meth:`core.replay.engine.Replayer.recorded_checks`), so the replay that uses the
-result fires where the recording compacted. Per stretch (a *span*), the rule's threshold is kept
-when it agrees with the evidence (``source = "rule"``); otherwise the smallest threshold the
-evidence allows is used (``source = "inferred"``), and the span says why.
+the recording: :meth:`core.replay.engine.Replayer.recorded_checks`). Per stretch (a *span*), the
+rule's threshold is kept when it agrees with the evidence (``source = "rule"``); otherwise the
+span carries the smallest threshold the evidence allows (``source = "inferred"``) and says why.
+The spans feed :func:`core.replay.inferred.intersect` (the interval shown by ``analyze``, the JSON
+and the TUI, and the labelled ``inferred`` policy) and the leave-one-out learning of ``ctxscope
+fidelity --learn``, which scores a session only on what *other* sessions taught. No replay of a
+preset reads them: a fidelity figure is a prediction.
 """
 
 from __future__ import annotations

@@ -34,7 +34,6 @@ THRESHOLD_ONLY = {
     "compaction.codex_ratio",
     "compaction.auto_compact_token_limit",
     "compaction.autocompact_buffer_tokens",
-    "compaction.threshold_from_evidence",
     "compaction.output_token_max",
     "compaction.auto",
 }

@@ -70,11 +70,42 @@ def _note(low: int | None, high: int | None, rule: int | None, conflict: bool) -
     return f"{did}; {didnt} → threshold in {lower}, {upper}{rule_text}"
 
 
+def learned(others: Sequence[InferredThreshold], policy: Policy) -> int | None:
+    """The threshold the intervals of *other* sessions agree on (leave-one-out learning), or
+    None when they teach nothing: no automatic compaction among them bounds it from above, or
+    they disagree. The rule's own threshold is kept when it lies inside their interval; else the
+    smallest threshold the interval allows."""
+    lows = [i.low for i in others if i.low is not None]
+    highs = [i.high for i in others if i.high is not None]
+    if not highs or any(i.conflict for i in others):
+        return None
+    low = max(lows) if lows else None
+    high = min(highs)
+    if low is not None and not _allows(low, high, policy):
+        return None
+    rule = next((i.rule_threshold for i in others if i.rule_threshold is not None), None)
+    return _value(low, high, rule, policy, False)
+
+
+def learned_policy(native: Policy, threshold: int, sources: Sequence[str]) -> Policy:
+    """The recording agent's preset with a threshold learned from other sessions (named)."""
+    policy = native.model_copy(deep=True)
+    policy.name = "learned"
+    policy.description = (
+        f"{native.name} with the threshold {threshold:,} learned from the compactions of other "
+        f"sessions of the same agent version, provider and model: {', '.join(sources)}."
+    )
+    policy.compaction.auto_compact_token_limit = threshold
+    return policy
+
+
 def inferred_policy(native: Policy, interval: InferredThreshold) -> Policy:
     """The recording agent's preset with the threshold the session shows."""
     policy = native.model_copy(deep=True)
     policy.name = "inferred"
-    policy.description = f"{native.name} with the threshold this session shows: {interval.note}."
+    policy.description = (
+        f"{native.name} with the threshold fitted to this session's own compactions (not a "
+        f"prediction): {interval.note}."
+    )
     policy.compaction.auto_compact_token_limit = interval.value
-    policy.compaction.threshold_from_evidence = False
     return policy

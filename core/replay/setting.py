@@ -39,6 +39,9 @@ class Setting:
     check_tokens: list[int]
     """What each message adds to the figure the threshold check measures (the agent's own
     estimate where the policy uses it, else the message's tokens as the policy sends it)."""
+    reply_recount: list[int] = field(default_factory=list)
+    """What the check counts again of each reply, after it (``compaction.recount_reply_blocks``;
+    empty: nothing)."""
     spans: list[ThresholdSpan] = field(default_factory=list)
     """Where the thresholds come from, stretch by stretch."""
     follow_recording: bool = False

@@ -132,7 +132,8 @@ class Run:
                 self.on_message(i)
             if c >= 0:
                 state.prev_e_cov = state.e_sim
-                state.since_call = 0
+                recount = self.setting.reply_recount
+                state.since_call = recount[i] if recount and walked[i] else 0
         state.n_events = len(events)
         self.trace.final = state.copy()
         if progress is not None:

@@ -240,7 +240,6 @@ async def test_the_api_key_is_never_shown(monkeypatch: pytest.MonkeyPatch) -> No
 
 async def test_the_compaction_fields_of_issue_12_have_rows_and_help() -> None:
     paths = (
-        "compaction.threshold_from_evidence",
         "compaction.use_agent_estimates",
         "compaction.count_earlier_reasoning",
         "compaction.turn_start_check_sees_prompt",

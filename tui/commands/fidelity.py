@@ -4,7 +4,10 @@ PATH may be session files, folders (searched for session files) or globs. For ev
 preset of the agent that recorded it replays it; every recorded compaction is a row (its trigger
 and the evidence for it, the recorded and replayed calls, the figure the check saw and the
 threshold it used), then the threshold intervals per agent, version, provider, model and window,
-and the total line "automatic compactions reproduced at the same call: N/M". ``--json`` prints
+and the total line "automatic compactions reproduced at the same call: N/M": a prediction, the
+threshold from each agent's rule, never from the compactions scored. ``--learn`` adds, per
+compaction, the outcome under the threshold learned from the *other* sessions given of the same
+agent version, provider, model and window (leave-one-out), naming them. ``--json`` prints
 :class:`core.fidelity_report.FidelityReport`. Exit status 0; 1 with ``--fail-under P`` when fewer
 than P percent were reproduced; 2 when no path names a session.
 """
@@ -39,10 +42,16 @@ _OUTCOME_STYLE = {"same": "green", "earlier": "yellow", "later": "yellow", "miss
     help="Exit with status 1 when fewer than P percent of the automatic compactions are "
     "reproduced at the same call.",
 )
-def fidelity(paths: tuple[str, ...], as_json: bool, fail_under: float | None) -> None:
+@click.option(
+    "--learn",
+    is_flag=True,
+    help="Also replay each session with the threshold learned from the other sessions given of "
+    "the same agent version, provider and model (leave-one-out), and say which taught it.",
+)
+def fidelity(paths: tuple[str, ...], as_json: bool, fail_under: float | None, learn: bool) -> None:
     """Replay each session under its agent's own preset and check it compacts where the agent did."""
     with _progress() as update:
-        report = fidelity_report(paths, progress=update)
+        report = fidelity_report(paths, progress=update, learn=learn)
     if not report.sessions:
         reasons = "; ".join(error.error for error in report.errors) or "no session found"
         fail("fidelity", reasons)
@@ -82,12 +91,26 @@ def _print(report: FidelityReport) -> None:
             if entry.row.trigger_evidence:
                 note = f"  #{entry.row.recorded_index} {entry.row.trigger}: {entry.row.trigger_evidence}"
                 console.print(Text(note, style="dim"))
+            if entry.learned is not None:
+                console.print(_learned_line(entry, common))
         console.print()
     if report.groups:
         console.print(_groups_table(report.groups))
     for error in report.errors:
         console.print(Text(f"{error.file}: {error.error}", style="red"))
     console.print(Text(report.total_line(), style="bold"))
+
+
+def _learned_line(entry: FidelityEntry, common: str) -> Text:
+    learned = entry.learned
+    assert learned is not None
+    delta = f" {learned.call_delta:+d}" if learned.call_delta else ""
+    sources = ", ".join(os.path.relpath(f, common or None) for f in learned.learned_from)
+    text = Text(
+        f"  #{entry.row.recorded_index} learned {tokens(learned.threshold)} from {sources}: "
+    )
+    text.append(learned.outcome + delta, style=_OUTCOME_STYLE.get(learned.outcome, ""))
+    return text
 
 
 def _file_header(file: str, entry: FidelityEntry) -> Text:

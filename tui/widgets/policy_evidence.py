@@ -4,8 +4,8 @@ Three lines, from the replay result and the threshold the session's own compacti
 
 * the window, its source and the sentence that says why (``ReplayResult.window_evidence``), and
   each change of it during the session;
-* the threshold: the policy's rule at every call, or, stretch by stretch, where the recording
-  contradicts the rule and the replay uses what the recording shows (``ReplayResult.thresholds``);
+* the threshold: the policy's rule at every call (``ReplayResult.thresholds``; the recording
+  never moves it);
 * the interval the session's compactions allow ("compacted at X; did not at Y → threshold in
   (Y, X]"), from :meth:`core.replay.Replayer.inferred_threshold`.
 """
@@ -27,7 +27,9 @@ def evidence_text(result: ReplayResult, inferred: Inferred | None) -> str:
     lines = [_window_line(result), _threshold_line(result)]
     if inferred is not None:
         interval = inferred.threshold
-        lines.append(f"The session's compactions: {interval.note}.")
+        lines.append(
+            f"The session's own compactions (a fact, never used by a replay): {interval.note}."
+        )
     return "\n".join(line for line in lines if line)
 
 

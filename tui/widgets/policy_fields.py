@@ -220,13 +220,6 @@ def with_value(policy: Policy, spec: FieldSpec, value: Any) -> Policy:
     return Policy.model_validate(data)
 
 
-def without_evidence(policy: Policy) -> Policy:
-    """``policy`` with ``compaction.threshold_from_evidence`` off: its own threshold at every
-    call."""
-    compaction = policy.compaction.model_copy(update={"threshold_from_evidence": False})
-    return policy.model_copy(update={"compaction": compaction})
-
-
 def validation_message(error: ValidationError, spec: FieldSpec) -> str:
     """The model's message for ``spec`` (the first error when none names it)."""
     wanted = tuple(p for p in (spec.section, spec.name) if p)

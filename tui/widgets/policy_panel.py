@@ -11,20 +11,18 @@ debounced, so a replay starts once the user pauses).
 
 A preset switcher loads any of the built-in presets (keeping the LLM settings and the window
 override, which describe the user's setup rather than the agent), and ``inferred``: the recording
-agent's preset with the threshold the session's own compactions show, once the first replay has
-worked it out. ``ctrl+s`` / ``ctrl+o`` save and load TOML through a small path prompt. API keys are
+agent's preset with the threshold fitted to the session's own compactions (labelled: not a
+prediction), once the first replay has worked it out. ``ctrl+s`` / ``ctrl+o`` save and load TOML through a small path prompt. API keys are
 never shown: only the name of the environment variable that holds one, and whether it is set.
 
 Under the preset, the evidence: the window and where it comes from (the sentence that says why),
-where the threshold comes from (the rule, or the recording where it contradicts the rule, stretch
-by stretch) and the interval the recording allows ("compacted at X; did not at Y → threshold in
+where the threshold comes from (the rule of the agent's version: never the recording's own
+compactions) and the interval the recording allows ("compacted at X; did not at Y → threshold in
 (Y, X]").
 
-Editing a field that sets the threshold (the rule, a reserve, a ratio, an explicit limit, the
-window) of a policy that takes its thresholds from the recording turns
-``compaction.threshold_from_evidence`` off, and says so: the user's threshold then applies at
-every call, instead of being overridden wherever the recording contradicts it — which would
-silently undo the edit. Turning the switch back on brings the evidence back.
+An edited field is replayed exactly as edited: no threshold is ever taken from the recording's
+own compactions (the interval they imply is shown as a fact, and ``inferred`` is a preset of its
+own, labelled as fitted to this session).
 """
 
 from __future__ import annotations
@@ -63,7 +61,6 @@ from tui.widgets.policy_fields import (
     section_doc,
     validation_message,
     with_value,
-    without_evidence,
 )
 
 if TYPE_CHECKING:
@@ -71,25 +68,6 @@ if TYPE_CHECKING:
 
 DEBOUNCE_S = 0.15
 """Quiet time after the last keystroke before an edit is applied."""
-
-THRESHOLD_FIELDS = frozenset(
-    {
-        "context_window",
-        "compaction.threshold_rule",
-        "compaction.reserve_tokens",
-        "compaction.autocompact_buffer_tokens",
-        "compaction.output_token_max",
-        "compaction.codex_ratio",
-        "compaction.auto_compact_token_limit",
-    }
-)
-"""Fields that set the threshold: editing one turns ``threshold_from_evidence`` off (see the
-module docstring)."""
-EVIDENCE_OFF_NOTE = (
-    "threshold_from_evidence turned off: your threshold applies at every call (turn it back on "
-    "to let the recording override it where it contradicts it)."
-)
-
 
 # -- one field -----------------------------------------------------------------------------------
 
@@ -540,14 +518,7 @@ class PolicyPanel(Widget):
         self._show_error(spec, "")
         if candidate == self.policy:
             return
-        if spec.path == "compaction.threshold_from_evidence":
-            self.evidence_note = ""
-        elif spec.path in THRESHOLD_FIELDS and candidate.compaction.threshold_from_evidence:
-            candidate = without_evidence(candidate)
-            self.evidence_note = EVIDENCE_OFF_NOTE
-            self.app.notify(EVIDENCE_OFF_NOTE, title="Policy", timeout=6)
         self.policy = candidate
-        self._show_switch("compaction.threshold_from_evidence")
         self._refresh_header()
         if spec.path == "llm.api_key_env":
             self._show_value(spec)
@@ -612,13 +583,6 @@ class PolicyPanel(Widget):
         known = value in PRESETS or value == INFERRED
         if value == event.select.value and isinstance(value, str) and known:
             self.switch_preset(value)
-
-    def _show_switch(self, path: str) -> None:
-        """Show a field's value again (the panel changed it on the user's behalf)."""
-        spec = next(spec for spec in self.specs if spec.path == path)
-        if self.is_built(spec):
-            with self.prevent(Switch.Changed):
-                self._show_value(spec)
 
     def switch_preset(self, name: str) -> None:
         """Load preset ``name`` (keeping the LLM settings and window override) and apply it;
