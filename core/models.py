@@ -43,6 +43,7 @@ class SourceFormat(StrEnum):
     PI = "pi"
     OPENCODE = "opencode"
     CTXSCOPE = "ctxscope"
+    COPILOT_CLI = "copilot-cli"
 
 
 class UsageConvention(StrEnum):
@@ -349,6 +350,8 @@ class Session(BaseModel):
     """Compactions the recording holds, in order."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Format-specific facts worth showing (agent version, Codex truncation policy …)."""
+    parent_session_id: str | None = None
+    """The id of the session that started this one (a sub-agent's parent); None for a top-level session."""
 
     _derived: dict[str, Any] = PrivateAttr(default_factory=dict)
     """What is computed from the session once and read by the replay and several parts of one

@@ -5,7 +5,8 @@ docstring under each field is its help text (read by :func:`core.fastmodel.docum
 and ``ctxscope policy show`` explain each limit in the same words.
 
 Presets (:data:`PRESETS`): ``seed`` (the numbers of the seed documents), ``opencode`` (2026
-defaults), ``codex``, ``pi`` and ``claude-code`` (observed behaviour). Policies load from and save
+defaults), ``codex``, ``pi`` and ``claude-code`` (observed behaviour), ``copilot-cli`` (its SDK's
+documented thresholds). Policies load from and save
 to TOML; a bad file raises :class:`PolicyError` naming the file and the field.
 """
 
@@ -390,8 +391,31 @@ def _claude_code() -> Policy:
     )
 
 
+def _copilot_cli() -> Policy:
+    background = agent_value("copilot-cli", "background_compaction_ratio", None)
+    blocking = agent_value("copilot-cli", "buffer_exhaustion_ratio", None)
+    return Policy(
+        name="copilot-cli",
+        description=f"Copilot CLI: compaction starts in the background at {background:.0%} of the "
+        f"window and the session waits for it at {blocking:.0%} (its SDK's documented defaults); "
+        "the history is summarised. Its files record no prompt size: every figure is estimated.",
+        estimator="chars/4",
+        truncation=TruncationPolicy(enabled=False),
+        pruning=PruningPolicy(enabled=False),
+        split=SplitPolicy(mode="messages"),
+        compaction=CompactionPolicy(
+            threshold_rule="codex",
+            codex_ratio=background,
+            reserve_tokens=0,
+            strategy="summary-only",
+            threshold_from_evidence=True,
+            continuation=False,
+        ),
+    )
+
+
 PRESETS: dict[str, Policy] = {
-    p.name: p for p in (_seed(), _opencode(), _codex(), _pi(), _claude_code())
+    p.name: p for p in (_seed(), _opencode(), _codex(), _pi(), _claude_code(), _copilot_cli())
 }
 """The built-in policies by name."""
 

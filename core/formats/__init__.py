@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Protocol, cast
 
 from core.file_kind import unreadable_reason
-from core.formats import claude_code, codex, ctxscope_jsonl, opencode, pi
+from core.formats import claude_code, codex, copilot, ctxscope_jsonl, opencode, pi
 from core.formats.base import LoadError, ProgressCallback, SessionBuilder
 from core.formats.jsonl import HEAD_BYTES, non_jsonl_reason, read_head
 from core.gc_pause import gc_paused
@@ -59,7 +59,7 @@ class PartialFormatModule(FormatModule, Protocol):
     ) -> Session: ...
 
 
-LOADERS: tuple[FormatModule, ...] = (claude_code, codex, pi, opencode, ctxscope_jsonl)
+LOADERS: tuple[FormatModule, ...] = (claude_code, codex, pi, opencode, copilot, ctxscope_jsonl)
 """The loader modules, in the order detection tries them: one for every :class:`SourceFormat`."""
 
 _BY_FORMAT: dict[SourceFormat, FormatModule] = {module.FORMAT: module for module in LOADERS}

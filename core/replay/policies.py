@@ -18,6 +18,7 @@ NATIVE_PRESET: dict[SourceFormat, str] = {
     SourceFormat.CODEX: "codex",
     SourceFormat.CLAUDE_CODE: "claude-code",
     SourceFormat.OPENCODE: "opencode",
+    SourceFormat.COPILOT_CLI: "copilot-cli",
 }
 """The preset that models the agent which records each format."""
 
