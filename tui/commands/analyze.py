@@ -17,6 +17,7 @@ import sys
 import click
 
 from core.diagnosis import MARGIN, diagnose
+from core.fleet import subagent_summaries
 from core.report import analysis_report
 from tui.commands._llm_watch import LLMWatch
 from tui.commands._options import replay_options
@@ -52,7 +53,13 @@ def analyze(
     with watch:
         result = replay_with_progress(session, policy)
     diagnosis = diagnose(session, result, margin=margin)
-    report = analysis_report(session, result, diagnosis, replayer_of(session).inferred_threshold())
+    report = analysis_report(
+        session,
+        result,
+        diagnosis,
+        replayer_of(session).inferred_threshold(),
+        subagents=subagent_summaries(session),
+    )
     if as_json:
         # Bytes straight to the stream: no text copy of a 12 MB report (100 MB sessions).
         data = report.__pydantic_serializer__.to_json(report, indent=2) + b"\n"

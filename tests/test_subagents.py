@@ -1,0 +1,161 @@
+"""Sub-agents know their parent, and parents their sub-agents (Claude Code, Codex, opencode,
+Copilot CLI): on small files written here and on the real families when present."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from core.fleet import analyse, subagent_summaries
+from core.formats import load_session
+from core.subagents import calls_during, child_paths
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+FAMILY = SHARED / "samples" / "claude-code" / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
+CODEX = SHARED / "new-formats" / "codex-subagents"
+CODEX_PARENT = CODEX / "codex-0.118.0_gitsync-1a1fb1d80eaf-1.jsonl"
+PARENT_THREAD = "019d7d08-46c9-7f73-affe-4e6ca9852d56"
+
+SID = "11111111-2222-4333-8444-555555555555"
+
+
+def _line(kind: str, uuid: str, parent: str | None, ts: str, **extra: object) -> str:
+    record = {
+        "type": kind,
+        "uuid": uuid,
+        "parentUuid": parent,
+        "sessionId": SID,
+        "timestamp": ts,
+        "version": "2.1.39",
+        "cwd": "/p",
+        **extra,
+    }
+    return json.dumps(record) + "\n"
+
+
+def _assistant(uuid: str, parent: str, ts: str, text: str, tokens: int, **extra: object) -> str:
+    message = {
+        "id": f"msg-{uuid}",
+        "role": "assistant",
+        "model": "claude-sonnet-4-5",
+        "content": [{"type": "text", "text": text}],
+        "usage": {"input_tokens": tokens, "output_tokens": 10},
+    }
+    return _line("assistant", uuid, parent, ts, message=message, **extra)
+
+
+def _family(tmp_path: Path) -> Path:
+    parent = tmp_path / f"{SID}.jsonl"
+    parent.write_text(
+        _line(
+            "user",
+            "u1",
+            None,
+            "2026-02-01T10:00:00Z",
+            message={"role": "user", "content": "research hooks"},
+        )
+        + _assistant("a1", "u1", "2026-02-01T10:00:05Z", "starting a task", 20_000)
+        + _assistant("a2", "a1", "2026-02-01T10:02:00Z", "the task says", 30_000)
+    )
+    folder = tmp_path / SID / "subagents"
+    folder.mkdir(parents=True)
+    (folder / "agent-abc123.jsonl").write_text(
+        _line(
+            "user",
+            "s1",
+            None,
+            "2026-02-01T10:00:10Z",
+            isSidechain=True,
+            agentId="abc123",
+            message={"role": "user", "content": "look up hooks"},
+        )
+        + _assistant(
+            "s2",
+            "s1",
+            "2026-02-01T10:01:00Z",
+            "hooks are",
+            9_000,
+            isSidechain=True,
+            agentId="abc123",
+        )
+    )
+    (folder / "agent-abc123.meta.json").write_text(json.dumps({"agentType": "Explore"}))
+    return parent
+
+
+def test_a_claude_parent_lists_its_sub_agent_and_the_sub_agent_its_parent(tmp_path: Path) -> None:
+    parent_path = _family(tmp_path)
+    parent = load_session(parent_path)
+    [child_path] = child_paths(parent)
+    child = load_session(child_path)
+    assert (child.id, child.parent_session_id) == ("abc123", parent.id)
+    assert child.metadata["agent_meta"] == {"agentType": "Explore"}
+    [info] = subagent_summaries(parent)
+    assert (info.id, info.calls, info.peak_tokens, info.compactions) == ("abc123", 1, 9_000, 0)
+    assert info.parent_calls == [0, 1]  # started after call 0, answered before call 1
+    assert analyse(str(child_path)).row.parent_session_id == parent.id
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_fifo_named_like_a_sub_agent_is_named_and_never_opened(tmp_path: Path) -> None:
+    parent_path = _family(tmp_path)
+    os.mkfifo(tmp_path / SID / "subagents" / "agent-x.jsonl")
+    os.mkfifo(tmp_path / "agent-y.jsonl")  # the old layout, beside the parent
+    parent = load_session(parent_path)  # would block forever if it opened one
+    assert [Path(p).name for p in child_paths(parent)] == ["agent-abc123.jsonl"]
+    skipped = [d.message for d in parent.diagnostics if d.code == "subagent-skipped"]
+    assert any("agent-x.jsonl" in m and "FIFO" in m for m in skipped)
+    assert any("agent-y.jsonl" in m and "FIFO" in m for m in skipped)
+
+
+def test_calls_during_places_a_child_between_the_parents_calls(tmp_path: Path) -> None:
+    parent = load_session(_family(tmp_path))
+    assert calls_during(parent, "2026-02-01T10:00:06Z", "2026-02-01T10:01:30Z") == (0, 1)
+    assert calls_during(parent, None, None) is None
+
+
+# -- the real families (skipped when absent) -------------------------------------------------
+
+
+def test_the_real_claude_family_links_both_ways() -> None:
+    if not FAMILY.is_file():
+        pytest.skip("the shared Claude Code family is not here")
+    parent = load_session(FAMILY)
+    infos = {info.id: info for info in subagent_summaries(parent)}
+    # counted from the raw files: distinct message.id with usage; the peak is the largest
+    # input + cache_read + cache_creation of one of them
+    assert set(infos) == {"a881341", "acompact-fffbd0"}
+    explore, run = infos["a881341"], infos["acompact-fffbd0"]
+    assert (explore.calls, explore.peak_tokens, explore.compactions) == (3, 42_182, 0)
+    assert (run.calls, run.peak_tokens) == (1, 169_248)
+    # the compaction run is the parent's one automatic compaction (preTokens 167,094, line 1256)
+    assert run.compaction_of == 0 and parent.compactions[0].tokens_before == 167_094
+    assert explore.compaction_of is None
+    for info in infos.values():
+        assert load_session(info.path).parent_session_id == parent.id
+
+
+def test_the_real_codex_children_count_only_their_own_part() -> None:
+    if not CODEX_PARENT.is_file():
+        pytest.skip("the shared Codex sub-agent rollouts are not here")
+    parent = load_session(CODEX_PARENT)
+    children = {Path(p).name for p in child_paths(parent)}
+    assert children == {
+        "codex-0.118.0_gitsync-bce3d316a633-2.jsonl",
+        "codex-0.118.0_gitsync-edee273e9e3b-2.jsonl",
+    }
+    # counted from the raw files after the fork's own task_started (lines 402 and 340 on):
+    # token_count events that follow a response item; the peak is their largest total_tokens
+    expected = {
+        "codex-0.118.0_gitsync-bce3d316a633-2.jsonl": (29, 151_936),
+        "codex-0.118.0_gitsync-edee273e9e3b-2.jsonl": (2, 142_039),
+    }
+    for name, (calls, peak) in expected.items():
+        row = analyse(str(CODEX / name)).row
+        assert (row.calls, row.peak_tokens, row.compactions) == (calls, peak, 0)
+        assert row.parent_session_id == PARENT_THREAD == parent.id
+    review = load_session(CODEX / "codex-0.139.0_gitsync-191ffd473fdb-0.jsonl")
+    assert review.parent_session_id is None  # a review sub-agent names no parent
