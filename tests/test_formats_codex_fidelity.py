@@ -137,7 +137,6 @@ def test_a_sub_agent_fork_loads_the_parents_history_as_its_context(tmp_path: Pat
     r.task(turn_ms=SESSION_MS - 50_000).context().user("review everything")
     r.call("exec_command", {"cmd": "cat a.go"}).usage(240_000).output("package a")
     r.compacted()
-    inherited_compaction = r.last_line
     r.reset(9_000)
     r.call("spawn_agent", {"fork_context": True}).usage(20_000)
     r.output("You are the newly spawned agent.")
