@@ -159,3 +159,38 @@ def test_the_real_codex_children_count_only_their_own_part() -> None:
         assert row.parent_session_id == PARENT_THREAD == parent.id
     review = load_session(CODEX / "codex-0.139.0_gitsync-191ffd473fdb-0.jsonl")
     assert review.parent_session_id is None  # a review sub-agent names no parent
+
+
+def test_discovery_finds_copilot_sessions_and_claude_sub_agents(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from core.discovery import discover_sessions
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("COPILOT_HOME", str(tmp_path / "copilot"))
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    project = tmp_path / ".claude" / "projects" / "-p"
+    project.mkdir(parents=True)
+    _family(project)
+    events = tmp_path / "copilot" / "session-state" / "c0ffee" / "events.jsonl"
+    events.parent.mkdir(parents=True)
+    events.write_text(
+        json.dumps(
+            {
+                "type": "session.start",
+                "data": {
+                    "sessionId": "c0ffee",
+                    "producer": "copilot-agent",
+                    "copilotVersion": "1.0.80",
+                },
+                "id": "e1",
+                "timestamp": "2026-05-01T10:00:00Z",
+                "parentId": None,
+            }
+        )
+        + "\n"
+    )
+    found = {s.session_id: s for s in discover_sessions(describe=False)}
+    assert found["c0ffee"].path == str(events)
+    assert found["abc123"].parent_session_id == SID and found[SID].parent_session_id is None
