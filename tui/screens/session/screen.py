@@ -16,6 +16,7 @@ from textual.widgets import Input
 from textual.worker import get_current_worker
 
 from core.models import Session
+from core.subagents import child_paths
 from core.tokens import message_text
 from tui.screens.overflow import OverflowScreen
 from tui.screens.session.loading import LoadingSession
@@ -51,6 +52,7 @@ class SessionScreen(LoadingSession):
         Binding("w", "set_window", "Window", show=False),
         Binding("x", "cancel", "Cancel", show=False),
         Binding("tab", "app.focus_next", "Focus", show=False),
+        Binding("a", "subagents", "Sub-agents", id="session.subagents"),
         Binding("escape", "back", "Back"),
     ]
 
@@ -62,6 +64,8 @@ class SessionScreen(LoadingSession):
             if self.partial:  # they need the replay of the whole session
                 return None
             return True if self.state is not None and self.state.message_count else None
+        if action == "subagents":  # only a session that started sub-agents
+            return bool(self._children())
         if action in ("search", "toggle_breakdown"):
             return True if self.state is not None and self.state.message_count else None
         return True
@@ -216,6 +220,34 @@ class SessionScreen(LoadingSession):
         self.select_message(before[-1] if before else state.matches[-1])
 
     # -- navigation --------------------------------------------------------------------------------
+
+    def action_subagents(self) -> None:
+        """Pick one of the session's sub-agents and open it on a session screen of its own
+        (Escape there comes back here)."""
+        state = self.state
+        if state is None:
+            return
+        from tui.screens.subagents import SubagentsScreen
+
+        def closed(error: str | None) -> None:
+            if error:
+                self.app.notify(error, title="Cannot open the sub-agent", severity="error")
+
+        def open_child(path: str | None) -> None:
+            if path is not None:
+                self.app.push_screen(SessionScreen(path, live=False), closed)
+
+        self.app.push_screen(SubagentsScreen(state.session, self._children()), open_child)
+
+    def _children(self) -> list[str]:
+        """The loaded session's sub-agents (found once per session: Codex's are searched for)."""
+        state = self.state
+        if state is None:
+            return []
+        known = getattr(self, "_children_of", None)
+        if known is None or known[0] is not state.session:
+            known = self._children_of = (state.session, child_paths(state.session))
+        return known[1]
 
     def action_back(self) -> None:
         bar = self.query_one("#search-bar")

@@ -1,0 +1,72 @@
+"""The sub-agents of a session: a list to pick one from, opened as a session screen of its own.
+
+A modal over the session screen (``a``). Each row is one sub-agent the session started
+(:func:`core.subagents.child_paths`): its id, and where it ran among the parent's calls. The
+figures are not computed here (opening one replays it on its own screen, with its own gauge).
+Enter dismisses with the sub-agent's path (the session screen pushes a session screen for it;
+Escape there comes back to the parent); Esc dismisses with None.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Label, OptionList
+from textual.widgets.option_list import Option
+
+from core.models import Session
+from core.subagents import is_compaction_run
+
+
+def child_label(path: str) -> str:
+    """A sub-agent's row: its name as its path gives it, and what kind of run it is."""
+    name = path.rpartition("#")[2] if "#" in Path(path).name else Path(path).stem
+    agent = name.removeprefix("agent-")
+    kind = "the run of a compaction" if is_compaction_run(agent) else "sub-agent"
+    return f"{agent}  ({kind})"
+
+
+class SubagentsScreen(ModalScreen[str | None]):
+    """The session's sub-agents; Enter on one dismisses with its path."""
+
+    DEFAULT_CSS = """
+    SubagentsScreen { align: center middle; background: $background 60%; }
+    #sa-dialog { width: 80; max-width: 95%; height: auto; max-height: 80%; padding: 0 1;
+                 border: thick $accent 70%; background: $surface; }
+    #sa-title { text-style: bold; margin-bottom: 1; }
+    #sa-list { height: auto; max-height: 20; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "Close", id="subagents.close"),
+    ]
+
+    def __init__(self, session: Session, paths: list[str]) -> None:
+        super().__init__()
+        self.session = session
+        self.paths = paths
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="sa-dialog"):
+            yield Label(
+                f"Sub-agents of {self.session.id} ({len(self.paths)}): Enter opens one",
+                id="sa-title",
+            )
+            yield OptionList(
+                *(Option(child_label(path), id=f"child-{n}") for n, path in enumerate(self.paths)),
+                id="sa-list",
+            )
+
+    def on_mount(self) -> None:
+        self.query_one(OptionList).focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(self.paths[event.option_index])
+
+    def action_close(self) -> None:
+        self.dismiss(None)
