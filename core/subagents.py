@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 import orjson
@@ -28,8 +28,9 @@ import orjson
 from core.file_kind import is_regular, open_regular
 from core.models import Session, SourceFormat
 
-CODEX_HEAD_BYTES = 256 * 1024
-"""A Codex rollout's ``session_meta`` (with its base instructions) fits in this."""
+CODEX_HEAD_BYTES = 16 * 1024
+"""A Codex rollout's ``session_meta`` names its parent thread in its first few hundred bytes
+(before its base instructions): this much of each candidate is read."""
 MAX_CANDIDATES = 500
 """At most this many rollouts are looked at for a parent's children."""
 
@@ -105,7 +106,7 @@ def _first_meta_matches(path: Path, pattern: re.Pattern[bytes]) -> bool:
             head = f.read(CODEX_HEAD_BYTES)
     except OSError:
         return False
-    first = head.split(b"\n", 1)[0]
+    first = head.split(b"\n", 1)[0]  # (cut by the head when the line is longer)
     return b'"session_meta"' in first and pattern.search(first) is not None
 
 
@@ -224,3 +225,54 @@ def compaction_run_of(parent: Session, ended: str | None) -> int | None:
         if when is not None and 0 <= (when - end).total_seconds() <= COMPACTION_RUN_SECONDS:
             return number
     return None
+
+
+# -- the parent's gauge -----------------------------------------------------------------------
+
+
+_FIRST_TIMESTAMP = re.compile(rb'"timestamp"\s*:\s*"([^"]{10,40})"')
+
+
+def child_times(parent: Session, path: str) -> tuple[str | None, str | None]:
+    """When the sub-agent at ``path`` started and when it last wrote (ISO times), read from a
+    small head and tail of its file (a Copilot sub-agent's from the parent's own events)."""
+    if "#" in Path(path).name and parent.format is SourceFormat.COPILOT_CLI:
+        agent = path.rpartition("#")[2]
+        for info in parent.metadata.get("subagents_info") or []:
+            if info.get("id") == agent:
+                return info.get("started_at"), info.get("ended_at")
+        return None, None
+    from core.discovery import last_timestamp
+
+    file = Path(path)
+    if not is_regular(file):
+        return None, None
+    try:
+        with open_regular(file) as f:
+            head = f.read(64 * 1024)
+    except OSError:
+        return None, None
+    match = _FIRST_TIMESTAMP.search(head)
+    started = match.group(1).decode(errors="replace") if match else None
+    last = last_timestamp(file)
+    ended = datetime.fromtimestamp(last, UTC).isoformat() if last is not None else None
+    return started, ended
+
+
+def subagent_spans(session: Session) -> list[tuple[int, int]]:
+    """Where each of ``session``'s sub-agents ran, as ``(first call, last call)`` of the parent
+    (a compaction's run: the call before its compaction); computed once per session."""
+    cached = session.derived.get("subagent_spans")
+    if cached is not None:
+        return list(cached)
+    spans: list[tuple[int, int]] = []
+    for path in child_paths(session):
+        started, ended = child_times(session, path)
+        name = Path(path).stem.removeprefix("agent-")
+        if is_compaction_run(name):
+            started = ended
+        span = calls_during(session, started, ended)
+        if span is not None:
+            spans.append(span)
+    session.derived["subagent_spans"] = tuple(spans)
+    return spans

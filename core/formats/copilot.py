@@ -97,11 +97,14 @@ class _Reader:
         agent = as_str(record.get("agentId"))
         if kind.startswith("subagent."):
             self._subagent(kind, data, agent, record.get("timestamp"))
+        if agent is not None:
+            info = self.subagents.setdefault(agent, {"id": agent})
+            info["events"] = info.get("events", 0) + 1
+            stamp = as_str(record.get("timestamp"))
+            if stamp is not None:
+                info.setdefault("started_at", stamp)
+                info["ended_at"] = stamp
         if agent != self.agent and not kind.startswith("session.start"):
-            if agent is not None:
-                self.subagents.setdefault(agent, {"id": agent})["events"] = (
-                    self.subagents.get(agent, {}).get("events", 0) + 1
-                )
             return
         handler = _HANDLERS.get(kind)
         if handler is not None:

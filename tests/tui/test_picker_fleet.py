@@ -187,7 +187,7 @@ async def test_a_steps_through_the_agents(found: list[DiscoveredSession]) -> Non
     async with _app(found).run_test(size=SIZE) as pilot:
         picker = await _opened(pilot)
         seen = []
-        for _ in range(5):
+        for _ in range(6):
             await pilot.press("a")
             seen.append((picker.view.agent, sorted(_names(picker))))
         assert seen == [
@@ -195,6 +195,7 @@ async def test_a_steps_through_the_agents(found: list[DiscoveredSession]) -> Non
             ("codex", ["cx"]),
             ("opencode", []),
             ("pi", ["broken"]),
+            ("copilot-cli", []),
             (None, sorted(["cx", "calm", "near", "compacted", "old", "broken"])),
         ]
         await pilot.press("a", "a")

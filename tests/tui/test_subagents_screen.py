@@ -8,14 +8,25 @@ from test_subagents import SID, _family  # the family written for the core tests
 from tui_harness import quiet_app, settle
 
 from core.formats import load_session
+from core.subagents import child_paths
 from tui.screens.session import SessionScreen
 from tui.screens.subagents import SubagentsScreen, child_label
+from tui.widgets.gauge_series import SUBAGENT, build_series
 
 
 def test_a_row_names_the_sub_agent_and_a_compaction_run() -> None:
     assert child_label("/x/agent-abc.jsonl") == "abc  (sub-agent)"
     assert child_label("/x/agent-acompact-9f.jsonl") == "acompact-9f  (the run of a compaction)"
     assert child_label("/c/events.jsonl#explore-1") == "explore-1  (sub-agent)"
+
+
+def test_the_parents_gauge_marks_where_the_sub_agent_ran(tmp_path: Path) -> None:
+    parent = load_session(_family(tmp_path))
+    series = build_series(parent, None)
+    # the sub-agent started after call 0 and its answer was read by call 1
+    assert [bool(flag & SUBAGENT) for flag in series.flags] == [True, True]
+    child = load_session(child_paths(parent)[0])
+    assert not any(flag & SUBAGENT for flag in build_series(child, None).flags)
 
 
 async def test_drill_into_a_sub_agent_and_back(tmp_path: Path) -> None:
@@ -42,5 +53,5 @@ async def test_drill_into_a_sub_agent_and_back(tmp_path: Path) -> None:
         assert child_screen.check_action("subagents", ()) is False  # it started none
         await pilot.press("escape")
         await settle(pilot)
-        assert app.screen is parent_screen
+        assert app.screen_stack[-1] is parent_screen
         assert parent_screen.state.session is parent
