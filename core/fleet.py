@@ -35,7 +35,7 @@ from core.analysis_cache import AnalysisCache, Fingerprint, fingerprint
 from core.cost import SessionCost, session_cost
 from core.discovery import discover_sessions
 from core.formats import LoadError, load_session
-from core.models import Session
+from core.models import Role, Session
 from core.replay import Replayer, native_policy
 from core.replay.results import SCHEMA_VERSION, Documented
 from core.report import SubagentInfo
@@ -150,7 +150,20 @@ def subagent_summaries(session: Session) -> list[SubagentInfo]:
                 error=row.error,
             )
         )
+        if run_of is not None:
+            infos[-1].compaction_prompt, infos[-1].compaction_answer = _given_and_answered(path)
     return infos
+
+
+def _given_and_answered(path: str) -> tuple[str | None, str | None]:
+    """A compaction run's last instruction and its answer (None when it cannot be read)."""
+    try:
+        run = load_session(path)
+    except (LoadError, OSError):
+        return None, None
+    prompt = next((m.text for m in reversed(run.messages) if m.role is Role.USER and m.text), None)
+    answer = next((m.text for m in reversed(run.model_calls()) if m.text), None)
+    return prompt, answer
 
 
 def analyse_row(path: str) -> FleetRow:

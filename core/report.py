@@ -85,6 +85,11 @@ class SubagentInfo(Documented):
     compaction_of: int | None = None
     """For a Claude Code compaction run (``agent-acompact-*``): the index of the parent's
     compaction it wrote the summary of."""
+    compaction_prompt: str | None = None
+    """For a compaction run: the instruction it was given (its last user message; the
+    conversation it summarised came before it, ``peak_tokens`` in all)."""
+    compaction_answer: str | None = None
+    """For a compaction run: what it answered (the summary)."""
     error: str | None = None
     """Why it could not be loaded or replayed."""
 

@@ -133,7 +133,10 @@ def test_the_real_claude_family_links_both_ways() -> None:
     assert (run.calls, run.peak_tokens) == (1, 169_248)
     # the compaction run is the parent's one automatic compaction (preTokens 167,094, line 1256)
     assert run.compaction_of == 0 and parent.compactions[0].tokens_before == 167_094
-    assert explore.compaction_of is None
+    assert explore.compaction_of is None and explore.compaction_answer is None
+    # what the run was given (the summary instruction) and what it answered (the summary)
+    assert run.compaction_prompt and "summary" in run.compaction_prompt.lower()
+    assert run.compaction_answer and len(run.compaction_answer) > 500
     for info in infos.values():
         assert load_session(info.path).parent_session_id == parent.id
 
@@ -194,3 +197,24 @@ def test_discovery_finds_copilot_sessions_and_claude_sub_agents(
     found = {s.session_id: s for s in discover_sessions(describe=False)}
     assert found["c0ffee"].path == str(events)
     assert found["abc123"].parent_session_id == SID and found[SID].parent_session_id is None
+
+
+def test_export_and_fleet_carry_the_parent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pyarrow.parquet as pq
+    from click.testing import CliRunner
+
+    from core.export import export
+    from tui.cli import cli
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    parent = _family(tmp_path)
+    child = tmp_path / SID / "subagents" / "agent-abc123.jsonl"
+    export([str(parent), str(child)], tmp_path / "export", jobs=1)
+    table = pq.read_table(tmp_path / "export" / "sessions.parquet").to_pylist()
+    parents = {Path(row["path"]).name: row["parent_session_id"] for row in table}
+    assert parents == {parent.name: None, child.name: SID}
+    result = CliRunner().invoke(cli, ["fleet", "--json", "--jobs", "1", str(parent), str(child)])
+    assert result.exit_code == 0, result.output
+    rows = {Path(r["path"]).name: r for r in json.loads(result.output)["rows"]}
+    assert rows[child.name]["parent_session_id"] == SID
+    assert rows[parent.name]["parent_session_id"] is None
