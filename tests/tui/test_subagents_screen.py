@@ -37,6 +37,7 @@ async def test_drill_into_a_sub_agent_and_back(tmp_path: Path) -> None:
         await settle(pilot)
         parent_screen = app.screen
         assert isinstance(parent_screen, SessionScreen) and parent_screen.state is not None
+        parent_state = parent_screen.state
         assert parent_screen.check_action("subagents", ()) is True
         await pilot.press("a")
         await settle(pilot)
@@ -54,4 +55,4 @@ async def test_drill_into_a_sub_agent_and_back(tmp_path: Path) -> None:
         await pilot.press("escape")
         await settle(pilot)
         assert app.screen_stack[-1] is parent_screen
-        assert parent_screen.state.session is parent
+        assert parent_state.session is parent
