@@ -13,7 +13,7 @@ wrong it was where it could be checked.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pydantic import Field
 
@@ -31,7 +31,8 @@ class MeasuredPoint(Documented):
     measured: int
     """The figure the agent measured."""
     estimated: int | None
-    """The replay's estimate at the same place: the context after the last call before it."""
+    """The replay's estimate at the same place: the context after the last call before it,
+    plus the estimated messages recorded since (tool outputs)."""
     error: float | None
     """``(estimated - measured) / measured`` (0.05: the estimate is 5 % too big)."""
 
@@ -63,27 +64,43 @@ class EstimateCalibration(Documented):
     """The largest absolute error over the points and the model totals (None: nothing measured)."""
 
 
+def prompts_estimated(session: Session) -> bool:
+    """The session's file records no prompt size for its calls (Copilot CLI): every figure is
+    an estimate, and :func:`calibration` has something to say."""
+    return session.metadata.get("prompt_tokens_recorded") is False
+
+
 def _error(estimated: int | None, measured: int) -> float | None:
     if estimated is None or measured <= 0:
         return None
     return round((estimated - measured) / measured, 4)
 
 
-def calibration(session: Session, points: Sequence[CallPoint]) -> EstimateCalibration | None:
-    """The calibration of ``session``'s estimated figures (``points``: its replay's calls), or
-    None when its calls recorded their own prompts (nothing is estimated) or the file measured
-    nothing."""
+def calibration(
+    session: Session,
+    points: Sequence[CallPoint],
+    tokens: Callable[[], Sequence[int]] | None = None,
+) -> EstimateCalibration | None:
+    """The calibration of ``session``'s estimated figures (``points``: its replay's calls;
+    ``tokens``: gives its messages' estimated tokens, asked only when there is something to
+    calibrate, for what came after the last call before a measured point), or None when its calls recorded their own prompts (nothing is estimated)
+    or the file measured nothing."""
     metadata = session.metadata
-    if metadata.get("prompt_tokens_recorded") is not False:
+    if not prompts_estimated(session):
         return None
     measured = metadata.get("measured_context") or []
     totals = metadata.get("model_totals") or {}
     if not measured and not totals:
         return None
     result = EstimateCalibration()
+    counts = tokens() if tokens is not None and measured else ()
     for entry in measured:
-        before = [p for p in points if p.message_index < entry["message_index"]]
-        estimated = before[-1].baseline_after_tokens if before else None
+        at = entry["message_index"]
+        before = [p for p in points if p.message_index < at]
+        estimated = None
+        if before:
+            since = counts[before[-1].message_index + 1 : at]
+            estimated = before[-1].baseline_after_tokens + sum(since)
         result.points.append(
             MeasuredPoint(
                 what=entry["what"],

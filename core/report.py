@@ -9,7 +9,12 @@ from core.breakdown import ContextBreakdown, breakdown
 from core.compactions import CompactionReport, compaction_reports
 from core.cost import SessionCost, session_cost
 from core.diagnosis import OverflowDiagnosis
-from core.estimate_calibration import EstimateCalibration, calibration, calibration_note
+from core.estimate_calibration import (
+    EstimateCalibration,
+    calibration,
+    calibration_note,
+    prompts_estimated,
+)
 from core.fastmodel import build
 from core.models import Session
 from core.replay.results import (
@@ -225,7 +230,11 @@ def analysis_report(
     prints); ``subagents``: the figures of the sub-agents it started (``core.fleet`` replays
     them)."""
     cost = session_cost(session)
-    calibrated = calibration(session, result.points)
+    calibrated = (
+        None
+        if not prompts_estimated(session)
+        else calibration(session, result.points, lambda: [m.tokens for m in result.messages])
+    )
     notes = list(result.notes)
     note = calibration_note(calibrated) if calibrated is not None else None
     if note is not None:

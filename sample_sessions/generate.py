@@ -25,6 +25,7 @@ sys.path.insert(1, str(HERE.parent))  # the repository root, for core.* (the ctx
 
 import _claude as C  # noqa: E402
 import _codex as X  # noqa: E402
+import _family as F  # noqa: E402
 import _opencode as O  # noqa: E402
 import _pi as PI  # noqa: E402
 import _project as P  # noqa: E402
@@ -258,10 +259,12 @@ def build() -> dict[str, bytes]:
     files["opencode/export.json"] = opencode_export()[0]
     files.update(opencode_storage())
     files["ctxscope/long.jsonl"] = ctxscope_long()
+    files.update(F.claude_family())
+    files.update(F.copilot_session())
     return files
 
 
-GENERATED_DIRS = ("claude-code", "codex", "pi", "opencode", "ctxscope", "live")
+GENERATED_DIRS = ("claude-code", "codex", "pi", "opencode", "ctxscope", "live", "copilot-cli")
 """Folders under the output directory that belong to the generator (rewritten each run)."""
 
 

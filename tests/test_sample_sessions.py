@@ -20,7 +20,7 @@ from core.models import Message, Role, Session
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_sessions"
-DATA_DIRS = ("claude-code", "codex", "pi", "opencode", "ctxscope", "live")
+DATA_DIRS = ("claude-code", "codex", "pi", "opencode", "ctxscope", "live", "copilot-cli")
 MAX_FILE_BYTES = 3 * 1024 * 1024
 MAX_TOTAL_BYTES = 12 * 1024 * 1024
 
