@@ -20,6 +20,9 @@ from core.file_kind import is_regular, unreadable_reason
 SESSION_SUFFIXES = (".jsonl", ".json", ".db")
 """File endings a session may have: JSON Lines transcripts, opencode exports and databases."""
 _SKIPPED_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv"})
+_SIDECAR_SUFFIX = ".meta.json"
+"""Claude Code writes ``agent-<id>.meta.json`` (a sub-agent's type) beside its transcript: not a
+session, so a folder's walk passes over it."""
 _GLOB_CHARS = frozenset("*?[")
 
 
@@ -73,7 +76,11 @@ def _folder(folder: Path) -> Iterator[Path]:
                 yield path
             else:
                 yield from _folder(path)
-        elif path.suffix in SESSION_SUFFIXES and is_regular(path):
+        elif (
+            path.suffix in SESSION_SUFFIXES
+            and not entry.name.endswith(_SIDECAR_SUFFIX)
+            and is_regular(path)
+        ):
             yield path
 
 
