@@ -18,8 +18,8 @@ from core.policy import (
 )
 
 
-def test_five_presets() -> None:
-    assert set(PRESETS) == {"seed", "opencode", "codex", "pi", "claude-code"}
+def test_six_presets() -> None:
+    assert set(PRESETS) == {"seed", "opencode", "codex", "pi", "claude-code", "copilot-cli"}
 
 
 @pytest.mark.parametrize("name", sorted(PRESETS))
