@@ -218,3 +218,60 @@ def test_export_and_fleet_carry_the_parent(tmp_path: Path, monkeypatch: pytest.M
     rows = {Path(r["path"]).name: r for r in json.loads(result.output)["rows"]}
     assert rows[child.name]["parent_session_id"] == SID
     assert rows[parent.name]["parent_session_id"] is None
+
+
+def test_opencode_children_link_both_ways_in_a_database_and_a_storage_folder(
+    tmp_path: Path,
+) -> None:
+    from test_formats_opencode import _export, _other_session, write_db, write_storage
+
+    doc = _export()
+    parent_id = doc["info"]["id"]
+    child = _other_session(doc, "ses_child", doc["info"]["time"]["updated"] + 1, "child")
+    db = write_db([doc, child], tmp_path / "opencode.db", {"ses_child": parent_id})
+    parent = load_session(f"{db}#{parent_id}")
+    assert child_paths(parent) == [f"{db}#ses_child"]
+    assert load_session(f"{db}#ses_child").parent_session_id == parent_id
+    assert parent.parent_session_id is None
+
+    child["info"]["parentID"] = parent_id
+    write_storage(doc, tmp_path / "data")
+    write_storage(child, tmp_path / "data")
+    folder = tmp_path / "data" / "storage" / "session" / "prj_0a1b"
+    parent = load_session(folder / f"{parent_id}.json")
+    assert child_paths(parent) == [str(folder / "ses_child.json")]
+    assert load_session(folder / "ses_child.json").parent_session_id == parent_id
+
+
+ORPHANS = SHARED / "new-formats" / "claude-code-subagents"
+
+
+@pytest.mark.parametrize(
+    ("relative", "parent", "calls", "peak"),
+    [
+        # counted from the raw files: distinct message.id with usage, and the largest
+        # input + cache_read + cache_creation among them
+        (
+            "6c2214d7-b87e-4432-8e41-22ba294ea584/subagents/agent-afc096d.jsonl",
+            "6c2214d7-b87e-4432-8e41-22ba294ea584",
+            18,
+            49_695,
+        ),
+        (
+            "ae4a77f8-aedd-4bc1-888f-c94edc91af04/subagents/agent-aac57f5.jsonl",
+            "ae4a77f8-aedd-4bc1-888f-c94edc91af04",
+            3,
+            18_893,
+        ),
+    ],
+)
+def test_the_real_claude_sub_agents_without_their_parent(
+    relative: str, parent: str, calls: int, peak: int
+) -> None:
+    path = ORPHANS / relative
+    if not path.is_file():
+        pytest.skip("the shared Claude Code sub-agents are not here")
+    row = analyse(str(path)).row
+    assert (row.agent, row.parent_session_id) == ("claude-code", parent)
+    assert (row.calls, row.peak_tokens, row.compactions) == (calls, peak, 0)
+    assert row.session_id == path.stem.removeprefix("agent-")
