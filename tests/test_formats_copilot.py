@@ -180,6 +180,34 @@ def test_a_sub_agent_is_its_own_session_with_its_parent(tmp_path: Path) -> None:
     assert child.metadata["agentName"] == "explore"
 
 
+def test_per_agent_totals_are_each_agents_own(tmp_path: Path) -> None:
+    e = Events()
+    e.add("session.start", sessionId=SID, producer="copilot-agent", copilotVersion="1.0.90")
+    e.add("user.message", content="go")
+    e.add("assistant.message", messageId="m1", content="ok", outputTokens=3, model="gpt-5.5")
+    e.add("user.message", agent="sub-1", content="look")
+    e.add("assistant.message", agent="sub-1", messageId="s1", content="seen", model="gpt-5-mini")
+    metric = {"requests": {"count": 1}, "usage": {"inputTokens": 900, "outputTokens": 3}}
+    e.add(
+        "session.shutdown",
+        currentTokens=1_000,
+        toolDefinitionsTokens=500,
+        modelMetrics={"gpt-5.5": metric, "gpt-5-mini": metric},
+        agentMetrics={
+            "main": {"modelMetrics": {"gpt-5.5": metric}},
+            "sub-1": {"modelMetrics": {"gpt-5-mini": {**metric, "usage": {"inputTokens": 40}}}},
+        },
+    )
+    path = e.write(tmp_path)
+    main = load_session(path)
+    assert list(main.metadata["model_totals"]) == ["gpt-5.5"]
+    child = load_session(f"{path}#sub-1")
+    assert child.metadata["model_totals"] == {
+        "gpt-5-mini": {"input": 40, "output": 0, "cache_read": 0, "cache_write": 0, "requests": 1}
+    }
+    assert "measured_context" not in child.metadata  # the shutdown's context is the main one's
+
+
 def test_the_estimate_is_calibrated_against_what_the_file_measured(tmp_path: Path) -> None:
     session = load_session(_session(tmp_path))
     result = Replayer(session).run(native_policy(session))

@@ -20,7 +20,8 @@ sub-agent (absent for the main agent's). What each event becomes:
 * ``hook.start`` / ``hook.end`` → ``metadata["hooks"]`` (per hook type: runs and failures);
   ``abort`` and ``session.error`` → ``metadata["aborts"]`` / ``metadata["errors"]``.
 * ``session.shutdown`` → the measured figures: ``currentTokens`` (= system + conversation +
-  tool definitions, at that point of the file) and the per-model totals (``modelMetrics``).
+  tool definitions, at that point of the file) and the per-model totals of the agent read
+  (``agentMetrics[main | <agentId>]``, else the session's ``modelMetrics``).
 
 The measured context sizes (the compactions' ``currentTokens``/``preCompactionTokens``, the
 shutdown's ``currentTokens``) are kept in ``metadata["measured_context"]`` with the message index
@@ -104,7 +105,7 @@ class _Reader:
             if stamp is not None:
                 info.setdefault("started_at", stamp)
                 info["ended_at"] = stamp
-        if agent != self.agent and not kind.startswith("session.start"):
+        if agent != self.agent and kind not in _EVERY_AGENT:
             return
         handler = _HANDLERS.get(kind)
         if handler is not None:
@@ -296,12 +297,12 @@ class _Reader:
 
     def shutdown(self, line: int, offset: int, ts: str | None, data: dict[str, Any]) -> None:
         b = self.builder
-        current = b.optional_count(line, "currentTokens", data.get("currentTokens"))
-        if current is not None:
-            self._measure(line, current, "shutdown: currentTokens")
-        self._overhead(line, data)
-        metrics = data.get("modelMetrics")
-        for model, metric in (metrics if isinstance(metrics, dict) else {}).items():
+        if self.agent is None:  # the context figures are the main conversation's
+            current = b.optional_count(line, "currentTokens", data.get("currentTokens"))
+            if current is not None:
+                self._measure(line, current, "shutdown: currentTokens")
+            self._overhead(line, data)
+        for model, metric in _model_metrics(data, self.agent).items():
             usage = metric.get("usage") if isinstance(metric, dict) else None
             requests = metric.get("requests") if isinstance(metric, dict) else None
             if not isinstance(usage, dict):
@@ -408,6 +409,24 @@ class _Reader:
             for key in ("agentName", "agentDisplayName", "toolCallId"):
                 if key in info:
                     meta[key] = info[key]
+
+
+_EVERY_AGENT = frozenset({"session.start", "session.resume", "session.shutdown"})
+"""Session-level events every agent's reading takes (the start, and the shutdown's per-agent
+totals)."""
+
+
+def _model_metrics(data: dict[str, Any], agent: str | None) -> dict[str, Any]:
+    """The shutdown's per-model totals of one agent: ``agentMetrics[<agentId>]`` (the main
+    conversation's key is ``main``), else, for the main agent of a file without them, the
+    session-wide ``modelMetrics`` (which then include any sub-agent's calls)."""
+    per_agent = data.get("agentMetrics")
+    if isinstance(per_agent, dict):
+        mine = per_agent.get(agent or "main")
+        metrics = mine.get("modelMetrics") if isinstance(mine, dict) else None
+        return metrics if isinstance(metrics, dict) else {}
+    metrics = data.get("modelMetrics")
+    return metrics if agent is None and isinstance(metrics, dict) else {}
 
 
 _HANDLERS = {
