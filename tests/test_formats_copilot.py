@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from core.estimate_calibration import calibration
+from core.fleet import analyse
 from core.formats import detect_format, load_session
 from core.models import Role, SourceFormat
 from core.policy import preset_for
@@ -269,3 +270,6 @@ def test_the_real_copilot_files(name: str) -> None:
     assert session.compactions == []
     assert session.metadata["measured_context"][-1]["tokens"] == current
     assert session.metadata["model_totals"][model]["input"] == input_total
+    # no call records its prompt: there is no recorded peak, only an estimated one
+    row = analyse(str(path)).row
+    assert (row.calls, row.compactions, row.peak_provenance) == (calls, 0, "estimated")
