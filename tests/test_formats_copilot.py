@@ -166,6 +166,8 @@ def test_an_event_log_loads_as_copilot_cli(tmp_path: Path) -> None:
     assert (event.trigger, event.tokens_before, event.tokens_after) == ("auto", 300_000, 12_000)
     assert session.messages[event.message_index].summary
     assert session.metadata["truncations"][0]["tokens_removed"] == 5_000
+    [note] = [d for d in session.diagnostics if d.code == "copilot-truncation"]
+    assert "2 messages (5000 tokens)" in note.message
     assert session.metadata["hooks"] == {"postToolUse": {"runs": 1, "failures": 1}}
     assert session.metadata["output_tokens"] == 52
     # the tool definitions are the part of the context the messages never show

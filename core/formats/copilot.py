@@ -294,6 +294,13 @@ class _Reader:
             ),
         }
         b.metadata.setdefault("truncations", []).append(entry)
+        b.info(
+            line,
+            "copilot-truncation",
+            f"Copilot dropped {entry['messages_removed']} messages "
+            f"({entry['tokens_removed']} tokens) to fit {data.get('tokenLimit')}; the replay "
+            "does not model it",
+        )
 
     def shutdown(self, line: int, offset: int, ts: str | None, data: dict[str, Any]) -> None:
         b = self.builder
