@@ -275,3 +275,22 @@ def test_the_real_claude_sub_agents_without_their_parent(
     assert (row.agent, row.parent_session_id) == ("claude-code", parent)
     assert (row.calls, row.peak_tokens, row.compactions) == (calls, peak, 0)
     assert row.session_id == path.stem.removeprefix("agent-")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_codex_parent_finds_its_spawned_child_and_never_opens_a_fifo(tmp_path: Path) -> None:
+    from codex_rollout import SESSION_MS, Rollout, uuid7
+
+    parent = Rollout().meta().task().context().user("split the work")
+    parent.say("spawning").usage(10_000).done()
+    parent_path = parent.write(tmp_path, "rollout-parent.jsonl")
+    parent_id = load_session(parent_path).id
+    child_id = uuid7(SESSION_MS + 60_000, tail=9)
+    spawn = {"subagent": {"thread_spawn": {"parent_thread_id": parent_id, "depth": 1}}}
+    child = Rollout().meta(sid=child_id, source=spawn).task(turn_ms=SESSION_MS + 61_000)
+    child.context().user("look at a.go").say("fine").usage(3_000).done()
+    child_path = child.write(tmp_path, "rollout-child.jsonl")
+    os.mkfifo(tmp_path / "rollout-fifo.jsonl")  # would block forever if opened
+    found = child_paths(load_session(parent_path))
+    assert found == [str(child_path)]
+    assert load_session(child_path).parent_session_id == parent_id
