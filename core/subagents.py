@@ -37,7 +37,15 @@ MAX_CANDIDATES = 500
 
 def child_paths(session: Session) -> list[str]:
     """The paths of ``session``'s sub-agent sessions (what :func:`core.formats.load_session`
-    takes), in the order the agent started them as far as the names tell; [] when it has none."""
+    takes), in the order the agent started them as far as the names tell; [] when it has none.
+    Found once per session (Codex's are searched for on disk)."""
+    cached = session.derived.get("subagent_paths")
+    if cached is None:
+        cached = session.derived["subagent_paths"] = tuple(_find_children(session))
+    return list(cached)
+
+
+def _find_children(session: Session) -> list[str]:
     metadata = session.metadata
     if session.format is SourceFormat.CLAUDE_CODE:
         return [str(p) for p in metadata.get("subagent_files") or []]

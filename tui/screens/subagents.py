@@ -10,7 +10,7 @@ Escape there comes back to the parent); Esc dismisses with None.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -20,7 +20,10 @@ from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
 from core.models import Session
-from core.subagents import is_compaction_run
+from core.subagents import child_paths, is_compaction_run
+
+if TYPE_CHECKING:
+    from textual.screen import Screen
 
 
 def child_label(path: str) -> str:
@@ -70,3 +73,21 @@ class SubagentsScreen(ModalScreen[str | None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+def open_subagents(screen: Screen[Any], session: Session) -> None:
+    """From ``screen`` (a session screen): list ``session``'s sub-agents; the one chosen opens
+    on a session screen of its own (Escape there comes back to ``screen``)."""
+    from tui.screens.session import SessionScreen
+
+    app = screen.app
+
+    def closed(error: str | None) -> None:
+        if error:
+            app.notify(error, title="Cannot open the sub-agent", severity="error")
+
+    def open_child(path: str | None) -> None:
+        if path is not None:
+            app.push_screen(SessionScreen(path, live=False), closed)
+
+    app.push_screen(SubagentsScreen(session, child_paths(session)), open_child)

@@ -65,7 +65,7 @@ class SessionScreen(LoadingSession):
                 return None
             return True if self.state is not None and self.state.message_count else None
         if action == "subagents":  # only a session that started sub-agents
-            return bool(self._children())
+            return self.state is not None and bool(child_paths(self.state.session))
         if action in ("search", "toggle_breakdown"):
             return True if self.state is not None and self.state.message_count else None
         return True
@@ -222,32 +222,11 @@ class SessionScreen(LoadingSession):
     # -- navigation --------------------------------------------------------------------------------
 
     def action_subagents(self) -> None:
-        """Pick one of the session's sub-agents and open it on a session screen of its own
-        (Escape there comes back here)."""
-        state = self.state
-        if state is None:
-            return
-        from tui.screens.subagents import SubagentsScreen
+        """Pick one of the session's sub-agents; it opens on a session screen of its own."""
+        if self.state is not None:
+            from tui.screens.subagents import open_subagents
 
-        def closed(error: str | None) -> None:
-            if error:
-                self.app.notify(error, title="Cannot open the sub-agent", severity="error")
-
-        def open_child(path: str | None) -> None:
-            if path is not None:
-                self.app.push_screen(SessionScreen(path, live=False), closed)
-
-        self.app.push_screen(SubagentsScreen(state.session, self._children()), open_child)
-
-    def _children(self) -> list[str]:
-        """The loaded session's sub-agents (found once per session: Codex's are searched for)."""
-        state = self.state
-        if state is None:
-            return []
-        known = getattr(self, "_children_of", None)
-        if known is None or known[0] is not state.session:
-            known = self._children_of = (state.session, child_paths(state.session))
-        return known[1]
+            open_subagents(self, self.state.session)
 
     def action_back(self) -> None:
         bar = self.query_one("#search-bar")
