@@ -181,6 +181,7 @@ def test_a_sub_agent_is_its_own_session_with_its_parent(tmp_path: Path) -> None:
     assert child.id == "explore-1" and child.parent_session_id == SID
     assert [m.text for m in child.messages] == ["look around", "found a.py"]
     assert child.metadata["agentName"] == "explore"
+    assert child.started_at == "2026-05-01T10:00:09.000Z"  # its subagent.started event
 
 
 def test_per_agent_totals_are_each_agents_own(tmp_path: Path) -> None:

@@ -413,6 +413,7 @@ class _Reader:
             meta["subagent"] = True
             meta["agent_id"] = self.agent
             info = self.subagents.get(self.agent, {})
+            b.started_at = info.get("started_at") or b.started_at  # its own first event
             for key in ("agentName", "agentDisplayName", "toolCallId"):
                 if key in info:
                     meta[key] = info[key]
