@@ -294,3 +294,15 @@ def test_a_codex_parent_finds_its_spawned_child_and_never_opens_a_fifo(tmp_path:
     found = child_paths(load_session(parent_path))
     assert found == [str(child_path)]
     assert load_session(child_path).parent_session_id == parent_id
+
+
+def test_the_text_report_names_the_parent_and_each_sub_agent(tmp_path: Path) -> None:
+    from tui.commands.analyze import subagent_lines
+
+    parent = load_session(_family(tmp_path))
+    lines = subagent_lines(subagent_summaries(parent), None)
+    assert lines == [
+        "sub-agent abc123 (claude-sonnet-4-5): 1 calls, peak 9,000, 0 compactions, "
+        "between calls 0-1"
+    ]
+    assert subagent_lines([], SID) == [f"a sub-agent of session {SID}"]
