@@ -46,7 +46,7 @@ class FleetRow(Documented):
     """Why the session could not be loaded or analysed (then most figures are empty)."""
     agent: str | None = None
     """The agent that recorded it (the format: ``claude-code``, ``codex``, ``pi``, ``opencode``,
-    ``ctxscope``)."""
+    ``copilot-cli``, ``ctxscope``)."""
     version: str | None = None
     """The agent's version, when recorded."""
     provider: str | None = None
