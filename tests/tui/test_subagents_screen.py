@@ -20,6 +20,13 @@ def test_a_row_names_the_sub_agent_and_a_compaction_run() -> None:
     assert child_label("/c/events.jsonl#explore-1") == "explore-1  (sub-agent)"
 
 
+def test_a_row_says_where_the_sub_agent_ran(tmp_path: Path) -> None:
+    parent = load_session(_family(tmp_path))
+    [path] = child_paths(parent)
+    # calls are numbered from 0, as everywhere: it started after call 0, call 1 read its answer
+    assert child_label(path, parent) == "abc123  (sub-agent, between calls 0 and 1)"
+
+
 def test_the_parents_gauge_marks_where_the_sub_agent_ran(tmp_path: Path) -> None:
     parent = load_session(_family(tmp_path))
     series = build_series(parent, None)

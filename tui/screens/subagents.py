@@ -20,18 +20,36 @@ from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
 from core.models import Session
-from core.subagents import child_paths, is_compaction_run
+from core.subagents import (
+    calls_during,
+    child_paths,
+    child_times,
+    compaction_run_of,
+    is_compaction_run,
+)
 
 if TYPE_CHECKING:
     from textual.screen import Screen
 
 
-def child_label(path: str) -> str:
-    """A sub-agent's row: its name as its path gives it, and what kind of run it is."""
+def child_label(path: str, parent: Session | None = None) -> str:
+    """A sub-agent's row: its name as its path gives it, what kind of run it is and, with its
+    ``parent``, where it ran (the parent's calls; for a compaction's run, which compaction)."""
     name = path.rpartition("#")[2] if "#" in Path(path).name else Path(path).stem
     agent = name.removeprefix("agent-")
-    kind = "the run of a compaction" if is_compaction_run(agent) else "sub-agent"
-    return f"{agent}  ({kind})"
+    if parent is None:
+        kind = "the run of a compaction" if is_compaction_run(agent) else "sub-agent"
+        return f"{agent}  ({kind})"
+    started, ended = child_times(parent, path)
+    if is_compaction_run(agent):
+        number = compaction_run_of(parent, ended)
+        kind = f"the run of compaction {number + 1}" if number is not None else "a compaction's run"
+        started = ended
+    else:
+        kind = "sub-agent"
+    span = calls_during(parent, started, ended)
+    where = f", between calls {span[0]} and {span[1]}" if span is not None else ""
+    return f"{agent}  ({kind}{where})"
 
 
 class SubagentsScreen(ModalScreen[str | None]):
@@ -61,7 +79,10 @@ class SubagentsScreen(ModalScreen[str | None]):
                 id="sa-title",
             )
             yield OptionList(
-                *(Option(child_label(path), id=f"child-{n}") for n, path in enumerate(self.paths)),
+                *(
+                    Option(child_label(path, self.session), id=f"child-{n}")
+                    for n, path in enumerate(self.paths)
+                ),
                 id="sa-list",
             )
 
