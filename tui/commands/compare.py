@@ -1,8 +1,8 @@
 """``ctxscope compare``: replay one session under several policies, side by side.
 
 Default: all six presets (seed, opencode, codex, pi, claude-code, copilot-cli). One row per
-policy: its threshold, the peak context, compactions, overflows, tokens truncated / pruned / summarised,
-summary and tail tokens, and how its compactions line up with the recorded ones. ``--json``
+policy: its threshold, the peak context, compactions, overflows, tokens truncated / pruned /
+summarised, summary and tail tokens, and how its compactions line up with the recorded ones. ``--json``
 prints :class:`core.replay.CompareResult` (schema v1). Exit status 0, or 2 for unusable input.
 """
 
