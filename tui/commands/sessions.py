@@ -53,10 +53,8 @@ def sessions(as_json_output: bool, limit: int | None) -> None:
         click.echo(as_json(found))
         return
     if not found:
-        click.echo(
-            "No sessions found (looked in the Claude Code, Codex, pi, opencode and Copilot CLI "
-            "folders)."
-        )
+        click.echo("No sessions found (looked in the folders of Claude Code, Codex, pi,")
+        click.echo("opencode and Copilot CLI).")
         return
     from rich.console import Console
     from rich.table import Table
