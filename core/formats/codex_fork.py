@@ -6,7 +6,8 @@ events (:mod:`core.formats.codex_meta` finds where it ends). That history is the
 child starts from, but its calls, peak and compactions are the parent's: counted here, a child
 with 2 calls of its own showed 45. :func:`keep_own_part` folds the copied records into one
 ``meta`` user message holding their text (so the child's context still starts that big) and
-leaves out the parent's calls and compactions; ``metadata["forked_history"]`` says how many.
+leaves out the parent's calls and compactions (what a compaction in that history replaced is
+left out too: it was not in the child's context); ``metadata["forked_history"]`` says how many.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ def _text(message: Message) -> str:
 
 def keep_own_part(session: Session, first_line: int, last_line: int) -> None:
     """Fold the messages read from lines ``first_line..last_line`` (the parent's copied
-    history) into one message, and drop the compactions recorded there."""
+    history) into one message — from its last compaction's summary on, what the child's context
+    starts with — and drop the compactions recorded there."""
     messages = session.messages
     inherited = [
         i
@@ -34,7 +36,17 @@ def keep_own_part(session: Session, first_line: int, last_line: int) -> None:
     if not inherited:
         return
     start, end = inherited[0], inherited[-1] + 1
-    folded = messages[start:end]
+    # A compaction in the parent's history replaced what came before it: the child's context
+    # starts at its summary; the messages before it are the parent's alone.
+    replaced = [
+        event.message_index
+        for event in session.compactions
+        if event.source_line is not None
+        and first_line <= event.source_line <= last_line
+        and start < event.message_index < end
+    ]
+    cut = max(replaced, default=start)
+    folded = messages[cut:end]
     estimates = [m.agent_estimate_tokens for m in folded]
     history = Message(
         index=start,
@@ -48,6 +60,8 @@ def keep_own_part(session: Session, first_line: int, last_line: int) -> None:
         agent_estimate_tokens=sum(e for e in estimates if e is not None)
         if all(e is not None for e in estimates)
         else None,
+        # the encrypted reasoning the parent's calls left in that history (Codex counts it)
+        reasoning_estimate_tokens=sum(m.reasoning_estimate_tokens for m in folded),
     )
     removed = end - start - 1
     session.messages = [*messages[:start], history, *messages[end:]]
@@ -72,7 +86,8 @@ def keep_own_part(session: Session, first_line: int, last_line: int) -> None:
     forked.update(
         {
             "folded_messages": len(folded),
-            "parent_calls": sum(1 for m in folded if m.is_model_call),
+            "left_out_messages": cut - start,
+            "parent_calls": sum(1 for m in messages[start:end] if m.is_model_call),
             "parent_compactions": dropped,
             "first_own_message": start + 1,
         }
