@@ -42,6 +42,7 @@ class ModelTotal(Documented):
     replay's estimated prompts of the calls to that model."""
 
     model: str
+    """The model, as the file names it."""
     measured_input: int
     """``modelMetrics[model].usage.inputTokens`` (cache reads included)."""
     estimated_input: int
@@ -59,7 +60,9 @@ class EstimateCalibration(Documented):
     """The estimate's error wherever the file measured the context."""
 
     points: list[MeasuredPoint] = Field(default_factory=list)
+    """Every context size the file measured, in file order."""
     model_totals: list[ModelTotal] = Field(default_factory=list)
+    """Every model's input over the session."""
     largest_error: float | None = None
     """The largest absolute error over the points and the model totals (None: nothing measured)."""
 
