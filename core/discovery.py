@@ -492,6 +492,23 @@ def _describe_pi(found: DiscoveredSession) -> None:
     return
 
 
+def _describe_copilot(found: DiscoveredSession) -> None:
+    """A Copilot CLI log's folder (``session.start``'s ``context.cwd``) and its first prompt
+    (the main agent's first ``user.message``; a sub-agent's carry an ``agentId``)."""
+    for record in _head_records(Path(found.path), HEAD_BYTES):
+        data = record.get("data")
+        if not isinstance(data, dict):
+            continue
+        kind = record.get("type")
+        if kind == "session.start":
+            context = data.get("context")
+            if isinstance(context, dict):
+                found.project = found.project or as_str(context.get("cwd"))
+        elif kind == "user.message" and "agentId" not in record:
+            found.title = _one_line(data.get("content"))
+            return
+
+
 # -- the session's own time, from the end of its file ------------------------------------------
 
 _TIMESTAMP = re.compile(rb'"timestamp"\s*:\s*(?:"([^"]{10,40})"|(\d{10,13}(?:\.\d+)?))')
@@ -543,6 +560,7 @@ _DESCRIBERS = {
     SourceFormat.CLAUDE_CODE: _describe_claude,
     SourceFormat.CODEX: _describe_codex,
     SourceFormat.PI: _describe_pi,
+    SourceFormat.COPILOT_CLI: _describe_copilot,
 }
 
 
