@@ -63,3 +63,21 @@ async def test_drill_into_a_sub_agent_and_back(tmp_path: Path) -> None:
         await settle(pilot)
         assert app.screen_stack[-1] is parent_screen
         assert parent_state.session is parent
+
+
+async def test_a_copilot_sub_agent_opens_from_the_same_file(tmp_path: Path) -> None:
+    from test_formats_copilot import _session
+
+    parent = load_session(_session(tmp_path))
+    app = quiet_app()
+    async with app.run_test(size=(120, 34)) as pilot:
+        app.push_screen(SessionScreen(session=parent, live=False))
+        await settle(pilot)
+        await pilot.press("a")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        child_screen = app.screen
+        assert isinstance(child_screen, SessionScreen) and child_screen.state is not None
+        assert child_screen.state.session.id == "explore-1"
+        assert child_screen.state.session.parent_session_id == parent.id
