@@ -48,6 +48,7 @@ RESULT_MODULES = (
     "core.compaction_causes",
     "core.forgotten",
     "core.cost",
+    "core.estimate_calibration",
 )
 """Modules whose models the reference documents."""
 

@@ -77,6 +77,9 @@ class DiscoveredSession(BaseModel):
     title: str | None = None
     """A title the agent stored, or the first user prompt, on one line."""
     session_id: str | None = None
+    parent_session_id: str | None = None
+    """The session that started this one (a sub-agent's parent), when the layout or a small
+    head of the file says so; None for a top-level session."""
     last_active: float | None = None
     """The session's own time: its last recorded timestamp, epoch seconds (None: the end of the
     file records none, or it was not read)."""
@@ -137,6 +140,13 @@ def pi_sessions_dir() -> Path:
     if agent_dir:
         return Path(agent_dir).expanduser() / "sessions"
     return _home() / ".pi" / "agent" / "sessions"
+
+
+def copilot_home() -> Path:
+    """``$COPILOT_HOME`` or ``~/.copilot`` (GitHub's Copilot CLI configuration directory
+    reference names ``~/.copilot``; the override is the one Copilot CLI honours for its root)."""
+    configured = os.environ.get("COPILOT_HOME")
+    return Path(configured).expanduser() if configured else _home() / ".copilot"
 
 
 def opencode_data_dir() -> Path:
@@ -240,6 +250,25 @@ def _claude() -> Iterator[DiscoveredSession]:
             if found:
                 found.session_id = path.stem
                 yield found
+        # <project>/<session id>/subagents/agent-<id>.jsonl: a sub-agent of that session
+        for path in _files(root, 3, ".jsonl", "agent-"):
+            if path.parent.name != "subagents":
+                continue
+            found = _found(path, SourceFormat.CLAUDE_CODE)
+            if found:
+                found.session_id = path.stem.removeprefix("agent-")
+                found.parent_session_id = path.parent.parent.name
+                yield found
+
+
+def _copilot() -> Iterator[DiscoveredSession]:
+    for path in _files(copilot_home() / "session-state", 1, "events.jsonl"):
+        if path.name != "events.jsonl":
+            continue
+        found = _found(path, SourceFormat.COPILOT_CLI)
+        if found:
+            found.session_id = path.parent.name
+            yield found
 
 
 def _codex() -> Iterator[DiscoveredSession]:
@@ -304,8 +333,8 @@ def _opencode() -> Iterator[DiscoveredSession]:
         found.session_id = path.stem
         info = _read_small_json(path)
         if isinstance(info, dict):
-            if info.get("parentID"):
-                continue  # a sub-agent session
+            parent = info.get("parentID")
+            found.parent_session_id = parent if isinstance(parent, str) and parent else None
             found.title = _one_line(info.get("title"))
             directory = info.get("directory")
             found.project = directory if isinstance(directory, str) else None
@@ -334,10 +363,12 @@ def _opencode_db_sessions(db_path: Path) -> list[DiscoveredSession]:
         columns = {row[1] for row in conn.execute("PRAGMA table_info(session)")}
         if "id" not in columns:
             return []
-        wanted = [c for c in ("title", "directory", "time_updated", "time_created") if c in columns]
+        wanted = [
+            c
+            for c in ("title", "directory", "time_updated", "time_created", "parent_id")
+            if c in columns
+        ]
         query = f"SELECT id, {', '.join(wanted) or 'NULL'} FROM session"
-        if "parent_id" in columns:
-            query += " WHERE parent_id IS NULL"
         try:
             fallback_mtime = db_path.stat().st_mtime
         except OSError:
@@ -355,6 +386,7 @@ def _opencode_db_sessions(db_path: Path) -> list[DiscoveredSession]:
                     modified=modified,
                     title=_one_line(record.get("title")),
                     session_id=str(record["id"]),
+                    parent_session_id=as_str(record.get("parent_id")),
                     last_active=modified if isinstance(updated, int | float) else None,
                 )
             )
@@ -472,6 +504,8 @@ def _describe_codex(found: DiscoveredSession) -> None:
             continue
         kind, inner = record.get("type"), payload.get("type")
         if kind == "session_meta" or (kind is None and "instructions" in record):
+            if found.session_id is None:
+                found.parent_session_id = _codex_parent(payload)
             found.session_id = found.session_id or as_str(payload.get("id"))
             found.project = found.project or as_str(payload.get("cwd"))
         elif kind == "turn_context":
@@ -490,6 +524,15 @@ def _describe_codex(found: DiscoveredSession) -> None:
         found.title = _one_line(fallback)
 
 
+def _codex_parent(meta: dict[str, Any]) -> str | None:
+    """The thread that spawned a Codex sub-agent (``source.subagent.thread_spawn``)."""
+    source = meta.get("source")
+    spawn = source.get("subagent") if isinstance(source, dict) else None
+    if isinstance(spawn, dict) and isinstance(spawn.get("thread_spawn"), dict):
+        return as_str(spawn["thread_spawn"].get("parent_thread_id"))
+    return None
+
+
 def _describe_pi(found: DiscoveredSession) -> None:
     for record in _head_records(Path(found.path), HEAD_BYTES):
         kind = record.get("type")
@@ -504,6 +547,23 @@ def _describe_pi(found: DiscoveredSession) -> None:
             if isinstance(message, dict) and message.get("role") == "user":
                 found.title = _one_line(_content_text(message.get("content")))
     return
+
+
+def _describe_copilot(found: DiscoveredSession) -> None:
+    """A Copilot CLI log's folder (``session.start``'s ``context.cwd``) and its first prompt
+    (the main agent's first ``user.message``; a sub-agent's carry an ``agentId``)."""
+    for record in _head_records(Path(found.path), HEAD_BYTES):
+        data = record.get("data")
+        if not isinstance(data, dict):
+            continue
+        kind = record.get("type")
+        if kind == "session.start":
+            context = data.get("context")
+            if isinstance(context, dict):
+                found.project = found.project or as_str(context.get("cwd"))
+        elif kind == "user.message" and "agentId" not in record:
+            found.title = _one_line(data.get("content"))
+            return
 
 
 # -- the session's own time, from the end of its file ------------------------------------------
@@ -626,6 +686,7 @@ _DESCRIBERS = {
     SourceFormat.PI: _describe_pi,
     SourceFormat.GEMINI_CLI: _describe_gemini,
     SourceFormat.QWEN_CODE: _describe_qwen,
+    SourceFormat.COPILOT_CLI: _describe_copilot,
 }
 
 
@@ -635,8 +696,8 @@ _DESCRIBERS = {
 def discover_sessions(
     *, limit: int | None = None, describe: bool = True
 ) -> list[DiscoveredSession]:
-    """Sessions of Claude Code, Codex, pi, opencode, Gemini CLI and Qwen Code found on this
-    machine, newest first.
+    """Sessions of Claude Code, Codex, pi, opencode, Gemini CLI, Qwen Code and Copilot CLI found
+    on this machine, newest first (sub-agents too, with their ``parent_session_id``).
 
     ``limit`` keeps the newest N (by modification time). With ``describe`` (the default) the
     project and a title (the stored title or the first user prompt) are read from a small head
@@ -645,7 +706,7 @@ def discover_sessions(
     records none). Nothing else is read. Unreadable folders and files are skipped.
     """
     found: list[DiscoveredSession] = []
-    for source in (_claude, _codex, _pi, _opencode, _gemini, _qwen):
+    for source in (_claude, _codex, _pi, _opencode, _gemini, _qwen, _copilot):
         with contextlib.suppress(OSError):
             found.extend(source())
     found.sort(key=lambda s: s.modified, reverse=True)

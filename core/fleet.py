@@ -34,9 +34,10 @@ from core.analysis_cache import AnalysisCache, Fingerprint, fingerprint
 from core.cost import SessionCost, session_cost
 from core.discovery import discover_sessions
 from core.formats import LoadError, load_session
-from core.models import Session
+from core.models import Role, Session
 from core.replay import Replayer, native_policy
 from core.replay.results import SCHEMA_VERSION, Documented
+from core.report import SubagentInfo
 from core.session_paths import expand_paths
 from core.session_pool import StopFn, default_jobs, map_sessions
 from core.session_rows import (
@@ -48,6 +49,7 @@ from core.session_rows import (
     compaction_rows,
     session_figures,
 )
+from core.subagents import calls_during, child_paths, compaction_run_of, is_compaction_run
 
 CACHE_KIND = "fleet-row"
 """The kind of analysis fleet rows are cached as."""
@@ -118,6 +120,49 @@ def _cost(session: Session) -> SessionCost | None:
         return session_cost(session)
     except Exception:  # a price table that cannot be read is no reason to lose the row
         return None
+
+
+def subagent_summaries(session: Session) -> list[SubagentInfo]:
+    """The sub-agents ``session`` started (:func:`core.subagents.child_paths`), each loaded and
+    replayed on its own: its figures are the ones ``ctxscope fleet`` shows for it."""
+    infos: list[SubagentInfo] = []
+    for path in child_paths(session):
+        row = analyse(path).row
+        started = row.started_at.isoformat() if row.started_at else None
+        ended = row.last_message_at.isoformat() if row.last_message_at else None
+        run_of = compaction_run_of(session, ended) if is_compaction_run(row.session_id) else None
+        # A compaction's run ran at its compaction (its first lines are the parent's history).
+        span = calls_during(session, ended if run_of is not None else started, ended)
+        infos.append(
+            SubagentInfo(
+                id=row.session_id,
+                path=path,
+                agent=row.agent,
+                model=row.model,
+                calls=row.calls,
+                peak_tokens=row.peak_tokens,
+                compactions=row.compactions,
+                started_at=started,
+                ended_at=ended,
+                parent_calls=list(span) if span is not None else None,
+                compaction_of=run_of,
+                error=row.error,
+            )
+        )
+        if run_of is not None:
+            infos[-1].compaction_prompt, infos[-1].compaction_answer = _given_and_answered(path)
+    return infos
+
+
+def _given_and_answered(path: str) -> tuple[str | None, str | None]:
+    """A compaction run's last instruction and its answer (None when it cannot be read)."""
+    try:
+        run = load_session(path)
+    except (LoadError, OSError):
+        return None, None
+    prompt = next((m.text for m in reversed(run.messages) if m.role is Role.USER and m.text), None)
+    answer = next((m.text for m in reversed(run.model_calls()) if m.text), None)
+    return prompt, answer
 
 
 def analyse_row(path: str) -> FleetRow:

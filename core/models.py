@@ -45,6 +45,7 @@ class SourceFormat(StrEnum):
     GEMINI_CLI = "gemini-cli"
     QWEN_CODE = "qwen-code"
     CTXSCOPE = "ctxscope"
+    COPILOT_CLI = "copilot-cli"
 
 
 class UsageConvention(StrEnum):

@@ -6,7 +6,8 @@ and ``ctxscope policy show`` explain each limit in the same words.
 
 Presets (:data:`PRESETS`): ``seed`` (the numbers of the seed documents), ``opencode`` (2026
 defaults), ``codex``, ``pi``, ``claude-code`` (observed behaviour), ``gemini-cli`` and
-``qwen-code`` (from their source, :mod:`core.agents.table`). Policies load from and save
+``qwen-code`` (from their source, :mod:`core.agents.table`), ``copilot-cli`` (its SDK's
+documented thresholds). Policies load from and save
 to TOML; a bad file raises :class:`PolicyError` naming the file and the field.
 """
 
@@ -466,9 +467,40 @@ def _qwen_code() -> Policy:
     )
 
 
+def _copilot_cli() -> Policy:
+    background = agent_value("copilot-cli", "background_compaction_ratio", None)
+    blocking = agent_value("copilot-cli", "buffer_exhaustion_ratio", None)
+    return Policy(
+        name="copilot-cli",
+        description=f"Copilot CLI: compaction starts in the background at {background:.0%} of the "
+        f"window and the session waits for it at {blocking:.0%} (its SDK's documented defaults); "
+        "the history is summarised. Its files record no prompt size: every figure is estimated.",
+        estimator="chars/4",
+        truncation=TruncationPolicy(enabled=False),
+        pruning=PruningPolicy(enabled=False),
+        split=SplitPolicy(mode="messages"),
+        compaction=CompactionPolicy(
+            threshold_rule="codex",
+            codex_ratio=background,
+            reserve_tokens=0,
+            strategy="summary-only",
+            continuation=False,
+        ),
+    )
+
+
 PRESETS: dict[str, Policy] = {
     p.name: p
-    for p in (_seed(), _opencode(), _codex(), _pi(), _claude_code(), _gemini_cli(), _qwen_code())
+    for p in (
+        _seed(),
+        _opencode(),
+        _codex(),
+        _pi(),
+        _claude_code(),
+        _gemini_cli(),
+        _qwen_code(),
+        _copilot_cli(),
+    )
 }
 """The built-in policies by name."""
 

@@ -9,6 +9,12 @@ from core.breakdown import ContextBreakdown, breakdown
 from core.compactions import CompactionReport, compaction_reports
 from core.cost import SessionCost, session_cost
 from core.diagnosis import OverflowDiagnosis
+from core.estimate_calibration import (
+    EstimateCalibration,
+    calibration,
+    calibration_note,
+    prompts_estimated,
+)
 from core.fastmodel import build
 from core.models import Session
 from core.replay.results import (
@@ -54,6 +60,43 @@ class SessionInfo(Documented):
     """Compactions the recording holds."""
     diagnostics: int
     """Lines the loader skipped or repaired."""
+    parent_session_id: str | None = None
+    """The session that started this one (a sub-agent's parent); None for a top-level session."""
+
+
+class SubagentInfo(Documented):
+    """One sub-agent a session started, with its own figures (loaded and replayed on its own)."""
+
+    id: str | None
+    """The sub-agent session's id (None when it could not be loaded)."""
+    path: str
+    """Where it is: a file, ``<events.jsonl>#<agentId>`` or ``<opencode.db>#<id>``."""
+    agent: str | None
+    """The format it was loaded as."""
+    model: str | None
+    """Its main model."""
+    calls: int
+    """Its own model calls."""
+    peak_tokens: int | None
+    """Its fullest call's context (recorded, else estimated)."""
+    compactions: int
+    """Its own recorded compactions."""
+    started_at: str | None = None
+    """When it started (ISO, UTC)."""
+    ended_at: str | None = None
+    """When its last message was written (ISO, UTC)."""
+    parent_calls: list[int] | None = None
+    """The parent's calls it ran between: ``[first, last]`` (0-based call indices)."""
+    compaction_of: int | None = None
+    """For a Claude Code compaction run (``agent-acompact-*``): the index of the parent's
+    compaction it wrote the summary of."""
+    compaction_prompt: str | None = None
+    """For a compaction run: the instruction it was given (its last user message; the
+    conversation it summarised came before it, ``peak_tokens`` in all)."""
+    compaction_answer: str | None = None
+    """For a compaction run: what it answered (the summary)."""
+    error: str | None = None
+    """Why it could not be loaded or replayed."""
 
 
 class CheckEntry(Documented):
@@ -114,6 +157,11 @@ class AnalysisReport(Documented):
     (``forgotten``), what it cost."""
     cost: SessionCost | None = None
     """What the session cost: per call, per compaction, in total."""
+    subagents: list[SubagentInfo] = Field(default_factory=list)
+    """The sub-agents this session started, each with its own figures."""
+    calibration: EstimateCalibration | None = None
+    """For a session whose file records no prompt size (Copilot CLI): the estimate against the
+    context sizes the file did measure."""
 
 
 def check_log(result: ReplayResult) -> list[CheckEntry]:
@@ -166,6 +214,7 @@ def session_info(session: Session, result: ReplayResult) -> SessionInfo:
         turns=sum(1 for m in session.messages if m.is_turn_start),
         recorded_compactions=len(session.compactions),
         diagnostics=len(session.diagnostics),
+        parent_session_id=session.parent_session_id,
     )
 
 
@@ -174,11 +223,22 @@ def analysis_report(
     result: ReplayResult,
     diagnosis: OverflowDiagnosis,
     inferred: InferredThreshold | None = None,
+    subagents: list[SubagentInfo] | None = None,
 ) -> AnalysisReport:
     """Put a replay, its diagnosis and the inferred threshold together, with the context
     breakdown, the compactions and the cost of the recording (what ``ctxscope analyze``
-    prints)."""
+    prints); ``subagents``: the figures of the sub-agents it started (``core.fleet`` replays
+    them)."""
     cost = session_cost(session)
+    calibrated = (
+        None
+        if not prompts_estimated(session)
+        else calibration(session, result.points, lambda: [m.tokens for m in result.messages])
+    )
+    notes = list(result.notes)
+    note = calibration_note(calibrated) if calibrated is not None else None
+    if note is not None:
+        notes.append(note)
     return AnalysisReport(
         session=session_info(session, result),
         policy=result.policy.name,
@@ -188,11 +248,13 @@ def analysis_report(
         summary=result.summary,
         fidelity=result.fidelity,
         events=[e for e in result.events if e.kind not in ("truncate", "continue")],
-        notes=result.notes,
+        notes=notes,
         thresholds=result.thresholds,
         inferred_threshold=inferred,
         checks=check_log(result),
         breakdown=breakdown(session, estimator=result.policy.estimator),
         compactions=compaction_reports(session, result, cost),
         cost=cost,
+        subagents=subagents or [],
+        calibration=calibrated,
     )

@@ -21,6 +21,9 @@ SESSION_SUFFIXES = (".jsonl", ".json", ".db", ".jsonl.zst")
 """File endings a session may have: JSON Lines transcripts, opencode exports and databases,
 Codex rollouts compressed with zstd."""
 _SKIPPED_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv"})
+_SIDECAR_SUFFIX = ".meta.json"
+"""Claude Code writes ``agent-<id>.meta.json`` (a sub-agent's type) beside its transcript: not a
+session, so a folder's walk passes over it."""
 _GLOB_CHARS = frozenset("*?[")
 
 
@@ -74,7 +77,11 @@ def _folder(folder: Path) -> Iterator[Path]:
                 yield path
             else:
                 yield from _folder(path)
-        elif _session_name(path) and is_regular(path):
+        elif (
+            _session_name(path)
+            and not entry.name.endswith(_SIDECAR_SUFFIX)
+            and is_regular(path)
+        ):
             yield path
 
 

@@ -27,7 +27,7 @@ from core.replay.results import (
     ReplayResult,
 )
 
-ROW_VERSION = 2
+ROW_VERSION = 3
 """Version of :class:`FleetRow`; part of the cache key, bumped when a figure changes meaning."""
 TRIGGERS = ("auto", "manual", "overflow", "hook", "unknown")
 """The recorded compactions' triggers, one ``compactions_<trigger>`` column each."""
@@ -46,7 +46,7 @@ class FleetRow(Documented):
     """Why the session could not be loaded or analysed (then most figures are empty)."""
     agent: str | None = None
     """The agent that recorded it (the format: ``claude-code``, ``codex``, ``pi``, ``opencode``,
-    ``gemini-cli``, ``qwen-code``, ``ctxscope``)."""
+    ``gemini-cli``, ``qwen-code``, ``copilot-cli``, ``ctxscope``)."""
     version: str | None = None
     """The agent's version, when recorded."""
     provider: str | None = None
@@ -55,6 +55,8 @@ class FleetRow(Documented):
     """The session's main model."""
     session_id: str | None = None
     """The session's own id."""
+    parent_session_id: str | None = None
+    """The session that started this one (a sub-agent's parent); None for a top-level session."""
     project: str | None = None
     """The working directory the agent ran in."""
     started_at: datetime | None = None
@@ -270,6 +272,7 @@ def session_figures(
         provider=session.provider,
         model=session.model,
         session_id=session.id,
+        parent_session_id=session.parent_session_id,
         project=session.project,
         started_at=_utc(session.started_at) or _first_time(session),
         last_message_at=_last_time(session),

@@ -26,6 +26,7 @@ sys.path.insert(1, str(HERE.parent))  # the repository root, for core.* (the ctx
 import _claude as C  # noqa: E402
 import _codex as X  # noqa: E402
 import _gemini as G  # noqa: E402
+import _family as F  # noqa: E402
 import _opencode as O  # noqa: E402
 import _pi as PI  # noqa: E402
 import _project as P  # noqa: E402
@@ -336,6 +337,8 @@ def build() -> dict[str, bytes]:
     files[f"qwen-code/{qwen.session_id}.jsonl"] = data
     name, data, _ = codex_compressed()
     files[name] = data
+    files.update(F.claude_family())
+    files.update(F.copilot_session())
     return files
 
 
@@ -348,6 +351,7 @@ GENERATED_DIRS = (
     "live",
     "gemini-cli",
     "qwen-code",
+    "copilot-cli",
 )
 """Folders under the output directory that belong to the generator (rewritten each run)."""
 

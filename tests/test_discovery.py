@@ -172,7 +172,9 @@ def test_discovers_every_agent_newest_first(
 
     opencode = [s for s in found if s.format is SourceFormat.OPENCODE]
     ids = sorted(s.session_id or "" for s in opencode)
-    assert ids == sorted([doc["info"]["id"], "ses_legacy"])  # no child, no duplicate
+    assert ids == sorted([doc["info"]["id"], "ses_legacy", "ses_child"])  # no duplicate
+    child_found = next(s for s in opencode if s.session_id == "ses_child")
+    assert child_found.parent_session_id == doc["info"]["id"]  # grouped under its parent
     in_db = next(s for s in opencode if s.session_id == doc["info"]["id"])
     assert in_db.path == f"{data / 'opencode.db'}#{doc['info']['id']}"
     assert in_db.modified == updated / 1000 and in_db.title == doc["info"]["title"]

@@ -229,7 +229,8 @@ def test_subagent_file_loads_on_its_own() -> None:
     session = load_session(SUBAGENT)
     assert session.metadata["subagent"] is True
     assert session.metadata["agent_id"] == "a7f3c21"
-    assert session.id == SID  # the parent's session id
+    assert session.id == "a7f3c21"  # the sub-agent's own id
+    assert session.parent_session_id == SID  # its lines carry the parent's session id
     assert [m.role for m in session.messages] == [Role.USER, Role.ASSISTANT]
     assert session.turn_starts() == [0]
     assert not any(m.sidechain for m in session.messages)

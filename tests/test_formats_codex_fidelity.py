@@ -137,7 +137,6 @@ def test_a_sub_agent_fork_loads_the_parents_history_as_its_context(tmp_path: Pat
     r.task(turn_ms=SESSION_MS - 50_000).context().user("review everything")
     r.call("exec_command", {"cmd": "cat a.go"}).usage(240_000).output("package a")
     r.compacted()
-    inherited_compaction = r.last_line
     r.reset(9_000)
     r.call("spawn_agent", {"fork_context": True}).usage(20_000)
     r.output("You are the newly spawned agent.")
@@ -148,22 +147,28 @@ def test_a_sub_agent_fork_loads_the_parents_history_as_its_context(tmp_path: Pat
 
     assert session.id == SESSION_ID
     assert session.metadata["forked_from"] == parent
+    assert session.parent_session_id == parent  # thread_spawn.parent_thread_id
     own = next(m.index for m in session.messages if m.text == "review commit b074cde")
     assert session.metadata["forked_history"] == {
         "first_line": 3,
         "last_line": last_inherited,
-        "first_own_message": own,
+        "first_own_message": own,  # right after the folded history
+        "folded_messages": 4,  # from the compaction's summary on: the child's starting context
+        "left_out_messages": 3,  # what that compaction replaced
+        "parent_calls": 2,
+        "parent_compactions": 1,
     }
     notes = [d for d in session.diagnostics if d.code == "forked-history"]
     assert len(notes) == 1 and notes[0].severity is Severity.INFO and notes[0].line == 3
     assert f"({last_inherited - 2} records)" in notes[0].message
     assert next(m.text for m in session.messages if m.role is Role.SYSTEM) == "You are Codex."
-    # the inherited messages are this session's context, and its compaction stays in the file
-    assert session.messages[own - 1].tool_result is not None
-    [event] = session.compactions
-    assert event.source_line == inherited_compaction
-    assert (event.trigger, event.phase) == ("auto", "mid-turn")
-    assert event.trigger_evidence is not None and parent in event.trigger_evidence
+    # the parent's history is one message of this session's context: its calls and its
+    # compaction are the parent's, not this session's
+    history = session.messages[own - 1]
+    assert history.meta and history.role is Role.USER
+    assert "package a" not in history.text  # compacted away in the parent before the fork
+    assert [m.text for m in session.model_calls()] == ["looks fine"]
+    assert session.compactions == []
     assert {d.severity for d in session.diagnostics} == {Severity.INFO}
 
 

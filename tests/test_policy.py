@@ -27,6 +27,7 @@ def test_the_presets() -> None:
         "claude-code",
         "gemini-cli",
         "qwen-code",
+        "copilot-cli",
     }
 
 

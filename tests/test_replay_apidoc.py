@@ -11,6 +11,7 @@ from core.compaction_causes import CompactionCause
 from core.compactions import CompactionReport
 from core.cost import CallCost, CompactionCost, SessionCost
 from core.diagnosis import Contributor, OverflowDiagnosis, ToolShare
+from core.estimate_calibration import EstimateCalibration, MeasuredPoint, ModelTotal
 from core.fastmodel import documented
 from core.forgotten import FactRecord, Forgotten, KindRecall
 from core.replay import (
@@ -24,7 +25,7 @@ from core.replay import (
     ReplaySummary,
 )
 from core.replay.results import InferredThreshold, ThresholdSpan
-from core.report import AnalysisReport, CheckEntry, SessionInfo
+from core.report import AnalysisReport, CheckEntry, SessionInfo, SubagentInfo
 
 EXPECTED: set[type[BaseModel]] = {
     ReplayResult,
@@ -53,6 +54,10 @@ EXPECTED: set[type[BaseModel]] = {
     CompactionCost,
     SessionCost,
     CallCost,
+    SubagentInfo,
+    EstimateCalibration,
+    MeasuredPoint,
+    ModelTotal,
 }
 
 

@@ -29,6 +29,7 @@ DATA_DIRS = (
     "live",
     "gemini-cli",
     "qwen-code",
+    "copilot-cli",
 )
 MAX_FILE_BYTES = 3 * 1024 * 1024
 MAX_TOTAL_BYTES = 12 * 1024 * 1024

@@ -30,6 +30,9 @@ _WHAT = {
     "reserved, or window - output limit",
     "reserve_tokens": "compacts when context > window - this",
     "keep_recent_tokens": "tokens kept verbatim after a compaction",
+    "background_compaction_ratio": "compaction starts in the background at this share of the "
+    "window",
+    "buffer_exhaustion_ratio": "the session waits for the compaction at this share of the window",
     "checks_after_every_reply": "checks after every assistant message (1) or at turn ends only (0)",
     "token_limit": "the window the agent assumes for its models",
     "compression_threshold": "compresses when the last prompt reaches this share of the window",

@@ -66,6 +66,11 @@ _CODEX_HISTORY = "openai/codex codex-rs/core/src/context_manager/history.rs (get
 _OPENCODE_OVERFLOW = (
     "sst/opencode packages/opencode/src/session/overflow.ts (isOverflow) @ 08f74b9b"
 )
+_COPILOT_SDK = (
+    "github/copilot-sdk InfiniteSessionConfig (nodejs/src/types.ts; docs.rs github-copilot-sdk "
+    "types::InfiniteSessionConfig; copilot-sdk-java InfiniteSessionConfig): 'Default: 0.80' / "
+    "'Default: 0.95'"
+)
 _PI_COMPACTION = (
     "badlogic/pi-mono packages/coding-agent/src/core/compaction/compaction.ts @ 83378aad "
     "(DEFAULT_COMPACTION_SETTINGS, shouldCompact)"
@@ -254,6 +259,9 @@ FACTS: tuple[AgentFact, ...] = (
     AgentFact("opencode", "prune_protect_tokens", 40_000, None, None, _OPENCODE_COMPACTION),
     AgentFact("opencode", "prune_minimum_tokens", 20_000, None, None, _OPENCODE_COMPACTION),
     AgentFact("opencode", "tail_turns", 2, None, None, _OPENCODE_COMPACTION),
+    # --- Copilot CLI (closed source: its SDK's documented defaults) ------------------------------
+    AgentFact("copilot-cli", "background_compaction_ratio", 0.8, None, None, _COPILOT_SDK),
+    AgentFact("copilot-cli", "buffer_exhaustion_ratio", 0.95, None, None, _COPILOT_SDK),
     # --- pi -------------------------------------------------------------------------------------
     AgentFact("pi", "tool_output_max_lines", 2_000, None, None, _PI_TRUNCATE),
     AgentFact("pi", "tool_output_max_bytes", 51_200, None, None, _PI_TRUNCATE),

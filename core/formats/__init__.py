@@ -17,7 +17,16 @@ from pathlib import Path
 from typing import Protocol, cast
 
 from core.file_kind import unreadable_reason
-from core.formats import claude_code, codex, ctxscope_jsonl, gemini_cli, opencode, pi, qwen_code
+from core.formats import (
+    claude_code,
+    codex,
+    copilot,
+    ctxscope_jsonl,
+    gemini_cli,
+    opencode,
+    pi,
+    qwen_code,
+)
 from core.formats.base import LoadError, ProgressCallback, SessionBuilder
 from core.formats.compressed import is_compressed
 from core.formats.jsonl import HEAD_BYTES, non_jsonl_reason, read_head
@@ -67,6 +76,7 @@ LOADERS: tuple[FormatModule, ...] = (
     pi,
     opencode,
     gemini_cli,
+    copilot,
     ctxscope_jsonl,
 )
 """The loader modules, in the order detection tries them: one for every :class:`SourceFormat`.

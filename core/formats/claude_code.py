@@ -57,6 +57,7 @@ from typing import Any, TypeGuard
 
 import orjson
 
+from core.file_kind import open_regular, unreadable_reason
 from core.formats.base import ProgressCallback, SessionBuilder
 from core.formats.claude_assembly import Assembler, usage_of
 from core.formats.claude_attachments import attachment_text, is_known
@@ -494,10 +495,20 @@ class _Reader:
         assembler.run(included)
         _add_rewound_compactions(builder)
         window_evidence = _set_window(builder, self.overflow_errors)
-        subagent_files = _subagent_files(path, self.session_id)
+        subagent_files, skipped = _subagent_files(path, self.session_id)
         if subagent_files:
             builder.metadata["subagent_files"] = subagent_files
+        for name, reason in skipped:
+            builder.info(None, "subagent-skipped", f"sub-agent file {name} skipped: {reason}")
+        parent_id = None
+        if subagent and self.agent_id:
+            parent_id = builder.session_id
+            builder.session_id = self.agent_id
+            agent_meta = _agent_meta(path)
+            if agent_meta is not None:
+                builder.metadata["agent_meta"] = agent_meta
         session = builder.build()
+        session.parent_session_id = parent_id
         session.agent_version = self.version
         session.window_evidence = window_evidence
         session.provider = "anthropic"
@@ -586,20 +597,46 @@ def _add_rewound_compactions(builder: SessionBuilder) -> None:
     builder.compactions.sort(key=lambda event: event.message_index)
 
 
-def _subagent_files(path: Path, session_id: str | None) -> list[str]:
-    """Sub-agent transcripts that belong to this session (new and old layouts)."""
+def _agent_meta(path: Path) -> dict[str, Any] | None:
+    """``agent-<id>.meta.json`` beside a sub-agent transcript (its type and description), when
+    present, a regular file and small."""
+    meta = path.with_name(path.name.removesuffix(".jsonl") + ".meta.json")
+    if unreadable_reason(meta) is not None:
+        return None
+    try:
+        with open_regular(meta) as f:
+            data = orjson.loads(f.read(65536))
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _subagent_files(path: Path, session_id: str | None) -> tuple[list[str], list[tuple[str, str]]]:
+    """Sub-agent transcripts that belong to this session (new and old layouts), and the files
+    named like one that are skipped (with why): only regular files are opened (a FIFO named
+    ``agent-x.jsonl`` would block the read forever)."""
     found: list[Path] = []
+    skipped: list[tuple[str, str]] = []
     folder = path.parent / path.stem / "subagents"
     if folder.is_dir():
-        found.extend(sorted(folder.glob("agent-*.jsonl")))
+        for candidate in sorted(folder.glob("agent-*.jsonl")):
+            reason = unreadable_reason(candidate)
+            if reason is None:
+                found.append(candidate)
+            else:
+                skipped.append((candidate.name, reason))
     if session_id and not path.name.startswith("agent-"):
         marker = f'"sessionId":"{session_id}"'.encode()
         for candidate in sorted(path.parent.glob("agent-*.jsonl"))[:200]:
+            reason = unreadable_reason(candidate)
+            if reason is not None:
+                skipped.append((candidate.name, reason))
+                continue
             try:
-                with open(candidate, "rb") as f:
+                with open_regular(candidate) as f:
                     head = f.read(4096)
             except OSError:
                 continue
             if marker in head:
                 found.append(candidate)
-    return [str(p) for p in found]
+    return [str(p) for p in found], skipped

@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from core.formats.base import ProgressCallback, SessionBuilder, as_text
+from core.formats.codex_fork import keep_own_part
 from core.formats.codex_items import (
     content_text,
     custom_output_error,
@@ -746,10 +747,10 @@ class _Loader:
         self.redacted.clear()
         session = self._build()
         self.facts.finish(session)
-        note = self.facts.fork_note()
-        for event in session.compactions:
-            if note is not None and self.facts.inherited(event.source_line):
-                event.trigger_evidence = f"{event.trigger_evidence}; {note}"
+        facts = self.facts
+        if facts.inherited_from is not None and facts.inherited_to is not None:
+            keep_own_part(session, facts.inherited_from, facts.inherited_to)
+        session.parent_session_id = facts.parent_thread()
         return session
 
     def _build(self) -> Session:

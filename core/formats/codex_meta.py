@@ -139,20 +139,16 @@ class ThreadFacts:
 
     # -- result -------------------------------------------------------------------------
 
-    def fork_note(self) -> str | None:
-        """How a compaction in the copied parent history came here, for its evidence."""
-        if self.inherited_from is None:
-            return None
-        return (
-            f"it is the parent thread's ({self.parent}), copied with the parent's history "
-            f"into this fork (lines {self.inherited_from}-{self.inherited_to})"
-        )
-
-    def inherited(self, line: int | None) -> bool:
-        """``line`` is part of the parent's copied history."""
-        if line is None or self.inherited_from is None or self.inherited_to is None:
-            return False
-        return self.inherited_from <= line <= self.inherited_to
+    def parent_thread(self) -> str | None:
+        """The thread that spawned this one (``source.subagent.thread_spawn.parent_thread_id``,
+        else ``forked_from_id``); None for a top-level thread or a review sub-agent."""
+        source = self.builder.metadata.get("source")
+        spawn = source.get("subagent") if isinstance(source, dict) else None
+        if isinstance(spawn, dict) and isinstance(spawn.get("thread_spawn"), dict):
+            parent = spawn["thread_spawn"].get("parent_thread_id")
+            if isinstance(parent, str) and parent:
+                return parent
+        return self.parent
 
     def finish(self, session: Session) -> None:
         """Write the facts into the built session."""

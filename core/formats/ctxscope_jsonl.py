@@ -5,7 +5,8 @@ One JSON object a line, in this order:
 1. a header: ``{"type": "session", "schema": "ctxscope", "version": 1, ...}`` with the
    :class:`~core.models.Session` fields other than its lists (``id``, ``format`` — the format the
    session was first loaded from —, ``path``, ``model``, ``context_window``, ``window_source``,
-   ``max_output_tokens``, ``project``, ``started_at``, ``metadata``);
+   ``max_output_tokens``, ``project``, ``started_at``, ``metadata``, ``parent_session_id``
+   when set);
 2. one ``{"type": "message", ...}`` line per :class:`~core.models.Message`, in order, with the
    message's fields (fields at their default value are left out; ``index``, ``id`` and ``role``
    are always written);
@@ -71,8 +72,15 @@ _HEADER_FIELDS = (
     "project",
     "started_at",
     "metadata",
+    "parent_session_id",
 )
-_HEADER_WHEN_SET = ("window_evidence", "window_changes", "agent_version", "provider")
+_HEADER_WHEN_SET = (
+    "window_evidence",
+    "window_changes",
+    "agent_version",
+    "provider",
+    "parent_session_id",
+)
 """Header fields added in version 1's lifetime: written only when set, so older files and the
 files written for sessions without them stay as they were."""
 

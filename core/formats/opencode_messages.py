@@ -405,6 +405,8 @@ class _Walker:
             )
         session = self.builder.build()
         self.calls.apply(session)
+        parent = session.metadata.get("parent_id")
+        session.parent_session_id = parent if isinstance(parent, str) else None
         return session
 
 

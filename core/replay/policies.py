@@ -20,6 +20,7 @@ NATIVE_PRESET: dict[SourceFormat, str] = {
     SourceFormat.OPENCODE: "opencode",
     SourceFormat.GEMINI_CLI: "gemini-cli",
     SourceFormat.QWEN_CODE: "qwen-code",
+    SourceFormat.COPILOT_CLI: "copilot-cli",
 }
 """The preset that models the agent which records each format."""
 

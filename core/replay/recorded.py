@@ -333,6 +333,13 @@ def measure_recorded_side(
             side.overhead = max(0, figure - side.e_rec_cov[c])
             side.overhead_known = True
             break
+    else:
+        # No call recorded its prompt (Copilot CLI): the loader's measured size of what the
+        # messages do not show (the tool definitions), when the file gives it.
+        measured = calls.session.metadata.get("context_overhead")
+        if isinstance(measured, int) and measured > 0:
+            side.overhead = measured
+            side.overhead_known = True
     _baselines(side, calls, tokens, changed_before, counter.provenance)
     e_cov = side.e_rec_cov
     ratios = sorted(

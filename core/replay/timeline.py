@@ -472,8 +472,12 @@ def _usage_notes(calls: Calls, setting: Setting) -> list[str]:
     if not calls.calls:
         out.append("the session has no model calls: there is no context to replay")
     elif not calls.has_usage:
+        overhead = setting.rec.overhead if setting.rec.overhead_known else 0
         out.append(
-            f"no recorded usage: every figure is estimated ({how}), and the system prompt "
+            f"no recorded usage: every figure is estimated ({how}), with the "
+            f"{overhead:,} tokens the file measured for what its messages do not show"
+            if overhead
+            else f"no recorded usage: every figure is estimated ({how}), and the system prompt "
             "and tool schemas are not included"
         )
     else:

@@ -268,7 +268,7 @@ async def test_picker_keys() -> None:
         assert picker.view.agent == "claude-code"
         await press(pilot, "n")
         assert picker.view.near
-        await press(pilot, "n", "a", "a", "a", "a", "a", "a")  # back to every session
+        await press(pilot, "n", "a", "a", "a", "a", "a", "a", "a")  # back to every session
         assert len(picker.shown) == len(picker.sessions)
         await press(pilot, "x")  # nothing running: nothing happens, nothing breaks
         await press(pilot, "question_mark")

@@ -187,7 +187,7 @@ async def test_a_steps_through_the_agents(found: list[DiscoveredSession]) -> Non
     async with _app(found).run_test(size=SIZE) as pilot:
         picker = await _opened(pilot)
         seen = []
-        for _ in range(7):
+        for _ in range(8):
             await pilot.press("a")
             seen.append((picker.view.agent, sorted(_names(picker))))
         assert seen == [
@@ -197,6 +197,7 @@ async def test_a_steps_through_the_agents(found: list[DiscoveredSession]) -> Non
             ("pi", ["broken"]),
             ("gemini-cli", []),
             ("qwen-code", []),
+            ("copilot-cli", []),
             (None, sorted(["cx", "calm", "near", "compacted", "old", "broken"])),
         ]
         await pilot.press("a", "a")

@@ -17,10 +17,36 @@ import sys
 import click
 
 from core.diagnosis import MARGIN, diagnose
-from core.report import analysis_report
+from core.fleet import subagent_summaries
+from core.report import SubagentInfo, analysis_report
 from tui.commands._llm_watch import LLMWatch
 from tui.commands._options import replay_options
 from tui.commands._session import load_or_fail, replay_with_progress, replayer_of
+
+
+def subagent_lines(subagents: list[SubagentInfo], parent: str | None) -> list[str]:
+    """The text report's lines on the session's parent and its sub-agents."""
+    lines = [f"a sub-agent of session {parent}"] if parent else []
+    for info in subagents:
+        if info.error is not None:
+            lines.append(f"sub-agent {info.path}: {info.error}")
+            continue
+        peak = f"{info.peak_tokens:,}" if info.peak_tokens is not None else "?"
+        where = (
+            f", between calls {info.parent_calls[0]}-{info.parent_calls[1]}"
+            if info.parent_calls
+            else ""
+        )
+        what = (
+            f"compaction {info.compaction_of + 1}'s run"
+            if info.compaction_of is not None
+            else "sub-agent"
+        )
+        lines.append(
+            f"{what} {info.id} ({info.model or 'model ?'}): {info.calls} calls, peak {peak}, "
+            f"{info.compactions} compactions{where}"
+        )
+    return lines
 
 
 @click.command(name="analyze")
@@ -52,7 +78,13 @@ def analyze(
     with watch:
         result = replay_with_progress(session, policy)
     diagnosis = diagnose(session, result, margin=margin)
-    report = analysis_report(session, result, diagnosis, replayer_of(session).inferred_threshold())
+    report = analysis_report(
+        session,
+        result,
+        diagnosis,
+        replayer_of(session).inferred_threshold(),
+        subagents=subagent_summaries(session),
+    )
     if as_json:
         # Bytes straight to the stream: no text copy of a 12 MB report (100 MB sessions).
         data = report.__pydantic_serializer__.to_json(report, indent=2) + b"\n"
@@ -91,8 +123,10 @@ def analyze(
             console.print(fidelity_table(result.fidelity))
         if report.events:
             console.print(events_table(result.events, limit=20))
-        if result.notes:
-            console.print(notes_block(result.notes))
+        if report.notes:  # the replay's, and the estimate's calibration where there is one
+            console.print(notes_block(report.notes))
+        for line in subagent_lines(report.subagents, session.parent_session_id):
+            console.print(Text(line, style="dim"), soft_wrap=True)
     watch.exit_if_nothing_written()
     if fail_on_overflow and report.overflow:
         sys.exit(1)

@@ -1,8 +1,8 @@
 """``ctxscope compare``: replay one session under several policies, side by side.
 
-Default: all five presets (seed, opencode, codex, pi, claude-code). One row per policy: its
-threshold, the peak context, compactions, overflows, tokens truncated / pruned / summarised,
-summary and tail tokens, and how its compactions line up with the recorded ones. ``--json``
+Default: all six presets (seed, opencode, codex, pi, claude-code, copilot-cli). One row per
+policy: its threshold, the peak context, compactions, overflows, tokens truncated / pruned /
+summarised, summary and tail tokens, and how its compactions line up with the recorded ones. ``--json``
 prints :class:`core.replay.CompareResult` (schema v1). Exit status 0, or 2 for unusable input.
 """
 
@@ -37,7 +37,7 @@ from tui.render import (
     "policy_specs",
     multiple=True,
     metavar="NAME|FILE.toml",
-    help="A policy to compare (repeat the option; default: all five presets).",
+    help="A policy to compare (repeat the option; default: all six presets).",
 )
 @window_option
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON (schema v1).")

@@ -135,7 +135,7 @@ def _cells(row: FleetRow, common: str) -> list[str | Text]:
         f"{row.reproduced}/{row.automatic}" if row.automatic else "",
         row_cost(row),
         local_minute(row.last_message_at) if row.last_message_at else "",
-        name,
+        f"{name} (sub-agent of {row.parent_session_id})" if row.parent_session_id else name,
     ]
 
 

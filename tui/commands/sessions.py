@@ -31,6 +31,7 @@ def as_json(found: list[DiscoveredSession]) -> str:
             "size_bytes": s.size_bytes,
             "title": s.title,
             "session_id": s.session_id,
+            "parent_session_id": s.parent_session_id,
         }
         for s in found
     ]
@@ -46,13 +47,14 @@ def as_json(found: list[DiscoveredSession]) -> str:
     help="Show only the N newest sessions.",
 )
 def sessions(as_json_output: bool, limit: int | None) -> None:
-    """List the Claude Code, Codex, pi and opencode sessions found on this machine."""
+    """List the Claude Code, Codex, pi, opencode and Copilot CLI sessions found on this machine."""
     found = discover_sessions(limit=limit)
     if as_json_output:
         click.echo(as_json(found))
         return
     if not found:
-        click.echo("No sessions found (looked in the Claude Code, Codex, pi and opencode folders).")
+        click.echo("No sessions found (looked in the folders of Claude Code, Codex, pi,")
+        click.echo("opencode and Copilot CLI).")
         return
     from rich.console import Console
     from rich.table import Table
@@ -70,7 +72,7 @@ def sessions(as_json_output: bool, limit: int | None) -> None:
             s.format.value,
             format_bytes(s.size_bytes, missing="-"),
             s.project or "",
-            s.title or "",
+            ("└ " if s.parent_session_id else "") + (s.title or ""),
             s.path,
         )
     console = Console()

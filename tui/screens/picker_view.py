@@ -63,6 +63,7 @@ AGENTS: tuple[str | None, ...] = (
     SourceFormat.PI.value,
     SourceFormat.GEMINI_CLI.value,
     SourceFormat.QWEN_CODE.value,
+    SourceFormat.COPILOT_CLI.value,
 )
 """The agent filter's steps (None: every agent)."""
 
@@ -157,10 +158,11 @@ def _right(cell: str | Text) -> Text:
 
 
 def _cells(found: DiscoveredSession, figures: Figures, palette: Palette) -> list[str | Text]:
+    mark = CHILD_MARK if found.parent_session_id else ""
     own: list[str | Text] = [
         str(found.format),
         project_name(found),
-        _cut(title_of(found), TITLE_CELLS),
+        mark + _cut(title_of(found), TITLE_CELLS - len(mark)),
         session_date(found),
     ]
     if figures == SKIPPED:
@@ -188,6 +190,39 @@ def near_overflow_label() -> str:
     from core.diagnosis import MARGIN  # (with the replay's models: loaded when first asked)
 
     return f"near overflow: within {MARGIN:.0%} of the window, or over it"
+
+
+CHILD_MARK = "└ "
+"""Starts the title of a sub-agent listed under its parent."""
+
+
+def grouped(ordered: Sequence[DiscoveredSession]) -> list[DiscoveredSession]:
+    """``ordered`` with each sub-agent moved right under its parent (in their own order), when
+    the parent is listed; a sub-agent whose parent is not listed stays where it is."""
+    listed = {s.session_id for s in ordered if s.session_id}
+    children: dict[str, list[DiscoveredSession]] = {}
+    for found in ordered:
+        parent = found.parent_session_id
+        if parent and parent in listed and parent != found.session_id:
+            children.setdefault(parent, []).append(found)
+    out: list[DiscoveredSession] = []
+    placed: set[int] = set()
+
+    def place(found: DiscoveredSession) -> None:
+        if id(found) in placed:
+            return
+        placed.add(id(found))
+        out.append(found)
+        for child in children.get(found.session_id or "", []):
+            place(child)
+
+    for found in ordered:
+        parent = found.parent_session_id
+        if not (parent and parent in listed and parent != found.session_id):
+            place(found)
+    for found in ordered:  # (a loop of parents: keep them all)
+        place(found)
+    return out
 
 
 def _fields(found: DiscoveredSession) -> list[str]:
@@ -248,7 +283,7 @@ class PickerView:
         keyed = [(value(s, rows.get(s.path)), s) for s in shown]
         present = [(v, s) for v, s in keyed if v is not None]
         present.sort(key=lambda pair: pair[0], reverse=self.descending)  # (stable: ties stay)
-        return [s for _, s in present] + [s for v, s in keyed if v is None]
+        return grouped([s for _, s in present] + [s for v, s in keyed if v is None])
 
     def label(self, key: str) -> str:
         """A column's header, with the sort's arrow on the sorted one."""

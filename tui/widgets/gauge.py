@@ -44,6 +44,7 @@ from tui.widgets.gauge_series import (
     OVERFLOW_RECORDED,
     OVERFLOW_SIMULATED,
     RECORDED_COMPACT,
+    SUBAGENT,
     THRESHOLD_INFERRED,
     Layout,
     Series,
@@ -66,6 +67,7 @@ MARKERS: tuple[tuple[int, str, str, tuple[str, str, str]], ...] = (
     (OVERFLOW_RECORDED, "△", "overflow-recorded", ("recorded overflow", "rec. overflow", "ovf")),
     (COMPACT, "◆", "compact", ("compaction", "compact", "cmp")),
     (RECORDED_COMPACT, "◇", "compact-recorded", ("recorded compaction", "rec. compact", "cmp")),
+    (SUBAGENT, "↳", "subagent", ("sub-agent ran", "sub-agent", "sub")),
 )
 """Marker glyphs in priority order: flag, glyph, component suffix, words (long to short)."""
 
@@ -106,6 +108,7 @@ class TokenGauge(Widget, can_focus=True):
     TokenGauge > .token-gauge--overflow-recorded { color: $error-lighten-1; }
     TokenGauge > .token-gauge--compact { color: $success; text-style: bold; }
     TokenGauge > .token-gauge--compact-recorded { color: $success-darken-1; }
+    TokenGauge > .token-gauge--subagent { color: $accent; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -136,6 +139,7 @@ class TokenGauge(Widget, can_focus=True):
         "token-gauge--overflow-recorded",
         "token-gauge--compact",
         "token-gauge--compact-recorded",
+        "token-gauge--subagent",
     }
 
     selected_call: reactive[int | None] = reactive(None, init=False, layout=False, repaint=False)
@@ -597,7 +601,9 @@ class TokenGauge(Widget, can_focus=True):
             items.append(("  ", "reserve", (f"reserve {reserve}".rstrip(), "reserve", "rsv")))
         elif not series.window:
             items.append(("", "warning", ("window unknown", "window unknown", "win ?")))
-        for _flag, glyph, part, words in MARKERS:
+        for flag, glyph, part, words in MARKERS:
+            if flag == SUBAGENT and not any(f & SUBAGENT for f in series.flags):
+                continue  # (a session without sub-agents keeps its legend)
             items.append((glyph, part, words))
         for tier in (0, 1, 2):
             text = Text(" ")

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from core.models import Provenance, Session
+from core.subagents import subagent_spans
 
 if TYPE_CHECKING:
     from core.replay import ReplayResult
@@ -30,6 +31,8 @@ COMPACT = 4
 RECORDED_COMPACT = 8
 THRESHOLD_INFERRED = 16
 """The call's threshold is inferred from the recording (``CallPoint.threshold_source``)."""
+SUBAGENT = 32
+"""A sub-agent the session started ran around this call (:func:`core.subagents.subagent_spans`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +93,7 @@ def build_series(session: Session | None, result: ReplayResult | None) -> Series
         return EMPTY_SERIES
     if session is not None:
         _mark_recorded_compactions(columns, session)
+        _mark_subagents(columns, session)
     peak = max(max(columns.recorded, default=0), max(columns.simulated, default=0), 0)
     return Series(
         _packed(columns.message_index),
@@ -197,6 +201,15 @@ def _mark_recorded_compactions(columns: _Columns, session: Session) -> None:
         call = bisect_left(message_index, compaction.message_index)
         if call < len(flags):
             flags[call] |= RECORDED_COMPACT
+
+
+def _mark_subagents(columns: _Columns, session: Session) -> None:
+    """The calls during which each sub-agent ran (the call that started it to the one that
+    read its answer)."""
+    flags = columns.flags
+    for first, last in subagent_spans(session):
+        for call in range(max(first, 0), min(last, len(flags) - 1) + 1):
+            flags[call] |= SUBAGENT
 
 
 @dataclass(frozen=True, slots=True)

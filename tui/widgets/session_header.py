@@ -6,6 +6,7 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.widgets import Label
 
+from core.estimate_calibration import calibration, calibration_note, prompts_estimated
 from tui.figures import call_label, window_changes, window_label
 from tui.state import SessionState
 from tui.widgets.title_bar import TitleBar
@@ -41,7 +42,20 @@ class SessionHeader(TitleBar):
                 self.query_one(field, Label).update("")
             return
         session = state.session
-        self.query_one("#hdr-format", Label).update(str(session.format))
+        fmt = self.query_one("#hdr-format", Label)
+        fmt.update(str(session.format))
+        fmt.tooltip = None
+        result = state.result
+        calibrated = None
+        if result is not None and prompts_estimated(session):
+            calibrated = calibration(
+                session, result.points, lambda: [m.tokens for m in result.messages]
+            )
+        if calibrated is not None:
+            error = calibrated.largest_error
+            off = f", off by up to {error:.0%} where measured" if error is not None else ""
+            fmt.update(f"{session.format} · prompts estimated{off}")
+            fmt.tooltip = calibration_note(calibrated)
         self.query_one("#hdr-model", Label).update(session.model or "model unknown")
         window = state.window
         window_label = self.query_one("#hdr-window", Label)

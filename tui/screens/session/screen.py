@@ -16,6 +16,7 @@ from textual.widgets import Input
 from textual.worker import get_current_worker
 
 from core.models import Session
+from core.subagents import child_paths
 from core.tokens import message_text
 from tui.screens.overflow import OverflowScreen
 from tui.screens.session.loading import LoadingSession
@@ -51,6 +52,7 @@ class SessionScreen(LoadingSession):
         Binding("w", "set_window", "Window", show=False),
         Binding("x", "cancel", "Cancel", show=False),
         Binding("tab", "app.focus_next", "Focus", show=False),
+        Binding("a", "subagents", "Sub-agents", id="session.subagents"),
         Binding("escape", "back", "Back"),
     ]
 
@@ -62,6 +64,8 @@ class SessionScreen(LoadingSession):
             if self.partial:  # they need the replay of the whole session
                 return None
             return True if self.state is not None and self.state.message_count else None
+        if action == "subagents":  # only a session that started sub-agents
+            return self.state is not None and bool(child_paths(self.state.session))
         if action in ("search", "toggle_breakdown"):
             return True if self.state is not None and self.state.message_count else None
         return True
@@ -216,6 +220,13 @@ class SessionScreen(LoadingSession):
         self.select_message(before[-1] if before else state.matches[-1])
 
     # -- navigation --------------------------------------------------------------------------------
+
+    def action_subagents(self) -> None:
+        """Pick one of the session's sub-agents; it opens on a session screen of its own."""
+        if self.state is not None:
+            from tui.screens.subagents import open_subagents
+
+            open_subagents(self, self.state.session)
 
     def action_back(self) -> None:
         bar = self.query_one("#search-bar")
