@@ -77,11 +77,7 @@ def _folder(folder: Path) -> Iterator[Path]:
                 yield path
             else:
                 yield from _folder(path)
-        elif (
-            _session_name(path)
-            and not entry.name.endswith(_SIDECAR_SUFFIX)
-            and is_regular(path)
-        ):
+        elif _session_name(path) and not entry.name.endswith(_SIDECAR_SUFFIX) and is_regular(path):
             yield path
 
 

@@ -25,8 +25,8 @@ sys.path.insert(1, str(HERE.parent))  # the repository root, for core.* (the ctx
 
 import _claude as C  # noqa: E402
 import _codex as X  # noqa: E402
-import _gemini as G  # noqa: E402
 import _family as F  # noqa: E402
+import _gemini as G  # noqa: E402
 import _opencode as O  # noqa: E402
 import _pi as PI  # noqa: E402
 import _project as P  # noqa: E402
