@@ -34,6 +34,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Literal
 
+from core.calibration import fit_ratios
 from core.context_walk import CallStep, CompactionStep, RecordedWalk
 from core.fastmodel import build
 from core.models import Message, Role, Session
@@ -53,6 +54,21 @@ CATEGORIES = (
     "residual",
 )
 """The categories, in the order they are stacked (bottom first)."""
+
+CALIBRATED = (
+    "user",
+    "assistant_text",
+    "reasoning",
+    "tool_calls",
+    "tool_outputs",
+    "summaries",
+    "attachments",
+)
+"""The categories calibrated on the recording: every message category but the system messages
+(the system prompt and tools are measured, never scaled)."""
+
+MIN_CALIBRATION_CALLS = 2
+"""Recorded calls after the first a session needs for its ratios to be fitted."""
 
 CATEGORY_LABELS = {
     "system_and_tools": "system + tools",
@@ -99,6 +115,11 @@ class CallBreakdown(Documented):
     total_provenance: Literal["recorded", "estimated"]
     """``recorded`` (the provider's usage) or ``estimated`` (no usable usage: the sum of the
     estimates, residual 0)."""
+    provenance: Literal["calibrated", "estimated"] = "estimated"
+    """How the message categories were measured: ``calibrated`` (the estimator times the
+    session's ratio per category, :attr:`ContextBreakdown.calibration`) or ``estimated`` (the
+    estimator as is: too few recorded calls to fit the ratios). The system prompt + tools are
+    measured either way."""
     system_and_tools: int
     """System prompt and tool definitions (the first call's unexplained prompt, carried
     forward) plus system messages."""
@@ -121,11 +142,16 @@ class CallBreakdown(Documented):
     """Injected context: attachments, re-read files, reminders, hook output, environment
     context, continue-after-compaction messages."""
     residual: int
-    """The recorded total minus the categories (never negative): tokenizer differences and
-    what the transcript does not show."""
-    scale: float = 1.0
-    """1.0, or the factor the estimates were scaled down by because they exceeded the recorded
+    """The recorded total minus the categories (never negative): what the calibrated categories
+    do not explain at this call."""
+    unexplained: int = 0
+    """The recorded total minus the system prompt + tools and the calibrated categories before
+    any scaling: the residual when positive; when negative, the tokens the categories
+    over-explain the total by (they are then scaled down, :attr:`scale`). 0 without a recorded
     total."""
+    scale: float = 1.0
+    """1.0, or the factor the message categories were scaled down by because, with the system
+    prompt + tools, they exceeded the recorded total."""
 
     def tokens(self, category: str) -> int:
         """The tokens of ``category`` (one of :data:`CATEGORIES`)."""
@@ -140,10 +166,19 @@ class ContextBreakdown(Documented):
     estimator: str
     """The estimator the categories are measured with."""
     overhead_tokens: int
-    """System prompt + tool definitions: the first recorded prompt minus the estimated messages
-    before it (0 without recorded usage)."""
+    """System prompt + tool definitions: the first recorded prompt minus the (calibrated)
+    messages before it (0 without recorded usage)."""
     overhead_call_index: int | None
     """The call the overhead was measured at (None: no recorded usage)."""
+    provenance: Literal["calibrated", "estimated"] = "estimated"
+    """``calibrated``: the message categories are the estimator's figures times
+    :attr:`calibration`; ``estimated``: the estimator's figures as they are (no or too few
+    recorded calls)."""
+    calibration: dict[str, float] = {}
+    """The ratio per calibrated category (recorded tokens per estimated token, fitted on this
+    session's recorded growth; 1.0 when not calibrated)."""
+    calibration_calls: int = 0
+    """The recorded calls the ratios were fitted on (0: not calibrated)."""
     calls: list[CallBreakdown]
     """One per model call, in order."""
     notes: list[str]
@@ -250,32 +285,102 @@ def _assemble(
     estimator: str,
 ) -> ContextBreakdown:
     calls = walk.calls
-    overhead, overhead_call = _overhead(walk, raw)
-    rows: list[CallBreakdown] = []
+    sums_at: list[Counter[str]] = []
     for step, sums in raw:
-        c, i = step.call_index, step.message_index
-        if calls.kinds[c] == "after-reply" and calls.main[i]:
+        i = step.message_index
+        if calls.kinds[step.call_index] == "after-reply" and calls.main[i]:
             sums = sums + Counter(dict(_reply_parts(session.messages[i], parts_of(i))))
-        rows.append(_row(step, sums, overhead, calls.usage_context[c]))
+        sums_at.append(sums)
+    recorded = [calls.usage_context[step.call_index] for step, _ in raw]
+    first = next((n for n, total in enumerate(recorded) if total is not None), None)
+    ratios, fitted_on = _calibrate(sums_at, recorded, first)
+    overhead = 0
+    if first is not None:
+        total = recorded[first]
+        assert total is not None
+        overhead = max(0, total - sum(_calibrated(sums_at[first], ratios).values()))
+    provenance: Literal["calibrated", "estimated"] = "calibrated" if fitted_on else "estimated"
+    rows = [
+        _row(step, _calibrated(sums, ratios), overhead, total, provenance)
+        for (step, _), sums, total in zip(raw, sums_at, recorded, strict=True)
+    ]
+    return ContextBreakdown(
+        estimator=estimator,
+        overhead_tokens=overhead,
+        overhead_call_index=raw[first][0].call_index if first is not None else None,
+        provenance=provenance,
+        calibration=ratios,
+        calibration_calls=fitted_on,
+        calls=rows,
+        notes=_notes(rows, estimator, first is not None, fitted_on),
+    )
+
+
+def _notes(rows: list[CallBreakdown], estimator: str, measured: bool, fitted_on: int) -> list[str]:
     notes: list[str] = []
-    if overhead_call is None:
+    if not measured:
         notes.append(
             "no recorded usage: every total is an estimate and the system prompt and tool "
             "definitions cannot be measured"
         )
+    elif not fitted_on:
+        notes.append(
+            f"too few recorded calls to calibrate {estimator}: the categories are its estimates"
+        )
+    else:
+        notes.append(
+            f"categories calibrated: {estimator} times this session's own ratio per category, "
+            f"fitted on the recorded growth of {fitted_on} call(s) (see calibration)"
+        )
     scaled = sum(1 for row in rows if row.scale < 1.0)
     if scaled:
         notes.append(
-            f"at {scaled} call(s) the estimates exceeded the recorded total and were scaled "
-            f"down to it ({estimator} over-counts some content)"
+            f"at {scaled} call(s) the messages exceeded the recorded total less the system "
+            "prompt and tools, and were scaled down to it"
         )
-    return ContextBreakdown(
-        estimator=estimator,
-        overhead_tokens=overhead,
-        overhead_call_index=overhead_call,
-        calls=rows,
-        notes=notes,
-    )
+    return notes
+
+
+def _category(key: str) -> str:
+    head = key.partition(":")[0]
+    return "tool_outputs" if head == "tool" else head
+
+
+def _calibrate(
+    sums_at: list[Counter[str]], recorded: list[int | None], first: int | None
+) -> tuple[dict[str, float], int]:
+    """The ratio per category and the number of calls it was fitted on (0: not calibrated)."""
+    ones = dict.fromkeys(CALIBRATED, 1.0)
+    if first is None:
+        return ones, 0
+    base = _by_category(sums_at[first])
+    base_total = recorded[first]
+    assert base_total is not None
+    growth: list[dict[str, int]] = []
+    recorded_growth: list[int] = []
+    totals: list[int] = []
+    for sums, total in zip(sums_at[first + 1 :], recorded[first + 1 :], strict=True):
+        if total is None or total <= 0:
+            continue
+        now = _by_category(sums)
+        growth.append({k: now.get(k, 0) - base.get(k, 0) for k in CALIBRATED})
+        recorded_growth.append(total - base_total - (now["system_and_tools"] - base["system_and_tools"]))
+        totals.append(total)
+    if len(growth) < MIN_CALIBRATION_CALLS:
+        return ones, 0
+    return fit_ratios(growth, recorded_growth, totals, CALIBRATED), len(growth)
+
+
+def _by_category(sums: Counter[str]) -> Counter[str]:
+    out: Counter[str] = Counter()
+    for key, tokens in sums.items():
+        out[_category(key)] += tokens
+    return out
+
+
+def _calibrated(sums: Counter[str], ratios: dict[str, float]) -> Counter[str]:
+    """``sums`` with every message category times its ratio (system messages as measured)."""
+    return Counter({key: round(tokens * ratios.get(_category(key), 1.0)) for key, tokens in sums.items()})
 
 
 def _reply_parts(message: Message, parts: Parts) -> Parts:
@@ -288,33 +393,30 @@ def _reply_parts(message: Message, parts: Parts) -> Parts:
     ]
 
 
-def _overhead(
-    walk: RecordedWalk, raw: list[tuple[CallStep, Counter[str]]]
-) -> tuple[int, int | None]:
-    """The first recorded prompt minus the estimated messages before it, and that call."""
-    messages = walk.session.messages
-    for step, sums in raw:
-        usage = usable_usage(messages[step.message_index])
-        if usage is not None:
-            return max(0, usage.prompt_tokens - sum(sums.values())), step.call_index
-    return 0, None
-
-
-def _row(step: CallStep, sums: Counter[str], overhead: int, recorded: int | None) -> CallBreakdown:
+def _row(
+    step: CallStep,
+    sums: Counter[str],
+    overhead: int,
+    recorded: int | None,
+    provenance: Literal["calibrated", "estimated"],
+) -> CallBreakdown:
     keys = sorted(sums)
     values = [sums[k] for k in keys]
-    keys.append("system_and_tools:overhead")
-    values.append(overhead)
-    estimated = sum(values)
     scale = 1.0
+    unexplained = 0
     if recorded is None:
-        total, provenance, residual = estimated, "estimated", 0
+        total, residual = sum(values) + overhead, 0
     else:
-        total, provenance = recorded, "recorded"
-        if estimated > recorded:
-            scale = recorded / estimated
-            values = fit(values, recorded)
-        residual = recorded - sum(values)
+        total = recorded
+        room = recorded - overhead
+        unexplained = room - sum(values)
+        if sum(values) > max(room, 0):
+            # the measured system prompt + tools stay as measured; the messages are scaled down
+            scale = max(room, 0) / sum(values)
+            values = fit(values, max(room, 0))
+        residual = max(0, recorded - overhead - sum(values))
+    keys.append("system_and_tools:overhead")
+    values.append(overhead if recorded is None else min(overhead, recorded))
     # One pass over the keys ("category" or "category:detail"; tools are "tool:<name>").
     category: dict[str, int] = {}
     by_tool: dict[str, int] = {}
@@ -330,7 +432,8 @@ def _row(step: CallStep, sums: Counter[str], overhead: int, recorded: int | None
             "call_index": step.call_index,
             "message_index": step.message_index,
             "total_tokens": total,
-            "total_provenance": "recorded" if provenance == "recorded" else "estimated",
+            "total_provenance": "estimated" if recorded is None else "recorded",
+            "provenance": provenance,
             "system_and_tools": category.get("system_and_tools", 0),
             "user": category.get("user", 0),
             "assistant_text": category.get("assistant_text", 0),
@@ -341,6 +444,7 @@ def _row(step: CallStep, sums: Counter[str], overhead: int, recorded: int | None
             "summaries": category.get("summaries", 0),
             "attachments": category.get("attachments", 0),
             "residual": residual,
+            "unexplained": unexplained,
             "scale": round(scale, 4),
         },
     )
