@@ -30,6 +30,7 @@ that record the context after the reply (Codex, pi, opencode) the call's own rep
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable
 from typing import Literal
@@ -61,11 +62,11 @@ CALIBRATED = (
     "reasoning",
     "tool_calls",
     "tool_outputs",
-    "summaries",
     "attachments",
 )
 """The categories calibrated on the recording: every message category but the system messages
-(the system prompt and tools are measured, never scaled)."""
+(the system prompt and tools are measured, never scaled) and the summaries (measured at the
+first recorded call after their compaction)."""
 
 MIN_CALIBRATION_CALLS = 2
 """Recorded calls after the first a session needs for its ratios to be fitted."""
@@ -248,9 +249,26 @@ class _Running:
         return sum(self.sums.values())
 
 
+_KEPT_LENGTH = re.compile(r"\[REDACTED_[A-Z_]+ len=(\d+) sha=[0-9a-f]+\]")
+"""A redaction that keeps the original length (``[REDACTED_TEXT len=N sha=…]``)."""
+
+
+class _KeptLengths(TokenCounter):
+    """A counter for a file whose redactions keep the original lengths: a placeholder counts as
+    the text it replaced (its length at 4 characters a token), not as its own characters."""
+
+    def count(self, text: str) -> int:
+        if "[REDACTED_" not in text:
+            return super().count(text)
+        kept = sum(-(-int(m.group(1)) // 4) for m in _KEPT_LENGTH.finditer(text))
+        return super().count(_KEPT_LENGTH.sub("", text)) + kept
+
+
 def breakdown(session: Session, *, estimator: str = DEFAULT_ESTIMATOR) -> ContextBreakdown:
     """The context breakdown of every call of ``session`` (see the module docstring)."""
     counter = get_counter(estimator)
+    if session.metadata.get("redacted_lengths_kept"):
+        counter = _KeptLengths(estimator)
     walk = RecordedWalk(session)
     messages = session.messages
     parts: dict[int, Parts] = {}
@@ -263,8 +281,11 @@ def breakdown(session: Session, *, estimator: str = DEFAULT_ESTIMATOR) -> Contex
 
     running = _Running()
     raw: list[tuple[CallStep, Counter[str]]] = []
+    segments: list[int] = []
+    segment = 0
     for step in walk.steps():
         if isinstance(step, CompactionStep):
+            segment += 1
             wrote: Parts = [p for j in step.context for p in parts_of(j)]
             summary = step.compaction.summary_message
             if summary is not None:
@@ -272,15 +293,17 @@ def breakdown(session: Session, *, estimator: str = DEFAULT_ESTIMATOR) -> Contex
             running.reset(wrote)
         elif isinstance(step, CallStep):
             raw.append((step, Counter(running.sums)))
+            segments.append(segment)
         else:
             running.add(parts_of(step.index))
-    return _assemble(session, walk, raw, parts_of, estimator)
+    return _assemble(session, walk, raw, segments, parts_of, estimator)
 
 
 def _assemble(
     session: Session,
     walk: RecordedWalk,
     raw: list[tuple[CallStep, Counter[str]]],
+    segments: list[int],
     parts_of: Callable[[int], Parts],
     estimator: str,
 ) -> ContextBreakdown:
@@ -292,17 +315,18 @@ def _assemble(
             sums = sums + Counter(dict(_reply_parts(session.messages[i], parts_of(i))))
         sums_at.append(sums)
     recorded = [calls.usage_context[step.call_index] for step, _ in raw]
-    first = next((n for n, total in enumerate(recorded) if total is not None), None)
-    ratios, fitted_on = _calibrate(sums_at, recorded, first)
+    starts = _segment_starts(recorded, segments)
+    first = min(starts.values(), default=None)
+    ratios, fitted_on = _calibrate(sums_at, recorded, segments, starts)
+    calibrated = [_calibrated(sums, ratios) for sums in sums_at]
     overhead = 0
     if first is not None:
-        total = recorded[first]
-        assert total is not None
-        overhead = max(0, total - sum(_calibrated(sums_at[first], ratios).values()))
+        overhead = max(0, _known(recorded[first]) - sum(calibrated[first].values()))
+        _measure_summaries(calibrated, recorded, segments, starts, first, overhead)
     provenance: Literal["calibrated", "estimated"] = "calibrated" if fitted_on else "estimated"
     rows = [
-        _row(step, _calibrated(sums, ratios), overhead, total, provenance)
-        for (step, _), sums, total in zip(raw, sums_at, recorded, strict=True)
+        _row(step, sums, overhead, total, provenance)
+        for (step, _), sums, total in zip(raw, calibrated, recorded, strict=True)
     ]
     return ContextBreakdown(
         estimator=estimator,
@@ -314,6 +338,45 @@ def _assemble(
         calls=rows,
         notes=_notes(rows, estimator, first is not None, fitted_on),
     )
+
+
+def _known(total: int | None) -> int:
+    assert total is not None
+    return total
+
+
+def _segment_starts(recorded: list[int | None], segments: list[int]) -> dict[int, int]:
+    """Per stretch between recorded compactions, its first call with a recorded total."""
+    starts: dict[int, int] = {}
+    for n, (total, segment) in enumerate(zip(recorded, segments, strict=True)):
+        if total is not None and total > 0 and segment not in starts:
+            starts[segment] = n
+    return starts
+
+
+def _measure_summaries(
+    calibrated: list[Counter[str]],
+    recorded: list[int | None],
+    segments: list[int],
+    starts: dict[int, int],
+    first: int,
+    overhead: int,
+) -> None:
+    """What each compaction wrote, measured at the first recorded call after it: that call's
+    total less the system prompt + tools and the calibrated messages it kept. Replaces the
+    estimated summary in every call of the stretch."""
+    measured: dict[int, int] = {}
+    for segment, n in starts.items():
+        if n == first:
+            continue
+        sums = calibrated[n]
+        estimated = sum(v for k, v in sums.items() if _category(k) == "summaries")
+        kept = sum(sums.values()) - estimated
+        measured[segment] = max(0, _known(recorded[n]) - overhead - kept) - estimated
+    for sums, segment in zip(calibrated, segments, strict=True):
+        delta = measured.get(segment, 0)
+        if delta:
+            sums["summaries:measured"] = delta
 
 
 def _notes(rows: list[CallBreakdown], estimator: str, measured: bool, fitted_on: int) -> list[str]:
@@ -347,27 +410,27 @@ def _category(key: str) -> str:
 
 
 def _calibrate(
-    sums_at: list[Counter[str]], recorded: list[int | None], first: int | None
+    sums_at: list[Counter[str]],
+    recorded: list[int | None],
+    segments: list[int],
+    starts: dict[int, int],
 ) -> tuple[dict[str, float], int]:
-    """The ratio per category and the number of calls it was fitted on (0: not calibrated)."""
-    ones = dict.fromkeys(CALIBRATED, 1.0)
-    if first is None:
-        return ones, 0
-    base = _by_category(sums_at[first])
-    base_total = recorded[first]
-    assert base_total is not None
+    """The ratio per category and the number of calls it was fitted on (0: not calibrated):
+    each call's growth since the first recorded call of its stretch."""
     growth: list[dict[str, int]] = []
     recorded_growth: list[int] = []
     totals: list[int] = []
-    for sums, total in zip(sums_at[first + 1 :], recorded[first + 1 :], strict=True):
-        if total is None or total <= 0:
+    for n, (sums, total, segment) in enumerate(zip(sums_at, recorded, segments, strict=True)):
+        start = starts.get(segment)
+        if total is None or total <= 0 or start is None or start == n:
             continue
-        now = _by_category(sums)
-        growth.append({k: now.get(k, 0) - base.get(k, 0) for k in CALIBRATED})
-        recorded_growth.append(total - base_total - (now["system_and_tools"] - base["system_and_tools"]))
+        now, base = _by_category(sums), _by_category(sums_at[start])
+        growth.append({k: now[k] - base[k] for k in CALIBRATED})
+        system = now["system_and_tools"] - base["system_and_tools"]
+        recorded_growth.append(total - _known(recorded[start]) - system)
         totals.append(total)
     if len(growth) < MIN_CALIBRATION_CALLS:
-        return ones, 0
+        return dict.fromkeys(CALIBRATED, 1.0), 0
     return fit_ratios(growth, recorded_growth, totals, CALIBRATED), len(growth)
 
 
