@@ -264,8 +264,11 @@ class _KeptLengths(TokenCounter):
         return super().count(_KEPT_LENGTH.sub("", text)) + kept
 
 
-def breakdown(session: Session, *, estimator: str = DEFAULT_ESTIMATOR) -> ContextBreakdown:
-    """The context breakdown of every call of ``session`` (see the module docstring)."""
+def breakdown(
+    session: Session, *, estimator: str = DEFAULT_ESTIMATOR, calibrate: bool = True
+) -> ContextBreakdown:
+    """The context breakdown of every call of ``session`` (see the module docstring);
+    ``calibrate=False`` keeps the estimator's own figures (every ratio 1.0)."""
     counter = get_counter(estimator)
     if session.metadata.get("redacted_lengths_kept"):
         counter = _KeptLengths(estimator)
@@ -296,7 +299,7 @@ def breakdown(session: Session, *, estimator: str = DEFAULT_ESTIMATOR) -> Contex
             segments.append(segment)
         else:
             running.add(parts_of(step.index))
-    return _assemble(session, walk, raw, segments, parts_of, estimator)
+    return _assemble(session, walk, raw, segments, parts_of, estimator, calibrate)
 
 
 def _assemble(
@@ -306,6 +309,7 @@ def _assemble(
     segments: list[int],
     parts_of: Callable[[int], Parts],
     estimator: str,
+    calibrate: bool,
 ) -> ContextBreakdown:
     calls = walk.calls
     sums_at: list[Counter[str]] = []
@@ -317,12 +321,15 @@ def _assemble(
     recorded = [calls.usage_context[step.call_index] for step, _ in raw]
     starts = _segment_starts(recorded, segments)
     first = min(starts.values(), default=None)
-    ratios, fitted_on = _calibrate(sums_at, recorded, segments, starts)
+    ratios, fitted_on = dict.fromkeys(CALIBRATED, 1.0), 0
+    if calibrate:
+        ratios, fitted_on = _calibrate(sums_at, recorded, segments, starts)
     calibrated = [_calibrated(sums, ratios) for sums in sums_at]
     overhead = 0
     if first is not None:
-        overhead = max(0, _known(recorded[first]) - sum(calibrated[first].values()))
-        _measure_summaries(calibrated, recorded, segments, starts, first, overhead)
+        overhead = _overhead(session, raw[first], recorded[first], calibrated[first], ratios)
+        if calibrate:
+            _measure_summaries(calibrated, recorded, segments, starts, first, overhead)
     provenance: Literal["calibrated", "estimated"] = "calibrated" if fitted_on else "estimated"
     rows = [
         _row(step, sums, overhead, total, provenance)
@@ -338,6 +345,22 @@ def _assemble(
         calls=rows,
         notes=_notes(rows, estimator, first is not None, fitted_on),
     )
+
+
+def _overhead(
+    session: Session,
+    first: tuple[CallStep, Counter[str]],
+    recorded: int | None,
+    calibrated: Counter[str],
+    ratios: dict[str, float],
+) -> int:
+    """System prompt + tools: the first recorded prompt less the (calibrated) messages before
+    it; for a total recorded after the reply, the prompt the call's usage names."""
+    step, before = first
+    usage = usable_usage(session.messages[step.message_index])
+    if usage is not None:
+        return max(0, usage.prompt_tokens - sum(_calibrated(before, ratios).values()))
+    return max(0, _known(recorded) - sum(calibrated.values()))
 
 
 def _known(total: int | None) -> int:
@@ -387,9 +410,7 @@ def _notes(rows: list[CallBreakdown], estimator: str, measured: bool, fitted_on:
             "definitions cannot be measured"
         )
     elif not fitted_on:
-        notes.append(
-            f"too few recorded calls to calibrate {estimator}: the categories are its estimates"
-        )
+        notes.append(f"not calibrated: the categories are {estimator}'s own estimates")
     else:
         notes.append(
             f"categories calibrated: {estimator} times this session's own ratio per category, "

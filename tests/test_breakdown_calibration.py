@@ -1,0 +1,170 @@
+"""The breakdown explains the window (issue 22.5): each session's categories calibrated on its own
+recorded growth (core.calibration, core.breakdown), on built sessions and on every real session of
+../shared/samples and ../shared/new-formats."""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+import pytest
+from builders import SessionBuilder, text_of_tokens
+
+from core.breakdown import CATEGORIES, CallBreakdown, ContextBreakdown, breakdown
+from core.calibration import MAX_RATIO, fit_ratios
+from core.formats import LoadError, load_session
+from core.models import Session, replace
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+SYNTHETIC = {"dag_compact_after_rewind.jsonl", "turn-2.jsonl", "storage"}
+"""Hand-written fixtures among the samples (SOURCES.md: "SYNTH"): not real sessions."""
+NOT_YET = {
+    "codex-tui-0.136.0_gpt-5.5_auto-midturn_entire-graph_d94ea7db13.jsonl": (
+        "web_search_call results enter the context but not the rollout: an unexplained +12k at "
+        "call 3 (37.6k -> 51.6k for 1.6k of recorded tool output) stays the residual"
+    ),
+}
+
+
+def _real_sessions() -> list[Path]:
+    found: list[Path] = []
+    for folder in ("samples", "new-formats"):
+        root = SHARED / folder
+        if root.is_dir():
+            found += sorted(
+                p
+                for p in root.rglob("*")
+                if p.is_file() and p.suffix in (".jsonl", ".json") and "storage" not in p.parts
+            )
+    return [p for p in found if p.name not in SYNTHETIC]
+
+
+REAL = _real_sessions()
+
+
+def added_up(row: CallBreakdown) -> int:
+    return sum(row.tokens(category) for category in CATEGORIES)
+
+
+def median_unexplained(result: ContextBreakdown) -> float:
+    shares = [
+        abs(row.unexplained) / row.total_tokens
+        for row in result.calls
+        if row.total_provenance == "recorded" and row.total_tokens > 0
+    ]
+    return statistics.median(shares) if shares else 0.0
+
+
+def under_counted(calls: int = 12, ratio: float = 1.5) -> Session:
+    """Every tool output costs ``ratio`` × its chars/4 estimate; the system prompt is 3,000."""
+    builder = SessionBuilder().user(text_of_tokens(100))
+    context = 3_100
+    for n in range(calls):
+        builder.call("Read", {"file_path": f"/f{n}.py"}, context=context)
+        size = 200 + 50 * n
+        builder.result(tokens=size)
+        # the call's own tool call (name + arguments) and the output, at the provider's price
+        context += round(ratio * size) + len("Read" + f'{{"file_path": "/f{n}.py"}}') // 4
+    return builder.reply("done", context=context).session()
+
+
+def test_a_consistent_under_count_is_calibrated_away() -> None:
+    session = under_counted()
+    estimated = breakdown(session, calibrate=False)
+    calibrated = breakdown(session)
+    # Before: the residual grows with every output the estimator under-counts.
+    assert median_unexplained(estimated) > 0.15
+    # After: the ratio the recording says, and nothing left unexplained.
+    assert calibrated.provenance == "calibrated"
+    assert calibrated.calibration["tool_outputs"] == pytest.approx(1.5, abs=0.02)
+    assert calibrated.calibration_calls == len(calibrated.calls) - 1
+    assert median_unexplained(calibrated) < 0.01
+    for row in calibrated.calls:
+        assert row.provenance == "calibrated"
+        assert added_up(row) == row.total_tokens
+        assert row.residual == max(0, row.unexplained)
+
+
+def test_the_measured_system_prompt_is_never_scaled() -> None:
+    session = under_counted(ratio=2.0)
+    result = breakdown(session)
+    assert result.overhead_tokens == 3_000
+    assert all(row.system_and_tools == 3_000 for row in result.calls)
+
+
+def test_what_the_transcript_does_not_show_stays_the_residual() -> None:
+    # The same session, but from call 6 on the window holds 20,000 tokens no message explains.
+    session = under_counted(ratio=1.0)
+    calls = [m for m in session.messages if m.is_model_call]
+    for message in calls[6:]:
+        assert message.usage is not None
+        usage = replace(message.usage, input=message.usage.input + 20_000)
+        session.messages[message.index] = replace(message, usage=usage)
+    result = breakdown(session)
+    late = result.calls[-1]
+    assert late.residual > 5_000  # the ratio takes some of it, not all
+    assert late.system_and_tools == result.overhead_tokens  # not hidden in system + tools
+    assert all(ratio <= MAX_RATIO for ratio in result.calibration.values())
+
+
+def test_a_compaction_summary_is_measured_at_the_first_call_after_it() -> None:
+    session = (
+        SessionBuilder()
+        .user(text_of_tokens(100))
+        .call("Bash", context=2_100)
+        .result(tokens=4_000)
+        .reply("done", context=6_120)
+        .compaction(text_of_tokens(500), tokens_before=6_120)
+        .user(text_of_tokens(50))
+        .reply("ok", context=4_050)  # 2,000 system + tools, 50 user: the summary costs 2,000
+        .session()
+    )
+    estimated = breakdown(session, calibrate=False).calls[-1]
+    measured = breakdown(session).calls[-1]
+    assert estimated.summaries == 500 and estimated.residual > 1_000
+    assert measured.summaries == 4_050 - 2_000 - 50
+    assert measured.unexplained == 0 and added_up(measured) == 4_050
+
+
+def test_a_redaction_that_keeps_the_length_counts_at_it() -> None:
+    placeholder = "[REDACTED_TEXT len=4000 sha=036b7e47]"
+    session = SessionBuilder().user(placeholder).reply("ok", context=3_000).session()
+    session.metadata["redacted_lengths_kept"] = True
+    (row,) = breakdown(session, calibrate=False).calls
+    assert row.user == 1_000
+    session.metadata.pop("redacted_lengths_kept")
+    (row,) = breakdown(session, calibrate=False).calls
+    assert row.user == len(placeholder) // 4  # without the flag, the text as it is
+
+
+def test_too_few_calls_keep_the_estimates() -> None:
+    session = SessionBuilder().user(text_of_tokens(30)).reply("hi", context=1_000).session()
+    result = breakdown(session)
+    assert result.provenance == "estimated" and result.calibration_calls == 0
+    assert set(result.calibration.values()) == {1.0}
+    assert any("not calibrated" in note for note in result.notes)
+
+
+def test_fit_ratios_recovers_two_ratios_and_leaves_a_silent_category_at_one() -> None:
+    growth = [{"a": 1_000 * n, "b": 100 * n * n, "c": 0} for n in range(1, 9)]
+    recorded = [round(1.3 * g["a"] + 0.7 * g["b"]) for g in growth]
+    ratios = fit_ratios(growth, recorded, [10_000 + r for r in recorded], ["a", "b", "c"])
+    assert ratios["a"] == pytest.approx(1.3, abs=0.02)
+    assert ratios["b"] == pytest.approx(0.7, abs=0.02)
+    assert ratios["c"] == 1.0
+
+
+@pytest.mark.skipif(not REAL, reason="shared samples are not available")
+@pytest.mark.parametrize("path", REAL, ids=lambda p: str(p.relative_to(SHARED)))
+def test_every_real_session_is_explained_to_within_five_percent(path: Path) -> None:
+    if path.name in NOT_YET:
+        pytest.xfail(NOT_YET[path.name])
+    try:
+        session = load_session(path)
+    except LoadError:
+        pytest.skip("a format ctxscope does not load yet")
+    result = breakdown(session)
+    for row in result.calls:
+        assert added_up(row) == row.total_tokens, row.call_index
+        assert row.residual >= 0
+    assert median_unexplained(result) <= 0.05
