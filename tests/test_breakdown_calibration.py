@@ -4,16 +4,21 @@ recorded growth (core.calibration, core.breakdown), on built sessions and on eve
 
 from __future__ import annotations
 
+import json
 import statistics
 from pathlib import Path
 
 import pytest
 from builders import SessionBuilder, text_of_tokens
+from click.testing import CliRunner
 
 from core.breakdown import CATEGORIES, CallBreakdown, ContextBreakdown, breakdown
 from core.calibration import MAX_RATIO, fit_ratios
+from core.cost import session_cost
 from core.formats import LoadError, load_session
+from core.formats.ctxscope_jsonl import write_session
 from core.models import Session, replace
+from tui.cli import cli
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 SYNTHETIC = {"dag_compact_after_rewind.jsonl", "turn-2.jsonl", "storage"}
@@ -168,3 +173,22 @@ def test_every_real_session_is_explained_to_within_five_percent(path: Path) -> N
         assert added_up(row) == row.total_tokens, row.call_index
         assert row.residual >= 0
     assert median_unexplained(result) <= 0.05
+
+
+def test_breakdown_json_says_the_calibration_and_the_cost_its_text_shows(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    write_session(under_counted(), path)
+    runner = CliRunner()
+    every = runner.invoke(cli, ["breakdown", str(path), "--json"])
+    assert every.exit_code == 0, every.output
+    document = json.loads(every.stdout)
+    assert document["provenance"] == "calibrated"
+    assert document["calibration"]["tool_outputs"] == pytest.approx(1.5, abs=0.02)
+    assert document["calls"][3]["provenance"] == "calibrated"
+    cost = session_cost(load_session(path))
+    assert document["cost"] == json.loads(cost.model_dump_json())
+    one = runner.invoke(cli, ["breakdown", str(path), "--call", "2", "--json"])
+    call_cost = next(c for c in cost.per_call if c.call_index == 2)
+    assert json.loads(one.stdout)["cost"] == json.loads(call_cost.model_dump_json())
+    table = runner.invoke(cli, ["breakdown", str(path)])
+    assert "calibrated on 12 calls" in table.stdout
