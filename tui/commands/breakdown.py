@@ -169,8 +169,11 @@ def call_table(row: CallBreakdown, cost: CallCost | None) -> Table:
                     _bar(value / total),
                 )
     notes = [f"categories {row.provenance}"]
-    if row.scale < 1.0:
-        notes.append(f"scaled by {row.scale:.2f} to fit the recorded total")
+    if row.unexplained < 0:
+        notes.append(
+            f"they over-explained the total by {tokens(-row.unexplained)} and were scaled "
+            f"down to it (×{row.scale:.3f}; system + tools as measured)"
+        )
     table.caption = "; ".join(notes)
     return table
 
