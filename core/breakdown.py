@@ -299,10 +299,14 @@ def breakdown(
     messages = session.messages
     parts: dict[int, Parts] = {}
 
+    answered = {m.tool_result.call_id for m in messages if m.tool_result is not None}
+
     def parts_of(i: int) -> Parts:
         cached = parts.get(i)
         if cached is None:
-            cached = parts[i] = message_parts(messages[i], counter)
+            cached = parts[i] = message_parts(messages[i], counter) + _hosted(
+                messages[i], answered
+            )
         return cached
 
     running = _Running()
@@ -345,9 +349,14 @@ def _assemble(
     starts = _segment_starts(recorded, segments)
     first = min(starts.values(), default=None)
     ratios, fitted_on = dict.fromkeys(CALIBRATED, 1.0), 0
+    hidden: dict[int, int] = {}
     if calibrate:
-        ratios, fitted_on = _calibrate(sums_at, recorded, segments, starts)
-    calibrated = [_calibrated(sums, ratios) for sums in sums_at]
+        ratios, fitted_on = _calibrate(sums_at, recorded, segments, starts, hidden)
+        if any(_HIDDEN in key for sums in sums_at for key in sums):
+            # measure the hosted tools' results with these ratios, then fit again without them
+            hidden = _measure_hidden(sums_at, recorded, segments, ratios)
+            ratios, fitted_on = _calibrate(sums_at, recorded, segments, starts, hidden)
+    calibrated = [_calibrated(_resolve(sums, hidden), ratios) for sums in sums_at]
     overhead = 0
     if first is not None:
         overhead = _overhead(session, raw[first], recorded[first], calibrated[first], ratios)
@@ -382,7 +391,7 @@ def _overhead(
     step, before = first
     usage = usable_usage(session.messages[step.message_index])
     if usage is not None:
-        return max(0, usage.prompt_tokens - sum(_calibrated(before, ratios).values()))
+        return max(0, usage.prompt_tokens - sum(_calibrated(_resolve(before, {}), ratios).values()))
     return max(0, _known(recorded) - sum(calibrated.values()))
 
 
@@ -458,9 +467,11 @@ def _calibrate(
     recorded: list[int | None],
     segments: list[int],
     starts: dict[int, int],
+    hidden: dict[int, int],
 ) -> tuple[dict[str, float], int]:
     """The ratio per category and the number of calls it was fitted on (0: not calibrated):
-    each call's growth since the first recorded call of its stretch."""
+    each call's growth since the first recorded call of its stretch (less what is measured:
+    system messages, the ``hidden`` results of hosted tools)."""
     growth: list[dict[str, int]] = []
     recorded_growth: list[int] = []
     totals: list[int] = []
@@ -468,14 +479,89 @@ def _calibrate(
         start = starts.get(segment)
         if total is None or total <= 0 or start is None or start == n:
             continue
-        now, base = _by_category(sums), _by_category(sums_at[start])
+        now = _by_category(_resolve(sums, hidden))
+        base = _by_category(_resolve(sums_at[start], hidden))
         growth.append({k: now[k] - base[k] for k in CALIBRATED})
-        system = now["system_and_tools"] - base["system_and_tools"]
-        recorded_growth.append(total - _known(recorded[start]) - system)
+        fixed = sum(now[k] - base[k] for k in ("system_and_tools", _MEASURED))
+        recorded_growth.append(total - _known(recorded[start]) - fixed)
         totals.append(total)
     if len(growth) < MIN_CALIBRATION_CALLS:
         return dict.fromkeys(CALIBRATED, 1.0), 0
     return fit_ratios(growth, recorded_growth, totals, CALIBRATED), len(growth)
+
+
+_HOSTED_TOOLS = frozenset({"web_search"})
+"""Tools the provider runs itself (Codex's ``web_search_call``): their results enter the context
+but not the recording."""
+_HIDDEN = "hidden:"
+"""The key of a hosted tool's unrecorded result: ``hidden:<message>:<tool>``."""
+_MEASURED = "measured"
+"""The head of a key measured from the recorded usage, never calibrated:
+``measured:tool:<tool>``."""
+
+
+def _hosted(message: Message, answered: set[str]) -> Parts:
+    """A marker per hosted tool call the recording holds no result for (its size is measured
+    by :func:`_measure_hidden`; until then 1 token, so the walk carries it)."""
+    return [
+        (f"{_HIDDEN}{message.index}:{call.name}", 1)
+        for call in message.tool_calls
+        if call.name in _HOSTED_TOOLS and call.id not in answered
+    ]
+
+
+def _resolve(sums: Counter[str], hidden: dict[int, int]) -> Counter[str]:
+    """``sums`` with each hosted tool's marker replaced by its measured result."""
+    if not any(key.startswith(_HIDDEN) for key in sums):
+        return sums
+    out: Counter[str] = Counter()
+    for key, tokens in sums.items():
+        if key.startswith(_HIDDEN):
+            index, _, name = key.removeprefix(_HIDDEN).partition(":")
+            out[f"{_MEASURED}:tool:{name}"] += hidden.get(int(index), 0)
+        else:
+            out[key] += tokens
+    return out
+
+
+def _measure_hidden(
+    sums_at: list[Counter[str]],
+    recorded: list[int | None],
+    segments: list[int],
+    ratios: dict[str, float],
+) -> dict[int, int]:
+    """The unrecorded result of each hosted tool call, measured where it entered: the recorded
+    growth from the previous recorded call of its stretch less the calibrated growth of the
+    messages added (shared evenly by the hosted calls that entered together; never negative)."""
+    entered: dict[int, list[int]] = {}
+    seen: set[int] = set()
+    for n, sums in enumerate(sums_at):
+        for key in sums:
+            if key.startswith(_HIDDEN):
+                index = int(key.removeprefix(_HIDDEN).partition(":")[0])
+                if index not in seen:
+                    seen.add(index)
+                    entered.setdefault(n, []).append(index)
+    measured: dict[int, int] = {}
+    for n, indices in entered.items():
+        previous = next(
+            (
+                p
+                for p in range(n - 1, -1, -1)
+                if recorded[p] is not None and segments[p] == segments[n]
+            ),
+            None,
+        )
+        total = recorded[n]
+        if previous is None or total is None:
+            continue
+        explained = sum(_calibrated(_resolve(sums_at[n], measured), ratios).values()) - sum(
+            _calibrated(_resolve(sums_at[previous], measured), ratios).values()
+        )
+        unexplained = total - _known(recorded[previous]) - explained
+        for index in indices:
+            measured[index] = max(0, unexplained // len(indices))
+    return measured
 
 
 def _by_category(sums: Counter[str]) -> Counter[str]:
@@ -530,10 +616,10 @@ def _row(
     category: dict[str, int] = {}
     by_tool: dict[str, int] = {}
     for key, tokens in zip(keys, values, strict=True):
-        head, _, detail = key.partition(":")
+        head, _, detail = key.removeprefix(f"{_MEASURED}:").partition(":")
         category[head] = category.get(head, 0) + tokens
         if head == "tool" and tokens:
-            by_tool[detail] = tokens
+            by_tool[detail] = by_tool.get(detail, 0) + tokens
     tools = dict(sorted(by_tool.items(), key=lambda kv: (-kv[1], kv[0])))
     return build(  # (typed values, 50,000 calls on 100 MB: no validation)
         CallBreakdown,
