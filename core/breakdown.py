@@ -94,6 +94,10 @@ first recorded call after their compaction)."""
 MIN_CALIBRATION_CALLS = 2
 """Recorded calls after the first a session needs for its ratios to be fitted."""
 
+MAX_FIT_CALLS = 1_000
+"""The ratios are fitted on at most this many calls, evenly spread over the session (a
+50,000-call session is fitted on every 50th call: the same ratios, in a fiftieth of the time)."""
+
 CATEGORY_LABELS = {
     "system_and_tools": "system + tools",
     "user": "user",
@@ -304,9 +308,7 @@ def breakdown(
     def parts_of(i: int) -> Parts:
         cached = parts.get(i)
         if cached is None:
-            cached = parts[i] = message_parts(messages[i], counter) + _hosted(
-                messages[i], answered
-            )
+            cached = parts[i] = message_parts(messages[i], counter) + _hosted(messages[i], answered)
         return cached
 
     running = _Running()
@@ -475,10 +477,14 @@ def _calibrate(
     growth: list[dict[str, int]] = []
     recorded_growth: list[int] = []
     totals: list[int] = []
-    for n, (sums, total, segment) in enumerate(zip(sums_at, recorded, segments, strict=True)):
-        start = starts.get(segment)
-        if total is None or total <= 0 or start is None or start == n:
-            continue
+    usable = [
+        n
+        for n, (total, segment) in enumerate(zip(recorded, segments, strict=True))
+        if total is not None and total > 0 and starts.get(segment, n) != n
+    ]
+    stride = max(1, -(-len(usable) // MAX_FIT_CALLS))
+    for n in usable[::stride]:
+        sums, total, start = sums_at[n], _known(recorded[n]), starts[segments[n]]
         now = _by_category(_resolve(sums, hidden))
         base = _by_category(_resolve(sums_at[start], hidden))
         growth.append({k: now[k] - base[k] for k in CALIBRATED})

@@ -25,6 +25,12 @@ MIN_RATIO = 0.25
 """The smallest ratio a category may get (an estimator over-counting four times)."""
 MAX_RATIO = 4.0
 """The largest ratio a category may get (a tokenizer counting one token per character)."""
+ROBUST_ROUNDS = 6
+"""Reweighted rounds after the least-squares fit: the ratios then minimise the calls' absolute
+relative errors, so one message the estimator misjudges badly (a dense compiler log, an image)
+does not pull every call of the session off."""
+FLOOR = 0.002
+"""A call's error counts as at least this share of its total when reweighting."""
 PULL = 1e-3
 """How strongly a ratio is pulled towards 1.0, relative to the strongest category's weight."""
 
@@ -41,13 +47,37 @@ def fit_ratios(
     ``recorded_growth[c]`` the recorded growth at the same call and ``totals[c]`` its recorded
     total (the weight is ``1 / totals[c]²``). A category no call's growth moves gets 1.0.
     """
+    weights = [1.0 / max(total, 1) ** 2 for total in totals]
+    ratios = _bounded(growth, recorded_growth, weights, categories)
+    for _ in range(ROBUST_ROUNDS):
+        # least absolute relative error, by reweighting: a call far off weighs less
+        weights = [
+            1.0 / (max(total, 1) * max(abs(target - _explained(row, ratios)), FLOOR * total, 1.0))
+            for row, target, total in zip(growth, recorded_growth, totals, strict=True)
+        ]
+        ratios = _bounded(growth, recorded_growth, weights, categories)
+    return {k: round(v, 4) for k, v in ratios.items()}
+
+
+def _explained(row: Mapping[str, int], ratios: Mapping[str, float]) -> float:
+    return sum(ratio * row.get(k, 0) for k, ratio in ratios.items())
+
+
+def _bounded(
+    growth: Sequence[Mapping[str, int]],
+    recorded_growth: Sequence[int],
+    weights: Sequence[float],
+    categories: Sequence[str],
+) -> dict[str, float]:
+    """The weighted fit, each ratio held to [MIN_RATIO, MAX_RATIO] (one out of it is fixed at
+    the bound and the others fitted again)."""
     free = list(categories)
     fixed: dict[str, float] = {}
     while True:
-        solved = _solve(growth, recorded_growth, totals, free, fixed)
+        solved = _solve(growth, recorded_growth, weights, free, fixed)
         out = {k: v for k, v in solved.items() if not MIN_RATIO <= v <= MAX_RATIO}
         if not out:
-            return {k: round(v, 4) for k, v in {**fixed, **solved}.items()}
+            return {**fixed, **solved}
         for key, value in out.items():
             fixed[key] = min(max(value, MIN_RATIO), MAX_RATIO)
             free.remove(key)
@@ -56,7 +86,7 @@ def fit_ratios(
 def _solve(
     growth: Sequence[Mapping[str, int]],
     recorded_growth: Sequence[int],
-    totals: Sequence[int],
+    weights: Sequence[float],
     free: Sequence[str],
     fixed: Mapping[str, float],
 ) -> dict[str, float]:
@@ -64,8 +94,7 @@ def _solve(
     n = len(free)
     normal = [[0.0] * n for _ in range(n)]
     rhs = [0.0] * n
-    for row, target, total in zip(growth, recorded_growth, totals, strict=True):
-        weight = 1.0 / max(total, 1) ** 2
+    for row, target, weight in zip(growth, recorded_growth, weights, strict=True):
         rest = target - sum(ratio * row.get(k, 0) for k, ratio in fixed.items())
         xs = [float(row.get(k, 0)) for k in free]
         for i, xi in enumerate(xs):
