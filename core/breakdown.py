@@ -27,12 +27,15 @@ every recorded call's growth since the stretch's first recorded call is set agai
 growth of each category, and one ratio per category (:data:`CALIBRATED`) is fitted to all of them
 at once. A category's figure is its estimate times its ratio (``provenance`` ``calibrated``; with
 fewer than :data:`MIN_CALIBRATION_CALLS` growths, or ``calibrate=False``, the estimates as they
-are, ``estimated``). Two figures are measured rather than estimated:
+are, ``estimated``). Three figures are measured rather than estimated:
 
 * the system prompt + tools: the first recorded prompt less the calibrated messages before it;
   it is never scaled afterwards, so a residual is never hidden in it;
 * what each compaction wrote (``summaries``): the first recorded call after it less the system
-  prompt + tools and the calibrated messages it kept.
+  prompt + tools and the calibrated messages it kept;
+* the results of tools the provider runs itself (:data:`_HOSTED_TOOLS`, Codex's ``web_search``),
+  which enter the context but not the recording: the recorded growth where they entered less the
+  calibrated growth of the messages added with them (under ``tool_outputs``, per tool).
 
 The categories are reconciled to the recorded total of the call: ``unexplained`` is the total
 less the system prompt + tools and the calibrated categories. When positive it is the
@@ -42,7 +45,8 @@ as its total (``estimated``). The total is the recorded figure the gauge shows
 (``CallPoint.recorded_tokens``): for the agents that record the context after the reply (Codex,
 pi, opencode) the call's own reply is part of it.
 
-Why calibrate: before it, the residual was 23–35% of the total at the median Claude Code call.
+Why calibrate: before it, the residual was 12–28% of the total at the median call of the long
+Claude Code samples.
 The replies cost 40–80% more than their visible text and tool calls (their recorded output:
 thinking the transcript does not keep, the framing of each tool-use block), and Claude's
 tokenizer counts tool outputs and code at 1.2–1.7× ``chars/4``. Those ratios differ by session

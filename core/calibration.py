@@ -4,17 +4,20 @@ An estimator (``chars/4`` by default) counts a message's text; the provider coun
 its own tokenizer, adds the framing of each block (a tool call's wrapper, a result's envelope) and
 keeps what the transcript does not show (reasoning a format does not write down). How far apart
 the two are depends on the kind of content: code and JSON cost more tokens per character than
-prose. The recording itself measures it: between the call the system prompt was measured at and
-any later call, the recorded context grew by a known number of tokens, and the messages added
-(and removed) in between are known by category. :func:`fit_ratios` finds the ratio per category
+prose. The recording itself measures it: between the first recorded call of a stretch (the
+session's start, or the first call after a recorded compaction) and any later call of it, the
+recorded context grew by a known number of tokens, and the messages added (and removed) in
+between are known by category. :func:`fit_ratios` finds the ratio per category
 that best explains every call's growth at once:
 
     growth(c) ≈ Σ_k ratio_k × estimated_growth_k(c)
 
-by weighted least squares (each call weighted by its recorded total, so a call counts by its
-relative error), pulled gently towards 1.0 (a category that barely changes keeps the estimator's
-own figure) and bounded to [:data:`MIN_RATIO`, :data:`MAX_RATIO`]. It is a measurement of this
-session, made from its recorded usage; nothing else is read.
+so that the calls' relative errors are as small as they can be in absolute value: a weighted
+least-squares fit (each call weighted by its recorded total), then :data:`ROBUST_ROUNDS`
+reweighted rounds, so one message the estimator misjudges badly does not pull every other call
+off. Each ratio is pulled gently towards 1.0 (a category that barely changes keeps the
+estimator's own figure) and bounded to [:data:`MIN_RATIO`, :data:`MAX_RATIO`]. It is a
+measurement of this session, made from its recorded usage; nothing else is read.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ def fit_ratios(
 
     ``growth[c][k]`` is the estimated growth of category ``k`` at call ``c``,
     ``recorded_growth[c]`` the recorded growth at the same call and ``totals[c]`` its recorded
-    total (the weight is ``1 / totals[c]²``). A category no call's growth moves gets 1.0.
+    total (errors are relative to it). A category no call's growth moves gets 1.0.
     """
     weights = [1.0 / max(total, 1) ** 2 for total in totals]
     ratios = _bounded(growth, recorded_growth, weights, categories)
