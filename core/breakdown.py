@@ -381,7 +381,7 @@ def _assemble(
         calibration=ratios,
         calibration_calls=fitted_on,
         calls=rows,
-        notes=_notes(rows, estimator, first is not None, fitted_on),
+        notes=_notes(rows, estimator, first is not None, fitted_on, hidden),
     )
 
 
@@ -440,7 +440,13 @@ def _measure_summaries(
             sums["summaries:measured"] = delta
 
 
-def _notes(rows: list[CallBreakdown], estimator: str, measured: bool, fitted_on: int) -> list[str]:
+def _notes(
+    rows: list[CallBreakdown],
+    estimator: str,
+    measured: bool,
+    fitted_on: int,
+    hidden: dict[int, int],
+) -> list[str]:
     notes: list[str] = []
     if not measured:
         notes.append(
@@ -453,6 +459,12 @@ def _notes(rows: list[CallBreakdown], estimator: str, measured: bool, fitted_on:
         notes.append(
             f"categories calibrated: {estimator} times this session's own ratio per category, "
             f"fitted on the recorded growth of {fitted_on} call(s) (see calibration)"
+        )
+    if hidden:
+        notes.append(
+            "the results of tools the provider runs itself are not in the recording: "
+            f"measured from the recorded growth where they entered ({sum(hidden.values()):,} "
+            "tokens, under tool outputs)"
         )
     scaled = sum(1 for row in rows if row.scale < 1.0)
     if scaled:

@@ -169,6 +169,7 @@ def test_a_hosted_tools_unrecorded_result_is_measured_where_it_entered() -> None
     assert result.calls[-1].tool_outputs_by_tool["web_search"] == pytest.approx(9_000, abs=50)
     assert result.calibration["tool_outputs"] == pytest.approx(1.0, abs=0.02)
     assert median_unexplained(result) < 0.01
+    assert any("provider runs itself" in note for note in result.notes)
     estimated = breakdown(session, calibrate=False)
     assert "web_search" not in estimated.calls[-1].tool_outputs_by_tool
 
