@@ -50,68 +50,69 @@ def fit_ratios(
     ``recorded_growth[c]`` the recorded growth at the same call and ``totals[c]`` its recorded
     total (errors are relative to it). A category no call's growth moves gets 1.0.
     """
+    rows = [[float(row.get(k, 0)) for k in categories] for row in growth]
     weights = [1.0 / max(total, 1) ** 2 for total in totals]
-    ratios = _bounded(growth, recorded_growth, weights, categories)
+    ratios = _bounded(*_normal(rows, recorded_growth, weights, len(categories)))
     for _ in range(ROBUST_ROUNDS):
         # least absolute relative error, by reweighting: a call far off weighs less
-        weights = [
-            1.0 / (max(total, 1) * max(abs(target - _explained(row, ratios)), FLOOR * total, 1.0))
-            for row, target, total in zip(growth, recorded_growth, totals, strict=True)
-        ]
-        ratios = _bounded(growth, recorded_growth, weights, categories)
-    return {k: round(v, 4) for k, v in ratios.items()}
+        weights = []
+        for row, target, total in zip(rows, recorded_growth, totals, strict=True):
+            error = abs(target - sum(r * x for r, x in zip(ratios, row, strict=True)))
+            weights.append(1.0 / (max(total, 1) * max(error, FLOOR * total, 1.0)))
+        ratios = _bounded(*_normal(rows, recorded_growth, weights, len(categories)))
+    return {k: round(v, 4) for k, v in zip(categories, ratios, strict=True)}
 
 
-def _explained(row: Mapping[str, int], ratios: Mapping[str, float]) -> float:
-    return sum(ratio * row.get(k, 0) for k, ratio in ratios.items())
+def _normal(
+    rows: Sequence[Sequence[float]], targets: Sequence[int], weights: Sequence[float], k: int
+) -> tuple[list[list[float]], list[float]]:
+    """The weighted normal equations ``Xᵀ W X`` and ``Xᵀ W y`` of every category."""
+    normal = [[0.0] * k for _ in range(k)]
+    rhs = [0.0] * k
+    for row, target, weight in zip(rows, targets, weights, strict=True):
+        for i, xi in enumerate(row):
+            if xi:
+                wxi = weight * xi
+                rhs[i] += wxi * target
+                line = normal[i]
+                for j in range(i, k):
+                    line[j] += wxi * row[j]
+    for i in range(k):
+        for j in range(i):
+            normal[i][j] = normal[j][i]
+    return normal, rhs
 
 
-def _bounded(
-    growth: Sequence[Mapping[str, int]],
-    recorded_growth: Sequence[int],
-    weights: Sequence[float],
-    categories: Sequence[str],
-) -> dict[str, float]:
-    """The weighted fit, each ratio held to [MIN_RATIO, MAX_RATIO] (one out of it is fixed at
-    the bound and the others fitted again)."""
-    free = list(categories)
-    fixed: dict[str, float] = {}
+def _bounded(normal: list[list[float]], rhs: list[float]) -> list[float]:
+    """The ratios of the normal equations, each held to [MIN_RATIO, MAX_RATIO] (one out of it
+    is fixed at the bound and the others fitted again)."""
+    free = list(range(len(rhs)))
+    ratios = [1.0] * len(rhs)
     while True:
-        solved = _solve(growth, recorded_growth, weights, free, fixed)
-        out = {k: v for k, v in solved.items() if not MIN_RATIO <= v <= MAX_RATIO}
+        solved = _solve(normal, rhs, free, ratios)
+        for i, value in zip(free, solved, strict=True):
+            ratios[i] = value
+        out = [i for i in free if not MIN_RATIO <= ratios[i] <= MAX_RATIO]
         if not out:
-            return {**fixed, **solved}
-        for key, value in out.items():
-            fixed[key] = min(max(value, MIN_RATIO), MAX_RATIO)
-            free.remove(key)
+            return ratios
+        for i in out:
+            ratios[i] = min(max(ratios[i], MIN_RATIO), MAX_RATIO)
+            free.remove(i)
 
 
 def _solve(
-    growth: Sequence[Mapping[str, int]],
-    recorded_growth: Sequence[int],
-    weights: Sequence[float],
-    free: Sequence[str],
-    fixed: Mapping[str, float],
-) -> dict[str, float]:
-    """Weighted ridge least squares for the ``free`` ratios, the ``fixed`` ones held."""
-    n = len(free)
-    normal = [[0.0] * n for _ in range(n)]
-    rhs = [0.0] * n
-    for row, target, weight in zip(growth, recorded_growth, weights, strict=True):
-        rest = target - sum(ratio * row.get(k, 0) for k, ratio in fixed.items())
-        xs = [float(row.get(k, 0)) for k in free]
-        for i, xi in enumerate(xs):
-            if xi == 0.0:
-                continue
-            rhs[i] += weight * xi * rest
-            for j, xj in enumerate(xs):
-                normal[i][j] += weight * xi * xj
-    strongest = max((normal[i][i] for i in range(n)), default=0.0)
+    normal: list[list[float]], rhs: list[float], free: list[int], ratios: list[float]
+) -> list[float]:
+    """Ridge least squares for the ``free`` ratios, the others held at ``ratios``."""
+    held = [i for i in range(len(rhs)) if i not in free]
+    matrix = [[normal[i][j] for j in free] for i in free]
+    vector = [rhs[i] - sum(normal[i][h] * ratios[h] for h in held) for i in free]
+    strongest = max((matrix[n][n] for n in range(len(free))), default=0.0)
     pull = PULL * strongest if strongest > 0 else 1.0
-    for i in range(n):
-        normal[i][i] += pull
-        rhs[i] += pull  # towards 1.0
-    return dict(zip(free, _gauss(normal, rhs), strict=True))
+    for n in range(len(free)):
+        matrix[n][n] += pull
+        vector[n] += pull  # towards 1.0
+    return _gauss(matrix, vector)
 
 
 def _gauss(matrix: list[list[float]], rhs: list[float]) -> list[float]:
