@@ -466,11 +466,14 @@ def _notes(
             f"measured from the recorded growth where they entered ({sum(hidden.values()):,} "
             "tokens, under tool outputs)"
         )
-    scaled = sum(1 for row in rows if row.scale < 1.0)
-    if scaled:
+    over = sorted(
+        -row.unexplained / row.total_tokens for row in rows if row.scale < 1.0 and row.total_tokens
+    )
+    if over:
         notes.append(
-            f"at {scaled} call(s) the messages exceeded the recorded total less the system "
-            "prompt and tools, and were scaled down to it"
+            f"at {len(over)} call(s) the categories over-explained the recorded total (by "
+            f"{over[len(over) // 2]:.1%} at the median one) and were scaled down to it, the "
+            "system prompt + tools as measured"
         )
     return notes
 
