@@ -45,7 +45,7 @@ def test_each_category_is_counted_where_it_belongs() -> None:
         .reply("done", context=7_000)
         .session()
     )
-    result = breakdown(session)
+    result = breakdown(session, calibrate=False)
     first, second, third = result.calls
     # The first call: everything before it that no message accounts for is system + tools.
     assert result.overhead_call_index == 0
@@ -99,7 +99,7 @@ def test_a_recorded_compaction_replaces_the_head_with_its_summary() -> None:
         .reply("ok", context=12_000)
         .session()
     )
-    after = breakdown(session).calls[-1]
+    after = breakdown(session, calibrate=False).calls[-1]
     assert after.summaries == 500
     assert after.tool_outputs == 0  # the Bash output was summarised away
     assert added_up(after) == 12_000

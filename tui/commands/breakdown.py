@@ -6,13 +6,17 @@ attachments and a residual (:mod:`core.breakdown`), and prices the call (:mod:`c
 Calls are numbered from 0, as ``analyze`` and ``replay`` number them (``call_index``).
 
 ``--call N`` shows one call, category by category; ``--json`` prints the
-:class:`core.breakdown.ContextBreakdown` (or one :class:`core.breakdown.CallBreakdown`).
+:class:`core.breakdown.ContextBreakdown` (or one :class:`core.breakdown.CallBreakdown`) with the
+cost the text shows under ``cost`` (the :class:`core.cost.SessionCost`, or the call's
+:class:`core.cost.CallCost`).
 Exit status 0, or 2 for unusable input.
 """
 
 from __future__ import annotations
 
+import json
 import sys
+from typing import Any
 
 import click
 from rich import box
@@ -69,14 +73,15 @@ def breakdown_command(
         if row is None:
             fail("breakdown", f"--call {call_index}: the session has {len(result.calls)} calls")
         if as_json:
-            sys.stdout.write(row.model_dump_json(indent=2) + "\n")
+            call_cost = _call_cost(cost, call_index)
+            _write_json(row.model_dump(), call_cost.model_dump() if call_cost else None)
             return
         console = stdout_console()
         console.print(session_header(session))
         console.print(call_table(row, _call_cost(cost, call_index)))
         return
     if as_json:
-        sys.stdout.write(result.model_dump_json(indent=2) + "\n")
+        _write_json(result.model_dump(), cost.model_dump())
         return
     console = stdout_console()
     console.print(session_header(session))
@@ -85,14 +90,26 @@ def breakdown_command(
         console.print(notes_block(result.notes))
 
 
+def _write_json(document: dict[str, Any], cost: dict[str, Any] | None) -> None:
+    """The breakdown with the cost its text shows (``cost``: the session's, or the call's; null
+    when the call has none), from the same :func:`core.cost.session_cost`."""
+    document["cost"] = cost
+    sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+
+
 def _call_cost(cost: SessionCost, call_index: int) -> CallCost | None:
     return next((c for c in cost.per_call if c.call_index == call_index), None)
 
 
 def calls_table(result: ContextBreakdown, cost: SessionCost) -> Table:
     """One row per call: the total, each category, and the call's cost."""
+    how = (
+        f"{result.estimator} calibrated on {result.calibration_calls} calls"
+        if result.provenance == "calibrated"
+        else f"{result.estimator}, not calibrated"
+    )
     title = (
-        f"context breakdown ({result.estimator}; system + tools measured at call "
+        f"context breakdown ({how}; system + tools measured at call "
         f"{result.overhead_call_index}) · session cost {cost_label(cost)}"
     )
     table = Table(
@@ -151,8 +168,13 @@ def call_table(row: CallBreakdown, cost: CallCost | None) -> Table:
                     f"{value / total:.0%}",
                     _bar(value / total),
                 )
-    if row.scale < 1.0:
-        table.caption = f"estimates scaled by {row.scale:.2f} to fit the recorded total"
+    notes = [f"categories {row.provenance}"]
+    if row.unexplained < 0:
+        notes.append(
+            f"they over-explained the total by {tokens(-row.unexplained)} and were scaled "
+            f"down to it (×{row.scale:.3f}; system + tools as measured)"
+        )
+    table.caption = "; ".join(notes)
     return table
 
 

@@ -139,12 +139,13 @@ def print_report(console: Console, report: CompactionReport) -> None:
     if report.cost is not None:
         console.print(Text(f"  cost: {compaction_cost_label(report.cost)}"))
     if report.forgotten is not None:
-        console.print(forgotten_table(report.forgotten))
+        console.print(forgotten_table(report.forgotten, width=console.width))
     console.print()
 
 
-def forgotten_table(forgotten: Forgotten) -> Table | Text:
-    """The recall per kind of fact and the first dropped facts."""
+def forgotten_table(forgotten: Forgotten, *, width: int | None = None) -> Table | Text:
+    """The recall per kind of fact and the first dropped facts (each fact line fitted to the
+    room ``width`` columns leave it, the middle of a long one elided)."""
     if not forgotten.readable:
         return Text(f"  what it forgot: cannot tell — {forgotten.reason}", style="yellow")
     recall = f"{forgotten.recall:.0%}" if forgotten.recall is not None else "-"
@@ -158,22 +159,52 @@ def forgotten_table(forgotten: Forgotten) -> Table | Text:
     table.add_column("kind")
     table.add_column("kept", justify="right")
     table.add_column("dropped (message: fact)")
+    room = _FACT_CHARS if width is None else max(_MIN_FACT_CHARS, width - _OTHER_COLUMNS)
     for kind in forgotten.by_kind:
         dropped = [d for d in forgotten.dropped if d.kind == kind.kind][:_DROPPED_SHOWN]
         table.add_row(
             kind.kind,
             f"{kind.kept}/{kind.facts}",
-            Text("\n".join(_fact_line(d) for d in dropped)),
+            Text("\n".join(_fact_line(d, room) for d in dropped)),
         )
     return table
 
 
-def _fact_line(fact: FactRecord) -> str:
+_FACT_CHARS = 90
+"""The longest fact a line shows; a longer one loses its middle."""
+_MIN_FACT_CHARS = 24
+"""A fact keeps at least this many characters, however narrow the terminal (the line wraps)."""
+_OTHER_COLUMNS = 30
+"""What the kind and kept columns, the padding and the margins take of the forgotten table."""
+_PATH_KINDS = frozenset({"file_read", "file_written"})
+
+
+def middle_ellipsis(text: str, limit: int, *, head_share: float = 0.5) -> str:
+    """``text`` in at most ``limit`` characters: its start (``head_share`` of the room) and its
+    end, joined by ``…``, so texts that share a long start stay apart."""
+    if len(text) <= limit:
+        return text
+    room = max(limit - 1, 0)
+    head = int(room * head_share)
+    tail = room - head
+    return text[:head] + "…" + (text[-tail:] if tail else "")
+
+
+def _fact_line(fact: FactRecord, room: int = _FACT_CHARS) -> str:
+    """``#message: fact — detail`` in at most ``room`` characters where it can be (the fact
+    loses its middle, never its distinguishing end)."""
+    prefix = f"#{fact.message_index}: "
+    detail = ""
+    if fact.detail and fact.kind == "failed_command":
+        room_for_detail = min(60, max(20, room * 2 // 5))  # the command keeps the most
+        detail = " — " + middle_ellipsis(
+            " ".join(fact.detail.split()), room_for_detail, head_share=0.7
+        )
     text = " ".join(fact.text.split())
-    if len(text) > 90:
-        text = text[:89] + "…"
-    detail = f" — {fact.detail[:60]}" if fact.detail and fact.kind == "failed_command" else ""
-    return f"#{fact.message_index}: {text}{detail}"
+    # a path is told apart by its end (file name), a command or a sentence mostly by its start
+    share = 0.3 if fact.kind in _PATH_KINDS else 0.7
+    limit = max(_MIN_FACT_CHARS, min(_FACT_CHARS, room - len(prefix) - len(detail)))
+    return prefix + middle_ellipsis(text, limit, head_share=share) + detail
 
 
 def _compare_all(

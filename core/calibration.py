@@ -1,0 +1,136 @@
+"""Per-category ratios fitted on a session's own recorded growth (the breakdown's calibration).
+
+An estimator (``chars/4`` by default) counts a message's text; the provider counts its tokens with
+its own tokenizer, adds the framing of each block (a tool call's wrapper, a result's envelope) and
+keeps what the transcript does not show (reasoning a format does not write down). How far apart
+the two are depends on the kind of content: code and JSON cost more tokens per character than
+prose. The recording itself measures it: between the first recorded call of a stretch (the
+session's start, or the first call after a recorded compaction) and any later call of it, the
+recorded context grew by a known number of tokens, and the messages added (and removed) in
+between are known by category. :func:`fit_ratios` finds the ratio per category
+that best explains every call's growth at once:
+
+    growth(c) ≈ Σ_k ratio_k × estimated_growth_k(c)
+
+so that the calls' relative errors are as small as they can be in absolute value: a weighted
+least-squares fit (each call weighted by its recorded total), then :data:`ROBUST_ROUNDS`
+reweighted rounds, so one message the estimator misjudges badly does not pull every other call
+off. Each ratio is pulled gently towards 1.0 (a category that barely changes keeps the
+estimator's own figure) and bounded to [:data:`MIN_RATIO`, :data:`MAX_RATIO`]. It is a
+measurement of this session, made from its recorded usage; nothing else is read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+MIN_RATIO = 0.25
+"""The smallest ratio a category may get (an estimator over-counting four times)."""
+MAX_RATIO = 4.0
+"""The largest ratio a category may get (a tokenizer counting one token per character)."""
+ROBUST_ROUNDS = 6
+"""Reweighted rounds after the least-squares fit: the ratios then minimise the calls' absolute
+relative errors, so one message the estimator misjudges badly (a dense compiler log, an image)
+does not pull every call of the session off."""
+FLOOR = 0.002
+"""A call's error counts as at least this share of its total when reweighting."""
+PULL = 1e-3
+"""How strongly a ratio is pulled towards 1.0, relative to the strongest category's weight."""
+
+
+def fit_ratios(
+    growth: Sequence[Mapping[str, int]],
+    recorded_growth: Sequence[int],
+    totals: Sequence[int],
+    categories: Sequence[str],
+) -> dict[str, float]:
+    """The ratio per category (see the module docstring).
+
+    ``growth[c][k]`` is the estimated growth of category ``k`` at call ``c``,
+    ``recorded_growth[c]`` the recorded growth at the same call and ``totals[c]`` its recorded
+    total (errors are relative to it). A category no call's growth moves gets 1.0.
+    """
+    rows = [[float(row.get(k, 0)) for k in categories] for row in growth]
+    weights = [1.0 / max(total, 1) ** 2 for total in totals]
+    ratios = _bounded(*_normal(rows, recorded_growth, weights, len(categories)))
+    for _ in range(ROBUST_ROUNDS):
+        # least absolute relative error, by reweighting: a call far off weighs less
+        weights = []
+        for row, target, total in zip(rows, recorded_growth, totals, strict=True):
+            error = abs(target - sum(r * x for r, x in zip(ratios, row, strict=True)))
+            weights.append(1.0 / (max(total, 1) * max(error, FLOOR * total, 1.0)))
+        ratios = _bounded(*_normal(rows, recorded_growth, weights, len(categories)))
+    return {k: round(v, 4) for k, v in zip(categories, ratios, strict=True)}
+
+
+def _normal(
+    rows: Sequence[Sequence[float]], targets: Sequence[int], weights: Sequence[float], k: int
+) -> tuple[list[list[float]], list[float]]:
+    """The weighted normal equations ``Xᵀ W X`` and ``Xᵀ W y`` of every category."""
+    normal = [[0.0] * k for _ in range(k)]
+    rhs = [0.0] * k
+    for row, target, weight in zip(rows, targets, weights, strict=True):
+        for i, xi in enumerate(row):
+            if xi:
+                wxi = weight * xi
+                rhs[i] += wxi * target
+                line = normal[i]
+                for j in range(i, k):
+                    line[j] += wxi * row[j]
+    for i in range(k):
+        for j in range(i):
+            normal[i][j] = normal[j][i]
+    return normal, rhs
+
+
+def _bounded(normal: list[list[float]], rhs: list[float]) -> list[float]:
+    """The ratios of the normal equations, each held to [MIN_RATIO, MAX_RATIO] (one out of it
+    is fixed at the bound and the others fitted again)."""
+    free = list(range(len(rhs)))
+    ratios = [1.0] * len(rhs)
+    while True:
+        solved = _solve(normal, rhs, free, ratios)
+        for i, value in zip(free, solved, strict=True):
+            ratios[i] = value
+        out = [i for i in free if not MIN_RATIO <= ratios[i] <= MAX_RATIO]
+        if not out:
+            return ratios
+        for i in out:
+            ratios[i] = min(max(ratios[i], MIN_RATIO), MAX_RATIO)
+            free.remove(i)
+
+
+def _solve(
+    normal: list[list[float]], rhs: list[float], free: list[int], ratios: list[float]
+) -> list[float]:
+    """Ridge least squares for the ``free`` ratios, the others held at ``ratios``."""
+    held = [i for i in range(len(rhs)) if i not in free]
+    matrix = [[normal[i][j] for j in free] for i in free]
+    vector = [rhs[i] - sum(normal[i][h] * ratios[h] for h in held) for i in free]
+    strongest = max((matrix[n][n] for n in range(len(free))), default=0.0)
+    pull = PULL * strongest if strongest > 0 else 1.0
+    for n in range(len(free)):
+        matrix[n][n] += pull
+        vector[n] += pull  # towards 1.0
+    return _gauss(matrix, vector)
+
+
+def _gauss(matrix: list[list[float]], rhs: list[float]) -> list[float]:
+    """The solution of ``matrix · x = rhs`` (Gaussian elimination, partial pivoting)."""
+    n = len(rhs)
+    a = [row[:] for row in matrix]
+    b = rhs[:]
+    for col in range(n):
+        pivot = max(range(col, n), key=lambda r: abs(a[r][col]))
+        a[col], a[pivot] = a[pivot], a[col]
+        b[col], b[pivot] = b[pivot], b[col]
+        for r in range(col + 1, n):
+            factor = a[r][col] / a[col][col]
+            if factor:
+                for c in range(col, n):
+                    a[r][c] -= factor * a[col][c]
+                b[r] -= factor * b[col]
+    x = [0.0] * n
+    for i in reversed(range(n)):
+        x[i] = (b[i] - sum(a[i][j] * x[j] for j in range(i + 1, n))) / a[i][i]
+    return x
