@@ -1,5 +1,6 @@
 """The ``--json`` output of ``analyze``, ``replay`` and ``compare`` on every sample session, as
-recorded in ``tests/golden/``: a refactor must leave every figure where it was.
+recorded in ``tests/golden/`` as the command prints it (pretty-printed JSON, so that a change of
+behaviour shows as a diff in review): a refactor must leave every figure where it was.
 
 The files are regenerated with ``python tests/golden/regenerate.py``, and only with a reason in
 the commit message.
@@ -7,7 +8,6 @@ the commit message.
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 from pathlib import Path
@@ -39,7 +39,7 @@ CASES = [(session, command) for session in SESSIONS for command in COMMANDS]
 
 def golden_path(session: str, command: str) -> Path:
     stem = session.removeprefix("sample_sessions/").replace("/", "_")
-    return GOLDEN / f"{stem}.{command}.json.gz"
+    return GOLDEN / f"{stem}.{command}.json"
 
 
 def run_case(session: str, command: str) -> str:
@@ -81,7 +81,7 @@ def first_difference(expected: Any, actual: Any, path: str = "$") -> str | None:
 
 @pytest.mark.parametrize(("session", "command"), CASES, ids=[f"{c}:{s}" for s, c in CASES])
 def test_json_output_matches_golden(session: str, command: str) -> None:
-    expected = json.loads(gzip.decompress(golden_path(session, command).read_bytes()))
+    expected = json.loads(golden_path(session, command).read_text(encoding="utf-8"))
     actual = json.loads(run_case(session, command))
     assert first_difference(expected, actual) is None, first_difference(expected, actual)
 
