@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT / "tests" / "tui"))
 from builders import SessionBuilder  # noqa: E402
 from tui_harness import open_session, quiet_app, settle  # noqa: E402
 
-from core.models import Session  # noqa: E402
+from core.model.session import Session  # noqa: E402
 from tui.widgets.detail import DetailPane  # noqa: E402
 from tui.widgets.strip_window import CACHE_ROWS  # noqa: E402
 

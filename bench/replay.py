@@ -41,7 +41,7 @@ from builders import SessionBuilder
 from core.formats import load_session
 from core.formats.ctxscope_jsonl import write_session
 from core.llm.mock import MockSummarizer
-from core.models import Session, Usage, UsageConvention
+from core.model.session import Session, Usage, UsageConvention
 from core.policy import PRESETS, Policy, get_preset
 from core.replay import Replayer, compare
 

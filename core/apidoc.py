@@ -1,7 +1,7 @@
 """The field reference of docs/REPLAY_API.md, generated from the result models.
 
 Every result model documents its fields with attribute docstrings (read by
-:func:`core.fastmodel.documented`); this module turns them into one table per model, between two markers of the document, so that
+:func:`core.model.fastmodel.documented`); this module turns them into one table per model, between two markers of the document, so that
 the reference cannot drift from the code (``tests/test_replay_apidoc.py`` fails when it does).
 
     python -m core.apidoc            rewrite the generated section of docs/REPLAY_API.md
@@ -25,10 +25,10 @@ from typing import Any, Literal
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from core.diagnosis import OverflowDiagnosis
-from core.fastmodel import documented
+from core.insights.diagnosis import OverflowDiagnosis
+from core.model.fastmodel import documented
 from core.replay import CompareResult, ReplayResult
-from core.report import AnalysisReport
+from core.reports.analyze import AnalysisReport
 
 ROOTS: tuple[type[BaseModel], ...] = (
     ReplayResult,
@@ -41,13 +41,13 @@ diagnosis the TUI shows."""
 
 RESULT_MODULES = (
     "core.replay.results",
-    "core.diagnosis",
-    "core.report",
-    "core.breakdown",
-    "core.compactions",
-    "core.compaction_causes",
-    "core.forgotten",
-    "core.cost",
+    "core.insights.diagnosis",
+    "core.reports.analyze",
+    "core.insights.breakdown",
+    "core.insights.compaction_records",
+    "core.insights.compaction_causes",
+    "core.insights.forgotten_facts",
+    "core.insights.cost",
 )
 """Modules whose models the reference documents."""
 

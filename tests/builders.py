@@ -15,7 +15,7 @@ Messages get consecutive indices and the ids ``m0``, ``m1``, …; tool calls the
 call recorded (Anthropic convention unless the builder says otherwise; ``0`` records an all-zero
 usage, as an aborted call does; ``None`` no usage at all). Flags such as ``synthetic=True`` or
 ``sidechain=True`` go to any message. :attr:`SessionBuilder.messages` is the list built so far,
-:meth:`SessionBuilder.session` wraps it in a :class:`~core.models.Session`.
+:meth:`SessionBuilder.session` wraps it in a :class:`~core.model.session.Session`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Self, TypedDict, TypeVar, Unpack
 
-from core.models import (
+from core.model.session import (
     CompactionEvent,
     CompactionTrigger,
     Message,
@@ -54,7 +54,7 @@ CACHE_MISS_TOKENS = 3
 
 
 class Flags(TypedDict, total=False):
-    """Fields of a message besides its content and usage (see :class:`core.models.Message`)."""
+    """Fields of a message besides its content and usage (see :class:`core.model.session.Message`)."""
 
     summary: bool
     synthetic: bool

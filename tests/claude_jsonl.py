@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 from builders import timestamp
 
-from core.models import Usage
+from core.model.session import Usage
 
 SESSION_UUID = "11111111-2222-3333-4444-555555555555"
 

@@ -15,7 +15,7 @@ from typing import NamedTuple
 from builders import SessionBuilder
 
 from core.formats.ctxscope_jsonl import write_session
-from core.models import CompactionTrigger, SourceFormat
+from core.model.session import CompactionTrigger, SourceFormat
 
 WINDOW = 200_000
 MODEL = "claude-sonnet-4-5-20250929"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from builders import START, SessionBuilder, text_of_tokens
 
-from core.models import Session, SourceFormat
+from core.model.session import Session, SourceFormat
 
 
 def late_overflow_session() -> Session:

@@ -1,9 +1,9 @@
-"""The README's table of agent rules is the one core/agents/table.py holds."""
+"""The README's table of agent rules is the one core/agents/constants.py holds."""
 
 from __future__ import annotations
 
+from core.agents.constants import CONSTANTS
 from core.agents.readme import BEGIN, END, README, table, updated
-from core.agents.table import FACTS
 
 
 def test_the_readme_table_is_up_to_date() -> None:
@@ -13,8 +13,8 @@ def test_the_readme_table_is_up_to_date() -> None:
 
 def test_every_fact_is_a_row_with_its_source() -> None:
     rows = table().splitlines()[2:]
-    assert len(rows) == len(FACTS)
-    for row, fact in zip(rows, FACTS, strict=True):
-        assert fact.agent in row and fact.source in row
+    assert len(rows) == len(CONSTANTS)
+    for row, constant in zip(rows, CONSTANTS, strict=True):
+        assert constant.agent in row and constant.source in row
     document = README.read_text(encoding="utf-8")
     assert document.index(BEGIN) < document.index(END)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.agents.table import FACTS, UnknownFact, fact, value
+from core.agents.constants import CONSTANTS, UnknownConstant, constant, value
 from core.agents.versions import Version, in_range, parse_version
 
 
@@ -46,10 +46,10 @@ def test_claude_code_output_reserve_follows_the_version(version: str | None, res
 
 
 def test_every_fact_names_its_source_and_ranges_do_not_overlap() -> None:
-    for row in FACTS:
+    for row in CONSTANTS:
         assert row.source.strip(), row
     by_name: dict[tuple[str, str], list[tuple[str | None, str | None]]] = {}
-    for row in FACTS:
+    for row in CONSTANTS:
         by_name.setdefault((row.agent, row.name), []).append((row.since, row.until))
     for (agent, name), ranges in by_name.items():
         for probe in ("0.0.1", "1.0.0", "2.1.19", "2.1.20", "9.9.9"):
@@ -58,5 +58,5 @@ def test_every_fact_names_its_source_and_ranges_do_not_overlap() -> None:
 
 
 def test_an_unknown_fact_says_so() -> None:
-    with pytest.raises(UnknownFact):
-        fact("codex", "no-such-thing")
+    with pytest.raises(UnknownConstant):
+        constant("codex", "no-such-thing")

@@ -1,4 +1,4 @@
-"""The context breakdown (core.breakdown): each category on built sessions, the reconciliation to
+"""The context breakdown (core.insights.breakdown): each category on built sessions, the reconciliation to
 the recorded total, and every call of every real session in ../shared/samples adding up."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from builders import SessionBuilder, text_of_tokens
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.breakdown import CATEGORIES, CallBreakdown, breakdown, fit
 from core.formats import load_session
-from core.models import Usage, UsageConvention
+from core.insights.breakdown import CATEGORIES, CallBreakdown, breakdown, fit
+from core.model.session import Usage, UsageConvention
 
 SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples"
 SAMPLE_FILES = (

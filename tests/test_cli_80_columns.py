@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from core.units import format_tokens
+from core.model.write_numbers import format_tokens
 from tui.cli import cli
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -12,10 +12,10 @@ from click.testing import CliRunner, Result
 from sessions import late_overflow_session
 
 from core.formats.ctxscope_jsonl import write_session
-from core.models import Session
+from core.model.session import Session
 from core.policy import PRESETS, get_preset, load_policy
 from core.replay import CompareResult, ReplayResult
-from core.report import AnalysisReport
+from core.reports.analyze import AnalysisReport
 from tui.cli import cli
 
 SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples"

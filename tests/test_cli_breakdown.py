@@ -1,5 +1,5 @@
 """``ctxscope breakdown`` and ``ctxscope compactions`` through the real command line group, the
-new fields of ``analyze --json``, and why each compaction ran (core.compaction_causes) on built
+new fields of ``analyze --json``, and why each compaction ran (core.insights.compaction_causes) on built
 sessions and on every real session of ../shared/samples."""
 
 from __future__ import annotations
@@ -11,15 +11,15 @@ import pytest
 from builders import SessionBuilder, text_of_tokens
 from click.testing import CliRunner
 
-from core.breakdown import CATEGORIES, CallBreakdown, ContextBreakdown
-from core.compaction_causes import compaction_causes
-from core.compactions import CompactionReport
 from core.formats import load_session
 from core.formats.ctxscope_jsonl import write_session
-from core.models import Session
+from core.insights.breakdown import CATEGORIES, CallBreakdown, ContextBreakdown
+from core.insights.compaction_causes import compaction_causes
+from core.insights.compaction_records import CompactionReport
+from core.model.session import Session
 from core.policy import get_preset
 from core.replay import native_policy, replay
-from core.report import AnalysisReport
+from core.reports.analyze import AnalysisReport
 from tui.cli import cli
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,11 +10,11 @@ import pytest
 from builders import SessionBuilder, text_of_tokens
 from click.testing import CliRunner
 
-from core.fidelity_report import fidelity_report
 from core.formats import load_session
 from core.formats.ctxscope_jsonl import write_session
-from core.models import Session, SourceFormat
+from core.model.session import Session, SourceFormat
 from core.replay import native_policy, replay
+from core.reports.fidelity import fidelity_report
 from tui.cli import cli
 
 SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples"

@@ -10,7 +10,7 @@ from builders import SessionBuilder, text_of_tokens
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.compaction import (
+from core.algorithms.compact import (
     CompactionError,
     CompactionResult,
     EntryCache,
@@ -28,9 +28,7 @@ from core.llm.protocol import (
     Summarizer,
     SummaryResult,
 )
-from core.models import Message, Role, replace, to_record
-from core.policy import CompactionPolicy, Policy, PruningPolicy, SplitPolicy, get_preset
-from core.templates import (
+from core.llm.summary_templates import (
     PREVIOUS_SUMMARY_OPEN,
     SUMMARY_BLOCK_CLOSE,
     SUMMARY_BLOCK_OPEN,
@@ -38,7 +36,9 @@ from core.templates import (
     section_headings,
     split_sections,
 )
-from core.tokens import get_counter
+from core.model.session import Message, Role, replace, to_record
+from core.model.tokens import get_counter
+from core.policy import CompactionPolicy, Policy, PruningPolicy, SplitPolicy, get_preset
 
 COUNTER = get_counter("chars/4")
 WINDOW = 30_000  # usable 10,000 with the default reserve: tail budget 2,500
@@ -686,7 +686,7 @@ def test_compaction_with_an_entry_cache_is_the_same_compaction() -> None:
 
 
 def test_transcripts_give_back_their_entries() -> None:
-    from core.templates import build_transcript, transcript_entries
+    from core.llm.summary_templates import build_transcript, transcript_entries
 
     entries = ["[User]: one", "[Assistant]: two\n\n[User]: inline"]
     text = build_transcript(entries)
@@ -733,7 +733,7 @@ def test_outline_is_the_compaction_in_short(
     limit: int | None,
 ) -> None:
     # The replay engine runs compact_outline; every value it keeps must be what compact gives.
-    from core.compaction import CompactionOutline, compact_outline
+    from core.algorithms.compact import CompactionOutline, compact_outline
 
     pol = Policy(
         pruning=PruningPolicy(

@@ -1,4 +1,4 @@
-"""Costs (core.cost, core.prices): each usage convention priced as a hand calculation from the
+"""Costs (core.insights.cost, core.insights.prices): each usage convention priced as a hand calculation from the
 price table says, on the real sessions of ../shared/samples (Claude cache writes and reads, OpenAI
 cached input and reasoning, opencode's reasoning billed apart); unknown models are unknown, never
 0; a compaction's summary call and the cache it invalidated; the dollar formatter."""
@@ -12,16 +12,16 @@ import pytest
 from builders import SessionBuilder
 from genai_prices.types import TieredPrices
 
-from core.cost import (
+from core.formats import load_session
+from core.insights.cost import (
     CallCost,
     compaction_cost_label,
     cost_label,
     format_usd,
     session_cost,
 )
-from core.formats import load_session
-from core.models import Session, Usage, UsageConvention
-from core.prices import list_price
+from core.insights.prices import list_price
+from core.model.session import Session, Usage, UsageConvention
 
 SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples"
 CLAUDE = SAMPLES / "claude-code" / "claude-2.1.226_auto-2x_flutter-docker-image_K1.jsonl"

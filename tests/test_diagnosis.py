@@ -7,8 +7,8 @@ import pytest
 from builders import SessionBuilder, text_of_tokens
 from sessions import late_overflow_session
 
-from core.diagnosis import OverflowDiagnosis, diagnose
-from core.models import Session
+from core.insights.diagnosis import OverflowDiagnosis, diagnose
+from core.model.session import Session
 from core.policy import Policy, get_preset
 from core.replay import native_policy, replay
 

@@ -11,15 +11,15 @@ from typing import Any
 import pytest
 from test_formats_opencode import _export, _other_session, write_db, write_storage
 
-from core.discovery import (
+from core.formats import load_session
+from core.formats.discovery import (
     claude_project_dirs,
     codex_home,
     discover_sessions,
     opencode_data_dir,
     pi_sessions_dir,
 )
-from core.formats import load_session
-from core.models import SourceFormat
+from core.model.session import SourceFormat
 
 PI_FIXTURE = Path(__file__).parent / "fixtures" / "pi" / "v3-tree.jsonl"
 ENV = (
@@ -218,7 +218,7 @@ def test_folder_that_raises_is_skipped(home: Path, monkeypatch: pytest.MonkeyPat
             raise PermissionError(13, "Permission denied", str(path))
         return real_scandir(path)
 
-    monkeypatch.setattr("core.discovery.os.scandir", refusing)
+    monkeypatch.setattr("core.formats.discovery.os.scandir", refusing)
     assert [s.path for s in discover_sessions()] == [str(good)]
 
 

@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 from fleet_sessions import Built, write_fleet
 
-from core.export import SCHEMA_VERSION, TABLES, ExportError, arrow_schema, export
 from core.export_readme import README, updated
+from core.fleet.export import SCHEMA_VERSION, TABLES, ExportError, arrow_schema, export
 from tui.cli import cli
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,19 +9,26 @@ from collections.abc import Iterator
 from pydantic import BaseModel, ConfigDict
 from pydantic._internal._docs_extraction import extract_docstrings_from_cls
 
-import core.breakdown
-import core.compactions
-import core.cost
-import core.fleet
-import core.forgotten
+import core.algorithms.truncate
+import core.fleet.survey
+import core.insights.breakdown
+import core.insights.compaction_records
+import core.insights.cost
+import core.insights.forgotten_facts
 import core.policy
 import core.replay
-import core.report
-import core.truncate
-from core.fastmodel import documented
+import core.reports.analyze
+from core.model.fastmodel import documented
 
-IMPORTED = [core.breakdown, core.compactions, core.cost, core.fleet, core.forgotten, core.policy]
-IMPORTED += [core.replay, core.report, core.truncate]
+IMPORTED = [
+    core.insights.breakdown,
+    core.insights.compaction_records,
+    core.insights.cost,
+    core.fleet.survey,
+    core.insights.forgotten_facts,
+    core.policy,
+]
+IMPORTED += [core.replay, core.reports.analyze, core.algorithms.truncate]
 """The modules whose models are checked (imported for their classes)."""
 
 

@@ -14,7 +14,8 @@ from click.testing import CliRunner
 from fleet_sessions import WINDOW, Built, write_fleet
 
 from core.analysis_cache import AnalysisCache, fingerprint
-from core.fleet import (
+from core.fleet.session_rows import FleetRow
+from core.fleet.survey import (
     CACHE_KIND,
     analyse,
     cached_rows,
@@ -23,8 +24,7 @@ from core.fleet import (
     session_row,
 )
 from core.formats.ctxscope_jsonl import write_session
-from core.models import SourceFormat
-from core.session_rows import FleetRow
+from core.model.session import SourceFormat
 from tui.cli import cli
 from tui.figures import row_cost
 
@@ -259,7 +259,9 @@ def test_a_model_without_a_price_is_an_unknown_cost(tmp_path: Path) -> None:
     row = analyse(str(path)).row
     assert row.error is None and row.cost_usd is None and row.cost_unpriced_calls == 1
     result = CliRunner().invoke(cli, ["fleet", str(path), "--no-cache"])
-    assert row_cost(row) == "?"  # core.cost.usd_label: the picker and the status bar say so too
+    assert (
+        row_cost(row) == "?"
+    )  # core.insights.cost.usd_label: the picker and the status bar say so too
     assert " ? " in result.output
 
 

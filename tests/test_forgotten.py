@@ -1,4 +1,4 @@
-"""What a compaction forgot (core.facts, core.forgotten): each kind of fact found, kept and
+"""What a compaction forgot (core.insights.conversation_facts, core.insights.forgotten_facts): each kind of fact found, kept and
 dropped on built sessions; a summary that is the whole head verbatim keeps every fact (a
 property); the LLM judge; and every readable recorded summary of ../shared/samples."""
 
@@ -13,18 +13,18 @@ from builders import SessionBuilder
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.facts import FACT_KINDS, extract_facts
-from core.forgotten import (
+from core.formats import load_session
+from core.insights.conversation_facts import FACT_KINDS, extract_facts
+from core.insights.forgotten_facts import (
     ENCRYPTED,
     compare_summaries,
     forgotten_of,
     judge,
     recorded_forgotten,
 )
-from core.formats import load_session
 from core.llm.protocol import ChatMessage, LLMUsage, SummaryResult
-from core.models import Message, SourceFormat
-from core.tokens import message_text
+from core.model.session import Message, SourceFormat
+from core.model.tokens import message_text
 
 SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples"
 WITH_COMPACTIONS = (

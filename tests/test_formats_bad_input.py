@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from core.formats import LoadError, load_session
-from core.models import Role, Session, Severity
+from core.model.session import Role, Session, Severity
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CLAUDE = FIXTURES / "claude" / "9b1c0e55-7a2d-4c3e-9f10-5a6b7c8d9e0f.jsonl"
@@ -276,7 +276,7 @@ def _jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
 
 
 def test_counts_that_are_not_numbers_read_as_zero(tmp_path: Path) -> None:
-    """Every loader coerces counts with core.numbers.as_int: an int or a finite float counts;
+    """Every loader coerces counts with core.model.read_numbers.as_int: an int or a finite float counts;
     a numeric string or a boolean is 0, or None for a count a record may leave out (the Claude
     Code and Codex loaders once read "1200" as 1200 and true as 1)."""
     claude = _jsonl(

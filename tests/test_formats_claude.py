@@ -12,7 +12,7 @@ import pytest
 from core.formats import claude_code as cc
 from core.formats import detect_format, load_session
 from core.formats.jsonl import read_record
-from core.models import Role, Session, SourceFormat, UsageConvention
+from core.model.session import Role, Session, SourceFormat, UsageConvention
 
 FIXTURES = Path(__file__).parent / "fixtures" / "claude"
 SID = "9b1c0e55-7a2d-4c3e-9f10-5a6b7c8d9e0f"

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from core.formats import load_session
-from core.models import Session
+from core.model.session import Session
 
 FIXTURES = Path(__file__).parent / "fixtures" / "claude"
 OVERFLOW = FIXTURES / "overflow_recovery.jsonl"

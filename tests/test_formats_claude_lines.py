@@ -14,7 +14,7 @@ import pytest
 
 from core.formats import load_session
 from core.formats.claude_attachments import attachment_text, is_known
-from core.models import Message, Role, Session, Severity
+from core.model.session import Message, Role, Session, Severity
 
 FIXTURES = Path(__file__).parent / "fixtures" / "claude"
 RECENT = FIXTURES / "recent_lines.jsonl"

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from core.formats import load_session
-from core.models import Session, Severity
+from core.model.session import Session, Severity
 
 FIXTURES = Path(__file__).parent / "fixtures" / "claude"
 SHAPES = [

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from core.formats import load_session
-from core.models import Role, Session, Severity
+from core.model.session import Role, Session, Severity
 
 SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples" / "claude-code"
 FILES = sorted(SAMPLES.rglob("*.jsonl")) if SAMPLES.is_dir() else []

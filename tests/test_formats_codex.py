@@ -11,7 +11,7 @@ import pytest
 from core.formats import codex as cx
 from core.formats import detect_format, load_session
 from core.formats.jsonl import read_record
-from core.models import Role, Session, SourceFormat, UsageConvention
+from core.model.session import Role, Session, SourceFormat, UsageConvention
 
 FIXTURES = Path(__file__).parent / "fixtures" / "codex"
 ROLLOUT = FIXTURES / "rollout-2026-04-01T12-00-00-019d0000-aaaa-7bbb-8ccc-000000000001.jsonl"

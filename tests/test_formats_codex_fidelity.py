@@ -14,7 +14,7 @@ from typing import Any
 from codex_rollout import SESSION_ID, SESSION_MS, Rollout, compact, uuid7
 
 from core.formats import load_session
-from core.models import Role, Session, Severity, WindowChange
+from core.model.session import Role, Session, Severity, WindowChange
 
 
 def _load(rollout: Rollout, folder: Path) -> Session:

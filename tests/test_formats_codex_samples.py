@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from core.formats import load_session
-from core.models import CompactionEvent, Session, Severity, WindowChange
+from core.model.session import CompactionEvent, Session, Severity, WindowChange
 
 SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples" / "codex"
 

@@ -10,7 +10,7 @@ import pytest
 
 from core.formats import LoadError, detect_format, load_session
 from core.formats import ctxscope_jsonl as cj
-from core.models import Message, Role, Session, SourceFormat, Usage, UsageConvention
+from core.model.session import Message, Role, Session, SourceFormat, Usage, UsageConvention
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from core.formats.base import SessionBuilder
 from core.formats.jsonl import read_jsonl, read_jsonl_raw, read_record
-from core.models import Severity, SourceFormat
+from core.model.session import Severity, SourceFormat
 
 
 def _builder() -> SessionBuilder:

@@ -15,7 +15,7 @@ import pytest
 
 from core.formats import LoadError, detect_format, load_session
 from core.formats import opencode as oc
-from core.models import Role, Session, SourceFormat, UsageConvention
+from core.model.session import Role, Session, SourceFormat, UsageConvention
 
 FIXTURE = Path(__file__).parent / "fixtures" / "opencode" / "export.json"
 SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples"

@@ -11,7 +11,7 @@ import pytest
 
 from core.formats import LoadError, detect_format, load_session
 from core.formats import pi as pi_format
-from core.models import Role, Session, SourceFormat, UsageConvention
+from core.model.session import Role, Session, SourceFormat, UsageConvention
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pi"
 SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples"

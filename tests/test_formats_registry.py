@@ -20,7 +20,7 @@ import core.formats as registry
 from core.formats import LoadError, detect_format, load_session
 from core.formats.base import SessionBuilder
 from core.formats.jsonl import HEAD_BYTES, read_jsonl
-from core.models import (
+from core.model.session import (
     Message,
     Role,
     SourceFormat,

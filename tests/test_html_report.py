@@ -12,7 +12,7 @@ from builders import SessionBuilder
 from click.testing import CliRunner
 
 from core.formats.ctxscope_jsonl import write_session
-from core.models import SourceFormat
+from core.model.session import SourceFormat
 from tui.cli import cli
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_sessions"

@@ -38,14 +38,16 @@ from core.llm.protocol import (
     StoppedCallingError,
     UnreachableError,
 )
-from core.models import Session
+from core.model.session import Session
 from core.policy import CompactionPolicy, LLMConfig, Policy, PruningPolicy
 from core.replay import ReplayResult, replay
 
 MODEL = "ctxscope-mock"
 HEAD = [
     ChatMessage(role="system", content="You write summaries of coding sessions."),
-    ChatMessage(role="user", content="Fix the crash in core/split.py when the session is empty."),
+    ChatMessage(
+        role="user", content="Fix the crash in core/algorithms/split.py when the session is empty."
+    ),
 ]
 PROMPT = "Summarise the conversation.\n\n## Goal\n\n## Discoveries\n"
 HANG_S = 60.0

@@ -17,6 +17,7 @@ import pytest
 from _mock_llm import MockLLMProcess
 from builders import SessionBuilder
 
+from core.agents.overflow_errors import is_context_overflow_code, is_context_overflow_message
 from core.llm.factory import make_summarizer
 from core.llm.live import OpenAISummarizer, _DeltaRelay
 from core.llm.live_errors import Retryable, parse_retry_after
@@ -34,8 +35,7 @@ from core.llm.protocol import (
     UnreachableError,
 )
 from core.llm.transport import AnswerTooLarge, CappedBody
-from core.models import Provenance
-from core.overflow_errors import is_context_overflow_code, is_context_overflow_message
+from core.model.session import Provenance
 from core.policy import LLMConfig, Policy, PruningPolicy
 
 MODEL = "ctxscope-mock"
@@ -45,7 +45,7 @@ HEAD = [
     ChatMessage(role="system", content="You write summaries of coding sessions."),
     ChatMessage(
         role="user",
-        content="Fix the crash in core/split.py when the session is empty.\nNever change the API.",
+        content="Fix the crash in core/algorithms/split.py when the session is empty.\nNever change the API.",
     ),
     ChatMessage(role="assistant", content="I found the cause: the walk reads messages[-1] first."),
 ]
@@ -211,7 +211,7 @@ async def test_an_exception_from_on_delta_reaches_the_caller_unretried(
 def test_replay_with_a_live_llm_compacts_through_the_server(server: MockLLMProcess) -> None:
     """The path of `ctxscope replay --llm URL --model NAME`: policy.llm -> make_summarizer."""
     replay_module = pytest.importorskip("core.replay")
-    from core.models import Session
+    from core.model.session import Session
     from core.policy import CompactionPolicy
 
     session = Session(id="live", format="ctxscope", context_window=8000, messages=_conversation())
@@ -662,8 +662,8 @@ def _conversation() -> list:  # type: ignore[type-arg]
 def test_compaction_over_http_drops_oldest_head_messages_until_it_fits(
     server: MockLLMProcess,
 ) -> None:
-    compaction = pytest.importorskip("core.compaction")
-    from core.tokens import get_counter
+    compaction = pytest.importorskip("core.algorithms.compact")
+    from core.model.tokens import get_counter
 
     messages = _conversation()
     policy = Policy(pruning=PruningPolicy(enabled=False))  # keep the head large

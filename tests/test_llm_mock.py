@@ -10,14 +10,14 @@ from hypothesis import strategies as st
 
 from core.llm.mock import MockSummarizer
 from core.llm.protocol import ChatMessage, ContextOverflowError, Summarizer
-from core.models import Provenance
-from core.templates import (
+from core.llm.summary_templates import (
     SYSTEM_PROMPT,
     TEMPLATES,
     build_prompt,
     section_headings,
     split_sections,
 )
+from core.model.session import Provenance
 
 TRANSCRIPT = """<conversation>
 [User]: Fix the failing tests in core/parser.py
@@ -37,7 +37,7 @@ FAILED tests/test_parser.py::test_x - AssertionError
 
 [Tool call]: edit {"filePath":"core/lexer.py","old":"a","new":"b"}
 
-[Tool call]: apply_patch {"input":"*** Begin Patch\\n*** Update File: core/tokens.py\\n@@\\n*** End Patch"}
+[Tool call]: apply_patch {"input":"*** Begin Patch\\n*** Update File: core/model/tokens.py\\n@@\\n*** End Patch"}
 
 [User]: also add a regression test
 </conversation>"""
@@ -77,7 +77,7 @@ def test_sections_are_filled_from_the_head() -> None:
     files = sections["Relevant files"]
     assert "`core/parser.py` (read)" in files
     assert "`core/lexer.py` (edited)" in files  # filePath argument of an edit tool
-    assert "`core/tokens.py` (edited)" in files  # a file named inside a patch
+    assert "`core/model/tokens.py` (edited)" in files  # a file named inside a patch
 
 
 def test_custom_headings_are_followed() -> None:
@@ -250,7 +250,7 @@ def test_entries_are_split_as_the_line_start_regex_splits_them(text: str) -> Non
     import re
 
     from core.llm import mock as llm_mock
-    from core.templates import ENTRY_LABELS
+    from core.llm.summary_templates import ENTRY_LABELS
 
     pattern = re.compile(
         "^(" + "|".join(re.escape(label) for label in ENTRY_LABELS) + "):[ ]?", re.MULTILINE
@@ -299,9 +299,9 @@ def test_the_entry_cache_stays_within_its_bound() -> None:
     )
 )
 def test_a_transcript_read_by_its_entries_reads_as_its_text(entries: list[str]) -> None:
-    # A transcript core.templates just built is read from the entries it joined; the same text
+    # A transcript core.llm.summary_templates just built is read from the entries it joined; the same text
     # arriving as any other string is split. Both must give the same summary.
-    from core.templates import build_transcript
+    from core.llm.summary_templates import build_transcript
 
     built = build_transcript([e for e in entries if e])
     other = "".join(list(built))  # an equal string, not the one built

@@ -20,8 +20,8 @@ from click.testing import CliRunner
 
 from core.formats import load_session
 from core.formats.ctxscope_jsonl import dumps_session
-from core.models import Session
-from core.numbers import MAX_COUNT
+from core.model.read_numbers import MAX_COUNT
+from core.model.session import Session
 from core.replay import native_policy, replay
 from tui.cli import cli
 

@@ -13,16 +13,19 @@ from collections.abc import Iterator
 import pytest
 from _mock_llm import REPO, MockLLMProcess
 
+from core.agents.overflow_errors import is_context_overflow_message
 from core.llm.mock import MockSummarizer
 from core.llm.mock_server import MockLLMServer, MockServerConfig, is_loopback_host
 from core.llm.protocol import ChatMessage
-from core.overflow_errors import is_context_overflow_message
 
 MODEL = "ctxscope-mock"
 PROMPT = "Write a summary with these sections.\n\n## Goal\n\n## Discoveries\n\n## Relevant files\n"
 HEAD = [
     {"role": "system", "content": "You summarise coding sessions."},
-    {"role": "user", "content": "Fix the crash in core/split.py when the session is empty."},
+    {
+        "role": "user",
+        "content": "Fix the crash in core/algorithms/split.py when the session is empty.",
+    },
     {"role": "assistant", "content": "I found the cause: the walk indexes messages[-1] first."},
 ]
 
@@ -479,7 +482,7 @@ def test_cli_requires_the_key_variable_it_names() -> None:
 
 def test_server_modules_do_not_load_openai_or_ui() -> None:
     code = (
-        "import sys, core.llm.mock_server, core.overflow_errors, tui.commands.mock_llm; "
+        "import sys, core.llm.mock_server, core.agents.overflow_errors, tui.commands.mock_llm; "
         "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in "
         "{'openai', 'textual', 'rich'})))"
     )

@@ -1,6 +1,6 @@
 """The data model: context figures per provider convention, turns and model calls."""
 
-from core.models import Message, Role, Session, SourceFormat, Usage, UsageConvention
+from core.model.session import Message, Role, Session, SourceFormat, Usage, UsageConvention
 
 
 def test_claude_context_is_the_prompt_before_the_reply() -> None:

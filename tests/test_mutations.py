@@ -26,11 +26,11 @@ from builders import SessionBuilder
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.diagnosis import diagnose
 from core.formats import LoadError, load_session
 from core.formats.ctxscope_jsonl import dumps_session, write_session
+from core.insights.diagnosis import diagnose
 from core.replay import Replayer, native_policy
-from core.report import analysis_report
+from core.reports.analyze import analysis_report
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"

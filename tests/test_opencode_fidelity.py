@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 from test_formats_opencode import write_db, write_storage
 
+from core.algorithms.overflow import overflow_reason
 from core.formats import load_session
 from core.formats import opencode as oc
 from core.formats.opencode_messages import REFUSED_CALL_ERROR
-from core.models import Message, Session, Severity
-from core.overflow import overflow_reason
+from core.model.session import Message, Session, Severity
 
 FIXTURE = Path(__file__).parent / "fixtures" / "opencode" / "triggers.json"
 SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples" / "opencode"

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
+from core.algorithms.overflow import overflow_reason
 from core.formats import detect_format, load_session
 from core.formats import opencode as oc
-from core.models import Role, Session, SourceFormat, UsageConvention
-from core.overflow import overflow_reason
+from core.model.session import Role, Session, SourceFormat, UsageConvention
 
 FIXTURE = Path(__file__).parent / "fixtures" / "opencode" / "session_message.json"
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.models import Message, Role, Usage, UsageConvention
-from core.overflow import (
+from core.algorithms.overflow import (
     call_overflowed,
     context_after_reply,
     context_before_reply,
@@ -17,6 +16,7 @@ from core.overflow import (
     threshold,
     usable_usage,
 )
+from core.model.session import Message, Role, Usage, UsageConvention
 from core.policy import get_preset
 
 # --- context figures -----------------------------------------------------------------------------
@@ -127,7 +127,7 @@ def test_overflow_recognition() -> None:
 
 
 def test_codex_rule_uses_the_full_model_window_when_the_recorded_one_is_effective() -> None:
-    from core.overflow import threshold as rule_threshold
+    from core.algorithms.overflow import threshold as rule_threshold
     from core.policy import get_preset
 
     codex = get_preset("codex")

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from core.formats import pi as pi_format
-from core.models import Session
+from core.model.session import Session
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pi"
 TRIGGERS = FIXTURES / "triggers-v3.jsonl"

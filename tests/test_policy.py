@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from core.fastmodel import documented
+from core.model.fastmodel import documented
 from core.policy import (
     PRESETS,
     Policy,

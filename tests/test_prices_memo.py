@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from genai_prices.types import Tier, TieredPrices, calc_unit_price
 
-from core import prices
+from core.insights import prices
 
 PRICE_THREE = """
 import sys
 from datetime import datetime, timezone
-from core.prices import UnknownPrice, rates
+from core.insights.prices import UnknownPrice, rates
 at = datetime(2026, 3, 1, tzinfo=timezone.utc)
 out = []
 for model, provider, prompt in [

@@ -6,10 +6,10 @@ from builders import SessionBuilder, text_of_tokens
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.models import Message, Role, ToolResult, replace, to_record
+from core.algorithms.prune import PruneReason, prune, skip_boundary
+from core.model.session import Message, Role, ToolResult, replace, to_record
+from core.model.tokens import get_counter
 from core.policy import PruningPolicy
-from core.prune import PruneReason, prune, skip_boundary
-from core.tokens import get_counter
 
 COUNTER = get_counter("chars/4")
 NOW = 1_700_000_000_000
@@ -307,7 +307,7 @@ def test_pruning_invariants(
 
 def test_results_are_the_objects_validation_and_a_copy_build() -> None:
     # prune builds its decisions without pydantic's generic paths, and its pruned copies with
-    # core.models.replace; they must be indistinguishable from validated decisions and copies.
+    # core.model.session.replace; they must be indistinguishable from validated decisions and copies.
     messages = seed_example()
     result = prune(messages, PruningPolicy(), counter=COUNTER, now_ms=NOW)
     for decision in result.decisions:
@@ -332,7 +332,7 @@ def test_results_are_the_objects_validation_and_a_copy_build() -> None:
 
 
 def test_plan_counts_pruned_copies_as_message_tokens_does() -> None:
-    from core.prune import plan_prune
+    from core.algorithms.prune import plan_prune
 
     messages = seed_example()
     # A tool message that also has text: its pruned copy is more than the placeholder.

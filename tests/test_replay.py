@@ -13,7 +13,8 @@ from builders import SessionBuilder, text_of_tokens
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.models import CompactionTrigger, Provenance, Session, SourceFormat, UsageConvention
+from core.model.session import CompactionTrigger, Provenance, Session, SourceFormat, UsageConvention
+from core.model.tokens import get_counter
 from core.policy import PRESETS, Policy, get_preset
 from core.replay import (
     CompareResult,
@@ -23,7 +24,6 @@ from core.replay import (
     compare,
     replay,
 )
-from core.tokens import get_counter
 
 
 def _quiet(base: str = "pi") -> Policy:
@@ -592,7 +592,7 @@ def test_incremental_equals_fresh_on_random_sessions(
 def test_the_replay_and_the_reports_share_one_placing_of_the_calls() -> None:
     """The calls and compactions are placed once per session (a third of a second on 100 MB),
     and again when the session grows or for a copy."""
-    from core.context_walk import RecordedWalk
+    from core.insights.context_walk import RecordedWalk
     from core.replay.engine import Replayer
     from core.replay.recorded import placed
 

@@ -6,13 +6,13 @@ import pytest
 from pydantic import BaseModel
 
 from core.apidoc import BEGIN, DOCUMENT, END, missing_fields, reference, result_models, updated
-from core.breakdown import CallBreakdown, ContextBreakdown
-from core.compaction_causes import CompactionCause
-from core.compactions import CompactionReport
-from core.cost import CallCost, CompactionCost, SessionCost
-from core.diagnosis import Contributor, OverflowDiagnosis, ToolShare
-from core.fastmodel import documented
-from core.forgotten import FactRecord, Forgotten, KindRecall
+from core.insights.breakdown import CallBreakdown, ContextBreakdown
+from core.insights.compaction_causes import CompactionCause
+from core.insights.compaction_records import CompactionReport
+from core.insights.cost import CallCost, CompactionCost, SessionCost
+from core.insights.diagnosis import Contributor, OverflowDiagnosis, ToolShare
+from core.insights.forgotten_facts import FactRecord, Forgotten, KindRecall
+from core.model.fastmodel import documented
 from core.replay import (
     CallPoint,
     CompareResult,
@@ -24,7 +24,7 @@ from core.replay import (
     ReplaySummary,
 )
 from core.replay.results import InferredThreshold, ThresholdSpan
-from core.report import AnalysisReport, CheckEntry, SessionInfo
+from core.reports.analyze import AnalysisReport, CheckEntry, SessionInfo
 
 EXPECTED: set[type[BaseModel]] = {
     ReplayResult,

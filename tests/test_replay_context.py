@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from core.formats import load_session
+from core.llm.summary_templates import split_sections
 from core.policy import get_preset
 from core.replay import Replayer, native_policy
-from core.templates import split_sections
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_sessions"
 COMPACTED = SAMPLES / "claude-code" / "compacted.jsonl"

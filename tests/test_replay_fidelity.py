@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from core.formats import load_session
-from core.models import Session
+from core.model.session import Session
 from core.policy import get_preset
 from core.replay import native_policy, replay
 

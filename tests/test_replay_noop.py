@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from core.llm.mock import MockSummarizer
 from core.llm.protocol import SummaryResult
-from core.models import Session, SourceFormat
+from core.model.session import Session, SourceFormat
 from core.policy import PRESETS, Policy, get_preset
 from core.replay import Replayer
 

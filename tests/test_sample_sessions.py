@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from core.formats import load_session
-from core.models import Message, Role, Session
+from core.model.session import Message, Role, Session
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_sessions"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import time
 
-from core.session_pool import map_sessions
+from core.fleet.session_pool import map_sessions
 
 
 def _length(path: str) -> int:

@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from core.file_kind import open_regular, unreadable_reason
 from core.formats import LoadError, load_session
-from core.session_paths import expand_paths
+from core.formats.file_kind import open_regular, unreadable_reason
+from core.formats.session_paths import expand_paths
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_sessions" / "claude-code" / "compacted.jsonl"

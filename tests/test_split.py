@@ -7,10 +7,10 @@ from builders import SessionBuilder
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.models import Message, Role
+from core.algorithms.split import split
+from core.model.session import Message, Role
+from core.model.tokens import get_counter
 from core.policy import SplitPolicy
-from core.split import split
-from core.tokens import get_counter
 
 COUNTER = get_counter("chars/4")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from builders import SessionBuilder, text_of_tokens
 
-from core.models import CompactionTrigger, Session, SourceFormat
+from core.model.session import CompactionTrigger, Session, SourceFormat
 from core.replay import Replayer, native_policy, replay
 
 WINDOW = 200_000

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.models import Message, Provenance, Role, ToolCall, ToolResult
-from core.tokens import (
+from core.model.session import Message, Provenance, Role, ToolCall, ToolResult
+from core.model.tokens import (
     EstimatorError,
     TokenCounter,
     estimate_bytes4,
@@ -78,7 +78,7 @@ def test_tiktoken_counts_offline_and_says_counted() -> None:
 def test_o200k_falls_back_with_a_note_when_not_cached(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    import core.tokens as tokens
+    import core.model.tokens as tokens
 
     monkeypatch.setenv(
         "TIKTOKEN_CACHE_DIR", str(tmp_path)

@@ -1,4 +1,4 @@
-"""T15 truncation: exact formats, counting, spill safety, failures, retention (core/truncate.py)."""
+"""T15 truncation: exact formats, counting, spill safety, failures, retention (core/algorithms/truncate.py)."""
 
 from __future__ import annotations
 
@@ -14,14 +14,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from core.policy import (
-    DEFAULT_HINT,
-    DEFAULT_SUBAGENT_HINT,
-    ToolLimits,
-    TruncationPolicy,
-    get_preset,
-)
-from core.truncate import (
+from core.algorithms.truncate import (
     SPILL_NAME_RE,
     StreamingTruncator,
     TruncateOptions,
@@ -31,6 +24,13 @@ from core.truncate import (
     truncate,
     truncate_tool_output,
     would_be_spill_name,
+)
+from core.policy import (
+    DEFAULT_HINT,
+    DEFAULT_SUBAGENT_HINT,
+    ToolLimits,
+    TruncationPolicy,
+    get_preset,
 )
 
 HINT = "Full output: {path}"
@@ -477,7 +477,7 @@ def test_disk_full_on_open_still_truncates(tmp_path: Path, monkeypatch: pytest.M
     def no_space(*args: object, **kwargs: object) -> int:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr("core.truncate.os.open", no_space)
+    monkeypatch.setattr("core.algorithms.truncate.os.open", no_space)
     result = truncate(numbered(100), opts(tmp_path / "spill", max_lines=5))
     assert result.truncated and result.spill_error is not None
     assert "no space left on device" in result.spill_error
@@ -496,7 +496,7 @@ def test_disk_full_mid_write_removes_the_partial_file(
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         return real_write(fd, bytes(data)[:10])
 
-    monkeypatch.setattr("core.truncate.os.write", write_then_fail)
+    monkeypatch.setattr("core.algorithms.truncate.os.write", write_then_fail)
     spill = tmp_path / "spill"
     result = truncate(numbered(100), opts(spill, max_lines=5))
     assert result.truncated and result.spill_error and not result.spilled
@@ -515,7 +515,7 @@ def test_readonly_folder_reports_instead_of_raising(
     def read_only(*args: object, **kwargs: object) -> int:
         raise OSError(errno.EROFS, os.strerror(errno.EROFS))
 
-    monkeypatch.setattr("core.truncate.os.open", read_only)
+    monkeypatch.setattr("core.algorithms.truncate.os.open", read_only)
     result = truncate_tool_output(
         numbered(10),
         tool_name="bash",
@@ -610,7 +610,7 @@ def test_disabled_options_return_input() -> None:
 
 def test_core_truncate_loads_no_ui() -> None:
     code = (
-        "import sys, core.truncate; "
+        "import sys, core.algorithms.truncate; "
         "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in {'textual','rich','openai'})))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from core.truncate import TruncateOptions
+from core.algorithms.truncate import TruncateOptions
 from tui.cli import cli
 from tui.commands.truncate import CHUNK_BYTES, run_filter
 

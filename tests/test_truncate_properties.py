@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from core.truncate import StreamingTruncator, TruncateOptions, new_spill_name, truncate
+from core.algorithms.truncate import StreamingTruncator, TruncateOptions, new_spill_name, truncate
 
 # Newlines, CR, ASCII and 2-, 3- and 4-byte code points; never the middle marker's "…".
 ALPHABET = st.sampled_from(["a", "b", " ", "\n", "\n", "\r", "é", "中", "😀", "\t"])

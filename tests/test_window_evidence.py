@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from builders import SessionBuilder
 
-from core.models import Session, SourceFormat
-from core.window_evidence import resolve_window, smallest_window
+from core.agents.window_evidence import resolve_window, smallest_window
+from core.model.session import Session, SourceFormat
 
 
 def _claude(*contexts: int, model: str = "claude-opus-5") -> Session:

@@ -10,8 +10,8 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
+from core.agents.window_evidence import resolve_window
 from core.formats import load_session
-from core.window_evidence import resolve_window
 from tui.cli import cli
 
 REPO = Path(__file__).resolve().parents[1]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.windows import (
+from core.agents.windows import (
     MODEL_TABLE,
     ONE_MILLION,
     lookup_limits,

@@ -19,7 +19,7 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.widgets import Input
 
-from core.file_kind import unreadable_reason
+from core.formats.file_kind import unreadable_reason
 from core.policy import Policy, PolicyError, resolve_policy
 from tui.commands_palette import CtxscopeCommands
 from tui.messages import JumpToMessage

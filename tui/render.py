@@ -19,9 +19,10 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from core.diagnosis import OverflowDiagnosis
-from core.fastmodel import documented
-from core.models import Session
+from core.insights.diagnosis import OverflowDiagnosis
+from core.model.fastmodel import documented
+from core.model.session import Session
+from core.model.write_numbers import format_tokens
 from core.policy import Policy
 from core.replay import (
     CallPoint,
@@ -32,7 +33,6 @@ from core.replay import (
     ReplayResult,
     ReplaySummary,
 )
-from core.units import format_tokens
 from tui.commands._session import (
     fail,
     load_or_fail,

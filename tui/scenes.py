@@ -22,9 +22,9 @@ from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from core.discovery import DiscoveredSession
 from core.formats import load_session
-from core.models import Session, SourceFormat
+from core.formats.discovery import DiscoveredSession
+from core.model.session import Session, SourceFormat
 from core.policy import Policy, get_preset
 from tui.app import DARK_THEME, LIGHT_THEME, CtxscopeApp
 from tui.screens.compaction import CompactionScreen, cut_of

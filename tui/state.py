@@ -2,7 +2,7 @@
 and what the user has selected.
 
 Widgets read this object; they never run an algorithm. Everything here is derived from the
-:class:`~core.models.Session` and the :class:`~core.replay.ReplayResult` (docs/REPLAY_API.md) with
+:class:`~core.model.session.Session` and the :class:`~core.replay.ReplayResult` (docs/REPLAY_API.md) with
 plain lookups, and every lookup a row needs while painting is O(1) (precomputed when the result or
 the selection changes), so a 100,000-message list paints as fast as a 10-message one.
 
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from enum import IntFlag
 from typing import TYPE_CHECKING, NamedTuple
 
-from core.models import Message, Role, Session
+from core.model.session import Message, Role, Session
 from core.policy import Policy, get_preset
 from tui.figures import recorded_trigger
 

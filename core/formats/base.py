@@ -10,7 +10,7 @@ A format module (``core/formats/<name>.py``) exposes three things the registry u
 
 Loaders append messages through :class:`SessionBuilder`, which assigns indices, flags the
 message after a compaction, collects diagnostics (capped per code so a broken 100 MB file does
-not produce a million of them) and builds the :class:`~core.models.Session` without revalidating
+not produce a million of them) and builds the :class:`~core.model.session.Session` without revalidating
 what the loader already typed.
 """
 
@@ -20,8 +20,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from core import numbers
-from core.models import (
+from core.agents.windows import lookup_max_output, lookup_window
+from core.model import read_numbers as numbers
+from core.model.session import (
     CompactionEvent,
     CompactionTrigger,
     Diagnostic,
@@ -32,8 +33,7 @@ from core.models import (
     SourceFormat,
     WindowSource,
 )
-from core.tokens import arguments_text
-from core.windows import lookup_max_output, lookup_window
+from core.model.tokens import arguments_text
 
 ProgressCallback = Callable[[int, int, int], None]
 """Called now and then while loading with ``(bytes_read, total_bytes, messages_so_far)``."""
@@ -259,7 +259,7 @@ class SessionBuilder:
 
 
 def fill_from_table(target: Session | SessionBuilder) -> None:
-    """What ``target`` does not record, from the model table of :mod:`core.windows`: the
+    """What ``target`` does not record, from the model table of :mod:`core.agents.windows`: the
     output limit, and the context window (``window_source = "table"``, where the figure comes
     from in ``metadata["window_source_detail"]``) when the model is in the table."""
     if target.max_output_tokens is None:

@@ -16,7 +16,7 @@
 
 from __future__ import annotations
 
-from core.models import CompactionEvent, CompactionTrigger
+from core.model.session import CompactionEvent, CompactionTrigger
 
 MID_TURN = "mid-turn"
 PRE_TURN = "pre-turn"

@@ -39,7 +39,7 @@ from core.formats.opencode_messages import (
     build_session,
 )
 from core.formats.opencode_storage import load_storage, storage_layout
-from core.models import Session, SourceFormat
+from core.model.session import Session, SourceFormat
 
 FORMAT = SourceFormat.OPENCODE
 PARTIAL_READS = False

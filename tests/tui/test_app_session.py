@@ -7,7 +7,7 @@ import pytest
 from sessions import claude_like_session
 from tui_harness import HeldReplay, open_session, quiet_app, screen_text, settle, wait_for
 
-from core.models import Role
+from core.model.session import Role
 from core.policy import get_preset
 from tui.app import CtxscopeApp
 from tui.screens.help import HelpScreen

@@ -13,10 +13,10 @@ from textual.widgets import Markdown, Static
 from tui_harness import HeldSummarizer
 from views_fixtures import Host, compacting_policy
 
-from core.models import Session
+from core.llm.summary_templates import get_template, split_sections
+from core.model.session import Session
 from core.policy import Policy
 from core.replay import ReplayResult, replay
-from core.templates import get_template, split_sections
 from tui.figures import index_runs
 from tui.messages import JumpToMessage
 from tui.scenes import COMPACTED, press, session_app, settle

@@ -17,8 +17,8 @@ import pytest
 from click.testing import CliRunner
 from textual.pilot import Pilot
 
-from core.cost import CompactionCost, SessionCost, compaction_cost_label, cost_label
 from core.formats import LoadError, detect_format
+from core.insights.cost import CompactionCost, SessionCost, compaction_cost_label, cost_label
 from tui.app import CtxscopeApp
 from tui.cli import cli
 from tui.figures import check_line, index_runs

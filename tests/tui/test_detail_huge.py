@@ -13,8 +13,8 @@ import pytest
 from builders import SessionBuilder
 from tui_harness import open_session, quiet_app, settle
 
-from core.models import Session
-from core.tokens import get_counter
+from core.model.session import Session
+from core.model.tokens import get_counter
 from tui.widgets.detail import COUNT_PIECE_CHARS, DetailPane, count_in_pieces
 from tui.widgets.strip_window import (
     CACHE_ROWS,

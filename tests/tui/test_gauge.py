@@ -5,10 +5,10 @@ from __future__ import annotations
 from sessions import growing_session
 from views_fixtures import Host, compacting_policy
 
-from core.models import Provenance, Session
+from core.model.session import Provenance, Session
+from core.model.write_numbers import short_tokens
 from core.policy import get_preset
 from core.replay import ReplayResult, replay
-from core.units import short_tokens
 from tui.widgets.gauge import GUTTER, TokenGauge
 from tui.widgets.gauge_series import Series, bucket_series, build_series
 
@@ -253,7 +253,7 @@ def test_bucketing_keeps_peaks_and_fits_the_width() -> None:
 
 
 def test_series_from_a_session_marks_recorded_compactions() -> None:
-    from core.models import CompactionEvent
+    from core.model.session import CompactionEvent
 
     session = growing_session()
     session.compactions.append(CompactionEvent(message_index=9, trigger="auto"))

@@ -7,7 +7,7 @@ from builders import SessionBuilder
 from tui_harness import open_session, quiet_app, settle
 from views_fixtures import Host
 
-from core.models import Session
+from core.model.session import Session
 from core.policy import get_preset
 from core.replay import replay
 from tui.widgets.gauge import TokenGauge

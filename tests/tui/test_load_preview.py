@@ -17,7 +17,7 @@ from tui_harness import HeldLoad, settle
 
 import tui.screens.session.loading as loading_module
 from core.formats import LoadError, load_session, load_session_head
-from core.models import Session
+from core.model.session import Session
 from tui.app import CtxscopeApp
 from tui.screens.session import SessionScreen
 from tui.widgets.load_progress import LoadProgress

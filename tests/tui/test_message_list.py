@@ -6,8 +6,8 @@ import pytest
 from sessions import claude_like_session, many_messages
 from tui_harness import settle
 
+from core.model.write_numbers import compact_tokens
 from core.policy import get_preset
-from core.units import compact_tokens
 from tui.app import CtxscopeApp
 from tui.screens.session import SessionScreen
 from tui.state import RowFlag, SessionState

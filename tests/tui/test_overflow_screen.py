@@ -12,7 +12,7 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
 from views_fixtures import Host, compacting_policy
 
-from core.models import Session
+from core.model.session import Session
 from core.replay import ReplayResult, replay
 from tui.screens.overflow import OverflowScreen, share_bar
 

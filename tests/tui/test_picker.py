@@ -10,10 +10,10 @@ from claude_jsonl import write_claude_session
 from textual.widgets import DataTable, Input
 from tui_harness import settle
 
-from core.discovery import DiscoveredSession
 from core.formats import load_session
-from core.models import SourceFormat
-from core.units import compact_tokens
+from core.formats.discovery import DiscoveredSession
+from core.model.session import SourceFormat
+from core.model.write_numbers import compact_tokens
 from tui.app import CtxscopeApp
 from tui.screens.picker import PickerScreen
 from tui.screens.session import SessionScreen

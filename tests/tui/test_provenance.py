@@ -17,7 +17,7 @@ import pytest
 from textual.widgets import Input, Static, Switch
 
 from core.formats import load_session
-from core.models import WindowChange
+from core.model.session import WindowChange
 from tui.figures import check_line
 from tui.scenes import COMPACTED, OVERFLOW, PI, LoadedSessionApp, press, session_app, settle
 from tui.screens.session import SessionScreen

@@ -24,8 +24,8 @@ from textual.geometry import Region
 from textual.strip import Strip
 from tui_harness import open_session, quiet_app, screen_text, settle
 
+from core.model.tokens import message_text
 from core.policy import get_preset
-from core.tokens import message_text
 from tui.app import CtxscopeApp
 from tui.state import SessionState
 from tui.widgets.detail import DetailPane, TokenGrid

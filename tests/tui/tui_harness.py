@@ -21,7 +21,7 @@ from textual.worker import get_current_worker
 import tui.screens.session.loading as session_module
 from core.formats import load_session
 from core.llm.protocol import ChatMessage, DeltaCallback, LLMUsage, SummaryResult
-from core.models import Session
+from core.model.session import Session
 from core.policy import Policy
 from core.replay import Replayer, ReplayResult
 from tui.app import CtxscopeApp

@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 
 import click
 
-from core.models import Session
+from core.model.session import Session
 from core.policy import Policy
 from core.replay import INFERRED, Replayer, ReplayResult
 

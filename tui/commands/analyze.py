@@ -16,8 +16,8 @@ import sys
 
 import click
 
-from core.diagnosis import MARGIN, diagnose
-from core.report import analysis_report
+from core.insights.diagnosis import MARGIN, diagnose
+from core.reports.analyze import analysis_report
 from tui.commands._llm_watch import LLMWatch
 from tui.commands._options import replay_options
 from tui.commands._session import load_or_fail, replay_with_progress, replayer_of

@@ -2,11 +2,11 @@
 
 Splits each call's recorded context into the system prompt and tool definitions, user messages,
 assistant text, reasoning, tool calls, tool outputs (per tool), compaction summaries,
-attachments and a residual (:mod:`core.breakdown`), and prices the call (:mod:`core.cost`).
+attachments and a residual (:mod:`core.insights.breakdown`), and prices the call (:mod:`core.insights.cost`).
 Calls are numbered from 0, as ``analyze`` and ``replay`` number them (``call_index``).
 
 ``--call N`` shows one call, category by category; ``--json`` prints the
-:class:`core.breakdown.ContextBreakdown` (or one :class:`core.breakdown.CallBreakdown`).
+:class:`core.insights.breakdown.ContextBreakdown` (or one :class:`core.insights.breakdown.CallBreakdown`).
 Exit status 0, or 2 for unusable input.
 """
 
@@ -19,7 +19,7 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from core.breakdown import (
+from core.insights.breakdown import (
     CATEGORIES,
     CATEGORY_LABELS,
     CATEGORY_SHORT,
@@ -27,9 +27,9 @@ from core.breakdown import (
     ContextBreakdown,
     breakdown,
 )
-from core.cost import CallCost, SessionCost, cost_label, format_usd, session_cost
-from core.tokens import DEFAULT_ESTIMATOR
-from core.units import short_tokens
+from core.insights.cost import CallCost, SessionCost, cost_label, format_usd, session_cost
+from core.model.tokens import DEFAULT_ESTIMATOR
+from core.model.write_numbers import short_tokens
 from tui.commands._options import session_argument, window_option
 from tui.render import fail, load_or_fail, notes_block, session_header, stdout_console, tokens
 

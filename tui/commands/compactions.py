@@ -3,13 +3,13 @@ cost.
 
 For each compaction (the recording's, then the ones the policy's replay made on its own): what
 filled the window since the previous one, the threshold and the check that crossed it
-(:mod:`core.compaction_causes`); the facts of the head its summary kept and dropped
-(:mod:`core.forgotten`); its summary call and the prompt cache it invalidated (:mod:`core.cost`).
+(:mod:`core.insights.compaction_causes`); the facts of the head its summary kept and dropped
+(:mod:`core.insights.forgotten_facts`); its summary call and the prompt cache it invalidated (:mod:`core.insights.cost`).
 
 ``--compare`` writes a summary of each recorded compaction's head with the policy's summariser
 (the offline mock, or ``--llm URL``) and checks both summaries fact by fact; ``--llm URL`` also
 asks that model to judge the facts the matching did not find. ``--json`` prints the list of
-:class:`core.compactions.CompactionReport`. Exit status 0, or 2 for unusable input.
+:class:`core.insights.compaction_records.CompactionReport`. Exit status 0, or 2 for unusable input.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from core.compaction import CompactionError, compact
-from core.compactions import CompactionReport, compaction_reports
-from core.cost import compaction_cost_label, session_cost
-from core.forgotten import (
+from core.algorithms.compact import CompactionError, compact
+from core.insights.compaction_records import CompactionReport, compaction_reports
+from core.insights.cost import compaction_cost_label, session_cost
+from core.insights.forgotten_facts import (
     FactRecord,
     Forgotten,
     SideBySide,
@@ -38,9 +38,9 @@ from core.forgotten import (
 )
 from core.llm.factory import make_summarizer
 from core.llm.protocol import LLMError, Summarizer
-from core.models import Message, Session
+from core.model.session import Message, Session
+from core.model.tokens import get_counter, message_text
 from core.policy import LLMConfig, Policy
-from core.tokens import get_counter, message_text
 from tui.commands._options import replay_options
 from tui.render import (
     fail,

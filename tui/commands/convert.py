@@ -30,10 +30,10 @@ from typing import Any, NoReturn
 
 import click
 
-from core.file_kind import kind_of, unreadable_reason
 from core.formats import LoadError, load_session
 from core.formats.ctxscope_jsonl import write_session
-from core.models import Session, SourceFormat
+from core.formats.file_kind import kind_of, unreadable_reason
+from core.model.session import Session, SourceFormat
 
 TARGETS = ("ctxscope",)
 """Formats ``convert`` can write."""

@@ -2,7 +2,7 @@
 compactions) for DuckDB, Polars or Spark.
 
 PATH may be session files, folders or globs; without one, every session discovery finds on this
-machine. The tables and their columns are described in :mod:`core.export` and the README.
+machine. The tables and their columns are described in :mod:`core.fleet.export` and the README.
 Existing files in DIR are not overwritten without ``--force``. Exit status 0; 2 when no path
 names a session, DIR cannot be written, or pyarrow is not installed.
 """
@@ -38,7 +38,7 @@ from tui.render import fail, progress_reporter
 def export_command(paths: tuple[str, ...], to: Path, jobs: int | None, force: bool) -> None:
     """Export many sessions (default: all on this machine) as Parquet tables."""
     try:
-        from core.export import ExportError, export
+        from core.fleet.export import ExportError, export
     except ImportError as exc:
         fail("export", f"needs pyarrow ({exc}): pip install 'ctxscope[export]'")
     with progress_reporter("exporting sessions") as update:

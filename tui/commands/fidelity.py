@@ -5,7 +5,7 @@ preset of the agent that recorded it replays it; every recorded compaction is a 
 and the evidence for it, the recorded and replayed calls, the figure the check saw and the
 threshold it used), then the threshold intervals per agent, version, provider, model and window,
 and the total line "automatic compactions reproduced at the same call: N/M". ``--json`` prints
-:class:`core.fidelity_report.FidelityReport`. Exit status 0; 1 with ``--fail-under P`` when fewer
+:class:`core.reports.fidelity.FidelityReport`. Exit status 0; 1 with ``--fail-under P`` when fewer
 than P percent were reproduced; 2 when no path names a session.
 """
 
@@ -22,7 +22,7 @@ from rich.console import JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
-from core.fidelity_report import FidelityEntry, FidelityReport, ThresholdGroup, fidelity_report
+from core.reports.fidelity import FidelityEntry, FidelityReport, ThresholdGroup, fidelity_report
 from tui.render import fail, progress_reporter, stdout_console, tokens
 
 _OUTCOME_STYLE = {"same": "green", "earlier": "yellow", "later": "yellow", "missed": "red"}

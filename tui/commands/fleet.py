@@ -6,7 +6,7 @@ own preset in parallel processes (``--jobs``, default one per core); the table i
 peak's share of the window. Rows are cached by path, size and modification time in
 ``$XDG_CACHE_HOME/ctxscope``, so a second run over unchanged files only reads the cache
 (``--no-cache`` analyses everything again and stores nothing). ``--json`` prints
-:class:`core.fleet.FleetReport`. A session that cannot be read is a row with its error.
+:class:`core.fleet.survey.FleetReport`. A session that cannot be read is a row with its error.
 
 Exit status 0; 2 when no path names a session.
 """
@@ -24,9 +24,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from core.fleet import FleetReport, fleet
-from core.session_rows import FleetRow
-from core.units import compact_tokens
+from core.fleet.session_rows import FleetRow
+from core.fleet.survey import FleetReport, fleet
+from core.model.write_numbers import compact_tokens
 from tui.figures import (
     COMPACTIONS_COLUMN,
     COST_COLUMN,

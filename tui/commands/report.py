@@ -1,7 +1,7 @@
 """``ctxscope report PATH -o OUT.html``: one session as a self-contained HTML page.
 
 The session is replayed and diagnosed as ``analyze`` does (the recording agent's preset unless
-``--policy`` names another) and written by :func:`core.html_report.render_html`: the gauge as an
+``--policy`` names another) and written by :func:`core.reports.html.render_html`: the gauge as an
 SVG chart, the overflow diagnosis, the compactions and the thresholds, with nothing the page has
 to fetch. OUT is written atomically and never over an existing file without ``--force``; ``-o -``
 writes to standard output. Exit status 0; 2 for unusable input or an OUT that cannot be written.
@@ -14,10 +14,10 @@ from pathlib import Path
 
 import click
 
-from core.diagnosis import diagnose
-from core.html_report import render_html
+from core.insights.diagnosis import diagnose
 from core.output_file import OutputExists, write_new
-from core.report import analysis_report
+from core.reports.analyze import analysis_report
+from core.reports.html import render_html
 from tui.commands._options import replay_options
 from tui.render import fail, load_or_fail, replay_with_progress, replayer_of
 

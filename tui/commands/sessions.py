@@ -13,8 +13,8 @@ import json
 
 import click
 
-from core.discovery import DiscoveredSession, discover_sessions
-from core.units import format_bytes
+from core.formats.discovery import DiscoveredSession, discover_sessions
+from core.model.write_numbers import format_bytes
 
 
 def as_json(found: list[DiscoveredSession]) -> str:

@@ -1,6 +1,6 @@
 """``ctxscope truncate``: T15 as a stdin → stdout filter.
 
-Reads standard input in chunks through :class:`core.truncate.StreamingTruncator`, so memory stays
+Reads standard input in chunks through :class:`core.algorithms.truncate.StreamingTruncator`, so memory stays
 bounded by the limits whatever the input size; writes what the model would see to standard
 output and the spill path (or why saving failed) to standard error.
 """
@@ -13,8 +13,8 @@ from typing import BinaryIO
 
 import click
 
+from core.algorithms.truncate import StreamingTruncator, TruncateOptions
 from core.policy import DEFAULT_HINT
-from core.truncate import StreamingTruncator, TruncateOptions
 
 CHUNK_BYTES = 1 << 20
 """Bytes read from standard input at a time."""

@@ -43,8 +43,8 @@ from textual.strip import Strip
 from textual.timer import Timer
 from textual.worker import get_current_worker
 
-from core.models import Message, Role
-from core.tokens import (
+from core.model.session import Message, Role
+from core.model.tokens import (
     arguments_text,
     estimate_chars4,
     get_counter,

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core.models import Provenance, Session
+from core.model.session import Provenance, Session
 
 if TYPE_CHECKING:
     from core.replay import ReplayResult

@@ -28,8 +28,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
 
-from core.models import Message, Provenance, Role
-from core.units import compact_tokens
+from core.model.session import Message, Provenance, Role
+from core.model.write_numbers import compact_tokens
 from tui.state import RowFlag, SessionState
 
 PREVIEW_SCAN_CHARS = 400

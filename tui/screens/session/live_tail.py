@@ -13,7 +13,7 @@ from pathlib import Path
 from textual import work
 
 from core.formats import LoadError, load_session
-from core.models import Session
+from core.model.session import Session
 from tui.live import LiveFile, watch_file
 from tui.screens.session.heap import freeze_heap
 from tui.screens.session.insights import InsightsSession

@@ -23,8 +23,8 @@ from textual.app import ComposeResult
 from textual.worker import Worker, get_current_worker
 
 from core.formats import LoadError, load_session, load_session_head
-from core.models import Session
-from core.units import format_bytes
+from core.model.session import Session
+from core.model.write_numbers import format_bytes
 from tui.live import LiveFile
 from tui.screens.session.heap import freeze_heap
 from tui.screens.session.live_tail import LiveSession

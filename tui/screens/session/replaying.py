@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from textual import work
 
-from core.models import Session
+from core.model.session import Session
 from core.policy import Policy
 from tui.screens.session.heap import freeze_heap
 from tui.screens.session.view import SessionView

@@ -15,8 +15,8 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Input
 from textual.worker import get_current_worker
 
-from core.models import Session
-from core.tokens import message_text
+from core.model.session import Session
+from core.model.tokens import message_text
 from tui.screens.overflow import OverflowScreen
 from tui.screens.session.loading import LoadingSession
 from tui.screens.session.worker_messages import SearchDone

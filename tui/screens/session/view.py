@@ -14,7 +14,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Input, Label
 
-from core.models import Session
+from core.model.session import Session
 from core.policy import Policy
 from tui.live import LiveFile
 from tui.messages import JumpToMessage

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from core.models import Session
+from core.model.session import Session
 from tui.state import Inferred
 
 if TYPE_CHECKING:
