@@ -122,7 +122,7 @@ def ctxscope() -> list[str]:
     script = Path(sys.executable).parent / "ctxscope"
     if script.exists():
         return [str(script)]
-    return [sys.executable, "-c", "from tui.cli import main; main()"]
+    return [sys.executable, "-c", "from tui.cli.main import main; main()"]
 
 
 @dataclass

@@ -148,7 +148,7 @@ def ctxscope_command() -> list[str]:
     found = shutil.which("ctxscope")
     if found:
         return [found]
-    return [sys.executable, "-c", "from tui.cli import main; main()"]
+    return [sys.executable, "-c", "from tui.cli.main import main; main()"]
 
 
 GENERATOR = f"""

@@ -26,7 +26,7 @@ class MockLLMProcess:
     def __init__(self, *args: str, env: dict[str, str] | None = None, startup_s: float = 30.0):
         # Closed in stop(); a file (not a pipe) so a chatty server never blocks on a full pipe.
         self._stderr = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115
-        command = [sys.executable, "-c", "from tui.cli import main; main()", "mock-llm"]
+        command = [sys.executable, "-c", "from tui.cli.main import main; main()", "mock-llm"]
         if "--port" not in args:
             command += ["--port", "0"]
         self.proc = subprocess.Popen(

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from core.model.write_numbers import format_tokens
-from tui.cli import cli
+from tui.cli.main import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_sessions"

@@ -16,7 +16,7 @@ from core.model.session import Session
 from core.policy import PRESETS, get_preset, load_policy
 from core.replay import CompareResult, ReplayResult
 from core.reports.analyze import AnalysisReport
-from tui.cli import cli
+from tui.cli.main import cli
 
 SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples"
 

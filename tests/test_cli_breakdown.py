@@ -20,7 +20,7 @@ from core.model.session import Session
 from core.policy import get_preset
 from core.replay import native_policy, replay
 from core.reports.analyze import AnalysisReport
-from tui.cli import cli
+from tui.cli.main import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPACTED = ROOT / "sample_sessions" / "claude-code" / "compacted.jsonl"

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from test_formats_opencode import _export, write_db
 
 from core.formats import load_session
-from tui.cli import cli
+from tui.cli.main import cli
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PI_FIXTURE = FIXTURES / "pi" / "v3-tree.jsonl"

@@ -15,7 +15,7 @@ from core.formats.ctxscope_jsonl import write_session
 from core.model.session import Session, SourceFormat
 from core.replay import native_policy, replay
 from core.reports.fidelity import fidelity_report
-from tui.cli import cli
+from tui.cli.main import cli
 
 SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples"
 

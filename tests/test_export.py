@@ -15,7 +15,7 @@ from fleet_sessions import Built, write_fleet
 
 from core.export_readme import README, updated
 from core.fleet.export import SCHEMA_VERSION, TABLES, ExportError, arrow_schema, export
-from tui.cli import cli
+from tui.cli.main import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_SAMPLES = ROOT.parent / "shared" / "samples"

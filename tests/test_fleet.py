@@ -25,7 +25,7 @@ from core.fleet.survey import (
 )
 from core.formats.ctxscope_jsonl import write_session
 from core.model.session import SourceFormat
-from tui.cli import cli
+from tui.cli.main import cli
 from tui.figures import row_cost
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_sessions"

@@ -29,7 +29,7 @@ from click.testing import CliRunner, Result
 
 from core.formats import load_session
 from tui.app import CtxscopeApp
-from tui.cli import cli
+from tui.cli.main import cli
 from tui.scenes import settle
 from tui.screens.session import SessionScreen
 

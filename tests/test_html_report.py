@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from core.formats.ctxscope_jsonl import write_session
 from core.model.session import SourceFormat
-from tui.cli import cli
+from tui.cli.main import cli
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_sessions"
 FETCHING_TAGS = {

@@ -46,7 +46,7 @@ def test_core_module_loads_no_ui(module: str) -> None:
 
 ANALYZE_JSON = """
 import contextlib, io, sys
-from tui.cli import cli
+from tui.cli.main import cli
 with contextlib.redirect_stdout(io.StringIO()) as out:
     cli.main(args=["analyze", "--json", {path!r}], standalone_mode=False)
 assert out.getvalue().lstrip().startswith("{{")
@@ -69,3 +69,37 @@ def test_analyze_json_imports_no_rendering(tmp_path: Path) -> None:
         )
     assert (tmp_path / "ctxscope" / "prices.json").is_file()
     assert result.stdout.strip() == "", f"analyze --json imported {result.stdout.strip()}"
+
+
+CONSOLE_SCRIPT = """
+import importlib, sys
+module = importlib.import_module({module!r})
+loaded = set(sys.modules)
+for command in {commands!r}:
+    importlib.import_module(module.COMMANDS[command][0])
+every = set(sys.modules)
+ui = ("textual", "rich.live", "tui.app", "tui.screens", "tui.widgets")
+def bad(names):
+    return ",".join(sorted(m for m in names if m.startswith(ui)))
+print(bad(loaded) + ";" + bad(every))
+"""
+
+
+def test_the_console_script_loads_no_textual() -> None:
+    """The ``ctxscope`` console script's module, and every command it imports when one runs,
+    load neither Textual nor rich's live display nor the app: only ``ctxscope [PATH]`` (the UI)
+    imports them, when it runs."""
+    import tomllib
+
+    pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    module, _, function = pyproject["project"]["scripts"]["ctxscope"].partition(":")
+    assert function == "main"
+    from tui.cli.main import COMMANDS
+
+    code = CONSOLE_SCRIPT.format(module=module, commands=sorted(COMMANDS))
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    at_import, with_commands = result.stdout.strip().split(";")
+    assert at_import == "", f"{module} imported {at_import}"
+    assert with_commands == "", f"the commands imported {with_commands}"

@@ -255,7 +255,7 @@ def _replay_cli(*args: str) -> subprocess.CompletedProcess[str]:
         [
             sys.executable,
             "-c",
-            "from tui.cli import main; main()",
+            "from tui.cli.main import main; main()",
             "replay",
             "--window",
             "8000",

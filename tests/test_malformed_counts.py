@@ -23,7 +23,7 @@ from core.formats.ctxscope_jsonl import dumps_session
 from core.model.read_numbers import MAX_COUNT
 from core.model.session import Session
 from core.replay import native_policy, replay
-from tui.cli import cli
+from tui.cli.main import cli
 
 MALFORMED = Path(__file__).parent / "fixtures" / "malformed"
 FILES = sorted(MALFORMED.iterdir())
@@ -146,7 +146,7 @@ def test_the_command_line_never_shows_a_traceback() -> None:
             [
                 sys.executable,
                 "-c",
-                "from tui.cli import main; main()",
+                "from tui.cli.main import main; main()",
                 "analyze",
                 "--json",
                 str(path),

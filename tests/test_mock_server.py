@@ -444,7 +444,7 @@ def test_cli_reports_a_taken_port_in_one_line() -> None:
             [
                 sys.executable,
                 "-c",
-                "from tui.cli import main; main()",
+                "from tui.cli.main import main; main()",
                 "mock-llm",
                 "--port",
                 str(port),
@@ -464,7 +464,7 @@ def test_cli_requires_the_key_variable_it_names() -> None:
         [
             sys.executable,
             "-c",
-            "from tui.cli import main; main()",
+            "from tui.cli.main import main; main()",
             "mock-llm",
             "--port",
             "0",
@@ -482,7 +482,7 @@ def test_cli_requires_the_key_variable_it_names() -> None:
 
 def test_server_modules_do_not_load_openai_or_ui() -> None:
     code = (
-        "import sys, core.llm.mock_server, core.agents.overflow_errors, tui.commands.mock_llm; "
+        "import sys, core.llm.mock_server, core.agents.overflow_errors, tui.cli.commands.mock_llm; "
         "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in "
         "{'openai', 'textual', 'rich'})))"
     )

@@ -17,10 +17,10 @@ import pytest
 from click.testing import CliRunner
 
 from core.formats import load_session
-from tui.cli import cli
+from tui.cli.main import cli
 
 REPO = Path(__file__).resolve().parents[1]
-CTXSCOPE = [sys.executable, "-c", "from tui.cli import main; main()"]
+CTXSCOPE = [sys.executable, "-c", "from tui.cli.main import main; main()"]
 SAMPLE = REPO / "sample_sessions" / "pi" / "session.jsonl"
 HANG_S = 60.0
 

@@ -320,7 +320,7 @@ def test_skipping_futile_attempts_never_changes_a_replay(
 def test_the_summary_table_shows_the_attempts_that_changed_nothing() -> None:
     from rich.console import Console
 
-    from tui.render import summary_table
+    from tui.cli.render import summary_table
 
     result = CountingReplayer(_stuck_session(), limit=3_000).run(_policy())
     assert result.summary.noop_compactions > 0

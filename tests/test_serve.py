@@ -19,8 +19,8 @@ import pytest
 from chromium import Chromium, find_chromium
 from click.testing import CliRunner
 
-from tui.cli import cli
-from tui.commands.serve import app_command, exposure
+from tui.cli.commands.serve import app_command, exposure
+from tui.cli.main import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 SESSION = ROOT / "sample_sessions" / "claude-code" / "overflow.jsonl"

@@ -145,7 +145,7 @@ def test_a_fifo_under_claude_projects_never_hangs_sessions(tmp_path: Path) -> No
     env.update(HOME=str(home), XDG_DATA_HOME=str(home / "data"), XDG_CONFIG_HOME=str(home / "c"))
     try:
         done = subprocess.run(
-            [sys.executable, "-c", "from tui.cli import main; main()", "sessions", "--json"],
+            [sys.executable, "-c", "from tui.cli.main import main; main()", "sessions", "--json"],
             cwd=REPO,
             env=env,
             capture_output=True,

@@ -1,4 +1,4 @@
-"""``ctxscope truncate``: the stdin → stdout filter (tui/commands/truncate.py)."""
+"""``ctxscope truncate``: the stdin → stdout filter (tui/cli/commands/truncate.py)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from core.algorithms.truncate import TruncateOptions
-from tui.cli import cli
-from tui.commands.truncate import CHUNK_BYTES, run_filter
+from tui.cli.commands.truncate import CHUNK_BYTES, run_filter
+from tui.cli.main import cli
 
 SAVED_RE = re.compile(r"ctxscope: full output saved to (\S+)")
 

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from core.agents.window_evidence import resolve_window
 from core.formats import load_session
-from tui.cli import cli
+from tui.cli.main import cli
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_sessions" / "ctxscope" / "long.jsonl"

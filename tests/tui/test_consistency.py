@@ -20,7 +20,7 @@ from textual.pilot import Pilot
 from core.formats import LoadError, detect_format
 from core.insights.cost import CompactionCost, SessionCost, compaction_cost_label, cost_label
 from tui.app import CtxscopeApp
-from tui.cli import cli
+from tui.cli.main import cli
 from tui.figures import check_line, index_runs
 from tui.scenes import SAMPLES, settle
 from tui.screens.compaction import CompactionScreen

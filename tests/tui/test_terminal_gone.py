@@ -52,7 +52,7 @@ def app_on_a_terminal() -> Iterator[tuple[subprocess.Popen[bytes], int]]:
     master, slave = pty.openpty()
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "100", "LINES": "30"}
     child = subprocess.Popen(
-        [sys.executable, "-c", "from tui.cli import main; main()", str(OVERFLOW)],
+        [sys.executable, "-c", "from tui.cli.main import main; main()", str(OVERFLOW)],
         stdin=slave,
         stdout=slave,
         stderr=slave,

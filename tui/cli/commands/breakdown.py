@@ -30,8 +30,9 @@ from core.insights.breakdown import (
 from core.insights.cost import CallCost, SessionCost, cost_label, format_usd, session_cost
 from core.model.tokens import DEFAULT_ESTIMATOR
 from core.model.write_numbers import short_tokens
-from tui.commands._options import session_argument, window_option
-from tui.render import fail, load_or_fail, notes_block, session_header, stdout_console, tokens
+from tui.cli.commands._options import session_argument, window_option
+from tui.cli.commands._session import fail, load_or_fail
+from tui.cli.render import notes_block, session_header, stdout_console, tokens
 
 _BAR_WIDTH = 30
 

@@ -21,8 +21,8 @@ from pathlib import Path
 import click
 
 from core.llm.mock_server import is_loopback_host
-from tui.commands._options import policy_option, window_option
-from tui.render import fail
+from tui.cli.commands._options import policy_option, window_option
+from tui.cli.commands._session import fail
 
 DEFAULT_PORT = 8000
 """The port served when ``--port`` is not given (textual-serve's own default)."""

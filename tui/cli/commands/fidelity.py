@@ -23,7 +23,8 @@ from rich.table import Table
 from rich.text import Text
 
 from core.reports.fidelity import FidelityEntry, FidelityReport, ThresholdGroup, fidelity_report
-from tui.render import fail, progress_reporter, stdout_console, tokens
+from tui.cli.commands._session import fail, progress_reporter
+from tui.cli.render import stdout_console, tokens
 
 _OUTCOME_STYLE = {"same": "green", "earlier": "yellow", "later": "yellow", "missed": "red"}
 

@@ -13,7 +13,8 @@ import sys
 import click
 
 from core.policy import PRESETS
-from tui.render import policy_table, resolve_policy_or_fail, stdout_console
+from tui.cli.commands._session import resolve_policy_or_fail
+from tui.cli.render import policy_table, stdout_console
 
 
 @click.group(name="policy")

@@ -15,15 +15,13 @@ import sys
 import click
 
 from core.policy import LLMConfig
-from tui.commands._llm_watch import LLMWatch
-from tui.commands._options import replay_options
-from tui.render import (
+from tui.cli.commands._llm_watch import LLMWatch
+from tui.cli.commands._options import replay_options
+from tui.cli.commands._session import fail, load_or_fail, replay_with_progress
+from tui.cli.render import (
     events_table,
-    fail,
     fidelity_table,
-    load_or_fail,
     notes_block,
-    replay_with_progress,
     session_header,
     sparkline_panel,
     stdout_console,

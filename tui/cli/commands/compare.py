@@ -15,18 +15,15 @@ import click
 from core.policy import PRESETS
 from core.replay import INFERRED
 from core.replay import compare as compare_policies
-from tui.commands._options import session_argument, window_option
-from tui.render import (
-    compare_table,
+from tui.cli.commands._options import session_argument, window_option
+from tui.cli.commands._session import (
     load_or_fail,
     load_policy_for,
-    notes_block,
     progress_reporter,
     replayer_of,
     resolve_policy_or_fail,
-    session_header,
-    stdout_console,
 )
+from tui.cli.render import compare_table, notes_block, session_header, stdout_console
 
 
 @click.command(name="compare")

@@ -1,9 +1,9 @@
 """The session and policy a headless command works on: load or fail, the one replayer per
 session, progress on standard error.
 
-Kept apart from :mod:`tui.render` (rich's tables and panels) so that a command printing JSON
+Kept apart from :mod:`tui.cli.render` (rich's tables and panels) so that a command printing JSON
 imports neither rich nor Textual: the progress bar imports rich only when standard error is a
-terminal, and a command imports :mod:`tui.render` only when it prints a table.
+terminal, and a command imports :mod:`tui.cli.render` only when it prints a table.
 """
 
 from __future__ import annotations

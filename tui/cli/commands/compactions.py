@@ -41,15 +41,9 @@ from core.llm.protocol import LLMError, Summarizer
 from core.model.session import Message, Session
 from core.model.tokens import get_counter, message_text
 from core.policy import LLMConfig, Policy
-from tui.commands._options import replay_options
-from tui.render import (
-    fail,
-    load_or_fail,
-    replay_with_progress,
-    session_header,
-    stdout_console,
-    tokens,
-)
+from tui.cli.commands._options import replay_options
+from tui.cli.commands._session import fail, load_or_fail, replay_with_progress
+from tui.cli.render import session_header, stdout_console, tokens
 
 _DROPPED_SHOWN = 12
 

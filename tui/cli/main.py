@@ -1,6 +1,6 @@
 """The ``ctxscope`` command line.
 
-Each subcommand lives in its own module under ``tui/commands/`` and is imported only when it
+Each subcommand lives in its own module under ``tui/cli/commands/`` and is imported only when it
 runs, so ``ctxscope --help`` and ``ctxscope truncate`` start fast and never load Textual.
 """
 
@@ -16,69 +16,69 @@ import click
 # name -> (module, attribute, one-line help shown by --help without importing the module)
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "analyze": (
-        "tui.commands.analyze",
+        "tui.cli.commands.analyze",
         "analyze",
         "Why did this session overflow? Replay it under a policy and diagnose.",
     ),
     "replay": (
-        "tui.commands.replay",
+        "tui.cli.commands.replay",
         "replay",
         "Replay a session under a policy and print the timeline.",
     ),
     "compare": (
-        "tui.commands.compare",
+        "tui.cli.commands.compare",
         "compare",
         "Replay a session under several policies, side by side.",
     ),
     "breakdown": (
-        "tui.commands.breakdown",
+        "tui.cli.commands.breakdown",
         "breakdown_command",
         "What fills the window at every call, and what each call cost.",
     ),
     "compactions": (
-        "tui.commands.compactions",
+        "tui.cli.commands.compactions",
         "compactions_command",
         "Why each compaction ran, what its summary forgot, what it cost.",
     ),
     "fidelity": (
-        "tui.commands.fidelity",
+        "tui.cli.commands.fidelity",
         "fidelity",
         "Check that each agent's own preset compacts where the agent did.",
     ),
     "export": (
-        "tui.commands.export",
+        "tui.cli.commands.export",
         "export_command",
         "Export many sessions as Parquet tables (sessions, calls, compactions).",
     ),
     "fleet": (
-        "tui.commands.fleet",
+        "tui.cli.commands.fleet",
         "fleet_command",
         "Analyse many sessions (default: all on this machine), fullest first.",
     ),
-    "policy": ("tui.commands.policy", "policy", "Show or dump a policy preset as TOML."),
+    "policy": ("tui.cli.commands.policy", "policy", "Show or dump a policy preset as TOML."),
     "report": (
-        "tui.commands.report",
+        "tui.cli.commands.html_report",
         "report",
         "Write one session as a self-contained HTML page.",
     ),
     "truncate": (
-        "tui.commands.truncate",
+        "tui.cli.commands.truncate",
         "truncate",
         "Truncate stdin to stdout as T15 would, spilling the full output.",
     ),
-    "convert": ("tui.commands.convert", "convert", "Convert a session to ctxscope JSONL."),
+    "convert": ("tui.cli.commands.convert", "convert", "Convert a session to ctxscope JSONL."),
     "serve": (
-        "tui.commands.serve",
+        "tui.cli.commands.serve",
         "serve",
         "Serve the terminal UI to a web browser (textual-serve).",
     ),
     "sessions": (
-        "tui.commands.sessions",
+        "tui.cli.commands.sessions",
         "sessions",
         "List the agent sessions found on this machine.",
     ),
     "mock-llm": (
-        "tui.commands.mock_llm",
+        "tui.cli.commands.mock_llm",
         "mock_llm",
         "Run a local OpenAI-compatible mock LLM server.",
     ),

@@ -33,30 +33,7 @@ from core.replay import (
     ReplayResult,
     ReplaySummary,
 )
-from tui.commands._session import (
-    fail,
-    load_or_fail,
-    load_policy_for,
-    load_progress,
-    progress_reporter,
-    replay_with_progress,
-    replayer_of,
-    resolve_policy_or_fail,
-)
 from tui.figures import call_label
-
-# The commands' plumbing, which lives apart (without rich), is still importable from here.
-__all__ = [
-    "fail",
-    "load_or_fail",
-    "load_policy_for",
-    "load_progress",
-    "progress_reporter",
-    "replay_with_progress",
-    "replayer_of",
-    "resolve_policy_or_fail",
-]
-
 
 BARS = "▁▂▃▄▅▆▇█"
 """Sparkline levels, lowest to highest."""

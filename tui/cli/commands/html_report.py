@@ -18,8 +18,8 @@ from core.insights.diagnosis import diagnose
 from core.output_file import OutputExists, write_new
 from core.reports.analyze import analysis_report
 from core.reports.html import render_html
-from tui.commands._options import replay_options
-from tui.render import fail, load_or_fail, replay_with_progress, replayer_of
+from tui.cli.commands._options import replay_options
+from tui.cli.commands._session import fail, load_or_fail, replay_with_progress, replayer_of
 
 
 @click.command(name="report")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from tui.render import fail, progress_reporter
+from tui.cli.commands._session import fail, progress_reporter
 
 
 @click.command(name="export")

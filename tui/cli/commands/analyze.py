@@ -18,9 +18,9 @@ import click
 
 from core.insights.diagnosis import MARGIN, diagnose
 from core.reports.analyze import analysis_report
-from tui.commands._llm_watch import LLMWatch
-from tui.commands._options import replay_options
-from tui.commands._session import load_or_fail, replay_with_progress, replayer_of
+from tui.cli.commands._llm_watch import LLMWatch
+from tui.cli.commands._options import replay_options
+from tui.cli.commands._session import load_or_fail, replay_with_progress, replayer_of
 
 
 @click.command(name="analyze")
@@ -66,7 +66,7 @@ def analyze(
         # rich's rendering only for a table: --json starts without it
         from rich.text import Text
 
-        from tui.render import (
+        from tui.cli.render import (
             diagnosis_panel,
             events_table,
             fidelity_table,

@@ -27,6 +27,8 @@ from rich.text import Text
 from core.fleet.session_rows import FleetRow
 from core.fleet.survey import FleetReport, fleet
 from core.model.write_numbers import compact_tokens
+from tui.cli.commands._session import fail, progress_reporter
+from tui.cli.render import stdout_console
 from tui.figures import (
     COMPACTIONS_COLUMN,
     COST_COLUMN,
@@ -43,7 +45,6 @@ from tui.figures import (
     row_share,
     share_level,
 )
-from tui.render import fail, progress_reporter, stdout_console
 
 SHARE_STYLES = {"over": "red", "near": "yellow", "": ""}
 """The colour of a peak's share of the window, by :func:`tui.figures.share_level`."""
