@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SESSION ?= sample_sessions/claude-code/overflow.jsonl
 
-.PHONY: run test lint bench bench-quick screenshots samples clean
+.PHONY: run test lint bench bench-quick screenshots docs samples clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -36,7 +36,14 @@ bench-quick: $(STAMP)
 	$(BIN)/python $$script --quick || status=1; done; exit $$status
 
 screenshots: $(STAMP)
-	$(BIN)/python -m tui.screenshots
+	$(BIN)/python -m tools.screenshots
+
+# The generated reference sections of README.md and docs/REPLAY_API.md (the tests fail when one
+# is out of date).
+docs: $(STAMP)
+	$(BIN)/python -m tools.apidoc
+	$(BIN)/python -m tools.export_readme
+	$(BIN)/python -m tools.agents_readme
 
 samples: $(STAMP)
 	$(BIN)/python sample_sessions/generate.py

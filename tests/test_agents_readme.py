@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from core.agents.constants import CONSTANTS
-from core.agents.readme import BEGIN, END, README, table, updated
+from tools.agents_readme import BEGIN, END, README, table, updated
 
 
 def test_the_readme_table_is_up_to_date() -> None:
     document = README.read_text(encoding="utf-8")
-    assert updated(document) == document, "run python -m core.agents.readme"
+    assert updated(document) == document, "run python -m tools.agents_readme"
 
 
 def test_every_fact_is_a_row_with_its_source() -> None:

@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 from fleet_sessions import Built, write_fleet
 
-from core.export_readme import README, updated
 from core.fleet.export import SCHEMA_VERSION, TABLES, ExportError, arrow_schema, export
+from tools.export_readme import README, updated
 from tui.cli.main import cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -92,7 +92,7 @@ def test_the_readme_queries_run_as_written(
 
 def test_the_readme_schema_is_up_to_date() -> None:
     document = README.read_text(encoding="utf-8")
-    assert updated(document) == document, "run python -m core.export_readme"
+    assert updated(document) == document, "run python -m tools.export_readme"
 
 
 def sql(query: str) -> list[tuple[Any, ...]]:

@@ -28,9 +28,9 @@ import pytest
 from click.testing import CliRunner, Result
 
 from core.formats import load_session
+from tools.scenes import settle
 from tui.app import CtxscopeApp
 from tui.cli.main import cli
-from tui.scenes import settle
 from tui.screens.session import SessionScreen
 
 FIXTURES = Path(__file__).parent / "fixtures"

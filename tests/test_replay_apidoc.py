@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel
 
-from core.apidoc import BEGIN, DOCUMENT, END, missing_fields, reference, result_models, updated
 from core.insights.breakdown import CallBreakdown, ContextBreakdown
 from core.insights.compaction_causes import CompactionCause
 from core.insights.compaction_records import CompactionReport
@@ -25,6 +24,7 @@ from core.replay import (
 )
 from core.replay.results import InferredThreshold, ThresholdSpan
 from core.reports.analyze import AnalysisReport, CheckEntry, SessionInfo
+from tools.apidoc import BEGIN, DOCUMENT, END, missing_fields, reference, result_models, updated
 
 EXPECTED: set[type[BaseModel]] = {
     ReplayResult,
@@ -62,12 +62,12 @@ def test_the_reference_covers_every_result_model_and_only_those() -> None:
 
 def test_every_field_of_every_result_model_is_in_the_document() -> None:
     missing = missing_fields(DOCUMENT.read_text(encoding="utf-8"))
-    assert not missing, f"not in {DOCUMENT.name}: {missing}; run python -m core.apidoc"
+    assert not missing, f"not in {DOCUMENT.name}: {missing}; run python -m tools.apidoc"
 
 
 def test_the_generated_reference_is_up_to_date() -> None:
     document = DOCUMENT.read_text(encoding="utf-8")
-    assert updated(document) == document, "run python -m core.apidoc"
+    assert updated(document) == document, "run python -m tools.apidoc"
 
 
 @pytest.mark.parametrize("model", sorted(EXPECTED, key=str))

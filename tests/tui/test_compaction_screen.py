@@ -17,9 +17,9 @@ from core.llm.summary_templates import get_template, split_sections
 from core.model.session import Session
 from core.policy import Policy
 from core.replay import ReplayResult, replay
+from tools.scenes import COMPACTED, press, session_app, settle
 from tui.figures import index_runs
 from tui.messages import JumpToMessage
-from tui.scenes import COMPACTED, press, session_app, settle
 from tui.screens.compaction import CompactionScreen, cut_of
 
 

@@ -19,10 +19,10 @@ from textual.pilot import Pilot
 
 from core.formats import LoadError, detect_format
 from core.insights.cost import CompactionCost, SessionCost, compaction_cost_label, cost_label
+from tools.scenes import SAMPLES, settle
 from tui.app import CtxscopeApp
 from tui.cli.main import cli
 from tui.figures import check_line, index_runs
-from tui.scenes import SAMPLES, settle
 from tui.screens.compaction import CompactionScreen
 from tui.screens.overflow import OverflowScreen
 from tui.screens.session import SessionScreen

@@ -15,7 +15,7 @@ from core.insights.cost import compaction_cost_label, cost_label, session_cost
 from core.insights.forgotten_facts import ENCRYPTED
 from core.model.session import Role, Session
 from core.policy import get_preset
-from tui.scenes import CODEX, COMPACTED, LoadedSessionApp, press, session_app, settle
+from tools.scenes import CODEX, COMPACTED, LoadedSessionApp, press, session_app, settle
 from tui.screens.compaction import CompactionScreen
 from tui.screens.session import SessionScreen
 from tui.widgets.breakdown_call import BreakdownCall

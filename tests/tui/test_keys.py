@@ -15,8 +15,8 @@ from textual.app import App
 from textual.command import CommandPalette
 from textual.pilot import Pilot
 
+from tools.scenes import COMPACTED, OVERFLOW, picker_app, press, session_app, settle
 from tui.app import CtxscopeApp
-from tui.scenes import COMPACTED, OVERFLOW, picker_app, press, session_app, settle
 from tui.screens.compaction import CompactionScreen
 from tui.screens.help import HelpScreen
 from tui.screens.overflow import OverflowScreen

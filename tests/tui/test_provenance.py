@@ -18,8 +18,8 @@ from textual.widgets import Input, Static, Switch
 
 from core.formats import load_session
 from core.model.session import WindowChange
+from tools.scenes import COMPACTED, OVERFLOW, PI, LoadedSessionApp, press, session_app, settle
 from tui.figures import check_line
-from tui.scenes import COMPACTED, OVERFLOW, PI, LoadedSessionApp, press, session_app, settle
 from tui.screens.session import SessionScreen
 from tui.widgets.policy_panel import EVIDENCE_OFF_NOTE, PolicyPanel
 

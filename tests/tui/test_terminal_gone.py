@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tools.scenes import OVERFLOW
 from tui.app import HANGUP_EXIT_CODE
-from tui.scenes import OVERFLOW
 
 pty = pytest.importorskip("pty")
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="a POSIX terminal")

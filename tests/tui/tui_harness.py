@@ -1,6 +1,6 @@
 """Helpers for driving the app in tests: wait for workers, hold one while it runs, read the screen.
 
-:func:`settle` is the one of :mod:`tui.scenes` (the snapshot scenes wait the same way). The held
+:func:`settle` is the one of :mod:`tools.scenes` (the snapshot scenes wait the same way). The held
 workers stop a replay or a load half-way on an event, so a test can look at (or cancel) what the
 app shows while it runs, whatever the speed of the machine.
 """
@@ -24,8 +24,8 @@ from core.llm.protocol import ChatMessage, DeltaCallback, LLMUsage, SummaryResul
 from core.model.session import Session
 from core.policy import Policy
 from core.replay import Replayer, ReplayResult
+from tools.scenes import settle
 from tui.app import CtxscopeApp
-from tui.scenes import settle
 from tui.screens.session import SessionScreen
 
 __all__ = [

@@ -1,9 +1,9 @@
-"""Screenshots of the main screens: ``make screenshots`` (``python -m tui.screenshots``).
+"""Screenshots of the main screens: ``make screenshots`` (``python -m tools.screenshots``).
 
-Runs the scenes of :mod:`tui.scenes` marked ``screenshot`` (the snapshot tests draw the same
+Runs the scenes of :mod:`tools.scenes` marked ``screenshot`` (the snapshot tests draw the same
 scenes) and writes an SVG of each to ``screenshots/``, plus a PNG when ``rsvg-convert`` is
 installed (``apt-get install librsvg2-bin fonts-firacode``; without it the PNGs are skipped with a
-note). Any scene can be drawn by name: ``python -m tui.screenshots help overflow-none``.
+note). Any scene can be drawn by name: ``python -m tools.screenshots help overflow-none``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tui.scenes import COMPACTED, OVERFLOW, REPO, SCENES, Scene, fixed_timezone
+from tools.scenes import COMPACTED, OVERFLOW, REPO, SCENES, Scene, fixed_timezone
 
 OUT = REPO / "screenshots"
 
@@ -56,7 +56,7 @@ def to_png(svg: Path, converter: str) -> Path | None:
 def main(argv: list[str] | None = None) -> int:
     """Write every screenshot (or the scenes named) to screenshots/."""
     fixed_timezone()
-    parser = argparse.ArgumentParser(prog="python -m tui.screenshots", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m tools.screenshots", description=__doc__)
     shots = ", ".join(s.name for s in SCENES if s.screenshot)
     parser.add_argument("names", nargs="*", help=f"scenes to draw (default: {shots})")
     parser.add_argument("--out", type=Path, default=OUT, help="folder (default: screenshots/)")
