@@ -43,7 +43,6 @@ import orjson
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
-sys.path.insert(0, str(ROOT / "tests"))
 
 from load import generate_claude as generate_claude_big  # noqa: E402
 from load import generate_codex  # noqa: E402

@@ -28,10 +28,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "tests" / "tui"))
 
-from builders import SessionBuilder  # noqa: E402
-from tui_harness import open_session, quiet_app, settle  # noqa: E402
-
 from core.model.session import Session  # noqa: E402
+from tests.support.builders import SessionBuilder  # noqa: E402
+from tests.support.tui_harness import open_session, quiet_app, settle  # noqa: E402
 from tui.widgets.detail import DetailPane  # noqa: E402
 from tui.widgets.strip_window import CACHE_ROWS  # noqa: E402
 

@@ -43,13 +43,11 @@ import orjson
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))  # the transcript lines the tests write
-
-from claude_jsonl import ClaudeTranscript  # noqa: E402
 
 from core.formats import load_session  # noqa: E402
 from core.model.session import Usage, replace  # noqa: E402
 from core.policy import Policy, get_preset  # noqa: E402
+from tests.support.claude_jsonl import ClaudeTranscript  # noqa: E402
 
 FIRST_SCREEN_BOUND_S = 0.5
 WHOLE_RATIO_BOUND = 2.0

@@ -2,7 +2,7 @@
 
 Every result model documents its fields with attribute docstrings (read by
 :func:`core.model.fastmodel.documented`); this module turns them into one table per model, between two markers of the document, so that
-the reference cannot drift from the code (``tests/test_replay_apidoc.py`` fails when it does).
+the reference cannot drift from the code (``tests/functional/test_apidoc.py`` fails when it does).
 
     python -m tools.apidoc            rewrite the generated section of docs/REPLAY_API.md
     python -m tools.apidoc --check    exit 1 (saying what differs) when it is out of date

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import pytest
 from textual.pilot import Pilot
-from tui_harness import HeldLoad, HeldReplay, HeldSummarizer
 
 import tui.screens.compaction as compaction_module
 from core.llm.protocol import Summarizer
 from core.policy import LLMConfig
+from tests.support.tui_harness import HeldLoad, HeldReplay, HeldSummarizer
 from tools.scenes import OVERFLOW, Scene, keys, press, session_app
 
 

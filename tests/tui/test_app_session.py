@@ -4,11 +4,18 @@ steps, search, window prompt, resize, theme, help and the command palette (state
 from __future__ import annotations
 
 import pytest
-from sessions import claude_like_session
-from tui_harness import HeldReplay, open_session, quiet_app, screen_text, settle, wait_for
 
 from core.model.session import Role
 from core.policy import get_preset
+from tests.support.sessions import claude_like_session
+from tests.support.tui_harness import (
+    HeldReplay,
+    open_session,
+    quiet_app,
+    screen_text,
+    settle,
+    wait_for,
+)
 from tui.app import CtxscopeApp
 from tui.screens.help import HelpScreen
 from tui.screens.session import SessionScreen

@@ -7,16 +7,16 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import pytest
-from sessions import growing_session
 from textual.pilot import Pilot
 from textual.widgets import Markdown, Static
-from tui_harness import HeldSummarizer
-from views_fixtures import Host, compacting_policy
 
 from core.llm.summary_templates import get_template, split_sections
 from core.model.session import Session
 from core.policy import Policy
 from core.replay import ReplayResult, replay
+from tests.support.sessions import growing_session
+from tests.support.tui_harness import HeldSummarizer
+from tests.support.views_fixtures import Host, compacting_policy
 from tools.scenes import COMPACTED, press, session_app, settle
 from tui.figures import index_runs
 from tui.messages import JumpToMessage

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from sessions import growing_session
-from views_fixtures import Host, compacting_policy
-
 from core.model.session import Provenance, Session
 from core.model.write_numbers import short_tokens
 from core.policy import get_preset
 from core.replay import ReplayResult, replay
+from tests.support.sessions import growing_session
+from tests.support.views_fixtures import Host, compacting_policy
 from tui.widgets.gauge import GUTTER, TokenGauge
 from tui.widgets.gauge_series import Series, bucket_series, build_series
 

@@ -6,14 +6,14 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-from claude_jsonl import write_claude_session
 from textual.widgets import DataTable, Input
-from tui_harness import settle
 
 from core.formats import load_session
 from core.formats.discovery import DiscoveredSession
 from core.model.session import SourceFormat
 from core.model.write_numbers import compact_tokens
+from tests.support.claude_jsonl import write_claude_session
+from tests.support.tui_harness import settle
 from tui.app import CtxscopeApp
 from tui.screens.picker import PickerScreen
 from tui.screens.session import SessionScreen

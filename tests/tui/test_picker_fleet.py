@@ -2,7 +2,7 @@
 the window, compactions, overflows and cost, filled in by a worker from the analysis cache and
 by analysing; sorted by a key or a header; filtered by agent and to the sessions near overflow.
 
-Sessions are built (tests/fleet_sessions.py) in the test's folder; HOME and the XDG folders are
+Sessions are built (tests/support/fleet_sessions.py) in the test's folder; HOME and the XDG folders are
 the test's own, so neither the user's sessions nor their cache are read or written.
 """
 
@@ -14,13 +14,11 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from fleet_sessions import write_built, write_fleet
 from textual.app import App
 from textual.coordinate import Coordinate
 from textual.pilot import Pilot
 from textual.widgets import DataTable
 from textual.worker import get_current_worker
-from tui_harness import settle, wait_for
 
 import core.fleet.survey
 from core.fleet.session_rows import FleetRow
@@ -28,6 +26,8 @@ from core.fleet.survey import analyse
 from core.formats.discovery import DiscoveredSession
 from core.insights.diagnosis import MARGIN
 from core.model.session import SourceFormat
+from tests.support.fleet_sessions import write_built, write_fleet
+from tests.support.tui_harness import settle, wait_for
 from tui.app import CtxscopeApp
 from tui.figures import row_compactions, row_cost, row_peak, row_share
 from tui.screens.help import KEYS

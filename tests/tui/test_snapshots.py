@@ -12,8 +12,8 @@ import time
 from collections.abc import Callable, Iterator
 
 import pytest
-import snapshot_apps
 
+from tests.tui import snapshot_apps
 from tools.scenes import OVERFLOW, SAMPLES, SCENES, Scene, fixed_timezone
 
 needs_samples = pytest.mark.skipif(

@@ -15,10 +15,10 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
+from tests.support.paths import REPO
 from tools.scenes import OVERFLOW
 from tui.app import HANGUP_EXIT_CODE
 
@@ -57,7 +57,7 @@ def app_on_a_terminal() -> Iterator[tuple[subprocess.Popen[bytes], int]]:
         stdout=slave,
         stderr=slave,
         env=env,
-        cwd=Path(__file__).resolve().parents[2],
+        cwd=REPO,
         start_new_session=True,  # the terminal is its controlling one, as in a real window
     )
     os.close(slave)
