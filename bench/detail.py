@@ -4,7 +4,7 @@ The app runs headless (``App.run_test``) on a built session whose one tool outpu
 The message is selected, its token count is awaited, then keys are pressed in the detail pane
 (``m`` for more of the message, page down, end, home). Figures:
 
-* **peak RSS** of the process (``VmHWM``) — bound < 1 GB (issue 15: one such message made the
+* **peak RSS** of the process (``VmHWM``) — bound < 1 GB (one such message once made the
   pane grow to 5.1 GB);
 * **rows kept** by the pane at most, against its cache (``CACHE_ROWS``);
 * **per key**, from the press to the app being idle again (including the measuring the pane does

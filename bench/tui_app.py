@@ -1,4 +1,4 @@
-"""TUI benchmark: opening a big session, moving through it, changing a limit (issue 13's bounds).
+"""TUI benchmark: opening a big session, moving through it, changing a limit (the README's bounds).
 
 Everything runs headless (``App.run_test``) on Claude Code files generated deterministically in a
 folder (``--keep`` keeps them): many small messages (100 MB ≈ 105,000 messages) and fewer, big
@@ -557,7 +557,7 @@ def _generated(path: Path, mb: int, *, small: bool) -> Path:
 def _report_open(lines: _Printer, path: Path, label: str, *, bounded: bool) -> bool:
     """Open ``path`` in a child process: the first screen, the whole session replayed and
     painted against ``load_session`` alone, the peak RSS. The bounds apply to the small-message
-    file (issue 13); the big-output one is printed beside it."""
+    file; the big-output one is printed beside it."""
     first_load_s, load_s, count = time_load(path)
     opened = open_in_child(path, count)
     size = path.stat().st_size

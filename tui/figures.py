@@ -138,12 +138,6 @@ def window_changes(result: ReplayResult) -> list[tuple[int, int | None]]:
     return changes if len(changes) > 1 else []
 
 
-def thresholds_changed(result: ReplayResult) -> bool:
-    """The threshold is not the same at every call (a window change, an inferred stretch)."""
-    values = set(result.point_column("threshold"))
-    return len(values) > 1
-
-
 # -- a session's row: ``ctxscope fleet`` and the picker -------------------------------------------
 
 PEAK_COLUMN = "peak"

@@ -1,5 +1,5 @@
 """What a session's recording says beyond the gauge: what fills the window at every call, what the
-session cost, and why each compaction ran and what it forgot (issue 16).
+session cost, and why each compaction ran and what it forgot.
 
 :func:`compute_insights` calls the core's entry points — :func:`core.insights.breakdown.breakdown`,
 :func:`core.insights.cost.session_cost`, :func:`core.insights.compaction_records.compaction_reports` — and nothing else;

@@ -340,10 +340,6 @@ class SessionState:
                 row_of[value] = row
         self._row_of_message = row_of
 
-    def append_messages(self) -> None:
-        """The session grew (live tail): recompute what depends on the message count."""
-        self.rebuild()
-
     # -- search --------------------------------------------------------------------------------
 
     def set_matches(self, text: str, matches: list[int]) -> None:

@@ -116,10 +116,6 @@ class PruneResult(BaseModel):
     summary: str
     """One sentence saying what pruning did."""
 
-    def decision_for(self, message_id: str) -> PruneDecision | None:
-        """The decision about the message with ``message_id``."""
-        return next((d for d in self.decisions if d.id == message_id), None)
-
 
 def skip_boundary(messages: Sequence[Message], protect_turns: int) -> int:
     """Index of the ``protect_turns``-th user turn from the end; 0 when there are fewer turns.

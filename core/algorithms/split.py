@@ -75,11 +75,6 @@ class SplitResult(BaseModel):
     reason: str
     """One or two sentences explaining the cut, for the UI."""
 
-    @property
-    def head_count(self) -> int:
-        """Number of head messages."""
-        return self.cut_index
-
 
 def _call_positions(messages: Sequence[Message]) -> list[int]:
     """For each message, the index of the assistant message holding its tool call (tool results

@@ -18,7 +18,7 @@ every optional field is nullable), and each column carries its description as fi
 (``description``), so ``DESCRIBE`` in DuckDB or ``pyarrow.parquet.read_schema`` tells what a
 column means. The file's metadata holds ``ctxscope.table`` and ``ctxscope.schema_version``.
 
-Columns to come: the context breakdown per category (issue 16) will be added to ``calls`` as
+Columns to come: the context breakdown per category will be added to ``calls`` as
 ``breakdown_<category>_tokens``, and the messages a compaction dropped to ``compactions`` as
 ``forgotten_*`` counts, both nullable; a new column is no incompatible change (queries name
 their columns), a changed one bumps :data:`SCHEMA_VERSION`.

@@ -20,7 +20,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from core.agents.windows import lookup_max_output, lookup_window
 from core.model import read_numbers as numbers
 from core.model.session import (
     CompactionEvent,
@@ -211,10 +210,6 @@ class SessionBuilder:
         """A diagnostic of severity error (data was lost)."""
         self.diagnostic(line, code, message, Severity.ERROR)
 
-    def diagnostic_count(self, code: str) -> int:
-        """How many diagnostics with ``code`` were reported (including suppressed ones)."""
-        return self._per_code.get(code, 0)
-
     @property
     def diagnostics(self) -> list[Diagnostic]:
         """The diagnostics kept so far (without the suppression notes :meth:`build` adds)."""
@@ -256,17 +251,3 @@ class SessionBuilder:
             compactions=self.compactions,
             metadata=self.metadata,
         )
-
-
-def fill_from_table(target: Session | SessionBuilder) -> None:
-    """What ``target`` does not record, from the model table of :mod:`core.agents.windows`: the
-    output limit, and the context window (``window_source = "table"``, where the figure comes
-    from in ``metadata["window_source_detail"]``) when the model is in the table."""
-    if target.max_output_tokens is None:
-        target.max_output_tokens = lookup_max_output(target.model)
-    if target.context_window is None:
-        window, source = lookup_window(target.model)
-        if window is not None:
-            target.context_window = window
-            target.window_source = "table"
-            target.metadata["window_source_detail"] = source

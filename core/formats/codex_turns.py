@@ -1,6 +1,6 @@
 """Why a Codex compaction ran, read from where it sits in the turn loop (Codex writes no trigger).
 
-``research/agent-rules.md`` §1.4, from ``codex-rs/core/src/session/turn.rs`` (``run_turn``):
+Read from openai/codex ``codex-rs/core/src/session/turn.rs`` (``run_turn``):
 
 * **auto, mid-turn**: the check after a model response that asked for tools, once their outputs
   are recorded. In the rollout: a ``compacted`` inside a turn (no ``task_complete`` since its

@@ -7,7 +7,7 @@ this module only walks it, for the readers that need the messages themselves rat
 sum: the context breakdown (:mod:`core.insights.breakdown`) and what a compaction forgot
 (:mod:`core.insights.forgotten_facts`).
 
-:func:`walk_recorded` yields, in session order:
+``RecordedWalk(session).steps()`` yields, in session order:
 
 * :class:`CompactionStep` — a recorded compaction took effect before message ``m_c``: its
   ``head`` (the messages in context it replaced, a previous summary included), what it ``kept``
@@ -92,8 +92,3 @@ def _compaction(rc: RecordedCompaction, context: list[int]) -> CompactionStep:
     kept = tuple(j for j in before if first_kept is not None and j >= first_kept)
     head = tuple(j for j in before if first_kept is None or j < first_kept)
     return CompactionStep(rc, head, kept, (*rc.owned, *kept))
-
-
-def walk_recorded(session: Session) -> Iterator[Step]:
-    """Walk ``session``'s recorded context (see the module docstring)."""
-    return RecordedWalk(session).steps()

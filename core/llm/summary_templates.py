@@ -368,8 +368,3 @@ def unwrap_summary(text: str) -> str:
     if stripped.startswith(SUMMARY_BLOCK_OPEN) and stripped.endswith(SUMMARY_BLOCK_CLOSE):
         return stripped[len(SUMMARY_BLOCK_OPEN) : -len(SUMMARY_BLOCK_CLOSE)].strip("\n")
     return text
-
-
-def template_names() -> Sequence[str]:
-    """Names of the templates, for the policy panel."""
-    return tuple(TEMPLATES)

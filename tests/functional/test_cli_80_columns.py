@@ -1,4 +1,4 @@
-"""Every command at 80 columns: no number is cut, nothing runs past the edge (issue 14 item 5).
+"""Every command at 80 columns: no number is cut, nothing runs past the edge.
 
 Seen before: ``compare`` printed ``226,4…`` and ``recorded compactions manu…``; the 20-character
 "why" column made every event of ``analyze`` / ``replay`` ten lines tall; ``replay`` printed no

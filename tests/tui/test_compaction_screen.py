@@ -56,7 +56,7 @@ async def _summary_shown(pilot: Pilot[None], screen: CompactionScreen) -> str:
 
 
 def test_message_runs_never_span_a_message_outside_the_set() -> None:
-    # issue 14 item 3: "head #3–#267 / tail #3–#66" overlapped (a pinned lead in the tail)
+    # Regression: "head #3–#267 / tail #3–#66" overlapped (a pinned lead in the tail)
     assert index_runs([4, 9, 6]) == "#4, #6, #9"
     assert index_runs([3, 60, 61, 62, 63]) == "#3, #60–#63"
     assert index_runs([3]) == "#3"
@@ -203,7 +203,7 @@ async def test_enter_jumps_to_the_message_and_closes() -> None:
 
 @pytest.mark.skipif(not COMPACTED.exists(), reason="sample_sessions are not generated")
 async def test_compaction_at_a_recorded_compaction_compacts_the_whole_context() -> None:
-    # issue 14 item 1: `]` to a recorded compaction then `c` ran on 2 messages (2,668 → 83,
+    # Regression: `]` to a recorded compaction then `c` ran on 2 messages (2,668 → 83,
     # "Goal (none)"); `r` on "replay 2/2" ran on 4. Both now run on the context the model had.
     app = session_app(COMPACTED)
     async with app.run_test(size=(120, 36)) as pilot:

@@ -1,4 +1,4 @@
-"""One truth on every screen (issue 14): for every sample session, the figures the TUI shows for a
+"""One truth on every screen: for every sample session, the figures the TUI shows for a
 call and a compaction — header, status line, list, detail pane, gauge, compaction screen, overflow
 view — are the values the command line's ``--json`` gives for the same call.
 

@@ -120,7 +120,7 @@ async def test_window_size_moves_the_threshold_row() -> None:
 
 
 async def test_the_threshold_is_drawn_per_call_and_inferred_stretches_are_marked() -> None:
-    # issue 12: the threshold can change between stretches (a window change, a stretch where
+    # the threshold can change between stretches (a window change, a stretch where
     # the recording shows another threshold); the gauge draws each call's, inferred ones ┄
     session, result = _result(policy_window=60_000)
     assert result.threshold is not None

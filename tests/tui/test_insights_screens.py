@@ -1,4 +1,4 @@
-"""Issue 16 in the screens: the breakdown band (``b``) and its selection, the session's cost in the
+"""The session's insights in the screens: the breakdown band (``b``) and its selection, the session's cost in the
 status line, and what each compaction forgot on the compaction screen and in the detail pane."""
 
 from __future__ import annotations

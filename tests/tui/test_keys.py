@@ -1,4 +1,4 @@
-"""Every key the footer and the help advertise works, on every screen (issue 14 item 4).
+"""Every key the footer and the help advertise works, on every screen.
 
 Seen before: ← / → did nothing at the start (the list had the focus and ate them), Tab never left
 the message list (the screen bound it to an action it does not have), and q did not quit from the

@@ -117,7 +117,7 @@ async def test_fits_an_80_by_24_terminal() -> None:
 
 
 async def test_when_it_checks_what_it_saw_and_what_it_should_have_done_are_said_whole() -> None:
-    # issue 14 item 6: the explanation was cut mid-sentence ("…of 255,616; 97,069")
+    # Regression: the explanation was cut mid-sentence ("…of 255,616; 97,069")
     from core.policy import get_preset
     from tests.support.builders import SessionBuilder, text_of_tokens
 
@@ -152,7 +152,7 @@ async def test_when_it_checks_what_it_saw_and_what_it_should_have_done_are_said_
 
 
 async def test_the_compaction_the_growth_starts_at_is_named_with_its_trigger() -> None:
-    # issue 12: the overflow view shows triggers with their evidence
+    # the overflow view shows triggers with their evidence
     from core.policy import get_preset
     from tests.support.builders import SessionBuilder, text_of_tokens
 

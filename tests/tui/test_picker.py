@@ -155,7 +155,7 @@ async def test_discovery_failure_is_a_message_not_a_crash() -> None:
 
 
 async def test_the_date_is_the_sessions_own_time_else_marked(tmp_path: Path) -> None:
-    # issue 14 item 8: the session's own time (its last message), not the file's
+    # Regression: the session's own time (its last message), not the file's
     found = _found(tmp_path)
     found[0].last_active = MODIFIED - 30 * 86_400  # the session ended a month before the copy
     found[1].last_active = MODIFIED - 3600

@@ -1,4 +1,4 @@
-"""The picker's fleet columns (issue 17 item 3, issue 16 item 4): each session's peak, share of
+"""The picker's fleet columns: each session's peak, share of
 the window, compactions, overflows and cost, filled in by a worker from the analysis cache and
 by analysing; sorted by a key or a header; filtered by agent and to the sessions near overflow.
 

@@ -1,4 +1,4 @@
-"""The app exits when its terminal goes away (issue 14 item 7): closing the window or killing the
+"""The app exits when its terminal goes away: closing the window or killing the
 tmux session sends SIGHUP, or simply hangs the terminal up; either way ctxscope must not stay
 behind spinning on end-of-file.
 

@@ -126,7 +126,7 @@ def test_diagnosis_without_calls_or_window() -> None:
 
 
 def test_plain_words_for_an_agent_that_checks_only_between_prompts() -> None:
-    # issue 14 item 6: "last checked right before call 122" for an overflow at call 340 did not
+    # Regression: "last checked right before call 122" for an overflow at call 340 did not
     # say that pi checks only between prompts, nor what it should have done
     session = (
         SessionBuilder()

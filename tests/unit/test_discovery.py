@@ -224,7 +224,7 @@ def test_folder_that_raises_is_skipped(home: Path, monkeypatch: pytest.MonkeyPat
 
 
 def test_the_date_is_the_sessions_own_time(home: Path) -> None:
-    # issue 14 item 8: a copied (or touched) file keeps its session's date, read from its tail
+    # Regression: a copied (or touched) file keeps its session's date, read from its tail
     lines = _claude_lines("/home/dev/app", "make the build green")
     lines[-1]["timestamp"] = "2026-01-05T10:00:00.000Z"
     lines.append(

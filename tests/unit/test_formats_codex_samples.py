@@ -1,7 +1,7 @@
 """The Codex loader on the real rollouts of ``../shared/samples/codex`` (skipped without them):
 every file loads cleanly, every compaction has the trigger ``SOURCES.md`` lists, no
 post-compaction estimate becomes a call, and Codex's compaction figure can be summed from what
-the loader gives (``research/sample-check.md``, rows C1-C7)."""
+the loader gives."""
 
 from __future__ import annotations
 

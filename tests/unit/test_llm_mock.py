@@ -324,7 +324,7 @@ COMMANDS_FIRST = """<conversation>
 
 
 def test_commands_and_injected_text_are_not_the_goal() -> None:
-    # issue 14 item 9: "Goal • /model" — a slash command is not what the user asked for
+    # Regression: "Goal • /model" — a slash command is not what the user asked for
     prompt = build_prompt(TEMPLATES["t12"])
     sections = split_sections(run(MockSummarizer(), request(COMMANDS_FIRST), prompt))
     assert sections["Goal"].strip() == "- Make the flaky webhook test deterministic"

@@ -8,9 +8,8 @@ removed, a record dropped, repeated, swapped, cut short or replaced by garbage â
 JSON; the session written as ctxscope JSONL reads back with the same messages and compactions.
 
 Figures stay far below 2^63 (a sum of a few of them too): above 64 bits, the ctxscope writer
-depends on the loaders' clamping at 10^9 (issue 15's validation layer, merged separately); the
-corpus of tests/functional/test_hostile_corpus.py holds those cases. Once it is in, 2^63, 2^64 - 1 and 1e300
-belong in :data:`ODD_VALUES` too.
+depends on the loaders' clamping at 10^9 (core/model/read_numbers.py); the corpus of
+tests/functional/test_hostile_corpus.py holds those cases (2^63, 2^64 - 1, 1e300).
 """
 
 from __future__ import annotations

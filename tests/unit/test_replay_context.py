@@ -1,4 +1,4 @@
-"""The context a policy had at a message, and a compaction run on it now (issue 14 item 1).
+"""The context a policy had at a message, and a compaction run on it now.
 
 "A compaction run at message N must work on the context as the model had it at N (previous
 summary + kept tail + everything since), and a replayed recorded compaction on what the recording
@@ -103,7 +103,7 @@ def test_a_policys_own_summary_leads_its_context_after_it(replayer: Replayer) ->
 
 @needs_samples
 def test_recorded_compactions_say_what_they_replaced_and_left(replayer: Replayer) -> None:
-    # issue 14 item 3: "a compact event shows 'after 0'"; "head 0 / tail 0"
+    # Regression: "a compact event shows 'after 0'"; "head 0 / tail 0"
     result = replayer.run(native_policy(replayer.session))
     taken = [e for e in result.events if e.recorded_index is not None]
     assert {e.kind for e in taken} == {"compact", "recorded-compaction"}

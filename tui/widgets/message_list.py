@@ -625,14 +625,3 @@ class MessageList(StyledScrollView, can_focus=True):
             text=row_style + cursor,
         )
         return look
-
-    def region_of_message(self, message_index: int) -> Region | None:
-        """Where the row of ``message_index`` is on screen, if it is visible."""
-        state = self._state
-        if state is None:
-            return None
-        row = state.row_of_message(message_index) - int(self.scroll_y)
-        if 0 <= row < self.scrollable_content_region.height:
-            region = self.scrollable_content_region
-            return Region(region.x, region.y + row, region.width, 1)
-        return None
