@@ -4,7 +4,7 @@ session cost, and why each compaction ran and what it forgot.
 :func:`compute_insights` calls the core's entry points — :func:`core.insights.breakdown.breakdown`,
 :func:`core.insights.cost.session_cost`, :func:`core.insights.compaction_records.compaction_reports` — and nothing else;
 the session screen runs it in a worker (group ``insights``) after each replay and keeps the
-result on :class:`~tui.state.SessionState`. The breakdown and the cost depend on the session only,
+result on :class:`~tui.screen_state.SessionState`. The breakdown and the cost depend on the session only,
 so a new replay result (a policy change) reuses them; the compaction reports depend on the result.
 """
 

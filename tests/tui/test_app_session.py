@@ -17,9 +17,9 @@ from tests.support.tui_harness import (
     wait_for,
 )
 from tui.app import CtxscopeApp
+from tui.screen_state import RowFlag
 from tui.screens.help import HelpScreen
 from tui.screens.session import SessionScreen
-from tui.state import RowFlag
 
 
 def _app() -> CtxscopeApp:

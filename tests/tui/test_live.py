@@ -13,7 +13,7 @@ from tests.support.claude_jsonl import claude_exchange, write_claude_session
 from tests.support.paths import REPO
 from tests.support.tui_harness import settle
 from tui.app import CtxscopeApp
-from tui.live import LiveFile
+from tui.growing_file import LiveFile
 from tui.screens.session import SessionScreen
 
 LIVE_SAMPLE = REPO / "sample_sessions" / "live" / "growing.jsonl"

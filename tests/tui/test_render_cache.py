@@ -27,7 +27,7 @@ from core.policy import get_preset
 from tests.support.sessions import claude_like_session
 from tests.support.tui_harness import open_session, quiet_app, screen_text, settle
 from tui.app import CtxscopeApp
-from tui.state import SessionState
+from tui.screen_state import SessionState
 from tui.widgets.detail import DetailPane, TokenGrid
 from tui.widgets.gauge import GUTTER, TokenGauge
 from tui.widgets.gauge_series import build_series

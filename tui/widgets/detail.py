@@ -52,7 +52,7 @@ from core.model.tokens import (
     message_text,
 )
 from tui.figures import call_label, check_line
-from tui.state import COMPACTION_KINDS, SessionState
+from tui.screen_state import COMPACTION_KINDS, SessionState
 from tui.widgets.forgotten_view import ForgottenStyles, describe
 from tui.widgets.message_list import (
     PROVENANCE_MARKS,

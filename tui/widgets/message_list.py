@@ -7,7 +7,7 @@ the rows on screen (``render_line``) and keeps the painted rows in an LRU cache 
 synthetic messages, truncated outputs, the call that overflowed, search matches) are component
 classes styled in its ``DEFAULT_CSS``.
 
-The list reads a :class:`~tui.state.SessionState`; it never computes a decision itself.
+The list reads a :class:`~tui.screen_state.SessionState`; it never computes a decision itself.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from textual.widget import Widget
 
 from core.model.session import Message, Provenance, Role
 from core.model.write_numbers import compact_tokens
-from tui.state import RowFlag, SessionState
+from tui.screen_state import RowFlag, SessionState
 
 PREVIEW_SCAN_CHARS = 400
 """A row preview never looks further into a message than this."""

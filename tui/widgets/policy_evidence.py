@@ -19,7 +19,7 @@ from tui.figures import call_label, window_changes, window_label
 
 if TYPE_CHECKING:
     from core.replay import ReplayResult, ThresholdSpan
-    from tui.state import Inferred
+    from tui.screen_state import Inferred
 
 
 def evidence_text(result: ReplayResult, inferred: Inferred | None) -> str:

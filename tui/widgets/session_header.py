@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.widgets import Label
 
 from tui.figures import call_label, window_changes, window_label
-from tui.state import SessionState
+from tui.screen_state import SessionState
 from tui.widgets.title_bar import TitleBar
 
 

@@ -11,7 +11,7 @@ from textual.widgets import Label
 from core.insights.cost import cost_label
 from core.model.write_numbers import compact_tokens
 from tui.figures import call_label, peaks
-from tui.state import SessionState
+from tui.screen_state import SessionState
 
 
 class StatusLine(Horizontal):

@@ -28,7 +28,7 @@ class SessionScreen(LoadingSession):
     It owns the workers: loading (``load``), replaying (``replay``, one at a time, cancellable
     with a ``threading.Event``), searching (``search``), and the live tail (``live`` watches,
     ``live-load`` reloads). Widgets post messages here; the screen updates the shared
-    :class:`~tui.state.SessionState` and tells each widget to redraw.
+    :class:`~tui.screen_state.SessionState` and tells each widget to redraw.
     """
 
     CSS_PATH = Path(__file__).with_name("session.tcss")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 from core.model.session import Session
-from tui.state import Inferred
+from tui.screen_state import Inferred
 
 if TYPE_CHECKING:
     from core.replay import ReplayResult
