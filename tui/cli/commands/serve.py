@@ -26,7 +26,7 @@ from tui.cli.commands._session import fail
 
 DEFAULT_PORT = 8000
 """The port served when ``--port`` is not given (textual-serve's own default)."""
-TEMPLATES = Path(__file__).resolve().parents[1] / "serve_templates"
+TEMPLATES = Path(__file__).resolve().parents[2] / "serve_templates"
 """Our copy of textual-serve's page."""
 _WILDCARDS = {"", "0.0.0.0", "::", "[::]"}
 
