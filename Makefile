@@ -5,12 +5,13 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SESSION ?= sample_sessions/claude-code/overflow.jsonl
 
-.PHONY: run test lint bench bench-quick screenshots samples clean
+.PHONY: run test lint bench bench-quick screenshots docs samples lock clean
 
-$(STAMP): pyproject.toml
+# Installs from the lock (constraints.txt): the versions the tests and the snapshots were made with.
+$(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
 	touch $(STAMP)
 
 run: $(STAMP)
@@ -36,10 +37,22 @@ bench-quick: $(STAMP)
 	$(BIN)/python $$script --quick || status=1; done; exit $$status
 
 screenshots: $(STAMP)
-	$(BIN)/python -m tui.screenshots
+	$(BIN)/python -m tools.screenshots
+
+# The generated reference sections of README.md and docs/REPLAY_API.md (the tests fail when one
+# is out of date).
+docs: $(STAMP)
+	$(BIN)/python -m tools.apidoc
+	$(BIN)/python -m tools.export_readme
+	$(BIN)/python -m tools.agents_readme
 
 samples: $(STAMP)
 	$(BIN)/python sample_sessions/generate.py
+
+# Rewrite the lock from what .venv holds (after a deliberate upgrade: pip install -U PKG, make test).
+lock: $(STAMP)
+	{ sed -n '/^#/p' constraints.txt; $(BIN)/python -m pip freeze --all --exclude-editable \
+	  --exclude ctxscope --exclude setuptools; } > constraints.txt.new && mv constraints.txt.new constraints.txt
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,4 +1,4 @@
-"""``ctxscope analyze --json`` end to end, against the cost of parsing the file (issue 13).
+"""``ctxscope analyze --json`` end to end, against the cost of parsing the file.
 
 Generates (deterministically, in a folder kept between runs with ``--keep``) Claude Code and
 Codex sessions in two shapes — many small messages (~1 KB each: bench/tui_app.py's generator for
@@ -43,7 +43,6 @@ import orjson
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
-sys.path.insert(0, str(ROOT / "tests"))
 
 from load import generate_claude as generate_claude_big  # noqa: E402
 from load import generate_codex  # noqa: E402
@@ -122,7 +121,7 @@ def ctxscope() -> list[str]:
     script = Path(sys.executable).parent / "ctxscope"
     if script.exists():
         return [str(script)]
-    return [sys.executable, "-c", "from tui.cli import main; main()"]
+    return [sys.executable, "-c", "from tui.cli.main import main; main()"]
 
 
 @dataclass
@@ -161,7 +160,7 @@ def row(name: str, value: str, bound: str, ok: bool | None) -> str:
 
 
 BOUNDED_FROM_MB = 100
-"""The ratios are bounds from 100 MB on (issue 13: 100 and 200 MB); on 10 MB the process's start
+"""The ratios are bounds from 100 MB on (set for 100 and 200 MB); on 10 MB the process's start
 (about 0.2 s) is most of the time and the figures are printed for reference."""
 
 

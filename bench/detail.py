@@ -4,7 +4,7 @@ The app runs headless (``App.run_test``) on a built session whose one tool outpu
 The message is selected, its token count is awaited, then keys are pressed in the detail pane
 (``m`` for more of the message, page down, end, home). Figures:
 
-* **peak RSS** of the process (``VmHWM``) — bound < 1 GB (issue 15: one such message made the
+* **peak RSS** of the process (``VmHWM``) — bound < 1 GB (one such message once made the
   pane grow to 5.1 GB);
 * **rows kept** by the pane at most, against its cache (``CACHE_ROWS``);
 * **per key**, from the press to the app being idle again (including the measuring the pane does
@@ -28,10 +28,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "tests" / "tui"))
 
-from builders import SessionBuilder  # noqa: E402
-from tui_harness import open_session, quiet_app, settle  # noqa: E402
-
-from core.models import Session  # noqa: E402
+from core.model.session import Session  # noqa: E402
+from tests.support.builders import SessionBuilder  # noqa: E402
+from tests.support.tui_harness import open_session, quiet_app, settle  # noqa: E402
 from tui.widgets.detail import DetailPane  # noqa: E402
 from tui.widgets.strip_window import CACHE_ROWS  # noqa: E402
 

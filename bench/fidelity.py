@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.fidelity_report import fidelity_report
+from core.reports.fidelity import fidelity_report
 
 SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "samples"
 

@@ -75,7 +75,7 @@ def head_messages(tokens: int) -> list[ChatMessage]:
 
 
 def start_server() -> tuple[subprocess.Popen[str], str]:
-    command = [sys.executable, "-c", "from tui.cli import main; main()", "mock-llm"]
+    command = [sys.executable, "-c", "from tui.cli.main import main; main()", "mock-llm"]
     proc = subprocess.Popen(
         [*command, "--port", "0", "--quiet"],
         cwd=ROOT,

@@ -479,7 +479,7 @@ import resource, sys
 sys.path.insert(0, {root!r})
 from pathlib import Path
 from core.formats import load_session
-import core.formats.claude_code, core.formats.codex, core.models, orjson
+import core.formats.claude_code, core.formats.codex, core.model.session, orjson
 
 def rss_kb(field):
     with open("/proc/self/status") as f:

@@ -34,16 +34,14 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the tests' builder
-
-from builders import SessionBuilder
 
 from core.formats import load_session
 from core.formats.ctxscope_jsonl import write_session
 from core.llm.mock import MockSummarizer
-from core.models import Session, Usage, UsageConvention
+from core.model.session import Session, Usage, UsageConvention
 from core.policy import PRESETS, Policy, get_preset
 from core.replay import Replayer, compare
+from tests.support.builders import SessionBuilder
 
 WINDOW = 200_000
 OVERHEAD = 4_200

@@ -1,4 +1,4 @@
-"""Benchmark of T15 truncation (core/truncate.py and ``ctxscope truncate``).
+"""Benchmark of T15 truncation (core/algorithms/truncate.py and ``ctxscope truncate``).
 
 Figures and bounds:
   * truncating a 100 MB tool output (80-character lines) with spill, head / tail / middle,
@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from core.truncate import TruncateOptions, truncate  # noqa: E402
+from core.algorithms.truncate import TruncateOptions, truncate  # noqa: E402
 
 LINE_CHARS = 80
 BIG_BYTES = 100 * 1024 * 1024
@@ -148,7 +148,7 @@ def ctxscope_command() -> list[str]:
     found = shutil.which("ctxscope")
     if found:
         return [found]
-    return [sys.executable, "-c", "from tui.cli import main; main()"]
+    return [sys.executable, "-c", "from tui.cli.main import main; main()"]
 
 
 GENERATOR = f"""

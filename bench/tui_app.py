@@ -1,4 +1,4 @@
-"""TUI benchmark: opening a big session, moving through it, changing a limit (issue 13's bounds).
+"""TUI benchmark: opening a big session, moving through it, changing a limit (the README's bounds).
 
 Everything runs headless (``App.run_test``) on Claude Code files generated deterministically in a
 folder (``--keep`` keeps them): many small messages (100 MB ≈ 105,000 messages) and fewer, big
@@ -43,13 +43,11 @@ import orjson
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))  # the transcript lines the tests write
-
-from claude_jsonl import ClaudeTranscript  # noqa: E402
 
 from core.formats import load_session  # noqa: E402
-from core.models import Usage, replace  # noqa: E402
+from core.model.session import Usage, replace  # noqa: E402
 from core.policy import Policy, get_preset  # noqa: E402
+from tests.support.claude_jsonl import ClaudeTranscript  # noqa: E402
 
 FIRST_SCREEN_BOUND_S = 0.5
 WHOLE_RATIO_BOUND = 2.0
@@ -559,7 +557,7 @@ def _generated(path: Path, mb: int, *, small: bool) -> Path:
 def _report_open(lines: _Printer, path: Path, label: str, *, bounded: bool) -> bool:
     """Open ``path`` in a child process: the first screen, the whole session replayed and
     painted against ``load_session`` alone, the peak RSS. The bounds apply to the small-message
-    file (issue 13); the big-output one is printed beside it."""
+    file; the big-output one is printed beside it."""
     first_load_s, load_s, count = time_load(path)
     opened = open_in_child(path, count)
     size = path.stat().st_size

@@ -13,7 +13,7 @@ file) is left alone and the run goes on without it.
 
 With ``CTXSCOPE_READ_ONLY=1`` in the environment (:func:`read_only`: ``ctxscope open
 --read-only``, which every tab of ``ctxscope serve`` runs) the cache is read and never written;
-so is the price memo (:mod:`core.prices`) kept in the same folder.
+so is the price memo (:mod:`core.insights.prices`) kept in the same folder.
 
 Fingerprints (:func:`fingerprint`):
 

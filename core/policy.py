@@ -1,12 +1,12 @@
 """Policies: every limit of every context-management algorithm, in one model.
 
 A :class:`Policy` is what the replay engine runs and what the TUI's policy panel edits. The
-docstring under each field is its help text (read by :func:`core.fastmodel.documented`), so the panel
+docstring under each field is its help text (read by :func:`core.model.fastmodel.documented`), so the panel
 and ``ctxscope policy show`` explain each limit in the same words.
 
 Presets (:data:`PRESETS`): ``seed`` (the numbers of the seed documents), ``opencode`` (2026
 defaults), ``codex``, ``pi``, ``claude-code`` (observed behaviour), ``gemini-cli`` and
-``qwen-code`` (from their source, :mod:`core.agents.table`), ``copilot-cli`` (its SDK's
+``qwen-code`` (from their source, :mod:`core.agents.constants`), ``copilot-cli`` (its SDK's
 documented thresholds). Policies load from and save
 to TOML; a bad file raises :class:`PolicyError` naming the file and the field.
 """
@@ -19,8 +19,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from core.agents.table import value as agent_value
-from core.tokens import validate_estimator
+from core.agents.constants import value as agent_value
+from core.model.tokens import validate_estimator
 
 Direction = Literal["head", "tail", "middle"]
 ThresholdRule = Literal["pi", "opencode", "codex", "claude-code", "gemini-cli", "qwen-code"]
@@ -264,7 +264,7 @@ class Policy(_Section):
 
 
 def _fact(agent: str, name: str) -> int:
-    """A whole-number constant of ``agent`` as documented now (:mod:`core.agents.table`); a
+    """A whole-number constant of ``agent`` as documented now (:mod:`core.agents.constants`); a
     session's own version is applied by :func:`preset_for`."""
     return int(agent_value(agent, name))
 
@@ -519,7 +519,7 @@ def get_preset(name: str) -> Policy:
 
 def preset_for(name: str, version: str | None = None) -> Policy:
     """The preset ``name`` as the agent behaves at ``version`` (its constants from
-    :mod:`core.agents.table`; an unknown version gets the agent as documented now).
+    :mod:`core.agents.constants`; an unknown version gets the agent as documented now).
 
     pi records no app version: ``version`` is then the session format version, which tells its
     eras apart.

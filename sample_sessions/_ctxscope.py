@@ -1,4 +1,4 @@
-"""Build a long session directly as :class:`core.models.Session` objects (the ctxscope sample).
+"""Build a long session directly as :class:`core.model.session.Session` objects (the ctxscope sample).
 
 The script events are turned into messages the way a loader would produce them (one assistant
 message per model call with its usage, one tool message per result), and the session is then
@@ -16,7 +16,7 @@ import _project as P
 from _script import Call, Event, Pause, Prompt, Tool, est
 
 from core.formats.ctxscope_jsonl import write_session
-from core.models import (
+from core.model.session import (
     CompactionEvent,
     Message,
     Role,

@@ -1,6 +1,5 @@
-"""Puts this folder on ``sys.path`` for every test below it, so ``from builders import …`` works
-from ``tests/tui`` too (pytest adds the folder of each conftest.py it loads); and gives every test
-a cache folder of its own, so nothing reads or writes the user's analysis cache."""
+"""Gives every test a cache folder of its own, so nothing reads or writes the user's analysis
+cache. (The helpers the tests share are the package tests/support.)"""
 
 from __future__ import annotations
 

@@ -20,14 +20,14 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Input
 
 from core.analysis_cache import READ_ONLY_ENV
-from core.file_kind import unreadable_reason
+from core.formats.file_kind import unreadable_reason
 from core.policy import Policy, PolicyError, resolve_policy
 from tui.commands_palette import CtxscopeCommands
 from tui.messages import JumpToMessage
+from tui.screen_state import INFERRED
 from tui.screens.help import HelpScreen
 from tui.screens.picker import DiscoverFn, PickerScreen
 from tui.screens.session import SessionScreen
-from tui.state import INFERRED
 
 SWITCH_INTERVAL_S = 0.001
 """Thread switch interval while the app runs (Python's default is 5 ms)."""

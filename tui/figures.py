@@ -4,7 +4,7 @@ The header, the status line, the gauge, the list, the detail pane, the compactio
 overflow view and the command line all read the same result models; when two of them show the
 same figure (a peak, a compaction's before and after, a recorded compaction's trigger, a call's
 check), they take it from here, so they cannot disagree. Recorded figures lead where they exist.
-The figures of a session's row (:class:`core.session_rows.FleetRow`) are worded here once for
+The figures of a session's row (:class:`core.fleet.session_rows.FleetRow`) are worded here once for
 ``ctxscope fleet`` and the picker, under the same column labels.
 
 Calls are numbered from 0, as messages are and as ``call_index`` is in the JSON: "call 0" is the
@@ -17,13 +17,13 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from core.units import compact_tokens, format_tokens
+from core.model.write_numbers import compact_tokens, format_tokens
 
 if TYPE_CHECKING:
-    from core.models import Session
+    from core.fleet.session_rows import FleetRow
+    from core.model.session import Session
     from core.policy import Policy
     from core.replay import CallPoint, FidelityRow, ReplayEvent, ReplayResult, ReplaySummary
-    from core.session_rows import FleetRow
 
 MAX_RUNS = 4
 """Runs of consecutive message numbers shown before the rest is counted."""
@@ -138,12 +138,6 @@ def window_changes(result: ReplayResult) -> list[tuple[int, int | None]]:
     return changes if len(changes) > 1 else []
 
 
-def thresholds_changed(result: ReplayResult) -> bool:
-    """The threshold is not the same at every call (a window change, an inferred stretch)."""
-    values = set(result.point_column("threshold"))
-    return len(values) > 1
-
-
 # -- a session's row: ``ctxscope fleet`` and the picker -------------------------------------------
 
 PEAK_COLUMN = "peak"
@@ -205,7 +199,7 @@ def row_overflow(row: FleetRow) -> str:
 
 def row_cost(row: FleetRow) -> str:
     """``$3.17``, ``≥$3.17`` (some calls' models have no price), ``?`` (none has): the
-    wording of :func:`core.cost.cost_label`."""
-    from core.cost import usd_label  # (the price table: loaded once a row exists to show)
+    wording of :func:`core.insights.cost.cost_label`."""
+    from core.insights.cost import usd_label  # (the price table: loaded once a row exists to show)
 
     return usd_label(row.cost_usd, row.cost_unpriced_calls)

@@ -1,10 +1,10 @@
 """What a session's recording says beyond the gauge: what fills the window at every call, what the
-session cost, and why each compaction ran and what it forgot (issue 16).
+session cost, and why each compaction ran and what it forgot.
 
-:func:`compute_insights` calls the core's entry points — :func:`core.breakdown.breakdown`,
-:func:`core.cost.session_cost`, :func:`core.compactions.compaction_reports` — and nothing else;
+:func:`compute_insights` calls the core's entry points — :func:`core.insights.breakdown.breakdown`,
+:func:`core.insights.cost.session_cost`, :func:`core.insights.compaction_records.compaction_reports` — and nothing else;
 the session screen runs it in a worker (group ``insights``) after each replay and keeps the
-result on :class:`~tui.state.SessionState`. The breakdown and the cost depend on the session only,
+result on :class:`~tui.screen_state.SessionState`. The breakdown and the cost depend on the session only,
 so a new replay result (a policy change) reuses them; the compaction reports depend on the result.
 """
 
@@ -13,12 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from core.breakdown import CallBreakdown, ContextBreakdown, breakdown
-from core.compactions import CompactionReport, compaction_reports
-from core.cost import CallCost, SessionCost, session_cost
+from core.insights.breakdown import CallBreakdown, ContextBreakdown, breakdown
+from core.insights.compaction_records import CompactionReport, compaction_reports
+from core.insights.cost import CallCost, SessionCost, session_cost
 
 if TYPE_CHECKING:
-    from core.models import Session
+    from core.model.session import Session
     from core.replay import ReplayEvent, ReplayResult
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol, cast
 
-from core.file_kind import unreadable_reason
+from core.agents.window_evidence import resolve_window
 from core.formats import (
     claude_code,
     codex,
@@ -29,10 +29,10 @@ from core.formats import (
 )
 from core.formats.base import LoadError, ProgressCallback, SessionBuilder
 from core.formats.compressed import is_compressed
+from core.formats.file_kind import unreadable_reason
 from core.formats.jsonl import HEAD_BYTES, non_jsonl_reason, read_head
 from core.gc_pause import gc_paused
-from core.models import Session, SourceFormat
-from core.window_evidence import resolve_window
+from core.model.session import Session, SourceFormat
 
 __all__ = [
     "LOADERS",
@@ -170,7 +170,7 @@ def load_session(
 
     ``window`` overrides the context window (``window_source`` becomes ``"user"``); otherwise the
     window comes from the file, the table of (provider, model) or the recording's own evidence
-    (:mod:`core.window_evidence`).
+    (:mod:`core.agents.window_evidence`).
     ``progress`` receives ``(bytes_read, total_bytes, messages_so_far)``.
     The file is only read, and only a regular file (or an opencode folder) is opened: a FIFO, a
     device, a socket or a loop of symbolic links is a :class:`LoadError` before any ``open``.

@@ -10,7 +10,7 @@ A format module (``core/formats/<name>.py``) exposes three things the registry u
 
 Loaders append messages through :class:`SessionBuilder`, which assigns indices, flags the
 message after a compaction, collects diagnostics (capped per code so a broken 100 MB file does
-not produce a million of them) and builds the :class:`~core.models.Session` without revalidating
+not produce a million of them) and builds the :class:`~core.model.session.Session` without revalidating
 what the loader already typed.
 """
 
@@ -20,8 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from core import numbers
-from core.models import (
+from core.model import read_numbers as numbers
+from core.model.session import (
     CompactionEvent,
     CompactionTrigger,
     Diagnostic,
@@ -32,8 +32,7 @@ from core.models import (
     SourceFormat,
     WindowSource,
 )
-from core.tokens import arguments_text
-from core.windows import lookup_max_output, lookup_window
+from core.model.tokens import arguments_text
 
 ProgressCallback = Callable[[int, int, int], None]
 """Called now and then while loading with ``(bytes_read, total_bytes, messages_so_far)``."""
@@ -211,10 +210,6 @@ class SessionBuilder:
         """A diagnostic of severity error (data was lost)."""
         self.diagnostic(line, code, message, Severity.ERROR)
 
-    def diagnostic_count(self, code: str) -> int:
-        """How many diagnostics with ``code`` were reported (including suppressed ones)."""
-        return self._per_code.get(code, 0)
-
     @property
     def diagnostics(self) -> list[Diagnostic]:
         """The diagnostics kept so far (without the suppression notes :meth:`build` adds)."""
@@ -256,17 +251,3 @@ class SessionBuilder:
             compactions=self.compactions,
             metadata=self.metadata,
         )
-
-
-def fill_from_table(target: Session | SessionBuilder) -> None:
-    """What ``target`` does not record, from the model table of :mod:`core.windows`: the
-    output limit, and the context window (``window_source = "table"``, where the figure comes
-    from in ``metadata["window_source_detail"]``) when the model is in the table."""
-    if target.max_output_tokens is None:
-        target.max_output_tokens = lookup_max_output(target.model)
-    if target.context_window is None:
-        window, source = lookup_window(target.model)
-        if window is not None:
-            target.context_window = window
-            target.window_source = "table"
-            target.metadata["window_source_detail"] = source

@@ -3,7 +3,7 @@
 The block lines of one API message (same ``message.id`` + ``requestId``) merge into one
 :class:`Call`, whose usage is counted once (the largest copy wins: earlier copies are written
 mid-stream); every other entry becomes a user, tool or meta message, and a compact boundary a
-:class:`~core.models.CompactionEvent`.
+:class:`~core.model.session.CompactionEvent`.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from core.agents.overflow_errors import is_context_overflow_message
 from core.formats.base import SessionBuilder
 from core.formats.claude_compactions import is_typed_compact, trigger_of
 from core.formats.claude_records import API_ERROR, ASSISTANT, ATTACHMENT, BOUNDARY, USER, Entry
-from core.models import Message, Role, ToolCall, ToolResult, Usage, UsageConvention
-from core.numbers import as_int
-from core.overflow_errors import is_context_overflow_message
+from core.model.read_numbers import as_int
+from core.model.session import Message, Role, ToolCall, ToolResult, Usage, UsageConvention
 
 # A slash command and its local output are written as user lines, but the user did not type
 # them as a request: they are context (meta), not the start of a turn.

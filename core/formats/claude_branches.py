@@ -14,7 +14,7 @@ from __future__ import annotations
 from core.formats.base import SessionBuilder
 from core.formats.claude_compactions import is_typed_compact
 from core.formats.claude_records import ASSISTANT, ATTACHMENT, BOUNDARY, USER, Entry
-from core.numbers import as_int
+from core.model.read_numbers import as_int
 
 
 def active_entries(

@@ -57,7 +57,7 @@ from typing import Any, TypeGuard
 
 import orjson
 
-from core.file_kind import open_regular, unreadable_reason
+from core.agents.overflow_errors import is_context_overflow_message
 from core.formats.base import ProgressCallback, SessionBuilder
 from core.formats.claude_assembly import Assembler, usage_of
 from core.formats.claude_attachments import attachment_text, is_known
@@ -78,11 +78,11 @@ from core.formats.claude_records import (
     read_assistant,
     read_user,
 )
+from core.formats.file_kind import open_regular, unreadable_reason
 from core.formats.jsonl import head_records, read_jsonl
 from core.formats.qwen_code import is_qwen_record
-from core.models import CompactionEvent, Session, SourceFormat
-from core.numbers import plausible, show_value
-from core.overflow_errors import is_context_overflow_message
+from core.model.read_numbers import plausible, show_value
+from core.model.session import CompactionEvent, Session, SourceFormat
 
 FORMAT = SourceFormat.CLAUDE_CODE
 PARTIAL_READS = True
@@ -555,7 +555,7 @@ def _error_text(error: Any) -> str:
 def _set_window(builder: SessionBuilder, overflow_errors: list[str]) -> str | None:
     """The window a provider's error states ("prompt is too long: N tokens > W maximum", on a
     failed call or an ``api_error`` line: ``recorded``), returned with its evidence; otherwise
-    the registry resolves it from the model and the recording (:mod:`core.window_evidence`:
+    the registry resolves it from the model and the recording (:mod:`core.agents.window_evidence`:
     ``[1m]`` models, requests or automatic compactions above 200k), with Claude Code's 200k
     default for a model it does not know (``metadata["default_window"]``)."""
     errors = [m.error for m in builder.messages if m.error and not m.sidechain]

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.formats.claude_records import ASSISTANT, BOUNDARY, Entry
-from core.models import CompactionTrigger
+from core.model.session import CompactionTrigger
 
 _COMMAND_TAG = "<command-name>/compact</command-name>"
 

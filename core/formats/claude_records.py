@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.formats.base import as_text
-from core.models import ToolCall, Usage
+from core.model.session import ToolCall, Usage
 
 # Entry kinds (one entry per useful line).
 USER = 0

@@ -68,7 +68,8 @@ from core.formats.codex_sizes import (
 )
 from core.formats.codex_turns import TurnTracker
 from core.formats.jsonl import head_records, read_jsonl_raw
-from core.models import (
+from core.model.read_numbers import as_int
+from core.model.session import (
     CompactionEvent,
     Message,
     Role,
@@ -79,7 +80,6 @@ from core.models import (
     Usage,
     UsageConvention,
 )
-from core.numbers import as_int
 
 FORMAT = SourceFormat.CODEX
 PARTIAL_READS = True

@@ -12,7 +12,7 @@ left out too: it was not in the child's context); ``metadata["forked_history"]``
 
 from __future__ import annotations
 
-from core.models import Message, Role, Session
+from core.model.session import Message, Role, Session
 
 
 def _text(message: Message) -> str:

@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from core.formats.base import BAD_COUNT, SessionBuilder
-from core.models import Diagnostic, Session, Severity, WindowChange
-from core.numbers import plausible, show_value
+from core.model.read_numbers import plausible, show_value
+from core.model.session import Diagnostic, Session, Severity, WindowChange
 
 CODEX_EFFECTIVE_WINDOW_PERCENT = 95
 """Codex reports this share of the model's window as ``model_context_window``."""

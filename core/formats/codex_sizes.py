@@ -14,7 +14,7 @@ An item's estimate is ``ceil(bytes / 4)`` of the item serialised as compact JSON
 * encrypted reasoning and compaction items count ``ceil(max(0, len × 3 // 4 − 650) / 4)``.
 
 When the encrypted reasoning was redacted before the file was shared, its estimate is predicted
-from the call's ``reasoning_output_tokens`` (``research/agent-rules.md`` §1.2: fitted on
+from the call's ``reasoning_output_tokens`` (fitted on
 unredacted rollouts, encrypted length ≈ 922 + 6.3 × reasoning tokens per item). Redactions that
 keep the original length (``[REDACTED_TEXT len=N sha=…]``) are measured at that length.
 """
@@ -29,7 +29,7 @@ from typing import Any
 
 import orjson
 
-from core.agents.table import value
+from core.agents.constants import value
 
 
 def _codex(name: str) -> float:

@@ -1,6 +1,6 @@
 """Why a Codex compaction ran, read from where it sits in the turn loop (Codex writes no trigger).
 
-``research/agent-rules.md`` §1.4, from ``codex-rs/core/src/session/turn.rs`` (``run_turn``):
+Read from openai/codex ``codex-rs/core/src/session/turn.rs`` (``run_turn``):
 
 * **auto, mid-turn**: the check after a model response that asked for tools, once their outputs
   are recorded. In the rollout: a ``compacted`` inside a turn (no ``task_complete`` since its
@@ -16,7 +16,7 @@
 
 from __future__ import annotations
 
-from core.models import CompactionEvent, CompactionTrigger
+from core.model.session import CompactionEvent, CompactionTrigger
 
 MID_TURN = "mid-turn"
 PRE_TURN = "pre-turn"

@@ -9,7 +9,7 @@ sub-agent (absent for the main agent's). What each event becomes:
   model was sent (``transformedContent``, else ``content``).
 * ``assistant.message`` → one model call: text, ``reasoningText``, ``toolRequests`` as tool
   calls, ``model``. Its ``outputTokens`` is the only per-call figure Copilot writes: the prompt
-  size of a call is not recorded, so the call gets no :class:`~core.models.Usage` and the replay
+  size of a call is not recorded, so the call gets no :class:`~core.model.session.Usage` and the replay
   estimates its context (labelled ``estimated``). The output tokens are summed in
   ``metadata["output_tokens"]``.
 * ``tool.execution_complete`` → a tool message (``result.content``, or the error's message).
@@ -25,7 +25,7 @@ sub-agent (absent for the main agent's). What each event becomes:
 
 The measured context sizes (the compactions' ``currentTokens``/``preCompactionTokens``, the
 shutdown's ``currentTokens``) are kept in ``metadata["measured_context"]`` with the message index
-they were measured at; :mod:`core.estimate_calibration` compares the replay's estimates with
+they were measured at; :mod:`core.insights.estimate_calibration` compares the replay's estimates with
 them. The tool definitions are never written in the file: their measured size is
 ``metadata["context_overhead"]``, which the replay adds to every estimated call.
 
@@ -42,7 +42,7 @@ from typing import Any
 
 from core.formats.base import LoadError, ProgressCallback, SessionBuilder, as_str, as_text
 from core.formats.jsonl import head_records, read_jsonl
-from core.models import CompactionTrigger, Role, Session, SourceFormat, ToolCall, ToolResult
+from core.model.session import CompactionTrigger, Role, Session, SourceFormat, ToolCall, ToolResult
 
 FORMAT = SourceFormat.COPILOT_CLI
 PARTIAL_READS = True

@@ -3,16 +3,16 @@
 One JSON object a line, in this order:
 
 1. a header: ``{"type": "session", "schema": "ctxscope", "version": 1, ...}`` with the
-   :class:`~core.models.Session` fields other than its lists (``id``, ``format`` — the format the
+   :class:`~core.model.session.Session` fields other than its lists (``id``, ``format`` — the format the
    session was first loaded from —, ``path``, ``model``, ``context_window``, ``window_source``,
    ``max_output_tokens``, ``project``, ``started_at``, ``metadata``, ``parent_session_id``
    when set);
-2. one ``{"type": "message", ...}`` line per :class:`~core.models.Message`, in order, with the
+2. one ``{"type": "message", ...}`` line per :class:`~core.model.session.Message`, in order, with the
    message's fields (fields at their default value are left out; ``index``, ``id`` and ``role``
    are always written);
-3. ``{"type": "compaction", ...}`` lines (:class:`~core.models.CompactionEvent` fields), each
+3. ``{"type": "compaction", ...}`` lines (:class:`~core.model.session.CompactionEvent` fields), each
    written just before the message at its ``message_index``;
-4. ``{"type": "diagnostic", ...}`` lines (:class:`~core.models.Diagnostic` fields) at the end:
+4. ``{"type": "diagnostic", ...}`` lines (:class:`~core.model.session.Diagnostic` fields) at the end:
    what the original loader skipped or repaired.
 
 Reading is as tolerant as the other loaders (a bad line is a diagnostic, reading goes on) and the
@@ -37,7 +37,8 @@ from pydantic import BaseModel, ValidationError
 
 from core.formats.base import LoadError, ProgressCallback, SessionBuilder
 from core.formats.jsonl import head_records, read_jsonl
-from core.models import (
+from core.model.read_numbers import plausible
+from core.model.session import (
     CompactionEvent,
     Diagnostic,
     Message,
@@ -46,7 +47,6 @@ from core.models import (
     from_record,
     to_record,
 )
-from core.numbers import plausible
 
 FORMAT = SourceFormat.CTXSCOPE
 PARTIAL_READS = True
@@ -100,7 +100,7 @@ def _dumps(obj: dict[str, Any]) -> bytes:
 def _in_field_order(model: type[BaseModel], data: dict[str, Any]) -> dict[str, Any]:
     """``data`` with its keys in ``model``'s field order, so the bytes written do not depend on
     how a loader happened to build the objects (messages are in field order by construction:
-    :func:`~core.models.to_record`)."""
+    :func:`~core.model.session.to_record`)."""
     return {name: data[name] for name in model.model_fields if name in data}
 
 

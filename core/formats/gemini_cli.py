@@ -22,7 +22,7 @@ the conversation before it is kept as it was, a recorded compaction follows, and
 checkpoint's messages that were already in the conversation are the kept tail
 (``first_kept_id``). Sub-agent chats (``kind: subagent``) are stored as
 ``chats/<parent session id>/<id>.jsonl`` and load as sessions of their own, with their parent's
-id. The window is Gemini CLI's own token limit for the model (:mod:`core.agents.table`).
+id. The window is Gemini CLI's own token limit for the model (:mod:`core.agents.constants`).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from typing import Any
 
 import orjson
 
-from core.agents.table import fact as agent_fact
+from core.agents.constants import constant as agent_fact
 from core.formats.base import LoadError, ProgressCallback, SessionBuilder, as_str
 from core.formats.compressed import open_session
 from core.formats.gemini_parts import (
@@ -47,7 +47,7 @@ from core.formats.gemini_parts import (
     visible_text,
 )
 from core.formats.jsonl import head_records, looks_binary, read_jsonl
-from core.models import Role, Session, SourceFormat, ToolCall, ToolResult
+from core.model.session import Role, Session, SourceFormat, ToolCall, ToolResult
 
 FORMAT = SourceFormat.GEMINI_CLI
 PARTIAL_READS = False

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.formats.base import SessionBuilder, as_str, as_text
-from core.models import ToolCall, Usage, UsageConvention
+from core.model.session import ToolCall, Usage, UsageConvention
 
 STATE_SNAPSHOT_TAG = "<state_snapshot>"
 """What opens the summary Gemini CLI's (and Qwen Code's) compression writes: the first message

@@ -3,7 +3,7 @@
 The file is opened read-only in binary mode and read in large chunks that are split on
 ``b"\\n"``; each line is parsed by orjson straight from bytes and dropped, so a line string is
 never held twice and memory stays bounded by one chunk plus the longest line (a 50 MB line is
-fine). What cannot be parsed becomes a :class:`~core.models.Diagnostic` on the builder and
+fine). What cannot be parsed becomes a :class:`~core.model.session.Diagnostic` on the builder and
 reading goes on:
 
 * invalid JSON → ``invalid-json`` (warning) with the line number;

@@ -22,14 +22,13 @@ The records become messages in :mod:`core.formats.opencode_messages`.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
 
 from core.formats.base import LoadError, ProgressCallback, SessionBuilder
-from core.formats.opencode_db import columns_of, load_db
 from core.formats.opencode_db import connect_readonly as connect_readonly
+from core.formats.opencode_db import load_db
 from core.formats.opencode_messages import (
     INTERRUPTED_TOOL_OUTPUT as INTERRUPTED_TOOL_OUTPUT,
 )
@@ -39,7 +38,7 @@ from core.formats.opencode_messages import (
     build_session,
 )
 from core.formats.opencode_storage import load_storage, storage_layout
-from core.models import Session, SourceFormat
+from core.model.session import Session, SourceFormat
 
 FORMAT = SourceFormat.OPENCODE
 PARTIAL_READS = False
@@ -187,16 +186,3 @@ def load(path: Path, *, progress: ProgressCallback | None = None) -> Session:
     if magic == SQLITE_MAGIC:
         return load_db(path, wanted, progress)
     return _load_export(path, progress)
-
-
-def iter_db_session_ids(db_path: Path) -> Iterator[str]:
-    """Ids of every session in an opencode database (read-only), newest first."""
-    conn = connect_readonly(db_path)
-    try:
-        columns = columns_of(conn, "session")
-        order = "time_updated" if "time_updated" in columns else "id"
-        rows = conn.execute(f"SELECT id FROM session ORDER BY {order} DESC").fetchall()
-    finally:
-        conn.close()
-    for (session_id,) in rows:
-        yield str(session_id)

@@ -19,7 +19,7 @@ import orjson
 from core.formats.base import LoadError, ProgressCallback, SessionBuilder
 from core.formats.opencode_messages import MessageRecords, Record, build_session, json_record
 from core.formats.opencode_v2 import Rows, session_message_records
-from core.models import Session, SourceFormat
+from core.model.session import Session, SourceFormat
 
 BUSY_TIMEOUT_S = 1.0
 """How long a read waits on a locked database before falling back to an immutable open."""

@@ -1,9 +1,9 @@
-"""opencode's records → :class:`~core.models.Message` objects: the part every source shares.
+"""opencode's records → :class:`~core.model.session.Message` objects: the part every source shares.
 
 The export, the storage folder and the database (:mod:`core.formats.opencode`) all end in the same
 list of message records, each with its parts; :func:`build_session` walks that list in order.
 
-Mapping to :class:`~core.models.Message`:
+Mapping to :class:`~core.model.session.Message`:
 
 * a user message → one ``user`` message (text parts; ``synthetic`` when all its text parts are
   synthetic; file parts as ``[Attached mime: name]``). ``user.summary`` is opencode's per-turn
@@ -18,7 +18,7 @@ Mapping to :class:`~core.models.Message`:
   ``ToolResult.compacted_at_ms``; ``metadata.truncated`` → ``truncated_by_tool``.
   The first step keeps the message id; later steps are ``<id>#step<N>``.
 * an assistant message with ``summary: true`` is a compaction summary: a
-  :class:`~core.models.CompactionEvent` is recorded at its index (trigger and its evidence from
+  :class:`~core.model.session.CompactionEvent` is recorded at its index (trigger and its evidence from
   the request's ``auto`` / ``overflow``, see :func:`compaction_trigger`; ``first_kept_id`` from
   ``tail_start_id``; ``tokens_before`` from the last model call before it, which is the figure
   opencode compared against its threshold).
@@ -36,8 +36,10 @@ from typing import Any
 
 import orjson
 
+from core.agents.overflow_errors import is_context_overflow_message
 from core.formats.base import ProgressCallback, SessionBuilder, as_str, as_text
-from core.models import (
+from core.model.read_numbers import as_int
+from core.model.session import (
     CompactionTrigger,
     Message,
     Role,
@@ -47,8 +49,6 @@ from core.models import (
     Usage,
     UsageConvention,
 )
-from core.numbers import as_int
-from core.overflow_errors import is_context_overflow_message
 
 INTERRUPTED_TOOL_OUTPUT = "[Tool execution was interrupted]"
 """What opencode sends the model for a tool part that never finished."""

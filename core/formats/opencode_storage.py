@@ -37,8 +37,8 @@ from core.formats.opencode_messages import (
     json_record,
     time_created,
 )
-from core.models import Session, SourceFormat
-from core.numbers import as_int
+from core.model.read_numbers import as_int
+from core.model.session import Session, SourceFormat
 
 
 class Layout(NamedTuple):

@@ -25,7 +25,7 @@ What each entry becomes:
   → ``meta`` user messages; ``branch_summary`` entries → ``meta`` user messages holding the
   summary of the abandoned branch. ``custom`` entries (extension state) are not in the context
   and are skipped.
-* ``compaction`` → a :class:`~core.models.CompactionEvent` (``tokensBefore``, the summary,
+* ``compaction`` → a :class:`~core.model.session.CompactionEvent` (``tokensBefore``, the summary,
   ``firstKeptEntryId`` / ``firstKeptEntryIndex`` as the id of the first *message* kept) at the
   index of a summary user message placed where the compaction happened. pi writes no reason;
   the trigger is what the file shows (:func:`compaction_trigger`): ``overflow`` right after a
@@ -42,9 +42,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from core.agents.overflow_errors import is_context_overflow_message
 from core.formats.base import LoadError, ProgressCallback, SessionBuilder, as_str
 from core.formats.jsonl import head_records, read_jsonl
-from core.models import (
+from core.model.read_numbers import as_int, plausible, show_value
+from core.model.session import (
     CompactionTrigger,
     Role,
     Session,
@@ -54,8 +56,6 @@ from core.models import (
     Usage,
     UsageConvention,
 )
-from core.numbers import as_int, plausible, show_value
-from core.overflow_errors import is_context_overflow_message
 
 FORMAT = SourceFormat.PI
 PARTIAL_READS = True

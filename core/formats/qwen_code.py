@@ -39,7 +39,7 @@ from core.formats.gemini_parts import (
     visible_text,
 )
 from core.formats.jsonl import head_records, read_jsonl
-from core.models import CompactionTrigger, Role, Session, SourceFormat, ToolResult
+from core.model.session import CompactionTrigger, Role, Session, SourceFormat, ToolResult
 
 FORMAT = SourceFormat.QWEN_CODE
 PARTIAL_READS = False

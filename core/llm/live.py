@@ -37,6 +37,7 @@ from urllib.parse import urlsplit
 import openai
 import orjson
 
+from core.agents.overflow_errors import is_context_overflow_code, is_context_overflow_message
 from core.llm.budget import FailureBudget
 from core.llm.live_errors import (
     KEY_LIKE_RE,
@@ -67,9 +68,8 @@ from core.llm.protocol import (
     UnreachableError,
 )
 from core.llm.transport import AnswerTooLarge, CappedBody, transport_reason
-from core.overflow_errors import is_context_overflow_code, is_context_overflow_message
+from core.model.tokens import EstimatorError, get_counter
 from core.policy import LLMConfig
-from core.tokens import EstimatorError, get_counter
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 LOOPBACK_PLACEHOLDER_KEY = "ctxscope-local-no-key"

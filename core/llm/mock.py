@@ -3,7 +3,7 @@
 :class:`MockSummarizer` writes a summary without any model. It reads the ``## `` headings of
 the template from the prompt (so it follows ``t12``, ``anchored``, ``pi`` or any custom template),
 reads the head from the transcript compaction sent (the labelled layout of
-:mod:`core.templates`; plain chat messages work too), and fills each section from the head
+:mod:`core.llm.summary_templates`; plain chat messages work too), and fills each section from the head
 itself:
 
 * **goal** sections: the first user request (slash commands, their output and what the agent
@@ -51,8 +51,7 @@ from core.llm.protocol import (
     LLMUsage,
     SummaryResult,
 )
-from core.models import Provenance
-from core.templates import (
+from core.llm.summary_templates import (
     CONVERSATION_CLOSE,
     CONVERSATION_OPEN,
     ENTRY_LABELS,
@@ -67,7 +66,8 @@ from core.templates import (
     split_sections,
     transcript_entries,
 )
-from core.tokens import estimate_chars4
+from core.model.session import Provenance
+from core.model.tokens import estimate_chars4
 
 MOCK_MODEL = "mock"
 NONE_TEXT = "(none)"
@@ -248,7 +248,7 @@ def _entry_starts(text: str) -> list[tuple[int, int, str]]:
 def _raw_entries(
     text: str, starts: list[tuple[int, int, str]] | None = None
 ) -> list[tuple[str, str]]:
-    """``(label, body)`` of each entry of a labelled transcript (see :mod:`core.templates`): an
+    """``(label, body)`` of each entry of a labelled transcript (see :mod:`core.llm.summary_templates`): an
     entry runs from its label to the next entry; its body is stripped of newlines at both ends.
     ``starts``: what :func:`_entry_starts` gave for ``text``, when already known."""
     if starts is None:
@@ -261,7 +261,7 @@ def _raw_entries(
 
 
 _Part = str | tuple[str, str]
-"""A piece of a request the facts are read from: an entry as :func:`core.templates.
+"""A piece of a request the facts are read from: an entry as :func:`core.llm.summary_templates.
 build_transcript` joined it (a string, which may hold several entries), or an entry already
 split into ``(label, body)``."""
 
@@ -269,7 +269,7 @@ split into ``(label, body)``."""
 def _request_parts(messages: Sequence[ChatMessage], *, split: bool = False) -> list[_Part]:
     """The transcript entries of a summary request, whatever shape its messages have.
 
-    A transcript :func:`core.templates.build_transcript` just built comes back as the entries it
+    A transcript :func:`core.llm.summary_templates.build_transcript` just built comes back as the entries it
     joined (unless ``split``): the same entries splitting its text gives, since each starts with
     its label on a line of its own and the blank lines between them are stripped from bodies
     anyway. Anything else is split here.

@@ -56,7 +56,7 @@ from core.llm.mock_requests import (
     split_prompt,
     status_fault,
 )
-from core.tokens import estimate_chars4
+from core.model.tokens import estimate_chars4
 
 DEFAULT_MODEL = "ctxscope-mock"
 DEFAULT_MAX_TOKENS = 1024

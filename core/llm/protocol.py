@@ -17,7 +17,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
-from core.models import Provenance
+from core.model.session import Provenance
 
 ChatRole = Literal["system", "user", "assistant"]
 

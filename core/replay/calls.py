@@ -7,8 +7,14 @@ Built once per session by the :class:`~core.replay.engine.Replayer`; never modif
 
 from __future__ import annotations
 
-from core.models import BEFORE_REPLY_CONVENTIONS, Session, SourceFormat, Usage, UsageConvention
-from core.overflow import RecordedKind, overflow_reason, recorded_kind, usable_usage
+from core.algorithms.overflow import RecordedKind, overflow_reason, recorded_kind, usable_usage
+from core.model.session import (
+    BEFORE_REPLY_CONVENTIONS,
+    Session,
+    SourceFormat,
+    Usage,
+    UsageConvention,
+)
 
 _AFTER_REPLY_FORMATS = (SourceFormat.PI, SourceFormat.CODEX, SourceFormat.OPENCODE)
 """Formats whose agents measure the context after the reply (when no usage says otherwise)."""

@@ -9,7 +9,7 @@ figure older than a compaction is not used (pi's rule): after a compaction only 
 fire until the next call has happened.
 
 This module is the one place the simulation asks *whether* to compact; the threshold itself and
-its comparison are the policy's rule (:func:`core.overflow.threshold`, :func:`core.overflow.crosses`).
+its comparison are the policy's rule (:func:`core.algorithms.overflow.threshold`, :func:`core.algorithms.overflow.crosses`).
 Rules that depend on the agent and its version (when a check happens, on which figure) go here,
 beside :func:`decide`, or in a ``rules/`` package next to this module when there are several.
 """
@@ -18,13 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from core.models import Message, Role
-from core.overflow import crosses
+from core.algorithms.overflow import crosses
+from core.model.session import Message, Role
+from core.model.tokens import arguments_text
 from core.policy import Policy
 from core.replay.recorded import RecordedSide
 from core.replay.results import Trigger
 from core.replay.state import Check, State
-from core.tokens import arguments_text
 
 
 def measure(

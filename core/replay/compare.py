@@ -5,7 +5,7 @@ from __future__ import annotations
 import typing
 from collections.abc import Sequence
 
-from core.models import Session
+from core.model.session import Session
 from core.policy import Policy
 from core.replay.engine import Replayer
 from core.replay.policies import effective_window

@@ -24,8 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import cast
 
-from core.compaction import CompactionResult
-from core.models import Message
+from core.algorithms.compact import CompactionResult
+from core.model.session import Message
 from core.replay.calls import Calls
 from core.replay.checks import checked, measured
 from core.replay.incremental import restore

@@ -5,16 +5,16 @@ resuming the best earlier run (:mod:`~core.replay.incremental`), walking the res
 What it keeps across runs:
 
 * the message texts, and per estimator the token count of every message (one batched count; the
-  shared :class:`~core.tokens.TokenCounter` caches by content, so nothing is ever counted twice);
+  shared :class:`~core.model.tokens.TokenCounter` caches by content, so nothing is ever counted twice);
 * the recorded side per estimator (:mod:`~core.replay.recorded`; it does not depend on the policy);
 * per truncation setting, the truncated content of every output over the limits
   (:mod:`~core.replay.truncation`);
 * every compaction result, by its exact input (so a re-run that compacts the same messages reuses
   the summary — with a live LLM too), and the message states of earlier results;
 * what makes a compaction that is *not* a repeat cheap: the serialised head entry of each message
-  (:class:`core.compaction.EntryCache`) and, in the mock summariser it holds per LLM setting, what
-  each transcript entry says. Compactions go through :func:`core.compaction.compact_outline`: the
-  same pipeline as :func:`~core.compaction.compact`, without the per-message records only a person
+  (:class:`core.algorithms.compact.EntryCache`) and, in the mock summariser it holds per LLM setting, what
+  each transcript entry says. Compactions go through :func:`core.algorithms.compact.compact_outline`: the
+  same pipeline as :func:`~core.algorithms.compact.compact`, without the per-message records only a person
   inspecting one compaction reads;
 * the traces of the last runs (:class:`~core.replay.state.Trace`).
 
@@ -30,7 +30,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import replace
 from typing import Any
 
-from core.compaction import (
+from core.algorithms.compact import (
     CompactionError,
     CompactionOutline,
     EntryCache,
@@ -40,7 +40,8 @@ from core.compaction import (
 from core.gc_pause import gc_paused
 from core.llm.factory import make_summarizer
 from core.llm.protocol import DeltaCallback, Summarizer
-from core.models import Session
+from core.model.session import Session
+from core.model.tokens import get_counter
 from core.policy import Policy
 from core.replay.checks import reply_recount
 from core.replay.context import CompactionAt, ContextAt, context_before
@@ -62,7 +63,6 @@ from core.replay.state import Check, Item, State, Stuck, Trace
 from core.replay.stuck import futile
 from core.replay.timeline import MessageStates, assemble
 from core.replay.truncation import Truncations
-from core.tokens import get_counter
 
 SummarizerFactory = Callable[[Policy], Summarizer]
 
@@ -224,7 +224,7 @@ class Replayer:
         """Run ``policy``'s compaction now on :meth:`context_at` (streaming the summary to
         ``on_delta``), with ``summarizer`` or the policy's LLM; a session whose window is
         unknown is compacted for ``default_window``. Raises
-        :class:`core.compaction.CompactionError`."""
+        :class:`core.algorithms.compact.CompactionError`."""
         import asyncio  # (only a compaction needs it: `analyze --json` starts without it)
 
         context = await asyncio.to_thread(self.context_at, policy, message_index, through=through)
@@ -345,7 +345,7 @@ class Replayer:
         auto: bool,
         now_ms: int,
     ) -> CompactionOutline | CompactionError:
-        """Run :func:`core.compaction.compact_outline` on a context (cached by its exact input).
+        """Run :func:`core.algorithms.compact.compact_outline` on a context (cached by its exact input).
 
         The key is everything the outcome depends on: the policy's estimator, pruning, split,
         compaction and LLM settings, the window, whether it is automatic, the summariser
@@ -353,7 +353,7 @@ class Replayer:
         that are not session messages (summaries and continuations written by earlier
         compactions). It is a tuple of values the session already holds (ids, counts, texts),
         hashed without copying them; at most :data:`_MAX_CACHED_COMPACTIONS` results are kept
-        (least recently used first out), each a :class:`core.compaction.CompactionOutline`
+        (least recently used first out), each a :class:`core.algorithms.compact.CompactionOutline`
         (the summary, the output messages, ids and prune reasons: no request text).
         """
         messages = [item.message for item in items]

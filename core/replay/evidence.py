@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.overflow import crosses
+from core.algorithms.overflow import crosses
 from core.policy import Policy
 from core.replay.checks import decide
 from core.replay.recorded import RecordedCompaction, RecordedCompactions

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from core.models import CompactionEvent
+from core.model.session import CompactionEvent
 from core.replay.recorded import RecordedCompaction, RecordedCompactions
 from core.replay.results import FidelityRow, Outcome, ReplayEvent, ThresholdSpan
 from core.replay.state import Check

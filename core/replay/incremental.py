@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from core.models import Session
+from core.model.session import Session
 from core.policy import Policy
 from core.replay.calls import Calls
 from core.replay.checks import decide, overflows, trigger_of

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from core.overflow import crosses
+from core.algorithms.overflow import crosses
 from core.policy import Policy
 from core.replay.results import InferredThreshold, ThresholdSpan
 

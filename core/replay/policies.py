@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from core.agents.table import value as agent_value
-from core.models import Session, SourceFormat
-from core.overflow import threshold
+from core.agents.constants import value as agent_value
+from core.algorithms.overflow import threshold
+from core.model.session import Session, SourceFormat
 from core.policy import Policy, preset_for
 
 NATIVE_PRESET: dict[SourceFormat, str] = {

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from core.compaction import CompactionOutline
-from core.models import Message
-from core.prune import PruneResult
+from core.algorithms.compact import CompactionOutline
+from core.algorithms.prune import PruneResult
+from core.model.session import Message
+from core.model.tokens import TokenCounter
 from core.replay.state import Item
-from core.tokens import TokenCounter
 
 
 class Rebuilt(NamedTuple):

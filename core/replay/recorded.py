@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from core.models import CompactionEvent, Message, Provenance, Role, Session
-from core.overflow import crosses
+from core.algorithms.overflow import crosses
+from core.model.session import CompactionEvent, Message, Provenance, Role, Session
+from core.model.tokens import TokenCounter
 from core.policy import Policy
 from core.replay.calls import Calls
 from core.replay.policies import NATIVE_PRESET, native_policy, policy_threshold
-from core.tokens import TokenCounter
 
 
 def _join(first: str, second: str) -> str:

@@ -1,7 +1,7 @@
 """What a replay returns: the result models of docs/REPLAY_API.md, and the JSON schema version.
 
 Every model documents its fields with attribute docstrings (read by
-:func:`core.fastmodel.documented`): they are the descriptions of ``model_json_schema()`` and of the
+:func:`core.model.fastmodel.documented`): they are the descriptions of ``model_json_schema()`` and of the
 field reference in docs/REPLAY_API.md.
 """
 
@@ -12,8 +12,8 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from core.models import Provenance
-from core.overflow import RecordedKind
+from core.algorithms.overflow import RecordedKind
+from core.model.session import Provenance
 from core.policy import Policy
 
 SCHEMA_VERSION = 1

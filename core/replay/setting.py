@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from core.model.tokens import TokenCounter
 from core.policy import Policy
 from core.replay.recorded import RecordedSide
 from core.replay.results import ThresholdSpan
 from core.replay.state import Item
 from core.replay.truncation import Truncation
-from core.tokens import TokenCounter
 
 
 @dataclass(slots=True)

@@ -20,11 +20,11 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
-from core.compaction import CompactionError, CompactionOutline
-from core.fastmodel import build
-from core.models import Provenance
+from core.algorithms.compact import CompactionError, CompactionOutline
+from core.algorithms.prune import prune
+from core.model.fastmodel import build
+from core.model.session import Provenance
 from core.policy import Policy
-from core.prune import prune
 from core.replay.calls import Calls
 from core.replay.checks import decide, fired_on, measure, overflows, trigger_of
 from core.replay.rebuild import Rebuilt, after_compaction, after_pruning

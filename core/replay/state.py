@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from core.models import Message, Provenance
+from core.model.session import Message, Provenance
 from core.policy import Policy
 from core.replay.results import CallPoint, ReplayEvent, ReplayResult
 

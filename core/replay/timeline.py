@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from core.fastmodel import build
-from core.models import Provenance
+from core.model.fastmodel import build
+from core.model.session import Provenance
 from core.replay.calls import Calls
 from core.replay.checks import checked, measured
 from core.replay.fidelity import fidelity

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from core.models import Message, Session, replace
+from core.algorithms.truncate import TruncationResult, truncate_tool_output
+from core.model.session import Message, Session, replace
+from core.model.tokens import get_counter, message_text
 from core.policy import Policy, TruncationPolicy
 from core.replay.state import Item
-from core.tokens import get_counter, message_text
-from core.truncate import TruncationResult, truncate_tool_output
 
 OutputSizes = dict[tuple[str | None, bool], list[tuple[int, int, int]]]
 """``(message index, UTF-8 bytes, lines)`` of every non-empty tool output, by tool name and
@@ -27,7 +27,7 @@ _Content = tuple[str, str, str | None]
 
 def sent_output(message: Message, rules: TruncationPolicy) -> TruncationResult:
     """Tool output ``message`` as ``rules`` would send it (simulated: nothing is written): the
-    one call of :func:`core.truncate.truncate_tool_output` the replay and the detail pane share,
+    one call of :func:`core.algorithms.truncate.truncate_tool_output` the replay and the detail pane share,
     so what the pane previews is what the replay counted."""
     tool_result = message.tool_result
     assert tool_result is not None, "a tool output"

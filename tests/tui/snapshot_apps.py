@@ -1,7 +1,7 @@
 """The scenes only a test can reach: a file still being read, a replay or a summary still running.
 
 Each holds a worker half-way (:mod:`tui_harness`) through ``monkeypatch`` and returns a
-:class:`~tui.scenes.Scene` drawn like those of :mod:`tui.scenes`, which holds every state the app
+:class:`~tools.scenes.Scene` drawn like those of :mod:`tools.scenes`, which holds every state the app
 reaches by itself (and that ``make screenshots`` draws too).
 """
 
@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import pytest
 from textual.pilot import Pilot
-from tui_harness import HeldLoad, HeldReplay, HeldSummarizer
 
 import tui.screens.compaction as compaction_module
 from core.llm.protocol import Summarizer
 from core.policy import LLMConfig
-from tui.scenes import OVERFLOW, Scene, keys, press, session_app
+from tests.support.tui_harness import HeldLoad, HeldReplay, HeldSummarizer
+from tools.scenes import OVERFLOW, Scene, keys, press, session_app
 
 
 def _share_of_the_sample(share: float, messages: int) -> tuple[int, int, int]:

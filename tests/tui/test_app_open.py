@@ -5,17 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from claude_jsonl import write_claude_session
-from sessions import claude_like_session
-from tui_harness import settle
 
 from core.formats import load_session
 from core.formats.ctxscope_jsonl import write_session
+from tests.support.claude_jsonl import write_claude_session
+from tests.support.paths import REPO
+from tests.support.sessions import claude_like_session
+from tests.support.tui_harness import settle
 from tui.app import CtxscopeApp, run_app
 from tui.screens.picker import PickerScreen
 from tui.screens.session import SessionScreen
 
-REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "sample_sessions"
 SHARED_SAMPLES = REPO.parent / "shared" / "samples"
 

@@ -4,15 +4,22 @@ steps, search, window prompt, resize, theme, help and the command palette (state
 from __future__ import annotations
 
 import pytest
-from sessions import claude_like_session
-from tui_harness import HeldReplay, open_session, quiet_app, screen_text, settle, wait_for
 
-from core.models import Role
+from core.model.session import Role
 from core.policy import get_preset
+from tests.support.sessions import claude_like_session
+from tests.support.tui_harness import (
+    HeldReplay,
+    open_session,
+    quiet_app,
+    screen_text,
+    settle,
+    wait_for,
+)
 from tui.app import CtxscopeApp
+from tui.screen_state import RowFlag
 from tui.screens.help import HelpScreen
 from tui.screens.session import SessionScreen
-from tui.state import RowFlag
 
 
 def _app() -> CtxscopeApp:

@@ -10,17 +10,18 @@ from pathlib import Path
 import pytest
 from textual.app import App, ComposeResult
 
-from core.breakdown import ContextBreakdown, breakdown
-from core.compactions import CompactionReport, compaction_reports
-from core.cost import SessionCost, session_cost
 from core.formats import load_session
-from core.models import Session
+from core.insights.breakdown import ContextBreakdown, breakdown
+from core.insights.compaction_records import CompactionReport, compaction_reports
+from core.insights.cost import SessionCost, session_cost
+from core.model.session import Session
 from core.replay import native_policy, replay
+from tests.support.paths import REPO
 from tui.widgets.breakdown_call import BreakdownCall
 from tui.widgets.breakdown_chart import BreakdownChart
 from tui.widgets.forgotten_view import ForgottenView
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = REPO
 COMPACTED = ROOT / "sample_sessions" / "claude-code" / "compacted.jsonl"
 SAMPLES = ROOT.parent / "shared" / "samples"
 SAMPLE_FILES = (

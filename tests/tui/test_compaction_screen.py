@@ -7,19 +7,19 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import pytest
-from sessions import growing_session
 from textual.pilot import Pilot
 from textual.widgets import Markdown, Static
-from tui_harness import HeldSummarizer
-from views_fixtures import Host, compacting_policy
 
-from core.models import Session
+from core.llm.summary_templates import get_template, split_sections
+from core.model.session import Session
 from core.policy import Policy
 from core.replay import ReplayResult, replay
-from core.templates import get_template, split_sections
+from tests.support.sessions import growing_session
+from tests.support.tui_harness import HeldSummarizer
+from tests.support.views_fixtures import Host, compacting_policy
+from tools.scenes import COMPACTED, press, session_app, settle
 from tui.figures import index_runs
 from tui.messages import JumpToMessage
-from tui.scenes import COMPACTED, press, session_app, settle
 from tui.screens.compaction import CompactionScreen, cut_of
 
 
@@ -56,7 +56,7 @@ async def _summary_shown(pilot: Pilot[None], screen: CompactionScreen) -> str:
 
 
 def test_message_runs_never_span_a_message_outside_the_set() -> None:
-    # issue 14 item 3: "head #3–#267 / tail #3–#66" overlapped (a pinned lead in the tail)
+    # Regression: "head #3–#267 / tail #3–#66" overlapped (a pinned lead in the tail)
     assert index_runs([4, 9, 6]) == "#4, #6, #9"
     assert index_runs([3, 60, 61, 62, 63]) == "#3, #60–#63"
     assert index_runs([3]) == "#3"
@@ -203,7 +203,7 @@ async def test_enter_jumps_to_the_message_and_closes() -> None:
 
 @pytest.mark.skipif(not COMPACTED.exists(), reason="sample_sessions are not generated")
 async def test_compaction_at_a_recorded_compaction_compacts_the_whole_context() -> None:
-    # issue 14 item 1: `]` to a recorded compaction then `c` ran on 2 messages (2,668 → 83,
+    # Regression: `]` to a recorded compaction then `c` ran on 2 messages (2,668 → 83,
     # "Goal (none)"); `r` on "replay 2/2" ran on 4. Both now run on the context the model had.
     app = session_app(COMPACTED)
     async with app.run_test(size=(120, 36)) as pilot:

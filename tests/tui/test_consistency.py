@@ -1,4 +1,4 @@
-"""One truth on every screen (issue 14): for every sample session, the figures the TUI shows for a
+"""One truth on every screen: for every sample session, the figures the TUI shows for a
 call and a compaction — header, status line, list, detail pane, gauge, compaction screen, overflow
 view — are the values the command line's ``--json`` gives for the same call.
 
@@ -17,12 +17,12 @@ import pytest
 from click.testing import CliRunner
 from textual.pilot import Pilot
 
-from core.cost import CompactionCost, SessionCost, compaction_cost_label, cost_label
 from core.formats import LoadError, detect_format
+from core.insights.cost import CompactionCost, SessionCost, compaction_cost_label, cost_label
+from tools.scenes import SAMPLES, settle
 from tui.app import CtxscopeApp
-from tui.cli import cli
+from tui.cli.main import cli
 from tui.figures import check_line, index_runs
-from tui.scenes import SAMPLES, settle
 from tui.screens.compaction import CompactionScreen
 from tui.screens.overflow import OverflowScreen
 from tui.screens.session import SessionScreen

@@ -10,11 +10,11 @@ prints the figures for a 50 MB message.
 from __future__ import annotations
 
 import pytest
-from builders import SessionBuilder
-from tui_harness import open_session, quiet_app, settle
 
-from core.models import Session
-from core.tokens import get_counter
+from core.model.session import Session
+from core.model.tokens import get_counter
+from tests.support.builders import SessionBuilder
+from tests.support.tui_harness import open_session, quiet_app, settle
 from tui.widgets.detail import COUNT_PIECE_CHARS, DetailPane, count_in_pieces
 from tui.widgets.strip_window import (
     CACHE_ROWS,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import ast
 import re
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.support.paths import REPO
+
 DOC = (REPO / "docs" / "tui.md").read_text()
 TUI_SOURCES = sorted((REPO / "tui").rglob("*.py"))
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from sessions import growing_session
-from views_fixtures import Host, compacting_policy
-
-from core.models import Provenance, Session
+from core.model.session import Provenance, Session
+from core.model.write_numbers import short_tokens
 from core.policy import get_preset
 from core.replay import ReplayResult, replay
-from core.units import short_tokens
+from tests.support.sessions import growing_session
+from tests.support.views_fixtures import Host, compacting_policy
 from tui.widgets.gauge import GUTTER, TokenGauge
 from tui.widgets.gauge_series import Series, bucket_series, build_series
 
@@ -121,7 +120,7 @@ async def test_window_size_moves_the_threshold_row() -> None:
 
 
 async def test_the_threshold_is_drawn_per_call_and_inferred_stretches_are_marked() -> None:
-    # issue 12: the threshold can change between stretches (a window change, a stretch where
+    # the threshold can change between stretches (a window change, a stretch where
     # the recording shows another threshold); the gauge draws each call's, inferred ones ┄
     session, result = _result(policy_window=60_000)
     assert result.threshold is not None
@@ -253,7 +252,7 @@ def test_bucketing_keeps_peaks_and_fits_the_width() -> None:
 
 
 def test_series_from_a_session_marks_recorded_compactions() -> None:
-    from core.models import CompactionEvent
+    from core.model.session import CompactionEvent
 
     session = growing_session()
     session.compactions.append(CompactionEvent(message_index=9, trigger="auto"))

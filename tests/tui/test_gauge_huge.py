@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-from builders import SessionBuilder
-from tui_harness import open_session, quiet_app, settle
-from views_fixtures import Host
-
-from core.models import Session
+from core.model.session import Session
 from core.policy import get_preset
 from core.replay import replay
+from tests.support.builders import SessionBuilder
+from tests.support.tui_harness import open_session, quiet_app, settle
+from tests.support.views_fixtures import Host
 from tui.widgets.gauge import TokenGauge
 from tui.widgets.gauge_series import MAX_DRAWN, build_series
 

@@ -1,4 +1,4 @@
-"""Issue 16 in the screens: the breakdown band (``b``) and its selection, the session's cost in the
+"""The session's insights in the screens: the breakdown band (``b``) and its selection, the session's cost in the
 status line, and what each compaction forgot on the compaction screen and in the detail pane."""
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ from collections.abc import Callable
 import pytest
 from textual.pilot import Pilot
 
-from core.breakdown import ContextBreakdown, breakdown
-from core.cost import compaction_cost_label, cost_label, session_cost
-from core.forgotten import ENCRYPTED
 from core.formats import load_session
-from core.models import Role, Session
+from core.insights.breakdown import ContextBreakdown, breakdown
+from core.insights.cost import compaction_cost_label, cost_label, session_cost
+from core.insights.forgotten_facts import ENCRYPTED
+from core.model.session import Role, Session
 from core.policy import get_preset
-from tui.scenes import CODEX, COMPACTED, LoadedSessionApp, press, session_app, settle
+from tools.scenes import CODEX, COMPACTED, LoadedSessionApp, press, session_app, settle
 from tui.screens.compaction import CompactionScreen
 from tui.screens.session import SessionScreen
 from tui.widgets.breakdown_call import BreakdownCall

@@ -1,4 +1,4 @@
-"""Every key the footer and the help advertise works, on every screen (issue 14 item 4).
+"""Every key the footer and the help advertise works, on every screen.
 
 Seen before: ← / → did nothing at the start (the list had the focus and ate them), Tab never left
 the message list (the screen bound it to an action it does not have), and q did not quit from the
@@ -15,8 +15,8 @@ from textual.app import App
 from textual.command import CommandPalette
 from textual.pilot import Pilot
 
+from tools.scenes import COMPACTED, OVERFLOW, picker_app, press, session_app, settle
 from tui.app import CtxscopeApp
-from tui.scenes import COMPACTED, OVERFLOW, picker_app, press, session_app, settle
 from tui.screens.compaction import CompactionScreen
 from tui.screens.help import HelpScreen
 from tui.screens.overflow import OverflowScreen

@@ -7,15 +7,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from claude_jsonl import claude_exchange, write_claude_session
-from tui_harness import settle
 
 from core.formats import load_session
+from tests.support.claude_jsonl import claude_exchange, write_claude_session
+from tests.support.paths import REPO
+from tests.support.tui_harness import settle
 from tui.app import CtxscopeApp
-from tui.live import LiveFile
+from tui.growing_file import LiveFile
 from tui.screens.session import SessionScreen
 
-REPO = Path(__file__).resolve().parents[2]
 LIVE_SAMPLE = REPO / "sample_sessions" / "live" / "growing.jsonl"
 WAIT_S = 15.0
 """Upper bound for a change to show up (a liveness guard, not a timing assertion)."""

@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tui_harness import screen_text
 
+from tests.support.paths import REPO
+from tests.support.tui_harness import screen_text
 from tui.app import CtxscopeApp
 from tui.screens.picker import PickerScreen
 from tui.screens.session import SessionScreen
 
-REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "sample_sessions" / "pi" / "session.jsonl"
 HANG_S = 30.0
 

@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_jsonl import write_claude_session
 from textual.pilot import Pilot
-from tui_harness import HeldLoad, settle
 
 import tui.screens.session.loading as loading_module
 from core.formats import LoadError, load_session, load_session_head
-from core.models import Session
+from core.model.session import Session
+from tests.support.claude_jsonl import write_claude_session
+from tests.support.tui_harness import HeldLoad, settle
 from tui.app import CtxscopeApp
 from tui.screens.session import SessionScreen
 from tui.widgets.load_progress import LoadProgress

@@ -7,13 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tui_harness import settle
 
 from core.formats import load_session
+from tests.support.paths import TESTS
+from tests.support.tui_harness import settle
 from tui.app import CtxscopeApp
 from tui.screens.session import SessionScreen
 
-MALFORMED = Path(__file__).resolve().parents[1] / "fixtures" / "malformed"
+MALFORMED = TESTS / "fixtures" / "malformed"
 
 
 @pytest.mark.parametrize("path", sorted(MALFORMED.iterdir()), ids=lambda p: p.name)

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from sessions import claude_like_session, many_messages
-from tui_harness import settle
 
+from core.model.write_numbers import compact_tokens
 from core.policy import get_preset
-from core.units import compact_tokens
+from tests.support.sessions import claude_like_session, many_messages
+from tests.support.tui_harness import settle
 from tui.app import CtxscopeApp
+from tui.screen_state import RowFlag, SessionState
 from tui.screens.session import SessionScreen
-from tui.state import RowFlag, SessionState
 from tui.widgets.message_list import MessageList, message_preview, role_label
 
 

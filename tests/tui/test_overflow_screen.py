@@ -7,13 +7,13 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from rich.console import Console
-from sessions import growing_session
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
-from views_fixtures import Host, compacting_policy
 
-from core.models import Session
+from core.model.session import Session
 from core.replay import ReplayResult, replay
+from tests.support.sessions import growing_session
+from tests.support.views_fixtures import Host, compacting_policy
 from tui.screens.overflow import OverflowScreen, share_bar
 
 HUGE_TURN = 3
@@ -117,10 +117,9 @@ async def test_fits_an_80_by_24_terminal() -> None:
 
 
 async def test_when_it_checks_what_it_saw_and_what_it_should_have_done_are_said_whole() -> None:
-    # issue 14 item 6: the explanation was cut mid-sentence ("…of 255,616; 97,069")
-    from builders import SessionBuilder, text_of_tokens
-
+    # Regression: the explanation was cut mid-sentence ("…of 255,616; 97,069")
     from core.policy import get_preset
+    from tests.support.builders import SessionBuilder, text_of_tokens
 
     session = (
         SessionBuilder()
@@ -153,10 +152,9 @@ async def test_when_it_checks_what_it_saw_and_what_it_should_have_done_are_said_
 
 
 async def test_the_compaction_the_growth_starts_at_is_named_with_its_trigger() -> None:
-    # issue 12: the overflow view shows triggers with their evidence
-    from builders import SessionBuilder, text_of_tokens
-
+    # the overflow view shows triggers with their evidence
     from core.policy import get_preset
+    from tests.support.builders import SessionBuilder, text_of_tokens
 
     session = (
         SessionBuilder()

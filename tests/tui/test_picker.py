@@ -6,14 +6,14 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-from claude_jsonl import write_claude_session
 from textual.widgets import DataTable, Input
-from tui_harness import settle
 
-from core.discovery import DiscoveredSession
 from core.formats import load_session
-from core.models import SourceFormat
-from core.units import compact_tokens
+from core.formats.discovery import DiscoveredSession
+from core.model.session import SourceFormat
+from core.model.write_numbers import compact_tokens
+from tests.support.claude_jsonl import write_claude_session
+from tests.support.tui_harness import settle
 from tui.app import CtxscopeApp
 from tui.screens.picker import PickerScreen
 from tui.screens.session import SessionScreen
@@ -155,7 +155,7 @@ async def test_discovery_failure_is_a_message_not_a_crash() -> None:
 
 
 async def test_the_date_is_the_sessions_own_time_else_marked(tmp_path: Path) -> None:
-    # issue 14 item 8: the session's own time (its last message), not the file's
+    # Regression: the session's own time (its last message), not the file's
     found = _found(tmp_path)
     found[0].last_active = MODIFIED - 30 * 86_400  # the session ended a month before the copy
     found[1].last_active = MODIFIED - 3600

@@ -1,8 +1,8 @@
-"""The picker's fleet columns (issue 17 item 3, issue 16 item 4): each session's peak, share of
+"""The picker's fleet columns: each session's peak, share of
 the window, compactions, overflows and cost, filled in by a worker from the analysis cache and
 by analysing; sorted by a key or a header; filtered by agent and to the sessions near overflow.
 
-Sessions are built (tests/fleet_sessions.py) in the test's folder; HOME and the XDG folders are
+Sessions are built (tests/support/fleet_sessions.py) in the test's folder; HOME and the XDG folders are
 the test's own, so neither the user's sessions nor their cache are read or written.
 """
 
@@ -14,20 +14,20 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from fleet_sessions import write_built, write_fleet
 from textual.app import App
 from textual.coordinate import Coordinate
 from textual.pilot import Pilot
 from textual.widgets import DataTable
 from textual.worker import get_current_worker
-from tui_harness import settle, wait_for
 
-import core.fleet
-from core.diagnosis import MARGIN
-from core.discovery import DiscoveredSession
-from core.fleet import analyse
-from core.models import SourceFormat
-from core.session_rows import FleetRow
+import core.fleet.survey
+from core.fleet.session_rows import FleetRow
+from core.fleet.survey import analyse
+from core.formats.discovery import DiscoveredSession
+from core.insights.diagnosis import MARGIN
+from core.model.session import SourceFormat
+from tests.support.fleet_sessions import write_built, write_fleet
+from tests.support.tui_harness import settle, wait_for
 from tui.app import CtxscopeApp
 from tui.figures import row_compactions, row_cost, row_peak, row_share
 from tui.screens.help import KEYS
@@ -227,7 +227,7 @@ async def test_the_second_open_reads_the_cache(found: list[DiscoveredSession]) -
         raise AssertionError(f"analysed again: {path}")
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(core.fleet, "analyse_row", never)
+        patch.setattr(core.fleet.survey, "analyse_row", never)
         async with _app(found).run_test(size=SIZE) as pilot:
             second = await _opened(pilot)
             assert (second.analysed, second.from_cache) == (0, len(found))
@@ -238,7 +238,7 @@ async def test_the_second_open_reads_the_cache(found: list[DiscoveredSession]) -
 async def test_x_stops_the_analysis_and_ctrl_r_starts_it_again(
     found: list[DiscoveredSession], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = core.fleet.analyse_row
+    real = core.fleet.survey.analyse_row
     reached = threading.Event()
     let_go = threading.Event()
 
@@ -251,7 +251,7 @@ async def test_x_stops_the_analysis_and_ctrl_r_starts_it_again(
                 time.sleep(0.005)
         return real(path)
 
-    monkeypatch.setattr(core.fleet, "analyse_row", held)
+    monkeypatch.setattr(core.fleet.survey, "analyse_row", held)
     app = _app(found)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, reached, "the analysis reached calm.jsonl")
@@ -273,7 +273,7 @@ async def test_x_stops_the_analysis_and_ctrl_r_starts_it_again(
 async def test_a_session_on_top_pauses_the_analysis(
     found: list[DiscoveredSession], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = core.fleet.analyse_row
+    real = core.fleet.survey.analyse_row
     reached = threading.Event()
 
     def held(path: str) -> FleetRow:
@@ -286,7 +286,7 @@ async def test_a_session_on_top_pauses_the_analysis(
                 time.sleep(0.005)
         return real(path)
 
-    monkeypatch.setattr(core.fleet, "analyse_row", held)
+    monkeypatch.setattr(core.fleet.survey, "analyse_row", held)
     async with _app(found).run_test(size=SIZE) as pilot:
         await wait_for(pilot, reached, "the analysis reached calm.jsonl")
         picker = _picker(pilot.app)
@@ -306,7 +306,7 @@ def test_the_help_says_the_diagnosis_margin() -> None:
 async def test_rows_arriving_take_their_place_in_the_sort(
     found: list[DiscoveredSession], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = core.fleet.analyse_row
+    real = core.fleet.survey.analyse_row
     reached = threading.Event()
     let_go = threading.Event()
 
@@ -318,7 +318,7 @@ async def test_rows_arriving_take_their_place_in_the_sort(
                 time.sleep(0.005)
         return real(path)
 
-    monkeypatch.setattr(core.fleet, "analyse_row", held)
+    monkeypatch.setattr(core.fleet.survey, "analyse_row", held)
     app = _app(found)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, reached, "the analysis reached calm.jsonl")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rich.style import Style
 
-from core.discovery import DiscoveredSession
-from core.models import SourceFormat
+from core.formats.discovery import DiscoveredSession
+from core.model.session import SourceFormat
 from tui.screens.picker_view import CHILD_MARK, Palette, PickerView, cells, grouped
 
 

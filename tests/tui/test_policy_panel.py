@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 from textual.widgets import Input, Label, Select, Switch
-from views_fixtures import Host
 
 from core.policy import PRESETS, get_preset, load_policy
+from tests.support.views_fixtures import Host
 from tui.screens.policy_path_prompt import PolicyPathPrompt
 from tui.widgets.policy_fields import (
     PRESERVED_ON_PRESET,

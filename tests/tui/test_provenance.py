@@ -1,5 +1,4 @@
-"""Where the window and the thresholds come from, and one label per figure (issue 12 in the TUI;
-issue 14 items 2 and 3).
+"""Where the window and the thresholds come from, and one label per figure.
 
 - the header names the window's source and keeps the evidence for it; a window that changes
   during the session says so;
@@ -17,9 +16,9 @@ import pytest
 from textual.widgets import Input, Static
 
 from core.formats import load_session
-from core.models import WindowChange
+from core.model.session import WindowChange
+from tools.scenes import COMPACTED, OVERFLOW, PI, LoadedSessionApp, press, session_app, settle
 from tui.figures import check_line
-from tui.scenes import COMPACTED, OVERFLOW, PI, LoadedSessionApp, press, session_app, settle
 from tui.screens.session import SessionScreen
 from tui.widgets.policy_panel import PolicyPanel
 
@@ -69,7 +68,7 @@ async def test_a_window_that_changes_during_the_session_is_said_to() -> None:
 
 @needs_samples
 async def test_the_recorded_peak_leads_the_status_line() -> None:
-    # issue 14 item 3: "peak 185,743 · 93% (rec. 150,210 · 75%)" while the overflow view said
+    # Regression: "peak 185,743 · 93% (rec. 150,210 · 75%)" while the overflow view said
     # the peak was 150,210
     app = session_app(OVERFLOW, "seed")
     async with app.run_test(size=SIZE) as pilot:
@@ -87,7 +86,7 @@ async def test_the_recorded_peak_leads_the_status_line() -> None:
 
 @needs_samples
 async def test_a_recorded_compaction_has_one_trigger_everywhere() -> None:
-    # issue 14 item 3: the trigger was "unknown" in the list and "auto"/"manual" elsewhere
+    # Regression: the trigger was "unknown" in the list and "auto"/"manual" elsewhere
     app = session_app(PI)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -103,7 +102,7 @@ async def test_a_recorded_compaction_has_one_trigger_everywhere() -> None:
 
 @needs_samples
 async def test_calls_are_numbered_from_0_everywhere() -> None:
-    # issue 14 item 2: "call 51/157" in the header, "call 50" in the detail pane
+    # Regression: "call 51/157" in the header, "call 50" in the detail pane
     app = session_app(COMPACTED)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

@@ -19,15 +19,15 @@ from rich.console import Console, Group, RenderableType
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
-from sessions import claude_like_session
 from textual.geometry import Region
 from textual.strip import Strip
-from tui_harness import open_session, quiet_app, screen_text, settle
 
+from core.model.tokens import message_text
 from core.policy import get_preset
-from core.tokens import message_text
+from tests.support.sessions import claude_like_session
+from tests.support.tui_harness import open_session, quiet_app, screen_text, settle
 from tui.app import CtxscopeApp
-from tui.state import SessionState
+from tui.screen_state import SessionState
 from tui.widgets.detail import DetailPane, TokenGrid
 from tui.widgets.gauge import GUTTER, TokenGauge
 from tui.widgets.gauge_series import build_series

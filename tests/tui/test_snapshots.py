@@ -1,9 +1,9 @@
-"""SVG snapshots of every scene: each screen and state a user can reach (tui.scenes), and the ones
+"""SVG snapshots of every scene: each screen and state a user can reach (tools.scenes), and the ones
 only a test can hold still (snapshot_apps: a file being read, a replay or a summary running).
 
 Baselines live in tests/tui/__snapshots__/test_snapshots/. After a deliberate visual change:
 ``pytest tests/tui/test_snapshots.py --snapshot-update``, then look at the SVGs in the diff
-(``python -m tui.screenshots NAME --out /tmp/x`` draws one scene as SVG + PNG).
+(``python -m tools.screenshots NAME --out /tmp/x`` draws one scene as SVG + PNG).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import time
 from collections.abc import Callable, Iterator
 
 import pytest
-import snapshot_apps
 
-from tui.scenes import OVERFLOW, SAMPLES, SCENES, Scene, fixed_timezone
+from tests.tui import snapshot_apps
+from tools.scenes import OVERFLOW, SAMPLES, SCENES, Scene, fixed_timezone
 
 needs_samples = pytest.mark.skipif(
     not OVERFLOW.exists(), reason="sample_sessions are not generated"

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_subagents import SID, _family  # the family written for the core tests
-from tui_harness import quiet_app, settle
-
 from core.formats import load_session
-from core.subagents import child_paths
+from core.formats.subagents import child_paths
+from tests.support.tui_harness import quiet_app, settle
+from tests.unit.test_subagents import SID, _family  # the family written for the core tests
 from tui.screens.session import SessionScreen
 from tui.screens.subagents import SubagentsScreen, child_label
 from tui.widgets.gauge_series import SUBAGENT, build_series
@@ -66,7 +65,7 @@ async def test_drill_into_a_sub_agent_and_back(tmp_path: Path) -> None:
 
 
 async def test_a_copilot_sub_agent_opens_from_the_same_file(tmp_path: Path) -> None:
-    from test_formats_copilot import _session
+    from tests.unit.test_formats_copilot import _session
 
     parent = load_session(_session(tmp_path))
     app = quiet_app()

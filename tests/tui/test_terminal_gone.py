@@ -1,4 +1,4 @@
-"""The app exits when its terminal goes away (issue 14 item 7): closing the window or killing the
+"""The app exits when its terminal goes away: closing the window or killing the
 tmux session sends SIGHUP, or simply hangs the terminal up; either way ctxscope must not stay
 behind spinning on end-of-file.
 
@@ -15,12 +15,12 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
+from tests.support.paths import REPO
+from tools.scenes import OVERFLOW
 from tui.app import HANGUP_EXIT_CODE
-from tui.scenes import OVERFLOW
 
 pty = pytest.importorskip("pty")
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="a POSIX terminal")
@@ -52,12 +52,12 @@ def app_on_a_terminal() -> Iterator[tuple[subprocess.Popen[bytes], int]]:
     master, slave = pty.openpty()
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "100", "LINES": "30"}
     child = subprocess.Popen(
-        [sys.executable, "-c", "from tui.cli import main; main()", str(OVERFLOW)],
+        [sys.executable, "-c", "from tui.cli.main import main; main()", str(OVERFLOW)],
         stdin=slave,
         stdout=slave,
         stderr=slave,
         env=env,
-        cwd=Path(__file__).resolve().parents[2],
+        cwd=REPO,
         start_new_session=True,  # the terminal is its controlling one, as in a real window
     )
     os.close(slave)

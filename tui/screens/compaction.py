@@ -13,8 +13,8 @@ on what the replay had right before it.
 
 **Replay** (``[`` / ``]``): steps through the compactions of the :class:`~core.replay.ReplayResult`
 (events of kind ``compact`` and ``recorded-compaction``), each with its trigger, head, tail, pruned
-messages and summary, and — from its :class:`~core.compactions.CompactionReport` — why it ran,
-what it cost (:func:`core.cost.compaction_cost_label`) and what its summary forgot (recall per kind
+messages and summary, and — from its :class:`~core.insights.compaction_records.CompactionReport` — why it ran,
+what it cost (:func:`core.insights.cost.compaction_cost_label`) and what its summary forgot (recall per kind
 of fact, the dropped facts with their messages; a Codex remote compaction's summary is encrypted,
 and the view says so). A compaction run now shows what its own summary kept of its head (worked out
 in a thread once it is done). The reports come from the session screen (:class:`tui.insights.Insights`),
@@ -43,15 +43,15 @@ from textual.screen import Screen
 from textual.widgets import Collapsible, Label, Markdown, Static
 from textual.worker import Worker, WorkerState
 
-from core.compaction import CompactionError, CompactionResult
-from core.forgotten import Forgotten, forgotten_of
+from core.algorithms.compact import CompactionError, CompactionResult
+from core.insights.forgotten_facts import Forgotten, forgotten_of
 from core.llm.factory import make_summarizer
 from core.llm.protocol import LLMError, Summarizer
-from core.models import Message, Role, Session
+from core.llm.summary_templates import unwrap_summary
+from core.model.session import Message, Role, Session
+from core.model.tokens import get_counter
 from core.policy import Policy
 from core.replay import CompactionAt, Replayer
-from core.templates import unwrap_summary
-from core.tokens import get_counter
 from tui.figures import call_label, event_trigger, index_runs, recorded_trigger
 from tui.insights import Insights, compute_insights
 from tui.messages import JumpToMessage
@@ -109,7 +109,7 @@ def preview(message: Message) -> str:
 
 def forgotten_now(done: CompactionAt) -> Forgotten:
     """What the summary of a compaction run now kept of the head it replaced
-    (:func:`core.forgotten.forgotten_of`; a thread's work: it reads every head message)."""
+    (:func:`core.insights.forgotten_facts.forgotten_of`; a thread's work: it reads every head message)."""
     head_ids = set(done.result.head_ids)
     head = [m for m in done.context.messages if m.id in head_ids]
     forgotten, _records = forgotten_of(head, done.result.summary, source="replayed")

@@ -1,6 +1,6 @@
 """The overflow view: why the window overflowed (or nearly did), and what filled it.
 
-A modal over the session screen. It asks :func:`core.diagnosis.diagnose` (in a thread: without a
+A modal over the session screen. It asks :func:`core.insights.diagnosis.diagnose` (in a thread: without a
 replay result it replays the session under its agent's preset first) and shows the first call that overflowed — or the
 closest call within the margin, or plainly that nothing overflowed — the growth since the last
 compaction, whether the threshold fired too late, and the top contributors with their share of that
@@ -25,11 +25,11 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label, Static
 
-from core.models import Session
+from core.model.session import Session
 from tui.figures import call_label, recorded_trigger
 
 if TYPE_CHECKING:
-    from core.diagnosis import OverflowDiagnosis
+    from core.insights.diagnosis import OverflowDiagnosis
     from core.replay import ReplayResult
 
 BAR_CELLS = 12
@@ -113,7 +113,7 @@ class OverflowScreen(ModalScreen[int | None]):
     @work(thread=True, exclusive=True, group="overflow", exit_on_error=False)
     def _diagnose(self) -> None:
         try:
-            from core.diagnosis import diagnose
+            from core.insights.diagnosis import diagnose
             from core.replay import native_policy, replay
 
             result = self.result or replay(self.session, native_policy(self.session))

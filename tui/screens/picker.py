@@ -2,10 +2,10 @@
 filtered, and a path field.
 
 Discovery runs in a thread worker (it stats folders and reads small heads). Then the ``rows``
-worker gives each listed session its row of figures (:class:`core.session_rows.FleetRow`, as
+worker gives each listed session its row of figures (:class:`core.fleet.session_rows.FleetRow`, as
 ``ctxscope fleet`` has it): at once for the sessions the analysis cache already holds
-(:func:`core.fleet.cached_rows`), then, newest first, by analysing the others in processes
-(:func:`core.fleet.fleet_rows`, which caches them for the next time). Rows fill in as they
+(:func:`core.fleet.survey.cached_rows`), then, newest first, by analysing the others in processes
+(:func:`core.fleet.survey.fleet_rows`, which caches them for the next time). Rows fill in as they
 arrive; the worker stops when the picker is covered (a session opened) and goes on when it
 comes back. Sessions bigger than :data:`ANALYSE_MAX_BYTES` are not analysed here (their figures
 show once ``ctxscope fleet`` has cached them). What the table shows and in what order is
@@ -30,7 +30,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Input, Label, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from core.units import format_bytes
+from core.model.write_numbers import format_bytes
 from tui.screens.picker_view import (
     COLUMNS,
     FILE_TIME_MARK,
@@ -45,8 +45,8 @@ from tui.widgets.footer import KeysFooter
 from tui.widgets.title_bar import TitleBar
 
 if TYPE_CHECKING:  # discovery and the fleet are imported by the workers that run them
-    from core.discovery import DiscoveredSession
-    from core.session_rows import FleetRow
+    from core.fleet.session_rows import FleetRow
+    from core.formats.discovery import DiscoveredSession
 
 ANALYSE_MAX_BYTES = 32 * 1000 * 1000
 """Sessions larger than this are not analysed by the picker (a few of them would keep every
@@ -63,8 +63,8 @@ _AT_WORK = (WorkerState.PENDING, WorkerState.RUNNING)
 
 
 def default_discover() -> Sequence[DiscoveredSession]:
-    """The sessions :func:`core.discovery.discover_sessions` finds, newest first."""
-    from core.discovery import discover_sessions
+    """The sessions :func:`core.formats.discovery.discover_sessions` finds, newest first."""
+    from core.formats.discovery import discover_sessions
 
     return discover_sessions(limit=MAX_LISTED)
 
@@ -240,8 +240,8 @@ class PickerScreen(Screen[None]):
         description="Analysing sessions",
     )
     def _analyse(self, paths: list[str], too_big: set[str]) -> None:
-        from core.fleet import cached_rows, default_cache, fleet_rows
-        from core.session_pool import default_jobs
+        from core.fleet.session_pool import default_jobs
+        from core.fleet.survey import cached_rows, default_cache, fleet_rows
 
         worker = get_current_worker()
         cache = default_cache() if self._use_cache else None

@@ -1,7 +1,7 @@
 """What the picker lists, in what order, and the text of each cell (no drawing).
 
 The picker's table has the discovered session's own columns (agent, project, title, the time of
-its last message) and the fleet's figures (:class:`core.session_rows.FleetRow`: peak, its share
+its last message) and the fleet's figures (:class:`core.fleet.session_rows.FleetRow`: peak, its share
 of the window, compactions, overflows, cost), worded by :mod:`tui.figures` as ``ctxscope fleet``
 words them. :class:`PickerView` holds what the user chose — the sort column and direction, the
 agent, the near-overflow view, the fuzzy filter — and :meth:`PickerView.visible` applies it.
@@ -22,7 +22,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.fuzzy import Matcher
 
-from core.models import SourceFormat
+from core.model.session import SourceFormat
 from tui.figures import (
     COMPACTIONS_COLUMN,
     COST_COLUMN,
@@ -40,8 +40,8 @@ from tui.figures import (
 )
 
 if TYPE_CHECKING:
-    from core.discovery import DiscoveredSession
-    from core.session_rows import FleetRow
+    from core.fleet.session_rows import FleetRow
+    from core.formats.discovery import DiscoveredSession
 
 PENDING: Final = "pending"
 """The session is being analysed (its figures show ``…``)."""
@@ -187,7 +187,9 @@ def _cells(found: DiscoveredSession, figures: Figures, palette: Palette) -> list
 
 def near_overflow_label() -> str:
     """What the near-overflow view shows, in a few words."""
-    from core.diagnosis import MARGIN  # (with the replay's models: loaded when first asked)
+    from core.insights.diagnosis import (
+        MARGIN,  # (with the replay's models: loaded when first asked)
+    )
 
     return f"near overflow: within {MARGIN:.0%} of the window, or over it"
 
@@ -242,7 +244,7 @@ class PickerView:
     """Only this agent's sessions (None: all)."""
     near: bool = False
     """Only the sessions that overflowed or came within the diagnosis' margin of the window
-    (:meth:`core.session_rows.FleetRow.near_overflow`)."""
+    (:meth:`core.fleet.session_rows.FleetRow.near_overflow`)."""
     query: str = ""
     """The fuzzy filter's text."""
 

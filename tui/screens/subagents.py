@@ -1,7 +1,7 @@
 """The sub-agents of a session: a list to pick one from, opened as a session screen of its own.
 
 A modal over the session screen (``a``). Each row is one sub-agent the session started
-(:func:`core.subagents.child_paths`): its id, and where it ran among the parent's calls. The
+(:func:`core.formats.subagents.child_paths`): its id, and where it ran among the parent's calls. The
 figures are not computed here (opening one replays it on its own screen, with its own gauge).
 Enter dismisses with the sub-agent's path (the session screen pushes a session screen for it;
 Escape there comes back to the parent); Esc dismisses with None.
@@ -19,14 +19,14 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
-from core.models import Session
-from core.subagents import (
+from core.formats.subagents import (
     calls_during,
     child_paths,
     child_times,
     compaction_run_of,
     is_compaction_run,
 )
+from core.model.session import Session
 
 if TYPE_CHECKING:
     from textual.screen import Screen

@@ -1,9 +1,9 @@
-"""The breakdown of one model call, beside the gauge: each category of :mod:`core.breakdown` with
+"""The breakdown of one model call, beside the gauge: each category of :mod:`core.insights.breakdown` with
 its tokens, its share of the call's recorded total and a bar, the tool outputs per tool, and the
-call's cost (:mod:`core.cost`).
+call's cost (:mod:`core.insights.cost`).
 
 The widget draws what it is given (:meth:`BreakdownCall.show`): the session screen passes the
-selected call's :class:`~core.breakdown.CallBreakdown` and :class:`~core.cost.CallCost` when the
+selected call's :class:`~core.insights.breakdown.CallBreakdown` and :class:`~core.insights.cost.CallCost` when the
 gauge (or the :class:`~tui.widgets.breakdown_chart.BreakdownChart`) selects a call.
 """
 
@@ -14,9 +14,9 @@ from typing import ClassVar
 from rich.text import Text
 from textual.widget import Widget
 
-from core.breakdown import CATEGORIES, CATEGORY_LABELS, CallBreakdown
-from core.cost import CallCost, format_usd
-from core.units import compact_tokens
+from core.insights.breakdown import CATEGORIES, CATEGORY_LABELS, CallBreakdown
+from core.insights.cost import CallCost, format_usd
+from core.model.write_numbers import compact_tokens
 
 _BAR = 12
 _TOOLS_SHOWN = 4

@@ -1,7 +1,7 @@
 """What fills the window, call after call: a stacked column per model call, one colour per category
-of :mod:`core.breakdown` (system + tools at the bottom, the residual on top).
+of :mod:`core.insights.breakdown` (system + tools at the bottom, the residual on top).
 
-The widget draws a :class:`~core.breakdown.ContextBreakdown` it is given (:meth:`BreakdownChart.show`)
+The widget draws a :class:`~core.insights.breakdown.ContextBreakdown` it is given (:meth:`BreakdownChart.show`)
 and computes nothing itself. Each column is one call; with more calls than columns, a column shows
 the call with the largest total of its group (as the token gauge does). A cell takes the colour of
 the category at its middle; the top cell of a column is a partial block. ``←``/``→``, ``home``/``end``
@@ -24,14 +24,14 @@ from textual.reactive import reactive
 from textual.strip import Strip
 from textual.widget import Widget
 
-from core.breakdown import (
+from core.insights.breakdown import (
     CATEGORIES,
     CATEGORY_LABELS,
     CATEGORY_SHORT,
     CallBreakdown,
     ContextBreakdown,
 )
-from core.units import short_tokens
+from core.model.write_numbers import short_tokens
 
 _EIGHTHS = " ▁▂▃▄▅▆▇█"
 

@@ -43,8 +43,8 @@ from textual.strip import Strip
 from textual.timer import Timer
 from textual.worker import get_current_worker
 
-from core.models import Message, Role
-from core.tokens import (
+from core.model.session import Message, Role
+from core.model.tokens import (
     arguments_text,
     estimate_chars4,
     get_counter,
@@ -52,7 +52,7 @@ from core.tokens import (
     message_text,
 )
 from tui.figures import call_label, check_line
-from tui.state import COMPACTION_KINDS, SessionState
+from tui.screen_state import COMPACTION_KINDS, SessionState
 from tui.widgets.forgotten_view import ForgottenStyles, describe
 from tui.widgets.message_list import (
     PROVENANCE_MARKS,

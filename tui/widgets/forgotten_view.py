@@ -2,7 +2,7 @@
 every dropped fact with the message it came from, the growth since the previous compaction and
 the check that crossed the threshold.
 
-The widget draws a :class:`~core.compactions.CompactionReport` it is given
+The widget draws a :class:`~core.insights.compaction_records.CompactionReport` it is given
 (:meth:`ForgottenView.show`); it scrolls. The compaction screen passes the report of the
 compaction it shows, and the detail pane draws the same text (:func:`describe`) at a compaction
 event — both from :class:`tui.insights.Insights`, worked out once per replay result in a worker.
@@ -19,10 +19,10 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from core.compactions import CompactionReport
-from core.cost import compaction_cost_label
-from core.forgotten import Forgotten
-from core.units import compact_tokens
+from core.insights.compaction_records import CompactionReport
+from core.insights.cost import compaction_cost_label
+from core.insights.forgotten_facts import Forgotten
+from core.model.write_numbers import compact_tokens
 
 _FACT_WIDTH = 100
 
@@ -110,7 +110,7 @@ class ForgottenStyles:
 
 def describe(report: CompactionReport | None, styles: ForgottenStyles = ForgottenStyles()) -> Text:
     """What the view (and the detail pane, at a compaction) shows for ``report``: what it cost
-    (:func:`core.cost.compaction_cost_label`), what its summary kept and dropped, why it ran."""
+    (:func:`core.insights.cost.compaction_cost_label`), what its summary kept and dropped, why it ran."""
     text = Text()
     if report is None:
         text.append("No compaction selected.", styles.muted)

@@ -35,8 +35,8 @@ from textual.reactive import reactive
 from textual.strip import Strip
 from textual.widget import Widget
 
-from core.models import Provenance, Session
-from core.units import format_tokens, short_tokens
+from core.model.session import Provenance, Session
+from core.model.write_numbers import format_tokens, short_tokens
 from tui.figures import call_label
 from tui.widgets.gauge_series import (
     COMPACT,

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core.models import Provenance, Session
-from core.subagents import subagent_spans
+from core.formats.subagents import subagent_spans
+from core.model.session import Provenance, Session
 
 if TYPE_CHECKING:
     from core.replay import ReplayResult
@@ -32,7 +32,7 @@ RECORDED_COMPACT = 8
 THRESHOLD_INFERRED = 16
 """The call's threshold is inferred from the recording (``CallPoint.threshold_source``)."""
 SUBAGENT = 32
-"""A sub-agent the session started ran around this call (:func:`core.subagents.subagent_spans`)."""
+"""A sub-agent the session started ran around this call (:func:`core.formats.subagents.subagent_spans`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Label, ProgressBar
 
-from core.units import format_bytes
+from core.model.write_numbers import format_bytes
 
 
 class LoadProgress(Vertical):

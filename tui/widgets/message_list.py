@@ -7,7 +7,7 @@ the rows on screen (``render_line``) and keeps the painted rows in an LRU cache 
 synthetic messages, truncated outputs, the call that overflowed, search matches) are component
 classes styled in its ``DEFAULT_CSS``.
 
-The list reads a :class:`~tui.state.SessionState`; it never computes a decision itself.
+The list reads a :class:`~tui.screen_state.SessionState`; it never computes a decision itself.
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
 
-from core.models import Message, Provenance, Role
-from core.units import compact_tokens
-from tui.state import RowFlag, SessionState
+from core.model.session import Message, Provenance, Role
+from core.model.write_numbers import compact_tokens
+from tui.screen_state import RowFlag, SessionState
 
 PREVIEW_SCAN_CHARS = 400
 """A row preview never looks further into a message than this."""
@@ -625,14 +625,3 @@ class MessageList(StyledScrollView, can_focus=True):
             text=row_style + cursor,
         )
         return look
-
-    def region_of_message(self, message_index: int) -> Region | None:
-        """Where the row of ``message_index`` is on screen, if it is visible."""
-        state = self._state
-        if state is None:
-            return None
-        row = state.row_of_message(message_index) - int(self.scroll_y)
-        if 0 <= row < self.scrollable_content_region.height:
-            region = self.scrollable_content_region
-            return Region(region.x, region.y + row, region.width, 1)
-        return None

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core.units import format_tokens
+from core.model.write_numbers import format_tokens
 from tui.figures import call_label, window_changes, window_label
 
 if TYPE_CHECKING:
     from core.replay import ReplayResult, ThresholdSpan
-    from tui.state import Inferred
+    from tui.screen_state import Inferred
 
 
 def evidence_text(result: ReplayResult, inferred: Inferred | None) -> str:

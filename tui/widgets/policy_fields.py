@@ -14,7 +14,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
-from core.fastmodel import documented
+from core.model.fastmodel import documented
 from core.policy import PRESETS, Policy
 
 SECTIONS: tuple[tuple[str | None, str], ...] = (

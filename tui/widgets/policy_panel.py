@@ -41,8 +41,8 @@ from textual.widget import AwaitMount, Widget
 from textual.widgets import Button, Collapsible, Input, Label, Select, Static, Switch
 
 from core.policy import PRESETS, Policy, PolicyError, get_preset, load_policy, save_policy
+from tui.screen_state import INFERRED, Inferred
 from tui.screens.policy_path_prompt import PolicyPathPrompt
-from tui.state import INFERRED, Inferred
 from tui.widgets.policy_evidence import evidence_text
 from tui.widgets.policy_fields import (
     PRESERVED_ON_PRESET,

@@ -6,9 +6,9 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.widgets import Label
 
-from core.estimate_calibration import calibration, calibration_note, prompts_estimated
+from core.insights.estimate_calibration import calibration, calibration_note, prompts_estimated
 from tui.figures import call_label, window_changes, window_label
-from tui.state import SessionState
+from tui.screen_state import SessionState
 from tui.widgets.title_bar import TitleBar
 
 

@@ -1,6 +1,6 @@
 """The session screen's bottom line: the peak context against the window (the recorded one leads
 where the session has usage, as in the overflow view), what the replay found, what the session
-cost (:func:`core.cost.cost_label`, as ``ctxscope breakdown`` prints it), and what is running."""
+cost (:func:`core.insights.cost.cost_label`, as ``ctxscope breakdown`` prints it), and what is running."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Label
 
-from core.cost import cost_label
-from core.units import compact_tokens
+from core.insights.cost import cost_label
+from core.model.write_numbers import compact_tokens
 from tui.figures import call_label, peaks
-from tui.state import SessionState
+from tui.screen_state import SessionState
 
 
 class StatusLine(Horizontal):

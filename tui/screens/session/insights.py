@@ -20,7 +20,7 @@ from tui.screens.session.worker_messages import InsightsReady
 from tui.widgets.breakdown_chart import BreakdownChart
 
 if TYPE_CHECKING:
-    from core.models import Session
+    from core.model.session import Session
     from core.replay import ReplayResult
 
 

@@ -1,7 +1,7 @@
 """The session screen's live-tail layer: watch the file, read it again as it grows, and follow
 its end while the user is at the end (or asked to follow with ``f``).
 
-The watcher is an async worker (group ``live``, :func:`tui.live.watch_file`); each growth
+The watcher is an async worker (group ``live``, :func:`tui.growing_file.watch_file`); each growth
 re-reads the file in a thread worker (group ``live-load``), and the re-read session takes the
 place of the shown one with the selection kept.
 """
@@ -13,8 +13,8 @@ from pathlib import Path
 from textual import work
 
 from core.formats import LoadError, load_session
-from core.models import Session
-from tui.live import LiveFile, watch_file
+from core.model.session import Session
+from tui.growing_file import LiveFile, watch_file
 from tui.screens.session.heap import freeze_heap
 from tui.screens.session.insights import InsightsSession
 from tui.screens.session.worker_messages import LiveProblem, LiveReloaded

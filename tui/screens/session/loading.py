@@ -23,9 +23,10 @@ from textual.app import ComposeResult
 from textual.worker import Worker, get_current_worker
 
 from core.formats import LoadError, load_session, load_session_head
-from core.models import Session
-from core.units import format_bytes
-from tui.live import LiveFile
+from core.model.session import Session
+from core.model.write_numbers import format_bytes
+from tui.growing_file import LiveFile
+from tui.screen_state import SessionState, policy_for
 from tui.screens.session.heap import freeze_heap
 from tui.screens.session.live_tail import LiveSession
 from tui.screens.session.worker_messages import (
@@ -35,7 +36,6 @@ from tui.screens.session.worker_messages import (
     SessionLoaded,
     Throttle,
 )
-from tui.state import SessionState, policy_for
 from tui.widgets.load_progress import LoadProgress
 
 FIRST_PAINT_DELAY_S = 0.05

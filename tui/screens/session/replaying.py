@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING
 
 from textual import work
 
-from core.models import Session
+from core.model.session import Session
 from core.policy import Policy
+from tui.screen_state import Inferred, policy_for
 from tui.screens.session.heap import freeze_heap
 from tui.screens.session.view import SessionView
 from tui.screens.session.worker_messages import (
@@ -24,7 +25,6 @@ from tui.screens.session.worker_messages import (
     Throttle,
 )
 from tui.screens.window_prompt import WindowPrompt
-from tui.state import Inferred, policy_for
 from tui.widgets.policy_panel import PolicyPanel
 from tui.widgets.session_header import SessionHeader
 

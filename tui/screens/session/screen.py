@@ -15,9 +15,9 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Input
 from textual.worker import get_current_worker
 
-from core.models import Session
-from core.subagents import child_paths
-from core.tokens import message_text
+from core.formats.subagents import child_paths
+from core.model.session import Session
+from core.model.tokens import message_text
 from tui.screens.overflow import OverflowScreen
 from tui.screens.session.loading import LoadingSession
 from tui.screens.session.worker_messages import SearchDone
@@ -29,7 +29,7 @@ class SessionScreen(LoadingSession):
     It owns the workers: loading (``load``), replaying (``replay``, one at a time, cancellable
     with a ``threading.Event``), searching (``search``), and the live tail (``live`` watches,
     ``live-load`` reloads). Widgets post messages here; the screen updates the shared
-    :class:`~tui.state.SessionState` and tells each widget to redraw.
+    :class:`~tui.screen_state.SessionState` and tells each widget to redraw.
     """
 
     CSS_PATH = Path(__file__).with_name("session.tcss")

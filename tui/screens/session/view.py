@@ -14,11 +14,11 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Input, Label
 
-from core.models import Session
+from core.model.session import Session
 from core.policy import Policy
-from tui.live import LiveFile
+from tui.growing_file import LiveFile
 from tui.messages import JumpToMessage
-from tui.state import INFERRED, Inferred, SessionState
+from tui.screen_state import INFERRED, Inferred, SessionState
 from tui.widgets.breakdown_call import BreakdownCall
 from tui.widgets.breakdown_chart import BreakdownChart
 from tui.widgets.detail import DetailPane

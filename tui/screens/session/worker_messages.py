@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from core.models import Session
-from tui.state import Inferred
+from core.model.session import Session
+from tui.screen_state import Inferred
 
 if TYPE_CHECKING:
     from core.replay import ReplayResult

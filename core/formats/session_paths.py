@@ -1,0 +1,100 @@
+"""The sessions a command line names: files, folders (searched for session files) and globs.
+
+``ctxscope fidelity PATH...`` (and every command over many sessions) takes what a user types:
+a session file, a folder of them, or a glob the shell did not expand (``'~/.claude/**/*.jsonl'``).
+:func:`expand_paths` turns them into the session paths to load, in a stable order, each once. Only
+regular files are taken from folders (a FIFO or a device never is), and an opencode storage
+folder counts as one session source. An argument that names nothing usable says why: a FIFO, a
+device, a socket, a loop of symbolic links (:mod:`core.formats.file_kind`).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from core.formats.file_kind import is_regular, unreadable_reason
+
+SESSION_SUFFIXES = (".jsonl", ".json", ".db", ".jsonl.zst")
+"""File endings a session may have: JSON Lines transcripts, opencode exports and databases,
+Codex rollouts compressed with zstd."""
+_SKIPPED_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv"})
+_SIDECAR_SUFFIX = ".meta.json"
+"""Claude Code writes ``agent-<id>.meta.json`` (a sub-agent's type) beside its transcript: not a
+session, so a folder's walk passes over it."""
+_GLOB_CHARS = frozenset("*?[")
+
+
+def expand_paths(arguments: Sequence[str]) -> tuple[list[Path], list[str]]:
+    """The session paths ``arguments`` name, and one message per argument that names none."""
+    found: list[Path] = []
+    seen: set[Path] = set()
+    problems: list[str] = []
+    for argument in arguments:
+        matches = list(_expand_one(argument))
+        if not matches:
+            problems.append(f"{argument}: {_why_nothing(argument)}")
+        for path in matches:
+            key = path.resolve()
+            if key not in seen:
+                seen.add(key)
+                found.append(path)
+    return found, problems
+
+
+def _expand_one(argument: str) -> Iterator[Path]:
+    expanded = os.path.expanduser(argument)
+    if _GLOB_CHARS & set(expanded):
+        for match in sorted(glob.glob(expanded, recursive=True)):
+            yield from _expand_path(Path(match), explicit=False)
+        return
+    yield from _expand_path(Path(expanded), explicit=True)
+
+
+def _expand_path(path: Path, *, explicit: bool) -> Iterator[Path]:
+    if is_storage_folder(path):
+        yield path
+    elif path.is_dir():
+        yield from _folder(path)
+    elif is_regular(path) and (explicit or _session_name(path)):
+        yield path
+
+
+def _folder(folder: Path) -> Iterator[Path]:
+    """Session files below ``folder``, depth first in name order; storage folders as one."""
+    try:
+        entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+    except OSError:
+        return
+    for entry in entries:
+        path = Path(entry.path)
+        if entry.is_dir(follow_symlinks=False):
+            if entry.name in _SKIPPED_DIRS or entry.name.startswith("."):
+                continue
+            if is_storage_folder(path):
+                yield path
+            else:
+                yield from _folder(path)
+        elif _session_name(path) and not entry.name.endswith(_SIDECAR_SUFFIX) and is_regular(path):
+            yield path
+
+
+def _session_name(path: Path) -> bool:
+    """Whether ``path`` ends the way a session file does (``.jsonl.zst`` included)."""
+    return path.name.endswith(SESSION_SUFFIXES)
+
+
+def is_storage_folder(path: Path) -> bool:
+    """An opencode storage folder (``session/``, ``message/`` and ``part/`` beside each other)."""
+    return all((path / name).is_dir() for name in ("session", "message", "part"))
+
+
+def _why_nothing(argument: str) -> str:
+    path = Path(os.path.expanduser(argument))
+    if _GLOB_CHARS & set(argument):
+        return "the pattern matches no session file"
+    if path.is_dir():
+        return "no session files in this folder"
+    return unreadable_reason(path) or "not a session file"

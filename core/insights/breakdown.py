@@ -1,0 +1,684 @@
+"""What fills the window: the recorded context of every model call, split into categories.
+
+:func:`breakdown` walks the recording's own context (:mod:`core.insights.context_walk`: the recorded
+compactions applied where they happened) and, at every call, adds up the estimated tokens of the
+messages in it by what they are:
+
+=====================  ==========================================================================
+``system_and_tools``   the system prompt and the tool definitions: the part of the first recorded
+                       prompt that no message accounts for (carried forward to every call), plus
+                       any system message the transcript holds
+``user``               what the user typed
+``assistant_text``     the model's visible text
+``reasoning``          its reasoning (in clear, or the agent's estimate of the encrypted part)
+``tool_calls``         the arguments of the tools it called
+``tool_outputs``       the tools' outputs, also per tool (``tool_outputs_by_tool``)
+``summaries``          what the compactions wrote (measured, see below)
+``attachments``        what the agent injected: attached and re-read files, reminders, hook
+                       output, environment context, continue-after-compaction messages
+``residual``           the recorded total minus all of the above: what the calibrated categories
+                       do not explain (content the transcript does not show)
+=====================  ==========================================================================
+
+Each message is first estimated with ``estimator`` (a redaction that keeps the original length,
+``[REDACTED_TEXT len=N …]``, counts as N characters). The estimates are then **calibrated on the
+recording itself** (:mod:`core.insights.breakdown_calibration`): within each stretch between recorded compactions,
+every recorded call's growth since the stretch's first recorded call is set against the estimated
+growth of each category, and one ratio per category (:data:`CALIBRATED`) is fitted to all of them
+at once. A category's figure is its estimate times its ratio (``provenance`` ``calibrated``; with
+fewer than :data:`MIN_CALIBRATION_CALLS` growths, or ``calibrate=False``, the estimates as they
+are, ``estimated``). Three figures are measured rather than estimated:
+
+* the system prompt + tools: the first recorded prompt less the calibrated messages before it;
+  it is never scaled afterwards, so a residual is never hidden in it;
+* what each compaction wrote (``summaries``): the first recorded call after it less the system
+  prompt + tools and the calibrated messages it kept;
+* the results of tools the provider runs itself (:data:`_HOSTED_TOOLS`, Codex's ``web_search``),
+  which enter the context but not the recording: the recorded growth where they entered less the
+  calibrated growth of the messages added with them (under ``tool_outputs``, per tool).
+
+The categories are reconciled to the recorded total of the call: ``unexplained`` is the total
+less the system prompt + tools and the calibrated categories. When positive it is the
+``residual``; when negative the message categories are scaled down by the same factor
+(``scale``) to fit the total, and the residual is 0. A call without usable usage has its estimate
+as its total (``estimated``). The total is the recorded figure the gauge shows
+(``CallPoint.recorded_tokens``): for the agents that record the context after the reply (Codex,
+pi, opencode) the call's own reply is part of it.
+
+Why calibrate: before it, the residual was 12–28% of the total at the median call of the long
+Claude Code samples.
+The replies cost 40–80% more than their visible text and tool calls (their recorded output:
+thinking the transcript does not keep, the framing of each tool-use block), and Claude's
+tokenizer counts tool outputs and code at 1.2–1.7× ``chars/4``. Those ratios differ by session
+(model, language, kind of output), so each session's are fitted on its own usage.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable
+from typing import Literal
+
+from pydantic import Field
+
+from core.algorithms.overflow import usable_usage
+from core.insights.breakdown_calibration import fit_ratios
+from core.insights.context_walk import CallStep, CompactionStep, RecordedWalk
+from core.model.fastmodel import build
+from core.model.session import Message, Role, Session
+from core.model.tokens import DEFAULT_ESTIMATOR, TokenCounter, arguments_text, get_counter
+from core.replay.results import Documented
+
+CATEGORIES = (
+    "system_and_tools",
+    "user",
+    "assistant_text",
+    "reasoning",
+    "tool_calls",
+    "tool_outputs",
+    "summaries",
+    "attachments",
+    "residual",
+)
+"""The categories, in the order they are stacked (bottom first)."""
+
+CALIBRATED = (
+    "user",
+    "assistant_text",
+    "reasoning",
+    "tool_calls",
+    "tool_outputs",
+    "attachments",
+)
+"""The categories calibrated on the recording: every message category but the system messages
+(the system prompt and tools are measured, never scaled) and the summaries (measured at the
+first recorded call after their compaction)."""
+
+MIN_CALIBRATION_CALLS = 2
+"""Recorded calls after the first a session needs for its ratios to be fitted."""
+
+MAX_FIT_CALLS = 1_000
+"""The ratios are fitted on at most this many calls, evenly spread over the session (a
+50,000-call session is fitted on every 50th call: the same ratios, in a fiftieth of the time)."""
+
+CATEGORY_LABELS = {
+    "system_and_tools": "system + tools",
+    "user": "user",
+    "assistant_text": "assistant",
+    "reasoning": "reasoning",
+    "tool_calls": "tool calls",
+    "tool_outputs": "tool outputs",
+    "summaries": "summaries",
+    "attachments": "attachments",
+    "residual": "residual",
+}
+"""What the UI and the CLI call each category."""
+
+CATEGORY_SHORT = {
+    "system_and_tools": "sys",
+    "user": "user",
+    "assistant_text": "asst",
+    "reasoning": "think",
+    "tool_calls": "calls",
+    "tool_outputs": "outs",
+    "summaries": "summ",
+    "attachments": "attach",
+    "residual": "resid",
+}
+"""Each category in at most six cells (table headers, the chart's legend when narrow)."""
+
+_UNKNOWN_TOOL = "(unknown tool)"
+
+Parts = list[tuple[str, int]]
+"""A message's tokens by category key: a category, or ``tool:NAME`` for a tool's output."""
+
+
+class CallBreakdown(Documented):
+    """The recorded context of one model call, split by what fills it."""
+
+    call_index: int
+    """The call (0-based, as ``CallPoint.call_index``)."""
+    message_index: int
+    """Its assistant message."""
+    total_tokens: int
+    """The call's recorded context (``CallPoint.recorded_tokens``), or the estimate when it has
+    no usable usage; the categories and the residual add up to it."""
+    total_provenance: Literal["recorded", "estimated"]
+    """``recorded`` (the provider's usage) or ``estimated`` (no usable usage: the sum of the
+    estimates, residual 0)."""
+    provenance: Literal["calibrated", "estimated"] = "estimated"
+    """How the message categories were measured: ``calibrated`` (the estimator times the
+    session's ratio per category, :attr:`ContextBreakdown.calibration`) or ``estimated`` (the
+    estimator as is: too few recorded calls to fit the ratios). The system prompt + tools are
+    measured either way."""
+    system_and_tools: int
+    """System prompt and tool definitions (the first call's unexplained prompt, carried
+    forward) plus system messages."""
+    user: int
+    """What the user typed."""
+    assistant_text: int
+    """The model's visible text."""
+    reasoning: int
+    """Reasoning kept in the context (in clear, or the agent's estimate of encrypted reasoning;
+    for the call's own reply, at least the recorded reasoning tokens)."""
+    tool_calls: int
+    """Tool-call arguments the model wrote."""
+    tool_outputs: int
+    """Tool outputs, all tools together."""
+    tool_outputs_by_tool: dict[str, int]
+    """Tool outputs per tool name, largest first."""
+    summaries: int
+    """Compaction summaries."""
+    attachments: int
+    """Injected context: attachments, re-read files, reminders, hook output, environment
+    context, continue-after-compaction messages."""
+    residual: int
+    """The recorded total minus the categories (never negative): what the calibrated categories
+    do not explain at this call."""
+    unexplained: int = 0
+    """The recorded total minus the system prompt + tools and the calibrated categories before
+    any scaling: the residual when positive; when negative, the tokens the categories
+    over-explain the total by (they are then scaled down, :attr:`scale`). 0 without a recorded
+    total."""
+    scale: float = 1.0
+    """1.0, or the factor the message categories were scaled down by because, with the system
+    prompt + tools, they exceeded the recorded total."""
+
+    def tokens(self, category: str) -> int:
+        """The tokens of ``category`` (one of :data:`CATEGORIES`)."""
+        value: int = getattr(self, category)
+        return value
+
+
+class ContextBreakdown(Documented):
+    """What fills the window at every model call (``ctxscope breakdown``; ``breakdown`` in
+    ``analyze --json``)."""
+
+    estimator: str
+    """The estimator the categories are measured with."""
+    overhead_tokens: int
+    """System prompt + tool definitions: the first recorded prompt minus the (calibrated)
+    messages before it (0 without recorded usage)."""
+    overhead_call_index: int | None
+    """The call the overhead was measured at (None: no recorded usage)."""
+    provenance: Literal["calibrated", "estimated"] = "estimated"
+    """``calibrated``: the message categories are the estimator's figures times
+    :attr:`calibration`; ``estimated``: the estimator's figures as they are (no or too few
+    recorded calls)."""
+    calibration: dict[str, float] = Field(default_factory=dict)
+    """The ratio per calibrated category (recorded tokens per estimated token, fitted on this
+    session's recorded growth; 1.0 when not calibrated)."""
+    calibration_calls: int = 0
+    """The recorded calls the ratios were fitted on (0: not calibrated)."""
+    calls: list[CallBreakdown]
+    """One per model call, in order."""
+    notes: list[str]
+    """What the figures rest on."""
+
+    def at(self, call_index: int) -> CallBreakdown | None:
+        """The breakdown of one call (None: no such call)."""
+        if 0 <= call_index < len(self.calls):
+            return self.calls[call_index]
+        return None
+
+
+def message_parts(message: Message, counter: TokenCounter) -> Parts:
+    """``message``'s tokens in the context, by category (see the module docstring)."""
+    if message.summary:
+        return [("summaries", _count_all(message, counter))]
+    if message.role is Role.SYSTEM:
+        return [("system_and_tools", _count_all(message, counter))]
+    if message.role is Role.USER:
+        category = "attachments" if message.meta or message.synthetic else "user"
+        return [(category, _count_all(message, counter))]
+    if message.role is Role.TOOL:
+        return [_tool_output(message, counter)]
+    parts: Parts = [
+        ("assistant_text", counter.count(message.text)),
+        ("reasoning", max(counter.count(message.reasoning), message.reasoning_estimate_tokens)),
+    ]
+    for call in message.tool_calls:
+        parts.append(("tool_calls", counter.count(call.name + arguments_text(call.arguments))))
+    return parts
+
+
+def _tool_output(message: Message, counter: TokenCounter) -> tuple[str, int]:
+    result = message.tool_result
+    name = (result.tool_name if result is not None else None) or _UNKNOWN_TOOL
+    tokens = counter.count(result.output) if result is not None else counter.count(message.text)
+    # The agent's own measure of an output its history keeps capped (Codex) is the smaller one.
+    estimate = message.agent_estimate_tokens
+    if estimate is not None:
+        tokens = min(tokens, estimate)
+    return f"tool:{name}", tokens
+
+
+def _count_all(message: Message, counter: TokenCounter) -> int:
+    tokens = counter.count(message.text)
+    if message.tool_result is not None:
+        tokens += counter.count(message.tool_result.output)
+    return tokens
+
+
+class _Running:
+    """The categories of the context so far, kept up to date as the walk goes."""
+
+    def __init__(self) -> None:
+        self.sums: Counter[str] = Counter()
+
+    def add(self, parts: Parts) -> None:
+        for key, tokens in parts:
+            self.sums[key] += tokens
+
+    def reset(self, parts: Parts) -> None:
+        self.sums = Counter()
+        self.add(parts)
+
+    @property
+    def total(self) -> int:
+        return sum(self.sums.values())
+
+
+_KEPT_LENGTH = re.compile(r"\[REDACTED_[A-Z_]+ len=(\d+) sha=[0-9a-f]+\]")
+"""A redaction that keeps the original length (``[REDACTED_TEXT len=N sha=…]``)."""
+
+
+class _KeptLengths(TokenCounter):
+    """A counter for a file whose redactions keep the original lengths: a placeholder counts as
+    the text it replaced (its length at 4 characters a token), not as its own characters."""
+
+    def count(self, text: str) -> int:
+        if "[REDACTED_" not in text:
+            return super().count(text)
+        kept = sum(-(-int(m.group(1)) // 4) for m in _KEPT_LENGTH.finditer(text))
+        return super().count(_KEPT_LENGTH.sub("", text)) + kept
+
+
+def breakdown(
+    session: Session, *, estimator: str = DEFAULT_ESTIMATOR, calibrate: bool = True
+) -> ContextBreakdown:
+    """The context breakdown of every call of ``session`` (see the module docstring);
+    ``calibrate=False`` keeps the estimator's own figures (every ratio 1.0)."""
+    counter = get_counter(estimator)
+    if session.metadata.get("redacted_lengths_kept"):
+        counter = _KeptLengths(estimator)
+    walk = RecordedWalk(session)
+    messages = session.messages
+    parts: dict[int, Parts] = {}
+
+    answered = {m.tool_result.call_id for m in messages if m.tool_result is not None}
+
+    def parts_of(i: int) -> Parts:
+        cached = parts.get(i)
+        if cached is None:
+            cached = parts[i] = message_parts(messages[i], counter) + _hosted(messages[i], answered)
+        return cached
+
+    running = _Running()
+    raw: list[tuple[CallStep, Counter[str]]] = []
+    segments: list[int] = []
+    segment = 0
+    for step in walk.steps():
+        if isinstance(step, CompactionStep):
+            segment += 1
+            wrote: Parts = [p for j in step.context for p in parts_of(j)]
+            summary = step.compaction.summary_message
+            if summary is not None:
+                wrote.append(("summaries", counter.count(summary.text)))
+            running.reset(wrote)
+        elif isinstance(step, CallStep):
+            raw.append((step, Counter(running.sums)))
+            segments.append(segment)
+        else:
+            running.add(parts_of(step.index))
+    return _assemble(session, walk, raw, segments, parts_of, estimator, calibrate)
+
+
+def _assemble(
+    session: Session,
+    walk: RecordedWalk,
+    raw: list[tuple[CallStep, Counter[str]]],
+    segments: list[int],
+    parts_of: Callable[[int], Parts],
+    estimator: str,
+    calibrate: bool,
+) -> ContextBreakdown:
+    calls = walk.calls
+    sums_at: list[Counter[str]] = []
+    for step, sums in raw:
+        i = step.message_index
+        if calls.kinds[step.call_index] == "after-reply" and calls.main[i]:
+            sums = sums + Counter(dict(_reply_parts(session.messages[i], parts_of(i))))
+        sums_at.append(sums)
+    recorded = [calls.usage_context[step.call_index] for step, _ in raw]
+    starts = _segment_starts(recorded, segments)
+    first = min(starts.values(), default=None)
+    ratios, fitted_on = dict.fromkeys(CALIBRATED, 1.0), 0
+    hidden: dict[int, int] = {}
+    if calibrate:
+        ratios, fitted_on = _calibrate(sums_at, recorded, segments, starts, hidden)
+        if any(_HIDDEN in key for sums in sums_at for key in sums):
+            # measure the hosted tools' results with these ratios, then fit again without them
+            hidden = _measure_hidden(sums_at, recorded, segments, ratios)
+            ratios, fitted_on = _calibrate(sums_at, recorded, segments, starts, hidden)
+    calibrated = [_calibrated(_resolve(sums, hidden), ratios) for sums in sums_at]
+    overhead = 0
+    if first is not None:
+        overhead = _overhead(session, raw[first], recorded[first], calibrated[first], ratios)
+        if calibrate:
+            _measure_summaries(calibrated, recorded, segments, starts, first, overhead)
+    provenance: Literal["calibrated", "estimated"] = "calibrated" if fitted_on else "estimated"
+    rows = [
+        _row(step, sums, overhead, total, provenance)
+        for (step, _), sums, total in zip(raw, calibrated, recorded, strict=True)
+    ]
+    return ContextBreakdown(
+        estimator=estimator,
+        overhead_tokens=overhead,
+        overhead_call_index=raw[first][0].call_index if first is not None else None,
+        provenance=provenance,
+        calibration=ratios,
+        calibration_calls=fitted_on,
+        calls=rows,
+        notes=_notes(rows, estimator, first is not None, fitted_on, hidden),
+    )
+
+
+def _overhead(
+    session: Session,
+    first: tuple[CallStep, Counter[str]],
+    recorded: int | None,
+    calibrated: Counter[str],
+    ratios: dict[str, float],
+) -> int:
+    """System prompt + tools: the first recorded prompt less the (calibrated) messages before
+    it; for a total recorded after the reply, the prompt the call's usage names."""
+    step, before = first
+    usage = usable_usage(session.messages[step.message_index])
+    if usage is not None:
+        return max(0, usage.prompt_tokens - sum(_calibrated(_resolve(before, {}), ratios).values()))
+    return max(0, _known(recorded) - sum(calibrated.values()))
+
+
+def _known(total: int | None) -> int:
+    assert total is not None
+    return total
+
+
+def _segment_starts(recorded: list[int | None], segments: list[int]) -> dict[int, int]:
+    """Per stretch between recorded compactions, its first call with a recorded total."""
+    starts: dict[int, int] = {}
+    for n, (total, segment) in enumerate(zip(recorded, segments, strict=True)):
+        if total is not None and total > 0 and segment not in starts:
+            starts[segment] = n
+    return starts
+
+
+def _measure_summaries(
+    calibrated: list[Counter[str]],
+    recorded: list[int | None],
+    segments: list[int],
+    starts: dict[int, int],
+    first: int,
+    overhead: int,
+) -> None:
+    """What each compaction wrote, measured at the first recorded call after it: that call's
+    total less the system prompt + tools and the calibrated messages it kept. Replaces the
+    estimated summary in every call of the stretch."""
+    measured: dict[int, int] = {}
+    for segment, n in starts.items():
+        if n == first:
+            continue
+        sums = calibrated[n]
+        estimated = sum(v for k, v in sums.items() if _category(k) == "summaries")
+        kept = sum(sums.values()) - estimated
+        measured[segment] = max(0, _known(recorded[n]) - overhead - kept) - estimated
+    for sums, segment in zip(calibrated, segments, strict=True):
+        delta = measured.get(segment, 0)
+        if delta:
+            sums["summaries:measured"] = delta
+
+
+def _notes(
+    rows: list[CallBreakdown],
+    estimator: str,
+    measured: bool,
+    fitted_on: int,
+    hidden: dict[int, int],
+) -> list[str]:
+    notes: list[str] = []
+    if not measured:
+        notes.append(
+            "no recorded usage: every total is an estimate and the system prompt and tool "
+            "definitions cannot be measured"
+        )
+    elif not fitted_on:
+        notes.append(f"not calibrated: the categories are {estimator}'s own estimates")
+    else:
+        notes.append(
+            f"categories calibrated: {estimator} times this session's own ratio per category, "
+            f"fitted on the recorded growth of {fitted_on} call(s) (see calibration)"
+        )
+    if hidden:
+        notes.append(
+            "the results of tools the provider runs itself are not in the recording: "
+            f"measured from the recorded growth where they entered ({sum(hidden.values()):,} "
+            "tokens, under tool outputs)"
+        )
+    over = sorted(
+        -row.unexplained / row.total_tokens for row in rows if row.scale < 1.0 and row.total_tokens
+    )
+    if over:
+        notes.append(
+            f"at {len(over)} call(s) the categories over-explained the recorded total (by "
+            f"{over[len(over) // 2]:.1%} at the median one) and were scaled down to it, the "
+            "system prompt + tools as measured"
+        )
+    return notes
+
+
+def _category(key: str) -> str:
+    head = key.partition(":")[0]
+    return "tool_outputs" if head == "tool" else head
+
+
+def _calibrate(
+    sums_at: list[Counter[str]],
+    recorded: list[int | None],
+    segments: list[int],
+    starts: dict[int, int],
+    hidden: dict[int, int],
+) -> tuple[dict[str, float], int]:
+    """The ratio per category and the number of calls it was fitted on (0: not calibrated):
+    each call's growth since the first recorded call of its stretch (less what is measured:
+    system messages, the ``hidden`` results of hosted tools)."""
+    growth: list[dict[str, int]] = []
+    recorded_growth: list[int] = []
+    totals: list[int] = []
+    usable = [
+        n
+        for n, (total, segment) in enumerate(zip(recorded, segments, strict=True))
+        if total is not None and total > 0 and starts.get(segment, n) != n
+    ]
+    stride = max(1, -(-len(usable) // MAX_FIT_CALLS))
+    for n in usable[::stride]:
+        sums, total, start = sums_at[n], _known(recorded[n]), starts[segments[n]]
+        now = _by_category(_resolve(sums, hidden))
+        base = _by_category(_resolve(sums_at[start], hidden))
+        growth.append({k: now[k] - base[k] for k in CALIBRATED})
+        fixed = sum(now[k] - base[k] for k in ("system_and_tools", _MEASURED))
+        recorded_growth.append(total - _known(recorded[start]) - fixed)
+        totals.append(total)
+    if len(growth) < MIN_CALIBRATION_CALLS:
+        return dict.fromkeys(CALIBRATED, 1.0), 0
+    return fit_ratios(growth, recorded_growth, totals, CALIBRATED), len(growth)
+
+
+_HOSTED_TOOLS = frozenset({"web_search"})
+"""Tools the provider runs itself (Codex's ``web_search_call``): their results enter the context
+but not the recording."""
+_HIDDEN = "hidden:"
+"""The key of a hosted tool's unrecorded result: ``hidden:<message>:<tool>``."""
+_MEASURED = "measured"
+"""The head of a key measured from the recorded usage, never calibrated:
+``measured:tool:<tool>``."""
+
+
+def _hosted(message: Message, answered: set[str]) -> Parts:
+    """A marker per hosted tool call the recording holds no result for (its size is measured
+    by :func:`_measure_hidden`; until then 1 token, so the walk carries it)."""
+    return [
+        (f"{_HIDDEN}{message.index}:{call.name}", 1)
+        for call in message.tool_calls
+        if call.name in _HOSTED_TOOLS and call.id not in answered
+    ]
+
+
+def _resolve(sums: Counter[str], hidden: dict[int, int]) -> Counter[str]:
+    """``sums`` with each hosted tool's marker replaced by its measured result."""
+    if not any(key.startswith(_HIDDEN) for key in sums):
+        return sums
+    out: Counter[str] = Counter()
+    for key, tokens in sums.items():
+        if key.startswith(_HIDDEN):
+            index, _, name = key.removeprefix(_HIDDEN).partition(":")
+            out[f"{_MEASURED}:tool:{name}"] += hidden.get(int(index), 0)
+        else:
+            out[key] += tokens
+    return out
+
+
+def _measure_hidden(
+    sums_at: list[Counter[str]],
+    recorded: list[int | None],
+    segments: list[int],
+    ratios: dict[str, float],
+) -> dict[int, int]:
+    """The unrecorded result of each hosted tool call, measured where it entered: the recorded
+    growth from the previous recorded call of its stretch less the calibrated growth of the
+    messages added (shared evenly by the hosted calls that entered together; never negative)."""
+    entered: dict[int, list[int]] = {}
+    seen: set[int] = set()
+    for n, sums in enumerate(sums_at):
+        for key in sums:
+            if key.startswith(_HIDDEN):
+                index = int(key.removeprefix(_HIDDEN).partition(":")[0])
+                if index not in seen:
+                    seen.add(index)
+                    entered.setdefault(n, []).append(index)
+    measured: dict[int, int] = {}
+    for n, indices in entered.items():
+        previous = next(
+            (
+                p
+                for p in range(n - 1, -1, -1)
+                if recorded[p] is not None and segments[p] == segments[n]
+            ),
+            None,
+        )
+        total = recorded[n]
+        if previous is None or total is None:
+            continue
+        explained = sum(_calibrated(_resolve(sums_at[n], measured), ratios).values()) - sum(
+            _calibrated(_resolve(sums_at[previous], measured), ratios).values()
+        )
+        unexplained = total - _known(recorded[previous]) - explained
+        for index in indices:
+            measured[index] = max(0, unexplained // len(indices))
+    return measured
+
+
+def _by_category(sums: Counter[str]) -> Counter[str]:
+    out: Counter[str] = Counter()
+    for key, tokens in sums.items():
+        out[_category(key)] += tokens
+    return out
+
+
+def _calibrated(sums: Counter[str], ratios: dict[str, float]) -> Counter[str]:
+    """``sums`` with every message category times its ratio (system messages as measured)."""
+    return Counter(
+        {key: round(tokens * ratios.get(_category(key), 1.0)) for key, tokens in sums.items()}
+    )
+
+
+def _reply_parts(message: Message, parts: Parts) -> Parts:
+    """The call's own reply, for a total measured after it: at least its recorded reasoning."""
+    usage = message.usage
+    recorded_reasoning = usage.reasoning if usage is not None else 0
+    return [
+        (key, max(tokens, recorded_reasoning) if key == "reasoning" else tokens)
+        for key, tokens in parts
+    ]
+
+
+def _row(
+    step: CallStep,
+    sums: Counter[str],
+    overhead: int,
+    recorded: int | None,
+    provenance: Literal["calibrated", "estimated"],
+) -> CallBreakdown:
+    keys = sorted(sums)
+    values = [sums[k] for k in keys]
+    scale = 1.0
+    unexplained = 0
+    if recorded is None:
+        total, residual = sum(values) + overhead, 0
+    else:
+        total = recorded
+        room = recorded - overhead
+        unexplained = room - sum(values)
+        if sum(values) > max(room, 0):
+            # the measured system prompt + tools stay as measured; the messages are scaled down
+            scale = max(room, 0) / sum(values)
+            values = fit(values, max(room, 0))
+        residual = max(0, recorded - overhead - sum(values))
+    keys.append("system_and_tools:overhead")
+    values.append(overhead if recorded is None else min(overhead, recorded))
+    # One pass over the keys ("category" or "category:detail"; tools are "tool:<name>").
+    category: dict[str, int] = {}
+    by_tool: dict[str, int] = {}
+    for key, tokens in zip(keys, values, strict=True):
+        head, _, detail = key.removeprefix(f"{_MEASURED}:").partition(":")
+        category[head] = category.get(head, 0) + tokens
+        if head == "tool" and tokens:
+            by_tool[detail] = by_tool.get(detail, 0) + tokens
+    tools = dict(sorted(by_tool.items(), key=lambda kv: (-kv[1], kv[0])))
+    return build(  # (typed values, 50,000 calls on 100 MB: no validation)
+        CallBreakdown,
+        {
+            "call_index": step.call_index,
+            "message_index": step.message_index,
+            "total_tokens": total,
+            "total_provenance": "estimated" if recorded is None else "recorded",
+            "provenance": provenance,
+            "system_and_tools": category.get("system_and_tools", 0),
+            "user": category.get("user", 0),
+            "assistant_text": category.get("assistant_text", 0),
+            "reasoning": category.get("reasoning", 0),
+            "tool_calls": category.get("tool_calls", 0),
+            "tool_outputs": sum(tools.values()),
+            "tool_outputs_by_tool": tools,
+            "summaries": category.get("summaries", 0),
+            "attachments": category.get("attachments", 0),
+            "residual": residual,
+            "unexplained": unexplained,
+            "scale": round(scale, 4),
+        },
+    )
+
+
+def fit(values: list[int], total: int) -> list[int]:
+    """``values`` scaled down to add up to exactly ``total`` (largest remainders first)."""
+    whole = sum(values)
+    if whole <= total or whole == 0:
+        return list(values)
+    exact = [v * total / whole for v in values]
+    floors = [int(x) for x in exact]
+    short = total - sum(floors)
+    order = sorted(range(len(values)), key=lambda k: (floors[k] - exact[k], k))
+    for k in order[:short]:
+        floors[k] += 1
+    return floors

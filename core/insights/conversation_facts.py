@@ -1,0 +1,476 @@
+"""The facts of a stretch of conversation, and whether a text keeps them: no LLM needed.
+
+:func:`extract_facts` reads messages (the head a compaction replaced) and lists what a summary of
+them should not lose, each with the message it came from:
+
+===================  ===========================================================================
+``file_read``        a path a read tool opened
+``file_written``     a path a write, edit or patch tool changed
+``command``          a shell command the model ran
+``failed_command``   a command (or tool call) that failed, with its error line
+``instruction``      a sentence of the user's stating an instruction or a constraint ("don't …",
+                     "always …", "make sure …")
+``identifier``       a function, a test, a branch or a URL named in the conversation
+``decision``         a sentence of the model's stating a decision or a finding ("decided …",
+                     "instead of …", "the root cause is …")
+``open_task``        a task of the last to-do list (TodoWrite, todowrite, update_plan, ``- [ ]``)
+                     not done yet
+===================  ===========================================================================
+
+:func:`keeps` says whether a text keeps a fact, on normalised words (lower case, JSON escapes
+undone, split at anything that is not a letter, a digit or ``_``): a path, a URL or an identifier
+is kept when its words appear in a row (a path by its last two components or its file name); a
+command when its program and first arguments all appear; an instruction, a decision, a task or an
+error line when most of its content words do. A text that holds the head verbatim keeps every
+fact.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Literal
+
+from core.model.session import Message, Role
+from core.model.tokens import arguments_text
+
+FactKind = Literal[
+    "file_read",
+    "file_written",
+    "command",
+    "failed_command",
+    "instruction",
+    "identifier",
+    "decision",
+    "open_task",
+]
+FACT_KINDS: tuple[FactKind, ...] = (
+    "file_read",
+    "file_written",
+    "command",
+    "failed_command",
+    "instruction",
+    "identifier",
+    "decision",
+    "open_task",
+)
+
+OVERLAP = 0.6
+"""Share of a sentence's content words a text must hold to keep it."""
+
+_READ_TOOLS = {"read", "view", "read_file", "readfile", "cat", "notebookread", "open_file"}
+_WRITE_TOOLS = {
+    "write",
+    "edit",
+    "multiedit",
+    "notebookedit",
+    "write_file",
+    "edit_file",
+    "create_file",
+    "str_replace_editor",
+    "str_replace_based_edit_tool",
+}
+_PATCH_TOOLS = {"apply_patch", "patch"}
+_SHELL_TOOLS = {
+    "bash",
+    "shell",
+    "exec_command",
+    "local_shell",
+    "local_shell_call",
+    "powershell",
+    "run_command",
+    "run_terminal_cmd",
+    "exec",
+    "shell_command",
+    "terminal",
+}
+_TODO_TOOLS = {"todowrite", "update_plan", "todo_write"}
+_PATH_KEYS = ("file_path", "filePath", "path", "notebook_path", "filename", "file")
+_COMMAND_KEYS = ("command", "cmd", "commands")
+
+_WORD = re.compile(r"[a-z0-9_]+")
+_ESCAPES = re.compile(r"\\[nrt\"\\/]")
+_STOP = frozenset(
+    [
+        "the",
+        "and",
+        "for",
+        "with",
+        "that",
+        "this",
+        "from",
+        "into",
+        "not",
+        "but",
+        "are",
+        "was",
+        "were",
+        "has",
+        "have",
+        "had",
+        "you",
+        "your",
+        "our",
+        "its",
+        "it's",
+        "then",
+        "than",
+        "them",
+        "they",
+        "their",
+        "there",
+        "here",
+        "when",
+        "what",
+        "which",
+        "who",
+        "will",
+        "would",
+        "can",
+        "could",
+        "should",
+        "must",
+        "also",
+        "just",
+        "only",
+        "all",
+        "any",
+        "each",
+        "every",
+        "some",
+        "more",
+        "most",
+        "other",
+        "such",
+        "use",
+        "using",
+        "used",
+        "make",
+        "sure",
+        "don't",
+        "do",
+        "does",
+        "did",
+        "done",
+        "been",
+        "being",
+        "about",
+        "after",
+        "before",
+        "over",
+        "under",
+        "again",
+    ]
+)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_INSTRUCTION = re.compile(
+    r"\b(don'?t|do not|never|always|must|should|shouldn'?t|make sure|ensure|only|avoid|"
+    r"without|instead|prefer|keep|remember|important|no need|not allowed|required?)\b",
+    re.IGNORECASE,
+)
+_DECISION = re.compile(
+    r"\b(decided|decision|instead of|root cause|the fix is|the (?:issue|problem|bug) (?:is|was)|"
+    r"going with|i'?ll use|we'?ll use|chose|approach is|plan is|switch(?:ed)? to)\b",
+    re.IGNORECASE,
+)
+_EXIT_CODE = re.compile(
+    r"(?:exit(?:ed)?(?: with)?[ _]code|exit status|process exited with code)[\"':=\s]*(-?\d+)",
+    re.IGNORECASE,
+)
+_ERROR_LINE = re.compile(
+    r"\b(error|exception|traceback|failed|failure|fatal|panic|not found|no such file|denied|"
+    r"cannot|can't|unable to)\b",
+    re.IGNORECASE,
+)
+_URL = re.compile(r"https?://[^\s\"'<>()\[\]{}`]+")
+_FUNCTION = re.compile(r"\b(?:def |function |fn |func )?([A-Za-z_][A-Za-z0-9_.]{2,})\(")
+_TEST = re.compile(r"\b(test_[A-Za-z0-9_]+|Test[A-Z][A-Za-z0-9_]+|[\w/.-]+\.py::[\w:\[\]-]+)")
+_BRANCH = re.compile(
+    r"git\s+(?:checkout\s+(?:-[bB]\s+)?|switch\s+(?:-[cC]\s+)?|branch\s+(?:-[mMdD]\s+)?|"
+    r"push\s+(?:-u\s+)?\S+\s+)([A-Za-z0-9][\w./-]*)"
+)
+_CHECKBOX = re.compile(r"^\s*[-*]\s*\[ \]\s+(.+)$", re.MULTILINE)
+_PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.M)
+_MAX_SENTENCE = 300
+_MAX_PER_MESSAGE = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """One fact of a head: what it is, how it reads, where it came from."""
+
+    kind: FactKind
+    text: str
+    """The fact as it reads in the conversation (a path, a command, a sentence …)."""
+    message_index: int
+    """The message it came from (session index)."""
+    keys: tuple[str, ...]
+    """Normalised word runs; a text keeps the fact when it holds one of them (see
+    :func:`keeps`); empty for the facts matched on their content words."""
+    detail: str | None = None
+    """The error line of a failed command; ``function``, ``test``, ``branch`` or ``url`` for an
+    identifier."""
+
+    @property
+    def identity(self) -> tuple[str, str]:
+        """Two facts with the same identity are one (the first source is kept)."""
+        return self.kind, " ".join(words(self.text))
+
+
+# -- normalised text ----------------------------------------------------------------------------
+
+
+def words(text: str) -> list[str]:
+    """``text`` as normalised words (see the module docstring)."""
+    return _WORD.findall(_ESCAPES.sub(" ", text.lower()))
+
+
+def content_words(text: str) -> set[str]:
+    """The words of ``text`` that carry meaning (three letters or more, not a stop word)."""
+    return {w for w in words(text) if len(w) >= 3 and w not in _STOP}
+
+
+class NormalisedText:
+    """A text prepared for :func:`keeps`: its word run and its set of words."""
+
+    __slots__ = ("joined", "vocabulary")
+
+    def __init__(self, text: str) -> None:
+        run = words(text)
+        self.joined = " " + " ".join(run) + " "
+        self.vocabulary = set(run)
+
+    def has_run(self, key: str) -> bool:
+        return bool(key) and f" {key} " in self.joined
+
+    def overlap(self, text: str) -> float:
+        wanted = content_words(text)
+        if not wanted:
+            return 1.0 if self.has_run(" ".join(words(text))) else 0.0
+        return len(wanted & self.vocabulary) / len(wanted)
+
+
+def keeps(summary: NormalisedText, fact: Fact) -> bool:
+    """``summary`` keeps ``fact`` (see the module docstring)."""
+    if fact.kind == "command":
+        return all(k in summary.vocabulary for key in fact.keys for k in key.split())
+    if fact.kind == "failed_command":
+        return summary.overlap(fact.detail or fact.text) >= OVERLAP
+    if fact.keys:
+        return any(summary.has_run(key) for key in fact.keys)
+    return summary.overlap(fact.text) >= OVERLAP
+
+
+# -- extraction ---------------------------------------------------------------------------------
+
+
+def extract_facts(messages: Iterable[Message]) -> list[Fact]:
+    """The facts of ``messages``, each once (its first source), in order of appearance."""
+    facts: dict[tuple[str, str], Fact] = {}
+    todos: list[Fact] = []
+    calls: dict[str, tuple[Message, str, Any]] = {}
+    for message in messages:
+        for fact in _facts_of(message, calls, todos):
+            facts.setdefault(fact.identity, fact)
+    for fact in todos:
+        facts.setdefault(fact.identity, fact)
+    return list(facts.values())
+
+
+def _facts_of(
+    message: Message, calls: dict[str, tuple[Message, str, Any]], todos: list[Fact]
+) -> Iterator[Fact]:
+    if message.summary:
+        yield from _sentences(message, "instruction", _INSTRUCTION)
+        yield from _identifiers(message.text, message.index)
+        return
+    if message.role is Role.USER and message.is_turn_start:
+        yield from _sentences(message, "instruction", _INSTRUCTION)
+        yield from _identifiers(message.text, message.index)
+        _checklist(message, todos)
+    elif message.role is Role.ASSISTANT:
+        yield from _sentences(message, "decision", _DECISION)
+        yield from _identifiers(message.text, message.index, functions=True)
+        _checklist(message, todos)
+        for call in message.tool_calls:
+            calls[call.id] = (message, call.name, call.arguments)
+            yield from _tool_call(message, call.name, call.arguments, todos)
+    elif message.role is Role.TOOL and message.tool_result is not None:
+        source = calls.get(message.tool_result.call_id)
+        yield from _failure(message, source)
+
+
+def _sentences(message: Message, kind: FactKind, marker: re.Pattern[str]) -> Iterator[Fact]:
+    if not marker.search(message.text):  # (most messages: no sentence of theirs can qualify)
+        return
+    found = 0
+    for sentence in _SENTENCE.split(message.text):
+        sentence = sentence.strip(" -*#>\t")
+        if not 12 <= len(sentence) <= _MAX_SENTENCE or not marker.search(sentence):
+            continue
+        if len(content_words(sentence)) < 2:
+            continue
+        yield Fact(kind, sentence, message.index, ())
+        found += 1
+        if found >= _MAX_PER_MESSAGE:
+            return
+
+
+def _identifiers(text: str, index: int, *, functions: bool = False) -> Iterator[Fact]:
+    # Each pattern runs only on a text holding what it must start with: the same matches, without
+    # scanning every text with every pattern.
+    urls = _URL.findall(text) if "http" in text else ()
+    tests = _TEST.findall(text) if ("test_" in text or "Test" in text or ".py::" in text) else ()
+    calls = _FUNCTION.findall(text) if functions and "(" in text else ()
+    branches = _BRANCH.findall(text) if "git" in text else ()
+    for url in urls:
+        url = url.rstrip(".,;:!?")
+        key = " ".join(w for w in words(url) if w not in ("http", "https", "www"))
+        if key:
+            yield Fact("identifier", url, index, (key,), "url")
+    for name in tests:
+        yield Fact("identifier", name, index, (" ".join(words(name)),), "test")
+    for name in calls:
+        if "_" in name or any(c.isupper() for c in name[1:]) or "." in name:
+            yield Fact("identifier", name, index, (" ".join(words(name)),), "function")
+    for branch in branches:
+        yield Fact("identifier", branch, index, (" ".join(words(branch)),), "branch")
+
+
+def _tool_call(message: Message, name: str, arguments: Any, todos: list[Fact]) -> Iterator[Fact]:
+    tool = name.lower().rsplit("__", 1)[-1]
+    index = message.index
+    if tool in _TODO_TOOLS:
+        todos[:] = list(_open_tasks(arguments, index))
+        return
+    if tool in _PATCH_TOOLS:
+        for path in _patched_paths(arguments):
+            yield _path_fact("file_written", path, index)
+        return
+    path = _first(arguments, _PATH_KEYS)
+    if path and tool in _READ_TOOLS:
+        yield _path_fact("file_read", path, index)
+    elif path and tool in _WRITE_TOOLS:
+        yield _path_fact("file_written", path, index)
+    if tool in _SHELL_TOOLS:
+        command = command_of(arguments)
+        if command:
+            yield _command_fact(command, index)
+            yield from _identifiers(command, index)
+
+
+def _path_fact(kind: FactKind, path: str, index: int) -> Fact:
+    parts = [p for p in re.split(r"[/\\]+", path.strip()) if p]
+    keys = [" ".join(words("/".join(parts[-2:])))]
+    name = parts[-1] if parts else path
+    stem = name.rsplit(".", 1)[0]
+    if "." in name and len(stem) >= 4:
+        keys.append(" ".join(words(name)))
+    return Fact(kind, path.strip(), index, tuple(k for k in keys if k))
+
+
+def _command_fact(command: str, index: int) -> Fact:
+    return Fact("command", command, index, (_command_key(command),))
+
+
+@lru_cache(maxsize=4096)  # (the heads of successive compactions hold the same commands)
+def _command_key(command: str) -> str:
+    """The program and its first two arguments that are not options, after any ``cd … &&``."""
+    line = command.strip().splitlines()[0] if command.strip() else ""
+    segments = re.split(r"&&|;|\|\|", line)
+    segment = next((s for s in segments if not s.strip().startswith("cd ")), segments[-1])
+    try:
+        tokens = shlex.split(segment)
+    except ValueError:
+        tokens = segment.split()
+    tokens = [t for t in tokens if "=" not in t.split("/")[0] or t.startswith("-")]
+    chosen = [t for t in tokens if not t.startswith("-")][:3]
+    return " ".join(w for t in chosen for w in words(t))
+
+
+def command_of(arguments: Any) -> str:
+    """The shell command a tool call's arguments hold (a string, or an argv list)."""
+    value = _first(arguments, _COMMAND_KEYS) if isinstance(arguments, dict) else arguments
+    if isinstance(value, list):
+        strings = [str(v) for v in value]
+        if len(strings) >= 3 and strings[1] in ("-lc", "-c"):
+            return strings[2]
+        return " ".join(strings)
+    return value if isinstance(value, str) else ""
+
+
+def _first(arguments: Any, keys: Sequence[str]) -> Any:
+    if not isinstance(arguments, dict):
+        return None
+    for key in keys:
+        value = arguments.get(key)
+        if value:
+            return value
+    return None
+
+
+def _patched_paths(arguments: Any) -> list[str]:
+    text = arguments if isinstance(arguments, str) else arguments_text(arguments)
+    text = text.replace("\\n", "\n")
+    paths: list[str] = []
+    for match in _PATCH_FILE.finditer(text):
+        path = (match.group(2) or match.group(3) or "").strip().strip('"')
+        if path:
+            paths.append(path)
+    return paths
+
+
+def _open_tasks(arguments: Any, index: int) -> Iterator[Fact]:
+    if not isinstance(arguments, dict):
+        return
+    items = arguments.get("todos") or arguments.get("plan") or []
+    if not isinstance(items, list):
+        return
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        status = str(item.get("status", "pending")).lower()
+        text = str(item.get("content") or item.get("step") or item.get("title") or "").strip()
+        if text and status not in ("completed", "done", "cancelled"):
+            yield Fact("open_task", text, index, ())
+
+
+def _checklist(message: Message, todos: list[Fact]) -> None:
+    boxes = _CHECKBOX.findall(message.text)
+    if boxes:
+        todos[:] = [Fact("open_task", box.strip(), message.index, ()) for box in boxes]
+
+
+def _exit_code(text: str) -> re.Match[str] | None:
+    """The exit code a tool's output states (every way of stating it says "exit")."""
+    return _EXIT_CODE.search(text) if "exit" in text.lower() else None
+
+
+def _failure(message: Message, source: tuple[Message, str, Any] | None) -> Iterator[Fact]:
+    result = message.tool_result
+    assert result is not None
+    output = result.output
+    code = _exit_code(output[:2000]) or _exit_code(output[-2000:])
+    failed = result.is_error or (code is not None and code.group(1) not in ("0",))
+    if not failed:
+        return
+    line = error_line(output)
+    if source is not None:
+        _call_message, name, arguments = source
+        text = command_of(arguments) or f"{name} {arguments_text(arguments)[:120]}"
+    else:
+        text = result.tool_name or "a tool call"
+    yield Fact("failed_command", text.strip(), message.index, (), line)
+    yield from _identifiers(line, message.index)
+
+
+def error_line(output: str) -> str:
+    """The line of a failed tool's output that says what went wrong (else its last line)."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    for line in lines:
+        if _ERROR_LINE.search(line) and not _EXIT_CODE.fullmatch(line):
+            return line[:_MAX_SENTENCE]
+    return lines[-1][:_MAX_SENTENCE] if lines else ""

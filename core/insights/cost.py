@@ -1,0 +1,353 @@
+"""What a session cost: every recorded call priced with its cache reads and writes, each
+compaction's own call and the cache it threw away, and the session's total.
+
+:func:`session_cost` prices each call's recorded usage with the rates of :mod:`core.insights.prices` (the
+model and provider that served it, on the day of the call). The usage conventions differ in what
+their numbers hold, and are billed accordingly (``Usage`` is already normalised so that ``input``
+never includes cached tokens):
+
+* Anthropic (Claude Code): ``input`` at the input rate, ``cache_write`` at the cache-write rate,
+  ``cache_read`` at the cache-read rate, ``output`` (thinking included) at the output rate;
+* OpenAI (Codex): uncached ``input`` at the input rate, ``cache_read`` (``cached_input_tokens``)
+  at the cached rate, ``output`` at the output rate — reasoning tokens are already part of it;
+* pi: as recorded (``input``, ``cacheRead``, ``cacheWrite``, ``output``);
+* opencode: its ``output`` leaves the reasoning tokens out, so ``output + reasoning`` is billed
+  at the output rate.
+
+A call whose model the table does not know is priced as unknown (``total_usd`` None, with the
+reason), never as 0; the session's total is then a lower bound and says how many calls it misses.
+
+A compaction costs twice: its own summary call (when the recording holds it: opencode writes the
+summary step's usage) and the prompt cache it invalidates — the next call can no longer read the
+cached prefix (``cache_invalidated_tokens``: the cache read of the last call before it minus that
+of the first call after) and pays to send and cache its new prompt again (``cache_rebuild_usd``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from pydantic import Field
+
+from core.insights.context_walk import RecordedWalk
+from core.insights.prices import SUBSCRIPTIONS, Rates, UnknownPrice, rates_on
+from core.model.fastmodel import build
+from core.model.session import Message, Role, Session, Usage, UsageConvention
+from core.replay.results import Documented
+
+
+class CallCost(Documented):
+    """The price of one recorded model call."""
+
+    call_index: int | None
+    """The call (None: a call that is not in the conversation's numbering — a compaction's
+    summary call, a sub-agent's)."""
+    message_index: int
+    """Its assistant message."""
+    model: str | None
+    """The model recorded for it."""
+    input_tokens: int = 0
+    """Uncached prompt tokens billed."""
+    cache_read_tokens: int = 0
+    """Prompt tokens read from the cache."""
+    cache_write_tokens: int = 0
+    """Prompt tokens written to the cache."""
+    output_tokens: int = 0
+    """Generated tokens billed (reasoning included)."""
+    input_usd: float | None = None
+    """Cost of the uncached prompt tokens."""
+    cache_read_usd: float | None = None
+    """Cost of the cache reads."""
+    cache_write_usd: float | None = None
+    """Cost of the cache writes."""
+    output_usd: float | None = None
+    """Cost of the output."""
+    total_usd: float | None = None
+    """The call's cost (None: unknown — ``unknown_reason`` says why)."""
+    unknown_reason: str | None = None
+    """Why the call could not be priced."""
+
+
+class CompactionCost(Documented):
+    """What one recorded compaction cost."""
+
+    recorded_index: int
+    """Index into ``Session.compactions``."""
+    summary_call_usd: float | None = None
+    """The compaction's own summary call, when the recording holds its usage (None: it does
+    not, or its model is not in the price table)."""
+    cache_read_before: int | None = None
+    """Cache reads of the last call before the compaction."""
+    cache_read_after: int | None = None
+    """Cache reads of the first call after it."""
+    cache_invalidated_tokens: int | None = None
+    """The cached prefix the compaction threw away: ``cache_read_before - cache_read_after``
+    (at least 0)."""
+    cache_rebuild_usd: float | None = None
+    """What the first call after it paid to send its prompt uncached and write it to the cache."""
+    next_call_index: int | None = None
+    """That first call after it."""
+
+
+class SessionCost(Documented):
+    """The cost of a whole session (``cost`` in ``analyze --json``)."""
+
+    total_usd: float | None
+    """Every priced call added up (None: no call could be priced); a lower bound when
+    ``unpriced_calls`` > 0."""
+    calls: int
+    """Calls with recorded usage (conversation, compaction summaries, sub-agents)."""
+    priced_calls: int
+    """Of those, the ones the price table could price."""
+    unpriced_calls: int
+    """The ones it could not (their models are in ``unknown_models``)."""
+    unknown_models: list[str] = Field(default_factory=list)
+    """Models the table does not know."""
+    input_usd: float = 0.0
+    """Uncached prompt tokens, all calls."""
+    cache_read_usd: float = 0.0
+    """Cache reads, all calls."""
+    cache_write_usd: float = 0.0
+    """Cache writes, all calls."""
+    output_usd: float = 0.0
+    """Output, all calls."""
+    cache_saved_usd: float = 0.0
+    """What the cache reads saved against sending the same tokens uncached."""
+    compactions_usd: float = 0.0
+    """Compaction summary calls plus the cache rebuilt after each compaction."""
+    priced_as: list[str] = Field(default_factory=list)
+    """How the models were priced (``model @ provider``, and notes such as a subscription billed
+    at list price)."""
+    per_call: list[CallCost] = Field(default_factory=list)
+    """One per conversation call, in order (``call_index``)."""
+    other_calls: list[CallCost] = Field(default_factory=list)
+    """Priced calls outside the conversation's numbering: compaction summaries, sub-agents."""
+    compactions: list[CompactionCost] = Field(default_factory=list)
+    """One per recorded compaction that took effect."""
+
+
+def billed(usage: Usage) -> tuple[int, int, int, int]:
+    """The tokens a usage bills: uncached input, cache read, cache write, output (see the
+    module docstring for the conventions)."""
+    output = usage.output
+    if usage.convention is UsageConvention.OPENCODE:
+        output += usage.reasoning
+    return usage.input, usage.cache_read, usage.cache_write, output
+
+
+def price_message(
+    message: Message, call_index: int | None, session: Session
+) -> tuple[CallCost, Rates | None]:
+    """The cost of one assistant message's recorded call, and the rates it was priced at."""
+    # Built once from typed values (build): a 100 MB session prices 50,000 calls.
+    model = message.model or session.model
+    fields: dict[str, Any] = {
+        "call_index": call_index,
+        "message_index": message.index,
+        "model": model,
+        "input_tokens": 0,
+        "cache_read_tokens": 0,
+        "cache_write_tokens": 0,
+        "output_tokens": 0,
+        "input_usd": None,
+        "cache_read_usd": None,
+        "cache_write_usd": None,
+        "output_usd": None,
+        "total_usd": None,
+        "unknown_reason": None,
+    }
+    usage = message.usage
+    if usage is None:
+        fields["unknown_reason"] = "no usage recorded"
+        return build(CallCost, fields), None
+    tokens = billed(usage)
+    (
+        fields["input_tokens"],
+        fields["cache_read_tokens"],
+        fields["cache_write_tokens"],
+        fields["output_tokens"],
+    ) = tokens
+    try:
+        found = rates_on(model, session.provider, _day(message), usage.prompt_tokens)
+    except UnknownPrice as exc:
+        fields["unknown_reason"] = str(exc)
+        return build(CallCost, fields), None
+    parts = [
+        Decimal(count) * rate
+        for count, rate in zip(
+            tokens, (found.input, found.cache_read, found.cache_write, found.output), strict=True
+        )
+    ]
+    (
+        fields["input_usd"],
+        fields["cache_read_usd"],
+        fields["cache_write_usd"],
+        fields["output_usd"],
+    ) = (float(p) for p in parts)
+    fields["total_usd"] = float(sum(parts, Decimal(0)))
+    return build(CallCost, fields), found
+
+
+def _day(message: Message) -> str | None:
+    """The day of the call (``YYYY-MM-DD``, in the timestamp's own offset), None without one."""
+    stamp = message.timestamp
+    if not stamp:
+        return None
+    if stamp.endswith(("Z", "+00:00")) and len(stamp) >= 10 and stamp[4] == "-":
+        return stamp[:10]  # (UTC, as nearly every agent writes it: no parse needed)
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).date().isoformat()
+    except ValueError:
+        return None
+
+
+def session_cost(session: Session) -> SessionCost:
+    """The cost of ``session`` (see the module docstring)."""
+    walk = RecordedWalk(session)
+    calls = walk.calls
+    per_call: list[CallCost] = []
+    other: list[CallCost] = []
+    rates_of: dict[int, Rates] = {}
+    for message in session.messages:
+        call = calls.call_of[message.index]
+        if message.role is not Role.ASSISTANT or (call < 0 and message.usage is None):
+            continue
+        cost, found = price_message(message, call if call >= 0 else None, session)
+        if found is not None:
+            rates_of[message.index] = found
+        (per_call if call >= 0 else other).append(cost)
+    compactions = _compactions(session, walk, per_call, other, rates_of)
+    return _total(per_call, other, compactions, rates_of, session)
+
+
+def _compactions(
+    session: Session,
+    walk: RecordedWalk,
+    per_call: list[CallCost],
+    other: list[CallCost],
+    rates_of: dict[int, Rates],
+) -> list[CompactionCost]:
+    summary_calls = {c.message_index: c for c in other}
+    out: list[CompactionCost] = []
+    for rc in walk.recorded.all:
+        if rc.rewound:
+            continue
+        cost = CompactionCost(recorded_index=rc.index)
+        own = [summary_calls[j] for j in range(rc.m_c, rc.owned_end) if j in summary_calls]
+        own += [summary_calls[j] for j in rc.owned if j in summary_calls and j >= rc.owned_end]
+        priced = [c.total_usd for c in own if c.total_usd is not None]
+        cost.summary_call_usd = sum(priced) if priced else None
+        sent = [c for c in per_call if c.input_tokens + c.cache_read_tokens + c.cache_write_tokens]
+        before = next((c for c in reversed(sent) if c.message_index < rc.m_c), None)
+        after = next((c for c in sent if c.message_index >= rc.owned_end), None)
+        if before is not None and after is not None:
+            cost.cache_read_before = before.cache_read_tokens
+            cost.cache_read_after = after.cache_read_tokens
+            cost.cache_invalidated_tokens = max(
+                0, before.cache_read_tokens - after.cache_read_tokens
+            )
+            cost.next_call_index = after.call_index
+            found = rates_of.get(after.message_index)
+            if found is not None:
+                rebuild = (
+                    Decimal(after.input_tokens) * found.input
+                    + Decimal(after.cache_write_tokens) * found.cache_write
+                )
+                cost.cache_rebuild_usd = float(rebuild)
+        out.append(cost)
+    return out
+
+
+def _total(
+    per_call: list[CallCost],
+    other: list[CallCost],
+    compactions: list[CompactionCost],
+    rates_of: dict[int, Rates],
+    session: Session,
+) -> SessionCost:
+    every = per_call + other
+    recorded = [c for c in every if c.unknown_reason != "no usage recorded"]
+    priced = [c for c in recorded if c.total_usd is not None]
+    unknown = sorted({c.model or "(no model)" for c in recorded if c.total_usd is None})
+    saved = Decimal(0)
+    for c in priced:
+        found = rates_of[c.message_index]
+        saved += Decimal(c.cache_read_tokens) * (found.input - found.cache_read)
+    how = sorted(
+        {
+            f"{r.model_id} @ {r.provider_id}" + (f" ({r.note})" if r.note else "")
+            for r in rates_of.values()
+        }
+    )
+    if session.provider in SUBSCRIPTIONS and not how:
+        how = [f"{session.provider} bills by subscription"]
+    return SessionCost(
+        total_usd=sum(c.total_usd or 0.0 for c in priced) if priced else None,
+        calls=len(recorded),
+        priced_calls=len(priced),
+        unpriced_calls=len(recorded) - len(priced),
+        unknown_models=unknown,
+        input_usd=sum(c.input_usd or 0.0 for c in priced),
+        cache_read_usd=sum(c.cache_read_usd or 0.0 for c in priced),
+        cache_write_usd=sum(c.cache_write_usd or 0.0 for c in priced),
+        output_usd=sum(c.output_usd or 0.0 for c in priced),
+        cache_saved_usd=float(saved),
+        compactions_usd=sum(
+            (c.summary_call_usd or 0.0) + (c.cache_rebuild_usd or 0.0) for c in compactions
+        ),
+        priced_as=how,
+        per_call=per_call,
+        other_calls=other,
+        compactions=compactions,
+    )
+
+
+# -- dollar figures for the status bar, the compaction screen and the picker ---------------------
+
+
+def format_usd(value: float | None) -> str:
+    """A dollar figure in a few characters: ``$0.0042``, ``$3.17``, ``$1,204``; ``?`` unknown."""
+    if value is None:
+        return "?"
+    if value == 0:
+        return "$0"
+    if value < 0.01:
+        return f"${value:.4f}"
+    if value < 100:
+        return f"${value:.2f}"
+    return f"${value:,.0f}"
+
+
+def cost_label(cost: SessionCost) -> str:
+    """The session's cost for a status bar or a picker column: ``$3.17``, ``≥$3.17`` when some
+    calls could not be priced, ``?`` when none could, ``-`` without recorded usage."""
+    if cost.calls == 0:
+        return "-"
+    return usd_label(cost.total_usd, cost.unpriced_calls)
+
+
+def usd_label(total_usd: float | None, unpriced_calls: int = 0) -> str:
+    """A total that may leave calls out: ``$3.17``, ``≥$3.17`` when ``unpriced_calls`` could not
+    be priced (a lower bound), ``?`` when nothing could. :func:`cost_label` of a session; a
+    row of ``ctxscope fleet`` and of the picker, which keep only the total and that count."""
+    if total_usd is None:
+        return "?"
+    prefix = "≥" if unpriced_calls else ""
+    return prefix + format_usd(total_usd)
+
+
+def compaction_cost_label(cost: CompactionCost) -> str:
+    """One line for the compaction screen: its own call and the cache it threw away."""
+    parts: list[str] = []
+    if cost.summary_call_usd is not None:
+        parts.append(f"summary call {format_usd(cost.summary_call_usd)}")
+    if cost.cache_invalidated_tokens is not None:
+        rebuilt = (
+            f", rebuilt for {format_usd(cost.cache_rebuild_usd)}"
+            if cost.cache_rebuild_usd is not None
+            else ""
+        )
+        parts.append(f"cache lost {cost.cache_invalidated_tokens:,} tokens{rebuilt}")
+    return "; ".join(parts) if parts else "no cost recorded"

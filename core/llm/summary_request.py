@@ -1,0 +1,287 @@
+"""The summary request of a compaction (T12): the head serialised as one labelled transcript.
+
+Each head message becomes an entry in the labelled layout of :mod:`core.llm.summary_templates`
+(:func:`serialize_message`), each tool output cut to a number of characters with a marker
+saying how many were cut (:func:`cap_tool_output`); the request is the system prompt and the
+transcript (:func:`build_request`). :class:`EntryCache` keeps serialised entries across the
+compactions of one session; :class:`SentHead` is the head of one request, which a compaction
+shortens by its oldest message while the request overflows the summariser's context.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Hashable, Sequence
+
+from core.llm.protocol import ChatMessage
+from core.llm.summary_templates import (
+    CUT_MARKER,
+    LABEL_ASSISTANT,
+    LABEL_REASONING,
+    LABEL_SYSTEM,
+    LABEL_TOOL_CALL,
+    LABEL_TOOL_ERROR,
+    LABEL_TOOL_RESULT,
+    LABEL_USER,
+    SYSTEM_PROMPT,
+    build_transcript,
+)
+from core.model.session import Message, Role
+from core.model.tokens import arguments_text
+
+
+def cap_tool_output(output: str, max_chars: int) -> str:
+    """``output`` cut to ``max_chars`` characters, followed by a marker counting what was cut."""
+    if len(output) <= max_chars:
+        return output
+    cut = len(output) - max_chars
+    return f"{output[:max_chars]}\n\n{CUT_MARKER.format(n=cut)}"
+
+
+def serialize_message(
+    message: Message,
+    tool_names: dict[str, str],
+    max_output_chars: int,
+    *,
+    output: str | None = None,
+) -> str:
+    """One head message as a labelled transcript entry ("" for messages the summary skips).
+
+    ``output`` stands in for a tool result's output (a pruned output's placeholder, when the
+    pruned copy was not made).
+    """
+    if message.summary or message.synthetic:
+        return ""  # earlier summaries travel in the prompt; continue-nudges carry nothing
+    if message.role is Role.USER:
+        return f"{LABEL_SYSTEM if message.meta else LABEL_USER}: {message.text}"
+    if message.role is Role.SYSTEM:
+        return f"{LABEL_SYSTEM}: {message.text}" if message.text else ""
+    if message.role is Role.ASSISTANT:
+        parts: list[str] = []
+        if message.reasoning:
+            parts.append(f"{LABEL_REASONING}: {message.reasoning}")
+        if message.text:
+            parts.append(f"{LABEL_ASSISTANT}: {message.text}")
+        for call in message.tool_calls:
+            parts.append(
+                f"{LABEL_TOOL_CALL}: {call.name} {arguments_text(call.arguments)}".rstrip()
+            )
+        return "\n\n".join(parts)
+    result = message.tool_result
+    if result is None:
+        return f"{LABEL_TOOL_RESULT}: tool\n{message.text}" if message.text else ""
+    name = result.tool_name or tool_names.get(result.call_id) or "tool"
+    label = LABEL_TOOL_ERROR if result.is_error else LABEL_TOOL_RESULT
+    text = result.output if output is None else output
+    return f"{label}: {name}\n{cap_tool_output(text, max_output_chars)}"
+
+
+class EntryCache:
+    """Serialised head entries, kept across the compactions of one session (the replay engine
+    compacts overlapping heads again and again, and serialising is a good part of a compaction).
+
+    Keys that make a hit exact:
+
+    * an **assistant message** or a **tool result** is keyed by the identity of the message
+      object; the entry holds the message (so the id cannot be reused while it is cached), the
+      character cap and the tool name it was written with, and is used only when they match.
+      Messages are never modified once built (:mod:`core.model.session`), which is what makes an
+      identity key safe; copies made by truncation or pruning are other objects;
+    * a tool result whose output is **stood in for** (a pruned output's placeholder) is keyed by
+      what its entry is made of — error flag, tool name, the text and the cap — so every pruned
+      output of a tool shares one entry.
+
+    User and system entries are a single format and not cached. The cache is bounded by the
+    characters of the entries it holds (``max_chars``, plus a fixed weight per entry); the
+    oldest entries go first.
+    """
+
+    ENTRY_OVERHEAD = 200
+    """Weight of one entry besides its characters."""
+
+    def __init__(self, max_chars: int = 16_000_000) -> None:
+        self.max_chars = max_chars
+        self._entries: dict[Hashable, tuple[Message | None, int, str | None, str]] = {}
+        self._weight = 0
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def entries(
+        self,
+        head: Sequence[Message],
+        names: dict[str, str] | None,
+        max_output_chars: int,
+        outputs: Sequence[str | None] | None = None,
+    ) -> list[str]:
+        """:func:`serialize_message` of each head message (with ``outputs[k]`` standing in for
+        the output of message ``k`` when given and not None), from the cache where it can.
+
+        ``names`` maps the head's tool call ids to tool names (None: worked out here when a
+        tool result does not name its tool)."""
+        out: list[str] = []
+        append = out.append
+        data = self._entries
+        assistant, tool = Role.ASSISTANT, Role.TOOL
+        get = data.get
+        with self._lock:
+            for k, message in enumerate(head):
+                if outputs is None or outputs[k] is None:
+                    # The common case first: this very message, serialised before with this
+                    # cap. Its entry is the cached one unless it is a result that names no tool
+                    # (labelled from the head's calls, which may differ).
+                    hit = get(id(message))
+                    if (
+                        hit is not None
+                        and hit[0] is message
+                        and hit[1] == max_output_chars
+                        and (
+                            hit[2] is None
+                            or ((result := message.tool_result) is not None and result.tool_name)
+                        )
+                    ):
+                        append(hit[3])
+                        continue
+                if message.summary or message.synthetic:
+                    append("")
+                    continue
+                role = message.role
+                result = message.tool_result
+                name: str | None = None
+                if role is tool and result is not None:
+                    name = result.tool_name
+                    if not name:
+                        if names is None:
+                            names = _call_names(head)
+                        name = names.get(result.call_id) or "tool"
+                elif role is not assistant:
+                    # User, system, or a tool message without a result: no tool name needed.
+                    append(serialize_message(message, _NO_NAMES, max_output_chars))
+                    continue
+                output = outputs[k] if outputs is not None else None
+                key: Hashable
+                if output is None:
+                    key = id(message)
+                else:
+                    assert result is not None
+                    key = (result.is_error, name, output, max_output_chars)
+                hit = data.get(key)
+                if (
+                    hit is not None
+                    and hit[1] == max_output_chars
+                    and hit[2] == name
+                    and (hit[0] is message or output is not None)
+                ):
+                    append(hit[3])
+                    continue
+                entry = serialize_message(
+                    message, _NO_NAMES if names is None else names, max_output_chars, output=output
+                )
+                append(entry)
+                if hit is not None:
+                    del data[key]
+                    self._weight -= len(hit[3]) + self.ENTRY_OVERHEAD
+                data[key] = (message if output is None else None, max_output_chars, name, entry)
+                self._weight += len(entry) + self.ENTRY_OVERHEAD
+                while self._weight > self.max_chars and data:
+                    oldest = next(iter(data))
+                    self._weight -= len(data.pop(oldest)[3]) + self.ENTRY_OVERHEAD
+        return out
+
+
+_NO_NAMES: dict[str, str] = {}
+"""Call names for entries that name no tool (never written to)."""
+
+
+def _call_names(head: Sequence[Message]) -> dict[str, str]:
+    """Tool call id -> tool name, over the head (how a result that does not name its tool is
+    labelled)."""
+    return {call.id: call.name for m in head for call in m.tool_calls}
+
+
+def build_request(
+    head: Sequence[Message],
+    max_output_chars: int,
+    *,
+    cache: EntryCache | None = None,
+    outputs: Sequence[str | None] | None = None,
+) -> list[ChatMessage]:
+    """The chat messages of a summary request: the system prompt and the head as one transcript.
+
+    ``cache`` keeps serialised entries across requests (see :class:`EntryCache`); the request
+    is the same with or without it. ``outputs``, one per head message, stand in for the tool
+    outputs of the messages they are not None for (pruned outputs whose copy was not made).
+    """
+    return _request(_head_entries(head, max_output_chars, cache, outputs))
+
+
+def _head_entries(
+    head: Sequence[Message],
+    max_output_chars: int,
+    cache: EntryCache | None,
+    outputs: Sequence[str | None] | None,
+) -> list[str]:
+    """The transcript entry of each head message (see :func:`build_request`)."""
+    if cache is not None:
+        return cache.entries(head, None, max_output_chars, outputs)
+    names = _call_names(head)
+    stand_ins = outputs if outputs is not None else [None] * len(head)
+    return [
+        serialize_message(m, names, max_output_chars, output=o)
+        for m, o in zip(head, stand_ins, strict=True)
+    ]
+
+
+def _request(entries: Sequence[str]) -> list[ChatMessage]:
+    """The summary request made of a head's entries ("" entries are left out)."""
+    return [
+        ChatMessage(role="system", content=SYSTEM_PROMPT),
+        ChatMessage(role="user", content=build_transcript([e for e in entries if e])),
+    ]
+
+
+def _names_a_result(dropped: Message, rest: Sequence[Message]) -> bool:
+    """A tool result in ``rest`` that does not name its tool answers a call ``dropped`` holds:
+    its entry is labelled from that call, so it changes once ``dropped`` leaves the head."""
+    ids = {call.id for call in dropped.tool_calls}
+    return bool(ids) and any(
+        (result := m.tool_result) is not None and not result.tool_name and result.call_id in ids
+        for m in rest
+    )
+
+
+class SentHead:
+    """The head messages a summary request carries, and their transcript entries: serialised
+    once, a shorter head after a drop is the same entries minus the first."""
+
+    def __init__(
+        self,
+        messages: list[Message],
+        outputs: list[str | None] | None,
+        max_output_chars: int,
+        cache: EntryCache | None,
+    ) -> None:
+        self.messages = messages
+        self.outputs = outputs
+        self.max_output_chars = max_output_chars
+        self.cache = cache
+        self.entries = _head_entries(messages, max_output_chars, cache, outputs)
+
+    def request(self) -> list[ChatMessage]:
+        """The summary request carrying these messages."""
+        return _request(self.entries)
+
+    def drop_oldest(self) -> str:
+        """Leave the oldest message out; its id."""
+        gone = self.messages[0]
+        self.messages = self.messages[1:]
+        if self.outputs is not None:
+            self.outputs = self.outputs[1:]
+        if _names_a_result(gone, self.messages):
+            self.entries = _head_entries(
+                self.messages, self.max_output_chars, self.cache, self.outputs
+            )
+        else:
+            self.entries = self.entries[1:]
+        return gone.id

@@ -1,0 +1,383 @@
+"""The data model every part of ctxscope speaks: a recorded agent session.
+
+Loaders (``core.formats``) turn an agent's transcript into a :class:`Session`; the algorithms
+(truncate, prune, split, compaction, replay) read it and never mutate it; the TUI and the CLI
+draw what the algorithms return.
+
+Conventions that hold across the model:
+
+* One **assistant** :class:`Message` is one model call (one provider response). Loaders merge
+  the pieces a format writes separately (Claude's one-line-per-content-block, Codex's
+  reasoning / message / function_call items) into that one message, and attach the call's
+  :class:`Usage` to it once.
+* One **tool** message holds one tool result (:class:`ToolResult`), joined to its call by id.
+* A **turn** starts at a real user message (:attr:`Message.is_turn_start`) and runs to the next.
+* Large strings are held once. The raw source record is *not* kept in memory: a message keeps
+  :attr:`Message.source_line` / :attr:`Message.source_offset` so the detail view can re-read
+  it from the (read-only) file on demand.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal, TypeVar
+
+import msgspec
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+
+class Role(StrEnum):
+    """Who a message is from, as the model sees it."""
+
+    SYSTEM = "system"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+
+
+class SourceFormat(StrEnum):
+    """The transcript format a session was loaded from."""
+
+    CLAUDE_CODE = "claude-code"
+    CODEX = "codex"
+    PI = "pi"
+    OPENCODE = "opencode"
+    GEMINI_CLI = "gemini-cli"
+    QWEN_CODE = "qwen-code"
+    CTXSCOPE = "ctxscope"
+    COPILOT_CLI = "copilot-cli"
+
+
+class UsageConvention(StrEnum):
+    """Which provider's accounting a :class:`Usage` was recorded in.
+
+    The numbers are normalised on load (``input`` never includes cached tokens). The convention
+    decides which figure is *the* context of a call: for Anthropic usage the prompt as sent (what
+    Claude Code's transcripts are read by), for the others the provider's total after the reply.
+    Threshold checks compare the size after the reply in every agent (see ``core.algorithms.overflow``).
+    """
+
+    ANTHROPIC = "anthropic"
+    """Claude Code: ``input + cache_creation + cache_read`` is the prompt (before the reply)."""
+    OPENAI = "openai"
+    """Codex ``last_token_usage``: ``input_tokens`` (cached included) before, ``total_tokens`` after."""
+    PI = "pi"
+    """pi: ``totalTokens`` (includes the output) or the sum of its parts."""
+    OPENCODE = "opencode"
+    """opencode: ``tokens.total`` or ``input + output + cache.read + cache.write``."""
+    GEMINI = "gemini"
+    """Gemini CLI and Qwen Code (``usageMetadata``): ``promptTokenCount`` (cached included) is the
+    prompt as sent, and the prompt is what their compression check compares (before the reply)."""
+
+
+BEFORE_REPLY_CONVENTIONS = frozenset({UsageConvention.ANTHROPIC, UsageConvention.GEMINI})
+"""The conventions whose context figure is the prompt before the reply (the others: the
+provider's total after it)."""
+
+
+class Provenance(StrEnum):
+    """Where a token figure comes from. Every number the UI shows carries one."""
+
+    RECORDED = "recorded"
+    """Reported by the provider and stored in the transcript."""
+    COUNTED = "counted"
+    """Counted here with a real tokenizer (tiktoken)."""
+    ESTIMATED = "estimated"
+    """Estimated here with a characters- or bytes-per-token rule."""
+
+
+class Usage(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, gc=False):
+    """Token usage of one model call, normalised across providers.
+
+    ``input`` excludes cached tokens in every convention; ``cache_read`` and ``cache_write``
+    hold them. ``total`` is the provider's own total when it gave one.
+    """
+
+    input: int = 0
+    """Uncached prompt tokens."""
+    output: int = 0
+    """Generated tokens (for OpenAI-style usage this already includes ``reasoning``)."""
+    cache_read: int = 0
+    """Prompt tokens served from the provider's cache."""
+    cache_write: int = 0
+    """Prompt tokens written to the provider's cache (Anthropic ``cache_creation``)."""
+    reasoning: int = 0
+    """Reasoning tokens, as reported (informational; see ``output``)."""
+    total: int | None = None
+    """The provider's total when recorded (Codex ``total_tokens``, pi ``totalTokens``, opencode ``total``)."""
+    convention: UsageConvention = UsageConvention.ANTHROPIC
+    """The accounting the numbers were recorded in."""
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Context size *before* the reply: everything the model was sent."""
+        return self.input + self.cache_read + self.cache_write
+
+    @property
+    def context_after_reply(self) -> int:
+        """Context size *after* the reply: the prompt plus what the model generated."""
+        if self.total:
+            return self.total
+        return self.prompt_tokens + self.output
+
+    @property
+    def context_tokens(self) -> int:
+        """The context figure this provider's convention reports for a call (see UsageConvention)."""
+        if self.convention in BEFORE_REPLY_CONVENTIONS:
+            return self.prompt_tokens
+        return self.context_after_reply
+
+
+class ToolCall(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
+    """One tool call an assistant message asked for."""
+
+    id: str
+    """The call id that joins the call to its result."""
+    name: str
+    """The tool's name as the agent registered it (``bash``, ``read``, ``exec_command`` …)."""
+    arguments: Any = None
+    """Arguments as recorded: a dict when they parsed as JSON, else the raw string."""
+
+
+class ToolResult(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
+    """The result of one tool call, as the model was sent it."""
+
+    call_id: str
+    """Id of the :class:`ToolCall` this answers."""
+    tool_name: str | None = None
+    """The tool's name (copied from the call when the format does not repeat it)."""
+    output: str = ""
+    """The text the model saw (for a recording: already truncated by the agent, if it did)."""
+    is_error: bool = False
+    """The tool reported failure."""
+    truncated_by_tool: bool = False
+    """The tool truncated its own output (opencode ``metadata.truncated``): T15 must not re-truncate."""
+    compacted_at_ms: int | None = None
+    """Epoch ms at which the recording agent pruned this output (opencode ``time.compacted``)."""
+
+
+class Message(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
+    """One message of the conversation, in the order the model saw them.
+
+    A slotted msgspec struct, not a pydantic model: a session holds hundreds of thousands of
+    them, built by the loaders from values they typed themselves (no validation), copied with
+    :func:`replace` and written with :func:`to_record`; the ctxscope reader validates what it
+    reads with :func:`from_record`.
+    """
+
+    index: int
+    """Position in :attr:`Session.messages` (0-based)."""
+    id: str
+    """Stable id: the format's own id, or a synthesised ``line-N`` one."""
+    parent_id: str | None = None
+    """Parent id in formats that keep a tree (Claude Code, pi v2+, opencode)."""
+    role: Role
+    timestamp: str | None = None
+    """ISO-8601 time as recorded, when the format has one."""
+    text: str = ""
+    """The visible text parts, joined with blank lines."""
+    reasoning: str = ""
+    """Thinking / reasoning text the format kept in clear (encrypted reasoning is not text)."""
+    tool_calls: list[ToolCall] = msgspec.field(default_factory=list)
+    """Tool calls (assistant messages only)."""
+    tool_result: ToolResult | None = None
+    """The tool result (tool messages only)."""
+    usage: Usage | None = None
+    """Usage of the model call that produced this message (assistant messages only)."""
+    model: str | None = None
+    """Model that produced this message, when recorded."""
+    stop_reason: str | None = None
+    """Provider stop reason (``length`` marks an output/context overflow)."""
+    error: str | None = None
+    """Provider error text recorded for a failed call (used to recognise overflows)."""
+    summary: bool = False
+    """A compaction summary (Claude ``isCompactSummary``, pi/opencode/Codex summaries, ours)."""
+    synthetic: bool = False
+    """Injected by the agent, not typed by the user (a continue-after-compaction message)."""
+    meta: bool = False
+    """An injected meta/context message (Claude ``isMeta``, Codex environment/AGENTS.md)."""
+    compaction_boundary: bool = False
+    """The first message after a recorded compaction."""
+    sidechain: bool = False
+    """Belongs to a sub-agent transcript, not to the main conversation."""
+    source_line: int | None = None
+    """1-based line of the source file this message starts at, when it came from a file."""
+    source_offset: int | None = None
+    """Byte offset of that line, so the raw record can be re-read on demand."""
+    agent_estimate_tokens: int | None = None
+    """The recording agent's own estimate of this message's size in its context, when the agent
+    measures items by their serialised size (Codex: bytes/4 of the item as its history holds it).
+    None: the policy's estimator measures it."""
+    reasoning_estimate_tokens: int = 0
+    """The recording agent's estimate of the encrypted reasoning this call kept in the context
+    (Codex adds it to its compaction check); 0 when there is none or it is in clear."""
+
+    @property
+    def is_turn_start(self) -> bool:
+        """A real user message: not a tool result, a summary, a synthetic or a meta message."""
+        return (
+            self.role is Role.USER
+            and not self.summary
+            and not self.synthetic
+            and not self.meta
+            and not self.sidechain
+        )
+
+    @property
+    def is_model_call(self) -> bool:
+        """This message is the reply of one model call."""
+        return self.role is Role.ASSISTANT and not self.summary
+
+
+StructT = TypeVar("StructT", bound=msgspec.Struct)
+
+
+def replace(struct: StructT, **changes: Any) -> StructT:
+    """A copy of a message (or usage, tool call, tool result) with ``changes`` applied: the one
+    way to copy them (what ``model_copy(update=...)`` was)."""
+    return msgspec.structs.replace(struct, **changes)
+
+
+def to_record(struct: msgspec.Struct) -> dict[str, Any]:
+    """A message (or its parts) as JSON-ready builtins, fields at their default left out, in
+    field order (enums as their values, nested parts as dicts): what the ctxscope format
+    writes, and a deep snapshot for comparing."""
+    record: dict[str, Any] = msgspec.to_builtins(struct)
+    return record
+
+
+def from_record(record: dict[str, Any], kind: type[StructT]) -> StructT:
+    """A message (or a part) from an untrusted record, every field's type checked (a
+    ``msgspec.ValidationError`` names the first bad one); unknown keys are ignored."""
+    return msgspec.convert(record, kind)
+
+
+class Severity(StrEnum):
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+
+
+class Diagnostic(BaseModel):
+    """Something a loader skipped, repaired or could not understand."""
+
+    line: int | None = None
+    """1-based line (or record number) in the source; None for file-level notes."""
+    severity: Severity = Severity.WARNING
+    code: str
+    """Short machine-readable reason, e.g. ``invalid-json``, ``orphan-tool-result``."""
+    message: str
+    """One human sentence saying what happened and what was done about it."""
+
+
+CompactionTrigger = Literal["auto", "manual", "overflow", "hook", "unknown"]
+"""Why a recorded compaction ran: ``auto`` (the agent's threshold), ``manual`` (the user's
+``/compact``), ``overflow`` (the provider refused the request and the agent compacted to retry),
+``hook`` (an extension or hook wrote the summary), ``unknown`` (the recording does not say, and
+nothing decides it yet)."""
+
+
+class CompactionEvent(BaseModel):
+    """A compaction the recording itself contains."""
+
+    message_index: int
+    """Index in :attr:`Session.messages` of the first message after the compaction (the summary
+    message when there is one); everything before it was in context before the compaction."""
+    trigger: CompactionTrigger = "unknown"
+    """Why it ran (see :data:`CompactionTrigger`)."""
+    trigger_evidence: str | None = None
+    """What the trigger rests on, in one sentence (the field the agent wrote, or the order of
+    the records around it)."""
+    phase: str | None = None
+    """Where in the agent's loop it ran, when that tells triggers apart: ``mid-turn`` (after a
+    tool output, before the turn ended) or ``pre-turn`` (before the turn's first request)."""
+    tokens_before: int | None = None
+    """Context size the agent measured before compacting (``preTokens`` / ``tokensBefore``)."""
+    tokens_after: int | None = None
+    """Context size after, when recorded (``postTokens``)."""
+    summary: str | None = None
+    """The summary text, when recorded in clear."""
+    first_kept_id: str | None = None
+    """Id of the first message kept verbatim (pi ``firstKeptEntryId``, opencode ``tail_start_id``)."""
+    source_line: int | None = None
+    """1-based line of the record in the source file."""
+    rewound: bool = False
+    """The conversation went on from before it (the user rewound past it): it never took
+    effect, and the replay does not apply it."""
+
+
+WindowSource = Literal["recorded", "table", "inferred", "user", "unknown"]
+"""Where a context window comes from: the session file, our table of (provider, model), the
+recording's own evidence (usage above the table's figure, an overflow error), ``--window``, or
+nowhere."""
+
+
+class WindowChange(BaseModel):
+    """The window changed during the session (Codex records it per turn)."""
+
+    message_index: int
+    """The first message the new window applies to."""
+    context_window: int
+    """The window from there on, in tokens."""
+    source_line: int | None = None
+    """1-based line of the record that says so."""
+
+
+class Session(BaseModel):
+    """A recorded agent session, normalised."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)  # messages are msgspec structs
+
+    id: str
+    format: SourceFormat
+    path: str | None = None
+    """Where it was loaded from (a file, a folder or a database)."""
+    model: str | None = None
+    """The main model, when recorded (the last one when it changed)."""
+    context_window: int | None = None
+    """Context window in tokens; None when unknown (see ``window_source``)."""
+    window_source: WindowSource = "unknown"
+    """Where ``context_window`` came from: the file, our model table, the user, or nowhere."""
+    window_evidence: str | None = None
+    """Why the window is what it is, when more than a table row says so (one sentence)."""
+    window_changes: list[WindowChange] = Field(default_factory=list)
+    """Where the recorded window changed after the start (``context_window`` is the first)."""
+    max_output_tokens: int | None = None
+    """The model's output limit when known (used by the opencode threshold rule)."""
+    agent_version: str | None = None
+    """Version of the agent that recorded the session (Claude Code ``version``, Codex
+    ``cli_version``, opencode's version), when recorded."""
+    provider: str | None = None
+    """Who served the model (``anthropic``, ``openai``, ``openai-codex``, ``github-copilot``,
+    ``amazon-bedrock``, ``opencode`` …), when recorded or evident; windows depend on it."""
+    project: str | None = None
+    """Working directory / project the agent ran in."""
+    started_at: str | None = None
+    """ISO-8601 time of the first record."""
+    messages: list[Message] = Field(default_factory=list)
+    diagnostics: list[Diagnostic] = Field(default_factory=list)
+    compactions: list[CompactionEvent] = Field(default_factory=list)
+    """Compactions the recording holds, in order."""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """Format-specific facts worth showing (agent version, Codex truncation policy …)."""
+    parent_session_id: str | None = None
+    """The id of the session that started this one (a sub-agent's parent); None for a top-level session."""
+
+    _derived: dict[str, Any] = PrivateAttr(default_factory=dict)
+    """What is computed from the session once and read by the replay and several parts of one
+    report (its calls and compactions as :func:`core.replay.recorded.placed` places them), with
+    the session's size it was computed at: it lives and dies with the session."""
+
+    @property
+    def derived(self) -> dict[str, Any]:
+        """What is computed from the session once and read by several parts of one report (see
+        ``_derived``)."""
+        return self._derived
+
+    def model_calls(self) -> list[Message]:
+        """The assistant messages, one per model call, in order."""
+        return [m for m in self.messages if m.is_model_call]
+
+    def turn_starts(self) -> list[int]:
+        """Indices of the messages that start a turn."""
+        return [m.index for m in self.messages if m.is_turn_start]

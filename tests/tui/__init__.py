@@ -1,0 +1,1 @@
+"""Tests of the Textual app: Pilot tests and SVG snapshots (``__snapshots__/``, beside them)."""

@@ -1,0 +1,146 @@
+"""The context breakdown (core.insights.breakdown): each category on built sessions, the reconciliation to
+the recorded total, and every call of every real session in ../shared/samples adding up."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from core.formats import load_session
+from core.insights.breakdown import CATEGORIES, CallBreakdown, breakdown, fit
+from core.model.session import Usage, UsageConvention
+from tests.support.builders import SessionBuilder, text_of_tokens
+from tests.support.paths import REPO
+
+SAMPLES = REPO.parent / "shared" / "samples"
+SAMPLE_FILES = (
+    [
+        *sorted(
+            p
+            for p in SAMPLES.rglob("*")
+            if p.is_file() and p.suffix in (".jsonl", ".json") and "storage" not in p.parts
+        ),
+        SAMPLES / "opencode" / "storage",
+    ]
+    if SAMPLES.is_dir()
+    else []
+)
+
+
+def added_up(row: CallBreakdown) -> int:
+    return sum(row.tokens(category) for category in CATEGORIES)
+
+
+def test_each_category_is_counted_where_it_belongs() -> None:
+    session = (
+        SessionBuilder()
+        .user(text_of_tokens(100))
+        .user(text_of_tokens(40), meta=True)
+        .call("Read", {"file_path": "/a.py"}, text=text_of_tokens(20), context=5_000)
+        .result(tokens=300)
+        .call("Bash", {"command": "ls"}, context=6_000, reasoning=text_of_tokens(50))
+        .result(tokens=200)
+        .reply("done", context=7_000)
+        .session()
+    )
+    result = breakdown(session, calibrate=False)
+    first, second, third = result.calls
+    # The first call: everything before it that no message accounts for is system + tools.
+    assert result.overhead_call_index == 0
+    assert result.overhead_tokens == 5_000 - 140
+    assert first.user == 100 and first.attachments == 40
+    assert first.system_and_tools == result.overhead_tokens
+    assert first.residual == 0 and added_up(first) == 5_000
+    # The second: the first call's text and tool call, and Read's output, are in it.
+    assert second.assistant_text == 20
+    assert second.tool_calls > 0
+    assert second.tool_outputs_by_tool == {"Read": 300}
+    assert added_up(second) == 6_000
+    assert third.reasoning == 50
+    assert third.tool_outputs_by_tool == {"Read": 300, "Bash": 200}
+    assert third.tool_outputs == 500
+    assert all(row.total_provenance == "recorded" for row in result.calls)
+
+
+def test_estimates_above_the_recorded_total_are_scaled_down_to_it() -> None:
+    session = (
+        SessionBuilder()
+        .user("go")
+        .call("Read", context=1_000)
+        .result(tokens=5_000)  # the estimator over-counts this output
+        .reply("done", context=2_000)
+        .session()
+    )
+    last = breakdown(session).calls[-1]
+    assert last.scale < 1.0
+    assert last.residual == 0
+    assert added_up(last) == last.total_tokens == 2_000
+
+
+def test_a_call_without_usage_has_its_estimate_as_total() -> None:
+    session = SessionBuilder().user(text_of_tokens(30)).reply("hi", context=None).session()
+    (row,) = breakdown(session).calls
+    assert row.total_provenance == "estimated"
+    assert row.total_tokens == 30 and row.residual == 0
+    assert breakdown(session).notes  # says there is no recorded usage
+
+
+def test_a_recorded_compaction_replaces_the_head_with_its_summary() -> None:
+    session = (
+        SessionBuilder()
+        .user("start")
+        .call("Bash", context=10_000)
+        .result(tokens=4_000)
+        .reply("done", context=15_000)
+        .compaction(text_of_tokens(500), tokens_before=15_000)
+        .user("next")
+        .reply("ok", context=12_000)
+        .session()
+    )
+    after = breakdown(session, calibrate=False).calls[-1]
+    assert after.summaries == 500
+    assert after.tool_outputs == 0  # the Bash output was summarised away
+    assert added_up(after) == 12_000
+
+
+def test_after_reply_usage_counts_the_reply_and_its_recorded_reasoning() -> None:
+    usage = Usage(
+        input=1_000, output=400, reasoning=300, total=1_400, convention=UsageConvention.OPENAI
+    )
+    session = (
+        SessionBuilder(convention=UsageConvention.OPENAI)
+        .user(text_of_tokens(100))
+        .reply(text_of_tokens(50), usage=usage)
+        .session()
+    )
+    (row,) = breakdown(session).calls
+    assert row.total_tokens == 1_400
+    assert row.assistant_text == 50
+    assert row.reasoning == 300  # encrypted reasoning: the recorded figure
+    assert row.system_and_tools == 900  # the prompt (1,000) minus the user's 100
+    assert added_up(row) == 1_400
+
+
+@given(st.lists(st.integers(min_value=0, max_value=10_000), max_size=12), st.integers(0, 50_000))
+def test_fit_never_exceeds_the_total(values: list[int], total: int) -> None:
+    fitted = fit(values, total)
+    assert all(0 <= f <= v for f, v in zip(fitted, values, strict=True))
+    assert sum(fitted) == min(sum(values), total)
+
+
+@pytest.mark.skipif(not SAMPLE_FILES, reason="shared samples are not available")
+@pytest.mark.parametrize("path", SAMPLE_FILES, ids=lambda p: str(p.relative_to(SAMPLES)))
+def test_every_call_of_every_sample_adds_up_to_its_recorded_total(path: Path) -> None:
+    session = load_session(path)
+    result = breakdown(session)
+    assert len(result.calls) == sum(
+        1 for m in session.messages if m.is_model_call and not m.sidechain
+    )
+    for row in result.calls:
+        assert added_up(row) == row.total_tokens, row.call_index
+        assert row.residual >= 0
+        assert all(row.tokens(category) >= 0 for category in CATEGORIES)
+        assert sum(row.tool_outputs_by_tool.values()) == row.tool_outputs

@@ -1,0 +1,334 @@
+"""The offline summariser: deterministic, template-following, bounded, streaming, overflowing on demand."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.llm.mock import MockSummarizer
+from core.llm.protocol import ChatMessage, ContextOverflowError, Summarizer
+from core.llm.summary_templates import (
+    SYSTEM_PROMPT,
+    TEMPLATES,
+    build_prompt,
+    section_headings,
+    split_sections,
+)
+from core.model.session import Provenance
+
+TRANSCRIPT = """<conversation>
+[User]: Fix the failing tests in core/parser.py
+Always run pytest -q before finishing. Do not touch the CLI.
+
+[Tool call]: read {"path":"core/parser.py"}
+
+[Tool result]: read
+def parse(): ...
+
+[Tool call]: bash {"command":"pytest -q"}
+
+[Tool error]: bash
+FAILED tests/test_parser.py::test_x - AssertionError
+
+[Assistant]: The issue is an off-by-one in parse. I'll fix the loop bound.
+
+[Tool call]: edit {"filePath":"core/lexer.py","old":"a","new":"b"}
+
+[Tool call]: apply_patch {"input":"*** Begin Patch\\n*** Update File: core/model/tokens.py\\n@@\\n*** End Patch"}
+
+[User]: also add a regression test
+</conversation>"""
+
+
+def request(transcript: str = TRANSCRIPT) -> list[ChatMessage]:
+    return [
+        ChatMessage(role="system", content=SYSTEM_PROMPT),
+        ChatMessage(role="user", content=transcript),
+    ]
+
+
+def run(
+    mock: MockSummarizer, messages: list[ChatMessage], prompt: str, max_tokens: int = 2000
+) -> str:
+    return asyncio.run(mock.summarize(messages, prompt, max_tokens)).text
+
+
+def test_is_a_summarizer() -> None:
+    assert isinstance(MockSummarizer(), Summarizer)
+
+
+@pytest.mark.parametrize("template", sorted(TEMPLATES))
+def test_sections_follow_the_template_in_the_prompt(template: str) -> None:
+    text = run(MockSummarizer(), request(), build_prompt(template))
+    assert section_headings(text) == TEMPLATES[template].headings
+
+
+def test_sections_are_filled_from_the_head() -> None:
+    text = run(MockSummarizer(), request(), build_prompt("t12"))
+    sections = split_sections(text)
+    assert "Fix the failing tests in core/parser.py" in sections["Goal"]
+    assert "Do not touch the CLI" in sections["Instructions"]
+    assert "also add a regression test" in sections["Instructions"]
+    assert "FAILED tests/test_parser.py::test_x" in sections["Discoveries"]
+    assert "`pytest -q`" in sections["Accomplished"]
+    files = sections["Relevant files"]
+    assert "`core/parser.py` (read)" in files
+    assert "`core/lexer.py` (edited)" in files  # filePath argument of an edit tool
+    assert "`core/model/tokens.py` (edited)" in files  # a file named inside a patch
+
+
+def test_custom_headings_are_followed() -> None:
+    prompt = "Summarise.\n\n## Objective\nx\n\n## Files touched\ny\n\n## Whatever else\nz"
+    text = run(MockSummarizer(), request(), prompt)
+    sections = split_sections(text)
+    assert list(sections) == ["Objective", "Files touched", "Whatever else"]
+    assert "core/parser.py" in sections["Files touched"]
+    assert sections["Whatever else"] == "(none)"
+
+
+def test_plain_chat_messages_without_the_transcript_layout() -> None:
+    messages = [
+        ChatMessage(role="user", content="Port the CLI to click"),
+        ChatMessage(role="assistant", content="I'll start with the entry point."),
+    ]
+    sections = split_sections(run(MockSummarizer(), messages, build_prompt("t12")))
+    assert "Port the CLI to click" in sections["Goal"]
+
+
+def test_same_input_gives_the_same_text() -> None:
+    prompt = build_prompt("anchored")
+    first = run(MockSummarizer(), request(), prompt)
+    second = run(MockSummarizer(), request(), prompt)
+    assert first == second
+
+
+def test_update_keeps_previous_bullets_and_adds_new_ones() -> None:
+    previous = "## Goal\n- Ship version 2\n\n## Instructions\n- Use tabs\n\n## Discoveries\n(none)"
+    text = run(MockSummarizer(), request(), build_prompt("t12", previous_summary=previous))
+    sections = split_sections(text)
+    assert sections["Goal"].splitlines()[0] == "- Ship version 2"
+    assert "Then: Fix the failing tests" in sections["Goal"]
+    assert "- Use tabs" in sections["Instructions"]
+    assert "also add a regression test" in sections["Instructions"]
+    # The previous summary's headings are not mistaken for the template's.
+    assert section_headings(text) == TEMPLATES["t12"].headings
+
+
+def test_update_with_an_identical_head_does_not_duplicate() -> None:
+    mock = MockSummarizer()
+    first = run(mock, request(), build_prompt("pi"))
+    again = run(mock, request(), build_prompt("pi", previous_summary=first))
+    assert again == first
+
+
+@settings(max_examples=40, deadline=None)
+@given(max_tokens=st.integers(min_value=1, max_value=400), repeat=st.integers(1, 40))
+def test_text_fits_max_tokens(max_tokens: int, repeat: int) -> None:
+    body = "\n\n".join(
+        f"[User]: request number {i} "
+        + "word " * 30
+        + f'\n\n[Tool call]: edit {{"path":"src/file_{i}.py"}}'
+        for i in range(repeat)
+    )
+    text = run(
+        MockSummarizer(),
+        request(f"<conversation>\n{body}\n</conversation>"),
+        build_prompt("t12"),
+        max_tokens,
+    )
+    assert len(text) <= max_tokens * 4
+
+
+def test_streams_the_whole_text_in_chunks() -> None:
+    pieces: list[str] = []
+    mock = MockSummarizer()
+    result = asyncio.run(
+        mock.summarize(request(), build_prompt("t12"), 2000, on_delta=pieces.append)
+    )
+    assert len(pieces) >= 2
+    assert "".join(pieces) == result.text
+
+
+def test_usage_is_estimated_and_counts_the_request() -> None:
+    result = asyncio.run(MockSummarizer().summarize(request(), build_prompt("t12"), 2000))
+    assert result.usage.provenance is Provenance.ESTIMATED
+    assert result.usage.input_tokens >= len(TRANSCRIPT) // 4
+    assert result.usage.output_tokens == pytest.approx(len(result.text) / 4, abs=1)
+    assert result.model == "mock"
+
+
+def test_context_limit_raises_overflow() -> None:
+    mock = MockSummarizer(context_limit_tokens=50)
+    with pytest.raises(ContextOverflowError, match="context limit of 50"):
+        asyncio.run(mock.summarize(request(), build_prompt("t12"), 2000))
+    small = [ChatMessage(role="user", content="hi")]
+    assert asyncio.run(mock.summarize(small, "## Goal", 100)).text.startswith("## Goal")
+
+
+# --- speed paths: they must answer exactly as the plain versions -------------------------------
+
+# Word pieces the searches look for, in odd cases and with Unicode look-alikes (dotless i,
+# long s, Kelvin sign) that only the regex's own case folding handles.
+_PIECES = st.one_of(
+    st.sampled_from(
+        [
+            "found",
+            "FOUND",
+            "turns out",
+            "because",
+            "I'll",
+            "i will",
+            "instead",
+            "Let's",
+            "do not",
+            "make sure",
+            "the issue",
+            "_",
+            "x",
+            "9",
+            " ",
+            "\n",
+            ".",
+            "'",
+            "ı",
+            "İ",
+            "ſ",
+            "K",
+            "é",
+        ]
+    ),
+    st.text(max_size=6),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_PIECES, max_size=12).map("".join))
+def test_word_searches_answer_as_their_regex(text: str) -> None:
+    from core.llm import mock as llm_mock
+
+    for words in (llm_mock._FINDING, llm_mock._DECISION, llm_mock._INSTRUCTION_LINE):
+        expected = words.pattern.search(text) is not None
+        assert words.search(text) is expected
+        # Narrowed to the words present in a longer text holding this one: same answer.
+        assert words.search(text, words.present(text + " and more")) is expected
+
+
+_ENTRY_PIECES = st.one_of(
+    st.sampled_from(
+        [
+            "[User]: ",
+            "[User]:",
+            "[Assistant]: ",
+            "[Assistant reasoning]: ",
+            "[Tool call]: ",
+            "[Tool result]: ",
+            "[Tool error]: ",
+            "[System]: ",
+            "[Earlier summary]: ",
+            "[User]",
+            "[",
+            "\n",
+            "\n\n",
+            "bash",
+            "error: boom",
+            "We found it because of X. I'll fix it.",
+            '{"path": "a.py"}',
+            '{"command": ["bash", "-lc", "ls"]}',
+            "*** Update File: b.py\n",
+        ]
+    ),
+    st.text(max_size=8),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_ENTRY_PIECES, max_size=24).map("".join))
+def test_entries_are_split_as_the_line_start_regex_splits_them(text: str) -> None:
+    import re
+
+    from core.llm import mock as llm_mock
+    from core.llm.summary_templates import ENTRY_LABELS
+
+    pattern = re.compile(
+        "^(" + "|".join(re.escape(label) for label in ENTRY_LABELS) + "):[ ]?", re.MULTILINE
+    )
+    matches = list(pattern.finditer(text))
+    expected = [
+        (m.group(1), text[m.end() : (matches[k + 1].start() if k + 1 < len(matches) else None)])
+        for k, m in enumerate(matches)
+    ]
+    assert llm_mock._raw_entries(text) == [(label, body.strip("\n")) for label, body in expected]
+
+
+def test_a_cached_head_gives_the_same_summary() -> None:
+    mock = MockSummarizer()
+    prompt = build_prompt("anchored")
+    first = run(mock, request(), prompt)
+    assert len(mock._facts) > 0  # the entries were cached
+    # A longer head that starts with the same entries: cached and new entries together.
+    longer = TRANSCRIPT.replace(
+        "</conversation>", "\n[Assistant]: Found it: the cause is a stale cache.\n</conversation>"
+    )
+    assert run(mock, request(), prompt) == first
+    assert run(mock, request(longer), prompt) == run(MockSummarizer(), request(longer), prompt)
+
+
+def test_the_entry_cache_stays_within_its_bound() -> None:
+    mock = MockSummarizer(cache_chars=2_000)
+    body = "\n\n".join(f"[Assistant]: step {i} " + "word " * 40 for i in range(50))
+    text = run(mock, request(f"<conversation>\n{body}\n</conversation>"), build_prompt("t12"))
+    assert 0 < len(mock._facts) < 50  # the oldest entries were evicted
+    assert mock._facts._weight <= 2_000
+    unbounded = run(
+        MockSummarizer(), request(f"<conversation>\n{body}\n</conversation>"), build_prompt("t12")
+    )
+    assert text == unbounded
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["[User]: ", "[Assistant]: ", "[Tool call]: ", "[Tool result]: ", "x"]),
+            st.lists(_ENTRY_PIECES, max_size=8).map("".join),
+        ).map("".join),
+        max_size=10,
+    )
+)
+def test_a_transcript_read_by_its_entries_reads_as_its_text(entries: list[str]) -> None:
+    # A transcript core.llm.summary_templates just built is read from the entries it joined; the same text
+    # arriving as any other string is split. Both must give the same summary.
+    from core.llm.summary_templates import build_transcript
+
+    built = build_transcript([e for e in entries if e])
+    other = "".join(list(built))  # an equal string, not the one built
+    prompt = build_prompt("anchored")
+    assert run(MockSummarizer(), request(built), prompt) == run(
+        MockSummarizer(), request(other), prompt
+    )
+
+
+COMMANDS_FIRST = """<conversation>
+[User]: /model
+[User]: <command-name>/model</command-name>
+<command-message>model</command-message>
+[User]: <bash-input>git switch main</bash-input>
+[User]: <local-command-stdout>Set model to Sonnet 4.5</local-command-stdout>
+[User]: Make the flaky webhook test deterministic
+[User]: /compact
+[User]: /goal keep every public name and add a regression test
+</conversation>"""
+
+
+def test_commands_and_injected_text_are_not_the_goal() -> None:
+    # Regression: "Goal • /model" — a slash command is not what the user asked for
+    prompt = build_prompt(TEMPLATES["t12"])
+    sections = split_sections(run(MockSummarizer(), request(COMMANDS_FIRST), prompt))
+    assert sections["Goal"].strip() == "- Make the flaky webhook test deterministic"
+    instructions = sections["Instructions"]
+    assert "/compact" not in instructions and "<bash-input>" not in instructions
+    # a command's own words are a request
+    assert "- keep every public name and add a regression test" in instructions

@@ -1,0 +1,100 @@
+"""The price table's answers are kept on disk, so a later run prices without importing it."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from genai_prices.types import Tier, TieredPrices, calc_unit_price
+
+from core.insights import prices
+from tests.support.paths import REPO
+
+PRICE_THREE = """
+import sys
+from datetime import datetime, timezone
+from core.insights.prices import UnknownPrice, rates
+at = datetime(2026, 3, 1, tzinfo=timezone.utc)
+out = []
+for model, provider, prompt in [
+    ("claude-sonnet-4-5-20250929", "anthropic", 1_000),
+    ("claude-sonnet-4-5-20250929", "anthropic", 250_000),
+    ("gpt-5-codex", "openai-codex", 1_000),
+    ("no-such-model-anywhere", None, 1_000),
+]:
+    try:
+        r = rates(model, provider, at, prompt)
+        out.append([str(r.input), str(r.cache_read), str(r.cache_write), str(r.output),
+                    r.model_id, r.provider_id, r.note])
+    except UnknownPrice as exc:
+        out.append(str(exc))
+print(repr(out))
+print("genai_prices" in sys.modules)
+"""
+
+ROOT = REPO
+
+
+def _run(cache: Path) -> tuple[str, bool]:
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    done = subprocess.run(
+        [sys.executable, "-c", PRICE_THREE],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+        cwd=ROOT,
+    )
+    answers, imported = done.stdout.strip().splitlines()
+    return answers, imported == "True"
+
+
+def test_a_second_run_prices_from_the_memo_without_the_table(tmp_path: Path) -> None:
+    first, first_imported = _run(tmp_path)
+    memo = tmp_path / "ctxscope" / "prices.json"
+    assert first_imported and memo.is_file()
+    assert stat.S_IMODE(memo.stat().st_mode) == 0o600
+    second, second_imported = _run(tmp_path)
+    assert not second_imported
+    assert second == first
+    assert "no-such-model-anywhere is not in the price table" in second  # reasons kept too
+
+
+@pytest.mark.parametrize("content", [b"{not json", b"[]", b'{"table": 1}', b""])
+def test_a_damaged_memo_is_started_afresh(tmp_path: Path, content: bytes) -> None:
+    clean, _ = _run(tmp_path / "clean")
+    memo = tmp_path / "bad" / "ctxscope" / "prices.json"
+    memo.parent.mkdir(parents=True)
+    memo.write_bytes(content)
+    answers, imported = _run(tmp_path / "bad")
+    assert imported and answers == clean
+    assert json.loads(memo.read_text())["entries"]  # rewritten
+
+
+def test_a_memo_of_another_table_is_not_used(tmp_path: Path) -> None:
+    clean, _ = _run(tmp_path)
+    memo = tmp_path / "ctxscope" / "prices.json"
+    data = json.loads(memo.read_text())
+    data["table"] = "an older genai-prices"
+    for key in data["entries"]:
+        if isinstance(data["entries"][key], dict):
+            data["entries"][key]["input"] = ["999", []]
+    memo.write_text(json.dumps(data))
+    answers, imported = _run(tmp_path)
+    assert imported and answers == clean
+
+
+@pytest.mark.parametrize("prompt", [0, 199_999, 200_000, 200_001, 1_500_000])
+def test_tiers_apply_as_the_table_applies_them(prompt: int) -> None:
+    table = TieredPrices(
+        base=Decimal("3"),
+        tiers=[Tier(start=200_000, price=Decimal("6")), Tier(1_000_000, Decimal("9"))],
+    )
+    ours = prices._per_token(prices._from_table(table), prompt)
+    assert ours == calc_unit_price(table, 1, prompt, 1_000_000)

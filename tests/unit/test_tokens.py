@@ -1,0 +1,179 @@
+"""Token estimators, offline tiktoken, provenance and the content-keyed cache."""
+
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from core.model.session import Message, Provenance, Role, ToolCall, ToolResult
+from core.model.tokens import (
+    EstimatorError,
+    TokenCounter,
+    estimate_bytes4,
+    estimate_ceil_chars4,
+    estimate_chars4,
+    get_counter,
+    load_encoding,
+    message_text,
+    utf16_length,
+    validate_estimator,
+)
+
+
+def test_chars4_rounds_half_up_like_javascript() -> None:
+    # JS Math.round(n / 4): 2/4 = 0.5 -> 1, 6/4 = 1.5 -> 2, 10/4 = 2.5 -> 3 (not banker's rounding)
+    assert estimate_chars4("ab") == 1
+    assert estimate_chars4("abcdef") == 2
+    assert estimate_chars4("a" * 10) == 3
+    assert estimate_chars4("a") == 0
+    assert estimate_chars4("") == 0
+
+
+def test_chars4_counts_utf16_code_units() -> None:
+    # an emoji outside the BMP is two UTF-16 code units, as JS String.length counts it
+    assert utf16_length("😀") == 2
+    assert utf16_length("日本") == 2
+    assert estimate_chars4("😀😀") == 1  # 4 units / 4
+
+
+def test_bytes4_is_codex_rounding_on_utf8() -> None:
+    assert estimate_bytes4("") == 0
+    assert estimate_bytes4("a") == 1
+    assert estimate_bytes4("abcd") == 1
+    assert estimate_bytes4("abcde") == 2
+    assert estimate_bytes4("日") == 1  # 3 bytes
+    assert estimate_bytes4("日本") == 2  # 6 bytes
+
+
+def test_ceil_chars4_is_pi_rounding() -> None:
+    assert estimate_ceil_chars4("a") == 1
+    assert estimate_ceil_chars4("abcd") == 1
+    assert estimate_ceil_chars4("abcde") == 2
+
+
+@given(st.text())
+def test_estimators_agree_with_their_definitions(text: str) -> None:
+    units = len(text.encode("utf-16-le")) // 2
+    assert estimate_chars4(text) == math.floor(units / 4 + 0.5)
+    assert estimate_ceil_chars4(text) == math.ceil(units / 4)
+    assert estimate_bytes4(text) == (len(text.encode("utf-8")) + 3) // 4
+
+
+def test_unknown_estimator_is_rejected_with_the_options() -> None:
+    with pytest.raises(EstimatorError, match="chars/4"):
+        validate_estimator("words/3")
+    with pytest.raises(EstimatorError):
+        validate_estimator("tiktoken:p50k_edit")
+
+
+def test_tiktoken_counts_offline_and_says_counted() -> None:
+    counter = TokenCounter("tiktoken:cl100k_base")
+    assert counter.provenance is Provenance.COUNTED
+    assert counter.count("hello world") == 2
+    assert counter.count("") == 0
+
+
+def test_o200k_falls_back_with_a_note_when_not_cached(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import core.model.tokens as tokens
+
+    monkeypatch.setenv(
+        "TIKTOKEN_CACHE_DIR", str(tmp_path)
+    )  # an empty cache: o200k is not available
+    monkeypatch.setattr(tokens, "_encodings", {})
+    encoding, note = load_encoding("o200k_base")
+    assert note is not None and "o200k_base" in note
+    assert len(encoding.encode_ordinary("hello world")) == 2
+
+
+def test_estimators_say_estimated() -> None:
+    assert TokenCounter("chars/4").provenance is Provenance.ESTIMATED
+
+
+def test_cache_counts_each_text_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    counter = TokenCounter("tiktoken:cl100k_base")
+    calls: list[str] = []
+    original = counter._count_uncached
+
+    def spy(text: str) -> int:
+        calls.append(text)
+        return original(text)
+
+    monkeypatch.setattr(counter, "_count_uncached", spy)
+    assert counter.count("abcdefgh") == counter.count("abcdefgh") > 0
+    assert calls == ["abcdefgh"]
+
+
+def test_a_rule_keeps_no_text() -> None:
+    """A characters-per-token rule costs what a lookup would: nothing is cached (no text of a
+    closed session stays alive in the shared counter)."""
+    counter = TokenCounter("chars/4")
+    assert counter.count("abcdefgh") == 2
+    assert counter.count_many(["abcdefgh", "", "abcd"]) == [2, 0, 1]
+    assert counter.cache_size() == 0
+
+
+def test_batch_counting_matches_single_counts() -> None:
+    texts = ["hello world", "", "日本語のテキスト", "hello world", "x" * 1000]
+    batch = TokenCounter("tiktoken:cl100k_base").count_many(texts)
+    single = TokenCounter("tiktoken:cl100k_base")
+    assert batch == [single.count(t) for t in texts]
+
+
+def test_shared_counter_per_estimator() -> None:
+    assert get_counter("bytes/4") is get_counter("bytes/4")
+    assert get_counter("bytes/4") is not get_counter("chars/4")
+
+
+def test_message_text_includes_calls_and_results() -> None:
+    call = Message(
+        index=0,
+        id="a",
+        role=Role.ASSISTANT,
+        text="reading",
+        tool_calls=[ToolCall(id="c1", name="read", arguments={"path": "x.py"})],
+    )
+    result = Message(
+        index=1,
+        id="b",
+        role=Role.TOOL,
+        tool_result=ToolResult(call_id="c1", tool_name="read", output="print(1)"),
+    )
+    assert message_text(call) == 'reading\nread\n{"path":"x.py"}'
+    assert message_text(result) == "print(1)"
+    counter = TokenCounter("chars/4")
+    assert counter.messages_tokens([call, result]) == [
+        counter.count(message_text(call)),
+        counter.count("print(1)"),
+    ]
+
+
+@pytest.mark.parametrize("estimator", ["chars/4", "bytes/4", "ceil(chars/4)"])
+def test_a_rule_counts_a_message_from_its_parts_as_from_its_text(estimator: str) -> None:
+    """``messages_tokens`` adds up the lengths of a message's parts for a rule: the same figure as
+    the rule on the joined text (non-ASCII, tool calls, reasoning, empty messages)."""
+    messages = [
+        Message(index=0, id="a", role=Role.USER, text="héllo wörld 日本語"),
+        Message(index=1, id="b", role=Role.ASSISTANT),
+        Message(
+            index=2,
+            id="c",
+            role=Role.ASSISTANT,
+            text="ok",
+            reasoning="thinking… 🤔",
+            tool_calls=[ToolCall(id="t", name="bash", arguments={"cmd": "ls ünïcode"})],
+        ),
+        Message(
+            index=3,
+            id="d",
+            role=Role.TOOL,
+            tool_result=ToolResult(call_id="t", output="a\nb\n" * 50 + "€"),
+        ),
+        Message(index=4, id="e", role=Role.TOOL, tool_result=ToolResult(call_id="t")),
+    ]
+    counter = TokenCounter(estimator)
+    expected = [counter.count(message_text(m)) for m in messages]
+    assert counter.messages_tokens(messages) == expected

@@ -1,0 +1,183 @@
+"""``ctxscope breakdown``: what fills the window at every model call, and what each call cost.
+
+Splits each call's recorded context into the system prompt and tool definitions, user messages,
+assistant text, reasoning, tool calls, tool outputs (per tool), compaction summaries,
+attachments and a residual (:mod:`core.insights.breakdown`), and prices the call (:mod:`core.insights.cost`).
+Calls are numbered from 0, as ``analyze`` and ``replay`` number them (``call_index``).
+
+``--call N`` shows one call, category by category; ``--json`` prints the
+:class:`core.insights.breakdown.ContextBreakdown` (or one :class:`core.insights.breakdown.CallBreakdown`) with the
+cost the text shows under ``cost`` (the :class:`core.insights.cost.SessionCost`, or the call's
+:class:`core.insights.cost.CallCost`).
+Exit status 0, or 2 for unusable input.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+from rich import box
+from rich.table import Table
+from rich.text import Text
+
+from core.insights.breakdown import (
+    CATEGORIES,
+    CATEGORY_LABELS,
+    CATEGORY_SHORT,
+    CallBreakdown,
+    ContextBreakdown,
+    breakdown,
+)
+from core.insights.cost import CallCost, SessionCost, cost_label, format_usd, session_cost
+from core.model.tokens import DEFAULT_ESTIMATOR
+from core.model.write_numbers import short_tokens
+from tui.cli.commands._options import session_argument, window_option
+from tui.cli.commands._session import fail, load_or_fail
+from tui.cli.render import notes_block, session_header, stdout_console, tokens
+
+_BAR_WIDTH = 30
+
+
+@click.command(name="breakdown")
+@session_argument
+@window_option
+@click.option(
+    "--call",
+    "call_index",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="N",
+    help="Show one call (numbered from 0, as analyze and replay number them).",
+)
+@click.option(
+    "--estimator",
+    default=DEFAULT_ESTIMATOR,
+    show_default=True,
+    help="How message tokens are estimated (chars/4, bytes/4, tiktoken:o200k_base …).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the breakdown as JSON (schema v1).")
+def breakdown_command(
+    path: str, window: int | None, call_index: int | None, estimator: str, as_json: bool
+) -> None:
+    """What fills the window at every call of the session at PATH, and what each call cost."""
+    session, _policy = load_or_fail("breakdown", path, window=window, policy_spec=None)
+    try:
+        result = breakdown(session, estimator=estimator)
+    except ValueError as exc:  # an unknown estimator
+        fail("breakdown", str(exc))
+    cost = session_cost(session)
+    if call_index is not None:
+        row = result.at(call_index)
+        if row is None:
+            fail("breakdown", f"--call {call_index}: the session has {len(result.calls)} calls")
+        if as_json:
+            call_cost = _call_cost(cost, call_index)
+            _write_json(row.model_dump(), call_cost.model_dump() if call_cost else None)
+            return
+        console = stdout_console()
+        console.print(session_header(session))
+        console.print(call_table(row, _call_cost(cost, call_index)))
+        return
+    if as_json:
+        _write_json(result.model_dump(), cost.model_dump())
+        return
+    console = stdout_console()
+    console.print(session_header(session))
+    console.print(calls_table(result, cost))
+    if result.notes:
+        console.print(notes_block(result.notes))
+
+
+def _write_json(document: dict[str, Any], cost: dict[str, Any] | None) -> None:
+    """The breakdown with the cost its text shows (``cost``: the session's, or the call's; null
+    when the call has none), from the same :func:`core.insights.cost.session_cost`."""
+    document["cost"] = cost
+    sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+
+
+def _call_cost(cost: SessionCost, call_index: int) -> CallCost | None:
+    return next((c for c in cost.per_call if c.call_index == call_index), None)
+
+
+def calls_table(result: ContextBreakdown, cost: SessionCost) -> Table:
+    """One row per call: the total, each category, and the call's cost."""
+    how = (
+        f"{result.estimator} calibrated on {result.calibration_calls} calls"
+        if result.provenance == "calibrated"
+        else f"{result.estimator}, not calibrated"
+    )
+    title = (
+        f"context breakdown ({how}; system + tools measured at call "
+        f"{result.overhead_call_index}) · session cost {cost_label(cost)}"
+    )
+    table = Table(
+        title=title, box=box.SIMPLE, title_justify="left", pad_edge=False, collapse_padding=True
+    )
+    table.add_column("call", justify="right")
+    table.add_column("total", justify="right")
+    for category in CATEGORIES:
+        table.add_column(CATEGORY_SHORT[category], justify="right")
+    table.add_column("cost", justify="right")
+    costs = {c.call_index: c for c in cost.per_call}
+    for row in result.calls:
+        call_cost = costs.get(row.call_index)
+        total = short_tokens(row.total_tokens) + ("" if row.total_provenance == "recorded" else "~")
+        table.add_row(
+            str(row.call_index),
+            total,
+            *(short_tokens(row.tokens(category)) for category in CATEGORIES),
+            format_usd(call_cost.total_usd) if call_cost is not None else "-",
+        )
+    table.caption = "~ estimated total (no usage recorded); " + ", ".join(
+        f"{CATEGORY_SHORT[c]} = {CATEGORY_LABELS[c]}" for c in CATEGORIES
+    )
+    return table
+
+
+def call_table(row: CallBreakdown, cost: CallCost | None) -> Table:
+    """One call, category by category, with a bar of each share."""
+    how = "recorded" if row.total_provenance == "recorded" else "estimated"
+    price = ""
+    if cost is not None:
+        price = f" · cost {format_usd(cost.total_usd)}"
+        if cost.unknown_reason:
+            price += f" ({cost.unknown_reason})"
+    table = Table(
+        title=f"call {row.call_index} (message {row.message_index}): "
+        f"{tokens(row.total_tokens)} tokens, {how}{price}",
+        box=box.SIMPLE,
+        title_justify="left",
+    )
+    table.add_column("category")
+    table.add_column("tokens", justify="right")
+    table.add_column("share", justify="right")
+    table.add_column("")
+    total = max(row.total_tokens, 1)
+    for category in CATEGORIES:
+        value = row.tokens(category)
+        table.add_row(
+            CATEGORY_LABELS[category], tokens(value), f"{value / total:.0%}", _bar(value / total)
+        )
+        if category == "tool_outputs":
+            for name, value in row.tool_outputs_by_tool.items():
+                table.add_row(
+                    Text(f"  {name}", style="dim"),
+                    tokens(value),
+                    f"{value / total:.0%}",
+                    _bar(value / total),
+                )
+    notes = [f"categories {row.provenance}"]
+    if row.unexplained < 0:
+        notes.append(
+            f"they over-explained the total by {tokens(-row.unexplained)} and were scaled "
+            f"down to it (×{row.scale:.3f}; system + tools as measured)"
+        )
+    table.caption = "; ".join(notes)
+    return table
+
+
+def _bar(share: float) -> str:
+    return "█" * round(share * _BAR_WIDTH)

@@ -1,0 +1,161 @@
+"""``ctxscope fleet [PATH...]``: one row per session, fullest first, over many sessions.
+
+PATH may be session files, folders (searched for session files) or globs; without one, every
+session discovery finds on this machine. Each session is loaded and replayed under its agent's
+own preset in parallel processes (``--jobs``, default one per core); the table is sorted by the
+peak's share of the window. Rows are cached by path, size and modification time in
+``$XDG_CACHE_HOME/ctxscope``, so a second run over unchanged files only reads the cache
+(``--no-cache`` analyses everything again and stores nothing). ``--json`` prints
+:class:`core.fleet.survey.FleetReport`. A session that cannot be read is a row with its error.
+
+Exit status 0; 2 when no path names a session.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import click
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from core.fleet.session_rows import FleetRow
+from core.fleet.survey import FleetReport, fleet
+from core.model.write_numbers import compact_tokens
+from tui.cli.commands._session import fail, progress_reporter
+from tui.cli.render import stdout_console
+from tui.figures import (
+    COMPACTIONS_COLUMN,
+    COST_COLUMN,
+    LAST_MESSAGE_COLUMN,
+    NEAR_SHARE,
+    OVERFLOW_COLUMN,
+    PEAK_COLUMN,
+    SHARE_COLUMN,
+    local_minute,
+    row_compactions,
+    row_cost,
+    row_overflow,
+    row_peak,
+    row_share,
+    share_level,
+)
+
+SHARE_STYLES = {"over": "red", "near": "yellow", "": ""}
+"""The colour of a peak's share of the window, by :func:`tui.figures.share_level`."""
+
+
+@click.command(name="fleet")
+@click.argument("paths", nargs=-1, metavar="[PATH...]")
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Sessions analysed at once, each in its own process (default: one per core).",
+)
+@click.option(
+    "--no-cache", is_flag=True, help="Analyse every session again; read and store no cache."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (schema v1).")
+def fleet_command(paths: tuple[str, ...], jobs: int | None, no_cache: bool, as_json: bool) -> None:
+    """Analyse many sessions (default: all on this machine) and list them fullest first."""
+    with _progress() as update:
+        report = fleet(paths, jobs=jobs, use_cache=not no_cache, progress=update)
+    for problem in report.problems:
+        click.echo(f"ctxscope fleet: {problem}", err=True)
+    if not report.rows:
+        fail("fleet", "; ".join(report.problems) or "no session found on this machine")
+    if as_json:
+        sys.stdout.write(report.model_dump_json(indent=2) + "\n")
+        return
+    console = stdout_console()
+    if not console.is_terminal:
+        console = Console(highlight=False, width=100_000)  # piped: one session per line
+    common = _common_folder(report.rows)
+    if common:
+        console.print(Text(f"sessions under {common}", style="dim"), soft_wrap=True)
+    console.print(fleet_table(report.rows, common))
+    console.print(Text(total_line(report), style="bold"), soft_wrap=True)
+
+
+@contextmanager
+def _progress() -> Iterator[Callable[[int, int, str], None] | None]:
+    with progress_reporter("analysing sessions") as update:
+        if update is None:
+            yield None
+            return
+
+        def step(done: int, total: int, _path: str) -> None:
+            update(done, total)
+
+        yield step
+
+
+def fleet_table(rows: list[FleetRow], common: str = "") -> Table:
+    """The fleet as a table: one row per session."""
+    table = Table(box=box.SIMPLE, pad_edge=False, show_edge=False)
+    right = (PEAK_COLUMN, SHARE_COLUMN, "window", "calls", "reproduced", COST_COLUMN)
+    for header in (PEAK_COLUMN, SHARE_COLUMN, "window", "agent", "model", "calls"):
+        table.add_column(header, justify="right" if header in right else "left", no_wrap=True)
+    for header in (COMPACTIONS_COLUMN, OVERFLOW_COLUMN):
+        table.add_column(header, no_wrap=True)
+    for header in ("reproduced", COST_COLUMN, LAST_MESSAGE_COLUMN, "session"):
+        table.add_column(
+            header,
+            justify="right" if header in right else "left",
+            no_wrap=header != "session",
+            overflow="fold",
+        )
+    for row in rows:
+        table.add_row(*_cells(row, common))
+    return table
+
+
+def _cells(row: FleetRow, common: str) -> list[str | Text]:
+    name = os.path.relpath(row.path, common) if common else row.path
+    if row.error is not None:
+        return ["", "", "", "", "", "", "", "", "", "", "", Text(f"{name}: {row.error}", "red")]
+    agent = (row.agent or "?") + (f" {row.version}" if row.version else "")
+    return [
+        row_peak(row),
+        Text(row_share(row.peak_share), SHARE_STYLES[share_level(row.peak_share)]),
+        (compact_tokens(row.window_tokens) if row.window_tokens else "?")
+        + (f" {row.window_source}" if row.window_source != "recorded" else ""),
+        agent,
+        (row.model or "?") + (f" ({row.provider})" if row.provider else ""),
+        str(row.calls),
+        row_compactions(row),
+        Text(row_overflow(row), "red"),
+        f"{row.reproduced}/{row.automatic}" if row.automatic else "",
+        row_cost(row),
+        local_minute(row.last_message_at) if row.last_message_at else "",
+        f"{name} (sub-agent of {row.parent_session_id})" if row.parent_session_id else name,
+    ]
+
+
+def _common_folder(rows: list[FleetRow]) -> str:
+    folders = [os.path.dirname(os.path.abspath(row.path.partition("#")[0])) for row in rows]
+    try:
+        return os.path.commonpath(folders) if len(folders) > 1 else ""
+    except ValueError:
+        return ""
+
+
+def total_line(report: FleetReport) -> str:
+    """The run in one line: how many, from where, how full."""
+    near = sum(1 for r in report.rows if r.peak_share is not None and r.peak_share >= NEAR_SHARE)
+    overflowed = sum(1 for r in report.rows if r.overflowed)
+    errors = sum(1 for r in report.rows if r.error is not None)
+    line = (
+        f"{len(report.rows)} sessions ({report.cached} from the cache, {report.analysed} "
+        f"analysed) in {report.seconds:.1f} s; {near} reached {NEAR_SHARE:.0%} of their window, "
+        f"{overflowed} overflowed"
+    )
+    return line + (f"; {errors} could not be read" if errors else "")

@@ -1,0 +1,133 @@
+"""``ctxscope replay``: replay a session under a policy and print the timeline, call by call.
+
+Holds the agent's actions fixed and re-runs truncation, pruning and compaction as the policy
+would, with summaries from the mock LLM (offline, deterministic) or a live OpenAI-compatible
+endpoint (``--llm URL``). ``--json`` prints the whole :class:`core.replay.ReplayResult`
+(schema v1). Exit status 0; 2 for unusable input; 3 when a live LLM wrote no summary at all
+(every request failed: one line on standard error says why). While a live LLM works, each
+summary request and its outcome is a line on standard error.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from core.policy import LLMConfig
+from tui.cli.commands._llm_watch import LLMWatch
+from tui.cli.commands._options import replay_options
+from tui.cli.commands._session import fail, load_or_fail, replay_with_progress
+from tui.cli.render import (
+    events_table,
+    fidelity_table,
+    notes_block,
+    session_header,
+    sparkline_panel,
+    stdout_console,
+    summary_table,
+    timeline_table,
+)
+
+
+@click.command(name="replay")
+@replay_options
+@click.option(
+    "--llm",
+    default="mock",
+    show_default=True,
+    metavar="mock|URL",
+    help="Who writes the summaries: the offline mock, or an OpenAI-compatible endpoint URL "
+    "(API key from $OPENAI_API_KEY).",
+)
+@click.option("--model", default=None, help="Model name to ask the endpoint for (with --llm URL).")
+@click.option(
+    "--llm-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="Deadline of one summary request, retries included (default: the policy's "
+    "llm.timeout_s, 60).",
+)
+@click.option(
+    "--llm-max-failures",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Stop calling the LLM after N summary requests in a row failed (default: the "
+    "policy's llm.max_consecutive_failures, 3).",
+)
+@click.option(
+    "--llm-max-bytes",
+    type=click.IntRange(min=1024),
+    default=None,
+    metavar="BYTES",
+    help="Most bytes an answer may take (default: the policy's llm.max_answer_bytes, 16 MiB).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the whole replay as JSON (schema v1).")
+@click.option("--all-events", is_flag=True, help="List every event, not only the first 40.")
+@click.option(
+    "--all-calls",
+    is_flag=True,
+    help="Print every call in the timeline (a long session prints those where something happened).",
+)
+def replay(
+    path: str,
+    policy_spec: str | None,
+    window: int | None,
+    llm: str,
+    model: str | None,
+    llm_timeout: float | None,
+    llm_max_failures: int | None,
+    llm_max_bytes: int | None,
+    as_json: bool,
+    all_events: bool,
+    all_calls: bool,
+) -> None:
+    """Replay the session at PATH under a policy and print where it would compact or overflow.
+
+    Exit status 3 when a live LLM was asked for summaries and every request failed (one line on
+    standard error says why).
+    """
+    session, policy = load_or_fail("replay", path, window=window, policy_spec=policy_spec)
+    limits = {
+        "timeout_s": llm_timeout,
+        "max_consecutive_failures": llm_max_failures,
+        "max_answer_bytes": llm_max_bytes,
+    }
+    policy = policy.model_copy(update={"llm": _llm_config(policy.llm, llm, model, limits)})
+    watch = LLMWatch("replay", policy)
+    with watch:
+        result = replay_with_progress(session, policy)
+    if as_json:
+        sys.stdout.write(result.model_dump_json(indent=2) + "\n")
+        watch.exit_if_nothing_written()
+        return
+    console = stdout_console()
+    console.print(session_header(session, result))
+    console.print()
+    console.print(sparkline_panel(result, console.width))
+    console.print(summary_table(result.summary))
+    console.print(timeline_table(result, all_calls=all_calls))
+    console.print(events_table(result.events, limit=None if all_events else 40))
+    if result.fidelity:
+        console.print(fidelity_table(result.fidelity))
+    if result.notes:
+        console.print(notes_block(result.notes))
+    watch.exit_if_nothing_written()
+
+
+def _llm_config(
+    base: LLMConfig, llm: str, model: str | None, limits: dict[str, float | int | None]
+) -> LLMConfig:
+    """The policy's LLM settings with ``--llm``/``--model`` and the limits given on the line."""
+    update: dict[str, object] = {name: value for name, value in limits.items() if value is not None}
+    if llm != "mock":
+        if not llm.startswith(("http://", "https://")):
+            fail("replay", f"--llm must be 'mock' or an http(s) URL, not {llm!r}")
+        if not model:
+            fail("replay", "--llm URL needs --model NAME (the model the endpoint serves)")
+        update.update(provider="openai", base_url=llm, model=model)
+    elif model:
+        fail("replay", "--model applies to a live endpoint; pass --llm URL as well")
+    return LLMConfig.model_validate({**base.model_dump(), **update})

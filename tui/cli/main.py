@@ -1,0 +1,191 @@
+"""The ``ctxscope`` command line.
+
+Each subcommand lives in its own module under ``tui/cli/commands/`` and is imported only when it
+runs, so ``ctxscope --help`` and ``ctxscope truncate`` start fast and never load Textual.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from typing import Any, NoReturn
+
+import click
+
+# name -> (module, attribute, one-line help shown by --help without importing the module)
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "analyze": (
+        "tui.cli.commands.analyze",
+        "analyze",
+        "Why did this session overflow? Replay it under a policy and diagnose.",
+    ),
+    "replay": (
+        "tui.cli.commands.replay",
+        "replay",
+        "Replay a session under a policy and print the timeline.",
+    ),
+    "compare": (
+        "tui.cli.commands.compare",
+        "compare",
+        "Replay a session under several policies, side by side.",
+    ),
+    "breakdown": (
+        "tui.cli.commands.breakdown",
+        "breakdown_command",
+        "What fills the window at every call, and what each call cost.",
+    ),
+    "compactions": (
+        "tui.cli.commands.compactions",
+        "compactions_command",
+        "Why each compaction ran, what its summary forgot, what it cost.",
+    ),
+    "fidelity": (
+        "tui.cli.commands.fidelity",
+        "fidelity",
+        "Check that each agent's own preset compacts where the agent did.",
+    ),
+    "export": (
+        "tui.cli.commands.export",
+        "export_command",
+        "Export many sessions as Parquet tables (sessions, calls, compactions).",
+    ),
+    "fleet": (
+        "tui.cli.commands.fleet",
+        "fleet_command",
+        "Analyse many sessions (default: all on this machine), fullest first.",
+    ),
+    "policy": ("tui.cli.commands.policy", "policy", "Show or dump a policy preset as TOML."),
+    "report": (
+        "tui.cli.commands.html_report",
+        "report",
+        "Write one session as a self-contained HTML page.",
+    ),
+    "truncate": (
+        "tui.cli.commands.truncate",
+        "truncate",
+        "Truncate stdin to stdout as T15 would, spilling the full output.",
+    ),
+    "convert": ("tui.cli.commands.convert", "convert", "Convert a session to ctxscope JSONL."),
+    "serve": (
+        "tui.cli.commands.serve",
+        "serve",
+        "Serve the terminal UI to a web browser (textual-serve).",
+    ),
+    "sessions": (
+        "tui.cli.commands.sessions",
+        "sessions",
+        "List the agent sessions found on this machine.",
+    ),
+    "mock-llm": (
+        "tui.cli.commands.mock_llm",
+        "mock_llm",
+        "Run a local OpenAI-compatible mock LLM server.",
+    ),
+}
+
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name == "open":
+            return open_command
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        module_name, attribute, _help = entry
+        command: click.Command = getattr(importlib.import_module(module_name), attribute)
+        return command
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        # Anything that is not a subcommand name is a session path for the TUI.
+        if args and args[0] not in COMMANDS and args[0] != "open" and not args[0].startswith("-"):
+            return "open", open_command, args
+        return super().resolve_command(ctx, args)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.command(name="open")
+@click.argument("path", required=False, type=click.Path())
+@click.option(
+    "--window",
+    type=int,
+    default=None,
+    help="Context window to assume when the session does not record one.",
+)
+@click.option(
+    "--policy", "policy_name", default=None, help="Policy preset name or TOML file to start with."
+)
+@click.option(
+    "--read-only",
+    is_flag=True,
+    help="Write no file (saving a policy is refused); ctxscope serve runs each browser's so.",
+)
+def open_command(
+    path: str | None, window: int | None, policy_name: str | None, read_only: bool
+) -> None:
+    """Open the terminal UI on PATH (or on the session picker)."""
+    from tui.app import run_app  # Textual is imported only when the UI runs
+
+    run_app(path=path, window=window, policy_name=policy_name, read_only=read_only)
+
+
+@click.group(cls=LazyGroup, invoke_without_command=True)
+@click.version_option(package_name="ctxscope")
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """ctxscope: a debugger for the context window of coding agents.
+
+    \b
+    ctxscope               open the session picker
+    ctxscope PATH          open a session (Claude Code, Codex, pi, opencode, ctxscope JSONL)
+    ctxscope COMMAND ...   run a headless command (below)
+    """
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(open_command)
+
+
+ONE_SHOT = frozenset(COMMANDS) - {"mock-llm"}
+"""Commands that compute, print and end: their process ends without tearing its heap down."""
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Console-script entry point.
+
+    A one-shot command (``analyze``, ``replay``, ``convert`` …) flushes its output and ends the
+    process at once: freeing a big session object by object at exit takes longer than loading
+    it did (3.7 s after a 100 MB analyze), and nothing is left to clean up (files are written
+    and closed, nothing is registered with ``atexit``). The UI and the mock server end as usual.
+    """
+    args = argv if argv is not None else sys.argv[1:]
+    if not args or args[0] not in ONE_SHOT:
+        return cli.main(args=args, prog_name="ctxscope")
+    try:
+        cli.main(args=args, prog_name="ctxscope")
+    except SystemExit as done:
+        _exit_now(done.code)
+    _exit_now(0)
+
+
+def _exit_now(code: Any) -> NoReturn:
+    """Flush standard output and error, then end the process without running the teardown."""
+    if isinstance(code, str):
+        sys.stderr.write(code + "\n")
+        code = 1
+    status = 0 if code is None else int(code)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: its reader is gone
+            status = status or 1
+    os._exit(status)

@@ -1,0 +1,496 @@
+"""The state one session screen shows: the session, the active policy, the latest replay result
+and what the user has selected.
+
+Widgets read this object; they never run an algorithm. Everything here is derived from the
+:class:`~core.model.session.Session` and the :class:`~core.replay.ReplayResult` (docs/REPLAY_API.md) with
+plain lookups, and every lookup a row needs while painting is O(1) (precomputed when the result or
+the selection changes), so a 100,000-message list paints as fast as a 10-message one.
+
+The per-message tables (rows, flags, calls) are :class:`array.array` of machine integers, not lists:
+the cyclic garbage collector walks a list of 100,000 ints item by item at every full collection
+(a few ms each, landing on random key presses), while an array's items are never visited.
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_right
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import IntFlag
+from typing import TYPE_CHECKING, NamedTuple
+
+from core.model.session import Message, Role, Session
+from core.policy import Policy, get_preset
+from tui.figures import recorded_trigger
+
+if TYPE_CHECKING:  # the replay engine is imported lazily, in the worker that runs it
+    from core.replay import (
+        CallPoint,
+        InferredThreshold,
+        MessageState,
+        ReplayEvent,
+        ReplayResult,
+    )
+    from tui.insights import Insights
+
+COMPACTION_KINDS = ("compact", "recorded-compaction")
+"""Replay event kinds that `[` and `]` step through."""
+
+INFERRED = "inferred"
+"""The policy the session's own compactions imply (``core.replay.INFERRED``; not imported from
+there: the replay package is loaded on first use)."""
+
+
+class Inferred(NamedTuple):
+    """The recording agent's threshold as the session's own compactions show it, and the
+    ``inferred`` policy built on it."""
+
+    threshold: InferredThreshold
+    policy: Policy
+
+
+def policy_for(session: Session, chosen: Policy | None) -> Policy:
+    """The policy a session opens with, as ``ctxscope analyze`` picks it: the recording agent's
+    preset as its recorded version behaves, unless another policy was chosen (the recording
+    agent's own preset, chosen by name, follows the version too; ``inferred`` starts as it and
+    is switched to once the first replay has worked it out)."""
+    from core.replay import native_policy  # (the replay package: loaded with the session)
+
+    native = native_policy(session)
+    if chosen is None or chosen == Policy(name=INFERRED):  # (--policy inferred, not known yet)
+        return native
+    if chosen.name == native.name and chosen == get_preset(chosen.name):
+        return native
+    return chosen
+
+
+class RowFlag(IntFlag):
+    """What is special about one message under the active policy and selection."""
+
+    NONE = 0
+    PRUNED = 1
+    PROTECTED = 2
+    HEAD = 4
+    TAIL = 8
+    SUMMARY = 16
+    SYNTHETIC = 32
+    TRUNCATED = 64
+    OVERFLOW = 128
+    BOUNDARY = 256
+    MATCH = 512
+    COMPACTED_HERE = 1024
+    META = 2048
+
+
+_SUMMARY, _SYNTHETIC, _META, _BOUNDARY = (
+    int(RowFlag.SUMMARY),
+    int(RowFlag.SYNTHETIC),
+    int(RowFlag.META),
+    int(RowFlag.BOUNDARY),
+)
+_PRUNED, _PROTECTED, _TRUNCATED, _OVERFLOW = (
+    int(RowFlag.PRUNED),
+    int(RowFlag.PROTECTED),
+    int(RowFlag.TRUNCATED),
+    int(RowFlag.OVERFLOW),
+)
+_COMPACTED_HERE, _HEAD, _TAIL, _MATCH = (
+    int(RowFlag.COMPACTED_HERE),
+    int(RowFlag.HEAD),
+    int(RowFlag.TAIL),
+    int(RowFlag.MATCH),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    """A rule row the list draws between two messages (not a message itself)."""
+
+    kind: str
+    """``split`` (head/tail of the selected compaction) or ``boundary`` (recorded compaction)."""
+    text: str
+    message_index: int
+    """The message the rule sits above."""
+
+
+@dataclass
+class SessionState:
+    """One session as the screen shows it.
+
+    ``rows`` maps each row of the message list to a message index (>= 0) or to a marker
+    (``-1 - k`` for ``markers[k]``); it is rebuilt only when the markers change.
+    """
+
+    session: Session
+    policy: Policy
+    result: ReplayResult | None = None
+    active_event: int | None = None
+    """Event id (index into ``result.events``) of the compaction whose head/tail is shown."""
+    matches: list[int] = field(default_factory=list)
+    """Message indices matching the current search, in order."""
+    search_text: str = ""
+    replay_error: str | None = None
+    insights: Insights | None = None
+    """The breakdown, the cost and the compaction reports (worked out after each replay, in a
+    worker; None until then)."""
+
+    rows: array[int] = field(default_factory=lambda: _ints())
+    markers: list[Marker] = field(default_factory=list)
+    _flags: array[int] = field(default_factory=lambda: _ints())
+    _call_messages: array[int] = field(default_factory=lambda: _ints())
+    _row_of_message: array[int] = field(default_factory=lambda: _ints())
+    _match_set: set[int] = field(default_factory=set)
+    _static: tuple[int, int, array[int]] | None = None
+    """The messages' own flags, for the message list and the count they were read at: they do
+    not change with a replay (a limit change on 100,000 messages need not read them again)."""
+
+    def __post_init__(self) -> None:
+        self.rebuild()
+
+    def __repr__(self) -> str:  # never the whole session (workers and logs repr their arguments)
+        return (
+            f"SessionState({self.session.id!r}, {self.message_count} messages, "
+            f"policy={self.policy.name!r}, result={'yes' if self.result else 'no'})"
+        )
+
+    # -- basic facts ------------------------------------------------------------------------
+
+    @property
+    def message_count(self) -> int:
+        return len(self.session.messages)
+
+    @property
+    def window(self) -> int | None:
+        """The window the replay uses: the policy's override, else the session's."""
+        if self.policy.context_window:
+            return self.policy.context_window
+        if self.result is not None and self.result.window:
+            return int(self.result.window)
+        return self.session.context_window
+
+    @property
+    def window_source(self) -> str:
+        """Where the window comes from: ``recorded``, ``table``, ``inferred``, ``user``, or
+        ``policy`` (the policy's override)."""
+        if self.policy.context_window:
+            return "policy"
+        if self.result is not None and self.result.window_source:
+            return self.result.window_source
+        return str(self.session.window_source)
+
+    @property
+    def window_evidence(self) -> str | None:
+        """Why the window is what it is (one sentence), when known."""
+        if self.policy.context_window:
+            return "The policy overrides the session's window (context_window)."
+        if self.result is not None and self.result.window_evidence:
+            return self.result.window_evidence
+        return self.session.window_evidence
+
+    def message(self, index: int) -> Message:
+        return self.session.messages[index]
+
+    def message_state(self, index: int) -> MessageState | None:
+        if self.result is None or not 0 <= index < self.result.message_count:
+            return None
+        return self.result.message_state(index)  # one state, not the 100,000 of a big file
+
+    def flags(self, index: int) -> int:
+        if index < len(self._flags):
+            return self._flags[index]
+        return 0
+
+    # -- calls (gauge <-> list) ---------------------------------------------------------------
+
+    def call_for_message(self, index: int) -> int | None:
+        """The model call a message belongs to: the last call at or before it (else the first)."""
+        calls = self._call_messages
+        if not calls:
+            return None
+        pos = bisect_right(calls, index) - 1
+        return max(pos, 0)
+
+    def point_of_message(self, index: int) -> CallPoint | None:
+        """The replay's point of the call message ``index`` is (None: not a call, no result)."""
+        call = self.call_for_message(index)
+        if self.result is None or call is None or call >= self.result.call_count:
+            return None
+        point = self.result.point(call)
+        return point if point.message_index == index else None
+
+    def message_for_call(self, call_index: int) -> int | None:
+        if 0 <= call_index < len(self._call_messages):
+            return self._call_messages[call_index]
+        return None
+
+    @property
+    def call_count(self) -> int:
+        return len(self._call_messages)
+
+    # -- compactions ---------------------------------------------------------------------------
+
+    def compaction_events(self) -> list[tuple[int, int]]:
+        """``(event_id, message_index)`` of every compaction (replayed or recorded), in order."""
+        found: list[tuple[int, int]] = []
+        if self.result is not None:
+            for event_id, event in enumerate(self.result.events):
+                if event.kind in COMPACTION_KINDS:
+                    found.append((event_id, event.message_index))
+        else:
+            for k, compaction in enumerate(self.session.compactions):
+                found.append((-1 - k, compaction.message_index))
+        found.sort(key=lambda pair: pair[1])
+        return found
+
+    def event(self, event_id: int | None) -> ReplayEvent | None:
+        if event_id is None or event_id < 0 or self.result is None:
+            return None
+        if event_id >= len(self.result.events):
+            return None
+        return self.result.events[event_id]
+
+    def first_overflow(self) -> tuple[int, int, bool] | None:
+        """``(call_index, message_index, simulated)`` of the first call over the window.
+
+        The policy's own (simulated) overflow comes first; else the recording's, which the
+        policy avoided (``simulated`` False).
+        """
+        result = self.result
+        if result is None:
+            return None
+        message_index = result.point_column("message_index")
+        for simulated in (True, False):
+            column = "overflow_simulated" if simulated else "overflow_recorded"
+            for call, overflowed in enumerate(result.point_column(column)):
+                if overflowed:
+                    return call, message_index[call], simulated
+        return None
+
+    # -- rows ----------------------------------------------------------------------------------
+
+    def row_of_message(self, index: int) -> int:
+        """The list row that shows message ``index``."""
+        if self._row_of_message and 0 <= index < len(self._row_of_message):
+            return self._row_of_message[index]
+        return index
+
+    def _message_flags(self, messages: list[Message], count: int) -> array[int]:
+        """A copy of the messages' own flags (read once per message list and length)."""
+        static = self._static
+        if static is None or static[0] != id(messages) or static[1] != count:
+            static = self._static = (id(messages), count, _message_flags(messages, count))
+        return array("q", static[2])
+
+    def rebuild(self) -> None:
+        """Recompute flags, markers and rows from the session, the result and the selection."""
+        messages = self.session.messages
+        count = len(messages)
+        flags = self._message_flags(messages, count)
+        result = self.result
+        if result is not None:
+            _mark_decisions(flags, result, count)
+            self._call_messages = _ints(result.point_column("message_index"))
+        else:
+            self._call_messages = _ints(m.index for m in messages if m.is_model_call)
+        markers = self._mark_selected_compaction(flags, count)
+        markers.extend(_boundary_markers(self.session, result, count))
+        for i in self._match_set:
+            if i < count:
+                flags[i] |= _MATCH
+        self._flags = flags
+        self._set_markers(markers)
+
+    def _mark_selected_compaction(self, flags: array[int], count: int) -> list[Marker]:
+        """Flag the head and the tail of the selected compaction; its split rule, if any."""
+        selected = self.event(self.active_event)
+        if selected is None or selected.kind != "compact":
+            return []
+        for i in selected.head_indices:
+            if i < count:
+                flags[i] |= _HEAD
+        for i in selected.tail_indices:
+            if i < count:
+                flags[i] |= _TAIL
+        return [_split_marker(selected, count)]
+
+    def _set_markers(self, markers: list[Marker]) -> None:
+        count = self.message_count
+        # split rules sort before boundary rules at the same message
+        ordered = sorted(
+            (m for m in markers if 0 <= m.message_index <= count),
+            key=lambda m: (m.message_index, m.kind != "split"),
+        )
+        self.markers = ordered
+        if not ordered:
+            self.rows = _ints(range(count))
+            self._row_of_message = _ints()
+            return
+        rows = _ints()
+        start = 0
+        for k, marker in enumerate(ordered):
+            rows.extend(range(start, marker.message_index))
+            start = marker.message_index
+            rows.append(-1 - k)
+        rows.extend(range(start, count))
+        self.rows = rows
+        row_of = _zeros(count)
+        for row, value in enumerate(rows):
+            if value >= 0:
+                row_of[value] = row
+        self._row_of_message = row_of
+
+    # -- search --------------------------------------------------------------------------------
+
+    def set_matches(self, text: str, matches: list[int]) -> None:
+        self.search_text = text
+        self.matches = matches
+        old = self._match_set
+        self._match_set = set(matches)
+        count = len(self._flags)
+        for i in old:
+            if i < count:
+                self._flags[i] &= ~RowFlag.MATCH
+        for i in self._match_set:
+            if i < count:
+                self._flags[i] |= RowFlag.MATCH
+
+    # -- replay --------------------------------------------------------------------------------
+
+    def set_result(self, result: ReplayResult | None) -> None:
+        self.result = result
+        self.replay_error = None
+        events = self.compaction_events()
+        if self.event(self.active_event) is None or (
+            result is not None
+            and self.active_event is not None
+            and result.events[self.active_event].kind != "compact"
+        ):
+            first_compact = next(
+                (
+                    event_id
+                    for event_id, _ in events
+                    if (e := self.event(event_id)) is not None and e.kind == "compact"
+                ),
+                None,
+            )
+            self.active_event = first_compact
+        self.rebuild()
+
+
+def _ints(values: Iterable[int] = ()) -> array[int]:
+    """A table of machine integers (the garbage collector never visits its items, unlike a list's)."""
+    return array("q", values)
+
+
+def _zeros(count: int) -> array[int]:
+    return array("q", bytes(8 * count))
+
+
+# (plain int masks below: IntFlag arithmetic is several times slower over 100,000 messages)
+
+
+def _message_flags(messages: list[Message], count: int) -> array[int]:
+    """What the messages themselves say: summaries, injected, meta, recorded boundaries."""
+    flags = _zeros(count)
+    for message in messages:
+        value = 0
+        if message.summary:
+            value |= _SUMMARY
+        if message.synthetic:
+            value |= _SYNTHETIC
+        if message.meta:
+            value |= _META
+        if message.compaction_boundary:
+            value |= _BOUNDARY
+        if message.index < count:
+            flags[message.index] = value
+    return flags
+
+
+def _mark_decisions(flags: array[int], result: ReplayResult, count: int) -> None:
+    """What the replay decided: pruned, protected and truncated outputs, overflowing calls and
+    the policy's compactions."""
+    # Read as columns: the states themselves are not built for this (a second on 100 MB).
+    columns = zip(
+        result.message_column("message_index"),
+        result.message_column("pruned"),
+        result.message_column("protected"),
+        result.message_column("truncated"),
+        strict=True,
+    )
+    for i, pruned, protected, truncated in columns:
+        if i >= count or not (pruned or protected or truncated):
+            continue
+        value = flags[i]
+        if pruned:
+            value |= _PRUNED
+        if protected:
+            value |= _PROTECTED
+        if truncated:
+            value |= _TRUNCATED
+        flags[i] = value
+    overflows = zip(
+        result.point_column("message_index"),
+        result.point_column("overflow_simulated"),
+        result.point_column("overflow_recorded"),
+        strict=True,
+    )
+    for i, simulated, recorded in overflows:
+        if (simulated or recorded) and i < count:
+            flags[i] |= _OVERFLOW
+    for event in result.events:
+        if event.kind == "compact" and event.message_index < count:
+            flags[event.message_index] |= _COMPACTED_HERE
+
+
+def _boundary_markers(session: Session, result: ReplayResult | None, count: int) -> list[Marker]:
+    """A rule above the first message after each compaction the recording made."""
+    return [
+        Marker("boundary", _boundary_text(session, result, k), compaction.message_index)
+        for k, compaction in enumerate(session.compactions)
+        if compaction.message_index < count
+    ]
+
+
+def _split_marker(event: ReplayEvent, count: int) -> Marker:
+    head = [i for i in event.head_indices if i < count]
+    tail = [i for i in event.tail_indices if i < count]
+    # The rule goes where the head ends and the kept tail starts. Leading context a strategy
+    # keeps verbatim (before the head) is tail too, but the cut is after the head.
+    last_head = max(head) if head else -1  # (once, not once per tail message)
+    after_head = [i for i in tail if i > last_head]
+    if after_head:
+        at = min(after_head)
+    elif head:
+        at = max(head) + 1
+    else:
+        at = min(event.message_index, count)
+    head_text = f"head {len(head):,} msgs summarised" if head else "no head"
+    tail_text = f"tail {len(tail):,} msgs kept" if tail else "no tail kept"
+    tokens = ""
+    if event.tokens_before is not None and event.tokens_after is not None:
+        tokens = f" · {event.tokens_before:,} → {event.tokens_after:,} tokens"
+    trigger = f" ({event.trigger})" if event.trigger else ""
+    return Marker("split", f"split{trigger}: ↑ {head_text} · ↓ {tail_text}{tokens}", at)
+
+
+def _boundary_text(session: Session, result: ReplayResult | None, k: int) -> str:
+    compaction = session.compactions[k]
+    trigger, _evidence = recorded_trigger(session, result, k)  # as every screen labels it
+    parts = [f"recorded compaction #{k}", trigger]  # (numbered from 0, as recorded_index)
+    if compaction.tokens_before is not None:
+        before = f"{compaction.tokens_before:,}"
+        if compaction.tokens_after is not None:
+            parts.append(f"{before} → {compaction.tokens_after:,} tokens")
+        else:
+            parts.append(f"{before} tokens before")
+    return " · ".join(parts)
+
+
+ROLE_LABELS = {
+    Role.SYSTEM: "system",
+    Role.USER: "user",
+    Role.ASSISTANT: "assistant",
+    Role.TOOL: "tool",
+}
