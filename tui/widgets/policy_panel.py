@@ -43,7 +43,7 @@ from textual.widget import AwaitMount, Widget
 from textual.widgets import Button, Collapsible, Input, Label, Select, Static, Switch
 
 from core.policy import PRESETS, Policy, PolicyError, get_preset, load_policy, save_policy
-from tui.screens.policy_path_prompt import PolicyPathPrompt
+from tui.screens.policy_path_prompt import PathKind
 from tui.state import INFERRED, Inferred
 from tui.widgets.policy_evidence import evidence_text
 from tui.widgets.policy_fields import (
@@ -285,6 +285,21 @@ class PolicyPanel(Widget):
         Binding("ctrl+s", "save", "Save TOML"),
         Binding("ctrl+o", "load", "Load TOML"),
     ]
+
+    class PathWanted(Message):
+        """Save or load asked for: whoever hosts the panel asks for a TOML path, then calls
+        :meth:`PolicyPanel.save_to` or :meth:`PolicyPanel.load_from` with it."""
+
+        def __init__(self, panel: PolicyPanel, kind: PathKind) -> None:
+            super().__init__()
+            self.panel = panel
+            self.kind: PathKind = kind
+            """``save`` or ``load``."""
+
+        @property
+        def control(self) -> PolicyPanel:
+            """The panel that asked."""
+            return self.panel
 
     class Changed(Message):
         """Posted on every valid edit (debounced while typing), preset switch or load."""
@@ -652,37 +667,12 @@ class PolicyPanel(Widget):
         self.action_load()
 
     def action_save(self) -> None:
-        """Ask for a path and write the policy there as TOML."""
-
-        def chosen(path: str | None) -> None:
-            if path:
-                self.save_to(path)
-
-        self.app.push_screen(
-            PolicyPathPrompt(
-                "Save the policy as TOML",
-                f"{self.policy.name or 'policy'}.toml",
-                "Enter saves (replacing an existing file), Esc cancels. "
-                "API keys are never written, only the name of their variable.",
-            ),
-            chosen,
-        )
+        """Ask for a path (the screen does, on :class:`PathWanted`) and write the policy there."""
+        self.post_message(self.PathWanted(self, "save"))
 
     def action_load(self) -> None:
-        """Ask for a path and load a TOML policy from it."""
-
-        def chosen(path: str | None) -> None:
-            if path:
-                self.load_from(path)
-
-        self.app.push_screen(
-            PolicyPathPrompt(
-                "Load a policy from TOML",
-                "",
-                'Enter loads, Esc cancels. A file may start from a preset: base = "pi".',
-            ),
-            chosen,
-        )
+        """Ask for a path (the screen does, on :class:`PathWanted`) and load a policy from it."""
+        self.post_message(self.PathWanted(self, "load"))
 
     def save_to(self, path: str) -> bool:
         """Write the policy to ``path``; a failure is a notification. Returns success."""
