@@ -23,7 +23,9 @@ class PolicyPathPrompt(ModalScreen[str | None]):
     """Ask for a TOML path (save or load); Enter accepts, Esc cancels."""
 
     CSS_PATH = Path(__file__).with_name("policy_path_prompt.tcss")
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="policy-path.cancel")
+    ]
 
     def __init__(self, title: str, value: str, hint: str) -> None:
         super().__init__()

@@ -282,8 +282,8 @@ class PolicyPanel(Widget):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+s", "save", "Save TOML"),
-        Binding("ctrl+o", "load", "Load TOML"),
+        Binding("ctrl+s", "save", "Save TOML", id="policy.save"),
+        Binding("ctrl+o", "load", "Load TOML", id="policy.load"),
     ]
 
     class PathWanted(Message):

@@ -169,7 +169,9 @@ class SessionLoader(Controller):
             self.view.post_message(LoadFailed(f"{path}: cannot read ({exc.strerror or exc})"))
             return
         except Exception as exc:  # a loader bug must not take the UI down
-            self.view.post_message(LoadFailed(f"{path}: could not load ({type(exc).__name__}: {exc})"))
+            self.view.post_message(
+                LoadFailed(f"{path}: could not load ({type(exc).__name__}: {exc})")
+            )
             return
         seconds = time.perf_counter() - started
         freeze_heap()  # before the UI thread touches it: no full collection on the first frame

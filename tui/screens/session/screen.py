@@ -69,22 +69,33 @@ class SessionScreen(SessionView):
     VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]  # noqa: RUF012 (Screen declares it)
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("o", "overflow", "Overflow"),
-        Binding("c", "compaction", "Compact"),
-        Binding("p", "toggle_policy", "Policy"),
-        Binding("b", "toggle_breakdown", "Breakdown"),
+        Binding("o", "overflow", "Overflow", id="session.overflow"),
+        Binding("c", "compaction", "Compact", id="session.compaction"),
+        Binding("p", "toggle_policy", "Policy", id="session.policy"),
+        Binding("b", "toggle_breakdown", "Breakdown", id="session.breakdown"),
         Binding(
-            "left_square_bracket", "prev_compaction", "Prev compaction", key_display="[", show=False
+            "left_square_bracket",
+            "prev_compaction",
+            "Prev compaction",
+            key_display="[",
+            show=False,
+            id="session.prev-compaction",
         ),
-        Binding("right_square_bracket", "next_compaction", "Compaction", key_display="]"),
-        Binding("slash", "search", "Search", key_display="/"),
-        Binding("n", "next_match", "Next match", show=False),
-        Binding("N", "prev_match", "Prev match", show=False),
-        Binding("f", "follow", "Follow"),
-        Binding("w", "set_window", "Window", show=False),
-        Binding("x", "cancel", "Cancel", show=False),
-        Binding("tab", "app.focus_next", "Focus", show=False),
-        Binding("escape", "back", "Back"),
+        Binding(
+            "right_square_bracket",
+            "next_compaction",
+            "Compaction",
+            key_display="]",
+            id="session.next-compaction",
+        ),
+        Binding("slash", "search", "Search", key_display="/", id="session.search"),
+        Binding("n", "next_match", "Next match", show=False, id="session.next-match"),
+        Binding("N", "prev_match", "Prev match", show=False, id="session.prev-match"),
+        Binding("f", "follow", "Follow", id="session.follow"),
+        Binding("w", "set_window", "Window", show=False, id="session.window"),
+        Binding("x", "cancel", "Cancel", show=False, id="session.cancel"),
+        Binding("tab", "app.focus_next", "Focus", show=False, id="session.focus-next"),
+        Binding("escape", "back", "Back", id="session.back"),
     ]
 
     def __init__(
