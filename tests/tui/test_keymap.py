@@ -117,3 +117,8 @@ async def test_bad_keymap_entries_are_notifications(
         assert any("session.overflow = 7" in m for m in said)
         assert "ctrl+y" in _footer_keys(app)  # the good entry still applies
         assert app.is_running
+
+
+def test_the_readme_names_every_binding_id() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert sorted(i for i in binding_ids() if f"`{i}`" not in readme) == []
