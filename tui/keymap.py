@@ -145,8 +145,12 @@ def keys_in_force(binding_id: str, keymap: Mapping[str, str]) -> str | None:
     """How the keys of ``binding_id`` read when the keymap changes them (``"v"``, ``"^n j"``);
     None when the keymap leaves them as they are."""
     keys = keymap.get(binding_id)
-    if not keys:
-        return None
+    return format_keys(keys) if keys else None
+
+
+def format_keys(keys: str) -> str:
+    """Comma-separated keys as the footer shows them, space-separated (``"down,ctrl+n"`` →
+    ``"↓ ^n"``)."""
     return " ".join(_key_display(key) for key in keys.split(","))
 
 

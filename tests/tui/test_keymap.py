@@ -13,7 +13,7 @@ from tui_harness import open_session, quiet_app, screen_text
 
 from tui.keymap import binding_ids, config_path, project_bindings, read_keymap
 from tui.scenes import press, settle
-from tui.screens.help import KEYS, ROW_BINDINGS, HelpScreen
+from tui.screens.help import KEYS, ROW_BINDINGS, HelpScreen, row_keys
 from tui.screens.overflow import OverflowScreen
 from tui.screens.session import SessionScreen
 
@@ -122,3 +122,9 @@ async def test_bad_keymap_entries_are_notifications(
 def test_the_readme_names_every_binding_id() -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     assert sorted(i for i in binding_ids() if f"`{i}`" not in readme) == []
+
+
+def test_a_help_row_shows_each_of_its_bindings_keys_once_one_is_remapped() -> None:
+    moving = ("↑ ↓  j k", "previous / next message")
+    assert row_keys(moving, {}) == "↑ ↓  j k"  # as written, while nothing is remapped
+    assert row_keys(moving, {"messages.down": "ctrl+n"}) == "↑ k  ^n"

@@ -13,7 +13,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
-from tui.keymap import keymap_of, keys_in_force, project_bindings
+from tui.keymap import format_keys, keymap_of, keys_in_force, project_bindings
 from tui.widgets.message_list import FLAG_LEGEND, PROVENANCE_MARKS
 
 KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
@@ -152,9 +152,7 @@ def default_key_displays() -> dict[str, str]:
     shown: dict[str, str] = {}
     for _cls, binding in project_bindings():
         if binding.id and binding.id not in shown:
-            shown[binding.id] = binding.key_display or (
-                keys_in_force(binding.id, {binding.id: binding.key}) or binding.key
-            )
+            shown[binding.id] = binding.key_display or format_keys(binding.key)
     return shown
 
 

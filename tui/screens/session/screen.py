@@ -118,6 +118,8 @@ class SessionScreen(SessionView):
             # start reading now: mounting the widgets below overlaps with the load
             self.loader.begin(self.path)
         yield from super().compose()
+        # they draw nothing: mounted so that their workers end with the screen
+        yield from (self.loader, self.tail, self.replays, self.insights_runner)
 
     def on_mount(self) -> None:
         self.set_up_widgets()
@@ -128,9 +130,6 @@ class SessionScreen(SessionView):
             self.loader.show_progress(self.path)
         else:
             self.dismiss("no session to open")
-        # Mounted once the widgets are set up: what a worker posted meanwhile (the load started
-        # in compose) waits in its controller's queue until then.
-        self.mount(self.loader, self.tail, self.replays, self.insights_runner)
 
     # -- what the controllers know -----------------------------------------------------------------
 
