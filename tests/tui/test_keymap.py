@@ -91,6 +91,8 @@ async def test_a_remapped_key_works_and_the_footer_and_help_show_it(
         screen = await open_session(pilot, late_overflow_session())
         footer = _footer_keys(app)
         assert "v" in footer and "o" not in footer
+        footer_line = screen_text(app).splitlines()[-1]
+        assert "v Overflow" in footer_line and "o Overflow" not in footer_line
         await press(pilot, "o")
         assert app.screen is screen  # the old key does nothing now
         await press(pilot, "v")

@@ -2,9 +2,9 @@
 often the workers report progress.
 
 Each worker runs in its own thread (or, for the live tail, as an async task) and never touches a
-widget: it posts one of these to the controller that runs it (or to the screen, for the search),
-which handles it on the UI thread. The messages at the end go from a controller to the screen,
-which passes them on to the controllers concerned.
+widget: it posts one of these to the screen, which hands it, on the UI thread, to the controller
+that started the worker (the search's it handles itself). The messages at the end go from a
+controller to the screen, which passes them on to the controllers concerned.
 """
 
 from __future__ import annotations
