@@ -89,7 +89,7 @@ class LiveTail(Controller):
         if self.view.state is None:
             return
         self.view.apply_grown_session(event.session)
-        self.view.post_message(ReplayWanted())
+        self.view.tell(ReplayWanted())
 
     def live_problem(self, event: LiveProblem) -> None:
         view = self.view

@@ -228,7 +228,7 @@ class SessionLoader(Controller):
             view.live_status = "first part only"
             view.refresh_bindings()
             view.refresh_chrome()
-            view.post_message(ReplayWanted())
+            view.tell(ReplayWanted())
             return
         self.app.notify(event.error, title="Cannot open session", severity="error", timeout=8)
         view.dismiss(event.error)
@@ -280,7 +280,7 @@ class SessionLoader(Controller):
         state = self.view.state
         if state is None or state.session is not session:
             return
-        self.view.post_message(SessionShown(session))
+        self.view.tell(SessionShown(session))
 
     # -- showing the session -----------------------------------------------------------------------
 
@@ -344,4 +344,4 @@ class SessionLoader(Controller):
         view.gauge.update_result(session, None)
         if view.partial:
             return  # replay and live tail wait for the whole file
-        view.post_message(SessionShown(session))
+        view.tell(SessionShown(session))

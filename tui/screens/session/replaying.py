@@ -148,7 +148,7 @@ class ReplayRunner(Controller):
             self.inferred = event.inferred
         if self._want_inferred and self.inferred is not None:
             self._want_inferred = False  # asked for on the command line: it is known now
-            view.post_message(InferredPolicyFound(self.inferred.policy))
+            view.tell(InferredPolicyFound(self.inferred.policy))
             return  # (still "replaying": the screen starts the replay under it)
         view.replaying = False
         state.set_result(event.result)
@@ -160,7 +160,7 @@ class ReplayRunner(Controller):
         view.gauge.update_result(state.session, event.result)
         view.sync_gauge(view.message_list.selected_message)
         view.refresh_chrome()
-        view.post_message(ResultShown())
+        view.tell(ResultShown())
 
     def replay_ended(self, event: ReplayEnded) -> None:
         if event.generation != self._generation:

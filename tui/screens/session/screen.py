@@ -161,6 +161,12 @@ class SessionScreen(SessionView):
         return self.replays.inferred
 
     @property
+    def notices_pending(self) -> bool:
+        """A controller told the screen something it has not handled yet (what it starts, a
+        replay or the insights, is on its way)."""
+        return self.notices_in_flight > 0
+
+    @property
     def insights_pending(self) -> bool:
         """A replay is shown whose insights are about to start."""
         return self.insights_runner.pending
@@ -201,19 +207,23 @@ class SessionScreen(SessionView):
 
     def on_session_shown(self, event: SessionShown) -> None:
         event.stop()
+        self.notices_in_flight -= 1
         self.start_replay()
         self.tail.start()
 
     def on_replay_wanted(self, event: ReplayWanted) -> None:
         event.stop()
+        self.notices_in_flight -= 1
         self.start_replay()
 
     def on_result_shown(self, event: ResultShown) -> None:
         event.stop()
+        self.notices_in_flight -= 1
         self.insights_runner.result_shown()
 
     def on_inferred_policy_found(self, event: InferredPolicyFound) -> None:
         event.stop()
+        self.notices_in_flight -= 1
         self.set_policy(event.policy)
 
     def start_replay(self) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Input, Label
 
@@ -64,9 +65,17 @@ class SessionView(Screen[str | None]):
         """The file the live tail watches (or will, once the whole of it is read)."""
         self.live_status: str | None = None
         """What the status line says of the live tail in place of "live" (e.g. it stopped)."""
+        self.notices_in_flight = 0
+        """Notices a controller told the screen (:meth:`tell`) that it has not handled yet."""
         self._list: MessageList | None = None
         self._detail: DetailPane | None = None
         self._gauge: TokenGauge | None = None
+
+    def tell(self, notice: Message) -> None:
+        """A controller tells the screen what the others should hear (counted until handled,
+        so that whoever waits for the screen to be idle waits for what the notice starts)."""
+        self.notices_in_flight += 1
+        self.post_message(notice)
 
     # -- layout ----------------------------------------------------------------------------------
 
