@@ -119,7 +119,7 @@ async def settle(pilot: Pilot[ReturnT], rounds: int = 50, *, ignore: tuple[str, 
 def _paint_pending(app: App[ReturnT]) -> bool:
     return any(
         isinstance(screen, SessionScreen)
-        and (screen.after_paint_pending or screen.insights_pending)
+        and (screen.after_paint_pending or screen.notices_pending or screen.insights_pending)
         for screen in app.screen_stack
     )
 

@@ -17,12 +17,14 @@ from typing import ClassVar
 
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.dom import DOMNode
 from textual.widgets import Input
 
 from core.analysis_cache import READ_ONLY_ENV
 from core.formats.file_kind import unreadable_reason
 from core.policy import Policy, PolicyError, resolve_policy
 from tui.commands_palette import CtxscopeCommands
+from tui.keymap import config_path, read_keymap
 from tui.messages import JumpToMessage
 from tui.screen_state import INFERRED
 from tui.screens.help import HelpScreen
@@ -48,9 +50,9 @@ class CtxscopeApp(App[None]):
     DEFAULT_MODE = "picker"
     COMMANDS = App.COMMANDS | {CtxscopeCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("q", "quit", "Quit"),
-        Binding("question_mark", "help", "Help", key_display="?"),
-        Binding("t", "toggle_theme", "Theme", show=False),
+        Binding("q", "quit", "Quit", id="app.quit"),
+        Binding("question_mark", "help", "Help", key_display="?", id="app.help"),
+        Binding("t", "toggle_theme", "Theme", show=False, id="app.toggle-theme"),
     ]
 
     def __init__(
@@ -75,6 +77,7 @@ class CtxscopeApp(App[None]):
         self.policy = policy
         self.live = live
         self._switch_interval = sys.getswitchinterval()
+        self._clashes_told: set[str] = set()
         self.theme = DARK_THEME
         # The picker is the base screen of the app's one mode, not its get_default_screen():
         # Textual loads a mode's screen's own stylesheet (CSS_PATH), not the default screen's.
@@ -88,6 +91,7 @@ class CtxscopeApp(App[None]):
         return not (action in self.TYPED_KEYS and isinstance(self.focused, Input))
 
     def on_mount(self) -> None:
+        self._apply_user_keymap()
         # A CPU-bound worker (loader, replay) holds the interpreter for up to the switch interval
         # at a time; a shorter one lets the UI thread draw a frame between its slices.
         self._switch_interval = sys.getswitchinterval()
@@ -101,6 +105,31 @@ class CtxscopeApp(App[None]):
 
     def on_unmount(self) -> None:
         sys.setswitchinterval(self._switch_interval)
+
+    # -- the user's keymap -------------------------------------------------------------------------
+
+    def _apply_user_keymap(self) -> None:
+        """Apply ``[keymap]`` of the config file (:mod:`tui.keymap`); say what was wrong in it."""
+        keymap = read_keymap(config_path())
+        if keymap.keys:
+            self.set_keymap(keymap.keys)
+        for problem in keymap.problems:
+            self.notify(problem, title="Keymap", severity="warning", timeout=10)
+
+    def handle_bindings_clash(self, clashed_bindings: set[Binding], node: DOMNode) -> None:
+        """A key of the user's keymap took one that another binding had: say so, once."""
+        for binding in clashed_bindings:
+            name = binding.id or binding.action
+            if name in self._clashes_told:
+                continue
+            self._clashes_told.add(name)
+            self.notify(
+                f"{binding.key} now does another binding's action: {name} has no key here "
+                "(change it in [keymap] too)",
+                title="Keymap",
+                severity="warning",
+                timeout=10,
+            )
 
     # -- the terminal going away -------------------------------------------------------------------
 

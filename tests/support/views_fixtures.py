@@ -12,6 +12,8 @@ from textual.message import Message as TextualMessage
 from textual.widget import Widget
 
 from core.policy import Policy, get_preset
+from tui.screens.policy_path_prompt import ask_policy_path
+from tui.widgets.policy_panel import PolicyPanel
 
 
 def compacting_policy(**update: Any) -> Policy:
@@ -37,6 +39,11 @@ class Host(App[None]):
 
     def on_policy_panel_changed(self, message: TextualMessage) -> None:
         self.posted.append(message)
+
+    def on_policy_panel_path_wanted(self, message: PolicyPanel.PathWanted) -> None:
+        # the panel asks its host for a path (the session screen does the same)
+        self.posted.append(message)
+        ask_policy_path(self, message)
 
     def on_jump_to_message(self, message: TextualMessage) -> None:
         self.posted.append(message)

@@ -164,12 +164,12 @@ class CompactionScreen(Screen[None]):
     the replay's compactions with [ and ]."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("r", "rerun", "Run now"),
-        Binding("left_square_bracket", "step(-1)", "Prev", key_display="["),
-        Binding("right_square_bracket", "step(1)", "Next", key_display="]"),
-        Binding("enter", "jump", "Go to msg"),
-        Binding("x", "cancel", "Cancel"),
-        Binding("escape", "back", "Back"),
+        Binding("r", "rerun", "Run now", id="compaction.run-now"),
+        Binding("left_square_bracket", "step(-1)", "Prev", key_display="[", id="compaction.prev"),
+        Binding("right_square_bracket", "step(1)", "Next", key_display="]", id="compaction.next"),
+        Binding("enter", "jump", "Go to msg", id="compaction.jump"),
+        Binding("x", "cancel", "Cancel", id="compaction.cancel"),
+        Binding("escape", "back", "Back", id="compaction.back"),
     ]
 
     SHOW_TIMINGS: ClassVar[bool] = True

@@ -57,12 +57,14 @@ class OverflowScreen(ModalScreen[int | None]):
     """First overflow + top contributors; Enter on a row dismisses with its message_index."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "close", "Close"),
-        Binding("g", "go_to_call", "Go to the call"),
-        Binding("enter", "choose", "Jump to message", show=True, priority=False),
+        Binding("escape", "close", "Close", id="overflow.close"),
+        Binding("g", "go_to_call", "Go to the call", id="overflow.go-to-call"),
+        Binding(
+            "enter", "choose", "Jump to message", show=True, priority=False, id="overflow.jump"
+        ),
         # a modal screen does not pass keys on to the app: its own keys are repeated here
-        Binding("q", "app.quit", "Quit"),
-        Binding("question_mark", "app.help", "Help", key_display="?"),
+        Binding("q", "app.quit", "Quit", id="app.quit"),
+        Binding("question_mark", "app.help", "Help", key_display="?", id="app.help"),
     ]
 
     CSS_PATH = Path(__file__).with_name("overflow.tcss")

@@ -101,16 +101,16 @@ class PickerScreen(Screen[None]):
             self.path = path
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("slash", "focus_filter", "Filter", key_display="/"),
-        Binding("ctrl+o", "focus_path", "Path"),
-        Binding("ctrl+r", "refresh", "Rescan"),
-        Binding("s", "next_sort", "Sort"),
-        Binding("S", "reverse_sort", "Reverse", show=False),
-        Binding("a", "next_agent", "Agent"),
-        Binding("n", "toggle_near", "Near overflow"),
-        Binding("x", "stop", "Stop"),
-        Binding("escape", "clear", "Clear", show=False),
-        Binding("down", "focus_table", "List", show=False),
+        Binding("slash", "focus_filter", "Filter", key_display="/", id="picker.filter"),
+        Binding("ctrl+o", "focus_path", "Path", id="picker.path"),
+        Binding("ctrl+r", "refresh", "Rescan", id="picker.rescan"),
+        Binding("s", "next_sort", "Sort", id="picker.sort"),
+        Binding("S", "reverse_sort", "Reverse", show=False, id="picker.reverse-sort"),
+        Binding("a", "next_agent", "Agent", id="picker.agent"),
+        Binding("n", "toggle_near", "Near overflow", id="picker.near-overflow"),
+        Binding("x", "stop", "Stop", id="picker.stop"),
+        Binding("escape", "clear", "Clear", show=False, id="picker.clear"),
+        Binding("down", "focus_table", "List", show=False, id="picker.list"),
     ]
     TYPED_ACTIONS = frozenset(
         {"focus_filter", "next_sort", "reverse_sort", "next_agent", "toggle_near", "stop"}

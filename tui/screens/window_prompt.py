@@ -16,7 +16,9 @@ class WindowPrompt(ModalScreen[int | None]):
     """Ask for the context window when the session does not record one."""
 
     CSS_PATH = Path(__file__).with_name("window_prompt.tcss")
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss(None)", "Cancel", id="window-prompt.cancel")
+    ]
 
     def __init__(self, model: str | None, current: int | None) -> None:
         super().__init__()

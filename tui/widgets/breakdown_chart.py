@@ -68,10 +68,10 @@ class BreakdownChart(Widget, can_focus=True):
     }
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("left", "move(-1)", "Prev call", show=False),
-        Binding("right", "move(1)", "Next call", show=False),
-        Binding("home", "edge(0)", "First call", show=False),
-        Binding("end", "edge(1)", "Last call", show=False),
+        Binding("left", "move(-1)", "Prev call", show=False, id="breakdown.prev-call"),
+        Binding("right", "move(1)", "Next call", show=False, id="breakdown.next-call"),
+        Binding("home", "edge(0)", "First call", show=False, id="breakdown.first-call"),
+        Binding("end", "edge(1)", "Last call", show=False, id="breakdown.last-call"),
     ]
 
     class CallSelected(Message):

@@ -151,9 +151,9 @@ class DetailPane(StyledScrollView, can_focus=True):
     }
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("m", "more", "More text", show=False),
-        Binding("left", "screen.move_call(-1)", "Prev call", show=False),
-        Binding("right", "screen.move_call(1)", "Next call", show=False),
+        Binding("m", "more", "More text", show=False, id="detail.more"),
+        Binding("left", "screen.move_call(-1)", "Prev call", show=False, id="detail.prev-call"),
+        Binding("right", "screen.move_call(1)", "Next call", show=False, id="detail.next-call"),
     ]
 
     class SlowFactsReady(TextualMessage):

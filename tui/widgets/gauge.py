@@ -112,12 +112,16 @@ class TokenGauge(Widget, can_focus=True):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("left", "move(-1)", "Prev call", show=False),
-        Binding("right", "move(1)", "Next call", show=False),
-        Binding("shift+left", "step(-1)", "Prev call (exact)", show=False),
-        Binding("shift+right", "step(1)", "Next call (exact)", show=False),
-        Binding("home", "edge(0)", "First call", show=False),
-        Binding("end", "edge(1)", "Last call", show=False),
+        Binding("left", "move(-1)", "Prev call", show=False, id="gauge.prev-call"),
+        Binding("right", "move(1)", "Next call", show=False, id="gauge.next-call"),
+        Binding(
+            "shift+left", "step(-1)", "Prev call (exact)", show=False, id="gauge.prev-call-exact"
+        ),
+        Binding(
+            "shift+right", "step(1)", "Next call (exact)", show=False, id="gauge.next-call-exact"
+        ),
+        Binding("home", "edge(0)", "First call", show=False, id="gauge.first-call"),
+        Binding("end", "edge(1)", "Last call", show=False, id="gauge.last-call"),
     ]
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {

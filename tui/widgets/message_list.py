@@ -293,15 +293,15 @@ class MessageList(StyledScrollView, can_focus=True):
     }
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "cursor_up", "Up", show=False),
-        Binding("down,j", "cursor_down", "Down", show=False),
-        Binding("pageup", "page_up", "Page up", show=False),
-        Binding("pagedown", "page_down", "Page down", show=False),
-        Binding("home,g", "first", "First", show=False),
-        Binding("end,G", "last", "Last", show=False),
+        Binding("up,k", "cursor_up", "Up", show=False, id="messages.up"),
+        Binding("down,j", "cursor_down", "Down", show=False, id="messages.down"),
+        Binding("pageup", "page_up", "Page up", show=False, id="messages.page-up"),
+        Binding("pagedown", "page_down", "Page down", show=False, id="messages.page-down"),
+        Binding("home,g", "first", "First", show=False, id="messages.first"),
+        Binding("end,G", "last", "Last", show=False, id="messages.last"),
         # ← / → step through the model calls wherever the focus is (the session screen's)
-        Binding("left", "screen.move_call(-1)", "Prev call", show=False),
-        Binding("right", "screen.move_call(1)", "Next call", show=False),
+        Binding("left", "screen.move_call(-1)", "Prev call", show=False, id="messages.prev-call"),
+        Binding("right", "screen.move_call(1)", "Next call", show=False, id="messages.next-call"),
     ]
 
     class Highlighted(TextualMessage):

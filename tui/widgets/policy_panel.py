@@ -42,7 +42,7 @@ from textual.widgets import Button, Collapsible, Input, Label, Select, Static, S
 
 from core.policy import PRESETS, Policy, PolicyError, get_preset, load_policy, save_policy
 from tui.screen_state import INFERRED, Inferred
-from tui.screens.policy_path_prompt import PolicyPathPrompt
+from tui.screens.policy_path_prompt import PathKind
 from tui.widgets.policy_evidence import evidence_text
 from tui.widgets.policy_fields import (
     PRESERVED_ON_PRESET,
@@ -260,9 +260,24 @@ class PolicyPanel(Widget):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+s", "save", "Save TOML"),
-        Binding("ctrl+o", "load", "Load TOML"),
+        Binding("ctrl+s", "save", "Save TOML", id="policy.save"),
+        Binding("ctrl+o", "load", "Load TOML", id="policy.load"),
     ]
+
+    class PathWanted(Message):
+        """Save or load asked for: whoever hosts the panel asks for a TOML path, then calls
+        :meth:`PolicyPanel.save_to` or :meth:`PolicyPanel.load_from` with it."""
+
+        def __init__(self, panel: PolicyPanel, kind: PathKind) -> None:
+            super().__init__()
+            self.panel = panel
+            self.kind: PathKind = kind
+            """``save`` or ``load``."""
+
+        @property
+        def control(self) -> PolicyPanel:
+            """The panel that asked."""
+            return self.panel
 
     class Changed(Message):
         """Posted on every valid edit (debounced while typing), preset switch or load."""
@@ -636,39 +651,14 @@ class PolicyPanel(Widget):
         return True
 
     def action_save(self) -> None:
-        """Ask for a path and write the policy there as TOML."""
+        """Ask for a path (the screen does, on :class:`PathWanted`) and write the policy there."""
         if self.writes_refused():
             return
-
-        def chosen(path: str | None) -> None:
-            if path:
-                self.save_to(path)
-
-        self.app.push_screen(
-            PolicyPathPrompt(
-                "Save the policy as TOML",
-                f"{self.policy.name or 'policy'}.toml",
-                "Enter saves (replacing an existing file), Esc cancels. "
-                "API keys are never written, only the name of their variable.",
-            ),
-            chosen,
-        )
+        self.post_message(self.PathWanted(self, "save"))
 
     def action_load(self) -> None:
-        """Ask for a path and load a TOML policy from it."""
-
-        def chosen(path: str | None) -> None:
-            if path:
-                self.load_from(path)
-
-        self.app.push_screen(
-            PolicyPathPrompt(
-                "Load a policy from TOML",
-                "",
-                'Enter loads, Esc cancels. A file may start from a preset: base = "pi".',
-            ),
-            chosen,
-        )
+        """Ask for a path (the screen does, on :class:`PathWanted`) and load a policy from it."""
+        self.post_message(self.PathWanted(self, "load"))
 
     def save_to(self, path: str) -> bool:
         """Write the policy to ``path``; a failure (or read-only mode) is a notification.

@@ -1,10 +1,12 @@
-"""The session screen's loading layer: reading the file and showing the session as soon as it can.
+"""The session screen's loading controller: reading the file and showing the session as soon as
+it can.
 
 A file up to :data:`PREVIEW_MIN_BYTES` is read in one go behind a progress box. A bigger one is
 opened in two steps, in the same worker (group ``load``): its first :data:`PREVIEW_BYTES` are
 read and shown (with the progress box shrunk to a strip), then the whole file is read and takes
 the first part's place with the selection kept. Either way, the list is painted first; the
-gauge, the replay and the live tail start right after that first frame.
+gauge starts right after that first frame, and the screen hears :class:`SessionShown` (it starts
+the replay and the live tail).
 
 The reading itself runs in a daemon thread the worker waits on (:func:`abandonable`): a load can
 always be cancelled (``x``, Esc) and the app always quits, even with a read stuck in the kernel.
@@ -17,9 +19,9 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import work
-from textual.app import ComposeResult
 from textual.worker import Worker, get_current_worker
 
 from core.formats import LoadError, load_session, load_session_head
@@ -27,16 +29,21 @@ from core.model.session import Session
 from core.model.write_numbers import format_bytes
 from tui.growing_file import LiveFile
 from tui.screen_state import SessionState, policy_for
+from tui.screens.session.controller import Controller
 from tui.screens.session.heap import freeze_heap
-from tui.screens.session.live_tail import LiveSession
 from tui.screens.session.worker_messages import (
     FirstPartLoaded,
     LoadFailed,
     LoadProgressed,
+    ReplayWanted,
     SessionLoaded,
+    SessionShown,
     Throttle,
 )
 from tui.widgets.load_progress import LoadProgress
+
+if TYPE_CHECKING:
+    from tui.screens.session.view import SessionView
 
 FIRST_PAINT_DELAY_S = 0.05
 """The replay and the gauge start this long after the session is installed: after its first frame."""
@@ -80,38 +87,35 @@ def abandonable(work: Callable[[], None], worker: Worker[None], *, name: str) ->
             return
 
 
-class LoadingSession(LiveSession):
+class SessionLoader(Controller):
     """Opens a session: from a file (read in a worker) or a :class:`Session` given directly."""
 
-    def compose(self) -> ComposeResult:
-        if self._initial_session is None and self.path is not None:
-            # start reading now: mounting the widgets below overlaps with the load
-            self._begin_load(self.path)
-        yield from super().compose()
+    def __init__(self, view: SessionView) -> None:
+        super().__init__(view)
+        self.reading = False
+        """The file is being read (the progress box, or the strip under a first part, shows)."""
+        self.load_seconds: float | None = None
+        self.preview_seconds: float | None = None
+        self.after_paint_pending = False
+        """The gauge and the replay are about to start (right after the first frame)."""
+        self._preview_painted = threading.Event()
+        """Set once the first part is on screen: the rest of the load waits for it (the two would
+        share one interpreter, and the first frame matters more)."""
 
-    def on_mount(self) -> None:
-        self._set_up_widgets()
-        if self._initial_session is not None:
-            self.query_one(LoadProgress).display = False
-            self._install(self._initial_session)
-        elif self.path is not None:
-            self._show_load_progress(self.path)
-        else:
-            self.dismiss("no session to open")
-
-    # -- reading the file ------------------------------------------------------------------------
-
-    def _begin_load(self, path: str) -> None:
-        if self._live_enabled and Path(path).is_file():
+    def begin(self, path: str) -> None:
+        """Start reading ``path`` (from the screen's compose: mounting overlaps with the read)."""
+        view = self.view
+        if view.live_enabled and Path(path).is_file():
             # the offset is taken before reading, so growth during the load is not missed
-            self._live_file = LiveFile(Path(path))
+            view.live_file = LiveFile(Path(path))
         self.reading = True
-        self._load(path, self._window)
+        self._load(path, view.window_asked)
 
-    def _show_load_progress(self, path: str) -> None:
+    def show_progress(self, path: str) -> None:
+        """Show the progress box while the file is read (once the screen is mounted)."""
         if not self.reading:
             return
-        progress = self.query_one(LoadProgress)
+        progress = self.view.query_one(LoadProgress)
         try:
             size: int | None = Path(path).stat().st_size
         except OSError:
@@ -120,13 +124,15 @@ class LoadingSession(LiveSession):
         progress.start(path, size)
         progress.display = True
         self._show_reading(True)
-        self.status.activity(f"loading {format_bytes(size)}…", busy=True)
+        self.view.status.activity(f"loading {format_bytes(size)}…", busy=True)
 
     def _show_reading(self, reading: bool) -> None:
         """While a file is read, the progress box is all there is (toggled per widget: a class
         on the screen would restyle every widget in it, twice per load)."""
-        self.query_one("#gauge-slot").display = not reading
-        self.query_one("#body").display = not reading
+        self.view.query_one("#gauge-slot").display = not reading
+        self.view.query_one("#body").display = not reading
+
+    # -- reading the file ------------------------------------------------------------------------
 
     @work(
         thread=True,
@@ -147,7 +153,7 @@ class LoadingSession(LiveSession):
             if worker.is_cancelled:
                 raise LoadCancelled()  # stops a loader that reports progress, at its next report
             if throttle.ready():
-                self.post_message(LoadProgressed(bytes_read, total_bytes, messages))
+                self.view.post_message(LoadProgressed(bytes_read, total_bytes, messages))
 
         head = self._load_head(path, window)
         started = time.perf_counter()
@@ -157,26 +163,29 @@ class LoadingSession(LiveSession):
         except LoadCancelled:
             return
         except LoadError as exc:
-            self.post_message(LoadFailed(str(exc)))
+            self.view.post_message(LoadFailed(str(exc)))
             return
         except OSError as exc:
-            self.post_message(LoadFailed(f"{path}: cannot read ({exc.strerror or exc})"))
+            self.view.post_message(LoadFailed(f"{path}: cannot read ({exc.strerror or exc})"))
             return
         except Exception as exc:  # a loader bug must not take the UI down
-            self.post_message(LoadFailed(f"{path}: could not load ({type(exc).__name__}: {exc})"))
+            self.view.post_message(
+                LoadFailed(f"{path}: could not load ({type(exc).__name__}: {exc})")
+            )
             return
         seconds = time.perf_counter() - started
         freeze_heap()  # before the UI thread touches it: no full collection on the first frame
         if not worker.is_cancelled:
-            self.post_message(SessionLoaded(session, seconds))
+            self.view.post_message(SessionLoaded(session, seconds))
 
-    def action_cancel(self) -> None:
-        """``x`` while the file is read stops reading it (a first part already shown stays)."""
+    def cancel(self) -> bool:
+        """``x`` while the file is read stops reading it (a first part already shown stays).
+        False when nothing is being read."""
         if not self.reading:
-            super().action_cancel()
-            return
+            return False
         self.workers.cancel_group(self, "load")
-        self.on_load_failed(LoadFailed(f"{self.path}: loading cancelled"))
+        self.load_failed(LoadFailed(f"{self.view.path}: loading cancelled"))
+        return True
 
     def _load_head(self, path: str, window: int | None) -> Session | None:
         """Read and post the first part of a big file (in the load worker, before the rest)."""
@@ -192,113 +201,120 @@ class LoadingSession(LiveSession):
             return None
         if head is not None and head.messages and not get_current_worker().is_cancelled:
             self._preview_painted.clear()
-            self.post_message(FirstPartLoaded(head, time.perf_counter() - started))
+            self.view.post_message(FirstPartLoaded(head, time.perf_counter() - started))
             self._preview_painted.wait(PREVIEW_PAINT_WAIT_S)
         return head
 
-    def on_load_progressed(self, event: LoadProgressed) -> None:
+    def load_progressed(self, event: LoadProgressed) -> None:
         if self.reading:
-            self.query_one(LoadProgress).update_progress(
+            self.view.query_one(LoadProgress).update_progress(
                 event.bytes_read, event.total_bytes, event.messages
             )
 
-    def on_load_failed(self, event: LoadFailed) -> None:
+    def load_failed(self, event: LoadFailed) -> None:
+        view = self.view
         self.reading = False
         self._show_reading(False)
-        if self.partial and self.state is not None:
+        if view.partial and view.state is not None:
             # the first part is shown: keep it (and say it is only that) rather than lose it
-            self.partial = False
-            self.query_one(LoadProgress).display = False
+            view.partial = False
+            view.query_one(LoadProgress).display = False
             self.app.notify(
-                f"{event.error}. Showing only the first {self.state.message_count:,} messages.",
+                f"{event.error}. Showing only the first {view.state.message_count:,} messages.",
                 title="Could not read the whole session",
                 severity="error",
                 timeout=10,
             )
-            self.live_status = "first part only"
-            self.refresh_bindings()
-            self._refresh_chrome()
-            self.start_replay()
+            view.live_status = "first part only"
+            view.refresh_bindings()
+            view.refresh_chrome()
+            view.tell(ReplayWanted())
             return
         self.app.notify(event.error, title="Cannot open session", severity="error", timeout=8)
-        self.dismiss(event.error)
+        view.dismiss(event.error)
 
     # -- a big file in two steps -------------------------------------------------------------------
 
-    def on_first_part_loaded(self, event: FirstPartLoaded) -> None:
-        if not self.reading or self.state is not None:
+    def first_part_loaded(self, event: FirstPartLoaded) -> None:
+        view = self.view
+        if not self.reading or view.state is not None:
             self._preview_painted.set()
             return
-        self.partial = True
+        view.partial = True
         self.preview_seconds = event.seconds
         self._show_reading(False)
-        self.query_one(LoadProgress).add_class("-strip")
-        self.query_one(LoadProgress).showing_part(len(event.session.messages))
-        self._install(event.session)
-        self.call_after_refresh(self._preview_painted.set)
+        view.query_one(LoadProgress).add_class("-strip")
+        view.query_one(LoadProgress).showing_part(len(event.session.messages))
+        self.install(event.session)
+        view.call_after_refresh(self._preview_painted.set)
 
-    def on_session_loaded(self, event: SessionLoaded) -> None:
+    def session_loaded(self, event: SessionLoaded) -> None:
         if not self.reading:
             return  # cancelled meanwhile
+        view = self.view
         self.reading = False
         self._show_reading(False)
         self.load_seconds = event.seconds
-        self.query_one(LoadProgress).display = False
-        if self.partial and self.state is not None:
+        view.query_one(LoadProgress).display = False
+        if view.partial and view.state is not None:
             self._complete(event.session)
         else:
-            self._install(event.session)
+            self.install(event.session)
 
     def _complete(self, session: Session) -> None:
         """The whole file is read: it takes the place of its first part (selection kept)."""
-        self.partial = False
-        self.apply_grown_session(session, replay=False)
-        selected = self.message_list.selected_message
+        view = self.view
+        view.partial = False
+        view.apply_grown_session(session)
+        selected = view.message_list.selected_message
         if selected is not None:
             # the first part's last messages may have changed (a reply cut by the head)
-            self.detail.show(selected, force=True)
-        self.refresh_bindings()
+            view.detail.show(selected, force=True)
+        view.refresh_bindings()
         self._first_look(session)
         self.after_paint_pending = True
-        self.set_timer(FIRST_PAINT_DELAY_S, lambda: self._after_complete(session))
+        view.set_timer(FIRST_PAINT_DELAY_S, lambda: self._after_complete(session))
 
     def _after_complete(self, session: Session) -> None:
         self.after_paint_pending = False
-        if self.state is None or self.state.session is not session:
+        state = self.view.state
+        if state is None or state.session is not session:
             return
-        self.start_replay()
-        self._start_live()
+        self.view.tell(SessionShown(session))
 
     # -- showing the session -----------------------------------------------------------------------
 
-    def _install(self, session: Session) -> None:
-        policy = policy_for(session, self._initial_policy)
-        if self._window is not None and session.context_window != self._window:
-            session.context_window = self._window
+    def install(self, session: Session) -> None:
+        """Show ``session`` (a first part, the whole file or a session given directly)."""
+        view = self.view
+        policy = policy_for(session, view.initial_policy)
+        window = view.window_asked
+        if window is not None and session.context_window != window:
+            session.context_window = window
             session.window_source = "user"
-        self.state = SessionState(session, policy)
-        self.refresh_bindings()
-        self.message_list.set_state(self.state)
-        self.detail.set_state(self.state)
-        self._refresh_chrome()
+        view.state = SessionState(session, policy)
+        view.refresh_bindings()
+        view.message_list.set_state(view.state)
+        view.detail.set_state(view.state)
+        view.refresh_chrome()
         if session.messages:
-            self.message_list.select_message(0)
-            self.detail.show(0)
+            view.message_list.select_message(0)
+            view.detail.show(0)
         else:
             self.app.notify(
-                f"{self.display_name}: this session has no messages", severity="warning"
+                f"{view.display_name}: this session has no messages", severity="warning"
             )
-        self.message_list.focus()
-        if not self.partial:
+        view.message_list.focus()
+        if not view.partial:
             self._first_look(session)
         # Paint the list first; the gauge, the replay and the watcher start right after, so a
         # CPU-bound replay thread never delays the first frame.
         self.after_paint_pending = True
-        self.set_timer(FIRST_PAINT_DELAY_S, lambda: self._after_first_paint(session))
+        view.set_timer(FIRST_PAINT_DELAY_S, lambda: self._after_first_paint(session))
 
     def _first_look(self, session: Session) -> None:
         """What the user should know about a session as soon as it is all read."""
-        state = self.state
+        state = self.view.state
         policy = state.policy if state is not None else None
         if not session.context_window and not (policy and policy.context_window):
             self.app.notify(
@@ -313,19 +329,19 @@ class LoadingSession(LiveSession):
                 self.app.notify(diagnostic.message, title="Loader", severity="warning")
 
     def _after_first_paint(self, session: Session) -> None:
-        state = self.state
+        view = self.view
+        state = view.state
         if state is None:
             self.after_paint_pending = False
             return
         if state.session is not session:
             return  # replaced meanwhile (the whole file after its first part): not ours
-        if not self.message_list.painted and self.is_current:
+        if not view.message_list.painted and view.is_current:
             # the first frame is not out yet (a big session takes a while to lay out)
-            self.set_timer(FIRST_PAINT_DELAY_S, lambda: self._after_first_paint(session))
+            view.set_timer(FIRST_PAINT_DELAY_S, lambda: self._after_first_paint(session))
             return
         self.after_paint_pending = False
-        self.gauge.update_result(session, None)
-        if self.partial:
+        view.gauge.update_result(session, None)
+        if view.partial:
             return  # replay and live tail wait for the whole file
-        self.start_replay()
-        self._start_live()
+        view.tell(SessionShown(session))

@@ -1,8 +1,11 @@
-"""The session screen: its keys, and what they open (overflow, compaction, search).
+"""The session screen: its keys, what they open (overflow, compaction, search, the policy panel),
+and the controllers it owns.
 
-The layers below hold the rest: :mod:`.view` (state, widgets, selection), :mod:`.replaying`
-(the replay worker, the policy and the window), :mod:`.live_tail` (following a growing file) and
-:mod:`.loading` (reading the file, a big one in two steps).
+:mod:`.view` holds the state and the widgets (the screen's one base class). Four controllers,
+each a hidden widget given the view, run the workers: :mod:`.loading` (reading the file, a big one
+in two steps), :mod:`.live_tail` (following a growing file), :mod:`.replaying` (the replay) and
+:mod:`.insights` (breakdown, cost and compaction reports). The screen calls them; they tell it
+what happened with messages (:mod:`.worker_messages`), which it passes on to the others.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from textual import on, work
+from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Input
 from textual.worker import get_current_worker
@@ -18,18 +22,47 @@ from textual.worker import get_current_worker
 from core.formats.subagents import child_paths
 from core.model.session import Session
 from core.model.tokens import message_text
+from core.policy import Policy
+from tui.screen_state import Inferred, policy_for
 from tui.screens.overflow import OverflowScreen
-from tui.screens.session.loading import LoadingSession
-from tui.screens.session.worker_messages import SearchDone
+from tui.screens.policy_path_prompt import ask_policy_path
+from tui.screens.session.insights import InsightsRunner
+from tui.screens.session.live_tail import LiveTail
+from tui.screens.session.loading import SessionLoader
+from tui.screens.session.replaying import ReplayRunner
+from tui.screens.session.view import SessionView
+from tui.screens.session.worker_messages import (
+    FirstPartLoaded,
+    InferredPolicyFound,
+    InsightsReady,
+    LiveProblem,
+    LiveReloaded,
+    LoadFailed,
+    LoadProgressed,
+    ReplayDone,
+    ReplayEnded,
+    ReplayProgressed,
+    ReplayWanted,
+    ResultShown,
+    SearchDone,
+    SessionLoaded,
+    SessionShown,
+)
+from tui.screens.window_prompt import WindowPrompt
+from tui.widgets.breakdown_chart import BreakdownChart
+from tui.widgets.load_progress import LoadProgress
+from tui.widgets.policy_panel import PolicyPanel
+from tui.widgets.session_header import SessionHeader
 
 
-class SessionScreen(LoadingSession):
+class SessionScreen(SessionView):
     """One session: list, gauge, detail, policy. Dismisses with an error text if it cannot load.
 
-    It owns the workers: loading (``load``), replaying (``replay``, one at a time, cancellable
-    with a ``threading.Event``), searching (``search``), and the live tail (``live`` watches,
-    ``live-load`` reloads). Widgets post messages here; the screen updates the shared
-    :class:`~tui.screen_state.SessionState` and tells each widget to redraw.
+    Its controllers run the workers: loading (``load``), replaying (``replay``, one at a time,
+    cancellable with a ``threading.Event``), the insights (``insights``) and the live tail
+    (``live`` watches, ``live-load`` reloads); the screen itself searches (``search``). Widgets
+    and controllers post messages here; the shared :class:`~tui.screen_state.SessionState` is updated
+    and each widget told to redraw.
     """
 
     CSS_PATH = Path(__file__).with_name("session.tcss")
@@ -37,29 +70,174 @@ class SessionScreen(LoadingSession):
     VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]  # noqa: RUF012 (Screen declares it)
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("o", "overflow", "Overflow"),
-        Binding("c", "compaction", "Compact"),
-        Binding("p", "toggle_policy", "Policy"),
-        Binding("b", "toggle_breakdown", "Breakdown"),
+        Binding("o", "overflow", "Overflow", id="session.overflow"),
+        Binding("c", "compaction", "Compact", id="session.compaction"),
+        Binding("p", "toggle_policy", "Policy", id="session.policy"),
+        Binding("b", "toggle_breakdown", "Breakdown", id="session.breakdown"),
         Binding(
-            "left_square_bracket", "prev_compaction", "Prev compaction", key_display="[", show=False
+            "left_square_bracket",
+            "prev_compaction",
+            "Prev compaction",
+            key_display="[",
+            show=False,
+            id="session.prev-compaction",
         ),
-        Binding("right_square_bracket", "next_compaction", "Compaction", key_display="]"),
-        Binding("slash", "search", "Search", key_display="/"),
-        Binding("n", "next_match", "Next match", show=False),
-        Binding("N", "prev_match", "Prev match", show=False),
-        Binding("f", "follow", "Follow"),
-        Binding("w", "set_window", "Window", show=False),
-        Binding("x", "cancel", "Cancel", show=False),
-        Binding("tab", "app.focus_next", "Focus", show=False),
+        Binding(
+            "right_square_bracket",
+            "next_compaction",
+            "Compaction",
+            key_display="]",
+            id="session.next-compaction",
+        ),
+        Binding("slash", "search", "Search", key_display="/", id="session.search"),
+        Binding("n", "next_match", "Next match", show=False, id="session.next-match"),
+        Binding("N", "prev_match", "Prev match", show=False, id="session.prev-match"),
+        Binding("f", "follow", "Follow", id="session.follow"),
+        Binding("w", "set_window", "Window", show=False, id="session.window"),
+        Binding("x", "cancel", "Cancel", show=False, id="session.cancel"),
+        Binding("tab", "app.focus_next", "Focus", show=False, id="session.focus-next"),
         Binding("a", "subagents", "Sub-agents", id="session.subagents"),
-        Binding("escape", "back", "Back"),
+        Binding("escape", "back", "Back", id="session.back"),
     ]
+
+    def __init__(
+        self,
+        path: str | None = None,
+        *,
+        session: Session | None = None,
+        window: int | None = None,
+        policy: Policy | None = None,
+        live: bool = True,
+    ) -> None:
+        super().__init__(path, session=session, window=window, policy=policy, live=live)
+        self.loader = SessionLoader(self)
+        self.tail = LiveTail(self)
+        self.replays = ReplayRunner(self)
+        self.insights_runner = InsightsRunner(self)
+
+    def compose(self) -> ComposeResult:
+        if self.initial_session is None and self.path is not None:
+            # start reading now: mounting the widgets below overlaps with the load
+            self.loader.begin(self.path)
+        yield from super().compose()
+        # they draw nothing: mounted so that their workers end with the screen
+        yield from (self.loader, self.tail, self.replays, self.insights_runner)
+
+    def on_mount(self) -> None:
+        self.set_up_widgets()
+        if self.initial_session is not None:
+            self.query_one(LoadProgress).display = False
+            self.loader.install(self.initial_session)
+        elif self.path is not None:
+            self.loader.show_progress(self.path)
+        else:
+            self.dismiss("no session to open")
+
+    # -- what the controllers know -----------------------------------------------------------------
+
+    @property
+    def reading(self) -> bool:
+        """The file is being read."""
+        return self.loader.reading
+
+    @property
+    def load_seconds(self) -> float | None:
+        return self.loader.load_seconds
+
+    @property
+    def preview_seconds(self) -> float | None:
+        return self.loader.preview_seconds
+
+    @property
+    def after_paint_pending(self) -> bool:
+        """The gauge and the replay are about to start (right after the first frame)."""
+        return self.loader.after_paint_pending
+
+    @property
+    def replay_seconds(self) -> float | None:
+        return self.replays.replay_seconds
+
+    @property
+    def inferred(self) -> Inferred | None:
+        """The threshold the session's own compactions show, and the ``inferred`` policy."""
+        return self.replays.inferred
+
+    @property
+    def notices_pending(self) -> bool:
+        """A controller told the screen something it has not handled yet (what it starts, a
+        replay or the insights, is on its way)."""
+        return self.notices_in_flight > 0
+
+    @property
+    def insights_pending(self) -> bool:
+        """A replay is shown whose insights are about to start."""
+        return self.insights_runner.pending
+
+    # -- what the workers bring, to the controller that ran them ----------------------------------
+
+    def on_load_progressed(self, event: LoadProgressed) -> None:
+        self.loader.load_progressed(event)
+
+    def on_first_part_loaded(self, event: FirstPartLoaded) -> None:
+        self.loader.first_part_loaded(event)
+
+    def on_session_loaded(self, event: SessionLoaded) -> None:
+        self.loader.session_loaded(event)
+
+    def on_load_failed(self, event: LoadFailed) -> None:
+        self.loader.load_failed(event)
+
+    def on_live_reloaded(self, event: LiveReloaded) -> None:
+        self.tail.live_reloaded(event)
+
+    def on_live_problem(self, event: LiveProblem) -> None:
+        self.tail.live_problem(event)
+
+    def on_replay_progressed(self, event: ReplayProgressed) -> None:
+        self.replays.replay_progressed(event)
+
+    def on_replay_done(self, event: ReplayDone) -> None:
+        self.replays.replay_done(event)
+
+    def on_replay_ended(self, event: ReplayEnded) -> None:
+        self.replays.replay_ended(event)
+
+    def on_insights_ready(self, event: InsightsReady) -> None:
+        self.insights_runner.insights_ready(event)
+
+    # -- what the controllers say, to the others -----------------------------------------------------
+
+    def on_session_shown(self, event: SessionShown) -> None:
+        event.stop()
+        self.notices_in_flight -= 1
+        self.start_replay()
+        self.tail.start()
+
+    def on_replay_wanted(self, event: ReplayWanted) -> None:
+        event.stop()
+        self.notices_in_flight -= 1
+        self.start_replay()
+
+    def on_result_shown(self, event: ResultShown) -> None:
+        event.stop()
+        self.notices_in_flight -= 1
+        self.insights_runner.result_shown()
+
+    def on_inferred_policy_found(self, event: InferredPolicyFound) -> None:
+        event.stop()
+        self.notices_in_flight -= 1
+        self.set_policy(event.policy)
+
+    def start_replay(self) -> None:
+        """Re-run the replay for the current session and policy (cancelling a running one)."""
+        self.replays.start()
+
+    # -- keys ----------------------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Hide what does not apply: follow without a live file; greyed while nothing is loaded."""
         if action == "follow":  # the tail is watched once the whole file is read
-            return self._live_file is not None and not self.partial
+            return self.live_file is not None and not self.partial
         if action in ("overflow", "compaction", "next_compaction", "prev_compaction"):
             if self.partial:  # they need the replay of the whole session
                 return None
@@ -91,7 +269,7 @@ class SessionScreen(LoadingSession):
         # imported on first use: it brings the compaction engine and the LLM clients (~60 ms)
         from tui.screens.compaction import CompactionScreen
 
-        replayer = self._replayer if self._replayer_session is state.session else None
+        replayer = self.replays.replayer_for(state.session)
         self.app.push_screen(
             CompactionScreen(
                 state.session,
@@ -196,7 +374,7 @@ class SessionScreen(LoadingSession):
         state.set_matches(event.text, event.matches)
         self.message_list.restyle()
         self.status.show(state)
-        self._show_activity()
+        self.show_activity()
         if not event.matches:
             self.app.notify(f"No message contains “{event.text}”.", timeout=3)
             return
@@ -239,7 +417,105 @@ class SessionScreen(LoadingSession):
             return
         self.dismiss(None)
 
-    def on_unmount(self) -> None:
-        self._live_stop.set()
-        if self._replay_cancel is not None:
-            self._replay_cancel.set()
+    def action_cancel(self) -> None:
+        """``x``: stop reading the file, or else the running replay."""
+        if not self.loader.cancel():
+            self.replays.cancel()
+
+    def action_follow(self) -> None:
+        self.tail.toggle_follow()
+
+    # -- the breakdown band ----------------------------------------------------------------------
+
+    def action_toggle_breakdown(self) -> None:
+        """Show (or hide) the breakdown band under the gauge."""
+        slot = self.query_one("#breakdown-slot")
+        slot.display = not slot.display
+        if slot.display:
+            state = self.state
+            if state is not None and state.insights is None:
+                self.app.notify("Working out the breakdown…", timeout=2)
+            self.show_breakdown_call(self.gauge.selected_call)
+        elif self.focused is self.query_one("#breakdown-chart"):
+            self.message_list.focus()
+
+    def on_breakdown_chart_call_selected(self, event: BreakdownChart.CallSelected) -> None:
+        event.stop()
+        state = self.state
+        if state is None:
+            return
+        index = state.message_for_call(event.call_index)
+        if index is not None:
+            self.select_message(index)
+
+    # -- the policy and the window ---------------------------------------------------------------
+
+    def set_policy(self, policy: Policy, *, update_panel: bool = True) -> None:
+        """Make ``policy`` the active one and replay under it."""
+        state = self.state
+        if state is None:
+            self.initial_policy = policy
+            return
+        resolved = policy_for(state.session, policy)  # the agent's preset follows its version
+        if resolved is not policy:
+            policy, update_panel = resolved, True
+        state.policy = policy
+        if update_panel:
+            panel = self.policy_panel()
+            if panel is not None:
+                panel.set_policy(policy)
+        self.query_one(SessionHeader).show(state, self.display_name)
+        self.start_replay()
+
+    def on_policy_panel_changed(self, event: PolicyPanel.Changed) -> None:
+        event.stop()
+        self.set_policy(event.policy, update_panel=False)
+
+    def on_policy_panel_path_wanted(self, event: PolicyPanel.PathWanted) -> None:
+        """The panel's save / load: the path is asked for here, then handed back to the panel."""
+        event.stop()
+        ask_policy_path(self.app, event)
+
+    def action_toggle_policy(self) -> None:
+        """Show the policy panel in the detail pane's place (or put the detail pane back)."""
+        self._show_policy(not self.query_one("#policy-slot").display)
+
+    def _show_policy(self, show: bool) -> None:
+        if show and self.state is not None and self.policy_panel() is None:
+            self._mount_policy_panel(self.state.policy)
+            panel = self.policy_panel()
+            if panel is not None and self.state.result is not None:
+                panel.show_evidence(self.state.result, self.inferred)
+        self.query_one("#policy-slot").display = show
+        self.detail.display = not show
+        if show:
+            panel = self.policy_panel()
+            if panel is not None:
+                self.call_after_refresh(panel.focus)
+        else:
+            self.message_list.focus()
+
+    def _mount_policy_panel(self, policy: Policy) -> None:
+        """Mount the policy panel (on first use: it costs a few hundred ms to build)."""
+        existing = self.policy_panel()
+        if existing is not None:
+            existing.set_policy(policy)
+            return
+        native = policy_for(self.state.session, None) if self.state is not None else None
+        self.query_one("#policy-slot").mount(PolicyPanel(policy, native=native, id="policy-panel"))
+
+    def action_set_window(self) -> None:
+        state = self.state
+        if state is None:
+            return
+
+        def apply(value: int | None) -> None:
+            if value and self.state is not None:
+                self.state.session.context_window = value
+                self.state.session.window_source = "user"
+                # the replayer caches results per policy, and the session itself changed
+                self.replays.forget_replayer()
+                self.refresh_chrome()
+                self.start_replay()
+
+        self.app.push_screen(WindowPrompt(state.session.model, state.window), apply)

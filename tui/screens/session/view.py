@@ -1,16 +1,16 @@
-"""The session screen's first layer: its state, its widgets, and selecting a message in all of them.
+"""The session screen's view: its state, its widgets, and selecting a message in all of them.
 
-Nothing here starts a worker; the layers above (replaying, live tail, loading) do.
+Nothing here starts a worker: the screen's controllers (loading, live tail, replaying, insights)
+do, and they show what their workers bring through this view.
 """
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Input, Label
 
@@ -18,7 +18,7 @@ from core.model.session import Session
 from core.policy import Policy
 from tui.growing_file import LiveFile
 from tui.messages import JumpToMessage
-from tui.screen_state import INFERRED, Inferred, SessionState
+from tui.screen_state import SessionState
 from tui.widgets.breakdown_call import BreakdownCall
 from tui.widgets.breakdown_chart import BreakdownChart
 from tui.widgets.detail import DetailPane
@@ -29,9 +29,6 @@ from tui.widgets.message_list import MessageList
 from tui.widgets.policy_panel import PolicyPanel
 from tui.widgets.session_header import SessionHeader
 from tui.widgets.status_line import StatusLine
-
-if TYPE_CHECKING:
-    from core.replay import Replayer
 
 
 class SessionView(Screen[str | None]):
@@ -48,41 +45,37 @@ class SessionView(Screen[str | None]):
     ) -> None:
         super().__init__()
         self.path = path if path is not None else (session.path if session else None)
-        self._initial_session = session
-        self._window = window
-        self._initial_policy = policy
-        self._live_enabled = live
+        self.initial_session = session
+        """The session given directly (no file to read)."""
+        self.window_asked = window
+        """The context window asked for on the command line (``--window``), if any."""
+        self.initial_policy = policy
+        """The policy to open with (``--policy``); None: the agent's preset."""
+        self.live_enabled = live
+        """Follow the file as it grows (``--no-live`` turns it off)."""
         self.state: SessionState | None = None
-        self.load_seconds: float | None = None
-        self.replay_seconds: float | None = None
+        # -- what the chrome shows; the controllers set it ---------------------------------------
         self.replaying = False
-        self.reading = False
+        """A replay runs (set by the replay controller)."""
         self.partial = False
         """What is shown is the first part of the file; the rest is still being read."""
-        self.preview_seconds: float | None = None
-        self._preview_painted = threading.Event()
-        """Set once the first part is on screen: the rest of the load waits for it (the two would
-        share one interpreter, and the first frame matters more)."""
-        self.after_paint_pending = False
-        """The gauge and the replay are about to start (right after the first frame)."""
         self.follow = False
-        self._generation = 0
-        self._replay_cancel: threading.Event | None = None
-        self._replay_lock = threading.Lock()
-        self._replayer: Replayer | None = None
-        self._replayer_session: Session | None = None
-        self.inferred: Inferred | None = None
-        """The threshold the session's own compactions show, and the ``inferred`` policy (after
-        the first replay)."""
-        self._want_inferred = policy is not None and policy.name == INFERRED
-        """``--policy inferred``: the session opens under its agent's preset, then switches to
-        the inferred policy once the first replay has worked it out."""
-        self._live_file: LiveFile | None = None
-        self._live_stop = threading.Event()
+        """The list follows the end of a live file (``f``)."""
+        self.live_file: LiveFile | None = None
+        """The file the live tail watches (or will, once the whole of it is read)."""
         self.live_status: str | None = None
+        """What the status line says of the live tail in place of "live" (e.g. it stopped)."""
+        self.notices_in_flight = 0
+        """Notices a controller told the screen (:meth:`tell`) that it has not handled yet."""
         self._list: MessageList | None = None
         self._detail: DetailPane | None = None
         self._gauge: TokenGauge | None = None
+
+    def tell(self, notice: Message) -> None:
+        """A controller tells the screen what the others should hear (counted until handled,
+        so that whoever waits for the screen to be idle waits for what the notice starts)."""
+        self.notices_in_flight += 1
+        self.post_message(notice)
 
     # -- layout ----------------------------------------------------------------------------------
 
@@ -104,7 +97,7 @@ class SessionView(Screen[str | None]):
         yield StatusLine(id="status")
         yield KeysFooter(compact=True)
 
-    def _set_up_widgets(self) -> None:
+    def set_up_widgets(self) -> None:
         """What every session screen does once mounted, before a session is shown."""
         self.message_list.cursor_moved = self._cursor_moved
         self.query_one("#search-bar").display = False
@@ -134,7 +127,7 @@ class SessionView(Screen[str | None]):
             self._gauge = self.query_one("#gauge", TokenGauge)
         return self._gauge
 
-    def _panel(self) -> PolicyPanel | None:
+    def policy_panel(self) -> PolicyPanel | None:
         panels = self.query("#policy-panel").results(PolicyPanel)
         return next(panels, None)
 
@@ -148,12 +141,12 @@ class SessionView(Screen[str | None]):
 
     # -- the header and the status line -------------------------------------------------------------
 
-    def _refresh_chrome(self) -> None:
+    def refresh_chrome(self) -> None:
         self.query_one(SessionHeader).show(self.state, self.display_name)
         self.status.show(self.state)
-        self._show_activity()
+        self.show_activity()
 
-    def _show_activity(self) -> None:
+    def show_activity(self) -> None:
         if self.partial:
             self.status.activity("first part · reading the rest…", busy=True)
             return
@@ -163,7 +156,7 @@ class SessionView(Screen[str | None]):
         parts = []
         if self.live_status:
             parts.append(self.live_status)
-        elif self._live_file is not None:
+        elif self.live_file is not None:
             parts.append("● following" if self.follow else "○ live")
         self.status.activity(" · ".join(parts))
 
@@ -172,12 +165,12 @@ class SessionView(Screen[str | None]):
     def _cursor_moved(self, message_index: int) -> None:
         """The list's cursor moved (called in the same pass as the key: one frame for all)."""
         self.detail.show(message_index)
-        self._sync_gauge(message_index)
+        self.sync_gauge(message_index)
 
     def on_message_list_highlighted(self, event: MessageList.Highlighted) -> None:
         event.stop()  # already handled by _cursor_moved
 
-    def _sync_gauge(self, message_index: int | None) -> None:
+    def sync_gauge(self, message_index: int | None) -> None:
         state = self.state
         if state is None or message_index is None or state.result is None:
             return
@@ -224,4 +217,38 @@ class SessionView(Screen[str | None]):
         self.message_list.select_message(index, center=center)
         self.detail.show(index)
         if sync_gauge:
-            self._sync_gauge(index)
+            self.sync_gauge(index)
+
+    def apply_grown_session(self, session: Session) -> None:
+        """Show ``session`` (the file read again, longer) in place of the shown one: the selection
+        is kept, and the end followed when asked (``f``) or when it was selected.
+
+        The list keeps its rows and cursor; rows beyond the old count are appended and the last
+        old row is repainted (a format that writes one message over several lines may have
+        extended it). The replay is the caller's to start.
+        """
+        state = self.state
+        if state is None:
+            return
+        old_count = state.message_count
+        was_at_end = self.message_list.at_end
+        selected = self.message_list.selected_message
+        previous = state.session
+        if previous.context_window and (
+            session.context_window is None or previous.window_source == "user"
+        ):  # keep a window the user set (w) or one the first load had
+            session.context_window = previous.context_window
+            session.window_source = previous.window_source
+        state.session = session
+        state.rebuild()
+        self.message_list.rows_changed()
+        new_count = state.message_count
+        if (self.follow or was_at_end) and new_count:
+            self.message_list.select_message(new_count - 1)
+            self.detail.show(new_count - 1, force=True)
+        elif selected is not None and selected < new_count:
+            self.message_list.select_message(selected)
+            if selected >= old_count - 1:
+                self.detail.show(selected, force=True)
+        self.gauge.update_result(session, state.result)
+        self.refresh_chrome()

@@ -1,7 +1,10 @@
-"""What the session screen's workers post back to it, and how often they report progress.
+"""What the session screen's workers post back, what its controllers tell the screen, and how
+often the workers report progress.
 
 Each worker runs in its own thread (or, for the live tail, as an async task) and never touches a
-widget: it posts one of these and the screen handles it on the UI thread.
+widget: it posts one of these to the screen, which hands it, on the UI thread, to the controller
+that started the worker (the search's it handles itself). The messages at the end go from a
+controller to the screen, which passes them on to the controllers concerned.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 from core.model.session import Session
+from core.policy import Policy
 from tui.screen_state import Inferred
 
 if TYPE_CHECKING:
@@ -151,3 +155,30 @@ class LiveProblem(Message):
         super().__init__()
         self.text = text
         self.stop_tail = stop_tail
+
+
+# -- from the controllers to the screen -----------------------------------------------------------
+
+
+class SessionShown(Message):
+    """The whole session is on screen (its first frame painted): replay it and follow its file."""
+
+    def __init__(self, session: Session) -> None:
+        super().__init__()
+        self.session = session
+
+
+class ReplayWanted(Message):
+    """What is shown changed (the file grew, or only its first part could be read): replay it."""
+
+
+class ResultShown(Message):
+    """A replay result is on screen: its insights are to be worked out."""
+
+
+class InferredPolicyFound(Message):
+    """The first replay worked out the ``inferred`` policy asked for on the command line."""
+
+    def __init__(self, policy: Policy) -> None:
+        super().__init__()
+        self.policy = policy
