@@ -16,7 +16,7 @@ import click
 
 from core.diagnosis import diagnose
 from core.html_report import render_html
-from core.output_file import OutputExists, write_new
+from core.output_file import OutputRefused, destination, write_new
 from core.report import analysis_report
 from tui.commands._options import replay_options
 from tui.render import fail, load_or_fail, replay_with_progress, replayer_of
@@ -38,8 +38,11 @@ def report(
 ) -> None:
     """Write the session at PATH as one self-contained HTML page."""
     target = None if output == "-" else Path(output)
-    if target is not None and target.exists() and not force:
-        fail("report", str(OutputExists(target)))
+    if target is not None:
+        try:
+            destination(target, force)
+        except OutputRefused as exc:
+            fail("report", str(exc))
     session, policy = load_or_fail("report", path, window=window, policy_spec=policy_spec)
     result = replay_with_progress(session, policy)
     diagnosis = diagnose(session, result)
@@ -53,7 +56,7 @@ def report(
         return
     try:
         write_new(target, page, overwrite=force)
-    except OutputExists as exc:
+    except OutputRefused as exc:
         fail("report", str(exc))
     except OSError as exc:
         fail("report", f"{target}: cannot write ({exc.strerror or exc})")
