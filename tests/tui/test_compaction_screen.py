@@ -10,7 +10,7 @@ import pytest
 from sessions import growing_session
 from textual.pilot import Pilot
 from textual.widgets import Markdown, Static
-from tui_harness import HeldSummarizer
+from tui_harness import HeldSummarizer, until
 from views_fixtures import Host, compacting_policy
 
 from core.models import Session
@@ -48,10 +48,7 @@ async def opened(
 async def _summary_shown(pilot: Pilot[None], screen: CompactionScreen) -> str:
     """The Markdown source once it shows the screen's summary (drawing is deferred a little)."""
     markdown = screen.query_one("#cs-summary", Markdown)
-    for _ in range(100):
-        if markdown.source == screen.summary_text:
-            break
-        await pilot.pause(0.02)
+    await until(pilot, lambda: markdown.source == screen.summary_text, "the summary drawn")
     return markdown.source
 
 
@@ -118,10 +115,7 @@ async def test_the_summary_streams_in_and_x_cancels() -> None:
         pilot,
         screen,
     ):
-        for _ in range(40):
-            await pilot.pause(0.05)
-            if "parser" in screen.summary_text:
-                break
+        await until(pilot, lambda: "parser" in screen.summary_text, "the summary streamed")
         assert screen.status == "running"
         assert screen.summary_text == "## Goal\n\n- fix the parser\n"
         await pilot.press("x")

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from claude_jsonl import write_claude_session
 from textual.pilot import Pilot
-from tui_harness import HeldLoad, settle
+from tui_harness import HeldLoad, settle, until
 
 import tui.screens.session.loading as loading_module
 from core.formats import LoadError, load_session, load_session_head
@@ -39,12 +39,8 @@ def _session_screen(app: CtxscopeApp) -> SessionScreen:
     return screen
 
 
-async def _wait_for(pilot: Pilot[None], condition: Callable[[], bool], rounds: int = 200) -> None:
-    for _ in range(rounds):
-        if condition():
-            return
-        await pilot.pause(0.01)
-    raise AssertionError("condition not reached")
+async def _wait_for(pilot: Pilot[None], condition: Callable[[], bool]) -> None:
+    await until(pilot, condition, "the condition")
 
 
 async def test_first_part_is_usable_while_the_rest_loads(

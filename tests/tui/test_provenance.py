@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import pytest
 from textual.widgets import Input, Static, Switch
+from tui_harness import until
 
 from core.formats import load_session
 from core.models import WindowChange
@@ -179,7 +180,9 @@ async def test_editing_a_threshold_turns_the_evidence_off_and_says_so() -> None:
         assert isinstance(field, Input)
         field.focus()
         await press(pilot, "ctrl+u", *"40000", "enter")
-        await pilot.pause(0.3)
+        await until(
+            pilot, lambda: panel.policy.compaction.reserve_tokens == 40_000, "the edit applied"
+        )
         await settle(pilot)
         assert panel.policy.compaction.reserve_tokens == 40_000
         assert not panel.policy.compaction.threshold_from_evidence
