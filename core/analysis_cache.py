@@ -30,6 +30,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+from core.json_text import printable
+
 CACHE_FILE = "analyses.sqlite"
 """The cache's file name inside the cache folder."""
 
@@ -162,9 +164,10 @@ class AnalysisCache:
                 "SELECT path, size, mtime_ns, data FROM analyses WHERE kind = ? AND version = ?",
                 (kind, self.version),
             )
-            for path, size, mtime_ns, data in rows:
-                print_ = prints.get(path)
-                if print_ is not None and print_ == (size, mtime_ns):
+            by_key = {printable(path): path for path in prints}  # names that are not UTF-8
+            for key, size, mtime_ns, data in rows:
+                path = by_key.get(key)
+                if path is not None and prints[path] == (size, mtime_ns):
                     found[path] = bytes(data)
         return found
 
@@ -183,7 +186,7 @@ class AnalysisCache:
             conn.executemany(
                 "INSERT OR REPLACE INTO analyses (kind, path, size, mtime_ns, version, data) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
-                [(kind, p, f.size, f.mtime_ns, self.version, d) for p, f, d in items],
+                [(kind, printable(p), f.size, f.mtime_ns, self.version, d) for p, f, d in items],
             )
 
     @contextlib.contextmanager

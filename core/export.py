@@ -44,6 +44,7 @@ from pydantic import BaseModel
 from core.analysis_cache import fingerprint
 from core.fastmodel import documented
 from core.fleet import ProgressFn, analyse, session_paths
+from core.json_text import printable
 from core.output_file import (
     OutputRefused,
     destination,
@@ -124,7 +125,8 @@ def to_table(rows: Sequence[BaseModel], model: type[BaseModel], table: str) -> p
     columns: dict[str, list[Any]] = {name: [] for name in schema.names}
     for row in rows:
         for name, column in columns.items():
-            column.append(getattr(row, name))
+            value = getattr(row, name)
+            column.append(printable(value) if isinstance(value, str) else value)
     return pa.Table.from_pydict(columns, schema=schema)
 
 

@@ -35,6 +35,7 @@ from core.analysis_cache import AnalysisCache, Fingerprint, fingerprint
 from core.cost import SessionCost, session_cost
 from core.discovery import discover_sessions
 from core.formats import LoadError, load_session
+from core.json_text import model_json
 from core.models import Session
 from core.replay import Replayer, native_policy
 from core.replay.results import SCHEMA_VERSION, Documented
@@ -130,8 +131,20 @@ def _sentence(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
+BUG_NOTE = "(a bug in ctxscope)"
+"""Ends the error of a row whose analysis raised: ctxscope's fault, not the file's."""
+CRASH_PREFIXES = ("the analysis process died", "the analysis failed")
+"""Start the error of a row whose analysis process died or failed (see :mod:`session_pool`)."""
+
+
 def _bug(stage: str, exc: BaseException) -> str:
-    return f"cannot {stage} it: {type(exc).__name__}: {_sentence(exc)} (a bug in ctxscope)"
+    return f"cannot {stage} it: {type(exc).__name__}: {_sentence(exc)} {BUG_NOTE}"
+
+
+def crashed(row: FleetRow) -> bool:
+    """Whether ``row`` records a crash of ctxscope (not a file it could not read)."""
+    error = row.error
+    return error is not None and (error.endswith(BUG_NOTE) or error.startswith(CRASH_PREFIXES))
 
 
 # -- many sessions ----------------------------------------------------------------------------
@@ -217,7 +230,7 @@ def fleet_rows(
         ):
             row.size_bytes = sizes.get(path)
             if path in prints and path not in crashed:
-                fresh.append((path, prints[path], row.model_dump_json().encode()))
+                fresh.append((path, prints[path], model_json(row, indent=None).encode()))
             done += 1
             if progress is not None:
                 progress(done, total, path)

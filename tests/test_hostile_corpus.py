@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import hostile_cases
 import orjson
 import pytest
 from click.testing import CliRunner, Result
@@ -42,8 +43,10 @@ COMMITTED = sorted(
     if path.is_file() and path.name != "README.md"
 )
 MADE = ["fifo", "socket", "device", "symlink-loop", "broken-link", "folder", "huge-message"]
-CASES = [path.name for path in COMMITTED] + MADE
-COMMANDS = ["analyze", "replay", "convert", "fidelity"]
+GENERATED = list(hostile_cases.CASES)
+"""Made by ``tests/hostile_cases.py`` (issue 26): deep, huge, wrongly typed, hostile names."""
+CASES = [path.name for path in COMMITTED] + MADE + GENERATED
+COMMANDS = ["analyze", "replay", "convert", "fidelity", "breakdown", "compactions", "report"]
 HANG_S = 30.0
 TUI_OPEN_S = 15.0
 """Longest the TUI may take to show a case or refuse it (they take well under a second)."""
@@ -87,11 +90,16 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]
             "huge-message": huge,
         }
     )
+    generated_folder = folder / "generated"
+    generated_folder.mkdir()
+    generated = hostile_cases.build(generated_folder)
+    cases.update(generated)
     try:
         yield cases
     finally:
         listener.close()
         _let_readers_go(fifo)
+        hostile_cases.let_readers_go(generated)
 
 
 def _let_readers_go(fifo: Path) -> None:
@@ -147,10 +155,13 @@ def test_every_command_on_every_input(
     args = [command, str(path)]
     if command == "convert":
         args += ["-o", str(out)]
+    elif command == "report":
+        args += ["-o", str(tmp_path / "out.html")]
     elif command in ("analyze", "replay"):
         args.append("--json")
     result: Result = within(HANG_S, lambda: CliRunner().invoke(cli, args))
     _check(result, command)
+    assert "\x1b" not in result.output and "\x07" not in result.output  # names printed escaped
     if command in ("analyze", "replay") and result.exit_code == 0:
         orjson.loads(result.stdout)  # the JSON is whole
     if command == "convert" and result.exit_code == 0:

@@ -32,6 +32,7 @@ from core.replay import (
     ReplayResult,
     ReplaySummary,
 )
+from core.terminal_text import safe
 from core.units import format_tokens
 from tui.commands._session import (
     fail,
@@ -183,7 +184,7 @@ def session_header(session: Session, result: ReplayResult | None = None) -> Tabl
     grid.add_column(overflow="fold")
     grid.add_row(*_plain("session", f"{session.id}  ({session.format.value})"))
     if session.path:
-        grid.add_row(*_plain("file", session.path))
+        grid.add_row(*_plain("file", safe(session.path)))
     window = result.window if result is not None else session.context_window
     source = result.window_source if result is not None else session.window_source
     evidence = result.window_evidence if result is not None else session.window_evidence

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from core import numbers
+from core.deep_json import bounded
 from core.models import (
     CompactionEvent,
     CompactionTrigger,
@@ -241,6 +242,9 @@ class SessionBuilder:
         session_id = self.session_id
         if not session_id:
             session_id = Path(self.path).stem if self.path else "session"
+        for message in self.messages:  # arguments too deep for recursive code become text
+            for call in message.tool_calls:
+                call.arguments = bounded(call.arguments)
         return Session.model_construct(
             id=session_id,
             format=self.format,

@@ -57,6 +57,7 @@ from typing import Any, TypeGuard
 
 import orjson
 
+from core.file_kind import is_regular, open_regular
 from core.formats.base import ProgressCallback, SessionBuilder
 from core.formats.claude_assembly import Assembler, usage_of
 from core.formats.claude_attachments import attachment_text, is_known
@@ -588,12 +589,12 @@ def _subagent_files(path: Path, session_id: str | None) -> list[str]:
     found: list[Path] = []
     folder = path.parent / path.stem / "subagents"
     if folder.is_dir():
-        found.extend(sorted(folder.glob("agent-*.jsonl")))
+        found.extend(p for p in sorted(folder.glob("agent-*.jsonl")) if is_regular(p))
     if session_id and not path.name.startswith("agent-"):
         marker = f'"sessionId":"{session_id}"'.encode()
         for candidate in sorted(path.parent.glob("agent-*.jsonl"))[:200]:
-            try:
-                with open(candidate, "rb") as f:
+            try:  # a FIFO or a device named agent-*.jsonl is skipped, never opened
+                with open_regular(candidate) as f:
                     head = f.read(4096)
             except OSError:
                 continue

@@ -21,6 +21,7 @@ raises one :class:`~core.formats.base.LoadError`.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -135,24 +136,31 @@ def _parse_repaired(line: bytes, line_no: int, builder: SessionBuilder) -> Any:
     return None
 
 
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+"""What JSON allows between values."""
+
+
 def _split_objects(line: bytes) -> list[tuple[int, int, Any]] | None:
     """The values of a line that holds more than one JSON document, each with its start and end
-    byte in the line; None when the line is not a sequence of at least two JSON documents."""
+    byte in the line; None when the line is not a sequence of at least two JSON documents (or a
+    value nests too deep or holds an integer too long to read). Linear in the line's length."""
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError:
         return None
     decoder = json.JSONDecoder()
+    space = _JSON_SPACE.match
     values: list[tuple[int, int, Any]] = []
     at, byte_at = 0, 0
     while True:
-        stripped = len(text) - len(text[at:].lstrip())  # where the next value starts
+        spaces = space(text, at)  # always matches (possibly nothing)
+        stripped = spaces.end() if spaces else at  # where the next value starts
         if stripped == len(text):
             break
         byte_at += len(text[at:stripped].encode("utf-8"))
         try:
             value, end = decoder.raw_decode(text, stripped)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError, ValueError):
             return None
         byte_end = byte_at + len(text[stripped:end].encode("utf-8"))
         values.append((byte_at, byte_end, value))

@@ -18,11 +18,12 @@ import click
 from core.models import Session
 from core.policy import Policy
 from core.replay import INFERRED, Replayer, ReplayResult
+from core.terminal_text import safe
 
 
 def fail(command: str, message: str) -> NoReturn:
     """Exit with status 2 after one line on standard error saying why."""
-    first_line = " ".join(str(message).split())
+    first_line = " ".join(safe(str(message).replace("\n", " ")).split())
     click.echo(f"ctxscope {command}: {first_line}", err=True)
     sys.exit(2)
 

@@ -17,6 +17,7 @@ import sys
 import click
 
 from core.diagnosis import MARGIN, diagnose
+from core.json_text import model_json_bytes
 from core.report import analysis_report
 from tui.commands._llm_watch import LLMWatch
 from tui.commands._options import replay_options
@@ -55,7 +56,7 @@ def analyze(
     report = analysis_report(session, result, diagnosis, replayer_of(session).inferred_threshold())
     if as_json:
         # Bytes straight to the stream: no text copy of a 12 MB report (100 MB sessions).
-        data = report.__pydantic_serializer__.to_json(report, indent=2) + b"\n"
+        data = model_json_bytes(report) + b"\n"
         buffer = getattr(sys.stdout, "buffer", None)
         if buffer is None:  # a text-only stream (a test's StringIO)
             sys.stdout.write(data.decode())

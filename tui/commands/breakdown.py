@@ -28,6 +28,7 @@ from core.breakdown import (
     breakdown,
 )
 from core.cost import CallCost, SessionCost, cost_label, format_usd, session_cost
+from core.json_text import model_json
 from core.tokens import DEFAULT_ESTIMATOR
 from core.units import short_tokens
 from tui.commands._options import session_argument, window_option
@@ -69,14 +70,14 @@ def breakdown_command(
         if row is None:
             fail("breakdown", f"--call {call_index}: the session has {len(result.calls)} calls")
         if as_json:
-            sys.stdout.write(row.model_dump_json(indent=2) + "\n")
+            sys.stdout.write(model_json(row) + "\n")
             return
         console = stdout_console()
         console.print(session_header(session))
         console.print(call_table(row, _call_cost(cost, call_index)))
         return
     if as_json:
-        sys.stdout.write(result.model_dump_json(indent=2) + "\n")
+        sys.stdout.write(model_json(result) + "\n")
         return
     console = stdout_console()
     console.print(session_header(session))

@@ -36,6 +36,7 @@ from core.forgotten import (
     recorded_heads,
     recorded_summary,
 )
+from core.json_text import model_json
 from core.llm.factory import make_summarizer
 from core.llm.protocol import LLMError, Summarizer
 from core.models import Message, Session
@@ -93,7 +94,7 @@ def compactions_command(
     if summarizer is not None:
         _judge_all(session, reports, summarizer)
     if as_json:
-        payload = "[" + ",\n".join(r.model_dump_json(indent=2) for r in reports) + "]"
+        payload = "[" + ",\n".join(model_json(r) for r in reports) + "]"
         sys.stdout.write(payload + "\n")
         return
     console = stdout_console()

@@ -33,13 +33,14 @@ from core.output_file import (
     removed_on_signals,
     temporary_beside,
 )
+from core.terminal_text import safe
 
 TARGETS = ("ctxscope",)
 """Formats ``convert`` can write."""
 
 
 def _fail(message: str) -> NoReturn:
-    click.echo(f"ctxscope convert: {message}", err=True)
+    click.echo(f"ctxscope convert: {safe(message)}", err=True)
     sys.exit(2)
 
 
@@ -96,7 +97,7 @@ def convert(
         _write_file(session, output, target_file)
         click.echo(
             f"wrote {len(session.messages)} messages, {len(session.compactions)} compactions "
-            f"to {output}",
+            f"to {safe(str(output))}",
             err=True,
         )
         return

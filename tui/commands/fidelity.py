@@ -23,6 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from core.fidelity_report import FidelityEntry, FidelityReport, ThresholdGroup, fidelity_report
+from core.json_text import model_json
 from tui.render import fail, progress_reporter, stdout_console, tokens
 
 _OUTCOME_STYLE = {"same": "green", "earlier": "yellow", "later": "yellow", "missed": "red"}
@@ -47,7 +48,7 @@ def fidelity(paths: tuple[str, ...], as_json: bool, fail_under: float | None) ->
         reasons = "; ".join(error.error for error in report.errors) or "no session found"
         fail("fidelity", reasons)
     if as_json:
-        sys.stdout.write(report.model_dump_json(indent=2) + "\n")
+        sys.stdout.write(model_json(report) + "\n")
     else:
         _print(report)
     if fail_under is not None and report.share * 100 < fail_under:

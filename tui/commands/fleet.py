@@ -8,7 +8,8 @@ peak's share of the window. Rows are cached by path, size and modification time 
 (``--no-cache`` analyses everything again and stores nothing). ``--json`` prints
 :class:`core.fleet.FleetReport`. A session that cannot be read is a row with its error.
 
-Exit status 0; 2 when no path names a session.
+Exit status 0; 1 when the analysis of a session crashed (a bug in ctxscope: its row says so);
+2 when no path names a session.
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from core.fleet import FleetReport, fleet
+from core.fleet import FleetReport, crashed, fleet
+from core.json_text import model_json
 from core.session_rows import FleetRow
+from core.terminal_text import safe
 from core.units import compact_tokens
 from tui.figures import (
     COMPACTIONS_COLUMN,
@@ -68,20 +71,34 @@ def fleet_command(paths: tuple[str, ...], jobs: int | None, no_cache: bool, as_j
     with _progress() as update:
         report = fleet(paths, jobs=jobs, use_cache=not no_cache, progress=update)
     for problem in report.problems:
-        click.echo(f"ctxscope fleet: {problem}", err=True)
+        click.echo(f"ctxscope fleet: {safe(problem)}", err=True)
     if not report.rows:
         fail("fleet", "; ".join(report.problems) or "no session found on this machine")
     if as_json:
-        sys.stdout.write(report.model_dump_json(indent=2) + "\n")
+        sys.stdout.write(model_json(report) + "\n")
+        _exit_on_crash(report)
         return
     console = stdout_console()
     if not console.is_terminal:
         console = Console(highlight=False, width=100_000)  # piped: one session per line
     common = _common_folder(report.rows)
     if common:
-        console.print(Text(f"sessions under {common}", style="dim"), soft_wrap=True)
+        console.print(Text(f"sessions under {safe(common)}", style="dim"), soft_wrap=True)
     console.print(fleet_table(report.rows, common))
     console.print(Text(total_line(report), style="bold"), soft_wrap=True)
+    _exit_on_crash(report)
+
+
+def _exit_on_crash(report: FleetReport) -> None:
+    """Exit with status 1 when an analysis crashed (the rows say where; the run is not clean)."""
+    crashes = sum(1 for row in report.rows if crashed(row))
+    if crashes:
+        click.echo(
+            f"ctxscope fleet: {crashes} session(s) could not be analysed because of a bug in "
+            "ctxscope (their rows say which)",
+            err=True,
+        )
+        sys.exit(1)
 
 
 @contextmanager
@@ -118,7 +135,7 @@ def fleet_table(rows: list[FleetRow], common: str = "") -> Table:
 
 
 def _cells(row: FleetRow, common: str) -> list[str | Text]:
-    name = os.path.relpath(row.path, common) if common else row.path
+    name = safe(os.path.relpath(row.path, common) if common else row.path)
     if row.error is not None:
         return ["", "", "", "", "", "", "", "", "", "", "", Text(f"{name}: {row.error}", "red")]
     agent = (row.agent or "?") + (f" {row.version}" if row.version else "")

@@ -14,6 +14,7 @@ import sys
 
 import click
 
+from core.json_text import model_json
 from core.policy import LLMConfig
 from tui.commands._llm_watch import LLMWatch
 from tui.commands._options import replay_options
@@ -102,7 +103,7 @@ def replay(
     with watch:
         result = replay_with_progress(session, policy)
     if as_json:
-        sys.stdout.write(result.model_dump_json(indent=2) + "\n")
+        sys.stdout.write(model_json(result) + "\n")
         watch.exit_if_nothing_written()
         return
     console = stdout_console()

@@ -18,6 +18,7 @@ from core.diagnosis import diagnose
 from core.html_report import render_html
 from core.output_file import OutputRefused, destination, write_new
 from core.report import analysis_report
+from core.terminal_text import safe
 from tui.commands._options import replay_options
 from tui.render import fail, load_or_fail, replay_with_progress, replayer_of
 
@@ -49,7 +50,8 @@ def report(
     analysis = analysis_report(
         session, result, diagnosis, replayer_of(session).inferred_threshold()
     )
-    page = render_html(session, result, analysis).encode("utf-8")
+    # a file name that is not UTF-8 shows as \udcff escapes rather than ending the command
+    page = render_html(session, result, analysis).encode("utf-8", "backslashreplace")
     if target is None:
         sys.stdout.buffer.write(page)
         sys.stdout.buffer.flush()
@@ -60,4 +62,4 @@ def report(
         fail("report", str(exc))
     except OSError as exc:
         fail("report", f"{target}: cannot write ({exc.strerror or exc})")
-    click.echo(f"wrote {target} ({len(page):,} bytes)", err=True)
+    click.echo(f"wrote {safe(str(target))} ({len(page):,} bytes)", err=True)
