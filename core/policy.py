@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from core.agents.table import value as agent_value
+from core.file_kind import open_regular, unreadable_reason
 from core.tokens import validate_estimator
 
 Direction = Literal["head", "tail", "middle"]
@@ -458,11 +459,11 @@ def load_policy(path: str | Path) -> Policy:
 
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise PolicyError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        data = tomllib.loads(_policy_text(path))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise PolicyError(f"{path}: not valid TOML ({exc})") from None
+    except RecursionError:
+        raise PolicyError(f"{path}: not valid TOML (nested too deep)") from None
     base = data.pop("base", None)
     data.setdefault("name", path.stem)  # a file is named after itself unless it says otherwise
     if base is not None:
@@ -474,6 +475,28 @@ def load_policy(path: str | Path) -> Policy:
             raise PolicyError(f"{path}: base: {exc}") from None
         data = merged
     return policy_from_dict(data, str(path))
+
+
+MAX_POLICY_BYTES = 1_000_000
+"""Largest policy file read (a policy is a few hundred bytes; ``/dev/zero`` never ends)."""
+
+
+def _policy_text(path: Path) -> str:
+    """The text of the policy file ``path``: a regular file (a FIFO or a device is refused
+    before it is read, the open never blocks) of at most :data:`MAX_POLICY_BYTES`."""
+    reason = unreadable_reason(path)
+    if reason is not None:
+        raise PolicyError(f"{path}: cannot read ({reason})")
+    try:
+        with open_regular(path) as handle:
+            raw = handle.read(MAX_POLICY_BYTES + 1)
+    except OSError as exc:
+        raise PolicyError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if len(raw) > MAX_POLICY_BYTES:
+        raise PolicyError(
+            f"{path}: larger than {MAX_POLICY_BYTES:,} bytes; not a policy file, refused"
+        )
+    return raw.decode("utf-8")
 
 
 def resolve_policy(name_or_path: str) -> Policy:
