@@ -23,6 +23,7 @@ case                           what is wrong with it
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import sys
@@ -157,10 +158,8 @@ def build(folder: Path) -> dict[str, Path]:
 def let_readers_go(cases: dict[str, Path]) -> None:
     """Open and close every FIFO of the cases for writing: a reader blocked on one ends."""
     fifo = cases["fifo-subagent"].parent / "agent-x.jsonl"
-    try:
+    with contextlib.suppress(OSError):
         os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-    except OSError:
-        pass
 
 
 if __name__ == "__main__":
