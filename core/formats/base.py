@@ -245,6 +245,7 @@ class SessionBuilder:
         for message in self.messages:  # arguments too deep for recursive code become text
             for call in message.tool_calls:
                 call.arguments = bounded(call.arguments)
+        self.metadata = {key: bounded(value) for key, value in self.metadata.items()}
         return Session.model_construct(
             id=session_id,
             format=self.format,
