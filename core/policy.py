@@ -230,6 +230,16 @@ class LLMConfig(_Section):
     max_consecutive_failures: int = Field(default=3, ge=1)
     """After this many summary requests in a row have failed, the run stops calling the LLM:
     its remaining compactions fail at once, saying so."""
+    first_byte_timeout_s: float = Field(default=10.0, gt=0)
+    """A streamed answer's headers must arrive within this many seconds of the request (an
+    endpoint that accepts and never answers, or sends headers without end, fails here)."""
+    stall_timeout_s: float = Field(default=10.0, gt=0)
+    """While a streamed answer arrives, each line of it (an event, a keep-alive) must come within
+    this many seconds of the one before (a stream that stalls or drips fails here)."""
+    max_failing_s: float = Field(default=30.0, gt=0)
+    """Once the summary requests that failed in a row have taken this many seconds together, the
+    run stops calling the LLM (with the two deadlines above, a dead endpoint is given up on
+    within 30 s by default)."""
     stream: bool = True
     """Stream the summary as it is written."""
 
