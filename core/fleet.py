@@ -229,7 +229,7 @@ def fleet_rows(
             stop=stop,
         ):
             row.size_bytes = sizes.get(path)
-            if path in prints and path not in crashed:
+            if path in prints and path not in crashed and row.error is None:  # errors: retried
                 fresh.append((path, prints[path], model_json(row, indent=None).encode()))
             done += 1
             if progress is not None:
@@ -276,7 +276,9 @@ def _decode(stored: dict[str, bytes]) -> dict[str, FleetRow]:
     rows: dict[str, FleetRow] = {}
     for path, data in stored.items():
         try:
-            rows[path] = FleetRow.model_validate_json(data)
+            row = FleetRow.model_validate_json(data)
         except ValidationError:
             continue  # written by another layout of the row: analysed again
+        if row.error is None:  # an error row is never trusted: the file may be readable now
+            rows[path] = row
     return rows
