@@ -228,7 +228,6 @@ async def _open_and_quit(path: Path) -> None:
                 await pilot.press(key)
             await settle(pilot)
         assert app.is_running
-        app.screen.focus_next()  # off the picker's filter, where q is typed, not a binding
         await pilot.press("q")
         await pilot.pause()
     assert app.return_code in (0, None)

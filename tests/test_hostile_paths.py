@@ -79,10 +79,15 @@ def test_fleet_exits_non_zero_when_an_analysis_crashed(
     assert as_json.exit_code == 1
 
 
+DEPTH = 1_100
+
+
 def test_a_folder_nested_1100_deep_is_walked(tmp_path: Path) -> None:
-    fd = os.open(tmp_path, os.O_RDONLY)
+    top = tmp_path / "deep"
+    top.mkdir()
+    fd = os.open(top, os.O_RDONLY)
     try:
-        for _ in range(1_100):
+        for _ in range(DEPTH):
             os.mkdir("d", dir_fd=fd)
             inner = os.open("d", os.O_RDONLY, dir_fd=fd)
             os.close(fd)
@@ -91,8 +96,31 @@ def test_a_folder_nested_1100_deep_is_walked(tmp_path: Path) -> None:
             f.write(SAMPLE.read_bytes())
     finally:
         os.close(fd)
-    found, problems = expand_paths([str(tmp_path)])
-    assert [p.name for p in found] == ["s.jsonl"] and problems == []
+    try:
+        found, problems = expand_paths([str(top)])
+        assert [p.name for p in found] == ["s.jsonl"] and problems == []
+    finally:
+        _remove_deep(top)  # pytest's own clean-up recurses, and would fail on this tree
+
+
+def _remove_deep(top: Path) -> None:
+    """Remove the chain of ``d`` folders under ``top`` without recursion."""
+    fds = [os.open(top, os.O_RDONLY)]
+    try:
+        while True:
+            try:
+                fds.append(os.open("d", os.O_RDONLY, dir_fd=fds[-1]))
+            except FileNotFoundError:
+                break
+        for name in os.listdir(fds[-1]):
+            os.unlink(name, dir_fd=fds[-1])
+        while len(fds) > 1:
+            os.close(fds.pop())
+            os.rmdir("d", dir_fd=fds[-1])
+    finally:
+        for fd in fds:
+            os.close(fd)
+    top.rmdir()
 
 
 def test_an_unreadable_folder_is_passed_over(tmp_path: Path) -> None:

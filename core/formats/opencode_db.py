@@ -5,9 +5,9 @@ the record without its ids, which are merged back here. A session with no ``mess
 read from opencode 2's ``session_message`` table when there is one
 (:mod:`core.formats.opencode_v2`). The database is opened read-only
 (``mode=ro``); when it is locked or cannot be opened that way, it is opened ``immutable`` and a
-diagnostic says recent uncheckpointed writes may be missing. A database with no ``-wal`` file
-beside it (opencode is not running: every write is in the file) is opened ``immutable`` from the
-start, so that reading it creates no ``-wal`` or ``-shm`` file beside the user's database.
+diagnostic says recent uncheckpointed writes may be missing. A database with no ``-wal`` or
+``-journal`` file beside it (no write under way: every write is in the file) is opened
+``immutable`` from the start, so that reading it creates no ``-wal`` or ``-shm`` file beside the user's database.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ def connect_readonly(db_path: Path, *, immutable: bool = False) -> sqlite3.Conne
     :class:`sqlite3.Error` here rather than later.
     """
     real = db_path.resolve()
-    if not Path(f"{real}-wal").exists():
-        immutable = True  # nothing uncheckpointed to miss; and mode=ro alone makes -wal/-shm
+    if not any(Path(f"{real}{suffix}").exists() for suffix in ("-wal", "-journal")):
+        immutable = True  # no write under way to miss; and mode=ro alone makes -wal and -shm
     uri = real.as_uri() + ("?mode=ro&immutable=1" if immutable else "?mode=ro")
     conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, check_same_thread=False)
     try:

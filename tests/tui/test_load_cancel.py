@@ -131,3 +131,27 @@ def test_q_quits_the_app_with_a_load_stuck_for_good() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().endswith("quit")
+
+
+async def test_q_quits_after_a_failed_open_from_the_command_line(tmp_path: Path) -> None:
+    """23 of 34 hostile runs needed Escape before q: the focus stayed in the filter field."""
+    app = CtxscopeApp(str(tmp_path / "missing.jsonl"), discover=lambda: [], live=False)
+    async with app.run_test() as pilot:
+        picker = app.picker
+        assert picker is not None
+        await _wait(pilot, lambda: bool(picker.error_text), "the open failed")
+        await pilot.press("q")
+        await _wait(pilot, lambda: not app.is_running, "the app quit")
+
+
+async def test_a_failed_open_is_said_once(tmp_path: Path) -> None:
+    bad = tmp_path / "notes.jsonl"
+    bad.write_text("not a session\n")
+    app = CtxscopeApp(str(bad), discover=lambda: [], live=False)
+    async with app.run_test(notifications=True) as pilot:
+        picker = app.picker
+        assert picker is not None
+        await _wait(pilot, lambda: bool(picker.error_text), "the open failed")
+        notices = [n for n in app._notifications if n.title == "Cannot open session"]
+        assert len(notices) == 1, [n.message for n in notices]
+        app.exit()

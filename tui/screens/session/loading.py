@@ -220,8 +220,7 @@ class LoadingSession(LiveSession):
             self._refresh_chrome()
             self.start_replay()
             return
-        self.app.notify(event.error, title="Cannot open session", severity="error", timeout=8)
-        self.dismiss(event.error)
+        self.dismiss(event.error)  # the app shows it once (the picker's line and one notice)
 
     # -- a big file in two steps -------------------------------------------------------------------
 
