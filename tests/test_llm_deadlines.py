@@ -9,6 +9,8 @@ proves which one fired; nothing asserts on how long anything took.
 
 from __future__ import annotations
 
+import socket
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,6 +27,7 @@ from test_llm_faults import (
 )
 
 from core.llm.budget import FailureBudget
+from core.llm.live import OpenAISummarizer
 from core.llm.mock_server import MockLLMServer, MockServerConfig
 from core.llm.protocol import LLMError, StoppedCallingError, UnreachableError
 from core.policy import LLMConfig
@@ -126,3 +129,47 @@ def test_the_replay_flags_set_the_deadlines(server: MockLLMServer, tmp_path: Pat
     last = done.stderr.strip().splitlines()[-1]
     assert "no answer began within 0.3s" in last and "Traceback" not in done.stderr
     assert len(server.requests()) < 50
+
+
+@pytest.fixture
+def garbage_server() -> Iterator[int]:
+    """A TCP server on 127.0.0.1 that answers anything with bytes that are not TLS."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    stop = threading.Event()
+
+    def serve() -> None:
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.sendall(b"HTTP/1.1 200 OK garbage garbage garbage\r\n\r\n" * 4)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join(5)
+        listener.close()
+
+
+async def test_tls_garbage_is_called_a_tls_failure(garbage_server: int) -> None:
+    config = LLMConfig.model_validate(
+        {
+            "provider": "openai",
+            "base_url": f"https://127.0.0.1:{garbage_server}/v1",
+            "model": MODEL,
+            "max_retries": 0,
+            "timeout_s": FAR,
+        }
+    )
+    with pytest.raises(LLMError) as caught:
+        await ask(OpenAISummarizer(config, backoff_base_s=0.01, backoff_max_s=0.02))
+    message = str(caught.value)
+    assert "TLS" in message and "operation not permitted" not in message.lower()
