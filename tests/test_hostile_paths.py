@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from core.deep_json import MAX_DEPTH, bounded, deeper_than, dumps
-from core.formats import load_session
+from core.formats import LoadError, load_session
 from core.formats.jsonl import _split_objects
 from core.json_text import printable
 from core.policy import MAX_POLICY_BYTES, PolicyError, load_policy
@@ -213,3 +213,22 @@ def test_an_opencode_time_of_9e18_is_no_crash(
     assert "ses_1" in result.stdout
     plain = CliRunner().invoke(cli, ["sessions"])
     assert plain.exit_code == 0, plain.output
+
+
+@pytest.mark.parametrize("lead_bytes", [10_000, 140_000])
+def test_zeros_after_a_session_do_not_make_it_binary(tmp_path: Path, lead_bytes: int) -> None:
+    """A 10 KB session followed by 4 KB of zeros was "binary"; after 132 KB it loaded."""
+    path = tmp_path / "s.jsonl"
+    lines = SAMPLE.read_bytes()
+    body = (lines * (lead_bytes // len(lines) + 1))[:lead_bytes]
+    body = body[: body.rindex(b"\n") + 1]
+    path.write_bytes(body + b"\x00" * 4096)
+    session = load_session(path)
+    assert session.messages
+
+
+def test_a_file_that_starts_with_zeros_is_binary(tmp_path: Path) -> None:
+    path = tmp_path / "z.jsonl"
+    path.write_bytes(b"\x00" * 4096 + SAMPLE.read_bytes())
+    with pytest.raises(LoadError, match="not a session"):
+        load_session(path)

@@ -48,13 +48,17 @@ def read_head(path: Path, limit: int = HEAD_BYTES) -> bytes:
 
 
 def looks_binary(head: bytes) -> bool:
-    """True when ``head`` holds NUL bytes or many control bytes (over 1 %, at least 8)."""
-    if not head:
+    """True when the first line of ``head`` holds NUL bytes or many control bytes (over 1 %,
+    at least 8). Only the first line is judged: what comes after it is read line by line (a
+    bad line is a diagnostic), so a file is not "binary" because zeros follow its sessions
+    within the head's reach, when the same zeros further on would have been read past."""
+    first = head.lstrip(_WHITESPACE).split(b"\n", 1)[0]
+    if not first:
         return False
-    if b"\x00" in head:
+    if b"\x00" in first:
         return True
-    controls = len(head) - len(head.translate(None, _CONTROL))
-    return controls >= 8 and controls * 100 > len(head)
+    controls = len(first) - len(first.translate(None, _CONTROL))
+    return controls >= 8 and controls * 100 > len(first)
 
 
 def head_records(head: bytes, limit: int = 64) -> list[dict[str, Any]]:
