@@ -232,3 +232,9 @@ def test_a_file_that_starts_with_zeros_is_binary(tmp_path: Path) -> None:
     path.write_bytes(b"\x00" * 4096 + SAMPLE.read_bytes())
     with pytest.raises(LoadError, match="not a session"):
         load_session(path)
+
+
+def test_fleet_says_a_missing_path_once(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["fleet", str(tmp_path / "missing")])
+    assert result.exit_code == 2
+    assert result.stderr.count("no such file or directory") == 1, result.stderr

@@ -70,10 +70,10 @@ def fleet_command(paths: tuple[str, ...], jobs: int | None, no_cache: bool, as_j
     """Analyse many sessions (default: all on this machine) and list them fullest first."""
     with _progress() as update:
         report = fleet(paths, jobs=jobs, use_cache=not no_cache, progress=update)
+    if not report.rows:  # the problems in one line (printed once, not again above it)
+        fail("fleet", "; ".join(report.problems) or "no session found on this machine")
     for problem in report.problems:
         click.echo(f"ctxscope fleet: {safe(problem)}", err=True)
-    if not report.rows:
-        fail("fleet", "; ".join(report.problems) or "no session found on this machine")
     if as_json:
         sys.stdout.write(model_json(report) + "\n")
         _exit_on_crash(report)
