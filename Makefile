@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SESSION ?= sample_sessions/claude-code/overflow.jsonl
 
-.PHONY: run test lint bench bench-quick screenshots docs samples lock clean
+.PHONY: run test test-loaded lint bench bench-quick screenshots docs samples lock clean
 
 # Installs from the lock (constraints.txt): the versions the tests and the snapshots were made with.
 $(STAMP): pyproject.toml constraints.txt
@@ -23,8 +23,21 @@ lint: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
+# The suite runs in one process per core (pytest-xdist); JOBS=1 runs it in this process.
+JOBS ?= auto
 test: lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(JOBS)
+
+# The suite beside two processes that keep a core busy each (started and stopped here), as on a
+# loaded CI machine: no test may depend on the machine's speed. LOADED_RUNS=2 runs it twice.
+LOADED_RUNS ?= 1
+test-loaded: lint
+	@$(BIN)/python -c 'while True: pass' & one=$$!; \
+	$(BIN)/python -c 'while True: pass' & two=$$!; \
+	trap 'kill $$one $$two 2>/dev/null' EXIT INT TERM; \
+	status=0; for run in $$(seq $(LOADED_RUNS)); do \
+	echo "== run $$run of $(LOADED_RUNS), beside two busy processes"; \
+	$(BIN)/python -m pytest -q -n $(JOBS) || { status=1; break; }; done; exit $$status
 
 # Every benchmark at full size (the README's figures; analyze and the TUI at 10, 100 and 200 MB:
 # tens of minutes). bench-quick: analyze and the TUI on 10 MB files, for day-to-day use.

@@ -9,7 +9,8 @@ instead of every transcript.
 Where: ``$XDG_CACHE_HOME/ctxscope/analyses.sqlite`` (default ``~/.cache/ctxscope``); the folder
 is created 0700 and the file 0600, since the rows hold project paths, models and titles. The
 cache is a convenience: a cache that cannot be opened or written (read-only home, a damaged
-file) is left alone and the run goes on without it.
+file, a symbolic link put at its path) is left alone and the run goes on without it; it is never
+written through a symbolic link.
 
 With ``CTXSCOPE_READ_ONLY=1`` in the environment (:func:`read_only`: ``ctxscope open
 --read-only``, which every tab of ``ctxscope serve`` runs) the cache is read and never written;
@@ -17,7 +18,8 @@ so is the price memo (:mod:`core.insights.prices`) kept in the same folder.
 
 Fingerprints (:func:`fingerprint`):
 
-* a file: its size and modification time in nanoseconds;
+* a file: its size, its modification time in nanoseconds and a hash of its first and last
+  64 KiB (a rewrite of the same size whose mtime was put back is seen);
 * ``<opencode.db>#<session id>``: the database file's (any write to it invalidates its sessions);
 * an opencode storage folder, or a session file inside one: the number, total size and latest
   modification time of every file under the storage root (a new message adds a file elsewhere
@@ -27,6 +29,7 @@ Fingerprints (:func:`fingerprint`):
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import sqlite3
 import stat
@@ -34,20 +37,28 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+from core.formats.file_kind import open_regular
+from core.model.json_text import printable
+
 CACHE_FILE = "analyses.sqlite"
 """The cache's file name inside the cache folder."""
 
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS analyses (
+CREATE TABLE IF NOT EXISTS analyses_v2 (
     kind TEXT NOT NULL,
     path TEXT NOT NULL,
     size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
+    digest INTEGER NOT NULL,
     version TEXT NOT NULL,
     data BLOB NOT NULL,
     PRIMARY KEY (kind, path)
 )
 """
+_OLD_TABLES = "DROP TABLE IF EXISTS analyses"
+"""The table of the first layout (no content hash): its rows are dropped, not trusted."""
+EDGE_BYTES = 64 * 1024
+"""Bytes hashed at each end of a file for its fingerprint."""
 
 
 class Fingerprint(NamedTuple):
@@ -58,6 +69,8 @@ class Fingerprint(NamedTuple):
     mtime_ns: int
     """Modification time in nanoseconds (the latest one in a storage folder, plus the count of
     its files, so that removing a file changes it too)."""
+    digest: int = 0
+    """A hash of the file's first and last :data:`EDGE_BYTES` (0 for a folder or a database)."""
 
 
 READ_ONLY_ENV = "CTXSCOPE_READ_ONLY"
@@ -90,7 +103,24 @@ def fingerprint(path: str) -> Fingerprint | None:
         return None
     if stat.S_ISDIR(info.st_mode):
         return _tree_fingerprint(disk)
-    return Fingerprint(info.st_size, info.st_mtime_ns)
+    if disk != Path(path):  # <db>#<id>: any write to the database invalidates it
+        return Fingerprint(info.st_size, info.st_mtime_ns)
+    digest = _edge_digest(disk, info.st_size)
+    return None if digest is None else Fingerprint(info.st_size, info.st_mtime_ns, digest)
+
+
+def _edge_digest(path: Path, size: int) -> int | None:
+    """A hash of the first and last :data:`EDGE_BYTES` of a regular file; None when it cannot
+    be read (or is not a regular file: it is never opened then)."""
+    try:
+        with open_regular(path) as handle:
+            hasher = hashlib.blake2b(handle.read(EDGE_BYTES), digest_size=7)
+            if size > EDGE_BYTES:
+                handle.seek(max(EDGE_BYTES, size - EDGE_BYTES))
+                hasher.update(handle.read(EDGE_BYTES))
+    except OSError:
+        return None
+    return int.from_bytes(hasher.digest(), "big")
 
 
 def _on_disk(path: str) -> Path:
@@ -173,12 +203,14 @@ class AnalysisCache:
             if conn is None:
                 return found
             rows = conn.execute(
-                "SELECT path, size, mtime_ns, data FROM analyses WHERE kind = ? AND version = ?",
+                "SELECT path, size, mtime_ns, digest, data FROM analyses_v2 "
+                "WHERE kind = ? AND version = ?",
                 (kind, self.version),
             )
-            for path, size, mtime_ns, data in rows:
-                print_ = prints.get(path)
-                if print_ is not None and print_ == (size, mtime_ns):
+            by_key = {printable(path): path for path in prints}  # names that are not UTF-8
+            for key, size, mtime_ns, digest, data in rows:
+                path = by_key.get(key)
+                if path is not None and prints[path] == (size, mtime_ns, digest):
                     found[path] = bytes(data)
         return found
 
@@ -195,9 +227,12 @@ class AnalysisCache:
             if conn is None:
                 return
             conn.executemany(
-                "INSERT OR REPLACE INTO analyses (kind, path, size, mtime_ns, version, data) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                [(kind, p, f.size, f.mtime_ns, self.version, d) for p, f, d in items],
+                "INSERT OR REPLACE INTO analyses_v2 "
+                "(kind, path, size, mtime_ns, digest, version, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (kind, printable(p), f.size, f.mtime_ns, f.digest, self.version, d)
+                    for p, f, d in items
+                ],
             )
 
     @contextlib.contextmanager
@@ -220,8 +255,12 @@ class AnalysisCache:
                 self._create_files()
             elif not self.path.exists():
                 return None
+            if self.path.is_symlink():  # never written through (nor read from) a link
+                self.usable = False
+                return None
             conn = sqlite3.connect(self.path, timeout=5.0)
             conn.execute(_SCHEMA)
+            conn.execute(_OLD_TABLES)
             return conn
         except sqlite3.DatabaseError:
             return self._recreate() if create else None
@@ -232,13 +271,18 @@ class AnalysisCache:
     def _create_files(self) -> None:
         """The folder (0700) and the file (0600), created with those modes from the start."""
         self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if not self.path.exists():
-            os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
+        if not os.path.lexists(self.path):
+            flags = os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW
+            with contextlib.suppress(FileExistsError):  # another process made it meanwhile
+                os.close(os.open(self.path, flags, 0o600))
 
     def _recreate(self) -> sqlite3.Connection | None:
         """A damaged cache file is ours to throw away (it holds nothing that cannot be
         recomputed); try once with a fresh one."""
         try:
+            if self.path.is_symlink():
+                self.usable = False
+                return None
             self.path.unlink()
             self._create_files()
             conn = sqlite3.connect(self.path, timeout=5.0)

@@ -20,6 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from core.agents.constants import value as agent_value
+from core.formats.file_kind import open_regular, unreadable_reason
 from core.model.tokens import validate_estimator
 
 Direction = Literal["head", "tail", "middle"]
@@ -232,6 +233,16 @@ class LLMConfig(_Section):
     max_consecutive_failures: int = Field(default=3, ge=1)
     """After this many summary requests in a row have failed, the run stops calling the LLM:
     its remaining compactions fail at once, saying so."""
+    first_byte_timeout_s: float = Field(default=10.0, gt=0)
+    """A streamed answer's headers must arrive within this many seconds of the request (an
+    endpoint that accepts and never answers, or sends headers without end, fails here)."""
+    stall_timeout_s: float = Field(default=10.0, gt=0)
+    """While a streamed answer arrives, each line of it (an event, a keep-alive) must come within
+    this many seconds of the one before (a stream that stalls or drips fails here)."""
+    max_failing_s: float = Field(default=30.0, gt=0)
+    """Once the summary requests that failed in a row have taken this many seconds together, the
+    run stops calling the LLM (with the two deadlines above, a dead endpoint is given up on
+    within 30 s by default)."""
     stream: bool = True
     """Stream the summary as it is written."""
 
@@ -594,11 +605,11 @@ def load_policy(path: str | Path) -> Policy:
 
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise PolicyError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        data = tomllib.loads(_policy_text(path))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise PolicyError(f"{path}: not valid TOML ({exc})") from None
+    except RecursionError:
+        raise PolicyError(f"{path}: not valid TOML (nested too deep)") from None
     base = data.pop("base", None)
     data.setdefault("name", path.stem)  # a file is named after itself unless it says otherwise
     if base is not None:
@@ -610,6 +621,28 @@ def load_policy(path: str | Path) -> Policy:
             raise PolicyError(f"{path}: base: {exc}") from None
         data = merged
     return policy_from_dict(data, str(path))
+
+
+MAX_POLICY_BYTES = 1_000_000
+"""Largest policy file read (a policy is a few hundred bytes; ``/dev/zero`` never ends)."""
+
+
+def _policy_text(path: Path) -> str:
+    """The text of the policy file ``path``: a regular file (a FIFO or a device is refused
+    before it is read, the open never blocks) of at most :data:`MAX_POLICY_BYTES`."""
+    reason = unreadable_reason(path)
+    if reason is not None:
+        raise PolicyError(f"{path}: cannot read ({reason})")
+    try:
+        with open_regular(path) as handle:
+            raw = handle.read(MAX_POLICY_BYTES + 1)
+    except OSError as exc:
+        raise PolicyError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if len(raw) > MAX_POLICY_BYTES:
+        raise PolicyError(
+            f"{path}: larger than {MAX_POLICY_BYTES:,} bytes; not a policy file, refused"
+        )
+    return raw.decode("utf-8")
 
 
 def resolve_policy(name_or_path: str) -> Policy:

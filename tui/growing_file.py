@@ -25,11 +25,14 @@ a fraction of a second in a worker, and the UI never waits for it.
 from __future__ import annotations
 
 import os
+import stat
 import threading
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from core.formats.file_kind import open_regular
 
 ChangeKind = Literal["grew", "truncated", "rotated", "deleted"]
 
@@ -53,7 +56,7 @@ def _identity(st: os.stat_result) -> tuple[int, int]:
 
 def _last_newline(path: Path, start: int, end: int) -> int:
     """Offset just past the last ``\\n`` in ``[start, end)``, or ``start`` when there is none."""
-    with open(path, "rb") as f:
+    with open_regular(path) as f:  # a FIFO put in the file's place is refused, never waited on
         pos = end
         while pos > start:
             lo = max(start, pos - _BACK_CHUNK)
@@ -68,7 +71,7 @@ def _last_newline(path: Path, start: int, end: int) -> int:
 
 def _count_newlines(path: Path, start: int, end: int) -> int:
     count = 0
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         f.seek(start)
         remaining = end - start
         while remaining > 0:
@@ -97,6 +100,9 @@ class LiveFile:
         except OSError:
             self.identity, self.size, self.offset = None, 0, 0
             return
+        if not stat.S_ISREG(st.st_mode):  # a FIFO or a device: nothing to follow
+            self.identity, self.size, self.offset = None, 0, 0
+            return
         self.identity = _identity(st)
         self.size = st.st_size
         try:
@@ -115,6 +121,11 @@ class LiveFile:
             return FileChange("deleted", 0)
         except OSError:
             return None
+        if not stat.S_ISREG(st.st_mode):  # replaced by a FIFO, a device …: gone as a file
+            if self.identity is None:
+                return None
+            self.identity, self.size, self.offset = None, 0, 0
+            return FileChange("deleted", 0)
         if self.identity is None or _identity(st) != self.identity:
             was_known = self.identity is not None
             self._reset()

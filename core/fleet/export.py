@@ -46,7 +46,15 @@ from core.fleet.session_pool import default_jobs, map_sessions
 from core.fleet.session_rows import CallRow, CompactionRow, FleetRow
 from core.fleet.survey import ProgressFn, analyse, session_paths
 from core.model.fastmodel import documented
-from core.output_file import OutputExists, publish, refuse_existing, temporary_beside
+from core.model.json_text import printable
+from core.output_file import (
+    OutputRefused,
+    destination,
+    discard,
+    publish,
+    removed_on_signals,
+    temporary_beside,
+)
 
 SCHEMA_VERSION = 1
 """Version of the export's tables (bumped on any incompatible change of a column)."""
@@ -117,7 +125,8 @@ def to_table(rows: Sequence[BaseModel], model: type[BaseModel], table: str) -> p
     columns: dict[str, list[Any]] = {name: [] for name in schema.names}
     for row in rows:
         for name, column in columns.items():
-            column.append(getattr(row, name))
+            value = getattr(row, name)
+            column.append(printable(value) if isinstance(value, str) else value)
     return pa.Table.from_pydict(columns, schema=schema)
 
 
@@ -167,7 +176,7 @@ def export(
     sizes = {p: f.size for p in paths if (f := fingerprint(p)) is not None}
     rows: list[FleetRow] = []
     counts = {"calls": 0, "compactions": 0}
-    with _Writers(to) as writers:
+    with removed_on_signals(), _Writers(targets) as writers:
         for done, (path, piece) in enumerate(
             map_sessions(
                 paths,
@@ -187,7 +196,7 @@ def export(
             if progress is not None:
                 progress(done, len(paths), path)
         writers.write("sessions", to_table(rows, FleetRow, "sessions"))
-        writers.commit(targets)
+        writers.commit()
     return ExportSummary(
         files=[targets[name] for name in TABLES],
         sessions=len(rows),
@@ -203,21 +212,18 @@ def _targets(to: Path, overwrite: bool) -> dict[str, Path]:
         to.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ExportError(f"{to}: cannot create the folder ({exc.strerror or exc})") from None
-    targets = {name: to / f"{name}.parquet" for name in TABLES}
     try:
-        for target in targets.values():
-            refuse_existing(target, overwrite)
-    except OutputExists as exc:
+        return {name: destination(to / f"{name}.parquet", overwrite) for name in TABLES}
+    except OutputRefused as exc:
         raise ExportError(str(exc)) from None
-    return targets
 
 
 class _Writers:
     """A Parquet writer per table, each into a temporary file beside its target; ``commit``
     renames them into place, leaving the folder untouched should the export fail."""
 
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
+    def __init__(self, targets: dict[str, Path]) -> None:
+        self.targets = targets
         self.temps: dict[str, Path] = {}
         self.writers: dict[str, pq.ParquetWriter] = {}
 
@@ -227,22 +233,30 @@ class _Writers:
     def write(self, table: str, data: pa.Table) -> None:
         writer = self.writers.get(table)
         if writer is None:
-            temporary = temporary_beside(self.folder / f"{table}.parquet")
+            try:
+                temporary = temporary_beside(self.targets[table])
+            except OSError as exc:
+                folder = self.targets[table].parent
+                raise ExportError(f"{folder}: cannot write ({exc.strerror or exc})") from None
             self.temps[table] = temporary
             writer = self.writers[table] = pq.ParquetWriter(str(temporary), data.schema)
         if data.num_rows:
             writer.write_table(data)
 
-    def commit(self, targets: dict[str, Path]) -> None:
+    def commit(self) -> None:
         for writer in self.writers.values():
             writer.close()
         self.writers.clear()
         for table, temp in list(self.temps.items()):
-            publish(temp, targets[table])
+            try:
+                publish(temp, self.targets[table])
+            except OSError as exc:
+                target = self.targets[table]
+                raise ExportError(f"{target}: cannot write ({exc.strerror or exc})") from None
             del self.temps[table]
 
     def __exit__(self, *exc: object) -> None:
         for writer in self.writers.values():
             writer.close()
         for temp in self.temps.values():
-            temp.unlink(missing_ok=True)
+            discard(temp)

@@ -106,7 +106,15 @@ def _pool_round(
         mp_context=_context(module),
         initializer=_silence_output if captured else None,
     ) as pool:
-        futures: dict[Future[ResultT], str] = {pool.submit(worker, p): p for p in pending}
+        futures: dict[Future[ResultT], str] = {}
+        for number, path in enumerate(pending):
+            try:
+                futures[pool.submit(worker, path)] = path
+            except (BrokenProcessPool, RuntimeError, ValueError):
+                # a process died while the rest were being submitted (CPython may then say
+                # "semaphore or lock released too many times"): the rest go to the next round
+                left.extend(pending[number:])
+                break
         try:
             while futures:
                 if stop():

@@ -47,6 +47,7 @@ from core.formats.discovery import discover_sessions
 from core.formats.session_paths import expand_paths
 from core.formats.subagents import calls_during, child_paths, compaction_run_of, is_compaction_run
 from core.insights.cost import SessionCost, session_cost
+from core.model.json_text import model_json
 from core.model.session import Role, Session
 from core.replay import Replayer, native_policy
 from core.replay.results import SCHEMA_VERSION, Documented
@@ -174,8 +175,20 @@ def _sentence(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
+BUG_NOTE = "(a bug in ctxscope)"
+"""Ends the error of a row whose analysis raised: ctxscope's fault, not the file's."""
+CRASH_PREFIXES = ("the analysis process died", "the analysis failed")
+"""Start the error of a row whose analysis process died or failed (see :mod:`session_pool`)."""
+
+
 def _bug(stage: str, exc: BaseException) -> str:
-    return f"cannot {stage} it: {type(exc).__name__}: {_sentence(exc)} (a bug in ctxscope)"
+    return f"cannot {stage} it: {type(exc).__name__}: {_sentence(exc)} {BUG_NOTE}"
+
+
+def crashed(row: FleetRow) -> bool:
+    """Whether ``row`` records a crash of ctxscope (not a file it could not read)."""
+    error = row.error
+    return error is not None and (error.endswith(BUG_NOTE) or error.startswith(CRASH_PREFIXES))
 
 
 # -- many sessions ----------------------------------------------------------------------------
@@ -260,8 +273,8 @@ def fleet_rows(
             stop=stop,
         ):
             row.size_bytes = sizes.get(path)
-            if path in prints and path not in crashed:
-                fresh.append((path, prints[path], row.model_dump_json().encode()))
+            if path in prints and path not in crashed and row.error is None:  # errors: retried
+                fresh.append((path, prints[path], model_json(row, indent=None).encode()))
             done += 1
             if progress is not None:
                 progress(done, total, path)
@@ -307,7 +320,9 @@ def _decode(stored: dict[str, bytes]) -> dict[str, FleetRow]:
     rows: dict[str, FleetRow] = {}
     for path, data in stored.items():
         try:
-            rows[path] = FleetRow.model_validate_json(data)
+            row = FleetRow.model_validate_json(data)
         except ValidationError:
             continue  # written by another layout of the row: analysed again
+        if row.error is None:  # an error row is never trusted: the file may be readable now
+            rows[path] = row
     return rows

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from core.model import read_numbers as numbers
+from core.model.deep_json import bounded
 from core.model.session import (
     CompactionEvent,
     CompactionTrigger,
@@ -236,6 +237,10 @@ class SessionBuilder:
         session_id = self.session_id
         if not session_id:
             session_id = Path(self.path).stem if self.path else "session"
+        for message in self.messages:  # arguments too deep for recursive code become text
+            for call in message.tool_calls:
+                call.arguments = bounded(call.arguments)
+        self.metadata = {key: bounded(value) for key, value in self.metadata.items()}
         return Session.model_construct(
             id=session_id,
             format=self.format,

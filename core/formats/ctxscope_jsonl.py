@@ -37,6 +37,7 @@ from pydantic import BaseModel, ValidationError
 
 from core.formats.base import LoadError, ProgressCallback, SessionBuilder
 from core.formats.jsonl import head_records, read_jsonl
+from core.model.json_text import printable_data
 from core.model.read_numbers import plausible
 from core.model.session import (
     CompactionEvent,
@@ -91,10 +92,15 @@ files written for sessions without them stay as they were."""
 def _dumps(obj: dict[str, Any]) -> bytes:
     try:
         return orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE)
-    except orjson.JSONEncodeError:
+    except (orjson.JSONEncodeError, UnicodeEncodeError):
         # An integer beyond 64 bits in a value kept as recorded (a tool call's arguments, read
         # by the lenient parser of a line holding two records): the standard library writes it.
-        return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        # A file name that is not UTF-8 (lone surrogates): every non-ASCII character escaped.
+        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+        try:
+            return text.encode() + b"\n"
+        except UnicodeEncodeError:
+            return json.dumps(printable_data(obj), separators=(",", ":")).encode() + b"\n"
 
 
 def _in_field_order(model: type[BaseModel], data: dict[str, Any]) -> dict[str, Any]:

@@ -100,6 +100,10 @@ class DiscoveredSession(BaseModel):
         return _iso(self.when)
 
 
+LATEST_EPOCH_MS = 253_402_300_799_000
+"""The last millisecond of the year 9999: a later recorded time (``9e18``) is not a time."""
+
+
 def _iso(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, tz=UTC).astimezone().isoformat(timespec="seconds")
 
@@ -376,7 +380,8 @@ def _opencode_db_sessions(db_path: Path) -> list[DiscoveredSession]:
         for row in conn.execute(query):
             record = dict(zip(["id", *wanted], row, strict=False))
             updated = record.get("time_updated") or record.get("time_created")
-            modified = updated / 1000.0 if isinstance(updated, int | float) else fallback_mtime
+            plausible = isinstance(updated, int | float) and 0 <= updated <= LATEST_EPOCH_MS
+            modified = float(updated) / 1000.0 if plausible and updated else fallback_mtime
             directory = record.get("directory")
             found.append(
                 DiscoveredSession(
@@ -387,7 +392,7 @@ def _opencode_db_sessions(db_path: Path) -> list[DiscoveredSession]:
                     title=_one_line(record.get("title")),
                     session_id=str(record["id"]),
                     parent_session_id=as_str(record.get("parent_id")),
-                    last_active=modified if isinstance(updated, int | float) else None,
+                    last_active=modified if plausible else None,
                 )
             )
     except sqlite3.Error:

@@ -21,6 +21,7 @@ raises one :class:`~core.formats.base.LoadError`.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -49,13 +50,17 @@ def read_head(path: Path, limit: int = HEAD_BYTES) -> bytes:
 
 
 def looks_binary(head: bytes) -> bool:
-    """True when ``head`` holds NUL bytes or many control bytes (over 1 %, at least 8)."""
-    if not head:
+    """True when the first line of ``head`` holds NUL bytes or many control bytes (over 1 %,
+    at least 8). Only the first line is judged: what comes after it is read line by line (a
+    bad line is a diagnostic), so a file is not "binary" because zeros follow its sessions
+    within the head's reach, when the same zeros further on would have been read past."""
+    first = head.lstrip(_WHITESPACE).split(b"\n", 1)[0]
+    if not first:
         return False
-    if b"\x00" in head:
+    if b"\x00" in first:
         return True
-    controls = len(head) - len(head.translate(None, _CONTROL))
-    return controls >= 8 and controls * 100 > len(head)
+    controls = len(first) - len(first.translate(None, _CONTROL))
+    return controls >= 8 and controls * 100 > len(first)
 
 
 def head_records(head: bytes, limit: int = 64) -> list[dict[str, Any]]:
@@ -137,24 +142,31 @@ def _parse_repaired(line: bytes, line_no: int, builder: SessionBuilder) -> Any:
     return None
 
 
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+"""What JSON allows between values."""
+
+
 def _split_objects(line: bytes) -> list[tuple[int, int, Any]] | None:
     """The values of a line that holds more than one JSON document, each with its start and end
-    byte in the line; None when the line is not a sequence of at least two JSON documents."""
+    byte in the line; None when the line is not a sequence of at least two JSON documents (or a
+    value nests too deep or holds an integer too long to read). Linear in the line's length."""
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError:
         return None
     decoder = json.JSONDecoder()
+    space = _JSON_SPACE.match
     values: list[tuple[int, int, Any]] = []
     at, byte_at = 0, 0
     while True:
-        stripped = len(text) - len(text[at:].lstrip())  # where the next value starts
+        spaces = space(text, at)  # always matches (possibly nothing)
+        stripped = spaces.end() if spaces else at  # where the next value starts
         if stripped == len(text):
             break
         byte_at += len(text[at:stripped].encode("utf-8"))
         try:
             value, end = decoder.raw_decode(text, stripped)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError, ValueError):
             return None
         byte_end = byte_at + len(text[stripped:end].encode("utf-8"))
         values.append((byte_at, byte_end, value))

@@ -5,7 +5,9 @@ the record without its ids, which are merged back here. A session with no ``mess
 read from opencode 2's ``session_message`` table when there is one
 (:mod:`core.formats.opencode_v2`). The database is opened read-only
 (``mode=ro``); when it is locked or cannot be opened that way, it is opened ``immutable`` and a
-diagnostic says recent uncheckpointed writes may be missing.
+diagnostic says recent uncheckpointed writes may be missing. A database with no ``-wal`` or
+``-journal`` file beside it (no write under way: every write is in the file) is opened
+``immutable`` from the start, so that reading it creates no ``-wal`` or ``-shm`` file beside the user's database.
 """
 
 from __future__ import annotations
@@ -31,7 +33,10 @@ def connect_readonly(db_path: Path, *, immutable: bool = False) -> sqlite3.Conne
     The connection is checked with one query, so a locked or unreadable database raises
     :class:`sqlite3.Error` here rather than later.
     """
-    uri = db_path.resolve().as_uri() + ("?mode=ro&immutable=1" if immutable else "?mode=ro")
+    real = db_path.resolve()
+    if not any(Path(f"{real}{suffix}").exists() for suffix in ("-wal", "-journal")):
+        immutable = True  # no write under way to miss; and mode=ro alone makes -wal and -shm
+    uri = real.as_uri() + ("?mode=ro&immutable=1" if immutable else "?mode=ro")
     conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, check_same_thread=False)
     try:
         conn.execute("PRAGMA query_only = ON")

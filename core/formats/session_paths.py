@@ -46,7 +46,8 @@ def expand_paths(arguments: Sequence[str]) -> tuple[list[Path], list[str]]:
 
 def _expand_one(argument: str) -> Iterator[Path]:
     expanded = os.path.expanduser(argument)
-    if _GLOB_CHARS & set(expanded):
+    if _GLOB_CHARS & set(expanded) and not os.path.lexists(expanded):
+        # a pattern; a file whose name holds ``[`` or ``*`` is taken as it is
         for match in sorted(glob.glob(expanded, recursive=True)):
             yield from _expand_path(Path(match), explicit=False)
         return
@@ -56,29 +57,54 @@ def _expand_one(argument: str) -> Iterator[Path]:
 def _expand_path(path: Path, *, explicit: bool) -> Iterator[Path]:
     if is_storage_folder(path):
         yield path
-    elif path.is_dir():
+    elif _is_dir(path):
         yield from _folder(path)
     elif is_regular(path) and (explicit or _session_name(path)):
         yield path
 
 
-def _folder(folder: Path) -> Iterator[Path]:
-    """Session files below ``folder``, depth first in name order; storage folders as one."""
-    try:
-        entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
-    except OSError:
-        return
-    for entry in entries:
-        path = Path(entry.path)
-        if entry.is_dir(follow_symlinks=False):
-            if entry.name in _SKIPPED_DIRS or entry.name.startswith("."):
-                continue
-            if is_storage_folder(path):
+def _folder(top: Path) -> Iterator[Path]:
+    """Session files below ``top``, depth first in name order; storage folders as one. Walked
+    with a stack, not recursion (a folder may be nested thousands deep); a folder that cannot
+    be listed (no permission) is passed over, as is anything but a regular file."""
+    pending: list[Path] = [top]
+    while pending:
+        folder = pending.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+        except OSError:
+            continue
+        below: list[Path] = []
+        for entry in entries:
+            path = Path(entry.path)
+            if _entry_is_dir(entry):
+                if entry.name in _SKIPPED_DIRS or entry.name.startswith("."):
+                    continue
+                if is_storage_folder(path):
+                    yield path
+                else:
+                    below.append(path)
+            elif (
+                _session_name(path)
+                and not entry.name.endswith(_SIDECAR_SUFFIX)
+                and is_regular(path)
+            ):
                 yield path
-            else:
-                yield from _folder(path)
-        elif _session_name(path) and not entry.name.endswith(_SIDECAR_SUFFIX) and is_regular(path):
-            yield path
+        pending.extend(reversed(below))
+
+
+def _entry_is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:  # no permission to look: not a folder we can read
+        return False
 
 
 def _session_name(path: Path) -> bool:
@@ -88,13 +114,13 @@ def _session_name(path: Path) -> bool:
 
 def is_storage_folder(path: Path) -> bool:
     """An opencode storage folder (``session/``, ``message/`` and ``part/`` beside each other)."""
-    return all((path / name).is_dir() for name in ("session", "message", "part"))
+    return all(_is_dir(path / name) for name in ("session", "message", "part"))
 
 
 def _why_nothing(argument: str) -> str:
     path = Path(os.path.expanduser(argument))
-    if _GLOB_CHARS & set(argument):
+    if _GLOB_CHARS & set(argument) and not os.path.lexists(path):
         return "the pattern matches no session file"
-    if path.is_dir():
+    if _is_dir(path):
         return "no session files in this folder"
     return unreadable_reason(path) or "not a session file"

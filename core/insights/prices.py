@@ -314,6 +314,17 @@ def _decode(value: object) -> _Entry | str:
 
 
 @lru_cache(maxsize=512)
+def _noon_of(day: str | None) -> datetime | None:
+    """Noon UTC of ``day`` (``YYYY-MM-DD``); None for no day or one no calendar has (a
+    recorded February 30, ``0000-00-00``): the table's current price then."""
+    if not day:
+        return None
+    try:
+        return datetime.fromisoformat(f"{day}T12:00:00+00:00")
+    except ValueError:
+        return None
+
+
 def _lookup(
     model: str, provider: str | None, day: str | None
 ) -> tuple[ModelPrice, str, str, str | None]:
@@ -322,7 +333,7 @@ def _lookup(
     from genai_prices import Usage as PriceUsage
     from genai_prices import calc_price
 
-    at = datetime.fromisoformat(f"{day}T12:00:00+00:00") if day else None
+    at = _noon_of(day)
     table_provider = PROVIDER_IDS.get(provider or "")
     attempts: list[str | None] = [table_provider] if table_provider else []
     attempts.append(None)

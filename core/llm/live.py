@@ -125,6 +125,40 @@ class _Attempt:
         return f"{self.body.received:,} bytes of the answer had arrived"
 
 
+class _StreamGuard:
+    """The deadlines of one streamed attempt: the first byte (the response's headers) within
+    ``first_byte_s`` of sending, then each line within ``stall_s`` of the one before. One
+    :class:`asyncio.Timeout` whose deadline moves on; :meth:`reason` says which one passed."""
+
+    def __init__(self, first_byte_s: float, stall_s: float) -> None:
+        self.first_byte_s = first_byte_s
+        self.stall_s = stall_s
+        self.timeout = asyncio.timeout(first_byte_s)
+        self.started = False
+        """The headers came: the stall deadline is the one running."""
+
+    def first_byte(self) -> None:
+        """The response's headers arrived."""
+        self.started = True
+        self.progress()
+
+    def progress(self) -> None:
+        """A line of the answer arrived: the stall deadline starts again."""
+        self.timeout.reschedule(asyncio.get_running_loop().time() + self.stall_s)
+
+    def reason(self, attempt: _Attempt) -> str:
+        """Which deadline ended the attempt, in one line."""
+        if not self.started:
+            return (
+                f"no answer began within {self.first_byte_s:g}s of the request "
+                "(first_byte_timeout_s, --llm-first-byte-timeout)"
+            )
+        return (
+            f"the answer stalled: nothing new for {self.stall_s:g}s "
+            f"(stall_timeout_s, --llm-stall-timeout; {attempt.progress()})"
+        )
+
+
 class _CallbackError(Exception):
     """``on_delta`` raised: passed to the caller as it is, never taken for a transport failure."""
 
@@ -255,7 +289,9 @@ class OpenAISummarizer:
         self._use_max_completion_tokens = False
         self._send_temperature = True
         self._send_stream_options = True
-        self.budget = FailureBudget(config.max_consecutive_failures, self._where)
+        self.budget = FailureBudget(
+            config.max_consecutive_failures, self._where, config.max_failing_s
+        )
         """This summariser's failures in a row (the replay keeps one summariser per run)."""
         self._requests = 0
         self._numbers_lock = threading.Lock()
@@ -405,12 +441,16 @@ class OpenAISummarizer:
             failure,
             extra={"llm_event": "failed", "llm_error": str(failure)},
         )
-        if self.budget.record_failure(failure):
+        if self.budget.record_failure(failure, seconds):
             _log.error(
-                "stopped calling %s after %d failed summary requests in a row "
-                "(max_consecutive_failures); the remaining compactions fail without a request",
+                "stopped calling %s after %d failed summary requests in a row (%.1fs; "
+                "max_consecutive_failures %d, max_failing_s %g); the remaining compactions fail "
+                "without a request",
                 self._where,
+                self.budget.consecutive,
+                self.budget.failing_s,
                 self.budget.limit,
+                self._config.max_failing_s,
                 extra={"llm_event": "stopped"},
             )
 
@@ -549,8 +589,10 @@ class OpenAISummarizer:
         # The SDK builds, authenticates and sends the request and maps HTTP errors; the body is
         # read raw: building an SDK model per chunk costs ~1 ms, a summary streams hundreds.
         create: Any = client.chat.completions.with_streaming_response.create
+        guard = _StreamGuard(self._config.first_byte_timeout_s, self._config.stall_timeout_s)
         try:
-            async with create(**params, **extra) as response:
+            async with guard.timeout, create(**params, **extra) as response:
+                guard.first_byte()
                 body = attempt.start(response, self._config.max_answer_bytes)
                 content_type = response.headers.get("content-type", "")
                 if "json" in content_type and "event-stream" not in content_type:
@@ -558,9 +600,13 @@ class OpenAISummarizer:
                     answer = self._completion_answer(await self._read_body(body), content_type)
                     relay.feed(answer.text)
                     return answer
-                return await self._read_events(body, relay, content_type)
+                return await self._read_events(body, relay, content_type, guard.progress)
         except openai.OpenAIError as exc:
             raise self._translate(exc) from None
+        except TimeoutError:
+            if not guard.timeout.expired():
+                raise  # the request's own deadline (timeout_s): _summarize says so
+            raise UnreachableError(f"{self._where}: {guard.reason(attempt)}") from None
 
     async def _complete_once(
         self, client: openai.AsyncOpenAI, params: dict[str, Any], attempt: _Attempt
@@ -603,14 +649,21 @@ class OpenAISummarizer:
         )
 
     async def _read_events(
-        self, body: CappedBody, relay: _DeltaRelay, content_type: str
+        self,
+        body: CappedBody,
+        relay: _DeltaRelay,
+        content_type: str,
+        progress: Callable[[], None] | None = None,
     ) -> _Answer:
-        """Read a server-sent-events body of chat-completion chunks until ``[DONE]``."""
+        """Read a server-sent-events body of chat-completion chunks until ``[DONE]``;
+        ``progress`` is called at each line (the stall deadline starts again)."""
         stream = _StreamState()
         data_lines: list[str] = []
         events = 0
         try:
             async for line in body.lines():
+                if progress is not None:
+                    progress()
                 if line:
                     if line.startswith(":"):  # a comment: keep-alive pings (OpenRouter)
                         continue

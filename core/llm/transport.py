@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import socket
+import ssl
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -128,6 +129,8 @@ def _is_transport(exc: BaseException | None) -> bool:
 
 
 def _os_reason(exc: OSError) -> str | None:
+    if isinstance(exc, ssl.SSLError):  # its errno is OpenSSL's, not the system's (1 ≠ EPERM)
+        return _tls_reason(exc)
     if isinstance(exc, socket.gaierror):
         return f"the host name could not be resolved ({exc.strerror or exc})"
     if isinstance(exc, TimeoutError) or exc.errno is None:
@@ -137,6 +140,18 @@ def _os_reason(exc: OSError) -> str | None:
     except ValueError:
         return None
     return text[:1].lower() + text[1:] if text else None
+
+
+def _tls_reason(exc: ssl.SSLError) -> str:
+    """What a TLS failure means, in a few words (``wrong version number``: the other end does
+    not speak TLS, e.g. plain HTTP or garbage on an https:// URL)."""
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        detail = exc.verify_message or exc.reason or "verification failed"
+        return f"the server's TLS certificate was refused ({detail})"
+    reason = str(exc.reason or "").replace("_", " ").lower()
+    if "wrong version number" in reason or "record layer failure" in reason:
+        return f"the TLS handshake failed: the server does not speak TLS ({reason})"
+    return f"the TLS handshake failed ({reason or exc.__class__.__name__})"
 
 
 def transport_reason(exc: BaseException) -> str:

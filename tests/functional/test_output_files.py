@@ -12,7 +12,6 @@ import sys
 import time
 from pathlib import Path
 
-import orjson
 import pytest
 from click.testing import CliRunner
 
@@ -95,67 +94,56 @@ def test_the_input_is_never_the_output(tmp_path: Path) -> None:
     assert copy.read_bytes() == SAMPLE.read_bytes()
 
 
-def _big_input(path: Path, messages: int = 60_000) -> None:
-    """A ctxscope JSONL session of many small messages (slow enough to write to be caught)."""
-    lines = [
-        orjson.dumps(
-            {
-                "type": "session",
-                "schema": "ctxscope",
-                "version": 1,
-                "id": "big",
-                "format": "ctxscope",
-            }
-        )
-    ]
-    for i in range(messages):
-        role = "user" if i % 2 == 0 else "assistant"
-        lines.append(
-            orjson.dumps(
-                {
-                    "type": "message",
-                    "index": i,
-                    "id": f"m{i}",
-                    "role": role,
-                    "text": f"line {i} " * 8,
-                }
-            )
-        )
-    path.write_bytes(b"\n".join(lines) + b"\n")
+WRITES = {
+    "convert": lambda out: ["convert", str(SAMPLE), "-o", str(out / "out.jsonl")],
+    "report": lambda out: ["report", str(SAMPLE), "-o", str(out / "out.html")],
+    "export": lambda out: ["export", str(SAMPLE), "--to", str(out), "-j", "1"],
+}
+SIGNALS = {"SIGTERM": signal.SIGTERM, "SIGHUP": signal.SIGHUP, "SIGINT": signal.SIGINT}
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
-def test_a_signal_mid_write_leaves_no_temporary_file(tmp_path: Path, sig: signal.Signals) -> None:
-    source = tmp_path / "in" / "big.jsonl"
-    source.parent.mkdir()
-    _big_input(source)
+@pytest.mark.parametrize("stage", ["created", "written"])
+@pytest.mark.parametrize("sig", list(SIGNALS))
+@pytest.mark.parametrize("command", list(WRITES))
+def test_a_signal_mid_write_leaves_no_temporary_file(
+    tmp_path: Path, command: str, sig: str, stage: str
+) -> None:
+    """The write is paused (by a hook, not a sleep) right after its temporary file is created or
+    right before the rename; the signal then ends it, and nothing is left in the folder."""
     out_dir = tmp_path / "out"
     out_dir.mkdir()
-    out = out_dir / "out.jsonl"
+    marker = tmp_path / "marker"
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
     process = subprocess.Popen(
-        [*CTXSCOPE, "convert", str(source), "-o", str(out)],
+        [
+            sys.executable,
+            str(REPO / "tests" / "support" / "paused_write.py"),
+            stage,
+            str(marker),
+            *WRITES[command](out_dir),
+        ],
         cwd=REPO,
+        env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
     try:
         deadline = time.monotonic() + HANG_S
-        temps: list[Path] = []
-        while not temps and process.poll() is None and time.monotonic() < deadline:
-            temps = [p for p in out_dir.iterdir() if p.name.endswith(".tmp")]
-            time.sleep(0.001)
-        assert temps, "the write never started (or finished before it could be caught)"
-        process.send_signal(signal.SIGSTOP)  # hold it mid-write
-        if not temps[0].exists() or out.exists():
-            pytest.skip("the write finished before the signal: nothing to clean up")
-        process.send_signal(sig)
-        process.send_signal(signal.SIGCONT)
+        while not marker.exists() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)  # polling for the marker, not waiting a fixed time
+        assert marker.exists(), process.stderr.read() if process.stderr else ""
+        temporary = Path(marker.read_text())
+        assert temporary.exists() and temporary.parent == out_dir
+        process.send_signal(SIGNALS[sig])
         process.wait(HANG_S)
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
-    assert process.returncode == -sig  # ended as the signal says, after cleaning up
+    if sig == "SIGINT":
+        assert process.returncode != 0  # Ctrl-C: KeyboardInterrupt, as before
+    else:
+        assert process.returncode == -SIGNALS[sig]  # ended as the signal says, after cleaning up
     assert list(out_dir.iterdir()) == []  # no partial .tmp file, and no output
 
 
@@ -172,3 +160,73 @@ def test_spill_dir_parents_are_created_0700_whatever_the_umask(tmp_path: Path) -
     assert done.returncode == 0, done.stderr
     for folder in (tmp_path / "a", tmp_path / "a" / "b", spill):
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+
+
+def _special_targets(folder: Path, name: str) -> dict[str, Path]:
+    """A FIFO, a symbolic link and (when the system lets us make one) a copy of /dev/null, each
+    named ``name`` in a folder of its own."""
+    made = {}
+    fifo = folder / "fifo" / name
+    fifo.parent.mkdir(parents=True)
+    os.mkfifo(fifo)
+    made["fifo"] = fifo
+    link = folder / "link" / name
+    link.parent.mkdir()
+    (link.parent / "real").write_text("kept\n")
+    link.symlink_to("real")
+    made["link"] = link
+    return made
+
+
+@pytest.mark.parametrize("command", ["report", "export"])
+def test_report_and_export_refuse_what_convert_refuses(tmp_path: Path, command: str) -> None:
+    name = "out.html" if command == "report" else "sessions.parquet"
+    for kind, target in _special_targets(tmp_path, name).items():
+        args = (
+            ["report", str(SAMPLE), "-o", str(target), "--force"]
+            if command == "report"
+            else ["export", str(SAMPLE), "--to", str(target.parent), "--force", "-j", "1"]
+        )
+        result = CliRunner().invoke(cli, args)
+        if kind == "fifo":
+            assert result.exit_code == 2, result.output
+            assert "not a regular file (a FIFO)" in result.stderr
+            assert stat.S_ISFIFO(os.lstat(target).st_mode)
+        else:  # with --force the file the link points to is written; the link stays
+            assert result.exit_code == 0, result.output
+            assert target.is_symlink() and os.readlink(target) == "real"
+            assert (target.parent / "real").read_bytes() != b"kept\n"
+        assert [p.name for p in target.parent.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_report_force_keeps_the_mode_of_the_file_it_replaces(tmp_path: Path) -> None:
+    out = tmp_path / "out.html"
+    out.write_text("old")
+    out.chmod(0o600)
+    result = CliRunner().invoke(cli, ["report", str(SAMPLE), "-o", str(out), "--force"])
+    assert result.exit_code == 0, result.output
+    assert out.read_text().startswith("<!")
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600
+
+
+def test_report_refuses_a_symbolic_link_without_force(tmp_path: Path) -> None:
+    (tmp_path / "real.html").write_text("kept")
+    (tmp_path / "out.html").symlink_to("real.html")
+    result = CliRunner().invoke(cli, ["report", str(SAMPLE), "-o", str(tmp_path / "out.html")])
+    assert result.exit_code == 2 and "is a symbolic link (to real.html)" in result.stderr
+    assert (tmp_path / "real.html").read_text() == "kept"
+
+
+def test_export_to_a_read_only_folder_is_one_line(tmp_path: Path) -> None:
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o500)
+    try:
+        if os.access(folder, os.W_OK):
+            pytest.skip("running as a user that writes anywhere")
+        result = CliRunner().invoke(cli, ["export", str(SAMPLE), "--to", str(folder), "-j", "1"])
+    finally:
+        folder.chmod(0o700)
+    assert result.exit_code == 2
+    assert "cannot write" in result.stderr and "Traceback" not in result.output
+    assert len(result.stderr.strip().splitlines()) == 1

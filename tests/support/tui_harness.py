@@ -36,8 +36,25 @@ __all__ = [
     "quiet_app",
     "screen_text",
     "settle",
+    "until",
     "wait_for",
 ]
+
+WAIT_LIMIT_S = 120.0
+"""How long a test waits for a condition before it fails: generous, since a busy machine may be
+slow; a test never waits longer than its condition takes to hold."""
+
+
+async def until(
+    pilot: Pilot[None], condition: Callable[[], object], what: str, limit_s: float = WAIT_LIMIT_S
+) -> None:
+    """Let the app run until ``condition()`` holds (polled every 10 ms), or fail naming ``what``."""
+    deadline = time.monotonic() + limit_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"never happened: {what}")
+        await pilot.pause(0.01)
+
 
 LoadProgressFn = Callable[[int, int, int], None]
 """A loader's progress callback: bytes read, total bytes, messages so far."""
@@ -84,11 +101,7 @@ async def open_session(
 
 async def wait_for(pilot: Pilot[None], event: threading.Event, what: str) -> None:
     """Let the app run until ``event`` is set (a held worker got there)."""
-    for _ in range(500):
-        if event.is_set():
-            return
-        await pilot.pause(0.01)
-    raise AssertionError(f"never happened: {what}")
+    await until(pilot, event.is_set, what)
 
 
 class HeldReplay:

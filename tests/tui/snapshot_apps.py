@@ -7,13 +7,15 @@ reaches by itself (and that ``make screenshots`` draws too).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from textual.pilot import Pilot
 
 import tui.screens.compaction as compaction_module
 from core.llm.protocol import Summarizer
 from core.policy import LLMConfig
-from tests.support.tui_harness import HeldLoad, HeldReplay, HeldSummarizer
+from tests.support.tui_harness import HeldLoad, HeldReplay, HeldSummarizer, screen_text, until
 from tools.scenes import OVERFLOW, Scene, keys, press, session_app
 
 
@@ -65,7 +67,14 @@ def _slow_llm(monkeypatch: pytest.MonkeyPatch) -> None:
 async def _compaction_started(pilot: Pilot[None]) -> None:
     await press(pilot, "G")
     await pilot.press("c")
-    await pilot.pause(0.3)  # the first words of the summary are drawn
+    await until(pilot, _summary_drawn(pilot), "the first words of the summary drawn")
+
+
+def _summary_drawn(pilot: Pilot[None]) -> Callable[[], bool]:
+    def drawn() -> bool:
+        return "fix the parser" in screen_text(pilot.app)
+
+    return drawn
 
 
 def compaction_running(monkeypatch: pytest.MonkeyPatch) -> Scene:

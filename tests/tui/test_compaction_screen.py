@@ -15,7 +15,7 @@ from core.model.session import Session
 from core.policy import Policy
 from core.replay import ReplayResult, replay
 from tests.support.sessions import growing_session
-from tests.support.tui_harness import HeldSummarizer
+from tests.support.tui_harness import HeldSummarizer, until
 from tests.support.views_fixtures import Host, compacting_policy
 from tools.scenes import COMPACTED, press, session_app, settle
 from tui.figures import index_runs
@@ -48,10 +48,7 @@ async def opened(
 async def _summary_shown(pilot: Pilot[None], screen: CompactionScreen) -> str:
     """The Markdown source once it shows the screen's summary (drawing is deferred a little)."""
     markdown = screen.query_one("#cs-summary", Markdown)
-    for _ in range(100):
-        if markdown.source == screen.summary_text:
-            break
-        await pilot.pause(0.02)
+    await until(pilot, lambda: markdown.source == screen.summary_text, "the summary drawn")
     return markdown.source
 
 
@@ -118,10 +115,7 @@ async def test_the_summary_streams_in_and_x_cancels() -> None:
         pilot,
         screen,
     ):
-        for _ in range(40):
-            await pilot.pause(0.05)
-            if "parser" in screen.summary_text:
-                break
+        await until(pilot, lambda: "parser" in screen.summary_text, "the summary streamed")
         assert screen.status == "running"
         assert screen.summary_text == "## Goal\n\n- fix the parser\n"
         await pilot.press("x")

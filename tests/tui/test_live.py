@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -214,3 +216,48 @@ async def test_the_live_sample_grows_to_what_the_loader_reads(tmp_path: Path) ->
             pilot, lambda: state.message_count == len(expected.messages), "the grown sample"
         )
         assert [m.id for m in state.session.messages] == [m.id for m in expected.messages]
+
+
+def test_livefile_replaced_by_a_fifo_is_gone_without_blocking(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"1\n2\n")
+    live = LiveFile(path)
+    path.unlink()
+    os.mkfifo(path)  # nothing ever writes to it: opening it for reading would block for good
+    release = threading.Timer(WAIT_S, _let_readers_go, (path,))  # the old code blocked here
+    release.start()
+    try:
+        change = live.check()
+        assert change is not None and change.kind == "deleted"
+        assert live.check() is None
+        assert LiveFile(path).identity is None  # a FIFO from the start is not followed either
+    finally:
+        release.cancel()
+
+
+def _let_readers_go(fifo: Path) -> None:
+    with contextlib.suppress(OSError):
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+
+
+async def test_a_tailed_file_replaced_by_a_fifo_stops_the_tail_and_q_quits(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "live.jsonl"
+    write_claude_session(path, exchanges=2)
+    app = CtxscopeApp(discover=lambda: [])
+    release = threading.Timer(WAIT_S, _let_readers_go, (path,))
+    try:
+        async with app.run_test(size=(120, 34), notifications=True) as pilot:
+            screen = await _open_live(pilot, path)
+            path.unlink()
+            os.mkfifo(path)
+            release.start()
+            await _wait_for(pilot, lambda: screen.live_status is not None, "the tail stopped")
+            assert screen.live_status == "live tail stopped"
+            await pilot.press("q")
+            await pilot.pause()
+        assert not app.is_running
+    finally:
+        release.cancel()
+        _let_readers_go(path)

@@ -17,7 +17,7 @@ import tui.screens.session.loading as loading_module
 from core.formats import LoadError, load_session, load_session_head
 from core.model.session import Session
 from tests.support.claude_jsonl import write_claude_session
-from tests.support.tui_harness import HeldLoad, settle
+from tests.support.tui_harness import HeldLoad, settle, until
 from tui.app import CtxscopeApp
 from tui.screens.session import SessionScreen
 from tui.widgets.load_progress import LoadProgress
@@ -39,12 +39,8 @@ def _session_screen(app: CtxscopeApp) -> SessionScreen:
     return screen
 
 
-async def _wait_for(pilot: Pilot[None], condition: Callable[[], bool], rounds: int = 200) -> None:
-    for _ in range(rounds):
-        if condition():
-            return
-        await pilot.pause(0.01)
-    raise AssertionError("condition not reached")
+async def _wait_for(pilot: Pilot[None], condition: Callable[[], bool]) -> None:
+    await until(pilot, condition, "the condition")
 
 
 async def test_first_part_is_usable_while_the_rest_loads(

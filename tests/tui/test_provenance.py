@@ -17,6 +17,7 @@ from textual.widgets import Input, Static
 
 from core.formats import load_session
 from core.model.session import WindowChange
+from tests.support.tui_harness import until
 from tools.scenes import COMPACTED, OVERFLOW, PI, LoadedSessionApp, press, session_app, settle
 from tui.figures import check_line
 from tui.screens.session import SessionScreen
@@ -177,7 +178,9 @@ async def test_an_edited_threshold_is_replayed_as_edited() -> None:
         assert isinstance(field, Input)
         field.focus()
         await press(pilot, "ctrl+u", *"40000", "enter")
-        await pilot.pause(0.3)
+        await until(
+            pilot, lambda: panel.policy.compaction.reserve_tokens == 40_000, "the edit applied"
+        )
         await settle(pilot)
         assert panel.policy.compaction.reserve_tokens == 40_000
         state = screen.state

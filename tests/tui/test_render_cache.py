@@ -25,7 +25,7 @@ from textual.strip import Strip
 from core.model.tokens import message_text
 from core.policy import get_preset
 from tests.support.sessions import claude_like_session
-from tests.support.tui_harness import open_session, quiet_app, screen_text, settle
+from tests.support.tui_harness import open_session, quiet_app, screen_text, settle, until
 from tui.app import CtxscopeApp
 from tui.screen_state import SessionState
 from tui.widgets.detail import DetailPane, TokenGrid
@@ -358,9 +358,7 @@ async def test_detail_renders_what_shows_first_and_the_rest_after_the_frame() ->
         assert detail._window is not None
         measured = detail._window.rows
         assert height <= measured < len(_reference_lines(detail))  # only what shows
-        await pilot.pause()
-        await pilot.pause()
-        assert detail.measured
+        await until(pilot, lambda: detail.measured, "the rest rendered after the frame")
         assert _detail_lines(detail) == _reference_lines(detail)
         assert detail.virtual_size.height == detail.line_count
 
@@ -368,8 +366,7 @@ async def test_detail_renders_what_shows_first_and_the_rest_after_the_frame() ->
         detail.show(1)
         detail.show(big)
         detail.show(0)
-        await pilot.pause()
-        await pilot.pause()
+        await until(pilot, lambda: detail.measured, "message 0 rendered")
         assert detail.message_index == 0
         assert _detail_lines(detail) == _reference_lines(detail)
 
@@ -385,7 +382,7 @@ async def test_detail_renders_what_shows_first_and_the_rest_after_the_frame() ->
         assert offset > height
         for y in range(height):
             assert _segments(detail.render_line(y)) == reference[offset + y]
-        await pilot.pause()
+        await until(pilot, lambda: detail.measured, "the rest rendered")
         assert _detail_lines(detail) == reference
 
         # more of the message (m), then the slow facts: each a complete redraw

@@ -22,6 +22,7 @@ from rich.text import Text
 from core.insights.diagnosis import OverflowDiagnosis
 from core.model.fastmodel import documented
 from core.model.session import Session
+from core.model.terminal_text import safe
 from core.model.write_numbers import format_tokens
 from core.policy import Policy
 from core.replay import (
@@ -168,7 +169,7 @@ def session_header(session: Session, result: ReplayResult | None = None) -> Tabl
     grid.add_column(overflow="fold")
     grid.add_row(*_plain("session", f"{session.id}  ({session.format.value})"))
     if session.path:
-        grid.add_row(*_plain("file", session.path))
+        grid.add_row(*_plain("file", safe(session.path)))
     window = result.window if result is not None else session.context_window
     source = result.window_source if result is not None else session.window_source
     evidence = result.window_evidence if result is not None else session.window_evidence

@@ -433,10 +433,16 @@ class PickerScreen(Screen[None]):
     # -- errors ----------------------------------------------------------------------------------------
 
     def show_error(self, text: str) -> None:
-        """Show ``text`` above the list until the next action."""
+        """Show ``text`` above the list until the next action. The focus leaves the filter (the
+        list takes it), so that after a failed open ``q`` quits and the other keys act at once
+        (``/`` goes back to filtering); a path being typed in the path field keeps it there, to
+        be corrected (Esc leaves it)."""
         error = self.query_one("#picker-error", Static)
         error.update(text)
         error.display = True
+        path_field = self.query_one("#picker-path", Input)
+        if self.focused is not path_field:
+            self.table.focus()
 
     def clear_error(self) -> None:
         error = self.query_one("#picker-error", Static)

@@ -16,13 +16,14 @@ from typing import Any, NoReturn
 import click
 
 from core.model.session import Session
+from core.model.terminal_text import safe
 from core.policy import Policy
 from core.replay import INFERRED, Replayer, ReplayResult
 
 
 def fail(command: str, message: str) -> NoReturn:
     """Exit with status 2 after one line on standard error saying why."""
-    first_line = " ".join(str(message).split())
+    first_line = " ".join(safe(str(message).replace("\n", " ")).split())
     click.echo(f"ctxscope {command}: {first_line}", err=True)
     sys.exit(2)
 

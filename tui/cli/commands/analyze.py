@@ -19,6 +19,7 @@ import click
 from core.fleet.session_rows import SubagentInfo
 from core.fleet.survey import subagent_summaries
 from core.insights.diagnosis import MARGIN, diagnose
+from core.model.json_text import model_json_bytes
 from core.reports.analyze import analysis_report
 from tui.cli.commands._llm_watch import LLMWatch
 from tui.cli.commands._options import replay_options
@@ -88,7 +89,7 @@ def analyze(
     )
     if as_json:
         # Bytes straight to the stream: no text copy of a 12 MB report (100 MB sessions).
-        data = report.__pydantic_serializer__.to_json(report, indent=2) + b"\n"
+        data = model_json_bytes(report) + b"\n"
         buffer = getattr(sys.stdout, "buffer", None)
         if buffer is None:  # a text-only stream (a test's StringIO)
             sys.stdout.write(data.decode())

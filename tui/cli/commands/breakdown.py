@@ -14,7 +14,6 @@ Exit status 0, or 2 for unusable input.
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
@@ -32,6 +31,7 @@ from core.insights.breakdown import (
     breakdown,
 )
 from core.insights.cost import CallCost, SessionCost, cost_label, format_usd, session_cost
+from core.model.json_text import escaped_json
 from core.model.tokens import DEFAULT_ESTIMATOR
 from core.model.write_numbers import short_tokens
 from tui.cli.commands._options import session_argument, window_option
@@ -95,7 +95,7 @@ def _write_json(document: dict[str, Any], cost: dict[str, Any] | None) -> None:
     """The breakdown with the cost its text shows (``cost``: the session's, or the call's; null
     when the call has none), from the same :func:`core.insights.cost.session_cost`."""
     document["cost"] = cost
-    sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.write(escaped_json(document) + "\n")
 
 
 def _call_cost(cost: SessionCost, call_index: int) -> CallCost | None:

@@ -38,6 +38,7 @@ from core.insights.forgotten_facts import (
 )
 from core.llm.factory import make_summarizer
 from core.llm.protocol import LLMError, Summarizer
+from core.model.json_text import model_json
 from core.model.session import Message, Session
 from core.model.tokens import get_counter, message_text
 from core.policy import LLMConfig, Policy
@@ -87,7 +88,7 @@ def compactions_command(
     if summarizer is not None:
         _judge_all(session, reports, summarizer)
     if as_json:
-        payload = "[" + ",\n".join(r.model_dump_json(indent=2) for r in reports) + "]"
+        payload = "[" + ",\n".join(model_json(r) for r in reports) + "]"
         sys.stdout.write(payload + "\n")
         return
     console = stdout_console()

@@ -12,6 +12,7 @@ import sys
 
 import click
 
+from core.model.json_text import model_json
 from core.policy import PRESETS
 from core.replay import INFERRED
 from core.replay import compare as compare_policies
@@ -49,7 +50,7 @@ def compare(path: str, policy_specs: tuple[str, ...], window: int | None, as_jso
     with progress_reporter("replaying") as update:
         result = compare_policies(session, policies, progress=update, replayer=replayer_of(session))
     if as_json:
-        sys.stdout.write(result.model_dump_json(indent=2) + "\n")
+        sys.stdout.write(model_json(result) + "\n")
         return
     console = stdout_console()
     console.print(session_header(session))

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import click
 
+from core.model.terminal_text import safe
 from tui.cli.commands._session import fail, progress_reporter
 
 
@@ -48,10 +49,10 @@ def export_command(paths: tuple[str, ...], to: Path, jobs: int | None, force: bo
         except ExportError as exc:
             fail("export", str(exc))
     for problem in summary.problems:
-        click.echo(f"ctxscope export: {problem}", err=True)
+        click.echo(f"ctxscope export: {safe(problem)}", err=True)
     unreadable = f" ({summary.errors} could not be read)" if summary.errors else ""
     click.echo(
         f"wrote {summary.sessions} sessions{unreadable}, {summary.calls} calls and "
-        f"{summary.compactions} compactions to {to}",
+        f"{summary.compactions} compactions to {safe(str(to))}",
         err=True,
     )

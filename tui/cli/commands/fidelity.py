@@ -25,6 +25,7 @@ from rich.console import JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
+from core.model.json_text import model_json
 from core.reports.fidelity import FidelityEntry, FidelityReport, ThresholdGroup, fidelity_report
 from tui.cli.commands._session import fail, progress_reporter
 from tui.cli.render import stdout_console, tokens
@@ -57,7 +58,7 @@ def fidelity(paths: tuple[str, ...], as_json: bool, fail_under: float | None, le
         reasons = "; ".join(error.error for error in report.errors) or "no session found"
         fail("fidelity", reasons)
     if as_json:
-        sys.stdout.write(report.model_dump_json(indent=2) + "\n")
+        sys.stdout.write(model_json(report) + "\n")
     else:
         _print(report)
     if fail_under is not None and report.share * 100 < fail_under:

@@ -8,7 +8,8 @@ peak's share of the window. Rows are cached by path, size and modification time 
 (``--no-cache`` analyses everything again and stores nothing). ``--json`` prints
 :class:`core.fleet.survey.FleetReport`. A session that cannot be read is a row with its error.
 
-Exit status 0; 2 when no path names a session.
+Exit status 0; 1 when the analysis of a session crashed (a bug in ctxscope: its row says so);
+2 when no path names a session.
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from rich.table import Table
 from rich.text import Text
 
 from core.fleet.session_rows import FleetRow
-from core.fleet.survey import FleetReport, fleet
+from core.fleet.survey import FleetReport, crashed, fleet
+from core.model.json_text import model_json
+from core.model.terminal_text import safe
 from core.model.write_numbers import compact_tokens
 from tui.cli.commands._session import fail, progress_reporter
 from tui.cli.render import stdout_console
@@ -68,21 +71,35 @@ def fleet_command(paths: tuple[str, ...], jobs: int | None, no_cache: bool, as_j
     """Analyse many sessions (default: all on this machine) and list them fullest first."""
     with _progress() as update:
         report = fleet(paths, jobs=jobs, use_cache=not no_cache, progress=update)
-    for problem in report.problems:
-        click.echo(f"ctxscope fleet: {problem}", err=True)
-    if not report.rows:
+    if not report.rows:  # the problems in one line (printed once, not again above it)
         fail("fleet", "; ".join(report.problems) or "no session found on this machine")
+    for problem in report.problems:
+        click.echo(f"ctxscope fleet: {safe(problem)}", err=True)
     if as_json:
-        sys.stdout.write(report.model_dump_json(indent=2) + "\n")
+        sys.stdout.write(model_json(report) + "\n")
+        _exit_on_crash(report)
         return
     console = stdout_console()
     if not console.is_terminal:
         console = Console(highlight=False, width=100_000)  # piped: one session per line
     common = _common_folder(report.rows)
     if common:
-        console.print(Text(f"sessions under {common}", style="dim"), soft_wrap=True)
+        console.print(Text(f"sessions under {safe(common)}", style="dim"), soft_wrap=True)
     console.print(fleet_table(report.rows, common))
     console.print(Text(total_line(report), style="bold"), soft_wrap=True)
+    _exit_on_crash(report)
+
+
+def _exit_on_crash(report: FleetReport) -> None:
+    """Exit with status 1 when an analysis crashed (the rows say where; the run is not clean)."""
+    crashes = sum(1 for row in report.rows if crashed(row))
+    if crashes:
+        click.echo(
+            f"ctxscope fleet: {crashes} session(s) could not be analysed because of a bug in "
+            "ctxscope (their rows say which)",
+            err=True,
+        )
+        sys.exit(1)
 
 
 @contextmanager
@@ -119,7 +136,7 @@ def fleet_table(rows: list[FleetRow], common: str = "") -> Table:
 
 
 def _cells(row: FleetRow, common: str) -> list[str | Text]:
-    name = os.path.relpath(row.path, common) if common else row.path
+    name = safe(os.path.relpath(row.path, common) if common else row.path)
     if row.error is not None:
         return ["", "", "", "", "", "", "", "", "", "", "", Text(f"{name}: {row.error}", "red")]
     agent = (row.agent or "?") + (f" {row.version}" if row.version else "")

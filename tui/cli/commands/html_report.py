@@ -15,7 +15,8 @@ from pathlib import Path
 import click
 
 from core.insights.diagnosis import diagnose
-from core.output_file import OutputExists, write_new
+from core.model.terminal_text import safe
+from core.output_file import OutputRefused, destination, write_new
 from core.reports.analyze import analysis_report
 from core.reports.html import render_html
 from tui.cli.commands._options import replay_options
@@ -38,23 +39,27 @@ def report(
 ) -> None:
     """Write the session at PATH as one self-contained HTML page."""
     target = None if output == "-" else Path(output)
-    if target is not None and target.exists() and not force:
-        fail("report", str(OutputExists(target)))
+    if target is not None:
+        try:
+            destination(target, force)
+        except OutputRefused as exc:
+            fail("report", str(exc))
     session, policy = load_or_fail("report", path, window=window, policy_spec=policy_spec)
     result = replay_with_progress(session, policy)
     diagnosis = diagnose(session, result)
     analysis = analysis_report(
         session, result, diagnosis, replayer_of(session).inferred_threshold()
     )
-    page = render_html(session, result, analysis).encode("utf-8")
+    # a file name that is not UTF-8 shows as \udcff escapes rather than ending the command
+    page = render_html(session, result, analysis).encode("utf-8", "backslashreplace")
     if target is None:
         sys.stdout.buffer.write(page)
         sys.stdout.buffer.flush()
         return
     try:
         write_new(target, page, overwrite=force)
-    except OutputExists as exc:
+    except OutputRefused as exc:
         fail("report", str(exc))
     except OSError as exc:
         fail("report", f"{target}: cannot write ({exc.strerror or exc})")
-    click.echo(f"wrote {target} ({len(page):,} bytes)", err=True)
+    click.echo(f"wrote {safe(str(target))} ({len(page):,} bytes)", err=True)

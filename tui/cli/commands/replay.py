@@ -14,6 +14,7 @@ import sys
 
 import click
 
+from core.model.json_text import model_json
 from core.policy import LLMConfig
 from tui.cli.commands._llm_watch import LLMWatch
 from tui.cli.commands._options import replay_options
@@ -58,6 +59,30 @@ from tui.cli.render import (
     "policy's llm.max_consecutive_failures, 3).",
 )
 @click.option(
+    "--llm-first-byte-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="A streamed answer must begin within this (default: the policy's "
+    "llm.first_byte_timeout_s, 10).",
+)
+@click.option(
+    "--llm-stall-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="A streamed answer may go this long without a new line (default: the policy's "
+    "llm.stall_timeout_s, 10).",
+)
+@click.option(
+    "--llm-max-failing",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="Stop calling the LLM once the requests that failed in a row took this long together "
+    "(default: the policy's llm.max_failing_s, 30).",
+)
+@click.option(
     "--llm-max-bytes",
     type=click.IntRange(min=1024),
     default=None,
@@ -79,6 +104,9 @@ def replay(
     model: str | None,
     llm_timeout: float | None,
     llm_max_failures: int | None,
+    llm_first_byte_timeout: float | None,
+    llm_stall_timeout: float | None,
+    llm_max_failing: float | None,
     llm_max_bytes: int | None,
     as_json: bool,
     all_events: bool,
@@ -93,6 +121,9 @@ def replay(
     limits = {
         "timeout_s": llm_timeout,
         "max_consecutive_failures": llm_max_failures,
+        "first_byte_timeout_s": llm_first_byte_timeout,
+        "stall_timeout_s": llm_stall_timeout,
+        "max_failing_s": llm_max_failing,
         "max_answer_bytes": llm_max_bytes,
     }
     policy = policy.model_copy(update={"llm": _llm_config(policy.llm, llm, model, limits)})
@@ -100,7 +131,7 @@ def replay(
     with watch:
         result = replay_with_progress(session, policy)
     if as_json:
-        sys.stdout.write(result.model_dump_json(indent=2) + "\n")
+        sys.stdout.write(model_json(result) + "\n")
         watch.exit_if_nothing_written()
         return
     console = stdout_console()

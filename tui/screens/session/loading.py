@@ -230,8 +230,7 @@ class SessionLoader(Controller):
             view.refresh_chrome()
             view.tell(ReplayWanted())
             return
-        self.app.notify(event.error, title="Cannot open session", severity="error", timeout=8)
-        view.dismiss(event.error)
+        view.dismiss(event.error)  # the app shows it once (the picker's line and one notice)
 
     # -- a big file in two steps -------------------------------------------------------------------
 
