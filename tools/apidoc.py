@@ -49,6 +49,7 @@ RESULT_MODULES = (
     "core.insights.forgotten_facts",
     "core.insights.cost",
     "core.insights.estimate_calibration",
+    "core.fleet.session_rows",
 )
 """Modules whose models the reference documents."""
 
