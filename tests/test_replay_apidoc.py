@@ -6,7 +6,7 @@ import pytest
 from pydantic import BaseModel
 
 from core.apidoc import BEGIN, DOCUMENT, END, missing_fields, reference, result_models, updated
-from core.breakdown import CallBreakdown, ContextBreakdown
+from core.breakdown import CallBreakdown
 from core.compaction_causes import CompactionCause
 from core.compactions import CompactionReport
 from core.cost import CallCost, CompactionCost, SessionCost
@@ -24,7 +24,7 @@ from core.replay import (
     ReplaySummary,
 )
 from core.replay.results import InferredThreshold, ThresholdSpan
-from core.report import AnalysisReport, CheckEntry, SessionInfo
+from core.report import AnalysisReport, BreakdownReport, CallTimeline, SessionInfo
 
 EXPECTED: set[type[BaseModel]] = {
     ReplayResult,
@@ -42,8 +42,8 @@ EXPECTED: set[type[BaseModel]] = {
     ToolShare,
     ThresholdSpan,
     InferredThreshold,
-    CheckEntry,
-    ContextBreakdown,
+    CallTimeline,
+    BreakdownReport,
     CallBreakdown,
     CompactionReport,
     CompactionCause,

@@ -6,7 +6,8 @@ attachments and a residual (:mod:`core.breakdown`), and prices the call (:mod:`c
 Calls are numbered from 0, as ``analyze`` and ``replay`` number them (``call_index``).
 
 ``--call N`` shows one call, category by category; ``--json`` prints the
-:class:`core.breakdown.ContextBreakdown` (or one :class:`core.breakdown.CallBreakdown`).
+:class:`core.report.BreakdownReport` (the breakdown and the session's cost, every call priced;
+with ``--call N``, one :class:`core.breakdown.CallBreakdown`).
 Exit status 0, or 2 for unusable input.
 """
 
@@ -28,6 +29,7 @@ from core.breakdown import (
     breakdown,
 )
 from core.cost import CallCost, SessionCost, cost_label, format_usd, session_cost
+from core.report import breakdown_report
 from core.tokens import DEFAULT_ESTIMATOR
 from core.units import short_tokens
 from tui.commands._options import session_argument, window_option
@@ -76,7 +78,7 @@ def breakdown_command(
         console.print(call_table(row, _call_cost(cost, call_index)))
         return
     if as_json:
-        sys.stdout.write(result.model_dump_json(indent=2) + "\n")
+        sys.stdout.write(breakdown_report(result, cost).model_dump_json(indent=2) + "\n")
         return
     console = stdout_console()
     console.print(session_header(session))
