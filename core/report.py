@@ -170,7 +170,7 @@ def analysis_report(
     """Put a replay, its diagnosis and the inferred threshold together, with the per-call
     timeline, the compactions and the cost of the recording (what ``ctxscope analyze``
     prints; per-call breakdowns and costs are :class:`BreakdownReport`'s)."""
-    cost = session_cost(session)
+    cost = session_cost(session, each_call=False)
     return AnalysisReport(
         session=session_info(session, result),
         policy=result.policy.name,
@@ -185,5 +185,5 @@ def analysis_report(
         inferred_threshold=inferred,
         timeline=call_timeline(result),
         compactions=compaction_reports(session, result, cost),
-        cost=cost.model_copy(update={"per_call": [], "other_calls": []}),
+        cost=cost,
     )
