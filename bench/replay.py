@@ -266,7 +266,18 @@ def _changes(base: Policy) -> list[tuple[str, Policy]]:
     policy = base.model_copy(deep=True)
     policy.pruning.protected_tools = ["skill", "read"]
     out.append(("protected_tools += read", policy))
+    policy = base.model_copy(deep=True)
+    policy.pruning.protect_turns = 4
+    out.append(("protect_turns 2 -> 4", policy))
     return out
+
+
+def _unpruned_changes() -> tuple[Policy, list[tuple[str, Policy]]]:
+    """A preset that does not prune, and a change of its (idle) pruning settings."""
+    base = get_preset("claude-code")
+    policy = base.model_copy(deep=True)
+    policy.pruning.protect_turns = 4
+    return base, [("claude-code, pruning off: protect_turns 2 -> 4", policy)]
 
 
 REPEATS = 5
@@ -319,12 +330,6 @@ def main() -> int:
     )
     print(f"each figure: median of {REPEATS} samples (min in brackets), a fresh Replayer each")
     print()
-
-    def outside(engine: TimedReplayer) -> str:
-        return (
-            f"{engine.compactions_run} compactions run, {engine.compaction_s * 1000:.0f} ms in "
-            "prune+split+mock summary"
-        )
 
     policy = get_preset("seed")
     engine = TimedReplayer(loaded)
@@ -380,6 +385,25 @@ def main() -> int:
     # to the base, as a user nudging a limit back and forth); REPEATS such sessions.
     base = get_preset("seed")
     changes = _changes(base)
+    rows += _change_rows(half_loaded, base, changes, half_load_s)
+    rows += _change_rows(half_loaded, *_unpruned_changes(), half_load_s)
+    return _print(rows)
+
+
+def outside(engine: TimedReplayer) -> str:
+    """What the last run spent outside the walk."""
+    return (
+        f"{engine.compactions_run} compactions run, {engine.compaction_s * 1000:.0f} ms in "
+        "prune+split+mock summary"
+    )
+
+
+def _change_rows(
+    half_loaded: Session, base: Policy, changes: list[tuple[str, Policy]], half_load_s: float
+) -> list[Row]:
+    """A fresh Replayer runs ``base``, then each change in turn (and back to ``base``), on
+    REPEATS fresh Replayers: a row per change, and one for the first run."""
+    rows: list[Row] = []
     base_samples: list[float] = []
     change_samples: dict[str, list[float]] = {label: [] for label, _ in changes}
     details: dict[str, str] = {}
@@ -399,10 +423,14 @@ def main() -> int:
             where = f"from call {resumed:,}/{len(result.points):,}" if resumed else "from the start"
             details[label] = f"{where}; {outside(engine)}"
             engine.run(base)
-    rows.append(Row("5k: first run (seed)", base_samples, None, half_load_s, base_detail))
+    rows.append(Row(f"5k: first run ({base.name})", base_samples, None, half_load_s, base_detail))
     for label, _changed in changes:
         rows.append(Row(f"5k: {label}", change_samples[label], 0.1, half_load_s, details[label]))
+    return rows
 
+
+def _print(rows: list[Row]) -> int:
+    """Print the rows; 1 when a median misses its bound."""
     width = max(len(row.label) for row in rows)
     print(
         f"{'figure'.ljust(width)}  {'median':>10}  {'(min)':>10}  {'bound':>8}  {'x load':>7}  "

@@ -28,16 +28,17 @@ from pydantic.fields import FieldInfo
 from core.insights.diagnosis import OverflowDiagnosis
 from core.model.fastmodel import documented
 from core.replay import CompareResult, ReplayResult
-from core.reports.analyze import AnalysisReport
+from core.reports.analyze import AnalysisReport, BreakdownReport
 
 ROOTS: tuple[type[BaseModel], ...] = (
     ReplayResult,
     CompareResult,
     AnalysisReport,
+    BreakdownReport,
     OverflowDiagnosis,
 )
-"""The documents a user gets: ``replay --json``, ``compare --json``, ``analyze --json``, and the
-diagnosis the TUI shows."""
+"""The documents a user gets: ``replay --json``, ``compare --json``, ``analyze --json``,
+``breakdown --json``, and the diagnosis the TUI shows."""
 
 RESULT_MODULES = (
     "core.replay.results",

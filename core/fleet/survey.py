@@ -118,7 +118,7 @@ def analyse(path: str, *, detail: bool = False) -> SessionAnalysis:
 def _cost(session: Session) -> SessionCost | None:
     """The session's cost; None should pricing fail (the row's other figures still stand)."""
     try:
-        return session_cost(session)
+        return session_cost(session, each_call=False)
     except Exception:  # a price table that cannot be read is no reason to lose the row
         return None
 

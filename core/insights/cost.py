@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import NamedTuple
 
 from pydantic import Field
 
@@ -137,57 +137,80 @@ def billed(usage: Usage) -> tuple[int, int, int, int]:
     return usage.input, usage.cache_read, usage.cache_write, output
 
 
+class Priced(NamedTuple):
+    """One call priced, without a model object (:class:`CallCost` has the same fields): a
+    session's totals read these, and only a caller that shows each call builds its
+    :class:`CallCost`."""
+
+    call_index: int | None
+    message_index: int
+    model: str | None
+    input_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    output_tokens: int
+    input_usd: float | None
+    cache_read_usd: float | None
+    cache_write_usd: float | None
+    output_usd: float | None
+    total_usd: float | None
+    unknown_reason: str | None
+
+    def call_cost(self) -> CallCost:
+        """The :class:`CallCost` of this call (built from typed values, not validated)."""
+        return build(CallCost, self._asdict())
+
+
 def price_message(
     message: Message, call_index: int | None, session: Session
 ) -> tuple[CallCost, Rates | None]:
     """The cost of one assistant message's recorded call, and the rates it was priced at."""
-    # Built once from typed values (build): a 100 MB session prices 50,000 calls.
+    priced, found = price(message, call_index, session)
+    return priced.call_cost(), found
+
+
+def price(
+    message: Message, call_index: int | None, session: Session
+) -> tuple[Priced, Rates | None]:
+    """:func:`price_message` without the model object (a 100 MB session prices 50,000 calls)."""
     model = message.model or session.model
-    fields: dict[str, Any] = {
-        "call_index": call_index,
-        "message_index": message.index,
-        "model": model,
-        "input_tokens": 0,
-        "cache_read_tokens": 0,
-        "cache_write_tokens": 0,
-        "output_tokens": 0,
-        "input_usd": None,
-        "cache_read_usd": None,
-        "cache_write_usd": None,
-        "output_usd": None,
-        "total_usd": None,
-        "unknown_reason": None,
-    }
     usage = message.usage
     if usage is None:
-        fields["unknown_reason"] = "no usage recorded"
-        return build(CallCost, fields), None
+        return _unpriced(call_index, message.index, model, (0, 0, 0, 0), "no usage recorded"), None
     tokens = billed(usage)
-    (
-        fields["input_tokens"],
-        fields["cache_read_tokens"],
-        fields["cache_write_tokens"],
-        fields["output_tokens"],
-    ) = tokens
     try:
         found = rates_on(model, session.provider, _day(message), usage.prompt_tokens)
     except UnknownPrice as exc:
-        fields["unknown_reason"] = str(exc)
-        return build(CallCost, fields), None
-    parts = [
+        return _unpriced(call_index, message.index, model, tokens, str(exc)), None
+    input_usd, read_usd, write_usd, output_usd = parts = [
         Decimal(count) * rate
         for count, rate in zip(
             tokens, (found.input, found.cache_read, found.cache_write, found.output), strict=True
         )
     ]
-    (
-        fields["input_usd"],
-        fields["cache_read_usd"],
-        fields["cache_write_usd"],
-        fields["output_usd"],
-    ) = (float(p) for p in parts)
-    fields["total_usd"] = float(sum(parts, Decimal(0)))
-    return build(CallCost, fields), found
+    priced = Priced(
+        call_index,
+        message.index,
+        model,
+        *tokens,
+        float(input_usd),
+        float(read_usd),
+        float(write_usd),
+        float(output_usd),
+        float(sum(parts, Decimal(0))),
+        None,
+    )
+    return priced, found
+
+
+def _unpriced(
+    call_index: int | None,
+    message_index: int,
+    model: str | None,
+    tokens: tuple[int, int, int, int],
+    reason: str,
+) -> Priced:
+    return Priced(call_index, message_index, model, *tokens, None, None, None, None, None, reason)
 
 
 def _day(message: Message) -> str | None:
@@ -203,30 +226,36 @@ def _day(message: Message) -> str | None:
         return None
 
 
-def session_cost(session: Session) -> SessionCost:
-    """The cost of ``session`` (see the module docstring)."""
+def session_cost(session: Session, *, each_call: bool = True) -> SessionCost:
+    """The cost of ``session`` (see the module docstring); without ``each_call``, its
+    ``per_call`` and ``other_calls`` are left empty (the totals and the compactions' costs are
+    the same: ``analyze``, ``fleet`` and ``compactions`` show no call's own)."""
     walk = RecordedWalk(session)
     calls = walk.calls
-    per_call: list[CallCost] = []
-    other: list[CallCost] = []
+    per_call: list[Priced] = []
+    other: list[Priced] = []
     rates_of: dict[int, Rates] = {}
     for message in session.messages:
         call = calls.call_of[message.index]
         if message.role is not Role.ASSISTANT or (call < 0 and message.usage is None):
             continue
-        cost, found = price_message(message, call if call >= 0 else None, session)
+        cost, found = price(message, call if call >= 0 else None, session)
         if found is not None:
             rates_of[message.index] = found
         (per_call if call >= 0 else other).append(cost)
     compactions = _compactions(session, walk, per_call, other, rates_of)
-    return _total(per_call, other, compactions, rates_of, session)
+    total = _total(per_call, other, compactions, rates_of, session)
+    if each_call:
+        total.per_call = [c.call_cost() for c in per_call]
+        total.other_calls = [c.call_cost() for c in other]
+    return total
 
 
 def _compactions(
     session: Session,
     walk: RecordedWalk,
-    per_call: list[CallCost],
-    other: list[CallCost],
+    per_call: list[Priced],
+    other: list[Priced],
     rates_of: dict[int, Rates],
 ) -> list[CompactionCost]:
     summary_calls = {c.message_index: c for c in other}
@@ -261,8 +290,8 @@ def _compactions(
 
 
 def _total(
-    per_call: list[CallCost],
-    other: list[CallCost],
+    per_call: list[Priced],
+    other: list[Priced],
     compactions: list[CompactionCost],
     rates_of: dict[int, Rates],
     session: Session,
@@ -298,8 +327,6 @@ def _total(
             (c.summary_call_usd or 0.0) + (c.cache_rebuild_usd or 0.0) for c in compactions
         ),
         priced_as=how,
-        per_call=per_call,
-        other_calls=other,
         compactions=compactions,
     )
 

@@ -9,9 +9,12 @@ checkpoint the change cannot affect:
 * a truncation change: from the first tool output whose truncated content differs;
 * a change to how compaction prunes, splits or summarises (or to the window, or to a reserve that
   changes the tail budget): from the first compaction attempted;
+* a pruning change: nothing while pruning is off before and after; else from the first pruning
+  attempt (at a turn end, or a compaction's) that decides otherwise
+  (:meth:`ResumePlanner.first_prune_difference`);
 * turning overflow recovery on or off: from the first overflow;
-* the estimator, the check schedule, turn-end pruning, whether the policy is the recording
-  agent's, anything else: from the start.
+* the estimator, the check schedule, turning turn-end pruning on or off, whether the policy is
+  the recording agent's, anything else: from the start.
 
 Call points, events and notes before the resume point are reused as they are (:func:`restore`).
 """
@@ -21,7 +24,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from core.algorithms.prune import PrunePlan, plan_prune
 from core.model.session import Session
+from core.model.tokens import get_counter
 from core.policy import Policy
 from core.replay.calls import Calls
 from core.replay.checks import decide, overflows, trigger_of
@@ -105,6 +110,19 @@ def _moves_compactions(
     )
 
 
+def _decided(plan: PrunePlan) -> tuple[Any, ...]:
+    """Everything a pruning's outcome shows of its decisions (not its time stamp)."""
+    return (
+        plan.pruned_at,
+        plan.why,
+        plan.details,
+        plan.placeholder,
+        plan.summary,
+        plan.tokens_freed,
+        plan.boundary,
+    )
+
+
 def _or(value: int | None, default: int) -> int:
     return default if value is None else value
 
@@ -157,9 +175,10 @@ class ResumePlanner:
         if _take(changed, lambda k: k.startswith("truncation.")):
             resume = min(resume, self.first_truncation_difference(old, policy))
         if _take(changed, lambda k: k.startswith("pruning.")):
-            if _turn_end_pruning(old) or _turn_end_pruning(policy):
+            found = self.first_prune_difference(trace, policy, first_compaction)
+            if found is None:
                 return 0
-            resume = min(resume, first_compaction)
+            resume = min(resume, found)
         if _take(changed, lambda k: k in OUTCOME or k.startswith(("split.", "llm."))):
             resume = min(resume, first_compaction)
         decision = _take(changed, THRESHOLD_ONLY.__contains__)
@@ -183,6 +202,40 @@ class ResumePlanner:
         return old.estimator == policy.estimator and is_recording_policy(
             self.session, old
         ) == is_recording_policy(self.session, policy)
+
+    def first_prune_difference(
+        self, trace: Trace, policy: Policy, first_compaction: int
+    ) -> int | None:
+        """The first call whose pruning ``policy`` decides otherwise than ``trace``'s policy did
+        (None: from the start; the number of calls when no pruning differs).
+
+        Pruning settings do nothing while pruning is off on both sides. When both prune in the
+        same way of pruning (the budget rule, and whether ``protect_turns`` is 0, which decides
+        which failed compactions are not retried), the run is the same up to the first pruning
+        attempt (:attr:`Trace.prune_inputs`) whose decisions differ: every message's reason,
+        what was pruned, the placeholder and the note. Otherwise: from the first compaction
+        attempted, or from the start when either prunes at turn ends.
+        """
+        a, b = trace.policy.pruning, policy.pruning
+        if not a.enabled and not b.enabled:
+            return len(self.calls)
+        same_way = (
+            a.enabled == b.enabled
+            and a.budget_rule == b.budget_rule
+            and (a.protect_turns == 0) == (b.protect_turns == 0)
+        )
+        if not same_way:
+            if _turn_end_pruning(trace.policy) or _turn_end_pruning(policy):
+                return None
+            return first_compaction
+        counter = get_counter(policy.estimator)
+        for attempt in trace.prune_inputs:
+            messages = attempt.messages()
+            before = plan_prune(messages, a, counter=counter, now_ms=attempt.now_ms, copies=False)
+            after = plan_prune(messages, b, counter=counter, now_ms=attempt.now_ms, copies=False)
+            if _decided(before) != _decided(after):
+                return attempt.call
+        return len(self.calls)
 
     def first_truncation_difference(self, old: Policy, new: Policy) -> int:
         """The checkpoint before the first message the two policies truncate otherwise."""
@@ -264,6 +317,7 @@ def restore(trace: Trace, old: Trace | None, resume: int, calls: Calls) -> tuple
     trace.first_compaction_call = _before(old.first_compaction_call, resume)
     trace.first_overflow_call = _before(old.first_overflow_call, resume)
     trace.first_prune_call = _before(old.first_prune_call, resume)
+    trace.prune_inputs = [attempt for attempt in old.prune_inputs if attempt.call < resume]
     # The earlier result's points are shared when it has built them (a result builds its
     # points only when asked: a limit change in the TUI reads columns and builds none).
     reuse_points = old.windows == trace.windows and old.thresholds == trace.thresholds

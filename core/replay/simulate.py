@@ -31,7 +31,7 @@ from core.replay.rebuild import Rebuilt, after_compaction, after_pruning
 from core.replay.recorded import CallFigures, RecordedCompaction, RecordedCompactions
 from core.replay.results import EventKind, ReplayEvent, Trigger, cut_index
 from core.replay.setting import Setting
-from core.replay.state import CallRow, Check, Item, State, Stuck, Trace
+from core.replay.state import CallRow, Check, Item, PruneInput, State, Stuck, Trace
 
 ProgressFn = Callable[[int, int], None]
 """Called now and then with ``(messages_done, messages_total)``."""
@@ -304,7 +304,10 @@ class Run:
         # Any attempt depends on how the policy compacts, whatever comes of it.
         if self.trace.first_compaction_call is None:
             self.trace.first_compaction_call = max(0, len(self.trace.checkpoints) - 1)
-        outcome = self._compact(items, self.policy, window, trigger != "manual", self.now_ms(at))
+        now = self.now_ms(at)
+        if self.policy.pruning.enabled:
+            self.note_prune_input(at, now)
+        outcome = self._compact(items, self.policy, window, trigger != "manual", now)
         if isinstance(outcome, CompactionError) or not (outcome.compacted or outcome.pruned_ids):
             self.came_to_nothing(outcome, at, call, trigger)
             return False
@@ -492,11 +495,13 @@ class Run:
         """opencode's budget rule: prune old tool outputs at the end of every turn."""
         items = self.context_items(at)
         counter = self.setting.counter
+        now = self.now_ms(at)
+        self.note_prune_input(at, now)
         outcome = prune(
             [item.message for item in items],
             self.policy.pruning,
             counter=counter,
-            now_ms=self.now_ms(at),
+            now_ms=now,
         )
         if self.trace.first_prune_call is None:
             self.trace.first_prune_call = max(0, len(self.trace.checkpoints) - 1)
@@ -515,6 +520,20 @@ class Run:
             tokens_after=self.state.e_sim,
             pruned_indices=rebuilt.pruned,
             at_message_index=at,
+        )
+
+    def note_prune_input(self, at: int, now: int) -> None:
+        """Keep what a pruning about to run is given (:attr:`Trace.prune_inputs`)."""
+        state = self.state
+        self.trace.prune_inputs.append(
+            PruneInput(
+                max(0, len(self.trace.checkpoints) - 1),
+                state.base,
+                state.base_pos,
+                at,
+                now,
+                self.setting.items,
+            )
         )
 
     def changed_nothing(

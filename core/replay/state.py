@@ -6,6 +6,7 @@ A :class:`State` is copied at every call (``copy``); its items are shared, never
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from core.model.session import Message, Provenance
@@ -212,6 +213,27 @@ class CallRow(NamedTuple):
     check: Check
 
 
+class PruneInput(NamedTuple):
+    """The context one pruning attempt was given: the base items of the state then and the
+    walked items after them (shared with the run, not copied)."""
+
+    call: int
+    """Checkpoints taken before the attempt, less one (the call to resume at to redo it)."""
+    base: tuple[Item, ...]
+    base_pos: int
+    at: int
+    """The message the context ends before."""
+    now_ms: int
+    """The pruner's stamp."""
+    items: Sequence[Item | None]
+    """The run's walked items (``items[base_pos:at]`` follow ``base``)."""
+
+    def messages(self) -> list[Message]:
+        """The messages of the context the attempt pruned."""
+        walked = [item for item in self.items[self.base_pos : self.at] if item is not None]
+        return [item.message for item in (*self.base, *walked)]
+
+
 class Trace:
     """What a run leaves behind for the next one: its policy, the state at every call, every
     check, the raw figures of every call, its events and notes, and its result."""
@@ -231,6 +253,7 @@ class Trace:
         "overflow_prompt",
         "points",
         "policy",
+        "prune_inputs",
         "result",
         "rows",
         "run_notes",
@@ -264,6 +287,9 @@ class Trace:
         """The first call a compaction was attempted at (changes to how it compacts resume here)."""
         self.first_overflow_call: int | None = None
         self.first_prune_call: int | None = None
+        self.prune_inputs: list[PruneInput] = []
+        """What every pruning the run attempted (at a turn end, or as a compaction's first step)
+        was given, in order: a pruning change resumes at the first one it decides otherwise."""
         self.final: State | None = None
         self.result: ReplayResult | None = None
         self.windows: list[int | None] = []

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from core.fleet.session_rows import SubagentInfo
-from core.insights.breakdown import ContextBreakdown, breakdown
+from core.insights.breakdown import ContextBreakdown
 from core.insights.compaction_records import CompactionReport, compaction_reports
 from core.insights.cost import SessionCost, session_cost
 from core.insights.diagnosis import OverflowDiagnosis
@@ -19,7 +19,6 @@ from core.insights.estimate_calibration import (
 from core.model.fastmodel import build
 from core.model.session import Session
 from core.replay.results import (
-    SCHEMA_VERSION,
     Documented,
     FidelityRow,
     InferredThreshold,
@@ -28,6 +27,11 @@ from core.replay.results import (
     ReplaySummary,
     ThresholdSpan,
 )
+
+ANALYSIS_SCHEMA_VERSION = 2
+"""Version of ``analyze --json`` (2: the per-call breakdown, costs and check log moved out, the
+per-call timeline came in as columns; docs/REPLAY_API.md's changelog). ``replay``, ``compare``
+and the other documents keep :data:`core.replay.results.SCHEMA_VERSION`."""
 
 
 class SessionInfo(Documented):
@@ -65,32 +69,25 @@ class SessionInfo(Documented):
     """The session that started this one (a sub-agent's parent); None for a top-level session."""
 
 
-class CheckEntry(Documented):
-    """One line of the check log: the compaction check before one model call."""
+class CallTimeline(Documented):
+    """The context at every model call, as columns: entry ``i`` of each list is call ``i``."""
 
-    call_index: int
-    """The call the check came before."""
-    message_index: int
-    """That call's message."""
-    checked: bool
-    """The policy checked before this call (its schedule may skip calls inside a turn)."""
-    tokens: int | None
-    """The figure the check saw (None: nothing to measure yet)."""
-    basis: str | None
-    """How that figure was made: ``recorded``, ``projected`` or ``estimated``."""
-    threshold: int | None
-    """The threshold it was compared with."""
-    threshold_source: str | None
-    """``rule`` or ``inferred`` (see ``thresholds``)."""
-    fired: bool
-    """The check fired a compaction."""
+    message_index: list[int]
+    """The message of each call."""
+    recorded_tokens: list[int | None]
+    """The context the recording holds at each call (None: no usage recorded)."""
+    check_tokens: list[int | None]
+    """The figure the policy's compaction check saw before each call (None: it did not check,
+    or there was nothing to measure yet)."""
+    simulated_tokens: list[int]
+    """The context under the policy's replay at each call."""
 
 
 class AnalysisReport(Documented):
     """``ctxscope analyze --json``: the overflow diagnosis, the replay summary and its fidelity."""
 
-    schema_version: int = SCHEMA_VERSION
-    """Version of this JSON layout (1)."""
+    schema_version: int = ANALYSIS_SCHEMA_VERSION
+    """Version of this JSON layout (2)."""
     session: SessionInfo
     """What was loaded."""
     policy: str
@@ -114,15 +111,15 @@ class AnalysisReport(Documented):
     it comes from."""
     inferred_threshold: InferredThreshold | None = None
     """The interval the session's own compactions give the recording agent's threshold."""
-    checks: list[CheckEntry] = Field(default_factory=list)
-    """The check log: at every model call, what the policy's compaction check saw and did."""
-    breakdown: ContextBreakdown | None = None
-    """What fills the window at every call: the recorded total split by category."""
+    timeline: CallTimeline | None = None
+    """The context at every call, recorded, checked and simulated, as columns (the rest of each
+    call is in ``replay --json``'s ``points``, its breakdown in ``breakdown --json``)."""
     compactions: list[CompactionReport] = Field(default_factory=list)
     """Every compaction (recorded, then the replay's own): why it ran, what it forgot
     (``forgotten``), what it cost."""
     cost: SessionCost | None = None
-    """What the session cost: per call, per compaction, in total."""
+    """What the session cost, in total and per compaction (``per_call`` and ``other_calls`` are
+    left empty here: ``breakdown --json`` has them)."""
     subagents: list[SubagentInfo] = Field(default_factory=list)
     """The sub-agents this session started, each with its own figures."""
     calibration: EstimateCalibration | None = None
@@ -130,37 +127,32 @@ class AnalysisReport(Documented):
     context sizes the file did measure."""
 
 
-def check_log(result: ReplayResult) -> list[CheckEntry]:
-    """The check log of a replay, one entry per call, from the result's columns (its points are
-    not built for this; the entries are typed already and not validated again: 50,000 calls)."""
+class BreakdownReport(ContextBreakdown):
+    """``ctxscope breakdown --json``: what fills the window at every model call, and what each
+    call cost."""
+
+    cost: SessionCost | None = None
+    """What the session cost: per call, per compaction, in total."""
+
+
+def breakdown_report(found: ContextBreakdown, cost: SessionCost | None) -> BreakdownReport:
+    """A session's breakdown with its cost (``breakdown --json``); the calls are not copied."""
+    return BreakdownReport.model_construct(**dict(found), cost=cost)
+
+
+def call_timeline(result: ReplayResult) -> CallTimeline:
+    """The recorded, checked and simulated context at every call of a replay, from the result's
+    columns (its points are not built for this)."""
     column = result.point_column
-    rows = zip(
-        column("call_index"),
-        column("message_index"),
-        column("checked"),
-        column("check_tokens"),
-        column("check_basis"),
-        column("threshold"),
-        column("threshold_source"),
-        column("check_fired"),
-        strict=True,
+    return build(
+        CallTimeline,
+        {
+            "message_index": list(column("message_index")),
+            "recorded_tokens": list(column("recorded_tokens")),
+            "check_tokens": list(column("check_tokens")),
+            "simulated_tokens": list(column("simulated_tokens")),
+        },
     )
-    return [
-        build(
-            CheckEntry,
-            {
-                "call_index": call,
-                "message_index": message,
-                "checked": checked,
-                "tokens": tokens,
-                "basis": basis,
-                "threshold": threshold,
-                "threshold_source": source,
-                "fired": fired,
-            },
-        )
-        for call, message, checked, tokens, basis, threshold, source, fired in rows
-    ]
 
 
 def session_info(session: Session, result: ReplayResult) -> SessionInfo:
@@ -191,11 +183,11 @@ def analysis_report(
     inferred: InferredThreshold | None = None,
     subagents: list[SubagentInfo] | None = None,
 ) -> AnalysisReport:
-    """Put a replay, its diagnosis and the inferred threshold together, with the context
-    breakdown, the compactions and the cost of the recording (what ``ctxscope analyze``
-    prints); ``subagents``: the figures of the sub-agents it started (``core.fleet`` replays
-    them)."""
-    cost = session_cost(session)
+    """Put a replay, its diagnosis and the inferred threshold together, with the per-call
+    timeline, the compactions and the cost of the recording (what ``ctxscope analyze``
+    prints; per-call breakdowns and costs are :class:`BreakdownReport`'s); ``subagents``: the
+    figures of the sub-agents it started (``core.fleet`` replays them)."""
+    cost = session_cost(session, each_call=False)
     calibrated = (
         None
         if not prompts_estimated(session)
@@ -217,8 +209,7 @@ def analysis_report(
         notes=notes,
         thresholds=result.thresholds,
         inferred_threshold=inferred,
-        checks=check_log(result),
-        breakdown=breakdown(session, estimator=result.policy.estimator),
+        timeline=call_timeline(result),
         compactions=compaction_reports(session, result, cost),
         cost=cost,
         subagents=subagents or [],

@@ -21,7 +21,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from core.fleet.session_rows import CompactionRow, compaction_rows
-from core.insights.breakdown import CATEGORIES, CATEGORY_LABELS
+from core.insights.breakdown import CATEGORIES, CATEGORY_LABELS, breakdown
 from core.insights.cost import format_usd
 from core.insights.diagnosis import OverflowDiagnosis
 from core.model.session import Session
@@ -100,7 +100,7 @@ def render_html(session: Session, result: ReplayResult, report: AnalysisReport) 
         "<h2>Overflow diagnosis</h2>",
         _diagnosis(report.diagnosis),
         "<h2>What fills the window</h2>",
-        _breakdown(report, result),
+        _breakdown(session, result),
         "<h2>Compactions</h2>",
         _compactions(compactions, _recalls(report)),
         "<h2>Threshold</h2>",
@@ -346,10 +346,10 @@ def _cost(report: AnalysisReport) -> str:
     return format_usd(cost.total_usd) + lower
 
 
-def _breakdown(report: AnalysisReport, result: ReplayResult) -> str:
+def _breakdown(session: Session, result: ReplayResult) -> str:
     """The fullest call's context by category, as one stacked bar and a table."""
-    found = report.breakdown
-    if found is None or not found.calls:
+    found = breakdown(session, estimator=result.policy.estimator)
+    if not found.calls:
         return "<p>No model call to break down.</p>"
     call = max(found.calls, key=lambda c: c.total_tokens)
     total = max(call.total_tokens, 1)

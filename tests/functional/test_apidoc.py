@@ -6,7 +6,7 @@ import pytest
 from pydantic import BaseModel
 
 from core.fleet.session_rows import SubagentInfo
-from core.insights.breakdown import CallBreakdown, ContextBreakdown
+from core.insights.breakdown import CallBreakdown
 from core.insights.compaction_causes import CompactionCause
 from core.insights.compaction_records import CompactionReport
 from core.insights.cost import CallCost, CompactionCost, SessionCost
@@ -25,7 +25,7 @@ from core.replay import (
     ReplaySummary,
 )
 from core.replay.results import InferredThreshold, ThresholdSpan
-from core.reports.analyze import AnalysisReport, CheckEntry, SessionInfo
+from core.reports.analyze import AnalysisReport, BreakdownReport, CallTimeline, SessionInfo
 from tools.apidoc import BEGIN, DOCUMENT, END, missing_fields, reference, result_models, updated
 
 EXPECTED: set[type[BaseModel]] = {
@@ -44,8 +44,8 @@ EXPECTED: set[type[BaseModel]] = {
     ToolShare,
     ThresholdSpan,
     InferredThreshold,
-    CheckEntry,
-    ContextBreakdown,
+    CallTimeline,
+    BreakdownReport,
     CallBreakdown,
     CompactionReport,
     CompactionCause,

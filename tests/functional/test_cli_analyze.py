@@ -74,7 +74,7 @@ def test_analyze_json_follows_the_schema(runner: CliRunner, tmp_path: Path) -> N
     result = runner.invoke(cli, ["analyze", path, "--policy", "pi", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert data["schema_version"] == 1
+    assert data["schema_version"] == 2
     report = AnalysisReport.model_validate(data)
     assert report.overflow
     assert report.diagnosis.overflowed and report.diagnosis.call_index == 3
@@ -82,6 +82,29 @@ def test_analyze_json_follows_the_schema(runner: CliRunner, tmp_path: Path) -> N
     assert report.session.calls == 4 and report.session.window == 100_000
     assert report.policy == "pi" and report.threshold == 100_000 - 16_384
     assert set(data) >= {"session", "diagnosis", "summary", "fidelity", "events", "notes"}
+    # version 2: the per-call breakdown, prices and check log live in breakdown / replay --json
+    assert not {"breakdown", "checks"} & set(data)
+    assert report.cost is not None and report.cost.per_call == report.cost.other_calls == []
+    timeline = report.timeline
+    assert timeline is not None and len(timeline.simulated_tokens) == report.session.calls == 4
+    assert timeline.message_index == sorted(timeline.message_index)
+    assert timeline.recorded_tokens[3] == report.diagnosis.tokens
+
+
+def test_the_check_log_analyze_left_is_in_replay_json(runner: CliRunner, tmp_path: Path) -> None:
+    """What ``checks[]`` of analyze v1 said, ``replay --json``'s points say; the check figures
+    of analyze's timeline are the points' own."""
+    path = _write(late_overflow_session(), tmp_path)
+    analyzed = AnalysisReport.model_validate_json(
+        runner.invoke(cli, ["analyze", path, "--policy", "seed", "--json"]).stdout
+    )
+    replayed = ReplayResult.model_validate_json(
+        runner.invoke(cli, ["replay", path, "--policy", "seed", "--json"]).stdout
+    )
+    assert analyzed.timeline is not None
+    assert analyzed.timeline.check_tokens == [p.check_tokens for p in replayed.points]
+    assert analyzed.timeline.simulated_tokens == [p.simulated_tokens for p in replayed.points]
+    assert all(p.checked and p.check_basis is not None for p in replayed.points)
 
 
 def test_fail_on_overflow_sets_exit_status_1(runner: CliRunner, tmp_path: Path) -> None:

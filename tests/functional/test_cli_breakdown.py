@@ -18,7 +18,7 @@ from core.insights.compaction_records import CompactionReport
 from core.model.session import Session
 from core.policy import get_preset
 from core.replay import native_policy, replay
-from core.reports.analyze import AnalysisReport
+from core.reports.analyze import AnalysisReport, BreakdownReport
 from tests.support.builders import SessionBuilder, text_of_tokens
 from tests.support.paths import REPO
 from tui.cli.main import cli
@@ -73,10 +73,17 @@ def test_breakdown_of_one_call_and_the_table() -> None:
 
 
 @needs_sample
-def test_analyze_json_has_the_breakdown_the_compactions_and_the_cost() -> None:
-    result = CliRunner().invoke(cli, ["analyze", str(COMPACTED), "--json"])
-    report = AnalysisReport.model_validate_json(result.stdout)
-    assert report.breakdown is not None and len(report.breakdown.calls) == report.session.calls
+def test_analyze_json_has_the_compactions_and_the_cost_breakdown_json_every_call() -> None:
+    runner = CliRunner()
+    report = AnalysisReport.model_validate_json(
+        runner.invoke(cli, ["analyze", str(COMPACTED), "--json"]).stdout
+    )
+    broken_down = BreakdownReport.model_validate_json(
+        runner.invoke(cli, ["breakdown", str(COMPACTED), "--json"]).stdout
+    )
+    assert len(broken_down.calls) == report.session.calls
+    assert broken_down.cost is not None and broken_down.cost.per_call
+    assert broken_down.cost.total_usd == pytest.approx(report.cost.total_usd if report.cost else 0)
     assert len(report.compactions) >= report.session.recorded_compactions
     recorded = [c for c in report.compactions if c.why.source == "recorded"]
     assert all(c.forgotten is not None and c.forgotten.readable for c in recorded)

@@ -60,7 +60,7 @@ def subagent_lines(subagents: list[SubagentInfo], parent: str | None) -> list[st
     show_default=True,
     help="A call within this share of the window counts as close to overflowing.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (schema v1).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (schema v2).")
 @click.option(
     "--fail-on-overflow",
     is_flag=True,

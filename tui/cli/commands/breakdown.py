@@ -6,9 +6,8 @@ attachments and a residual (:mod:`core.insights.breakdown`), and prices the call
 Calls are numbered from 0, as ``analyze`` and ``replay`` number them (``call_index``).
 
 ``--call N`` shows one call, category by category; ``--json`` prints the
-:class:`core.insights.breakdown.ContextBreakdown` (or one :class:`core.insights.breakdown.CallBreakdown`) with the
-cost the text shows under ``cost`` (the :class:`core.insights.cost.SessionCost`, or the call's
-:class:`core.insights.cost.CallCost`).
+:class:`core.reports.analyze.BreakdownReport` (the breakdown and the session's cost, every call priced;
+with ``--call N``, one :class:`core.insights.breakdown.CallBreakdown`).
 Exit status 0, or 2 for unusable input.
 """
 
@@ -31,9 +30,10 @@ from core.insights.breakdown import (
     breakdown,
 )
 from core.insights.cost import CallCost, SessionCost, cost_label, format_usd, session_cost
-from core.model.json_text import escaped_json
+from core.model.json_text import escaped_json, model_json
 from core.model.tokens import DEFAULT_ESTIMATOR
 from core.model.write_numbers import short_tokens
+from core.reports.analyze import breakdown_report
 from tui.cli.commands._options import session_argument, window_option
 from tui.cli.commands._session import fail, load_or_fail
 from tui.cli.render import notes_block, session_header, stdout_console, tokens
@@ -82,7 +82,7 @@ def breakdown_command(
         console.print(call_table(row, _call_cost(cost, call_index)))
         return
     if as_json:
-        _write_json(result.model_dump(), cost.model_dump())
+        sys.stdout.write(model_json(breakdown_report(result, cost)) + "\n")
         return
     console = stdout_console()
     console.print(session_header(session))

@@ -84,7 +84,7 @@ def compactions_command(
         policy = policy.model_copy(update={"llm": config})
         summarizer = make_summarizer(config)
     result = replay_with_progress(session, policy)
-    reports = compaction_reports(session, result, session_cost(session))
+    reports = compaction_reports(session, result, session_cost(session, each_call=False))
     if summarizer is not None:
         _judge_all(session, reports, summarizer)
     if as_json:
