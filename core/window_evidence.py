@@ -27,7 +27,13 @@ from dataclasses import dataclass
 from core.models import Diagnostic, Role, Session, Severity, SourceFormat, WindowSource
 from core.numbers import MAX_COUNT
 from core.overflow_errors import is_context_overflow_message, stated_limit
-from core.windows import ONE_MILLION, ModelLimits, lookup_limits, normalize_provider
+from core.windows import (
+    ONE_MILLION,
+    ModelLimits,
+    lookup_limits,
+    normalize_provider,
+    prompt_window,
+)
 
 COMMON_WINDOWS = (
     8_192,
@@ -83,6 +89,25 @@ class Evidence:
         """The window is at least this large."""
         return max(self.largest_prompt, self.largest_auto_compaction)
 
+    @property
+    def upper_bound(self) -> int | None:
+        """The window is at most this large: the smallest request refused as too long, unless a
+        larger one went through after it (then the refusal bounds nothing). None: no bound."""
+        if self.refused is None or self.larger_after_refusal > self.refused:
+            return None
+        return self.refused
+
+    def bounds_text(self) -> str:
+        """Both bounds in words: "between 371,312 (…) and 371,566 (…)"."""
+        upper = self.upper_bound
+        below = f"at least {self.lower_bound:,} ({self.lower_bound_text()})"
+        if upper is None:
+            return below
+        return (
+            f"{below} and at most {upper:,} (the provider refused a request of at least "
+            f"{upper:,} tokens {self.refused_at} as too long)"
+        )
+
     def lower_bound_text(self) -> str:
         """Where the lower bound comes from, in words."""
         if self.largest_auto_compaction > self.largest_prompt:
@@ -111,10 +136,11 @@ def gather(session: Session) -> Evidence:
         if limit is not None and stated is None:
             stated, stated_at = limit, message.index
         overflowed = is_context_overflow_message(message.error or "")
-        if overflowed and limit is None and previous and (refused is None or previous < refused):
-            refused, refused_at = previous, _where(message.source_line, message.index)
-            after_refusal = 0
         usage = message.usage
+        asked = max(previous, usage.prompt_tokens if usage is not None and overflowed else 0)
+        if overflowed and limit is None and asked and (refused is None or asked < refused):
+            refused, refused_at = asked, _where(message.source_line, message.index)
+            after_refusal = 0
         if usage is None or overflowed or message.stop_reason == "length":
             continue
         prompt = usage.prompt_tokens
@@ -183,7 +209,7 @@ def resolve_window(session: Session, user_window: int | None = None) -> None:
             why = f"the model id {session.model} asks for the 1M-token context"
             _from_table(session, row, ONE_MILLION, evidence, why)
         else:
-            _from_table(session, row, row.context_window, evidence)
+            _from_table(session, row, prompt_window(row), evidence)
         return
     _without_table(session, evidence)
 
@@ -222,10 +248,28 @@ def _from_table(
     where = f"{session.model}" + (f" on {provider}" if provider else "")
     if lower <= table:
         text = why or f"the table's window for {where} ({row.source})"
+        if table < row.context_window:
+            text = (
+                f"the input limit {session.provider} sets for {session.model} ({row.source}): "
+                f"prompts are capped at {table:,} of the model's {row.context_window:,}"
+            )
         if evidence.refused is not None and evidence.refused < table:
             _refused(session, table, text, evidence)
             return
         _set(session, table, "table", text)
+        return
+    upper = evidence.upper_bound
+    if upper is not None and upper >= lower:
+        # An overflow error bounds the window from above: the smallest common window would
+        # be larger than a request the provider refused, so it cannot be the window.
+        fits = [w for w in COMMON_WINDOWS if lower <= w <= upper]
+        window = fits[-1] if fits else upper
+        text = (
+            f"the window is {evidence.bounds_text()}; the table's {table:,} for {where} is "
+            f"below what went through, so the window is taken as {window:,}"
+        )
+        _set(session, window, "inferred", text)
+        _note(session, Severity.INFO, text)
         return
     larger = row.larger_window or (ONE_MILLION if row.supports_1m else None)
     window = larger if larger is not None and larger >= lower else smallest_window(lower)
@@ -255,8 +299,9 @@ def _refused(session: Session, table: int, text: str, evidence: Evidence) -> Non
     fits = [w for w in COMMON_WINDOWS if evidence.lower_bound <= w <= refused]
     window = fits[-1] if fits else refused
     inferred = (
-        f"{seen}, below the table's {table:,}: the window is taken as {window:,}, the largest "
-        "that holds every request that went through and is under the refused one"
+        f"{seen}, below the table's {table:,}: the window is {evidence.bounds_text()}, taken "
+        f"as {window:,}, the largest that holds every request that went through and is under "
+        "the refused one"
     )
     _set(session, window, "inferred", inferred)
     _note(session, Severity.INFO, inferred)
@@ -281,6 +326,14 @@ def _without_table(session: Session, evidence: Evidence) -> None:
         f"model {session.model or '(not recorded)'} is not in the table; {evidence.lower_bound_text()}, "
         f"so the window is taken as {window:,}, the smallest common window that holds it"
     )
+    upper = evidence.upper_bound
+    if upper is not None and evidence.lower_bound <= upper < window:
+        fits = [w for w in COMMON_WINDOWS if evidence.lower_bound <= w <= upper]
+        window = fits[-1] if fits else upper
+        text = (
+            f"model {session.model or '(not recorded)'} is not in the table; the window is "
+            f"{evidence.bounds_text()}, so it is taken as {window:,}"
+        )
     _set(session, window, "inferred", text)
     _note(session, Severity.WARNING, text)
 
