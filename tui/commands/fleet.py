@@ -67,10 +67,10 @@ def fleet_command(paths: tuple[str, ...], jobs: int | None, no_cache: bool, as_j
     """Analyse many sessions (default: all on this machine) and list them fullest first."""
     with _progress() as update:
         report = fleet(paths, jobs=jobs, use_cache=not no_cache, progress=update)
+    if not report.rows:  # the problems are the whole answer: said once, as the error
+        fail("fleet", "; ".join(report.problems) or "no session found on this machine")
     for problem in report.problems:
         click.echo(f"ctxscope fleet: {problem}", err=True)
-    if not report.rows:
-        fail("fleet", "; ".join(report.problems) or "no session found on this machine")
     if as_json:
         sys.stdout.write(report.model_dump_json(indent=2) + "\n")
         return

@@ -1,0 +1,78 @@
+"""Issue 23's smaller items: a misspelt command is named, an error is printed once, the newest
+sessions are the newest by their own time."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from test_discovery import ENV
+
+from core.discovery import discover_sessions
+from tui.cli import cli
+
+
+def test_a_misspelt_command_is_named_with_the_nearest_one(tmp_path: Path) -> None:
+    session = tmp_path / "s.jsonl"
+    session.write_text("{}\n")
+    result = CliRunner().invoke(cli, ["analyse", str(session)])
+    assert result.exit_code == 2
+    assert "No such command 'analyse'" in result.output
+    assert "Did you mean 'analyze'?" in result.output
+    assert "unexpected extra argument" not in result.output
+
+
+def test_an_existing_path_that_looks_like_a_command_is_still_a_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tui import cli as cli_module
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "fleets").write_text("")
+    assert cli_module._nearest_command("fleets") is None
+    assert cli_module._nearest_command("flet") == "fleet"
+    assert cli_module._nearest_command("xyzzy") is None
+
+
+def test_fleet_on_a_missing_path_prints_its_error_once(tmp_path: Path) -> None:
+    missing = tmp_path / "nonexistent"
+    result = CliRunner().invoke(cli, ["fleet", "--no-cache", str(missing)])
+    assert result.exit_code == 2
+    assert result.output.count("no such file or directory") == 1, result.output
+
+
+def _claude(path: Path, when: str, mtime: float) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    record = {
+        "type": "user",
+        "uuid": "u1",
+        "cwd": "/w",
+        "timestamp": when,
+        "message": {"role": "user", "content": "go"},
+    }
+    path.write_text(json.dumps(record) + "\n")
+    os.utime(path, (mtime, mtime))
+
+
+def test_limit_keeps_the_newest_by_session_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Copied files: the newest file holds the oldest session; --limit 1 still finds the
+    newest session."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for name in ENV:
+        monkeypatch.delenv(name, raising=False)
+    later = datetime(2026, 1, 10, tzinfo=UTC).timestamp()
+    folder = tmp_path / ".claude" / "projects" / "-w"
+    _claude(folder / "a.jsonl", "2026-01-03T10:00:00Z", later + 300)
+    _claude(folder / "b.jsonl", "2026-01-05T10:00:00Z", later + 200)
+    _claude(folder / "c.jsonl", "2026-01-04T10:00:00Z", later + 100)
+    newest = discover_sessions(limit=1)
+    assert [Path(s.path).name for s in newest] == ["b.jsonl"]
+    two = discover_sessions(limit=2)
+    assert [Path(s.path).name for s in two] == ["b.jsonl", "c.jsonl"]
+    assert discover_sessions(limit=0) == []
