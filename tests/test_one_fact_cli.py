@@ -76,3 +76,16 @@ def test_limit_keeps_the_newest_by_session_time(
     two = discover_sessions(limit=2)
     assert [Path(s.path).name for s in two] == ["b.jsonl", "c.jsonl"]
     assert discover_sessions(limit=0) == []
+
+
+def test_one_is_singular() -> None:
+    from core.fleet import FleetReport
+    from core.session_rows import FleetRow
+    from core.units import counted
+    from tui.commands.fleet import total_line
+
+    assert counted(1, "compaction") == "1 compaction"
+    assert counted(2, "compaction") == "2 compactions"
+    assert counted(1_204, "session") == "1,204 sessions"
+    line = total_line(FleetReport(rows=[FleetRow(path="a.jsonl")], analysed=1))
+    assert line.startswith("1 session (") and "1 sessions" not in line

@@ -32,7 +32,7 @@ from core.replay import (
     ReplayResult,
     ReplaySummary,
 )
-from core.units import format_tokens
+from core.units import counted, format_tokens
 from tui.commands._session import (
     fail,
     load_or_fail,
@@ -195,8 +195,8 @@ def session_header(session: Session, result: ReplayResult | None = None) -> Tabl
     grid.add_row(
         *_plain(
             "size",
-            f"{len(session.messages):,} messages, {calls:,} model calls, "
-            f"{len(session.compactions)} recorded compactions",
+            f"{counted(len(session.messages), 'message')}, {counted(calls, 'model call')}, "
+            f"{counted(len(session.compactions), 'recorded compaction')}",
         )
     )
     if result is not None:

@@ -34,6 +34,7 @@ from core.file_kind import kind_of, unreadable_reason
 from core.formats import LoadError, load_session
 from core.formats.ctxscope_jsonl import write_session
 from core.models import Session, SourceFormat
+from core.units import counted
 
 TARGETS = ("ctxscope",)
 """Formats ``convert`` can write."""
@@ -98,8 +99,8 @@ def convert(
             _fail(f"{output}: refusing to overwrite the input session")
         _write_file(session, output, destination)
         click.echo(
-            f"wrote {len(session.messages)} messages, {len(session.compactions)} compactions "
-            f"to {output}",
+            f"wrote {counted(len(session.messages), 'message')}, "
+            f"{counted(len(session.compactions), 'compaction')} to {output}",
             err=True,
         )
         return

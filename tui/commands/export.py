@@ -13,6 +13,7 @@ from pathlib import Path
 
 import click
 
+from core.units import counted
 from tui.render import fail, progress_reporter
 
 
@@ -51,7 +52,8 @@ def export_command(paths: tuple[str, ...], to: Path, jobs: int | None, force: bo
         click.echo(f"ctxscope export: {problem}", err=True)
     unreadable = f" ({summary.errors} could not be read)" if summary.errors else ""
     click.echo(
-        f"wrote {summary.sessions} sessions{unreadable}, {summary.calls} calls and "
-        f"{summary.compactions} compactions to {to}",
+        f"wrote {counted(summary.sessions, 'session')}{unreadable}, "
+        f"{counted(summary.calls, 'call')} and {counted(summary.compactions, 'compaction')} "
+        f"to {to}",
         err=True,
     )

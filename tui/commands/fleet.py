@@ -26,7 +26,7 @@ from rich.text import Text
 
 from core.fleet import FleetReport, fleet
 from core.session_rows import FleetRow
-from core.units import compact_tokens
+from core.units import compact_tokens, counted
 from tui.figures import (
     COMPACTIONS_COLUMN,
     COST_COLUMN,
@@ -153,7 +153,7 @@ def total_line(report: FleetReport) -> str:
     overflowed = sum(1 for r in report.rows if r.overflowed)
     errors = sum(1 for r in report.rows if r.error is not None)
     line = (
-        f"{len(report.rows)} sessions ({report.cached} from the cache, {report.analysed} "
+        f"{counted(len(report.rows), 'session')} ({report.cached} from the cache, {report.analysed} "
         f"analysed) in {report.seconds:.1f} s; {near} reached {NEAR_SHARE:.0%} of their window, "
         f"{overflowed} overflowed"
     )

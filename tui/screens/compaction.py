@@ -52,6 +52,7 @@ from core.policy import Policy
 from core.replay import CompactionAt, Replayer
 from core.templates import unwrap_summary
 from core.tokens import get_counter
+from core.units import counted
 from tui.figures import call_label, event_trigger, index_runs, recorded_trigger
 from tui.insights import Insights, compute_insights
 from tui.messages import JumpToMessage
@@ -531,7 +532,9 @@ class CompactionScreen(Screen[None]):
             model = "mock LLM" if llm.provider == "mock" else f"{llm.model or '?'} (live)"
             if self._summarizer is not None:
                 model = f"{self._summarizer.name} LLM"
-            steps = f" · [ ] {len(self.events)} replay compactions" if self.events else ""
+            steps = (
+                f" · [ ] {counted(len(self.events), 'replay compaction')}" if self.events else ""
+            )
             where = "at" if self.through else "right before"
             mode.update(
                 f"run now {where} message #{self.message_index} · {self.policy.name} · "

@@ -30,7 +30,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Input, Label, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from core.units import format_bytes
+from core.units import counted, format_bytes
 from tui.screens.picker_view import (
     COLUMNS,
     FILE_TIME_MARK,
@@ -364,7 +364,11 @@ class PickerScreen(Screen[None]):
             return
         total = len(self.sessions)
         shown = len(self.shown)
-        parts = [f"{shown:,} of {total:,} sessions" if shown != total else f"{total:,} sessions"]
+        parts = [
+            f"{shown:,} of {counted(total, 'session')}"
+            if shown != total
+            else counted(total, "session")
+        ]
         if self.view.query:
             parts[0] += f" match “{self.view.query}”"
         parts.append(self.view.describe())

@@ -9,7 +9,7 @@ from textual.containers import Horizontal
 from textual.widgets import Label
 
 from core.cost import cost_label
-from core.units import compact_tokens
+from core.units import compact_tokens, counted
 from tui.figures import call_label, peaks
 from tui.state import SessionState
 
@@ -81,7 +81,7 @@ class StatusLine(Horizontal):
             else:
                 parts.append(f"rec. overflow at {call_label(call)} avoided (o)")
         if summary.compactions:
-            parts.append(f"{summary.compactions} compactions ([ ])")
+            parts.append(f"{counted(summary.compactions, 'compaction')} ([ ])")
         if summary.tokens_truncated:
             parts.append(f"✂ {compact_tokens(summary.tokens_truncated)}")
         if summary.tokens_pruned:
