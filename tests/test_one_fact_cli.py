@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -89,3 +90,51 @@ def test_one_is_singular() -> None:
     assert counted(1_204, "session") == "1,204 sessions"
     line = total_line(FleetReport(rows=[FleetRow(path="a.jsonl")], analysed=1))
     assert line.startswith("1 session (") and "1 sessions" not in line
+
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_sessions"
+CUT_NUMBER = re.compile(r"\d[\d,.]*…")
+
+
+def _fits(text: str, width: int) -> None:
+    for line in text.splitlines():
+        assert len(line) <= width, line
+    assert not CUT_NUMBER.search(text), CUT_NUMBER.search(text)
+
+
+@pytest.mark.skipif(not (SAMPLES / "pi").exists(), reason="samples not generated")
+@pytest.mark.parametrize("columns", ["80", None])
+def test_fleet_fits_the_terminal_piped_or_not(
+    columns: str | None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Piped, fleet follows COLUMNS, else 80; it leaves columns out by priority and says so;
+    peak, its share and the session stay, and no number is cut."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    env = {"COLUMNS": columns} if columns else {}
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    result = CliRunner().invoke(cli, ["fleet", "-j", "1", str(SAMPLES / "pi")], env=env)
+    assert result.exit_code == 0, result.output
+    _fits(result.stdout, 80)
+    header = next(line for line in result.stdout.splitlines() if line.startswith("peak"))
+    assert header.split()[:2] == ["peak", "%"] and "session" in header
+    assert "left out at 80 columns:" in result.stdout
+    wide = CliRunner().invoke(
+        cli, ["fleet", "-j", "1", str(SAMPLES / "pi")], env={"COLUMNS": "250"}
+    )
+    assert "left out" not in wide.stdout and "last message" in wide.stdout
+
+
+def test_sessions_fits_80_columns_with_long_paths(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for name in ENV:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("COLUMNS", raising=False)
+    folder = tmp_path / ".claude" / "projects" / ("-very-long-project-name" * 4)
+    _claude(folder / ("session-" + "x" * 60 + ".jsonl"), "2026-01-03T10:00:00Z", 1e9)
+    result = CliRunner().invoke(cli, ["sessions"])
+    assert result.exit_code == 0, result.output
+    _fits(result.stdout, 80)
+    assert "2026-01-03" in result.stdout and "x" * 20 in result.stdout

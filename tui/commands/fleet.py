@@ -19,8 +19,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import click
-from rich import box
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -44,6 +42,7 @@ from tui.figures import (
     share_level,
 )
 from tui.render import fail, progress_reporter, stdout_console
+from tui.table_fit import Column, dropped_note, fit_table
 
 SHARE_STYLES = {"over": "red", "near": "yellow", "": ""}
 """The colour of a peak's share of the window, by :func:`tui.figures.share_level`."""
@@ -74,14 +73,15 @@ def fleet_command(paths: tuple[str, ...], jobs: int | None, no_cache: bool, as_j
     if as_json:
         sys.stdout.write(report.model_dump_json(indent=2) + "\n")
         return
-    console = stdout_console()
-    if not console.is_terminal:
-        console = Console(highlight=False, width=100_000)  # piped: one session per line
+    console = stdout_console()  # COLUMNS, else the terminal, else 80 when piped
     common = _common_folder(report.rows)
     if common:
         console.print(Text(f"sessions under {common}", style="dim"), soft_wrap=True)
-    console.print(fleet_table(report.rows, common))
-    console.print(Text(total_line(report), style="bold"), soft_wrap=True)
+    table, dropped = fleet_table(report.rows, common, width=console.width)
+    console.print(table)
+    console.print(Text(total_line(report), style="bold"))
+    if dropped:
+        console.print(Text(dropped_note(dropped, console.width), style="dim"))
 
 
 @contextmanager
@@ -97,24 +97,31 @@ def _progress() -> Iterator[Callable[[int, int, str], None] | None]:
         yield step
 
 
-def fleet_table(rows: list[FleetRow], common: str = "") -> Table:
-    """The fleet as a table: one row per session."""
-    table = Table(box=box.SIMPLE, pad_edge=False, show_edge=False)
-    right = (PEAK_COLUMN, SHARE_COLUMN, "window", "calls", "reproduced", COST_COLUMN)
-    for header in (PEAK_COLUMN, SHARE_COLUMN, "window", "agent", "model", "calls"):
-        table.add_column(header, justify="right" if header in right else "left", no_wrap=True)
-    for header in (COMPACTIONS_COLUMN, OVERFLOW_COLUMN):
-        table.add_column(header, no_wrap=True)
-    for header in ("reproduced", COST_COLUMN, LAST_MESSAGE_COLUMN, "session"):
-        table.add_column(
-            header,
-            justify="right" if header in right else "left",
-            no_wrap=header != "session",
-            overflow="fold",
-        )
-    for row in rows:
-        table.add_row(*_cells(row, common))
-    return table
+FLEET_COLUMNS = (
+    Column(PEAK_COLUMN, 1, "right"),
+    Column(SHARE_COLUMN, 1, "right"),
+    Column("window", 2, "right"),
+    Column("agent", 9, wrap=True, min_width=11),
+    Column("model", 6, wrap=True, min_width=12),
+    Column("calls", 7, "right"),
+    Column(COMPACTIONS_COLUMN, 3, wrap=True, min_width=11),
+    Column(OVERFLOW_COLUMN, 5, wrap=True, min_width=8),
+    Column("reproduced", 10, "right"),
+    Column(COST_COLUMN, 4, "right"),
+    Column(LAST_MESSAGE_COLUMN, 8, wrap=True, min_width=10),
+    Column("session", 1, wrap=True, min_width=16),
+)
+"""The fleet's columns; at a narrow terminal the largest ``priority`` goes first: reproduced,
+then the agent, last message, calls, model, overflow, cost, compactions and window. Peak, its
+share and the session always stay."""
+
+
+def fleet_table(
+    rows: list[FleetRow], common: str = "", width: int = 100_000
+) -> tuple[Table, list[str]]:
+    """The fleet as a table that fits ``width`` columns (one row per session), and the
+    headers left out to fit it."""
+    return fit_table(FLEET_COLUMNS, [_cells(row, common) for row in rows], width, box=None)
 
 
 def _cells(row: FleetRow, common: str) -> list[str | Text]:
