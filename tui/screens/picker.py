@@ -105,7 +105,7 @@ class PickerScreen(Screen[None]):
         Binding("ctrl+o", "focus_path", "Path"),
         Binding("ctrl+r", "refresh", "Rescan"),
         Binding("s", "next_sort", "Sort"),
-        Binding("S", "reverse_sort", "Reverse", show=False),
+        Binding("S", "reverse_sort", "Reverse"),
         Binding("a", "next_agent", "Agent"),
         Binding("n", "toggle_near", "Near overflow"),
         Binding("x", "stop", "Stop"),
@@ -456,11 +456,11 @@ class PickerScreen(Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Keys that are characters type into a text field: the footer offers them elsewhere;
-        Stop only while sessions are being analysed."""
+        Stop is shown always, usable only while sessions are being analysed."""
         if action in self.TYPED_ACTIONS and isinstance(self.focused, Input):
             return False
         if action == "stop":
-            return self.analysing
+            return True if self.analysing else None
         return True
 
     def action_focus_filter(self) -> None:
