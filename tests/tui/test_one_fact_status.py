@@ -21,7 +21,12 @@ def test_fitting_keeps_whole_parts() -> None:
     assert fitting(PARTS, 1_000) == PARTS
     assert fitting(PARTS, 33) == ["cost $5.37", "322 msgs", "157 calls"]
     assert fitting(PARTS, 32) == ["cost $5.37", "322 msgs"]
-    assert fitting(PARTS, 3) == ["cost $5.37"]
+    assert fitting(PARTS, 3) == []
+    ranks = [3, 5, 5, 1, 2]  # the overflow and the compactions outlast the counts
+    assert fitting(PARTS, 60, ranks=ranks) == [
+        "rec. overflow at call 80 avoided (o)",
+        "2 compactions ([ ])",
+    ]
 
 
 class _Line(App[None]):
@@ -35,7 +40,7 @@ async def test_the_status_line_leaves_out_what_does_not_fit() -> None:
         line = app.query_one(StatusLine)
         line._peak_text = "peak 166,874 / 200,000 · 83% recorded (simulated 167,117 · 84%)"
         line.query_one("#status-peak", Label).update(line._peak_text)
-        line._parts = tuple(PARTS)
+        line._parts = tuple((k, part) for k, part in enumerate(PARTS))
         line.activity("")
         await pilot.pause()
         info = str(line.query_one("#status-info", Label).render())
