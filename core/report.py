@@ -10,6 +10,7 @@ from core.compactions import CompactionReport, compaction_reports
 from core.cost import SessionCost, session_cost
 from core.diagnosis import OverflowDiagnosis
 from core.fastmodel import build
+from core.figures import recorded_compactions
 from core.models import Session
 from core.replay.results import (
     SCHEMA_VERSION,
@@ -51,7 +52,8 @@ class SessionInfo(Documented):
     turns: int
     """Real user turns."""
     recorded_compactions: int
-    """Compactions the recording holds."""
+    """Compactions the session went through: those the recording holds, less those the user
+    rewound past (:data:`core.figures.RECORDED_COMPACTIONS`)."""
     diagnostics: int
     """Lines the loader skipped or repaired."""
 
@@ -164,7 +166,7 @@ def session_info(session: Session, result: ReplayResult) -> SessionInfo:
         messages=len(session.messages),
         calls=result.call_count,
         turns=sum(1 for m in session.messages if m.is_turn_start),
-        recorded_compactions=len(session.compactions),
+        recorded_compactions=recorded_compactions(session),
         diagnostics=len(session.diagnostics),
     )
 

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 
 from core.cost import CompactionCost, SessionCost
 from core.diagnosis import MARGIN
+from core.figures import effective_compactions
 from core.models import CompactionEvent, Session
 from core.replay.policies import NATIVE_PRESET
 from core.replay.results import (
@@ -326,10 +327,11 @@ def _peak(row: FleetRow, points: Sequence[CallPoint]) -> None:
 
 def _compactions(row: FleetRow, session: Session, fidelity: Sequence[FidelityRow]) -> None:
     matched = fidelity_of(fidelity)
+    effective = {id(event) for event in effective_compactions(session)}
     counts = Counter(
         _trigger(event, matched.get(index))
         for index, event in enumerate(session.compactions)
-        if not event.rewound
+        if id(event) in effective
     )
     row.compactions = sum(counts.values())
     for trigger in TRIGGERS:

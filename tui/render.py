@@ -21,6 +21,7 @@ from rich.text import Text
 
 from core.diagnosis import OverflowDiagnosis
 from core.fastmodel import documented
+from core.figures import recorded_compactions
 from core.models import Session
 from core.policy import Policy
 from core.replay import (
@@ -196,7 +197,7 @@ def session_header(session: Session, result: ReplayResult | None = None) -> Tabl
         *_plain(
             "size",
             f"{counted(len(session.messages), 'message')}, {counted(calls, 'model call')}, "
-            f"{counted(len(session.compactions), 'recorded compaction')}",
+            f"{counted(recorded_compactions(session), 'recorded compaction')}",
         )
     )
     if result is not None:
