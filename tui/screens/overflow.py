@@ -237,7 +237,11 @@ class OverflowScreen(ModalScreen[int | None]):
             if event.rewound:
                 continue
             trigger, evidence = recorded_trigger(self.session, self.result, k)
-            before = f", {event.tokens_before:,} tokens before" if event.tokens_before else ""
+            before = (
+                f", the agent counted {event.tokens_before:,} tokens before it"
+                if event.tokens_before
+                else ""
+            )
             because = f": {evidence}" if evidence else ""
             grid.add_row(
                 f"Compaction #{k}",
