@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.models import CompactionEvent, Session
+from core.replay.results import CallPoint
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +34,15 @@ RECORDED_COMPACTIONS = FactDefinition(
     "recorded",
 )
 
-FACTS: dict[str, FactDefinition] = {fact.name: fact for fact in (RECORDED_COMPACTIONS,)}
+PEAK = FactDefinition(
+    "peak",
+    "the fullest call's context: the largest share of the window (the largest figure where the "
+    "window is unknown), each call's context as its agent counts it (recorded where the call has "
+    "usage, else estimated)",
+    "recorded or estimated (the call's provenance)",
+)
+
+FACTS: dict[str, FactDefinition] = {fact.name: fact for fact in (RECORDED_COMPACTIONS, PEAK)}
 """Every fact defined here, by name."""
 
 
@@ -45,3 +54,16 @@ def effective_compactions(session: Session) -> Sequence[CompactionEvent]:
 def recorded_compactions(session: Session) -> int:
     """How many :data:`RECORDED_COMPACTIONS` the session has."""
     return len(effective_compactions(session))
+
+
+def peak_point(points: Sequence[CallPoint]) -> CallPoint | None:
+    """The call of the :data:`PEAK` (the first of equals; None without calls). Its
+    ``baseline_tokens`` is the peak, ``baseline_provenance`` where the figure comes from."""
+    best: tuple[float, int] | None = None
+    found: CallPoint | None = None
+    for point in points:
+        tokens = point.baseline_tokens
+        key = (tokens / point.window if point.window else -1.0, tokens)
+        if best is None or key > best:
+            best, found = key, point
+    return found

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 
 from core.cost import CompactionCost, SessionCost
 from core.diagnosis import MARGIN
-from core.figures import effective_compactions
+from core.figures import effective_compactions, peak_point
 from core.models import CompactionEvent, Session
 from core.replay.policies import NATIVE_PRESET
 from core.replay.results import (
@@ -312,17 +312,14 @@ def _cents(usd: float | None) -> float | None:
 
 
 def _peak(row: FleetRow, points: Sequence[CallPoint]) -> None:
-    best: tuple[float, int] | None = None
-    for point in points:
-        tokens = point.baseline_tokens
-        share = tokens / point.window if point.window else None
-        key = (share if share is not None else -1.0, tokens)
-        if best is None or key > best:
-            best = key
-            row.peak_tokens = tokens
-            row.peak_provenance = point.baseline_provenance.value
-            row.peak_call_index = point.call_index
-            row.peak_share = round(share, 4) if share is not None else None
+    point = peak_point(points)
+    if point is None:
+        return
+    row.peak_tokens = point.baseline_tokens
+    row.peak_provenance = point.baseline_provenance.value
+    row.peak_call_index = point.call_index
+    share = point.baseline_tokens / point.window if point.window else None
+    row.peak_share = round(share, 4) if share is not None else None
 
 
 def _compactions(row: FleetRow, session: Session, fidelity: Sequence[FidelityRow]) -> None:

@@ -1,5 +1,6 @@
 """One fact, one number (issue 23 item 2): the same fact about a real session agrees across
-``analyze --json``, ``fleet --json`` and ``export`` (Parquet read back).
+``analyze --json``, ``fleet --json``, ``export`` (Parquet read back) and ``report`` (the HTML's
+summary table parsed).
 
 Runs over every session file in ``../shared/samples`` (skipped when absent). Compared: the window,
 the recorded compactions, the peak and its call, and the cost.
@@ -8,6 +9,8 @@ the recorded compactions, the peak and its call, and the cost.
 from __future__ import annotations
 
 import json
+import re
+from html import unescape
 from pathlib import Path
 from typing import Any
 
@@ -56,26 +59,66 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, An
     return {Path(row["path"]).name: row for row in rows}
 
 
+def _report_figures(sample: Path, folder: Path) -> dict[str, str]:
+    """The HTML report's summary table: figure -> value."""
+    page = folder / "report.html"
+    result = CliRunner().invoke(
+        cli, ["report", str(sample), "-o", str(page), "--force"], catch_exceptions=False
+    )
+    assert result.exit_code == 0, result.output
+    html = page.read_text(encoding="utf-8")
+    table = html[html.index("<th>figure</th>") :]
+    table = table[: table.index("</table>")]
+    cells = re.findall(r"<tr><td[^>]*>(.*?)</td><td[^>]*>(.*?)</td></tr>", table)
+    return {unescape(name): unescape(value) for name, value in cells}
+
+
+def _count(text: str) -> int | None:
+    digits = text.replace(",", "")
+    return int(digits) if digits.isdigit() else None
+
+
 @pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.name[:60])
 def test_the_same_facts_agree(
-    sample: Path, fleet_rows: dict[str, dict[str, Any]], exported: dict[str, dict[str, Any]]
+    sample: Path,
+    fleet_rows: dict[str, dict[str, Any]],
+    exported: dict[str, dict[str, Any]],
+    tmp_path: Path,
 ) -> None:
     analysis = _json("analyze", str(sample))
+    page = _report_figures(sample, tmp_path)
+    page_peak = next(
+        v
+        for k, v in page.items()
+        if k.startswith("peak context, ") and k != "peak context, simulated"
+    )
     fleet = fleet_rows[sample.name]
     export = exported[sample.name]
     session, summary = analysis["session"], analysis["summary"]
     facts = {
-        "window": (session["window"], fleet["window_tokens"], export["window_tokens"]),
+        "window": (
+            session["window"],
+            fleet["window_tokens"],
+            export["window_tokens"],
+            _count(page["window"]),
+        ),
         "recorded compactions": (
             session["recorded_compactions"],
             fleet["compactions"],
             export["compactions"],
+            _count(page["recorded compactions"]),
         ),
-        "peak": (summary["peak_recorded"], fleet["peak_tokens"], export["peak_tokens"]),
+        "peak": (
+            summary["peak_recorded"],
+            fleet["peak_tokens"],
+            export["peak_tokens"],
+            _count(page_peak),
+        ),
         "peak call": (
             summary["peak_call_index"],
             fleet["peak_call_index"],
             export["peak_call_index"],
+            _count(page["peak call"]),
         ),
         "cost": (
             None
@@ -86,4 +129,4 @@ def test_the_same_facts_agree(
         ),
     }
     differ = {name: values for name, values in facts.items() if len(set(values)) > 1}
-    assert not differ, f"analyze / fleet / export disagree: {differ}"
+    assert not differ, f"analyze / fleet / export / report disagree: {differ}"
