@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.models import CompactionEvent, Session
+from core.models import CompactionEvent, Session, UsageConvention
 from core.replay.results import CallPoint
 
 
@@ -42,7 +42,16 @@ PEAK = FactDefinition(
     "recorded or estimated (the call's provenance)",
 )
 
-FACTS: dict[str, FactDefinition] = {fact.name: fact for fact in (RECORDED_COMPACTIONS, PEAK)}
+CONTEXT_MEASURE = FactDefinition(
+    "context measure",
+    "what a call's recorded context counts: the prompt before the reply (Claude Code's usage) or "
+    "the prompt and the reply (the total Codex, pi and opencode record after it)",
+    "recorded",
+)
+
+FACTS: dict[str, FactDefinition] = {
+    fact.name: fact for fact in (RECORDED_COMPACTIONS, PEAK, CONTEXT_MEASURE)
+}
 """Every fact defined here, by name."""
 
 
@@ -67,3 +76,13 @@ def peak_point(points: Sequence[CallPoint]) -> CallPoint | None:
         if best is None or key > best:
             best, found = key, point
     return found
+
+
+def context_measure(session: Session) -> str:
+    """The :data:`CONTEXT_MEASURE` of ``session``'s recorded figures, peak included:
+    ``prompt`` or ``prompt + reply`` (``prompt`` when no call records usage)."""
+    for message in session.messages:
+        if message.usage is not None:
+            anthropic = message.usage.convention is UsageConvention.ANTHROPIC
+            return "prompt" if anthropic else "prompt + reply"
+    return "prompt"

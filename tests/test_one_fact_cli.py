@@ -138,3 +138,16 @@ def test_sessions_fits_80_columns_with_long_paths(
     assert result.exit_code == 0, result.output
     _fits(result.stdout, 80)
     assert "2026-01-03" in result.stdout and "x" * 20 in result.stdout
+
+
+@pytest.mark.skipif(not (SAMPLES / "codex").exists(), reason="samples not generated")
+def test_the_recorded_peak_says_what_it_counts() -> None:
+    """Claude Code records the prompt before the reply, Codex the total after it: the peak
+    carries its measure's name."""
+    codex = next((SAMPLES / "codex").glob("*.jsonl"))
+    claude = SAMPLES / "claude-code" / "compacted.jsonl"
+    wide = {"COLUMNS": "120"}
+    codex_text = CliRunner().invoke(cli, ["analyze", str(codex)], env=wide).stdout
+    claude_text = CliRunner().invoke(cli, ["analyze", str(claude)], env=wide).stdout
+    assert "peak context, recorded (prompt + reply)" in codex_text
+    assert "peak context, recorded (prompt)" in claude_text

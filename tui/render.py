@@ -215,14 +215,20 @@ def session_header(session: Session, result: ReplayResult | None = None) -> Tabl
     return grid
 
 
-def summary_table(summary: ReplaySummary, title: str = "replay summary") -> Table:
-    """The figures of one replay."""
+def summary_table(
+    summary: ReplaySummary, title: str = "replay summary", measure: str | None = None
+) -> Table:
+    """The figures of one replay; ``measure``: what the recorded figures count
+    (:func:`core.figures.context_measure`), said with the recorded peak."""
     table = Table(title=title, box=box.SIMPLE_HEAVY, show_header=False, title_justify="left")
     table.add_column(style="bold")
     table.add_column(justify="right")
     rows = [
         ("model calls", tokens(summary.calls)),
-        ("peak context, recorded", tokens(summary.peak_recorded)),
+        (
+            f"peak context, recorded{f' ({measure})' if measure else ''}",
+            tokens(summary.peak_recorded),
+        ),
         (
             "peak context, simulated",
             f"{tokens(summary.peak_simulated)} (call {summary.peak_call_index})"

@@ -17,6 +17,7 @@ import sys
 import click
 
 from core.diagnosis import MARGIN, diagnose
+from core.figures import context_measure
 from core.report import analysis_report
 from tui.commands._llm_watch import LLMWatch
 from tui.commands._options import replay_options
@@ -86,7 +87,7 @@ def analyze(
         console.print()
         console.print(diagnosis_panel(diagnosis))
         console.print(sparkline_panel(result, console.width))
-        console.print(summary_table(result.summary))
+        console.print(summary_table(result.summary, measure=context_measure(session)))
         if result.fidelity:
             console.print(fidelity_table(result.fidelity))
         if report.events:

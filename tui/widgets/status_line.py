@@ -10,6 +10,7 @@ from textual.containers import Horizontal
 from textual.widgets import Label
 
 from core.cost import cost_label
+from core.figures import context_measure
 from core.units import compact_tokens, counted
 from tui.figures import call_label, peaks
 from tui.state import SessionState
@@ -86,6 +87,8 @@ class StatusLine(Horizontal):
         summary = result.summary
         recorded, simulated = peaks(summary)
         lead = recorded or simulated  # the recording's own figure leads where it has one
+        if recorded is not None and context_measure(state.session) != "prompt":
+            lead = lead._replace(label="recorded, prompt + reply")
         if window:
             text = f"peak {lead.tokens:,} / {window:,} · {lead.tokens / window:.0%} {lead.label}"
             if recorded is not None and simulated.tokens != recorded.tokens:
