@@ -191,20 +191,22 @@ class CtxscopeApp(App[None]):
             return
 
         def closed(error: str | None) -> None:
-            if error:
-                self.report_error(error)
+            if error:  # the session screen notified it already: the picker shows it, once
+                self.report_error(error, notify=False)
 
         self.push_screen(
             SessionScreen(expanded, window=self.window, policy=self.policy, live=self.live),
             closed,
         )
 
-    def report_error(self, text: str) -> None:
-        """Show ``text`` in the picker (and as a notification)."""
+    def report_error(self, text: str, *, notify: bool = True) -> None:
+        """Show ``text`` in the picker (and as a notification, unless ``notify`` is False: the
+        screen that failed said it already)."""
         picker = self.picker
         if picker is not None and picker.is_mounted:
             picker.show_error(text)
-        self.notify(text, title="Cannot open session", severity="error", timeout=8)
+        if notify:
+            self.notify(text, title="Cannot open session", severity="error", timeout=8)
 
     def on_picker_screen_open_session(self, event: PickerScreen.OpenSession) -> None:
         self.open_session(event.path)

@@ -9,8 +9,9 @@ checked against what the recording shows:
 2. what the session records: Codex writes its window into the rollout (``recorded``), a provider's
    overflow error often states the limit ("prompt is too long: 210097 tokens > 200000 maximum");
 3. the table of :mod:`core.agents.windows`, by provider, agent and model (``table``);
-4. the recording itself: a call that went through with a larger prompt, or an automatic compaction
-   measured above the table's figure, means the table's window is not the one the session had.
+4. the recording itself: a call that went through with a larger prompt than the table's figure
+   means the table's window is not the one the session had. (A recorded compaction's own count is
+   not evidence: the replay is scored on those compactions, so nothing it uses may read them.)
    The smallest window the evidence allows is used instead — the model's larger variant when it
    has one (Claude's 1M, GPT-5's opt-in window), else the smallest common window that holds what
    was recorded — and ``window_source`` becomes ``inferred``;
@@ -25,7 +26,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.agents.overflow_errors import is_context_overflow_message, stated_limit
-from core.agents.windows import ONE_MILLION, ModelLimits, lookup_limits, normalize_provider
+from core.agents.windows import (
+    ONE_MILLION,
+    ModelLimits,
+    lookup_limits,
+    normalize_provider,
+    prompt_window,
+)
 from core.model.read_numbers import MAX_COUNT
 from core.model.session import Diagnostic, Role, Session, Severity, SourceFormat, WindowSource
 
@@ -67,9 +74,6 @@ class Evidence:
     """The largest prompt of a call that went through (no overflow error, no length stop)."""
     largest_prompt_at: str = ""
     """Where that call is (``at line N`` of the file, else ``at message N``)."""
-    largest_auto_compaction: int = 0
-    """The largest context an automatic compaction measured (it fits the window by definition)."""
-    largest_auto_compaction_at: str = ""
     stated: int | None = None
     """The limit a provider's overflow error states."""
     stated_message: int | None = None
@@ -83,23 +87,37 @@ class Evidence:
     @property
     def lower_bound(self) -> int:
         """The window is at least this large."""
-        return max(self.largest_prompt, self.largest_auto_compaction)
+        return self.largest_prompt
+
+    @property
+    def upper_bound(self) -> int | None:
+        """The window is at most this large: the smallest request refused as too long, unless a
+        larger one went through after it (then the refusal bounds nothing). None: no bound."""
+        if self.refused is None or self.larger_after_refusal > self.refused:
+            return None
+        return self.refused
+
+    def bounds_text(self) -> str:
+        """Both bounds in words: "between 371,312 (…) and 371,566 (…)"."""
+        upper = self.upper_bound
+        below = f"at least {self.lower_bound:,} ({self.lower_bound_text()})"
+        if upper is None:
+            return below
+        return (
+            f"{below} and at most {upper:,} (the provider refused a request of at least "
+            f"{upper:,} tokens {self.refused_at} as too long)"
+        )
 
     def lower_bound_text(self) -> str:
         """Where the lower bound comes from, in words."""
-        if self.largest_auto_compaction > self.largest_prompt:
-            return (
-                f"an automatic compaction {self.largest_auto_compaction_at} measured "
-                f"{self.largest_auto_compaction:,} tokens"
-            )
         return (
             f"a call {self.largest_prompt_at} sent {self.largest_prompt:,} tokens and went through"
         )
 
 
 def gather(session: Session) -> Evidence:
-    """The window evidence of ``session``: prompts that went through, automatic compactions,
-    limits stated by overflow errors."""
+    """The window evidence of ``session``: prompts that went through, limits stated by overflow
+    errors, requests refused as too long (never the recorded compactions' own counts)."""
     largest, largest_at = 0, ""
     stated, stated_at = None, None
     refused: int | None = None
@@ -113,10 +131,11 @@ def gather(session: Session) -> Evidence:
         if limit is not None and stated is None:
             stated, stated_at = limit, message.index
         overflowed = is_context_overflow_message(message.error or "")
-        if overflowed and limit is None and previous and (refused is None or previous < refused):
-            refused, refused_at = previous, _where(message.source_line, message.index)
-            after_refusal = 0
         usage = message.usage
+        asked = max(previous, usage.prompt_tokens if usage is not None and overflowed else 0)
+        if overflowed and limit is None and asked and (refused is None or asked < refused):
+            refused, refused_at = asked, _where(message.source_line, message.index)
+            after_refusal = 0
         if usage is None or overflowed or message.stop_reason == "length":
             continue
         prompt = usage.prompt_tokens
@@ -125,16 +144,9 @@ def gather(session: Session) -> Evidence:
             after_refusal = max(after_refusal, prompt)
         if prompt > largest:
             largest, largest_at = prompt, _where(message.source_line, message.index)
-    compaction, compaction_at = 0, ""
-    for event in session.compactions:
-        if event.trigger == "auto" and event.tokens_before and event.tokens_before > compaction:
-            compaction = event.tokens_before
-            compaction_at = _where(event.source_line, event.message_index)
     return Evidence(
         largest,
         largest_at,
-        compaction,
-        compaction_at,
         stated,
         stated_at,
         refused,
@@ -185,7 +197,7 @@ def resolve_window(session: Session, user_window: int | None = None) -> None:
             why = f"the model id {session.model} asks for the 1M-token context"
             _from_table(session, row, ONE_MILLION, evidence, why)
         else:
-            _from_table(session, row, row.context_window, evidence)
+            _from_table(session, row, prompt_window(row), evidence)
         return
     _without_table(session, evidence)
 
@@ -224,10 +236,28 @@ def _from_table(
     where = f"{session.model}" + (f" on {provider}" if provider else "")
     if lower <= table:
         text = why or f"the table's window for {where} ({row.source})"
+        if table < row.context_window:
+            text = (
+                f"the input limit {session.provider} sets for {session.model} ({row.source}): "
+                f"prompts are capped at {table:,} of the model's {row.context_window:,}"
+            )
         if evidence.refused is not None and evidence.refused < table:
             _refused(session, table, text, evidence)
             return
         _set(session, table, "table", text)
+        return
+    upper = evidence.upper_bound
+    if upper is not None and upper >= lower:
+        # An overflow error bounds the window from above: the smallest common window would
+        # be larger than a request the provider refused, so it cannot be the window.
+        fits = [w for w in COMMON_WINDOWS if lower <= w <= upper]
+        window = fits[-1] if fits else upper
+        text = (
+            f"the window is {evidence.bounds_text()}; the table's {table:,} for {where} is "
+            f"below what went through, so the window is taken as {window:,}"
+        )
+        _set(session, window, "inferred", text)
+        _note(session, Severity.INFO, text)
         return
     larger = row.larger_window or (ONE_MILLION if row.supports_1m else None)
     window = larger if larger is not None and larger >= lower else smallest_window(lower)
@@ -257,8 +287,9 @@ def _refused(session: Session, table: int, text: str, evidence: Evidence) -> Non
     fits = [w for w in COMMON_WINDOWS if evidence.lower_bound <= w <= refused]
     window = fits[-1] if fits else refused
     inferred = (
-        f"{seen}, below the table's {table:,}: the window is taken as {window:,}, the largest "
-        "that holds every request that went through and is under the refused one"
+        f"{seen}, below the table's {table:,}: the window is {evidence.bounds_text()}, taken "
+        f"as {window:,}, the largest that holds every request that went through and is under "
+        "the refused one"
     )
     _set(session, window, "inferred", inferred)
     _note(session, Severity.INFO, inferred)
@@ -283,6 +314,14 @@ def _without_table(session: Session, evidence: Evidence) -> None:
         f"model {session.model or '(not recorded)'} is not in the table; {evidence.lower_bound_text()}, "
         f"so the window is taken as {window:,}, the smallest common window that holds it"
     )
+    upper = evidence.upper_bound
+    if upper is not None and evidence.lower_bound <= upper < window:
+        fits = [w for w in COMMON_WINDOWS if evidence.lower_bound <= w <= upper]
+        window = fits[-1] if fits else upper
+        text = (
+            f"model {session.model or '(not recorded)'} is not in the table; the window is "
+            f"{evidence.bounds_text()}, so it is taken as {window:,}"
+        )
     _set(session, window, "inferred", text)
     _note(session, Severity.WARNING, text)
 

@@ -90,7 +90,48 @@ MODEL_TABLE: tuple[ModelLimits, ...] = (
     # opencode reads models.dev, where the 1M models are listed at 1M
     ModelLimits("claude-opus-4-6", ONE_MILLION, 128_000, _MODELS_DEV, agent="opencode"),
     ModelLimits("claude-opus-5", ONE_MILLION, 128_000, _MODELS_DEV, agent="opencode"),
-    # GitHub Copilot serves the same models with smaller input limits
+    # GitHub Copilot serves the same models with smaller input limits (models.dev,
+    # providers/github-copilot): the prompt can never be larger, so that limit is the window.
+    ModelLimits(
+        "claude-sonnet-4",
+        200_000,
+        64_000,
+        _MODELS_DEV,
+        provider="github-copilot",
+        input_limit=128_000,
+    ),
+    ModelLimits(
+        "claude-sonnet-4-6",
+        200_000,
+        32_000,
+        _MODELS_DEV,
+        provider="github-copilot",
+        input_limit=168_000,
+    ),
+    ModelLimits(
+        "claude-haiku-4-5",
+        200_000,
+        64_000,
+        _MODELS_DEV,
+        provider="github-copilot",
+        input_limit=136_000,
+    ),
+    ModelLimits(
+        "claude-opus-4-5",
+        200_000,
+        32_000,
+        _MODELS_DEV,
+        provider="github-copilot",
+        input_limit=168_000,
+    ),
+    ModelLimits(
+        "claude-opus-4-7",
+        200_000,
+        32_000,
+        _MODELS_DEV,
+        provider="github-copilot",
+        input_limit=168_000,
+    ),
     ModelLimits(
         "claude-sonnet-4-5",
         200_000,
@@ -270,6 +311,20 @@ def lookup_window(
     if wants_1m and row.supports_1m:
         return ONE_MILLION, f"{_ANTHROPIC} (1M-context variant)"
     return row.context_window, row.source
+
+
+def prompt_window(row: ModelLimits) -> int:
+    """The largest prompt ``row`` allows: its input limit when a provider caps prompts below the
+    model's window (GitHub Copilot serves Claude at 128,000 of its 200,000), else its window."""
+    if row.provider in PROMPT_CAPPING_PROVIDERS and row.input_limit is not None:
+        return min(row.input_limit, row.context_window)
+    return row.context_window
+
+
+PROMPT_CAPPING_PROVIDERS = frozenset({"github-copilot"})
+"""Providers that refuse a prompt above their input limit whatever the model's window (models.dev
+lists a separate ``limit.input`` for each of their models); elsewhere the input limit only
+reserves room for the reply, within the window."""
 
 
 def lookup_max_output(

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 
 from core.insights.cost import CompactionCost, SessionCost
 from core.insights.diagnosis import MARGIN
+from core.insights.named_figures import effective_compactions, peak_point
 from core.model.session import CompactionEvent, Session
 from core.replay.policies import NATIVE_PRESET
 from core.replay.results import (
@@ -314,25 +315,23 @@ def _cents(usd: float | None) -> float | None:
 
 
 def _peak(row: FleetRow, points: Sequence[CallPoint]) -> None:
-    best: tuple[float, int] | None = None
-    for point in points:
-        tokens = point.baseline_tokens
-        share = tokens / point.window if point.window else None
-        key = (share if share is not None else -1.0, tokens)
-        if best is None or key > best:
-            best = key
-            row.peak_tokens = tokens
-            row.peak_provenance = point.baseline_provenance.value
-            row.peak_call_index = point.call_index
-            row.peak_share = round(share, 4) if share is not None else None
+    point = peak_point(points)
+    if point is None:
+        return
+    row.peak_tokens = point.baseline_tokens
+    row.peak_provenance = point.baseline_provenance.value
+    row.peak_call_index = point.call_index
+    share = point.baseline_tokens / point.window if point.window else None
+    row.peak_share = round(share, 4) if share is not None else None
 
 
 def _compactions(row: FleetRow, session: Session, fidelity: Sequence[FidelityRow]) -> None:
     matched = fidelity_of(fidelity)
+    effective = {id(event) for event in effective_compactions(session)}
     counts = Counter(
         _trigger(event, matched.get(index))
         for index, event in enumerate(session.compactions)
-        if not event.rewound
+        if id(event) in effective
     )
     row.compactions = sum(counts.values())
     for trigger in TRIGGERS:

@@ -704,8 +704,9 @@ def discover_sessions(
     """Sessions of Claude Code, Codex, pi, opencode, Gemini CLI, Qwen Code and Copilot CLI found
     on this machine, newest first (sub-agents too, with their ``parent_session_id``).
 
-    ``limit`` keeps the newest N (by modification time). With ``describe`` (the default) the
-    project and a title (the stored title or the first user prompt) are read from a small head
+    ``limit`` keeps the newest N by the session's own time (files are read newest first until no
+    older file can hold a newer session; with ``describe=False``, by modification time). With
+    ``describe`` (the default) the project and a title (the stored title or the first user prompt) are read from a small head
     of each *returned* file, and the session's own time (:attr:`DiscoveredSession.last_active`)
     from a small tail; they are then ordered by that time (the modification time where the file
     records none). Nothing else is read. Unreadable folders and files are skipped.
@@ -715,15 +716,42 @@ def discover_sessions(
         with contextlib.suppress(OSError):
             found.extend(source())
     found.sort(key=lambda s: s.modified, reverse=True)
+    if not describe:
+        return found if limit is None else found[: max(limit, 0)]
     if limit is not None:
-        found = found[: max(limit, 0)]
-    if describe:
-        for session in found:
-            describer = _DESCRIBERS.get(session.format)
-            if describer is not None and session.title is None:
-                with contextlib.suppress(OSError, ValueError):
-                    describer(session)
-            if describer is not None and session.last_active is None:
-                session.last_active = last_timestamp(Path(session.path))
-        found.sort(key=lambda s: s.when, reverse=True)
+        found = _newest_by_session_time(found, max(limit, 0))
+    for session in found:
+        describer = _DESCRIBERS.get(session.format)
+        if describer is not None and session.title is None:
+            with contextlib.suppress(OSError, ValueError):
+                describer(session)
+        _read_session_time(session)
+    found.sort(key=lambda s: s.when, reverse=True)
     return found
+
+
+def _read_session_time(session: DiscoveredSession) -> None:
+    """Set the session's own last time from a small tail of its file (once)."""
+    if session.format in _DESCRIBERS and session.last_active is None:
+        session.last_active = last_timestamp(Path(session.path))
+
+
+def _newest_by_session_time(
+    by_mtime: list[DiscoveredSession], limit: int
+) -> list[DiscoveredSession]:
+    """The ``limit`` sessions newest by their own time, from a list newest by file time.
+
+    A file is written when its session records something, so a session's time is no later
+    than its file's: once ``limit`` sessions are at least as new as the next file, no later
+    file can be newer. A copied file (new file time, old session time) is read past, not kept.
+    """
+    kept: list[DiscoveredSession] = []
+    if limit <= 0:
+        return kept
+    for session in by_mtime:
+        if len(kept) >= limit and kept[limit - 1].when >= session.modified:
+            break
+        _read_session_time(session)
+        kept.append(session)
+        kept.sort(key=lambda s: s.when, reverse=True)
+    return kept[:limit]

@@ -189,8 +189,11 @@ _URL = re.compile(r"https?://[^\s\"'<>()\[\]{}`]+")
 _FUNCTION = re.compile(r"\b(?:def |function |fn |func )?([A-Za-z_][A-Za-z0-9_.]{2,})\(")
 _TEST = re.compile(r"\b(test_[A-Za-z0-9_]+|Test[A-Z][A-Za-z0-9_]+|[\w/.-]+\.py::[\w:\[\]-]+)")
 _BRANCH = re.compile(
-    r"git\s+(?:checkout\s+(?:-[bB]\s+)?|switch\s+(?:-[cC]\s+)?|branch\s+(?:-[mMdD]\s+)?|"
-    r"push\s+(?:-u\s+)?\S+\s+)([A-Za-z0-9][\w./-]*)"
+    r"git[ \t]+(?:checkout[ \t]+(?:-[bB][ \t]+)?|switch[ \t]+(?:-[cC][ \t]+)?|"
+    r"branch[ \t]+(?:-[mMdD][ \t]+)?|"
+    # push [options] REMOTE BRANCH: the remote (origin) is no branch; a bare "git push origin"
+    # names none, and the word on the next line is not one either.
+    r"push(?:[ \t]+-[-\w=]+)*[ \t]+[^\s-]\S*[ \t]+(?:-[-\w=]+[ \t]+)*)([A-Za-z0-9][\w./-]*)"
 )
 _CHECKBOX = re.compile(r"^\s*[-*]\s*\[ \]\s+(.+)$", re.MULTILINE)
 _PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.M)
@@ -284,7 +287,8 @@ def _facts_of(
     message: Message, calls: dict[str, tuple[Message, str, Any]], todos: list[Fact]
 ) -> Iterator[Fact]:
     if message.summary:
-        yield from _sentences(message, "instruction", _INSTRUCTION)
+        # A previous summary restates the conversation in its own words: its sentences are
+        # not the user's instructions (the user's own messages give those).
         yield from _identifiers(message.text, message.index)
         return
     if message.role is Role.USER and message.is_turn_start:

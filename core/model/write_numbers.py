@@ -51,3 +51,9 @@ def short_tokens(tokens: int) -> str:
     if tokens < 10_000_000:
         return f"{tokens / 1_000_000:.1f}M"
     return f"{round(tokens / 1_000_000)}M"
+
+
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """A count and its noun, singular for one: ``1 compaction``, ``2 compactions``,
+    ``1,204 sessions`` (``plural`` where adding an s is wrong)."""
+    return f"{count:,} {noun if count == 1 else plural or noun + 's'}"

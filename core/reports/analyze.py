@@ -16,6 +16,7 @@ from core.insights.estimate_calibration import (
     calibration_note,
     prompts_estimated,
 )
+from core.insights.named_figures import recorded_compactions
 from core.model.fastmodel import build
 from core.model.session import Session
 from core.replay.results import (
@@ -62,7 +63,8 @@ class SessionInfo(Documented):
     turns: int
     """Real user turns."""
     recorded_compactions: int
-    """Compactions the recording holds."""
+    """Compactions the session went through: those the recording holds, less those the user
+    rewound past (:data:`core.insights.named_figures.RECORDED_COMPACTIONS`)."""
     diagnostics: int
     """Lines the loader skipped or repaired."""
     parent_session_id: str | None = None
@@ -170,7 +172,7 @@ def session_info(session: Session, result: ReplayResult) -> SessionInfo:
         messages=len(session.messages),
         calls=result.call_count,
         turns=sum(1 for m in session.messages if m.is_turn_start),
-        recorded_compactions=len(session.compactions),
+        recorded_compactions=recorded_compactions(session),
         diagnostics=len(session.diagnostics),
         parent_session_id=session.parent_session_id,
     )

@@ -24,6 +24,7 @@ from core.fleet.session_rows import CompactionRow, compaction_rows
 from core.insights.breakdown import CATEGORIES, CATEGORY_LABELS, breakdown
 from core.insights.cost import format_usd
 from core.insights.diagnosis import OverflowDiagnosis
+from core.insights.named_figures import peak_point
 from core.model.session import Session
 from core.model.write_numbers import format_tokens, short_tokens
 from core.replay.results import CallPoint, ReplayResult
@@ -296,9 +297,11 @@ def _verdict(diagnosis: OverflowDiagnosis, overflow: bool) -> str:
 
 def _summary_table(report: AnalysisReport, result: ReplayResult) -> str:
     s = report.summary
-    peak = max(result.points, key=lambda p: p.baseline_tokens, default=None)
+    peak = peak_point(result.points)
+    provenance = peak.baseline_provenance.value if peak is not None else "recorded"
     rows = [
-        ("peak context, recorded", _tokens(peak.baseline_tokens if peak else None)),
+        (f"peak context, {provenance}", _tokens(peak.baseline_tokens if peak else None)),
+        ("peak call", str(peak.call_index) if peak is not None else "-"),
         ("peak context, simulated", _tokens(s.peak_simulated)),
         ("window", _tokens(report.session.window)),
         ("threshold", _tokens(report.threshold)),

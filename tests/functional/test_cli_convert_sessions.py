@@ -130,7 +130,7 @@ def test_sessions_json(runner: CliRunner, fake_home: Path) -> None:
 
 
 def test_sessions_table(runner: CliRunner, fake_home: Path) -> None:
-    result = runner.invoke(cli, ["sessions"])
+    result = runner.invoke(cli, ["sessions"], env={"COLUMNS": "250"})  # paths unfolded
     assert result.exit_code == 0, result.output
     assert result.stdout.count("s0.jsonl") == 1 and "pi" in result.stdout
     assert result.stdout.index("s2.jsonl") < result.stdout.index("s0.jsonl")

@@ -192,7 +192,8 @@ def test_a_storage_folder_changes_its_fingerprint_when_a_message_is_added(
 
 def test_the_command_prints_the_table_and_json(sessions: tuple[Path, dict[str, Built]]) -> None:
     folder, _ = sessions
-    result = CliRunner().invoke(cli, ["fleet", str(folder), "--jobs", "1"])
+    wide = {"COLUMNS": "250"}  # every column (80 when piped without COLUMNS)
+    result = CliRunner().invoke(cli, ["fleet", str(folder), "--jobs", "1"], env=wide)
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     order = [

@@ -32,15 +32,17 @@ def test_a_prompt_above_the_table_window_means_the_larger_variant() -> None:
     assert "203,412" in session.window_evidence and "200,000" in session.window_evidence
 
 
-def test_an_automatic_compaction_above_the_table_window_is_evidence_too() -> None:
+def test_a_recorded_compactions_own_count_is_never_window_evidence() -> None:
+    """A replay is scored on the recorded compactions, so the window it uses may not be read
+    from them: a compaction that measured 213,002 leaves the table's 200,000."""
     builder = SessionBuilder(model="claude-opus-5").user("go").call(context=190_000).result("x")
     builder.compaction(tokens_before=213_002)
     session = builder.reply(context=30_000).session(
         window=None, fmt=SourceFormat.CLAUDE_CODE, model="claude-opus-5"
     )
     resolve_window(session)
-    assert (session.context_window, session.window_source) == (1_000_000, "inferred")
-    assert session.window_evidence is not None and "213,002" in session.window_evidence
+    assert (session.context_window, session.window_source) == (200_000, "table")
+    assert "213,002" not in (session.window_evidence or "")
 
 
 def test_a_manual_or_overflow_compaction_above_it_is_not() -> None:
@@ -138,3 +140,49 @@ def test_a_refusal_a_later_larger_call_contradicts_bounds_nothing() -> None:
     resolve_window(session)
     assert (session.context_window, session.window_source) == (1_000_000, "table")
     assert session.window_evidence is not None and "does not bound" in session.window_evidence
+
+
+def _pi_overflowed(model: str = "gpt-5.6-sol") -> Session:
+    """A pi session on a ChatGPT plan whose 371,312-token call went through and whose next
+    request the provider refused: "input exceeds the context window"."""
+    builder = SessionBuilder(model=model).user("go").call(context=300_000).result("x")
+    builder.call(context=371_312, output=254).result("y")
+    builder.reply(context=None, error="Your input exceeds the context window of this model.")
+    return builder.session(window=None, fmt=SourceFormat.PI, model=model, provider="openai-codex")
+
+
+def test_an_overflow_error_bounds_the_window_from_above() -> None:
+    session = _pi_overflowed()
+    resolve_window(session)
+    assert session.context_window is not None
+    assert 371_312 <= session.context_window <= 371_566
+    assert session.context_window != 400_000
+    text = session.window_evidence or ""
+    assert "at least 371,312" in text and "at most 371,566" in text, text
+
+
+def test_an_overflow_error_bounds_an_unknown_model_too() -> None:
+    session = _pi_overflowed(model="mystery-9")
+    resolve_window(session)
+    assert session.context_window == 371_566
+    assert "at most 371,566" in (session.window_evidence or "")
+
+
+def test_a_provider_that_caps_prompts_lower_sets_the_window() -> None:
+    """opencode on GitHub Copilot: Claude's prompts are capped at the provider's input limit
+    (models.dev), not Anthropic's 200,000."""
+    builder = SessionBuilder(model="claude-sonnet-4.5").user("go").call(context=100_000)
+    session = (
+        builder.result("x")
+        .reply(context=112_579)
+        .session(
+            window=None,
+            fmt=SourceFormat.OPENCODE,
+            model="claude-sonnet-4.5",
+            provider="github-copilot",
+        )
+    )
+    resolve_window(session)
+    assert (session.context_window, session.window_source) == (128_000, "table")
+    text = session.window_evidence or ""
+    assert "models.dev" in text and "128,000" in text and "200,000" in text

@@ -6,6 +6,7 @@ runs, so ``ctxscope --help`` and ``ctxscope truncate`` start fast and never load
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
 import sys
@@ -85,6 +86,14 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
+def _nearest_command(word: str) -> str | None:
+    """The command ``word`` most likely misspells, when ``word`` is no existing path."""
+    if os.path.lexists(word) or os.sep in word:
+        return None
+    matches = difflib.get_close_matches(word.lower(), [*COMMANDS, "open"], n=1, cutoff=0.75)
+    return matches[0] if matches else None
+
+
 class LazyGroup(click.Group):
     """A click group whose subcommands are imported on first use."""
 
@@ -104,8 +113,12 @@ class LazyGroup(click.Group):
     def resolve_command(
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
-        # Anything that is not a subcommand name is a session path for the TUI.
+        # Anything that is not a subcommand name is a session path for the TUI, unless no
+        # such path exists and the word is a command misspelt ("analyse" for "analyze").
         if args and args[0] not in COMMANDS and args[0] != "open" and not args[0].startswith("-"):
+            nearest = _nearest_command(args[0])
+            if nearest is not None:
+                ctx.fail(f"No such command '{args[0]}'. Did you mean '{nearest}'?")
             return "open", open_command, args
         return super().resolve_command(ctx, args)
 

@@ -20,10 +20,11 @@ from rich.table import Table
 from rich.text import Text
 
 from core.insights.diagnosis import OverflowDiagnosis
+from core.insights.named_figures import recorded_compactions
 from core.model.fastmodel import documented
 from core.model.session import Session
 from core.model.terminal_text import safe
-from core.model.write_numbers import format_tokens
+from core.model.write_numbers import counted, format_tokens
 from core.policy import Policy
 from core.replay import (
     INFERRED,
@@ -181,8 +182,8 @@ def session_header(session: Session, result: ReplayResult | None = None) -> Tabl
     grid.add_row(
         *_plain(
             "size",
-            f"{len(session.messages):,} messages, {calls:,} model calls, "
-            f"{len(session.compactions)} recorded compactions",
+            f"{counted(len(session.messages), 'message')}, {counted(calls, 'model call')}, "
+            f"{counted(recorded_compactions(session), 'recorded compaction')}",
         )
     )
     if result is not None:
@@ -200,14 +201,20 @@ def session_header(session: Session, result: ReplayResult | None = None) -> Tabl
     return grid
 
 
-def summary_table(summary: ReplaySummary, title: str = "replay summary") -> Table:
-    """The figures of one replay."""
+def summary_table(
+    summary: ReplaySummary, title: str = "replay summary", measure: str | None = None
+) -> Table:
+    """The figures of one replay; ``measure``: what the recorded figures count
+    (:func:`core.insights.named_figures.context_measure`), said with the recorded peak."""
     table = Table(title=title, box=box.SIMPLE_HEAVY, show_header=False, title_justify="left")
     table.add_column(style="bold")
     table.add_column(justify="right")
     rows = [
         ("model calls", tokens(summary.calls)),
-        ("peak context, recorded", tokens(summary.peak_recorded)),
+        (
+            f"peak context, recorded{f' ({measure})' if measure else ''}",
+            tokens(summary.peak_recorded),
+        ),
         (
             "peak context, simulated",
             f"{tokens(summary.peak_simulated)} (call {summary.peak_call_index})"

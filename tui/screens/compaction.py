@@ -50,6 +50,7 @@ from core.llm.protocol import LLMError, Summarizer
 from core.llm.summary_templates import unwrap_summary
 from core.model.session import Message, Role, Session
 from core.model.tokens import get_counter
+from core.model.write_numbers import counted
 from core.policy import Policy
 from core.replay import CompactionAt, Replayer
 from tui.figures import call_label, event_trigger, index_runs, recorded_trigger
@@ -531,7 +532,9 @@ class CompactionScreen(Screen[None]):
             model = "mock LLM" if llm.provider == "mock" else f"{llm.model or '?'} (live)"
             if self._summarizer is not None:
                 model = f"{self._summarizer.name} LLM"
-            steps = f" · [ ] {len(self.events)} replay compactions" if self.events else ""
+            steps = (
+                f" · [ ] {counted(len(self.events), 'replay compaction')}" if self.events else ""
+            )
             where = "at" if self.through else "right before"
             mode.update(
                 f"run now {where} message #{self.message_index} · {self.policy.name} · "

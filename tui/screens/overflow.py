@@ -120,6 +120,7 @@ class OverflowScreen(ModalScreen[int | None]):
 
             result = self.result or replay(self.session, native_policy(self.session))
             diagnosis = diagnose(self.session, result)
+            self.result = result  # (the facts drawn with the diagnosis read it)
         except Exception as exc:  # a diagnosis bug must not take the UI down
             self.post_message(_Diagnosed(None, f"{type(exc).__name__}: {exc}"))
             return
@@ -151,7 +152,10 @@ class OverflowScreen(ModalScreen[int | None]):
             badge.update("no overflow")
             badge.set_classes("-ok")
             headline.update(Text("No overflow. ", style="bold") + Text(d.explanation))
-            self.query_one("#ov-facts", Static).display = False
+            facts = self._nearest_facts(d)
+            facts_view = self.query_one("#ov-facts", Static)
+            facts_view.display = facts.row_count > 0
+            facts_view.update(facts)
         else:
             window = d.window or 0
             tokens = f"{d.tokens:,}" if d.tokens is not None else "?"
@@ -212,6 +216,39 @@ class OverflowScreen(ModalScreen[int | None]):
         grid.add_row("Saw", saw)
         if d.verdict:
             grid.add_row("Verdict", d.verdict)
+        return grid
+
+    def _nearest_facts(self, d: OverflowDiagnosis) -> Table:
+        """Where nothing overflowed: how close the context came to the window, and why each
+        recorded compaction ran (one labelled line each)."""
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(style="bold", no_wrap=True)
+        grid.add_column()
+        summary = self.result.summary if self.result is not None else None
+        if summary is not None and summary.peak_call_index is not None:
+            peak = summary.peak_recorded if summary.peak_recorded is not None else None
+            label = "recorded" if peak is not None else "simulated"
+            tokens = peak if peak is not None else summary.peak_simulated
+            share = f" ({tokens / d.window:.1%} of {d.window:,})" if d.window else ""
+            grid.add_row(
+                "Nearest",
+                f"{tokens:,} tokens {label}{share}: the fullest the context got "
+                f"(at {call_label(summary.peak_call_index)})",
+            )
+        for k, event in enumerate(self.session.compactions):
+            if event.rewound:
+                continue
+            trigger, evidence = recorded_trigger(self.session, self.result, k)
+            before = (
+                f", the agent counted {event.tokens_before:,} tokens before it"
+                if event.tokens_before
+                else ""
+            )
+            because = f": {evidence}" if evidence else ""
+            grid.add_row(
+                f"Compaction #{k}",
+                f"at message #{event.message_index}, {trigger}{before}{because}",
+            )
         return grid
 
     def _compaction_at(self, message_index: int) -> str:

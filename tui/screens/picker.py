@@ -30,7 +30,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Input, Label, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from core.model.write_numbers import format_bytes
+from core.model.write_numbers import counted, format_bytes
 from tui.screens.picker_view import (
     COLUMNS,
     FILE_TIME_MARK,
@@ -105,7 +105,7 @@ class PickerScreen(Screen[None]):
         Binding("ctrl+o", "focus_path", "Path", id="picker.path"),
         Binding("ctrl+r", "refresh", "Rescan", id="picker.rescan"),
         Binding("s", "next_sort", "Sort", id="picker.sort"),
-        Binding("S", "reverse_sort", "Reverse", show=False, id="picker.reverse-sort"),
+        Binding("S", "reverse_sort", "Reverse", id="picker.reverse-sort"),
         Binding("a", "next_agent", "Agent", id="picker.agent"),
         Binding("n", "toggle_near", "Near overflow", id="picker.near-overflow"),
         Binding("x", "stop", "Stop", id="picker.stop"),
@@ -364,7 +364,11 @@ class PickerScreen(Screen[None]):
             return
         total = len(self.sessions)
         shown = len(self.shown)
-        parts = [f"{shown:,} of {total:,} sessions" if shown != total else f"{total:,} sessions"]
+        parts = [
+            f"{shown:,} of {counted(total, 'session')}"
+            if shown != total
+            else counted(total, "session")
+        ]
         if self.view.query:
             parts[0] += f" match “{self.view.query}”"
         parts.append(self.view.describe())
@@ -458,11 +462,11 @@ class PickerScreen(Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Keys that are characters type into a text field: the footer offers them elsewhere;
-        Stop only while sessions are being analysed."""
+        Stop is shown always, usable only while sessions are being analysed."""
         if action in self.TYPED_ACTIONS and isinstance(self.focused, Input):
             return False
         if action == "stop":
-            return self.analysing
+            return True if self.analysing else None
         return True
 
     def action_focus_filter(self) -> None:

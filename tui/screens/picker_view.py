@@ -233,6 +233,15 @@ def _fields(found: DiscoveredSession) -> list[str]:
     return [str(found.format), project_name(found), found.title or "", Path(found.path).name]
 
 
+def _closeness(query: str, found: DiscoveredSession) -> int:
+    """0: a field is the filter's text (case aside); 1: a field holds it; 2: a fuzzy match."""
+    text = query.casefold()
+    fields = [field.casefold() for field in _fields(found)]
+    if text in fields:
+        return 0
+    return 1 if any(text in field for field in fields) else 2
+
+
 @dataclass
 class PickerView:
     """What the user chose to see: the sort, the agent, the near-overflow view, the filter."""
@@ -285,7 +294,10 @@ class PickerView:
         keyed = [(value(s, rows.get(s.path)), s) for s in shown]
         present = [(v, s) for v, s in keyed if v is not None]
         present.sort(key=lambda pair: pair[0], reverse=self.descending)  # (stable: ties stay)
-        return grouped([s for _, s in present] + [s for v, s in keyed if v is None])
+        ordered = [s for _, s in present] + [s for v, s in keyed if v is None]
+        if self.query:  # a session the text names exactly first, then the sort's order
+            ordered.sort(key=lambda found: _closeness(self.query, found))
+        return grouped(ordered)
 
     def label(self, key: str) -> str:
         """A column's header, with the sort's arrow on the sorted one."""

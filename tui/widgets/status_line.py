@@ -4,14 +4,35 @@ cost (:func:`core.insights.cost.cost_label`, as ``ctxscope breakdown`` prints it
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Label
 
 from core.insights.cost import cost_label
-from core.model.write_numbers import compact_tokens
+from core.insights.named_figures import context_measure
+from core.model.write_numbers import compact_tokens, counted
 from tui.figures import call_label, peaks
 from tui.screen_state import SessionState
+
+
+def fitting(
+    parts: list[str], room: int, separator: str = " · ", ranks: list[int] | None = None
+) -> list[str]:
+    """The ``parts`` whose join fits ``room`` cells, in their order: the part of the largest
+    rank (by default the last) is left out first, whole, until the rest fit (none, when not
+    even one does)."""
+    order = ranks if ranks is not None else list(range(len(parts)))
+    kept = list(range(len(parts)))
+
+    def width() -> int:
+        return sum(cell_len(parts[i]) for i in kept) + len(separator) * max(0, len(kept) - 1)
+
+    for index in sorted(kept, key=lambda i: (-order[i], -i)):
+        if width() <= room:
+            break
+        kept.remove(index)
+    return [parts[i] for i in kept]
 
 
 class StatusLine(Horizontal):
@@ -35,6 +56,11 @@ class StatusLine(Horizontal):
     StatusLine #status-activity.-busy { color: $accent; text-style: bold; }
     """
 
+    _parts: tuple[tuple[int, str], ...] = ()
+    """The info's parts, each with its rank (see :func:`fitting`)."""
+    _peak_text = ""
+    _activity_text = ""
+
     def compose(self) -> ComposeResult:
         yield Label("", id="status-peak")
         yield Label("", id="status-info")
@@ -44,19 +70,25 @@ class StatusLine(Horizontal):
         peak_label = self.query_one("#status-peak", Label)
         info_label = self.query_one("#status-info", Label)
         peak_label.set_classes("")
+        self._parts = ()
         if state is None:
+            self._peak_text = ""
             peak_label.update("")
             info_label.update("")
             return
         result = state.result
         window = state.window
         if result is None:
-            peak_label.update(f"{state.message_count:,} messages")
+            self._peak_text = f"{state.message_count:,} messages"
+            peak_label.update(self._peak_text)
+            self._parts = ((1, state.replay_error),) if state.replay_error else ()
             info_label.update(state.replay_error or "")
             return
         summary = result.summary
         recorded, simulated = peaks(summary)
         lead = recorded or simulated  # the recording's own figure leads where it has one
+        if recorded is not None and context_measure(state.session) != "prompt":
+            lead = lead._replace(label="recorded, prompt + reply")
         if window:
             text = f"peak {lead.tokens:,} / {window:,} · {lead.tokens / window:.0%} {lead.label}"
             if recorded is not None and simulated.tokens != recorded.tokens:
@@ -66,31 +98,53 @@ class StatusLine(Horizontal):
             if recorded is not None and simulated.tokens != recorded.tokens:
                 text += f" (simulated {simulated.tokens:,})"
         peak_label.update(text)
+        self._peak_text = text
         if window:
             share = lead.tokens / window
             peak_label.add_class("-over" if share > 1 else "-near" if share >= 0.85 else "-ok")
-        parts = [f"{state.message_count:,} msgs", f"{summary.calls:,} calls"]
+        # (rank, text): where the line is too narrow, the largest rank is left out first
+        parts = [(5, f"{state.message_count:,} msgs"), (5, f"{summary.calls:,} calls")]
         if state.insights is not None and state.insights.cost.calls:
             # early in the line: a long peak figure must not push it off a 120-column terminal
-            parts.insert(0, f"cost {cost_label(state.insights.cost)}")
+            parts.insert(0, (3, f"cost {cost_label(state.insights.cost)}"))
         overflow = state.first_overflow()
         if overflow is not None:
             call, _message, simulated_overflow = overflow
             if simulated_overflow:
-                parts.append(f"overflows at {call_label(call)} (o)")
+                parts.append((1, f"overflows at {call_label(call)} (o)"))
             else:
-                parts.append(f"rec. overflow at {call_label(call)} avoided (o)")
+                parts.append((1, f"rec. overflow at {call_label(call)} avoided (o)"))
         if summary.compactions:
-            parts.append(f"{summary.compactions} compactions ([ ])")
+            parts.append((2, f"{counted(summary.compactions, 'compaction')} ([ ])"))
         if summary.tokens_truncated:
-            parts.append(f"✂ {compact_tokens(summary.tokens_truncated)}")
+            parts.append((4, f"✂ {compact_tokens(summary.tokens_truncated)}"))
         if summary.tokens_pruned:
-            parts.append(f"× {compact_tokens(summary.tokens_pruned)}")
+            parts.append((4, f"× {compact_tokens(summary.tokens_pruned)}"))
         if state.matches:
-            parts.append(f"{len(state.matches):,} matches (n/N)")
-        info_label.update(" · ".join(parts))
+            parts.append((1, f"{counted(len(state.matches), 'match', 'matches')} (n/N)"))
+        self._parts = tuple(parts)
+        self._fit_info()
+
+    def on_resize(self) -> None:
+        self._fit_info()
+
+    def _fit_info(self) -> None:
+        """Show the parts of the info that fit the line whole: a part that does not fit is
+        left out, never cut ("… 2 compactions ([")."""
+        info_label = self.query_one("#status-info", Label)
+        parts = self._parts
+        texts = [text for _rank, text in parts]
+        if self.size.width <= 0:
+            info_label.update(" · ".join(texts))
+            return
+        used = sum(cell_len(text) + 2 for text in (self._peak_text, self._activity_text))
+        room = self.size.width - used - 2  # the info label's own padding
+        ranks = [rank for rank, _text in parts]
+        info_label.update(" · ".join(fitting(texts, room, ranks=ranks)))
 
     def activity(self, text: str, *, busy: bool = False) -> None:
         label = self.query_one("#status-activity", Label)
         label.update(text)
+        self._activity_text = text
+        self._fit_info()
         label.set_class(busy, "-busy")

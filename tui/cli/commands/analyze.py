@@ -19,6 +19,7 @@ import click
 from core.fleet.session_rows import SubagentInfo
 from core.fleet.survey import subagent_summaries
 from core.insights.diagnosis import MARGIN, diagnose
+from core.insights.named_figures import context_measure
 from core.model.json_text import model_json_bytes
 from core.reports.analyze import analysis_report
 from tui.cli.commands._llm_watch import LLMWatch
@@ -120,7 +121,7 @@ def analyze(
         console.print()
         console.print(diagnosis_panel(diagnosis))
         console.print(sparkline_panel(result, console.width))
-        console.print(summary_table(result.summary))
+        console.print(summary_table(result.summary, measure=context_measure(session)))
         if result.fidelity:
             console.print(fidelity_table(result.fidelity))
         if report.events:

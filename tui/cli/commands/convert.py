@@ -26,6 +26,7 @@ from core.formats import LoadError, load_session
 from core.formats.ctxscope_jsonl import write_session
 from core.model.session import Session, SourceFormat
 from core.model.terminal_text import safe
+from core.model.write_numbers import counted
 from core.output_file import (
     OutputRefused,
     destination,
@@ -96,8 +97,8 @@ def convert(
             _fail(f"{output}: refusing to overwrite the input session")
         _write_file(session, output, target_file)
         click.echo(
-            f"wrote {len(session.messages)} messages, {len(session.compactions)} compactions "
-            f"to {safe(str(output))}",
+            f"wrote {counted(len(session.messages), 'message')}, "
+            f"{counted(len(session.compactions), 'compaction')} to {safe(str(output))}",
             err=True,
         )
         return

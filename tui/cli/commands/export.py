@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from core.model.terminal_text import safe
+from core.model.write_numbers import counted
 from tui.cli.commands._session import fail, progress_reporter
 
 
@@ -52,7 +53,8 @@ def export_command(paths: tuple[str, ...], to: Path, jobs: int | None, force: bo
         click.echo(f"ctxscope export: {safe(problem)}", err=True)
     unreadable = f" ({summary.errors} could not be read)" if summary.errors else ""
     click.echo(
-        f"wrote {summary.sessions} sessions{unreadable}, {summary.calls} calls and "
-        f"{summary.compactions} compactions to {safe(str(to))}",
+        f"wrote {counted(summary.sessions, 'session')}{unreadable}, "
+        f"{counted(summary.calls, 'call')} and {counted(summary.compactions, 'compaction')} "
+        f"to {safe(str(to))}",
         err=True,
     )

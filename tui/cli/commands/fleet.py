@@ -20,8 +20,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import click
-from rich import box
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -29,9 +27,10 @@ from core.fleet.session_rows import FleetRow
 from core.fleet.survey import FleetReport, crashed, fleet
 from core.model.json_text import model_json
 from core.model.terminal_text import safe
-from core.model.write_numbers import compact_tokens
+from core.model.write_numbers import compact_tokens, counted
 from tui.cli.commands._session import fail, progress_reporter
 from tui.cli.render import stdout_console
+from tui.cli.table_fit import Column, dropped_note, fit_table
 from tui.figures import (
     COMPACTIONS_COLUMN,
     COST_COLUMN,
@@ -79,14 +78,15 @@ def fleet_command(paths: tuple[str, ...], jobs: int | None, no_cache: bool, as_j
         sys.stdout.write(model_json(report) + "\n")
         _exit_on_crash(report)
         return
-    console = stdout_console()
-    if not console.is_terminal:
-        console = Console(highlight=False, width=100_000)  # piped: one session per line
+    console = stdout_console()  # COLUMNS, else the terminal, else 80 when piped
     common = _common_folder(report.rows)
     if common:
         console.print(Text(f"sessions under {safe(common)}", style="dim"), soft_wrap=True)
-    console.print(fleet_table(report.rows, common))
-    console.print(Text(total_line(report), style="bold"), soft_wrap=True)
+    table, dropped = fleet_table(report.rows, common, width=console.width)
+    console.print(table)
+    console.print(Text(total_line(report), style="bold"))
+    if dropped:
+        console.print(Text(dropped_note(dropped, console.width), style="dim"))
     _exit_on_crash(report)
 
 
@@ -115,24 +115,31 @@ def _progress() -> Iterator[Callable[[int, int, str], None] | None]:
         yield step
 
 
-def fleet_table(rows: list[FleetRow], common: str = "") -> Table:
-    """The fleet as a table: one row per session."""
-    table = Table(box=box.SIMPLE, pad_edge=False, show_edge=False)
-    right = (PEAK_COLUMN, SHARE_COLUMN, "window", "calls", "reproduced", COST_COLUMN)
-    for header in (PEAK_COLUMN, SHARE_COLUMN, "window", "agent", "model", "calls"):
-        table.add_column(header, justify="right" if header in right else "left", no_wrap=True)
-    for header in (COMPACTIONS_COLUMN, OVERFLOW_COLUMN):
-        table.add_column(header, no_wrap=True)
-    for header in ("reproduced", COST_COLUMN, LAST_MESSAGE_COLUMN, "session"):
-        table.add_column(
-            header,
-            justify="right" if header in right else "left",
-            no_wrap=header != "session",
-            overflow="fold",
-        )
-    for row in rows:
-        table.add_row(*_cells(row, common))
-    return table
+FLEET_COLUMNS = (
+    Column(PEAK_COLUMN, 1, "right"),
+    Column(SHARE_COLUMN, 1, "right"),
+    Column("window", 2, "right"),
+    Column("agent", 9, wrap=True, min_width=11),
+    Column("model", 6, wrap=True, min_width=12),
+    Column("calls", 7, "right"),
+    Column(COMPACTIONS_COLUMN, 3, wrap=True, min_width=11),
+    Column(OVERFLOW_COLUMN, 5, wrap=True, min_width=8),
+    Column("reproduced", 10, "right"),
+    Column(COST_COLUMN, 4, "right"),
+    Column(LAST_MESSAGE_COLUMN, 8, wrap=True, min_width=10),
+    Column("session", 1, wrap=True, min_width=16),
+)
+"""The fleet's columns; at a narrow terminal the largest ``priority`` goes first: reproduced,
+then the agent, last message, calls, model, overflow, cost, compactions and window. Peak, its
+share and the session always stay."""
+
+
+def fleet_table(
+    rows: list[FleetRow], common: str = "", width: int = 100_000
+) -> tuple[Table, list[str]]:
+    """The fleet as a table that fits ``width`` columns (one row per session), and the
+    headers left out to fit it."""
+    return fit_table(FLEET_COLUMNS, [_cells(row, common) for row in rows], width, box=None)
 
 
 def _cells(row: FleetRow, common: str) -> list[str | Text]:
@@ -171,7 +178,7 @@ def total_line(report: FleetReport) -> str:
     overflowed = sum(1 for r in report.rows if r.overflowed)
     errors = sum(1 for r in report.rows if r.error is not None)
     line = (
-        f"{len(report.rows)} sessions ({report.cached} from the cache, {report.analysed} "
+        f"{counted(len(report.rows), 'session')} ({report.cached} from the cache, {report.analysed} "
         f"analysed) in {report.seconds:.1f} s; {near} reached {NEAR_SHARE:.0%} of their window, "
         f"{overflowed} overflowed"
     )

@@ -14,6 +14,7 @@ import sys
 
 import click
 
+from core.insights.named_figures import context_measure
 from core.model.json_text import model_json
 from core.policy import LLMConfig
 from tui.cli.commands._llm_watch import LLMWatch
@@ -138,7 +139,7 @@ def replay(
     console.print(session_header(session, result))
     console.print()
     console.print(sparkline_panel(result, console.width))
-    console.print(summary_table(result.summary))
+    console.print(summary_table(result.summary, measure=context_measure(session)))
     console.print(timeline_table(result, all_calls=all_calls))
     console.print(events_table(result.events, limit=None if all_events else 40))
     if result.fidelity:

@@ -15,6 +15,7 @@ import click
 
 from core.formats.discovery import DiscoveredSession, discover_sessions
 from core.model.write_numbers import format_bytes
+from tui.cli.table_fit import Column
 
 
 def as_json(found: list[DiscoveredSession]) -> str:
@@ -38,6 +39,18 @@ def as_json(found: list[DiscoveredSession]) -> str:
     return json.dumps(rows, indent=2, ensure_ascii=False)
 
 
+SESSION_COLUMNS = (
+    Column("date", 1),
+    Column("format", 3),
+    Column("size", 4, "right"),
+    Column("project", 5, wrap=True, min_width=12, max_width=40),
+    Column("title", 2, wrap=True, min_width=12, max_width=60, ellipsis=True),
+    Column("path", 1, wrap=True, min_width=16),
+)
+"""The columns of ``ctxscope sessions``; at a narrow terminal the project goes first, then the
+size, the format and the title; the date and the path always stay."""
+
+
 @click.command(name="sessions")
 @click.option("--json", "as_json_output", is_flag=True, help="Print JSON instead of a table.")
 @click.option(
@@ -56,28 +69,24 @@ def sessions(as_json_output: bool, limit: int | None) -> None:
         click.echo("No sessions found (looked in the folders of Claude Code, Codex, pi,")
         click.echo("opencode and Copilot CLI).")
         return
-    from rich.console import Console
-    from rich.table import Table
+    from tui.cli.render import stdout_console
+    from tui.cli.table_fit import dropped_note, fit_table
 
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    table.add_column("date", no_wrap=True)
-    table.add_column("format", no_wrap=True)
-    table.add_column("size", justify="right", no_wrap=True)
-    table.add_column("project", overflow="fold", max_width=40)
-    table.add_column("title", overflow="ellipsis", no_wrap=True, max_width=60)
-    table.add_column("path", overflow="fold")
-    for s in found:
-        table.add_row(
+    rows = [
+        [
             ("" if s.last_active is not None else "~") + s.when_iso[:16].replace("T", " "),
             s.format.value,
             format_bytes(s.size_bytes, missing="-"),
             s.project or "",
             ("└ " if s.parent_session_id else "") + (s.title or ""),
             s.path,
-        )
-    console = Console()
-    if not console.is_terminal:
-        console = Console(width=100_000)  # piped: one session per line, nothing folded
+        ]
+        for s in found
+    ]
+    console = stdout_console()  # COLUMNS, else the terminal, else 80 when piped
+    table, dropped = fit_table(SESSION_COLUMNS, rows, console.width, box=None)
     console.print(table)
+    if dropped:
+        console.print(dropped_note(dropped, console.width))
     if any(s.last_active is None for s in found):
         click.echo("~ date: the file's modification time (the session records no time of its own)")
