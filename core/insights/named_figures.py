@@ -4,8 +4,6 @@ Every output (the TUI, the text commands, ``--json``, the HTML report, ``fleet``
 export) reads a fact from here, so one fact has one number everywhere. Each fact has a name, a
 one-line definition and a provenance label (:data:`FACTS`): where two figures measure different
 things they carry different names.
-
-(Started by issue 23; more facts move here as their outputs are brought together.)
 """
 
 from __future__ import annotations

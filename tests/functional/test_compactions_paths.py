@@ -1,5 +1,5 @@
 """``ctxscope compactions``' dropped facts: a long fact loses its middle, so files that share a
-long start stay told apart (issue 23.7), at any terminal width."""
+long start stay told apart, at any terminal width."""
 
 from __future__ import annotations
 

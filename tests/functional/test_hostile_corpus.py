@@ -45,7 +45,7 @@ COMMITTED = sorted(
 )
 MADE = ["fifo", "socket", "device", "symlink-loop", "broken-link", "folder", "huge-message"]
 GENERATED = list(hostile_cases.CASES)
-"""Made by ``tests/hostile_cases.py`` (issue 26): deep, huge, wrongly typed, hostile names."""
+"""Made by ``tests/support/hostile_cases.py``: deep, huge, wrongly typed, hostile names."""
 CASES = [path.name for path in COMMITTED] + MADE + GENERATED
 COMMANDS = ["analyze", "replay", "convert", "fidelity", "breakdown", "compactions", "report"]
 HANG_S = 30.0

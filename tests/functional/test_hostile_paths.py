@@ -1,4 +1,4 @@
-"""Issue 26: special files where a policy is read, a crash that must not pass for success, a
+"""Special files where a policy is read, a crash that must not pass for success, a
 folder nested past the recursion limit, names with glob characters, values too deep for
 recursive code, dates no calendar has."""
 

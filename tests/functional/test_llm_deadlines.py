@@ -1,4 +1,4 @@
-"""A dead endpoint is given up on within 30 s by default (issue 26 item 5): a first-byte
+"""A dead endpoint is given up on within 30 s by default: a first-byte
 deadline, a stall deadline on the stream and a time budget for the failures of a run, each
 named in the message when it ends a request or the run.
 

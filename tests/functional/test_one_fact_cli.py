@@ -1,4 +1,4 @@
-"""Issue 23's smaller items: a misspelt command is named, an error is printed once, the newest
+"""A misspelt command is named, an error is printed once, the newest
 sessions are the newest by their own time."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""One fact, one number (issue 23 item 2): the same fact about a real session agrees across
+"""One fact, one number: the same fact about a real session agrees across
 ``analyze --json``, ``fleet --json``, ``export`` (Parquet read back) and ``report`` (the HTML's
 summary table parsed).
 

@@ -1,4 +1,4 @@
-"""Builds the hostile inputs that cannot be committed as small files (issue 26): each case is a
+"""Builds the hostile inputs that cannot be committed as small files: each case is a
 session path (a file, a folder or a database), made in a folder given by the caller.
 
 ``python tests/hostile_cases.py DIR`` writes them for a manual run; ``tests/functional/test_hostile_corpus.py``

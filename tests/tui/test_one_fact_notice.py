@@ -1,4 +1,4 @@
-"""A folder that holds no session, given to the TUI, is reported once (issue 23 item 10)."""
+"""A folder that holds no session, given to the TUI, is reported once."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """``o`` on a session that came close without overflowing explains the nearest approach to the
-window and why each recorded compaction ran (issue 23 item 9)."""
+window and why each recorded compaction ran."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The picker (issue 23 item 10): its footer offers S and x; a filter puts the session it names
+"""The picker: its footer offers S and x; a filter puts the session it names
 exactly first."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The status line and the ``w`` dialog end cleanly at any width (issue 23 item 8)."""
+"""The status line and the ``w`` dialog end cleanly at any width."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The fleet cache keys on content and never trusts an error or a link (issue 26 item 6): a
+"""The fleet cache keys on content and never trusts an error or a link: a
 same-size rewrite with its mtime put back is analysed again; an error row is never kept; a
 symbolic link at the cache's path is never written through."""
 

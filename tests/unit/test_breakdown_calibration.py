@@ -1,4 +1,4 @@
-"""The breakdown explains the window (issue 22.5): each session's categories calibrated on its own
+"""The breakdown explains the window: each session's categories calibrated on its own
 recorded growth (core.insights.breakdown_calibration, core.insights.breakdown), on built sessions and on every real session of
 ../shared/samples and ../shared/new-formats."""
 

@@ -1,4 +1,4 @@
-"""Deep, huge and wrongly typed values in every field a loader reads (issue 26): a session
+"""Deep, huge and wrongly typed values in every field a loader reads: a session
 whose records hold them loads (or is refused with a :class:`LoadError`), replays and converts,
 never raising anything else.
 

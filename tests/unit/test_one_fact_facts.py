@@ -1,4 +1,4 @@
-"""Forgotten facts (issue 23 item 10): a previous summary's sentences are no instructions, a git
+"""Forgotten facts: a previous summary's sentences are no instructions, a git
 remote is no branch."""
 
 from __future__ import annotations
