@@ -25,8 +25,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT / "tests" / "tui"))
 
 from core.model.session import Session  # noqa: E402
 from tests.support.builders import SessionBuilder  # noqa: E402
