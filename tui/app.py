@@ -191,8 +191,8 @@ class CtxscopeApp(App[None]):
             return
 
         def closed(error: str | None) -> None:
-            if error:  # the session screen notified it already: the picker shows it, once
-                self.report_error(error, notify=False)
+            if error:  # the session screen only closes: the picker's line and one notice
+                self.report_error(error)
 
         self.push_screen(
             SessionScreen(expanded, window=self.window, policy=self.policy, live=self.live),

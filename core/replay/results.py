@@ -225,7 +225,8 @@ class ReplaySummary(Documented):
     peak_simulated: int
     """Largest simulated context."""
     peak_call_index: int | None
-    """The call of that peak."""
+    """The call of the simulated peak (the first at it); the recording's peak and its call are
+    ``session.peak_tokens`` / ``session.peak_call_index`` in ``analyze --json``."""
     compactions: int
     """Compactions the policy made (its own and recorded ones it applied)."""
     overflows_recorded: int

@@ -16,7 +16,7 @@ from core.insights.estimate_calibration import (
     calibration_note,
     prompts_estimated,
 )
-from core.insights.named_figures import recorded_compactions
+from core.insights.named_figures import peak_point, recorded_compactions
 from core.model.fastmodel import build
 from core.model.session import Session
 from core.replay.results import (
@@ -69,6 +69,13 @@ class SessionInfo(Documented):
     """Lines the loader skipped or repaired."""
     parent_session_id: str | None = None
     """The session that started this one (a sub-agent's parent); None for a top-level session."""
+    peak_tokens: int | None = None
+    """The peak context of the recording (:data:`core.insights.named_figures.PEAK`: recorded,
+    else estimated; the fleet, the export and the HTML report state the same figure).
+    ``summary.peak_simulated`` is the replay's own."""
+    peak_call_index: int | None = None
+    """The call of that peak (the first of equals). ``summary.peak_call_index`` is the call of
+    the replay's simulated peak, which differs where the replay compacts elsewhere."""
 
 
 class CallTimeline(Documented):
@@ -159,6 +166,7 @@ def call_timeline(result: ReplayResult) -> CallTimeline:
 
 def session_info(session: Session, result: ReplayResult) -> SessionInfo:
     """The :class:`SessionInfo` of a replayed session."""
+    peak = peak_point(result.points)
     return SessionInfo(
         id=session.id,
         format=session.format.value,
@@ -175,6 +183,8 @@ def session_info(session: Session, result: ReplayResult) -> SessionInfo:
         recorded_compactions=recorded_compactions(session),
         diagnostics=len(session.diagnostics),
         parent_session_id=session.parent_session_id,
+        peak_tokens=None if peak is None else peak.baseline_tokens,
+        peak_call_index=None if peak is None else peak.call_index,
     )
 
 

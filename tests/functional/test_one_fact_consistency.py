@@ -95,7 +95,7 @@ def test_the_same_facts_agree(
     )
     fleet = fleet_rows[sample.name]
     export = exported[sample.name]
-    session, summary = analysis["session"], analysis["summary"]
+    session = analysis["session"]
     facts = {
         "window": (
             session["window"],
@@ -110,13 +110,13 @@ def test_the_same_facts_agree(
             _count(page["recorded compactions"]),
         ),
         "peak": (
-            summary["peak_recorded"],
+            session["peak_tokens"],
             fleet["peak_tokens"],
             export["peak_tokens"],
             _count(page_peak),
         ),
         "peak call": (
-            summary["peak_call_index"],
+            session["peak_call_index"],
             fleet["peak_call_index"],
             export["peak_call_index"],
             _count(page["peak call"]),

@@ -19,7 +19,10 @@ from tui.cli.main import main
 def _pause_at(stage: str, marker: Path) -> None:
     def hook(reached: str, temporary: Path) -> None:
         if reached == stage:
-            marker.write_text(str(temporary))
+            # written beside it and renamed, so the test never reads a marker still empty
+            ready = marker.with_name(marker.name + ".part")
+            ready.write_text(str(temporary))
+            ready.rename(marker)
             while True:
                 signal.pause()
 
