@@ -29,7 +29,6 @@ from core.llm.summary_templates import (
 from core.model.session import Message, Role, replace
 from core.model.tokens import arguments_text
 
-
 MAX_TEXT_CHARS = 400_000
 """Characters of one message's text, reasoning or tool-call arguments a summary request carries
 at most (about 100k tokens: more than a model's window holds beside the rest). A longer text is

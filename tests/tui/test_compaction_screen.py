@@ -41,7 +41,7 @@ async def opened(
         await pilot.pause()
         if wait:
             await app.workers.wait_for_complete()
-            await pilot.pause(0.2)
+            await until(pilot, lambda: screen.drawn, "the compaction drawn")
         yield app, pilot, screen
 
 
