@@ -29,15 +29,18 @@ test: lint
 	$(BIN)/python -m pytest -q -n $(JOBS)
 
 # The suite beside two processes that keep a core busy each (started and stopped here), as on a
-# loaded CI machine: no test may depend on the machine's speed. LOADED_RUNS=2 runs it twice.
+# loaded CI machine: no test may depend on the machine's speed. LOADED_RUNS=2 runs it twice;
+# TESTS names the tests to run (default: all), e.g. the most timing-sensitive ones:
+# make test-loaded TESTS="tests/tui/test_render_cache.py tests/tui/test_load_cancel.py tests/tui/test_load_preview.py"
 LOADED_RUNS ?= 1
+TESTS ?=
 test-loaded: lint
 	@$(BIN)/python -c 'while True: pass' & one=$$!; \
 	$(BIN)/python -c 'while True: pass' & two=$$!; \
 	trap 'kill $$one $$two 2>/dev/null' EXIT INT TERM; \
 	status=0; for run in $$(seq $(LOADED_RUNS)); do \
 	echo "== run $$run of $(LOADED_RUNS), beside two busy processes"; \
-	$(BIN)/python -m pytest -q -n $(JOBS) || { status=1; break; }; done; exit $$status
+	$(BIN)/python -m pytest -q -n $(JOBS) $(TESTS) || { status=1; break; }; done; exit $$status
 
 # Every benchmark at full size (the README's figures; analyze and the TUI at 10, 100 and 200 MB:
 # tens of minutes). bench-quick: analyze and the TUI on 10 MB files, for day-to-day use.

@@ -3,8 +3,9 @@
 ``ctxscope fidelity PATH...`` (and every command over many sessions) takes what a user types:
 a session file, a folder of them, or a glob the shell did not expand (``'~/.claude/**/*.jsonl'``).
 :func:`expand_paths` turns them into the session paths to load, in a stable order, each once. Only
-regular files are taken from folders (a FIFO or a device never is), and an opencode storage
-folder counts as one session source. An argument that names nothing usable says why: a FIFO, a
+regular files are taken from folders (a FIFO or a device never is: each one named like a session
+file is named in the messages, as skipped), and an opencode storage folder counts as one session
+source. An argument that names nothing usable says why: a FIFO, a
 device, a socket, a loop of symbolic links (:mod:`core.formats.file_kind`).
 """
 
@@ -28,12 +29,17 @@ _GLOB_CHARS = frozenset("*?[")
 
 
 def expand_paths(arguments: Sequence[str]) -> tuple[list[Path], list[str]]:
-    """The session paths ``arguments`` name, and one message per argument that names none."""
+    """The session paths ``arguments`` name, and the messages: one per argument that names none,
+    one per file named like a session inside a folder that is skipped because it is not a
+    regular file (``PATH: not a regular file (a FIFO), skipped``; names as they are: a printer
+    escapes them)."""
     found: list[Path] = []
     seen: set[Path] = set()
     problems: list[str] = []
     for argument in arguments:
-        matches = list(_expand_one(argument))
+        skipped: list[str] = []
+        matches = list(_expand_one(argument, skipped))
+        problems.extend(skipped)
         if not matches:
             problems.append(f"{argument}: {_why_nothing(argument)}")
         for path in matches:
@@ -44,29 +50,30 @@ def expand_paths(arguments: Sequence[str]) -> tuple[list[Path], list[str]]:
     return found, problems
 
 
-def _expand_one(argument: str) -> Iterator[Path]:
+def _expand_one(argument: str, skipped: list[str]) -> Iterator[Path]:
     expanded = os.path.expanduser(argument)
     if _GLOB_CHARS & set(expanded) and not os.path.lexists(expanded):
         # a pattern; a file whose name holds ``[`` or ``*`` is taken as it is
         for match in sorted(glob.glob(expanded, recursive=True)):
-            yield from _expand_path(Path(match), explicit=False)
+            yield from _expand_path(Path(match), skipped, explicit=False)
         return
-    yield from _expand_path(Path(expanded), explicit=True)
+    yield from _expand_path(Path(expanded), skipped, explicit=True)
 
 
-def _expand_path(path: Path, *, explicit: bool) -> Iterator[Path]:
+def _expand_path(path: Path, skipped: list[str], *, explicit: bool) -> Iterator[Path]:
     if is_storage_folder(path):
         yield path
     elif _is_dir(path):
-        yield from _folder(path)
+        yield from _folder(path, skipped)
     elif is_regular(path) and (explicit or _session_name(path)):
         yield path
 
 
-def _folder(top: Path) -> Iterator[Path]:
+def _folder(top: Path, skipped: list[str]) -> Iterator[Path]:
     """Session files below ``top``, depth first in name order; storage folders as one. Walked
     with a stack, not recursion (a folder may be nested thousands deep); a folder that cannot
-    be listed (no permission) is passed over, as is anything but a regular file."""
+    be listed (no permission) is passed over, as is anything but a regular file (a FIFO, a
+    device, a socket or a broken link named like a session file is added to ``skipped``)."""
     pending: list[Path] = [top]
     while pending:
         folder = pending.pop()
@@ -84,12 +91,12 @@ def _folder(top: Path) -> Iterator[Path]:
                     yield path
                 else:
                     below.append(path)
-            elif (
-                _session_name(path)
-                and not entry.name.endswith(_SIDECAR_SUFFIX)
-                and is_regular(path)
-            ):
-                yield path
+            elif _session_name(path) and not entry.name.endswith(_SIDECAR_SUFFIX):
+                reason = unreadable_reason(path)
+                if reason is None:
+                    yield path
+                else:
+                    skipped.append(f"{path}: {reason}, skipped")
         pending.extend(reversed(below))
 
 

@@ -167,7 +167,10 @@ class CallBreakdown(Documented):
     tool_outputs: int
     """Tool outputs, all tools together."""
     tool_outputs_by_tool: dict[str, int]
-    """Tool outputs per tool name, largest first."""
+    """Tool outputs per tool name, largest first: the :data:`MAX_TOOLS_PER_CALL` largest tools,
+    then, when the call's context holds outputs of more tools, :data:`OTHER_TOOLS` with the rest
+    of them together (so the values still add up to :attr:`tool_outputs`, and a session of
+    thousands of distinct tools does not make a row per tool at every call)."""
     summaries: int
     """Compaction summaries."""
     attachments: int
@@ -645,7 +648,7 @@ def _row(
         category[head] = category.get(head, 0) + tokens
         if head == "tool" and tokens:
             by_tool[detail] = by_tool.get(detail, 0) + tokens
-    tools = dict(sorted(by_tool.items(), key=lambda kv: (-kv[1], kv[0])))
+    tools = _largest_tools(by_tool)
     return build(  # (typed values, 50,000 calls on 100 MB: no validation)
         CallBreakdown,
         {
@@ -668,6 +671,23 @@ def _row(
             "scale": round(scale, 4),
         },
     )
+
+
+MAX_TOOLS_PER_CALL = 20
+"""Tools named in a call's :attr:`CallBreakdown.tool_outputs_by_tool` at most (the largest)."""
+OTHER_TOOLS = "(other tools)"
+"""The key of the tools beyond :data:`MAX_TOOLS_PER_CALL` in ``tool_outputs_by_tool``, together
+(parenthesised: no tool is named so)."""
+
+
+def _largest_tools(by_tool: dict[str, int]) -> dict[str, int]:
+    """``by_tool`` largest first, the tools beyond :data:`MAX_TOOLS_PER_CALL` as one
+    :data:`OTHER_TOOLS` entry."""
+    ranked = sorted(by_tool.items(), key=lambda kv: (-kv[1], kv[0]))
+    tools = dict(ranked[:MAX_TOOLS_PER_CALL])
+    if len(ranked) > MAX_TOOLS_PER_CALL:
+        tools[OTHER_TOOLS] = sum(tokens for _name, tokens in ranked[MAX_TOOLS_PER_CALL:])
+    return tools
 
 
 def fit(values: list[int], total: int) -> list[int]:

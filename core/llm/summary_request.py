@@ -26,8 +26,39 @@ from core.llm.summary_templates import (
     SYSTEM_PROMPT,
     build_transcript,
 )
-from core.model.session import Message, Role
+from core.model.session import Message, Role, replace
 from core.model.tokens import arguments_text
+
+MAX_TEXT_CHARS = 400_000
+"""Characters of one message's text, reasoning or tool-call arguments a summary request carries
+at most (about 100k tokens: more than a model's window holds beside the rest). A longer text is
+sent as a window of it, its first and last halves around a marker counting what was cut, so the
+request, the summariser's work and what is kept of it stay bounded however huge one message is."""
+
+TEXT_CUT_MARKER = "[... {n} more characters cut from the middle of this message]"
+"""Between the two halves of a message text cut for the summary request."""
+
+
+def window_text(text: str, max_chars: int = MAX_TEXT_CHARS) -> str:
+    """``text``, or when longer than ``max_chars`` its first and last ``max_chars // 2``
+    characters around :data:`TEXT_CUT_MARKER`."""
+    if len(text) <= max_chars:
+        return text
+    half = max_chars // 2
+    cut = len(text) - 2 * half
+    return f"{text[:half]}\n\n{TEXT_CUT_MARKER.format(n=cut)}\n\n{text[len(text) - half :]}"
+
+
+def windowed_message(message: Message, max_chars: int = MAX_TEXT_CHARS) -> Message:
+    """``message`` with its text and reasoning as :func:`window_text` sends them (the message
+    itself when nothing is cut): what a summary request carries of it."""
+    if len(message.text) <= max_chars and len(message.reasoning) <= max_chars:
+        return message
+    return replace(
+        message,
+        text=window_text(message.text, max_chars),
+        reasoning=window_text(message.reasoning, max_chars),
+    )
 
 
 def cap_tool_output(output: str, max_chars: int) -> str:
@@ -52,6 +83,7 @@ def serialize_message(
     """
     if message.summary or message.synthetic:
         return ""  # earlier summaries travel in the prompt; continue-nudges carry nothing
+    message = windowed_message(message)
     if message.role is Role.USER:
         return f"{LABEL_SYSTEM if message.meta else LABEL_USER}: {message.text}"
     if message.role is Role.SYSTEM:
@@ -64,7 +96,7 @@ def serialize_message(
             parts.append(f"{LABEL_ASSISTANT}: {message.text}")
         for call in message.tool_calls:
             parts.append(
-                f"{LABEL_TOOL_CALL}: {call.name} {arguments_text(call.arguments)}".rstrip()
+                f"{LABEL_TOOL_CALL}: {call.name} {window_text(arguments_text(call.arguments))}".rstrip()
             )
         return "\n\n".join(parts)
     result = message.tool_result

@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import socket
+import stat
 import subprocess
 import sys
 import threading
@@ -129,7 +130,59 @@ def test_expand_paths_names_a_loop_and_skips_special_files(
     real = tmp_path / "real.jsonl"
     real.write_bytes(SAMPLE.read_bytes())
     found, problems = _within(HANG_S, lambda: expand_paths([str(tmp_path)]))
-    assert found == [real] and problems == []
+    assert found == [real]
+    assert problems == [  # each named once, in name order (loop-b leads into the loop)
+        f"{tmp_path / 'broken.jsonl'}: {unreadable_reason(specials['broken'])}, skipped",
+        f"{specials['fifo']}: not a regular file (a FIFO), skipped",
+        f"{tmp_path / 'loop-b.jsonl'}: symbolic link loop (the link leads back to itself), skipped",
+        f"{specials['loop']}: symbolic link loop (the link leads back to itself), skipped",
+        f"{specials['socket']}: not a regular file (a socket), skipped",
+    ]
+
+
+@pytest.mark.parametrize("command", ["fleet", "fidelity", "export"])
+def test_special_files_in_a_folder_are_named_when_skipped(tmp_path: Path, command: str) -> None:
+    """Issue 26: a FIFO, a socket, a device node named like a session inside a folder given to
+    a command over many sessions: one line each on stderr, the name escaped, the rest done."""
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    (folder / "real.jsonl").write_bytes(SAMPLE.read_bytes())
+    fifo = folder / "evil\x1b[2J.jsonl"
+    os.mkfifo(fifo)
+    if os.geteuid() == 0:  # a device node needs root
+        os.mknod(folder / "null.jsonl", 0o600 | stat.S_IFCHR, os.makedev(1, 3))
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(folder / "socket.jsonl"))
+    args = {
+        "fleet": ["fleet", "--no-cache", "-j", "1", str(folder)],
+        "fidelity": ["fidelity", str(folder)],
+        "export": ["export", str(folder), "--to", str(tmp_path / "out")],
+    }[command]
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", "from tui.cli.main import main; main()", *args],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+        )
+    finally:
+        server.close()
+        _let_readers_go(fifo)
+    out = done.stdout + done.stderr
+    assert "Traceback" not in out and "\x1b" not in out, out
+    skipped = [line for line in done.stderr.splitlines() if line.endswith(", skipped")]
+    names = [
+        "evil\\x1b[2J.jsonl: not a regular file (a FIFO)",
+        "socket.jsonl: not a regular file (a socket)",
+    ]
+    if os.geteuid() == 0:
+        names.append("null.jsonl: not a regular file (a character device)")
+    assert len(skipped) == len(names), done.stderr
+    for name in names:
+        assert any(name in line for line in skipped), (name, done.stderr)
 
 
 def test_a_fifo_under_claude_projects_never_hangs_sessions(tmp_path: Path) -> None:

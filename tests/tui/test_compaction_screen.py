@@ -41,7 +41,7 @@ async def opened(
         await pilot.pause()
         if wait:
             await app.workers.wait_for_complete()
-            await pilot.pause(0.2)
+            await until(pilot, lambda: screen.drawn, "the compaction drawn")
         yield app, pilot, screen
 
 
@@ -224,3 +224,30 @@ async def test_compaction_at_a_recorded_compaction_compacts_the_whole_context() 
         assert screen.status == "done" and screen.compaction is not None
         assert not screen.through and screen.message_index == event.at_message_index
         assert len(screen.compaction.head_ids) >= len(event.head_indices) - 5
+
+
+async def test_a_huge_message_is_compacted_from_a_window_of_it() -> None:
+    """`c` on a session with one huge message (issue 26): the request carries a window of the
+    message (its start and end around a marker), and what the summary kept is read from that
+    window, not from the whole text."""
+    from core.llm.summary_request import MAX_TEXT_CHARS, TEXT_CUT_MARKER
+    from tests.support.builders import SessionBuilder, text_of_tokens
+
+    huge = "start of the log\n" + "the quick brown fox jumps\n" * 200_000 + "end of the log"
+    builder = SessionBuilder().user("hello").reply("hi", context=100).user(huge)
+    for n in range(8):
+        builder.user(f"more {n} " + text_of_tokens(5_000)).reply("ok", context=7_000 + n)
+    session = builder.session(window=1_000_000_000)
+    async with opened(session, compacting_policy(), len(session.messages) - 1, None) as (
+        _app,
+        _pilot,
+        screen,
+    ):
+        assert screen.status == "done"
+        assert screen.run_now is not None
+        assert screen.run_now.result.head_ids[2] == "m2"  # the huge message is summarised
+        request = "".join(m.content for m in screen.run_now.result.request_messages)
+        assert len(huge) > 4 * MAX_TEXT_CHARS
+        assert len(request) < MAX_TEXT_CHARS + 200_000
+        assert "start of the log" in request and "end of the log" in request
+        assert TEXT_CUT_MARKER.split("{n}")[1] in request

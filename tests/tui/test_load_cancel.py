@@ -98,22 +98,23 @@ async def test_a_stuck_load_is_cancelled_by_a_key(
 
 
 QUIT_WITH_A_STUCK_LOAD = """
-import threading, sys
+import threading, sys, time
 import tui.screens.session.loading as loading
 from tui.app import CtxscopeApp
 
+stuck_in_read = threading.Event()
+
 def stuck(*args, **kwargs):
+    stuck_in_read.set()
     threading.Event().wait()  # forever
 
 loading.load_session = stuck
 
 async def press_q(pilot):
-    for _ in range(500):
-        screen = pilot.app.screen
-        if getattr(screen, "reading", False):
-            break
+    # q once the load is stuck in its read (waited for, not a fixed time; bounded all the same)
+    deadline = time.monotonic() + 60
+    while not stuck_in_read.is_set() and time.monotonic() < deadline:
         await pilot.pause(0.01)
-    await pilot.pause(0.2)
     await pilot.press("q")
 
 CtxscopeApp(sys.argv[1], discover=lambda: [], live=False).run(headless=True, auto_pilot=press_q)

@@ -380,8 +380,15 @@ async def test_detail_renders_what_shows_first_and_the_rest_after_the_frame() ->
         reference = _reference_lines(detail)
         offset = int(detail.scroll_y)
         assert offset > height
-        for y in range(height):
-            assert _segments(detail.render_line(y)) == reference[offset + y]
+        # each frame measures towards the rows for a bounded time (ROW_MEASURE_S): on a busy
+        # machine they may take a few frames, so wait for them rather than for one frame
+        await until(
+            pilot,
+            lambda: all(
+                _segments(detail.render_line(y)) == reference[offset + y] for y in range(height)
+            ),
+            "the rows scrolled to drawn",
+        )
         await until(pilot, lambda: detail.measured, "the rest rendered")
         assert _detail_lines(detail) == reference
 

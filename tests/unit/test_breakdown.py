@@ -144,3 +144,23 @@ def test_every_call_of_every_sample_adds_up_to_its_recorded_total(path: Path) ->
         assert row.residual >= 0
         assert all(row.tokens(category) >= 0 for category in CATEGORIES)
         assert sum(row.tool_outputs_by_tool.values()) == row.tool_outputs
+
+
+def test_a_call_names_its_largest_tools_and_puts_the_rest_together() -> None:
+    """Issue 26: 3,000 distinct tools made a row per tool at every call (122 MB of JSON for a
+    3 MB session); a call names the largest tools and sums the rest under one key."""
+    from core.insights.breakdown import MAX_TOOLS_PER_CALL, OTHER_TOOLS
+
+    builder = SessionBuilder().user("go")
+    tools = MAX_TOOLS_PER_CALL + 40
+    for n in range(tools):
+        builder.call(f"tool_{n:03d}", {"n": n}, context=1_000 + 300 * n).result(tokens=10 + n)
+    session = builder.reply("done", context=1_000 + 300 * tools).session(window=2_000_000)
+    last = breakdown(session, calibrate=False).calls[-1]
+    by_tool = last.tool_outputs_by_tool
+    assert len(by_tool) == MAX_TOOLS_PER_CALL + 1
+    assert list(by_tool)[-1] == OTHER_TOOLS
+    named = list(by_tool.values())[:-1]
+    assert named == sorted(named, reverse=True) and "tool_059" in by_tool  # the largest first
+    assert "tool_000" not in by_tool
+    assert sum(by_tool.values()) == last.tool_outputs

@@ -47,6 +47,7 @@ from core.algorithms.compact import CompactionError, CompactionResult
 from core.insights.forgotten_facts import Forgotten, forgotten_of
 from core.llm.factory import make_summarizer
 from core.llm.protocol import LLMError, Summarizer
+from core.llm.summary_request import windowed_message
 from core.llm.summary_templates import unwrap_summary
 from core.model.session import Message, Role, Session
 from core.model.tokens import get_counter
@@ -112,7 +113,8 @@ def forgotten_now(done: CompactionAt) -> Forgotten:
     """What the summary of a compaction run now kept of the head it replaced
     (:func:`core.insights.forgotten_facts.forgotten_of`; a thread's work: it reads every head message)."""
     head_ids = set(done.result.head_ids)
-    head = [m for m in done.context.messages if m.id in head_ids]
+    # what the request carried of each message: a huge text is read as its window, not whole
+    head = [windowed_message(m) for m in done.context.messages if m.id in head_ids]
     forgotten, _records = forgotten_of(head, done.result.summary, source="replayed")
     return forgotten
 

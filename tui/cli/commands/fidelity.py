@@ -26,6 +26,7 @@ from rich.table import Table
 from rich.text import Text
 
 from core.model.json_text import model_json
+from core.model.terminal_text import safe
 from core.reports.fidelity import FidelityEntry, FidelityReport, ThresholdGroup, fidelity_report
 from tui.cli.commands._session import fail, progress_reporter
 from tui.cli.render import stdout_console, tokens
@@ -98,8 +99,9 @@ def _print(report: FidelityReport) -> None:
         console.print()
     if report.groups:
         console.print(_groups_table(report.groups))
-    for error in report.errors:
-        console.print(Text(f"{error.file}: {error.error}", style="red"))
+    for error in report.errors:  # one line each on stderr, the name escaped (fleet and export too)
+        line = error.error if error.error.startswith(error.file) else f"{error.file}: {error.error}"
+        click.echo(f"ctxscope fidelity: {safe(line)}", err=True)
     console.print(Text(report.total_line(), style="bold"))
 
 
