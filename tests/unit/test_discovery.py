@@ -184,9 +184,14 @@ def test_discovers_every_agent_newest_first(
     assert legacy_found.title == "legacy one" and load_session(legacy_found.path).id == "ses_legacy"
 
     # the two newest by their own time (not the two files modified last: the legacy opencode
-    # session's file is new, its own time is not)
+    # session's file is new, its own time is not). The search stops at the first file older
+    # than the two kept, so it relies on a session's time being no later than its file's: a
+    # fixture file whose mtime was set before its own records is not a file an agent wrote.
     newest = discover_sessions(limit=2)
-    assert newest == sorted(found, key=lambda s: s.when, reverse=True)[:2]
+    assert len(newest) == 2
+    assert [s.when for s in newest] == sorted((s.when for s in newest), reverse=True)
+    written = [s for s in found if s.when <= s.modified and s.path not in {n.path for n in newest}]
+    assert all(s.when <= newest[-1].when for s in written)
 
 
 def test_missing_and_broken_locations(
