@@ -6,9 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
 from textual.widgets import Input, Label, Select, Switch
 
 from core.policy import PRESETS, get_preset, load_policy
+from tests.support.tui_harness import until
 from tests.support.views_fixtures import Host
 from tui.screens.policy_path_prompt import PolicyPathPrompt
 from tui.widgets.policy_fields import (
@@ -21,6 +23,14 @@ from tui.widgets.policy_fields import (
 from tui.widgets.policy_panel import PolicyPanel
 
 SIZE = (100, 40)
+
+
+async def _edits_applied(pilot: Pilot[None], panel: PolicyPanel) -> None:
+    """Wait until the panel has applied what was typed (its debounce over) and the host has had
+    the message it posted: a condition, not a fixed time."""
+    await pilot.pause()
+    await until(pilot, lambda: not panel.edit_pending, "the panel's debounce ended")
+    await pilot.pause()
 
 
 def _panel(policy_name: str = "seed") -> tuple[Host, PolicyPanel]:
@@ -78,7 +88,7 @@ async def test_editing_max_bytes_posts_changed_with_the_new_value() -> None:
         assert isinstance(field, Input)
         field.focus()
         await pilot.press("ctrl+u", *"30000")
-        await pilot.pause(0.4)
+        await _edits_applied(pilot, panel)
         changed = _changed(app)
         assert changed
         assert changed[-1].policy.truncation.max_bytes == 30_000
@@ -98,7 +108,7 @@ async def test_rapid_edits_are_debounced_into_one_message() -> None:
         assert isinstance(field, Input)
         for text in ("1", "15", "150", "1500"):  # four edits in one burst
             field.value = text
-        await pilot.pause(0.4)
+        await _edits_applied(pilot, panel)
         assert [m.policy.truncation.max_lines for m in _changed(app)] == [1500]
 
 
@@ -109,7 +119,7 @@ async def test_invalid_text_shows_the_message_and_posts_nothing() -> None:
         field = panel.field_widget("truncation.max_bytes")
         field.focus()
         await pilot.press("ctrl+u", *"lots")
-        await pilot.pause(0.4)
+        await _edits_applied(pilot, panel)
         assert _changed(app) == []
         assert "truncation.max_bytes" in panel.errors
         assert field.has_class("-invalid")
@@ -117,12 +127,12 @@ async def test_invalid_text_shows_the_message_and_posts_nothing() -> None:
         assert panel.policy.truncation.max_bytes == get_preset("seed").truncation.max_bytes
 
         await pilot.press("ctrl+u", "0")  # a number, but the model wants >= 1
-        await pilot.pause(0.4)
+        await _edits_applied(pilot, panel)
         assert _changed(app) == []
         assert "greater than or equal to 1" in panel.errors["truncation.max_bytes"]
 
         await pilot.press("ctrl+u", *"4096")  # fixing it clears the message and applies
-        await pilot.pause(0.4)
+        await _edits_applied(pilot, panel)
         assert not panel.errors
         assert not field.has_class("-invalid")
         changed = _changed(app)
@@ -178,7 +188,7 @@ async def test_set_policy_posts_nothing() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await panel.open_sections("truncation")
         panel.set_policy(get_preset("pi"))
-        await pilot.pause(0.4)
+        await _edits_applied(pilot, panel)
         assert _changed(app) == []
         field = panel.field_widget("truncation.max_bytes")
         assert isinstance(field, Input) and field.value == "51200"
