@@ -52,6 +52,7 @@ from core.llm.live_errors import (
     parse_retry_after,
     safe_url,
 )
+from core.llm.live_stream import Attempt, CallbackError, DeltaRelay, StreamGuard
 from core.llm.protocol import (
     AnswerTooLargeError,
     AuthError,
@@ -104,69 +105,6 @@ class _StreamState:
     output_tokens: int | None = None
 
 
-class _Attempt:
-    """One summary request across its attempts: the delta relay, the retries so far and the body
-    being read (for how far an answer got when the deadline passed)."""
-
-    def __init__(self, relay: _DeltaRelay) -> None:
-        self.relay = relay
-        self.retries = 0
-        self.body: CappedBody | None = None
-
-    def start(self, response: Any, max_bytes: int) -> CappedBody:
-        """The body of a new response (headers received)."""
-        self.body = CappedBody(response, max_bytes)
-        return self.body
-
-    def progress(self) -> str:
-        """How far the last attempt got, in a few words."""
-        if self.body is None:
-            return "no answer had started"
-        return f"{self.body.received:,} bytes of the answer had arrived"
-
-
-class _StreamGuard:
-    """The deadlines of one streamed attempt: the first byte (the response's headers) within
-    ``first_byte_s`` of sending, then each line within ``stall_s`` of the one before. One
-    :class:`asyncio.Timeout` whose deadline moves on; :meth:`reason` says which one passed."""
-
-    def __init__(self, first_byte_s: float, stall_s: float) -> None:
-        self.first_byte_s = first_byte_s
-        self.stall_s = stall_s
-        self.timeout = asyncio.timeout(first_byte_s)
-        self.started = False
-        """The headers came: the stall deadline is the one running."""
-
-    def first_byte(self) -> None:
-        """The response's headers arrived."""
-        self.started = True
-        self.progress()
-
-    def progress(self) -> None:
-        """A line of the answer arrived: the stall deadline starts again."""
-        self.timeout.reschedule(asyncio.get_running_loop().time() + self.stall_s)
-
-    def reason(self, attempt: _Attempt) -> str:
-        """Which deadline ended the attempt, in one line."""
-        if not self.started:
-            return (
-                f"no answer began within {self.first_byte_s:g}s of the request "
-                "(first_byte_timeout_s, --llm-first-byte-timeout)"
-            )
-        return (
-            f"the answer stalled: nothing new for {self.stall_s:g}s "
-            f"(stall_timeout_s, --llm-stall-timeout; {attempt.progress()})"
-        )
-
-
-class _CallbackError(Exception):
-    """``on_delta`` raised: passed to the caller as it is, never taken for a transport failure."""
-
-    def __init__(self, original: Exception) -> None:
-        super().__init__(str(original))
-        self.original = original
-
-
 def _read_usage(usage: Any) -> tuple[int | None, int | None] | None:
     """(prompt_tokens, completion_tokens) of a ``usage`` object, None when it says nothing."""
     if not isinstance(usage, dict):
@@ -178,61 +116,6 @@ def _read_usage(usage: Any) -> tuple[int | None, int | None] | None:
     if prompt_tokens is None and completion_tokens is None:
         return None
     return prompt_tokens, completion_tokens
-
-
-class _DeltaRelay:
-    """Passes streamed pieces on, without repeating text already shown when a retry resends it.
-
-    After a dropped stream the retried request usually writes the same words again; only what
-    goes beyond the text already shown is passed on. If the retry diverges from what was shown,
-    nothing more is passed on and the caller must show :attr:`SummaryResult.text` (always the
-    complete answer of the attempt that succeeded).
-    """
-
-    def __init__(self, callback: DeltaCallback | None) -> None:
-        self._callback = callback
-        self._shown: list[str] = []
-        self._shown_len = 0
-        self._shown_text: str | None = ""
-        self._attempt_len = 0
-        self._diverged = False
-
-    def start_attempt(self) -> None:
-        self._attempt_len = 0
-        self._diverged = False
-
-    def _shown_str(self) -> str:
-        if self._shown_text is None:
-            self._shown_text = "".join(self._shown)
-        return self._shown_text
-
-    def feed(self, piece: str) -> None:
-        if self._callback is None or not piece or self._diverged:
-            self._attempt_len += len(piece)
-            return
-        start = self._attempt_len
-        self._attempt_len += len(piece)
-        if start >= self._shown_len:  # the common case: beyond everything shown so far
-            self._emit(piece)
-            return
-        shown = self._shown_str()
-        overlap = shown[start : start + len(piece)]
-        if not piece.startswith(overlap):
-            self._diverged = True
-            return
-        rest = piece[len(overlap) :]
-        if rest:
-            self._emit(rest)
-
-    def _emit(self, text: str) -> None:
-        assert self._callback is not None
-        self._shown.append(text)
-        self._shown_len += len(text)
-        self._shown_text = None
-        try:
-            self._callback(text)
-        except Exception as exc:
-            raise _CallbackError(exc) from exc
 
 
 class OpenAISummarizer:
@@ -406,7 +289,7 @@ class OpenAISummarizer:
         started = time.perf_counter()
         try:
             result = await self._summarize(messages, prompt, max_tokens, on_delta)
-        except _CallbackError as exc:
+        except CallbackError as exc:
             raise exc.original from None
         except LLMError as exc:
             failure = exc
@@ -463,7 +346,7 @@ class OpenAISummarizer:
     ) -> SummaryResult:
         started = time.perf_counter()
         client = self._client()
-        attempt = _Attempt(_DeltaRelay(on_delta))
+        attempt = Attempt(DeltaRelay(on_delta))
         deadline_s = self._config.timeout_s
         try:
             async with asyncio.timeout(deadline_s) as deadline:
@@ -499,7 +382,7 @@ class OpenAISummarizer:
         messages: Sequence[ChatMessage],
         prompt: str,
         max_tokens: int,
-        attempt: _Attempt,
+        attempt: Attempt,
         started: float,
     ) -> _Answer:
         """Send the request until an answer comes back, retrying what is worth retrying."""
@@ -579,7 +462,7 @@ class OpenAISummarizer:
         return ServerError(f"{self._where}: still failing ({status}) {why}: {failure.detail}")
 
     async def _stream_once(
-        self, client: openai.AsyncOpenAI, params: dict[str, Any], attempt: _Attempt
+        self, client: openai.AsyncOpenAI, params: dict[str, Any], attempt: Attempt
     ) -> _Answer:
         relay = attempt.relay
         relay.start_attempt()
@@ -589,7 +472,7 @@ class OpenAISummarizer:
         # The SDK builds, authenticates and sends the request and maps HTTP errors; the body is
         # read raw: building an SDK model per chunk costs ~1 ms, a summary streams hundreds.
         create: Any = client.chat.completions.with_streaming_response.create
-        guard = _StreamGuard(self._config.first_byte_timeout_s, self._config.stall_timeout_s)
+        guard = StreamGuard(self._config.first_byte_timeout_s, self._config.stall_timeout_s)
         try:
             async with guard.timeout, create(**params, **extra) as response:
                 guard.first_byte()
@@ -609,7 +492,7 @@ class OpenAISummarizer:
             raise UnreachableError(f"{self._where}: {guard.reason(attempt)}") from None
 
     async def _complete_once(
-        self, client: openai.AsyncOpenAI, params: dict[str, Any], attempt: _Attempt
+        self, client: openai.AsyncOpenAI, params: dict[str, Any], attempt: Attempt
     ) -> _Answer:
         create: Any = client.chat.completions.with_streaming_response.create
         try:
@@ -634,7 +517,7 @@ class OpenAISummarizer:
                 "reading stopped, no summary was kept"
             )
         names = {cls.__name__ for cls in type(exc).__mro__}
-        if isinstance(exc, (LLMError, Retryable, _CallbackError)) or not (
+        if isinstance(exc, (LLMError, Retryable, CallbackError)) or not (
             names & TRANSPORT_ERRORS or isinstance(exc, OSError)
         ):
             return exc
@@ -651,7 +534,7 @@ class OpenAISummarizer:
     async def _read_events(
         self,
         body: CappedBody,
-        relay: _DeltaRelay,
+        relay: DeltaRelay,
         content_type: str,
         progress: Callable[[], None] | None = None,
     ) -> _Answer:
@@ -700,7 +583,7 @@ class OpenAISummarizer:
             stream.output_tokens,
         )
 
-    def _on_event(self, data: str, stream: _StreamState, relay: _DeltaRelay) -> bool:
+    def _on_event(self, data: str, stream: _StreamState, relay: DeltaRelay) -> bool:
         """Take one event's data into ``stream``; True at ``[DONE]``."""
         if data.strip() == "[DONE]":
             return True

@@ -17,8 +17,9 @@ import pytest
 
 from core.agents.overflow_errors import is_context_overflow_code, is_context_overflow_message
 from core.llm.factory import make_summarizer
-from core.llm.live import OpenAISummarizer, _DeltaRelay
+from core.llm.live import OpenAISummarizer
 from core.llm.live_errors import Retryable, parse_retry_after
+from core.llm.live_stream import DeltaRelay
 from core.llm.mock import MockSummarizer
 from core.llm.protocol import (
     AuthError,
@@ -284,7 +285,7 @@ async def test_the_stream_reader_skips_comments_and_joins_multiline_data() -> No
     ]  # no [DONE]: the finish_reason already says the answer is complete
     shown: list[str] = []
     answer = await offline_summarizer()._read_events(
-        event_body(lines), _DeltaRelay(shown.append), "text/event-stream"
+        event_body(lines), DeltaRelay(shown.append), "text/event-stream"
     )
     assert answer.text == "Hello world" == "".join(shown)
     assert answer.finish_reason == "stop"
@@ -294,12 +295,12 @@ async def test_an_error_event_in_the_stream() -> None:
     overflow = ['data: {"error": {"message": "prompt is too long: 300000 tokens > 200000"}}', ""]
     with pytest.raises(ContextOverflowError):
         await offline_summarizer()._read_events(
-            event_body(overflow), _DeltaRelay(None), "text/event-stream"
+            event_body(overflow), DeltaRelay(None), "text/event-stream"
         )
     other = ['data: {"error": {"message": "upstream overloaded"}}', ""]
     with pytest.raises(Retryable) as caught:
         await offline_summarizer()._read_events(
-            event_body(other), _DeltaRelay(None), "text/event-stream"
+            event_body(other), DeltaRelay(None), "text/event-stream"
         )
     assert caught.value.kind == "server"
 
@@ -313,14 +314,14 @@ async def test_a_stream_without_finish_is_cut_off() -> None:
     ]
     with pytest.raises(Retryable) as caught:
         await offline_summarizer()._read_events(
-            event_body(lines), _DeltaRelay(None), "text/event-stream"
+            event_body(lines), DeltaRelay(None), "text/event-stream"
         )
     assert caught.value.kind == "dropped"
 
 
 def test_the_relay_resumes_after_a_retry_and_stops_on_divergence() -> None:
     shown: list[str] = []
-    relay = _DeltaRelay(shown.append)
+    relay = DeltaRelay(shown.append)
     relay.start_attempt()
     for piece in ["Hel", "lo wo"]:
         relay.feed(piece)

@@ -1,0 +1,129 @@
+"""One streamed summary request's plumbing for :mod:`core.llm.live`: the attempt across its
+retries, the first-byte and stall deadlines of a streamed answer, and the relay that passes
+streamed text on without repeating what a retry sends again."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from core.llm.protocol import DeltaCallback
+from core.llm.transport import CappedBody
+
+
+class Attempt:
+    """One summary request across its attempts: the delta relay, the retries so far and the body
+    being read (for how far an answer got when the deadline passed)."""
+
+    def __init__(self, relay: DeltaRelay) -> None:
+        self.relay = relay
+        self.retries = 0
+        self.body: CappedBody | None = None
+
+    def start(self, response: Any, max_bytes: int) -> CappedBody:
+        """The body of a new response (headers received)."""
+        self.body = CappedBody(response, max_bytes)
+        return self.body
+
+    def progress(self) -> str:
+        """How far the last attempt got, in a few words."""
+        if self.body is None:
+            return "no answer had started"
+        return f"{self.body.received:,} bytes of the answer had arrived"
+
+
+class StreamGuard:
+    """The deadlines of one streamed attempt: the first byte (the response's headers) within
+    ``first_byte_s`` of sending, then each line within ``stall_s`` of the one before. One
+    :class:`asyncio.Timeout` whose deadline moves on; :meth:`reason` says which one passed."""
+
+    def __init__(self, first_byte_s: float, stall_s: float) -> None:
+        self.first_byte_s = first_byte_s
+        self.stall_s = stall_s
+        self.timeout = asyncio.timeout(first_byte_s)
+        self.started = False
+        """The headers came: the stall deadline is the one running."""
+
+    def first_byte(self) -> None:
+        """The response's headers arrived."""
+        self.started = True
+        self.progress()
+
+    def progress(self) -> None:
+        """A line of the answer arrived: the stall deadline starts again."""
+        self.timeout.reschedule(asyncio.get_running_loop().time() + self.stall_s)
+
+    def reason(self, attempt: Attempt) -> str:
+        """Which deadline ended the attempt, in one line."""
+        if not self.started:
+            return (
+                f"no answer began within {self.first_byte_s:g}s of the request "
+                "(first_byte_timeout_s, --llm-first-byte-timeout)"
+            )
+        return (
+            f"the answer stalled: nothing new for {self.stall_s:g}s "
+            f"(stall_timeout_s, --llm-stall-timeout; {attempt.progress()})"
+        )
+
+
+class CallbackError(Exception):
+    """``on_delta`` raised: passed to the caller as it is, never taken for a transport failure."""
+
+    def __init__(self, original: Exception) -> None:
+        super().__init__(str(original))
+        self.original = original
+
+
+class DeltaRelay:
+    """Passes streamed pieces on, without repeating text already shown when a retry resends it.
+
+    After a dropped stream the retried request usually writes the same words again; only what
+    goes beyond the text already shown is passed on. If the retry diverges from what was shown,
+    nothing more is passed on and the caller must show :attr:`SummaryResult.text` (always the
+    complete answer of the attempt that succeeded).
+    """
+
+    def __init__(self, callback: DeltaCallback | None) -> None:
+        self._callback = callback
+        self._shown: list[str] = []
+        self._shown_len = 0
+        self._shown_text: str | None = ""
+        self._attempt_len = 0
+        self._diverged = False
+
+    def start_attempt(self) -> None:
+        self._attempt_len = 0
+        self._diverged = False
+
+    def _shown_str(self) -> str:
+        if self._shown_text is None:
+            self._shown_text = "".join(self._shown)
+        return self._shown_text
+
+    def feed(self, piece: str) -> None:
+        if self._callback is None or not piece or self._diverged:
+            self._attempt_len += len(piece)
+            return
+        start = self._attempt_len
+        self._attempt_len += len(piece)
+        if start >= self._shown_len:  # the common case: beyond everything shown so far
+            self._emit(piece)
+            return
+        shown = self._shown_str()
+        overlap = shown[start : start + len(piece)]
+        if not piece.startswith(overlap):
+            self._diverged = True
+            return
+        rest = piece[len(overlap) :]
+        if rest:
+            self._emit(rest)
+
+    def _emit(self, text: str) -> None:
+        assert self._callback is not None
+        self._shown.append(text)
+        self._shown_len += len(text)
+        self._shown_text = None
+        try:
+            self._callback(text)
+        except Exception as exc:
+            raise CallbackError(exc) from exc
