@@ -13,9 +13,11 @@ agent, then the model alone. Whether the row fits the recording is checked after
 (:mod:`core.agents.window_evidence`).
 
 An agent's catalogue changes with its releases, so a row may hold for a range of the agent's
-versions (``since``/``until``). opencode ships a snapshot of models.dev in its binary and uses it
-until it has fetched the catalogue again (hourly, unless ``OPENCODE_DISABLE_MODELS_FETCH`` is set);
-the snapshot of the recorded version is the catalogue this table holds for it.
+versions (``since``/``until``). opencode reads its cached copy of models.dev when it has one
+(fetched at start and hourly, unless ``OPENCODE_DISABLE_MODELS_FETCH`` is set), else the snapshot
+of models.dev built into its binary; that snapshot, models.dev as the recorded release was built,
+is the catalogue this table holds for the release. A session run on a catalogue changed since
+then is predicted with the snapshot's figures.
 
 Matching is forgiving about how agents spell a model: provider prefixes (``anthropic/``,
 ``openrouter/openai/``, Bedrock ``us.anthropic.…-v1:0``, Vertex ``…@20250929``), dated suffixes
