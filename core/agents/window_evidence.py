@@ -172,7 +172,7 @@ def resolve_window(session: Session, user_window: int | None = None) -> None:
         )
     _set_aside_impossible(session)
     agent = _AGENTS.get(session.format)
-    row, wants_1m = lookup_limits(session.model, session.provider, agent)
+    row, wants_1m = lookup_limits(session.model, session.provider, agent, session.agent_version)
     _fill_limits(session, row)
     evidence = gather(session)
     if user_window is not None:

@@ -12,6 +12,13 @@ serves Claude and GPT models with smaller input limits, ChatGPT-subscription pro
 agent, then the model alone. Whether the row fits the recording is checked afterwards
 (:mod:`core.agents.window_evidence`).
 
+An agent's catalogue changes with its releases, so a row may hold for a range of the agent's
+versions (``since``/``until``). opencode reads its cached copy of models.dev when it has one
+(fetched at start and hourly, unless ``OPENCODE_DISABLE_MODELS_FETCH`` is set), else the snapshot
+of models.dev built into its binary; that snapshot, models.dev as the recorded release was built,
+is the catalogue this table holds for the release. A session run on a catalogue changed since
+then is predicted with the snapshot's figures.
+
 Matching is forgiving about how agents spell a model: provider prefixes (``anthropic/``,
 ``openrouter/openai/``, Bedrock ``us.anthropic.…-v1:0``, Vertex ``…@20250929``), dated suffixes
 (``claude-opus-4-5-20251101``) and dotted versions (``claude-sonnet-4.5``) all resolve to the
@@ -28,6 +35,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from core.agents.versions import in_range, parse_version
 
 ONE_MILLION = 1_000_000
 
@@ -56,6 +65,11 @@ class ModelLimits:
     larger_window: int | None = None
     """The model's largest window when it also comes larger than ``context_window`` (an opt-in
     or a plan): what the evidence may point to when usage goes past the row's window."""
+    since: str | None = None
+    """First version of ``agent`` whose catalogue holds this row (None: from the start)."""
+    until: str | None = None
+    """First version of ``agent`` whose catalogue no longer holds it (None: still current). A
+    session without a version gets the current rows."""
 
 
 _ANTHROPIC = "Anthropic model docs"
@@ -64,6 +78,16 @@ _CODEX = "Codex models.json (input window; Codex itself uses 95% of it)"
 _GOOGLE = "Google Gemini model docs"
 _MODELS_DEV = "models.dev (the catalog opencode reads)"
 _PI_CATALOG = "pi-mono packages/ai model registry (openai-codex provider)"
+_OPENCODE_SNAPSHOT = (
+    "the models.dev snapshot opencode ships in its binary (npm opencode-linux-x64 bin/opencode, "
+    "provider opencode, big-pickle limit {context 200000, input 160000, output 32000}; read in "
+    "1.15.13, 1.17.0, 1.18.8 and 1.18.10)"
+)
+_OPENCODE_SNAPSHOT_OLD = (
+    "the models.dev snapshot opencode ships in its binary (npm opencode-linux-x64 bin/opencode, "
+    "provider opencode, big-pickle limit {context 200000, output 128000}, no input limit; read "
+    "in 1.15.0 and 1.15.4)"
+)
 _CC_1M = "Anthropic model docs (200,000 by default in Claude Code; 1M with [1m] or the 1M beta)"
 
 # One row per family. Keep it small and well sourced; an unknown model is better than a wrong one.
@@ -199,6 +223,28 @@ MODEL_TABLE: tuple[ModelLimits, ...] = (
     ModelLimits(
         "gpt-5.5", 400_000, 128_000, _MODELS_DEV, provider="github-copilot", input_limit=272_000
     ),
+    # OpenCode Zen (provider "opencode"): the models.dev snapshot each opencode release ships in
+    # its binary. 1.15.4 and earlier list no input limit (threshold 200,000 - 32,000); from 1.15.13
+    # (the next release published on npm) an input limit of 160,000 (threshold 140,000).
+    ModelLimits(
+        "big-pickle",
+        200_000,
+        128_000,
+        _OPENCODE_SNAPSHOT_OLD,
+        provider="opencode",
+        agent="opencode",
+        until="1.15.13",
+    ),
+    ModelLimits(
+        "big-pickle",
+        200_000,
+        32_000,
+        _OPENCODE_SNAPSHOT,
+        provider="opencode",
+        agent="opencode",
+        input_limit=160_000,
+        since="1.15.13",
+    ),
     # Google
     ModelLimits("gemini-1.5-pro", 2_097_152, 8_192, _GOOGLE),
     ModelLimits("gemini-1.5-flash", 1_048_576, 8_192, _GOOGLE),
@@ -253,13 +299,25 @@ def _matches(name: str, prefix: str) -> bool:
     return name == prefix or (name.startswith(prefix) and name[len(prefix)] in _BOUNDARY)
 
 
+def _holds(row: ModelLimits, version: str | None) -> bool:
+    """Whether ``row`` is in the catalogue of the agent at ``version`` (no version: the current
+    catalogue)."""
+    if parse_version(version) is None:
+        return row.until is None
+    return in_range(version, row.since, row.until)
+
+
 def lookup_limits(
-    model: str | None, provider: str | None = None, agent: str | None = None
+    model: str | None,
+    provider: str | None = None,
+    agent: str | None = None,
+    version: str | None = None,
 ) -> tuple[ModelLimits | None, bool]:
     """The table row for ``model`` (or None) and whether the 1M variant was asked for.
 
-    Among the rows whose prefix matches, the longest prefix wins, then the row that names both
-    the provider and the agent, the provider, the agent, and last the row that names neither.
+    Only rows of the catalogue ``agent`` had at ``version`` are considered. Among the rows whose
+    prefix matches, the longest prefix wins, then the row that names both the provider and the
+    agent, the provider, the agent, and last the row that names neither.
     """
     if not model:
         return None, False
@@ -269,8 +327,10 @@ def lookup_limits(
     for row in _BY_LENGTH:
         if not _matches(name, row.prefix):
             continue
-        if (row.provider is not None and row.provider != provider) or (
-            row.agent is not None and row.agent != agent
+        if (
+            (row.provider is not None and row.provider != provider)
+            or (row.agent is not None and row.agent != agent)
+            or not _holds(row, version)
         ):
             continue
         rank = (len(row.prefix), 2 * (row.provider is not None) + (row.agent is not None))

@@ -65,7 +65,7 @@ def test_an_overflow_error_that_states_the_limit_wins_over_the_table() -> None:
 
 
 def test_an_unknown_model_is_inferred_from_its_usage_with_a_warning() -> None:
-    session = _claude(90_000, 140_110, model="big-pickle")
+    session = _claude(90_000, 140_110, model="mystery-pickle")
     session.format = SourceFormat.OPENCODE
     resolve_window(session)
     assert (session.context_window, session.window_source) == (200_000, "inferred")

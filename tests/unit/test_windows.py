@@ -74,7 +74,7 @@ def test_max_output() -> None:
 
 
 def test_table_rows_are_sane() -> None:
-    keys = [(row.prefix, row.provider, row.agent) for row in MODEL_TABLE]
+    keys = [(row.prefix, row.provider, row.agent, row.since, row.until) for row in MODEL_TABLE]
     assert len(keys) == len(set(keys))
     for row in MODEL_TABLE:
         assert row.context_window > 0 and row.source
@@ -98,7 +98,8 @@ def test_table_rows_are_sane() -> None:
         ("claude-opus-5", "anthropic", "opencode", 1_000_000),
         ("claude-opus-5", "github-copilot", "opencode", 264_000),
         ("claude-opus-4-6", "Copilot", None, 1_000_000),  # provider aliases resolve
-        ("big-pickle", "opencode", "opencode", None),
+        ("big-pickle", "opencode", "opencode", 200_000),  # the snapshot opencode ships
+        ("big-pickle", "anthropic", "opencode", None),  # only OpenCode Zen serves it
     ],
 )
 def test_the_window_depends_on_provider_and_agent(
@@ -112,3 +113,21 @@ def test_a_provider_row_brings_its_input_limit() -> None:
     assert row is not None and row.input_limit == 922_000
     row, _ = lookup_limits("claude-opus-4-6", "github-copilot", "opencode")
     assert row is not None and row.input_limit == 128_000
+
+
+@pytest.mark.parametrize(
+    ("version", "input_limit", "max_output"),
+    [
+        ("1.15.4", None, 128_000),  # its shipped models.dev snapshot lists no input limit
+        ("1.15.13", 160_000, 32_000),  # the first release on npm whose snapshot does
+        ("1.18.10", 160_000, 32_000),
+        (None, 160_000, 32_000),  # no version: the current catalogue
+        ("not a version", 160_000, 32_000),
+    ],
+)
+def test_a_catalogue_row_holds_for_the_agent_versions_that_shipped_it(
+    version: str | None, input_limit: int | None, max_output: int
+) -> None:
+    row, _ = lookup_limits("big-pickle", "opencode", "opencode", version)
+    assert row is not None
+    assert (row.input_limit, row.max_output_tokens) == (input_limit, max_output)
