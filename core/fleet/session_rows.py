@@ -26,7 +26,6 @@ from core.insights.named_figures import (
 from core.model.session import CompactionEvent, Session
 from core.replay.policies import NATIVE_PRESET
 from core.replay.results import (
-    CallPoint,
     Documented,
     FidelityRow,
     InferredThreshold,

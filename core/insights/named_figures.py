@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from core.model.session import CompactionEvent, Session, UsageConvention
-from core.replay.results import CallPoint, Documented, ReplayEvent, ReplayResult
+from core.replay.results import Documented, ReplayEvent, ReplayResult
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from rich import box
-from rich.console import Console, Group, JustifyMethod
+from rich.console import Console, Group
 from rich.padding import Padding
 from rich.panel import Panel
 from rich.table import Table
@@ -275,7 +275,8 @@ def compaction_block(
     text.append(row.outcome + delta, style=_OUTCOME_STYLE.get(row.outcome, ""))
     text.append(replay)
     if threshold and row.threshold is not None:
-        text.append(f" · threshold {row.threshold:,} ({row.threshold_source or 'rule'})")
+        said = f"threshold {row.threshold:,} ({row.threshold_source or 'rule'})"
+        text.append(" · " + said.replace(" ", "\u00a0"))
     parts = [_figure(AGENT_COUNT.name, named.agent_count if named else row.tokens_before)]
     if named is None or named.check_tokens is not None:
         parts.append(_figure(CHECK_FIGURE.name, named.check_tokens if named else None))
