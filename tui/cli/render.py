@@ -361,8 +361,8 @@ def events_table(
         )
         line.append(label, style=_KIND_STYLE.get(event.kind, ""))
         if named is not None:
-            before = _figure(CHECK_FIGURE.name, named.check_tokens)
-            line.append(f" · {before} → {_figure(TOKENS_AFTER.name, named.tokens_after)}")
+            # the check → the tokens after, as the compactions list names them
+            line.append(f" · {tokens(named.check_tokens)} → {tokens(named.tokens_after)}")
         elif event.tokens_before is not None or event.tokens_after is not None:
             line.append(f" · {tokens(event.tokens_before)} → {tokens(event.tokens_after)}")
         parts.append(line)
