@@ -30,6 +30,7 @@ from core.insights.named_figures import (
     CompactionFigures,
     Peak,
     recorded_compactions,
+    replay_threshold,
 )
 from core.model.fastmodel import documented
 from core.model.session import Provenance, Session
@@ -200,7 +201,7 @@ def session_header(session: Session, result: ReplayResult | None = None) -> Tabl
         grid.add_row(
             *_plain(
                 "policy",
-                f"{result.policy.name}: threshold {tokens(result.threshold)}"
+                f"{result.policy.name}: threshold {replay_threshold(result).label}"
                 + _policy_label(result),
             )
         )
