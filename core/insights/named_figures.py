@@ -82,6 +82,15 @@ CHECK_FIGURE = FactDefinition(
     "recorded + estimated",
 )
 
+RECORDING_CHECK = FactDefinition(
+    "check on the recording",
+    "what the agent's check measures before a call when the run makes exactly the recording's "
+    "compactions: the evidence about its threshold (``compacted at`` / ``did not at`` of the "
+    "inferred interval); it differs from :data:`CHECK_FIGURE` where the replay's context went "
+    "another way",
+    "recorded + estimated",
+)
+
 LAST_PROMPT = FactDefinition(
     "last prompt",
     "the prompt before the reply (:data:`PROMPT_AT_CALL`) of the last call before the compaction "
@@ -119,6 +128,7 @@ FACTS: dict[str, FactDefinition] = {
         COMPACTION_AT,
         AGENT_COUNT,
         CHECK_FIGURE,
+        RECORDING_CHECK,
         LAST_PROMPT,
         TOKENS_AFTER,
         THRESHOLD,

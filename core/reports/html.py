@@ -29,6 +29,7 @@ from core.insights.named_figures import (
     CHECK_FIGURE,
     COMPACTION_AT,
     LAST_PROMPT,
+    RECORDING_CHECK,
     TOKENS_AFTER,
     peak,
 )
@@ -465,7 +466,10 @@ def _figure_notes() -> str:
 def _threshold(report: AnalysisReport) -> str:
     parts = []
     if report.inferred_threshold is not None:
-        parts.append(f"<p>{_e(report.inferred_threshold.note)}.</p>")
+        parts.append(
+            f"<p>{_e(report.inferred_threshold.note)} ({_e(RECORDING_CHECK.name)}: "
+            f"{_e(RECORDING_CHECK.definition)}).</p>"
+        )
     figure = report.inferred_threshold_figure
     if figure is not None and not figure.usable:
         parts.append(f"<p>The threshold of that interval: {_e(figure.label)}.</p>")

@@ -26,7 +26,15 @@ def _replayed(path: str):  # type: ignore[no-untyped-def]
 
 
 def test_every_compaction_figure_is_named_and_defined() -> None:
-    names = {"at message", "agent's count", "check", "last prompt", "tokens after", "threshold"}
+    names = {
+        "at message",
+        "agent's count",
+        "check",
+        "check on the recording",
+        "last prompt",
+        "tokens after",
+        "threshold",
+    }
     assert names <= set(FACTS)
     assert all(fact.definition and fact.provenance for fact in FACTS.values())
 

@@ -19,7 +19,7 @@ import click
 from core.fleet.session_rows import SubagentInfo
 from core.fleet.survey import subagent_summaries
 from core.insights.diagnosis import MARGIN, diagnose
-from core.insights.named_figures import compaction_figures, peak
+from core.insights.named_figures import RECORDING_CHECK, compaction_figures, peak
 from core.model.json_text import model_json_bytes
 from core.reports.analyze import analysis_report
 from tui.cli.commands._llm_watch import LLMWatch
@@ -116,7 +116,11 @@ def analyze(
         console.print(session_header(session, result))
         if report.inferred_threshold is not None and session.compactions:
             console.print(
-                Text(f"the recording's threshold: {report.inferred_threshold.note}", style="dim")
+                Text(
+                    f"the recording's threshold ({RECORDING_CHECK.name}): "
+                    f"{report.inferred_threshold.note}",
+                    style="dim",
+                )
             )
         figure = report.inferred_threshold_figure
         if figure is not None and not figure.usable and figure.window is not None:
