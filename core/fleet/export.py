@@ -56,7 +56,7 @@ from core.output_file import (
     temporary_beside,
 )
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """Version of the export's tables (bumped on any incompatible change of a column)."""
 
 TABLES: dict[str, type[BaseModel]] = {

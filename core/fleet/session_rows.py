@@ -17,18 +17,22 @@ from datetime import UTC, datetime
 
 from core.insights.cost import CompactionCost, SessionCost
 from core.insights.diagnosis import MARGIN
-from core.insights.named_figures import effective_compactions, peak_point
+from core.insights.named_figures import (
+    CompactionFigures,
+    compaction_figures,
+    effective_compactions,
+    peak,
+)
 from core.model.session import CompactionEvent, Session
 from core.replay.policies import NATIVE_PRESET
 from core.replay.results import (
-    CallPoint,
     Documented,
     FidelityRow,
     InferredThreshold,
     ReplayResult,
 )
 
-ROW_VERSION = 3
+ROW_VERSION = 4
 """Version of :class:`FleetRow`; part of the cache key, bumped when a figure changes meaning."""
 TRIGGERS = ("auto", "manual", "overflow", "hook", "unknown")
 """The recorded compactions' triggers, one ``compactions_<trigger>`` column each."""
@@ -84,7 +88,9 @@ class FleetRow(Documented):
     """The agent's compaction threshold for that window (its rule, or what the recording shows
     where the rule is contradicted)."""
     peak_tokens: int | None = None
-    """The fullest call's context (recorded where the call has usage, else estimated)."""
+    """The peak prompt: the largest prompt before the reply, for every agent
+    (:data:`core.insights.named_figures.PEAK`; recorded where the call has usage, else
+    estimated)."""
     peak_provenance: str | None = None
     """``recorded``, ``estimated`` or ``counted``."""
     peak_call_index: int | None = None
@@ -217,7 +223,8 @@ class CompactionRow(Documented):
     recorded_index: int
     """Its position among the session's recorded compactions."""
     message_index: int
-    """The first message after it."""
+    """Its "at message" (:data:`core.insights.named_figures.COMPACTION_AT`): the first message
+    after it, 0-based."""
     call_index: int | None
     """The call it came before (or the refused call it recovered)."""
     timestamp: datetime | None
@@ -232,9 +239,16 @@ class CompactionRow(Documented):
     phase: str | None
     """``mid-turn`` or ``pre-turn``, where the agent's loop tells."""
     tokens_before: int | None
-    """The context the agent measured before compacting."""
+    """The agent's count (:data:`core.insights.named_figures.AGENT_COUNT`): the context the
+    agent itself measured when it compacted, as its file records it."""
     tokens_after: int | None
-    """The context after, when recorded."""
+    """The tokens after (:data:`core.insights.named_figures.TOKENS_AFTER`), for every agent."""
+    tokens_after_source: str | None = None
+    """Where ``tokens_after`` comes from: ``next prompt``, ``recorded``, ``estimated`` or
+    ``what stays``."""
+    last_prompt_tokens: int | None = None
+    """The last prompt (:data:`core.insights.named_figures.LAST_PROMPT`): the recorded prompt of
+    the last call before it."""
     rewound: bool
     """The user rewound past it: it never took effect."""
     outcome: str | None
@@ -247,7 +261,8 @@ class CompactionRow(Documented):
     call_delta: int | None
     """Replay call minus recorded call."""
     check_tokens: int | None
-    """What the preset's check measured before the recorded call."""
+    """The check (:data:`core.insights.named_figures.CHECK_FIGURE`): what the preset's check
+    measured before the recorded call."""
     threshold: int | None
     """The threshold it was compared with."""
     threshold_source: str | None
@@ -293,7 +308,7 @@ def session_figures(
         threshold_conflict=inferred.conflict,
         diagnostics=len(session.diagnostics),
     )
-    _peak(row, result.points)
+    _peak(row, session, result)
     _compactions(row, session, result.fidelity)
     _fidelity(row, result.fidelity)
     if cost is not None:
@@ -314,14 +329,14 @@ def _cents(usd: float | None) -> float | None:
     return None if usd is None else round(usd, 4)
 
 
-def _peak(row: FleetRow, points: Sequence[CallPoint]) -> None:
-    point = peak_point(points)
-    if point is None:
+def _peak(row: FleetRow, session: Session, result: ReplayResult) -> None:
+    top = peak(session, result)
+    if top is None:
         return
-    row.peak_tokens = point.baseline_tokens
-    row.peak_provenance = point.baseline_provenance.value
-    row.peak_call_index = point.call_index
-    share = point.baseline_tokens / point.window if point.window else None
+    row.peak_tokens = top.tokens
+    row.peak_provenance = top.provenance
+    row.peak_call_index = top.call_index
+    share = top.share
     row.peak_share = round(share, 4) if share is not None else None
 
 
@@ -402,10 +417,12 @@ def compaction_rows(
     cost, from ``cost``)."""
     by_index = fidelity_of(result.fidelity)
     costs = {c.recorded_index: c for c in cost.compactions} if cost is not None else {}
+    figures = compaction_figures(session, result)
     rows = []
     for index, event in enumerate(session.compactions):
         matched = by_index.get(index)
-        at = event.message_index
+        named: CompactionFigures = figures[index]
+        at = named.at_message
         message = session.messages[at] if 0 <= at < len(session.messages) else None
         rows.append(
             CompactionRow(
@@ -419,14 +436,16 @@ def compaction_rows(
                 trigger_evidence=(matched.trigger_evidence if matched else None)
                 or event.trigger_evidence,
                 phase=event.phase,
-                tokens_before=event.tokens_before,
-                tokens_after=event.tokens_after,
+                tokens_before=named.agent_count,
+                tokens_after=named.tokens_after,
+                tokens_after_source=named.tokens_after_source,
+                last_prompt_tokens=named.last_prompt,
                 rewound=event.rewound,
                 outcome=matched.outcome if matched else None,
                 automatic=matched.automatic if matched else False,
                 replay_call_index=matched.replay_call_index if matched else None,
                 call_delta=matched.call_delta if matched else None,
-                check_tokens=matched.check_tokens if matched else None,
+                check_tokens=named.check_tokens,
                 threshold=matched.threshold if matched else None,
                 threshold_source=matched.threshold_source if matched else None,
                 cost_usd=_compaction_cost(costs.get(index)),

@@ -12,6 +12,7 @@ from __future__ import annotations
 from core.insights.compaction_causes import CompactionCause, compaction_causes
 from core.insights.cost import CompactionCost, SessionCost
 from core.insights.forgotten_facts import Forgotten, recorded_forgotten, replayed_forgotten
+from core.insights.named_figures import CompactionFigures, compaction_figures
 from core.model.session import Session
 from core.replay.results import Documented, ReplayResult
 
@@ -27,6 +28,9 @@ class CompactionReport(Documented):
     wrote no summary)."""
     cost: CompactionCost | None = None
     """What it cost (recorded compactions)."""
+    figures: CompactionFigures | None = None
+    """Its named figures (recorded compactions): at message, the agent's count, the check, the
+    last prompt before it and the tokens after it (:mod:`core.insights.named_figures`)."""
 
 
 def compaction_reports(
@@ -36,15 +40,20 @@ def compaction_reports(
     recorded = recorded_forgotten(session)
     replayed = replayed_forgotten(session, result)
     costs = {c.recorded_index: c for c in cost.compactions} if cost is not None else {}
+    figures = compaction_figures(session, result)
     reports: list[CompactionReport] = []
     for cause in compaction_causes(session, result):
         forgotten: Forgotten | None = None
         compaction_cost: CompactionCost | None = None
+        named: CompactionFigures | None = None
         if cause.recorded_index is not None:
+            named = figures[cause.recorded_index]
             found = recorded.get(cause.recorded_index)
             forgotten = found[0] if found is not None else None
             compaction_cost = costs.get(cause.recorded_index)
         elif cause.event_id is not None and cause.event_id in replayed:
             forgotten = replayed[cause.event_id][0]
-        reports.append(CompactionReport(why=cause, forgotten=forgotten, cost=compaction_cost))
+        reports.append(
+            CompactionReport(why=cause, forgotten=forgotten, cost=compaction_cost, figures=named)
+        )
     return reports

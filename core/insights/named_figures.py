@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from core.model.session import CompactionEvent, Session, UsageConvention
-from core.replay.results import CallPoint
+from core.replay.results import Documented, ReplayEvent, ReplayResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,11 +33,24 @@ RECORDED_COMPACTIONS = FactDefinition(
     "recorded",
 )
 
+PROMPT_AT_CALL = FactDefinition(
+    "prompt",
+    "what a call sent the model: its prompt before the reply (input + cache read + cache write "
+    "where the call records usage, for every agent)",
+    "recorded, else estimated",
+)
+
+CONTEXT_AFTER_REPLY = FactDefinition(
+    "context after the reply",
+    "a call's prompt plus what the model generated (the total Codex, pi and opencode record)",
+    "recorded, else estimated",
+)
+
 PEAK = FactDefinition(
-    "peak",
-    "the fullest call's context: the largest share of the window (the largest figure where the "
-    "window is unknown), each call's context as its agent counts it (recorded where the call has "
-    "usage, else estimated)",
+    "peak prompt",
+    "the fullest call: the largest share of the window (the largest figure where the window is "
+    "unknown) of each call's prompt before the reply (:data:`PROMPT_AT_CALL`), the same quantity "
+    "for every agent",
     "recorded or estimated (the call's provenance)",
 )
 
@@ -47,8 +61,78 @@ CONTEXT_MEASURE = FactDefinition(
     "recorded",
 )
 
+COMPACTION_AT = FactDefinition(
+    "at message",
+    "where a compaction happened: the 0-based index of the first message after it (its summary, "
+    "where it has one); everything before it was in the context it replaced",
+    "recorded",
+)
+
+AGENT_COUNT = FactDefinition(
+    "agent's count",
+    "the context the agent itself measured when it compacted, as its file records it (Claude "
+    "Code ``preTokens``, pi ``tokensBefore``, Codex's and opencode's last token count before it)",
+    "recorded",
+)
+
+CHECK_FIGURE = FactDefinition(
+    "check",
+    "what ctxscope's replay of the agent's own check measured right before the call the "
+    "compaction came before (the last usage plus an estimate of what came since)",
+    "recorded + estimated",
+)
+
+RECORDING_CHECK = FactDefinition(
+    "check on the recording",
+    "what the agent's check measures before a call when the run makes exactly the recording's "
+    "compactions: the evidence about its threshold (``compacted at`` / ``did not at`` of the "
+    "inferred interval); it differs from :data:`CHECK_FIGURE` where the replay's context went "
+    "another way",
+    "recorded + estimated",
+)
+
+LAST_PROMPT = FactDefinition(
+    "last prompt",
+    "the prompt before the reply (:data:`PROMPT_AT_CALL`) of the last call before the compaction "
+    "that records usage",
+    "recorded",
+)
+
+TOKENS_AFTER = FactDefinition(
+    "tokens after",
+    "the context a compaction left, without any reply's output: the recorded prompt of the first "
+    "call after it (before the next compaction), else the file's own count after it (Claude Code "
+    "``postTokens``, Codex's reset total), else the replay's estimate; a figure that is not a "
+    "recorded prompt is never below what stays (system + tools + summary + kept tail), which "
+    "replaces it where larger",
+    "next prompt, recorded, estimated or what stays (``tokens_after_source``)",
+)
+
+THRESHOLD = FactDefinition(
+    "threshold",
+    "the context at which the agent compacts by itself: its documented rule for the window "
+    "(``rule``), the interval its own compactions show (``inferred``), or learned from other "
+    "sessions (``learned``); a threshold at or above the window never fires before an overflow "
+    "and is flagged so",
+    "rule, inferred or learned",
+)
+
 FACTS: dict[str, FactDefinition] = {
-    fact.name: fact for fact in (RECORDED_COMPACTIONS, PEAK, CONTEXT_MEASURE)
+    fact.name: fact
+    for fact in (
+        RECORDED_COMPACTIONS,
+        PROMPT_AT_CALL,
+        CONTEXT_AFTER_REPLY,
+        PEAK,
+        CONTEXT_MEASURE,
+        COMPACTION_AT,
+        AGENT_COUNT,
+        CHECK_FIGURE,
+        RECORDING_CHECK,
+        LAST_PROMPT,
+        TOKENS_AFTER,
+        THRESHOLD,
+    )
 }
 """Every fact defined here, by name."""
 
@@ -63,16 +147,58 @@ def recorded_compactions(session: Session) -> int:
     return len(effective_compactions(session))
 
 
-def peak_point(points: Sequence[CallPoint]) -> CallPoint | None:
-    """The call of the :data:`PEAK` (the first of equals; None without calls). Its
-    ``baseline_tokens`` is the peak, ``baseline_provenance`` where the figure comes from."""
+@dataclass(frozen=True, slots=True)
+class Peak:
+    """The :data:`PEAK`: its figure, its call, where the figure comes from and its share."""
+
+    tokens: int
+    call_index: int
+    provenance: str
+    """``recorded``, ``estimated`` or ``counted``."""
+    window: int | None
+    """The window at that call."""
+
+    @property
+    def share(self) -> float | None:
+        """The figure over the window at its call (None: window unknown)."""
+        return self.tokens / self.window if self.window else None
+
+
+def prompt_at_calls(session: Session, result: ReplayResult) -> list[tuple[int, str]]:
+    """The :data:`PROMPT_AT_CALL` of every call of ``result``: ``(tokens, provenance)``. A call
+    whose usage is recorded gives its prompt as recorded; another one the replay's projection of
+    the recording (less its own reply's estimate where the projection is after the reply)."""
+    messages = session.messages
+    baseline = result.point_column("baseline_tokens")
+    provenance = result.point_column("baseline_provenance")
+    recorded = result.point_column("recorded_tokens")
+    kinds = result.point_column("recorded_kind")
+    replies: Sequence[int] | None = None
+    found: list[tuple[int, str]] = []
+    for call, at in enumerate(result.point_column("message_index")):
+        usage = messages[at].usage if 0 <= at < len(messages) else None
+        if usage is not None and recorded[call] is not None:
+            found.append((usage.prompt_tokens, "recorded"))
+            continue
+        tokens = baseline[call]
+        if kinds[call] == "after-reply":
+            if replies is None:
+                replies = result.message_column("tokens")
+            tokens = max(0, tokens - (replies[at] if at < len(replies) else 0))
+        found.append((tokens, str(getattr(provenance[call], "value", provenance[call]))))
+    return found
+
+
+def peak(session: Session, result: ReplayResult) -> Peak | None:
+    """The :data:`PEAK` of a replayed session (the first of equals; None without calls)."""
     best: tuple[float, int] | None = None
-    found: CallPoint | None = None
-    for point in points:
-        tokens = point.baseline_tokens
-        key = (tokens / point.window if point.window else -1.0, tokens)
+    found: Peak | None = None
+    windows = result.point_column("window")
+    for call, (tokens, provenance) in enumerate(prompt_at_calls(session, result)):
+        window = windows[call]
+        key = (tokens / window if window else -1.0, tokens)
         if best is None or key > best:
-            best, found = key, point
+            best, found = key, Peak(tokens, call, provenance, window)
     return found
 
 
@@ -84,3 +210,190 @@ def context_measure(session: Session) -> str:
             anthropic = message.usage.convention is UsageConvention.ANTHROPIC
             return "prompt" if anthropic else "prompt + reply"
     return "prompt"
+
+
+# -- compactions -------------------------------------------------------------------------------
+
+TokensAfterSource = Literal["next prompt", "recorded", "estimated", "what stays"]
+
+
+class CompactionFigures(Documented):
+    """The figures of one recorded compaction, each a named fact (:data:`FACTS`)."""
+
+    recorded_index: int
+    """Its position among the session's recorded compactions."""
+    at_message: int
+    """:data:`COMPACTION_AT`: the first message after it (0-based)."""
+    call_index: int | None
+    """The call it came before (the refused call, for an overflow recovery)."""
+    agent_count: int | None
+    """:data:`AGENT_COUNT` (None: the file records none)."""
+    check_tokens: int | None
+    """:data:`CHECK_FIGURE` (None: the check did not run, a user's compaction)."""
+    last_prompt: int | None
+    """:data:`LAST_PROMPT` (None: no call before it records usage)."""
+    last_prompt_call: int | None
+    """The call of that prompt."""
+    tokens_after: int | None
+    """:data:`TOKENS_AFTER` (None: nothing measures it)."""
+    tokens_after_source: TokensAfterSource | None
+    """Where it comes from: ``next prompt`` (the recorded prompt of the first call after it,
+    before the next compaction), ``recorded`` (the file's own count after it), ``estimated`` (the
+    replay's), ``what stays`` (system + tools + summary + kept tail, larger than the figure it
+    replaced)."""
+    stays_tokens: int | None
+    """What stays after it: system + tools (as the replay calibrates them) + summary + kept tail
+    (estimated); :attr:`tokens_after` is never below it unless it is a recorded prompt (a
+    measurement of all of it)."""
+
+
+def compaction_figures(session: Session, result: ReplayResult) -> list[CompactionFigures]:
+    """The :class:`CompactionFigures` of every recorded compaction of ``session`` (rewound ones
+    included, in the file's order), from its replay ``result``: the one place every output reads
+    a compaction's figures from."""
+    cached = session.derived.get("compaction_figures")
+    if cached is not None and cached[0] is result:
+        return list(cached[1])
+    rows = {row.recorded_index: row for row in result.fidelity}
+    events = {
+        e.recorded_index: e
+        for e in result.events
+        if e.recorded_index is not None and e.kind in ("compact", "recorded-compaction")
+    }
+    prompts = _recorded_prompts(session, result)
+    tokens = result.message_column("tokens")
+    found: list[CompactionFigures] = []
+    for index, event in enumerate(session.compactions):
+        row = rows.get(index)
+        at = event.message_index
+        before = [p for p in prompts if p[1] < at]
+        later = [e.message_index for e in session.compactions[index + 1 :] if not e.rewound]
+        until = min(later, default=len(session.messages))
+        after = next((p for p in prompts if at <= p[1] < until), None)
+        stays = _what_stays(session, result, event, events.get(index), tokens)
+        value, source = tokens_after(event, events.get(index), after, stays)
+        found.append(
+            CompactionFigures(
+                recorded_index=index,
+                at_message=at,
+                call_index=row.recorded_call_index if row is not None else None,
+                agent_count=event.tokens_before,
+                check_tokens=row.check_tokens if row is not None else None,
+                last_prompt=before[-1][2] if before else None,
+                last_prompt_call=before[-1][0] if before else None,
+                tokens_after=value,
+                tokens_after_source=source,
+                stays_tokens=stays,
+            )
+        )
+    session.derived["compaction_figures"] = (result, found)
+    return list(found)
+
+
+def tokens_after(
+    event: CompactionEvent,
+    replayed: ReplayEvent | None,
+    next_prompt: tuple[int, int, int] | None,
+    stays: int | None,
+) -> tuple[int | None, TokensAfterSource | None]:
+    """The :data:`TOKENS_AFTER` of one compaction and where it comes from: the next call's
+    recorded prompt (``(call, message, prompt)``), else the file's count, else the replay's
+    estimate (``replayed``'s), each but the first raised to ``stays`` (what stays) where that is
+    larger."""
+    if next_prompt is not None:
+        return next_prompt[2], "next prompt"
+    value: int | None
+    source: TokensAfterSource | None
+    if event.tokens_after is not None:
+        value, source = event.tokens_after, "recorded"
+    elif replayed is not None and replayed.tokens_after is not None:
+        value, source = replayed.tokens_after, "estimated"
+    else:
+        value, source = None, None
+    if stays is not None and (value is None or value < stays):
+        return stays, "what stays"
+    return value, source
+
+
+def _recorded_prompts(session: Session, result: ReplayResult) -> list[tuple[int, int, int]]:
+    """``(call, message, prompt)`` of every call that records usage, in order."""
+    messages = session.messages
+    recorded = result.point_column("recorded_tokens")
+    found = []
+    for call, at in enumerate(result.point_column("message_index")):
+        usage = messages[at].usage if 0 <= at < len(messages) else None
+        if usage is not None and recorded[call] is not None and usage.prompt_tokens > 0:
+            found.append((call, at, usage.prompt_tokens))
+    return found
+
+
+def _what_stays(
+    session: Session,
+    result: ReplayResult,
+    event: CompactionEvent,
+    replayed: ReplayEvent | None,
+    tokens: Sequence[int],
+) -> int | None:
+    """System + tools + summary + kept tail right after ``event`` (estimated): the replay's own
+    reading of it where the replay took it, else the summary message the file holds."""
+    overhead = result.overhead_tokens
+    if replayed is not None and replayed.summary_tokens is not None:
+        tail = sum(tokens[i] for i in replayed.tail_indices if 0 <= i < len(tokens))
+        return overhead + replayed.summary_tokens + tail
+    at = event.message_index
+    if 0 <= at < len(session.messages) and session.messages[at].summary and at < len(tokens):
+        return overhead + tokens[at]
+    return None
+
+
+# -- threshold ---------------------------------------------------------------------------------
+
+
+class ThresholdFigure(Documented):
+    """:data:`THRESHOLD` with its label, and whether it can fire before an overflow."""
+
+    tokens: int | None
+    """The threshold (None: the window is unknown)."""
+    source: str
+    """``rule`` (the agent's documented rule), ``inferred`` (what the session's own compactions
+    show), ``learned`` (from other sessions), or the policy's name for another policy."""
+    window: int | None
+    """The window it applies to."""
+    usable: bool
+    """Below the window: it can fire before the provider refuses the call (False: at or above
+    the window, or unknown)."""
+    label: str
+    """``167,000 (rule)``, or with the flag: ``210,084 (inferred; at or above the 200,000
+    window: never fires before an overflow)``."""
+
+
+def threshold_figure(tokens: int | None, source: str, window: int | None) -> ThresholdFigure:
+    """The :class:`ThresholdFigure` of a threshold from ``source`` for ``window``: every output
+    that states a threshold reads its label here, and a threshold at or above the window is
+    flagged as one that cannot fire before an overflow."""
+    usable = tokens is not None and window is not None and tokens < window
+    if tokens is None:
+        label = "unknown (window unknown)"
+    elif window is not None and tokens >= window:
+        label = (
+            f"{tokens:,} ({source}; at or above the {window:,} window: never fires before an "
+            "overflow)"
+        )
+    else:
+        label = f"{tokens:,} ({source})"
+    return ThresholdFigure(tokens=tokens, source=source, window=window, usable=usable, label=label)
+
+
+def replay_threshold(result: ReplayResult) -> ThresholdFigure:
+    """The :class:`ThresholdFigure` of the threshold a replay ran with: ``inferred`` or
+    ``learned`` for those policies, ``rule`` for the agent's preset (``rule, inferred in
+    places`` where the recording contradicts the rule on some stretch), else the policy's name."""
+    name = result.policy.name
+    if name in ("inferred", "learned"):
+        source = name
+    elif result.recording_policy or result.thresholds:
+        spans = {span.source for span in result.thresholds}
+        source = "rule, inferred in places" if "inferred" in spans else "rule"
+    else:
+        source = name
+    return threshold_figure(result.threshold, source, result.window)

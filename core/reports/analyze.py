@@ -16,7 +16,13 @@ from core.insights.estimate_calibration import (
     calibration_note,
     prompts_estimated,
 )
-from core.insights.named_figures import peak_point, recorded_compactions
+from core.insights.named_figures import (
+    ThresholdFigure,
+    peak,
+    recorded_compactions,
+    replay_threshold,
+    threshold_figure,
+)
 from core.model.fastmodel import build
 from core.model.session import Session
 from core.replay.results import (
@@ -70,8 +76,9 @@ class SessionInfo(Documented):
     parent_session_id: str | None = None
     """The session that started this one (a sub-agent's parent); None for a top-level session."""
     peak_tokens: int | None = None
-    """The peak context of the recording (:data:`core.insights.named_figures.PEAK`: recorded,
-    else estimated; the fleet, the export and the HTML report state the same figure).
+    """The recording's peak prompt (:data:`core.insights.named_figures.PEAK`: the largest prompt
+    before the reply, for every agent; recorded, else estimated; the fleet, the export and the
+    HTML report state the same figure).
     ``summary.peak_simulated`` is the replay's own."""
     peak_call_index: int | None = None
     """The call of that peak (the first of equals). ``summary.peak_call_index`` is the call of
@@ -102,7 +109,10 @@ class AnalysisReport(Documented):
     policy: str
     """Name of the policy replayed."""
     threshold: int | None
-    """Its threshold for the window."""
+    """Its threshold for the window (``threshold_figure`` labels it)."""
+    threshold_figure: ThresholdFigure | None = None
+    """That threshold with its source (``rule``, ``inferred``, ``learned``) and whether it can
+    fire before an overflow (:data:`core.insights.named_figures.THRESHOLD`)."""
     overflow: bool
     """The recording overflowed, or the replay under the policy does (``--fail-on-overflow``)."""
     diagnosis: OverflowDiagnosis
@@ -120,6 +130,9 @@ class AnalysisReport(Documented):
     it comes from."""
     inferred_threshold: InferredThreshold | None = None
     """The interval the session's own compactions give the recording agent's threshold."""
+    inferred_threshold_figure: ThresholdFigure | None = None
+    """The threshold of that interval (its ``value``) labelled ``inferred``, flagged where it is
+    at or above the window."""
     timeline: CallTimeline | None = None
     """The context at every call, recorded, checked and simulated, as columns (the rest of each
     call is in ``replay --json``'s ``points``, its breakdown in ``breakdown --json``)."""
@@ -166,7 +179,7 @@ def call_timeline(result: ReplayResult) -> CallTimeline:
 
 def session_info(session: Session, result: ReplayResult) -> SessionInfo:
     """The :class:`SessionInfo` of a replayed session."""
-    peak = peak_point(result.points)
+    top = peak(session, result)
     return SessionInfo(
         id=session.id,
         format=session.format.value,
@@ -183,8 +196,8 @@ def session_info(session: Session, result: ReplayResult) -> SessionInfo:
         recorded_compactions=recorded_compactions(session),
         diagnostics=len(session.diagnostics),
         parent_session_id=session.parent_session_id,
-        peak_tokens=None if peak is None else peak.baseline_tokens,
-        peak_call_index=None if peak is None else peak.call_index,
+        peak_tokens=None if top is None else top.tokens,
+        peak_call_index=None if top is None else top.call_index,
     )
 
 
@@ -213,6 +226,7 @@ def analysis_report(
         session=session_info(session, result),
         policy=result.policy.name,
         threshold=result.threshold,
+        threshold_figure=replay_threshold(result),
         overflow=diagnosis.overflowed or result.summary.overflows_simulated > 0,
         diagnosis=diagnosis,
         summary=result.summary,
@@ -221,6 +235,11 @@ def analysis_report(
         notes=notes,
         thresholds=result.thresholds,
         inferred_threshold=inferred,
+        inferred_threshold_figure=(
+            None
+            if inferred is None or inferred.value is None
+            else threshold_figure(inferred.value, "inferred", result.window)
+        ),
         timeline=call_timeline(result),
         compactions=compaction_reports(session, result, cost),
         cost=cost,

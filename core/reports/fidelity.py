@@ -27,6 +27,7 @@ from pydantic import Field
 
 from core.formats import LoadError, load_session
 from core.formats.session_paths import expand_paths
+from core.insights.named_figures import CompactionFigures, compaction_figures
 from core.model.session import Session
 from core.replay import NATIVE_PRESET, InferredThreshold, Replayer, native_policy
 from core.replay.inferred import learned, learned_policy
@@ -73,6 +74,9 @@ class FidelityEntry(Documented):
     row: FidelityRow
     """The replay's fidelity row for this compaction (trigger and evidence, recorded and replay
     calls, the checked figure and the threshold)."""
+    figures: CompactionFigures | None = None
+    """Its named figures (at message, the agent's count, the check, the last prompt, the tokens
+    after: :mod:`core.insights.named_figures`), as every other output states them."""
     learned: LearnedOutcome | None = None
     """With ``--learn``: the outcome under the threshold the other sessions of its group teach
     (None: not asked for, or no other session taught one)."""
@@ -264,6 +268,7 @@ def _session_rows(report: FidelityReport, session: Session, file: str, *, keep: 
     result = replayer.run(native_policy(session))
     known = session.format in NATIVE_PRESET  # our own format records no agent to check
     entries: list[FidelityEntry] = []
+    figures = compaction_figures(session, result)
     for row in result.fidelity:
         entries.append(
             FidelityEntry(
@@ -276,6 +281,7 @@ def _session_rows(report: FidelityReport, session: Session, file: str, *, keep: 
                 window_source=result.window_source,
                 window_evidence=result.window_evidence,
                 row=row,
+                figures=figures[row.recorded_index],
             )
         )
         if not known:

@@ -24,7 +24,15 @@ from core.fleet.session_rows import CompactionRow, compaction_rows
 from core.insights.breakdown import CATEGORIES, CATEGORY_LABELS, breakdown
 from core.insights.cost import format_usd
 from core.insights.diagnosis import OverflowDiagnosis
-from core.insights.named_figures import peak_point
+from core.insights.named_figures import (
+    AGENT_COUNT,
+    CHECK_FIGURE,
+    COMPACTION_AT,
+    LAST_PROMPT,
+    RECORDING_CHECK,
+    TOKENS_AFTER,
+    peak,
+)
 from core.model.session import Session
 from core.model.write_numbers import format_tokens, short_tokens
 from core.replay.results import CallPoint, ReplayResult
@@ -97,7 +105,7 @@ def render_html(session: Session, result: ReplayResult, report: AnalysisReport) 
         "<h2>Context at every call</h2>",
         chart_svg(result),
         _legend(result.policy.name),
-        _summary_table(report, result),
+        _summary_table(report, session, result),
         "<h2>Overflow diagnosis</h2>",
         _diagnosis(report.diagnosis),
         "<h2>What fills the window</h2>",
@@ -295,16 +303,17 @@ def _verdict(diagnosis: OverflowDiagnosis, overflow: bool) -> str:
     return f'<p class="{css}">{_e(headline)}{verdict}</p>'
 
 
-def _summary_table(report: AnalysisReport, result: ReplayResult) -> str:
+def _summary_table(report: AnalysisReport, session: Session, result: ReplayResult) -> str:
     s = report.summary
-    peak = peak_point(result.points)
-    provenance = peak.baseline_provenance.value if peak is not None else "recorded"
+    top = peak(session, result)
+    provenance = top.provenance if top is not None else "recorded"
+    threshold = report.threshold_figure
     rows = [
-        (f"peak context, {provenance}", _tokens(peak.baseline_tokens if peak else None)),
-        ("peak call", str(peak.call_index) if peak is not None else "-"),
+        (f"peak prompt, {provenance}", _tokens(top.tokens if top else None)),
+        ("peak call", str(top.call_index) if top is not None else "-"),
         ("peak context, simulated", _tokens(s.peak_simulated)),
         ("window", _tokens(report.session.window)),
-        ("threshold", _tokens(report.threshold)),
+        ("threshold", threshold.label if threshold is not None else _tokens(report.threshold)),
         ("recorded compactions", str(report.session.recorded_compactions)),
         ("compactions by the policy", str(s.compactions)),
         ("overflows, recorded / simulated", f"{s.overflows_recorded} / {s.overflows_simulated}"),
@@ -411,14 +420,20 @@ def _compactions(rows: list[CompactionRow], recalls: dict[int, str]) -> str:
         outcome = row.outcome or ""
         if row.call_delta:
             outcome += f" ({row.call_delta:+d} calls)"
+        after = _tokens(row.tokens_after)
+        if row.tokens_after is not None and row.tokens_after_source:
+            after += f" ({row.tokens_after_source})"
         cells.append(
             (
                 str(row.recorded_index),
+                str(row.message_index),
                 "-" if row.call_index is None else str(row.call_index),
                 row.trigger + (" (rewound)" if row.rewound else ""),
                 row.trigger_evidence or "",
                 _tokens(row.tokens_before),
-                _tokens(row.tokens_after),
+                _tokens(row.check_tokens),
+                _tokens(row.last_prompt_tokens),
+                after,
                 outcome,
                 recalls.get(row.recorded_index, ""),
                 format_usd(row.cost_usd) if row.cost_usd is not None else "",
@@ -426,27 +441,48 @@ def _compactions(rows: list[CompactionRow], recalls: dict[int, str]) -> str:
         )
     headers = (
         "#",
+        "at message",
         "call",
         "trigger",
         "evidence",
-        "before",
-        "after",
+        "agent's count",
+        "check",
+        "last prompt",
+        "tokens after",
         "the agent's preset",
         "summary",
         "cost",
     )
-    return _table(headers, cells, numeric=(0, 1, 4, 5, 8))
+    table = _table(headers, cells, numeric=(0, 1, 2, 5, 6, 7, 8, 11))
+    return table + _figure_notes()
+
+
+def _figure_notes() -> str:
+    """What each figure of the compactions table is (the named figures' definitions)."""
+    facts = (COMPACTION_AT, AGENT_COUNT, CHECK_FIGURE, LAST_PROMPT, TOKENS_AFTER)
+    return _list(f"{fact.name}: {fact.definition} ({fact.provenance})." for fact in facts)
 
 
 def _threshold(report: AnalysisReport) -> str:
     parts = []
     if report.inferred_threshold is not None:
-        parts.append(f"<p>{_e(report.inferred_threshold.note)}.</p>")
+        parts.append(
+            f"<p>{_e(report.inferred_threshold.note)} ({_e(RECORDING_CHECK.name)}: "
+            f"{_e(RECORDING_CHECK.definition)}).</p>"
+        )
+    figure = report.inferred_threshold_figure
+    if figure is not None and not figure.usable:
+        parts.append(f"<p>The threshold of that interval: {_e(figure.label)}.</p>")
     spans = [s for s in report.thresholds if s.note]
     if spans:
         parts.append(_list(f"calls {s.first_call}–{s.last_call}: {s.note}" for s in spans))
     if not parts:
-        parts.append(f"<p>{_e(_tokens(report.threshold))} for the whole session.</p>")
+        label = (
+            report.threshold_figure.label
+            if report.threshold_figure is not None
+            else _tokens(report.threshold)
+        )
+        parts.append(f"<p>{_e(label)} for the whole session.</p>")
     return "\n".join(parts)
 
 

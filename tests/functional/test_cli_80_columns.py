@@ -124,11 +124,22 @@ def test_an_event_is_one_line_of_figures_and_its_reason_in_full() -> None:
     events = json_of("replay", str(PI))["events"]
     assert isinstance(events, list)
     compact = next(e for e in events if e["kind"] == "compact")
-    head = f"call {compact['call_index']} · message {compact['at_message_index']}"
-    line = next(line for line in text.splitlines() if head in line)
-    assert (
-        f"{format_tokens(compact['tokens_before'])} → {format_tokens(compact['tokens_after'])}"
-        in line
+    before, after, at = (
+        compact["tokens_before"],
+        compact["tokens_after"],
+        compact["at_message_index"],
     )
+    if compact["recorded_index"] is not None:  # a recorded one: its named figures
+        reports = json_of("compactions", str(PI))
+        assert isinstance(reports, list)
+        figures = next(
+            r["figures"] for r in reports if r["why"]["recorded_index"] == compact["recorded_index"]
+        )
+        before, after, at = figures["check_tokens"], figures["tokens_after"], figures["at_message"]
+        head = f"call {compact['call_index']} · at message {at}"
+    else:
+        head = f"call {compact['call_index']} · message {at}"
+    line = next(line for line in text.splitlines() if head in line)
+    assert f"{format_tokens(before)} → {format_tokens(after)}" in line
     words = " ".join(text.split())
     assert compact["reason"] in words

@@ -142,13 +142,21 @@ def test_sessions_fits_80_columns_with_long_paths(
 
 
 @pytest.mark.skipif(not (SAMPLES / "codex").exists(), reason="samples not generated")
-def test_the_recorded_peak_says_what_it_counts() -> None:
-    """Claude Code records the prompt before the reply, Codex the total after it: the peak
-    carries its measure's name."""
+def test_the_peak_is_the_prompt_before_the_reply_for_every_agent() -> None:
+    """Claude Code records the prompt before the reply, Codex the total after it: the peak is
+    the prompt for both (named so), and the text states the figure ``--json`` states."""
     codex = next((SAMPLES / "codex").glob("*.jsonl"))
     claude = SAMPLES / "claude-code" / "compacted.jsonl"
     wide = {"COLUMNS": "120"}
-    codex_text = CliRunner().invoke(cli, ["analyze", str(codex)], env=wide).stdout
-    claude_text = CliRunner().invoke(cli, ["analyze", str(claude)], env=wide).stdout
-    assert "peak context, recorded (prompt + reply)" in codex_text
-    assert "peak context, recorded (prompt)" in claude_text
+    for path in (codex, claude):
+        text = CliRunner().invoke(cli, ["analyze", str(path)], env=wide).stdout
+        data = json.loads(CliRunner().invoke(cli, ["analyze", str(path), "--json"]).stdout)
+        peak, call = data["session"]["peak_tokens"], data["session"]["peak_call_index"]
+        assert "peak prompt, recorded" in text
+        assert re.search(rf"peak prompt, recorded\s+{peak:,} \(call {call}\)", text), text
+    from core.formats import load_session
+
+    session = load_session(str(codex))
+    prompts = [m.usage.prompt_tokens for m in session.messages if m.usage is not None]
+    data = json.loads(CliRunner().invoke(cli, ["analyze", str(codex), "--json"]).stdout)
+    assert data["session"]["peak_tokens"] == max(prompts)  # not the total after the reply

@@ -152,10 +152,12 @@ def test_the_real_codex_children_count_only_their_own_part() -> None:
         "codex-0.118.0_gitsync-edee273e9e3b-2.jsonl",
     }
     # counted from the raw files after the fork's own task_started (lines 402 and 340 on):
-    # token_count events that follow a response item; the peak is their largest total_tokens
+    # token_count events that follow a response item; the peak is their largest prompt
+    # (last_token_usage.input_tokens, the prompt before the reply; total_tokens: 151,936 and
+    # 142,039, the context after it)
     expected = {
-        "codex-0.118.0_gitsync-bce3d316a633-2.jsonl": (29, 151_936),
-        "codex-0.118.0_gitsync-edee273e9e3b-2.jsonl": (2, 142_039),
+        "codex-0.118.0_gitsync-bce3d316a633-2.jsonl": (29, 151_344),
+        "codex-0.118.0_gitsync-edee273e9e3b-2.jsonl": (2, 141_093),
     }
     for name, (calls, peak) in expected.items():
         row = analyse(str(CODEX / name)).row

@@ -13,16 +13,27 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from rich import box
-from rich.console import Console, Group, JustifyMethod
+from rich.console import Console, Group
 from rich.padding import Padding
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
 from core.insights.diagnosis import OverflowDiagnosis
-from core.insights.named_figures import recorded_compactions
+from core.insights.named_figures import (
+    AGENT_COUNT,
+    CHECK_FIGURE,
+    COMPACTION_AT,
+    LAST_PROMPT,
+    PEAK,
+    TOKENS_AFTER,
+    CompactionFigures,
+    Peak,
+    recorded_compactions,
+    replay_threshold,
+)
 from core.model.fastmodel import documented
-from core.model.session import Session
+from core.model.session import Provenance, Session
 from core.model.terminal_text import safe
 from core.model.write_numbers import counted, format_tokens
 from core.policy import Policy
@@ -190,7 +201,7 @@ def session_header(session: Session, result: ReplayResult | None = None) -> Tabl
         grid.add_row(
             *_plain(
                 "policy",
-                f"{result.policy.name}: threshold {tokens(result.threshold)}"
+                f"{result.policy.name}: threshold {replay_threshold(result).label}"
                 + _policy_label(result),
             )
         )
@@ -202,18 +213,20 @@ def session_header(session: Session, result: ReplayResult | None = None) -> Tabl
 
 
 def summary_table(
-    summary: ReplaySummary, title: str = "replay summary", measure: str | None = None
+    summary: ReplaySummary, title: str = "replay summary", top: Peak | None = None
 ) -> Table:
-    """The figures of one replay; ``measure``: what the recorded figures count
-    (:func:`core.insights.named_figures.context_measure`), said with the recorded peak."""
+    """The figures of one replay; ``top``: the recording's peak prompt
+    (:func:`core.insights.named_figures.peak`, else the summary's largest recorded figure)."""
     table = Table(title=title, box=box.SIMPLE_HEAVY, show_header=False, title_justify="left")
     table.add_column(style="bold")
     table.add_column(justify="right")
     rows = [
         ("model calls", tokens(summary.calls)),
         (
-            f"peak context, recorded{f' ({measure})' if measure else ''}",
-            tokens(summary.peak_recorded),
+            f"{PEAK.name}, {top.provenance}" if top is not None else "peak, recorded",
+            f"{tokens(top.tokens)} (call {top.call_index})"
+            if top is not None
+            else tokens(summary.peak_recorded),
         ),
         (
             "peak context, simulated",
@@ -247,36 +260,64 @@ _OUTCOME_STYLE = {
 }
 
 
-def fidelity_table(rows: Sequence[FidelityRow]) -> Table:
-    """How the replay matched each recorded compaction."""
-    table = Table(title="recorded compactions", box=box.SIMPLE, title_justify="left")
-    columns: tuple[tuple[str, JustifyMethod], ...] = (
-        ("#", "right"),
-        ("message", "right"),
-        ("trigger", "left"),
-        ("tokens before", "right"),
-        ("recorded call", "right"),
-        ("replay call", "right"),
-        ("outcome", "left"),
-    )
-    for header, justify in columns:
-        table.add_column(header, justify=justify)
-    for row in rows:
-        delta = ""
-        if row.call_delta:
-            delta = f" ({row.call_delta:+d})"
-        table.add_row(
-            *_plain(
-                str(row.recorded_index),
-                str(row.message_index),
-                row.trigger,
-                tokens(row.tokens_before),
-                "-" if row.recorded_call_index is None else str(row.recorded_call_index),
-                "-" if row.replay_call_index is None else str(row.replay_call_index),
-                Text(row.outcome + delta, style=_OUTCOME_STYLE.get(row.outcome, "")),
+def compaction_block(
+    row: FidelityRow, figures: CompactionFigures | None, *, threshold: bool = False
+) -> Group:
+    """One recorded compaction in two lines: where it was and how the replay matched it, then
+    its figures, each under its name in :mod:`core.insights.named_figures` (``threshold``: say
+    the threshold its check was compared with, and where it comes from)."""
+    named = figures
+    at = named.at_message if named is not None else row.message_index
+    call = "-" if row.recorded_call_index is None else str(row.recorded_call_index)
+    text = Text(f"#{row.recorded_index} {row.trigger} · {COMPACTION_AT.name} {at} · call {call}")
+    delta = f" {row.call_delta:+d}" if row.call_delta else ""
+    replay = "" if row.replay_call_index is None else f" at call {row.replay_call_index}"
+    text.append(" · replay: ")
+    text.append(row.outcome + delta, style=_OUTCOME_STYLE.get(row.outcome, ""))
+    text.append(replay)
+    if threshold and row.threshold is not None:
+        said = f"threshold {row.threshold:,} ({row.threshold_source or 'rule'})"
+        text.append(" · " + said.replace(" ", "\u00a0"))
+    parts = [_figure(AGENT_COUNT.name, named.agent_count if named else row.tokens_before)]
+    if named is None or named.check_tokens is not None:
+        parts.append(_figure(CHECK_FIGURE.name, named.check_tokens if named else None))
+    if named is not None:
+        if named.last_prompt is not None:
+            parts.append(
+                _figure(LAST_PROMPT.name, named.last_prompt, f"call {named.last_prompt_call}")
             )
-        )
-    return table
+        if named.tokens_after is not None:
+            parts.append(
+                _figure(TOKENS_AFTER.name, named.tokens_after, named.tokens_after_source or "")
+            )
+    return Group(text, Padding(Text(" · ".join(parts), style="dim"), (0, 0, 0, 4)))
+
+
+def _figure(name: str, value: int | None, why: str = "") -> str:
+    """``name value (why)`` held together on one line (non-breaking spaces)."""
+    said = f"{name} {tokens(value)}" + (f" ({why})" if why else "")
+    return said.replace(" ", "\u00a0")
+
+
+COMPACTION_LEGEND = (
+    f"{AGENT_COUNT.name}: the agent's own figure when it compacted; {CHECK_FIGURE.name}: "
+    f"ctxscope's replay of its check; {LAST_PROMPT.name}: the last recorded prompt before it; "
+    f"{TOKENS_AFTER.name}: the context it left (next prompt: the next call's recorded prompt, "
+    "recorded: the file's count, estimated, what stays: system + tools + summary + kept tail); "
+    f"{COMPACTION_AT.name}: the first message after it (its summary), 0-based"
+)
+"""The legend under a list of recorded compactions."""
+
+
+def fidelity_table(rows: Sequence[FidelityRow], figures: Sequence[CompactionFigures] = ()) -> Group:
+    """How the replay matched each recorded compaction, with its named figures (``figures``:
+    :func:`core.insights.named_figures.compaction_figures`)."""
+    by_index = {f.recorded_index: f for f in figures}
+    parts: list[Any] = [Text("recorded compactions", style="italic")]
+    parts += [compaction_block(row, by_index.get(row.recorded_index)) for row in rows]
+    parts.append(Text(COMPACTION_LEGEND, style="dim"))
+    parts.append(Text(""))
+    return Group(*parts)
 
 
 _KIND_STYLE = {
@@ -289,7 +330,12 @@ _KIND_STYLE = {
 }
 
 
-def events_table(events: Sequence[ReplayEvent], *, limit: int | None = 40) -> Group:
+def events_table(
+    events: Sequence[ReplayEvent],
+    *,
+    limit: int | None = 40,
+    figures: Sequence[CompactionFigures] = (),
+) -> Group:
     """The replay's events (truncations are counted in the title, not listed): one line of
     figures per event, its reason under it at the full width (a narrow "why" column made every
     event ten lines tall at 80 columns)."""
@@ -298,6 +344,7 @@ def events_table(events: Sequence[ReplayEvent], *, limit: int | None = 40) -> Gr
     parts: list[Any] = [
         Text(f"events ({len(shown)}; plus {truncations} truncated tool outputs)", style="italic")
     ]
+    by_index = {f.recorded_index: f for f in figures}
     hidden = 0
     if limit is not None and len(shown) > limit:
         hidden = len(shown) - limit
@@ -306,10 +353,18 @@ def events_table(events: Sequence[ReplayEvent], *, limit: int | None = 40) -> Gr
         kind = "recorded" if event.kind == "recorded-compaction" else event.kind
         label = kind if event.trigger is None else f"{kind} ({event.trigger})"
         at = event.at_message_index if event.at_message_index is not None else event.message_index
+        named = by_index.get(event.recorded_index) if event.recorded_index is not None else None
         line = Text("  ")
-        line.append(f"{call_label(event.call_index)} · message {at} · ")
+        line.append(
+            f"{call_label(event.call_index)} · message {at} · "
+            if named is None
+            else f"{call_label(event.call_index)} · {COMPACTION_AT.name} {named.at_message} · "
+        )
         line.append(label, style=_KIND_STYLE.get(event.kind, ""))
-        if event.tokens_before is not None or event.tokens_after is not None:
+        if named is not None:
+            # the check → the tokens after, as the compactions list names them
+            line.append(f" · {tokens(named.check_tokens)} → {tokens(named.tokens_after)}")
+        elif event.tokens_before is not None or event.tokens_after is not None:
             line.append(f" · {tokens(event.tokens_before)} → {tokens(event.tokens_after)}")
         parts.append(line)
         parts.append(Padding(Text(event.reason, style="dim"), (0, 0, 0, 4)))
@@ -354,7 +409,7 @@ def timeline_table(result: ReplayResult, *, all_calls: bool = False) -> Table:
             *_plain(
                 str(point.call_index),
                 str(point.message_index),
-                tokens(point.recorded_tokens),
+                _recorded_cell(point),
                 tokens(point.simulated_tokens),
                 tokens(point.check_tokens) if point.checked else "",
                 threshold,
@@ -369,6 +424,16 @@ def timeline_table(result: ReplayResult, *, all_calls: bool = False) -> Table:
         )
     table.caption = "; ".join(notes)
     return table
+
+
+def _recorded_cell(point: CallPoint) -> str:
+    """The recorded figure of a call: its usage's, else a figure the file holds otherwise (a
+    refused call's count in its error), else ``-``."""
+    if point.recorded_tokens is not None:
+        return tokens(point.recorded_tokens)
+    if point.baseline_provenance is Provenance.RECORDED:
+        return tokens(point.baseline_tokens)
+    return "-"
 
 
 def _happenings(result: ReplayResult) -> dict[int, list[str]]:

@@ -19,7 +19,7 @@ import click
 from core.fleet.session_rows import SubagentInfo
 from core.fleet.survey import subagent_summaries
 from core.insights.diagnosis import MARGIN, diagnose
-from core.insights.named_figures import context_measure
+from core.insights.named_figures import RECORDING_CHECK, compaction_figures, peak
 from core.model.json_text import model_json_bytes
 from core.reports.analyze import analysis_report
 from tui.cli.commands._llm_watch import LLMWatch
@@ -116,16 +116,25 @@ def analyze(
         console.print(session_header(session, result))
         if report.inferred_threshold is not None and session.compactions:
             console.print(
-                Text(f"the recording's threshold: {report.inferred_threshold.note}", style="dim")
+                Text(
+                    f"the recording's threshold ({RECORDING_CHECK.name}): "
+                    f"{report.inferred_threshold.note}",
+                    style="dim",
+                )
             )
+        figure = report.inferred_threshold_figure
+        if figure is not None and not figure.usable and figure.window is not None:
+            console.print(Text(f"the recording's inferred threshold: {figure.label}", style="dim"))
         console.print()
         console.print(diagnosis_panel(diagnosis))
         console.print(sparkline_panel(result, console.width))
-        console.print(summary_table(result.summary, measure=context_measure(session)))
+        console.print(summary_table(result.summary, top=peak(session, result)))
         if result.fidelity:
-            console.print(fidelity_table(result.fidelity))
+            console.print(fidelity_table(result.fidelity, compaction_figures(session, result)))
         if report.events:
-            console.print(events_table(result.events, limit=20))
+            console.print(
+                events_table(result.events, limit=20, figures=compaction_figures(session, result))
+            )
         if report.notes:  # the replay's, and the estimate's calibration where there is one
             console.print(notes_block(report.notes))
         for line in subagent_lines(report.subagents, session.parent_session_id):

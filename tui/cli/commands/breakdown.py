@@ -79,14 +79,14 @@ def breakdown_command(
             return
         console = stdout_console()
         console.print(session_header(session))
-        console.print(call_table(row, _call_cost(cost, call_index)))
+        console.print(call_table(row, _call_cost(cost, call_index), session.context_window))
         return
     if as_json:
         sys.stdout.write(model_json(breakdown_report(result, cost)) + "\n")
         return
     console = stdout_console()
     console.print(session_header(session))
-    console.print(calls_table(result, cost))
+    console.print(calls_table(result, cost, session.context_window))
     if result.notes:
         console.print(notes_block(result.notes))
 
@@ -102,8 +102,32 @@ def _call_cost(cost: SessionCost, call_index: int) -> CallCost | None:
     return next((c for c in cost.per_call if c.call_index == call_index), None)
 
 
-def calls_table(result: ContextBreakdown, cost: SessionCost) -> Table:
-    """One row per call: the total, each category, and the call's cost."""
+def over_window_note(totals: list[tuple[int, int, str]], window: int | None) -> str | None:
+    """Why a breakdown's total is above the window, when one is (``totals``: ``(call, total,
+    provenance)``): the total is a measure of what the call held, recorded or estimated, and an
+    estimate can exceed what the provider accepted; None when no total is above it."""
+    if not window:
+        return None
+    over = [(call, total, how) for call, total, how in totals if total > window]
+    if not over:
+        return None
+    call, total, how = max(over, key=lambda item: item[1])
+    why = (
+        "an estimate (no usage recorded for it): the estimator over-counts, or the provider "
+        "refused the call"
+        if how != "recorded"
+        else "the recorded context is larger than the window (the call overflowed, or the window "
+        "is larger than stated)"
+    )
+    calls = f"{len(over)} call{'s' if len(over) != 1 else ''}"
+    return (
+        f"! {calls} above the {window:,}-token window (the largest: call {call}, {total:,}): {why}"
+    )
+
+
+def calls_table(result: ContextBreakdown, cost: SessionCost, window: int | None = None) -> Table:
+    """One row per call: the total (``!`` above ``window``, said why), each category, and the
+    call's cost."""
     how = (
         f"{result.estimator} calibrated on {result.calibration_calls} calls"
         if result.provenance == "calibrated"
@@ -125,6 +149,8 @@ def calls_table(result: ContextBreakdown, cost: SessionCost) -> Table:
     for row in result.calls:
         call_cost = costs.get(row.call_index)
         total = short_tokens(row.total_tokens) + ("" if row.total_provenance == "recorded" else "~")
+        if window and row.total_tokens > window:
+            total += "!"
         table.add_row(
             str(row.call_index),
             total,
@@ -134,11 +160,17 @@ def calls_table(result: ContextBreakdown, cost: SessionCost) -> Table:
     table.caption = "~ estimated total (no usage recorded); " + ", ".join(
         f"{CATEGORY_SHORT[c]} = {CATEGORY_LABELS[c]}" for c in CATEGORIES
     )
+    note = over_window_note(
+        [(r.call_index, r.total_tokens, r.total_provenance) for r in result.calls], window
+    )
+    if note is not None:
+        table.caption += "\n" + note
     return table
 
 
-def call_table(row: CallBreakdown, cost: CallCost | None) -> Table:
-    """One call, category by category, with a bar of each share."""
+def call_table(row: CallBreakdown, cost: CallCost | None, window: int | None = None) -> Table:
+    """One call, category by category, with a bar of each share (and why its total is above
+    ``window``, when it is)."""
     how = "recorded" if row.total_provenance == "recorded" else "estimated"
     price = ""
     if cost is not None:
@@ -175,6 +207,9 @@ def call_table(row: CallBreakdown, cost: CallCost | None) -> Table:
             f"they over-explained the total by {tokens(-row.unexplained)} and were scaled "
             f"down to it (×{row.scale:.3f}; system + tools as measured)"
         )
+    note = over_window_note([(row.call_index, row.total_tokens, row.total_provenance)], window)
+    if note is not None:
+        notes.append(note)
     table.caption = "; ".join(notes)
     return table
 

@@ -20,6 +20,7 @@ import sys
 import click
 from rich import box
 from rich.console import Console
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -35,6 +36,14 @@ from core.insights.forgotten_facts import (
     judge,
     recorded_heads,
     recorded_summary,
+)
+from core.insights.named_figures import (
+    AGENT_COUNT,
+    CHECK_FIGURE,
+    COMPACTION_AT,
+    LAST_PROMPT,
+    TOKENS_AFTER,
+    CompactionFigures,
 )
 from core.llm.factory import make_summarizer
 from core.llm.protocol import LLMError, Summarizer
@@ -126,7 +135,10 @@ def print_report(console: Console, report: CompactionReport) -> None:
         else f"replay compaction (event {why.event_id})"
     )
     call = f" before call {why.call_index}" if why.call_index is not None else ""
-    console.print(Text(f"{name} · {why.trigger}{call} (message {why.message_index})", style="bold"))
+    at = report.figures.at_message if report.figures is not None else why.message_index
+    console.print(Text(f"{name} · {why.trigger}{call} · {COMPACTION_AT.name} {at}", style="bold"))
+    if report.figures is not None:
+        console.print(figures_line(report.figures))
     console.print(Text(why.explanation))
     if why.by_tool:
         shares = ", ".join(f"{t.tool_name} {tokens(t.tokens)}" for t in why.by_tool[:5])
@@ -136,6 +148,23 @@ def print_report(console: Console, report: CompactionReport) -> None:
     if report.forgotten is not None:
         console.print(forgotten_table(report.forgotten, width=console.width))
     console.print()
+
+
+def figures_line(figures: CompactionFigures) -> Padding:
+    """A recorded compaction's named figures on one (wrapping) line."""
+    parts = [f"{AGENT_COUNT.name} {tokens(figures.agent_count)}"]
+    if figures.check_tokens is not None:
+        parts.append(f"{CHECK_FIGURE.name} {tokens(figures.check_tokens)}")
+    if figures.last_prompt is not None:
+        parts.append(
+            f"{LAST_PROMPT.name} {figures.last_prompt:,} (call {figures.last_prompt_call})"
+        )
+    if figures.tokens_after is not None:
+        parts.append(
+            f"{TOKENS_AFTER.name} {figures.tokens_after:,} ({figures.tokens_after_source})"
+        )
+    held = [part.replace(" ", "\u00a0") for part in parts]
+    return Padding(Text(" · ".join(held)), (0, 0, 0, 2))
 
 
 def forgotten_table(forgotten: Forgotten, *, width: int | None = None) -> Table | Text:

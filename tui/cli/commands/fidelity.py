@@ -21,7 +21,6 @@ from contextlib import contextmanager
 
 import click
 from rich import box
-from rich.console import JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
@@ -29,7 +28,7 @@ from core.model.json_text import model_json
 from core.model.terminal_text import safe
 from core.reports.fidelity import FidelityEntry, FidelityReport, ThresholdGroup, fidelity_report
 from tui.cli.commands._session import fail, progress_reporter
-from tui.cli.render import stdout_console, tokens
+from tui.cli.render import COMPACTION_LEGEND, compaction_block, stdout_console, tokens
 
 _OUTCOME_STYLE = {"same": "green", "earlier": "yellow", "later": "yellow", "missed": "red"}
 
@@ -89,7 +88,8 @@ def _print(report: FidelityReport) -> None:
         console.print(Text(f"sessions under {common}", style="dim"), soft_wrap=True)
     for file, entries in by_file.items():
         console.print(_file_header(os.path.relpath(file, common or None), entries[0]))
-        console.print(_compactions_table(entries))
+        for entry in entries:
+            console.print(compaction_block(entry.row, entry.figures, threshold=True))
         for entry in entries:
             if entry.row.trigger_evidence:
                 note = f"  #{entry.row.recorded_index} {entry.row.trigger}: {entry.row.trigger_evidence}"
@@ -102,6 +102,8 @@ def _print(report: FidelityReport) -> None:
     for error in report.errors:  # one line each on stderr, the name escaped (fleet and export too)
         line = error.error if error.error.startswith(error.file) else f"{error.file}: {error.error}"
         click.echo(f"ctxscope fidelity: {safe(line)}", err=True)
+    if report.entries:
+        console.print(Text(COMPACTION_LEGEND, style="dim"))
     console.print(Text(report.total_line(), style="bold"))
 
 
@@ -126,38 +128,6 @@ def _file_header(file: str, entry: FidelityEntry) -> Text:
     text = Text(file, style="bold")
     text.append(f"\n  {agent} · {model} · {window}", style="")
     return text
-
-
-def _compactions_table(entries: list[FidelityEntry]) -> Table:
-    table = Table(box=box.SIMPLE, pad_edge=False, show_edge=False)
-    columns: tuple[tuple[str, JustifyMethod], ...] = (
-        ("#", "right"),
-        ("trigger", "left"),
-        ("call", "right"),
-        ("replay", "right"),
-        ("before", "right"),
-        ("checked", "right"),
-        ("threshold", "right"),
-        ("from", "left"),
-        ("outcome", "left"),
-    )
-    for header, justify in columns:
-        table.add_column(header, justify=justify, no_wrap=header not in ("trigger", "from"))
-    for entry in entries:
-        row = entry.row
-        delta = f" {row.call_delta:+d}" if row.call_delta else ""
-        table.add_row(
-            str(row.recorded_index),
-            row.trigger,
-            _call(row.recorded_call_index),
-            _call(row.replay_call_index),
-            tokens(row.tokens_before),
-            tokens(row.check_tokens),
-            tokens(row.threshold),
-            row.threshold_source or "",
-            Text(row.outcome + delta, style=_OUTCOME_STYLE.get(row.outcome, "")),
-        )
-    return table
 
 
 def _groups_table(groups: list[ThresholdGroup]) -> Table:

@@ -14,7 +14,7 @@ import sys
 
 import click
 
-from core.insights.named_figures import context_measure
+from core.insights.named_figures import compaction_figures, peak
 from core.model.json_text import model_json
 from core.policy import LLMConfig
 from tui.cli.commands._llm_watch import LLMWatch
@@ -139,11 +139,17 @@ def replay(
     console.print(session_header(session, result))
     console.print()
     console.print(sparkline_panel(result, console.width))
-    console.print(summary_table(result.summary, measure=context_measure(session)))
+    console.print(summary_table(result.summary, top=peak(session, result)))
     console.print(timeline_table(result, all_calls=all_calls))
-    console.print(events_table(result.events, limit=None if all_events else 40))
+    console.print(
+        events_table(
+            result.events,
+            limit=None if all_events else 40,
+            figures=compaction_figures(session, result),
+        )
+    )
     if result.fidelity:
-        console.print(fidelity_table(result.fidelity))
+        console.print(fidelity_table(result.fidelity, compaction_figures(session, result)))
     if result.notes:
         console.print(notes_block(result.notes))
     watch.exit_if_nothing_written()
