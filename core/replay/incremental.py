@@ -310,6 +310,7 @@ def restore(trace: Trace, old: Trace | None, resume: int, calls: Calls) -> tuple
     trace.checks = old.checks[:resume]
     trace.overflow_prompt = old.overflow_prompt[:resume]
     trace.rows = old.rows[:resume]
+    trace.columns = {name: column[:resume] for name, column in old.columns.items()}
     trace.events = old.events[: state.n_events]
     trace.compaction_meta = {k: v for k, v in old.compaction_meta.items() if k < state.n_events}
     trace.run_notes = [note for note in old.run_notes if note[0] <= resume]

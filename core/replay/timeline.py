@@ -8,7 +8,8 @@ about the message changed (:class:`MessageStates`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from operator import attrgetter
 from typing import Any
 
 from core.model.fastmodel import build
@@ -26,13 +27,13 @@ from core.replay.results import (
     ReplaySummary,
 )
 from core.replay.setting import Setting
-from core.replay.state import Trace
+from core.replay.state import CallRow, Trace
 from core.replay.truncation import Truncation
 
 _STATES_SLACK = 1024
 """Message states kept beyond four per message (then only the last run's are kept)."""
-_PROTECTED = {"protected tool", "inside skip boundary", "inside protect budget"}
-"""The pruner's reasons that protect an output."""
+PROTECTED_REASONS = frozenset({"protected tool", "inside skip boundary", "inside protect budget"})
+"""The pruner's reasons that protect an output (``MessageState.protected``)."""
 
 
 class MessageStates:
@@ -107,7 +108,9 @@ class ColumnStates:
 
     def column(self, name: str) -> Sequence[Any]:
         if name == "protected":
-            return [why in _PROTECTED for why in self._columns[_COLUMNS.index("prune_reason")]]
+            return [
+                why in PROTECTED_REASONS for why in self._columns[_COLUMNS.index("prune_reason")]
+            ]
         column: Sequence[Any] = self._columns[_COLUMNS.index(name)]
         return column
 
@@ -125,7 +128,7 @@ def _message_state(key: tuple[Any, ...]) -> MessageState:
             "truncation_note": note,
             "pruned": pruned,
             "prune_reason": why,
-            "protected": why in _PROTECTED,
+            "protected": why in PROTECTED_REASONS,
             "summarised_by": by,
             "kept_by": kept,
             "in_context_at_end": inside,
@@ -240,6 +243,7 @@ class ColumnPoints:
         self._setting = setting
         self.count = len(trace.rows)
         self._sources: list[str | None] | None = None
+        self._columns: dict[str, Sequence[Any]] = {}
 
     def _build(self) -> None:
         if len(self._trace.points) < self.count:
@@ -260,15 +264,27 @@ class ColumnPoints:
         return _point(call_index, self._trace, self._calls, self._setting, self._sources)
 
     def column(self, name: str) -> Sequence[Any]:
-        rows = self._trace.rows
-        if name == "message_index":
-            return [row.message_index for row in rows]
-        if name == "simulated_tokens":
-            return [row.figure for row in rows]
-        if name == "simulated_provenance":
-            return [row.provenance for row in rows]
-        if name == "overflow_simulated":
-            return [row.overflow for row in rows]
+        """One field of every point (each column made once per result; those read from the
+        rows alone extend the column of the run this one resumed from)."""
+        cached = self._columns.get(name)
+        if cached is None:
+            read = _ROW_COLUMNS.get(name)
+            cached = self._row_column(name, read) if read is not None else self._column(name)
+            self._columns[name] = cached
+        return cached
+
+    def _row_column(self, name: str, read: Callable[[CallRow], Any]) -> list[Any]:
+        """A column of the rows' own figures, kept in the trace: a run resuming from this one
+        starts from its prefix (:func:`core.replay.incremental.restore`)."""
+        columns = self._trace.columns
+        column = columns.get(name)
+        if column is None:
+            column = columns[name] = []
+        if len(column) < self.count:
+            column.extend(map(read, self._trace.rows[len(column) : self.count]))
+        return column
+
+    def _column(self, name: str) -> Sequence[Any]:
         if name == "recorded_tokens":
             return self._calls.usage_context[: self.count]
         if name == "baseline_tokens":
@@ -280,12 +296,6 @@ class ColumnPoints:
                 reasons = overflows(windows[0] if windows else None)
                 return [reason is not None for reason in reasons[: self.count]]
             return [overflows(windows[c])[c] is not None for c in range(self.count)]
-        return self._check_column(name)
-
-    def _check_column(self, name: str) -> Sequence[Any]:
-        """The columns of the check log (``CallPoint``'s check fields), else any field from
-        the points themselves."""
-        rows = self._trace.rows
         if name == "call_index":
             return range(self.count)
         if name == "threshold":
@@ -296,16 +306,28 @@ class ColumnPoints:
             if self._sources is None:
                 self._sources = _threshold_sources(self._setting, self.count)
             return self._sources
-        if name == "check_fired":
-            return [row.check.fired for row in rows]
-        flags = [checked(row.check) for row in rows]
-        if name == "checked":
-            return flags
-        if name == "check_tokens":
-            return [measured(r.check) if c else None for r, c in zip(rows, flags, strict=True)]
-        if name == "check_basis":
-            return [r.check.basis if c else None for r, c in zip(rows, flags, strict=True)]
         return [getattr(point, name) for point in self.all()]
+
+
+def _check_tokens(row: CallRow) -> int | None:
+    return measured(row.check) if checked(row.check) else None
+
+
+def _check_basis(row: CallRow) -> str | None:
+    return row.check.basis if checked(row.check) else None
+
+
+_ROW_COLUMNS: dict[str, Callable[[CallRow], Any]] = {
+    "message_index": attrgetter("message_index"),
+    "simulated_tokens": attrgetter("figure"),
+    "simulated_provenance": attrgetter("provenance"),
+    "overflow_simulated": attrgetter("overflow"),
+    "check_fired": attrgetter("check.fired"),
+    "checked": lambda row: checked(row.check),
+    "check_tokens": _check_tokens,
+    "check_basis": _check_basis,
+}
+"""The point columns read from each call's row alone (the same for a prefix a run reuses)."""
 
 
 def _threshold_sources(setting: Setting, calls: int) -> list[str | None]:
