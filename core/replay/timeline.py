@@ -336,8 +336,9 @@ def _threshold_sources(setting: Setting, calls: int) -> list[str | None]:
     for span in setting.spans:
         if span.threshold is None:
             continue
-        for c in range(span.first_call, min(span.last_call + 1, calls)):
-            sources[c] = span.source
+        first, stop = max(span.first_call, 0), min(span.last_call + 1, calls)
+        if first < stop:
+            sources[first:stop] = [span.source] * (stop - first)
     return sources
 
 
