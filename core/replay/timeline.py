@@ -150,9 +150,7 @@ def assemble(
     events = trace.events
     points = ColumnPoints(trace, calls, setting)
     messages = states.lazy(_message_columns(calls, recorded, setting, trace))
-    recorded_overflow = [
-        calls.recorded_overflows(window)[c] for c, window in enumerate(setting.windows)
-    ]
+    recorded_overflow = _recorded_overflow(calls, setting.windows)
     result = build(
         ReplayResult,
         {
@@ -163,7 +161,7 @@ def assemble(
             "threshold": setting.limit,
             "events": list(events),
             "fidelity": fidelity(recorded, events, trace.checks, setting.spans, setting.limits),
-            "summary": summary(trace, calls, setting, recorded_overflow),
+            "summary": summary(trace, calls, setting, recorded_overflow, points),
             "notes": notes(calls, recorded, setting) + grouped(trace.run_notes),
             "recording_policy": setting.native,
             "overhead_tokens": setting.rec.overhead,
@@ -183,6 +181,14 @@ def assemble(
         },
     )
     return result
+
+
+def _recorded_overflow(calls: Calls, windows: Sequence[int | None]) -> list[str | None]:
+    """Why each recorded call overflowed against its window (one list when the window is the
+    same at every call, the usual case)."""
+    if len(set(windows)) <= 1:
+        return list(calls.recorded_overflows(windows[0] if windows else None)[: len(windows)])
+    return [calls.recorded_overflows(window)[c] for c, window in enumerate(windows)]
 
 
 def _extend_points(trace: Trace, calls: Calls, setting: Setting) -> None:
@@ -401,22 +407,28 @@ def _in_context_at_end(calls: Calls, recorded: RecordedCompactions, trace: Trace
         if item.index >= 0:
             in_context[item.index] = True
     # Messages the recording compacted away stay out only when the policy applied that.
-    for j in range(final.base_pos, n):
-        if calls.main[j] and not recorded.owned[j]:
-            in_context[j] = True
+    start = min(max(final.base_pos, 0), n)
+    in_context[start:n] = recorded.walked[start:n]  # (in the main conversation, not owned)
     return in_context
 
 
 def summary(
-    trace: Trace, calls: Calls, setting: Setting, recorded_overflow: list[str | None]
+    trace: Trace,
+    calls: Calls,
+    setting: Setting,
+    recorded_overflow: list[str | None],
+    points: ColumnPoints | None = None,
 ) -> ReplaySummary:
-    """The figures of a run, from its rows (one per call, as its points hold them)."""
+    """The figures of a run, from its rows (one per call, as its points hold them; read as the
+    result's columns when ``points`` is given)."""
     rows = trace.rows
-    figures = [row.figure for row in rows]
+    if points is None:
+        points = ColumnPoints(trace, calls, setting)
+    figures: Sequence[int] = points.column("simulated_tokens")
     peak_sim = max(figures, default=0)
     recorded = [figure for figure in calls.usage_context if figure is not None]
     over_recorded = [reason is not None for reason in recorded_overflow[: len(rows)]]
-    over_simulated = [row.overflow for row in rows]
+    over_simulated: Sequence[bool] = points.column("overflow_simulated")
     both = sum(map(bool.__and__, over_recorded, over_simulated))
     totals = _event_totals(trace.events, setting.truncation)
     tok = setting.tokens
