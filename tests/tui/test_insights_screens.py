@@ -78,6 +78,7 @@ async def test_the_selected_call_follows_the_list_as_the_gauge_does() -> None:
             call = state.call_for_message(index)
             assert call is not None
             assert chart.selected_call == call == screen.gauge.selected_call
+            assert state.insights.breakdown is not None  # (the band is open)
             assert shown.call is state.insights.breakdown.calls[call]
             assert shown.cost is state.insights.call_cost(call)
             assert shown.cost is not None and shown.cost.call_index == call
