@@ -129,9 +129,12 @@ def window_label(window: int | None, source: str) -> str:
 def window_changes(result: ReplayResult) -> list[tuple[int, int | None]]:
     """``(call, window)`` where the window changes during the session (the first call's
     included when there is any change; [] when it stays the same)."""
+    windows = result.point_column("window")
+    if len(set(windows)) <= 1:
+        return []  # (the usual case, found in C)
     changes: list[tuple[int, int | None]] = []
     last: int | None = None
-    for call, window in enumerate(result.point_column("window")):
+    for call, window in enumerate(windows):
         if not changes or window != last:
             changes.append((call, window))
             last = window

@@ -6,6 +6,10 @@ session cost, and why each compaction ran and what it forgot.
 the session screen runs it in a worker (group ``insights``) after each replay and keeps the
 result on :class:`~tui.screen_state.SessionState`. The breakdown and the cost depend on the session only,
 so a new replay result (a policy change) reuses them; the compaction reports depend on the result.
+
+What is worked out is what is shown: the breakdown of every call and the price of each call only
+once the breakdown band asks for them (``each_call``; a 100 MB session's breakdown is as large as
+the file), the session's cost and the compaction reports after every replay.
 """
 
 from __future__ import annotations
@@ -28,14 +32,16 @@ class Insights:
 
     session: Session
     result: ReplayResult | None
-    breakdown: ContextBreakdown
+    breakdown: ContextBreakdown | None
+    """None until the breakdown band asks for it (and ``cost.per_call`` is empty until then)."""
     cost: SessionCost
     reports: list[CompactionReport] | None
     """One per compaction, recorded ones first (``compactions`` in ``analyze --json``); None
     while they are worked out for a new result."""
 
     def __repr__(self) -> str:  # never the whole session (workers repr their arguments)
-        return f"Insights({self.session.id!r}, {len(self.breakdown.calls)} calls)"
+        calls = "no breakdown" if self.breakdown is None else f"{len(self.breakdown.calls)} calls"
+        return f"Insights({self.session.id!r}, {calls})"
 
     def pending(self, result: ReplayResult | None) -> Insights:
         """These insights under a new replay result whose compaction reports are not known yet
@@ -44,7 +50,9 @@ class Insights:
 
     def call(self, call_index: int | None) -> CallBreakdown | None:
         """The breakdown of call ``call_index``."""
-        return None if call_index is None else self.breakdown.at(call_index)
+        if call_index is None or self.breakdown is None:
+            return None
+        return self.breakdown.at(call_index)
 
     def call_cost(self, call_index: int | None) -> CallCost | None:
         """The price of call ``call_index`` (None: not priced, or no such call)."""
@@ -70,13 +78,24 @@ class Insights:
 
 
 def compute_insights(
-    session: Session, result: ReplayResult | None, previous: Insights | None = None
+    session: Session,
+    result: ReplayResult | None,
+    previous: Insights | None = None,
+    *,
+    each_call: bool = False,
 ) -> Insights:
     """The :class:`Insights` of ``session`` under ``result`` (the breakdown and the cost of
-    ``previous`` are reused when it is of the same session)."""
-    if previous is not None and previous.session is session:
+    ``previous`` are reused when it is of the same session); with ``each_call``, the breakdown
+    of every call and the price of each (else they are left out, unless ``previous`` has
+    them)."""
+    if (
+        previous is not None
+        and previous.session is session
+        and (previous.breakdown is not None or not each_call)
+    ):
         shown, cost = previous.breakdown, previous.cost
     else:
-        shown, cost = breakdown(session), session_cost(session)
+        shown = breakdown(session) if each_call else None
+        cost = session_cost(session, each_call=each_call)
     reports = compaction_reports(session, result, cost) if result is not None else []
     return Insights(session, result, shown, cost, reports)

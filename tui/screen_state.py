@@ -18,6 +18,7 @@ from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import IntFlag
+from itertools import compress
 from typing import TYPE_CHECKING, NamedTuple
 
 from core.model.session import Message, Role, Session
@@ -141,6 +142,8 @@ class SessionState:
     _call_messages: array[int] = field(default_factory=lambda: _ints())
     _row_of_message: array[int] = field(default_factory=lambda: _ints())
     _match_set: set[int] = field(default_factory=set)
+    _marker_places: tuple[int, list[int]] | None = None
+    """The message count and where each rule sat when the rows were last made."""
     _static: tuple[int, int, array[int]] | None = None
     """The messages' own flags, for the message list and the count they were read at: they do
     not change with a replay (a limit change on 100,000 messages need not read them again)."""
@@ -261,10 +264,10 @@ class SessionState:
             return None
         message_index = result.point_column("message_index")
         for simulated in (True, False):
-            column = "overflow_simulated" if simulated else "overflow_recorded"
-            for call, overflowed in enumerate(result.point_column(column)):
-                if overflowed:
-                    return call, message_index[call], simulated
+            column = result.point_column("overflow_simulated" if simulated else "overflow_recorded")
+            call = next(compress(range(len(column)), column), None)  # (in C to the first)
+            if call is not None:
+                return call, message_index[call], simulated
         return None
 
     # -- rows ----------------------------------------------------------------------------------
@@ -322,22 +325,26 @@ class SessionState:
             key=lambda m: (m.message_index, m.kind != "split"),
         )
         self.markers = ordered
+        places = (count, [m.message_index for m in ordered])
+        if places == self._marker_places:
+            return  # the rules sit where they did: the rows are the same
+        self._marker_places = places
         if not ordered:
             self.rows = _ints(range(count))
             self._row_of_message = _ints()
             return
         rows = _ints()
+        row_of = _zeros(count)
         start = 0
         for k, marker in enumerate(ordered):
-            rows.extend(range(start, marker.message_index))
-            start = marker.message_index
+            stop = marker.message_index
+            row_of[start:stop] = _ints(range(len(rows), len(rows) + stop - start))
+            rows.extend(range(start, stop))
+            start = stop
             rows.append(-1 - k)
+        row_of[start:count] = _ints(range(len(rows), len(rows) + count - start))
         rows.extend(range(start, count))
         self.rows = rows
-        row_of = _zeros(count)
-        for row, value in enumerate(rows):
-            if value >= 0:
-                row_of[value] = row
         self._row_of_message = row_of
 
     # -- search --------------------------------------------------------------------------------
@@ -411,34 +418,24 @@ def _message_flags(messages: list[Message], count: int) -> array[int]:
 def _mark_decisions(flags: array[int], result: ReplayResult, count: int) -> None:
     """What the replay decided: pruned, protected and truncated outputs, overflowing calls and
     the policy's compactions."""
-    # Read as columns: the states themselves are not built for this (a second on 100 MB).
-    columns = zip(
-        result.message_column("message_index"),
-        result.message_column("pruned"),
-        result.message_column("protected"),
-        result.message_column("truncated"),
-        strict=True,
-    )
-    for i, pruned, protected, truncated in columns:
-        if i >= count or not (pruned or protected or truncated):
-            continue
-        value = flags[i]
-        if pruned:
-            value |= _PRUNED
-        if protected:
-            value |= _PROTECTED
-        if truncated:
-            value |= _TRUNCATED
-        flags[i] = value
-    overflows = zip(
-        result.point_column("message_index"),
-        result.point_column("overflow_simulated"),
-        result.point_column("overflow_recorded"),
-        strict=True,
-    )
-    for i, simulated, recorded in overflows:
-        if (simulated or recorded) and i < count:
-            flags[i] |= _OVERFLOW
+    from core.replay.timeline import PROTECTED_REASONS  # (a result exists: it is imported)
+
+    # Read as columns, and only where a column says something (``compress`` walks them in C):
+    # the states themselves are not built for this (a second on 100 MB).
+    messages = result.message_column("message_index")
+    for column, mask in (("pruned", _PRUNED), ("truncated", _TRUNCATED)):
+        for i in compress(messages, result.message_column(column)):
+            if i < count:
+                flags[i] |= mask
+    reasons = result.message_column("prune_reason")
+    for i, why in zip(compress(messages, reasons), filter(None, reasons), strict=True):
+        if i < count and why in PROTECTED_REASONS:
+            flags[i] |= _PROTECTED
+    calls = result.point_column("message_index")
+    for column in ("overflow_simulated", "overflow_recorded"):
+        for i in compress(calls, result.point_column(column)):
+            if i < count:
+                flags[i] |= _OVERFLOW
     for event in result.events:
         if event.kind == "compact" and event.message_index < count:
             flags[event.message_index] |= _COMPACTED_HERE

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import compress, islice
+from operator import ne
 
 from core.algorithms.overflow import crosses
 from core.policy import Policy
@@ -204,22 +206,20 @@ def _conflict_note(first: int, last: int, fired_on: int | None, earlier: int | N
 
 def rule_spans(rule: Sequence[int | None]) -> list[ThresholdSpan]:
     """The spans of a policy's own thresholds: one per run of calls with the same threshold."""
-    spans: list[ThresholdSpan] = []
-    for c, limit in enumerate(rule):
-        if spans and spans[-1].threshold == limit:
-            spans[-1].last_call = c
-            continue
-        spans.append(
-            ThresholdSpan(
-                first_call=c,
-                last_call=c,
-                threshold=limit,
-                source="rule",
-                rule_threshold=limit,
-                low=None,
-                high=None,
-                recorded_index=None,
-                note="",
-            )
+    n = len(rule)
+    # Where the threshold changes, found in C (a limit change re-makes these on 50,000 calls).
+    starts = [0, *compress(range(1, n), map(ne, islice(rule, 1, None), rule))] if n else []
+    return [
+        ThresholdSpan(
+            first_call=first,
+            last_call=(starts[k + 1] if k + 1 < len(starts) else n) - 1,
+            threshold=rule[first],
+            source="rule",
+            rule_threshold=rule[first],
+            low=None,
+            high=None,
+            recorded_index=None,
+            note="",
         )
-    return spans
+        for k, first in enumerate(starts)
+    ]

@@ -253,14 +253,14 @@ class ResumePlanner:
         when none does)."""
         same_windows = new.windows == trace.windows
         pending_new = False
-        for c in range(min(stop, len(trace.checks))):
-            check = trace.checks[c]
-            if check is not None and self._decides_otherwise(
-                check, c, policy, new.thresholds[c], trace, pending_new
-            ):
-                return c
+        checks, limits = trace.checks, new.thresholds
+        for c in range(min(stop, len(checks))):
+            check = checks[c]
             if check is not None:
-                pending_new = decide(check, new.thresholds[c], policy, pending_new)[1]
+                decided = self._decides_otherwise(check, c, policy, limits[c], trace, pending_new)
+                if decided is None:
+                    return c
+                pending_new = decided
             if same_windows:
                 continue
             prompt, removed_nothing = trace.overflow_prompt[c]
@@ -276,18 +276,21 @@ class ResumePlanner:
     @staticmethod
     def _decides_otherwise(
         check: Check, c: int, policy: Policy, limit: int | None, trace: Trace, pending: bool
-    ) -> bool:
-        """The check before call ``c`` fires otherwise under ``limit``: it fires or not, fires on
-        another figure, or leaves another projection flag for the next check."""
+    ) -> bool | None:
+        """None when the check before call ``c`` fires otherwise under ``limit`` (it fires or
+        not, fires on another figure, or leaves another projection flag for the next check);
+        else the projection flag it leaves (one decision per check)."""
         fired_new, pending_new = decide(check, limit, policy, pending)
         if fired_new != check.fired:
-            return True
+            return None
         if fired_new and trigger_of(check, limit, policy) != check.trigger:
-            return True  # fires either way, but on another figure
+            return None  # fires either way, but on another figure
         # A projection that crossed mid-turn under one threshold only: the checkpoints after
         # this check hold the other run's flag.
         after = trace.checkpoints[c + 1] if c + 1 < len(trace.checkpoints) else trace.final
-        return after is not None and after.pending != pending_new
+        if after is not None and after.pending != pending_new:
+            return None
+        return pending_new
 
 
 def restore(trace: Trace, old: Trace | None, resume: int, calls: Calls) -> tuple[State, int, int]:
@@ -310,6 +313,7 @@ def restore(trace: Trace, old: Trace | None, resume: int, calls: Calls) -> tuple
     trace.checks = old.checks[:resume]
     trace.overflow_prompt = old.overflow_prompt[:resume]
     trace.rows = old.rows[:resume]
+    trace.columns = {name: column[:resume] for name, column in old.columns.items()}
     trace.events = old.events[: state.n_events]
     trace.compaction_meta = {k: v for k, v in old.compaction_meta.items() if k < state.n_events}
     trace.run_notes = [note for note in old.run_notes if note[0] <= resume]

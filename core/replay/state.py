@@ -241,6 +241,7 @@ class Trace:
     __slots__ = (
         "checkpoints",
         "checks",
+        "columns",
         "compaction_meta",
         "events",
         "final",
@@ -280,6 +281,9 @@ class Trace:
         """Compaction attempts that changed nothing (checkpoints taken so far, for each)."""
         self.points: list[CallPoint] = []
         """The points built so far (a result builds them when asked for)."""
+        self.columns: dict[str, list[Any]] = {}
+        """Point columns read from the rows alone, by name, as far as they were read
+        (:class:`core.replay.timeline.ColumnPoints`)."""
         self.events: list[ReplayEvent] = []
         self.compaction_meta: dict[int, dict[int, str]] = {}
         """Event id -> the pruner's reason for each message of that compaction or pruning."""

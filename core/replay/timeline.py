@@ -8,7 +8,8 @@ about the message changed (:class:`MessageStates`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from operator import attrgetter
 from typing import Any
 
 from core.model.fastmodel import build
@@ -26,13 +27,13 @@ from core.replay.results import (
     ReplaySummary,
 )
 from core.replay.setting import Setting
-from core.replay.state import Trace
+from core.replay.state import CallRow, Trace
 from core.replay.truncation import Truncation
 
 _STATES_SLACK = 1024
 """Message states kept beyond four per message (then only the last run's are kept)."""
-_PROTECTED = {"protected tool", "inside skip boundary", "inside protect budget"}
-"""The pruner's reasons that protect an output."""
+PROTECTED_REASONS = frozenset({"protected tool", "inside skip boundary", "inside protect budget"})
+"""The pruner's reasons that protect an output (``MessageState.protected``)."""
 
 
 class MessageStates:
@@ -107,7 +108,9 @@ class ColumnStates:
 
     def column(self, name: str) -> Sequence[Any]:
         if name == "protected":
-            return [why in _PROTECTED for why in self._columns[_COLUMNS.index("prune_reason")]]
+            return [
+                why in PROTECTED_REASONS for why in self._columns[_COLUMNS.index("prune_reason")]
+            ]
         column: Sequence[Any] = self._columns[_COLUMNS.index(name)]
         return column
 
@@ -125,7 +128,7 @@ def _message_state(key: tuple[Any, ...]) -> MessageState:
             "truncation_note": note,
             "pruned": pruned,
             "prune_reason": why,
-            "protected": why in _PROTECTED,
+            "protected": why in PROTECTED_REASONS,
             "summarised_by": by,
             "kept_by": kept,
             "in_context_at_end": inside,
@@ -147,9 +150,7 @@ def assemble(
     events = trace.events
     points = ColumnPoints(trace, calls, setting)
     messages = states.lazy(_message_columns(calls, recorded, setting, trace))
-    recorded_overflow = [
-        calls.recorded_overflows(window)[c] for c, window in enumerate(setting.windows)
-    ]
+    recorded_overflow = _recorded_overflow(calls, setting.windows)
     result = build(
         ReplayResult,
         {
@@ -160,7 +161,7 @@ def assemble(
             "threshold": setting.limit,
             "events": list(events),
             "fidelity": fidelity(recorded, events, trace.checks, setting.spans, setting.limits),
-            "summary": summary(trace, calls, setting, recorded_overflow),
+            "summary": summary(trace, calls, setting, recorded_overflow, points),
             "notes": notes(calls, recorded, setting) + grouped(trace.run_notes),
             "recording_policy": setting.native,
             "overhead_tokens": setting.rec.overhead,
@@ -180,6 +181,14 @@ def assemble(
         },
     )
     return result
+
+
+def _recorded_overflow(calls: Calls, windows: Sequence[int | None]) -> list[str | None]:
+    """Why each recorded call overflowed against its window (one list when the window is the
+    same at every call, the usual case)."""
+    if len(set(windows)) <= 1:
+        return list(calls.recorded_overflows(windows[0] if windows else None)[: len(windows)])
+    return [calls.recorded_overflows(window)[c] for c, window in enumerate(windows)]
 
 
 def _extend_points(trace: Trace, calls: Calls, setting: Setting) -> None:
@@ -240,6 +249,7 @@ class ColumnPoints:
         self._setting = setting
         self.count = len(trace.rows)
         self._sources: list[str | None] | None = None
+        self._columns: dict[str, Sequence[Any]] = {}
 
     def _build(self) -> None:
         if len(self._trace.points) < self.count:
@@ -260,15 +270,27 @@ class ColumnPoints:
         return _point(call_index, self._trace, self._calls, self._setting, self._sources)
 
     def column(self, name: str) -> Sequence[Any]:
-        rows = self._trace.rows
-        if name == "message_index":
-            return [row.message_index for row in rows]
-        if name == "simulated_tokens":
-            return [row.figure for row in rows]
-        if name == "simulated_provenance":
-            return [row.provenance for row in rows]
-        if name == "overflow_simulated":
-            return [row.overflow for row in rows]
+        """One field of every point (each column made once per result; those read from the
+        rows alone extend the column of the run this one resumed from)."""
+        cached = self._columns.get(name)
+        if cached is None:
+            read = _ROW_COLUMNS.get(name)
+            cached = self._row_column(name, read) if read is not None else self._column(name)
+            self._columns[name] = cached
+        return cached
+
+    def _row_column(self, name: str, read: Callable[[CallRow], Any]) -> list[Any]:
+        """A column of the rows' own figures, kept in the trace: a run resuming from this one
+        starts from its prefix (:func:`core.replay.incremental.restore`)."""
+        columns = self._trace.columns
+        column = columns.get(name)
+        if column is None:
+            column = columns[name] = []
+        if len(column) < self.count:
+            column.extend(map(read, self._trace.rows[len(column) : self.count]))
+        return column
+
+    def _column(self, name: str) -> Sequence[Any]:
         if name == "recorded_tokens":
             return self._calls.usage_context[: self.count]
         if name == "baseline_tokens":
@@ -280,12 +302,6 @@ class ColumnPoints:
                 reasons = overflows(windows[0] if windows else None)
                 return [reason is not None for reason in reasons[: self.count]]
             return [overflows(windows[c])[c] is not None for c in range(self.count)]
-        return self._check_column(name)
-
-    def _check_column(self, name: str) -> Sequence[Any]:
-        """The columns of the check log (``CallPoint``'s check fields), else any field from
-        the points themselves."""
-        rows = self._trace.rows
         if name == "call_index":
             return range(self.count)
         if name == "threshold":
@@ -296,16 +312,28 @@ class ColumnPoints:
             if self._sources is None:
                 self._sources = _threshold_sources(self._setting, self.count)
             return self._sources
-        if name == "check_fired":
-            return [row.check.fired for row in rows]
-        flags = [checked(row.check) for row in rows]
-        if name == "checked":
-            return flags
-        if name == "check_tokens":
-            return [measured(r.check) if c else None for r, c in zip(rows, flags, strict=True)]
-        if name == "check_basis":
-            return [r.check.basis if c else None for r, c in zip(rows, flags, strict=True)]
         return [getattr(point, name) for point in self.all()]
+
+
+def _check_tokens(row: CallRow) -> int | None:
+    return measured(row.check) if checked(row.check) else None
+
+
+def _check_basis(row: CallRow) -> str | None:
+    return row.check.basis if checked(row.check) else None
+
+
+_ROW_COLUMNS: dict[str, Callable[[CallRow], Any]] = {
+    "message_index": attrgetter("message_index"),
+    "simulated_tokens": attrgetter("figure"),
+    "simulated_provenance": attrgetter("provenance"),
+    "overflow_simulated": attrgetter("overflow"),
+    "check_fired": attrgetter("check.fired"),
+    "checked": lambda row: checked(row.check),
+    "check_tokens": _check_tokens,
+    "check_basis": _check_basis,
+}
+"""The point columns read from each call's row alone (the same for a prefix a run reuses)."""
 
 
 def _threshold_sources(setting: Setting, calls: int) -> list[str | None]:
@@ -314,8 +342,9 @@ def _threshold_sources(setting: Setting, calls: int) -> list[str | None]:
     for span in setting.spans:
         if span.threshold is None:
             continue
-        for c in range(span.first_call, min(span.last_call + 1, calls)):
-            sources[c] = span.source
+        first, stop = max(span.first_call, 0), min(span.last_call + 1, calls)
+        if first < stop:
+            sources[first:stop] = [span.source] * (stop - first)
     return sources
 
 
@@ -378,22 +407,28 @@ def _in_context_at_end(calls: Calls, recorded: RecordedCompactions, trace: Trace
         if item.index >= 0:
             in_context[item.index] = True
     # Messages the recording compacted away stay out only when the policy applied that.
-    for j in range(final.base_pos, n):
-        if calls.main[j] and not recorded.owned[j]:
-            in_context[j] = True
+    start = min(max(final.base_pos, 0), n)
+    in_context[start:n] = recorded.walked[start:n]  # (in the main conversation, not owned)
     return in_context
 
 
 def summary(
-    trace: Trace, calls: Calls, setting: Setting, recorded_overflow: list[str | None]
+    trace: Trace,
+    calls: Calls,
+    setting: Setting,
+    recorded_overflow: list[str | None],
+    points: ColumnPoints | None = None,
 ) -> ReplaySummary:
-    """The figures of a run, from its rows (one per call, as its points hold them)."""
+    """The figures of a run, from its rows (one per call, as its points hold them; read as the
+    result's columns when ``points`` is given)."""
     rows = trace.rows
-    figures = [row.figure for row in rows]
+    if points is None:
+        points = ColumnPoints(trace, calls, setting)
+    figures: Sequence[int] = points.column("simulated_tokens")
     peak_sim = max(figures, default=0)
     recorded = [figure for figure in calls.usage_context if figure is not None]
     over_recorded = [reason is not None for reason in recorded_overflow[: len(rows)]]
-    over_simulated = [row.overflow for row in rows]
+    over_simulated: Sequence[bool] = points.column("overflow_simulated")
     both = sum(map(bool.__and__, over_recorded, over_simulated))
     totals = _event_totals(trace.events, setting.truncation)
     tok = setting.tokens

@@ -78,6 +78,7 @@ async def test_the_selected_call_follows_the_list_as_the_gauge_does() -> None:
             call = state.call_for_message(index)
             assert call is not None
             assert chart.selected_call == call == screen.gauge.selected_call
+            assert state.insights.breakdown is not None  # (the band is open)
             assert shown.call is state.insights.breakdown.calls[call]
             assert shown.cost is state.insights.call_cost(call)
             assert shown.cost is not None and shown.cost.call_index == call
@@ -91,7 +92,7 @@ async def test_the_selected_call_follows_the_list_as_the_gauge_does() -> None:
 
 
 @needs_samples
-async def test_the_insights_are_worked_out_off_the_ui_thread_once_per_session(
+async def test_the_breakdown_is_worked_out_off_the_ui_thread_once_per_session_when_shown(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     threads: list[threading.Thread] = []
@@ -105,12 +106,19 @@ async def test_the_insights_are_worked_out_off_the_ui_thread_once_per_session(
     app = session_app(COMPACTED)
     async with app.run_test(size=SIZE) as pilot:
         screen = await _opened(pilot)
+        state = screen.state
+        assert state is not None and state.insights is not None
+        assert not threads and state.insights.breakdown is None  # the band is not open
+        assert not state.insights.cost.per_call and state.insights.cost.calls
+        await press(pilot, "b")
+        await settle(pilot)
         assert threads and threading.main_thread() not in threads
+        assert state.insights is not None and state.insights.breakdown is not None
+        assert len(state.insights.cost.per_call) == len(state.insights.breakdown.calls)
         seen = len(threads)
         screen.set_policy(get_preset("seed"))  # a new result: new reports, the same breakdown
         await settle(pilot)
-        state = screen.state
-        assert state is not None and state.insights is not None
+        assert state.insights is not None and state.insights.breakdown is not None
         assert state.insights.result is state.result
         assert len(threads) == seen
 
@@ -240,7 +248,7 @@ async def test_insights_that_fail_are_said_and_the_screen_goes_on(
 ) -> None:
     import tui.screens.session.insights as layer
 
-    def broken(*_args: object) -> None:
+    def broken(*_args: object, **_options: object) -> None:
         raise ValueError("a price table that cannot be read")
 
     monkeypatch.setattr(layer, "compute_insights", broken)

@@ -13,6 +13,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import compress
 from typing import TYPE_CHECKING
 
 from core.formats.subagents import subagent_spans
@@ -114,7 +115,7 @@ MAX_DRAWN = 2**63 - 1
 as this much — far past any window, which is all the bar can say — instead of failing."""
 
 
-def _packed(values: list[int]) -> array[int]:
+def _packed(values: Sequence[int]) -> array[int]:
     """``values`` as machine integers, each clamped into what one can hold."""
     try:
         return array("q", values)
@@ -126,9 +127,9 @@ def _packed(values: list[int]) -> array[int]:
 class _Columns:
     """The per-call lists :func:`build_series` fills before packing them into arrays."""
 
-    message_index: list[int]
+    message_index: Sequence[int]
     recorded: list[int]
-    simulated: list[int]
+    simulated: Sequence[int]
     provenance: list[Provenance]
     flags: list[int]
     window: int | None
@@ -141,20 +142,21 @@ def _replayed_columns(result: ReplayResult) -> _Columns:
     """Both series of a replay result, its overflows and the policy's compactions."""
     # Columns, not points: the points of a big session are not built for the gauge.
     column = result.point_column
-    flags = [0] * result.call_count
-    overflows = zip(
-        column("overflow_simulated"),
-        column("overflow_recorded"),
-        column("threshold_source"),
-        strict=True,
-    )
-    for i, (simulated, recorded, source) in enumerate(overflows):
-        if simulated:
-            flags[i] |= OVERFLOW_SIMULATED
-        if recorded:
-            flags[i] |= OVERFLOW_RECORDED
-        if source == "inferred":
-            flags[i] |= THRESHOLD_INFERRED
+    count = result.call_count
+    flags = [0] * count
+    # Only the calls a column marks are visited (``compress`` walks the columns in C).
+    calls = range(count)
+    for name, bit in (
+        ("overflow_simulated", OVERFLOW_SIMULATED),
+        ("overflow_recorded", OVERFLOW_RECORDED),
+    ):
+        for i in compress(calls, column(name)):
+            flags[i] |= bit
+    sources = column("threshold_source")
+    if "inferred" in sources:  # (searched in C: most sessions have no inferred stretch)
+        for i, source in enumerate(sources):
+            if source == "inferred":
+                flags[i] |= THRESHOLD_INFERRED
     for event in result.events:
         call = event.call_index
         if call is None or not 0 <= call < len(flags):
@@ -164,9 +166,9 @@ def _replayed_columns(result: ReplayResult) -> _Columns:
         elif event.kind == "recorded-compaction":
             flags[call] |= RECORDED_COMPACT
     return _Columns(
-        message_index=list(column("message_index")),
+        message_index=column("message_index"),  # (the result's own: read, never changed)
         recorded=[-1 if tokens is None else tokens for tokens in column("recorded_tokens")],
-        simulated=list(column("simulated_tokens")),
+        simulated=column("simulated_tokens"),
         provenance=list(column("simulated_provenance")),
         flags=flags,
         window=result.window,

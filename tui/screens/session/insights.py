@@ -3,12 +3,14 @@ call, what the session cost and what each compaction forgot (:mod:`tui.insights`
 a worker.
 
 One worker at a time (group ``insights``); the breakdown and the cost are kept per session, so a
-new policy only recomputes the compaction reports. What arrives for a session or a result that is
-no longer shown is dropped.
+new policy only recomputes the compaction reports. The breakdown of every call (and each call's
+price) is worked out only once the breakdown band is opened (:meth:`InsightsRunner.want_breakdown`).
+What arrives for a session or a result that is no longer shown is dropped.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from textual import work
@@ -59,7 +61,22 @@ class InsightsRunner(Controller):
         self._timer = None
         state = self.view.state
         if state is not None and state.result is not None:
-            self._compute(state.session, state.result, self._cache)
+            self._compute(state.session, state.result, self._cache, self.view.breakdown_shown)
+
+    def want_breakdown(self) -> bool:
+        """The breakdown band opened: work out every call's breakdown now if it is not known
+        (True: it is on its way)."""
+        state = self.view.state
+        if state is None or state.result is None:
+            return state is not None  # (worked out with the first replay's insights)
+        insights = state.insights
+        if insights is not None and insights.breakdown is not None:
+            return False
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        self._compute(state.session, state.result, self._cache, True)
+        return True
 
     @work(
         thread=True,
@@ -68,9 +85,15 @@ class InsightsRunner(Controller):
         exit_on_error=False,
         description="Breakdown, cost and compaction reports",
     )
-    def _compute(self, session: Session, result: ReplayResult, previous: Insights | None) -> None:
+    def _compute(
+        self,
+        session: Session,
+        result: ReplayResult,
+        previous: Insights | None,
+        each_call: bool,
+    ) -> None:
         try:
-            insights = compute_insights(session, result, previous)
+            insights = compute_insights(session, result, previous, each_call=each_call)
         except Exception as exc:  # (a report that fails must not end the screen: say so)
             reason = " ".join(str(exc).split()) or type(exc).__name__
             self.app.call_from_thread(
@@ -86,6 +109,14 @@ class InsightsRunner(Controller):
     def insights_ready(self, event: InsightsReady) -> None:
         view = self.view
         insights = event.insights
+        known = self._cache
+        if (
+            insights.breakdown is None
+            and known is not None
+            and known.session is insights.session
+            and known.breakdown is not None
+        ):  # (an earlier computation without the breakdown ended after the one with it)
+            insights = replace(insights, breakdown=known.breakdown, cost=known.cost)
         self._cache = insights
         state = view.state
         if state is None or state.session is not insights.session:

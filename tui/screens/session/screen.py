@@ -432,8 +432,7 @@ class SessionScreen(SessionView):
         slot = self.query_one("#breakdown-slot")
         slot.display = not slot.display
         if slot.display:
-            state = self.state
-            if state is not None and state.insights is None:
+            if self.insights_runner.want_breakdown():
                 self.app.notify("Working out the breakdown…", timeout=2)
             self.show_breakdown_call(self.gauge.selected_call)
         elif self.focused is self.query_one("#breakdown-chart"):
