@@ -66,13 +66,19 @@ def recorded_compactions(session: Session) -> int:
 def peak_point(points: Sequence[CallPoint]) -> CallPoint | None:
     """The call of the :data:`PEAK` (the first of equals; None without calls). Its
     ``baseline_tokens`` is the peak, ``baseline_provenance`` where the figure comes from."""
+    at = peak_index([p.baseline_tokens for p in points], [p.window for p in points])
+    return None if at is None else points[at]
+
+
+def peak_index(baseline: Sequence[int], windows: Sequence[int | None]) -> int | None:
+    """The call of the :data:`PEAK` from the columns of a replay (each call's
+    ``baseline_tokens`` and ``window``): what :func:`peak_point` finds, without the points."""
     best: tuple[float, int] | None = None
-    found: CallPoint | None = None
-    for point in points:
-        tokens = point.baseline_tokens
-        key = (tokens / point.window if point.window else -1.0, tokens)
+    found: int | None = None
+    for c, (tokens, window) in enumerate(zip(baseline, windows, strict=True)):
+        key = (tokens / window if window else -1.0, tokens)
         if best is None or key > best:
-            best, found = key, point
+            best, found = key, c
     return found
 
 

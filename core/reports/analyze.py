@@ -16,7 +16,7 @@ from core.insights.estimate_calibration import (
     calibration_note,
     prompts_estimated,
 )
-from core.insights.named_figures import peak_point, recorded_compactions
+from core.insights.named_figures import peak_index, recorded_compactions
 from core.model.fastmodel import build
 from core.model.session import Session
 from core.replay.results import (
@@ -166,7 +166,10 @@ def call_timeline(result: ReplayResult) -> CallTimeline:
 
 def session_info(session: Session, result: ReplayResult) -> SessionInfo:
     """The :class:`SessionInfo` of a replayed session."""
-    peak = peak_point(result.points)
+    # the peak from the replay's columns: the points of every call are not built for it
+    column = result.point_column
+    peak_at = peak_index(column("baseline_tokens"), column("window"))
+    peak_tokens = None if peak_at is None else column("baseline_tokens")[peak_at]
     return SessionInfo(
         id=session.id,
         format=session.format.value,
@@ -183,8 +186,8 @@ def session_info(session: Session, result: ReplayResult) -> SessionInfo:
         recorded_compactions=recorded_compactions(session),
         diagnostics=len(session.diagnostics),
         parent_session_id=session.parent_session_id,
-        peak_tokens=None if peak is None else peak.baseline_tokens,
-        peak_call_index=None if peak is None else peak.call_index,
+        peak_tokens=peak_tokens,
+        peak_call_index=peak_at,
     )
 
 
