@@ -266,7 +266,7 @@ def bench_real_size(folder: Path) -> tuple[list[str], bool]:
     lines = [
         f"  a real-size session: {path.name} ({path.stat().st_size / 1e6:.1f} MB)",
         row(
-            "    analyze --json, start to exit: best of 7",
+            "    analyze --json end to end, best of 7",
             f"{best:.3f} s (median {median:.3f} s, CPU {min(r.cpu for r in runs):.3f} s)",
             f"≤ {REAL_SIZE_BOUND_S} s",
             ok,
