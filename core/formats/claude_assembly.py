@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from sys import intern
 from typing import Any
 
 from core.agents.overflow_errors import is_context_overflow_message
@@ -129,6 +130,8 @@ class Assembler:
         """A context-overflow error since the last successful model call: (line, text)."""
         self.owner: dict[str, str] = {}  # line uuid -> id of the message holding it
         self.tool_names: dict[str, str] = {}
+        self.call_ids: dict[str, str] = {}
+        """Each tool call's id, the string its call holds: its result holds the same one."""
         self.answered: set[str] = set()
         self.max_context = 0
         self.provider: tuple[str, str] | None = None
@@ -139,7 +142,9 @@ class Assembler:
         calls = [item for item in order if isinstance(item, Call)]
         for call in calls:
             for tc in call.calls:
+                tc.name = intern(tc.name)
                 self.tool_names[tc.id] = tc.name
+                self.call_ids[tc.id] = tc.id
         for item in order:
             if isinstance(item, Call):
                 self._call(item)
@@ -217,8 +222,9 @@ class Assembler:
             reasoning="\n\n".join([t for t in item.reasoning if t]),
             tool_calls=item.calls,
             usage=usage,
-            model=item.model,
-            stop_reason=item.stop,
+            # the same few names on every call: one string each, not one per call
+            model=None if item.model is None else intern(item.model),
+            stop_reason=None if item.stop is None else intern(item.stop),
             error=item.error,
             sidechain=sidechain,
             source_line=first.line,
@@ -277,7 +283,9 @@ class Assembler:
                 id=entry.uuid if k == 0 else f"{entry.uuid}#{k}",
                 parent_id=parent_id,
                 timestamp=entry.timestamp,
-                tool_result=_tool_result(call_id, name, output, is_error),
+                tool_result=_tool_result(
+                    self.call_ids.get(call_id, call_id), name, output, is_error
+                ),
                 sidechain=sidechain,
                 source_line=entry.line,
                 source_offset=entry.offset,

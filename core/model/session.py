@@ -258,8 +258,16 @@ class Severity(StrEnum):
     ERROR = "error"
 
 
+_DEFERRED = ConfigDict(defer_build=True)
+"""The session's pydantic models build their validator and serialiser when one is first used,
+not when the module is imported: ``analyze --json`` of a session without diagnostics never
+validates one (the schema of each costs a few milliseconds of every command's start)."""
+
+
 class Diagnostic(BaseModel):
     """Something a loader skipped, repaired or could not understand."""
+
+    model_config = _DEFERRED
 
     line: int | None = None
     """1-based line (or record number) in the source; None for file-level notes."""
@@ -279,6 +287,8 @@ nothing decides it yet)."""
 
 class CompactionEvent(BaseModel):
     """A compaction the recording itself contains."""
+
+    model_config = _DEFERRED
 
     message_index: int
     """Index in :attr:`Session.messages` of the first message after the compaction (the summary
@@ -315,6 +325,8 @@ nowhere."""
 class WindowChange(BaseModel):
     """The window changed during the session (Codex records it per turn)."""
 
+    model_config = _DEFERRED
+
     message_index: int
     """The first message the new window applies to."""
     context_window: int
@@ -326,7 +338,8 @@ class WindowChange(BaseModel):
 class Session(BaseModel):
     """A recorded agent session, normalised."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)  # messages are msgspec structs
+    # messages are msgspec structs; the schema is built when first needed (see _DEFERRED)
+    model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
 
     id: str
     format: SourceFormat

@@ -50,28 +50,31 @@ ANALYZE_JSON = """
 import contextlib, io, sys
 from tui.cli.main import cli
 with contextlib.redirect_stdout(io.StringIO()) as out:
-    cli.main(args=["analyze", "--json", {path!r}], standalone_mode=False)
+    cli.main(args=[{command!r}, "--json", {path!r}], standalone_mode=False)
 assert out.getvalue().lstrip().startswith("{{")
-bad = sorted(m for m in sys.modules if m.split(".")[0] in {{"textual", "rich", "openai", "asyncio"}})
+unused = {{"textual", "rich", "openai", "asyncio", "concurrent", "multiprocessing"}}
+bad = sorted(m for m in sys.modules if m.split(".")[0] in unused or m == "core.fleet.survey")
 print(",".join(bad))
 """
 
 
-def test_analyze_json_imports_no_rendering(tmp_path: Path) -> None:
-    """``ctxscope analyze --json`` prints JSON: it starts without Textual, rich's rendering, the
-    LLM client or asyncio (rich is imported only for a table, asyncio only for a compaction).
-    The price table (which imports asyncio) is read once per model: the second run prices from
-    the memo in the cache folder. The sample is one whose replay compacts nowhere (the overflow
-    sample's does: the agent's rule fires where the recording overflowed)."""
+@pytest.mark.parametrize("command", ["analyze", "breakdown"])
+def test_analyze_json_imports_no_rendering(tmp_path: Path, command: str) -> None:
+    """``ctxscope analyze --json`` (and ``breakdown --json``) prints JSON: it starts without
+    Textual, rich's rendering, the LLM client or asyncio (rich is imported only for a table,
+    asyncio only for a compaction), nor the fleet's process pool (only for a session with
+    sub-agents). The price table (which imports asyncio) is read once per model: the second run
+    prices from the memo in the cache folder. The sample is one whose replay compacts nowhere
+    (the overflow sample's does: the agent's rule fires where the recording overflowed)."""
     sample = REPO / "sample_sessions" / "pi" / "branched.jsonl"
-    code = ANALYZE_JSON.format(path=str(sample))
+    code = ANALYZE_JSON.format(command=command, path=str(sample))
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
     for _run in range(2):
         result = subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
         )
     assert (tmp_path / "ctxscope" / "prices.json").is_file()
-    assert result.stdout.strip() == "", f"analyze --json imported {result.stdout.strip()}"
+    assert result.stdout.strip() == "", f"{command} --json imported {result.stdout.strip()}"
 
 
 CONSOLE_SCRIPT = """

@@ -309,3 +309,21 @@ def test_the_text_report_names_the_parent_and_each_sub_agent(tmp_path: Path) -> 
         "between calls 0-1"
     ]
     assert subagent_lines([], SID) == [f"a sub-agent of session {SID}"]
+
+
+def test_analyze_json_lists_the_sub_agents_and_none_for_a_session_without(tmp_path: Path) -> None:
+    # analyze imports the fleet's machinery only for a session that has sub-agents: both ways
+    from click.testing import CliRunner
+
+    from tui.cli.commands.analyze import analyze
+
+    family = _family(tmp_path)
+    found = json.loads(CliRunner().invoke(analyze, ["--json", str(family)]).output)
+    assert [(s["id"], s["calls"], s["peak_tokens"]) for s in found["subagents"]] == [
+        ("abc123", 1, 9_000)
+    ]
+    alone = tmp_path / "alone" / family.name
+    alone.parent.mkdir()
+    alone.write_bytes(family.read_bytes())
+    found = json.loads(CliRunner().invoke(analyze, ["--json", str(alone)]).output)
+    assert found["subagents"] == []

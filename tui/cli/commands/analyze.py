@@ -17,10 +17,11 @@ import sys
 import click
 
 from core.fleet.session_rows import SubagentInfo
-from core.fleet.survey import subagent_summaries
+from core.formats.subagents import child_paths
 from core.insights.diagnosis import MARGIN, diagnose
 from core.insights.named_figures import RECORDING_CHECK, compaction_figures, peak
 from core.model.json_text import model_json_bytes
+from core.model.session import Session
 from core.reports.analyze import analysis_report
 from tui.cli.commands._llm_watch import LLMWatch
 from tui.cli.commands._options import replay_options
@@ -50,6 +51,16 @@ def subagent_lines(subagents: list[SubagentInfo], parent: str | None) -> list[st
             f"{info.compactions} compactions{where}"
         )
     return lines
+
+
+def _subagents(session: Session) -> list[SubagentInfo]:
+    """The figures of the sub-agents ``session`` started; the fleet's machinery (its process
+    pool, its cache) is imported only for a session that has some."""
+    if not child_paths(session):
+        return []
+    from core.fleet.survey import subagent_summaries
+
+    return subagent_summaries(session)
 
 
 @click.command(name="analyze")
@@ -86,7 +97,7 @@ def analyze(
         result,
         diagnosis,
         replayer_of(session).inferred_threshold(),
-        subagents=subagent_summaries(session),
+        subagents=_subagents(session),
     )
     if as_json:
         # Bytes straight to the stream: no text copy of a 12 MB report (100 MB sessions).

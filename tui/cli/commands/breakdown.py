@@ -14,12 +14,9 @@ Exit status 0, or 2 for unusable input.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich import box
-from rich.table import Table
-from rich.text import Text
 
 from core.insights.breakdown import (
     CATEGORIES,
@@ -30,13 +27,15 @@ from core.insights.breakdown import (
     breakdown,
 )
 from core.insights.cost import CallCost, SessionCost, cost_label, format_usd, session_cost
-from core.model.json_text import escaped_json, model_json
+from core.model.json_text import escaped_json, model_json_bytes
 from core.model.tokens import DEFAULT_ESTIMATOR
 from core.model.write_numbers import short_tokens
 from core.reports.analyze import breakdown_report
 from tui.cli.commands._options import session_argument, window_option
 from tui.cli.commands._session import fail, load_or_fail
-from tui.cli.render import notes_block, session_header, stdout_console, tokens
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 _BAR_WIDTH = 30
 
@@ -77,13 +76,18 @@ def breakdown_command(
             call_cost = _call_cost(cost, call_index)
             _write_json(row.model_dump(), call_cost.model_dump() if call_cost else None)
             return
+        # rich and the renderers only for a table: --json starts without them
+        from tui.cli.render import session_header, stdout_console
+
         console = stdout_console()
         console.print(session_header(session))
         console.print(call_table(row, _call_cost(cost, call_index), session.context_window))
         return
     if as_json:
-        sys.stdout.write(model_json(breakdown_report(result, cost)) + "\n")
+        _write_bytes(model_json_bytes(breakdown_report(result, cost)) + b"\n")
         return
+    from tui.cli.render import notes_block, session_header, stdout_console
+
     console = stdout_console()
     console.print(session_header(session))
     console.print(calls_table(result, cost, session.context_window))
@@ -96,6 +100,16 @@ def _write_json(document: dict[str, Any], cost: dict[str, Any] | None) -> None:
     when the call has none), from the same :func:`core.insights.cost.session_cost`."""
     document["cost"] = cost
     sys.stdout.write(escaped_json(document) + "\n")
+
+
+def _write_bytes(data: bytes) -> None:
+    """UTF-8 JSON straight to standard output (no text copy of a 100 MB session's document)."""
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:  # a text-only stream (a test's StringIO)
+        sys.stdout.write(data.decode())
+    else:
+        sys.stdout.flush()
+        buffer.write(data)
 
 
 def _call_cost(cost: SessionCost, call_index: int) -> CallCost | None:
@@ -128,6 +142,9 @@ def over_window_note(totals: list[tuple[int, int, str]], window: int | None) -> 
 def calls_table(result: ContextBreakdown, cost: SessionCost, window: int | None = None) -> Table:
     """One row per call: the total (``!`` above ``window``, said why), each category, and the
     call's cost."""
+    from rich import box
+    from rich.table import Table
+
     how = (
         f"{result.estimator} calibrated on {result.calibration_calls} calls"
         if result.provenance == "calibrated"
@@ -171,6 +188,12 @@ def calls_table(result: ContextBreakdown, cost: SessionCost, window: int | None 
 def call_table(row: CallBreakdown, cost: CallCost | None, window: int | None = None) -> Table:
     """One call, category by category, with a bar of each share (and why its total is above
     ``window``, when it is)."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    from tui.cli.render import tokens
+
     how = "recorded" if row.total_provenance == "recorded" else "estimated"
     price = ""
     if cost is not None:
