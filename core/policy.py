@@ -238,11 +238,13 @@ class LLMConfig(_Section):
     endpoint that accepts and never answers, or sends headers without end, fails here)."""
     stall_timeout_s: float = Field(default=10.0, gt=0)
     """While a streamed answer arrives, each line of it (an event, a keep-alive) must come within
-    this many seconds of the one before (a stream that stalls or drips fails here)."""
+    this many seconds of the one before (a stream that stalls or drips fails here); an answer not
+    streamed must not go this long without new bytes once its headers came."""
     max_failing_s: float = Field(default=30.0, gt=0)
-    """Once the summary requests that failed in a row have taken this many seconds together, the
-    run stops calling the LLM (with the two deadlines above, a dead endpoint is given up on
-    within 30 s by default)."""
+    """The run's budget for failing requests: no request is given more than what is left of it,
+    and once the summary requests that failed in a row have taken it together the run stops
+    calling the LLM. A dead endpoint, streamed or not, is given up on within it (30 s by
+    default)."""
     stream: bool = True
     """Stream the summary as it is written."""
 

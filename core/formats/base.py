@@ -218,8 +218,34 @@ class SessionBuilder:
 
     # -- result -------------------------------------------------------------------------
 
+    def _clamp_derived(self) -> None:
+        """Derived estimates and compaction sizes above :data:`~core.model.read_numbers.MAX_COUNT`
+        clamped to it, with a ``bad-count`` diagnostic each (as a figure read is)."""
+        top = numbers.MAX_COUNT
+        for message in self.messages:
+            estimate = message.agent_estimate_tokens
+            if estimate is not None and estimate > top:
+                message.agent_estimate_tokens = self.count(
+                    None, f"message {message.index}: estimate", estimate
+                )
+            if message.reasoning_estimate_tokens > top:
+                message.reasoning_estimate_tokens = self.count(
+                    None,
+                    f"message {message.index}: reasoning estimate",
+                    message.reasoning_estimate_tokens,
+                )
+        for event in self.compactions:
+            for key in ("tokens_before", "tokens_after"):
+                value = getattr(event, key)
+                if value is not None and value > top:
+                    setattr(event, key, self.count(event.source_line, f"compaction {key}", value))
+
     def build(self) -> Session:
-        """The Session (messages are not revalidated; they were typed by the loader)."""
+        """The Session (messages are not revalidated; they were typed by the loader). The
+        figures a loader derived rather than read (an estimate from a redaction's kept length,
+        a compaction's size from a call's context) are held to what a count may be, as every
+        figure read is: the session holds nothing its ctxscope file would not read back."""
+        self._clamp_derived()
         diagnostics = list(self._diagnostics)
         for code, count in self._per_code.items():
             if count > MAX_DIAGNOSTICS_PER_CODE:

@@ -12,6 +12,7 @@ left out too: it was not in the child's context); ``metadata["forked_history"]``
 
 from __future__ import annotations
 
+from core.model.read_numbers import MAX_COUNT
 from core.model.session import Message, Role, Session
 
 
@@ -57,11 +58,11 @@ def keep_own_part(session: Session, first_line: int, last_line: int) -> None:
         meta=True,
         source_line=folded[0].source_line,
         source_offset=folded[0].source_offset,
-        agent_estimate_tokens=sum(e for e in estimates if e is not None)
+        agent_estimate_tokens=min(sum(e for e in estimates if e is not None), MAX_COUNT)
         if all(e is not None for e in estimates)
         else None,
         # the encrypted reasoning the parent's calls left in that history (Codex counts it)
-        reasoning_estimate_tokens=sum(m.reasoning_estimate_tokens for m in folded),
+        reasoning_estimate_tokens=min(sum(m.reasoning_estimate_tokens for m in folded), MAX_COUNT),
     )
     removed = end - start - 1
     session.messages = [*messages[:start], history, *messages[end:]]

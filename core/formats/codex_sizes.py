@@ -82,7 +82,10 @@ def placeholder_length(value: str) -> int | None:
     if not value.startswith("[REDACTED_"):
         return None
     match = _PLACEHOLDER.fullmatch(value)
-    return int(match.group(1)) if match else None
+    if match is None:
+        return None
+    digits = match.group(1)  # thousands of digits would pass int()'s limit: damage, held big
+    return int(digits) if len(digits) <= 18 else 10**18
 
 
 def placeholder_delta(value: Any) -> int:

@@ -63,6 +63,7 @@ from typing import Literal
 from pydantic import Field
 
 from core.algorithms.overflow import usable_usage
+from core.formats.codex_sizes import placeholder_length
 from core.insights.breakdown_calibration import fit_ratios
 from core.insights.context_walk import CallStep, CompactionStep, RecordedWalk
 from core.model.fastmodel import build
@@ -294,7 +295,9 @@ class _KeptLengths(TokenCounter):
     def count(self, text: str) -> int:
         if "[REDACTED_" not in text:
             return super().count(text)
-        kept = sum(-(-int(m.group(1)) // 4) for m in _KEPT_LENGTH.finditer(text))
+        kept = sum(
+            -(-(placeholder_length(m.group(0)) or 0) // 4) for m in _KEPT_LENGTH.finditer(text)
+        )
         return super().count(_KEPT_LENGTH.sub("", text)) + kept
 
 

@@ -53,6 +53,14 @@ class FailureBudget:
     def _out_of_time(self) -> bool:
         return self.max_s is not None and self.consecutive > 0 and self.failing_s >= self.max_s
 
+    def time_left(self) -> float | None:
+        """Seconds the failures in a row may still take (None: no time limit). A request is
+        given no more than this (see :mod:`core.llm.deadline`)."""
+        if self.max_s is None:
+            return None
+        with self._lock:
+            return self.max_s - self.failing_s
+
     def check(self) -> None:
         """Raise :class:`StoppedCallingError` when the budget is spent (the request is not sent)."""
         with self._lock:

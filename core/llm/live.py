@@ -39,6 +39,7 @@ import orjson
 
 from core.agents.overflow_errors import is_context_overflow_code, is_context_overflow_message
 from core.llm.budget import FailureBudget
+from core.llm.deadline import RequestDeadline, request_deadline
 from core.llm.live_errors import (
     KEY_LIKE_RE,
     REDACTED,
@@ -271,10 +272,13 @@ class OpenAISummarizer:
         Streams when ``config.stream`` (``on_delta`` gets each piece; without streaming it gets
         the whole text once). Raises an :class:`core.llm.LLMError` subclass with a one-line
         message; never returns a partial summary. The whole request, retries included, ends
-        within ``config.timeout_s``; once ``config.max_consecutive_failures`` requests in a row
-        have failed, nothing more is sent (:class:`~core.llm.protocol.StoppedCallingError`).
+        within ``config.timeout_s`` and within what is left of the run's ``max_failing_s``
+        (:mod:`core.llm.deadline`); once ``config.max_consecutive_failures`` requests in a row
+        have failed, or failures in a row took ``max_failing_s``, nothing more is sent
+        (:class:`~core.llm.protocol.StoppedCallingError`).
         """
         self.budget.check()
+        deadline = request_deadline(self._config, self.budget)
         with self._numbers_lock:
             self._requests += 1
             number = self._requests
@@ -283,12 +287,15 @@ class OpenAISummarizer:
             number,
             self._where,
             self._model,
-            self._config.timeout_s,
+            deadline.seconds,
             extra={"llm_event": "request"},
         )
         started = time.perf_counter()
+        attempt = Attempt(DeltaRelay(on_delta))
         try:
-            result = await self._summarize(messages, prompt, max_tokens, on_delta)
+            result = await self._summarize(
+                messages, prompt, max_tokens, on_delta, (attempt, deadline)
+            )
         except CallbackError as exc:
             raise exc.original from None
         except LLMError as exc:
@@ -302,7 +309,10 @@ class OpenAISummarizer:
                 extra={"llm_event": "succeeded"},
             )
             return result
-        self._note_failure(number, failure, time.perf_counter() - started)
+        seconds = time.perf_counter() - started
+        if attempt.out_of_time:  # it had its whole deadline, whatever the clocks say
+            seconds = max(seconds, deadline.seconds)
+        self._note_failure(number, failure, seconds)
         # Raised here, outside the handler, as a fresh exception: no __context__/__cause__ chain
         # leads back to the SDK's exception (whose text and request may carry the key).
         raise type(failure)(str(failure))
@@ -343,23 +353,21 @@ class OpenAISummarizer:
         prompt: str,
         max_tokens: int,
         on_delta: DeltaCallback | None,
+        request: tuple[Attempt, RequestDeadline],
     ) -> SummaryResult:
         started = time.perf_counter()
         client = self._client()
-        attempt = Attempt(DeltaRelay(on_delta))
-        deadline_s = self._config.timeout_s
+        attempt, deadline = request
         try:
-            async with asyncio.timeout(deadline_s) as deadline:
+            async with asyncio.timeout(deadline.seconds) as timer:
                 answer = await self._attempts(
-                    client, messages, prompt, max_tokens, attempt, started
+                    client, messages, prompt, max_tokens, attempt, (started, deadline)
                 )
         except TimeoutError:
-            if not deadline.expired():
+            if not timer.expired():
                 raise
-            raise UnreachableError(
-                f"{self._where}: no complete answer within {deadline_s:g}s "
-                f"(timeout_s, the request's deadline; {attempt.progress()})"
-            ) from None
+            attempt.out_of_time = True
+            raise deadline.passed(self._where, attempt.progress()) from None
         if not answer.text.strip():
             raise MalformedResponseError(f"{self._where} returned an empty summary")
         if answer.finish_reason == "length":
@@ -383,9 +391,10 @@ class OpenAISummarizer:
         prompt: str,
         max_tokens: int,
         attempt: Attempt,
-        started: float,
+        clock: tuple[float, RequestDeadline],
     ) -> _Answer:
-        """Send the request until an answer comes back, retrying what is worth retrying."""
+        """Send the request until an answer comes back, retrying what is worth retrying
+        (``clock``: when the request started and its deadline)."""
         waited_s = 0.0
         adapted: set[str] = set()
         while True:
@@ -401,7 +410,7 @@ class OpenAISummarizer:
                 self._adapt(rejected.parameter)
                 _log.info("%s: %s; resending without it", self._where, rejected)
             except Retryable as failure:
-                delay = self._next_wait(failure, attempt.retries, waited_s, started)
+                delay = self._next_wait(failure, attempt, waited_s, clock)
                 attempt.retries += 1
                 _log.warning(
                     "%s: %s; retry %d of %d in %.2fs",
@@ -415,10 +424,15 @@ class OpenAISummarizer:
                 waited_s += delay
 
     def _next_wait(
-        self, failure: Retryable, retries: int, waited_s: float, started: float
+        self,
+        failure: Retryable,
+        attempt: Attempt,
+        waited_s: float,
+        clock: tuple[float, RequestDeadline],
     ) -> float:
         """The wait before the next retry; raises when no retry is left or the wait would pass
-        the wait budget or the request's deadline."""
+        the wait budget or the request's deadline (``clock``: its start and its deadline)."""
+        retries = attempt.retries
         if retries >= self._config.max_retries:
             raise self._exhausted(failure, retries) from None
         delay = self._backoff(failure, retries)
@@ -427,8 +441,13 @@ class OpenAISummarizer:
                 f"waiting {delay:.1f}s more would pass the {self._max_total_wait_s:g}s wait budget"
             )
             raise self._exhausted(failure, retries, note=note) from None
-        if time.perf_counter() - started + delay >= self._config.timeout_s:
-            note = f"waiting {delay:.1f}s more would pass the {self._config.timeout_s:g}s deadline"
+        started, deadline = clock
+        if time.perf_counter() - started + delay >= deadline.seconds:
+            attempt.out_of_time = True
+            which = "max_failing_s" if deadline.run_budget else "timeout_s"
+            note = (
+                f"waiting {delay:.1f}s more would pass the {deadline.seconds:g}s deadline ({which})"
+            )
             raise self._exhausted(failure, retries, note=note) from None
         return delay
 
@@ -480,7 +499,8 @@ class OpenAISummarizer:
                 content_type = response.headers.get("content-type", "")
                 if "json" in content_type and "event-stream" not in content_type:
                     # A server that ignores stream=true and answers in one piece.
-                    answer = self._completion_answer(await self._read_body(body), content_type)
+                    data = await self._read_body(body, guard.progress)
+                    answer = self._completion_answer(data, content_type)
                     relay.feed(answer.text)
                     return answer
                 return await self._read_events(body, relay, content_type, guard.progress)
@@ -495,17 +515,29 @@ class OpenAISummarizer:
         self, client: openai.AsyncOpenAI, params: dict[str, Any], attempt: Attempt
     ) -> _Answer:
         create: Any = client.chat.completions.with_streaming_response.create
+        # No first-byte deadline: a server answering in one piece sends its headers once the
+        # whole answer is written. Once they came, the body must not stall.
+        guard = StreamGuard(None, self._config.stall_timeout_s)
         try:
             async with create(**params) as response:
                 body = attempt.start(response, self._config.max_answer_bytes)
                 content_type = response.headers.get("content-type", "")
-                return self._completion_answer(await self._read_body(body), content_type)
+                async with guard.timeout:
+                    guard.first_byte()
+                    data = await self._read_body(body, guard.progress)
+                return self._completion_answer(data, content_type)
         except openai.OpenAIError as exc:
             raise self._translate(exc) from None
+        except TimeoutError:
+            if not guard.timeout.expired():
+                raise  # the request's deadline: _summarize says so
+            raise UnreachableError(f"{self._where}: {guard.reason(attempt)}") from None
 
-    async def _read_body(self, body: CappedBody) -> bytes:
+    async def _read_body(
+        self, body: CappedBody, progress: Callable[[], None] | None = None
+    ) -> bytes:
         try:
-            return await body.read()
+            return await body.read(progress)
         except Exception as exc:
             raise self._transport_failure(exc, body) from None
 

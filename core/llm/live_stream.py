@@ -19,6 +19,8 @@ class Attempt:
         self.relay = relay
         self.retries = 0
         self.body: CappedBody | None = None
+        self.out_of_time = False
+        """The request ended because its deadline passed (or a retry's wait would pass it)."""
 
     def start(self, response: Any, max_bytes: int) -> CappedBody:
         """The body of a new response (headers received)."""
@@ -33,11 +35,14 @@ class Attempt:
 
 
 class StreamGuard:
-    """The deadlines of one streamed attempt: the first byte (the response's headers) within
-    ``first_byte_s`` of sending, then each line within ``stall_s`` of the one before. One
-    :class:`asyncio.Timeout` whose deadline moves on; :meth:`reason` says which one passed."""
+    """The deadlines of one attempt: the first byte (the response's headers) within
+    ``first_byte_s`` of sending, then each line (or, for an answer not streamed, each chunk of
+    the body) within ``stall_s`` of the one before. One :class:`asyncio.Timeout` whose deadline
+    moves on; :meth:`reason` says which one passed. ``first_byte_s`` None: no first-byte
+    deadline (a server answering in one piece sends its headers only once the answer is
+    written, so only the request's deadline bounds the wait for them)."""
 
-    def __init__(self, first_byte_s: float, stall_s: float) -> None:
+    def __init__(self, first_byte_s: float | None, stall_s: float) -> None:
         self.first_byte_s = first_byte_s
         self.stall_s = stall_s
         self.timeout = asyncio.timeout(first_byte_s)
@@ -57,7 +62,7 @@ class StreamGuard:
         """Which deadline ended the attempt, in one line."""
         if not self.started:
             return (
-                f"no answer began within {self.first_byte_s:g}s of the request "
+                f"no answer began within {self.first_byte_s or 0:g}s of the request "
                 "(first_byte_timeout_s, --llm-first-byte-timeout)"
             )
         return (

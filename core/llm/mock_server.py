@@ -16,8 +16,8 @@ Faults (:class:`MockServerConfig`, set at start or per test through ``POST /_moc
 context limit (OpenAI-style ``400 context_length_exceeded``, or the wording of another server),
 429 with ``Retry-After`` or 500 for the first K requests, a delay before answering and between
 chunks, a connection dropped mid-response, malformed JSON, 401 for a wrong key, 404 for an unknown
-model, a request never answered (``stall``), an answer dripped one byte at a time (``drip``), an
-answer of any size (``huge``); and two habits of real servers: answering a streamed request in one
+model, a request never answered (``stall``), headers without end (``endless_headers``), an
+answer dripped one byte at a time (``drip``), an answer of any size (``huge``); and two habits of real servers: answering a streamed request in one
 piece, and refusing ``max_tokens``. Each "first K" fault has its own budget, spent only when it fires, checked in that
 order.
 
@@ -63,7 +63,7 @@ DEFAULT_MAX_TOKENS = 1024
 _MAX_LOG_ENTRIES = 10_000
 _MAX_BODY_BYTES = 64 * 1024 * 1024
 
-_FAULTS = ("fail_429", "fail_500", "malformed", "drop", "stall", "drip", "huge")
+_FAULTS = ("fail_429", "fail_500", "malformed", "drop", "stall", "endless_headers", "drip", "huge")
 """The "next K requests" faults, in the order they are checked (each has its own budget)."""
 
 OverflowStyle = Literal["openai", "anthropic", "llamacpp", "vllm", "openrouter"]
@@ -121,7 +121,10 @@ class MockServerConfig(BaseModel):
     """The next K chat requests get their answer's body one byte at a time, ``drip_interval_s``
     apart (the headers come at once)."""
     drip_interval_s: float = Field(default=1.0, ge=0)
-    """Wait between two bytes of a dripped answer."""
+    """Wait between two bytes of a dripped answer (and two lines of endless headers)."""
+    endless_headers: int = Field(default=0, ge=0)
+    """The next K chat requests get a status line, then a header line every
+    ``drip_interval_s``, without end: the response never begins."""
     huge: int = Field(default=0, ge=0)
     """The next K chat requests get an answer of ``huge_bytes`` characters of text (streamed in
     pieces, or as one plain completion), written as it goes, never held whole."""
@@ -149,6 +152,7 @@ class _Budgets:
         self.drop = config.drop
         self.stall = config.stall
         self.drip = config.drip
+        self.endless_headers = config.endless_headers
         self.huge = config.huge
 
     def take(self, name: str) -> bool:
@@ -255,6 +259,35 @@ class _Handler(BaseHTTPRequestHandler):
             if self._client_closed():
                 raise _ClientGone()
         self._drop_connection()
+
+    def _answer_never_ends(
+        self, fault: str, config: MockServerConfig, model: str, stream: bool, entry: dict[str, Any]
+    ) -> None:
+        """The faults whose answer does not come: silence, headers without end, a huge body."""
+        entry["fault"] = fault.replace("_", "-")
+        if fault == "stall":
+            self._stall()
+        elif fault == "endless_headers":
+            self._endless_headers(config.drip_interval_s)
+        else:
+            self._send_huge(config, model, stream, entry)
+
+    def _endless_headers(self, interval_s: float) -> None:
+        """A status line, then header lines until the client hangs up or the server stops."""
+        self.close_connection = True
+        line = b"HTTP/1.1 200 OK\r\n"
+        number = 0
+        while not self._client_closed():
+            try:
+                self.wfile.write(line)
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError) as exc:
+                raise _ClientGone() from exc
+            number += 1
+            line = f"X-Mock-Header-{number}: still coming\r\n".encode()
+            if self.server.stopping.wait(interval_s):
+                self._drop_connection()
+        raise _ClientGone()
 
     def _client_closed(self) -> bool:
         try:
@@ -500,12 +533,8 @@ class _Handler(BaseHTTPRequestHandler):
             entry["fault"] = fault.removeprefix("fail_")
             raise status_fault(fault, config)
 
-        if fault in ("stall", "huge"):
-            entry["fault"] = fault
-            if fault == "stall":
-                self._stall()
-            else:
-                self._send_huge(config, model, stream, entry)
+        if fault in ("stall", "huge", "endless_headers"):
+            self._answer_never_ends(fault, config, model, stream, entry)
             return
         if fault == "drip":
             entry["fault"] = "drip"

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import socket
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 
@@ -58,9 +58,13 @@ class CappedBody:
                 raise AnswerTooLarge(self.received, self.max_bytes)
             yield chunk
 
-    async def read(self) -> bytes:
-        """The whole body (within the cap)."""
-        parts = [chunk async for chunk in self.chunks()]
+    async def read(self, progress: Callable[[], None] | None = None) -> bytes:
+        """The whole body (within the cap); ``progress`` is called as each chunk arrives."""
+        parts = []
+        async for chunk in self.chunks():
+            parts.append(chunk)
+            if progress is not None:
+                progress()
         return b"".join(parts)
 
     async def lines(self) -> AsyncIterator[str]:

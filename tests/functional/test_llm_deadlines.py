@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from core.llm.budget import FailureBudget
+from core.llm.deadline import request_deadline
 from core.llm.live import OpenAISummarizer
 from core.llm.mock_server import MockLLMServer, MockServerConfig
 from core.llm.protocol import LLMError, StoppedCallingError, UnreachableError
@@ -28,6 +29,7 @@ from tests.functional.test_llm_faults import (
     _replay_cli,
     _session,
     ask,
+    asked,
     live,
     replay_live,
 )
@@ -78,12 +80,12 @@ def test_a_run_stops_once_its_failures_took_max_failing_s(
         timeout_s=FAR,
         first_byte_timeout_s=0.3,
         max_consecutive_failures=50,
-        max_failing_s=0.5,
+        max_failing_s=2.0,  # far from the first request's 0.3 s, even on a busy machine
     )
     assert 1 <= len(server.requests()) < 50  # the time budget, not the count, stopped it
     assert "first_byte_timeout_s" in _failures(result)
     stopped = [r.getMessage() for r in caplog.records if "stopped calling" in r.getMessage()]
-    assert len(stopped) == 1 and "max_failing_s 0.5" in stopped[0]
+    assert len(stopped) == 1 and "max_failing_s 2" in stopped[0]
 
 
 def test_the_failure_time_budget_resets_on_success() -> None:
@@ -121,14 +123,123 @@ def test_the_replay_flags_set_the_deadlines(server: MockLLMServer, tmp_path: Pat
         "--llm-first-byte-timeout",
         "0.3",
         "--llm-max-failing",
-        "0.5",
+        "2",
         "--llm-max-failures",
         "50",
     )
     assert done.returncode == 3, done.stderr
-    last = done.stderr.strip().splitlines()[-1]
-    assert "no answer began within 0.3s" in last and "Traceback" not in done.stderr
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    # the first request ends at the first-byte deadline (the run's 2 s are far from it); the last
+    # may end at what is left of them (then it names max_failing_s): the run stops within them
+    assert "summary request 1 failed" in lines[1] and "no answer began within 0.3s" in lines[1]
+    assert "max_failing_s" in done.stderr
     assert len(server.requests()) < 50
+
+
+# --- every path ends within the run's budget: streamed or not, silent, dripping, endless headers --
+
+
+@pytest.mark.parametrize(
+    ("stream", "fault", "limits", "reason"),
+    [
+        # streamed: the first-byte and stall deadlines end it, whatever the request's deadline
+        (True, {"endless_headers": 5, "drip_interval_s": 0.02}, {"first_byte_timeout_s": 0.3},
+         "no answer began within 0.3s of the request (first_byte_timeout_s"),
+        # not streamed: the headers come only once the answer is written, so no first-byte
+        # deadline; what is left of the run's failure budget ends the request
+        (False, {"stall": 5}, {"max_failing_s": 0.4},
+         "no complete answer within 0.4s (max_failing_s, --llm-max-failing"),
+        (False, {"endless_headers": 5, "drip_interval_s": 0.02}, {"max_failing_s": 0.4},
+         "no complete answer within 0.4s (max_failing_s, --llm-max-failing"),
+        (False, {"drip": 5, "drip_interval_s": 0.02}, {"max_failing_s": 0.4},
+         "bytes of the answer had arrived"),
+        # ... and a body that stops coming fails at the stall deadline, as a stream does
+        (False, {"drip": 5, "drip_interval_s": 30.0}, {"stall_timeout_s": 0.3},
+         "the answer stalled: nothing new for 0.3s (stall_timeout_s"),
+    ],
+    ids=["streamed-endless-headers", "plain-silent", "plain-endless-headers", "plain-drip",
+         "plain-body-stalls"],
+)  # fmt: skip
+async def test_every_path_ends_at_a_deadline_it_names(
+    server: MockLLMServer,
+    stream: bool,
+    fault: dict[str, float],
+    limits: dict[str, float],
+    reason: str,
+) -> None:
+    server.configure(MockServerConfig.model_validate(fault))
+    # every deadline not under test is far away: the message proves which one fired
+    far = {"first_byte_timeout_s": FAR, "stall_timeout_s": FAR, "max_failing_s": FAR}
+    summarizer = live(server, timeout_s=FAR, stream=stream, **{**far, **limits})
+    with pytest.raises(UnreachableError) as caught:
+        await ask(summarizer)
+    assert reason in str(caught.value)
+    assert summarizer.budget.failed == 1 and len(server.requests()) <= 1
+
+
+async def test_retries_stay_within_the_runs_failure_budget(server: MockLLMServer) -> None:
+    server.configure(MockServerConfig(fail_500=1000, delay_s=0.05))
+    summarizer = live(server, timeout_s=FAR, max_retries=1000, max_failing_s=0.5, stream=False)
+    with pytest.raises(LLMError) as caught:
+        await ask(summarizer)
+    assert "max_failing_s" in str(caught.value)
+    assert summarizer.budget.spent  # the run calls no more: its budget went on this request
+
+
+async def test_a_request_gets_only_what_is_left_of_the_runs_budget(
+    server: MockLLMServer,
+) -> None:
+    server.configure(MockServerConfig(stall=5))
+    summarizer = live(server, timeout_s=FAR, max_failing_s=FAR, stream=False)
+    summarizer.budget.record_failure(LLMError("an earlier failure"), FAR - 0.3)
+    with pytest.raises(UnreachableError) as caught:
+        await ask(summarizer)
+    message = str(caught.value)
+    assert "no complete answer within 0.3s (max_failing_s" in message
+    assert f"{FAR - 0.3:.1f}s of it spent by the failures before this one" in message
+    with pytest.raises(StoppedCallingError, match="max_failing_s"):
+        summarizer.budget.check()
+
+
+def test_the_default_deadlines_bound_a_runs_failures_to_30_s() -> None:
+    """Whatever fails and however (each request is given at most what is left), the failing
+    requests of a run take at most max_failing_s, 30 s by default, before it stops calling."""
+    config = LLMConfig()
+    budget = FailureBudget(config.max_consecutive_failures, "http://x/v1", config.max_failing_s)
+    spent = 0.0
+    while not budget.spent:
+        deadline = request_deadline(config, budget)  # the request fails at its deadline
+        budget.record_failure(LLMError("silent"), deadline.seconds)
+        spent += deadline.seconds
+    assert spent <= 30.0
+    assert request_deadline(config, FailureBudget(3, "x", config.max_failing_s)).seconds == 30.0
+
+
+@pytest.mark.parametrize("fault", ["stall", "endless_headers"])
+def test_a_plain_replay_against_a_dead_endpoint_ends_naming_the_budget(
+    server: MockLLMServer, tmp_path: Path, fault: str
+) -> None:
+    server.configure(MockServerConfig.model_validate({fault: 100, "drip_interval_s": 0.02}))
+    session, policy = _files(tmp_path, "stream = false\n")
+    done = _replay_cli(
+        str(session),
+        "-p",
+        str(policy),
+        "--llm",
+        server.url,
+        "--model",
+        MODEL,
+        "--llm-timeout",
+        str(FAR),
+        "--llm-max-failing",
+        "0.5",
+    )
+    assert done.returncode == 3, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert "no complete answer within 0.5s (max_failing_s, --llm-max-failing" in last
+    assert "Traceback" not in done.stderr
+    assert asked(done.stderr) == 1  # the one request spent the run's budget: no other was sent
 
 
 @pytest.fixture

@@ -123,6 +123,9 @@ async def test_appended_lines_appear_once_and_a_partial_line_waits(tmp_path: Pat
         half = len(first_line) // 2
         with open(path, "ab") as f:
             f.write(first_line[:half])
+        # an absence check (the half line must NOT appear): there is no condition to wait for,
+        # so a short bounded wait (longer than the watcher's debounce) gives it the chance to
+        # go wrong
         await pilot.pause(1.0)
         await settle(pilot)
         assert state.message_count == expected
@@ -131,6 +134,7 @@ async def test_appended_lines_appear_once_and_a_partial_line_waits(tmp_path: Pat
         expected_after = len(load_session(path).messages)
         assert expected_after == expected + 1
         await _wait_for(pilot, lambda: state.message_count == expected_after, "the completed line")
+        # an absence check (the completed line must not be taken twice): a short bounded wait
         await pilot.pause(0.5)
         await settle(pilot)
         ids = _ids(screen)

@@ -444,18 +444,21 @@ def test_streaming_reaches_the_callback() -> None:
 
 
 def test_cancellation_propagates() -> None:
+    asked = asyncio.Event()
+
     class Slow:
         name = "slow"
 
         async def summarize(self, *args: object, **kwargs: object) -> SummaryResult:
-            await asyncio.sleep(10)
+            asked.set()
+            await asyncio.Event().wait()  # never answers
             raise AssertionError("not reached")
 
     async def scenario() -> None:
         task = asyncio.create_task(
             compact(session(), policy(), Slow(), window=WINDOW, counter=COUNTER)
         )
-        await asyncio.sleep(0.01)
+        await asyncio.wait_for(asked.wait(), 60)  # cancelled while it waits for the summary
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task

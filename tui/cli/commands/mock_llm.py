@@ -140,6 +140,13 @@ DEFAULT_PORT = 8765
     help="Read the next K chat requests and never answer them.",
 )
 @click.option(
+    "--endless-headers",
+    type=click.IntRange(min=0),
+    default=0,
+    help="Answer the next K chat requests with headers that never end (one line every "
+    "--drip-interval seconds).",
+)
+@click.option(
     "--drip",
     type=click.IntRange(min=0),
     default=0,
@@ -150,7 +157,7 @@ DEFAULT_PORT = 8765
     type=click.FloatRange(min=0),
     default=1.0,
     show_default=True,
-    help="Seconds between two bytes of a dripped answer.",
+    help="Seconds between two bytes of a dripped answer (or two lines of endless headers).",
 )
 @click.option(
     "--huge",
@@ -187,6 +194,7 @@ def mock_llm(
     ignore_stream: bool,
     reject_max_tokens: bool,
     stall: int,
+    endless_headers: int,
     drip: int,
     drip_interval: float,
     huge: int,
@@ -234,6 +242,7 @@ def mock_llm(
             ignore_stream=ignore_stream,
             reject_max_tokens=reject_max_tokens,
             stall=stall,
+            endless_headers=endless_headers,
             drip=drip,
             drip_interval_s=drip_interval,
             huge=huge,

@@ -48,8 +48,8 @@ from tui.cli.render import (
     type=click.FloatRange(min=0, min_open=True),
     default=None,
     metavar="SECONDS",
-    help="Deadline of one summary request, retries included (default: the policy's "
-    "llm.timeout_s, 60).",
+    help="Deadline of one summary request, retries included; a request also ends where the "
+    "run's --llm-max-failing runs out (default: the policy's llm.timeout_s, 60).",
 )
 @click.option(
     "--llm-max-failures",
@@ -72,16 +72,18 @@ from tui.cli.render import (
     type=click.FloatRange(min=0, min_open=True),
     default=None,
     metavar="SECONDS",
-    help="A streamed answer may go this long without a new line (default: the policy's "
-    "llm.stall_timeout_s, 10).",
+    help="An answer that began may go this long without a new line (streamed) or new bytes "
+    "(not streamed) (default: the policy's llm.stall_timeout_s, 10).",
 )
 @click.option(
     "--llm-max-failing",
     type=click.FloatRange(min=0, min_open=True),
     default=None,
     metavar="SECONDS",
-    help="Stop calling the LLM once the requests that failed in a row took this long together "
-    "(default: the policy's llm.max_failing_s, 30).",
+    help="The run's budget for failing requests: no request is given more than what is left of "
+    "it, and once the requests that failed in a row took it together the run stops calling the "
+    "LLM; a dead endpoint, streamed or not, ends the run within it (default: the policy's "
+    "llm.max_failing_s, 30).",
 )
 @click.option(
     "--llm-max-bytes",
