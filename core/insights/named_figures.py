@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.model.session import CompactionEvent, Session, UsageConvention
-from core.replay.results import CallPoint
+from core.replay.results import CallPoint, ReplayEvent
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,3 +84,57 @@ def context_measure(session: Session) -> str:
             anthropic = message.usage.convention is UsageConvention.ANTHROPIC
             return "prompt" if anthropic else "prompt + reply"
     return "prompt"
+
+
+# -- a compaction's figures, as the TUI names them (the same words as every other output) ---------
+
+COMPACTION_AT = FactDefinition(
+    "at message",
+    "where a compaction happened: the 0-based index of the first message after it (its summary, "
+    "where it has one); everything before it was in the context it replaced",
+    "recorded",
+)
+
+AGENT_COUNT = FactDefinition(
+    "agent's count",
+    "the context the agent itself measured when it compacted, as its file records it (Claude "
+    "Code ``preTokens``, pi ``tokensBefore``, …)",
+    "recorded",
+)
+
+CHECK_FIGURE = FactDefinition(
+    "check",
+    "what ctxscope's replay of the agent's own check measured right before the call the "
+    "compaction came before (the last usage plus an estimate of what came since)",
+    "recorded + estimated",
+)
+
+LAST_PROMPT = FactDefinition(
+    "last prompt",
+    "the recorded prompt of the last call before the compaction that records usage",
+    "recorded",
+)
+
+TOKENS_AFTER = FactDefinition(
+    "tokens after",
+    "the context a compaction left: the file's own count after it where it has one, else the "
+    "replay's estimate",
+    "recorded or estimated",
+)
+
+FACTS.update(
+    (fact.name, fact)
+    for fact in (COMPACTION_AT, AGENT_COUNT, CHECK_FIGURE, LAST_PROMPT, TOKENS_AFTER)
+)
+
+
+def compaction_at(session: Session, event: ReplayEvent | None, recorded_index: int | None) -> int:
+    """The :data:`COMPACTION_AT` of a compaction: recorded compaction ``recorded_index`` (or the
+    one ``event`` took), else the replay's own ``event`` (the message it came right before)."""
+    if recorded_index is None and event is not None:
+        recorded_index = event.recorded_index
+    if recorded_index is not None and 0 <= recorded_index < len(session.compactions):
+        return session.compactions[recorded_index].message_index
+    if event is None:
+        raise ValueError("a compaction is a replay event or a recorded compaction")
+    return event.at_message_index if event.at_message_index is not None else event.message_index
