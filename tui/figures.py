@@ -110,6 +110,14 @@ def check_line(point: CallPoint, policy: Policy | None = None) -> str:
     basis = f" ({point.check_basis})" if point.check_basis else ""
     if point.threshold is None:
         against = "no threshold (window unknown)"
+    elif point.window is not None and point.threshold >= point.window:
+        from core.insights.named_figures import threshold_figure  # (the replay is loaded)
+
+        # at or above the window: flagged, as every output flags it
+        source = point.threshold_source or "rule"
+        if policy is not None and policy.name in ("inferred", "learned"):
+            source = policy.name  # (the policy's own threshold is its rule)
+        against = threshold_figure(point.threshold, source, point.window).label
     else:
         source = f" ({point.threshold_source})" if point.threshold_source else ""
         against = f"{format_tokens(point.threshold)}{source}"

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.model.session import CompactionEvent, Session, UsageConvention
-from core.replay.results import CallPoint, ReplayEvent
+from core.replay.results import CallPoint, Documented, ReplayEvent, ReplayResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,3 +138,66 @@ def compaction_at(session: Session, event: ReplayEvent | None, recorded_index: i
     if event is None:
         raise ValueError("a compaction is a replay event or a recorded compaction")
     return event.at_message_index if event.at_message_index is not None else event.message_index
+
+
+# -- the threshold, labelled, and flagged where it is at or above the window ----------------------
+
+THRESHOLD = FactDefinition(
+    "threshold",
+    "the context at which the agent compacts by itself: its documented rule for the window "
+    "(``rule``), the interval its own compactions show (``inferred``), or learned from other "
+    "sessions (``learned``); a threshold at or above the window never fires before an overflow "
+    "and is flagged so",
+    "rule, inferred or learned",
+)
+FACTS[THRESHOLD.name] = THRESHOLD
+
+
+class ThresholdFigure(Documented):
+    """:data:`THRESHOLD` with its label, and whether it can fire before an overflow."""
+
+    tokens: int | None
+    """The threshold (None: the window is unknown)."""
+    source: str
+    """``rule`` (the agent's documented rule), ``inferred`` (what the session's own compactions
+    show), ``learned`` (from other sessions), or the policy's name for another policy."""
+    window: int | None
+    """The window it applies to."""
+    usable: bool
+    """Below the window: it can fire before the provider refuses the call (False: at or above
+    the window, or unknown)."""
+    label: str
+    """``167,000 (rule)``, or with the flag: ``210,084 (inferred; at or above the 200,000
+    window: never fires before an overflow)``."""
+
+
+def threshold_figure(tokens: int | None, source: str, window: int | None) -> ThresholdFigure:
+    """The :class:`ThresholdFigure` of a threshold from ``source`` for ``window``: every output
+    that states a threshold reads its label here, and a threshold at or above the window is
+    flagged as one that cannot fire before an overflow."""
+    usable = tokens is not None and window is not None and tokens < window
+    if tokens is None:
+        label = "unknown (window unknown)"
+    elif window is not None and tokens >= window:
+        label = (
+            f"{tokens:,} ({source}; at or above the {window:,} window: never fires before an "
+            "overflow)"
+        )
+    else:
+        label = f"{tokens:,} ({source})"
+    return ThresholdFigure(tokens=tokens, source=source, window=window, usable=usable, label=label)
+
+
+def replay_threshold(result: ReplayResult) -> ThresholdFigure:
+    """The :class:`ThresholdFigure` of the threshold a replay ran with: ``inferred`` or
+    ``learned`` for those policies, ``rule`` for the agent's preset (``rule, inferred in
+    places`` where the recording contradicts the rule on some stretch), else the policy's name."""
+    name = result.policy.name
+    if name in ("inferred", "learned"):
+        source = name
+    elif result.recording_policy or result.thresholds:
+        spans = {span.source for span in result.thresholds}
+        source = "rule, inferred in places" if "inferred" in spans else "rule"
+    else:
+        source = name
+    return threshold_figure(result.threshold, source, result.window)

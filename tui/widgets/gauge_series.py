@@ -19,6 +19,7 @@ from core.formats.subagents import subagent_spans
 from core.model.session import Provenance, Session
 
 if TYPE_CHECKING:
+    from core.insights.named_figures import ThresholdFigure
     from core.replay import ReplayResult
 
 MAX_CELLS_PER_SERIES = 2
@@ -57,6 +58,23 @@ class Series:
     """The threshold at each call (-1: none); empty: :attr:`threshold` at every call."""
     windows: Sequence[int] = ()
     """The window at each call (0: unknown); empty: :attr:`window` at every call."""
+    threshold_source: str = "rule"
+    """Where the run's threshold comes from (:func:`core.insights.named_figures.replay_threshold`:
+    ``rule``, ``inferred``, ``learned`` or the policy's name); a call flagged
+    :data:`THRESHOLD_INFERRED` has the recording's instead."""
+
+    def threshold_figure(self, call: int) -> ThresholdFigure | None:
+        """The threshold of ``call``, labelled and flagged where it is at or above the window
+        (:func:`core.insights.named_figures.threshold_figure`; None: no threshold)."""
+        threshold = self.threshold_at(call)
+        if threshold is None:
+            return None
+        from core.insights.named_figures import threshold_figure  # (brings core.replay)
+
+        inferred = bool(self.flags[call] & THRESHOLD_INFERRED) if call < len(self.flags) else False
+        return threshold_figure(
+            threshold, "inferred" if inferred else self.threshold_source, self.window_at(call)
+        )
 
     def threshold_at(self, call: int) -> int | None:
         """The threshold of ``call``."""
@@ -106,6 +124,7 @@ def build_series(session: Session | None, result: ReplayResult | None) -> Series
         min(peak, MAX_DRAWN),
         _packed(columns.thresholds),
         _packed(columns.windows),
+        columns.threshold_source,
     )
 
 
@@ -135,6 +154,7 @@ class _Columns:
     threshold: int | None
     thresholds: list[int]
     windows: list[int]
+    threshold_source: str = "rule"
 
 
 def _replayed_columns(result: ReplayResult) -> _Columns:
@@ -173,7 +193,16 @@ def _replayed_columns(result: ReplayResult) -> _Columns:
         threshold=result.threshold,
         thresholds=[-1 if limit is None else limit for limit in column("threshold")],
         windows=[window or 0 for window in column("window")],
+        threshold_source=_threshold_source(result),
     )
+
+
+def _threshold_source(result: ReplayResult) -> str:
+    """The run's threshold source: ``rule`` for the agent's preset (whose inferred stretches are
+    flagged per call), ``inferred`` or ``learned``, or the policy's name."""
+    from core.insights.named_figures import replay_threshold  # (the replay is loaded)
+
+    return replay_threshold(result).source.split(",")[0]
 
 
 def _recorded_columns(session: Session) -> _Columns:
