@@ -93,6 +93,19 @@ def recorded_trigger(
     return str(compaction.trigger), ""
 
 
+def event_before_name(event: ReplayEvent) -> str:
+    """What a replay compaction's ``tokens_before`` is, named as every output names it: the
+    ``check`` figure the policy's check fired on (threshold, projection, overflow), the agent's
+    count where the replay takes a recorded compaction's own figures, else ``before``."""
+    from core.insights.named_figures import CHECK_FIGURE  # (a replay event: the replay is loaded)
+
+    if event.kind == "recorded-compaction":
+        return "recorded"
+    if event.trigger in ("threshold", "projection", "overflow"):
+        return CHECK_FIGURE.name
+    return "before"
+
+
 def event_trigger(event: ReplayEvent) -> str:
     """What made a replay compaction: ``threshold``, ``projection``, ``overflow``, ``manual`` …"""
     return event.trigger or "—"
@@ -114,7 +127,7 @@ def check_line(point: CallPoint, policy: Policy | None = None) -> str:
         from core.insights.named_figures import threshold_figure  # (the replay is loaded)
 
         # at or above the window: flagged, as every output flags it
-        source = point.threshold_source or "rule"
+        source: str = point.threshold_source or "rule"
         if policy is not None and policy.name in ("inferred", "learned"):
             source = policy.name  # (the policy's own threshold is its rule)
         against = threshold_figure(point.threshold, source, point.window).label

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from core.model.session import Message, Role, Session
 from core.policy import Policy, get_preset
 from tui.compaction_stops import CompactionStop, compaction_stops
-from tui.figures import recorded_trigger
+from tui.figures import event_before_name, recorded_figures, recorded_trigger
 
 if TYPE_CHECKING:  # the replay engine is imported lazily, in the worker that runs it
     from core.replay import (
@@ -487,7 +487,9 @@ def _split_marker(event: ReplayEvent, count: int) -> Marker:
     tail_text = f"tail {len(tail):,} msgs kept" if tail else "no tail kept"
     tokens = ""
     if event.tokens_before is not None and event.tokens_after is not None:
-        tokens = f" · {event.tokens_before:,} → {event.tokens_after:,} tokens"
+        tokens = (
+            f" · {event_before_name(event)} {event.tokens_before:,} → {event.tokens_after:,} after"
+        )
     trigger = f" ({event.trigger})" if event.trigger else ""
     return Marker("split", f"split{trigger}: ↑ {head_text} · ↓ {tail_text}{tokens}", at)
 
@@ -496,12 +498,8 @@ def _boundary_text(session: Session, result: ReplayResult | None, k: int) -> str
     compaction = session.compactions[k]
     trigger, _evidence = recorded_trigger(session, result, k)  # as every screen labels it
     parts = [f"recorded compaction #{k}", trigger]  # (numbered from 0, as recorded_index)
-    if compaction.tokens_before is not None:
-        before = f"{compaction.tokens_before:,}"
-        if compaction.tokens_after is not None:
-            parts.append(f"{before} → {compaction.tokens_after:,} tokens")
-        else:
-            parts.append(f"{before} tokens before")
+    if compaction.tokens_before is not None or compaction.tokens_after is not None:
+        parts.append(recorded_figures(compaction))  # the agent's count → tokens after
     return " · ".join(parts)
 
 

@@ -770,13 +770,12 @@ class CompactionScreen(Screen[None]):
         if e.recorded_index is not None:
             recorded = self.session.compactions[e.recorded_index]
             trigger, evidence = recorded_trigger(self.session, result, e.recorded_index)
-            said = []
-            if recorded.tokens_before is not None:
-                said.append(f"{recorded.tokens_before:,} before")
-            if recorded.tokens_after is not None:
-                said.append(f"{recorded.tokens_after:,} after")
-            figures = f": {', '.join(said)}" if said else ""
-            notes.append(("recorded ", f"compaction #{e.recorded_index}, {trigger}{figures}"))
+            notes.append(
+                (
+                    "recorded ",
+                    f"compaction #{e.recorded_index}, {trigger}: {recorded_figures(recorded)}",
+                )
+            )
             if evidence:
                 notes.append(("", evidence))
         notes.append(("", e.reason))
@@ -893,18 +892,24 @@ class CompactionScreen(Screen[None]):
         if e.tokens_before is None:
             return "the replay has no figure for this compaction"
         if e.kind == "recorded-compaction":
-            return "as the recording states them where it does, else the replay's figures"
+            return (
+                "before: the agent's count, after: tokens after, as the recording states them "
+                "where it does, else the replay's figures"
+            )
         if _taken(e):
             return (
-                f"before: the figure the check fired on; after: what "
-                f"{call_label(e.call_index)} sent (the recording's own figure)"
+                "before: check, what the check measured when it fired; after: tokens after, "
+                f"what {call_label(e.call_index)} sent (the recording's own figure)"
             )
         if e.trigger == "manual":
             return (
-                "before: the replay's figure where the user compacted; after: less what the "
-                "compaction removed"
+                "before: the replay's figure where the user compacted; after: tokens after, "
+                "less what the compaction removed"
             )
-        return "before: the figure the check fired on; after: less what the compaction removed"
+        return (
+            "before: check, what the check measured when it fired; after: tokens after, less "
+            "what the compaction removed"
+        )
 
     @on(Collapsible.Expanded, "#cs-request")
     def _request_opened(self, event: Collapsible.Expanded) -> None:

@@ -309,9 +309,10 @@ class SessionScreen(SessionView):
             self.message_list.rows_changed()
         self.select_message(target.message_index)
         if event is not None:
-            self.app.notify(
-                event.reason, title=f"{event.kind} at message {target.message_index}", timeout=4
-            )
+            from core.insights.named_figures import compaction_at  # (the replay is loaded)
+
+            at = compaction_at(state.session, event, None)
+            self.app.notify(event.reason, title=f"{event.kind} at message {at}", timeout=4)
         elif target.recorded_index is not None:
             title, text = recorded_stop_notice(state.session, state.result, state.policy, target)
             self.app.notify(text, title=title, timeout=4)
