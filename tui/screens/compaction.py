@@ -581,7 +581,7 @@ class CompactionScreen(Screen[None]):
             call = f" · {call_label(event.call_index)}" if event.call_index is not None else ""
             at = compaction_at(self.session, event, None)
             cut = cut_of(event)
-            where = f"#{at}" if cut == at else f"#{at} (cut before #{cut})"
+            where = f"#{at}" if cut == at else f"#{at} (cut #{cut})"
             mode.update(
                 f"replay {place}{_origin(event)} at message {where}{call} · {event_trigger(event)}"
             )
