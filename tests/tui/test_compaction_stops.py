@@ -120,3 +120,17 @@ async def test_the_compaction_screen_shows_an_unapplied_recorded_compaction() ->
         await until(pilot, lambda: screen.status in ("done", "nothing", "failed"), "the run")
         assert screen.position is None and screen.message_index == recorded_at
         assert not screen.through
+
+
+async def test_a_recorded_compaction_with_only_the_agents_count_draws_it() -> None:
+    session = _session()
+    session.compactions[0].tokens_after = None  # (Claude Code records no postTokens before 2.x)
+    policy = get_preset("opencode")
+    result = replay(session, policy)
+    async with opened(session, policy, 0, result) as (_app, pilot, screen):
+        await pilot.press("right_square_bracket")
+        await pilot.pause()
+        assert screen.status == "recorded"
+        tokens = str(screen.query_one("#cs-tokens", Static).render())
+        assert "before    85,600" in tokens and "after  not recorded" in tokens, tokens
+        assert "No token figures" not in tokens

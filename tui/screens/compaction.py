@@ -600,7 +600,13 @@ class CompactionScreen(Screen[None]):
     ) -> Text:
         """Before → after with bars, then ``(label, text)`` lines saying what the figures are."""
         text = Text()
-        if before is None or after is None:
+        if before is not None and after is None:  # (a recorded compaction with the agent's count)
+            text.append("before ", style="bold")
+            text.append(f"{before:>9,} ")
+            text.append(_bar(before, max(before, 1), 16), style=self._style("before"))
+            text.append("\nafter  ", style="bold")
+            text.append("not recorded", style="dim")
+        elif before is None or after is None:
             text.append("No token figures for this compaction.", style="dim")
         else:
             scale = max(before, after, 1)
