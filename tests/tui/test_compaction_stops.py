@@ -88,7 +88,7 @@ async def test_the_compaction_screen_shows_an_unapplied_recorded_compaction() ->
     result = replay(session, policy)
     async with opened(session, policy, 0, result) as (_app, pilot, screen):
         assert isinstance(screen, CompactionScreen)
-        assert [stop.replayed for stop in screen.events][0] is False
+        assert not screen.events[0].replayed
         await pilot.press("right_square_bracket")
         await pilot.pause()
         assert screen.position == 0 and screen.status == "recorded"

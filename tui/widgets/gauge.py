@@ -51,6 +51,7 @@ from tui.widgets.gauge_series import (
     bucket_series,
     build_series,
 )
+from tui.widgets.gauge_series import GUTTER as GUTTER  # (the charts' one x-scale)
 from tui.widgets.message_list import fit_strip
 
 if TYPE_CHECKING:
@@ -59,8 +60,6 @@ if TYPE_CHECKING:
 BLOCKS = " ▁▂▃▄▅▆▇█"
 """Eighth blocks, index = filled eighths of a cell."""
 
-GUTTER = 6
-"""Cells left of the chart for the axis labels (5) and the axis (1)."""
 
 MARKERS: tuple[tuple[int, str, str, tuple[str, str, str]], ...] = (
     (OVERFLOW_SIMULATED, "▲", "overflow", ("simulated overflow", "sim. overflow", "ovf")),

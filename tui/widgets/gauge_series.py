@@ -13,7 +13,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from core.formats.subagents import subagent_spans
 from core.model.session import Provenance, Session
@@ -21,6 +21,10 @@ from core.model.session import Provenance, Session
 if TYPE_CHECKING:
     from core.insights.named_figures import ThresholdFigure
     from core.replay import ReplayResult
+
+GUTTER = 6
+"""Cells left of a chart of the calls for the axis labels (5) and the axis (1): the gauge's and
+the breakdown chart's, so that their columns line up."""
 
 MAX_CELLS_PER_SERIES = 2
 """Widest bar of one series when there are few calls."""
@@ -260,21 +264,45 @@ class Layout:
     """The window each bucket draws (its representative call's)."""
 
 
-def bucket_series(series: Series, chart_width: int) -> Layout:
-    """Fit ``series`` into ``chart_width`` cells, bucketing by max when calls outnumber columns."""
-    n = series.calls
+class BucketGrid(NamedTuple):
+    """The x-scale of the charts of the calls: how many calls a bucket holds and how wide it is."""
+
+    calls_per_bucket: int
+    cells_per_series: int
+    """Cells of each of a bucket's two bars (the gauge's recorded and simulated)."""
+    bucket_width: int
+    """Cells of a bucket: both bars and the gap after them."""
+    buckets: int
+
+
+def bucket_grid(calls: int, chart_width: int) -> BucketGrid:
+    """The x-scale of ``calls`` calls over ``chart_width`` cells: a bucket per call (two bars of
+    one or more cells, a gap), or buckets of several calls when they outnumber the columns. The
+    gauge and the breakdown chart under it both read it, so their columns line up."""
     chart_width = max(chart_width, 2)
+    if calls <= 0:
+        return BucketGrid(1, 1, 2, 0)
+    if calls * 2 <= chart_width:
+        per_call = chart_width // calls
+        cells = max(1, min(MAX_CELLS_PER_SERIES, (per_call - 1) // 2)) if per_call >= 3 else 1
+        return BucketGrid(1, cells, min(per_call, cells * 2 + 1), calls)
+    per = math.ceil(calls / (chart_width // 2))
+    return BucketGrid(per, 1, 2, math.ceil(calls / per))
+
+
+def bucket_series(series: Series, chart_width: int) -> Layout:
+    """Fit ``series`` into ``chart_width`` cells (:func:`bucket_grid`), bucketing by max when
+    calls outnumber columns."""
+    n = series.calls
+    grid = bucket_grid(n, chart_width)
     if n == 0:
         return Layout(1, 1, 2, 0, [], [], [], [])
-    if n * 2 <= chart_width:
-        per_call = chart_width // n
-        cells = max(1, min(MAX_CELLS_PER_SERIES, (per_call - 1) // 2)) if per_call >= 3 else 1
-        width = min(per_call, cells * 2 + 1)
+    if grid.calls_per_bucket == 1:
         every = list(range(n))
         return Layout(
             1,
-            cells,
-            width,
+            grid.cells_per_series,
+            grid.bucket_width,
             n,
             series.recorded,
             series.simulated,
@@ -283,8 +311,7 @@ def bucket_series(series: Series, chart_width: int) -> Layout:
             [series.threshold_at(c) for c in every],
             [series.window_at(c) for c in every],
         )
-    per = math.ceil(n / (chart_width // 2))
-    buckets = math.ceil(n / per)
+    per, buckets = grid.calls_per_bucket, grid.buckets
     rec = series.recorded
     sim = series.simulated
     rec_max: list[int] = []

@@ -436,7 +436,7 @@ class SessionScreen(SessionView):
     def action_toggle_breakdown(self) -> None:
         """Show (or hide) the breakdown band under the gauge."""
         slot = self.query_one("#breakdown-slot")
-        slot.display = not slot.display
+        self.show_band(not slot.display)
         if slot.display:
             state = self.state
             if state is not None and state.insights is None:
