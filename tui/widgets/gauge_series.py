@@ -282,12 +282,12 @@ def bucket_grid(calls: int, chart_width: int) -> BucketGrid:
     chart_width = max(chart_width, 2)
     if calls <= 0:
         return BucketGrid(1, 1, 2, 0)
-    if calls * 2 <= chart_width:
-        per_call = chart_width // calls
-        cells = max(1, min(MAX_CELLS_PER_SERIES, (per_call - 1) // 2)) if per_call >= 3 else 1
-        return BucketGrid(1, cells, min(per_call, cells * 2 + 1), calls)
-    per = math.ceil(calls / (chart_width // 2))
-    return BucketGrid(per, 1, 2, math.ceil(calls / per))
+    per = 1 if calls * 2 <= chart_width else math.ceil(calls / (chart_width // 2))
+    buckets = math.ceil(calls / per)
+    # the buckets take the width there is: wider bars, and a gap, where they have room
+    room = chart_width // buckets
+    cells = max(1, min(MAX_CELLS_PER_SERIES, (room - 1) // 2)) if room >= 3 else 1
+    return BucketGrid(per, cells, min(room, cells * 2 + 1), buckets)
 
 
 def bucket_series(series: Series, chart_width: int) -> Layout:
