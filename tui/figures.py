@@ -121,19 +121,18 @@ def check_line(point: CallPoint, policy: Policy | None = None) -> str:
             return "not checked before this call: the policy checks only before a turn's first call"
         return "not checked before this call: nothing to measure yet"
     basis = f" ({point.check_basis})" if point.check_basis else ""
+    source: str = point.threshold_source or ""
+    if policy is not None and policy.name in ("inferred", "learned") and source != "inferred":
+        source = policy.name  # (the policy's own threshold is its rule: labelled as the gauge does)
     if point.threshold is None:
         against = "no threshold (window unknown)"
     elif point.window is not None and point.threshold >= point.window:
         from core.insights.named_figures import threshold_figure  # (the replay is loaded)
 
         # at or above the window: flagged, as every output flags it
-        source: str = point.threshold_source or "rule"
-        if policy is not None and policy.name in ("inferred", "learned"):
-            source = policy.name  # (the policy's own threshold is its rule)
-        against = threshold_figure(point.threshold, source, point.window).label
+        against = threshold_figure(point.threshold, source or "rule", point.window).label
     else:
-        source = f" ({point.threshold_source})" if point.threshold_source else ""
-        against = f"{format_tokens(point.threshold)}{source}"
+        against = f"{format_tokens(point.threshold)}{f' ({source})' if source else ''}"
     verdict = "fired" if point.check_fired else "did not fire"
     return (
         f"checked before this call: {format_tokens(point.check_tokens)}{basis} "

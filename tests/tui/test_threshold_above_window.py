@@ -50,3 +50,24 @@ async def test_a_threshold_above_the_window_is_flagged() -> None:
         assert "(inferred; at or above the 200,000 window: never fires before an overflow)" in (
             detail
         ), detail
+
+
+def test_the_check_line_names_the_policys_threshold_as_the_gauge_does() -> None:
+    from core.replay.results import CallPoint
+    from tui.figures import check_line
+
+    fields = {name: None for name in CallPoint.model_fields}
+    point = CallPoint.model_construct(
+        **{
+            **fields,
+            "checked": True,
+            "check_tokens": 150_000,
+            "check_basis": "projected",
+            "threshold": 168_000,
+            "threshold_source": "rule",
+            "window": 200_000,
+            "check_fired": False,
+        }
+    )
+    assert "against 168,000 (rule)" in check_line(point, Policy(name="claude-code"))
+    assert "against 168,000 (inferred)" in check_line(point, Policy(name="inferred"))
