@@ -53,21 +53,15 @@ async def test_a_threshold_above_the_window_is_flagged() -> None:
 
 
 def test_the_check_line_names_the_policys_threshold_as_the_gauge_does() -> None:
-    from core.replay.results import CallPoint
+    from core.replay import replay
+    from tests.support.sessions import claude_like_session
     from tui.figures import check_line
 
-    fields = {name: None for name in CallPoint.model_fields}
-    point = CallPoint.model_construct(
-        **{
-            **fields,
-            "checked": True,
-            "check_tokens": 150_000,
-            "check_basis": "projected",
-            "threshold": 168_000,
-            "threshold_source": "rule",
-            "window": 200_000,
-            "check_fired": False,
-        }
+    session = claude_like_session(4)
+    result = replay(session, Policy(name="claude-code"))
+    checked = next(p for p in result.points if p.checked and p.check_tokens is not None)
+    point = checked.model_copy(
+        update={"threshold": 168_000, "threshold_source": "rule", "window": 200_000}
     )
     assert "against 168,000 (rule)" in check_line(point, Policy(name="claude-code"))
     assert "against 168,000 (inferred)" in check_line(point, Policy(name="inferred"))
