@@ -21,9 +21,10 @@ from core.model.write_numbers import compact_tokens, format_tokens
 
 if TYPE_CHECKING:
     from core.fleet.session_rows import FleetRow
-    from core.model.session import Session
+    from core.model.session import CompactionEvent, Session
     from core.policy import Policy
     from core.replay import CallPoint, FidelityRow, ReplayEvent, ReplayResult, ReplaySummary
+    from tui.compaction_stops import CompactionStop
 
 MAX_RUNS = 4
 """Runs of consecutive message numbers shown before the rest is counted."""
@@ -92,6 +93,19 @@ def recorded_trigger(
     return str(compaction.trigger), ""
 
 
+def event_before_name(event: ReplayEvent) -> str:
+    """What a replay compaction's ``tokens_before`` is, named as every output names it: the
+    ``check`` figure the policy's check fired on (threshold, projection, overflow), the agent's
+    count where the replay takes a recorded compaction's own figures, else ``before``."""
+    from core.insights.named_figures import CHECK_FIGURE  # (a replay event: the replay is loaded)
+
+    if event.kind == "recorded-compaction":
+        return "recorded"
+    if event.trigger in ("threshold", "projection", "overflow"):
+        return CHECK_FIGURE.name
+    return "before"
+
+
 def event_trigger(event: ReplayEvent) -> str:
     """What made a replay compaction: ``threshold``, ``projection``, ``overflow``, ``manual`` …"""
     return event.trigger or "—"
@@ -107,11 +121,18 @@ def check_line(point: CallPoint, policy: Policy | None = None) -> str:
             return "not checked before this call: the policy checks only before a turn's first call"
         return "not checked before this call: nothing to measure yet"
     basis = f" ({point.check_basis})" if point.check_basis else ""
+    source: str = point.threshold_source or ""
+    if policy is not None and policy.name in ("inferred", "learned") and source != "inferred":
+        source = policy.name  # (the policy's own threshold is its rule: labelled as the gauge does)
     if point.threshold is None:
         against = "no threshold (window unknown)"
+    elif point.window is not None and point.threshold >= point.window:
+        from core.insights.named_figures import threshold_figure  # (the replay is loaded)
+
+        # at or above the window: flagged, as every output flags it
+        against = threshold_figure(point.threshold, source or "rule", point.window).label
     else:
-        source = f" ({point.threshold_source})" if point.threshold_source else ""
-        against = f"{format_tokens(point.threshold)}{source}"
+        against = f"{format_tokens(point.threshold)}{f' ({source})' if source else ''}"
     verdict = "fired" if point.check_fired else "did not fire"
     return (
         f"checked before this call: {format_tokens(point.check_tokens)}{basis} "
@@ -206,3 +227,48 @@ def row_cost(row: FleetRow) -> str:
     from core.insights.cost import usd_label  # (the price table: loaded once a row exists to show)
 
     return usd_label(row.cost_usd, row.cost_unpriced_calls)
+
+
+# -- a recorded compaction, its figures named ------------------------------------------------------
+
+
+def recorded_figures(compaction: CompactionEvent) -> str:
+    """A recorded compaction's own figures, each named as every output names it:
+    ``agent's count 167,888 → tokens after 21,518`` (``agent's count 167,888`` without an after,
+    ``no recorded figures`` without either)."""
+    from core.insights.named_figures import AGENT_COUNT, TOKENS_AFTER  # (brings core.replay)
+
+    before = compaction.tokens_before
+    after = compaction.tokens_after
+    parts: list[str] = []
+    if before is not None:
+        parts.append(f"{AGENT_COUNT.name} {before:,}")
+    if after is not None:
+        parts.append(f"{TOKENS_AFTER.name} {after:,}")
+    return " → ".join(parts) if parts else "no recorded figures"
+
+
+def not_replayed_reason(compaction: CompactionEvent, policy: Policy) -> str:
+    """Why a recorded compaction drawn in the list is not one of the replay's: rewound past, or
+    the policy compacts where its own check fires."""
+    if compaction.rewound:
+        return "the user rewound past it: it never took effect"
+    return (
+        f"not replayed under “{policy.name}” (the replay compacts where this policy's check fires)"
+    )
+
+
+def recorded_stop_notice(
+    session: Session, result: ReplayResult | None, policy: Policy, stop: CompactionStop
+) -> tuple[str, str]:
+    """The title and text ``[`` / ``]`` tell at a recorded compaction the replay did not apply."""
+    from core.insights.named_figures import compaction_at  # (brings core.replay)
+
+    k = stop.recorded_index
+    assert k is not None
+    compaction = session.compactions[k]
+    trigger, _evidence = recorded_trigger(session, result, k)
+    at = compaction_at(session, None, k)
+    title = f"recorded compaction #{k} at message {at}"
+    text = f"{trigger} · {recorded_figures(compaction)} · {not_replayed_reason(compaction, policy)}"
+    return title, text

@@ -70,10 +70,16 @@ class Insights:
         for report in reports:
             if report.why.event_id == event_id:
                 return report
-        if event.recorded_index is not None:
-            for report in reports:
-                if report.why.recorded_index == event.recorded_index:
-                    return report
+        return self.report_for_recorded(event.recorded_index)
+
+    def report_for_recorded(self, recorded_index: int | None) -> CompactionReport | None:
+        """The report of recorded compaction ``recorded_index`` (whether the replay applied it
+        or not)."""
+        if recorded_index is None:
+            return None
+        for report in self.reports or []:
+            if report.why.recorded_index == recorded_index:
+                return report
         return None
 
 

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from core.model.session import Message, Role, Session
 from core.policy import Policy, get_preset
-from tui.figures import recorded_trigger
+from tui.compaction_stops import CompactionStop, compaction_stops
+from tui.figures import event_before_name, recorded_figures, recorded_trigger
 
 if TYPE_CHECKING:  # the replay engine is imported lazily, in the worker that runs it
     from core.replay import (
@@ -34,9 +35,6 @@ if TYPE_CHECKING:  # the replay engine is imported lazily, in the worker that ru
         ReplayResult,
     )
     from tui.insights import Insights
-
-COMPACTION_KINDS = ("compact", "recorded-compaction")
-"""Replay event kinds that `[` and `]` step through."""
 
 INFERRED = "inferred"
 """The policy the session's own compactions imply (``core.replay.INFERRED``; not imported from
@@ -147,6 +145,8 @@ class SessionState:
     _static: tuple[int, int, array[int]] | None = None
     """The messages' own flags, for the message list and the count they were read at: they do
     not change with a replay (a limit change on 100,000 messages need not read them again)."""
+    _stops: tuple[ReplayResult | None, tuple[int, int], list[CompactionStop]] | None = None
+    """The compactions drawn in the list, and what they were read from."""
 
     def __post_init__(self) -> None:
         self.rebuild()
@@ -234,17 +234,34 @@ class SessionState:
     # -- compactions ---------------------------------------------------------------------------
 
     def compaction_events(self) -> list[tuple[int, int]]:
-        """``(event_id, message_index)`` of every compaction (replayed or recorded), in order."""
-        found: list[tuple[int, int]] = []
-        if self.result is not None:
-            for event_id, event in enumerate(self.result.events):
-                if event.kind in COMPACTION_KINDS:
-                    found.append((event_id, event.message_index))
-        else:
-            for k, compaction in enumerate(self.session.compactions):
-                found.append((-1 - k, compaction.message_index))
-        found.sort(key=lambda pair: pair[1])
-        return found
+        """``(event_id, message_index)`` of every compaction the list draws, in order: the
+        replay's (``event_id`` >= 0) and the recorded ones it did not apply (``-1 - k``)."""
+        return [(stop.event_id, stop.message_index) for stop in self.compaction_stops()]
+
+    def compaction_stops(self) -> list[CompactionStop]:
+        """Every compaction the list draws (:func:`tui.compaction_stops.compaction_stops`; read
+        again only when the result, the compactions or the messages change)."""
+        session, result = self.session, self.result
+        counts = (len(session.compactions), len(session.messages))
+        cached = self._stops
+        if cached is None or cached[0] is not result or cached[1] != counts:
+            cached = self._stops = (result, counts, compaction_stops(session, result))
+        return cached[2]
+
+    def compaction_stop(self, event_id: int) -> CompactionStop | None:
+        """The stop of ``event_id`` (a replay event, or ``-1 - k``: recorded compaction ``k``)."""
+        return next((s for s in self.compaction_stops() if s.event_id == event_id), None)
+
+    def unapplied_at(self, message_index: int) -> list[CompactionStop]:
+        """The recorded compactions drawn above message ``message_index`` that the replay did
+        not apply (none without a result: nothing is replayed yet)."""
+        if self.result is None:
+            return []
+        return [
+            stop
+            for stop in self.compaction_stops()
+            if not stop.replayed and stop.message_index == message_index
+        ]
 
     def event(self, event_id: int | None) -> ReplayEvent | None:
         if event_id is None or event_id < 0 or self.result is None:
@@ -467,7 +484,9 @@ def _split_marker(event: ReplayEvent, count: int) -> Marker:
     tail_text = f"tail {len(tail):,} msgs kept" if tail else "no tail kept"
     tokens = ""
     if event.tokens_before is not None and event.tokens_after is not None:
-        tokens = f" · {event.tokens_before:,} → {event.tokens_after:,} tokens"
+        tokens = (
+            f" · {event_before_name(event)} {event.tokens_before:,} → {event.tokens_after:,} after"
+        )
     trigger = f" ({event.trigger})" if event.trigger else ""
     return Marker("split", f"split{trigger}: ↑ {head_text} · ↓ {tail_text}{tokens}", at)
 
@@ -476,12 +495,8 @@ def _boundary_text(session: Session, result: ReplayResult | None, k: int) -> str
     compaction = session.compactions[k]
     trigger, _evidence = recorded_trigger(session, result, k)  # as every screen labels it
     parts = [f"recorded compaction #{k}", trigger]  # (numbered from 0, as recorded_index)
-    if compaction.tokens_before is not None:
-        before = f"{compaction.tokens_before:,}"
-        if compaction.tokens_after is not None:
-            parts.append(f"{before} → {compaction.tokens_after:,} tokens")
-        else:
-            parts.append(f"{before} tokens before")
+    if compaction.tokens_before is not None or compaction.tokens_after is not None:
+        parts.append(recorded_figures(compaction))  # the agent's count → tokens after
     return " · ".join(parts)
 
 

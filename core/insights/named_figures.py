@@ -397,3 +397,15 @@ def replay_threshold(result: ReplayResult) -> ThresholdFigure:
     else:
         source = name
     return threshold_figure(result.threshold, source, result.window)
+
+
+def compaction_at(session: Session, event: ReplayEvent | None, recorded_index: int | None) -> int:
+    """The :data:`COMPACTION_AT` of a compaction: recorded compaction ``recorded_index`` (or the
+    one ``event`` took), else the replay's own ``event`` (the message it came right before)."""
+    if recorded_index is None and event is not None:
+        recorded_index = event.recorded_index
+    if recorded_index is not None and 0 <= recorded_index < len(session.compactions):
+        return session.compactions[recorded_index].message_index
+    if event is None:
+        raise ValueError("a compaction is a replay event or a recorded compaction")
+    return event.at_message_index if event.at_message_index is not None else event.message_index

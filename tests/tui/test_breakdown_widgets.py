@@ -20,6 +20,7 @@ from tests.support.paths import REPO
 from tui.widgets.breakdown_call import BreakdownCall
 from tui.widgets.breakdown_chart import BreakdownChart
 from tui.widgets.forgotten_view import ForgottenView
+from tui.widgets.gauge_series import GUTTER
 
 ROOT = REPO
 COMPACTED = ROOT / "sample_sessions" / "claude-code" / "compacted.jsonl"
@@ -112,8 +113,9 @@ async def test_the_chart_selects_calls_with_keys_and_says_so() -> None:
 async def test_a_click_selects_the_call_of_its_column() -> None:
     _session, app = _loaded()
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.click(BreakdownChart, offset=(3, 5))
         chart = app.query_one(BreakdownChart)
+        await pilot.click(BreakdownChart, offset=(1, 5))  # the axis: nothing
+        await pilot.click(BreakdownChart, offset=(GUTTER + 3 * chart._grid.bucket_width, 5))
         assert chart.selected_call == chart._columns[3]
 
 
@@ -169,3 +171,42 @@ async def test_the_chart_renders_every_sample(path: Path) -> None:
             assert lines[0].startswith(f"call {len(data.calls) - 1}")
             assert any("█" in line or any(c in line for c in "▁▂▃▄▅▆▇") for line in lines[1:-1])
             assert "system + tools" in lines[-1] or "sys" in lines[-1]
+
+
+async def test_the_gauge_and_the_chart_share_one_x_scale() -> None:
+    """With the band open, the selected call's column is the same in the gauge and the chart
+    under it, for a call of every part of the session."""
+    from tests.support.sessions import claude_like_session
+    from tests.support.tui_harness import open_session, quiet_app, settle, until
+    from tui.widgets.gauge import TokenGauge
+
+    session = claude_like_session(30, big_lines=50)
+    app = quiet_app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await open_session(pilot, session)
+        await pilot.press("b")
+        await settle(pilot)
+        chart = screen.query_one(BreakdownChart)
+        gauge = screen.query_one(TokenGauge)
+        await until(pilot, lambda: chart.breakdown is not None, "the breakdown")
+        assert chart.region.x == gauge.region.x and chart.region.width == gauge.region.width
+        calls = len(chart.breakdown.calls) if chart.breakdown is not None else 0
+        assert calls > 40
+        for call in (0, calls // 3, calls - 1):
+            at = screen.state.message_for_call(call) if screen.state is not None else None
+            assert at is not None
+            screen.select_message(at)
+            await settle(pilot)
+            assert gauge.selected_call == call
+            assert chart.selected_call == call
+            layout = gauge.layout_for(gauge.size.width)
+            gauge_x = GUTTER + gauge.bucket_of(call) * layout.bucket_width
+            chart.render_line(1)  # (its rows, and so its x-scale, for this size)
+            bucket = next(b for b, shown in enumerate(chart._columns) if shown >= call)
+            chart_x = GUTTER + bucket * chart._grid.bucket_width
+            assert chart._grid.bucket_width == layout.bucket_width
+            assert (
+                chart._grid.calls_per_bucket == layout.calls_per_bucket
+            )  # one x-scale: the same buckets
+            assert chart_x == gauge_x or layout.calls_per_bucket > 1
+            assert call // chart._grid.calls_per_bucket == gauge.bucket_of(call)

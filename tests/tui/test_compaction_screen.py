@@ -219,7 +219,8 @@ async def test_compaction_at_a_recorded_compaction_compacts_the_whole_context() 
         assert screen.position == 1 and "replay 2/2 (recorded)" in str(
             screen.query_one("#cs-mode").render()
         )
-        event = screen.events[1][1]
+        event = screen.events[1].event
+        assert event is not None
         await press(pilot, "r")
         assert screen.status == "done" and screen.compaction is not None
         assert not screen.through and screen.message_index == event.at_message_index

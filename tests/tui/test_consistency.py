@@ -199,7 +199,10 @@ async def _check_compactions(
         for c in analyze["compactions"]
         if c["cost"] is not None and c["why"]["recorded_index"] is not None
     }
-    for position, event in enumerate(events[:3]):
+    # (the screen also stops at the recorded compactions the replay did not apply)
+    replayed = [p for p, stop in enumerate(compaction.events) if stop.replayed]
+    assert len(replayed) == len(events)
+    for position, event in zip(replayed[:3], events[:3], strict=True):
         compaction.show_event(position)
         await pilot.pause()
         cost = costs.get(event["recorded_index"])

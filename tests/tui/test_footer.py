@@ -9,7 +9,9 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Button
 from textual.widgets._footer import FooterKey
 
-from tui.widgets.footer import KeysFooter
+from tests.support.sessions import claude_like_session
+from tests.support.tui_harness import open_session, quiet_app, screen_text, until
+from tui.widgets.footer import KeysFooter, keys_to_hide
 
 
 class _Keys(App[None]):
@@ -69,3 +71,28 @@ async def test_footer_is_rebuilt_only_when_its_keys_change() -> None:
         await pilot.pause()
         assert footer.rebuilds == built + 1
         assert "Beta" in _labels(app)
+
+
+def test_keys_are_left_out_by_priority() -> None:
+    actions = ["overflow", "search", "follow", "back", "app.quit", "help"]
+    widths = [10, 8, 8, 6, 6, 6]
+    assert keys_to_hide(actions, widths, 100) == set()
+    assert keys_to_hide(actions, widths, 36) == {2}  # the last declared first
+    assert keys_to_hide(actions, widths, 30) == {1, 2}
+    assert keys_to_hide(actions, widths, 27) == {0, 1, 2}
+    assert keys_to_hide(actions, widths, 12) == {0, 1, 2, 3}  # back before quit and help
+
+
+async def test_at_80_columns_the_session_footer_keeps_quit_and_help() -> None:
+    session = claude_like_session(4, with_compaction=True)
+    app = quiet_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_session(pilot, session)
+        footer = screen.query_one(KeysFooter)
+        await until(pilot, lambda: bool(footer.hidden_keys), "keys left out for want of room")
+        shown = {key.key: key for key in footer.query(FooterKey) if key.display}
+        assert {"q", "question_mark", "escape", "o"} <= set(shown), sorted(shown)
+        text = screen_text(app).splitlines()[-1]
+        assert "q Quit" in text and "? Help" in text, text
+        for key in shown.values():  # every key shown lies inside the footer, none cut
+            assert key.region.right <= footer.region.right, (key.key, key.region)

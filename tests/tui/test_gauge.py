@@ -295,3 +295,12 @@ async def test_a_theme_change_repaints_with_the_new_colours() -> None:
     dark_colours = {seg.style.color for seg in dark if seg.style and seg.text.strip("│┤ ")}
     light_colours = {seg.style.color for seg in light if seg.style and seg.text.strip("│┤ ")}
     assert dark_colours != light_colours
+
+
+def test_buckets_of_calls_take_the_width_there_is() -> None:
+    from tui.widgets.gauge_series import bucket_grid
+
+    grid = bucket_grid(86, 154)  # make run's sample on a 160-column terminal
+    assert grid.calls_per_bucket * grid.buckets >= 86
+    assert grid.buckets * grid.bucket_width <= 154
+    assert grid.buckets * grid.bucket_width > 154 * 0.8  # (was 86 of 154 cells: two bars each)

@@ -41,3 +41,10 @@ async def test_no_overflow_explains_the_nearest_approach_and_each_compaction() -
         assert f"{peak / 200_000:.1%} of 200,000" in facts
         assert "Compaction #0" in facts and "Compaction #1" in facts
         assert "auto" in facts and "manual" in facts
+        # each automatic compaction's cause: the check against the threshold, named as elsewhere
+        row = next(r for r in result.fidelity if r.recorded_index == 0)
+        assert row.check_tokens is not None and row.threshold is not None
+        assert f"measured {row.check_tokens:,}, which reached the threshold {row.threshold:,}" in (
+            facts
+        ), facts
+        assert "agent's count 167,888" in facts

@@ -49,12 +49,20 @@ from core.llm.factory import make_summarizer
 from core.llm.protocol import LLMError, Summarizer
 from core.llm.summary_request import windowed_message
 from core.llm.summary_templates import unwrap_summary
-from core.model.session import Message, Role, Session
+from core.model.session import CompactionEvent, Message, Role, Session
 from core.model.tokens import get_counter
 from core.model.write_numbers import counted
 from core.policy import Policy
 from core.replay import CompactionAt, Replayer
-from tui.figures import call_label, event_trigger, index_runs, recorded_trigger
+from tui.compaction_stops import CompactionStop, compaction_stops
+from tui.figures import (
+    call_label,
+    event_trigger,
+    index_runs,
+    not_replayed_reason,
+    recorded_figures,
+    recorded_trigger,
+)
 from tui.insights import Insights, compute_insights
 from tui.messages import JumpToMessage
 from tui.widgets.footer import KeysFooter
@@ -63,9 +71,6 @@ from tui.widgets.message_list import role_label
 
 if TYPE_CHECKING:
     from core.replay import ReplayEvent, ReplayResult
-
-REPLAY_KINDS = ("compact", "recorded-compaction")
-"""Replay events ``[`` and ``]`` step through."""
 
 MAX_NEXT_ROWS = 300
 """Rows of "what the model sees next" drawn at most (the rest are counted)."""
@@ -217,12 +222,11 @@ class CompactionScreen(Screen[None]):
         shares)."""
         self.insights = insights if insights is not None and insights.result is result else None
         """Why each compaction ran, what it forgot and cost (None: being worked out)."""
-        self.events: list[tuple[int, ReplayEvent]] = (
-            [(i, e) for i, e in enumerate(result.events) if e.kind in REPLAY_KINDS]
-            if result is not None
-            else []
+        self.events: list[CompactionStop] = (
+            compaction_stops(session, result) if result is not None else []
         )
-        """``(event id, event)`` of the replay's compactions, in order."""
+        """The compactions ``[`` and ``]`` step through, in order: the replay's, and the recorded
+        ones it did not apply (the session screen's list draws both)."""
         self.position: int | None = None
         """Index into :attr:`events` being shown; None while showing a compaction run now."""
         self.compaction: CompactionResult | None = None
@@ -305,12 +309,16 @@ class CompactionScreen(Screen[None]):
                 "its summary forgot.",
             )
             return
-        event_id, event = self.events[self.position]
+        stop = self.events[self.position]
         insights = self.insights
         if insights is None or insights.reports is None:
             view.show(None, "working it out…")
             return
-        report = insights.report_for(event_id, event)
+        report = (
+            insights.report_for(stop.event_id, stop.event)
+            if stop.event is not None
+            else insights.report_for_recorded(stop.recorded_index)
+        )
         view.show(report, None if report is not None else "No report for this compaction.")
 
     # -- run now ---------------------------------------------------------------------------------
@@ -466,10 +474,10 @@ class CompactionScreen(Screen[None]):
         if self.position is None:
             current = self.message_index
             if step > 0:
-                after = [k for k, (_, e) in enumerate(self.events) if cut_of(e) > current]
+                after = [k for k, stop in enumerate(self.events) if self._cut(stop) > current]
                 target = after[0] if after else None
             else:
-                before = [k for k, (_, e) in enumerate(self.events) if cut_of(e) <= current]
+                before = [k for k, stop in enumerate(self.events) if self._cut(stop) <= current]
                 target = before[-1] if before else None
         else:
             target = self.position + step
@@ -485,19 +493,35 @@ class CompactionScreen(Screen[None]):
         self.action_cancel()
         self._streaming_run = None
         self.position = position
-        event_id, event = self.events[position]
-        self.summary_text = event.summary or ""
-        self._set_status("replay")
+        stop = self.events[position]
+        event = stop.event
+        if event is None:
+            self.summary_text = self._recorded(stop).summary or ""
+        else:
+            self.summary_text = event.summary or ""
+        self._set_status("replay" if event is not None else "recorded")
         self._show_mode()
         self._clear_views()
-        self._show_event(event_id, event)
+        if event is None:
+            self._show_recorded(stop)
+        else:
+            self._show_event(stop.event_id, event)
         self._show_report()
+
+    def _recorded(self, stop: CompactionStop) -> CompactionEvent:
+        """The recorded compaction of a stop the replay did not apply."""
+        assert stop.recorded_index is not None
+        return self.session.compactions[stop.recorded_index]
+
+    def _cut(self, stop: CompactionStop) -> int:
+        """Where a stop's split is: a replay compaction's cut, a recorded one's first message."""
+        return cut_of(stop.event) if stop.event is not None else stop.message_index
 
     @property
     def current_message(self) -> int:
         """The message Enter jumps to."""
         if self.position is not None:
-            return cut_of(self.events[self.position][1])
+            return self._cut(self.events[self.position])
         return self.message_index
 
     def action_jump(self) -> None:
@@ -522,6 +546,7 @@ class CompactionScreen(Screen[None]):
             "failed": "failed",
             "nothing": "nothing to compact",
             "replay": "from the replay",
+            "recorded": "from the recording (not replayed)",
             "idle": "",
         }
         label.update(words.get(status, status))
@@ -534,21 +559,31 @@ class CompactionScreen(Screen[None]):
             model = "mock LLM" if llm.provider == "mock" else f"{llm.model or '?'} (live)"
             if self._summarizer is not None:
                 model = f"{self._summarizer.name} LLM"
-            steps = (
-                f" · [ ] {counted(len(self.events), 'replay compaction')}" if self.events else ""
-            )
+            steps = f" · [ ] {counted(len(self.events), 'compaction')}" if self.events else ""
             where = "at" if self.through else "right before"
             mode.update(
                 f"run now {where} message #{self.message_index} · {self.policy.name} · "
                 f"{model}{steps}"
             )
         else:
-            _, event = self.events[self.position]
+            from core.insights.named_figures import compaction_at  # (the replay is loaded)
+
+            stop = self.events[self.position]
+            place = f"{self.position + 1}/{len(self.events)}"
+            event = stop.event
+            if event is None:
+                k = stop.recorded_index
+                assert k is not None
+                trigger, _evidence = recorded_trigger(self.session, self.result, k)
+                at = compaction_at(self.session, None, k)
+                mode.update(f"recorded {place} (#{k}, not replayed) at message #{at} · {trigger}")
+                return
             call = f" · {call_label(event.call_index)}" if event.call_index is not None else ""
-            kind = _origin(event)
+            at = compaction_at(self.session, event, None)
+            cut = cut_of(event)
+            where = f"#{at}" if cut == at else f"#{at} (cut #{cut})"
             mode.update(
-                f"replay {self.position + 1}/{len(self.events)}{kind} at message "
-                f"#{cut_of(event)}{call} · {event_trigger(event)}"
+                f"replay {place}{_origin(event)} at message {where}{call} · {event_trigger(event)}"
             )
 
     def _clear_views(self) -> None:
@@ -565,7 +600,13 @@ class CompactionScreen(Screen[None]):
     ) -> Text:
         """Before → after with bars, then ``(label, text)`` lines saying what the figures are."""
         text = Text()
-        if before is None or after is None:
+        if before is not None and after is None:  # (a recorded compaction with the agent's count)
+            text.append("before ", style="bold")
+            text.append(f"{before:>9,} ")
+            text.append(_bar(before, max(before, 1), 16), style=self._style("before"))
+            text.append("\nafter  ", style="bold")
+            text.append("not recorded", style="dim")
+        elif before is None or after is None:
             text.append("No token figures for this compaction.", style="dim")
         else:
             scale = max(before, after, 1)
@@ -735,13 +776,12 @@ class CompactionScreen(Screen[None]):
         if e.recorded_index is not None:
             recorded = self.session.compactions[e.recorded_index]
             trigger, evidence = recorded_trigger(self.session, result, e.recorded_index)
-            said = []
-            if recorded.tokens_before is not None:
-                said.append(f"{recorded.tokens_before:,} before")
-            if recorded.tokens_after is not None:
-                said.append(f"{recorded.tokens_after:,} after")
-            figures = f": {', '.join(said)}" if said else ""
-            notes.append(("recorded ", f"compaction #{e.recorded_index}, {trigger}{figures}"))
+            notes.append(
+                (
+                    "recorded ",
+                    f"compaction #{e.recorded_index}, {trigger}: {recorded_figures(recorded)}",
+                )
+            )
             if evidence:
                 notes.append(("", evidence))
         notes.append(("", e.reason))
@@ -803,6 +843,54 @@ class CompactionScreen(Screen[None]):
         next_messages.extend(self.session.messages[i] for i in kept)
         self._show_next(next_messages)
 
+    def _show_recorded(self, stop: CompactionStop) -> None:
+        """A recorded compaction the replay did not apply: the recording's own figures and
+        summary, and why the replay did not make it (nothing of the replay's to show)."""
+        compaction = self._recorded(stop)
+        k = stop.recorded_index
+        assert k is not None
+        trigger, evidence = recorded_trigger(self.session, self.result, k)
+        notes: list[tuple[str, str]] = [
+            ("recorded ", f"compaction #{k}, {trigger}: {recorded_figures(compaction)}"),
+            ("", not_replayed_reason(compaction, self.policy)),
+        ]
+        if evidence:
+            notes.append(("", evidence))
+        self.query_one("#cs-tokens", Static).update(
+            self._tokens_text(compaction.tokens_before, compaction.tokens_after, notes)
+        )
+        split = Text()
+        split.append(
+            f"The recording continues from message #{stop.message_index}"
+            f"{' (its summary)' if self._is_summary(stop.message_index) else ''}; "
+            "the replay under this policy did not make this compaction, so it has no head or "
+            "tail of its own here.",
+            style="dim",
+        )
+        self.query_one("#cs-split", Static).update(split)
+        self.query_one("#cs-pruned", Static).update(
+            Text("Not replayed: nothing pruned here by this policy.", style="dim")
+        )
+        self.query_one(
+            "#cs-request", Collapsible
+        ).title = "Request sent: the recording's own (r runs a compaction here now)"
+        next_messages: list[Message] = []
+        if compaction.summary:
+            next_messages.append(
+                Message(
+                    index=stop.message_index,
+                    id=f"summary:recorded-{k}",
+                    role=Role.SYSTEM,
+                    text=compaction.summary,
+                    summary=True,
+                )
+            )
+        self._show_next(next_messages)
+
+    def _is_summary(self, index: int) -> bool:
+        messages = self.session.messages
+        return 0 <= index < len(messages) and messages[index].summary
+
     @staticmethod
     def _event_figures_note(e: ReplayEvent) -> str:
         """What a replay compaction's before and after are (the JSON's ``tokens_before`` /
@@ -810,18 +898,24 @@ class CompactionScreen(Screen[None]):
         if e.tokens_before is None:
             return "the replay has no figure for this compaction"
         if e.kind == "recorded-compaction":
-            return "as the recording states them where it does, else the replay's figures"
+            return (
+                "before: the agent's count, after: tokens after, as the recording states them "
+                "where it does, else the replay's figures"
+            )
         if _taken(e):
             return (
-                f"before: the figure the check fired on; after: what "
-                f"{call_label(e.call_index)} sent (the recording's own figure)"
+                "before: check, what the check measured when it fired; after: tokens after, "
+                f"what {call_label(e.call_index)} sent (the recording's own figure)"
             )
         if e.trigger == "manual":
             return (
-                "before: the replay's figure where the user compacted; after: less what the "
-                "compaction removed"
+                "before: the replay's figure where the user compacted; after: tokens after, "
+                "less what the compaction removed"
             )
-        return "before: the figure the check fired on; after: less what the compaction removed"
+        return (
+            "before: check, what the check measured when it fired; after: tokens after, less "
+            "what the compaction removed"
+        )
 
     @on(Collapsible.Expanded, "#cs-request")
     def _request_opened(self, event: Collapsible.Expanded) -> None:
@@ -835,6 +929,14 @@ class CompactionScreen(Screen[None]):
         if self.position is None:
             self.action_run(through=self.through)
             return
-        _, event = self.events[self.position]
-        at = event.at_message_index if event.at_message_index is not None else event.message_index
+        stop = self.events[self.position]
+        event = stop.event
+        if event is None:
+            at = stop.message_index
+        else:
+            at = (
+                event.at_message_index
+                if event.at_message_index is not None
+                else event.message_index
+            )
         self.action_run(at, through=False)

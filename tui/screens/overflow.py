@@ -26,7 +26,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label, Static
 
 from core.model.session import Session
-from tui.figures import call_label, recorded_trigger
+from tui.figures import call_label, fidelity_row, recorded_figures, recorded_trigger
 
 if TYPE_CHECKING:
     from core.insights.diagnosis import OverflowDiagnosis
@@ -239,17 +239,35 @@ class OverflowScreen(ModalScreen[int | None]):
             if event.rewound:
                 continue
             trigger, evidence = recorded_trigger(self.session, self.result, k)
-            before = (
-                f", the agent counted {event.tokens_before:,} tokens before it"
-                if event.tokens_before
+            figures = (
+                f", {recorded_figures(event)}"
+                if event.tokens_before is not None or event.tokens_after is not None
                 else ""
             )
             because = f": {evidence}" if evidence else ""
             grid.add_row(
                 f"Compaction #{k}",
-                f"at message #{event.message_index}, {trigger}{before}{because}",
+                f"at message #{event.message_index}, {trigger}{figures}{because}"
+                f"{self._check_crossed(k)}",
             )
         return grid
+
+    def _check_crossed(self, recorded_index: int) -> str:
+        """Why an automatic compaction ran, as the replay's check of the agent saw it: its check
+        figure against the threshold before the call it came before ("" for the user's)."""
+        row = fidelity_row(self.result, recorded_index)
+        if row is None or not row.automatic or row.check_tokens is None or row.threshold is None:
+            return ""
+        crossed = "reached" if row.check_tokens >= row.threshold else "stayed below"
+        call = (
+            f" before {call_label(row.recorded_call_index)}"
+            if row.recorded_call_index is not None
+            else ""
+        )
+        return (
+            f"; the check{call} measured {row.check_tokens:,}, which {crossed} the "
+            f"threshold {row.threshold:,}"
+        )
 
     def _compaction_at(self, message_index: int) -> str:
         """The recorded compaction the growth starts at, its trigger and the evidence for it

@@ -2,8 +2,9 @@
 of :mod:`core.insights.breakdown` (system + tools at the bottom, the residual on top).
 
 The widget draws a :class:`~core.insights.breakdown.ContextBreakdown` it is given (:meth:`BreakdownChart.show`)
-and computes nothing itself. Each column is one call; with more calls than columns, a column shows
-the call with the largest total of its group (as the token gauge does). A cell takes the colour of
+and computes nothing itself. Its x-scale is the token gauge's (:func:`~tui.widgets.gauge_series.bucket_grid`,
+after the same gutter): a call, or a bucket of calls, sits in the same columns in both, the bucket
+showing the call with the largest total of its group. A cell takes the colour of
 the category at its middle; the top cell of a column is a partial block. ``←``/``→``, ``home``/``end``
 and a click select a call; :class:`BreakdownChart.CallSelected` says which.
 
@@ -32,6 +33,7 @@ from core.insights.breakdown import (
     ContextBreakdown,
 )
 from core.model.write_numbers import short_tokens
+from tui.widgets.gauge_series import GUTTER, bucket_grid
 
 _EIGHTHS = " ▁▂▃▄▅▆▇█"
 
@@ -96,7 +98,9 @@ class BreakdownChart(Widget, can_focus=True):
         self._rows: list[Strip] = []
         self._rows_key: tuple[int, int, int | None, int] | None = None
         self._columns: list[int] = []
-        """The call each column shows."""
+        """The call each bucket shows."""
+        self._grid = bucket_grid(0, 0)
+        """The x-scale the buckets are drawn on (the gauge's)."""
 
     # -- data ----------------------------------------------------------------------------------
 
@@ -134,8 +138,9 @@ class BreakdownChart(Widget, can_focus=True):
             self._select(len(calls) - 1 if end else 0)
 
     def on_click(self, event: events.Click) -> None:
-        if self._columns and 0 <= event.x < len(self._columns):
-            self._select(self._columns[event.x])
+        bucket = (event.x - GUTTER) // self._grid.bucket_width
+        if event.x >= GUTTER and 0 <= bucket < len(self._columns):
+            self._select(self._columns[bucket])
 
     def _select(self, call_index: int) -> None:
         if call_index != self.selected_call:
@@ -165,7 +170,8 @@ class BreakdownChart(Widget, can_focus=True):
         if not calls or width <= 0 or height < 3:
             text = "No model calls to break down." if self.breakdown is not None else ""
             return [self._text_row([(text, self._style("muted"))], width)]
-        self._columns = _columns(calls, width)
+        self._grid = bucket_grid(len(calls), width - GUTTER)
+        self._columns = _columns(calls, self._grid.calls_per_bucket)
         bars = height - 2
         ceiling = max(call.total_tokens for call in calls) or 1
         label = self._label_row(width)
@@ -198,14 +204,21 @@ class BreakdownChart(Widget, can_focus=True):
         per_cell = ceiling / bars
         low, high = row * per_cell, (row + 1) * per_cell
         cursor = self._style("cursor")
-        segments: list[Segment] = []
+        muted = self._style("muted")
+        axis = short_tokens(ceiling) if row == bars - 1 else "0" if row == 0 else ""
+        segments: list[Segment] = [Segment(f"{axis:>{GUTTER - 1}}│", muted)]
+        grid = self._grid
+        bars_cells = 2 * grid.cells_per_series
+        gap = " " * (grid.bucket_width - bars_cells)
         for call_index in self._columns:
             call = calls[call_index]
             char, category = _cell(call, low, high)
             style = self._style(category) if category is not None else self.rich_style
             if call_index == self.selected_call:
                 style = style + Style(bgcolor=cursor.bgcolor)
-            segments.append(Segment(char, style))
+            segments.append(Segment(char * bars_cells, style))
+            if gap:
+                segments.append(Segment(gap, self.rich_style))
         return _fit(Strip(segments), width, self.rich_style)
 
     def _legend_row(self, width: int) -> Strip:
@@ -221,17 +234,15 @@ class BreakdownChart(Widget, can_focus=True):
         return _fit(Strip([Segment(text, style) for text, style in parts]), width, self.rich_style)
 
 
-def _columns(calls: list[CallBreakdown], width: int) -> list[int]:
-    """The call each column shows: every call, or the largest of each group of calls."""
+def _columns(calls: list[CallBreakdown], per: int) -> list[int]:
+    """The call each bucket of ``per`` calls shows: every call, or the largest of each bucket."""
     n = len(calls)
-    if n <= width:
+    if per <= 1:
         return list(range(n))
-    columns: list[int] = []
-    for k in range(width):
-        start, stop = k * n // width, (k + 1) * n // width
-        group = range(start, max(stop, start + 1))
-        columns.append(max(group, key=lambda c: (calls[c].total_tokens, -c)))
-    return columns
+    return [
+        max(range(start, min(n, start + per)), key=lambda c: (calls[c].total_tokens, -c))
+        for start in range(0, n, per)
+    ]
 
 
 def _column_of(columns: list[int], call_index: int) -> int:

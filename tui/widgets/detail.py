@@ -51,8 +51,14 @@ from core.model.tokens import (
     load_encoding,
     message_text,
 )
-from tui.figures import call_label, check_line
-from tui.screen_state import COMPACTION_KINDS, SessionState
+from tui.figures import (
+    call_label,
+    check_line,
+    not_replayed_reason,
+    recorded_figures,
+    recorded_trigger,
+)
+from tui.screen_state import SessionState
 from tui.widgets.forgotten_view import ForgottenStyles, describe
 from tui.widgets.message_list import (
     PROVENANCE_MARKS,
@@ -394,26 +400,27 @@ class DetailPane(StyledScrollView, can_focus=True):
             )
         elif message_state.prune_reason:
             lines.append(Text.assemble(("kept", key), f"  {message_state.prune_reason}"))
+        from core.insights.named_figures import compaction_at  # (with the replay: loaded)
+
         event = state.event(message_state.summarised_by)
         if event is not None:
+            at = compaction_at(state.session, event, None)
             lines.append(
                 Text.assemble(
                     ("▌ head", key),
-                    f"  summarised by the compaction at message {event.message_index}: "
-                    f"{event.reason}",
+                    f"  summarised by the compaction at message {at}: {event.reason}",
                 )
             )
         event = state.event(message_state.kept_by)
         if event is not None:
+            at = compaction_at(state.session, event, None)
             lines.append(
-                Text.assemble(
-                    ("▌ tail", key),
-                    f"  kept verbatim by the compaction at message {event.message_index}",
-                )
+                Text.assemble(("▌ tail", key), f"  kept verbatim by the compaction at message {at}")
             )
         for event in state.result.events:
             if event.message_index == message.index and event.kind in ("compact", "overflow"):
                 lines.append(Text.assemble((f"⚑ {event.kind}", key), f"  {event.reason}"))
+        lines.extend(self._unapplied(state, message))
         lines.append(
             Text(
                 "in context at the end"
@@ -424,6 +431,29 @@ class DetailPane(StyledScrollView, can_focus=True):
         )
         return Group(*lines)
 
+    def _unapplied(self, state: SessionState, message: Message) -> list[Text]:
+        """The recorded compactions drawn above this message that the replay did not apply:
+        told as recorded, with their own figures, and why the replay did not make them."""
+        key = self._style("detail-pane--decision")
+        muted = self._style("detail-pane--muted")
+        lines: list[Text] = []
+        for stop in state.unapplied_at(message.index):
+            k = stop.recorded_index
+            if k is None:
+                continue
+            compaction = state.session.compactions[k]
+            trigger, evidence = recorded_trigger(state.session, state.result, k)
+            lines.append(
+                Text.assemble(
+                    (f"⚑ recorded compaction #{k}", key),
+                    f"  {trigger} · {recorded_figures(compaction)} (recorded)",
+                )
+            )
+            lines.append(Text(f"  {not_replayed_reason(compaction, state.policy)}", style=muted))
+            if evidence:
+                lines.append(Text(f"  {evidence}", style=muted))
+        return lines
+
     def _forgotten(self, state: SessionState, message: Message) -> RenderableType | None:
         """At a compaction: why it ran, what it cost and what its summary forgot (the compaction
         screen's text, :func:`~tui.widgets.forgotten_view.describe`)."""
@@ -431,14 +461,18 @@ class DetailPane(StyledScrollView, can_focus=True):
         if result is None:
             return None
         heading = Text("What the compaction forgot", style=self._style("detail-pane--heading"))
-        for event_id, event in enumerate(result.events):
-            if event.message_index != message.index or event.kind not in COMPACTION_KINDS:
+        for stop in state.compaction_stops():
+            if stop.message_index != message.index:
                 continue
             insights = state.insights
             if insights is None or insights.reports is None:
                 muted = self._style("detail-pane--muted")
                 return Group(heading, Text("working it out…", style=muted))
-            report = insights.report_for(event_id, event)
+            report = (
+                insights.report_for(stop.event_id, stop.event)
+                if stop.event is not None
+                else insights.report_for_recorded(stop.recorded_index)
+            )
             if report is None:
                 continue
             styles = ForgottenStyles(

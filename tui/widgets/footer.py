@@ -1,27 +1,64 @@
-"""The footer of our screens: Textual's, rebuilt only when the keys it shows change.
+"""The footer of our screens: Textual's, rebuilt only when the keys it shows change, and fitted
+to its width by priority.
 
 Textual's :class:`~textual.widgets.Footer` re-mounts every key after each focus change and each
 ``refresh_bindings`` (a dozen times while a session opens, each a round of mounting and
 styling), although the keys it shows rarely change. This one lets a rebuild through only when
 the visible keys (key, label, action, enabled, tooltip) differ from what is on screen, so the
 notices that arrive before the next refresh cost one rebuild at most.
+
+Where the keys do not all fit (80 columns), Textual's footer cuts the row at the right edge, so
+the app's own keys (quit, help), which come last, are the first to go. This one leaves keys out
+by priority instead (:func:`keys_to_hide`): quit, help and back are kept first, then the keys in
+the order their screen declares them; the least important go first and the rest keep their
+places.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from rich.cells import cell_len
+from textual import events
 from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
+
+ESSENTIAL_ACTIONS = ("quit", "help", "back")
+"""The actions whose keys are left out last, in this order (the palette's key is docked apart)."""
+
+
+def keys_to_hide(actions: Sequence[str], widths: Sequence[int], room: int) -> set[int]:
+    """Which keys (positions in ``actions``) to leave out so that the ``widths`` of the rest fit
+    in ``room`` cells: the last declared first, the :data:`ESSENTIAL_ACTIONS` last of all."""
+
+    def rank(position: int) -> tuple[int, int]:
+        action = actions[position].rsplit(".", 1)[-1]
+        if action in ESSENTIAL_ACTIONS:
+            return (0, ESSENTIAL_ACTIONS.index(action))
+        return (1, position)
+
+    hidden: set[int] = set()
+    total = sum(widths)
+    for position in sorted(range(len(actions)), key=rank, reverse=True):
+        if total <= room:
+            break
+        hidden.add(position)
+        total -= widths[position]
+    return hidden
 
 
 class KeysFooter(Footer):
-    """A :class:`Footer` that is rebuilt only when what it would show changed."""
+    """A :class:`Footer` that is rebuilt only when what it would show changed, and that leaves
+    keys out by priority where they do not all fit."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._shown: tuple[object, ...] | None = None
         self.rebuilds = 0
         """How many times the keys were rebuilt (for tests)."""
+        self.hidden_keys: tuple[str, ...] = ()
+        """The keys left out for want of room (for tests)."""
 
     def _visible_keys(self) -> tuple[object, ...]:
         keys = tuple(
@@ -40,3 +77,26 @@ class KeysFooter(Footer):
         self._shown = visible
         self.rebuilds += 1
         await super().recompose()
+        self.call_after_refresh(self.fit_keys)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.call_after_refresh(self.fit_keys)
+
+    def fit_keys(self) -> None:
+        """Show the keys that fit the footer's width, leaving out the least important."""
+        if not self.is_attached or not self.size.width:
+            return
+        keys = [key for key in self.query_children(FooterKey)]
+        docked = [key for key in keys if key.has_class("-command-palette")]
+        row = [key for key in keys if not key.has_class("-command-palette")]
+        room = self.size.width - sum(_width(key) for key in docked)
+        hidden = keys_to_hide([key.action for key in row], [_width(key) for key in row], room)
+        for position, key in enumerate(row):
+            key.display = position not in hidden
+        self.hidden_keys = tuple(row[p].key for p in sorted(hidden))
+
+
+def _width(key: FooterKey) -> int:
+    """The cells a footer key takes: its text, padding, border and margins."""
+    margin = key.styles.margin
+    return cell_len(key.render().plain) + key.styles.gutter.width + margin.left + margin.right

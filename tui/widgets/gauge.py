@@ -51,6 +51,7 @@ from tui.widgets.gauge_series import (
     bucket_series,
     build_series,
 )
+from tui.widgets.gauge_series import GUTTER as GUTTER  # (the charts' one x-scale)
 from tui.widgets.message_list import fit_strip
 
 if TYPE_CHECKING:
@@ -59,8 +60,6 @@ if TYPE_CHECKING:
 BLOCKS = " ▁▂▃▄▅▆▇█"
 """Eighth blocks, index = filled eighths of a cell."""
 
-GUTTER = 6
-"""Cells left of the chart for the axis labels (5) and the axis (1)."""
 
 MARKERS: tuple[tuple[int, str, str, tuple[str, str, str]], ...] = (
     (OVERFLOW_SIMULATED, "▲", "overflow", ("simulated overflow", "sim. overflow", "ovf")),
@@ -568,14 +567,19 @@ class TokenGauge(Widget, can_focus=True):
             )
         else:
             text.append("window unknown" if tier < 2 else "win ?", style=self._style("warning"))
-        threshold = series.threshold_at(call)
-        if tier < 2 and threshold is not None and series.has_simulated:
+        figure = series.threshold_figure(call) if series.has_simulated else None
+        if tier < 2 and figure is not None and figure.tokens is not None:
             inferred = bool(series.flags[call] & THRESHOLD_INFERRED)
-            source = "inferred" if inferred else "rule"
             text.append(
-                f" · {'threshold' if tier == 0 else 'thr'} {number(threshold)} ({source})",
+                f" · {'threshold' if tier == 0 else 'thr'} {number(figure.tokens)} "
+                f"({figure.source})",
                 style=self._style("threshold-inferred" if inferred else "muted"),
             )
+            if figure.window is not None and not figure.usable:  # at or above the window
+                text.append(
+                    " ≥ window: never reached" if tier == 0 else " ≥ window",
+                    style=self._style("warning"),
+                )
         flag = series.flags[call]
         for bit, glyph, part, words in MARKERS:
             if flag & bit:
@@ -595,14 +599,24 @@ class TokenGauge(Widget, can_focus=True):
         if series.window and series.threshold:
             threshold = short_tokens(series.threshold)
             reserve = short_tokens(max(series.window - series.threshold, 0))
-            if len(set(series.thresholds)) > 1:  # it changes: the label says each call's
+            changes = len(set(series.thresholds)) > 1
+            if changes:  # it changes: the label says each call's
                 threshold = reserve = ""
-            words = (f"threshold {threshold}".rstrip(), "threshold", "thr")
+            above = not changes and series.threshold >= series.window
+            if above:  # it can never fire before the provider refuses the call
+                words = (
+                    f"threshold {threshold} ≥ window: never reached",
+                    "threshold ≥ window",
+                    "thr≥win",
+                )
+            else:
+                words = (f"threshold {threshold}".rstrip(), "threshold", "thr")
             items.append(("┈", "threshold", words))
             if any(flag & THRESHOLD_INFERRED for flag in series.flags):
                 inferred = ("inferred threshold", "inferred thr.", "inf")
                 items.append(("┄", "threshold-inferred", inferred))
-            items.append(("  ", "reserve", (f"reserve {reserve}".rstrip(), "reserve", "rsv")))
+            if not above:
+                items.append(("  ", "reserve", (f"reserve {reserve}".rstrip(), "reserve", "rsv")))
         elif not series.window:
             items.append(("", "warning", ("window unknown", "window unknown", "win ?")))
         for flag, glyph, part, words in MARKERS:

@@ -14,13 +14,18 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import compress
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from core.formats.subagents import subagent_spans
 from core.model.session import Provenance, Session
 
 if TYPE_CHECKING:
+    from core.insights.named_figures import ThresholdFigure
     from core.replay import ReplayResult
+
+GUTTER = 6
+"""Cells left of a chart of the calls for the axis labels (5) and the axis (1): the gauge's and
+the breakdown chart's, so that their columns line up."""
 
 MAX_CELLS_PER_SERIES = 2
 """Widest bar of one series when there are few calls."""
@@ -58,6 +63,23 @@ class Series:
     """The threshold at each call (-1: none); empty: :attr:`threshold` at every call."""
     windows: Sequence[int] = ()
     """The window at each call (0: unknown); empty: :attr:`window` at every call."""
+    threshold_source: str = "rule"
+    """Where the run's threshold comes from (:func:`core.insights.named_figures.replay_threshold`:
+    ``rule``, ``inferred``, ``learned`` or the policy's name); a call flagged
+    :data:`THRESHOLD_INFERRED` has the recording's instead."""
+
+    def threshold_figure(self, call: int) -> ThresholdFigure | None:
+        """The threshold of ``call``, labelled and flagged where it is at or above the window
+        (:func:`core.insights.named_figures.threshold_figure`; None: no threshold)."""
+        threshold = self.threshold_at(call)
+        if threshold is None:
+            return None
+        from core.insights.named_figures import threshold_figure  # (brings core.replay)
+
+        inferred = bool(self.flags[call] & THRESHOLD_INFERRED) if call < len(self.flags) else False
+        return threshold_figure(
+            threshold, "inferred" if inferred else self.threshold_source, self.window_at(call)
+        )
 
     def threshold_at(self, call: int) -> int | None:
         """The threshold of ``call``."""
@@ -107,6 +129,7 @@ def build_series(session: Session | None, result: ReplayResult | None) -> Series
         min(peak, MAX_DRAWN),
         _packed(columns.thresholds),
         _packed(columns.windows),
+        columns.threshold_source,
     )
 
 
@@ -136,6 +159,7 @@ class _Columns:
     threshold: int | None
     thresholds: list[int]
     windows: list[int]
+    threshold_source: str = "rule"
 
 
 def _replayed_columns(result: ReplayResult) -> _Columns:
@@ -175,7 +199,16 @@ def _replayed_columns(result: ReplayResult) -> _Columns:
         threshold=result.threshold,
         thresholds=[-1 if limit is None else limit for limit in column("threshold")],
         windows=[window or 0 for window in column("window")],
+        threshold_source=_threshold_source(result),
     )
+
+
+def _threshold_source(result: ReplayResult) -> str:
+    """The run's threshold source: ``rule`` for the agent's preset (whose inferred stretches are
+    flagged per call), ``inferred`` or ``learned``, or the policy's name."""
+    from core.insights.named_figures import replay_threshold  # (the replay is loaded)
+
+    return replay_threshold(result).source.split(",")[0]
 
 
 def _recorded_columns(session: Session) -> _Columns:
@@ -233,21 +266,45 @@ class Layout:
     """The window each bucket draws (its representative call's)."""
 
 
-def bucket_series(series: Series, chart_width: int) -> Layout:
-    """Fit ``series`` into ``chart_width`` cells, bucketing by max when calls outnumber columns."""
-    n = series.calls
+class BucketGrid(NamedTuple):
+    """The x-scale of the charts of the calls: how many calls a bucket holds and how wide it is."""
+
+    calls_per_bucket: int
+    cells_per_series: int
+    """Cells of each of a bucket's two bars (the gauge's recorded and simulated)."""
+    bucket_width: int
+    """Cells of a bucket: both bars and the gap after them."""
+    buckets: int
+
+
+def bucket_grid(calls: int, chart_width: int) -> BucketGrid:
+    """The x-scale of ``calls`` calls over ``chart_width`` cells: a bucket per call (two bars of
+    one or more cells, a gap), or buckets of several calls when they outnumber the columns. The
+    gauge and the breakdown chart under it both read it, so their columns line up."""
     chart_width = max(chart_width, 2)
+    if calls <= 0:
+        return BucketGrid(1, 1, 2, 0)
+    per = 1 if calls * 2 <= chart_width else math.ceil(calls / (chart_width // 2))
+    buckets = math.ceil(calls / per)
+    # the buckets take the width there is: wider bars, and a gap, where they have room
+    room = chart_width // buckets
+    cells = max(1, min(MAX_CELLS_PER_SERIES, (room - 1) // 2)) if room >= 3 else 1
+    return BucketGrid(per, cells, min(room, cells * 2 + 1), buckets)
+
+
+def bucket_series(series: Series, chart_width: int) -> Layout:
+    """Fit ``series`` into ``chart_width`` cells (:func:`bucket_grid`), bucketing by max when
+    calls outnumber columns."""
+    n = series.calls
+    grid = bucket_grid(n, chart_width)
     if n == 0:
         return Layout(1, 1, 2, 0, [], [], [], [])
-    if n * 2 <= chart_width:
-        per_call = chart_width // n
-        cells = max(1, min(MAX_CELLS_PER_SERIES, (per_call - 1) // 2)) if per_call >= 3 else 1
-        width = min(per_call, cells * 2 + 1)
+    if grid.calls_per_bucket == 1:
         every = list(range(n))
         return Layout(
             1,
-            cells,
-            width,
+            grid.cells_per_series,
+            grid.bucket_width,
             n,
             series.recorded,
             series.simulated,
@@ -256,8 +313,7 @@ def bucket_series(series: Series, chart_width: int) -> Layout:
             [series.threshold_at(c) for c in every],
             [series.window_at(c) for c in every],
         )
-    per = math.ceil(n / (chart_width // 2))
-    buckets = math.ceil(n / per)
+    per, buckets = grid.calls_per_bucket, grid.buckets
     rec = series.recorded
     sim = series.simulated
     rec_max: list[int] = []

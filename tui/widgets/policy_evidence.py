@@ -24,11 +24,17 @@ if TYPE_CHECKING:
 
 def evidence_text(result: ReplayResult, inferred: Inferred | None) -> str:
     """The panel's evidence lines for ``result`` (see the module docstring)."""
+    from core.insights.named_figures import CHECK_FIGURE, replay_threshold  # (replay loaded)
+
     lines = [_window_line(result), _threshold_line(result)]
+    figure = replay_threshold(result)
+    if figure.window is not None and figure.tokens is not None and not figure.usable:
+        lines.append(f"Threshold {figure.label}.")  # at or above the window: flagged
     if inferred is not None:
         interval = inferred.threshold
         lines.append(
-            f"The session's own compactions (a fact, never used by a replay): {interval.note}."
+            "The session's own compactions (a fact, never used by a replay), by the "
+            f"{CHECK_FIGURE.name} figure before each call: {interval.note}."
         )
     return "\n".join(line for line in lines if line)
 

@@ -23,6 +23,7 @@ from core.formats.subagents import child_paths
 from core.model.session import Session
 from core.model.tokens import message_text
 from core.policy import Policy
+from tui.figures import recorded_stop_notice
 from tui.screen_state import Inferred, policy_for
 from tui.screens.overflow import OverflowScreen
 from tui.screens.policy_path_prompt import ask_policy_path
@@ -282,34 +283,39 @@ class SessionScreen(SessionView):
         )
 
     def _step_compaction(self, step: int) -> None:
+        """Select the previous / next compaction the list draws: the replay's, and the recorded
+        ones it did not apply (told as recorded, not replayed)."""
         state = self.state
         if state is None:
             return
-        events = state.compaction_events()
-        if not events:
+        stops = state.compaction_stops()
+        if not stops:
             self.app.notify("No compaction in this session under this policy.")
             return
         current = self.message_list.selected_message or 0
         if step > 0:
-            candidates = [e for e in events if e[1] > current]
+            candidates = [s for s in stops if s.message_index > current]
             target = candidates[0] if candidates else None
         else:
-            candidates = [e for e in events if e[1] < current]
+            candidates = [s for s in stops if s.message_index < current]
             target = candidates[-1] if candidates else None
         if target is None:
             self.app.notify("No further compaction that way.", timeout=2)
             return
-        event_id, message_index = target
-        event = state.event(event_id)
+        event = target.event
         if event is not None and event.kind == "compact":
-            state.active_event = event_id
+            state.active_event = target.event_id
             state.rebuild()
             self.message_list.rows_changed()
-        self.select_message(message_index)
+        self.select_message(target.message_index)
         if event is not None:
-            self.app.notify(
-                event.reason, title=f"{event.kind} at message {message_index}", timeout=4
-            )
+            from core.insights.named_figures import compaction_at  # (the replay is loaded)
+
+            at = compaction_at(state.session, event, None)
+            self.app.notify(event.reason, title=f"{event.kind} at message {at}", timeout=4)
+        elif target.recorded_index is not None:
+            title, text = recorded_stop_notice(state.session, state.result, state.policy, target)
+            self.app.notify(text, title=title, timeout=4)
 
     def action_move_call(self, step: int) -> None:
         """← / → from the list or the detail pane: the previous / next model call (as the
@@ -430,7 +436,7 @@ class SessionScreen(SessionView):
     def action_toggle_breakdown(self) -> None:
         """Show (or hide) the breakdown band under the gauge."""
         slot = self.query_one("#breakdown-slot")
-        slot.display = not slot.display
+        self.show_band(not slot.display)
         if slot.display:
             if self.insights_runner.want_breakdown():
                 self.app.notify("Working out the breakdown…", timeout=2)

@@ -82,10 +82,14 @@ class SessionView(Screen[str | None]):
     def compose(self) -> ComposeResult:
         yield SessionHeader(id="session-header")
         yield LoadProgress(id="load-progress")
-        with Vertical(id="gauge-slot"):
-            yield TokenGauge(id="gauge")
-        with Horizontal(id="breakdown-slot"):
-            yield BreakdownChart(id="breakdown-chart")
+        # the gauge and the breakdown chart in one column, so that they share one x-scale; the
+        # selected call's breakdown beside both while the band is open
+        with Horizontal(id="charts"):
+            with Vertical(id="charts-column"):
+                with Vertical(id="gauge-slot"):
+                    yield TokenGauge(id="gauge")
+                with Horizontal(id="breakdown-slot"):
+                    yield BreakdownChart(id="breakdown-chart")
             yield BreakdownCall(id="breakdown-call")
         with Horizontal(id="body"):
             yield MessageList(id="messages")
@@ -102,7 +106,7 @@ class SessionView(Screen[str | None]):
         self.message_list.cursor_moved = self._cursor_moved
         self.query_one("#search-bar").display = False
         self.query_one("#policy-slot").display = False
-        self.query_one("#breakdown-slot").display = False
+        self.show_band(False)
         self.query_one(SessionHeader).show(None, self.display_name)
 
     @property
@@ -178,6 +182,11 @@ class SessionView(Screen[str | None]):
         if call is not None:
             self.gauge.select_call(call)
             self.show_breakdown_call(call)
+
+    def show_band(self, show: bool) -> None:
+        """Open (or close) the breakdown band: the chart under the gauge, the call beside them."""
+        self.query_one("#breakdown-slot").display = show
+        self.query_one("#breakdown-call").display = show
 
     @property
     def breakdown_shown(self) -> bool:
