@@ -176,6 +176,47 @@ _DECISION = re.compile(
     r"going with|i'?ll use|we'?ll use|chose|approach is|plan is|switch(?:ed)? to)\b",
     re.IGNORECASE,
 )
+_MARKER_WORDS = {
+    _INSTRUCTION: (
+        "don",
+        "do not",
+        "never",
+        "always",
+        "must",
+        "should",
+        "make sure",
+        "ensure",
+        "only",
+        "avoid",
+        "without",
+        "instead",
+        "prefer",
+        "keep",
+        "remember",
+        "important",
+        "no need",
+        "not allowed",
+        "require",
+    ),
+    _DECISION: (
+        "deci",
+        "instead of",
+        "root cause",
+        "the fix is",
+        "the issue",
+        "the problem",
+        "the bug",
+        "going with",
+        "ll use",
+        "chose",
+        "approach is",
+        "plan is",
+        "switch",
+    ),
+}
+"""For each marker, pieces of lower-case text one of which every match of it holds."""
+_FOLDS_TO_ASCII = ("\u0130", "\u0131", "\u017f", "\u212a")
+"""The characters outside ASCII that a case-blind pattern matches to an ASCII letter (İ ı ſ K)."""
 _EXIT_CODE = re.compile(
     r"(?:exit(?:ed)?(?: with)?[ _]code|exit status|process exited with code)[\"':=\s]*(-?\d+)",
     re.IGNORECASE,
@@ -379,13 +420,28 @@ def _facts_of(
         yield from _failure(message, source)
 
 
+def _may_match(text: str, marker: re.Pattern[str]) -> bool:
+    """False when ``marker`` cannot match ``text``: its lower case holds none of the marker's
+    words (substring tests, much cheaper than the case-blind search; a text with a character
+    that folds to an ASCII letter goes to the search)."""
+    if not text.isascii() and any(c in text for c in _FOLDS_TO_ASCII):
+        return True
+    low = text.lower()
+    return any(word in low for word in _MARKER_WORDS[marker])
+
+
 def _sentences(message: Message, kind: FactKind, marker: re.Pattern[str]) -> Iterator[Fact]:
-    if not marker.search(message.text):  # (most messages: no sentence of theirs can qualify)
-        return
+    text = message.text
+    if not _may_match(text, marker) or not marker.search(text):
+        return  # (most messages: no sentence of theirs can qualify)
     found = 0
-    for sentence in _SENTENCE.split(message.text):
+    for sentence in _SENTENCE.split(text):
         sentence = sentence.strip(" -*#>\t")
-        if not 12 <= len(sentence) <= _MAX_SENTENCE or not marker.search(sentence):
+        if (
+            not 12 <= len(sentence) <= _MAX_SENTENCE
+            or not _may_match(sentence, marker)
+            or not marker.search(sentence)
+        ):
             continue
         if len(content_words(sentence)) < 2:
             continue
