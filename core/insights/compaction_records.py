@@ -10,6 +10,7 @@ policy made on its own. ``compactions`` in ``analyze --json``.
 from __future__ import annotations
 
 from core.insights.compaction_causes import CompactionCause, compaction_causes
+from core.insights.conversation_facts import FactMemo
 from core.insights.cost import CompactionCost, SessionCost
 from core.insights.forgotten_facts import Forgotten, recorded_forgotten, replayed_forgotten
 from core.insights.named_figures import CompactionFigures, compaction_figures
@@ -37,8 +38,9 @@ def compaction_reports(
     session: Session, result: ReplayResult, cost: SessionCost | None = None
 ) -> list[CompactionReport]:
     """The :class:`CompactionReport` of every compaction of ``session`` and of ``result``."""
-    recorded = recorded_forgotten(session)
-    replayed = replayed_forgotten(session, result)
+    memo = FactMemo()  # (the replay's heads hold the recording's messages: their facts once)
+    recorded = recorded_forgotten(session, memo=memo)
+    replayed = replayed_forgotten(session, result, memo)
     costs = {c.recorded_index: c for c in cost.compactions} if cost is not None else {}
     figures = compaction_figures(session, result)
     reports: list[CompactionReport] = []

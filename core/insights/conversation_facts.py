@@ -176,6 +176,47 @@ _DECISION = re.compile(
     r"going with|i'?ll use|we'?ll use|chose|approach is|plan is|switch(?:ed)? to)\b",
     re.IGNORECASE,
 )
+_MARKER_WORDS = {
+    _INSTRUCTION: (
+        "don",
+        "do not",
+        "never",
+        "always",
+        "must",
+        "should",
+        "make sure",
+        "ensure",
+        "only",
+        "avoid",
+        "without",
+        "instead",
+        "prefer",
+        "keep",
+        "remember",
+        "important",
+        "no need",
+        "not allowed",
+        "require",
+    ),
+    _DECISION: (
+        "deci",
+        "instead of",
+        "root cause",
+        "the fix is",
+        "the issue",
+        "the problem",
+        "the bug",
+        "going with",
+        "ll use",
+        "chose",
+        "approach is",
+        "plan is",
+        "switch",
+    ),
+}
+"""For each marker, pieces of lower-case text one of which every match of it holds."""
+_FOLDS_TO_ASCII = ("\u0130", "\u0131", "\u017f", "\u212a")
+"""The characters outside ASCII that a case-blind pattern matches to an ASCII letter (İ ı ſ K)."""
 _EXIT_CODE = re.compile(
     r"(?:exit(?:ed)?(?: with)?[ _]code|exit status|process exited with code)[\"':=\s]*(-?\d+)",
     re.IGNORECASE,
@@ -197,6 +238,9 @@ _BRANCH = re.compile(
 )
 _CHECKBOX = re.compile(r"^\s*[-*]\s*\[ \]\s+(.+)$", re.MULTILINE)
 _PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.M)
+_PLAIN = re.compile(r"[\x21\x23-\x26\x28-\x5b\x5d-\x7e \t\r\n]*")
+"""A command segment :func:`shlex.split` splits at its blanks alone: printable ASCII and the
+blanks shlex knows, without a quote or a backslash."""
 _MAX_SENTENCE = 300
 _MAX_PER_MESSAGE = 5
 
@@ -270,22 +314,93 @@ def keeps(summary: NormalisedText, fact: Fact) -> bool:
 # -- extraction ---------------------------------------------------------------------------------
 
 
-def extract_facts(messages: Iterable[Message]) -> list[Fact]:
-    """The facts of ``messages``, each once (its first source), in order of appearance."""
+class FactMemo:
+    """The facts of each message, found once and reused by every head that holds the message
+    (the heads of a session's recorded compactions and of its replay's overlap).
+
+    A message's facts depend on it alone, but for a tool result's, which depend on the call it
+    answers (when the head holds that call): those are kept per call. The memo holds the
+    messages it has seen, so that their ids stay theirs while it lives; use one per session.
+    """
+
+    __slots__ = ("_of",)
+
+    def __init__(self) -> None:
+        self._of: dict[tuple[int, int], _MessageFacts] = {}
+
+    def facts(self, message: Message, calls: dict[str, tuple[Message, str, Any]]) -> _MessageFacts:
+        """The facts of ``message`` given the calls before it in its head."""
+        source = _source_of(message, calls)
+        key = (id(message), -1 if source is None else id(source[0]))
+        found = self._of.get(key)
+        if found is None:
+            todos: list[Fact] | None = None
+            box: list[list[Fact]] = []
+            facts = [(f.identity, f) for f in _facts_of(message, calls, box, source)]
+            if box:
+                todos = box[-1]
+            found = self._of[key] = _MessageFacts(message, source, facts, todos)
+        return found
+
+
+class _MessageFacts:
+    """One message's facts with their identities, and the to-do list it leaves (None: it
+    leaves the previous one as it was)."""
+
+    __slots__ = ("facts", "message", "source", "todos")
+
+    def __init__(
+        self,
+        message: Message,
+        source: tuple[Message, str, Any] | None,
+        facts: list[tuple[tuple[str, str], Fact]],
+        todos: list[Fact] | None,
+    ) -> None:
+        self.message = message
+        self.source = source
+        self.facts = facts
+        self.todos = todos
+
+
+def extract_facts(messages: Iterable[Message], memo: FactMemo | None = None) -> list[Fact]:
+    """The facts of ``messages``, each once (its first source), in order of appearance.
+    ``memo`` reuses the facts of messages an earlier call has read (one per session)."""
+    memo = FactMemo() if memo is None else memo
     facts: dict[tuple[str, str], Fact] = {}
     todos: list[Fact] = []
     calls: dict[str, tuple[Message, str, Any]] = {}
     for message in messages:
-        for fact in _facts_of(message, calls, todos):
-            facts.setdefault(fact.identity, fact)
+        found = memo.facts(message, calls)
+        for identity, fact in found.facts:
+            if identity not in facts:
+                facts[identity] = fact
+        if found.todos is not None:
+            todos = found.todos
+        if message.role is Role.ASSISTANT and not message.summary:
+            for call in message.tool_calls:
+                calls[call.id] = (message, call.name, call.arguments)
     for fact in todos:
         facts.setdefault(fact.identity, fact)
     return list(facts.values())
 
 
+def _source_of(
+    message: Message, calls: dict[str, tuple[Message, str, Any]]
+) -> tuple[Message, str, Any] | None:
+    """The call a tool result answers, when its head holds it."""
+    if message.summary or message.role is not Role.TOOL or message.tool_result is None:
+        return None
+    return calls.get(message.tool_result.call_id)
+
+
 def _facts_of(
-    message: Message, calls: dict[str, tuple[Message, str, Any]], todos: list[Fact]
+    message: Message,
+    calls: dict[str, tuple[Message, str, Any]],
+    todos: list[list[Fact]],
+    source: tuple[Message, str, Any] | None,
 ) -> Iterator[Fact]:
+    """The facts of one message; each to-do list it states is appended to ``todos`` (the last
+    one stands), ``source`` is the call a tool result answers."""
     if message.summary:
         # A previous summary restates the conversation in its own words: its sentences are
         # not the user's instructions (the user's own messages give those).
@@ -300,20 +415,33 @@ def _facts_of(
         yield from _identifiers(message.text, message.index, functions=True)
         _checklist(message, todos)
         for call in message.tool_calls:
-            calls[call.id] = (message, call.name, call.arguments)
             yield from _tool_call(message, call.name, call.arguments, todos)
     elif message.role is Role.TOOL and message.tool_result is not None:
-        source = calls.get(message.tool_result.call_id)
         yield from _failure(message, source)
 
 
+def _may_match(text: str, marker: re.Pattern[str]) -> bool:
+    """False when ``marker`` cannot match ``text``: its lower case holds none of the marker's
+    words (substring tests, much cheaper than the case-blind search; a text with a character
+    that folds to an ASCII letter goes to the search)."""
+    if not text.isascii() and any(c in text for c in _FOLDS_TO_ASCII):
+        return True
+    low = text.lower()
+    return any(word in low for word in _MARKER_WORDS[marker])
+
+
 def _sentences(message: Message, kind: FactKind, marker: re.Pattern[str]) -> Iterator[Fact]:
-    if not marker.search(message.text):  # (most messages: no sentence of theirs can qualify)
-        return
+    text = message.text
+    if not _may_match(text, marker) or not marker.search(text):
+        return  # (most messages: no sentence of theirs can qualify)
     found = 0
-    for sentence in _SENTENCE.split(message.text):
+    for sentence in _SENTENCE.split(text):
         sentence = sentence.strip(" -*#>\t")
-        if not 12 <= len(sentence) <= _MAX_SENTENCE or not marker.search(sentence):
+        if (
+            not 12 <= len(sentence) <= _MAX_SENTENCE
+            or not _may_match(sentence, marker)
+            or not marker.search(sentence)
+        ):
             continue
         if len(content_words(sentence)) < 2:
             continue
@@ -344,11 +472,13 @@ def _identifiers(text: str, index: int, *, functions: bool = False) -> Iterator[
         yield Fact("identifier", branch, index, (" ".join(words(branch)),), "branch")
 
 
-def _tool_call(message: Message, name: str, arguments: Any, todos: list[Fact]) -> Iterator[Fact]:
+def _tool_call(
+    message: Message, name: str, arguments: Any, todos: list[list[Fact]]
+) -> Iterator[Fact]:
     tool = name.lower().rsplit("__", 1)[-1]
     index = message.index
     if tool in _TODO_TOOLS:
-        todos[:] = list(_open_tasks(arguments, index))
+        todos.append(list(_open_tasks(arguments, index)))
         return
     if tool in _PATCH_TOOLS:
         for path in _patched_paths(arguments):
@@ -386,10 +516,13 @@ def _command_key(command: str) -> str:
     line = command.strip().splitlines()[0] if command.strip() else ""
     segments = re.split(r"&&|;|\|\|", line)
     segment = next((s for s in segments if not s.strip().startswith("cd ")), segments[-1])
-    try:
-        tokens = shlex.split(segment)
-    except ValueError:
+    if _PLAIN.fullmatch(segment):  # (no quote, escape or odd space: shlex would split the same)
         tokens = segment.split()
+    else:
+        try:
+            tokens = shlex.split(segment)
+        except ValueError:
+            tokens = segment.split()
     tokens = [t for t in tokens if "=" not in t.split("/")[0] or t.startswith("-")]
     chosen = [t for t in tokens if not t.startswith("-")][:3]
     return " ".join(w for t in chosen for w in words(t))
@@ -442,10 +575,10 @@ def _open_tasks(arguments: Any, index: int) -> Iterator[Fact]:
             yield Fact("open_task", text, index, ())
 
 
-def _checklist(message: Message, todos: list[Fact]) -> None:
-    boxes = _CHECKBOX.findall(message.text)
+def _checklist(message: Message, todos: list[list[Fact]]) -> None:
+    boxes = _CHECKBOX.findall(message.text) if "[ ]" in message.text else ()
     if boxes:
-        todos[:] = [Fact("open_task", box.strip(), message.index, ()) for box in boxes]
+        todos.append([Fact("open_task", box.strip(), message.index, ()) for box in boxes])
 
 
 def _exit_code(text: str) -> re.Match[str] | None:

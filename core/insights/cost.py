@@ -25,8 +25,10 @@ of the first call after) and pays to send and cache its new prompt again (``cach
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from datetime import datetime
 from decimal import Decimal
+from itertools import pairwise
 from typing import NamedTuple
 
 from pydantic import Field
@@ -259,6 +261,11 @@ def _compactions(
     rates_of: dict[int, Rates],
 ) -> list[CompactionCost]:
     summary_calls = {c.message_index: c for c in other}
+    # The calls that sent tokens, and their message indexes (ascending: ``per_call`` follows the
+    # session's messages), built once: each compaction finds its neighbours by bisection.
+    sent = [c for c in per_call if c.input_tokens + c.cache_read_tokens + c.cache_write_tokens]
+    at = [c.message_index for c in sent]
+    ordered = all(a < b for a, b in pairwise(at))
     out: list[CompactionCost] = []
     for rc in walk.recorded.all:
         if rc.rewound:
@@ -268,9 +275,7 @@ def _compactions(
         own += [summary_calls[j] for j in rc.owned if j in summary_calls and j >= rc.owned_end]
         priced = [c.total_usd for c in own if c.total_usd is not None]
         cost.summary_call_usd = sum(priced) if priced else None
-        sent = [c for c in per_call if c.input_tokens + c.cache_read_tokens + c.cache_write_tokens]
-        before = next((c for c in reversed(sent) if c.message_index < rc.m_c), None)
-        after = next((c for c in sent if c.message_index >= rc.owned_end), None)
+        before, after = _neighbours(sent, at, ordered, rc.m_c, rc.owned_end)
         if before is not None and after is not None:
             cost.cache_read_before = before.cache_read_tokens
             cost.cache_read_after = after.cache_read_tokens
@@ -287,6 +292,19 @@ def _compactions(
                 cost.cache_rebuild_usd = float(rebuild)
         out.append(cost)
     return out
+
+
+def _neighbours(
+    sent: list[Priced], at: list[int], ordered: bool, start: int, end: int
+) -> tuple[Priced | None, Priced | None]:
+    """The last call of ``sent`` before message ``start`` and the first at or after ``end``."""
+    if not ordered:  # (never from a session's own order; kept exact for any other caller)
+        before = next((c for c in reversed(sent) if c.message_index < start), None)
+        after = next((c for c in sent if c.message_index >= end), None)
+        return before, after
+    i = bisect_left(at, start)
+    j = bisect_left(at, end)
+    return (sent[i - 1] if i > 0 else None), (sent[j] if j < len(sent) else None)
 
 
 def _total(

@@ -30,6 +30,7 @@ from core.insights.conversation_facts import (
     FACT_KINDS,
     Fact,
     FactKind,
+    FactMemo,
     NormalisedText,
     extract_facts,
     keeps,
@@ -109,12 +110,17 @@ class Forgotten(Documented):
 
 
 def forgotten_of(
-    head: Sequence[Message], summary: str, *, source: SummarySource = "recorded"
+    head: Sequence[Message],
+    summary: str,
+    *,
+    source: SummarySource = "recorded",
+    memo: FactMemo | None = None,
 ) -> tuple[Forgotten, list[FactRecord]]:
     """What ``summary`` keeps of the facts of ``head``: the report, and every fact with its
-    verdict (the report lists only the dropped ones)."""
+    verdict (the report lists only the dropped ones). ``memo``: see
+    :class:`core.insights.conversation_facts.FactMemo`."""
     text = NormalisedText(summary)
-    records = [_record(fact, keeps(text, fact)) for fact in extract_facts(head)]
+    records = [_record(fact, keeps(text, fact)) for fact in extract_facts(head, memo)]
     return _report(records, len(head), source), records
 
 
@@ -188,10 +194,14 @@ def recorded_heads(session: Session) -> dict[int, CompactionStep]:
 
 
 def recorded_forgotten(
-    session: Session, heads: dict[int, CompactionStep] | None = None
+    session: Session,
+    heads: dict[int, CompactionStep] | None = None,
+    memo: FactMemo | None = None,
 ) -> dict[int, tuple[Forgotten, list[FactRecord]]]:
-    """:func:`forgotten_of` for every recorded compaction that took effect, by its index."""
+    """:func:`forgotten_of` for every recorded compaction that took effect, by its index
+    (``memo``: one :class:`core.insights.conversation_facts.FactMemo` for the session)."""
     heads = recorded_heads(session) if heads is None else heads
+    memo = FactMemo() if memo is None else memo
     out: dict[int, tuple[Forgotten, list[FactRecord]]] = {}
     for index, step in heads.items():
         head = [session.messages[j] for j in step.head]
@@ -200,21 +210,22 @@ def recorded_forgotten(
             reason = ENCRYPTED if session.format is SourceFormat.CODEX else NO_SUMMARY
             out[index] = (unreadable(len(head), reason), [])
         else:
-            out[index] = forgotten_of(head, summary)
+            out[index] = forgotten_of(head, summary, memo=memo)
     return out
 
 
 def replayed_forgotten(
-    session: Session, result: ReplayResult
+    session: Session, result: ReplayResult, memo: FactMemo | None = None
 ) -> dict[int, tuple[Forgotten, list[FactRecord]]]:
     """:func:`forgotten_of` for every compaction the replay wrote itself (by event id): its
-    head indices and its summary."""
+    head indices and its summary (``memo``: as for :func:`recorded_forgotten`)."""
+    memo = FactMemo() if memo is None else memo
     out: dict[int, tuple[Forgotten, list[FactRecord]]] = {}
     for k, event in enumerate(result.events):
         if event.kind != "compact" or event.recorded_index is not None or not event.summary:
             continue
         head = [session.messages[j] for j in event.head_indices if j >= 0]
-        out[k] = forgotten_of(head, event.summary, source="replayed")
+        out[k] = forgotten_of(head, event.summary, source="replayed", memo=memo)
     return out
 
 

@@ -1,0 +1,123 @@
+"""The cheap pre-tests of conversation_facts never skip a text its case-blind markers match."""
+
+from __future__ import annotations
+
+import random
+import re
+import shlex
+
+from core.insights.conversation_facts import (
+    _DECISION,
+    _FOLDS_TO_ASCII,
+    _INSTRUCTION,
+    _PLAIN,
+    FactMemo,
+    _command_key,
+    _may_match,
+    extract_facts,
+)
+from tests.support.builders import SessionBuilder
+
+_PIECES = [
+    "Don't",
+    "DO NOT",
+    "do  not",
+    "Never",
+    "always",
+    "MUST",
+    "shouldn't",
+    "make sure",
+    "ensure",
+    "only",
+    "avoid",
+    "without",
+    "Instead of",
+    "prefer",
+    "keep",
+    "remember",
+    "important",
+    "no need",
+    "not allowed",
+    "Required",
+    "decided",
+    "Decision",
+    "root cause",
+    "the fix is",
+    "The issue was",
+    "the problem is",
+    "the bug was",
+    "going with",
+    "I'll use",
+    "well use",
+    "chose",
+    "approach is",
+    "plan is",
+    "switched to",
+    "\u017fhould",
+    "\u0130mportant",
+    "\u212aeep",
+    "x",
+    "_",
+    " ",
+    ".",
+    "\n",
+    "\u00e9",
+    "-",
+]
+
+
+def test_the_fold_characters_are_every_one_a_case_blind_letter_matches() -> None:
+    letter = re.compile("[a-z]", re.IGNORECASE)
+    found = tuple(c for c in map(chr, range(128, 0x30000)) if letter.match(c))
+    assert found == _FOLDS_TO_ASCII
+
+
+def test_a_text_a_marker_matches_always_passes_its_pre_test() -> None:
+    rng = random.Random(11)
+    matched = 0
+    for _ in range(20_000):
+        text = "".join(rng.choice(_PIECES) for _ in range(rng.randint(0, 5)))
+        for marker in (_INSTRUCTION, _DECISION):
+            if marker.search(text):
+                matched += 1
+                assert _may_match(text, marker), (text, marker.pattern)
+    assert matched > 1000
+
+
+def test_a_text_without_the_marker_words_is_skipped() -> None:
+    assert not _may_match("Here is the output of the build.", _DECISION)
+    assert _may_match("We decided to keep it.", _DECISION)
+
+
+def test_plain_command_segments_split_as_shlex_splits_them() -> None:
+    rng = random.Random(5)
+    alphabet = "ab -#=/.\t$;|&()'\"\\\x0b\u00a0"
+    plain = 0
+    for _ in range(20_000):
+        segment = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 10)))
+        if _PLAIN.fullmatch(segment):
+            plain += 1
+            assert segment.split() == shlex.split(segment), repr(segment)
+    assert plain > 1000
+    assert _command_key("cd /repo && git commit -m 'a b'") == "git commit a b"
+
+
+def test_a_memo_shared_by_overlapping_heads_gives_each_head_its_own_facts() -> None:
+    messages = (
+        SessionBuilder()
+        .user("Always run the linter. Don't touch parse_config.")
+        .call("Bash", {"command": "pytest tests/test_parser.py -q"})
+        .result("E   AssertionError: bad header\nExit code: 1", is_error=True)
+        .call("TodoWrite", {"todos": [{"content": "Fix the header", "status": "pending"}]})
+        .result("ok")
+        .reply("The root cause is the header decoding. - [ ] check the loader")
+        .session()
+        .messages
+    )
+    memo = FactMemo()
+    # Heads that start before, at and after the failing command's call: its result's fact
+    # names the command only when the head holds the call.
+    for start in (0, 1, 2, 3, 0):
+        for end in range(start, len(messages) + 1):
+            head = messages[start:end]
+            assert extract_facts(head, memo) == extract_facts(head)
