@@ -11,6 +11,7 @@ timing varies) before the picture. The dates the picker shows are local time: pi
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Awaitable, Callable
@@ -21,6 +22,7 @@ from typing import TypeVar
 from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import Input
+from textual.worker import WorkerCancelled
 
 from core.formats import load_session
 from core.formats.discovery import DiscoveredSession
@@ -112,7 +114,10 @@ async def settle(pilot: Pilot[ReturnT], rounds: int = 50, *, ignore: tuple[str, 
             busy = [w for w in app.workers if w.group not in skip and w.is_running]
             if not busy:
                 break
-        await app.workers.wait_for_complete(busy)
+        for worker in busy:
+            # a cancelled worker (superseded by a newer selection, its pane closed) is done
+            with contextlib.suppress(WorkerCancelled):
+                await worker.wait()
     await pilot.pause()
 
 
