@@ -29,7 +29,8 @@ from core.formats.discovery import DiscoveredSession
 from core.model.session import Session, SourceFormat
 from core.policy import Policy, get_preset
 from tui.app import DARK_THEME, LIGHT_THEME, CtxscopeApp
-from tui.screens.compaction import CompactionScreen, cut_of
+from tui.screens.compaction import CompactionScreen
+from tui.screens.compaction_text import cut_of
 from tui.screens.session import SessionScreen
 from tui.widgets.policy_panel import PolicyPanel
 

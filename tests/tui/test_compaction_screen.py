@@ -20,7 +20,8 @@ from tests.support.views_fixtures import Host, compacting_policy
 from tools.scenes import COMPACTED, press, session_app, settle
 from tui.figures import index_runs
 from tui.messages import JumpToMessage
-from tui.screens.compaction import CompactionScreen, cut_of
+from tui.screens.compaction import CompactionScreen
+from tui.screens.compaction_text import cut_of
 
 
 @asynccontextmanager

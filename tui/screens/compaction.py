@@ -44,11 +44,9 @@ from textual.widgets import Collapsible, Label, Markdown, Static
 from textual.worker import Worker, WorkerState
 
 from core.algorithms.compact import CompactionError, CompactionResult
-from core.insights.forgotten_facts import Forgotten, forgotten_of
+from core.insights.forgotten_facts import Forgotten
 from core.llm.factory import make_summarizer
 from core.llm.protocol import LLMError, Summarizer
-from core.llm.summary_request import windowed_message
-from core.llm.summary_templates import unwrap_summary
 from core.model.session import CompactionEvent, Message, Role, Session
 from core.model.tokens import get_counter
 from core.model.write_numbers import counted
@@ -65,6 +63,14 @@ from tui.figures import (
 )
 from tui.insights import Insights, compute_insights
 from tui.messages import JumpToMessage
+from tui.screens.compaction_text import (
+    bar,
+    cut_of,
+    event_figures_note,
+    forgotten_now,
+    origin,
+    preview,
+)
 from tui.widgets.footer import KeysFooter
 from tui.widgets.forgotten_view import ForgottenView
 from tui.widgets.message_list import role_label
@@ -77,76 +83,6 @@ MAX_NEXT_ROWS = 300
 
 MAX_REQUEST_CHARS = 6_000
 """Characters of each request message shown (the rest are counted)."""
-
-BAR_CELLS = 40
-
-
-def cut_of(event: ReplayEvent) -> int:
-    """The first message after a compaction's cut: the first tail message after the head.
-
-    Leading system/context messages stay verbatim ahead of the summary, so they can sit in the
-    tail before the head; the cut is after the head, not at them.
-    """
-    if event.head_indices:
-        last_head = max(event.head_indices)
-        after = [i for i in event.tail_indices if i > last_head]
-        return min(after) if after else last_head + 1
-    return event.message_index
-
-
-def one_line(text: str, limit: int = 90) -> str:
-    """``text`` on one line, cut to ``limit`` characters."""
-    folded = " ".join(text[: limit * 4].split())
-    return folded if len(folded) <= limit else folded[: limit - 1] + "…"
-
-
-def preview(message: Message) -> str:
-    """What a message is, in a few words."""
-    if message.summary:
-        return one_line(unwrap_summary(message.text))
-    if message.tool_result is not None:
-        name = message.tool_result.tool_name or "tool"
-        return f"{name} ▸ {one_line(message.tool_result.output) or '(empty output)'}"
-    if message.tool_calls:
-        calls = ", ".join(call.name for call in message.tool_calls[:3])
-        text = one_line(message.text, 50)
-        return f"{text} → {calls}" if text else f"→ {calls}"
-    return one_line(message.text) or one_line(message.reasoning) or "(empty)"
-
-
-def forgotten_now(done: CompactionAt) -> Forgotten:
-    """What the summary of a compaction run now kept of the head it replaced
-    (:func:`core.insights.forgotten_facts.forgotten_of`; a thread's work: it reads every head message)."""
-    head_ids = set(done.result.head_ids)
-    # what the request carried of each message: a huge text is read as its window, not whole
-    head = [windowed_message(m) for m in done.context.messages if m.id in head_ids]
-    forgotten, _records = forgotten_of(head, done.result.summary, source="replayed")
-    return forgotten
-
-
-def _taken(event: ReplayEvent) -> bool:
-    """A compaction the replay took from the recording (where the agent compacted)."""
-    return (
-        event.kind == "compact" and event.recorded_index is not None and event.trigger != "manual"
-    )
-
-
-def _origin(event: ReplayEvent) -> str:
-    """`` (recorded)``, `` (the recording's)``, `` (at the user's compaction)`` or nothing."""
-    if event.kind == "recorded-compaction":
-        return " (recorded)"
-    if _taken(event):
-        return " (the recording's)"
-    if event.recorded_index is not None:
-        return " (where the user compacted)"
-    return ""
-
-
-def _bar(value: int, scale: int, cells: int = BAR_CELLS) -> str:
-    filled = 0 if scale <= 0 else round(cells * min(value / scale, 1.0))
-    if value > 0 and filled == 0:
-        filled = 1
-    return "█" * filled + "░" * (cells - filled)
 
 
 class _ReportsReady(TextualMessage):
@@ -583,7 +519,7 @@ class CompactionScreen(Screen[None]):
             cut = cut_of(event)
             where = f"#{at}" if cut == at else f"#{at} (cut #{cut})"
             mode.update(
-                f"replay {place}{_origin(event)} at message {where}{call} · {event_trigger(event)}"
+                f"replay {place}{origin(event)} at message {where}{call} · {event_trigger(event)}"
             )
 
     def _clear_views(self) -> None:
@@ -603,7 +539,7 @@ class CompactionScreen(Screen[None]):
         if before is not None and after is None:  # (a recorded compaction with the agent's count)
             text.append("before ", style="bold")
             text.append(f"{before:>9,} ")
-            text.append(_bar(before, max(before, 1), 16), style=self._style("before"))
+            text.append(bar(before, max(before, 1), 16), style=self._style("before"))
             text.append("\nafter  ", style="bold")
             text.append("not recorded", style="dim")
         elif before is None or after is None:
@@ -618,10 +554,10 @@ class CompactionScreen(Screen[None]):
                 change = f" +{-saved:,}"
             text.append("before ", style="bold")
             text.append(f"{before:>9,} ")
-            text.append(_bar(before, scale, 16), style=self._style("before"))
+            text.append(bar(before, scale, 16), style=self._style("before"))
             text.append("\nafter  ", style="bold")
             text.append(f"{after:>9,} ")
-            text.append(_bar(after, scale, 16), style=self._style("after"))
+            text.append(bar(after, scale, 16), style=self._style("after"))
             text.append(change, style="bold")
         for label, line in notes:
             text.append(f"\n{label}" if label else "\n", style="bold")
@@ -772,7 +708,7 @@ class CompactionScreen(Screen[None]):
         result = self.result
         assert result is not None
         states = result.messages
-        notes: list[tuple[str, str]] = [("", self._event_figures_note(e))]
+        notes: list[tuple[str, str]] = [("", event_figures_note(e))]
         if e.recorded_index is not None:
             recorded = self.session.compactions[e.recorded_index]
             trigger, evidence = recorded_trigger(self.session, result, e.recorded_index)
@@ -890,32 +826,6 @@ class CompactionScreen(Screen[None]):
     def _is_summary(self, index: int) -> bool:
         messages = self.session.messages
         return 0 <= index < len(messages) and messages[index].summary
-
-    @staticmethod
-    def _event_figures_note(e: ReplayEvent) -> str:
-        """What a replay compaction's before and after are (the JSON's ``tokens_before`` /
-        ``tokens_after``)."""
-        if e.tokens_before is None:
-            return "the replay has no figure for this compaction"
-        if e.kind == "recorded-compaction":
-            return (
-                "before: the agent's count, after: tokens after, as the recording states them "
-                "where it does, else the replay's figures"
-            )
-        if _taken(e):
-            return (
-                "before: check, what the check measured when it fired; after: tokens after, "
-                f"what {call_label(e.call_index)} sent (the recording's own figure)"
-            )
-        if e.trigger == "manual":
-            return (
-                "before: the replay's figure where the user compacted; after: tokens after, "
-                "less what the compaction removed"
-            )
-        return (
-            "before: check, what the check measured when it fired; after: tokens after, less "
-            "what the compaction removed"
-        )
 
     @on(Collapsible.Expanded, "#cs-request")
     def _request_opened(self, event: Collapsible.Expanded) -> None:

@@ -152,3 +152,13 @@ def replay_with_progress(session: Session, policy: Policy) -> ReplayResult:
     """Replay ``session`` under ``policy``, with a progress bar on standard error (a terminal)."""
     with progress_reporter("replaying") as update:
         return replayer_of(session).run(policy, progress=update)
+
+
+def write_stdout_bytes(data: bytes) -> None:
+    """UTF-8 JSON straight to standard output (no text copy of a 100 MB session's document)."""
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:  # a text-only stream (a test's StringIO)
+        sys.stdout.write(data.decode())
+    else:
+        sys.stdout.flush()
+        buffer.write(data)

@@ -25,7 +25,12 @@ from core.model.session import Session
 from core.reports.analyze import analysis_report
 from tui.cli.commands._llm_watch import LLMWatch
 from tui.cli.commands._options import replay_options
-from tui.cli.commands._session import load_or_fail, replay_with_progress, replayer_of
+from tui.cli.commands._session import (
+    load_or_fail,
+    replay_with_progress,
+    replayer_of,
+    write_stdout_bytes,
+)
 
 
 def subagent_lines(subagents: list[SubagentInfo], parent: str | None) -> list[str]:
@@ -101,13 +106,7 @@ def analyze(
     )
     if as_json:
         # Bytes straight to the stream: no text copy of a 12 MB report (100 MB sessions).
-        data = model_json_bytes(report) + b"\n"
-        buffer = getattr(sys.stdout, "buffer", None)
-        if buffer is None:  # a text-only stream (a test's StringIO)
-            sys.stdout.write(data.decode())
-        else:
-            sys.stdout.flush()
-            buffer.write(data)
+        write_stdout_bytes(model_json_bytes(report) + b"\n")
     else:
         # rich's rendering only for a table: --json starts without it
         from rich.text import Text

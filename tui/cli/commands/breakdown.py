@@ -32,7 +32,7 @@ from core.model.tokens import DEFAULT_ESTIMATOR
 from core.model.write_numbers import short_tokens
 from core.reports.analyze import breakdown_report
 from tui.cli.commands._options import session_argument, window_option
-from tui.cli.commands._session import fail, load_or_fail
+from tui.cli.commands._session import fail, load_or_fail, write_stdout_bytes
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -84,7 +84,7 @@ def breakdown_command(
         console.print(call_table(row, _call_cost(cost, call_index), session.context_window))
         return
     if as_json:
-        _write_bytes(model_json_bytes(breakdown_report(result, cost)) + b"\n")
+        write_stdout_bytes(model_json_bytes(breakdown_report(result, cost)) + b"\n")
         return
     from tui.cli.render import notes_block, session_header, stdout_console
 
@@ -100,16 +100,6 @@ def _write_json(document: dict[str, Any], cost: dict[str, Any] | None) -> None:
     when the call has none), from the same :func:`core.insights.cost.session_cost`."""
     document["cost"] = cost
     sys.stdout.write(escaped_json(document) + "\n")
-
-
-def _write_bytes(data: bytes) -> None:
-    """UTF-8 JSON straight to standard output (no text copy of a 100 MB session's document)."""
-    buffer = getattr(sys.stdout, "buffer", None)
-    if buffer is None:  # a text-only stream (a test's StringIO)
-        sys.stdout.write(data.decode())
-    else:
-        sys.stdout.flush()
-        buffer.write(data)
 
 
 def _call_cost(cost: SessionCost, call_index: int) -> CallCost | None:
