@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -26,52 +25,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from analyze import (
-    BOUNDED_FROM_MB,
     COMMAND,
     SHAPES,
-    Run,
-    analyze,
-    floor,
+    bench_file,
+    generated,
     load_average,
     private_cache,
-    row,
 )
 
 FLOOR_RATIO_BOUND = 5.0
-
-
-def bench_file(path: Path, runs: int) -> tuple[list[str], bool]:
-    """The floor and ``breakdown --json`` of one file, alternated ``runs`` times."""
-    size = path.stat().st_size
-    mb = size / 1e6
-    bounded = mb >= BOUNDED_FROM_MB * 0.99
-    analyze(path, "breakdown")  # warm: bytecode, page cache, the price memo
-    floors: list[tuple[float, float]] = []
-    found: list[Run] = []
-    for _ in range(runs):
-        floors.append(floor(path))
-        found.append(analyze(path, "breakdown"))
-    best_floor = min(w for w, _ in floors)
-    best_floor_cpu = min(c for _, c in floors)
-    best = min(r.wall for r in found)
-    best_cpu = min(r.cpu for r in found)
-    ratio = statistics.median(r.wall / f for (f, _), r in zip(floors, found, strict=True))
-    ratio_cpu = statistics.median(r.cpu / c for (_, c), r in zip(floors, found, strict=True))
-    rss = min(r.peak_rss_bytes for r in found)
-    ok = ratio <= FLOOR_RATIO_BOUND or not bounded
-    bound = f"≤ {FLOOR_RATIO_BOUND:.0f} x floor" if bounded else "(from 100 MB)"
-    lines = [
-        row("    floor (orjson loop), best", f"{best_floor:.3f} s (CPU {best_floor_cpu:.3f} s)", "", None),
-        row(
-            "    breakdown --json, best; median ratio",
-            f"{best:.2f} s; {ratio:.1f} x floor",
-            bound,
-            ok if bounded else None,
-        ),
-        row("    CPU, best; median ratio", f"{best_cpu:.2f} s; {ratio_cpu:.1f} x floor CPU", "", None),
-        row("    peak RSS", f"{rss / 1e6:.0f} MB = {rss / size:.2f} x file ({mb:.0f} MB)", "", None),
-    ]  # fmt: skip
-    return lines, ok
 
 
 def main() -> int:
@@ -104,13 +66,11 @@ def main() -> int:
             for (fmt, shape), (name, generate) in SHAPES.items():
                 if args.only and fmt != args.only:
                     continue
-                path = folder / name.format(mb=mb)
-                if not path.exists():
-                    partial = path.with_name(path.name + ".partial")
-                    generate(partial, mb * 1_000_000)
-                    partial.rename(path)
+                path = generated(folder, name, mb, generate)
                 print(f"  {fmt}, {shape} messages, {mb} MB ({load_average()})", flush=True)
-                lines, good = bench_file(path, args.runs)
+                lines, good = bench_file(
+                    path, args.runs, "breakdown", FLOOR_RATIO_BOUND, rss_bounded=False
+                )
                 ok &= good
                 print("\n".join(lines), flush=True)
     finally:
