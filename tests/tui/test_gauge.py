@@ -296,4 +296,3 @@ async def test_a_theme_change_repaints_with_the_new_colours() -> None:
     dark_colours = {seg.style.color for seg in dark if seg.style and seg.text.strip("│┤ ")}
     light_colours = {seg.style.color for seg in light if seg.style and seg.text.strip("│┤ ")}
     assert dark_colours != light_colours
-
