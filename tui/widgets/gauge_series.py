@@ -13,7 +13,7 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import compress
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from core.formats.subagents import subagent_spans
 from core.model.session import Provenance, Session
