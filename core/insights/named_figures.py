@@ -10,13 +10,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
 from core.model.session import CompactionEvent, Session, UsageConvention
 from core.replay.results import Documented, ReplayEvent, ReplayResult
 
-if TYPE_CHECKING:
-    from core.replay.engine import Replayer
+
+class ReplayerOfChecks(Protocol):
+    """What :func:`recording_checks` needs of a :class:`core.replay.Replayer` (named so that
+    this module, which reads results, imports no replay engine)."""
+
+    session: Session
+
+    def recording_checks(self) -> dict[int, int]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,7 +299,7 @@ def compaction_figures(session: Session, result: ReplayResult) -> list[Compactio
     return list(found)
 
 
-def recording_checks(replayer: Replayer) -> dict[int, int]:
+def recording_checks(replayer: ReplayerOfChecks) -> dict[int, int]:
     """The :data:`RECORDING_CHECK` before each recorded automatic compaction of ``replayer``'s
     session, by recorded index (:meth:`core.replay.Replayer.recording_checks`); kept with the
     session for :func:`recording_check`."""

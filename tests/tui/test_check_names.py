@@ -132,7 +132,7 @@ async def test_the_screens_name_both_checks(path: Path) -> None:
             text = str(compaction_screen.query_one("#cs-tokens").render())
             _assert_named(text, check_values, recorded_values, "compaction screen")
             stop = compaction_screen.events[position]
-            k = stop.recorded_index
-            if k is not None and k in recording:
-                said = f"{RECORDING_CHECK.name} {recording[k]:,}"
+            index = stop.recorded_index
+            if index is not None and index in recording:
+                said = f"{RECORDING_CHECK.name} {recording[index]:,}"
                 assert said in " ".join(text.split()), text
