@@ -248,6 +248,38 @@ def recorded_figures(compaction: CompactionEvent) -> str:
     return " → ".join(parts) if parts else "no recorded figures"
 
 
+def recorded_compaction_figures(
+    session: Session, result: ReplayResult | None, recorded_index: int
+) -> str:
+    """Recorded compaction ``recorded_index``'s figures as every output states them
+    (:func:`core.insights.named_figures.compaction_figures`), each named: ``agent's count
+    167,888 · check on the recording 167,792 → tokens after 30,124 (next prompt)``; the file's
+    own figures (:func:`recorded_figures`) before a replay result."""
+    compaction = session.compactions[recorded_index]
+    if result is None:
+        return recorded_figures(compaction)
+    from core.insights.named_figures import (  # (brings core.replay)
+        AGENT_COUNT,
+        RECORDING_CHECK,
+        TOKENS_AFTER,
+        compaction_figures,
+        recording_check,
+    )
+
+    figures = compaction_figures(session, result)[recorded_index]
+    before: list[str] = []
+    if figures.agent_count is not None:
+        before.append(f"{AGENT_COUNT.name} {figures.agent_count:,}")
+    checked = recording_check(session, recorded_index)
+    if checked is not None:
+        before.append(f"{RECORDING_CHECK.name} {checked:,}")
+    parts = [" · ".join(before)] if before else []
+    if figures.tokens_after is not None:
+        source = f" ({figures.tokens_after_source})" if figures.tokens_after_source else ""
+        parts.append(f"{TOKENS_AFTER.name} {figures.tokens_after:,}{source}")
+    return " → ".join(parts) if parts else "no recorded figures"
+
+
 def not_replayed_reason(compaction: CompactionEvent, policy: Policy) -> str:
     """Why a recorded compaction drawn in the list is not one of the replay's: rewound past, or
     the policy compacts where its own check fires."""
@@ -270,5 +302,6 @@ def recorded_stop_notice(
     trigger, _evidence = recorded_trigger(session, result, k)
     at = compaction_at(session, None, k)
     title = f"recorded compaction #{k} at message {at}"
-    text = f"{trigger} · {recorded_figures(compaction)} · {not_replayed_reason(compaction, policy)}"
+    figures = recorded_compaction_figures(session, result, k)
+    text = f"{trigger} · {figures} · {not_replayed_reason(compaction, policy)}"
     return title, text

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from core.model.session import Message, Role, Session
 from core.policy import Policy, get_preset
 from tui.compaction_stops import CompactionStop, compaction_stops
-from tui.figures import event_before_name, recorded_figures, recorded_trigger
+from tui.figures import event_before_name, recorded_compaction_figures, recorded_trigger
 
 if TYPE_CHECKING:  # the replay engine is imported lazily, in the worker that runs it
     from core.replay import (
@@ -492,11 +492,11 @@ def _split_marker(event: ReplayEvent, count: int) -> Marker:
 
 
 def _boundary_text(session: Session, result: ReplayResult | None, k: int) -> str:
-    compaction = session.compactions[k]
     trigger, _evidence = recorded_trigger(session, result, k)  # as every screen labels it
     parts = [f"recorded compaction #{k}", trigger]  # (numbered from 0, as recorded_index)
-    if compaction.tokens_before is not None or compaction.tokens_after is not None:
-        parts.append(recorded_figures(compaction))  # the agent's count → tokens after
+    figures = recorded_compaction_figures(session, result, k)  # the agent's count → tokens after
+    if figures != "no recorded figures":
+        parts.append(figures)
     return " · ".join(parts)
 
 

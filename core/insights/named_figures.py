@@ -10,10 +10,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 from core.model.session import CompactionEvent, Session, UsageConvention
 from core.replay.results import Documented, ReplayEvent, ReplayResult
+
+
+class ReplayerOfChecks(Protocol):
+    """What :func:`recording_checks` needs of a :class:`core.replay.Replayer` (named so that
+    this module, which reads results, imports no replay engine)."""
+
+    session: Session
+
+    def recording_checks(self) -> dict[int, int]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,6 +297,36 @@ def compaction_figures(session: Session, result: ReplayResult) -> list[Compactio
         )
     session.derived["compaction_figures"] = (result, found)
     return list(found)
+
+
+def recording_checks(replayer: ReplayerOfChecks) -> dict[int, int]:
+    """The :data:`RECORDING_CHECK` before each recorded automatic compaction of ``replayer``'s
+    session, by recorded index (:meth:`core.replay.Replayer.recording_checks`); kept with the
+    session for :func:`recording_check`."""
+    checks = replayer.recording_checks()
+    replayer.session.derived["recording_checks"] = checks
+    return checks
+
+
+def recording_check(session: Session, recorded_index: int) -> int | None:
+    """The :data:`RECORDING_CHECK` before recorded compaction ``recorded_index``, as
+    :func:`recording_checks` last worked it out for ``session`` (None: not worked out yet, or
+    not an automatic compaction)."""
+    checks = session.derived.get("recording_checks")
+    return checks.get(recorded_index) if checks else None
+
+
+def check_figures(figures: CompactionFigures, recording_check: int | None) -> list[tuple[str, int]]:
+    """The check figures to state beside a recorded compaction, each with its name: the
+    :data:`CHECK_FIGURE` (where the replay's check ran) and the :data:`RECORDING_CHECK` (where
+    it differs from it: the replay's context went another way, e.g. it missed an earlier
+    compaction). Every output that shows a check beside a recorded compaction words it so."""
+    found: list[tuple[str, int]] = []
+    if figures.check_tokens is not None:
+        found.append((CHECK_FIGURE.name, figures.check_tokens))
+    if recording_check is not None and recording_check != figures.check_tokens:
+        found.append((RECORDING_CHECK.name, recording_check))
+    return found
 
 
 def tokens_after(

@@ -400,6 +400,24 @@ class Replayer:
         """An attempt now would end as ``stuck`` did (:func:`core.replay.stuck.futile`)."""
         return futile(stuck, appended, policy, self._calls.linked_back())
 
+    def recording_checks(self) -> dict[int, int]:
+        """The check on the recording before each recorded automatic compaction, by its
+        recorded index: what the recording agent's preset measures there when the run makes
+        exactly the recording's compactions (the ``high`` of :meth:`inferred_threshold`'s
+        stretches; :data:`core.insights.named_figures.RECORDING_CHECK`)."""
+        native = native_policy(self.session)
+        with self._lock, gc_paused():
+            setting = self._setting(native)
+            if not any(setting.limits):
+                return {}
+            checks = self.recorded_checks(setting)
+        _limits, spans = thresholds_from_evidence(self._recorded, checks, setting.limits, native)
+        return {
+            span.recorded_index: span.high
+            for span in spans
+            if span.recorded_index is not None and span.high is not None
+        }
+
 
 _loops = threading.local()
 

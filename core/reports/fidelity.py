@@ -27,7 +27,7 @@ from pydantic import Field
 
 from core.formats import LoadError, load_session
 from core.formats.session_paths import expand_paths
-from core.insights.named_figures import CompactionFigures, compaction_figures
+from core.insights.named_figures import CompactionFigures, compaction_figures, recording_checks
 from core.model.session import Session
 from core.replay import NATIVE_PRESET, InferredThreshold, Replayer, native_policy
 from core.replay.inferred import learned, learned_policy
@@ -77,6 +77,9 @@ class FidelityEntry(Documented):
     figures: CompactionFigures | None = None
     """Its named figures (at message, the agent's count, the check, the last prompt, the tokens
     after: :mod:`core.insights.named_figures`), as every other output states them."""
+    recording_check: int | None = None
+    """:data:`core.insights.named_figures.RECORDING_CHECK` before it (None: not an automatic
+    compaction, or nothing measured)."""
     learned: LearnedOutcome | None = None
     """With ``--learn``: the outcome under the threshold the other sessions of its group teach
     (None: not asked for, or no other session taught one)."""
@@ -267,6 +270,7 @@ def _session_rows(report: FidelityReport, session: Session, file: str, *, keep: 
     replayer = Replayer(session)
     result = replayer.run(native_policy(session))
     known = session.format in NATIVE_PRESET  # our own format records no agent to check
+    recording = recording_checks(replayer) if known else {}
     entries: list[FidelityEntry] = []
     figures = compaction_figures(session, result)
     for row in result.fidelity:
@@ -282,6 +286,7 @@ def _session_rows(report: FidelityReport, session: Session, file: str, *, keep: 
                 window_evidence=result.window_evidence,
                 row=row,
                 figures=figures[row.recorded_index],
+                recording_check=recording.get(row.recorded_index),
             )
         )
         if not known:

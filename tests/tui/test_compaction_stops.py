@@ -77,7 +77,8 @@ async def test_brackets_stop_at_the_recorded_compaction_after_a_policy_edit() ->
         await until(pilot, lambda: screen.detail.message_index == recorded_at, "the detail pane")
         detail = " ".join(screen.detail.as_text(width=200).split())
         assert "recorded compaction #0" in detail, detail
-        assert "agent's count 85,600 → tokens after 9,000 (recorded)" in detail
+        assert "agent's count 85,600" in detail  # (and the check on the recording, named)
+        assert "→ tokens after 9,000 (next prompt) (recorded)" in detail
         assert "not replayed under “opencode”" in detail
 
 
@@ -99,7 +100,7 @@ async def test_the_compaction_screen_shows_an_unapplied_recorded_compaction() ->
         )
         tokens = str(screen.query_one("#cs-tokens", Static).render())
         assert "before    85,600" in tokens and "after      9,000" in tokens
-        assert "agent's count 85,600 → tokens after 9,000" in tokens
+        assert "agent's count 85,600" in tokens and "→ tokens after 9,000 (next prompt)" in tokens
         assert "not replayed under “opencode”" in tokens
         summary = session.compactions[0].summary or ""
         assert summary
@@ -132,5 +133,7 @@ async def test_a_recorded_compaction_with_only_the_agents_count_draws_it() -> No
         await pilot.pause()
         assert screen.status == "recorded"
         tokens = str(screen.query_one("#cs-tokens", Static).render())
-        assert "before    85,600" in tokens and "after  not recorded" in tokens, tokens
+        # after: the named figure (the next call's prompt), as every output states it
+        assert "before    85,600" in tokens and "after      9,000" in tokens, tokens
+        assert "tokens after 9,000 (next prompt)" in tokens, tokens
         assert "No token figures" not in tokens

@@ -141,10 +141,11 @@ async def test_the_threshold_is_drawn_per_call_and_inferred_stretches_are_marked
         await pilot.pause()
         rows = _rows(gauge)
         layout = gauge.layout_for(gauge.size.width)
-        width = layout.bucket_width  # the first bucket's cells, then those of an inferred one
-        early = slice(GUTTER, GUTTER + width)
-        start = GUTTER + (half + 1) // layout.calls_per_bucket * width
-        late = slice(start, start + width)
+        grid = layout.grid  # the first bucket's cells, then those of an inferred one
+        early = slice(GUTTER, GUTTER + grid.width_of(0))
+        inferred = grid.bucket_of(half + 1)
+        start = GUTTER + grid.x_of(inferred)
+        late = slice(start, start + grid.width_of(inferred))
         early_rows = {y for y, row in enumerate(rows) if "┈" in row[early]}
         late_rows = {y for y, row in enumerate(rows) if "┄" in row[late]}
         assert early_rows and late_rows and early_rows != late_rows
@@ -169,10 +170,10 @@ async def test_markers_sit_under_compaction_and_overflow_calls() -> None:
         await pilot.pause()
         markers = _rows(gauge)[-1]
         layout = gauge.layout_for(gauge.size.width)
-        assert layout.calls_per_bucket == 1
+        assert layout.grid.one_call_each
         for call in range(len(result.points)):
-            start = GUTTER + call * layout.bucket_width
-            cell = markers[start : start + layout.bucket_width]
+            start = GUTTER + layout.grid.x_of(call)
+            cell = markers[start : start + layout.grid.width_of(call)]
             assert ("◆" in cell) == (call in compact_calls), (call, cell)
             assert ("△" in cell) == (call in overflow_calls), (call, cell)
 
@@ -186,7 +187,7 @@ async def test_click_selects_the_column() -> None:
         gauge.update_result(session, result)
         await pilot.pause()
         layout = gauge.layout_for(gauge.size.width)
-        x = GUTTER + 4 * layout.bucket_width
+        x = GUTTER + layout.grid.x_of(4)
         await pilot.click(TokenGauge, offset=(x, 4))
         await pilot.pause()
         assert gauge.selected_call == 4
@@ -240,15 +241,15 @@ def test_bucketing_keeps_peaks_and_fits_the_width() -> None:
         max(recorded),
     )
     layout = bucket_series(series, 94)
-    assert layout.buckets * layout.bucket_width <= 94
-    assert layout.calls_per_bucket * layout.buckets >= n
+    grid = layout.grid
+    assert grid.x_of(grid.buckets) == 94
+    assert grid.first_call(grid.buckets) == n
     assert max(layout.recorded) == max(recorded)
     for b in (0, 7, layout.buckets - 1):
-        start = b * layout.calls_per_bucket
-        chunk = simulated[start : start + layout.calls_per_bucket]
+        chunk = simulated[grid.first_call(b) : grid.first_call(b + 1)]
         assert layout.simulated[b] == max(chunk)
         assert simulated[layout.representative[b]] == max(chunk)
-    assert layout.flags[54_321 // layout.calls_per_bucket] & 4
+    assert layout.flags[grid.bucket_of(54_321)] & 4
 
 
 def test_series_from_a_session_marks_recorded_compactions() -> None:
@@ -295,12 +296,3 @@ async def test_a_theme_change_repaints_with_the_new_colours() -> None:
     dark_colours = {seg.style.color for seg in dark if seg.style and seg.text.strip("│┤ ")}
     light_colours = {seg.style.color for seg in light if seg.style and seg.text.strip("│┤ ")}
     assert dark_colours != light_colours
-
-
-def test_buckets_of_calls_take_the_width_there_is() -> None:
-    from tui.widgets.gauge_series import bucket_grid
-
-    grid = bucket_grid(86, 154)  # make run's sample on a 160-column terminal
-    assert grid.calls_per_bucket * grid.buckets >= 86
-    assert grid.buckets * grid.bucket_width <= 154
-    assert grid.buckets * grid.bucket_width > 154 * 0.8  # (was 86 of 154 cells: two bars each)

@@ -25,7 +25,8 @@ async def test_the_list_names_the_agents_count_and_the_check() -> None:
         state = screen.state
         assert state is not None and state.result is not None
         (boundary,) = [m for m in state.markers if m.kind == "boundary"]
-        assert "auto · agent's count 85,600 → tokens after 9,000" in boundary.text
+        assert "auto · agent's count 85,600 · check on the recording" in boundary.text
+        assert "→ tokens after 9,000 (next prompt)" in boundary.text
         split = next(m for m in state.markers if m.kind == "split")
         event = state.event(state.active_event)
         assert event is not None and event.tokens_before is not None

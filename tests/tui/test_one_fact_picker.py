@@ -44,3 +44,33 @@ async def test_the_footer_offers_reverse_and_stop() -> None:
         await settle(pilot)
         keys = {key.key for key in app.screen.query(FooterKey)}
         assert {"S", "x"} <= keys, keys
+
+
+async def test_at_80x24_the_footer_shows_every_key_the_picker_offers() -> None:
+    from textual.binding import Binding
+
+    from tests.support.tui_harness import screen_text
+    from tui.widgets.footer import KeysFooter
+
+    app = CtxscopeApp(discover=lambda: [], live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, PickerScreen)
+        app.screen.query_one("#sessions").focus()
+        await settle(pilot)
+        footer = app.screen.query_one(KeysFooter)
+        offered = {b.key for b in PickerScreen.BINDINGS if isinstance(b, Binding) and b.show} | {
+            "q",
+            "question_mark",
+        }
+        shown = {key.key: key for key in footer.query(FooterKey) if key.display}
+        assert offered <= set(shown), sorted(offered - set(shown))  # (was: a, n and x left out)
+        assert not footer.hidden_keys
+        lines = screen_text(app).splitlines()
+        bottom = "\n".join(lines[-footer.size.height :])
+        for text in ("S Reverse", "x Stop", "q Quit", "? Help", "/ Filter", "n Near"):
+            assert text in bottom, bottom
+        for key in shown.values():  # every key lies inside the footer, none cut or overlapping
+            assert footer.region.contains_region(key.region), (key.key, key.region)
+        regions = [key.region for key in shown.values()]
+        assert not any(a.overlaps(b) for i, a in enumerate(regions) for b in regions[i + 1 :])

@@ -208,37 +208,38 @@ async def test_gauge_moves_its_cursor_without_a_stale_column() -> None:
         gauge.refresh = spy  # type: ignore[method-assign]
         seen = []
         previous = gauge.selected_call or 0
+        grid = layout.grid
         for call in (1, 3, layout.buckets - 1, 0, 2):
             refreshed.clear()
-            gauge.select_call(call * layout.calls_per_bucket)
+            gauge.select_call(grid.first_call(call))
             # the label row and the old and new cursor columns are repainted (or everything)
             must = [(0, 0)]
-            for bucket in (previous // layout.calls_per_bucket, call):
-                x = GUTTER + bucket * layout.bucket_width
+            for bucket in (grid.bucket_of(previous), call):
+                x = GUTTER + grid.x_of(bucket)
                 must += [
                     (x + dx, y)
-                    for dx in range(layout.bucket_width)
+                    for dx in range(grid.width_of(bucket))
                     for y in range(gauge.size.height)
                 ]
             assert any(not regions for regions in refreshed) or all(
                 any(region.contains(x, y) for regions in refreshed for region in regions)
                 for x, y in must
             )
-            previous = call * layout.calls_per_bucket
+            previous = grid.first_call(call)
             await pilot.pause()
             rows = _gauge_rows(gauge)
             assert rows == _fresh_gauge_rows(gauge)
             plan = gauge._base.plan
             assert plan is not None and plan.marker_row is not None
             assert _maximal_runs(rows[plan.first_row : plan.marker_row + 1])
-            assert gauge.render_line(0).text.startswith(f" call {call * layout.calls_per_bucket} ")
+            assert gauge.render_line(0).text.startswith(f" call {grid.first_call(call)} ")
             seen.append(rows)
             # on screen, only the selected column carries the cursor's marker
             lines = screen_text(app).splitlines()
             markers = lines[gauge.region.y + gauge.size.height - 1]
-            x = GUTTER + call * layout.bucket_width
-            assert "▔" in markers[x : x + layout.bucket_width]
-            assert "▔" not in markers[:x] + markers[x + layout.bucket_width :]
+            x, end = GUTTER + grid.x_of(call), GUTTER + grid.x_of(call + 1)
+            assert "▔" in markers[x:end]
+            assert "▔" not in markers[:x] + markers[end:]
         assert len({repr(rows) for rows in seen}) == len(seen)
 
 

@@ -9,7 +9,7 @@ and pipes stay clean.
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from rich import box
@@ -26,9 +26,11 @@ from core.insights.named_figures import (
     COMPACTION_AT,
     LAST_PROMPT,
     PEAK,
+    RECORDING_CHECK,
     TOKENS_AFTER,
     CompactionFigures,
     Peak,
+    check_figures,
     recorded_compactions,
     replay_threshold,
 )
@@ -261,11 +263,17 @@ _OUTCOME_STYLE = {
 
 
 def compaction_block(
-    row: FidelityRow, figures: CompactionFigures | None, *, threshold: bool = False
+    row: FidelityRow,
+    figures: CompactionFigures | None,
+    *,
+    threshold: bool = False,
+    recording_check: int | None = None,
 ) -> Group:
     """One recorded compaction in two lines: where it was and how the replay matched it, then
     its figures, each under its name in :mod:`core.insights.named_figures` (``threshold``: say
-    the threshold its check was compared with, and where it comes from)."""
+    the threshold its check was compared with, and where it comes from; ``recording_check``:
+    :data:`~core.insights.named_figures.RECORDING_CHECK`, shown where it differs from the
+    replay's check)."""
     named = figures
     at = named.at_message if named is not None else row.message_index
     call = "-" if row.recorded_call_index is None else str(row.recorded_call_index)
@@ -279,8 +287,10 @@ def compaction_block(
         said = f"threshold {row.threshold:,} ({row.threshold_source or 'rule'})"
         text.append(" · " + said.replace(" ", "\u00a0"))
     parts = [_figure(AGENT_COUNT.name, named.agent_count if named else row.tokens_before)]
-    if named is None or named.check_tokens is not None:
-        parts.append(_figure(CHECK_FIGURE.name, named.check_tokens if named else None))
+    if named is None:
+        parts.append(_figure(CHECK_FIGURE.name, None))
+    else:  # the replay's check, and the check on the recording where it differs (named)
+        parts += [_figure(name, value) for name, value in check_figures(named, recording_check)]
     if named is not None:
         if named.last_prompt is not None:
             parts.append(
@@ -301,7 +311,9 @@ def _figure(name: str, value: int | None, why: str = "") -> str:
 
 COMPACTION_LEGEND = (
     f"{AGENT_COUNT.name}: the agent's own figure when it compacted; {CHECK_FIGURE.name}: "
-    f"ctxscope's replay of its check; {LAST_PROMPT.name}: the last recorded prompt before it; "
+    f"ctxscope's replay of its check; {RECORDING_CHECK.name}: the same check where the run "
+    "makes exactly the recording's compactions (shown where it differs); "
+    f"{LAST_PROMPT.name}: the last recorded prompt before it; "
     f"{TOKENS_AFTER.name}: the context it left (next prompt: the next call's recorded prompt, "
     "recorded: the file's count, estimated, what stays: system + tools + summary + kept tail); "
     f"{COMPACTION_AT.name}: the first message after it (its summary), 0-based"
@@ -309,12 +321,23 @@ COMPACTION_LEGEND = (
 """The legend under a list of recorded compactions."""
 
 
-def fidelity_table(rows: Sequence[FidelityRow], figures: Sequence[CompactionFigures] = ()) -> Group:
+def fidelity_table(
+    rows: Sequence[FidelityRow],
+    figures: Sequence[CompactionFigures] = (),
+    recording_checks: Mapping[int, int] | None = None,
+) -> Group:
     """How the replay matched each recorded compaction, with its named figures (``figures``:
-    :func:`core.insights.named_figures.compaction_figures`)."""
+    :func:`core.insights.named_figures.compaction_figures`; ``recording_checks``:
+    :func:`core.insights.named_figures.recording_checks`)."""
     by_index = {f.recorded_index: f for f in figures}
+    checks = recording_checks or {}
     parts: list[Any] = [Text("recorded compactions", style="italic")]
-    parts += [compaction_block(row, by_index.get(row.recorded_index)) for row in rows]
+    parts += [
+        compaction_block(
+            row, by_index.get(row.recorded_index), recording_check=checks.get(row.recorded_index)
+        )
+        for row in rows
+    ]
     parts.append(Text(COMPACTION_LEGEND, style="dim"))
     parts.append(Text(""))
     return Group(*parts)

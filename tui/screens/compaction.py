@@ -58,7 +58,7 @@ from tui.figures import (
     event_trigger,
     index_runs,
     not_replayed_reason,
-    recorded_figures,
+    recorded_compaction_figures,
     recorded_trigger,
 )
 from tui.insights import Insights, compute_insights
@@ -710,14 +710,9 @@ class CompactionScreen(Screen[None]):
         states = result.messages
         notes: list[tuple[str, str]] = [("", event_figures_note(e))]
         if e.recorded_index is not None:
-            recorded = self.session.compactions[e.recorded_index]
             trigger, evidence = recorded_trigger(self.session, result, e.recorded_index)
-            notes.append(
-                (
-                    "recorded ",
-                    f"compaction #{e.recorded_index}, {trigger}: {recorded_figures(recorded)}",
-                )
-            )
+            figures = recorded_compaction_figures(self.session, result, e.recorded_index)
+            notes.append(("recorded ", f"compaction #{e.recorded_index}, {trigger}: {figures}"))
             if evidence:
                 notes.append(("", evidence))
         notes.append(("", e.reason))
@@ -786,15 +781,20 @@ class CompactionScreen(Screen[None]):
         k = stop.recorded_index
         assert k is not None
         trigger, evidence = recorded_trigger(self.session, self.result, k)
+        figures = recorded_compaction_figures(self.session, self.result, k)
         notes: list[tuple[str, str]] = [
-            ("recorded ", f"compaction #{k}, {trigger}: {recorded_figures(compaction)}"),
+            ("recorded ", f"compaction #{k}, {trigger}: {figures}"),
             ("", not_replayed_reason(compaction, self.policy)),
         ]
         if evidence:
             notes.append(("", evidence))
-        self.query_one("#cs-tokens", Static).update(
-            self._tokens_text(compaction.tokens_before, compaction.tokens_after, notes)
-        )
+        before, after = compaction.tokens_before, compaction.tokens_after
+        if self.result is not None:  # the named figures, as the note under the bars says them
+            from core.insights.named_figures import compaction_figures  # (the replay is loaded)
+
+            named = compaction_figures(self.session, self.result)[k]
+            before, after = named.agent_count, named.tokens_after
+        self.query_one("#cs-tokens", Static).update(self._tokens_text(before, after, notes))
         split = Text()
         split.append(
             f"The recording continues from message #{stop.message_index}"

@@ -26,7 +26,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label, Static
 
 from core.model.session import Session
-from tui.figures import call_label, fidelity_row, recorded_figures, recorded_trigger
+from tui.figures import call_label, fidelity_row, recorded_compaction_figures, recorded_trigger
 
 if TYPE_CHECKING:
     from core.insights.diagnosis import OverflowDiagnosis
@@ -239,11 +239,8 @@ class OverflowScreen(ModalScreen[int | None]):
             if event.rewound:
                 continue
             trigger, evidence = recorded_trigger(self.session, self.result, k)
-            figures = (
-                f", {recorded_figures(event)}"
-                if event.tokens_before is not None or event.tokens_after is not None
-                else ""
-            )
+            named = recorded_compaction_figures(self.session, self.result, k)
+            figures = f", {named}" if named != "no recorded figures" else ""
             because = f": {evidence}" if evidence else ""
             grid.add_row(
                 f"Compaction #{k}",

@@ -157,7 +157,7 @@ class PickerScreen(Screen[None]):
         )
         yield table
         yield Label("Looking for sessions…", id="picker-count")
-        yield KeysFooter()
+        yield KeysFooter(rows=2)  # (every key the picker offers, at 80 columns too)
 
     def on_mount(self) -> None:
         self._set_columns()

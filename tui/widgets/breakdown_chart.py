@@ -33,7 +33,7 @@ from core.insights.breakdown import (
     ContextBreakdown,
 )
 from core.model.write_numbers import short_tokens
-from tui.widgets.gauge_series import GUTTER, bucket_grid
+from tui.widgets.gauge_series import GUTTER, BucketGrid, bucket_grid
 
 _EIGHTHS = " ▁▂▃▄▅▆▇█"
 
@@ -128,7 +128,10 @@ class BreakdownChart(Widget, can_focus=True):
         if not calls or self.selected_call is None:
             return
         columns = self._columns or list(range(len(calls)))
-        here = _column_of(columns, self.selected_call)
+        if self._grid.buckets == len(columns):
+            here = self._grid.bucket_of(self.selected_call)
+        else:
+            here = _column_of(columns, self.selected_call)
         target = columns[max(0, min(len(columns) - 1, here + delta))]
         self._select(target)
 
@@ -138,8 +141,8 @@ class BreakdownChart(Widget, can_focus=True):
             self._select(len(calls) - 1 if end else 0)
 
     def on_click(self, event: events.Click) -> None:
-        bucket = (event.x - GUTTER) // self._grid.bucket_width
-        if event.x >= GUTTER and 0 <= bucket < len(self._columns):
+        bucket = self._grid.bucket_at(event.x - GUTTER)
+        if bucket is not None and bucket < len(self._columns):
             self._select(self._columns[bucket])
 
     def _select(self, call_index: int) -> None:
@@ -171,7 +174,7 @@ class BreakdownChart(Widget, can_focus=True):
             text = "No model calls to break down." if self.breakdown is not None else ""
             return [self._text_row([(text, self._style("muted"))], width)]
         self._grid = bucket_grid(len(calls), width - GUTTER)
-        self._columns = _columns(calls, self._grid.calls_per_bucket)
+        self._columns = _columns(calls, self._grid)
         bars = height - 2
         ceiling = max(call.total_tokens for call in calls) or 1
         label = self._label_row(width)
@@ -209,16 +212,18 @@ class BreakdownChart(Widget, can_focus=True):
         segments: list[Segment] = [Segment(f"{axis:>{GUTTER - 1}}│", muted)]
         grid = self._grid
         bars_cells = 2 * grid.cells_per_series
-        gap = " " * (grid.bucket_width - bars_cells)
-        for call_index in self._columns:
+        selected = self.selected_call
+        chosen = grid.bucket_of(selected) if selected is not None and grid.buckets else None
+        for bucket, call_index in enumerate(self._columns):
             call = calls[call_index]
             char, category = _cell(call, low, high)
             style = self._style(category) if category is not None else self.rich_style
-            if call_index == self.selected_call:
+            if bucket == chosen:
                 style = style + Style(bgcolor=cursor.bgcolor)
             segments.append(Segment(char * bars_cells, style))
-            if gap:
-                segments.append(Segment(gap, self.rich_style))
+            gap = grid.width_of(bucket) - bars_cells
+            if gap > 0:
+                segments.append(Segment(" " * gap, self.rich_style))
         return _fit(Strip(segments), width, self.rich_style)
 
     def _legend_row(self, width: int) -> Strip:
@@ -234,14 +239,13 @@ class BreakdownChart(Widget, can_focus=True):
         return _fit(Strip([Segment(text, style) for text, style in parts]), width, self.rich_style)
 
 
-def _columns(calls: list[CallBreakdown], per: int) -> list[int]:
-    """The call each bucket of ``per`` calls shows: every call, or the largest of each bucket."""
-    n = len(calls)
-    if per <= 1:
-        return list(range(n))
+def _columns(calls: list[CallBreakdown], grid: BucketGrid) -> list[int]:
+    """The call each bucket of ``grid`` shows: every call, or the largest of each bucket."""
+    if grid.one_call_each:
+        return list(range(len(calls)))
     return [
-        max(range(start, min(n, start + per)), key=lambda c: (calls[c].total_tokens, -c))
-        for start in range(0, n, per)
+        max(grid.calls_of(b), key=lambda c: (calls[c].total_tokens, -c))
+        for b in range(grid.buckets)
     ]
 
 

@@ -55,7 +55,7 @@ from tui.figures import (
     call_label,
     check_line,
     not_replayed_reason,
-    recorded_figures,
+    recorded_compaction_figures,
     recorded_trigger,
 )
 from tui.screen_state import SessionState
@@ -443,10 +443,11 @@ class DetailPane(StyledScrollView, can_focus=True):
                 continue
             compaction = state.session.compactions[k]
             trigger, evidence = recorded_trigger(state.session, state.result, k)
+            figures = recorded_compaction_figures(state.session, state.result, k)
             lines.append(
                 Text.assemble(
                     (f"⚑ recorded compaction #{k}", key),
-                    f"  {trigger} · {recorded_figures(compaction)} (recorded)",
+                    f"  {trigger} · {figures} (recorded)",
                 )
             )
             lines.append(Text(f"  {not_replayed_reason(compaction, state.policy)}", style=muted))

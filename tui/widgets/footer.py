@@ -11,7 +11,9 @@ Where the keys do not all fit (80 columns), Textual's footer cuts the row at the
 the app's own keys (quit, help), which come last, are the first to go. This one leaves keys out
 by priority instead (:func:`keys_to_hide`): quit, help and back are kept first, then the keys in
 the order their screen declares them; the least important go first and the rest keep their
-places.
+places. A footer made with ``rows=2`` (the picker's) puts its keys on two rows instead, in
+columns, when they do not fit on one and do on two (:func:`two_rows`); only then does it leave
+keys out.
 """
 
 from __future__ import annotations
@@ -48,12 +50,26 @@ def keys_to_hide(actions: Sequence[str], widths: Sequence[int], room: int) -> se
     return hidden
 
 
+def two_rows(widths: Sequence[int], room: int) -> int | None:
+    """The columns of a grid of two rows that holds keys of ``widths`` (in order, row by row)
+    within ``room`` cells, each column as wide as its wider key; None: they do not fit."""
+    columns = (len(widths) + 1) // 2
+    total = sum(
+        max(widths[c], widths[c + columns] if c + columns < len(widths) else 0)
+        for c in range(columns)
+    )
+    return columns if total <= room else None
+
+
 class KeysFooter(Footer):
     """A :class:`Footer` that is rebuilt only when what it would show changed, and that leaves
-    keys out by priority where they do not all fit."""
+    keys out by priority where they do not all fit (with ``rows=2``, it takes a second row
+    first)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, rows: int = 1, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.rows = rows
+        """The rows the footer may take when its keys do not fit on one (1 or 2)."""
         self._shown: tuple[object, ...] | None = None
         self.rebuilds = 0
         """How many times the keys were rebuilt (for tests)."""
@@ -90,10 +106,27 @@ class KeysFooter(Footer):
         docked = [key for key in keys if key.has_class("-command-palette")]
         row = [key for key in keys if not key.has_class("-command-palette")]
         room = self.size.width - sum(_width(key) for key in docked)
-        hidden = keys_to_hide([key.action for key in row], [_width(key) for key in row], room)
+        widths = [_width(key) for key in row]
+        columns = two_rows(widths, room) if self.rows > 1 and sum(widths) > room else None
+        self._lay_out(columns)
+        hidden = set() if columns else keys_to_hide([key.action for key in row], widths, room)
         for position, key in enumerate(row):
             key.display = position not in hidden
         self.hidden_keys = tuple(row[p].key for p in sorted(hidden))
+
+    def _lay_out(self, columns: int | None) -> None:
+        """One row (None), or a grid of two rows of ``columns`` columns."""
+        styles = self.styles
+        if columns is None:
+            if styles.layout is not None and styles.layout.name == "grid":
+                styles.layout = "horizontal"
+                styles.height = 1
+            return
+        styles.layout = "grid"
+        styles.grid_size_columns = columns
+        styles.grid_columns = "auto"
+        styles.grid_rows = "1"
+        styles.height = 2
 
 
 def _width(key: FooterKey) -> int:

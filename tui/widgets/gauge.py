@@ -182,7 +182,11 @@ class TokenGauge(Widget, can_focus=True):
 
     def update_result(self, session: Session, result: ReplayResult | None) -> None:
         """Draw ``result`` (both series); with None, the session's recorded usage only."""
-        self.series = build_series(session, result)
+        self.show_series(build_series(session, result))
+
+    def show_series(self, series: Series) -> None:
+        """Draw ``series`` (:func:`~tui.widgets.gauge_series.build_series` flattens a result)."""
+        self.series = series
         self._layout = None
         self._base_key = None
         n = self.series.calls
@@ -214,10 +218,11 @@ class TokenGauge(Widget, can_focus=True):
             return
         # Only the label row and the two cursor columns change.
         height = self.size.height
+        grid = layout.grid
         regions = [Region(0, 0, width, 1)]
         for call in (old, new):
-            x = GUTTER + (call // layout.calls_per_bucket) * layout.bucket_width
-            regions.append(Region(x, 0, layout.bucket_width, height))
+            bucket = grid.bucket_of(call)
+            regions.append(Region(GUTTER + grid.x_of(bucket), 0, grid.width_of(bucket), height))
         self.refresh(*regions)
 
     @property
@@ -249,7 +254,7 @@ class TokenGauge(Widget, can_focus=True):
 
     def bucket_of(self, call_index: int) -> int:
         """The column (bucket) that draws ``call_index`` at the current width."""
-        return call_index // self.layout_for(self.size.width).calls_per_bucket
+        return self.layout_for(self.size.width).grid.bucket_of(call_index)
 
     def action_move(self, step: int) -> None:
         """Move one column: one call, or one bucket (to its peak call) when calls are bucketed."""
@@ -259,7 +264,7 @@ class TokenGauge(Widget, can_focus=True):
         if self.selected_call is None:
             self._choose(0 if step > 0 else self.series.calls - 1)
             return
-        if layout.calls_per_bucket == 1:
+        if layout.grid.one_call_each:
             self._choose(self.selected_call + step)
             return
         bucket = max(0, min(self.bucket_of(self.selected_call) + step, layout.buckets - 1))
@@ -281,8 +286,8 @@ class TokenGauge(Widget, can_focus=True):
         if offset is None or offset.x < GUTTER:
             return
         layout = self.layout_for(self.size.width)
-        bucket = (offset.x - GUTTER) // layout.bucket_width
-        if 0 <= bucket < layout.buckets:
+        bucket = layout.grid.bucket_at(offset.x - GUTTER)
+        if bucket is not None:
             event.stop()
             self.focus()
             self._choose(layout.representative[bucket])
@@ -382,10 +387,10 @@ class TokenGauge(Widget, can_focus=True):
         if plan is None or self.selected_call is None:
             return rows
         layout = plan.layout
-        bucket = self.selected_call // layout.calls_per_bucket
-        if not 0 <= bucket < layout.buckets:
+        if not layout.buckets:
             return rows
-        x0 = GUTTER + bucket * layout.bucket_width
+        bucket = layout.grid.bucket_of(self.selected_call)
+        x0 = GUTTER + layout.grid.x_of(bucket)
         for r, chart_row in enumerate(plan.rows):
             y = plan.first_row + r
             if y < len(rows):
@@ -434,8 +439,8 @@ class TokenGauge(Widget, can_focus=True):
         and the width left after the last one, each on its bucket's zone (reserve band,
         over-window)."""
         layout = plan.layout
+        grid = layout.grid
         cells = layout.cells_per_series
-        gap = layout.bucket_width - 2 * cells
 
         def style(fg: str, zone: str | None) -> Style:
             return self._style(fg, zone) if zone else self._style(fg)
@@ -445,9 +450,10 @@ class TokenGauge(Widget, can_focus=True):
             empty, empty_fg, zone = row.cells[b]
             for glyph, fg in self._glyphs(plan, row, b):
                 out.append((glyph * cells, style(fg, zone)))
-            if gap:
+            gap = grid.width_of(b) - 2 * cells
+            if gap > 0:
                 out.append((empty * gap, style(empty_fg, zone)))
-        unused = width - GUTTER - layout.buckets * layout.bucket_width
+        unused = width - GUTTER - grid.x_of(grid.buckets)
         if unused > 0:
             empty, empty_fg, zone = row.cells[-1] if row.cells else (" ", "axis", None)
             out.append((empty * unused, style(empty_fg, zone)))
@@ -482,7 +488,7 @@ class TokenGauge(Widget, can_focus=True):
         value = layout.flags[b]
         glyphs = [(glyph, part) for flag, glyph, part, _ in MARKERS if value & flag]
         out: list[tuple[str, Style]] = []
-        for c in range(layout.bucket_width):
+        for c in range(layout.grid.width_of(b)):
             if c < len(glyphs):
                 glyph, part = glyphs[c]
             else:

@@ -8,13 +8,12 @@ in milliseconds).
 
 from __future__ import annotations
 
-import math
 from array import array
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import compress
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from core.formats.subagents import subagent_spans
 from core.model.session import Provenance, Session
@@ -26,9 +25,6 @@ if TYPE_CHECKING:
 GUTTER = 6
 """Cells left of a chart of the calls for the axis labels (5) and the axis (1): the gauge's and
 the breakdown chart's, so that their columns line up."""
-
-MAX_CELLS_PER_SERIES = 2
-"""Widest bar of one series when there are few calls."""
 
 # Call flags (bit mask per call / per bucket).
 OVERFLOW_SIMULATED = 1
@@ -251,61 +247,105 @@ def _mark_subagents(columns: _Columns, session: Session) -> None:
 class Layout:
     """The series bucketed for one chart width (computed once per width)."""
 
-    calls_per_bucket: int
-    cells_per_series: int
-    bucket_width: int
-    buckets: int
+    grid: BucketGrid
+    """Which calls each bucket holds and which cells it takes."""
     recorded: Sequence[int]
     simulated: Sequence[int]
     flags: Sequence[int]
-    representative: list[int]
+    representative: Sequence[int]
     """The call a bucket stands for (its simulated peak, else its recorded peak)."""
     thresholds: Sequence[int | None] = ()
     """The threshold each bucket draws (its representative call's)."""
     windows: Sequence[int | None] = ()
     """The window each bucket draws (its representative call's)."""
 
+    @property
+    def buckets(self) -> int:
+        return self.grid.buckets
 
-class BucketGrid(NamedTuple):
-    """The x-scale of the charts of the calls: how many calls a bucket holds and how wide it is."""
+    @property
+    def cells_per_series(self) -> int:
+        return self.grid.cells_per_series
 
-    calls_per_bucket: int
-    cells_per_series: int
-    """Cells of each of a bucket's two bars (the gauge's recorded and simulated)."""
-    bucket_width: int
-    """Cells of a bucket: both bars and the gap after them."""
+
+@dataclass(frozen=True, slots=True)
+class BucketGrid:
+    """The x-scale of the charts of the calls: which calls each bucket holds and which cells it
+    takes, from the first cell right of the gutter to the last cell of the chart.
+
+    Buckets are of unequal width, so that they take the whole width to the cell: ``cells`` cells
+    over ``buckets`` buckets give each ``cells // buckets`` or one more; calls that outnumber
+    the buckets are shared out the same way (each bucket holds ``calls // buckets`` calls or one
+    more). Every cell of the chart belongs to one bucket and so to the calls it draws.
+    """
+
+    calls: int
+    cells: int
+    """Width of the chart (right of the gutter)."""
     buckets: int
+    cells_per_series: int
+    """Cells of each of a bucket's two bars (the gauge's recorded and simulated), the same in
+    every bucket; the rest of a bucket is its gap."""
+
+    def first_call(self, bucket: int) -> int:
+        """The first call of ``bucket`` (``calls`` for ``buckets``)."""
+        return bucket * self.calls // self.buckets
+
+    def calls_of(self, bucket: int) -> range:
+        """The calls ``bucket`` holds."""
+        return range(self.first_call(bucket), self.first_call(bucket + 1))
+
+    def bucket_of(self, call: int) -> int:
+        """The bucket that holds ``call``."""
+        # the largest b with b * calls // buckets <= call
+        return min(self.buckets - 1, max(0, ((call + 1) * self.buckets - 1) // self.calls))
+
+    def x_of(self, bucket: int) -> int:
+        """The first cell of ``bucket`` (counted from the chart's first cell)."""
+        return bucket * self.cells // self.buckets
+
+    def width_of(self, bucket: int) -> int:
+        """Cells of ``bucket``: its two bars and its gap."""
+        return self.x_of(bucket + 1) - self.x_of(bucket)
+
+    def bucket_at(self, x: int) -> int | None:
+        """The bucket drawn at cell ``x`` of the chart (None: outside it)."""
+        if not self.buckets or not 0 <= x < self.cells:
+            return None
+        return min(self.buckets - 1, ((x + 1) * self.buckets - 1) // self.cells)
+
+    @property
+    def one_call_each(self) -> bool:
+        """Every bucket holds one call."""
+        return self.buckets == self.calls
 
 
 def bucket_grid(calls: int, chart_width: int) -> BucketGrid:
-    """The x-scale of ``calls`` calls over ``chart_width`` cells: a bucket per call (two bars of
-    one or more cells, a gap), or buckets of several calls when they outnumber the columns. The
-    gauge and the breakdown chart under it both read it, so their columns line up."""
+    """The x-scale of ``calls`` calls over ``chart_width`` cells: a bucket per call, or buckets
+    of several calls when a bucket per call would leave less than two cells (a cell per bar) to
+    each; the buckets take the whole width (:class:`BucketGrid`). The gauge and the breakdown
+    chart under it both read it, so their columns line up."""
     chart_width = max(chart_width, 2)
     if calls <= 0:
-        return BucketGrid(1, 1, 2, 0)
-    per = 1 if calls * 2 <= chart_width else math.ceil(calls / (chart_width // 2))
-    buckets = math.ceil(calls / per)
-    # the buckets take the width there is: wider bars, and a gap, where they have room
-    room = chart_width // buckets
-    cells = max(1, min(MAX_CELLS_PER_SERIES, (room - 1) // 2)) if room >= 3 else 1
-    return BucketGrid(per, cells, min(room, cells * 2 + 1), buckets)
+        return BucketGrid(0, chart_width, 0, 1)
+    buckets = min(calls, chart_width // 2)
+    narrowest = chart_width // buckets
+    # wider bars, the same in every bucket, and a gap, where the buckets have room
+    cells = max(1, (narrowest - 1) // 2) if narrowest >= 3 else 1
+    return BucketGrid(calls, chart_width, buckets, cells)
 
 
 def bucket_series(series: Series, chart_width: int) -> Layout:
     """Fit ``series`` into ``chart_width`` cells (:func:`bucket_grid`), bucketing by max when
-    calls outnumber columns."""
+    calls outnumber the buckets."""
     n = series.calls
     grid = bucket_grid(n, chart_width)
     if n == 0:
-        return Layout(1, 1, 2, 0, [], [], [], [])
-    if grid.calls_per_bucket == 1:
-        every = list(range(n))
+        return Layout(grid, [], [], [], [])
+    if grid.one_call_each:
+        every = range(n)
         return Layout(
-            1,
-            grid.cells_per_series,
-            grid.bucket_width,
-            n,
+            grid,
             series.recorded,
             series.simulated,
             series.flags,
@@ -313,14 +353,13 @@ def bucket_series(series: Series, chart_width: int) -> Layout:
             [series.threshold_at(c) for c in every],
             [series.window_at(c) for c in every],
         )
-    per, buckets = grid.calls_per_bucket, grid.buckets
     rec = series.recorded
     sim = series.simulated
     rec_max: list[int] = []
     sim_max: list[int] = []
     rep: list[int] = []
-    for b in range(buckets):
-        start, end = b * per, min(n, (b + 1) * per)
+    for b in range(grid.buckets):
+        start, end = grid.first_call(b), grid.first_call(b + 1)
         r = max(rec[start:end])
         rec_max.append(r)
         if sim:
@@ -329,10 +368,9 @@ def bucket_series(series: Series, chart_width: int) -> Layout:
             rep.append(sim.index(s, start, end))
         else:
             rep.append(rec.index(r, start, end))
-    flags = [0] * buckets
-    for i, value in enumerate(series.flags):
-        if value:
-            flags[i // per] |= value
+    flags = [0] * grid.buckets
+    for i in compress(range(n), series.flags):
+        flags[grid.bucket_of(i)] |= series.flags[i]
     thresholds = [series.threshold_at(c) for c in rep]
     windows = [series.window_at(c) for c in rep]
-    return Layout(per, 1, 2, buckets, rec_max, sim_max, flags, rep, thresholds, windows)
+    return Layout(grid, rec_max, sim_max, flags, rep, thresholds, windows)

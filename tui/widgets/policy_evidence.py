@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 def evidence_text(result: ReplayResult, inferred: Inferred | None) -> str:
     """The panel's evidence lines for ``result`` (see the module docstring)."""
-    from core.insights.named_figures import CHECK_FIGURE, replay_threshold  # (replay loaded)
+    from core.insights.named_figures import RECORDING_CHECK, replay_threshold  # (replay loaded)
 
     lines = [_window_line(result), _threshold_line(result)]
     figure = replay_threshold(result)
@@ -34,7 +34,7 @@ def evidence_text(result: ReplayResult, inferred: Inferred | None) -> str:
         interval = inferred.threshold
         lines.append(
             "The session's own compactions (a fact, never used by a replay), by the "
-            f"{CHECK_FIGURE.name} figure before each call: {interval.note}."
+            f"{RECORDING_CHECK.name} before each call (not the replay's check): {interval.note}."
         )
     return "\n".join(line for line in lines if line)
 

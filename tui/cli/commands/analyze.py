@@ -19,7 +19,12 @@ import click
 from core.fleet.session_rows import SubagentInfo
 from core.formats.subagents import child_paths
 from core.insights.diagnosis import MARGIN, diagnose
-from core.insights.named_figures import RECORDING_CHECK, compaction_figures, peak
+from core.insights.named_figures import (
+    RECORDING_CHECK,
+    compaction_figures,
+    peak,
+    recording_checks,
+)
 from core.model.json_text import model_json_bytes
 from core.model.session import Session
 from core.reports.analyze import analysis_report
@@ -140,7 +145,9 @@ def analyze(
         console.print(sparkline_panel(result, console.width))
         console.print(summary_table(result.summary, top=peak(session, result)))
         if result.fidelity:
-            console.print(fidelity_table(result.fidelity, compaction_figures(session, result)))
+            figures = compaction_figures(session, result)
+            checks = recording_checks(replayer_of(session))
+            console.print(fidelity_table(result.fidelity, figures, checks))
         if report.events:
             console.print(
                 events_table(result.events, limit=20, figures=compaction_figures(session, result))

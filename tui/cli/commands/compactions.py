@@ -39,11 +39,12 @@ from core.insights.forgotten_facts import (
 )
 from core.insights.named_figures import (
     AGENT_COUNT,
-    CHECK_FIGURE,
     COMPACTION_AT,
     LAST_PROMPT,
     TOKENS_AFTER,
     CompactionFigures,
+    check_figures,
+    recording_checks,
 )
 from core.llm.factory import make_summarizer
 from core.llm.protocol import LLMError, Summarizer
@@ -52,7 +53,7 @@ from core.model.session import Message, Session
 from core.model.tokens import get_counter, message_text
 from core.policy import LLMConfig, Policy
 from tui.cli.commands._options import replay_options
-from tui.cli.commands._session import fail, load_or_fail, replay_with_progress
+from tui.cli.commands._session import fail, load_or_fail, replay_with_progress, replayer_of
 from tui.cli.render import session_header, stdout_console, tokens
 
 _DROPPED_SHOWN = 12
@@ -104,8 +105,10 @@ def compactions_command(
     console.print(session_header(session, result))
     if not reports:
         console.print("No compaction, recorded or replayed.")
+    checks = recording_checks(replayer_of(session))
     for report in reports:
-        print_report(console, report)
+        why = report.why.recorded_index
+        print_report(console, report, checks.get(why) if why is not None else None)
     if compare:
         _compare_all(console, session, policy, summarizer, result.window or 200_000)
 
@@ -126,8 +129,12 @@ def _judge_all(session: Session, reports: list[CompactionReport], summarizer: Su
             fail("compactions", f"the judge failed: {exc}")
 
 
-def print_report(console: Console, report: CompactionReport) -> None:
-    """One compaction: why, what it forgot, what it cost."""
+def print_report(
+    console: Console, report: CompactionReport, recording_check: int | None = None
+) -> None:
+    """One compaction: why, what it forgot, what it cost (``recording_check``:
+    :data:`~core.insights.named_figures.RECORDING_CHECK` before it, shown where it differs
+    from the replay's check)."""
     why = report.why
     name = (
         f"recorded compaction {why.recorded_index}"
@@ -138,7 +145,7 @@ def print_report(console: Console, report: CompactionReport) -> None:
     at = report.figures.at_message if report.figures is not None else why.message_index
     console.print(Text(f"{name} · {why.trigger}{call} · {COMPACTION_AT.name} {at}", style="bold"))
     if report.figures is not None:
-        console.print(figures_line(report.figures))
+        console.print(figures_line(report.figures, recording_check))
     console.print(Text(why.explanation))
     if why.by_tool:
         shares = ", ".join(f"{t.tool_name} {tokens(t.tokens)}" for t in why.by_tool[:5])
@@ -150,11 +157,10 @@ def print_report(console: Console, report: CompactionReport) -> None:
     console.print()
 
 
-def figures_line(figures: CompactionFigures) -> Padding:
+def figures_line(figures: CompactionFigures, recording_check: int | None = None) -> Padding:
     """A recorded compaction's named figures on one (wrapping) line."""
     parts = [f"{AGENT_COUNT.name} {tokens(figures.agent_count)}"]
-    if figures.check_tokens is not None:
-        parts.append(f"{CHECK_FIGURE.name} {tokens(figures.check_tokens)}")
+    parts += [f"{name} {value:,}" for name, value in check_figures(figures, recording_check)]
     if figures.last_prompt is not None:
         parts.append(
             f"{LAST_PROMPT.name} {figures.last_prompt:,} (call {figures.last_prompt_call})"

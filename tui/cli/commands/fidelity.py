@@ -24,6 +24,7 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
+from core.insights.named_figures import RECORDING_CHECK
 from core.model.json_text import model_json
 from core.model.terminal_text import safe
 from core.reports.fidelity import FidelityEntry, FidelityReport, ThresholdGroup, fidelity_report
@@ -89,7 +90,11 @@ def _print(report: FidelityReport) -> None:
     for file, entries in by_file.items():
         console.print(_file_header(os.path.relpath(file, common or None), entries[0]))
         for entry in entries:
-            console.print(compaction_block(entry.row, entry.figures, threshold=True))
+            console.print(
+                compaction_block(
+                    entry.row, entry.figures, threshold=True, recording_check=entry.recording_check
+                )
+            )
         for entry in entries:
             if entry.row.trigger_evidence:
                 note = f"  #{entry.row.recorded_index} {entry.row.trigger}: {entry.row.trigger_evidence}"
@@ -139,7 +144,7 @@ def _groups_table(groups: list[ThresholdGroup]) -> Table:
     table.add_column("agent", overflow="fold")
     table.add_column("model", overflow="fold")  # (names and figures wrap, never cut)
     table.add_column("window", justify="right", no_wrap=True)
-    table.add_column("interval", overflow="fold")
+    table.add_column(f"interval ({RECORDING_CHECK.name})", overflow="fold")
     for group in groups:
         agent = group.agent + (f" {group.version}" if group.version else "")
         model = (group.model or "?") + (f" ({group.provider})" if group.provider else "")

@@ -14,12 +14,12 @@ import sys
 
 import click
 
-from core.insights.named_figures import compaction_figures, peak
+from core.insights.named_figures import compaction_figures, peak, recording_checks
 from core.model.json_text import model_json
 from core.policy import LLMConfig
 from tui.cli.commands._llm_watch import LLMWatch
 from tui.cli.commands._options import replay_options
-from tui.cli.commands._session import fail, load_or_fail, replay_with_progress
+from tui.cli.commands._session import fail, load_or_fail, replay_with_progress, replayer_of
 from tui.cli.render import (
     events_table,
     fidelity_table,
@@ -151,7 +151,9 @@ def replay(
         )
     )
     if result.fidelity:
-        console.print(fidelity_table(result.fidelity, compaction_figures(session, result)))
+        figures = compaction_figures(session, result)
+        checks = recording_checks(replayer_of(session))
+        console.print(fidelity_table(result.fidelity, figures, checks))
     if result.notes:
         console.print(notes_block(result.notes))
     watch.exit_if_nothing_written()

@@ -129,6 +129,9 @@ class ReplayRunner(Controller):
 
         if session.format not in NATIVE_PRESET:
             return None
+        from core.insights.named_figures import recording_checks
+
+        recording_checks(replayer)  # (kept with the session: the screens name it beside each)
         return Inferred(replayer.inferred_threshold(), replayer.inferred_policy())
 
     def replay_progressed(self, event: ReplayProgressed) -> None:
