@@ -6,7 +6,7 @@ runs, so ``ctxscope --help`` and ``ctxscope truncate`` start fast and never load
 
 from __future__ import annotations
 
-import difflib
+import gc
 import importlib
 import os
 import sys
@@ -90,6 +90,8 @@ def _nearest_command(word: str) -> str | None:
     """The command ``word`` most likely misspells, when ``word`` is no existing path."""
     if os.path.lexists(word) or os.sep in word:
         return None
+    import difflib  # only for a word that is no command
+
     matches = difflib.get_close_matches(word.lower(), [*COMMANDS, "open"], n=1, cutoff=0.75)
     return matches[0] if matches else None
 
@@ -183,11 +185,29 @@ def main(argv: list[str] | None = None) -> Any:
     args = argv if argv is not None else sys.argv[1:]
     if not args or args[0] not in ONE_SHOT:
         return cli.main(args=args, prog_name="ctxscope")
+    _import_command(args[0])
     try:
         cli.main(args=args, prog_name="ctxscope")
     except SystemExit as done:
         _exit_now(done.code)
     _exit_now(0)
+
+
+def _import_command(name: str) -> None:
+    """Import a one-shot command's module (pydantic, the models, the loaders and the replay:
+    most of a small session's run) with the cyclic garbage collector off, then freeze what it
+    built: those objects live as long as the process, and no collection the load and the
+    replay trigger walks them again. Pydantic's plugins (none of ctxscope's business) are not
+    looked for, unless ``PYDANTIC_DISABLE_PLUGINS`` says otherwise."""
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "1")
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        importlib.import_module(COMMANDS[name][0])
+    finally:
+        gc.freeze()
+        if was_enabled:
+            gc.enable()
 
 
 def _exit_now(code: Any) -> NoReturn:
