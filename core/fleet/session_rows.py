@@ -280,7 +280,10 @@ def session_figures(
     cost: SessionCost | None = None,
 ) -> FleetRow:
     """The :class:`FleetRow` of a loaded and replayed session (``cost``: its
-    :func:`core.insights.cost.session_cost`, None when it could not be computed)."""
+    :func:`core.insights.cost.session_cost`, None when it could not be computed). It reads the
+    replay's columns, never its points: a point object per call is more than a row needs."""
+    windows = result.point_column("window")
+    overflowed = result.point_column("overflow_recorded")
     row = FleetRow(
         path=path,
         agent=session.format.value,
@@ -293,16 +296,14 @@ def session_figures(
         started_at=_utc(session.started_at) or _first_time(session),
         last_message_at=_last_time(session),
         messages=len(session.messages),
-        calls=len(result.points),
+        calls=result.call_count,
         turns=sum(1 for m in session.messages if m.is_turn_start),
-        window_tokens=max((p.window for p in result.points if p.window), default=result.window),
+        window_tokens=max((window for window in windows if window), default=result.window),
         window_source=result.window_source,
         window_evidence=result.window_evidence,
         threshold=result.threshold,
         overflows_recorded=result.summary.overflows_recorded,
-        first_overflow_call=next(
-            (p.call_index for p in result.points if p.overflow_recorded), None
-        ),
+        first_overflow_call=next((call for call, over in enumerate(overflowed) if over), None),
         threshold_low=inferred.low,
         threshold_high=inferred.high,
         threshold_conflict=inferred.conflict,
