@@ -51,6 +51,7 @@ RESULT_MODULES = (
     "core.insights.cost",
     "core.insights.estimate_calibration",
     "core.fleet.session_rows",
+    "core.fleet.subagent_info",
 )
 """Modules whose models the reference documents."""
 

@@ -280,7 +280,10 @@ def session_figures(
     cost: SessionCost | None = None,
 ) -> FleetRow:
     """The :class:`FleetRow` of a loaded and replayed session (``cost``: its
-    :func:`core.insights.cost.session_cost`, None when it could not be computed)."""
+    :func:`core.insights.cost.session_cost`, None when it could not be computed). It reads the
+    replay's columns, never its points: a point object per call is more than a row needs."""
+    windows = result.point_column("window")
+    overflowed = result.point_column("overflow_recorded")
     row = FleetRow(
         path=path,
         agent=session.format.value,
@@ -293,16 +296,14 @@ def session_figures(
         started_at=_utc(session.started_at) or _first_time(session),
         last_message_at=_last_time(session),
         messages=len(session.messages),
-        calls=len(result.points),
+        calls=result.call_count,
         turns=sum(1 for m in session.messages if m.is_turn_start),
-        window_tokens=max((p.window for p in result.points if p.window), default=result.window),
+        window_tokens=max((window for window in windows if window), default=result.window),
         window_source=result.window_source,
         window_evidence=result.window_evidence,
         threshold=result.threshold,
         overflows_recorded=result.summary.overflows_recorded,
-        first_overflow_call=next(
-            (p.call_index for p in result.points if p.overflow_recorded), None
-        ),
+        first_overflow_call=next((call for call, over in enumerate(overflowed) if over), None),
         threshold_low=inferred.low,
         threshold_high=inferred.high,
         threshold_conflict=inferred.conflict,
@@ -477,38 +478,3 @@ def _first_time(session: Session) -> datetime | None:
 
 def _last_time(session: Session) -> datetime | None:
     return next((t for m in reversed(session.messages) if (t := _utc(m.timestamp))), None)
-
-
-class SubagentInfo(Documented):
-    """One sub-agent a session started, with its own figures (loaded and replayed on its own)."""
-
-    id: str | None
-    """The sub-agent session's id (None when it could not be loaded)."""
-    path: str
-    """Where it is: a file, ``<events.jsonl>#<agentId>`` or ``<opencode.db>#<id>``."""
-    agent: str | None
-    """The format it was loaded as."""
-    model: str | None
-    """Its main model."""
-    calls: int
-    """Its own model calls."""
-    peak_tokens: int | None
-    """Its fullest call's context (recorded, else estimated)."""
-    compactions: int
-    """Its own recorded compactions."""
-    started_at: str | None = None
-    """When it started (ISO, UTC)."""
-    ended_at: str | None = None
-    """When its last message was written (ISO, UTC)."""
-    parent_calls: list[int] | None = None
-    """The parent's calls it ran between: ``[first, last]`` (0-based call indices)."""
-    compaction_of: int | None = None
-    """For a Claude Code compaction run (``agent-acompact-*``): the index of the parent's
-    compaction it wrote the summary of."""
-    compaction_prompt: str | None = None
-    """For a compaction run: the instruction it was given (its last user message; the
-    conversation it summarised came before it, ``peak_tokens`` in all)."""
-    compaction_answer: str | None = None
-    """For a compaction run: what it answered (the summary)."""
-    error: str | None = None
-    """Why it could not be loaded or replayed."""

@@ -37,11 +37,11 @@ from core.fleet.session_rows import (
     CallRow,
     CompactionRow,
     FleetRow,
-    SubagentInfo,
     call_rows,
     compaction_rows,
     session_figures,
 )
+from core.fleet.subagent_info import SubagentInfo
 from core.formats import LoadError, load_session
 from core.formats.discovery import discover_sessions
 from core.formats.session_paths import expand_paths

@@ -295,6 +295,10 @@ class ColumnPoints:
             return self._calls.usage_context[: self.count]
         if name == "baseline_tokens":
             return self._setting.rec.baseline[: self.count]
+        if name == "baseline_provenance":
+            return self._setting.rec.baseline_prov[: self.count]
+        if name == "recorded_kind":
+            return self._calls.kinds[: self.count]
         if name == "overflow_recorded":
             windows = self._setting.windows[: self.count]
             overflows = self._calls.recorded_overflows

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from core.fleet.session_rows import SubagentInfo
+from core.fleet.subagent_info import SubagentInfo
 from core.insights.breakdown import ContextBreakdown
 from core.insights.compaction_records import CompactionReport, compaction_reports
 from core.insights.cost import SessionCost, session_cost

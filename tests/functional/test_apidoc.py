@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel
 
-from core.fleet.session_rows import SubagentInfo
+from core.fleet.subagent_info import SubagentInfo
 from core.insights.breakdown import CallBreakdown
 from core.insights.compaction_causes import CompactionCause
 from core.insights.compaction_records import CompactionReport

@@ -289,3 +289,27 @@ def test_a_stopped_run_keeps_what_it_analysed(
         done.append(row.path)
     assert len(done) == 2
     assert set(cached_rows(paths, cache)) == set(done)  # the next run starts from them
+
+
+@pytest.mark.parametrize(
+    "sample", ["claude-code/compacted.jsonl", "claude-code/overflow.jsonl", "pi/branched.jsonl"]
+)
+def test_a_row_reads_the_replays_columns_not_its_points(sample: str) -> None:
+    """A session's row is made from the replay's columns: no point object is built (one per
+    call, most of the row's cost on a long session), and the columns the row and its peak read
+    are the figures the points give."""
+    from core.fleet.session_rows import session_figures
+    from core.formats import load_session
+    from core.replay import Replayer, native_policy
+
+    path = str(SAMPLES / sample)
+    session = load_session(path)
+    replayer = Replayer(session)
+    result = replayer.run(native_policy(session))
+    row = session_figures(path, session, result, replayer.inferred_threshold())
+    built = result._lazy_points._trace.points  # type: ignore[union-attr]  # the points so far
+    assert built == []
+    points = result.points
+    assert row.calls == len(points) > 0
+    for name in ("baseline_provenance", "recorded_kind", "window", "overflow_recorded"):
+        assert list(result.point_column(name)) == [getattr(p, name) for p in points], name

@@ -109,3 +109,41 @@ def test_the_console_script_loads_no_textual() -> None:
     at_import, with_commands = result.stdout.strip().split(";")
     assert at_import == "", f"{module} imported {at_import}"
     assert with_commands == "", f"the commands imported {with_commands}"
+
+
+def _imported_by_analyze(cache: Path, **env: str) -> set[str]:
+    """The modules ``python -m tui analyze --json`` imports (its ``-X importtime`` lines), run
+    as the console script runs it, after a first run has written the price memo."""
+    sample = REPO / "sample_sessions" / "pi" / "branched.jsonl"
+    command = [sys.executable, "-X", "importtime", "-m", "tui", "analyze", "--json", str(sample)]
+    environment = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    environment.pop("PYDANTIC_DISABLE_PLUGINS", None)
+    environment.update(env)
+    for _run in range(2):
+        result = subprocess.run(command, capture_output=True, text=True, env=environment)
+        assert result.returncode == 0, result.stderr[-2000:]
+        assert result.stdout.lstrip().startswith("{")
+    return {
+        line.rsplit("|", 1)[1].strip()
+        for line in result.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+
+
+def test_analyze_process_starts_lean(tmp_path: Path) -> None:
+    """``ctxscope analyze --json`` as a process imports neither the UI, nor the fleet's rows, nor
+    what pydantic's plugin lookup needs (``importlib.metadata``: a tenth of its start-up), nor
+    logging (only a live LLM logs), nor difflib (only a misspelt command)."""
+    modules = _imported_by_analyze(tmp_path)
+    assert "core.reports.analyze" in modules  # (the lines are there to read)
+    unused = {"textual", "rich", "difflib", "logging"}
+    bad = {m for m in modules if m.split(".")[0] in unused}
+    bad |= {"importlib.metadata", "core.fleet.session_rows", "core.fleet.survey"} & modules
+    assert not bad, f"analyze --json imported {sorted(bad)}"
+
+
+def test_pydantic_plugins_named_by_the_user_are_looked_for(tmp_path: Path) -> None:
+    """A ``PYDANTIC_DISABLE_PLUGINS`` that disables some plugins only (by name) leaves pydantic's
+    own plugin loader in place: the other plugins still load."""
+    modules = _imported_by_analyze(tmp_path, PYDANTIC_DISABLE_PLUGINS="some-plugin")
+    assert "importlib.metadata" in modules

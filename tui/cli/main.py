@@ -6,10 +6,11 @@ runs, so ``ctxscope --help`` and ``ctxscope truncate`` start fast and never load
 
 from __future__ import annotations
 
-import difflib
+import gc
 import importlib
 import os
 import sys
+import types
 from typing import Any, NoReturn
 
 import click
@@ -90,6 +91,8 @@ def _nearest_command(word: str) -> str | None:
     """The command ``word`` most likely misspells, when ``word`` is no existing path."""
     if os.path.lexists(word) or os.sep in word:
         return None
+    import difflib  # only for a word that is no command
+
     matches = difflib.get_close_matches(word.lower(), [*COMMANDS, "open"], n=1, cutoff=0.75)
     return matches[0] if matches else None
 
@@ -183,11 +186,60 @@ def main(argv: list[str] | None = None) -> Any:
     args = argv if argv is not None else sys.argv[1:]
     if not args or args[0] not in ONE_SHOT:
         return cli.main(args=args, prog_name="ctxscope")
+    _import_command(args[0])
     try:
         cli.main(args=args, prog_name="ctxscope")
     except SystemExit as done:
         _exit_now(done.code)
     _exit_now(0)
+
+
+def _import_command(name: str) -> None:
+    """Import a one-shot command's module (pydantic, the models, the loaders and the replay:
+    most of a small session's run) with the cyclic garbage collector off, then freeze what it
+    built: those objects live as long as the process, and no collection the load and the
+    replay trigger walks them again. Pydantic's plugins (none of ctxscope's business) are not
+    looked for (:func:`_no_pydantic_plugins`)."""
+    _no_pydantic_plugins()
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        importlib.import_module(COMMANDS[name][0])
+    finally:
+        gc.freeze()
+        if was_enabled:
+            gc.enable()
+
+
+PLUGIN_LOADER = "pydantic.plugin._loader"
+"""Pydantic's module that looks for plugins when a model's validator is first built: it imports
+``importlib.metadata`` (email, zipfile, csv, socket …), 2.6 % of a 2.4 MB session's analyze."""
+
+
+def _no_pydantic_plugins() -> None:
+    """Tell pydantic to load no plugin (``PYDANTIC_DISABLE_PLUGINS=1``, its documented setting,
+    unless the environment sets it already) and, when it loads none, stand in for its plugin
+    loader: a module whose ``get_plugins`` returns none and which imports the real loader for
+    anything else asked of it."""
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "1")
+    if os.environ["PYDANTIC_DISABLE_PLUGINS"] not in ("__all__", "1", "true"):
+        return
+    if PLUGIN_LOADER in sys.modules:
+        return
+    stand_in = types.ModuleType(PLUGIN_LOADER)
+
+    def get_plugins() -> tuple[()]:
+        return ()
+
+    def real(name: str) -> Any:
+        if name.startswith("__"):  # what the import system asks of any module
+            raise AttributeError(name)
+        del sys.modules[PLUGIN_LOADER]
+        return getattr(importlib.import_module(PLUGIN_LOADER), name)
+
+    stand_in.get_plugins = get_plugins  # type: ignore[attr-defined]
+    stand_in.__getattr__ = real  # type: ignore[method-assign]
+    sys.modules[PLUGIN_LOADER] = stand_in
 
 
 def _exit_now(code: Any) -> NoReturn:

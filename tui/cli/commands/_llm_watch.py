@@ -10,13 +10,16 @@ a summary: a replay whose every compaction failed is not a result to trust.
 
 from __future__ import annotations
 
-import logging
 import sys
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 import click
 
 from core.policy import Policy
+
+if TYPE_CHECKING:
+    import logging
 
 EXIT_LLM_FAILED = 3
 """Exit status of a replay whose summary requests all failed (README, "Command line")."""
@@ -24,11 +27,11 @@ EXIT_LLM_FAILED = 3
 _LOGGER = "ctxscope.llm"
 
 
-class LLMWatch(logging.Handler):
-    """Progress lines on standard error and a tally of outcomes, while a replay runs."""
+class LLMWatch:
+    """Progress lines on standard error and a tally of outcomes, while a replay runs (only a
+    live LLM logs: a replay with the mock summariser, the usual one, never imports logging)."""
 
     def __init__(self, command: str, policy: Policy) -> None:
-        super().__init__(level=logging.INFO)
         self.command = command
         self.live = policy.llm.provider != "mock"
         self.succeeded = 0
@@ -36,14 +39,18 @@ class LLMWatch(logging.Handler):
         self.refused = 0
         self.last_error: str | None = None
         self.stopped: str | None = None
-        self._saved_level = logging.NOTSET
+        self._saved_level = 0  # logging.NOTSET
+        self._handler: logging.Handler | None = None
 
     def __enter__(self) -> LLMWatch:
         if self.live:
+            import logging
+
             logger = logging.getLogger(_LOGGER)
             self._saved_level = logger.level
             logger.setLevel(logging.INFO)
-            logger.addHandler(self)
+            self._handler = _relay(self)
+            logger.addHandler(self._handler)
         return self
 
     def __exit__(
@@ -52,12 +59,16 @@ class LLMWatch(logging.Handler):
         value: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        if self.live:
+        if self._handler is not None:
+            import logging
+
             logger = logging.getLogger(_LOGGER)
-            logger.removeHandler(self)
+            logger.removeHandler(self._handler)
             logger.setLevel(self._saved_level)
+            self._handler = None
 
     def emit(self, record: logging.LogRecord) -> None:
+        """Count one record of the live summariser's log and say it on standard error."""
         event = getattr(record, "llm_event", None)
         message = record.getMessage()
         if event == "succeeded":
@@ -85,3 +96,14 @@ class LLMWatch(logging.Handler):
             err=True,
         )
         sys.exit(EXIT_LLM_FAILED)
+
+
+def _relay(watch: LLMWatch) -> logging.Handler:
+    """A handler of the LLM's log that hands each record to ``watch``."""
+    import logging
+
+    class Relay(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            watch.emit(record)
+
+    return Relay(level=logging.INFO)

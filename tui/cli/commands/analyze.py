@@ -16,7 +16,7 @@ import sys
 
 import click
 
-from core.fleet.session_rows import SubagentInfo
+from core.fleet.subagent_info import SubagentInfo
 from core.formats.subagents import child_paths
 from core.insights.diagnosis import MARGIN, diagnose
 from core.insights.named_figures import (
