@@ -168,38 +168,80 @@ def prompt_at_calls(session: Session, result: ReplayResult) -> list[tuple[int, s
     """The :data:`PROMPT_AT_CALL` of every call of ``result``: ``(tokens, provenance)``. A call
     whose usage is recorded gives its prompt as recorded; another one the replay's projection of
     the recording (less its own reply's estimate where the projection is after the reply)."""
-    messages = session.messages
+    recorded = _recorded_prompt_column(session, result)
+    missing = [call for call, prompt in enumerate(recorded) if prompt is None]
+    if not missing:
+        return [(prompt, "recorded") for prompt in recorded if prompt is not None]
+    found: list[tuple[int, str] | None] = [
+        None if prompt is None else (prompt, "recorded") for prompt in recorded
+    ]
     baseline = result.point_column("baseline_tokens")
-    provenance = result.point_column("baseline_provenance")
-    recorded = result.point_column("recorded_tokens")
-    kinds = result.point_column("recorded_kind")
+    at_calls = result.point_column("message_index")
+    projected = _projections(result, missing)
     replies: Sequence[int] | None = None
-    found: list[tuple[int, str]] = []
-    for call, at in enumerate(result.point_column("message_index")):
-        usage = messages[at].usage if 0 <= at < len(messages) else None
-        if usage is not None and recorded[call] is not None:
-            found.append((usage.prompt_tokens, "recorded"))
-            continue
+    for call, (kind, provenance) in zip(missing, projected, strict=True):
         tokens = baseline[call]
-        if kinds[call] == "after-reply":
+        if kind == "after-reply":
             if replies is None:
                 replies = result.message_column("tokens")
+            at = at_calls[call]
             tokens = max(0, tokens - (replies[at] if at < len(replies) else 0))
-        found.append((tokens, str(getattr(provenance[call], "value", provenance[call]))))
-    return found
+        found[call] = (tokens, str(getattr(provenance, "value", provenance)))
+    return [item for item in found if item is not None]
+
+
+def _recorded_prompt_column(session: Session, result: ReplayResult) -> list[int | None]:
+    """Each call's recorded prompt (``usage.prompt_tokens``), None where the call has no
+    recorded figure (no usage, or a usage the replay does not take as the call's context);
+    made once per result (the peak and the compactions' figures both read it)."""
+    cached = session.derived.get("recorded_prompts")
+    if cached is not None and cached[0] is result:
+        column: list[int | None] = cached[1]
+        return column
+    messages = session.messages
+    count = len(messages)
+    usages = [
+        messages[at].usage if 0 <= at < count else None
+        for at in result.point_column("message_index")
+    ]
+    column = [
+        None if usage is None or figure is None else usage.prompt_tokens
+        for usage, figure in zip(usages, result.point_column("recorded_tokens"), strict=True)
+    ]
+    session.derived["recorded_prompts"] = (result, column)
+    return column
+
+
+def _projections(result: ReplayResult, calls: list[int]) -> list[tuple[object, object]]:
+    """``(recorded_kind, baseline_provenance)`` of ``calls``: from the result's columns where
+    many calls need them (the columns build every point once), else point by point."""
+    if len(calls) * 4 >= result.call_count:
+        kinds = result.point_column("recorded_kind")
+        provenance = result.point_column("baseline_provenance")
+        return [(kinds[c], provenance[c]) for c in calls]
+    points = [result.point(c) for c in calls]
+    return [(p.recorded_kind, p.baseline_provenance) for p in points]
 
 
 def peak(session: Session, result: ReplayResult) -> Peak | None:
     """The :data:`PEAK` of a replayed session (the first of equals; None without calls)."""
-    best: tuple[float, int] | None = None
-    found: Peak | None = None
+    prompts = prompt_at_calls(session, result)
+    if not prompts:
+        return None
     windows = result.point_column("window")
-    for call, (tokens, provenance) in enumerate(prompt_at_calls(session, result)):
-        window = windows[call]
-        key = (tokens / window if window else -1.0, tokens)
-        if best is None or key > best:
-            best, found = key, Peak(tokens, call, provenance, window)
-    return found
+    best_call = 0
+    if len(set(windows)) == 1:  # one window (or none) at every call: the largest prompt is
+        tokens = [t for t, _ in prompts]  # the largest share (the first of equals)
+        best_call = tokens.index(max(tokens))
+    else:
+        best: tuple[float, int] | None = None
+        for call, (tokens_at, _) in enumerate(prompts):
+            window = windows[call]
+            key = (tokens_at / window if window else -1.0, tokens_at)
+            if best is None or key > best:
+                best, best_call = key, call
+    tokens_at, provenance = prompts[best_call]
+    return Peak(tokens_at, best_call, provenance, windows[best_call])
 
 
 def context_measure(session: Session) -> str:
@@ -317,14 +359,12 @@ def tokens_after(
 
 def _recorded_prompts(session: Session, result: ReplayResult) -> list[tuple[int, int, int]]:
     """``(call, message, prompt)`` of every call that records usage, in order."""
-    messages = session.messages
-    recorded = result.point_column("recorded_tokens")
-    found = []
-    for call, at in enumerate(result.point_column("message_index")):
-        usage = messages[at].usage if 0 <= at < len(messages) else None
-        if usage is not None and recorded[call] is not None and usage.prompt_tokens > 0:
-            found.append((call, at, usage.prompt_tokens))
-    return found
+    at_calls = result.point_column("message_index")
+    return [
+        (call, at_calls[call], prompt)
+        for call, prompt in enumerate(_recorded_prompt_column(session, result))
+        if prompt is not None and prompt > 0
+    ]
 
 
 def _what_stays(
