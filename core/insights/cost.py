@@ -29,6 +29,7 @@ from bisect import bisect_left
 from datetime import datetime
 from decimal import Decimal
 from itertools import pairwise
+from operator import itemgetter
 from typing import NamedTuple
 
 from pydantic import Field
@@ -257,87 +258,75 @@ class _PricedCalls:
     usage, priced, as columns in session order (entry ``k`` of each list is the same call)."""
 
     def __init__(self, session: Session, call_of: list[int]) -> None:
-        self.call_index: list[int | None] = []
-        self.message_index: list[int] = []
-        self.model: list[str | None] = []
-        self.tokens: list[tuple[int, int, int, int]] = []
-        self.usd: list[tuple[float, float, float, float, float] | None] = []
-        self.reason: list[str | None] = []
-        self.rates: list[Rates | None] = []
-        self.main: list[int] = []
+        assistant = Role.ASSISTANT
+        picked = [
+            m
+            for m in session.messages
+            if m.role is assistant and (call_of[m.index] >= 0 or m.usage is not None)
+        ]
+        self.message_index: list[int] = [m.index for m in picked]
+        calls = [call_of[i] for i in self.message_index]
+        self.call_index: list[int | None] = [c if c >= 0 else None for c in calls]
+        self.main: list[int] = [k for k, c in enumerate(calls) if c >= 0]
         """The entries in the conversation's numbering (``per_call``), in order."""
-        self.other: list[int] = []
+        self.other: list[int] = [k for k, c in enumerate(calls) if c < 0]
         """The others (``other_calls``): compaction summaries, sub-agents."""
-        usages: list[Usage | None] = []
-        days: list[str | None] = []
         default_model = session.model
-        for message in session.messages:
-            call = call_of[message.index]
-            if message.role is not Role.ASSISTANT or (call < 0 and message.usage is None):
-                continue
-            (self.main if call >= 0 else self.other).append(len(self.call_index))
-            self.call_index.append(call if call >= 0 else None)
-            self.message_index.append(message.index)
-            self.model.append(message.model or default_model)
-            usage = message.usage
-            usages.append(usage)
-            days.append(None if usage is None else _day(message))
-        count = len(usages)
-        self.tokens = [(0, 0, 0, 0) if u is None else billed(u) for u in usages]
-        self.usd = [None] * count
-        self.reason = [_NO_USAGE if u is None else None for u in usages]
-        self.rates = [None] * count
+        self.model: list[str | None] = [m.model or default_model for m in picked]
+        usages = [m.usage for m in picked]
+        self.tokens: list[tuple[int, int, int, int]] = [
+            (0, 0, 0, 0) if u is None else billed(u) for u in usages
+        ]
+        count = len(picked)
+        self.usd: list[tuple[float, float, float, float, float] | None] = [None] * count
+        self.reason: list[str | None] = [_NO_USAGE if u is None else None for u in usages]
+        self.rates: list[Rates | None] = [None] * count
+        self.runs: list[tuple[Rates, list[int]]] = []
+        """Every priced entry, by runs of consecutive calls priced at one rate."""
+        days = [None if m.usage is None else _day(m) for m in picked]
         self._price(session, usages, days)
 
     def _price(self, session: Session, usages: list[Usage | None], days: list[str | None]) -> None:
         """Rates per stretch of calls of one model and day, dollars per run of one rate."""
-        stretch: list[int] = []
-        prompts: list[int] = []
-        key: tuple[str | None, str | None] | None = None
-        for k, usage in enumerate(usages):
-            if usage is None:
-                continue
-            here = (self.model[k], days[k])
-            if here != key and stretch:
-                self._price_stretch(session, stretch, prompts, days[stretch[0]])
-                stretch, prompts = [], []
-            key = here
-            stretch.append(k)
-            prompts.append(usage.prompt_tokens)
-        if stretch:
-            self._price_stretch(session, stretch, prompts, days[stretch[0]])
+        keys = [
+            None if usage is None else (model, day)
+            for usage, model, day in zip(usages, self.model, days, strict=True)
+        ]
+        start = 0
+        count = len(keys)
+        while start < count:
+            key = keys[start]
+            end = start + 1
+            while end < count and keys[end] == key:
+                end += 1
+            if key is not None:
+                prompts = [_prompt(u) for u in usages[start:end]]
+                self._price_stretch(session, range(start, end), prompts, key)
+            start = end
 
     def _price_stretch(
-        self, session: Session, stretch: list[int], prompts: list[int], day: str | None
+        self,
+        session: Session,
+        stretch: range,
+        prompts: list[int],
+        key: tuple[str | None, str | None],
     ) -> None:
-        model = self.model[stretch[0]]
         try:
-            found = rates_of_prompts(model, session.provider, day, prompts)
+            found = rates_of_prompts(key[0], session.provider, key[1], prompts)
         except UnknownPrice as exc:
-            reason = str(exc)
-            for k in stretch:
-                self.reason[k] = reason
+            self.reason[stretch.start : stretch.stop] = [str(exc)] * len(stretch)
             return
-        scaled: dict[int, tuple[int, int, int, int, int]] = {}
-        tokens, usd = self.tokens, self.usd
-        for k, rates in zip(stretch, found, strict=True):
-            self.rates[k] = rates
-            ints = scaled.get(id(rates))
-            if ints is None:
-                ints = scaled[id(rates)] = _scaled(rates)
-            a, r, w, o = tokens[k]
-            rate_a, rate_r, rate_w, rate_o, scale = ints
-            exact = a * rate_a + r * rate_r + w * rate_w + o * rate_o
-            if exact < _EXACT and a >= 0 and r >= 0 and w >= 0 and o >= 0:
-                usd[k] = (
-                    a * rate_a / scale,
-                    r * rate_r / scale,
-                    w * rate_w / scale,
-                    o * rate_o / scale,
-                    exact / scale,
-                )
-            else:  # (beyond 28 digits, or a negative count: as the decimal context has it)
-                usd[k] = _decimal_usd(tokens[k], rates)
+        self.rates[stretch.start : stretch.stop] = found
+        start = 0
+        while start < len(found):  # runs of one rate (a tier crossed starts another)
+            rates = found[start]
+            end = start + 1
+            while end < len(found) and found[end] is rates:
+                end += 1
+            run = stretch[start:end]
+            self.runs.append((rates, list(run)))
+            self.usd[run.start : run.stop] = _dollars(self.tokens[run.start : run.stop], rates)
+            start = end
 
     def priced(self, k: int) -> Priced:
         """The :class:`Priced` of entry ``k`` (for a caller that shows each call)."""
@@ -351,6 +340,32 @@ class _PricedCalls:
         """The call's dollars (None: not priced)."""
         usd = self.usd[k]
         return None if usd is None else usd[4]
+
+
+def _prompt(usage: Usage | None) -> int:
+    return 0 if usage is None else usage.prompt_tokens
+
+
+def _dollars(
+    tokens: list[tuple[int, int, int, int]], rates: Rates
+) -> list[tuple[float, float, float, float, float]]:
+    """The dollars of calls priced at one rate: input, cache read, cache write, output and
+    total, each exactly the float of the decimal product :func:`price` computes."""
+    rate_a, rate_r, rate_w, rate_o, scale = _scaled(rates)
+    exact = [a * rate_a + r * rate_r + w * rate_w + o * rate_o for a, r, w, o in tokens]
+    if not exact or (max(exact) < _EXACT and min(map(min, tokens)) >= 0):
+        return [
+            (
+                a * rate_a / scale,
+                r * rate_r / scale,
+                w * rate_w / scale,
+                o * rate_o / scale,
+                e / scale,
+            )
+            for (a, r, w, o), e in zip(tokens, exact, strict=True)
+        ]
+    # (beyond 28 digits, or a negative count: as the decimal context has it)
+    return [_decimal_usd(t, rates) for t in tokens]
 
 
 def _scaled(rates: Rates) -> tuple[int, int, int, int, int]:
@@ -438,18 +453,19 @@ def _total(calls: _PricedCalls, compactions: list[CompactionCost], session: Sess
     priced = [k for k in recorded if usd[k] is not None]
     unknown = sorted({calls.model[k] or "(no model)" for k in recorded if usd[k] is None})
     dollars = [u for u in map(usd.__getitem__, priced) if u is not None]
-    # What the cache reads saved, per rate: the same decimal sum as call by call.
-    read_at: dict[int, int] = {}
-    used: dict[int, Rates] = {}
-    for k in priced:
-        found = calls.rates[k]
-        assert found is not None
-        used[id(found)] = found
-        read_at[id(found)] = read_at.get(id(found), 0) + calls.tokens[k][1]
+
+    def column(figure: int) -> float:  # one figure of every priced call, added up in order
+        added: float = sum(map(itemgetter(figure), dollars))
+        return added
+
+    # What the cache reads saved, per run of one rate: the same decimal sum as call by call.
+    tokens = calls.tokens
     saved = Decimal(0)
-    for key, reads in read_at.items():
-        found = used[key]
-        saved += Decimal(reads) * (found.input - found.cache_read)
+    used: dict[int, Rates] = {}
+    for found, run in calls.runs:
+        used[id(found)] = found
+        read = sum(tokens[k][1] for k in run)
+        saved += Decimal(read) * (found.input - found.cache_read)
     how = sorted(
         {
             f"{r.model_id} @ {r.provider_id}" + (f" ({r.note})" if r.note else "")
@@ -459,15 +475,15 @@ def _total(calls: _PricedCalls, compactions: list[CompactionCost], session: Sess
     if session.provider in SUBSCRIPTIONS and not how:
         how = [f"{session.provider} bills by subscription"]
     return SessionCost(
-        total_usd=sum(u[4] for u in dollars) if priced else None,
+        total_usd=column(4) if priced else None,
         calls=len(recorded),
         priced_calls=len(priced),
         unpriced_calls=len(recorded) - len(priced),
         unknown_models=unknown,
-        input_usd=sum(u[0] for u in dollars),
-        cache_read_usd=sum(u[1] for u in dollars),
-        cache_write_usd=sum(u[2] for u in dollars),
-        output_usd=sum(u[3] for u in dollars),
+        input_usd=column(0),
+        cache_read_usd=column(1),
+        cache_write_usd=column(2),
+        output_usd=column(3),
         cache_saved_usd=float(saved),
         compactions_usd=sum(
             (c.summary_call_usd or 0.0) + (c.cache_rebuild_usd or 0.0) for c in compactions

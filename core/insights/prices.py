@@ -119,7 +119,13 @@ def rates_of_prompts(
     entry = _ENTRIES[(model or "", provider, day)]
     if isinstance(entry, str) or not entry.starts:
         return [first] * len(prompts)
-    return [rates_on(model, provider, day, prompt) for prompt in prompts]
+    starts = entry.starts
+    tiers = [bisect_left(starts, prompt) for prompt in prompts]
+    by_tier: dict[int, Rates] = {}
+    for tier, prompt in zip(tiers, prompts, strict=True):
+        if tier not in by_tier:
+            by_tier[tier] = rates_on(model, provider, day, prompt)
+    return [by_tier[tier] for tier in tiers]
 
 
 _RATES: dict[tuple[str, str | None, str | None, int], Rates] = {}
