@@ -242,8 +242,8 @@ def session_cost(session: Session, *, each_call: bool = True) -> SessionCost:
     compactions = _compactions(walk, calls)
     total = _total(calls, compactions, session)
     if each_call:
-        total.per_call = [calls.priced(k).call_cost() for k in calls.main]
-        total.other_calls = [calls.priced(k).call_cost() for k in calls.other]
+        total.per_call = calls.call_costs(calls.main)
+        total.other_calls = calls.call_costs(calls.other)
     return total
 
 
@@ -328,13 +328,35 @@ class _PricedCalls:
             self.usd[run.start : run.stop] = _dollars(self.tokens[run.start : run.stop], rates)
             start = end
 
-    def priced(self, k: int) -> Priced:
-        """The :class:`Priced` of entry ``k`` (for a caller that shows each call)."""
-        usd = self.usd[k]
-        call, message, model = self.call_index[k], self.message_index[k], self.model[k]
-        if usd is None:
-            return _unpriced(call, message, model, self.tokens[k], self.reason[k] or "")
-        return Priced(call, message, model, *self.tokens[k], *usd, None)
+    def call_costs(self, entries: list[int]) -> list[CallCost]:
+        """The :class:`CallCost` of each of ``entries``, straight from the columns (typed
+        values, not validated; the fields of :meth:`priced`)."""
+        unknown = (None, None, None, None, None)
+        out: list[CallCost] = []
+        for k in entries:
+            a, r, w, o = self.tokens[k]
+            usd = self.usd[k] or unknown
+            out.append(
+                build(
+                    CallCost,
+                    {
+                        "call_index": self.call_index[k],
+                        "message_index": self.message_index[k],
+                        "model": self.model[k],
+                        "input_tokens": a,
+                        "cache_read_tokens": r,
+                        "cache_write_tokens": w,
+                        "output_tokens": o,
+                        "input_usd": usd[0],
+                        "cache_read_usd": usd[1],
+                        "cache_write_usd": usd[2],
+                        "output_usd": usd[3],
+                        "total_usd": usd[4],
+                        "unknown_reason": self.reason[k],
+                    },
+                )
+            )
+        return out
 
     def total_usd(self, k: int) -> float | None:
         """The call's dollars (None: not priced)."""
