@@ -321,23 +321,34 @@ def breakdown(
             cached = parts[i] = message_parts(messages[i], counter) + _hosted(messages[i], answered)
         return cached
 
+    # The recorded walk (context_walk.RecordedWalk.steps) over columns: the compactions first
+    # (each with the context it left), then, message by message, a call's snapshot of the
+    # running sums and the message joining the context.
+    compacted: dict[int, list[CompactionStep]] = {}
+    for step in walk.compaction_steps():
+        compacted.setdefault(step.compaction.m_c, []).append(step)
+    call_of, walked = walk.calls.call_of, walk.recorded.walked
     running = _Running()
     raw: list[tuple[CallStep, Sums]] = []
     segments: list[int] = []
     segment = 0
-    for step in walk.steps():
-        if isinstance(step, CompactionStep):
-            segment += 1
-            wrote: Parts = [p for j in step.context for p in parts_of(j)]
-            summary = step.compaction.summary_message
-            if summary is not None:
-                wrote.append(("summaries", counter.count(summary.text)))
-            running.reset(wrote)
-        elif isinstance(step, CallStep):
-            raw.append((step, dict(running.sums)))
+    walk_start = 0
+    for i in range(walk.calls.n):
+        if i in compacted:
+            for step in compacted[i]:
+                segment += 1
+                wrote: Parts = [p for j in step.context for p in parts_of(j)]
+                summary = step.compaction.summary_message
+                if summary is not None:
+                    wrote.append(("summaries", counter.count(summary.text)))
+                running.reset(wrote)
+                walk_start = step.compaction.owned_end
+        call = call_of[i]
+        if call >= 0:
+            raw.append((CallStep(call, i), dict(running.sums)))
             segments.append(segment)
-        else:
-            running.add(parts_of(step.index))
+        if walked[i] and i >= walk_start:
+            running.add(parts_of(i))
     return _assemble(session, walk, raw, segments, parts_of, estimator, calibrate)
 
 
@@ -357,7 +368,7 @@ def _assemble(
         if calls.kinds[step.call_index] == "after-reply" and calls.main[i]:
             sums = _plus(sums, dict(_reply_parts(session.messages[i], parts_of(i))))
         sums_at.append(sums)
-    any_hidden = any(_HIDDEN in key for key in {key for sums in sums_at for key in sums})
+    any_hidden = any(_HIDDEN in key for key in set().union(*sums_at))
     recorded = [calls.usage_context[step.call_index] for step, _ in raw]
     starts = _segment_starts(recorded, segments)
     first = min(starts.values(), default=None)
