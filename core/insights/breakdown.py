@@ -632,9 +632,12 @@ class _Scaled:
 
     def sums(self, sums: Sums) -> Sums:
         of = self.of
-        for key in sums.keys() - of.keys():
-            of[key] = self.ratios.get(_category(key), 1.0)
-        return {key: round(tokens * of[key]) for key, tokens in sums.items()}
+        try:
+            return {key: round(tokens * of[key]) for key, tokens in sums.items()}
+        except KeyError:  # a key not seen before: its ratio, once
+            for key in sums.keys() - of.keys():
+                of[key] = self.ratios.get(_category(key), 1.0)
+            return {key: round(tokens * of[key]) for key, tokens in sums.items()}
 
 
 def _plus(sums: Sums, reply: Sums) -> Sums:
@@ -691,7 +694,7 @@ def _row(
     layout: _Layout,
 ) -> CallBreakdown:
     keys, splits = layout.of_sums(sums)
-    values = [sums[key] for key in keys]
+    values = list(map(sums.__getitem__, keys))
     whole = sum(values)
     scale = 1.0
     unexplained = 0
