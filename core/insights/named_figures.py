@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 from core.model.session import CompactionEvent, Session, UsageConvention
 from core.replay.results import Documented, ReplayEvent, ReplayResult
@@ -168,26 +168,32 @@ def prompt_at_calls(session: Session, result: ReplayResult) -> list[tuple[int, s
     """The :data:`PROMPT_AT_CALL` of every call of ``result``: ``(tokens, provenance)``. A call
     whose usage is recorded gives its prompt as recorded; another one the replay's projection of
     the recording (less its own reply's estimate where the projection is after the reply)."""
+    tokens, provenance = prompt_columns(session, result)
+    return list(zip(tokens, provenance, strict=True))
+
+
+def prompt_columns(session: Session, result: ReplayResult) -> tuple[list[int], list[str]]:
+    """:func:`prompt_at_calls` as two columns, the tokens and the provenance of every call (no
+    object per call: a call's point is built only where its prompt is not recorded)."""
     recorded = _recorded_prompt_column(session, result)
     missing = [call for call, prompt in enumerate(recorded) if prompt is None]
     if not missing:
-        return [(prompt, "recorded") for prompt in recorded if prompt is not None]
-    found: list[tuple[int, str] | None] = [
-        None if prompt is None else (prompt, "recorded") for prompt in recorded
-    ]
+        return cast("list[int]", list(recorded)), ["recorded"] * len(recorded)
+    tokens = [0 if prompt is None else prompt for prompt in recorded]
+    provenance = ["recorded"] * len(recorded)
     baseline = result.point_column("baseline_tokens")
     at_calls = result.point_column("message_index")
-    projected = _projections(result, missing)
     replies: Sequence[int] | None = None
-    for call, (kind, provenance) in zip(missing, projected, strict=True):
-        tokens = baseline[call]
+    for call, (kind, source) in zip(missing, _projections(result, missing), strict=True):
+        figure = baseline[call]
         if kind == "after-reply":
             if replies is None:
                 replies = result.message_column("tokens")
             at = at_calls[call]
-            tokens = max(0, tokens - (replies[at] if at < len(replies) else 0))
-        found[call] = (tokens, str(getattr(provenance, "value", provenance)))
-    return [item for item in found if item is not None]
+            figure = max(0, figure - (replies[at] if at < len(replies) else 0))
+        tokens[call] = figure
+        provenance[call] = str(getattr(source, "value", source))
+    return tokens, provenance
 
 
 def _recorded_prompt_column(session: Session, result: ReplayResult) -> list[int | None]:
@@ -225,23 +231,21 @@ def _projections(result: ReplayResult, calls: list[int]) -> list[tuple[object, o
 
 def peak(session: Session, result: ReplayResult) -> Peak | None:
     """The :data:`PEAK` of a replayed session (the first of equals; None without calls)."""
-    prompts = prompt_at_calls(session, result)
-    if not prompts:
+    tokens, provenance = prompt_columns(session, result)
+    if not tokens:
         return None
     windows = result.point_column("window")
     best_call = 0
     if len(set(windows)) == 1:  # one window (or none) at every call: the largest prompt is
-        tokens = [t for t, _ in prompts]  # the largest share (the first of equals)
-        best_call = tokens.index(max(tokens))
+        best_call = tokens.index(max(tokens))  # the largest share (the first of equals)
     else:
         best: tuple[float, int] | None = None
-        for call, (tokens_at, _) in enumerate(prompts):
+        for call, tokens_at in enumerate(tokens):
             window = windows[call]
             key = (tokens_at / window if window else -1.0, tokens_at)
             if best is None or key > best:
                 best, best_call = key, call
-    tokens_at, provenance = prompts[best_call]
-    return Peak(tokens_at, best_call, provenance, windows[best_call])
+    return Peak(tokens[best_call], best_call, provenance[best_call], windows[best_call])
 
 
 def context_measure(session: Session) -> str:
