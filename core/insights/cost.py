@@ -287,36 +287,35 @@ class _PricedCalls:
         self._price(session, usages, days)
 
     def _price(self, session: Session, usages: list[Usage | None], days: list[str | None]) -> None:
-        """Rates per stretch of calls of one model and day, dollars per run of one rate."""
-        keys = [
-            None if usage is None else (model, day)
-            for usage, model, day in zip(usages, self.model, days, strict=True)
-        ]
+        """Rates per stretch of calls of one model and day (the calls without usage between
+        them left out), dollars per run of one rate."""
+        recorded = [k for k, usage in enumerate(usages) if usage is not None]
+        keys = [(self.model[k], days[k]) for k in recorded]
+        prompts = [_prompt(usages[k]) for k in recorded]
         start = 0
-        count = len(keys)
+        count = len(recorded)
         while start < count:
             key = keys[start]
             end = start + 1
             while end < count and keys[end] == key:
                 end += 1
-            if key is not None:
-                prompts = [_prompt(u) for u in usages[start:end]]
-                self._price_stretch(session, range(start, end), prompts, key)
+            self._price_stretch(session, recorded[start:end], prompts[start:end], key)
             start = end
 
     def _price_stretch(
         self,
         session: Session,
-        stretch: range,
+        stretch: list[int],
         prompts: list[int],
         key: tuple[str | None, str | None],
     ) -> None:
         try:
             found = rates_of_prompts(key[0], session.provider, key[1], prompts)
         except UnknownPrice as exc:
-            self.reason[stretch.start : stretch.stop] = [str(exc)] * len(stretch)
+            reason = str(exc)
+            for k in stretch:
+                self.reason[k] = reason
             return
-        self.rates[stretch.start : stretch.stop] = found
         start = 0
         while start < len(found):  # runs of one rate (a tier crossed starts another)
             rates = found[start]
@@ -324,8 +323,11 @@ class _PricedCalls:
             while end < len(found) and found[end] is rates:
                 end += 1
             run = stretch[start:end]
-            self.runs.append((rates, list(run)))
-            self.usd[run.start : run.stop] = _dollars(self.tokens[run.start : run.stop], rates)
+            self.runs.append((rates, run))
+            priced = _dollars([self.tokens[k] for k in run], rates)
+            for k, dollars in zip(run, priced, strict=True):
+                self.rates[k] = rates
+                self.usd[k] = dollars
             start = end
 
     def call_costs(self, entries: list[int]) -> list[CallCost]:
@@ -390,9 +392,23 @@ def _dollars(
     return [_decimal_usd(t, rates) for t in tokens]
 
 
+_SCALED: dict[int, tuple[Rates, tuple[int, int, int, int, int]]] = {}
+""":func:`_scaled` of each :class:`Rates` seen (by identity: the price table hands out one
+object per model, day and tier), kept with it."""
+
+
 def _scaled(rates: Rates) -> tuple[int, int, int, int, int]:
     """``rates`` as integers over one power of ten: ``(input, cache read, cache write, output,
-    scale)``, each rate its integer over ``scale``."""
+    scale)``, each rate its integer over ``scale`` (worked out once per rates object)."""
+    known = _SCALED.get(id(rates))
+    if known is not None and known[0] is rates:
+        return known[1]
+    found = _scaled_now(rates)
+    _SCALED[id(rates)] = (rates, found)
+    return found
+
+
+def _scaled_now(rates: Rates) -> tuple[int, int, int, int, int]:
     kinds = (rates.input, rates.cache_read, rates.cache_write, rates.output)
     parts = [rate.as_tuple() for rate in kinds]
     places = max(0, *(-int(p.exponent) for p in parts))
