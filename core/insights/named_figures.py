@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, cast
+from typing import Literal
 
 from core.model.session import CompactionEvent, Session, UsageConvention
 from core.replay.results import Documented, ReplayEvent, ReplayResult
@@ -178,7 +178,7 @@ def prompt_columns(session: Session, result: ReplayResult) -> tuple[list[int], l
     recorded = _recorded_prompt_column(session, result)
     missing = [call for call, prompt in enumerate(recorded) if prompt is None]
     if not missing:
-        return cast("list[int]", list(recorded)), ["recorded"] * len(recorded)
+        return [prompt for prompt in recorded if prompt is not None], ["recorded"] * len(recorded)
     tokens = [0 if prompt is None else prompt for prompt in recorded]
     provenance = ["recorded"] * len(recorded)
     baseline = result.point_column("baseline_tokens")
