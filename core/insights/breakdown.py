@@ -134,6 +134,9 @@ _UNKNOWN_TOOL = "(unknown tool)"
 Parts = list[tuple[str, int]]
 """A message's tokens by category key: a category, or ``tool:NAME`` for a tool's output."""
 
+Sums = dict[str, int]
+"""Tokens by category key in a call's context (the keys of :data:`Parts`)."""
+
 
 class CallBreakdown(Documented):
     """The recorded context of one model call, split by what fills it."""
@@ -269,19 +272,16 @@ class _Running:
     """The categories of the context so far, kept up to date as the walk goes."""
 
     def __init__(self) -> None:
-        self.sums: Counter[str] = Counter()
+        self.sums: dict[str, int] = {}
 
     def add(self, parts: Parts) -> None:
+        sums = self.sums
         for key, tokens in parts:
-            self.sums[key] += tokens
+            sums[key] = sums.get(key, 0) + tokens
 
     def reset(self, parts: Parts) -> None:
-        self.sums = Counter()
+        self.sums = {}
         self.add(parts)
-
-    @property
-    def total(self) -> int:
-        return sum(self.sums.values())
 
 
 _KEPT_LENGTH = re.compile(r"\[REDACTED_[A-Z_]+ len=(\d+) sha=[0-9a-f]+\]")
@@ -321,42 +321,54 @@ def breakdown(
             cached = parts[i] = message_parts(messages[i], counter) + _hosted(messages[i], answered)
         return cached
 
+    # The recorded walk (context_walk.RecordedWalk.steps) over columns: the compactions first
+    # (each with the context it left), then, message by message, a call's snapshot of the
+    # running sums and the message joining the context.
+    compacted: dict[int, list[CompactionStep]] = {}
+    for step in walk.compaction_steps():
+        compacted.setdefault(step.compaction.m_c, []).append(step)
+    call_of, walked = walk.calls.call_of, walk.recorded.walked
     running = _Running()
-    raw: list[tuple[CallStep, Counter[str]]] = []
+    raw: list[tuple[CallStep, Sums]] = []
     segments: list[int] = []
     segment = 0
-    for step in walk.steps():
-        if isinstance(step, CompactionStep):
-            segment += 1
-            wrote: Parts = [p for j in step.context for p in parts_of(j)]
-            summary = step.compaction.summary_message
-            if summary is not None:
-                wrote.append(("summaries", counter.count(summary.text)))
-            running.reset(wrote)
-        elif isinstance(step, CallStep):
-            raw.append((step, Counter(running.sums)))
+    walk_start = 0
+    for i in range(walk.calls.n):
+        if i in compacted:
+            for step in compacted[i]:
+                segment += 1
+                wrote: Parts = [p for j in step.context for p in parts_of(j)]
+                summary = step.compaction.summary_message
+                if summary is not None:
+                    wrote.append(("summaries", counter.count(summary.text)))
+                running.reset(wrote)
+                walk_start = step.compaction.owned_end
+        call = call_of[i]
+        if call >= 0:
+            raw.append((CallStep(call, i), dict(running.sums)))
             segments.append(segment)
-        else:
-            running.add(parts_of(step.index))
+        if walked[i] and i >= walk_start:
+            running.add(parts_of(i))
     return _assemble(session, walk, raw, segments, parts_of, estimator, calibrate)
 
 
 def _assemble(
     session: Session,
     walk: RecordedWalk,
-    raw: list[tuple[CallStep, Counter[str]]],
+    raw: list[tuple[CallStep, Sums]],
     segments: list[int],
     parts_of: Callable[[int], Parts],
     estimator: str,
     calibrate: bool,
 ) -> ContextBreakdown:
     calls = walk.calls
-    sums_at: list[Counter[str]] = []
+    sums_at: list[Sums] = []
     for step, sums in raw:
         i = step.message_index
         if calls.kinds[step.call_index] == "after-reply" and calls.main[i]:
-            sums = sums + Counter(dict(_reply_parts(session.messages[i], parts_of(i))))
+            sums = _plus(sums, dict(_reply_parts(session.messages[i], parts_of(i))))
         sums_at.append(sums)
+    any_hidden = any(_HIDDEN in key for key in set().union(*sums_at))
     recorded = [calls.usage_context[step.call_index] for step, _ in raw]
     starts = _segment_starts(recorded, segments)
     first = min(starts.values(), default=None)
@@ -364,19 +376,21 @@ def _assemble(
     hidden: dict[int, int] = {}
     if calibrate:
         ratios, fitted_on = _calibrate(sums_at, recorded, segments, starts, hidden)
-        if any(_HIDDEN in key for sums in sums_at for key in sums):
+        if any_hidden:
             # measure the hosted tools' results with these ratios, then fit again without them
             hidden = _measure_hidden(sums_at, recorded, segments, ratios)
             ratios, fitted_on = _calibrate(sums_at, recorded, segments, starts, hidden)
-    calibrated = [_calibrated(_resolve(sums, hidden), ratios) for sums in sums_at]
+    scaled = _Scaled(ratios)
+    calibrated = [scaled.sums(_resolve(sums, hidden) if any_hidden else sums) for sums in sums_at]
     overhead = 0
     if first is not None:
         overhead = _overhead(session, raw[first], recorded[first], calibrated[first], ratios)
         if calibrate:
             _measure_summaries(calibrated, recorded, segments, starts, first, overhead)
     provenance: Literal["calibrated", "estimated"] = "calibrated" if fitted_on else "estimated"
+    layout = _Layout()
     rows = [
-        _row(step, sums, overhead, total, provenance)
+        _row(step, sums, overhead, total, provenance, layout)
         for (step, _), sums, total in zip(raw, calibrated, recorded, strict=True)
     ]
     return ContextBreakdown(
@@ -393,9 +407,9 @@ def _assemble(
 
 def _overhead(
     session: Session,
-    first: tuple[CallStep, Counter[str]],
+    first: tuple[CallStep, Sums],
     recorded: int | None,
-    calibrated: Counter[str],
+    calibrated: Sums,
     ratios: dict[str, float],
 ) -> int:
     """System prompt + tools: the first recorded prompt less the (calibrated) messages before
@@ -422,7 +436,7 @@ def _segment_starts(recorded: list[int | None], segments: list[int]) -> dict[int
 
 
 def _measure_summaries(
-    calibrated: list[Counter[str]],
+    calibrated: list[Sums],
     recorded: list[int | None],
     segments: list[int],
     starts: dict[int, int],
@@ -490,7 +504,7 @@ def _category(key: str) -> str:
 
 
 def _calibrate(
-    sums_at: list[Counter[str]],
+    sums_at: list[Sums],
     recorded: list[int | None],
     segments: list[int],
     starts: dict[int, int],
@@ -534,6 +548,8 @@ _MEASURED = "measured"
 def _hosted(message: Message, answered: set[str]) -> Parts:
     """A marker per hosted tool call the recording holds no result for (its size is measured
     by :func:`_measure_hidden`; until then 1 token, so the walk carries it)."""
+    if not message.tool_calls:
+        return []
     return [
         (f"{_HIDDEN}{message.index}:{call.name}", 1)
         for call in message.tool_calls
@@ -541,7 +557,7 @@ def _hosted(message: Message, answered: set[str]) -> Parts:
     ]
 
 
-def _resolve(sums: Counter[str], hidden: dict[int, int]) -> Counter[str]:
+def _resolve(sums: Sums, hidden: dict[int, int]) -> Sums:
     """``sums`` with each hosted tool's marker replaced by its measured result."""
     if not any(key.startswith(_HIDDEN) for key in sums):
         return sums
@@ -556,7 +572,7 @@ def _resolve(sums: Counter[str], hidden: dict[int, int]) -> Counter[str]:
 
 
 def _measure_hidden(
-    sums_at: list[Counter[str]],
+    sums_at: list[Sums],
     recorded: list[int | None],
     segments: list[int],
     ratios: dict[str, float],
@@ -595,18 +611,41 @@ def _measure_hidden(
     return measured
 
 
-def _by_category(sums: Counter[str]) -> Counter[str]:
+def _by_category(sums: Sums) -> Counter[str]:
     out: Counter[str] = Counter()
     for key, tokens in sums.items():
         out[_category(key)] += tokens
     return out
 
 
-def _calibrated(sums: Counter[str], ratios: dict[str, float]) -> Counter[str]:
+def _calibrated(sums: Sums, ratios: dict[str, float]) -> Sums:
     """``sums`` with every message category times its ratio (system messages as measured)."""
-    return Counter(
-        {key: round(tokens * ratios.get(_category(key), 1.0)) for key, tokens in sums.items()}
-    )
+    return {key: round(tokens * ratios.get(_category(key), 1.0)) for key, tokens in sums.items()}
+
+
+class _Scaled:
+    """:func:`_calibrated` for every call: each key's ratio looked up once."""
+
+    def __init__(self, ratios: dict[str, float]) -> None:
+        self.ratios = ratios
+        self.of: dict[str, float] = {}
+
+    def sums(self, sums: Sums) -> Sums:
+        of = self.of
+        try:
+            return {key: round(tokens * of[key]) for key, tokens in sums.items()}
+        except KeyError:  # a key not seen before: its ratio, once
+            for key in sums.keys() - of.keys():
+                of[key] = self.ratios.get(_category(key), 1.0)
+            return {key: round(tokens * of[key]) for key, tokens in sums.items()}
+
+
+def _plus(sums: Sums, reply: Sums) -> Sums:
+    """``Counter(sums) + Counter(reply)`` as dicts: the keys of both added, only those above 0
+    kept (in that order)."""
+    out = {key: tokens + reply.get(key, 0) for key, tokens in sums.items()}
+    out.update((key, tokens) for key, tokens in reply.items() if key not in sums)
+    return {key: tokens for key, tokens in out.items() if tokens > 0}
 
 
 def _reply_parts(message: Message, parts: Parts) -> Parts:
@@ -619,35 +658,64 @@ def _reply_parts(message: Message, parts: Parts) -> Parts:
     ]
 
 
+class _Layout:
+    """The keys of a call's sums in order and each one's category head and detail
+    (``tool:NAME`` → ``("tool", "NAME")``; a measured key without its ``measured:`` prefix):
+    worked out again only when the keys change from one call to the next (within a stretch
+    they rarely do), not once per call."""
+
+    def __init__(self) -> None:
+        self.of: dict[str, tuple[str, str]] = {}
+        self._last: Sums = {}
+        self._keys: list[str] = []
+        self._splits: list[tuple[str, str]] = []
+
+    def of_sums(self, sums: Sums) -> tuple[list[str], list[tuple[str, str]]]:
+        if sums.keys() != self._last.keys() or not self._keys:
+            self._keys = sorted(sums)
+            self._splits = [self._split(key) for key in self._keys]
+        self._last = sums
+        return self._keys, self._splits
+
+    def _split(self, key: str) -> tuple[str, str]:
+        found = self.of.get(key)
+        if found is None:
+            head, _, detail = key.removeprefix(f"{_MEASURED}:").partition(":")
+            found = self.of[key] = (head, detail)
+        return found
+
+
 def _row(
     step: CallStep,
-    sums: Counter[str],
+    sums: Sums,
     overhead: int,
     recorded: int | None,
     provenance: Literal["calibrated", "estimated"],
+    layout: _Layout,
 ) -> CallBreakdown:
-    keys = sorted(sums)
-    values = [sums[k] for k in keys]
+    keys, splits = layout.of_sums(sums)
+    values = list(map(sums.__getitem__, keys))
+    whole = sum(values)
     scale = 1.0
     unexplained = 0
     if recorded is None:
-        total, residual = sum(values) + overhead, 0
+        total, residual = whole + overhead, 0
     else:
         total = recorded
         room = recorded - overhead
-        unexplained = room - sum(values)
-        if sum(values) > max(room, 0):
+        unexplained = room - whole
+        if whole > max(room, 0):
             # the measured system prompt + tools stay as measured; the messages are scaled down
-            scale = max(room, 0) / sum(values)
+            scale = max(room, 0) / whole
             values = fit(values, max(room, 0))
-        residual = max(0, recorded - overhead - sum(values))
-    keys.append("system_and_tools:overhead")
-    values.append(overhead if recorded is None else min(overhead, recorded))
+            whole = sum(values)
+        residual = max(0, recorded - overhead - whole)
     # One pass over the keys ("category" or "category:detail"; tools are "tool:<name>").
-    category: dict[str, int] = {}
+    category: dict[str, int] = {
+        "system_and_tools": overhead if recorded is None else min(overhead, recorded)
+    }
     by_tool: dict[str, int] = {}
-    for key, tokens in zip(keys, values, strict=True):
-        head, _, detail = key.removeprefix(f"{_MEASURED}:").partition(":")
+    for (head, detail), tokens in zip(splits, values, strict=True):
         category[head] = category.get(head, 0) + tokens
         if head == "tool" and tokens:
             by_tool[detail] = by_tool.get(detail, 0) + tokens
@@ -686,6 +754,8 @@ OTHER_TOOLS = "(other tools)"
 def _largest_tools(by_tool: dict[str, int]) -> dict[str, int]:
     """``by_tool`` largest first, the tools beyond :data:`MAX_TOOLS_PER_CALL` as one
     :data:`OTHER_TOOLS` entry."""
+    if len(by_tool) < 2:
+        return by_tool
     ranked = sorted(by_tool.items(), key=lambda kv: (-kv[1], kv[0]))
     tools = dict(ranked[:MAX_TOOLS_PER_CALL])
     if len(ranked) > MAX_TOOLS_PER_CALL:
@@ -701,7 +771,8 @@ def fit(values: list[int], total: int) -> list[int]:
     exact = [v * total / whole for v in values]
     floors = [int(x) for x in exact]
     short = total - sum(floors)
-    order = sorted(range(len(values)), key=lambda k: (floors[k] - exact[k], k))
-    for k in order[:short]:
-        floors[k] += 1
+    if short:  # largest remainders first, the first of equals first (a stable sort)
+        below = [f - x for f, x in zip(floors, exact, strict=True)]
+        for k in sorted(range(len(values)), key=below.__getitem__)[:short]:
+            floors[k] += 1
     return floors

@@ -29,12 +29,13 @@ from bisect import bisect_left
 from datetime import datetime
 from decimal import Decimal
 from itertools import pairwise
+from operator import itemgetter
 from typing import NamedTuple
 
 from pydantic import Field
 
 from core.insights.context_walk import RecordedWalk
-from core.insights.prices import SUBSCRIPTIONS, Rates, UnknownPrice, rates_on
+from core.insights.prices import SUBSCRIPTIONS, Rates, UnknownPrice, rates_of_prompts, rates_on
 from core.model.fastmodel import build
 from core.model.session import Message, Role, Session, Usage, UsageConvention
 from core.replay.results import Documented
@@ -231,40 +232,217 @@ def _day(message: Message) -> str | None:
 def session_cost(session: Session, *, each_call: bool = True) -> SessionCost:
     """The cost of ``session`` (see the module docstring); without ``each_call``, its
     ``per_call`` and ``other_calls`` are left empty (the totals and the compactions' costs are
-    the same: ``analyze``, ``fleet`` and ``compactions`` show no call's own)."""
+    the same: ``analyze``, ``fleet`` and ``compactions`` show no call's own).
+
+    The calls are priced as columns (:class:`_PricedCalls`): one rate lookup per stretch of
+    calls of one model and day, the dollars in integer arithmetic, each figure the very float
+    :func:`price` gives the call."""
     walk = RecordedWalk(session)
-    calls = walk.calls
-    per_call: list[Priced] = []
-    other: list[Priced] = []
-    rates_of: dict[int, Rates] = {}
-    for message in session.messages:
-        call = calls.call_of[message.index]
-        if message.role is not Role.ASSISTANT or (call < 0 and message.usage is None):
-            continue
-        cost, found = price(message, call if call >= 0 else None, session)
-        if found is not None:
-            rates_of[message.index] = found
-        (per_call if call >= 0 else other).append(cost)
-    compactions = _compactions(session, walk, per_call, other, rates_of)
-    total = _total(per_call, other, compactions, rates_of, session)
+    calls = _PricedCalls(session, walk.calls.call_of)
+    compactions = _compactions(walk, calls)
+    total = _total(calls, compactions, session)
     if each_call:
-        total.per_call = [c.call_cost() for c in per_call]
-        total.other_calls = [c.call_cost() for c in other]
+        total.per_call = calls.call_costs(calls.main)
+        total.other_calls = calls.call_costs(calls.other)
     return total
 
 
-def _compactions(
-    session: Session,
-    walk: RecordedWalk,
-    per_call: list[Priced],
-    other: list[Priced],
-    rates_of: dict[int, Rates],
-) -> list[CompactionCost]:
-    summary_calls = {c.message_index: c for c in other}
-    # The calls that sent tokens, and their message indexes (ascending: ``per_call`` follows the
-    # session's messages), built once: each compaction finds its neighbours by bisection.
-    sent = [c for c in per_call if c.input_tokens + c.cache_read_tokens + c.cache_write_tokens]
-    at = [c.message_index for c in sent]
+_NO_USAGE = "no usage recorded"
+_EXACT = 10**28
+"""Below this (scaled to the rates' last decimal), the default decimal context (28 digits)
+computes a call's dollars exactly, and so does integer arithmetic: the same float."""
+
+
+class _PricedCalls:
+    """Every assistant call of a session that is in the conversation's numbering or records
+    usage, priced, as columns in session order (entry ``k`` of each list is the same call)."""
+
+    def __init__(self, session: Session, call_of: list[int]) -> None:
+        assistant = Role.ASSISTANT
+        picked = [
+            m
+            for m in session.messages
+            if m.role is assistant and (call_of[m.index] >= 0 or m.usage is not None)
+        ]
+        self.message_index: list[int] = [m.index for m in picked]
+        calls = [call_of[i] for i in self.message_index]
+        self.call_index: list[int | None] = [c if c >= 0 else None for c in calls]
+        self.main: list[int] = [k for k, c in enumerate(calls) if c >= 0]
+        """The entries in the conversation's numbering (``per_call``), in order."""
+        self.other: list[int] = [k for k, c in enumerate(calls) if c < 0]
+        """The others (``other_calls``): compaction summaries, sub-agents."""
+        default_model = session.model
+        self.model: list[str | None] = [m.model or default_model for m in picked]
+        usages = [m.usage for m in picked]
+        self.tokens: list[tuple[int, int, int, int]] = [
+            (0, 0, 0, 0) if u is None else billed(u) for u in usages
+        ]
+        count = len(picked)
+        self.usd: list[tuple[float, float, float, float, float] | None] = [None] * count
+        self.reason: list[str | None] = [_NO_USAGE if u is None else None for u in usages]
+        self.rates: list[Rates | None] = [None] * count
+        self.runs: list[tuple[Rates, list[int]]] = []
+        """Every priced entry, by runs of consecutive calls priced at one rate."""
+        days = [None if m.usage is None else _day(m) for m in picked]
+        self._price(session, usages, days)
+
+    def _price(self, session: Session, usages: list[Usage | None], days: list[str | None]) -> None:
+        """Rates per stretch of calls of one model and day (the calls without usage between
+        them left out), dollars per run of one rate."""
+        recorded = [k for k, usage in enumerate(usages) if usage is not None]
+        keys = [(self.model[k], days[k]) for k in recorded]
+        prompts = [_prompt(usages[k]) for k in recorded]
+        start = 0
+        count = len(recorded)
+        while start < count:
+            key = keys[start]
+            end = start + 1
+            while end < count and keys[end] == key:
+                end += 1
+            self._price_stretch(session, recorded[start:end], prompts[start:end], key)
+            start = end
+
+    def _price_stretch(
+        self,
+        session: Session,
+        stretch: list[int],
+        prompts: list[int],
+        key: tuple[str | None, str | None],
+    ) -> None:
+        try:
+            found = rates_of_prompts(key[0], session.provider, key[1], prompts)
+        except UnknownPrice as exc:
+            reason = str(exc)
+            for k in stretch:
+                self.reason[k] = reason
+            return
+        start = 0
+        while start < len(found):  # runs of one rate (a tier crossed starts another)
+            rates = found[start]
+            end = start + 1
+            while end < len(found) and found[end] is rates:
+                end += 1
+            run = stretch[start:end]
+            self.runs.append((rates, run))
+            priced = _dollars([self.tokens[k] for k in run], rates)
+            for k, dollars in zip(run, priced, strict=True):
+                self.rates[k] = rates
+                self.usd[k] = dollars
+            start = end
+
+    def call_costs(self, entries: list[int]) -> list[CallCost]:
+        """The :class:`CallCost` of each of ``entries``, straight from the columns (typed
+        values, not validated; the fields of :meth:`priced`)."""
+        unknown = (None, None, None, None, None)
+        out: list[CallCost] = []
+        for k in entries:
+            a, r, w, o = self.tokens[k]
+            usd = self.usd[k] or unknown
+            out.append(
+                build(
+                    CallCost,
+                    {
+                        "call_index": self.call_index[k],
+                        "message_index": self.message_index[k],
+                        "model": self.model[k],
+                        "input_tokens": a,
+                        "cache_read_tokens": r,
+                        "cache_write_tokens": w,
+                        "output_tokens": o,
+                        "input_usd": usd[0],
+                        "cache_read_usd": usd[1],
+                        "cache_write_usd": usd[2],
+                        "output_usd": usd[3],
+                        "total_usd": usd[4],
+                        "unknown_reason": self.reason[k],
+                    },
+                )
+            )
+        return out
+
+    def total_usd(self, k: int) -> float | None:
+        """The call's dollars (None: not priced)."""
+        usd = self.usd[k]
+        return None if usd is None else usd[4]
+
+
+def _prompt(usage: Usage | None) -> int:
+    return 0 if usage is None else usage.prompt_tokens
+
+
+def _dollars(
+    tokens: list[tuple[int, int, int, int]], rates: Rates
+) -> list[tuple[float, float, float, float, float]]:
+    """The dollars of calls priced at one rate: input, cache read, cache write, output and
+    total, each exactly the float of the decimal product :func:`price` computes."""
+    rate_a, rate_r, rate_w, rate_o, scale = _scaled(rates)
+    exact = [a * rate_a + r * rate_r + w * rate_w + o * rate_o for a, r, w, o in tokens]
+    if not exact or (max(exact) < _EXACT and min(map(min, tokens)) >= 0):
+        return [
+            (
+                a * rate_a / scale,
+                r * rate_r / scale,
+                w * rate_w / scale,
+                o * rate_o / scale,
+                e / scale,
+            )
+            for (a, r, w, o), e in zip(tokens, exact, strict=True)
+        ]
+    # (beyond 28 digits, or a negative count: as the decimal context has it)
+    return [_decimal_usd(t, rates) for t in tokens]
+
+
+_SCALED: dict[int, tuple[Rates, tuple[int, int, int, int, int]]] = {}
+""":func:`_scaled` of each :class:`Rates` seen (by identity: the price table hands out one
+object per model, day and tier), kept with it."""
+
+
+def _scaled(rates: Rates) -> tuple[int, int, int, int, int]:
+    """``rates`` as integers over one power of ten: ``(input, cache read, cache write, output,
+    scale)``, each rate its integer over ``scale`` (worked out once per rates object)."""
+    known = _SCALED.get(id(rates))
+    if known is not None and known[0] is rates:
+        return known[1]
+    found = _scaled_now(rates)
+    _SCALED[id(rates)] = (rates, found)
+    return found
+
+
+def _scaled_now(rates: Rates) -> tuple[int, int, int, int, int]:
+    kinds = (rates.input, rates.cache_read, rates.cache_write, rates.output)
+    parts = [rate.as_tuple() for rate in kinds]
+    places = max(0, *(-int(p.exponent) for p in parts))
+    ints = [int(rate.scaleb(places)) for rate in kinds]  # (exact: the places are its own)
+    return ints[0], ints[1], ints[2], ints[3], 10**places
+
+
+def _decimal_usd(
+    tokens: tuple[int, int, int, int], rates: Rates
+) -> tuple[float, float, float, float, float]:
+    """A call's dollars in the decimal context, as :func:`price` computes them."""
+    parts = [
+        Decimal(count) * rate
+        for count, rate in zip(
+            tokens, (rates.input, rates.cache_read, rates.cache_write, rates.output), strict=True
+        )
+    ]
+    return (
+        float(parts[0]),
+        float(parts[1]),
+        float(parts[2]),
+        float(parts[3]),
+        float(sum(parts, Decimal(0))),
+    )
+
+
+def _compactions(walk: RecordedWalk, calls: _PricedCalls) -> list[CompactionCost]:
+    message_index = calls.message_index
+    summary_calls = {message_index[k]: k for k in calls.other}
+    # The calls that sent tokens, and their message indexes (ascending: the main calls follow
+    # the session's messages), built once: each compaction finds its neighbours by bisection.
+    tokens = calls.tokens
+    sent = [k for k in calls.main if tokens[k][0] + tokens[k][1] + tokens[k][2]]
+    at = [message_index[k] for k in sent]
     ordered = all(a < b for a, b in pairwise(at))
     out: list[CompactionCost] = []
     for rc in walk.recorded.all:
@@ -273,21 +451,20 @@ def _compactions(
         cost = CompactionCost(recorded_index=rc.index)
         own = [summary_calls[j] for j in range(rc.m_c, rc.owned_end) if j in summary_calls]
         own += [summary_calls[j] for j in rc.owned if j in summary_calls and j >= rc.owned_end]
-        priced = [c.total_usd for c in own if c.total_usd is not None]
+        priced = [usd for usd in map(calls.total_usd, own) if usd is not None]
         cost.summary_call_usd = sum(priced) if priced else None
-        before, after = _neighbours(sent, at, ordered, rc.m_c, rc.owned_end)
+        before, after = _neighbours(sent, at, ordered, rc.m_c, rc.owned_end, message_index)
         if before is not None and after is not None:
-            cost.cache_read_before = before.cache_read_tokens
-            cost.cache_read_after = after.cache_read_tokens
-            cost.cache_invalidated_tokens = max(
-                0, before.cache_read_tokens - after.cache_read_tokens
-            )
-            cost.next_call_index = after.call_index
-            found = rates_of.get(after.message_index)
+            read_before, read_after = tokens[before][1], tokens[after][1]
+            cost.cache_read_before = read_before
+            cost.cache_read_after = read_after
+            cost.cache_invalidated_tokens = max(0, read_before - read_after)
+            cost.next_call_index = calls.call_index[after]
+            found = calls.rates[after]
             if found is not None:
                 rebuild = (
-                    Decimal(after.input_tokens) * found.input
-                    + Decimal(after.cache_write_tokens) * found.cache_write
+                    Decimal(tokens[after][0]) * found.input
+                    + Decimal(tokens[after][2]) * found.cache_write
                 )
                 cost.cache_rebuild_usd = float(rebuild)
         out.append(cost)
@@ -295,51 +472,56 @@ def _compactions(
 
 
 def _neighbours(
-    sent: list[Priced], at: list[int], ordered: bool, start: int, end: int
-) -> tuple[Priced | None, Priced | None]:
+    sent: list[int], at: list[int], ordered: bool, start: int, end: int, message_index: list[int]
+) -> tuple[int | None, int | None]:
     """The last call of ``sent`` before message ``start`` and the first at or after ``end``."""
     if not ordered:  # (never from a session's own order; kept exact for any other caller)
-        before = next((c for c in reversed(sent) if c.message_index < start), None)
-        after = next((c for c in sent if c.message_index >= end), None)
+        before = next((k for k in reversed(sent) if message_index[k] < start), None)
+        after = next((k for k in sent if message_index[k] >= end), None)
         return before, after
     i = bisect_left(at, start)
     j = bisect_left(at, end)
     return (sent[i - 1] if i > 0 else None), (sent[j] if j < len(sent) else None)
 
 
-def _total(
-    per_call: list[Priced],
-    other: list[Priced],
-    compactions: list[CompactionCost],
-    rates_of: dict[int, Rates],
-    session: Session,
-) -> SessionCost:
-    every = per_call + other
-    recorded = [c for c in every if c.unknown_reason != "no usage recorded"]
-    priced = [c for c in recorded if c.total_usd is not None]
-    unknown = sorted({c.model or "(no model)" for c in recorded if c.total_usd is None})
+def _total(calls: _PricedCalls, compactions: list[CompactionCost], session: Session) -> SessionCost:
+    every = calls.main + calls.other
+    recorded = [k for k in every if calls.reason[k] != _NO_USAGE]
+    usd = calls.usd
+    priced = [k for k in recorded if usd[k] is not None]
+    unknown = sorted({calls.model[k] or "(no model)" for k in recorded if usd[k] is None})
+    dollars = [u for u in map(usd.__getitem__, priced) if u is not None]
+
+    def column(figure: int) -> float:  # one figure of every priced call, added up in order
+        added: float = sum(map(itemgetter(figure), dollars))
+        return added
+
+    # What the cache reads saved, per run of one rate: the same decimal sum as call by call.
+    tokens = calls.tokens
     saved = Decimal(0)
-    for c in priced:
-        found = rates_of[c.message_index]
-        saved += Decimal(c.cache_read_tokens) * (found.input - found.cache_read)
+    used: dict[int, Rates] = {}
+    for found, run in calls.runs:
+        used[id(found)] = found
+        read = sum(tokens[k][1] for k in run)
+        saved += Decimal(read) * (found.input - found.cache_read)
     how = sorted(
         {
             f"{r.model_id} @ {r.provider_id}" + (f" ({r.note})" if r.note else "")
-            for r in rates_of.values()
+            for r in used.values()
         }
     )
     if session.provider in SUBSCRIPTIONS and not how:
         how = [f"{session.provider} bills by subscription"]
     return SessionCost(
-        total_usd=sum(c.total_usd or 0.0 for c in priced) if priced else None,
+        total_usd=column(4) if priced else None,
         calls=len(recorded),
         priced_calls=len(priced),
         unpriced_calls=len(recorded) - len(priced),
         unknown_models=unknown,
-        input_usd=sum(c.input_usd or 0.0 for c in priced),
-        cache_read_usd=sum(c.cache_read_usd or 0.0 for c in priced),
-        cache_write_usd=sum(c.cache_write_usd or 0.0 for c in priced),
-        output_usd=sum(c.output_usd or 0.0 for c in priced),
+        input_usd=column(0),
+        cache_read_usd=column(1),
+        cache_write_usd=column(2),
+        output_usd=column(3),
         cache_saved_usd=float(saved),
         compactions_usd=sum(
             (c.summary_call_usd or 0.0) + (c.cache_rebuild_usd or 0.0) for c in compactions

@@ -186,11 +186,7 @@ def recorded_summary(session: Session, step: CompactionStep) -> str | None:
 
 def recorded_heads(session: Session) -> dict[int, CompactionStep]:
     """Each recorded compaction that took effect, by its index in ``Session.compactions``."""
-    return {
-        step.compaction.index: step
-        for step in RecordedWalk(session).steps()
-        if isinstance(step, CompactionStep)
-    }
+    return {step.compaction.index: step for step in RecordedWalk(session).compaction_steps()}
 
 
 def recorded_forgotten(

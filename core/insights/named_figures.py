@@ -177,38 +177,84 @@ def prompt_at_calls(session: Session, result: ReplayResult) -> list[tuple[int, s
     """The :data:`PROMPT_AT_CALL` of every call of ``result``: ``(tokens, provenance)``. A call
     whose usage is recorded gives its prompt as recorded; another one the replay's projection of
     the recording (less its own reply's estimate where the projection is after the reply)."""
-    messages = session.messages
+    tokens, provenance = prompt_columns(session, result)
+    return list(zip(tokens, provenance, strict=True))
+
+
+def prompt_columns(session: Session, result: ReplayResult) -> tuple[list[int], list[str]]:
+    """:func:`prompt_at_calls` as two columns, the tokens and the provenance of every call (no
+    object per call: a call's point is built only where its prompt is not recorded)."""
+    recorded = _recorded_prompt_column(session, result)
+    missing = [call for call, prompt in enumerate(recorded) if prompt is None]
+    if not missing:
+        return [prompt for prompt in recorded if prompt is not None], ["recorded"] * len(recorded)
+    tokens = [0 if prompt is None else prompt for prompt in recorded]
+    provenance = ["recorded"] * len(recorded)
     baseline = result.point_column("baseline_tokens")
-    provenance = result.point_column("baseline_provenance")
-    recorded = result.point_column("recorded_tokens")
-    kinds = result.point_column("recorded_kind")
+    at_calls = result.point_column("message_index")
     replies: Sequence[int] | None = None
-    found: list[tuple[int, str]] = []
-    for call, at in enumerate(result.point_column("message_index")):
-        usage = messages[at].usage if 0 <= at < len(messages) else None
-        if usage is not None and recorded[call] is not None:
-            found.append((usage.prompt_tokens, "recorded"))
-            continue
-        tokens = baseline[call]
-        if kinds[call] == "after-reply":
+    for call, (kind, source) in zip(missing, _projections(result, missing), strict=True):
+        figure = baseline[call]
+        if kind == "after-reply":
             if replies is None:
                 replies = result.message_column("tokens")
-            tokens = max(0, tokens - (replies[at] if at < len(replies) else 0))
-        found.append((tokens, str(getattr(provenance[call], "value", provenance[call]))))
-    return found
+            at = at_calls[call]
+            figure = max(0, figure - (replies[at] if at < len(replies) else 0))
+        tokens[call] = figure
+        provenance[call] = str(getattr(source, "value", source))
+    return tokens, provenance
+
+
+def _recorded_prompt_column(session: Session, result: ReplayResult) -> list[int | None]:
+    """Each call's recorded prompt (``usage.prompt_tokens``), None where the call has no
+    recorded figure (no usage, or a usage the replay does not take as the call's context);
+    made once per result (the peak and the compactions' figures both read it)."""
+    cached = session.derived.get("recorded_prompts")
+    if cached is not None and cached[0] is result:
+        column: list[int | None] = cached[1]
+        return column
+    messages = session.messages
+    count = len(messages)
+    usages = [
+        messages[at].usage if 0 <= at < count else None
+        for at in result.point_column("message_index")
+    ]
+    column = [
+        None if usage is None or figure is None else usage.prompt_tokens
+        for usage, figure in zip(usages, result.point_column("recorded_tokens"), strict=True)
+    ]
+    session.derived["recorded_prompts"] = (result, column)
+    return column
+
+
+def _projections(result: ReplayResult, calls: list[int]) -> list[tuple[object, object]]:
+    """``(recorded_kind, baseline_provenance)`` of ``calls``: from the result's columns where
+    many calls need them (the columns build every point once), else point by point."""
+    if len(calls) * 4 >= result.call_count:
+        kinds = result.point_column("recorded_kind")
+        provenance = result.point_column("baseline_provenance")
+        return [(kinds[c], provenance[c]) for c in calls]
+    points = [result.point(c) for c in calls]
+    return [(p.recorded_kind, p.baseline_provenance) for p in points]
 
 
 def peak(session: Session, result: ReplayResult) -> Peak | None:
     """The :data:`PEAK` of a replayed session (the first of equals; None without calls)."""
-    best: tuple[float, int] | None = None
-    found: Peak | None = None
+    tokens, provenance = prompt_columns(session, result)
+    if not tokens:
+        return None
     windows = result.point_column("window")
-    for call, (tokens, provenance) in enumerate(prompt_at_calls(session, result)):
-        window = windows[call]
-        key = (tokens / window if window else -1.0, tokens)
-        if best is None or key > best:
-            best, found = key, Peak(tokens, call, provenance, window)
-    return found
+    best_call = 0
+    if len(set(windows)) == 1:  # one window (or none) at every call: the largest prompt is
+        best_call = tokens.index(max(tokens))  # the largest share (the first of equals)
+    else:
+        best: tuple[float, int] | None = None
+        for call, tokens_at in enumerate(tokens):
+            window = windows[call]
+            key = (tokens_at / window if window else -1.0, tokens_at)
+            if best is None or key > best:
+                best, best_call = key, call
+    return Peak(tokens[best_call], best_call, provenance[best_call], windows[best_call])
 
 
 def context_measure(session: Session) -> str:
@@ -356,14 +402,12 @@ def tokens_after(
 
 def _recorded_prompts(session: Session, result: ReplayResult) -> list[tuple[int, int, int]]:
     """``(call, message, prompt)`` of every call that records usage, in order."""
-    messages = session.messages
-    recorded = result.point_column("recorded_tokens")
-    found = []
-    for call, at in enumerate(result.point_column("message_index")):
-        usage = messages[at].usage if 0 <= at < len(messages) else None
-        if usage is not None and recorded[call] is not None and usage.prompt_tokens > 0:
-            found.append((call, at, usage.prompt_tokens))
-    return found
+    at_calls = result.point_column("message_index")
+    return [
+        (call, at_calls[call], prompt)
+        for call, prompt in enumerate(_recorded_prompt_column(session, result))
+        if prompt is not None and prompt > 0
+    ]
 
 
 def _what_stays(

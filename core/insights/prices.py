@@ -20,6 +20,7 @@ import os
 import tempfile
 import warnings
 from bisect import bisect_left
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -104,6 +105,27 @@ def rates_on(model: str | None, provider: str | None, day: str | None, prompt_to
     if found is None:
         found = _RATES[key] = _rates(entry, prompt_tokens)
     return found
+
+
+def rates_of_prompts(
+    model: str | None, provider: str | None, day: str | None, prompts: Sequence[int]
+) -> list[Rates]:
+    """:func:`rates_on` of every prompt of a stretch of calls of one model, provider and day:
+    the model is looked up once, and a model without tiers has one :class:`Rates` for the
+    whole stretch. Raises :class:`UnknownPrice` (the same for every call of the stretch)."""
+    if not prompts:
+        return []
+    first = rates_on(model, provider, day, prompts[0])
+    entry = _ENTRIES[(model or "", provider, day)]
+    if isinstance(entry, str) or not entry.starts:
+        return [first] * len(prompts)
+    starts = entry.starts
+    tiers = [bisect_left(starts, prompt) for prompt in prompts]
+    by_tier: dict[int, Rates] = {}
+    for tier, prompt in zip(tiers, prompts, strict=True):
+        if tier not in by_tier:
+            by_tier[tier] = rates_on(model, provider, day, prompt)
+    return [by_tier[tier] for tier in tiers]
 
 
 _RATES: dict[tuple[str, str | None, str | None, int], Rates] = {}

@@ -216,7 +216,7 @@ def analysis_report(
     calibrated = (
         None
         if not prompts_estimated(session)
-        else calibration(session, result.points, lambda: [m.tokens for m in result.messages])
+        else calibration(session, result.points, lambda: result.message_column("tokens"))
     )
     notes = list(result.notes)
     note = calibration_note(calibrated) if calibrated is not None else None

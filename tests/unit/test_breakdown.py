@@ -131,6 +131,28 @@ def test_fit_never_exceeds_the_total(values: list[int], total: int) -> None:
     assert sum(fitted) == min(sum(values), total)
 
 
+def _largest_remainders(values: list[int], total: int) -> list[int]:
+    """The definition: each value's exact share floored, the units left over to the largest
+    remainders, the first of equals first."""
+    whole = sum(values)
+    if whole <= total or whole == 0:
+        return list(values)
+    exact = [v * total / whole for v in values]
+    floors = [int(x) for x in exact]
+    order = sorted(range(len(values)), key=lambda k: (floors[k] - exact[k], k))
+    for k in order[: total - sum(floors)]:
+        floors[k] += 1
+    return floors
+
+
+@given(
+    st.lists(st.integers(min_value=0, max_value=10**7), max_size=30),
+    st.integers(min_value=0, max_value=10**7),
+)
+def test_fit_gives_the_units_left_to_the_largest_remainders(values: list[int], total: int) -> None:
+    assert fit(values, total) == _largest_remainders(values, total)
+
+
 @pytest.mark.skipif(not SAMPLE_FILES, reason="shared samples are not available")
 @pytest.mark.parametrize("path", SAMPLE_FILES, ids=lambda p: str(p.relative_to(SAMPLES)))
 def test_every_call_of_every_sample_adds_up_to_its_recorded_total(path: Path) -> None:
@@ -164,3 +186,22 @@ def test_a_call_names_its_largest_tools_and_puts_the_rest_together() -> None:
     assert named == sorted(named, reverse=True) and "tool_059" in by_tool  # the largest first
     assert "tool_000" not in by_tool
     assert sum(by_tool.values()) == last.tool_outputs
+
+
+_SUMS = st.dictionaries(
+    st.sampled_from(["user", "reasoning", "tool:Bash", "tool:Read", "x"]), st.integers(-5, 5)
+)
+
+
+@given(_SUMS, _SUMS)
+def test_a_reply_is_added_to_a_calls_sums_as_counters_add(
+    sums: dict[str, int], reply: dict[str, int]
+) -> None:
+    """The call's own reply joins its sums (totals recorded after the reply) as ``Counter +``
+    does: every key of both added up, only those above 0 kept, in that order."""
+    from collections import Counter
+
+    from core.insights.breakdown import _plus
+
+    expected = Counter(sums) + Counter(reply)
+    assert list(_plus(sums, reply).items()) == list(expected.items())

@@ -10,17 +10,21 @@ from pathlib import Path
 
 import pytest
 from genai_prices.types import TieredPrices
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.formats import load_session
 from core.insights.cost import (
     CallCost,
+    SessionCost,
     compaction_cost_label,
     cost_label,
     format_usd,
+    price_message,
     session_cost,
 )
 from core.insights.prices import list_price
-from core.model.session import Session, Usage, UsageConvention
+from core.model.session import Message, Session, Usage, UsageConvention
 from tests.support.builders import SessionBuilder
 from tests.support.paths import REPO
 
@@ -175,3 +179,41 @@ def test_a_compaction_costs_its_summary_call_and_the_cache_it_invalidated() -> N
 )
 def test_dollar_figures_fit_a_status_bar(value: float | None, text: str) -> None:
     assert format_usd(value) == text
+
+
+_MODELS = ("claude-sonnet-4-5", "gpt-5", "claude-opus-4-1", "no-such-model-xyz", None)
+_COUNTS = st.integers(min_value=0, max_value=400_000) | st.integers(min_value=0, max_value=10**24)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(_MODELS), _COUNTS, _COUNTS, _COUNTS, _COUNTS, st.booleans()),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_priced_as_columns_each_call_is_the_price_of_its_own(
+    calls: list[tuple[str | None, int, int, int, int, bool]],
+) -> None:
+    """Stretches of one model (tiers crossed inside them, unknown models, counts beyond the
+    decimal context's 28 digits) cost call by call exactly what :func:`price_message` says,
+    and the session's figures are those calls added up in order."""
+    builder = SessionBuilder().user("go")
+    for model, uncached, read, write, out, recorded in calls:
+        usage = Usage(input=uncached, cache_read=read, cache_write=write, output=out)
+        builder.model = model
+        builder.reply("ok", usage=usage if recorded else None)
+    session = builder.session(model=None)
+    cost = session_cost(session)
+    expected = [price_message(m, c.call_index, session)[0] for m, c in _assistant(session, cost)]
+    assert cost.per_call == expected
+    priced = [c for c in expected if c.total_usd is not None]
+    assert cost.total_usd == (sum(c.total_usd or 0.0 for c in priced) if priced else None)
+    assert cost.input_usd == sum(c.input_usd or 0.0 for c in priced)
+    assert cost.output_usd == sum(c.output_usd or 0.0 for c in priced)
+    assert cost.priced_calls == len(priced)
+
+
+def _assistant(session: Session, cost: SessionCost) -> list[tuple[Message, CallCost]]:
+    return [(session.messages[c.message_index], c) for c in cost.per_call]
