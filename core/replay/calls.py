@@ -38,6 +38,9 @@ class Calls:
         """Per call: a turn started since the previous call (the check schedule's turn end)."""
         self.next_call = [-1] * (n + 1)
         """Per message: the first call at or after it (-1: none)."""
+        self.turn_start = [False] * n
+        """Per message of the main conversation: it starts a turn (:attr:`Message.is_turn_start`,
+        read once here rather than at every walk)."""
         self._index_calls()
 
         self.usage_context: list[int | None] = []
@@ -50,6 +53,8 @@ class Calls:
         """Per call: an overflow whatever the window (stop reason ``length``, overflow error)."""
         self.kinds: list[RecordedKind] = []
         """Per call: on which side of the reply its figures are measured."""
+        self.after_reply: list[bool] = []
+        """Per call: its figures are measured after the reply (``kinds``, as flags)."""
         self.usage_notes: list[str] = []
         self.has_usage = False
         """Any call recorded a usable figure."""
@@ -68,6 +73,7 @@ class Calls:
             if message.is_turn_start:
                 turn += 1
                 turn_started_since_call = True
+                self.turn_start[i] = True
             self.turn_of[i] = turn
             if message.is_model_call:
                 self.call_of[i] = len(self.calls)
@@ -114,6 +120,7 @@ class Calls:
         self.kinds = [
             recorded_kind(usage) if usage is not None else default_kind for usage in usables
         ]
+        self.after_reply = [kind == "after-reply" for kind in self.kinds]
         if zero_calls:
             self.usage_notes.append(
                 f"{zero_calls} call(s) recorded an all-zero usage (aborted or failed calls); "

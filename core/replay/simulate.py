@@ -18,6 +18,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from core.algorithms.compact import CompactionError, CompactionOutline
@@ -51,6 +52,18 @@ _FIRED_BECAUSE: dict[str, str] = {
     "recorded": "the recording compacted here",
 }
 """Why a compaction was made, for its event's reason."""
+
+
+_new_row: Callable[[tuple[Any, ...]], CallRow] = partial(tuple.__new__, CallRow)  # type: ignore[assignment]
+"""``CallRow(*values)`` without the named tuple's own ``__new__`` (a Python frame per call)."""
+
+
+def _recorded_reasons(calls: Calls, windows: Sequence[int | None]) -> list[str | None]:
+    """Why each recorded call overflowed against its window (one list when the window is the
+    same at every call, the usual case)."""
+    if len(set(windows)) <= 1:
+        return calls.recorded_overflows(windows[0] if windows else None)
+    return [calls.recorded_overflows(window)[c] for c, window in enumerate(windows)]
 
 
 class ReplayCancelled(Exception):
@@ -93,6 +106,34 @@ class Run:
         self._futile = futile
         self.messages = calls.session.messages
         self.turn_end_prune = setting.policy.pruning.enabled and setting.policy.pruning.budget_rule
+        # What every call and message reads, bound once per run (a walk reads them ~10^5 times).
+        rec = setting.rec
+        self._sent = setting.truncation.tokens
+        self._truncated = setting.truncation.truncated
+        self._check_tokens = setting.check_tokens
+        self._tokens = setting.tokens
+        self._limits = setting.limits
+        self._windows = setting.windows
+        self._turn_start = calls.turn_start
+        self._first_of_turn = calls.first_of_turn
+        self._main = calls.main
+        self._after_reply = calls.after_reply
+        self._e_rec_cov = rec.e_rec_cov
+        self._baseline = rec.baseline
+        self._baseline_prompt = rec.baseline_prompt
+        self._baseline_after = rec.baseline_after
+        self._baseline_prov = rec.baseline_prov
+        self._e_rec_after = rec.e_rec_after
+        self._estimated = setting.counter.provenance
+        self._reasons = _recorded_reasons(calls, setting.windows)
+        self._check_each = setting.policy.compaction.check_before_each_call
+        self._faithful = setting.native or setting.follow_recording
+        self._auto_calls = {
+            rc.recorded_call
+            for rc in recorded.all
+            if rc.automatic and rc.kind in ("auto", "unknown")
+        }
+        """The calls :meth:`RecordedCompactions.here` finds an automatic compaction before."""
 
     # -- the walk ----------------------------------------------------------------------------
 
@@ -113,6 +154,9 @@ class Run:
         call_of = self.calls.call_of
         rc_at = self.recorded.at
         walked = self.recorded.walked
+        recount = self.setting.reply_recount
+        on_call = self.on_call
+        on_message = self.on_message
         next_progress = pos + _PROGRESS_EVERY
         for i in range(pos, n):
             if i >= next_progress:
@@ -122,39 +166,58 @@ class Run:
             if c >= 0:
                 state.n_events = len(events)
                 checkpoints.append(state.copy())
-            for rc in rc_at.get(i, ()):  # recorded compactions happening before message i
-                state.rec_base_change = True
-                if rc.inferred_manual and not rc.rewound:
-                    self.apply_recorded_compaction(rc, i)
-            if c >= 0:
-                self.on_call(c, i)
+            if i in rc_at:
+                self.recorded_before(i)
+            if c < 0:
+                if walked[i]:
+                    on_message(i)
+                continue
+            on_call(c, i)
             if walked[i]:
-                self.on_message(i)
-            if c >= 0:
-                state.prev_e_cov = state.e_sim
-                recount = self.setting.reply_recount
-                state.since_call = recount[i] if recount and walked[i] else 0
+                on_message(i)
+                state.since_call = recount[i] if recount else 0
+            else:
+                state.since_call = 0
+            state.prev_e_cov = state.e_sim
         state.n_events = len(events)
         self.trace.final = state.copy()
         if progress is not None:
             progress(n, n)
 
+    def recorded_before(self, i: int) -> None:
+        """The recorded compactions that happened before message ``i``."""
+        state = self.state
+        for rc in self.recorded.at[i]:
+            state.rec_base_change = True
+            if rc.inferred_manual and not rc.rewound:
+                self.apply_recorded_compaction(rc, i)
+
     def on_message(self, i: int) -> None:
         """Message ``i`` joins the context, as the policy truncates it."""
-        if i < self.state.base_pos:
+        state = self.state
+        if i < state.base_pos:
             return  # already in a recorded context taken ahead of the walk (an overflow recovery)
-        truncation = self.setting.truncation
-        message = self.messages[i]
-        self.state.e_sim += truncation.tokens[i]
-        self.state.walked(message, self.setting.check_tokens[i], message.reasoning_estimate_tokens)
-        if truncation.truncated[i]:
+        state.e_sim += self._sent[i]
+        tokens = self._check_tokens[i]
+        # What the next check adds up: the message's check tokens, and the reasoning of the
+        # turns before the current one (State.recount_reasoning counts a rebuilt context).
+        if self._turn_start[i]:
+            state.reasoning_before_prev = state.reasoning_before
+            state.reasoning_before += state.reasoning_turn
+            state.reasoning_turn = 0
+            state.since_prompt = 0
+        state.since_call += tokens
+        state.since_prompt += tokens
+        state.reasoning_turn += self.messages[i].reasoning_estimate_tokens
+        if self._truncated[i]:
+            truncation = self.setting.truncation
             self.event(
                 "truncate",
                 i,
                 truncation.reasons.get(i, "truncated"),
                 call_index=self.calls.next_call_or_none(i + 1),
-                tokens_before=self.setting.tokens[i],
-                tokens_after=truncation.tokens[i],
+                tokens_before=self._tokens[i],
+                tokens_after=self._sent[i],
                 at_message_index=i,
             )
 
@@ -163,33 +226,39 @@ class Run:
         the context it sends and whether that overflows."""
         state = self.state
         trace = self.trace
-        setting = self.setting
-        first_of_turn = self.calls.first_of_turn[c]
+        first_of_turn = self._first_of_turn[c]
         if self.turn_end_prune and first_of_turn and c > 0:
             self.prune_at_turn_end(i, c)
-        check = self.check(c, i, self.policy.compaction.check_before_each_call or first_of_turn)
+        check = self.check(c, i, self._check_each or first_of_turn)
         trace.checks.append(check if (check.base is not None or check.proj is not None) else None)
-        rec = setting.rec
-        after = self.calls.kinds[c] == "after-reply"
-        reply = setting.tokens[i] if (after and self.calls.main[i]) else 0
-        figures = rec.figures(c, state.e_sim + reply)
-        window = setting.windows[c]
-        reason = self.calls.recorded_overflows(window)[c]
-        removed_nothing = figures.delta >= 0
-        trace.overflow_prompt.append((figures.prompt, removed_nothing))
-        overflow = overflows(figures.prompt, window, reason, removed_nothing)
-        if overflow:
-            figures, overflow = self.overflow(c, i, reply, figures, reason)
-        provenance = rec.baseline_prov[c] if figures.delta == 0 else setting.counter.provenance
+        # The call's figures (RecordedSide.figures, written out: once per call).
+        reply = self._tokens[i] if (self._after_reply[c] and self._main[i]) else 0
+        delta = state.e_sim + reply - self._e_rec_cov[c]
+        scaled = round(delta * self.setting.rec.ratio)
+        prompt = max(0, self._baseline_prompt[c] + scaled)
+        reason = self._reasons[c]
+        removed_nothing = delta >= 0
+        trace.overflow_prompt.append((prompt, removed_nothing))
+        window = self._windows[c]
+        if window and (prompt > window or (removed_nothing and reason is not None)):
+            figures, overflow = self.overflow(
+                c, i, reply, self.setting.rec.figures(c, state.e_sim + reply), reason
+            )
+            delta, figure, _prompt, after_reply = figures
+        else:
+            overflow = False
+            figure = max(0, self._baseline[c] + scaled)
+            after_reply = max(0, self._baseline_after[c] + scaled)
+        provenance = self._baseline_prov[c] if delta == 0 else self._estimated
         trace.rows.append(
-            CallRow(c, i, figures.figure, provenance, reason, overflow, state.pending_events, check)
+            _new_row((c, i, figure, provenance, reason, overflow, state.pending_events, check))
         )
         state.pending_events = ()
         # What the next check will look at (prev_e_cov once the reply is in the context).
         state.prev_call = c
-        state.prev_figure = figures.after_reply
-        state.prev_baseline_figure = rec.baseline_after[c]
-        state.prev_e_rec_cov = rec.e_rec_after[c]
+        state.prev_figure = after_reply
+        state.prev_baseline_figure = self._baseline_after[c]
+        state.prev_e_rec_cov = self._e_rec_after[c]
         state.rebased = False
         state.rec_base_change = False
 
@@ -200,13 +269,14 @@ class Run:
         policy takes the recorded compaction where the recording compacted)."""
         state = self.state
         policy = self.policy
-        limit = self.setting.limits[c]
-        reply_tokens = self.setting.tokens[i] if self.calls.main[i] else 0
-        turn_start = self.calls.first_of_turn[c]
-        if not checks_now and (self.setting.native or self.setting.follow_recording):
+        limit = self._limits[c]
+        reply_tokens = self._tokens[i] if self._main[i] else 0
+        if not checks_now and self._faithful:
             # The agent compacted by itself here: whatever its documented schedule, it checked.
-            checks_now = self.recorded.here(c) is not None
-        check = measure(state, self.setting.rec, c, reply_tokens, checks_now, policy, turn_start)
+            checks_now = c in self._auto_calls
+        check = measure(
+            state, self.setting.rec, c, reply_tokens, checks_now, policy, self._first_of_turn[c]
+        )
         check.basis = self.basis(check)
         check.limit = limit
         if self.setting.follow_recording:

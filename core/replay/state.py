@@ -108,18 +108,6 @@ class State:
         other.reasoning_turn = self.reasoning_turn
         return other
 
-    def walked(self, message: Message, check_tokens: int, reasoning_tokens: int) -> None:
-        """A message joined the context: what the next check adds up (its check tokens, and the
-        reasoning of the turns before the current one)."""
-        if message.is_turn_start:
-            self.reasoning_before_prev = self.reasoning_before
-            self.reasoning_before += self.reasoning_turn
-            self.reasoning_turn = 0
-            self.since_prompt = 0
-        self.since_call += check_tokens
-        self.since_prompt += check_tokens
-        self.reasoning_turn += reasoning_tokens
-
     def recount_reasoning(self, items: tuple[Item, ...]) -> None:
         """The context was rebuilt as ``items``: the reasoning figures start over from them."""
         self.reasoning_before = self.reasoning_before_prev = self.reasoning_turn = 0
