@@ -321,6 +321,7 @@ def restore(trace: Trace, old: Trace | None, resume: int, calls: Calls) -> tuple
     trace.first_compaction_call = _before(old.first_compaction_call, resume)
     trace.first_overflow_call = _before(old.first_overflow_call, resume)
     trace.first_prune_call = _before(old.first_prune_call, resume)
+    trace.first_divergence = _before(old.first_divergence, resume)
     trace.prune_inputs = [attempt for attempt in old.prune_inputs if attempt.call < resume]
     # The earlier result's points are shared when it has built them (a result builds its
     # points only when asked: a limit change in the TUI reads columns and builds none).

@@ -54,7 +54,7 @@ _FIRED_BECAUSE: dict[str, str] = {
 """Why a compaction was made, for its event's reason."""
 
 
-_new_row: Callable[[tuple[Any, ...]], CallRow] = partial(tuple.__new__, CallRow)  # type: ignore[assignment]
+_new_row: Callable[[tuple[Any, ...]], CallRow] = partial(tuple.__new__, CallRow)
 """``CallRow(*values)`` without the named tuple's own ``__new__`` (a Python frame per call)."""
 
 
@@ -283,14 +283,24 @@ class Run:
             self.follow(check, c, i)
             return check
         fired, state.pending = decide(check, limit, policy, state.pending)
+        adopted = False
         if fired:
             trigger = trigger_of(check, limit, policy)
             figure = fired_on(check, trigger)
             check.fired = True
             check.trigger = trigger
-            if not (self.setting.native and self.adopt_recorded(c, i, trigger, figure)):
+            adopted = self.setting.native and self.adopt_recorded(c, i, trigger, figure)
+            if not adopted:
                 self.compact(i, c, trigger, c - 1 if c > 0 else None, figure)
+        if not adopted and c in self._auto_calls:
+            self.diverged()  # a run following the recording takes the compaction recorded here
         return check
+
+    def diverged(self) -> None:
+        """The context departs here from the one a run following the recording has
+        (:attr:`Trace.first_divergence`)."""
+        if self.trace.first_divergence is None:
+            self.trace.first_divergence = max(0, len(self.trace.checkpoints) - 1)
 
     def follow(self, check: Check, c: int, i: int) -> None:
         """Following the recording: the check fires exactly where the recording compacted by
@@ -384,6 +394,7 @@ class Run:
         state = self.state
         before = state.e_sim
         rebuilt = after_compaction(outcome, items, self.setting.counter)
+        self.diverged()
         self.rebase(rebuilt.items, at)
         after_tokens = max(0, figure - round(self.setting.rec.ratio * (before - state.e_sim)))
         where = {"call_index": call, "trigger": trigger, "at_message_index": at}

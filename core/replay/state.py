@@ -234,6 +234,7 @@ class Trace:
         "events",
         "final",
         "first_compaction_call",
+        "first_divergence",
         "first_overflow_call",
         "first_prune_call",
         "flat",
@@ -279,6 +280,11 @@ class Trace:
         """The first call a compaction was attempted at (changes to how it compacts resume here)."""
         self.first_overflow_call: int | None = None
         self.first_prune_call: int | None = None
+        self.first_divergence: int | None = None
+        """The first call (its checkpoint) from which the context of this run may differ from that
+        of a run following the recording (:meth:`core.replay.engine.Replayer.recorded_checks`):
+        where it compacted by itself, or did not take a recorded compaction that a run following
+        the recording takes. None: it never differs."""
         self.prune_inputs: list[PruneInput] = []
         """What every pruning the run attempted (at a turn end, or as a compaction's first step)
         was given, in order: a pruning change resumes at the first one it decides otherwise."""
