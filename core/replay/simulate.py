@@ -27,7 +27,7 @@ from core.model.fastmodel import build
 from core.model.session import Provenance
 from core.policy import Policy
 from core.replay.calls import Calls
-from core.replay.checks import decide, fired_on, measure, overflows, trigger_of
+from core.replay.checks import CheckRules, fired_on, overflows, trigger_of
 from core.replay.rebuild import Rebuilt, after_compaction, after_pruning
 from core.replay.recorded import CallFigures, RecordedCompaction, RecordedCompactions
 from core.replay.results import EventKind, ReplayEvent, Trigger, cut_index
@@ -127,6 +127,7 @@ class Run:
         self._estimated = setting.counter.provenance
         self._reasons = _recorded_reasons(calls, setting.windows)
         self._check_each = setting.policy.compaction.check_before_each_call
+        self._rules = CheckRules(setting.policy)
         self._faithful = setting.native or setting.follow_recording
         self._auto_calls = {
             rc.recorded_call
@@ -274,15 +275,16 @@ class Run:
         if not checks_now and self._faithful:
             # The agent compacted by itself here: whatever its documented schedule, it checked.
             checks_now = c in self._auto_calls
-        check = measure(
-            state, self.setting.rec, c, reply_tokens, checks_now, policy, self._first_of_turn[c]
+        rules = self._rules
+        check = rules.measure(
+            state, self.setting.rec, c, reply_tokens, checks_now, self._first_of_turn[c]
         )
         check.basis = self.basis(check)
         check.limit = limit
         if self.setting.follow_recording:
             self.follow(check, c, i)
             return check
-        fired, state.pending = decide(check, limit, policy, state.pending)
+        fired, state.pending = rules.decide(check, limit, state.pending)
         adopted = False
         if fired:
             trigger = trigger_of(check, limit, policy)
