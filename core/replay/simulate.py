@@ -32,7 +32,15 @@ from core.replay.rebuild import Rebuilt, after_compaction, after_pruning
 from core.replay.recorded import CallFigures, RecordedCompaction, RecordedCompactions
 from core.replay.results import EventKind, ReplayEvent, Trigger, cut_index
 from core.replay.setting import Setting
-from core.replay.state import CallRow, Check, Item, PruneInput, State, Stuck, Trace
+from core.replay.state import (
+    CallRow,
+    Check,
+    Item,
+    PruneInput,
+    State,
+    Stuck,
+    Trace,
+)
 
 ProgressFn = Callable[[int, int], None]
 """Called now and then with ``(messages_done, messages_total)``."""
@@ -125,6 +133,11 @@ class Run:
         self._baseline_prov = rec.baseline_prov
         self._e_rec_after = rec.e_rec_after
         self._estimated = setting.counter.provenance
+        self._ratio = rec.ratio
+        # (the trace's lists are the ones restored before the run starts: never replaced during it)
+        self._add_check = trace.checks.append
+        self._add_row = trace.rows.append
+        self._add_overflow_prompt = trace.overflow_prompt.append
         self._reasons = _recorded_reasons(calls, setting.windows)
         self._check_each = setting.policy.compaction.check_before_each_call
         self._rules = CheckRules(setting.policy)
@@ -150,14 +163,16 @@ class Run:
         message ``stop`` (not included: the state is then the one before it)."""
         state = self.state
         events = self.events
-        checkpoints = self.trace.checkpoints
+        checkpoint = self.trace.checkpoints.append
+        copy = State.copy
         n = self.calls.n if stop is None else min(stop, self.calls.n)
         call_of = self.calls.call_of
         rc_at = self.recorded.at
         walked = self.recorded.walked
         recount = self.setting.reply_recount
         on_call = self.on_call
-        on_message = self.on_message
+        sent, check_tokens, turn_start = self._sent, self._check_tokens, self._turn_start
+        truncated, messages = self._truncated, self.messages
         next_progress = pos + _PROGRESS_EVERY
         for i in range(pos, n):
             if i >= next_progress:
@@ -166,20 +181,26 @@ class Run:
             c = call_of[i]
             if c >= 0:
                 state.n_events = len(events)
-                checkpoints.append(state.copy())
+                checkpoint(copy(state))
             if i in rc_at:
                 self.recorded_before(i)
-            if c < 0:
-                if walked[i]:
-                    on_message(i)
-                continue
-            on_call(c, i)
-            if walked[i]:
-                on_message(i)
-                state.since_call = recount[i] if recount else 0
-            else:
-                state.since_call = 0
-            state.prev_e_cov = state.e_sim
+            if c >= 0:
+                on_call(c, i)
+            # Message i joins the context, as the policy truncates it (unless it is in a recorded
+            # context taken ahead of the walk: an overflow recovery).
+            if walked[i] and i >= state.base_pos:
+                state.e_sim += sent[i]
+                tokens = check_tokens[i]
+                if turn_start[i]:
+                    state.turn_started()
+                state.since_call += tokens
+                state.since_prompt += tokens
+                state.reasoning_turn += messages[i].reasoning_estimate_tokens
+                if truncated[i]:
+                    self.truncate_event(i)
+            if c >= 0:
+                state.since_call = recount[i] if recount and walked[i] else 0
+                state.prev_e_cov = state.e_sim
         state.n_events = len(events)
         self.trace.final = state.copy()
         if progress is not None:
@@ -193,53 +214,38 @@ class Run:
             if rc.inferred_manual and not rc.rewound:
                 self.apply_recorded_compaction(rc, i)
 
-    def on_message(self, i: int) -> None:
-        """Message ``i`` joins the context, as the policy truncates it."""
-        state = self.state
-        if i < state.base_pos:
-            return  # already in a recorded context taken ahead of the walk (an overflow recovery)
-        state.e_sim += self._sent[i]
-        tokens = self._check_tokens[i]
-        # What the next check adds up: the message's check tokens, and the reasoning of the
-        # turns before the current one (State.recount_reasoning counts a rebuilt context).
-        if self._turn_start[i]:
-            state.reasoning_before_prev = state.reasoning_before
-            state.reasoning_before += state.reasoning_turn
-            state.reasoning_turn = 0
-            state.since_prompt = 0
-        state.since_call += tokens
-        state.since_prompt += tokens
-        state.reasoning_turn += self.messages[i].reasoning_estimate_tokens
-        if self._truncated[i]:
-            truncation = self.setting.truncation
-            self.event(
-                "truncate",
-                i,
-                truncation.reasons.get(i, "truncated"),
-                call_index=self.calls.next_call_or_none(i + 1),
-                tokens_before=self._tokens[i],
-                tokens_after=self._sent[i],
-                at_message_index=i,
-            )
+    def truncate_event(self, i: int) -> None:
+        """Message ``i`` joined the context truncated."""
+        truncation = self.setting.truncation
+        self.event(
+            "truncate",
+            i,
+            truncation.reasons.get(i, "truncated"),
+            call_index=self.calls.next_call_or_none(i + 1),
+            tokens_before=self._tokens[i],
+            tokens_after=self._sent[i],
+            at_message_index=i,
+        )
 
     def on_call(self, c: int, i: int) -> None:
         """Model call ``c`` (message ``i``): turn-end pruning, the threshold check before it, then
         the context it sends and whether that overflows."""
         state = self.state
-        trace = self.trace
         first_of_turn = self._first_of_turn[c]
         if self.turn_end_prune and first_of_turn and c > 0:
             self.prune_at_turn_end(i, c)
         check = self.check(c, i, self._check_each or first_of_turn)
-        trace.checks.append(check if (check.base is not None or check.proj is not None) else None)
+        self._add_check(check if (check.base is not None or check.proj is not None) else None)
         # The call's figures (RecordedSide.figures, written out: once per call).
         reply = self._tokens[i] if (self._after_reply[c] and self._main[i]) else 0
         delta = state.e_sim + reply - self._e_rec_cov[c]
-        scaled = round(delta * self.setting.rec.ratio)
-        prompt = max(0, self._baseline_prompt[c] + scaled)
+        scaled = round(delta * self._ratio)
+        prompt = self._baseline_prompt[c] + scaled
+        if prompt < 0:
+            prompt = 0
         reason = self._reasons[c]
         removed_nothing = delta >= 0
-        trace.overflow_prompt.append((prompt, removed_nothing))
+        self._add_overflow_prompt((prompt, removed_nothing))
         window = self._windows[c]
         if window and (prompt > window or (removed_nothing and reason is not None)):
             figures, overflow = self.overflow(
@@ -251,7 +257,7 @@ class Run:
             figure = max(0, self._baseline[c] + scaled)
             after_reply = max(0, self._baseline_after[c] + scaled)
         provenance = self._baseline_prov[c] if delta == 0 else self._estimated
-        trace.rows.append(
+        self._add_row(
             _new_row((c, i, figure, provenance, reason, overflow, state.pending_events, check))
         )
         state.pending_events = ()
