@@ -61,6 +61,7 @@ class Calls:
         self._read_usage()
 
         self._overflow_reasons: dict[int | None, list[str | None]] = {}
+        self._overflow_flags: dict[int | None, list[bool]] = {}
         self._links: list[int] | None = None
 
     def _index_calls(self) -> None:
@@ -157,6 +158,15 @@ class Calls:
                 reasons.append(fixed)
             self._overflow_reasons[window] = reasons
         return reasons
+
+    def recorded_overflow_flags(self, window: int | None) -> list[bool]:
+        """Per call: it overflowed against ``window`` in the recording (:meth:`recorded_overflows`
+        as flags, worked out once per window: every result of a limit change reads them)."""
+        flags = self._overflow_flags.get(window)
+        if flags is None:
+            flags = [reason is not None for reason in self.recorded_overflows(window)]
+            self._overflow_flags[window] = flags
+        return flags
 
     def checkpoint_before(self, message_index: int) -> int:
         """The last call at or before ``message_index`` (its checkpoint precedes the message)."""

@@ -295,12 +295,18 @@ class ColumnPoints:
             return self._calls.usage_context[: self.count]
         if name == "baseline_tokens":
             return self._setting.rec.baseline[: self.count]
+        if name == "baseline_provenance":
+            return self._setting.rec.baseline_prov[: self.count]
+        if name == "baseline_after_tokens":
+            return self._setting.rec.baseline_after[: self.count]
+        if name == "recorded_kind":
+            return self._calls.kinds[: self.count]
         if name == "overflow_recorded":
             windows = self._setting.windows[: self.count]
             overflows = self._calls.recorded_overflows
             if len(set(windows)) <= 1:  # one window for the whole session: one list
-                reasons = overflows(windows[0] if windows else None)
-                return [reason is not None for reason in reasons[: self.count]]
+                flags = self._calls.recorded_overflow_flags(windows[0] if windows else None)
+                return flags[: self.count]
             return [overflows(windows[c])[c] is not None for c in range(self.count)]
         if name == "call_index":
             return range(self.count)

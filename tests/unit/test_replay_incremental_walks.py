@@ -131,3 +131,22 @@ def test_changes_one_after_the_other_each_walk_from_their_own_first_call(
         expected = _start(result.resumed_from_call, result.call_count, calls.n, calls.calls)
         assert walked_from == expected
         policy = new
+
+
+def test_every_point_column_is_the_points_field_before_and_after_a_change() -> None:
+    """A result's columns (read without building its points, some from the rows of the run it
+    resumed from) are its points' fields."""
+    from core.replay.results import CallPoint
+
+    session = _session()
+    replayer = Replayer(session)
+    base = _base()
+    results = [replayer.run(base)]
+    for key, value in CHANGES[:6]:
+        new = changed(base, key, value)
+        assert new is not None
+        results.append(replayer.run(new))
+    for result in results:
+        columns = {name: list(result.point_column(name)) for name in CallPoint.model_fields}
+        for name, column in columns.items():
+            assert column == [getattr(point, name) for point in result.points], name
