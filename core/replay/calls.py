@@ -10,6 +10,7 @@ from __future__ import annotations
 from core.algorithms.overflow import RecordedKind, overflow_reason, recorded_kind, usable_usage
 from core.model.session import (
     BEFORE_REPLY_CONVENTIONS,
+    Role,
     Session,
     SourceFormat,
     Usage,
@@ -65,27 +66,32 @@ class Calls:
         self._links: list[int] | None = None
 
     def _index_calls(self) -> None:
+        main, turn_of, call_of = self.main, self.turn_of, self.call_of
+        calls, first_of_turn, turn_start = self.calls, self.first_of_turn, self.turn_start
+        user, assistant = Role.USER, Role.ASSISTANT
         turn = -1
         turn_started_since_call = True
         for i, message in enumerate(self.session.messages):
-            if not self.main[i]:
-                self.turn_of[i] = turn
+            if not main[i]:
+                turn_of[i] = turn
                 continue
-            if message.is_turn_start:
+            role = message.role  # (the properties below ask for it first: read once here)
+            if role is user and message.is_turn_start:
                 turn += 1
                 turn_started_since_call = True
-                self.turn_start[i] = True
-            self.turn_of[i] = turn
-            if message.is_model_call:
-                self.call_of[i] = len(self.calls)
-                self.calls.append(i)
-                self.first_of_turn.append(turn_started_since_call)
+                turn_start[i] = True
+            turn_of[i] = turn
+            if role is assistant and message.is_model_call:
+                call_of[i] = len(calls)
+                calls.append(i)
+                first_of_turn.append(turn_started_since_call)
                 turn_started_since_call = False
         upcoming = -1
+        next_call = self.next_call
         for i in range(self.n - 1, -1, -1):
-            if self.call_of[i] >= 0:
-                upcoming = self.call_of[i]
-            self.next_call[i] = upcoming
+            if call_of[i] >= 0:
+                upcoming = call_of[i]
+            next_call[i] = upcoming
 
     def _read_usage(self) -> None:
         messages = self.session.messages
@@ -187,9 +193,12 @@ class Calls:
             first: dict[str, int] = {}
             links = list(range(self.n))
             for i, message in enumerate(self.session.messages):
+                tool_result = message.tool_result
+                if not message.tool_calls and tool_result is None:
+                    continue  # (most messages: nothing to link)
                 ids = [call.id for call in message.tool_calls]
-                if message.tool_result is not None:
-                    ids.append(message.tool_result.call_id)
+                if tool_result is not None:
+                    ids.append(tool_result.call_id)
                 for call_id in ids:
                     seen = first.setdefault(call_id, i)
                     if seen < links[i]:
