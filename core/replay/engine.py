@@ -16,7 +16,10 @@ What it keeps across runs:
   each transcript entry says. Compactions go through :func:`core.algorithms.compact.compact_outline`: the
   same pipeline as :func:`~core.algorithms.compact.compact`, without the per-message records only a person
   inspecting one compaction reads;
-* the traces of the last runs (:class:`~core.replay.state.Trace`).
+* the traces of the last runs (:class:`~core.replay.state.Trace`);
+* per way of checking, the checks of a run that follows the recording (the evidence about the
+  agent's threshold, :meth:`Replayer.recorded_checks`): taken from the run of the agent's own
+  preset up to the first call where that run departs from the recording, and walked from there.
 
 A run pauses the cyclic garbage collector (reference counting still frees everything):
 collections walking the large, long-lived session cost a fifth of a run.
