@@ -35,6 +35,7 @@ from tui.screens.session.view import SessionView
 from tui.screens.session.worker_messages import (
     FirstPartLoaded,
     InferredPolicyFound,
+    InferredWorkedOut,
     InsightsReady,
     LiveProblem,
     LiveReloaded,
@@ -199,6 +200,9 @@ class SessionScreen(SessionView):
 
     def on_replay_done(self, event: ReplayDone) -> None:
         self.replays.replay_done(event)
+
+    def on_inferred_worked_out(self, event: InferredWorkedOut) -> None:
+        self.replays.inferred_worked_out(event)
 
     def on_replay_ended(self, event: ReplayEnded) -> None:
         self.replays.replay_ended(event)
