@@ -198,6 +198,8 @@ class ReplayRunner(Controller):
         view = self.view
         view.replaying = False
         state = view.state
+        if state is not None and state.result is not None:
+            view.tell(ResultShown())  # the result shown stays: its insights (held) come now
         if event.error:
             if state is not None:
                 state.replay_error = event.error

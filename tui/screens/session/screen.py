@@ -235,6 +235,7 @@ class SessionScreen(SessionView):
 
     def start_replay(self) -> None:
         """Re-run the replay for the current session and policy (cancelling a running one)."""
+        self.insights_runner.hold()
         self.replays.start()
 
     # -- keys ----------------------------------------------------------------------------------------
