@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+import tui.insights
 import tui.screens.session.insights as insights_module
 from core.policy import Policy, get_preset
 from tests.support.sessions import claude_like_session
@@ -27,7 +28,7 @@ async def test_a_limit_change_holds_the_insights_of_the_result_it_replaces(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     computed: list[int] = []
-    real = insights_module.compute_insights
+    real = tui.insights.compute_insights
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         computed.append(args[1].policy.truncation.max_lines)

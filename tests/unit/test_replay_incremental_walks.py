@@ -109,7 +109,10 @@ def test_a_change_of_the_protected_turns_resumes_at_the_first_pruning_it_decides
 
 
 def _by(changes: list[tuple[str, object]]) -> list[Callable[[Policy], Policy | None]]:
-    return [lambda p, k=k, v=v: changed(p, k, v) for k, v in changes]
+    def one(key: str, value: object) -> Callable[[Policy], Policy | None]:
+        return lambda policy: changed(policy, key, value)
+
+    return [one(key, value) for key, value in changes]
 
 
 def test_changes_one_after_the_other_each_walk_from_their_own_first_call(
