@@ -297,8 +297,6 @@ class ColumnPoints:
             return self._setting.rec.baseline[: self.count]
         if name == "baseline_provenance":
             return self._setting.rec.baseline_prov[: self.count]
-        if name == "baseline_after_tokens":
-            return self._setting.rec.baseline_after[: self.count]
         if name == "recorded_kind":
             return self._calls.kinds[: self.count]
         if name == "overflow_recorded":
