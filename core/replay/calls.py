@@ -10,6 +10,7 @@ from __future__ import annotations
 from core.algorithms.overflow import RecordedKind, overflow_reason, recorded_kind, usable_usage
 from core.model.session import (
     BEFORE_REPLY_CONVENTIONS,
+    Role,
     Session,
     SourceFormat,
     Usage,
@@ -38,6 +39,9 @@ class Calls:
         """Per call: a turn started since the previous call (the check schedule's turn end)."""
         self.next_call = [-1] * (n + 1)
         """Per message: the first call at or after it (-1: none)."""
+        self.turn_start = [False] * n
+        """Per message of the main conversation: it starts a turn (:attr:`Message.is_turn_start`,
+        read once here rather than at every walk)."""
         self._index_calls()
 
         self.usage_context: list[int | None] = []
@@ -50,35 +54,44 @@ class Calls:
         """Per call: an overflow whatever the window (stop reason ``length``, overflow error)."""
         self.kinds: list[RecordedKind] = []
         """Per call: on which side of the reply its figures are measured."""
+        self.after_reply: list[bool] = []
+        """Per call: its figures are measured after the reply (``kinds``, as flags)."""
         self.usage_notes: list[str] = []
         self.has_usage = False
         """Any call recorded a usable figure."""
         self._read_usage()
 
         self._overflow_reasons: dict[int | None, list[str | None]] = {}
+        self._overflow_flags: dict[int | None, list[bool]] = {}
         self._links: list[int] | None = None
 
     def _index_calls(self) -> None:
+        main, turn_of, call_of = self.main, self.turn_of, self.call_of
+        calls, first_of_turn, turn_start = self.calls, self.first_of_turn, self.turn_start
+        user, assistant = Role.USER, Role.ASSISTANT
         turn = -1
         turn_started_since_call = True
         for i, message in enumerate(self.session.messages):
-            if not self.main[i]:
-                self.turn_of[i] = turn
+            if not main[i]:
+                turn_of[i] = turn
                 continue
-            if message.is_turn_start:
+            role = message.role  # (the properties below ask for it first: read once here)
+            if role is user and message.is_turn_start:
                 turn += 1
                 turn_started_since_call = True
-            self.turn_of[i] = turn
-            if message.is_model_call:
-                self.call_of[i] = len(self.calls)
-                self.calls.append(i)
-                self.first_of_turn.append(turn_started_since_call)
+                turn_start[i] = True
+            turn_of[i] = turn
+            if role is assistant and message.is_model_call:
+                call_of[i] = len(calls)
+                calls.append(i)
+                first_of_turn.append(turn_started_since_call)
                 turn_started_since_call = False
         upcoming = -1
+        next_call = self.next_call
         for i in range(self.n - 1, -1, -1):
-            if self.call_of[i] >= 0:
-                upcoming = self.call_of[i]
-            self.next_call[i] = upcoming
+            if call_of[i] >= 0:
+                upcoming = call_of[i]
+            next_call[i] = upcoming
 
     def _read_usage(self) -> None:
         messages = self.session.messages
@@ -114,6 +127,7 @@ class Calls:
         self.kinds = [
             recorded_kind(usage) if usage is not None else default_kind for usage in usables
         ]
+        self.after_reply = [kind == "after-reply" for kind in self.kinds]
         if zero_calls:
             self.usage_notes.append(
                 f"{zero_calls} call(s) recorded an all-zero usage (aborted or failed calls); "
@@ -151,6 +165,15 @@ class Calls:
             self._overflow_reasons[window] = reasons
         return reasons
 
+    def recorded_overflow_flags(self, window: int | None) -> list[bool]:
+        """Per call: it overflowed against ``window`` in the recording (:meth:`recorded_overflows`
+        as flags, worked out once per window: every result of a limit change reads them)."""
+        flags = self._overflow_flags.get(window)
+        if flags is None:
+            flags = [reason is not None for reason in self.recorded_overflows(window)]
+            self._overflow_flags[window] = flags
+        return flags
+
     def checkpoint_before(self, message_index: int) -> int:
         """The last call at or before ``message_index`` (its checkpoint precedes the message)."""
         nxt = self.next_call[message_index]
@@ -170,9 +193,12 @@ class Calls:
             first: dict[str, int] = {}
             links = list(range(self.n))
             for i, message in enumerate(self.session.messages):
+                tool_result = message.tool_result
+                if not message.tool_calls and tool_result is None:
+                    continue  # (most messages: nothing to link)
                 ids = [call.id for call in message.tool_calls]
-                if message.tool_result is not None:
-                    ids.append(message.tool_result.call_id)
+                if tool_result is not None:
+                    ids.append(tool_result.call_id)
                 for call_id in ids:
                     seen = first.setdefault(call_id, i)
                     if seen < links[i]:

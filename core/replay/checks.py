@@ -27,6 +27,84 @@ from core.replay.results import Trigger
 from core.replay.state import Check, State
 
 
+class CheckRules:
+    """A policy's check rules, read once (a walk checks before each of ~10^5 calls):
+    :meth:`measure` and :meth:`decide` are the check itself."""
+
+    __slots__ = ("auto", "earlier_reasoning", "project", "sees_prompt", "strict")
+
+    def __init__(self, policy: Policy) -> None:
+        rules = policy.compaction
+        self.auto = rules.auto
+        self.project = rules.project_after_tool_results
+        self.sees_prompt = rules.turn_start_check_sees_prompt
+        self.earlier_reasoning = rules.count_earlier_reasoning
+        self.strict = rules.threshold_rule == "pi"
+        """The rule compares with ``>`` (:func:`core.algorithms.overflow.crosses`)."""
+
+    def measure(
+        self,
+        state: State,
+        rec: RecordedSide,
+        c: int,
+        reply_tokens: int,
+        checks_now: bool,
+        turn_start: bool,
+    ) -> Check:
+        """What the check before call ``c`` measures (see :func:`measure`)."""
+        base: int | None = None
+        proj: int | None = None
+        project = self.project
+        before_prompt = turn_start and not self.sees_prompt
+        if state.prev_call >= 0:
+            prev_figure = state.prev_figure
+            rebased = state.rebased
+            if not rebased:
+                base = prev_figure
+            if project:
+                # What came into the context since the previous call, as the check counts it: the
+                # difference of the estimated contexts when rebuilt since (the check tokens of a
+                # rebuilt context are not tracked).
+                if rebased:
+                    proj = prev_figure + state.e_sim - state.prev_e_cov
+                elif before_prompt:
+                    proj = prev_figure + state.since_call - state.since_prompt
+                else:
+                    proj = prev_figure + state.since_call
+                if self.earlier_reasoning:
+                    proj += state.reasoning_before_prev if before_prompt else state.reasoning_before
+            rec_added = rec.e_rec_after[c] - reply_tokens - state.prev_e_rec_cov
+            baseline = state.prev_baseline_figure + (rec_added if project else 0)
+            return Check(base, proj, checks_now, False, None, baseline)
+        if project:
+            proj = rec.overhead + state.e_sim
+            baseline_measure = rec.overhead + rec.e_rec_after[c] - reply_tokens
+            return Check(base, proj, checks_now, False, None, baseline_measure)
+        return Check(base, proj, checks_now, False, None, None)
+
+    def decide(self, check: Check, limit: int | None, pending: bool) -> tuple[bool, bool]:
+        """Whether a check fires under ``limit`` and the projection flag it leaves behind (see
+        :func:`decide`)."""
+        if limit is None or not self.auto:
+            return False, pending
+        base, proj = check.base, check.proj
+        # core.algorithms.overflow.crosses, written out: a limit of 0 never fires, pi compares
+        # with ">", the others with ">=".
+        if limit <= 0:
+            base_hit = proj_hit = False
+        elif self.strict:
+            base_hit = base is not None and base > limit
+            proj_hit = proj is not None and proj > limit
+        else:
+            base_hit = base is not None and base >= limit
+            proj_hit = proj is not None and proj >= limit
+        if proj_hit:
+            pending = True
+        if check.checks_now and (base_hit or pending):
+            return True, False
+        return False, pending
+
+
 def measure(
     state: State,
     rec: RecordedSide,
@@ -46,34 +124,7 @@ def measure(
     new message leaves that message (and what followed it) out; with ``count_earlier_reasoning``
     it adds the estimated encrypted reasoning of the turns before the last user message.
     """
-    rules = policy.compaction
-    project = rules.project_after_tool_results
-    base: int | None = None
-    proj: int | None = None
-    baseline_measure: int | None = None
-    before_prompt = turn_start and not rules.turn_start_check_sees_prompt
-    if state.prev_call >= 0:
-        if not state.rebased:
-            base = state.prev_figure
-        if project:
-            proj = state.prev_figure + _added(state, before_prompt)
-            if rules.count_earlier_reasoning:
-                proj += state.reasoning_before_prev if before_prompt else state.reasoning_before
-        rec_added = rec.e_rec_after[c] - reply_tokens - state.prev_e_rec_cov
-        baseline_measure = state.prev_baseline_figure + (rec_added if project else 0)
-    elif project:
-        proj = rec.overhead + state.e_sim
-        baseline_measure = rec.overhead + rec.e_rec_after[c] - reply_tokens
-    return Check(base, proj, checks_now, False, None, baseline_measure)
-
-
-def _added(state: State, before_prompt: bool) -> int:
-    """What came into the context since the previous call, as the check counts it."""
-    if state.rebased:
-        # Rebuilt since: the difference of the estimated contexts (the check tokens of a
-        # rebuilt context are not tracked).
-        return state.e_sim - state.prev_e_cov
-    return state.since_call - (state.since_prompt if before_prompt else 0)
+    return CheckRules(policy).measure(state, rec, c, reply_tokens, checks_now, turn_start)
 
 
 def reply_recount(message: Message, policy: Policy, count: Callable[[str], int]) -> int:
@@ -100,15 +151,7 @@ def reply_recount(message: Message, policy: Policy, count: Callable[[str], int])
 
 def decide(check: Check, limit: int | None, policy: Policy, pending: bool) -> tuple[bool, bool]:
     """Whether a check fires under ``limit`` and the projection flag it leaves behind."""
-    if limit is None or not policy.compaction.auto:
-        return False, pending
-    base_hit = check.base is not None and crosses(check.base, limit, policy)
-    proj_hit = check.proj is not None and crosses(check.proj, limit, policy)
-    if proj_hit:
-        pending = True
-    if check.checks_now and (base_hit or pending):
-        return True, False
-    return False, pending
+    return CheckRules(policy).decide(check, limit, pending)
 
 
 def trigger_of(check: Check, limit: int | None, policy: Policy) -> Trigger:

@@ -16,7 +16,10 @@ What it keeps across runs:
   each transcript entry says. Compactions go through :func:`core.algorithms.compact.compact_outline`: the
   same pipeline as :func:`~core.algorithms.compact.compact`, without the per-message records only a person
   inspecting one compaction reads;
-* the traces of the last runs (:class:`~core.replay.state.Trace`).
+* the traces of the last runs (:class:`~core.replay.state.Trace`);
+* per way of checking, the checks of a run that follows the recording (the evidence about the
+  agent's threshold, :meth:`Replayer.recorded_checks`): taken from the run of the agent's own
+  preset up to the first call where that run departs from the recording, and walked from there.
 
 A run pauses the cyclic garbage collector (reference counting still frees everything):
 collections walking the large, long-lived session cost a fifth of a run.
@@ -59,7 +62,7 @@ from core.replay.recorded import RecordedSide, measure_recorded_side, placed
 from core.replay.results import InferredThreshold, ReplayResult
 from core.replay.setting import Setting
 from core.replay.simulate import ProgressFn, Run
-from core.replay.state import Check, Item, State, Stuck, Trace
+from core.replay.state import Check, Item, Stuck, Trace
 from core.replay.stuck import futile
 from core.replay.timeline import MessageStates, assemble
 from core.replay.truncation import Truncations
@@ -281,17 +284,31 @@ class Replayer:
             follow = replace(setting, follow_recording=True, spans=[])
             trace = Trace(setting.policy)
             trace.windows, trace.thresholds = setting.windows, setting.limits
+            state, pos, _resumed = restore(trace, *self._followed(setting), self._calls)
             Run(
                 self._calls,
                 self._recorded,
                 follow,
                 trace,
-                State(),
+                state,
                 compact=self._compact,
                 futile=self._futile,
-            ).walk(0, None, None)
+            ).walk(pos, None, None)
             cached = self._recorded_checks[key] = trace.checks
         return cached
+
+    def _followed(self, setting: Setting) -> tuple[Trace | None, int]:
+        """A finished run of ``setting``'s own policy, when it is the recording agent's, and the
+        call up to which its context is the one a run following the recording has
+        (:attr:`Trace.first_divergence`): up to there its checks are the ones such a run makes,
+        and the walk following the recording resumes from it."""
+        if not setting.native:
+            return None, 0
+        trace = self._traces.get(policy_key(setting.policy))
+        if trace is None or trace.result is None or trace.final is None:
+            return None, 0
+        calls = len(self._calls)
+        return trace, calls if trace.first_divergence is None else trace.first_divergence
 
     def _check_tokens(self, policy: Policy, sent: list[int]) -> list[int]:
         """What each message adds to the checked figure: the agent's own estimate where the

@@ -32,7 +32,7 @@ from operator import ne
 
 from core.algorithms.overflow import crosses
 from core.policy import Policy
-from core.replay.checks import decide
+from core.replay.checks import CheckRules
 from core.replay.recorded import RecordedCompaction, RecordedCompactions
 from core.replay.results import ThresholdSpan
 from core.replay.state import Check
@@ -162,11 +162,12 @@ def _first_firing(
 ) -> int | None:
     """The first call of ``first..last`` whose check fires under ``limits``."""
     pending = False
+    rules = CheckRules(policy)
     for c in range(first, last + 1):
         check = checks[c]
         if check is None:
             continue
-        fired, pending = decide(check, limits[c], policy, pending)
+        fired, pending = rules.decide(check, limits[c], pending)
         if fired:
             return c
     return None

@@ -29,7 +29,7 @@ from core.model.session import Session
 from core.model.tokens import get_counter
 from core.policy import Policy
 from core.replay.calls import Calls
-from core.replay.checks import decide, overflows, trigger_of
+from core.replay.checks import CheckRules, overflows, trigger_of
 from core.replay.policies import effective_window, is_recording_policy
 from core.replay.state import Check, State, Trace
 from core.replay.truncation import Truncations
@@ -254,10 +254,13 @@ class ResumePlanner:
         same_windows = new.windows == trace.windows
         pending_new = False
         checks, limits = trace.checks, new.thresholds
+        rules = CheckRules(policy)
         for c in range(min(stop, len(checks))):
             check = checks[c]
             if check is not None:
-                decided = self._decides_otherwise(check, c, policy, limits[c], trace, pending_new)
+                decided = self._decides_otherwise(
+                    check, c, (policy, rules), limits[c], trace, pending_new
+                )
                 if decided is None:
                     return c
                 pending_new = decided
@@ -275,12 +278,19 @@ class ResumePlanner:
 
     @staticmethod
     def _decides_otherwise(
-        check: Check, c: int, policy: Policy, limit: int | None, trace: Trace, pending: bool
+        check: Check,
+        c: int,
+        rules: tuple[Policy, CheckRules],
+        limit: int | None,
+        trace: Trace,
+        pending: bool,
     ) -> bool | None:
         """None when the check before call ``c`` fires otherwise under ``limit`` (it fires or
         not, fires on another figure, or leaves another projection flag for the next check);
-        else the projection flag it leaves (one decision per check)."""
-        fired_new, pending_new = decide(check, limit, policy, pending)
+        else the projection flag it leaves (one decision per check). ``rules``: the new policy
+        and its check rules."""
+        policy, check_rules = rules
+        fired_new, pending_new = check_rules.decide(check, limit, pending)
         if fired_new != check.fired:
             return None
         if fired_new and trigger_of(check, limit, policy) != check.trigger:
@@ -321,6 +331,7 @@ def restore(trace: Trace, old: Trace | None, resume: int, calls: Calls) -> tuple
     trace.first_compaction_call = _before(old.first_compaction_call, resume)
     trace.first_overflow_call = _before(old.first_overflow_call, resume)
     trace.first_prune_call = _before(old.first_prune_call, resume)
+    trace.first_divergence = _before(old.first_divergence, resume)
     trace.prune_inputs = [attempt for attempt in old.prune_inputs if attempt.call < resume]
     # The earlier result's points are shared when it has built them (a result builds its
     # points only when asked: a limit change in the TUI reads columns and builds none).

@@ -108,9 +108,7 @@ class RecordedCompactions:
         self.session = session
         self.calls = calls
         n = calls.n
-        self.ids: dict[str, int] = {}
-        for i, message in enumerate(session.messages):
-            self.ids.setdefault(message.id, i)
+        self._ids: dict[str, int] | None = None
         self.owned = [False] * n
         """Messages a recorded compaction wrote."""
         self.all: list[RecordedCompaction] = []
@@ -157,11 +155,20 @@ class RecordedCompactions:
                 summary=True,
             )
         if event.first_kept_id is not None:
-            kept = self.ids.get(event.first_kept_id)
+            kept = self.ids().get(event.first_kept_id)
             if kept is not None and kept < rc.m_c:
                 rc.first_kept = kept
         rc.recorded_call = self._recorded_call(rc)
         return rc
+
+    def ids(self) -> dict[str, int]:
+        """The first message of each id (made when a compaction names the first it kept)."""
+        if self._ids is None:
+            ids: dict[str, int] = {}
+            for i, message in enumerate(self.session.messages):
+                ids.setdefault(message.id, i)
+            self._ids = ids
+        return self._ids
 
     def _recorded_call(self, rc: RecordedCompaction) -> int | None:
         """The call a compaction came before (or, after a failed call, that call)."""

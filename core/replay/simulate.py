@@ -18,6 +18,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from core.algorithms.compact import CompactionError, CompactionOutline
@@ -26,12 +27,20 @@ from core.model.fastmodel import build
 from core.model.session import Provenance
 from core.policy import Policy
 from core.replay.calls import Calls
-from core.replay.checks import decide, fired_on, measure, overflows, trigger_of
+from core.replay.checks import CheckRules, fired_on, overflows, trigger_of
 from core.replay.rebuild import Rebuilt, after_compaction, after_pruning
 from core.replay.recorded import CallFigures, RecordedCompaction, RecordedCompactions
 from core.replay.results import EventKind, ReplayEvent, Trigger, cut_index
 from core.replay.setting import Setting
-from core.replay.state import CallRow, Check, Item, PruneInput, State, Stuck, Trace
+from core.replay.state import (
+    CallRow,
+    Check,
+    Item,
+    PruneInput,
+    State,
+    Stuck,
+    Trace,
+)
 
 ProgressFn = Callable[[int, int], None]
 """Called now and then with ``(messages_done, messages_total)``."""
@@ -51,6 +60,18 @@ _FIRED_BECAUSE: dict[str, str] = {
     "recorded": "the recording compacted here",
 }
 """Why a compaction was made, for its event's reason."""
+
+
+_new_row: Callable[[tuple[Any, ...]], CallRow] = partial(tuple.__new__, CallRow)
+"""``CallRow(*values)`` without the named tuple's own ``__new__`` (a Python frame per call)."""
+
+
+def _recorded_reasons(calls: Calls, windows: Sequence[int | None]) -> list[str | None]:
+    """Why each recorded call overflowed against its window (one list when the window is the
+    same at every call, the usual case)."""
+    if len(set(windows)) <= 1:
+        return calls.recorded_overflows(windows[0] if windows else None)
+    return [calls.recorded_overflows(window)[c] for c, window in enumerate(windows)]
 
 
 class ReplayCancelled(Exception):
@@ -93,6 +114,40 @@ class Run:
         self._futile = futile
         self.messages = calls.session.messages
         self.turn_end_prune = setting.policy.pruning.enabled and setting.policy.pruning.budget_rule
+        # What every call and message reads, bound once per run (a walk reads them ~10^5 times).
+        rec = setting.rec
+        self._sent = setting.truncation.tokens
+        self._truncated = setting.truncation.truncated
+        self._check_tokens = setting.check_tokens
+        self._tokens = setting.tokens
+        self._limits = setting.limits
+        self._windows = setting.windows
+        self._turn_start = calls.turn_start
+        self._first_of_turn = calls.first_of_turn
+        self._main = calls.main
+        self._after_reply = calls.after_reply
+        self._e_rec_cov = rec.e_rec_cov
+        self._baseline = rec.baseline
+        self._baseline_prompt = rec.baseline_prompt
+        self._baseline_after = rec.baseline_after
+        self._baseline_prov = rec.baseline_prov
+        self._e_rec_after = rec.e_rec_after
+        self._estimated = setting.counter.provenance
+        self._ratio = rec.ratio
+        # (the trace's lists are the ones restored before the run starts: never replaced during it)
+        self._add_check = trace.checks.append
+        self._add_row = trace.rows.append
+        self._add_overflow_prompt = trace.overflow_prompt.append
+        self._reasons = _recorded_reasons(calls, setting.windows)
+        self._check_each = setting.policy.compaction.check_before_each_call
+        self._rules = CheckRules(setting.policy)
+        self._faithful = setting.native or setting.follow_recording
+        self._auto_calls = {
+            rc.recorded_call
+            for rc in recorded.all
+            if rc.automatic and rc.kind in ("auto", "unknown")
+        }
+        """The calls :meth:`RecordedCompactions.here` finds an automatic compaction before."""
 
     # -- the walk ----------------------------------------------------------------------------
 
@@ -108,11 +163,16 @@ class Run:
         message ``stop`` (not included: the state is then the one before it)."""
         state = self.state
         events = self.events
-        checkpoints = self.trace.checkpoints
+        checkpoint = self.trace.checkpoints.append
+        copy = State.copy
         n = self.calls.n if stop is None else min(stop, self.calls.n)
         call_of = self.calls.call_of
         rc_at = self.recorded.at
         walked = self.recorded.walked
+        recount = self.setting.reply_recount
+        on_call = self.on_call
+        sent, check_tokens, turn_start = self._sent, self._check_tokens, self._turn_start
+        truncated, messages = self._truncated, self.messages
         next_progress = pos + _PROGRESS_EVERY
         for i in range(pos, n):
             if i >= next_progress:
@@ -121,75 +181,91 @@ class Run:
             c = call_of[i]
             if c >= 0:
                 state.n_events = len(events)
-                checkpoints.append(state.copy())
-            for rc in rc_at.get(i, ()):  # recorded compactions happening before message i
-                state.rec_base_change = True
-                if rc.inferred_manual and not rc.rewound:
-                    self.apply_recorded_compaction(rc, i)
+                checkpoint(copy(state))
+            if i in rc_at:
+                self.recorded_before(i)
             if c >= 0:
-                self.on_call(c, i)
-            if walked[i]:
-                self.on_message(i)
+                on_call(c, i)
+            # Message i joins the context, as the policy truncates it (unless it is in a recorded
+            # context taken ahead of the walk: an overflow recovery).
+            if walked[i] and i >= state.base_pos:
+                state.e_sim += sent[i]
+                tokens = check_tokens[i]
+                if turn_start[i]:
+                    state.turn_started()
+                state.since_call += tokens
+                state.since_prompt += tokens
+                state.reasoning_turn += messages[i].reasoning_estimate_tokens
+                if truncated[i]:
+                    self.truncate_event(i)
             if c >= 0:
-                state.prev_e_cov = state.e_sim
-                recount = self.setting.reply_recount
                 state.since_call = recount[i] if recount and walked[i] else 0
+                state.prev_e_cov = state.e_sim
         state.n_events = len(events)
         self.trace.final = state.copy()
         if progress is not None:
             progress(n, n)
 
-    def on_message(self, i: int) -> None:
-        """Message ``i`` joins the context, as the policy truncates it."""
-        if i < self.state.base_pos:
-            return  # already in a recorded context taken ahead of the walk (an overflow recovery)
+    def recorded_before(self, i: int) -> None:
+        """The recorded compactions that happened before message ``i``."""
+        state = self.state
+        for rc in self.recorded.at[i]:
+            state.rec_base_change = True
+            if rc.inferred_manual and not rc.rewound:
+                self.apply_recorded_compaction(rc, i)
+
+    def truncate_event(self, i: int) -> None:
+        """Message ``i`` joined the context truncated."""
         truncation = self.setting.truncation
-        message = self.messages[i]
-        self.state.e_sim += truncation.tokens[i]
-        self.state.walked(message, self.setting.check_tokens[i], message.reasoning_estimate_tokens)
-        if truncation.truncated[i]:
-            self.event(
-                "truncate",
-                i,
-                truncation.reasons.get(i, "truncated"),
-                call_index=self.calls.next_call_or_none(i + 1),
-                tokens_before=self.setting.tokens[i],
-                tokens_after=truncation.tokens[i],
-                at_message_index=i,
-            )
+        self.event(
+            "truncate",
+            i,
+            truncation.reasons.get(i, "truncated"),
+            call_index=self.calls.next_call_or_none(i + 1),
+            tokens_before=self._tokens[i],
+            tokens_after=self._sent[i],
+            at_message_index=i,
+        )
 
     def on_call(self, c: int, i: int) -> None:
         """Model call ``c`` (message ``i``): turn-end pruning, the threshold check before it, then
         the context it sends and whether that overflows."""
         state = self.state
-        trace = self.trace
-        setting = self.setting
-        first_of_turn = self.calls.first_of_turn[c]
+        first_of_turn = self._first_of_turn[c]
         if self.turn_end_prune and first_of_turn and c > 0:
             self.prune_at_turn_end(i, c)
-        check = self.check(c, i, self.policy.compaction.check_before_each_call or first_of_turn)
-        trace.checks.append(check if (check.base is not None or check.proj is not None) else None)
-        rec = setting.rec
-        after = self.calls.kinds[c] == "after-reply"
-        reply = setting.tokens[i] if (after and self.calls.main[i]) else 0
-        figures = rec.figures(c, state.e_sim + reply)
-        window = setting.windows[c]
-        reason = self.calls.recorded_overflows(window)[c]
-        removed_nothing = figures.delta >= 0
-        trace.overflow_prompt.append((figures.prompt, removed_nothing))
-        overflow = overflows(figures.prompt, window, reason, removed_nothing)
-        if overflow:
-            figures, overflow = self.overflow(c, i, reply, figures, reason)
-        provenance = rec.baseline_prov[c] if figures.delta == 0 else setting.counter.provenance
-        trace.rows.append(
-            CallRow(c, i, figures.figure, provenance, reason, overflow, state.pending_events, check)
+        check = self.check(c, i, self._check_each or first_of_turn)
+        self._add_check(check if (check.base is not None or check.proj is not None) else None)
+        # The call's figures (RecordedSide.figures, written out: once per call).
+        reply = self._tokens[i] if (self._after_reply[c] and self._main[i]) else 0
+        delta = state.e_sim + reply - self._e_rec_cov[c]
+        scaled = round(delta * self._ratio)
+        prompt = self._baseline_prompt[c] + scaled
+        if prompt < 0:
+            prompt = 0
+        reason = self._reasons[c]
+        removed_nothing = delta >= 0
+        self._add_overflow_prompt((prompt, removed_nothing))
+        window = self._windows[c]
+        if window and (prompt > window or (removed_nothing and reason is not None)):
+            figures, overflow = self.overflow(
+                c, i, reply, self.setting.rec.figures(c, state.e_sim + reply), reason
+            )
+            delta, figure, _prompt, after_reply = figures
+        else:
+            overflow = False
+            figure = max(0, self._baseline[c] + scaled)
+            after_reply = max(0, self._baseline_after[c] + scaled)
+        provenance = self._baseline_prov[c] if delta == 0 else self._estimated
+        self._add_row(
+            _new_row((c, i, figure, provenance, reason, overflow, state.pending_events, check))
         )
         state.pending_events = ()
         # What the next check will look at (prev_e_cov once the reply is in the context).
         state.prev_call = c
-        state.prev_figure = figures.after_reply
-        state.prev_baseline_figure = rec.baseline_after[c]
-        state.prev_e_rec_cov = rec.e_rec_after[c]
+        state.prev_figure = after_reply
+        state.prev_baseline_figure = self._baseline_after[c]
+        state.prev_e_rec_cov = self._e_rec_after[c]
         state.rebased = False
         state.rec_base_change = False
 
@@ -200,27 +276,39 @@ class Run:
         policy takes the recorded compaction where the recording compacted)."""
         state = self.state
         policy = self.policy
-        limit = self.setting.limits[c]
-        reply_tokens = self.setting.tokens[i] if self.calls.main[i] else 0
-        turn_start = self.calls.first_of_turn[c]
-        if not checks_now and (self.setting.native or self.setting.follow_recording):
+        limit = self._limits[c]
+        reply_tokens = self._tokens[i] if self._main[i] else 0
+        if not checks_now and self._faithful:
             # The agent compacted by itself here: whatever its documented schedule, it checked.
-            checks_now = self.recorded.here(c) is not None
-        check = measure(state, self.setting.rec, c, reply_tokens, checks_now, policy, turn_start)
+            checks_now = c in self._auto_calls
+        rules = self._rules
+        check = rules.measure(
+            state, self.setting.rec, c, reply_tokens, checks_now, self._first_of_turn[c]
+        )
         check.basis = self.basis(check)
         check.limit = limit
         if self.setting.follow_recording:
             self.follow(check, c, i)
             return check
-        fired, state.pending = decide(check, limit, policy, state.pending)
+        fired, state.pending = rules.decide(check, limit, state.pending)
+        adopted = False
         if fired:
             trigger = trigger_of(check, limit, policy)
             figure = fired_on(check, trigger)
             check.fired = True
             check.trigger = trigger
-            if not (self.setting.native and self.adopt_recorded(c, i, trigger, figure)):
+            adopted = self.setting.native and self.adopt_recorded(c, i, trigger, figure)
+            if not adopted:
                 self.compact(i, c, trigger, c - 1 if c > 0 else None, figure)
+        if not adopted and c in self._auto_calls:
+            self.diverged()  # a run following the recording takes the compaction recorded here
         return check
+
+    def diverged(self) -> None:
+        """The context departs here from the one a run following the recording has
+        (:attr:`Trace.first_divergence`)."""
+        if self.trace.first_divergence is None:
+            self.trace.first_divergence = max(0, len(self.trace.checkpoints) - 1)
 
     def follow(self, check: Check, c: int, i: int) -> None:
         """Following the recording: the check fires exactly where the recording compacted by
@@ -314,6 +402,7 @@ class Run:
         state = self.state
         before = state.e_sim
         rebuilt = after_compaction(outcome, items, self.setting.counter)
+        self.diverged()
         self.rebase(rebuilt.items, at)
         after_tokens = max(0, figure - round(self.setting.rec.ratio * (before - state.e_sim)))
         where = {"call_index": call, "trigger": trigger, "at_message_index": at}

@@ -108,17 +108,14 @@ class State:
         other.reasoning_turn = self.reasoning_turn
         return other
 
-    def walked(self, message: Message, check_tokens: int, reasoning_tokens: int) -> None:
-        """A message joined the context: what the next check adds up (its check tokens, and the
-        reasoning of the turns before the current one)."""
-        if message.is_turn_start:
-            self.reasoning_before_prev = self.reasoning_before
-            self.reasoning_before += self.reasoning_turn
-            self.reasoning_turn = 0
-            self.since_prompt = 0
-        self.since_call += check_tokens
-        self.since_prompt += check_tokens
-        self.reasoning_turn += reasoning_tokens
+    def turn_started(self) -> None:
+        """A user message started a turn: the reasoning of the turn before it moves to the
+        earlier turns', and the check's count since the prompt starts over (the walk adds the
+        message's own tokens after this)."""
+        self.reasoning_before_prev = self.reasoning_before
+        self.reasoning_before += self.reasoning_turn
+        self.reasoning_turn = 0
+        self.since_prompt = 0
 
     def recount_reasoning(self, items: tuple[Item, ...]) -> None:
         """The context was rebuilt as ``items``: the reasoning figures start over from them."""
@@ -246,6 +243,7 @@ class Trace:
         "events",
         "final",
         "first_compaction_call",
+        "first_divergence",
         "first_overflow_call",
         "first_prune_call",
         "flat",
@@ -291,6 +289,11 @@ class Trace:
         """The first call a compaction was attempted at (changes to how it compacts resume here)."""
         self.first_overflow_call: int | None = None
         self.first_prune_call: int | None = None
+        self.first_divergence: int | None = None
+        """The first call (its checkpoint) from which the context of this run may differ from that
+        of a run following the recording (:meth:`core.replay.engine.Replayer.recorded_checks`):
+        where it compacted by itself, or did not take a recorded compaction that a run following
+        the recording takes. None: it never differs."""
         self.prune_inputs: list[PruneInput] = []
         """What every pruning the run attempted (at a turn end, or as a compaction's first step)
         was given, in order: a pruning change resumes at the first one it decides otherwise."""

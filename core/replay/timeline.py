@@ -303,8 +303,8 @@ class ColumnPoints:
             windows = self._setting.windows[: self.count]
             overflows = self._calls.recorded_overflows
             if len(set(windows)) <= 1:  # one window for the whole session: one list
-                reasons = overflows(windows[0] if windows else None)
-                return [reason is not None for reason in reasons[: self.count]]
+                flags = self._calls.recorded_overflow_flags(windows[0] if windows else None)
+                return flags[: self.count]
             return [overflows(windows[c])[c] is not None for c in range(self.count)]
         if name == "call_index":
             return range(self.count)

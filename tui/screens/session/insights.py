@@ -57,6 +57,14 @@ class InsightsRunner(Controller):
             self._timer.stop()
         self._timer = self.view.set_timer(INSIGHTS_DELAY_S, self._start)
 
+    def hold(self) -> None:
+        """A new replay starts: the insights of the result shown now are not started (they
+        would take the interpreter from the replay, and a newer result follows; a replay that
+        ends without one shows this result again, :meth:`result_shown`)."""
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+
     def _start(self) -> None:
         self._timer = None
         state = self.view.state

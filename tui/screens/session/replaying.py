@@ -21,6 +21,7 @@ from tui.screens.session.controller import Controller
 from tui.screens.session.heap import freeze_heap
 from tui.screens.session.worker_messages import (
     InferredPolicyFound,
+    InferredWorkedOut,
     ReplayDone,
     ReplayEnded,
     ReplayProgressed,
@@ -108,8 +109,12 @@ class ReplayRunner(Controller):
                     self._replayer = Replayer(session)
                     self._replayer_session = session
                     self.inferred = None
-                result = self._replayer.run(policy, progress=progress, cancel=cancel)
-                inferred = self._inferred_of(self._replayer, session)
+                replayer = self._replayer
+                result = replayer.run(policy, progress=progress, cancel=cancel)
+                # The inferred threshold is worked out after the result is shown (it walks the
+                # session once more), unless the command line asked for the inferred policy.
+                later = self.inferred is None and not self._want_inferred
+                inferred = None if later else self._inferred_of(replayer, session)
             except Exception as exc:
                 error = None if cancel.is_set() else f"replay failed: {type(exc).__name__}: {exc}"
                 self.view.post_message(ReplayEnded(generation, error))
@@ -119,6 +124,31 @@ class ReplayRunner(Controller):
                 return
             seconds = time.perf_counter() - started
             self.view.post_message(ReplayDone(result, generation, seconds, inferred))
+            if later:
+                self._infer_later(replayer, session)
+
+    def _infer_later(self, replayer: Replayer, session: Session) -> None:
+        """Work out the inferred threshold after a result was shown (in the replay's worker)."""
+        try:
+            inferred = self._inferred_of(replayer, session)
+        except Exception as exc:  # said; the result shown stays
+            message = f"inferred threshold failed: {type(exc).__name__}: {exc}"
+            self.app.call_from_thread(self.app.notify, message, title="Replay", severity="error")
+            return
+        if inferred is not None:
+            self.view.post_message(InferredWorkedOut(inferred, replayer))
+
+    def inferred_worked_out(self, event: InferredWorkedOut) -> None:
+        """The inferred threshold, worked out after the result was shown: the policy panel
+        shows it beside the result's evidence."""
+        if event.source is not self._replayer or self.inferred is not None:
+            return  # another session's (or already known)
+        self.inferred = event.inferred
+        view = self.view
+        state = view.state
+        panel = view.policy_panel()
+        if panel is not None and state is not None and state.result is not None:
+            panel.show_evidence(state.result, self.inferred)
 
     def _inferred_of(self, replayer: Replayer, session: Session) -> Inferred | None:
         """The threshold the session's compactions show, and the ``inferred`` policy (once per
@@ -171,6 +201,8 @@ class ReplayRunner(Controller):
         view = self.view
         view.replaying = False
         state = view.state
+        if state is not None and state.result is not None:
+            view.tell(ResultShown())  # the result shown stays: its insights (held) come now
         if event.error:
             if state is not None:
                 state.replay_error = event.error

@@ -35,6 +35,7 @@ from tui.screens.session.view import SessionView
 from tui.screens.session.worker_messages import (
     FirstPartLoaded,
     InferredPolicyFound,
+    InferredWorkedOut,
     InsightsReady,
     LiveProblem,
     LiveReloaded,
@@ -200,6 +201,9 @@ class SessionScreen(SessionView):
     def on_replay_done(self, event: ReplayDone) -> None:
         self.replays.replay_done(event)
 
+    def on_inferred_worked_out(self, event: InferredWorkedOut) -> None:
+        self.replays.inferred_worked_out(event)
+
     def on_replay_ended(self, event: ReplayEnded) -> None:
         self.replays.replay_ended(event)
 
@@ -231,6 +235,7 @@ class SessionScreen(SessionView):
 
     def start_replay(self) -> None:
         """Re-run the replay for the current session and policy (cancelling a running one)."""
+        self.insights_runner.hold()
         self.replays.start()
 
     # -- keys ----------------------------------------------------------------------------------------

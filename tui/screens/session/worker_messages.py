@@ -101,6 +101,17 @@ class ReplayDone(Message):
         out once per session, with the first replay; None for our own format)."""
 
 
+class InferredWorkedOut(Message):
+    """What the session's own compactions say of the recording agent's threshold, worked out
+    after the first result was shown (the walk following the recording that it takes is not
+    waited for); ``source``: the replayer it was worked out with."""
+
+    def __init__(self, inferred: Inferred, source: object) -> None:
+        super().__init__()
+        self.inferred = inferred
+        self.source = source
+
+
 class ReplayEnded(Message):
     """A replay that produced no result: cancelled, or failed with ``error``."""
 
