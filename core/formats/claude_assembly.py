@@ -124,8 +124,9 @@ class Assembler:
         """Boundary line -> the lines of the /compact commands recorded around it."""
         self.segments = segments
         """Boundary uuid -> the lines its partial compaction kept verbatim, head first."""
-        self.emitted: set[str] = set()
-        """The ids of the messages added so far."""
+        self._emitted: set[str] = set()
+        """The ids of the messages added so far (brought up to date when asked: :meth:`emitted`)."""
+        self._emitted_upto = 0
         self.overflow: tuple[int, str] | None = None
         """A context-overflow error since the last successful model call: (line, text)."""
         self.owner: dict[str, str] = {}  # line uuid -> id of the message holding it
@@ -136,56 +137,70 @@ class Assembler:
         self.max_context = 0
         self.provider: tuple[str, str] | None = None
         """Who served the main model, and what says so, when the ids or the model tell."""
+        self._last_call: tuple[str, str | None] | None = None
+        """The message id and model of the last main call with a usage: what the provider is
+        read from (after the run: only the last one counts)."""
 
     def run(self, entries: list[Entry]) -> None:
-        order = self._merge(entries)
-        calls = [item for item in order if isinstance(item, Call)]
+        order, calls = self._merge(entries)
+        tool_names, call_ids = self.tool_names, self.call_ids
         for call in calls:
             for tc in call.calls:
-                tc.name = intern(tc.name)
-                self.tool_names[tc.id] = tc.name
-                self.call_ids[tc.id] = tc.id
+                tc.name = name = intern(tc.name)
+                tool_names[tc.id] = name
+                call_ids[tc.id] = tc.id
         for item in order:
-            if isinstance(item, Call):
+            if type(item) is Call:
                 self._call(item)
-            elif item.kind == BOUNDARY:
+                continue
+            kind = item.kind
+            if kind == BOUNDARY:
                 self._boundary(item)
-            elif item.kind == API_ERROR:
+            elif kind == API_ERROR:
                 self.overflow = (item.line, item.error or "")
             else:
-                self._results(item)
-                self._user_text(item)
+                if item.results:
+                    self._results(item)
+                if item.texts and (kind == USER or kind == ATTACHMENT):
+                    self._user_text(item)
         for call in calls:
-            self._check_answered(call)
+            if call.calls:
+                self._check_answered(call)
         self.builder.metadata["max_recorded_context"] = self.max_context
+        if self._last_call is not None:
+            self.provider = provider_of(*self._last_call)
 
-    def _merge(self, entries: list[Entry]) -> list[Entry | Call]:
+    def _merge(self, entries: list[Entry]) -> tuple[list[Entry | Call], list[Call]]:
         """The entries in file order, the block lines of each API message merged into the
-        :class:`Call` that stands where its first line was."""
+        :class:`Call` that stands where its first line was; and the calls alone."""
         calls_by_key: dict[tuple[str, str | None], Call] = {}
         order: list[Entry | Call] = []
+        calls: list[Call] = []
         used_ids: set[str] = set()
+        owner = self.owner
         for entry in entries:
-            if entry.kind != ASSISTANT or entry.key is None:
+            key = entry.key
+            if key is None or entry.kind != ASSISTANT:
                 used_ids.add(entry.uuid)
                 if entry.texts or entry.results:  # it makes a message with this id
-                    self.owner[entry.uuid] = entry.uuid
+                    owner[entry.uuid] = entry.uuid
                 order.append(entry)
                 continue
-            call = calls_by_key.get(entry.key)
+            call = calls_by_key.get(key)
             if call is None:
-                message_id = entry.key[0]
+                message_id = key[0]
                 if message_id in used_ids:
                     message_id = f"{message_id}#{entry.uuid}"
                 used_ids.add(message_id)
                 call = Call(entry, message_id)
-                calls_by_key[entry.key] = call
+                calls_by_key[key] = call
                 order.append(call)
+                calls.append(call)
             call.merge(entry)
-            self.owner[entry.uuid] = call.id
+            owner[entry.uuid] = call.id
             if entry.results:
                 order.append(entry)  # server tool results carried in the reply
-        return order
+        return order, calls
 
     def _parent_message(self, uuid: str | None) -> str | None:
         """The id of the message holding the nearest line at or above ``uuid`` that made one."""
@@ -202,34 +217,40 @@ class Assembler:
         """One API message: an assistant message."""
         first = item.entry
         usage = item.usage
-        if item.model == "<synthetic>":
+        model = item.model
+        if model == "<synthetic>":
             usage = None  # an error Claude Code wrote itself: no model call happened
         sidechain = first.sidechain and self.flag_sidechain
         if usage is None and item.error and is_context_overflow_message(item.error):
             self.overflow = (first.line, item.error)
         if usage is not None and not sidechain:
             self.overflow = None
-            self.max_context = max(self.max_context, usage.prompt_tokens)
-            if item.model:
-                self.builder.model = item.model
-            self.provider = provider_of(first.key[0] if first.key else "", item.model)
-        self._add(
-            Role.ASSISTANT,
+            prompt = usage.input + usage.cache_read + usage.cache_write
+            if prompt > self.max_context:
+                self.max_context = prompt
+            if model:
+                self.builder.model = model
+            self._last_call = (first.key[0] if first.key else "", model)
+        texts, reasoning = item.texts, item.reasoning
+        message = Message(  # built here and appended: no keyword dict built twice per message
+            index=0,
+            role=Role.ASSISTANT,
             id=item.id,
             parent_id=self._parent_message(first.parent),
             timestamp=first.timestamp,
-            text="\n\n".join([t for t in item.texts if t]),
-            reasoning="\n\n".join([t for t in item.reasoning if t]),
+            text=texts[0] if len(texts) == 1 else "\n\n".join([t for t in texts if t]),
+            reasoning=("\n\n".join([t for t in reasoning if t]) if reasoning else ""),
             tool_calls=item.calls,
             usage=usage,
             # the same few names on every call: one string each, not one per call
-            model=None if item.model is None else intern(item.model),
+            model=None if model is None else intern(model),
             stop_reason=None if item.stop is None else intern(item.stop),
             error=item.error,
             sidechain=sidechain,
             source_line=first.line,
             source_offset=first.offset,
         )
+        self.builder.append(message)
 
     def _boundary(self, entry: Entry) -> None:
         """A compact boundary: a compaction event (the next message is its boundary)."""
@@ -252,15 +273,18 @@ class Assembler:
         segment that is not in the file, or not before the compaction, is not one)."""
         for uuid in self.segments.get(boundary, ()):
             message_id = self.owner.get(uuid)
-            if message_id is not None and message_id in self.emitted:
+            if message_id is not None and message_id in self.emitted():
                 return message_id
         return None
 
-    def _add(self, role: Role, **fields: Any) -> Message:
-        """Add a message to the session (and remember its id)."""
-        message = self.builder.add(role, **fields)
-        self.emitted.add(message.id)
-        return message
+    def emitted(self) -> set[str]:
+        """The ids of the messages added so far (kept up to date only when asked: a partial
+        compaction's boundary is rare, a message is added for every line)."""
+        messages = self.builder.messages
+        if self._emitted_upto < len(messages):
+            self._emitted.update([m.id for m in messages[self._emitted_upto :]])
+            self._emitted_upto = len(messages)
+        return self._emitted
 
     def _results(self, entry: Entry) -> None:
         """The tool results of a line: one tool message each."""
@@ -268,8 +292,9 @@ class Assembler:
             return
         parent_id = self._parent_message(entry.parent)
         sidechain = entry.sidechain and self.flag_sidechain
+        append, tool_names, call_ids = self.builder.append, self.tool_names, self.call_ids
         for k, (call_id, output, is_error) in enumerate(entry.results):
-            name = self.tool_names.get(call_id)
+            name = tool_names.get(call_id)
             if name is None:
                 self.builder.diagnostic(
                     entry.line,
@@ -278,18 +303,23 @@ class Assembler:
                     "conversation; loaded without a tool name",
                 )
             self.answered.add(call_id)
-            self._add(
-                Role.TOOL,
+            message = Message(
+                index=0,
+                role=Role.TOOL,
                 id=entry.uuid if k == 0 else f"{entry.uuid}#{k}",
                 parent_id=parent_id,
                 timestamp=entry.timestamp,
-                tool_result=_tool_result(
-                    self.call_ids.get(call_id, call_id), name, output, is_error
+                tool_result=ToolResult(
+                    call_id=call_ids.get(call_id, call_id),
+                    tool_name=name,
+                    output=output,
+                    is_error=is_error,
                 ),
                 sidechain=sidechain,
                 source_line=entry.line,
                 source_offset=entry.offset,
             )
+            append(message)
 
     def _user_text(self, entry: Entry) -> None:
         """The text of a user line: a user message (meta, or a compaction's summary)."""
@@ -298,8 +328,9 @@ class Assembler:
         if entry.results and not any(entry.texts):
             return  # tool results only
         text = "\n\n".join(entry.texts)
-        message = self._add(
-            Role.USER,
+        message = Message(
+            index=0,
+            role=Role.USER,
             id=entry.uuid if not entry.results else f"{entry.uuid}#text",
             parent_id=self._parent_message(entry.parent),
             timestamp=entry.timestamp,
@@ -310,6 +341,7 @@ class Assembler:
             source_line=entry.line,
             source_offset=entry.offset,
         )
+        self.builder.append(message)
         compactions = self.builder.compactions
         if entry.summary and compactions:
             event = compactions[-1]
@@ -325,13 +357,3 @@ class Assembler:
                     f"tool call {tc.id} ({tc.name}) has no result in the file",
                 )
 
-
-def _tool_result(call_id: str, name: str | None, output: str, is_error: bool) -> ToolResult:
-    return ToolResult(
-        call_id=call_id,
-        tool_name=name,
-        output=output,
-        is_error=is_error,
-        truncated_by_tool=False,
-        compacted_at_ms=None,
-    )
