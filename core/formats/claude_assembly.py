@@ -26,13 +26,24 @@ _COMMAND_PREFIXES = ("<command-name>", "<command-message>", "<local-command-")
 
 
 def usage_of(raw: dict[str, Any]) -> Usage:
+    """The usage of a (checked) usage object."""
+    return usage_of_counts(
+        as_int(raw.get("input_tokens")),
+        as_int(raw.get("output_tokens")),
+        as_int(raw.get("cache_read_input_tokens")),
+        as_int(raw.get("cache_creation_input_tokens")),
+    )
+
+
+def usage_of_counts(
+    prompt: int | None, output: int | None, cache_read: int | None, cache_write: int | None
+) -> Usage:
+    """The usage of a call from its four counts (missing: 0)."""
     return Usage(
-        input=as_int(raw.get("input_tokens")),
-        output=as_int(raw.get("output_tokens")),
-        cache_read=as_int(raw.get("cache_read_input_tokens")),
-        cache_write=as_int(raw.get("cache_creation_input_tokens")),
-        reasoning=0,
-        total=None,
+        input=prompt or 0,
+        output=output or 0,
+        cache_read=cache_read or 0,
+        cache_write=cache_write or 0,
         convention=UsageConvention.ANTHROPIC,
     )
 

@@ -61,6 +61,7 @@ from core.agents.overflow_errors import is_context_overflow_message
 from core.formats.base import ProgressCallback, SessionBuilder
 from core.formats.claude_assembly import Assembler, usage_of
 from core.formats.claude_attachments import attachment_text, is_known
+from core.formats import claude_typed as typed
 from core.formats.claude_branches import active_entries
 from core.formats.claude_compactions import (
     CompactCommands,
@@ -79,7 +80,7 @@ from core.formats.claude_records import (
     read_user,
 )
 from core.formats.file_kind import open_regular, unreadable_reason
-from core.formats.jsonl import head_records, read_jsonl
+from core.formats.jsonl import head_records, read_jsonl_raw
 from core.formats.qwen_code import is_qwen_record
 from core.model.read_numbers import plausible, show_value
 from core.model.session import CompactionEvent, Session, SourceFormat
@@ -99,23 +100,7 @@ _USAGE_COUNTS = (
 )
 """The counts of a usage object the loader reads (each checked where the line is read)."""
 
-_SKIPPED_TYPES = frozenset(
-    {
-        # Bookkeeping for the UI, undo, the input queue and the session list: never sent to the
-        # model. (``progress`` lines are hook and sub-agent progress, shown while it runs.)
-        "progress",
-        "file-history-snapshot",
-        "file-history-delta",
-        "queue-operation",
-        "tag",
-        "last-prompt",
-        "mode",
-        "permission-mode",
-        "bridge-session",
-        "atis-latch",
-        "pr-link",
-    }
-)
+_SKIPPED_TYPES = typed.SKIPPED_TYPES
 
 # -- detection ------------------------------------------------------------------------------
 
@@ -156,10 +141,19 @@ def load(
     """Load a Claude Code transcript (read-only). See the module docstring for what is read."""
     path = Path(path)
     reader = _Reader(SessionBuilder(FORMAT, path))
-    for line_no, offset, obj in read_jsonl(
-        path, reader.builder, progress=progress, count=reader.entries.__len__, head_bytes=head_bytes
+    line, typed_line = reader.line, reader.typed_line
+    for line_no, offset, _raw, obj in read_jsonl_raw(
+        path,
+        reader.builder,
+        progress=progress,
+        count=reader.entries.__len__,
+        head_bytes=head_bytes,
+        typed=typed.decode,
     ):
-        reader.line(line_no, offset, obj)
+        if type(obj) is typed.Typed:
+            typed_line(line_no, offset, obj)
+        else:
+            line(line_no, offset, obj)
     return reader.finish(path)
 
 
@@ -199,6 +193,49 @@ class _Reader:
             self.builder.diagnostic(
                 line_no, "unreadable-record", f"{name} line not understood ({exc})"
             )
+
+    def typed_line(self, line_no: int, offset: int, read: typed.Typed) -> None:
+        """A user or assistant line read typed (:mod:`core.formats.claude_typed`): what
+        :meth:`line` does with the same line as an object."""
+        line = read.line
+        uuid = line.uuid
+        if uuid is not None and uuid in self.parents:
+            self.builder.diagnostic(
+                line_no, "duplicate-uuid", f"uuid {uuid} seen before; duplicate line skipped"
+            )
+            return
+        if line.type in _SKIPPED_TYPES:
+            if uuid is not None:
+                self.parents[uuid] = line.parent
+                self.last_uuid = uuid
+            return
+        kind = ASSISTANT if line.type == "assistant" else USER
+        entry = typed.entry_of(
+            read, kind, line_no, offset, uuid if uuid is not None else f"line-{line_no}"
+        )
+        if uuid is not None:
+            self.parents[uuid] = entry.parent
+            self.last_uuid = uuid
+        if self.session_id is None and line.session_id is not None:
+            self.session_id = line.session_id
+        if self.builder.started_at is None and line.timestamp is not None:
+            self.builder.started_at = line.timestamp
+        self.entries.append(entry)
+        version = line.version
+        if version is not None and version != self.version:
+            self.version = version
+            self.version_changes.append({"line": line_no, "version": version})
+        if line.entrypoint is not None:
+            self.entrypoint = line.entrypoint
+        if kind == ASSISTANT:
+            self.compact_commands.call()
+            return
+        if entry.texts and is_compact_command(entry.texts[0]):
+            self.compact_commands.command(line_no)
+        if self.builder.project is None and line.cwd is not None:
+            self.builder.project = line.cwd
+        if self.agent_id is None and line.agent_id is not None:
+            self.agent_id = line.agent_id
 
     def _line(self, line_no: int, offset: int, obj: dict[str, Any]) -> None:
         kind = obj.get("type")
