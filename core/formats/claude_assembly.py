@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from sys import intern
+from collections.abc import Sequence
 from typing import Any
 
 from core.agents.overflow_errors import is_context_overflow_message
@@ -58,22 +59,27 @@ class Call:
     __slots__ = ("calls", "entry", "error", "id", "model", "reasoning", "stop", "texts", "usage")
 
     def __init__(self, entry: Entry, message_id: str) -> None:
+        """The call of an API message's first line (its sequences are the entry's own, never
+        changed: a later line's are added to copies)."""
         self.entry = entry
         self.id = message_id
-        self.texts: list[str] = []
-        self.reasoning: list[str] = []
-        self.calls: list[ToolCall] = []
-        self.usage: Usage | None = None
-        self.model: str | None = None
-        self.stop: str | None = None
-        self.error: str | None = None
+        self.texts: Sequence[str] = entry.texts
+        self.reasoning: Sequence[str] = entry.reasoning
+        self.calls: Sequence[ToolCall] = entry.calls
+        self.usage: Usage | None = entry.call_usage
+        self.model: str | None = entry.model or None
+        self.stop: str | None = entry.stop_reason or None
+        self.error: str | None = entry.error or None
 
     def merge(self, entry: Entry) -> None:
-        self.texts.extend(entry.texts)
-        self.reasoning.extend(entry.reasoning)
+        """Another block line of the same API message."""
+        if entry.texts:
+            self.texts = [*self.texts, *entry.texts]
+        if entry.reasoning:
+            self.reasoning = [*self.reasoning, *entry.reasoning]
         if entry.calls:
             known = {c.id for c in self.calls}
-            self.calls.extend(c for c in entry.calls if c.id not in known)
+            self.calls = [*self.calls, *(c for c in entry.calls if c.id not in known)]
         usage = entry.call_usage
         if usage is not None and (
             self.usage is None
@@ -207,7 +213,8 @@ class Assembler:
                 calls_by_key[key] = call
                 order.append(call)
                 calls.append(call)
-            call.merge(entry)
+            else:
+                call.merge(entry)
             owner[entry.uuid] = call.id
             if entry.results:
                 order.append(entry)  # server tool results carried in the reply
@@ -251,7 +258,7 @@ class Assembler:
             timestamp=first.timestamp,
             text=texts[0] if len(texts) == 1 else "\n\n".join([t for t in texts if t]),
             reasoning=("\n\n".join([t for t in reasoning if t]) if reasoning else ""),
-            tool_calls=item.calls,
+            tool_calls=list(item.calls),
             usage=usage,
             # the same few names on every call: one string each, not one per call
             model=None if model is None else intern(model),

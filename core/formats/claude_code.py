@@ -302,7 +302,7 @@ class _Reader:
             self.builder.diagnostic(
                 line_no, "unreadable-usage", "usage is not an object: the call has no usage"
             )
-        entry = Entry(ASSISTANT, line_no, offset, uuid, parent, obj)
+        entry = Entry.of(ASSISTANT, line_no, offset, uuid, parent, obj)
         read_assistant(entry, obj, message)
         if entry.usage is not None:
             checked = self.builder.counts(line_no, "usage", entry.usage, _USAGE_COUNTS)
@@ -319,7 +319,7 @@ class _Reader:
         message = obj.get("message")
         if not self._has_message(message, line_no, "user"):
             return
-        entry = Entry(USER, line_no, offset, uuid, parent, obj)
+        entry = Entry.of(USER, line_no, offset, uuid, parent, obj)
         read_user(entry, message)
         self.entries.append(entry)
         self._agent_facts(line_no, obj)
@@ -360,7 +360,7 @@ class _Reader:
         builder = self.builder
         self._agent_facts(line_no, obj)
         if subtype == "compact_boundary":
-            entry = Entry(BOUNDARY, line_no, offset, uuid, parent, obj)
+            entry = Entry.of(BOUNDARY, line_no, offset, uuid, parent, obj)
             entry.usage = self._compact_metadata(line_no, obj.get("compactMetadata"))
             self.entries.append(entry)
             self.compact_commands.boundary(line_no)
@@ -368,7 +368,7 @@ class _Reader:
             # A slash command and its output: the agent sends them to the model as a user message.
             content = obj.get("content")
             if isinstance(content, str) and content:
-                entry = Entry(USER, line_no, offset, uuid, parent, obj)
+                entry = Entry.of(USER, line_no, offset, uuid, parent, obj)
                 entry.texts = (content,)
                 entry.meta = True
                 self.entries.append(entry)
@@ -384,7 +384,7 @@ class _Reader:
             text = _error_text(obj.get("error"))
             builder.info(line_no, "api-error", f"API error recorded (retried by the agent): {text}")
             if is_context_overflow_message(text):
-                entry = Entry(API_ERROR, line_no, offset, uuid, parent, obj)
+                entry = Entry.of(API_ERROR, line_no, offset, uuid, parent, obj)
                 entry.error = text
                 self.entries.append(entry)
                 self.overflow_errors.append(text)
@@ -407,7 +407,7 @@ class _Reader:
         if not text:
             self._unknown_attachment(attachment.get("type"), line_no)
             return
-        entry = Entry(ATTACHMENT, line_no, offset, uuid, parent, obj)
+        entry = Entry.of(ATTACHMENT, line_no, offset, uuid, parent, obj)
         entry.texts = (text,)
         entry.meta = True
         self.entries.append(entry)

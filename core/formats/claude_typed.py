@@ -180,20 +180,17 @@ def entry_of(typed: Typed, kind: int, line_no: int, offset: int, uuid: str) -> E
     """The entry of a user or assistant line (what :mod:`core.formats.claude_records` reads
     from the same line as an object)."""
     line = typed.line
-    entry = Entry.__new__(Entry)
-    entry.kind = kind
-    entry.line = line_no
-    entry.offset = offset
-    entry.uuid = uuid
-    entry.parent = line.parent
-    entry.timestamp = line.timestamp
-    entry.sidechain = line.is_sidechain is True
-    entry.meta = line.is_meta is True
-    entry.summary = line.is_compact_summary is True
-    entry.texts = entry.reasoning = entry.calls = entry.results = ()
-    entry.usage = entry.call_usage = None
-    entry.model = entry.stop_reason = entry.error = None
-    entry.key = None
+    entry = Entry(
+        kind=kind,
+        line=line_no,
+        offset=offset,
+        uuid=uuid,
+        parent=line.parent,
+        timestamp=line.timestamp,
+        sidechain=line.is_sidechain is True,
+        meta=line.is_meta is True,
+        summary=line.is_compact_summary is True,
+    )
     message = line.message
     assert message is not None  # (decode() reads no user or assistant line without one)
     if kind == USER:
