@@ -222,6 +222,11 @@ class Assembler:
 
     def _parent_message(self, uuid: str | None) -> str | None:
         """The id of the message holding the nearest line at or above ``uuid`` that made one."""
+        if uuid is None:
+            return None
+        found = self.owner.get(uuid)  # the usual case: the parent line made a message
+        if found is not None:
+            return found
         steps = 0
         while uuid is not None and steps < 10_000:
             found = self.owner.get(uuid)

@@ -80,7 +80,7 @@ from core.formats.claude_records import (
     read_user,
 )
 from core.formats.file_kind import open_regular, unreadable_reason
-from core.formats.jsonl import head_records, read_jsonl_raw
+from core.formats.jsonl import head_records, read_jsonl
 from core.formats.qwen_code import is_qwen_record
 from core.model.read_numbers import plausible, show_value
 from core.model.session import CompactionEvent, Session, SourceFormat
@@ -141,19 +141,15 @@ def load(
     """Load a Claude Code transcript (read-only). See the module docstring for what is read."""
     path = Path(path)
     reader = _Reader(SessionBuilder(FORMAT, path))
-    line, typed_line = reader.line, reader.typed_line
-    for line_no, offset, _raw, obj in read_jsonl_raw(
+    for line_no, offset, obj in read_jsonl(
         path,
         reader.builder,
         progress=progress,
         count=reader.entries.__len__,
         head_bytes=head_bytes,
-        typed=typed.decode,
+        typed=reader.typed_line,
     ):
-        if type(obj) is typed.Typed:
-            typed_line(line_no, offset, obj)
-        else:
-            line(line_no, offset, obj)
+        reader.line(line_no, offset, obj)
     return reader.finish(path)
 
 
@@ -194,9 +190,22 @@ class _Reader:
                 line_no, "unreadable-record", f"{name} line not understood ({exc})"
             )
 
-    def typed_line(self, line_no: int, offset: int, read: typed.Typed) -> None:
-        """A user or assistant line read typed (:mod:`core.formats.claude_typed`): what
-        :meth:`line` does with the same line as an object."""
+    def typed_line(self, raw: bytes, line_no: int, offset: int) -> bool:
+        """A user, assistant or passed-over line read typed (:mod:`core.formats.claude_typed`):
+        what :meth:`line` does with the same line as an object. False: the line is not one
+        read this way (nothing was done with it)."""
+        read = typed.decode(raw)
+        if read is None:
+            return False
+        try:
+            self._typed_line(line_no, offset, read)
+        except Exception as exc:  # an unexpected shape must not stop the load
+            self.builder.diagnostic(
+                line_no, "unreadable-record", f"{read.line.type} line not understood ({exc})"
+            )
+        return True
+
+    def _typed_line(self, line_no: int, offset: int, read: typed.Typed) -> None:
         line = read.line
         uuid = line.uuid
         if uuid is not None and uuid in self.parents:

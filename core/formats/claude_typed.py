@@ -180,12 +180,13 @@ def entry_of(typed: Typed, kind: int, line_no: int, offset: int, uuid: str) -> E
     """The entry of a user or assistant line (what :mod:`core.formats.claude_records` reads
     from the same line as an object)."""
     line = typed.line
+    parent = line.parent_uuid
     entry = Entry(
         kind=kind,
         line=line_no,
         offset=offset,
         uuid=uuid,
-        parent=line.parent,
+        parent=parent if parent is not None else line.logical_parent_uuid,
         timestamp=line.timestamp,
         sidechain=line.is_sidechain is True,
         meta=line.is_meta is True,

@@ -183,8 +183,8 @@ def read_jsonl(
     count: Callable[[], int] | None = None,
     skip: Callable[[bytes], bool] | None = None,
     head_bytes: int | None = None,
-    typed: Callable[[bytes], Any] | None = None,
-) -> Iterator[tuple[int, int, Any]]:
+    typed: Callable[[bytes, int, int], bool] | None = None,
+) -> Iterator[tuple[int, int, dict[str, Any]]]:
     """Yield ``(line_number, byte_offset, object)`` for every JSON object line of ``path``.
 
     Line numbers are 1-based; ``byte_offset`` is where the object starts (its line's start,
@@ -200,9 +200,9 @@ def read_jsonl(
     ``head_bytes`` stops after the complete lines of the file's first ``head_bytes`` bytes (the
     line they cut is left out, without a diagnostic): a quick first part of a big file.
 
-    ``typed`` lets a loader decode the lines it reads typed (msgspec structs of the fields it
-    needs): what it returns for a line (not None) is yielded instead of the line's object; for
-    None the line is parsed and checked as any other.
+    ``typed`` lets a loader read lines its own way (msgspec structs of the fields it needs): it
+    is called with ``(raw line, line number, offset)`` and returns True when it read the line
+    (which is then not yielded); for False the line is parsed and checked as any other.
 
     Raises :class:`LoadError` when the file is missing, empty, binary, a JSON array, or holds no
     JSON object at all.
@@ -229,8 +229,8 @@ def read_jsonl_raw(
     count: Callable[[], int] | None = None,
     skip: Callable[[bytes], bool] | None = None,
     head_bytes: int | None = None,
-    typed: Callable[[bytes], Any] | None = None,
-) -> Iterator[tuple[int, int, bytes, Any]]:
+    typed: Callable[[bytes, int, int], bool] | None = None,
+) -> Iterator[tuple[int, int, bytes, dict[str, Any]]]:
     """:func:`read_jsonl` with the bytes each object was parsed from: ``(line_number,
     byte_offset, raw, object)``, for a loader that measures records as the file holds them.
     ``raw`` is the whole line (not copied), or the object's own part of a line that holds
@@ -356,7 +356,7 @@ class _Lines:
         builder: SessionBuilder,
         skip: Callable[[bytes], bool] | None,
         offset: int,
-        typed: Callable[[bytes], Any] | None = None,
+        typed: Callable[[bytes, int, int], bool] | None = None,
     ) -> None:
         self.builder = builder
         self.skip = skip
@@ -366,9 +366,9 @@ class _Lines:
         self.objects_read = 0
         self.non_blank = 0
 
-    def objects(self, lines: list[bytes]) -> Iterator[tuple[int, int, bytes, Any]]:
-        """``(line number, offset, raw, object)`` of each object line (the typed one when the
-        loader's ``typed`` reads it); blank lines are passed over."""
+    def objects(self, lines: list[bytes]) -> Iterator[tuple[int, int, bytes, dict[str, Any]]]:
+        """``(line number, offset, raw, object)`` of each object line (except those the
+        loader's ``typed`` read); blank lines are passed over."""
         # Locals in the loop: it runs for every line of the file.
         builder, skip, typed = self.builder, self.skip, self.typed
         loads, decode_error = orjson.loads, orjson.JSONDecodeError
@@ -384,12 +384,9 @@ class _Lines:
             if skip is not None and skip(line):
                 objects_read += 1
                 continue
-            if typed is not None:
-                obj = typed(line)
-                if obj is not None:
-                    objects_read += 1
-                    yield line_no, start, line, obj
-                    continue
+            if typed is not None and typed(line, line_no, start):
+                objects_read += 1
+                continue
             try:
                 obj = loads(line)
             except decode_error as exc:
