@@ -9,9 +9,9 @@ mid-stream); every other entry becomes a user, tool or meta message, and a compa
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 from sys import intern
-from collections.abc import Sequence
 from typing import Any
 
 from core.agents.overflow_errors import is_context_overflow_message
@@ -167,7 +167,7 @@ class Assembler:
                 tool_names[tc.id] = name
                 call_ids[tc.id] = tc.id
         for item in order:
-            if type(item) is Call:
+            if isinstance(item, Call):
                 self._call(item)
                 continue
             kind = item.kind
@@ -178,7 +178,7 @@ class Assembler:
             else:
                 if item.results:
                     self._results(item)
-                if item.texts and (kind == USER or kind == ATTACHMENT):
+                if item.texts and kind in (USER, ATTACHMENT):
                     self._user_text(item)
         for call in calls:
             if call.calls:
@@ -379,4 +379,3 @@ class Assembler:
                     "missing-tool-result",
                     f"tool call {tc.id} ({tc.name}) has no result in the file",
                 )
-

@@ -58,10 +58,10 @@ from typing import Any, TypeGuard
 import orjson
 
 from core.agents.overflow_errors import is_context_overflow_message
+from core.formats import claude_typed as typed
 from core.formats.base import ProgressCallback, SessionBuilder
 from core.formats.claude_assembly import Assembler, usage_of
 from core.formats.claude_attachments import attachment_text, is_known
-from core.formats import claude_typed as typed
 from core.formats.claude_branches import active_entries
 from core.formats.claude_compactions import (
     CompactCommands,

@@ -19,7 +19,7 @@ import msgspec
 import orjson
 
 from core.formats.claude_assembly import usage_of_counts
-from core.formats.claude_records import ASSISTANT, USER, Entry
+from core.formats.claude_records import USER, Entry
 from core.model.read_numbers import MAX_COUNT
 from core.model.session import ToolCall, Usage
 
@@ -202,7 +202,7 @@ def entry_of(typed: Typed, kind: int, line_no: int, offset: int, uuid: str) -> E
 
 
 def _read_user(entry: Entry, content: str | list[Block] | None) -> None:
-    if type(content) is str:
+    if isinstance(content, str):
         entry.texts = (content,)
         return
     if content is None:
@@ -235,12 +235,12 @@ def _block_piece(block: Block) -> str | None:
 
 def _result_of(block: Block, is_error: bool) -> tuple[str, str, bool]:
     content = block.content
-    if type(content) is str:
+    if isinstance(content, str):
         text = content
     elif content is None:
         text = ""
     else:
-        parts = [piece for piece in map(_block_piece, content) if piece is not None]
+        parts = [piece for piece in [_block_piece(inner) for inner in content] if piece is not None]
         text = "\n\n".join(parts)
     call_id = block.tool_use_id
     return (call_id if call_id is not None else "", text, is_error)
@@ -256,9 +256,7 @@ def _request_usage(usage: TypedUsage) -> TypedUsage:
     return usage
 
 
-def _read_assistant(
-    entry: Entry, line: Line, message: TypedMessage, arguments: list[Any]
-) -> None:
+def _read_assistant(entry: Entry, line: Line, message: TypedMessage, arguments: list[Any]) -> None:
     msg_id = message.id
     entry.key = (msg_id if msg_id is not None else entry.uuid, line.request_id)
     entry.model = message.model
@@ -268,7 +266,7 @@ def _read_assistant(
         entry.call_usage = _usage(used)
     content = message.content
     texts: list[str] = []
-    if type(content) is str:
+    if isinstance(content, str):
         texts.append(content)
     elif content is not None:
         _read_blocks(entry, content, texts, iter(arguments))
@@ -309,4 +307,3 @@ def _read_blocks(
             entry.calls = (*entry.calls, call)
         elif kind is not None and kind.endswith("_tool_result"):
             entry.results = (*entry.results, _result_of(block, False))
-

@@ -268,9 +268,17 @@ class _Loader:
         payload}``, or a line of the legacy format."""
         kind = obj.get("type")
         payload = obj.get("payload")
+        self.line_no = line_no
+        if kind == "event_msg" and type(payload) is dict:
+            try:  # the most frequent record: read by its line number alone
+                self.event(payload, line_no)
+            except Exception as exc:  # an unexpected shape must not stop the load
+                self.builder.diagnostic(
+                    line_no, "unreadable-record", f"{kind} line not understood ({exc})"
+                )
+            return
         ts = obj.get("timestamp")
         at = _At(line_no, offset, ts if type(ts) is str else None)
-        self.line_no = line_no
         if kind == "response_item":
             at.raw = raw
         try:
@@ -511,12 +519,16 @@ class _Loader:
     # -- events -----------------------------------------------------------------------
 
     def event_msg(self, payload: dict[str, Any], at: _At) -> None:
-        """An ``event_msg`` record, read by the method :data:`_EVENTS` names for its type
-        (most events repeat response items or report to the UI, and are passed over)."""
+        """An ``event_msg`` record (see :meth:`event`)."""
+        self.event(payload, at.line)
+
+    def event(self, payload: dict[str, Any], line: int) -> None:
+        """An ``event_msg`` record's payload, read by the method :data:`_EVENTS` names for its
+        type (most events repeat response items or report to the UI, and are passed over)."""
         event = payload.get("type")
         handler = _EVENTS.get(event) if type(event) is str else None
         if handler is not None:
-            handler(self, payload, at.line)
+            handler(self, payload, line)
 
     def token_count(self, payload: dict[str, Any], line: int) -> None:
         """The usage of the request just made (attached to its call), or a figure Codex wrote
