@@ -40,7 +40,9 @@ What is read (see ``reference/formats.md`` §B):
 
 The loader reads in three steps, one module each: :mod:`~core.formats.claude_records` turns each
 useful line into an entry, :mod:`~core.formats.claude_branches` picks the active branch, and
-:mod:`~core.formats.claude_assembly` builds the messages and compactions from it.
+:mod:`~core.formats.claude_assembly` builds the messages and compactions from it. Well-formed
+user, assistant and passed-over lines are decoded typed (:mod:`~core.formats.claude_typed`: only
+the fields read, into msgspec structs); any other line is read as an object, with every check.
 
 A sub-agent transcript (``agent-*.jsonl`` next to the session or
 ``<sessionId>/subagents/agent-*.jsonl``) loads on its own; its messages are not flagged
