@@ -196,37 +196,30 @@ class _Reader:
         """A user, assistant or passed-over line read typed (:mod:`core.formats.claude_typed`):
         what :meth:`line` does with the same line as an object. False: the line is not one
         read this way (nothing was done with it)."""
-        read = typed.decode(raw)
+        read = typed.read(raw, line_no, offset)
         if read is None:
             return False
+        line, entry = read
         try:
-            self._typed_line(line_no, offset, read)
+            self._typed_line(line_no, line, entry)
         except Exception as exc:  # an unexpected shape must not stop the load
             self.builder.diagnostic(
-                line_no, "unreadable-record", f"{read.line.type} line not understood ({exc})"
+                line_no, "unreadable-record", f"{line.type} line not understood ({exc})"
             )
         return True
 
-    def _typed_line(self, line_no: int, offset: int, read: typed.Typed) -> None:
-        line = read.line
+    def _typed_line(self, line_no: int, line: typed.Line, entry: Entry | None) -> None:
         uuid = line.uuid
-        if uuid is not None and uuid in self.parents:
-            self.builder.diagnostic(
-                line_no, "duplicate-uuid", f"uuid {uuid} seen before; duplicate line skipped"
-            )
-            return
-        if line.type in _SKIPPED_TYPES:
-            if uuid is not None:
-                self.parents[uuid] = line.parent
-                self.last_uuid = uuid
-            return
-        kind = ASSISTANT if line.type == "assistant" else USER
-        entry = typed.entry_of(
-            read, kind, line_no, offset, uuid if uuid is not None else f"line-{line_no}"
-        )
         if uuid is not None:
-            self.parents[uuid] = entry.parent
+            if uuid in self.parents:
+                self.builder.diagnostic(
+                    line_no, "duplicate-uuid", f"uuid {uuid} seen before; duplicate line skipped"
+                )
+                return
+            self.parents[uuid] = line.parent
             self.last_uuid = uuid
+        if entry is None:
+            return  # a passed-over line
         if self.session_id is None and line.session_id is not None:
             self.session_id = line.session_id
         if self.builder.started_at is None and line.timestamp is not None:
@@ -238,7 +231,7 @@ class _Reader:
             self.version_changes.append({"line": line_no, "version": version})
         if line.entrypoint is not None:
             self.entrypoint = line.entrypoint
-        if kind == ASSISTANT:
+        if entry.kind == ASSISTANT:
             self.compact_commands.call()
             return
         if entry.texts and is_compact_command(entry.texts[0]):

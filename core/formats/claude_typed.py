@@ -12,14 +12,13 @@ read as a float), and the loader reads it as a plain object with the checks and 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Annotated, Any
 
 import msgspec
 import orjson
 
 from core.formats.claude_assembly import usage_of_counts
-from core.formats.claude_records import USER, Entry
+from core.formats.claude_records import ASSISTANT, USER, Entry
 from core.model.read_numbers import MAX_COUNT
 from core.model.session import ToolCall, Usage
 
@@ -130,23 +129,15 @@ _decode_line = msgspec.json.Decoder(Line).decode
 _ERRORS = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
 
 
-class Typed:
-    """A line read typed: its fields, and the arguments of its tool calls (parsed by orjson,
-    as the plain read parses them, in block order)."""
-
-    __slots__ = ("arguments", "line")
-
-    def __init__(self, line: Line, arguments: list[Any]) -> None:
-        self.line = line
-        self.arguments = arguments
+class _Plain(Exception):
+    """The line holds what only the plain read reads (a number orjson reads as infinity)."""
 
 
-_NO_ARGUMENTS: list[Any] = []
-
-
-def decode(raw: bytes) -> Typed | None:
-    """The typed line, or None when it is not a user, assistant or passed-over line read this
-    way."""
+def read(raw: bytes, line_no: int, offset: int) -> tuple[Line, Entry | None] | None:
+    """The typed line and its entry (None for a passed-over line), or None when the line is not
+    a user, assistant or passed-over line read this way. The entry is what
+    :mod:`core.formats.claude_records` reads from the same line as an object; its ``uuid`` is
+    ``line-N`` when the line has none."""
     try:
         line = _decode_line(raw)
     except _ERRORS:
@@ -154,51 +145,37 @@ def decode(raw: bytes) -> Typed | None:
     kind = line.type
     message = line.message
     if kind == "user":
-        return Typed(line, _NO_ARGUMENTS) if message is not None else None
-    if kind != "assistant":
-        return Typed(line, _NO_ARGUMENTS) if kind in SKIPPED_TYPES else None
-    if message is None:
-        return None
-    content = message.content
-    if type(content) is not list:
-        return Typed(line, _NO_ARGUMENTS)
-    arguments: list[Any] = []
-    for block in content:
-        if block.type == "tool_use" or block.type == "server_tool_use":
-            raw_input = block.input
-            if raw_input is _NULL:
-                arguments.append(None)
-                continue
-            try:
-                arguments.append(orjson.loads(bytes(raw_input)))
-            except orjson.JSONDecodeError:
-                return None  # (a number orjson does not read): the line is read the plain way
-    return Typed(line, arguments)
+        if message is None:
+            return None
+        entry = _entry(line, USER, line_no, offset)
+        _read_user(entry, message.content)
+        return line, entry
+    if kind == "assistant":
+        if message is None:
+            return None
+        entry = _entry(line, ASSISTANT, line_no, offset)
+        try:
+            _read_assistant(entry, line, message)
+        except _Plain:
+            return None
+        return line, entry
+    return (line, None) if kind in SKIPPED_TYPES else None
 
 
-def entry_of(typed: Typed, kind: int, line_no: int, offset: int, uuid: str) -> Entry:
-    """The entry of a user or assistant line (what :mod:`core.formats.claude_records` reads
-    from the same line as an object)."""
-    line = typed.line
+def _entry(line: Line, kind: int, line_no: int, offset: int) -> Entry:
+    uuid = line.uuid
     parent = line.parent_uuid
-    entry = Entry(
+    return Entry(
         kind=kind,
         line=line_no,
         offset=offset,
-        uuid=uuid,
+        uuid=uuid if uuid is not None else f"line-{line_no}",
         parent=parent if parent is not None else line.logical_parent_uuid,
         timestamp=line.timestamp,
         sidechain=line.is_sidechain is True,
         meta=line.is_meta is True,
         summary=line.is_compact_summary is True,
     )
-    message = line.message
-    assert message is not None  # (decode() reads no user or assistant line without one)
-    if kind == USER:
-        _read_user(entry, message.content)
-    else:
-        _read_assistant(entry, line, message, typed.arguments)
-    return entry
 
 
 def _read_user(entry: Entry, content: str | list[Block] | None) -> None:
@@ -256,7 +233,7 @@ def _request_usage(usage: TypedUsage) -> TypedUsage:
     return usage
 
 
-def _read_assistant(entry: Entry, line: Line, message: TypedMessage, arguments: list[Any]) -> None:
+def _read_assistant(entry: Entry, line: Line, message: TypedMessage) -> None:
     msg_id = message.id
     entry.key = (msg_id if msg_id is not None else entry.uuid, line.request_id)
     entry.model = message.model
@@ -269,7 +246,7 @@ def _read_assistant(entry: Entry, line: Line, message: TypedMessage, arguments: 
     if isinstance(content, str):
         texts.append(content)
     elif content is not None:
-        _read_blocks(entry, content, texts, iter(arguments))
+        _read_blocks(entry, content, texts)
     if texts:
         entry.texts = texts
     if line.is_api_error_message is True or line.error:
@@ -286,9 +263,7 @@ def _usage(used: TypedUsage) -> Usage:
     )
 
 
-def _read_blocks(
-    entry: Entry, content: list[Block], texts: list[str], arguments: Iterator[Any]
-) -> None:
+def _read_blocks(entry: Entry, content: list[Block], texts: list[str]) -> None:
     """The blocks of an assistant line: text, thinking, tool calls, server tool results."""
     for block in content:
         kind = block.type
@@ -302,8 +277,18 @@ def _read_blocks(
             call = ToolCall(
                 id=block.id if block.id is not None else "",
                 name=block.name if block.name is not None else "",
-                arguments=next(arguments),
+                arguments=_arguments(block.input),
             )
             entry.calls = (*entry.calls, call)
         elif kind is not None and kind.endswith("_tool_result"):
             entry.results = (*entry.results, _result_of(block, False))
+
+
+def _arguments(raw: msgspec.Raw) -> Any:
+    """A tool call's arguments as orjson reads them (as the plain read does)."""
+    if raw is _NULL:
+        return None
+    try:
+        return orjson.loads(bytes(raw))
+    except orjson.JSONDecodeError:
+        raise _Plain from None

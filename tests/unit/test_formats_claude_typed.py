@@ -36,7 +36,7 @@ def _facts(session: Session) -> dict[str, Any]:
 def _both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], dict[str, Any]]:
     typed = _facts(load_session(path))
     with monkeypatch.context() as patch:
-        patch.setattr(claude_typed, "decode", lambda raw: None)
+        patch.setattr(claude_typed, "read", lambda raw, line_no, offset: None)
         plain = _facts(load_session(path))
     return typed, plain
 
@@ -51,7 +51,7 @@ def test_fixture_reads_the_same_typed_and_plain(
 
 def test_well_formed_lines_are_read_typed() -> None:
     lines = (FIXTURES / "recent_lines.jsonl").read_bytes().splitlines()
-    kinds = {json.loads(line).get("type") for line in lines if claude_typed.decode(line)}
+    kinds = {json.loads(line).get("type") for line in lines if claude_typed.read(line, 1, 0)}
     assert {"user", "assistant"} <= kinds
 
 
@@ -67,7 +67,7 @@ def test_well_formed_lines_are_read_typed() -> None:
     ],
 )
 def test_lines_of_other_shapes_are_read_plain(raw: bytes) -> None:
-    assert claude_typed.decode(raw) is None
+    assert claude_typed.read(raw, 1, 0) is None
 
 
 def test_tool_arguments_are_read_as_orjson_reads_them() -> None:
@@ -75,9 +75,11 @@ def test_tool_arguments_are_read_as_orjson_reads_them() -> None:
         b'{"type":"assistant","message":{"id":"m","content":[{"type":"tool_use","id":"t",'
         b'"name":"Bash","input":{"n":123456789012345678901234567890}}]}}'
     )
-    read = claude_typed.decode(raw)
+    read = claude_typed.read(raw, 1, 0)
     assert read is not None
-    assert read.arguments == [{"n": 1.2345678901234568e29}]
+    entry = read[1]
+    assert entry is not None
+    assert [call.arguments for call in entry.calls] == [{"n": 1.2345678901234568e29}]
 
 
 def test_every_odd_field_reads_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
