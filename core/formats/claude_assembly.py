@@ -159,14 +159,22 @@ class Assembler:
         read from (after the run: only the last one counts)."""
 
     def run(self, entries: list[Entry]) -> None:
+        """Add the messages and compactions of ``entries`` (the list is emptied: each entry is
+        let go once its message is made, so that entries and messages are not all held at once).
+        """
         order, calls = self._merge(entries)
+        entries.clear()
         tool_names, call_ids = self.tool_names, self.call_ids
         for call in calls:
             for tc in call.calls:
                 tc.name = name = intern(tc.name)
                 tool_names[tc.id] = name
                 call_ids[tc.id] = tc.id
-        for item in order:
+        checks = [(call.entry.line, call.calls) for call in calls if call.calls]
+        calls.clear()
+        order.reverse()
+        while order:
+            item = order.pop()
             if isinstance(item, Call):
                 self._call(item)
                 continue
@@ -180,9 +188,8 @@ class Assembler:
                     self._results(item)
                 if item.texts and kind in (USER, ATTACHMENT):
                     self._user_text(item)
-        for call in calls:
-            if call.calls:
-                self._check_answered(call)
+        for line, tool_calls in checks:
+            self._check_answered(line, tool_calls)
         self.builder.metadata["max_recorded_context"] = self.max_context
         if self._last_call is not None:
             self.provider = provider_of(*self._last_call)
@@ -371,11 +378,11 @@ class Assembler:
             if event.summary is None and event.message_index == message.index:
                 event.summary = text
 
-    def _check_answered(self, item: Call) -> None:
-        for tc in item.calls:
+    def _check_answered(self, line: int, calls: Sequence[ToolCall]) -> None:
+        for tc in calls:
             if tc.id not in self.answered:
                 self.builder.diagnostic(
-                    item.entry.line,
+                    line,
                     "missing-tool-result",
                     f"tool call {tc.id} ({tc.name}) has no result in the file",
                 )

@@ -520,6 +520,7 @@ class _Reader:
         if self.entrypoint is not None:
             builder.metadata["entrypoint"] = self.entrypoint
         included = active_entries(self.entries, self.parents, builder, self.before_boundary)
+        self.entries = []  # (the assembly lets each entry go once its message is made)
         segments = place_preserved_segments(included, self.parents, self.before_boundary)
         subagent = bool(included) and all(e.sidechain for e in included)
         if subagent:
