@@ -81,7 +81,7 @@ def steps(path: Path, fmt: SourceFormat) -> list[tuple[str, Callable[[], Any]]]:
         return loader
 
     def finish() -> Session:
-        return (claude_code if claude else codex).load(path)
+        return claude_code.load(path) if claude else codex.load(path)
 
     def window() -> Session:
         session = finish()
