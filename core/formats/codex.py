@@ -536,7 +536,9 @@ class _Loader:
         info = payload.get("info")
         if not isinstance(info, dict):
             return  # a rate-limit-only event
-        self._recorded_window(info.get("model_context_window"), line)
+        window = info.get("model_context_window")
+        if window != self.facts.window:
+            self._recorded_window(window, line)
         last = info.get("last_token_usage")
         if not isinstance(last, dict):
             return
@@ -548,20 +550,23 @@ class _Loader:
             return  # the repeated copy Codex writes after the outputs
         self.last_total = total
         self.last_last = last
-        if as_int(last.get("input_tokens")) == 0 and as_int(last.get("output_tokens")) == 0:
-            self._without_request(info, as_int(last.get("total_tokens")), line)
+        # (checked by counts(): each figure is an int or missing)
+        get = last.get
+        prompt: int = get("input_tokens") or 0
+        output: int = get("output_tokens") or 0
+        if prompt == 0 and output == 0:
+            self._without_request(info, get("total_tokens") or 0, line)
             return
         if _marks_full(info, last):
-            self._context_full(as_int(last.get("total_tokens")), line)
+            self._context_full(get("total_tokens") or 0, line)
             return
-        cached = as_int(last.get("cached_input_tokens"))
+        cached: int = get("cached_input_tokens") or 0
         usage = Usage(
-            input=max(0, as_int(last.get("input_tokens")) - cached),
-            output=as_int(last.get("output_tokens")),
+            input=max(0, prompt - cached),
+            output=output,
             cache_read=cached,
-            cache_write=0,
-            reasoning=as_int(last.get("reasoning_output_tokens")),
-            total=as_int(last.get("total_tokens"), None),
+            reasoning=get("reasoning_output_tokens") or 0,
+            total=get("total_tokens"),
             convention=UsageConvention.OPENAI,
         )
         self.last_context = usage.context_tokens
