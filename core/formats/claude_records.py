@@ -27,9 +27,14 @@ API_ERROR = 4
 an overflow recovery from an automatic compaction."""
 
 
-class Entry(msgspec.Struct, kw_only=True, gc=False, eq=False):
+class Entry(msgspec.Struct, kw_only=True, eq=False):
     """What one user/assistant/boundary/attachment line contributes, extracted at read time
-    (a struct: made in one call, the fields a line leaves empty at their defaults)."""
+    (a struct: made in one call, the fields a line leaves empty at their defaults).
+
+    Tracked by the garbage collector (which the load pauses) although it never needs to be: an
+    untracked entry is the size of a message, and the memory the entries free when the assembly
+    lets them go then ends up scattered among the session's messages (``analyze --json`` of the
+    100 MB small-messages file peaked 18 MB higher)."""
 
     kind: int
     line: int
