@@ -9,6 +9,7 @@ mid-stream); every other entry becomes a user, tool or meta message, and a compa
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 from sys import intern
 from typing import Any
@@ -26,13 +27,24 @@ _COMMAND_PREFIXES = ("<command-name>", "<command-message>", "<local-command-")
 
 
 def usage_of(raw: dict[str, Any]) -> Usage:
+    """The usage of a (checked) usage object."""
+    return usage_of_counts(
+        as_int(raw.get("input_tokens")),
+        as_int(raw.get("output_tokens")),
+        as_int(raw.get("cache_read_input_tokens")),
+        as_int(raw.get("cache_creation_input_tokens")),
+    )
+
+
+def usage_of_counts(
+    prompt: int | None, output: int | None, cache_read: int | None, cache_write: int | None
+) -> Usage:
+    """The usage of a call from its four counts (missing: 0)."""
     return Usage(
-        input=as_int(raw.get("input_tokens")),
-        output=as_int(raw.get("output_tokens")),
-        cache_read=as_int(raw.get("cache_read_input_tokens")),
-        cache_write=as_int(raw.get("cache_creation_input_tokens")),
-        reasoning=0,
-        total=None,
+        input=prompt or 0,
+        output=output or 0,
+        cache_read=cache_read or 0,
+        cache_write=cache_write or 0,
         convention=UsageConvention.ANTHROPIC,
     )
 
@@ -47,22 +59,27 @@ class Call:
     __slots__ = ("calls", "entry", "error", "id", "model", "reasoning", "stop", "texts", "usage")
 
     def __init__(self, entry: Entry, message_id: str) -> None:
+        """The call of an API message's first line (its sequences are the entry's own, never
+        changed: a later line's are added to copies)."""
         self.entry = entry
         self.id = message_id
-        self.texts: list[str] = []
-        self.reasoning: list[str] = []
-        self.calls: list[ToolCall] = []
-        self.usage: Usage | None = None
-        self.model: str | None = None
-        self.stop: str | None = None
-        self.error: str | None = None
+        self.texts: Sequence[str] = entry.texts
+        self.reasoning: Sequence[str] = entry.reasoning
+        self.calls: Sequence[ToolCall] = entry.calls
+        self.usage: Usage | None = entry.call_usage
+        self.model: str | None = entry.model or None
+        self.stop: str | None = entry.stop_reason or None
+        self.error: str | None = entry.error or None
 
     def merge(self, entry: Entry) -> None:
-        self.texts.extend(entry.texts)
-        self.reasoning.extend(entry.reasoning)
+        """Another block line of the same API message."""
+        if entry.texts:
+            self.texts = [*self.texts, *entry.texts]
+        if entry.reasoning:
+            self.reasoning = [*self.reasoning, *entry.reasoning]
         if entry.calls:
             known = {c.id for c in self.calls}
-            self.calls.extend(c for c in entry.calls if c.id not in known)
+            self.calls = [*self.calls, *(c for c in entry.calls if c.id not in known)]
         usage = entry.call_usage
         if usage is not None and (
             self.usage is None
@@ -124,8 +141,9 @@ class Assembler:
         """Boundary line -> the lines of the /compact commands recorded around it."""
         self.segments = segments
         """Boundary uuid -> the lines its partial compaction kept verbatim, head first."""
-        self.emitted: set[str] = set()
-        """The ids of the messages added so far."""
+        self._emitted: set[str] = set()
+        """The ids of the messages added so far (brought up to date when asked: :meth:`emitted`)."""
+        self._emitted_upto = 0
         self.overflow: tuple[int, str] | None = None
         """A context-overflow error since the last successful model call: (line, text)."""
         self.owner: dict[str, str] = {}  # line uuid -> id of the message holding it
@@ -136,59 +154,86 @@ class Assembler:
         self.max_context = 0
         self.provider: tuple[str, str] | None = None
         """Who served the main model, and what says so, when the ids or the model tell."""
+        self._last_call: tuple[str, str | None] | None = None
+        """The message id and model of the last main call with a usage: what the provider is
+        read from (after the run: only the last one counts)."""
 
     def run(self, entries: list[Entry]) -> None:
-        order = self._merge(entries)
-        calls = [item for item in order if isinstance(item, Call)]
+        """Add the messages and compactions of ``entries`` (the list is emptied: each entry is
+        let go once its message is made, so that entries and messages are not all held at once).
+        """
+        order, calls = self._merge(entries)
+        entries.clear()
+        tool_names, call_ids = self.tool_names, self.call_ids
         for call in calls:
             for tc in call.calls:
-                tc.name = intern(tc.name)
-                self.tool_names[tc.id] = tc.name
-                self.call_ids[tc.id] = tc.id
-        for item in order:
+                tc.name = name = intern(tc.name)
+                tool_names[tc.id] = name
+                call_ids[tc.id] = tc.id
+        checks = [(call.entry.line, call.calls) for call in calls if call.calls]
+        calls.clear()
+        order.reverse()
+        while order:
+            item = order.pop()
             if isinstance(item, Call):
                 self._call(item)
-            elif item.kind == BOUNDARY:
+                continue
+            kind = item.kind
+            if kind == BOUNDARY:
                 self._boundary(item)
-            elif item.kind == API_ERROR:
+            elif kind == API_ERROR:
                 self.overflow = (item.line, item.error or "")
             else:
-                self._results(item)
-                self._user_text(item)
-        for call in calls:
-            self._check_answered(call)
+                if item.results:
+                    self._results(item)
+                if item.texts and kind in (USER, ATTACHMENT):
+                    self._user_text(item)
+        for line, tool_calls in checks:
+            self._check_answered(line, tool_calls)
         self.builder.metadata["max_recorded_context"] = self.max_context
+        if self._last_call is not None:
+            self.provider = provider_of(*self._last_call)
 
-    def _merge(self, entries: list[Entry]) -> list[Entry | Call]:
+    def _merge(self, entries: list[Entry]) -> tuple[list[Entry | Call], list[Call]]:
         """The entries in file order, the block lines of each API message merged into the
-        :class:`Call` that stands where its first line was."""
+        :class:`Call` that stands where its first line was; and the calls alone."""
         calls_by_key: dict[tuple[str, str | None], Call] = {}
         order: list[Entry | Call] = []
+        calls: list[Call] = []
         used_ids: set[str] = set()
+        owner = self.owner
         for entry in entries:
-            if entry.kind != ASSISTANT or entry.key is None:
+            key = entry.key
+            if key is None or entry.kind != ASSISTANT:
                 used_ids.add(entry.uuid)
                 if entry.texts or entry.results:  # it makes a message with this id
-                    self.owner[entry.uuid] = entry.uuid
+                    owner[entry.uuid] = entry.uuid
                 order.append(entry)
                 continue
-            call = calls_by_key.get(entry.key)
+            call = calls_by_key.get(key)
             if call is None:
-                message_id = entry.key[0]
+                message_id = key[0]
                 if message_id in used_ids:
                     message_id = f"{message_id}#{entry.uuid}"
                 used_ids.add(message_id)
                 call = Call(entry, message_id)
-                calls_by_key[entry.key] = call
+                calls_by_key[key] = call
                 order.append(call)
-            call.merge(entry)
-            self.owner[entry.uuid] = call.id
+                calls.append(call)
+            else:
+                call.merge(entry)
+            owner[entry.uuid] = call.id
             if entry.results:
                 order.append(entry)  # server tool results carried in the reply
-        return order
+        return order, calls
 
     def _parent_message(self, uuid: str | None) -> str | None:
         """The id of the message holding the nearest line at or above ``uuid`` that made one."""
+        if uuid is None:
+            return None
+        found = self.owner.get(uuid)  # the usual case: the parent line made a message
+        if found is not None:
+            return found
         steps = 0
         while uuid is not None and steps < 10_000:
             found = self.owner.get(uuid)
@@ -202,34 +247,40 @@ class Assembler:
         """One API message: an assistant message."""
         first = item.entry
         usage = item.usage
-        if item.model == "<synthetic>":
+        model = item.model
+        if model == "<synthetic>":
             usage = None  # an error Claude Code wrote itself: no model call happened
         sidechain = first.sidechain and self.flag_sidechain
         if usage is None and item.error and is_context_overflow_message(item.error):
             self.overflow = (first.line, item.error)
         if usage is not None and not sidechain:
             self.overflow = None
-            self.max_context = max(self.max_context, usage.prompt_tokens)
-            if item.model:
-                self.builder.model = item.model
-            self.provider = provider_of(first.key[0] if first.key else "", item.model)
-        self._add(
-            Role.ASSISTANT,
+            prompt = usage.input + usage.cache_read + usage.cache_write
+            if prompt > self.max_context:
+                self.max_context = prompt
+            if model:
+                self.builder.model = model
+            self._last_call = (first.key[0] if first.key else "", model)
+        texts, reasoning = item.texts, item.reasoning
+        message = Message(  # built here and appended: no keyword dict built twice per message
+            index=0,
+            role=Role.ASSISTANT,
             id=item.id,
             parent_id=self._parent_message(first.parent),
             timestamp=first.timestamp,
-            text="\n\n".join([t for t in item.texts if t]),
-            reasoning="\n\n".join([t for t in item.reasoning if t]),
-            tool_calls=item.calls,
+            text=texts[0] if len(texts) == 1 else "\n\n".join([t for t in texts if t]),
+            reasoning=("\n\n".join([t for t in reasoning if t]) if reasoning else ""),
+            tool_calls=list(item.calls),
             usage=usage,
             # the same few names on every call: one string each, not one per call
-            model=None if item.model is None else intern(item.model),
+            model=None if model is None else intern(model),
             stop_reason=None if item.stop is None else intern(item.stop),
             error=item.error,
             sidechain=sidechain,
             source_line=first.line,
             source_offset=first.offset,
         )
+        self.builder.append(message)
 
     def _boundary(self, entry: Entry) -> None:
         """A compact boundary: a compaction event (the next message is its boundary)."""
@@ -252,15 +303,18 @@ class Assembler:
         segment that is not in the file, or not before the compaction, is not one)."""
         for uuid in self.segments.get(boundary, ()):
             message_id = self.owner.get(uuid)
-            if message_id is not None and message_id in self.emitted:
+            if message_id is not None and message_id in self.emitted():
                 return message_id
         return None
 
-    def _add(self, role: Role, **fields: Any) -> Message:
-        """Add a message to the session (and remember its id)."""
-        message = self.builder.add(role, **fields)
-        self.emitted.add(message.id)
-        return message
+    def emitted(self) -> set[str]:
+        """The ids of the messages added so far (kept up to date only when asked: a partial
+        compaction's boundary is rare, a message is added for every line)."""
+        messages = self.builder.messages
+        if self._emitted_upto < len(messages):
+            self._emitted.update([m.id for m in messages[self._emitted_upto :]])
+            self._emitted_upto = len(messages)
+        return self._emitted
 
     def _results(self, entry: Entry) -> None:
         """The tool results of a line: one tool message each."""
@@ -268,8 +322,9 @@ class Assembler:
             return
         parent_id = self._parent_message(entry.parent)
         sidechain = entry.sidechain and self.flag_sidechain
+        append, tool_names, call_ids = self.builder.append, self.tool_names, self.call_ids
         for k, (call_id, output, is_error) in enumerate(entry.results):
-            name = self.tool_names.get(call_id)
+            name = tool_names.get(call_id)
             if name is None:
                 self.builder.diagnostic(
                     entry.line,
@@ -278,18 +333,23 @@ class Assembler:
                     "conversation; loaded without a tool name",
                 )
             self.answered.add(call_id)
-            self._add(
-                Role.TOOL,
+            message = Message(
+                index=0,
+                role=Role.TOOL,
                 id=entry.uuid if k == 0 else f"{entry.uuid}#{k}",
                 parent_id=parent_id,
                 timestamp=entry.timestamp,
-                tool_result=_tool_result(
-                    self.call_ids.get(call_id, call_id), name, output, is_error
+                tool_result=ToolResult(
+                    call_id=call_ids.get(call_id, call_id),
+                    tool_name=name,
+                    output=output,
+                    is_error=is_error,
                 ),
                 sidechain=sidechain,
                 source_line=entry.line,
                 source_offset=entry.offset,
             )
+            append(message)
 
     def _user_text(self, entry: Entry) -> None:
         """The text of a user line: a user message (meta, or a compaction's summary)."""
@@ -298,8 +358,9 @@ class Assembler:
         if entry.results and not any(entry.texts):
             return  # tool results only
         text = "\n\n".join(entry.texts)
-        message = self._add(
-            Role.USER,
+        message = Message(
+            index=0,
+            role=Role.USER,
             id=entry.uuid if not entry.results else f"{entry.uuid}#text",
             parent_id=self._parent_message(entry.parent),
             timestamp=entry.timestamp,
@@ -310,28 +371,18 @@ class Assembler:
             source_line=entry.line,
             source_offset=entry.offset,
         )
+        self.builder.append(message)
         compactions = self.builder.compactions
         if entry.summary and compactions:
             event = compactions[-1]
             if event.summary is None and event.message_index == message.index:
                 event.summary = text
 
-    def _check_answered(self, item: Call) -> None:
-        for tc in item.calls:
+    def _check_answered(self, line: int, calls: Sequence[ToolCall]) -> None:
+        for tc in calls:
             if tc.id not in self.answered:
                 self.builder.diagnostic(
-                    item.entry.line,
+                    line,
                     "missing-tool-result",
                     f"tool call {tc.id} ({tc.name}) has no result in the file",
                 )
-
-
-def _tool_result(call_id: str, name: str | None, output: str, is_error: bool) -> ToolResult:
-    return ToolResult(
-        call_id=call_id,
-        tool_name=name,
-        output=output,
-        is_error=is_error,
-        truncated_by_tool=False,
-        compacted_at_ms=None,
-    )

@@ -60,6 +60,8 @@ class _Branches:
         """The chain from ``leaf`` back to its root, and the side lines that belong to it."""
         self._walk_chain(leaf)
         chain = self.chain
+        if all(entry.uuid in chain or entry.sidechain for entry in self.entries):
+            return list(self.entries)  # the usual file: no line off the chain
         included_keys = {e.key for e in self.entries if e.kind == ASSISTANT and e.uuid in chain}
         included_calls = {c.id for e in self.entries if e.uuid in chain for c in e.calls}
         kept: set[int] = set()

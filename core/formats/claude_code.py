@@ -40,7 +40,9 @@ What is read (see ``reference/formats.md`` §B):
 
 The loader reads in three steps, one module each: :mod:`~core.formats.claude_records` turns each
 useful line into an entry, :mod:`~core.formats.claude_branches` picks the active branch, and
-:mod:`~core.formats.claude_assembly` builds the messages and compactions from it.
+:mod:`~core.formats.claude_assembly` builds the messages and compactions from it. Well-formed
+user, assistant and passed-over lines are decoded typed (:mod:`~core.formats.claude_typed`: only
+the fields read, into msgspec structs); any other line is read as an object, with every check.
 
 A sub-agent transcript (``agent-*.jsonl`` next to the session or
 ``<sessionId>/subagents/agent-*.jsonl``) loads on its own; its messages are not flagged
@@ -58,6 +60,7 @@ from typing import Any, TypeGuard
 import orjson
 
 from core.agents.overflow_errors import is_context_overflow_message
+from core.formats import claude_typed as typed
 from core.formats.base import ProgressCallback, SessionBuilder
 from core.formats.claude_assembly import Assembler, usage_of
 from core.formats.claude_attachments import attachment_text, is_known
@@ -99,23 +102,7 @@ _USAGE_COUNTS = (
 )
 """The counts of a usage object the loader reads (each checked where the line is read)."""
 
-_SKIPPED_TYPES = frozenset(
-    {
-        # Bookkeeping for the UI, undo, the input queue and the session list: never sent to the
-        # model. (``progress`` lines are hook and sub-agent progress, shown while it runs.)
-        "progress",
-        "file-history-snapshot",
-        "file-history-delta",
-        "queue-operation",
-        "tag",
-        "last-prompt",
-        "mode",
-        "permission-mode",
-        "bridge-session",
-        "atis-latch",
-        "pr-link",
-    }
-)
+_SKIPPED_TYPES = typed.SKIPPED_TYPES
 
 # -- detection ------------------------------------------------------------------------------
 
@@ -157,7 +144,12 @@ def load(
     path = Path(path)
     reader = _Reader(SessionBuilder(FORMAT, path))
     for line_no, offset, obj in read_jsonl(
-        path, reader.builder, progress=progress, count=reader.entries.__len__, head_bytes=head_bytes
+        path,
+        reader.builder,
+        progress=progress,
+        count=reader.entries.__len__,
+        head_bytes=head_bytes,
+        typed=reader.typed_line,
     ):
         reader.line(line_no, offset, obj)
     return reader.finish(path)
@@ -199,6 +191,55 @@ class _Reader:
             self.builder.diagnostic(
                 line_no, "unreadable-record", f"{name} line not understood ({exc})"
             )
+
+    def typed_line(self, raw: bytes, line_no: int, offset: int) -> bool:
+        """A user, assistant or passed-over line read typed (:mod:`core.formats.claude_typed`):
+        what :meth:`line` does with the same line as an object. False: the line is not one
+        read this way (nothing was done with it)."""
+        read = typed.read(raw, line_no, offset)
+        if read is None:
+            return False
+        line, entry = read
+        try:
+            self._typed_line(line_no, line, entry)
+        except Exception as exc:  # an unexpected shape must not stop the load
+            self.builder.diagnostic(
+                line_no, "unreadable-record", f"{line.type} line not understood ({exc})"
+            )
+        return True
+
+    def _typed_line(self, line_no: int, line: typed.Line, entry: Entry | None) -> None:
+        uuid = line.uuid
+        if uuid is not None:
+            if uuid in self.parents:
+                self.builder.diagnostic(
+                    line_no, "duplicate-uuid", f"uuid {uuid} seen before; duplicate line skipped"
+                )
+                return
+            self.parents[uuid] = line.parent
+            self.last_uuid = uuid
+        if entry is None:
+            return  # a passed-over line
+        if self.session_id is None and line.session_id is not None:
+            self.session_id = line.session_id
+        if self.builder.started_at is None and line.timestamp is not None:
+            self.builder.started_at = line.timestamp
+        self.entries.append(entry)
+        version = line.version
+        if version is not None and version != self.version:
+            self.version = version
+            self.version_changes.append({"line": line_no, "version": version})
+        if line.entrypoint is not None:
+            self.entrypoint = line.entrypoint
+        if entry.kind == ASSISTANT:
+            self.compact_commands.call()
+            return
+        if entry.texts and is_compact_command(entry.texts[0]):
+            self.compact_commands.command(line_no)
+        if self.builder.project is None and line.cwd is not None:
+            self.builder.project = line.cwd
+        if self.agent_id is None and line.agent_id is not None:
+            self.agent_id = line.agent_id
 
     def _line(self, line_no: int, offset: int, obj: dict[str, Any]) -> None:
         kind = obj.get("type")
@@ -265,7 +306,7 @@ class _Reader:
             self.builder.diagnostic(
                 line_no, "unreadable-usage", "usage is not an object: the call has no usage"
             )
-        entry = Entry(ASSISTANT, line_no, offset, uuid, parent, obj)
+        entry = Entry.of(ASSISTANT, line_no, offset, uuid, parent, obj)
         read_assistant(entry, obj, message)
         if entry.usage is not None:
             checked = self.builder.counts(line_no, "usage", entry.usage, _USAGE_COUNTS)
@@ -282,7 +323,7 @@ class _Reader:
         message = obj.get("message")
         if not self._has_message(message, line_no, "user"):
             return
-        entry = Entry(USER, line_no, offset, uuid, parent, obj)
+        entry = Entry.of(USER, line_no, offset, uuid, parent, obj)
         read_user(entry, message)
         self.entries.append(entry)
         self._agent_facts(line_no, obj)
@@ -323,7 +364,7 @@ class _Reader:
         builder = self.builder
         self._agent_facts(line_no, obj)
         if subtype == "compact_boundary":
-            entry = Entry(BOUNDARY, line_no, offset, uuid, parent, obj)
+            entry = Entry.of(BOUNDARY, line_no, offset, uuid, parent, obj)
             entry.usage = self._compact_metadata(line_no, obj.get("compactMetadata"))
             self.entries.append(entry)
             self.compact_commands.boundary(line_no)
@@ -331,7 +372,7 @@ class _Reader:
             # A slash command and its output: the agent sends them to the model as a user message.
             content = obj.get("content")
             if isinstance(content, str) and content:
-                entry = Entry(USER, line_no, offset, uuid, parent, obj)
+                entry = Entry.of(USER, line_no, offset, uuid, parent, obj)
                 entry.texts = (content,)
                 entry.meta = True
                 self.entries.append(entry)
@@ -347,7 +388,7 @@ class _Reader:
             text = _error_text(obj.get("error"))
             builder.info(line_no, "api-error", f"API error recorded (retried by the agent): {text}")
             if is_context_overflow_message(text):
-                entry = Entry(API_ERROR, line_no, offset, uuid, parent, obj)
+                entry = Entry.of(API_ERROR, line_no, offset, uuid, parent, obj)
                 entry.error = text
                 self.entries.append(entry)
                 self.overflow_errors.append(text)
@@ -370,7 +411,7 @@ class _Reader:
         if not text:
             self._unknown_attachment(attachment.get("type"), line_no)
             return
-        entry = Entry(ATTACHMENT, line_no, offset, uuid, parent, obj)
+        entry = Entry.of(ATTACHMENT, line_no, offset, uuid, parent, obj)
         entry.texts = (text,)
         entry.meta = True
         self.entries.append(entry)
@@ -479,6 +520,7 @@ class _Reader:
         if self.entrypoint is not None:
             builder.metadata["entrypoint"] = self.entrypoint
         included = active_entries(self.entries, self.parents, builder, self.before_boundary)
+        self.entries = []  # (the assembly lets each entry go once its message is made)
         segments = place_preserved_segments(included, self.parents, self.before_boundary)
         subagent = bool(included) and all(e.sidechain for e in included)
         if subagent:

@@ -268,9 +268,17 @@ class _Loader:
         payload}``, or a line of the legacy format."""
         kind = obj.get("type")
         payload = obj.get("payload")
+        self.line_no = line_no
+        if kind == "event_msg" and type(payload) is dict:
+            try:  # the most frequent record: read by its line number alone
+                self.event(payload, line_no)
+            except Exception as exc:  # an unexpected shape must not stop the load
+                self.builder.diagnostic(
+                    line_no, "unreadable-record", f"{kind} line not understood ({exc})"
+                )
+            return
         ts = obj.get("timestamp")
         at = _At(line_no, offset, ts if type(ts) is str else None)
-        self.line_no = line_no
         if kind == "response_item":
             at.raw = raw
         try:
@@ -511,12 +519,16 @@ class _Loader:
     # -- events -----------------------------------------------------------------------
 
     def event_msg(self, payload: dict[str, Any], at: _At) -> None:
-        """An ``event_msg`` record, read by the method :data:`_EVENTS` names for its type
-        (most events repeat response items or report to the UI, and are passed over)."""
+        """An ``event_msg`` record (see :meth:`event`)."""
+        self.event(payload, at.line)
+
+    def event(self, payload: dict[str, Any], line: int) -> None:
+        """An ``event_msg`` record's payload, read by the method :data:`_EVENTS` names for its
+        type (most events repeat response items or report to the UI, and are passed over)."""
         event = payload.get("type")
         handler = _EVENTS.get(event) if type(event) is str else None
         if handler is not None:
-            handler(self, payload, at.line)
+            handler(self, payload, line)
 
     def token_count(self, payload: dict[str, Any], line: int) -> None:
         """The usage of the request just made (attached to its call), or a figure Codex wrote
@@ -524,7 +536,9 @@ class _Loader:
         info = payload.get("info")
         if not isinstance(info, dict):
             return  # a rate-limit-only event
-        self._recorded_window(info.get("model_context_window"), line)
+        window = info.get("model_context_window")
+        if window != self.facts.window:
+            self._recorded_window(window, line)
         last = info.get("last_token_usage")
         if not isinstance(last, dict):
             return
@@ -536,20 +550,23 @@ class _Loader:
             return  # the repeated copy Codex writes after the outputs
         self.last_total = total
         self.last_last = last
-        if as_int(last.get("input_tokens")) == 0 and as_int(last.get("output_tokens")) == 0:
-            self._without_request(info, as_int(last.get("total_tokens")), line)
+        # (checked by counts(): each figure is an int or missing)
+        get = last.get
+        prompt: int = get("input_tokens") or 0
+        output: int = get("output_tokens") or 0
+        if prompt == 0 and output == 0:
+            self._without_request(info, get("total_tokens") or 0, line)
             return
         if _marks_full(info, last):
-            self._context_full(as_int(last.get("total_tokens")), line)
+            self._context_full(get("total_tokens") or 0, line)
             return
-        cached = as_int(last.get("cached_input_tokens"))
+        cached: int = get("cached_input_tokens") or 0
         usage = Usage(
-            input=max(0, as_int(last.get("input_tokens")) - cached),
-            output=as_int(last.get("output_tokens")),
+            input=max(0, prompt - cached),
+            output=output,
             cache_read=cached,
-            cache_write=0,
-            reasoning=as_int(last.get("reasoning_output_tokens")),
-            total=as_int(last.get("total_tokens"), None),
+            reasoning=get("reasoning_output_tokens") or 0,
+            total=get("total_tokens"),
             convention=UsageConvention.OPENAI,
         )
         self.last_context = usage.context_tokens

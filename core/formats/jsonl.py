@@ -183,6 +183,7 @@ def read_jsonl(
     count: Callable[[], int] | None = None,
     skip: Callable[[bytes], bool] | None = None,
     head_bytes: int | None = None,
+    typed: Callable[[bytes, int, int], bool] | None = None,
 ) -> Iterator[tuple[int, int, dict[str, Any]]]:
     """Yield ``(line_number, byte_offset, object)`` for every JSON object line of ``path``.
 
@@ -199,6 +200,10 @@ def read_jsonl(
     ``head_bytes`` stops after the complete lines of the file's first ``head_bytes`` bytes (the
     line they cut is left out, without a diagnostic): a quick first part of a big file.
 
+    ``typed`` lets a loader read lines its own way (msgspec structs of the fields it needs): it
+    is called with ``(raw line, line number, offset)`` and returns True when it read the line
+    (which is then not yielded); for False the line is parsed and checked as any other.
+
     Raises :class:`LoadError` when the file is missing, empty, binary, a JSON array, or holds no
     JSON object at all.
     """
@@ -210,6 +215,7 @@ def read_jsonl(
         count=count,
         skip=skip,
         head_bytes=head_bytes,
+        typed=typed,
     ):
         yield line_no, offset, obj
 
@@ -223,6 +229,7 @@ def read_jsonl_raw(
     count: Callable[[], int] | None = None,
     skip: Callable[[bytes], bool] | None = None,
     head_bytes: int | None = None,
+    typed: Callable[[bytes, int, int], bool] | None = None,
 ) -> Iterator[tuple[int, int, bytes, dict[str, Any]]]:
     """:func:`read_jsonl` with the bytes each object was parsed from: ``(line_number,
     byte_offset, raw, object)``, for a loader that measures records as the file holds them.
@@ -231,7 +238,7 @@ def read_jsonl_raw(
     path = Path(path)
     chunks = _Chunks(path, chunk_bytes, head_bytes)
     counter = count if count is not None else (lambda: len(builder.messages))
-    lines = _Lines(builder, skip, chunks.offset)
+    lines = _Lines(builder, skip, chunks.offset, typed)
     pending: list[bytes] = []  # the start of a line the next chunk ends
     try:
         for batch in _complete_lines(chunks, pending):
@@ -345,20 +352,25 @@ class _Lines:
     """Parses lines into objects, numbering them and reporting what does not parse."""
 
     def __init__(
-        self, builder: SessionBuilder, skip: Callable[[bytes], bool] | None, offset: int
+        self,
+        builder: SessionBuilder,
+        skip: Callable[[bytes], bool] | None,
+        offset: int,
+        typed: Callable[[bytes, int, int], bool] | None = None,
     ) -> None:
         self.builder = builder
         self.skip = skip
+        self.typed = typed
         self.line_no = 0
         self.offset = offset
         self.objects_read = 0
         self.non_blank = 0
 
     def objects(self, lines: list[bytes]) -> Iterator[tuple[int, int, bytes, dict[str, Any]]]:
-        """``(line number, offset, raw, object)`` of each object line; blank lines are passed
-        over."""
+        """``(line number, offset, raw, object)`` of each object line (except those the
+        loader's ``typed`` read); blank lines are passed over."""
         # Locals in the loop: it runs for every line of the file.
-        builder, skip = self.builder, self.skip
+        builder, skip, typed = self.builder, self.skip, self.typed
         loads, decode_error = orjson.loads, orjson.JSONDecodeError
         line_no, offset = self.line_no, self.offset
         objects_read, non_blank = self.objects_read, self.non_blank
@@ -370,6 +382,9 @@ class _Lines:
                 continue
             non_blank += 1
             if skip is not None and skip(line):
+                objects_read += 1
+                continue
+            if typed is not None and typed(line, line_no, start):
                 objects_read += 1
                 continue
             try:

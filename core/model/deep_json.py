@@ -16,6 +16,9 @@ from typing import Any
 MAX_DEPTH = 100
 """Deepest nesting of lists and objects kept as a value; deeper ones are kept as text."""
 
+_FLAT = frozenset({str, int, float, bool, type(None)})
+"""Values that hold no other value."""
+
 
 def deeper_than(value: Any, limit: int) -> bool:
     """Whether ``value`` nests lists and dicts more than ``limit`` levels deep (no recursion)."""
@@ -58,6 +61,8 @@ def dumps(value: Any) -> str:
 
 def bounded(value: Any) -> Any:
     """``value`` itself, or its JSON text when it nests deeper than :data:`MAX_DEPTH`."""
+    if type(value) is dict and all(type(v) in _FLAT for v in value.values()):
+        return value  # the usual tool arguments: one level of strings and numbers
     if isinstance(value, (dict, list)) and deeper_than(value, MAX_DEPTH):
         return dumps(value)
     return value

@@ -1,0 +1,123 @@
+"""Where a Claude Code or Codex load spends its CPU: one figure per step.
+
+* read     — the file read in chunks and split into lines;
+* decode   — each line decoded (Claude Code: the typed read of ``core.formats.claude_typed``,
+             which also makes the line's entry; other lines and Codex: orjson);
+* per-line — what the loader does with each line (Claude Code: the plain read of the lines the
+             typed read leaves; Codex: every record handler);
+* finish   — the session made from what was read (Claude Code: the active branch, the
+             assembly of the messages, the build);
+* window   — the window resolved (``load_session``'s last step).
+
+Each figure is the best CPU time (user + sys of this process) of ``--runs`` runs of the steps
+up to it, minus the one before it, with the garbage collector paused as ``load_session`` pauses
+it. Run: ``.venv/bin/python bench/load_phases.py FILE [FILE ...] [--runs 3]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from core.agents.window_evidence import resolve_window  # noqa: E402
+from core.formats import claude_code, codex, detect_format, jsonl  # noqa: E402
+from core.formats.base import SessionBuilder  # noqa: E402
+from core.formats.claude_typed import read as typed_read  # noqa: E402
+from core.gc_pause import gc_paused  # noqa: E402
+from core.model.session import Session, SourceFormat  # noqa: E402
+
+
+def best(step: Callable[[], Any], runs: int) -> float:
+    """The least CPU seconds of ``runs`` calls of ``step``."""
+    least = float("inf")
+    for _ in range(runs):
+        with gc_paused():
+            start = time.process_time()
+            result = step()
+            least = min(least, time.process_time() - start)
+        del result
+    return least
+
+
+def steps(path: Path, fmt: SourceFormat) -> list[tuple[str, Callable[[], Any]]]:
+    """Each step's run, every one doing the work of those before it too."""
+    claude = fmt is SourceFormat.CLAUDE_CODE
+
+    def read() -> int:
+        chunks = jsonl._Chunks(path, jsonl.CHUNK_BYTES, None)
+        try:
+            return sum(len(batch) for batch in jsonl._complete_lines(chunks, []))
+        finally:
+            chunks.close()
+
+    def decode() -> int:
+        typed = (
+            (lambda raw, line, offset: typed_read(raw, line, offset) is not None)
+            if claude
+            else None
+        )
+        return sum(1 for _ in jsonl.read_jsonl_raw(path, SessionBuilder(fmt, path), typed=typed))
+
+    def per_line() -> object:
+        if claude:
+            reader = claude_code._Reader(SessionBuilder(fmt, path))
+            for line_no, offset, obj in jsonl.read_jsonl(
+                path, reader.builder, typed=reader.typed_line
+            ):
+                reader.line(line_no, offset, obj)
+            return reader
+        loader = codex._Loader(path)
+        for line_no, offset, raw, obj in jsonl.read_jsonl_raw(
+            path, loader.builder, skip=codex._ignorable
+        ):
+            loader.line(line_no, offset, raw, obj)
+        return loader
+
+    def finish() -> Session:
+        return claude_code.load(path) if claude else codex.load(path)
+
+    def window() -> Session:
+        session = finish()
+        resolve_window(session, None)
+        return session
+
+    return [
+        ("read", read),
+        ("decode", decode),
+        ("per-line", per_line),
+        ("finish", finish),
+        ("window", window),
+    ]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("files", nargs="+", type=Path)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    for path in args.files:
+        fmt = detect_format(path)
+        if fmt not in (SourceFormat.CLAUDE_CODE, SourceFormat.CODEX):
+            print(f"{path.name}: {fmt.value} (only Claude Code and Codex are measured)")
+            continue
+        before = 0.0
+        figures = []
+        for name, step in steps(path, fmt):
+            total = best(step, args.runs)
+            figures.append(f"{name} {max(0.0, total - before):.3f}")
+            before = total
+        print(
+            f"{path.name} ({fmt.value}, {path.stat().st_size / 1e6:.0f} MB): {', '.join(figures)}; load {before:.3f} s CPU"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,294 @@
+"""The typed read of a Claude Code line: the fields of a user or assistant line, decoded by
+msgspec straight into structs (everything else on the line, such as the UI's copy of a tool
+result in ``toolUseResult``, is skipped unread), then made into an
+:class:`~core.formats.claude_records.Entry`.
+
+Only a line whose every field read has the type a well-formed transcript gives it is read this
+way: :func:`decode` returns None for any other line (a field of another type, a record type
+without a typed read, bytes that are not UTF-8, JSON that does not parse, a number orjson would
+read as a float), and the loader reads it as a plain object with the checks and diagnostics of
+:mod:`core.formats.claude_records`. What an entry holds is the same either way.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import msgspec
+import orjson
+
+from core.formats.claude_assembly import usage_of_counts
+from core.formats.claude_records import ASSISTANT, USER, Entry
+from core.model.read_numbers import MAX_COUNT
+from core.model.session import ToolCall, Usage
+
+Count = Annotated[int, msgspec.Meta(ge=0, le=MAX_COUNT)]
+"""A token count a real session holds (any other figure is read the checked way)."""
+
+_NULL = msgspec.Raw(b"null")
+
+
+class Block(msgspec.Struct, gc=False):
+    """A content block (and a block of a tool result's content)."""
+
+    type: str | None = None
+    text: str | None = None
+    thinking: str | None = None
+    id: str | None = None
+    name: str | None = None
+    input: msgspec.Raw = _NULL
+    """A tool call's arguments, parsed by orjson when the call is read (as the plain read does)."""
+    tool_use_id: str | None = None
+    content: str | list[Block] | None = None
+    is_error: bool | None = None
+
+
+class TypedUsage(msgspec.Struct, gc=False):
+    """The counts of a usage object (or of one of its ``iterations``)."""
+
+    type: str | None = None
+    input_tokens: Count | None = None
+    output_tokens: Count | None = None
+    cache_read_input_tokens: Count | None = None
+    cache_creation_input_tokens: Count | None = None
+    iterations: list[TypedUsage] | None = None
+
+
+class TypedMessage(msgspec.Struct, gc=False):
+    """The API message of a user or assistant line."""
+
+    id: str | None = None
+    model: str | None = None
+    stop_reason: str | None = None
+    usage: TypedUsage | None = None
+    content: str | list[Block] | None = None
+
+
+class Line(
+    msgspec.Struct,
+    gc=False,
+    rename={
+        "parent_uuid": "parentUuid",
+        "logical_parent_uuid": "logicalParentUuid",
+        "session_id": "sessionId",
+        "is_sidechain": "isSidechain",
+        "is_meta": "isMeta",
+        "is_compact_summary": "isCompactSummary",
+        "is_api_error_message": "isApiErrorMessage",
+        "request_id": "requestId",
+        "agent_id": "agentId",
+    },
+):
+    """The fields of a user or assistant line the loader reads."""
+
+    type: str
+    message: TypedMessage | None = None
+    uuid: str | None = None
+    parent_uuid: str | None = None
+    logical_parent_uuid: str | None = None
+    session_id: str | None = None
+    timestamp: str | None = None
+    is_sidechain: bool | None = None
+    is_meta: bool | None = None
+    is_compact_summary: bool | None = None
+    is_api_error_message: bool | None = None
+    error: str | None = None
+    request_id: str | None = None
+    version: str | None = None
+    entrypoint: str | None = None
+    cwd: str | None = None
+    agent_id: str | None = None
+
+    @property
+    def parent(self) -> str | None:
+        """The line's parent (a compact boundary's pre-compaction leaf when it has none)."""
+        parent = self.parent_uuid
+        return parent if parent is not None else self.logical_parent_uuid
+
+
+SKIPPED_TYPES = frozenset(
+    {
+        # Bookkeeping for the UI, undo, the input queue and the session list: never sent to the
+        # model. (``progress`` lines are hook and sub-agent progress, shown while it runs.)
+        "progress",
+        "file-history-snapshot",
+        "file-history-delta",
+        "queue-operation",
+        "tag",
+        "last-prompt",
+        "mode",
+        "permission-mode",
+        "bridge-session",
+        "atis-latch",
+        "pr-link",
+    }
+)
+"""The record types the loader passes over (only their ``uuid`` and parent are kept)."""
+
+_decode_line = msgspec.json.Decoder(Line).decode
+_ERRORS = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
+
+
+class _Plain(Exception):
+    """The line holds what only the plain read reads (a number orjson reads as infinity)."""
+
+
+def read(raw: bytes, line_no: int, offset: int) -> tuple[Line, Entry | None] | None:
+    """The typed line and its entry (None for a passed-over line), or None when the line is not
+    a user, assistant or passed-over line read this way. The entry is what
+    :mod:`core.formats.claude_records` reads from the same line as an object; its ``uuid`` is
+    ``line-N`` when the line has none."""
+    try:
+        line = _decode_line(raw)
+    except _ERRORS:
+        return None
+    kind = line.type
+    message = line.message
+    if kind == "user":
+        if message is None:
+            return None
+        entry = _entry(line, USER, line_no, offset)
+        _read_user(entry, message.content)
+        return line, entry
+    if kind == "assistant":
+        if message is None:
+            return None
+        entry = _entry(line, ASSISTANT, line_no, offset)
+        try:
+            _read_assistant(entry, line, message)
+        except _Plain:
+            return None
+        return line, entry
+    return (line, None) if kind in SKIPPED_TYPES else None
+
+
+def _entry(line: Line, kind: int, line_no: int, offset: int) -> Entry:
+    uuid = line.uuid
+    parent = line.parent_uuid
+    return Entry(
+        kind=kind,
+        line=line_no,
+        offset=offset,
+        uuid=uuid if uuid is not None else f"line-{line_no}",
+        parent=parent if parent is not None else line.logical_parent_uuid,
+        timestamp=line.timestamp,
+        sidechain=line.is_sidechain is True,
+        meta=line.is_meta is True,
+        summary=line.is_compact_summary is True,
+    )
+
+
+def _read_user(entry: Entry, content: str | list[Block] | None) -> None:
+    if isinstance(content, str):
+        entry.texts = (content,)
+        return
+    if content is None:
+        return
+    texts: list[str] = []
+    results: list[tuple[str, str, bool]] = []
+    for block in content:
+        if block.type == "tool_result":
+            results.append(_result_of(block, block.is_error is True))
+            continue
+        piece = _block_piece(block)
+        if piece is not None:
+            texts.append(piece)
+    if texts:
+        entry.texts = texts
+    if results:
+        entry.results = results
+
+
+def _block_piece(block: Block) -> str | None:
+    kind = block.type
+    if kind == "text":
+        return block.text
+    if kind == "image":
+        return "[image]"
+    if kind == "document":
+        return "[document]"
+    return None
+
+
+def _result_of(block: Block, is_error: bool) -> tuple[str, str, bool]:
+    content = block.content
+    if isinstance(content, str):
+        text = content
+    elif content is None:
+        text = ""
+    else:
+        parts = [piece for piece in [_block_piece(inner) for inner in content] if piece is not None]
+        text = "\n\n".join(parts)
+    call_id = block.tool_use_id
+    return (call_id if call_id is not None else "", text, is_error)
+
+
+def _request_usage(usage: TypedUsage) -> TypedUsage:
+    """The usage of the request (see :func:`core.formats.claude_records.request_usage`)."""
+    iterations = usage.iterations
+    if iterations is not None:
+        for item in reversed(iterations):
+            if item.type == "message":
+                return item
+    return usage
+
+
+def _read_assistant(entry: Entry, line: Line, message: TypedMessage) -> None:
+    msg_id = message.id
+    entry.key = (msg_id if msg_id is not None else entry.uuid, line.request_id)
+    entry.model = message.model
+    entry.stop_reason = message.stop_reason
+    if message.usage is not None:
+        used = _request_usage(message.usage)
+        entry.call_usage = _usage(used)
+    content = message.content
+    texts: list[str] = []
+    if isinstance(content, str):
+        texts.append(content)
+    elif content is not None:
+        _read_blocks(entry, content, texts)
+    if texts:
+        entry.texts = texts
+    if line.is_api_error_message is True or line.error:
+        error = line.error
+        entry.error = ("\n".join(texts) or (error if error is not None else "")) or "API error"
+
+
+def _usage(used: TypedUsage) -> Usage:
+    return usage_of_counts(
+        used.input_tokens,
+        used.output_tokens,
+        used.cache_read_input_tokens,
+        used.cache_creation_input_tokens,
+    )
+
+
+def _read_blocks(entry: Entry, content: list[Block], texts: list[str]) -> None:
+    """The blocks of an assistant line: text, thinking, tool calls, server tool results."""
+    for block in content:
+        kind = block.type
+        if kind == "text":
+            if block.text is not None:
+                texts.append(block.text)
+        elif kind == "thinking":
+            if block.thinking is not None:
+                entry.reasoning = (*entry.reasoning, block.thinking)
+        elif kind == "tool_use" or kind == "server_tool_use":
+            call = ToolCall(
+                id=block.id if block.id is not None else "",
+                name=block.name if block.name is not None else "",
+                arguments=_arguments(block.input),
+            )
+            entry.calls = (*entry.calls, call)
+        elif kind is not None and kind.endswith("_tool_result"):
+            entry.results = (*entry.results, _result_of(block, False))
+
+
+def _arguments(raw: msgspec.Raw) -> Any:
+    """A tool call's arguments as orjson reads them (as the plain read does)."""
+    if raw is _NULL:
+        return None
+    try:
+        return orjson.loads(bytes(raw))
+    except orjson.JSONDecodeError:
+        raise _Plain from None

@@ -1,0 +1,96 @@
+"""The typed read of Claude Code lines (:mod:`core.formats.claude_typed`) gives the session the
+plain read gives: for every fixture, and for every field of a transcript set to a value of
+another type, a number orjson reads as a float, or removed."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.formats import claude_typed, load_session
+from core.model.session import Session, to_record
+from tests.support.paths import TESTS
+from tests.unit.test_formats_claude_robust import _paths, _rows, _set
+
+FIXTURES = TESTS / "fixtures" / "claude"
+ODD: list[Any] = [None, 7, 1.5, 2**70, "", [None], {}, "<delete>"]
+"""Values a field is set to: other types, an empty string, a float count, a number too big for
+64 bits (orjson reads it as a float), and no field at all."""
+
+
+def _facts(session: Session) -> dict[str, Any]:
+    """Everything a loaded session says, as comparable builtins."""
+    return {
+        "messages": [to_record(m) for m in session.messages],
+        "diagnostics": [d.model_dump() for d in session.diagnostics],
+        "compactions": [c.model_dump() for c in session.compactions],
+        "metadata": session.metadata,
+        "fields": session.model_dump(exclude={"messages", "diagnostics", "compactions"}),
+    }
+
+
+def _both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], dict[str, Any]]:
+    typed = _facts(load_session(path))
+    with monkeypatch.context() as patch:
+        patch.setattr(claude_typed, "read", lambda raw, line_no, offset: None)
+        plain = _facts(load_session(path))
+    return typed, plain
+
+
+@pytest.mark.parametrize("path", sorted(FIXTURES.glob("*.jsonl")), ids=lambda p: p.name)
+def test_fixture_reads_the_same_typed_and_plain(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    typed, plain = _both(path, monkeypatch)
+    assert typed == plain
+
+
+def test_well_formed_lines_are_read_typed() -> None:
+    lines = (FIXTURES / "recent_lines.jsonl").read_bytes().splitlines()
+    kinds = {json.loads(line).get("type") for line in lines if claude_typed.read(line, 1, 0)}
+    assert {"user", "assistant"} <= kinds
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"type":"user","uuid":7,"message":{"role":"user","content":"hi"}}',
+        b'{"type":"assistant","message":{"usage":{"input_tokens":1.0}}}',
+        b'{"type":"user","message":"not an object"}',
+        b'{"type":"user","message":{"content":["a string block"]}}',
+        b'{"type":"system","subtype":"compact_boundary"}',
+        b'{"type":"user","message":{"content":"\xff"}}',
+    ],
+)
+def test_lines_of_other_shapes_are_read_plain(raw: bytes) -> None:
+    assert claude_typed.read(raw, 1, 0) is None
+
+
+def test_tool_arguments_are_read_as_orjson_reads_them() -> None:
+    raw = (
+        b'{"type":"assistant","message":{"id":"m","content":[{"type":"tool_use","id":"t",'
+        b'"name":"Bash","input":{"n":123456789012345678901234567890}}]}}'
+    )
+    read = claude_typed.read(raw, 1, 0)
+    assert read is not None
+    entry = read[1]
+    assert entry is not None
+    assert [call.arguments for call in entry.calls] == [{"n": 1.2345678901234568e29}]
+
+
+def test_every_odd_field_reads_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = _rows(FIXTURES / "recent_lines.jsonl")
+    fields = sorted({(k, p) for k, row in enumerate(rows) for p in _paths(row)}, key=str)
+    assert len(fields) > 40
+    for k, field in fields:
+        for value in ODD:
+            changed = copy.deepcopy(rows)
+            _set(changed[k], field, value)
+            path = tmp_path / "t.jsonl"
+            path.write_text("".join(json.dumps(row) + "\n" for row in changed), encoding="utf-8")
+            typed, plain = _both(path, monkeypatch)
+            assert typed == plain, (k, field, value)
