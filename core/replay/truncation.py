@@ -17,9 +17,9 @@ from core.model.tokens import get_counter, message_text
 from core.policy import Policy, TruncationPolicy
 from core.replay.state import Item
 
-OutputSizes = dict[tuple[str | None, bool], list[tuple[int, int, int]]]
-"""``(message index, UTF-8 bytes, lines)`` of every non-empty tool output, by tool name and
-whether the tool truncated it itself."""
+OutputSizes = dict[tuple[str | None, bool], list[tuple[int, int]]]
+"""``(message index, characters)`` of every non-empty tool output, by tool name and whether the
+tool truncated it itself."""
 
 _Content = tuple[str, str, str | None]
 """The truncated output, its note and the reason (None: not truncated)."""
@@ -79,6 +79,7 @@ class Truncations:
         self._settings: dict[str, Truncation] = {}
         self._content: dict[tuple[int, str], _Content] = {}
         self._sizes: OutputSizes | None = None
+        self._measured: dict[int, tuple[int, int]] = {}
         self._plain_items: dict[str, list[Item | None]] = {}
 
     def of(self, policy: Policy) -> Truncation:
@@ -127,11 +128,14 @@ class Truncations:
             if not enabled or (by_tool and rules.respect_tool_truncation):
                 continue
             line_limit = max_lines if max_lines > 0 else 1 << 62
-            over.extend(
-                (i, max_lines, max_bytes, direction)
-                for i, size, lines in outputs
-                if size > max_bytes or lines > line_limit
-            )
+            for i, chars in outputs:
+                # More characters than bytes allowed is over (a character is at least one
+                # byte): only an output that may fit is measured, once per session.
+                if chars <= max_bytes:
+                    size, lines = self._size(i)
+                    if size <= max_bytes and lines <= line_limit:
+                        continue
+                over.append((i, max_lines, max_bytes, direction))
         over.sort()
         return over
 
@@ -170,7 +174,7 @@ class Truncations:
         return entry
 
     def _output_sizes(self) -> OutputSizes:
-        """:data:`OutputSizes`, measured once per session (each truncation setting compares them
+        """:data:`OutputSizes`, listed once per session (each truncation setting compares them
         with its limits for that tool)."""
         if self._sizes is None:
             sizes: OutputSizes = {}
@@ -178,12 +182,21 @@ class Truncations:
                 tool_result = message.tool_result
                 if tool_result is None or not tool_result.output:
                     continue
-                output = tool_result.output
-                size = len(output) if output.isascii() else len(output.encode("utf-8"))
                 group = (tool_result.tool_name, tool_result.truncated_by_tool)
-                sizes.setdefault(group, []).append((i, size, output.count("\n") + 1))
+                sizes.setdefault(group, []).append((i, len(tool_result.output)))
             self._sizes = sizes
         return self._sizes
+
+    def _size(self, i: int) -> tuple[int, int]:
+        """``(UTF-8 bytes, lines)`` of tool output ``i``, measured once per session."""
+        measured = self._measured.get(i)
+        if measured is None:
+            tool_result = self.session.messages[i].tool_result
+            assert tool_result is not None
+            output = tool_result.output
+            size = len(output) if output.isascii() else len(output.encode("utf-8"))
+            measured = self._measured[i] = (size, output.count("\n") + 1)
+        return measured
 
     def items(
         self, truncation: Truncation, estimator: str, walked: list[bool]
