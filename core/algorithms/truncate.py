@@ -200,7 +200,7 @@ def truncate(text: str, options: TruncateOptions | None = None) -> TruncationRes
     if not opts.enabled or opts.tool_truncated:
         return _unchanged(text, opts, "disabled" if not opts.enabled else "tool_truncated")
     max_lines, max_bytes = opts.max_lines, opts.max_bytes
-    directory = resolve_spill_dir(opts.spill_dir)
+    directory = _spill_dir(opts.spill_dir)
     name = opts.spill_name or ""
 
     if len(text) <= max_bytes:  # a str has at least as many bytes as chars: it may fit
@@ -226,6 +226,21 @@ def truncate(text: str, options: TruncateOptions | None = None) -> TruncationRes
     error = spill_file.commit() if spill_file is not None else None
     path = os.path.join(directory, name)
     return _build(cut, opts, total_bytes, total_lines, dropped_chars, path, opts.spill, error)
+
+
+_default_dirs: dict[tuple[str | None, str | None], str] = {}
+
+
+def _spill_dir(spill_dir: str | None) -> str:
+    """:func:`resolve_spill_dir`, the default folder looked up once per value of the variables
+    it depends on (a replay asks once per truncated output)."""
+    if spill_dir:
+        return resolve_spill_dir(spill_dir)
+    key = (os.environ.get("XDG_DATA_HOME"), os.environ.get("HOME"))
+    directory = _default_dirs.get(key)
+    if directory is None:
+        directory = _default_dirs[key] = resolve_spill_dir(None)
+    return directory
 
 
 def truncate_tool_output(

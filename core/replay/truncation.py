@@ -79,7 +79,8 @@ class Truncations:
         self._settings: dict[str, Truncation] = {}
         self._content: dict[tuple[int, str], _Content] = {}
         self._sizes: OutputSizes | None = None
-        self._measured: dict[int, tuple[int, int]] = {}
+        self._bytes: dict[int, int] = {}
+        self._lines: dict[int, int] = {}
         self._plain_items: dict[str, list[Item | None]] = {}
 
     def of(self, policy: Policy) -> Truncation:
@@ -127,13 +128,11 @@ class Truncations:
             enabled, max_lines, max_bytes, direction = rules.limits_for(name)
             if not enabled or (by_tool and rules.respect_tool_truncation):
                 continue
-            line_limit = max_lines if max_lines > 0 else 1 << 62
             for i, chars in outputs:
                 # More characters than bytes allowed is over (a character is at least one
                 # byte): only an output that may fit is measured, once per session.
-                if chars <= max_bytes:
-                    size, lines = self._size(i)
-                    if size <= max_bytes and lines <= line_limit:
+                if chars <= max_bytes and self._size(i) <= max_bytes:
+                    if max_lines <= 0 or self._line_count(i) <= max_lines:
                         continue
                 over.append((i, max_lines, max_bytes, direction))
         over.sort()
@@ -187,16 +186,26 @@ class Truncations:
             self._sizes = sizes
         return self._sizes
 
-    def _size(self, i: int) -> tuple[int, int]:
-        """``(UTF-8 bytes, lines)`` of tool output ``i``, measured once per session."""
-        measured = self._measured.get(i)
-        if measured is None:
-            tool_result = self.session.messages[i].tool_result
-            assert tool_result is not None
-            output = tool_result.output
+    def _size(self, i: int) -> int:
+        """UTF-8 bytes of tool output ``i``, measured once per session."""
+        size = self._bytes.get(i)
+        if size is None:
+            output = self._output(i)
             size = len(output) if output.isascii() else len(output.encode("utf-8"))
-            measured = self._measured[i] = (size, output.count("\n") + 1)
-        return measured
+            self._bytes[i] = size
+        return size
+
+    def _line_count(self, i: int) -> int:
+        """Lines of tool output ``i`` (``split("\\n")`` count), counted once per session."""
+        lines = self._lines.get(i)
+        if lines is None:
+            lines = self._lines[i] = self._output(i).count("\n") + 1
+        return lines
+
+    def _output(self, i: int) -> str:
+        tool_result = self.session.messages[i].tool_result
+        assert tool_result is not None
+        return tool_result.output
 
     def items(
         self, truncation: Truncation, estimator: str, walked: list[bool]
