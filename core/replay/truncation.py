@@ -131,9 +131,9 @@ class Truncations:
             for i, chars in outputs:
                 # More characters than bytes allowed is over (a character is at least one
                 # byte): only an output that may fit is measured, once per session.
-                if chars <= max_bytes and self._size(i) <= max_bytes:
-                    if max_lines <= 0 or self._line_count(i) <= max_lines:
-                        continue
+                fits = chars <= max_bytes and self._size(i) <= max_bytes
+                if fits and (max_lines <= 0 or self._line_count(i) <= max_lines):
+                    continue
                 over.append((i, max_lines, max_bytes, direction))
         over.sort()
         return over
