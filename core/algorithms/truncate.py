@@ -358,6 +358,13 @@ def _scan(
         head = data[:head_size] if head_size else b""
         tail = data[total - min(total, tail_size) :] if tail_size else b""
         return total, _count_newlines(data) + 1, head, tail
+    return _scan_pieces(text, sink, head_size, tail_size)
+
+
+def _scan_pieces(
+    text: str, sink: SpillFile | None, head_size: int, tail_size: int
+) -> tuple[int, int, bytes, bytes]:
+    """:func:`_scan` of an output of several pieces, holding only its two windows."""
     total_bytes, newlines = 0, 0
     head, tail = bytearray(), bytearray()
     for start in range(0, len(text), _SCAN_CHARS):
