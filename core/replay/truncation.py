@@ -2,8 +2,10 @@
 
 Recorded outputs were already truncated by the recording agent, so a policy can only shorten them
 further (or add its hint to one just over a limit). Only outputs over a limit are truncated at all:
-their sizes are measured once per session, their truncated content once per output and limit, and
-each setting's result once (``spill=False``: nothing is written while simulating).
+an output with more characters than its byte limit is over without being measured, the others are
+measured once per session; the truncated content is made once per output and limit (one encoding
+of the output), and each setting's result once (``spill=False``: nothing is written while
+simulating).
 """
 
 from __future__ import annotations
