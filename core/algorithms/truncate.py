@@ -200,7 +200,7 @@ def truncate(text: str, options: TruncateOptions | None = None) -> TruncationRes
     if not opts.enabled or opts.tool_truncated:
         return _unchanged(text, opts, "disabled" if not opts.enabled else "tool_truncated")
     max_lines, max_bytes = opts.max_lines, opts.max_bytes
-    directory = resolve_spill_dir(opts.spill_dir)
+    directory = _spill_dir(opts.spill_dir)
     name = opts.spill_name or ""
 
     if len(text) <= max_bytes:  # a str has at least as many bytes as chars: it may fit
@@ -213,11 +213,11 @@ def truncate(text: str, options: TruncateOptions | None = None) -> TruncationRes
         if spill_file is not None:
             spill_file.write(data)
         head, tail = _windows(data, total_bytes, max_bytes, opts.direction)
-    else:  # over the byte limit: one pass in pieces counts lines and bytes and writes the spill
+    else:  # over the byte limit: one pass in pieces counts, keeps the windows, writes the spill
         name = name or new_spill_name()
         spill_file = SpillFile(directory, name, opts.retention_days) if opts.spill else None
-        total_bytes, total_lines = _measure(text, spill_file)
-        head, tail = _text_windows(text, max_bytes, opts.direction)
+        head_size, tail_size = _window_sizes(max_bytes, opts.direction)
+        total_bytes, total_lines, head, tail = _scan(text, spill_file, head_size, tail_size)
 
     cut = _cut(head, tail, total_bytes, total_lines, opts)
     dropped_chars = 0
@@ -226,6 +226,21 @@ def truncate(text: str, options: TruncateOptions | None = None) -> TruncationRes
     error = spill_file.commit() if spill_file is not None else None
     path = os.path.join(directory, name)
     return _build(cut, opts, total_bytes, total_lines, dropped_chars, path, opts.spill, error)
+
+
+_default_dirs: dict[tuple[str | None, str | None], str] = {}
+
+
+def _spill_dir(spill_dir: str | None) -> str:
+    """:func:`resolve_spill_dir`, the default folder looked up once per value of the variables
+    it depends on (a replay asks once per truncated output)."""
+    if spill_dir:
+        return resolve_spill_dir(spill_dir)
+    key = (os.environ.get("XDG_DATA_HOME"), os.environ.get("HOME"))
+    directory = _default_dirs.get(key)
+    if directory is None:
+        directory = _default_dirs[key] = resolve_spill_dir(None)
+    return directory
 
 
 def truncate_tool_output(
@@ -318,29 +333,53 @@ def _windows(data: bytes, total: int, max_bytes: int, direction: Direction) -> t
     return head, tail
 
 
-def _text_windows(text: str, max_bytes: int, direction: Direction) -> tuple[bytes, bytes]:
-    """The byte windows of a text longer than ``max_bytes`` chars, encoding only its two ends.
-
-    A str slice ends on a code point, so the encoding of ``text[:n]`` starts the encoding of
-    ``text``; n chars give at least n bytes.
-    """
-    head_size, tail_size = _window_sizes(max_bytes, direction)
-    head = text[:head_size].encode("utf-8")[:head_size] if head_size else b""
-    tail = text[-tail_size:].encode("utf-8")[-tail_size:] if tail_size else b""
-    return head, tail
-
-
 def _measure(text: str, sink: SpillFile | None = None) -> tuple[int, int]:
     """``(UTF-8 bytes, lines)`` of ``text`` in one pass of encoded pieces, each also written to
     ``sink``; no full-size copy of a big output is made."""
+    total_bytes, lines, _, _ = _scan(text, sink, 0, 0)
+    return total_bytes, lines
+
+
+def _scan(
+    text: str, sink: SpillFile | None, head_size: int, tail_size: int
+) -> tuple[int, int, bytes, bytes]:
+    """``(UTF-8 bytes, lines, head, tail)`` of ``text`` from one encoding of it, in pieces (each
+    also written to ``sink``): ``head`` is its first ``head_size`` bytes, ``tail`` its last
+    ``tail_size`` (fewer when the output is shorter, empty for a size of 0).
+
+    An output of one piece is encoded whole and its windows are slices of that encoding; a longer
+    one keeps only its windows, so no full-size copy of a big output is made.
+    """
+    if len(text) <= _SCAN_CHARS:
+        data = text.encode("utf-8")
+        if sink is not None:
+            sink.write(data)
+        total = len(data)
+        head = data[:head_size] if head_size else b""
+        tail = data[total - min(total, tail_size) :] if tail_size else b""
+        return total, _count_newlines(data) + 1, head, tail
+    return _scan_pieces(text, sink, head_size, tail_size)
+
+
+def _scan_pieces(
+    text: str, sink: SpillFile | None, head_size: int, tail_size: int
+) -> tuple[int, int, bytes, bytes]:
+    """:func:`_scan` of an output of several pieces, holding only its two windows."""
     total_bytes, newlines = 0, 0
+    head, tail = bytearray(), bytearray()
     for start in range(0, len(text), _SCAN_CHARS):
         piece = text[start : start + _SCAN_CHARS].encode("utf-8")
         total_bytes += len(piece)
         newlines += _count_newlines(piece)
         if sink is not None:
             sink.write(piece)
-    return total_bytes, newlines + 1
+        if len(head) < head_size:
+            head += piece[: head_size - len(head)]
+        if tail_size:
+            tail += piece
+            if len(tail) > 2 * tail_size:
+                del tail[:-tail_size]
+    return total_bytes, newlines + 1, bytes(head), bytes(tail[-tail_size:] if tail_size else b"")
 
 
 def _count_newlines(data: bytes) -> int:

@@ -2,8 +2,10 @@
 
 Recorded outputs were already truncated by the recording agent, so a policy can only shorten them
 further (or add its hint to one just over a limit). Only outputs over a limit are truncated at all:
-their sizes are measured once per session, their truncated content once per output and limit, and
-each setting's result once (``spill=False``: nothing is written while simulating).
+an output with more characters than its byte limit is over without being measured, the others are
+measured once per session; the truncated content is made once per output and limit (one encoding
+of the output), and each setting's result once (``spill=False``: nothing is written while
+simulating).
 """
 
 from __future__ import annotations
@@ -17,9 +19,9 @@ from core.model.tokens import get_counter, message_text
 from core.policy import Policy, TruncationPolicy
 from core.replay.state import Item
 
-OutputSizes = dict[tuple[str | None, bool], list[tuple[int, int, int]]]
-"""``(message index, UTF-8 bytes, lines)`` of every non-empty tool output, by tool name and
-whether the tool truncated it itself."""
+OutputSizes = dict[tuple[str | None, bool], list[tuple[int, int]]]
+"""``(message index, characters)`` of every non-empty tool output, by tool name and whether the
+tool truncated it itself."""
 
 _Content = tuple[str, str, str | None]
 """The truncated output, its note and the reason (None: not truncated)."""
@@ -79,6 +81,8 @@ class Truncations:
         self._settings: dict[str, Truncation] = {}
         self._content: dict[tuple[int, str], _Content] = {}
         self._sizes: OutputSizes | None = None
+        self._bytes: dict[int, int] = {}
+        self._lines: dict[int, int] = {}
         self._plain_items: dict[str, list[Item | None]] = {}
 
     def of(self, policy: Policy) -> Truncation:
@@ -126,12 +130,13 @@ class Truncations:
             enabled, max_lines, max_bytes, direction = rules.limits_for(name)
             if not enabled or (by_tool and rules.respect_tool_truncation):
                 continue
-            line_limit = max_lines if max_lines > 0 else 1 << 62
-            over.extend(
-                (i, max_lines, max_bytes, direction)
-                for i, size, lines in outputs
-                if size > max_bytes or lines > line_limit
-            )
+            for i, chars in outputs:
+                # More characters than bytes allowed is over (a character is at least one
+                # byte): only an output that may fit is measured, once per session.
+                fits = chars <= max_bytes and self._size(i) <= max_bytes
+                if fits and (max_lines <= 0 or self._line_count(i) <= max_lines):
+                    continue
+                over.append((i, max_lines, max_bytes, direction))
         over.sort()
         return over
 
@@ -170,7 +175,7 @@ class Truncations:
         return entry
 
     def _output_sizes(self) -> OutputSizes:
-        """:data:`OutputSizes`, measured once per session (each truncation setting compares them
+        """:data:`OutputSizes`, listed once per session (each truncation setting compares them
         with its limits for that tool)."""
         if self._sizes is None:
             sizes: OutputSizes = {}
@@ -178,12 +183,31 @@ class Truncations:
                 tool_result = message.tool_result
                 if tool_result is None or not tool_result.output:
                     continue
-                output = tool_result.output
-                size = len(output) if output.isascii() else len(output.encode("utf-8"))
                 group = (tool_result.tool_name, tool_result.truncated_by_tool)
-                sizes.setdefault(group, []).append((i, size, output.count("\n") + 1))
+                sizes.setdefault(group, []).append((i, len(tool_result.output)))
             self._sizes = sizes
         return self._sizes
+
+    def _size(self, i: int) -> int:
+        """UTF-8 bytes of tool output ``i``, measured once per session."""
+        size = self._bytes.get(i)
+        if size is None:
+            output = self._output(i)
+            size = len(output) if output.isascii() else len(output.encode("utf-8"))
+            self._bytes[i] = size
+        return size
+
+    def _line_count(self, i: int) -> int:
+        """Lines of tool output ``i`` (``split("\\n")`` count), counted once per session."""
+        lines = self._lines.get(i)
+        if lines is None:
+            lines = self._lines[i] = self._output(i).count("\n") + 1
+        return lines
+
+    def _output(self, i: int) -> str:
+        tool_result = self.session.messages[i].tool_result
+        assert tool_result is not None
+        return tool_result.output
 
     def items(
         self, truncation: Truncation, estimator: str, walked: list[bool]

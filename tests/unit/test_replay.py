@@ -23,6 +23,7 @@ from core.replay import (
     compare,
     replay,
 )
+from core.replay.truncation import Truncations, sent_output
 from tests.support.builders import SessionBuilder, text_of_tokens
 
 
@@ -605,3 +606,28 @@ def test_the_replay_and_the_reports_share_one_placing_of_the_calls() -> None:
     session.messages.append(session.messages[-1])
     grown, _ = placed(session)
     assert grown is not calls and grown.n == calls.n + 1
+
+
+def test_the_replay_truncates_exactly_the_outputs_over_a_limit() -> None:
+    # Within and over by bytes with few characters (3-byte chars), over by lines only, over by
+    # characters: the replay measures only the outputs that may fit, and must agree with a
+    # truncation of every output.
+    outputs = ["ok", "中" * 333, "中" * 334, "a\n" * 40, "a\n" * 39 + "a", "b" * 1_001, "é" * 500]
+    builder = SessionBuilder().user()
+    for output in outputs:
+        builder = builder.call("bash", context=1_000).result(output)
+    session = builder.reply(context=2_000).session()
+    policy = _quiet()
+    policy.truncation.enabled = True
+    policy.truncation.max_bytes = 1_000
+    policy.truncation.max_lines = 40
+    counter = get_counter(policy.estimator)
+    truncation = Truncations(session, lambda _: counter.messages_tokens(session.messages)).of(
+        policy
+    )
+    expected = [
+        m.tool_result is not None and sent_output(m, policy.truncation).truncated
+        for m in session.messages
+    ]
+    assert truncation.truncated == expected
+    assert sum(expected) == 3

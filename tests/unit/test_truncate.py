@@ -615,3 +615,29 @@ def test_core_truncate_loads_no_ui() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_the_ends_of_an_output_of_several_pieces_are_those_of_its_whole_encoding() -> None:
+    # 256 Ki chars per piece: a last piece of a few chars makes the tail window span two pieces,
+    # and 3-byte chars put piece ends inside the window's first code point.
+    piece = 1 << 18
+    for text in ("中" * piece + "end\n中文", "a\n" * (piece // 2) + "é" * 7, "中" * (piece + 1)):
+        data = text.encode("utf-8")
+        for direction in ("head", "tail", "middle"):
+            options = opts(max_bytes=1_000, max_lines=0, direction=direction, spill=False)
+            options = options.model_copy(update={"spill_name": would_be_spill_name("c")})
+            streamed = StreamingTruncator(options)
+            for start in range(0, len(data), 4_096):
+                streamed.write(data[start : start + 4_096])
+            assert truncate(text, options) == streamed.finish()
+
+
+def test_the_default_spill_folder_follows_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = "x" * 100
+    for home in ("a", "b", "a"):
+        monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / home))
+        result = truncate(text, opts(max_bytes=10, spill=False))
+        assert result.output_path is not None
+        assert result.output_path.startswith(str(tmp_path / home / "ctxscope" / "tool-output"))
