@@ -464,6 +464,10 @@ class _Loader:
                         parts.append(piece["text"])
         call = self._open(payload, at)
         call.reasoning.extend(parts)
+        value = payload.get("encrypted_content")
+        if type(value) is str and value != "REDACTED" and not value.startswith("[REDACTED_"):
+            call.reasoning_tokens += encrypted_tokens(len(value))  # encrypted_length's usual case
+            return
         length, redacted = encrypted_length(payload)
         if length is not None:
             call.reasoning_tokens += encrypted_tokens(length)
