@@ -624,7 +624,8 @@ class _Loader:
             )
             return
         target.usage = usage
-        self._redacted_reasoning(target, usage.reasoning)
+        if self.redacted:
+            self._redacted_reasoning(target, usage.reasoning)
         self.last_call = None
 
     def _without_request(self, info: dict[str, Any], total: int, line: int) -> None:
