@@ -169,9 +169,9 @@ class _At:
         offset: int,
         timestamp: str | None,
         item_id: str | None = None,
-        *,
         replay: bool = False,
         summary_text: str | None = None,
+        raw: bytes | None = None,
     ) -> None:
         self.line = line
         self.offset = offset
@@ -179,7 +179,7 @@ class _At:
         self.item_id = item_id
         self.replay = replay
         self.summary_text = summary_text
-        self.raw: bytes | None = None
+        self.raw = raw
 
 
 _LINE_START = b'{"timestamp":"'
@@ -197,6 +197,13 @@ def _payload_bytes(raw: bytes, timestamp: str) -> int | None:
     ):
         return len(raw) - middle - len(_BEFORE_PAYLOAD) - 1
     return None
+
+
+def _joined(texts: list[str]) -> str:
+    """The non-empty ``texts`` joined by blank lines (one text, the usual case: as it is)."""
+    if len(texts) == 1:
+        return texts[0]
+    return "\n\n".join([t for t in texts if t])
 
 
 class _Call:
@@ -265,31 +272,41 @@ class _Loader:
 
     def line(self, line_no: int, offset: int, raw: bytes, obj: dict[str, Any]) -> None:
         """One line of the rollout (``raw`` as written): an envelope ``{timestamp, type,
-        payload}``, or a line of the legacy format."""
+        payload}``, or a line of the legacy format. Events and response items, nearly every
+        line, go to their handler with one lookup (:data:`_EVENTS`, :data:`_ITEMS`)."""
         kind = obj.get("type")
         payload = obj.get("payload")
         self.line_no = line_no
         if kind == "event_msg" and type(payload) is dict:
+            event = payload.get("type")
+            handler = _EVENTS.get(event) if type(event) is str else None
+            if handler is None:
+                return  # an event that repeats response items or reports to the UI
             try:  # the most frequent record: read by its line number alone
-                self.event(payload, line_no)
+                handler(self, payload, line_no)
             except Exception as exc:  # an unexpected shape must not stop the load
                 self.builder.diagnostic(
                     line_no, "unreadable-record", f"{kind} line not understood ({exc})"
                 )
             return
         ts = obj.get("timestamp")
-        at = _At(line_no, offset, ts if type(ts) is str else None)
-        if kind == "response_item":
-            at.raw = raw
         try:
-            if type(payload) is dict:
-                handler = _RECORDS.get(kind) if type(kind) is str else None
-                if handler is not None:
-                    handler(self, payload, at)
+            if type(payload) is not dict:
+                self._legacy(kind, obj, _At(line_no, offset, ts if type(ts) is str else None))
+            elif kind == "response_item":
+                at = _At(line_no, offset, ts if type(ts) is str else None, None, False, None, raw)
+                item_kind = payload.get("type")
+                item_handler = _ITEMS.get(item_kind) if type(item_kind) is str else None
+                if item_handler is not None:
+                    item_handler(self, payload, at)
+                else:
+                    self.item(payload, at)
+            else:
+                handler_ = _RECORDS.get(kind) if type(kind) is str else None
+                if handler_ is not None:
+                    handler_(self, payload, _At(line_no, offset, ts if type(ts) is str else None))
                 elif type(kind) is str:
                     self._unknown("record type", kind, line_no)
-            else:
-                self._legacy(kind, obj, at)
         except Exception as exc:  # an unexpected shape must not stop the load
             self.builder.diagnostic(
                 line_no, "unreadable-record", f"{kind or 'record'} line not understood ({exc})"
@@ -319,7 +336,11 @@ class _Loader:
     def _open(self, payload: dict[str, Any], at: _At) -> _Call:
         """The model call a model-generated item belongs to (opened by its first item)."""
         if not at.replay:
-            self.turns.model_output(str(payload.get("type")), at.line)
+            turns = self.turns
+            if turns.open:
+                turns.model_output(str(payload.get("type")), at.line)
+            else:  # the usual case: what model_output does with no compaction waiting
+                turns.last_model = turns.last_item = (str(payload.get("type")), at.line)
         if self.current is None:
             item_id = payload.get("id")
             self.current = _Call(item_id if isinstance(item_id, str) else f"line-{at.line}", at)
@@ -335,8 +356,8 @@ class _Loader:
             Role.ASSISTANT,
             id=call.id,
             timestamp=call.timestamp,
-            text="\n\n".join(t for t in call.texts if t),
-            reasoning="\n\n".join(t for t in call.reasoning if t),
+            text=_joined(call.texts),
+            reasoning=_joined(call.reasoning),
             tool_calls=call.calls,
             model=self.model,
             source_line=call.line,
@@ -383,14 +404,15 @@ class _Loader:
         """Codex's estimate of an item as its history holds it (see ``codex_sizes``); ``text``
         tells a file whose redactions keep the original lengths."""
         if not at.replay:
-            self.turns.item(str(payload.get("type")), at.line)
+            self.turns.last_item = (str(payload.get("type")), at.line)  # TurnTracker.item
         if not self.placeholders and text.startswith("[REDACTED_"):
             self.placeholders = placeholder_length(text) is not None
             if self.placeholders:
                 self.builder.metadata["redacted_lengths_kept"] = True
+        raw = at.raw
         raw_bytes = None
-        if at.raw is not None and at.timestamp is not None:
-            raw_bytes = _payload_bytes(at.raw, at.timestamp)
+        if raw is not None and at.timestamp is not None:
+            raw_bytes = _payload_bytes(raw, at.timestamp)
         return item_tokens(payload, self.cap, raw_bytes, placeholders=self.placeholders)
 
     def _message(self, payload: dict[str, Any], at: _At) -> None:
@@ -442,6 +464,10 @@ class _Loader:
                         parts.append(piece["text"])
         call = self._open(payload, at)
         call.reasoning.extend(parts)
+        value = payload.get("encrypted_content")
+        if type(value) is str and value != "REDACTED" and not value.startswith("[REDACTED_"):
+            call.reasoning_tokens += encrypted_tokens(len(value))  # encrypted_length's usual case
+            return
         length, redacted = encrypted_length(payload)
         if length is not None:
             call.reasoning_tokens += encrypted_tokens(length)
@@ -450,14 +476,19 @@ class _Loader:
 
     def _call_output(self, payload: dict[str, Any], at: _At) -> None:
         """A ``*_call_output`` item: the tool message answering a call."""
-        self.close()
-        call_id = payload.get("call_id")
+        if self.current is not None:
+            self.close()
+        get = payload.get
+        call_id = get("call_id")
         call_id = call_id if isinstance(call_id, str) else ""
-        if "output" not in payload and "tools" in payload:  # tool_search_output
-            text, failed = as_text(payload.get("tools")), False
+        output = get("output")
+        if type(output) is str:  # the usual case
+            text, failed = output, False
+        elif output is None and "output" not in payload and "tools" in payload:
+            text, failed = as_text(get("tools")), False  # tool_search_output
         else:
-            text, failed = output_text(payload.get("output"))
-        if payload.get("type") == "custom_tool_call_output" and not failed:
+            text, failed = output_text(output)
+        if not failed and get("type") == "custom_tool_call_output":
             failed = custom_output_error(text)
         name = self.tool_names.get(call_id)
         if name is None:
@@ -477,7 +508,16 @@ class _Loader:
             compacted_at_ms=None,
         )
         estimate = self._estimate(payload, at, text)
-        self._add(Role.TOOL, at, tool_result=result, meta=at.replay, agent_estimate_tokens=estimate)
+        self.builder.add(
+            Role.TOOL,
+            id=at.item_id,
+            timestamp=at.timestamp,
+            source_line=at.line,
+            source_offset=at.offset,
+            tool_result=result,
+            meta=at.replay,
+            agent_estimate_tokens=estimate,
+        )
 
     def _tool_call(self, payload: dict[str, Any], at: _At) -> None:
         """A ``*_call`` item: a tool call of the model call it belongs to."""
@@ -557,7 +597,7 @@ class _Loader:
         if prompt == 0 and output == 0:
             self._without_request(info, get("total_tokens") or 0, line)
             return
-        if _marks_full(info, last):
+        if prompt == window and not output and _marks_full(info, last):
             self._context_full(get("total_tokens") or 0, line)
             return
         cached: int = get("cached_input_tokens") or 0
@@ -584,7 +624,8 @@ class _Loader:
             )
             return
         target.usage = usage
-        self._redacted_reasoning(target, usage.reasoning)
+        if self.redacted:
+            self._redacted_reasoning(target, usage.reasoning)
         self.last_call = None
 
     def _without_request(self, info: dict[str, Any], total: int, line: int) -> None:

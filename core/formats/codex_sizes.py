@@ -107,13 +107,15 @@ def _utf8_len(text: str) -> int:
 class OutputCap:
     """The truncation a tool output gets when Codex records it into history (policy × 1.2)."""
 
-    __slots__ = ("limit", "tokens")
+    __slots__ = ("limit", "max_bytes", "tokens")
 
     def __init__(self, tokens: bool, limit: int) -> None:
         self.tokens = tokens
         """Token mode (the limit is in tokens, 4 bytes each); else bytes."""
         self.limit = limit
         """The limit after the serialisation allowance."""
+        self.max_bytes = limit * APPROX_BYTES_PER_TOKEN if tokens else limit
+        """The byte budget of one text."""
 
     @classmethod
     def from_policy(cls, policy: Any) -> OutputCap:
@@ -125,11 +127,6 @@ class OutputCap:
             if given_mode in ("tokens", "bytes") and type(given_limit) is int and given_limit >= 0:
                 mode, limit = given_mode, given_limit
         return cls(mode == "tokens", math.ceil(limit * SERIALIZATION_ALLOWANCE))
-
-    @property
-    def max_bytes(self) -> int:
-        """The byte budget of one text."""
-        return self.limit * APPROX_BYTES_PER_TOKEN if self.tokens else self.limit
 
     def fits(self, text: str) -> bool:
         """The text is kept whole (cheap: most outputs are far below the budget)."""
@@ -333,6 +330,8 @@ def item_tokens(
     content: Any = None
     if kind in _OUTPUT_TYPES:
         output = item.get("output")
+        if raw_bytes is not None and not placeholders and type(output) is str and cap.fits(output):
+            return approx_tokens(raw_bytes)  # the usual output: a text kept whole, as written
         capped = cap.output(output)
         if capped is not output:
             item = {**item, "output": capped}
