@@ -17,6 +17,8 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 import click
+import orjson
+from pydantic import BaseModel
 
 from core.insights.breakdown import (
     CATEGORIES,
@@ -84,7 +86,7 @@ def breakdown_command(
         console.print(call_table(row, _call_cost(cost, call_index), session.context_window))
         return
     if as_json:
-        write_stdout_bytes(model_json_bytes(breakdown_report(result, cost)) + b"\n")
+        write_stdout_bytes(report_json(result, cost) + b"\n")
         return
     from tui.cli.render import notes_block, session_header, stdout_console
 
@@ -93,6 +95,36 @@ def breakdown_command(
     console.print(calls_table(result, cost, session.context_window))
     if result.notes:
         console.print(notes_block(result.notes))
+
+
+def report_json(result: ContextBreakdown, cost: SessionCost) -> bytes:
+    """The :class:`core.reports.analyze.BreakdownReport` as indented JSON, the same bytes as
+    pydantic writes: orjson straight from each model's fields (a row per call: 50,000 rows on
+    100 MB, no pydantic serialiser walk); pydantic's own writer for what orjson refuses (a
+    non-UTF-8 file name, an integer beyond 64 bits)."""
+    report = breakdown_report(result, cost)
+    try:
+        return orjson.dumps(report, default=_fields, option=orjson.OPT_INDENT_2)
+    except TypeError:  # orjson.JSONEncodeError
+        return model_json_bytes(report)
+
+
+_FIELD_NAMES: dict[type[BaseModel], tuple[str, ...]] = {}
+
+
+def _fields(model: Any) -> dict[str, Any]:
+    """A model's fields in their declared order (what pydantic writes): its ``__dict__`` as it
+    is when it holds them in that order, as the core's models do."""
+    if not isinstance(model, BaseModel):
+        raise TypeError(type(model).__name__)
+    cls = type(model)
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(cls.model_fields)
+    values = model.__dict__
+    if tuple(values) == names:
+        return values
+    return {name: values[name] for name in names}
 
 
 def _write_json(document: dict[str, Any], cost: dict[str, Any] | None) -> None:
