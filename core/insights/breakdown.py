@@ -769,10 +769,10 @@ def fit(values: list[int], total: int) -> list[int]:
     if whole <= total or whole == 0:
         return list(values)
     exact = [v * total / whole for v in values]
-    floors = [int(x) for x in exact]
+    floors = list(map(int, exact))
     short = total - sum(floors)
-    if short:  # largest remainders first, the first of equals first (a stable sort)
-        below = [f - x for f, x in zip(floors, exact, strict=True)]
-        for k in sorted(range(len(values)), key=below.__getitem__)[:short]:
+    if short:  # largest remainders first (``floor - exact`` least), the first of equals first
+        below = sorted(zip(map(float.__rsub__, exact, floors), range(len(values))))
+        for _below, k in below[:short]:
             floors[k] += 1
     return floors
