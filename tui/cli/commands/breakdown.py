@@ -100,8 +100,8 @@ def breakdown_command(
 def report_json(result: ContextBreakdown, cost: SessionCost) -> bytes:
     """The :class:`core.reports.analyze.BreakdownReport` as indented JSON, the same bytes as
     pydantic writes: orjson straight from each model's fields (a row per call: 50,000 rows on
-    100 MB, no pydantic serialiser walk); pydantic's own writer for what orjson refuses (a
-    non-UTF-8 file name, an integer beyond 64 bits)."""
+    100 MB, no pydantic serialiser walk); pydantic's own writer for what orjson refuses (an
+    undecodable byte, an integer beyond 64 bits, a model with extra fields)."""
     report = breakdown_report(result, cost)
     try:
         return orjson.dumps(report, default=_fields, option=orjson.OPT_INDENT_2)
@@ -109,22 +109,12 @@ def report_json(result: ContextBreakdown, cost: SessionCost) -> bytes:
         return model_json_bytes(report)
 
 
-_FIELD_NAMES: dict[type[BaseModel], tuple[str, ...]] = {}
-
-
 def _fields(model: Any) -> dict[str, Any]:
-    """A model's fields in their declared order (what pydantic writes): its ``__dict__`` as it
-    is when it holds them in that order, as the core's models do."""
-    if not isinstance(model, BaseModel):
+    """A model's fields as pydantic writes them: its ``__dict__``, in that dict's order."""
+    if not isinstance(model, BaseModel) or model.__pydantic_extra__:
         raise TypeError(type(model).__name__)
-    cls = type(model)
-    names = _FIELD_NAMES.get(cls)
-    if names is None:
-        names = _FIELD_NAMES[cls] = tuple(cls.model_fields)
-    values = model.__dict__
-    if tuple(values) == names:
-        return values
-    return {name: values[name] for name in names}
+    fields: dict[str, Any] = model.__dict__
+    return fields
 
 
 def _write_json(document: dict[str, Any], cost: dict[str, Any] | None) -> None:
