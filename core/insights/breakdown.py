@@ -693,9 +693,7 @@ class _Layout:
             self._slots = [
                 _SLOTS.index(head) if head in _SLOTS else other for head, _detail in splits
             ]
-            self._tools = [
-                (detail, k) for k, (head, detail) in enumerate(splits) if head == "tool"
-            ]
+            self._tools = [(detail, k) for k, (head, detail) in enumerate(splits) if head == "tool"]
         self._last = sums
         return self._keys, self._slots, self._tools
 
@@ -751,7 +749,8 @@ def _row(
             "total_tokens": total,
             "total_provenance": "estimated" if recorded is None else "recorded",
             "provenance": provenance,
-            "system_and_tools": system + (overhead if recorded is None else min(overhead, recorded)),
+            "system_and_tools": system
+            + (overhead if recorded is None else min(overhead, recorded)),
             "user": user,
             "assistant_text": assistant,
             "reasoning": reasoning,
@@ -795,7 +794,7 @@ def fit(values: list[int], total: int) -> list[int]:
     floors = list(map(int, exact))
     short = total - sum(floors)
     if short:  # largest remainders first (``floor - exact`` least), the first of equals first
-        below = sorted(zip(map(float.__rsub__, exact, floors), range(len(values))))
+        below = sorted(zip(map(float.__rsub__, exact, floors), range(len(values)), strict=True))
         for _below, k in below[:short]:
             floors[k] += 1
     return floors
