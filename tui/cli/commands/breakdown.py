@@ -20,6 +20,7 @@ import click
 import orjson
 from pydantic import BaseModel
 
+from core.gc_pause import gc_paused
 from core.insights.breakdown import (
     CATEGORIES,
     CATEGORY_LABELS,
@@ -69,7 +70,8 @@ def breakdown_command(
         result = breakdown(session, estimator=estimator)
     except ValueError as exc:  # an unknown estimator
         fail("breakdown", str(exc))
-    cost = session_cost(session)
+    with gc_paused():  # a priced row per call: no collection walks them as they are built
+        cost = session_cost(session)
     if call_index is not None:
         row = result.at(call_index)
         if row is None:
