@@ -1,8 +1,11 @@
 """``breakdown --json`` written by orjson from the models' fields (tui.cli.commands.breakdown.
 report_json): the same bytes pydantic's writer gives, floats, non-ASCII names and pydantic's own
-fallback for what orjson refuses (an undecodable byte in a name) included."""
+fallback for what orjson refuses (an undecodable byte) included; and no collection while the rows
+are built."""
 
 from __future__ import annotations
+
+import gc
 
 import pytest
 
@@ -55,3 +58,25 @@ def test_what_orjson_refuses_is_written_as_pydantics_fallback_writes_it() -> Non
     written = report_json(result, cost)
     assert b"\\\\xff" in written
     assert written == model_json_bytes(breakdown_report(result, cost))
+
+
+def test_no_collection_runs_while_the_rows_are_built() -> None:
+    builder = SessionBuilder().user(text_of_tokens(100))
+    for n in range(400):
+        builder.call("Read", {"path": f"{n}.py"}, context=5_000 + 50 * n).result(tokens=40)
+    session = builder.reply("done", context=30_000).session()
+    started: list[int] = []
+
+    def seen(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            started.append(info["generation"])
+
+    gc.collect()
+    gc.callbacks.append(seen)
+    try:
+        result = breakdown(session)
+    finally:
+        gc.callbacks.remove(seen)
+    assert len(result.calls) == 401
+    assert started == []
+    assert gc.isenabled()
