@@ -1,0 +1,82 @@
+"""``breakdown --json`` written by orjson from the models' fields (tui.cli.commands.breakdown.
+report_json): the same bytes pydantic's writer gives, floats, non-ASCII names and pydantic's own
+fallback for what orjson refuses (an undecodable byte) included; and no collection while the rows
+are built."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from core.insights.breakdown import breakdown
+from core.insights.cost import session_cost
+from core.model.json_text import model_json_bytes
+from core.model.session import Session
+from core.reports.analyze import breakdown_report
+from tests.support.builders import SessionBuilder, text_of_tokens
+from tui.cli.commands.breakdown import report_json
+
+
+def priced_session(tool: str, model: str | None) -> Session:
+    return (
+        SessionBuilder()
+        .user(text_of_tokens(100) + " é ✓ 😀")
+        .call(tool, {"path": "a.py"}, text=text_of_tokens(20), context=5_000, output=37)
+        .result(tokens=300)
+        .call("Bash", {"command": "ls"}, context=5_200, output=11)
+        .result(tokens=2_000)
+        .call(tool, {"path": "b.py"}, context=5_300)  # over-explained: scaled down
+        .result(tokens=40)
+        .reply("done", context=9_000)
+        .session(model=model)
+    )
+
+
+@pytest.mark.parametrize("model", ["claude-sonnet-4-5", "no-such-model", None])
+@pytest.mark.parametrize("tool", ["Read", "lire_fichier_é"])
+def test_report_json_is_pydantics_bytes(tool: str, model: str | None) -> None:
+    session = priced_session(tool, model)
+    result, cost = breakdown(session), session_cost(session)
+    assert any(row.scale < 1.0 for row in result.calls)  # a float other than 1.0 is written
+    assert report_json(result, cost) == model_json_bytes(breakdown_report(result, cost))
+
+
+def test_a_model_whose_fields_are_out_of_order_is_written_as_pydantic_writes_it() -> None:
+    session = priced_session("Read", "claude-sonnet-4-5")
+    result, cost = breakdown(session), session_cost(session)
+    row = result.calls[0]
+    shuffled = dict(reversed(list(row.__dict__.items())))
+    object.__setattr__(row, "__dict__", shuffled)
+    assert report_json(result, cost) == model_json_bytes(breakdown_report(result, cost))
+
+
+def test_what_orjson_refuses_is_written_as_pydantics_fallback_writes_it() -> None:
+    session = priced_session("Read", "claude-sonnet-4-5")
+    result, cost = breakdown(session), session_cost(session)
+    result.notes.append("an undecodable byte: \udcff")
+    written = report_json(result, cost)
+    assert b"\\\\xff" in written
+    assert written == model_json_bytes(breakdown_report(result, cost))
+
+
+def test_no_collection_runs_while_the_rows_are_built() -> None:
+    builder = SessionBuilder().user(text_of_tokens(100))
+    for n in range(400):
+        builder.call("Read", {"path": f"{n}.py"}, context=5_000 + 50 * n).result(tokens=40)
+    session = builder.reply("done", context=30_000).session()
+    started: list[int] = []
+
+    def seen(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            started.append(info["generation"])
+
+    gc.collect()
+    gc.callbacks.append(seen)
+    try:
+        result = breakdown(session)
+    finally:
+        gc.callbacks.remove(seen)
+    assert len(result.calls) == 401
+    assert started == []
+    assert gc.isenabled()
