@@ -168,7 +168,8 @@ def test_each_loader_sniffs_with_the_light_sniffer_of_its_format() -> None:
     for module in registry.LOADERS:
         assert registry.loader_of(module.FORMAT) is module
         if module.FORMAT is not SourceFormat.OPENCODE:  # its own sniffer also reads the disk
-            assert module.sniff is getattr(sniffers, f"sniff_{module.__name__.rsplit('.')[-1]}")
+            name = registry._MODULE_NAMES[module.FORMAT]
+            assert module.sniff is getattr(sniffers, f"sniff_{name}")
     assert frozenset(pi._ENTRIES) == sniffers.PI_ENTRY_TYPES
     assert frozenset(pi._MESSAGES) == sniffers.PI_ROLES
 
