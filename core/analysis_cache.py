@@ -31,14 +31,16 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import sqlite3
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from core.formats.file_kind import open_regular
 from core.model.json_text import printable
+
+if TYPE_CHECKING:  # sqlite3 is imported by the methods that open the cache: `analyze` never does
+    import sqlite3
 
 CACHE_FILE = "analyses.sqlite"
 """The cache's file name inside the cache folder."""
@@ -237,6 +239,8 @@ class AnalysisCache:
 
     @contextlib.contextmanager
     def _connection(self, create: bool = False) -> Iterator[sqlite3.Connection | None]:
+        import sqlite3
+
         conn = self._open(create) if self.usable else None
         if conn is None:
             yield None
@@ -250,6 +254,8 @@ class AnalysisCache:
             conn.close()
 
     def _open(self, create: bool) -> sqlite3.Connection | None:
+        import sqlite3
+
         try:
             if create:
                 self._create_files()
@@ -279,6 +285,8 @@ class AnalysisCache:
     def _recreate(self) -> sqlite3.Connection | None:
         """A damaged cache file is ours to throw away (it holds nothing that cannot be
         recomputed); try once with a fresh one."""
+        import sqlite3
+
         try:
             if self.path.is_symlink():
                 self.usable = False

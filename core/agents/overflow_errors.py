@@ -9,6 +9,7 @@ engine can use it without loading the ``openai`` SDK.
 from __future__ import annotations
 
 import re
+from functools import cache
 
 # Error codes servers put in ``error.code`` for an overflow (OpenAI, OpenRouter, some proxies).
 OVERFLOW_CODES = frozenset({"context_length_exceeded", "context_window_exceeded"})
@@ -36,13 +37,16 @@ _OVERFLOW_PATTERNS = (
     r"input length exceeds the context length",
     r"requested tokens? \(\d+\) exceed(?:s)? context window",
 )
-_OVERFLOW_RE = re.compile("|".join(f"(?:{p})" for p in _OVERFLOW_PATTERNS), re.IGNORECASE)
-
 # Throughput limits mention tokens too; they must never be taken for an overflow.
-_RATE_LIMIT_RE = re.compile(
-    r"rate limit|tokens per (?:min|minute|day)|\bTPM\b|\bRPM\b|requests per|quota",
-    re.IGNORECASE,
-)
+_RATE_LIMIT = r"rate limit|tokens per (?:min|minute|day)|\bTPM\b|\bRPM\b|requests per|quota"
+
+
+@cache
+def _patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The overflow and rate-limit expressions, compiled on the first error text (most sessions
+    hold none, and their reading should not pay for it)."""
+    overflow = re.compile("|".join(f"(?:{p})" for p in _OVERFLOW_PATTERNS), re.IGNORECASE)
+    return overflow, re.compile(_RATE_LIMIT, re.IGNORECASE)
 
 
 def is_context_overflow_message(text: str) -> bool:
@@ -56,9 +60,10 @@ def is_context_overflow_message(text: str) -> bool:
     """
     if not text:
         return False
-    if _RATE_LIMIT_RE.search(text):
+    overflow, rate_limit = _patterns()
+    if rate_limit.search(text):
         return False
-    return _OVERFLOW_RE.search(text) is not None
+    return overflow.search(text) is not None
 
 
 def is_context_overflow_code(code: object) -> bool:
@@ -71,11 +76,11 @@ def is_context_overflow_code(code: object) -> bool:
 # tokens"), OpenRouter ("This endpoint's maximum context length is N tokens"), Mistral ("too large
 # for model with N maximum context length"), xAI ("maximum prompt length is N").
 _STATED_LIMITS = (
-    re.compile(r"prompt is too long:\s*\d+\s*tokens?\s*>\s*(\d+)\s*maximum", re.IGNORECASE),
-    re.compile(r"maximum context length is (\d+)\s*tokens", re.IGNORECASE),
-    re.compile(r"too large for model with (\d+) maximum context length", re.IGNORECASE),
-    re.compile(r"maximum prompt length is (\d+)", re.IGNORECASE),
-    re.compile(r"context window of (\d+)\s*tokens", re.IGNORECASE),
+    r"prompt is too long:\s*\d+\s*tokens?\s*>\s*(\d+)\s*maximum",
+    r"maximum context length is (\d+)\s*tokens",
+    r"too large for model with (\d+) maximum context length",
+    r"maximum prompt length is (\d+)",
+    r"context window of (\d+)\s*tokens",
 )
 
 
@@ -83,8 +88,8 @@ def stated_limit(text: str | None) -> int | None:
     """The context limit an overflow error states, in tokens (None: it states none)."""
     if not text or not is_context_overflow_message(text):
         return None
-    for pattern in _STATED_LIMITS:
-        match = pattern.search(text)
+    for pattern in _STATED_LIMITS:  # (only overflow errors get here: re's cache compiles once)
+        match = re.search(pattern, text, re.IGNORECASE)
         if match:
             value = int(match.group(1))
             return value if value > 0 else None

@@ -3,6 +3,9 @@
 Each format lives in its own module ``core/formats/<name>.py`` exposing ``FORMAT``,
 ``sniff(path, head) -> float`` and ``load(path, *, progress=None) -> Session`` (see
 :mod:`core.formats.base`); :data:`LOADERS` lists them in the order detection tries them.
+Detection runs the light sniffers of :mod:`core.formats.sniffers`, and only the loader of the
+format chosen is imported (:func:`loader_of`): reading a Claude Code transcript loads neither
+SQLite nor the other agents' readers.
 
 Usage::
 
@@ -13,20 +16,13 @@ Usage::
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 from core.agents.window_evidence import resolve_window
-from core.formats import (
-    claude_code,
-    codex,
-    copilot,
-    ctxscope_jsonl,
-    gemini_cli,
-    opencode,
-    pi,
-    qwen_code,
-)
+from core.formats import sniffers
 from core.formats.base import LoadError, ProgressCallback, SessionBuilder
 from core.formats.compressed import is_compressed
 from core.formats.file_kind import unreadable_reason
@@ -35,13 +31,14 @@ from core.gc_pause import gc_paused
 from core.model.session import Session, SourceFormat
 
 __all__ = [
-    "LOADERS",
+    "LOADERS",  # made on first use by __getattr__
     "LoadError",
     "ProgressCallback",
     "SessionBuilder",
     "available_formats",
     "detect_format",
     "load_session",
+    "loader_of",
     "sniff_scores",
 ]
 
@@ -69,38 +66,67 @@ class PartialFormatModule(FormatModule, Protocol):
     ) -> Session: ...
 
 
-LOADERS: tuple[FormatModule, ...] = (
-    qwen_code,
-    claude_code,
-    codex,
-    pi,
-    opencode,
-    gemini_cli,
-    copilot,
-    ctxscope_jsonl,
-)
-"""The loader modules, in the order detection tries them: one for every :class:`SourceFormat`.
-Qwen Code comes before Claude Code: its envelope is Claude Code's (``uuid``, ``parentUuid``,
-``sessionId``, ``type``), so on a tie the more specific reader wins (and Claude Code's sniffer
-gives way to a Gemini-style ``message.parts`` payload)."""
+Sniffer = Callable[[Path, bytes], float]
 
-_BY_FORMAT: dict[SourceFormat, FormatModule] = {module.FORMAT: module for module in LOADERS}
+
+def _sniff_opencode(path: Path, head: bytes) -> float:
+    """opencode's confidence: its loader judges folders, ``.json`` files and databases."""
+    path = Path(path)
+    if sniffers.opencode_needs_loader(path, head):
+        return loader_of(SourceFormat.OPENCODE).sniff(path, head)
+    return sniffers.sniff_opencode_export(head)
+
+
+_DETECTION: tuple[tuple[SourceFormat, str, Sniffer], ...] = (
+    (SourceFormat.QWEN_CODE, "qwen_code", sniffers.sniff_qwen_code),
+    (SourceFormat.CLAUDE_CODE, "claude_code", sniffers.sniff_claude_code),
+    (SourceFormat.CODEX, "codex", sniffers.sniff_codex),
+    (SourceFormat.PI, "pi", sniffers.sniff_pi),
+    (SourceFormat.OPENCODE, "opencode", _sniff_opencode),
+    (SourceFormat.GEMINI_CLI, "gemini_cli", sniffers.sniff_gemini_cli),
+    (SourceFormat.COPILOT_CLI, "copilot", sniffers.sniff_copilot),
+    (SourceFormat.CTXSCOPE, "ctxscope_jsonl", sniffers.sniff_ctxscope_jsonl),
+)
+"""Every format with its loader module's name and its sniffer, in the order detection tries
+them. Qwen Code comes before Claude Code: its envelope is Claude Code's (``uuid``,
+``parentUuid``, ``sessionId``, ``type``), so on a tie the more specific reader wins (and Claude
+Code's sniffer gives way to a Gemini-style ``message.parts`` payload)."""
+
+_MODULE_NAMES: dict[SourceFormat, str] = {fmt: name for fmt, name, _ in _DETECTION}
+
+if TYPE_CHECKING:
+    LOADERS: tuple[FormatModule, ...]
+    """The loader modules, in the order detection tries them: one for every
+    :class:`SourceFormat` (importing them all; made on first use)."""
+
+
+def loader_of(fmt: SourceFormat) -> FormatModule:
+    """The loader module of ``fmt``, imported on first use."""
+    module = importlib.import_module(f"core.formats.{_MODULE_NAMES[fmt]}")
+    return cast("FormatModule", module)
+
+
+def __getattr__(name: str) -> object:
+    """``LOADERS``, imported only when asked for (detection does not need the loaders)."""
+    if name == "LOADERS":
+        return tuple(loader_of(fmt) for fmt, _, _ in _DETECTION)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def available_formats() -> list[SourceFormat]:
     """The formats ctxscope reads, in the order detection tries them."""
-    return [module.FORMAT for module in LOADERS]
+    return [fmt for fmt, _, _ in _DETECTION]
 
 
 def sniff_scores(path: Path, head: bytes) -> dict[SourceFormat, float]:
     """Every loader's confidence that ``path`` (with first bytes ``head``) is its format."""
     scores: dict[SourceFormat, float] = {}
-    for mod in LOADERS:
+    for fmt, _, sniff in _DETECTION:
         try:
-            score = float(mod.sniff(path, head))
+            score = float(sniff(path, head))
         except Exception:  # a sniffer must never break detection
             score = 0.0
-        scores[mod.FORMAT] = max(0.0, min(1.0, score))
+        scores[fmt] = max(0.0, min(1.0, score))
     return scores
 
 
@@ -155,7 +181,7 @@ def detect_format(path: Path | str) -> SourceFormat:
         except OSError:
             size = len(head) + 1
         reason = non_jsonl_reason(head, whole_file=size <= len(head))
-    tried = ", ".join(module.FORMAT.value for module in LOADERS)
+    tried = ", ".join(fmt.value for fmt, _, _ in _DETECTION)
     raise LoadError(f"{path}: not a session: tried {tried} ({reason})")
 
 
@@ -187,7 +213,7 @@ def load_session(
             known = ", ".join(f.value for f in SourceFormat)
             raise LoadError(f"unknown format {format!r} (known: {known})") from None
     with gc_paused():
-        session = _BY_FORMAT[fmt].load(path, progress=progress)
+        session = loader_of(fmt).load(path, progress=progress)
     resolve_window(session, window)
     return session
 
@@ -218,7 +244,7 @@ def load_session_head(
     if not path.is_file() or total <= head_bytes or is_compressed(path):
         return None  # (a compressed stream has no "first N bytes" of its session to stop at)
     fmt = detect_format(path) if format is None else SourceFormat(format)
-    module = _BY_FORMAT[fmt]
+    module = loader_of(fmt)
     if not module.PARTIAL_READS:
         return None
     with gc_paused():

@@ -82,8 +82,8 @@ from core.formats.claude_records import (
     read_user,
 )
 from core.formats.file_kind import open_regular, unreadable_reason
-from core.formats.jsonl import head_records, read_jsonl
-from core.formats.qwen_code import is_qwen_record
+from core.formats.jsonl import read_jsonl
+from core.formats.sniffers import sniff_claude_code
 from core.model.read_numbers import plausible, show_value
 from core.model.session import CompactionEvent, Session, SourceFormat
 
@@ -107,31 +107,8 @@ _SKIPPED_TYPES = typed.SKIPPED_TYPES
 # -- detection ------------------------------------------------------------------------------
 
 
-def sniff(path: Path, head: bytes) -> float:
-    """Confidence that ``path`` is a Claude Code transcript (from its first lines and location)."""
-    if not head:
-        return 0.0
-    in_projects = ".claude" in path.parts or "projects" in path.parts
-    score = 0.0
-    for record in head_records(head, 32):
-        if "payload" in record:  # Codex envelope
-            continue
-        if is_qwen_record(record):  # Qwen Code: the same envelope around Gemini-style parts
-            return 0.0
-        kind = record.get("type")
-        if kind in ("user", "assistant", "system") and (
-            "parentUuid" in record or "sessionId" in record
-        ):
-            return 0.95
-        if kind in ("file-history-snapshot", "queue-operation", "progress", "ai-title") or (
-            kind == "summary" and "leafUuid" in record
-        ):
-            score = max(score, 0.8)
-    if score == 0.0 and b'"parentUuid"' in head and b'"sessionId"' in head:
-        score = 0.7  # first line longer than the head: judge from its keys
-    if score and in_projects:
-        score = min(1.0, score + 0.1)
-    return score
+sniff = sniff_claude_code
+"""Confidence that a path is this format (:mod:`core.formats.sniffers`)."""
 
 
 # -- loading --------------------------------------------------------------------------------

@@ -67,7 +67,9 @@ from core.formats.codex_sizes import (
     redacted_reasoning_tokens,
 )
 from core.formats.codex_turns import TurnTracker
-from core.formats.jsonl import head_records, read_jsonl_raw
+from core.formats.jsonl import read_jsonl_raw
+from core.formats.sniffers import CODEX_ITEM_TYPES as _ITEM_TYPES
+from core.formats.sniffers import sniff_codex
 from core.model.read_numbers import as_int
 from core.model.session import (
     CompactionEvent,
@@ -85,21 +87,6 @@ FORMAT = SourceFormat.CODEX
 PARTIAL_READS = True
 """``load(..., head_bytes=N)`` reads only the complete lines of the first N bytes."""
 
-_ENVELOPE_TYPES = frozenset(
-    {"session_meta", "response_item", "event_msg", "turn_context", "compacted", "world_state"}
-)
-_ITEM_TYPES = frozenset(
-    {
-        "message",
-        "reasoning",
-        "function_call",
-        "function_call_output",
-        "custom_tool_call",
-        "custom_tool_call_output",
-        "local_shell_call",
-        "web_search_call",
-    }
-)
 # Calls the server runs inside the response: no output item follows them.
 _SERVER_CALLS = frozenset({"web_search_call", "image_generation_call"})
 
@@ -887,40 +874,8 @@ types are read as tool outputs and tool calls too)."""
 # -- detection ------------------------------------------------------------------------------
 
 
-def sniff(path: Path, head: bytes) -> float:
-    """Confidence that ``path`` is a Codex rollout (enveloped or legacy)."""
-    if not head:
-        return 0.0
-    named = path.name.startswith("rollout-")
-    records = head_records(head, 32)
-    score = 0.0
-    for index, record in enumerate(records):
-        kind = record.get("type")
-        if kind in _ENVELOPE_TYPES and "payload" in record:
-            return 1.0 if named else 0.95
-        if "record_type" in record or (
-            index == 0
-            and kind is None
-            and "id" in record
-            and "timestamp" in record
-            and ("instructions" in record or "git" in record)
-        ):
-            score = max(score, 0.75)
-        elif kind in _ITEM_TYPES and "payload" not in record:
-            content = record.get("content")
-            if kind != "message" or (
-                isinstance(content, list)
-                and any(
-                    isinstance(c, dict) and c.get("type") in ("input_text", "output_text")
-                    for c in content
-                )
-            ):
-                score = max(score, 0.6)
-    if score == 0.0 and b'"type":"session_meta","payload"' in head:
-        score = 0.8  # the first line is longer than the head
-    if score and named:
-        score = min(1.0, score + 0.15)
-    return score
+sniff = sniff_codex
+"""Confidence that a path is this format (:mod:`core.formats.sniffers`)."""
 
 
 # -- loading --------------------------------------------------------------------------------

@@ -41,7 +41,8 @@ from pathlib import Path
 from typing import Any
 
 from core.formats.base import LoadError, ProgressCallback, SessionBuilder, as_str, as_text
-from core.formats.jsonl import head_records, read_jsonl
+from core.formats.jsonl import read_jsonl
+from core.formats.sniffers import sniff_copilot
 from core.model.session import CompactionTrigger, Role, Session, SourceFormat, ToolCall, ToolResult
 
 FORMAT = SourceFormat.COPILOT_CLI
@@ -56,8 +57,6 @@ _TRIGGERS: dict[str, CompactionTrigger] = {
 }
 """Copilot's compaction triggers as ours; ``memory_pressure`` and ``model_switch`` are the agent's
 own decisions but not its threshold's, so they stay ``unknown`` (with the trigger as evidence)."""
-
-_EVENT_PREFIXES = ("session.", "user.", "assistant.", "tool.", "hook.", "system.", "subagent.")
 
 
 def split_agent(path: Path) -> tuple[Path, str | None]:
@@ -458,31 +457,8 @@ _HANDLERS = {
 # -- registry interface ----------------------------------------------------------------------
 
 
-def sniff(path: Path, head: bytes) -> float:
-    """Confidence that ``path`` is a Copilot CLI event log: ``{type, data, id, timestamp}``
-    events whose first is ``session.start`` from the ``copilot-agent`` producer."""
-    records = head_records(head, limit=8)
-    if not records:
-        return 0.0
-    first = records[0]
-    data = first.get("data")
-    if (
-        first.get("type") == "session.start"
-        and isinstance(data, dict)
-        and (data.get("producer") == "copilot-agent" or "copilotVersion" in data)
-    ):
-        return 0.95
-    events = [
-        r
-        for r in records
-        if isinstance(r.get("type"), str)
-        and r["type"].startswith(_EVENT_PREFIXES)
-        and isinstance(r.get("data"), dict)
-        and "parentId" in r
-    ]
-    if len(events) == len(records):
-        return 0.8 if "session-state" in str(path) else 0.6
-    return 0.0
+sniff = sniff_copilot
+"""Confidence that a path is this format (:mod:`core.formats.sniffers`)."""
 
 
 def load(

@@ -36,7 +36,8 @@ import orjson
 from pydantic import BaseModel, ValidationError
 
 from core.formats.base import LoadError, ProgressCallback, SessionBuilder
-from core.formats.jsonl import head_records, read_jsonl
+from core.formats.jsonl import read_jsonl
+from core.formats.sniffers import CTXSCOPE_SCHEMA, sniff_ctxscope_jsonl
 from core.model.json_text import printable_data
 from core.model.read_numbers import plausible
 from core.model.session import (
@@ -53,7 +54,7 @@ FORMAT = SourceFormat.CTXSCOPE
 PARTIAL_READS = True
 """``load(..., head_bytes=N)`` reads only the complete lines of the first N bytes."""
 
-SCHEMA = "ctxscope"
+SCHEMA = CTXSCOPE_SCHEMA
 """Value of the header's ``schema`` key, which tells this format apart from pi's header."""
 VERSION = 1
 """Version of the format this module writes."""
@@ -303,9 +304,5 @@ def _header_fields(header: dict[str, Any], builder: SessionBuilder) -> dict[str,
     return fields
 
 
-def sniff(path: Path, head: bytes) -> float:
-    """Confidence that ``path`` is ctxscope JSONL: its first line is our header."""
-    records = head_records(head, limit=1)
-    if records and records[0].get("type") == "session" and records[0].get("schema") == SCHEMA:
-        return 0.99
-    return 0.0
+sniff = sniff_ctxscope_jsonl
+"""Confidence that a path is this format (:mod:`core.formats.sniffers`)."""

@@ -46,7 +46,9 @@ from core.formats.gemini_parts import (
     usage_of,
     visible_text,
 )
-from core.formats.jsonl import head_records, looks_binary, read_jsonl
+from core.formats.jsonl import looks_binary, read_jsonl
+from core.formats.sniffers import is_gemini_jsonl as _is_jsonl
+from core.formats.sniffers import sniff_gemini_cli
 from core.model.session import Role, Session, SourceFormat, ToolCall, ToolResult
 
 FORMAT = SourceFormat.GEMINI_CLI
@@ -54,7 +56,6 @@ PARTIAL_READS = False
 
 LEGACY_MAX_BYTES = 512 * 1024 * 1024
 """A single-JSON chat file is parsed whole; beyond this size it is refused with a message."""
-_METADATA_KEYS = ("sessionId", "projectHash")
 _SENT_TYPES = frozenset({"user", "gemini"})
 _UI_TYPES = frozenset({"info", "error", "warning"})
 
@@ -323,16 +324,6 @@ def _reasoning(record: Record, parts: list[Record]) -> str:
 # -- reading the two forms ----------------------------------------------------------------------
 
 
-def _is_jsonl(head: bytes) -> bool:
-    """The JSON Lines form: the first line is a whole JSON object without ``messages``."""
-    first = head.lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n", 1)[0]
-    try:
-        obj = orjson.loads(first)
-    except orjson.JSONDecodeError:
-        return False
-    return isinstance(obj, dict) and not isinstance(obj.get("messages"), list)
-
-
 def _read_jsonl(path: Path, timeline: _Timeline, progress: ProgressCallback | None) -> None:
     for line, offset, obj in read_jsonl(path, timeline.builder, progress=progress):
         timeline.record(line, offset, obj)
@@ -385,28 +376,8 @@ def _message_lines(data: bytes) -> dict[str, tuple[int, int]]:
 # -- registry interface ---------------------------------------------------------------------
 
 
-def sniff(path: Path, head: bytes) -> float:
-    """Confidence that ``path`` is a Gemini CLI chat, in either form."""
-    if not head or looks_binary(head):
-        return 0.0
-    named = "/.gemini/" in str(path).replace("\\", "/") or path.name.startswith("session-")
-    if _is_jsonl(head):
-        records = head_records(head, 16)
-        first = records[0] if records else {}
-        if all(isinstance(first.get(k), str) for k in _METADATA_KEYS) and "type" not in first:
-            return 0.97
-        if any("$rewindTo" in r or "$set" in r for r in records) and named:
-            return 0.8
-        return 0.0
-    body = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-    if not body.startswith(b"{"):
-        return 0.0
-    has_messages = b'"messages"' in head
-    if has_messages and b'"projectHash"' in head and b'"sessionId"' in head:
-        return 0.95
-    if has_messages and (b'"type": "gemini"' in head or b'"type":"gemini"' in head):
-        return 0.9
-    return 0.3 if has_messages and named else 0.0
+sniff = sniff_gemini_cli
+"""Confidence that a path is this format (:mod:`core.formats.sniffers`)."""
 
 
 def load(path: Path, *, progress: ProgressCallback | None = None) -> Session:

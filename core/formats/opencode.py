@@ -38,13 +38,13 @@ from core.formats.opencode_messages import (
     build_session,
 )
 from core.formats.opencode_storage import load_storage, storage_layout
+from core.formats.sniffers import SQLITE_MAGIC as SQLITE_MAGIC
+from core.formats.sniffers import opencode_export_start, sniff_opencode_export
 from core.model.session import Session, SourceFormat
 
 FORMAT = SourceFormat.OPENCODE
 PARTIAL_READS = False
 """An export is one JSON document and a database or folder is not read in order: no first part."""
-
-SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 def _split_fragment(path: Path) -> tuple[Path, str | None]:
@@ -60,17 +60,13 @@ def _split_fragment(path: Path) -> tuple[Path, str | None]:
 # -- export JSON ---------------------------------------------------------------------------
 
 
-def _export_start(data: bytes) -> int:
-    return data.find(b"{")
-
-
 def _load_export(path: Path, progress: ProgressCallback | None) -> Session:
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise LoadError(f"{path}: cannot read ({exc.strerror or exc})") from None
     builder = SessionBuilder(FORMAT, path)
-    start = _export_start(data)
+    start = opencode_export_start(data)
     if start < 0:
         raise LoadError(f"{path}: not an opencode export (no JSON object in the file)")
     if start > 0:
@@ -134,31 +130,9 @@ def sniff(path: Path, head: bytes) -> float:
             return 0.85 if (path / "opencode.db").is_file() else 0.0
         if head.startswith(SQLITE_MAGIC):
             return _sniff_db(path)
-        return _sniff_export(head)
+        return sniff_opencode_export(head)
     except OSError:
         return 0.0
-
-
-def _sniff_export(head: bytes) -> float:
-    start = _export_start(head)
-    if start < 0:
-        return 0.0
-    body = head[start:]
-    first_line = body.split(b"\n", 1)[0]
-    try:
-        first = orjson.loads(first_line)
-    except orjson.JSONDecodeError:
-        first = None
-    if isinstance(first, dict):  # a complete object on one line: JSON Lines, or a compact export
-        return 0.9 if isinstance(first.get("messages"), list) and "info" in first else 0.0
-    top = body[:4096]
-    if b'"info"' not in top:
-        return 0.0
-    if b'"messages"' in body and (b'"sessionID"' in body or b'"parts"' in body):
-        return 0.9
-    if b'"ses_' in top and (b'"directory"' in top or b'"slug"' in top):
-        return 0.6
-    return 0.0
 
 
 def load(path: Path, *, progress: ProgressCallback | None = None) -> Session:

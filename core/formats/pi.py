@@ -44,7 +44,8 @@ from typing import Any
 
 from core.agents.overflow_errors import is_context_overflow_message
 from core.formats.base import LoadError, ProgressCallback, SessionBuilder, as_str
-from core.formats.jsonl import head_records, read_jsonl
+from core.formats.jsonl import read_jsonl
+from core.formats.sniffers import sniff_pi
 from core.model.read_numbers import as_int, plausible, show_value
 from core.model.session import (
     CompactionTrigger,
@@ -567,26 +568,8 @@ _ROLES = frozenset(_MESSAGES)
 # -- registry interface --------------------------------------------------------------------
 
 
-def sniff(path: Path, head: bytes) -> float:
-    """Confidence that ``path`` is a pi session file (header ``type: session`` with a ``cwd``)."""
-    records = head_records(head, limit=8)
-    if not records:
-        return 0.0
-    first = records[0]
-    if first.get("type") != "session" or "schema" in first:
-        return 0.0
-    score = 0.6 if isinstance(first.get("cwd"), str) else 0.3
-    if isinstance(first.get("version"), int) or "modelId" in first or "provider" in first:
-        score += 0.2
-    for record in records[1:]:
-        kind = record.get("type")
-        if kind in _ENTRY_TYPES:
-            message = record.get("message")
-            if kind != "message" or (isinstance(message, dict) and message.get("role") in _ROLES):
-                return min(1.0, score + 0.15)
-    if "/.pi/" in str(path).replace("\\", "/"):
-        score += 0.1
-    return min(score, 0.9)
+sniff = sniff_pi
+"""Confidence that a path is this format (:mod:`core.formats.sniffers`)."""
 
 
 def load(

@@ -38,13 +38,14 @@ from core.formats.gemini_parts import (
     usage_of,
     visible_text,
 )
-from core.formats.jsonl import head_records, read_jsonl
+from core.formats.jsonl import read_jsonl
+from core.formats.sniffers import QWEN_TYPES, is_qwen_record, sniff_qwen_code
 from core.model.session import CompactionTrigger, Role, Session, SourceFormat, ToolResult
 
 FORMAT = SourceFormat.QWEN_CODE
 PARTIAL_READS = False
 
-_TYPES = frozenset({"user", "assistant", "tool_result", "system"})
+_TYPES = QWEN_TYPES
 _API_RESPONSE = "qwen-code.api_response"
 
 Record = dict[str, Any]
@@ -55,20 +56,6 @@ class _Line:
     line: int
     offset: int
     record: Record
-
-
-def is_qwen_record(record: Record) -> bool:
-    """Whether a JSON line is Qwen Code's: the envelope around a Gemini-style ``message.parts``
-    payload, a ``tool_result`` line or a ``systemPayload``."""
-    kind = record.get("type")
-    if not isinstance(record.get("uuid"), str) or type(kind) is not str or kind not in _TYPES:
-        return False
-    message = record.get("message")
-    if isinstance(message, dict) and (
-        isinstance(message.get("parts"), list) or message.get("role") == "model"
-    ):
-        return True
-    return record.get("type") == "tool_result" or "systemPayload" in record
 
 
 def _chain(lines: list[_Line], builder: SessionBuilder) -> list[_Line]:
@@ -286,12 +273,8 @@ class _Reader:
 # -- registry interface ---------------------------------------------------------------------
 
 
-def sniff(path: Path, head: bytes) -> float:
-    """Confidence that ``path`` is a Qwen Code chat log."""
-    records = head_records(head, 32)
-    if any(is_qwen_record(record) for record in records):
-        return 0.97
-    return 0.0
+sniff = sniff_qwen_code
+"""Confidence that a path is this format (:mod:`core.formats.sniffers`)."""
 
 
 def load(path: Path, *, progress: ProgressCallback | None = None) -> Session:

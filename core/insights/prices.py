@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
-import tempfile
 import warnings
 from bisect import bisect_left
 from collections.abc import Sequence
@@ -245,6 +244,8 @@ class _Memo:
 
         if not self._stamp or read_only():
             return
+        import tempfile
+
         import orjson
 
         data = {"table": self._stamp, "entries": {k: _encode(v) for k, v in entries.items()}}

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -106,6 +105,8 @@ def _tiktoken_cache_file(encoding: str) -> Path | None:
     elif "DATA_GYM_CACHE_DIR" in os.environ:
         cache_dir = os.environ["DATA_GYM_CACHE_DIR"]
     else:
+        import tempfile  # here: only a tiktoken estimate needs it
+
         cache_dir = os.path.join(tempfile.gettempdir(), "data-gym-cache")
     if not cache_dir:
         return None

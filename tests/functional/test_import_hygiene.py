@@ -52,8 +52,16 @@ from tui.cli.main import cli
 with contextlib.redirect_stdout(io.StringIO()) as out:
     cli.main(args=[{command!r}, "--json", {path!r}], standalone_mode=False)
 assert out.getvalue().lstrip().startswith("{{")
-unused = {{"textual", "rich", "openai", "asyncio", "concurrent", "multiprocessing"}}
-bad = sorted(m for m in sys.modules if m.split(".")[0] in unused or m == "core.fleet.survey")
+unused = {{"textual", "rich", "openai", "asyncio", "concurrent", "multiprocessing", "sqlite3"}}
+other_loaders = {{
+    f"core.formats.{{name}}"
+    for name in ("claude_code", "codex", "opencode", "gemini_cli", "qwen_code", "copilot",
+                 "ctxscope_jsonl")
+}}
+bad = sorted(
+    m for m in sys.modules
+    if m.split(".")[0] in unused or m == "core.fleet.survey" or m in other_loaders
+)
 print(",".join(bad))
 """
 
@@ -63,7 +71,8 @@ def test_analyze_json_imports_no_rendering(tmp_path: Path, command: str) -> None
     """``ctxscope analyze --json`` (and ``breakdown --json``) prints JSON: it starts without
     Textual, rich's rendering, the LLM client or asyncio (rich is imported only for a table,
     asyncio only for a compaction), nor the fleet's process pool (only for a session with
-    sub-agents). The price table (which imports asyncio) is read once per model: the second run
+    sub-agents), nor SQLite (opencode's databases and the fleet's cache) nor the loaders of the
+    other agents (the format is told by :mod:`core.formats.sniffers`). The price table (which imports asyncio) is read once per model: the second run
     prices from the memo in the cache folder. The sample is one whose replay compacts nowhere
     (the overflow sample's does: the agent's rule fires where the recording overflowed)."""
     sample = REPO / "sample_sessions" / "pi" / "branched.jsonl"

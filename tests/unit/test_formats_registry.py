@@ -160,6 +160,32 @@ def test_every_format_has_one_loader() -> None:
     assert len(registry.LOADERS) == len(SourceFormat)
 
 
+def test_each_loader_sniffs_with_the_light_sniffer_of_its_format() -> None:
+    """Detection runs :mod:`core.formats.sniffers` without the loaders: each loader's ``sniff``
+    is the same function, and the key sets copied there are the loaders' own."""
+    from core.formats import pi, sniffers
+
+    for module in registry.LOADERS:
+        assert registry.loader_of(module.FORMAT) is module
+        if module.FORMAT is not SourceFormat.OPENCODE:  # its own sniffer also reads the disk
+            name = registry._MODULE_NAMES[module.FORMAT]
+            assert module.sniff is getattr(sniffers, f"sniff_{name}")
+    assert frozenset(pi._ENTRIES) == sniffers.PI_ENTRY_TYPES
+    assert frozenset(pi._MESSAGES) == sniffers.PI_ROLES
+
+
+def test_detection_imports_only_the_loader_it_chose() -> None:
+    code = (
+        "import sys; from core.formats import load_session; "
+        f"load_session({str(FIXTURES / 'pi' / 'v1-linear.jsonl')!r}); "
+        "print(sorted(m for m in sys.modules if m.startswith('core.formats.')"
+        " and m.rsplit('.')[-1] in {'claude_code','codex','opencode','gemini_cli','qwen_code',"
+        "'copilot','ctxscope_jsonl'} or m == 'sqlite3'))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
 def test_a_window_from_the_table_says_where_it_comes_from() -> None:
     session = load_session(FIXTURES / "pi" / "v3-tree.jsonl")
     # the fixture's overflow error states the limit ("> 200000 maximum"), which wins
@@ -172,12 +198,14 @@ def test_a_window_from_the_table_says_where_it_comes_from() -> None:
 
 
 def test_a_failing_sniffer_counts_as_no(monkeypatch: pytest.MonkeyPatch) -> None:
-    from core.formats import codex
-
     def explode(path: Path, head: bytes) -> float:
         raise ValueError("boom")
 
-    monkeypatch.setattr(codex, "sniff", explode)
+    detection = tuple(
+        (fmt, name, explode if fmt is SourceFormat.CODEX else sniff)
+        for fmt, name, sniff in registry._DETECTION
+    )
+    monkeypatch.setattr(registry, "_DETECTION", detection)
     scores = registry.sniff_scores(CODEX, CODEX.read_bytes()[:HEAD_BYTES])
     assert scores[SourceFormat.CODEX] == 0.0
 
