@@ -140,15 +140,22 @@ class ReplayRunner(Controller):
 
     def inferred_worked_out(self, event: InferredWorkedOut) -> None:
         """The inferred threshold, worked out after the result was shown: the policy panel
-        shows it beside the result's evidence."""
+        shows it beside the result's evidence, and the list's rules and the detail pane the
+        checks on the recording worked out with it."""
         if event.source is not self._replayer or self.inferred is not None:
             return  # another session's (or already known)
         self.inferred = event.inferred
         view = self.view
         state = view.state
+        if state is None or state.result is None:
+            return
         panel = view.policy_panel()
-        if panel is not None and state is not None and state.result is not None:
+        if panel is not None:
             panel.show_evidence(state.result, self.inferred)
+        # the recording's checks are known now: the list's rules and the detail pane name them
+        state.rebuild()
+        view.message_list.rows_changed()
+        view.detail.refresh_decision()
 
     def _inferred_of(self, replayer: Replayer, session: Session) -> Inferred | None:
         """The threshold the session's compactions show, and the ``inferred`` policy (once per
