@@ -11,13 +11,17 @@
 
 Each figure is the best CPU time (user + sys of this process) of ``--runs`` runs of the steps
 up to it, minus the one before it, with the garbage collector paused as ``load_session`` pauses
-it. Run: ``.venv/bin/python bench/load_phases.py FILE [FILE ...] [--runs 3]``.
+it. Run: ``.venv/bin/python bench/load_phases.py [FILE ...] [--runs 3] [--mb 100] [--keep DIR]``;
+without files it measures the four shapes ``bench/analyze.py`` generates (Claude Code and Codex,
+small messages and big outputs), as ``make bench`` runs it.
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -32,6 +36,9 @@ from core.formats.base import SessionBuilder  # noqa: E402
 from core.formats.claude_typed import read as typed_read  # noqa: E402
 from core.gc_pause import gc_paused  # noqa: E402
 from core.model.session import Session, SourceFormat  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from analyze import SHAPES, generated, load_average  # noqa: E402
 
 
 def best(step: Callable[[], Any], runs: int) -> float:
@@ -99,10 +106,27 @@ def steps(path: Path, fmt: SourceFormat) -> list[tuple[str, Callable[[], Any]]]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("files", nargs="+", type=Path)
+    parser.add_argument("files", nargs="*", type=Path, help="default: the generated shapes")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--mb", type=int, default=100, help="size of the generated files")
+    parser.add_argument("--keep", type=Path, help="generate the files here and keep them")
     args = parser.parse_args()
-    for path in args.files:
+    if args.files:
+        return measure(args.files, args.runs)
+    folder = args.keep or Path(tempfile.mkdtemp(prefix="ctxscope-bench-load-phases-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        print(f"load phases, CPU seconds, best of {args.runs} ({load_average()})", flush=True)
+        files = [generated(folder, name, args.mb, make) for name, make in SHAPES.values()]
+        return measure(files, args.runs)
+    finally:
+        if args.keep is None:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def measure(files: list[Path], runs: int) -> int:
+    """Print each file's figure per step."""
+    for path in files:
         fmt = detect_format(path)
         if fmt not in (SourceFormat.CLAUDE_CODE, SourceFormat.CODEX):
             print(f"{path.name}: {fmt.value} (only Claude Code and Codex are measured)")
@@ -110,7 +134,7 @@ def main() -> int:
         before = 0.0
         figures = []
         for name, step in steps(path, fmt):
-            total = best(step, args.runs)
+            total = best(step, runs)
             figures.append(f"{name} {max(0.0, total - before):.3f}")
             before = total
         print(
