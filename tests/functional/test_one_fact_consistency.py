@@ -21,20 +21,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from tests.support.paths import REPO
+from tests.support.paths import REPO, opencode_storage_piece
 from tui.cli.main import cli
 
 ROOTS = (REPO.parent / "shared" / "samples", REPO.parent / "shared" / "new-formats")
-
-
-def _a_piece_of_storage(path: Path) -> bool:
-    """A message or part file of an opencode storage folder: read with its session's file (under
-    ``storage/session``), not a session on its own."""
-    parts = path.parts
-    return "storage" in parts and parts[parts.index("storage") + 1 :][:1] in (
-        ("message",),
-        ("part",),
-    )
 
 
 SAMPLES = sorted(
@@ -42,7 +32,7 @@ SAMPLES = sorted(
     for root in ROOTS
     if root.is_dir()
     for path in root.rglob("*")
-    if path.is_file() and path.suffix in (".jsonl", ".json") and not _a_piece_of_storage(path)
+    if path.is_file() and path.suffix in (".jsonl", ".json") and not opencode_storage_piece(path)
 )
 
 pytestmark = pytest.mark.skipif(not SAMPLES, reason="../shared samples are absent")
