@@ -26,12 +26,12 @@ from typing import Any
 
 from core.algorithms.prune import PrunePlan, plan_prune
 from core.model.session import Session
-from core.model.tokens import get_counter
-from core.policy import Policy
+from core.model.tokens import TokenCounter, get_counter
+from core.policy import Policy, PruningPolicy
 from core.replay.calls import Calls
 from core.replay.checks import CheckRules, overflows, trigger_of
 from core.replay.policies import effective_window, is_recording_policy
-from core.replay.state import Check, State, Trace
+from core.replay.state import Check, PruneInput, State, Trace
 from core.replay.truncation import Truncations
 
 THRESHOLD_ONLY = {
@@ -58,6 +58,8 @@ STRUCTURAL = {"context_window", "compaction.reserve_tokens"}
 """Fields that move the threshold and may change every compaction (the tail budget, the
 summariser's window)."""
 NO_EFFECT = {"name", "description"}
+_MAX_DECISIONS = 64
+"""Pruning decisions kept by the planner (each holds its attempt, which holds its context)."""
 
 
 def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -134,6 +136,10 @@ class ResumePlanner:
         self.session = session
         self.calls = calls
         self.truncations = truncations
+        self._decisions: dict[tuple[int, str], tuple[PruneInput, tuple[Any, ...]]] = {}
+        """What a pruning attempt decides under a pruning setting, by the attempt's identity and
+        the setting (traces resumed from one another share their attempts' objects: each is
+        planned once per setting, not once per trace)."""
 
     def best_trace(
         self, traces: Iterable[Trace], policy: Policy, flat: dict[str, Any], new: Trace
@@ -230,12 +236,25 @@ class ResumePlanner:
             return first_compaction
         counter = get_counter(policy.estimator)
         for attempt in trace.prune_inputs:
-            messages = attempt.messages()
-            before = plan_prune(messages, a, counter=counter, now_ms=attempt.now_ms, copies=False)
-            after = plan_prune(messages, b, counter=counter, now_ms=attempt.now_ms, copies=False)
-            if _decided(before) != _decided(after):
+            if self.decided(attempt, a, counter) != self.decided(attempt, b, counter):
                 return attempt.call
         return len(self.calls)
+
+    def decided(self, attempt: PruneInput, pruning: PruningPolicy, counter: TokenCounter) -> Any:
+        """:func:`_decided` of ``attempt`` planned under ``pruning`` (cached; the counter is the
+        estimator's, the same for every trace compared)."""
+        key = (id(attempt), pruning.model_dump_json())
+        cached = self._decisions.get(key)
+        if cached is not None and cached[0] is attempt:
+            return cached[1]
+        plan = plan_prune(
+            attempt.messages(), pruning, counter=counter, now_ms=attempt.now_ms, copies=False
+        )
+        decided = _decided(plan)
+        if len(self._decisions) >= _MAX_DECISIONS:
+            self._decisions.clear()
+        self._decisions[key] = (attempt, decided)
+        return decided
 
     def first_truncation_difference(self, old: Policy, new: Policy) -> int:
         """The checkpoint before the first message the two policies truncate otherwise."""
