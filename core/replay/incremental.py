@@ -16,7 +16,9 @@ checkpoint the change cannot affect:
 * the estimator, the check schedule, turning turn-end pruning on or off, whether the policy is
   the recording agent's, anything else: from the start.
 
-Call points, events and notes before the resume point are reused as they are (:func:`restore`).
+Call points, events and notes before the resume point are reused as they are (:func:`restore`);
+the walk starts from the last checkpoint kept at or before it (a long session's walk keeps one
+every few calls: :func:`~core.replay.state.checkpoint_spacing`).
 """
 
 from __future__ import annotations
@@ -316,15 +318,20 @@ class ResumePlanner:
             return None  # fires either way, but on another figure
         # A projection that crossed mid-turn under one threshold only: the checkpoints after
         # this check hold the other run's flag.
-        after = trace.checkpoints[c + 1] if c + 1 < len(trace.checkpoints) else trace.final
-        if after is not None and after.pending != pending_new:
+        if c + 1 < len(trace.pending):
+            after: bool | None = trace.pending[c + 1]
+        else:
+            after = trace.final.pending if trace.final is not None else None
+        if after is not None and after != pending_new:
             return None
         return pending_new
 
 
 def restore(trace: Trace, old: Trace | None, resume: int, calls: Calls) -> tuple[State, int, int]:
-    """Start ``trace`` from call ``resume`` of ``old``: what ``old`` did before that call is
-    copied into ``trace`` (its points only when the window and the threshold are the same).
+    """Start ``trace`` from call ``resume`` of ``old``, or from the last call before it whose
+    checkpoint ``old`` kept (:func:`core.replay.state.checkpoint_spacing`): what ``old`` did before
+    that call is copied into ``trace`` (its points only when the window and the threshold are the
+    same).
 
     Returns the state to walk on, the message to walk from and the call resumed from (0 and a
     fresh state when there is nothing to resume). ``trace.windows`` and ``trace.thresholds``
@@ -336,9 +343,13 @@ def restore(trace: Trace, old: Trace | None, resume: int, calls: Calls) -> tuple
         state = old.final.copy()
         pos = calls.n
     else:
-        state = old.checkpoints[resume].copy()
+        resume, kept = _checkpoint_at_or_before(old, resume)
+        if kept is None or resume == 0:
+            return State(), 0, 0
+        state = kept.copy()
         pos = calls.calls[resume]
     trace.checkpoints = old.checkpoints[:resume]
+    trace.pending = old.pending[:resume]
     trace.checks = old.checks[:resume]
     trace.overflow_prompt = old.overflow_prompt[:resume]
     trace.rows = old.rows[:resume]
@@ -357,6 +368,17 @@ def restore(trace: Trace, old: Trace | None, resume: int, calls: Calls) -> tuple
     reuse_points = old.windows == trace.windows and old.thresholds == trace.thresholds
     trace.points = old.points[:resume] if reuse_points and len(old.points) >= resume else []
     return state, pos, resume
+
+
+def _checkpoint_at_or_before(trace: Trace, call: int) -> tuple[int, State | None]:
+    """The last call at or before ``call`` whose checkpoint ``trace`` kept, and that state (None:
+    there is none)."""
+    checkpoints = trace.checkpoints
+    for k in range(min(call, len(checkpoints) - 1), -1, -1):
+        state = checkpoints[k]
+        if state is not None:
+            return k, state
+    return 0, None
 
 
 def _before(call: int | None, resume: int) -> int | None:

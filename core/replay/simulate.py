@@ -8,7 +8,8 @@ compact or take the recorded compaction) and works out the call's figures and ov
 (:meth:`Run.overflow`); each message a walk adds to the context goes through
 :meth:`Run.on_message` (a truncation event when the policy truncates it).
 
-The run writes into its :class:`~core.replay.state.Trace`: a checkpoint before every call, the
+The run writes into its :class:`~core.replay.state.Trace`: a checkpoint before every
+call, or every k-th call of a long session (:func:`~core.replay.state.checkpoint_spacing`), the
 check and the raw figures of every call, the events and notes. The engine assembles the result
 from it (:mod:`core.replay.timeline`).
 """
@@ -40,6 +41,7 @@ from core.replay.state import (
     State,
     Stuck,
     Trace,
+    checkpoint_spacing,
 )
 
 ProgressFn = Callable[[int, int], None]
@@ -169,7 +171,9 @@ class Run:
         state = self.state
         events = self.events
         checkpoint = self.trace.checkpoints.append
+        pending_at = self.trace.pending.append
         copy = State.copy
+        every = checkpoint_spacing(len(self.calls))
         n = self.calls.n if stop is None else min(stop, self.calls.n)
         call_of = self.calls.call_of
         rc_at = self.recorded.at
@@ -185,8 +189,12 @@ class Run:
                 _report(i, n, progress, cancel)
             c = call_of[i]
             if c >= 0:
-                state.n_events = len(events)
-                checkpoint(copy(state))
+                if c % every:
+                    checkpoint(None)
+                else:
+                    state.n_events = len(events)
+                    checkpoint(copy(state))
+                pending_at(state.pending)
             if i in rc_at:
                 self.recorded_before(i)
             if c >= 0:
