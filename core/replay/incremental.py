@@ -60,8 +60,9 @@ STRUCTURAL = {"context_window", "compaction.reserve_tokens"}
 """Fields that move the threshold and may change every compaction (the tail budget, the
 summariser's window)."""
 NO_EFFECT = {"name", "description"}
-_MAX_DECISIONS = 64
-"""Pruning decisions kept by the planner (each holds its attempt, which holds its context)."""
+_MAX_DECISIONS = 8
+"""Pruning decisions kept by the planner: each holds its attempt and a reason per message of the
+context it pruned (a limit change compares one or two settings per attempt)."""
 
 
 def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
