@@ -16,7 +16,9 @@ checkpoint the change cannot affect:
 * the estimator, the check schedule, turning turn-end pruning on or off, whether the policy is
   the recording agent's, anything else: from the start.
 
-Call points, events and notes before the resume point are reused as they are (:func:`restore`).
+Call points, events and notes before the resume point are reused as they are (:func:`restore`);
+the walk starts from the last checkpoint kept at or before it (a long session's walk keeps one
+every few calls: :func:`~core.replay.state.checkpoint_spacing`).
 """
 
 from __future__ import annotations
@@ -26,12 +28,12 @@ from typing import Any
 
 from core.algorithms.prune import PrunePlan, plan_prune
 from core.model.session import Session
-from core.model.tokens import get_counter
-from core.policy import Policy
+from core.model.tokens import TokenCounter, get_counter
+from core.policy import Policy, PruningPolicy
 from core.replay.calls import Calls
 from core.replay.checks import CheckRules, overflows, trigger_of
 from core.replay.policies import effective_window, is_recording_policy
-from core.replay.state import Check, State, Trace
+from core.replay.state import Check, PruneInput, State, Trace
 from core.replay.truncation import Truncations
 
 THRESHOLD_ONLY = {
@@ -58,6 +60,9 @@ STRUCTURAL = {"context_window", "compaction.reserve_tokens"}
 """Fields that move the threshold and may change every compaction (the tail budget, the
 summariser's window)."""
 NO_EFFECT = {"name", "description"}
+_MAX_DECISIONS = 8
+"""Pruning decisions kept by the planner: each holds its attempt and a reason per message of the
+context it pruned (a limit change compares one or two settings per attempt)."""
 
 
 def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -134,6 +139,10 @@ class ResumePlanner:
         self.session = session
         self.calls = calls
         self.truncations = truncations
+        self._decisions: dict[tuple[int, str], tuple[PruneInput, tuple[Any, ...]]] = {}
+        """What a pruning attempt decides under a pruning setting, by the attempt's identity and
+        the setting (traces resumed from one another share their attempts' objects: each is
+        planned once per setting, not once per trace)."""
 
     def best_trace(
         self, traces: Iterable[Trace], policy: Policy, flat: dict[str, Any], new: Trace
@@ -230,12 +239,25 @@ class ResumePlanner:
             return first_compaction
         counter = get_counter(policy.estimator)
         for attempt in trace.prune_inputs:
-            messages = attempt.messages()
-            before = plan_prune(messages, a, counter=counter, now_ms=attempt.now_ms, copies=False)
-            after = plan_prune(messages, b, counter=counter, now_ms=attempt.now_ms, copies=False)
-            if _decided(before) != _decided(after):
+            if self.decided(attempt, a, counter) != self.decided(attempt, b, counter):
                 return attempt.call
         return len(self.calls)
+
+    def decided(self, attempt: PruneInput, pruning: PruningPolicy, counter: TokenCounter) -> Any:
+        """:func:`_decided` of ``attempt`` planned under ``pruning`` (cached; the counter is the
+        estimator's, the same for every trace compared)."""
+        key = (id(attempt), pruning.model_dump_json())
+        cached = self._decisions.get(key)
+        if cached is not None and cached[0] is attempt:
+            return cached[1]
+        plan = plan_prune(
+            attempt.messages(), pruning, counter=counter, now_ms=attempt.now_ms, copies=False
+        )
+        decided = _decided(plan)
+        if len(self._decisions) >= _MAX_DECISIONS:
+            self._decisions.clear()
+        self._decisions[key] = (attempt, decided)
+        return decided
 
     def first_truncation_difference(self, old: Policy, new: Policy) -> int:
         """The checkpoint before the first message the two policies truncate otherwise."""
@@ -297,15 +319,20 @@ class ResumePlanner:
             return None  # fires either way, but on another figure
         # A projection that crossed mid-turn under one threshold only: the checkpoints after
         # this check hold the other run's flag.
-        after = trace.checkpoints[c + 1] if c + 1 < len(trace.checkpoints) else trace.final
-        if after is not None and after.pending != pending_new:
+        if c + 1 < len(trace.pending):
+            after: bool | None = trace.pending[c + 1]
+        else:
+            after = trace.final.pending if trace.final is not None else None
+        if after is not None and after != pending_new:
             return None
         return pending_new
 
 
 def restore(trace: Trace, old: Trace | None, resume: int, calls: Calls) -> tuple[State, int, int]:
-    """Start ``trace`` from call ``resume`` of ``old``: what ``old`` did before that call is
-    copied into ``trace`` (its points only when the window and the threshold are the same).
+    """Start ``trace`` from call ``resume`` of ``old``, or from the last call before it whose
+    checkpoint ``old`` kept (:func:`core.replay.state.checkpoint_spacing`): what ``old`` did before
+    that call is copied into ``trace`` (its points only when the window and the threshold are the
+    same).
 
     Returns the state to walk on, the message to walk from and the call resumed from (0 and a
     fresh state when there is nothing to resume). ``trace.windows`` and ``trace.thresholds``
@@ -317,9 +344,13 @@ def restore(trace: Trace, old: Trace | None, resume: int, calls: Calls) -> tuple
         state = old.final.copy()
         pos = calls.n
     else:
-        state = old.checkpoints[resume].copy()
+        resume, kept = _checkpoint_at_or_before(old, resume)
+        if kept is None or resume == 0:
+            return State(), 0, 0
+        state = kept.copy()
         pos = calls.calls[resume]
     trace.checkpoints = old.checkpoints[:resume]
+    trace.pending = old.pending[:resume]
     trace.checks = old.checks[:resume]
     trace.overflow_prompt = old.overflow_prompt[:resume]
     trace.rows = old.rows[:resume]
@@ -338,6 +369,17 @@ def restore(trace: Trace, old: Trace | None, resume: int, calls: Calls) -> tuple
     reuse_points = old.windows == trace.windows and old.thresholds == trace.thresholds
     trace.points = old.points[:resume] if reuse_points and len(old.points) >= resume else []
     return state, pos, resume
+
+
+def _checkpoint_at_or_before(trace: Trace, call: int) -> tuple[int, State | None]:
+    """The last call at or before ``call`` whose checkpoint ``trace`` kept, and that state (None:
+    there is none)."""
+    checkpoints = trace.checkpoints
+    for k in range(min(call, len(checkpoints) - 1), -1, -1):
+        state = checkpoints[k]
+        if state is not None:
+            return k, state
+    return 0, None
 
 
 def _before(call: int | None, resume: int) -> int | None:

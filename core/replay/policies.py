@@ -112,11 +112,10 @@ def call_windows(session: Session, policy: Policy, calls: Sequence[int]) -> list
 def rule_thresholds(
     session: Session, policy: Policy, windows: Sequence[int | None]
 ) -> list[int | None]:
-    """The policy's threshold at each call, for the window at that call."""
-    cache: dict[int | None, int | None] = {}
-    limits: list[int | None] = []
-    for window in windows:
-        if window not in cache:
-            cache[window] = policy_threshold(session, policy, window) if window else None
-        limits.append(cache[window])
-    return limits
+    """The policy's threshold at each call, for the window at that call (worked out once per
+    window; the list is made in C)."""
+    of = {
+        window: policy_threshold(session, policy, window) if window else None
+        for window in set(windows)
+    }
+    return list(map(of.__getitem__, windows))

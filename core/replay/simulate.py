@@ -8,7 +8,8 @@ compact or take the recorded compaction) and works out the call's figures and ov
 (:meth:`Run.overflow`); each message a walk adds to the context goes through
 :meth:`Run.on_message` (a truncation event when the policy truncates it).
 
-The run writes into its :class:`~core.replay.state.Trace`: a checkpoint before every call, the
+The run writes into its :class:`~core.replay.state.Trace`: a checkpoint before every
+call, or every k-th call of a long session (:func:`~core.replay.state.checkpoint_spacing`), the
 check and the raw figures of every call, the events and notes. The engine assembles the result
 from it (:mod:`core.replay.timeline`).
 """
@@ -40,6 +41,7 @@ from core.replay.state import (
     State,
     Stuck,
     Trace,
+    checkpoint_spacing,
 )
 
 ProgressFn = Callable[[int, int], None]
@@ -61,6 +63,8 @@ _FIRED_BECAUSE: dict[str, str] = {
 }
 """Why a compaction was made, for its event's reason."""
 
+
+_RECORDED = Provenance.RECORDED
 
 _new_row: Callable[[tuple[Any, ...]], CallRow] = partial(tuple.__new__, CallRow)
 """``CallRow(*values)`` without the named tuple's own ``__new__`` (a Python frame per call)."""
@@ -138,6 +142,9 @@ class Run:
         self._add_check = trace.checks.append
         self._add_row = trace.rows.append
         self._add_overflow_prompt = trace.overflow_prompt.append
+        self._rows = trace.rows
+        self._rec = rec
+        self._follow = setting.follow_recording
         self._reasons = _recorded_reasons(calls, setting.windows)
         self._check_each = setting.policy.compaction.check_before_each_call
         self._rules = CheckRules(setting.policy)
@@ -164,7 +171,9 @@ class Run:
         state = self.state
         events = self.events
         checkpoint = self.trace.checkpoints.append
+        pending_at = self.trace.pending.append
         copy = State.copy
+        every = checkpoint_spacing(len(self.calls))
         n = self.calls.n if stop is None else min(stop, self.calls.n)
         call_of = self.calls.call_of
         rc_at = self.recorded.at
@@ -180,8 +189,12 @@ class Run:
                 _report(i, n, progress, cancel)
             c = call_of[i]
             if c >= 0:
-                state.n_events = len(events)
-                checkpoint(copy(state))
+                if c % every:
+                    checkpoint(None)
+                else:
+                    state.n_events = len(events)
+                    checkpoint(copy(state))
+                pending_at(state.pending)
             if i in rc_at:
                 self.recorded_before(i)
             if c >= 0:
@@ -254,8 +267,12 @@ class Run:
             delta, figure, _prompt, after_reply = figures
         else:
             overflow = False
-            figure = max(0, self._baseline[c] + scaled)
-            after_reply = max(0, self._baseline_after[c] + scaled)
+            figure = self._baseline[c] + scaled
+            if figure < 0:
+                figure = 0
+            after_reply = self._baseline_after[c] + scaled
+            if after_reply < 0:
+                after_reply = 0
         provenance = self._baseline_prov[c] if delta == 0 else self._estimated
         self._add_row(
             _new_row((c, i, figure, provenance, reason, overflow, state.pending_events, check))
@@ -282,12 +299,18 @@ class Run:
             # The agent compacted by itself here: whatever its documented schedule, it checked.
             checks_now = c in self._auto_calls
         rules = self._rules
-        check = rules.measure(
-            state, self.setting.rec, c, reply_tokens, checks_now, self._first_of_turn[c]
-        )
-        check.basis = self.basis(check)
+        check = rules.measure(state, self._rec, c, reply_tokens, checks_now, self._first_of_turn[c])
+        # How its figure was made (CallPoint.check_basis): from the previous call's recorded
+        # usage as it is, or projected from it, or estimated.
+        prev = state.prev_call
+        if prev < 0 or self._rows[prev].provenance is not _RECORDED:
+            check.basis = "estimated"
+        elif check.proj is not None and check.proj != check.base:
+            check.basis = "projected"
+        else:
+            check.basis = "recorded"
         check.limit = limit
-        if self.setting.follow_recording:
+        if self._follow:
             self.follow(check, c, i)
             return check
         fired, state.pending = rules.decide(check, limit, state.pending)
@@ -319,15 +342,6 @@ class Run:
         check.fired = True
         check.trigger = "recorded"
         self.adopt_recorded(c, i, "recorded", figure)
-
-    def basis(self, check: Check) -> str:
-        """How a check's figure was made (``CallPoint.check_basis``)."""
-        prev = self.state.prev_call
-        if prev < 0 or self.trace.rows[prev].provenance is not Provenance.RECORDED:
-            return "estimated"
-        if check.proj is not None and check.proj != check.base:
-            return "projected"
-        return "recorded"
 
     def overflow(
         self, c: int, i: int, reply: int, figures: CallFigures, recorded_reason: str | None

@@ -13,6 +13,19 @@ from core.model.session import Message, Provenance
 from core.policy import Policy
 from core.replay.results import CallPoint, ReplayEvent, ReplayResult
 
+CHECKPOINTS_KEPT = 4096
+"""A walk keeps the state before every call up to this many calls; beyond, before every k-th call
+(:func:`checkpoint_spacing`)."""
+
+
+def checkpoint_spacing(calls: int) -> int:
+    """Every how many calls a walk over ``calls`` calls keeps the state (a checkpoint): before
+    calls 0, k, 2k, ... with at most about :data:`CHECKPOINTS_KEPT` of them. A run resuming at
+    another call resumes from the last checkpoint before it and walks the calls in between again
+    (they are the same under both policies): copying the state at each of 10^5 calls was a sixth
+    of a walk."""
+    return max(1, -(-calls // CHECKPOINTS_KEPT))
+
 
 class Item:
     """One message of a rebuilt context: the object the model sees, its session index (-1: not a
@@ -250,6 +263,7 @@ class Trace:
         "key",
         "noops",
         "overflow_prompt",
+        "pending",
         "points",
         "policy",
         "prune_inputs",
@@ -265,8 +279,11 @@ class Trace:
         self.key = ""
         self.flat: dict[str, Any] = {}
         """The policy's fields by dotted name (what a new policy is compared with)."""
-        self.checkpoints: list[State] = []
-        """The state before each call (the resume points)."""
+        self.checkpoints: list[State | None] = []
+        """The state before each call, kept before every k-th call (:func:`checkpoint_spacing`;
+        None before the others): the resume points. Its length is the number of calls walked."""
+        self.pending: list[bool] = []
+        """The state's projection flag before each call (:attr:`State.pending`)."""
         self.checks: list[Check | None] = []
         """The threshold check before each call (None: nothing to measure yet)."""
         self.overflow_prompt: list[tuple[int, bool]] = []

@@ -8,8 +8,9 @@ about the message changed (:class:`MessageStates`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from operator import attrgetter
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
+from operator import attrgetter, is_not
 from typing import Any
 
 from core.model.fastmodel import build
@@ -150,7 +151,6 @@ def assemble(
     events = trace.events
     points = ColumnPoints(trace, calls, setting)
     messages = states.lazy(_message_columns(calls, recorded, setting, trace))
-    recorded_overflow = _recorded_overflow(calls, setting.windows)
     result = build(
         ReplayResult,
         {
@@ -161,7 +161,7 @@ def assemble(
             "threshold": setting.limit,
             "events": list(events),
             "fidelity": fidelity(recorded, events, trace.checks, setting.spans, setting.limits),
-            "summary": summary(trace, calls, setting, recorded_overflow, points),
+            "summary": summary(trace, calls, setting, points),
             "notes": notes(calls, recorded, setting) + grouped(trace.run_notes),
             "recording_policy": setting.native,
             "overhead_tokens": setting.rec.overhead,
@@ -181,14 +181,6 @@ def assemble(
         },
     )
     return result
-
-
-def _recorded_overflow(calls: Calls, windows: Sequence[int | None]) -> list[str | None]:
-    """Why each recorded call overflowed against its window (one list when the window is the
-    same at every call, the usual case)."""
-    if len(set(windows)) <= 1:
-        return list(calls.recorded_overflows(windows[0] if windows else None)[: len(windows)])
-    return [calls.recorded_overflows(window)[c] for c, window in enumerate(windows)]
 
 
 def _extend_points(trace: Trace, calls: Calls, setting: Setting) -> None:
@@ -420,7 +412,6 @@ def summary(
     trace: Trace,
     calls: Calls,
     setting: Setting,
-    recorded_overflow: list[str | None],
     points: ColumnPoints | None = None,
 ) -> ReplaySummary:
     """The figures of a run, from its rows (one per call, as its points hold them; read as the
@@ -430,8 +421,7 @@ def summary(
         points = ColumnPoints(trace, calls, setting)
     figures: Sequence[int] = points.column("simulated_tokens")
     peak_sim = max(figures, default=0)
-    recorded = [figure for figure in calls.usage_context if figure is not None]
-    over_recorded = [reason is not None for reason in recorded_overflow[: len(rows)]]
+    over_recorded: Sequence[bool] = points.column("overflow_recorded")
     over_simulated: Sequence[bool] = points.column("overflow_simulated")
     both = sum(map(bool.__and__, over_recorded, over_simulated))
     totals = _event_totals(trace.events, setting.truncation)
@@ -439,7 +429,7 @@ def summary(
     sent = setting.truncation.tokens
     return ReplaySummary(
         calls=len(rows),
-        peak_recorded=max(recorded) if recorded else None,
+        peak_recorded=_peak(calls.usage_context),
         peak_simulated=peak_sim,
         peak_call_index=figures.index(peak_sim) if figures else None,  # the first at the peak
         compactions=totals["compactions"],
@@ -456,6 +446,12 @@ def summary(
         final_tokens=figures[-1] if figures else None,
         noop_compactions=len(trace.noops),
     )
+
+
+def _peak(figures: list[int | None]) -> int | None:
+    """The largest of the figures known (None: none is), compared in C."""
+    known: Iterator[int] = filter(partial(is_not, None), figures)  # type: ignore[arg-type]
+    return max(known, default=None)
 
 
 def _event_totals(events: list[ReplayEvent], truncation: Truncation) -> dict[str, int]:
@@ -520,7 +516,7 @@ def _usage_notes(calls: Calls, setting: Setting) -> list[str]:
             "and tool schemas are not included"
         )
     else:
-        missing = sum(1 for figure in calls.usage_context if figure is None)
+        missing = calls.usage_context.count(None)
         if missing:
             out.append(
                 f"{missing} of {len(calls)} calls have no usable usage; their context "

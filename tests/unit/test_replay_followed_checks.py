@@ -17,6 +17,7 @@ import pytest
 from core.formats import load_session
 from core.model.session import Session
 from core.replay import Replayer, simulate
+from core.replay import state as state_module
 from core.replay.policies import native_policy
 from core.replay.recorded import placed
 from core.replay.state import Check
@@ -130,3 +131,18 @@ def test_the_recordings_checks_are_the_same_when_the_presets_run_was_resumed(see
     shared.run(native)
     assert _figures(shared.recorded_checks(shared._setting(native))) == expected
     assert shared.inferred_threshold() == alone.inferred_threshold()
+
+
+@pytest.mark.parametrize("seed", [s for s in range(20) if s != 15])  # (15: two calls)
+def test_the_recordings_checks_are_the_same_with_sparse_checkpoints(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long session's runs keep a checkpoint every few calls only: the walk following the
+    recording resumes from the last one kept before the preset's run departs from it, and
+    measures the checks a walk from the start measures."""
+    monkeypatch.setattr(state_module, "CHECKPOINTS_KEPT", 2)
+    session = _random_session(seed)
+    assert state_module.checkpoint_spacing(len(placed(session)[0])) > 1
+    start, divergence = _compare(session, monkeypatch)
+    calls, _recorded = placed(session)
+    assert start <= (calls.n if divergence == len(calls) else calls.calls[divergence])

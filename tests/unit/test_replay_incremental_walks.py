@@ -15,7 +15,9 @@ import pytest
 
 from core.model.session import Session
 from core.policy import Policy, get_preset
-from core.replay import Replayer, replay, simulate
+from core.replay import Replayer, incremental, replay, simulate
+from core.replay import state as state_module
+from core.replay.incremental import policy_key
 from core.replay.recorded import placed
 from tests.unit.test_replay_incremental_fields import _turns, changed
 
@@ -153,3 +155,118 @@ def test_every_point_column_is_the_points_field_before_and_after_a_change() -> N
         columns = {name: list(result.point_column(name)) for name in CallPoint.model_fields}
         for name, column in columns.items():
             assert column == [getattr(point, name) for point in result.points], name
+
+
+def _sparse(monkeypatch: pytest.MonkeyPatch, kept: int) -> None:
+    """Walks keep about ``kept`` checkpoints (as on a session of 10^5 calls)."""
+    monkeypatch.setattr(state_module, "CHECKPOINTS_KEPT", kept)
+
+
+@pytest.mark.parametrize(("key", "value"), CHANGES)
+def test_with_sparse_checkpoints_a_change_resumes_from_the_last_one_kept_before_its_call(
+    key: str, value: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long session's walk keeps the state before every k-th call only: a change resumes from
+    the last kept before the first call it can affect, walks the calls in between again, and
+    gives the result of a replay from scratch."""
+    _sparse(monkeypatch, 8)
+    session = _session()
+    calls, _recorded = placed(session)
+    spacing = state_module.checkpoint_spacing(len(calls))
+    assert spacing > 1
+    base = _base()
+    replayer = Replayer(session)
+    first = replayer.run(base)
+    trace = replayer._traces[policy_key(base)]
+    kept = [c for c, state in enumerate(trace.checkpoints) if state is not None]
+    assert kept == list(range(0, len(calls), spacing))
+    assert len(trace.pending) == len(trace.checkpoints) == first.call_count
+    policy = changed(base, key, value)
+    assert policy is not None
+    starts = _walk_starts(monkeypatch)
+    again = replayer.run(policy)
+    walked = list(starts)
+    assert again.model_dump(mode="json") == replay(session, policy).model_dump(mode="json")
+    resumed = again.resumed_from_call
+    assert resumed is None or resumed == first.call_count or resumed % spacing == 0
+    assert walked == [_start(resumed, first.call_count, calls.n, calls.calls)]
+
+
+def test_with_sparse_checkpoints_changes_one_after_the_other_give_fresh_results(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As in the TUI, on a long session: each change resumes from the runs before it."""
+    _sparse(monkeypatch, 8)
+    session = _session()
+    policy = _base()
+    replayer = Replayer(session)
+    replayer.run(policy)
+    for change in _by([*CHANGES, ("pruning.protect_turns", 2), ("truncation.max_lines", 2000)]):
+        new = change(policy)
+        assert new is not None
+        result = replayer.run(new)
+        assert result.model_dump(mode="json") == replay(session, new).model_dump(mode="json")
+        policy = new
+
+
+def test_with_sparse_checkpoints_the_context_at_any_message_is_the_one_walked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """:meth:`Replayer.context_at` walks from the last checkpoint kept before the message: the
+    same context as with a checkpoint before every call."""
+    session = _session()
+    policy = _base()
+    dense = Replayer(session)
+    dense.run(policy)
+    _sparse(monkeypatch, 8)
+    sparse = Replayer(session)
+    sparse.run(policy)
+    for index in range(0, len(session.messages), 7):
+        a, b = dense.context_at(policy, index), sparse.context_at(policy, index)
+        assert (a.indices, a.tokens, a.figure, a.basis, a.call_index) == (
+            b.indices,
+            b.tokens,
+            b.figure,
+            b.basis,
+            b.call_index,
+        )
+
+
+def test_each_pruning_attempt_is_planned_once_per_pruning_setting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A change of the protected turns compares the pruning attempts of every earlier run with
+    the new setting; runs resumed from one another share their attempts, planned once each."""
+    session = _session()
+    replayer = Replayer(session)
+    policy = _base()
+    replayer.run(policy)
+    for key, value in (("truncation.max_lines", 40), ("compaction.reserve_tokens", 10_000)):
+        new = changed(policy, key, value)
+        assert new is not None
+        replayer.run(new)
+        policy = new
+    planned: list[int] = []
+    plan = incremental.plan_prune  # type: ignore[attr-defined]
+
+    def counted(*args: object, **kwargs: object) -> object:
+        planned.append(1)
+        return plan(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(incremental, "plan_prune", counted)
+    attempts = {
+        id(attempt) for trace in replayer._traces.values() for attempt in trace.prune_inputs
+    }
+    assert attempts
+    new = changed(policy, "pruning.protect_turns", 4)
+    assert new is not None
+    result = replayer.run(new)
+    assert result.model_dump(mode="json") == replay(session, new).model_dump(mode="json")
+    # at most the old and the new setting for each attempt, whatever the number of traces
+    assert (
+        0
+        < len(planned)
+        <= 2 * len(attempts)
+        < 2
+        * sum(len(trace.prune_inputs) for trace in replayer._traces.values() if trace.policy != new)
+    )

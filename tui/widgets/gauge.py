@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import reduce
+from operator import or_
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.cells import cell_len
@@ -597,6 +599,7 @@ class TokenGauge(Widget, can_focus=True):
     def _legend(self, width: int) -> Text:
         """The legend: both series, threshold and reserve, markers (shortened to fit ``width``)."""
         series = self.series
+        every_flag = reduce(or_, series.flags, 0)  # (the flags of every call, or-ed in C)
         items: list[tuple[str, str, tuple[str, str, str]]] = [
             ("█", "recorded", ("recorded", "recorded", "rec")),
         ]
@@ -618,7 +621,7 @@ class TokenGauge(Widget, can_focus=True):
             else:
                 words = (f"threshold {threshold}".rstrip(), "threshold", "thr")
             items.append(("┈", "threshold", words))
-            if any(flag & THRESHOLD_INFERRED for flag in series.flags):
+            if every_flag & THRESHOLD_INFERRED:
                 inferred = ("inferred threshold", "inferred thr.", "inf")
                 items.append(("┄", "threshold-inferred", inferred))
             if not above:
@@ -626,7 +629,7 @@ class TokenGauge(Widget, can_focus=True):
         elif not series.window:
             items.append(("", "warning", ("window unknown", "window unknown", "win ?")))
         for flag, glyph, part, words in MARKERS:
-            if flag == SUBAGENT and not any(f & SUBAGENT for f in series.flags):
+            if flag == SUBAGENT and not every_flag & SUBAGENT:
                 continue  # (a session without sub-agents keeps its legend)
             items.append((glyph, part, words))
         for tier in (0, 1, 2):
