@@ -25,6 +25,7 @@ from core.formats.file_kind import unreadable_reason
 from core.policy import Policy, PolicyError, resolve_policy
 from tui.commands_palette import CtxscopeCommands
 from tui.keymap import config_path, read_keymap
+from tui.malloc_arenas import limit_malloc_arenas
 from tui.messages import JumpToMessage
 from tui.screen_state import INFERRED
 from tui.screens.help import HelpScreen
@@ -71,6 +72,7 @@ class CtxscopeApp(App[None]):
         fills the analysis cache, in ``jobs`` processes (default one per core; 1: in a thread).
         ``read_only``: the UI writes no file the user names (saving a policy is refused)."""
         super().__init__()
+        limit_malloc_arenas()  # (before the workers' threads start)
         self.read_only = read_only
         self.start_path = path
         self.window = window

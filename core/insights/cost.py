@@ -25,11 +25,12 @@ of the first call after) and pays to send and cache its new prompt again (``cach
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from decimal import Decimal
-from itertools import pairwise
-from operator import itemgetter
+from itertools import chain, pairwise
 from typing import NamedTuple
 
 from pydantic import Field
@@ -255,60 +256,73 @@ computes a call's dollars exactly, and so does integer arithmetic: the same floa
 
 class _PricedCalls:
     """Every assistant call of a session that is in the conversation's numbering or records
-    usage, priced, as columns in session order (entry ``k`` of each list is the same call)."""
+    usage, priced, as columns in session order (entry ``k`` of each column is the same call).
+
+    The columns are arrays of machine numbers, not lists of tuples (a 100 MB session's 50,000
+    calls as tuples held 35 MB while the totals were added up), and a call's tokens are read
+    from its usage when they are needed (:meth:`tokens`), not kept."""
 
     def __init__(self, session: Session, call_of: list[int]) -> None:
         assistant = Role.ASSISTANT
-        picked = [
+        self.picked: list[Message] = [
             m
             for m in session.messages
             if m.role is assistant and (call_of[m.index] >= 0 or m.usage is not None)
         ]
-        self.message_index: list[int] = [m.index for m in picked]
-        calls = [call_of[i] for i in self.message_index]
-        self.call_index: list[int | None] = [c if c >= 0 else None for c in calls]
-        self.main: list[int] = [k for k, c in enumerate(calls) if c >= 0]
+        picked = self.picked
+        self.message_index = array("q", [m.index for m in picked])
+        calls = array("q", [call_of[m.index] for m in picked])
+        self._call_of = calls
+        self.main = array("q", (k for k, c in enumerate(calls) if c >= 0))
         """The entries in the conversation's numbering (``per_call``), in order."""
-        self.other: list[int] = [k for k, c in enumerate(calls) if c < 0]
+        self.other = array("q", (k for k, c in enumerate(calls) if c < 0))
         """The others (``other_calls``): compaction summaries, sub-agents."""
         default_model = session.model
         self.model: list[str | None] = [m.model or default_model for m in picked]
-        usages = [m.usage for m in picked]
-        self.tokens: list[tuple[int, int, int, int]] = [
-            (0, 0, 0, 0) if u is None else billed(u) for u in usages
-        ]
         count = len(picked)
-        self.usd: list[tuple[float, float, float, float, float] | None] = [None] * count
-        self.reason: list[str | None] = [_NO_USAGE if u is None else None for u in usages]
+        self.usd = tuple(array("d", bytes(8 * count)) for _ in range(5))
+        """Input, cache read, cache write, output and total dollars of each priced entry."""
+        self.priced = bytearray(count)
+        """1 for an entry :attr:`usd` holds the dollars of."""
+        self.reason: list[str | None] = [_NO_USAGE if m.usage is None else None for m in picked]
         self.rates: list[Rates | None] = [None] * count
-        self.runs: list[tuple[Rates, list[int]]] = []
-        """Every priced entry, by runs of consecutive calls priced at one rate."""
-        days = [None if m.usage is None else _day(m) for m in picked]
-        self._price(session, usages, days)
+        self.runs: list[tuple[Rates, int]] = []
+        """Every run of consecutive calls priced at one rate, with the cache reads of its calls."""
+        self._price(session)
 
-    def _price(self, session: Session, usages: list[Usage | None], days: list[str | None]) -> None:
+    def call_index(self, k: int) -> int | None:
+        """The entry's call in the conversation's numbering (None: not in it)."""
+        call = self._call_of[k]
+        return call if call >= 0 else None
+
+    def tokens(self, k: int) -> tuple[int, int, int, int]:
+        """The tokens the entry bills (:func:`billed`; zeros without usage)."""
+        usage = self.picked[k].usage
+        return (0, 0, 0, 0) if usage is None else billed(usage)
+
+    def _price(self, session: Session) -> None:
         """Rates per stretch of calls of one model and day (the calls without usage between
         them left out), dollars per run of one rate."""
-        recorded = [k for k, usage in enumerate(usages) if usage is not None]
-        keys = [(self.model[k], days[k]) for k in recorded]
-        prompts = [_prompt(usages[k]) for k in recorded]
-        start = 0
-        count = len(recorded)
-        while start < count:
-            key = keys[start]
-            end = start + 1
-            while end < count and keys[end] == key:
-                end += 1
-            self._price_stretch(session, recorded[start:end], prompts[start:end], key)
-            start = end
+        model = self.model
+        stretch: array[int] = array("q")
+        key: tuple[str | None, str | None] = (None, None)
+        for k, message in enumerate(self.picked):
+            if message.usage is None:
+                continue
+            this = (model[k], _day(message))
+            if stretch and this != key:
+                self._price_stretch(session, stretch, key)
+                stretch = array("q")
+            key = this
+            stretch.append(k)
+        if stretch:
+            self._price_stretch(session, stretch, key)
 
     def _price_stretch(
-        self,
-        session: Session,
-        stretch: list[int],
-        prompts: list[int],
-        key: tuple[str | None, str | None],
+        self, session: Session, stretch: array[int], key: tuple[str | None, str | None]
     ) -> None:
+        picked = self.picked
+        prompts = [_prompt(picked[k].usage) for k in stretch]
         try:
             found = rates_of_prompts(key[0], session.provider, key[1], prompts)
         except UnknownPrice as exc:
@@ -316,6 +330,7 @@ class _PricedCalls:
             for k in stretch:
                 self.reason[k] = reason
             return
+        del prompts
         start = 0
         while start < len(found):  # runs of one rate (a tier crossed starts another)
             rates = found[start]
@@ -323,26 +338,59 @@ class _PricedCalls:
             while end < len(found) and found[end] is rates:
                 end += 1
             run = stretch[start:end]
-            self.runs.append((rates, run))
-            priced = _dollars([self.tokens[k] for k in run], rates)
-            for k, dollars in zip(run, priced, strict=True):
+            self.runs.append((rates, self._dollars(run, rates)))
+            for k in run:
                 self.rates[k] = rates
-                self.usd[k] = dollars
+                self.priced[k] = 1
             start = end
 
-    def call_costs(self, entries: list[int]) -> list[CallCost]:
+    def _dollars(self, run: array[int], rates: Rates) -> int:
+        """Price the calls of ``run`` at one rate into :attr:`usd`: input, cache read, cache
+        write, output and total, each exactly the float of the decimal product :func:`price`
+        computes; the cache reads of the run."""
+        rate_a, rate_r, rate_w, rate_o, scale = _scaled(rates)
+        tokens = self.tokens
+        exact = True  # (beyond 28 digits, or a negative count: as the decimal context has it)
+        read = 0
+        for k in run:
+            a, r, w, o = tokens(k)
+            read += r
+            if min(a, r, w, o) < 0 or a * rate_a + r * rate_r + w * rate_w + o * rate_o >= _EXACT:
+                exact = False
+        usd_a, usd_r, usd_w, usd_o, usd_t = self.usd
+        for k in run:
+            counts = tokens(k)
+            if exact:
+                a, r, w, o = counts
+                usd_a[k] = a * rate_a / scale
+                usd_r[k] = r * rate_r / scale
+                usd_w[k] = w * rate_w / scale
+                usd_o[k] = o * rate_o / scale
+                usd_t[k] = (a * rate_a + r * rate_r + w * rate_w + o * rate_o) / scale
+            else:
+                usd_a[k], usd_r[k], usd_w[k], usd_o[k], usd_t[k] = _decimal_usd(counts, rates)
+        return read
+
+    def usd_of(self, k: int) -> tuple[float, float, float, float, float] | None:
+        """The entry's dollars (None: not priced)."""
+        if not self.priced[k]:
+            return None
+        a, r, w, o, t = self.usd
+        return a[k], r[k], w[k], o[k], t[k]
+
+    def call_costs(self, entries: Iterable[int]) -> list[CallCost]:
         """The :class:`CallCost` of each of ``entries``, straight from the columns (typed
         values, not validated; the fields of :meth:`priced`)."""
         unknown = (None, None, None, None, None)
         out: list[CallCost] = []
         for k in entries:
-            a, r, w, o = self.tokens[k]
-            usd = self.usd[k] or unknown
+            a, r, w, o = self.tokens(k)
+            usd = self.usd_of(k) or unknown
             out.append(
                 build(
                     CallCost,
                     {
-                        "call_index": self.call_index[k],
+                        "call_index": self.call_index(k),
                         "message_index": self.message_index[k],
                         "model": self.model[k],
                         "input_tokens": a,
@@ -362,34 +410,11 @@ class _PricedCalls:
 
     def total_usd(self, k: int) -> float | None:
         """The call's dollars (None: not priced)."""
-        usd = self.usd[k]
-        return None if usd is None else usd[4]
+        return self.usd[4][k] if self.priced[k] else None
 
 
 def _prompt(usage: Usage | None) -> int:
     return 0 if usage is None else usage.prompt_tokens
-
-
-def _dollars(
-    tokens: list[tuple[int, int, int, int]], rates: Rates
-) -> list[tuple[float, float, float, float, float]]:
-    """The dollars of calls priced at one rate: input, cache read, cache write, output and
-    total, each exactly the float of the decimal product :func:`price` computes."""
-    rate_a, rate_r, rate_w, rate_o, scale = _scaled(rates)
-    exact = [a * rate_a + r * rate_r + w * rate_w + o * rate_o for a, r, w, o in tokens]
-    if not exact or (max(exact) < _EXACT and min(map(min, tokens)) >= 0):
-        return [
-            (
-                a * rate_a / scale,
-                r * rate_r / scale,
-                w * rate_w / scale,
-                o * rate_o / scale,
-                e / scale,
-            )
-            for (a, r, w, o), e in zip(tokens, exact, strict=True)
-        ]
-    # (beyond 28 digits, or a negative count: as the decimal context has it)
-    return [_decimal_usd(t, rates) for t in tokens]
 
 
 _SCALED: dict[int, tuple[Rates, tuple[int, int, int, int, int]]] = {}
@@ -441,8 +466,8 @@ def _compactions(walk: RecordedWalk, calls: _PricedCalls) -> list[CompactionCost
     # The calls that sent tokens, and their message indexes (ascending: the main calls follow
     # the session's messages), built once: each compaction finds its neighbours by bisection.
     tokens = calls.tokens
-    sent = [k for k in calls.main if tokens[k][0] + tokens[k][1] + tokens[k][2]]
-    at = [message_index[k] for k in sent]
+    sent = array("q", (k for k in calls.main if _sends(tokens(k))))
+    at = array("q", (message_index[k] for k in sent))
     ordered = all(a < b for a, b in pairwise(at))
     out: list[CompactionCost] = []
     for rc in walk.recorded.all:
@@ -455,24 +480,32 @@ def _compactions(walk: RecordedWalk, calls: _PricedCalls) -> list[CompactionCost
         cost.summary_call_usd = sum(priced) if priced else None
         before, after = _neighbours(sent, at, ordered, rc.m_c, rc.owned_end, message_index)
         if before is not None and after is not None:
-            read_before, read_after = tokens[before][1], tokens[after][1]
+            read_before, read_after = tokens(before)[1], tokens(after)[1]
             cost.cache_read_before = read_before
             cost.cache_read_after = read_after
             cost.cache_invalidated_tokens = max(0, read_before - read_after)
-            cost.next_call_index = calls.call_index[after]
+            cost.next_call_index = calls.call_index(after)
             found = calls.rates[after]
             if found is not None:
-                rebuild = (
-                    Decimal(tokens[after][0]) * found.input
-                    + Decimal(tokens[after][2]) * found.cache_write
-                )
+                counts = tokens(after)
+                rebuild = Decimal(counts[0]) * found.input + Decimal(counts[2]) * found.cache_write
                 cost.cache_rebuild_usd = float(rebuild)
         out.append(cost)
     return out
 
 
+def _sends(counts: tuple[int, int, int, int]) -> bool:
+    """The call sent tokens (uncached input, cache read or cache write)."""
+    return bool(counts[0] + counts[1] + counts[2])
+
+
 def _neighbours(
-    sent: list[int], at: list[int], ordered: bool, start: int, end: int, message_index: list[int]
+    sent: Sequence[int],
+    at: Sequence[int],
+    ordered: bool,
+    start: int,
+    end: int,
+    message_index: Sequence[int],
 ) -> tuple[int | None, int | None]:
     """The last call of ``sent`` before message ``start`` and the first at or after ``end``."""
     if not ordered:  # (never from a session's own order; kept exact for any other caller)
@@ -485,24 +518,28 @@ def _neighbours(
 
 
 def _total(calls: _PricedCalls, compactions: list[CompactionCost], session: Session) -> SessionCost:
-    every = calls.main + calls.other
-    recorded = [k for k in every if calls.reason[k] != _NO_USAGE]
-    usd = calls.usd
-    priced = [k for k in recorded if usd[k] is not None]
-    unknown = sorted({calls.model[k] or "(no model)" for k in recorded if usd[k] is None})
-    dollars = [u for u in map(usd.__getitem__, priced) if u is not None]
+    recorded = 0
+    priced: array[int] = array("q")
+    unknown_models: set[str] = set()
+    for k in chain(calls.main, calls.other):
+        if calls.reason[k] == _NO_USAGE:
+            continue
+        recorded += 1
+        if calls.priced[k]:
+            priced.append(k)
+        else:
+            unknown_models.add(calls.model[k] or "(no model)")
+    unknown = sorted(unknown_models)
 
     def column(figure: int) -> float:  # one figure of every priced call, added up in order
-        added: float = sum(map(itemgetter(figure), dollars))
+        added: float = sum(map(calls.usd[figure].__getitem__, priced))
         return added
 
     # What the cache reads saved, per run of one rate: the same decimal sum as call by call.
-    tokens = calls.tokens
     saved = Decimal(0)
     used: dict[int, Rates] = {}
-    for found, run in calls.runs:
+    for found, read in calls.runs:
         used[id(found)] = found
-        read = sum(tokens[k][1] for k in run)
         saved += Decimal(read) * (found.input - found.cache_read)
     how = sorted(
         {
@@ -514,9 +551,9 @@ def _total(calls: _PricedCalls, compactions: list[CompactionCost], session: Sess
         how = [f"{session.provider} bills by subscription"]
     return SessionCost(
         total_usd=column(4) if priced else None,
-        calls=len(recorded),
+        calls=recorded,
         priced_calls=len(priced),
-        unpriced_calls=len(recorded) - len(priced),
+        unpriced_calls=recorded - len(priced),
         unknown_models=unknown,
         input_usd=column(0),
         cache_read_usd=column(1),

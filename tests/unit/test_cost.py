@@ -213,6 +213,8 @@ def test_priced_as_columns_each_call_is_the_price_of_its_own(
     assert cost.input_usd == sum(c.input_usd or 0.0 for c in priced)
     assert cost.output_usd == sum(c.output_usd or 0.0 for c in priced)
     assert cost.priced_calls == len(priced)
+    lean = session_cost(session, each_call=False)  # (the totals alone: analyze, the TUI)
+    assert lean == cost.model_copy(update={"per_call": [], "other_calls": []})
 
 
 def _assistant(session: Session, cost: SessionCost) -> list[tuple[Message, CallCost]]:

@@ -1,0 +1,30 @@
+"""One malloc arena for the TUI's process.
+
+glibc gives each thread that allocates while another holds the main arena an arena of its own
+(up to eight per core). The TUI's threads — the loader, the replay, the insights, the detail
+pane's counter — each leave freed memory in their own arena that the others cannot reuse: 10 to
+20 MB of a 100 MB session's peak. Python's small objects come from its own allocator under the
+GIL, so one arena costs no waiting that matters. What ``MALLOC_ARENA_MAX`` in the environment
+says is left as it is; on a system without glibc nothing is done.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+
+M_ARENA_MAX = -8
+"""glibc's ``mallopt`` parameter for the largest number of arenas."""
+
+
+def limit_malloc_arenas(count: int = 1) -> bool:
+    """Ask glibc to keep at most ``count`` malloc arenas from now on (True: it agreed; False:
+    not glibc, or ``MALLOC_ARENA_MAX`` is set)."""
+    if not sys.platform.startswith("linux") or os.environ.get("MALLOC_ARENA_MAX"):
+        return False
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    return bool(mallopt(M_ARENA_MAX, count))  # (ints and an int result: ctypes' defaults)
