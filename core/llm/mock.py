@@ -40,6 +40,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -191,6 +192,9 @@ _DECISION = _Words(
 )
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
 _PATH_KEYS = ("path", "file_path", "filePath", "filepath", "filename", "file", "notebook_path")
+_PATCH_KEYS = ("input", "patch", "content")
+_ANY_PATH_KEY = frozenset((*_PATH_KEYS, "paths", *_PATCH_KEYS))
+"""Every key :func:`_paths_in` reads (arguments with none of them name no path)."""
 _EDIT_WORDS = ("write", "edit", "patch", "create", "replace", "insert", "delete", "move", "rename")
 _READ_VERBS = {
     "read": "read",
@@ -303,6 +307,8 @@ def _paths_in(arguments: Any) -> list[str]:
     """File paths named in a tool call's arguments."""
     paths: list[str] = []
     if isinstance(arguments, dict):
+        if arguments.keys().isdisjoint(_ANY_PATH_KEY):
+            return paths
         for key in _PATH_KEYS:
             value = arguments.get(key)
             if isinstance(value, str) and value.strip():
@@ -310,7 +316,7 @@ def _paths_in(arguments: Any) -> list[str]:
         many = arguments.get("paths")
         if isinstance(many, list):
             paths.extend(p for p in many if isinstance(p, str) and p.strip())
-        for key in ("input", "patch", "content"):
+        for key in _PATCH_KEYS:
             value = arguments.get(key)
             if isinstance(value, str) and "*** " in value:
                 paths.extend(m.strip() for m in _PATCH_FILE.findall(value))
@@ -359,9 +365,9 @@ def _find_error_word(lowered: str, start: int) -> int | None:
     return best
 
 
+@lru_cache(maxsize=1024)  # (a session names few tools, each in many calls)
 def _is_edit(tool_name: str) -> bool:
-    lowered = tool_name.lower()
-    return any(word in lowered for word in _EDIT_WORDS)
+    return any(map(tool_name.lower().__contains__, _EDIT_WORDS))
 
 
 class _Facts:
