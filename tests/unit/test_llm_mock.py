@@ -332,3 +332,28 @@ def test_commands_and_injected_text_are_not_the_goal() -> None:
     assert "/compact" not in instructions and "<bash-input>" not in instructions
     # a command's own words are a request
     assert "- keep every public name and add a regression test" in instructions
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["[", "\n", "\n[", "a[b", "[[", "x", "\u00e9[", "\r\n["]), max_size=20
+    ).map("".join),
+    st.integers(min_value=0, max_value=60),
+)
+def test_a_line_start_bracket_is_found_as_the_two_character_search_finds_it(
+    text: str, start: int
+) -> None:
+    # The memchr search for "[" (and its fall back after a few inside lines) must answer as
+    # text.find("\n[", start) + 1 does, with many brackets inside lines or none at all.
+    from core.llm import mock as llm_mock
+
+    assert llm_mock._line_bracket(text, start) == text.find("\n[", start) + 1
+
+
+def test_a_text_with_many_brackets_inside_lines_still_finds_its_entries() -> None:
+    from core.llm import mock as llm_mock
+
+    text = "[User]: a[0] b[1] c[2] d[3] e[4] f[5]\n[Assistant]: ok [x]\n[Tool call]: ls"
+    labels = [label for label, _body in llm_mock._raw_entries(text)]
+    assert labels == ["[User]", "[Assistant]", "[Tool call]"]
