@@ -213,13 +213,16 @@ def truncate(text: str, options: TruncateOptions | None = None) -> TruncationRes
         if spill_file is not None:
             spill_file.write(data)
         head, tail = _windows(data, total_bytes, max_bytes, opts.direction)
+        head_newlines = -1
     else:  # over the byte limit: one pass in pieces counts, keeps the windows, writes the spill
         name = name or new_spill_name()
         spill_file = SpillFile(directory, name, opts.retention_days) if opts.spill else None
         head_size, tail_size = _window_sizes(max_bytes, opts.direction)
-        total_bytes, total_lines, head, tail = _scan(text, spill_file, head_size, tail_size)
+        total_bytes, total_lines, head, tail, head_newlines = _scan(
+            text, spill_file, head_size, tail_size
+        )
 
-    cut = _cut(head, tail, total_bytes, total_lines, opts)
+    cut = _cut(head, tail, total_bytes, total_lines, opts, head_newlines)
     dropped_chars = 0
     if opts.direction == "middle" and opts.middle_unit == "chars":
         dropped_chars = len(text) - len(cut.prefix_text) - len(cut.suffix_text)
@@ -336,16 +339,17 @@ def _windows(data: bytes, total: int, max_bytes: int, direction: Direction) -> t
 def _measure(text: str, sink: SpillFile | None = None) -> tuple[int, int]:
     """``(UTF-8 bytes, lines)`` of ``text`` in one pass of encoded pieces, each also written to
     ``sink``; no full-size copy of a big output is made."""
-    total_bytes, lines, _, _ = _scan(text, sink, 0, 0)
+    total_bytes, lines, _, _, _ = _scan(text, sink, 0, 0)
     return total_bytes, lines
 
 
 def _scan(
     text: str, sink: SpillFile | None, head_size: int, tail_size: int
-) -> tuple[int, int, bytes, bytes]:
-    """``(UTF-8 bytes, lines, head, tail)`` of ``text`` from one encoding of it, in pieces (each
-    also written to ``sink``): ``head`` is its first ``head_size`` bytes, ``tail`` its last
-    ``tail_size`` (fewer when the output is shorter, empty for a size of 0).
+) -> tuple[int, int, bytes, bytes, int]:
+    """``(UTF-8 bytes, lines, head, tail, head newlines)`` of ``text`` from one encoding of it,
+    in pieces (each also written to ``sink``): ``head`` is its first ``head_size`` bytes, ``tail``
+    its last ``tail_size`` (fewer when the output is shorter, empty for a size of 0), ``head
+    newlines`` the newlines in ``head`` when they were counted on the way (else -1).
 
     An output of one piece is encoded whole and its windows are slices of that encoding; a longer
     one keeps only its windows, so no full-size copy of a big output is made.
@@ -355,10 +359,15 @@ def _scan(
         if sink is not None:
             sink.write(data)
         total = len(data)
-        head = data[:head_size] if head_size else b""
         tail = data[total - min(total, tail_size) :] if tail_size else b""
-        return total, _count_newlines(data) + 1, head, tail
-    return _scan_pieces(text, sink, head_size, tail_size)
+        if not head_size:
+            return total, _count_newlines(data) + 1, b"", tail, -1
+        # The newlines counted in two parts, the head's on their own: the head cut needs them.
+        head = data[:head_size]
+        head_newlines = _count_newlines(head)
+        rest = _count_newlines(data[head_size:]) if total > head_size else 0
+        return total, head_newlines + rest + 1, head, tail, head_newlines
+    return (*_scan_pieces(text, sink, head_size, tail_size), -1)
 
 
 def _scan_pieces(
@@ -441,11 +450,19 @@ def _lines_in(piece: bytes) -> int:
     return _count_newlines(piece) + 1 if piece else 0
 
 
-def _cut(head: bytes, tail: bytes, total: int, lines: int, opts: TruncateOptions) -> _Cut:
+def _cut(
+    head: bytes,
+    tail: bytes,
+    total: int,
+    lines: int,
+    opts: TruncateOptions,
+    head_newlines: int = -1,
+) -> _Cut:
     """Compute the kept part of an output that is over a limit.
 
     ``head`` is the output's first ``min(total, max_bytes + 1)`` bytes, ``tail`` its last as many
     (each only when the direction needs it); nothing else of the output is looked at.
+    ``head_newlines``: the newlines in ``head`` when known (-1: counted here if needed).
     """
     max_lines, max_bytes = opts.max_lines, opts.max_bytes
     line_cap = lines if not max_lines or lines <= max_lines else max_lines
@@ -459,7 +476,10 @@ def _cut(head: bytes, tail: bytes, total: int, lines: int, opts: TruncateOptions
         if end == -1:  # the first line alone is over the byte limit: keep a safe cut of it
             end = _safe_end(head, max_bytes)
             return _Cut(head[:end], b"", 1, "bytes", total - end, lines - 1, partial_line=True)
-        kept = _count_newlines(head[:end]) + 1
+        if head_newlines < 0:
+            kept = _count_newlines(head[:end]) + 1
+        else:  # (the head's newlines less those from the cut on: at most a line's worth)
+            kept = head_newlines - _count_newlines(head[end:]) + 1
         return _Cut(head[:end], b"", kept, "bytes", total - end, lines - kept)
 
     if opts.direction == "tail":

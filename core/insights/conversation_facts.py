@@ -426,8 +426,7 @@ def _may_match(text: str, marker: re.Pattern[str]) -> bool:
     that folds to an ASCII letter goes to the search)."""
     if not text.isascii() and any(c in text for c in _FOLDS_TO_ASCII):
         return True
-    low = text.lower()
-    return any(word in low for word in _MARKER_WORDS[marker])
+    return any(map(text.lower().__contains__, _MARKER_WORDS[marker]))
 
 
 def _sentences(message: Message, kind: FactKind, marker: re.Pattern[str]) -> Iterator[Fact]:
@@ -540,7 +539,7 @@ def command_of(arguments: Any) -> str:
 
 
 def _first(arguments: Any, keys: Sequence[str]) -> Any:
-    if not isinstance(arguments, dict):
+    if not isinstance(arguments, dict) or arguments.keys().isdisjoint(keys):
         return None
     for key in keys:
         value = arguments.get(key)
@@ -590,7 +589,9 @@ def _failure(message: Message, source: tuple[Message, str, Any] | None) -> Itera
     result = message.tool_result
     assert result is not None
     output = result.output
-    code = _exit_code(output[:2000]) or _exit_code(output[-2000:])
+    code = _exit_code(output[:2000])
+    if code is None and len(output) > 2000:  # (a shorter output's end is its start)
+        code = _exit_code(output[-2000:])
     failed = result.is_error or (code is not None and code.group(1) not in ("0",))
     if not failed:
         return

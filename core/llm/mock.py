@@ -40,6 +40,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -191,6 +192,9 @@ _DECISION = _Words(
 )
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
 _PATH_KEYS = ("path", "file_path", "filePath", "filepath", "filename", "file", "notebook_path")
+_PATCH_KEYS = ("input", "patch", "content")
+_ANY_PATH_KEY = frozenset((*_PATH_KEYS, "paths", *_PATCH_KEYS))
+"""Every key :func:`_paths_in` reads (arguments with none of them name no path)."""
 _EDIT_WORDS = ("write", "edit", "patch", "create", "replace", "insert", "delete", "move", "rename")
 _READ_VERBS = {
     "read": "read",
@@ -225,21 +229,43 @@ def _first_sentence(text: str) -> str:
 _LABEL_AT = re.compile("(" + "|".join(re.escape(label) for label in ENTRY_LABELS) + "):[ ]?")
 
 
+_FAST_TRIES = 4
+"""``[`` found with the one-character search (memchr) before a text with many of them inside
+its lines is searched for ``\n[`` itself."""
+
+
+def _line_bracket(text: str, start: int) -> int:
+    """Index of the first ``[`` that starts a line, its newline at or after ``start`` (0:
+    none): ``text.find("\n[", start) + 1``, faster. A two-character
+    search reads every character; the first few ``[`` are looked for alone, at memchr speed,
+    and only a text with more of them inside its lines takes the two-character search."""
+    at = start
+    for _ in range(_FAST_TRIES):
+        found = text.find("[", at + 1)
+        if found < 0:
+            return 0
+        if text[found - 1] == "\n":
+            return found
+        at = found
+    return text.find("\n[", at) + 1  # (no line start [ before ``at``: each [ was tried)
+
+
 def _entry_starts(text: str) -> list[tuple[int, int, str]]:
     """``(entry start, body start, label)`` of each entry of a labelled transcript.
 
     An entry starts at a line that starts with a label and a colon (the regex
     ``^(label|...):[ ]?`` in multi-line mode). Every label starts with ``[``, so only line
-    starts followed by ``[`` are tried — ``str.find`` skips the rest of the text at C speed.
+    starts followed by ``[`` are tried (:func:`_line_bracket`); the rest of the text is skipped
+    at C speed.
     """
     starts: list[tuple[int, int, str]] = []
-    at = 0 if text.startswith("[") else text.find("\n[") + 1
+    at = 0 if text.startswith("[") else _line_bracket(text, 0)
     if at or text.startswith("["):
         while True:
             match = _LABEL_AT.match(text, at)
             if match is not None:
                 starts.append((at, match.end(), match.group(1)))
-            at = text.find("\n[", at) + 1
+            at = _line_bracket(text, at)
             if not at:
                 break
     return starts
@@ -303,6 +329,8 @@ def _paths_in(arguments: Any) -> list[str]:
     """File paths named in a tool call's arguments."""
     paths: list[str] = []
     if isinstance(arguments, dict):
+        if arguments.keys().isdisjoint(_ANY_PATH_KEY):
+            return paths
         for key in _PATH_KEYS:
             value = arguments.get(key)
             if isinstance(value, str) and value.strip():
@@ -310,7 +338,7 @@ def _paths_in(arguments: Any) -> list[str]:
         many = arguments.get("paths")
         if isinstance(many, list):
             paths.extend(p for p in many if isinstance(p, str) and p.strip())
-        for key in ("input", "patch", "content"):
+        for key in _PATCH_KEYS:
             value = arguments.get(key)
             if isinstance(value, str) and "*** " in value:
                 paths.extend(m.strip() for m in _PATCH_FILE.findall(value))
@@ -359,9 +387,9 @@ def _find_error_word(lowered: str, start: int) -> int | None:
     return best
 
 
+@lru_cache(maxsize=1024)  # (a session names few tools, each in many calls)
 def _is_edit(tool_name: str) -> bool:
-    lowered = tool_name.lower()
-    return any(word in lowered for word in _EDIT_WORDS)
+    return any(map(tool_name.lower().__contains__, _EDIT_WORDS))
 
 
 class _Facts:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -38,9 +39,37 @@ _ENCODING_SOURCES = {
 }
 
 
+def _compact_header() -> int | None:
+    """The size of CPython's header of a compact non-ASCII string (None: another layout, or
+    another Python: :func:`_no_astral` then always answers False)."""
+    if sys.implementation.name != "cpython":
+        return None
+    try:
+        one, two = sys.getsizeof("\xe9") - 2, sys.getsizeof("\u2192") - 4
+    except TypeError:
+        return None
+    return one if one == two and sys.getsizeof("\xe9\xe9") == one + 3 else None
+
+
+_HEADER = _compact_header()
+
+
+def _no_astral(text: str) -> bool:
+    """``text`` certainly holds no character above U+FFFF (so its UTF-16 length is ``len``),
+    known without reading it: CPython stores a string of such characters with one or two bytes
+    per character, and its size shows which (header + (len + 1) x width). A string stored with
+    four bytes a character, or carrying a cached copy (which only adds to its size, so is never
+    taken for a narrower one), answers False and is measured."""
+    if _HEADER is None:
+        return False
+    size = sys.getsizeof(text) - _HEADER
+    chars = len(text) + 1
+    return size == chars or size == 2 * chars
+
+
 def utf16_length(text: str) -> int:
     """Length in UTF-16 code units, as JavaScript's ``String.length`` counts it."""
-    if text.isascii():
+    if text.isascii() or _no_astral(text):
         return len(text)
     return len(text.encode("utf-16-le")) // 2
 

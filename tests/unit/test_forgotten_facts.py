@@ -248,3 +248,21 @@ def test_every_readable_recorded_summary_lists_its_facts(path: Path) -> None:
         for record in records:
             assert 0 <= record.message_index < len(session.messages)
         assert {d.message_index for d in report.dropped} <= {r.message_index for r in records}
+
+
+@pytest.mark.parametrize(
+    ("output", "failed"),
+    [
+        ("Process exited with code 1", True),
+        ("Process exited with code 0", False),
+        ("EXIT STATUS 3\n" + "x" * 1990, True),  # short: its start is its end
+        ("x" * 5000 + "\nexit code: 2", True),  # long: the code in its last 2,000 characters
+        ("exit code: 7\n" + "x" * 5000, True),  # long: in its first 2,000
+        ("x" * 2500 + "\nexit code: 9\n" + "x" * 2500, False),  # in neither end: not read
+        ("", False),
+    ],
+)
+def test_a_tool_output_fails_by_the_exit_code_either_end_states(output: str, failed: bool) -> None:
+    messages = SessionBuilder().call("Bash", {"command": "make all"}).result(output).messages
+    kinds = [fact.kind for fact in extract_facts(messages)]
+    assert ("failed_command" in kinds) is failed

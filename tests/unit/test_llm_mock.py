@@ -332,3 +332,63 @@ def test_commands_and_injected_text_are_not_the_goal() -> None:
     assert "/compact" not in instructions and "<bash-input>" not in instructions
     # a command's own words are a request
     assert "- keep every public name and add a regression test" in instructions
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["[", "\n", "\n[", "a[b", "[[", "x", "\u00e9[", "\r\n["]), max_size=20
+    ).map("".join),
+    st.integers(min_value=0, max_value=60),
+)
+def test_a_line_start_bracket_is_found_as_the_two_character_search_finds_it(
+    text: str, start: int
+) -> None:
+    # The memchr search for "[" (and its fall back after a few inside lines) must answer as
+    # text.find("\n[", start) + 1 does, with many brackets inside lines or none at all.
+    from core.llm import mock as llm_mock
+
+    assert llm_mock._line_bracket(text, start) == text.find("\n[", start) + 1
+
+
+def test_a_text_with_many_brackets_inside_lines_still_finds_its_entries() -> None:
+    from core.llm import mock as llm_mock
+
+    text = "[User]: a[0] b[1] c[2] d[3] e[4] f[5]\n[Assistant]: ok [x]\n[Tool call]: ls"
+    labels = [label for label, _body in llm_mock._raw_entries(text)]
+    assert labels == ["[User]", "[Assistant]", "[Tool call]"]
+
+
+_ARGUMENT_KEYS = st.sampled_from(
+    [
+        *("path", "file_path", "filePath", "filename", "paths", "input", "patch", "content"),
+        *("cmd", "command", "yield_time_ms", "max_output_tokens", "query"),
+    ]
+)
+_ARGUMENT_VALUES = st.one_of(
+    st.sampled_from(["a.py", " ", "", "*** Update File: b.py\n", "*** Add File: c.md\nx"]),
+    st.lists(st.sampled_from(["d.py", "", 3]), max_size=3),
+    st.integers(),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(_ARGUMENT_KEYS, _ARGUMENT_VALUES, max_size=6))
+def test_paths_of_arguments_without_a_path_key_are_none(arguments: dict[str, object]) -> None:
+    # _paths_in passes over arguments holding none of the keys it reads; with some, every key
+    # is read in order, as reading each key of every argument dict does.
+    from core.llm import mock as llm_mock
+
+    expected: list[str] = []
+    for key in llm_mock._PATH_KEYS:
+        value = arguments.get(key)
+        if isinstance(value, str) and value.strip():
+            expected.append(value.strip())
+    many = arguments.get("paths")
+    if isinstance(many, list):
+        expected.extend(p for p in many if isinstance(p, str) and p.strip())
+    for key in ("input", "patch", "content"):
+        value = arguments.get(key)
+        if isinstance(value, str) and "*** " in value:
+            expected.extend(m.strip() for m in llm_mock._PATCH_FILE.findall(value))
+    assert llm_mock._paths_in(arguments) == expected

@@ -61,6 +61,33 @@ def test_estimators_agree_with_their_definitions(text: str) -> None:
     assert estimate_bytes4(text) == (len(text.encode("utf-8")) + 3) // 4
 
 
+_WIDTHS = st.sampled_from(["a", "\xe9", "\u2192", "\U0001f600", "\r\n"])
+
+
+@given(st.lists(_WIDTHS, max_size=40).map("".join), st.text(max_size=40))
+def test_utf16_length_without_reading_equals_the_encoded_length(mixed: str, text: str) -> None:
+    # The size-based answer (one or two bytes a character: no astral character) must agree
+    # with encoding, for ASCII, Latin-1, BMP and astral text and the empty one.
+    for sample in (mixed, text, mixed + text, text * 50):
+        assert utf16_length(sample) == len(sample.encode("utf-16-le")) // 2
+
+
+def test_a_string_carrying_its_utf8_copy_is_still_measured_right() -> None:
+    # sqlite3 binds a parameter through its cached UTF-8 form, which makes the string look
+    # bigger to sys.getsizeof: it must never pass for a narrower one.
+    import sqlite3
+    import sys
+
+    connection = sqlite3.connect(":memory:")
+    for text in ("\xe9" * 7, "\u2192" * 7, "\U0001f600" * 7, "\u2192\U0001f600", "\xe9" * 3):
+        copy = "".join([text, ""])  # a new object
+        before = sys.getsizeof(copy)
+        connection.execute("select ?", (copy,)).fetchone()
+        assert sys.getsizeof(copy) > before
+        assert utf16_length(copy) == len(copy.encode("utf-16-le")) // 2
+    connection.close()
+
+
 def test_unknown_estimator_is_rejected_with_the_options() -> None:
     with pytest.raises(EstimatorError, match="chars/4"):
         validate_estimator("words/3")

@@ -316,3 +316,23 @@ def test_streaming_survives_invalid_utf8(data: bytes, max_bytes: int, direction:
             assert Path(result.output_path or "").read_bytes() == data
         else:
             assert streaming.passthrough == data
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ab\r\ncd\r\n" * 20,  # \r\n lines
+        "é" * 9 + "\n" + "中" * 30,  # the cut inside a multibyte character of the last line
+        "a" * 10 + "\n" + "b" * 30,  # the head window is the whole first line and a bit
+        "x\n" * 11,  # the head window ends exactly at the end of the output
+        "\n" * 40,  # empty lines only
+        "中😀\n" * 12,
+    ],
+)
+def test_the_head_cut_counts_its_lines_as_the_stream_does(text: str) -> None:
+    # In memory the head's newlines are counted while encoding, and the kept lines are found
+    # from them; streaming counts the kept part itself. Both must agree, field for field.
+    opts = options(max_lines=0, max_bytes=21, direction="head", hint_template="")
+    streaming = StreamingTruncator(opts)
+    streaming.write(text.encode())
+    assert streaming.finish().model_dump() == truncate(text, opts).model_dump()
