@@ -89,6 +89,11 @@ def _content_text(content: Any) -> str:
     """Text of a pi content value: a string or a list of text / image blocks."""
     if isinstance(content, str):
         return content
+    if type(content) is list and len(content) == 1:  # the usual one text block: no join
+        block = content[0]
+        text = block.get("text") if type(block) is dict and block.get("type") == "text" else None
+        if type(text) is str:
+            return text
     if not isinstance(content, list):
         return ""
     pieces: list[str] = []
