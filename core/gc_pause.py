@@ -20,13 +20,16 @@ def gc_paused() -> Iterator[None]:
     When the block ends normally, what it built is frozen (``gc.freeze``): moved out of the
     generations the collector walks, so the collections the replay and the UI trigger later do
     not walk a million long-lived objects each time. (Frozen objects are still freed by reference
-    counting; only a reference cycle among them would outlive its last use.)
+    counting; only a reference cycle among them would outlive its last use.) A block entered
+    with the collector already paused freezes nothing: whoever paused it decides (the fleet
+    pauses it around each session and lets the collector free the session's cycles after).
     """
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
-        gc.freeze()
+        if was_enabled:
+            gc.freeze()
     finally:
         if was_enabled:
             gc.enable()

@@ -73,8 +73,8 @@ def head_records(head: bytes, limit: int = 64) -> list[dict[str, Any]]:
         head = head[len(_BOM) :]
     records: list[dict[str, Any]] = []
     for line in head.split(b"\n"):
-        if not line or line.isspace():
-            continue
+        if not line.lstrip(_WHITESPACE).startswith(b"{"):
+            continue  # (only an object is kept: a pretty-printed export's lines are not parsed)
         try:
             obj = orjson.loads(line)
         except orjson.JSONDecodeError:

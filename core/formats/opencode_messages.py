@@ -32,13 +32,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
+from time import gmtime, strftime
 from typing import Any
 
 import orjson
 
 from core.agents.overflow_errors import is_context_overflow_message
 from core.formats.base import ProgressCallback, SessionBuilder, as_str, as_text
-from core.model.read_numbers import as_int
+from core.model.read_numbers import MAX_COUNT, as_int
 from core.model.session import (
     CompactionTrigger,
     Message,
@@ -68,8 +69,16 @@ Record = dict[str, Any]
 MessageRecords = tuple[Record, list[Record]]
 
 
+_EXACT_MS = 2**32 * 1000
+"""Below this many epoch milliseconds (the year 2106), ``value / 1000`` as a float is within
+half a microsecond of the exact time: :func:`iso_ms` writes a whole millisecond as it is."""
+
+
 def iso_ms(value: Any) -> str | None:
     """Epoch milliseconds → ISO-8601 UTC (None when not a positive number)."""
+    if type(value) is int and 0 < value < _EXACT_MS:  # the usual record: no datetime object
+        seconds, millis = divmod(value, 1000)
+        return f"{strftime('%Y-%m-%dT%H:%M:%S', gmtime(seconds))}.{millis:03d}Z"
     if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
         return None
     try:
@@ -98,22 +107,44 @@ def usage_from_tokens(tokens: Any, builder: SessionBuilder, where: str) -> Usage
     figure no session holds is clamped with a ``bad-count`` diagnostic naming ``where``."""
     if not isinstance(tokens, dict):
         return None
-    tokens = builder.counts(None, f"{where} tokens", tokens, _TOKEN_COUNTS, optional=("total",))
-    cache = builder.counts(
-        None, f"{where} tokens.cache", as_dict(tokens.get("cache")), _CACHE_COUNTS
-    )
-    usage = Usage(
-        input=as_int(tokens.get("input")),
-        output=as_int(tokens.get("output")),
-        reasoning=as_int(tokens.get("reasoning")),
-        cache_read=as_int(cache.get("read")),
-        cache_write=as_int(cache.get("write")),
-        total=as_int(tokens.get("total"), None),
-        convention=UsageConvention.OPENCODE,
-    )
-    if not (usage.input or usage.output or usage.cache_read or usage.cache_write or usage.total):
+    cache = tokens.get("cache")
+    if not (
+        _plain(tokens, _TOKEN_COUNTS) and (type(cache) is not dict or _plain(cache, _CACHE_COUNTS))
+    ):
+        tokens = builder.counts(None, f"{where} tokens", tokens, _TOKEN_COUNTS, optional=("total",))
+        cache = builder.counts(
+            None, f"{where} tokens.cache", as_dict(tokens.get("cache")), _CACHE_COUNTS
+        )
+    elif type(cache) is not dict:
+        cache = {}
+    get = tokens.get
+    prompt = as_int(get("input")), as_int(cache.get("read")), as_int(cache.get("write"))
+    output, total = as_int(get("output")), as_int(get("total"), None)
+    if not (output or total or any(prompt)):
         return None  # an all-zero record (an aborted step) says nothing about the context
-    return usage
+    return Usage(
+        input=prompt[0],
+        output=output,
+        reasoning=as_int(get("reasoning")),
+        cache_read=prompt[1],
+        cache_write=prompt[2],
+        total=total,
+        convention=_OPENCODE_USAGE,
+    )
+
+
+_OPENCODE_USAGE = UsageConvention.OPENCODE
+
+
+def _plain(record: Record, keys: tuple[str, ...]) -> bool:
+    """Every one of ``keys`` in ``record`` is missing or a plausible count: what
+    :meth:`SessionBuilder.counts` leaves as it is."""
+    get = record.get
+    for key in keys:
+        value = get(key)
+        if value is not None and (type(value) is not int or not 0 <= value <= MAX_COUNT):
+            return False
+    return True
 
 
 # -- records → messages --------------------------------------------------------------------
@@ -443,15 +474,18 @@ def _add_user(
         elif kind == "compaction":
             texts.append(COMPACTION_REQUEST_TEXT)
     synthetic = bool(synthetic_flags) and all(synthetic_flags)
-    builder.add(
-        Role.USER,
-        id=str(record.get("id")),
-        parent_id=as_str(record.get("parentID")),
-        timestamp=iso_ms(time_created(record)),
-        text="\n\n".join(texts),
-        meta=is_compaction_request,
-        synthetic=synthetic,
-        model=as_str(as_dict(record.get("model")).get("modelID")),
+    builder.append(
+        Message(
+            index=0,
+            role=Role.USER,
+            id=str(record.get("id")),
+            parent_id=as_str(record.get("parentID")),
+            timestamp=iso_ms(time_created(record)),
+            text="\n\n".join(texts),
+            meta=is_compaction_request,
+            synthetic=synthetic,
+            model=as_str(as_dict(record.get("model")).get("modelID")),
+        )
     )
 
 
@@ -461,7 +495,8 @@ def _add_assistant(builder: SessionBuilder, record: Record, parts: list[Record])
     model = as_str(record.get("modelID"))
     created = iso_ms(time_created(record))
     error = call_error(record.get("error"))
-    message_usage = usage_from_tokens(record.get("tokens"), builder, f"message {msg_id}")
+    where = f"message {msg_id}"
+    message_usage = usage_from_tokens(record.get("tokens"), builder, where)
     last_usage: Usage | None = None
     for number, step in enumerate(steps, 1):
         step_id = msg_id if number == 1 else f"{msg_id}#step{number}"
@@ -493,7 +528,7 @@ def _add_assistant(builder: SessionBuilder, record: Record, parts: list[Record])
                 )
                 tools.append(part)
             elif kind == "step-finish":
-                usage = usage_from_tokens(part.get("tokens"), builder, f"message {msg_id}") or usage
+                usage = usage_from_tokens(part.get("tokens"), builder, where) or usage
                 reason = part.get("reason")
                 finish = reason if isinstance(reason, str) else finish
         is_last = number == len(steps)
@@ -502,18 +537,21 @@ def _add_assistant(builder: SessionBuilder, record: Record, parts: list[Record])
         stop = finish
         if is_last and isinstance(record.get("finish"), str):
             stop = record["finish"]
-        builder.add(
-            Role.ASSISTANT,
-            id=step_id,
-            parent_id=as_str(record.get("parentID")),
-            timestamp=created,
-            text="\n\n".join(texts),
-            reasoning="\n\n".join(reasoning),
-            tool_calls=calls,
-            usage=usage,
-            model=model,
-            stop_reason=stop,
-            error=error if is_last else None,
+        builder.append(
+            Message(
+                index=0,
+                role=Role.ASSISTANT,
+                id=step_id,
+                parent_id=as_str(record.get("parentID")),
+                timestamp=created,
+                text="\n\n".join(texts),
+                reasoning="\n\n".join(reasoning),
+                tool_calls=calls,
+                usage=usage,
+                model=model,
+                stop_reason=stop,
+                error=error if is_last else None,
+            )
         )
         if usage is not None:
             last_usage = usage
@@ -549,12 +587,15 @@ def _add_tool(builder: SessionBuilder, part: Record, parent_id: str) -> None:
         truncated_by_tool=metadata.get("truncated") is True,
         compacted_at_ms=as_int(time.get("compacted"), None),
     )
-    builder.add(
-        Role.TOOL,
-        id=str(part.get("id") or f"{parent_id}:{call_id}"),
-        parent_id=parent_id,
-        timestamp=iso_ms(as_int(time.get("end")) or as_int(time.get("start"))),
-        tool_result=result,
+    builder.append(
+        Message(
+            index=0,
+            role=Role.TOOL,
+            id=str(part.get("id") or f"{parent_id}:{call_id}"),
+            parent_id=parent_id,
+            timestamp=iso_ms(as_int(time.get("end")) or as_int(time.get("start"))),
+            tool_result=result,
+        )
     )
 
 
@@ -573,15 +614,18 @@ def _add_summary(
         summary=text or None,
         first_kept_id=tail_start,
     )
-    builder.add(
-        Role.ASSISTANT,
-        id=str(record.get("id")),
-        parent_id=as_str(record.get("parentID")),
-        timestamp=iso_ms(time_created(record)),
-        text=text,
-        usage=usage_from_tokens(record.get("tokens"), builder, f"message {record.get('id')}"),
-        model=as_str(record.get("modelID")),
-        stop_reason=as_str(record.get("finish")),
-        error=call_error(record.get("error")),
-        summary=True,
+    builder.append(
+        Message(
+            index=0,
+            role=Role.ASSISTANT,
+            id=str(record.get("id")),
+            parent_id=as_str(record.get("parentID")),
+            timestamp=iso_ms(time_created(record)),
+            text=text,
+            usage=usage_from_tokens(record.get("tokens"), builder, f"message {record.get('id')}"),
+            model=as_str(record.get("modelID")),
+            stop_reason=as_str(record.get("finish")),
+            error=call_error(record.get("error")),
+            summary=True,
+        )
     )

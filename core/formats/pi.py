@@ -44,11 +44,12 @@ from typing import Any
 
 from core.agents.overflow_errors import is_context_overflow_message
 from core.formats.base import LoadError, ProgressCallback, SessionBuilder, as_str
-from core.formats.jsonl import read_jsonl
+from core.formats.jsonl import read_jsonl_raw
 from core.formats.sniffers import sniff_pi
 from core.model.read_numbers import as_int, plausible, show_value
 from core.model.session import (
     CompactionTrigger,
+    Message,
     Role,
     Session,
     SourceFormat,
@@ -88,6 +89,11 @@ def _content_text(content: Any) -> str:
     """Text of a pi content value: a string or a list of text / image blocks."""
     if isinstance(content, str):
         return content
+    if type(content) is list and len(content) == 1:  # the usual one text block: no join
+        block = content[0]
+        text = block.get("text") if type(block) is dict and block.get("type") == "text" else None
+        if type(text) is str:
+            return text
     if not isinstance(content, list):
         return ""
     pieces: list[str] = []
@@ -115,18 +121,23 @@ def usage_from_pi(usage: Any) -> Usage | None:
     """
     if not isinstance(usage, dict):
         return None
-    if not any(
-        as_int(usage.get(k)) for k in ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
-    ):
+    get = usage.get
+    total = as_int(get("totalTokens"), None)
+    counts = as_int(get("input")), as_int(get("output")), as_int(get("cacheRead"))
+    cache_write = as_int(get("cacheWrite"))
+    if not (total or cache_write or any(counts)):
         return None
     return Usage(
-        input=as_int(usage.get("input")),
-        output=as_int(usage.get("output")),
-        cache_read=as_int(usage.get("cacheRead")),
-        cache_write=as_int(usage.get("cacheWrite")),
-        total=as_int(usage.get("totalTokens"), None),
-        convention=UsageConvention.PI,
+        input=counts[0],
+        output=counts[1],
+        cache_read=counts[2],
+        cache_write=cache_write,
+        total=total,
+        convention=_PI_USAGE,
     )
+
+
+_PI_USAGE = UsageConvention.PI
 
 
 def bash_execution_text(message: Record) -> str:
@@ -155,23 +166,33 @@ def _read(
 ) -> tuple[Record | None, list[_Entry]]:
     header: Record | None = None
     entries: list[_Entry] = []
+    append = entries.append
     previous_id: str | None = None
-    for line, offset, record in read_jsonl(path, builder, progress=progress, head_bytes=head_bytes):
-        kind = record.get("type")
+    lines = read_jsonl_raw(path, builder, progress=progress, head_bytes=head_bytes)
+    for line, offset, _raw, record in lines:
+        get = record.get
+        kind = get("type")
         if kind == "session" and header is None and not entries:
             header = record
             continue
-        if not isinstance(kind, str):
+        if type(kind) is not str:
             builder.diagnostic(line, "no-type", "entry without a 'type', skipped")
             continue
-        _check_counts(record, kind, line, builder)
-        raw_id = record.get("id")
-        if raw_id is not None and not isinstance(raw_id, str):
+        if kind == "message" or kind == "compaction":
+            _check_counts(record, kind, line, builder)
+        raw_id = get("id")
+        if type(raw_id) is str and raw_id:  # the usual v2/v3 entry
+            raw_parent = get("parentId", previous_id)
+            parent = raw_parent if type(raw_parent) is str and raw_parent else None
+            append(_Entry(record, line, offset, raw_id, parent))
+            previous_id = raw_id
+            continue
+        if raw_id is not None and type(raw_id) is not str:
             builder.diagnostic(line, "bad-id", f"id {show_value(raw_id)} is not a string; ignored")
-        entry_id = raw_id if isinstance(raw_id, str) and raw_id else f"line-{line}"
-        raw_parent = record.get("parentId", previous_id) if raw_id else previous_id
+        entry_id = f"line-{line}"
+        raw_parent = get("parentId", previous_id) if raw_id else previous_id
         parent = raw_parent if isinstance(raw_parent, str) and raw_parent else None
-        entries.append(_Entry(record, line, offset, entry_id, parent))
+        append(_Entry(record, line, offset, entry_id, parent))
         previous_id = entry_id
     return header, entries
 
@@ -207,6 +228,8 @@ def _version(header: Record | None, entries: list[_Entry]) -> int:
 
 def _leaf_path(entries: list[_Entry], builder: SessionBuilder) -> list[_Entry]:
     """The entries from the root to the leaf (the last entry), following parent ids."""
+    if _linear(entries):
+        return entries  # (what the walk below gives for a session that never branched)
     by_id: dict[str, _Entry] = {}
     for entry in entries:
         if entry.id in by_id:
@@ -245,6 +268,17 @@ def _leaf_path(entries: list[_Entry], builder: SessionBuilder) -> list[_Entry]:
             "the last entry and were left out",
         )
     return path
+
+
+def _linear(entries: list[_Entry]) -> bool:
+    """Every entry's parent is the entry before it, the first has none, and no id repeats: the
+    path to the leaf is the whole file."""
+    ids = [entry.id for entry in entries]
+    return (
+        entries[0].parent is None
+        and [entry.parent for entry in entries[1:]] == ids[:-1]
+        and len(set(ids)) == len(ids)
+    )
 
 
 # -- compaction triggers -------------------------------------------------------------------
@@ -332,12 +366,19 @@ class _PiBuilder:
 
     def run(self, path: list[_Entry]) -> None:
         self.path = path
+        messages = self.builder.messages
+        positions, message_at, handlers = self.position, self.message_at, _ENTRIES
         for position, entry in enumerate(path):
-            self.position[entry.id] = position
-            before = len(self.builder.messages)
-            self._entry(entry)
-            if len(self.builder.messages) > before:
-                self.message_at[position] = self.builder.messages[before].id
+            positions[entry.id] = position
+            before = len(messages)
+            kind = entry.record.get("type")
+            handler = handlers.get(kind) if type(kind) is str else None
+            if handler is not None:
+                handler(self, entry)
+            else:
+                self._entry(entry)
+            if len(messages) > before:
+                message_at[position] = messages[before].id
                 self.previous = entry
 
     def _first_kept_message(self, entry_id: str | None) -> str | None:
@@ -363,15 +404,19 @@ class _PiBuilder:
             )
 
     def _add(self, entry: _Entry, role: Role, **fields: Any) -> None:
+        """Append the message of ``entry`` (built here, indexed by the builder)."""
         timestamp = entry.record.get("timestamp")
-        self.builder.add(
-            role,
-            id=entry.id,
-            parent_id=entry.parent,
-            timestamp=timestamp if isinstance(timestamp, str) else None,
-            source_line=entry.line,
-            source_offset=entry.offset,
-            **fields,
+        self.builder.append(
+            Message(
+                index=0,
+                role=role,
+                id=entry.id,
+                parent_id=entry.parent,
+                timestamp=timestamp if type(timestamp) is str else None,
+                source_line=entry.line,
+                source_offset=entry.offset,
+                **fields,
+            )
         )
 
     # -- one method per entry type -------------------------------------------------------
@@ -471,13 +516,17 @@ class _PiBuilder:
         calls: list[ToolCall] = []
         content = message.get("content")
         for block in content if isinstance(content, list) else []:
-            if not isinstance(block, dict):
+            if type(block) is not dict:
                 continue
             kind = block.get("type")
-            if kind == "text" and isinstance(block.get("text"), str):
-                texts.append(block["text"])
-            elif kind == "thinking" and isinstance(block.get("thinking"), str):
-                thinking.append(block["thinking"])
+            if kind == "text":
+                text = block.get("text")
+                if type(text) is str:
+                    texts.append(text)
+            elif kind == "thinking":
+                text = block.get("thinking")
+                if type(text) is str:
+                    thinking.append(text)
             elif kind == "toolCall":
                 calls.append(
                     ToolCall(
@@ -488,9 +537,11 @@ class _PiBuilder:
                 )
         if isinstance(content, str):
             texts.append(content)
-        model = as_str(message.get("model")) or self.model
-        if as_str(message.get("model")):
-            self.model = message["model"]
+        model = as_str(message.get("model"))
+        if model:
+            self.model = model
+        else:
+            model = self.model
         self.provider = as_str(message.get("provider")) or self.provider
         self._add(
             entry,
