@@ -11,7 +11,6 @@ import importlib
 import os
 import sys
 import types
-import typing
 from typing import Any, NoReturn
 
 import click
@@ -200,10 +199,12 @@ def _import_command(name: str) -> None:
     most of a small session's run) with the cyclic garbage collector off, then freeze what it
     built: those objects live as long as the process, and no collection the load and the
     replay trigger walks them again. Pydantic's plugins (none of ctxscope's business) are not
-    looked for (:func:`_no_pydantic_plugins`), and each annotation string is compiled once
-    (:func:`_compile_annotations_once`)."""
+    looked for (:func:`_no_pydantic_plugins`), and the code the libraries generate as they start
+    is read from the cache folder (:mod:`tui.cli.code_cache`)."""
+    from tui.cli import code_cache
+
     _no_pydantic_plugins()
-    _compile_annotations_once()
+    code_cache.install()
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -245,37 +246,6 @@ def _no_pydantic_plugins() -> None:
     sys.modules[PLUGIN_LOADER] = stand_in
 
 
-_COMPILED: dict[tuple[str, str, str], types.CodeType] = {}
-"""The code of each annotation string :mod:`typing` compiled (see
-:func:`_compile_annotations_once`)."""
-
-
-def _compile_annotations_once() -> None:
-    """Let :mod:`typing` compile each annotation string once per process.
-
-    Pydantic reads every field's annotation (strings: the modules use ``from __future__ import
-    annotations``) through ``typing.ForwardRef``, which compiles the string, and pydantic's own
-    start-up makes hundreds more: 1,417 compilations of 310 distinct strings in an ``analyze``
-    of a 2.4 MB session, 3.5 % of its instructions. A code object depends on its source alone and
-    cannot change, so the ``compile`` name in :mod:`typing`'s namespace (which shadows the
-    builtin there only) answers a string it compiled already with the same code; anything else
-    goes to the builtin as it came. Compiled with the flags :mod:`typing` compiles with (none
-    inherited), so a string compiles as it would have."""
-    if "compile" in vars(typing):
-        return
-
-    def compile_once(source: Any, filename: Any, mode: Any, *args: Any, **kwargs: Any) -> Any:
-        if args or kwargs or not isinstance(source, str) or not isinstance(filename, str):
-            return compile(source, filename, mode, *args, **kwargs)
-        key = (source, filename, mode)
-        code = _COMPILED.get(key)
-        if code is None:
-            code = _COMPILED[key] = compile(source, filename, mode, 0, True)
-        return code
-
-    typing.compile = compile_once  # type: ignore[attr-defined]
-
-
 def _exit_now(code: Any) -> NoReturn:
     """Flush standard output and error, then end the process without running the teardown."""
     if isinstance(code, str):
@@ -287,4 +257,6 @@ def _exit_now(code: Any) -> NoReturn:
             stream.flush()
         except (OSError, ValueError):  # a closed pipe: its reader is gone
             status = status or 1
+    if "tui.cli.code_cache" in sys.modules:  # (the output is out first: its reader goes on)
+        sys.modules["tui.cli.code_cache"].save()
     os._exit(status)

@@ -1,0 +1,135 @@
+"""The code the libraries generate as a command starts, compiled once per machine.
+
+A one-shot command imports pydantic and builds its models, and on the way the standard library
+compiles source text it writes at run time: :mod:`dataclasses` the methods of each dataclass
+(297 functions of 65 classes in ``analyze``, pydantic's own for the most part) and :mod:`typing`
+every annotation string (1,417 compilations of 310 distinct strings). In ``analyze --json`` of
+a 2.4 MB session that is 15 % of the process's instructions, the same in every run. As the
+interpreter keeps a module's code in its ``.pyc`` file, this module keeps those code objects in
+the cache folder (``generated-code-<interpreter>.marshal`` beside the price memo) for the next
+process; a source it does not hold is compiled as before and added.
+
+A code object is what compiling its source gives (both modules compile with no compiler flag
+inherited, as done here), so the cached one is the one compiling would give. A file written by
+another interpreter version, unreadable or damaged is ignored; with ``CTXSCOPE_READ_ONLY=1``
+(:func:`core.cache_folder.read_only`) the file is read and never written.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import dataclasses
+import marshal
+import os
+import sys
+import tempfile
+import typing
+from types import CodeType
+from typing import Any
+
+from core.cache_folder import cache_dir, read_only
+
+Key = tuple[str, str, str]
+"""(mode, file name, source) of one compiled text."""
+
+MAX_ENTRIES = 4096
+"""A file holding more is rewritten with the texts of the last run only (it never grows without
+bound, whatever the libraries generate)."""
+
+_codes: dict[Key, CodeType] = {}
+_used: set[Key] = set()
+_state = {"installed": False, "added": 0, "read": 0}
+
+
+def cache_path() -> str:
+    """The cache file of this interpreter (its version and implementation in the name)."""
+    tag = sys.implementation.cache_tag or "python"
+    return str(cache_dir() / f"generated-code-{tag}.marshal")
+
+
+def _version() -> str:
+    return f"{sys.implementation.name} {sys.version} {sys.platform}"
+
+
+def install() -> None:
+    """Read the cache file and let :mod:`dataclasses` and :mod:`typing` compile through it (the
+    ``exec`` and ``compile`` names in their namespaces, shadowing the builtins there only)."""
+    if _state["installed"]:
+        return
+    _state["installed"] = True
+    found = _load()
+    _codes.update(found)
+    _state["read"] = len(found)
+    dataclasses.exec = exec_cached  # type: ignore[attr-defined]
+    typing.compile = compile_cached  # type: ignore[attr-defined]
+
+
+def _load() -> dict[Key, CodeType]:
+    try:
+        with open(cache_path(), "rb") as f:
+            data = marshal.loads(f.read())
+    except (OSError, EOFError, ValueError, TypeError):
+        return {}
+    if not (isinstance(data, tuple) and len(data) == 2 and data[0] == _version()):
+        return {}
+    entries = data[1]
+    return entries if isinstance(entries, dict) else {}
+
+
+def _code(source: str, filename: str, mode: str) -> CodeType:
+    key = (mode, filename, source)
+    _used.add(key)
+    code = _codes.get(key)
+    if code is None:
+        code = _codes[key] = builtins.compile(source, filename, mode, 0, True)
+        _state["added"] += 1
+    return code
+
+
+def compile_cached(source: Any, filename: Any, mode: Any, *args: Any, **kwargs: Any) -> Any:
+    """``compile`` as :mod:`typing` calls it (a source, a file name and a mode), from the cache;
+    any other call goes to the builtin as it came."""
+    if args or kwargs or not all(isinstance(v, str) for v in (source, filename, mode)):
+        return builtins.compile(source, filename, mode, *args, **kwargs)
+    return _code(source, filename, mode)
+
+
+def exec_cached(source: Any, globals: Any = None, locals: Any = None, /) -> None:  # noqa: A002
+    """``exec`` as :mod:`dataclasses` calls it (a source text and its namespaces), the text's
+    code from the cache; any other call goes to the builtin as it came."""
+    if not isinstance(source, str) or globals is None:
+        caller = sys._getframe(1)
+        scope = caller.f_globals if globals is None else globals
+        builtins.exec(source, scope, caller.f_locals if locals is None else locals)
+        return
+    builtins.exec(_code(source, "<string>", "exec"), globals, locals)
+
+
+def save() -> None:
+    """Write the cache file when this process compiled a text it did not hold (beside it and
+    renamed into place: two processes at once never read half a file); a folder that cannot be
+    written is left alone."""
+    if not _state["added"] or read_only():
+        return
+    entries = _codes if len(_codes) <= MAX_ENTRIES else {k: _codes[k] for k in _used}
+    path = cache_path()
+    folder = os.path.dirname(path)
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        handle, name = tempfile.mkstemp(prefix=".generated-code.", suffix=".tmp", dir=folder)
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(marshal.dumps((_version(), entries)))
+            os.replace(name, path)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(name)
+    except (OSError, ValueError):
+        return
+    _state["added"] = 0
+
+
+def read_from_file() -> int:
+    """How many compiled texts this process read from the cache file."""
+    return _state["read"]
