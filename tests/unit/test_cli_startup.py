@@ -32,6 +32,8 @@ class Point:
 made = Point(1) == Point(1, 2) and Point(1) < Point(2) and repr(Point(3)) == "Point(x=3, y=2)"
 builtin = compile("1 + 1", "<string>", "eval") is compile("1 + 1", "<string>", "eval")
 code_cache.save()
+Pair = __import__("collections").namedtuple("Pair", "a b", defaults=[5])
+made = made and Pair(1) == (1, 5) and repr(Pair(2, 3)) == "Pair(a=2, b=3)"
 print(same, value, bad, made, builtin, code_cache.read_from_file() > 0)
 """
 
