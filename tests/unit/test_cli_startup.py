@@ -34,6 +34,11 @@ builtin = compile("1 + 1", "<string>", "eval") is compile("1 + 1", "<string>", "
 code_cache.save()
 Pair = __import__("collections").namedtuple("Pair", "a b", defaults=[5])
 made = made and Pair(1) == (1, 5) and repr(Pair(2, 3)) == "Pair(a=2, b=3)"
+import re
+word = re.compile(r"(?P<head>[a-z]+)-([0-9]+)", re.I)
+found = word.search("x ABC-12 y")
+made = made and found is not None and found.group("head", 2) == ("ABC", "12")
+made = made and re.compile(rb"a+b").fullmatch(b"aab") is not None and word.groupindex["head"] == 1
 print(same, value, bad, made, builtin, code_cache.read_from_file() > 0)
 """
 
@@ -56,7 +61,8 @@ def test_the_second_process_reads_the_code_the_first_compiled(tmp_path: Path) ->
     """The first process compiles (nothing cached: no hit) and writes the file; the second
     finds its texts there. Both get the same results: equal annotation strings share one code
     object, a string evaluates to its type, a bad one raises SyntaxError, a dataclass made
-    after the set-up compares, orders and prints as one, and the builtin ``compile`` outside
+    after the set-up compares, orders and prints as one, so do a named tuple and a regular
+    expression (its groups, its flags, a bytes pattern), and the builtin ``compile`` outside
     :mod:`typing` is left as it is."""
     assert _start(tmp_path) == [
         "True",
