@@ -27,7 +27,6 @@ import importlib
 import marshal
 import os
 import sys
-import tempfile
 import typing
 from types import CodeType
 from typing import Any
@@ -173,6 +172,8 @@ def save() -> None:
     written is left alone."""
     if not _state["added"] or read_only():
         return
+    import tempfile  # (only a process that compiled something new writes)
+
     entries = _codes if len(_codes) <= MAX_ENTRIES else {k: _codes[k] for k in _used}
     path = cache_path()
     folder = os.path.dirname(path)
