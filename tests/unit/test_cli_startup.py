@@ -88,3 +88,14 @@ def test_a_damaged_cache_file_is_ignored_and_rewritten(tmp_path: Path) -> None:
 def test_read_only_writes_no_cache_file(tmp_path: Path) -> None:
     assert _start(tmp_path, CTXSCOPE_READ_ONLY="1")[-1] == "False"
     assert _cache_files(tmp_path) == []
+
+
+def test_a_cache_file_others_may_write_is_not_read(tmp_path: Path) -> None:
+    """The file holds code the process runs: one that another user could have written is
+    ignored (and replaced by one of this user's, written as usual)."""
+    _start(tmp_path)
+    [path] = _cache_files(tmp_path)
+    path.chmod(0o666)
+    assert _start(tmp_path)[-1] == "False"
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert _start(tmp_path)[-1] == "True"

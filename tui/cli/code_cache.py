@@ -13,8 +13,9 @@ process; a source it does not hold is compiled as before and added.
 
 A code object is what compiling its source gives (those modules compile with no compiler flag
 inherited, as done here), so the cached one is the one compiling would give. A file written by
-another interpreter version, unreadable or damaged is ignored; with ``CTXSCOPE_READ_ONLY=1``
-(:func:`core.cache_folder.read_only`) the file is read and never written.
+another interpreter version, unreadable or damaged is ignored, and so is one that is not this
+user's own or that others may write (it holds code this process runs); with
+``CTXSCOPE_READ_ONLY=1`` (:func:`core.cache_folder.read_only`) the file is read, never written.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import dataclasses
 import importlib
 import marshal
 import os
+import stat
 import sys
 import typing
 from types import CodeType
@@ -79,7 +81,13 @@ def install() -> None:
 
 def _load() -> dict[Key, Any]:
     try:
-        with open(cache_path(), "rb") as f:
+        fd = os.open(cache_path(), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return {}
+    try:
+        with os.fdopen(fd, "rb") as f:
+            if not _trusted(os.fstat(f.fileno())):
+                return {}
             data = marshal.loads(f.read())
     except (OSError, EOFError, ValueError, TypeError):
         return {}
@@ -87,6 +95,14 @@ def _load() -> dict[Key, Any]:
         return {}
     entries = data[1]
     return entries if isinstance(entries, dict) else {}
+
+
+def _trusted(info: os.stat_result) -> bool:
+    """The file is code this process will run: only a regular file of this user's that no one
+    else may write (not a link: it is opened without following one)."""
+    getuid = getattr(os, "getuid", None)
+    mine = getuid is None or info.st_uid == getuid()
+    return stat.S_ISREG(info.st_mode) and mine and not info.st_mode & 0o022
 
 
 def _code(source: str, filename: str, mode: str) -> CodeType:
