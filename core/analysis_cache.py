@@ -36,6 +36,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from core.cache_folder import READ_ONLY_ENV as READ_ONLY_ENV  # (re-exported: its old home)
+from core.cache_folder import cache_dir as cache_dir
+from core.cache_folder import read_only as read_only
 from core.formats.file_kind import open_regular
 from core.model.json_text import printable
 
@@ -73,23 +76,6 @@ class Fingerprint(NamedTuple):
     its files, so that removing a file changes it too)."""
     digest: int = 0
     """A hash of the file's first and last :data:`EDGE_BYTES` (0 for a folder or a database)."""
-
-
-READ_ONLY_ENV = "CTXSCOPE_READ_ONLY"
-"""The environment variable that, set to ``1``, keeps every cache of this process and of the
-processes it starts from being written."""
-
-
-def read_only() -> bool:
-    """Whether the caches are only read here (``CTXSCOPE_READ_ONLY=1``)."""
-    return os.environ.get(READ_ONLY_ENV) == "1"
-
-
-def cache_dir() -> Path:
-    """``$XDG_CACHE_HOME/ctxscope`` (default ``~/.cache/ctxscope``)."""
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "ctxscope"
 
 
 def fingerprint(path: str) -> Fingerprint | None:

@@ -199,8 +199,12 @@ def _import_command(name: str) -> None:
     most of a small session's run) with the cyclic garbage collector off, then freeze what it
     built: those objects live as long as the process, and no collection the load and the
     replay trigger walks them again. Pydantic's plugins (none of ctxscope's business) are not
-    looked for (:func:`_no_pydantic_plugins`)."""
+    looked for (:func:`_no_pydantic_plugins`), and the code the libraries generate as they start
+    is read from the cache folder (:mod:`tui.cli.code_cache`)."""
+    from tui.cli import code_cache
+
     _no_pydantic_plugins()
+    code_cache.install()
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -253,4 +257,6 @@ def _exit_now(code: Any) -> NoReturn:
             stream.flush()
         except (OSError, ValueError):  # a closed pipe: its reader is gone
             status = status or 1
+    if "tui.cli.code_cache" in sys.modules:  # (the output is out first: its reader goes on)
+        sys.modules["tui.cli.code_cache"].save()
     os._exit(status)

@@ -1,0 +1,101 @@
+"""A one-shot command's start-up: the code the libraries generate (dataclass methods, annotation
+strings) is compiled once per machine and read back from the cache folder (tui.cli.code_cache).
+
+Each case runs in a child process: the set-up changes the process (the ``exec`` of
+:mod:`dataclasses`, the ``compile`` of :mod:`typing`) as the console script's does.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+START = """
+import dataclasses, typing
+from tui.cli import code_cache
+from tui.cli.main import _import_command
+_import_command("policy")
+first, second = typing.ForwardRef("list[int] | None"), typing.ForwardRef("list[int] | None")
+same = first.__forward_code__ is second.__forward_code__
+value = typing.ForwardRef("dict[str, int]")._evaluate(globals(), None, frozenset())
+try:
+    typing.ForwardRef("list[")
+    bad = "accepted"
+except SyntaxError:
+    bad = "SyntaxError"
+
+@dataclasses.dataclass(frozen=True, order=True)
+class Point:
+    x: int
+    y: int = 2
+
+made = Point(1) == Point(1, 2) and Point(1) < Point(2) and repr(Point(3)) == "Point(x=3, y=2)"
+builtin = compile("1 + 1", "<string>", "eval") is compile("1 + 1", "<string>", "eval")
+code_cache.save()
+Pair = __import__("collections").namedtuple("Pair", "a b", defaults=[5])
+made = made and Pair(1) == (1, 5) and repr(Pair(2, 3)) == "Pair(a=2, b=3)"
+import re
+word = re.compile(r"(?P<head>[a-z]+)-([0-9]+)", re.I)
+found = word.search("x ABC-12 y")
+made = made and found is not None and found.group("head", 2) == ("ABC", "12")
+made = made and re.compile(rb"a+b").fullmatch(b"aab") is not None and word.groupindex["head"] == 1
+print(same, value, bad, made, builtin, code_cache.read_from_file() > 0)
+"""
+
+
+def _start(cache: Path, **env: str) -> list[str]:
+    environment = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    environment.pop("CTXSCOPE_READ_ONLY", None)
+    environment.update(env)
+    result = subprocess.run(
+        [sys.executable, "-c", START], capture_output=True, text=True, check=True, env=environment
+    )
+    return result.stdout.split()
+
+
+def _cache_files(cache: Path) -> list[Path]:
+    return sorted((cache / "ctxscope").glob("generated-code-*.marshal"))
+
+
+def test_the_second_process_reads_the_code_the_first_compiled(tmp_path: Path) -> None:
+    """The first process compiles (nothing cached: no hit) and writes the file; the second
+    finds its texts there. Both get the same results: equal annotation strings share one code
+    object, a string evaluates to its type, a bad one raises SyntaxError, a dataclass made
+    after the set-up compares, orders and prints as one, so do a named tuple and a regular
+    expression (its groups, its flags, a bytes pattern), and the builtin ``compile`` outside
+    :mod:`typing` is left as it is."""
+    assert _start(tmp_path) == [
+        "True",
+        "dict[str,",
+        "int]",
+        "SyntaxError",
+        "True",
+        "False",
+        "False",
+    ]
+    assert len(_cache_files(tmp_path)) == 1
+    assert _start(tmp_path) == ["True", "dict[str,", "int]", "SyntaxError", "True", "False", "True"]
+
+
+def test_a_damaged_cache_file_is_ignored_and_rewritten(tmp_path: Path) -> None:
+    _start(tmp_path)
+    [path] = _cache_files(tmp_path)
+    path.write_bytes(b"\x00not marshal data")
+    assert _start(tmp_path)[-1] == "False"  # nothing read from it
+    assert _start(tmp_path)[-1] == "True"  # rewritten by the run before
+
+
+def test_read_only_writes_no_cache_file(tmp_path: Path) -> None:
+    assert _start(tmp_path, CTXSCOPE_READ_ONLY="1")[-1] == "False"
+    assert _cache_files(tmp_path) == []
+
+
+def test_a_cache_file_others_may_write_is_not_read(tmp_path: Path) -> None:
+    """The file holds code the process runs: one that another user could have written is
+    ignored (and replaced by one of this user's, written as usual)."""
+    _start(tmp_path)
+    [path] = _cache_files(tmp_path)
+    path.chmod(0o666)
+    assert _start(tmp_path)[-1] == "False"
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert _start(tmp_path)[-1] == "True"

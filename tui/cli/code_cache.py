@@ -1,0 +1,213 @@
+"""The code the libraries generate as a command starts, compiled once per machine.
+
+A one-shot command imports pydantic and builds its models, and on the way the standard library
+compiles source text it writes at run time: :mod:`dataclasses` the methods of each dataclass
+(297 functions of 65 classes in ``analyze``, pydantic's own for the most part), :mod:`typing`
+every annotation string (1,417 compilations of 310 distinct strings) and
+:func:`collections.namedtuple` each tuple's constructor; and :mod:`re` parses each regular
+expression a module compiles as it loads (in Python: 4 % of that process). In ``analyze --json`` of
+a 2.4 MB session that is 15 % of the process's instructions, the same in every run. As the
+interpreter keeps a module's code in its ``.pyc`` file, this module keeps those code objects in
+the cache folder (``generated-code-<interpreter>.marshal`` beside the price memo) for the next
+process; a source it does not hold is compiled as before and added.
+
+A code object is what compiling its source gives (those modules compile with no compiler flag
+inherited, as done here), so the cached one is the one compiling would give. A file written by
+another interpreter version, unreadable or damaged is ignored, and so is one that is not this
+user's own or that others may write (it holds code this process runs); with
+``CTXSCOPE_READ_ONLY=1`` (:func:`core.cache_folder.read_only`) the file is read, never written.
+"""
+
+from __future__ import annotations
+
+import builtins
+import collections
+import contextlib
+import dataclasses
+import importlib
+import marshal
+import os
+import stat
+import sys
+import typing
+from types import CodeType
+from typing import Any
+
+from core.cache_folder import cache_dir, read_only
+
+_re_compiler: Any = importlib.import_module("re._compiler")
+_re_parser: Any = importlib.import_module("re._parser")
+_sre: Any = importlib.import_module("_sre")
+
+Key = tuple[Any, ...]
+"""(mode, file name, source) of one compiled text; ("re", pattern, flags) of a regular
+expression."""
+
+MAX_ENTRIES = 4096
+"""A file holding more is rewritten with the texts of the last run only (it never grows without
+bound, whatever the libraries generate)."""
+
+_codes: dict[Key, Any] = {}
+_used: set[Key] = set()
+_state = {"installed": False, "added": 0, "read": 0}
+
+
+def cache_path() -> str:
+    """The cache file of this interpreter (its version and implementation in the name)."""
+    tag = sys.implementation.cache_tag or "python"
+    return str(cache_dir() / f"generated-code-{tag}.marshal")
+
+
+def _version() -> str:
+    return f"{sys.implementation.name} {sys.version} {sys.platform}"
+
+
+def install() -> None:
+    """Read the cache file and let :mod:`dataclasses` and :mod:`typing` compile through it (the
+    ``exec`` and ``compile`` names in their namespaces, shadowing the builtins there only)."""
+    if _state["installed"]:
+        return
+    _state["installed"] = True
+    found = _load()
+    _codes.update(found)
+    _state["read"] = len(found)
+    dataclasses.exec = exec_cached  # type: ignore[attr-defined]
+    typing.compile = compile_cached  # type: ignore[attr-defined]
+    collections.eval = eval_cached  # type: ignore[attr-defined]
+    if _REGEX_COMPILER_KNOWN:
+        _original_regex[:] = [_re_compiler.compile]
+        _re_compiler.compile = compile_regex_cached
+
+
+def _load() -> dict[Key, Any]:
+    try:
+        fd = os.open(cache_path(), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return {}
+    try:
+        with os.fdopen(fd, "rb") as f:
+            if not _trusted(os.fstat(f.fileno())):
+                return {}
+            data = marshal.loads(f.read())
+    except (OSError, EOFError, ValueError, TypeError):
+        return {}
+    if not (isinstance(data, tuple) and len(data) == 2 and data[0] == _version()):
+        return {}
+    entries = data[1]
+    return entries if isinstance(entries, dict) else {}
+
+
+def _trusted(info: os.stat_result) -> bool:
+    """The file is code this process will run: only a regular file of this user's that no one
+    else may write (not a link: it is opened without following one)."""
+    getuid = getattr(os, "getuid", None)
+    mine = getuid is None or info.st_uid == getuid()
+    return stat.S_ISREG(info.st_mode) and mine and not info.st_mode & 0o022
+
+
+def _code(source: str, filename: str, mode: str) -> CodeType:
+    key = (mode, filename, source)
+    _used.add(key)
+    code = _codes.get(key)
+    if code is None:
+        code = _codes[key] = builtins.compile(source, filename, mode, 0, True)
+        _state["added"] += 1
+    return code
+
+
+def compile_cached(source: Any, filename: Any, mode: Any, *args: Any, **kwargs: Any) -> Any:
+    """``compile`` as :mod:`typing` calls it (a source, a file name and a mode), from the cache;
+    any other call goes to the builtin as it came."""
+    if args or kwargs or type(source) is not str or type(filename) is not str:
+        return builtins.compile(source, filename, mode, *args, **kwargs)
+    return _code(source, filename, mode)
+
+
+def exec_cached(source: Any, globals: Any = None, locals: Any = None, /) -> None:  # noqa: A002
+    """``exec`` as :mod:`dataclasses` calls it (a source text and its namespaces), the text's
+    code from the cache; any other call goes to the builtin as it came."""
+    if type(source) is not str or globals is None:
+        caller = sys._getframe(1)
+        scope = caller.f_globals if globals is None else globals
+        builtins.exec(source, scope, caller.f_locals if locals is None else locals)
+        return
+    builtins.exec(_code(source, "<string>", "exec"), globals, locals)
+
+
+def eval_cached(source: Any, globals: Any = None, locals: Any = None, /) -> Any:  # noqa: A002
+    """``eval`` as :func:`collections.namedtuple` calls it (an expression and its namespace), the
+    expression's code from the cache; any other call goes to the builtin as it came."""
+    if type(source) is not str or globals is None:
+        caller = sys._getframe(1)
+        scope = caller.f_globals if globals is None else globals
+        return builtins.eval(source, scope, caller.f_locals if locals is None else locals)
+    return builtins.eval(_code(source, "<string>", "eval"), globals, locals)
+
+
+_REGEX_COMPILER_KNOWN = (3, 11) <= sys.version_info[:2] <= (3, 13) and all(
+    hasattr(m, name)
+    for m, name in ((_re_compiler, "_code"), (_re_parser, "parse"), (_sre, "compile"))
+)
+""":func:`compile_regex_cached` does what ``re._compiler.compile`` does in these versions."""
+
+_original_regex: list[Any] = []
+
+
+def compile_regex_cached(pattern: Any, flags: Any = 0) -> Any:
+    """``re._compiler.compile`` (a pattern not in :mod:`re`'s own cache of this process) with
+    the parsed program from the cache: the parse and the code generation, written in Python, run
+    once per machine; :func:`_sre.compile` makes the pattern object from them as before."""
+    if type(pattern) not in (str, bytes) or flags & _re_compiler.SRE_FLAG_DEBUG:
+        return _original_regex[0](pattern, flags)
+    key = ("re", pattern, int(flags))
+    _used.add(key)
+    program = _codes.get(key)
+    if program is None:
+        parsed = _re_parser.parse(pattern, flags)
+        code = _re_compiler._code(parsed, flags)
+        groupindex = parsed.state.groupdict
+        indexgroup: list[str | None] = [None] * parsed.state.groups
+        for name, i in groupindex.items():
+            indexgroup[i] = name
+        groups = parsed.state.groups - 1
+        final_flags = flags | parsed.state.flags
+        program = _codes[key] = (  # (plain ints: the opcodes are an int subclass)
+            int(final_flags),
+            [int(c) for c in code],
+            groups,
+            {str(k): int(v) for k, v in groupindex.items()},
+            tuple(indexgroup),
+        )
+        _state["added"] += 1
+    return _sre.compile(pattern, *program)
+
+
+def save() -> None:
+    """Write the cache file when this process compiled a text it did not hold (beside it and
+    renamed into place: two processes at once never read half a file); a folder that cannot be
+    written is left alone."""
+    if not _state["added"] or read_only():
+        return
+    import tempfile  # (only a process that compiled something new writes)
+
+    entries = _codes if len(_codes) <= MAX_ENTRIES else {k: _codes[k] for k in _used}
+    path = cache_path()
+    folder = os.path.dirname(path)
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        handle, name = tempfile.mkstemp(prefix=".generated-code.", suffix=".tmp", dir=folder)
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(marshal.dumps((_version(), entries)))
+            os.replace(name, path)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(name)
+    except (OSError, ValueError):
+        return
+    _state["added"] = 0
+
+
+def read_from_file() -> int:
+    """How many compiled texts this process read from the cache file."""
+    return _state["read"]
