@@ -7,6 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("ctxscope", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("ctxscope")
+"""Hypothesis's time limits off for every property test: the suite must pass with both cores
+busy, and a slow draw or example on a loaded machine says nothing about the code under test."""
 
 
 @pytest.fixture(autouse=True)
