@@ -138,7 +138,11 @@ class SessionState:
     markers: list[Marker] = field(default_factory=list)
     _flags: array[int] = field(default_factory=lambda: _ints())
     _call_messages: array[int] = field(default_factory=lambda: _ints())
-    _row_of_message: array[int] = field(default_factory=lambda: _ints())
+    _marker_rows: list[int] = field(default_factory=list)
+    """Where each rule sits (the message it is drawn above), in order: message ``m``'s row is
+    ``m`` plus the rules at or before it."""
+    _identity: array[int] = field(default_factory=lambda: _ints())
+    """``0, 1, …`` for every message: the rows are slices of it (copied in C)."""
     _match_set: set[int] = field(default_factory=set)
     _marker_places: tuple[int, list[int]] | None = None
     """The message count and where each rule sat when the rows were last made."""
@@ -295,8 +299,9 @@ class SessionState:
 
     def row_of_message(self, index: int) -> int:
         """The list row that shows message ``index``."""
-        if self._row_of_message and 0 <= index < len(self._row_of_message):
-            return self._row_of_message[index]
+        places = self._marker_rows
+        if places and 0 <= index < self.message_count:
+            return index + bisect_right(places, index)
         return index
 
     def _message_flags(self, messages: list[Message], count: int) -> array[int]:
@@ -353,23 +358,19 @@ class SessionState:
         if places == self._marker_places:
             return  # the rules sit where they did: the rows are the same
         self._marker_places = places
-        if not ordered:
-            self.rows = _ints(range(count))
-            self._row_of_message = _ints()
-            return
-        rows = _ints()
-        row_of = _zeros(count)
+        self._marker_rows = places[1]
+        identity = self._identity
+        if len(identity) != count:
+            identity = self._identity = _ints(range(count))
+        rows = identity[:0]
         start = 0
         for k, marker in enumerate(ordered):
             stop = marker.message_index
-            row_of[start:stop] = _ints(range(len(rows), len(rows) + stop - start))
-            rows.extend(range(start, stop))
+            rows += identity[start:stop]
             start = stop
             rows.append(-1 - k)
-        row_of[start:count] = _ints(range(len(rows), len(rows) + count - start))
-        rows.extend(range(start, count))
+        rows += identity[start:count]
         self.rows = rows
-        self._row_of_message = row_of
 
     # -- search --------------------------------------------------------------------------------
 

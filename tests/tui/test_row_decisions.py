@@ -27,3 +27,18 @@ def test_flags_read_per_row_are_those_of_a_pass_over_every_message() -> None:
     assert any(value & RowFlag.TRUNCATED for value in shown)
     assert any(value & RowFlag.PROTECTED for value in shown)
     assert any(value & RowFlag.COMPACTED_HERE for value in shown)
+
+
+def test_each_message_row_is_the_row_showing_it_between_the_rules() -> None:
+    session = claude_like_session(12, window=60_000, big_lines=3000, with_compaction=True)
+    state = SessionState(session, get_preset("seed"))
+    state.set_result(replay(session, state.policy))
+    assert state.markers  # (rules: the split of the selected compaction, the recorded ones)
+    rows = list(state.rows)
+    assert sorted(i for i in rows if i >= 0) == list(range(state.message_count))
+    assert [i for i in rows if i < 0] == [-1 - k for k in range(len(state.markers))]
+    for message in range(state.message_count):
+        assert rows[state.row_of_message(message)] == message
+    for k, marker in enumerate(state.markers):  # each rule right above its message
+        row = rows.index(-1 - k)
+        assert row + 1 == len(rows) or rows[row + 1] < 0 or rows[row + 1] == marker.message_index
