@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import IntFlag
 from itertools import compress
@@ -138,7 +138,11 @@ class SessionState:
     markers: list[Marker] = field(default_factory=list)
     _flags: array[int] = field(default_factory=lambda: _ints())
     _call_messages: array[int] = field(default_factory=lambda: _ints())
-    _row_of_message: array[int] = field(default_factory=lambda: _ints())
+    _marker_rows: list[int] = field(default_factory=list)
+    """Where each rule sits (the message it is drawn above), in order: message ``m``'s row is
+    ``m`` plus the rules at or before it."""
+    _identity: array[int] = field(default_factory=lambda: _ints())
+    """``0, 1, …`` for every message: the rows are slices of it (copied in C)."""
     _match_set: set[int] = field(default_factory=set)
     _marker_places: tuple[int, list[int]] | None = None
     """The message count and where each rule sat when the rows were last made."""
@@ -147,6 +151,9 @@ class SessionState:
     not change with a replay (a limit change on 100,000 messages need not read them again)."""
     _stops: tuple[ReplayResult | None, tuple[int, int], list[CompactionStop]] | None = None
     """The compactions drawn in the list, and what they were read from."""
+    _decided: _Decisions | None = None
+    """What the replay decided about each message, read from the result's columns when a row
+    asks (``_flags`` holds the rest; None: nothing decided, or already in ``_flags``)."""
 
     def __post_init__(self) -> None:
         self.rebuild()
@@ -201,7 +208,8 @@ class SessionState:
 
     def flags(self, index: int) -> int:
         if index < len(self._flags):
-            return self._flags[index]
+            decided = self._decided
+            return self._flags[index] | (decided.of(index) if decided is not None else 0)
         return 0
 
     # -- calls (gauge <-> list) ---------------------------------------------------------------
@@ -291,8 +299,9 @@ class SessionState:
 
     def row_of_message(self, index: int) -> int:
         """The list row that shows message ``index``."""
-        if self._row_of_message and 0 <= index < len(self._row_of_message):
-            return self._row_of_message[index]
+        places = self._marker_rows
+        if places and 0 <= index < self.message_count:
+            return index + bisect_right(places, index)
         return index
 
     def _message_flags(self, messages: list[Message], count: int) -> array[int]:
@@ -308,8 +317,11 @@ class SessionState:
         count = len(messages)
         flags = self._message_flags(messages, count)
         result = self.result
+        self._decided = None
         if result is not None:
-            _mark_decisions(flags, result, count)
+            self._decided = _Decisions.of_result(result)
+            if self._decided is None:  # (a result whose states are not one per message)
+                _mark_decisions(flags, result, count)
             self._call_messages = _ints(result.point_column("message_index"))
         else:
             self._call_messages = _ints(m.index for m in messages if m.is_model_call)
@@ -346,23 +358,19 @@ class SessionState:
         if places == self._marker_places:
             return  # the rules sit where they did: the rows are the same
         self._marker_places = places
-        if not ordered:
-            self.rows = _ints(range(count))
-            self._row_of_message = _ints()
-            return
-        rows = _ints()
-        row_of = _zeros(count)
+        self._marker_rows = places[1]
+        identity = self._identity
+        if len(identity) != count:
+            identity = self._identity = _ints(range(count))
+        rows = identity[:0]
         start = 0
         for k, marker in enumerate(ordered):
             stop = marker.message_index
-            row_of[start:stop] = _ints(range(len(rows), len(rows) + stop - start))
-            rows.extend(range(start, stop))
+            rows += identity[start:stop]
             start = stop
             rows.append(-1 - k)
-        row_of[start:count] = _ints(range(len(rows), len(rows) + count - start))
-        rows.extend(range(start, count))
+        rows += identity[start:count]
         self.rows = rows
-        self._row_of_message = row_of
 
     # -- search --------------------------------------------------------------------------------
 
@@ -456,6 +464,52 @@ def _mark_decisions(flags: array[int], result: ReplayResult, count: int) -> None
     for event in result.events:
         if event.kind == "compact" and event.message_index < count:
             flags[event.message_index] |= _COMPACTED_HERE
+
+
+class _Decisions:
+    """What a replay decided about each message, read per row from the result's columns (a
+    limit change on 100,000 messages does not visit every message to flag the few shown)."""
+
+    __slots__ = ("compacted", "count", "overflow", "protected", "pruned", "reasons", "truncated")
+
+    def __init__(self, result: ReplayResult) -> None:
+        from core.replay.timeline import PROTECTED_REASONS  # (a result exists: it is imported)
+
+        self.protected = PROTECTED_REASONS
+        self.count = result.message_count
+        self.pruned: Sequence[bool] = result.message_column("pruned")
+        self.truncated: Sequence[bool] = result.message_column("truncated")
+        self.reasons: Sequence[str | None] = result.message_column("prune_reason")
+        calls = result.point_column("message_index")
+        self.overflow = set(compress(calls, result.point_column("overflow_simulated")))
+        self.overflow.update(compress(calls, result.point_column("overflow_recorded")))
+        self.compacted = {e.message_index for e in result.events if e.kind == "compact"}
+
+    @classmethod
+    def of_result(cls, result: ReplayResult) -> _Decisions | None:
+        """The decisions of ``result``, when its message states are one per message in order
+        (the columns are then indexed by message); else None."""
+        messages = result.message_column("message_index")
+        if not isinstance(messages, range) or messages != range(len(messages)):
+            return None
+        return cls(result)
+
+    def of(self, index: int) -> int:
+        """The flags the replay gives message ``index`` (as :func:`_mark_decisions` sets them)."""
+        value = 0
+        if index < self.count:
+            if self.pruned[index]:
+                value |= _PRUNED
+            if self.truncated[index]:
+                value |= _TRUNCATED
+            why = self.reasons[index]
+            if why and why in self.protected:
+                value |= _PROTECTED
+        if index in self.overflow:
+            value |= _OVERFLOW
+        if index in self.compacted:
+            value |= _COMPACTED_HERE
+        return value
 
 
 def _boundary_markers(session: Session, result: ReplayResult | None, count: int) -> list[Marker]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
-from operator import attrgetter, is_not
+from operator import attrgetter, is_not, itemgetter
 from typing import Any
 
 from core.model.fastmodel import build
@@ -320,10 +320,11 @@ def _check_basis(row: CallRow) -> str | None:
 
 
 _ROW_COLUMNS: dict[str, Callable[[CallRow], Any]] = {
-    "message_index": attrgetter("message_index"),
-    "simulated_tokens": attrgetter("figure"),
-    "simulated_provenance": attrgetter("provenance"),
-    "overflow_simulated": attrgetter("overflow"),
+    # (by position: a tuple's item is read in C without the named field's descriptor)
+    "message_index": itemgetter(CallRow._fields.index("message_index")),
+    "simulated_tokens": itemgetter(CallRow._fields.index("figure")),
+    "simulated_provenance": itemgetter(CallRow._fields.index("provenance")),
+    "overflow_simulated": itemgetter(CallRow._fields.index("overflow")),
     "check_fired": attrgetter("check.fired"),
     "checked": lambda row: checked(row.check),
     "check_tokens": _check_tokens,

@@ -162,7 +162,7 @@ def test_per_message_tables_cost_the_garbage_collector_nothing_per_item() -> Non
         state.rows,
         state._flags,
         state._call_messages,
-        state._row_of_message,
+        state._identity,  # (the rows are slices of it)
         series.message_index,
         series.recorded,
         series.flags,

@@ -404,8 +404,7 @@ class TokenGauge(Widget, can_focus=True):
 
     def _top_tokens(self) -> int:
         series = self.series
-        windows = [w for w in series.windows if w] if series.windows else []
-        window = max([series.window or 0, *windows])
+        window = max(series.window or 0, max(series.windows, default=0))  # (in C)
         return max(window, series.peak, 1)
 
     def _chart(self, layout: Layout, width: int, rows: int) -> tuple[list[Strip], _ChartPlan]:

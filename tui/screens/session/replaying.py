@@ -20,6 +20,7 @@ from tui.screen_state import INFERRED, Inferred
 from tui.screens.session.controller import Controller
 from tui.screens.session.heap import freeze_heap
 from tui.screens.session.worker_messages import (
+    RERUN_QUIET_S,
     InferredPolicyFound,
     InferredWorkedOut,
     ReplayDone,
@@ -96,7 +97,8 @@ class ReplayRunner(Controller):
                 self.view.post_message(ReplayEnded(generation, None))
                 return
             started = time.perf_counter()
-            throttle = Throttle()
+            rerun = self._replayer is not None and self._replayer_session is session
+            throttle = Throttle(quiet_s=RERUN_QUIET_S if rerun else 0.0)
 
             def progress(done: int, total: int) -> None:
                 if throttle.ready():

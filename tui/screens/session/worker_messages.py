@@ -27,12 +27,19 @@ PROGRESS_INTERVAL_S = 0.2
 UI thread draws while the loader thread wants the interpreter)."""
 
 
-class Throttle:
-    """Lets a progress report through at most once per :data:`PROGRESS_INTERVAL_S`."""
+RERUN_QUIET_S = 0.5
+"""A re-run of the replay (a limit change: it resumes an earlier run, most often in well under
+this) reports no progress before this much time: each report is a frame the UI thread draws
+while the replay's thread wants the interpreter, and the result is drawn soon anyway."""
 
-    def __init__(self, interval_s: float = PROGRESS_INTERVAL_S) -> None:
+
+class Throttle:
+    """Lets a progress report through at most once per :data:`PROGRESS_INTERVAL_S` (the first
+    at once, or only after ``quiet_s`` when given)."""
+
+    def __init__(self, interval_s: float = PROGRESS_INTERVAL_S, *, quiet_s: float = 0.0) -> None:
         self.interval_s = interval_s
-        self._last = 0.0
+        self._last = 0.0 if quiet_s <= 0 else time.monotonic() + quiet_s - interval_s
 
     def ready(self) -> bool:
         """True (and the clock restarts) when the interval has passed since the last report."""

@@ -1,0 +1,17 @@
+"""The replay worker's progress throttle: a re-run stays quiet at first."""
+
+from __future__ import annotations
+
+from tui.screens.session.worker_messages import Throttle
+
+
+def test_first_report_passes_at_once_by_default() -> None:
+    throttle = Throttle()
+    assert throttle.ready()
+    assert not throttle.ready()  # the next one waits for the interval
+
+
+def test_a_quiet_start_holds_the_first_report() -> None:
+    throttle = Throttle(quiet_s=3600.0)  # (far longer than the test takes)
+    assert not throttle.ready()
+    assert not throttle.ready()
