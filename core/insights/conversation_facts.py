@@ -227,8 +227,13 @@ _ERROR_LINE = re.compile(
     re.IGNORECASE,
 )
 _URL = re.compile(r"https?://[^\s\"'<>()\[\]{}`]+")
-_FUNCTION = re.compile(r"\b(?:def |function |fn |func )?([A-Za-z_][A-Za-z0-9_.]{2,})\(")
+_FUNCTION = re.compile(r"\b([A-Za-z_][A-Za-z0-9_.]{2,}+)\(")
+"""A name called: ``name(`` (``def name(``, ``fn name(`` … give the same name). The run is
+possessive (it cannot end before a ``(``, so backtracking into it finds nothing)."""
 _TEST = re.compile(r"\b(test_[A-Za-z0-9_]+|Test[A-Z][A-Za-z0-9_]+|[\w/.-]+\.py::[\w:\[\]-]+)")
+_TEST_NAME = re.compile(r"\b(test_[A-Za-z0-9_]+|Test[A-Z][A-Za-z0-9_]+)")
+""":data:`_TEST` for a text without ``.py::`` (its third branch cannot match there, and trying it
+at every character costs more than the rest)."""
 _BRANCH = re.compile(
     r"git[ \t]+(?:checkout[ \t]+(?:-[bB][ \t]+)?|switch[ \t]+(?:-[cC][ \t]+)?|"
     r"branch[ \t]+(?:-[mMdD][ \t]+)?|"
@@ -454,7 +459,11 @@ def _identifiers(text: str, index: int, *, functions: bool = False) -> Iterator[
     # Each pattern runs only on a text holding what it must start with: the same matches, without
     # scanning every text with every pattern.
     urls = _URL.findall(text) if "http" in text else ()
-    tests = _TEST.findall(text) if ("test_" in text or "Test" in text or ".py::" in text) else ()
+    tests: Sequence[str] = ()
+    if ".py::" in text:
+        tests = _TEST.findall(text)
+    elif "test_" in text or "Test" in text:
+        tests = _TEST_NAME.findall(text)
     calls = _FUNCTION.findall(text) if functions and "(" in text else ()
     branches = _BRANCH.findall(text) if "git" in text else ()
     for url in urls:

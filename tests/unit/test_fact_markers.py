@@ -9,8 +9,11 @@ import shlex
 from core.insights.conversation_facts import (
     _DECISION,
     _FOLDS_TO_ASCII,
+    _FUNCTION,
     _INSTRUCTION,
     _PLAIN,
+    _TEST,
+    _TEST_NAME,
     FactMemo,
     _command_key,
     _may_match,
@@ -121,3 +124,63 @@ def test_a_memo_shared_by_overlapping_heads_gives_each_head_its_own_facts() -> N
         for end in range(start, len(messages) + 1):
             head = messages[start:end]
             assert extract_facts(head, memo) == extract_facts(head)
+
+
+_CALL_REFERENCE = re.compile(r"\b(?:def |function |fn |func )?([A-Za-z_][A-Za-z0-9_.]{2,})\(")
+"""The name-called pattern as it was written first (an optional keyword, a backtracking run)."""
+_CODE_PIECES = [
+    "def ",
+    "function ",
+    "fn ",
+    "func ",
+    "foo",
+    "a.b",
+    "_x",
+    "Ab9",
+    "(",
+    ")",
+    ".",
+    " ",
+    "\u00e9",
+    "\u0130",
+    "1",
+    "test_",
+    "Test",
+    "TestA",
+    ".py::",
+    "t::x[1]",
+    "/",
+    "-",
+    "\n",
+]
+
+
+def _code_texts(seed: int, count: int) -> list[str]:
+    rng = random.Random(seed)
+    texts = [
+        "".join(rng.choice(_CODE_PIECES) for _ in range(rng.randint(0, 12))) for _ in range(count)
+    ]
+    texts += [
+        "".join(rng.choice("ab_.(1 \u00e9:") for _ in range(rng.randint(0, 30)))
+        for _ in range(count)
+    ]
+    return texts
+
+
+def test_the_possessive_call_pattern_finds_what_the_first_one_found() -> None:
+    found = 0
+    for text in _code_texts(17, 20_000):
+        expected = _CALL_REFERENCE.findall(text)
+        found += bool(expected)
+        assert _FUNCTION.findall(text) == expected, repr(text)
+    assert found > 2000
+
+
+def test_the_test_names_pattern_finds_what_the_full_one_finds_without_a_pytest_id() -> None:
+    found = 0
+    for text in _code_texts(23, 20_000):
+        if ".py::" not in text:
+            expected = _TEST.findall(text)
+            found += bool(expected)
+            assert _TEST_NAME.findall(text) == expected, repr(text)
+    assert found > 2000
