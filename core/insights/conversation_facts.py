@@ -269,7 +269,7 @@ class Fact:
     @property
     def identity(self) -> tuple[str, str]:
         """Two facts with the same identity are one (the first source is kept)."""
-        return self.kind, " ".join(words(self.text))
+        return self.kind, _joined_words(self.text)
 
 
 # -- normalised text ----------------------------------------------------------------------------
@@ -278,6 +278,12 @@ class Fact:
 def words(text: str) -> list[str]:
     """``text`` as normalised words (see the module docstring)."""
     return _WORD.findall(_ESCAPES.sub(" ", text.lower()))
+
+
+@lru_cache(maxsize=4096)  # (a session runs the same commands and names the same paths again)
+def _joined_words(text: str) -> str:
+    """:func:`words` of ``text`` joined by spaces (a fact's identity)."""
+    return " ".join(words(text))
 
 
 def content_words(text: str) -> set[str]:
