@@ -440,18 +440,39 @@ def _may_match(text: str, marker: re.Pattern[str]) -> bool:
     return any(map(text.lower().__contains__, _MARKER_WORDS[marker]))
 
 
+_LEAD = {"ll use": 4}
+"""Characters a marker's match may start before the piece it holds (``i'll use``, ``we'll
+use``); every other piece starts its match."""
+
+
+def _matches(text: str, marker: re.Pattern[str]) -> bool:
+    """``marker.search(text)`` found something: the marker tried only where one of its pieces
+    occurs in the lower case (a match starts there, or :data:`_LEAD` characters before), not
+    at every character. A text with a character that folds to an ASCII letter (the only ones
+    whose lower case differs in length or may match a piece unseen) goes to the search."""
+    if not text.isascii() and any(c in text for c in _FOLDS_TO_ASCII):
+        return marker.search(text) is not None
+    lowered = text.lower()
+    match = marker.match
+    for piece in _MARKER_WORDS[marker]:
+        lead = _LEAD.get(piece, 0)
+        at = lowered.find(piece)
+        while at >= 0:
+            for start in range(max(at - lead, 0), at + 1):
+                if match(text, start) is not None:
+                    return True
+            at = lowered.find(piece, at + 1)
+    return False
+
+
 def _sentences(message: Message, kind: FactKind, marker: re.Pattern[str]) -> Iterator[Fact]:
     text = message.text
-    if not _may_match(text, marker) or not marker.search(text):
+    if not _matches(text, marker):
         return  # (most messages: no sentence of theirs can qualify)
     found = 0
     for sentence in _SENTENCE.split(text):
         sentence = sentence.strip(" -*#>\t")
-        if (
-            not 12 <= len(sentence) <= _MAX_SENTENCE
-            or not _may_match(sentence, marker)
-            or not marker.search(sentence)
-        ):
+        if not 12 <= len(sentence) <= _MAX_SENTENCE or not _matches(sentence, marker):
             continue
         if len(content_words(sentence)) < 2:
             continue

@@ -16,6 +16,7 @@ from core.insights.conversation_facts import (
     _TEST_NAME,
     FactMemo,
     _command_key,
+    _matches,
     _may_match,
     extract_facts,
 )
@@ -85,6 +86,24 @@ def test_a_text_a_marker_matches_always_passes_its_pre_test() -> None:
                 matched += 1
                 assert _may_match(text, marker), (text, marker.pattern)
     assert matched > 1000
+
+
+def test_trying_a_marker_where_its_pieces_are_finds_what_the_search_finds() -> None:
+    rng = random.Random(13)
+    pieces = [*_PIECES, "i'll use", "We'll use", "ill use", "well use", "I", "'", "aI'll use"]
+    matched = 0
+    for _ in range(30_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 6)))
+        for marker in (_INSTRUCTION, _DECISION):
+            expected = marker.search(text) is not None
+            matched += expected
+            assert _matches(text, marker) == expected, (text, marker.pattern)
+    assert matched > 3000
+
+
+def test_every_lower_case_but_one_keeps_the_length_of_its_character() -> None:
+    longer = [c for c in map(chr, range(0x110000)) if len(c.lower()) != 1]
+    assert longer == ["\u0130"] and longer[0] in _FOLDS_TO_ASCII
 
 
 def test_a_text_without_the_marker_words_is_skipped() -> None:
