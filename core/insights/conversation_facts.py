@@ -490,7 +490,7 @@ def _identifiers(text: str, index: int, *, functions: bool = False) -> Iterator[
     if ".py::" in text:
         tests = _TEST.findall(text)
     elif "test_" in text or "Test" in text:
-        tests = _TEST_NAME.findall(text)
+        tests = names_of_tests(text)
     calls = _FUNCTION.findall(text) if functions and "(" in text else ()
     branches = _BRANCH.findall(text) if "git" in text else ()
     for url in urls:
@@ -616,9 +616,50 @@ def _checklist(message: Message, todos: list[list[Fact]]) -> None:
         todos.append([Fact("open_task", box.strip(), message.index, ()) for box in boxes])
 
 
+def names_of_tests(text: str) -> list[str]:
+    """``_TEST_NAME.findall(text)``, the pattern tried only where ``test_`` or ``Test`` occurs
+    (every match starts there; a match holding another occurrence is skipped past, as
+    findall does)."""
+    starts = sorted(_occurrences(text, "test_") + _occurrences(text, "Test"))
+    names: list[str] = []
+    end = 0
+    for start in starts:
+        if start >= end and (found := _TEST_NAME.match(text, start)) is not None:
+            names.append(found.group(1))
+            end = found.end()
+    return names
+
+
+def _occurrences(text: str, piece: str) -> list[int]:
+    """Where ``piece`` starts in ``text`` (overlapping occurrences included)."""
+    found: list[int] = []
+    at = text.find(piece)
+    while at >= 0:
+        found.append(at)
+        at = text.find(piece, at + 1)
+    return found
+
+
+_EXITED_LEAD = len("process ")
+"""How far before its ``exit`` a match of :data:`_EXIT_CODE` may start."""
+
+
 def _exit_code(text: str) -> re.Match[str] | None:
-    """The exit code a tool's output states (every way of stating it says "exit")."""
-    return _EXIT_CODE.search(text) if "exit" in text.lower() else None
+    """The exit code a tool's output states (every way of stating it says "exit"; the search
+    runs only on a text whose lower case holds it): the first match of :data:`_EXIT_CODE`,
+    which starts at an ``exit`` of the lower case or :data:`_EXITED_LEAD` characters before
+    (a text with a character that folds to an ASCII letter is searched whole)."""
+    lowered = text.lower()
+    if "exit" not in lowered:
+        return None
+    if not text.isascii() and any(c in text for c in _FOLDS_TO_ASCII):
+        return _EXIT_CODE.search(text)
+    at = _occurrences(lowered, "exit")
+    for start in sorted({*at, *(a - _EXITED_LEAD for a in at if a >= _EXITED_LEAD)}):
+        found = _EXIT_CODE.match(text, start)
+        if found is not None:
+            return found
+    return None
 
 
 def _failure(message: Message, source: tuple[Message, str, Any] | None) -> Iterator[Fact]:

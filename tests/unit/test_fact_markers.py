@@ -8,6 +8,7 @@ import shlex
 
 from core.insights.conversation_facts import (
     _DECISION,
+    _EXIT_CODE,
     _FOLDS_TO_ASCII,
     _FUNCTION,
     _INSTRUCTION,
@@ -16,9 +17,11 @@ from core.insights.conversation_facts import (
     _TEST_NAME,
     FactMemo,
     _command_key,
+    _exit_code,
     _matches,
     _may_match,
     extract_facts,
+    names_of_tests,
 )
 from tests.support.builders import SessionBuilder
 
@@ -203,3 +206,53 @@ def test_the_test_names_pattern_finds_what_the_full_one_finds_without_a_pytest_i
             found += bool(expected)
             assert _TEST_NAME.findall(text) == expected, repr(text)
     assert found > 2000
+
+
+def test_test_names_are_what_the_pattern_finds_everywhere() -> None:
+    found = 0
+    for text in [*_code_texts(29, 20_000), "test_a_test_b Testtest_x TestAtest_", "xtest_a Test"]:
+        expected = _TEST_NAME.findall(text)
+        found += bool(expected)
+        assert names_of_tests(text) == expected, repr(text)
+    assert found > 2000
+
+
+_EXIT_PIECES = [
+    "exit code",
+    "Exit Code: ",
+    "exited with code",
+    "process exited with code",
+    "PROCESS EXITED WITH CODE",
+    "exit status",
+    "EXIT_CODE=",
+    "exit",
+    "exited",
+    " with",
+    "-1",
+    "0",
+    "7",
+    "\u0131",
+    "\u212a",
+    "\u017f",
+    "\u0130",
+    "\n",
+    ":",
+    '"',
+    "x",
+    "_",
+    " ",
+]
+
+
+def test_the_exit_code_is_the_first_match_of_its_pattern() -> None:
+    rng = random.Random(31)
+    found = 0
+    for _ in range(30_000):
+        text = "".join(rng.choice(_EXIT_PIECES) for _ in range(rng.randint(0, 7)))
+        expected = _EXIT_CODE.search(text) if "exit" in text.lower() else None
+        got = _exit_code(text)
+        found += expected is not None
+        assert (got and (got.span(), got.group(1))) == (
+            expected and (expected.span(), expected.group(1))
+        ), repr(text)
+    assert found > 3000
