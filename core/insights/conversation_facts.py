@@ -165,7 +165,10 @@ _STOP = frozenset(
         "again",
     ]
 )
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_SENTENCE = re.compile(r"\s(?:(?<=[.!?]\s)\s*|(?<=\n)\n*)")
+r"""Where sentences split: the blanks after a ``.``, ``!`` or ``?``, else a run of newlines
+(``(?<=[.!?])\s+|\n+``, written to start with a blank so that the search skips to the
+blanks instead of trying each character)."""
 _INSTRUCTION = re.compile(
     r"\b(don'?t|do not|never|always|must|should|shouldn'?t|make sure|ensure|only|avoid|"
     r"without|instead|prefer|keep|remember|important|no need|not allowed|required?)\b",

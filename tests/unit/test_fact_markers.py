@@ -13,6 +13,7 @@ from core.insights.conversation_facts import (
     _FUNCTION,
     _INSTRUCTION,
     _PLAIN,
+    _SENTENCE,
     _TEST,
     _TEST_NAME,
     FactMemo,
@@ -256,3 +257,12 @@ def test_the_exit_code_is_the_first_match_of_its_pattern() -> None:
             expected and (expected.span(), expected.group(1))
         ), repr(text)
     assert found > 3000
+
+
+def test_sentences_split_where_the_first_pattern_split_them() -> None:
+    reference = re.compile(r"(?<=[.!?])\s+|\n+")
+    rng = random.Random(37)
+    alphabet = ".!?\n \t\r\x0b\x0c\u2028\u00a0a\u00e9"
+    for _ in range(30_000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        assert _SENTENCE.split(text) == reference.split(text), repr(text)
