@@ -39,8 +39,8 @@ def compaction_reports(
 ) -> list[CompactionReport]:
     """The :class:`CompactionReport` of every compaction of ``session`` and of ``result``."""
     memo = FactMemo()  # (the replay's heads hold the recording's messages: their facts once)
-    recorded = recorded_forgotten(session, memo=memo)
-    replayed = replayed_forgotten(session, result, memo)
+    recorded = recorded_forgotten(session, memo=memo, records=False)  # (reports print no list)
+    replayed = replayed_forgotten(session, result, memo, records=False)
     costs = {c.recorded_index: c for c in cost.compactions} if cost is not None else {}
     figures = compaction_figures(session, result)
     reports: list[CompactionReport] = []

@@ -165,7 +165,10 @@ _STOP = frozenset(
         "again",
     ]
 )
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_SENTENCE = re.compile(r"\s(?:(?<=[.!?]\s)\s*|(?<=\n)\n*)")
+r"""Where sentences split: the blanks after a ``.``, ``!`` or ``?``, else a run of newlines
+(``(?<=[.!?])\s+|\n+``, written to start with a blank so that the search skips to the
+blanks instead of trying each character)."""
 _INSTRUCTION = re.compile(
     r"\b(don'?t|do not|never|always|must|should|shouldn'?t|make sure|ensure|only|avoid|"
     r"without|instead|prefer|keep|remember|important|no need|not allowed|required?)\b",
@@ -227,8 +230,13 @@ _ERROR_LINE = re.compile(
     re.IGNORECASE,
 )
 _URL = re.compile(r"https?://[^\s\"'<>()\[\]{}`]+")
-_FUNCTION = re.compile(r"\b(?:def |function |fn |func )?([A-Za-z_][A-Za-z0-9_.]{2,})\(")
+_FUNCTION = re.compile(r"\b([A-Za-z_][A-Za-z0-9_.]{2,}+)\(")
+"""A name called: ``name(`` (``def name(``, ``fn name(`` … give the same name). The run is
+possessive (it cannot end before a ``(``, so backtracking into it finds nothing)."""
 _TEST = re.compile(r"\b(test_[A-Za-z0-9_]+|Test[A-Z][A-Za-z0-9_]+|[\w/.-]+\.py::[\w:\[\]-]+)")
+_TEST_NAME = re.compile(r"\b(test_[A-Za-z0-9_]+|Test[A-Z][A-Za-z0-9_]+)")
+""":data:`_TEST` for a text without ``.py::`` (its third branch cannot match there, and trying it
+at every character costs more than the rest)."""
 _BRANCH = re.compile(
     r"git[ \t]+(?:checkout[ \t]+(?:-[bB][ \t]+)?|switch[ \t]+(?:-[cC][ \t]+)?|"
     r"branch[ \t]+(?:-[mMdD][ \t]+)?|"
@@ -264,7 +272,7 @@ class Fact:
     @property
     def identity(self) -> tuple[str, str]:
         """Two facts with the same identity are one (the first source is kept)."""
-        return self.kind, " ".join(words(self.text))
+        return self.kind, _joined_words(self.text)
 
 
 # -- normalised text ----------------------------------------------------------------------------
@@ -273,6 +281,12 @@ class Fact:
 def words(text: str) -> list[str]:
     """``text`` as normalised words (see the module docstring)."""
     return _WORD.findall(_ESCAPES.sub(" ", text.lower()))
+
+
+@lru_cache(maxsize=4096)  # (a session runs the same commands and names the same paths again)
+def _joined_words(text: str) -> str:
+    """:func:`words` of ``text`` joined by spaces (a fact's identity)."""
+    return " ".join(words(text))
 
 
 def content_words(text: str) -> set[str]:
@@ -429,18 +443,39 @@ def _may_match(text: str, marker: re.Pattern[str]) -> bool:
     return any(map(text.lower().__contains__, _MARKER_WORDS[marker]))
 
 
+_LEAD = {"ll use": 4}
+"""Characters a marker's match may start before the piece it holds (``i'll use``, ``we'll
+use``); every other piece starts its match."""
+
+
+def _matches(text: str, marker: re.Pattern[str]) -> bool:
+    """``marker.search(text)`` found something: the marker tried only where one of its pieces
+    occurs in the lower case (a match starts there, or :data:`_LEAD` characters before), not
+    at every character. A text with a character that folds to an ASCII letter (the only ones
+    whose lower case differs in length or may match a piece unseen) goes to the search."""
+    if not text.isascii() and any(c in text for c in _FOLDS_TO_ASCII):
+        return marker.search(text) is not None
+    lowered = text.lower()
+    match = marker.match
+    for piece in _MARKER_WORDS[marker]:
+        lead = _LEAD.get(piece, 0)
+        at = lowered.find(piece)
+        while at >= 0:
+            for start in range(max(at - lead, 0), at + 1):
+                if match(text, start) is not None:
+                    return True
+            at = lowered.find(piece, at + 1)
+    return False
+
+
 def _sentences(message: Message, kind: FactKind, marker: re.Pattern[str]) -> Iterator[Fact]:
     text = message.text
-    if not _may_match(text, marker) or not marker.search(text):
+    if not _matches(text, marker):
         return  # (most messages: no sentence of theirs can qualify)
     found = 0
     for sentence in _SENTENCE.split(text):
         sentence = sentence.strip(" -*#>\t")
-        if (
-            not 12 <= len(sentence) <= _MAX_SENTENCE
-            or not _may_match(sentence, marker)
-            or not marker.search(sentence)
-        ):
+        if not 12 <= len(sentence) <= _MAX_SENTENCE or not _matches(sentence, marker):
             continue
         if len(content_words(sentence)) < 2:
             continue
@@ -454,7 +489,11 @@ def _identifiers(text: str, index: int, *, functions: bool = False) -> Iterator[
     # Each pattern runs only on a text holding what it must start with: the same matches, without
     # scanning every text with every pattern.
     urls = _URL.findall(text) if "http" in text else ()
-    tests = _TEST.findall(text) if ("test_" in text or "Test" in text or ".py::" in text) else ()
+    tests: Sequence[str] = ()
+    if ".py::" in text:
+        tests = _TEST.findall(text)
+    elif "test_" in text or "Test" in text:
+        tests = names_of_tests(text)
     calls = _FUNCTION.findall(text) if functions and "(" in text else ()
     branches = _BRANCH.findall(text) if "git" in text else ()
     for url in urls:
@@ -580,9 +619,50 @@ def _checklist(message: Message, todos: list[list[Fact]]) -> None:
         todos.append([Fact("open_task", box.strip(), message.index, ()) for box in boxes])
 
 
+def names_of_tests(text: str) -> list[str]:
+    """``_TEST_NAME.findall(text)``, the pattern tried only where ``test_`` or ``Test`` occurs
+    (every match starts there; a match holding another occurrence is skipped past, as
+    findall does)."""
+    starts = sorted(_occurrences(text, "test_") + _occurrences(text, "Test"))
+    names: list[str] = []
+    end = 0
+    for start in starts:
+        if start >= end and (found := _TEST_NAME.match(text, start)) is not None:
+            names.append(found.group(1))
+            end = found.end()
+    return names
+
+
+def _occurrences(text: str, piece: str) -> list[int]:
+    """Where ``piece`` starts in ``text`` (overlapping occurrences included)."""
+    found: list[int] = []
+    at = text.find(piece)
+    while at >= 0:
+        found.append(at)
+        at = text.find(piece, at + 1)
+    return found
+
+
+_EXITED_LEAD = len("process ")
+"""How far before its ``exit`` a match of :data:`_EXIT_CODE` may start."""
+
+
 def _exit_code(text: str) -> re.Match[str] | None:
-    """The exit code a tool's output states (every way of stating it says "exit")."""
-    return _EXIT_CODE.search(text) if "exit" in text.lower() else None
+    """The exit code a tool's output states (every way of stating it says "exit"; the search
+    runs only on a text whose lower case holds it): the first match of :data:`_EXIT_CODE`,
+    which starts at an ``exit`` of the lower case or :data:`_EXITED_LEAD` characters before
+    (a text with a character that folds to an ASCII letter is searched whole)."""
+    lowered = text.lower()
+    if "exit" not in lowered:
+        return None
+    if not text.isascii() and any(c in text for c in _FOLDS_TO_ASCII):
+        return _EXIT_CODE.search(text)
+    at = _occurrences(lowered, "exit")
+    for start in sorted({*at, *(a - _EXITED_LEAD for a in at if a >= _EXITED_LEAD)}):
+        found = _EXIT_CODE.match(text, start)
+        if found is not None:
+            return found
+    return None
 
 
 def _failure(message: Message, source: tuple[Message, str, Any] | None) -> Iterator[Fact]:

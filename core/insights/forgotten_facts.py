@@ -115,13 +115,18 @@ def forgotten_of(
     *,
     source: SummarySource = "recorded",
     memo: FactMemo | None = None,
+    records: bool = True,
 ) -> tuple[Forgotten, list[FactRecord]]:
     """What ``summary`` keeps of the facts of ``head``: the report, and every fact with its
     verdict (the report lists only the dropped ones). ``memo``: see
-    :class:`core.insights.conversation_facts.FactMemo`."""
+    :class:`core.insights.conversation_facts.FactMemo`. ``records=False`` builds no record for
+    a kept fact and returns no list (the same report, for a caller that prints only it)."""
     text = NormalisedText(summary)
-    records = [_record(fact, keeps(text, fact)) for fact in extract_facts(head, memo)]
-    return _report(records, len(head), source), records
+    facts = extract_facts(head, memo)
+    if not records:
+        return _lean_report(facts, [keeps(text, fact) for fact in facts], len(head), source), []
+    every = [_record(fact, keeps(text, fact)) for fact in facts]
+    return _report(every, len(head), source), every
 
 
 def unreadable(head_messages: int, reason: str, source: SummarySource = "recorded") -> Forgotten:
@@ -167,6 +172,34 @@ def _report(
     )
 
 
+def _lean_report(
+    facts: Sequence[Fact], kept: Sequence[bool], head_messages: int, source: SummarySource
+) -> Forgotten:
+    """:func:`_report` of ``facts`` with their verdicts, a record made for the dropped only."""
+    of_kind: dict[str, list[int]] = {}  # kind -> [facts, kept]
+    for fact, is_kept in zip(facts, kept, strict=True):
+        tally = of_kind.setdefault(fact.kind, [0, 0])
+        tally[0] += 1
+        tally[1] += is_kept
+    by_kind = [
+        KindRecall(kind=kind, facts=n, kept=k, recall=k / n)
+        for kind in FACT_KINDS
+        if kind in of_kind
+        for n, k in (of_kind[kind],)
+    ]
+    kept_total = sum(kept)
+    return Forgotten(
+        readable=True,
+        summary_source=source,
+        head_messages=head_messages,
+        facts=len(facts),
+        kept=kept_total,
+        recall=kept_total / len(facts) if facts else None,
+        by_kind=by_kind,
+        dropped=[_record(f, False) for f, k in zip(facts, kept, strict=True) if not k],
+    )
+
+
 # -- the recording's compactions and the replay's ------------------------------------------------
 
 
@@ -193,9 +226,12 @@ def recorded_forgotten(
     session: Session,
     heads: dict[int, CompactionStep] | None = None,
     memo: FactMemo | None = None,
+    *,
+    records: bool = True,
 ) -> dict[int, tuple[Forgotten, list[FactRecord]]]:
     """:func:`forgotten_of` for every recorded compaction that took effect, by its index
-    (``memo``: one :class:`core.insights.conversation_facts.FactMemo` for the session)."""
+    (``memo``: one :class:`core.insights.conversation_facts.FactMemo` for the session;
+    ``records``: as for :func:`forgotten_of`)."""
     heads = recorded_heads(session) if heads is None else heads
     memo = FactMemo() if memo is None else memo
     out: dict[int, tuple[Forgotten, list[FactRecord]]] = {}
@@ -206,22 +242,26 @@ def recorded_forgotten(
             reason = ENCRYPTED if session.format is SourceFormat.CODEX else NO_SUMMARY
             out[index] = (unreadable(len(head), reason), [])
         else:
-            out[index] = forgotten_of(head, summary, memo=memo)
+            out[index] = forgotten_of(head, summary, memo=memo, records=records)
     return out
 
 
 def replayed_forgotten(
-    session: Session, result: ReplayResult, memo: FactMemo | None = None
+    session: Session,
+    result: ReplayResult,
+    memo: FactMemo | None = None,
+    *,
+    records: bool = True,
 ) -> dict[int, tuple[Forgotten, list[FactRecord]]]:
     """:func:`forgotten_of` for every compaction the replay wrote itself (by event id): its
-    head indices and its summary (``memo``: as for :func:`recorded_forgotten`)."""
+    head indices and its summary (``memo``, ``records``: as for :func:`recorded_forgotten`)."""
     memo = FactMemo() if memo is None else memo
     out: dict[int, tuple[Forgotten, list[FactRecord]]] = {}
     for k, event in enumerate(result.events):
         if event.kind != "compact" or event.recorded_index is not None or not event.summary:
             continue
         head = [session.messages[j] for j in event.head_indices if j >= 0]
-        out[k] = forgotten_of(head, event.summary, source="replayed", memo=memo)
+        out[k] = forgotten_of(head, event.summary, source="replayed", memo=memo, records=records)
     return out
 
 

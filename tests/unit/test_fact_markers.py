@@ -8,13 +8,21 @@ import shlex
 
 from core.insights.conversation_facts import (
     _DECISION,
+    _EXIT_CODE,
     _FOLDS_TO_ASCII,
+    _FUNCTION,
     _INSTRUCTION,
     _PLAIN,
+    _SENTENCE,
+    _TEST,
+    _TEST_NAME,
     FactMemo,
     _command_key,
+    _exit_code,
+    _matches,
     _may_match,
     extract_facts,
+    names_of_tests,
 )
 from tests.support.builders import SessionBuilder
 
@@ -84,6 +92,24 @@ def test_a_text_a_marker_matches_always_passes_its_pre_test() -> None:
     assert matched > 1000
 
 
+def test_trying_a_marker_where_its_pieces_are_finds_what_the_search_finds() -> None:
+    rng = random.Random(13)
+    pieces = [*_PIECES, "i'll use", "We'll use", "ill use", "well use", "I", "'", "aI'll use"]
+    matched = 0
+    for _ in range(30_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 6)))
+        for marker in (_INSTRUCTION, _DECISION):
+            expected = marker.search(text) is not None
+            matched += expected
+            assert _matches(text, marker) == expected, (text, marker.pattern)
+    assert matched > 3000
+
+
+def test_every_lower_case_but_one_keeps_the_length_of_its_character() -> None:
+    longer = [c for c in map(chr, range(0x110000)) if len(c.lower()) != 1]
+    assert longer == ["\u0130"] and longer[0] in _FOLDS_TO_ASCII
+
+
 def test_a_text_without_the_marker_words_is_skipped() -> None:
     assert not _may_match("Here is the output of the build.", _DECISION)
     assert _may_match("We decided to keep it.", _DECISION)
@@ -121,3 +147,122 @@ def test_a_memo_shared_by_overlapping_heads_gives_each_head_its_own_facts() -> N
         for end in range(start, len(messages) + 1):
             head = messages[start:end]
             assert extract_facts(head, memo) == extract_facts(head)
+
+
+_CALL_REFERENCE = re.compile(r"\b(?:def |function |fn |func )?([A-Za-z_][A-Za-z0-9_.]{2,})\(")
+"""The name-called pattern as it was written first (an optional keyword, a backtracking run)."""
+_CODE_PIECES = [
+    "def ",
+    "function ",
+    "fn ",
+    "func ",
+    "foo",
+    "a.b",
+    "_x",
+    "Ab9",
+    "(",
+    ")",
+    ".",
+    " ",
+    "\u00e9",
+    "\u0130",
+    "1",
+    "test_",
+    "Test",
+    "TestA",
+    ".py::",
+    "t::x[1]",
+    "/",
+    "-",
+    "\n",
+]
+
+
+def _code_texts(seed: int, count: int) -> list[str]:
+    rng = random.Random(seed)
+    texts = [
+        "".join(rng.choice(_CODE_PIECES) for _ in range(rng.randint(0, 12))) for _ in range(count)
+    ]
+    texts += [
+        "".join(rng.choice("ab_.(1 \u00e9:") for _ in range(rng.randint(0, 30)))
+        for _ in range(count)
+    ]
+    return texts
+
+
+def test_the_possessive_call_pattern_finds_what_the_first_one_found() -> None:
+    found = 0
+    for text in _code_texts(17, 20_000):
+        expected = _CALL_REFERENCE.findall(text)
+        found += bool(expected)
+        assert _FUNCTION.findall(text) == expected, repr(text)
+    assert found > 2000
+
+
+def test_the_test_names_pattern_finds_what_the_full_one_finds_without_a_pytest_id() -> None:
+    found = 0
+    for text in _code_texts(23, 20_000):
+        if ".py::" not in text:
+            expected = _TEST.findall(text)
+            found += bool(expected)
+            assert _TEST_NAME.findall(text) == expected, repr(text)
+    assert found > 2000
+
+
+def test_test_names_are_what_the_pattern_finds_everywhere() -> None:
+    found = 0
+    for text in [*_code_texts(29, 20_000), "test_a_test_b Testtest_x TestAtest_", "xtest_a Test"]:
+        expected = _TEST_NAME.findall(text)
+        found += bool(expected)
+        assert names_of_tests(text) == expected, repr(text)
+    assert found > 2000
+
+
+_EXIT_PIECES = [
+    "exit code",
+    "Exit Code: ",
+    "exited with code",
+    "process exited with code",
+    "PROCESS EXITED WITH CODE",
+    "exit status",
+    "EXIT_CODE=",
+    "exit",
+    "exited",
+    " with",
+    "-1",
+    "0",
+    "7",
+    "\u0131",
+    "\u212a",
+    "\u017f",
+    "\u0130",
+    "\n",
+    ":",
+    '"',
+    "x",
+    "_",
+    " ",
+]
+
+
+def test_the_exit_code_is_the_first_match_of_its_pattern() -> None:
+    rng = random.Random(31)
+    found = 0
+    for _ in range(30_000):
+        text = "".join(rng.choice(_EXIT_PIECES) for _ in range(rng.randint(0, 7)))
+        expected = _EXIT_CODE.search(text) if "exit" in text.lower() else None
+        got = _exit_code(text)
+        found += expected is not None
+        assert (got and (got.span(), got.group(1))) == (
+            expected and (expected.span(), expected.group(1))
+        ), repr(text)
+    assert found > 3000
+
+
+def test_sentences_split_where_the_first_pattern_split_them() -> None:
+    reference = re.compile(r"(?<=[.!?])\s+|\n+")
+    rng = random.Random(37)
+    alphabet = ".!?\n \t\r\x0b\x0c\u2028\u00a0a\u00e9"
+    for _ in range(30_000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        assert _SENTENCE.split(text) == reference.split(text), repr(text)

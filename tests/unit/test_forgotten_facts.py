@@ -266,3 +266,19 @@ def test_a_tool_output_fails_by_the_exit_code_either_end_states(output: str, fai
     messages = SessionBuilder().call("Bash", {"command": "make all"}).result(output).messages
     kinds = [fact.kind for fact in extract_facts(messages)]
     assert ("failed_command" in kinds) is failed
+
+
+@pytest.mark.parametrize(
+    "summary",
+    [
+        "",
+        "Fixed parser.py and loader.py; pytest tests/test_parser.py still fails.",
+        " ".join(message_text(m) for m in head()),
+    ],
+)
+def test_a_report_without_records_is_the_report_with_them(summary: str) -> None:
+    full, records = forgotten_of(head(), summary, source="replayed")
+    lean, none = forgotten_of(head(), summary, source="replayed", records=False)
+    assert records and none == []
+    assert lean == full
+    assert lean.by_kind and (summary == "" or lean.kept > 0)
