@@ -43,6 +43,7 @@ from core.algorithms.compact import (
 from core.gc_pause import gc_paused
 from core.llm.factory import make_summarizer
 from core.llm.protocol import DeltaCallback, Summarizer
+from core.llm.summary_templates import forget_transcripts
 from core.model.session import Session
 from core.model.tokens import get_counter
 from core.policy import Policy
@@ -408,6 +409,8 @@ class Replayer:
             # the last summary request (megabytes for a long head), nor the error behind it.
             outcome = exc.with_traceback(None)
             outcome.__cause__ = outcome.__context__ = None
+        finally:
+            forget_transcripts()  # (the request's head, megabytes, is read by now)
         self._compactions[key] = outcome
         if len(self._compactions) > _MAX_CACHED_COMPACTIONS:
             self._compactions.popitem(last=False)
