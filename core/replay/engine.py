@@ -161,6 +161,16 @@ class Replayer:
         run.walk(pos, progress, cancel)
         return assemble(self._calls, self._recorded, setting, trace, resume, self._states)
 
+    def release_compaction_caches(self) -> None:
+        """Drop the serialised head entries kept to make later compactions cheap (up to
+        :attr:`EntryCache.max_chars` characters). A one-shot command calls this once its replay is
+        done: what it does next (the inferred threshold's walk following the recording, the
+        report) makes no compaction of its own, and a later one would serialise its head again
+        with the same result. The compaction results themselves are kept (a live LLM is not asked
+        twice)."""
+        with self._lock:
+            self._entry_cache = EntryCache()
+
     def _setting(self, policy: Policy) -> Setting:
         estimator = policy.estimator
         truncation = self._truncations.of(policy)
