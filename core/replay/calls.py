@@ -34,13 +34,14 @@ class Calls:
         """Messages of the main conversation (not a sub-agent's side chain)."""
         self.calls: list[int] = []
         """The message index of each model call (assistant message), in order."""
-        self.call_of = [-1] * n
-        """The call index of each message (-1: not a call)."""
-        self.turn_of = [0] * n
+        self.call_of = array("i", [-1]) * n
+        """The call index of each message (-1: not a call); this and the other per-message int
+        columns are arrays (4 bytes a message, no int object per call)."""
+        self.turn_of = array("i", [0]) * n
         """The 0-based turn of each message (-1 before the first user message)."""
         self.first_of_turn: list[bool] = []
         """Per call: a turn started since the previous call (the check schedule's turn end)."""
-        self.next_call = [-1] * (n + 1)
+        self.next_call = array("i", [-1]) * (n + 1)
         """Per message: the first call at or after it (-1: none)."""
         self.turn_start = [False] * n
         """Per message of the main conversation: it starts a turn (:attr:`Message.is_turn_start`,
