@@ -262,7 +262,7 @@ class _PricedCalls:
     calls as tuples held 35 MB while the totals were added up), and a call's tokens are read
     from its usage when they are needed (:meth:`tokens`), not kept."""
 
-    def __init__(self, session: Session, call_of: list[int]) -> None:
+    def __init__(self, session: Session, call_of: Sequence[int]) -> None:
         assistant = Role.ASSISTANT
         self.picked: list[Message] = [
             m

@@ -350,6 +350,15 @@ def build_transcript(entries: Sequence[str]) -> str:
     return text
 
 
+def forget_transcripts() -> None:
+    """Forget the transcripts :func:`build_transcript` remembered (each the whole head of a
+    compaction: a replay calls this once a compaction is done, so that the last few heads do not
+    stay alive to its end; :func:`transcript_entries` then answers None and a reader splits the
+    text itself, with the same entries)."""
+    with _transcripts_lock:
+        _transcripts.clear()
+
+
 def transcript_entries(text: str) -> tuple[str, ...] | None:
     """The entries :func:`build_transcript` joined into ``text`` (None: ``text`` is not one of
     the transcripts it built last)."""

@@ -7,6 +7,9 @@ Built once per session by the :class:`~core.replay.engine.Replayer`; never modif
 
 from __future__ import annotations
 
+from array import array
+from collections.abc import Sequence
+
 from core.algorithms.overflow import RecordedKind, overflow_reason, recorded_kind, usable_usage
 from core.model.session import (
     BEFORE_REPLY_CONVENTIONS,
@@ -31,13 +34,14 @@ class Calls:
         """Messages of the main conversation (not a sub-agent's side chain)."""
         self.calls: list[int] = []
         """The message index of each model call (assistant message), in order."""
-        self.call_of = [-1] * n
-        """The call index of each message (-1: not a call)."""
-        self.turn_of = [0] * n
+        self.call_of = array("i", [-1]) * n
+        """The call index of each message (-1: not a call); this and the other per-message int
+        columns are arrays (4 bytes a message, no int object per call)."""
+        self.turn_of = array("i", [0]) * n
         """The 0-based turn of each message (-1 before the first user message)."""
         self.first_of_turn: list[bool] = []
         """Per call: a turn started since the previous call (the check schedule's turn end)."""
-        self.next_call = [-1] * (n + 1)
+        self.next_call = array("i", [-1]) * (n + 1)
         """Per message: the first call at or after it (-1: none)."""
         self.turn_start = [False] * n
         """Per message of the main conversation: it starts a turn (:attr:`Message.is_turn_start`,
@@ -63,7 +67,7 @@ class Calls:
 
         self._overflow_reasons: dict[int | None, list[str | None]] = {}
         self._overflow_flags: dict[int | None, list[bool]] = {}
-        self._links: list[int] | None = None
+        self._links: array[int] | None = None
 
     def _index_calls(self) -> None:
         main, turn_of, call_of = self.main, self.turn_of, self.call_of
@@ -185,13 +189,13 @@ class Calls:
             return nxt
         return max(0, nxt - 1) if nxt > 0 else 0
 
-    def linked_back(self) -> list[int]:
+    def linked_back(self) -> Sequence[int]:
         """For each message, the first earlier message that shares a tool call id with it (the
         call a result answers, or an earlier message holding or answering the same id); the
         message's own index when there is none."""
         if self._links is None:
             first: dict[str, int] = {}
-            links = list(range(self.n))
+            links = array("q", range(self.n))  # (8 bytes a message, not an int object each)
             for i, message in enumerate(self.session.messages):
                 tool_result = message.tool_result
                 if not message.tool_calls and tool_result is None:

@@ -43,6 +43,7 @@ from core.algorithms.compact import (
 from core.gc_pause import gc_paused
 from core.llm.factory import make_summarizer
 from core.llm.protocol import DeltaCallback, Summarizer
+from core.llm.summary_templates import forget_transcripts
 from core.model.session import Session
 from core.model.tokens import get_counter
 from core.policy import Policy
@@ -159,6 +160,16 @@ class Replayer:
         )
         run.walk(pos, progress, cancel)
         return assemble(self._calls, self._recorded, setting, trace, resume, self._states)
+
+    def release_compaction_caches(self) -> None:
+        """Drop the serialised head entries kept to make later compactions cheap (up to
+        :attr:`EntryCache.max_chars` characters). A one-shot command calls this once its replay is
+        done: what it does next (the inferred threshold's walk following the recording, the
+        report) makes no compaction of its own, and a later one would serialise its head again
+        with the same result. The compaction results themselves are kept (a live LLM is not asked
+        twice)."""
+        with self._lock:
+            self._entry_cache = EntryCache()
 
     def _setting(self, policy: Policy) -> Setting:
         estimator = policy.estimator
@@ -408,6 +419,8 @@ class Replayer:
             # the last summary request (megabytes for a long head), nor the error behind it.
             outcome = exc.with_traceback(None)
             outcome.__cause__ = outcome.__context__ = None
+        finally:
+            forget_transcripts()  # (the request's head, megabytes, is read by now)
         self._compactions[key] = outcome
         if len(self._compactions) > _MAX_CACHED_COMPACTIONS:
             self._compactions.popitem(last=False)

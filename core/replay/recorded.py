@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -296,8 +297,9 @@ class RecordedSide:
     )
 
     def __init__(self) -> None:
-        self.e_rec_cov: list[int] = []
-        """Estimated recorded context at each call, on the side of the reply its figure is on."""
+        self.e_rec_cov: array[int] = array("q")
+        """Estimated recorded context at each call, on the side of the reply its figure is on
+        (this and :attr:`e_rec_after` are array columns: no int object per call)."""
         self.ratio = 1.0
         """Recorded tokens per estimated token: the median over recorded calls of
         ``(recorded - overhead) / estimated recorded context`` (1.0 without usage)."""
@@ -305,7 +307,7 @@ class RecordedSide:
         self.baseline_prompt: list[int] = []
         self.baseline_after: list[int] = []
         """The recording's context after each call's reply (what agents check their threshold on)."""
-        self.e_rec_after: list[int] = []
+        self.e_rec_after: array[int] = array("q")
         """Estimated recorded context including each call's reply."""
         self.baseline_prov: list[Provenance] = []
         self.bases: dict[int, tuple[BaseItems, int]] = {}

@@ -15,7 +15,7 @@ from core.policy import Policy
 from core.replay.state import Item, Stuck
 
 
-def futile(stuck: Stuck, appended: Sequence[Item], policy: Policy, links: list[int]) -> bool:
+def futile(stuck: Stuck, appended: Sequence[Item], policy: Policy, links: Sequence[int]) -> bool:
     """An attempt now would end as the ``stuck`` one did: the context is the one it was made
     on plus ``appended`` (it has not been rebuilt since), and nothing appended can change
     the outcome (``links``: :meth:`~core.replay.calls.Calls.linked_back`).

@@ -10,6 +10,7 @@ simulating).
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable
 from typing import Any
 
@@ -19,9 +20,9 @@ from core.model.tokens import get_counter, message_text
 from core.policy import Policy, TruncationPolicy
 from core.replay.state import Item
 
-OutputSizes = dict[tuple[str | None, bool], list[tuple[int, int]]]
-"""``(message index, characters)`` of every non-empty tool output, by tool name and whether the
-tool truncated it itself."""
+OutputSizes = dict[tuple[str | None, bool], tuple["array[int]", "array[int]"]]
+"""The message indices and the characters of every non-empty tool output (two columns, in message
+order), by tool name and whether the tool truncated it itself."""
 
 _Content = tuple[str, str, str | None]
 """The truncated output, its note and the reason (None: not truncated)."""
@@ -81,8 +82,11 @@ class Truncations:
         self._settings: dict[str, Truncation] = {}
         self._content: dict[tuple[int, str], _Content] = {}
         self._sizes: OutputSizes | None = None
-        self._bytes: dict[int, int] = {}
-        self._lines: dict[int, int] = {}
+        self._bytes: array[int] | None = None
+        """UTF-8 bytes of each message's tool output as far as measured (-1: not yet); a column
+        (8 bytes a message) rather than a dict of int objects."""
+        self._lines: array[int] | None = None
+        """Lines of each message's tool output as far as counted (-1: not yet)."""
         self._plain_items: dict[str, list[Item | None]] = {}
 
     def of(self, policy: Policy) -> Truncation:
@@ -130,7 +134,7 @@ class Truncations:
             enabled, max_lines, max_bytes, direction = rules.limits_for(name)
             if not enabled or (by_tool and rules.respect_tool_truncation):
                 continue
-            for i, chars in outputs:
+            for i, chars in zip(*outputs, strict=True):
                 # More characters than bytes allowed is over (a character is at least one
                 # byte): only an output that may fit is measured, once per session.
                 fits = chars <= max_bytes and self._size(i) <= max_bytes
@@ -184,24 +188,33 @@ class Truncations:
                 if tool_result is None or not tool_result.output:
                     continue
                 group = (tool_result.tool_name, tool_result.truncated_by_tool)
-                sizes.setdefault(group, []).append((i, len(tool_result.output)))
+                columns = sizes.get(group)
+                if columns is None:
+                    columns = sizes[group] = (array("q"), array("q"))
+                columns[0].append(i)
+                columns[1].append(len(tool_result.output))
             self._sizes = sizes
         return self._sizes
 
     def _size(self, i: int) -> int:
         """UTF-8 bytes of tool output ``i``, measured once per session."""
-        size = self._bytes.get(i)
-        if size is None:
+        sizes = self._bytes
+        if sizes is None:
+            sizes = self._bytes = array("q", [-1]) * len(self.session.messages)
+        size = sizes[i]
+        if size < 0:
             output = self._output(i)
-            size = len(output) if output.isascii() else len(output.encode("utf-8"))
-            self._bytes[i] = size
+            size = sizes[i] = len(output) if output.isascii() else len(output.encode("utf-8"))
         return size
 
     def _line_count(self, i: int) -> int:
         """Lines of tool output ``i`` (``split("\\n")`` count), counted once per session."""
-        lines = self._lines.get(i)
-        if lines is None:
-            lines = self._lines[i] = self._output(i).count("\n") + 1
+        counts = self._lines
+        if counts is None:
+            counts = self._lines = array("q", [-1]) * len(self.session.messages)
+        lines = counts[i]
+        if lines < 0:
+            lines = counts[i] = self._output(i).count("\n") + 1
         return lines
 
     def _output(self, i: int) -> str:

@@ -101,6 +101,7 @@ def analyze(
     watch = LLMWatch("analyze", policy)
     with watch:
         result = replay_with_progress(session, policy)
+    replayer_of(session).release_compaction_caches()  # (nothing below compacts: the peak's share)
     diagnosis = diagnose(session, result, margin=margin)
     report = analysis_report(
         session,
@@ -110,8 +111,10 @@ def analyze(
         subagents=_subagents(session),
     )
     if as_json:
-        # Bytes straight to the stream: no text copy of a 12 MB report (100 MB sessions).
-        write_stdout_bytes(model_json_bytes(report) + b"\n")
+        # Bytes straight to the stream: no text copy of a 12 MB report (100 MB sessions), and
+        # the newline written after it rather than appended to a copy (the process's peak).
+        write_stdout_bytes(model_json_bytes(report))
+        write_stdout_bytes(b"\n")
     else:
         # rich's rendering only for a table: --json starts without it
         from rich.text import Text

@@ -1,0 +1,68 @@
+"""What a replay leaves alive once it is done (the peak memory of a one-shot command)."""
+
+from __future__ import annotations
+
+from array import array
+
+from core.llm.summary_templates import build_transcript, transcript_entries
+from core.policy import get_preset
+from core.replay import replay
+from core.replay.calls import Calls
+from tests.support.builders import SessionBuilder, text_of_tokens
+
+
+def test_a_compaction_forgets_the_transcripts_it_remembered() -> None:
+    """The head of every compaction (megabytes at 100 MB) is not kept once the compaction is
+    done: the transcript memo is emptied, and the summary is the same as with it."""
+    policy = get_preset("pi")
+    policy.truncation.enabled = False
+    policy.compaction.check_before_each_call = True
+    policy.compaction.project_after_tool_results = False
+    policy.estimator = "chars/4"
+    script = SessionBuilder().user("start")
+    for position, context in enumerate((10_000, 90_000, 170_000, 185_000)):
+        script.call(context=context).result(text_of_tokens(40_000, str(position)))
+    session = script.reply("end", context=120_000).session(window=200_000)
+    earlier = build_transcript(["[User]: remembered"])
+    assert transcript_entries(earlier) is not None
+    result = replay(session, policy)
+    assert [e.kind for e in result.events].count("compact") == 1
+    assert transcript_entries(earlier) is None
+
+
+def test_links_back_are_a_compact_column() -> None:
+    """One machine word per message, not an int object each (a 100 MB session has 10^5)."""
+    session = (
+        SessionBuilder().user("start").call(context=1_000).result("out").reply("end").session()
+    )
+    links = Calls(session).linked_back()
+    assert isinstance(links, array)
+    assert links.itemsize == 8
+    assert len(links) == len(session.messages)
+
+
+def test_released_compaction_caches_change_no_result() -> None:
+    """A replayer whose head entries were dropped compacts again with the same outcome as one
+    that kept them, and keeps its compaction results (a live LLM is not asked twice)."""
+    from core.replay import Replayer
+
+    policy = get_preset("pi")
+    policy.truncation.enabled = False
+    policy.compaction.check_before_each_call = True
+    policy.compaction.project_after_tool_results = False
+    policy.estimator = "chars/4"
+    script = SessionBuilder().user("start")
+    for position, context in enumerate((10_000, 90_000, 170_000, 185_000)):
+        script.call(context=context).result(text_of_tokens(40_000, str(position)))
+    session = script.reply("end", context=120_000).session(window=200_000)
+    kept, released = Replayer(session), Replayer(session)
+    first = released.run(policy)
+    released.release_compaction_caches()
+    assert len(released._entry_cache) == 0
+    assert released._compactions  # the results stay
+    other = policy.model_copy(deep=True)
+    other.split.tail_budget_tokens = 1_000
+    kept.run(policy)
+    again = released.run(other)
+    assert again.summary == kept.run(other).summary
+    assert first.summary == kept.run(policy).summary
