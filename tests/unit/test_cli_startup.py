@@ -5,6 +5,7 @@ Each case runs in a child process: the set-up changes the process (the ``exec`` 
 :mod:`dataclasses`, the ``compile`` of :mod:`typing`) as the console script's does.
 """
 
+import marshal
 import os
 import subprocess
 import sys
@@ -99,3 +100,48 @@ def test_a_cache_file_others_may_write_is_not_read(tmp_path: Path) -> None:
     assert _start(tmp_path)[-1] == "False"
     assert path.stat().st_mode & 0o777 == 0o600
     assert _start(tmp_path)[-1] == "True"
+
+
+ONE_OFF = """
+import re, sys
+from tui.cli import code_cache
+from tui.cli.main import _import_command
+_import_command("policy")
+re.compile("one-off-" + sys.argv[1])  # new in this process only, as tokenize's pattern is
+code_cache.save()
+print(code_cache.read_from_file())
+"""
+
+
+def test_texts_no_process_asks_for_again_leave_the_file(tmp_path: Path) -> None:
+    """A text compiled once and never again (tokenize's pattern differs in every process) stays
+    for :data:`KEEP_WRITES` writes of the file, then goes: the file does not grow a run at a
+    time. What every process uses stays."""
+    from tui.cli import code_cache
+
+    environment = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    environment.pop("CTXSCOPE_READ_ONLY", None)
+    runs = code_cache.KEEP_WRITES + 4
+    read = []
+    for run in range(runs):
+        result = subprocess.run(
+            [sys.executable, "-c", ONE_OFF, str(run)],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=environment,
+        )
+        read.append(int(result.stdout))
+    [path] = _cache_files(tmp_path)
+    _version, generation, entries = marshal.loads(path.read_bytes())
+    one_offs = sorted(
+        int(key[1].split("-")[-1])
+        for key in entries
+        if key[0] == "re" and str(key[1]).startswith("one-off-")
+    )
+    assert generation == runs
+    assert one_offs == list(range(runs - code_cache.KEEP_WRITES, runs))
+    shared = [key for key in entries if key[0] == "exec"]
+    assert shared and all(entries[key][1] == runs for key in shared)
+    assert read[0] == 0 and min(read[1:]) > 0
+    assert max(read[code_cache.KEEP_WRITES + 1 :]) == max(read[1 : code_cache.KEEP_WRITES + 1])

@@ -47,9 +47,18 @@ MAX_ENTRIES = 4096
 """A file holding more is rewritten with the texts of the last run only (it never grows without
 bound, whatever the libraries generate)."""
 
+KEEP_WRITES = 8
+"""An entry no process has used in this many writes of the file is dropped at the next one. Some
+generated texts are new in every process and never read again: :mod:`tokenize` builds its
+regular expression from a set, whose order follows the process's string hashing, so each process
+compiles a pattern of ~10 KB no other will ask for; kept for ever, they made the file grow by that
+much a run (9.5 MB after ~900 runs, read back by every command)."""
+
 _codes: dict[Key, Any] = {}
 _used: set[Key] = set()
-_state = {"installed": False, "added": 0, "read": 0}
+_written: dict[Key, int] = {}
+"""The last write of the file (its generation) in which each entry read from it was used."""
+_state = {"installed": False, "added": 0, "read": 0, "generation": 0}
 
 
 def cache_path() -> str:
@@ -68,8 +77,11 @@ def install() -> None:
     if _state["installed"]:
         return
     _state["installed"] = True
-    found = _load()
-    _codes.update(found)
+    generation, found = _load()
+    _state["generation"] = generation
+    for key, (value, written) in found.items():
+        _codes[key] = value
+        _written[key] = written
     _state["read"] = len(found)
     dataclasses.exec = exec_cached  # type: ignore[attr-defined]
     typing.compile = compile_cached  # type: ignore[attr-defined]
@@ -79,22 +91,42 @@ def install() -> None:
         _re_compiler.compile = compile_regex_cached
 
 
-def _load() -> dict[Key, Any]:
+def _load() -> tuple[int, dict[Key, tuple[Any, int]]]:
+    """The file's generation and its entries, each with the generation that last used it (0 and
+    none: no file, or one this process does not trust or read)."""
     try:
         fd = os.open(cache_path(), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
-        return {}
+        return 0, {}
     try:
         with os.fdopen(fd, "rb") as f:
             if not _trusted(os.fstat(f.fileno())):
-                return {}
+                return 0, {}
             data = marshal.loads(f.read())
     except (OSError, EOFError, ValueError, TypeError):
-        return {}
-    if not (isinstance(data, tuple) and len(data) == 2 and data[0] == _version()):
-        return {}
-    entries = data[1]
-    return entries if isinstance(entries, dict) else {}
+        return 0, {}
+    if not (isinstance(data, tuple) and len(data) == 3 and data[0] == _version()):
+        return 0, {}
+    generation, entries = data[1], data[2]
+    if type(generation) is not int or not isinstance(entries, dict):
+        return 0, {}
+    return generation, entries
+
+
+def kept_entries() -> dict[Key, tuple[Any, int]]:
+    """What the next write of the file holds, each entry with the generation that last used it:
+    this process's entries, and those of the file that a process used in the last
+    :data:`KEEP_WRITES` writes (this one's only, past :data:`MAX_ENTRIES`)."""
+    generation = _state["generation"] + 1
+    oldest = generation - KEEP_WRITES
+    kept = {}
+    for key, value in _codes.items():
+        written = generation if key in _used else _written.get(key, generation)
+        if written > oldest:
+            kept[key] = (value, written)
+    if len(kept) > MAX_ENTRIES:
+        kept = {key: (_codes[key], generation) for key in _used}
+    return kept
 
 
 def _trusted(info: os.stat_result) -> bool:
@@ -190,7 +222,8 @@ def save() -> None:
         return
     import tempfile  # (only a process that compiled something new writes)
 
-    entries = _codes if len(_codes) <= MAX_ENTRIES else {k: _codes[k] for k in _used}
+    entries = kept_entries()
+    generation = _state["generation"] + 1
     path = cache_path()
     folder = os.path.dirname(path)
     try:
@@ -198,7 +231,7 @@ def save() -> None:
         handle, name = tempfile.mkstemp(prefix=".generated-code.", suffix=".tmp", dir=folder)
         try:
             with os.fdopen(handle, "wb") as out:
-                out.write(marshal.dumps((_version(), entries)))
+                out.write(marshal.dumps((_version(), generation, entries)))
             os.replace(name, path)
         finally:
             with contextlib.suppress(FileNotFoundError):
@@ -206,6 +239,8 @@ def save() -> None:
     except (OSError, ValueError):
         return
     _state["added"] = 0
+    _state["generation"] = generation
+    _written.update({key: generation for key in _used if key in _written})
 
 
 def read_from_file() -> int:
