@@ -145,3 +145,14 @@ def test_texts_no_process_asks_for_again_leave_the_file(tmp_path: Path) -> None:
     assert shared and all(entries[key][1] == runs for key in shared)
     assert read[0] == 0 and min(read[1:]) > 0
     assert max(read[code_cache.KEEP_WRITES + 1 :]) == max(read[1 : code_cache.KEEP_WRITES + 1])
+
+
+def test_a_cache_file_too_big_to_be_ours_is_not_read(tmp_path: Path) -> None:
+    from tui.cli import code_cache
+
+    _start(tmp_path)
+    [path] = _cache_files(tmp_path)
+    path.write_bytes(path.read_bytes() + b"\0" * code_cache.MAX_FILE_BYTES)
+    assert _start(tmp_path)[-1] == "False"  # not read
+    assert path.stat().st_size < code_cache.MAX_FILE_BYTES  # rewritten
+    assert _start(tmp_path)[-1] == "True"

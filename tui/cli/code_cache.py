@@ -47,6 +47,10 @@ MAX_ENTRIES = 4096
 """A file holding more is rewritten with the texts of the last run only (it never grows without
 bound, whatever the libraries generate)."""
 
+MAX_FILE_BYTES = 4 << 20
+"""A larger file is not read (nor its objects made) but rewritten: the commands' own texts take
+~0.4 MB, so such a file is one an older version let grow."""
+
 KEEP_WRITES = 8
 """An entry no process has used in this many writes of the file is dropped at the next one. Some
 generated texts are new in every process and never read again: :mod:`tokenize` builds its
@@ -100,7 +104,8 @@ def _load() -> tuple[int, dict[Key, tuple[Any, int]]]:
         return 0, {}
     try:
         with os.fdopen(fd, "rb") as f:
-            if not _trusted(os.fstat(f.fileno())):
+            info = os.fstat(f.fileno())
+            if not _trusted(info) or info.st_size > MAX_FILE_BYTES:
                 return 0, {}
             data = marshal.loads(f.read())
     except (OSError, EOFError, ValueError, TypeError):
