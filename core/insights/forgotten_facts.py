@@ -150,35 +150,30 @@ def _record(fact: Fact, kept: bool) -> FactRecord:
 def _report(
     records: Sequence[FactRecord], head_messages: int, source: SummarySource, judged: bool = False
 ) -> Forgotten:
-    by_kind: list[KindRecall] = []
-    for kind in FACT_KINDS:
-        of_kind = [r for r in records if r.kind == kind]
-        if of_kind:
-            kept = sum(1 for r in of_kind if r.kept)
-            by_kind.append(
-                KindRecall(kind=kind, facts=len(of_kind), kept=kept, recall=kept / len(of_kind))
-            )
-    kept_total = sum(1 for r in records if r.kept)
-    return Forgotten(
-        readable=True,
-        summary_source=source,
-        head_messages=head_messages,
-        facts=len(records),
-        kept=kept_total,
-        recall=kept_total / len(records) if records else None,
-        by_kind=by_kind,
-        dropped=[r for r in records if not r.kept],
-        judged=judged,
-    )
+    dropped = [r for r in records if not r.kept]
+    return _forgotten([(r.kind, r.kept) for r in records], head_messages, source, dropped, judged)
 
 
 def _lean_report(
     facts: Sequence[Fact], kept: Sequence[bool], head_messages: int, source: SummarySource
 ) -> Forgotten:
     """:func:`_report` of ``facts`` with their verdicts, a record made for the dropped only."""
+    dropped = [_record(f, False) for f, k in zip(facts, kept, strict=True) if not k]
+    verdicts = [(fact.kind, is_kept) for fact, is_kept in zip(facts, kept, strict=True)]
+    return _forgotten(verdicts, head_messages, source, dropped, judged=False)
+
+
+def _forgotten(
+    verdicts: Sequence[tuple[str, bool]],
+    head_messages: int,
+    source: SummarySource,
+    dropped: list[FactRecord],
+    judged: bool,
+) -> Forgotten:
+    """The report of facts given as (kind, kept), with their dropped records."""
     of_kind: dict[str, list[int]] = {}  # kind -> [facts, kept]
-    for fact, is_kept in zip(facts, kept, strict=True):
-        tally = of_kind.setdefault(fact.kind, [0, 0])
+    for kind, is_kept in verdicts:
+        tally = of_kind.setdefault(kind, [0, 0])
         tally[0] += 1
         tally[1] += is_kept
     by_kind = [
@@ -187,16 +182,17 @@ def _lean_report(
         if kind in of_kind
         for n, k in (of_kind[kind],)
     ]
-    kept_total = sum(kept)
+    kept_total = sum(k for _n, k in of_kind.values())
     return Forgotten(
         readable=True,
         summary_source=source,
         head_messages=head_messages,
-        facts=len(facts),
+        facts=len(verdicts),
         kept=kept_total,
-        recall=kept_total / len(facts) if facts else None,
+        recall=kept_total / len(verdicts) if verdicts else None,
         by_kind=by_kind,
-        dropped=[_record(f, False) for f, k in zip(facts, kept, strict=True) if not k],
+        dropped=dropped,
+        judged=judged,
     )
 
 

@@ -5,15 +5,16 @@ from __future__ import annotations
 from array import array
 
 from core.llm.summary_templates import build_transcript, transcript_entries
-from core.policy import get_preset
+from core.model.session import Session
+from core.policy import Policy, get_preset
 from core.replay import replay
 from core.replay.calls import Calls
 from tests.support.builders import SessionBuilder, text_of_tokens
 
 
-def test_a_compaction_forgets_the_transcripts_it_remembered() -> None:
-    """The head of every compaction (megabytes at 100 MB) is not kept once the compaction is
-    done: the transcript memo is emptied, and the summary is the same as with it."""
+def _one_compaction() -> tuple[Session, Policy]:
+    """A session whose replay under the returned policy (pi's, check before each call, chars/4)
+    compacts once, its head holding four 40,000-token outputs."""
     policy = get_preset("pi")
     policy.truncation.enabled = False
     policy.compaction.check_before_each_call = True
@@ -22,7 +23,13 @@ def test_a_compaction_forgets_the_transcripts_it_remembered() -> None:
     script = SessionBuilder().user("start")
     for position, context in enumerate((10_000, 90_000, 170_000, 185_000)):
         script.call(context=context).result(text_of_tokens(40_000, str(position)))
-    session = script.reply("end", context=120_000).session(window=200_000)
+    return script.reply("end", context=120_000).session(window=200_000), policy
+
+
+def test_a_compaction_forgets_the_transcripts_it_remembered() -> None:
+    """The head of every compaction (megabytes at 100 MB) is not kept once the compaction is
+    done: the transcript memo is emptied, and the summary is the same as with it."""
+    session, policy = _one_compaction()
     earlier = build_transcript(["[User]: remembered"])
     assert transcript_entries(earlier) is not None
     result = replay(session, policy)
@@ -46,15 +53,7 @@ def test_released_compaction_caches_change_no_result() -> None:
     that kept them, and keeps its compaction results (a live LLM is not asked twice)."""
     from core.replay import Replayer
 
-    policy = get_preset("pi")
-    policy.truncation.enabled = False
-    policy.compaction.check_before_each_call = True
-    policy.compaction.project_after_tool_results = False
-    policy.estimator = "chars/4"
-    script = SessionBuilder().user("start")
-    for position, context in enumerate((10_000, 90_000, 170_000, 185_000)):
-        script.call(context=context).result(text_of_tokens(40_000, str(position)))
-    session = script.reply("end", context=120_000).session(window=200_000)
+    session, policy = _one_compaction()
     kept, released = Replayer(session), Replayer(session)
     first = released.run(policy)
     released.release_compaction_caches()
