@@ -22,7 +22,6 @@ A session that cannot be loaded or analysed is a row with its ``error``; the run
 
 from __future__ import annotations
 
-import gc
 import time
 from collections.abc import Callable, Iterator, Sequence
 from functools import cache
@@ -47,6 +46,7 @@ from core.formats import LoadError, load_session
 from core.formats.discovery import discover_sessions
 from core.formats.session_paths import expand_paths
 from core.formats.subagents import calls_during, child_paths, compaction_run_of, is_compaction_run
+from core.gc_pause import gc_paused
 from core.insights.cost import SessionCost, session_cost
 from core.model.json_text import model_json
 from core.model.session import Role, Session
@@ -173,13 +173,8 @@ def analyse_row(path: str) -> FleetRow:
     cycles among them are garbage once the row is made, and the collector's next young
     collection frees them (frozen, as a single load freezes what it built, they would stay in
     memory to the end of the run: a run over 200 sessions kept every one of them)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_paused(freeze=False):
         return analyse(path).row
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _sentence(exc: BaseException) -> str:
