@@ -86,6 +86,28 @@ def test_a_damaged_cache_file_is_ignored_and_rewritten(tmp_path: Path) -> None:
     assert _start(tmp_path)[-1] == "True"  # rewritten by the run before
 
 
+def test_a_cache_file_with_damaged_entries_gives_the_same_results(tmp_path: Path) -> None:
+    """A file of the right version whose entries are damaged (a value of another shape, a code
+    object replaced by a number, a regular expression's program by nonsense) costs the process
+    its cache, not its start: it compiles those texts again and gives the same results."""
+    expected = _start(tmp_path)[:-1]
+    [path] = _cache_files(tmp_path)
+    version, generation, entries = marshal.loads(path.read_bytes())
+    damaged = {}
+    for number, (key, (value, written)) in enumerate(entries.items()):
+        if key[0] == "re":
+            damaged[key] = ((value[0], [99999, 1, 2], "x", None, ()), written)
+        elif number % 2:
+            damaged[key] = (12345, written)
+        else:
+            damaged[key] = "not a pair"
+    damaged[("junk",)] = (None, 1)
+    assert any(key[0] == "re" for key in damaged) and any(key[0] == "exec" for key in damaged)
+    path.write_bytes(marshal.dumps((version, generation, damaged)))
+    assert _start(tmp_path)[:-1] == expected
+    assert _start(tmp_path) == [*expected, "True"]  # rewritten whole by the run before
+
+
 def test_read_only_writes_no_cache_file(tmp_path: Path) -> None:
     assert _start(tmp_path, CTXSCOPE_READ_ONLY="1")[-1] == "False"
     assert _cache_files(tmp_path) == []

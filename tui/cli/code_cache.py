@@ -115,7 +115,19 @@ def _load() -> tuple[int, dict[Key, tuple[Any, int]]]:
     generation, entries = data[1], data[2]
     if type(generation) is not int or not isinstance(entries, dict):
         return 0, {}
-    return generation, entries
+    return generation, {key: entry for key, entry in entries.items() if _well_formed(key, entry)}
+
+
+def _well_formed(key: Any, entry: Any) -> bool:
+    """An entry of the file has the shape this module writes: a (kind, name, text) key and a
+    (value, generation) pair; a value of the wrong type is caught where it is used."""
+    return (
+        type(key) is tuple
+        and len(key) == 3
+        and type(entry) is tuple
+        and len(entry) == 2
+        and type(entry[1]) is int
+    )
 
 
 def kept_entries() -> dict[Key, tuple[Any, int]]:
@@ -146,7 +158,7 @@ def _code(source: str, filename: str, mode: str) -> CodeType:
     key = (mode, filename, source)
     _used.add(key)
     code = _codes.get(key)
-    if code is None:
+    if type(code) is not CodeType:  # (not cached, or a damaged entry: compiled again)
         code = _codes[key] = builtins.compile(source, filename, mode, 0, True)
         _state["added"] += 1
     return code
@@ -199,23 +211,27 @@ def compile_regex_cached(pattern: Any, flags: Any = 0) -> Any:
     key = ("re", pattern, int(flags))
     _used.add(key)
     program = _codes.get(key)
-    if program is None:
-        parsed = _re_parser.parse(pattern, flags)
-        code = _re_compiler._code(parsed, flags)
-        groupindex = parsed.state.groupdict
-        indexgroup: list[str | None] = [None] * parsed.state.groups
-        for name, i in groupindex.items():
-            indexgroup[i] = name
-        groups = parsed.state.groups - 1
-        final_flags = flags | parsed.state.flags
-        program = _codes[key] = (  # (plain ints: the opcodes are an int subclass)
-            int(final_flags),
-            [int(c) for c in code],
-            groups,
-            {str(k): int(v) for k, v in groupindex.items()},
-            tuple(indexgroup),
-        )
-        _state["added"] += 1
+    if program is not None:
+        try:
+            return _sre.compile(pattern, *program)
+        except (TypeError, ValueError, RuntimeError, OverflowError):
+            pass  # a damaged entry: the program is made again below
+    parsed = _re_parser.parse(pattern, flags)
+    code = _re_compiler._code(parsed, flags)
+    groupindex = parsed.state.groupdict
+    indexgroup: list[str | None] = [None] * parsed.state.groups
+    for name, i in groupindex.items():
+        indexgroup[i] = name
+    groups = parsed.state.groups - 1
+    final_flags = flags | parsed.state.flags
+    program = _codes[key] = (  # (plain ints: the opcodes are an int subclass)
+        int(final_flags),
+        [int(c) for c in code],
+        groups,
+        {str(k): int(v) for k, v in groupindex.items()},
+        tuple(indexgroup),
+    )
+    _state["added"] += 1
     return _sre.compile(pattern, *program)
 
 
