@@ -42,7 +42,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from core.agents.overflow_errors import is_context_overflow_message
+from core.formats import pi_typed as typed
 from core.formats.base import LoadError, ProgressCallback, SessionBuilder, as_str
 from core.formats.jsonl import read_jsonl_raw
 from core.formats.sniffers import sniff_pi
@@ -70,16 +73,32 @@ Record = dict[str, Any]
 
 
 class _Entry:
-    """One parsed entry and where it came from."""
+    """One parsed entry and where it came from: its record, or for a message entry read typed
+    (:mod:`core.formats.pi_typed`) its typed line, message and parts (``record`` is then
+    :data:`_TYPED_RECORD`)."""
 
-    __slots__ = ("id", "line", "offset", "parent", "record")
+    __slots__ = ("id", "line", "offset", "parent", "record", "typed")
 
-    def __init__(self, record: Record, line: int, offset: int, entry_id: str, parent: str | None):
+    def __init__(
+        self,
+        record: Record,
+        line: int,
+        offset: int,
+        entry_id: str,
+        parent: str | None,
+        read: tuple[typed.Line, typed.TypedMessage, typed.Parts] | None = None,
+    ):
         self.record = record
         self.line = line
         self.offset = offset
         self.id = entry_id
         self.parent = parent
+        self.typed = read
+
+
+_TYPED_RECORD: Record = {"type": "message", "id": None}
+"""What the record of an entry read typed answers to the questions asked of every entry (its
+type; whether it has an id): never changed."""
 
 
 # -- content helpers -----------------------------------------------------------------------
@@ -164,37 +183,67 @@ def _read(
     progress: ProgressCallback | None,
     head_bytes: int | None = None,
 ) -> tuple[Record | None, list[_Entry]]:
-    header: Record | None = None
-    entries: list[_Entry] = []
-    append = entries.append
-    previous_id: str | None = None
-    lines = read_jsonl_raw(path, builder, progress=progress, head_bytes=head_bytes)
+    reader = _Reader(builder)
+    lines = read_jsonl_raw(
+        path, builder, progress=progress, head_bytes=head_bytes, typed=reader.typed_line
+    )
     for line, offset, _raw, record in lines:
+        reader.line(line, offset, record)
+    return reader.header, reader.entries
+
+
+class _Reader:
+    """The entries of a file, in file order: a message entry read typed when it can be
+    (:meth:`typed_line`), any other line as an object (:meth:`line`)."""
+
+    def __init__(self, builder: SessionBuilder) -> None:
+        self.builder = builder
+        self.header: Record | None = None
+        self.entries: list[_Entry] = []
+        self.previous_id: str | None = None
+
+    def typed_line(self, raw: bytes, line: int, offset: int) -> bool:
+        """A message entry read typed (what :meth:`line` reads of it); False: not one."""
+        read = typed.read(raw)
+        if read is None:
+            return False
+        record_line = read[0]
+        entry_id: str = record_line.id  # type: ignore[assignment]  # (read checks it is one)
+        raw_parent = record_line.parentId
+        if raw_parent is msgspec.UNSET:
+            raw_parent = self.previous_id
+        self.entries.append(_Entry(_TYPED_RECORD, line, offset, entry_id, raw_parent or None, read))
+        self.previous_id = entry_id
+        return True
+
+    def line(self, line: int, offset: int, record: Record) -> None:
+        """Any other line, read as an object with every check."""
+        builder, entries = self.builder, self.entries
         get = record.get
         kind = get("type")
-        if kind == "session" and header is None and not entries:
-            header = record
-            continue
+        if kind == "session" and self.header is None and not entries:
+            self.header = record
+            return
         if type(kind) is not str:
             builder.diagnostic(line, "no-type", "entry without a 'type', skipped")
-            continue
+            return
         if kind == "message" or kind == "compaction":
             _check_counts(record, kind, line, builder)
+        previous_id = self.previous_id
         raw_id = get("id")
         if type(raw_id) is str and raw_id:  # the usual v2/v3 entry
             raw_parent = get("parentId", previous_id)
             parent = raw_parent if type(raw_parent) is str and raw_parent else None
-            append(_Entry(record, line, offset, raw_id, parent))
-            previous_id = raw_id
-            continue
+            entries.append(_Entry(record, line, offset, raw_id, parent))
+            self.previous_id = raw_id
+            return
         if raw_id is not None and type(raw_id) is not str:
             builder.diagnostic(line, "bad-id", f"id {show_value(raw_id)} is not a string; ignored")
         entry_id = f"line-{line}"
         raw_parent = get("parentId", previous_id) if raw_id else previous_id
         parent = raw_parent if isinstance(raw_parent, str) and raw_parent else None
-        append(_Entry(record, line, offset, entry_id, parent))
-        previous_id = entry_id
-    return header, entries
+        entries.append(_Entry(record, line, offset, entry_id, parent))
+        self.previous_id = entry_id
 
 
 _USAGE_COUNTS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
@@ -284,9 +333,25 @@ def _linear(entries: list[_Entry]) -> bool:
 # -- compaction triggers -------------------------------------------------------------------
 
 
+def _record(entry: _Entry) -> Record:
+    """The entry's record; for one read typed, the part of it :func:`_describe` and
+    :func:`_overflow_error` read."""
+    if entry.typed is None:
+        return entry.record
+    message = entry.typed[1]
+    return {
+        "type": "message",
+        "message": {
+            "role": message.role,
+            "stopReason": message.stopReason,
+            "errorMessage": message.errorMessage,
+        },
+    }
+
+
 def _describe(entry: _Entry) -> str:
     """What an entry is, in words: 'an assistant message with stopReason toolUse at line 628'."""
-    record = entry.record
+    record = _record(entry)
     kind = record.get("type")
     message = record.get("message") if kind == "message" else None
     if not isinstance(message, dict):
@@ -308,7 +373,7 @@ _ROLE_WORDS = {
 
 def _overflow_error(entry: _Entry | None) -> str | None:
     """The context-overflow error of an assistant message that failed with one, else None."""
-    message = entry.record.get("message") if entry is not None else None
+    message = _record(entry).get("message") if entry is not None else None
     if not isinstance(message, dict) or message.get("role") != "assistant":
         return None
     error = as_str(message.get("errorMessage"))
@@ -368,15 +433,19 @@ class _PiBuilder:
         self.path = path
         messages = self.builder.messages
         positions, message_at, handlers = self.position, self.message_at, _ENTRIES
+        read_typed = self._typed
         for position, entry in enumerate(path):
             positions[entry.id] = position
             before = len(messages)
-            kind = entry.record.get("type")
-            handler = handlers.get(kind) if type(kind) is str else None
-            if handler is not None:
-                handler(self, entry)
+            if entry.typed is not None:
+                read_typed(entry, entry.typed)
             else:
-                self._entry(entry)
+                kind = entry.record.get("type")
+                handler = handlers.get(kind) if type(kind) is str else None
+                if handler is not None:
+                    handler(self, entry)
+                else:
+                    self._entry(entry)
             if len(messages) > before:
                 message_at[position] = messages[before].id
                 self.previous = entry
@@ -413,6 +482,63 @@ class _PiBuilder:
                 id=entry.id,
                 parent_id=entry.parent,
                 timestamp=timestamp if type(timestamp) is str else None,
+                source_line=entry.line,
+                source_offset=entry.offset,
+                **fields,
+            )
+        )
+
+    def _typed(
+        self, entry: _Entry, read: tuple[typed.Line, typed.TypedMessage, typed.Parts]
+    ) -> None:
+        """A message entry read typed: what :meth:`_message_entry` makes of it as an object."""
+        line, message, (text, reasoning, calls) = read
+        role = message.role
+        fields: dict[str, Any]
+        if role == "assistant":
+            model = message.model or None
+            if model:
+                self.model = model
+            else:
+                model = self.model
+            self.provider = message.provider or None or self.provider
+            message_role = Role.ASSISTANT
+            fields = {
+                "text": text,
+                "reasoning": reasoning,
+                "tool_calls": calls,
+                "usage": typed.usage_of(message.usage),
+                "model": model,
+                "stop_reason": message.stopReason or None,
+                "error": message.errorMessage or None,
+            }
+        elif role == "toolResult":
+            details = message.details
+            truncation = details.truncation if details is not None else None
+            call_id = message.toolCallId
+            if call_id is None:
+                self.builder.diagnostic(entry.line, "no-call-id", "tool result without toolCallId")
+                call_id = ""
+            message_role = Role.TOOL
+            fields = {
+                "tool_result": ToolResult(
+                    call_id=call_id,
+                    tool_name=message.toolName or None,
+                    output=text,
+                    is_error=message.isError is True,
+                    truncated_by_tool=truncation is not None and truncation.truncated is True,
+                )
+            }
+        else:
+            message_role = Role.USER
+            fields = {"text": text}
+        self.builder.append(
+            Message(
+                index=0,
+                role=message_role,
+                id=entry.id,
+                parent_id=entry.parent,
+                timestamp=line.timestamp,
                 source_line=entry.line,
                 source_offset=entry.offset,
                 **fields,
