@@ -74,7 +74,7 @@ Record = dict[str, Any]
 
 class _Entry:
     """One parsed entry and where it came from: its record, or for a message entry read typed
-    (:mod:`core.formats.pi_typed`) its typed line, message and parts (``record`` is then
+    (:mod:`core.formats.pi_typed`) its message and what the walk reads besides (``record`` is then
     :data:`_TYPED_RECORD`)."""
 
     __slots__ = ("id", "line", "offset", "parent", "record", "typed")
@@ -86,7 +86,7 @@ class _Entry:
         offset: int,
         entry_id: str,
         parent: str | None,
-        read: tuple[typed.Line, typed.TypedMessage, typed.Parts] | None = None,
+        read: typed.Read | None = None,
     ):
         self.record = record
         self.line = line
@@ -182,14 +182,15 @@ def _read(
     builder: SessionBuilder,
     progress: ProgressCallback | None,
     head_bytes: int | None = None,
-) -> tuple[Record | None, list[_Entry]]:
+) -> tuple[Record | None, list[_Entry], bool]:
+    """The header, the entries in file order, and whether they are linear (:meth:`_Reader.linear`)."""
     reader = _Reader(builder)
     lines = read_jsonl_raw(
         path, builder, progress=progress, head_bytes=head_bytes, typed=reader.typed_line
     )
     for line, offset, _raw, record in lines:
         reader.line(line, offset, record)
-    return reader.header, reader.entries
+    return reader.header, reader.entries, reader.linear()
 
 
 class _Reader:
@@ -201,6 +202,15 @@ class _Reader:
         self.header: Record | None = None
         self.entries: list[_Entry] = []
         self.previous_id: str | None = None
+        self.linked = True
+        """Every entry's parent so far is the entry before it (the first has none)."""
+        self.ids: set[str] = set()
+
+    def linear(self) -> bool:
+        """Every entry's parent is the entry before it, the first has none, and no id repeats:
+        the path to the leaf is the whole file (seen as the entries are read, while they are at
+        hand, rather than in one more pass over them)."""
+        return self.linked and len(self.ids) == len(self.entries)
 
     def typed_line(self, raw: bytes, line: int, offset: int) -> bool:
         """A message entry read typed (what :meth:`line` reads of it); False: not one."""
@@ -209,10 +219,14 @@ class _Reader:
             return False
         record_line = read[0]
         entry_id: str = record_line.id  # type: ignore[assignment]  # (read checks it is one)
+        previous_id = self.previous_id
         raw_parent = record_line.parentId
-        if raw_parent is msgspec.UNSET:
-            raw_parent = self.previous_id
-        self.entries.append(_Entry(_TYPED_RECORD, line, offset, entry_id, raw_parent or None, read))
+        parent = previous_id if raw_parent is msgspec.UNSET else raw_parent or None
+        entry = typed.message_of(read, entry_id, parent, line, offset)
+        self.entries.append(_Entry(_TYPED_RECORD, line, offset, entry_id, parent, entry))
+        if parent != previous_id:
+            self.linked = False
+        self.ids.add(entry_id)
         self.previous_id = entry_id
         return True
 
@@ -232,17 +246,21 @@ class _Reader:
         previous_id = self.previous_id
         raw_id = get("id")
         if type(raw_id) is str and raw_id:  # the usual v2/v3 entry
+            entry_id = raw_id
             raw_parent = get("parentId", previous_id)
             parent = raw_parent if type(raw_parent) is str and raw_parent else None
-            entries.append(_Entry(record, line, offset, raw_id, parent))
-            self.previous_id = raw_id
-            return
-        if raw_id is not None and type(raw_id) is not str:
-            builder.diagnostic(line, "bad-id", f"id {show_value(raw_id)} is not a string; ignored")
-        entry_id = f"line-{line}"
-        raw_parent = get("parentId", previous_id) if raw_id else previous_id
-        parent = raw_parent if isinstance(raw_parent, str) and raw_parent else None
+        else:
+            if raw_id is not None and type(raw_id) is not str:
+                builder.diagnostic(
+                    line, "bad-id", f"id {show_value(raw_id)} is not a string; ignored"
+                )
+            entry_id = f"line-{line}"
+            raw_parent = get("parentId", previous_id) if raw_id else previous_id
+            parent = raw_parent if isinstance(raw_parent, str) and raw_parent else None
         entries.append(_Entry(record, line, offset, entry_id, parent))
+        if parent != previous_id:
+            self.linked = False
+        self.ids.add(entry_id)
         self.previous_id = entry_id
 
 
@@ -275,9 +293,10 @@ def _version(header: Record | None, entries: list[_Entry]) -> int:
     return 2 if any("id" in e.record for e in entries) else 1
 
 
-def _leaf_path(entries: list[_Entry], builder: SessionBuilder) -> list[_Entry]:
-    """The entries from the root to the leaf (the last entry), following parent ids."""
-    if _linear(entries):
+def _leaf_path(entries: list[_Entry], builder: SessionBuilder, linear: bool) -> list[_Entry]:
+    """The entries from the root to the leaf (the last entry), following parent ids
+    (``linear``: the entries are that path, see :meth:`_Reader.linear`)."""
+    if linear:
         return entries  # (what the walk below gives for a session that never branched)
     by_id: dict[str, _Entry] = {}
     for entry in entries:
@@ -319,17 +338,6 @@ def _leaf_path(entries: list[_Entry], builder: SessionBuilder) -> list[_Entry]:
     return path
 
 
-def _linear(entries: list[_Entry]) -> bool:
-    """Every entry's parent is the entry before it, the first has none, and no id repeats: the
-    path to the leaf is the whole file."""
-    ids = [entry.id for entry in entries]
-    return (
-        entries[0].parent is None
-        and [entry.parent for entry in entries[1:]] == ids[:-1]
-        and len(set(ids)) == len(ids)
-    )
-
-
 # -- compaction triggers -------------------------------------------------------------------
 
 
@@ -338,14 +346,12 @@ def _record(entry: _Entry) -> Record:
     :func:`_overflow_error` read."""
     if entry.typed is None:
         return entry.record
-    message = entry.typed[1]
+    read = entry.typed
+    message = read.message
+    role = {Role.ASSISTANT: "assistant", Role.TOOL: "toolResult"}.get(message.role, "user")
     return {
         "type": "message",
-        "message": {
-            "role": message.role,
-            "stopReason": message.stopReason,
-            "errorMessage": message.errorMessage,
-        },
+        "message": {"role": role, "stopReason": read.stop_reason, "errorMessage": message.error},
     }
 
 
@@ -433,19 +439,21 @@ class _PiBuilder:
         self.path = path
         messages = self.builder.messages
         positions, message_at, handlers = self.position, self.message_at, _ENTRIES
-        read_typed = self._typed
+        read_typed, append = self._typed, self.builder.append
         for position, entry in enumerate(path):
             positions[entry.id] = position
+            if entry.typed is not None:  # always a message
+                append(read_typed(entry.typed))
+                message_at[position] = entry.id
+                self.previous = entry
+                continue
             before = len(messages)
-            if entry.typed is not None:
-                read_typed(entry, entry.typed)
+            kind = entry.record.get("type")
+            handler = handlers.get(kind) if type(kind) is str else None
+            if handler is not None:
+                handler(self, entry)
             else:
-                kind = entry.record.get("type")
-                handler = handlers.get(kind) if type(kind) is str else None
-                if handler is not None:
-                    handler(self, entry)
-                else:
-                    self._entry(entry)
+                self._entry(entry)
             if len(messages) > before:
                 message_at[position] = messages[before].id
                 self.previous = entry
@@ -488,62 +496,20 @@ class _PiBuilder:
             )
         )
 
-    def _typed(
-        self, entry: _Entry, read: tuple[typed.Line, typed.TypedMessage, typed.Parts]
-    ) -> None:
+    def _typed(self, read: typed.Read) -> Message:
         """A message entry read typed: what :meth:`_message_entry` makes of it as an object."""
-        line, message, (text, reasoning, calls) = read
-        role = message.role
-        fields: dict[str, Any]
-        if role == "assistant":
-            model = message.model or None
-            if model:
-                self.model = model
+        message = read.message
+        if message.role is Role.ASSISTANT:
+            if message.model:
+                self.model = message.model
             else:
-                model = self.model
-            self.provider = message.provider or None or self.provider
-            message_role = Role.ASSISTANT
-            fields = {
-                "text": text,
-                "reasoning": reasoning,
-                "tool_calls": calls,
-                "usage": typed.usage_of(message.usage),
-                "model": model,
-                "stop_reason": message.stopReason or None,
-                "error": message.errorMessage or None,
-            }
-        elif role == "toolResult":
-            details = message.details
-            truncation = details.truncation if details is not None else None
-            call_id = message.toolCallId
-            if call_id is None:
-                self.builder.diagnostic(entry.line, "no-call-id", "tool result without toolCallId")
-                call_id = ""
-            message_role = Role.TOOL
-            fields = {
-                "tool_result": ToolResult(
-                    call_id=call_id,
-                    tool_name=message.toolName or None,
-                    output=text,
-                    is_error=message.isError is True,
-                    truncated_by_tool=truncation is not None and truncation.truncated is True,
-                )
-            }
-        else:
-            message_role = Role.USER
-            fields = {"text": text}
-        self.builder.append(
-            Message(
-                index=0,
-                role=message_role,
-                id=entry.id,
-                parent_id=entry.parent,
-                timestamp=line.timestamp,
-                source_line=entry.line,
-                source_offset=entry.offset,
-                **fields,
+                message.model = self.model
+            self.provider = read.provider or self.provider
+        elif read.no_call_id:
+            self.builder.diagnostic(
+                message.source_line, "no-call-id", "tool result without toolCallId"
             )
-        )
+        return message
 
     # -- one method per entry type -------------------------------------------------------
 
@@ -755,7 +721,7 @@ def load(
     """Load a pi session file (v1, v2 or v3), read-only, following the leaf's path."""
     path = Path(path)
     builder = SessionBuilder(FORMAT, path)
-    header, entries = _read(path, builder, progress, head_bytes)
+    header, entries, linear = _read(path, builder, progress, head_bytes)
     if header is None:
         if not any(e.record.get("type") in _ENTRY_TYPES for e in entries):
             raise LoadError(f"{path}: not a pi session (no 'session' header and no pi entries)")
@@ -785,7 +751,7 @@ def load(
     walker.provider = as_str(header.get("provider"))
     if entries:
         if version >= 2 and any("id" in e.record for e in entries):
-            path_entries = _leaf_path(entries, builder)
+            path_entries = _leaf_path(entries, builder, linear)
         else:
             path_entries = entries
         walker.run(path_entries)

@@ -19,7 +19,7 @@ import msgspec
 import orjson
 
 from core.model.read_numbers import MAX_COUNT
-from core.model.session import ToolCall, Usage, UsageConvention
+from core.model.session import Message, Role, ToolCall, ToolResult, Usage, UsageConvention
 
 Count = Annotated[int, msgspec.Meta(ge=0, le=MAX_COUNT)]
 """A token count a real session holds (any other figure is read the checked way)."""
@@ -126,6 +126,90 @@ def read(raw: bytes) -> tuple[Line, TypedMessage, Parts] | None:
         return None
     message.content = None  # (the blocks are read: not kept)
     return line, message, parts
+
+
+class Read(msgspec.Struct, gc=False):
+    """What a message entry read typed leaves for the walk along the path: its message (whose
+    model the walk sets when the entry names none), and what the walk reads besides."""
+
+    message: Message
+    provider: str | None = None
+    """An assistant's provider, when it names one."""
+    stop_reason: str | None = None
+    """An assistant's ``stopReason`` as recorded (an empty one included)."""
+    no_call_id: bool = False
+    """A tool result without a ``toolCallId`` (the walk says so, if it is on the path)."""
+
+
+def message_of(
+    read: tuple[Line, TypedMessage, Parts],
+    entry_id: str,
+    parent: str | None,
+    line: int,
+    offset: int,
+) -> Read:
+    """The message of an entry read typed: what the plain read makes of the same entry (the
+    model of an assistant that names none is left for the walk to set)."""
+    record, message, (text, reasoning, calls) = read
+    role = message.role
+    if role == "assistant":
+        stop = message.stopReason
+        return Read(
+            Message(
+                index=0,
+                role=Role.ASSISTANT,
+                id=entry_id,
+                parent_id=parent,
+                timestamp=record.timestamp,
+                text=text,
+                reasoning=reasoning,
+                tool_calls=calls,
+                usage=usage_of(message.usage),
+                model=message.model or None,
+                stop_reason=stop or None,
+                error=message.errorMessage or None,
+                source_line=line,
+                source_offset=offset,
+            ),
+            provider=message.provider or None,
+            stop_reason=stop,
+        )
+    if role == "toolResult":
+        details = message.details
+        truncation = details.truncation if details is not None else None
+        call_id = message.toolCallId
+        result = ToolResult(
+            call_id=call_id if call_id is not None else "",
+            tool_name=message.toolName or None,
+            output=text,
+            is_error=message.isError is True,
+            truncated_by_tool=truncation is not None and truncation.truncated is True,
+        )
+        return Read(
+            Message(
+                index=0,
+                role=Role.TOOL,
+                id=entry_id,
+                parent_id=parent,
+                timestamp=record.timestamp,
+                tool_result=result,
+                source_line=line,
+                source_offset=offset,
+            ),
+            no_call_id=call_id is None,
+        )
+    return Read(
+        Message(
+            index=0,
+            role=Role.USER,
+            id=entry_id,
+            parent_id=parent,
+            timestamp=record.timestamp,
+            text=text,
+            source_line=line,
+            source_offset=offset,
+        )
+    )
 
 
 def content_text(content: str | list[Block] | None) -> str:
