@@ -193,7 +193,13 @@ class _Reader:
                     line_no, "duplicate-uuid", f"uuid {uuid} seen before; duplicate line skipped"
                 )
                 return
-            self.parents[uuid] = line.parent
+            parent = line.parent
+            last = self.last_uuid
+            if parent == last:  # the usual line: one copy of its parent's uuid, not two
+                parent = last
+                if entry is not None:
+                    entry.parent = last
+            self.parents[uuid] = parent
             self.last_uuid = uuid
         if entry is None:
             return  # a passed-over line
