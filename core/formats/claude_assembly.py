@@ -176,7 +176,7 @@ class Assembler:
         pop, add_call, add_results, add_text = order.pop, self._call, self._results, self._user_text
         while order:
             item = pop()
-            if type(item) is Call:
+            if isinstance(item, Call):
                 add_call(item)
                 continue
             kind = item.kind
