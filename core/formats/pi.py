@@ -34,6 +34,10 @@ What each entry becomes:
   recording, not the post-compaction view.
 * ``model_change`` / ``thinking_level_change`` → ``Session.model`` and ``Session.provider``
   (the last of these, the v1 header and the assistants' fields wins) and ``metadata``; ``session_info`` names → ``metadata["title"]``; ``label`` entries are skipped.
+
+Well-formed user, assistant and tool result entries are decoded typed
+(:mod:`~core.formats.pi_typed`: only the fields read, into msgspec structs, made into their
+message as they are read); any other line is read as an object, with every check.
 """
 
 from __future__ import annotations
