@@ -173,10 +173,11 @@ class Assembler:
         checks = [(call.entry.line, call.calls) for call in calls if call.calls]
         calls.clear()
         order.reverse()
+        pop, add_call, add_results, add_text = order.pop, self._call, self._results, self._user_text
         while order:
-            item = order.pop()
+            item = pop()
             if isinstance(item, Call):
-                self._call(item)
+                add_call(item)
                 continue
             kind = item.kind
             if kind == BOUNDARY:
@@ -185,9 +186,9 @@ class Assembler:
                 self.overflow = (item.line, item.error or "")
             else:
                 if item.results:
-                    self._results(item)
+                    add_results(item)
                 if item.texts and kind in (USER, ATTACHMENT):
-                    self._user_text(item)
+                    add_text(item)
         for line, tool_calls in checks:
             self._check_answered(line, tool_calls)
         self.builder.metadata["max_recorded_context"] = self.max_context
@@ -202,29 +203,31 @@ class Assembler:
         calls: list[Call] = []
         used_ids: set[str] = set()
         owner = self.owner
+        use, put, find = used_ids.add, order.append, calls_by_key.get
         for entry in entries:
             key = entry.key
+            uuid = entry.uuid
             if key is None or entry.kind != ASSISTANT:
-                used_ids.add(entry.uuid)
+                use(uuid)
                 if entry.texts or entry.results:  # it makes a message with this id
-                    owner[entry.uuid] = entry.uuid
-                order.append(entry)
+                    owner[uuid] = uuid
+                put(entry)
                 continue
-            call = calls_by_key.get(key)
+            call = find(key)
             if call is None:
                 message_id = key[0]
                 if message_id in used_ids:
-                    message_id = f"{message_id}#{entry.uuid}"
-                used_ids.add(message_id)
+                    message_id = f"{message_id}#{uuid}"
+                use(message_id)
                 call = Call(entry, message_id)
                 calls_by_key[key] = call
-                order.append(call)
+                put(call)
                 calls.append(call)
             else:
                 call.merge(entry)
-            owner[entry.uuid] = call.id
+            owner[uuid] = call.id
             if entry.results:
-                order.append(entry)  # server tool results carried in the reply
+                put(entry)  # server tool results carried in the reply
         return order, calls
 
     def _parent_message(self, uuid: str | None) -> str | None:
@@ -262,11 +265,15 @@ class Assembler:
                 self.builder.model = model
             self._last_call = (first.key[0] if first.key else "", model)
         texts, reasoning = item.texts, item.reasoning
+        parent = first.parent
         message = Message(  # built here and appended: no keyword dict built twice per message
             index=0,
             role=Role.ASSISTANT,
             id=item.id,
-            parent_id=self._parent_message(first.parent),
+            # the usual case inline: the parent line made a message
+            parent_id=self.owner.get(parent) or self._parent_message(parent)
+            if parent is not None
+            else None,
             timestamp=first.timestamp,
             text=texts[0] if len(texts) == 1 else "\n\n".join([t for t in texts if t]),
             reasoning=("\n\n".join([t for t in reasoning if t]) if reasoning else ""),
@@ -320,9 +327,14 @@ class Assembler:
         """The tool results of a line: one tool message each."""
         if not entry.results:
             return
-        parent_id = self._parent_message(entry.parent)
+        parent = entry.parent
+        parent_id = (
+            self.owner.get(parent) or self._parent_message(parent) if parent is not None else None
+        )
         sidechain = entry.sidechain and self.flag_sidechain
         append, tool_names, call_ids = self.builder.append, self.tool_names, self.call_ids
+        answered = self.answered.add
+        uuid, timestamp, line, offset = entry.uuid, entry.timestamp, entry.line, entry.offset
         for k, (call_id, output, is_error) in enumerate(entry.results):
             name = tool_names.get(call_id)
             if name is None:
@@ -332,13 +344,13 @@ class Assembler:
                     f"tool result for call {call_id or '(no id)'} whose call is not in the "
                     "conversation; loaded without a tool name",
                 )
-            self.answered.add(call_id)
+            answered(call_id)
             message = Message(
                 index=0,
                 role=Role.TOOL,
-                id=entry.uuid if k == 0 else f"{entry.uuid}#{k}",
+                id=uuid if k == 0 else f"{uuid}#{k}",
                 parent_id=parent_id,
-                timestamp=entry.timestamp,
+                timestamp=timestamp,
                 tool_result=ToolResult(
                     call_id=call_ids.get(call_id, call_id),
                     tool_name=name,
@@ -346,8 +358,8 @@ class Assembler:
                     is_error=is_error,
                 ),
                 sidechain=sidechain,
-                source_line=entry.line,
-                source_offset=entry.offset,
+                source_line=line,
+                source_offset=offset,
             )
             append(message)
 
@@ -357,12 +369,16 @@ class Assembler:
             return  # an empty user line (no text, no result)
         if entry.results and not any(entry.texts):
             return  # tool results only
-        text = "\n\n".join(entry.texts)
+        texts = entry.texts
+        text = texts[0] if len(texts) == 1 else "\n\n".join(texts)
+        parent = entry.parent
         message = Message(
             index=0,
             role=Role.USER,
             id=entry.uuid if not entry.results else f"{entry.uuid}#text",
-            parent_id=self._parent_message(entry.parent),
+            parent_id=self.owner.get(parent) or self._parent_message(parent)
+            if parent is not None
+            else None,
             timestamp=entry.timestamp,
             text=text,
             summary=entry.summary,

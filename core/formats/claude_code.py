@@ -157,6 +157,11 @@ class _Reader:
         """The texts of the api_error lines that say the prompt did not fit."""
         self.session_id: str | None = None
         self.agent_id: str | None = None
+        self.linked = True
+        """Every line with a uuid so far names the one before it as its parent (the first
+        none), no uuid repeats and every entry has its uuid: the active branch is then every
+        entry (what :func:`~core.formats.claude_branches.active_entries` finds, known without
+        walking the tree)."""
 
     def line(self, line_no: int, offset: int, obj: dict[str, Any]) -> None:
         """One line of the file: whatever it holds, a problem is a diagnostic, never an error."""
@@ -192,9 +197,20 @@ class _Reader:
                 self.builder.diagnostic(
                     line_no, "duplicate-uuid", f"uuid {uuid} seen before; duplicate line skipped"
                 )
+                self.linked = False
                 return
-            self.parents[uuid] = line.parent
+            parent = line.parent
+            last = self.last_uuid
+            if parent == last:  # the usual line: one copy of its parent's uuid, not two
+                parent = last
+                if entry is not None:
+                    entry.parent = last
+            else:
+                self.linked = False
+            self.parents[uuid] = parent
             self.last_uuid = uuid
+        elif entry is not None:
+            self.linked = False  # an entry without a uuid (``line-N``)
         if entry is None:
             return  # a passed-over line
         if self.session_id is None and line.session_id is not None:
@@ -222,19 +238,24 @@ class _Reader:
         kind = obj.get("type")
         uuid = obj.get("uuid")
         parent = parent_of(obj)
+        synthetic = False
         if type(uuid) is str:
             if uuid in self.parents:
                 self.builder.diagnostic(
                     line_no, "duplicate-uuid", f"uuid {uuid} seen before; duplicate line skipped"
                 )
+                self.linked = False
                 return
             self.parents[uuid] = parent
             before, self.last_uuid = self.last_uuid, uuid
+            if parent != before:
+                self.linked = False
         else:
             if uuid is not None:
                 self._bad_id(line_no, "uuid", uuid)
             uuid = f"line-{line_no}"
             before = self.last_uuid
+            synthetic = True  # (an entry made of this line has no uuid: see the handler)
         if parent is None and obj.get("parentUuid") is not None:
             self._bad_id(line_no, "parentUuid", obj["parentUuid"])
         if type(kind) is not str:
@@ -248,6 +269,8 @@ class _Reader:
         handler = _HANDLERS.get(kind)
         if handler is not None:
             handler(self, line_no, offset, uuid, parent, obj)
+            if synthetic and self.entries and self.entries[-1].line == line_no:
+                self.linked = False  # an entry without a uuid (``line-N``)
         else:
             self._unknown(kind, line_no, obj)
 
@@ -496,7 +519,10 @@ class _Reader:
             builder.metadata["version_changes"] = self.version_changes
         if self.entrypoint is not None:
             builder.metadata["entrypoint"] = self.entrypoint
-        included = active_entries(self.entries, self.parents, builder, self.before_boundary)
+        if self.linked:
+            included = self.entries  # (every entry: see ``linked``)
+        else:
+            included = active_entries(self.entries, self.parents, builder, self.before_boundary)
         self.entries = []  # (the assembly lets each entry go once its message is made)
         segments = place_preserved_segments(included, self.parents, self.before_boundary)
         subagent = bool(included) and all(e.sidechain for e in included)

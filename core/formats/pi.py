@@ -34,6 +34,10 @@ What each entry becomes:
   recording, not the post-compaction view.
 * ``model_change`` / ``thinking_level_change`` → ``Session.model`` and ``Session.provider``
   (the last of these, the v1 header and the assistants' fields wins) and ``metadata``; ``session_info`` names → ``metadata["title"]``; ``label`` entries are skipped.
+
+Well-formed user, assistant and tool result entries are decoded typed
+(:mod:`~core.formats.pi_typed`: only the fields read, into msgspec structs, made into their
+message as they are read); any other line is read as an object, with every check.
 """
 
 from __future__ import annotations
@@ -42,7 +46,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from core.agents.overflow_errors import is_context_overflow_message
+from core.formats import pi_typed as typed
 from core.formats.base import LoadError, ProgressCallback, SessionBuilder, as_str
 from core.formats.jsonl import read_jsonl_raw
 from core.formats.sniffers import sniff_pi
@@ -70,16 +77,32 @@ Record = dict[str, Any]
 
 
 class _Entry:
-    """One parsed entry and where it came from."""
+    """One parsed entry and where it came from: its record, or for a message entry read typed
+    (:mod:`core.formats.pi_typed`) its message and what the walk reads besides (``record`` is then
+    :data:`_TYPED_RECORD`)."""
 
-    __slots__ = ("id", "line", "offset", "parent", "record")
+    __slots__ = ("id", "line", "offset", "parent", "record", "typed")
 
-    def __init__(self, record: Record, line: int, offset: int, entry_id: str, parent: str | None):
+    def __init__(
+        self,
+        record: Record,
+        line: int,
+        offset: int,
+        entry_id: str,
+        parent: str | None,
+        read: typed.Read | None = None,
+    ):
         self.record = record
         self.line = line
         self.offset = offset
         self.id = entry_id
         self.parent = parent
+        self.typed = read
+
+
+_TYPED_RECORD: Record = {"type": "message", "id": None}
+"""What the record of an entry read typed answers to the questions asked of every entry (its
+type; whether it has an id): never changed."""
 
 
 # -- content helpers -----------------------------------------------------------------------
@@ -163,38 +186,86 @@ def _read(
     builder: SessionBuilder,
     progress: ProgressCallback | None,
     head_bytes: int | None = None,
-) -> tuple[Record | None, list[_Entry]]:
-    header: Record | None = None
-    entries: list[_Entry] = []
-    append = entries.append
-    previous_id: str | None = None
-    lines = read_jsonl_raw(path, builder, progress=progress, head_bytes=head_bytes)
+) -> tuple[Record | None, list[_Entry], bool]:
+    """The header, the entries in file order, and whether they are linear (:meth:`_Reader.linear`)."""
+    reader = _Reader(builder)
+    lines = read_jsonl_raw(
+        path, builder, progress=progress, head_bytes=head_bytes, typed=reader.typed_line
+    )
     for line, offset, _raw, record in lines:
+        reader.line(line, offset, record)
+    return reader.header, reader.entries, reader.linear()
+
+
+class _Reader:
+    """The entries of a file, in file order: a message entry read typed when it can be
+    (:meth:`typed_line`), any other line as an object (:meth:`line`)."""
+
+    def __init__(self, builder: SessionBuilder) -> None:
+        self.builder = builder
+        self.header: Record | None = None
+        self.entries: list[_Entry] = []
+        self.previous_id: str | None = None
+        self.linked = True
+        """Every entry's parent so far is the entry before it (the first has none)."""
+        self.ids: set[str] = set()
+
+    def linear(self) -> bool:
+        """Every entry's parent is the entry before it, the first has none, and no id repeats:
+        the path to the leaf is the whole file (seen as the entries are read, while they are at
+        hand, rather than in one more pass over them)."""
+        return self.linked and len(self.ids) == len(self.entries)
+
+    def typed_line(self, raw: bytes, line: int, offset: int) -> bool:
+        """A message entry read typed (what :meth:`line` reads of it); False: not one."""
+        read = typed.read(raw)
+        if read is None:
+            return False
+        record_line = read[0]
+        entry_id: str = record_line.id  # type: ignore[assignment]  # (read checks it is one)
+        previous_id = self.previous_id
+        raw_parent = record_line.parentId
+        parent = previous_id if raw_parent is msgspec.UNSET else raw_parent or None
+        entry = typed.message_of(read, entry_id, parent, line, offset)
+        self.entries.append(_Entry(_TYPED_RECORD, line, offset, entry_id, parent, entry))
+        if parent != previous_id:
+            self.linked = False
+        self.ids.add(entry_id)
+        self.previous_id = entry_id
+        return True
+
+    def line(self, line: int, offset: int, record: Record) -> None:
+        """Any other line, read as an object with every check."""
+        builder, entries = self.builder, self.entries
         get = record.get
         kind = get("type")
-        if kind == "session" and header is None and not entries:
-            header = record
-            continue
+        if kind == "session" and self.header is None and not entries:
+            self.header = record
+            return
         if type(kind) is not str:
             builder.diagnostic(line, "no-type", "entry without a 'type', skipped")
-            continue
+            return
         if kind == "message" or kind == "compaction":
             _check_counts(record, kind, line, builder)
+        previous_id = self.previous_id
         raw_id = get("id")
         if type(raw_id) is str and raw_id:  # the usual v2/v3 entry
+            entry_id = raw_id
             raw_parent = get("parentId", previous_id)
             parent = raw_parent if type(raw_parent) is str and raw_parent else None
-            append(_Entry(record, line, offset, raw_id, parent))
-            previous_id = raw_id
-            continue
-        if raw_id is not None and type(raw_id) is not str:
-            builder.diagnostic(line, "bad-id", f"id {show_value(raw_id)} is not a string; ignored")
-        entry_id = f"line-{line}"
-        raw_parent = get("parentId", previous_id) if raw_id else previous_id
-        parent = raw_parent if isinstance(raw_parent, str) and raw_parent else None
-        append(_Entry(record, line, offset, entry_id, parent))
-        previous_id = entry_id
-    return header, entries
+        else:
+            if raw_id is not None and type(raw_id) is not str:
+                builder.diagnostic(
+                    line, "bad-id", f"id {show_value(raw_id)} is not a string; ignored"
+                )
+            entry_id = f"line-{line}"
+            raw_parent = get("parentId", previous_id) if raw_id else previous_id
+            parent = raw_parent if isinstance(raw_parent, str) and raw_parent else None
+        entries.append(_Entry(record, line, offset, entry_id, parent))
+        if parent != previous_id:
+            self.linked = False
+        self.ids.add(entry_id)
+        self.previous_id = entry_id
 
 
 _USAGE_COUNTS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
@@ -226,9 +297,10 @@ def _version(header: Record | None, entries: list[_Entry]) -> int:
     return 2 if any("id" in e.record for e in entries) else 1
 
 
-def _leaf_path(entries: list[_Entry], builder: SessionBuilder) -> list[_Entry]:
-    """The entries from the root to the leaf (the last entry), following parent ids."""
-    if _linear(entries):
+def _leaf_path(entries: list[_Entry], builder: SessionBuilder, linear: bool) -> list[_Entry]:
+    """The entries from the root to the leaf (the last entry), following parent ids
+    (``linear``: the entries are that path, see :meth:`_Reader.linear`)."""
+    if linear:
         return entries  # (what the walk below gives for a session that never branched)
     by_id: dict[str, _Entry] = {}
     for entry in entries:
@@ -270,23 +342,26 @@ def _leaf_path(entries: list[_Entry], builder: SessionBuilder) -> list[_Entry]:
     return path
 
 
-def _linear(entries: list[_Entry]) -> bool:
-    """Every entry's parent is the entry before it, the first has none, and no id repeats: the
-    path to the leaf is the whole file."""
-    ids = [entry.id for entry in entries]
-    return (
-        entries[0].parent is None
-        and [entry.parent for entry in entries[1:]] == ids[:-1]
-        and len(set(ids)) == len(ids)
-    )
-
-
 # -- compaction triggers -------------------------------------------------------------------
+
+
+def _record(entry: _Entry) -> Record:
+    """The entry's record; for one read typed, the part of it :func:`_describe` and
+    :func:`_overflow_error` read."""
+    if entry.typed is None:
+        return entry.record
+    read = entry.typed
+    message = read.message
+    role = {Role.ASSISTANT: "assistant", Role.TOOL: "toolResult"}.get(message.role, "user")
+    return {
+        "type": "message",
+        "message": {"role": role, "stopReason": read.stop_reason, "errorMessage": message.error},
+    }
 
 
 def _describe(entry: _Entry) -> str:
     """What an entry is, in words: 'an assistant message with stopReason toolUse at line 628'."""
-    record = entry.record
+    record = _record(entry)
     kind = record.get("type")
     message = record.get("message") if kind == "message" else None
     if not isinstance(message, dict):
@@ -308,7 +383,7 @@ _ROLE_WORDS = {
 
 def _overflow_error(entry: _Entry | None) -> str | None:
     """The context-overflow error of an assistant message that failed with one, else None."""
-    message = entry.record.get("message") if entry is not None else None
+    message = _record(entry).get("message") if entry is not None else None
     if not isinstance(message, dict) or message.get("role") != "assistant":
         return None
     error = as_str(message.get("errorMessage"))
@@ -368,8 +443,14 @@ class _PiBuilder:
         self.path = path
         messages = self.builder.messages
         positions, message_at, handlers = self.position, self.message_at, _ENTRIES
+        read_typed, append = self._typed, self.builder.append
         for position, entry in enumerate(path):
             positions[entry.id] = position
+            if entry.typed is not None:  # always a message
+                append(read_typed(entry.typed))
+                message_at[position] = entry.id
+                self.previous = entry
+                continue
             before = len(messages)
             kind = entry.record.get("type")
             handler = handlers.get(kind) if type(kind) is str else None
@@ -418,6 +499,21 @@ class _PiBuilder:
                 **fields,
             )
         )
+
+    def _typed(self, read: typed.Read) -> Message:
+        """A message entry read typed: what :meth:`_message_entry` makes of it as an object."""
+        message = read.message
+        if message.role is Role.ASSISTANT:
+            if message.model:
+                self.model = message.model
+            else:
+                message.model = self.model
+            self.provider = read.provider or self.provider
+        elif read.no_call_id:
+            self.builder.diagnostic(
+                message.source_line, "no-call-id", "tool result without toolCallId"
+            )
+        return message
 
     # -- one method per entry type -------------------------------------------------------
 
@@ -629,7 +725,7 @@ def load(
     """Load a pi session file (v1, v2 or v3), read-only, following the leaf's path."""
     path = Path(path)
     builder = SessionBuilder(FORMAT, path)
-    header, entries = _read(path, builder, progress, head_bytes)
+    header, entries, linear = _read(path, builder, progress, head_bytes)
     if header is None:
         if not any(e.record.get("type") in _ENTRY_TYPES for e in entries):
             raise LoadError(f"{path}: not a pi session (no 'session' header and no pi entries)")
@@ -659,7 +755,7 @@ def load(
     walker.provider = as_str(header.get("provider"))
     if entries:
         if version >= 2 and any("id" in e.record for e in entries):
-            path_entries = _leaf_path(entries, builder)
+            path_entries = _leaf_path(entries, builder, linear)
         else:
             path_entries = entries
         walker.run(path_entries)

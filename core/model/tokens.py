@@ -282,23 +282,42 @@ def arguments_text(arguments: Any) -> str:
 
 def _text_length(message: Message, length: Callable[[str], int]) -> int:
     """``length(message_text(message))``, from the lengths of the parts (joined by ``\n``:
-    one unit each in UTF-8 and UTF-16)."""
+    one unit each in UTF-8 and UTF-16). ``length`` is UTF-8 or UTF-16 units, which an ASCII
+    text has as many of as characters: such a part is measured without the call."""
     parts = 0
     total = 0
-    if message.text:
-        total += length(message.text)
+    text = message.text
+    if text:
+        total += len(text) if text.isascii() else length(text)
         parts += 1
-    if message.reasoning:
-        total += length(message.reasoning)
+    text = message.reasoning
+    if text:
+        total += len(text) if text.isascii() else length(text)
         parts += 1
     for call in message.tool_calls:
-        total += length(call.name) + length(arguments_text(call.arguments))
+        name = call.name
+        total += len(name) if name.isascii() else length(name)
+        total += _arguments_length(call.arguments, length)
         parts += 2
     result = message.tool_result
-    if result is not None and result.output:
-        total += length(result.output)
-        parts += 1
+    if result is not None:
+        text = result.output
+        if text:
+            total += len(text) if text.isascii() else length(text)
+            parts += 1
     return total + parts - 1 if parts else 0
+
+
+def _arguments_length(arguments: Any, length: Callable[[str], int]) -> int:
+    """``length(arguments_text(arguments))``: compact JSON that is ASCII (the usual arguments)
+    measured as its bytes, without making it a string."""
+    if arguments is None or isinstance(arguments, str):
+        return length(arguments_text(arguments))
+    try:
+        raw = orjson.dumps(arguments)
+    except TypeError:
+        return length(str(arguments))
+    return len(raw) if raw.isascii() else length(raw.decode())
 
 
 def message_text(message: Message) -> str:

@@ -200,6 +200,19 @@ def test_a_rule_counts_a_message_from_its_parts_as_from_its_text(estimator: str)
             tool_result=ToolResult(call_id="t", output="a\nb\n" * 50 + "€"),
         ),
         Message(index=4, id="e", role=Role.TOOL, tool_result=ToolResult(call_id="t")),
+        Message(
+            index=5,
+            id="f",
+            role=Role.ASSISTANT,
+            tool_calls=[
+                ToolCall(id="1", name="read", arguments={"path": "a.py", "n": [1, 2.5, None]}),
+                ToolCall(id="2", name="bash", arguments="ls -l"),
+                ToolCall(id="3", name="wait"),
+                ToolCall(id="4", name="emoji", arguments={"text": "🤔 x"}),
+                ToolCall(id="5", name="odd", arguments={1, 2}),
+                ToolCall(id="6", name="naïve", arguments={"ok": True}),
+            ],
+        ),
     ]
     counter = TokenCounter(estimator)
     expected = [counter.count(message_text(m)) for m in messages]

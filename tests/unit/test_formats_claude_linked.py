@@ -1,0 +1,86 @@
+"""A transcript whose lines each name the line before them as parent is read as the whole
+active branch without walking the tree (``_Reader.linked``): the session is the one the walk
+gives, for every fixture and sample, and for lines whose ids or parents are odd or missing."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.formats import claude_code
+from core.formats.base import SessionBuilder
+from core.formats.jsonl import read_jsonl
+from core.model.session import Session
+from tests.support.paths import REPO, TESTS
+from tests.unit.test_formats_claude_robust import _rows, _set
+from tests.unit.test_formats_claude_typed import _facts
+
+FIXTURES = TESTS / "fixtures" / "claude"
+SAMPLES = REPO.parent / "shared" / "samples" / "claude-code"
+ODD: list[Any] = [None, 7, "", "<delete>", "elsewhere", True]
+
+
+def _load(path: Path, *, walk: bool) -> tuple[Session, bool]:
+    """The session of ``path`` (with ``walk``: the active branch found by walking the tree), and
+    whether the reader found the file linked."""
+    reader = claude_code._Reader(SessionBuilder(claude_code.FORMAT, path))
+    for line_no, offset, obj in read_jsonl(path, reader.builder, typed=reader.typed_line):
+        reader.line(line_no, offset, obj)
+    linked = reader.linked
+    if walk:
+        reader.linked = False
+    return reader.finish(path), linked
+
+
+def _same(path: Path) -> bool:
+    shortcut, linked = _load(path, walk=False)
+    walked, _ = _load(path, walk=True)
+    assert _facts(shortcut) == _facts(walked)
+    return linked
+
+
+def _paths() -> list[Path]:
+    samples = sorted(SAMPLES.rglob("*.jsonl")) if SAMPLES.is_dir() else []
+    return sorted(FIXTURES.glob("*.jsonl")) + samples
+
+
+@pytest.mark.parametrize("path", _paths(), ids=lambda p: p.name)
+def test_the_shortcut_gives_the_walk_s_session(path: Path) -> None:
+    _same(path)
+
+
+def test_a_linear_file_takes_the_shortcut_and_a_rewound_one_does_not(tmp_path: Path) -> None:
+    rows: list[dict[str, Any]] = [
+        {"type": "user", "uuid": "u1", "parentUuid": None, "message": {"content": "hi"}},
+        {
+            "type": "assistant",
+            "uuid": "a1",
+            "parentUuid": "u1",
+            "message": {"id": "m1", "content": [{"type": "text", "text": "hello"}]},
+        },
+        {"type": "progress", "uuid": "p1", "parentUuid": "a1"},
+        {"type": "user", "uuid": "u2", "parentUuid": "p1", "message": {"content": "again"}},
+    ]
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    assert _same(path)
+    rows[3]["parentUuid"] = "u1"  # a rewind: the second prompt forks off the first
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    assert not _same(path)
+
+
+def test_odd_ids_and_parents_give_the_walk_s_session(tmp_path: Path) -> None:
+    rows = _rows(FIXTURES / "recent_lines.jsonl")
+    path = tmp_path / "t.jsonl"
+    for k in range(len(rows)):
+        for field in ("uuid", "parentUuid", "logicalParentUuid", "isSidechain", "type"):
+            for value in ODD:
+                changed = copy.deepcopy(rows)
+                _set(changed[k], (field,), value)
+                text = "".join(json.dumps(row) + "\n" for row in changed)
+                path.write_text(text, encoding="utf-8")
+                _same(path)
