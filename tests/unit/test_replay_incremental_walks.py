@@ -270,3 +270,26 @@ def test_each_pruning_attempt_is_planned_once_per_pruning_setting(
         < 2
         * sum(len(trace.prune_inputs) for trace in replayer._traces.values() if trace.policy != new)
     )
+
+
+def test_the_recorded_peak_is_worked_out_once_and_is_the_largest_recorded_figure() -> None:
+    session = _session()
+    calls, _recorded = placed(session)
+    known = [figure for figure in calls.usage_context if figure is not None]
+    assert known and calls.peak_usage() == max(known)
+    calls.usage_context.append(max(known) + 1)  # (read once: a later change is not seen)
+    assert calls.peak_usage() == max(known)
+    replayer = Replayer(session)
+    base = replayer.run(_base())
+    again = replayer.run(changed(_base(), "pruning.protect_turns", 4) or _base())
+    assert base.summary.peak_recorded == again.summary.peak_recorded == max(known)
+
+
+def test_a_session_without_recorded_figures_has_no_recorded_peak() -> None:
+    session = _session()
+    for message in session.messages:
+        message.usage = None
+    calls, _recorded = placed(session)
+    assert calls.peak_usage() is None
+    assert calls.peak_usage() is None  # (the answer None is kept too)
+    assert replay(session, _base()).summary.peak_recorded is None
