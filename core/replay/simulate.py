@@ -3,8 +3,8 @@
 :meth:`Run.walk` goes through the messages in order (from a checkpoint of an earlier run, or the
 start). Before each message it applies the recorded compactions that happened there
 (:meth:`Run.apply_recorded_compaction`: the user's ``/compact``); at each model call
-:meth:`Run.on_call` prunes at a turn end, makes the threshold check (:meth:`Run.check`, which may
-compact or take the recorded compaction) and works out the call's figures and overflow
+:meth:`Run.call_step` prunes at a turn end, makes the threshold check (:meth:`Run.check_step`, which
+may compact or take the recorded compaction) and works out the call's figures and overflow
 (:meth:`Run.overflow`); each message a walk adds to the context goes through
 :meth:`Run.on_message` (a truncation event when the policy truncates it).
 
@@ -240,20 +240,14 @@ class Run:
             at_message_index=i,
         )
 
-    def on_call(self, c: int, i: int) -> None:
-        """Model call ``c`` (message ``i``): turn-end pruning, the threshold check before it, then
-        the context it sends and whether that overflows (:meth:`call_step` is the same, bound
-        once for a walk)."""
-        self.call_step()(c, i)
-
     def call_step(self) -> Callable[[int, int], None]:
-        """:meth:`on_call` as a function with everything it reads bound as its own variables (a
-        walk calls it ~10^5 times: reading the run's attributes at every call was a third of
-        it)."""
+        """Model call ``c`` (message ``i``) as a function ``step(c, i)``: turn-end pruning, the
+        threshold check before it (:meth:`check_step`), then the context it sends and whether
+        that overflows. What it reads is bound once per walk (a walk makes ~10^5 steps)."""
         state = self.state
         tokens, main, after_reply = self._tokens, self._main, self._after_reply
         first_of_turn, turn_end_prune = self._first_of_turn, self.turn_end_prune
-        check_each, check = self._check_each, self.check
+        check_each, check = self._check_each, self.check_step()
         add_check, add_row, add_overflow_prompt = (
             self._add_check,
             self._add_row,
@@ -318,33 +312,38 @@ class Run:
 
     # -- checks and overflows ----------------------------------------------------------------
 
-    def check(self, c: int, i: int, checks_now: bool, reply_tokens: int | None = None) -> Check:
-        """The threshold check before call ``c``; compacts when it fires (the recording agent's
-        policy takes the recorded compaction where the recording compacted). ``reply_tokens``:
-        message ``i``'s tokens when it is the main agent's (worked out when not given)."""
-        state = self.state
-        limit = self._limits[c]
-        if reply_tokens is None:
-            reply_tokens = self._tokens[i] if self._main[i] else 0
-        if not checks_now and self._faithful:
-            # The agent compacted by itself here: whatever its documented schedule, it checked.
-            checks_now = c in self._auto_calls
-        rules = self._rules
-        # How its figure was made (CallPoint.check_basis): from the previous call's recorded
-        # usage as it is, or projected from it, or estimated.
-        prev = state.prev_call
-        recorded = prev >= 0 and self._rows[prev].provenance is _RECORDED
-        check = rules.measure(
-            state, self._rec, c, reply_tokens, checks_now, self._first_of_turn[c], limit, recorded
-        )
-        if self._follow:
-            self.follow(check, c, i)
-            return check
-        fired, state.pending = rules.decide(check, limit, state.pending)
-        if fired:
-            self.fire(check, c, i, limit)
-        elif c in self._auto_calls:
-            self.diverged()  # a run following the recording takes the compaction recorded here
+    def check_step(self) -> Callable[[int, int, bool, int], Check]:
+        """The threshold check before a call, as a function of ``(c, i, checks_now,
+        reply_tokens)`` with what it reads bound once per walk (``reply_tokens``: message
+        ``i``'s tokens when it is the main agent's). It compacts when it fires (the recording
+        agent's policy takes the recorded compaction where the recording compacted)."""
+        state, rows, rec = self.state, self._rows, self._rec
+        limits, first_of_turn = self._limits, self._first_of_turn
+        faithful, follow, auto_calls = self._faithful, self._follow, self._auto_calls
+        measure, decide = self._rules.measure, self._rules.decide
+
+        def check(c: int, i: int, checks_now: bool, reply_tokens: int) -> Check:
+            limit = limits[c]
+            if not checks_now and faithful:
+                # The agent compacted by itself here: whatever its documented schedule, it checked.
+                checks_now = c in auto_calls
+            # How its figure was made (CallPoint.check_basis): from the previous call's recorded
+            # usage as it is, or projected from it, or estimated.
+            prev = state.prev_call
+            recorded = prev >= 0 and rows[prev].provenance is _RECORDED
+            made = measure(
+                state, rec, c, reply_tokens, checks_now, first_of_turn[c], limit, recorded
+            )
+            if follow:
+                self.follow(made, c, i)
+                return made
+            fired, state.pending = decide(made, limit, state.pending)
+            if fired:
+                self.fire(made, c, i, limit)
+            elif c in auto_calls:
+                self.diverged()  # a run following the recording takes the compaction recorded here
+            return made
+
         return check
 
     def fire(self, check: Check, c: int, i: int, limit: int | None) -> None:
