@@ -282,6 +282,8 @@ class ColumnPoints:
         return column
 
     def _column(self, name: str) -> Sequence[Any]:
+        if name == "message_index":  # (each row's own: the walk makes call c at message calls[c])
+            return self._calls.calls[: self.count]
         if name == "recorded_tokens":
             return self._calls.usage_context[: self.count]
         if name == "baseline_tokens":
@@ -320,7 +322,6 @@ def _check_basis(row: CallRow) -> str | None:
 
 _ROW_COLUMNS: dict[str, Callable[[CallRow], Any]] = {
     # (by position: a tuple's item is read in C without the named field's descriptor)
-    "message_index": itemgetter(CallRow._fields.index("message_index")),
     "simulated_tokens": itemgetter(CallRow._fields.index("figure")),
     "simulated_provenance": itemgetter(CallRow._fields.index("provenance")),
     "overflow_simulated": itemgetter(CallRow._fields.index("overflow")),

@@ -293,3 +293,18 @@ def test_a_session_without_recorded_figures_has_no_recorded_peak() -> None:
     assert calls.peak_usage() is None
     assert calls.peak_usage() is None  # (the answer None is kept too)
     assert replay(session, _base()).summary.peak_recorded is None
+
+
+def test_the_message_index_column_is_each_rows_own_after_a_resumed_run() -> None:
+    session = _session()
+    replayer = Replayer(session)
+    replayer.run(_base())
+    policy = changed(_base(), "pruning.protect_turns", 4)
+    assert policy is not None
+    result = replayer.run(policy)
+    assert result.resumed_from_call  # (a resumed run: its rows are an earlier run's, then its own)
+    trace = replayer._traces[policy_key(policy)]
+    assert list(result.point_column("message_index")) == [row.message_index for row in trace.rows]
+    assert [point.message_index for point in result.points] == [
+        row.message_index for row in trace.rows
+    ]
