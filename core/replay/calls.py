@@ -47,6 +47,11 @@ class Calls:
         """Per message of the main conversation: it starts a turn (:attr:`Message.is_turn_start`,
         read once here rather than at every walk)."""
         self._index_calls()
+        reasoning = [m.reasoning_estimate_tokens for m in session.messages]
+        self.reasoning: list[int] | None = reasoning if any(reasoning) else None
+        """Per message: its estimated encrypted reasoning
+        (:attr:`Message.reasoning_estimate_tokens`); None when no message has any (most
+        sessions: a walk then adds nothing up)."""
 
         self.usage_context: list[int | None] = []
         """Per call: the recorded context (the provider's convention), None without usable usage."""

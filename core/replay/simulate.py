@@ -181,7 +181,7 @@ class Run:
         recount = self.setting.reply_recount
         on_call = self.call_step()
         sent, check_tokens, turn_start = self._sent, self._check_tokens, self._turn_start
-        truncated, messages = self._truncated, self.messages
+        truncated, reasoning = self._truncated, self.calls.reasoning
         next_progress = pos + _PROGRESS_EVERY
         for i in range(pos, n):
             if i >= next_progress:
@@ -208,7 +208,8 @@ class Run:
                     state.turn_started()
                 state.since_call += tokens
                 state.since_prompt += tokens
-                state.reasoning_turn += messages[i].reasoning_estimate_tokens
+                if reasoning is not None:
+                    state.reasoning_turn += reasoning[i]
                 if truncated[i]:
                     self.truncate_event(i)
             if c >= 0:

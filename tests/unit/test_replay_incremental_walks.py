@@ -308,3 +308,23 @@ def test_the_message_index_column_is_each_rows_own_after_a_resumed_run() -> None
     assert [point.message_index for point in result.points] == [
         row.message_index for row in trace.rows
     ]
+
+
+def test_earlier_reasoning_counts_in_the_check_when_the_session_has_some() -> None:
+    assert placed(_session())[0].reasoning is None  # (none recorded: the walk adds nothing up)
+    thinking = _session()
+    for message in thinking.messages:
+        if message.is_model_call:
+            message.reasoning_estimate_tokens = 300
+    assert placed(thinking)[0].reasoning is not None
+    counted = _base()
+    counted.compaction.count_earlier_reasoning = True
+    first = replay(thinking, counted)
+    before = min(e.call_index for e in first.events if e.call_index is not None)
+    checks = first.point_column("check_tokens")[:before]
+    uncounted = replay(thinking, _base()).point_column("check_tokens")[:before]
+    # before anything is rebuilt, the check adds the earlier turns' reasoning (300 a call)
+    extra = [
+        a - b for a, b in zip(checks, uncounted, strict=True) if a is not None and b is not None
+    ]
+    assert extra[0] == 0 and extra[-1] > 0 and extra[-1] % 300 == 0
