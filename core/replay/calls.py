@@ -47,6 +47,11 @@ class Calls:
         """Per message of the main conversation: it starts a turn (:attr:`Message.is_turn_start`,
         read once here rather than at every walk)."""
         self._index_calls()
+        reasoning = [m.reasoning_estimate_tokens for m in session.messages]
+        self.reasoning: list[int] | None = reasoning if any(reasoning) else None
+        """Per message: its estimated encrypted reasoning
+        (:attr:`Message.reasoning_estimate_tokens`); None when no message has any (most
+        sessions: a walk then adds nothing up)."""
 
         self.usage_context: list[int | None] = []
         """Per call: the recorded context (the provider's convention), None without usable usage."""
@@ -68,6 +73,7 @@ class Calls:
         self._overflow_reasons: dict[int | None, list[str | None]] = {}
         self._overflow_flags: dict[int | None, list[bool]] = {}
         self._links: array[int] | None = None
+        self._peak_usage: tuple[int | None] | None = None
 
     def _index_calls(self) -> None:
         main, turn_of, call_of = self.main, self.turn_of, self.call_of
@@ -177,6 +183,14 @@ class Calls:
             flags = [reason is not None for reason in self.recorded_overflows(window)]
             self._overflow_flags[window] = flags
         return flags
+
+    def peak_usage(self) -> int | None:
+        """The largest recorded context (:attr:`usage_context`; None: no call recorded one),
+        worked out once (every result of a limit change reports it)."""
+        if self._peak_usage is None:
+            known = [figure for figure in self.usage_context if figure is not None]
+            self._peak_usage = (max(known, default=None),)
+        return self._peak_usage[0]
 
     def checkpoint_before(self, message_index: int) -> int:
         """The last call at or before ``message_index`` (its checkpoint precedes the message)."""

@@ -23,7 +23,7 @@ from core.model.session import Message, Role
 from core.model.tokens import arguments_text
 from core.policy import Policy
 from core.replay.recorded import RecordedSide
-from core.replay.results import Trigger
+from core.replay.results import CheckBasis, Trigger
 from core.replay.state import Check, State
 
 
@@ -50,10 +50,15 @@ class CheckRules:
         reply_tokens: int,
         checks_now: bool,
         turn_start: bool,
+        limit: int | None = None,
+        recorded: bool | None = None,
     ) -> Check:
-        """What the check before call ``c`` measures (see :func:`measure`)."""
+        """What the check before call ``c`` measures (see :func:`measure`), compared with
+        ``limit``; ``recorded``: the previous call's figure is the recorded one (sets the
+        check's :attr:`~core.replay.state.Check.basis`; None leaves it unset)."""
         base: int | None = None
         proj: int | None = None
+        baseline: int | None = None
         project = self.project
         before_prompt = turn_start and not self.sees_prompt
         if state.prev_call >= 0:
@@ -75,12 +80,12 @@ class CheckRules:
                     proj += state.reasoning_before_prev if before_prompt else state.reasoning_before
             rec_added = rec.e_rec_after[c] - reply_tokens - state.prev_e_rec_cov
             baseline = state.prev_baseline_figure + (rec_added if project else 0)
-            return Check(base, proj, checks_now, False, None, baseline)
-        if project:
+        elif project:
             proj = rec.overhead + state.e_sim
-            baseline_measure = rec.overhead + rec.e_rec_after[c] - reply_tokens
-            return Check(base, proj, checks_now, False, None, baseline_measure)
-        return Check(base, proj, checks_now, False, None, None)
+            baseline = rec.overhead + rec.e_rec_after[c] - reply_tokens
+        return Check(
+            base, proj, checks_now, False, None, baseline, _basis(recorded, base, proj), limit
+        )
 
     def decide(self, check: Check, limit: int | None, pending: bool) -> tuple[bool, bool]:
         """Whether a check fires under ``limit`` and the projection flag it leaves behind (see
@@ -103,6 +108,18 @@ class CheckRules:
         if check.checks_now and (base_hit or pending):
             return True, False
         return False, pending
+
+
+def _basis(recorded: bool | None, base: int | None, proj: int | None) -> CheckBasis | None:
+    """How a check's figure was made: from the previous call's recorded usage as it is
+    (``recorded``), or projected from it, or estimated (None: not said)."""
+    if recorded is None:
+        return None
+    if not recorded:
+        return "estimated"
+    if proj is not None and proj != base:
+        return "projected"
+    return "recorded"
 
 
 def measure(

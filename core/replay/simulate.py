@@ -3,8 +3,8 @@
 :meth:`Run.walk` goes through the messages in order (from a checkpoint of an earlier run, or the
 start). Before each message it applies the recorded compactions that happened there
 (:meth:`Run.apply_recorded_compaction`: the user's ``/compact``); at each model call
-:meth:`Run.on_call` prunes at a turn end, makes the threshold check (:meth:`Run.check`, which may
-compact or take the recorded compaction) and works out the call's figures and overflow
+:meth:`Run.call_step` prunes at a turn end, makes the threshold check (:meth:`Run.check_step`, which
+may compact or take the recorded compaction) and works out the call's figures and overflow
 (:meth:`Run.overflow`); each message a walk adds to the context goes through
 :meth:`Run.on_message` (a truncation event when the policy truncates it).
 
@@ -179,9 +179,9 @@ class Run:
         rc_at = self.recorded.at
         walked = self.recorded.walked
         recount = self.setting.reply_recount
-        on_call = self.on_call
+        on_call = self.call_step()
         sent, check_tokens, turn_start = self._sent, self._check_tokens, self._turn_start
-        truncated, messages = self._truncated, self.messages
+        truncated, reasoning = self._truncated, self.calls.reasoning
         next_progress = pos + _PROGRESS_EVERY
         for i in range(pos, n):
             if i >= next_progress:
@@ -208,7 +208,8 @@ class Run:
                     state.turn_started()
                 state.since_call += tokens
                 state.since_prompt += tokens
-                state.reasoning_turn += messages[i].reasoning_estimate_tokens
+                if reasoning is not None:
+                    state.reasoning_turn += reasoning[i]
                 if truncated[i]:
                     self.truncate_event(i)
             if c >= 0:
@@ -240,92 +241,124 @@ class Run:
             at_message_index=i,
         )
 
-    def on_call(self, c: int, i: int) -> None:
-        """Model call ``c`` (message ``i``): turn-end pruning, the threshold check before it, then
-        the context it sends and whether that overflows."""
+    def call_step(self) -> Callable[[int, int], None]:
+        """Model call ``c`` (message ``i``) as a function ``step(c, i)``: turn-end pruning, the
+        threshold check before it (:meth:`check_step`), then the context it sends and whether
+        that overflows. What it reads is bound once per walk (a walk makes ~10^5 steps)."""
         state = self.state
-        first_of_turn = self._first_of_turn[c]
-        if self.turn_end_prune and first_of_turn and c > 0:
-            self.prune_at_turn_end(i, c)
-        check = self.check(c, i, self._check_each or first_of_turn)
-        self._add_check(check if (check.base is not None or check.proj is not None) else None)
-        # The call's figures (RecordedSide.figures, written out: once per call).
-        reply = self._tokens[i] if (self._after_reply[c] and self._main[i]) else 0
-        delta = state.e_sim + reply - self._e_rec_cov[c]
-        scaled = round(delta * self._ratio)
-        prompt = self._baseline_prompt[c] + scaled
-        if prompt < 0:
-            prompt = 0
-        reason = self._reasons[c]
-        removed_nothing = delta >= 0
-        self._add_overflow_prompt((prompt, removed_nothing))
-        window = self._windows[c]
-        if window and (prompt > window or (removed_nothing and reason is not None)):
-            figures, overflow = self.overflow(
-                c, i, reply, self.setting.rec.figures(c, state.e_sim + reply), reason
-            )
-            delta, figure, _prompt, after_reply = figures
-        else:
-            overflow = False
-            figure = self._baseline[c] + scaled
-            if figure < 0:
-                figure = 0
-            after_reply = self._baseline_after[c] + scaled
-            if after_reply < 0:
-                after_reply = 0
-        provenance = self._baseline_prov[c] if delta == 0 else self._estimated
-        self._add_row(
-            _new_row((c, i, figure, provenance, reason, overflow, state.pending_events, check))
+        tokens, main, after_reply = self._tokens, self._main, self._after_reply
+        first_of_turn, turn_end_prune = self._first_of_turn, self.turn_end_prune
+        check_each, check = self._check_each, self.check_step()
+        add_check, add_row, add_overflow_prompt = (
+            self._add_check,
+            self._add_row,
+            self._add_overflow_prompt,
         )
-        state.pending_events = ()
-        # What the next check will look at (prev_e_cov once the reply is in the context).
-        state.prev_call = c
-        state.prev_figure = after_reply
-        state.prev_baseline_figure = self._baseline_after[c]
-        state.prev_e_rec_cov = self._e_rec_after[c]
-        state.rebased = False
-        state.rec_base_change = False
+        e_rec_cov, ratio, reasons, windows = (
+            self._e_rec_cov,
+            self._ratio,
+            self._reasons,
+            self._windows,
+        )
+        baseline, baseline_prompt = self._baseline, self._baseline_prompt
+        baseline_after, baseline_prov = self._baseline_after, self._baseline_prov
+        e_rec_after, estimated = self._e_rec_after, self._estimated
+
+        def step(c: int, i: int) -> None:
+            starts_turn = first_of_turn[c]
+            if turn_end_prune and starts_turn and c > 0:
+                self.prune_at_turn_end(i, c)
+            reply = tokens[i] if main[i] else 0
+            made = check(c, i, check_each or starts_turn, reply)
+            add_check(made if (made.base is not None or made.proj is not None) else None)
+            # The call's figures (RecordedSide.figures, written out: once per call).
+            if not after_reply[c]:
+                reply = 0
+            delta = state.e_sim + reply - e_rec_cov[c]
+            scaled = round(delta * ratio)
+            prompt = baseline_prompt[c] + scaled
+            if prompt < 0:
+                prompt = 0
+            reason = reasons[c]
+            removed_nothing = delta >= 0
+            add_overflow_prompt((prompt, removed_nothing))
+            window = windows[c]
+            if window and (prompt > window or (removed_nothing and reason is not None)):
+                figures, overflow = self.overflow(
+                    c, i, reply, self.setting.rec.figures(c, state.e_sim + reply), reason
+                )
+                delta, figure, _prompt, after = figures
+            else:
+                overflow = False
+                figure = baseline[c] + scaled
+                if figure < 0:
+                    figure = 0
+                after = baseline_after[c] + scaled
+                if after < 0:
+                    after = 0
+            provenance = baseline_prov[c] if delta == 0 else estimated
+            add_row(
+                _new_row((c, i, figure, provenance, reason, overflow, state.pending_events, made))
+            )
+            state.pending_events = ()
+            # What the next check will look at (prev_e_cov once the reply is in the context).
+            state.prev_call = c
+            state.prev_figure = after
+            state.prev_baseline_figure = baseline_after[c]
+            state.prev_e_rec_cov = e_rec_after[c]
+            state.rebased = False
+            state.rec_base_change = False
+
+        return step
 
     # -- checks and overflows ----------------------------------------------------------------
 
-    def check(self, c: int, i: int, checks_now: bool) -> Check:
-        """The threshold check before call ``c``; compacts when it fires (the recording agent's
-        policy takes the recorded compaction where the recording compacted)."""
-        state = self.state
-        policy = self.policy
-        limit = self._limits[c]
-        reply_tokens = self._tokens[i] if self._main[i] else 0
-        if not checks_now and self._faithful:
-            # The agent compacted by itself here: whatever its documented schedule, it checked.
-            checks_now = c in self._auto_calls
-        rules = self._rules
-        check = rules.measure(state, self._rec, c, reply_tokens, checks_now, self._first_of_turn[c])
-        # How its figure was made (CallPoint.check_basis): from the previous call's recorded
-        # usage as it is, or projected from it, or estimated.
-        prev = state.prev_call
-        if prev < 0 or self._rows[prev].provenance is not _RECORDED:
-            check.basis = "estimated"
-        elif check.proj is not None and check.proj != check.base:
-            check.basis = "projected"
-        else:
-            check.basis = "recorded"
-        check.limit = limit
-        if self._follow:
-            self.follow(check, c, i)
-            return check
-        fired, state.pending = rules.decide(check, limit, state.pending)
-        adopted = False
-        if fired:
-            trigger = trigger_of(check, limit, policy)
-            figure = fired_on(check, trigger)
-            check.fired = True
-            check.trigger = trigger
-            adopted = self.setting.native and self.adopt_recorded(c, i, trigger, figure)
-            if not adopted:
-                self.compact(i, c, trigger, c - 1 if c > 0 else None, figure)
-        if not adopted and c in self._auto_calls:
-            self.diverged()  # a run following the recording takes the compaction recorded here
+    def check_step(self) -> Callable[[int, int, bool, int], Check]:
+        """The threshold check before a call, as a function of ``(c, i, checks_now,
+        reply_tokens)`` with what it reads bound once per walk (``reply_tokens``: message
+        ``i``'s tokens when it is the main agent's). It compacts when it fires (the recording
+        agent's policy takes the recorded compaction where the recording compacted)."""
+        state, rows, rec = self.state, self._rows, self._rec
+        limits, first_of_turn = self._limits, self._first_of_turn
+        faithful, follow, auto_calls = self._faithful, self._follow, self._auto_calls
+        measure, decide = self._rules.measure, self._rules.decide
+
+        def check(c: int, i: int, checks_now: bool, reply_tokens: int) -> Check:
+            limit = limits[c]
+            if not checks_now and faithful:
+                # The agent compacted by itself here: whatever its documented schedule, it checked.
+                checks_now = c in auto_calls
+            # How its figure was made (CallPoint.check_basis): from the previous call's recorded
+            # usage as it is, or projected from it, or estimated.
+            prev = state.prev_call
+            recorded = prev >= 0 and rows[prev].provenance is _RECORDED
+            made = measure(
+                state, rec, c, reply_tokens, checks_now, first_of_turn[c], limit, recorded
+            )
+            if follow:
+                self.follow(made, c, i)
+                return made
+            fired, state.pending = decide(made, limit, state.pending)
+            if fired:
+                self.fire(made, c, i, limit)
+            elif c in auto_calls:
+                self.diverged()  # a run following the recording takes the compaction recorded here
+            return made
+
         return check
+
+    def fire(self, check: Check, c: int, i: int, limit: int | None) -> None:
+        """The check before call ``c`` fired: compact (the recording agent's policy takes the
+        recorded compaction where the recording compacted)."""
+        trigger = trigger_of(check, limit, self.policy)
+        figure = fired_on(check, trigger)
+        check.fired = True
+        check.trigger = trigger
+        adopted = self.setting.native and self.adopt_recorded(c, i, trigger, figure)
+        if not adopted:
+            self.compact(i, c, trigger, c - 1 if c > 0 else None, figure)
+            if c in self._auto_calls:
+                self.diverged()  # a run following the recording takes the compaction recorded here
 
     def diverged(self) -> None:
         """The context departs here from the one a run following the recording has

@@ -186,6 +186,7 @@ class Check:
         trigger: str | None,
         baseline_measure: int | None,
         basis: str | None = None,
+        limit: int | None = None,
     ) -> None:
         self.base = base
         self.proj = proj
@@ -196,7 +197,7 @@ class Check:
         self.basis = basis
         """How the figure was made: ``recorded`` (the last call's usage as it is), ``projected``
         (that usage plus estimates of what came since) or ``estimated`` (no usage to start from)."""
-        self.limit: int | None = None
+        self.limit = limit
         """The threshold it was compared with."""
 
     def measured(self) -> int | None:

@@ -8,9 +8,8 @@ about the message changed (:class:`MessageStates`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from functools import partial
-from operator import attrgetter, is_not, itemgetter
+from collections.abc import Callable, Sequence
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from core.model.fastmodel import build
@@ -283,6 +282,8 @@ class ColumnPoints:
         return column
 
     def _column(self, name: str) -> Sequence[Any]:
+        if name == "message_index":  # (each row's own: the walk makes call c at message calls[c])
+            return self._calls.calls[: self.count]
         if name == "recorded_tokens":
             return self._calls.usage_context[: self.count]
         if name == "baseline_tokens":
@@ -321,7 +322,6 @@ def _check_basis(row: CallRow) -> str | None:
 
 _ROW_COLUMNS: dict[str, Callable[[CallRow], Any]] = {
     # (by position: a tuple's item is read in C without the named field's descriptor)
-    "message_index": itemgetter(CallRow._fields.index("message_index")),
     "simulated_tokens": itemgetter(CallRow._fields.index("figure")),
     "simulated_provenance": itemgetter(CallRow._fields.index("provenance")),
     "overflow_simulated": itemgetter(CallRow._fields.index("overflow")),
@@ -425,34 +425,30 @@ def summary(
     over_recorded: Sequence[bool] = points.column("overflow_recorded")
     over_simulated: Sequence[bool] = points.column("overflow_simulated")
     both = sum(map(bool.__and__, over_recorded, over_simulated))
+    recorded_overflows = sum(over_recorded)
+    simulated_overflows = sum(over_simulated)
     totals = _event_totals(trace.events, setting.truncation)
     tok = setting.tokens
     sent = setting.truncation.tokens
     return ReplaySummary(
         calls=len(rows),
-        peak_recorded=_peak(calls.usage_context),
+        peak_recorded=calls.peak_usage(),
         peak_simulated=peak_sim,
         peak_call_index=figures.index(peak_sim) if figures else None,  # the first at the peak
         compactions=totals["compactions"],
-        overflows_recorded=sum(over_recorded),
-        overflows_simulated=sum(over_simulated),
+        overflows_recorded=recorded_overflows,
+        overflows_simulated=simulated_overflows,
         tokens_truncated=sum(tok[j] - sent[j] for j in setting.truncation.notes),
         tokens_pruned=totals["tokens_pruned"],
         tokens_summarised=totals["tokens_summarised"],
         summary_tokens=totals["summary_tokens"],
         tail_tokens=totals["tail_tokens"],
-        overflows_avoided=sum(over_recorded) - both,
-        overflows_caused=sum(over_simulated) - both,
+        overflows_avoided=recorded_overflows - both,
+        overflows_caused=simulated_overflows - both,
         manual_compactions=totals["manual"],
         final_tokens=figures[-1] if figures else None,
         noop_compactions=len(trace.noops),
     )
-
-
-def _peak(figures: list[int | None]) -> int | None:
-    """The largest of the figures known (None: none is), compared in C."""
-    known: Iterator[int] = filter(partial(is_not, None), figures)  # type: ignore[arg-type]
-    return max(known, default=None)
 
 
 def _event_totals(events: list[ReplayEvent], truncation: Truncation) -> dict[str, int]:

@@ -270,3 +270,61 @@ def test_each_pruning_attempt_is_planned_once_per_pruning_setting(
         < 2
         * sum(len(trace.prune_inputs) for trace in replayer._traces.values() if trace.policy != new)
     )
+
+
+def test_the_recorded_peak_is_worked_out_once_and_is_the_largest_recorded_figure() -> None:
+    session = _session()
+    calls, _recorded = placed(session)
+    known = [figure for figure in calls.usage_context if figure is not None]
+    assert known and calls.peak_usage() == max(known)
+    calls.usage_context.append(max(known) + 1)  # (read once: a later change is not seen)
+    assert calls.peak_usage() == max(known)
+    replayer = Replayer(session)
+    base = replayer.run(_base())
+    again = replayer.run(changed(_base(), "pruning.protect_turns", 4) or _base())
+    assert base.summary.peak_recorded == again.summary.peak_recorded == max(known)
+
+
+def test_a_session_without_recorded_figures_has_no_recorded_peak() -> None:
+    session = _session()
+    for message in session.messages:
+        message.usage = None
+    calls, _recorded = placed(session)
+    assert calls.peak_usage() is None
+    assert calls.peak_usage() is None  # (the answer None is kept too)
+    assert replay(session, _base()).summary.peak_recorded is None
+
+
+def test_the_message_index_column_is_each_rows_own_after_a_resumed_run() -> None:
+    session = _session()
+    replayer = Replayer(session)
+    replayer.run(_base())
+    policy = changed(_base(), "pruning.protect_turns", 4)
+    assert policy is not None
+    result = replayer.run(policy)
+    assert result.resumed_from_call  # (a resumed run: its rows are an earlier run's, then its own)
+    trace = replayer._traces[policy_key(policy)]
+    assert list(result.point_column("message_index")) == [row.message_index for row in trace.rows]
+    assert [point.message_index for point in result.points] == [
+        row.message_index for row in trace.rows
+    ]
+
+
+def test_earlier_reasoning_counts_in_the_check_when_the_session_has_some() -> None:
+    assert placed(_session())[0].reasoning is None  # (none recorded: the walk adds nothing up)
+    thinking = _session()
+    for message in thinking.messages:
+        if message.is_model_call:
+            message.reasoning_estimate_tokens = 300
+    assert placed(thinking)[0].reasoning is not None
+    counted = _base()
+    counted.compaction.count_earlier_reasoning = True
+    first = replay(thinking, counted)
+    before = min(e.call_index for e in first.events if e.call_index is not None)
+    checks = first.point_column("check_tokens")[:before]
+    uncounted = replay(thinking, _base()).point_column("check_tokens")[:before]
+    # before anything is rebuilt, the check adds the earlier turns' reasoning (300 a call)
+    extra = [
+        a - b for a, b in zip(checks, uncounted, strict=True) if a is not None and b is not None
+    ]
+    assert extra[0] == 0 and extra[-1] > 0 and extra[-1] % 300 == 0

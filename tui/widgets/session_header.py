@@ -9,7 +9,7 @@ from textual.widgets import Label
 from core.insights.estimate_calibration import calibration, calibration_note, prompts_estimated
 from tui.figures import call_label, window_changes, window_label
 from tui.screen_state import SessionState
-from tui.widgets.title_bar import TitleBar
+from tui.widgets.title_bar import TitleBar, set_label
 
 
 class SessionHeader(TitleBar):
@@ -36,14 +36,14 @@ class SessionHeader(TitleBar):
         yield Label("", id="hdr-format", classes="hdr-field")
 
     def show(self, state: SessionState | None, name: str) -> None:
-        self.query_one("#hdr-name", Label).update(name)
+        set_label(self.query_one("#hdr-name", Label), name)
         if state is None:
             for field in ("#hdr-format", "#hdr-model", "#hdr-window", "#hdr-policy"):
-                self.query_one(field, Label).update("")
+                set_label(self.query_one(field, Label), "")
             return
         session = state.session
         fmt = self.query_one("#hdr-format", Label)
-        fmt.update(str(session.format))
+        fmt_text = str(session.format)
         fmt.tooltip = None
         result = state.result
         calibrated = None
@@ -54,19 +54,20 @@ class SessionHeader(TitleBar):
         if calibrated is not None:
             error = calibrated.largest_error
             off = f", off by up to {error:.0%} where measured" if error is not None else ""
-            fmt.update(f"{session.format} · prompts estimated{off}")
+            fmt_text = f"{session.format} · prompts estimated{off}"
             fmt.tooltip = calibration_note(calibrated)
-        self.query_one("#hdr-model", Label).update(session.model or "model unknown")
+        set_label(fmt, fmt_text)
+        set_label(self.query_one("#hdr-model", Label), session.model or "model unknown")
         window = state.window
         window_label = self.query_one("#hdr-window", Label)
         window_label.tooltip = state.window_evidence
         if window:
-            window_label.update(self._window_text(state, window))
+            set_label(window_label, self._window_text(state, window))
             window_label.remove_class("-unknown")
         else:
-            window_label.update("window unknown (w to set)")
+            set_label(window_label, "window unknown (w to set)")
             window_label.add_class("-unknown")
-        self.query_one("#hdr-policy", Label).update(f"policy {state.policy.name}")
+        set_label(self.query_one("#hdr-policy", Label), f"policy {state.policy.name}")
 
     @staticmethod
     def _window_text(state: SessionState, window: int) -> str:

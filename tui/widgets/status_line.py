@@ -14,6 +14,7 @@ from core.insights.named_figures import context_measure
 from core.model.write_numbers import compact_tokens, counted
 from tui.figures import call_label, peaks
 from tui.screen_state import SessionState
+from tui.widgets.title_bar import set_label
 
 
 def fitting(
@@ -69,20 +70,21 @@ class StatusLine(Horizontal):
     def show(self, state: SessionState | None) -> None:
         peak_label = self.query_one("#status-peak", Label)
         info_label = self.query_one("#status-info", Label)
-        peak_label.set_classes("")
         self._parts = ()
         if state is None:
             self._peak_text = ""
-            peak_label.update("")
-            info_label.update("")
+            _set_zone(peak_label, None)
+            set_label(peak_label, "")
+            set_label(info_label, "")
             return
         result = state.result
         window = state.window
         if result is None:
             self._peak_text = f"{state.message_count:,} messages"
-            peak_label.update(self._peak_text)
+            _set_zone(peak_label, None)
+            set_label(peak_label, self._peak_text)
             self._parts = ((1, state.replay_error),) if state.replay_error else ()
-            info_label.update(state.replay_error or "")
+            set_label(info_label, state.replay_error or "")
             return
         summary = result.summary
         recorded, simulated = peaks(summary)
@@ -97,11 +99,13 @@ class StatusLine(Horizontal):
             text = f"peak {lead.tokens:,} {lead.label} · window unknown (w)"
             if recorded is not None and simulated.tokens != recorded.tokens:
                 text += f" (simulated {simulated.tokens:,})"
-        peak_label.update(text)
+        set_label(peak_label, text)
         self._peak_text = text
+        zone = None
         if window:
             share = lead.tokens / window
-            peak_label.add_class("-over" if share > 1 else "-near" if share >= 0.85 else "-ok")
+            zone = "-over" if share > 1 else "-near" if share >= 0.85 else "-ok"
+        _set_zone(peak_label, zone)
         # (rank, text): where the line is too narrow, the largest rank is left out first
         parts = [(5, f"{state.message_count:,} msgs"), (5, f"{summary.calls:,} calls")]
         if state.insights is not None and state.insights.cost.calls:
@@ -135,16 +139,24 @@ class StatusLine(Horizontal):
         parts = self._parts
         texts = [text for _rank, text in parts]
         if self.size.width <= 0:
-            info_label.update(" · ".join(texts))
+            set_label(info_label, " · ".join(texts))
             return
         used = sum(cell_len(text) + 2 for text in (self._peak_text, self._activity_text))
         room = self.size.width - used - 2  # the info label's own padding
         ranks = [rank for rank, _text in parts]
-        info_label.update(" · ".join(fitting(texts, room, ranks=ranks)))
+        set_label(info_label, " · ".join(fitting(texts, room, ranks=ranks)))
 
     def activity(self, text: str, *, busy: bool = False) -> None:
         label = self.query_one("#status-activity", Label)
-        label.update(text)
+        set_label(label, text)
         self._activity_text = text
         self._fit_info()
         label.set_class(busy, "-busy")
+
+
+def _set_zone(label: Label, zone: str | None) -> None:
+    """Give the peak ``label`` the class of its share of the window (``-ok``, ``-near``,
+    ``-over``; None: none), touching its classes only when that changes."""
+    wanted = {zone} if zone else set()
+    if set(label.classes) != wanted:
+        label.set_classes(wanted)

@@ -38,3 +38,10 @@ class TitleBar(Horizontal):
     def compose(self) -> ComposeResult:
         yield Label("ctxscope", id="hdr-app")
         yield Label(self._title, id="hdr-name")
+
+
+def set_label(label: Label, text: str) -> None:
+    """Show ``text`` in ``label``, unless it shows it already (an update lays the screen out
+    again: a limit change re-shows the header and the status line with mostly the same texts)."""
+    if label.content != text:
+        label.update(text)

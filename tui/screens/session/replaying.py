@@ -13,6 +13,7 @@ import time
 from typing import TYPE_CHECKING
 
 from textual import work
+from textual.timer import Timer
 
 from core.model.session import Session
 from core.policy import Policy
@@ -53,6 +54,8 @@ class ReplayRunner(Controller):
         self._lock = threading.Lock()
         self._replayer: Replayer | None = None
         self._replayer_session: Session | None = None
+        self._notice: Timer | None = None
+        """Says "replaying…" when a re-run outlasts :data:`RERUN_QUIET_S` (:meth:`_announce`)."""
 
     def replayer_for(self, session: Session) -> Replayer | None:
         """The replayer of ``session`` (it holds its results per policy), if one was made."""
@@ -74,8 +77,26 @@ class ReplayRunner(Controller):
         self._cancel = cancel
         self._generation += 1
         view.replaying = True
-        view.show_activity()
+        self._announce(rerun=state.result is not None)
         self._replay(state.session, state.policy, cancel, self._generation)
+
+    def _announce(self, *, rerun: bool) -> None:
+        """Say that a replay runs: at once for the first one; for a re-run (a limit change, with
+        a result on screen) only once it has run :data:`RERUN_QUIET_S`, as its progress. Most
+        re-runs end before: saying "replaying…" and taking it back laid the screen out twice."""
+        if self._notice is not None:
+            self._notice.stop()
+            self._notice = None
+        if not rerun:
+            self.view.show_activity()
+            return
+
+        def still_replaying() -> None:
+            self._notice = None
+            if self.view.replaying:
+                self.view.show_activity()
+
+        self._notice = self.view.set_timer(RERUN_QUIET_S, still_replaying)
 
     def cancel(self) -> None:
         """``x``: stop the running replay (the previous result stays)."""
