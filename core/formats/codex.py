@@ -44,7 +44,6 @@ What is read (see ``reference/formats.md`` §A1):
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -420,8 +419,10 @@ class _Loader:
             name = f"{namespace}.{name}"
         arguments: Any = item.arguments
         if arguments is not None:
-            with suppress(orjson.JSONDecodeError):  # else kept as the string, as the plain read
+            try:  # noqa: SIM105 (a context manager costs more, once per call)
                 arguments = orjson.loads(arguments)
+            except orjson.JSONDecodeError:
+                pass  # kept as the string (as name_and_arguments keeps it)
         call_id = item.call_id or item.id
         server = item.execution == "server"
         self.tool_call(call, "function_call", call_id, name, arguments, server, at)

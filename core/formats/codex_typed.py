@@ -10,7 +10,9 @@ bytes that are not UTF-8, JSON that does not parse) :func:`decode` returns None,
 reads the line as a plain object with its checks and diagnostics. The loader's typed handlers
 (``core.formats.codex``) also hand a decoded line back to the plain read when what it holds
 needs the object (an image in a message, a redacted blob, an output cut to the history's cap):
-what the session holds is the same either way.
+what the session holds is the same either way. (One difference is left: a number beyond a
+double's range, ``1e400``, in a field the typed read skips unread; orjson rejects the line, the
+typed read reads it. Codex writes no such number.)
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from core.model.read_numbers import MAX_COUNT
 
 Count = Annotated[int, msgspec.Meta(ge=0, le=MAX_COUNT)]
 """A token count a real session holds (any other figure is read the checked way)."""
+Int = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+"""An integer orjson reads as one (a longer one it reads as a float: read the plain way)."""
 
 
 class Part(msgspec.Struct, gc=False):
@@ -110,11 +114,11 @@ class TotalUsage(TokenUsage, forbid_unknown_fields=True, gc=False):
     """A ``total_token_usage``: the same five counts, cumulative (only compared, never read as
     a count, so any integer)."""
 
-    input_tokens: int | UnsetType | None = UNSET
-    cached_input_tokens: int | UnsetType | None = UNSET
-    output_tokens: int | UnsetType | None = UNSET
-    reasoning_output_tokens: int | UnsetType | None = UNSET
-    total_tokens: int | UnsetType | None = UNSET
+    input_tokens: Int | UnsetType | None = UNSET
+    cached_input_tokens: Int | UnsetType | None = UNSET
+    output_tokens: Int | UnsetType | None = UNSET
+    reasoning_output_tokens: Int | UnsetType | None = UNSET
+    total_tokens: Int | UnsetType | None = UNSET
 
 
 class TokenInfo(msgspec.Struct, gc=False):
@@ -122,7 +126,7 @@ class TokenInfo(msgspec.Struct, gc=False):
 
     last_token_usage: TokenUsage | UnsetType | None = UNSET
     total_token_usage: TotalUsage | UnsetType | None = UNSET
-    model_context_window: int | None = None
+    model_context_window: Int | None = None
 
 
 class TokenCount(msgspec.Struct, tag_field="type", tag="token_count", gc=False):
