@@ -333,15 +333,18 @@ class _Loader:
         """Read a line of the records nearly every line holds from its typed structs
         (:mod:`core.formats.codex_typed`); False, having changed nothing, when the line is to be
         read the plain way (:meth:`line`): another record, a field of another type, or what
-        only the object tells (an image, a redaction, an output history cuts)."""
+        only the object tells (an image, a redaction, an output history cuts). True too for a
+        line passed over unread (:func:`_ignorable`)."""
         if not raw.isascii():
             try:  # msgspec checks the UTF-8 of the strings it reads, not of those it skips
                 raw.decode("utf-8")
             except UnicodeDecodeError:
-                return False  # read the plain way: a non-utf8 diagnostic
+                return _ignorable(raw)  # else read the plain way: a non-utf8 diagnostic
         line = decode_typed(raw)
         if line is None:
-            return False
+            # An event that only repeats response items is passed over unparsed (here, where
+            # only a line the typed read does not read is tried: an event it reads is not one).
+            return _ignorable(raw)
         payload = line.payload
         kind = line.type
         if kind == "event_msg":
@@ -525,17 +528,20 @@ class _Loader:
         if call is None:
             return
         self.current = None
-        self.last_call = self.builder.add(
-            Role.ASSISTANT,
-            id=call.id,
-            timestamp=call.timestamp,
-            text=_joined(call.texts),
-            reasoning=_joined(call.reasoning),
-            tool_calls=call.calls,
-            model=self.model,
-            source_line=call.line,
-            source_offset=call.offset,
-            reasoning_estimate_tokens=call.reasoning_tokens,
+        self.last_call = self.builder.append(  # (what builder.add makes, without its kwargs)
+            Message(
+                index=0,
+                id=call.id,
+                role=Role.ASSISTANT,
+                timestamp=call.timestamp,
+                text=_joined(call.texts),
+                reasoning=_joined(call.reasoning),
+                tool_calls=call.calls,
+                model=self.model,
+                source_line=call.line,
+                source_offset=call.offset,
+                reasoning_estimate_tokens=call.reasoning_tokens,
+            )
         )
         if call.redacted:
             self.redacted[self.last_call.index] = call.redacted
@@ -689,15 +695,19 @@ class _Loader:
             truncated_by_tool=False,
             compacted_at_ms=None,
         )
-        self.builder.add(
-            Role.TOOL,
-            id=at.item_id,
-            timestamp=at.timestamp,
-            source_line=at.line,
-            source_offset=at.offset,
-            tool_result=result,
-            meta=at.replay,
-            agent_estimate_tokens=estimate,
+        item_id = at.item_id
+        self.builder.append(  # (what builder.add makes, without its kwargs)
+            Message(
+                index=0,
+                id=item_id if item_id is not None else f"line-{at.line}",
+                role=Role.TOOL,
+                timestamp=at.timestamp,
+                source_line=at.line,
+                source_offset=at.offset,
+                tool_result=result,
+                meta=at.replay,
+                agent_estimate_tokens=estimate,
+            )
         )
 
     def _tool_call(self, payload: dict[str, Any], at: _At) -> None:
@@ -1134,9 +1144,8 @@ def load(
         path,
         loader.builder,
         progress=progress,
-        skip=_ignorable,
         head_bytes=head_bytes,
-        typed=loader.typed_line,
+        typed=loader.typed_line,  # (which passes over the lines _ignorable names)
     ):
         loader.line(line_no, offset, raw, obj)
     return loader.finish()

@@ -125,6 +125,7 @@ def _rows() -> list[dict[str, Any]]:
                 "call_id": "c3",
             },
         ),
+        _event(3, {"type": "agent_message", "message": "ok"}),
         _token_count(4, _usage(100, 40, 10, 110), _usage(100, 40, 10, 110)),
         _token_count(4, _usage(100, 40, 10, 110), _usage(100, 40, 10, 110)),
         _item(5, {"type": "function_call_output", "call_id": "c1", "output": "1 failed\nexit 1"}),
@@ -170,14 +171,10 @@ def _facts(session: Session) -> dict[str, Any]:
     }
 
 
-def _plain_line(self: codex._Loader, raw: bytes, line_no: int, offset: int) -> bool:
-    return False
-
-
 def _both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], dict[str, Any]]:
     typed = _facts(codex.load(path))
     with monkeypatch.context() as patch:
-        patch.setattr(codex._Loader, "typed_line", _plain_line)
+        patch.setattr(codex, "decode_typed", lambda raw: None)  # every line read plain
         plain = _facts(codex.load(path))
     return typed, plain
 
@@ -255,3 +252,12 @@ def test_every_odd_field_reads_the_same(tmp_path: Path, monkeypatch: pytest.Monk
             _write(path, changed, compact=True)
             typed, plain = _both(path, monkeypatch)
             assert typed == plain, (k, field, value)
+
+
+def test_events_that_repeat_items_are_passed_over_unparsed(tmp_path: Path) -> None:
+    rows = [json.dumps(row, separators=(",", ":")) for row in _rows()]
+    broken = '{"timestamp":"t","type":"event_msg","payload":{"type":"agent_message","message":"cut'
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join([*rows[:3], broken, *rows[3:]]) + "\n", encoding="utf-8")
+    session = codex.load(path)
+    assert not [d for d in session.diagnostics if d.code == "invalid-json"]
