@@ -71,7 +71,6 @@ from core.formats.codex_sizes import (
 )
 from core.formats.codex_turns import TurnTracker
 from core.formats.codex_typed import (
-    TYPED_ITEMS,
     CustomOutput,
     CustomToolCall,
     FunctionCall,
@@ -85,7 +84,8 @@ from core.formats.codex_typed import (
     TurnEnd,
     UserEvent,
 )
-from core.formats.codex_typed import decode as decode_typed
+from core.formats.codex_typed import DECODE_ERRORS as TYPED_ERRORS
+from core.formats.codex_typed import decode_line as typed_decode
 from core.formats.jsonl import read_jsonl_raw
 from core.formats.sniffers import CODEX_ITEM_TYPES as _ITEM_TYPES
 from core.formats.sniffers import sniff_codex
@@ -340,32 +340,37 @@ class _Loader:
                 raw.decode("utf-8")
             except UnicodeDecodeError:
                 return _ignorable(raw)  # else read the plain way: a non-utf8 diagnostic
-        line = decode_typed(raw)
-        if line is None:
+        try:
+            line = typed_decode(raw)
+        except TYPED_ERRORS:
             # An event that only repeats response items is passed over unparsed (here, where
             # only a line the typed read does not read is tried: an event it reads is not one).
             return _ignorable(raw)
-        payload = line.payload
         kind = line.type
-        if kind == "event_msg":
-            if type(payload) is TokenCount:
-                if not self._typed_usage(payload, line_no):
-                    return False
-            elif type(payload) is UserEvent:
-                self.user_event({}, line_no)
-            elif isinstance(payload, (TurnEnd, TurnComplete, TurnAborted)):
-                self.turns.task_ended(line_no, payload.__struct_config__.tag)  # type: ignore[arg-type]
-            else:
+        if kind == "response_item":
+            item = _TYPED_ITEMS.get(type(line.payload))
+            if item is None:
                 return False
-            self.line_no = line_no
-            return True
-        if kind != "response_item" or not isinstance(payload, TYPED_ITEMS):
+            at = _At(line_no, offset, line.timestamp, None, False, None, raw)
+            read = item(self, line.payload, at)
+        elif kind == "event_msg":
+            event = _TYPED_EVENTS.get(type(line.payload))
+            if event is None:
+                return False
+            read = event(self, line.payload, line_no)
+        else:
             return False
-        at = _At(line_no, offset, line.timestamp, None, False, None, raw)
-        read = _TYPED_ITEMS[type(payload)](self, payload, at)
         if read:
             self.line_no = line_no
         return read
+
+    def _typed_user_event(self, event: UserEvent, line: int) -> bool:
+        self.user_event({}, line)
+        return True
+
+    def _typed_turn_end(self, event: TurnEnd | TurnComplete | TurnAborted, line: int) -> bool:
+        self.turns.task_ended(line, event.__struct_config__.tag)  # type: ignore[arg-type]
+        return True
 
     def _typed_estimate(self, kind: str, text: str, at: _At) -> int | None:
         """Codex's estimate of an input item whose payload is sized as written and holds no
@@ -442,14 +447,15 @@ class _Loader:
         text = item.output
         if not self.cap.fits(text):
             return False  # history keeps it cut: sized the plain way
-        kind = item.__struct_config__.tag
-        estimate = self._typed_estimate(kind, text, at)  # type: ignore[arg-type]
+        custom = type(item) is CustomOutput
+        kind = "custom_tool_call_output" if custom else "function_call_output"
+        estimate = self._typed_estimate(kind, text, at)
         if estimate is None:
             return False
         if self.current is not None:
             self.close()
-        failed = type(item) is CustomOutput and custom_output_error(text)
-        self.turns.last_item = (kind, at.line)  # type: ignore[assignment]
+        failed = custom and custom_output_error(text)
+        self.turns.last_item = (kind, at.line)
         call_id = item.call_id
         self.tool_output(call_id if call_id is not None else "", text, failed, estimate, at)
         return True
@@ -1117,6 +1123,15 @@ _TYPED_ITEMS: dict[type, Callable[[_Loader, Any, _At], bool]] = {
     CustomOutput: _Loader._typed_output,
 }
 """The method that reads each typed response item (see :meth:`_Loader.typed_line`)."""
+
+_TYPED_EVENTS: dict[type, Callable[[_Loader, Any, int], bool]] = {
+    TokenCount: _Loader._typed_usage,
+    UserEvent: _Loader._typed_user_event,
+    TurnEnd: _Loader._typed_turn_end,
+    TurnComplete: _Loader._typed_turn_end,
+    TurnAborted: _Loader._typed_turn_end,
+}
+"""The method that reads each typed event."""
 
 _MESSAGE_TEXTS = ("input_text", "output_text")
 """The piece a one-piece message's text is (as ``content_text`` reads it)."""

@@ -161,39 +161,19 @@ class Envelope(msgspec.Struct, gc=False):
     """A rollout line ``{timestamp, type, payload}``."""
 
     type: str
-    payload: (
-        MessageItem
-        | ReasoningItem
-        | FunctionCall
-        | CustomToolCall
-        | FunctionOutput
-        | CustomOutput
-        | TokenCount
-        | UserEvent
-        | TurnEnd
-        | TurnComplete
-        | TurnAborted
-    )
+    payload: Item | Event
     timestamp: str | None = None
 
 
-TYPED_ITEMS: tuple[type, ...] = (
-    MessageItem,
-    ReasoningItem,
-    FunctionCall,
-    CustomToolCall,
-    FunctionOutput,
-    CustomOutput,
-)
-"""The payloads a ``response_item`` line is read as."""
-
-_decode = msgspec.json.Decoder(Envelope).decode
-_ERRORS = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
+decode_line = msgspec.json.Decoder(Envelope).decode
+"""The line as typed structs; raises one of :data:`DECODE_ERRORS` when it is not a line read
+this way."""
+DECODE_ERRORS = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
 
 
 def decode(raw: bytes) -> Envelope | None:
     """The line as typed structs, or None when it is not a line read this way."""
     try:
-        return _decode(raw)
-    except _ERRORS:
+        return decode_line(raw)
+    except DECODE_ERRORS:
         return None

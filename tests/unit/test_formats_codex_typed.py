@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from core.formats import codex, codex_typed
@@ -171,10 +172,14 @@ def _facts(session: Session) -> dict[str, Any]:
     }
 
 
+def _not_typed(raw: bytes) -> codex_typed.Envelope:
+    raise msgspec.DecodeError("read plain")
+
+
 def _both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], dict[str, Any]]:
     typed = _facts(codex.load(path))
     with monkeypatch.context() as patch:
-        patch.setattr(codex, "decode_typed", lambda raw: None)  # every line read plain
+        patch.setattr(codex, "typed_decode", _not_typed)  # every line read plain
         plain = _facts(codex.load(path))
     return typed, plain
 
