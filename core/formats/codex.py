@@ -70,6 +70,7 @@ from core.formats.codex_sizes import (
     redacted_reasoning_tokens,
 )
 from core.formats.codex_turns import TurnTracker
+from core.formats.codex_typed import DECODE_ERRORS as TYPED_ERRORS
 from core.formats.codex_typed import (
     CustomOutput,
     CustomToolCall,
@@ -84,7 +85,6 @@ from core.formats.codex_typed import (
     TurnEnd,
     UserEvent,
 )
-from core.formats.codex_typed import DECODE_ERRORS as TYPED_ERRORS
 from core.formats.codex_typed import decode_line as typed_decode
 from core.formats.jsonl import read_jsonl_raw
 from core.formats.sniffers import CODEX_ITEM_TYPES as _ITEM_TYPES
