@@ -372,7 +372,7 @@ class _Loader:
         self.turns.task_ended(line, event.__struct_config__.tag)  # type: ignore[arg-type]
         return True
 
-    def _typed_estimate(self, kind: str, text: str, at: _At) -> int | None:
+    def _typed_estimate(self, text: str, at: _At) -> int | None:
         """Codex's estimate of an input item whose payload is sized as written and holds no
         image nor redaction (None: read it the plain way, :meth:`_estimate`)."""
         if self.placeholders or text.startswith("[REDACTED_"):
@@ -399,7 +399,7 @@ class _Loader:
         if role == "assistant":
             self.open_call("message", item.id, at).texts.append(text)
             return True
-        estimate = self._typed_estimate("message", text, at)
+        estimate = self._typed_estimate(text, at)
         if estimate is None:
             return False
         self.close()
@@ -449,7 +449,7 @@ class _Loader:
             return False  # history keeps it cut: sized the plain way
         custom = type(item) is CustomOutput
         kind = "custom_tool_call_output" if custom else "function_call_output"
-        estimate = self._typed_estimate(kind, text, at)
+        estimate = self._typed_estimate(text, at)
         if estimate is None:
             return False
         if self.current is not None:

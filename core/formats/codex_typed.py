@@ -10,9 +10,11 @@ bytes that are not UTF-8, JSON that does not parse) :func:`decode` returns None,
 reads the line as a plain object with its checks and diagnostics. The loader's typed handlers
 (``core.formats.codex``) also hand a decoded line back to the plain read when what it holds
 needs the object (an image in a message, a redacted blob, an output cut to the history's cap):
-what the session holds is the same either way. (One difference is left: a number beyond a
-double's range, ``1e400``, in a field the typed read skips unread; orjson rejects the line, the
-typed read reads it. Codex writes no such number.)
+what the session holds is the same either way. Two differences are left, on lines Codex does
+not write: a number beyond a double's range (``1e400``) in a field the typed read skips unread
+(orjson rejects the line, the typed read reads it); a line with its ``type`` or ``payload`` key
+twice, the first naming an event the loader passes over unparsed (the typed read reads the
+last, as orjson would, rather than passing the line over).
 """
 
 from __future__ import annotations
