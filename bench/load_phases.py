@@ -2,9 +2,10 @@
 
 * read     — the file read in chunks and split into lines;
 * decode   — each line decoded (Claude Code: the typed read of ``core.formats.claude_typed``,
-             which also makes the line's entry; other lines and Codex: orjson);
+             which also makes the line's entry; Codex: the typed structs of
+             ``core.formats.codex_typed``; other lines: orjson);
 * per-line — what the loader does with each line (Claude Code: the plain read of the lines the
-             typed read leaves; Codex: every record handler);
+             typed read leaves; Codex: every record handler, typed or plain);
 * finish   — the session made from what was read (Claude Code: the active branch, the
              assembly of the messages, the build);
 * window   — the window resolved (``load_session``'s last step).
@@ -31,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from core.agents.window_evidence import resolve_window  # noqa: E402
-from core.formats import claude_code, codex, detect_format, jsonl  # noqa: E402
+from core.formats import claude_code, codex, codex_typed, detect_format, jsonl  # noqa: E402
 from core.formats.base import SessionBuilder  # noqa: E402
 from core.formats.claude_typed import read as typed_read  # noqa: E402
 from core.gc_pause import gc_paused  # noqa: E402
@@ -68,7 +69,7 @@ def steps(path: Path, fmt: SourceFormat) -> list[tuple[str, Callable[[], Any]]]:
         typed = (
             (lambda raw, line, offset: typed_read(raw, line, offset) is not None)
             if claude
-            else None
+            else (lambda raw, line, offset: codex_typed.decode(raw) is not None)
         )
         return sum(1 for _ in jsonl.read_jsonl_raw(path, SessionBuilder(fmt, path), typed=typed))
 
@@ -82,7 +83,7 @@ def steps(path: Path, fmt: SourceFormat) -> list[tuple[str, Callable[[], Any]]]:
             return reader
         loader = codex._Loader(path)
         for line_no, offset, raw, obj in jsonl.read_jsonl_raw(
-            path, loader.builder, skip=codex._ignorable
+            path, loader.builder, typed=loader.typed_line
         ):
             loader.line(line_no, offset, raw, obj)
         return loader

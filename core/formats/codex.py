@@ -47,6 +47,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import orjson
+from msgspec import UNSET
+
 from core.formats.base import ProgressCallback, SessionBuilder, as_text
 from core.formats.codex_fork import keep_own_part
 from core.formats.codex_items import (
@@ -67,6 +70,22 @@ from core.formats.codex_sizes import (
     redacted_reasoning_tokens,
 )
 from core.formats.codex_turns import TurnTracker
+from core.formats.codex_typed import DECODE_ERRORS as TYPED_ERRORS
+from core.formats.codex_typed import (
+    CustomOutput,
+    CustomToolCall,
+    FunctionCall,
+    FunctionOutput,
+    MessageItem,
+    ReasoningItem,
+    TokenCount,
+    TokenUsage,
+    TurnAborted,
+    TurnComplete,
+    TurnEnd,
+    UserEvent,
+)
+from core.formats.codex_typed import decode_line as typed_decode
 from core.formats.jsonl import read_jsonl_raw
 from core.formats.sniffers import CODEX_ITEM_TYPES as _ITEM_TYPES
 from core.formats.sniffers import sniff_codex
@@ -121,6 +140,17 @@ _USAGE_COUNTS = (
     "total_tokens",
 )
 """The counts of a ``last_token_usage`` the loader reads (checked where the line is read)."""
+
+
+def _same_usage(a: Any, b: Any) -> bool:
+    """Two usage objects are equal, each read the plain way (an object) or typed."""
+    if type(a) is type(b):
+        return bool(a == b)
+    if isinstance(a, TokenUsage):
+        a = a.as_dict()
+    if isinstance(b, TokenUsage):
+        b = b.as_dict()
+    return bool(a == b)
 
 
 def _ignorable(line: bytes) -> bool:
@@ -299,6 +329,168 @@ class _Loader:
                 line_no, "unreadable-record", f"{kind or 'record'} line not understood ({exc})"
             )
 
+    def typed_line(self, raw: bytes, line_no: int, offset: int) -> bool:
+        """Read a line of the records nearly every line holds from its typed structs
+        (:mod:`core.formats.codex_typed`); False, having changed nothing, when the line is to be
+        read the plain way (:meth:`line`): another record, a field of another type, or what
+        only the object tells (an image, a redaction, an output history cuts). True too for a
+        line passed over unread (:func:`_ignorable`)."""
+        if not raw.isascii():
+            try:  # msgspec checks the UTF-8 of the strings it reads, not of those it skips
+                raw.decode("utf-8")
+            except UnicodeDecodeError:
+                return _ignorable(raw)  # else read the plain way: a non-utf8 diagnostic
+        try:
+            line = typed_decode(raw)
+        except TYPED_ERRORS:
+            # An event that only repeats response items is passed over unparsed (here, where
+            # only a line the typed read does not read is tried: an event it reads is not one).
+            return _ignorable(raw)
+        kind = line.type
+        if kind == "response_item":
+            item = _TYPED_ITEMS.get(type(line.payload))
+            if item is None:
+                return False
+            at = _At(line_no, offset, line.timestamp, None, False, None, raw)
+            read = item(self, line.payload, at)
+        elif kind == "event_msg":
+            event = _TYPED_EVENTS.get(type(line.payload))
+            if event is None:
+                return False
+            read = event(self, line.payload, line_no)
+        else:
+            return False
+        if read:
+            self.line_no = line_no
+        return read
+
+    def _typed_user_event(self, event: UserEvent, line: int) -> bool:
+        self.user_event({}, line)
+        return True
+
+    def _typed_turn_end(self, event: TurnEnd | TurnComplete | TurnAborted, line: int) -> bool:
+        self.turns.task_ended(line, event.__struct_config__.tag)  # type: ignore[arg-type]
+        return True
+
+    def _typed_estimate(self, text: str, at: _At) -> int | None:
+        """Codex's estimate of an input item whose payload is sized as written and holds no
+        image nor redaction (None: read it the plain way, :meth:`_estimate`)."""
+        if self.placeholders or text.startswith("[REDACTED_"):
+            return None
+        raw, timestamp = at.raw, at.timestamp
+        if raw is None or timestamp is None:
+            return None
+        size = _payload_bytes(raw, timestamp)
+        if size is None:
+            return None
+        return approx_tokens(size)
+
+    def _typed_message(self, item: MessageItem, at: _At) -> bool:
+        parts = item.content
+        if parts is None:
+            text = ""
+        elif len(parts) == 1 and parts[0].type in _MESSAGE_TEXTS:
+            text = parts[0].text
+        elif all(part.type in _JOINED_TEXTS for part in parts):
+            text = "\n\n".join([part.text for part in parts])
+        else:
+            return False  # an image, a file, a refusal
+        role = item.role
+        if role == "assistant":
+            self.open_call("message", item.id, at).texts.append(text)
+            return True
+        estimate = self._typed_estimate(text, at)
+        if estimate is None:
+            return False
+        self.close()
+        self.turns.last_item = ("message", at.line)  # as _estimate notes it
+        self.input_message(role, text, estimate, at)
+        return True
+
+    def _typed_reasoning(self, item: ReasoningItem, at: _At) -> bool:
+        value = item.encrypted_content
+        if value is None or value == "REDACTED" or value.startswith("[REDACTED_"):
+            return False  # redacted, or left out: read the plain way (encrypted_length)
+        texts = [part.text for part in item.summary] if item.summary is not None else []
+        if item.content is not None:
+            texts.extend([part.text for part in item.content])
+        call = self.open_call("reasoning", item.id, at)
+        call.reasoning.extend(texts)
+        call.reasoning_tokens += encrypted_tokens(len(value))
+        return True
+
+    def _typed_function_call(self, item: FunctionCall, at: _At) -> bool:
+        call = self.open_call("function_call", item.id, at)
+        name = item.name
+        namespace = item.namespace
+        if namespace is not None and name is not None:
+            name = f"{namespace}.{name}"
+        arguments: Any = item.arguments
+        if arguments is not None:
+            try:  # noqa: SIM105 (a context manager costs more, once per call)
+                arguments = orjson.loads(arguments)
+            except orjson.JSONDecodeError:
+                pass  # kept as the string (as name_and_arguments keeps it)
+        call_id = item.call_id or item.id
+        server = item.execution == "server"
+        self.tool_call(call, "function_call", call_id, name, arguments, server, at)
+        return True
+
+    def _typed_custom_call(self, item: CustomToolCall, at: _At) -> bool:
+        call = self.open_call("custom_tool_call", item.id, at)
+        call_id = item.call_id or item.id
+        server = item.execution == "server"
+        self.tool_call(call, "custom_tool_call", call_id, item.name, item.input, server, at)
+        return True
+
+    def _typed_output(self, item: FunctionOutput | CustomOutput, at: _At) -> bool:
+        text = item.output
+        if not self.cap.fits(text):
+            return False  # history keeps it cut: sized the plain way
+        custom = type(item) is CustomOutput
+        kind = "custom_tool_call_output" if custom else "function_call_output"
+        estimate = self._typed_estimate(text, at)
+        if estimate is None:
+            return False
+        if self.current is not None:
+            self.close()
+        failed = custom and custom_output_error(text)
+        self.turns.last_item = (kind, at.line)
+        call_id = item.call_id
+        self.tool_output(call_id if call_id is not None else "", text, failed, estimate, at)
+        return True
+
+    def _typed_usage(self, event: TokenCount, line: int) -> bool:
+        """:meth:`token_count` of a typed event (False: a figure without a request, read the
+        plain way)."""
+        info = event.info
+        if info is None:
+            return True  # a rate-limit-only event
+        last = info.last_token_usage
+        window = info.model_context_window
+        if isinstance(last, TokenUsage):
+            prompt = last.input_tokens or 0
+            output = last.output_tokens or 0
+            if (prompt == 0 and output == 0) or (prompt == window and not output):
+                return False
+        if window != self.facts.window:
+            self._recorded_window(window, line)
+        if not isinstance(last, TokenUsage):
+            return True
+        total = info.total_token_usage
+        if self.repeated(None if total is UNSET else total, last):
+            return True
+        total_tokens = last.total_tokens
+        self.call_usage(
+            prompt,
+            output,
+            last.cached_input_tokens or 0,
+            last.reasoning_output_tokens or 0,
+            None if total_tokens is UNSET else total_tokens,
+            line,
+        )
+        return True
+
     def _legacy(self, kind: Any, obj: dict[str, Any], at: _At) -> None:
         """A line of the un-enveloped format: a bare response item, a state line, the header."""
         if "record_type" in obj:
@@ -322,14 +514,17 @@ class _Loader:
 
     def _open(self, payload: dict[str, Any], at: _At) -> _Call:
         """The model call a model-generated item belongs to (opened by its first item)."""
+        return self.open_call(str(payload.get("type")), payload.get("id"), at)
+
+    def open_call(self, kind: str, item_id: Any, at: _At) -> _Call:
+        """:meth:`_open` for an item of type ``kind`` and id ``item_id`` (as the file holds it)."""
         if not at.replay:
             turns = self.turns
             if turns.open:
-                turns.model_output(str(payload.get("type")), at.line)
+                turns.model_output(kind, at.line)
             else:  # the usual case: what model_output does with no compaction waiting
-                turns.last_model = turns.last_item = (str(payload.get("type")), at.line)
+                turns.last_model = turns.last_item = (kind, at.line)
         if self.current is None:
-            item_id = payload.get("id")
             self.current = _Call(item_id if isinstance(item_id, str) else f"line-{at.line}", at)
         return self.current
 
@@ -339,17 +534,20 @@ class _Loader:
         if call is None:
             return
         self.current = None
-        self.last_call = self.builder.add(
-            Role.ASSISTANT,
-            id=call.id,
-            timestamp=call.timestamp,
-            text=_joined(call.texts),
-            reasoning=_joined(call.reasoning),
-            tool_calls=call.calls,
-            model=self.model,
-            source_line=call.line,
-            source_offset=call.offset,
-            reasoning_estimate_tokens=call.reasoning_tokens,
+        self.last_call = self.builder.append(  # (what builder.add makes, without its kwargs)
+            Message(
+                index=0,
+                id=call.id,
+                role=Role.ASSISTANT,
+                timestamp=call.timestamp,
+                text=_joined(call.texts),
+                reasoning=_joined(call.reasoning),
+                tool_calls=call.calls,
+                model=self.model,
+                source_line=call.line,
+                source_offset=call.offset,
+                reasoning_estimate_tokens=call.reasoning_tokens,
+            )
         )
         if call.redacted:
             self.redacted[self.last_call.index] = call.redacted
@@ -423,7 +621,11 @@ class _Loader:
             )
             return
         self.close()
-        estimate = self._estimate(payload, at, text)
+        self.input_message(role, text, self._estimate(payload, at, text), at)
+
+    def input_message(self, role: Any, text: str, estimate: int, at: _At) -> None:
+        """A user message, or developer / system instructions (any other role), of Codex's
+        ``estimate``."""
         if role != "user":  # developer / system instructions
             self._add(Role.SYSTEM, at, text=text, meta=True, agent_estimate_tokens=estimate)
             return
@@ -477,6 +679,11 @@ class _Loader:
             text, failed = output_text(output)
         if not failed and get("type") == "custom_tool_call_output":
             failed = custom_output_error(text)
+        self.tool_output(call_id, text, failed, self._estimate(payload, at, text), at)
+
+    def tool_output(self, call_id: str, text: str, failed: bool, estimate: int, at: _At) -> None:
+        """The tool message answering call ``call_id``, of Codex's ``estimate`` (the pending
+        model call closed)."""
         name = self.tool_names.get(call_id)
         if name is None:
             self.builder.diagnostic(
@@ -494,16 +701,19 @@ class _Loader:
             truncated_by_tool=False,
             compacted_at_ms=None,
         )
-        estimate = self._estimate(payload, at, text)
-        self.builder.add(
-            Role.TOOL,
-            id=at.item_id,
-            timestamp=at.timestamp,
-            source_line=at.line,
-            source_offset=at.offset,
-            tool_result=result,
-            meta=at.replay,
-            agent_estimate_tokens=estimate,
+        item_id = at.item_id
+        self.builder.append(  # (what builder.add makes, without its kwargs)
+            Message(
+                index=0,
+                id=item_id if item_id is not None else f"line-{at.line}",
+                role=Role.TOOL,
+                timestamp=at.timestamp,
+                source_line=at.line,
+                source_offset=at.offset,
+                tool_result=result,
+                meta=at.replay,
+                agent_estimate_tokens=estimate,
+            )
         )
 
     def _tool_call(self, payload: dict[str, Any], at: _At) -> None:
@@ -511,9 +721,17 @@ class _Loader:
         kind: str = payload["type"]
         call = self._open(payload, at)
         call_id = payload.get("call_id") or payload.get("id")
-        call_id = call_id if isinstance(call_id, str) else f"{kind}-{at.line}"
         name, arguments = name_and_arguments(kind, payload)
-        if kind in _SERVER_CALLS or payload.get("execution") == "server":
+        server = kind in _SERVER_CALLS or payload.get("execution") == "server"
+        self.tool_call(call, kind, call_id, name, arguments, server, at)
+
+    def tool_call(
+        self, call: _Call, kind: str, call_id: Any, name: Any, arguments: Any, server: bool, at: _At
+    ) -> None:
+        """A tool call of ``call`` (a ``call_id`` or ``name`` that is not a string: one made up
+        from the item type); ``server``: run by the server, no output expected."""
+        call_id = call_id if isinstance(call_id, str) else f"{kind}-{at.line}"
+        if server:
             call.server_calls.add(call_id)
         call.calls.append(
             ToolCall(
@@ -573,10 +791,8 @@ class _Loader:
             line, "last_token_usage", last, _USAGE_COUNTS, optional=("total_tokens",)
         )
         total = info.get("total_token_usage")
-        if total is not None and total == self.last_total and last == self.last_last:
+        if self.repeated(total, last):
             return  # the repeated copy Codex writes after the outputs
-        self.last_total = total
-        self.last_last = last
         # (checked by counts(): each figure is an int or missing)
         get = last.get
         prompt: int = get("input_tokens") or 0
@@ -587,13 +803,41 @@ class _Loader:
         if prompt == window and not output and _marks_full(info, last):
             self._context_full(get("total_tokens") or 0, line)
             return
-        cached: int = get("cached_input_tokens") or 0
+        self.call_usage(
+            prompt,
+            output,
+            get("cached_input_tokens") or 0,
+            get("reasoning_output_tokens") or 0,
+            get("total_tokens"),
+            line,
+        )
+
+    def repeated(self, total: Any, last: Any) -> bool:
+        """A ``token_count`` whose cumulative ``total`` and ``last`` usage are the previous
+        one's (the copy Codex writes again after the outputs); else they are kept as the
+        previous one's. Either may be an object read the plain way or a typed
+        :class:`~core.formats.codex_typed.TokenUsage`: they compare as the file's objects."""
+        if (
+            total is not None
+            and _same_usage(total, self.last_total)
+            and _same_usage(last, self.last_last)
+        ):
+            return True
+        self.last_total = total
+        self.last_last = last
+        return False
+
+    def call_usage(
+        self, prompt: int, output: int, cached: int, reasoning: int, total: int | None, line: int
+    ) -> None:
+        """The usage of the request just made (``prompt`` tokens with the ``cached`` ones),
+        attached to the model call it follows."""
         usage = Usage(
             input=max(0, prompt - cached),
             output=output,
             cache_read=cached,
-            reasoning=get("reasoning_output_tokens") or 0,
-            total=get("total_tokens"),
+            reasoning=reasoning,
+            total=total,
             convention=UsageConvention.OPENAI,
         )
         self.last_context = usage.context_tokens
@@ -870,6 +1114,30 @@ _ITEMS: dict[str, _Handler] = {
 """The method that reads each response item type (other ``*_call_output`` and ``*_call``
 types are read as tool outputs and tool calls too)."""
 
+_TYPED_ITEMS: dict[type, Callable[[_Loader, Any, _At], bool]] = {
+    MessageItem: _Loader._typed_message,
+    ReasoningItem: _Loader._typed_reasoning,
+    FunctionCall: _Loader._typed_function_call,
+    CustomToolCall: _Loader._typed_custom_call,
+    FunctionOutput: _Loader._typed_output,
+    CustomOutput: _Loader._typed_output,
+}
+"""The method that reads each typed response item (see :meth:`_Loader.typed_line`)."""
+
+_TYPED_EVENTS: dict[type, Callable[[_Loader, Any, int], bool]] = {
+    TokenCount: _Loader._typed_usage,
+    UserEvent: _Loader._typed_user_event,
+    TurnEnd: _Loader._typed_turn_end,
+    TurnComplete: _Loader._typed_turn_end,
+    TurnAborted: _Loader._typed_turn_end,
+}
+"""The method that reads each typed event."""
+
+_MESSAGE_TEXTS = ("input_text", "output_text")
+"""The piece a one-piece message's text is (as ``content_text`` reads it)."""
+_JOINED_TEXTS = ("input_text", "output_text", "text")
+"""The pieces of a message joined as its text when each is one of these."""
+
 
 # -- detection ------------------------------------------------------------------------------
 
@@ -888,7 +1156,11 @@ def load(
     path = Path(path)
     loader = _Loader(path)
     for line_no, offset, raw, obj in read_jsonl_raw(
-        path, loader.builder, progress=progress, skip=_ignorable, head_bytes=head_bytes
+        path,
+        loader.builder,
+        progress=progress,
+        head_bytes=head_bytes,
+        typed=loader.typed_line,  # (which passes over the lines _ignorable names)
     ):
         loader.line(line_no, offset, raw, obj)
     return loader.finish()

@@ -1,0 +1,268 @@
+"""The typed read of Codex rollout lines (:mod:`core.formats.codex_typed`) gives the session the
+plain read gives: for every fixture and sample, for varied records of each kind it reads, and
+for every field of those set to a value of another type, a number orjson reads as a float, or
+removed."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from core.formats import codex, codex_typed
+from core.model.session import Session, to_record
+from tests.support.paths import TESTS
+from tests.unit.test_formats_claude_robust import _paths, _set
+
+FIXTURES = TESTS / "fixtures" / "codex"
+SHARED = Path(__file__).resolve().parents[2].parent / "shared"
+SAMPLES = sorted(
+    [
+        *(SHARED / "samples" / "codex").glob("*.jsonl"),
+        *(SHARED / "new-formats" / "codex-subagents").glob("*.jsonl"),
+    ]
+)
+ODD: list[Any] = [None, 7, -1, 1.5, 2**70, True, "", "[REDACTED_TEXT len=9 sha=ab12]", [None], {}]
+"""Values a field is set to (and "<delete>": no field at all): other types, a negative and a
+float count, a number too big for 64 bits (orjson reads it as a float), a redaction that keeps
+the length."""
+
+_TS = "2026-04-01T12:00:0{}.000Z"
+
+
+def _item(second: int, payload: dict[str, Any]) -> dict[str, Any]:
+    return {"timestamp": _TS.format(second), "type": "response_item", "payload": payload}
+
+
+def _event(second: int, payload: dict[str, Any]) -> dict[str, Any]:
+    return {"timestamp": _TS.format(second), "type": "event_msg", "payload": payload}
+
+
+def _usage(prompt: int, cached: int, output: int, total: int) -> dict[str, Any]:
+    return {
+        "input_tokens": prompt,
+        "cached_input_tokens": cached,
+        "output_tokens": output,
+        "reasoning_output_tokens": 3,
+        "total_tokens": total,
+    }
+
+
+def _token_count(second: int, last: dict[str, Any], total: dict[str, Any]) -> dict[str, Any]:
+    info = {"total_token_usage": total, "last_token_usage": last, "model_context_window": 1000}
+    return _event(
+        second,
+        {"type": "token_count", "info": info, "rate_limits": {"primary": {"used_percent": 1.0}}},
+    )
+
+
+def _rows() -> list[dict[str, Any]]:
+    """A rollout with every record kind the typed read reads, in the shapes it reads and
+    hands back (images, refusals, redactions, namespaces, outputs history cuts, repeated and
+    request-less token counts, a context-full marker)."""
+    text = {"type": "input_text", "text": "fix the bug in shop/cart.py please"}
+    return [
+        {
+            "timestamp": _TS.format(0),
+            "type": "session_meta",
+            "payload": {"id": "s1", "cwd": "/w", "cli_version": "0.130.0"},
+        },
+        _event(1, {"type": "task_started", "turn_id": "t1", "model_context_window": 1000}),
+        {
+            "timestamp": _TS.format(1),
+            "type": "turn_context",
+            "payload": {"model": "gpt-5", "truncation_policy": {"mode": "bytes", "limit": 60}},
+        },
+        _item(1, {"type": "message", "role": "developer", "content": [text, text]}),
+        _item(2, {"type": "message", "role": "user", "content": [text]}),
+        _event(2, {"type": "user_message", "message": "fix the bug", "images": []}),
+        _item(
+            2,
+            {
+                "type": "message",
+                "role": "user",
+                "content": [text, {"type": "input_image", "image_url": "data:image/png;base64,AA"}],
+            },
+        ),
+        _item(
+            3,
+            {
+                "type": "reasoning",
+                "id": "rs_1",
+                "summary": [{"type": "summary_text", "text": "look at the cart"}],
+                "content": None,
+                "encrypted_content": "gAAAA" + "x" * 1200,
+            },
+        ),
+        _item(
+            3,
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "ok"}],
+            },
+        ),
+        _item(
+            3,
+            {
+                "type": "function_call",
+                "name": "exec_command",
+                "namespace": "shell",
+                "arguments": '{"cmd": "pytest -q"}',
+                "call_id": "c1",
+            },
+        ),
+        _item(3, {"type": "function_call", "name": "x", "arguments": "{not json", "id": "c2"}),
+        _item(
+            3,
+            {
+                "type": "custom_tool_call",
+                "name": "apply_patch",
+                "input": "*** Begin",
+                "call_id": "c3",
+            },
+        ),
+        _event(3, {"type": "agent_message", "message": "ok"}),
+        _token_count(4, _usage(100, 40, 10, 110), _usage(100, 40, 10, 110)),
+        _token_count(4, _usage(100, 40, 10, 110), _usage(100, 40, 10, 110)),
+        _item(5, {"type": "function_call_output", "call_id": "c1", "output": "1 failed\nexit 1"}),
+        _item(5, {"type": "function_call_output", "call_id": "c2", "output": "y" * 400}),
+        _item(
+            5,
+            {
+                "type": "custom_tool_call_output",
+                "call_id": "c3",
+                "output": '{"output":"bad","metadata":{"exit_code":1}}',
+            },
+        ),
+        _item(5, {"type": "function_call_output", "call_id": "c9", "output": "orphan"}),
+        _item(
+            6,
+            {"type": "reasoning", "summary": [], "encrypted_content": "REDACTED"},
+        ),
+        _item(
+            6,
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "refusal", "refusal": "no"}],
+            },
+        ),
+        _token_count(7, _usage(200, 100, 5, 205), _usage(300, 140, 15, 315)),
+        _token_count(7, _usage(0, 0, 0, 50), _usage(300, 140, 15, 315)),
+        _token_count(7, _usage(1000, 0, 0, 1000), _usage(1300, 140, 15, 1315)),
+        _event(7, {"type": "token_count", "info": None, "rate_limits": {}}),
+        _event(8, {"type": "task_complete", "turn_id": "t1"}),
+        _event(8, {"type": "turn_aborted", "reason": "interrupted"}),
+    ]
+
+
+def _facts(session: Session) -> dict[str, Any]:
+    """Everything a loaded session says, as comparable builtins."""
+    return {
+        "messages": [to_record(m) for m in session.messages],
+        "diagnostics": [d.model_dump() for d in session.diagnostics],
+        "compactions": [c.model_dump() for c in session.compactions],
+        "metadata": session.metadata,
+        "fields": session.model_dump(exclude={"messages", "diagnostics", "compactions"}),
+    }
+
+
+def _not_typed(raw: bytes) -> codex_typed.Envelope:
+    raise msgspec.DecodeError("read plain")
+
+
+def _both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], dict[str, Any]]:
+    typed = _facts(codex.load(path))
+    with monkeypatch.context() as patch:
+        patch.setattr(codex, "typed_decode", _not_typed)  # every line read plain
+        plain = _facts(codex.load(path))
+    return typed, plain
+
+
+def _write(path: Path, rows: list[dict[str, Any]], *, compact: bool = True) -> Path:
+    """The rows as Codex writes them (compact), or spaced as another writer would."""
+    separators = (",", ":") if compact else (", ", ": ")
+    lines = [json.dumps(row, separators=separators, ensure_ascii=False) for row in rows]
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    "path", [*sorted(FIXTURES.glob("*.jsonl")), *SAMPLES], ids=lambda p: p.name
+)
+def test_fixture_and_sample_read_the_same_typed_and_plain(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    typed, plain = _both(path, monkeypatch)
+    assert typed == plain
+
+
+@pytest.mark.parametrize("compact", [True, False], ids=["compact", "spaced"])
+def test_varied_records_read_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, compact: bool
+) -> None:
+    typed, plain = _both(_write(tmp_path / "r.jsonl", _rows(), compact=compact), monkeypatch)
+    assert typed == plain
+    assert len(typed["messages"]) > 8
+
+
+def test_well_formed_lines_are_read_typed(tmp_path: Path) -> None:
+    path = _write(tmp_path / "r.jsonl", _rows())
+    loader = codex._Loader(path)
+    read = [
+        json.loads(line)["payload"].get("type")
+        for k, line in enumerate(path.read_bytes().splitlines(), 1)
+        if loader.typed_line(line, k, 0)
+    ]
+    assert {"message", "reasoning", "function_call", "custom_tool_call"} <= set(read)
+    assert {"function_call_output", "custom_tool_call_output", "token_count"} <= set(read)
+    assert {"user_message", "task_complete", "turn_aborted"} <= set(read)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"type":"session_meta","payload":{"id":"s"}}',
+        b'{"type":"event_msg","payload":{"type":"task_started"}}',
+        b'{"type":"response_item","payload":{"type":"function_call_output","output":[]}}',
+        b'{"type":"response_item","payload":{"type":"message","content":"a string"}}',
+        b'{"type":"event_msg","payload":{"type":"token_count","info":{"last_token_usage":'
+        b'{"input_tokens":1.0}}}}',
+        b'{"type":"event_msg","payload":{"type":"token_count","info":{"last_token_usage":'
+        b'{"input_tokens":1,"new_count":2}}}}',
+        b'{"type":"response_item","payload":{"type":"function_call_output","output":"\xff"}}',
+        b'{"type":"event_msg","payload":{"type":"user_message","message":"\xff"}}',
+    ],
+)
+def test_lines_of_other_shapes_are_read_plain(tmp_path: Path, raw: bytes) -> None:
+    loader = codex._Loader(tmp_path / "r.jsonl")
+    assert loader.typed_line(raw, 1, 0) is False
+    assert codex_typed.decode(b"{") is None
+
+
+def test_every_odd_field_reads_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = _rows()
+    fields = sorted({(k, p) for k, row in enumerate(rows) for p in _paths(row)}, key=str)
+    assert len(fields) > 80
+    path = tmp_path / "r.jsonl"
+    for k, field in fields:
+        for value in [*ODD, "<delete>"]:
+            changed = copy.deepcopy(rows)
+            _set(changed[k], field, value)
+            _write(path, changed, compact=True)
+            typed, plain = _both(path, monkeypatch)
+            assert typed == plain, (k, field, value)
+
+
+def test_events_that_repeat_items_are_passed_over_unparsed(tmp_path: Path) -> None:
+    rows = [json.dumps(row, separators=(",", ":")) for row in _rows()]
+    broken = '{"timestamp":"t","type":"event_msg","payload":{"type":"agent_message","message":"cut'
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join([*rows[:3], broken, *rows[3:]]) + "\n", encoding="utf-8")
+    session = codex.load(path)
+    assert not [d for d in session.diagnostics if d.code == "invalid-json"]
