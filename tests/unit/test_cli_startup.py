@@ -93,7 +93,7 @@ def test_a_cache_file_with_damaged_entries_gives_the_same_results(tmp_path: Path
     expected = _start(tmp_path)[:-1]
     [path] = _cache_files(tmp_path)
     version, generation, entries = marshal.loads(path.read_bytes())
-    damaged = {}
+    damaged: dict[tuple[object, ...], object] = {}
     for number, (key, (value, written)) in enumerate(entries.items()):
         if key[0] == "re":
             damaged[key] = ((value[0], [99999, 1, 2], "x", None, ()), written)
