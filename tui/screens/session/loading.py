@@ -264,6 +264,7 @@ class SessionLoader(Controller):
         """The whole file is read: it takes the place of its first part (selection kept)."""
         view = self.view
         view.partial = False
+        self.after_paint_pending = True  # (from here: the detail pane's slow facts wait for it)
         view.apply_grown_session(session)
         selected = view.message_list.selected_message
         if selected is not None:
@@ -271,8 +272,8 @@ class SessionLoader(Controller):
             view.detail.show(selected, force=True)
         view.refresh_bindings()
         self._first_look(session)
-        self.after_paint_pending = True
-        view.set_timer(FIRST_PAINT_DELAY_S, lambda: self._after_complete(session))
+        # right after its frame (the layout is the first part's: no long wait for it)
+        view.after_list_painted(lambda: self._after_complete(session))
 
     def _after_complete(self, session: Session) -> None:
         self.after_paint_pending = False
@@ -286,6 +287,7 @@ class SessionLoader(Controller):
     def install(self, session: Session) -> None:
         """Show ``session`` (a first part, the whole file or a session given directly)."""
         view = self.view
+        self.after_paint_pending = True  # (from here: the detail pane's slow facts wait for it)
         policy = policy_for(session, view.initial_policy)
         window = view.window_asked
         if window is not None and session.context_window != window:
@@ -308,7 +310,6 @@ class SessionLoader(Controller):
             self._first_look(session)
         # Paint the list first; the gauge, the replay and the watcher start right after, so a
         # CPU-bound replay thread never delays the first frame.
-        self.after_paint_pending = True
         view.set_timer(FIRST_PAINT_DELAY_S, lambda: self._after_first_paint(session))
 
     def _first_look(self, session: Session) -> None:

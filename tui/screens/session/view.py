@@ -6,6 +6,7 @@ do, and they show what their workers bring through this view.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from textual.app import ComposeResult
@@ -29,6 +30,10 @@ from tui.widgets.message_list import MessageList
 from tui.widgets.policy_panel import PolicyPanel
 from tui.widgets.session_header import SessionHeader
 from tui.widgets.status_line import StatusLine
+
+
+PAINT_POLL_S = 0.01
+"""How often :meth:`SessionView.after_list_painted` looks whether the frame is out."""
 
 
 class SessionView(Screen[str | None]):
@@ -163,6 +168,26 @@ class SessionView(Screen[str | None]):
         elif self.live_file is not None:
             parts.append("● following" if self.follow else "○ live")
         self.status.activity(" · ".join(parts))
+
+    # -- frames ----------------------------------------------------------------------------------
+
+    def after_list_painted(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once the message list's next frame is out (polled every
+        :data:`PAINT_POLL_S`; at once when this screen is not the one shown). For work that
+        would otherwise share the interpreter with that frame (a replay, an inferred threshold).
+
+        ``call_after_refresh`` is not enough: it runs once the screen's queue is empty, which
+        may be before the widgets refreshed meanwhile have asked for their frame."""
+        listing = self.message_list
+        listing.painted = False
+
+        def check() -> None:
+            if listing.painted or not self.is_current:
+                callback()
+            else:
+                self.set_timer(PAINT_POLL_S, check)
+
+        self.set_timer(PAINT_POLL_S, check)
 
     # -- selection ---------------------------------------------------------------------------------
 
