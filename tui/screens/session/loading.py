@@ -53,6 +53,11 @@ PREVIEW_BYTES = 1_000_000
 """How much of a big file the first part is (about 1,000 small messages, 30 ms to read)."""
 PREVIEW_PAINT_WAIT_S = 1.0
 """The rest of a big file is read once its first part is painted, or after this long."""
+PART_PROGRESS_INTERVAL_S = 0.5
+"""How often the strip above a first part says how much of the rest is read (each report is a
+layout and a few frames the UI thread draws while the loader thread wants the interpreter; the
+progress box alone, with nothing else to look at, is updated every
+:data:`~tui.screens.session.worker_messages.PROGRESS_INTERVAL_S`)."""
 ABANDON_POLL_S = 0.05
 """How often a worker waiting on its daemon thread looks whether it was cancelled."""
 
@@ -147,7 +152,10 @@ class SessionLoader(Controller):
 
     def _read(self, path: str, window: int | None, worker: Worker[None]) -> None:
         """Read the file (its first part, then the whole) and post what came of it."""
-        throttle = Throttle()
+        head = self._load_head(path, window)
+        # under a first part the strip is updated less often: the user reads the messages
+        shown = head is not None and bool(head.messages)
+        throttle = Throttle(PART_PROGRESS_INTERVAL_S) if shown else Throttle()
 
         def progress(bytes_read: int, total_bytes: int, messages: int) -> None:
             if worker.is_cancelled:
@@ -155,7 +163,6 @@ class SessionLoader(Controller):
             if throttle.ready():
                 self.view.post_message(LoadProgressed(bytes_read, total_bytes, messages))
 
-        head = self._load_head(path, window)
         started = time.perf_counter()
         try:
             fmt = head.format if head is not None else None  # detected once, for both reads
