@@ -31,7 +31,6 @@ from tui.widgets.policy_panel import PolicyPanel
 from tui.widgets.session_header import SessionHeader
 from tui.widgets.status_line import StatusLine
 
-
 PAINT_POLL_S = 0.01
 """How often :meth:`SessionView.after_list_painted` looks whether the frame is out."""
 
