@@ -63,12 +63,12 @@ async def test_the_detail_count_waits_until_the_session_is_read_and_replayed(
     async with app.run_test(size=(120, 34)) as pilot:
         screen = _screen(app)
         await until(pilot, lambda: screen.state is not None, "the first part shown")
-        await pilot.press("down", "down")
-        assert screen.partial and screen.detail.message_index == 2
-        # the first part's selection is drawn, but its tokenizer count is not started yet
+        await pilot.pause()
+        assert screen.partial and screen.detail.message_index == 0
+        # the message selected at open is drawn, but its tokenizer count is not started yet
         assert "counted" in screen.detail.as_text() and _counted(screen.detail.as_text()) is None
         assert screen.detail._slow_timer is None
-        assert screen.opening()
+        assert screen.opening() and not screen.user_selected
 
         load.release.set()
         await wait_for(pilot, replay.started, "the first replay running")
@@ -81,13 +81,28 @@ async def test_the_detail_count_waits_until_the_session_is_read_and_replayed(
         await until(pilot, lambda: _counted(screen.detail.as_text()) is not None, "the count shown")
         state = screen.state
         assert state is not None and state.result is not None
-        text = message_text(state.message(2))
-        assert _counted(screen.detail.as_text()) == get_counter(detail_module.COUNT_ENCODING).count(
-            text
-        )
-        # once opened, a move counts at once (as it always did)
-        await pilot.press("down")
-        assert screen.detail._slow_timer is not None
+        counter = get_counter(detail_module.COUNT_ENCODING)
+        assert _counted(screen.detail.as_text()) == counter.count(message_text(state.message(0)))
+
+
+async def test_a_message_the_user_picks_while_the_session_opens_is_counted_at_once(
+    big_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    load = HeldLoad(monkeypatch)
+    app = CtxscopeApp(str(big_file), discover=lambda: [], live=False)
+    async with app.run_test(size=(120, 34)) as pilot:
+        screen = _screen(app)
+        await until(pilot, lambda: screen.state is not None, "the first part shown")
+        await pilot.press("down", "down")
+        assert screen.partial and screen.reading and screen.detail.message_index == 2
+        assert screen.user_selected and screen.detail._slow_timer is not None
+        await until(pilot, lambda: _counted(screen.detail.as_text()) is not None, "the count shown")
+        state = screen.state
+        assert state is not None and screen.partial  # (still reading the rest)
+        counter = get_counter(detail_module.COUNT_ENCODING)
+        assert _counted(screen.detail.as_text()) == counter.count(message_text(state.message(2)))
+        load.release.set()
+        await settle(pilot)
 
 
 async def test_the_inferred_threshold_is_worked_out_after_the_first_result_is_painted(

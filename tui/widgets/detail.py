@@ -175,10 +175,11 @@ class DetailPane(StyledScrollView, can_focus=True):
         self._slow: SlowFacts | None = None
         self._slow_timer: Timer | None = None
         self.slow_facts_wait: Callable[[], bool] = lambda: False
-        """While this answers True (the screen is opening its session: reading the file, then
-        replaying it a first time), the tokenizer count and the preview are not started: loading
-        the tokenizer alone takes the interpreter from the load and the replay for a quarter of
-        a second. The owner calls :meth:`refresh_decision` once it answers False."""
+        """While this answers True (the screen is opening its session, reading the file and then
+        replaying it a first time, and the message shown is the one selected at open), the
+        tokenizer count and the preview are not started: loading the tokenizer alone takes the
+        interpreter from the load and the replay for a quarter of a second. The owner calls
+        :meth:`refresh_decision` once it answers False."""
         self._sections: list[Section] = []
         self._window: StripWindow | None = None
         """The rows of the sections, rendered as they are shown (a few screens kept)."""

@@ -127,7 +127,9 @@ class SessionScreen(SessionView):
 
     def on_mount(self) -> None:
         self.set_up_widgets()
-        self.detail.slow_facts_wait = self.opening
+        # the count of the message selected at open waits for the session (one the user picks,
+        # never: they asked for it)
+        self.detail.slow_facts_wait = lambda: self.opening() and not self.user_selected
         if self.initial_session is not None:
             self.query_one(LoadProgress).display = False
             self.loader.install(self.initial_session)

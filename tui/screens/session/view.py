@@ -69,6 +69,9 @@ class SessionView(Screen[str | None]):
         """The file the live tail watches (or will, once the whole of it is read)."""
         self.live_status: str | None = None
         """What the status line says of the live tail in place of "live" (e.g. it stopped)."""
+        self.user_selected = False
+        """The user picked a message (a key, a click, a jump): what the detail pane works out
+        for it is wanted at once, even while the session is still being opened."""
         self.notices_in_flight = 0
         """Notices a controller told the screen (:meth:`tell`) that it has not handled yet."""
         self._list: MessageList | None = None
@@ -192,6 +195,7 @@ class SessionView(Screen[str | None]):
 
     def _cursor_moved(self, message_index: int) -> None:
         """The list's cursor moved (called in the same pass as the key: one frame for all)."""
+        self.user_selected = True
         self.detail.show(message_index)
         self.sync_gauge(message_index)
 
@@ -246,6 +250,7 @@ class SessionView(Screen[str | None]):
         """Select a message everywhere: list, detail and gauge."""
         if self.state is None or not self.state.message_count:
             return
+        self.user_selected = True
         index = max(0, min(index, self.state.message_count - 1))
         self.message_list.select_message(index, center=center)
         self.detail.show(index)
