@@ -13,11 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.widgets import DataTable, Input
 
 import tui.screens.session.loading as loading_module
 import tui.screens.session.replaying as replaying_module
 import tui.widgets.detail as detail_module
 from core.formats import load_session
+from core.formats.discovery import DiscoveredSession
+from core.model.session import SourceFormat
 from core.model.tokens import get_counter, message_text
 from tests.support.claude_jsonl import write_claude_session
 from tests.support.tui_harness import HeldLoad, HeldReplay, settle, until, wait_for
@@ -165,3 +168,42 @@ async def test_under_a_first_part_the_rest_reports_its_progress_less_often(
     async with app.run_test(size=(120, 34)) as pilot:
         await settle(pilot)
     assert intervals == [PROGRESS_INTERVAL_S]
+
+
+async def test_the_picker_under_a_session_opened_at_start_is_built_once_uncovered(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "opened.jsonl"
+    write_claude_session(path, 3)
+    other = tmp_path / "other.jsonl"
+    write_claude_session(other, 2)
+    found = [
+        DiscoveredSession(
+            path=str(other),
+            format=SourceFormat.CLAUDE_CODE,
+            project="/home/dev/src/parcelhub",
+            modified=1_772_000_000.0,
+            size_bytes=other.stat().st_size,
+            title="bump the lockfile",
+        )
+    ]
+    discovered: list[bool] = []
+
+    def discover() -> list[DiscoveredSession]:
+        discovered.append(True)
+        return found
+
+    app = CtxscopeApp(str(path), discover=discover, live=False)
+    async with app.run_test(size=(120, 34)) as pilot:
+        await settle(pilot)
+        _screen(app)
+        picker = app.picker
+        assert picker is not None
+        # while the session is on top, the picker under it has no widgets and looks for nothing
+        assert not picker.built and not list(picker.query(DataTable)) and discovered == []
+
+        await pilot.press("escape")
+        await until(pilot, lambda: picker.built and picker.table.row_count == 1, "the list")
+        assert app.screen is picker and discovered == [True]
+        assert app.focused is picker.query_one("#picker-filter", Input)  # typing filters at once
+        assert picker.error_text == ""
