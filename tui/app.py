@@ -83,7 +83,12 @@ class CtxscopeApp(App[None]):
         self.theme = DARK_THEME
         # The picker is the base screen of the app's one mode, not its get_default_screen():
         # Textual loads a mode's screen's own stylesheet (CSS_PATH), not the default screen's.
-        self.add_mode("picker", lambda: PickerScreen(discover, use_cache=use_cache, jobs=jobs))
+        # (opened with a session, the picker under it is built once it is uncovered)
+        deferred = path is not None and self._openable(path)
+        self.add_mode(
+            "picker",
+            lambda: PickerScreen(discover, use_cache=use_cache, jobs=jobs, deferred=deferred),
+        )
 
     TYPED_KEYS = frozenset({"quit", "help", "toggle_theme"})
     """App keys that are plain characters: while a text field has the focus they type into it,

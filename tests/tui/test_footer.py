@@ -23,6 +23,7 @@ class _Keys(App[None]):
     def __init__(self) -> None:
         super().__init__()
         self.beta_shown = False
+        self.alpha_enabled = True
 
     def compose(self) -> ComposeResult:
         yield Button("one", id="one")
@@ -32,6 +33,8 @@ class _Keys(App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "beta":
             return self.beta_shown
+        if action == "alpha":
+            return True if self.alpha_enabled else None  # (None: shown, greyed)
         return True
 
     def action_alpha(self) -> None:
@@ -71,6 +74,35 @@ async def test_footer_is_rebuilt_only_when_its_keys_change() -> None:
         await pilot.pause()
         assert footer.rebuilds == built + 1
         assert "Beta" in _labels(app)
+
+
+async def test_a_key_greyed_or_enabled_is_restyled_in_place() -> None:
+    app = _Keys()
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        footer = app.query_one(KeysFooter)
+        built = footer.rebuilds
+        alpha = next(key for key in app.query(FooterKey) if key.action == "alpha")
+        assert not alpha.has_class("-disabled")
+
+        # the key is greyed: the same key widget, restyled, and a click on it only rings
+        app.alpha_enabled = False
+        app.refresh_bindings()
+        await until(pilot, lambda: alpha.has_class("-disabled"), "the key greyed")
+        assert footer.rebuilds == built
+        assert next(key for key in app.query(FooterKey) if key.action == "alpha") is alpha
+        assert alpha._disabled
+        rang: list[bool] = []
+        app.bell = lambda: rang.append(True)  # type: ignore[method-assign]
+        alpha.on_mouse_down()
+        assert rang == [True]
+
+        # and enabled again, as a rebuild would have drawn it
+        app.alpha_enabled = True
+        app.refresh_bindings()
+        await until(pilot, lambda: not alpha.has_class("-disabled"), "the key enabled")
+        assert footer.rebuilds == built and not alpha._disabled
+        assert "Alpha" in _labels(app)
 
 
 def test_keys_are_left_out_by_priority() -> None:

@@ -27,6 +27,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.message import Message as TextualMessage
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import DataTable, Input, Label, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
@@ -118,9 +119,22 @@ class PickerScreen(Screen[None]):
     """Keys that are characters: in a text field they type, so the footer offers them elsewhere."""
 
     def __init__(
-        self, discover: DiscoverFn | None = None, *, use_cache: bool = True, jobs: int | None = None
+        self,
+        discover: DiscoverFn | None = None,
+        *,
+        use_cache: bool = True,
+        jobs: int | None = None,
+        deferred: bool = False,
     ) -> None:
+        """``deferred``: a session opens on top at once (a path on the command line): the
+        widgets are built when the picker is first uncovered or has an error to show, not
+        while that session loads (they take ~60 ms to mount and paint)."""
         super().__init__()
+        self.built = not deferred
+        """The widgets are mounted (see ``deferred``)."""
+        self._building = False
+        self._covered = False
+        self._pending_error: str | None = None
         self._discover_fn = discover or default_discover
         self._use_cache = use_cache
         self._jobs = jobs
@@ -141,30 +155,60 @@ class PickerScreen(Screen[None]):
         self._reorder_pending = False
 
     def compose(self) -> ComposeResult:
-        yield TitleBar("a debugger for the context window of coding agents", id="picker-header")
-        with Horizontal(id="picker-inputs"):
-            yield Input(
-                placeholder="Open a path: type it, press Enter (ctrl+o)",
-                id="picker-path",
-            )
-            yield Input(
-                placeholder="Filter: project, title, format (fuzzy; / )",
-                id="picker-filter",
-            )
-        yield Static("", id="picker-error")
+        if self.built:
+            yield from self._widgets()
+
+    def _widgets(self) -> list[Widget]:
+        """The picker's widgets (built whole: mounted by compose, or later by :meth:`build`)."""
         table: DataTable[str | Text] = DataTable(
             id="sessions", cursor_type="row", zebra_stripes=True
         )
-        yield table
-        yield Label("Looking for sessions…", id="picker-count")
-        yield KeysFooter(rows=2)  # (every key the picker offers, at 80 columns too)
+        return [
+            TitleBar("a debugger for the context window of coding agents", id="picker-header"),
+            Horizontal(
+                Input(placeholder="Open a path: type it, press Enter (ctrl+o)", id="picker-path"),
+                Input(placeholder="Filter: project, title, format (fuzzy; / )", id="picker-filter"),
+                id="picker-inputs",
+            ),
+            Static("", id="picker-error"),
+            table,
+            Label("Looking for sessions…", id="picker-count"),
+            KeysFooter(rows=2),  # (every key the picker offers, at 80 columns too)
+        ]
 
     def on_mount(self) -> None:
+        if self.built:
+            self._set_up()
+
+    def _set_up(self) -> None:
         self._set_columns()
         self.query_one("#picker-error", Static).display = False
         self.query_one("#picker-filter", Input).focus()  # typing filters at once
 
+    def build(self) -> None:
+        """Mount the widgets of a deferred picker (soon: an error shown meanwhile waits for
+        them, and discovery starts once they are there if the picker is on screen)."""
+        if self.built or self._building:
+            return
+        self._building = True
+        self.call_later(self._build)
+
+    async def _build(self) -> None:
+        await self.mount_all(self._widgets())
+        self.built = True
+        self._set_up()
+        if self._pending_error is not None:
+            text, self._pending_error = self._pending_error, None
+            self.show_error(text)
+        if self.is_current:  # (its resume found nothing to show yet)
+            self.on_screen_resume()
+
     def on_screen_resume(self) -> None:
+        if not self.built:
+            if not self._covered:
+                return  # the session opened from the command line is about to cover it
+            self.build()
+            return
         # Discover when the picker is first shown (not while a session opened from the command
         # line is loading on top of it); afterwards, go on analysing what is left.
         if not self._discovery_started:
@@ -174,6 +218,7 @@ class PickerScreen(Screen[None]):
             self._start_rows()
 
     def on_screen_suspend(self) -> None:
+        self._covered = True
         # A session on top needs the cores: the analysis goes on when the picker comes back.
         self.workers.cancel_group(self, "rows")
 
@@ -441,6 +486,10 @@ class PickerScreen(Screen[None]):
         list takes it), so that after a failed open ``q`` quits and the other keys act at once
         (``/`` goes back to filtering); a path being typed in the path field keeps it there, to
         be corrected (Esc leaves it)."""
+        if not self.built:
+            self._pending_error = text
+            self.build()
+            return
         error = self.query_one("#picker-error", Static)
         error.update(text)
         error.display = True
@@ -455,6 +504,8 @@ class PickerScreen(Screen[None]):
 
     @property
     def error_text(self) -> str:
+        if not self.built:
+            return self._pending_error or ""
         error = self.query_one("#picker-error", Static)
         return str(error.render()) if error.display else ""
 

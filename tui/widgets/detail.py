@@ -174,6 +174,12 @@ class DetailPane(StyledScrollView, can_focus=True):
         self._pages_shown = 1
         self._slow: SlowFacts | None = None
         self._slow_timer: Timer | None = None
+        self.slow_facts_wait: Callable[[], bool] = lambda: False
+        """While this answers True (the screen is opening its session, reading the file and then
+        replaying it a first time, and the message shown is the one selected at open), the
+        tokenizer count and the preview are not started: loading the tokenizer alone takes the
+        interpreter from the load and the replay for a quarter of a second. The owner calls
+        :meth:`refresh_decision` once it answers False."""
         self._sections: list[Section] = []
         self._window: StripWindow | None = None
         """The rows of the sections, rendered as they are shown (a few screens kept)."""
@@ -204,6 +210,9 @@ class DetailPane(StyledScrollView, can_focus=True):
         self._draw()
         if self._slow_timer is not None:
             self._slow_timer.stop()
+            self._slow_timer = None
+        if self.slow_facts_wait():
+            return  # (started by the refresh_decision once the session is opened)
         styles = PreviewStyles(
             heading=self._style("detail-pane--heading"),
             muted=self._style("detail-pane--muted"),

@@ -90,10 +90,30 @@ class KeysFooter(Footer):
         visible = self._visible_keys()
         if visible == self._shown:
             return
+        if self._shown is not None and _same_but_enabled(self._shown, visible):
+            # only keys greyed or no longer greyed (a session read whole, a replay ended): the
+            # keys on screen are restyled, not mounted again (a mount and two layouts)
+            self._shown = visible
+            self._set_enabled(visible)
+            return
         self._shown = visible
         self.rebuilds += 1
         await super().recompose()
         self.call_after_refresh(self.fit_keys)
+
+    def _set_enabled(self, visible: tuple[object, ...]) -> None:
+        """Grey the keys on screen whose action is disabled in ``visible`` (as a rebuild would:
+        an action's first binding decides), and only those."""
+        enabled: dict[str, bool] = {}
+        for item in visible:
+            if isinstance(item, tuple):
+                _key, _description, action, is_enabled, _tooltip = item
+                enabled.setdefault(action, is_enabled)
+        for key in self.query(FooterKey):
+            if key.action in enabled:
+                disabled = not enabled[key.action]
+                key._disabled = disabled  # (what a click reads: Textual's FooterKey keeps it so)
+                key.set_class(disabled, "-disabled")
 
     def on_resize(self, event: events.Resize) -> None:
         self.call_after_refresh(self.fit_keys)
@@ -133,3 +153,17 @@ def _width(key: FooterKey) -> int:
     """The cells a footer key takes: its text, padding, border and margins."""
     margin = key.styles.margin
     return cell_len(key.render().plain) + key.styles.gutter.width + margin.left + margin.right
+
+
+def _same_but_enabled(shown: tuple[object, ...], visible: tuple[object, ...]) -> bool:
+    """``visible`` shows the keys ``shown`` does (same keys, labels, actions and tooltips, in the
+    same order), only some enabled or disabled otherwise."""
+    if len(shown) != len(visible):
+        return False
+    for old, new in zip(shown, visible, strict=True):
+        if isinstance(old, tuple) and isinstance(new, tuple):
+            if old[:3] != new[:3] or old[4:] != new[4:]:
+                return False
+        elif old != new:
+            return False
+    return True

@@ -53,6 +53,11 @@ PREVIEW_BYTES = 1_000_000
 """How much of a big file the first part is (about 1,000 small messages, 30 ms to read)."""
 PREVIEW_PAINT_WAIT_S = 1.0
 """The rest of a big file is read once its first part is painted, or after this long."""
+PART_PROGRESS_INTERVAL_S = 0.5
+"""How often the strip above a first part says how much of the rest is read (each report is a
+layout and a few frames the UI thread draws while the loader thread wants the interpreter; the
+progress box alone, with nothing else to look at, is updated every
+:data:`~tui.screens.session.worker_messages.PROGRESS_INTERVAL_S`)."""
 ABANDON_POLL_S = 0.05
 """How often a worker waiting on its daemon thread looks whether it was cancelled."""
 
@@ -147,7 +152,10 @@ class SessionLoader(Controller):
 
     def _read(self, path: str, window: int | None, worker: Worker[None]) -> None:
         """Read the file (its first part, then the whole) and post what came of it."""
-        throttle = Throttle()
+        head = self._load_head(path, window)
+        # under a first part the strip is updated less often: the user reads the messages
+        shown = head is not None and bool(head.messages)
+        throttle = Throttle(PART_PROGRESS_INTERVAL_S) if shown else Throttle()
 
         def progress(bytes_read: int, total_bytes: int, messages: int) -> None:
             if worker.is_cancelled:
@@ -155,7 +163,6 @@ class SessionLoader(Controller):
             if throttle.ready():
                 self.view.post_message(LoadProgressed(bytes_read, total_bytes, messages))
 
-        head = self._load_head(path, window)
         started = time.perf_counter()
         try:
             fmt = head.format if head is not None else None  # detected once, for both reads
@@ -264,6 +271,7 @@ class SessionLoader(Controller):
         """The whole file is read: it takes the place of its first part (selection kept)."""
         view = self.view
         view.partial = False
+        self.after_paint_pending = True  # (from here: the detail pane's slow facts wait for it)
         view.apply_grown_session(session)
         selected = view.message_list.selected_message
         if selected is not None:
@@ -271,8 +279,8 @@ class SessionLoader(Controller):
             view.detail.show(selected, force=True)
         view.refresh_bindings()
         self._first_look(session)
-        self.after_paint_pending = True
-        view.set_timer(FIRST_PAINT_DELAY_S, lambda: self._after_complete(session))
+        # right after its frame (the layout is the first part's: no long wait for it)
+        view.after_list_painted(lambda: self._after_complete(session))
 
     def _after_complete(self, session: Session) -> None:
         self.after_paint_pending = False
@@ -286,6 +294,7 @@ class SessionLoader(Controller):
     def install(self, session: Session) -> None:
         """Show ``session`` (a first part, the whole file or a session given directly)."""
         view = self.view
+        self.after_paint_pending = True  # (from here: the detail pane's slow facts wait for it)
         policy = policy_for(session, view.initial_policy)
         window = view.window_asked
         if window is not None and session.context_window != window:
@@ -308,7 +317,6 @@ class SessionLoader(Controller):
             self._first_look(session)
         # Paint the list first; the gauge, the replay and the watcher start right after, so a
         # CPU-bound replay thread never delays the first frame.
-        self.after_paint_pending = True
         view.set_timer(FIRST_PAINT_DELAY_S, lambda: self._after_first_paint(session))
 
     def _first_look(self, session: Session) -> None:

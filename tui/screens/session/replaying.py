@@ -31,6 +31,12 @@ from tui.screens.session.worker_messages import (
     Throttle,
 )
 
+RESULT_PAINT_WAIT_S = 1.0
+"""After a first result, the replay's worker works out the inferred threshold once that result is
+painted, or after this long."""
+PAINT_POLL_S = 0.05
+"""How often that wait looks whether a newer replay cancelled this one."""
+
 if TYPE_CHECKING:
     from core.replay import Replayer
     from tui.screens.session.view import SessionView
@@ -146,8 +152,14 @@ class ReplayRunner(Controller):
                 self.view.post_message(ReplayEnded(generation, None))
                 return
             seconds = time.perf_counter() - started
-            self.view.post_message(ReplayDone(result, generation, seconds, inferred))
+            done = ReplayDone(result, generation, seconds, inferred)
+            self.view.post_message(done)
             if later:
+                # after the result's frame: the two would share one interpreter
+                deadline = time.monotonic() + RESULT_PAINT_WAIT_S
+                while not done.painted.wait(PAINT_POLL_S):
+                    if cancel.is_set() or time.monotonic() > deadline:
+                        break
                 self._infer_later(replayer, session)
 
     def _infer_later(self, replayer: Replayer, session: Session) -> None:
@@ -204,6 +216,7 @@ class ReplayRunner(Controller):
         view = self.view
         state = view.state
         if state is None or event.generation != self._generation:
+            event.painted.set()
             return
         freeze_heap()  # the result of a big session is millions of objects too
         self.replay_seconds = event.seconds
@@ -212,6 +225,7 @@ class ReplayRunner(Controller):
         if self._want_inferred and self.inferred is not None:
             self._want_inferred = False  # asked for on the command line: it is known now
             view.tell(InferredPolicyFound(self.inferred.policy))
+            event.painted.set()
             return  # (still "replaying": the screen starts the replay under it)
         view.replaying = False
         state.set_result(event.result)
@@ -224,6 +238,7 @@ class ReplayRunner(Controller):
         view.sync_gauge(view.message_list.selected_message)
         view.refresh_chrome()
         view.tell(ResultShown())
+        view.after_list_painted(event.painted.set)
 
     def replay_ended(self, event: ReplayEnded) -> None:
         if event.generation != self._generation:

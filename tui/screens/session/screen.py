@@ -127,6 +127,9 @@ class SessionScreen(SessionView):
 
     def on_mount(self) -> None:
         self.set_up_widgets()
+        # the count of the message selected at open waits for the session (one the user picks,
+        # never: they asked for it)
+        self.detail.slow_facts_wait = lambda: self.opening() and not self.user_selected
         if self.initial_session is not None:
             self.query_one(LoadProgress).display = False
             self.loader.install(self.initial_session)
@@ -154,6 +157,23 @@ class SessionScreen(SessionView):
     def after_paint_pending(self) -> bool:
         """The gauge and the replay are about to start (right after the first frame)."""
         return self.loader.after_paint_pending
+
+    def opening(self) -> bool:
+        """The session is being opened: its file read, or its first replay on the way (neither
+        a result nor a replay error shown yet). Work that can wait (the detail pane's tokenizer
+        count) waits until then rather than take the interpreter from the load and the replay."""
+        state = self.state
+        if state is None:
+            return self.reading
+        if state.result is not None or state.replay_error is not None:
+            return False
+        return (
+            self.reading
+            or self.partial
+            or self.after_paint_pending
+            or self.notices_pending
+            or self.replaying
+        )
 
     @property
     def replay_seconds(self) -> float | None:

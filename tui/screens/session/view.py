@@ -6,6 +6,7 @@ do, and they show what their workers bring through this view.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from textual.app import ComposeResult
@@ -29,6 +30,9 @@ from tui.widgets.message_list import MessageList
 from tui.widgets.policy_panel import PolicyPanel
 from tui.widgets.session_header import SessionHeader
 from tui.widgets.status_line import StatusLine
+
+PAINT_POLL_S = 0.01
+"""How often :meth:`SessionView.after_list_painted` looks whether the frame is out."""
 
 
 class SessionView(Screen[str | None]):
@@ -65,6 +69,9 @@ class SessionView(Screen[str | None]):
         """The file the live tail watches (or will, once the whole of it is read)."""
         self.live_status: str | None = None
         """What the status line says of the live tail in place of "live" (e.g. it stopped)."""
+        self.user_selected = False
+        """The user picked a message (a key, a click, a jump): what the detail pane works out
+        for it is wanted at once, even while the session is still being opened."""
         self.notices_in_flight = 0
         """Notices a controller told the screen (:meth:`tell`) that it has not handled yet."""
         self._list: MessageList | None = None
@@ -164,10 +171,31 @@ class SessionView(Screen[str | None]):
             parts.append("● following" if self.follow else "○ live")
         self.status.activity(" · ".join(parts))
 
+    # -- frames ----------------------------------------------------------------------------------
+
+    def after_list_painted(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once the message list's next frame is out (polled every
+        :data:`PAINT_POLL_S`; at once when this screen is not the one shown). For work that
+        would otherwise share the interpreter with that frame (a replay, an inferred threshold).
+
+        ``call_after_refresh`` is not enough: it runs once the screen's queue is empty, which
+        may be before the widgets refreshed meanwhile have asked for their frame."""
+        listing = self.message_list
+        listing.painted = False
+
+        def check() -> None:
+            if listing.painted or not self.is_current:
+                callback()
+            else:
+                self.set_timer(PAINT_POLL_S, check)
+
+        self.set_timer(PAINT_POLL_S, check)
+
     # -- selection ---------------------------------------------------------------------------------
 
     def _cursor_moved(self, message_index: int) -> None:
         """The list's cursor moved (called in the same pass as the key: one frame for all)."""
+        self.user_selected = True
         self.detail.show(message_index)
         self.sync_gauge(message_index)
 
@@ -222,6 +250,7 @@ class SessionView(Screen[str | None]):
         """Select a message everywhere: list, detail and gauge."""
         if self.state is None or not self.state.message_count:
             return
+        self.user_selected = True
         index = max(0, min(index, self.state.message_count - 1))
         self.message_list.select_message(index, center=center)
         self.detail.show(index)

@@ -9,6 +9,7 @@ controller to the screen, which passes them on to the controllers concerned.
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import TYPE_CHECKING
 
@@ -106,6 +107,9 @@ class ReplayDone(Message):
         self.inferred = inferred
         """What the session's own compactions say of the recording agent's threshold (worked
         out once per session, with the first replay; None for our own format)."""
+        self.painted = threading.Event()
+        """Set once the result is on screen (or will not be shown): work the replay's worker
+        does after it (the inferred threshold) waits for it, not to delay that frame."""
 
 
 class InferredWorkedOut(Message):
