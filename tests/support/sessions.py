@@ -6,7 +6,9 @@ changes from run to run.
 
 from __future__ import annotations
 
-from core.model.session import Session, SourceFormat
+from typing import Any
+
+from core.model.session import Session, SourceFormat, to_record
 from tests.support.builders import START, SessionBuilder, text_of_tokens
 
 
@@ -146,3 +148,15 @@ def many_messages(count: int) -> Session:
     return builder.session(
         id="big", fmt=SourceFormat.CLAUDE_CODE, model=model, window=400_000, window_source="table"
     )
+
+
+def session_facts(session: Session) -> dict[str, Any]:
+    """Everything a loaded session says, as comparable builtins (two reads of one file are the
+    same reading when these are equal)."""
+    return {
+        "messages": [to_record(m) for m in session.messages],
+        "diagnostics": [d.model_dump() for d in session.diagnostics],
+        "compactions": [c.model_dump() for c in session.compactions],
+        "metadata": session.metadata,
+        "fields": session.model_dump(exclude={"messages", "diagnostics", "compactions"}),
+    }

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from core.formats import claude_typed, load_session
-from core.model.session import Session, to_record
 from tests.support.paths import TESTS
+from tests.support.sessions import session_facts
 from tests.unit.test_formats_claude_robust import _paths, _rows, _set
 
 FIXTURES = TESTS / "fixtures" / "claude"
@@ -22,22 +22,11 @@ ODD: list[Any] = [None, 7, 1.5, 2**70, "", [None], {}, "<delete>"]
 64 bits (orjson reads it as a float), and no field at all."""
 
 
-def _facts(session: Session) -> dict[str, Any]:
-    """Everything a loaded session says, as comparable builtins."""
-    return {
-        "messages": [to_record(m) for m in session.messages],
-        "diagnostics": [d.model_dump() for d in session.diagnostics],
-        "compactions": [c.model_dump() for c in session.compactions],
-        "metadata": session.metadata,
-        "fields": session.model_dump(exclude={"messages", "diagnostics", "compactions"}),
-    }
-
-
 def _both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], dict[str, Any]]:
-    typed = _facts(load_session(path))
+    typed = session_facts(load_session(path))
     with monkeypatch.context() as patch:
         patch.setattr(claude_typed, "read", lambda raw, line_no, offset: None)
-        plain = _facts(load_session(path))
+        plain = session_facts(load_session(path))
     return typed, plain
 
 

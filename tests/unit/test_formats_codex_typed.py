@@ -14,8 +14,8 @@ import msgspec
 import pytest
 
 from core.formats import codex, codex_typed
-from core.model.session import Session, to_record
 from tests.support.paths import TESTS
+from tests.support.sessions import session_facts
 from tests.unit.test_formats_claude_robust import _paths, _set
 
 FIXTURES = TESTS / "fixtures" / "codex"
@@ -161,26 +161,15 @@ def _rows() -> list[dict[str, Any]]:
     ]
 
 
-def _facts(session: Session) -> dict[str, Any]:
-    """Everything a loaded session says, as comparable builtins."""
-    return {
-        "messages": [to_record(m) for m in session.messages],
-        "diagnostics": [d.model_dump() for d in session.diagnostics],
-        "compactions": [c.model_dump() for c in session.compactions],
-        "metadata": session.metadata,
-        "fields": session.model_dump(exclude={"messages", "diagnostics", "compactions"}),
-    }
-
-
 def _not_typed(raw: bytes) -> codex_typed.Envelope:
     raise msgspec.DecodeError("read plain")
 
 
 def _both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], dict[str, Any]]:
-    typed = _facts(codex.load(path))
+    typed = session_facts(codex.load(path))
     with monkeypatch.context() as patch:
         patch.setattr(codex, "typed_decode", _not_typed)  # every line read plain
-        plain = _facts(codex.load(path))
+        plain = session_facts(codex.load(path))
     return typed, plain
 
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from core.formats import load_session, pi_typed
-from core.model.session import Session, to_record
 from tests.support.paths import TESTS
+from tests.support.sessions import session_facts
 from tests.unit.test_formats_claude_robust import _paths, _set
 
 FIXTURES = TESTS / "fixtures" / "pi"
@@ -101,22 +101,11 @@ _ROWS: list[dict[str, Any]] = [
 """A small v3 session whose message entries use every field the typed read reads."""
 
 
-def _facts(session: Session) -> dict[str, Any]:
-    """Everything a loaded session says, as comparable builtins."""
-    return {
-        "messages": [to_record(m) for m in session.messages],
-        "diagnostics": [d.model_dump() for d in session.diagnostics],
-        "compactions": [c.model_dump() for c in session.compactions],
-        "metadata": session.metadata,
-        "fields": session.model_dump(exclude={"messages", "diagnostics", "compactions"}),
-    }
-
-
 def _both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], dict[str, Any]]:
-    typed = _facts(load_session(path, format="pi"))
+    typed = session_facts(load_session(path, format="pi"))
     with monkeypatch.context() as patch:
         patch.setattr(pi_typed, "read", lambda raw: None)
-        plain = _facts(load_session(path, format="pi"))
+        plain = session_facts(load_session(path, format="pi"))
     return typed, plain
 
 
