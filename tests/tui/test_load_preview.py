@@ -16,21 +16,10 @@ from textual.pilot import Pilot
 import tui.screens.session.loading as loading_module
 from core.formats import LoadError, load_session, load_session_head
 from core.model.session import Session
-from tests.support.claude_jsonl import write_claude_session
 from tests.support.tui_harness import HeldLoad, settle, until
 from tui.app import CtxscopeApp
 from tui.screens.session import SessionScreen
 from tui.widgets.load_progress import LoadProgress
-
-
-@pytest.fixture
-def big_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "session.jsonl"
-    write_claude_session(path, 60)
-    size = path.stat().st_size
-    monkeypatch.setattr(loading_module, "PREVIEW_MIN_BYTES", size // 4)
-    monkeypatch.setattr(loading_module, "PREVIEW_BYTES", size // 8)
-    return path
 
 
 def _session_screen(app: CtxscopeApp) -> SessionScreen:

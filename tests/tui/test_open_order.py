@@ -29,16 +29,6 @@ from tui.screens.session import SessionScreen
 from tui.screens.session.worker_messages import PROGRESS_INTERVAL_S, ReplayDone, Throttle
 
 
-@pytest.fixture
-def big_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "session.jsonl"
-    write_claude_session(path, 60)
-    size = path.stat().st_size
-    monkeypatch.setattr(loading_module, "PREVIEW_MIN_BYTES", size // 4)
-    monkeypatch.setattr(loading_module, "PREVIEW_BYTES", size // 8)
-    return path
-
-
 def _screen(app: CtxscopeApp) -> SessionScreen:
     screen = app.screen
     assert isinstance(screen, SessionScreen)
