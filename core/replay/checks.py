@@ -24,7 +24,7 @@ from core.model.tokens import arguments_text
 from core.policy import Policy
 from core.replay.recorded import RecordedSide
 from core.replay.results import CheckBasis, Trigger
-from core.replay.state import Check, State
+from core.replay.state import Check, State, new_check
 
 Measure = Callable[[int, int, bool, bool, "int | None", "bool | None"], Check]
 """``(c, reply_tokens, checks_now, turn_start, limit, recorded)``: :meth:`CheckRules.measure`
@@ -119,7 +119,7 @@ class CheckRules:
                     basis = "projected"
                 else:
                     basis = "recorded"
-            return Check(base, proj, checks_now, False, None, baseline, basis, limit)
+            return new_check((base, proj, checks_now, False, None, baseline, basis, limit))
 
         return measured
 

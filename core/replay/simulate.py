@@ -347,8 +347,7 @@ class Run:
                 prev >= 0 and rows[prev][3] is recorded_prov,
             )
             if follow:
-                self.follow(made, c, i)
-                return made
+                return self.follow(made, c, i)
             if limit is None or not auto:
                 if c in auto_calls:
                     self.diverged()
@@ -367,25 +366,25 @@ class Run:
                 state.pending = True
             if checks_now and (base_hit or state.pending):
                 state.pending = False
-                self.fire(made, c, i, limit)
+                made = self.fire(made, c, i, limit)
             elif c in auto_calls:
                 self.diverged()  # a run following the recording takes the compaction recorded here
             return made
 
         return check
 
-    def fire(self, check: Check, c: int, i: int, limit: int | None) -> None:
+    def fire(self, check: Check, c: int, i: int, limit: int | None) -> Check:
         """The check before call ``c`` fired: compact (the recording agent's policy takes the
-        recorded compaction where the recording compacted)."""
+        recorded compaction where the recording compacted). Returns the check, fired."""
         trigger = trigger_of(check, limit, self.policy)
         figure = fired_on(check, trigger)
-        check.fired = True
-        check.trigger = trigger
+        check = check.fired_as(trigger)
         adopted = self.setting.native and self.adopt_recorded(c, i, trigger, figure)
         if not adopted:
             self.compact(i, c, trigger, c - 1 if c > 0 else None, figure)
             if c in self._auto_calls:
                 self.diverged()  # a run following the recording takes the compaction recorded here
+        return check
 
     def diverged(self) -> None:
         """The context departs here from the one a run following the recording has
@@ -393,15 +392,16 @@ class Run:
         if self.trace.first_divergence is None:
             self.trace.first_divergence = max(0, len(self.trace.checkpoints) - 1)
 
-    def follow(self, check: Check, c: int, i: int) -> None:
+    def follow(self, check: Check, c: int, i: int) -> Check:
         """Following the recording: the check fires exactly where the recording compacted by
-        itself before call ``c``, taking the recorded compaction."""
+        itself before call ``c``, taking the recorded compaction. Returns the check as it
+        ends."""
         if self.recorded.here(c) is None:
-            return
+            return check
         figure = check.proj if check.proj is not None else (check.base or 0)
-        check.fired = True
-        check.trigger = "recorded"
+        check = check.fired_as("recorded")
         self.adopt_recorded(c, i, "recorded", figure)
+        return check
 
     def overflow(
         self, c: int, i: int, reply: int, figures: CallFigures, recorded_reason: str | None
