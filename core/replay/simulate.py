@@ -205,7 +205,12 @@ class Run:
                 state.e_sim += sent[i]
                 tokens = check_tokens[i]
                 if turn_start[i]:
-                    state.turn_started()
+                    # A user message started a turn: the reasoning of the turn before it moves to
+                    # the earlier turns', and the check's count since the prompt starts over.
+                    state.reasoning_before_prev = state.reasoning_before
+                    state.reasoning_before += state.reasoning_turn
+                    state.reasoning_turn = 0
+                    state.since_prompt = 0
                 state.since_call += tokens
                 state.since_prompt += tokens
                 if reasoning is not None:

@@ -122,15 +122,6 @@ class State:
         other.reasoning_turn = self.reasoning_turn
         return other
 
-    def turn_started(self) -> None:
-        """A user message started a turn: the reasoning of the turn before it moves to the
-        earlier turns', and the check's count since the prompt starts over (the walk adds the
-        message's own tokens after this)."""
-        self.reasoning_before_prev = self.reasoning_before
-        self.reasoning_before += self.reasoning_turn
-        self.reasoning_turn = 0
-        self.since_prompt = 0
-
     def recount_reasoning(self, items: tuple[Item, ...]) -> None:
         """The context was rebuilt as ``items``: the reasoning figures start over from them."""
         self.reasoning_before = self.reasoning_before_prev = self.reasoning_turn = 0
