@@ -3,8 +3,8 @@
 :meth:`Run.walk` goes through the messages in order (from a checkpoint of an earlier run, or the
 start). Before each message it applies the recorded compactions that happened there
 (:meth:`Run.apply_recorded_compaction`: the user's ``/compact``); at each model call
-:meth:`Run.call_step` prunes at a turn end, makes the threshold check (:meth:`Run.check_step`, which
-may compact or take the recorded compaction) and works out the call's figures and overflow
+:meth:`Run.call_step` prunes at a turn end, makes the threshold check (which may compact or take
+the recorded compaction) and works out the call's figures and overflow
 (:meth:`Run.overflow`); each message a walk adds to the context goes through
 :meth:`Run.on_message` (a truncation event when the policy truncates it).
 
@@ -205,7 +205,12 @@ class Run:
                 state.e_sim += sent[i]
                 tokens = check_tokens[i]
                 if turn_start[i]:
-                    state.turn_started()
+                    # A user message started a turn: the reasoning of the turn before it moves to
+                    # the earlier turns', and the check's count since the prompt starts over.
+                    state.reasoning_before_prev = state.reasoning_before
+                    state.reasoning_before += state.reasoning_turn
+                    state.reasoning_turn = 0
+                    state.since_prompt = 0
                 state.since_call += tokens
                 state.since_prompt += tokens
                 if reasoning is not None:
@@ -248,7 +253,7 @@ class Run:
         state = self.state
         tokens, main, after_reply = self._tokens, self._main, self._after_reply
         first_of_turn, turn_end_prune = self._first_of_turn, self.turn_end_prune
-        check_each, check = self._check_each, self.check_step()
+        check = self.check_step()
         add_check, add_row, add_overflow_prompt = (
             self._add_check,
             self._add_row,
@@ -269,7 +274,7 @@ class Run:
             if turn_end_prune and starts_turn and c > 0:
                 self.prune_at_turn_end(i, c)
             reply = tokens[i] if main[i] else 0
-            made = check(c, i, check_each or starts_turn, reply)
+            made = check(c, i, starts_turn, reply)
             add_check(made if (made.base is not None or made.proj is not None) else None)
             # The call's figures (RecordedSide.figures, written out: once per call).
             if not after_reply[c]:
@@ -314,51 +319,77 @@ class Run:
     # -- checks and overflows ----------------------------------------------------------------
 
     def check_step(self) -> Callable[[int, int, bool, int], Check]:
-        """The threshold check before a call, as a function of ``(c, i, checks_now,
+        """The threshold check before a call, as a function of ``(c, i, starts_turn,
         reply_tokens)`` with what it reads bound once per walk (``reply_tokens``: message
         ``i``'s tokens when it is the main agent's). It compacts when it fires (the recording
-        agent's policy takes the recorded compaction where the recording compacted)."""
-        state, rows, rec = self.state, self._rows, self._rec
-        limits, first_of_turn = self._limits, self._first_of_turn
-        faithful, follow, auto_calls = self._faithful, self._follow, self._auto_calls
-        measure, decide = self._rules.measure, self._rules.decide
+        agent's policy takes the recorded compaction where the recording compacted).
 
-        def check(c: int, i: int, checks_now: bool, reply_tokens: int) -> Check:
+        It measures with :meth:`CheckRules.measurer` and decides as :meth:`CheckRules.decide`
+        does, written out here (one frame fewer per call; the same results:
+        ``tests/unit/test_replay_walk_step.py``)."""
+        state, rows = self.state, self._rows
+        limits, check_each = self._limits, self._check_each
+        faithful, follow, auto_calls = self._faithful, self._follow, self._auto_calls
+        measure = self._rules.measurer(state, self._rec)
+        auto, strict = self._rules.auto, self._rules.strict
+        recorded_prov = _RECORDED
+
+        def check(c: int, i: int, starts_turn: bool, reply_tokens: int) -> Check:
             limit = limits[c]
+            checks_now = check_each or starts_turn
             if not checks_now and faithful:
                 # The agent compacted by itself here: whatever its documented schedule, it checked.
                 checks_now = c in auto_calls
             # How its figure was made (CallPoint.check_basis): from the previous call's recorded
             # usage as it is, or projected from it, or estimated.
             prev = state.prev_call
-            recorded = prev >= 0 and rows[prev].provenance is _RECORDED
             made = measure(
-                state, rec, c, reply_tokens, checks_now, first_of_turn[c], limit, recorded
+                c,
+                reply_tokens,
+                checks_now,
+                starts_turn,
+                limit,
+                prev >= 0 and rows[prev][3] is recorded_prov,
             )
             if follow:
-                self.follow(made, c, i)
+                return self.follow(made, c, i)
+            if limit is None or not auto:
+                if c in auto_calls:
+                    self.diverged()
                 return made
-            fired, state.pending = decide(made, limit, state.pending)
-            if fired:
-                self.fire(made, c, i, limit)
+            # CheckRules.decide: a limit of 0 never fires, pi compares with ">", the others ">=".
+            base, proj = made.base, made.proj
+            if limit <= 0:
+                base_hit = proj_hit = False
+            elif strict:
+                base_hit = base is not None and base > limit
+                proj_hit = proj is not None and proj > limit
+            else:
+                base_hit = base is not None and base >= limit
+                proj_hit = proj is not None and proj >= limit
+            if proj_hit:
+                state.pending = True
+            if checks_now and (base_hit or state.pending):
+                state.pending = False
+                made = self.fire(made, c, i, limit)
             elif c in auto_calls:
                 self.diverged()  # a run following the recording takes the compaction recorded here
             return made
 
         return check
 
-    def fire(self, check: Check, c: int, i: int, limit: int | None) -> None:
+    def fire(self, check: Check, c: int, i: int, limit: int | None) -> Check:
         """The check before call ``c`` fired: compact (the recording agent's policy takes the
-        recorded compaction where the recording compacted)."""
+        recorded compaction where the recording compacted). Returns the check, fired."""
         trigger = trigger_of(check, limit, self.policy)
         figure = fired_on(check, trigger)
-        check.fired = True
-        check.trigger = trigger
+        check = check.fired_as(trigger)
         adopted = self.setting.native and self.adopt_recorded(c, i, trigger, figure)
         if not adopted:
             self.compact(i, c, trigger, c - 1 if c > 0 else None, figure)
             if c in self._auto_calls:
                 self.diverged()  # a run following the recording takes the compaction recorded here
+        return check
 
     def diverged(self) -> None:
         """The context departs here from the one a run following the recording has
@@ -366,15 +397,16 @@ class Run:
         if self.trace.first_divergence is None:
             self.trace.first_divergence = max(0, len(self.trace.checkpoints) - 1)
 
-    def follow(self, check: Check, c: int, i: int) -> None:
+    def follow(self, check: Check, c: int, i: int) -> Check:
         """Following the recording: the check fires exactly where the recording compacted by
-        itself before call ``c``, taking the recorded compaction."""
+        itself before call ``c``, taking the recorded compaction. Returns the check as it
+        ends."""
         if self.recorded.here(c) is None:
-            return
+            return check
         figure = check.proj if check.proj is not None else (check.base or 0)
-        check.fired = True
-        check.trigger = "recorded"
+        check = check.fired_as("recorded")
         self.adopt_recorded(c, i, "recorded", figure)
+        return check
 
     def overflow(
         self, c: int, i: int, reply: int, figures: CallFigures, recorded_reason: str | None

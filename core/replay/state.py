@@ -6,7 +6,8 @@ A :class:`State` is copied at every call (``copy``); its items are shared, never
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any, NamedTuple
 
 from core.model.session import Message, Provenance
@@ -121,15 +122,6 @@ class State:
         other.reasoning_turn = self.reasoning_turn
         return other
 
-    def turn_started(self) -> None:
-        """A user message started a turn: the reasoning of the turn before it moves to the
-        earlier turns', and the check's count since the prompt starts over (the walk adds the
-        message's own tokens after this)."""
-        self.reasoning_before_prev = self.reasoning_before
-        self.reasoning_before += self.reasoning_turn
-        self.reasoning_turn = 0
-        self.since_prompt = 0
-
     def recount_reasoning(self, items: tuple[Item, ...]) -> None:
         """The context was rebuilt as ``items``: the reasoning figures start over from them."""
         self.reasoning_before = self.reasoning_before_prev = self.reasoning_turn = 0
@@ -163,42 +155,24 @@ class Stuck:
         """The error, or the reason there was nothing to compact."""
 
 
-class Check:
-    """One threshold check before a call: the figures it measured and what came of it."""
+class Check(NamedTuple):
+    """One threshold check before a call: the figures it measured and what came of it.
 
-    __slots__ = (
-        "base",
-        "baseline_measure",
-        "basis",
-        "checks_now",
-        "fired",
-        "limit",
-        "proj",
-        "trigger",
-    )
+    A named tuple (a walk makes one before each of ~10^5 calls: :data:`new_check` builds one
+    without a Python frame); a check that fires is replaced by its fired copy
+    (:meth:`fired_as`) before the walk keeps it."""
 
-    def __init__(
-        self,
-        base: int | None,
-        proj: int | None,
-        checks_now: bool,
-        fired: bool,
-        trigger: str | None,
-        baseline_measure: int | None,
-        basis: str | None = None,
-        limit: int | None = None,
-    ) -> None:
-        self.base = base
-        self.proj = proj
-        self.checks_now = checks_now
-        self.fired = fired
-        self.trigger = trigger
-        self.baseline_measure = baseline_measure
-        self.basis = basis
-        """How the figure was made: ``recorded`` (the last call's usage as it is), ``projected``
-        (that usage plus estimates of what came since) or ``estimated`` (no usage to start from)."""
-        self.limit = limit
-        """The threshold it was compared with."""
+    base: int | None
+    proj: int | None
+    checks_now: bool
+    fired: bool
+    trigger: str | None
+    baseline_measure: int | None
+    basis: str | None = None
+    """How the figure was made: ``recorded`` (the last call's usage as it is), ``projected``
+    (that usage plus estimates of what came since) or ``estimated`` (no usage to start from)."""
+    limit: int | None = None
+    """The threshold it was compared with."""
 
     def measured(self) -> int | None:
         """The figure a check reports: the one it fired on, else its projection, else the
@@ -206,6 +180,14 @@ class Check:
         if self.fired:
             return self.base if self.trigger == "threshold" else self.proj
         return self.proj if self.proj is not None else self.base
+
+    def fired_as(self, trigger: str) -> Check:
+        """This check, fired on ``trigger``."""
+        return self._replace(fired=True, trigger=trigger)
+
+
+new_check: Callable[[tuple[Any, ...]], Check] = partial(tuple.__new__, Check)
+"""``Check(*values)`` (all eight) without the named tuple's own ``__new__``."""
 
 
 class CallRow(NamedTuple):
