@@ -184,7 +184,7 @@ class TokenGauge(Widget, can_focus=True):
 
     def update_result(self, session: Session, result: ReplayResult | None) -> None:
         """Draw ``result`` (both series); with None, the session's recorded usage only."""
-        self.show_series(build_series(session, result))
+        self.show_series(build_series(session, result, self.series))
 
     def show_series(self, series: Series) -> None:
         """Draw ``series`` (:func:`~tui.widgets.gauge_series.build_series` flattens a result)."""
