@@ -80,3 +80,18 @@ async def test_the_load_progress_line_lays_out_only_when_its_width_changes(
             await settle(pilot)
         assert layouts == []
         assert "40,000 messages" in str(progress.query_one("#load-detail", LineLabel).content)
+
+
+async def test_a_text_as_wide_that_wraps_where_the_label_is_is_laid_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    label = LineLabel("aaa bbb ccc ddd")
+    label.styles.width = 8  # (the text wraps: another one as wide may wrap to more lines)
+    async with Host(label).run_test() as pilot:
+        await settle(pilot)
+        assert label.size.height == 2
+        layouts = _layouts(monkeypatch)
+        set_label(label, "aaaaa bbbbb c d")  # as wide, three lines at 8 cells
+        await settle(pilot)
+        assert layouts
+        assert label.size.height == 3

@@ -60,22 +60,20 @@ def set_label(label: Label, text: str) -> None:
     again: a limit change re-shows the header and the status line with mostly the same texts).
 
     A new text of one line as wide as the shown one (``replaying 12,000/52,372…`` after
-    ``replaying 11,000/52,372…``) leaves the label's size as it is: it is repainted without
-    laying out the screen (a full-screen layout takes ~7 ms with a big session's widgets)."""
+    ``replaying 11,000/52,372…``), which fits on one line where the label is, leaves the
+    label's size as it is: it is repainted without laying out the screen (a full-screen layout
+    takes ~7 ms with a big session's widgets)."""
     if label.content == text:
         return
-    old = label.visual
+    old = one_line_width(label.visual)
     label.update(text, layout=False)
-    if not same_size(old, label.visual):
+    new = one_line_width(label.visual)
+    if new is None or new != old or new > label.content_size.width:
         label.refresh(layout=True)
 
 
-def same_size(old: object, new: object) -> bool:
-    """``old`` and ``new`` (a label's visuals) are single lines of the same width in cells."""
-    return (
-        isinstance(old, Content)
-        and isinstance(new, Content)
-        and "\n" not in old.plain
-        and "\n" not in new.plain
-        and old.cell_length == new.cell_length
-    )
+def one_line_width(visual: object) -> int | None:
+    """The width in cells of ``visual`` (a label's) when it is one line of text (else None)."""
+    if isinstance(visual, Content) and "\n" not in visual.plain:
+        return visual.cell_length
+    return None
