@@ -51,6 +51,7 @@ from core.model.tokens import (
     load_encoding,
     message_text,
 )
+from core.policy import TruncationPolicy
 from tui.figures import (
     call_label,
     check_line,
@@ -101,6 +102,36 @@ class SlowFacts:
     counted_with: str
     counted_note: str | None
     preview: RenderableType | None
+    basis: FactsBasis | None = None
+    """What they were computed from (None: unknown, computed again after a replay)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FactsBasis:
+    """What a message's slow facts depend on: the message (of the session shown), the counting
+    encoding and the truncation limits. A replay under a policy that keeps these (a change of
+    the protected turns, of the reserve …) leaves the count and the preview as they are."""
+
+    session: object
+    message_index: int
+    estimator: str
+    truncation: TruncationPolicy
+
+    def same(self, other: FactsBasis) -> bool:
+        return (
+            self.session is other.session
+            and self.message_index == other.message_index
+            and self.estimator == other.estimator
+            and self.truncation == other.truncation
+        )
+
+
+def facts_basis(state: SessionState, index: int) -> FactsBasis:
+    """The basis of the slow facts of message ``index`` under ``state``'s policy now."""
+    policy = state.policy
+    return FactsBasis(
+        state.session, index, policy.estimator, policy.truncation.model_copy(deep=True)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,15 +250,32 @@ class DetailPane(StyledScrollView, can_focus=True):
             error=self._style("detail-pane--error"),
             path=self._style("detail-pane--path"),
         )
+        basis = facts_basis(state, message_index)
         self._slow_timer = self.set_timer(
-            SLOW_FACTS_DELAY_S, lambda: self._compute_slow(state, message_index, styles)
+            SLOW_FACTS_DELAY_S, lambda: self._compute_slow(state, basis, styles)
         )
 
     def refresh_decision(self) -> None:
-        """The replay result changed: redraw the decision and the preview of the same message."""
-        if self.message_index is not None:
-            self._slow = None
-            self.show(self.message_index, force=True)
+        """The replay result changed: redraw the decision and the preview of the same message.
+
+        The count and the preview are worked out again only when what they depend on changed
+        (:class:`FactsBasis`): otherwise the pane is drawn once, with them, rather than with
+        "…" and again once the worker has counted the same text again."""
+        index = self.message_index
+        if index is None:
+            return
+        slow, state = self._slow, self._state
+        if (
+            slow is not None
+            and slow.basis is not None
+            and state is not None
+            and slow.message_index == index
+            and slow.basis.same(facts_basis(state, index))
+        ):
+            self._draw()
+            return
+        self._slow = None
+        self.show(index, force=True)
 
     def section_text(self, name: str, width: int = 100) -> str:
         """One section as plain text ("" when it is not shown)."""
@@ -621,11 +669,12 @@ class DetailPane(StyledScrollView, can_focus=True):
         exit_on_error=False,
         description="Counting the selected message",
     )
-    def _compute_slow(self, state: SessionState, index: int, styles: PreviewStyles) -> None:
+    def _compute_slow(self, state: SessionState, basis: FactsBasis, styles: PreviewStyles) -> None:
         worker = get_current_worker()
+        index = basis.message_index
         message = state.message(index)
         text = message_text(message)
-        estimator = state.policy.estimator
+        estimator = basis.estimator
         spec = estimator if estimator.startswith("tiktoken:") else COUNT_ENCODING
         counted: int | None = None
         note: str | None = None
@@ -642,12 +691,12 @@ class DetailPane(StyledScrollView, can_focus=True):
             return
         preview: RenderableType | None = None
         if message.role is Role.TOOL and message.tool_result is not None:
-            preview = model_sees(state, message, styles)
+            preview = model_sees(state, message, styles, basis.truncation)
         if worker.is_cancelled:
             return
         self.post_message(
             self.SlowFactsReady(
-                SlowFacts(index, counted, spec.removeprefix("tiktoken:"), note, preview)
+                SlowFacts(index, counted, spec.removeprefix("tiktoken:"), note, preview, basis)
             )
         )
 
@@ -801,17 +850,21 @@ def _plain(renderable: RenderableType, width: int) -> str:
 
 
 def model_sees(
-    state: SessionState, message: Message, styles: PreviewStyles | None = None
+    state: SessionState,
+    message: Message,
+    styles: PreviewStyles | None = None,
+    truncation: TruncationPolicy | None = None,
 ) -> RenderableType:
     """The tool output as the active policy would send it (simulated: nothing is written), by
-    the very call the replay makes (:func:`core.replay.sent_output`)."""
+    the very call the replay makes (:func:`core.replay.sent_output`); ``truncation``: these
+    limits in place of the policy's."""
     from core.replay import sent_output  # (the replay package: on first use, in the worker)
 
     styles = styles or PreviewStyles()
     assert message.tool_result is not None
     title = Text("What the model sees", style=styles.heading)
     try:
-        result = sent_output(message, state.policy.truncation)
+        result = sent_output(message, truncation or state.policy.truncation)
     except Exception as exc:  # a bad policy value must not break the pane
         return Group(title, Text(f"cannot simulate truncation: {exc}", style=styles.error))
     explain = Text(result.explain(), style=styles.muted)

@@ -19,6 +19,7 @@ its ``DEFAULT_CSS`` from the theme's variables.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import reduce
@@ -184,7 +185,7 @@ class TokenGauge(Widget, can_focus=True):
 
     def update_result(self, session: Session, result: ReplayResult | None) -> None:
         """Draw ``result`` (both series); with None, the session's recorded usage only."""
-        self.show_series(build_series(session, result))
+        self.show_series(build_series(session, result, self.series))
 
     def show_series(self, series: Series) -> None:
         """Draw ``series`` (:func:`~tui.widgets.gauge_series.build_series` flattens a result)."""
@@ -598,7 +599,7 @@ class TokenGauge(Widget, can_focus=True):
     def _legend(self, width: int) -> Text:
         """The legend: both series, threshold and reserve, markers (shortened to fit ``width``)."""
         series = self.series
-        every_flag = reduce(or_, series.flags, 0)  # (the flags of every call, or-ed in C)
+        every_flag = reduce(or_, set(series.flags), 0)  # (the flags of every call: a few values)
         items: list[tuple[str, str, tuple[str, str, str]]] = [
             ("█", "recorded", ("recorded", "recorded", "rec")),
         ]
@@ -607,7 +608,7 @@ class TokenGauge(Widget, can_focus=True):
         if series.window and series.threshold:
             threshold = short_tokens(series.threshold)
             reserve = short_tokens(max(series.window - series.threshold, 0))
-            changes = len(set(series.thresholds)) > 1
+            changes = not _one_value(series.thresholds)
             if changes:  # it changes: the label says each call's
                 threshold = reserve = ""
             above = not changes and series.threshold >= series.window
@@ -645,6 +646,14 @@ class TokenGauge(Widget, can_focus=True):
             if cell_len(text.plain) <= width:
                 return text
         return Text()
+
+
+def _one_value(values: Sequence[int]) -> bool:
+    """``values`` holds one value at most (an array of machine integers is compared as bytes,
+    in C, without making an int of each item)."""
+    if isinstance(values, array):
+        return values.tobytes() == values[:1].tobytes() * len(values)
+    return len(set(values)) <= 1
 
 
 @dataclass(frozen=True, slots=True)

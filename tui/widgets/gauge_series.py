@@ -63,6 +63,11 @@ class Series:
     """Where the run's threshold comes from (:func:`core.insights.named_figures.replay_threshold`:
     ``rule``, ``inferred``, ``learned`` or the policy's name); a call flagged
     :data:`THRESHOLD_INFERRED` has the recording's instead."""
+    replayed_session: Session | None = None
+    """The session of the replay result the series was flattened from (None: no result): the
+    next result of the same session has the same calls and recorded figures."""
+    recorded_peak: int = 0
+    """The largest recorded figure (of :attr:`recorded`)."""
 
     def threshold_figure(self, call: int) -> ThresholdFigure | None:
         """The threshold of ``call``, labelled and flagged where it is at or above the window
@@ -102,10 +107,21 @@ class Series:
 EMPTY_SERIES = Series([], [], [], [], [], None, None, 0)
 
 
-def build_series(session: Session | None, result: ReplayResult | None) -> Series:
-    """Flatten a session (recorded series only) or a replay result (both series) for drawing."""
+def build_series(
+    session: Session | None, result: ReplayResult | None, previous: Series | None = None
+) -> Series:
+    """Flatten a session (recorded series only) or a replay result (both series) for drawing.
+
+    ``previous``: the series shown until now. When it was flattened from a result of the same
+    session with as many calls (a limit change), its calls and recorded figures are the new
+    result's too (they are the recording's): they are taken as they are, not packed again."""
     if result is not None:
-        columns = _replayed_columns(result)
+        same_calls = (
+            previous is not None
+            and previous.replayed_session is session
+            and previous.calls == result.call_count
+        )
+        columns = _replayed_columns(result, previous if same_calls else None)
     elif session is not None:
         columns = _recorded_columns(session)
     else:
@@ -113,10 +129,14 @@ def build_series(session: Session | None, result: ReplayResult | None) -> Series
     if session is not None:
         _mark_recorded_compactions(columns, session)
         _mark_subagents(columns, session)
-    peak = max(max(columns.recorded, default=0), max(columns.simulated, default=0), 0)
+    recorded = _packed(columns.recorded)
+    recorded_peak = columns.recorded_peak
+    if recorded_peak is None:
+        recorded_peak = max(recorded, default=0)
+    peak = max(recorded_peak, max(columns.simulated, default=0), 0)
     return Series(
         _packed(columns.message_index),
-        _packed(columns.recorded),
+        recorded,
         _packed(columns.simulated),
         columns.provenance,
         _packed(columns.flags),
@@ -126,6 +146,8 @@ def build_series(session: Session | None, result: ReplayResult | None) -> Series
         _packed(columns.thresholds),
         _packed(columns.windows),
         columns.threshold_source,
+        session if result is not None else None,
+        recorded_peak,
     )
 
 
@@ -136,6 +158,8 @@ as this much — far past any window, which is all the bar can say — instead o
 
 def _packed(values: Sequence[int]) -> array[int]:
     """``values`` as machine integers, each clamped into what one can hold."""
+    if isinstance(values, array) and values.typecode == "q":
+        return values  # (made for this series: not copied)
     try:
         return array("q", values)
     except OverflowError:
@@ -156,10 +180,14 @@ class _Columns:
     thresholds: Sequence[int]
     windows: Sequence[int]
     threshold_source: str = "rule"
+    recorded_peak: int | None = None
+    """The largest of :attr:`recorded` (None: not known yet)."""
 
 
-def _replayed_columns(result: ReplayResult) -> _Columns:
-    """Both series of a replay result, its overflows and the policy's compactions."""
+def _replayed_columns(result: ReplayResult, same_calls: Series | None = None) -> _Columns:
+    """Both series of a replay result, its overflows and the policy's compactions;
+    ``same_calls``: a series of the same session's calls, whose calls and recorded figures
+    are taken (packed already)."""
     # Columns, not points: the points of a big session are not built for the gauge.
     column = result.point_column
     count = result.call_count
@@ -185,18 +213,36 @@ def _replayed_columns(result: ReplayResult) -> _Columns:
             flags[call] |= COMPACT
         elif event.kind == "recorded-compaction":
             flags[call] |= RECORDED_COMPACT
+    if same_calls is not None:
+        message_index, recorded = same_calls.message_index, same_calls.recorded
+        recorded_peak: int | None = same_calls.recorded_peak
+    else:
+        message_index = column("message_index")  # (the result's own: read, never changed)
+        recorded, recorded_peak = _none_as(column("recorded_tokens"), -1), None
     return _Columns(
-        message_index=column("message_index"),  # (the result's own: read, never changed)
-        recorded=_none_as(column("recorded_tokens"), -1),
+        message_index=message_index,
+        recorded=recorded,
         simulated=column("simulated_tokens"),
         provenance=list(column("simulated_provenance")),
         flags=flags,
         window=result.window,
         threshold=result.threshold,
-        thresholds=_none_as(column("threshold"), -1),
-        windows=_none_as(column("window"), 0),
+        thresholds=_packed_setting(column("threshold"), -1),
+        windows=_packed_setting(column("window"), 0),
         threshold_source=_threshold_source(result),
+        recorded_peak=recorded_peak,
     )
+
+
+def _packed_setting(values: Sequence[int | None], missing: int) -> array[int]:
+    """:func:`_packed` of ``values`` with None read as ``missing``, for a column that usually
+    holds one value at every call (a window, a threshold): that value repeated in C rather
+    than every item read (the count compares each item with the first by identity)."""
+    n = len(values)
+    if n > 1 and values.count(values[0]) == n:
+        first = values[0]
+        return _packed([missing if first is None else first]) * n
+    return _packed(_none_as(values, missing))
 
 
 def _none_as(values: Sequence[int | None], missing: int) -> Sequence[int]:

@@ -9,6 +9,7 @@ from textual.containers import Vertical
 from textual.widgets import Label, ProgressBar
 
 from core.model.write_numbers import format_bytes
+from tui.widgets.title_bar import LineLabel, set_label
 
 
 class LoadProgress(Vertical):
@@ -59,11 +60,11 @@ class LoadProgress(Vertical):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="load-box"):
-            yield Label("", id="load-title")
+            yield LineLabel("", id="load-title")
             # a known total from the start: an indeterminate bar animates at 15 fps, and every
             # frame is time the loader thread does not get
             yield ProgressBar(total=1, show_eta=False, id="load-bar")
-            yield Label("", id="load-detail")
+            yield LineLabel("", id="load-detail")
 
     def start(self, path: str, total_bytes: int | None) -> None:
         """Reset for a new file."""
@@ -93,7 +94,7 @@ class LoadProgress(Vertical):
 
     def phase(self, text: str) -> None:
         """Say what happens after reading (counting tokens, replaying …)."""
-        self.query_one("#load-detail", Label).update(text)
+        set_label(self.query_one("#load-detail", Label), text)
 
     def _describe(self) -> None:
         total = f" of {format_bytes(self.total_bytes)}" if self.total_bytes else ""
@@ -101,6 +102,7 @@ class LoadProgress(Vertical):
         tail = " · putting the session together…" if done else ""
         if self.shown is not None:
             tail += f" · the first {self.shown:,} are shown meanwhile"
-        self.query_one("#load-detail", Label).update(
-            f"{format_bytes(self.bytes_read)}{total} · {self.messages:,} messages{tail}"
+        set_label(
+            self.query_one("#load-detail", Label),
+            f"{format_bytes(self.bytes_read)}{total} · {self.messages:,} messages{tail}",
         )

@@ -9,7 +9,7 @@ from textual.widgets import Label
 from core.insights.estimate_calibration import calibration, calibration_note, prompts_estimated
 from tui.figures import call_label, window_changes, window_label
 from tui.screen_state import SessionState
-from tui.widgets.title_bar import TitleBar, set_label
+from tui.widgets.title_bar import LineLabel, TitleBar, set_label
 
 
 class SessionHeader(TitleBar):
@@ -30,10 +30,10 @@ class SessionHeader(TitleBar):
 
     def compose(self) -> ComposeResult:
         yield from super().compose()
-        yield Label("", id="hdr-policy", classes="hdr-field")
-        yield Label("", id="hdr-window", classes="hdr-field")
-        yield Label("", id="hdr-model", classes="hdr-field")
-        yield Label("", id="hdr-format", classes="hdr-field")
+        yield LineLabel("", id="hdr-policy", classes="hdr-field")
+        yield LineLabel("", id="hdr-window", classes="hdr-field")
+        yield LineLabel("", id="hdr-model", classes="hdr-field")
+        yield LineLabel("", id="hdr-format", classes="hdr-field")
 
     def show(self, state: SessionState | None, name: str) -> None:
         set_label(self.query_one("#hdr-name", Label), name)

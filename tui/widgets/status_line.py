@@ -14,7 +14,7 @@ from core.insights.named_figures import context_measure
 from core.model.write_numbers import compact_tokens, counted
 from tui.figures import call_label, peaks
 from tui.screen_state import SessionState
-from tui.widgets.title_bar import set_label
+from tui.widgets.title_bar import LineLabel, set_label
 
 
 def fitting(
@@ -63,9 +63,9 @@ class StatusLine(Horizontal):
     _activity_text = ""
 
     def compose(self) -> ComposeResult:
-        yield Label("", id="status-peak")
-        yield Label("", id="status-info")
-        yield Label("", id="status-activity")
+        yield LineLabel("", id="status-peak")
+        yield LineLabel("", id="status-info")
+        yield LineLabel("", id="status-activity")
 
     def show(self, state: SessionState | None) -> None:
         peak_label = self.query_one("#status-peak", Label)

@@ -1,0 +1,97 @@
+"""A chrome label's new text lays the screen out only when the label's width changes, and then
+once: a full-screen layout takes milliseconds with a big session's widgets, and the header, the
+status line and the load progress change their texts many times while a session opens."""
+
+from __future__ import annotations
+
+import pytest
+from textual.screen import Screen
+
+from tests.support.tui_harness import settle
+from tests.support.views_fixtures import Host
+from tui.widgets.load_progress import LoadProgress
+from tui.widgets.status_line import StatusLine
+from tui.widgets.title_bar import LineLabel, set_label
+
+
+def _layouts(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Every full-screen layout from now on (each with whether it was a scroll-only reflow)."""
+    done: list[bool] = []
+    refresh_layout = Screen._refresh_layout
+
+    def counted(screen: Screen[object], size: object = None, scroll: bool = False) -> None:
+        done.append(scroll and not screen._layout_widgets)
+        refresh_layout(screen, size, scroll)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Screen, "_refresh_layout", counted)
+    return done
+
+
+async def test_a_text_as_wide_as_the_shown_one_lays_nothing_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    label = LineLabel("replaying 11,000/52,372… (x: cancel)")
+    async with Host(label).run_test() as pilot:
+        await settle(pilot)
+        layouts = _layouts(monkeypatch)
+        set_label(label, "replaying 12,000/52,372… (x: cancel)")
+        await settle(pilot)
+        assert label.content == "replaying 12,000/52,372… (x: cancel)"
+        assert layouts == []
+        assert "12,000" in str(label.render())  # (repainted with the new text)
+
+
+async def test_a_wider_text_lays_the_screen_out_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    label = LineLabel("replaying 512/52,372… (x: cancel)")
+    async with Host(label).run_test() as pilot:
+        await settle(pilot)
+        layouts = _layouts(monkeypatch)
+        set_label(label, "replaying 15,360/52,372… (x: cancel)")
+        await settle(pilot)
+        assert layouts == [False]  # one full layout, not a second for its virtual size
+        assert label.size.width == len("replaying 15,360/52,372… (x: cancel)")
+
+
+async def test_the_status_activity_during_a_replay_lays_out_once_per_width(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    status = StatusLine()
+    async with Host(status).run_test() as pilot:
+        status.activity("replaying… (x: cancel)", busy=True)
+        await settle(pilot)
+        layouts = _layouts(monkeypatch)
+        for done in (11_264, 12_288, 13_312, 14_336):  # as wide as each other
+            status.activity(f"replaying {done:,}/104,744… (x: cancel)", busy=True)
+            await settle(pilot)
+        assert len(layouts) == 1
+
+
+async def test_the_load_progress_line_lays_out_only_when_its_width_changes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    progress = LoadProgress()
+    async with Host(progress).run_test() as pilot:
+        progress.start("big.jsonl", 100_000_000)
+        progress.update_progress(10_000_000, 100_000_000, 10_000)
+        await settle(pilot)
+        layouts = _layouts(monkeypatch)
+        for step in (2, 3, 4):  # "20.0 MB of 100.0 MB · 20,000 messages", … as wide
+            progress.update_progress(step * 10_000_000, 100_000_000, step * 10_000)
+            await settle(pilot)
+        assert layouts == []
+        assert "40,000 messages" in str(progress.query_one("#load-detail", LineLabel).content)
+
+
+async def test_a_text_as_wide_that_wraps_where_the_label_is_is_laid_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    label = LineLabel("aaa bbb ccc ddd")
+    label.styles.width = 8  # (the text wraps: another one as wide may wrap to more lines)
+    async with Host(label).run_test() as pilot:
+        await settle(pilot)
+        assert label.size.height == 2
+        layouts = _layouts(monkeypatch)
+        set_label(label, "aaaaa bbbbb c d")  # as wide, three lines at 8 cells
+        await settle(pilot)
+        assert layouts
+        assert label.size.height == 3

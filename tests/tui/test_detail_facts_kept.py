@@ -1,0 +1,96 @@
+"""After a limit change, the detail pane counts the selected message and works out its preview
+again only when what they depend on changed (the counting encoding, the truncation limits):
+otherwise it is drawn once with them, not with "…" and then again once the same text is counted
+again."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+import tui.widgets.detail as detail_module
+from core.model.session import Role
+from core.model.tokens import get_counter, message_text
+from core.policy import Policy, get_preset
+from tests.support.sessions import claude_like_session
+from tests.support.tui_harness import open_session, quiet_app, settle, until
+from tui.screens.session import SessionScreen
+
+
+def _counted(text: str) -> int | None:
+    found = re.search(r"counted\s+([\d,]+) C", text)
+    return int(found.group(1).replace(",", "")) if found else None
+
+
+def _policy(**changes: int) -> Policy:
+    policy = get_preset("seed")
+    policy.truncation.max_lines = changes.get("max_lines", 2000)
+    policy.compaction.reserve_tokens = changes.get("reserve", policy.compaction.reserve_tokens)
+    return policy
+
+
+async def _opened_on_a_big_tool_output(
+    pilot: Any, monkeypatch: pytest.MonkeyPatch
+) -> tuple[SessionScreen, list[str]]:
+    counters: list[str] = []
+
+    def counter(spec: str) -> Any:
+        counters.append(spec)
+        return get_counter(spec)
+
+    monkeypatch.setattr(detail_module, "get_counter", counter)
+    screen = await open_session(pilot, claude_like_session(3, big_lines=200), _policy())
+    state = screen.state
+    assert state is not None
+    tool = next(
+        i
+        for i in range(state.message_count)
+        if state.message(i).role is Role.TOOL
+        and state.message(i).tool_result is not None
+        and message_text(state.message(i)).count("\n") > 100
+    )
+    screen.select_message(tool)
+    await until(pilot, lambda: _counted(screen.detail.as_text()) is not None, "the count shown")
+    await settle(pilot)
+    return screen, counters
+
+
+async def test_a_change_that_keeps_the_encoding_and_limits_keeps_the_count(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async with quiet_app().run_test(size=(120, 34)) as pilot:
+        screen, counters = await _opened_on_a_big_tool_output(pilot, monkeypatch)
+        counted = _counted(screen.detail.as_text())
+        before = len(counters)
+        draws: list[str] = []
+        draw = screen.detail._draw
+
+        def counted_draw() -> None:
+            draw()
+            draws.append(screen.detail.as_text())
+
+        monkeypatch.setattr(screen.detail, "_draw", counted_draw)
+        screen.set_policy(_policy(reserve=40_000))
+        await settle(pilot)
+        assert screen.state is not None and screen.state.result is not None
+        assert screen.state.result.policy.compaction.reserve_tokens == 40_000
+        assert len(counters) == before  # not counted again
+        assert draws and all(_counted(text) == counted for text in draws)  # never "…"
+
+
+async def test_a_change_of_the_truncation_limits_works_the_preview_out_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async with quiet_app().run_test(size=(120, 34)) as pilot:
+        screen, counters = await _opened_on_a_big_tool_output(pilot, monkeypatch)
+        before = screen.detail.section_text("model-sees")
+        counted_before = len(counters)
+        screen.set_policy(_policy(max_lines=5))
+        await settle(pilot)
+        await until(pilot, lambda: _counted(screen.detail.as_text()) is not None, "the count shown")
+        after = screen.detail.section_text("model-sees")
+        assert after != before
+        assert after == screen.detail.section_text("model-sees")  # (settled)
+        assert len(counters) == counted_before + 1  # worked out again under the new limits

@@ -1,0 +1,57 @@
+"""After a limit change, the gauge's series keeps the calls and recorded figures it had (they
+are the recording's: the same for every policy) instead of packing them again, and a window or
+threshold the same at every call is packed as one value repeated: the series is the one a
+fresh flattening gives."""
+
+from __future__ import annotations
+
+from core.policy import get_preset
+from core.replay import replay
+from tests.support.sessions import claude_like_session
+from tests.support.tui_harness import open_session, quiet_app, settle
+from tui.widgets.gauge_series import build_series
+
+
+def test_a_result_of_the_same_session_takes_the_calls_and_recorded_figures() -> None:
+    session = claude_like_session(6, with_compaction=True)
+    first = build_series(session, replay(session, get_preset("seed")))
+    policy = get_preset("seed")
+    policy.pruning.protect_turns = 4
+    policy.compaction.reserve_tokens = 40_000
+    result = replay(session, policy)
+    again = build_series(session, result, first)
+    assert again.message_index is first.message_index
+    assert again.recorded is first.recorded
+    assert again == build_series(session, result)  # (what a fresh flattening gives)
+    other = claude_like_session(6)
+    fresh = build_series(other, replay(other, policy), first)  # another session: its own
+    assert fresh.recorded is not first.recorded
+    assert fresh == build_series(other, replay(other, policy))
+
+
+def test_a_window_and_threshold_at_every_call_are_read_once() -> None:
+    session = claude_like_session(6, with_compaction=True)
+    result = replay(session, get_preset("seed"))
+    series = build_series(session, result)
+    assert list(series.windows) == [w or 0 for w in result.point_column("window")]
+    assert list(series.thresholds) == [
+        -1 if t is None else t for t in result.point_column("threshold")
+    ]
+    assert len(set(series.windows)) == 1 and series.windows[0] == 200_000
+
+
+async def test_a_limit_change_keeps_the_gauges_recorded_series() -> None:
+    async with quiet_app().run_test(size=(120, 34)) as pilot:
+        screen = await open_session(pilot, claude_like_session(6), get_preset("seed"))
+        before = screen.gauge.series
+        policy = get_preset("seed")
+        policy.compaction.reserve_tokens = 40_000
+        screen.set_policy(policy)
+        await settle(pilot)
+        assert screen.state is not None and screen.state.result is not None
+        assert screen.state.result.policy == policy
+        after = screen.gauge.series
+        assert after is not before
+        assert after.recorded is before.recorded
+        assert after.message_index is before.message_index
+        assert after == build_series(screen.state.session, screen.state.result)
