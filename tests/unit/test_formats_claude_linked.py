@@ -16,8 +16,8 @@ from core.formats.base import SessionBuilder
 from core.formats.jsonl import read_jsonl
 from core.model.session import Session
 from tests.support.paths import REPO, TESTS
+from tests.support.sessions import session_facts
 from tests.unit.test_formats_claude_robust import _rows, _set
-from tests.unit.test_formats_claude_typed import _facts
 
 FIXTURES = TESTS / "fixtures" / "claude"
 SAMPLES = REPO.parent / "shared" / "samples" / "claude-code"
@@ -39,7 +39,7 @@ def _load(path: Path, *, walk: bool) -> tuple[Session, bool]:
 def _same(path: Path) -> bool:
     shortcut, linked = _load(path, walk=False)
     walked, _ = _load(path, walk=True)
-    assert _facts(shortcut) == _facts(walked)
+    assert session_facts(shortcut) == session_facts(walked)
     return linked
 
 
