@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from core.agents.window_evidence import resolve_window  # noqa: E402
-from core.formats import claude_code, codex, codex_typed, detect_format, jsonl  # noqa: E402
+from core.formats import (  # noqa: E402
+    claude_code,
+    codex,
+    codex_typed,
+    codex_typed_read,
+    detect_format,
+    jsonl,
+)
 from core.formats.base import SessionBuilder  # noqa: E402
 from core.formats.claude_typed import read as typed_read  # noqa: E402
 from core.gc_pause import gc_paused  # noqa: E402
@@ -83,7 +91,7 @@ def steps(path: Path, fmt: SourceFormat) -> list[tuple[str, Callable[[], Any]]]:
             return reader
         loader = codex._Loader(path)
         for line_no, offset, raw, obj in jsonl.read_jsonl_raw(
-            path, loader.builder, typed=loader.typed_line
+            path, loader.builder, typed=partial(codex_typed_read.read_typed_line, loader)
         ):
             loader.line(line_no, offset, raw, obj)
         return loader

@@ -44,11 +44,9 @@ What is read (see ``reference/formats.md`` §A1):
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
-
-import orjson
-from msgspec import UNSET
 
 from core.formats.base import ProgressCallback, SessionBuilder, as_text
 from core.formats.codex_fork import keep_own_part
@@ -59,6 +57,7 @@ from core.formats.codex_items import (
     name_and_arguments,
     output_text,
 )
+from core.formats.codex_lines import At, payload_bytes
 from core.formats.codex_meta import ThreadFacts
 from core.formats.codex_sizes import (
     OutputCap,
@@ -70,22 +69,8 @@ from core.formats.codex_sizes import (
     redacted_reasoning_tokens,
 )
 from core.formats.codex_turns import TurnTracker
-from core.formats.codex_typed import DECODE_ERRORS as TYPED_ERRORS
-from core.formats.codex_typed import (
-    CustomOutput,
-    CustomToolCall,
-    FunctionCall,
-    FunctionOutput,
-    MessageItem,
-    ReasoningItem,
-    TokenCount,
-    TokenUsage,
-    TurnAborted,
-    TurnComplete,
-    TurnEnd,
-    UserEvent,
-)
-from core.formats.codex_typed import decode_line as typed_decode
+from core.formats.codex_typed import TokenUsage
+from core.formats.codex_typed_read import read_typed_line
 from core.formats.jsonl import read_jsonl_raw
 from core.formats.sniffers import CODEX_ITEM_TYPES as _ITEM_TYPES
 from core.formats.sniffers import sniff_codex
@@ -110,28 +95,6 @@ PARTIAL_READS = True
 _SERVER_CALLS = frozenset({"web_search_call", "image_generation_call"})
 
 
-# Events that only repeat response items or report to the UI. Codex writes the envelope with a
-# fixed key order, so they can be recognised from the first bytes and passed over unparsed; a
-# line written any other way is simply parsed and ignored.
-_EVENT_PREFIX = b'"type":"event_msg","payload":{"type":"'
-_IGNORED_EVENTS = (
-    b'agent_message"',
-    b'agent_reasoning"',
-    b'agent_reasoning_raw_content"',
-    b'agent_reasoning_section_break"',
-    b'exec_command_begin"',
-    b'exec_command_end"',
-    b'patch_apply_begin"',
-    b'patch_apply_end"',
-    b'web_search_begin"',
-    b'web_search_end"',
-    b'mcp_tool_call_begin"',
-    b'mcp_tool_call_end"',
-    b'turn_diff"',
-    b'context_compacted"',
-)
-
-
 _USAGE_COUNTS = (
     "input_tokens",
     "cached_input_tokens",
@@ -153,11 +116,6 @@ def _same_usage(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def _ignorable(line: bytes) -> bool:
-    at = line.find(_EVENT_PREFIX, 0, 96)
-    return at >= 0 and line.startswith(_IGNORED_EVENTS, at + len(_EVENT_PREFIX))
-
-
 def _marks_full(info: dict[str, Any], last: dict[str, Any]) -> bool:
     """Newer Codex marks a full context with ``last_token_usage`` = the window as input and
     total and nothing else (``fill_to_context_window``): no request was made."""
@@ -170,50 +128,6 @@ def _marks_full(info: dict[str, Any], last: dict[str, Any]) -> bool:
         and not as_int(last.get("output_tokens"))
         and not as_int(last.get("cached_input_tokens"))
     )
-
-
-class _At:
-    """Where an item comes from: its line, offset and time, the id its message gets (None: the
-    line's), whether it is a copy re-sent after a compaction (``replay``, with the compaction's
-    ``summary_text``), and the record as the file wrote it (``raw``: the bytes of a
-    ``response_item`` line, to measure its payload)."""
-
-    __slots__ = ("item_id", "line", "offset", "raw", "replay", "summary_text", "timestamp")
-
-    def __init__(
-        self,
-        line: int,
-        offset: int,
-        timestamp: str | None,
-        item_id: str | None = None,
-        replay: bool = False,
-        summary_text: str | None = None,
-        raw: bytes | None = None,
-    ) -> None:
-        self.line = line
-        self.offset = offset
-        self.timestamp = timestamp
-        self.item_id = item_id
-        self.replay = replay
-        self.summary_text = summary_text
-        self.raw = raw
-
-
-_LINE_START = b'{"timestamp":"'
-_BEFORE_PAYLOAD = b'","type":"response_item","payload":'
-
-
-def _payload_bytes(raw: bytes, timestamp: str) -> int | None:
-    """The size of a ``response_item`` line's payload as written, when the line is the compact
-    envelope Codex writes (else None: the item is measured by serialising it again)."""
-    middle = len(_LINE_START) + len(timestamp)  # timestamps are ASCII
-    if (
-        raw.startswith(_LINE_START)
-        and raw.startswith(_BEFORE_PAYLOAD, middle)
-        and raw.endswith(b"}")
-    ):
-        return len(raw) - middle - len(_BEFORE_PAYLOAD) - 1
-    return None
 
 
 def _joined(texts: list[str]) -> str:
@@ -239,7 +153,7 @@ class _Call:
         "timestamp",
     )
 
-    def __init__(self, item_id: str, at: _At) -> None:
+    def __init__(self, item_id: str, at: At) -> None:
         self.id = item_id
         self.line = at.line
         self.offset = at.offset
@@ -309,9 +223,9 @@ class _Loader:
         ts = obj.get("timestamp")
         try:
             if type(payload) is not dict:
-                self._legacy(kind, obj, _At(line_no, offset, ts if type(ts) is str else None))
+                self._legacy(kind, obj, At(line_no, offset, ts if type(ts) is str else None))
             elif kind == "response_item":
-                at = _At(line_no, offset, ts if type(ts) is str else None, None, False, None, raw)
+                at = At(line_no, offset, ts if type(ts) is str else None, None, False, None, raw)
                 item_kind = payload.get("type")
                 item_handler = _ITEMS.get(item_kind) if type(item_kind) is str else None
                 if item_handler is not None:
@@ -321,7 +235,7 @@ class _Loader:
             else:
                 handler_ = _RECORDS.get(kind) if type(kind) is str else None
                 if handler_ is not None:
-                    handler_(self, payload, _At(line_no, offset, ts if type(ts) is str else None))
+                    handler_(self, payload, At(line_no, offset, ts if type(ts) is str else None))
                 elif type(kind) is str:
                     self._unknown("record type", kind, line_no)
         except Exception as exc:  # an unexpected shape must not stop the load
@@ -329,169 +243,7 @@ class _Loader:
                 line_no, "unreadable-record", f"{kind or 'record'} line not understood ({exc})"
             )
 
-    def typed_line(self, raw: bytes, line_no: int, offset: int) -> bool:
-        """Read a line of the records nearly every line holds from its typed structs
-        (:mod:`core.formats.codex_typed`); False, having changed nothing, when the line is to be
-        read the plain way (:meth:`line`): another record, a field of another type, or what
-        only the object tells (an image, a redaction, an output history cuts). True too for a
-        line passed over unread (:func:`_ignorable`)."""
-        if not raw.isascii():
-            try:  # msgspec checks the UTF-8 of the strings it reads, not of those it skips
-                raw.decode("utf-8")
-            except UnicodeDecodeError:
-                return _ignorable(raw)  # else read the plain way: a non-utf8 diagnostic
-        try:
-            line = typed_decode(raw)
-        except TYPED_ERRORS:
-            # An event that only repeats response items is passed over unparsed (here, where
-            # only a line the typed read does not read is tried: an event it reads is not one).
-            return _ignorable(raw)
-        kind = line.type
-        if kind == "response_item":
-            item = _TYPED_ITEMS.get(type(line.payload))
-            if item is None:
-                return False
-            at = _At(line_no, offset, line.timestamp, None, False, None, raw)
-            read = item(self, line.payload, at)
-        elif kind == "event_msg":
-            event = _TYPED_EVENTS.get(type(line.payload))
-            if event is None:
-                return False
-            read = event(self, line.payload, line_no)
-        else:
-            return False
-        if read:
-            self.line_no = line_no
-        return read
-
-    def _typed_user_event(self, event: UserEvent, line: int) -> bool:
-        self.user_event({}, line)
-        return True
-
-    def _typed_turn_end(self, event: TurnEnd | TurnComplete | TurnAborted, line: int) -> bool:
-        self.turns.task_ended(line, event.__struct_config__.tag)  # type: ignore[arg-type]
-        return True
-
-    def _typed_estimate(self, text: str, at: _At) -> int | None:
-        """Codex's estimate of an input item whose payload is sized as written and holds no
-        image nor redaction (None: read it the plain way, :meth:`_estimate`)."""
-        if self.placeholders or text.startswith("[REDACTED_"):
-            return None
-        raw, timestamp = at.raw, at.timestamp
-        if raw is None or timestamp is None:
-            return None
-        size = _payload_bytes(raw, timestamp)
-        if size is None:
-            return None
-        return approx_tokens(size)
-
-    def _typed_message(self, item: MessageItem, at: _At) -> bool:
-        parts = item.content
-        if parts is None:
-            text = ""
-        elif len(parts) == 1 and parts[0].type in _MESSAGE_TEXTS:
-            text = parts[0].text
-        elif all(part.type in _JOINED_TEXTS for part in parts):
-            text = "\n\n".join([part.text for part in parts])
-        else:
-            return False  # an image, a file, a refusal
-        role = item.role
-        if role == "assistant":
-            self.open_call("message", item.id, at).texts.append(text)
-            return True
-        estimate = self._typed_estimate(text, at)
-        if estimate is None:
-            return False
-        self.close()
-        self.turns.last_item = ("message", at.line)  # as _estimate notes it
-        self.input_message(role, text, estimate, at)
-        return True
-
-    def _typed_reasoning(self, item: ReasoningItem, at: _At) -> bool:
-        value = item.encrypted_content
-        if value is None or value == "REDACTED" or value.startswith("[REDACTED_"):
-            return False  # redacted, or left out: read the plain way (encrypted_length)
-        texts = [part.text for part in item.summary] if item.summary is not None else []
-        if item.content is not None:
-            texts.extend([part.text for part in item.content])
-        call = self.open_call("reasoning", item.id, at)
-        call.reasoning.extend(texts)
-        call.reasoning_tokens += encrypted_tokens(len(value))
-        return True
-
-    def _typed_function_call(self, item: FunctionCall, at: _At) -> bool:
-        call = self.open_call("function_call", item.id, at)
-        name = item.name
-        namespace = item.namespace
-        if namespace is not None and name is not None:
-            name = f"{namespace}.{name}"
-        arguments: Any = item.arguments
-        if arguments is not None:
-            try:  # noqa: SIM105 (a context manager costs more, once per call)
-                arguments = orjson.loads(arguments)
-            except orjson.JSONDecodeError:
-                pass  # kept as the string (as name_and_arguments keeps it)
-        call_id = item.call_id or item.id
-        server = item.execution == "server"
-        self.tool_call(call, "function_call", call_id, name, arguments, server, at)
-        return True
-
-    def _typed_custom_call(self, item: CustomToolCall, at: _At) -> bool:
-        call = self.open_call("custom_tool_call", item.id, at)
-        call_id = item.call_id or item.id
-        server = item.execution == "server"
-        self.tool_call(call, "custom_tool_call", call_id, item.name, item.input, server, at)
-        return True
-
-    def _typed_output(self, item: FunctionOutput | CustomOutput, at: _At) -> bool:
-        text = item.output
-        if not self.cap.fits(text):
-            return False  # history keeps it cut: sized the plain way
-        custom = type(item) is CustomOutput
-        kind = "custom_tool_call_output" if custom else "function_call_output"
-        estimate = self._typed_estimate(text, at)
-        if estimate is None:
-            return False
-        if self.current is not None:
-            self.close()
-        failed = custom and custom_output_error(text)
-        self.turns.last_item = (kind, at.line)
-        call_id = item.call_id
-        self.tool_output(call_id if call_id is not None else "", text, failed, estimate, at)
-        return True
-
-    def _typed_usage(self, event: TokenCount, line: int) -> bool:
-        """:meth:`token_count` of a typed event (False: a figure without a request, read the
-        plain way)."""
-        info = event.info
-        if info is None:
-            return True  # a rate-limit-only event
-        last = info.last_token_usage
-        window = info.model_context_window
-        if isinstance(last, TokenUsage):
-            prompt = last.input_tokens or 0
-            output = last.output_tokens or 0
-            if (prompt == 0 and output == 0) or (prompt == window and not output):
-                return False
-        if window != self.facts.window:
-            self._recorded_window(window, line)
-        if not isinstance(last, TokenUsage):
-            return True
-        total = info.total_token_usage
-        if self.repeated(None if total is UNSET else total, last):
-            return True
-        total_tokens = last.total_tokens
-        self.call_usage(
-            prompt,
-            output,
-            last.cached_input_tokens or 0,
-            last.reasoning_output_tokens or 0,
-            None if total_tokens is UNSET else total_tokens,
-            line,
-        )
-        return True
-
-    def _legacy(self, kind: Any, obj: dict[str, Any], at: _At) -> None:
+    def _legacy(self, kind: Any, obj: dict[str, Any], at: At) -> None:
         """A line of the un-enveloped format: a bare response item, a state line, the header."""
         if "record_type" in obj:
             self.legacy = True  # a state line
@@ -512,11 +264,11 @@ class _Loader:
 
     # -- model calls ------------------------------------------------------------------
 
-    def _open(self, payload: dict[str, Any], at: _At) -> _Call:
+    def _open(self, payload: dict[str, Any], at: At) -> _Call:
         """The model call a model-generated item belongs to (opened by its first item)."""
         return self.open_call(str(payload.get("type")), payload.get("id"), at)
 
-    def open_call(self, kind: str, item_id: Any, at: _At) -> _Call:
+    def open_call(self, kind: str, item_id: Any, at: At) -> _Call:
         """:meth:`_open` for an item of type ``kind`` and id ``item_id`` (as the file holds it)."""
         if not at.replay:
             turns = self.turns
@@ -558,7 +310,7 @@ class _Loader:
 
     # -- response items ---------------------------------------------------------------
 
-    def item(self, payload: dict[str, Any], at: _At) -> None:
+    def item(self, payload: dict[str, Any], at: At) -> None:
         """One ResponseItem (a ``response_item`` record, a legacy line, a copy in a compaction's
         history), read by the method :data:`_ITEMS` names for its type (any other
         ``*_call_output`` is a tool output, any other ``*_call`` a tool call)."""
@@ -574,7 +326,7 @@ class _Loader:
         else:
             self._unknown("response item", str(kind), at.line)
 
-    def _add(self, role: Role, at: _At, **fields: Any) -> Message:
+    def _add(self, role: Role, at: At, **fields: Any) -> Message:
         """A message made of one item."""
         return self.builder.add(
             role,
@@ -585,7 +337,7 @@ class _Loader:
             **fields,
         )
 
-    def _estimate(self, payload: dict[str, Any], at: _At, text: str) -> int:
+    def _estimate(self, payload: dict[str, Any], at: At, text: str) -> int:
         """Codex's estimate of an item as its history holds it (see ``codex_sizes``); ``text``
         tells a file whose redactions keep the original lengths."""
         if not at.replay:
@@ -597,10 +349,10 @@ class _Loader:
         raw = at.raw
         raw_bytes = None
         if raw is not None and at.timestamp is not None:
-            raw_bytes = _payload_bytes(raw, at.timestamp)
+            raw_bytes = payload_bytes(raw, at.timestamp)
         return item_tokens(payload, self.cap, raw_bytes, placeholders=self.placeholders)
 
-    def _message(self, payload: dict[str, Any], at: _At) -> None:
+    def _message(self, payload: dict[str, Any], at: At) -> None:
         """A message item: the model's text (part of its call), the user's, or instructions."""
         role = payload.get("role")
         text = content_text(payload.get("content"))
@@ -623,7 +375,7 @@ class _Loader:
         self.close()
         self.input_message(role, text, self._estimate(payload, at, text), at)
 
-    def input_message(self, role: Any, text: str, estimate: int, at: _At) -> None:
+    def input_message(self, role: Any, text: str, estimate: int, at: At) -> None:
         """A user message, or developer / system instructions (any other role), of Codex's
         ``estimate``."""
         if role != "user":  # developer / system instructions
@@ -642,7 +394,7 @@ class _Loader:
             self.confirmed.add(message.index)
             self.confirm_next = False
 
-    def _reasoning(self, payload: dict[str, Any], at: _At) -> None:
+    def _reasoning(self, payload: dict[str, Any], at: At) -> None:
         """A reasoning item: its summary text (encrypted content is not text)."""
         parts: list[str] = []
         for key in ("summary", "content"):
@@ -663,7 +415,7 @@ class _Loader:
         elif redacted:
             call.redacted += 1
 
-    def _call_output(self, payload: dict[str, Any], at: _At) -> None:
+    def _call_output(self, payload: dict[str, Any], at: At) -> None:
         """A ``*_call_output`` item: the tool message answering a call."""
         if self.current is not None:
             self.close()
@@ -681,7 +433,7 @@ class _Loader:
             failed = custom_output_error(text)
         self.tool_output(call_id, text, failed, self._estimate(payload, at, text), at)
 
-    def tool_output(self, call_id: str, text: str, failed: bool, estimate: int, at: _At) -> None:
+    def tool_output(self, call_id: str, text: str, failed: bool, estimate: int, at: At) -> None:
         """The tool message answering call ``call_id``, of Codex's ``estimate`` (the pending
         model call closed)."""
         name = self.tool_names.get(call_id)
@@ -716,7 +468,7 @@ class _Loader:
             )
         )
 
-    def _tool_call(self, payload: dict[str, Any], at: _At) -> None:
+    def _tool_call(self, payload: dict[str, Any], at: At) -> None:
         """A ``*_call`` item: a tool call of the model call it belongs to."""
         kind: str = payload["type"]
         call = self._open(payload, at)
@@ -726,7 +478,7 @@ class _Loader:
         self.tool_call(call, kind, call_id, name, arguments, server, at)
 
     def tool_call(
-        self, call: _Call, kind: str, call_id: Any, name: Any, arguments: Any, server: bool, at: _At
+        self, call: _Call, kind: str, call_id: Any, name: Any, arguments: Any, server: bool, at: At
     ) -> None:
         """A tool call of ``call`` (a ``call_id`` or ``name`` that is not a string: one made up
         from the item type); ``server``: run by the server, no output expected."""
@@ -741,7 +493,7 @@ class _Loader:
             )
         )
 
-    def _compaction_item(self, payload: dict[str, Any], at: _At) -> None:
+    def _compaction_item(self, payload: dict[str, Any], at: At) -> None:
         """A ``compaction`` item: the summary the provider encrypted (Codex estimates it like
         encrypted reasoning; unknown when the file was redacted)."""
         self.close()
@@ -754,16 +506,16 @@ class _Loader:
             agent_estimate_tokens=encrypted_tokens(length) if length is not None else None,
         )
 
-    def _ghost_snapshot(self, payload: dict[str, Any], at: _At) -> None:
+    def _ghost_snapshot(self, payload: dict[str, Any], at: At) -> None:
         """A git undo point, not sent to the model."""
 
-    def world_state(self, payload: dict[str, Any], at: _At) -> None:
+    def world_state(self, payload: dict[str, Any], at: At) -> None:
         """Codex's record of the environment it rendered into context (``full`` or a patch);
         what the model saw of it is in the messages that follow."""
 
     # -- events -----------------------------------------------------------------------
 
-    def event_msg(self, payload: dict[str, Any], at: _At) -> None:
+    def event_msg(self, payload: dict[str, Any], at: At) -> None:
         """An ``event_msg`` record (see :meth:`event`)."""
         self.event(payload, at.line)
 
@@ -783,7 +535,7 @@ class _Loader:
             return  # a rate-limit-only event
         window = info.get("model_context_window")
         if window != self.facts.window:
-            self._recorded_window(window, line)
+            self.recorded_window(window, line)
         last = info.get("last_token_usage")
         if not isinstance(last, dict):
             return
@@ -896,7 +648,7 @@ class _Loader:
             call.reasoning_estimate_tokens += count * redacted_reasoning_tokens(share)
             self.builder.metadata["reasoning_estimated"] = True
 
-    def _recorded_window(self, value: Any, line: int) -> None:
+    def recorded_window(self, value: Any, line: int) -> None:
         """A window a ``token_count`` reports: a change applies from the call it belongs to."""
         if value == self.facts.window:
             return  # the usual case: no change
@@ -941,7 +693,7 @@ class _Loader:
 
     # -- records ----------------------------------------------------------------------
 
-    def session_meta(self, payload: dict[str, Any], at: _At) -> None:
+    def session_meta(self, payload: dict[str, Any], at: At) -> None:
         """The session's id, folder, start, agent and base instructions (kept as the first, meta,
         system message: the model sees them on every call); a later one is a resume or a fork's
         parent (:class:`ThreadFacts`)."""
@@ -964,7 +716,7 @@ class _Loader:
                 agent_estimate_tokens=approx_tokens(len(instructions.encode("utf-8"))),
             )
 
-    def turn_context(self, payload: dict[str, Any], at: _At) -> None:
+    def turn_context(self, payload: dict[str, Any], at: At) -> None:
         """A turn's model and truncation policy."""
         model = payload.get("model")
         if isinstance(model, str) and model:
@@ -979,7 +731,7 @@ class _Loader:
         if isinstance(cwd, str) and self.builder.project is None:
             self.builder.project = cwd
 
-    def compacted(self, payload: dict[str, Any], at: _At) -> None:
+    def compacted(self, payload: dict[str, Any], at: At) -> None:
         """A compaction: the event, then the history it replaced the context with (or the
         summary message)."""
         self.close()
@@ -1001,7 +753,7 @@ class _Loader:
         if isinstance(history, list):
             for k, item in enumerate(history):
                 if isinstance(item, dict):
-                    copy_at = _At(
+                    copy_at = At(
                         line,
                         at.offset,
                         at.timestamp,
@@ -1019,7 +771,7 @@ class _Loader:
             }
             self._add(
                 Role.USER,
-                _At(line, at.offset, at.timestamp, f"line-{line}"),
+                At(line, at.offset, at.timestamp, f"line-{line}"),
                 text=message,
                 summary=True,
                 agent_estimate_tokens=item_tokens(item, self.cap),
@@ -1071,7 +823,7 @@ class _Loader:
         return b.build()
 
 
-_Handler = Callable[[_Loader, dict[str, Any], _At], None]
+_Handler = Callable[[_Loader, dict[str, Any], At], None]
 
 _RECORDS: dict[str, _Handler] = {
     "event_msg": _Loader.event_msg,
@@ -1114,31 +866,6 @@ _ITEMS: dict[str, _Handler] = {
 """The method that reads each response item type (other ``*_call_output`` and ``*_call``
 types are read as tool outputs and tool calls too)."""
 
-_TYPED_ITEMS: dict[type, Callable[[_Loader, Any, _At], bool]] = {
-    MessageItem: _Loader._typed_message,
-    ReasoningItem: _Loader._typed_reasoning,
-    FunctionCall: _Loader._typed_function_call,
-    CustomToolCall: _Loader._typed_custom_call,
-    FunctionOutput: _Loader._typed_output,
-    CustomOutput: _Loader._typed_output,
-}
-"""The method that reads each typed response item (see :meth:`_Loader.typed_line`)."""
-
-_TYPED_EVENTS: dict[type, Callable[[_Loader, Any, int], bool]] = {
-    TokenCount: _Loader._typed_usage,
-    UserEvent: _Loader._typed_user_event,
-    TurnEnd: _Loader._typed_turn_end,
-    TurnComplete: _Loader._typed_turn_end,
-    TurnAborted: _Loader._typed_turn_end,
-}
-"""The method that reads each typed event."""
-
-_MESSAGE_TEXTS = ("input_text", "output_text")
-"""The piece a one-piece message's text is (as ``content_text`` reads it)."""
-_JOINED_TEXTS = ("input_text", "output_text", "text")
-"""The pieces of a message joined as its text when each is one of these."""
-
-
 # -- detection ------------------------------------------------------------------------------
 
 
@@ -1160,7 +887,7 @@ def load(
         loader.builder,
         progress=progress,
         head_bytes=head_bytes,
-        typed=loader.typed_line,  # (which passes over the lines _ignorable names)
+        typed=partial(read_typed_line, loader),  # (which passes over the lines ignorable names)
     ):
         loader.line(line_no, offset, raw, obj)
     return loader.finish()

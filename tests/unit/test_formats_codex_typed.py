@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from core.formats import codex, codex_typed
+from core.formats import codex, codex_typed, codex_typed_read
 from tests.support.paths import TESTS
 from tests.support.sessions import session_facts
 from tests.unit.test_formats_claude_robust import _paths, _set
@@ -168,7 +168,7 @@ def _not_typed(raw: bytes) -> codex_typed.Envelope:
 def _both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], dict[str, Any]]:
     typed = session_facts(codex.load(path))
     with monkeypatch.context() as patch:
-        patch.setattr(codex, "typed_decode", _not_typed)  # every line read plain
+        patch.setattr(codex_typed_read, "typed_decode", _not_typed)  # every line read plain
         plain = session_facts(codex.load(path))
     return typed, plain
 
@@ -206,7 +206,7 @@ def test_well_formed_lines_are_read_typed(tmp_path: Path) -> None:
     read = [
         json.loads(line)["payload"].get("type")
         for k, line in enumerate(path.read_bytes().splitlines(), 1)
-        if loader.typed_line(line, k, 0)
+        if codex_typed_read.read_typed_line(loader, line, k, 0)
     ]
     assert {"message", "reasoning", "function_call", "custom_tool_call"} <= set(read)
     assert {"function_call_output", "custom_tool_call_output", "token_count"} <= set(read)
@@ -230,7 +230,7 @@ def test_well_formed_lines_are_read_typed(tmp_path: Path) -> None:
 )
 def test_lines_of_other_shapes_are_read_plain(tmp_path: Path, raw: bytes) -> None:
     loader = codex._Loader(tmp_path / "r.jsonl")
-    assert loader.typed_line(raw, 1, 0) is False
+    assert codex_typed_read.read_typed_line(loader, raw, 1, 0) is False
     assert codex_typed.decode(b"{") is None
 
 

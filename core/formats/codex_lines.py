@@ -1,0 +1,77 @@
+"""Where a Codex rollout line comes from, and what its bytes tell before it is parsed: the
+position an item is read at (:class:`At`), the size of a ``response_item``'s payload as Codex
+wrote it (:func:`payload_bytes`), and the events passed over unparsed (:func:`ignorable`)."""
+
+from __future__ import annotations
+
+# Events that only repeat response items or report to the UI. Codex writes the envelope with a
+# fixed key order, so they can be recognised from the first bytes and passed over unparsed; a
+# line written any other way is simply parsed and ignored.
+_EVENT_PREFIX = b'"type":"event_msg","payload":{"type":"'
+_IGNORED_EVENTS = (
+    b'agent_message"',
+    b'agent_reasoning"',
+    b'agent_reasoning_raw_content"',
+    b'agent_reasoning_section_break"',
+    b'exec_command_begin"',
+    b'exec_command_end"',
+    b'patch_apply_begin"',
+    b'patch_apply_end"',
+    b'web_search_begin"',
+    b'web_search_end"',
+    b'mcp_tool_call_begin"',
+    b'mcp_tool_call_end"',
+    b'turn_diff"',
+    b'context_compacted"',
+)
+
+
+def ignorable(line: bytes) -> bool:
+    """The line is an event that only repeats response items or reports to the UI, written
+    in Codex's compact envelope (recognised from its first bytes)."""
+    at = line.find(_EVENT_PREFIX, 0, 96)
+    return at >= 0 and line.startswith(_IGNORED_EVENTS, at + len(_EVENT_PREFIX))
+
+
+class At:
+    """Where an item comes from: its line, offset and time, the id its message gets (None: the
+    line's), whether it is a copy re-sent after a compaction (``replay``, with the compaction's
+    ``summary_text``), and the record as the file wrote it (``raw``: the bytes of a
+    ``response_item`` line, to measure its payload)."""
+
+    __slots__ = ("item_id", "line", "offset", "raw", "replay", "summary_text", "timestamp")
+
+    def __init__(
+        self,
+        line: int,
+        offset: int,
+        timestamp: str | None,
+        item_id: str | None = None,
+        replay: bool = False,
+        summary_text: str | None = None,
+        raw: bytes | None = None,
+    ) -> None:
+        self.line = line
+        self.offset = offset
+        self.timestamp = timestamp
+        self.item_id = item_id
+        self.replay = replay
+        self.summary_text = summary_text
+        self.raw = raw
+
+
+_LINE_START = b'{"timestamp":"'
+_BEFORE_PAYLOAD = b'","type":"response_item","payload":'
+
+
+def payload_bytes(raw: bytes, timestamp: str) -> int | None:
+    """The size of a ``response_item`` line's payload as written, when the line is the compact
+    envelope Codex writes (else None: the item is measured by serialising it again)."""
+    middle = len(_LINE_START) + len(timestamp)  # timestamps are ASCII
+    if (
+        raw.startswith(_LINE_START)
+        and raw.startswith(_BEFORE_PAYLOAD, middle)
+        and raw.endswith(b"}")
+    ):
+        return len(raw) - middle - len(_BEFORE_PAYLOAD) - 1
+    return None

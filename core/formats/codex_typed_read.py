@@ -1,0 +1,233 @@
+"""The typed read of a Codex rollout line: the records nearly every line holds (response items,
+token counts, turn events), decoded into the structs of :mod:`core.formats.codex_typed` and fed
+to the loader of :mod:`core.formats.codex` through the same steps as its plain read. A line the
+typed read does not take (another record, a field of another type, what only the whole object
+tells) is left untouched for the plain read."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from msgspec import UNSET
+
+from core.formats.codex_items import custom_output_error
+from core.formats.codex_lines import At, ignorable, payload_bytes
+from core.formats.codex_sizes import approx_tokens, encrypted_tokens
+from core.formats.codex_typed import DECODE_ERRORS as TYPED_ERRORS
+from core.formats.codex_typed import (
+    CustomOutput,
+    CustomToolCall,
+    FunctionCall,
+    FunctionOutput,
+    MessageItem,
+    ReasoningItem,
+    TokenCount,
+    TokenUsage,
+    TurnAborted,
+    TurnComplete,
+    TurnEnd,
+    UserEvent,
+)
+from core.formats.codex_typed import decode_line as typed_decode
+
+if TYPE_CHECKING:
+    from core.formats.codex import _Loader
+
+
+def read_typed_line(loader: _Loader, raw: bytes, line_no: int, offset: int) -> bool:
+    """Read a line of the records nearly every line holds from its typed structs
+    (:mod:`core.formats.codex_typed`); False, having changed nothing, when the line is to be
+    read the plain way (``_Loader.line``): another record, a field of another type, or what
+    only the object tells (an image, a redaction, an output history cuts). True too for a
+    line passed over unread (:func:`~core.formats.codex_lines.ignorable`)."""
+    if not raw.isascii():
+        try:  # msgspec checks the UTF-8 of the strings it reads, not of those it skips
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return ignorable(raw)  # else read the plain way: a non-utf8 diagnostic
+    try:
+        line = typed_decode(raw)
+    except TYPED_ERRORS:
+        # An event that only repeats response items is passed over unparsed (here, where
+        # only a line the typed read does not read is tried: an event it reads is not one).
+        return ignorable(raw)
+    kind = line.type
+    if kind == "response_item":
+        item = TYPED_ITEMS.get(type(line.payload))
+        if item is None:
+            return False
+        at = At(line_no, offset, line.timestamp, None, False, None, raw)
+        read = item(loader, line.payload, at)
+    elif kind == "event_msg":
+        event = TYPED_EVENTS.get(type(line.payload))
+        if event is None:
+            return False
+        read = event(loader, line.payload, line_no)
+    else:
+        return False
+    if read:
+        loader.line_no = line_no
+    return read
+
+
+def _user_event(loader: _Loader, event: UserEvent, line: int) -> bool:
+    loader.user_event({}, line)
+    return True
+
+
+def _turn_end(loader: _Loader, event: TurnEnd | TurnComplete | TurnAborted, line: int) -> bool:
+    loader.turns.task_ended(line, event.__struct_config__.tag)  # type: ignore[arg-type]
+    return True
+
+
+def _estimate(loader: _Loader, text: str, at: At) -> int | None:
+    """Codex's estimate of an input item whose payload is sized as written and holds no
+    image nor redaction (None: read it the plain way, ``_Loader._estimate``)."""
+    if loader.placeholders or text.startswith("[REDACTED_"):
+        return None
+    raw, timestamp = at.raw, at.timestamp
+    if raw is None or timestamp is None:
+        return None
+    size = payload_bytes(raw, timestamp)
+    if size is None:
+        return None
+    return approx_tokens(size)
+
+
+def _message(loader: _Loader, item: MessageItem, at: At) -> bool:
+    parts = item.content
+    if parts is None:
+        text = ""
+    elif len(parts) == 1 and parts[0].type in _MESSAGE_TEXTS:
+        text = parts[0].text
+    elif all(part.type in _JOINED_TEXTS for part in parts):
+        text = "\n\n".join([part.text for part in parts])
+    else:
+        return False  # an image, a file, a refusal
+    role = item.role
+    if role == "assistant":
+        loader.open_call("message", item.id, at).texts.append(text)
+        return True
+    estimate = _estimate(loader, text, at)
+    if estimate is None:
+        return False
+    loader.close()
+    loader.turns.last_item = ("message", at.line)  # as _estimate notes it
+    loader.input_message(role, text, estimate, at)
+    return True
+
+
+def _reasoning(loader: _Loader, item: ReasoningItem, at: At) -> bool:
+    value = item.encrypted_content
+    if value is None or value == "REDACTED" or value.startswith("[REDACTED_"):
+        return False  # redacted, or left out: read the plain way (encrypted_length)
+    texts = [part.text for part in item.summary] if item.summary is not None else []
+    if item.content is not None:
+        texts.extend([part.text for part in item.content])
+    call = loader.open_call("reasoning", item.id, at)
+    call.reasoning.extend(texts)
+    call.reasoning_tokens += encrypted_tokens(len(value))
+    return True
+
+
+def _function_call(loader: _Loader, item: FunctionCall, at: At) -> bool:
+    call = loader.open_call("function_call", item.id, at)
+    name = item.name
+    namespace = item.namespace
+    if namespace is not None and name is not None:
+        name = f"{namespace}.{name}"
+    arguments: Any = item.arguments
+    if arguments is not None:
+        try:  # noqa: SIM105 (a context manager costs more, once per call)
+            arguments = orjson.loads(arguments)
+        except orjson.JSONDecodeError:
+            pass  # kept as the string (as name_and_arguments keeps it)
+    call_id = item.call_id or item.id
+    server = item.execution == "server"
+    loader.tool_call(call, "function_call", call_id, name, arguments, server, at)
+    return True
+
+
+def _custom_call(loader: _Loader, item: CustomToolCall, at: At) -> bool:
+    call = loader.open_call("custom_tool_call", item.id, at)
+    call_id = item.call_id or item.id
+    server = item.execution == "server"
+    loader.tool_call(call, "custom_tool_call", call_id, item.name, item.input, server, at)
+    return True
+
+
+def _output(loader: _Loader, item: FunctionOutput | CustomOutput, at: At) -> bool:
+    text = item.output
+    if not loader.cap.fits(text):
+        return False  # history keeps it cut: sized the plain way
+    custom = type(item) is CustomOutput
+    kind = "custom_tool_call_output" if custom else "function_call_output"
+    estimate = _estimate(loader, text, at)
+    if estimate is None:
+        return False
+    if loader.current is not None:
+        loader.close()
+    failed = custom and custom_output_error(text)
+    loader.turns.last_item = (kind, at.line)
+    call_id = item.call_id
+    loader.tool_output(call_id if call_id is not None else "", text, failed, estimate, at)
+    return True
+
+
+def _usage(loader: _Loader, event: TokenCount, line: int) -> bool:
+    """``_Loader.token_count`` of a typed event (False: a figure without a request, read the
+    plain way)."""
+    info = event.info
+    if info is None:
+        return True  # a rate-limit-only event
+    last = info.last_token_usage
+    window = info.model_context_window
+    if isinstance(last, TokenUsage):
+        prompt = last.input_tokens or 0
+        output = last.output_tokens or 0
+        if (prompt == 0 and output == 0) or (prompt == window and not output):
+            return False
+    if window != loader.facts.window:
+        loader.recorded_window(window, line)
+    if not isinstance(last, TokenUsage):
+        return True
+    total = info.total_token_usage
+    if loader.repeated(None if total is UNSET else total, last):
+        return True
+    total_tokens = last.total_tokens
+    loader.call_usage(
+        prompt,
+        output,
+        last.cached_input_tokens or 0,
+        last.reasoning_output_tokens or 0,
+        None if total_tokens is UNSET else total_tokens,
+        line,
+    )
+    return True
+
+
+TYPED_ITEMS: dict[type, Callable[[_Loader, Any, At], bool]] = {
+    MessageItem: _message,
+    ReasoningItem: _reasoning,
+    FunctionCall: _function_call,
+    CustomToolCall: _custom_call,
+    FunctionOutput: _output,
+    CustomOutput: _output,
+}
+"""The function that reads each typed response item (see :func:`read_typed_line`)."""
+
+TYPED_EVENTS: dict[type, Callable[[_Loader, Any, int], bool]] = {
+    TokenCount: _usage,
+    UserEvent: _user_event,
+    TurnEnd: _turn_end,
+    TurnComplete: _turn_end,
+    TurnAborted: _turn_end,
+}
+"""The function that reads each typed event."""
+
+_MESSAGE_TEXTS = ("input_text", "output_text")
+"""The piece a one-piece message's text is (as ``content_text`` reads it)."""
+_JOINED_TEXTS = ("input_text", "output_text", "text")
+"""The pieces of a message joined as its text when each is one of these."""
