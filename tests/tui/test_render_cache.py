@@ -28,10 +28,11 @@ from tests.support.sessions import claude_like_session
 from tests.support.tui_harness import open_session, quiet_app, screen_text, settle, until
 from tui.app import CtxscopeApp
 from tui.screen_state import SessionState
-from tui.widgets.detail import DetailPane, TokenGrid
+from tui.widgets.detail import DetailPane
 from tui.widgets.gauge import GUTTER, TokenGauge
 from tui.widgets.gauge_series import build_series
 from tui.widgets.message_list import MessageList, fit_cells, fit_strip
+from tui.widgets.token_grid import TokenGrid
 
 SIZE = (120, 34)
 
