@@ -191,14 +191,17 @@ class _State:
             self.settled.notify_all()
 
     def finished_log(self, wait_s: float = 2.0) -> list[dict[str, Any]]:
-        """Copies of the log entries, after the chat requests in flight have written theirs.
+        """Copies of the log entries in the order the requests came (``n``), after the chat
+        requests in flight have written theirs.
 
         A handler sends the last byte of its response before it logs the request, so a client
-        that asks for the log right after reading a response could otherwise miss it.
+        that asks for the log right after reading a response could otherwise miss it; and a
+        handler that a busy machine holds up after that byte logs after the requests that came
+        next, hence the order by number rather than by logging.
         """
         with self.settled:
             self.settled.wait_for(lambda: self.in_flight == 0, timeout=wait_s)
-            return [dict(e) for e in self.log]
+            return sorted((dict(e) for e in self.log), key=lambda e: int(e["n"]))
 
 
 class _ClientGone(Exception):
