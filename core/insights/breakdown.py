@@ -58,7 +58,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -247,7 +247,7 @@ def message_parts(message: Message, counter: TokenCounter) -> Parts:
         ("reasoning", max(counter.count(message.reasoning), message.reasoning_estimate_tokens)),
     ]
     for call in message.tool_calls:
-        parts.append(("tool_calls", counter.count(call.name + arguments_text(call.arguments))))
+        parts.append(("tool_calls", counter.call_tokens(call.name, call.arguments)))
     return parts
 
 
@@ -300,6 +300,9 @@ class _KeptLengths(TokenCounter):
             -(-(placeholder_length(m.group(0)) or 0) // 4) for m in _KEPT_LENGTH.finditer(text)
         )
         return super().count(_KEPT_LENGTH.sub("", text)) + kept
+
+    def call_tokens(self, name: str, arguments: Any) -> int:
+        return self.count(name + arguments_text(arguments))  # (a placeholder may span the two)
 
 
 def breakdown(
