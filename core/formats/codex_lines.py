@@ -4,6 +4,8 @@ wrote it (:func:`payload_bytes`), and the events passed over unparsed (:func:`ig
 
 from __future__ import annotations
 
+import msgspec
+
 # Events that only repeat response items or report to the UI. Codex writes the envelope with a
 # fixed key order, so they can be recognised from the first bytes and passed over unparsed; a
 # line written any other way is simply parsed and ignored.
@@ -33,31 +35,22 @@ def ignorable(line: bytes) -> bool:
     return at >= 0 and line.startswith(_IGNORED_EVENTS, at + len(_EVENT_PREFIX))
 
 
-class At:
+class At(msgspec.Struct, gc=False):
     """Where an item comes from: its line, offset and time, the id its message gets (None: the
     line's), whether it is a copy re-sent after a compaction (``replay``, with the compaction's
     ``summary_text``), and the record as the file wrote it (``raw``: the bytes of a
-    ``response_item`` line, to measure its payload)."""
+    ``response_item`` line, to measure its payload).
 
-    __slots__ = ("item_id", "line", "offset", "raw", "replay", "summary_text", "timestamp")
+    A struct (made in one C call: one per response item, 100,000 on 100 MB), untracked by the
+    garbage collector (it holds only strings, bytes and numbers)."""
 
-    def __init__(
-        self,
-        line: int,
-        offset: int,
-        timestamp: str | None,
-        item_id: str | None = None,
-        replay: bool = False,
-        summary_text: str | None = None,
-        raw: bytes | None = None,
-    ) -> None:
-        self.line = line
-        self.offset = offset
-        self.timestamp = timestamp
-        self.item_id = item_id
-        self.replay = replay
-        self.summary_text = summary_text
-        self.raw = raw
+    line: int
+    offset: int
+    timestamp: str | None
+    item_id: str | None = None
+    replay: bool = False
+    summary_text: str | None = None
+    raw: bytes | None = None
 
 
 _LINE_START = b'{"timestamp":"'

@@ -58,7 +58,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -66,7 +66,7 @@ from core.algorithms.overflow import usable_usage
 from core.formats.codex_sizes import placeholder_length
 from core.gc_pause import gc_paused
 from core.insights.breakdown_calibration import fit_ratios
-from core.insights.context_walk import CallStep, CompactionStep, RecordedWalk
+from core.insights.context_walk import CompactionStep, RecordedWalk
 from core.model.fastmodel import build
 from core.model.session import Message, Role, Session
 from core.model.tokens import DEFAULT_ESTIMATOR, TokenCounter, arguments_text, get_counter
@@ -247,7 +247,7 @@ def message_parts(message: Message, counter: TokenCounter) -> Parts:
         ("reasoning", max(counter.count(message.reasoning), message.reasoning_estimate_tokens)),
     ]
     for call in message.tool_calls:
-        parts.append(("tool_calls", counter.count(call.name + arguments_text(call.arguments))))
+        parts.append(("tool_calls", counter.call_tokens(call.name, call.arguments)))
     return parts
 
 
@@ -301,6 +301,9 @@ class _KeptLengths(TokenCounter):
         )
         return super().count(_KEPT_LENGTH.sub("", text)) + kept
 
+    def call_tokens(self, name: str, arguments: Any) -> int:
+        return self.count(name + arguments_text(arguments))  # (a placeholder may span the two)
+
 
 def breakdown(
     session: Session, *, estimator: str = DEFAULT_ESTIMATOR, calibrate: bool = True
@@ -328,7 +331,10 @@ def _breakdown(session: Session, estimator: str, *, calibrate: bool) -> ContextB
     def parts_of(i: int) -> Parts:
         cached = parts.get(i)
         if cached is None:
-            cached = parts[i] = message_parts(messages[i], counter) + _hosted(messages[i], answered)
+            message = messages[i]
+            cached = parts[i] = message_parts(message, counter)  # (a list of its own)
+            if message.tool_calls:
+                cached.extend(_hosted(message, answered))
         return cached
 
     # The recorded walk (context_walk.RecordedWalk.steps) over columns: the compactions first
@@ -339,7 +345,8 @@ def _breakdown(session: Session, estimator: str, *, calibrate: bool) -> ContextB
         compacted.setdefault(step.compaction.m_c, []).append(step)
     call_of, walked = walk.calls.call_of, walk.recorded.walked
     running = _Running()
-    raw: list[tuple[CallStep, Sums]] = []
+    sums = running.sums
+    raw: list[tuple[int, int, Sums]] = []  # (call, its message, the sums before it)
     segments: list[int] = []
     segment = 0
     walk_start = 0
@@ -353,19 +360,21 @@ def _breakdown(session: Session, estimator: str, *, calibrate: bool) -> ContextB
                     wrote.append(("summaries", counter.count(summary.text)))
                 running.reset(wrote)
                 walk_start = step.compaction.owned_end
+            sums = running.sums
         call = call_of[i]
         if call >= 0:
-            raw.append((CallStep(call, i), dict(running.sums)))
+            raw.append((call, i, dict(sums)))
             segments.append(segment)
         if walked[i] and i >= walk_start:
-            running.add(parts_of(i))
+            for key, tokens in parts_of(i):  # (_Running.add, inline: once per message)
+                sums[key] = sums.get(key, 0) + tokens
     return _assemble(session, walk, raw, segments, parts_of, estimator, calibrate)
 
 
 def _assemble(
     session: Session,
     walk: RecordedWalk,
-    raw: list[tuple[CallStep, Sums]],
+    raw: list[tuple[int, int, Sums]],
     segments: list[int],
     parts_of: Callable[[int], Parts],
     estimator: str,
@@ -373,13 +382,12 @@ def _assemble(
 ) -> ContextBreakdown:
     calls = walk.calls
     sums_at: list[Sums] = []
-    for step, sums in raw:
-        i = step.message_index
-        if calls.kinds[step.call_index] == "after-reply" and calls.main[i]:
+    for call, i, sums in raw:
+        if calls.kinds[call] == "after-reply" and calls.main[i]:
             sums = _plus(sums, dict(_reply_parts(session.messages[i], parts_of(i))))
         sums_at.append(sums)
     any_hidden = any(_HIDDEN in key for key in set().union(*sums_at))
-    recorded = [calls.usage_context[step.call_index] for step, _ in raw]
+    recorded = [calls.usage_context[call] for call, _i, _sums in raw]
     starts = _segment_starts(recorded, segments)
     first = min(starts.values(), default=None)
     ratios, fitted_on = dict.fromkeys(CALIBRATED, 1.0), 0
@@ -400,13 +408,13 @@ def _assemble(
     provenance: Literal["calibrated", "estimated"] = "calibrated" if fitted_on else "estimated"
     layout = _Layout()
     rows = [
-        _row(step, sums, overhead, total, provenance, layout)
-        for (step, _), sums, total in zip(raw, calibrated, recorded, strict=True)
+        _row(call, i, sums, overhead, total, provenance, layout)
+        for (call, i, _), sums, total in zip(raw, calibrated, recorded, strict=True)
     ]
     return ContextBreakdown(
         estimator=estimator,
         overhead_tokens=overhead,
-        overhead_call_index=raw[first][0].call_index if first is not None else None,
+        overhead_call_index=raw[first][0] if first is not None else None,
         provenance=provenance,
         calibration=ratios,
         calibration_calls=fitted_on,
@@ -417,15 +425,15 @@ def _assemble(
 
 def _overhead(
     session: Session,
-    first: tuple[CallStep, Sums],
+    first: tuple[int, int, Sums],
     recorded: int | None,
     calibrated: Sums,
     ratios: dict[str, float],
 ) -> int:
     """System prompt + tools: the first recorded prompt less the (calibrated) messages before
     it; for a total recorded after the reply, the prompt the call's usage names."""
-    step, before = first
-    usage = usable_usage(session.messages[step.message_index])
+    _call, message_index, before = first
+    usage = usable_usage(session.messages[message_index])
     if usage is not None:
         return max(0, usage.prompt_tokens - sum(_calibrated(_resolve(before, {}), ratios).values()))
     return max(0, _known(recorded) - sum(calibrated.values()))
@@ -716,7 +724,8 @@ class _Layout:
 
 
 def _row(
-    step: CallStep,
+    call_index: int,
+    message_index: int,
     sums: Sums,
     overhead: int,
     recorded: int | None,
@@ -754,8 +763,8 @@ def _row(
     return build(  # (typed values, 50,000 calls on 100 MB: no validation)
         CallBreakdown,
         {
-            "call_index": step.call_index,
-            "message_index": step.message_index,
+            "call_index": call_index,
+            "message_index": message_index,
             "total_tokens": total,
             "total_provenance": "estimated" if recorded is None else "recorded",
             "provenance": provenance,

@@ -347,28 +347,45 @@ class _PricedCalls:
     def _dollars(self, run: array[int], rates: Rates) -> int:
         """Price the calls of ``run`` at one rate into :attr:`usd`: input, cache read, cache
         write, output and total, each exactly the float of the decimal product :func:`price`
-        computes; the cache reads of the run."""
+        computes; the cache reads of the run.
+
+        One pass in integer arithmetic while every call of the run is exact (below 28 digits,
+        no negative count: the usual case); at the first that is not, the whole run is priced
+        again the decimal context's way (:func:`_decimal_usd`), as :func:`price` prices it."""
         rate_a, rate_r, rate_w, rate_o, scale = _scaled(rates)
-        tokens = self.tokens
-        exact = True  # (beyond 28 digits, or a negative count: as the decimal context has it)
+        picked = self.picked
+        usd_a, usd_r, usd_w, usd_o, usd_t = self.usd
+        opencode = UsageConvention.OPENCODE
         read = 0
         for k in run:
-            a, r, w, o = tokens(k)
+            usage = picked[k].usage
+            if usage is None:
+                a = r = w = o = 0
+            else:  # (billed, inline: once per call)
+                a, r, w, o = usage.input, usage.cache_read, usage.cache_write, usage.output
+                if usage.convention is opencode:
+                    o += usage.reasoning
+            cost_a, cost_r, cost_w, cost_o = a * rate_a, r * rate_r, w * rate_w, o * rate_o
+            whole = cost_a + cost_r + cost_w + cost_o
+            if whole >= _EXACT or min(a, r, w, o) < 0:
+                return self._decimal_dollars(run, rates)
             read += r
-            if min(a, r, w, o) < 0 or a * rate_a + r * rate_r + w * rate_w + o * rate_o >= _EXACT:
-                exact = False
+            usd_a[k] = cost_a / scale
+            usd_r[k] = cost_r / scale
+            usd_w[k] = cost_w / scale
+            usd_o[k] = cost_o / scale
+            usd_t[k] = whole / scale
+        return read
+
+    def _decimal_dollars(self, run: array[int], rates: Rates) -> int:
+        """:meth:`_dollars` of a run one of whose calls integer arithmetic does not price
+        exactly: every call of it priced in the decimal context."""
         usd_a, usd_r, usd_w, usd_o, usd_t = self.usd
+        read = 0
         for k in run:
-            counts = tokens(k)
-            if exact:
-                a, r, w, o = counts
-                usd_a[k] = a * rate_a / scale
-                usd_r[k] = r * rate_r / scale
-                usd_w[k] = w * rate_w / scale
-                usd_o[k] = o * rate_o / scale
-                usd_t[k] = (a * rate_a + r * rate_r + w * rate_w + o * rate_o) / scale
-            else:
-                usd_a[k], usd_r[k], usd_w[k], usd_o[k], usd_t[k] = _decimal_usd(counts, rates)
+            counts = self.tokens(k)
+            read += counts[1]
+            usd_a[k], usd_r[k], usd_w[k], usd_o[k], usd_t[k] = _decimal_usd(counts, rates)
         return read
 
     def usd_of(self, k: int) -> tuple[float, float, float, float, float] | None:

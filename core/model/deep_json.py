@@ -61,8 +61,8 @@ def dumps(value: Any) -> str:
 
 def bounded(value: Any) -> Any:
     """``value`` itself, or its JSON text when it nests deeper than :data:`MAX_DEPTH`."""
-    if type(value) is dict and all(type(v) in _FLAT for v in value.values()):
-        return value  # the usual tool arguments: one level of strings and numbers
+    if type(value) is dict and _FLAT.issuperset(map(type, value.values())):
+        return value  # the usual tool arguments: one level of strings and numbers (a set test)
     if isinstance(value, (dict, list)) and deeper_than(value, MAX_DEPTH):
         return dumps(value)
     return value

@@ -236,6 +236,17 @@ class TokenCounter:
                 self._cache[text] = len(tokens)
         return [self._cache[t] if t else 0 for t in texts]
 
+    def call_tokens(self, name: str, arguments: Any) -> int:
+        """Tokens of a tool call as the breakdown counts it: ``count(name +
+        arguments_text(arguments))``. A characters- or bytes-per-token rule adds up the lengths
+        of the two (the same figure, without the joined copy nor the arguments as a string)."""
+        rule = _RULES_BY_LENGTH.get(self.estimator) if self._estimate is not None else None
+        if rule is None:
+            return self.count(name + arguments_text(arguments))
+        length, tokens = rule
+        size = len(name) if name.isascii() else length(name)
+        return tokens(size + _arguments_length(arguments, length))
+
     def message_tokens(self, message: Message) -> int:
         """Tokens the model is sent for ``message`` (text, reasoning, calls, result)."""
         return self.count(message_text(message))

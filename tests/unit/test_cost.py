@@ -217,5 +217,41 @@ def test_priced_as_columns_each_call_is_the_price_of_its_own(
     assert lean == cost.model_copy(update={"per_call": [], "other_calls": []})
 
 
+_CONVENTIONS = st.sampled_from(list(UsageConvention))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(_COUNTS, _COUNTS, _COUNTS, _COUNTS, _COUNTS, _CONVENTIONS),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_one_rate_run_is_priced_as_each_call_alone_in_any_convention(
+    calls: list[tuple[int, int, int, int, int, UsageConvention]],
+) -> None:
+    """A run of one model and rate (every usage convention, reasoning billed as output where
+    the convention says so, a call beyond 28 digits anywhere in the run) costs call by call
+    what :func:`price_message` says, its cache reads counted once each."""
+    builder = SessionBuilder().user("go")
+    builder.model = "claude-sonnet-4-5"
+    for uncached, read, write, out, reasoning, convention in calls:
+        usage = Usage(
+            input=uncached,
+            cache_read=read,
+            cache_write=write,
+            output=out,
+            reasoning=reasoning,
+            convention=convention,
+        )
+        builder.reply("ok", usage=usage)
+    session = builder.session(model=None)
+    cost = session_cost(session)
+    expected = [price_message(m, c.call_index, session)[0] for m, c in _assistant(session, cost)]
+    assert cost.per_call == expected
+    assert cost.total_usd == sum(c.total_usd or 0.0 for c in expected)
+
+
 def _assistant(session: Session, cost: SessionCost) -> list[tuple[Message, CallCost]]:
     return [(session.messages[c.message_index], c) for c in cost.per_call]

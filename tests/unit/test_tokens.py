@@ -11,6 +11,7 @@ from core.model.session import Message, Provenance, Role, ToolCall, ToolResult
 from core.model.tokens import (
     EstimatorError,
     TokenCounter,
+    arguments_text,
     estimate_bytes4,
     estimate_ceil_chars4,
     estimate_chars4,
@@ -217,3 +218,53 @@ def test_a_rule_counts_a_message_from_its_parts_as_from_its_text(estimator: str)
     counter = TokenCounter(estimator)
     expected = [counter.count(message_text(m)) for m in messages]
     assert counter.messages_tokens(messages) == expected
+
+
+class _NotJson:
+    def __str__(self) -> str:
+        return "<not json ü>"
+
+
+_ODD_ARGUMENTS = [
+    None,
+    "",
+    "plain string arguments",
+    "ünïcode 日本語 🤔",
+    {},
+    {"path": "a.py"},
+    {"cmd": "ls ünïcode", "n": [1, 2.5, None, True]},
+    {"deep": [[[{"x": "🤔"}]]]},
+    [1, "two", {"three": 3}],
+    {"big": 2**70},  # orjson refuses it: counted from str()
+    {"obj": _NotJson()},  # not JSON at all: str()
+    7,
+    1.5,
+]
+_ODD_NAMES = ["", "bash", "ünïcode_tool", "🤔", "mcp__server__tool"]
+
+
+@pytest.mark.parametrize(
+    "estimator", ["chars/4", "bytes/4", "ceil(chars/4)", "tiktoken:cl100k_base"]
+)
+def test_call_tokens_are_the_count_of_the_joined_name_and_arguments(estimator: str) -> None:
+    """``call_tokens`` (from the lengths, for a rule) gives what counting ``name +
+    arguments_text(arguments)`` gives, for every name and odd argument value."""
+    counter = TokenCounter(estimator)
+    for name in _ODD_NAMES:
+        for arguments in _ODD_ARGUMENTS:
+            joined = name + arguments_text(arguments)
+            assert counter.call_tokens(name, arguments) == counter.count(joined), (name, arguments)
+
+
+@given(
+    st.text(),
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(),
+        lambda c: st.lists(c) | st.dictionaries(st.text(), c),
+    ),
+)
+def test_call_tokens_equal_the_joined_count_for_any_value(name: str, arguments: object) -> None:
+    for estimator in ("chars/4", "bytes/4", "ceil(chars/4)"):
+        counter = get_counter(estimator)
+        expected = counter.count(name + arguments_text(arguments))
+        assert counter.call_tokens(name, arguments) == expected
