@@ -16,10 +16,11 @@ without give the same trace (``tests/unit/test_replay_quiet.py``).
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable
 from functools import partial
-from itertools import accumulate, compress
-from operator import and_, mul
+from itertools import accumulate, compress, repeat
+from operator import add, and_, ge, is_, is_not, mul, not_, sub
 from typing import TYPE_CHECKING
 
 from core.model.session import Provenance
@@ -53,8 +54,14 @@ def stops(run: Run) -> list[int]:
 
 def eligible(run: Run) -> bool:
     """Stretches apply to this run: it neither follows the recording, nor prunes at turn ends,
-    nor walks encrypted reasoning (the state's reasoning moves only at turn starts)."""
-    return not run._follow and not run.turn_end_prune and run.calls.reasoning is None
+    nor walks encrypted reasoning (the state's reasoning moves only at turn starts), nor counts
+    earlier turns' reasoning in its check."""
+    return (
+        not run._follow
+        and not run.turn_end_prune
+        and run.calls.reasoning is None
+        and not run._rules.earlier_reasoning
+    )
 
 
 def quiet_stretch(run: Run) -> StretchFn:  # noqa: C901 (one pass written out, as Run.call_step)
@@ -76,18 +83,19 @@ def quiet_stretch(run: Run) -> StretchFn:  # noqa: C901 (one pass written out, a
     ratio, estimated = run._ratio, run._estimated
     rules = run._rules
     auto, strict = rules.auto, rules.strict
-    project, sees_prompt, earlier_reasoning = rules.project, rules.sees_prompt, rules.earlier_reasoning
+    project, sees_prompt = rules.project, rules.sees_prompt
     check_each = run._check_each
     auto_calls = sorted(run._auto_calls)
     stop_at: list[int] = []
     every = checkpoint_spacing(n_calls)
     rows = trace.rows
-    add_check, add_row = trace.checks.append, trace.rows.append
-    add_overflow_prompt = trace.overflow_prompt.append
-    checkpoint, pending_at = trace.checkpoints.append, trace.pending.append
     events = run.events
     chunk = [FIRST_CHUNK]
-    cursor = [0, 0, 0]  # next stop, next automatic call (indexes into stop_at, auto_calls); stops made
+    cursor = [
+        0,
+        0,
+        0,
+    ]  # next stop, next automatic call (indexes into stop_at, auto_calls); stops made
 
     def stretch(c0: int, i0: int, limit: int) -> int:
         if state.prev_call < 0 or state.base_pos > i0:
@@ -112,186 +120,247 @@ def quiet_stretch(run: Run) -> StretchFn:  # noqa: C901 (one pass written out, a
         end = min(limit, call_messages[c_end] if c_end < n_calls else limit)
         if end <= i0:
             return i0
+        if state.rebased or state.rec_base_change or state.pending_events:
+            return i0  # (after an event: that call step by step)
+        c_hi = bisect_left(call_messages, end, c0, c_end)
+        m = c_hi - c0
+        if m <= 0:
+            return i0
         span = slice(i0, end)
         walked_here = walked[span]
         e_sums = list(accumulate(map(mul, sent[span], walked_here), initial=state.e_sim))
         ct_sums = list(accumulate(map(mul, check_tokens[span], walked_here), initial=0))
-        starts = [i0 + k for k in compress(range(end - i0), map(and_, turn_start[span], walked_here))]
-        n_starts = len(starts)
-        s = 0  # the next turn start not walked yet
-        # The state, in locals (written back at the end).
-        since_call, since_prompt = state.since_call, state.since_prompt
-        r_before, r_before_prev, r_turn = (
-            state.reasoning_before,
-            state.reasoning_before_prev,
-            state.reasoning_turn,
-        )
-        pending = state.pending
-        prev_call, prev_figure = state.prev_call, state.prev_figure
-        prev_baseline, prev_e_rec = state.prev_baseline_figure, state.prev_e_rec_cov
-        prev_e_cov = state.prev_e_cov
-        rebased, rec_base_change = state.rebased, state.rec_base_change
-        pending_events = state.pending_events
-        prev_recorded = rows[prev_call][3] is _RECORDED
-        base_items, base_pos, base_tokens = state.base, state.base_pos, state.base_tokens
-        stuck, n_events = state.stuck, len(events)
-        kept_any = False
-        pos = i0  # messages before pos have joined
-        c = c0
-        while c < c_end:
-            i = call_messages[c]
-            if i >= end:
-                break
-            # Messages pos..i-1 join (none the first time).
-            if pos < i:
-                ct_gain = ct_sums[i - i0] - ct_sums[pos - i0]
-                since_call += ct_gain
-                if s < n_starts and starts[s] < i:
-                    while s < n_starts and starts[s] < i:
-                        r_before_prev = r_before
-                        r_before += r_turn
-                        r_turn = 0
-                        s += 1
-                    since_prompt = ct_sums[i - i0] - ct_sums[starts[s - 1] - i0]
-                else:
-                    since_prompt += ct_gain
-                pos = i
-            e_sim = e_sums[i - i0]
-            # The check before call c (Run.check_step, written out once more).
-            starts_turn = first_of_turn[c]
-            reply = tokens[i] if main[i] else 0
-            limit_c = limits[c]
-            checks_now = check_each or starts_turn
-            base: int | None = None
-            proj: int | None = None
-            before_prompt = starts_turn and not sees_prompt
-            if not rebased:
-                base = prev_figure
-            if project:
-                if rebased:
-                    proj = prev_figure + e_sim - prev_e_cov
-                elif before_prompt:
-                    proj = prev_figure + since_call - since_prompt
-                else:
-                    proj = prev_figure + since_call
-                if earlier_reasoning:
-                    proj += r_before_prev if before_prompt else r_before
-                baseline_measure = prev_baseline + e_rec_after[c] - reply - prev_e_rec
-            else:
-                baseline_measure = prev_baseline
-            if not prev_recorded:
-                basis = "estimated"
-            elif proj is not None and proj != base:
-                basis = "projected"
-            else:
-                basis = "recorded"
-            pending_after = pending
-            if limit_c is not None and auto:
-                if limit_c <= 0:
-                    base_hit = proj_hit = False
-                elif strict:
-                    base_hit = base is not None and base > limit_c
-                    proj_hit = proj is not None and proj > limit_c
-                else:
-                    base_hit = base is not None and base >= limit_c
-                    proj_hit = proj is not None and proj >= limit_c
-                if proj_hit:
-                    pending_after = True
-                if checks_now and (base_hit or pending_after):
-                    break  # it fires: the walk compacts, step by step
-            # The call's figures (Run.call_step).
-            if not after_reply[c]:
-                reply = 0
-            delta = e_sim + reply - e_rec_cov[c]
-            scaled = round(delta * ratio)
-            prompt = baseline_prompt[c] + scaled
-            if prompt < 0:
-                prompt = 0
-            reason = reasons[c]
-            removed_nothing = delta >= 0
-            window = windows[c]
-            if window and (prompt > window or (removed_nothing and reason is not None)):
-                break  # it overflows: step by step
-            # Quiet: the call is the walk's as it would make it.
-            if not c % every:
-                kept = State.__new__(State)
-                kept.base, kept.base_pos, kept.base_tokens = base_items, base_pos, base_tokens
-                kept.e_sim, kept.n_events, kept.pending = e_sim, n_events, pending
-                kept.pending_events = pending_events
-                kept.prev_baseline_figure, kept.prev_call = prev_baseline, prev_call
-                kept.prev_e_cov, kept.prev_e_rec_cov = prev_e_cov, prev_e_rec
-                kept.prev_figure, kept.rebased = prev_figure, rebased
-                kept.rec_base_change, kept.stuck = rec_base_change, stuck
-                kept.since_call, kept.since_prompt = since_call, since_prompt
-                kept.reasoning_before, kept.reasoning_before_prev = r_before, r_before_prev
-                kept.reasoning_turn = r_turn
-                checkpoint(kept)
-                kept_any = True
-            else:
-                checkpoint(None)
-            pending_at(pending)
-            made = new_check(
-                (base, proj, checks_now, False, None, baseline_measure, basis, limit_c)
+        starts = [
+            i0 + k for k in compress(range(end - i0), map(and_, turn_start[span], walked_here))
+        ]
+        cs = slice(c0, c_hi)
+        ic = call_messages[cs]
+        rel = list(map(sub, ic, repeat(i0)))
+        e_at = list(map(e_sums.__getitem__, rel))
+        reply = list(map(mul, map(tokens.__getitem__, ic), map(main.__getitem__, ic)))
+        delta = list(map(sub, map(add, e_at, map(mul, reply, after_reply[cs])), e_rec_cov[cs]))
+        scaled = list(map(round, map(mul, delta, repeat(ratio))))
+        prompt = list(map(max, repeat(0), map(add, baseline_prompt[cs], scaled)))
+        after = list(map(max, repeat(0), map(add, baseline_after[cs], scaled)))
+        # The first call that overflows ends the stretch before it.
+        k_stop = _first_overflow(prompt, delta, windows[cs], reasons[cs], m)
+        # The checks: each on the previous call's figure after its reply.
+        base = [state.prev_figure, *after[:-1]]
+        ct_at = list(map(ct_sums.__getitem__, rel))
+        since_call = [state.since_call]
+        since_call += map(sub, ct_at[1:], map(ct_sums.__getitem__, map(add, rel, repeat(1))))
+        if recount:
+            since_call[1:] = map(
+                add,
+                since_call[1:],
+                map(mul, map(recount.__getitem__, ic), map(walked.__getitem__, ic)),
             )
-            add_check(made if (base is not None or proj is not None) else None)
-            add_overflow_prompt((prompt, removed_nothing))
-            figure = baseline[c] + scaled
-            if figure < 0:
-                figure = 0
-            after = baseline_after[c] + scaled
-            if after < 0:
-                after = 0
-            provenance = baseline_prov[c] if delta == 0 else estimated
-            add_row(_new_row((c, i, figure, provenance, reason, False, pending_events, made)))
-            pending = pending_after
-            pending_events = ()
-            prev_call, prev_figure = c, after
-            prev_baseline, prev_e_rec = baseline_after[c], e_rec_after[c]
-            prev_recorded = provenance is _RECORDED
-            rebased = rec_base_change = False
-            # Message i joins (a call's message starts no turn: it is the model's).
-            if s < n_starts and starts[s] == i:
-                r_before_prev = r_before
-                r_before += r_turn
-                r_turn = 0
-                s += 1
-                since_prompt = 0
-            gain = ct_sums[i + 1 - i0] - ct_sums[i - i0]
-            since_prompt += gain
-            since_call = recount[i] if recount and walked[i] else 0
-            prev_e_cov = e_sums[i + 1 - i0]
-            pos = i + 1
-            c += 1
-        if c == c0:
+        checks_now = [True] * m if check_each else first_of_turn[cs]
+        prev_baseline = [state.prev_baseline_figure, *baseline_after[c0 : c_hi - 1]]
+        if project:
+            proj: list[int | None] = list(map(add, base, since_call))
+            if not sees_prompt:
+                for k in compress(range(m), first_of_turn[cs]):  # before the turn's prompt
+                    proj[k] -= _since_prompt(state.since_prompt, starts, ct_sums, i0, ic[k])
+            prev_e_rec = [state.prev_e_rec_cov, *e_rec_after[c0 : c_hi - 1]]
+            measure = list(
+                map(sub, map(sub, map(add, prev_baseline, e_rec_after[cs]), reply), prev_e_rec)
+            )
+        else:
+            proj = [None] * m
+            measure = prev_baseline
+        limit_at = limits[cs]
+        first_proj = m
+        if auto:
+            fire, first_proj = _first_fire(
+                base, proj, checks_now, limit_at, state.pending, strict, m
+            )
+            k_stop = min(k_stop, fire)
+        full = m
+        if k_stop == 0:
             chunk[0] = FIRST_CHUNK
             return i0
-        # The messages up to the next call (or the end of the span) join too.
-        stop = call_messages[c] if c < n_calls and call_messages[c] < end else end
-        if pos < stop:
-            ct_gain = ct_sums[stop - i0] - ct_sums[pos - i0]
-            since_call += ct_gain
-            if s < n_starts and starts[s] < stop:
-                while s < n_starts and starts[s] < stop:
-                    r_before_prev = r_before
-                    r_before += r_turn
-                    r_turn = 0
-                    s += 1
-                since_prompt = ct_sums[stop - i0] - ct_sums[starts[s - 1] - i0]
-            else:
-                since_prompt += ct_gain
-        chunk[0] = min(MAX_CHUNK, chunk[0] * 2) if c == c_end else FIRST_CHUNK
-        state.e_sim = e_sums[stop - i0]
-        state.since_call, state.since_prompt = since_call, since_prompt
-        state.reasoning_before, state.reasoning_before_prev = r_before, r_before_prev
-        state.reasoning_turn = r_turn
-        state.pending = pending
-        state.prev_call, state.prev_figure = prev_call, prev_figure
-        state.prev_baseline_figure, state.prev_e_rec_cov = prev_baseline, prev_e_rec
-        state.prev_e_cov = prev_e_cov
-        state.rebased = state.rec_base_change = False
-        state.pending_events = ()
-        if kept_any:
+        if k_stop < m:
+            m = k_stop
+            del ic[m:], rel[m:], e_at[m:], delta[m:], prompt[m:], after[m:], scaled[m:], base[m:]
+        provenance = [estimated] * m
+        for k in compress(range(m), map(not_, delta)):
+            provenance[k] = baseline_prov[c0 + k]
+        prev_recorded = [rows[state.prev_call][3] is _RECORDED]
+        prev_recorded += map(is_, provenance[:-1], repeat(_RECORDED))
+        basis = ["estimated"] * m
+        for k in compress(range(m), prev_recorded):
+            p = proj[k]
+            basis[k] = "projected" if p is not None and p != base[k] else "recorded"
+        pending = [True] * m if state.pending else [first_proj < k for k in range(m)]
+        made = list(
+            map(
+                new_check,
+                zip(base, proj, checks_now, repeat(False), repeat(None), measure, basis, limit_at),
+            )
+        )
+        figure = list(map(max, repeat(0), map(add, baseline[c0 : c0 + m], scaled)))
+        # The trace, as the walk writes it.
+        kept: list[State | None] = [None] * m
+        n_events = len(events)
+        for k in range(-c0 % every, m, every):
+            i = ic[k]
+            one = state.copy()
+            one.e_sim = e_at[k]
+            one.n_events = n_events
+            one.pending = pending[k]
+            one.since_call = since_call[k]
+            one.since_prompt = _since_prompt(state.since_prompt, starts, ct_sums, i0, i)
+            _reasoning(one, state, bisect_left(starts, i))
+            if k:
+                _after_call(
+                    one, c0 + k - 1, base[k], prev_baseline[k], e_rec_after, e_sums[rel[k - 1] + 1]
+                )
+            kept[k] = one
+        if any(kept):
             state.n_events = n_events
+        trace.checkpoints.extend(kept)
+        trace.pending.extend(pending)
+        trace.checks.extend(made)
+        trace.overflow_prompt.extend(zip(prompt[:m], map(ge, delta, repeat(0))))
+        trace.rows.extend(
+            map(
+                _new_row,
+                zip(
+                    range(c0, c0 + m),
+                    ic,
+                    figure,
+                    provenance,
+                    reasons[c0 : c0 + m],
+                    repeat(False),
+                    repeat(()),
+                    made,
+                ),
+            )
+        )
+        # The state before the message the walk goes on from.
+        last = m - 1
+        stop = call_messages[c0 + m] if m < full else end
+        i_last = ic[last]
+        state.e_sim = e_sums[stop - i0]
+        gained = ct_sums[stop - i0] - ct_sums[i_last + 1 - i0]
+        state.since_call = (recount[i_last] if recount and walked[i_last] else 0) + gained
+        state.since_prompt = _since_prompt(state.since_prompt, starts, ct_sums, i0, stop)
+        _reasoning(state, state, bisect_left(starts, stop))
+        state.pending = state.pending or first_proj < m
+        _after_call(
+            state,
+            c0 + last,
+            after[last],
+            baseline_after[c0 + last],
+            e_rec_after,
+            e_sums[i_last + 1 - i0],
+        )
+        chunk[0] = min(MAX_CHUNK, chunk[0] * 2) if c0 + m == c_end else FIRST_CHUNK
         return stop
 
     return stretch
+
+
+def _after_call(
+    state: State, c: int, figure: int, baseline_figure: int, e_rec_after: list[int], e_cov: int
+) -> None:
+    """What a call leaves for the next check (:meth:`Run.call_step`'s last lines)."""
+    state.prev_call = c
+    state.prev_figure = figure
+    state.prev_baseline_figure = baseline_figure
+    state.prev_e_rec_cov = e_rec_after[c]
+    state.prev_e_cov = e_cov
+
+
+def _since_prompt(before: int, starts: list[int], ct_sums: list[int], i0: int, i: int) -> int:
+    """The check tokens since the turn's first message, before message ``i`` (``before``: the
+    count before message ``i0``, where the sums start)."""
+    k = bisect_left(starts, i)
+    if not k:
+        return before + ct_sums[i - i0]
+    return ct_sums[i - i0] - ct_sums[starts[k - 1] - i0]
+
+
+def _reasoning(state: State, start: State, turns: int) -> None:
+    """The reasoning figures after ``turns`` turn starts from ``start``'s (no message of the run
+    carries reasoning of its own: a turn start moves the turn's to the earlier turns')."""
+    before, turn = start.reasoning_before, start.reasoning_turn
+    if turns == 1:
+        state.reasoning_before_prev, state.reasoning_before = before, before + turn
+        state.reasoning_turn = 0
+    elif turns > 1:
+        state.reasoning_before_prev = state.reasoning_before = before + turn
+        state.reasoning_turn = 0
+    else:
+        state.reasoning_before_prev = start.reasoning_before_prev
+        state.reasoning_before, state.reasoning_turn = before, turn
+
+
+def _first_overflow(
+    prompt: list[int],
+    delta: list[int],
+    windows: list[int | None],
+    reasons: list[str | None],
+    m: int,
+) -> int:
+    """The first of ``m`` calls that overflows (``m``: none does), as :meth:`Run.call_step`
+    decides it."""
+    first = m
+    if windows.count(windows[0]) == m:
+        window = windows[0]
+        if not window:
+            return m
+        first = next(compress(range(m), map(window.__lt__, prompt)), m)
+    else:
+        for k in range(m):
+            window = windows[k]
+            if window and prompt[k] > window:
+                first = k
+                break
+    for k in compress(range(first), map(is_not, reasons[:first], repeat(None))):
+        if windows[k] and delta[k] >= 0:
+            return k
+    return first
+
+
+def _first_fire(
+    base: list[int],
+    proj: list[int | None],
+    checks_now: list[bool],
+    limits: list[int | None],
+    pending: bool,
+    strict: bool,
+    m: int,
+) -> tuple[int, int]:
+    """The first of ``m`` checks that fires, and the first whose projection crosses its
+    threshold (each ``m``: none), as :meth:`CheckRules.decide` decides them one after the other
+    from the projection flag ``pending`` (the policy compacts by itself)."""
+    first_base = first_proj = m
+    if limits.count(limits[0]) != m:
+        for k in range(m):
+            limit = limits[k]
+            if limit is None:
+                continue  # (no threshold: no decision, the flag stays)
+            b, p = base[k], proj[k]
+            base_hit = proj_hit = False
+            if limit > 0:
+                base_hit = b > limit if strict else b >= limit
+                proj_hit = p is not None and (p > limit if strict else p >= limit)
+            if proj_hit and first_proj == m:
+                first_proj = k
+                pending = True
+            if checks_now[k] and (base_hit or pending):
+                return k, first_proj
+        return m, first_proj
+    limit = limits[0]
+    if limit is None:
+        return m, m
+    if limit > 0:
+        crosses = limit.__lt__ if strict else limit.__le__
+        first_base = next(compress(range(m), map(and_, checks_now, map(crosses, base))), m)
+        if proj[0] is not None:
+            first_proj = next(compress(range(m), map(crosses, proj)), m)  # type: ignore[arg-type]
+    flag_from = 0 if pending else first_proj
+    first_flagged = next(compress(range(flag_from, m), checks_now[flag_from:]), m)
+    return min(first_base, first_flagged), first_proj
