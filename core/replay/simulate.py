@@ -29,7 +29,6 @@ from core.model.session import Provenance
 from core.policy import Policy
 from core.replay.calls import Calls
 from core.replay.checks import CheckRules, fired_on, overflows, trigger_of
-from core.replay.quiet import eligible, quiet_stretch
 from core.replay.rebuild import Rebuilt, after_compaction, after_pruning
 from core.replay.recorded import CallFigures, RecordedCompaction, RecordedCompactions
 from core.replay.results import EventKind, ReplayEvent, Trigger, cut_index
@@ -53,9 +52,6 @@ FutileFn = Callable[[Stuck, Sequence[Item], Policy], bool]
 """``(stuck, appended, policy)``: an attempt now would end as the stuck one did."""
 
 _PROGRESS_EVERY = 512
-QUIET_STRETCHES = True
-"""Walk quiet stretches of calls in one pass (:mod:`core.replay.quiet`); off, every call is
-walked step by step (the tests compare the two)."""
 
 _FIRED_BECAUSE: dict[str, str] = {
     "threshold": "the context crossed the threshold",
@@ -187,19 +183,11 @@ class Run:
         sent, check_tokens, turn_start = self._sent, self._check_tokens, self._turn_start
         truncated, reasoning = self._truncated, self.calls.reasoning
         next_progress = pos + _PROGRESS_EVERY
-        stretch = quiet_stretch(self) if QUIET_STRETCHES and eligible(self) else None
-        i = pos - 1
-        while i + 1 < n:
-            i += 1
+        for i in range(pos, n):
             if i >= next_progress:
                 next_progress = i + _PROGRESS_EVERY
                 _report(i, n, progress, cancel)
             c = call_of[i]
-            if c >= 0 and stretch is not None:
-                after = stretch(c, i, n)
-                if after != i:  # calls walked in one pass: on from the first one that was not
-                    i = after - 1
-                    continue
             if c >= 0:
                 if c % every:
                     checkpoint(None)
