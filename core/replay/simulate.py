@@ -43,6 +43,7 @@ from core.replay.state import (
     Trace,
     checkpoint_spacing,
 )
+from core.replay.timeline import row_column
 
 ProgressFn = Callable[[int, int], None]
 """Called now and then with ``(messages_done, messages_total)``."""
@@ -268,6 +269,9 @@ class Run:
         baseline, baseline_prompt = self._baseline, self._baseline_prompt
         baseline_after, baseline_prov = self._baseline_after, self._baseline_prov
         e_rec_after, estimated = self._e_rec_after, self._estimated
+        # (the columns every result reads, kept as the rows are added: core.replay.timeline)
+        add_figure = row_column(self.trace, "simulated_tokens").append
+        add_overflow = row_column(self.trace, "overflow_simulated").append
 
         def step(c: int, i: int) -> None:
             starts_turn = first_of_turn[c]
@@ -305,6 +309,8 @@ class Run:
             add_row(
                 _new_row((c, i, figure, provenance, reason, overflow, state.pending_events, made))
             )
+            add_figure(figure)
+            add_overflow(overflow)
             state.pending_events = ()
             # What the next check will look at (prev_e_cov once the reply is in the context).
             state.prev_call = c

@@ -9,6 +9,7 @@ about the message changed (:class:`MessageStates`).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import compress
 from operator import attrgetter, itemgetter
 from typing import Any
 
@@ -273,13 +274,7 @@ class ColumnPoints:
     def _row_column(self, name: str, read: Callable[[CallRow], Any]) -> list[Any]:
         """A column of the rows' own figures, kept in the trace: a run resuming from this one
         starts from its prefix (:func:`core.replay.incremental.restore`)."""
-        columns = self._trace.columns
-        column = columns.get(name)
-        if column is None:
-            column = columns[name] = []
-        if len(column) < self.count:
-            column.extend(map(read, self._trace.rows[len(column) : self.count]))
-        return column
+        return row_column(self._trace, name, self.count, read)
 
     def _column(self, name: str) -> Sequence[Any]:
         if name == "message_index":  # (each row's own: the walk makes call c at message calls[c])
@@ -310,6 +305,24 @@ class ColumnPoints:
                 self._sources = _threshold_sources(self._setting, self.count)
             return self._sources
         return [getattr(point, name) for point in self.all()]
+
+
+def row_column(
+    trace: Trace, name: str, count: int | None = None, read: Callable[[CallRow], Any] | None = None
+) -> list[Any]:
+    """The trace's column ``name`` of the rows' own figures (:data:`_ROW_COLUMNS`), read from
+    its rows as far as ``count`` (default: every row) where it is shorter. The walk keeps the
+    two every result's summary reads (``simulated_tokens``, ``overflow_simulated``) as it adds
+    rows (:meth:`core.replay.simulate.Run.call_step`): reading them from 10^5 rows afterwards
+    cost more than appending each figure as it is made."""
+    columns = trace.columns
+    column = columns.get(name)
+    if column is None:
+        column = columns[name] = []
+    stop = len(trace.rows) if count is None else count
+    if len(column) < stop:
+        column.extend(map(read or _ROW_COLUMNS[name], trace.rows[len(column) : stop]))
+    return column
 
 
 def _check_tokens(row: CallRow) -> int | None:
@@ -424,9 +437,13 @@ def summary(
     peak_sim = max(figures, default=0)
     over_recorded: Sequence[bool] = points.column("overflow_recorded")
     over_simulated: Sequence[bool] = points.column("overflow_simulated")
-    both = sum(map(bool.__and__, over_recorded, over_simulated))
-    recorded_overflows = sum(over_recorded)
-    simulated_overflows = sum(over_simulated)
+    recorded_overflows = _trues(over_recorded)
+    simulated_overflows = _trues(over_simulated)
+    both = (
+        sum(compress(over_simulated, over_recorded))
+        if recorded_overflows and simulated_overflows
+        else 0
+    )
     totals = _event_totals(trace.events, setting.truncation)
     tok = setting.tokens
     sent = setting.truncation.tokens
@@ -449,6 +466,12 @@ def summary(
         final_tokens=figures[-1] if figures else None,
         noop_compactions=len(trace.noops),
     )
+
+
+def _trues(flags: Sequence[bool]) -> int:
+    """How many of ``flags`` are set (a list's own count, in C, compares each with True by
+    identity first: a few times quicker than summing 10^5 flags)."""
+    return flags.count(True) if isinstance(flags, list) else sum(flags)
 
 
 def _event_totals(events: list[ReplayEvent], truncation: Truncation) -> dict[str, int]:
