@@ -34,6 +34,7 @@ from core.replay.recorded import CallFigures, RecordedCompaction, RecordedCompac
 from core.replay.results import EventKind, ReplayEvent, Trigger, cut_index
 from core.replay.setting import Setting
 from core.replay.state import (
+    WALKED_COLUMNS,
     CallRow,
     Check,
     Item,
@@ -42,8 +43,8 @@ from core.replay.state import (
     Stuck,
     Trace,
     checkpoint_spacing,
+    row_column,
 )
-from core.replay.timeline import row_column
 
 ProgressFn = Callable[[int, int], None]
 """Called now and then with ``(messages_done, messages_total)``."""
@@ -270,8 +271,11 @@ class Run:
         baseline_after, baseline_prov = self._baseline_after, self._baseline_prov
         e_rec_after, estimated = self._e_rec_after, self._estimated
         # (the columns every result reads, kept as the rows are added: core.replay.timeline)
-        add_figure = row_column(self.trace, "simulated_tokens").append
-        add_overflow = row_column(self.trace, "overflow_simulated").append
+        figures, overflows = (
+            row_column(self.trace, name, WALKED_COLUMNS[name])
+            for name in ("simulated_tokens", "overflow_simulated")
+        )
+        add_figure, add_overflow = figures.append, overflows.append
 
         def step(c: int, i: int) -> None:
             starts_turn = first_of_turn[c]

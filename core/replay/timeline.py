@@ -28,7 +28,7 @@ from core.replay.results import (
     ReplaySummary,
 )
 from core.replay.setting import Setting
-from core.replay.state import CallRow, Trace
+from core.replay.state import WALKED_COLUMNS, CallRow, Trace, row_column
 from core.replay.truncation import Truncation
 
 _STATES_SLACK = 1024
@@ -274,7 +274,7 @@ class ColumnPoints:
     def _row_column(self, name: str, read: Callable[[CallRow], Any]) -> list[Any]:
         """A column of the rows' own figures, kept in the trace: a run resuming from this one
         starts from its prefix (:func:`core.replay.incremental.restore`)."""
-        return row_column(self._trace, name, self.count, read)
+        return row_column(self._trace, name, read, self.count)
 
     def _column(self, name: str) -> Sequence[Any]:
         if name == "message_index":  # (each row's own: the walk makes call c at message calls[c])
@@ -307,24 +307,6 @@ class ColumnPoints:
         return [getattr(point, name) for point in self.all()]
 
 
-def row_column(
-    trace: Trace, name: str, count: int | None = None, read: Callable[[CallRow], Any] | None = None
-) -> list[Any]:
-    """The trace's column ``name`` of the rows' own figures (:data:`_ROW_COLUMNS`), read from
-    its rows as far as ``count`` (default: every row) where it is shorter. The walk keeps the
-    two every result's summary reads (``simulated_tokens``, ``overflow_simulated``) as it adds
-    rows (:meth:`core.replay.simulate.Run.call_step`): reading them from 10^5 rows afterwards
-    cost more than appending each figure as it is made."""
-    columns = trace.columns
-    column = columns.get(name)
-    if column is None:
-        column = columns[name] = []
-    stop = len(trace.rows) if count is None else count
-    if len(column) < stop:
-        column.extend(map(read or _ROW_COLUMNS[name], trace.rows[len(column) : stop]))
-    return column
-
-
 def _check_tokens(row: CallRow) -> int | None:
     return measured(row.check) if checked(row.check) else None
 
@@ -335,9 +317,8 @@ def _check_basis(row: CallRow) -> str | None:
 
 _ROW_COLUMNS: dict[str, Callable[[CallRow], Any]] = {
     # (by position: a tuple's item is read in C without the named field's descriptor)
-    "simulated_tokens": itemgetter(CallRow._fields.index("figure")),
+    **WALKED_COLUMNS,
     "simulated_provenance": itemgetter(CallRow._fields.index("provenance")),
-    "overflow_simulated": itemgetter(CallRow._fields.index("overflow")),
     "check_fired": attrgetter("check.fired"),
     "checked": lambda row: checked(row.check),
     "check_tokens": _check_tokens,
