@@ -270,12 +270,13 @@ class Run:
         baseline, baseline_prompt = self._baseline, self._baseline_prompt
         baseline_after, baseline_prov = self._baseline_after, self._baseline_prov
         e_rec_after, estimated = self._e_rec_after, self._estimated
-        # (the columns every result reads, kept as the rows are added: core.replay.timeline)
-        figures, overflows = (
+        # (the columns every result reads, kept as the rows are added: state.WALKED_COLUMNS)
+        figures, overflows, provenances = (
             row_column(self.trace, name, WALKED_COLUMNS[name])
-            for name in ("simulated_tokens", "overflow_simulated")
+            for name in ("simulated_tokens", "overflow_simulated", "simulated_provenance")
         )
         add_figure, add_overflow = figures.append, overflows.append
+        add_provenance = provenances.append
 
         def step(c: int, i: int) -> None:
             starts_turn = first_of_turn[c]
@@ -315,6 +316,7 @@ class Run:
             )
             add_figure(figure)
             add_overflow(overflow)
+            add_provenance(provenance)
             state.pending_events = ()
             # What the next check will look at (prev_e_cov once the reply is in the context).
             state.prev_call = c

@@ -211,8 +211,10 @@ WALKED_COLUMNS: dict[str, Callable[[CallRow], Any]] = {
     # (by position: a tuple's item is read in C without the named field's descriptor)
     "simulated_tokens": itemgetter(CallRow._fields.index("figure")),
     "overflow_simulated": itemgetter(CallRow._fields.index("overflow")),
+    "simulated_provenance": itemgetter(CallRow._fields.index("provenance")),
 }
-"""The point columns of the rows' own figures that every result's summary reads: the walk
+"""The point columns of the rows' own figures that every result's summary (and the TUI's
+gauge) reads: the walk
 appends to them as it adds rows (:meth:`core.replay.simulate.Run.call_step`), the others are
 read from the rows when asked for (:class:`core.replay.timeline.ColumnPoints`)."""
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from itertools import compress
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from typing import Any
 
 from core.model.fastmodel import build
@@ -318,7 +318,6 @@ def _check_basis(row: CallRow) -> str | None:
 _ROW_COLUMNS: dict[str, Callable[[CallRow], Any]] = {
     # (by position: a tuple's item is read in C without the named field's descriptor)
     **WALKED_COLUMNS,
-    "simulated_provenance": itemgetter(CallRow._fields.index("provenance")),
     "check_fired": attrgetter("check.fired"),
     "checked": lambda row: checked(row.check),
     "check_tokens": _check_tokens,

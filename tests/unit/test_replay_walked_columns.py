@@ -30,6 +30,7 @@ def _columns_are_the_rows(trace: Trace) -> None:
     overflows = [row.overflow for row in trace.rows]
     assert trace.columns["simulated_tokens"] == figures
     assert trace.columns["overflow_simulated"] == overflows
+    assert trace.columns["simulated_provenance"] == [row.provenance for row in trace.rows]
 
 
 def test_a_change_that_affects_no_call_shares_the_trace_it_resumes() -> None:
