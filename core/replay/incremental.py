@@ -349,12 +349,19 @@ def restore(trace: Trace, old: Trace | None, resume: int, calls: Calls) -> tuple
             return State(), 0, 0
         state = kept.copy()
         pos = calls.calls[resume]
-    trace.checkpoints = old.checkpoints[:resume]
-    trace.pending = old.pending[:resume]
-    trace.checks = old.checks[:resume]
-    trace.overflow_prompt = old.overflow_prompt[:resume]
-    trace.rows = old.rows[:resume]
-    trace.columns = {name: column[:resume] for name, column in old.columns.items()}
+    if resume == len(old.checkpoints) == len(old.rows):
+        # Nothing to walk: the lists are shared, not copied (a walk only appends, and none
+        # will: a run resuming from either trace copies what it keeps).
+        trace.checkpoints, trace.pending, trace.checks = old.checkpoints, old.pending, old.checks
+        trace.overflow_prompt, trace.rows = old.overflow_prompt, old.rows
+        trace.columns = old.columns
+    else:
+        trace.checkpoints = old.checkpoints[:resume]
+        trace.pending = old.pending[:resume]
+        trace.checks = old.checks[:resume]
+        trace.overflow_prompt = old.overflow_prompt[:resume]
+        trace.rows = old.rows[:resume]
+        trace.columns = {name: column[:resume] for name, column in old.columns.items()}
     trace.events = old.events[: state.n_events]
     trace.compaction_meta = {k: v for k, v in old.compaction_meta.items() if k < state.n_events}
     trace.run_notes = [note for note in old.run_notes if note[0] <= resume]

@@ -34,6 +34,7 @@ from core.replay.recorded import CallFigures, RecordedCompaction, RecordedCompac
 from core.replay.results import EventKind, ReplayEvent, Trigger, cut_index
 from core.replay.setting import Setting
 from core.replay.state import (
+    WALKED_COLUMNS,
     CallRow,
     Check,
     Item,
@@ -42,6 +43,7 @@ from core.replay.state import (
     Stuck,
     Trace,
     checkpoint_spacing,
+    row_column,
 )
 
 ProgressFn = Callable[[int, int], None]
@@ -268,6 +270,13 @@ class Run:
         baseline, baseline_prompt = self._baseline, self._baseline_prompt
         baseline_after, baseline_prov = self._baseline_after, self._baseline_prov
         e_rec_after, estimated = self._e_rec_after, self._estimated
+        # (the columns every result reads, kept as the rows are added: state.WALKED_COLUMNS)
+        figures, overflows, provenances = (
+            row_column(self.trace, name, WALKED_COLUMNS[name])
+            for name in ("simulated_tokens", "overflow_simulated", "simulated_provenance")
+        )
+        add_figure, add_overflow = figures.append, overflows.append
+        add_provenance = provenances.append
 
         def step(c: int, i: int) -> None:
             starts_turn = first_of_turn[c]
@@ -305,6 +314,9 @@ class Run:
             add_row(
                 _new_row((c, i, figure, provenance, reason, overflow, state.pending_events, made))
             )
+            add_figure(figure)
+            add_overflow(overflow)
+            add_provenance(provenance)
             state.pending_events = ()
             # What the next check will look at (prev_e_cov once the reply is in the context).
             state.prev_call = c

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import partial
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from core.model.session import Message, Provenance
@@ -204,6 +205,36 @@ class CallRow(NamedTuple):
     """The simulated call overflows."""
     event_ids: tuple[int, ...]
     check: Check
+
+
+WALKED_COLUMNS: dict[str, Callable[[CallRow], Any]] = {
+    # (by position: a tuple's item is read in C without the named field's descriptor)
+    "simulated_tokens": itemgetter(CallRow._fields.index("figure")),
+    "overflow_simulated": itemgetter(CallRow._fields.index("overflow")),
+    "simulated_provenance": itemgetter(CallRow._fields.index("provenance")),
+}
+"""The point columns of the rows' own figures that every result's summary (and the TUI's
+gauge) reads: the walk
+appends to them as it adds rows (:meth:`core.replay.simulate.Run.call_step`), the others are
+read from the rows when asked for (:class:`core.replay.timeline.ColumnPoints`)."""
+
+
+def row_column(
+    trace: Trace, name: str, read: Callable[[CallRow], Any], count: int | None = None
+) -> list[Any]:
+    """The trace's column ``name`` of the rows' own figures (``read`` from a row), read from its
+    rows as far as ``count`` (default: every row) where it is shorter: kept in the trace, a run
+    resuming from this one starts from its prefix (:func:`core.replay.incremental.restore`).
+    Reading the :data:`WALKED_COLUMNS` back from 10^5 rows cost more than the walk appending
+    each figure as it makes it."""
+    columns = trace.columns
+    column = columns.get(name)
+    if column is None:
+        column = columns[name] = []
+    stop = len(trace.rows) if count is None else count
+    if len(column) < stop:
+        column.extend(map(read, trace.rows[len(column) : stop]))
+    return column
 
 
 class PruneInput(NamedTuple):
