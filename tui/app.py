@@ -31,6 +31,7 @@ from tui.screen_state import INFERRED
 from tui.screens.help import HelpScreen
 from tui.screens.picker import DiscoverFn, PickerScreen
 from tui.screens.session import SessionScreen
+from tui.screens.session.heap import freeze_heap
 
 SWITCH_INTERVAL_S = 0.001
 """Thread switch interval while the app runs (Python's default is 5 ms)."""
@@ -73,6 +74,7 @@ class CtxscopeApp(App[None]):
         ``read_only``: the UI writes no file the user names (saving a policy is refused)."""
         super().__init__()
         limit_malloc_arenas()  # (before the workers' threads start)
+        freeze_heap()  # (start-up: what the imports made is never garbage)
         self.read_only = read_only
         self.start_path = path
         self.window = window

@@ -146,9 +146,10 @@ class SessionState:
     _match_set: set[int] = field(default_factory=set)
     _marker_places: tuple[int, list[int]] | None = None
     """The message count and where each rule sat when the rows were last made."""
-    _static: tuple[int, int, array[int]] | None = None
-    """The messages' own flags, for the message list and the count they were read at: they do
-    not change with a replay (a limit change on 100,000 messages need not read them again)."""
+    _static: tuple[int, int, array[int], array[int]] | None = None
+    """The messages' own flags and the messages that are model calls, for the message list and
+    the count they were read at (one pass over the messages): they do not change with a replay
+    (a limit change on 100,000 messages need not read them again)."""
     _stops: tuple[ReplayResult | None, tuple[int, int], list[CompactionStop]] | None = None
     """The compactions drawn in the list, and what they were read from."""
     _decided: _Decisions | None = None
@@ -304,18 +305,20 @@ class SessionState:
             return index + bisect_right(places, index)
         return index
 
-    def _message_flags(self, messages: list[Message], count: int) -> array[int]:
-        """A copy of the messages' own flags (read once per message list and length)."""
+    def _read_messages(self, messages: list[Message], count: int) -> tuple[array[int], array[int]]:
+        """The messages' own flags and the indices of the model calls among them (read once per
+        message list and length; the flags are the caller's copy)."""
         static = self._static
         if static is None or static[0] != id(messages) or static[1] != count:
-            static = self._static = (id(messages), count, _message_flags(messages, count))
-        return array("q", static[2])
+            flags, calls = _message_flags(messages, count)
+            static = self._static = (id(messages), count, flags, calls)
+        return array("q", static[2]), static[3]
 
     def rebuild(self) -> None:
         """Recompute flags, markers and rows from the session, the result and the selection."""
         messages = self.session.messages
         count = len(messages)
-        flags = self._message_flags(messages, count)
+        flags, calls = self._read_messages(messages, count)
         result = self.result
         self._decided = None
         if result is not None:
@@ -324,7 +327,7 @@ class SessionState:
                 _mark_decisions(flags, result, count)
             self._call_messages = _ints(result.point_column("message_index"))
         else:
-            self._call_messages = _ints(m.index for m in messages if m.is_model_call)
+            self._call_messages = calls  # (never changed in place: shared with the cache)
         markers = self._mark_selected_compaction(flags, count)
         markers.extend(_boundary_markers(self.session, result, count))
         for i in self._match_set:
@@ -422,13 +425,19 @@ def _zeros(count: int) -> array[int]:
 # (plain int masks below: IntFlag arithmetic is several times slower over 100,000 messages)
 
 
-def _message_flags(messages: list[Message], count: int) -> array[int]:
-    """What the messages themselves say: summaries, injected, meta, recorded boundaries."""
+def _message_flags(messages: list[Message], count: int) -> tuple[array[int], array[int]]:
+    """What the messages themselves say (summaries, injected, meta, recorded boundaries), and
+    which of them are model calls (:attr:`Message.is_model_call`, in the same pass)."""
     flags = _zeros(count)
+    calls: list[int] = []
+    call = calls.append
+    assistant = Role.ASSISTANT
     for message in messages:
         value = 0
         if message.summary:
             value |= _SUMMARY
+        elif message.role is assistant:
+            call(message.index)
         if message.synthetic:
             value |= _SYNTHETIC
         if message.meta:
@@ -437,7 +446,7 @@ def _message_flags(messages: list[Message], count: int) -> array[int]:
             value |= _BOUNDARY
         if message.index < count:
             flags[message.index] = value
-    return flags
+    return flags, _ints(calls)
 
 
 def _mark_decisions(flags: array[int], result: ReplayResult, count: int) -> None:

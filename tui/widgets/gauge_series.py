@@ -16,7 +16,7 @@ from itertools import compress
 from typing import TYPE_CHECKING
 
 from core.formats.subagents import subagent_spans
-from core.model.session import Provenance, Session
+from core.model.session import Provenance, Role, Session
 
 if TYPE_CHECKING:
     from core.insights.named_figures import ThresholdFigure
@@ -263,17 +263,17 @@ def _threshold_source(result: ReplayResult) -> str:
 
 def _recorded_columns(session: Session) -> _Columns:
     """The recorded series of a session not replayed yet, and the calls over its window."""
-    calls = session.model_calls()
-    recorded = []
-    for m in calls:
-        tokens = m.usage.context_tokens if m.usage is not None else 0
-        recorded.append(tokens if tokens > 0 else -1)
+    assistant = Role.ASSISTANT  # (Message.is_model_call, inline: 100,000 property calls)
+    calls = [m for m in session.messages if m.role is assistant and not m.summary]
+    recorded = [
+        tokens if usage is not None and (tokens := usage.context_tokens) > 0 else -1
+        for usage in [m.usage for m in calls]
+    ]
     window = session.context_window
-    flags = [0] * len(calls)
     if window:
-        for i, tokens in enumerate(recorded):
-            if tokens > window:
-                flags[i] |= OVERFLOW_RECORDED
+        flags = [OVERFLOW_RECORDED if tokens > window else 0 for tokens in recorded]
+    else:
+        flags = [0] * len(calls)
     return _Columns([m.index for m in calls], recorded, [], [], flags, window, None, [], [])
 
 
