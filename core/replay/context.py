@@ -174,8 +174,8 @@ def _figure(
     call's check: at a call the policy checked before, what the check measured; else the last
     call's figure after its reply plus what came since (the check's projection), or, before any
     call, the overhead plus the messages."""
-    if 0 <= c < len(trace.rows):  # (the rows: the points may not be built)
-        check = trace.rows[c].check
+    if 0 <= c < len(trace.made):  # (the rows' checks: the points may not be built)
+        check = trace.made[c]
         tokens = measured(check)
         if checked(check) and tokens is not None:
             return tokens, cast("CheckBasis | None", check.basis), c, True

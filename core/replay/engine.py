@@ -305,7 +305,7 @@ class Replayer:
                 compact=self._compact,
                 futile=self._futile,
             ).walk(pos, None, None)
-            cached = self._recorded_checks[key] = trace.checks
+            cached = self._recorded_checks[key] = list(trace.checks)
         return cached
 
     def _followed(self, setting: Setting) -> tuple[Trace | None, int]:

@@ -275,11 +275,11 @@ class ResumePlanner:
         when none does)."""
         same_windows = new.windows == trace.windows
         pending_new = False
-        checks, limits = trace.checks, new.thresholds
+        checks, limits = trace.made, new.thresholds  # (Trace.checks, read as its column)
         rules = CheckRules(policy)
         for c in range(min(stop, len(checks))):
             check = checks[c]
-            if check is not None:
+            if check.base is not None or check.proj is not None:
                 decided = self._decides_otherwise(
                     check, c, (policy, rules), limits[c], trace, pending_new
                 )
@@ -349,18 +349,19 @@ def restore(trace: Trace, old: Trace | None, resume: int, calls: Calls) -> tuple
             return State(), 0, 0
         state = kept.copy()
         pos = calls.calls[resume]
-    if resume == len(old.checkpoints) == len(old.rows):
+    trace.call_messages = calls.calls
+    if resume == len(old.checkpoints) == len(old.made):
         # Nothing to walk: the lists are shared, not copied (a walk only appends, and none
         # will: a run resuming from either trace copies what it keeps).
-        trace.checkpoints, trace.pending, trace.checks = old.checkpoints, old.pending, old.checks
-        trace.overflow_prompt, trace.rows = old.overflow_prompt, old.rows
-        trace.columns = old.columns
+        trace.checkpoints, trace.pending, trace.made = old.checkpoints, old.pending, old.made
+        trace.checks, trace.rows, trace.event_ids = old.checks, old.rows, old.event_ids
+        trace.overflow_prompt, trace.columns = old.overflow_prompt, old.columns
     else:
         trace.checkpoints = old.checkpoints[:resume]
         trace.pending = old.pending[:resume]
-        trace.checks = old.checks[:resume]
+        trace.made = old.made[:resume]
         trace.overflow_prompt = old.overflow_prompt[:resume]
-        trace.rows = old.rows[:resume]
+        trace.event_ids = {c: ids for c, ids in old.event_ids.items() if c < resume}
         trace.columns = {name: column[:resume] for name, column in old.columns.items()}
     trace.events = old.events[: state.n_events]
     trace.compaction_meta = {k: v for k, v in old.compaction_meta.items() if k < state.n_events}

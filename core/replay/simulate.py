@@ -19,7 +19,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from functools import partial
 from typing import Any
 
 from core.algorithms.compact import CompactionError, CompactionOutline
@@ -34,8 +33,6 @@ from core.replay.recorded import CallFigures, RecordedCompaction, RecordedCompac
 from core.replay.results import EventKind, ReplayEvent, Trigger, cut_index
 from core.replay.setting import Setting
 from core.replay.state import (
-    WALKED_COLUMNS,
-    CallRow,
     Check,
     Item,
     PruneInput,
@@ -43,7 +40,6 @@ from core.replay.state import (
     Stuck,
     Trace,
     checkpoint_spacing,
-    row_column,
 )
 
 ProgressFn = Callable[[int, int], None]
@@ -67,9 +63,6 @@ _FIRED_BECAUSE: dict[str, str] = {
 
 
 _RECORDED = Provenance.RECORDED
-
-_new_row: Callable[[tuple[Any, ...]], CallRow] = partial(tuple.__new__, CallRow)
-"""``CallRow(*values)`` without the named tuple's own ``__new__`` (a Python frame per call)."""
 
 
 def _recorded_reasons(calls: Calls, windows: Sequence[int | None]) -> list[str | None]:
@@ -141,10 +134,9 @@ class Run:
         self._estimated = setting.counter.provenance
         self._ratio = rec.ratio
         # (the trace's lists are the ones restored before the run starts: never replaced during it)
-        self._add_check = trace.checks.append
-        self._add_row = trace.rows.append
+        self._add_check = trace.made.append
         self._add_overflow_prompt = trace.overflow_prompt.append
-        self._rows = trace.rows
+        trace.call_messages = calls.calls
         self._rec = rec
         self._follow = setting.follow_recording
         self._reasons = _recorded_reasons(calls, setting.windows)
@@ -256,11 +248,8 @@ class Run:
         tokens, main, after_reply = self._tokens, self._main, self._after_reply
         first_of_turn, turn_end_prune = self._first_of_turn, self.turn_end_prune
         check = self.check_step()
-        add_check, add_row, add_overflow_prompt = (
-            self._add_check,
-            self._add_row,
-            self._add_overflow_prompt,
-        )
+        add_check, add_overflow_prompt = self._add_check, self._add_overflow_prompt
+        event_ids = self.trace.event_ids
         e_rec_cov, ratio, reasons, windows = (
             self._e_rec_cov,
             self._ratio,
@@ -270,21 +259,18 @@ class Run:
         baseline, baseline_prompt = self._baseline, self._baseline_prompt
         baseline_after, baseline_prov = self._baseline_after, self._baseline_prov
         e_rec_after, estimated = self._e_rec_after, self._estimated
-        # (the columns every result reads, kept as the rows are added: state.WALKED_COLUMNS)
-        figures, overflows, provenances = (
-            row_column(self.trace, name, WALKED_COLUMNS[name])
-            for name in ("simulated_tokens", "overflow_simulated", "simulated_provenance")
-        )
-        add_figure, add_overflow = figures.append, overflows.append
-        add_provenance = provenances.append
+        # (the calls' rows, as columns: state.WALKED_COLUMNS)
+        columns = self.trace.columns
+        add_figure = columns["simulated_tokens"].append
+        add_overflow = columns["overflow_simulated"].append
+        add_provenance = columns["simulated_provenance"].append
 
         def step(c: int, i: int) -> None:
             starts_turn = first_of_turn[c]
             if turn_end_prune and starts_turn and c > 0:
                 self.prune_at_turn_end(i, c)
             reply = tokens[i] if main[i] else 0
-            made = check(c, i, starts_turn, reply)
-            add_check(made if (made.base is not None or made.proj is not None) else None)
+            add_check(check(c, i, starts_turn, reply))
             # The call's figures (RecordedSide.figures, written out: once per call).
             if not after_reply[c]:
                 reply = 0
@@ -310,14 +296,12 @@ class Run:
                 after = baseline_after[c] + scaled
                 if after < 0:
                     after = 0
-            provenance = baseline_prov[c] if delta == 0 else estimated
-            add_row(
-                _new_row((c, i, figure, provenance, reason, overflow, state.pending_events, made))
-            )
             add_figure(figure)
             add_overflow(overflow)
-            add_provenance(provenance)
-            state.pending_events = ()
+            add_provenance(baseline_prov[c] if delta == 0 else estimated)
+            if state.pending_events:
+                event_ids[c] = state.pending_events
+                state.pending_events = ()
             # What the next check will look at (prev_e_cov once the reply is in the context).
             state.prev_call = c
             state.prev_figure = after
@@ -339,7 +323,7 @@ class Run:
         It measures with :meth:`CheckRules.measurer` and decides as :meth:`CheckRules.decide`
         does, written out here (one frame fewer per call; the same results:
         ``tests/unit/test_replay_walk_step.py``)."""
-        state, rows = self.state, self._rows
+        state, provenances = self.state, self.trace.columns["simulated_provenance"]
         limits, check_each = self._limits, self._check_each
         faithful, follow, auto_calls = self._faithful, self._follow, self._auto_calls
         measure = self._rules.measurer(state, self._rec)
@@ -361,7 +345,7 @@ class Run:
                 checks_now,
                 starts_turn,
                 limit,
-                prev >= 0 and rows[prev][3] is recorded_prov,
+                prev >= 0 and provenances[prev] is recorded_prov,
             )
             if follow:
                 return self.follow(made, c, i)

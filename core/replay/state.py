@@ -6,10 +6,9 @@ A :class:`State` is copied at every call (``copy``); its items are shared, never
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
-from operator import itemgetter
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 
 from core.model.session import Message, Provenance
 from core.policy import Policy
@@ -192,49 +191,137 @@ new_check: Callable[[tuple[Any, ...]], Check] = partial(tuple.__new__, Check)
 
 
 class CallRow(NamedTuple):
-    """The raw figures of one call, from which its :class:`CallPoint` is built."""
+    """The raw figures of one call, from which its :class:`CallPoint` is built (made when asked
+    for, from the trace's columns: :class:`Rows`)."""
 
     call_index: int
     message_index: int
     figure: int
     """The simulated context (the recorded convention)."""
     provenance: Provenance
-    overflow_reason: str | None
-    """Why the recorded call overflowed (None: it did not)."""
     overflow: bool
     """The simulated call overflows."""
     event_ids: tuple[int, ...]
     check: Check
 
 
-WALKED_COLUMNS: dict[str, Callable[[CallRow], Any]] = {
-    # (by position: a tuple's item is read in C without the named field's descriptor)
-    "simulated_tokens": itemgetter(CallRow._fields.index("figure")),
-    "overflow_simulated": itemgetter(CallRow._fields.index("overflow")),
-    "simulated_provenance": itemgetter(CallRow._fields.index("provenance")),
-}
-"""The point columns of the rows' own figures that every result's summary (and the TUI's
-gauge) reads: the walk
-appends to them as it adds rows (:meth:`core.replay.simulate.Run.call_step`), the others are
-read from the rows when asked for (:class:`core.replay.timeline.ColumnPoints`)."""
+WALKED_COLUMNS: tuple[str, ...] = ("simulated_tokens", "overflow_simulated", "simulated_provenance")
+"""The point columns of the calls' own figures that the walk appends to as it steps through the
+calls (:meth:`core.replay.simulate.Run.call_step`): with the checks (:attr:`Trace.made`) and the
+events (:attr:`Trace.event_ids`) they are the calls' rows (:class:`Rows`); every result's summary
+and the TUI's gauge read them as they are."""
+
+_NO_EVENTS: tuple[int, ...] = ()
 
 
-def row_column(
-    trace: Trace, name: str, read: Callable[[CallRow], Any], count: int | None = None
+def check_column(
+    trace: Trace, name: str, read: Callable[[Check], Any], count: int | None = None
 ) -> list[Any]:
-    """The trace's column ``name`` of the rows' own figures (``read`` from a row), read from its
-    rows as far as ``count`` (default: every row) where it is shorter: kept in the trace, a run
-    resuming from this one starts from its prefix (:func:`core.replay.incremental.restore`).
-    Reading the :data:`WALKED_COLUMNS` back from 10^5 rows cost more than the walk appending
-    each figure as it makes it."""
+    """The trace's column ``name`` of a figure of the calls' checks (``read`` from a check), read
+    from its checks as far as ``count`` (default: every call) where it is shorter: kept in the
+    trace, a run resuming from this one starts from its prefix
+    (:func:`core.replay.incremental.restore`)."""
     columns = trace.columns
     column = columns.get(name)
     if column is None:
         column = columns[name] = []
-    stop = len(trace.rows) if count is None else count
+    stop = len(trace.made) if count is None else count
     if len(column) < stop:
-        column.extend(map(read, trace.rows[len(column) : stop]))
+        column.extend(map(read, trace.made[len(column) : stop]))
     return column
+
+
+class Rows(Sequence[CallRow]):
+    """A trace's rows, one per call walked, each made from the trace's columns when asked for
+    (a walk keeps the columns: building a named tuple per call was a fifth of a walk)."""
+
+    __slots__ = ("_trace",)
+
+    def __init__(self, trace: Trace) -> None:
+        self._trace = trace
+
+    def __len__(self) -> int:
+        return len(self._trace.made)
+
+    def row(self, c: int) -> CallRow:
+        """The row of call ``c`` (``0 <= c < len(self)``)."""
+        trace = self._trace
+        columns = trace.columns
+        return CallRow(
+            c,
+            trace.call_messages[c],
+            columns["simulated_tokens"][c],
+            columns["simulated_provenance"][c],
+            columns["overflow_simulated"][c],
+            trace.event_ids.get(c, _NO_EVENTS),
+            trace.made[c],
+        )
+
+    @overload
+    def __getitem__(self, index: int) -> CallRow: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[CallRow]: ...
+
+    def __getitem__(self, index: int | slice) -> CallRow | list[CallRow]:
+        count = len(self)
+        if isinstance(index, slice):
+            return [self.row(c) for c in range(*index.indices(count))]
+        c = index + count if index < 0 else index
+        if not 0 <= c < count:
+            raise IndexError(index)
+        return self.row(c)
+
+    def __iter__(self) -> Iterator[CallRow]:
+        return (self.row(c) for c in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _checked(check: Check) -> Check | None:
+    return check if check.base is not None or check.proj is not None else None
+
+
+class Checks(Sequence["Check | None"]):
+    """A trace's threshold checks, one per call walked: the check made (:attr:`Trace.made`), or
+    None where it had nothing to measure yet."""
+
+    __slots__ = ("_trace",)
+
+    def __init__(self, trace: Trace) -> None:
+        self._trace = trace
+
+    def __len__(self) -> int:
+        return len(self._trace.made)
+
+    @overload
+    def __getitem__(self, index: int) -> Check | None: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Check | None]: ...
+
+    def __getitem__(self, index: int | slice) -> Check | list[Check | None] | None:
+        made = self._trace.made[index]
+        if isinstance(index, slice):
+            assert isinstance(made, list)
+            return [_checked(check) for check in made]
+        assert not isinstance(made, list)
+        return _checked(made)
+
+    def __iter__(self) -> Iterator[Check | None]:
+        return map(_checked, self._trace.made)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 class PruneInput(NamedTuple):
@@ -263,10 +350,12 @@ class Trace:
     check, the raw figures of every call, its events and notes, and its result."""
 
     __slots__ = (
+        "call_messages",
         "checkpoints",
         "checks",
         "columns",
         "compaction_meta",
+        "event_ids",
         "events",
         "final",
         "first_compaction_call",
@@ -275,6 +364,7 @@ class Trace:
         "first_prune_call",
         "flat",
         "key",
+        "made",
         "noops",
         "overflow_prompt",
         "pending",
@@ -298,20 +388,28 @@ class Trace:
         None before the others): the resume points. Its length is the number of calls walked."""
         self.pending: list[bool] = []
         """The state's projection flag before each call (:attr:`State.pending`)."""
-        self.checks: list[Check | None] = []
+        self.made: list[Check] = []
+        """The threshold check made before each call (walked or not): a column of the rows."""
+        self.checks: Checks = Checks(self)
         """The threshold check before each call (None: nothing to measure yet)."""
         self.overflow_prompt: list[tuple[int, bool]] = []
         """Per call: the simulated prompt and whether the policy had removed nothing by then
         (what its overflow verdict rests on)."""
-        self.rows: list[CallRow] = []
+        self.rows: Rows = Rows(self)
+        """The raw figures of each call, made from the columns when read."""
+        self.call_messages: Sequence[int] = ()
+        """The message of each call (:attr:`core.replay.calls.Calls.calls`)."""
+        self.event_ids: dict[int, tuple[int, ...]] = {}
+        """The events attached to each call that has any."""
         self.run_notes: list[tuple[int, str, str]] = []
         """Notes made while walking: (checkpoints taken so far, grouping key, text)."""
         self.noops: list[int] = []
         """Compaction attempts that changed nothing (checkpoints taken so far, for each)."""
         self.points: list[CallPoint] = []
         """The points built so far (a result builds them when asked for)."""
-        self.columns: dict[str, list[Any]] = {}
-        """Point columns read from the rows alone, by name, as far as they were read
+        self.columns: dict[str, list[Any]] = {name: [] for name in WALKED_COLUMNS}
+        """Point columns of the calls' own figures, by name: the :data:`WALKED_COLUMNS` (as
+        far as the walk went) and those read from the checks, as far as they were read
         (:class:`core.replay.timeline.ColumnPoints`)."""
         self.events: list[ReplayEvent] = []
         self.compaction_meta: dict[int, dict[int, str]] = {}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from itertools import compress
-from operator import attrgetter
+from operator import itemgetter
 from typing import Any
 
 from core.model.fastmodel import build
@@ -28,7 +28,7 @@ from core.replay.results import (
     ReplaySummary,
 )
 from core.replay.setting import Setting
-from core.replay.state import WALKED_COLUMNS, CallRow, Trace, row_column
+from core.replay.state import WALKED_COLUMNS, Check, Trace, check_column
 from core.replay.truncation import Truncation
 
 _STATES_SLACK = 1024
@@ -186,8 +186,9 @@ def assemble(
 def _extend_points(trace: Trace, calls: Calls, setting: Setting) -> None:
     """Build the points of the calls after the ones built already (the reused prefix)."""
     points = trace.points
-    sources = _threshold_sources(setting, len(trace.rows))
-    for c in range(len(points), len(trace.rows)):
+    count = len(trace.made)
+    sources = _threshold_sources(setting, count)
+    for c in range(len(points), count):
         points.append(_point(c, trace, calls, setting, sources))
     # Trailing events (after the last call) are attached to nothing.
 
@@ -195,9 +196,10 @@ def _extend_points(trace: Trace, calls: Calls, setting: Setting) -> None:
 def _point(
     c: int, trace: Trace, calls: Calls, setting: Setting, sources: list[str | None]
 ) -> CallPoint:
-    """The point of call ``c``, from its row."""
-    row = trace.rows[c]
-    check = row.check
+    """The point of call ``c``, from its row (read from the trace's columns)."""
+    check = trace.made[c]
+    columns = trace.columns
+    message_index = trace.call_messages[c]
     rec = setting.rec
     window = setting.windows[c]
     reason = calls.recorded_overflows(window)[c]
@@ -206,17 +208,17 @@ def _point(
         CallPoint,
         {
             "call_index": c,
-            "message_index": row.message_index,
-            "turn_index": calls.turn_of[row.message_index],
+            "message_index": message_index,
+            "turn_index": calls.turn_of[message_index],
             "recorded_tokens": calls.usage_context[c],
             "recorded_kind": calls.kinds[c],
-            "simulated_tokens": row.figure,
-            "simulated_provenance": row.provenance,
+            "simulated_tokens": columns["simulated_tokens"][c],
+            "simulated_provenance": columns["simulated_provenance"][c],
             "window": window,
             "threshold": setting.limits[c],
             "overflow_recorded": reason is not None,
-            "overflow_simulated": row.overflow,
-            "event_ids": list(row.event_ids),
+            "overflow_simulated": columns["overflow_simulated"][c],
+            "event_ids": list(trace.event_ids.get(c, ())),
             "baseline_tokens": rec.baseline[c],
             "baseline_provenance": rec.baseline_prov[c],
             "baseline_after_tokens": rec.baseline_after[c],
@@ -239,7 +241,7 @@ class ColumnPoints:
         self._trace = trace
         self._calls = calls
         self._setting = setting
-        self.count = len(trace.rows)
+        self.count = len(trace.made)
         self._sources: list[str | None] | None = None
         self._columns: dict[str, Sequence[Any]] = {}
 
@@ -266,15 +268,18 @@ class ColumnPoints:
         rows alone extend the column of the run this one resumed from)."""
         cached = self._columns.get(name)
         if cached is None:
-            read = _ROW_COLUMNS.get(name)
-            cached = self._row_column(name, read) if read is not None else self._column(name)
+            if name in WALKED_COLUMNS:
+                cached = self._trace.columns[name]
+            else:
+                read = _CHECK_COLUMNS.get(name)
+                cached = self._check_column(name, read) if read is not None else self._column(name)
             self._columns[name] = cached
         return cached
 
-    def _row_column(self, name: str, read: Callable[[CallRow], Any]) -> list[Any]:
-        """A column of the rows' own figures, kept in the trace: a run resuming from this one
+    def _check_column(self, name: str, read: Callable[[Check], Any]) -> list[Any]:
+        """A column of the calls' checks, kept in the trace: a run resuming from this one
         starts from its prefix (:func:`core.replay.incremental.restore`)."""
-        return row_column(self._trace, name, read, self.count)
+        return check_column(self._trace, name, read, self.count)
 
     def _column(self, name: str) -> Sequence[Any]:
         if name == "message_index":  # (each row's own: the walk makes call c at message calls[c])
@@ -307,23 +312,23 @@ class ColumnPoints:
         return [getattr(point, name) for point in self.all()]
 
 
-def _check_tokens(row: CallRow) -> int | None:
-    return measured(row.check) if checked(row.check) else None
+def _check_tokens(check: Check) -> int | None:
+    return measured(check) if checked(check) else None
 
 
-def _check_basis(row: CallRow) -> str | None:
-    return row.check.basis if checked(row.check) else None
+def _check_basis(check: Check) -> str | None:
+    return check.basis if checked(check) else None
 
 
-_ROW_COLUMNS: dict[str, Callable[[CallRow], Any]] = {
+_CHECK_COLUMNS: dict[str, Callable[[Check], Any]] = {
     # (by position: a tuple's item is read in C without the named field's descriptor)
-    **WALKED_COLUMNS,
-    "check_fired": attrgetter("check.fired"),
-    "checked": lambda row: checked(row.check),
+    "check_fired": itemgetter(Check._fields.index("fired")),
+    "checked": checked,
     "check_tokens": _check_tokens,
     "check_basis": _check_basis,
 }
-"""The point columns read from each call's row alone (the same for a prefix a run reuses)."""
+"""The point columns read from each call's check alone (the same for a prefix a run reuses;
+the others of the rows are :data:`~core.replay.state.WALKED_COLUMNS`)."""
 
 
 def _threshold_sources(setting: Setting, calls: int) -> list[str | None]:
@@ -410,7 +415,6 @@ def summary(
 ) -> ReplaySummary:
     """The figures of a run, from its rows (one per call, as its points hold them; read as the
     result's columns when ``points`` is given)."""
-    rows = trace.rows
     if points is None:
         points = ColumnPoints(trace, calls, setting)
     figures: Sequence[int] = points.column("simulated_tokens")
@@ -428,7 +432,7 @@ def summary(
     tok = setting.tokens
     sent = setting.truncation.tokens
     return ReplaySummary(
-        calls=len(rows),
+        calls=len(trace.made),
         peak_recorded=calls.peak_usage(),
         peak_simulated=peak_sim,
         peak_call_index=figures.index(peak_sim) if figures else None,  # the first at the peak
