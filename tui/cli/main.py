@@ -202,13 +202,13 @@ def _import_command(name: str) -> None:
     looked for (:func:`_no_pydantic_plugins`), and the code the libraries generate as they start
     is read from the cache folder (:mod:`tui.cli.code_cache`); pydantic knows the builtin
     default factories without reading their signatures (:func:`_plain_default_factories`)."""
-    from tui.cli import code_cache
-
-    _no_pydantic_plugins()
-    code_cache.install()
     was_enabled = gc.isenabled()
     gc.disable()
     try:
+        from tui.cli import code_cache
+
+        _no_pydantic_plugins()
+        code_cache.install()  # (its ~600 code objects: no collection walks them either)
         _plain_default_factories()
         importlib.import_module(COMMANDS[name][0])
     finally:
