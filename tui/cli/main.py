@@ -1,19 +1,28 @@
 """The ``ctxscope`` command line.
 
 Each subcommand lives in its own module under ``tui/cli/commands/`` and is imported only when it
-runs, so ``ctxscope --help`` and ``ctxscope truncate`` start fast and never load Textual.
+runs, so ``ctxscope --help`` and ``ctxscope truncate`` start fast and never load Textual. Its own
+imports run with the cyclic garbage collector off: click's objects live as long as the process,
+and the collections their allocation triggered (18 in a command's start) walked them for nothing.
 """
 
 from __future__ import annotations
 
 import gc
-import importlib
-import os
-import sys
-import types
-from typing import Any, NoReturn
 
-import click
+_COLLECTING = gc.isenabled()
+gc.disable()  # (below: click's thousands of objects, alive as long as the process)
+try:
+    import importlib
+    import os
+    import sys
+    import types
+    from typing import Any, NoReturn
+
+    import click
+finally:
+    if _COLLECTING:
+        gc.enable()
 
 # name -> (module, attribute, one-line help shown by --help without importing the module)
 COMMANDS: dict[str, tuple[str, str, str]] = {
