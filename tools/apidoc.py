@@ -28,7 +28,8 @@ from pydantic.fields import FieldInfo
 from core.insights.diagnosis import OverflowDiagnosis
 from core.model.fastmodel import documented
 from core.replay import CompareResult, ReplayResult
-from core.reports.analyze import AnalysisReport, BreakdownReport
+from core.reports.analyze import AnalysisReport
+from core.reports.breakdown import BreakdownReport
 
 ROOTS: tuple[type[BaseModel], ...] = (
     ReplayResult,
@@ -44,6 +45,7 @@ RESULT_MODULES = (
     "core.replay.results",
     "core.insights.diagnosis",
     "core.reports.analyze",
+    "core.reports.breakdown",
     "core.insights.breakdown",
     "core.insights.compaction_records",
     "core.insights.compaction_causes",

@@ -116,7 +116,8 @@ class CompactionError(Exception):
 class CompactionResult(BaseModel):
     """Everything one compaction did, for the UI, the CLI and the replay engine."""
 
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)  # messages: structs
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True, defer_build=True)
+    # (messages: structs)
 
     compacted: bool
     """A summary was written (False: nothing to compact; the output is the pruned input)."""

@@ -73,7 +73,7 @@ class PruneReason(StrEnum):
 class PruneDecision(BaseModel):
     """What happened to one message, and why."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     index: int
     """Position of the message in the input."""
@@ -97,7 +97,8 @@ class PruneDecision(BaseModel):
 class PruneResult(BaseModel):
     """The pruned conversation and the reasons behind it."""
 
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)  # messages: structs
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True, defer_build=True)
+    # (messages: structs)
 
     messages: list[Message]
     """The conversation after pruning: same length and order; pruned messages are new copies."""

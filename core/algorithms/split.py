@@ -49,7 +49,7 @@ from core.policy import SplitMode, SplitPolicy
 class SplitResult(BaseModel):
     """Where the tail starts and why."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     mode: SplitMode
     """The mode that decided (``messages`` or ``turns``)."""

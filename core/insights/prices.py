@@ -240,7 +240,7 @@ class _Memo:
         return self._entries
 
     def _save(self, entries: dict[str, _Entry | str]) -> None:
-        from core.analysis_cache import read_only
+        from core.cache_folder import read_only
 
         if not self._stamp or read_only():
             return
@@ -268,7 +268,7 @@ _MEMO = _Memo()
 
 
 def _memo_path() -> Path:
-    from core.analysis_cache import cache_dir
+    from core.cache_folder import cache_dir
 
     return cache_dir() / "prices.json"
 

@@ -25,7 +25,7 @@ ChatRole = Literal["system", "user", "assistant"]
 class ChatMessage(BaseModel):
     """One message of a summary request (plain chat format: the head is serialised as text)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     role: ChatRole
     content: str
@@ -33,6 +33,8 @@ class ChatMessage(BaseModel):
 
 class LLMUsage(BaseModel):
     """Tokens a summary request cost."""
+
+    model_config = ConfigDict(defer_build=True)
 
     input_tokens: int = 0
     output_tokens: int = 0
@@ -42,6 +44,8 @@ class LLMUsage(BaseModel):
 
 class SummaryResult(BaseModel):
     """What a summariser returns: the summary text and what it cost."""
+
+    model_config = ConfigDict(defer_build=True)
 
     text: str
     usage: LLMUsage

@@ -6,7 +6,6 @@ from __future__ import annotations
 from pydantic import Field
 
 from core.fleet.subagent_info import SubagentInfo
-from core.insights.breakdown import ContextBreakdown
 from core.insights.compaction_records import CompactionReport, compaction_reports
 from core.insights.cost import SessionCost, session_cost
 from core.insights.diagnosis import OverflowDiagnosis
@@ -149,19 +148,6 @@ class AnalysisReport(Documented):
     context sizes the file did measure."""
 
 
-class BreakdownReport(ContextBreakdown):
-    """``ctxscope breakdown --json``: what fills the window at every model call, and what each
-    call cost."""
-
-    cost: SessionCost | None = None
-    """What the session cost: per call, per compaction, in total."""
-
-
-def breakdown_report(found: ContextBreakdown, cost: SessionCost | None) -> BreakdownReport:
-    """A session's breakdown with its cost (``breakdown --json``); the calls are not copied."""
-    return BreakdownReport.model_construct(**dict(found), cost=cost)
-
-
 def call_timeline(result: ReplayResult) -> CallTimeline:
     """The recorded, checked and simulated context at every call of a replay, from the result's
     columns (its points are not built for this)."""
@@ -210,8 +196,9 @@ def analysis_report(
 ) -> AnalysisReport:
     """Put a replay, its diagnosis and the inferred threshold together, with the per-call
     timeline, the compactions and the cost of the recording (what ``ctxscope analyze``
-    prints; per-call breakdowns and costs are :class:`BreakdownReport`'s); ``subagents``: the
-    figures of the sub-agents it started (``core.fleet`` replays them)."""
+    prints; per-call breakdowns and costs are
+    :class:`core.reports.breakdown.BreakdownReport`'s); ``subagents``: the figures of the
+    sub-agents it started (``core.fleet`` replays them)."""
     cost = session_cost(session, each_call=False)
     calibrated = (
         None

@@ -25,7 +25,8 @@ from core.replay import (
     ReplaySummary,
 )
 from core.replay.results import InferredThreshold, ThresholdSpan
-from core.reports.analyze import AnalysisReport, BreakdownReport, CallTimeline, SessionInfo
+from core.reports.analyze import AnalysisReport, CallTimeline, SessionInfo
+from core.reports.breakdown import BreakdownReport
 from tools.apidoc import BEGIN, DOCUMENT, END, missing_fields, reference, result_models, updated
 
 EXPECTED: set[type[BaseModel]] = {

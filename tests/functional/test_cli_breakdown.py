@@ -18,7 +18,8 @@ from core.insights.compaction_records import CompactionReport
 from core.model.session import Session
 from core.policy import get_preset
 from core.replay import native_policy, replay
-from core.reports.analyze import AnalysisReport, BreakdownReport
+from core.reports.analyze import AnalysisReport
+from core.reports.breakdown import BreakdownReport
 from tests.support.builders import SessionBuilder, text_of_tokens
 from tests.support.paths import REPO
 from tui.cli.main import cli

@@ -142,12 +142,15 @@ def _imported_by_analyze(cache: Path, **env: str) -> set[str]:
 def test_analyze_process_starts_lean(tmp_path: Path) -> None:
     """``ctxscope analyze --json`` as a process imports neither the UI, nor the fleet's rows, nor
     what pydantic's plugin lookup needs (``importlib.metadata``: a tenth of its start-up), nor
-    logging (only a live LLM logs), nor difflib (only a misspelt command)."""
+    logging (only a live LLM logs), nor difflib (only a misspelt command), nor zstandard (only a
+    compressed session), nor the per-call breakdown (``breakdown --json``'s), nor the analysis
+    cache (the fleet's)."""
     modules = _imported_by_analyze(tmp_path)
     assert "core.reports.analyze" in modules  # (the lines are there to read)
-    unused = {"textual", "rich", "difflib", "logging"}
+    unused = {"textual", "rich", "difflib", "logging", "zstandard"}
     bad = {m for m in modules if m.split(".")[0] in unused}
     bad |= {"importlib.metadata", "core.fleet.session_rows", "core.fleet.survey"} & modules
+    bad |= {"core.insights.breakdown", "core.reports.breakdown", "core.analysis_cache"} & modules
     assert not bad, f"analyze --json imported {sorted(bad)}"
 
 

@@ -13,7 +13,7 @@ from core.insights.breakdown import breakdown
 from core.insights.cost import session_cost
 from core.model.json_text import model_json_bytes
 from core.model.session import Session
-from core.reports.analyze import breakdown_report
+from core.reports.breakdown import breakdown_report
 from tests.support.builders import SessionBuilder, text_of_tokens
 from tui.cli.commands.breakdown import report_json
 

@@ -178,3 +178,65 @@ def test_a_cache_file_too_big_to_be_ours_is_not_read(tmp_path: Path) -> None:
     assert _start(tmp_path)[-1] == "False"  # not read
     assert path.stat().st_size < code_cache.MAX_FILE_BYTES  # rewritten
     assert _start(tmp_path)[-1] == "True"
+
+
+FACTORIES = """
+import tokenize
+from tui.cli.main import _import_command
+_import_command("policy")
+from pydantic import BaseModel, Field
+from pydantic._internal import _fields, _generate_schema
+
+class Defaults(BaseModel):
+    items: list[int] = Field(default_factory=list)
+    table: dict[str, int] = Field(default_factory=dict)
+    seen: set[str] = Field(default_factory=set)
+    copied: list[int] = Field(default_factory=lambda data: list(data["items"]))
+
+made = Defaults(items=[1, 2])
+takes = _fields.takes_validated_data_argument
+print(
+    made.table == {} and made.seen == set() and made.copied == [1, 2],
+    [takes(factory) for factory in (list, dict, set, tuple, frozenset)],
+    takes(lambda data: data),
+    _generate_schema.takes_validated_data_argument is takes,
+    tokenize._compile.cache_info().misses,
+)
+"""
+
+
+def test_builtin_default_factories_are_known_without_their_signatures(tmp_path: Path) -> None:
+    """A one-shot command's pydantic tells that ``list``, ``dict`` and the other builtin
+    containers take no validated-data argument as pydantic itself does (False), and a factory
+    that takes one still does (True), without :func:`inspect.signature`: which tokenised each
+    builtin's text signature, compiling :mod:`tokenize`'s pattern in every process."""
+    environment = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    result = subprocess.run(
+        [sys.executable, "-c", FACTORIES],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=environment,
+    )
+    assert result.stdout.split(" ", 1)[0] == "True"
+    assert result.stdout.strip().endswith("[False, False, False, False, False] True True 0"), (
+        result.stdout
+    )
+
+
+MAIN_IMPORT = """
+import gc
+was = gc.isenabled()
+frozen = gc.get_freeze_count()
+import tui.cli.main
+print(was, gc.isenabled(), gc.get_freeze_count() > frozen, "click" in __import__("sys").modules)
+"""
+
+
+def test_the_console_scripts_import_leaves_the_collector_as_it_was() -> None:
+    """Importing the console script's module (click and all) runs with the garbage collector
+    off and freezes what it built, then leaves the collector on as it found it."""
+    result = subprocess.run(
+        [sys.executable, "-c", MAIN_IMPORT], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.split() == ["True", "True", "True", "True"]

@@ -18,6 +18,7 @@ import core.insights.forgotten_facts
 import core.policy
 import core.replay
 import core.reports.analyze
+import core.reports.breakdown
 from core.model.fastmodel import documented
 
 IMPORTED = [
@@ -28,7 +29,7 @@ IMPORTED = [
     core.insights.forgotten_facts,
     core.policy,
 ]
-IMPORTED += [core.replay, core.reports.analyze, core.algorithms.truncate]
+IMPORTED += [core.replay, core.reports.analyze, core.reports.breakdown, core.algorithms.truncate]
 """The modules whose models are checked (imported for their classes)."""
 
 

@@ -6,7 +6,7 @@ attachments and a residual (:mod:`core.insights.breakdown`), and prices the call
 Calls are numbered from 0, as ``analyze`` and ``replay`` number them (``call_index``).
 
 ``--call N`` shows one call, category by category; ``--json`` prints the
-:class:`core.reports.analyze.BreakdownReport` (the breakdown and the session's cost, every call priced;
+:class:`core.reports.breakdown.BreakdownReport` (the breakdown and the session's cost, every call priced;
 with ``--call N``, one :class:`core.insights.breakdown.CallBreakdown`).
 Exit status 0, or 2 for unusable input.
 """
@@ -33,7 +33,7 @@ from core.insights.cost import CallCost, SessionCost, cost_label, format_usd, se
 from core.model.json_text import escaped_json, model_json_bytes
 from core.model.tokens import DEFAULT_ESTIMATOR
 from core.model.write_numbers import short_tokens
-from core.reports.analyze import breakdown_report
+from core.reports.breakdown import breakdown_report
 from tui.cli.commands._options import session_argument, window_option
 from tui.cli.commands._session import fail, load_or_fail, write_stdout_bytes
 
@@ -100,7 +100,7 @@ def breakdown_command(
 
 
 def report_json(result: ContextBreakdown, cost: SessionCost) -> bytes:
-    """The :class:`core.reports.analyze.BreakdownReport` as indented JSON, the same bytes as
+    """The :class:`core.reports.breakdown.BreakdownReport` as indented JSON, the same bytes as
     pydantic writes: orjson straight from each model's fields (a row per call: 50,000 rows on
     100 MB, no pydantic serialiser walk); pydantic's own writer for what orjson refuses (an
     undecodable byte, an integer beyond 64 bits, a model with extra fields)."""
