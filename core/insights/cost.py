@@ -30,8 +30,8 @@ from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from decimal import Decimal
-from itertools import chain, compress, pairwise
-from operator import add, ne, or_
+from itertools import accumulate, chain, compress, pairwise
+from operator import add, lt, ne, or_
 from typing import NamedTuple
 
 from pydantic import Field
@@ -447,6 +447,14 @@ class _PricedCalls:
             )
         return out
 
+    def sent(self) -> array[int]:
+        """The entries in the conversation's numbering whose calls sent tokens (uncached
+        input, cache read or cache write), in order."""
+        a, r, w, _ = self.counts
+        prompts = list(map(add, map(add, a, r), w))
+        slots = map(self.slot.__getitem__, self.main)
+        return array("q", compress(self.main, [j >= 0 and prompts[j] != 0 for j in slots]))
+
     def total_usd(self, k: int) -> float | None:
         """The call's dollars (None: not priced)."""
         j = self.slot[k]
@@ -468,13 +476,8 @@ def _day_of(stamp: str | None) -> str | None:
 
 def _slots(picked: list[Message]) -> array[int]:
     """Each message's number among those with usage (-1: none)."""
-    out = array("q", [-1]) * len(picked)
-    j = 0
-    for k, message in enumerate(picked):
-        if message.usage is not None:
-            out[k] = j
-            j += 1
-    return out
+    flags = [m.usage is not None for m in picked]
+    return array("q", [n - 1 if f else -1 for n, f in zip(accumulate(flags), flags, strict=True)])
 
 
 def _token_columns(usages: list[Usage]) -> tuple[list[int], list[int], list[int], list[int]]:
@@ -546,9 +549,9 @@ def _compactions(walk: RecordedWalk, calls: _PricedCalls) -> list[CompactionCost
     # The calls that sent tokens, and their message indexes (ascending: the main calls follow
     # the session's messages), built once: each compaction finds its neighbours by bisection.
     tokens = calls.tokens
-    sent = array("q", (k for k in calls.main if _sends(tokens(k))))
-    at = array("q", (message_index[k] for k in sent))
-    ordered = all(a < b for a, b in pairwise(at))
+    sent = calls.sent()
+    at = array("q", map(message_index.__getitem__, sent))
+    ordered = all(map(lt, at[:-1], at[1:]))
     out: list[CompactionCost] = []
     for rc in taken:
         cost = CompactionCost(recorded_index=rc.index)
@@ -570,11 +573,6 @@ def _compactions(walk: RecordedWalk, calls: _PricedCalls) -> list[CompactionCost
                 cost.cache_rebuild_usd = float(rebuild)
         out.append(cost)
     return out
-
-
-def _sends(counts: tuple[int, int, int, int]) -> bool:
-    """The call sent tokens (uncached input, cache read or cache write)."""
-    return bool(counts[0] + counts[1] + counts[2])
 
 
 def _neighbours(

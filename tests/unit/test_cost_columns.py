@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from core.formats import load_session
 from core.insights.context_walk import RecordedWalk
-from core.insights.cost import Priced, SessionCost, price, session_cost
+from core.insights.cost import CompactionCost, Priced, SessionCost, price, session_cost
 from core.insights.prices import SUBSCRIPTIONS, Rates
 from core.model.session import Role, Session, Usage, UsageConvention
 from tests.support.builders import SessionBuilder
@@ -76,6 +76,49 @@ def _reference(session: Session) -> SessionCost:
     )
 
 
+def _reference_compactions(session: Session) -> list[CompactionCost]:
+    """Each compaction's cost the way a scan finds it: its summary calls, the last call before
+    it and the first after it that sent tokens, the cache the first paid to rebuild."""
+    walk = RecordedWalk(session)
+    call_of = walk.calls.call_of
+    summaries: dict[int, Priced] = {}
+    sent: list[tuple[int, Priced, Rates | None]] = []
+    for m in session.messages:
+        if m.role is not Role.ASSISTANT:
+            continue
+        call = call_of[m.index]
+        if call < 0 and m.usage is not None:
+            summaries[m.index] = price(m, None, session)[0]
+        elif call >= 0:
+            priced, found = price(m, call, session)
+            if priced.input_tokens + priced.cache_read_tokens + priced.cache_write_tokens:
+                sent.append((m.index, priced, found))
+    out: list[CompactionCost] = []
+    for rc in walk.recorded.all:
+        if rc.rewound:
+            continue
+        cost = CompactionCost(recorded_index=rc.index)
+        own = [summaries[j] for j in range(rc.m_c, rc.owned_end) if j in summaries]
+        own += [summaries[j] for j in rc.owned if j in summaries and j >= rc.owned_end]
+        usd = [p.total_usd for p in own if p.total_usd is not None]
+        cost.summary_call_usd = sum(usd) if usd else None
+        before = [s for s in sent if s[0] < rc.m_c]
+        after = next((s for s in sent if s[0] >= rc.owned_end), None)
+        if before and after is not None:
+            last, first = before[-1][1], after[1]
+            cost.cache_read_before = last.cache_read_tokens
+            cost.cache_read_after = first.cache_read_tokens
+            cost.cache_invalidated_tokens = max(0, last.cache_read_tokens - first.cache_read_tokens)
+            cost.next_call_index = first.call_index
+            if after[2] is not None:
+                cost.cache_rebuild_usd = float(
+                    Decimal(first.input_tokens) * after[2].input
+                    + Decimal(first.cache_write_tokens) * after[2].cache_write
+                )
+        out.append(cost)
+    return out
+
+
 def _same(session: Session) -> None:
     cost = session_cost(session)
     expected = _reference(session)
@@ -87,6 +130,10 @@ def _same(session: Session) -> None:
     for got, want in zip(got_calls, expected.per_call + expected.other_calls, strict=True):
         assert repr(got) == repr(want)
     assert repr(cost.total_usd) == repr(expected.total_usd)
+    assert cost.compactions == _reference_compactions(session)
+    assert cost.compactions_usd == sum(
+        (c.summary_call_usd or 0.0) + (c.cache_rebuild_usd or 0.0) for c in cost.compactions
+    )
     lean = session_cost(session, each_call=False)
     assert lean == cost.model_copy(update={"per_call": [], "other_calls": []})
 
@@ -115,6 +162,7 @@ _CALL = st.tuples(
     st.booleans(),  # usage recorded
     st.booleans(),  # a sub-agent's call (outside the numbering)
     _STAMPS,
+    st.booleans(),  # a compaction recorded after it
 )
 
 
@@ -126,13 +174,22 @@ _CALL = st.tuples(
 )
 def test_columns_price_every_call_as_call_by_call(
     calls: list[
-        tuple[str | None, tuple[int, int, int, int, int], UsageConvention, bool, bool, str | None]
+        tuple[
+            str | None,
+            tuple[int, int, int, int, int],
+            UsageConvention,
+            bool,
+            bool,
+            str | None,
+            bool,
+        ]
     ],
     provider: str | None,
     default: str | None,
 ) -> None:
     builder = SessionBuilder().user("go")
-    for model, (uncached, read, write, out, reasoning), convention, recorded, side, stamp in calls:
+    for model, counts, convention, recorded, side, stamp, compact in calls:
+        uncached, read, write, out, reasoning = counts
         usage = Usage(
             input=uncached,
             cache_read=read,
@@ -143,6 +200,8 @@ def test_columns_price_every_call_as_call_by_call(
         )
         builder.model = model
         builder.reply("ok", usage=usage if recorded else None, sidechain=side, timestamp=stamp)
+        if compact:
+            builder.compaction()
     _same(builder.session(model=default, provider=provider))
 
 
