@@ -40,7 +40,6 @@ from core.model.session import (
     Session,
     Severity,
     SourceFormat,
-    Usage,
     WindowSource,
 )
 
@@ -134,17 +133,19 @@ def gather(session: Session) -> Evidence:
     calls = [m for m in session.messages if m.role is assistant and not m.sidechain]
     if any(m.error for m in calls):
         return gather_each(session)
-    went = [m for m in calls if m.usage is not None and m.stop_reason != "length"]
-    prompts = [_prompt(m.usage) for m in went]
+    # Each call's prompt (usage.prompt_tokens, inline), 0 for a call that did not go through
+    # or records no usage (no such call can be the largest: the largest is above 0).
+    prompts = [
+        usage.input + usage.cache_read + usage.cache_write
+        if (usage := m.usage) is not None and m.stop_reason != "length"
+        else 0
+        for m in calls
+    ]
     largest = max(prompts, default=0)
     if largest <= 0:
         return Evidence()
-    first = went[prompts.index(largest)]
+    first = calls[prompts.index(largest)]
     return Evidence(largest, _where(first.source_line, first.index))
-
-
-def _prompt(usage: Usage | None) -> int:
-    return 0 if usage is None else usage.input + usage.cache_read + usage.cache_write
 
 
 def gather_each(session: Session) -> Evidence:
