@@ -34,7 +34,14 @@ from core.agents.windows import (
     prompt_window,
 )
 from core.model.read_numbers import MAX_COUNT
-from core.model.session import Diagnostic, Role, Session, Severity, SourceFormat, WindowSource
+from core.model.session import (
+    Diagnostic,
+    Role,
+    Session,
+    Severity,
+    SourceFormat,
+    WindowSource,
+)
 
 COMMON_WINDOWS = (
     8_192,
@@ -117,7 +124,33 @@ class Evidence:
 
 def gather(session: Session) -> Evidence:
     """The window evidence of ``session``: prompts that went through, limits stated by overflow
-    errors, requests refused as too long (never the recorded compactions' own counts)."""
+    errors, requests refused as too long (never the recorded compactions' own counts).
+
+    A session none of whose calls records an error (nearly all) has no stated limit and no
+    refusal: its evidence is its largest prompt, found over a column of the calls' prompts;
+    the others are read call by call (:func:`gather_each`, the same evidence)."""
+    assistant = Role.ASSISTANT
+    calls = [m for m in session.messages if m.role is assistant and not m.sidechain]
+    if any(m.error for m in calls):
+        return gather_each(session)
+    # Each call's prompt (usage.prompt_tokens, inline), 0 for a call that did not go through
+    # or records no usage (no such call can be the largest: the largest is above 0).
+    prompts = [
+        usage.input + usage.cache_read + usage.cache_write
+        if (usage := m.usage) is not None and m.stop_reason != "length"
+        else 0
+        for m in calls
+    ]
+    largest = max(prompts, default=0)
+    if largest <= 0:
+        return Evidence()
+    first = calls[prompts.index(largest)]
+    return Evidence(largest, _where(first.source_line, first.index))
+
+
+def gather_each(session: Session) -> Evidence:
+    """:func:`gather`, call by call: overflow errors, the limits they state and the requests
+    refused, in order."""
     largest, largest_at = 0, ""
     stated, stated_at = None, None
     refused: int | None = None
@@ -174,10 +207,10 @@ def resolve_window(session: Session, user_window: int | None = None) -> None:
     agent = _AGENTS.get(session.format)
     row, wants_1m = lookup_limits(session.model, session.provider, agent, session.agent_version)
     _fill_limits(session, row)
-    evidence = gather(session)
-    if user_window is not None:
+    if user_window is not None:  # (no evidence read: the window is given)
         _set(session, user_window, "user", "given with --window")
         return
+    evidence = gather(session)
     if session.window_source == "recorded" and session.context_window:
         if evidence.lower_bound > session.context_window:
             session.window_evidence = (

@@ -30,7 +30,8 @@ from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from decimal import Decimal
-from itertools import chain, pairwise
+from itertools import accumulate, chain, compress, pairwise
+from operator import add, lt, ne, or_
 from typing import NamedTuple
 
 from pydantic import Field
@@ -220,14 +221,9 @@ def _unpriced(
 def _day(message: Message) -> str | None:
     """The day of the call (``YYYY-MM-DD``, in the timestamp's own offset), None without one."""
     stamp = message.timestamp
-    if not stamp:
-        return None
-    if stamp.endswith(("Z", "+00:00")) and len(stamp) >= 10 and stamp[4] == "-":
+    if stamp and stamp.endswith(_UTC) and len(stamp) >= 10 and stamp[4] == "-":
         return stamp[:10]  # (UTC, as nearly every agent writes it: no parse needed)
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).date().isoformat()
-    except ValueError:
-        return None
+    return _day_of(stamp)
 
 
 def session_cost(session: Session, *, each_call: bool = True) -> SessionCost:
@@ -256,144 +252,170 @@ computes a call's dollars exactly, and so does integer arithmetic: the same floa
 
 class _PricedCalls:
     """Every assistant call of a session that is in the conversation's numbering or records
-    usage, priced, as columns in session order (entry ``k`` of each column is the same call).
+    usage, priced, as columns.
 
-    The columns are arrays of machine numbers, not lists of tuples (a 100 MB session's 50,000
-    calls as tuples held 35 MB while the totals were added up), and a call's tokens are read
-    from its usage when they are needed (:meth:`tokens`), not kept."""
+    An entry ``k`` (session order) is a picked message; the calls that record usage are also
+    numbered apart (``j``, :attr:`slot` maps one to the other) and their tokens, dollars and
+    rates are columns over ``j``: a run of calls of one rate is a slice of them, its products
+    and quotients made by ``map`` over the slice (no Python step per call), each figure the
+    very float :func:`price` gives the call."""
 
     def __init__(self, session: Session, call_of: Sequence[int]) -> None:
         assistant = Role.ASSISTANT
-        self.picked: list[Message] = [
+        picked = [
             m
             for m in session.messages
             if m.role is assistant and (call_of[m.index] >= 0 or m.usage is not None)
         ]
-        picked = self.picked
+        self.picked = picked
         self.message_index = array("q", [m.index for m in picked])
         calls = array("q", [call_of[m.index] for m in picked])
         self._call_of = calls
-        self.main = array("q", (k for k, c in enumerate(calls) if c >= 0))
+        entries = range(len(picked))
+        self.main = array("q", compress(entries, map((-1).__lt__, calls)))
         """The entries in the conversation's numbering (``per_call``), in order."""
-        self.other = array("q", (k for k, c in enumerate(calls) if c < 0))
+        self.other = array("q", compress(entries, map((0).__gt__, calls)))
         """The others (``other_calls``): compaction summaries, sub-agents."""
         default_model = session.model
-        self.model: list[str | None] = [m.model or default_model for m in picked]
-        count = len(picked)
+        recorded = [m for m in picked if m.usage is not None]
+        self.models_u: list[str | None] = [m.model or default_model for m in recorded]
+        """The model of each call with usage."""
+        self.slot: array[int] | range
+        """The entry's number among the calls with usage (-1: none recorded)."""
+        self.model: list[str | None]
+        """The model of each entry."""
+        if len(recorded) == len(picked):
+            self.slot, self.model = range(len(picked)), self.models_u
+        else:
+            self.slot = _slots(picked)
+            self.model = [m.model or default_model for m in picked]
+        self.counts = _token_columns([m.usage for m in recorded if m.usage is not None])
+        """Uncached input, cache read, cache write and billed output of each call with usage
+        (:func:`billed`)."""
+        count = len(recorded)
         self.usd = tuple(array("d", bytes(8 * count)) for _ in range(5))
-        """Input, cache read, cache write, output and total dollars of each priced entry."""
+        """Input, cache read, cache write, output and total dollars of each call with usage."""
         self.priced = bytearray(count)
-        """1 for an entry :attr:`usd` holds the dollars of."""
-        self.reason: list[str | None] = [_NO_USAGE if m.usage is None else None for m in picked]
+        """1 for a call with usage :attr:`usd` holds the dollars of."""
+        self.unknown: dict[int, str] = {}
+        """Why a call with usage could not be priced (the price table's reason)."""
         self.rates: list[Rates | None] = [None] * count
         self.runs: list[tuple[Rates, int]] = []
         """Every run of consecutive calls priced at one rate, with the cache reads of its calls."""
-        self._price(session)
+        self._price(session, recorded)
 
     def call_index(self, k: int) -> int | None:
         """The entry's call in the conversation's numbering (None: not in it)."""
         call = self._call_of[k]
         return call if call >= 0 else None
 
+    def reason(self, k: int) -> str | None:
+        """Why the entry is not priced (None: it is)."""
+        j = self.slot[k]
+        return _NO_USAGE if j < 0 else self.unknown.get(j)
+
     def tokens(self, k: int) -> tuple[int, int, int, int]:
         """The tokens the entry bills (:func:`billed`; zeros without usage)."""
-        usage = self.picked[k].usage
-        return (0, 0, 0, 0) if usage is None else billed(usage)
+        j = self.slot[k]
+        if j < 0:
+            return (0, 0, 0, 0)
+        a, r, w, o = self.counts
+        return a[j], r[j], w[j], o[j]
 
-    def _price(self, session: Session) -> None:
-        """Rates per stretch of calls of one model and day (the calls without usage between
-        them left out), dollars per run of one rate."""
-        model = self.model
-        stretch: array[int] = array("q")
-        key: tuple[str | None, str | None] = (None, None)
-        for k, message in enumerate(self.picked):
-            if message.usage is None:
-                continue
-            this = (model[k], _day(message))
-            if stretch and this != key:
-                self._price_stretch(session, stretch, key)
-                stretch = array("q")
-            key = this
-            stretch.append(k)
-        if stretch:
-            self._price_stretch(session, stretch, key)
+    def _price(self, session: Session, recorded: list[Message]) -> None:
+        """Rates per stretch of calls of one model and day, dollars per run of one rate."""
+        models = self.models_u
+        stamps = [m.timestamp for m in recorded]
+        days = [
+            s[:10] if s and s.endswith(_UTC) and len(s) >= 10 and s[4] == "-" else _day_of(s)
+            for s in stamps
+        ]
+        del stamps
+        count = len(recorded)
+        # Where the (model, day) key changes from the call before: the stretches' starts.
+        starts = [0]
+        starts += compress(
+            range(1, count),
+            map(or_, map(ne, models[1:], models[:-1]), map(ne, days[1:], days[:-1])),
+        )
+        starts.append(count)
+        for start, end in pairwise(starts):
+            if start < end:
+                self._price_stretch(session, start, end, models[start], days[start])
 
     def _price_stretch(
-        self, session: Session, stretch: array[int], key: tuple[str | None, str | None]
+        self, session: Session, start: int, end: int, model: str | None, day: str | None
     ) -> None:
-        picked = self.picked
-        prompts = [_prompt(picked[k].usage) for k in stretch]
+        a, r, w, _ = self.counts
+        prompts = list(map(add, map(add, a[start:end], r[start:end]), w[start:end]))
         try:
-            found = rates_of_prompts(key[0], session.provider, key[1], prompts)
+            found = rates_of_prompts(model, session.provider, day, prompts)
         except UnknownPrice as exc:
             reason = str(exc)
-            for k in stretch:
-                self.reason[k] = reason
+            for j in range(start, end):
+                self.unknown[j] = reason
             return
         del prompts
-        start = 0
-        while start < len(found):  # runs of one rate (a tier crossed starts another)
-            rates = found[start]
-            end = start + 1
-            while end < len(found) and found[end] is rates:
-                end += 1
-            run = stretch[start:end]
-            self.runs.append((rates, self._dollars(run, rates)))
-            for k in run:
-                self.rates[k] = rates
-                self.priced[k] = 1
-            start = end
+        first = 0
+        size = len(found)
+        while first < size:  # runs of one rate (a tier crossed starts another)
+            rates = found[first]
+            last = first + 1
+            while last < size and found[last] is rates:
+                last += 1
+            lo, hi = start + first, start + last
+            self.runs.append((rates, self._dollars(lo, hi, rates)))
+            self.rates[lo:hi] = [rates] * (hi - lo)
+            self.priced[lo:hi] = b"\x01" * (hi - lo)
+            first = last
 
-    def _dollars(self, run: array[int], rates: Rates) -> int:
-        """Price the calls of ``run`` at one rate into :attr:`usd`: input, cache read, cache
+    def _dollars(self, lo: int, hi: int, rates: Rates) -> int:
+        """Price calls ``lo`` to ``hi`` (one rate) into :attr:`usd`: input, cache read, cache
         write, output and total, each exactly the float of the decimal product :func:`price`
         computes; the cache reads of the run.
 
-        One pass in integer arithmetic while every call of the run is exact (below 28 digits,
-        no negative count: the usual case); at the first that is not, the whole run is priced
-        again the decimal context's way (:func:`_decimal_usd`), as :func:`price` prices it."""
+        Integer products over one power of ten while every call of the run is exact (below 28
+        digits, no negative count: the usual case), else the whole run the decimal context's
+        way (:func:`_decimal_usd`), as :func:`price` prices it."""
         rate_a, rate_r, rate_w, rate_o, scale = _scaled(rates)
-        picked = self.picked
-        usd_a, usd_r, usd_w, usd_o, usd_t = self.usd
-        opencode = UsageConvention.OPENCODE
-        read = 0
-        for k in run:
-            usage = picked[k].usage
-            if usage is None:
-                a = r = w = o = 0
-            else:  # (billed, inline: once per call)
-                a, r, w, o = usage.input, usage.cache_read, usage.cache_write, usage.output
-                if usage.convention is opencode:
-                    o += usage.reasoning
-            cost_a, cost_r, cost_w, cost_o = a * rate_a, r * rate_r, w * rate_w, o * rate_o
-            whole = cost_a + cost_r + cost_w + cost_o
-            if whole >= _EXACT or min(a, r, w, o) < 0:
-                return self._decimal_dollars(run, rates)
-            read += r
-            usd_a[k] = cost_a / scale
-            usd_r[k] = cost_r / scale
-            usd_w[k] = cost_w / scale
-            usd_o[k] = cost_o / scale
-            usd_t[k] = whole / scale
+        columns = [column[lo:hi] for column in self.counts]
+        read: int = sum(columns[1])
+        if min(map(min, columns)) < 0:
+            return self._decimal_dollars(lo, hi, rates, read)
+        costs = [
+            list(map(rate.__mul__, column))
+            for rate, column in zip((rate_a, rate_r, rate_w, rate_o), columns, strict=True)
+        ]
+        whole = list(map(add, map(add, map(add, costs[0], costs[1]), costs[2]), costs[3]))
+        if max(whole) >= _EXACT:
+            return self._decimal_dollars(lo, hi, rates, read)
+        divide = scale.__rtruediv__
+        for usd, cost in zip(self.usd, (*costs, whole), strict=True):
+            usd[lo:hi] = array("d", map(divide, cost))
         return read
 
-    def _decimal_dollars(self, run: array[int], rates: Rates) -> int:
+    def _decimal_dollars(self, lo: int, hi: int, rates: Rates, read: int) -> int:
         """:meth:`_dollars` of a run one of whose calls integer arithmetic does not price
         exactly: every call of it priced in the decimal context."""
         usd_a, usd_r, usd_w, usd_o, usd_t = self.usd
-        read = 0
-        for k in run:
-            counts = self.tokens(k)
-            read += counts[1]
-            usd_a[k], usd_r[k], usd_w[k], usd_o[k], usd_t[k] = _decimal_usd(counts, rates)
+        a, r, w, o = self.counts
+        for j in range(lo, hi):
+            counts = (a[j], r[j], w[j], o[j])
+            usd_a[j], usd_r[j], usd_w[j], usd_o[j], usd_t[j] = _decimal_usd(counts, rates)
         return read
 
     def usd_of(self, k: int) -> tuple[float, float, float, float, float] | None:
         """The entry's dollars (None: not priced)."""
-        if not self.priced[k]:
+        j = self.slot[k]
+        if j < 0 or not self.priced[j]:
             return None
         a, r, w, o, t = self.usd
-        return a[k], r[k], w[k], o[k], t[k]
+        return a[j], r[j], w[j], o[j], t[j]
+
+    def rates_of(self, k: int) -> Rates | None:
+        """The rates the entry was priced at (None: not priced)."""
+        j = self.slot[k]
+        return None if j < 0 else self.rates[j]
 
     def call_costs(self, entries: Iterable[int]) -> list[CallCost]:
         """The :class:`CallCost` of each of ``entries``, straight from the columns (typed
@@ -419,19 +441,60 @@ class _PricedCalls:
                         "cache_write_usd": usd[2],
                         "output_usd": usd[3],
                         "total_usd": usd[4],
-                        "unknown_reason": self.reason[k],
+                        "unknown_reason": self.reason(k),
                     },
                 )
             )
         return out
 
+    def sent(self) -> array[int]:
+        """The entries in the conversation's numbering whose calls sent tokens (uncached
+        input, cache read or cache write), in order."""
+        a, r, w, _ = self.counts
+        prompts = list(map(add, map(add, a, r), w))
+        slots = map(self.slot.__getitem__, self.main)
+        return array("q", compress(self.main, [j >= 0 and prompts[j] != 0 for j in slots]))
+
     def total_usd(self, k: int) -> float | None:
         """The call's dollars (None: not priced)."""
-        return self.usd[4][k] if self.priced[k] else None
+        j = self.slot[k]
+        return self.usd[4][j] if j >= 0 and self.priced[j] else None
 
 
-def _prompt(usage: Usage | None) -> int:
-    return 0 if usage is None else usage.prompt_tokens
+_UTC = ("Z", "+00:00")
+
+
+def _day_of(stamp: str | None) -> str | None:
+    """:func:`_day` of a timestamp the fast path of :meth:`_PricedCalls._price` left."""
+    if not stamp:
+        return None
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).date().isoformat()
+    except ValueError:
+        return None
+
+
+def _slots(picked: list[Message]) -> array[int]:
+    """Each message's number among those with usage (-1: none)."""
+    flags = [m.usage is not None for m in picked]
+    return array("q", [n - 1 if f else -1 for n, f in zip(accumulate(flags), flags, strict=True)])
+
+
+def _token_columns(usages: list[Usage]) -> tuple[list[int], list[int], list[int], list[int]]:
+    """:func:`billed` of every usage, as four columns."""
+    output = [u.output for u in usages]
+    opencode = UsageConvention.OPENCODE
+    if any(u.convention is opencode for u in usages):
+        output = [
+            o + u.reasoning if u.convention is opencode else o
+            for o, u in zip(output, usages, strict=True)
+        ]
+    return (
+        [u.input for u in usages],
+        [u.cache_read for u in usages],
+        [u.cache_write for u in usages],
+        output,
+    )
 
 
 _SCALED: dict[int, tuple[Rates, tuple[int, int, int, int, int]]] = {}
@@ -478,18 +541,19 @@ def _decimal_usd(
 
 
 def _compactions(walk: RecordedWalk, calls: _PricedCalls) -> list[CompactionCost]:
+    taken = [rc for rc in walk.recorded.all if not rc.rewound]
+    if not taken:  # (most sessions: no call's neighbours to look up)
+        return []
     message_index = calls.message_index
     summary_calls = {message_index[k]: k for k in calls.other}
     # The calls that sent tokens, and their message indexes (ascending: the main calls follow
     # the session's messages), built once: each compaction finds its neighbours by bisection.
     tokens = calls.tokens
-    sent = array("q", (k for k in calls.main if _sends(tokens(k))))
-    at = array("q", (message_index[k] for k in sent))
-    ordered = all(a < b for a, b in pairwise(at))
+    sent = calls.sent()
+    at = array("q", map(message_index.__getitem__, sent))
+    ordered = all(map(lt, at[:-1], at[1:]))
     out: list[CompactionCost] = []
-    for rc in walk.recorded.all:
-        if rc.rewound:
-            continue
+    for rc in taken:
         cost = CompactionCost(recorded_index=rc.index)
         own = [summary_calls[j] for j in range(rc.m_c, rc.owned_end) if j in summary_calls]
         own += [summary_calls[j] for j in rc.owned if j in summary_calls and j >= rc.owned_end]
@@ -502,18 +566,13 @@ def _compactions(walk: RecordedWalk, calls: _PricedCalls) -> list[CompactionCost
             cost.cache_read_after = read_after
             cost.cache_invalidated_tokens = max(0, read_before - read_after)
             cost.next_call_index = calls.call_index(after)
-            found = calls.rates[after]
+            found = calls.rates_of(after)
             if found is not None:
                 counts = tokens(after)
                 rebuild = Decimal(counts[0]) * found.input + Decimal(counts[2]) * found.cache_write
                 cost.cache_rebuild_usd = float(rebuild)
         out.append(cost)
     return out
-
-
-def _sends(counts: tuple[int, int, int, int]) -> bool:
-    """The call sent tokens (uncached input, cache read or cache write)."""
-    return bool(counts[0] + counts[1] + counts[2])
 
 
 def _neighbours(
@@ -535,21 +594,22 @@ def _neighbours(
 
 
 def _total(calls: _PricedCalls, compactions: list[CompactionCost], session: Session) -> SessionCost:
-    recorded = 0
-    priced: array[int] = array("q")
-    unknown_models: set[str] = set()
-    for k in chain(calls.main, calls.other):
-        if calls.reason[k] == _NO_USAGE:
-            continue
-        recorded += 1
-        if calls.priced[k]:
-            priced.append(k)
-        else:
-            unknown_models.add(calls.model[k] or "(no model)")
-    unknown = sorted(unknown_models)
+    recorded = len(calls.priced)  # (every call with usage is a main or an other one)
+    unknown = sorted({calls.models_u[j] or "(no model)" for j in calls.unknown})
+    slot = calls.slot
+    if isinstance(slot, range) and not calls.other and not calls.unknown:
+        priced: Sequence[int] | None = None  # (every call, in order: the columns as they are)
+        priced_count = recorded
+    else:  # the priced calls, the main ones then the others, as call by call
+        flags = calls.priced
+        priced = [
+            j for j in map(slot.__getitem__, chain(calls.main, calls.other)) if j >= 0 and flags[j]
+        ]
+        priced_count = len(priced)
 
     def column(figure: int) -> float:  # one figure of every priced call, added up in order
-        added: float = sum(map(calls.usd[figure].__getitem__, priced))
+        usd = calls.usd[figure]
+        added: float = sum(usd) if priced is None else sum(map(usd.__getitem__, priced))
         return added
 
     # What the cache reads saved, per run of one rate: the same decimal sum as call by call.
@@ -567,10 +627,10 @@ def _total(calls: _PricedCalls, compactions: list[CompactionCost], session: Sess
     if session.provider in SUBSCRIPTIONS and not how:
         how = [f"{session.provider} bills by subscription"]
     return SessionCost(
-        total_usd=column(4) if priced else None,
+        total_usd=column(4) if priced_count else None,
         calls=recorded,
-        priced_calls=len(priced),
-        unpriced_calls=recorded - len(priced),
+        priced_calls=priced_count,
+        unpriced_calls=recorded - priced_count,
         unknown_models=unknown,
         input_usd=column(0),
         cache_read_usd=column(1),

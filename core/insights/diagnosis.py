@@ -13,6 +13,7 @@ of it (``CallPoint.baseline_tokens``).
 from __future__ import annotations
 
 from bisect import bisect_left
+from heapq import nlargest
 from typing import NamedTuple
 
 from pydantic import Field
@@ -298,7 +299,7 @@ def what_filled(
     candidates = [
         i for i in range(since, until) if not messages[i].sidechain and not messages[i].summary
     ]
-    growth = sum(tokens_of[i] for i in candidates)
+    growth = sum(map(tokens_of.__getitem__, candidates))
     return (
         growth,
         _contributors(messages, candidates, tokens_of, growth, top),
@@ -310,7 +311,8 @@ def _contributors(
     messages: list[Message], candidates: list[int], tokens_of: list[int], growth: int, top: int
 ) -> list[Contributor]:
     """The ``top`` biggest messages among ``candidates``, largest first (earlier first on ties)."""
-    ranked = sorted(candidates, key=lambda i: (-tokens_of[i], i))[: max(top, 0)]
+    # (nlargest is sorted(..., reverse=True)[:n], stable: the earlier of equals first)
+    ranked = nlargest(max(top, 0), candidates, key=tokens_of.__getitem__)
     return [
         Contributor(
             message_index=i,

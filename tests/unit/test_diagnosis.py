@@ -4,8 +4,10 @@ the last compaction, and whether the last threshold check came too late."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from core.insights.diagnosis import OverflowDiagnosis, diagnose
+from core.insights.diagnosis import OverflowDiagnosis, diagnose, what_filled
 from core.model.session import Session
 from core.policy import Policy, get_preset
 from core.replay import native_policy, replay
@@ -164,3 +166,25 @@ def test_a_threshold_above_the_window_is_said_to_be_one() -> None:
     d = diagnose(session, replay(session, policy))
     assert d.overflowed and d.threshold == 150_000
     assert "not below the 100,000-token window" in d.verdict
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.integers(min_value=-3, max_value=6), max_size=30),
+    st.integers(min_value=-1, max_value=12),
+    st.booleans(),
+)
+def test_what_filled_ranks_the_largest_first_and_the_earlier_of_equals_first(
+    sizes: list[int], top: int, sidechains: bool
+) -> None:
+    """The contributors are the messages sorted by size, largest first, the earlier of equals
+    first, cut to ``top`` (many ties: the sizes are small numbers); the growth is their sum."""
+    builder = SessionBuilder()
+    for n, _ in enumerate(sizes):
+        builder.user(f"m{n}", sidechain=sidechains and n % 3 == 0)
+    session = builder.session()
+    growth, contributors, _ = what_filled(session, sizes, 0, len(sizes), top)
+    kept = [i for i, m in enumerate(session.messages) if not m.sidechain and not m.summary]
+    expected = sorted(kept, key=lambda i: (-sizes[i], i))[: max(top, 0)]
+    assert [c.message_index for c in contributors] == expected
+    assert growth == sum(sizes[i] for i in kept)

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import json
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from core.formats import load_session
 from core.insights.named_figures import (
     FACTS,
+    _Around,
     compaction_figures,
     peak,
     threshold_figure,
@@ -115,3 +119,24 @@ def test_the_make_run_sample_flags_its_inferred_threshold_above_the_window() -> 
     text = CliRunner().invoke(cli, ["analyze", path], env={"COLUMNS": "200"}).stdout
     assert "threshold 167,000 (rule)" in text
     assert "210,084 (inferred; at or above the 200,000 window" in text
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(min_value=0, max_value=20), max_size=15),
+    st.booleans(),
+    st.integers(min_value=-1, max_value=22),
+    st.integers(min_value=0, max_value=8),
+)
+def test_the_prompts_around_a_compaction_are_the_ones_a_scan_finds(
+    messages: list[int], ordered: bool, at: int, span: int
+) -> None:
+    """The last prompt before a compaction and the first after it (up to the next one), found
+    by bisection, are those a scan of every prompt finds (repeated messages, none before or
+    after, out of order)."""
+    at_messages = sorted(messages) if ordered else messages
+    prompts = [(call, m, 100 + call) for call, m in enumerate(at_messages)]
+    until = at + span
+    before = [p for p in prompts if p[1] < at]
+    after = next((p for p in prompts if at <= p[1] < until), None)
+    assert _Around(prompts).of(at, until) == ((before[-1] if before else None), after)

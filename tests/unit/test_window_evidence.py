@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
-from core.agents.window_evidence import resolve_window, smallest_window
-from core.model.session import Session, SourceFormat
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.agents.window_evidence import gather, gather_each, resolve_window, smallest_window
+from core.model.session import Session, SourceFormat, Usage
 from tests.support.builders import SessionBuilder
 
 
@@ -186,3 +189,49 @@ def test_a_provider_that_caps_prompts_lower_sets_the_window() -> None:
     assert (session.context_window, session.window_source) == (128_000, "table")
     text = session.window_evidence or ""
     assert "models.dev" in text and "128,000" in text and "200,000" in text
+
+
+_ERRORS = (
+    None,
+    "",
+    "prompt is too long: 210097 tokens > 200000 maximum",
+    "This model's maximum context length is 128000 tokens",
+    "context_length_exceeded",
+    "rate limit reached",
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(min_value=-5, max_value=300_000),
+            st.integers(min_value=0, max_value=300_000),
+            st.booleans(),  # usage recorded
+            st.booleans(),  # a sub-agent's call
+            st.sampled_from((None, "length", "end_turn")),
+            st.sampled_from(_ERRORS),
+            st.booleans(),  # a source line
+        ),
+        max_size=12,
+    ),
+    st.booleans(),
+)
+def test_gather_is_the_evidence_read_call_by_call(
+    calls: list[tuple[int, int, bool, bool, str | None, str | None, bool]], errors: bool
+) -> None:
+    """The largest prompt over a column (no call records an error) is the evidence
+    :func:`gather_each` reads call by call, its place included; with errors, the same."""
+    builder = SessionBuilder(model="claude-opus-5").user("go")
+    for uncached, read, recorded, side, stop, error, line in calls:
+        usage = Usage(input=uncached, cache_read=read, output=7)
+        builder.reply(
+            usage=usage if recorded else None,
+            sidechain=side,
+            stop_reason=stop,
+            error=error if errors else None,
+        )
+        if line:
+            builder.messages[-1].source_line = 10 * len(builder.messages)
+    session = builder.session(window=None, fmt=SourceFormat.CLAUDE_CODE, model="claude-opus-5")
+    assert gather(session) == gather_each(session)
