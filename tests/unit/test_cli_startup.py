@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 START = """
 import dataclasses, typing
 from tui.cli import code_cache
@@ -240,3 +242,18 @@ def test_the_console_scripts_import_leaves_the_collector_as_it_was() -> None:
         [sys.executable, "-c", MAIN_IMPORT], capture_output=True, text=True, check=True
     )
     assert result.stdout.split() == ["True", "True", "True", "True"]
+
+
+def test_a_pydantic_laid_out_otherwise_is_asked_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where pydantic's private module that answers for default factories cannot be imported
+    (another pydantic release), nothing is replaced and the command starts as before."""
+    import pydantic._internal as internal
+    from pydantic._internal import _generate_schema
+
+    from tui.cli import main
+
+    before = _generate_schema.takes_validated_data_argument
+    monkeypatch.delattr(internal, "_fields")
+    monkeypatch.setitem(sys.modules, "pydantic._internal._fields", None)
+    main._plain_default_factories()  # (raised ImportError before the guard)
+    assert _generate_schema.takes_validated_data_argument is before

@@ -240,8 +240,10 @@ def _plain_default_factories() -> None:
     with the string hashing): 4.5 % of a 2.4 MB session's ``analyze --json`` for 50 fields that
     default to an empty list or dict. The answer is pydantic's own (``False``: ``list(iterable=(),
     /)`` has no required argument, ``dict`` no signature); any other factory is asked as before."""
-    from pydantic._internal import _fields, _generate_schema
-
+    try:
+        from pydantic._internal import _fields, _generate_schema
+    except ImportError:  # (a pydantic whose private modules are laid out otherwise: ask it)
+        return
     name = "takes_validated_data_argument"
     original = getattr(_fields, name, None)
     if original is None or getattr(original, "plain_factories_known", False):
