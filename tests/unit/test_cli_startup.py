@@ -252,8 +252,9 @@ def test_a_pydantic_laid_out_otherwise_is_asked_as_before(monkeypatch: pytest.Mo
 
     from tui.cli import main
 
-    before = _generate_schema.takes_validated_data_argument
+    name = "takes_validated_data_argument"
+    before = getattr(_generate_schema, name)
     monkeypatch.delattr(internal, "_fields")
     monkeypatch.setitem(sys.modules, "pydantic._internal._fields", None)
     main._plain_default_factories()  # (raised ImportError before the guard)
-    assert _generate_schema.takes_validated_data_argument is before
+    assert getattr(_generate_schema, name) is before
