@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
-from typing import Any, NamedTuple, overload
+from typing import Any, NamedTuple, TypeVar, overload
 
 from core.model.session import Message, Provenance
 from core.policy import Policy
@@ -212,6 +212,7 @@ events (:attr:`Trace.event_ids`) they are the calls' rows (:class:`Rows`); every
 and the TUI's gauge read them as they are."""
 
 _NO_EVENTS: tuple[int, ...] = ()
+_Item = TypeVar("_Item")
 
 
 def check_column(
@@ -231,9 +232,9 @@ def check_column(
     return column
 
 
-class Rows(Sequence[CallRow]):
-    """A trace's rows, one per call walked, each made from the trace's columns when asked for
-    (a walk keeps the columns: building a named tuple per call was a fifth of a walk)."""
+class _TraceView(Sequence[_Item]):
+    """A sequence of one item per call a trace walked, made from the trace's columns when read;
+    equal to any sequence of the same items."""
 
     __slots__ = ("_trace",)
 
@@ -242,6 +243,20 @@ class Rows(Sequence[CallRow]):
 
     def __len__(self) -> int:
         return len(self._trace.made)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class Rows(_TraceView[CallRow]):
+    """A trace's rows, one per call walked, each made from the trace's columns when asked for
+    (a walk keeps the columns: building a named tuple per call was a fifth of a walk)."""
+
+    __slots__ = ()
 
     def row(self, c: int) -> CallRow:
         """The row of call ``c`` (``0 <= c < len(self)``)."""
@@ -275,29 +290,16 @@ class Rows(Sequence[CallRow]):
     def __iter__(self) -> Iterator[CallRow]:
         return (self.row(c) for c in range(len(self)))
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence):
-            return NotImplemented
-        return list(self) == list(other)
-
-    __hash__ = None  # type: ignore[assignment]
-
 
 def _checked(check: Check) -> Check | None:
     return check if check.base is not None or check.proj is not None else None
 
 
-class Checks(Sequence["Check | None"]):
+class Checks(_TraceView["Check | None"]):
     """A trace's threshold checks, one per call walked: the check made (:attr:`Trace.made`), or
     None where it had nothing to measure yet."""
 
-    __slots__ = ("_trace",)
-
-    def __init__(self, trace: Trace) -> None:
-        self._trace = trace
-
-    def __len__(self) -> int:
-        return len(self._trace.made)
+    __slots__ = ()
 
     @overload
     def __getitem__(self, index: int) -> Check | None: ...
@@ -315,13 +317,6 @@ class Checks(Sequence["Check | None"]):
 
     def __iter__(self) -> Iterator[Check | None]:
         return map(_checked, self._trace.made)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence):
-            return NotImplemented
-        return list(self) == list(other)
-
-    __hash__ = None  # type: ignore[assignment]
 
 
 class PruneInput(NamedTuple):
