@@ -431,12 +431,11 @@ def _message_flags(messages: list[Message], count: int) -> tuple[array[int], arr
     flags = _zeros(count)
     calls: list[int] = []
     call = calls.append
-    assistant = Role.ASSISTANT
     for message in messages:
         value = 0
         if message.summary:
             value |= _SUMMARY
-        elif message.role is assistant:
+        if message.is_model_call:
             call(message.index)
         if message.synthetic:
             value |= _SYNTHETIC

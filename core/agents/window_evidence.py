@@ -133,12 +133,10 @@ def gather(session: Session) -> Evidence:
     calls = [m for m in session.messages if m.role is assistant and not m.sidechain]
     if any(m.error for m in calls):
         return gather_each(session)
-    # Each call's prompt (usage.prompt_tokens, inline), 0 for a call that did not go through
-    # or records no usage (no such call can be the largest: the largest is above 0).
+    # Each call's prompt, 0 for a call that did not go through or records no usage (no such
+    # call can be the largest: the largest is above 0).
     prompts = [
-        usage.input + usage.cache_read + usage.cache_write
-        if (usage := m.usage) is not None and m.stop_reason != "length"
-        else 0
+        usage.prompt_tokens if (usage := m.usage) is not None and m.stop_reason != "length" else 0
         for m in calls
     ]
     largest = max(prompts, default=0)

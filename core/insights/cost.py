@@ -220,10 +220,7 @@ def _unpriced(
 
 def _day(message: Message) -> str | None:
     """The day of the call (``YYYY-MM-DD``, in the timestamp's own offset), None without one."""
-    stamp = message.timestamp
-    if stamp and stamp.endswith(_UTC) and len(stamp) >= 10 and stamp[4] == "-":
-        return stamp[:10]  # (UTC, as nearly every agent writes it: no parse needed)
-    return _day_of(stamp)
+    return _day_of(message.timestamp)
 
 
 def session_cost(session: Session, *, each_call: bool = True) -> SessionCost:
@@ -325,12 +322,7 @@ class _PricedCalls:
     def _price(self, session: Session, recorded: list[Message]) -> None:
         """Rates per stretch of calls of one model and day, dollars per run of one rate."""
         models = self.models_u
-        stamps = [m.timestamp for m in recorded]
-        days = [
-            s[:10] if s and s.endswith(_UTC) and len(s) >= 10 and s[4] == "-" else _day_of(s)
-            for s in stamps
-        ]
-        del stamps
+        days = [_day_of(m.timestamp) for m in recorded]
         count = len(recorded)
         # Where the (model, day) key changes from the call before: the stretches' starts.
         starts = [0]
@@ -465,9 +457,11 @@ _UTC = ("Z", "+00:00")
 
 
 def _day_of(stamp: str | None) -> str | None:
-    """:func:`_day` of a timestamp the fast path of :meth:`_PricedCalls._price` left."""
+    """The day of a timestamp (``YYYY-MM-DD``, in its own offset), None without one."""
     if not stamp:
         return None
+    if stamp.endswith(_UTC) and len(stamp) >= 10 and stamp[4] == "-":
+        return stamp[:10]  # (UTC, as nearly every agent writes it: no parse needed)
     try:
         return datetime.fromisoformat(stamp.replace("Z", "+00:00")).date().isoformat()
     except ValueError:

@@ -221,10 +221,8 @@ def _recorded_prompt_column(session: Session, result: ReplayResult) -> list[int 
         messages[at].usage if 0 <= at < count else None
         for at in result.point_column("message_index")
     ]
-    column = [  # (usage.prompt_tokens, inline: no property call per call)
-        None
-        if usage is None or figure is None
-        else usage.input + usage.cache_read + usage.cache_write
+    column = [
+        None if usage is None or figure is None else usage.prompt_tokens
         for usage, figure in zip(usages, result.point_column("recorded_tokens"), strict=True)
     ]
     session.derived["recorded_prompts"] = (result, column)

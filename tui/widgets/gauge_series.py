@@ -16,7 +16,7 @@ from itertools import compress
 from typing import TYPE_CHECKING
 
 from core.formats.subagents import subagent_spans
-from core.model.session import Provenance, Role, Session
+from core.model.session import Provenance, Session
 
 if TYPE_CHECKING:
     from core.insights.named_figures import ThresholdFigure
@@ -263,8 +263,7 @@ def _threshold_source(result: ReplayResult) -> str:
 
 def _recorded_columns(session: Session) -> _Columns:
     """The recorded series of a session not replayed yet, and the calls over its window."""
-    assistant = Role.ASSISTANT  # (Message.is_model_call, inline: 100,000 property calls)
-    calls = [m for m in session.messages if m.role is assistant and not m.summary]
+    calls = session.model_calls()
     recorded = [
         tokens if usage is not None and (tokens := usage.context_tokens) > 0 else -1
         for usage in [m.usage for m in calls]
