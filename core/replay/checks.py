@@ -24,7 +24,7 @@ from core.model.tokens import arguments_text
 from core.policy import Policy
 from core.replay.recorded import RecordedSide
 from core.replay.results import CheckBasis, Trigger
-from core.replay.state import Check, State, new_check
+from core.replay.state import Check, State, has_figure, new_check
 
 Measure = Callable[[int, int, bool, bool, "int | None", "bool | None"], Check]
 """``(c, reply_tokens, checks_now, turn_start, limit, recorded)``: :meth:`CheckRules.measure`
@@ -223,7 +223,7 @@ def fired_on(check: Check, trigger: Trigger) -> int:
 
 def checked(check: Check) -> bool:
     """The policy checked before this call, on a figure (``CallPoint.checked``)."""
-    return check.checks_now and (check.base is not None or check.proj is not None)
+    return check.checks_now and has_figure(check)
 
 
 def measured(check: Check) -> int | None:

@@ -33,7 +33,7 @@ from core.policy import Policy, PruningPolicy
 from core.replay.calls import Calls
 from core.replay.checks import CheckRules, overflows, trigger_of
 from core.replay.policies import effective_window, is_recording_policy
-from core.replay.state import Check, PruneInput, State, Trace
+from core.replay.state import Check, PruneInput, State, Trace, has_figure
 from core.replay.truncation import Truncations
 
 THRESHOLD_ONLY = {
@@ -279,7 +279,7 @@ class ResumePlanner:
         rules = CheckRules(policy)
         for c in range(min(stop, len(checks))):
             check = checks[c]
-            if check.base is not None or check.proj is not None:
+            if has_figure(check):
                 decided = self._decides_otherwise(
                     check, c, (policy, rules), limits[c], trace, pending_new
                 )

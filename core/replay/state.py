@@ -291,8 +291,14 @@ class Rows(_TraceView[CallRow]):
         return (self.row(c) for c in range(len(self)))
 
 
+def has_figure(check: Check) -> bool:
+    """The check had a figure to measure: the context before the call or its projection (one
+    with neither, before any usage is known, reads as None in :attr:`Trace.checks`)."""
+    return check.base is not None or check.proj is not None
+
+
 def _checked(check: Check) -> Check | None:
-    return check if check.base is not None or check.proj is not None else None
+    return check if has_figure(check) else None
 
 
 class Checks(_TraceView["Check | None"]):
