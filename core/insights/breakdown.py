@@ -345,7 +345,6 @@ def _breakdown(session: Session, estimator: str, *, calibrate: bool) -> ContextB
         compacted.setdefault(step.compaction.m_c, []).append(step)
     call_of, walked = walk.calls.call_of, walk.recorded.walked
     running = _Running()
-    sums = running.sums
     raw: list[tuple[int, int, Sums]] = []  # (call, its message, the sums before it)
     segments: list[int] = []
     segment = 0
@@ -360,14 +359,12 @@ def _breakdown(session: Session, estimator: str, *, calibrate: bool) -> ContextB
                     wrote.append(("summaries", counter.count(summary.text)))
                 running.reset(wrote)
                 walk_start = step.compaction.owned_end
-            sums = running.sums
         call = call_of[i]
         if call >= 0:
-            raw.append((call, i, dict(sums)))
+            raw.append((call, i, dict(running.sums)))
             segments.append(segment)
         if walked[i] and i >= walk_start:
-            for key, tokens in parts_of(i):  # (_Running.add, inline: once per message)
-                sums[key] = sums.get(key, 0) + tokens
+            running.add(parts_of(i))
     return _assemble(session, walk, raw, segments, parts_of, estimator, calibrate)
 
 
