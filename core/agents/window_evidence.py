@@ -84,10 +84,12 @@ class Evidence:
     stated: int | None = None
     """The limit a provider's overflow error states."""
     stated_message: int | None = None
+    """The index of the message whose error states that limit (shown as ``at message N``)."""
     refused: int | None = None
     """The smallest request a provider refused as too long without naming its limit (at least
     the context of the call before it: the request held that and more)."""
     refused_at: str = ""
+    """Where that refused request is, written as ``largest_prompt_at`` is."""
     larger_after_refusal: int = 0
     """The largest prompt that went through after that refusal."""
 
