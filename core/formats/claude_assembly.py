@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from functools import lru_cache
-from sys import intern
 from typing import Any
 
 from core.agents.overflow_errors import is_context_overflow_message
@@ -167,8 +166,7 @@ class Assembler:
         tool_names, call_ids = self.tool_names, self.call_ids
         for call in calls:
             for tc in call.calls:
-                tc.name = name = intern(tc.name)
-                tool_names[tc.id] = name
+                tool_names[tc.id] = tc.name  # (names are interned as the lines are read)
                 call_ids[tc.id] = tc.id
         checks = [(call.entry.line, call.calls) for call in calls if call.calls]
         calls.clear()
@@ -279,9 +277,8 @@ class Assembler:
             reasoning=("\n\n".join([t for t in reasoning if t]) if reasoning else ""),
             tool_calls=list(item.calls),
             usage=usage,
-            # the same few names on every call: one string each, not one per call
-            model=None if model is None else intern(model),
-            stop_reason=None if item.stop is None else intern(item.stop),
+            model=model,  # (the model and stop reason are interned as the lines are read)
+            stop_reason=item.stop,
             error=item.error,
             sidechain=sidechain,
             source_line=first.line,

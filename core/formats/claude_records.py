@@ -9,6 +9,7 @@ tool results (as ``(call id, output, is_error)``), images and documents as place
 from __future__ import annotations
 
 from collections.abc import Sequence
+from sys import intern
 from typing import Any
 
 import msgspec
@@ -171,10 +172,10 @@ def read_assistant(entry: Entry, obj: dict[str, Any], message: Any) -> None:
     )
     model = message.get("model")
     if type(model) is str:
-        entry.model = model
+        entry.model = intern(model)  # (one string per name, not one per line)
     stop = message.get("stop_reason")
     if type(stop) is str:
-        entry.stop_reason = stop
+        entry.stop_reason = intern(stop)
     usage = message.get("usage")
     if type(usage) is dict:
         entry.usage = request_usage(usage)
@@ -210,7 +211,7 @@ def _read_assistant_blocks(entry: Entry, content: list[Any], texts: list[str]) -
             name = block.get("name")
             call = ToolCall(
                 id=call_id if type(call_id) is str else "",
-                name=name if type(name) is str else "",
+                name=intern(name) if type(name) is str else "",
                 arguments=block.get("input"),
             )
             entry.calls = (*entry.calls, call)

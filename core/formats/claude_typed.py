@@ -12,6 +12,7 @@ read as a float), and the loader reads it as a plain object with the checks and 
 
 from __future__ import annotations
 
+from sys import intern
 from typing import Annotated, Any
 
 import msgspec
@@ -236,8 +237,10 @@ def _request_usage(usage: TypedUsage) -> TypedUsage:
 def _read_assistant(entry: Entry, line: Line, message: TypedMessage) -> None:
     msg_id = message.id
     entry.key = (msg_id if msg_id is not None else entry.uuid, line.request_id)
-    entry.model = message.model
-    entry.stop_reason = message.stop_reason
+    # the same few names on every line: one string each, not one per line until the assembly
+    model, stop = message.model, message.stop_reason
+    entry.model = None if model is None else intern(model)
+    entry.stop_reason = None if stop is None else intern(stop)
     if message.usage is not None:
         used = _request_usage(message.usage)
         entry.call_usage = _usage(used)
@@ -276,7 +279,7 @@ def _read_blocks(entry: Entry, content: list[Block], texts: list[str]) -> None:
         elif kind == "tool_use" or kind == "server_tool_use":
             call = ToolCall(
                 id=block.id if block.id is not None else "",
-                name=block.name if block.name is not None else "",
+                name=intern(block.name) if block.name is not None else "",
                 arguments=_arguments(block.input),
             )
             entry.calls = (*entry.calls, call)

@@ -83,3 +83,34 @@ def test_every_odd_field_reads_the_same(tmp_path: Path, monkeypatch: pytest.Monk
             path.write_text("".join(json.dumps(row) + "\n" for row in changed), encoding="utf-8")
             typed, plain = _both(path, monkeypatch)
             assert typed == plain, (k, field, value)
+
+
+def _assistant_line(uuid: str) -> bytes:
+    message = {
+        "id": f"msg_{uuid}",
+        "model": "claude-test-" + "model",  # (built at run time: not the test's constant)
+        "stop_reason": "tool_use",
+        "content": [{"type": "tool_use", "id": f"toolu_{uuid}", "name": "Ba" + "sh", "input": {}}],
+    }
+    return json.dumps({"type": "assistant", "uuid": uuid, "message": message}).encode()
+
+
+def test_names_repeated_on_every_line_are_held_once_from_the_read_on() -> None:
+    """Each assistant line's model, stop reason and tool names are one string per name as soon as
+    the line is read (typed or plain), not one copy per line until the assembly."""
+    from core.formats.claude_records import ASSISTANT, Entry, read_assistant
+
+    typed_entries = []
+    plain_entries = []
+    for n, uuid in enumerate(["a", "b"]):
+        raw = _assistant_line(uuid)
+        read = claude_typed.read(raw, n + 1, 0)
+        assert read is not None and read[1] is not None
+        typed_entries.append(read[1])
+        obj = json.loads(raw)
+        entry = Entry.of(ASSISTANT, n + 1, 0, uuid, None, obj)
+        read_assistant(entry, obj, obj["message"])
+        plain_entries.append(entry)
+    for first, second in (typed_entries, plain_entries):
+        assert first.model is second.model and first.stop_reason is second.stop_reason
+        assert first.calls[0].name is second.calls[0].name
