@@ -4,6 +4,7 @@ paths give what their general paths give."""
 from __future__ import annotations
 
 import gc
+import json
 import random
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,7 +15,9 @@ import pytest
 from core.fleet.survey import analyse_row
 from core.formats.jsonl import head_records
 from core.formats.opencode_messages import iso_ms
+from core.formats import load_session
 from core.gc_pause import gc_paused
+from core.model.session import Role
 from tests.support.paths import TESTS
 
 FIXTURES = TESTS / "fixtures"
@@ -85,3 +88,57 @@ def test_head_records_keeps_only_object_lines() -> None:
     assert head_records(pretty) == []
     lines = b' \t{"type": "session"}\n[1, 2]\n"text"\n\n{"type": "message"}\n{"cut'
     assert head_records(lines) == [{"type": "session"}, {"type": "message"}]
+
+
+def test_head_records_answers_every_limit_from_one_read() -> None:
+    """The sniffers ask the same head with limits 32, 8, 16 and 1: each answer is the one a
+    fresh read of that head gives, and a caller's list is its own."""
+    head = b"".join(b'{"n": %d}\n' % n for n in range(40)) + b'{"cut'
+    first = head_records(head, 32)
+    assert first == [{"n": n} for n in range(32)]
+    first.clear()
+    assert head_records(head, 8) == [{"n": n} for n in range(8)]
+    assert head_records(head, 64) == [{"n": n} for n in range(40)]
+    assert head_records(head, 1) == [{"n": 0}]
+    few = b'{"a": 1}\nnot json\n'
+    assert head_records(few, 1) == [{"a": 1}]
+    assert head_records(few, 64) == [{"a": 1}]  # (one read with limit 1 could not tell)
+    assert head_records(b'{"a": 2}\n', 64) == [{"a": 2}]  # another head: read anew
+
+
+def _opencode_export(tmp_path: Path, tokens: dict[str, Any], parts: list[dict[str, Any]]) -> Path:
+    info = {"id": "msg_a", "role": "assistant", "modelID": "m", "tokens": tokens}
+    user = {"info": {"id": "msg_u", "role": "user"}, "parts": [{"type": "text", "text": "go"}]}
+    document = {"info": {"id": "ses_1"}, "messages": [user, {"info": info, "parts": parts}]}
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(document))
+    return path
+
+
+STEP = {"type": "step-start"}
+TEXT = {"type": "text", "text": "ok"}
+
+
+def test_opencode_last_step_without_usage_takes_the_messages_tokens(tmp_path: Path) -> None:
+    finish = {"type": "step-finish", "tokens": {"input": 5, "output": 1}}
+    parts = [STEP, TEXT, finish, STEP, TEXT]
+    path = _opencode_export(tmp_path, {"input": 30, "output": 2, "cache": {"read": 4}}, parts)
+    calls = [m for m in load_session(path).messages if m.role is Role.ASSISTANT]
+    assert [(m.id, m.usage.input if m.usage else None) for m in calls] == [
+        ("msg_a", 5),
+        ("msg_a#step2", 30),
+    ]
+    assert calls[1].usage is not None and calls[1].usage.cache_read == 4
+
+
+def test_opencode_damaged_message_tokens_are_reported_first(tmp_path: Path) -> None:
+    """A message's damaged tokens are reported even when every step has its own usage, and
+    before the steps' (the order the records give)."""
+    finish = {"type": "step-finish", "tokens": {"input": -3, "output": 1}}
+    path = _opencode_export(tmp_path, {"input": "many", "output": 2}, [STEP, TEXT, finish])
+    session = load_session(path)
+    counts = [d.message for d in session.diagnostics if d.code == "bad-count"]
+    assert len(counts) == 2
+    assert "not a number" in counts[0] and "negative" in counts[1]
+    calls = [m for m in session.messages if m.role is Role.ASSISTANT]
+    assert calls[0].usage is not None and calls[0].usage.output == 1
