@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from core.fleet.survey import analyse_row
+from core.formats import load_session
 from core.formats.jsonl import head_records
 from core.formats.opencode_messages import iso_ms
-from core.formats import load_session
 from core.gc_pause import gc_paused
 from core.model.session import Role
 from tests.support.paths import TESTS
