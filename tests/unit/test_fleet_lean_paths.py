@@ -115,8 +115,8 @@ def _opencode_export(tmp_path: Path, tokens: dict[str, Any], parts: list[dict[st
     return path
 
 
-STEP = {"type": "step-start"}
-TEXT = {"type": "text", "text": "ok"}
+STEP: dict[str, Any] = {"type": "step-start"}
+TEXT: dict[str, Any] = {"type": "text", "text": "ok"}
 
 
 def test_opencode_last_step_without_usage_takes_the_messages_tokens(tmp_path: Path) -> None:
