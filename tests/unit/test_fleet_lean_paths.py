@@ -18,6 +18,10 @@ from core.formats.jsonl import head_records
 from core.formats.opencode_messages import iso_ms
 from core.gc_pause import gc_paused
 from core.model.session import Role
+from core.model.tokens import get_counter
+from core.policy import get_preset
+from core.replay.truncation import Truncations, sent_output
+from tests.support.builders import SessionBuilder
 from tests.support.paths import TESTS
 
 FIXTURES = TESTS / "fixtures"
@@ -142,3 +146,30 @@ def test_opencode_damaged_message_tokens_are_reported_first(tmp_path: Path) -> N
     assert "not a number" in counts[0] and "negative" in counts[1]
     calls = [m for m in session.messages if m.role is Role.ASSISTANT]
     assert calls[0].usage is not None and calls[0].usage.output == 1
+
+
+@pytest.mark.parametrize(("max_bytes", "max_lines"), [(100, 10), (100, 0), (30, 50)])
+def test_truncation_measures_only_what_may_not_fit(max_bytes: int, max_lines: int) -> None:
+    """An output short enough to fit whatever its characters is passed over unmeasured: the
+    outputs on both sides of that length (4-byte characters, newlines only) are truncated
+    exactly as a truncation of every output truncates them."""
+    outputs = ["😀" * 7, "😀" * 8, "😀" * 25, "😀" * 26, "\n" * 9, "\n" * 10, "x" * 9, "é" * 51]
+    builder = SessionBuilder().user()
+    for output in outputs:
+        builder = builder.call("bash", context=1_000).result(output)
+    session = builder.reply(context=2_000).session()
+    policy = get_preset("pi")
+    policy.estimator = "chars/4"
+    policy.truncation.enabled = True
+    policy.truncation.max_bytes = max_bytes
+    policy.truncation.max_lines = max_lines
+    counter = get_counter(policy.estimator)
+    truncation = Truncations(session, lambda _: counter.messages_tokens(session.messages)).of(
+        policy
+    )
+    expected = [
+        m.tool_result is not None and sent_output(m, policy.truncation).truncated
+        for m in session.messages
+    ]
+    assert truncation.truncated == expected
+    assert 0 < sum(expected) < len(outputs)
