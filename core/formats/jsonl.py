@@ -67,8 +67,24 @@ def head_records(head: bytes, limit: int = 64) -> list[dict[str, Any]]:
     """The JSON objects on the complete, parseable lines of ``head`` (up to ``limit``).
 
     Lines that do not parse (including a last line cut by the 64 KB head) are ignored: this is
-    for sniffing, where a guess from the lines that do parse is what is wanted.
+    for sniffing, where a guess from the lines that do parse is what is wanted. The records of
+    the last head read are kept: every sniffer reads the same head (the records are shared:
+    read them, do not change them).
     """
+    global _last_head  # (a memo of one entry)
+    last = _last_head
+    if last is not None and last[0] is head and (last[1] >= limit or len(last[2]) < last[1]):
+        return last[2][:limit]
+    records = _head_records(head, limit)
+    _last_head = (head, limit, records)
+    return records[:]
+
+
+_last_head: tuple[bytes, int, list[dict[str, Any]]] | None = None
+"""The head :func:`head_records` read last, the limit it read it with, and its records."""
+
+
+def _head_records(head: bytes, limit: int) -> list[dict[str, Any]]:
     if head.startswith(_BOM):
         head = head[len(_BOM) :]
     records: list[dict[str, Any]] = []

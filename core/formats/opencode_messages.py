@@ -74,11 +74,21 @@ _EXACT_MS = 2**32 * 1000
 half a microsecond of the exact time: :func:`iso_ms` writes a whole millisecond as it is."""
 
 
+_DAYS: dict[int, str] = {}
+"""``YYYY-MM-DDT`` of each day since the epoch met so far (a session spans a few days)."""
+
+
 def iso_ms(value: Any) -> str | None:
     """Epoch milliseconds → ISO-8601 UTC (None when not a positive number)."""
     if type(value) is int and 0 < value < _EXACT_MS:  # the usual record: no datetime object
         seconds, millis = divmod(value, 1000)
-        return f"{strftime('%Y-%m-%dT%H:%M:%S', gmtime(seconds))}.{millis:03d}Z"
+        day, second = divmod(seconds, 86_400)
+        date = _DAYS.get(day)
+        if date is None:
+            date = _DAYS[day] = strftime("%Y-%m-%dT", gmtime(day * 86_400))
+        hour, second = divmod(second, 3_600)
+        minute, second = divmod(second, 60)
+        return f"{date}{hour:02d}:{minute:02d}:{second:02d}.{millis:03d}Z"
     if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
         return None
     try:
@@ -170,19 +180,23 @@ def json_record(data: Any, what: str, builder: SessionBuilder) -> Record | None:
     return record
 
 
-class _Steps:
-    """Splits an assistant message's parts into model-call steps."""
-
-    def __init__(self) -> None:
-        self.steps: list[list[Record]] = [[]]
-
-    def feed(self, parts: Iterable[Record]) -> list[list[Record]]:
-        for part in parts:
-            kind = part.get("type")
-            if kind == "step-start" and any(p.get("type") != "step-start" for p in self.steps[-1]):
-                self.steps.append([])
-            self.steps[-1].append(part)
-        return [s for s in self.steps if s] or [[]]
+def _steps(parts: Iterable[Record]) -> list[list[Record]]:
+    """An assistant message's parts split into model-call steps: a ``step-start`` begins a new
+    step once the current one holds a part of another type (a message without parts is one
+    empty step)."""
+    current: list[Record] = []
+    steps = [current]
+    filled = False  # the current step holds a part that is not a step-start
+    for part in parts:
+        if part.get("type") == "step-start":
+            if filled:
+                current = []
+                steps.append(current)
+                filled = False
+        else:
+            filled = True
+        current.append(part)
+    return steps
 
 
 def _error_text(error: Any) -> str | None:
@@ -405,12 +419,16 @@ class _Walker:
                 "summary message after it (failed or interrupted)",
             )
             self.pending_compaction = None
-        before = len(self.builder.messages)
+        messages = self.builder.messages
+        before = len(messages)
         step_usage = _add_assistant(self.builder, record, parts)
         if step_usage is not None:
             self.last_usage = step_usage
-        steps = [m for m in self.builder.messages[before:] if m.role is Role.ASSISTANT]
-        self.last_call = (steps[-1], self.where) if steps else None
+        self.last_call = None
+        for index in range(len(messages) - 1, before - 1, -1):  # the last step's message
+            if messages[index].role is Role.ASSISTANT:
+                self.last_call = (messages[index], self.where)
+                break
 
     def _summary(self, record: Record, parts: list[Record]) -> None:
         """A compaction's summary: the compaction, with the trigger its request gave."""
@@ -490,14 +508,22 @@ def _add_user(
 
 
 def _add_assistant(builder: SessionBuilder, record: Record, parts: list[Record]) -> Usage | None:
-    msg_id = str(record.get("id"))
-    steps = _Steps().feed(parts)
-    model = as_str(record.get("modelID"))
+    get = record.get
+    msg_id = str(get("id"))
+    steps = _steps(parts)
+    model = as_str(get("modelID"))
+    parent_id = as_str(get("parentID"))
     created = iso_ms(time_created(record))
-    error = call_error(record.get("error"))
+    error = call_error(get("error"))
     where = f"message {msg_id}"
-    message_usage = usage_from_tokens(record.get("tokens"), builder, where)
+    tokens = get("tokens")
+    # The message's own tokens stand for a last step that records none: read where needed,
+    # or at once when reading them writes a diagnostic (in the order the records give).
+    message_usage = _UNREAD if _quiet_tokens(tokens) else usage_from_tokens(tokens, builder, where)
+    finished = get("finish")
     last_usage: Usage | None = None
+    count = len(steps)
+    append = builder.append
     for number, step in enumerate(steps, 1):
         step_id = msg_id if number == 1 else f"{msg_id}#step{number}"
         texts: list[str] = []
@@ -531,18 +557,21 @@ def _add_assistant(builder: SessionBuilder, record: Record, parts: list[Record])
                 usage = usage_from_tokens(part.get("tokens"), builder, where) or usage
                 reason = part.get("reason")
                 finish = reason if isinstance(reason, str) else finish
-        is_last = number == len(steps)
-        if usage is None and is_last:
-            usage = message_usage
+        is_last = number == count
         stop = finish
-        if is_last and isinstance(record.get("finish"), str):
-            stop = record["finish"]
-        builder.append(
+        if is_last:
+            if usage is None:
+                if message_usage is _UNREAD:
+                    message_usage = usage_from_tokens(tokens, builder, where)
+                usage = message_usage  # (read by now)
+            if isinstance(finished, str):
+                stop = finished
+        append(
             Message(
                 index=0,
                 role=Role.ASSISTANT,
                 id=step_id,
-                parent_id=as_str(record.get("parentID")),
+                parent_id=parent_id,
                 timestamp=created,
                 text="\n\n".join(texts),
                 reasoning="\n\n".join(reasoning),
@@ -558,6 +587,20 @@ def _add_assistant(builder: SessionBuilder, record: Record, parts: list[Record])
         for part in tools:
             _add_tool(builder, part, step_id)
     return last_usage
+
+
+_UNREAD: Any = object()
+"""A message's tokens not read yet (:func:`_add_assistant`)."""
+
+
+def _quiet_tokens(tokens: Any) -> bool:
+    """:func:`usage_from_tokens` reads ``tokens`` without a diagnostic."""
+    if not isinstance(tokens, dict):
+        return True
+    cache = tokens.get("cache")
+    return _plain(tokens, _TOKEN_COUNTS) and (
+        type(cache) is not dict or _plain(cache, _CACHE_COUNTS)
+    )
 
 
 def _add_tool(builder: SessionBuilder, part: Record, parent_id: str) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable
+from itertools import compress
 from typing import Any
 
 from core.algorithms.truncate import TruncationResult, truncate_tool_output
@@ -134,9 +135,13 @@ class Truncations:
             enabled, max_lines, max_bytes, direction = rules.limits_for(name)
             if not enabled or (by_tool and rules.respect_tool_truncation):
                 continue
-            for i, chars in zip(*outputs, strict=True):
-                # More characters than bytes allowed is over (a character is at least one
-                # byte): only an output that may fit is measured, once per session.
+            # A character is 1 to 4 bytes and a line ends at a character: an output of at
+            # most ``short`` characters fits unmeasured. More characters than bytes allowed is
+            # over: only an output between the two is measured, once per session.
+            short = max_bytes // 4 if max_lines <= 0 else min(max_bytes // 4, max_lines - 1)
+            indices, sizes = outputs
+            longer = list(map(short.__lt__, sizes))
+            for i, chars in zip(compress(indices, longer), compress(sizes, longer), strict=True):
                 fits = chars <= max_bytes and self._size(i) <= max_bytes
                 if fits and (max_lines <= 0 or self._line_count(i) <= max_lines):
                     continue
