@@ -814,7 +814,7 @@ def fit(values: list[int], total: int) -> list[int]:
     floors = list(map(int, exact))
     short = total - sum(floors)
     if short:  # largest remainders first (``floor - exact`` least), the first of equals first
-        below = sorted(zip(map(float.__rsub__, exact, floors), range(len(values)), strict=True))
-        for _below, k in below[:short]:
+        below = list(map(float.__rsub__, exact, floors))
+        for k in sorted(range(len(below)), key=below.__getitem__)[:short]:  # (a stable sort)
             floors[k] += 1
     return floors
