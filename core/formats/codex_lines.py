@@ -10,22 +10,24 @@ import msgspec
 # fixed key order, so they can be recognised from the first bytes and passed over unparsed; a
 # line written any other way is simply parsed and ignored.
 _EVENT_PREFIX = b'"type":"event_msg","payload":{"type":"'
-_IGNORED_EVENTS = (
-    b'agent_message"',
-    b'agent_reasoning"',
-    b'agent_reasoning_raw_content"',
-    b'agent_reasoning_section_break"',
-    b'exec_command_begin"',
-    b'exec_command_end"',
-    b'patch_apply_begin"',
-    b'patch_apply_end"',
-    b'web_search_begin"',
-    b'web_search_end"',
-    b'mcp_tool_call_begin"',
-    b'mcp_tool_call_end"',
-    b'turn_diff"',
-    b'context_compacted"',
+IGNORED_EVENT_TYPES = (
+    "agent_message",
+    "agent_reasoning",
+    "agent_reasoning_raw_content",
+    "agent_reasoning_section_break",
+    "exec_command_begin",
+    "exec_command_end",
+    "patch_apply_begin",
+    "patch_apply_end",
+    "web_search_begin",
+    "web_search_end",
+    "mcp_tool_call_begin",
+    "mcp_tool_call_end",
+    "turn_diff",
+    "context_compacted",
 )
+"""The events :func:`ignorable` passes over."""
+_IGNORED_EVENTS = tuple(f'{name}"'.encode() for name in IGNORED_EVENT_TYPES)
 
 
 def ignorable(line: bytes) -> bool:

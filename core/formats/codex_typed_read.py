@@ -17,6 +17,7 @@ from core.formats.codex_lines import At, ignorable, payload_bytes
 from core.formats.codex_sizes import approx_tokens, encrypted_tokens
 from core.formats.codex_typed import DECODE_ERRORS as TYPED_ERRORS
 from core.formats.codex_typed import (
+    PASSED_OVER,
     CustomOutput,
     CustomToolCall,
     FunctionCall,
@@ -57,19 +58,26 @@ def read_typed_line(loader: _Loader, raw: bytes, line_no: int, offset: int) -> b
     if kind == "response_item":
         item = TYPED_ITEMS.get(type(line.payload))
         if item is None:
-            return False
+            return _not_read(line.payload, raw)
         at = At(line_no, offset, line.timestamp, None, False, None, raw)
         read = item(loader, line.payload, at)
     elif kind == "event_msg":
         event = TYPED_EVENTS.get(type(line.payload))
         if event is None:
-            return False
+            return _not_read(line.payload, raw)
         read = event(loader, line.payload, line_no)
     else:
-        return False
+        return _not_read(line.payload, raw)
     if read:
         loader.line_no = line_no
     return read
+
+
+def _not_read(payload: object, raw: bytes) -> bool:
+    """A decoded line no typed handler reads: passed over when its payload is an event
+    :func:`~core.formats.codex_lines.ignorable` names and ``ignorable`` says so (what a line
+    that does not decode gets), else False (read the plain way)."""
+    return type(payload) in PASSED_OVER and ignorable(raw)
 
 
 def _user_event(loader: _Loader, event: UserEvent, line: int) -> bool:

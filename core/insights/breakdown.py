@@ -378,10 +378,11 @@ def _assemble(
     calibrate: bool,
 ) -> ContextBreakdown:
     calls = walk.calls
+    kinds, main, messages = calls.kinds, calls.main, session.messages
     sums_at: list[Sums] = []
     for call, i, sums in raw:
-        if calls.kinds[call] == "after-reply" and calls.main[i]:
-            sums = _plus(sums, dict(_reply_parts(session.messages[i], parts_of(i))))
+        if kinds[call] == "after-reply" and main[i]:
+            sums = _with_reply(sums, messages[i], parts_of(i))
         sums_at.append(sums)
     any_hidden = any(_HIDDEN in key for key in set().union(*sums_at))
     recorded = [calls.usage_context[call] for call, _i, _sums in raw]
@@ -655,22 +656,25 @@ class _Scaled:
             return {key: round(tokens * of[key]) for key, tokens in sums.items()}
 
 
+def _with_reply(sums: Sums, message: Message, parts: Parts) -> Sums:
+    """``sums`` with the call's own reply added (:func:`_plus`), for a total measured after
+    it: its parts by key (the last part of a key standing for it), the reasoning at least the
+    recorded reasoning tokens."""
+    reply = dict(parts)
+    if "reasoning" in reply:
+        usage = message.usage
+        reply["reasoning"] = max(reply["reasoning"], usage.reasoning if usage is not None else 0)
+    return _plus(sums, reply)
+
+
 def _plus(sums: Sums, reply: Sums) -> Sums:
     """``Counter(sums) + Counter(reply)`` as dicts: the keys of both added, only those above 0
     kept (in that order)."""
-    out = {key: tokens + reply.get(key, 0) for key, tokens in sums.items()}
-    out.update((key, tokens) for key, tokens in reply.items() if key not in sums)
+    out = dict(sums)
+    get = out.get
+    for key, tokens in reply.items():
+        out[key] = get(key, 0) + tokens
     return {key: tokens for key, tokens in out.items() if tokens > 0}
-
-
-def _reply_parts(message: Message, parts: Parts) -> Parts:
-    """The call's own reply, for a total measured after it: at least its recorded reasoning."""
-    usage = message.usage
-    recorded_reasoning = usage.reasoning if usage is not None else 0
-    return [
-        (key, max(tokens, recorded_reasoning) if key == "reasoning" else tokens)
-        for key, tokens in parts
-    ]
 
 
 _SLOTS = (
@@ -810,7 +814,7 @@ def fit(values: list[int], total: int) -> list[int]:
     floors = list(map(int, exact))
     short = total - sum(floors)
     if short:  # largest remainders first (``floor - exact`` least), the first of equals first
-        below = sorted(zip(map(float.__rsub__, exact, floors), range(len(values)), strict=True))
-        for _below, k in below[:short]:
+        below = list(map(float.__rsub__, exact, floors))
+        for k in sorted(range(len(below)), key=below.__getitem__)[:short]:  # (a stable sort)
             floors[k] += 1
     return floors

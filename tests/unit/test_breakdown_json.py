@@ -6,6 +6,7 @@ are built."""
 from __future__ import annotations
 
 import gc
+from typing import Any
 
 import pytest
 
@@ -80,3 +81,26 @@ def test_no_collection_runs_while_the_rows_are_built() -> None:
     assert len(result.calls) == 401
     assert started == []
     assert gc.isenabled()
+
+
+def test_the_rows_reach_orjson_as_dicts_not_one_callback_each(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The rows per call (the breakdown's and the cost's) go to orjson as their field dicts,
+    one list each: orjson calls back for no row (a call per row: 100,000 on 100 MB)."""
+    from tui.cli.commands import breakdown as command
+
+    session = priced_session("Read", "claude-sonnet-4-5")
+    result, cost = breakdown(session), session_cost(session)
+    called: list[type] = []
+    fields = command._fields
+
+    def counted(model: Any) -> dict[str, Any]:
+        called.append(type(model))
+        return fields(model)
+
+    monkeypatch.setattr(command, "_fields", counted)
+    written = report_json(result, cost)
+    assert written == model_json_bytes(breakdown_report(result, cost))
+    assert len(result.calls) >= 4 and len(cost.per_call) >= 4
+    assert type(result.calls[0]) not in called and type(cost.per_call[0]) not in called

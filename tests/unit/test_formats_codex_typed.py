@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from core.formats import codex, codex_typed, codex_typed_read
+from core.formats import codex, codex_lines, codex_typed, codex_typed_read
 from tests.support.paths import TESTS
 from tests.support.sessions import session_facts
 from tests.unit.test_formats_claude_robust import _paths, _set
@@ -255,3 +255,35 @@ def test_events_that_repeat_items_are_passed_over_unparsed(tmp_path: Path) -> No
     path.write_text("\n".join([*rows[:3], broken, *rows[3:]]) + "\n", encoding="utf-8")
     session = codex.load(path)
     assert not [d for d in session.diagnostics if d.code == "invalid-json"]
+
+
+@pytest.mark.parametrize("name", codex_lines.IGNORED_EVENT_TYPES)
+def test_events_passed_over_decode_and_are_passed_over_as_ignorable_says(
+    tmp_path: Path, name: str
+) -> None:
+    """An event ``ignorable`` names decodes (a struct of no fields: no decode error to raise
+    and catch per line), and is passed over exactly when ``ignorable`` says so: in Codex's
+    compact envelope; written any other way, it is read the plain way."""
+    compact = (
+        b'{"timestamp":"2026-05-11T08:27:17.490Z","type":"event_msg","payload":{"type":"'
+        + name.encode()
+        + b'","message":"hi","n":[1,{"a":null}]}}'
+    )
+    spaced = compact.replace(b'","type":"event_msg"', b'", "type": "event_msg"')
+    loader = codex._Loader(tmp_path / "r.jsonl")
+    for raw, passed_over in ((compact, True), (spaced, False)):
+        decoded = codex_typed.decode(raw)
+        assert decoded is not None and type(decoded.payload) in codex_typed.PASSED_OVER
+        assert codex_lines.ignorable(raw) is passed_over
+        assert codex_typed_read.read_typed_line(loader, raw, 1, 0) is passed_over
+
+
+@pytest.mark.parametrize("compact", [True, False], ids=["compact", "spaced"])
+def test_records_with_events_passed_over_read_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, compact: bool
+) -> None:
+    rows = _rows()
+    for k, name in enumerate(codex_lines.IGNORED_EVENT_TYPES):
+        rows.insert(2 + 2 * k, _event(k, {"type": name, "message": f"m{k}"}))
+    typed, plain = _both(_write(tmp_path / "r.jsonl", rows, compact=compact), monkeypatch)
+    assert typed == plain

@@ -33,7 +33,7 @@ from core.insights.cost import CallCost, SessionCost, cost_label, format_usd, se
 from core.model.json_text import escaped_json, model_json_bytes
 from core.model.tokens import DEFAULT_ESTIMATOR
 from core.model.write_numbers import short_tokens
-from core.reports.breakdown import breakdown_report
+from core.reports.breakdown import BreakdownReport, breakdown_report
 from tui.cli.commands._options import session_argument, window_option
 from tui.cli.commands._session import fail, load_or_fail, write_stdout_bytes
 
@@ -106,9 +106,31 @@ def report_json(result: ContextBreakdown, cost: SessionCost) -> bytes:
     undecodable byte, an integer beyond 64 bits, a model with extra fields)."""
     report = breakdown_report(result, cost)
     try:
-        return orjson.dumps(report, default=_fields, option=orjson.OPT_INDENT_2)
+        return orjson.dumps(_document(report), default=_fields, option=orjson.OPT_INDENT_2)
     except TypeError:  # orjson.JSONEncodeError
         return model_json_bytes(report)
+
+
+def _document(report: BreakdownReport) -> dict[str, Any]:
+    """The report's fields, its two lists of a row per call (the breakdown's, the cost's) as
+    the rows' field dicts: one list each, not a callback from orjson per row; the models inside
+    the rows by :func:`_fields` as orjson meets them."""
+    document = dict(_fields(report))
+    document["calls"] = _rows(report.calls)
+    cost = report.cost
+    if cost is not None:
+        cost_fields = dict(_fields(cost))
+        cost_fields["per_call"] = _rows(cost.per_call)
+        document["cost"] = cost_fields
+    return document
+
+
+def _rows(models: list[CallBreakdown] | list[CallCost]) -> list[dict[str, Any]]:
+    """:func:`_fields` of each row (models of one class, built without extra fields; a row
+    with some: TypeError, as :func:`_fields` raises)."""
+    if any([model.__pydantic_extra__ for model in models]):
+        raise TypeError("a row with extra fields")
+    return [model.__dict__ for model in models]
 
 
 def _fields(model: Any) -> dict[str, Any]:
