@@ -658,9 +658,12 @@ class _Scaled:
 
 def _with_reply(sums: Sums, message: Message, parts: Parts) -> Sums:
     """``sums`` with the call's own reply added (:func:`_plus`), for a total measured after
-    it: its parts by key (the last part of a key standing for it), the reasoning at least the
-    recorded reasoning tokens."""
-    reply = dict(parts)
+    it: its parts summed by key (a reply with several tool calls adds them all), the reasoning
+    at least the recorded reasoning tokens."""
+    reply: Sums = {}
+    get = reply.get
+    for key, tokens in parts:
+        reply[key] = get(key, 0) + tokens
     if "reasoning" in reply:
         usage = message.usage
         reply["reasoning"] = max(reply["reasoning"], usage.reasoning if usage is not None else 0)

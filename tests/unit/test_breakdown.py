@@ -124,6 +124,29 @@ def test_after_reply_usage_counts_the_reply_and_its_recorded_reasoning() -> None
     assert added_up(row) == 1_400
 
 
+def test_after_reply_usage_counts_every_tool_call_of_the_reply() -> None:
+    """A total recorded after the reply holds all of its tool calls, not only the last one."""
+    # (an output large enough for both calls: nothing is scaled down to fit the total)
+    usage = Usage(input=5_000, output=3_000, total=8_000, convention=UsageConvention.OPENAI)
+    big = {"command": "x" * 4_000}
+    small = {"command": "ls"}
+
+    def tool_calls_of(calls: list[tuple[str, dict[str, str]]]) -> int:
+        session = (
+            SessionBuilder(convention=UsageConvention.OPENAI)
+            .user(text_of_tokens(100))
+            .calls(calls, usage=usage)
+            .session()
+        )
+        (row,) = breakdown(session, calibrate=False).calls
+        return row.tool_calls
+
+    both = tool_calls_of([("bash", big), ("bash", small)])
+    alone = tool_calls_of([("bash", small)])
+    big_alone = tool_calls_of([("bash", big)])
+    assert both == big_alone + alone
+
+
 @given(st.lists(st.integers(min_value=0, max_value=10_000), max_size=12), st.integers(0, 50_000))
 def test_fit_never_exceeds_the_total(values: list[int], total: int) -> None:
     fitted = fit(values, total)
