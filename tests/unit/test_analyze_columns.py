@@ -1,0 +1,68 @@
+"""What ``analyze`` reads from a column the replay already made is what asking each message
+gives: the session's turn count (:func:`core.reports.analyze.turn_count`) is the number of its
+messages that start a turn, whatever mix of tool results, summaries, synthetic, meta and
+sub-agent messages it holds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.formats import load_session
+from core.model.session import Session
+from core.reports.analyze import turn_count
+from tests.support.builders import SessionBuilder
+from tests.support.paths import REPO
+
+SHARED = REPO.parent / "shared"
+
+_KINDS = ("turn", "synthetic", "meta", "sidechain", "summary", "reply", "tool")
+
+
+def _plain(session: Session) -> int:
+    return sum(1 for m in session.messages if m.is_turn_start)
+
+
+def _session(kinds: list[str]) -> Session:
+    builder = SessionBuilder(model="claude-sonnet-4-5")
+    for kind in kinds:
+        if kind == "turn":
+            builder.user("go on")
+        elif kind in ("synthetic", "meta", "sidechain", "summary"):
+            builder.user("not a turn", **{kind: True})  # type: ignore[misc]
+        elif kind == "tool":
+            builder.tool("Read", "file text")
+        else:
+            builder.reply("ok")
+    return builder.session()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(_KINDS), max_size=30))
+def test_turn_count_is_the_messages_that_start_a_turn(kinds: list[str]) -> None:
+    session = _session(kinds)
+    assert turn_count(session) == _plain(session)
+
+
+def test_turn_count_leaves_out_every_message_that_is_not_a_real_user_turn() -> None:
+    session = _session(["turn", "reply", "synthetic", "meta", "sidechain", "summary", "turn"])
+    assert turn_count(session) == 2
+
+
+def _samples() -> list[Path]:
+    found = sorted(SHARED.glob("*/*/*.jsonl")) + sorted(SHARED.glob("*/*/*.json"))
+    return [p for p in found if p.stat().st_size < 8_000_000]
+
+
+@pytest.mark.parametrize("path", _samples() or [None], ids=lambda p: p.name if p else "none")
+def test_turn_count_of_every_sample_is_the_plain_count(path: Path | None) -> None:
+    if path is None:
+        pytest.skip("shared samples are not available")
+    try:
+        session = load_session(path)
+    except Exception:  # (a file of a folder format, not a session alone)
+        pytest.skip("not a session file")
+    assert turn_count(session) == _plain(session)
