@@ -31,8 +31,14 @@ def _session(kinds: list[str]) -> Session:
     for kind in kinds:
         if kind == "turn":
             builder.user("go on")
-        elif kind in ("synthetic", "meta", "sidechain", "summary"):
-            builder.user("not a turn", **{kind: True})  # type: ignore[misc]
+        elif kind == "synthetic":
+            builder.user("not a turn", synthetic=True)
+        elif kind == "meta":
+            builder.user("not a turn", meta=True)
+        elif kind == "sidechain":
+            builder.user("not a turn", sidechain=True)
+        elif kind == "summary":
+            builder.user("not a turn", summary=True)
         elif kind == "tool":
             builder.tool("Read", "file text")
         else:
