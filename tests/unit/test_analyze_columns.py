@@ -1,7 +1,10 @@
 """What ``analyze`` reads from a column the replay already made is what asking each message
 gives: the session's turn count (:func:`core.reports.analyze.turn_count`) is the number of its
 messages that start a turn, whatever mix of tool results, summaries, synthetic, meta and
-sub-agent messages it holds."""
+sub-agent messages it holds; each call's recorded prompt (the peak's and the compactions'
+figures) is its message's usage's prompt, read plainly
+(:func:`core.insights.named_figures.plain_recorded_prompts`), calls with no usage or an
+all-zero one included."""
 
 from __future__ import annotations
 
@@ -12,7 +15,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.formats import load_session
-from core.model.session import Session
+from core.insights.named_figures import (
+    _recorded_prompt_column,
+    plain_recorded_prompts,
+)
+from core.model.session import Session, Usage
+from core.replay import Replayer, native_policy
 from core.reports.analyze import turn_count
 from tests.support.builders import SessionBuilder
 from tests.support.paths import REPO
@@ -72,3 +80,43 @@ def test_turn_count_of_every_sample_is_the_plain_count(path: Path | None) -> Non
     except Exception:  # (a file of a folder format, not a session alone)
         pytest.skip("not a session file")
     assert turn_count(session) == _plain(session)
+
+
+def _same_prompts(session: Session) -> None:
+    result = Replayer(session).run(native_policy(session))
+    plain = plain_recorded_prompts(
+        session, result.point_column("message_index"), result.point_column("recorded_tokens")
+    )
+    assert _recorded_prompt_column(session, result) == plain
+
+
+_CALLS = ("usage", "zero", "none", "turn", "tool")
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from(_CALLS), max_size=25))
+def test_recorded_prompts_from_the_calls_are_the_plain_ones(kinds: list[str]) -> None:
+    builder = SessionBuilder(model="claude-sonnet-4-5").user("go")
+    for n, kind in enumerate(kinds):
+        if kind == "usage":
+            builder.reply("ok", usage=Usage(input=100 + n, cache_read=1_000 * n, output=n))
+        elif kind == "zero":  # (an aborted call: no usable figure)
+            builder.reply("ok", usage=Usage())
+        elif kind == "none":
+            builder.reply("ok")
+        elif kind == "turn":
+            builder.user("more")
+        else:
+            builder.tool("Read", "file text")
+    _same_prompts(builder.session())
+
+
+@pytest.mark.parametrize("path", _samples() or [None], ids=lambda p: p.name if p else "none")
+def test_recorded_prompts_of_every_sample_are_the_plain_ones(path: Path | None) -> None:
+    if path is None:
+        pytest.skip("shared samples are not available")
+    try:
+        session = load_session(path)
+    except Exception:  # (a file of a folder format, not a session alone)
+        pytest.skip("not a session file")
+    _same_prompts(session)
