@@ -11,8 +11,8 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import compress, pairwise, repeat
-from operator import is_
+from itertools import compress, repeat
+from operator import is_, le
 from typing import Literal, Protocol
 
 from core.model.session import CompactionEvent, Session, UsageConvention
@@ -348,6 +348,8 @@ def compaction_figures(session: Session, result: ReplayResult) -> list[Compactio
     cached = session.derived.get("compaction_figures")
     if cached is not None and cached[0] is result:
         return list(cached[1])
+    if not session.compactions:  # (no figure to state: no column of every call's prompt)
+        return []
     rows = {row.recorded_index: row for row in result.fidelity}
     events = {
         e.recorded_index: e
@@ -446,7 +448,7 @@ class _Around:
     def __init__(self, prompts: list[tuple[int, int, int]]) -> None:
         self.prompts = prompts
         self.at = [p[1] for p in prompts]
-        self.ordered = all(a <= b for a, b in pairwise(self.at))
+        self.ordered = all(map(le, self.at[:-1], self.at[1:]))
 
     def of(
         self, at: int, until: int
