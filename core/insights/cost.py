@@ -30,9 +30,9 @@ from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from decimal import Decimal
-from itertools import accumulate, chain, compress, pairwise
-from operator import add, lt, ne, or_
-from typing import NamedTuple
+from itertools import accumulate, chain, compress, pairwise, repeat
+from operator import add, is_, lt, ne, or_
+from typing import NamedTuple, cast
 
 from pydantic import Field
 
@@ -266,7 +266,7 @@ class _PricedCalls:
         ]
         self.picked = picked
         self.message_index = array("q", [m.index for m in picked])
-        calls = array("q", [call_of[m.index] for m in picked])
+        calls = array("q", map(call_of.__getitem__, self.message_index))
         self._call_of = calls
         entries = range(len(picked))
         self.main = array("q", compress(entries, map((-1).__lt__, calls)))
@@ -274,7 +274,9 @@ class _PricedCalls:
         self.other = array("q", compress(entries, map((0).__gt__, calls)))
         """The others (``other_calls``): compaction summaries, sub-agents."""
         default_model = session.model
-        recorded = [m for m in picked if m.usage is not None]
+        usages = [m.usage for m in picked]
+        every = not any(map(is_, usages, repeat(None)))  # (the usual case: one pass less)
+        recorded = picked if every else [m for m in picked if m.usage is not None]
         self.models_u: list[str | None] = [m.model or default_model for m in recorded]
         """The model of each call with usage."""
         self.slot: array[int] | range
@@ -286,7 +288,11 @@ class _PricedCalls:
         else:
             self.slot = _slots(picked)
             self.model = [m.model or default_model for m in picked]
-        self.counts = _token_columns([m.usage for m in recorded if m.usage is not None])
+        self.counts = _token_columns(
+            cast("list[Usage]", usages)
+            if every
+            else [m.usage for m in recorded if m.usage is not None]
+        )
         """Uncached input, cache read, cache write and billed output of each call with usage
         (:func:`billed`)."""
         count = len(recorded)
