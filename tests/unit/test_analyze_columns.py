@@ -4,7 +4,9 @@ messages that start a turn, whatever mix of tool results, summaries, synthetic, 
 sub-agent messages it holds; each call's recorded prompt (the peak's and the compactions'
 figures) is its message's usage's prompt, read plainly
 (:func:`core.insights.named_figures.plain_recorded_prompts`), calls with no usage or an
-all-zero one included."""
+all-zero one included; what filled a stretch of the window
+(:func:`core.insights.diagnosis.what_filled`, read in one pass) is what the plain reading of
+its candidates, then of their tool outputs, gives."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.formats import load_session
+from core.insights.diagnosis import ToolShare, what_filled
 from core.insights.named_figures import (
     _recorded_prompt_column,
     plain_recorded_prompts,
@@ -120,3 +123,81 @@ def test_recorded_prompts_of_every_sample_are_the_plain_ones(path: Path | None) 
     except Exception:  # (a file of a folder format, not a session alone)
         pytest.skip("not a session file")
     _same_prompts(session)
+
+
+def _plain_tool_shares(
+    session: Session, tokens_of: list[int], since: int, until: int
+) -> list[ToolShare]:
+    messages = session.messages
+    candidates = [
+        i for i in range(since, until) if not messages[i].sidechain and not messages[i].summary
+    ]
+    growth = sum(tokens_of[i] for i in candidates)
+    per_tool: dict[str, list[int]] = {}
+    for i in candidates:
+        tool_result = messages[i].tool_result
+        if tool_result is not None:
+            per_tool.setdefault(tool_result.tool_name or "(unknown tool)", []).append(tokens_of[i])
+    shares = [
+        ToolShare(
+            tool_name=name,
+            outputs=len(values),
+            tokens=sum(values),
+            share=(sum(values) / growth) if growth else 0.0,
+        )
+        for name, values in per_tool.items()
+    ]
+    return sorted(shares, key=lambda share: -share.tokens)
+
+
+def _same_growth(session: Session, since: int, until: int) -> None:
+    tokens_of = [len(m.text) + 7 * (m.index % 5) for m in session.messages]
+    growth, _top, shares = what_filled(session, tokens_of, since, until)
+    plain = _plain_tool_shares(session, tokens_of, since, until)
+    assert shares == plain
+    messages = session.messages
+    assert growth == sum(
+        tokens_of[i]
+        for i in range(since, until)
+        if not messages[i].sidechain and not messages[i].summary
+    )
+
+
+_GROWTH = ("turn", "sidechain", "summary", "read", "bash", "unnamed", "reply")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(_GROWTH), max_size=30), st.integers(0, 40), st.integers(0, 40))
+def test_what_filled_is_the_plain_reading(kinds: list[str], a: int, b: int) -> None:
+    builder = SessionBuilder(model="claude-sonnet-4-5")
+    for kind in kinds:
+        if kind == "turn":
+            builder.user("go on")
+        elif kind == "sidechain":
+            builder.call("Read", sidechain=True).result("a sub-agent's output", sidechain=True)
+        elif kind == "summary":
+            builder.user("a summary", summary=True)
+        elif kind == "read":
+            builder.tool("Read", "file text " * 3)
+        elif kind == "bash":
+            builder.tool("Bash", "ok")
+        elif kind == "unnamed":
+            builder.tool("", "no name")
+        else:
+            builder.reply("ok")
+    session = builder.session()
+    count = len(session.messages)
+    _same_growth(session, min(a, b, count), min(max(a, b), count))
+
+
+@pytest.mark.parametrize("path", _samples() or [None], ids=lambda p: p.name if p else "none")
+def test_what_filled_of_every_sample_is_the_plain_reading(path: Path | None) -> None:
+    if path is None:
+        pytest.skip("shared samples are not available")
+    try:
+        session = load_session(path)
+    except Exception:  # (a file of a folder format, not a session alone)
+        pytest.skip("not a session file")
+    count = len(session.messages)
+    for since, until in ((0, count), (count // 3, 2 * count // 3)):
+        _same_growth(session, since, until)
