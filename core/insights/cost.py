@@ -30,9 +30,9 @@ from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from decimal import Decimal
-from itertools import accumulate, chain, compress, pairwise
-from operator import add, lt, ne, or_
-from typing import NamedTuple
+from itertools import accumulate, chain, compress, pairwise, repeat
+from operator import add, is_, lt, ne, or_
+from typing import NamedTuple, cast
 
 from pydantic import Field
 
@@ -232,7 +232,7 @@ def session_cost(session: Session, *, each_call: bool = True) -> SessionCost:
     calls of one model and day, the dollars in integer arithmetic, each figure the very float
     :func:`price` gives the call."""
     walk = RecordedWalk(session)
-    calls = _PricedCalls(session, walk.calls.call_of)
+    calls = _PricedCalls(session, walk.calls.call_of, totals_only=not each_call)
     compactions = _compactions(walk, calls)
     total = _total(calls, compactions, session)
     if each_call:
@@ -257,7 +257,9 @@ class _PricedCalls:
     and quotients made by ``map`` over the slice (no Python step per call), each figure the
     very float :func:`price` gives the call."""
 
-    def __init__(self, session: Session, call_of: Sequence[int]) -> None:
+    def __init__(
+        self, session: Session, call_of: Sequence[int], *, totals_only: bool = False
+    ) -> None:
         assistant = Role.ASSISTANT
         picked = [
             m
@@ -266,7 +268,7 @@ class _PricedCalls:
         ]
         self.picked = picked
         self.message_index = array("q", [m.index for m in picked])
-        calls = array("q", [call_of[m.index] for m in picked])
+        calls = array("q", map(call_of.__getitem__, self.message_index))
         self._call_of = calls
         entries = range(len(picked))
         self.main = array("q", compress(entries, map((-1).__lt__, calls)))
@@ -274,7 +276,9 @@ class _PricedCalls:
         self.other = array("q", compress(entries, map((0).__gt__, calls)))
         """The others (``other_calls``): compaction summaries, sub-agents."""
         default_model = session.model
-        recorded = [m for m in picked if m.usage is not None]
+        usages = [m.usage for m in picked]
+        every = not any(map(is_, usages, repeat(None)))  # (the usual case: one pass less)
+        recorded = picked if every else [m for m in picked if m.usage is not None]
         self.models_u: list[str | None] = [m.model or default_model for m in recorded]
         """The model of each call with usage."""
         self.slot: array[int] | range
@@ -286,11 +290,20 @@ class _PricedCalls:
         else:
             self.slot = _slots(picked)
             self.model = [m.model or default_model for m in picked]
-        self.counts = _token_columns([m.usage for m in recorded if m.usage is not None])
+        self.counts = _token_columns(
+            cast("list[Usage]", usages)
+            if every
+            else [m.usage for m in recorded if m.usage is not None]
+        )
         """Uncached input, cache read, cache write and billed output of each call with usage
         (:func:`billed`)."""
         count = len(recorded)
-        self.usd = tuple(array("d", bytes(8 * count)) for _ in range(5))
+        self.sums: list[float] | None = [0, 0, 0, 0, 0] if totals_only and not self.other else None
+        """Without a call outside the conversation's numbering and with ``totals_only`` (a
+        caller that shows no call's own dollars): the five dollar columns added up run by run,
+        in call order (the very additions :func:`_total` makes over the columns, which are then
+        not kept: :attr:`usd` is empty)."""
+        self.usd = tuple(array("d", bytes(8 * count if self.sums is None else 0)) for _ in range(5))
         """Input, cache read, cache write, output and total dollars of each call with usage."""
         self.priced = bytearray(count)
         """1 for a call with usage :attr:`usd` holds the dollars of."""
@@ -382,6 +395,11 @@ class _PricedCalls:
         if max(whole) >= _EXACT:
             return self._decimal_dollars(lo, hi, rates, read)
         divide = scale.__rtruediv__
+        sums = self.sums
+        if sums is not None:  # (the same floats, added up as the columns would be)
+            for figure, cost in enumerate((*costs, whole)):
+                sums[figure] = sum(map(divide, cost), sums[figure])
+            return read
         for usd, cost in zip(self.usd, (*costs, whole), strict=True):
             usd[lo:hi] = array("d", map(divide, cost))
         return read
@@ -389,11 +407,14 @@ class _PricedCalls:
     def _decimal_dollars(self, lo: int, hi: int, rates: Rates, read: int) -> int:
         """:meth:`_dollars` of a run one of whose calls integer arithmetic does not price
         exactly: every call of it priced in the decimal context."""
-        usd_a, usd_r, usd_w, usd_o, usd_t = self.usd
         a, r, w, o = self.counts
-        for j in range(lo, hi):
-            counts = (a[j], r[j], w[j], o[j])
-            usd_a[j], usd_r[j], usd_w[j], usd_o[j], usd_t[j] = _decimal_usd(counts, rates)
+        dollars = [_decimal_usd((a[j], r[j], w[j], o[j]), rates) for j in range(lo, hi)]
+        sums = self.sums
+        for figure, column in enumerate(zip(*dollars, strict=True)):
+            if sums is not None:
+                sums[figure] = sum(column, sums[figure])
+            else:
+                self.usd[figure][lo:hi] = array("d", column)
         return read
 
     def usd_of(self, k: int) -> tuple[float, float, float, float, float] | None:
@@ -602,6 +623,8 @@ def _total(calls: _PricedCalls, compactions: list[CompactionCost], session: Sess
         priced_count = len(priced)
 
     def column(figure: int) -> float:  # one figure of every priced call, added up in order
+        if calls.sums is not None:
+            return calls.sums[figure]
         usd = calls.usd[figure]
         added: float = sum(usd) if priced is None else sum(map(usd.__getitem__, priced))
         return added

@@ -296,14 +296,22 @@ def what_filled(
     the tool outputs per tool. The overflow diagnosis and the causes of a compaction
     (:mod:`core.insights.compaction_causes`) both read the window's growth this way."""
     messages = session.messages
-    candidates = [
-        i for i in range(since, until) if not messages[i].sidechain and not messages[i].summary
-    ]
+    candidates: list[int] = []
+    outputs: dict[str, list[int]] = {}  # (read in the same pass: each message looked at once)
+    for i in range(since, until):
+        message = messages[i]
+        if message.sidechain or message.summary:
+            continue
+        candidates.append(i)
+        tool_result = message.tool_result
+        if tool_result is not None:
+            name = tool_result.tool_name or "(unknown tool)"
+            outputs.setdefault(name, []).append(tokens_of[i])
     growth = sum(map(tokens_of.__getitem__, candidates))
     return (
         growth,
         _contributors(messages, candidates, tokens_of, growth, top),
-        _by_tool(messages, candidates, tokens_of, growth),
+        _tool_shares(outputs, growth),
     )
 
 
@@ -325,16 +333,9 @@ def _contributors(
     ]
 
 
-def _by_tool(
-    messages: list[Message], candidates: list[int], tokens_of: list[int], growth: int
-) -> list[ToolShare]:
-    """The tool outputs among ``candidates``, summed per tool, largest first."""
-    per_tool: dict[str, list[int]] = {}
-    for i in candidates:
-        tool_result = messages[i].tool_result
-        if tool_result is not None:
-            name = tool_result.tool_name or "(unknown tool)"
-            per_tool.setdefault(name, []).append(tokens_of[i])
+def _tool_shares(per_tool: dict[str, list[int]], growth: int) -> list[ToolShare]:
+    """The tool outputs (their tokens per tool, in order of first output), summed per tool,
+    largest first."""
     return sorted(
         (
             ToolShare(

@@ -11,10 +11,12 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import pairwise
+from itertools import compress, repeat
+from operator import is_, le
 from typing import Literal, Protocol
 
 from core.model.session import CompactionEvent, Session, UsageConvention
+from core.replay.recorded import placed
 from core.replay.results import Documented, ReplayEvent, ReplayResult
 
 
@@ -215,17 +217,54 @@ def _recorded_prompt_column(session: Session, result: ReplayResult) -> list[int 
     if cached is not None and cached[0] is result:
         column: list[int | None] = cached[1]
         return column
+    at_calls = result.point_column("message_index")
+    figures = result.point_column("recorded_tokens")
+    calls = placed(session)[0]
+    if len(at_calls) == len(calls.calls) and list(at_calls) == calls.calls:
+        column = _prompts_from_calls(session, calls.usage_prompt, at_calls, figures)
+    else:  # (a result of another placing of the calls: each call's usage read again)
+        column = plain_recorded_prompts(session, at_calls, figures)
+    session.derived["recorded_prompts"] = (result, column)
+    return column
+
+
+def plain_recorded_prompts(
+    session: Session, at_calls: Sequence[int], figures: Sequence[int | None]
+) -> list[int | None]:
+    """:func:`_recorded_prompt_column` read from each call's message: its usage's prompt where
+    the call has a recorded figure (``figures``), else None."""
     messages = session.messages
     count = len(messages)
-    usages = [
-        messages[at].usage if 0 <= at < count else None
-        for at in result.point_column("message_index")
-    ]
-    column = [
+    usages = [messages[at].usage if 0 <= at < count else None for at in at_calls]
+    return [
         None if usage is None or figure is None else usage.prompt_tokens
-        for usage, figure in zip(usages, result.point_column("recorded_tokens"), strict=True)
+        for usage, figure in zip(usages, figures, strict=True)
     ]
-    session.derived["recorded_prompts"] = (result, column)
+
+
+def _prompts_from_calls(
+    session: Session,
+    prompts: Sequence[int | None],
+    at_calls: Sequence[int],
+    figures: Sequence[int | None],
+) -> list[int | None]:
+    """:func:`plain_recorded_prompts` from the prompt column the placing of the calls read
+    (``Calls.usage_prompt``: the prompt of each call's usable usage), without reading a
+    message: a call with a figure but no usable usage (an all-zero one) is read plainly."""
+    column = [
+        None if figure is None else prompt for prompt, figure in zip(prompts, figures, strict=True)
+    ]
+    gaps = [
+        c
+        for c in compress(range(len(column)), map(is_, column, repeat(None)))
+        if figures[c] is not None
+    ]
+    for c, prompt in zip(
+        gaps,
+        plain_recorded_prompts(session, [at_calls[c] for c in gaps], [figures[c] for c in gaps]),
+        strict=True,
+    ):
+        column[c] = prompt
     return column
 
 
@@ -309,6 +348,8 @@ def compaction_figures(session: Session, result: ReplayResult) -> list[Compactio
     cached = session.derived.get("compaction_figures")
     if cached is not None and cached[0] is result:
         return list(cached[1])
+    if not session.compactions:  # (no figure to state: no column of every call's prompt)
+        return []
     rows = {row.recorded_index: row for row in result.fidelity}
     events = {
         e.recorded_index: e
@@ -407,7 +448,7 @@ class _Around:
     def __init__(self, prompts: list[tuple[int, int, int]]) -> None:
         self.prompts = prompts
         self.at = [p[1] for p in prompts]
-        self.ordered = all(a <= b for a, b in pairwise(self.at))
+        self.ordered = all(map(le, self.at[:-1], self.at[1:]))
 
     def of(
         self, at: int, until: int

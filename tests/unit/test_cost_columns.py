@@ -136,6 +136,9 @@ def _same(session: Session) -> None:
     )
     lean = session_cost(session, each_call=False)
     assert lean == cost.model_copy(update={"per_call": [], "other_calls": []})
+    # the totals added up run by run (no column kept) are the very floats, zeros' types included
+    for name in ("total_usd", "input_usd", "cache_read_usd", "cache_write_usd", "output_usd"):
+        assert repr(getattr(lean, name)) == repr(getattr(cost, name)), name
 
 
 _MODELS = ("claude-sonnet-4-5", "gpt-5", "claude-opus-4-1", "no-such-model-xyz", None)
