@@ -23,8 +23,9 @@ from core.insights.named_figures import (
     effective_compactions,
     peak,
 )
-from core.model.session import CompactionEvent, Role, Session
+from core.model.session import CompactionEvent, Session
 from core.replay.policies import NATIVE_PRESET
+from core.replay.recorded import turn_count
 from core.replay.results import (
     Documented,
     FidelityRow,
@@ -297,7 +298,7 @@ def session_figures(
         last_message_at=_last_time(session),
         messages=len(session.messages),
         calls=result.call_count,
-        turns=_turns(session),
+        turns=turn_count(session),
         window_tokens=max((window for window in windows if window), default=result.window),
         window_source=result.window_source,
         window_evidence=result.window_evidence,
@@ -317,12 +318,6 @@ def session_figures(
         row.cost_unpriced_calls = cost.unpriced_calls
         row.compactions_usd = _cents(cost.compactions_usd) if cost.total_usd is not None else None
     return row
-
-
-def _turns(session: Session) -> int:
-    """Real user turns (:attr:`Message.is_turn_start`), asked of the user messages only."""
-    user = Role.USER
-    return sum(1 for m in [m for m in session.messages if m.role is user] if m.is_turn_start)
 
 
 def _compaction_cost(cost: CompactionCost | None) -> float | None:

@@ -468,3 +468,11 @@ def placed(session: Session) -> tuple[Calls, RecordedCompactions]:
     recorded = RecordedCompactions(session, calls)
     session.derived["placed"] = (size, calls, recorded)
     return calls, recorded
+
+
+def turn_count(session: Session) -> int:
+    """The real user turns of ``session`` (its messages that are :attr:`Message.is_turn_start`),
+    counted from the column the placing of the calls already read (one flag per message)
+    rather than by asking each of a 100 MB session's 100,000 messages again. The one count of
+    turns: ``analyze``'s session facts and the fleet's rows both read it."""
+    return placed(session)[0].turn_start.count(True)

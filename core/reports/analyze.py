@@ -24,7 +24,7 @@ from core.insights.named_figures import (
 )
 from core.model.fastmodel import build
 from core.model.session import Session
-from core.replay.recorded import placed
+from core.replay.recorded import turn_count
 from core.replay.results import (
     Documented,
     FidelityRow,
@@ -162,13 +162,6 @@ def call_timeline(result: ReplayResult) -> CallTimeline:
             "simulated_tokens": list(column("simulated_tokens")),
         },
     )
-
-
-def turn_count(session: Session) -> int:
-    """The real user turns of ``session`` (its messages that are :attr:`Message.is_turn_start`),
-    counted from the column the replay's placing of the calls already read (one flag per
-    message) rather than by asking each of a 100 MB session's 100,000 messages again."""
-    return placed(session)[0].turn_start.count(True)
 
 
 def session_info(session: Session, result: ReplayResult) -> SessionInfo:

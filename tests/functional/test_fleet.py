@@ -46,6 +46,32 @@ def sessions(tmp_path: Path) -> tuple[Path, dict[str, Built]]:
     return folder, write_fleet(folder)
 
 
+def test_a_rows_turns_are_the_turns_analyze_states(tmp_path: Path) -> None:
+    """One count of turns: the fleet's row and ``analyze``'s session facts read the same
+    function, so a sub-agent's, a synthetic and a meta user message count in neither."""
+    from core.formats import load_session
+    from core.replay import Replayer, native_policy
+    from core.reports.analyze import session_info
+
+    session = (
+        SessionBuilder(model="claude-sonnet-4-5")
+        .user("first")
+        .reply(context=1_000)
+        .user("side", sidechain=True)
+        .user("note", synthetic=True)
+        .user("meta", meta=True)
+        .user("second")
+        .reply(context=2_000)
+        .session()
+    )
+    path = tmp_path / "turns.jsonl"
+    write_session(session, path)
+    row = analyse(str(path)).row
+    loaded = load_session(path)
+    info = session_info(loaded, Replayer(loaded).run(native_policy(loaded)))
+    assert row.turns == info.turns == 2
+
+
 def test_a_row_holds_the_sessions_figures(sessions: tuple[Path, dict[str, Built]]) -> None:
     folder, built = sessions
     row = analyse(str(folder / "compacted.jsonl")).row

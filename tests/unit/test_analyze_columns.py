@@ -1,5 +1,5 @@
 """What ``analyze`` reads from a column the replay already made is what asking each message
-gives: the session's turn count (:func:`core.reports.analyze.turn_count`) is the number of its
+gives: the session's turn count (:func:`core.replay.recorded.turn_count`, which the fleet's rows read too) is the number of its
 messages that start a turn, whatever mix of tool results, summaries, synthetic, meta and
 sub-agent messages it holds; each call's recorded prompt (the peak's and the compactions'
 figures) is its message's usage's prompt, read plainly
@@ -24,7 +24,7 @@ from core.insights.named_figures import (
 )
 from core.model.session import Session, Usage
 from core.replay import Replayer, native_policy
-from core.reports.analyze import turn_count
+from core.replay.recorded import turn_count
 from tests.support.builders import SessionBuilder
 from tests.support.paths import REPO
 
