@@ -50,7 +50,7 @@ from core.policy import Policy
 from core.replay.checks import reply_recount
 from core.replay.context import CompactionAt, ContextAt, context_before
 from core.replay.evidence import rule_spans, thresholds_from_evidence
-from core.replay.incremental import ResumePlanner, flatten, policy_key, restore
+from core.replay.incremental import ResumePlanner, policy_key, restore
 from core.replay.inferred import inferred_policy, intersect
 from core.replay.policies import (
     call_windows,
@@ -105,8 +105,8 @@ class Replayer:
         )
         self._entry_cache = EntryCache()
         """Serialised head entries shared by this session's compactions (bounded LRU)."""
-        self._summarizers: dict[str, Summarizer] = {}
-        self._traces: OrderedDict[str, Trace] = OrderedDict()
+        self._summarizers: dict[tuple[Any, ...], Summarizer] = {}
+        self._traces: OrderedDict[tuple[Any, ...], Trace] = OrderedDict()
         self._states = MessageStates(len(session.messages))
         self._recorded_checks: dict[tuple[Any, ...], list[Check | None]] = {}
 
@@ -129,7 +129,7 @@ class Replayer:
             setting = self._setting(policy)
             trace = Trace(policy)
             trace.key = key
-            trace.flat = flatten(policy.model_dump(mode="json"))
+            trace.flat = policy.by_name()
             trace.windows, trace.thresholds = setting.windows, setting.limits
             old, resume = self._planner.best_trace(self._traces.values(), policy, trace.flat, trace)
             result = self._simulate(setting, trace, old, resume, progress, cancel)
@@ -282,7 +282,7 @@ class Replayer:
         rules = setting.policy.compaction
         key = (
             setting.policy.estimator,
-            setting.policy.truncation.model_dump_json(),
+            setting.policy.truncation.key(),
             rules.project_after_tool_results,
             rules.check_before_each_call,
             rules.turn_start_check_sees_prompt,
@@ -358,7 +358,7 @@ class Replayer:
             return self._factory(policy)
         # The mock's context limit is the window; a live endpoint knows its own, and one client
         # per LLM setting keeps one failure budget for the whole run.
-        key = policy.llm.model_dump_json() + (f"|{window}" if policy.llm.provider == "mock" else "")
+        key = (policy.llm.key(), window if policy.llm.provider == "mock" else None)
         cached = self._summarizers.get(key)
         if cached is None:
             cached = make_summarizer(policy.llm, context_limit_tokens=window)
@@ -387,7 +387,7 @@ class Replayer:
         messages = [item.message for item in items]
         tokens = [item.tokens for item in items]
         key = (
-            policy.model_dump_json(include={"estimator", "pruning", "split", "compaction", "llm"}),
+            policy.key(include={"estimator", "pruning", "split", "compaction", "llm"}),
             window,
             auto,
             id(self._factory),

@@ -66,7 +66,8 @@ context it pruned (a limit change compares one or two settings per attempt)."""
 
 
 def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """A policy's ``model_dump`` by dotted field name (``per_tool`` overrides as one value)."""
+    """A policy's ``model_dump`` by dotted field name (``per_tool`` overrides as one value):
+    the names :meth:`core.policy.Policy.by_name` gives."""
     flat: dict[str, Any] = {}
     for key, value in data.items():
         name = f"{prefix}{key}"
@@ -77,9 +78,10 @@ def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
-def policy_key(policy: Policy) -> str:
-    """Policies with the same key replay the same (the traces' key)."""
-    return policy.model_dump_json()
+def policy_key(policy: Policy) -> tuple[Any, ...]:
+    """Policies with the same key replay the same (the traces' key: every field,
+    :meth:`core.policy.Policy.key`)."""
+    return policy.key()
 
 
 def _take(keys: set[str], matches: Callable[[str], bool]) -> set[str]:
@@ -139,7 +141,7 @@ class ResumePlanner:
         self.session = session
         self.calls = calls
         self.truncations = truncations
-        self._decisions: dict[tuple[int, str], tuple[PruneInput, tuple[Any, ...]]] = {}
+        self._decisions: dict[tuple[int, tuple[Any, ...]], tuple[PruneInput, tuple[Any, ...]]] = {}
         """What a pruning attempt decides under a pruning setting, by the attempt's identity and
         the setting (traces resumed from one another share their attempts' objects: each is
         planned once per setting, not once per trace)."""
@@ -170,7 +172,7 @@ class ResumePlanner:
         if not self._comparable(trace, policy):
             return 0
         old = trace.policy
-        before = trace.flat or flatten(old.model_dump(mode="json"))
+        before = trace.flat or old.by_name()
         changed = {k for k in before.keys() | flat.keys() if before.get(k) != flat.get(k)}
         changed -= NO_EFFECT
         if not changed:
@@ -246,7 +248,7 @@ class ResumePlanner:
     def decided(self, attempt: PruneInput, pruning: PruningPolicy, counter: TokenCounter) -> Any:
         """:func:`_decided` of ``attempt`` planned under ``pruning`` (cached; the counter is the
         estimator's, the same for every trace compared)."""
-        key = (id(attempt), pruning.model_dump_json())
+        key = (id(attempt), pruning.key())
         cached = self._decisions.get(key)
         if cached is not None and cached[0] is attempt:
             return cached[1]

@@ -79,8 +79,8 @@ class Truncations:
     def __init__(self, session: Session, tokens: Callable[[str], list[int]]) -> None:
         self.session = session
         self._tokens = tokens
-        self._settings: dict[str, Truncation] = {}
-        self._content: dict[tuple[int, str], _Content] = {}
+        self._settings: dict[tuple[Any, ...], Truncation] = {}
+        self._content: dict[tuple[Any, ...], _Content] = {}
         self._sizes: OutputSizes | None = None
         self._bytes: array[int] | None = None
         """UTF-8 bytes of each message's tool output as far as measured (-1: not yet); a column
@@ -91,14 +91,14 @@ class Truncations:
 
     def of(self, policy: Policy) -> Truncation:
         """The truncation ``policy`` makes (its estimator counts the truncated outputs)."""
-        key = policy.estimator + "\x00" + policy.truncation.model_dump_json()
+        key = (policy.estimator, policy.truncation.key())
         cached = self._settings.get(key)
         if cached is not None:
             return cached
         counter = get_counter(policy.estimator)
         rules = policy.truncation
         result = Truncation(list(self._tokens(policy.estimator)))
-        text_key = rules.model_dump_json(
+        text_key = rules.key(
             include={
                 "middle_unit",
                 "hint_template",
@@ -151,10 +151,10 @@ class Truncations:
         max_lines: int,
         max_bytes: int,
         direction: str,
-        text_key: str,
+        text_key: tuple[Any, ...],
     ) -> _Content:
         """Output ``i`` truncated under these limits (once per output and limits)."""
-        cache_key = (i, f"{max_lines}|{max_bytes}|{direction}|{text_key}")
+        cache_key = (i, max_lines, max_bytes, direction, text_key)
         entry = self._content.get(cache_key)
         if entry is not None:
             return entry
