@@ -24,9 +24,8 @@ every few calls: :func:`~core.replay.state.checkpoint_spacing`).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from core.algorithms.prune import PrunePlan, plan_prune
 from core.model.session import Session
 from core.model.tokens import TokenCounter, get_counter
 from core.policy import Policy, PruningPolicy
@@ -35,6 +34,9 @@ from core.replay.checks import CheckRules, overflows, trigger_of
 from core.replay.policies import effective_window, is_recording_policy
 from core.replay.state import Check, PruneInput, State, Trace, has_figure
 from core.replay.truncation import Truncations
+
+if TYPE_CHECKING:
+    from core.algorithms.prune import PrunePlan
 
 THRESHOLD_ONLY = {
     "compaction.threshold_rule",
@@ -252,6 +254,8 @@ class ResumePlanner:
         cached = self._decisions.get(key)
         if cached is not None and cached[0] is attempt:
             return cached[1]
+        from core.algorithms.prune import plan_prune  # (only a pruning change compares plans)
+
         plan = plan_prune(
             attempt.messages(), pruning, counter=counter, now_ms=attempt.now_ms, copies=False
         )

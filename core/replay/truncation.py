@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from core.algorithms.truncate import TruncationResult, truncate_tool_output
 from core.model.session import Message, Session, replace
 from core.model.tokens import get_counter, message_text
 from core.policy import Policy, TruncationPolicy
@@ -24,6 +23,9 @@ OutputSizes = dict[tuple[str | None, bool], tuple["array[int]", "array[int]"]]
 """The message indices and the characters of every non-empty tool output (two columns, in message
 order), by tool name and whether the tool truncated it itself."""
 
+if TYPE_CHECKING:
+    from core.algorithms.truncate import TruncationResult
+
 _Content = tuple[str, str, str | None]
 """The truncated output, its note and the reason (None: not truncated)."""
 
@@ -32,6 +34,10 @@ def sent_output(message: Message, rules: TruncationPolicy) -> TruncationResult:
     """Tool output ``message`` as ``rules`` would send it (simulated: nothing is written): the
     one call of :func:`core.algorithms.truncate.truncate_tool_output` the replay and the detail pane share,
     so what the pane previews is what the replay counted."""
+    # (imported on first use: a replay that truncates nothing, analyze of most sessions, starts
+    # without the truncation algorithms and their models)
+    from core.algorithms.truncate import truncate_tool_output
+
     tool_result = message.tool_result
     assert tool_result is not None, "a tool output"
     return truncate_tool_output(
