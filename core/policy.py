@@ -14,7 +14,7 @@ to TOML; a bad file raises :class:`PolicyError` naming the file and the field.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -581,8 +581,34 @@ _BUILDERS: dict[str, Callable[[], Policy]] = {
 """Each built-in policy's maker by its name (:func:`get_preset` makes a fresh one, from values
 known good: no validation, and no copy of every field)."""
 
-PRESETS: dict[str, Policy] = {name: build() for name, build in _BUILDERS.items()}
-"""The built-in policies by name."""
+
+class _Presets(Mapping[str, Policy]):
+    """The built-in policies by name, each made the first time it is asked for: a command
+    runs one preset at most, and :func:`get_preset` makes its own copy (building all eight
+    was a fifth of this module's import)."""
+
+    def __init__(self, builders: dict[str, Callable[[], Policy]]) -> None:
+        self._builders = builders
+        self._made: dict[str, Policy] = {}
+
+    def __getitem__(self, name: str) -> Policy:
+        made = self._made.get(name)
+        if made is None:
+            made = self._made[name] = self._builders[name]()
+        return made
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._builders
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._builders)
+
+    def __len__(self) -> int:
+        return len(self._builders)
+
+
+PRESETS: Mapping[str, Policy] = _Presets(_BUILDERS)
+"""The built-in policies by name (a read-only mapping, in the order of :data:`_BUILDERS`)."""
 
 
 class PolicyError(ValueError):

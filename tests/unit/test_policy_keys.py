@@ -235,9 +235,21 @@ def test_a_preset_run_builds_no_policy_schema() -> None:
         "p = preset_for('claude-code', '2.1.226')\n"
         "p.key(); p.by_name(); p.truncation.key(); p.llm.key()\n"
         "p.key(include={'estimator', 'pruning'})\n"
+        "from core.policy import PRESETS\n"
+        "assert 'pi' in PRESETS and 'nobody' not in PRESETS and len(list(PRESETS)) == 8\n"
         "print(Policy.__pydantic_complete__, CompactionPolicy.__pydantic_complete__)\n"
+        "print(len(PRESETS._made))  # (no preset made for a name test or a listing)\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
-    assert done.stdout.split() == ["False", "False"]
+    assert done.stdout.split() == ["False", "False", "0"]
+
+
+def test_presets_are_made_once_on_first_use() -> None:
+    for name in PRESETS:
+        assert PRESETS[name] is PRESETS[name]
+        assert PRESETS[name] == get_preset(name)
+    assert [name for name, _ in PRESETS.items()] == list(PRESETS)
+    with pytest.raises(KeyError):
+        PRESETS["nobody"]
