@@ -28,7 +28,6 @@ fact.
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -247,7 +246,7 @@ _BRANCH = re.compile(
 _CHECKBOX = re.compile(r"^\s*[-*]\s*\[ \]\s+(.+)$", re.MULTILINE)
 _PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.M)
 _PLAIN = re.compile(r"[\x21\x23-\x26\x28-\x5b\x5d-\x7e \t\r\n]*")
-"""A command segment :func:`shlex.split` splits at its blanks alone: printable ASCII and the
+"""A command segment :func:`shell_words` (and :func:`shlex.split`) splits at its blanks alone: printable ASCII and the
 blanks shlex knows, without a quote or a backslash."""
 _MAX_SENTENCE = 300
 _MAX_PER_MESSAGE = 5
@@ -558,12 +557,56 @@ def _command_key(command: str) -> str:
         tokens = segment.split()
     else:
         try:
-            tokens = shlex.split(segment)
+            tokens = shell_words(segment)
         except ValueError:
             tokens = segment.split()
     tokens = [t for t in tokens if "=" not in t.split("/")[0] or t.startswith("-")]
     chosen = [t for t in tokens if not t.startswith("-")][:3]
     return " ".join(w for t in chosen for w in words(t))
+
+
+_SHELL_PART = re.compile(
+    r"""([ \t\r\n]+)|([^ \t\r\n'"\\]+)|'([^']*)'|"((?:[^"\\]|\\.)*)"|\\(.)""", re.S
+)
+"""One piece of a shell word as :func:`shlex.split` reads it: blanks (its four), plain
+characters, a single-quoted text, a double-quoted one (with its escapes) or an escaped
+character."""
+_QUOTED_ESCAPE = re.compile(r"\\(.)", re.S)
+
+
+def _unescape_quoted(match: re.Match[str]) -> str:
+    """Inside double quotes a backslash escapes only a backslash or a double quote."""
+    char = match.group(1)
+    return char if char in '\\"' else match.group(0)
+
+
+def shell_words(text: str) -> list[str]:
+    """``shlex.split(text)`` (POSIX rules, no comments): the same words, and a
+    :class:`ValueError` for the same texts (an unclosed quote, a final backslash), read a piece
+    at a time by one regular expression rather than a character at a time by :mod:`shlex`
+    (tests/unit/test_shell_words.py compares the two)."""
+    words: list[str] = []
+    word: str | None = None  # (None: between words; "": an empty quoted word so far)
+    pos, end = 0, len(text)
+    while pos < end:
+        match = _SHELL_PART.match(text, pos)
+        if match is None:
+            raise ValueError(f"unclosed quotation or escape at {pos}")
+        pos = match.end()
+        blank, plain, single, double, escaped = match.groups()
+        if blank is not None:
+            if word is not None:
+                words.append(word)
+                word = None
+            continue
+        if double is not None:
+            piece = _QUOTED_ESCAPE.sub(_unescape_quoted, double)
+        else:
+            piece = plain if plain is not None else single if single is not None else escaped
+        word = piece if word is None else word + piece
+    if word is not None:
+        words.append(word)
+    return words
 
 
 def command_of(arguments: Any) -> str:
