@@ -28,6 +28,7 @@ fact.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -467,15 +468,68 @@ def _matches(text: str, marker: re.Pattern[str]) -> bool:
     return False
 
 
-def _sentences(message: Message, kind: FactKind, marker: re.Pattern[str]) -> Iterator[Fact]:
-    text = message.text
-    if not _matches(text, marker):
+_SENTENCE_EDGE = " -*#>\t"
+"""What a sentence is stripped of at both ends."""
+
+
+def marked_sentences(text: str, marker: re.Pattern[str]) -> Iterator[str]:
+    """The sentences of ``text`` (split at :data:`_SENTENCE`, stripped of
+    :data:`_SENTENCE_EDGE`) of 12 to :data:`_MAX_SENTENCE` characters that ``marker`` matches, in
+    order.
+
+    The text's matches are found once (:func:`_match_starts`), and a sentence holds a match
+    when one starts within it: no match crosses a split (a marker's words are joined by single
+    spaces after letters, never by a newline or a blank after ``.!?``) nor starts or ends on a
+    stripped character, and the characters around a sentence are not word characters, so that
+    ``\\b`` reads them as the sentence's own ends. A text with a character that folds to an ASCII
+    letter is searched sentence by sentence (:func:`_matches`)."""
+    starts = _match_starts(text, marker)
+    if starts is None:
+        for sentence in _SENTENCE.split(text):
+            sentence = sentence.strip(_SENTENCE_EDGE)
+            if 12 <= len(sentence) <= _MAX_SENTENCE and _matches(sentence, marker):
+                yield sentence
+        return
+    if not starts:
         return  # (most messages: no sentence of theirs can qualify)
-    found = 0
-    for sentence in _SENTENCE.split(text):
-        sentence = sentence.strip(" -*#>\t")
-        if not 12 <= len(sentence) <= _MAX_SENTENCE or not _matches(sentence, marker):
+    begin = 0
+    for split in (*_SENTENCE.finditer(text), None):
+        end = len(text) if split is None else split.start()
+        piece = text[begin:end]
+        sentence = piece.strip(_SENTENCE_EDGE)
+        left = begin + len(piece) - len(piece.lstrip(_SENTENCE_EDGE))
+        if split is not None:
+            begin = split.end()
+        if not 12 <= len(sentence) <= _MAX_SENTENCE:
             continue
+        first = bisect_left(starts, left)
+        if first < len(starts) and starts[first] < left + len(sentence):
+            yield sentence
+
+
+def _match_starts(text: str, marker: re.Pattern[str]) -> list[int] | None:
+    """Where ``marker`` matches ``text`` (every start of a match, ascending), tried only where
+    one of its pieces occurs (as :func:`_matches` does); None for a text with a character that
+    folds to an ASCII letter."""
+    if not text.isascii() and any(c in text for c in _FOLDS_TO_ASCII):
+        return None
+    lowered = text.lower()
+    match = marker.match
+    starts: set[int] = set()
+    for piece in _MARKER_WORDS[marker]:
+        lead = _LEAD.get(piece, 0)
+        at = lowered.find(piece)
+        while at >= 0:
+            for start in range(max(at - lead, 0), at + 1):
+                if start not in starts and match(text, start) is not None:
+                    starts.add(start)
+            at = lowered.find(piece, at + 1)
+    return sorted(starts)
+
+
+def _sentences(message: Message, kind: FactKind, marker: re.Pattern[str]) -> Iterator[Fact]:
+    found = 0
+    for sentence in marked_sentences(message.text, marker):
         if len(content_words(sentence)) < 2:
             continue
         yield Fact(kind, sentence, message.index, ())
