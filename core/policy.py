@@ -14,7 +14,7 @@ to TOML; a bad file raises :class:`PolicyError` naming the file and the field.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -51,6 +51,33 @@ SHELL_TOOLS = ["bash", "Bash", "shell", "exec_command", "local_shell", "unified_
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True)
+
+    def key(self, include: Collection[str] | None = None) -> tuple[Any, ...]:
+        """The values of this section's fields (or of those named in ``include``), in field
+        order, as a hashable tuple: two sections of one class have the same key exactly when
+        every field holds the same value of the same type, i.e. when their
+        ``model_dump_json(include=...)`` is the same. The replay's caches key on it: it needs no
+        serialiser, so a command that only runs presets never builds the policy's schema."""
+        values = self.__dict__
+        return tuple(
+            _key_of(values[name])
+            for name in type(self).model_fields
+            if include is None or name in include
+        )
+
+
+def _key_of(value: Any) -> Any:
+    """A field's value as part of :meth:`_Section.key` (lists and dicts as tuples, in their
+    order; a float by its exact text, so ``1.0`` is not the int ``1`` and ``-0.0`` not ``0.0``)."""
+    if isinstance(value, _Section):
+        return value.key()
+    if isinstance(value, list):
+        return tuple([_key_of(item) for item in value])
+    if isinstance(value, dict):
+        return tuple([(name, _key_of(item)) for name, item in value.items()])
+    if isinstance(value, float):
+        return (float, value.hex())
+    return value
 
 
 class ToolLimits(_Section):
@@ -272,6 +299,19 @@ class Policy(_Section):
     def _known_estimator(cls, value: str) -> str:
         return validate_estimator(value)
 
+    def by_name(self) -> dict[str, Any]:
+        """Every field by dotted name (``truncation.max_lines``; a section's ``per_tool``
+        overrides as one value), each as a part of :meth:`key` (immutable: a later edit of the
+        policy leaves it as it was)."""
+        values: dict[str, Any] = {}
+        for name, value in self.__dict__.items():
+            if isinstance(value, _Section):
+                for field, item in value.__dict__.items():
+                    values[f"{name}.{field}"] = _key_of(item)
+            else:
+                values[name] = _key_of(value)
+        return values
+
     def to_toml(self) -> str:
         """This policy as TOML (readable by :func:`load_policy`)."""
         return dumps_toml(self.model_dump(mode="json", exclude_none=True))
@@ -283,40 +323,65 @@ def _fact(agent: str, name: str) -> int:
     return int(agent_value(agent, name))
 
 
+def _preset(**fields: Any) -> Policy:
+    """A built-in policy from our own known-good values, built without validation (a policy
+    the user writes or edits is validated: :func:`policy_from_dict`, and every assignment to a
+    field); a section it leaves out has its defaults. Each preset equals its validated copy
+    (tests/unit/test_policy_keys.py)."""
+    for name, section in _SECTIONS.items():
+        if name not in fields:
+            fields[name] = section.model_construct()
+    return Policy.model_construct(**fields)
+
+
+_SECTIONS: dict[str, type[_Section]] = {
+    "truncation": TruncationPolicy,
+    "pruning": PruningPolicy,
+    "split": SplitPolicy,
+    "compaction": CompactionPolicy,
+    "llm": LLMConfig,
+}
+"""The sections of a :class:`Policy` by field name."""
+
+
 def _seed() -> Policy:
-    return Policy(
+    return _preset(
         name="seed",
         description="The numbers of the seed documents (T7-T15): 2000 lines / 50,000 bytes keeping the tail, "
         "skill protected, last 2 turns kept, tail 25% of usable clamped to 2k-8k, >= usable.",
         estimator="chars/4",
-        truncation=TruncationPolicy(max_lines=2000, max_bytes=50000, direction="tail"),
-        pruning=PruningPolicy(placeholder="<tool-output-compacted />"),
-        split=SplitPolicy(mode="messages"),
-        compaction=CompactionPolicy(threshold_rule="opencode", reserve_tokens=20000),
+        truncation=TruncationPolicy.model_construct(
+            max_lines=2000, max_bytes=50000, direction="tail"
+        ),
+        pruning=PruningPolicy.model_construct(placeholder="<tool-output-compacted />"),
+        split=SplitPolicy.model_construct(mode="messages"),
+        compaction=CompactionPolicy.model_construct(
+            threshold_rule="opencode", reserve_tokens=20000
+        ),
     )
 
 
 def _opencode() -> Policy:
-    return Policy(
+    return _preset(
         name="opencode",
         description="opencode 2026 defaults: head truncation at 2000 lines / 50 KiB (tail for bash), "
         "pruning off unless enabled (budget rule 40k/20k), last 2 turns within 2k-8k, anchored summary.",
         estimator="chars/4",
-        truncation=TruncationPolicy(
+        truncation=TruncationPolicy.model_construct(
             max_lines=_fact("opencode", "tool_output_max_lines"),
             max_bytes=_fact("opencode", "tool_output_max_bytes"),
             direction="head",
             tail_tools=["bash"],
         ),
-        pruning=PruningPolicy(
+        pruning=PruningPolicy.model_construct(
             enabled=False,
             placeholder="[Old tool result content cleared]",
             budget_rule=True,
             protect_tokens=_fact("opencode", "prune_protect_tokens"),
             minimum_tokens=_fact("opencode", "prune_minimum_tokens"),
         ),
-        split=SplitPolicy(mode="turns", tail_turns=_fact("opencode", "tail_turns")),
-        compaction=CompactionPolicy(
+        split=SplitPolicy.model_construct(mode="turns", tail_turns=_fact("opencode", "tail_turns")),
+        compaction=CompactionPolicy.model_construct(
             threshold_rule="opencode",
             reserve_tokens=_fact("opencode", "compaction_buffer_tokens"),
             output_token_max=_fact("opencode", "output_token_max"),
@@ -329,12 +394,12 @@ def _opencode() -> Policy:
 
 
 def _codex() -> Policy:
-    return Policy(
+    return _preset(
         name="codex",
         description="Codex: tool outputs cut in the middle to 10k tokens (x1.2 serialisation allowance), "
         "compaction at 90% of the window keeping recent user messages (20k) and a summary.",
         estimator="bytes/4",
-        truncation=TruncationPolicy(
+        truncation=TruncationPolicy.model_construct(
             max_lines=0,
             max_bytes=_fact("codex", "tool_output_max_bytes"),
             direction="middle",
@@ -342,11 +407,11 @@ def _codex() -> Policy:
             tail_tools=[],
             hint_template="",  # Codex cuts inline and keeps no copy: the marker is all the model sees
         ),
-        pruning=PruningPolicy(enabled=False),
-        split=SplitPolicy(mode="messages"),
-        compaction=CompactionPolicy(
+        pruning=PruningPolicy.model_construct(enabled=False),
+        split=SplitPolicy.model_construct(mode="messages"),
+        compaction=CompactionPolicy.model_construct(
             threshold_rule="codex",
-            codex_ratio=agent_value("codex", "auto_compact_ratio"),
+            codex_ratio=float(agent_value("codex", "auto_compact_ratio")),
             reserve_tokens=0,
             strategy="codex",
             user_message_budget_tokens=_fact("codex", "user_message_budget_tokens"),
@@ -364,24 +429,24 @@ def _codex() -> Policy:
 
 
 def _pi() -> Policy:
-    return Policy(
+    return _preset(
         name="pi",
         description="pi: 2000 lines / 50 KiB (head, tail for bash), compaction when tokens > window - 16384, "
         "keeping the last 20,000 estimated tokens at a turn-safe cut, six-section summary.",
         estimator="ceil(chars/4)",
-        truncation=TruncationPolicy(
+        truncation=TruncationPolicy.model_construct(
             max_lines=_fact("pi", "tool_output_max_lines"),
             max_bytes=_fact("pi", "tool_output_max_bytes"),
             direction="head",
             tail_tools=["bash"],
         ),
-        pruning=PruningPolicy(enabled=False),
-        split=SplitPolicy(
+        pruning=PruningPolicy.model_construct(enabled=False),
+        split=SplitPolicy.model_construct(
             mode="messages",
             tail_budget_tokens=_fact("pi", "keep_recent_tokens"),
             min_tail_messages=_fact("pi", "min_kept_messages"),
         ),
-        compaction=CompactionPolicy(
+        compaction=CompactionPolicy.model_construct(
             threshold_rule="pi",
             reserve_tokens=_fact("pi", "reserve_tokens"),
             template="pi",
@@ -394,23 +459,23 @@ def _pi() -> Policy:
 
 
 def _claude_code() -> Policy:
-    return Policy(
+    return _preset(
         name="claude-code",
         description="Claude Code: Bash output capped at 30,000 characters (its other tools cap "
         "their own output), no pruning, the whole history summarised once the context reaches the "
         "window minus the summary's output reserve (20k; 32k before 2.1.21) and a 13k buffer "
         "(167k of a 200k window), checked before every request.",
         estimator="chars/4",
-        truncation=TruncationPolicy(
+        truncation=TruncationPolicy.model_construct(
             enabled=False,
             max_lines=0,
             max_bytes=_fact("claude-code", "bash_output_max_chars"),
             tail_tools=[],
-            per_tool={"Bash": ToolLimits(enabled=True)},
+            per_tool={"Bash": ToolLimits.model_construct(enabled=True)},
         ),
-        pruning=PruningPolicy(enabled=False),
-        split=SplitPolicy(mode="messages"),
-        compaction=CompactionPolicy(
+        pruning=PruningPolicy.model_construct(enabled=False),
+        split=SplitPolicy.model_construct(mode="messages"),
+        compaction=CompactionPolicy.model_construct(
             threshold_rule="claude-code",
             reserve_tokens=_fact("claude-code", "output_reserve_tokens"),
             autocompact_buffer_tokens=_fact("claude-code", "autocompact_buffer_tokens"),
@@ -421,15 +486,15 @@ def _claude_code() -> Policy:
 
 
 def _gemini_cli() -> Policy:
-    return Policy(
+    return _preset(
         name="gemini-cli",
         description="Gemini CLI: compresses once the last prompt reaches half of the model's "
         "token limit (1,048,576), keeping the newest 30% of the history (cut at a user message) "
         "after a <state_snapshot> summary; tool outputs beyond the newest 50,000 tokens are cut "
         "first. Its tool-output truncation is not modelled.",
         estimator="chars/4",
-        truncation=TruncationPolicy(enabled=False),
-        pruning=PruningPolicy(
+        truncation=TruncationPolicy.model_construct(enabled=False),
+        pruning=PruningPolicy.model_construct(
             enabled=True,
             protected_tools=[],
             protect_turns=0,
@@ -437,14 +502,14 @@ def _gemini_cli() -> Policy:
             protect_tokens=_fact("gemini-cli", "function_response_budget_tokens"),
             minimum_tokens=0,
         ),
-        split=SplitPolicy(
+        split=SplitPolicy.model_construct(
             mode="history-share",
-            tail_ratio=agent_value("gemini-cli", "preserve_fraction"),
+            tail_ratio=float(agent_value("gemini-cli", "preserve_fraction")),
             min_tail_messages=1,
         ),
-        compaction=CompactionPolicy(
+        compaction=CompactionPolicy.model_construct(
             threshold_rule="gemini-cli",
-            codex_ratio=agent_value("gemini-cli", "compression_threshold"),
+            codex_ratio=float(agent_value("gemini-cli", "compression_threshold")),
             reserve_tokens=0,
             template="state-snapshot",
             # Gemini CLI compares the last recorded prompt before each request it sends (a
@@ -458,18 +523,18 @@ def _gemini_cli() -> Policy:
 
 
 def _qwen_code() -> Policy:
-    return Policy(
+    return _preset(
         name="qwen-code",
         description="Qwen Code: compacts the whole history into a <state_snapshot> once the "
         "prompt (the last one plus an estimate of what was added) reaches min(85% of the window, "
         "window - 20,000 - 13,000), before the request.",
         estimator="chars/4",
-        truncation=TruncationPolicy(enabled=False),
-        pruning=PruningPolicy(enabled=False),
-        split=SplitPolicy(mode="messages"),
-        compaction=CompactionPolicy(
+        truncation=TruncationPolicy.model_construct(enabled=False),
+        pruning=PruningPolicy.model_construct(enabled=False),
+        split=SplitPolicy.model_construct(mode="messages"),
+        compaction=CompactionPolicy.model_construct(
             threshold_rule="qwen-code",
-            codex_ratio=agent_value("qwen-code", "auto_compact_ratio"),
+            codex_ratio=float(agent_value("qwen-code", "auto_compact_ratio")),
             reserve_tokens=_fact("qwen-code", "summary_reserve_tokens"),
             autocompact_buffer_tokens=_fact("qwen-code", "autocompact_buffer_tokens"),
             strategy="summary-only",
@@ -484,18 +549,18 @@ def _qwen_code() -> Policy:
 def _copilot_cli() -> Policy:
     background = agent_value("copilot-cli", "background_compaction_ratio", None)
     blocking = agent_value("copilot-cli", "buffer_exhaustion_ratio", None)
-    return Policy(
+    return _preset(
         name="copilot-cli",
         description=f"Copilot CLI: compaction starts in the background at {background:.0%} of the "
         f"window and the session waits for it at {blocking:.0%} (its SDK's documented defaults); "
         "the history is summarised. Its files record no prompt size: every figure is estimated.",
         estimator="chars/4",
-        truncation=TruncationPolicy(enabled=False),
-        pruning=PruningPolicy(enabled=False),
-        split=SplitPolicy(mode="messages"),
-        compaction=CompactionPolicy(
+        truncation=TruncationPolicy.model_construct(enabled=False),
+        pruning=PruningPolicy.model_construct(enabled=False),
+        split=SplitPolicy.model_construct(mode="messages"),
+        compaction=CompactionPolicy.model_construct(
             threshold_rule="codex",
-            codex_ratio=background,
+            codex_ratio=float(background),
             reserve_tokens=0,
             strategy="summary-only",
             continuation=False,
@@ -513,11 +578,37 @@ _BUILDERS: dict[str, Callable[[], Policy]] = {
     "qwen-code": _qwen_code,
     "copilot-cli": _copilot_cli,
 }
-"""Each built-in policy's maker by its name (:func:`get_preset` makes a fresh one: validating
-the few values a preset sets costs a fraction of a deep copy of every field)."""
+"""Each built-in policy's maker by its name (:func:`get_preset` makes a fresh one, from values
+known good: no validation, and no copy of every field)."""
 
-PRESETS: dict[str, Policy] = {name: build() for name, build in _BUILDERS.items()}
-"""The built-in policies by name."""
+
+class _Presets(Mapping[str, Policy]):
+    """The built-in policies by name, each made the first time it is asked for: a command
+    runs one preset at most, and :func:`get_preset` makes its own copy (building all eight
+    was a fifth of this module's import)."""
+
+    def __init__(self, builders: dict[str, Callable[[], Policy]]) -> None:
+        self._builders = builders
+        self._made: dict[str, Policy] = {}
+
+    def __getitem__(self, name: str) -> Policy:
+        made = self._made.get(name)
+        if made is None:
+            made = self._made[name] = self._builders[name]()
+        return made
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._builders
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._builders)
+
+    def __len__(self) -> int:
+        return len(self._builders)
+
+
+PRESETS: Mapping[str, Policy] = _Presets(_BUILDERS)
+"""The built-in policies by name (a read-only mapping, in the order of :data:`_BUILDERS`)."""
 
 
 class PolicyError(ValueError):
@@ -541,35 +632,57 @@ def preset_for(name: str, version: str | None = None) -> Policy:
     eras apart.
     """
     policy = get_preset(name)
-    rules = policy.compaction
+    changes = _version_changes(policy, version)
+    if not changes:
+        return policy
+    own = changes.pop("", {})
+    sections = {
+        section: getattr(policy, section).model_copy(update=values)
+        for section, values in changes.items()
+    }
+    return policy.model_copy(update={**own, **sections})
+
+
+def _version_changes(preset: Policy, version: str | None) -> dict[str, dict[str, Any]]:
+    """The fields of ``preset`` (a built-in policy, as :func:`get_preset` makes it) that its
+    agent at ``version`` sets otherwise, by section (``""``: the policy's own fields). Values
+    of each field's type, from :mod:`core.agents.constants`: set without validation."""
+    name = preset.name
+
+    def fact(constant: str) -> float:
+        return agent_value(name, constant, version)
+
     if name == "claude-code":
-        rules.reserve_tokens = int(agent_value(name, "output_reserve_tokens", version))
-        rules.autocompact_buffer_tokens = int(
-            agent_value(name, "autocompact_buffer_tokens", version)
+        reserve = int(fact("output_reserve_tokens"))
+        buffer = int(fact("autocompact_buffer_tokens"))
+        recount = ("none", "text", "all")[int(fact("recounts_reply_blocks"))]
+        description = (
+            f"{preset.description} Version {version or 'unknown'}: compacts "
+            f"{(reserve + buffer) // 1000}k below the window."
         )
-        rules.project_after_tool_results = bool(agent_value(name, "counts_added_messages", version))
-        recount = int(agent_value(name, "recounts_reply_blocks", version))
-        rules.recount_reply_blocks = ("none", "text", "all")[recount]
-        buffer = rules.reserve_tokens + rules.autocompact_buffer_tokens
-        policy.description = (
-            f"{policy.description} Version {version or 'unknown'}: compacts "
-            f"{buffer // 1000}k below the window."
-        )
-    elif name == "pi":
-        rules.check_before_each_call = bool(agent_value(name, "checks_after_every_reply", version))
-    elif name == "gemini-cli":
-        rules.codex_ratio = agent_value(name, "compression_threshold", version)
-        policy.split.tail_ratio = agent_value(name, "preserve_fraction", version)
-        policy.pruning.protect_tokens = int(
-            agent_value(name, "function_response_budget_tokens", version)
-        )
-    elif name == "qwen-code":
-        rules.codex_ratio = agent_value(name, "auto_compact_ratio", version)
-        rules.reserve_tokens = int(agent_value(name, "summary_reserve_tokens", version))
-        rules.autocompact_buffer_tokens = int(
-            agent_value(name, "autocompact_buffer_tokens", version)
-        )
-    return policy
+        compaction = {
+            "reserve_tokens": reserve,
+            "autocompact_buffer_tokens": buffer,
+            "project_after_tool_results": bool(fact("counts_added_messages")),
+            "recount_reply_blocks": recount,
+        }
+        return {"compaction": compaction, "": {"description": description}}
+    if name == "pi":
+        return {"compaction": {"check_before_each_call": bool(fact("checks_after_every_reply"))}}
+    if name == "gemini-cli":
+        return {
+            "compaction": {"codex_ratio": float(fact("compression_threshold"))},
+            "split": {"tail_ratio": float(fact("preserve_fraction"))},
+            "pruning": {"protect_tokens": int(fact("function_response_budget_tokens"))},
+        }
+    if name == "qwen-code":
+        compaction = {
+            "codex_ratio": float(fact("auto_compact_ratio")),
+            "reserve_tokens": int(fact("summary_reserve_tokens")),
+            "autocompact_buffer_tokens": int(fact("autocompact_buffer_tokens")),
+        }
+        return {"compaction": compaction}
+    return {}
 
 
 def _describe_validation(error: ValidationError, source: str) -> str:

@@ -28,7 +28,7 @@ fact.
 from __future__ import annotations
 
 import re
-import shlex
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -247,7 +247,7 @@ _BRANCH = re.compile(
 _CHECKBOX = re.compile(r"^\s*[-*]\s*\[ \]\s+(.+)$", re.MULTILINE)
 _PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.M)
 _PLAIN = re.compile(r"[\x21\x23-\x26\x28-\x5b\x5d-\x7e \t\r\n]*")
-"""A command segment :func:`shlex.split` splits at its blanks alone: printable ASCII and the
+"""A command segment :func:`shell_words` (and :func:`shlex.split`) splits at its blanks alone: printable ASCII and the
 blanks shlex knows, without a quote or a backslash."""
 _MAX_SENTENCE = 300
 _MAX_PER_MESSAGE = 5
@@ -468,15 +468,68 @@ def _matches(text: str, marker: re.Pattern[str]) -> bool:
     return False
 
 
-def _sentences(message: Message, kind: FactKind, marker: re.Pattern[str]) -> Iterator[Fact]:
-    text = message.text
-    if not _matches(text, marker):
+_SENTENCE_EDGE = " -*#>\t"
+"""What a sentence is stripped of at both ends."""
+
+
+def marked_sentences(text: str, marker: re.Pattern[str]) -> Iterator[str]:
+    """The sentences of ``text`` (split at :data:`_SENTENCE`, stripped of
+    :data:`_SENTENCE_EDGE`) of 12 to :data:`_MAX_SENTENCE` characters that ``marker`` matches, in
+    order.
+
+    The text's matches are found once (:func:`_match_starts`), and a sentence holds a match
+    when one starts within it: no match crosses a split (a marker's words are joined by single
+    spaces after letters, never by a newline or a blank after ``.!?``) nor starts or ends on a
+    stripped character, and the characters around a sentence are not word characters, so that
+    ``\\b`` reads them as the sentence's own ends. A text with a character that folds to an ASCII
+    letter is searched sentence by sentence (:func:`_matches`)."""
+    starts = _match_starts(text, marker)
+    if starts is None:
+        for sentence in _SENTENCE.split(text):
+            sentence = sentence.strip(_SENTENCE_EDGE)
+            if 12 <= len(sentence) <= _MAX_SENTENCE and _matches(sentence, marker):
+                yield sentence
+        return
+    if not starts:
         return  # (most messages: no sentence of theirs can qualify)
-    found = 0
-    for sentence in _SENTENCE.split(text):
-        sentence = sentence.strip(" -*#>\t")
-        if not 12 <= len(sentence) <= _MAX_SENTENCE or not _matches(sentence, marker):
+    begin = 0
+    for split in (*_SENTENCE.finditer(text), None):
+        end = len(text) if split is None else split.start()
+        piece = text[begin:end]
+        sentence = piece.strip(_SENTENCE_EDGE)
+        left = begin + len(piece) - len(piece.lstrip(_SENTENCE_EDGE))
+        if split is not None:
+            begin = split.end()
+        if not 12 <= len(sentence) <= _MAX_SENTENCE:
             continue
+        first = bisect_left(starts, left)
+        if first < len(starts) and starts[first] < left + len(sentence):
+            yield sentence
+
+
+def _match_starts(text: str, marker: re.Pattern[str]) -> list[int] | None:
+    """Where ``marker`` matches ``text`` (every start of a match, ascending), tried only where
+    one of its pieces occurs (as :func:`_matches` does); None for a text with a character that
+    folds to an ASCII letter."""
+    if not text.isascii() and any(c in text for c in _FOLDS_TO_ASCII):
+        return None
+    lowered = text.lower()
+    match = marker.match
+    starts: set[int] = set()
+    for piece in _MARKER_WORDS[marker]:
+        lead = _LEAD.get(piece, 0)
+        at = lowered.find(piece)
+        while at >= 0:
+            for start in range(max(at - lead, 0), at + 1):
+                if start not in starts and match(text, start) is not None:
+                    starts.add(start)
+            at = lowered.find(piece, at + 1)
+    return sorted(starts)
+
+
+def _sentences(message: Message, kind: FactKind, marker: re.Pattern[str]) -> Iterator[Fact]:
+    found = 0
+    for sentence in marked_sentences(message.text, marker):
         if len(content_words(sentence)) < 2:
             continue
         yield Fact(kind, sentence, message.index, ())
@@ -558,12 +611,56 @@ def _command_key(command: str) -> str:
         tokens = segment.split()
     else:
         try:
-            tokens = shlex.split(segment)
+            tokens = shell_words(segment)
         except ValueError:
             tokens = segment.split()
     tokens = [t for t in tokens if "=" not in t.split("/")[0] or t.startswith("-")]
     chosen = [t for t in tokens if not t.startswith("-")][:3]
     return " ".join(w for t in chosen for w in words(t))
+
+
+_SHELL_PART = re.compile(
+    r"""([ \t\r\n]+)|([^ \t\r\n'"\\]+)|'([^']*)'|"((?:[^"\\]|\\.)*)"|\\(.)""", re.S
+)
+"""One piece of a shell word as :func:`shlex.split` reads it: blanks (its four), plain
+characters, a single-quoted text, a double-quoted one (with its escapes) or an escaped
+character."""
+_QUOTED_ESCAPE = re.compile(r"\\(.)", re.S)
+
+
+def _unescape_quoted(match: re.Match[str]) -> str:
+    """Inside double quotes a backslash escapes only a backslash or a double quote."""
+    char = match.group(1)
+    return char if char in '\\"' else match.group(0)
+
+
+def shell_words(text: str) -> list[str]:
+    """``shlex.split(text)`` (POSIX rules, no comments): the same words, and a
+    :class:`ValueError` for the same texts (an unclosed quote, a final backslash), read a piece
+    at a time by one regular expression rather than a character at a time by :mod:`shlex`
+    (tests/unit/test_shell_words.py compares the two)."""
+    words: list[str] = []
+    word: str | None = None  # (None: between words; "": an empty quoted word so far)
+    pos, end = 0, len(text)
+    while pos < end:
+        match = _SHELL_PART.match(text, pos)
+        if match is None:
+            raise ValueError(f"unclosed quotation or escape at {pos}")
+        pos = match.end()
+        blank, plain, single, double, escaped = match.groups()
+        if blank is not None:
+            if word is not None:
+                words.append(word)
+                word = None
+            continue
+        if double is not None:
+            piece = _QUOTED_ESCAPE.sub(_unescape_quoted, double)
+        else:
+            piece = plain if plain is not None else single if single is not None else escaped
+        word = piece if word is None else word + piece
+    if word is not None:
+        words.append(word)
+    return words
 
 
 def command_of(arguments: Any) -> str:

@@ -9,9 +9,10 @@ docs/architecture.md.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from core.algorithms.overflow import RecordedKind
 from core.replay.compare import compare
-from core.replay.context import CompactionAt, ContextAt
 from core.replay.engine import Replayer, SummarizerFactory, replay
 from core.replay.policies import (
     INFERRED,
@@ -41,6 +42,23 @@ from core.replay.results import (
 )
 from core.replay.simulate import ProgressFn, ReplayCancelled
 from core.replay.truncation import sent_output
+
+if TYPE_CHECKING:
+    from core.replay.context import CompactionAt, ContextAt
+
+_ON_FIRST_USE = {"CompactionAt": "core.replay.context", "ContextAt": "core.replay.context"}
+"""Names imported when first asked for (with the compaction algorithms they bring: a replay
+that never compacts, ``analyze`` of most sessions, starts without them)."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _ON_FIRST_USE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
+
 
 __all__ = [
     "INFERRED",

@@ -31,26 +31,16 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from core.algorithms.compact import (
-    CompactionError,
-    CompactionOutline,
-    EntryCache,
-    compact,
-    compact_outline,
-)
 from core.gc_pause import gc_paused
-from core.llm.factory import make_summarizer
 from core.llm.protocol import DeltaCallback, Summarizer
-from core.llm.summary_templates import forget_transcripts
 from core.model.session import Session
 from core.model.tokens import get_counter
 from core.policy import Policy
 from core.replay.checks import reply_recount
-from core.replay.context import CompactionAt, ContextAt, context_before
 from core.replay.evidence import rule_spans, thresholds_from_evidence
-from core.replay.incremental import ResumePlanner, flatten, policy_key, restore
+from core.replay.incremental import ResumePlanner, policy_key, restore
 from core.replay.inferred import inferred_policy, intersect
 from core.replay.policies import (
     call_windows,
@@ -67,6 +57,10 @@ from core.replay.state import Check, Item, Stuck, Trace
 from core.replay.stuck import futile
 from core.replay.timeline import MessageStates, assemble
 from core.replay.truncation import Truncations
+
+if TYPE_CHECKING:  # (imported where a compaction runs: a replay without one starts without them)
+    from core.algorithms.compact import CompactionError, CompactionOutline, EntryCache
+    from core.replay.context import CompactionAt, ContextAt
 
 SummarizerFactory = Callable[[Policy], Summarizer]
 
@@ -103,10 +97,11 @@ class Replayer:
         self._compactions: OrderedDict[tuple[Any, ...], CompactionOutline | CompactionError] = (
             OrderedDict()
         )
-        self._entry_cache = EntryCache()
-        """Serialised head entries shared by this session's compactions (bounded LRU)."""
-        self._summarizers: dict[str, Summarizer] = {}
-        self._traces: OrderedDict[str, Trace] = OrderedDict()
+        self._entry_cache: EntryCache | None = None
+        """Serialised head entries shared by this session's compactions (bounded LRU; made by
+        the first compaction)."""
+        self._summarizers: dict[tuple[Any, ...], Summarizer] = {}
+        self._traces: OrderedDict[tuple[Any, ...], Trace] = OrderedDict()
         self._states = MessageStates(len(session.messages))
         self._recorded_checks: dict[tuple[Any, ...], list[Check | None]] = {}
 
@@ -129,7 +124,7 @@ class Replayer:
             setting = self._setting(policy)
             trace = Trace(policy)
             trace.key = key
-            trace.flat = flatten(policy.model_dump(mode="json"))
+            trace.flat = policy.by_name()
             trace.windows, trace.thresholds = setting.windows, setting.limits
             old, resume = self._planner.best_trace(self._traces.values(), policy, trace.flat, trace)
             result = self._simulate(setting, trace, old, resume, progress, cancel)
@@ -169,7 +164,7 @@ class Replayer:
         with the same result. The compaction results themselves are kept (a live LLM is not asked
         twice)."""
         with self._lock:
-            self._entry_cache = EntryCache()
+            self._entry_cache = None  # (a later compaction starts a new one)
 
     def _setting(self, policy: Policy) -> Setting:
         estimator = policy.estimator
@@ -214,6 +209,8 @@ class Replayer:
                 if trace is None or trace.result is None:
                     continue
                 self._traces.move_to_end(key)
+                from core.replay.context import context_before
+
                 return context_before(
                     self._calls,
                     self._recorded,
@@ -240,6 +237,10 @@ class Replayer:
         unknown is compacted for ``default_window``. Raises
         :class:`core.algorithms.compact.CompactionError`."""
         import asyncio  # (only a compaction needs it: `analyze --json` starts without it)
+
+        from core.algorithms.compact import compact
+        from core.llm.factory import make_summarizer
+        from core.replay.context import CompactionAt
 
         context = await asyncio.to_thread(self.context_at, policy, message_index, through=through)
         window = context.window or effective_window(self.session, policy)
@@ -282,7 +283,7 @@ class Replayer:
         rules = setting.policy.compaction
         key = (
             setting.policy.estimator,
-            setting.policy.truncation.model_dump_json(),
+            setting.policy.truncation.key(),
             rules.project_after_tool_results,
             rules.check_before_each_call,
             rules.turn_start_check_sees_prompt,
@@ -358,9 +359,11 @@ class Replayer:
             return self._factory(policy)
         # The mock's context limit is the window; a live endpoint knows its own, and one client
         # per LLM setting keeps one failure budget for the whole run.
-        key = policy.llm.model_dump_json() + (f"|{window}" if policy.llm.provider == "mock" else "")
+        key = (policy.llm.key(), window if policy.llm.provider == "mock" else None)
         cached = self._summarizers.get(key)
         if cached is None:
+            from core.llm.factory import make_summarizer
+
             cached = make_summarizer(policy.llm, context_limit_tokens=window)
             self._summarizers[key] = cached
         return cached
@@ -387,7 +390,7 @@ class Replayer:
         messages = [item.message for item in items]
         tokens = [item.tokens for item in items]
         key = (
-            policy.model_dump_json(include={"estimator", "pruning", "split", "compaction", "llm"}),
+            policy.key(include={"estimator", "pruning", "split", "compaction", "llm"}),
             window,
             auto,
             id(self._factory),
@@ -400,6 +403,11 @@ class Replayer:
         if cached is not None:
             self._compactions.move_to_end(key)
             return cached
+        from core.algorithms.compact import CompactionError, EntryCache, compact_outline
+        from core.llm.summary_templates import forget_transcripts
+
+        if self._entry_cache is None:
+            self._entry_cache = EntryCache()
         coroutine = compact_outline(
             messages,
             policy,

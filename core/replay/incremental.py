@@ -24,9 +24,8 @@ every few calls: :func:`~core.replay.state.checkpoint_spacing`).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from core.algorithms.prune import PrunePlan, plan_prune
 from core.model.session import Session
 from core.model.tokens import TokenCounter, get_counter
 from core.policy import Policy, PruningPolicy
@@ -35,6 +34,9 @@ from core.replay.checks import CheckRules, overflows, trigger_of
 from core.replay.policies import effective_window, is_recording_policy
 from core.replay.state import Check, PruneInput, State, Trace, has_figure
 from core.replay.truncation import Truncations
+
+if TYPE_CHECKING:
+    from core.algorithms.prune import PrunePlan
 
 THRESHOLD_ONLY = {
     "compaction.threshold_rule",
@@ -66,7 +68,8 @@ context it pruned (a limit change compares one or two settings per attempt)."""
 
 
 def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """A policy's ``model_dump`` by dotted field name (``per_tool`` overrides as one value)."""
+    """A policy's ``model_dump`` by dotted field name (``per_tool`` overrides as one value):
+    the names :meth:`core.policy.Policy.by_name` gives."""
     flat: dict[str, Any] = {}
     for key, value in data.items():
         name = f"{prefix}{key}"
@@ -77,9 +80,10 @@ def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
-def policy_key(policy: Policy) -> str:
-    """Policies with the same key replay the same (the traces' key)."""
-    return policy.model_dump_json()
+def policy_key(policy: Policy) -> tuple[Any, ...]:
+    """Policies with the same key replay the same (the traces' key: every field,
+    :meth:`core.policy.Policy.key`)."""
+    return policy.key()
 
 
 def _take(keys: set[str], matches: Callable[[str], bool]) -> set[str]:
@@ -139,7 +143,7 @@ class ResumePlanner:
         self.session = session
         self.calls = calls
         self.truncations = truncations
-        self._decisions: dict[tuple[int, str], tuple[PruneInput, tuple[Any, ...]]] = {}
+        self._decisions: dict[tuple[int, tuple[Any, ...]], tuple[PruneInput, tuple[Any, ...]]] = {}
         """What a pruning attempt decides under a pruning setting, by the attempt's identity and
         the setting (traces resumed from one another share their attempts' objects: each is
         planned once per setting, not once per trace)."""
@@ -170,7 +174,7 @@ class ResumePlanner:
         if not self._comparable(trace, policy):
             return 0
         old = trace.policy
-        before = trace.flat or flatten(old.model_dump(mode="json"))
+        before = trace.flat or old.by_name()
         changed = {k for k in before.keys() | flat.keys() if before.get(k) != flat.get(k)}
         changed -= NO_EFFECT
         if not changed:
@@ -246,10 +250,12 @@ class ResumePlanner:
     def decided(self, attempt: PruneInput, pruning: PruningPolicy, counter: TokenCounter) -> Any:
         """:func:`_decided` of ``attempt`` planned under ``pruning`` (cached; the counter is the
         estimator's, the same for every trace compared)."""
-        key = (id(attempt), pruning.model_dump_json())
+        key = (id(attempt), pruning.key())
         cached = self._decisions.get(key)
         if cached is not None and cached[0] is attempt:
             return cached[1]
+        from core.algorithms.prune import plan_prune  # (only a pruning change compares plans)
+
         plan = plan_prune(
             attempt.messages(), pruning, counter=counter, now_ms=attempt.now_ms, copies=False
         )

@@ -8,13 +8,15 @@ shares them); messages the compaction wrote (its summary, a continuation) get in
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from core.algorithms.compact import CompactionOutline
-from core.algorithms.prune import PruneResult
 from core.model.session import Message
 from core.model.tokens import TokenCounter
 from core.replay.state import Item
+
+if TYPE_CHECKING:  # (the algorithms load when a run first compacts or prunes)
+    from core.algorithms.compact import CompactionOutline
+    from core.algorithms.prune import PruneResult
 
 
 class Rebuilt(NamedTuple):

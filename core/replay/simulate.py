@@ -19,10 +19,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from core.algorithms.compact import CompactionError, CompactionOutline
-from core.algorithms.prune import prune
 from core.model.fastmodel import build
 from core.model.session import Provenance
 from core.policy import Policy
@@ -42,9 +40,14 @@ from core.replay.state import (
     checkpoint_spacing,
 )
 
+if TYPE_CHECKING:  # (the algorithms load when a run first compacts or prunes)
+    from core.algorithms.compact import CompactionError, CompactionOutline
+
 ProgressFn = Callable[[int, int], None]
 """Called now and then with ``(messages_done, messages_total)``."""
-CompactFn = Callable[[Sequence[Item], Policy, int, bool, int], CompactionOutline | CompactionError]
+CompactFn = Callable[
+    [Sequence[Item], Policy, int, bool, int], "CompactionOutline | CompactionError"
+]
 """``(items, policy, window, auto, now_ms)``: the engine's cached compaction."""
 FutileFn = Callable[[Stuck, Sequence[Item], Policy], bool]
 """``(stuck, appended, policy)``: an attempt now would end as the stuck one did."""
@@ -471,6 +474,8 @@ class Run:
         if self.policy.pruning.enabled:
             self.note_prune_input(at, now)
         outcome = self._compact(items, self.policy, window, trigger != "manual", now)
+        from core.algorithms.compact import CompactionError
+
         if isinstance(outcome, CompactionError) or not (outcome.compacted or outcome.pruned_ids):
             self.came_to_nothing(outcome, at, call, trigger)
             return False
@@ -516,6 +521,8 @@ class Run:
         trigger: Trigger,
     ) -> None:
         """The attempt failed, or found nothing to compact: the context stays as it was."""
+        from core.algorithms.compact import CompactionError
+
         if isinstance(outcome, CompactionError):
             too_large = outcome.too_large and not outcome.head_may_shrink
             stuck = Stuck(at, True, too_large, str(outcome))
@@ -661,6 +668,8 @@ class Run:
         counter = self.setting.counter
         now = self.now_ms(at)
         self.note_prune_input(at, now)
+        from core.algorithms.prune import prune
+
         outcome = prune(
             [item.message for item in items],
             self.policy.pruning,

@@ -381,7 +381,7 @@ class Trace:
 
     def __init__(self, policy: Policy) -> None:
         self.policy = policy
-        self.key = ""
+        self.key: tuple[Any, ...] = ()
         self.flat: dict[str, Any] = {}
         """The policy's fields by dotted name (what a new policy is compared with)."""
         self.checkpoints: list[State | None] = []

@@ -13,9 +13,8 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable
 from itertools import compress
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from core.algorithms.truncate import TruncationResult, truncate_tool_output
 from core.model.session import Message, Session, replace
 from core.model.tokens import get_counter, message_text
 from core.policy import Policy, TruncationPolicy
@@ -25,6 +24,9 @@ OutputSizes = dict[tuple[str | None, bool], tuple["array[int]", "array[int]"]]
 """The message indices and the characters of every non-empty tool output (two columns, in message
 order), by tool name and whether the tool truncated it itself."""
 
+if TYPE_CHECKING:
+    from core.algorithms.truncate import TruncationResult
+
 _Content = tuple[str, str, str | None]
 """The truncated output, its note and the reason (None: not truncated)."""
 
@@ -33,6 +35,10 @@ def sent_output(message: Message, rules: TruncationPolicy) -> TruncationResult:
     """Tool output ``message`` as ``rules`` would send it (simulated: nothing is written): the
     one call of :func:`core.algorithms.truncate.truncate_tool_output` the replay and the detail pane share,
     so what the pane previews is what the replay counted."""
+    # (imported on first use: a replay that truncates nothing, analyze of most sessions, starts
+    # without the truncation algorithms and their models)
+    from core.algorithms.truncate import truncate_tool_output
+
     tool_result = message.tool_result
     assert tool_result is not None, "a tool output"
     return truncate_tool_output(
@@ -80,8 +86,8 @@ class Truncations:
     def __init__(self, session: Session, tokens: Callable[[str], list[int]]) -> None:
         self.session = session
         self._tokens = tokens
-        self._settings: dict[str, Truncation] = {}
-        self._content: dict[tuple[int, str], _Content] = {}
+        self._settings: dict[tuple[Any, ...], Truncation] = {}
+        self._content: dict[tuple[Any, ...], _Content] = {}
         self._sizes: OutputSizes | None = None
         self._bytes: array[int] | None = None
         """UTF-8 bytes of each message's tool output as far as measured (-1: not yet); a column
@@ -92,14 +98,14 @@ class Truncations:
 
     def of(self, policy: Policy) -> Truncation:
         """The truncation ``policy`` makes (its estimator counts the truncated outputs)."""
-        key = policy.estimator + "\x00" + policy.truncation.model_dump_json()
+        key = (policy.estimator, policy.truncation.key())
         cached = self._settings.get(key)
         if cached is not None:
             return cached
         counter = get_counter(policy.estimator)
         rules = policy.truncation
         result = Truncation(list(self._tokens(policy.estimator)))
-        text_key = rules.model_dump_json(
+        text_key = rules.key(
             include={
                 "middle_unit",
                 "hint_template",
@@ -156,10 +162,10 @@ class Truncations:
         max_lines: int,
         max_bytes: int,
         direction: str,
-        text_key: str,
+        text_key: tuple[Any, ...],
     ) -> _Content:
         """Output ``i`` truncated under these limits (once per output and limits)."""
-        cache_key = (i, f"{max_lines}|{max_bytes}|{direction}|{text_key}")
+        cache_key = (i, max_lines, max_bytes, direction, text_key)
         entry = self._content.get(cache_key)
         if entry is not None:
             return entry

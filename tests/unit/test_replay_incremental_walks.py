@@ -15,7 +15,7 @@ import pytest
 
 from core.model.session import Session
 from core.policy import Policy, get_preset
-from core.replay import Replayer, incremental, replay, simulate
+from core.replay import Replayer, replay, simulate
 from core.replay import state as state_module
 from core.replay.incremental import policy_key
 from core.replay.recorded import placed
@@ -247,13 +247,15 @@ def test_each_pruning_attempt_is_planned_once_per_pruning_setting(
         replayer.run(new)
         policy = new
     planned: list[int] = []
-    plan = incremental.plan_prune  # type: ignore[attr-defined]
+    from core.algorithms import prune as pruning  # (the planner imports it where it plans)
+
+    plan = pruning.plan_prune
 
     def counted(*args: object, **kwargs: object) -> object:
         planned.append(1)
         return plan(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(incremental, "plan_prune", counted)
+    monkeypatch.setattr(pruning, "plan_prune", counted)
     attempts = {
         id(attempt) for trace in replayer._traces.values() for attempt in trace.prune_inputs
     }

@@ -18,7 +18,7 @@ from core.model.session import Session
 from core.policy import Policy, get_preset
 from core.replay import Replayer, replay
 from core.replay.calls import Calls
-from core.replay.incremental import restore
+from core.replay.incremental import policy_key, restore
 from core.replay.simulate import Run
 from core.replay.state import Check, State, Trace
 from tests.support.builders import SessionBuilder
@@ -133,7 +133,7 @@ def test_the_rows_and_checks_are_the_ones_the_walk_made(capture: _Capture) -> No
     seen_events = seen_fired = seen_none = seen_copied = False
     for policy in _changes(_varied()):
         result = replayer.run(policy)
-        trace = replayer._traces[policy.model_dump_json()]
+        trace = replayer._traces[policy_key(policy)]
         steps = capture.steps[id(trace)]
         rows, checks = trace.rows, trace.checks
         assert len(rows) == len(checks) == len(steps) == result.call_count

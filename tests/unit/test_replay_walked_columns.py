@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from core.policy import Policy, get_preset
 from core.replay import Replayer, replay
+from core.replay.incremental import policy_key
 from core.replay.state import Trace
 from tests.unit.test_replay_incremental_fields import _turns, changed
 
@@ -21,7 +22,7 @@ def _policy(base: Policy, key: str, value: object) -> Policy:
 
 
 def _trace(replayer: Replayer, policy: Policy) -> Trace:
-    trace = replayer._traces[policy.model_dump_json()]
+    trace = replayer._traces[policy_key(policy)]
     return trace
 
 

@@ -11,21 +11,6 @@ from __future__ import annotations
 
 import gc
 
-_COLLECTING = gc.isenabled()
-gc.disable()  # (below: click's thousands of objects, alive as long as the process)
-try:
-    import importlib
-    import os
-    import sys
-    import types
-    from typing import Any, NoReturn
-
-    import click
-finally:
-    if _COLLECTING:
-        gc.freeze()  # (they are never garbage: no later collection walks them either)
-        gc.enable()
-
 # name -> (module, attribute, one-line help shown by --help without importing the module)
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "analyze": (
@@ -96,6 +81,32 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Run a local OpenAI-compatible mock LLM server.",
     ),
 }
+
+
+ONE_SHOT = frozenset(COMMANDS) - {"mock-llm"}
+"""Commands that compute, print and end: their process ends without tearing its heap down."""
+
+
+_COLLECTING = gc.isenabled()
+gc.disable()  # (below: click's thousands of objects, alive as long as the process)
+try:
+    import importlib
+    import os
+    import sys
+    import types
+    from typing import Any, NoReturn
+
+    if sys.argv[1:2] and sys.argv[1] in ONE_SHOT:
+        # (the code click generates as it loads, its regular expressions and named tuples, is
+        # read from the cache folder too: :func:`_import_command`)
+        from tui.cli import code_cache
+
+        code_cache.install()
+    import click
+finally:
+    if _COLLECTING:
+        gc.freeze()  # (they are never garbage: no later collection walks them either)
+        gc.enable()
 
 
 def _nearest_command(word: str) -> str | None:
@@ -180,10 +191,6 @@ def cli(ctx: click.Context) -> None:
     """
     if ctx.invoked_subcommand is None:
         ctx.invoke(open_command)
-
-
-ONE_SHOT = frozenset(COMMANDS) - {"mock-llm"}
-"""Commands that compute, print and end: their process ends without tearing its heap down."""
 
 
 def main(argv: list[str] | None = None) -> Any:
