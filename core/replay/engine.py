@@ -62,6 +62,7 @@ from core.replay.policies import (
 from core.replay.recorded import RecordedSide, measure_recorded_side, placed
 from core.replay.results import InferredThreshold, ReplayResult
 from core.replay.setting import Setting
+from core.replay.shifted import can_follow
 from core.replay.simulate import ProgressFn, Run
 from core.replay.state import Check, Item, Stuck, Trace
 from core.replay.stuck import futile
@@ -157,9 +158,20 @@ class Replayer:
             state,
             compact=self._compact,
             futile=self._futile,
+            earlier=self._followed_run(old, trace),
         )
         run.walk(pos, progress, cancel)
         return assemble(self._calls, self._recorded, setting, trace, resume, self._states)
+
+    def _followed_run(self, old: Trace | None, trace: Trace) -> Trace | None:
+        """The run ``trace``'s walk may follow where their contexts differ by a constant (the one
+        it resumed from, when complete and walked alike: :func:`can_follow`)."""
+        calls = len(self._calls)
+        if old is None or old.final is None or len(old.deltas) != calls:
+            return None
+        if len(old.checkpoints) != calls or not can_follow(old.flat, trace.flat):
+            return None
+        return old
 
     def release_compaction_caches(self) -> None:
         """Drop the serialised head entries kept to make later compactions cheap (up to

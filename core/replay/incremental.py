@@ -356,11 +356,13 @@ def restore(trace: Trace, old: Trace | None, resume: int, calls: Calls) -> tuple
         trace.checkpoints, trace.pending, trace.made = old.checkpoints, old.pending, old.made
         trace.checks, trace.rows, trace.event_ids = old.checks, old.rows, old.event_ids
         trace.overflow_prompt, trace.columns = old.overflow_prompt, old.columns
+        trace.deltas = old.deltas
     else:
         trace.checkpoints = old.checkpoints[:resume]
         trace.pending = old.pending[:resume]
         trace.made = old.made[:resume]
         trace.overflow_prompt = old.overflow_prompt[:resume]
+        trace.deltas = old.deltas[:resume]
         trace.event_ids = {c: ids for c, ids in old.event_ids.items() if c < resume}
         trace.columns = {name: column[:resume] for name, column in old.columns.items()}
     trace.events = old.events[: state.n_events]
