@@ -50,7 +50,7 @@ from core.policy import Policy
 from core.replay.checks import reply_recount
 from core.replay.context import CompactionAt, ContextAt, context_before
 from core.replay.evidence import rule_spans, thresholds_from_evidence
-from core.replay.incremental import ResumePlanner, flatten, policy_key, restore
+from core.replay.incremental import ResumePlanner, can_follow, flatten, policy_key, restore
 from core.replay.inferred import inferred_policy, intersect
 from core.replay.policies import (
     call_windows,
@@ -62,7 +62,6 @@ from core.replay.policies import (
 from core.replay.recorded import RecordedSide, measure_recorded_side, placed
 from core.replay.results import InferredThreshold, ReplayResult
 from core.replay.setting import Setting
-from core.replay.shifted import can_follow
 from core.replay.simulate import ProgressFn, Run
 from core.replay.state import Check, Item, Stuck, Trace
 from core.replay.stuck import futile

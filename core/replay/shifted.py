@@ -10,7 +10,7 @@ event. Over such a stretch every call's figures follow from the earlier run's pe
 (:attr:`Trace.deltas`, its checks) and ``D``, without walking its messages again:
 
 * the call's delta is the old one plus ``D``; its prompt, figure and the figure after its reply
-  are the recorded ones plus ``round(delta * ratio)``, floored at 0 (as :meth:`Run.call_step`);
+  are the recorded ones plus ``round(delta * ratio)``, floored at 0 (as :meth:`core.replay.simulate.Run.call_step`);
 * the check's figure is the previous call's figure after its reply; its projection is that
   figure plus what the earlier check added to its own (the tokens walked since the previous call,
   which both runs walk alike); its baseline, its schedule, what it sees, are the earlier check's;
@@ -27,20 +27,19 @@ ends (``tests/unit/test_replay_shifted.py`` compares every trace so made with a 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from core.model.session import Provenance
-from core.replay.incremental import NO_EFFECT, OUTCOME, STRUCTURAL, THRESHOLD_ONLY
+from core.replay.calls import Calls
+from core.replay.checks import CheckRules
+from core.replay.recorded import RecordedCompactions
+from core.replay.setting import Setting
 from core.replay.state import State, Trace, checkpoint_spacing, new_check
 
 if TYPE_CHECKING:
-    from core.replay.simulate import Run
-
-_FOLLOWS = NO_EFFECT | OUTCOME | THRESHOLD_ONLY | STRUCTURAL | {"compaction.overflow_recovery"}
-"""Policy fields a run may differ in from the earlier run it follows (with ``pruning.*``,
-``split.*`` and ``llm.*``): they change what a compaction does, or when the check fires, not how
-the walk adds messages or measures them."""
-_FOLLOWS_PREFIXES = ("pruning.", "split.", "llm.")
+    from core.replay.results import ReplayEvent
 
 _RECORDED = Provenance.RECORDED
 
@@ -62,37 +61,39 @@ _SAME_WALK = (
 from it)."""
 
 
-def can_follow(before: dict[str, Any], after: dict[str, Any]) -> bool:
-    """A run of the policy whose fields are ``after`` walks as one of ``before`` does, so that it
-    may follow that run's trace (:func:`core.replay.incremental.flatten` gives the fields; the
-    estimator and the recording agent's status are the same, as for any resumed run)."""
-    for key in before.keys() | after.keys():
-        if before.get(key) == after.get(key):
-            continue
-        if key not in _FOLLOWS and not key.startswith(_FOLLOWS_PREFIXES):
-            return False
-    return not any(
-        fields.get("pruning.enabled") and fields.get("pruning.budget_rule")
-        for fields in (before, after)
-    )
+@dataclass(frozen=True, slots=True)
+class Walk:
+    """What a follower reads of the walk it takes stretches for (:class:`core.replay.simulate.Run`)."""
+
+    setting: Setting
+    calls: Calls
+    recorded: RecordedCompactions
+    trace: Trace
+    """The run's trace, written to."""
+    events: list[ReplayEvent]
+    rules: CheckRules
+    reasons: Sequence[str | None]
+    """Why each recorded call overflowed against its window."""
+    auto_calls: Collection[int | None]
+    """The calls the recording compacted by itself before."""
 
 
 class Follower:
     """Takes, during ``run``'s walk, the stretches where it follows ``earlier`` (a complete
-    trace of a policy the run walks alike: :func:`can_follow`)."""
+    trace of a policy the run walks alike: :func:`core.replay.incremental.can_follow`)."""
 
-    def __init__(self, run: Run, earlier: Trace) -> None:
-        self.run = run
+    def __init__(self, walk: Walk, earlier: Trace) -> None:
+        self.walk = walk
         self.earlier = earlier
         self.next_try = 0
         """The first call a stretch may start at (after one, the call it ended at is walked)."""
-        calls = run.calls
-        self._recorded_at = sorted(run.recorded.at)
+        calls = walk.calls
+        self._recorded_at = sorted(walk.recorded.at)
         self._call_messages = calls.calls
         self._n = calls.n
         self._calls = len(calls)
         self._every = checkpoint_spacing(self._calls)
-        self._auto_calls = sorted(c for c in run._auto_calls if c is not None)
+        self._auto_calls = sorted(c for c in walk.auto_calls if c is not None)
         self._activity = sorted(
             {
                 *(note[0] for note in earlier.run_notes),
@@ -146,14 +147,14 @@ class Follower:
         """The calls from ``c0`` on, up to ``stop`` at most, as the run makes them following the
         earlier run: the call the stretch ends before (a checkpoint both keep, or the last
         call's end) and the new columns. None when the stretch would be empty."""
-        if self.run.trace.first_divergence is None:
+        if self.walk.trace.first_divergence is None:
             # (the walk notes where the run first departs from the recording)
             k = bisect_left(self._auto_calls, c0)
             if k < len(self._auto_calls):
                 stop = min(stop, self._auto_calls[k])
         stop = self._quiet_until(c0, stop, n_events)
         columns: tuple[list[Any], ...] = ([], [], [], [], [])
-        prev = (state.prev_figure, self.run.trace.columns["simulated_provenance"][state.prev_call])
+        prev = (state.prev_figure, self.walk.trace.columns["simulated_provenance"][state.prev_call])
         self._calls_from(c0, stop, shift, prev, columns)
         made = c0 + len(columns[0])
         end = made if made == stop else made - made % self._every
@@ -192,12 +193,12 @@ class Follower:
         first that differs (see the module's docstring): append their checks, overflow verdicts'
         figures, deltas, figures and provenances to ``columns``. ``prev``: the figure after the
         previous call's reply and its provenance; returns the last call's."""
-        run = self.run
-        setting = run.setting
+        walk = self.walk
+        setting = walk.setting
         rec = setting.rec
         baseline_after, baseline_prov = rec.baseline_after, rec.baseline_prov
-        estimated, ratio, reasons = setting.counter.provenance, rec.ratio, run._reasons
-        auto, strict = run._rules.auto, run._rules.strict
+        estimated, ratio, reasons = setting.counter.provenance, rec.ratio, walk.reasons
+        auto, strict = walk.rules.auto, walk.rules.strict
         checks, prompts, deltas, figures, provenances = (column.append for column in columns)
         prev_after, prev_prov = prev
         for c, before, delta, prompt, figure, window, limit in zip(
@@ -253,10 +254,10 @@ class Follower:
     ) -> None:
         """Append the stretch's calls to the run's trace and bring ``state`` to its end."""
         checks, prompts, deltas, figures, provenances = columns
-        run = self.run
-        trace = run.trace
+        walk = self.walk
+        trace = walk.trace
         m = end - c0
-        n_events = len(run.events)
+        n_events = len(walk.events)
         every = self._every
         kept: list[State | None] = [None] * m
         first = state.copy()
@@ -279,7 +280,7 @@ class Follower:
         assert after is not None
         last = _shifted(after, state, shift, None, n_events)
         # (the figure after the stretch's last call: its successor's check figure, or the end's)
-        last.prev_figure = _after_last(run, end - 1, deltas[-1])
+        last.prev_figure = _after_last(walk.setting, end - 1, deltas[-1])
         for name in State.__slots__:
             setattr(state, name, getattr(last, name))
 
@@ -308,8 +309,8 @@ def _shifted(old: State, state: State, shift: int, prev_figure: int | None, n_ev
     return new
 
 
-def _after_last(run: Run, c: int, delta: int) -> int:
-    """The figure after call ``c``'s reply, from its delta (as :meth:`Run.call_step`)."""
-    rec = run.setting.rec
+def _after_last(setting: Setting, c: int, delta: int) -> int:
+    """The figure after call ``c``'s reply, from its delta (as :meth:`core.replay.simulate.Run.call_step`)."""
+    rec = setting.rec
     after: int = rec.baseline_after[c] + round(delta * rec.ratio)
     return max(after, 0)

@@ -32,7 +32,7 @@ from core.replay.rebuild import Rebuilt, after_compaction, after_pruning
 from core.replay.recorded import CallFigures, RecordedCompaction, RecordedCompactions
 from core.replay.results import EventKind, ReplayEvent, Trigger, cut_index
 from core.replay.setting import Setting
-from core.replay.shifted import Follower
+from core.replay.shifted import Follower, Walk
 from core.replay.state import (
     Check,
     Item,
@@ -156,9 +156,22 @@ class Run:
             if rc.automatic and rc.kind in ("auto", "unknown")
         }
         """The calls :meth:`RecordedCompactions.here` finds an automatic compaction before."""
-        self.follower = None if earlier is None else Follower(self, earlier)
+        self.follower = None if earlier is None else Follower(self._walk(), earlier)
         """Takes the stretches where the run follows ``earlier`` (a run it walks alike:
         :func:`core.replay.shifted.can_follow`) from that run's trace."""
+
+    def _walk(self) -> Walk:
+        """What a :class:`~core.replay.shifted.Follower` reads of this run."""
+        return Walk(
+            self.setting,
+            self.calls,
+            self.recorded,
+            self.trace,
+            self.events,
+            self._rules,
+            self._reasons,
+            self._auto_calls,
+        )
 
     # -- the walk ----------------------------------------------------------------------------
 

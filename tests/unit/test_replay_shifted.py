@@ -20,8 +20,7 @@ from core.formats import LoadError, load_session
 from core.model.session import Session
 from core.policy import Policy, get_preset
 from core.replay import Replayer, shifted
-from core.replay.incremental import flatten
-from core.replay.shifted import can_follow
+from core.replay.incremental import can_follow, flatten
 from core.replay.state import State, Trace
 from tests.support.builders import SessionBuilder, text_of_tokens
 from tests.support.paths import REPO
