@@ -85,3 +85,38 @@ async def test_a_limit_change_that_moves_no_bar_keeps_the_charts_rows() -> None:
         gauge.refresh()
         await settle(pilot)
         assert gauge._drawn_rows == rows and gauge._drawn_rows is not rows
+
+
+def test_buckets_worked_out_from_the_series_drawn_before_are_the_fresh_ones() -> None:
+    """After a limit change the gauge keeps the buckets whose calls hold the same figures and
+    flags as in the series it drew before; the layout is the one bucketing from scratch gives
+    (narrow charts: several calls per bucket)."""
+    from tui.widgets.gauge_series import bucket_series
+
+    session = claude_like_session(40, with_compaction=True)
+    first = build_series(session, replay(session, get_preset("seed")))
+    policies = []
+    for change in (
+        lambda p: setattr(p.pruning, "protect_turns", 4),
+        lambda p: setattr(p.compaction, "reserve_tokens", 150_000),
+        lambda p: setattr(p, "context_window", 60_000),
+        lambda p: None,
+    ):
+        policy = get_preset("seed")
+        change(policy)
+        policies.append(policy)
+    kept = 0
+    for width in (8, 13, 30):
+        before = (first, bucket_series(first, width))
+        for policy in policies:
+            series = build_series(session, replay(session, policy), before[0])
+            layout = bucket_series(series, width, before)
+            assert layout == bucket_series(series, width), (width, policy)
+            assert layout.grid.buckets < series.calls
+            kept += sum(
+                before[0].simulated[layout.grid.first_call(b) : layout.grid.first_call(b + 1)]
+                == series.simulated[layout.grid.first_call(b) : layout.grid.first_call(b + 1)]
+                for b in range(layout.grid.buckets)
+            )
+            before = (series, layout)
+    assert kept  # (some bucket was kept: the comparison is not of two fresh layouts)

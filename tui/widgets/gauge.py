@@ -183,6 +183,8 @@ class TokenGauge(Widget, can_focus=True):
         self._drawn_key: tuple[object, ...] | None = None
         """What the chart rows last built draw (:meth:`_chart`), and those rows."""
         self._drawn_rows: list[Strip] = []
+        self._drawn_before: tuple[Series, Layout] | None = None
+        """The series drawn before the one shown and its buckets, until those are worked out."""
 
     # -- data ------------------------------------------------------------------------------------
 
@@ -192,6 +194,8 @@ class TokenGauge(Widget, can_focus=True):
 
     def show_series(self, series: Series) -> None:
         """Draw ``series`` (:func:`~tui.widgets.gauge_series.build_series` flattens a result)."""
+        if self._layout is not None:
+            self._drawn_before = (self.series, self._layout)
         self.series = series
         self._layout = None
         self._base_key = None
@@ -254,8 +258,10 @@ class TokenGauge(Widget, can_focus=True):
     def layout_for(self, width: int) -> Layout:
         """The bucketed series for a widget ``width`` (cached per width)."""
         if self._layout is None or self._layout_width != width:
-            self._layout = bucket_series(self.series, width - GUTTER)
+            # (the buckets of the series drawn before whose calls did not change are kept)
+            self._layout = bucket_series(self.series, width - GUTTER, self._drawn_before)
             self._layout_width = width
+            self._drawn_before = None
         return self._layout
 
     def bucket_of(self, call_index: int) -> int:
