@@ -95,16 +95,11 @@ def test_buckets_worked_out_from_the_series_drawn_before_are_the_fresh_ones() ->
 
     session = claude_like_session(40, with_compaction=True)
     first = build_series(session, replay(session, get_preset("seed")))
-    policies = []
-    for change in (
-        lambda p: setattr(p.pruning, "protect_turns", 4),
-        lambda p: setattr(p.compaction, "reserve_tokens", 150_000),
-        lambda p: setattr(p, "context_window", 60_000),
-        lambda p: None,
-    ):
-        policy = get_preset("seed")
-        change(policy)
-        policies.append(policy)
+    protected, reserved, narrower, same = (get_preset("seed") for _ in range(4))
+    protected.pruning.protect_turns = 4
+    reserved.compaction.reserve_tokens = 150_000
+    narrower.context_window = 60_000
+    policies = [protected, reserved, narrower, same]
     kept = 0
     for width in (8, 13, 30):
         before = (first, bucket_series(first, width))
