@@ -40,7 +40,7 @@ from core.model.tokens import get_counter
 from core.policy import Policy
 from core.replay.checks import reply_recount
 from core.replay.evidence import rule_spans, thresholds_from_evidence
-from core.replay.incremental import ResumePlanner, policy_key, restore
+from core.replay.incremental import ResumePlanner, can_follow, policy_key, restore
 from core.replay.inferred import inferred_policy, intersect
 from core.replay.policies import (
     call_windows,
@@ -152,9 +152,20 @@ class Replayer:
             state,
             compact=self._compact,
             futile=self._futile,
+            earlier=self._followed_run(old, trace),
         )
         run.walk(pos, progress, cancel)
         return assemble(self._calls, self._recorded, setting, trace, resume, self._states)
+
+    def _followed_run(self, old: Trace | None, trace: Trace) -> Trace | None:
+        """The run ``trace``'s walk may follow where their contexts differ by a constant (the one
+        it resumed from, when complete and walked alike: :func:`can_follow`)."""
+        calls = len(self._calls)
+        if old is None or old.final is None or len(old.deltas) != calls:
+            return None
+        if len(old.checkpoints) != calls or not can_follow(old.flat, trace.flat):
+            return None
+        return old
 
     def release_compaction_caches(self) -> None:
         """Drop the serialised head entries kept to make later compactions cheap (up to

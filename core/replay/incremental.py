@@ -62,6 +62,12 @@ STRUCTURAL = {"context_window", "compaction.reserve_tokens"}
 """Fields that move the threshold and may change every compaction (the tail budget, the
 summariser's window)."""
 NO_EFFECT = {"name", "description"}
+FOLLOWS = NO_EFFECT | OUTCOME | THRESHOLD_ONLY | STRUCTURAL | {"compaction.overflow_recovery"}
+"""Policy fields a run may differ in from the earlier run it follows where their contexts differ
+by a constant (:mod:`core.replay.shifted`; with ``pruning.*``, ``split.*`` and ``llm.*``): they
+change what a compaction does, or when the check fires, not how the walk adds messages or
+measures them."""
+_FOLLOWS_PREFIXES = ("pruning.", "split.", "llm.")
 _MAX_DECISIONS = 8
 """Pruning decisions kept by the planner: each holds its attempt and a reason per message of the
 context it pruned (a limit change compares one or two settings per attempt)."""
@@ -78,6 +84,21 @@ def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
         else:
             flat[name] = value
     return flat
+
+
+def can_follow(before: dict[str, Any], after: dict[str, Any]) -> bool:
+    """A run of the policy whose fields are ``after`` walks as one of ``before`` does, so that it
+    may follow that run's trace (:func:`core.replay.incremental.flatten` gives the fields; the
+    estimator and the recording agent's status are the same, as for any resumed run)."""
+    for key in before.keys() | after.keys():
+        if before.get(key) == after.get(key):
+            continue
+        if key not in FOLLOWS and not key.startswith(_FOLLOWS_PREFIXES):
+            return False
+    return not any(
+        fields.get("pruning.enabled") and fields.get("pruning.budget_rule")
+        for fields in (before, after)
+    )
 
 
 def policy_key(policy: Policy) -> tuple[Any, ...]:
@@ -362,11 +383,13 @@ def restore(trace: Trace, old: Trace | None, resume: int, calls: Calls) -> tuple
         trace.checkpoints, trace.pending, trace.made = old.checkpoints, old.pending, old.made
         trace.checks, trace.rows, trace.event_ids = old.checks, old.rows, old.event_ids
         trace.overflow_prompt, trace.columns = old.overflow_prompt, old.columns
+        trace.deltas = old.deltas
     else:
         trace.checkpoints = old.checkpoints[:resume]
         trace.pending = old.pending[:resume]
         trace.made = old.made[:resume]
         trace.overflow_prompt = old.overflow_prompt[:resume]
+        trace.deltas = old.deltas[:resume]
         trace.event_ids = {c: ids for c, ids in old.event_ids.items() if c < resume}
         trace.columns = {name: column[:resume] for name, column in old.columns.items()}
     trace.events = old.events[: state.n_events]

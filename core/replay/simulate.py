@@ -30,6 +30,7 @@ from core.replay.rebuild import Rebuilt, after_compaction, after_pruning
 from core.replay.recorded import CallFigures, RecordedCompaction, RecordedCompactions
 from core.replay.results import EventKind, ReplayEvent, Trigger, cut_index
 from core.replay.setting import Setting
+from core.replay.shifted import Follower, Walk
 from core.replay.state import (
     Check,
     Item,
@@ -76,6 +77,11 @@ def _recorded_reasons(calls: Calls, windows: Sequence[int | None]) -> list[str |
     return [calls.recorded_overflows(window)[c] for c, window in enumerate(windows)]
 
 
+def _no_stretch(_call: int, _state: State) -> int:
+    """No earlier run to follow (:meth:`core.replay.shifted.Follower.stretch`)."""
+    return -1
+
+
 class ReplayCancelled(Exception):
     """The run was cancelled through its ``cancel`` event."""
 
@@ -104,6 +110,7 @@ class Run:
         *,
         compact: CompactFn,
         futile: FutileFn,
+        earlier: Trace | None = None,
     ) -> None:
         self.calls = calls
         self.recorded = recorded
@@ -152,6 +159,22 @@ class Run:
             if rc.automatic and rc.kind in ("auto", "unknown")
         }
         """The calls :meth:`RecordedCompactions.here` finds an automatic compaction before."""
+        self.follower = None if earlier is None else Follower(self._walk(), earlier)
+        """Takes the stretches where the run follows ``earlier`` (a run it walks alike:
+        :func:`core.replay.shifted.can_follow`) from that run's trace."""
+
+    def _walk(self) -> Walk:
+        """What a :class:`~core.replay.shifted.Follower` reads of this run."""
+        return Walk(
+            self.setting,
+            self.calls,
+            self.recorded,
+            self.trace,
+            self.events,
+            self._rules,
+            self._reasons,
+            self._auto_calls,
+        )
 
     # -- the walk ----------------------------------------------------------------------------
 
@@ -165,13 +188,35 @@ class Run:
     ) -> None:
         """Walk from message ``pos`` (the checkpoint's) to the end of the session, or up to
         message ``stop`` (not included: the state is then the one before it)."""
+        n = self.calls.n if stop is None else min(stop, self.calls.n)
+        follower = self.follower if stop is None else None
+        stretch = follower.stretch if follower is not None else _no_stretch
+        while pos >= 0:
+            pos = self._walk_span(pos, n, progress, cancel, stretch)
+        state = self.state
+        state.n_events = len(self.events)
+        self.trace.final = state.copy()
+        if progress is not None:
+            progress(n, n)
+
+    def _walk_span(
+        self,
+        pos: int,
+        n: int,
+        progress: ProgressFn | None,
+        cancel: threading.Event | None,
+        stretch: Callable[[int, State], int],
+    ) -> int:
+        """Walk messages ``pos`` to ``n`` (not included), up to a stretch that follows the earlier
+        run (``stretch``: :meth:`core.replay.shifted.Follower.stretch`, tried at each call whose
+        checkpoint is kept). Returns the message the walk goes on from after that stretch (-1:
+        the walk got to ``n``)."""
         state = self.state
         events = self.events
         checkpoint = self.trace.checkpoints.append
         pending_at = self.trace.pending.append
         copy = State.copy
         every = checkpoint_spacing(len(self.calls))
-        n = self.calls.n if stop is None else min(stop, self.calls.n)
         call_of = self.calls.call_of
         rc_at = self.recorded.at
         walked = self.recorded.walked
@@ -189,6 +234,9 @@ class Run:
                 if c % every:
                     checkpoint(None)
                 else:
+                    jumped = stretch(c, state)  # (taken from the earlier run's trace)
+                    if jumped >= 0:
+                        return jumped
                     state.n_events = len(events)
                     checkpoint(copy(state))
                 pending_at(state.pending)
@@ -217,10 +265,7 @@ class Run:
             if c >= 0:
                 state.since_call = recount[i] if recount and walked[i] else 0
                 state.prev_e_cov = state.e_sim
-        state.n_events = len(events)
-        self.trace.final = state.copy()
-        if progress is not None:
-            progress(n, n)
+        return -1
 
     def recorded_before(self, i: int) -> None:
         """The recorded compactions that happened before message ``i``."""
@@ -252,6 +297,7 @@ class Run:
         first_of_turn, turn_end_prune = self._first_of_turn, self.turn_end_prune
         check = self.check_step()
         add_check, add_overflow_prompt = self._add_check, self._add_overflow_prompt
+        add_delta = self.trace.deltas.append
         event_ids = self.trace.event_ids
         e_rec_cov, ratio, reasons, windows = (
             self._e_rec_cov,
@@ -285,6 +331,7 @@ class Run:
             reason = reasons[c]
             removed_nothing = delta >= 0
             add_overflow_prompt((prompt, removed_nothing))
+            add_delta(delta)
             window = windows[c]
             if window and (prompt > window or (removed_nothing and reason is not None)):
                 figures, overflow = self.overflow(

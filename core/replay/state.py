@@ -356,6 +356,7 @@ class Trace:
         "checks",
         "columns",
         "compaction_meta",
+        "deltas",
         "event_ids",
         "events",
         "final",
@@ -396,6 +397,11 @@ class Trace:
         self.overflow_prompt: list[tuple[int, bool]] = []
         """Per call: the simulated prompt and whether the policy had removed nothing by then
         (what its overflow verdict rests on)."""
+        self.deltas: list[int] = []
+        """Per call: the simulated context before the call's figures (with its reply, where
+        the call is made after it) less the recorded one, in estimated tokens, before any
+        overflow recovery: what the call's figures are made from (a run whose context differs
+        from this one's by a constant follows it from these: :mod:`core.replay.shifted`)."""
         self.rows: Rows = Rows(self)
         """The raw figures of each call, made from the columns when read."""
         self.call_messages: Sequence[int] = ()

@@ -55,3 +55,63 @@ async def test_a_limit_change_keeps_the_gauges_recorded_series() -> None:
         assert after.recorded is before.recorded
         assert after.message_index is before.message_index
         assert after == build_series(screen.state.session, screen.state.result)
+
+
+async def test_a_limit_change_that_moves_no_bar_keeps_the_charts_rows() -> None:
+    """A result whose bars, lines and labels come out the same keeps the chart's strips; one
+    that moves them draws the rows a gauge drawing it from scratch draws."""
+    async with quiet_app().run_test(size=(120, 34)) as pilot:
+        screen = await open_session(pilot, claude_like_session(6), get_preset("seed"))
+        gauge = screen.gauge
+        await settle(pilot)
+        drawn = list(gauge._drawn_rows)
+        assert drawn
+        same = get_preset("seed")
+        same.truncation.max_lines = 1_999  # (no output of this session is that long)
+        screen.set_policy(same)
+        await settle(pilot)
+        assert screen.state is not None and screen.state.result is not None
+        assert screen.state.result.policy == same
+        assert all(a is b for a, b in zip(gauge._drawn_rows, drawn, strict=True))
+        moved = get_preset("seed")
+        moved.context_window = 120_000  # (the scale, the threshold and the window move)
+        screen.set_policy(moved)
+        await settle(pilot)
+        assert screen.state.result.policy == moved
+        assert gauge._drawn_rows != drawn
+        rows = gauge._drawn_rows
+        gauge._drawn_key = None  # (drawn from scratch)
+        gauge._base_key = None
+        gauge.refresh()
+        await settle(pilot)
+        assert gauge._drawn_rows == rows and gauge._drawn_rows is not rows
+
+
+def test_buckets_worked_out_from_the_series_drawn_before_are_the_fresh_ones() -> None:
+    """After a limit change the gauge keeps the buckets whose calls hold the same figures and
+    flags as in the series it drew before; the layout is the one bucketing from scratch gives
+    (narrow charts: several calls per bucket)."""
+    from tui.widgets.gauge_series import bucket_series
+
+    session = claude_like_session(40, with_compaction=True)
+    first = build_series(session, replay(session, get_preset("seed")))
+    protected, reserved, narrower, same = (get_preset("seed") for _ in range(4))
+    protected.pruning.protect_turns = 4
+    reserved.compaction.reserve_tokens = 150_000
+    narrower.context_window = 60_000
+    policies = [protected, reserved, narrower, same]
+    kept = 0
+    for width in (8, 13, 30):
+        before = (first, bucket_series(first, width))
+        for policy in policies:
+            series = build_series(session, replay(session, policy), before[0])
+            layout = bucket_series(series, width, before)
+            assert layout == bucket_series(series, width), (width, policy)
+            assert layout.grid.buckets < series.calls
+            kept += sum(
+                before[0].simulated[layout.grid.first_call(b) : layout.grid.first_call(b + 1)]
+                == series.simulated[layout.grid.first_call(b) : layout.grid.first_call(b + 1)]
+                for b in range(layout.grid.buckets)
+            )
+            before = (series, layout)
+    assert kept  # (some bucket was kept: the comparison is not of two fresh layouts)

@@ -180,6 +180,11 @@ class TokenGauge(Widget, can_focus=True):
         self._base = _Base([], False, None)
         self._base_key: tuple[object, ...] | None = None
         self._styles: dict[tuple[str, ...], Style] = {}
+        self._drawn_key: tuple[object, ...] | None = None
+        """What the chart rows last built draw (:meth:`_chart`), and those rows."""
+        self._drawn_rows: list[Strip] = []
+        self._drawn_before: tuple[Series, Layout] | None = None
+        """The series drawn before the one shown and its buckets, until those are worked out."""
 
     # -- data ------------------------------------------------------------------------------------
 
@@ -189,6 +194,8 @@ class TokenGauge(Widget, can_focus=True):
 
     def show_series(self, series: Series) -> None:
         """Draw ``series`` (:func:`~tui.widgets.gauge_series.build_series` flattens a result)."""
+        if self._layout is not None:
+            self._drawn_before = (self.series, self._layout)
         self.series = series
         self._layout = None
         self._base_key = None
@@ -251,8 +258,10 @@ class TokenGauge(Widget, can_focus=True):
     def layout_for(self, width: int) -> Layout:
         """The bucketed series for a widget ``width`` (cached per width)."""
         if self._layout is None or self._layout_width != width:
-            self._layout = bucket_series(self.series, width - GUTTER)
+            # (the buckets of the series drawn before whose calls did not change are kept)
+            self._layout = bucket_series(self.series, width - GUTTER, self._drawn_before)
             self._layout_width = width
+            self._drawn_before = None
         return self._layout
 
     def bucket_of(self, call_index: int) -> int:
@@ -301,6 +310,7 @@ class TokenGauge(Widget, can_focus=True):
         super().notify_style_update()
         self._styles.clear()
         self._base_key = None
+        self._drawn_key = None
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, self._theme_changed)
@@ -308,6 +318,7 @@ class TokenGauge(Widget, can_focus=True):
     def _theme_changed(self, _theme: object) -> None:
         self._styles.clear()
         self._base_key = None
+        self._drawn_key = None
         self.refresh()
 
     def _style(self, *names: str) -> Style:
@@ -424,17 +435,26 @@ class TokenGauge(Widget, can_focus=True):
             rec_over=_over(layout.recorded, windows),
             sim_over=_over(layout.simulated, windows),
         )
-        out: list[Strip] = []
+        labels: list[str] = []
         for r in range(rows):
             k = rows - 1 - r  # row from the bottom
             empty, empty_fg = scale.line(k)
-            chart_row = _ChartRow(k * 8, [line.cell(k) for line in lines], (empty, empty_fg))
-            plan.rows.append(chart_row)
-            label = scale.axis_label(k)
+            plan.rows.append(_ChartRow(k * 8, [line.cell(k) for line in lines], (empty, empty_fg)))
+            labels.append(scale.axis_label(k))
+        # What the rows draw: a new result whose bars, lines and labels come out the same cell
+        # for cell (a limit change that moves no bar by an eighth) keeps the strips drawn.
+        drawn: tuple[object, ...] = (width, self.has_focus, layout.grid, plan.rec_h, plan.sim_h)
+        drawn += (plan.rec_over, plan.sim_over, plan.rows, labels)
+        if drawn == self._drawn_key:
+            return list(self._drawn_rows), plan
+        out: list[Strip] = []
+        for chart_row, label in zip(plan.rows, labels, strict=True):
+            empty_fg = chart_row.axis[1]
             cells_out = [(f"{label:>5}{'┤' if label else '│'}", self._style(empty_fg))]
             cells_out.extend(self._bar_cells(plan, chart_row, width))
             out.append(_strip(cells_out, width, self.rich_style))
-        return out, plan
+        self._drawn_key, self._drawn_rows = drawn, out
+        return list(out), plan
 
     def _bar_cells(self, plan: _ChartPlan, row: _ChartRow, width: int) -> list[tuple[str, Style]]:
         """A chart row right of the axis: both bars of every bucket, the gaps between buckets

@@ -12,7 +12,9 @@ from array import array
 from bisect import bisect_left
 from collections.abc import MutableSequence, Sequence
 from dataclasses import dataclass
+from functools import reduce
 from itertools import compress
+from operator import or_
 from typing import TYPE_CHECKING
 
 from core.formats.subagents import subagent_spans
@@ -388,9 +390,16 @@ def bucket_grid(calls: int, chart_width: int) -> BucketGrid:
     return BucketGrid(calls, chart_width, buckets, cells)
 
 
-def bucket_series(series: Series, chart_width: int) -> Layout:
+def bucket_series(
+    series: Series, chart_width: int, previous: tuple[Series, Layout] | None = None
+) -> Layout:
     """Fit ``series`` into ``chart_width`` cells (:func:`bucket_grid`), bucketing by max when
-    calls outnumber the buckets."""
+    calls outnumber the buckets.
+
+    ``previous``: a series drawn before and its layout at the same width (the result shown
+    before a limit change). A bucket whose calls hold the same figures and flags there keeps
+    what it was worked out to be (compared in C, slice by slice): only the buckets from the
+    first call the change moved are worked out again."""
     n = series.calls
     grid = bucket_grid(n, chart_width)
     if n == 0:
@@ -406,24 +415,100 @@ def bucket_series(series: Series, chart_width: int) -> Layout:
             [series.threshold_at(c) for c in every],
             [series.window_at(c) for c in every],
         )
-    rec = series.recorded
+    before = previous if previous is not None and previous[1].grid == grid else None
+    old_series, old_layout = before if before is not None else (None, None)
+    rec_max = _bucket_max(
+        series.recorded,
+        grid,
+        None if old_series is None else (old_series.recorded, old_layout.recorded),  # type: ignore[union-attr]
+    )
     sim = series.simulated
-    rec_max: list[int] = []
     sim_max: list[int] = []
-    rep: list[int] = []
-    for b in range(grid.buckets):
-        start, end = grid.first_call(b), grid.first_call(b + 1)
-        r = max(rec[start:end])
-        rec_max.append(r)
-        if sim:
-            s = max(sim[start:end])
-            sim_max.append(s)
-            rep.append(sim.index(s, start, end))
-        else:
-            rep.append(rec.index(r, start, end))
-    flags = [0] * grid.buckets
-    for i in compress(range(n), series.flags):
-        flags[grid.bucket_of(i)] |= series.flags[i]
+    if sim:
+        sim_max, rep = _bucket_peaks(
+            sim,
+            grid,
+            None
+            if old_series is None or old_layout is None or not old_layout.simulated
+            else (old_series.simulated, old_layout.simulated, old_layout.representative),
+        )
+    else:
+        rec = series.recorded
+        rep = [
+            rec.index(rec_max[b], grid.first_call(b), grid.first_call(b + 1))
+            for b in range(grid.buckets)
+        ]
+    flags = _bucket_flags(
+        series.flags,
+        grid,
+        None if old_series is None else (old_series.flags, old_layout.flags),  # type: ignore[union-attr]
+    )
     thresholds = [series.threshold_at(c) for c in rep]
     windows = [series.window_at(c) for c in rep]
     return Layout(grid, rec_max, sim_max, flags, rep, thresholds, windows)
+
+
+def _bucket_peaks(
+    values: Sequence[int],
+    grid: BucketGrid,
+    before: tuple[Sequence[int], Sequence[int], Sequence[int]] | None,
+) -> tuple[list[int], list[int]]:
+    """The largest of ``values`` in each bucket of ``grid`` and the first call holding it;
+    ``before``: values bucketed before on the same grid, their maxima and those calls (kept
+    where a bucket's values are the same)."""
+    peaks: list[int] = []
+    calls: list[int] = []
+    for b in range(grid.buckets):
+        start, end = grid.first_call(b), grid.first_call(b + 1)
+        if before is not None and _same(values, before[0], start, end):
+            peaks.append(before[1][b])
+            calls.append(before[2][b])
+        else:
+            peak = max(values[start:end])
+            peaks.append(peak)
+            calls.append(values.index(peak, start, end))
+    return peaks, calls
+
+
+def _same(values: Sequence[int], other: Sequence[int], start: int, end: int) -> bool:
+    """``values`` and ``other`` hold the same items from ``start`` to ``end``."""
+    return len(other) >= end and values[start:end] == other[start:end]
+
+
+def _bucket_max(
+    values: Sequence[int],
+    grid: BucketGrid,
+    before: tuple[Sequence[int], Sequence[int]] | None,
+) -> list[int]:
+    """The largest of ``values`` in each bucket of ``grid``; ``before``: values bucketed
+    before on the same grid and their maxima (kept where a bucket's values are the same)."""
+    if before is not None and before[0] is values:
+        return list(before[1])
+    out: list[int] = []
+    for b in range(grid.buckets):
+        start, end = grid.first_call(b), grid.first_call(b + 1)
+        if before is not None and _same(values, before[0], start, end):
+            out.append(before[1][b])
+        else:
+            out.append(max(values[start:end]))
+    return out
+
+
+def _bucket_flags(
+    flags: Sequence[int],
+    grid: BucketGrid,
+    before: tuple[Sequence[int], Sequence[int]] | None,
+) -> list[int]:
+    """The flags of each bucket's calls, or-ed; ``before``: as for :func:`_bucket_max`."""
+    out = [0] * grid.buckets
+    if before is None:
+        for i in compress(range(grid.calls), flags):
+            out[grid.bucket_of(i)] |= flags[i]
+        return out
+    for b in range(grid.buckets):
+        start, end = grid.first_call(b), grid.first_call(b + 1)
+        if _same(flags, before[0], start, end):
+            out[b] = before[1][b]
+        else:
+            out[b] = reduce(or_, set(flags[start:end]), 0)
+    return out

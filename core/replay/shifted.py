@@ -1,0 +1,316 @@
+"""Following an earlier run: the stretches where a walk's context differs from an earlier run's
+by a constant, taken from that run's trace instead of walked.
+
+After a limit change, a run often differs from the one it resumed only in what one compaction
+produced: the pruning before it (``pruning.protect_turns``) or the tail it kept. From there on
+both walk the same messages and both contexts grow by the same tokens, so the new one is the old
+one plus a constant ``D`` (the difference of the two rebuilt contexts) until either run does
+something else: compacts, overflows, prunes at a turn end, meets a recorded compaction, makes an
+event. Over such a stretch every call's figures follow from the earlier run's per call
+(:attr:`Trace.deltas`, its checks) and ``D``, without walking its messages again:
+
+* the call's delta is the old one plus ``D``; its prompt, figure and the figure after its reply
+  are the recorded ones plus ``round(delta * ratio)``, floored at 0 (as :meth:`core.replay.simulate.Run.call_step`);
+* the check's figure is the previous call's figure after its reply; its projection is that
+  figure plus what the earlier check added to its own (the tokens walked since the previous call,
+  which both runs walk alike); its baseline, its schedule, what it sees, are the earlier check's;
+* the stretch ends before the first call where the new figures cross the policy's threshold
+  (fired or left pending), would overflow, or the earlier run fired, and before any event or
+  recorded compaction of the earlier run: from there on the walk goes on call by call.
+
+A stretch starts and ends at calls whose checkpoints both runs keep (the state there is the
+earlier one's, with the new run's context and the constant added), and is taken only between
+policies that walk alike: the same estimator, truncation and check rules, no pruning at turn
+ends (``tests/unit/test_replay_shifted.py`` compares every trace so made with a full walk).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from core.model.session import Provenance
+from core.replay.calls import Calls
+from core.replay.checks import CheckRules
+from core.replay.recorded import RecordedCompactions
+from core.replay.setting import Setting
+from core.replay.state import State, Trace, checkpoint_spacing, new_check
+
+if TYPE_CHECKING:
+    from core.replay.results import ReplayEvent
+
+_RECORDED = Provenance.RECORDED
+
+_SAME_WALK = (
+    "base_pos",
+    "pending",
+    "prev_call",
+    "prev_baseline_figure",
+    "prev_e_rec_cov",
+    "rebased",
+    "rec_base_change",
+    "since_call",
+    "since_prompt",
+    "reasoning_before",
+    "reasoning_before_prev",
+    "reasoning_turn",
+)
+"""The state fields two runs in step agree on (the others: the context, and the figures made
+from it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Walk:
+    """What a follower reads of the walk it takes stretches for (:class:`core.replay.simulate.Run`)."""
+
+    setting: Setting
+    calls: Calls
+    recorded: RecordedCompactions
+    trace: Trace
+    """The run's trace, written to."""
+    events: list[ReplayEvent]
+    rules: CheckRules
+    reasons: Sequence[str | None]
+    """Why each recorded call overflowed against its window."""
+    auto_calls: Collection[int | None]
+    """The calls the recording compacted by itself before."""
+
+
+class Follower:
+    """Takes, during ``run``'s walk, the stretches where it follows ``earlier`` (a complete
+    trace of a policy the run walks alike: :func:`core.replay.incremental.can_follow`)."""
+
+    def __init__(self, walk: Walk, earlier: Trace) -> None:
+        self.walk = walk
+        self.earlier = earlier
+        self.next_try = 0
+        """The first call a stretch may start at (after one, the call it ended at is walked)."""
+        calls = walk.calls
+        self._recorded_at = sorted(walk.recorded.at)
+        self._call_messages = calls.calls
+        self._n = calls.n
+        self._calls = len(calls)
+        self._every = checkpoint_spacing(self._calls)
+        self._auto_calls = sorted(c for c in walk.auto_calls if c is not None)
+        self._activity = sorted(
+            {
+                *(note[0] for note in earlier.run_notes),
+                *earlier.noops,
+                *(attempt.call + 1 for attempt in earlier.prune_inputs),
+            }
+        )
+        """What the earlier run did besides its events, each as the checkpoints it had taken
+        then (one more than the call it did it at or after)."""
+
+    def stretch(self, c0: int, state: State) -> int:
+        """At call ``c0`` (a checkpoint both runs keep, ``state`` the run's before it): take
+        the stretch from there that follows the earlier run, writing its calls into the run's
+        trace and bringing ``state`` to the end of it. Returns the message the walk goes on
+        from (-1: no stretch here)."""
+        if c0 < self.next_try:
+            return -1
+        old = self.earlier.checkpoints[c0] if c0 < len(self.earlier.checkpoints) else None
+        if old is None or not _in_step(state, old):
+            return -1
+        shift = state.e_sim - old.e_sim
+        if state.prev_e_cov - old.prev_e_cov != shift:
+            return -1
+        stop = self._stop(c0)
+        made = self._follow(c0, stop, state, shift, old.n_events)
+        if made is None:
+            self.next_try = c0 + 1
+            return -1
+        end, columns = made
+        self._write(c0, end, state, shift, columns)
+        self.next_try = end + 1
+        return self._call_messages[end] if end < self._calls else self._n
+
+    def _stop(self, c0: int) -> int:
+        """The last call a stretch from ``c0`` may end before: the walk goes on from there before
+        the next recorded compaction is met, and before the next thing the earlier run did at a
+        call that makes no event (a compaction attempt that changed nothing, a pruning planned)."""
+        stop = self._calls
+        k = bisect_left(self._recorded_at, self._call_messages[c0])
+        if k < len(self._recorded_at):
+            # (the last call whose message is at or before it: the walk meets it from there)
+            stop = bisect_right(self._call_messages, self._recorded_at[k]) - 1
+        k = bisect_right(self._activity, c0)
+        if k < len(self._activity):
+            stop = min(stop, self._activity[k] - 1)
+        return stop
+
+    def _follow(
+        self, c0: int, stop: int, state: State, shift: int, n_events: int
+    ) -> tuple[int, tuple[list[Any], ...]] | None:
+        """The calls from ``c0`` on, up to ``stop`` at most, as the run makes them following the
+        earlier run: the call the stretch ends before (a checkpoint both keep, or the last
+        call's end) and the new columns. None when the stretch would be empty."""
+        if self.walk.trace.first_divergence is None:
+            # (the walk notes where the run first departs from the recording)
+            k = bisect_left(self._auto_calls, c0)
+            if k < len(self._auto_calls):
+                stop = min(stop, self._auto_calls[k])
+        stop = self._quiet_until(c0, stop, n_events)
+        columns: tuple[list[Any], ...] = ([], [], [], [], [])
+        prev = (state.prev_figure, self.walk.trace.columns["simulated_provenance"][state.prev_call])
+        self._calls_from(c0, stop, shift, prev, columns)
+        made = c0 + len(columns[0])
+        end = made if made == stop else made - made % self._every
+        if end <= c0:
+            return None
+        m = end - c0
+        for column in columns:
+            del column[m:]
+        return end, columns
+
+    def _quiet_until(self, c0: int, stop: int, n_events: int) -> int:
+        """The last call up to ``stop`` that the stretch may end before: a checkpoint both runs
+        keep (or the last call's end) with no event of the earlier run since ``c0``'s (which
+        had made ``n_events``)."""
+        every, calls = self._every, self._calls
+        kept_before = self.earlier.checkpoints
+        for k in range(c0 + every, stop + 1, every):
+            kept = kept_before[k] if k < calls else self.earlier.final
+            if kept is None or kept.n_events != n_events or kept.pending_events:
+                return k - every
+        if stop == calls:
+            final = self.earlier.final
+            if final is not None and final.n_events == n_events and not final.pending_events:
+                return stop
+        return stop - stop % every
+
+    def _calls_from(
+        self,
+        first: int,
+        stop: int,
+        shift: int,
+        prev: tuple[int, Provenance],
+        columns: tuple[list[Any], ...],
+    ) -> tuple[int, Provenance]:
+        """Make calls ``first`` to ``stop`` (not included) following the earlier run, up to the
+        first that differs (see the module's docstring): append their checks, overflow verdicts'
+        figures, deltas, figures and provenances to ``columns``. ``prev``: the figure after the
+        previous call's reply and its provenance; returns the last call's."""
+        walk = self.walk
+        setting = walk.setting
+        rec = setting.rec
+        baseline_after, baseline_prov = rec.baseline_after, rec.baseline_prov
+        estimated, ratio, reasons = setting.counter.provenance, rec.ratio, walk.reasons
+        auto, strict = walk.rules.auto, walk.rules.strict
+        checks, prompts, deltas, figures, provenances = (column.append for column in columns)
+        prev_after, prev_prov = prev
+        for c, before, delta, prompt, figure, window, limit in zip(
+            range(first, stop),
+            self.earlier.made[first:stop],
+            self.earlier.deltas[first:stop],
+            rec.baseline_prompt[first:stop],
+            rec.baseline[first:stop],
+            setting.windows[first:stop],
+            setting.limits[first:stop],
+            strict=True,
+        ):
+            if before[3]:
+                break  # the earlier run fired here
+            delta += shift
+            scaled = round(delta * ratio)
+            prompt += scaled
+            if prompt < 0:
+                prompt = 0
+            if window and (prompt > window or (delta >= 0 and reasons[c] is not None)):
+                break  # the call overflows
+            base = prev_after
+            proj = before[1]
+            if proj is not None:
+                proj += base - before[0]
+            checks_now = before[2]
+            if auto and limit is not None and limit > 0:
+                if strict:
+                    if (proj is not None and proj > limit) or (checks_now and base > limit):
+                        break
+                elif (proj is not None and proj >= limit) or (checks_now and base >= limit):
+                    break  # the check fires, or leaves its projection pending
+            if prev_prov is not _RECORDED:
+                basis = "estimated"
+            elif proj is not None and proj != base:
+                basis = "projected"
+            else:
+                basis = "recorded"
+            checks(new_check((base, proj, checks_now, False, None, before[5], basis, limit)))
+            prompts((prompt, delta >= 0))
+            deltas(delta)
+            figure += scaled
+            figures(figure if figure > 0 else 0)
+            prev_after = baseline_after[c] + scaled
+            if prev_after < 0:
+                prev_after = 0
+            prev_prov = baseline_prov[c] if delta == 0 else estimated
+            provenances(prev_prov)
+        return prev_after, prev_prov
+
+    def _write(
+        self, c0: int, end: int, state: State, shift: int, columns: tuple[list[Any], ...]
+    ) -> None:
+        """Append the stretch's calls to the run's trace and bring ``state`` to its end."""
+        checks, prompts, deltas, figures, provenances = columns
+        walk = self.walk
+        trace = walk.trace
+        m = end - c0
+        n_events = len(walk.events)
+        every = self._every
+        kept: list[State | None] = [None] * m
+        first = state.copy()
+        first.n_events = n_events
+        kept[0] = first
+        before = self.earlier.checkpoints
+        for c in range(c0 + every, end, every):  # (c0 is kept: a multiple of every)
+            earlier = before[c]
+            assert earlier is not None  # (kept by the earlier run's walk as by this one's)
+            kept[c - c0] = _shifted(earlier, state, shift, checks[c - c0].base, n_events)
+        trace.checkpoints.extend(kept)
+        trace.pending.extend([False] * m)
+        trace.made.extend(checks)
+        trace.overflow_prompt.extend(prompts)
+        trace.deltas.extend(deltas)
+        trace.columns["simulated_tokens"].extend(figures)
+        trace.columns["overflow_simulated"].extend([False] * m)
+        trace.columns["simulated_provenance"].extend(provenances)
+        after = self.earlier.final if end == self._calls else before[end]
+        assert after is not None
+        last = _shifted(after, state, shift, None, n_events)
+        # (the figure after the stretch's last call: its successor's check figure, or the end's)
+        last.prev_figure = _after_last(walk.setting, end - 1, deltas[-1])
+        for name in State.__slots__:
+            setattr(state, name, getattr(last, name))
+
+
+def _in_step(state: State, old: State) -> bool:
+    """``state`` and ``old`` walk alike from here: they differ only in their context (and the
+    figures made from it), after a call, with no projection pending and no event waiting."""
+    if state.pending_events or old.pending_events or state.prev_call < 0:
+        return False
+    return all(getattr(state, name) == getattr(old, name) for name in _SAME_WALK) and not (
+        state.pending or state.rebased
+    )
+
+
+def _shifted(old: State, state: State, shift: int, prev_figure: int | None, n_events: int) -> State:
+    """The earlier run's state ``old`` as the run has it: its context (``state``'s), the
+    contexts' difference added, the previous call's figure after its reply."""
+    new = old.copy()
+    new.base, new.base_tokens, new.stuck = state.base, state.base_tokens, state.stuck
+    new.e_sim += shift
+    new.prev_e_cov += shift
+    if prev_figure is not None:
+        new.prev_figure = prev_figure
+    new.pending = False
+    new.n_events = n_events
+    return new
+
+
+def _after_last(setting: Setting, c: int, delta: int) -> int:
+    """The figure after call ``c``'s reply, from its delta (as :meth:`core.replay.simulate.Run.call_step`)."""
+    rec = setting.rec
+    after: int = rec.baseline_after[c] + round(delta * rec.ratio)
+    return max(after, 0)

@@ -1,0 +1,260 @@
+"""A run that follows an earlier one (:mod:`core.replay.shifted`) leaves the trace a full walk
+leaves.
+
+After a limit change the walk takes the stretches where its context is the earlier run's plus a
+constant from that run's trace. Everything a walk writes — every checkpoint's state, check,
+overflow figure, delta, column, event, note — is compared with a walk from the start under the
+same policy, on a generated session and on every real sample (skipped when absent), after each
+of a series of changes (each resumed from the runs before it, as in the TUI).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.formats import LoadError, load_session
+from core.model.session import Session
+from core.policy import Policy, get_preset
+from core.replay import Replayer, shifted
+from core.replay.incremental import can_follow, flatten
+from core.replay.state import State, Trace
+from tests.support.builders import SessionBuilder, text_of_tokens
+from tests.support.paths import REPO
+
+SHARED = REPO.parent / "shared"
+SAMPLE_FILES = sorted(
+    [
+        *(
+            p
+            for folder in (SHARED / "samples", SHARED / "new-formats", REPO / "sample_sessions")
+            if folder.is_dir()
+            for p in folder.rglob("*")
+            if p.is_file()
+            and p.name.endswith((".jsonl", ".json", ".jsonl.zst"))
+            and "storage" not in p.parts
+        ),
+        *(
+            folder / "opencode" / "storage"
+            for folder in (SHARED / "samples", REPO / "sample_sessions")
+            if (folder / "opencode" / "storage").is_dir()
+        ),
+    ]
+)
+
+CHANGES: list[tuple[str, Any]] = [
+    ("pruning.protect_turns", 4),
+    ("pruning.protect_turns", 1),
+    ("split.tail_max_tokens", 20_000),
+    ("compaction.reserve_tokens", 40_000),
+    ("pruning.protect_turns", 0),
+    ("compaction.threshold_rule", "pi"),
+    ("pruning.enabled", False),
+    ("compaction.reserve_tokens", 10_000),
+    ("context_window", 120_000),
+    ("compaction.overflow_recovery", False),
+]
+"""One field at a time, each kept for the next."""
+
+
+def _set(policy: Policy, path: str, value: Any) -> Policy:
+    policy = policy.model_copy(deep=True)
+    *parents, last = path.split(".")
+    node: Any = policy
+    for part in parents:
+        node = getattr(node, part)
+    setattr(node, last, value)
+    return policy
+
+
+def _state(state: State | None) -> Any:
+    if state is None:
+        return None
+    values = []
+    for name in State.__slots__:
+        value = getattr(state, name)
+        if name == "base":
+            value = tuple((item.index, item.tokens, item.message) for item in value)
+        elif name == "stuck" and value is not None:
+            value = (value.at, value.failed, value.too_large, value.why)
+        values.append(value)
+    return tuple(values)
+
+
+def walked(trace: Trace) -> dict[str, Any]:
+    """Everything a walk writes into ``trace``. (A check's ``limit`` is left out: a resumed
+    run keeps the checks of the prefix it reuses as the earlier run made them, threshold and
+    all; the decisions are the same.)"""
+    return {
+        "checkpoints": [_state(state) for state in trace.checkpoints],
+        "pending": list(trace.pending),
+        "checks": [check._replace(limit=None) for check in trace.made],
+        "overflow_prompt": list(trace.overflow_prompt),
+        "deltas": list(trace.deltas),
+        "columns": {
+            name: list(trace.columns[name])
+            for name in ("simulated_tokens", "overflow_simulated", "simulated_provenance")
+        },
+        "event_ids": dict(trace.event_ids),
+        "events": [event.model_dump(mode="json") for event in trace.events],
+        "meta": dict(trace.compaction_meta),
+        "final": _state(trace.final),
+        "notes": list(trace.run_notes),
+        "noops": list(trace.noops),
+        "firsts": (
+            trace.first_compaction_call,
+            trace.first_overflow_call,
+            trace.first_prune_call,
+            trace.first_divergence,
+        ),
+        "prune_inputs": [
+            (a.call, a.base_pos, a.at, a.now_ms, tuple(item.index for item in a.base))
+            for a in trace.prune_inputs
+        ],
+    }
+
+
+def _trace(replayer: Replayer, policy: Policy) -> Trace:
+    return replayer._traces[policy.model_dump_json()]
+
+
+def _full_walk(session: Session, policy: Policy) -> Trace:
+    replayer = Replayer(session)
+    replayer.run(policy)
+    return _trace(replayer, policy)
+
+
+def _stretches(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
+    """The stretches taken from now on: (first call, the call it ended before)."""
+    taken: list[tuple[int, int]] = []
+    stretch = shifted.Follower.stretch
+
+    def watched(self: shifted.Follower, c0: int, state: State) -> int:
+        jumped = stretch(self, c0, state)
+        if jumped >= 0:
+            taken.append((c0, self.next_try - 1))
+        return jumped
+
+    monkeypatch.setattr(shifted.Follower, "stretch", watched)
+    return taken
+
+
+def _each_change(
+    session: Session, base: Policy, check: Callable[[Policy, Trace], None]
+) -> Replayer:
+    replayer = Replayer(session)
+    replayer.run(base)
+    policy = base
+    for path, value in CHANGES:
+        policy = _set(policy, path, value)
+        replayer.run(policy)
+        check(policy, _trace(replayer, policy))
+    return replayer
+
+
+def _long_tail(turns: int) -> Session:
+    """Turns of a long request and two tool outputs each, growing to a compaction in a 60k
+    window by turn 9, then short turns after it (the stretch a protected-turns change
+    follows: the compaction's pruning decides which outputs its kept tail holds)."""
+    script = SessionBuilder()
+    context = 2_000
+    for turn in range(turns):
+        big = turn < 9
+        script.user(text_of_tokens(1_200 if big else 40, "u"))
+        context += 1_200 if big else 40
+        for tool in ("read", "bash"):
+            script.call(tool, context=context)
+            size = 900 if big else 60
+            script.result(text_of_tokens(size, tool[0]))
+            context += size
+        script.reply("ok", context=context)
+    return script.session(window=60_000)
+
+
+def test_a_protected_turns_change_follows_the_earlier_run_after_the_compaction(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    session = _long_tail(80)
+    base = get_preset("seed")
+    replayer = Replayer(session)
+    first = replayer.run(base)
+    compactions = [e.call_index for e in first.events if e.kind == "compact"]
+    assert len(compactions) == 1 and compactions[0] is not None
+    taken = _stretches(monkeypatch)
+    policy = _set(base, "pruning.protect_turns", 4)
+    result = replayer.run(policy)
+    assert result.resumed_from_call is not None
+    assert result.resumed_from_call <= compactions[0]
+    trace = _trace(replayer, policy)
+    # The compaction kept another tail: every later figure differs, and is followed, not walked.
+    before = _trace(replayer, base).final
+    assert trace.final is not None and before is not None
+    assert trace.final.base_tokens != before.base_tokens
+    assert taken and taken[-1][1] == first.call_count
+    followed = sum(end - start for start, end in taken)
+    assert followed >= first.call_count - compactions[0] - 2
+    assert walked(trace) == walked(_full_walk(session, policy))
+
+
+def test_every_change_of_a_generated_session_leaves_a_full_walks_trace(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    session = _long_tail(90)
+    taken = _stretches(monkeypatch)
+
+    def same(policy: Policy, trace: Trace) -> None:
+        assert walked(trace) == walked(_full_walk(session, policy)), policy
+
+    _each_change(session, get_preset("seed"), same)
+    assert taken  # (some change followed the run before it)
+
+
+@pytest.mark.skipif(not SAMPLE_FILES, reason="the shared samples are absent")
+@pytest.mark.parametrize("path", SAMPLE_FILES, ids=lambda p: str(p.name))
+def test_every_change_of_a_sample_leaves_a_full_walks_trace(path: Path) -> None:
+    try:
+        session = load_session(path)
+    except LoadError:
+        pytest.skip("not a session (a sub-agent's metadata)")
+    for base in (get_preset("seed"), None):
+        start = base
+        if start is None:
+            from core.replay.policies import native_policy
+
+            start = native_policy(session)
+
+        def same(policy: Policy, trace: Trace) -> None:
+            assert walked(trace) == walked(_full_walk(session, policy)), policy
+
+        _each_change(session, start, same)
+
+
+def _fields(policy: Policy) -> dict[str, Any]:
+    return flatten(policy.model_dump(mode="json"))
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "follows"),
+    [
+        ("pruning.protect_turns", 4, True),
+        ("split.tail_max_tokens", 20_000, True),
+        ("compaction.reserve_tokens", 40_000, True),
+        ("compaction.threshold_rule", "pi", True),
+        ("context_window", 120_000, True),
+        ("llm.model", "other", True),
+        ("truncation.max_lines", 40, False),
+        ("estimator", "bytes/4", False),
+        ("compaction.project_after_tool_results", False, False),
+        ("compaction.check_before_each_call", False, False),
+        ("compaction.recount_reply_blocks", "all", False),
+        ("pruning.budget_rule", True, False),
+    ],
+)
+def test_a_run_follows_only_a_policy_that_walks_alike(path: str, value: Any, follows: bool) -> None:
+    base = get_preset("seed")
+    other = _set(base, path, value)
+    assert can_follow(_fields(base), _fields(other)) is follows
+    assert can_follow(_fields(other), _fields(base)) is follows
