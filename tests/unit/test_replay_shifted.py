@@ -20,7 +20,7 @@ from core.formats import LoadError, load_session
 from core.model.session import Session
 from core.policy import Policy, get_preset
 from core.replay import Replayer, shifted
-from core.replay.incremental import can_follow, flatten
+from core.replay.incremental import can_follow, flatten, policy_key
 from core.replay.state import State, Trace
 from tests.support.builders import SessionBuilder, text_of_tokens
 from tests.support.paths import REPO
@@ -118,7 +118,7 @@ def walked(trace: Trace) -> dict[str, Any]:
 
 
 def _trace(replayer: Replayer, policy: Policy) -> Trace:
-    return replayer._traces[policy.model_dump_json()]
+    return replayer._traces[policy_key(policy)]
 
 
 def _full_walk(session: Session, policy: Policy) -> Trace:
