@@ -1,11 +1,42 @@
 """Where the tests find the repository's files, whatever folder of tests/ they sit in."""
 
+from __future__ import annotations
+
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from core.model.session import Session
 
 REPO = Path(__file__).resolve().parents[2]
 """The repository's root (sample_sessions/, pyproject.toml, README.md)."""
 TESTS = REPO / "tests"
 """tests/ (its fixtures/ are the hand-written session files)."""
+SHARED = REPO.parent / "shared"
+"""The real sessions beside the project (``samples/``, ``new-formats/``), when present."""
+
+
+def small_shared_files(limit: int = 8_000_000) -> list[Path]:
+    """The session files of ``../shared`` (one folder down in each collection) under ``limit``
+    bytes; empty when the folder is absent."""
+    found = sorted(SHARED.glob("*/*/*.jsonl")) + sorted(SHARED.glob("*/*/*.json"))
+    return [p for p in found if p.stat().st_size < limit]
+
+
+def load_shared_or_skip(path: Path | None) -> Session:
+    """The session of a file :func:`small_shared_files` gave (a test parametrised with
+    ``small_shared_files() or [None]`` skips when there are none, or when a file is not a
+    session on its own, such as a sub-agent's metadata)."""
+    from core.formats import load_session
+
+    if path is None:
+        pytest.skip("shared samples are not available")
+    try:
+        return load_session(path)
+    except Exception:  # (a file of a folder format, not a session alone)
+        pytest.skip("not a session file")
 
 
 def opencode_storage_piece(path: Path) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.model.session import Session, SourceFormat, to_record
+from core.policy import Policy
 from tests.support.builders import START, SessionBuilder, text_of_tokens
 
 
@@ -160,3 +161,26 @@ def session_facts(session: Session) -> dict[str, Any]:
         "metadata": session.metadata,
         "fields": session.model_dump(exclude={"messages", "diagnostics", "compactions"}),
     }
+
+
+def replay_and_plain_truncation(
+    outputs: list[str], policy: Policy
+) -> tuple[list[bool], list[bool]]:
+    """One bash call per output: which messages the replay's truncation marks truncated under
+    ``policy``, and which a truncation of every output (:func:`sent_output`) truncates."""
+    from core.model.tokens import get_counter
+    from core.replay.truncation import Truncations, sent_output
+
+    builder = SessionBuilder().user()
+    for output in outputs:
+        builder = builder.call("bash", context=1_000).result(output)
+    session = builder.reply(context=2_000).session()
+    counter = get_counter(policy.estimator)
+    truncation = Truncations(session, lambda _: counter.messages_tokens(session.messages)).of(
+        policy
+    )
+    expected = [
+        m.tool_result is not None and sent_output(m, policy.truncation).truncated
+        for m in session.messages
+    ]
+    return truncation.truncated, expected

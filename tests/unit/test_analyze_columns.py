@@ -16,7 +16,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.formats import load_session
 from core.insights.diagnosis import ToolShare, what_filled
 from core.insights.named_figures import (
     _recorded_prompt_column,
@@ -26,9 +25,7 @@ from core.model.session import Session, Usage
 from core.replay import Replayer, native_policy
 from core.replay.recorded import turn_count
 from tests.support.builders import SessionBuilder
-from tests.support.paths import REPO
-
-SHARED = REPO.parent / "shared"
+from tests.support.paths import load_shared_or_skip, small_shared_files
 
 _KINDS = ("turn", "synthetic", "meta", "sidechain", "summary", "reply", "tool")
 
@@ -69,19 +66,11 @@ def test_turn_count_leaves_out_every_message_that_is_not_a_real_user_turn() -> N
     assert turn_count(session) == 2
 
 
-def _samples() -> list[Path]:
-    found = sorted(SHARED.glob("*/*/*.jsonl")) + sorted(SHARED.glob("*/*/*.json"))
-    return [p for p in found if p.stat().st_size < 8_000_000]
-
-
-@pytest.mark.parametrize("path", _samples() or [None], ids=lambda p: p.name if p else "none")
+@pytest.mark.parametrize(
+    "path", small_shared_files() or [None], ids=lambda p: p.name if p else "none"
+)
 def test_turn_count_of_every_sample_is_the_plain_count(path: Path | None) -> None:
-    if path is None:
-        pytest.skip("shared samples are not available")
-    try:
-        session = load_session(path)
-    except Exception:  # (a file of a folder format, not a session alone)
-        pytest.skip("not a session file")
+    session = load_shared_or_skip(path)
     assert turn_count(session) == _plain(session)
 
 
@@ -114,14 +103,11 @@ def test_recorded_prompts_from_the_calls_are_the_plain_ones(kinds: list[str]) ->
     _same_prompts(builder.session())
 
 
-@pytest.mark.parametrize("path", _samples() or [None], ids=lambda p: p.name if p else "none")
+@pytest.mark.parametrize(
+    "path", small_shared_files() or [None], ids=lambda p: p.name if p else "none"
+)
 def test_recorded_prompts_of_every_sample_are_the_plain_ones(path: Path | None) -> None:
-    if path is None:
-        pytest.skip("shared samples are not available")
-    try:
-        session = load_session(path)
-    except Exception:  # (a file of a folder format, not a session alone)
-        pytest.skip("not a session file")
+    session = load_shared_or_skip(path)
     _same_prompts(session)
 
 
@@ -190,14 +176,11 @@ def test_what_filled_is_the_plain_reading(kinds: list[str], a: int, b: int) -> N
     _same_growth(session, min(a, b, count), min(max(a, b), count))
 
 
-@pytest.mark.parametrize("path", _samples() or [None], ids=lambda p: p.name if p else "none")
+@pytest.mark.parametrize(
+    "path", small_shared_files() or [None], ids=lambda p: p.name if p else "none"
+)
 def test_what_filled_of_every_sample_is_the_plain_reading(path: Path | None) -> None:
-    if path is None:
-        pytest.skip("shared samples are not available")
-    try:
-        session = load_session(path)
-    except Exception:  # (a file of a folder format, not a session alone)
-        pytest.skip("not a session file")
+    session = load_shared_or_skip(path)
     count = len(session.messages)
     for since, until in ((0, count), (count // 3, 2 * count // 3)):
         _same_growth(session, since, until)

@@ -13,15 +13,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.formats import load_session
 from core.insights.context_walk import RecordedWalk
 from core.insights.cost import CompactionCost, Priced, SessionCost, price, session_cost
 from core.insights.prices import SUBSCRIPTIONS, Rates
 from core.model.session import Role, Session, Usage, UsageConvention
 from tests.support.builders import SessionBuilder
-from tests.support.paths import REPO
-
-SHARED = REPO.parent / "shared"
+from tests.support.paths import load_shared_or_skip, small_shared_files
 
 
 def _reference(session: Session) -> SessionCost:
@@ -219,17 +216,9 @@ def test_a_long_run_of_one_rate_with_one_odd_call_is_priced_call_by_call() -> No
         _same(builder.session(model=None, provider="anthropic"))
 
 
-def _samples() -> list[Path]:
-    found = sorted(SHARED.glob("*/*/*.jsonl")) + sorted(SHARED.glob("*/*/*.json"))
-    return [p for p in found if p.stat().st_size < 8_000_000]
-
-
-@pytest.mark.parametrize("path", _samples() or [None], ids=lambda p: p.name if p else "none")
+@pytest.mark.parametrize(
+    "path", small_shared_files() or [None], ids=lambda p: p.name if p else "none"
+)
 def test_columns_price_every_sample_as_call_by_call(path: Path | None) -> None:
-    if path is None:
-        pytest.skip("shared samples are not available")
-    try:
-        session = load_session(path)
-    except Exception:  # (a file of a folder format, not a session alone)
-        pytest.skip("not a session file")
+    session = load_shared_or_skip(path)
     _same(session)

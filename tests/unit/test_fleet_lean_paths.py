@@ -18,11 +18,9 @@ from core.formats.jsonl import head_records
 from core.formats.opencode_messages import iso_ms
 from core.gc_pause import gc_paused
 from core.model.session import Role
-from core.model.tokens import get_counter
 from core.policy import get_preset
-from core.replay.truncation import Truncations, sent_output
-from tests.support.builders import SessionBuilder
 from tests.support.paths import TESTS
+from tests.support.sessions import replay_and_plain_truncation
 
 FIXTURES = TESTS / "fixtures"
 
@@ -154,22 +152,11 @@ def test_truncation_measures_only_what_may_not_fit(max_bytes: int, max_lines: in
     outputs on both sides of that length (4-byte characters, newlines only) are truncated
     exactly as a truncation of every output truncates them."""
     outputs = ["😀" * 7, "😀" * 8, "😀" * 25, "😀" * 26, "\n" * 9, "\n" * 10, "x" * 9, "é" * 51]
-    builder = SessionBuilder().user()
-    for output in outputs:
-        builder = builder.call("bash", context=1_000).result(output)
-    session = builder.reply(context=2_000).session()
     policy = get_preset("pi")
     policy.estimator = "chars/4"
     policy.truncation.enabled = True
     policy.truncation.max_bytes = max_bytes
     policy.truncation.max_lines = max_lines
-    counter = get_counter(policy.estimator)
-    truncation = Truncations(session, lambda _: counter.messages_tokens(session.messages)).of(
-        policy
-    )
-    expected = [
-        m.tool_result is not None and sent_output(m, policy.truncation).truncated
-        for m in session.messages
-    ]
-    assert truncation.truncated == expected
+    truncated, expected = replay_and_plain_truncation(outputs, policy)
+    assert truncated == expected
     assert 0 < sum(expected) < len(outputs)

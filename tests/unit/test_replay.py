@@ -23,8 +23,8 @@ from core.replay import (
     compare,
     replay,
 )
-from core.replay.truncation import Truncations, sent_output
 from tests.support.builders import SessionBuilder, text_of_tokens
+from tests.support.sessions import replay_and_plain_truncation
 
 
 def _quiet(base: str = "pi") -> Policy:
@@ -613,21 +613,10 @@ def test_the_replay_truncates_exactly_the_outputs_over_a_limit() -> None:
     # characters: the replay measures only the outputs that may fit, and must agree with a
     # truncation of every output.
     outputs = ["ok", "中" * 333, "中" * 334, "a\n" * 40, "a\n" * 39 + "a", "b" * 1_001, "é" * 500]
-    builder = SessionBuilder().user()
-    for output in outputs:
-        builder = builder.call("bash", context=1_000).result(output)
-    session = builder.reply(context=2_000).session()
     policy = _quiet()
     policy.truncation.enabled = True
     policy.truncation.max_bytes = 1_000
     policy.truncation.max_lines = 40
-    counter = get_counter(policy.estimator)
-    truncation = Truncations(session, lambda _: counter.messages_tokens(session.messages)).of(
-        policy
-    )
-    expected = [
-        m.tool_result is not None and sent_output(m, policy.truncation).truncated
-        for m in session.messages
-    ]
-    assert truncation.truncated == expected
+    truncated, expected = replay_and_plain_truncation(outputs, policy)
+    assert truncated == expected
     assert sum(expected) == 3
