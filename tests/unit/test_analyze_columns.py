@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.insights.diagnosis import ToolShare, what_filled
+from core.insights.diagnosis import ToolShare, _tool_shares, what_filled
 from core.insights.named_figures import (
     _recorded_prompt_column,
     plain_recorded_prompts,
@@ -124,16 +124,7 @@ def _plain_tool_shares(
         tool_result = messages[i].tool_result
         if tool_result is not None:
             per_tool.setdefault(tool_result.tool_name or "(unknown tool)", []).append(tokens_of[i])
-    shares = [
-        ToolShare(
-            tool_name=name,
-            outputs=len(values),
-            tokens=sum(values),
-            share=(sum(values) / growth) if growth else 0.0,
-        )
-        for name, values in per_tool.items()
-    ]
-    return sorted(shares, key=lambda share: -share.tokens)
+    return _tool_shares(per_tool, growth)  # (the shares of what each tool added)
 
 
 def _same_growth(session: Session, since: int, until: int) -> None:
