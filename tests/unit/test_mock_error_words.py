@@ -78,7 +78,7 @@ def test_the_words_that_may_occur_hold_every_word_that_does(text: str) -> None:
     lowered = text.lower()
     present = _error_words_in(lowered)
     assert {w for w in _ERROR_WORDS if w in lowered} <= set(present)
-    assert all(w in lowered or w.startswith("fail") and "fail" in lowered for w in present)
+    assert all(w in lowered or (w.startswith("fail") and "fail" in lowered) for w in present)
 
 
 def _plain_errors(body: str) -> tuple[str, ...]:
