@@ -364,31 +364,15 @@ def _command_in(arguments: Any) -> str | None:
     return None
 
 
-_FAIL = "fail"
-"""What ``failed`` and ``failure`` start with: one search tells whether either can occur."""
-
-
-def _error_words_in(lowered: str) -> tuple[str, ...]:
-    """The error words that may occur in ``lowered`` (every one that occurs as a substring,
-    whole or not, and maybe ``failed`` / ``failure`` when only ``fail`` does): the only ones
-    :func:`_find_error_word` needs to look for in it, or in any part of it. A text without
-    ``fail`` holds neither ``failed`` nor ``failure``: one search instead of two."""
-    fail = _FAIL in lowered
-    return tuple(
-        word for word in _ERROR_WORDS if (fail if word.startswith(_FAIL) else word in lowered)
-    )
-
-
-def _find_error_word(lowered: str, start: int, words: tuple[str, ...] = _ERROR_WORDS) -> int | None:
+def _find_error_word(lowered: str, start: int) -> int | None:
     """Index of the first error word (as a whole word) in ``lowered`` at or after ``start``.
 
-    ``words``: the error words to look for (:func:`_error_words_in` of ``lowered``: the others
-    do not occur). Once a word is found, the other words are only looked for before it
-    (``str.find`` with an end), as an occurrence after it could not be the first.
+    Once a word is found, the other words are only looked for before it (``str.find`` with an
+    end), as an occurrence after it could not be the first.
     """
     best: int | None = None
     size = len(lowered)
-    for word in words:
+    for word in _ERROR_WORDS:
         # Occurrences that start before ``best`` end before ``best + len(word) - 1``.
         end = size if best is None else best + len(word) - 1
         at = lowered.find(word, start, end)
@@ -537,13 +521,10 @@ def _tool_result_facts(body: str) -> _Facts:
     name = raw_name.strip() or "tool"
     # str.find on the lowered text is far faster than a case-insensitive regex here.
     lowered = text.lower()
-    words = _error_words_in(lowered)
-    if not words:
-        return _NO_FACTS
     position = 0
     errors: list[str] = []
     for _ in range(2):
-        found = _find_error_word(lowered, position, words)
+        found = _find_error_word(lowered, position)
         if found is None:
             break
         start = text.rfind("\n", 0, found) + 1

@@ -1,8 +1,8 @@
 """The mock's error-line search: the first error word as the plain search finds it.
 
-``_tool_result_facts`` looks for the error words only among those :func:`_error_words_in` says
-may occur (one ``fail`` search stands for ``failed`` and ``failure``); the first whole-word
-match must be the one a search of every error word finds.
+``_find_error_word`` searches each word with ``str.find``, bounded by the best match so far;
+the answer must be the first whole-word match that trying every word at every position finds
+(a guard for any faster rewrite of the search).
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from core.llm.mock import (
     _ERROR_WORDS,
-    _error_words_in,
     _find_error_word,
     _one_line,
     _tool_result_facts,
@@ -69,16 +68,6 @@ def test_the_first_error_word_is_the_plain_search_s(text: str, start: int) -> No
     lowered = text.lower()
     expected = _plain_first(lowered, start)
     assert _find_error_word(lowered, start) == expected
-    assert _find_error_word(lowered, start, _error_words_in(lowered)) == expected
-
-
-@settings(max_examples=400, deadline=None)
-@given(_TEXTS)
-def test_the_words_that_may_occur_hold_every_word_that_does(text: str) -> None:
-    lowered = text.lower()
-    present = _error_words_in(lowered)
-    assert {w for w in _ERROR_WORDS if w in lowered} <= set(present)
-    assert all(w in lowered or (w.startswith("fail") and "fail" in lowered) for w in present)
 
 
 def _plain_errors(body: str) -> tuple[str, ...]:
@@ -106,9 +95,7 @@ def test_a_tool_result_s_error_lines_are_the_plain_search_s(text: str) -> None:
     assert _tool_result_facts(body).errors == _plain_errors(body)
 
 
-def test_an_output_without_fail_has_neither_failed_nor_failure_to_look_for() -> None:
-    assert not {"failed", "failure"} & set(_error_words_in("all tests passed"))
-    assert {"failed", "failure"} <= set(_error_words_in("3 failed"))
+def test_error_lines_are_found_in_any_case() -> None:
     assert _tool_result_facts("bash\nok\nbuild FAILED here\nFailure: x").errors == (
         "bash: build FAILED here",
         "bash: Failure: x",
