@@ -1,0 +1,102 @@
+"""The mock's error-line search: the first error word as the plain search finds it.
+
+``_find_error_word`` searches each word with ``str.find``, bounded by the best match so far;
+the answer must be the first whole-word match that trying every word at every position finds
+(a guard for any faster rewrite of the search).
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.llm.mock import (
+    _ERROR_WORDS,
+    _find_error_word,
+    _one_line,
+    _tool_result_facts,
+)
+
+
+def _plain_first(lowered: str, start: int) -> int | None:
+    """The first index at or after ``start`` where an error word occurs with no letter or digit
+    on either side: every position tried, every word."""
+    for at in range(start, len(lowered)):
+        for word in _ERROR_WORDS:
+            end = at + len(word)
+            if (
+                lowered.startswith(word, at)
+                and (at == 0 or not lowered[at - 1].isalnum())
+                and (end == len(lowered) or not lowered[end].isalnum())
+            ):
+                return at
+    return None
+
+
+_PIECES = st.sampled_from(
+    [
+        *_ERROR_WORDS,
+        "fail",
+        "FAIL",
+        "Failed",
+        "FAILURE",
+        "fails",
+        "xerror",
+        "Error:",
+        "_",
+        " ",
+        "\n",
+        "a",
+        "7",
+        "no",
+        "not",
+        "found",
+        "é",
+        "ß",
+        "İ",
+        "\t",
+        "panics",
+        "denied.",
+    ]
+)
+_TEXTS = st.lists(_PIECES, max_size=30).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_TEXTS, st.integers(min_value=0, max_value=40))
+def test_the_first_error_word_is_the_plain_search_s(text: str, start: int) -> None:
+    lowered = text.lower()
+    expected = _plain_first(lowered, start)
+    assert _find_error_word(lowered, start) == expected
+
+
+def _plain_errors(body: str) -> tuple[str, ...]:
+    """The error lines of a tool result, every error word tried from each position."""
+    name, _, text = body.partition("\n")
+    lowered = text.lower()
+    lines: list[str] = []
+    position = 0
+    for _ in range(2):
+        found = _plain_first(lowered, position)
+        if found is None:
+            break
+        end = text.find("\n", found)
+        end = len(text) if end < 0 else end
+        start = text.rfind("\n", 0, found) + 1
+        lines.append(_one_line(f"{name.strip() or 'tool'}: {text[start:end].strip()}"))
+        position = end
+    return tuple(lines)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXTS.filter(lambda t: t.isascii()))
+def test_a_tool_result_s_error_lines_are_the_plain_search_s(text: str) -> None:
+    body = "bash\n" + text
+    assert _tool_result_facts(body).errors == _plain_errors(body)
+
+
+def test_error_lines_are_found_in_any_case() -> None:
+    assert _tool_result_facts("bash\nok\nbuild FAILED here\nFailure: x").errors == (
+        "bash: build FAILED here",
+        "bash: Failure: x",
+    )
