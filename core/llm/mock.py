@@ -516,11 +516,21 @@ def _tool_error_facts(body: str) -> _Facts:
     return facts
 
 
+def _lower_in_place(text: str) -> str:
+    """``text`` in lower case, each character where it was: a position found in the result is
+    the same position in ``text`` (a character whose lower case is longer, such as ``İ``, is
+    kept as it is)."""
+    lowered = text.lower()
+    if len(lowered) == len(text):
+        return lowered
+    return "".join(c if len(low := c.lower()) != 1 else low for c in text)
+
+
 def _tool_result_facts(body: str) -> _Facts:
     raw_name, _, text = body.partition("\n")
     name = raw_name.strip() or "tool"
     # str.find on the lowered text is far faster than a case-insensitive regex here.
-    lowered = text.lower()
+    lowered = _lower_in_place(text)
     position = 0
     errors: list[str] = []
     for _ in range(2):

@@ -100,3 +100,10 @@ def test_error_lines_are_found_in_any_case() -> None:
         "bash: build FAILED here",
         "bash: Failure: x",
     )
+
+
+def test_an_error_line_after_characters_whose_lower_case_is_longer_is_the_right_line() -> None:
+    """``İ`` lowers to two characters: the error word's position must still be read in the
+    original text (it was read 30 characters too far here, past the end of the output)."""
+    body = "bash\n" + "İ" * 30 + "\nok\nerror: boom\nmore"
+    assert _tool_result_facts(body).errors == ("bash: error: boom",)
