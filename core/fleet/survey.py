@@ -169,10 +169,11 @@ def _given_and_answered(path: str) -> tuple[str | None, str | None]:
 
 def analyse_row(path: str) -> FleetRow:
     """:func:`analyse` without the detail (the fleet's worker), with the cyclic garbage
-    collector paused throughout and nothing frozen: the session, its replay and the reference
-    cycles among them are garbage once the row is made, and the collector's next young
-    collection frees them (frozen, as a single load freezes what it built, they would stay in
-    memory to the end of the run: a run over 200 sessions kept every one of them)."""
+    collector paused throughout and nothing frozen. No reference cycle runs through a session,
+    its replay or its results (``tests/unit/test_replay_freed.py``): once the row is made,
+    reference counting frees them all, and the collector's next young collection finds only the
+    row's own few objects instead of walking the whole session (frozen, as a single load freezes
+    what it built, anything a cycle kept would stay in memory to the end of the run)."""
     with gc_paused(freeze=False):
         return analyse(path).row
 

@@ -7,6 +7,7 @@ Built once per session by the :class:`~core.replay.engine.Replayer`; never modif
 
 from __future__ import annotations
 
+import weakref
 from array import array
 from collections.abc import Sequence
 
@@ -28,7 +29,7 @@ class Calls:
     """The model calls of a session, its turns, and the recorded usage of each call."""
 
     def __init__(self, session: Session) -> None:
-        self.session = session
+        self._session = weakref.ref(session)
         self.n = n = len(session.messages)
         self.main = [not m.sidechain for m in session.messages]
         """Messages of the main conversation (not a sub-agent's side chain)."""
@@ -74,6 +75,16 @@ class Calls:
         self._overflow_flags: dict[int | None, list[bool]] = {}
         self._links: array[int] | None = None
         self._peak_usage: tuple[int | None] | None = None
+
+    @property
+    def session(self) -> Session:
+        """The session, held weakly: these calls are kept in its :attr:`Session.derived`, and a
+        strong reference back would make a reference cycle of the session (freed by the cyclic
+        collector rather than by reference counting once it is no longer used)."""
+        session = self._session()
+        if session is None:
+            raise ReferenceError("the session these calls were placed in is gone")
+        return session
 
     def _index_calls(self) -> None:
         main, turn_of, call_of = self.main, self.turn_of, self.call_of

@@ -90,9 +90,9 @@ class Replayer:
         self._factory = summarizer_factory
         self._lock = threading.Lock()
         self._calls, self._recorded = placed(session)
-        self._tokens: dict[str, list[int]] = {}
+        self._tokens = MessageTokens(session)
         self._sides: dict[str, RecordedSide] = {}
-        self._truncations = Truncations(session, self.tokens)
+        self._truncations = Truncations(session, self._tokens)
         self._planner = ResumePlanner(session, self._calls, self._truncations)
         self._compactions: OrderedDict[tuple[Any, ...], CompactionOutline | CompactionError] = (
             OrderedDict()
@@ -102,6 +102,10 @@ class Replayer:
         the first compaction)."""
         self._summarizers: dict[tuple[Any, ...], Summarizer] = {}
         self._traces: OrderedDict[tuple[Any, ...], Trace] = OrderedDict()
+        self._results: dict[tuple[Any, ...], ReplayResult] = {}
+        """The result of each finished trace, by its key (kept here, not in the trace: a result
+        reads its points from its trace, and a trace holding its result would be a reference
+        cycle, freed by the cyclic collector rather than by reference counting)."""
         self._states = MessageStates(len(session.messages))
         self._recorded_checks: dict[tuple[Any, ...], list[Check | None]] = {}
 
@@ -118,9 +122,9 @@ class Replayer:
         with self._lock, gc_paused():
             key = policy_key(policy)
             trace = self._traces.get(key)
-            if trace is not None and trace.result is not None:
+            if trace is not None and trace.finished:
                 self._traces.move_to_end(key)
-                return trace.result
+                return self._results[key]
             setting = self._setting(policy)
             trace = Trace(policy)
             trace.key = key
@@ -128,10 +132,12 @@ class Replayer:
             trace.windows, trace.thresholds = setting.windows, setting.limits
             old, resume = self._planner.best_trace(self._traces.values(), policy, trace.flat, trace)
             result = self._simulate(setting, trace, old, resume, progress, cancel)
-            trace.result = result
+            trace.finished = True
             self._traces[key] = trace
+            self._results[key] = result
             if len(self._traces) > self.MAX_TRACES:
-                self._traces.popitem(last=False)
+                gone, _trace = self._traces.popitem(last=False)
+                del self._results[gone]
             return result
 
     def _simulate(
@@ -217,7 +223,7 @@ class Replayer:
             self.run(policy)
             with self._lock, gc_paused():
                 trace = self._traces.get(key)
-                if trace is None or trace.result is None:
+                if trace is None or not trace.finished:
                     continue
                 self._traces.move_to_end(key)
                 from core.replay.context import context_before
@@ -328,7 +334,7 @@ class Replayer:
         if not setting.native:
             return None, 0
         trace = self._traces.get(policy_key(setting.policy))
-        if trace is None or trace.result is None or trace.final is None:
+        if trace is None or not trace.finished or trace.final is None:
             return None, 0
         calls = len(self._calls)
         return trace, calls if trace.first_divergence is None else trace.first_divergence
@@ -347,12 +353,7 @@ class Replayer:
 
     def tokens(self, estimator: str) -> list[int]:
         """Tokens of every message under ``estimator`` (counted once, then cached)."""
-        cached = self._tokens.get(estimator)
-        if cached is None:
-            cached = self._tokens[estimator] = get_counter(estimator).messages_tokens(
-                self.session.messages
-            )
-        return cached
+        return self._tokens(estimator)
 
     def _recorded_side(self, estimator: str) -> RecordedSide:
         side = self._sides.get(estimator)
@@ -466,6 +467,27 @@ class Replayer:
             for span in spans
             if span.recorded_index is not None and span.high is not None
         }
+
+
+class MessageTokens:
+    """Tokens of every message of a session under an estimator, counted once per estimator
+    (what the :class:`Replayer` and its :class:`~core.replay.truncation.Truncations` share: an
+    object of its own rather than the replayer's bound method, which, kept by the truncations
+    the replayer keeps, would make a reference cycle of the replayer)."""
+
+    __slots__ = ("_cached", "_session")
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+        self._cached: dict[str, list[int]] = {}
+
+    def __call__(self, estimator: str) -> list[int]:
+        """Tokens of every message under ``estimator``."""
+        cached = self._cached.get(estimator)
+        if cached is None:
+            messages = self._session.messages
+            cached = self._cached[estimator] = get_counter(estimator).messages_tokens(messages)
+        return cached
 
 
 _loops = threading.local()

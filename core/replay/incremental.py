@@ -381,7 +381,7 @@ def restore(trace: Trace, old: Trace | None, resume: int, calls: Calls) -> tuple
         # Nothing to walk: the lists are shared, not copied (a walk only appends, and none
         # will: a run resuming from either trace copies what it keeps).
         trace.checkpoints, trace.pending, trace.made = old.checkpoints, old.pending, old.made
-        trace.checks, trace.rows, trace.event_ids = old.checks, old.rows, old.event_ids
+        trace.event_ids = old.event_ids
         trace.overflow_prompt, trace.columns = old.overflow_prompt, old.columns
         trace.deltas = old.deltas
     else:

@@ -106,7 +106,6 @@ class RecordedCompactions:
     """The recorded compactions of a session and the messages they own."""
 
     def __init__(self, session: Session, calls: Calls) -> None:
-        self.session = session
         self.calls = calls
         n = calls.n
         self._ids: dict[str, int] | None = None
@@ -128,6 +127,11 @@ class RecordedCompactions:
         """Messages a walk adds to the context: in the main conversation and not owned by a
         recorded compaction."""
         self._backwards: int | None = None
+
+    @property
+    def session(self) -> Session:
+        """The session (held weakly, by :attr:`calls`: see :attr:`Calls.session`)."""
+        return self.calls.session
 
     def _place(self, c_index: int, event: CompactionEvent) -> RecordedCompaction:
         messages = self.session.messages

@@ -12,7 +12,7 @@ from typing import Any, NamedTuple, TypeVar, overload
 
 from core.model.session import Message, Provenance
 from core.policy import Policy
-from core.replay.results import CallPoint, ReplayEvent, ReplayResult
+from core.replay.results import CallPoint, ReplayEvent
 
 CHECKPOINTS_KEPT = 4096
 """A walk keeps the state before every call up to this many calls; beyond, before every k-th call
@@ -353,13 +353,13 @@ class Trace:
     __slots__ = (
         "call_messages",
         "checkpoints",
-        "checks",
         "columns",
         "compaction_meta",
         "deltas",
         "event_ids",
         "events",
         "final",
+        "finished",
         "first_compaction_call",
         "first_divergence",
         "first_overflow_call",
@@ -373,8 +373,6 @@ class Trace:
         "points",
         "policy",
         "prune_inputs",
-        "result",
-        "rows",
         "run_notes",
         "thresholds",
         "windows",
@@ -392,8 +390,6 @@ class Trace:
         """The state's projection flag before each call (:attr:`State.pending`)."""
         self.made: list[Check] = []
         """The threshold check made before each call (walked or not): a column of the rows."""
-        self.checks: Checks = Checks(self)
-        """The threshold check before each call (None: nothing to measure yet)."""
         self.overflow_prompt: list[tuple[int, bool]] = []
         """Per call: the simulated prompt and whether the policy had removed nothing by then
         (what its overflow verdict rests on)."""
@@ -402,8 +398,6 @@ class Trace:
         the call is made after it) less the recorded one, in estimated tokens, before any
         overflow recovery: what the call's figures are made from (a run whose context differs
         from this one's by a constant follows it from these: :mod:`core.replay.shifted`)."""
-        self.rows: Rows = Rows(self)
-        """The raw figures of each call, made from the columns when read."""
         self.call_messages: Sequence[int] = ()
         """The message of each call (:attr:`core.replay.calls.Calls.calls`)."""
         self.event_ids: dict[int, tuple[int, ...]] = {}
@@ -434,8 +428,23 @@ class Trace:
         """What every pruning the run attempted (at a turn end, or as a compaction's first step)
         was given, in order: a pruning change resumes at the first one it decides otherwise."""
         self.final: State | None = None
-        self.result: ReplayResult | None = None
+        self.finished = False
+        """The run is over and its result made (kept by the replayer, not here: the result reads
+        its points from this trace)."""
         self.windows: list[int | None] = []
         """The window at each call."""
         self.thresholds: list[int | None] = []
         """The threshold at each call."""
+
+    # (views made when asked for, not kept: a trace keeping a view of itself would be a
+    # reference cycle, freed by the cyclic collector rather than by reference counting)
+
+    @property
+    def checks(self) -> Checks:
+        """The threshold check before each call (None: nothing to measure yet)."""
+        return Checks(self)
+
+    @property
+    def rows(self) -> Rows:
+        """The raw figures of each call, made from the columns when read."""
+        return Rows(self)

@@ -296,3 +296,19 @@ async def test_a_theme_change_repaints_with_the_new_colours() -> None:
     dark_colours = {seg.style.color for seg in dark if seg.style and seg.text.strip("│┤ ")}
     light_colours = {seg.style.color for seg in light if seg.style and seg.text.strip("│┤ ")}
     assert dark_colours != light_colours
+
+
+async def test_a_removed_gauge_leaves_the_theme_signal() -> None:
+    """The gauge follows theme changes; once removed, the app's signal no longer holds it (Textual
+    drops a removed node only at the next theme change: until then the gauge, its series and
+    the session they were drawn from would stay alive)."""
+    session, result = _result()
+    gauge = TokenGauge()
+    app = Host(gauge)
+    async with app.run_test(size=(100, 14)) as pilot:
+        gauge.update_result(session, result)
+        await pilot.pause()
+        assert gauge in app.theme_changed_signal._subscriptions
+        await gauge.remove()
+        await pilot.pause()
+        assert gauge not in app.theme_changed_signal._subscriptions

@@ -315,6 +315,11 @@ class TokenGauge(Widget, can_focus=True):
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, self._theme_changed)
 
+    def on_unmount(self) -> None:
+        # (Textual drops a removed node's subscription only at the next theme change: until then
+        # its callback, a method of this gauge, would keep the gauge and the session it drew)
+        self.app.theme_changed_signal.unsubscribe(self)
+
     def _theme_changed(self, _theme: object) -> None:
         self._styles.clear()
         self._base_key = None
