@@ -431,11 +431,12 @@ def _message_flags(messages: list[Message], count: int) -> tuple[array[int], arr
     flags = _zeros(count)
     calls: list[int] = []
     call = calls.append
+    assistant = Role.ASSISTANT
     for message in messages:
         value = 0
         if message.summary:
             value |= _SUMMARY
-        if message.is_model_call:
+        elif message.role is assistant:  # Message.is_model_call, written out
             call(message.index)
         if message.synthetic:
             value |= _SYNTHETIC
