@@ -57,8 +57,9 @@ def policy_for(session: Session, chosen: Policy | None) -> Policy:
     from core.replay import native_policy  # (the replay package: loaded with the session)
 
     native = native_policy(session)
-    if chosen is None or chosen == Policy(name=INFERRED):  # (--policy inferred, not known yet)
-        return native
+    if chosen is None or (chosen.name == INFERRED and chosen == Policy(name=INFERRED)):
+        return native  # (--policy inferred, not known yet; a Policy made only for that name: the
+        # first one made in a process builds its validator, ~25 ms before the first screen)
     if chosen.name == native.name and chosen == get_preset(chosen.name):
         return native
     return chosen
