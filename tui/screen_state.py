@@ -434,17 +434,21 @@ def _message_flags(messages: list[Message], count: int) -> tuple[array[int], arr
     call = calls.append
     assistant = Role.ASSISTANT
     for message in messages:
-        value = 0
-        if message.summary:
-            value |= _SUMMARY
-        elif message.role is assistant:  # Message.is_model_call, written out
+        summary = message.summary
+        if not summary and message.role is assistant:  # Message.is_model_call, written out
             call(message.index)
-        if message.synthetic:
-            value |= _SYNTHETIC
-        if message.meta:
-            value |= _META
-        if message.compaction_boundary:
-            value |= _BOUNDARY
+        if summary or message.synthetic or message.meta or message.compaction_boundary:
+            value = _SUMMARY if summary else 0
+            if message.synthetic:
+                value |= _SYNTHETIC
+            if message.meta:
+                value |= _META
+            if message.compaction_boundary:
+                value |= _BOUNDARY
+        elif message.index >= count or not flags[message.index]:
+            continue  # (most messages: their zero is in the table already)
+        else:
+            value = 0  # (a repeated index: the last message with it decides, as before)
         if message.index < count:
             flags[message.index] = value
     return flags, _ints(calls)
