@@ -57,8 +57,9 @@ def policy_for(session: Session, chosen: Policy | None) -> Policy:
     from core.replay import native_policy  # (the replay package: loaded with the session)
 
     native = native_policy(session)
-    if chosen is None or chosen == Policy(name=INFERRED):  # (--policy inferred, not known yet)
-        return native
+    if chosen is None or (chosen.name == INFERRED and chosen == Policy(name=INFERRED)):
+        return native  # (--policy inferred, not known yet; a Policy made only for that name: the
+        # first one made in a process builds its validator, ~25 ms before the first screen)
     if chosen.name == native.name and chosen == get_preset(chosen.name):
         return native
     return chosen
@@ -431,18 +432,23 @@ def _message_flags(messages: list[Message], count: int) -> tuple[array[int], arr
     flags = _zeros(count)
     calls: list[int] = []
     call = calls.append
+    assistant = Role.ASSISTANT
     for message in messages:
-        value = 0
-        if message.summary:
-            value |= _SUMMARY
-        if message.is_model_call:
+        summary = message.summary
+        if not summary and message.role is assistant:  # Message.is_model_call, written out
             call(message.index)
-        if message.synthetic:
-            value |= _SYNTHETIC
-        if message.meta:
-            value |= _META
-        if message.compaction_boundary:
-            value |= _BOUNDARY
+        if summary or message.synthetic or message.meta or message.compaction_boundary:
+            value = _SUMMARY if summary else 0
+            if message.synthetic:
+                value |= _SYNTHETIC
+            if message.meta:
+                value |= _META
+            if message.compaction_boundary:
+                value |= _BOUNDARY
+        elif message.index >= count or not flags[message.index]:
+            continue  # (most messages: their zero is in the table already)
+        else:
+            value = 0  # (a repeated index: the last message with it decides, as before)
         if message.index < count:
             flags[message.index] = value
     return flags, _ints(calls)
