@@ -432,11 +432,10 @@ def _message_flags(messages: list[Message], count: int) -> tuple[array[int], arr
     flags = _zeros(count)
     calls: list[int] = []
     call = calls.append
-    assistant = Role.ASSISTANT
     for message in messages:
-        summary = message.summary
-        if not summary and message.role is assistant:  # Message.is_model_call, written out
+        if message.is_model_call:
             call(message.index)
+        summary = message.summary
         if summary or message.synthetic or message.meta or message.compaction_boundary:
             value = _SUMMARY if summary else 0
             if message.synthetic:

@@ -11,12 +11,13 @@ import weakref
 from array import array
 from collections.abc import Sequence
 
-from core.algorithms.overflow import RecordedKind, overflow_reason
+from core.algorithms.overflow import RecordedKind, overflow_reason, recorded_kind, usable_usage
 from core.model.session import (
     BEFORE_REPLY_CONVENTIONS,
     Role,
     Session,
     SourceFormat,
+    Usage,
     UsageConvention,
 )
 
@@ -95,20 +96,17 @@ class Calls:
             if not main[i]:
                 turn_of[i] = turn
                 continue
-            # Message.is_turn_start and is_model_call written out (a main-chain message: not a
-            # side chain), read once per message of a 100 MB session
-            role = message.role
-            if role is user:
-                if not (message.summary or message.synthetic or message.meta):
-                    turn += 1
-                    turn_started_since_call = True
-                    turn_start[i] = True
-            elif role is assistant and not message.summary:
+            role = message.role  # (the properties below ask for it first: read once here)
+            if role is user and message.is_turn_start:
+                turn += 1
+                turn_started_since_call = True
+                turn_start[i] = True
+            turn_of[i] = turn
+            if role is assistant and message.is_model_call:
                 call_of[i] = len(calls)
                 calls.append(i)
                 first_of_turn.append(turn_started_since_call)
                 turn_started_since_call = False
-            turn_of[i] = turn
         # each message's next call: the run of messages up to a call points at it (slices in C)
         next_call = self.next_call
         start = 0
@@ -120,47 +118,36 @@ class Calls:
         messages = self.session.messages
         zero_calls = 0
         first_convention: UsageConvention | None = None
-        kinds: list[RecordedKind | None] = []
-        usage_context, usage_prompt = self.usage_context, self.usage_prompt
-        usage_after, fixed_overflow = self.usage_after, self.fixed_overflow
+        usables: list[Usage | None] = []
         for i in self.calls:  # once per call of a 100 MB session: each figure read once
             message = messages[i]
-            usage = message.usage
-            # usable_usage(), Usage.context_tokens and recorded_kind() written out: per call,
-            # the convention is looked up once and each figure read once
-            if usage is not None:
-                convention = usage.convention
-                prompt = usage.input + usage.cache_read + usage.cache_write
-                after = usage.total or prompt + usage.output  # Usage.context_after_reply
-                if convention in BEFORE_REPLY_CONVENTIONS:
-                    context = prompt
-                    kind: RecordedKind = "before-reply"
-                else:
-                    context = after
-                    kind = "after-reply"
-                if context > 0:
-                    if first_convention is None:
-                        first_convention = convention
-                    usage_context.append(context)
-                    usage_prompt.append(prompt)
-                    usage_after.append(after)
-                    kinds.append(kind)
-                else:
-                    zero_calls += 1
-                    usage = None
+            usage = usable_usage(message)
+            usables.append(usage)
             if usage is None:
-                usage_context.append(None)
-                usage_prompt.append(None)
-                usage_after.append(None)
-                kinds.append(None)
-            fixed_overflow.append(
+                if message.usage is not None:
+                    zero_calls += 1
+                self.usage_context.append(None)
+                self.usage_prompt.append(None)
+                self.usage_after.append(None)
+            else:
+                if first_convention is None:
+                    first_convention = usage.convention
+                prompt = usage.prompt_tokens
+                after = usage.total or prompt + usage.output  # Usage.context_after_reply
+                before = usage.convention in BEFORE_REPLY_CONVENTIONS
+                self.usage_context.append(prompt if before else after)
+                self.usage_prompt.append(prompt)
+                self.usage_after.append(after)
+            self.fixed_overflow.append(
                 overflow_reason(message, None)
                 if message.stop_reason == "length" or message.error
                 else None  # what overflow_reason says of a call without either, whatever usage
             )
         self.has_usage = first_convention is not None
         default_kind = self._default_kind(first_convention)
-        self.kinds = [default_kind if kind is None else kind for kind in kinds]
+        self.kinds = [
+            recorded_kind(usage) if usage is not None else default_kind for usage in usables
+        ]
         self.after_reply = [kind == "after-reply" for kind in self.kinds]
         if zero_calls:
             self.usage_notes.append(

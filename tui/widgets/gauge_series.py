@@ -18,7 +18,7 @@ from operator import or_
 from typing import TYPE_CHECKING
 
 from core.formats.subagents import subagent_spans
-from core.model.session import BEFORE_REPLY_CONVENTIONS, Provenance, Role, Session
+from core.model.session import Provenance, Session
 
 if TYPE_CHECKING:
     from core.insights.named_figures import ThresholdFigure
@@ -265,23 +265,12 @@ def _threshold_source(result: ReplayResult) -> str:
 
 def _recorded_columns(session: Session) -> _Columns:
     """The recorded series of a session not replayed yet, and the calls over its window."""
-    message_index: list[int] = []
-    recorded: list[int] = []
-    assistant = Role.ASSISTANT
-    # Session.model_calls() and Usage.context_tokens written out: one loop over the messages of
-    # a 100 MB session, each convention looked up once
-    for message in session.messages:
-        if message.role is not assistant or message.summary:
-            continue
-        message_index.append(message.index)
-        usage = message.usage
-        if usage is None:
-            recorded.append(-1)
-            continue
-        tokens = usage.input + usage.cache_read + usage.cache_write
-        if usage.convention not in BEFORE_REPLY_CONVENTIONS:
-            tokens = usage.total or tokens + usage.output
-        recorded.append(tokens if tokens > 0 else -1)
+    calls = session.model_calls()
+    message_index = [m.index for m in calls]
+    recorded = [
+        tokens if usage is not None and (tokens := usage.context_tokens) > 0 else -1
+        for usage in [m.usage for m in calls]
+    ]
     window = session.context_window
     if window:
         flags = [OVERFLOW_RECORDED if tokens > window else 0 for tokens in recorded]

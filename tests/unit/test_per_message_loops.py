@@ -1,5 +1,6 @@
-"""The per-message loops written out for a 100 MB session (the replay's calls, the token lengths,
-the gauge's recorded series, the message list's flags) say what the definitions they inline say:
+"""The per-message loops of a 100 MB session (the replay's calls and their next-call column,
+the token lengths summed in one loop, the gauge's recorded series, the message list's flags with
+no write for a message without one) say what the definitions they read say:
 :func:`usable_usage`, :attr:`Usage.context_tokens`, :func:`recorded_kind`,
 :attr:`Message.is_model_call`, :attr:`Message.is_turn_start`, :func:`message_text`."""
 
