@@ -184,3 +184,19 @@ def replay_and_plain_truncation(
         for m in session.messages
     ]
     return truncation.truncated, expected
+
+
+def read_bash_turns(count: int, output_tokens: int) -> Session:
+    """``count`` turns of one read and one bash output (``output_tokens`` each) and a reply,
+    growing towards and past a 60k window (a replay compacts, with the offline mock
+    summariser)."""
+    script = SessionBuilder()
+    context = 2_000
+    for turn in range(count):
+        script.user(f"turn {turn}")
+        for tool in ("read", "bash"):
+            script.call(tool, context=context)
+            script.result(text_of_tokens(output_tokens, tool[0]))
+            context += output_tokens
+        script.reply("ok", context=context)
+    return script.session(window=60_000)

@@ -21,8 +21,8 @@ from core.formats.ctxscope_jsonl import write_session
 from core.model.session import Session, SourceFormat
 from core.policy import Policy, get_preset
 from core.replay import Replayer, native_policy, replay
-from tests.support.builders import SessionBuilder, text_of_tokens
 from tests.support.fleet_sessions import write_built, write_fleet
+from tests.support.sessions import read_bash_turns
 
 
 @pytest.fixture(autouse=True)
@@ -52,19 +52,9 @@ def loaded(monkeypatch: pytest.MonkeyPatch) -> list[weakref.ref[Session]]:
     return refs
 
 
-def _growing(turns: int = 30, output_tokens: int = 2_500) -> Session:
-    """Turns of one read and one bash output each, growing past a 60k window (the replay
-    compacts, with the offline mock summariser)."""
-    script = SessionBuilder()
-    context = 2_000
-    for turn in range(turns):
-        script.user(f"turn {turn}")
-        for tool in ("read", "bash"):
-            script.call(tool, context=context)
-            script.result(text_of_tokens(output_tokens, tool[0]))
-            context += output_tokens
-        script.reply("ok", context=context)
-    return script.session(window=60_000)
+def _growing() -> Session:
+    """Thirty turns growing past a 60k window: the replay compacts."""
+    return read_bash_turns(30, 2_500)
 
 
 def _policy(base: Policy, dotted: str, value: object) -> Policy:

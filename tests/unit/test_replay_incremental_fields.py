@@ -20,7 +20,7 @@ from core.model.session import Session
 from core.policy import PRESETS, Policy, get_preset
 from core.replay import Replayer, replay
 from core.replay.incremental import flatten
-from tests.support.builders import SessionBuilder, text_of_tokens
+from tests.support.sessions import read_bash_turns
 from tests.unit.test_replay import _random_session
 
 SKIPPED = ("llm.", "truncation.spill_dir")
@@ -84,7 +84,7 @@ def _session(seed: int) -> Session:
     one of many turns that the policy compacts several times (pruning has old turns to prune)."""
     if seed % 2 == 0:
         return _random_session(seed)
-    return _turns(10 + seed % 31, (700, 1_500, 2_500, 4_000)[seed // 2 % 4])
+    return read_bash_turns(10 + seed % 31, (700, 1_500, 2_500, 4_000)[seed // 2 % 4])
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -115,23 +115,9 @@ def test_a_change_of_any_field_resumes_to_the_fresh_result(
     _same(replayer, session, base)  # and back: resumed from the changed run
 
 
-def _turns(count: int, output_tokens: int) -> Session:
-    """``count`` turns of one read and one bash output each, growing towards a 60k window."""
-    script = SessionBuilder()
-    context = 2_000
-    for turn in range(count):
-        script.user(f"turn {turn}")
-        for tool in ("read", "bash"):
-            script.call(tool, context=context)
-            script.result(text_of_tokens(output_tokens, tool[0]))
-            context += output_tokens
-        script.reply("ok", context=context)
-    return script.session(window=60_000)
-
-
 @pytest.mark.parametrize("key", ["pruning.protect_turns", "pruning.protect_tokens"])
 def test_a_pruning_change_off_on_both_sides_reuses_the_whole_run(key: str) -> None:
-    session = _turns(30, 3_000)
+    session = read_bash_turns(30, 3_000)
     base = get_preset("claude-code")
     assert not base.pruning.enabled
     policy = changed(base, key, 5)
@@ -146,7 +132,7 @@ def test_a_pruning_change_off_on_both_sides_reuses_the_whole_run(key: str) -> No
 def test_a_pruning_change_resumes_at_the_first_pruning_it_decides_otherwise() -> None:
     """Protecting the read tool changes nothing while no read output is old enough to prune:
     the run resumes after the compactions before that, not at the first one."""
-    session = _turns(40, 2_500)
+    session = read_bash_turns(40, 2_500)
     base = get_preset("seed")
     base.pruning.protect_turns = 12
     replayer = Replayer(session)
