@@ -19,7 +19,8 @@ from core.replay import Replayer, replay, simulate
 from core.replay import state as state_module
 from core.replay.incremental import policy_key
 from core.replay.recorded import placed
-from tests.unit.test_replay_incremental_fields import _turns, changed
+from tests.support.sessions import read_bash_turns
+from tests.unit.test_replay_incremental_fields import changed
 
 
 def _walk_starts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -64,7 +65,7 @@ CHANGES: list[tuple[str, object]] = [
 
 
 def _session() -> Session:
-    return _turns(40, 2_500)
+    return read_bash_turns(40, 2_500)
 
 
 @pytest.mark.parametrize(("key", "value"), CHANGES)

@@ -12,7 +12,8 @@ from core.policy import Policy, get_preset
 from core.replay import Replayer, replay
 from core.replay.incremental import policy_key
 from core.replay.state import Trace
-from tests.unit.test_replay_incremental_fields import _turns, changed
+from tests.support.sessions import read_bash_turns
+from tests.unit.test_replay_incremental_fields import changed
 
 
 def _policy(base: Policy, key: str, value: object) -> Policy:
@@ -35,7 +36,7 @@ def _columns_are_the_rows(trace: Trace) -> None:
 
 
 def test_a_change_that_affects_no_call_shares_the_trace_it_resumes() -> None:
-    session = _turns(30, 2_500)
+    session = read_bash_turns(30, 2_500)
     base = get_preset("seed")
     base.pruning.enabled = False
     replayer = Replayer(session)
@@ -60,7 +61,7 @@ def test_a_change_that_affects_no_call_shares_the_trace_it_resumes() -> None:
 
 
 def test_the_walked_columns_are_the_rows_figures_after_any_change() -> None:
-    session = _turns(40, 2_500)
+    session = read_bash_turns(40, 2_500)
     base = get_preset("seed")
     base.pruning.protect_turns = 2
     replayer = Replayer(session)
