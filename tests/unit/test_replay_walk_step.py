@@ -16,9 +16,9 @@ from core.policy import Policy, get_preset
 from core.replay import Replayer
 from core.replay.checks import CheckRules
 from core.replay.state import Check
+from tests.support.sessions import read_bash_turns
 from tests.unit.test_replay_incremental_fields import (  # type: ignore[attr-defined]
     _random_session,
-    _turns,
     changed,
 )
 
@@ -64,7 +64,7 @@ def _fields(check: Check | None) -> tuple[object, ...] | None:
 def test_each_check_of_a_walk_is_the_rules_own(
     name: str, fields: dict[str, object], seed: int
 ) -> None:
-    session = _random_session(seed) if seed % 2 == 0 else _turns(12 + seed, 3_000)
+    session = _random_session(seed) if seed % 2 == 0 else read_bash_turns(12 + seed, 3_000)
     policy = _policy(name, fields)
     replayer = Replayer(session)
     result = replayer.run(policy)
