@@ -73,22 +73,9 @@ _MAX_DECISIONS = 8
 context it pruned (a limit change compares one or two settings per attempt)."""
 
 
-def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """A policy's ``model_dump`` by dotted field name (``per_tool`` overrides as one value):
-    the names :meth:`core.policy.Policy.by_name` gives."""
-    flat: dict[str, Any] = {}
-    for key, value in data.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict) and key != "per_tool":
-            flat.update(flatten(value, name + "."))
-        else:
-            flat[name] = value
-    return flat
-
-
 def can_follow(before: dict[str, Any], after: dict[str, Any]) -> bool:
     """A run of the policy whose fields are ``after`` walks as one of ``before`` does, so that it
-    may follow that run's trace (:func:`core.replay.incremental.flatten` gives the fields; the
+    may follow that run's trace (:meth:`core.policy.Policy.by_name` gives the fields; the
     estimator and the recording agent's status are the same, as for any resumed run)."""
     for key in before.keys() | after.keys():
         if before.get(key) == after.get(key):
@@ -173,7 +160,7 @@ class ResumePlanner:
         self, traces: Iterable[Trace], policy: Policy, flat: dict[str, Any], new: Trace
     ) -> tuple[Trace | None, int]:
         """The trace to resume from and the call to resume at (``flat``: the policy's fields,
-        as :func:`flatten` gives them; ``new``: the trace of the run to come, its windows and
+        as :meth:`core.policy.Policy.by_name` gives them; ``new``: the trace of the run to come, its windows and
         thresholds set); the most recent traces are tried first."""
         best: Trace | None = None
         best_call = 0

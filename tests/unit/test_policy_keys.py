@@ -29,7 +29,7 @@ from core.policy import (
     policy_from_dict,
     preset_for,
 )
-from core.replay.incremental import flatten
+from tests.support.policy_fields import flatten
 
 ROOT = Path(__file__).resolve().parents[2]
 

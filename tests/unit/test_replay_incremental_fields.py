@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from core.model.session import Session
 from core.policy import PRESETS, Policy, get_preset
 from core.replay import Replayer, replay
-from core.replay.incremental import flatten
+from tests.support.policy_fields import flatten
 from tests.support.sessions import read_bash_turns
 from tests.unit.test_replay import _random_session
 

@@ -20,10 +20,11 @@ from core.formats import load_session
 from core.model.session import Session
 from core.policy import Policy, get_preset
 from core.replay import Replayer, shifted
-from core.replay.incremental import can_follow, flatten, policy_key
+from core.replay.incremental import can_follow, policy_key
 from core.replay.state import State, Trace
 from tests.support.builders import SessionBuilder, text_of_tokens
 from tests.support.paths import REPO
+from tests.support.policy_fields import flatten
 
 SHARED = REPO.parent / "shared"
 SAMPLE_FILES = sorted(
