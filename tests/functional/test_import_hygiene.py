@@ -66,10 +66,10 @@ print(",".join(bad))
 """
 
 
-@pytest.mark.parametrize("command", ["analyze", "breakdown"])
+@pytest.mark.parametrize("command", ["analyze", "breakdown", "replay"])
 def test_analyze_json_imports_no_rendering(tmp_path: Path, command: str) -> None:
-    """``ctxscope analyze --json`` (and ``breakdown --json``) prints JSON: it starts without
-    Textual, rich's rendering, the LLM client or asyncio (rich is imported only for a table,
+    """``ctxscope analyze --json`` (and ``breakdown --json``, ``replay --json``) prints JSON: it
+    starts without Textual, rich's rendering, the LLM client or asyncio (rich is imported only for a table,
     asyncio only for a compaction), nor the fleet's process pool (only for a session with
     sub-agents), nor SQLite (opencode's databases and the fleet's cache) nor the loaders of the
     other agents (the format is told by :mod:`core.formats.sniffers`). The price table (which imports asyncio) is read once per model: the second run
@@ -82,7 +82,8 @@ def test_analyze_json_imports_no_rendering(tmp_path: Path, command: str) -> None
         result = subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
         )
-    assert (tmp_path / "ctxscope" / "prices.json").is_file()
+    if command != "replay":  # (the replay prices nothing)
+        assert (tmp_path / "ctxscope" / "prices.json").is_file()
     assert result.stdout.strip() == "", f"{command} --json imported {result.stdout.strip()}"
 
 
