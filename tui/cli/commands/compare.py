@@ -24,7 +24,6 @@ from tui.cli.commands._session import (
     replayer_of,
     resolve_policy_or_fail,
 )
-from tui.cli.render import compare_table, notes_block, session_header, stdout_console
 
 
 @click.command(name="compare")
@@ -52,6 +51,9 @@ def compare(path: str, policy_specs: tuple[str, ...], window: int | None, as_jso
     if as_json:
         sys.stdout.write(model_json(result) + "\n")
         return
+    # rich's rendering only for the table: --json starts without it
+    from tui.cli.render import compare_table, notes_block, session_header, stdout_console
+
     console = stdout_console()
     console.print(session_header(session))
     console.print()

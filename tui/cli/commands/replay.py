@@ -20,16 +20,6 @@ from core.policy import LLMConfig
 from tui.cli.commands._llm_watch import LLMWatch
 from tui.cli.commands._options import replay_options
 from tui.cli.commands._session import fail, load_or_fail, replay_with_progress, replayer_of
-from tui.cli.render import (
-    events_table,
-    fidelity_table,
-    notes_block,
-    session_header,
-    sparkline_panel,
-    stdout_console,
-    summary_table,
-    timeline_table,
-)
 
 
 @click.command(name="replay")
@@ -137,6 +127,18 @@ def replay(
         sys.stdout.write(model_json(result) + "\n")
         watch.exit_if_nothing_written()
         return
+    # rich's rendering only for the tables: --json starts without it
+    from tui.cli.render import (
+        events_table,
+        fidelity_table,
+        notes_block,
+        session_header,
+        sparkline_panel,
+        stdout_console,
+        summary_table,
+        timeline_table,
+    )
+
     console = stdout_console()
     console.print(session_header(session, result))
     console.print()
