@@ -70,7 +70,7 @@ from core.formats.codex_sizes import (
 )
 from core.formats.codex_turns import TurnTracker
 from core.formats.codex_typed import TokenUsage
-from core.formats.codex_typed_read import read_typed_line
+from core.formats.codex_typed_read import walk_lines
 from core.formats.jsonl import read_jsonl_raw
 from core.formats.sniffers import CODEX_ITEM_TYPES as _ITEM_TYPES
 from core.formats.sniffers import sniff_codex
@@ -911,7 +911,7 @@ def load(
         loader.builder,
         progress=progress,
         head_bytes=head_bytes,
-        typed=partial(read_typed_line, loader),  # (which passes over the lines ignorable names)
+        walk=partial(walk_lines, loader),  # (which passes over the lines ignorable names)
     ):
         loader.line(line_no, offset, raw, obj)
     return loader.finish()

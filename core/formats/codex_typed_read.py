@@ -6,7 +6,7 @@ tells) is left untouched for the plain read."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -33,9 +33,29 @@ from core.formats.codex_typed import (
     UserEvent,
 )
 from core.formats.codex_typed import decode_line as typed_decode
+from core.formats.jsonl import Lines, Record
 
 if TYPE_CHECKING:
     from core.formats.codex import _Loader
+
+
+def walk_lines(loader: _Loader, lines: Lines, batch: list[bytes]) -> Iterator[Record]:
+    """Walk a batch of complete lines (``read_jsonl_raw``'s ``walk``): each read typed
+    (:func:`read_typed_line`) when it can be, else parsed the plain way and yielded for
+    ``_Loader.line``, in the file's order."""
+    line_no, offset = lines.line_no, lines.offset
+    read = 0
+    for raw in batch:
+        line_no += 1
+        start = offset
+        offset += len(raw) + 1
+        if read_typed_line(loader, raw, line_no, start):
+            read += 1
+        elif raw and not raw.isspace():
+            yield from lines.plain(raw, line_no, start)
+    lines.line_no, lines.offset = line_no, offset
+    lines.objects_read += read
+    lines.non_blank += read
 
 
 def read_typed_line(loader: _Loader, raw: bytes, line_no: int, offset: int) -> bool:
