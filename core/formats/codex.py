@@ -181,7 +181,7 @@ class _Loader:
         self.line_no = 0
         self.current: _Call | None = None
         self.last_call: Message | None = None
-        self.last_context: int | None = None  # the latest call's context, for tokens_before
+        self.last_usage: Usage | None = None  # the latest call's, for a compaction's tokens_before
         self.last_total: Any = None  # the previous token_count's figures, to drop repeats
         self.last_last: Any = None
         self.model: str | None = None
@@ -616,7 +616,7 @@ class _Loader:
             total=total,
             convention=UsageConvention.OPENAI,
         )
-        self.last_context = usage.context_tokens
+        self.last_usage = usage
         self.since_call = None
         self.pending_reset = None
         if self.current is not None:
@@ -763,9 +763,10 @@ class _Loader:
         message = message if isinstance(message, str) else ""
         line = at.line
         # Codex does not record the size it compacted at; the last reported context is that size.
+        last = self.last_usage
         event = self.builder.add_compaction(
             trigger="unknown",
-            tokens_before=self.last_context,
+            tokens_before=None if last is None else last.context_tokens,
             tokens_after=self.pending_reset,
             summary=message or None,
             source_line=line,

@@ -228,15 +228,16 @@ def _token_count(
         return True  # a rate-limit-only event
     last = info.last_token_usage
     window = info.model_context_window
-    if isinstance(last, TokenUsage):
-        prompt = last.input_tokens or 0
-        output = last.output_tokens or 0
-        if (prompt == 0 and output == 0) or (prompt == window and not output):
-            return False
+    if type(last) is not TokenUsage:  # left out or null: no usage to read
+        if window != loader.facts.window:
+            loader.recorded_window(window, line_no)
+        return True
+    prompt = last.input_tokens or 0
+    output = last.output_tokens or 0
+    if (prompt == 0 and output == 0) or (prompt == window and not output):
+        return False
     if window != loader.facts.window:
         loader.recorded_window(window, line_no)
-    if not isinstance(last, TokenUsage):
-        return True
     total = info.total_token_usage
     if loader.repeated(None if total is UNSET else total, last):
         return True
