@@ -70,7 +70,7 @@ from core.formats.codex_sizes import (
 )
 from core.formats.codex_turns import TurnTracker
 from core.formats.codex_typed import TokenUsage
-from core.formats.codex_typed_read import read_typed_line
+from core.formats.codex_typed_read import walk_lines
 from core.formats.jsonl import read_jsonl_raw
 from core.formats.sniffers import CODEX_ITEM_TYPES as _ITEM_TYPES
 from core.formats.sniffers import sniff_codex
@@ -153,15 +153,16 @@ class _Call:
         "timestamp",
     )
 
-    def __init__(self, item_id: str, at: At) -> None:
+    def __init__(self, item_id: str, line: int, offset: int, timestamp: str | None) -> None:
         self.id = item_id
-        self.line = at.line
-        self.offset = at.offset
-        self.timestamp = at.timestamp
+        self.line = line
+        self.offset = offset
+        self.timestamp = timestamp
         self.texts: list[str] = []
         self.reasoning: list[str] = []
         self.calls: list[ToolCall] = []
-        self.server_calls: set[str] = set()
+        self.server_calls: set[str] | None = None
+        """The ids of the calls the server runs (no output expected); None: none."""
         self.reasoning_tokens = 0
         """Codex's estimate of this call's encrypted reasoning items."""
         self.redacted = 0
@@ -180,7 +181,7 @@ class _Loader:
         self.line_no = 0
         self.current: _Call | None = None
         self.last_call: Message | None = None
-        self.last_context: int | None = None  # the latest call's context, for tokens_before
+        self.last_usage: Usage | None = None  # the latest call's, for a compaction's tokens_before
         self.last_total: Any = None  # the previous token_count's figures, to drop repeats
         self.last_last: Any = None
         self.model: str | None = None
@@ -266,19 +267,31 @@ class _Loader:
 
     def _open(self, payload: dict[str, Any], at: At) -> _Call:
         """The model call a model-generated item belongs to (opened by its first item)."""
-        return self.open_call(str(payload.get("type")), payload.get("id"), at)
+        kind, item_id = str(payload.get("type")), payload.get("id")
+        return self.open_call(kind, item_id, at.line, at.offset, at.timestamp, at.replay)
 
-    def open_call(self, kind: str, item_id: Any, at: At) -> _Call:
-        """:meth:`_open` for an item of type ``kind`` and id ``item_id`` (as the file holds it)."""
-        if not at.replay:
+    def open_call(
+        self,
+        kind: str,
+        item_id: Any,
+        line: int,
+        offset: int,
+        timestamp: str | None,
+        replay: bool = False,
+    ) -> _Call:
+        """:meth:`_open` for an item of type ``kind`` and id ``item_id`` (as the file holds it)
+        read at ``line`` (``replay``: a copy in a compaction's history)."""
+        if not replay:
             turns = self.turns
             if turns.open:
-                turns.model_output(kind, at.line)
+                turns.model_output(kind, line)
             else:  # the usual case: what model_output does with no compaction waiting
-                turns.last_model = turns.last_item = (kind, at.line)
-        if self.current is None:
-            self.current = _Call(item_id if isinstance(item_id, str) else f"line-{at.line}", at)
-        return self.current
+                turns.last_model = turns.last_item = (kind, line)
+        call = self.current
+        if call is None:
+            item_id = item_id if isinstance(item_id, str) else f"line-{line}"
+            call = self.current = _Call(item_id, line, offset, timestamp)
+        return call
 
     def close(self) -> None:
         """Emit the pending model call as one assistant message."""
@@ -303,9 +316,10 @@ class _Loader:
         )
         if call.redacted:
             self.redacted[self.last_call.index] = call.redacted
+        server = call.server_calls
         for tc in call.calls:
             self.tool_names[tc.id] = tc.name
-            if tc.id not in call.server_calls:
+            if server is None or tc.id not in server:
                 self.call_lines[tc.id] = call.line
 
     # -- response items ---------------------------------------------------------------
@@ -475,15 +489,25 @@ class _Loader:
         call_id = payload.get("call_id") or payload.get("id")
         name, arguments = name_and_arguments(kind, payload)
         server = kind in _SERVER_CALLS or payload.get("execution") == "server"
-        self.tool_call(call, kind, call_id, name, arguments, server, at)
+        self.tool_call(call, kind, call_id, name, arguments, server, at.line)
 
     def tool_call(
-        self, call: _Call, kind: str, call_id: Any, name: Any, arguments: Any, server: bool, at: At
+        self,
+        call: _Call,
+        kind: str,
+        call_id: Any,
+        name: Any,
+        arguments: Any,
+        server: bool,
+        line: int,
     ) -> None:
-        """A tool call of ``call`` (a ``call_id`` or ``name`` that is not a string: one made up
-        from the item type); ``server``: run by the server, no output expected."""
-        call_id = call_id if isinstance(call_id, str) else f"{kind}-{at.line}"
+        """A tool call of ``call`` read at ``line`` (a ``call_id`` or ``name`` that is not a
+        string: one made up from the item type); ``server``: run by the server, no output
+        expected."""
+        call_id = call_id if isinstance(call_id, str) else f"{kind}-{line}"
         if server:
+            if call.server_calls is None:
+                call.server_calls = set()
             call.server_calls.add(call_id)
         call.calls.append(
             ToolCall(
@@ -592,7 +616,7 @@ class _Loader:
             total=total,
             convention=UsageConvention.OPENAI,
         )
-        self.last_context = usage.context_tokens
+        self.last_usage = usage
         self.since_call = None
         self.pending_reset = None
         if self.current is not None:
@@ -739,9 +763,10 @@ class _Loader:
         message = message if isinstance(message, str) else ""
         line = at.line
         # Codex does not record the size it compacted at; the last reported context is that size.
+        last = self.last_usage
         event = self.builder.add_compaction(
             trigger="unknown",
-            tokens_before=self.last_context,
+            tokens_before=None if last is None else last.context_tokens,
             tokens_after=self.pending_reset,
             summary=message or None,
             source_line=line,
@@ -887,7 +912,7 @@ def load(
         loader.builder,
         progress=progress,
         head_bytes=head_bytes,
-        typed=partial(read_typed_line, loader),  # (which passes over the lines ignorable names)
+        walk=partial(walk_lines, loader),  # (which passes over the lines ignorable names)
     ):
         loader.line(line_no, offset, raw, obj)
     return loader.finish()

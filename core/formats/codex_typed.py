@@ -23,6 +23,7 @@ last, as orjson would, rather than passing the line over).
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 from functools import reduce
 from typing import TYPE_CHECKING, Annotated
 
@@ -190,7 +191,7 @@ class Envelope(msgspec.Struct, gc=False):
     timestamp: str | None = None
 
 
-decode_line = msgspec.json.Decoder(Envelope).decode
+decode_line: Callable[[bytes], Envelope] = msgspec.json.Decoder(Envelope).decode
 """The line as typed structs; raises one of :data:`DECODE_ERRORS` when it is not a line read
 this way."""
 DECODE_ERRORS = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)

@@ -6,7 +6,7 @@ tells) is left untouched for the plain read."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -20,6 +20,7 @@ from core.formats.codex_typed import (
     PASSED_OVER,
     CustomOutput,
     CustomToolCall,
+    Envelope,
     FunctionCall,
     FunctionOutput,
     MessageItem,
@@ -32,9 +33,29 @@ from core.formats.codex_typed import (
     UserEvent,
 )
 from core.formats.codex_typed import decode_line as typed_decode
+from core.formats.jsonl import Lines, Record
 
 if TYPE_CHECKING:
     from core.formats.codex import _Loader
+
+
+def walk_lines(loader: _Loader, lines: Lines, batch: list[bytes]) -> Iterator[Record]:
+    """Walk a batch of complete lines (``read_jsonl_raw``'s ``walk``): each read typed
+    (:func:`read_typed_line`) when it can be, else parsed the plain way and yielded for
+    ``_Loader.line``, in the file's order."""
+    line_no, offset = lines.line_no, lines.offset
+    read = 0
+    for raw in batch:
+        line_no += 1
+        start = offset
+        offset += len(raw) + 1
+        if read_typed_line(loader, raw, line_no, start):
+            read += 1
+        elif raw and not raw.isspace():
+            yield from lines.plain(raw, line_no, start)
+    lines.line_no, lines.offset = line_no, offset
+    lines.objects_read += read
+    lines.non_blank += read
 
 
 def read_typed_line(loader: _Loader, raw: bytes, line_no: int, offset: int) -> bool:
@@ -54,49 +75,41 @@ def read_typed_line(loader: _Loader, raw: bytes, line_no: int, offset: int) -> b
         # An event that only repeats response items is passed over unparsed (here, where
         # only a line the typed read does not read is tried: an event it reads is not one).
         return ignorable(raw)
-    kind = line.type
-    if kind == "response_item":
-        item = TYPED_ITEMS.get(type(line.payload))
-        if item is None:
-            return _not_read(line.payload, raw)
-        at = At(line_no, offset, line.timestamp, None, False, None, raw)
-        read = item(loader, line.payload, at)
-    elif kind == "event_msg":
-        event = TYPED_EVENTS.get(type(line.payload))
-        if event is None:
-            return _not_read(line.payload, raw)
-        read = event(loader, line.payload, line_no)
-    else:
-        return _not_read(line.payload, raw)
-    if read:
+    payload = line.payload
+    typed = TYPED.get(type(payload))
+    if typed is None or typed[0] != line.type:
+        # An event ignorable names is passed over as a line that does not decode is; any
+        # other payload where its envelope does not hold it is read the plain way.
+        return type(payload) in PASSED_OVER and ignorable(raw)
+    if typed[1](loader, payload, line, line_no, offset, raw):
         loader.line_no = line_no
-    return read
+        return True
+    return False
 
 
-def _not_read(payload: object, raw: bytes) -> bool:
-    """A decoded line no typed handler reads: passed over when its payload is an event
-    :func:`~core.formats.codex_lines.ignorable` names and ``ignorable`` says so (what a line
-    that does not decode gets), else False (read the plain way)."""
-    return type(payload) in PASSED_OVER and ignorable(raw)
-
-
-def _user_event(loader: _Loader, event: UserEvent, line: int) -> bool:
-    loader.user_event({}, line)
+def _user_event(
+    loader: _Loader, event: UserEvent, line: Envelope, line_no: int, offset: int, raw: bytes
+) -> bool:
+    loader.user_event({}, line_no)
     return True
 
 
-def _turn_end(loader: _Loader, event: TurnEnd | TurnComplete | TurnAborted, line: int) -> bool:
-    loader.turns.task_ended(line, event.__struct_config__.tag)  # type: ignore[arg-type]
+def _turn_end(
+    loader: _Loader,
+    event: TurnEnd | TurnComplete | TurnAborted,
+    line: Envelope,
+    line_no: int,
+    offset: int,
+    raw: bytes,
+) -> bool:
+    loader.turns.task_ended(line_no, event.__struct_config__.tag)  # type: ignore[arg-type]
     return True
 
 
-def _estimate(loader: _Loader, text: str, at: At) -> int | None:
-    """Codex's estimate of an input item whose payload is sized as written and holds no
-    image nor redaction (None: read it the plain way, ``_Loader._estimate``)."""
-    if loader.placeholders or text.startswith("[REDACTED_"):
-        return None
-    raw, timestamp = at.raw, at.timestamp
-    if raw is None or timestamp is None:
+def _estimate(loader: _Loader, text: str, raw: bytes, timestamp: str | None) -> int | None:
+    """Codex's estimate of an input item whose payload is sized as written (``raw``, the line)
+    and holds no image nor redaction (None: read it the plain way, ``_Loader._estimate``)."""
+    if loader.placeholders or timestamp is None or text.startswith("[REDACTED_"):
         return None
     size = payload_bytes(raw, timestamp)
     if size is None:
@@ -104,7 +117,9 @@ def _estimate(loader: _Loader, text: str, at: At) -> int | None:
     return approx_tokens(size)
 
 
-def _message(loader: _Loader, item: MessageItem, at: At) -> bool:
+def _message(
+    loader: _Loader, item: MessageItem, line: Envelope, line_no: int, offset: int, raw: bytes
+) -> bool:
     parts = item.content
     if parts is None:
         text = ""
@@ -115,33 +130,39 @@ def _message(loader: _Loader, item: MessageItem, at: At) -> bool:
     else:
         return False  # an image, a file, a refusal
     role = item.role
+    timestamp = line.timestamp
     if role == "assistant":
-        loader.open_call("message", item.id, at).texts.append(text)
+        call = loader.open_call("message", item.id, line_no, offset, timestamp)
+        call.texts.append(text)
         return True
-    estimate = _estimate(loader, text, at)
+    estimate = _estimate(loader, text, raw, timestamp)
     if estimate is None:
         return False
     loader.close()
-    loader.turns.last_item = ("message", at.line)  # as _estimate notes it
-    loader.input_message(role, text, estimate, at)
+    loader.turns.last_item = ("message", line_no)  # as _Loader._estimate notes it
+    loader.input_message(role, text, estimate, At(line_no, offset, timestamp))
     return True
 
 
-def _reasoning(loader: _Loader, item: ReasoningItem, at: At) -> bool:
+def _reasoning(
+    loader: _Loader, item: ReasoningItem, line: Envelope, line_no: int, offset: int, raw: bytes
+) -> bool:
     value = item.encrypted_content
     if value is None or value == "REDACTED" or value.startswith("[REDACTED_"):
         return False  # redacted, or left out: read the plain way (encrypted_length)
-    texts = [part.text for part in item.summary] if item.summary is not None else []
+    call = loader.open_call("reasoning", item.id, line_no, offset, line.timestamp)
+    if item.summary is not None:
+        call.reasoning.extend([part.text for part in item.summary])
     if item.content is not None:
-        texts.extend([part.text for part in item.content])
-    call = loader.open_call("reasoning", item.id, at)
-    call.reasoning.extend(texts)
+        call.reasoning.extend([part.text for part in item.content])
     call.reasoning_tokens += encrypted_tokens(len(value))
     return True
 
 
-def _function_call(loader: _Loader, item: FunctionCall, at: At) -> bool:
-    call = loader.open_call("function_call", item.id, at)
+def _function_call(
+    loader: _Loader, item: FunctionCall, line: Envelope, line_no: int, offset: int, raw: bytes
+) -> bool:
+    call = loader.open_call("function_call", item.id, line_no, offset, line.timestamp)
     name = item.name
     namespace = item.namespace
     if namespace is not None and name is not None:
@@ -154,37 +175,52 @@ def _function_call(loader: _Loader, item: FunctionCall, at: At) -> bool:
             pass  # kept as the string (as name_and_arguments keeps it)
     call_id = item.call_id or item.id
     server = item.execution == "server"
-    loader.tool_call(call, "function_call", call_id, name, arguments, server, at)
+    loader.tool_call(call, "function_call", call_id, name, arguments, server, line_no)
     return True
 
 
-def _custom_call(loader: _Loader, item: CustomToolCall, at: At) -> bool:
-    call = loader.open_call("custom_tool_call", item.id, at)
+def _custom_call(
+    loader: _Loader, item: CustomToolCall, line: Envelope, line_no: int, offset: int, raw: bytes
+) -> bool:
+    call = loader.open_call("custom_tool_call", item.id, line_no, offset, line.timestamp)
     call_id = item.call_id or item.id
     server = item.execution == "server"
-    loader.tool_call(call, "custom_tool_call", call_id, item.name, item.input, server, at)
+    loader.tool_call(call, "custom_tool_call", call_id, item.name, item.input, server, line_no)
     return True
 
 
-def _output(loader: _Loader, item: FunctionOutput | CustomOutput, at: At) -> bool:
+def _output(
+    loader: _Loader,
+    item: FunctionOutput | CustomOutput,
+    line: Envelope,
+    line_no: int,
+    offset: int,
+    raw: bytes,
+) -> bool:
     text = item.output
     if not loader.cap.fits(text):
         return False  # history keeps it cut: sized the plain way
-    custom = type(item) is CustomOutput
-    kind = "custom_tool_call_output" if custom else "function_call_output"
-    estimate = _estimate(loader, text, at)
+    timestamp = line.timestamp
+    estimate = _estimate(loader, text, raw, timestamp)
     if estimate is None:
         return False
     if loader.current is not None:
         loader.close()
-    failed = custom and custom_output_error(text)
-    loader.turns.last_item = (kind, at.line)
+    if type(item) is CustomOutput:
+        failed = custom_output_error(text)
+        loader.turns.last_item = ("custom_tool_call_output", line_no)
+    else:
+        failed = False
+        loader.turns.last_item = ("function_call_output", line_no)
     call_id = item.call_id
+    at = At(line_no, offset, timestamp)
     loader.tool_output(call_id if call_id is not None else "", text, failed, estimate, at)
     return True
 
 
-def _usage(loader: _Loader, event: TokenCount, line: int) -> bool:
+def _token_count(
+    loader: _Loader, event: TokenCount, line: Envelope, line_no: int, offset: int, raw: bytes
+) -> bool:
     """``_Loader.token_count`` of a typed event (False: a figure without a request, read the
     plain way)."""
     info = event.info
@@ -192,15 +228,16 @@ def _usage(loader: _Loader, event: TokenCount, line: int) -> bool:
         return True  # a rate-limit-only event
     last = info.last_token_usage
     window = info.model_context_window
-    if isinstance(last, TokenUsage):
-        prompt = last.input_tokens or 0
-        output = last.output_tokens or 0
-        if (prompt == 0 and output == 0) or (prompt == window and not output):
-            return False
-    if window != loader.facts.window:
-        loader.recorded_window(window, line)
-    if not isinstance(last, TokenUsage):
+    if type(last) is not TokenUsage:  # left out or null: no usage to read
+        if window != loader.facts.window:
+            loader.recorded_window(window, line_no)
         return True
+    prompt = last.input_tokens or 0
+    output = last.output_tokens or 0
+    if (prompt == 0 and output == 0) or (prompt == window and not output):
+        return False
+    if window != loader.facts.window:
+        loader.recorded_window(window, line_no)
     total = info.total_token_usage
     if loader.repeated(None if total is UNSET else total, last):
         return True
@@ -211,29 +248,31 @@ def _usage(loader: _Loader, event: TokenCount, line: int) -> bool:
         last.cached_input_tokens or 0,
         last.reasoning_output_tokens or 0,
         None if total_tokens is UNSET else total_tokens,
-        line,
+        line_no,
     )
     return True
 
 
-TYPED_ITEMS: dict[type, Callable[[_Loader, Any, At], bool]] = {
-    MessageItem: _message,
-    ReasoningItem: _reasoning,
-    FunctionCall: _function_call,
-    CustomToolCall: _custom_call,
-    FunctionOutput: _output,
-    CustomOutput: _output,
-}
-"""The function that reads each typed response item (see :func:`read_typed_line`)."""
+_Read = Callable[["_Loader", Any, Any, int, int, bytes], bool]
+"""A typed handler: ``(loader, payload, line struct, line number, offset, raw line)``, True
+when it read the line, False (having changed nothing) to have it read the plain way."""
 
-TYPED_EVENTS: dict[type, Callable[[_Loader, Any, int], bool]] = {
-    TokenCount: _usage,
-    UserEvent: _user_event,
-    TurnEnd: _turn_end,
-    TurnComplete: _turn_end,
-    TurnAborted: _turn_end,
+_ITEM, _EVENT = "response_item", "event_msg"
+TYPED: dict[type, tuple[str, _Read]] = {
+    MessageItem: (_ITEM, _message),
+    ReasoningItem: (_ITEM, _reasoning),
+    FunctionCall: (_ITEM, _function_call),
+    CustomToolCall: (_ITEM, _custom_call),
+    FunctionOutput: (_ITEM, _output),
+    CustomOutput: (_ITEM, _output),
+    TokenCount: (_EVENT, _token_count),
+    UserEvent: (_EVENT, _user_event),
+    TurnEnd: (_EVENT, _turn_end),
+    TurnComplete: (_EVENT, _turn_end),
+    TurnAborted: (_EVENT, _turn_end),
 }
-"""The function that reads each typed event."""
+"""The envelope type each typed payload is read in, and the function that reads it (see
+:func:`read_typed_line`)."""
 
 _MESSAGE_TEXTS = ("input_text", "output_text")
 """The piece a one-piece message's text is (as ``content_text`` reads it)."""

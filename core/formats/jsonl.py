@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -246,19 +247,25 @@ def read_jsonl_raw(
     skip: Callable[[bytes], bool] | None = None,
     head_bytes: int | None = None,
     typed: Callable[[bytes, int, int], bool] | None = None,
-) -> Iterator[tuple[int, int, bytes, dict[str, Any]]]:
+    walk: Callable[[Lines, list[bytes]], Iterator[Record]] | None = None,
+) -> Iterator[Record]:
     """:func:`read_jsonl` with the bytes each object was parsed from: ``(line_number,
     byte_offset, raw, object)``, for a loader that measures records as the file holds them.
     ``raw`` is the whole line (not copied), or the object's own part of a line that holds
-    several; its end-of-line bytes are not included."""
+    several; its end-of-line bytes are not included.
+
+    ``walk`` lets a loader walk each batch of complete lines itself (in place of
+    :meth:`Lines.objects`): it numbers them as ``objects`` does, reads those it can its own
+    way, hands the others to :meth:`Lines.plain` and yields what that gives, in order."""
     path = Path(path)
     chunks = _Chunks(path, chunk_bytes, head_bytes)
     counter = count if count is not None else (lambda: len(builder.messages))
-    lines = _Lines(builder, skip, chunks.offset, typed)
+    lines = Lines(builder, skip, chunks.offset, typed)
+    objects = lines.objects if walk is None else partial(walk, lines)
     pending: list[bytes] = []  # the start of a line the next chunk ends
     try:
         for batch in _complete_lines(chunks, pending):
-            yield from lines.objects(batch)
+            yield from objects(batch)
             if progress is not None:
                 progress(chunks.bytes_read, chunks.total, counter())
         if chunks.ends_inside_a_line():
@@ -364,8 +371,16 @@ def _complete_lines(chunks: Iterable[bytes], pending: list[bytes]) -> Iterator[l
         yield parts
 
 
-class _Lines:
-    """Parses lines into objects, numbering them and reporting what does not parse."""
+Record = tuple[int, int, bytes, dict[str, Any]]
+"""``(line number, offset, raw, object)``: a JSON object line as :func:`read_jsonl_raw`
+yields it."""
+
+
+class Lines:
+    """Parses lines into objects, numbering them and reporting what does not parse.
+
+    ``line_no`` is the number of the last line walked, ``offset`` where the next one starts;
+    ``objects_read`` and ``non_blank`` count what the file held (an empty one is an error)."""
 
     def __init__(
         self,
@@ -421,6 +436,28 @@ class _Lines:
                 )
         self.line_no, self.offset = line_no, offset
         self.objects_read, self.non_blank = objects_read, non_blank
+
+    def plain(self, line: bytes, line_no: int, start: int) -> list[Record]:
+        """The object(s) of a non-blank line (number ``line_no``, at byte ``start``) that a
+        loader walking its lines itself did not read its own way, parsed and checked as
+        :meth:`objects` does (counted in ``non_blank`` and ``objects_read``)."""
+        self.non_blank += 1
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            found = self._second_chance(line, line_no, start, exc.msg)
+        else:
+            if type(obj) is dict:
+                found = [(line_no, start, line, obj)]
+            else:
+                found = []
+                self.builder.diagnostic(
+                    line_no,
+                    "not-an-object",
+                    f"a JSON {type(obj).__name__} where an object was expected, skipped",
+                )
+        self.objects_read += len(found)
+        return found
 
     def _second_chance(
         self, line: bytes, line_no: int, start: int, error: str
