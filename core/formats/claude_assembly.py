@@ -262,7 +262,9 @@ class Assembler:
             if model:
                 self.builder.model = model
             self._last_call = (first.key[0] if first.key else "", model)
-        texts, reasoning = item.texts, item.reasoning
+        texts, reasoning, calls = item.texts, item.reasoning, item.calls
+        if calls and type(calls) is not list:
+            calls = list(calls)  # (a list, as the ctxscope reader gives back: the copies are equal)
         parent = first.parent
         message = Message(  # built here and appended: no keyword dict built twice per message
             index=0,
@@ -275,7 +277,7 @@ class Assembler:
             timestamp=first.timestamp,
             text=texts[0] if len(texts) == 1 else "\n\n".join([t for t in texts if t]),
             reasoning=("\n\n".join([t for t in reasoning if t]) if reasoning else ""),
-            tool_calls=list(item.calls),
+            tool_calls=calls,  # none: the entry's empty tuple, which every such message shares
             usage=usage,
             model=model,  # (the model and stop reason are interned as the lines are read)
             stop_reason=item.stop,

@@ -157,6 +157,10 @@ class _Reader:
         """The texts of the api_error lines that say the prompt did not fit."""
         self.session_id: str | None = None
         self.agent_id: str | None = None
+        self.last_timestamp: str | None = None
+        """The timestamp of the last entry read typed: a line with the same one shares its string
+        (the block lines of one reply, a reply's tool results, are often written in one
+        millisecond)."""
         self.linked = True
         """Every line with a uuid so far names the one before it as its parent (the first
         none), no uuid repeats and every entry has its uuid: the active branch is then every
@@ -215,8 +219,8 @@ class _Reader:
             return  # a passed-over line
         if self.session_id is None and line.session_id is not None:
             self.session_id = line.session_id
-        if self.builder.started_at is None and line.timestamp is not None:
-            self.builder.started_at = line.timestamp
+        if entry.timestamp is not None:
+            self._share_timestamp(entry, entry.timestamp)
         self.entries.append(entry)
         version = line.version
         if version is not None and version != self.version:
@@ -233,6 +237,16 @@ class _Reader:
             self.builder.project = line.cwd
         if self.agent_id is None and line.agent_id is not None:
             self.agent_id = line.agent_id
+
+    def _share_timestamp(self, entry: Entry, timestamp: str) -> None:
+        """The entry's timestamp, the previous entry's string when they are equal (one string,
+        not one per line); the first one is the session's start."""
+        if timestamp == self.last_timestamp:
+            entry.timestamp = self.last_timestamp
+            return
+        self.last_timestamp = timestamp
+        if self.builder.started_at is None:
+            self.builder.started_at = timestamp
 
     def _line(self, line_no: int, offset: int, obj: dict[str, Any]) -> None:
         kind = obj.get("type")
