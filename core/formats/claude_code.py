@@ -217,10 +217,15 @@ class _Reader:
             self.linked = False  # an entry without a uuid (``line-N``)
         if entry is None:
             return  # a passed-over line
-        if self.session_id is None and line.session_id is not None:
-            self.session_id = line.session_id
-        if entry.timestamp is not None:
-            self._share_timestamp(entry, entry.timestamp)
+        if self.session_id is None:
+            self.session_id = line.session_id  # (the first line's that has one)
+        timestamp = entry.timestamp
+        if timestamp == self.last_timestamp:  # (None after None too: nothing to share then)
+            entry.timestamp = self.last_timestamp  # one string, not one per line
+        else:
+            self.last_timestamp = timestamp
+            if self.builder.started_at is None:
+                self.builder.started_at = timestamp  # (None while no line had one)
         self.entries.append(entry)
         version = line.version
         if version is not None and version != self.version:
@@ -230,23 +235,18 @@ class _Reader:
             self.entrypoint = line.entrypoint
         if entry.kind == ASSISTANT:
             self.compact_commands.call()
-            return
+        else:
+            self._typed_user_line(line_no, line, entry)
+
+    def _typed_user_line(self, line_no: int, line: typed.Line, entry: Entry) -> None:
+        """What a user line (read typed) tells beyond its entry: a /compact command, the
+        project, the sub-agent's id."""
         if entry.texts and is_compact_command(entry.texts[0]):
             self.compact_commands.command(line_no)
-        if self.builder.project is None and line.cwd is not None:
+        if self.builder.project is None:
             self.builder.project = line.cwd
-        if self.agent_id is None and line.agent_id is not None:
+        if self.agent_id is None:
             self.agent_id = line.agent_id
-
-    def _share_timestamp(self, entry: Entry, timestamp: str) -> None:
-        """The entry's timestamp, the previous entry's string when they are equal (one string,
-        not one per line); the first one is the session's start."""
-        if timestamp == self.last_timestamp:
-            entry.timestamp = self.last_timestamp
-            return
-        self.last_timestamp = timestamp
-        if self.builder.started_at is None:
-            self.builder.started_at = timestamp
 
     def _line(self, line_no: int, offset: int, obj: dict[str, Any]) -> None:
         kind = obj.get("type")
