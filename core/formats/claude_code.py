@@ -159,7 +159,7 @@ class _Reader:
         self.agent_id: str | None = None
         self.last_timestamp: str | None = None
         """The timestamp of the last entry read typed: a line with the same one shares its string
-        (the block lines of one reply, a reply's tool results, are often written in one
+        (the block lines of one reply and its tool results are sometimes written in the same
         millisecond)."""
         self.linked = True
         """Every line with a uuid so far names the one before it as its parent (the first
@@ -217,8 +217,8 @@ class _Reader:
             self.linked = False  # an entry without a uuid (``line-N``)
         if entry is None:
             return  # a passed-over line
-        if self.session_id is None:
-            self.session_id = line.session_id  # (the first line's that has one)
+        if self.session_id is None and line.session_id is not None:
+            self.session_id = line.session_id
         timestamp = entry.timestamp
         if timestamp == self.last_timestamp:  # (None after None too: nothing to share then)
             entry.timestamp = self.last_timestamp  # one string, not one per line
@@ -231,21 +231,16 @@ class _Reader:
         if version is not None and version != self.version:
             self.version = version
             self.version_changes.append({"line": line_no, "version": version})
-        if line.entrypoint is not None:
-            self.entrypoint = line.entrypoint
+        entrypoint = line.entrypoint  # (the last one recorded)
+        self.entrypoint = self.entrypoint if entrypoint is None else entrypoint
         if entry.kind == ASSISTANT:
             self.compact_commands.call()
-        else:
-            self._typed_user_line(line_no, line, entry)
-
-    def _typed_user_line(self, line_no: int, line: typed.Line, entry: Entry) -> None:
-        """What a user line (read typed) tells beyond its entry: a /compact command, the
-        project, the sub-agent's id."""
+            return
         if entry.texts and is_compact_command(entry.texts[0]):
             self.compact_commands.command(line_no)
-        if self.builder.project is None:
+        if self.builder.project is None and line.cwd is not None:
             self.builder.project = line.cwd
-        if self.agent_id is None:
+        if self.agent_id is None and line.agent_id is not None:
             self.agent_id = line.agent_id
 
     def _line(self, line_no: int, offset: int, obj: dict[str, Any]) -> None:
