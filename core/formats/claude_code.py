@@ -157,6 +157,10 @@ class _Reader:
         """The texts of the api_error lines that say the prompt did not fit."""
         self.session_id: str | None = None
         self.agent_id: str | None = None
+        self.last_timestamp: str | None = None
+        """The timestamp of the last entry read typed: a line with the same one shares its string
+        (the block lines of one reply and its tool results are sometimes written in the same
+        millisecond)."""
         self.linked = True
         """Every line with a uuid so far names the one before it as its parent (the first
         none), no uuid repeats and every entry has its uuid: the active branch is then every
@@ -215,15 +219,20 @@ class _Reader:
             return  # a passed-over line
         if self.session_id is None and line.session_id is not None:
             self.session_id = line.session_id
-        if self.builder.started_at is None and line.timestamp is not None:
-            self.builder.started_at = line.timestamp
+        timestamp = entry.timestamp
+        if timestamp == self.last_timestamp:  # (None after None too: nothing to share then)
+            entry.timestamp = self.last_timestamp  # one string, not one per line
+        else:
+            self.last_timestamp = timestamp
+            if self.builder.started_at is None:
+                self.builder.started_at = timestamp  # (None while no line had one)
         self.entries.append(entry)
         version = line.version
         if version is not None and version != self.version:
             self.version = version
             self.version_changes.append({"line": line_no, "version": version})
-        if line.entrypoint is not None:
-            self.entrypoint = line.entrypoint
+        entrypoint = line.entrypoint  # (the last one recorded)
+        self.entrypoint = self.entrypoint if entrypoint is None else entrypoint
         if entry.kind == ASSISTANT:
             self.compact_commands.call()
             return

@@ -166,16 +166,16 @@ def read(raw: bytes, line_no: int, offset: int) -> tuple[Line, Entry | None] | N
 def _entry(line: Line, kind: int, line_no: int, offset: int) -> Entry:
     uuid = line.uuid
     parent = line.parent_uuid
-    return Entry(
-        kind=kind,
-        line=line_no,
-        offset=offset,
-        uuid=uuid if uuid is not None else f"line-{line_no}",
-        parent=parent if parent is not None else line.logical_parent_uuid,
-        timestamp=line.timestamp,
-        sidechain=line.is_sidechain is True,
-        meta=line.is_meta is True,
-        summary=line.is_compact_summary is True,
+    return Entry(  # (by position: kind, line, offset, uuid, parent, timestamp, sidechain, meta, summary)
+        kind,
+        line_no,
+        offset,
+        uuid if uuid is not None else f"line-{line_no}",
+        parent if parent is not None else line.logical_parent_uuid,
+        line.timestamp,
+        line.is_sidechain is True,
+        line.is_meta is True,
+        line.is_compact_summary is True,
     )
 
 

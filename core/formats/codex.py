@@ -307,7 +307,7 @@ class _Loader:
                 timestamp=call.timestamp,
                 text=_joined(call.texts),
                 reasoning=_joined(call.reasoning),
-                tool_calls=call.calls,
+                tool_calls=call.calls or (),
                 model=self.model,
                 source_line=call.line,
                 source_offset=call.offset,

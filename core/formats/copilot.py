@@ -192,7 +192,7 @@ class _Reader:
             timestamp=ts,
             text=as_text(data.get("content")),
             reasoning=as_str(data.get("reasoningText")) or "",
-            tool_calls=calls,
+            tool_calls=calls or (),
             model=self.model,
             source_line=line,
             source_offset=offset,

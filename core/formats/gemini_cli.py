@@ -247,7 +247,7 @@ class _Messages:
             id=message_id,
             text=visible_text(parts),
             reasoning=_reasoning(record, parts),
-            tool_calls=calls,
+            tool_calls=calls or (),
             usage=usage_of(tokens) if tokens is not None else None,
             model=model or self.model,
             summary=ack,

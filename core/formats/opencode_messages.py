@@ -575,7 +575,7 @@ def _add_assistant(builder: SessionBuilder, record: Record, parts: list[Record])
                 timestamp=created,
                 text="\n\n".join(texts),
                 reasoning="\n\n".join(reasoning),
-                tool_calls=calls,
+                tool_calls=calls or (),
                 usage=usage,
                 model=model,
                 stop_reason=stop,

@@ -644,7 +644,7 @@ class _PiBuilder:
             Role.ASSISTANT,
             text="\n\n".join(texts),
             reasoning="\n\n".join(thinking),
-            tool_calls=calls,
+            tool_calls=calls or (),
             usage=usage_from_pi(message.get("usage")),
             model=model,
             stop_reason=as_str(message.get("stopReason")),

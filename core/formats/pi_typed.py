@@ -163,7 +163,7 @@ def message_of(
                 timestamp=record.timestamp,
                 text=text,
                 reasoning=reasoning,
-                tool_calls=calls,
+                tool_calls=calls or (),
                 usage=usage_of(message.usage),
                 model=message.model or None,
                 stop_reason=stop or None,

@@ -186,7 +186,7 @@ class _Reader:
             parent_id=as_str(record.get("parentUuid")),
             text=visible_text(parts),
             reasoning=thought_text(parts),
-            tool_calls=function_calls(parts, uuid),
+            tool_calls=function_calls(parts, uuid) or (),
             usage=usage_of(tokens) if tokens is not None else None,
             model=model or self.model,
             **self._common(item),

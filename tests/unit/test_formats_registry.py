@@ -213,8 +213,8 @@ def test_a_failing_sniffer_counts_as_no(monkeypatch: pytest.MonkeyPatch) -> None
 def test_messages_are_structs_with_defaults_that_read_back() -> None:
     message = Message(index=3, id="m", role=Role.ASSISTANT, text="hi")
     assert (
-        message.tool_calls == []
-        and message.tool_calls is not Message(index=3, id="m", role=Role.ASSISTANT).tool_calls
+        message.tool_calls == ()
+        and message.tool_calls is Message(index=3, id="m", role=Role.ASSISTANT).tool_calls
     )
     assert Usage(input=5).prompt_tokens == 5
     assert ToolCall(id="c", name="n").arguments is None
