@@ -206,6 +206,11 @@ class TokenGauge(Widget, can_focus=True):
             self.set_reactive(TokenGauge.selected_call, min(self.selected_call or 0, n - 1))
         self.refresh()
 
+    def forget(self) -> None:
+        """Draw nothing, and hold nothing of what was drawn (the screen is closed)."""
+        self.show_series(EMPTY_SERIES)
+        self._drawn_before = None
+
     def select_call(self, call_index: int) -> None:
         """Select a call (from outside: no :class:`CallSelected` is posted)."""
         n = self.series.calls

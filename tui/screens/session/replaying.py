@@ -160,7 +160,8 @@ class ReplayRunner(Controller):
                 while not done.painted.wait(PAINT_POLL_S):
                     if cancel.is_set() or time.monotonic() > deadline:
                         break
-                self._infer_later(replayer, session)
+                if not cancel.is_set():  # (a newer replay works it out, or the screen closed)
+                    self._infer_later(replayer, session)
 
     def _infer_later(self, replayer: Replayer, session: Session) -> None:
         """Work out the inferred threshold after a result was shown (in the replay's worker)."""
