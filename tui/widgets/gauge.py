@@ -188,9 +188,12 @@ class TokenGauge(Widget, can_focus=True):
 
     # -- data ------------------------------------------------------------------------------------
 
-    def update_result(self, session: Session, result: ReplayResult | None) -> None:
-        """Draw ``result`` (both series); with None, the session's recorded usage only."""
-        self.show_series(build_series(session, result, self.series))
+    def update_result(
+        self, session: Session, result: ReplayResult | None, calls: Sequence[int] | None = None
+    ) -> None:
+        """Draw ``result`` (both series); with None, the session's recorded usage only
+        (``calls``: the indices of its model calls, when known: it is not walked again)."""
+        self.show_series(build_series(session, result, self.series, calls))
 
     def show_series(self, series: Series) -> None:
         """Draw ``series`` (:func:`~tui.widgets.gauge_series.build_series` flattens a result)."""

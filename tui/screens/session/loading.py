@@ -348,7 +348,7 @@ class SessionLoader(Controller):
             view.set_timer(FIRST_PAINT_DELAY_S, lambda: self._after_first_paint(session))
             return
         self.after_paint_pending = False
-        view.gauge.update_result(session, None)
+        view.gauge.update_result(session, None, state.recorded_calls)
         if view.partial:
             return  # replay and live tail wait for the whole file
         view.tell(SessionShown(session))

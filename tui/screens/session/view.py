@@ -306,5 +306,5 @@ class SessionView(Screen[str | None]):
             self.message_list.select_message(selected)
             if selected >= old_count - 1:
                 self.detail.show(selected, force=True)
-        self.gauge.update_result(session, state.result)
+        self.gauge.update_result(session, state.result, state.recorded_calls)
         self.refresh_chrome()
