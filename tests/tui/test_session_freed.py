@@ -17,6 +17,7 @@ import pytest
 
 from core.model.session import Session
 from tests.support.claude_jsonl import write_claude_session
+from tests.support.sessions import read_bash_turns
 from tests.support.tui_harness import settle, until
 from tui.app import CtxscopeApp
 from tui.screens.picker import PickerScreen
@@ -102,3 +103,20 @@ async def test_the_next_session_opens_after_one_is_freed(tmp_path: Path) -> None
         assert isinstance(screen, SessionScreen) and screen.state is not None
         assert again() is screen.state.session
         assert screen.state.message_count == len(screen.state.session.messages) > 0
+
+
+async def test_a_session_whose_replay_compacted_is_freed() -> None:
+    """A replay that compacts runs the compaction on an event loop of the replay's thread, kept
+    for the thread's life: the loop must not keep the worker (and its session) that made it."""
+    app = CtxscopeApp(discover=lambda: [], live=False)
+    async with app.run_test(size=(120, 34)) as pilot:
+        shown = read_bash_turns(30, 2_500)  # (past a 60k window: the replay compacts)
+        session = weakref.ref(shown)
+        app.push_screen(SessionScreen(session=shown, live=False))
+        del shown
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionScreen) and screen.state is not None
+        assert screen.state.result is not None and screen.state.result.summary.compactions > 0
+        del screen
+        await _closed(app, pilot, session)

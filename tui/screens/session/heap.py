@@ -20,10 +20,7 @@ def freeze_heap() -> None:
     the cyclic garbage collector's sight, so a full collection never stalls a key press.
     Objects are still freed by reference counting when the session is replaced; what a closed
     screen left in reference cycles is collected first (:func:`thaw_heap`)."""
-    global _thawed
-    if _thawed:
-        _thawed = False
-        gc.collect()  # (not frozen again: it would never be collected)
+    collect_thawed()  # (not frozen again: it would never be collected)
     gc.freeze()
     # The young collections find no garbage in a loaded session's UI work, only cost time at
     # key presses: run them ten times less often (full collections stay as rare as they were).
@@ -41,3 +38,13 @@ def thaw_heap() -> None:
     global _thawed
     _thawed = True
     gc.unfreeze()
+
+
+def collect_thawed() -> None:
+    """Collect what a closed screen left (:func:`thaw_heap`), if a screen closed since the last
+    collection: before a session is read (so the one closed is freed before the next one takes
+    its place), and before the heap is frozen again."""
+    global _thawed
+    if _thawed:
+        _thawed = False
+        gc.collect()

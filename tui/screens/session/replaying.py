@@ -71,6 +71,12 @@ class ReplayRunner(Controller):
         """The session itself changed (its window): the next replay starts from scratch."""
         self._replayer = None
 
+    def forget(self) -> None:
+        """Let go of the session, its replayer and what it inferred (the screen is closed)."""
+        self._replayer = None
+        self._replayer_session = None
+        self.inferred = None
+
     def start(self) -> None:
         """Re-run the replay for the current session and policy (cancelling a running one)."""
         view = self.view

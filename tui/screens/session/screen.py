@@ -10,7 +10,6 @@ what happened with messages (:mod:`.worker_messages`), which it passes on to the
 
 from __future__ import annotations
 
-import gc
 from pathlib import Path
 from typing import ClassVar
 
@@ -28,7 +27,7 @@ from tui.figures import recorded_stop_notice
 from tui.screen_state import Inferred, policy_for
 from tui.screens.overflow import OverflowScreen
 from tui.screens.policy_path_prompt import ask_policy_path
-from tui.screens.session.heap import thaw_heap
+from tui.screens.session.heap import collect_thawed, thaw_heap
 from tui.screens.session.insights import InsightsRunner
 from tui.screens.session.live_tail import LiveTail
 from tui.screens.session.loading import SessionLoader
@@ -135,10 +134,10 @@ class SessionScreen(SessionView):
         """Closed: what the screen showed is let go (:meth:`release`), and what its widgets
         froze with it collected (:func:`~tui.screens.session.heap.thaw_heap`)."""
         self.release()
-        self.replays.forget_replayer()
+        self.replays.forget()
         self.insights_runner.forget()
         thaw_heap()
-        self.app.set_timer(CLOSED_COLLECT_S, gc.collect, name="collect closed screen")
+        self.app.set_timer(CLOSED_COLLECT_S, collect_thawed, name="collect closed screen")
 
     def on_mount(self) -> None:
         self.set_up_widgets()
