@@ -32,6 +32,7 @@ from tui.screens.help import HelpScreen
 from tui.screens.picker import DiscoverFn, PickerScreen
 from tui.screens.session import SessionScreen
 from tui.screens.session.heap import freeze_heap
+from tui.worker_threads import use_context_threads
 
 SWITCH_INTERVAL_S = 0.001
 """Thread switch interval while the app runs (Python's default is 5 ms)."""
@@ -98,6 +99,10 @@ class CtxscopeApp(App[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return not (action in self.TYPED_KEYS and isinstance(self.focused, Input))
+
+    def on_load(self) -> None:
+        # before any worker runs: a thread worker must not stay in its pool thread's context
+        use_context_threads(asyncio.get_running_loop())
 
     def on_mount(self) -> None:
         self._apply_user_keymap()

@@ -241,6 +241,16 @@ class SessionState:
     def call_count(self) -> int:
         return len(self._call_messages)
 
+    @property
+    def recorded_calls(self) -> Sequence[int] | None:
+        """The message indices of the session's model calls, as read with the messages' flags
+        (None: not read for the messages shown now)."""
+        static = self._static
+        messages = self.session.messages
+        if static is None or static[0] != id(messages) or static[1] != len(messages):
+            return None
+        return static[3]
+
     # -- compactions ---------------------------------------------------------------------------
 
     def compaction_events(self) -> list[tuple[int, int]]:

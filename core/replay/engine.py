@@ -27,6 +27,7 @@ collections walking the large, long-lived session cost a fifth of a run.
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Coroutine, Sequence
@@ -510,7 +511,9 @@ def _run_coroutine(coroutine: Coroutine[Any, Any, CompactionOutline]) -> Compact
     if not running:  # run outside the except block: its RuntimeError is no cause of anything
         loop = getattr(_loops, "loop", None)
         if loop is None or loop.is_closed():
-            loop = asyncio.new_event_loop()
+            # made in an empty context: the loop's own reader keeps the context it was made in
+            # for as long as the thread lives (a TUI worker's: its screen and its session)
+            loop = contextvars.Context().run(asyncio.new_event_loop)
             _loops.loop = loop
         return loop.run_until_complete(coroutine)
     box: dict[str, Any] = {}

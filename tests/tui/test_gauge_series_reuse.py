@@ -5,6 +5,9 @@ fresh flattening gives."""
 
 from __future__ import annotations
 
+import pytest
+
+from core.model.session import Session
 from core.policy import get_preset
 from core.replay import replay
 from tests.support.sessions import claude_like_session
@@ -115,3 +118,30 @@ def test_buckets_worked_out_from_the_series_drawn_before_are_the_fresh_ones() ->
             )
             before = (series, layout)
     assert kept  # (some bucket was kept: the comparison is not of two fresh layouts)
+
+
+def test_the_recorded_series_from_the_states_calls_is_the_walked_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Before a replay the screen's state has read which messages are model calls: the gauge
+    takes them rather than walking the session again, and draws the same series."""
+    from tui.screen_state import SessionState
+
+    session = claude_like_session(6, with_compaction=True)
+    walked = build_series(session, None)
+    state = SessionState(session, get_preset("seed"))
+    calls = state.recorded_calls
+    assert calls is not None and list(calls) == [m.index for m in session.model_calls()]
+
+    def no_walk() -> None:
+        raise AssertionError("walked the session again")
+
+    monkeypatch.setattr(Session, "model_calls", no_walk)
+    assert build_series(session, None, None, calls) == walked
+
+
+def test_indices_that_are_not_positions_are_walked() -> None:
+    session = claude_like_session(3)
+    calls = [m.index for m in session.model_calls()]
+    shifted = session.model_copy(update={"messages": session.messages[1:]})  # (not positions)
+    assert build_series(shifted, None, None, calls) == build_series(shifted, None)

@@ -217,6 +217,10 @@ class DetailPane(StyledScrollView, can_focus=True):
     def set_state(self, state: SessionState | None) -> None:
         self._state = state
         self.message_index = None
+        self._slow = None  # (another session's: it holds that session)
+        if self._slow_timer is not None:
+            self._slow_timer.stop()
+            self._slow_timer = None
         if state is None or not state.message_count:
             self._show_empty()
 

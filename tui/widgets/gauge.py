@@ -188,9 +188,12 @@ class TokenGauge(Widget, can_focus=True):
 
     # -- data ------------------------------------------------------------------------------------
 
-    def update_result(self, session: Session, result: ReplayResult | None) -> None:
-        """Draw ``result`` (both series); with None, the session's recorded usage only."""
-        self.show_series(build_series(session, result, self.series))
+    def update_result(
+        self, session: Session, result: ReplayResult | None, calls: Sequence[int] | None = None
+    ) -> None:
+        """Draw ``result`` (both series); with None, the session's recorded usage only
+        (``calls``: the indices of its model calls, when known: it is not walked again)."""
+        self.show_series(build_series(session, result, self.series, calls))
 
     def show_series(self, series: Series) -> None:
         """Draw ``series`` (:func:`~tui.widgets.gauge_series.build_series` flattens a result)."""
@@ -205,6 +208,11 @@ class TokenGauge(Widget, can_focus=True):
         elif self.selected_call is None or self.selected_call >= n:
             self.set_reactive(TokenGauge.selected_call, min(self.selected_call or 0, n - 1))
         self.refresh()
+
+    def forget(self) -> None:
+        """Draw nothing, and hold nothing of what was drawn (the screen is closed)."""
+        self.show_series(EMPTY_SERIES)
+        self._drawn_before = None
 
     def select_call(self, call_index: int) -> None:
         """Select a call (from outside: no :class:`CallSelected` is posted)."""

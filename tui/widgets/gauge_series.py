@@ -18,7 +18,7 @@ from operator import or_
 from typing import TYPE_CHECKING
 
 from core.formats.subagents import subagent_spans
-from core.model.session import Provenance, Session
+from core.model.session import Message, Provenance, Session
 
 if TYPE_CHECKING:
     from core.insights.named_figures import ThresholdFigure
@@ -110,13 +110,18 @@ EMPTY_SERIES = Series([], [], [], [], [], None, None, 0)
 
 
 def build_series(
-    session: Session | None, result: ReplayResult | None, previous: Series | None = None
+    session: Session | None,
+    result: ReplayResult | None,
+    previous: Series | None = None,
+    calls: Sequence[int] | None = None,
 ) -> Series:
     """Flatten a session (recorded series only) or a replay result (both series) for drawing.
 
     ``previous``: the series shown until now. When it was flattened from a result of the same
     session with as many calls (a limit change), its calls and recorded figures are the new
-    result's too (they are the recording's): they are taken as they are, not packed again."""
+    result's too (they are the recording's): they are taken as they are, not packed again.
+    ``calls``: the indices of the session's model calls when the caller knows them already (the
+    screen's state reads them with the messages' flags): the session is then not walked again."""
     if result is not None:
         same_calls = (
             previous is not None
@@ -125,7 +130,7 @@ def build_series(
         )
         columns = _replayed_columns(result, previous if same_calls else None)
     elif session is not None:
-        columns = _recorded_columns(session)
+        columns = _recorded_columns(session, calls)
     else:
         return EMPTY_SERIES
     if session is not None:
@@ -263,10 +268,16 @@ def _threshold_source(result: ReplayResult) -> str:
     return replay_threshold(result).source.split(",")[0]
 
 
-def _recorded_columns(session: Session) -> _Columns:
-    """The recorded series of a session not replayed yet, and the calls over its window."""
-    calls = session.model_calls()
-    message_index = [m.index for m in calls]
+def _recorded_columns(session: Session, known: Sequence[int] | None = None) -> _Columns:
+    """The recorded series of a session not replayed yet, and the calls over its window
+    (``known``: the message indices of its model calls, in order, when already read)."""
+    messages = session.messages
+    calls = _calls_at(messages, known) if known is not None else None
+    if calls is None:
+        calls = session.model_calls()
+    message_index: Sequence[int] = known if known is not None and calls else []
+    if not message_index:
+        message_index = [m.index for m in calls]
     recorded = [
         tokens if usage is not None and (tokens := usage.context_tokens) > 0 else -1
         for usage in [m.usage for m in calls]
@@ -277,6 +288,18 @@ def _recorded_columns(session: Session) -> _Columns:
     else:
         flags = [0] * len(recorded)
     return _Columns(message_index, recorded, [], [], flags, window, None, [], [])
+
+
+def _calls_at(messages: Sequence[Message], indices: Sequence[int]) -> list[Message] | None:
+    """The messages at ``indices`` (the model calls' indices, read with the messages' flags),
+    when each message's index is its position (None otherwise: the session is walked)."""
+    try:
+        calls = [messages[i] for i in indices]
+    except IndexError:
+        return None
+    if any(m.index != i for m, i in zip(calls, indices, strict=True)):
+        return None
+    return calls
 
 
 def _mark_recorded_compactions(columns: _Columns, session: Session) -> None:

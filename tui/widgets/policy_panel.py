@@ -485,6 +485,11 @@ class PolicyPanel(Widget):
         if self.is_mounted:
             self._draw_evidence()
 
+    def forget_evidence(self) -> None:
+        """Let go of the result shown as evidence (the screen is closed)."""
+        self._evidence = None
+        self.inferred = None
+
     def _draw_evidence(self) -> None:
         result = self._evidence
         if result is None:

@@ -46,6 +46,13 @@ class InsightsRunner(Controller):
         """A replay is shown whose insights wait for :data:`INSIGHTS_DELAY_S` to start."""
         return self._timer is not None
 
+    def forget(self) -> None:
+        """Let go of the insights kept (the screen is closed)."""
+        self._cache = None
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+
     def result_shown(self) -> None:
         """A replay result is on screen: work out its insights, once the screen has caught up."""
         state = self.view.state

@@ -30,7 +30,7 @@ from core.model.write_numbers import format_bytes
 from tui.growing_file import LiveFile
 from tui.screen_state import SessionState, policy_for
 from tui.screens.session.controller import Controller
-from tui.screens.session.heap import freeze_heap
+from tui.screens.session.heap import collect_thawed, freeze_heap
 from tui.screens.session.worker_messages import (
     FirstPartLoaded,
     LoadFailed,
@@ -152,6 +152,7 @@ class SessionLoader(Controller):
 
     def _read(self, path: str, window: int | None, worker: Worker[None]) -> None:
         """Read the file (its first part, then the whole) and post what came of it."""
+        collect_thawed()  # (a session closed before: freed before this one is read)
         head = self._load_head(path, window)
         # under a first part the strip is updated less often: the user reads the messages
         shown = head is not None and bool(head.messages)
@@ -348,7 +349,7 @@ class SessionLoader(Controller):
             view.set_timer(FIRST_PAINT_DELAY_S, lambda: self._after_first_paint(session))
             return
         self.after_paint_pending = False
-        view.gauge.update_result(session, None)
+        view.gauge.update_result(session, None, state.recorded_calls)
         if view.partial:
             return  # replay and live tail wait for the whole file
         view.tell(SessionShown(session))

@@ -71,6 +71,12 @@ class ReplayRunner(Controller):
         """The session itself changed (its window): the next replay starts from scratch."""
         self._replayer = None
 
+    def forget(self) -> None:
+        """Let go of the session, its replayer and what it inferred (the screen is closed)."""
+        self._replayer = None
+        self._replayer_session = None
+        self.inferred = None
+
     def start(self) -> None:
         """Re-run the replay for the current session and policy (cancelling a running one)."""
         view = self.view
@@ -160,7 +166,8 @@ class ReplayRunner(Controller):
                 while not done.painted.wait(PAINT_POLL_S):
                     if cancel.is_set() or time.monotonic() > deadline:
                         break
-                self._infer_later(replayer, session)
+                if not cancel.is_set():  # (a newer replay works it out, or the screen closed)
+                    self._infer_later(replayer, session)
 
     def _infer_later(self, replayer: Replayer, session: Session) -> None:
         """Work out the inferred threshold after a result was shown (in the replay's worker)."""

@@ -27,6 +27,7 @@ from tui.figures import recorded_stop_notice
 from tui.screen_state import Inferred, policy_for
 from tui.screens.overflow import OverflowScreen
 from tui.screens.policy_path_prompt import ask_policy_path
+from tui.screens.session.heap import collect_thawed, thaw_heap
 from tui.screens.session.insights import InsightsRunner
 from tui.screens.session.live_tail import LiveTail
 from tui.screens.session.loading import SessionLoader
@@ -55,6 +56,10 @@ from tui.widgets.breakdown_chart import BreakdownChart
 from tui.widgets.load_progress import LoadProgress
 from tui.widgets.policy_panel import PolicyPanel
 from tui.widgets.session_header import SessionHeader
+
+CLOSED_COLLECT_S = 0.5
+"""A closed screen (its widgets, the session they showed) is collected this long after it closed:
+once the picker is drawn and the screen's workers, told to stop, have ended."""
 
 
 class SessionScreen(SessionView):
@@ -124,6 +129,15 @@ class SessionScreen(SessionView):
         yield from super().compose()
         # they draw nothing: mounted so that their workers end with the screen
         yield from (self.loader, self.tail, self.replays, self.insights_runner)
+
+    def on_unmount(self) -> None:
+        """Closed: what the screen showed is let go (:meth:`release`), and what its widgets
+        froze with it collected (:func:`~tui.screens.session.heap.thaw_heap`)."""
+        self.release()
+        self.replays.forget()
+        self.insights_runner.forget()
+        thaw_heap()
+        self.app.set_timer(CLOSED_COLLECT_S, collect_thawed, name="collect closed screen")
 
     def on_mount(self) -> None:
         self.set_up_widgets()

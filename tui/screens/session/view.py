@@ -257,6 +257,24 @@ class SessionView(Screen[str | None]):
         if sync_gauge:
             self.sync_gauge(index)
 
+    def release(self) -> None:
+        """The screen is closed: its widgets let go of the session, its replay and its insights
+        (a worker still running holds what it was given until it ends, then frees it)."""
+        self.state = None
+        self.initial_session = None
+        if self._list is not None:
+            self._list.set_state(None)
+        if self._detail is not None:
+            self._detail.set_state(None)
+        if self._gauge is not None:
+            self._gauge.forget()
+        for panel in self.query(PolicyPanel):
+            panel.forget_evidence()
+        for chart in self.query(BreakdownChart):
+            chart.show(None)
+        for call in self.query(BreakdownCall):
+            call.show(None, None)
+
     def apply_grown_session(self, session: Session) -> None:
         """Show ``session`` (the file read again, longer) in place of the shown one: the selection
         is kept, and the end followed when asked (``f``) or when it was selected.
@@ -288,5 +306,5 @@ class SessionView(Screen[str | None]):
             self.message_list.select_message(selected)
             if selected >= old_count - 1:
                 self.detail.show(selected, force=True)
-        self.gauge.update_result(session, state.result)
+        self.gauge.update_result(session, state.result, state.recorded_calls)
         self.refresh_chrome()
