@@ -36,7 +36,7 @@ from core.replay.calls import Calls
 from core.replay.checks import CheckRules
 from core.replay.recorded import RecordedCompactions
 from core.replay.setting import Setting
-from core.replay.state import State, Trace, checkpoint_spacing, new_check
+from core.replay.state import Check, State, Trace, checkpoint_spacing
 
 if TYPE_CHECKING:
     from core.replay.results import ReplayEvent
@@ -200,7 +200,13 @@ class Follower:
         estimated, ratio, reasons = setting.counter.provenance, rec.ratio, walk.reasons
         auto, strict = walk.rules.auto, walk.rules.strict
         checks, prompts, deltas, figures, provenances = (column.append for column in columns)
+        make, check_type = tuple.__new__, Check  # (new_check without its partial: one call less)
         prev_after, prev_prov = prev
+        # A delta holds over long runs of calls (it changes where either run's context departs
+        # from the recording's): its scaled figure is worked out once per run.
+        last: int | None = None
+        scaled = 0
+        removed_nothing = True
         for c, before, delta, prompt, figure, window, limit in zip(
             range(first, stop),
             self.earlier.made[first:stop],
@@ -211,20 +217,22 @@ class Follower:
             setting.limits[first:stop],
             strict=True,
         ):
-            if before[3]:
+            base_before, proj, checks_now, fired, _trigger, measure, _basis, _limit = before
+            if fired:
                 break  # the earlier run fired here
             delta += shift
-            scaled = round(delta * ratio)
+            if delta != last:
+                last = delta
+                scaled = round(delta * ratio)
+                removed_nothing = delta >= 0
             prompt += scaled
             if prompt < 0:
                 prompt = 0
-            if window and (prompt > window or (delta >= 0 and reasons[c] is not None)):
+            if window and (prompt > window or (removed_nothing and reasons[c] is not None)):
                 break  # the call overflows
             base = prev_after
-            proj = before[1]
             if proj is not None:
-                proj += base - before[0]
-            checks_now = before[2]
+                proj += base - base_before
             if auto and limit is not None and limit > 0:
                 if strict:
                     if (proj is not None and proj > limit) or (checks_now and base > limit):
@@ -237,8 +245,8 @@ class Follower:
                 basis = "projected"
             else:
                 basis = "recorded"
-            checks(new_check((base, proj, checks_now, False, None, before[5], basis, limit)))
-            prompts((prompt, delta >= 0))
+            checks(make(check_type, (base, proj, checks_now, False, None, measure, basis, limit)))
+            prompts((prompt, removed_nothing))
             deltas(delta)
             figure += scaled
             figures(figure if figure > 0 else 0)
@@ -264,10 +272,30 @@ class Follower:
         first.n_events = n_events
         kept[0] = first
         before = self.earlier.checkpoints
-        for c in range(c0 + every, end, every):  # (c0 is kept: a multiple of every)
-            earlier = before[c]
-            assert earlier is not None  # (kept by the earlier run's walk as by this one's)
-            kept[c - c0] = _shifted(earlier, state, shift, checks[c - c0].base, n_events)
+        # (c0 is kept: a multiple of every; the others as _shifted makes them, written out)
+        new_state, base, base_tokens, stuck = (
+            State.__new__,
+            state.base,
+            state.base_tokens,
+            state.stuck,
+        )
+        for c in range(c0 + every, end, every):
+            old = before[c]
+            assert old is not None  # (kept by the earlier run's walk as by this one's)
+            new = kept[c - c0] = new_state(State)
+            new.base, new.base_pos, new.base_tokens = base, old.base_pos, base_tokens
+            new.e_sim, new.n_events, new.pending = old.e_sim + shift, n_events, False
+            new.pending_events, new.prev_baseline_figure = (
+                old.pending_events,
+                old.prev_baseline_figure,
+            )
+            new.prev_call, new.prev_e_cov = old.prev_call, old.prev_e_cov + shift
+            new.prev_e_rec_cov, new.prev_figure = old.prev_e_rec_cov, checks[c - c0].base
+            new.rebased, new.rec_base_change = old.rebased, old.rec_base_change
+            new.stuck, new.since_call, new.since_prompt = stuck, old.since_call, old.since_prompt
+            new.reasoning_before = old.reasoning_before
+            new.reasoning_before_prev = old.reasoning_before_prev
+            new.reasoning_turn = old.reasoning_turn
         trace.checkpoints.extend(kept)
         trace.pending.extend([False] * m)
         trace.made.extend(checks)
