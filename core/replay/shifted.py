@@ -153,7 +153,7 @@ class Follower:
             if k < len(self._auto_calls):
                 stop = min(stop, self._auto_calls[k])
         stop = self._quiet_until(c0, stop, n_events)
-        columns: tuple[list[Any], ...] = ([], [], [], [], [])
+        columns: tuple[list[Any], ...] = ([], [], [], [])
         prev = (state.prev_figure, self.walk.trace.columns["simulated_provenance"][state.prev_call])
         self._calls_from(c0, stop, shift, prev, columns)
         made = c0 + len(columns[0])
@@ -190,8 +190,8 @@ class Follower:
         columns: tuple[list[Any], ...],
     ) -> tuple[int, Provenance]:
         """Make calls ``first`` to ``stop`` (not included) following the earlier run, up to the
-        first that differs (see the module's docstring): append their checks, overflow verdicts'
-        figures, deltas, figures and provenances to ``columns``. ``prev``: the figure after the
+        first that differs (see the module's docstring): append their checks, deltas, figures and
+        provenances to ``columns``. ``prev``: the figure after the
         previous call's reply and its provenance; returns the last call's."""
         walk = self.walk
         setting = walk.setting
@@ -199,7 +199,7 @@ class Follower:
         baseline_after, baseline_prov = rec.baseline_after, rec.baseline_prov
         estimated, ratio, reasons = setting.counter.provenance, rec.ratio, walk.reasons
         auto, strict = walk.rules.auto, walk.rules.strict
-        checks, prompts, deltas, figures, provenances = (column.append for column in columns)
+        checks, deltas, figures, provenances = (column.append for column in columns)
         make, check_type = tuple.__new__, Check  # (new_check without its partial: one call less)
         prev_after, prev_prov = prev
         # A delta holds over long runs of calls (it changes where either run's context departs
@@ -246,7 +246,6 @@ class Follower:
             else:
                 basis = "recorded"
             checks(make(check_type, (base, proj, checks_now, False, None, measure, basis, limit)))
-            prompts((prompt, removed_nothing))
             deltas(delta)
             figure += scaled
             figures(figure if figure > 0 else 0)
@@ -261,7 +260,7 @@ class Follower:
         self, c0: int, end: int, state: State, shift: int, columns: tuple[list[Any], ...]
     ) -> None:
         """Append the stretch's calls to the run's trace and bring ``state`` to its end."""
-        checks, prompts, deltas, figures, provenances = columns
+        checks, deltas, figures, provenances = columns
         walk = self.walk
         trace = walk.trace
         m = end - c0
@@ -299,7 +298,6 @@ class Follower:
         trace.checkpoints.extend(kept)
         trace.pending.extend([False] * m)
         trace.made.extend(checks)
-        trace.overflow_prompt.extend(prompts)
         trace.deltas.extend(deltas)
         trace.columns["simulated_tokens"].extend(figures)
         trace.columns["overflow_simulated"].extend([False] * m)

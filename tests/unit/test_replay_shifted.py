@@ -94,7 +94,6 @@ def walked(trace: Trace) -> dict[str, Any]:
         "checkpoints": [_state(state) for state in trace.checkpoints],
         "pending": list(trace.pending),
         "checks": [check._replace(limit=None) for check in trace.made],
-        "overflow_prompt": list(trace.overflow_prompt),
         "deltas": list(trace.deltas),
         "columns": {
             name: list(trace.columns[name])
@@ -209,7 +208,7 @@ def _reference_calls(
     walk, earlier = follower.walk, follower.earlier
     setting = walk.setting
     rec = setting.rec
-    columns: list[list[Any]] = [[], [], [], [], []]
+    columns: list[list[Any]] = [[], [], [], []]
     after, provenance = prev
     for c in range(first, stop):
         before = earlier.made[c]
@@ -233,12 +232,11 @@ def _reference_calls(
         else:
             basis = "projected" if proj is not None and proj != base else "recorded"
         columns[0].append(check._replace(basis=basis))
-        columns[1].append((prompt, delta >= 0))
-        columns[2].append(delta)
-        columns[3].append(max(rec.baseline[c] + scaled, 0))
+        columns[1].append(delta)
+        columns[2].append(max(rec.baseline[c] + scaled, 0))
         after = max(rec.baseline_after[c] + scaled, 0)
         provenance = rec.baseline_prov[c] if delta == 0 else setting.counter.provenance
-        columns[4].append(provenance)
+        columns[3].append(provenance)
     return columns, (after, provenance)
 
 
@@ -270,7 +268,7 @@ def test_a_stretchs_calls_follow_the_formulas_whatever_the_deltas(
         follower.earlier.deltas = [d + (c % 5) * step for c, d in enumerate(deltas)]
         for shift in (-300, 0, 41, -deltas[first]):  # (the last: deltas of 0)
             for prev in ((5_000, Provenance.RECORDED), (0, Provenance.ESTIMATED)):
-                columns: tuple[list[Any], ...] = ([], [], [], [], [])
+                columns: tuple[list[Any], ...] = ([], [], [], [])
                 made = follower._calls_from(first, stop, shift, prev, columns)
                 expected, last = _reference_calls(follower, first, stop, shift, prev)
                 assert [list(column) for column in columns] == expected
@@ -278,6 +276,34 @@ def test_a_stretchs_calls_follow_the_formulas_whatever_the_deltas(
                 made_calls.append(len(columns[0]))
     # (some cases follow most of the stretch, some end early: a check fires or a call overflows)
     assert max(made_calls) > 50 and min(made_calls) < stop - first
+
+
+def test_a_window_change_resumes_no_later_than_the_first_overflow_it_changes() -> None:
+    """With automatic compaction off no check fires: a smaller window changes the calls'
+    overflow verdicts alone. Each output is truncated (3,000 lines to 2,000), so the calls'
+    contexts are smaller than the recording's and their verdicts rest on their own prompts
+    (each worked out from the call's delta, as the walk made it)."""
+    script = SessionBuilder()
+    context = 2_000
+    for _turn in range(70):
+        script.user(text_of_tokens(500, "u"))
+        script.call("bash", context=context + 500)
+        script.result("ok\n" * 3_000)
+        context += 2_750
+        script.reply("ok", context=context)
+    session = script.session(window=200_000)
+    base = _set(get_preset("seed"), "compaction.auto", False)
+    base = _set(base, "compaction.overflow_recovery", False)
+    replayer = Replayer(session)
+    first = replayer.run(base)
+    assert not any(event.kind == "overflow" for event in first.events)
+    policy = _set(base, "context_window", 120_000)
+    result = replayer.run(policy)
+    overflows = [event.call_index for event in result.events if event.kind == "overflow"]
+    assert overflows and overflows[0] is not None
+    assert _trace(replayer, policy).deltas[overflows[0]] < 0  # (the policy removed something)
+    assert result.resumed_from_call is None or result.resumed_from_call <= overflows[0]
+    assert walked(_trace(replayer, policy)) == walked(_full_walk(session, policy))
 
 
 def test_every_change_of_a_generated_session_leaves_a_full_walks_trace(
