@@ -23,7 +23,7 @@ every few calls: :func:`~core.replay.state.checkpoint_spacing`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from core.model.session import Session
@@ -301,9 +301,18 @@ class ResumePlanner:
         pending_new = False
         checks, limits = trace.made, new.thresholds  # (Trace.checks, read as its column)
         rules = CheckRules(policy)
-        for c in range(min(stop, len(checks))):
-            check = checks[c]
-            if has_figure(check):
+        end = min(stop, len(checks))
+        quiet = _quiet_checks(trace, rules, limits, end)
+        c = -1
+        while c + 1 < end:
+            c += 1
+            if quiet[c] and not pending_new:
+                # It decides alike, leaving no projection pending (_quiet_checks); with the
+                # same windows, so do the calls up to the next check that may not.
+                if same_windows:
+                    c = _index(quiet, False, c, end) - 1
+                    continue
+            elif has_figure(check := checks[c]):
                 decided = self._decides_otherwise(
                     check, c, (policy, rules), limits[c], trace, pending_new
                 )
@@ -354,6 +363,45 @@ class ResumePlanner:
         if after is not None and after != pending_new:
             return None
         return pending_new
+
+
+def _quiet_checks(
+    trace: Trace, rules: CheckRules, limits: Sequence[int | None], end: int
+) -> list[bool]:
+    """For each of the first ``end`` checks of ``trace``: it neither fired nor left a
+    projection pending, and ``rules`` under ``limits`` see its figures cross nothing. With no
+    projection pending before it, such a check decides alike under both policies
+    (:meth:`ResumePlanner._decides_otherwise` would say so, one call at a time)."""
+    left = trace.pending[1 : end + 1]  # (the flag each check left: the state's before the next)
+    if len(left) < end:
+        left.append(trace.final is not None and trace.final.pending)
+    if len(left) != end:
+        return [False] * end
+    auto, strict = rules.auto, rules.strict
+    quiet = [False] * end
+    for c, check, limit, pending in zip(
+        range(end), trace.made[:end], limits[:end], left, strict=True
+    ):
+        if pending or check[3]:
+            continue  # (it left a projection pending, or fired)
+        if limit is None or not auto or limit <= 0:
+            quiet[c] = True
+            continue
+        base, proj = check[0], check[1]
+        if strict:
+            quiet[c] = (base is None or base <= limit) and (proj is None or proj <= limit)
+        else:
+            quiet[c] = (base is None or base < limit) and (proj is None or proj < limit)
+    return quiet
+
+
+def _index(values: list[bool], value: bool, start: int, stop: int) -> int:
+    """The first index of ``value`` in ``values[start:stop]`` (``stop`` when there is none;
+    searched in C)."""
+    try:
+        return values.index(value, start, stop)
+    except ValueError:
+        return stop
 
 
 def restore(trace: Trace, old: Trace | None, resume: int, calls: Calls) -> tuple[State, int, int]:
