@@ -196,23 +196,30 @@ class Follower:
         walk = self.walk
         setting = walk.setting
         rec = setting.rec
-        baseline_after, baseline_prov = rec.baseline_after, rec.baseline_prov
         estimated, ratio, reasons = setting.counter.provenance, rec.ratio, walk.reasons
         auto, strict = walk.rules.auto, walk.rules.strict
-        checks, deltas, figures, provenances = (column.append for column in columns)
+        made, figure_column = columns[0], columns[2]
+        checks, figures = made.append, figure_column.append
         make, check_type = tuple.__new__, Check  # (new_check without its partial: one call less)
         prev_after, prev_prov = prev
+        old_deltas = self.earlier.deltas[first:stop]
         # A delta holds over long runs of calls (it changes where either run's context departs
-        # from the recording's): its scaled figure is worked out once per run.
+        # from the recording's; over a whole stretch in every session seen): its scaled figure
+        # is worked out once per run, and the stretch's deltas and provenances are written
+        # after the loop (one list each for a stretch of one delta).
         last: int | None = None
+        runs = 0
         scaled = 0
-        removed_nothing = True
-        for c, before, delta, prompt, figure, window, limit in zip(
+        removed_nothing = changed = True
+        count = len(made)
+        for c, before, delta, prompt, figure, after, provenance, window, limit in zip(
             range(first, stop),
             self.earlier.made[first:stop],
-            self.earlier.deltas[first:stop],
+            old_deltas,
             rec.baseline_prompt[first:stop],
             rec.baseline[first:stop],
+            rec.baseline_after[first:stop],
+            rec.baseline_prov[first:stop],
             setting.windows[first:stop],
             setting.limits[first:stop],
             strict=True,
@@ -223,8 +230,10 @@ class Follower:
             delta += shift
             if delta != last:
                 last = delta
+                runs += 1
                 scaled = round(delta * ratio)
                 removed_nothing = delta >= 0
+                changed = delta != 0
             prompt += scaled
             if prompt < 0:
                 prompt = 0
@@ -246,15 +255,37 @@ class Follower:
             else:
                 basis = "recorded"
             checks(make(check_type, (base, proj, checks_now, False, None, measure, basis, limit)))
-            deltas(delta)
             figure += scaled
             figures(figure if figure > 0 else 0)
-            prev_after = baseline_after[c] + scaled
+            prev_after = after + scaled
             if prev_after < 0:
                 prev_after = 0
-            prev_prov = baseline_prov[c] if delta == 0 else estimated
-            provenances(prev_prov)
+            prev_prov = estimated if changed else provenance
+        self._deltas_and_provenances(first, len(made) - count, shift, runs, columns)
         return prev_after, prev_prov
+
+    def _deltas_and_provenances(
+        self, first: int, m: int, shift: int, runs: int, columns: tuple[list[Any], ...]
+    ) -> None:
+        """Append the deltas and provenances of the ``m`` calls from ``first`` a stretch made
+        (``runs``: how many runs of one delta they make) to ``columns``."""
+        if m <= 0:
+            return
+        deltas = self.earlier.deltas[first : first + m]
+        if runs == 1:
+            delta = deltas[0] + shift
+            deltas = [delta] * m
+        else:
+            deltas = [delta + shift for delta in deltas]
+        columns[1].extend(deltas)
+        estimated = self.walk.setting.counter.provenance
+        if runs == 1 and deltas[0] != 0:
+            columns[3].extend([estimated] * m)
+        else:
+            recorded = self.walk.setting.rec.baseline_prov[first : first + m]
+            columns[3].extend(
+                [estimated if delta else prov for delta, prov in zip(deltas, recorded, strict=True)]
+            )
 
     def _write(
         self, c0: int, end: int, state: State, shift: int, columns: tuple[list[Any], ...]
