@@ -151,8 +151,8 @@ def window_changes(result: ReplayResult) -> list[tuple[int, int | None]]:
     """``(call, window)`` where the window changes during the session (the first call's
     included when there is any change; [] when it stays the same)."""
     windows = result.point_column("window")
-    if len(set(windows)) <= 1:
-        return []  # (the usual case, found in C)
+    if not windows or windows.count(windows[0]) == len(windows):
+        return []  # (the usual case, found in C: each compared with the first, by identity first)
     changes: list[tuple[int, int | None]] = []
     last: int | None = None
     for call, window in enumerate(windows):

@@ -94,7 +94,7 @@ class Replayer:
         self._tokens = MessageTokens(session)
         self._sides: dict[str, RecordedSide] = {}
         self._truncations = Truncations(session, self._tokens)
-        self._planner = ResumePlanner(session, self._calls, self._truncations)
+        self._planner = ResumePlanner(session, self._calls, self._truncations, self._sides)
         self._compactions: OrderedDict[tuple[Any, ...], CompactionOutline | CompactionError] = (
             OrderedDict()
         )

@@ -23,7 +23,7 @@ every few calls: :func:`~core.replay.state.checkpoint_spacing`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from core.model.session import Session
@@ -32,6 +32,7 @@ from core.policy import Policy, PruningPolicy
 from core.replay.calls import Calls
 from core.replay.checks import CheckRules, overflows, trigger_of
 from core.replay.policies import effective_window, is_recording_policy
+from core.replay.recorded import RecordedSide
 from core.replay.state import Check, PruneInput, State, Trace, has_figure
 from core.replay.truncation import Truncations
 
@@ -147,10 +148,18 @@ def _or(value: int | None, default: int) -> int:
 class ResumePlanner:
     """Finds, among the traces of earlier runs, the one to resume a policy from, and where."""
 
-    def __init__(self, session: Session, calls: Calls, truncations: Truncations) -> None:
+    def __init__(
+        self,
+        session: Session,
+        calls: Calls,
+        truncations: Truncations,
+        sides: Mapping[str, RecordedSide],
+    ) -> None:
         self.session = session
         self.calls = calls
         self.truncations = truncations
+        self.sides = sides
+        """The recorded side of each estimator a run was made with (the engine's)."""
         self._decisions: dict[tuple[int, tuple[Any, ...]], tuple[PruneInput, tuple[Any, ...]]] = {}
         """What a pruning attempt decides under a pruning setting, by the attempt's identity and
         the setting (traces resumed from one another share their attempts' objects: each is
@@ -288,12 +297,22 @@ class ResumePlanner:
         (with ``new``'s windows and thresholds) decides otherwise than ``trace`` did (``stop``
         when none does)."""
         same_windows = new.windows == trace.windows
+        side = self.sides[trace.policy.estimator]
         pending_new = False
         checks, limits = trace.made, new.thresholds  # (Trace.checks, read as its column)
         rules = CheckRules(policy)
-        for c in range(min(stop, len(checks))):
-            check = checks[c]
-            if has_figure(check):
+        end = min(stop, len(checks))
+        quiet = _quiet_checks(trace, rules, limits, end)
+        c = -1
+        while c + 1 < end:
+            c += 1
+            if quiet[c] and not pending_new:
+                # It decides alike, leaving no projection pending (_quiet_checks); with the
+                # same windows, so do the calls up to the next check that may not.
+                if same_windows:
+                    c = _index(quiet, False, c, end) - 1
+                    continue
+            elif has_figure(check := checks[c]):
                 decided = self._decides_otherwise(
                     check, c, (policy, rules), limits[c], trace, pending_new
                 )
@@ -302,7 +321,11 @@ class ResumePlanner:
                 pending_new = decided
             if same_windows:
                 continue
-            prompt, removed_nothing = trace.overflow_prompt[c]
+            # (the call's prompt and whether the policy had removed nothing, as the walk's step
+            # made them from its delta)
+            delta = trace.deltas[c]
+            prompt = max(0, side.baseline_prompt[c] + round(delta * side.ratio))
+            removed_nothing = delta >= 0
             window_new, window_old = new.windows[c], trace.windows[c]
             if overflows(
                 prompt, window_new, self.calls.recorded_overflows(window_new)[c], removed_nothing
@@ -342,6 +365,45 @@ class ResumePlanner:
         return pending_new
 
 
+def _quiet_checks(
+    trace: Trace, rules: CheckRules, limits: Sequence[int | None], end: int
+) -> list[bool]:
+    """For each of the first ``end`` checks of ``trace``: it neither fired nor left a
+    projection pending, and ``rules`` under ``limits`` see its figures cross nothing. With no
+    projection pending before it, such a check decides alike under both policies
+    (:meth:`ResumePlanner._decides_otherwise` would say so, one call at a time)."""
+    left = trace.pending[1 : end + 1]  # (the flag each check left: the state's before the next)
+    if len(left) < end:
+        left.append(trace.final is not None and trace.final.pending)
+    if len(left) != end:
+        return [False] * end
+    auto, strict = rules.auto, rules.strict
+    quiet = [False] * end
+    for c, check, limit, pending in zip(
+        range(end), trace.made[:end], limits[:end], left, strict=True
+    ):
+        if pending or check[3]:
+            continue  # (it left a projection pending, or fired)
+        if limit is None or not auto or limit <= 0:
+            quiet[c] = True
+            continue
+        base, proj = check[0], check[1]
+        if strict:
+            quiet[c] = (base is None or base <= limit) and (proj is None or proj <= limit)
+        else:
+            quiet[c] = (base is None or base < limit) and (proj is None or proj < limit)
+    return quiet
+
+
+def _index(values: list[bool], value: bool, start: int, stop: int) -> int:
+    """The first index of ``value`` in ``values[start:stop]`` (``stop`` when there is none;
+    searched in C)."""
+    try:
+        return values.index(value, start, stop)
+    except ValueError:
+        return stop
+
+
 def restore(trace: Trace, old: Trace | None, resume: int, calls: Calls) -> tuple[State, int, int]:
     """Start ``trace`` from call ``resume`` of ``old``, or from the last call before it whose
     checkpoint ``old`` kept (:func:`core.replay.state.checkpoint_spacing`): what ``old`` did before
@@ -369,13 +431,12 @@ def restore(trace: Trace, old: Trace | None, resume: int, calls: Calls) -> tuple
         # will: a run resuming from either trace copies what it keeps).
         trace.checkpoints, trace.pending, trace.made = old.checkpoints, old.pending, old.made
         trace.event_ids = old.event_ids
-        trace.overflow_prompt, trace.columns = old.overflow_prompt, old.columns
+        trace.columns = old.columns
         trace.deltas = old.deltas
     else:
         trace.checkpoints = old.checkpoints[:resume]
         trace.pending = old.pending[:resume]
         trace.made = old.made[:resume]
-        trace.overflow_prompt = old.overflow_prompt[:resume]
         trace.deltas = old.deltas[:resume]
         trace.event_ids = {c: ids for c, ids in old.event_ids.items() if c < resume}
         trace.columns = {name: column[:resume] for name, column in old.columns.items()}

@@ -36,7 +36,7 @@ from core.replay.calls import Calls
 from core.replay.checks import CheckRules
 from core.replay.recorded import RecordedCompactions
 from core.replay.setting import Setting
-from core.replay.state import State, Trace, checkpoint_spacing, new_check
+from core.replay.state import Check, State, Trace, checkpoint_spacing
 
 if TYPE_CHECKING:
     from core.replay.results import ReplayEvent
@@ -153,7 +153,7 @@ class Follower:
             if k < len(self._auto_calls):
                 stop = min(stop, self._auto_calls[k])
         stop = self._quiet_until(c0, stop, n_events)
-        columns: tuple[list[Any], ...] = ([], [], [], [], [])
+        columns: tuple[list[Any], ...] = ([], [], [], [])
         prev = (state.prev_figure, self.walk.trace.columns["simulated_provenance"][state.prev_call])
         self._calls_from(c0, stop, shift, prev, columns)
         made = c0 + len(columns[0])
@@ -190,41 +190,58 @@ class Follower:
         columns: tuple[list[Any], ...],
     ) -> tuple[int, Provenance]:
         """Make calls ``first`` to ``stop`` (not included) following the earlier run, up to the
-        first that differs (see the module's docstring): append their checks, overflow verdicts'
-        figures, deltas, figures and provenances to ``columns``. ``prev``: the figure after the
+        first that differs (see the module's docstring): append their checks, deltas, figures and
+        provenances to ``columns``. ``prev``: the figure after the
         previous call's reply and its provenance; returns the last call's."""
         walk = self.walk
         setting = walk.setting
         rec = setting.rec
-        baseline_after, baseline_prov = rec.baseline_after, rec.baseline_prov
         estimated, ratio, reasons = setting.counter.provenance, rec.ratio, walk.reasons
         auto, strict = walk.rules.auto, walk.rules.strict
-        checks, prompts, deltas, figures, provenances = (column.append for column in columns)
+        made, figure_column = columns[0], columns[2]
+        checks, figures = made.append, figure_column.append
+        make, check_type = tuple.__new__, Check  # (new_check without its partial: one call less)
         prev_after, prev_prov = prev
-        for c, before, delta, prompt, figure, window, limit in zip(
+        old_deltas = self.earlier.deltas[first:stop]
+        # A delta holds over long runs of calls (it changes where either run's context departs
+        # from the recording's; over a whole stretch in every session seen): its scaled figure
+        # is worked out once per run, and the stretch's deltas and provenances are written
+        # after the loop (one list each for a stretch of one delta).
+        last: int | None = None
+        runs = 0
+        scaled = 0
+        removed_nothing = changed = True
+        count = len(made)
+        for c, before, delta, prompt, figure, after, provenance, window, limit in zip(
             range(first, stop),
             self.earlier.made[first:stop],
-            self.earlier.deltas[first:stop],
+            old_deltas,
             rec.baseline_prompt[first:stop],
             rec.baseline[first:stop],
+            rec.baseline_after[first:stop],
+            rec.baseline_prov[first:stop],
             setting.windows[first:stop],
             setting.limits[first:stop],
             strict=True,
         ):
-            if before[3]:
+            base_before, proj, checks_now, fired, _trigger, measure, _basis, _limit = before
+            if fired:
                 break  # the earlier run fired here
             delta += shift
-            scaled = round(delta * ratio)
+            if delta != last:
+                last = delta
+                runs += 1
+                scaled = round(delta * ratio)
+                removed_nothing = delta >= 0
+                changed = delta != 0
             prompt += scaled
             if prompt < 0:
                 prompt = 0
-            if window and (prompt > window or (delta >= 0 and reasons[c] is not None)):
+            if window and (prompt > window or (removed_nothing and reasons[c] is not None)):
                 break  # the call overflows
             base = prev_after
-            proj = before[1]
             if proj is not None:
-                proj += base - before[0]
-            checks_now = before[2]
+                proj += base - base_before
             if auto and limit is not None and limit > 0:
                 if strict:
                     if (proj is not None and proj > limit) or (checks_now and base > limit):
@@ -237,23 +254,44 @@ class Follower:
                 basis = "projected"
             else:
                 basis = "recorded"
-            checks(new_check((base, proj, checks_now, False, None, before[5], basis, limit)))
-            prompts((prompt, delta >= 0))
-            deltas(delta)
+            checks(make(check_type, (base, proj, checks_now, False, None, measure, basis, limit)))
             figure += scaled
             figures(figure if figure > 0 else 0)
-            prev_after = baseline_after[c] + scaled
+            prev_after = after + scaled
             if prev_after < 0:
                 prev_after = 0
-            prev_prov = baseline_prov[c] if delta == 0 else estimated
-            provenances(prev_prov)
+            prev_prov = estimated if changed else provenance
+        self._deltas_and_provenances(first, len(made) - count, shift, runs, columns)
         return prev_after, prev_prov
+
+    def _deltas_and_provenances(
+        self, first: int, m: int, shift: int, runs: int, columns: tuple[list[Any], ...]
+    ) -> None:
+        """Append the deltas and provenances of the ``m`` calls from ``first`` a stretch made
+        (``runs``: how many runs of one delta they make) to ``columns``."""
+        if m <= 0:
+            return
+        deltas = self.earlier.deltas[first : first + m]
+        if runs == 1:
+            delta = deltas[0] + shift
+            deltas = [delta] * m
+        else:
+            deltas = [delta + shift for delta in deltas]
+        columns[1].extend(deltas)
+        estimated = self.walk.setting.counter.provenance
+        if runs == 1 and deltas[0] != 0:
+            columns[3].extend([estimated] * m)
+        else:
+            recorded = self.walk.setting.rec.baseline_prov[first : first + m]
+            columns[3].extend(
+                [estimated if delta else prov for delta, prov in zip(deltas, recorded, strict=True)]
+            )
 
     def _write(
         self, c0: int, end: int, state: State, shift: int, columns: tuple[list[Any], ...]
     ) -> None:
         """Append the stretch's calls to the run's trace and bring ``state`` to its end."""
-        checks, prompts, deltas, figures, provenances = columns
+        checks, deltas, figures, provenances = columns
         walk = self.walk
         trace = walk.trace
         m = end - c0
@@ -264,14 +302,33 @@ class Follower:
         first.n_events = n_events
         kept[0] = first
         before = self.earlier.checkpoints
-        for c in range(c0 + every, end, every):  # (c0 is kept: a multiple of every)
-            earlier = before[c]
-            assert earlier is not None  # (kept by the earlier run's walk as by this one's)
-            kept[c - c0] = _shifted(earlier, state, shift, checks[c - c0].base, n_events)
+        # (c0 is kept: a multiple of every; the others as _shifted makes them, written out)
+        new_state, base, base_tokens, stuck = (
+            State.__new__,
+            state.base,
+            state.base_tokens,
+            state.stuck,
+        )
+        for c in range(c0 + every, end, every):
+            old = before[c]
+            assert old is not None  # (kept by the earlier run's walk as by this one's)
+            new = kept[c - c0] = new_state(State)
+            new.base, new.base_pos, new.base_tokens = base, old.base_pos, base_tokens
+            new.e_sim, new.n_events, new.pending = old.e_sim + shift, n_events, False
+            new.pending_events, new.prev_baseline_figure = (
+                old.pending_events,
+                old.prev_baseline_figure,
+            )
+            new.prev_call, new.prev_e_cov = old.prev_call, old.prev_e_cov + shift
+            new.prev_e_rec_cov, new.prev_figure = old.prev_e_rec_cov, checks[c - c0].base
+            new.rebased, new.rec_base_change = old.rebased, old.rec_base_change
+            new.stuck, new.since_call, new.since_prompt = stuck, old.since_call, old.since_prompt
+            new.reasoning_before = old.reasoning_before
+            new.reasoning_before_prev = old.reasoning_before_prev
+            new.reasoning_turn = old.reasoning_turn
         trace.checkpoints.extend(kept)
         trace.pending.extend([False] * m)
         trace.made.extend(checks)
-        trace.overflow_prompt.extend(prompts)
         trace.deltas.extend(deltas)
         trace.columns["simulated_tokens"].extend(figures)
         trace.columns["overflow_simulated"].extend([False] * m)

@@ -145,7 +145,6 @@ class Run:
         self._ratio = rec.ratio
         # (the trace's lists are the ones restored before the run starts: never replaced during it)
         self._add_check = trace.made.append
-        self._add_overflow_prompt = trace.overflow_prompt.append
         trace.call_messages = calls.calls
         self._rec = rec
         self._follow = setting.follow_recording
@@ -296,7 +295,7 @@ class Run:
         tokens, main, after_reply = self._tokens, self._main, self._after_reply
         first_of_turn, turn_end_prune = self._first_of_turn, self.turn_end_prune
         check = self.check_step()
-        add_check, add_overflow_prompt = self._add_check, self._add_overflow_prompt
+        add_check = self._add_check
         add_delta = self.trace.deltas.append
         event_ids = self.trace.event_ids
         e_rec_cov, ratio, reasons, windows = (
@@ -329,11 +328,9 @@ class Run:
             if prompt < 0:
                 prompt = 0
             reason = reasons[c]
-            removed_nothing = delta >= 0
-            add_overflow_prompt((prompt, removed_nothing))
             add_delta(delta)
             window = windows[c]
-            if window and (prompt > window or (removed_nothing and reason is not None)):
+            if window and (prompt > window or (delta >= 0 and reason is not None)):
                 figures, overflow = self.overflow(
                     c, i, reply, self.setting.rec.figures(c, state.e_sim + reply), reason
                 )

@@ -368,7 +368,6 @@ class Trace:
         "key",
         "made",
         "noops",
-        "overflow_prompt",
         "pending",
         "points",
         "policy",
@@ -390,14 +389,13 @@ class Trace:
         """The state's projection flag before each call (:attr:`State.pending`)."""
         self.made: list[Check] = []
         """The threshold check made before each call (walked or not): a column of the rows."""
-        self.overflow_prompt: list[tuple[int, bool]] = []
-        """Per call: the simulated prompt and whether the policy had removed nothing by then
-        (what its overflow verdict rests on)."""
         self.deltas: list[int] = []
         """Per call: the simulated context before the call's figures (with its reply, where
         the call is made after it) less the recorded one, in estimated tokens, before any
         overflow recovery: what the call's figures are made from (a run whose context differs
-        from this one's by a constant follows it from these: :mod:`core.replay.shifted`)."""
+        from this one's by a constant follows it from these: :mod:`core.replay.shifted`), its
+        overflow verdict too (the prompt, and whether the policy had removed nothing by then:
+        :meth:`core.replay.simulate.Run.call_step`)."""
         self.call_messages: Sequence[int] = ()
         """The message of each call (:attr:`core.replay.calls.Calls.calls`)."""
         self.event_ids: dict[int, tuple[int, ...]] = {}

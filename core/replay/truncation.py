@@ -137,6 +137,8 @@ class Truncations:
         """The outputs over their tool's limits, in message order: ``(message index, max lines,
         max bytes, direction)``."""
         over: list[tuple[int, int, int, Any]] = []
+        messages = self.session.messages
+        counted = self._line_counts()
         for (name, by_tool), outputs in self._output_sizes().items():
             enabled, max_lines, max_bytes, direction = rules.limits_for(name)
             if not enabled or (by_tool and rules.respect_tool_truncation):
@@ -145,13 +147,22 @@ class Truncations:
             # most ``short`` characters fits unmeasured. More characters than bytes allowed is
             # over: only an output between the two is measured, once per session.
             short = max_bytes // 4 if max_lines <= 0 else min(max_bytes // 4, max_lines - 1)
+            # The same holds of each limit alone: its bytes are measured only past a quarter of
+            # the bytes allowed, its lines counted only from as many characters as lines allowed.
             indices, sizes = outputs
             longer = list(map(short.__lt__, sizes))
+            few_bytes = max_bytes // 4
             for i, chars in zip(compress(indices, longer), compress(sizes, longer), strict=True):
-                fits = chars <= max_bytes and self._size(i) <= max_bytes
-                if fits and (max_lines <= 0 or self._line_count(i) <= max_lines):
-                    continue
-                over.append((i, max_lines, max_bytes, direction))
+                if chars > max_bytes or (chars > few_bytes and self._size(i) > max_bytes):
+                    over.append((i, max_lines, max_bytes, direction))
+                elif 0 < max_lines <= chars:
+                    lines = counted[i]
+                    if lines < 0:  # (counted here, once per session: a call per output cost more)
+                        result = messages[i].tool_result
+                        assert result is not None
+                        lines = counted[i] = result.output.count("\n") + 1
+                    if lines > max_lines:
+                        over.append((i, max_lines, max_bytes, direction))
         over.sort()
         return over
 
@@ -218,15 +229,13 @@ class Truncations:
             size = sizes[i] = len(output) if output.isascii() else len(output.encode("utf-8"))
         return size
 
-    def _line_count(self, i: int) -> int:
-        """Lines of tool output ``i`` (``split("\\n")`` count), counted once per session."""
+    def _line_counts(self) -> array[int]:
+        """Lines of each tool output (``split("\\n")`` count) as far as counted (-1: not yet;
+        each is counted once per session)."""
         counts = self._lines
         if counts is None:
             counts = self._lines = array("q", [-1]) * len(self.session.messages)
-        lines = counts[i]
-        if lines < 0:
-            lines = counts[i] = self._output(i).count("\n") + 1
-        return lines
+        return counts
 
     def _output(self, i: int) -> str:
         tool_result = self.session.messages[i].tool_result

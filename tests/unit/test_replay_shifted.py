@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 
 from core.formats import load_session
-from core.model.session import Session
+from core.model.session import Provenance, Session
 from core.policy import Policy, get_preset
 from core.replay import Replayer, shifted
 from core.replay.incremental import can_follow, policy_key
-from core.replay.state import State, Trace
+from core.replay.state import State, Trace, new_check
 from tests.support.builders import SessionBuilder, text_of_tokens
 from tests.support.paths import REPO
 from tests.support.policy_fields import flatten
@@ -94,7 +94,6 @@ def walked(trace: Trace) -> dict[str, Any]:
         "checkpoints": [_state(state) for state in trace.checkpoints],
         "pending": list(trace.pending),
         "checks": [check._replace(limit=None) for check in trace.made],
-        "overflow_prompt": list(trace.overflow_prompt),
         "deltas": list(trace.deltas),
         "columns": {
             name: list(trace.columns[name])
@@ -199,6 +198,112 @@ def test_a_protected_turns_change_follows_the_earlier_run_after_the_compaction(
     followed = sum(end - start for start, end in taken)
     assert followed >= first.call_count - compactions[0] - 2
     assert walked(trace) == walked(_full_walk(session, policy))
+
+
+def _reference_calls(
+    follower: shifted.Follower, first: int, stop: int, shift: int, prev: tuple[int, Provenance]
+) -> tuple[list[list[Any]], tuple[int, Provenance]]:
+    """The calls a stretch makes, by the module's formulas written plainly (one call at a time,
+    every figure worked out at each): the columns and the last call's figure and provenance."""
+    walk, earlier = follower.walk, follower.earlier
+    setting = walk.setting
+    rec = setting.rec
+    columns: list[list[Any]] = [[], [], [], []]
+    after, provenance = prev
+    for c in range(first, stop):
+        before = earlier.made[c]
+        delta = earlier.deltas[c] + shift
+        scaled = round(delta * rec.ratio)
+        prompt = max(rec.baseline_prompt[c] + scaled, 0)
+        window, limit = setting.windows[c], setting.limits[c]
+        if before.fired or (
+            window and (prompt > window or (delta >= 0 and walk.reasons[c] is not None))
+        ):
+            break
+        base = after
+        proj = None if before.proj is None else before.proj + base - (before.base or 0)
+        check = new_check((base, proj, before.checks_now, False, None, before[5], "", limit))
+        if walk.rules.auto and limit is not None:
+            fired, pending = walk.rules.decide(check, limit, False)
+            if fired or pending:
+                break  # (it fires, or leaves a projection pending)
+        if provenance is not Provenance.RECORDED:
+            basis = "estimated"
+        else:
+            basis = "projected" if proj is not None and proj != base else "recorded"
+        columns[0].append(check._replace(basis=basis))
+        columns[1].append(delta)
+        columns[2].append(max(rec.baseline[c] + scaled, 0))
+        after = max(rec.baseline_after[c] + scaled, 0)
+        provenance = rec.baseline_prov[c] if delta == 0 else setting.counter.provenance
+        columns[3].append(provenance)
+    return columns, (after, provenance)
+
+
+def test_a_stretchs_calls_follow_the_formulas_whatever_the_deltas(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Deltas hold over a stretch in every session seen (both runs walk alike there); the calls
+    are made as the formulas give them where they change too (each call's own delta)."""
+    session = _long_tail(80)
+    base = get_preset("seed")
+    replayer = Replayer(session)
+    replayer.run(base)
+    followers: list[tuple[shifted.Follower, int, int]] = []
+    stretch = shifted.Follower.stretch
+
+    def watched(self: shifted.Follower, c0: int, state: State) -> int:
+        jumped = stretch(self, c0, state)
+        if jumped >= 0:
+            followers.append((self, c0, self.next_try - 1))
+        return jumped
+
+    monkeypatch.setattr(shifted.Follower, "stretch", watched)
+    replayer.run(_set(base, "pruning.protect_turns", 4))
+    follower, first, stop = max(followers, key=lambda taken: taken[2] - taken[1])
+    assert stop - first > 100
+    deltas = follower.earlier.deltas
+    made_calls: list[int] = []
+    for step in (0, 1, 7):
+        follower.earlier.deltas = [d + (c % 5) * step for c, d in enumerate(deltas)]
+        for shift in (-300, 0, 41, -deltas[first]):  # (the last: deltas of 0)
+            for prev in ((5_000, Provenance.RECORDED), (0, Provenance.ESTIMATED)):
+                columns: tuple[list[Any], ...] = ([], [], [], [])
+                made = follower._calls_from(first, stop, shift, prev, columns)
+                expected, last = _reference_calls(follower, first, stop, shift, prev)
+                assert [list(column) for column in columns] == expected
+                assert made == last
+                made_calls.append(len(columns[0]))
+    # (some cases follow most of the stretch, some end early: a check fires or a call overflows)
+    assert max(made_calls) > 50 and min(made_calls) < stop - first
+
+
+def test_a_window_change_resumes_no_later_than_the_first_overflow_it_changes() -> None:
+    """With automatic compaction off no check fires: a smaller window changes the calls'
+    overflow verdicts alone. Each output is truncated (3,000 lines to 2,000), so the calls'
+    contexts are smaller than the recording's and their verdicts rest on their own prompts
+    (each worked out from the call's delta, as the walk made it)."""
+    script = SessionBuilder()
+    context = 2_000
+    for _turn in range(70):
+        script.user(text_of_tokens(500, "u"))
+        script.call("bash", context=context + 500)
+        script.result("ok\n" * 3_000)
+        context += 2_750
+        script.reply("ok", context=context)
+    session = script.session(window=200_000)
+    base = _set(get_preset("seed"), "compaction.auto", False)
+    base = _set(base, "compaction.overflow_recovery", False)
+    replayer = Replayer(session)
+    first = replayer.run(base)
+    assert not any(event.kind == "overflow" for event in first.events)
+    policy = _set(base, "context_window", 120_000)
+    result = replayer.run(policy)
+    overflows = [event.call_index for event in result.events if event.kind == "overflow"]
+    assert overflows and overflows[0] is not None
+    assert _trace(replayer, policy).deltas[overflows[0]] < 0  # (the policy removed something)
+    assert result.resumed_from_call is None or result.resumed_from_call <= overflows[0]
+    assert walked(_trace(replayer, policy)) == walked(_full_walk(session, policy))
 
 
 def test_every_change_of_a_generated_session_leaves_a_full_walks_trace(

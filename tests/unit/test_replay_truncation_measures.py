@@ -1,0 +1,75 @@
+"""Which tool outputs a truncation setting measures: each limit on its own is measured only for
+an output it may not fit (its bytes past a quarter of the bytes allowed, its lines from as many
+characters as lines allowed), with the same outcome as truncating every output."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.model.session import Session
+from core.model.tokens import get_counter
+from core.policy import Policy, get_preset
+from core.replay.truncation import Truncations, sent_output
+from tests.support.builders import SessionBuilder
+
+OUTPUTS = [
+    "a\n" * 30,  # 60 characters, 31 lines
+    "b\n" * 4,
+    "😀" * 24,
+    "😀" * 26,
+    "\n" * 99,
+    "x" * 400,
+    "é" * 260,
+    "line\n" * 120,
+]
+
+
+def _session() -> Session:
+    builder = SessionBuilder().user()
+    for output in OUTPUTS:
+        builder = builder.call("bash", context=1_000).result(output)
+    return builder.reply(context=2_000).session()
+
+
+def _policy(max_bytes: int, max_lines: int) -> Policy:
+    policy = get_preset("pi")
+    policy.estimator = "chars/4"
+    policy.truncation.enabled = True
+    policy.truncation.max_bytes = max_bytes
+    policy.truncation.max_lines = max_lines
+    return policy
+
+
+def _truncations(session: Session, policy: Policy) -> Truncations:
+    counter = get_counter(policy.estimator)
+    return Truncations(session, lambda _: counter.messages_tokens(session.messages))
+
+
+@pytest.mark.parametrize(
+    ("max_bytes", "max_lines"),
+    [(1_000, 10), (100, 10), (100, 0), (30, 50), (400, 100), (399, 31), (520, 30), (1, 5)],
+)
+def test_each_limit_truncates_as_truncating_every_output(max_bytes: int, max_lines: int) -> None:
+    session = _session()
+    policy = _policy(max_bytes, max_lines)
+    truncation = _truncations(session, policy).of(policy)
+    expected = [
+        m.tool_result is not None and sent_output(m, policy.truncation).truncated
+        for m in session.messages
+    ]
+    assert truncation.truncated == expected
+
+
+def test_an_output_of_few_characters_is_not_measured_in_bytes() -> None:
+    """A line limit of 10 and 1,000 bytes: the 60-character output of 31 lines is over (its
+    lines counted), its bytes never measured (at most 240)."""
+    session = _session()
+    policy = _policy(1_000, 10)
+    truncations = _truncations(session, policy)
+    truncation = truncations.of(policy)
+    first = next(i for i, m in enumerate(session.messages) if m.tool_result is not None)
+    assert truncation.truncated[first]
+    measured = truncations._bytes
+    assert measured is None or measured[first] == -1
+    lines = truncations._lines
+    assert lines is not None and lines[first] == 31
