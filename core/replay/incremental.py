@@ -321,10 +321,10 @@ class ResumePlanner:
                 pending_new = decided
             if same_windows:
                 continue
-            # (the call's prompt and whether the policy had removed nothing, as the walk's step
-            # made them from its delta)
+            # (the call's prompt and whether the policy had removed nothing, from its delta as
+            # the walk's step had them)
             delta = trace.deltas[c]
-            prompt = max(0, side.baseline_prompt[c] + round(delta * side.ratio))
+            prompt = side.figures_of_delta(c, delta).prompt
             removed_nothing = delta >= 0
             window_new, window_old = new.windows[c], trace.windows[c]
             if overflows(

@@ -322,7 +322,11 @@ class RecordedSide:
     def figures(self, c: int, e_sim_cov: int) -> CallFigures:
         """Call ``c`` as the policy sees it, from its simulated context ``e_sim_cov`` (estimated
         tokens, on the side of the reply the recorded figure is measured on)."""
-        delta = e_sim_cov - self.e_rec_cov[c]
+        return self.figures_of_delta(c, e_sim_cov - self.e_rec_cov[c])
+
+    def figures_of_delta(self, c: int, delta: int) -> CallFigures:
+        """Call ``c`` as the policy sees it, from the difference ``delta`` between its simulated
+        and recorded contexts (a trace's :attr:`~core.replay.state.Trace.deltas`)."""
         scaled = round(delta * self.ratio)
         return CallFigures(
             delta,

@@ -36,7 +36,7 @@ from core.replay.calls import Calls
 from core.replay.checks import CheckRules
 from core.replay.recorded import RecordedCompactions
 from core.replay.setting import Setting
-from core.replay.state import Check, State, Trace, checkpoint_spacing
+from core.replay.state import State, Trace, checkpoint_spacing, new_check
 
 if TYPE_CHECKING:
     from core.replay.results import ReplayEvent
@@ -200,7 +200,6 @@ class Follower:
         auto, strict = walk.rules.auto, walk.rules.strict
         made, figure_column = columns[0], columns[2]
         checks, figures = made.append, figure_column.append
-        make, check_type = tuple.__new__, Check  # (new_check without its partial: one call less)
         prev_after, prev_prov = prev
         old_deltas = self.earlier.deltas[first:stop]
         # A delta holds over long runs of calls (it changes where either run's context departs
@@ -254,7 +253,7 @@ class Follower:
                 basis = "projected"
             else:
                 basis = "recorded"
-            checks(make(check_type, (base, proj, checks_now, False, None, measure, basis, limit)))
+            checks(new_check((base, proj, checks_now, False, None, measure, basis, limit)))
             figure += scaled
             figures(figure if figure > 0 else 0)
             prev_after = after + scaled
@@ -302,30 +301,10 @@ class Follower:
         first.n_events = n_events
         kept[0] = first
         before = self.earlier.checkpoints
-        # (c0 is kept: a multiple of every; the others as _shifted makes them, written out)
-        new_state, base, base_tokens, stuck = (
-            State.__new__,
-            state.base,
-            state.base_tokens,
-            state.stuck,
-        )
-        for c in range(c0 + every, end, every):
-            old = before[c]
-            assert old is not None  # (kept by the earlier run's walk as by this one's)
-            new = kept[c - c0] = new_state(State)
-            new.base, new.base_pos, new.base_tokens = base, old.base_pos, base_tokens
-            new.e_sim, new.n_events, new.pending = old.e_sim + shift, n_events, False
-            new.pending_events, new.prev_baseline_figure = (
-                old.pending_events,
-                old.prev_baseline_figure,
-            )
-            new.prev_call, new.prev_e_cov = old.prev_call, old.prev_e_cov + shift
-            new.prev_e_rec_cov, new.prev_figure = old.prev_e_rec_cov, checks[c - c0].base
-            new.rebased, new.rec_base_change = old.rebased, old.rec_base_change
-            new.stuck, new.since_call, new.since_prompt = stuck, old.since_call, old.since_prompt
-            new.reasoning_before = old.reasoning_before
-            new.reasoning_before_prev = old.reasoning_before_prev
-            new.reasoning_turn = old.reasoning_turn
+        for c in range(c0 + every, end, every):  # (c0 is kept: a multiple of every)
+            earlier = before[c]
+            assert earlier is not None  # (kept by the earlier run's walk as by this one's)
+            kept[c - c0] = _shifted(earlier, state, shift, checks[c - c0].base, n_events)
         trace.checkpoints.extend(kept)
         trace.pending.extend([False] * m)
         trace.made.extend(checks)
@@ -337,7 +316,7 @@ class Follower:
         assert after is not None
         last = _shifted(after, state, shift, None, n_events)
         # (the figure after the stretch's last call: its successor's check figure, or the end's)
-        last.prev_figure = _after_last(walk.setting, end - 1, deltas[-1])
+        last.prev_figure = walk.setting.rec.figures_of_delta(end - 1, deltas[-1]).after_reply
         for name in State.__slots__:
             setattr(state, name, getattr(last, name))
 
@@ -364,10 +343,3 @@ def _shifted(old: State, state: State, shift: int, prev_figure: int | None, n_ev
     new.pending = False
     new.n_events = n_events
     return new
-
-
-def _after_last(setting: Setting, c: int, delta: int) -> int:
-    """The figure after call ``c``'s reply, from its delta (as :meth:`core.replay.simulate.Run.call_step`)."""
-    rec = setting.rec
-    after: int = rec.baseline_after[c] + round(delta * rec.ratio)
-    return max(after, 0)
