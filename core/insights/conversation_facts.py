@@ -280,7 +280,22 @@ class Fact:
 
 def words(text: str) -> list[str]:
     """``text`` as normalised words (see the module docstring)."""
-    return _WORD.findall(_ESCAPES.sub(" ", text.lower()))
+    return _WORD.findall(_ESCAPES.sub(" ", ascii_lower(text)))
+
+
+_LOWERS_TO_ASCII = ("\u0130", "\u212a")
+"""The characters outside ASCII whose lower case holds an ASCII letter (İ, K)."""
+
+
+def ascii_lower(text: str) -> str:
+    """``text.lower()`` as :data:`_WORD` (or a search for a piece of ASCII) reads it: every
+    character outside ASCII becomes one ``?`` before lowering, which keeps the length and the
+    ASCII characters (a character outside ASCII lowers to one character outside ASCII, but for
+    :data:`_LOWERS_TO_ASCII`: a text with one of those is lowered as it is). Lowering ASCII
+    costs a fraction of lowering the rest."""
+    if text.isascii() or any(c in text for c in _LOWERS_TO_ASCII):
+        return text.lower()
+    return text.encode("ascii", "replace").decode("ascii").lower()
 
 
 @lru_cache(maxsize=4096)  # (a session runs the same commands and names the same paths again)
@@ -513,7 +528,7 @@ def _match_starts(text: str, marker: re.Pattern[str]) -> list[int] | None:
     folds to an ASCII letter."""
     if not text.isascii() and any(c in text for c in _FOLDS_TO_ASCII):
         return None
-    lowered = text.lower()
+    lowered = ascii_lower(text)  # (positions kept: the pieces are ASCII without ``?``)
     match = marker.match
     starts: set[int] = set()
     for piece in _MARKER_WORDS[marker]:
@@ -547,7 +562,7 @@ def _identifiers(text: str, index: int, *, functions: bool = False) -> Iterator[
         tests = _TEST.findall(text)
     elif "test_" in text or "Test" in text:
         tests = names_of_tests(text)
-    calls = _FUNCTION.findall(text) if functions and "(" in text else ()
+    calls = function_names(text) if functions and "(" in text else ()
     branches = _BRANCH.findall(text) if "git" in text else ()
     for url in urls:
         url = url.rstrip(".,;:!?")
@@ -730,6 +745,29 @@ def names_of_tests(text: str) -> list[str]:
     return names
 
 
+_NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_."
+"""The characters of :data:`_FUNCTION`'s run."""
+
+
+def function_names(text: str) -> list[str]:
+    """``_FUNCTION.findall(text)``, the pattern tried only on the run of name characters before
+    each ``(``: every match ends at a ``(`` and starts in the run before it (the run holds no
+    ``(``, so that matches of two ``(`` never overlap), and the leftmost start in that run is the
+    one findall finds. Searching the run alone skips the scan of every other character."""
+    names: list[str] = []
+    after = 0  # (just after the previous "(")
+    at = text.find("(")
+    while at >= 0:
+        start = after + len(text[after:at].rstrip(_NAME_CHARS))  # (where the run starts)
+        if at - start >= 3:
+            found = _FUNCTION.search(text, start, at + 1)
+            if found is not None:
+                names.append(found.group(1))
+        after = at + 1
+        at = text.find("(", after)
+    return names
+
+
 def _occurrences(text: str, piece: str) -> list[int]:
     """Where ``piece`` starts in ``text`` (overlapping occurrences included)."""
     found: list[int] = []
@@ -749,7 +787,7 @@ def _exit_code(text: str) -> re.Match[str] | None:
     runs only on a text whose lower case holds it): the first match of :data:`_EXIT_CODE`,
     which starts at an ``exit`` of the lower case or :data:`_EXITED_LEAD` characters before
     (a text with a character that folds to an ASCII letter is searched whole)."""
-    lowered = text.lower()
+    lowered = ascii_lower(text)  # (positions kept: see :func:`ascii_lower`)
     if "exit" not in lowered:
         return None
     if not text.isascii() and any(c in text for c in _FOLDS_TO_ASCII):
