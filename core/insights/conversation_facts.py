@@ -28,10 +28,11 @@ fact.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import accumulate
 from typing import Any, Literal
 
 from core.model.session import Message, Role
@@ -169,6 +170,8 @@ _SENTENCE = re.compile(r"\s(?:(?<=[.!?]\s)\s*|(?<=\n)\n*)")
 r"""Where sentences split: the blanks after a ``.``, ``!`` or ``?``, else a run of newlines
 (``(?<=[.!?])\s+|\n+``, written to start with a blank so that the search skips to the
 blanks instead of trying each character)."""
+_SENTENCE_CUT = re.compile(f"({_SENTENCE.pattern})")
+""":data:`_SENTENCE` kept in the pieces of a split."""
 _INSTRUCTION = re.compile(
     r"\b(don'?t|do not|never|always|must|should|shouldn'?t|make sure|ensure|only|avoid|"
     r"without|instead|prefer|keep|remember|important|no need|not allowed|required?)\b",
@@ -524,19 +527,27 @@ def marked_sentences(text: str, marker: re.Pattern[str]) -> Iterator[str]:
         return
     if not starts:
         return  # (most messages: no sentence of theirs can qualify)
-    begin = 0
-    for split in (*_SENTENCE.finditer(text), None):
-        end = len(text) if split is None else split.start()
-        piece = text[begin:end]
+    # The text cut at its splits, kept: [sentence, split, sentence, ..., sentence], and where
+    # each part begins; only the sentences a match starts in are looked at.
+    parts = _SENTENCE_CUT.split(text)
+    begins = [0, *accumulate(map(len, parts))]
+    last = -1
+    for start in starts:
+        at = bisect_right(begins, start) - 1
+        if at % 2 or at == last:
+            continue  # (a split, or a sentence already looked at)
+        piece = parts[at]
         sentence = piece.strip(_SENTENCE_EDGE)
-        left = begin + len(piece) - len(piece.lstrip(_SENTENCE_EDGE))
-        if split is not None:
-            begin = split.end()
         if not 12 <= len(sentence) <= _MAX_SENTENCE:
             continue
-        first = bisect_left(starts, left)
-        if first < len(starts) and starts[first] < left + len(sentence):
+        left = begins[at] + len(piece) - len(piece.lstrip(_SENTENCE_EDGE))
+        if left <= start < left + len(sentence):
+            last = at
             yield sentence
+        elif start < left:
+            continue  # (a later match may start within it)
+        else:
+            last = at
 
 
 def _match_starts(text: str, marker: re.Pattern[str]) -> list[int] | None:
