@@ -340,7 +340,11 @@ class NormalisedText:
         self.vocabulary = set(run)
 
     def has_run(self, key: str) -> bool:
-        return bool(key) and f" {key} " in self.joined
+        """The text holds ``key``'s words in a row (a key whose words it does not all hold is
+        answered from the set, without scanning the text)."""
+        if not key or not self.vocabulary.issuperset(key.split(" ")):
+            return False
+        return f" {key} " in self.joined
 
     def overlap(self, text: str) -> float:
         wanted = content_words(text)

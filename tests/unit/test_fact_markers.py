@@ -20,6 +20,7 @@ from core.insights.conversation_facts import (
     _LOWERS_TO_ASCII,
     _WORD,
     FactMemo,
+    NormalisedText,
     _command_key,
     _exit_code,
     _match_starts,
@@ -344,3 +345,16 @@ def test_a_marker_is_tried_everywhere_it_matches() -> None:
             matched += bool(expected)
             assert starts == expected, (text, marker.pattern)
     assert matched > 3000
+
+
+def test_a_run_is_found_where_the_joined_words_hold_it() -> None:
+    rng = random.Random(53)
+    vocabulary = ["a", "b", "c_1", "d2", "ee"]
+    found = 0
+    for _ in range(20_000):
+        text = NormalisedText(" ".join(rng.choice(vocabulary) for _ in range(rng.randint(0, 8))))
+        key = " ".join(rng.choice([*vocabulary, "zz"]) for _ in range(rng.randint(0, 3)))
+        expected = bool(key) and f" {key} " in text.joined
+        found += expected
+        assert text.has_run(key) == expected, (text.joined, key)
+    assert found > 2000
