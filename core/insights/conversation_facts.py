@@ -28,10 +28,11 @@ fact.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import accumulate
 from typing import Any, Literal
 
 from core.model.session import Message, Role
@@ -169,6 +170,8 @@ _SENTENCE = re.compile(r"\s(?:(?<=[.!?]\s)\s*|(?<=\n)\n*)")
 r"""Where sentences split: the blanks after a ``.``, ``!`` or ``?``, else a run of newlines
 (``(?<=[.!?])\s+|\n+``, written to start with a blank so that the search skips to the
 blanks instead of trying each character)."""
+_SENTENCE_CUT = re.compile(f"({_SENTENCE.pattern})")
+""":data:`_SENTENCE` kept in the pieces of a split."""
 _INSTRUCTION = re.compile(
     r"\b(don'?t|do not|never|always|must|should|shouldn'?t|make sure|ensure|only|avoid|"
     r"without|instead|prefer|keep|remember|important|no need|not allowed|required?)\b",
@@ -279,8 +282,40 @@ class Fact:
 
 
 def words(text: str) -> list[str]:
-    """``text`` as normalised words (see the module docstring)."""
-    return _WORD.findall(_ESCAPES.sub(" ", text.lower()))
+    """``text`` as normalised words (see the module docstring): ``_WORD.findall(_ESCAPES.sub(" ",
+    text.lower()))``, read in ASCII (:func:`ascii_lower`) by a table that lowers the letters and
+    blanks every other character, then split at the blanks (a fraction of the pattern's cost)."""
+    if not text.isascii():
+        if any(c in text for c in _LOWERS_TO_ASCII):
+            return _WORD.findall(_ESCAPES.sub(" ", text.lower()))
+        text = text.encode("ascii", "replace").decode("ascii")
+    if "\\" in text:
+        text = _ESCAPES_ANY_CASE.sub(" ", text)
+    return text.translate(_WORD_TABLE).split()
+
+
+_ESCAPES_ANY_CASE = re.compile(r"\\[nrtNRT\"\\/]")
+""":data:`_ESCAPES` before lowering (lowering keeps the length and makes ``\\N`` an ``\\n``)."""
+_WORD_TABLE = {
+    c: (chr(c).lower() if chr(c).isalnum() or chr(c) == "_" else " ") for c in range(128)
+}
+"""For each ASCII character: its lower case when :data:`_WORD` reads it as part of a word, else
+a blank."""
+
+
+_LOWERS_TO_ASCII = ("\u0130", "\u212a")
+"""The characters outside ASCII whose lower case holds an ASCII letter (İ, K)."""
+
+
+def ascii_lower(text: str) -> str:
+    """``text.lower()`` as :data:`_WORD` (or a search for a piece of ASCII) reads it: every
+    character outside ASCII becomes one ``?`` before lowering, which keeps the length and the
+    ASCII characters (a character outside ASCII lowers to one character outside ASCII, but for
+    :data:`_LOWERS_TO_ASCII`: a text with one of those is lowered as it is). Lowering ASCII
+    costs a fraction of lowering the rest."""
+    if text.isascii() or any(c in text for c in _LOWERS_TO_ASCII):
+        return text.lower()
+    return text.encode("ascii", "replace").decode("ascii").lower()
 
 
 @lru_cache(maxsize=4096)  # (a session runs the same commands and names the same paths again)
@@ -305,7 +340,11 @@ class NormalisedText:
         self.vocabulary = set(run)
 
     def has_run(self, key: str) -> bool:
-        return bool(key) and f" {key} " in self.joined
+        """The text holds ``key``'s words in a row (a key whose words it does not all hold is
+        answered from the set, without scanning the text)."""
+        if not key or not self.vocabulary.issuperset(key.split(" ")):
+            return False
+        return f" {key} " in self.joined
 
     def overlap(self, text: str) -> float:
         wanted = content_words(text)
@@ -492,19 +531,27 @@ def marked_sentences(text: str, marker: re.Pattern[str]) -> Iterator[str]:
         return
     if not starts:
         return  # (most messages: no sentence of theirs can qualify)
-    begin = 0
-    for split in (*_SENTENCE.finditer(text), None):
-        end = len(text) if split is None else split.start()
-        piece = text[begin:end]
+    # The text cut at its splits, kept: [sentence, split, sentence, ..., sentence], and where
+    # each part begins; only the sentences a match starts in are looked at.
+    parts = _SENTENCE_CUT.split(text)
+    begins = [0, *accumulate(map(len, parts))]
+    last = -1
+    for start in starts:
+        at = bisect_right(begins, start) - 1
+        if at % 2 or at == last:
+            continue  # (a split, or a sentence already looked at)
+        piece = parts[at]
         sentence = piece.strip(_SENTENCE_EDGE)
-        left = begin + len(piece) - len(piece.lstrip(_SENTENCE_EDGE))
-        if split is not None:
-            begin = split.end()
         if not 12 <= len(sentence) <= _MAX_SENTENCE:
             continue
-        first = bisect_left(starts, left)
-        if first < len(starts) and starts[first] < left + len(sentence):
+        left = begins[at] + len(piece) - len(piece.lstrip(_SENTENCE_EDGE))
+        if left <= start < left + len(sentence):
+            last = at
             yield sentence
+        elif start < left:
+            continue  # (a later match may start within it)
+        else:
+            last = at
 
 
 def _match_starts(text: str, marker: re.Pattern[str]) -> list[int] | None:
@@ -513,7 +560,7 @@ def _match_starts(text: str, marker: re.Pattern[str]) -> list[int] | None:
     folds to an ASCII letter."""
     if not text.isascii() and any(c in text for c in _FOLDS_TO_ASCII):
         return None
-    lowered = text.lower()
+    lowered = ascii_lower(text)  # (positions kept: the pieces are ASCII without ``?``)
     match = marker.match
     starts: set[int] = set()
     for piece in _MARKER_WORDS[marker]:
@@ -547,7 +594,7 @@ def _identifiers(text: str, index: int, *, functions: bool = False) -> Iterator[
         tests = _TEST.findall(text)
     elif "test_" in text or "Test" in text:
         tests = names_of_tests(text)
-    calls = _FUNCTION.findall(text) if functions and "(" in text else ()
+    calls = function_names(text) if functions and "(" in text else ()
     branches = _BRANCH.findall(text) if "git" in text else ()
     for url in urls:
         url = url.rstrip(".,;:!?")
@@ -730,6 +777,29 @@ def names_of_tests(text: str) -> list[str]:
     return names
 
 
+_NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_."
+"""The characters of :data:`_FUNCTION`'s run."""
+
+
+def function_names(text: str) -> list[str]:
+    """``_FUNCTION.findall(text)``, the pattern tried only on the run of name characters before
+    each ``(``: every match ends at a ``(`` and starts in the run before it (the run holds no
+    ``(``, so that matches of two ``(`` never overlap), and the leftmost start in that run is the
+    one findall finds. Searching the run alone skips the scan of every other character."""
+    names: list[str] = []
+    after = 0  # (just after the previous "(")
+    at = text.find("(")
+    while at >= 0:
+        start = after + len(text[after:at].rstrip(_NAME_CHARS))  # (where the run starts)
+        if at - start >= 3:
+            found = _FUNCTION.search(text, start, at + 1)
+            if found is not None:
+                names.append(found.group(1))
+        after = at + 1
+        at = text.find("(", after)
+    return names
+
+
 def _occurrences(text: str, piece: str) -> list[int]:
     """Where ``piece`` starts in ``text`` (overlapping occurrences included)."""
     found: list[int] = []
@@ -749,7 +819,9 @@ def _exit_code(text: str) -> re.Match[str] | None:
     runs only on a text whose lower case holds it): the first match of :data:`_EXIT_CODE`,
     which starts at an ``exit`` of the lower case or :data:`_EXITED_LEAD` characters before
     (a text with a character that folds to an ASCII letter is searched whole)."""
-    lowered = text.lower()
+    if "x" not in text and "X" not in text:
+        return None  # (a text whose lower case holds "exit" holds one: only they lower to "x")
+    lowered = ascii_lower(text)  # (positions kept: see :func:`ascii_lower`)
     if "exit" not in lowered:
         return None
     if not text.isascii() and any(c in text for c in _FOLDS_TO_ASCII):
