@@ -31,13 +31,13 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from decimal import Decimal
 from itertools import accumulate, chain, compress, pairwise, repeat
-from operator import add, is_, lt, ne, or_
+from operator import add, attrgetter, eq, is_not, itemgetter, lt, mul, ne, or_
 from typing import NamedTuple, cast
 
 from pydantic import Field
 
 from core.insights.context_walk import RecordedWalk
-from core.insights.prices import SUBSCRIPTIONS, Rates, UnknownPrice, rates_of_prompts, rates_on
+from core.insights.prices import SUBSCRIPTIONS, Rates, UnknownPrice, rate_runs, rates_on
 from core.model.fastmodel import build
 from core.model.session import Message, Role, Session, Usage, UsageConvention
 from core.replay.results import Documented
@@ -267,7 +267,7 @@ class _PricedCalls:
             if m.role is assistant and (call_of[m.index] >= 0 or m.usage is not None)
         ]
         self.picked = picked
-        self.message_index = array("q", [m.index for m in picked])
+        self.message_index = array("q", map(_INDEX, picked))
         calls = array("q", map(call_of.__getitem__, self.message_index))
         self._call_of = calls
         entries = range(len(picked))
@@ -276,24 +276,23 @@ class _PricedCalls:
         self.other = array("q", compress(entries, map((0).__gt__, calls)))
         """The others (``other_calls``): compaction summaries, sub-agents."""
         default_model = session.model
-        usages = [m.usage for m in picked]
-        every = not any(map(is_, usages, repeat(None)))  # (the usual case: one pass less)
-        recorded = picked if every else [m for m in picked if m.usage is not None]
-        self.models_u: list[str | None] = [m.model or default_model for m in recorded]
+        usages = list(map(_USAGE, picked))
+        every = None not in usages  # (the usual case: one pass less)
+        flags = None if every else list(map(is_not, usages, repeat(None)))
+        recorded = picked if flags is None else list(compress(picked, flags))
+        self.models_u: list[str | None] = _models(recorded, default_model)
         """The model of each call with usage."""
         self.slot: array[int] | range
         """The entry's number among the calls with usage (-1: none recorded)."""
         self.model: list[str | None]
         """The model of each entry."""
-        if len(recorded) == len(picked):
+        if flags is None:
             self.slot, self.model = range(len(picked)), self.models_u
         else:
-            self.slot = _slots(picked)
-            self.model = [m.model or default_model for m in picked]
+            self.slot = _slots(flags)
+            self.model = _models(picked, default_model)
         self.counts = _token_columns(
-            cast("list[Usage]", usages)
-            if every
-            else [m.usage for m in recorded if m.usage is not None]
+            cast("list[Usage]", usages if flags is None else list(compress(usages, flags)))
         )
         """Uncached input, cache read, cache write and billed output of each call with usage
         (:func:`billed`)."""
@@ -335,7 +334,7 @@ class _PricedCalls:
     def _price(self, session: Session, recorded: list[Message]) -> None:
         """Rates per stretch of calls of one model and day, dollars per run of one rate."""
         models = self.models_u
-        days = [_day_of(m.timestamp) for m in recorded]
+        days = _days_of(list(map(_TIMESTAMP, recorded)))
         count = len(recorded)
         # Where the (model, day) key changes from the call before: the stretches' starts.
         starts = [0]
@@ -354,25 +353,16 @@ class _PricedCalls:
         a, r, w, _ = self.counts
         prompts = list(map(add, map(add, a[start:end], r[start:end]), w[start:end]))
         try:
-            found = rates_of_prompts(model, session.provider, day, prompts)
+            runs = rate_runs(model, session.provider, day, prompts)
         except UnknownPrice as exc:
-            reason = str(exc)
-            for j in range(start, end):
-                self.unknown[j] = reason
+            self.unknown.update(zip(range(start, end), repeat(str(exc))))
             return
         del prompts
-        first = 0
-        size = len(found)
-        while first < size:  # runs of one rate (a tier crossed starts another)
-            rates = found[first]
-            last = first + 1
-            while last < size and found[last] is rates:
-                last += 1
+        for first, last, rates in runs:  # runs of one rate (a tier crossed starts another)
             lo, hi = start + first, start + last
             self.runs.append((rates, self._dollars(lo, hi, rates)))
             self.rates[lo:hi] = [rates] * (hi - lo)
             self.priced[lo:hi] = b"\x01" * (hi - lo)
-            first = last
 
     def _dollars(self, lo: int, hi: int, rates: Rates) -> int:
         """Price calls ``lo`` to ``hi`` (one rate) into :attr:`usd`: input, cache read, cache
@@ -489,25 +479,60 @@ def _day_of(stamp: str | None) -> str | None:
         return None
 
 
-def _slots(picked: list[Message]) -> array[int]:
-    """Each message's number among those with usage (-1: none)."""
-    flags = [m.usage is not None for m in picked]
-    return array("q", [n - 1 if f else -1 for n, f in zip(accumulate(flags), flags, strict=True)])
+_TIMESTAMP = attrgetter("timestamp")
+_INDEX = attrgetter("index")
+_USAGE = attrgetter("usage")
+_MODEL = attrgetter("model")
+_INPUT = attrgetter("input")
+_CACHE_READ = attrgetter("cache_read")
+_CACHE_WRITE = attrgetter("cache_write")
+_OUTPUT = attrgetter("output")
+_CONVENTION = attrgetter("convention")
+_HEAD = itemgetter(slice(None, 10))
+_FIFTH = itemgetter(4)
+
+
+def _days_of(stamps: list[str | None]) -> list[str | None]:
+    """:func:`_day_of` of every timestamp: when each is a UTC one (as nearly every agent writes
+    them), their first ten characters, cut and checked in C (no Python step per stamp)."""
+    if None not in stamps:
+        texts = cast("list[str]", stamps)
+        if all(map(str.endswith, texts, repeat(_UTC))):
+            heads: list[str] = list(map(_HEAD, texts))
+            if not heads or (
+                min(map(len, heads)) == 10 and all(map(eq, map(_FIFTH, heads), repeat("-")))
+            ):
+                return cast("list[str | None]", heads)
+    return list(map(_day_of, stamps))
+
+
+def _slots(flags: list[bool]) -> array[int]:
+    """Each message's number among those with usage (``flags``: it has one), -1 for none:
+    ``n * flag - 1`` of the running count ``n``, in C."""
+    return array("q", map((-1).__add__, map(mul, accumulate(flags), flags)))
+
+
+def _models(messages: list[Message], default: str | None) -> list[str | None]:
+    """The model of each message (the session's ``default`` where it records none)."""
+    models: list[str | None] = list(map(_MODEL, messages))
+    if all(models):
+        return models
+    return [model or default for model in models]
 
 
 def _token_columns(usages: list[Usage]) -> tuple[list[int], list[int], list[int], list[int]]:
     """:func:`billed` of every usage, as four columns."""
-    output = [u.output for u in usages]
+    output: list[int] = list(map(_OUTPUT, usages))
     opencode = UsageConvention.OPENCODE
-    if any(u.convention is opencode for u in usages):
+    if opencode in map(_CONVENTION, usages):
         output = [
             o + u.reasoning if u.convention is opencode else o
             for o, u in zip(output, usages, strict=True)
         ]
     return (
-        [u.input for u in usages],
-        [u.cache_read for u in usages],
-        [u.cache_write for u in usages],
+        list(map(_INPUT, usages)),
+        list(map(_CACHE_READ, usages)),
+        list(map(_CACHE_WRITE, usages)),
         output,
     )
 
@@ -611,16 +636,19 @@ def _neighbours(
 def _total(calls: _PricedCalls, compactions: list[CompactionCost], session: Session) -> SessionCost:
     recorded = len(calls.priced)  # (every call with usage is a main or an other one)
     unknown = sorted({calls.models_u[j] or "(no model)" for j in calls.unknown})
-    slot = calls.slot
-    if isinstance(slot, range) and not calls.other and not calls.unknown:
-        priced: Sequence[int] | None = None  # (every call, in order: the columns as they are)
-        priced_count = recorded
+    # (every call with usage is priced or has a reason, and is a main or an other one once)
+    priced_count = recorded - len(calls.unknown)
+    priced: Sequence[int] | None = None  # (every call, in order: the columns as they are)
+    if calls.sums is not None:
+        pass  # (added up as they were made: no column kept, no order to follow)
+    elif not calls.other:  # the main calls' slots ascend: the priced ones, in column order
+        if calls.unknown:
+            priced = list(compress(range(recorded), calls.priced))
     else:  # the priced calls, the main ones then the others, as call by call
-        flags = calls.priced
+        slot, flags = calls.slot, calls.priced
         priced = [
             j for j in map(slot.__getitem__, chain(calls.main, calls.other)) if j >= 0 and flags[j]
         ]
-        priced_count = len(priced)
 
     def column(figure: int) -> float:  # one figure of every priced call, added up in order
         if calls.sums is not None:

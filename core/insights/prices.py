@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from functools import lru_cache
+from itertools import compress, pairwise, repeat
+from operator import ne
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -125,6 +127,27 @@ def rates_of_prompts(
         if tier not in by_tier:
             by_tier[tier] = rates_on(model, provider, day, prompt)
     return [by_tier[tier] for tier in tiers]
+
+
+def rate_runs(
+    model: str | None, provider: str | None, day: str | None, prompts: Sequence[int]
+) -> list[tuple[int, int, Rates]]:
+    """:func:`rates_of_prompts` as runs: ``(start, end, rates)`` for each stretch of consecutive
+    prompts priced at one rate (a tier crossed starts another), in order. The model is looked
+    up once and the tiers compared over the whole stretch at once: no Python step per prompt
+    where the model has no tiers or none is crossed. Raises :class:`UnknownPrice`."""
+    count = len(prompts)
+    if not count:
+        return []
+    first = rates_on(model, provider, day, prompts[0])
+    entry = _ENTRIES[(model or "", provider, day)]
+    if isinstance(entry, str) or not entry.starts:
+        return [(0, count, first)]
+    tiers = list(map(bisect_left, repeat(entry.starts), prompts))
+    bounds = [0]
+    bounds += compress(range(1, count), map(ne, tiers[1:], tiers[:-1]))
+    bounds.append(count)
+    return [(lo, hi, rates_on(model, provider, day, prompts[lo])) for lo, hi in pairwise(bounds)]
 
 
 _RATES: dict[tuple[str, str | None, str | None, int], Rates] = {}
