@@ -108,34 +108,14 @@ def rates_on(model: str | None, provider: str | None, day: str | None, prompt_to
     return found
 
 
-def rates_of_prompts(
-    model: str | None, provider: str | None, day: str | None, prompts: Sequence[int]
-) -> list[Rates]:
-    """:func:`rates_on` of every prompt of a stretch of calls of one model, provider and day:
-    the model is looked up once, and a model without tiers has one :class:`Rates` for the
-    whole stretch. Raises :class:`UnknownPrice` (the same for every call of the stretch)."""
-    if not prompts:
-        return []
-    first = rates_on(model, provider, day, prompts[0])
-    entry = _ENTRIES[(model or "", provider, day)]
-    if isinstance(entry, str) or not entry.starts:
-        return [first] * len(prompts)
-    starts = entry.starts
-    tiers = [bisect_left(starts, prompt) for prompt in prompts]
-    by_tier: dict[int, Rates] = {}
-    for tier, prompt in zip(tiers, prompts, strict=True):
-        if tier not in by_tier:
-            by_tier[tier] = rates_on(model, provider, day, prompt)
-    return [by_tier[tier] for tier in tiers]
-
-
 def rate_runs(
     model: str | None, provider: str | None, day: str | None, prompts: Sequence[int]
 ) -> list[tuple[int, int, Rates]]:
-    """:func:`rates_of_prompts` as runs: ``(start, end, rates)`` for each stretch of consecutive
-    prompts priced at one rate (a tier crossed starts another), in order. The model is looked
-    up once and the tiers compared over the whole stretch at once: no Python step per prompt
-    where the model has no tiers or none is crossed. Raises :class:`UnknownPrice`."""
+    """:func:`rates_on` of every prompt of a stretch of calls of one model, provider and day,
+    as runs: ``(start, end, rates)`` for each stretch of consecutive prompts priced at one rate
+    (a tier crossed starts another), in order. The model is looked up once and the prompts'
+    tiers compared over the whole stretch at once (none for a model without tiers: one run).
+    Raises :class:`UnknownPrice` (the same for every prompt of the stretch)."""
     count = len(prompts)
     if not count:
         return []
