@@ -377,21 +377,30 @@ class _PricedCalls:
         read: int = sum(columns[1])
         if min(map(min, columns)) < 0:
             return self._decimal_dollars(lo, hi, rates, read)
-        costs = [
-            list(map(rate.__mul__, column))
+        # A figure whose every product is 0 (no such tokens in the run, as Codex's cache writes,
+        # or a rate of 0) is None: each of its calls costs 0.0, and it adds nothing to the whole.
+        costs: list[list[int] | None] = [
+            list(map(rate.__mul__, column)) if rate and any(column) else None
             for rate, column in zip((rate_a, rate_r, rate_w, rate_o), columns, strict=True)
         ]
-        whole = list(map(add, map(add, map(add, costs[0], costs[1]), costs[2]), costs[3]))
-        if max(whole) >= _EXACT:
+        made = [cost for cost in costs if cost is not None]
+        whole: list[int] | None = None
+        if made:  # (integers: exact in any order)
+            added: Iterable[int] = made[0]
+            for products in made[1:]:
+                added = map(add, added, products)
+            whole = added if isinstance(added, list) else list(added)
+        if whole is not None and max(whole) >= _EXACT:
             return self._decimal_dollars(lo, hi, rates, read)
         divide = scale.__rtruediv__
         sums = self.sums
         if sums is not None:  # (the same floats, added up as the columns would be)
             for figure, cost in enumerate((*costs, whole)):
-                sums[figure] = sum(map(divide, cost), sums[figure])
+                start = sums[figure]
+                sums[figure] = start + 0.0 if cost is None else sum(map(divide, cost), start)
             return read
         for usd, cost in zip(self.usd, (*costs, whole), strict=True):
-            usd[lo:hi] = array("d", map(divide, cost))
+            usd[lo:hi] = array("d", bytes(8 * (hi - lo)) if cost is None else map(divide, cost))
         return read
 
     def _decimal_dollars(self, lo: int, hi: int, rates: Rates, read: int) -> int:

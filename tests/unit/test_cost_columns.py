@@ -266,3 +266,19 @@ def test_slots_number_the_flagged_entries(flags: list[bool]) -> None:
         expected.append(count if flag else -1)
         count += flag
     assert list(_slots(flags)) == expected
+
+
+@pytest.mark.parametrize("zero", range(4))
+@pytest.mark.parametrize("model", ["gpt-5", "claude-sonnet-4-5"])
+def test_a_run_without_one_kind_of_token_is_priced_call_by_call(zero: int, model: str) -> None:
+    """A run where one kind of token is never billed (Codex's cache writes) prices that figure
+    0.0 per call and leaves it out of the whole, to the same floats as call by call."""
+    builder = SessionBuilder(model=model).user("go")
+    for n in range(30):
+        counts = [1_000 + 7 * n, 997 * n + 3, 13 * n + 1, 50 + n]
+        counts[zero] = 0
+        uncached, read, write, out = counts
+        builder.reply(
+            "ok", usage=Usage(input=uncached, cache_read=read, cache_write=write, output=out)
+        )
+    _same(builder.session(model=None, provider="openai" if model == "gpt-5" else "anthropic"))
