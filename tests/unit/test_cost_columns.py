@@ -268,15 +268,19 @@ def test_slots_number_the_flagged_entries(flags: list[bool]) -> None:
     assert list(_slots(flags)) == expected
 
 
+@pytest.mark.parametrize("lone", [None, 0, 29])
 @pytest.mark.parametrize("zero", range(4))
 @pytest.mark.parametrize("model", ["gpt-5", "claude-sonnet-4-5"])
-def test_a_run_without_one_kind_of_token_is_priced_call_by_call(zero: int, model: str) -> None:
-    """A run where one kind of token is never billed (Codex's cache writes) prices that figure
-    0.0 per call and leaves it out of the whole, to the same floats as call by call."""
+def test_a_run_without_one_kind_of_token_is_priced_call_by_call(
+    lone: int | None, zero: int, model: str
+) -> None:
+    """A run where one kind of token is never billed (Codex's cache writes), or only by its
+    first or last call, prices that figure 0.0 per call where it is 0 and leaves it out of the
+    whole, to the same floats as call by call."""
     builder = SessionBuilder(model=model).user("go")
     for n in range(30):
         counts = [1_000 + 7 * n, 997 * n + 3, 13 * n + 1, 50 + n]
-        counts[zero] = 0
+        counts[zero] = 5 if n == lone else 0
         uncached, read, write, out = counts
         builder.reply(
             "ok", usage=Usage(input=uncached, cache_read=read, cache_write=write, output=out)
