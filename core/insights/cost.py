@@ -242,6 +242,22 @@ def session_cost(session: Session, *, each_call: bool = True) -> SessionCost:
 
 
 _NO_USAGE = "no usage recorded"
+_CALL_FIELDS = (
+    "call_index",
+    "message_index",
+    "model",
+    "input_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "output_tokens",
+    "input_usd",
+    "cache_read_usd",
+    "cache_write_usd",
+    "output_usd",
+    "total_usd",
+    "unknown_reason",
+)
+"""The fields of :class:`CallCost`, in its order."""
 _EXACT = 10**28
 """Below this (scaled to the rates' last decimal), the default decimal context (28 digits)
 computes a call's dollars exactly, and so does integer arithmetic: the same float."""
@@ -431,33 +447,34 @@ class _PricedCalls:
 
     def call_costs(self, entries: Iterable[int]) -> list[CallCost]:
         """The :class:`CallCost` of each of ``entries``, straight from the columns (typed
-        values, not validated; the fields of :meth:`priced`)."""
-        unknown = (None, None, None, None, None)
-        out: list[CallCost] = []
-        for k in entries:
-            a, r, w, o = self.tokens(k)
-            usd = self.usd_of(k) or unknown
-            out.append(
-                build(
-                    CallCost,
-                    {
-                        "call_index": self.call_index(k),
-                        "message_index": self.message_index[k],
-                        "model": self.model[k],
-                        "input_tokens": a,
-                        "cache_read_tokens": r,
-                        "cache_write_tokens": w,
-                        "output_tokens": o,
-                        "input_usd": usd[0],
-                        "cache_read_usd": usd[1],
-                        "cache_write_usd": usd[2],
-                        "output_usd": usd[3],
-                        "total_usd": usd[4],
-                        "unknown_reason": self.reason(k),
-                    },
-                )
-            )
-        return out
+        values, not validated; the fields of :meth:`priced`): each field read for every entry
+        at once, through the entries' slots — every column carries one more value at its end,
+        what an entry without usage (slot -1) reads."""
+        keys = list(entries)
+        slots = list(map(self.slot.__getitem__, keys))
+        count = len(self.priced)
+        reasons: list[str | None] = [None] * count
+        reasons.append(_NO_USAGE)
+        for j, why in self.unknown.items():
+            reasons[j] = why
+        usd: list[list[float | None]] = [[*figure, None] for figure in self.usd]
+        if self.unknown:
+            for figure in usd:
+                for j in self.unknown:
+                    figure[j] = None
+        columns: list[list[int] | list[float | None] | list[str | None]] = [
+            *([*column, 0] for column in self.counts),
+            *usd,
+            reasons,
+        ]
+        rows = zip(
+            [call if call >= 0 else None for call in map(self._call_of.__getitem__, keys)],
+            map(self.message_index.__getitem__, keys),
+            map(self.model.__getitem__, keys),
+            *(map(column.__getitem__, slots) for column in columns),
+            strict=True,
+        )
+        return [build(CallCost, dict(zip(_CALL_FIELDS, row, strict=True))) for row in rows]
 
     def sent(self) -> array[int]:
         """The entries in the conversation's numbering whose calls sent tokens (uncached
