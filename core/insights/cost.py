@@ -334,11 +334,6 @@ class _PricedCalls:
         call = self._call_of[k]
         return call if call >= 0 else None
 
-    def reason(self, k: int) -> str | None:
-        """Why the entry is not priced (None: it is)."""
-        j = self.slot[k]
-        return _NO_USAGE if j < 0 else self.unknown.get(j)
-
     def tokens(self, k: int) -> tuple[int, int, int, int]:
         """The tokens the entry bills (:func:`billed`; zeros without usage)."""
         j = self.slot[k]
@@ -431,14 +426,6 @@ class _PricedCalls:
             else:
                 self.usd[figure][lo:hi] = array("d", column)
         return read
-
-    def usd_of(self, k: int) -> tuple[float, float, float, float, float] | None:
-        """The entry's dollars (None: not priced)."""
-        j = self.slot[k]
-        if j < 0 or not self.priced[j]:
-            return None
-        a, r, w, o, t = self.usd
-        return a[j], r[j], w[j], o[j], t[j]
 
     def rates_of(self, k: int) -> Rates | None:
         """The rates the entry was priced at (None: not priced)."""
