@@ -31,7 +31,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from decimal import Decimal
 from itertools import accumulate, chain, compress, pairwise, repeat
-from operator import add, attrgetter, eq, is_not, itemgetter, lt, mul, ne, or_
+from operator import add, eq, is_, is_not, itemgetter, lt, mul, ne, or_
 from typing import NamedTuple, cast
 
 from pydantic import Field
@@ -283,7 +283,7 @@ class _PricedCalls:
             if m.role is assistant and (call_of[m.index] >= 0 or m.usage is not None)
         ]
         self.picked = picked
-        self.message_index = array("q", map(_INDEX, picked))
+        self.message_index = array("q", [m.index for m in picked])
         calls = array("q", map(call_of.__getitem__, self.message_index))
         self._call_of = calls
         entries = range(len(picked))
@@ -292,8 +292,8 @@ class _PricedCalls:
         self.other = array("q", compress(entries, map((0).__gt__, calls)))
         """The others (``other_calls``): compaction summaries, sub-agents."""
         default_model = session.model
-        usages = list(map(_USAGE, picked))
-        every = None not in usages  # (the usual case: one pass less)
+        usages = [m.usage for m in picked]
+        every = not any(map(is_, usages, repeat(None)))  # (the usual case: one pass less)
         flags = None if every else list(map(is_not, usages, repeat(None)))
         recorded = picked if flags is None else list(compress(picked, flags))
         self.models_u: list[str | None] = _models(recorded, default_model)
@@ -345,7 +345,7 @@ class _PricedCalls:
     def _price(self, session: Session, recorded: list[Message]) -> None:
         """Rates per stretch of calls of one model and day, dollars per run of one rate."""
         models = self.models_u
-        days = _days_of(list(map(_TIMESTAMP, recorded)))
+        days = _days_of([m.timestamp for m in recorded])
         count = len(recorded)
         # Where the (model, day) key changes from the call before: the stretches' starts.
         starts = [0]
@@ -492,15 +492,6 @@ def _day_of(stamp: str | None) -> str | None:
         return None
 
 
-_TIMESTAMP = attrgetter("timestamp")
-_INDEX = attrgetter("index")
-_USAGE = attrgetter("usage")
-_MODEL = attrgetter("model")
-_INPUT = attrgetter("input")
-_CACHE_READ = attrgetter("cache_read")
-_CACHE_WRITE = attrgetter("cache_write")
-_OUTPUT = attrgetter("output")
-_CONVENTION = attrgetter("convention")
 _HEAD = itemgetter(slice(None, 10))
 _FIFTH = itemgetter(4)
 
@@ -508,14 +499,16 @@ _FIFTH = itemgetter(4)
 def _days_of(stamps: list[str | None]) -> list[str | None]:
     """:func:`_day_of` of every timestamp: when each is a UTC one (as nearly every agent writes
     them), their first ten characters, cut and checked in C (no Python step per stamp)."""
-    if None not in stamps:
-        texts = cast("list[str]", stamps)
-        if all(map(str.endswith, texts, repeat(_UTC))):
-            heads: list[str] = list(map(_HEAD, texts))
-            if not heads or (
-                min(map(len, heads)) == 10 and all(map(eq, map(_FIFTH, heads), repeat("-")))
-            ):
-                return cast("list[str | None]", heads)
+    try:  # (a stamp that is None is not a str: str.endswith refuses it)
+        utc = all(map(str.endswith, cast("list[str]", stamps), repeat(_UTC)))
+    except TypeError:
+        utc = False
+    if utc:
+        heads: list[str] = list(map(_HEAD, cast("list[str]", stamps)))
+        if not heads or (
+            min(map(len, heads)) == 10 and all(map(eq, map(_FIFTH, heads), repeat("-")))
+        ):
+            return cast("list[str | None]", heads)
     return list(map(_day_of, stamps))
 
 
@@ -527,25 +520,22 @@ def _slots(flags: list[bool]) -> array[int]:
 
 def _models(messages: list[Message], default: str | None) -> list[str | None]:
     """The model of each message (the session's ``default`` where it records none)."""
-    models: list[str | None] = list(map(_MODEL, messages))
-    if all(models):
-        return models
-    return [model or default for model in models]
+    return [m.model or default for m in messages]
 
 
 def _token_columns(usages: list[Usage]) -> tuple[list[int], list[int], list[int], list[int]]:
     """:func:`billed` of every usage, as four columns."""
-    output: list[int] = list(map(_OUTPUT, usages))
+    output = [u.output for u in usages]
     opencode = UsageConvention.OPENCODE
-    if opencode in map(_CONVENTION, usages):
+    if any([u.convention is opencode for u in usages]):
         output = [
             o + u.reasoning if u.convention is opencode else o
             for o, u in zip(output, usages, strict=True)
         ]
     return (
-        list(map(_INPUT, usages)),
-        list(map(_CACHE_READ, usages)),
-        list(map(_CACHE_WRITE, usages)),
+        [u.input for u in usages],
+        [u.cache_read for u in usages],
+        [u.cache_write for u in usages],
         output,
     )
 
