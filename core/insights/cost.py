@@ -242,22 +242,6 @@ def session_cost(session: Session, *, each_call: bool = True) -> SessionCost:
 
 
 _NO_USAGE = "no usage recorded"
-_CALL_FIELDS = (
-    "call_index",
-    "message_index",
-    "model",
-    "input_tokens",
-    "cache_read_tokens",
-    "cache_write_tokens",
-    "output_tokens",
-    "input_usd",
-    "cache_read_usd",
-    "cache_write_usd",
-    "output_usd",
-    "total_usd",
-    "unknown_reason",
-)
-"""The fields of :class:`CallCost`, in its order."""
 _EXACT = 10**28
 """Below this (scaled to the rates' last decimal), the default decimal context (28 digits)
 computes a call's dollars exactly, and so does integer arithmetic: the same float."""
@@ -461,7 +445,27 @@ class _PricedCalls:
             *(map(column.__getitem__, slots) for column in columns),
             strict=True,
         )
-        return [build(CallCost, dict(zip(_CALL_FIELDS, row, strict=True))) for row in rows]
+        return [
+            build(
+                CallCost,
+                {
+                    "call_index": call,
+                    "message_index": index,
+                    "model": model,
+                    "input_tokens": a,
+                    "cache_read_tokens": r,
+                    "cache_write_tokens": w,
+                    "output_tokens": o,
+                    "input_usd": a_usd,
+                    "cache_read_usd": r_usd,
+                    "cache_write_usd": w_usd,
+                    "output_usd": o_usd,
+                    "total_usd": total,
+                    "unknown_reason": why,
+                },
+            )
+            for call, index, model, a, r, w, o, a_usd, r_usd, w_usd, o_usd, total, why in rows
+        ]
 
     def sent(self) -> array[int]:
         """The entries in the conversation's numbering whose calls sent tokens (uncached
