@@ -31,13 +31,13 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from decimal import Decimal
 from itertools import accumulate, chain, compress, pairwise, repeat
-from operator import add, is_, lt, ne, or_
+from operator import add, eq, is_, is_not, itemgetter, lt, mul, ne, or_
 from typing import NamedTuple, cast
 
 from pydantic import Field
 
 from core.insights.context_walk import RecordedWalk
-from core.insights.prices import SUBSCRIPTIONS, Rates, UnknownPrice, rates_of_prompts, rates_on
+from core.insights.prices import SUBSCRIPTIONS, Rates, UnknownPrice, rate_runs, rates_on
 from core.model.fastmodel import build
 from core.model.session import Message, Role, Session, Usage, UsageConvention
 from core.replay.results import Documented
@@ -278,22 +278,21 @@ class _PricedCalls:
         default_model = session.model
         usages = [m.usage for m in picked]
         every = not any(map(is_, usages, repeat(None)))  # (the usual case: one pass less)
-        recorded = picked if every else [m for m in picked if m.usage is not None]
-        self.models_u: list[str | None] = [m.model or default_model for m in recorded]
+        flags = None if every else list(map(is_not, usages, repeat(None)))
+        recorded = picked if flags is None else list(compress(picked, flags))
+        self.models_u: list[str | None] = _models(recorded, default_model)
         """The model of each call with usage."""
         self.slot: array[int] | range
         """The entry's number among the calls with usage (-1: none recorded)."""
         self.model: list[str | None]
         """The model of each entry."""
-        if len(recorded) == len(picked):
+        if flags is None:
             self.slot, self.model = range(len(picked)), self.models_u
         else:
-            self.slot = _slots(picked)
-            self.model = [m.model or default_model for m in picked]
+            self.slot = _slots(flags)
+            self.model = _models(picked, default_model)
         self.counts = _token_columns(
-            cast("list[Usage]", usages)
-            if every
-            else [m.usage for m in recorded if m.usage is not None]
+            cast("list[Usage]", usages if flags is None else list(compress(usages, flags)))
         )
         """Uncached input, cache read, cache write and billed output of each call with usage
         (:func:`billed`)."""
@@ -319,11 +318,6 @@ class _PricedCalls:
         call = self._call_of[k]
         return call if call >= 0 else None
 
-    def reason(self, k: int) -> str | None:
-        """Why the entry is not priced (None: it is)."""
-        j = self.slot[k]
-        return _NO_USAGE if j < 0 else self.unknown.get(j)
-
     def tokens(self, k: int) -> tuple[int, int, int, int]:
         """The tokens the entry bills (:func:`billed`; zeros without usage)."""
         j = self.slot[k]
@@ -335,7 +329,7 @@ class _PricedCalls:
     def _price(self, session: Session, recorded: list[Message]) -> None:
         """Rates per stretch of calls of one model and day, dollars per run of one rate."""
         models = self.models_u
-        days = [_day_of(m.timestamp) for m in recorded]
+        days = _days_of([m.timestamp for m in recorded])
         count = len(recorded)
         # Where the (model, day) key changes from the call before: the stretches' starts.
         starts = [0]
@@ -354,25 +348,16 @@ class _PricedCalls:
         a, r, w, _ = self.counts
         prompts = list(map(add, map(add, a[start:end], r[start:end]), w[start:end]))
         try:
-            found = rates_of_prompts(model, session.provider, day, prompts)
+            runs = rate_runs(model, session.provider, day, prompts)
         except UnknownPrice as exc:
-            reason = str(exc)
-            for j in range(start, end):
-                self.unknown[j] = reason
+            self.unknown.update(zip(range(start, end), repeat(str(exc))))
             return
         del prompts
-        first = 0
-        size = len(found)
-        while first < size:  # runs of one rate (a tier crossed starts another)
-            rates = found[first]
-            last = first + 1
-            while last < size and found[last] is rates:
-                last += 1
+        for first, last, rates in runs:  # runs of one rate (a tier crossed starts another)
             lo, hi = start + first, start + last
             self.runs.append((rates, self._dollars(lo, hi, rates)))
             self.rates[lo:hi] = [rates] * (hi - lo)
             self.priced[lo:hi] = b"\x01" * (hi - lo)
-            first = last
 
     def _dollars(self, lo: int, hi: int, rates: Rates) -> int:
         """Price calls ``lo`` to ``hi`` (one rate) into :attr:`usd`: input, cache read, cache
@@ -387,21 +372,30 @@ class _PricedCalls:
         read: int = sum(columns[1])
         if min(map(min, columns)) < 0:
             return self._decimal_dollars(lo, hi, rates, read)
-        costs = [
-            list(map(rate.__mul__, column))
+        # A figure whose every product is 0 (no such tokens in the run, as Codex's cache writes,
+        # or a rate of 0) is None: each of its calls costs 0.0, and it adds nothing to the whole.
+        costs: list[list[int] | None] = [
+            list(map(rate.__mul__, column)) if rate and any(column) else None
             for rate, column in zip((rate_a, rate_r, rate_w, rate_o), columns, strict=True)
         ]
-        whole = list(map(add, map(add, map(add, costs[0], costs[1]), costs[2]), costs[3]))
-        if max(whole) >= _EXACT:
+        made = [cost for cost in costs if cost is not None]
+        whole: list[int] | None = None
+        if made:  # (integers: exact in any order)
+            added: Iterable[int] = made[0]
+            for products in made[1:]:
+                added = map(add, added, products)
+            whole = added if isinstance(added, list) else list(added)
+        if whole is not None and max(whole) >= _EXACT:
             return self._decimal_dollars(lo, hi, rates, read)
         divide = scale.__rtruediv__
         sums = self.sums
         if sums is not None:  # (the same floats, added up as the columns would be)
             for figure, cost in enumerate((*costs, whole)):
-                sums[figure] = sum(map(divide, cost), sums[figure])
+                start = sums[figure]
+                sums[figure] = start + 0.0 if cost is None else sum(map(divide, cost), start)
             return read
         for usd, cost in zip(self.usd, (*costs, whole), strict=True):
-            usd[lo:hi] = array("d", map(divide, cost))
+            usd[lo:hi] = array("d", bytes(8 * (hi - lo)) if cost is None else map(divide, cost))
         return read
 
     def _decimal_dollars(self, lo: int, hi: int, rates: Rates, read: int) -> int:
@@ -417,14 +411,6 @@ class _PricedCalls:
                 self.usd[figure][lo:hi] = array("d", column)
         return read
 
-    def usd_of(self, k: int) -> tuple[float, float, float, float, float] | None:
-        """The entry's dollars (None: not priced)."""
-        j = self.slot[k]
-        if j < 0 or not self.priced[j]:
-            return None
-        a, r, w, o, t = self.usd
-        return a[j], r[j], w[j], o[j], t[j]
-
     def rates_of(self, k: int) -> Rates | None:
         """The rates the entry was priced at (None: not priced)."""
         j = self.slot[k]
@@ -432,33 +418,54 @@ class _PricedCalls:
 
     def call_costs(self, entries: Iterable[int]) -> list[CallCost]:
         """The :class:`CallCost` of each of ``entries``, straight from the columns (typed
-        values, not validated; the fields of :meth:`priced`)."""
-        unknown = (None, None, None, None, None)
-        out: list[CallCost] = []
-        for k in entries:
-            a, r, w, o = self.tokens(k)
-            usd = self.usd_of(k) or unknown
-            out.append(
-                build(
-                    CallCost,
-                    {
-                        "call_index": self.call_index(k),
-                        "message_index": self.message_index[k],
-                        "model": self.model[k],
-                        "input_tokens": a,
-                        "cache_read_tokens": r,
-                        "cache_write_tokens": w,
-                        "output_tokens": o,
-                        "input_usd": usd[0],
-                        "cache_read_usd": usd[1],
-                        "cache_write_usd": usd[2],
-                        "output_usd": usd[3],
-                        "total_usd": usd[4],
-                        "unknown_reason": self.reason(k),
-                    },
-                )
+        values, not validated; the fields of :meth:`priced`): each field read for every entry
+        at once, through the entries' slots — every column carries one more value at its end,
+        what an entry without usage (slot -1) reads."""
+        keys = list(entries)
+        slots = list(map(self.slot.__getitem__, keys))
+        count = len(self.priced)
+        reasons: list[str | None] = [None] * count
+        reasons.append(_NO_USAGE)
+        for j, why in self.unknown.items():
+            reasons[j] = why
+        usd: list[list[float | None]] = [[*figure, None] for figure in self.usd]
+        if self.unknown:
+            for figure in usd:
+                for j in self.unknown:
+                    figure[j] = None
+        columns: list[list[int] | list[float | None] | list[str | None]] = [
+            *([*column, 0] for column in self.counts),
+            *usd,
+            reasons,
+        ]
+        rows = zip(
+            [call if call >= 0 else None for call in map(self._call_of.__getitem__, keys)],
+            map(self.message_index.__getitem__, keys),
+            map(self.model.__getitem__, keys),
+            *(map(column.__getitem__, slots) for column in columns),
+            strict=True,
+        )
+        return [
+            build(
+                CallCost,
+                {
+                    "call_index": call,
+                    "message_index": index,
+                    "model": model,
+                    "input_tokens": a,
+                    "cache_read_tokens": r,
+                    "cache_write_tokens": w,
+                    "output_tokens": o,
+                    "input_usd": a_usd,
+                    "cache_read_usd": r_usd,
+                    "cache_write_usd": w_usd,
+                    "output_usd": o_usd,
+                    "total_usd": total,
+                    "unknown_reason": why,
+                },
             )
-        return out
+            for call, index, model, a, r, w, o, a_usd, r_usd, w_usd, o_usd, total, why in rows
+        ]
 
     def sent(self) -> array[int]:
         """The entries in the conversation's numbering whose calls sent tokens (uncached
@@ -489,17 +496,42 @@ def _day_of(stamp: str | None) -> str | None:
         return None
 
 
-def _slots(picked: list[Message]) -> array[int]:
-    """Each message's number among those with usage (-1: none)."""
-    flags = [m.usage is not None for m in picked]
-    return array("q", [n - 1 if f else -1 for n, f in zip(accumulate(flags), flags, strict=True)])
+_HEAD = itemgetter(slice(None, 10))
+_FIFTH = itemgetter(4)
+
+
+def _days_of(stamps: list[str | None]) -> list[str | None]:
+    """:func:`_day_of` of every timestamp: when each is a UTC one (as nearly every agent writes
+    them), their first ten characters, cut and checked in C (no Python step per stamp)."""
+    try:  # (a stamp that is None is not a str: str.endswith refuses it)
+        utc = all(map(str.endswith, cast("list[str]", stamps), repeat(_UTC)))
+    except TypeError:
+        utc = False
+    if utc:
+        heads: list[str] = list(map(_HEAD, cast("list[str]", stamps)))
+        if not heads or (
+            min(map(len, heads)) == 10 and all(map(eq, map(_FIFTH, heads), repeat("-")))
+        ):
+            return cast("list[str | None]", heads)
+    return list(map(_day_of, stamps))
+
+
+def _slots(flags: list[bool]) -> array[int]:
+    """Each message's number among those with usage (``flags``: it has one), -1 for none:
+    ``n * flag - 1`` of the running count ``n``, in C."""
+    return array("q", map((-1).__add__, map(mul, accumulate(flags), flags)))
+
+
+def _models(messages: list[Message], default: str | None) -> list[str | None]:
+    """The model of each message (the session's ``default`` where it records none)."""
+    return [m.model or default for m in messages]
 
 
 def _token_columns(usages: list[Usage]) -> tuple[list[int], list[int], list[int], list[int]]:
     """:func:`billed` of every usage, as four columns."""
     output = [u.output for u in usages]
     opencode = UsageConvention.OPENCODE
-    if any(u.convention is opencode for u in usages):
+    if any([u.convention is opencode for u in usages]):
         output = [
             o + u.reasoning if u.convention is opencode else o
             for o, u in zip(output, usages, strict=True)
@@ -611,16 +643,19 @@ def _neighbours(
 def _total(calls: _PricedCalls, compactions: list[CompactionCost], session: Session) -> SessionCost:
     recorded = len(calls.priced)  # (every call with usage is a main or an other one)
     unknown = sorted({calls.models_u[j] or "(no model)" for j in calls.unknown})
-    slot = calls.slot
-    if isinstance(slot, range) and not calls.other and not calls.unknown:
-        priced: Sequence[int] | None = None  # (every call, in order: the columns as they are)
-        priced_count = recorded
+    # (every call with usage is priced or has a reason, and is a main or an other one once)
+    priced_count = recorded - len(calls.unknown)
+    priced: Sequence[int] | None = None  # (every call, in order: the columns as they are)
+    if calls.sums is not None:
+        pass  # (added up as they were made: no column kept, no order to follow)
+    elif not calls.other:  # the main calls' slots ascend: the priced ones, in column order
+        if calls.unknown:
+            priced = list(compress(range(recorded), calls.priced))
     else:  # the priced calls, the main ones then the others, as call by call
-        flags = calls.priced
+        slot, flags = calls.slot, calls.priced
         priced = [
             j for j in map(slot.__getitem__, chain(calls.main, calls.other)) if j >= 0 and flags[j]
         ]
-        priced_count = len(priced)
 
     def column(figure: int) -> float:  # one figure of every priced call, added up in order
         if calls.sums is not None:

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from functools import lru_cache
+from itertools import compress, pairwise, repeat
+from operator import ne
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -106,25 +108,26 @@ def rates_on(model: str | None, provider: str | None, day: str | None, prompt_to
     return found
 
 
-def rates_of_prompts(
+def rate_runs(
     model: str | None, provider: str | None, day: str | None, prompts: Sequence[int]
-) -> list[Rates]:
-    """:func:`rates_on` of every prompt of a stretch of calls of one model, provider and day:
-    the model is looked up once, and a model without tiers has one :class:`Rates` for the
-    whole stretch. Raises :class:`UnknownPrice` (the same for every call of the stretch)."""
-    if not prompts:
+) -> list[tuple[int, int, Rates]]:
+    """:func:`rates_on` of every prompt of a stretch of calls of one model, provider and day,
+    as runs: ``(start, end, rates)`` for each stretch of consecutive prompts priced at one rate
+    (a tier crossed starts another), in order. The model is looked up once and the prompts'
+    tiers compared over the whole stretch at once (none for a model without tiers: one run).
+    Raises :class:`UnknownPrice` (the same for every prompt of the stretch)."""
+    count = len(prompts)
+    if not count:
         return []
     first = rates_on(model, provider, day, prompts[0])
     entry = _ENTRIES[(model or "", provider, day)]
     if isinstance(entry, str) or not entry.starts:
-        return [first] * len(prompts)
-    starts = entry.starts
-    tiers = [bisect_left(starts, prompt) for prompt in prompts]
-    by_tier: dict[int, Rates] = {}
-    for tier, prompt in zip(tiers, prompts, strict=True):
-        if tier not in by_tier:
-            by_tier[tier] = rates_on(model, provider, day, prompt)
-    return [by_tier[tier] for tier in tiers]
+        return [(0, count, first)]
+    tiers = list(map(bisect_left, repeat(entry.starts), prompts))
+    bounds = [0]
+    bounds += compress(range(1, count), map(ne, tiers[1:], tiers[:-1]))
+    bounds.append(count)
+    return [(lo, hi, rates_on(model, provider, day, prompts[lo])) for lo, hi in pairwise(bounds)]
 
 
 _RATES: dict[tuple[str, str | None, str | None, int], Rates] = {}

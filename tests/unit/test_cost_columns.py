@@ -14,7 +14,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.insights.context_walk import RecordedWalk
-from core.insights.cost import CompactionCost, Priced, SessionCost, price, session_cost
+from core.insights.cost import (
+    CompactionCost,
+    Priced,
+    SessionCost,
+    _day_of,
+    _days_of,
+    _slots,
+    price,
+    session_cost,
+)
 from core.insights.prices import SUBSCRIPTIONS, Rates
 from core.model.session import Role, Session, Usage, UsageConvention
 from tests.support.builders import SessionBuilder
@@ -155,13 +164,29 @@ _STAMPS = st.sampled_from(
         None,
     )
 )
+_ANY_STAMP = (
+    _STAMPS
+    | st.sampled_from(
+        (
+            "2026-Z",
+            "2026-03-1Z",
+            "2026-03-01Z",
+            "20260-03-01T00:00:00Z",
+            "2026/03/01T00:00:00Z",
+            "2026-02-30T10:00:00Z",
+            "2026-03-01T10:00:00+00:00",
+            "2026-03-01T10:00:00+01:00",
+        )
+    )
+    | st.text(alphabet="0123456789-TZ:+", max_size=26)
+)
 _CALL = st.tuples(
     st.sampled_from(_MODELS),
     st.tuples(_COUNTS, _COUNTS, _COUNTS, _COUNTS, _COUNTS),
     st.sampled_from(list(UsageConvention)),
     st.booleans(),  # usage recorded
     st.booleans(),  # a sub-agent's call (outside the numbering)
-    _STAMPS,
+    _ANY_STAMP,
     st.booleans(),  # a compaction recorded after it
 )
 
@@ -222,3 +247,42 @@ def test_a_long_run_of_one_rate_with_one_odd_call_is_priced_call_by_call() -> No
 def test_columns_price_every_sample_as_call_by_call(path: Path | None) -> None:
     session = load_shared_or_skip(path)
     _same(session)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_ANY_STAMP, max_size=8))
+def test_days_of_a_column_are_each_stamps_day(stamps: list[str | None]) -> None:
+    """The days cut from a column of stamps at once are _day_of of each stamp."""
+    assert _days_of(stamps) == [_day_of(stamp) for stamp in stamps]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.booleans(), max_size=30))
+def test_slots_number_the_flagged_entries(flags: list[bool]) -> None:
+    """Each flagged entry's slot is its number among the flagged ones, the others -1."""
+    expected: list[int] = []
+    count = 0
+    for flag in flags:
+        expected.append(count if flag else -1)
+        count += flag
+    assert list(_slots(flags)) == expected
+
+
+@pytest.mark.parametrize("lone", [None, 0, 29])
+@pytest.mark.parametrize("zero", range(4))
+@pytest.mark.parametrize("model", ["gpt-5", "claude-sonnet-4-5"])
+def test_a_run_without_one_kind_of_token_is_priced_call_by_call(
+    lone: int | None, zero: int, model: str
+) -> None:
+    """A run where one kind of token is never billed (Codex's cache writes), or only by its
+    first or last call, prices that figure 0.0 per call where it is 0 and leaves it out of the
+    whole, to the same floats as call by call."""
+    builder = SessionBuilder(model=model).user("go")
+    for n in range(30):
+        counts = [1_000 + 7 * n, 997 * n + 3, 13 * n + 1, 50 + n]
+        counts[zero] = 5 if n == lone else 0
+        uncached, read, write, out = counts
+        builder.reply(
+            "ok", usage=Usage(input=uncached, cache_read=read, cache_write=write, output=out)
+        )
+    _same(builder.session(model=None, provider="openai" if model == "gpt-5" else "anthropic"))

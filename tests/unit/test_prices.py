@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -12,6 +13,8 @@ from pathlib import Path
 
 import pytest
 from genai_prices.types import Tier, TieredPrices, calc_unit_price
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.insights import prices
 from tests.support.paths import REPO
@@ -98,3 +101,40 @@ def test_tiers_apply_as_the_table_applies_them(prompt: int) -> None:
     )
     ours = prices._per_token(prices._from_table(table), prompt)
     assert ours == calc_unit_price(table, 1, prompt, 1_000_000)
+
+
+_PROMPTS = st.lists(
+    st.sampled_from((0, 1, 199_999, 200_000, 200_001, 400_000))
+    | st.integers(min_value=0, max_value=1_200_000),
+    max_size=30,
+)
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    _PROMPTS,
+    st.sampled_from(("claude-sonnet-4-5", "gpt-5", "claude-opus-4-1", "no-such-model-xyz", "")),
+    st.sampled_from(("2026-03-01", "2025-01-01", None)),
+)
+def test_rate_runs_are_the_runs_of_each_prompts_rates(
+    prompts: list[int], model: str, day: str | None
+) -> None:
+    """rate_runs cuts a stretch where the rates of rates_on change object (a tier crossed),
+    and each run carries that very object."""
+    try:
+        each = [prices.rates_on(model, "anthropic", day, prompt) for prompt in prompts]
+    except prices.UnknownPrice as exc:
+        with pytest.raises(prices.UnknownPrice, match=re.escape(str(exc))):
+            prices.rate_runs(model, "anthropic", day, prompts)
+        return
+    runs = prices.rate_runs(model, "anthropic", day, prompts)
+    expected: list[tuple[int, int, prices.Rates]] = []
+    for n, found in enumerate(each):
+        if expected and expected[-1][2] is found:
+            expected[-1] = (expected[-1][0], n + 1, found)
+        else:
+            expected.append((n, n + 1, found))
+    assert len(runs) == len(expected)
+    for (lo, hi, found), (want_lo, want_hi, want) in zip(runs, expected, strict=True):
+        assert (lo, hi) == (want_lo, want_hi)
+        assert found is want
