@@ -31,7 +31,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from decimal import Decimal
 from itertools import accumulate, chain, compress, pairwise, repeat
-from operator import add, eq, is_, is_not, itemgetter, lt, mul, ne, or_
+from operator import add, is_, is_not, lt, mul, ne, or_
 from typing import NamedTuple, cast
 
 from pydantic import Field
@@ -329,7 +329,7 @@ class _PricedCalls:
     def _price(self, session: Session, recorded: list[Message]) -> None:
         """Rates per stretch of calls of one model and day, dollars per run of one rate."""
         models = self.models_u
-        days = _days_of([m.timestamp for m in recorded])
+        days = [_day_of(m.timestamp) for m in recorded]
         count = len(recorded)
         # Where the (model, day) key changes from the call before: the stretches' starts.
         starts = [0]
@@ -494,26 +494,6 @@ def _day_of(stamp: str | None) -> str | None:
         return datetime.fromisoformat(stamp.replace("Z", "+00:00")).date().isoformat()
     except ValueError:
         return None
-
-
-_HEAD = itemgetter(slice(None, 10))
-_FIFTH = itemgetter(4)
-
-
-def _days_of(stamps: list[str | None]) -> list[str | None]:
-    """:func:`_day_of` of every timestamp: when each is a UTC one (as nearly every agent writes
-    them), their first ten characters, cut and checked in C (no Python step per stamp)."""
-    try:  # (a stamp that is None is not a str: str.endswith refuses it)
-        utc = all(map(str.endswith, cast("list[str]", stamps), repeat(_UTC)))
-    except TypeError:
-        utc = False
-    if utc:
-        heads: list[str] = list(map(_HEAD, cast("list[str]", stamps)))
-        if not heads or (
-            min(map(len, heads)) == 10 and all(map(eq, map(_FIFTH, heads), repeat("-")))
-        ):
-            return cast("list[str | None]", heads)
-    return list(map(_day_of, stamps))
 
 
 def _slots(flags: list[bool]) -> array[int]:

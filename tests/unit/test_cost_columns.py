@@ -18,8 +18,6 @@ from core.insights.cost import (
     CompactionCost,
     Priced,
     SessionCost,
-    _day_of,
-    _days_of,
     _slots,
     price,
     session_cost,
@@ -247,13 +245,6 @@ def test_a_long_run_of_one_rate_with_one_odd_call_is_priced_call_by_call() -> No
 def test_columns_price_every_sample_as_call_by_call(path: Path | None) -> None:
     session = load_shared_or_skip(path)
     _same(session)
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.lists(_ANY_STAMP, max_size=8))
-def test_days_of_a_column_are_each_stamps_day(stamps: list[str | None]) -> None:
-    """The days cut from a column of stamps at once are _day_of of each stamp."""
-    assert _days_of(stamps) == [_day_of(stamp) for stamp in stamps]
 
 
 @settings(max_examples=200, deadline=None)
