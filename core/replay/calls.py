@@ -221,16 +221,24 @@ class Calls:
         if self._links is None:
             first: dict[str, int] = {}
             links = array("q", range(self.n))  # (8 bytes a message, not an int object each)
+            first_of = first.setdefault
+            # Each id's first message, the calls' ids before the result's (a message holding
+            # both sets both to itself when new); a message links to the least of its ids'
+            # (no list of ids per message: one step per call and result).
             for i, message in enumerate(self.session.messages):
+                least = i
+                tool_calls = message.tool_calls
+                if tool_calls:
+                    for call in tool_calls:
+                        seen = first_of(call.id, i)
+                        if seen < least:
+                            least = seen
                 tool_result = message.tool_result
-                if not message.tool_calls and tool_result is None:
-                    continue  # (most messages: nothing to link)
-                ids = [call.id for call in message.tool_calls]
                 if tool_result is not None:
-                    ids.append(tool_result.call_id)
-                for call_id in ids:
-                    seen = first.setdefault(call_id, i)
-                    if seen < links[i]:
-                        links[i] = seen
+                    seen = first_of(tool_result.call_id, i)
+                    if seen < least:
+                        least = seen
+                if least < i:
+                    links[i] = least
             self._links = links
         return self._links
