@@ -119,26 +119,30 @@ class Calls:
         zero_calls = 0
         first_convention: UsageConvention | None = None
         usables: list[Usage | None] = []
-        for i in self.calls:  # once per call of a 100 MB session: each figure read once
+        # (the columns' appends bound once: this runs once per call of a 100 MB session)
+        add_usable, add_fixed = usables.append, self.fixed_overflow.append
+        add_context, add_prompt = self.usage_context.append, self.usage_prompt.append
+        add_after = self.usage_after.append
+        for i in self.calls:  # each figure read once
             message = messages[i]
             usage = usable_usage(message)
-            usables.append(usage)
+            add_usable(usage)
             if usage is None:
                 if message.usage is not None:
                     zero_calls += 1
-                self.usage_context.append(None)
-                self.usage_prompt.append(None)
-                self.usage_after.append(None)
+                add_context(None)
+                add_prompt(None)
+                add_after(None)
             else:
+                convention = usage.convention
                 if first_convention is None:
-                    first_convention = usage.convention
+                    first_convention = convention
                 prompt = usage.prompt_tokens
                 after = usage.total or prompt + usage.output  # Usage.context_after_reply
-                before = usage.convention in BEFORE_REPLY_CONVENTIONS
-                self.usage_context.append(prompt if before else after)
-                self.usage_prompt.append(prompt)
-                self.usage_after.append(after)
-            self.fixed_overflow.append(
+                add_context(prompt if convention in BEFORE_REPLY_CONVENTIONS else after)
+                add_prompt(prompt)
+                add_after(after)
+            add_fixed(
                 overflow_reason(message, None)
                 if message.stop_reason == "length" or message.error
                 else None  # what overflow_reason says of a call without either, whatever usage
