@@ -87,26 +87,31 @@ class Calls:
         return session
 
     def _index_calls(self) -> None:
-        main, turn_of, call_of = self.main, self.turn_of, self.call_of
+        main, call_of = self.main, self.call_of
         calls, first_of_turn, turn_start = self.calls, self.first_of_turn, self.turn_start
         user, assistant = Role.USER, Role.ASSISTANT
-        turn = -1
+        starts: list[int] = []  # the message each turn starts at
         turn_started_since_call = True
-        for i, message in enumerate(self.session.messages):
-            if not main[i]:
-                turn_of[i] = turn
+        for i, (message, is_main) in enumerate(zip(self.session.messages, main, strict=True)):
+            if not is_main:
                 continue
             role = message.role  # (the properties below ask for it first: read once here)
-            if role is user and message.is_turn_start:
-                turn += 1
-                turn_started_since_call = True
-                turn_start[i] = True
-            turn_of[i] = turn
-            if role is assistant and message.is_model_call:
+            if role is user:
+                if message.is_turn_start:
+                    starts.append(i)
+                    turn_started_since_call = True
+                    turn_start[i] = True
+            elif role is assistant and message.is_model_call:
                 call_of[i] = len(calls)
                 calls.append(i)
                 first_of_turn.append(turn_started_since_call)
                 turn_started_since_call = False
+        # each message's turn (-1 before the first), a run of messages at a time (slices in C)
+        turn_of = self.turn_of
+        ends = [*starts, self.n]
+        turn_of[0 : ends[0]] = array("i", [-1]) * ends[0]
+        for turn, start in enumerate(starts):
+            turn_of[start : ends[turn + 1]] = array("i", [turn]) * (ends[turn + 1] - start)
         # each message's next call: the run of messages up to a call points at it (slices in C)
         next_call = self.next_call
         start = 0
