@@ -10,6 +10,7 @@ from __future__ import annotations
 import weakref
 from array import array
 from collections.abc import Sequence
+from itertools import chain, repeat
 
 from core.algorithms.overflow import RecordedKind, overflow_reason, recorded_kind, usable_usage
 from core.model.session import (
@@ -38,12 +39,13 @@ class Calls:
         self.call_of = array("i", [-1]) * n
         """The call index of each message (-1: not a call); this and the other per-message int
         columns are arrays (4 bytes a message, no int object per call)."""
-        self.turn_of = array("i", [0]) * n
+        self.turn_of = array("i")
         """The 0-based turn of each message (-1 before the first user message)."""
         self.first_of_turn: list[bool] = []
         """Per call: a turn started since the previous call (the check schedule's turn end)."""
-        self.next_call = array("i", [-1]) * (n + 1)
-        """Per message: the first call at or after it (-1: none)."""
+        self.next_call = array("i")
+        """Per message: the first call at or after it (-1: none), and -1 after the last message
+        (both filled by :meth:`_index_calls`)."""
         self.turn_start = [False] * n
         """Per message of the main conversation: it starts a turn (:attr:`Message.is_turn_start`,
         read once here rather than at every walk)."""
@@ -106,18 +108,12 @@ class Calls:
                 calls.append(i)
                 first_of_turn.append(turn_started_since_call)
                 turn_started_since_call = False
-        # each message's turn (-1 before the first), a run of messages at a time (slices in C)
-        turn_of = self.turn_of
-        ends = [*starts, self.n]
-        turn_of[0 : ends[0]] = array("i", [-1]) * ends[0]
-        for turn, start in enumerate(starts):
-            turn_of[start : ends[turn + 1]] = array("i", [turn]) * (ends[turn + 1] - start)
-        # each message's next call: the run of messages up to a call points at it (slices in C)
-        next_call = self.next_call
-        start = 0
-        for c, i in enumerate(calls):
-            next_call[start : i + 1] = array("i", [c]) * (i + 1 - start)
-            start = i + 1
+        # each message's turn (-1 before the first) and its next call (-1: none), as runs of
+        # equal values (made in C: no object per call)
+        n = self.n
+        self.turn_of = _runs(-1, [b - a for a, b in zip([0, *starts], [*starts, n], strict=True)])
+        self.next_call = _runs(0, [b - a for a, b in zip([-1, *calls], calls, strict=False)])
+        self.next_call += array("i", [-1]) * (n + 1 - (calls[-1] + 1 if calls else 0))
 
     def _read_usage(self) -> None:
         messages = self.session.messages
@@ -251,3 +247,10 @@ class Calls:
                     links[i] = least
             self._links = links
         return self._links
+
+
+def _runs(first: int, lengths: Sequence[int]) -> array[int]:
+    """An int column of ``first`` repeated ``lengths[0]`` times, then ``first + 1`` repeated
+    ``lengths[1]`` times, and so on."""
+    values = range(first, first + len(lengths))
+    return array("i", chain.from_iterable(map(repeat, values, lengths)))
