@@ -182,12 +182,15 @@ class Calls:
         once per window (a list of the calls' length for each window a policy used)."""
         reasons = self._overflow_reasons.get(window)
         if reasons is None:
-            reasons = []
-            for c, fixed in enumerate(self.fixed_overflow):
-                prompt = self.usage_prompt[c]
-                if fixed is None and window and prompt is not None and prompt > window:
-                    fixed = "over-window"
-                reasons.append(fixed)
+            if window:
+                reasons = [
+                    "over-window"
+                    if fixed is None and prompt is not None and prompt > window
+                    else fixed
+                    for fixed, prompt in zip(self.fixed_overflow, self.usage_prompt, strict=True)
+                ]
+            else:
+                reasons = list(self.fixed_overflow)  # (no window: only the fixed overflows)
             self._overflow_reasons[window] = reasons
         return reasons
 

@@ -80,3 +80,41 @@ def test_columns_without_turns() -> None:
 @pytest.mark.parametrize("path", small_shared_files(2_000_000)[:12] or [None])
 def test_columns_of_real_sessions(path: Path | None) -> None:
     _check(load_shared_or_skip(path))
+
+
+@pytest.mark.parametrize("window", [None, 0, 1_500, 2_500, 10_000])
+def test_recorded_overflows_per_window(window: int | None) -> None:
+    """Why each call overflowed against ``window``: a fixed overflow (stop reason ``length``,
+    an error) whatever the window, else a recorded prompt over a window."""
+    from core.algorithms.overflow import overflow_reason
+
+    session = (
+        SessionBuilder()
+        .user("go")
+        .call(context=1_000)
+        .result("a")
+        .call(context=2_000, stop_reason="length")
+        .result("b")
+        .call(context=3_000)
+        .result("c")
+        .call(error="prompt is too long")
+        .result("d")
+        .call()
+        .session()
+    )
+    calls = Calls(session)
+    expected: list[str | None] = []
+    for c, i in enumerate(calls.calls):
+        message = session.messages[i]
+        fixed = (
+            overflow_reason(message, None)
+            if message.stop_reason == "length" or message.error
+            else None
+        )
+        prompt = calls.usage_prompt[c]
+        if fixed is None and window and prompt is not None and prompt > window:
+            fixed = "over-window"
+        expected.append(fixed)
+    assert calls.recorded_overflows(window) == expected
+    assert calls.recorded_overflow_flags(window) == [reason is not None for reason in expected]
+    assert expected[2] == ("over-window" if window in (1_500, 2_500) else None)
