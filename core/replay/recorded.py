@@ -362,7 +362,7 @@ def measure_recorded_side(
     overhead = side.overhead
     ratios = sorted(
         (figure or 0) / cov - overhead / cov
-        for figure, cov in zip(calls.usage_context, e_cov, strict=True)
+        for figure, cov in zip(calls.usage_context, e_cov, strict=False)  # (one per call)
         if figure is not None and cov > 0
     )
     if ratios:
