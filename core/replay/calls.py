@@ -119,25 +119,29 @@ class Calls:
         messages = self.session.messages
         zero_calls = 0
         first_convention: UsageConvention | None = None
-        usables: list[Usage | None] = []
+        conventions: list[UsageConvention | None] = []  # (None: no usable figure)
+        one_of: dict[UsageConvention, Usage] = {}  # a usage of each convention seen
         # (the columns' appends bound once: this runs once per call of a 100 MB session)
-        add_usable, add_fixed = usables.append, self.fixed_overflow.append
+        add_convention, add_fixed = conventions.append, self.fixed_overflow.append
         add_context, add_prompt = self.usage_context.append, self.usage_prompt.append
         add_after = self.usage_after.append
         for i in self.calls:  # each figure read once
             message = messages[i]
             usage = usable_usage(message)
-            add_usable(usage)
             if usage is None:
                 if message.usage is not None:
                     zero_calls += 1
+                add_convention(None)
                 add_context(None)
                 add_prompt(None)
                 add_after(None)
             else:
                 convention = usage.convention
+                add_convention(convention)
                 if first_convention is None:
                     first_convention = convention
+                if convention not in one_of:
+                    one_of[convention] = usage
                 prompt = usage.prompt_tokens
                 after = usage.total or prompt + usage.output  # Usage.context_after_reply
                 add_context(prompt if convention in BEFORE_REPLY_CONVENTIONS else after)
@@ -150,8 +154,11 @@ class Calls:
             )
         self.has_usage = first_convention is not None
         default_kind = self._default_kind(first_convention)
+        # the side of each call: recorded_kind once per convention, not once per call
+        kind_of = {convention: recorded_kind(usage) for convention, usage in one_of.items()}
         self.kinds = [
-            recorded_kind(usage) if usage is not None else default_kind for usage in usables
+            kind_of[convention] if convention is not None else default_kind
+            for convention in conventions
         ]
         self.after_reply = [kind == "after-reply" for kind in self.kinds]
         if zero_calls:

@@ -118,3 +118,38 @@ def test_recorded_overflows_per_window(window: int | None) -> None:
     assert calls.recorded_overflows(window) == expected
     assert calls.recorded_overflow_flags(window) == [reason is not None for reason in expected]
     assert expected[2] == ("over-window" if window in (1_500, 2_500) else None)
+
+
+def test_kinds_follow_each_calls_usage() -> None:
+    """The side of the reply of each call is its usage's (:func:`recorded_kind`, whatever the
+    conventions mixed in a session); a call without usable usage takes the session's first
+    convention's."""
+    from core.algorithms.overflow import recorded_kind, usable_usage
+    from core.model.session import Usage, UsageConvention
+
+    def usage(convention: UsageConvention, prompt: int) -> Usage:
+        return Usage(input=prompt, output=10, total=prompt + 10, convention=convention)
+
+    session = (
+        SessionBuilder()
+        .user("go")
+        .call(usage=Usage(convention=UsageConvention.OPENAI))  # all zero: not usable
+        .result("a")
+        .call(usage=usage(UsageConvention.OPENAI, 1_000))
+        .result("b")
+        .call(usage=usage(UsageConvention.ANTHROPIC, 2_000))
+        .result("c")
+        .call(usage=usage(UsageConvention.PI, 3_000))
+        .result("d")
+        .call()
+        .session()
+    )
+    calls = Calls(session)
+    first = "after-reply"  # (OpenAI's, the first usable convention)
+    expected = [
+        recorded_kind(found) if (found := usable_usage(session.messages[i])) else first
+        for i in calls.calls
+    ]
+    assert calls.kinds == expected
+    assert expected == ["after-reply", "after-reply", "before-reply", "after-reply", "after-reply"]
+    assert calls.after_reply == [kind == "after-reply" for kind in expected]
