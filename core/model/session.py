@@ -36,6 +36,12 @@ class Role(StrEnum):
     TOOL = "tool"
 
 
+_USER, _ASSISTANT = Role.USER, Role.ASSISTANT
+"""The roles the per-message properties below compare with, read once (an enum member read off
+its class costs a look-up through the enum's metaclass: ~95 ns, for each of a 100 MB session's
+10^5 messages every time a walk asks)."""
+
+
 class SourceFormat(StrEnum):
     """The transcript format a session was loaded from."""
 
@@ -219,7 +225,7 @@ class Message(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
     def is_turn_start(self) -> bool:
         """A real user message: not a tool result, a summary, a synthetic or a meta message."""
         return (
-            self.role is Role.USER
+            self.role is _USER
             and not self.summary
             and not self.synthetic
             and not self.meta
@@ -229,7 +235,7 @@ class Message(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
     @property
     def is_model_call(self) -> bool:
         """This message is the reply of one model call."""
-        return self.role is Role.ASSISTANT and not self.summary
+        return self.role is _ASSISTANT and not self.summary
 
 
 StructT = TypeVar("StructT", bound=msgspec.Struct)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import weakref
 from array import array
 from collections.abc import Sequence
+from itertools import chain, repeat
 
 from core.algorithms.overflow import RecordedKind, overflow_reason, recorded_kind, usable_usage
 from core.model.session import (
@@ -38,12 +39,13 @@ class Calls:
         self.call_of = array("i", [-1]) * n
         """The call index of each message (-1: not a call); this and the other per-message int
         columns are arrays (4 bytes a message, no int object per call)."""
-        self.turn_of = array("i", [0]) * n
+        self.turn_of = array("i")
         """The 0-based turn of each message (-1 before the first user message)."""
         self.first_of_turn: list[bool] = []
         """Per call: a turn started since the previous call (the check schedule's turn end)."""
-        self.next_call = array("i", [-1]) * (n + 1)
-        """Per message: the first call at or after it (-1: none)."""
+        self.next_call = array("i")
+        """Per message: the first call at or after it (-1: none), and -1 after the last message
+        (both filled by :meth:`_index_calls`)."""
         self.turn_start = [False] * n
         """Per message of the main conversation: it starts a turn (:attr:`Message.is_turn_start`,
         read once here rather than at every walk)."""
@@ -87,66 +89,76 @@ class Calls:
         return session
 
     def _index_calls(self) -> None:
-        main, turn_of, call_of = self.main, self.turn_of, self.call_of
+        main, call_of = self.main, self.call_of
         calls, first_of_turn, turn_start = self.calls, self.first_of_turn, self.turn_start
         user, assistant = Role.USER, Role.ASSISTANT
-        turn = -1
+        starts: list[int] = []  # the message each turn starts at
         turn_started_since_call = True
-        for i, message in enumerate(self.session.messages):
-            if not main[i]:
-                turn_of[i] = turn
+        for i, (message, is_main) in enumerate(zip(self.session.messages, main, strict=True)):
+            if not is_main:
                 continue
             role = message.role  # (the properties below ask for it first: read once here)
-            if role is user and message.is_turn_start:
-                turn += 1
-                turn_started_since_call = True
-                turn_start[i] = True
-            turn_of[i] = turn
-            if role is assistant and message.is_model_call:
+            if role is user:
+                if message.is_turn_start:
+                    starts.append(i)
+                    turn_started_since_call = True
+                    turn_start[i] = True
+            elif role is assistant and message.is_model_call:
                 call_of[i] = len(calls)
                 calls.append(i)
                 first_of_turn.append(turn_started_since_call)
                 turn_started_since_call = False
-        # each message's next call: the run of messages up to a call points at it (slices in C)
-        next_call = self.next_call
-        start = 0
-        for c, i in enumerate(calls):
-            next_call[start : i + 1] = array("i", [c]) * (i + 1 - start)
-            start = i + 1
+        # each message's turn (-1 before the first) and its next call (-1: none), as runs of
+        # equal values (made in C: no object per call)
+        n = self.n
+        self.turn_of = _runs(-1, [b - a for a, b in zip([0, *starts], [*starts, n], strict=True)])
+        self.next_call = _runs(0, [b - a for a, b in zip([-1, *calls], calls, strict=False)])
+        self.next_call += array("i", [-1]) * (n + 1 - (calls[-1] + 1 if calls else 0))
 
     def _read_usage(self) -> None:
         messages = self.session.messages
         zero_calls = 0
         first_convention: UsageConvention | None = None
-        usables: list[Usage | None] = []
-        for i in self.calls:  # once per call of a 100 MB session: each figure read once
+        conventions: list[UsageConvention | None] = []  # (None: no usable figure)
+        one_of: dict[UsageConvention, Usage] = {}  # a usage of each convention seen
+        # (the columns' appends bound once: this runs once per call of a 100 MB session)
+        add_convention, add_fixed = conventions.append, self.fixed_overflow.append
+        add_context, add_prompt = self.usage_context.append, self.usage_prompt.append
+        add_after = self.usage_after.append
+        for i in self.calls:  # each figure read once
             message = messages[i]
             usage = usable_usage(message)
-            usables.append(usage)
             if usage is None:
                 if message.usage is not None:
                     zero_calls += 1
-                self.usage_context.append(None)
-                self.usage_prompt.append(None)
-                self.usage_after.append(None)
+                add_convention(None)
+                add_context(None)
+                add_prompt(None)
+                add_after(None)
             else:
+                convention = usage.convention
+                add_convention(convention)
                 if first_convention is None:
-                    first_convention = usage.convention
+                    first_convention = convention
+                if convention not in one_of:
+                    one_of[convention] = usage
                 prompt = usage.prompt_tokens
                 after = usage.total or prompt + usage.output  # Usage.context_after_reply
-                before = usage.convention in BEFORE_REPLY_CONVENTIONS
-                self.usage_context.append(prompt if before else after)
-                self.usage_prompt.append(prompt)
-                self.usage_after.append(after)
-            self.fixed_overflow.append(
+                add_context(prompt if convention in BEFORE_REPLY_CONVENTIONS else after)
+                add_prompt(prompt)
+                add_after(after)
+            add_fixed(
                 overflow_reason(message, None)
                 if message.stop_reason == "length" or message.error
                 else None  # what overflow_reason says of a call without either, whatever usage
             )
         self.has_usage = first_convention is not None
         default_kind = self._default_kind(first_convention)
+        # the side of each call: recorded_kind once per convention, not once per call
+        kind_of = {convention: recorded_kind(usage) for convention, usage in one_of.items()}
         self.kinds = [
-            recorded_kind(usage) if usage is not None else default_kind for usage in usables
+            kind_of[convention] if convention is not None else default_kind
+            for convention in conventions
         ]
         self.after_reply = [kind == "after-reply" for kind in self.kinds]
         if zero_calls:
@@ -177,12 +189,15 @@ class Calls:
         once per window (a list of the calls' length for each window a policy used)."""
         reasons = self._overflow_reasons.get(window)
         if reasons is None:
-            reasons = []
-            for c, fixed in enumerate(self.fixed_overflow):
-                prompt = self.usage_prompt[c]
-                if fixed is None and window and prompt is not None and prompt > window:
-                    fixed = "over-window"
-                reasons.append(fixed)
+            if window:
+                reasons = [
+                    "over-window"
+                    if fixed is None and prompt is not None and prompt > window
+                    else fixed
+                    for fixed, prompt in zip(self.fixed_overflow, self.usage_prompt, strict=True)
+                ]
+            else:
+                reasons = list(self.fixed_overflow)  # (no window: only the fixed overflows)
             self._overflow_reasons[window] = reasons
         return reasons
 
@@ -221,16 +236,31 @@ class Calls:
         if self._links is None:
             first: dict[str, int] = {}
             links = array("q", range(self.n))  # (8 bytes a message, not an int object each)
+            first_of = first.setdefault
+            # Each id's first message, the calls' ids before the result's (a message holding
+            # both sets both to itself when new); a message links to the least of its ids'
+            # (no list of ids per message: one step per call and result).
             for i, message in enumerate(self.session.messages):
+                least = i
+                tool_calls = message.tool_calls
+                if tool_calls:
+                    for call in tool_calls:
+                        seen = first_of(call.id, i)
+                        if seen < least:
+                            least = seen
                 tool_result = message.tool_result
-                if not message.tool_calls and tool_result is None:
-                    continue  # (most messages: nothing to link)
-                ids = [call.id for call in message.tool_calls]
                 if tool_result is not None:
-                    ids.append(tool_result.call_id)
-                for call_id in ids:
-                    seen = first.setdefault(call_id, i)
-                    if seen < links[i]:
-                        links[i] = seen
+                    seen = first_of(tool_result.call_id, i)
+                    if seen < least:
+                        least = seen
+                if least < i:
+                    links[i] = least
             self._links = links
         return self._links
+
+
+def _runs(first: int, lengths: Sequence[int]) -> array[int]:
+    """An int column of ``first`` repeated ``lengths[0]`` times, then ``first + 1`` repeated
+    ``lengths[1]`` times, and so on."""
+    values = range(first, first + len(lengths))
+    return array("i", chain.from_iterable(map(repeat, values, lengths)))

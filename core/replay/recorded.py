@@ -359,10 +359,11 @@ def measure_recorded_side(
             side.overhead_known = True
     _baselines(side, calls, tokens, changed_before, counter.provenance)
     e_cov = side.e_rec_cov
+    overhead = side.overhead
     ratios = sorted(
-        (calls.usage_context[c] or 0) / e_cov[c] - side.overhead / e_cov[c]
-        for c in range(len(calls))
-        if calls.usage_context[c] is not None and e_cov[c] > 0
+        (figure or 0) / cov - overhead / cov
+        for figure, cov in zip(calls.usage_context, e_cov, strict=False)  # (one per call)
+        if figure is not None and cov > 0
     )
     if ratios:
         side.ratio = min(_MAX_RATIO, max(_MIN_RATIO, ratios[len(ratios) // 2]))
@@ -375,15 +376,41 @@ def _recorded_contexts(
     """Fill ``side.e_rec_cov`` and ``side.bases`` walking the recorded context; per call, whether
     a recorded compaction came since the previous call."""
     calls = recorded.calls
-    main, owned, call_of, kinds = calls.main, recorded.owned, calls.call_of, calls.kinds
+    main, owned, call_of, after_reply = calls.main, recorded.owned, calls.call_of, calls.after_reply
+    add_cov = side.e_rec_cov.append
     base_sum = 0
     walk = 0
     walk_start = 0
-    in_ctx = [False] * calls.n
+    n = calls.n
+    in_ctx = [False] * n
     changed_before: list[bool] = []
+    add_changed = changed_before.append
     changed = False
-    for i in range(calls.n):
-        for rc in recorded.at.get(i, ()):
+    start = 0
+    # The messages between two places where the recording compacted, each stretch in one loop
+    # (no look-up of compactions per message); a stretch's compactions come before its first.
+    for stop in [*sorted(at for at in recorded.at if 0 <= at < n), n]:
+        for i, c, is_main, is_owned, tokens in zip(
+            range(start, stop),
+            call_of[start:stop],
+            main[start:stop],
+            owned[start:stop],
+            tok[start:stop],
+            strict=True,
+        ):
+            if c >= 0:
+                cov = base_sum + walk
+                if is_main and after_reply[c]:
+                    cov += tokens
+                add_cov(cov)
+                add_changed(changed)
+                changed = False
+            if is_main and not is_owned and i >= walk_start:
+                walk += tokens
+                in_ctx[i] = True
+        if stop == n:
+            break
+        for rc in recorded.at[stop]:
             if rc.rewound:
                 continue  # the conversation went on without it
             items = _context_after(rc, in_ctx, tok, counter)
@@ -392,17 +419,7 @@ def _recorded_contexts(
             walk_start = rc.owned_end
             side.bases[rc.index] = (items, walk_start)
             changed = True
-        c = call_of[i]
-        if c >= 0:
-            cov = base_sum + walk
-            if kinds[c] == "after-reply" and main[i]:
-                cov += tok[i]
-            side.e_rec_cov.append(cov)
-            changed_before.append(changed)
-            changed = False
-        if main[i] and not owned[i] and i >= walk_start:
-            walk += tok[i]
-            in_ctx[i] = True
+        start = stop
     return changed_before
 
 
@@ -435,30 +452,39 @@ def _baselines(
 ) -> None:
     """Baselines: recorded, else projected from the last recorded figure, else estimated."""
     e_cov = side.e_rec_cov
+    # (what each call reads, bound once: this runs once per call of a 100 MB session)
+    main, after_reply, usage_context, usage_prompt, usage_after = (
+        calls.main,
+        calls.after_reply,
+        calls.usage_context,
+        calls.usage_prompt,
+        calls.usage_after,
+    )
+    add_after, add_baseline = side.e_rec_after.append, side.baseline.append
+    add_prompt, add_baseline_after = side.baseline_prompt.append, side.baseline_after.append
+    add_prov, recorded, overhead = side.baseline_prov.append, Provenance.RECORDED, side.overhead
     last: tuple[int, int] | None = None
     for c, i in enumerate(calls.calls):
         if changed_before[c]:
             last = None
-        figure = calls.usage_context[c]
-        after = calls.kinds[c] == "after-reply"
-        reply = tok[i] if calls.main[i] else 0
-        side.e_rec_after.append(e_cov[c] + (0 if after else reply))
+        figure = usage_context[c]
+        after = after_reply[c]
+        reply = tok[i] if main[i] else 0
+        add_after(e_cov[c] + (0 if after else reply))
         if figure is not None:
-            prompt = calls.usage_prompt[c]
-            side.baseline.append(figure)
-            side.baseline_prompt.append(prompt if prompt is not None else figure)
-            side.baseline_after.append(calls.usage_after[c] or figure)
-            side.baseline_prov.append(Provenance.RECORDED)
+            prompt = usage_prompt[c]
+            add_baseline(figure)
+            add_prompt(prompt if prompt is not None else figure)
+            add_baseline_after(usage_after[c] or figure)
+            add_prov(recorded)
             last = (figure, e_cov[c])
             continue
-        if last is not None:
-            value = max(0, last[0] + e_cov[c] - last[1])
-        else:
-            value = side.overhead + e_cov[c]
-        side.baseline.append(value)
-        side.baseline_prompt.append(max(0, value - reply) if after else value)
-        side.baseline_after.append(value if after else value + reply)
-        side.baseline_prov.append(estimated)
+        cov = e_cov[c]
+        value = max(0, last[0] + cov - last[1]) if last is not None else overhead + cov
+        add_baseline(value)
+        add_prompt(max(0, value - reply) if after else value)
+        add_baseline_after(value if after else value + reply)
+        add_prov(estimated)
 
 
 def placed(session: Session) -> tuple[Calls, RecordedCompactions]:

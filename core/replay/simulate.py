@@ -96,6 +96,17 @@ def _report(
         progress(done, total)
 
 
+_FIRED_NOTE: dict[str, str] = {
+    "threshold": "the context crossed the threshold before {where}",
+    "projection": "the projected context crossed the threshold before {where}",
+    "overflow": "{where} would not fit the window",
+    "manual": "the user compacted before message {at} in the recording",
+    "recorded": "the recording compacted before {where}",
+}
+"""Why an attempt that changed nothing was made, by its trigger (``where``: the call or the
+message; ``at``: the message)."""
+
+
 class Run:
     """One walk of the session under one policy; its state is the :class:`State` it started from
     (a checkpoint's copy, or a fresh one), updated in place."""
@@ -759,13 +770,7 @@ class Run:
         """Note a compaction attempt that left the context as it was."""
         self.trace.noops.append(len(self.trace.checkpoints))
         where = f"call {call}" if call is not None else f"message {at}"
-        fired = {
-            "threshold": f"the context crossed the threshold before {where}",
-            "projection": f"the projected context crossed the threshold before {where}",
-            "overflow": f"{where} would not fit the window",
-            "manual": f"the user compacted before message {at} in the recording",
-            "recorded": f"the recording compacted before {where}",
-        }[trigger]
+        fired = _FIRED_NOTE[trigger].format(where=where, at=at)  # (only the trigger's, per attempt)
         if failed:
             self.note("failed", f"{fired}, but the compaction failed: {why}")
         else:

@@ -19,6 +19,7 @@ from core.llm.protocol import SummaryResult
 from core.model.session import Session, SourceFormat
 from core.policy import PRESETS, Policy, get_preset
 from core.replay import Replayer
+from core.replay.results import Trigger
 from tests.support.builders import SessionBuilder, text_of_tokens
 
 
@@ -326,3 +327,33 @@ def test_the_summary_table_shows_the_attempts_that_changed_nothing() -> None:
     text = console.export_text()
     line = next(row for row in text.splitlines() if "attempts that changed nothing" in row)
     assert line.split()[-1] == str(result.summary.noop_compactions)
+
+
+@pytest.mark.parametrize(
+    ("trigger", "call", "said"),
+    [
+        ("threshold", 4, "the context crossed the threshold before call 4"),
+        ("projection", 4, "the projected context crossed the threshold before call 4"),
+        ("overflow", None, "message 9 would not fit the window"),
+        ("manual", 4, "the user compacted before message 9 in the recording"),
+        ("recorded", 4, "the recording compacted before call 4"),
+    ],
+)
+def test_a_noop_note_says_its_trigger(trigger: Trigger, call: int | None, said: str) -> None:
+    """Each trigger's note names where the attempt was made (call, else message)."""
+    from types import SimpleNamespace
+
+    from core.replay.simulate import Run
+
+    notes: list[tuple[str, str]] = []
+    run = SimpleNamespace(
+        trace=SimpleNamespace(noops=[], checkpoints=[None, None]),
+        note=lambda key, text: notes.append((key, text)),
+    )
+    Run.changed_nothing(run, 9, call, trigger, True, "why")  # type: ignore[arg-type]
+    Run.changed_nothing(run, 9, call, trigger, False, "why")  # type: ignore[arg-type]
+    assert notes == [
+        ("failed", f"{said}, but the compaction failed: why"),
+        (f"nothing-{trigger}", f"{said}, but there was nothing to compact: why"),
+    ]
+    assert run.trace.noops == [2, 2]

@@ -1,0 +1,155 @@
+"""``Calls``' per-message columns (the turn of each message, the call of each, the next call),
+against the message-by-message walk they are defined by."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.model.session import Session
+from core.replay.calls import Calls
+from tests.support.builders import SessionBuilder
+from tests.support.paths import load_shared_or_skip, small_shared_files
+
+
+def _reference(session: Session) -> tuple[list[int], list[int], list[int], list[bool]]:
+    """turn_of, call_of, next_call and first_of_turn, one message at a time."""
+    turn, since_call = -1, True
+    turn_of: list[int] = []
+    call_of: list[int] = []
+    calls: list[int] = []
+    first_of_turn: list[bool] = []
+    for i, message in enumerate(session.messages):
+        main = not message.sidechain
+        if main and message.is_turn_start:
+            turn, since_call = turn + 1, True
+        turn_of.append(turn)
+        if main and message.is_model_call:
+            call_of.append(len(calls))
+            calls.append(i)
+            first_of_turn.append(since_call)
+            since_call = False
+        else:
+            call_of.append(-1)
+    next_call = [
+        next((c for c, at in enumerate(calls) if at >= i), -1)
+        for i in range(len(session.messages) + 1)
+    ]
+    return turn_of, call_of, next_call, first_of_turn
+
+
+def _check(session: Session) -> Calls:
+    calls = Calls(session)
+    turn_of, call_of, next_call, first_of_turn = _reference(session)
+    assert list(calls.turn_of) == turn_of
+    assert list(calls.call_of) == call_of
+    assert list(calls.next_call) == next_call
+    assert calls.first_of_turn == first_of_turn
+    return calls
+
+
+def test_columns_of_a_built_session() -> None:
+    """Messages before the first turn, a side chain inside a turn, a summary, trailing
+    messages after the last call."""
+    session = (
+        SessionBuilder()
+        .system("be brief")
+        .call(context=1_000)
+        .result("a")
+        .user("first")
+        .call(context=2_000)
+        .user("aside", sidechain=True)
+        .call(context=3_000, sidechain=True)
+        .result("b")
+        .compaction()
+        .user("second")
+        .user("third")
+        .reply("ok", context=4_000)
+        .user("last words")
+        .session()
+    )
+    calls = _check(session)
+    assert calls.turn_of[0] == -1 and calls.turn_of[len(session.messages) - 1] == 3
+
+
+def test_columns_without_turns() -> None:
+    _check(SessionBuilder().call(context=1_000).result("a").session())
+
+
+@pytest.mark.parametrize("path", small_shared_files(2_000_000)[:12] or [None])
+def test_columns_of_real_sessions(path: Path | None) -> None:
+    _check(load_shared_or_skip(path))
+
+
+@pytest.mark.parametrize("window", [None, 0, 1_500, 2_500, 10_000])
+def test_recorded_overflows_per_window(window: int | None) -> None:
+    """Why each call overflowed against ``window``: a fixed overflow (stop reason ``length``,
+    an error) whatever the window, else a recorded prompt over a window."""
+    from core.algorithms.overflow import overflow_reason
+
+    session = (
+        SessionBuilder()
+        .user("go")
+        .call(context=1_000)
+        .result("a")
+        .call(context=2_000, stop_reason="length")
+        .result("b")
+        .call(context=3_000)
+        .result("c")
+        .call(error="prompt is too long")
+        .result("d")
+        .call()
+        .session()
+    )
+    calls = Calls(session)
+    expected: list[str | None] = []
+    for c, i in enumerate(calls.calls):
+        message = session.messages[i]
+        fixed = (
+            overflow_reason(message, None)
+            if message.stop_reason == "length" or message.error
+            else None
+        )
+        prompt = calls.usage_prompt[c]
+        if fixed is None and window and prompt is not None and prompt > window:
+            fixed = "over-window"
+        expected.append(fixed)
+    assert calls.recorded_overflows(window) == expected
+    assert calls.recorded_overflow_flags(window) == [reason is not None for reason in expected]
+    assert expected[2] == ("over-window" if window in (1_500, 2_500) else None)
+
+
+def test_kinds_follow_each_calls_usage() -> None:
+    """The side of the reply of each call is its usage's (:func:`recorded_kind`, whatever the
+    conventions mixed in a session); a call without usable usage takes the session's first
+    convention's."""
+    from core.algorithms.overflow import recorded_kind, usable_usage
+    from core.model.session import Usage, UsageConvention
+
+    def usage(convention: UsageConvention, prompt: int) -> Usage:
+        return Usage(input=prompt, output=10, total=prompt + 10, convention=convention)
+
+    session = (
+        SessionBuilder()
+        .user("go")
+        .call(usage=Usage(convention=UsageConvention.OPENAI))  # all zero: not usable
+        .result("a")
+        .call(usage=usage(UsageConvention.OPENAI, 1_000))
+        .result("b")
+        .call(usage=usage(UsageConvention.ANTHROPIC, 2_000))
+        .result("c")
+        .call(usage=usage(UsageConvention.PI, 3_000))
+        .result("d")
+        .call()
+        .session()
+    )
+    calls = Calls(session)
+    first = "after-reply"  # (OpenAI's, the first usable convention)
+    expected = [
+        recorded_kind(found) if (found := usable_usage(session.messages[i])) else first
+        for i in calls.calls
+    ]
+    assert calls.kinds == expected
+    assert expected == ["after-reply", "after-reply", "before-reply", "after-reply", "after-reply"]
+    assert calls.after_reply == [kind == "after-reply" for kind in expected]
