@@ -143,7 +143,7 @@ class Calls:
                 if convention not in one_of:
                     one_of[convention] = usage
                 prompt = usage.prompt_tokens
-                after = usage.total or prompt + usage.output  # Usage.context_after_reply
+                after = usage.context_after_reply
                 add_context(prompt if convention in BEFORE_REPLY_CONVENTIONS else after)
                 add_prompt(prompt)
                 add_after(after)
