@@ -69,8 +69,8 @@ from core.formats.codex_sizes import (
     redacted_reasoning_tokens,
 )
 from core.formats.codex_turns import TurnTracker
-from core.formats.codex_typed import TokenUsage
 from core.formats.codex_typed_read import walk_lines
+from core.formats.codex_usage import USAGE_COUNTS, marks_full, same_usage
 from core.formats.jsonl import read_jsonl_raw
 from core.formats.sniffers import CODEX_ITEM_TYPES as _ITEM_TYPES
 from core.formats.sniffers import sniff_codex
@@ -93,41 +93,6 @@ PARTIAL_READS = True
 
 # Calls the server runs inside the response: no output item follows them.
 _SERVER_CALLS = frozenset({"web_search_call", "image_generation_call"})
-
-
-_USAGE_COUNTS = (
-    "input_tokens",
-    "cached_input_tokens",
-    "output_tokens",
-    "reasoning_output_tokens",
-    "total_tokens",
-)
-"""The counts of a ``last_token_usage`` the loader reads (checked where the line is read)."""
-
-
-def _same_usage(a: Any, b: Any) -> bool:
-    """Two usage objects are equal, each read the plain way (an object) or typed."""
-    if type(a) is type(b):
-        return bool(a == b)
-    if isinstance(a, TokenUsage):
-        a = a.as_dict()
-    if isinstance(b, TokenUsage):
-        b = b.as_dict()
-    return bool(a == b)
-
-
-def _marks_full(info: dict[str, Any], last: dict[str, Any]) -> bool:
-    """Newer Codex marks a full context with ``last_token_usage`` = the window as input and
-    total and nothing else (``fill_to_context_window``): no request was made."""
-    window = info.get("model_context_window")
-    return (
-        type(window) is int
-        and window > 0
-        and as_int(last.get("input_tokens")) == window
-        and as_int(last.get("total_tokens")) == window
-        and not as_int(last.get("output_tokens"))
-        and not as_int(last.get("cached_input_tokens"))
-    )
 
 
 def _joined(texts: list[str]) -> str:
@@ -564,7 +529,7 @@ class _Loader:
         if not isinstance(last, dict):
             return
         last = self.builder.counts(
-            line, "last_token_usage", last, _USAGE_COUNTS, optional=("total_tokens",)
+            line, "last_token_usage", last, USAGE_COUNTS, optional=("total_tokens",)
         )
         total = info.get("total_token_usage")
         if self.repeated(total, last):
@@ -576,7 +541,7 @@ class _Loader:
         if prompt == 0 and output == 0:
             self._without_request(info, get("total_tokens") or 0, line)
             return
-        if prompt == window and not output and _marks_full(info, last):
+        if prompt == window and not output and marks_full(info, last):
             self._context_full(get("total_tokens") or 0, line)
             return
         self.call_usage(
@@ -595,8 +560,8 @@ class _Loader:
         :class:`~core.formats.codex_typed.TokenUsage`: they compare as the file's objects."""
         if (
             total is not None
-            and _same_usage(total, self.last_total)
-            and _same_usage(last, self.last_last)
+            and same_usage(total, self.last_total)
+            and same_usage(last, self.last_last)
         ):
             return True
         self.last_total = total
