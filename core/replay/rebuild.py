@@ -52,8 +52,12 @@ def after_compaction(
     continued = False
     for out in outcome.output_messages:
         source = by_id.get(out.id)
-        if source is not None and out is source.message:
-            new_items.append(source)  # kept as it was (an earlier summary included)
+        if source is not None and (
+            out is source.message or (source.index < 0 and out == source.message)
+        ):
+            # kept as it was (an earlier summary included; an outcome reused from another run
+            # holds that run's copy of an earlier summary: equal, not the same object)
+            new_items.append(source)
             if source.index >= 0:
                 tail.append(source.index)
         elif source is not None and source.index >= 0:

@@ -144,3 +144,18 @@ def test_a_pruning_change_resumes_at_the_first_pruning_it_decides_otherwise() ->
     again = replayer.run(policy)
     assert again.model_dump(mode="json") == replay(session, policy).model_dump(mode="json")
     assert again.resumed_from_call is not None and again.resumed_from_call > compactions[0]
+
+
+def test_a_reused_compaction_keeps_an_earlier_summary_as_kept() -> None:
+    """A compaction outcome cached by an earlier run under another truncation setting holds that
+    run's copy of an earlier summary (equal, another object): the rebuilt context keeps it, it
+    is not counted again as this compaction's summary (the property test above found it:
+    summary tokens 284 against a fresh replay's 239)."""
+    session = _session(72586)
+    base = get_preset("opencode")
+    base.estimator = "chars/4"
+    policy = changed(base, "truncation.use_subagent_hint", True)
+    assert policy is not None
+    replayer = Replayer(session)
+    replayer.run(base)
+    _same(replayer, session, policy)
