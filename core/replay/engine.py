@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.gc_pause import gc_paused
 from core.llm.protocol import DeltaCallback, Summarizer
-from core.model.session import Session
+from core.model.session import Message, Session
 from core.model.tokens import get_counter
 from core.policy import Policy
 from core.replay.checks import reply_recount
@@ -395,7 +395,9 @@ class Replayer:
         compaction and LLM settings, the window, whether it is automatic, the summariser
         factory, and each item's message id, tokens and session index, plus the text of items
         that are not session messages (summaries and continuations written by earlier
-        compactions). It is a tuple of values the session already holds (ids, counts, texts),
+        compactions) and of session messages the run sent changed (a truncated output: two
+        truncation settings can cut it to as many tokens with other words, or name another
+        spill folder). It is a tuple of values the session already holds (ids, counts, texts),
         hashed without copying them; at most :data:`_MAX_CACHED_COMPACTIONS` results are kept
         (least recently used first out), each a :class:`core.algorithms.compact.CompactionOutline`
         (the summary, the output messages, ids and prune reasons: no request text).
@@ -411,6 +413,7 @@ class Replayer:
             tuple(tokens),
             tuple([item.index for item in items]),
             tuple([item.message.text for item in items if item.index < 0]),
+            _changed_texts(items, self.session.messages),
         )
         cached = self._compactions.get(key)
         if cached is not None:
@@ -548,4 +551,18 @@ def replay(
     factory = (lambda _policy: summarizer) if summarizer is not None else None
     return Replayer(session, summarizer_factory=factory).run(
         policy, progress=progress, cancel=cancel
+    )
+
+
+def _changed_texts(
+    items: Sequence[Item], session: Sequence[Message]
+) -> tuple[tuple[str, str], ...]:
+    """The text and output of each session message ``items`` hold a changed copy of (a
+    truncated tool output), for a key that tells two such copies apart."""
+    return tuple(
+        [
+            (message.text, result.output if (result := message.tool_result) else "")
+            for item in items
+            if item.index >= 0 and (message := item.message) is not session[item.index]
+        ]
     )

@@ -77,7 +77,14 @@ class Truncation:
             or self.truncated[i] != other.truncated[i]
             or self.notes.get(i) != other.notes.get(i)
             or self.reasons.get(i) != other.reasons.get(i)
+            or _output_of(self.messages.get(i)) != _output_of(other.messages.get(i))
         )
+
+
+def _output_of(copy: Message | None) -> str | None:
+    """The tool output a truncated copy sends (its words: a hint worded otherwise can keep
+    its tokens and notes)."""
+    return None if copy is None or copy.tool_result is None else copy.tool_result.output
 
 
 class Truncations:
@@ -112,6 +119,7 @@ class Truncations:
                 "subagent_hint_template",
                 "use_subagent_hint",
                 "respect_tool_truncation",
+                "spill_dir",  # (the hint names the file the output would be saved to)
             }
         )
         messages = self.session.messages
