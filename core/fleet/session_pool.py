@@ -106,6 +106,7 @@ def _pool_round(
         mp_context=_context(module),
         initializer=_silence_output if captured else None,
     ) as pool:
+        _start_all_at_once(pool)
         futures: dict[Future[ResultT], str] = {}
         for number, path in enumerate(pending):
             try:
@@ -135,6 +136,17 @@ def _pool_round(
             pool.shutdown(wait=False, cancel_futures=True)
             raise
     return left
+
+
+def _start_all_at_once(pool: ProcessPoolExecutor) -> None:
+    """Make ``pool`` start all its processes at the first submit, before any session is handed
+    out, as it does under the ``fork`` method, instead of one more at each submit while none is
+    idle. Started one at a time, a process can be starting while another dies of its session:
+    CPython 3.11 then ends the processes it knows, the new one is added after, waits idle for
+    work that never comes, and the pool's break handling waits for it to exit — forever (seen in
+    the test suite, about once in a thousand pools that lose a process)."""
+    if hasattr(pool, "_safe_to_dynamically_spawn_children"):  # (private, CPython 3.9 to 3.14)
+        pool._safe_to_dynamically_spawn_children = False
 
 
 def _end(pool: ProcessPoolExecutor) -> None:

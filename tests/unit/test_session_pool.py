@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import os
 import time
+from concurrent.futures import ProcessPoolExecutor
+
+import pytest
 
 from core.fleet.session_pool import map_sessions
 
@@ -42,6 +45,27 @@ def test_a_dying_process_is_its_sessions_error_and_the_others_go_on() -> None:
     paths = ["one", "dies", "three", "raises", "fifth"]
     results = dict(map_sessions(paths, _length, jobs=2, on_crash=_crashed))
     assert results == {"one": 3, "dies": -1, "three": 5, "raises": -2, "fifth": 5}
+
+
+def test_every_process_is_started_before_any_session_is_handed_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A process started while another dies is never ended by CPython 3.11's break handling,
+    which then waits for it forever: the pool's processes all start at the first submit, before
+    its manager thread hands out work."""
+    started: list[bool] = []  # per process started: was work being handed out already?
+    spawn = ProcessPoolExecutor._spawn_process
+
+    def watched(pool: ProcessPoolExecutor) -> None:
+        started.append(pool._executor_manager_thread is not None)
+        spawn(pool)
+
+    monkeypatch.setattr(ProcessPoolExecutor, "_spawn_process", watched)
+    paths = ["one", "dies", "three", "raises", "fifth"]
+    results = dict(map_sessions(paths, _length, jobs=3, on_crash=_crashed))
+    assert results == {"one": 3, "dies": -1, "three": 5, "raises": -2, "fifth": 5}
+    assert len(started) >= 3  # the first pool's three, then the rounds after the death
+    assert not any(started)
 
 
 def _sleepy(path: str) -> int:
