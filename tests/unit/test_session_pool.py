@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor
+from typing import Any
 
 import pytest
 
@@ -54,9 +55,9 @@ def test_every_process_is_started_before_any_session_is_handed_out(
     which then waits for it forever: the pool's processes all start at the first submit, before
     its manager thread hands out work."""
     started: list[bool] = []  # per process started: was work being handed out already?
-    spawn = ProcessPoolExecutor._spawn_process
+    spawn = ProcessPoolExecutor._spawn_process  # type: ignore[attr-defined]  # (private)
 
-    def watched(pool: ProcessPoolExecutor) -> None:
+    def watched(pool: Any) -> None:
         started.append(pool._executor_manager_thread is not None)
         spawn(pool)
 
