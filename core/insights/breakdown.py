@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import Field
@@ -393,8 +394,9 @@ def _assemble(
             _measure_summaries(calibrated, stretches, recorded, starts, first, overhead)
     provenance: Literal["calibrated", "estimated"] = "calibrated" if fitted_on else "estimated"
     rows: list[CallBreakdown] = []
+    over: list[float] = []  # by how much each scaled-down call's categories over-explained it
     for stretch, found in zip(stretches, calibrated, strict=True):
-        rows += _rows(stretch, found, calls, recorded, overhead, provenance)
+        rows += _rows(stretch, found, calls, recorded, overhead, provenance, over)
     return build(  # (typed values: no check of every row again)
         ContextBreakdown,
         {
@@ -405,7 +407,7 @@ def _assemble(
             "calibration": ratios,
             "calibration_calls": fitted_on,
             "calls": rows,
-            "notes": _notes(rows, estimator, first is not None, fitted_on, hidden),
+            "notes": _notes(over, estimator, first is not None, fitted_on, hidden),
         },
     )
 
@@ -465,7 +467,7 @@ def _measure_summaries(
 
 
 def _notes(
-    rows: list[CallBreakdown],
+    over: list[float],
     estimator: str,
     measured: bool,
     fitted_on: int,
@@ -490,9 +492,7 @@ def _notes(
             f"measured from the recorded growth where they entered ({sum(hidden.values()):,} "
             "tokens, under tool outputs)"
         )
-    over = sorted(
-        -row.unexplained / row.total_tokens for row in rows if row.scale < 1.0 and row.total_tokens
-    )
+    over = sorted(over)
     if over:
         notes.append(
             f"at {len(over)} call(s) the categories over-explained the recorded total (by "
@@ -508,7 +508,7 @@ def _category(key: str) -> str:
 
 
 def _calibrate(
-    sums_at: list[Sums],
+    sums_at: Sequence[Sums],
     recorded: list[int | None],
     segments: list[int],
     starts: dict[int, int],
@@ -697,25 +697,29 @@ def _rows(
     recorded: list[int | None],
     overhead: int,
     provenance: Literal["calibrated", "estimated"],
+    over: list[float],
 ) -> list[CallBreakdown]:
     """The row of each call of ``stretch`` (``columns``: its calibrated tokens by key): each
     category's column added up once for the stretch; a call whose categories exceed its
-    recorded total is scaled down to it (:func:`fit`, over the keys in order)."""
+    recorded total is scaled down to it (:func:`fit`, over the keys in order), and by how much
+    they over-explained it appended to ``over`` (the share of its total)."""
     size = stretch.calls
     keys = sorted(columns)
-    splits: list[tuple[int, str | None]] = []  # each key's slot (-1: none) and tool
-    by_slot: list[list[list[int]]] = [[] for _ in _SLOTS]
-    by_tool: dict[str, list[list[int]]] = {}
-    for key in keys:
+    by_slot: list[list[int]] = [[] for _ in _SLOTS]  # the keys (positions) of each slot
+    by_tool: dict[str, list[int]] = {}  # and of each tool
+    for k, key in enumerate(keys):
         head, detail = _split(key)
-        slot_of = _SLOTS.index(head) if head in _SLOTS else -1
-        splits.append((slot_of, detail if head == "tool" else None))
-        if slot_of >= 0:
-            by_slot[slot_of].append(columns[key])
+        if head in _SLOTS:
+            by_slot[_SLOTS.index(head)].append(k)
         if head == "tool":
-            by_tool.setdefault(detail, []).append(columns[key])
-    slots = list(zip(*(summed(found, size) for found in by_slot), strict=True))
-    tools = [(name, summed(found, size)) for name, found in by_tool.items()]
+            by_tool.setdefault(detail, []).append(k)
+    groups = _Groups(by_slot, list(by_tool.items()))
+    slots = list(
+        zip(*(summed([columns[keys[k]] for k in found], size) for found in by_slot), strict=True)
+    )
+    tools = [
+        (name, summed([columns[keys[k]] for k in found], size)) for name, found in by_tool.items()
+    ]
     by_key = [columns[key] for key in keys]
     wholes = summed(by_key, size)
     rows: list[CallBreakdown] = []
@@ -723,6 +727,7 @@ def _rows(
     stretch_calls = zip(
         calls[first : first + size], wholes, recorded[first : first + size], slots, strict=True
     )
+    slot: Sequence[int]
     for position, ((call, message), whole, total, slot) in enumerate(stretch_calls):
         scale, unexplained, residual = 1.0, 0, 0
         named: dict[str, int] | None = None
@@ -739,13 +744,17 @@ def _rows(
                 scale = room / whole
                 values = fit([column[position] for column in by_key], room)
                 whole = sum(values)
-                slot, named = _fitted(values, splits)
+                slot, named = groups.of(values)
             residual = total - overhead - whole
             if residual < 0:
                 residual = 0
         if named is None:
             named = {name: column[position] for name, column in tools if column[position]}
         largest = _largest_tools(named)
+        if scale != 1.0:
+            scale = round(scale, 4)
+            if scale < 1.0 and total:
+                over.append(-unexplained / total)
         rows.append(
             build(  # (typed values, 50,000 calls on 100 MB: no validation)
                 CallBreakdown,
@@ -766,25 +775,32 @@ def _rows(
                     "attachments": slot[7],
                     "residual": residual,
                     "unexplained": unexplained,
-                    "scale": 1.0 if scale == 1.0 else round(scale, 4),
+                    "scale": scale,
                 },
             )
         )
     return rows
 
 
-def _fitted(
-    values: list[int], splits: list[tuple[int, str | None]]
-) -> tuple[list[int], dict[str, int]]:
-    """A call's keys (``values``; ``splits``: each one's slot in :data:`_SLOTS`, -1 for none,
-    and its tool's name, None for none) added up by slot, and the tools' outputs by name."""
-    slot = [0] * (len(_SLOTS) + 1)  # (the last one: the keys of no slot)
-    named: dict[str, int] = {}
-    for tokens, (slot_of, tool) in zip(values, splits, strict=True):
-        slot[slot_of] += tokens
-        if tool is not None and tokens:
-            named[tool] = named.get(tool, 0) + tokens
-    return slot, named
+class _Groups:
+    """The keys of a stretch (their positions in its sorted keys) that each category slot and
+    each tool adds up."""
+
+    def __init__(self, slots: list[list[int]], tools: list[tuple[str, list[int]]]) -> None:
+        self.slots = slots
+        self.tools = tools
+
+    def of(self, values: list[int]) -> tuple[list[int], dict[str, int]]:
+        """A call's ``values`` (one per key) added up by slot, and the tools' outputs by name
+        (a tool whose outputs add up to 0 left out)."""
+        get = values.__getitem__
+        slot = [sum(map(get, keys)) for keys in self.slots]
+        named: dict[str, int] = {}
+        for name, keys in self.tools:
+            tokens = sum(map(get, keys))
+            if tokens:
+                named[name] = tokens
+        return slot, named
 
 
 MAX_TOOLS_PER_CALL = 20

@@ -13,7 +13,9 @@ makes is a sum, and a share of 0 is never rounded up: :func:`core.insights.break
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import accumulate
+from typing import overload
 
 Parts = list[tuple[str, int]]
 """A message's tokens by category key: a category, ``tool:NAME`` for a tool's output (as
@@ -92,7 +94,7 @@ class Stretch:
         return {key: tokens for key, tokens in sums.items() if tokens}
 
 
-class SumsAt:
+class SumsAt(Sequence[Sums]):
     """Each call's tokens by key as a dict (keys at 0 left out), made when asked: the
     calibration reads a thousand calls of a session, not every one."""
 
@@ -101,7 +103,13 @@ class SumsAt:
         self._columns = columns
         self._segments = segments
 
-    def __getitem__(self, n: int) -> Sums:
+    @overload
+    def __getitem__(self, n: int) -> Sums: ...
+    @overload
+    def __getitem__(self, n: slice) -> list[Sums]: ...
+    def __getitem__(self, n: int | slice) -> Sums | list[Sums]:
+        if isinstance(n, slice):
+            return [self[k] for k in range(len(self._segments))[n]]
         segment = self._segments[n]
         position = n - self._stretches[segment].first
         return {
