@@ -526,10 +526,13 @@ def _calibrate(
         if total is not None and total > 0 and starts.get(segment, n) != n
     ]
     stride = max(1, -(-len(usable) // MAX_FIT_CALLS))
+    bases: dict[int, Counter[str]] = {}  # each stretch's first recorded call, by category
     for n in usable[::stride]:
         sums, total, start = sums_at[n], _known(recorded[n]), starts[segments[n]]
         now = _by_category(_resolve(sums, hidden))
-        base = _by_category(_resolve(sums_at[start], hidden))
+        base = bases.get(start)
+        if base is None:
+            base = bases[start] = _by_category(_resolve(sums_at[start], hidden))
         growth.append({k: now[k] - base[k] for k in CALIBRATED})
         fixed = sum(now[k] - base[k] for k in ("system_and_tools", _MEASURED))
         recorded_growth.append(total - _known(recorded[start]) - fixed)
