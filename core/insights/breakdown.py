@@ -57,7 +57,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import Field
@@ -66,6 +66,15 @@ from core.algorithms.overflow import usable_usage
 from core.formats.codex_sizes import placeholder_length
 from core.gc_pause import gc_paused
 from core.insights.breakdown_calibration import fit_ratios
+from core.insights.breakdown_columns import (
+    Columns,
+    Parts,
+    Stretch,
+    Sums,
+    SumsAt,
+    add_column,
+    summed,
+)
 from core.insights.context_walk import CompactionStep, RecordedWalk
 from core.model.fastmodel import build
 from core.model.session import Message, Role, Session
@@ -131,12 +140,6 @@ CATEGORY_SHORT = {
 """Each category in at most six cells (table headers, the chart's legend when narrow)."""
 
 _UNKNOWN_TOOL = "(unknown tool)"
-
-Parts = list[tuple[str, int]]
-"""A message's tokens by category key: a category, or ``tool:NAME`` for a tool's output."""
-
-Sums = dict[str, int]
-"""Tokens by category key in a call's context (the keys of :data:`Parts`)."""
 
 
 class CallBreakdown(Documented):
@@ -269,22 +272,6 @@ def _count_all(message: Message, counter: TokenCounter) -> int:
     return tokens
 
 
-class _Running:
-    """The categories of the context so far, kept up to date as the walk goes."""
-
-    def __init__(self) -> None:
-        self.sums: dict[str, int] = {}
-
-    def add(self, parts: Parts) -> None:
-        sums = self.sums
-        for key, tokens in parts:
-            sums[key] = sums.get(key, 0) + tokens
-
-    def reset(self, parts: Parts) -> None:
-        self.sums = {}
-        self.add(parts)
-
-
 _KEPT_LENGTH = re.compile(r"\[REDACTED_[A-Z_]+ len=(\d+) sha=[0-9a-f]+\]")
 """A redaction that keeps the original length (``[REDACTED_TEXT len=N sha=…]``)."""
 
@@ -326,7 +313,7 @@ def _breakdown(session: Session, estimator: str, *, calibrate: bool) -> ContextB
     messages = session.messages
     parts: dict[int, Parts] = {}
 
-    answered = {m.tool_result.call_id for m in messages if m.tool_result is not None}
+    answered = _Answered(messages)
 
     def parts_of(i: int) -> Parts:
         cached = parts.get(i)
@@ -338,54 +325,53 @@ def _breakdown(session: Session, estimator: str, *, calibrate: bool) -> ContextB
         return cached
 
     # The recorded walk (context_walk.RecordedWalk.steps) over columns: the compactions first
-    # (each with the context it left), then, message by message, a call's snapshot of the
-    # running sums and the message joining the context.
+    # (each starting a stretch from the context it left), then, message by message, a call
+    # (with its own reply where its total is measured after it) and the message joining the
+    # context; the running sums are added up per stretch afterwards (Stretch.columns).
     compacted: dict[int, list[CompactionStep]] = {}
     for step in walk.compaction_steps():
         compacted.setdefault(step.compaction.m_c, []).append(step)
     call_of, walked = walk.calls.call_of, walk.recorded.walked
-    running = _Running()
-    raw: list[tuple[int, int, Sums]] = []  # (call, its message, the sums before it)
+    kinds, main = walk.calls.kinds, walk.calls.main
+    stretch = Stretch(0, [])
+    stretches = [stretch]
+    calls: list[tuple[int, int]] = []  # (call, its message)
     segments: list[int] = []
-    segment = 0
     walk_start = 0
     for i in range(walk.calls.n):
         if i in compacted:
             for step in compacted[i]:
-                segment += 1
                 wrote: Parts = [p for j in step.context for p in parts_of(j)]
                 summary = step.compaction.summary_message
                 if summary is not None:
                     wrote.append(("summaries", counter.count(summary.text)))
-                running.reset(wrote)
+                stretch = Stretch(len(calls), wrote)
+                stretches.append(stretch)
                 walk_start = step.compaction.owned_end
         call = call_of[i]
         if call >= 0:
-            raw.append((call, i, dict(running.sums)))
-            segments.append(segment)
+            after = kinds[call] == "after-reply" and main[i]
+            stretch.call(_reply(messages[i], parts_of(i)) if after else None)
+            calls.append((call, i))
+            segments.append(len(stretches) - 1)
         if walked[i] and i >= walk_start:
-            running.add(parts_of(i))
-    return _assemble(session, walk, raw, segments, parts_of, estimator, calibrate)
+            stretch.add(parts_of(i))
+    return _assemble(session, walk, calls, stretches, segments, estimator, calibrate)
 
 
 def _assemble(
     session: Session,
     walk: RecordedWalk,
-    raw: list[tuple[int, int, Sums]],
+    calls: list[tuple[int, int]],
+    stretches: list[Stretch],
     segments: list[int],
-    parts_of: Callable[[int], Parts],
     estimator: str,
     calibrate: bool,
 ) -> ContextBreakdown:
-    calls = walk.calls
-    kinds, main, messages = calls.kinds, calls.main, session.messages
-    sums_at: list[Sums] = []
-    for call, i, sums in raw:
-        if kinds[call] == "after-reply" and main[i]:
-            sums = _with_reply(sums, messages[i], parts_of(i))
-        sums_at.append(sums)
-    any_hidden = any(_HIDDEN in key for key in set().union(*sums_at))
-    recorded = [calls.usage_context[call] for call, _i, _sums in raw]
+    columns = [stretch.columns() for stretch in stretches]
+    sums_at = SumsAt(stretches, columns, segments)
+    any_hidden = any(key.startswith(_HIDDEN) for found in columns for key in found)
+    recorded = [walk.calls.usage_context[call] for call, _i in calls]
     starts = _segment_starts(recorded, segments)
     first = min(starts.values(), default=None)
     ratios, fitted_on = dict.fromkeys(CALIBRATED, 1.0), 0
@@ -394,47 +380,53 @@ def _assemble(
         ratios, fitted_on = _calibrate(sums_at, recorded, segments, starts, hidden)
         if any_hidden:
             # measure the hosted tools' results with these ratios, then fit again without them
-            hidden = _measure_hidden(sums_at, recorded, segments, ratios)
+            hidden = _measure_hidden(sums_at.every(), recorded, segments, ratios)
             ratios, fitted_on = _calibrate(sums_at, recorded, segments, starts, hidden)
-    scaled = _Scaled(ratios)
-    calibrated = [scaled.sums(_resolve(sums, hidden) if any_hidden else sums) for sums in sums_at]
+    calibrated = [_scaled(found, ratios, hidden) for found in columns]
     overhead = 0
     if first is not None:
-        overhead = _overhead(session, raw[first], recorded[first], calibrated[first], ratios)
+        stretch = stretches[segments[first]]
+        position = first - stretch.first
+        before = stretch.before_reply(columns[segments[first]], position)
+        at_first = sum(column[position] for column in calibrated[segments[first]].values())
+        overhead = _overhead(session, calls[first][1], recorded[first], at_first, before, ratios)
         if calibrate:
-            _measure_summaries(calibrated, recorded, segments, starts, first, overhead)
+            _measure_summaries(calibrated, stretches, recorded, starts, first, overhead)
     provenance: Literal["calibrated", "estimated"] = "calibrated" if fitted_on else "estimated"
-    layout = _Layout()
-    rows = [
-        _row(call, i, sums, overhead, total, provenance, layout)
-        for (call, i, _), sums, total in zip(raw, calibrated, recorded, strict=True)
-    ]
-    return ContextBreakdown(
-        estimator=estimator,
-        overhead_tokens=overhead,
-        overhead_call_index=raw[first][0] if first is not None else None,
-        provenance=provenance,
-        calibration=ratios,
-        calibration_calls=fitted_on,
-        calls=rows,
-        notes=_notes(rows, estimator, first is not None, fitted_on, hidden),
+    rows: list[CallBreakdown] = []
+    over: list[float] = []  # by how much each scaled-down call's categories over-explained it
+    for stretch, found in zip(stretches, calibrated, strict=True):
+        rows += _rows(stretch, found, calls, recorded, overhead, provenance, over)
+    return build(  # (typed values: no check of every row again)
+        ContextBreakdown,
+        {
+            "estimator": estimator,
+            "overhead_tokens": overhead,
+            "overhead_call_index": calls[first][0] if first is not None else None,
+            "provenance": provenance,
+            "calibration": ratios,
+            "calibration_calls": fitted_on,
+            "calls": rows,
+            "notes": _notes(over, estimator, first is not None, fitted_on, hidden),
+        },
     )
 
 
 def _overhead(
     session: Session,
-    first: tuple[int, int, Sums],
+    message_index: int,
     recorded: int | None,
-    calibrated: Sums,
+    calibrated: int,
+    before: Sums,
     ratios: dict[str, float],
 ) -> int:
     """System prompt + tools: the first recorded prompt less the (calibrated) messages before
-    it; for a total recorded after the reply, the prompt the call's usage names."""
-    _call, message_index, before = first
+    it (``calibrated``: their sum at the call; ``before``: the call's sums without its reply);
+    for a total recorded after the reply, the prompt the call's usage names."""
     usage = usable_usage(session.messages[message_index])
     if usage is not None:
         return max(0, usage.prompt_tokens - sum(_calibrated(_resolve(before, {}), ratios).values()))
-    return max(0, _known(recorded) - sum(calibrated.values()))
+    return max(0, _known(recorded) - calibrated)
 
 
 def _known(total: int | None) -> int:
@@ -452,9 +444,9 @@ def _segment_starts(recorded: list[int | None], segments: list[int]) -> dict[int
 
 
 def _measure_summaries(
-    calibrated: list[Sums],
+    calibrated: list[Columns],
+    stretches: list[Stretch],
     recorded: list[int | None],
-    segments: list[int],
     starts: dict[int, int],
     first: int,
     overhead: int,
@@ -462,22 +454,20 @@ def _measure_summaries(
     """What each compaction wrote, measured at the first recorded call after it: that call's
     total less the system prompt + tools and the calibrated messages it kept. Replaces the
     estimated summary in every call of the stretch."""
-    measured: dict[int, int] = {}
     for segment, n in starts.items():
         if n == first:
             continue
-        sums = calibrated[n]
-        estimated = sum(v for k, v in sums.items() if _category(k) == "summaries")
-        kept = sum(sums.values()) - estimated
-        measured[segment] = max(0, _known(recorded[n]) - overhead - kept) - estimated
-    for sums, segment in zip(calibrated, segments, strict=True):
-        delta = measured.get(segment, 0)
+        columns, stretch = calibrated[segment], stretches[segment]
+        position = n - stretch.first
+        estimated = sum(c[position] for k, c in columns.items() if _category(k) == "summaries")
+        kept = sum(c[position] for c in columns.values()) - estimated
+        delta = max(0, _known(recorded[n]) - overhead - kept) - estimated
         if delta:
-            sums["summaries:measured"] = delta
+            columns["summaries:measured"] = [delta] * stretch.calls
 
 
 def _notes(
-    rows: list[CallBreakdown],
+    over: list[float],
     estimator: str,
     measured: bool,
     fitted_on: int,
@@ -502,9 +492,7 @@ def _notes(
             f"measured from the recorded growth where they entered ({sum(hidden.values()):,} "
             "tokens, under tool outputs)"
         )
-    over = sorted(
-        -row.unexplained / row.total_tokens for row in rows if row.scale < 1.0 and row.total_tokens
-    )
+    over = sorted(over)
     if over:
         notes.append(
             f"at {len(over)} call(s) the categories over-explained the recorded total (by "
@@ -520,7 +508,7 @@ def _category(key: str) -> str:
 
 
 def _calibrate(
-    sums_at: list[Sums],
+    sums_at: Sequence[Sums],
     recorded: list[int | None],
     segments: list[int],
     starts: dict[int, int],
@@ -538,10 +526,13 @@ def _calibrate(
         if total is not None and total > 0 and starts.get(segment, n) != n
     ]
     stride = max(1, -(-len(usable) // MAX_FIT_CALLS))
+    bases: dict[int, Counter[str]] = {}  # each stretch's first recorded call, by category
     for n in usable[::stride]:
         sums, total, start = sums_at[n], _known(recorded[n]), starts[segments[n]]
         now = _by_category(_resolve(sums, hidden))
-        base = _by_category(_resolve(sums_at[start], hidden))
+        base = bases.get(start)
+        if base is None:
+            base = bases[start] = _by_category(_resolve(sums_at[start], hidden))
         growth.append({k: now[k] - base[k] for k in CALIBRATED})
         fixed = sum(now[k] - base[k] for k in ("system_and_tools", _MEASURED))
         recorded_growth.append(total - _known(recorded[start]) - fixed)
@@ -561,7 +552,21 @@ _MEASURED = "measured"
 ``measured:tool:<tool>``."""
 
 
-def _hosted(message: Message, answered: set[str]) -> Parts:
+class _Answered:
+    """The ids of the tool calls the session holds a result for, gathered when first asked
+    (only a session with a hosted tool call asks)."""
+
+    def __init__(self, messages: list[Message]) -> None:
+        self._messages = messages
+        self._ids: set[str] | None = None
+
+    def __contains__(self, call_id: object) -> bool:
+        if self._ids is None:
+            self._ids = {m.tool_result.call_id for m in self._messages if m.tool_result is not None}
+        return call_id in self._ids
+
+
+def _hosted(message: Message, answered: _Answered) -> Parts:
     """A marker per hosted tool call the recording holds no result for (its size is measured
     by :func:`_measure_hidden`; until then 1 token, so the walk carries it)."""
     if not message.tool_calls:
@@ -639,27 +644,25 @@ def _calibrated(sums: Sums, ratios: dict[str, float]) -> Sums:
     return {key: round(tokens * ratios.get(_category(key), 1.0)) for key, tokens in sums.items()}
 
 
-class _Scaled:
-    """:func:`_calibrated` for every call: each key's ratio looked up once."""
-
-    def __init__(self, ratios: dict[str, float]) -> None:
-        self.ratios = ratios
-        self.of: dict[str, float] = {}
-
-    def sums(self, sums: Sums) -> Sums:
-        of = self.of
-        try:
-            return {key: round(tokens * of[key]) for key, tokens in sums.items()}
-        except KeyError:  # a key not seen before: its ratio, once
-            for key in sums.keys() - of.keys():
-                of[key] = self.ratios.get(_category(key), 1.0)
-            return {key: round(tokens * of[key]) for key, tokens in sums.items()}
+def _scaled(columns: Columns, ratios: dict[str, float], hidden: dict[int, int]) -> Columns:
+    """:func:`_calibrated` of every call of a stretch, key by key (each hosted tool's marker
+    replaced by its measured result first, as :func:`_resolve` does)."""
+    out: Columns = {}
+    for key, column in columns.items():
+        if key.startswith(_HIDDEN):
+            index, _, name = key.removeprefix(_HIDDEN).partition(":")
+            value = hidden.get(int(index), 0)
+            add_column(out, f"{_MEASURED}:tool:{name}", [value if t else 0 for t in column])
+            continue
+        ratio = ratios.get(_category(key), 1.0)
+        add_column(out, key, column if ratio == 1.0 else [round(t * ratio) for t in column])
+    return out
 
 
-def _with_reply(sums: Sums, message: Message, parts: Parts) -> Sums:
-    """``sums`` with the call's own reply added (:func:`_plus`), for a total measured after
-    it: its parts summed by key (a reply with several tool calls adds them all), the reasoning
-    at least the recorded reasoning tokens."""
+def _reply(message: Message, parts: Parts) -> Sums:
+    """The call's own reply, for a total measured after it: its parts summed by key (a reply
+    with several tool calls adds them all), the reasoning at least the recorded reasoning
+    tokens."""
     reply: Sums = {}
     get = reply.get
     for key, tokens in parts:
@@ -667,17 +670,7 @@ def _with_reply(sums: Sums, message: Message, parts: Parts) -> Sums:
     if "reasoning" in reply:
         usage = message.usage
         reply["reasoning"] = max(reply["reasoning"], usage.reasoning if usage is not None else 0)
-    return _plus(sums, reply)
-
-
-def _plus(sums: Sums, reply: Sums) -> Sums:
-    """``Counter(sums) + Counter(reply)`` as dicts: the keys of both added, only those above 0
-    kept (in that order)."""
-    out = dict(sums)
-    get = out.get
-    for key, tokens in reply.items():
-        out[key] = get(key, 0) + tokens
-    return {key: tokens for key, tokens in out.items() if tokens > 0}
+    return reply
 
 
 _SLOTS = (
@@ -690,103 +683,127 @@ _SLOTS = (
     "summaries",
     "attachments",
 )
-"""The category heads a call's row adds up, in the order of :class:`_Layout`'s slots (a key of
-any other head goes to one more slot, left out of the row)."""
+"""The category heads a call's row adds up (a key of any other head is left out of the row)."""
 
 
-class _Layout:
-    """The keys of a call's sums in order, each one's slot in :data:`_SLOTS` (by its category
-    head: ``tool:NAME`` → ``tool``; a measured key without its ``measured:`` prefix) and the
-    tools' outputs (name, position): worked out again only when the keys change from one call
-    to the next (within a stretch they rarely do), not once per call."""
-
-    def __init__(self) -> None:
-        self.of: dict[str, tuple[str, str]] = {}
-        self._last: Sums = {}
-        self._keys: list[str] = []
-        self._slots: list[int] = []
-        self._tools: list[tuple[str, int]] = []
-
-    def of_sums(self, sums: Sums) -> tuple[list[str], list[int], list[tuple[str, int]]]:
-        if sums.keys() != self._last.keys() or not self._keys:
-            self._keys = sorted(sums)
-            splits = [self._split(key) for key in self._keys]
-            other = len(_SLOTS)
-            self._slots = [
-                _SLOTS.index(head) if head in _SLOTS else other for head, _detail in splits
-            ]
-            self._tools = [(detail, k) for k, (head, detail) in enumerate(splits) if head == "tool"]
-        self._last = sums
-        return self._keys, self._slots, self._tools
-
-    def _split(self, key: str) -> tuple[str, str]:
-        found = self.of.get(key)
-        if found is None:
-            head, _, detail = key.removeprefix(f"{_MEASURED}:").partition(":")
-            found = self.of[key] = (head, detail)
-        return found
+def _split(key: str) -> tuple[str, str]:
+    """A key's category head and detail (``tool:NAME`` → ``tool``, ``NAME``; a measured key
+    without its ``measured:`` prefix)."""
+    head, _, detail = key.removeprefix(f"{_MEASURED}:").partition(":")
+    return head, detail
 
 
-def _row(
-    call_index: int,
-    message_index: int,
-    sums: Sums,
+def _rows(
+    stretch: Stretch,
+    columns: Columns,
+    calls: list[tuple[int, int]],
+    recorded: list[int | None],
     overhead: int,
-    recorded: int | None,
     provenance: Literal["calibrated", "estimated"],
-    layout: _Layout,
-) -> CallBreakdown:
-    keys, slots, tool_at = layout.of_sums(sums)
-    values = list(map(sums.__getitem__, keys))
-    whole = sum(values)
-    scale = 1.0
-    unexplained = 0
-    if recorded is None:
-        total, residual = whole + overhead, 0
-    else:
-        total = recorded
-        room = recorded - overhead
-        unexplained = room - whole
-        if whole > max(room, 0):
-            # the measured system prompt + tools stay as measured; the messages are scaled down
-            scale = max(room, 0) / whole
-            values = fit(values, max(room, 0))
-            whole = sum(values)
-        residual = max(0, recorded - overhead - whole)
-    # One pass over the keys, each into its category's slot (tools also by name).
-    slot = [0] * (len(_SLOTS) + 1)
-    for k, tokens in zip(slots, values, strict=True):
-        slot[k] += tokens
-    by_tool: dict[str, int] = {}
-    for name, k in tool_at:
-        tokens = values[k]
-        if tokens:
-            by_tool[name] = by_tool.get(name, 0) + tokens
-    tools = _largest_tools(by_tool)
-    system, user, assistant, reasoning, calls, _tool, summaries, attachments, _other = slot
-    return build(  # (typed values, 50,000 calls on 100 MB: no validation)
-        CallBreakdown,
-        {
-            "call_index": call_index,
-            "message_index": message_index,
-            "total_tokens": total,
-            "total_provenance": "estimated" if recorded is None else "recorded",
-            "provenance": provenance,
-            "system_and_tools": system
-            + (overhead if recorded is None else min(overhead, recorded)),
-            "user": user,
-            "assistant_text": assistant,
-            "reasoning": reasoning,
-            "tool_calls": calls,
-            "tool_outputs": sum(tools.values()),
-            "tool_outputs_by_tool": tools,
-            "summaries": summaries,
-            "attachments": attachments,
-            "residual": residual,
-            "unexplained": unexplained,
-            "scale": round(scale, 4),
-        },
+    over: list[float],
+) -> list[CallBreakdown]:
+    """The row of each call of ``stretch`` (``columns``: its calibrated tokens by key): each
+    category's column added up once for the stretch; a call whose categories exceed its
+    recorded total is scaled down to it (:func:`fit`, over the keys in order), and by how much
+    they over-explained it appended to ``over`` (the share of its total)."""
+    size = stretch.calls
+    keys = sorted(columns)
+    by_slot: list[list[int]] = [[] for _ in _SLOTS]  # the keys (positions) of each slot
+    by_tool: dict[str, list[int]] = {}  # and of each tool
+    for k, key in enumerate(keys):
+        head, detail = _split(key)
+        if head in _SLOTS:
+            by_slot[_SLOTS.index(head)].append(k)
+        if head == "tool":
+            by_tool.setdefault(detail, []).append(k)
+    groups = _Groups(by_slot, list(by_tool.items()))
+    slots = list(
+        zip(*(summed([columns[keys[k]] for k in found], size) for found in by_slot), strict=True)
     )
+    tools = [
+        (name, summed([columns[keys[k]] for k in found], size)) for name, found in by_tool.items()
+    ]
+    by_key = [columns[key] for key in keys]
+    wholes = summed(by_key, size)
+    rows: list[CallBreakdown] = []
+    first = stretch.first
+    stretch_calls = zip(
+        calls[first : first + size], wholes, recorded[first : first + size], slots, strict=True
+    )
+    slot: Sequence[int]
+    for position, ((call, message), whole, total, slot) in enumerate(stretch_calls):
+        scale, unexplained, residual = 1.0, 0, 0
+        named: dict[str, int] | None = None
+        if total is None:
+            system = overhead
+        else:
+            system = overhead if overhead < total else total
+            room = total - overhead
+            unexplained = room - whole
+            if room < 0:
+                room = 0
+            if whole > room:
+                # the measured system prompt + tools stay as measured; the messages are scaled
+                scale = room / whole
+                values = fit([column[position] for column in by_key], room)
+                whole = sum(values)
+                slot, named = groups.of(values)
+            residual = total - overhead - whole
+            if residual < 0:
+                residual = 0
+        if named is None:
+            named = {name: column[position] for name, column in tools if column[position]}
+        largest = _largest_tools(named)
+        if scale != 1.0:
+            scale = round(scale, 4)
+            if scale < 1.0 and total:
+                over.append(-unexplained / total)
+        rows.append(
+            build(  # (typed values, 50,000 calls on 100 MB: no validation)
+                CallBreakdown,
+                {
+                    "call_index": call,
+                    "message_index": message,
+                    "total_tokens": whole + overhead if total is None else total,
+                    "total_provenance": "estimated" if total is None else "recorded",
+                    "provenance": provenance,
+                    "system_and_tools": slot[0] + system,
+                    "user": slot[1],
+                    "assistant_text": slot[2],
+                    "reasoning": slot[3],
+                    "tool_calls": slot[4],
+                    "tool_outputs": sum(largest.values()),
+                    "tool_outputs_by_tool": largest,
+                    "summaries": slot[6],
+                    "attachments": slot[7],
+                    "residual": residual,
+                    "unexplained": unexplained,
+                    "scale": scale,
+                },
+            )
+        )
+    return rows
+
+
+class _Groups:
+    """The keys of a stretch (their positions in its sorted keys) that each category slot and
+    each tool adds up."""
+
+    def __init__(self, slots: list[list[int]], tools: list[tuple[str, list[int]]]) -> None:
+        self.slots = slots
+        self.tools = tools
+
+    def of(self, values: list[int]) -> tuple[list[int], dict[str, int]]:
+        """A call's ``values`` (one per key) added up by slot, and the tools' outputs by name
+        (a tool whose outputs add up to 0 left out)."""
+        get = values.__getitem__
+        slot = [sum(map(get, keys)) for keys in self.slots]
+        named: dict[str, int] = {}
+        for name, keys in self.tools:
+            tokens = sum(map(get, keys))
+            if tokens:
+                named[name] = tokens
+        return slot, named
 
 
 MAX_TOOLS_PER_CALL = 20

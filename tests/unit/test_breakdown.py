@@ -211,20 +211,56 @@ def test_a_call_names_its_largest_tools_and_puts_the_rest_together() -> None:
     assert sum(by_tool.values()) == last.tool_outputs
 
 
-_SUMS = st.dictionaries(
-    st.sampled_from(["user", "reasoning", "tool:Bash", "tool:Read", "x"]), st.integers(-5, 5)
+_PARTS = st.lists(
+    st.tuples(
+        st.sampled_from(["user", "reasoning", "tool:Bash", "tool:Read", "x"]), st.integers(0, 50)
+    ),
+    max_size=6,
 )
 
 
-@given(_SUMS, _SUMS)
-def test_a_reply_is_added_to_a_calls_sums_as_counters_add(
-    sums: dict[str, int], reply: dict[str, int]
+@given(
+    _PARTS,
+    st.lists(st.tuples(st.integers(0, 4), _PARTS), max_size=8),
+    st.lists(
+        st.tuples(
+            st.integers(0, 3), st.dictionaries(st.sampled_from(["user", "x"]), st.integers(0, 9))
+        ),
+        max_size=3,
+    ),
+)
+def test_a_stretchs_columns_are_its_running_sums_at_each_call(
+    base: list[tuple[str, int]],
+    adds: list[tuple[int, list[tuple[str, int]]]],
+    replies: list[tuple[int, dict[str, int]]],
 ) -> None:
-    """The call's own reply joins its sums (totals recorded after the reply) as ``Counter +``
-    does: every key of both added up, only those above 0 kept, in that order."""
+    """Issue 24: the running sums are kept as a column per key over a stretch's calls, not as a
+    dict per call. At every call each column holds what the context held before it (its base
+    and every message added before the call) plus the call's own reply, as a Counter adds
+    them; a key the call does not hold reads 0."""
     from collections import Counter
 
-    from core.insights.breakdown import _plus
+    from core.insights.breakdown_columns import Stretch
 
-    expected = Counter(sums) + Counter(reply)
-    assert list(_plus(sums, reply).items()) == list(expected.items())
+    calls = 4
+    stretch = Stretch(0, base)
+    replied = {position: reply for position, reply in replies if position < calls}
+    added = sorted(adds, key=lambda item: item[0])
+    for position in range(calls):
+        for at, parts in added:
+            if at == position:
+                stretch.add(parts)
+        stretch.call(replied.get(position))
+    columns = stretch.columns()
+    for position in range(calls):
+        expected: Counter[str] = Counter()
+        for key, tokens in base:
+            expected[key] += tokens
+        for at, parts in added:
+            if at <= position:
+                for key, tokens in parts:
+                    expected[key] += tokens
+        for key, tokens in replied.get(position, {}).items():
+            expected[key] += tokens
+        got = {key: column[position] for key, column in columns.items() if column[position]}
+        assert got == {key: tokens for key, tokens in expected.items() if tokens}
