@@ -25,13 +25,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 from functools import cache
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as package_version
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field, ValidationError
 
 from core.analysis_cache import AnalysisCache, Fingerprint, fingerprint
-from core.fleet.session_pool import StopFn, default_jobs, map_sessions
 from core.fleet.session_rows import (
     ROW_VERSION,
     CallRow,
@@ -43,7 +41,6 @@ from core.fleet.session_rows import (
 )
 from core.fleet.subagent_info import SubagentInfo
 from core.formats import LoadError, load_session
-from core.formats.discovery import discover_sessions
 from core.formats.session_paths import expand_paths
 from core.formats.subagents import calls_during, child_paths, compaction_run_of, is_compaction_run
 from core.gc_pause import gc_paused
@@ -52,6 +49,9 @@ from core.model.json_text import model_json
 from core.model.session import Role, Session
 from core.replay import Replayer, native_policy
 from core.replay.results import SCHEMA_VERSION, Documented
+
+if TYPE_CHECKING:  # (the process pool and discovery: a fleet run's, not a sub-agent's figures)
+    from core.fleet.session_pool import StopFn
 
 CACHE_KIND = "fleet-row"
 """The kind of analysis fleet rows are cached as."""
@@ -204,6 +204,10 @@ def crashed(row: FleetRow) -> bool:
 @cache
 def analysis_version() -> str:
     """What the cache keys rows by besides the file: :data:`ROW_VERSION` and ctxscope's version."""
+    # (importlib.metadata here: ``analyze`` of a session with sub-agents needs none of it)
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as package_version
+
     try:
         installed = package_version("ctxscope")
     except PackageNotFoundError:
@@ -220,6 +224,8 @@ def session_paths(arguments: Sequence[str]) -> tuple[list[str], list[str]]:
     """The sessions ``arguments`` name (files, folders, globs), or, with none, every session
     discovery finds on this machine; and one message per argument that names none."""
     if not arguments:
+        from core.formats.discovery import discover_sessions
+
         return [found.path for found in discover_sessions(describe=False)], []
     files, problems = expand_paths(arguments)
     return [str(p) for p in files], problems
@@ -261,6 +267,8 @@ def fleet_rows(
             if progress is not None:
                 progress(done, total, path)
             yield hits[path], True
+    from core.fleet.session_pool import default_jobs, map_sessions
+
     todo = [p for p in paths if p not in hits]
     sizes = {p: f.size for p, f in prints.items()}
     fresh: list[tuple[str, Fingerprint, bytes]] = []

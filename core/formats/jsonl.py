@@ -357,18 +357,34 @@ def _complete_lines(chunks: Iterable[bytes], pending: list[bytes]) -> Iterator[l
     """The complete lines of each chunk that ends one; a line's start waits in ``pending``
     until the chunk that ends it (what is left there at the end is the last line)."""
     for chunk in chunks:
-        parts = chunk.split(b"\n")
-        if len(parts) == 1:  # no newline in the chunk: part of a long line
+        parts, rest = _split_lines(chunk)
+        if not parts:  # no newline in the chunk: part of a long line
             pending.append(chunk)
             continue
         if pending:
             pending.append(parts[0])
             parts[0] = b"".join(pending)
             pending.clear()
-        rest = parts.pop()
         if rest:
             pending.append(rest)
         yield parts
+
+
+def _split_lines(chunk: bytes) -> tuple[list[bytes], bytes]:
+    """``chunk``'s lines that a newline ends, and what follows the last newline: what
+    ``chunk.split(b"\\n")`` gives, its last part apart. The newlines are found with
+    ``bytes.find`` (memchr), not ``split``'s test of every byte: that test was 8 % of the
+    instructions of loading a Claude Code file of 1 KB lines, the ``find`` calls are half that
+    (they cost less than the test from lines of about 60 bytes up)."""
+    lines: list[bytes] = []
+    put, find = lines.append, chunk.find
+    start = 0
+    end = find(b"\n")
+    while end >= 0:
+        put(chunk[start:end])
+        start = end + 1
+        end = find(b"\n", start)
+    return lines, chunk[start:] if start else chunk
 
 
 Record = tuple[int, int, bytes, dict[str, Any]]

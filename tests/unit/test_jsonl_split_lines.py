@@ -1,0 +1,44 @@
+"""The shared JSONL reader's split of a chunk into lines: what ``bytes.split`` gives, found
+with ``bytes.find``, and the lines a file read in chunks of any size holds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.formats.base import SessionBuilder
+from core.formats.jsonl import _complete_lines, _split_lines, read_jsonl_raw
+from core.model.session import SourceFormat
+
+_BYTES = st.lists(st.sampled_from([b"\n", b"{", b"}", b"a", b" ", b"\r", b"\xe2\x86\x92"]))
+
+
+@given(_BYTES.map(b"".join))
+def test_a_chunk_splits_as_bytes_split_does(chunk: bytes) -> None:
+    parts = chunk.split(b"\n")
+    assert _split_lines(chunk) == (parts[:-1], parts[-1])
+
+
+@settings(max_examples=50)
+@given(_BYTES.map(b"".join), st.integers(min_value=1, max_value=9))
+def test_chunks_of_any_size_give_the_lines_of_the_whole(data: bytes, size: int) -> None:
+    chunks = [data[i : i + size] for i in range(0, len(data), size)]
+    pending: list[bytes] = []
+    lines = [line for batch in _complete_lines(chunks, pending) for line in batch]
+    lines.append(b"".join(pending))
+    assert lines == data.split(b"\n")
+
+
+def test_records_and_offsets_across_chunk_ends(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    text = '{"n":1}\n\n{"n":2,"s":"→→"}\n{"n":3}'
+    path.write_bytes(text.encode())
+    builder = SessionBuilder(SourceFormat.CODEX, str(path))
+    got = list(read_jsonl_raw(path, builder, chunk_bytes=5))
+    assert [(line, offset, raw) for line, offset, raw, _obj in got] == [
+        (1, 0, b'{"n":1}'),
+        (3, 9, '{"n":2,"s":"→→"}'.encode()),
+        (4, 9 + len('{"n":2,"s":"→→"}'.encode()) + 1, b'{"n":3}'),
+    ]
