@@ -65,3 +65,38 @@ def test_released_compaction_caches_change_no_result() -> None:
     again = released.run(other)
     assert again.summary == kept.run(other).summary
     assert first.summary == kept.run(policy).summary
+
+
+def _lists_of_checks() -> int:
+    """Lists alive whose last item is a threshold check (a trace's column, or a copy)."""
+    import gc
+
+    from core.replay.state import Check
+
+    gc.unfreeze()  # (a run freezes what it leaves: gc.get_objects skips frozen objects)
+    gc.collect()
+    return sum(1 for o in gc.get_objects() if type(o) is list and o and isinstance(o[-1], Check))
+
+
+def test_the_inferred_threshold_keeps_its_spans_not_the_checks() -> None:
+    """The walk following the recording (one check per call, ~10 MB at 50,000 calls) is read
+    into the evidence's spans and freed: the replayer keeps the spans, and the inferred
+    threshold and the recording's checks asked for again are the same."""
+    from core.model.session import SourceFormat
+    from core.replay import Replayer
+
+    script = SessionBuilder().user("start")
+    for step in range(40):
+        script.call(context=20_000 + step * 4_000).result(text_of_tokens(3_000, str(step)))
+    script.compaction(tokens_before=180_000, trigger="auto")
+    script.user("again").call(context=30_000).reply("end", context=31_000)
+    session = script.session(fmt=SourceFormat.CLAUDE_CODE, window=200_000)
+    replayer = Replayer(session)
+    replayer.run(get_preset("seed"))  # (a run of another policy: its trace keeps its checks)
+    before = _lists_of_checks()
+    threshold = replayer.inferred_threshold()
+    checks = replayer.recording_checks()
+    assert threshold.high is not None and checks
+    assert _lists_of_checks() == before
+    assert replayer.inferred_threshold() == threshold
+    assert replayer.recording_checks() == checks
