@@ -283,33 +283,40 @@ class ColumnPoints:
 
     def _column(self, name: str) -> Sequence[Any]:
         if name == "message_index":  # (each row's own: the walk makes call c at message calls[c])
-            return self._calls.calls[: self.count]
+            return _prefix(self._calls.calls, self.count)
         if name == "recorded_tokens":
-            return self._calls.usage_context[: self.count]
+            return _prefix(self._calls.usage_context, self.count)
         if name == "baseline_tokens":
-            return self._setting.rec.baseline[: self.count]
+            return _prefix(self._setting.rec.baseline, self.count)
         if name == "baseline_provenance":
-            return self._setting.rec.baseline_prov[: self.count]
+            return _prefix(self._setting.rec.baseline_prov, self.count)
         if name == "recorded_kind":
-            return self._calls.kinds[: self.count]
+            return _prefix(self._calls.kinds, self.count)
         if name == "overflow_recorded":
-            windows = self._setting.windows[: self.count]
+            windows = _prefix(self._setting.windows, self.count)
             overflows = self._calls.recorded_overflows
             if len(set(windows)) <= 1:  # one window for the whole session: one list
                 flags = self._calls.recorded_overflow_flags(windows[0] if windows else None)
-                return flags[: self.count]
+                return _prefix(flags, self.count)
             return [overflows(windows[c])[c] is not None for c in range(self.count)]
         if name == "call_index":
             return range(self.count)
         if name == "threshold":
-            return self._setting.limits[: self.count]
+            return _prefix(self._setting.limits, self.count)
         if name == "window":
-            return self._setting.windows[: self.count]
+            return _prefix(self._setting.windows, self.count)
         if name == "threshold_source":
             if self._sources is None:
                 self._sources = _threshold_sources(self._setting, self.count)
             return self._sources
         return [getattr(point, name) for point in self.all()]
+
+
+def _prefix(values: Sequence[Any], count: int) -> Sequence[Any]:
+    """The first ``count`` of ``values``: ``values`` itself when it has no more (the usual case:
+    the run walked every call; columns are read, never written, so no copy of 10^5 items is
+    kept per result)."""
+    return values if len(values) == count else values[:count]
 
 
 def _check_tokens(check: Check) -> int | None:
