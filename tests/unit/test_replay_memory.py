@@ -128,3 +128,28 @@ def test_a_result_reads_its_call_columns_without_copying_them() -> None:
     assert result.point_column("message_index") is calls.calls
     assert result.point_column("recorded_tokens") is calls.usage_context
     assert list(result.point_column("message_index")) == [p.message_index for p in result.points]
+
+
+def test_the_mostly_empty_message_columns_keep_only_their_exceptions() -> None:
+    """A result's per-message columns that are mostly one value (None, False, the estimator's
+    provenance) hold that value and the exceptions, not an item per message (8 bytes each at
+    10^5 messages); read whole or one by one, they are the message states' fields."""
+    session, policy = _one_compaction()
+    result = replay(session, policy)
+    names = (
+        "provenance",
+        "truncation_note",
+        "pruned",
+        "prune_reason",
+        "summarised_by",
+        "kept_by",
+    )
+    columns = {name: result.message_column(name) for name in names}
+    assert [e.kind for e in result.events].count("compact") == 1
+    for name, column in columns.items():
+        assert not isinstance(column, list), name
+        expected = [getattr(state, name) for state in result.messages]
+        assert list(column) == expected, name
+        assert [column[i] for i in range(-len(expected), len(expected))] == expected * 2, name
+        assert column[1:3] == expected[1:3] and column == expected, name
+    assert any(v is not None for v in columns["summarised_by"])
