@@ -179,8 +179,19 @@ def load_encoding(name: str) -> tuple[Any, str | None]:
             if name != "cl100k_base":
                 note = f"{name} is not available offline; counted with the bundled cl100k_base"
             result = (offline, note)
+        _drop_rank_table(result[0])
         _encodings[name] = result
         return result
+
+
+def _drop_rank_table(encoding: Any) -> None:
+    """Free the Python copy of ``encoding``'s merge ranks (a dict of ~100,000 byte strings and
+    ints, ~12 MB for ``cl100k_base``). tiktoken's ``Encoding`` keeps it only to be pickled; its
+    tokenizer (``_core_bpe``, built from it) holds its own table, and nothing here pickles an
+    encoding. Without the attribute a pickling fails at once rather than writing a tokenizer
+    with no ranks."""
+    if isinstance(getattr(encoding, "_mergeable_ranks", None), dict):
+        del encoding._mergeable_ranks
 
 
 class TokenCounter:

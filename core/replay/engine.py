@@ -51,7 +51,7 @@ from core.replay.policies import (
     rule_thresholds,
 )
 from core.replay.recorded import RecordedSide, measure_recorded_side, placed
-from core.replay.results import InferredThreshold, ReplayResult
+from core.replay.results import InferredThreshold, ReplayResult, ThresholdSpan
 from core.replay.setting import Setting
 from core.replay.simulate import ProgressFn, Run
 from core.replay.state import Check, Item, Stuck, Trace
@@ -108,7 +108,7 @@ class Replayer:
         reads its points from its trace, and a trace holding its result would be a reference
         cycle, freed by the cyclic collector rather than by reference counting)."""
         self._states = MessageStates(len(session.messages))
-        self._recorded_checks: dict[tuple[Any, ...], list[Check | None]] = {}
+        self._recording_evidence: dict[tuple[Any, ...], list[ThresholdSpan]] = {}
 
     # -- running -----------------------------------------------------------------------------
 
@@ -285,8 +285,7 @@ class Replayer:
             setting = self._setting(native)
             if not any(setting.limits):
                 return intersect(setting.spans, native)
-            checks = self.recorded_checks(setting)
-        _limits, spans = thresholds_from_evidence(self._recorded, checks, setting.limits, native)
+            spans = self._recording_spans(setting)
         return intersect(spans, native)
 
     def inferred_policy(self) -> Policy:
@@ -294,38 +293,40 @@ class Replayer:
         inferred``)."""
         return inferred_policy(native_policy(self.session), self.inferred_threshold())
 
+    def _recording_spans(self, setting: Setting) -> list[ThresholdSpan]:
+        """The stretches of ``setting``'s threshold evidence (:func:`thresholds_from_evidence`
+        of :meth:`recorded_checks`), worked out once per policy.
+        Only the spans are kept: the checks they come from, one per call (~10 MB at 50,000
+        calls), are freed once read."""
+        key = policy_key(setting.policy)  # (every field: the way of checking and the rule)
+        spans = self._recording_evidence.get(key)
+        if spans is None:
+            checks = self.recorded_checks(setting)
+            _limits, spans = thresholds_from_evidence(
+                self._recorded, checks, setting.limits, setting.policy
+            )
+            self._recording_evidence[key] = spans
+        return spans
+
     def recorded_checks(self, setting: Setting) -> list[Check | None]:
         """What ``setting``'s threshold check measures before each call when the run makes
         exactly the recording's compactions (the evidence about the agent's threshold:
-        :mod:`core.replay.evidence`). One quick walk, cached per way of checking."""
-        rules = setting.policy.compaction
-        key = (
-            setting.policy.estimator,
-            setting.policy.truncation.key(),
-            rules.project_after_tool_results,
-            rules.check_before_each_call,
-            rules.turn_start_check_sees_prompt,
-            rules.use_agent_estimates,
-            rules.count_earlier_reasoning,
-            rules.recount_reply_blocks,
-        )
-        cached = self._recorded_checks.get(key)
-        if cached is None:
-            follow = replace(setting, follow_recording=True, spans=[])
-            trace = Trace(setting.policy)
-            trace.windows, trace.thresholds = setting.windows, setting.limits
-            state, pos, _resumed = restore(trace, *self._followed(setting), self._calls)
-            Run(
-                self._calls,
-                self._recorded,
-                follow,
-                trace,
-                state,
-                compact=self._compact,
-                futile=self._futile,
-            ).walk(pos, None, None)
-            cached = self._recorded_checks[key] = list(trace.checks)
-        return cached
+        :mod:`core.replay.evidence`). One quick walk (not kept: :meth:`_recording_spans` keeps
+        what the evidence makes of it)."""
+        follow = replace(setting, follow_recording=True, spans=[])
+        trace = Trace(setting.policy)
+        trace.windows, trace.thresholds = setting.windows, setting.limits
+        state, pos, _resumed = restore(trace, *self._followed(setting), self._calls)
+        Run(
+            self._calls,
+            self._recorded,
+            follow,
+            trace,
+            state,
+            compact=self._compact,
+            futile=self._futile,
+        ).walk(pos, None, None)
+        return list(trace.checks)
 
     def _followed(self, setting: Setting) -> tuple[Trace | None, int]:
         """A finished run of ``setting``'s own policy, when it is the recording agent's, and the
@@ -464,8 +465,7 @@ class Replayer:
             setting = self._setting(native)
             if not any(setting.limits):
                 return {}
-            checks = self.recorded_checks(setting)
-        _limits, spans = thresholds_from_evidence(self._recorded, checks, setting.limits, native)
+            spans = self._recording_spans(setting)
         return {
             span.recorded_index: span.high
             for span in spans

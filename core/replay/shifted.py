@@ -270,7 +270,7 @@ class Follower:
         (``runs``: how many runs of one delta they make) to ``columns``."""
         if m <= 0:
             return
-        deltas = self.earlier.deltas[first : first + m]
+        deltas: Sequence[int] = self.earlier.deltas[first : first + m]
         if runs == 1:
             delta = deltas[0] + shift
             deltas = [delta] * m

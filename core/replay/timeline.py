@@ -8,9 +8,9 @@ about the message changed (:class:`MessageStates`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from itertools import compress
-from operator import itemgetter
+from collections.abc import Callable, Iterator, Sequence
+from itertools import compress, repeat
+from operator import eq, itemgetter
 from typing import Any
 
 from core.model.fastmodel import build
@@ -283,33 +283,40 @@ class ColumnPoints:
 
     def _column(self, name: str) -> Sequence[Any]:
         if name == "message_index":  # (each row's own: the walk makes call c at message calls[c])
-            return self._calls.calls[: self.count]
+            return _prefix(self._calls.calls, self.count)
         if name == "recorded_tokens":
-            return self._calls.usage_context[: self.count]
+            return _prefix(self._calls.usage_context, self.count)
         if name == "baseline_tokens":
-            return self._setting.rec.baseline[: self.count]
+            return _prefix(self._setting.rec.baseline, self.count)
         if name == "baseline_provenance":
-            return self._setting.rec.baseline_prov[: self.count]
+            return _prefix(self._setting.rec.baseline_prov, self.count)
         if name == "recorded_kind":
-            return self._calls.kinds[: self.count]
+            return _prefix(self._calls.kinds, self.count)
         if name == "overflow_recorded":
-            windows = self._setting.windows[: self.count]
+            windows = _prefix(self._setting.windows, self.count)
             overflows = self._calls.recorded_overflows
             if len(set(windows)) <= 1:  # one window for the whole session: one list
                 flags = self._calls.recorded_overflow_flags(windows[0] if windows else None)
-                return flags[: self.count]
+                return _prefix(flags, self.count)
             return [overflows(windows[c])[c] is not None for c in range(self.count)]
         if name == "call_index":
             return range(self.count)
         if name == "threshold":
-            return self._setting.limits[: self.count]
+            return _prefix(self._setting.limits, self.count)
         if name == "window":
-            return self._setting.windows[: self.count]
+            return _prefix(self._setting.windows, self.count)
         if name == "threshold_source":
             if self._sources is None:
                 self._sources = _threshold_sources(self._setting, self.count)
             return self._sources
         return [getattr(point, name) for point in self.all()]
+
+
+def _prefix(values: Sequence[Any], count: int) -> Sequence[Any]:
+    """The first ``count`` of ``values``: ``values`` itself when it has no more (the usual case:
+    the run walked every call; columns are read, never written, so no copy of 10^5 items is
+    kept per result)."""
+    return values if len(values) == count else values[:count]
 
 
 def _check_tokens(check: Check) -> int | None:
@@ -347,20 +354,19 @@ def _message_columns(
     calls: Calls, recorded: RecordedCompactions, setting: Setting, trace: Trace
 ) -> tuple[Any, ...]:
     """Per message, what its :class:`MessageState` holds, column by column (derived from the
-    events and the final state)."""
+    events and the final state). The columns that are mostly one value are kept as that value
+    and the exceptions (:class:`Repeated`, :class:`Sparse`, :class:`Marked`), not as a list of
+    one item per message."""
     n = calls.n
     summarised_by, kept_by, pruned, prune_reason = _event_columns(trace, n)
     truncation = setting.truncation
-    note_of: list[str | None] = [None] * n
-    for j, note in truncation.notes.items():
-        note_of[j] = note
     return (
         range(n),
         setting.tokens,
         truncation.tokens,
-        [setting.counter.provenance] * n,
+        Repeated(setting.counter.provenance, n),
         truncation.truncated,
-        note_of,
+        Sparse(n, truncation.notes),
         pruned,
         prune_reason,
         summarised_by,
@@ -369,27 +375,100 @@ def _message_columns(
     )
 
 
-def _event_columns(
-    trace: Trace, n: int
-) -> tuple[list[int | None], list[int | None], list[bool], list[str | None]]:
+def _event_columns(trace: Trace, n: int) -> tuple[Sparse, Sparse, Marked, Sparse]:
     """Per message: the compaction that summarised it, the last that kept it, whether pruning
     replaced it, and the pruner's last reason about it."""
-    summarised_by: list[int | None] = [None] * n
-    kept_by: list[int | None] = [None] * n
-    pruned = [False] * n
-    prune_reason: list[str | None] = [None] * n
+    summarised_by: dict[int, Any] = {}
+    kept_by: dict[int, Any] = {}
+    pruned: set[int] = set()
+    prune_reason: dict[int, Any] = {}
     for event_id, event in enumerate(trace.events):
         if event.kind in ("compact", "recorded-compaction"):
-            for j in event.head_indices:
-                summarised_by[j] = event_id
-            for j in event.tail_indices:
-                kept_by[j] = event_id
+            summarised_by.update(dict.fromkeys(event.head_indices, event_id))
+            kept_by.update(dict.fromkeys(event.tail_indices, event_id))
         if event.kind in ("compact", "prune"):
-            for j in event.pruned_indices:
-                pruned[j] = True
-            for j, why in trace.compaction_meta.get(event_id, {}).items():
-                prune_reason[j] = why
-    return summarised_by, kept_by, pruned, prune_reason
+            pruned.update(event.pruned_indices)
+            prune_reason.update(trace.compaction_meta.get(event_id, {}))
+    return Sparse(n, summarised_by), Sparse(n, kept_by), Marked(n, pruned), Sparse(n, prune_reason)
+
+
+class _Column(Sequence[Any]):
+    """A read-only column of ``n`` values made from a compact form: iterated in C (a result's
+    message states are built by zipping the columns), read one item at a time by index."""
+
+    __slots__ = ("_n",)
+
+    def __init__(self, n: int) -> None:
+        self._n = n
+
+    def __len__(self) -> int:
+        return self._n
+
+    def _at(self, index: int) -> Any:
+        raise NotImplementedError
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self._at(i) for i in range(*index.indices(self._n))]
+        i = index + self._n if index < 0 else index
+        if not 0 <= i < self._n:
+            raise IndexError(index)
+        return self._at(i)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return len(other) == self._n and all(map(eq, self, other))
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class Repeated(_Column):
+    """One value at every message."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: Any, n: int) -> None:
+        super().__init__(n)
+        self._value = value
+
+    def _at(self, index: int) -> Any:
+        return self._value
+
+    def __iter__(self) -> Iterator[Any]:
+        return repeat(self._value, self._n)
+
+
+class Sparse(_Column):
+    """None at every message but those ``values`` names (index -> value)."""
+
+    __slots__ = ("_values",)
+
+    def __init__(self, n: int, values: dict[int, Any]) -> None:
+        super().__init__(n)
+        self._values = values
+
+    def _at(self, index: int) -> Any:
+        return self._values.get(index)
+
+    def __iter__(self) -> Iterator[Any]:
+        return map(self._values.get, range(self._n))
+
+
+class Marked(_Column):
+    """False at every message but those in ``marked`` (True)."""
+
+    __slots__ = ("_marked",)
+
+    def __init__(self, n: int, marked: set[int]) -> None:
+        super().__init__(n)
+        self._marked = marked
+
+    def _at(self, index: int) -> bool:
+        return index in self._marked
+
+    def __iter__(self) -> Iterator[bool]:
+        return map(self._marked.__contains__, range(self._n))
 
 
 def _in_context_at_end(calls: Calls, recorded: RecordedCompactions, trace: Trace) -> list[bool]:

@@ -65,3 +65,91 @@ def test_released_compaction_caches_change_no_result() -> None:
     again = released.run(other)
     assert again.summary == kept.run(other).summary
     assert first.summary == kept.run(policy).summary
+
+
+def _lists_of_checks() -> int:
+    """Lists alive whose last item is a threshold check (a trace's column, or a copy)."""
+    import gc
+
+    from core.replay.state import Check
+
+    gc.unfreeze()  # (a run freezes what it leaves: gc.get_objects skips frozen objects)
+    gc.collect()
+    return sum(1 for o in gc.get_objects() if type(o) is list and o and isinstance(o[-1], Check))
+
+
+def test_the_inferred_threshold_keeps_its_spans_not_the_checks() -> None:
+    """The walk following the recording (one check per call, ~10 MB at 50,000 calls) is read
+    into the evidence's spans and freed: the replayer keeps the spans, and the inferred
+    threshold and the recording's checks asked for again are the same."""
+    from core.model.session import SourceFormat
+    from core.replay import Replayer
+
+    script = SessionBuilder().user("start")
+    for step in range(40):
+        script.call(context=20_000 + step * 4_000).result(text_of_tokens(3_000, str(step)))
+    script.compaction(tokens_before=180_000, trigger="auto")
+    script.user("again").call(context=30_000).reply("end", context=31_000)
+    session = script.session(fmt=SourceFormat.CLAUDE_CODE, window=200_000)
+    replayer = Replayer(session)
+    replayer.run(get_preset("seed"))  # (a run of another policy: its trace keeps its checks)
+    before = _lists_of_checks()
+    threshold = replayer.inferred_threshold()
+    checks = replayer.recording_checks()
+    assert threshold.high is not None and checks
+    assert _lists_of_checks() == before
+    assert replayer.inferred_threshold() == threshold
+    assert replayer.recording_checks() == checks
+
+
+def test_a_trace_keeps_its_per_call_figures_as_machine_integers() -> None:
+    """The deltas and the simulated context: 8 bytes a call, not an int object each."""
+    from core.replay import Replayer
+    from core.replay.incremental import policy_key
+
+    session, policy = _one_compaction()
+    replayer = Replayer(session)
+    replayer.run(policy)
+    trace = replayer._traces[policy_key(policy)]
+    for column in (trace.deltas, trace.columns["simulated_tokens"]):
+        assert isinstance(column, array) and column.typecode == "q"
+        assert len(column) == len(replayer._calls)
+
+
+def test_a_result_reads_its_call_columns_without_copying_them() -> None:
+    """A finished run's columns of the session's calls are the calls' own (no copy of 10^5
+    items kept per result)."""
+    from core.replay import Replayer
+
+    session, policy = _one_compaction()
+    replayer = Replayer(session)
+    result = replayer.run(policy)
+    calls = replayer._calls
+    assert result.point_column("message_index") is calls.calls
+    assert result.point_column("recorded_tokens") is calls.usage_context
+    assert list(result.point_column("message_index")) == [p.message_index for p in result.points]
+
+
+def test_the_mostly_empty_message_columns_keep_only_their_exceptions() -> None:
+    """A result's per-message columns that are mostly one value (None, False, the estimator's
+    provenance) hold that value and the exceptions, not an item per message (8 bytes each at
+    10^5 messages); read whole or one by one, they are the message states' fields."""
+    session, policy = _one_compaction()
+    result = replay(session, policy)
+    names = (
+        "provenance",
+        "truncation_note",
+        "pruned",
+        "prune_reason",
+        "summarised_by",
+        "kept_by",
+    )
+    columns = {name: result.message_column(name) for name in names}
+    assert [e.kind for e in result.events].count("compact") == 1
+    for name, column in columns.items():
+        assert not isinstance(column, list), name
+        expected = [getattr(state, name) for state in result.messages]
+        assert list(column) == expected, name
+        assert [column[i] for i in range(-len(expected), len(expected))] == expected * 2, name
+        assert column[1:3] == expected[1:3] and column == expected, name
+    assert any(v is not None for v in columns["summarised_by"])

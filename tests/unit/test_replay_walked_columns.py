@@ -30,7 +30,7 @@ def _trace(replayer: Replayer, policy: Policy) -> Trace:
 def _columns_are_the_rows(trace: Trace) -> None:
     figures = [row.figure for row in trace.rows]
     overflows = [row.overflow for row in trace.rows]
-    assert trace.columns["simulated_tokens"] == figures
+    assert list(trace.columns["simulated_tokens"]) == figures
     assert trace.columns["overflow_simulated"] == overflows
     assert trace.columns["simulated_provenance"] == [row.provenance for row in trace.rows]
 

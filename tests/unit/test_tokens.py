@@ -268,3 +268,12 @@ def test_call_tokens_equal_the_joined_count_for_any_value(name: str, arguments: 
         counter = get_counter(estimator)
         expected = counter.count(name + arguments_text(arguments))
         assert counter.call_tokens(name, arguments) == expected
+
+
+def test_a_loaded_encoding_keeps_no_python_rank_table() -> None:
+    """tiktoken's Encoding keeps its merge ranks as a Python dict (~100,000 entries, ~12 MB)
+    only to be pickled; the tokenizer counts the same without it."""
+    encoding, _note = load_encoding("cl100k_base")
+    tables = [v for v in vars(encoding).values() if isinstance(v, dict) and len(v) > 1_000]
+    assert tables == []
+    assert len(encoding.encode_ordinary("hello world, counted without the rank table")) == 8
