@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from core.model.write_numbers import short_tokens
 from tui.widgets.gauge_series import THRESHOLD_INFERRED, Layout, Series
@@ -38,21 +38,16 @@ class Scale:
 
     @classmethod
     def fit(cls, series: Series, top: int, rows: int) -> Scale:
-        levels = rows * 8
-
-        def row_of(tokens: int) -> int:
-            """Row counted from the bottom whose band holds ``tokens``."""
-            return min(rows - 1, int(tokens * levels / top) // 8)
-
-        threshold, window = series.threshold, series.window
-        threshold_row = row_of(threshold) if threshold else None
-        window_row = row_of(window) if window and window < top else None
-        reserve_rows = range(0)
-        if threshold_row is not None:
-            # the threshold row is shaded too, or a band narrower than a row would not show
-            reserve_to = rows if window_row is None else max(window_row, threshold_row + 1)
-            reserve_rows = range(threshold_row, reserve_to)
-        return cls(rows, top, threshold, window, threshold_row, window_row, reserve_rows)
+        """The scale of ``rows`` rows up to ``top`` tokens, with ``series``' threshold and window
+        placed as any bucket's are (:meth:`lines_of`)."""
+        bare = cls(rows, top, series.threshold, series.window, None, None, range(0))
+        lines = bare.lines_of(series.threshold, series.window, inferred=False)
+        return replace(
+            bare,
+            threshold_row=lines.threshold_row,
+            window_row=lines.window_row,
+            reserve_rows=lines.reserve_rows,
+        )
 
     def row_of(self, tokens: int) -> int:
         """Row counted from the bottom whose band holds ``tokens``."""
@@ -64,6 +59,7 @@ class Scale:
         window_row = self.row_of(window) if window and window < self.top else None
         reserve_rows = range(0)
         if threshold_row is not None:
+            # the threshold row is shaded too, or a band narrower than a row would not show
             reserve_to = self.rows if window_row is None else max(window_row, threshold_row + 1)
             reserve_rows = range(threshold_row, reserve_to)
         return BucketLines(threshold_row, window_row, reserve_rows, inferred, window)
