@@ -34,7 +34,6 @@ itself decides for any other text), both tested against the regexes they stand f
 
 from __future__ import annotations
 
-import asyncio
 import re
 import threading
 import time
@@ -809,6 +808,8 @@ class MockSummarizer:
     """
 
     name = "mock"
+    needs_event_loop = False
+    """It awaits only bare yields (between streamed chunks): a replay steps it without a loop."""
 
     def __init__(
         self,
@@ -867,6 +868,8 @@ class MockSummarizer:
             )
         text = self.write(messages, prompt, max_tokens)
         if on_delta is not None:
+            import asyncio  # (only a streamed summary yields: a replay's steps without it)
+
             for start in range(0, len(text), CHUNK_CHARS):
                 on_delta(text[start : start + CHUNK_CHARS])
                 await asyncio.sleep(0)  # a cancellation point between chunks

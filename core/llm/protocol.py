@@ -72,6 +72,9 @@ class Summarizer(Protocol):
     """
 
     name: str
+    # An implementation may also say ``needs_event_loop = False`` (a class attribute): it awaits
+    # nothing a loop must complete, so a replay runs its compactions without making one (an
+    # absent attribute reads True).
 
     async def summarize(
         self,

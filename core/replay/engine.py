@@ -425,10 +425,11 @@ class Replayer:
 
         if self._entry_cache is None:
             self._entry_cache = EntryCache()
+        summarizer = self._summarizer(policy, window)
         coroutine = compact_outline(
             messages,
             policy,
-            self._summarizer(policy, window),
+            summarizer,
             window=window,
             counter=get_counter(policy.estimator),
             auto=auto,
@@ -438,7 +439,10 @@ class Replayer:
         )
         outcome: CompactionOutline | CompactionError
         try:
-            outcome = _run_coroutine(coroutine)
+            if getattr(summarizer, "needs_event_loop", True):
+                outcome = _run_coroutine(coroutine)
+            else:  # the offline mock: no event loop made, nor asyncio imported
+                outcome = _run_stepped(coroutine)
         except CompactionError as exc:
             # Kept for its message and flags; not its traceback, whose frames hold the head and
             # the last summary request (megabytes for a long head), nor the error behind it.
@@ -534,6 +538,24 @@ def _run_coroutine(coroutine: Coroutine[Any, Any, CompactionOutline]) -> Compact
         raise box["error"]
     result: CompactionOutline = box["value"]
     return result
+
+
+def _run_stepped(coroutine: Coroutine[Any, Any, CompactionOutline]) -> CompactionOutline:
+    """Run ``coroutine`` to completion by hand, for a summariser that awaits nothing an event
+    loop must complete (``needs_event_loop`` of :class:`core.llm.protocol.Summarizer`): a bare yield
+    (``asyncio.sleep(0)``, a cancellation point) resumes at once, as a loop would resume it."""
+    while True:
+        try:
+            awaited = coroutine.send(None)
+        except StopIteration as done:
+            result: CompactionOutline = done.value
+            return result
+        if awaited is not None:
+            coroutine.close()
+            raise RuntimeError(
+                f"the summariser awaited {type(awaited).__name__} without an event loop "
+                "(it says needs_event_loop = False)"
+            )
 
 
 def replay(

@@ -88,6 +88,44 @@ def test_analyze_json_imports_no_rendering(tmp_path: Path, command: str) -> None
     assert result.stdout.strip() == "", f"{command} --json imported {result.stdout.strip()}"
 
 
+COMPACTING_RUN = """
+import contextlib, io, sys
+from tui.cli.main import cli
+from core.llm.mock import MockSummarizer
+written = []
+summarize = MockSummarizer.summarize
+async def counted(self, *args, **kwargs):
+    written.append(1)
+    return await summarize(self, *args, **kwargs)
+MockSummarizer.summarize = counted
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    cli.main(args=[{command!r}, "--json", {path!r}], standalone_mode=False)
+assert out.getvalue().lstrip().startswith("{{")
+print(len(written), "asyncio" in sys.modules)
+"""
+
+
+@pytest.mark.parametrize("command", ["analyze", "replay"])
+def test_a_replay_that_compacts_with_the_mock_imports_no_asyncio(
+    tmp_path: Path, command: str
+) -> None:
+    """The offline mock awaits nothing a loop must complete: a replay steps its compactions by
+    hand, with no event loop made and asyncio not imported (its import and a first loop were
+    ~80 M instructions of a 10 MB session's analyze). The overflow sample's replay compacts
+    with the mock (the agent's rule fires where the recording overflowed); the second run
+    prices from the memo (the price table imports asyncio)."""
+    sample = REPO / "sample_sessions" / "claude-code" / "overflow.jsonl"
+    code = COMPACTING_RUN.format(command=command, path=str(sample))
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    for _run in range(2):
+        result = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+        )
+    summaries, imported = result.stdout.split()
+    assert int(summaries) >= 1
+    assert imported == "False"
+
+
 CONSOLE_SCRIPT = """
 import importlib, sys
 module = importlib.import_module({module!r})
