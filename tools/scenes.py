@@ -98,6 +98,11 @@ def fixed_timezone() -> None:
 # -- driving the app ---------------------------------------------------------------------------
 
 
+SETTLE_LIMIT_S = 300.0
+"""How long :func:`settle` waits at most for the app's workers and paints (a worker that never
+ends fails the scene, naming itself, instead of hanging the test run)."""
+
+
 async def settle(pilot: Pilot[ReturnT], rounds: int = 50, *, ignore: tuple[str, ...] = ()) -> None:
     """Wait until every finite worker is done and the messages they posted are handled.
 
@@ -105,9 +110,11 @@ async def settle(pilot: Pilot[ReturnT], rounds: int = 50, *, ignore: tuple[str, 
     """
     app = pilot.app
     skip = ENDLESS_GROUPS | set(ignore)
+    deadline = time.monotonic() + SETTLE_LIMIT_S
     for _ in range(rounds):
         await pilot.pause()
         while _paint_pending(app):  # a replay or its insights about to start (after a frame)
+            _before(deadline, "a paint the session screen waits for")
             await pilot.pause(0.02)
         busy = [w for w in app.workers if w.group not in skip and w.is_running]
         if not busy:
@@ -117,9 +124,21 @@ async def settle(pilot: Pilot[ReturnT], rounds: int = 50, *, ignore: tuple[str, 
                 break
         for worker in busy:
             # a cancelled worker (superseded by a newer selection, its pane closed) is done
+            # (polled: a wait given up on would cancel the worker's task)
+            while worker.is_running:
+                _before(deadline, f"the worker {worker.name!r} ({worker.group})")
+                await pilot.pause(0.02)
             with contextlib.suppress(WorkerCancelled):
                 await worker.wait()
     await pilot.pause()
+
+
+def _before(deadline: float, what: str) -> float:
+    """The seconds left before ``deadline``; past it, an error naming ``what`` never ended."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise AssertionError(f"{what} did not end within {SETTLE_LIMIT_S:.0f} s")
+    return left
 
 
 def _paint_pending(app: App[ReturnT]) -> bool:
