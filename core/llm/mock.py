@@ -50,6 +50,7 @@ from core.llm.protocol import (
     ContextOverflowError,
     DeltaCallback,
     LLMUsage,
+    SizedRequest,
     SummaryResult,
 )
 from core.llm.summary_templates import (
@@ -68,12 +69,19 @@ from core.llm.summary_templates import (
     transcript_entries,
 )
 from core.model.session import Provenance
-from core.model.tokens import estimate_chars4
+from core.model.tokens import estimate_chars4, length_rule
 
 MOCK_MODEL = "mock"
 NONE_TEXT = "(none)"
 CHUNK_CHARS = 256
 """Size of each piece handed to ``on_delta`` when streaming."""
+
+_RULE = length_rule("chars/4")
+assert _RULE is not None
+_LENGTH, _TOKENS = _RULE
+"""How the mock sizes a request: characters / 4 (UTF-16 units, as opencode counts them) of each
+message, from its length (:func:`core.model.tokens.length_rule`), so that the size of a request
+known only by the lengths of its messages is the same figure."""
 FACTS_CACHE_CHARS = 32_000_000
 """Default bound of a summariser's cache of what each transcript entry says, in characters of
 entry text (plus a fixed weight per entry): a few tens of megabytes at most."""
@@ -824,7 +832,20 @@ class MockSummarizer:
 
     def request_tokens(self, messages: Sequence[ChatMessage], prompt: str) -> int:
         """Estimated size of a request: characters / 4 of every message and the prompt."""
-        return sum(estimate_chars4(m.content) for m in messages) + estimate_chars4(prompt)
+        return self._tokens_of([_LENGTH(m.content) for m in messages], prompt)
+
+    @staticmethod
+    def _tokens_of(lengths: Iterable[int], prompt: str) -> int:
+        """:meth:`request_tokens` of messages of these :data:`_LENGTH` lengths."""
+        return sum(map(_TOKENS, lengths)) + _TOKENS(_LENGTH(prompt))
+
+    def would_overflow(self, request: SizedRequest, prompt: str) -> bool:
+        """:meth:`summarize` of ``request`` would raise :class:`core.llm.ContextOverflowError`:
+        its :meth:`request_tokens`, from the lengths of its messages, are over the limit."""
+        limit = self.context_limit_tokens
+        return (
+            limit is not None and self._tokens_of(request.content_lengths(_LENGTH), prompt) > limit
+        )
 
     def write(self, messages: Sequence[ChatMessage], prompt: str, max_tokens: int) -> str:
         """The summary text for a request (synchronous core of :meth:`summarize`)."""

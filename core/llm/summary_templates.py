@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
@@ -348,6 +348,14 @@ def build_transcript(entries: Sequence[str]) -> str:
         while len(_transcripts) > _REMEMBERED_TRANSCRIPTS:
             _transcripts.popitem(last=False)
     return text
+
+
+def transcript_length(entries_length: int, entries: int, length: Callable[[str], int]) -> int:
+    """``length(build_transcript(e))`` for ``entries`` non-empty entries ``e`` whose ``length``
+    adds up to ``entries_length``, without joining them (``length`` adds up over joined text:
+    characters, UTF-16 units or UTF-8 bytes)."""
+    separators = max(entries - 1, 0) * length(ENTRY_SEPARATOR)
+    return length(f"{CONVERSATION_OPEN}\n\n{CONVERSATION_CLOSE}") + entries_length + separators
 
 
 def forget_transcripts() -> None:
