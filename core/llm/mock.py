@@ -120,11 +120,25 @@ class _Words:
     character there".
     """
 
-    __slots__ = ("pattern", "words")
+    __slots__ = ("needed", "pattern", "words")
 
     def __init__(self, *words: str) -> None:
         self.words = words
         self.pattern = re.compile(r"\b(" + "|".join(words) + r")\b", re.IGNORECASE)
+        # The longest space-separated part of each word, leaving out a part that holds
+        # another one (where "decided" is, "decide" is too).
+        longest = {max(word.split(), key=len) for word in words}
+        self.needed = tuple(
+            sorted(p for p in longest if not any(q != p and q in p for q in longest))
+        )
+
+    def none_in_folded(self, lowered: str) -> bool:
+        """No word occurs in the whitespace-folded form (``" ".join(text.split())``) of an ASCII
+        text whose lower case is ``lowered``, known without folding it: a word occurs there only
+        where each of its space-separated parts occurs in ``lowered``, so none does when none
+        of :attr:`needed` occurs in it. (True: :meth:`present` of the folded text is empty;
+        False: it may not be.)"""
+        return not any(map(lowered.__contains__, self.needed))
 
     def present(self, text: str) -> tuple[str, ...] | None:
         """The words that occur in ASCII ``text`` at all (as substrings, in any case): the only
@@ -134,19 +148,23 @@ class _Words:
         lowered = text.lower()
         return tuple(word for word in self.words if word in lowered)
 
-    def search(self, text: str, words: tuple[str, ...] | None = None) -> bool:
+    def search(
+        self, text: str, words: tuple[str, ...] | None = None, *, lowered: str | None = None
+    ) -> bool:
         """``text`` holds one of the words as a whole word, in any case.
 
         ``words``: what :meth:`present` returned for a text that contains this one (a shorter
-        list to try); None tries every word.
+        list to try); None tries every word. ``lowered``: ``text.lower()`` of an ASCII ``text``,
+        when the caller has it.
         """
-        if not text.isascii():
+        if lowered is None and not text.isascii():
             return self.pattern.search(text) is not None
         if words is None:
             words = self.words
         elif not words:
             return False
-        lowered = text.lower()
+        if lowered is None:
+            lowered = text.lower()
         size = len(lowered)
         for word in words:
             at = lowered.find(word)
@@ -488,8 +506,11 @@ def _assistant_facts(body: str) -> _Facts:
         return _NO_FACTS
     facts = _Facts()
     facts.assistant = text
-    if _FINDING.search(text):
+    lowered = text.lower() if text.isascii() else None
+    if _FINDING.search(text, lowered=lowered):
         facts.finding = _first_sentence(text)
+    if lowered is not None and _DECISION.none_in_folded(lowered):
+        return facts  # (no decision word in any sentence: the text is not folded)
     # Only the first six sentences are looked at: split no further than that. A decision
     # word that is nowhere in the text is in none of its sentences.
     folded = " ".join(text.split())
@@ -892,9 +913,11 @@ class MockSummarizer:
                 on_delta(text[start : start + CHUNK_CHARS])
                 await asyncio.sleep(0)  # a cancellation point between chunks
         self.calls += 1
-        return SummaryResult(
+        # (made with ``model_construct``: fields of the right types, nothing to validate; a mock
+        # replay builds no pydantic validator, see :func:`core.llm.summary_request.build_request`)
+        return SummaryResult.model_construct(
             text=text,
-            usage=LLMUsage(
+            usage=LLMUsage.model_construct(
                 input_tokens=input_tokens,
                 output_tokens=estimate_chars4(text),
                 provenance=Provenance.ESTIMATED,

@@ -267,10 +267,16 @@ def _head_entries(
 
 
 def _request(entries: Sequence[str]) -> list[ChatMessage]:
-    """The summary request made of a head's entries ("" entries are left out)."""
+    """The summary request made of a head's entries ("" entries are left out).
+
+    The messages are made with ``model_construct`` (fields of the right types, nothing to
+    validate): a replay with the offline mock then builds no pydantic validator, and starts
+    without pydantic's plugin lookup (it reads every installed package's metadata)."""
     return [
-        ChatMessage(role="system", content=SYSTEM_PROMPT),
-        ChatMessage(role="user", content=build_transcript([e for e in entries if e])),
+        ChatMessage.model_construct(role="system", content=SYSTEM_PROMPT),
+        ChatMessage.model_construct(
+            role="user", content=build_transcript([e for e in entries if e])
+        ),
     ]
 
 

@@ -23,8 +23,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-
-from pydantic import BaseModel, ConfigDict
+from dataclasses import dataclass
 
 # --- transcript layout ------------------------------------------------------------------------
 
@@ -76,10 +75,9 @@ SYSTEM_PROMPT = (
 """System message of every summary request."""
 
 
-class TemplateSection(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TemplateSection:
     """One ``## `` section of a summary template."""
-
-    model_config = ConfigDict(frozen=True)
 
     heading: str
     """The heading text, written after ``## `` in the summary."""
@@ -87,10 +85,12 @@ class TemplateSection(BaseModel):
     """What belongs in the section (one sentence of our own)."""
 
 
-class SummaryPromptTemplate(BaseModel):
-    """A summary template: its sections and the instructions around them."""
-
-    model_config = ConfigDict(frozen=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SummaryPromptTemplate:
+    """A summary template: its sections and the instructions around them (constants of this
+    module: a plain class, so that loading the templates builds no validator — a mock replay
+    then starts without pydantic's plugin lookup, which reads every installed package's
+    metadata)."""
 
     name: str
     """Key used by ``CompactionPolicy.template``."""
