@@ -9,14 +9,15 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.llm.mock import _DECISION, _FINDING, _assistant_facts, _first_sentence, _one_line
+from core.llm.mock import _assistant_facts, _first_sentence, _one_line
+from core.llm.mock_words import DECISION, FINDING
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
 _PIECES = st.sampled_from(
     [
-        *_DECISION.words,
-        *_FINDING.words,
+        *DECISION.words,
+        *FINDING.words,
         "I",
         "Will",
         "WILL",
@@ -47,11 +48,11 @@ _PIECES = st.sampled_from(
 
 def _reference(text: str) -> tuple[str | None, str | None]:
     """(finding, decision) of an assistant text, read with the regexes alone."""
-    finding = _first_sentence(text) if _FINDING.pattern.search(text) else None
+    finding = _first_sentence(text) if FINDING.pattern.search(text) else None
     folded = " ".join(text.split())
     decision = None
     for sentence in _SENTENCE_END.split(folded, maxsplit=6)[:6]:
-        if _DECISION.pattern.search(sentence):
+        if DECISION.pattern.search(sentence):
             decision = _one_line(sentence)
             break
     return finding, decision
@@ -73,14 +74,14 @@ def test_finding_and_decision_are_the_regexes(text: str) -> None:
 def test_no_decision_word_in_the_folded_text_when_none_is_needed(text: str) -> None:
     if not text.isascii():
         return
-    if _DECISION.none_in_folded(text.lower()):
-        assert _DECISION.present(" ".join(text.split())) == ()
+    if DECISION.none_in_folded(text.lower()):
+        assert DECISION.present(" ".join(text.split())) == ()
 
 
 def test_a_text_without_the_needed_parts_is_not_folded() -> None:
     """The parts looked for first: the longest of each word, none holding another."""
-    assert "decide" in _DECISION.needed and "decided" not in _DECISION.needed
-    assert "will" in _DECISION.needed and "i" not in _DECISION.needed
-    assert _DECISION.none_in_folded("we ran the tests and they pass.")
-    assert not _DECISION.none_in_folded("i\nwill fix it.")
+    assert "decide" in DECISION.needed and "decided" not in DECISION.needed
+    assert "will" in DECISION.needed and "i" not in DECISION.needed
+    assert DECISION.none_in_folded("we ran the tests and they pass.")
+    assert not DECISION.none_in_folded("i\nwill fix it.")
     assert _assistant_facts("I\n will fix it. Done.").decision == "I will fix it."
