@@ -23,7 +23,9 @@ Pipeline:
    summary exists (a summary message in the conversation, or ``previous_summary``) the *update*
    variant is used and that summary is quoted. If the request overflows the summariser's context
    (:class:`core.llm.ContextOverflowError`) the oldest head message is left out and the request
-   retried, up to ``max_head_drops`` times (Codex); when it still overflows,
+   retried, up to ``max_head_drops`` times (Codex; a summariser that can tell from a request's
+   size that it would refuse it, :class:`core.llm.protocol.OverflowProbe` such as the offline
+   mock, is not sent the shorter requests it would refuse); when it still overflows,
    :class:`CompactionError` is raised (with ``too_large`` set once every size allowed was tried).
    Any other failure, or a failure part-way through a streamed summary, raises
    :class:`CompactionError` too: a half-written summary is never used.
@@ -542,9 +544,9 @@ class _Run:
         return min(self.comp.max_head_drops - len(self.dropped), len(sent.messages) - 1)
 
     def _skip_refused(self, sent: SentHead, probe: OverflowProbe) -> None:
-        """Leave out the oldest messages while the summariser says, without being sent it, that
-        it would refuse the request as it refused the longer one: the requests it is sent, the
-        drops and the outcome are those of sending each one, without building them."""
+        """Leave out the oldest messages while the summariser says, without being sent the
+        request, that it would refuse it as it refused the longer one: the drops and the outcome
+        are those of building and sending each shorter request, without building them."""
         while self._drops_left(sent) > 0 and probe.would_overflow(sent, self.prompt):
             self.dropped.append(sent.drop_oldest())
 
