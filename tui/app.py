@@ -27,6 +27,7 @@ from tui.commands_palette import CtxscopeCommands
 from tui.keymap import config_path, read_keymap
 from tui.malloc_arenas import limit_malloc_arenas
 from tui.messages import JumpToMessage
+from tui.pydantic_plugins import no_pydantic_plugins
 from tui.screen_state import INFERRED
 from tui.screens.help import HelpScreen
 from tui.screens.picker import DiscoverFn, PickerScreen
@@ -75,6 +76,7 @@ class CtxscopeApp(App[None]):
         ``read_only``: the UI writes no file the user names (saving a policy is refused)."""
         super().__init__()
         limit_malloc_arenas()  # (before the workers' threads start)
+        no_pydantic_plugins()  # (else looked for inside the first replay: ~12 ms)
         freeze_heap()  # (start-up: what the imports made is never garbage)
         self.read_only = read_only
         self.start_path = path

@@ -23,7 +23,9 @@ Pipeline:
    summary exists (a summary message in the conversation, or ``previous_summary``) the *update*
    variant is used and that summary is quoted. If the request overflows the summariser's context
    (:class:`core.llm.ContextOverflowError`) the oldest head message is left out and the request
-   retried, up to ``max_head_drops`` times (Codex); when it still overflows,
+   retried, up to ``max_head_drops`` times (Codex; a summariser that can tell from a request's
+   size that it would refuse it, :class:`core.llm.protocol.OverflowProbe` such as the offline
+   mock, is not sent the shorter requests it would refuse); when it still overflows,
    :class:`CompactionError` is raised (with ``too_large`` set once every size allowed was tried).
    Any other failure, or a failure part-way through a streamed summary, raises
    :class:`CompactionError` too: a half-written summary is never used.
@@ -57,6 +59,7 @@ from core.llm.protocol import (
     DeltaCallback,
     LLMError,
     LLMUsage,
+    OverflowProbe,
     Summarizer,
     SummaryResult,
 )
@@ -505,6 +508,7 @@ class _Run:
         self.prompt = get_template(comp.template).prompt(previous if self.updating else None)
         self.max_tokens = self.policy.llm.max_tokens or comp.summary_max_tokens
         sent = self._sent_head(entry_cache)
+        probe = summarizer if isinstance(summarizer, OverflowProbe) else None
         while True:
             self.request = sent.request()
             try:
@@ -513,9 +517,11 @@ class _Run:
                 )
                 break
             except ContextOverflowError as exc:
-                if len(self.dropped) >= comp.max_head_drops or len(sent.messages) <= 1:
+                if self._drops_left(sent) <= 0:
                     raise self._too_large(exc) from exc
                 self.dropped.append(sent.drop_oldest())
+                if probe is not None:
+                    self._skip_refused(sent, probe)
             except LLMError as exc:
                 raise CompactionError(
                     f"the summary request failed: {exc}", dropped_head_messages=len(self.dropped)
@@ -531,6 +537,18 @@ class _Run:
                 "the summariser returned an empty summary", dropped_head_messages=len(self.dropped)
             )
         return reply
+
+    def _drops_left(self, sent: SentHead) -> int:
+        """How many more head messages may be left out of the request (``max_head_drops``, and
+        at least one message is sent)."""
+        return min(self.comp.max_head_drops - len(self.dropped), len(sent.messages) - 1)
+
+    def _skip_refused(self, sent: SentHead, probe: OverflowProbe) -> None:
+        """Leave out the oldest messages while the summariser says, without being sent the
+        request, that it would refuse it as it refused the longer one: the drops and the outcome
+        are those of building and sending each shorter request, without building them."""
+        while self._drops_left(sent) > 0 and probe.would_overflow(sent, self.prompt):
+            self.dropped.append(sent.drop_oldest())
 
     def _sent_head(self, entry_cache: EntryCache | None) -> SentHead:
         """The head messages the request carries (earlier summaries and continue-nudges carry

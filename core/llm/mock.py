@@ -44,11 +44,13 @@ from typing import Any
 
 import orjson
 
+from core.llm.mock_words import DECISION, FINDING, INSTRUCTION_LINE
 from core.llm.protocol import (
     ChatMessage,
     ContextOverflowError,
     DeltaCallback,
     LLMUsage,
+    SizedRequest,
     SummaryResult,
 )
 from core.llm.summary_templates import (
@@ -67,12 +69,19 @@ from core.llm.summary_templates import (
     transcript_entries,
 )
 from core.model.session import Provenance
-from core.model.tokens import estimate_chars4
+from core.model.tokens import estimate_chars4, length_rule
 
 MOCK_MODEL = "mock"
 NONE_TEXT = "(none)"
 CHUNK_CHARS = 256
 """Size of each piece handed to ``on_delta`` when streaming."""
+
+_RULE = length_rule("chars/4")
+assert _RULE is not None
+_LENGTH, _TOKENS = _RULE
+"""How the mock sizes a request: characters / 4 (UTF-16 units, as opencode counts them) of each
+message, from its length (:func:`core.model.tokens.length_rule`), so that the size of a request
+known only by the lengths of its messages is the same figure."""
 FACTS_CACHE_CHARS = 32_000_000
 """Default bound of a summariser's cache of what each transcript entry says, in characters of
 entry text (plus a fixed weight per entry): a few tens of megabytes at most."""
@@ -95,100 +104,6 @@ _ERROR_WORDS = (
 )
 
 
-def _is_word_char(char: str) -> bool:
-    r"""``char`` is a regex word character (``\w``) — for ASCII characters: letters, digits, ``_``."""
-    return char.isalnum() or char == "_"
-
-
-class _Words:
-    r"""A case-insensitive search for whole words: the regex ``\b(w1|w2|...)\b`` (IGNORECASE).
-
-    Replay summarises thousands of messages, and the regex costs tens of microseconds per
-    message. For ASCII text (almost all of it) the same answer comes from ``str.find`` on the
-    lowered text plus a word-boundary check on each side; for other text the regex itself
-    decides, so Unicode case folding and word boundaries stay exactly the regex's. The words are
-    lowercase and start and end with a letter, so ``\b`` before and after them means "no word
-    character there".
-    """
-
-    __slots__ = ("pattern", "words")
-
-    def __init__(self, *words: str) -> None:
-        self.words = words
-        self.pattern = re.compile(r"\b(" + "|".join(words) + r")\b", re.IGNORECASE)
-
-    def present(self, text: str) -> tuple[str, ...] | None:
-        """The words that occur in ASCII ``text`` at all (as substrings, in any case): the only
-        ones :meth:`search` needs to try on any part of it. None for non-ASCII text."""
-        if not text.isascii():
-            return None
-        lowered = text.lower()
-        return tuple(word for word in self.words if word in lowered)
-
-    def search(self, text: str, words: tuple[str, ...] | None = None) -> bool:
-        """``text`` holds one of the words as a whole word, in any case.
-
-        ``words``: what :meth:`present` returned for a text that contains this one (a shorter
-        list to try); None tries every word.
-        """
-        if not text.isascii():
-            return self.pattern.search(text) is not None
-        if words is None:
-            words = self.words
-        elif not words:
-            return False
-        lowered = text.lower()
-        size = len(lowered)
-        for word in words:
-            at = lowered.find(word)
-            while at >= 0:
-                end = at + len(word)
-                if (at == 0 or not _is_word_char(lowered[at - 1])) and (
-                    end == size or not _is_word_char(lowered[end])
-                ):
-                    return True
-                at = lowered.find(word, at + 1)
-        return False
-
-
-_INSTRUCTION_LINE = _Words(
-    "must",
-    "should",
-    "don't",
-    "do not",
-    "never",
-    "always",
-    "please",
-    "make sure",
-    "avoid",
-    "prefer",
-    "only",
-    "instead",
-)
-_FINDING = _Words(
-    "found",
-    "turns out",
-    "because",
-    "the cause",
-    "the issue",
-    "the problem",
-    "root cause",
-    "it seems",
-    "appears to",
-)
-_DECISION = _Words(
-    "decided",
-    "decide",
-    "instead",
-    "chose",
-    "choose",
-    "i will",
-    "i'll",
-    "we will",
-    "let's",
-    "going to",
-    "plan is",
-)
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
 _PATH_KEYS = ("path", "file_path", "filePath", "filepath", "filename", "file", "notebook_path")
 _PATCH_KEYS = ("input", "patch", "content")
@@ -479,15 +394,18 @@ def _assistant_facts(body: str) -> _Facts:
         return _NO_FACTS
     facts = _Facts()
     facts.assistant = text
-    if _FINDING.search(text):
+    lowered = text.lower() if text.isascii() else None
+    if FINDING.search(text, lowered=lowered):
         facts.finding = _first_sentence(text)
+    if lowered is not None and DECISION.none_in_folded(lowered):
+        return facts  # (no decision word in any sentence: the text is not folded)
     # Only the first six sentences are looked at: split no further than that. A decision
     # word that is nowhere in the text is in none of its sentences.
     folded = " ".join(text.split())
-    words = _DECISION.present(folded)
+    words = DECISION.present(folded)
     if words is None or words:
         for sentence in _SENTENCE_END.split(folded, maxsplit=6)[:6]:
-            if _DECISION.search(sentence, words):
+            if DECISION.search(sentence, words):
                 facts.decision = _one_line(sentence)
                 break
     return facts
@@ -689,7 +607,7 @@ class _Digest:
             bullets.extend(
                 _one_line(line.strip().lstrip("-*").strip())
                 for line in later_lines
-                if line.strip() and _INSTRUCTION_LINE.search(line)
+                if line.strip() and INSTRUCTION_LINE.search(line)
             )
         bullets.extend(_one_line(text) for text in self.user_texts[1:])
         return bullets
@@ -825,7 +743,20 @@ class MockSummarizer:
 
     def request_tokens(self, messages: Sequence[ChatMessage], prompt: str) -> int:
         """Estimated size of a request: characters / 4 of every message and the prompt."""
-        return sum(estimate_chars4(m.content) for m in messages) + estimate_chars4(prompt)
+        return self._tokens_of([_LENGTH(m.content) for m in messages], prompt)
+
+    @staticmethod
+    def _tokens_of(lengths: Iterable[int], prompt: str) -> int:
+        """:meth:`request_tokens` of messages of these :data:`_LENGTH` lengths."""
+        return sum(map(_TOKENS, lengths)) + _TOKENS(_LENGTH(prompt))
+
+    def would_overflow(self, request: SizedRequest, prompt: str) -> bool:
+        """:meth:`summarize` of ``request`` would raise :class:`core.llm.ContextOverflowError`:
+        its :meth:`request_tokens`, from the lengths of its messages, are over the limit."""
+        limit = self.context_limit_tokens
+        return (
+            limit is not None and self._tokens_of(request.content_lengths(_LENGTH), prompt) > limit
+        )
 
     def write(self, messages: Sequence[ChatMessage], prompt: str, max_tokens: int) -> str:
         """The summary text for a request (synchronous core of :meth:`summarize`)."""
@@ -874,9 +805,11 @@ class MockSummarizer:
                 on_delta(text[start : start + CHUNK_CHARS])
                 await asyncio.sleep(0)  # a cancellation point between chunks
         self.calls += 1
-        return SummaryResult(
+        # (made with ``model_construct``: fields of the right types, nothing to validate; a mock
+        # replay builds no pydantic validator, see :func:`core.llm.summary_request.build_request`)
+        return SummaryResult.model_construct(
             text=text,
-            usage=LLMUsage(
+            usage=LLMUsage.model_construct(
                 input_tokens=input_tokens,
                 output_tokens=estimate_chars4(text),
                 provenance=Provenance.ESTIMATED,

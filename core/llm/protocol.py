@@ -86,6 +86,27 @@ class Summarizer(Protocol):
     ) -> SummaryResult: ...
 
 
+class SizedRequest(Protocol):
+    """A summary request whose size is known without building it."""
+
+    def content_lengths(self, length: Callable[[str], int]) -> Sequence[int]:
+        """``length`` of the content of each message of the request, in order (``length``
+        adds up over joined text: characters, UTF-16 units or UTF-8 bytes)."""
+        ...
+
+
+@runtime_checkable
+class OverflowProbe(Protocol):
+    """A summariser that can tell, without being sent a request, that it would refuse it with
+    :class:`ContextOverflowError` (the offline mock: its limit is a figure of the request's
+    size). Compaction asks it before each shorter head instead of building every request."""
+
+    def would_overflow(self, request: SizedRequest, prompt: str) -> bool:
+        """:meth:`Summarizer.summarize` of ``request`` and ``prompt`` would raise
+        :class:`ContextOverflowError` (and do nothing else)."""
+        ...
+
+
 class LLMError(Exception):
     """A summary request failed; ``str(error)`` is one line, safe to show (no secrets)."""
 

@@ -11,7 +11,7 @@ shortens by its oldest message while the request overflows the summariser's cont
 from __future__ import annotations
 
 import threading
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 
 from core.llm.protocol import ChatMessage
 from core.llm.summary_templates import (
@@ -25,6 +25,7 @@ from core.llm.summary_templates import (
     LABEL_USER,
     SYSTEM_PROMPT,
     build_transcript,
+    transcript_length,
 )
 from core.model.session import Message, Role, replace
 from core.model.tokens import arguments_text
@@ -266,10 +267,16 @@ def _head_entries(
 
 
 def _request(entries: Sequence[str]) -> list[ChatMessage]:
-    """The summary request made of a head's entries ("" entries are left out)."""
+    """The summary request made of a head's entries ("" entries are left out).
+
+    The messages are made with ``model_construct`` (fields of the right types, nothing to
+    validate): a replay with the offline mock then builds no pydantic validator, and starts
+    without pydantic's plugin lookup (it reads every installed package's metadata)."""
     return [
-        ChatMessage(role="system", content=SYSTEM_PROMPT),
-        ChatMessage(role="user", content=build_transcript([e for e in entries if e])),
+        ChatMessage.model_construct(role="system", content=SYSTEM_PROMPT),
+        ChatMessage.model_construct(
+            role="user", content=build_transcript([e for e in entries if e])
+        ),
     ]
 
 
@@ -283,9 +290,30 @@ def _names_a_result(dropped: Message, rest: Sequence[Message]) -> bool:
     )
 
 
+class _Lengths:
+    """The ``length`` of each entry of a head, their sum and the number of non-empty entries:
+    what the size of its request is worked out from (:meth:`SentHead.content_lengths`)."""
+
+    __slots__ = ("each", "length", "nonempty", "total")
+
+    def __init__(self, entries: Sequence[str], length: Callable[[str], int]) -> None:
+        self.length = length
+        self.each = [length(entry) if entry else 0 for entry in entries]
+        self.total = sum(self.each)
+        self.nonempty = sum(1 for entry in entries if entry)
+
+    def drop_first(self, entry: str) -> None:
+        """The oldest entry, ``entry``, is left out."""
+        self.total -= self.each[0]
+        self.nonempty -= bool(entry)
+        self.each = self.each[1:]
+
+
 class SentHead:
     """The head messages a summary request carries, and their transcript entries: serialised
-    once, a shorter head after a drop is the same entries minus the first."""
+    once, a shorter head after a drop is the same entries minus the first. The size of its
+    request is known without building it (:meth:`content_lengths`): each entry is measured
+    once, and a drop takes its entry's length off."""
 
     def __init__(
         self,
@@ -299,10 +327,20 @@ class SentHead:
         self.max_output_chars = max_output_chars
         self.cache = cache
         self.entries = _head_entries(messages, max_output_chars, cache, outputs)
+        self._lengths: _Lengths | None = None
 
     def request(self) -> list[ChatMessage]:
         """The summary request carrying these messages."""
         return _request(self.entries)
+
+    def content_lengths(self, length: Callable[[str], int]) -> list[int]:
+        """``length`` of the content of each message of :meth:`request` (a length that adds up
+        over joined text), worked out from the entries' lengths rather than the request."""
+        lengths = self._lengths
+        if lengths is None or lengths.length is not length:
+            lengths = self._lengths = _Lengths(self.entries, length)
+        transcript = transcript_length(lengths.total, lengths.nonempty, length)
+        return [length(SYSTEM_PROMPT), transcript]
 
     def drop_oldest(self) -> str:
         """Leave the oldest message out; its id."""
@@ -314,6 +352,9 @@ class SentHead:
             self.entries = _head_entries(
                 self.messages, self.max_output_chars, self.cache, self.outputs
             )
+            self._lengths = None  # (entries after the first changed: measured again)
         else:
+            if self._lengths is not None:
+                self._lengths.drop_first(self.entries[0])
             self.entries = self.entries[1:]
         return gone.id

@@ -22,9 +22,8 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
-
-from pydantic import BaseModel, ConfigDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 # --- transcript layout ------------------------------------------------------------------------
 
@@ -76,10 +75,9 @@ SYSTEM_PROMPT = (
 """System message of every summary request."""
 
 
-class TemplateSection(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TemplateSection:
     """One ``## `` section of a summary template."""
-
-    model_config = ConfigDict(frozen=True)
 
     heading: str
     """The heading text, written after ``## `` in the summary."""
@@ -87,10 +85,12 @@ class TemplateSection(BaseModel):
     """What belongs in the section (one sentence of our own)."""
 
 
-class SummaryPromptTemplate(BaseModel):
-    """A summary template: its sections and the instructions around them."""
-
-    model_config = ConfigDict(frozen=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SummaryPromptTemplate:
+    """A summary template: its sections and the instructions around them (constants of this
+    module: a plain class, so that loading the templates builds no validator — a mock replay
+    then starts without pydantic's plugin lookup, which reads every installed package's
+    metadata)."""
 
     name: str
     """Key used by ``CompactionPolicy.template``."""
@@ -348,6 +348,14 @@ def build_transcript(entries: Sequence[str]) -> str:
         while len(_transcripts) > _REMEMBERED_TRANSCRIPTS:
             _transcripts.popitem(last=False)
     return text
+
+
+def transcript_length(entries_length: int, entries: int, length: Callable[[str], int]) -> int:
+    """``length(build_transcript(e))`` for ``entries`` non-empty entries ``e`` whose ``length``
+    adds up to ``entries_length``, without joining them (``length`` adds up over joined text:
+    characters, UTF-16 units or UTF-8 bytes)."""
+    separators = max(entries - 1, 0) * length(ENTRY_SEPARATOR)
+    return length(f"{CONVERSATION_OPEN}\n\n{CONVERSATION_CLOSE}") + entries_length + separators
 
 
 def forget_transcripts() -> None:

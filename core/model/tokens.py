@@ -111,6 +111,13 @@ _RULES_BY_LENGTH: dict[str, tuple[Callable[[str], int], Callable[[int], int]]] =
 a joined text, from the lengths of its parts."""
 
 
+def length_rule(estimator: str) -> tuple[Callable[[str], int], Callable[[int], int]] | None:
+    """``estimator`` as (the length it measures, tokens from that length) when it is a
+    characters- or bytes-per-token rule (None for a tokenizer): the rule's figure for a text
+    made of parts, from the lengths of the parts."""
+    return _RULES_BY_LENGTH.get(estimator)
+
+
 class EstimatorError(ValueError):
     """An estimator spec that is not one of the supported forms."""
 

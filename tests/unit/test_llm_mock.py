@@ -207,9 +207,9 @@ _PIECES = st.one_of(
 @settings(max_examples=400, deadline=None)
 @given(st.lists(_PIECES, max_size=12).map("".join))
 def test_word_searches_answer_as_their_regex(text: str) -> None:
-    from core.llm import mock as llm_mock
+    from core.llm.mock_words import DECISION, FINDING, INSTRUCTION_LINE
 
-    for words in (llm_mock._FINDING, llm_mock._DECISION, llm_mock._INSTRUCTION_LINE):
+    for words in (FINDING, DECISION, INSTRUCTION_LINE):
         expected = words.pattern.search(text) is not None
         assert words.search(text) is expected
         # Narrowed to the words present in a longer text holding this one: same answer.

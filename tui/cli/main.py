@@ -93,7 +93,6 @@ try:
     import importlib
     import os
     import sys
-    import types
     from typing import Any, NoReturn
 
     if sys.argv[1:2] and sys.argv[1] in ONE_SHOT:
@@ -217,15 +216,16 @@ def _import_command(name: str) -> None:
     most of a small session's run) with the cyclic garbage collector off, then freeze what it
     built: those objects live as long as the process, and no collection the load and the
     replay trigger walks them again. Pydantic's plugins (none of ctxscope's business) are not
-    looked for (:func:`_no_pydantic_plugins`), and the code the libraries generate as they start
+    looked for (:func:`tui.pydantic_plugins.no_pydantic_plugins`), and the code the libraries generate as they start
     is read from the cache folder (:mod:`tui.cli.code_cache`); pydantic knows the builtin
     default factories without reading their signatures (:func:`_plain_default_factories`)."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         from tui.cli import code_cache
+        from tui.pydantic_plugins import no_pydantic_plugins
 
-        _no_pydantic_plugins()
+        no_pydantic_plugins()
         code_cache.install()  # (its ~600 code objects: no collection walks them either)
         _plain_default_factories()
         importlib.import_module(COMMANDS[name][0])
@@ -265,37 +265,6 @@ def _plain_default_factories() -> None:
     for module in (_fields, _generate_schema):
         if getattr(module, name, None) is original:
             setattr(module, name, takes_validated_data_argument)
-
-
-PLUGIN_LOADER = "pydantic.plugin._loader"
-"""Pydantic's module that looks for plugins when a model's validator is first built: it imports
-``importlib.metadata`` (email, zipfile, csv, socket …), 2.6 % of a 2.4 MB session's analyze."""
-
-
-def _no_pydantic_plugins() -> None:
-    """Tell pydantic to load no plugin (``PYDANTIC_DISABLE_PLUGINS=1``, its documented setting,
-    unless the environment sets it already) and, when it loads none, stand in for its plugin
-    loader: a module whose ``get_plugins`` returns none and which imports the real loader for
-    anything else asked of it."""
-    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "1")
-    if os.environ["PYDANTIC_DISABLE_PLUGINS"] not in ("__all__", "1", "true"):
-        return
-    if PLUGIN_LOADER in sys.modules:
-        return
-    stand_in = types.ModuleType(PLUGIN_LOADER)
-
-    def get_plugins() -> tuple[()]:
-        return ()
-
-    def real(name: str) -> Any:
-        if name.startswith("__"):  # what the import system asks of any module
-            raise AttributeError(name)
-        del sys.modules[PLUGIN_LOADER]
-        return getattr(importlib.import_module(PLUGIN_LOADER), name)
-
-    stand_in.get_plugins = get_plugins  # type: ignore[attr-defined]
-    stand_in.__getattr__ = real  # type: ignore[method-assign]
-    sys.modules[PLUGIN_LOADER] = stand_in
 
 
 def _exit_now(code: Any) -> NoReturn:
