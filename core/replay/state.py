@@ -6,7 +6,6 @@ A :class:`State` is copied at every call (``copy``); its items are shared, never
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import Any, NamedTuple, TypeVar, overload
@@ -390,14 +389,14 @@ class Trace:
         """The state's projection flag before each call (:attr:`State.pending`)."""
         self.made: list[Check] = []
         """The threshold check made before each call (walked or not): a column of the rows."""
-        self.deltas: array[int] = array("q")
+        self.deltas: list[int] = []
         """Per call: the simulated context before the call's figures (with its reply, where
         the call is made after it) less the recorded one, in estimated tokens, before any
         overflow recovery: what the call's figures are made from (a run whose context differs
         from this one's by a constant follows it from these: :mod:`core.replay.shifted`), its
         overflow verdict too (the prompt, and whether the policy had removed nothing by then:
-        :meth:`core.replay.simulate.Run.call_step`). Machine integers (8 bytes a call, not an
-        int object each)."""
+        :meth:`core.replay.simulate.Run.call_step`). A list, not machine integers: a count can
+        pass 2**63 (the gauge draws such sessions)."""
         self.call_messages: Sequence[int] = ()
         """The message of each call (:attr:`core.replay.calls.Calls.calls`)."""
         self.event_ids: dict[int, tuple[int, ...]] = {}
@@ -408,13 +407,10 @@ class Trace:
         """Compaction attempts that changed nothing (checkpoints taken so far, for each)."""
         self.points: list[CallPoint] = []
         """The points built so far (a result builds them when asked for)."""
-        self.columns: dict[str, Any] = {
-            name: array("q") if name == "simulated_tokens" else [] for name in WALKED_COLUMNS
-        }
+        self.columns: dict[str, Any] = {name: [] for name in WALKED_COLUMNS}
         """Point columns of the calls' own figures, by name: the :data:`WALKED_COLUMNS` (as
         far as the walk went) and those read from the checks, as far as they were read
-        (:class:`core.replay.timeline.ColumnPoints`). The simulated context is machine
-        integers (a new int object per call as a list)."""
+        (:class:`core.replay.timeline.ColumnPoints`)."""
         self.events: list[ReplayEvent] = []
         self.compaction_meta: dict[int, dict[int, str]] = {}
         """Event id -> the pruner's reason for each message of that compaction or pruning."""

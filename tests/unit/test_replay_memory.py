@@ -102,20 +102,6 @@ def test_the_inferred_threshold_keeps_its_spans_not_the_checks() -> None:
     assert replayer.recording_checks() == checks
 
 
-def test_a_trace_keeps_its_per_call_figures_as_machine_integers() -> None:
-    """The deltas and the simulated context: 8 bytes a call, not an int object each."""
-    from core.replay import Replayer
-    from core.replay.incremental import policy_key
-
-    session, policy = _one_compaction()
-    replayer = Replayer(session)
-    replayer.run(policy)
-    trace = replayer._traces[policy_key(policy)]
-    for column in (trace.deltas, trace.columns["simulated_tokens"]):
-        assert isinstance(column, array) and column.typecode == "q"
-        assert len(column) == len(replayer._calls)
-
-
 def test_a_result_reads_its_call_columns_without_copying_them() -> None:
     """A finished run's columns of the session's calls are the calls' own (no copy of 10^5
     items kept per result)."""

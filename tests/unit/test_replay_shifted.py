@@ -10,7 +10,6 @@ of a series of changes (each resumed from the runs before it, as in the TUI).
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -266,7 +265,7 @@ def test_a_stretchs_calls_follow_the_formulas_whatever_the_deltas(
     deltas = follower.earlier.deltas
     made_calls: list[int] = []
     for step in (0, 1, 7):
-        follower.earlier.deltas = array("q", [d + (c % 5) * step for c, d in enumerate(deltas)])
+        follower.earlier.deltas = [d + (c % 5) * step for c, d in enumerate(deltas)]
         for shift in (-300, 0, 41, -deltas[first]):  # (the last: deltas of 0)
             for prev in ((5_000, Provenance.RECORDED), (0, Provenance.ESTIMATED)):
                 columns: tuple[list[Any], ...] = ([], [], [], [])
