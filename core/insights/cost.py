@@ -374,7 +374,7 @@ class _PricedCalls:
         digits, no negative count: the usual case), else the whole run the decimal context's
         way (:func:`_decimal_usd`), as :func:`price` prices it."""
         rate_a, rate_r, rate_w, rate_o, scale = _scaled(rates)
-        columns = [column[lo:hi] for column in self.counts]  # (arrays: 8 bytes a call)
+        columns = [_window(column, lo, hi) for column in self.counts]
         read: int = sum(columns[1])
         if min(map(min, columns)) < 0:
             return self._decimal_dollars(lo, hi, rates, read)
@@ -518,6 +518,11 @@ def _whole(made: list[tuple[int, Sequence[int]]]) -> Iterator[int]:
     for rate, column in made[1:]:
         added = map(add, added, map(rate.__mul__, column))
     return added
+
+
+def _window(column: Sequence[int], lo: int, hi: int) -> Sequence[int]:
+    """``column[lo:hi]``, a view of it where the column is an array (no copy)."""
+    return memoryview(column)[lo:hi] if isinstance(column, array) else column[lo:hi]
 
 
 def _int_column(values: Callable[[], Iterable[int]]) -> Sequence[int]:
