@@ -10,6 +10,7 @@ from array import array
 
 from core.insights.context_walk import RecordedWalk
 from core.insights.cost import _PricedCalls, session_cost
+from core.insights.prices import rate_runs
 from core.model.session import Session, Usage
 from tests.support.builders import SessionBuilder, timestamp
 
@@ -57,3 +58,19 @@ def test_token_columns_are_arrays_and_a_count_beyond_64_bits_a_list() -> None:
     counts = _PricedCalls(huge, RecordedWalk(huge).calls.call_of).counts
     assert isinstance(counts[0], list) and counts[0] == [10**20]
     assert isinstance(counts[3], array)
+
+
+def test_rate_runs_hold_a_few_bytes_a_prompt() -> None:
+    """The tiers of a tiered model's prompts are an array compared with its own neighbours:
+    8 bytes a prompt (a list and its two shifted copies took 24)."""
+    prompts = array("q", [150_000 + 1_000 * (n % 100) for n in range(20_000)])  # (crossing 200k)
+    runs = rate_runs("claude-sonnet-4-5", "anthropic", "2026-03-01", prompts)
+    assert len(runs) > 1  # (a tiered model: its tiers were compared)
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        rate_runs("claude-sonnet-4-5", "anthropic", "2026-03-01", prompts)
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    assert peak < 12 * len(prompts), f"{peak / len(prompts):.1f} bytes a prompt"
