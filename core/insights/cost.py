@@ -27,11 +27,11 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from decimal import Decimal
-from itertools import accumulate, chain, compress, pairwise, repeat
-from operator import add, is_, is_not, lt, mul, ne, or_
+from itertools import accumulate, chain, compress, islice, pairwise, repeat
+from operator import add, attrgetter, is_, is_not, lt, mul, ne, or_
 from typing import NamedTuple, cast
 
 from pydantic import Field
@@ -329,13 +329,19 @@ class _PricedCalls:
     def _price(self, session: Session, recorded: list[Message]) -> None:
         """Rates per stretch of calls of one model and day, dollars per run of one rate."""
         models = self.models_u
-        days = [_day_of(m.timestamp) for m in recorded]
+        seen: dict[str | None, str | None] = {}  # (one string per day, not one per call)
+        days = [
+            seen.setdefault(day, day)
+            for day in map(_day_of, map(attrgetter("timestamp"), recorded))
+        ]
         count = len(recorded)
         # Where the (model, day) key changes from the call before: the stretches' starts.
         starts = [0]
         starts += compress(
             range(1, count),
-            map(or_, map(ne, models[1:], models[:-1]), map(ne, days[1:], days[:-1])),
+            map(
+                or_, map(ne, islice(models, 1, None), models), map(ne, islice(days, 1, None), days)
+            ),
         )
         starts.append(count)
         for start, end in pairwise(starts):
@@ -346,7 +352,7 @@ class _PricedCalls:
         self, session: Session, start: int, end: int, model: str | None, day: str | None
     ) -> None:
         a, r, w, _ = self.counts
-        prompts = list(map(add, map(add, a[start:end], r[start:end]), w[start:end]))
+        prompts = _int_column(lambda: map(add, map(add, a[start:end], r[start:end]), w[start:end]))
         try:
             runs = rate_runs(model, session.provider, day, prompts)
         except UnknownPrice as exc:
@@ -368,33 +374,35 @@ class _PricedCalls:
         digits, no negative count: the usual case), else the whole run the decimal context's
         way (:func:`_decimal_usd`), as :func:`price` prices it."""
         rate_a, rate_r, rate_w, rate_o, scale = _scaled(rates)
-        columns = [column[lo:hi] for column in self.counts]
+        columns = [_window(column, lo, hi) for column in self.counts]
         read: int = sum(columns[1])
         if min(map(min, columns)) < 0:
             return self._decimal_dollars(lo, hi, rates, read)
         # A figure whose every product is 0 (no such tokens in the run, as Codex's cache writes,
         # or a rate of 0) is None: each of its calls costs 0.0, and it adds nothing to the whole.
-        costs: list[list[int] | None] = [
-            list(map(rate.__mul__, column)) if rate and any(column) else None
+        # The products are made as they are read, never kept as columns of their own.
+        factors: list[tuple[int, Sequence[int]] | None] = [
+            (rate, column) if rate and any(column) else None
             for rate, column in zip((rate_a, rate_r, rate_w, rate_o), columns, strict=True)
         ]
-        made = [cost for cost in costs if cost is not None]
-        whole: list[int] | None = None
-        if made:  # (integers: exact in any order)
-            added: Iterable[int] = made[0]
-            for products in made[1:]:
-                added = map(add, added, products)
-            whole = added if isinstance(added, list) else list(added)
-        if whole is not None and max(whole) >= _EXACT:
+        made = [factor for factor in factors if factor is not None]
+        # Every product is >= 0: the whole of a call is at most the sum of each product's
+        # largest, and only a run whose bound reaches _EXACT needs its largest whole made.
+        bound = sum(rate * max(column) for rate, column in made)
+        if bound >= _EXACT and max(_whole(made)) >= _EXACT:
             return self._decimal_dollars(lo, hi, rates, read)
+        costs = [
+            None if factor is None else map(factor[0].__mul__, factor[1]) for factor in factors
+        ]
+        figures = (*costs, _whole(made) if made else None)
         divide = scale.__rtruediv__
         sums = self.sums
         if sums is not None:  # (the same floats, added up as the columns would be)
-            for figure, cost in enumerate((*costs, whole)):
+            for figure, cost in enumerate(figures):
                 start = sums[figure]
                 sums[figure] = start + 0.0 if cost is None else sum(map(divide, cost), start)
             return read
-        for usd, cost in zip(self.usd, (*costs, whole), strict=True):
+        for usd, cost in zip(self.usd, figures, strict=True):
             usd[lo:hi] = array("d", bytes(8 * (hi - lo)) if cost is None else map(divide, cost))
         return read
 
@@ -502,24 +510,52 @@ def _slots(flags: list[bool]) -> array[int]:
     return array("q", map((-1).__add__, map(mul, accumulate(flags), flags)))
 
 
+def _whole(made: list[tuple[int, Sequence[int]]]) -> Iterator[int]:
+    """Each call's products of ``made`` (``(rate, column)`` pairs) added up, made as read
+    (integers: exact in any order)."""
+    rate, column = made[0]
+    added: Iterator[int] = map(rate.__mul__, column)
+    for rate, column in made[1:]:
+        added = map(add, added, map(rate.__mul__, column))
+    return added
+
+
+def _window(column: Sequence[int], lo: int, hi: int) -> Sequence[int]:
+    """``column[lo:hi]``, a view of it where the column is an array (no copy)."""
+    return memoryview(column)[lo:hi] if isinstance(column, array) else column[lo:hi]
+
+
+def _int_column(values: Callable[[], Iterable[int]]) -> Sequence[int]:
+    """``values()`` as 64-bit integers (8 bytes each, no object per entry), or as a list where
+    one does not fit."""
+    try:
+        return array("q", values())
+    except OverflowError:
+        return list(values())
+
+
 def _models(messages: list[Message], default: str | None) -> list[str | None]:
     """The model of each message (the session's ``default`` where it records none)."""
     return [m.model or default for m in messages]
 
 
-def _token_columns(usages: list[Usage]) -> tuple[list[int], list[int], list[int], list[int]]:
-    """:func:`billed` of every usage, as four columns."""
-    output = [u.output for u in usages]
+def _token_columns(
+    usages: list[Usage],
+) -> tuple[Sequence[int], Sequence[int], Sequence[int], Sequence[int]]:
+    """:func:`billed` of every usage, as four columns (:func:`_int_column`)."""
     opencode = UsageConvention.OPENCODE
     if any([u.convention is opencode for u in usages]):
-        output = [
-            o + u.reasoning if u.convention is opencode else o
-            for o, u in zip(output, usages, strict=True)
-        ]
+        output = _int_column(
+            lambda: (
+                u.output + u.reasoning if u.convention is opencode else u.output for u in usages
+            )
+        )
+    else:
+        output = _int_column(lambda: map(attrgetter("output"), usages))
     return (
-        [u.input for u in usages],
-        [u.cache_read for u in usages],
-        [u.cache_write for u in usages],
+        _int_column(lambda: map(attrgetter("input"), usages)),
+        _int_column(lambda: map(attrgetter("cache_read"), usages)),
+        _int_column(lambda: map(attrgetter("cache_write"), usages)),
         output,
     )
 

@@ -18,13 +18,14 @@ import contextlib
 import importlib.util
 import os
 import warnings
+from array import array
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from functools import lru_cache
-from itertools import compress, pairwise, repeat
+from itertools import compress, islice, pairwise, repeat
 from operator import ne
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -123,9 +124,9 @@ def rate_runs(
     entry = _ENTRIES[(model or "", provider, day)]
     if isinstance(entry, str) or not entry.starts:
         return [(0, count, first)]
-    tiers = list(map(bisect_left, repeat(entry.starts), prompts))
+    tiers = array("q", map(bisect_left, repeat(entry.starts), prompts))  # (8 bytes a prompt)
     bounds = [0]
-    bounds += compress(range(1, count), map(ne, tiers[1:], tiers[:-1]))
+    bounds += compress(range(1, count), map(ne, islice(tiers, 1, None), tiers))
     bounds.append(count)
     return [(lo, hi, rates_on(model, provider, day, prompts[lo])) for lo, hi in pairwise(bounds)]
 
