@@ -13,6 +13,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable
 from itertools import compress
+from operator import not_
 from typing import TYPE_CHECKING, Any
 
 from core.model.session import Message, Session, replace
@@ -261,10 +262,12 @@ class Truncations:
             if plain is None:
                 messages = self.session.messages
                 tok = self._tokens(estimator)
-                plain = self._plain_items[estimator] = [
-                    Item(messages[j], j, tok[j]) if is_walked else None
-                    for j, is_walked in enumerate(walked)
-                ]
+                # made in C (a struct per message, then None for those not walked: usually none)
+                plain = self._plain_items[estimator] = list(
+                    map(Item, messages, range(len(walked)), tok)
+                )
+                for j in compress(range(len(walked)), map(not_, walked)):
+                    plain[j] = None
             items = list(plain)
             for j, copy in truncation.messages.items():
                 if walked[j]:
