@@ -41,7 +41,7 @@ _ENCODING_SOURCES = {
 
 def _compact_header() -> int | None:
     """The size of CPython's header of a compact non-ASCII string (None: another layout, or
-    another Python: :func:`_no_astral` then always answers False)."""
+    another Python: :func:`utf16_length` then measures every non-ASCII text)."""
     if sys.implementation.name != "cpython":
         return None
     try:
@@ -54,23 +54,21 @@ def _compact_header() -> int | None:
 _HEADER = _compact_header()
 
 
-def _no_astral(text: str) -> bool:
-    """``text`` certainly holds no character above U+FFFF (so its UTF-16 length is ``len``),
-    known without reading it: CPython stores a string of such characters with one or two bytes
-    per character, and its size shows which (header + (len + 1) x width). A string stored with
-    four bytes a character, or carrying a cached copy (which only adds to its size, so is never
-    taken for a narrower one), answers False and is measured."""
-    if _HEADER is None:
-        return False
-    size = sys.getsizeof(text) - _HEADER
-    chars = len(text) + 1
-    return size == chars or size == 2 * chars
-
-
 def utf16_length(text: str) -> int:
-    """Length in UTF-16 code units, as JavaScript's ``String.length`` counts it."""
-    if text.isascii() or _no_astral(text):
+    """Length in UTF-16 code units, as JavaScript's ``String.length`` counts it.
+
+    A string with no character above U+FFFF has ``len`` units, known without reading it:
+    CPython stores such a string with one or two bytes per character, and its size shows which
+    (header + (len + 1) x width). A string stored with four bytes a character, or carrying a
+    cached copy (which only adds to its size, so is never taken for a narrower one), is
+    measured. (One function, no call of a helper: a 100 MB session measures ~10^5 texts.)"""
+    if text.isascii():
         return len(text)
+    if _HEADER is not None:
+        size = sys.getsizeof(text) - _HEADER
+        chars = len(text) + 1
+        if size == chars or size == 2 * chars:
+            return chars - 1
     return len(text.encode("utf-16-le")) // 2
 
 
