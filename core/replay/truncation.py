@@ -17,13 +17,9 @@ from operator import not_
 from typing import TYPE_CHECKING, Any
 
 from core.model.session import Message, Session, replace
-from core.model.tokens import get_counter, message_text
+from core.model.tokens import OutputSizes, get_counter, message_text, output_sizes
 from core.policy import Policy, TruncationPolicy
 from core.replay.state import Item
-
-OutputSizes = dict[tuple[str | None, bool], tuple["array[int]", "array[int]"]]
-"""The message indices and the characters of every non-empty tool output (two columns, in message
-order), by tool name and whether the tool truncated it itself."""
 
 if TYPE_CHECKING:
     from core.algorithms.truncate import TruncationResult
@@ -213,18 +209,10 @@ class Truncations:
         """:data:`OutputSizes`, listed once per session (each truncation setting compares them
         with its limits for that tool)."""
         if self._sizes is None:
-            sizes: OutputSizes = {}
-            for i, message in enumerate(self.session.messages):
-                tool_result = message.tool_result
-                if tool_result is None or not tool_result.output:
-                    continue
-                group = (tool_result.tool_name, tool_result.truncated_by_tool)
-                columns = sizes.get(group)
-                if columns is None:
-                    columns = sizes[group] = (array("q"), array("q"))
-                columns[0].append(i)
-                columns[1].append(len(tool_result.output))
-            self._sizes = sizes
+            # (listed by the tokens' count of the messages when it is a MessageTokens, which
+            # reads every output anyway: not read again here)
+            listed: OutputSizes | None = getattr(self._tokens, "outputs", None)
+            self._sizes = listed if listed is not None else output_sizes(self.session.messages)
         return self._sizes
 
     def _size(self, i: int) -> int:
