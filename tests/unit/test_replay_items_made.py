@@ -8,6 +8,7 @@ from __future__ import annotations
 import gc
 import random
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -55,8 +56,13 @@ def _reference(
     seed=st.integers(0, 100_000),
     mask=st.lists(st.booleans(), min_size=1, max_size=64),
     preset=st.sampled_from(["seed", "claude-code", "codex"]),
+    asked=st.lists(st.tuples(st.integers(-80, 80), st.integers(-80, 80)), max_size=4),
 )
-def test_items_equal_one_item_per_walked_message(seed: int, mask: list[bool], preset: str) -> None:
+def test_items_equal_one_item_per_walked_message(
+    seed: int, mask: list[bool], preset: str, asked: list[tuple[int, int]]
+) -> None:
+    """Asked for in any order (an item, a stretch, backwards, then all of them), the items are
+    those of one item per walked message, made once: the same object whenever asked again."""
     session = _session(seed)
     n = len(session.messages)
     walked = [mask[j % len(mask)] for j in range(n)]
@@ -74,6 +80,21 @@ def test_items_equal_one_item_per_walked_message(seed: int, mask: list[bool], pr
         dict(truncation.messages),
     )
     assert len(items) == n
+
+    def fields(item: Item | None) -> tuple[object, int, int] | None:
+        return None if item is None else (item.message, item.index, item.tokens)
+
+    for a, b in asked:  # (before the whole: each makes part of them)
+        assert [fields(x) for x in items[a:b]] == expected[a:b]
+        assert [fields(x) for x in items[b:a:-1]] == expected[b:a:-1]
+        if -n <= a < n:
+            assert fields(items[a]) == expected[a]
+            assert items[a] is items[a % n]
+        else:
+            with pytest.raises(IndexError):
+                items[a]
+    assert [fields(x) for x in items[0:n:2]] == expected[0:n:2]
+    assert items[:] == list(items)  # the same objects each time (never made twice)
     for item, want in zip(items, expected, strict=True):
         if want is None:
             assert item is None
