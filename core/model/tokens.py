@@ -25,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from core.model.session import Message, Provenance, ToolResult
+from core.model.session import Message, Provenance
 
 ESTIMATORS = ("chars/4", "bytes/4", "ceil(chars/4)")
 TIKTOKEN_ENCODINGS = ("cl100k_base", "o200k_base")
@@ -367,20 +367,15 @@ def _text_lengths(
                 chars = len(text)
                 total += chars if text.isascii() else length(text)
                 parts += 1
-                if outputs is not None:
-                    _list_output(outputs, i, result, chars)
+                if outputs is not None:  # (listed here: no call per output)
+                    group = (result.tool_name, result.truncated_by_tool)
+                    columns = outputs.get(group)
+                    if columns is None:
+                        columns = outputs[group] = (array("q"), array("q"))
+                    columns[0].append(i)
+                    columns[1].append(chars)
         append(total + parts - 1 if parts else 0)
     return sizes
-
-
-def _list_output(outputs: OutputSizes, i: int, result: ToolResult, chars: int) -> None:
-    """Add output ``i`` (``chars`` characters) to its group of :data:`OutputSizes`."""
-    group = (result.tool_name, result.truncated_by_tool)
-    columns = outputs.get(group)
-    if columns is None:
-        columns = outputs[group] = (array("q"), array("q"))
-    columns[0].append(i)
-    columns[1].append(chars)
 
 
 def _arguments_length(arguments: Any, length: Callable[[str], int]) -> int:
