@@ -1,7 +1,8 @@
 """The context items a setting walks (``Truncations.items``), made in C by one map over the
 messages: the same items, message by message, as one ``Item`` per walked message (None for the
 others), with the setting's truncated copies in their place; and an item is a plain identity-
-compared value the cyclic collector does not track."""
+compared value the cyclic collector does not track. The tool outputs a count of the messages
+lists on the way equal those a pass of their own lists."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.model.session import Session
+from core.model.tokens import get_counter, output_sizes
 from core.policy import get_preset
 from core.replay.engine import MessageTokens
 from core.replay.state import Item
@@ -112,3 +114,42 @@ def test_an_item_is_compared_by_identity_and_left_to_reference_counting() -> Non
     assert (one.message, one.index, one.tokens) == (message, 0, 3)
     # (one per message of a 100 MB session: none of them is tracked by the cyclic collector)
     assert not gc.is_tracked(one)
+
+
+def _reference_outputs(
+    session: Session,
+) -> dict[tuple[str | None, bool], tuple[list[int], list[int]]]:
+    """Each non-empty tool output's index and characters, by tool and truncated-by-tool."""
+    groups: dict[tuple[str | None, bool], tuple[list[int], list[int]]] = {}
+    for i, message in enumerate(session.messages):
+        result = message.tool_result
+        if result is not None and result.output:
+            group = groups.setdefault((result.tool_name, result.truncated_by_tool), ([], []))
+            group[0].append(i)
+            group[1].append(len(result.output))
+    return groups
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 100_000),
+    estimator=st.sampled_from(["chars/4", "bytes/4", "ceil(chars/4)", "tiktoken:cl100k_base"]),
+)
+def test_outputs_listed_by_the_count_equal_those_listed_alone(seed: int, estimator: str) -> None:
+    """The tool outputs a count lists on the way (what the truncations compare with their
+    limits) are those a pass of their own lists, whatever the estimator; the count is the same
+    with or without listing them."""
+    session = _session(seed)
+    want = _reference_outputs(session)
+    tokens = MessageTokens(session)
+    counted = tokens(estimator)
+    assert counted == get_counter(estimator).messages_tokens(session.messages)
+    listed = tokens.outputs
+    assert listed is not None
+    assert {g: (list(i), list(c)) for g, (i, c) in listed.items()} == want
+    alone = output_sizes(session.messages)
+    assert {g: (list(i), list(c)) for g, (i, c) in alone.items()} == want
+    # the truncations take the listed ones from the count, or list them alone
+    assert Truncations(session, tokens)._output_sizes() is listed
+    plain = Truncations(session, lambda e: get_counter(e).messages_tokens(session.messages))
+    assert plain._output_sizes() == alone
