@@ -18,6 +18,7 @@ import hashlib
 import os
 import sys
 import threading
+from array import array
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -41,36 +42,37 @@ _ENCODING_SOURCES = {
 
 def _compact_header() -> int | None:
     """The size of CPython's header of a compact non-ASCII string (None: another layout, or
-    another Python: :func:`_no_astral` then always answers False)."""
+    another Python: :func:`utf16_length` then measures every non-ASCII text)."""
     if sys.implementation.name != "cpython":
         return None
     try:
-        one, two = sys.getsizeof("\xe9") - 2, sys.getsizeof("\u2192") - 4
+        one, two = _sizeof("\xe9") - 2, _sizeof("\u2192") - 4
     except TypeError:
         return None
-    return one if one == two and sys.getsizeof("\xe9\xe9") == one + 3 else None
+    return one if one == two and _sizeof("\xe9\xe9") == one + 3 else None
 
 
+_sizeof = str.__sizeof__
+"""A string's size in memory: what ``sys.getsizeof`` says of a string (which the cyclic
+collector does not track), without its lookup of the method (a quarter of the time)."""
 _HEADER = _compact_header()
 
 
-def _no_astral(text: str) -> bool:
-    """``text`` certainly holds no character above U+FFFF (so its UTF-16 length is ``len``),
-    known without reading it: CPython stores a string of such characters with one or two bytes
-    per character, and its size shows which (header + (len + 1) x width). A string stored with
-    four bytes a character, or carrying a cached copy (which only adds to its size, so is never
-    taken for a narrower one), answers False and is measured."""
-    if _HEADER is None:
-        return False
-    size = sys.getsizeof(text) - _HEADER
-    chars = len(text) + 1
-    return size == chars or size == 2 * chars
-
-
 def utf16_length(text: str) -> int:
-    """Length in UTF-16 code units, as JavaScript's ``String.length`` counts it."""
-    if text.isascii() or _no_astral(text):
+    """Length in UTF-16 code units, as JavaScript's ``String.length`` counts it.
+
+    A string with no character above U+FFFF has ``len`` units, known without reading it:
+    CPython stores such a string with one or two bytes per character, and its size shows which
+    (header + (len + 1) x width). A string stored with four bytes a character, or carrying a
+    cached copy (which only adds to its size, so is never taken for a narrower one), is
+    measured. (One function, no call of a helper: a 100 MB session measures ~10^5 texts.)"""
+    if text.isascii():
         return len(text)
+    if _HEADER is not None:
+        size = _sizeof(text) - _HEADER
+        chars = len(text) + 1
+        if size == chars or size == 2 * chars:
+            return chars - 1
     return len(text.encode("utf-16-le")) // 2
 
 
@@ -269,15 +271,23 @@ class TokenCounter:
         """Tokens the model is sent for ``message`` (text, reasoning, calls, result)."""
         return self.count(message_text(message))
 
-    def messages_tokens(self, messages: Iterable[Message]) -> list[int]:
+    def messages_tokens(
+        self, messages: Iterable[Message], outputs: OutputSizes | None = None
+    ) -> list[int]:
         """Tokens of each message (:func:`message_text`'s), batched. A characters- or bytes-per-
         token rule adds up the lengths of the message's parts instead of joining them (the same
-        figure, without a copy of every assistant message's text)."""
+        figure, without a copy of every assistant message's text). ``outputs`` (an empty dict) is
+        filled with the messages' :data:`OutputSizes` on the way: the pass that reads every
+        message's output for its tokens lists them (a second pass over a 100 MB session read them
+        all from memory again)."""
         rule = _RULES_BY_LENGTH.get(self.estimator)
         if rule is None:
+            if outputs is not None:
+                messages = list(messages)  # (read twice)
+                outputs.update(output_sizes(messages))
             return self.count_many([message_text(m) for m in messages])
         length, tokens = rule
-        return [tokens(size) for size in _text_lengths(messages, length)]
+        return [tokens(size) for size in _text_lengths(messages, length, outputs)]
 
     def cache_size(self) -> int:
         """Number of distinct texts counted so far."""
@@ -309,14 +319,30 @@ def arguments_text(arguments: Any) -> str:
         return str(arguments)
 
 
-def _text_lengths(messages: Iterable[Message], length: Callable[[str], int]) -> list[int]:
+OutputSizes = dict[tuple[str | None, bool], tuple["array[int]", "array[int]"]]
+"""The message indices and the characters of every non-empty tool output (two columns, in message
+order), by tool name and whether the tool truncated it itself."""
+
+
+def output_sizes(messages: Iterable[Message]) -> OutputSizes:
+    """:data:`OutputSizes` of ``messages`` (listed by the pass that measures their texts: a count
+    by :meth:`TokenCounter.messages_tokens` lists them on the way)."""
+    sizes: OutputSizes = {}
+    _text_lengths(messages, utf8_length, sizes)
+    return sizes
+
+
+def _text_lengths(
+    messages: Iterable[Message], length: Callable[[str], int], outputs: OutputSizes | None = None
+) -> list[int]:
     """``length(message_text(message))`` of each message, from the lengths of its parts (joined
     by ``\n``: one unit each in UTF-8 and UTF-16). ``length`` is UTF-8 or UTF-16 units, which an
     ASCII text has as many of as characters: such a part is measured without the call. One loop
-    for all the messages (no call per message of a 100 MB session)."""
+    for all the messages (no call per message of a 100 MB session); it lists the tool outputs in
+    ``outputs`` (:data:`OutputSizes`) when given."""
     sizes: list[int] = []
     append = sizes.append
-    for message in messages:
+    for i, message in enumerate(messages):
         parts = 0
         total = 0
         text = message.text
@@ -338,8 +364,16 @@ def _text_lengths(messages: Iterable[Message], length: Callable[[str], int]) -> 
         if result is not None:
             text = result.output
             if text:
-                total += len(text) if text.isascii() else length(text)
+                chars = len(text)
+                total += chars if text.isascii() else length(text)
                 parts += 1
+                if outputs is not None:  # (listed here: no call per output)
+                    group = (result.tool_name, result.truncated_by_tool)
+                    columns = outputs.get(group)
+                    if columns is None:
+                        columns = outputs[group] = (array("q"), array("q"))
+                    columns[0].append(i)
+                    columns[1].append(chars)
         append(total + parts - 1 if parts else 0)
     return sizes
 

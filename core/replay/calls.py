@@ -10,7 +10,7 @@ from __future__ import annotations
 import weakref
 from array import array
 from collections.abc import Sequence
-from itertools import chain, repeat
+from itertools import chain, compress, repeat
 
 from core.algorithms.overflow import RecordedKind, overflow_reason, recorded_kind, usable_usage
 from core.model.session import (
@@ -94,9 +94,8 @@ class Calls:
         user, assistant = Role.USER, Role.ASSISTANT
         starts: list[int] = []  # the message each turn starts at
         turn_started_since_call = True
-        for i, (message, is_main) in enumerate(zip(self.session.messages, main, strict=True)):
-            if not is_main:
-                continue
+        # (the main conversation's messages picked in C)
+        for i, message in compress(enumerate(self.session.messages), main):
             role = message.role  # (the properties below ask for it first: read once here)
             if role is user:
                 if message.is_turn_start:

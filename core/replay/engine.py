@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from core.gc_pause import gc_paused
 from core.llm.protocol import DeltaCallback, Summarizer
 from core.model.session import Message, Session
-from core.model.tokens import get_counter
+from core.model.tokens import OutputSizes, get_counter
 from core.policy import Policy
 from core.replay.checks import reply_recount
 from core.replay.evidence import rule_spans, thresholds_from_evidence
@@ -483,18 +483,24 @@ class MessageTokens:
     object of its own rather than the replayer's bound method, which, kept by the truncations
     the replayer keeps, would make a reference cycle of the replayer)."""
 
-    __slots__ = ("_cached", "_session")
+    __slots__ = ("_cached", "_session", "outputs")
 
     def __init__(self, session: Session) -> None:
         self._session = session
         self._cached: dict[str, list[int]] = {}
+        self.outputs: OutputSizes | None = None
+        """The session's tool outputs, listed by the first count (which reads them all)."""
 
     def __call__(self, estimator: str) -> list[int]:
         """Tokens of every message under ``estimator``."""
         cached = self._cached.get(estimator)
         if cached is None:
             messages = self._session.messages
-            cached = self._cached[estimator] = get_counter(estimator).messages_tokens(messages)
+            outputs: OutputSizes | None = {} if self.outputs is None else None
+            counter = get_counter(estimator)
+            cached = self._cached[estimator] = counter.messages_tokens(messages, outputs)
+            if outputs is not None:
+                self.outputs = outputs
         return cached
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from core.model.tokens import TokenCounter
@@ -34,7 +35,7 @@ class Setting:
     """The recording's own context, in the estimator's tokens."""
     truncation: Truncation
     """The policy's truncation of every output."""
-    items: list[Item | None]
+    items: Sequence[Item | None]
     """The context item of every message a walk adds (truncated where the policy truncates)."""
     check_tokens: list[int]
     """What each message adds to the figure the threshold check measures (the agent's own

