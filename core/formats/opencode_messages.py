@@ -78,14 +78,18 @@ _MINUTES: dict[int, str] = {}
 """``YYYY-MM-DDTHH:MM:`` of each epoch minute met lately (emptied when it passes
 :data:`_MAX_MINUTES`: a session's records fall in a few thousand minutes)."""
 _MAX_MINUTES = 8_192
-_SECONDS = tuple(f"{second:02d}." for second in range(60))
-"""``SS.`` of each second of a minute."""
-_MILLIS = tuple(f"{millis:03d}Z" for millis in range(1000))
-"""``mmmZ`` of each millisecond of a second."""
+_SECONDS: tuple[str, ...] = ()
+"""``SS.`` of each second of a minute (made with the first minute: not at import)."""
+_MILLIS: tuple[str, ...] = ()
+"""``mmmZ`` of each millisecond of a second (made with the first minute)."""
 
 
 def _minute(minute: int) -> str:
     """``YYYY-MM-DDTHH:MM:`` of an epoch minute (kept in :data:`_MINUTES`)."""
+    global _SECONDS, _MILLIS  # (made once, when the first time is read)
+    if not _MILLIS:
+        _SECONDS = tuple(f"{second:02d}." for second in range(60))
+        _MILLIS = tuple(f"{millis:03d}Z" for millis in range(1000))
     if len(_MINUTES) >= _MAX_MINUTES:
         _MINUTES.clear()
     text = _MINUTES[minute] = strftime("%Y-%m-%dT%H:%M:", gmtime(minute * 60))
