@@ -540,7 +540,7 @@ def _add_assistant(
         texts: list[str] = []
         reasoning: list[str] = []
         calls: list[ToolCall] = []
-        tools: list[Record] = []
+        tools: list[tuple[Record, Record, ToolCall]] = []
         usage: Usage | None = None
         finish: str | None = None
         for part in step:
@@ -555,15 +555,13 @@ def _add_assistant(
                     reasoning.append(text)
             elif kind == "tool":
                 state = as_dict(part.get("state"))
-                call_id = str(part.get("callID") or part.get("id"))
-                calls.append(
-                    ToolCall(
-                        id=call_id,
-                        name=str(part.get("tool") or "tool"),
-                        arguments=state.get("input"),
-                    )
+                call = ToolCall(
+                    id=str(part.get("callID") or part.get("id")),
+                    name=str(part.get("tool") or "tool"),
+                    arguments=state.get("input"),
                 )
-                tools.append(part)
+                calls.append(call)
+                tools.append((part, state, call))
             elif kind == "step-finish":
                 usage = usage_from_tokens(part.get("tokens"), builder, where) or usage
                 reason = part.get("reason")
@@ -595,8 +593,8 @@ def _add_assistant(
         )
         if usage is not None:
             last_usage = usage
-        for part in tools:
-            _add_tool(builder, part, step_id)
+        for part, state, call in tools:
+            _add_tool(builder, part, state, call, step_id)
     return last_usage, message
 
 
@@ -614,13 +612,14 @@ def _quiet_tokens(tokens: Any) -> bool:
     )
 
 
-def _add_tool(builder: SessionBuilder, part: Record, parent_id: str) -> None:
-    state = as_dict(part.get("state"))
+def _add_tool(
+    builder: SessionBuilder, part: Record, state: Record, call: ToolCall, parent_id: str
+) -> None:
+    """The result of a tool part (``state``: its state; ``call``: the call it answers)."""
     status = state.get("status")
     time = as_dict(state.get("time"))
     metadata = as_dict(state.get("metadata"))
-    call_id = str(part.get("callID") or part.get("id"))
-    tool = str(part.get("tool") or "tool")
+    call_id, tool = call.id, call.name
     if status == "completed":
         output, is_error = as_text(state.get("output")), False
     elif status == "error":
