@@ -74,21 +74,34 @@ _EXACT_MS = 2**32 * 1000
 half a microsecond of the exact time: :func:`iso_ms` writes a whole millisecond as it is."""
 
 
-_DAYS: dict[int, str] = {}
-"""``YYYY-MM-DDT`` of each day since the epoch met so far (a session spans a few days)."""
+_MINUTES: dict[int, str] = {}
+"""``YYYY-MM-DDTHH:MM:`` of each epoch minute met lately (emptied when it passes
+:data:`_MAX_MINUTES`: a session's records fall in a few thousand minutes)."""
+_MAX_MINUTES = 8_192
+_SECONDS: tuple[str, ...] = ()
+"""``SS.`` of each second of a minute (made with the first minute: not at import)."""
+_MILLIS: tuple[str, ...] = ()
+"""``mmmZ`` of each millisecond of a second (made with the first minute)."""
+
+
+def _minute(minute: int) -> str:
+    """``YYYY-MM-DDTHH:MM:`` of an epoch minute (kept in :data:`_MINUTES`)."""
+    global _SECONDS, _MILLIS  # (made once, when the first time is read)
+    if not _MILLIS:
+        _SECONDS = tuple(f"{second:02d}." for second in range(60))
+        _MILLIS = tuple(f"{millis:03d}Z" for millis in range(1000))
+    if len(_MINUTES) >= _MAX_MINUTES:
+        _MINUTES.clear()
+    text = _MINUTES[minute] = strftime("%Y-%m-%dT%H:%M:", gmtime(minute * 60))
+    return text
 
 
 def iso_ms(value: Any) -> str | None:
     """Epoch milliseconds → ISO-8601 UTC (None when not a positive number)."""
     if type(value) is int and 0 < value < _EXACT_MS:  # the usual record: no datetime object
         seconds, millis = divmod(value, 1000)
-        day, second = divmod(seconds, 86_400)
-        date = _DAYS.get(day)
-        if date is None:
-            date = _DAYS[day] = strftime("%Y-%m-%dT", gmtime(day * 86_400))
-        hour, second = divmod(second, 3_600)
-        minute, second = divmod(second, 60)
-        return f"{date}{hour:02d}:{minute:02d}:{second:02d}.{millis:03d}Z"
+        minute, second = divmod(seconds, 60)
+        return (_MINUTES.get(minute) or _minute(minute)) + _SECONDS[second] + _MILLIS[millis]
     if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
         return None
     try:
@@ -419,16 +432,10 @@ class _Walker:
                 "summary message after it (failed or interrupted)",
             )
             self.pending_compaction = None
-        messages = self.builder.messages
-        before = len(messages)
-        step_usage = _add_assistant(self.builder, record, parts)
+        step_usage, last_step = _add_assistant(self.builder, record, parts)
         if step_usage is not None:
             self.last_usage = step_usage
-        self.last_call = None
-        for index in range(len(messages) - 1, before - 1, -1):  # the last step's message
-            if messages[index].role is Role.ASSISTANT:
-                self.last_call = (messages[index], self.where)
-                break
+        self.last_call = (last_step, self.where)
 
     def _summary(self, record: Record, parts: list[Record]) -> None:
         """A compaction's summary: the compaction, with the trigger its request gave."""
@@ -507,7 +514,11 @@ def _add_user(
     )
 
 
-def _add_assistant(builder: SessionBuilder, record: Record, parts: list[Record]) -> Usage | None:
+def _add_assistant(
+    builder: SessionBuilder, record: Record, parts: list[Record]
+) -> tuple[Usage | None, Message]:
+    """One message per step of an assistant record (each followed by its tool results): the
+    last usage they recorded, and the last step's message."""
     get = record.get
     msg_id = str(get("id"))
     steps = _steps(parts)
@@ -529,7 +540,7 @@ def _add_assistant(builder: SessionBuilder, record: Record, parts: list[Record])
         texts: list[str] = []
         reasoning: list[str] = []
         calls: list[ToolCall] = []
-        tools: list[Record] = []
+        tools: list[tuple[Record, Record, ToolCall]] = []
         usage: Usage | None = None
         finish: str | None = None
         for part in step:
@@ -544,15 +555,13 @@ def _add_assistant(builder: SessionBuilder, record: Record, parts: list[Record])
                     reasoning.append(text)
             elif kind == "tool":
                 state = as_dict(part.get("state"))
-                call_id = str(part.get("callID") or part.get("id"))
-                calls.append(
-                    ToolCall(
-                        id=call_id,
-                        name=str(part.get("tool") or "tool"),
-                        arguments=state.get("input"),
-                    )
+                call = ToolCall(
+                    id=str(part.get("callID") or part.get("id")),
+                    name=str(part.get("tool") or "tool"),
+                    arguments=state.get("input"),
                 )
-                tools.append(part)
+                calls.append(call)
+                tools.append((part, state, call))
             elif kind == "step-finish":
                 usage = usage_from_tokens(part.get("tokens"), builder, where) or usage
                 reason = part.get("reason")
@@ -566,7 +575,7 @@ def _add_assistant(builder: SessionBuilder, record: Record, parts: list[Record])
                 usage = message_usage  # (read by now)
             if isinstance(finished, str):
                 stop = finished
-        append(
+        message = append(
             Message(
                 index=0,
                 role=Role.ASSISTANT,
@@ -584,9 +593,9 @@ def _add_assistant(builder: SessionBuilder, record: Record, parts: list[Record])
         )
         if usage is not None:
             last_usage = usage
-        for part in tools:
-            _add_tool(builder, part, step_id)
-    return last_usage
+        for part, state, call in tools:
+            _add_tool(builder, part, state, call, step_id)
+    return last_usage, message
 
 
 _UNREAD: Any = object()
@@ -603,13 +612,14 @@ def _quiet_tokens(tokens: Any) -> bool:
     )
 
 
-def _add_tool(builder: SessionBuilder, part: Record, parent_id: str) -> None:
-    state = as_dict(part.get("state"))
+def _add_tool(
+    builder: SessionBuilder, part: Record, state: Record, call: ToolCall, parent_id: str
+) -> None:
+    """The result of a tool part (``state``: its state; ``call``: the call it answers)."""
     status = state.get("status")
     time = as_dict(state.get("time"))
     metadata = as_dict(state.get("metadata"))
-    call_id = str(part.get("callID") or part.get("id"))
-    tool = str(part.get("tool") or "tool")
+    call_id, tool = call.id, call.name
     if status == "completed":
         output, is_error = as_text(state.get("output")), False
     elif status == "error":

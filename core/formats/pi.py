@@ -76,30 +76,21 @@ CURRENT_VERSION = 3
 Record = dict[str, Any]
 
 
-class _Entry:
+class _Entry(msgspec.Struct, gc=False):
     """One parsed entry and where it came from: its record, or for a message entry read typed
     (:mod:`core.formats.pi_typed`) its message and what the walk reads besides (``record`` is then
-    :data:`_TYPED_RECORD`)."""
+    :data:`_TYPED_RECORD`). (A struct: made once per line, in C; it refers to nothing that
+    refers back to it, so the cyclic collector need not track it.)"""
 
-    __slots__ = ("id", "line", "offset", "parent", "record", "typed")
-
-    def __init__(
-        self,
-        record: Record,
-        line: int,
-        offset: int,
-        entry_id: str,
-        parent: str | None,
-        read: typed.Read | None = None,
-    ):
-        self.record = record
-        self.line = line
-        self.offset = offset
-        self.id = entry_id
-        self.parent = parent
-        self.typed = read
+    record: Record
+    line: int
+    offset: int
+    id: str
+    parent: str | None
+    typed: typed.Read | None = None
 
 
+_UNSET = msgspec.UNSET
 _TYPED_RECORD: Record = {"type": "message", "id": None}
 """What the record of an entry read typed answers to the questions asked of every entry (its
 type; whether it has an id): never changed."""
@@ -225,7 +216,7 @@ class _Reader:
         entry_id: str = record_line.id  # type: ignore[assignment]  # (read checks it is one)
         previous_id = self.previous_id
         raw_parent = record_line.parentId
-        parent = previous_id if raw_parent is msgspec.UNSET else raw_parent or None
+        parent = previous_id if raw_parent is _UNSET else raw_parent or None
         entry = typed.message_of(read, entry_id, parent, line, offset)
         self.entries.append(_Entry(_TYPED_RECORD, line, offset, entry_id, parent, entry))
         if parent != previous_id:
