@@ -8,17 +8,16 @@ in one line. A summariser without the attribute runs in an event loop as before.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 from core.llm.mock import MockSummarizer
-from core.llm.protocol import ChatMessage, DeltaCallback, SummaryResult
 from core.policy import get_preset
 from core.replay import Replayer
 from core.replay.engine import _run_stepped
 from tests.support.sessions import read_bash_turns
+from tests.support.summarizers import Forwarding
 
 
 async def _yields_then_returns(times: int) -> Any:
@@ -45,26 +44,18 @@ def test_a_future_awaited_without_a_loop_is_said() -> None:
         loop.close()
 
 
-class _LoopBound:
+class _LoopBound(Forwarding):
     """A summariser that needs a running loop (as a live client does): no needs_event_loop."""
 
     name = "loop-bound"
 
     def __init__(self) -> None:
-        self.inner = MockSummarizer()
+        super().__init__()
         self.loops: list[bool] = []
 
-    async def summarize(
-        self,
-        messages: Sequence[ChatMessage],
-        prompt: str,
-        max_tokens: int,
-        *,
-        on_delta: DeltaCallback | None = None,
-    ) -> SummaryResult:
+    async def before(self) -> None:
         self.loops.append(asyncio.get_running_loop().is_running())
         await asyncio.sleep(0.0001)  # a timer: only a loop completes it
-        return await self.inner.summarize(messages, prompt, max_tokens, on_delta=on_delta)
 
 
 def test_the_mock_and_a_loop_bound_summariser_give_the_same_replay() -> None:

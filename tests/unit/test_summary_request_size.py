@@ -16,10 +16,8 @@ from core.algorithms.compact import CompactionError, CompactionResult, EntryCach
 from core.llm.mock import MockSummarizer
 from core.llm.protocol import (
     ChatMessage,
-    DeltaCallback,
     OverflowProbe,
     Summarizer,
-    SummaryResult,
 )
 from core.llm.summary_request import SentHead
 from core.llm.summary_templates import TEMPLATES
@@ -27,6 +25,7 @@ from core.model.session import Message, Role, ToolCall, ToolResult
 from core.model.tokens import get_counter, utf8_length, utf16_length
 from core.policy import CompactionPolicy, Policy, PruningPolicy
 from tests.support.builders import SessionBuilder, text_of_tokens
+from tests.support.summarizers import Forwarding
 
 LENGTHS: tuple[Callable[[str], int], ...] = (utf16_length, utf8_length, len)
 CALL_IDS = ("c0", "c1", "c2")
@@ -121,26 +120,6 @@ def test_the_mock_refuses_exactly_the_requests_it_says_it_would(
         sent.drop_oldest()
 
 
-class Unprobed:
-    """The mock without :meth:`MockSummarizer.would_overflow`: every shorter request is built
-    and sent to it, as for a live endpoint."""
-
-    name = "mock"
-
-    def __init__(self, mock: MockSummarizer) -> None:
-        self.mock = mock
-
-    async def summarize(
-        self,
-        messages: Sequence[ChatMessage],
-        prompt: str,
-        max_tokens: int,
-        *,
-        on_delta: DeltaCallback | None = None,
-    ) -> SummaryResult:
-        return await self.mock.summarize(messages, prompt, max_tokens, on_delta=on_delta)
-
-
 def _outcome(messages: list[Message], pol: Policy, summarizer: Summarizer) -> object:
     """What a compaction gave, without its timings."""
     try:
@@ -189,8 +168,8 @@ def test_compaction_with_the_probe_is_compaction_sending_every_request(
     )
     probed = MockSummarizer(context_limit_tokens=limit)
     unprobed = MockSummarizer(context_limit_tokens=limit)
-    assert isinstance(probed, OverflowProbe) and not isinstance(Unprobed(unprobed), OverflowProbe)
-    assert _outcome(messages, pol, probed) == _outcome(messages, pol, Unprobed(unprobed))
+    assert isinstance(probed, OverflowProbe) and not isinstance(Forwarding(unprobed), OverflowProbe)
+    assert _outcome(messages, pol, probed) == _outcome(messages, pol, Forwarding(unprobed))
     assert probed.calls == unprobed.calls
 
 
@@ -249,7 +228,7 @@ def test_the_last_request_is_sent_when_every_drop_allowed_still_overflows() -> N
     errors = []
     for summarizer in (
         MockSummarizer(context_limit_tokens=limit),
-        Unprobed(MockSummarizer(context_limit_tokens=limit)),
+        Forwarding(MockSummarizer(context_limit_tokens=limit)),
     ):
         with pytest.raises(CompactionError) as info:
             compact_sync(messages, pol, summarizer, window=30_000, counter=get_counter("chars/4"))
