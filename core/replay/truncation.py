@@ -325,9 +325,8 @@ class WalkedItems(Sequence["Item | None"]):
     def __getitem__(self, at: int | slice) -> Item | list[Item | None] | None:
         n = len(self)
         if isinstance(at, slice):
-            start, stop, step = at.indices(
-                n
-            )  # (bounds of the whole sequence, not of the part made)
+            # (bounds of the whole sequence, not of the part made)
+            start, stop, step = at.indices(n)
             items = self._upto(max(start + 1, stop))
             return items[start:stop] if step == 1 else [items[j] for j in range(start, stop, step)]
         if not -n <= at < n:
