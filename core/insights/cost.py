@@ -544,12 +544,8 @@ def _token_columns(
 ) -> tuple[Sequence[int], Sequence[int], Sequence[int], Sequence[int]]:
     """:func:`billed` of every usage, as four columns (:func:`_int_column`)."""
     opencode = UsageConvention.OPENCODE
-    if any([u.convention is opencode for u in usages]):
-        output = _int_column(
-            lambda: (
-                u.output + u.reasoning if u.convention is opencode else u.output for u in usages
-            )
-        )
+    if any([u.convention is opencode for u in usages]):  # (billed's output rule, call by call)
+        output = _int_column(lambda: (billed(u)[3] for u in usages))
     else:
         output = _int_column(lambda: map(attrgetter("output"), usages))
     return (
