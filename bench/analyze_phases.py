@@ -1,0 +1,172 @@
+"""Where ``ctxscope analyze --json`` spends its CPU: one figure per step, against the floor.
+
+``bench/analyze.py`` says whether ``analyze --json`` meets issue 24's bounds; this script says
+which step misses and by how much. Each run is a fresh process that does what the command does,
+in its order, with the command's own functions, and times each step (CPU, user + system):
+
+* imports  — the command's modules (``tui.cli.main`` and ``_import_command("analyze")``, with
+             the garbage collector paused and the code cache as the command has them);
+* load     — ``load_or_fail``: the session read and its window and policy resolved;
+* replay   — ``replay_with_progress``: the policy's replay (mock summaries offline);
+* report   — the diagnosis and ``analysis_report`` (sub-agents included);
+* json     — ``model_json_bytes`` of the report and its write to ``/dev/null``;
+* rest     — the process's CPU outside those steps (interpreter start, this script's argument
+             parsing, exit).
+
+Each step's figure is its least CPU over ``--runs`` processes (a step's best run, so the steps'
+sum may be below the best whole run), shown in seconds and as a multiple of the floor (the
+bare ``orjson.loads`` loop of ``bench/analyze.py``, best of three, in this process). The line
+ends with the steps' sum against the shape's bound (3 × the floor with big outputs, 5 × with
+many small messages) and how far above or below it the sum is.
+
+Run: ``.venv/bin/python bench/analyze_phases.py [FILE ...] [--runs 3] [--mb 100] [--keep DIR]``;
+without files it measures the four shapes ``bench/analyze.py`` generates, as ``make bench``
+runs it. Prints figures only: a missed bound is ``bench/analyze.py``'s to report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+
+ROOT = Path(__file__).resolve().parents[1]
+
+STEPS = ("imports", "load", "replay", "report", "json")
+
+
+def one_run(path: Path) -> dict[str, float]:
+    """The CPU seconds of each step of ``analyze --json PATH`` in this process (a fresh one)."""
+    clock = time.process_time
+    figures: dict[str, float] = {}
+    start = clock()
+    sys.argv = ["ctxscope", "analyze", "--json", str(path)]
+    sys.path.insert(0, str(ROOT))
+    from tui.cli.main import _import_command
+
+    _import_command("analyze")
+    from core.insights.diagnosis import MARGIN, diagnose
+    from core.model.json_text import model_json_bytes
+    from core.reports.analyze import analysis_report
+    from tui.cli.commands import analyze as command
+    from tui.cli.commands._session import load_or_fail, replay_with_progress, replayer_of
+
+    figures["imports"] = clock() - start
+    start = clock()
+    session, policy = load_or_fail("analyze", str(path), window=None, policy_spec=None)
+    figures["load"] = clock() - start
+    start = clock()
+    result = replay_with_progress(session, policy)
+    replayer_of(session).release_compaction_caches()
+    figures["replay"] = clock() - start
+    start = clock()
+    diagnosis = diagnose(session, result, margin=MARGIN)
+    report = analysis_report(
+        session,
+        result,
+        diagnosis,
+        replayer_of(session).inferred_threshold(),
+        subagents=command._subagents(session),
+    )
+    figures["report"] = clock() - start
+    start = clock()
+    with open(os.devnull, "wb") as sink:
+        sink.write(model_json_bytes(report))
+        sink.write(b"\n")
+    figures["json"] = clock() - start
+    return figures
+
+
+def measured(path: Path) -> tuple[dict[str, float], float]:
+    """Each step's CPU seconds in a fresh process, and that process's whole CPU time."""
+    from analyze import _environment as environment
+
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "--one", str(path)],
+        stdout=subprocess.PIPE,
+        env=environment(),
+        cwd=ROOT,
+    )
+    out = proc.stdout.read() if proc.stdout else b""
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"the measured run of {path.name} failed")
+    return orjson.loads(out), usage.ru_utime + usage.ru_stime
+
+
+def line_of(path: Path, shape: str, runs: int) -> str:
+    """One file's figures: each step's best CPU, × the floor, and the sum against the bound."""
+    from analyze import FLOOR_RATIO_BOUND, SMALL_FLOOR_RATIO_BOUND, floor
+
+    floor_cpu = min(floor(path)[1] for _ in range(3))
+    best = dict.fromkeys((*STEPS, "rest"), float("inf"))
+    for _ in range(runs):
+        steps, whole = measured(path)
+        for name in STEPS:
+            best[name] = min(best[name], steps[name])
+        best["rest"] = min(best["rest"], whole - sum(steps.values()))
+    total = sum(best.values())
+    bound = SMALL_FLOOR_RATIO_BOUND if shape == "small" else FLOOR_RATIO_BOUND
+    allowed = bound * floor_cpu
+    parts = ", ".join(f"{name} {best[name]:.3f} ({best[name] / floor_cpu:.1f}×)" for name in best)
+    over = total - allowed
+    verdict = f"{over:.3f} s above" if over > 0 else f"{-over:.3f} s below"
+    return (
+        f"{path.name} ({shape}, {path.stat().st_size / 1e6:.0f} MB; floor {floor_cpu:.3f} s CPU):\n"
+        f"    {parts}\n"
+        f"    sum {total:.3f} s = {total / floor_cpu:.1f}× the floor; bound {bound:g}× = "
+        f"{allowed:.3f} s: {verdict}"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("files", nargs="*", type=Path, help="default: the generated shapes")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--mb", type=int, default=100, help="size of the generated files")
+    parser.add_argument("--keep", type=Path, help="generate the files here and keep them")
+    parser.add_argument(
+        "--shape",
+        choices=("small", "big"),
+        default="small",
+        help="the bound of the given files' shape",
+    )
+    parser.add_argument("--one", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one is not None:  # (a measured run: nothing of the bench imported before it)
+        sys.stdout.buffer.write(orjson.dumps(one_run(args.one)))
+        sys.stdout.flush()
+        os._exit(0)  # (as the command ends: without tearing its heap down)
+    sys.path.insert(0, str(ROOT / "bench"))
+    from analyze import SHAPES, generated, load_average, private_cache
+
+    folder = args.keep or Path(tempfile.mkdtemp(prefix="ctxscope-bench-analyze-phases-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    private_cache(folder)
+    try:
+        print(f"analyze --json, CPU seconds per step, best of {args.runs} ({load_average()})")
+        if args.files:
+            files = [(path, args.shape) for path in args.files]
+        else:
+            files = [
+                (generated(folder, name, args.mb, make), shape)
+                for (_fmt, shape), (name, make) in SHAPES.items()
+            ]
+        for path, shape in files:
+            measured(path)  # (the warm-up: bytecode and the price memo written)
+            print(line_of(path, shape, args.runs), flush=True)
+    finally:
+        if args.keep is None:
+            shutil.rmtree(folder, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
