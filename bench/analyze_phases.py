@@ -1,25 +1,30 @@
-"""Where ``ctxscope analyze --json`` spends its CPU: one figure per step, against the floor.
+"""Where ``analyze --json`` and ``breakdown --json`` spend their CPU: one figure per step.
 
-``bench/analyze.py`` says whether ``analyze --json`` meets issue 24's bounds; this script says
-which step misses and by how much. Each run is a fresh process that does what the command does,
-in its order, with the command's own functions, and times each step (CPU, user + system):
+``bench/analyze.py`` and ``bench/breakdown.py`` say whether the commands meet issue 24's bounds;
+this script says which step misses and by how much. Each run is a fresh process that does what
+the command does, in its order, with the command's own functions, and times each step (CPU,
+user + system):
 
-* imports  — the command's modules (``tui.cli.main`` and ``_import_command("analyze")``, with
-             the garbage collector paused and the code cache as the command has them);
-* load     — ``load_or_fail``: the session read and its window and policy resolved;
-* replay   — ``replay_with_progress``: the policy's replay (mock summaries offline);
-* report   — the diagnosis and ``analysis_report`` (sub-agents included);
-* json     — ``model_json_bytes`` of the report and its write to ``/dev/null``;
-* rest     — the process's CPU outside those steps (interpreter start, this script's argument
-             parsing, exit).
+* imports   — the command's modules (``tui.cli.main`` and ``_import_command``, with the garbage
+              collector paused and the code cache as the command has them);
+* load      — ``load_or_fail``: the session read and its window and policy resolved;
+* replay    — (analyze) ``replay_with_progress``: the policy's replay (mock summaries offline);
+* report    — (analyze) the diagnosis and ``analysis_report`` (sub-agents included);
+* breakdown — (breakdown) ``breakdown`` with the command's default estimator;
+* cost      — (breakdown) ``session_cost``;
+* json      — the command's JSON bytes and their write to ``/dev/null``;
+* rest      — the process's CPU outside those steps (interpreter start, this script's argument
+              parsing, exit).
 
 Each step's figure is its least CPU over ``--runs`` processes (a step's best run, so the steps'
 sum may be below the best whole run), shown in seconds and as a multiple of the floor (the
 bare ``orjson.loads`` loop of ``bench/analyze.py``, best of three, in this process). The line
-ends with the steps' sum against the shape's bound (3 × the floor with big outputs, 5 × with
-many small messages) and how far above or below it the sum is.
+ends with the steps' sum against the command's bound for the shape (``analyze``: 3 × the floor
+with big outputs, 5 × with many small messages; ``breakdown``: 5 ×) and how far above or below
+it the sum is.
 
-Run: ``.venv/bin/python bench/analyze_phases.py [FILE ...] [--runs 3] [--mb 100] [--keep DIR]``;
+Run: ``.venv/bin/python bench/analyze_phases.py [FILE ...] [--runs 3] [--mb 100] [--keep DIR]
+[--command analyze|breakdown] [--shape small|big]`` (``--shape``: the bound of given files);
 without files it measures the four shapes ``bench/analyze.py`` generates, as ``make bench``
 runs it. Prints figures only: a missed bound is ``bench/analyze.py``'s to report.
 """
@@ -33,40 +38,64 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import orjson
 
 ROOT = Path(__file__).resolve().parents[1]
 
-STEPS = ("imports", "load", "replay", "report", "json")
+STEPS = {
+    "analyze": ("imports", "load", "replay", "report", "json"),
+    "breakdown": ("imports", "load", "breakdown", "cost", "json"),
+}
+"""The steps timed for each command, in its order."""
 
 
-def one_run(path: Path) -> dict[str, float]:
-    """The CPU seconds of each step of ``analyze --json PATH`` in this process (a fresh one)."""
-    clock = time.process_time
-    figures: dict[str, float] = {}
-    start = clock()
-    sys.argv = ["ctxscope", "analyze", "--json", str(path)]
+class Clock:
+    """CPU seconds (user + system) of consecutive steps: each :meth:`lap` ends one."""
+
+    def __init__(self) -> None:
+        self.figures: dict[str, float] = {}
+        self._start = time.process_time()
+
+    def lap(self, name: str) -> None:
+        now = time.process_time()
+        self.figures[name] = now - self._start
+        self._start = now
+
+
+def one_run(path: Path, command: str) -> dict[str, float]:
+    """The CPU seconds of each step of ``COMMAND --json PATH`` in this process (a fresh one)."""
+    clock = Clock()
+    sys.argv = ["ctxscope", command, "--json", str(path)]
     sys.path.insert(0, str(ROOT))
     from tui.cli.main import _import_command
 
-    _import_command("analyze")
+    _import_command(command)
+    from tui.cli.commands._session import load_or_fail
+
+    if command == "analyze":
+        _analyze(path, clock, load_or_fail)
+    else:
+        _breakdown(path, clock, load_or_fail)
+    return clock.figures
+
+
+def _analyze(path: Path, clock: Clock, load_or_fail: Callable[..., Any]) -> None:
     from core.insights.diagnosis import MARGIN, diagnose
     from core.model.json_text import model_json_bytes
     from core.reports.analyze import analysis_report
     from tui.cli.commands import analyze as command
-    from tui.cli.commands._session import load_or_fail, replay_with_progress, replayer_of
+    from tui.cli.commands._session import replay_with_progress, replayer_of
 
-    figures["imports"] = clock() - start
-    start = clock()
+    clock.lap("imports")
     session, policy = load_or_fail("analyze", str(path), window=None, policy_spec=None)
-    figures["load"] = clock() - start
-    start = clock()
+    clock.lap("load")
     result = replay_with_progress(session, policy)
     replayer_of(session).release_compaction_caches()
-    figures["replay"] = clock() - start
-    start = clock()
+    clock.lap("replay")
     diagnosis = diagnose(session, result, margin=MARGIN)
     report = analysis_report(
         session,
@@ -75,21 +104,39 @@ def one_run(path: Path) -> dict[str, float]:
         replayer_of(session).inferred_threshold(),
         subagents=command._subagents(session),
     )
-    figures["report"] = clock() - start
-    start = clock()
+    clock.lap("report")
     with open(os.devnull, "wb") as sink:
         sink.write(model_json_bytes(report))
         sink.write(b"\n")
-    figures["json"] = clock() - start
-    return figures
+    clock.lap("json")
 
 
-def measured(path: Path) -> tuple[dict[str, float], float]:
+def _breakdown(path: Path, clock: Clock, load_or_fail: Callable[..., Any]) -> None:
+    from core.gc_pause import gc_paused
+    from core.insights.breakdown import breakdown
+    from core.insights.cost import session_cost
+    from core.model.tokens import DEFAULT_ESTIMATOR
+    from tui.cli.commands.breakdown import report_json
+
+    clock.lap("imports")
+    session, _policy = load_or_fail("breakdown", str(path), window=None, policy_spec=None)
+    clock.lap("load")
+    result = breakdown(session, estimator=DEFAULT_ESTIMATOR)
+    clock.lap("breakdown")
+    with gc_paused():
+        cost = session_cost(session)
+    clock.lap("cost")
+    with open(os.devnull, "wb") as sink:
+        sink.write(report_json(result, cost) + b"\n")
+    clock.lap("json")
+
+
+def measured(path: Path, command: str) -> tuple[dict[str, float], float]:
     """Each step's CPU seconds in a fresh process, and that process's whole CPU time."""
     from analyze import _environment as environment
 
     proc = subprocess.Popen(
-        [sys.executable, __file__, "--one", str(path)],
+        [sys.executable, __file__, "--one", str(path), "--command", command],
         stdout=subprocess.PIPE,
         env=environment(),
         cwd=ROOT,
@@ -101,25 +148,30 @@ def measured(path: Path) -> tuple[dict[str, float], float]:
     return orjson.loads(out), usage.ru_utime + usage.ru_stime
 
 
-def line_of(path: Path, shape: str, runs: int) -> str:
+def line_of(path: Path, shape: str, command: str, runs: int) -> str:
     """One file's figures: each step's best CPU, × the floor, and the sum against the bound."""
     from analyze import FLOOR_RATIO_BOUND, SMALL_FLOOR_RATIO_BOUND, floor
+    from breakdown import FLOOR_RATIO_BOUND as BREAKDOWN_BOUND
 
     floor_cpu = min(floor(path)[1] for _ in range(3))
-    best = dict.fromkeys((*STEPS, "rest"), float("inf"))
+    best = dict.fromkeys((*STEPS[command], "rest"), float("inf"))
     for _ in range(runs):
-        steps, whole = measured(path)
-        for name in STEPS:
+        steps, whole = measured(path, command)
+        for name in STEPS[command]:
             best[name] = min(best[name], steps[name])
         best["rest"] = min(best["rest"], whole - sum(steps.values()))
     total = sum(best.values())
-    bound = SMALL_FLOOR_RATIO_BOUND if shape == "small" else FLOOR_RATIO_BOUND
+    if command == "breakdown":
+        bound = BREAKDOWN_BOUND
+    else:
+        bound = SMALL_FLOOR_RATIO_BOUND if shape == "small" else FLOOR_RATIO_BOUND
     allowed = bound * floor_cpu
     parts = ", ".join(f"{name} {best[name]:.3f} ({best[name] / floor_cpu:.1f}×)" for name in best)
     over = total - allowed
     verdict = f"{over:.3f} s above" if over > 0 else f"{-over:.3f} s below"
     return (
-        f"{path.name} ({shape}, {path.stat().st_size / 1e6:.0f} MB; floor {floor_cpu:.3f} s CPU):\n"
+        f"{command} --json {path.name} ({shape}, {path.stat().st_size / 1e6:.0f} MB; "
+        f"floor {floor_cpu:.3f} s CPU):\n"
         f"    {parts}\n"
         f"    sum {total:.3f} s = {total / floor_cpu:.1f}× the floor; bound {bound:g}× = "
         f"{allowed:.3f} s: {verdict}"
@@ -138,10 +190,16 @@ def main() -> int:
         default="small",
         help="the bound of the given files' shape",
     )
+    parser.add_argument(
+        "--command",
+        choices=tuple(STEPS),
+        action="append",
+        help="the command to measure (default: both)",
+    )
     parser.add_argument("--one", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one is not None:  # (a measured run: nothing of the bench imported before it)
-        sys.stdout.buffer.write(orjson.dumps(one_run(args.one)))
+        sys.stdout.buffer.write(orjson.dumps(one_run(args.one, args.command[0])))
         sys.stdout.flush()
         os._exit(0)  # (as the command ends: without tearing its heap down)
     sys.path.insert(0, str(ROOT / "bench"))
@@ -151,7 +209,8 @@ def main() -> int:
     folder.mkdir(parents=True, exist_ok=True)
     private_cache(folder)
     try:
-        print(f"analyze --json, CPU seconds per step, best of {args.runs} ({load_average()})")
+        commands = args.command or list(STEPS)
+        print(f"CPU seconds per step, best of {args.runs} ({load_average()})")
         if args.files:
             files = [(path, args.shape) for path in args.files]
         else:
@@ -160,8 +219,9 @@ def main() -> int:
                 for (_fmt, shape), (name, make) in SHAPES.items()
             ]
         for path, shape in files:
-            measured(path)  # (the warm-up: bytecode and the price memo written)
-            print(line_of(path, shape, args.runs), flush=True)
+            for command in commands:
+                measured(path, command)  # (the warm-up: bytecode and the price memo written)
+                print(line_of(path, shape, command, args.runs), flush=True)
     finally:
         if args.keep is None:
             shutil.rmtree(folder, ignore_errors=True)

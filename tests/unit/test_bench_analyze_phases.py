@@ -1,4 +1,4 @@
-"""bench/analyze_phases.py runs the command's steps and adds them up (no timing is asserted)."""
+"""bench/analyze_phases.py runs each command's steps and adds them up (no timing is asserted)."""
 
 from __future__ import annotations
 
@@ -7,23 +7,34 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "bench" / "analyze_phases.py"
 SESSION = ROOT / "sample_sessions" / "claude-code" / "overflow.jsonl"
-FIGURE = re.compile(r"(imports|load|replay|report|json|rest) (\d+\.\d{3}) \(\d+\.\d×\)")
+FIGURE = re.compile(r"(\w+) (\d+\.\d{3}) \(\d+\.\d×\)")
 
 
-def test_each_step_is_measured_and_the_sum_is_theirs() -> None:
+@pytest.mark.parametrize(
+    ("command", "steps"),
+    [
+        ("analyze", ["imports", "load", "replay", "report", "json", "rest"]),
+        ("breakdown", ["imports", "load", "breakdown", "cost", "json", "rest"]),
+    ],
+)
+def test_each_step_is_measured_and_the_sum_is_theirs(command: str, steps: list[str]) -> None:
     done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--runs", "1", str(SESSION)],
+        [sys.executable, str(SCRIPT), "--runs", "1", "--command", command, str(SESSION)],
         capture_output=True,
         text=True,
         cwd=ROOT,
         check=True,
     )
-    figures = dict((name, float(value)) for name, value in FIGURE.findall(done.stdout))
-    assert list(figures) == ["imports", "load", "replay", "report", "json", "rest"]
+    assert f"{command} --json {SESSION.name}" in done.stdout
+    figures = {name: float(value) for name, value in FIGURE.findall(done.stdout)}
+    assert list(figures) == steps
     assert all(value >= 0 for value in figures.values())
-    total = float(re.search(r"sum (\d+\.\d{3}) s", done.stdout).group(1))  # type: ignore[union-attr]
-    assert abs(total - sum(figures.values())) <= 0.004  # (each figure rounded to 1 ms)
-    assert "bound 5×" in done.stdout  # (given files are measured against the small shape's bound)
+    total = re.search(r"sum (\d+\.\d{3}) s", done.stdout)
+    assert total is not None
+    assert abs(float(total.group(1)) - sum(figures.values())) <= 0.004  # (each rounded to 1 ms)
+    assert "bound 5×" in done.stdout  # (given files: the small shape's bound, 5 × for both)
