@@ -8,8 +8,9 @@ user + system):
 * imports   — the command's modules (``tui.cli.main`` and ``_import_command``, with the garbage
               collector paused and the code cache as the command has them);
 * load      — ``load_or_fail``: the session read and its window and policy resolved;
-* replay    — (analyze) ``replay_with_progress``: the policy's replay (mock summaries offline);
-* report    — (analyze) the diagnosis and ``analysis_report`` (sub-agents included);
+* replay    — (analyze) the command's ``replayed``: the policy's replay (mock summaries offline);
+* report    — (analyze) the command's ``diagnosed``: the diagnosis and the report (sub-agents
+              included);
 * breakdown — (breakdown) ``breakdown`` with the command's default estimator;
 * cost      — (breakdown) ``session_cost``;
 * json      — the command's JSON bytes and their write to ``/dev/null``;
@@ -84,26 +85,16 @@ def one_run(path: Path, command: str) -> dict[str, float]:
 
 
 def _analyze(path: Path, clock: Clock, load_or_fail: Callable[..., Any]) -> None:
-    from core.insights.diagnosis import MARGIN, diagnose
+    from core.insights.diagnosis import MARGIN
     from core.model.json_text import model_json_bytes
-    from core.reports.analyze import analysis_report
-    from tui.cli.commands import analyze as command
-    from tui.cli.commands._session import replay_with_progress, replayer_of
+    from tui.cli.commands.analyze import diagnosed, replayed
 
     clock.lap("imports")
     session, policy = load_or_fail("analyze", str(path), window=None, policy_spec=None)
     clock.lap("load")
-    result = replay_with_progress(session, policy)
-    replayer_of(session).release_compaction_caches()
+    result = replayed(session, policy)
     clock.lap("replay")
-    diagnosis = diagnose(session, result, margin=MARGIN)
-    report = analysis_report(
-        session,
-        result,
-        diagnosis,
-        replayer_of(session).inferred_threshold(),
-        subagents=command._subagents(session),
-    )
+    _diagnosis, report = diagnosed(session, result, MARGIN)
     clock.lap("report")
     with open(os.devnull, "wb") as sink:
         sink.write(model_json_bytes(report))

@@ -13,12 +13,13 @@ wrote no summary at all (every request failed).
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from core.fleet.subagent_info import SubagentInfo
 from core.formats.subagents import child_paths
-from core.insights.diagnosis import MARGIN, diagnose
+from core.insights.diagnosis import MARGIN, OverflowDiagnosis, diagnose
 from core.insights.named_figures import (
     RECORDING_CHECK,
     compaction_figures,
@@ -27,7 +28,7 @@ from core.insights.named_figures import (
 )
 from core.model.json_text import model_json_bytes
 from core.model.session import Session
-from core.reports.analyze import analysis_report
+from core.reports.analyze import AnalysisReport, analysis_report
 from tui.cli.commands._llm_watch import LLMWatch
 from tui.cli.commands._options import replay_options
 from tui.cli.commands._session import (
@@ -36,6 +37,10 @@ from tui.cli.commands._session import (
     replayer_of,
     write_stdout_bytes,
 )
+
+if TYPE_CHECKING:
+    from core.policy import Policy
+    from core.replay.results import ReplayResult
 
 
 def subagent_lines(subagents: list[SubagentInfo], parent: str | None) -> list[str]:
@@ -73,6 +78,29 @@ def _subagents(session: Session) -> list[SubagentInfo]:
     return subagent_summaries(session)
 
 
+def replayed(session: Session, policy: Policy) -> ReplayResult:
+    """The command's replay of ``session`` under ``policy``; the compaction caches are then let
+    go (nothing after it compacts: they would only add to the process's peak)."""
+    result = replay_with_progress(session, policy)
+    replayer_of(session).release_compaction_caches()
+    return result
+
+
+def diagnosed(
+    session: Session, result: ReplayResult, margin: float
+) -> tuple[OverflowDiagnosis, AnalysisReport]:
+    """The command's diagnosis of the replayed ``session`` and the report made of it."""
+    diagnosis = diagnose(session, result, margin=margin)
+    report = analysis_report(
+        session,
+        result,
+        diagnosis,
+        replayer_of(session).inferred_threshold(),
+        subagents=_subagents(session),
+    )
+    return diagnosis, report
+
+
 @click.command(name="analyze")
 @replay_options
 @click.option(
@@ -100,16 +128,8 @@ def analyze(
     session, policy = load_or_fail("analyze", path, window=window, policy_spec=policy_spec)
     watch = LLMWatch("analyze", policy)
     with watch:
-        result = replay_with_progress(session, policy)
-    replayer_of(session).release_compaction_caches()  # (nothing below compacts: the peak's share)
-    diagnosis = diagnose(session, result, margin=margin)
-    report = analysis_report(
-        session,
-        result,
-        diagnosis,
-        replayer_of(session).inferred_threshold(),
-        subagents=_subagents(session),
-    )
+        result = replayed(session, policy)
+    diagnosis, report = diagnosed(session, result, margin)
     if as_json:
         # Bytes straight to the stream: no text copy of a 12 MB report (100 MB sessions), and
         # the newline written after it rather than appended to a copy (the process's peak).
