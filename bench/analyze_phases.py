@@ -169,12 +169,19 @@ def line_of(path: Path, shape: str, command: str, runs: int) -> str:
     )
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def shape_arguments(description: str) -> argparse.ArgumentParser:
+    """The arguments of a script that measures given files or the generated shapes (this one,
+    ``bench/load_phases.py``): files, ``--runs``, ``--mb``, ``--keep``."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("files", nargs="*", type=Path, help="default: the generated shapes")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--mb", type=int, default=100, help="size of the generated files")
     parser.add_argument("--keep", type=Path, help="generate the files here and keep them")
+    return parser
+
+
+def main() -> int:
+    parser = shape_arguments(__doc__.splitlines()[0])
     parser.add_argument(
         "--shape",
         choices=("small", "big"),

@@ -19,7 +19,6 @@ small messages and big outputs), as ``make bench`` runs it.
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import sys
 import tempfile
@@ -48,6 +47,7 @@ from core.model.session import Session, SourceFormat  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from analyze import SHAPES, generated, load_average  # noqa: E402
+from analyze_phases import shape_arguments  # noqa: E402
 
 
 def best(step: Callable[[], Any], runs: int) -> float:
@@ -114,12 +114,7 @@ def steps(path: Path, fmt: SourceFormat) -> list[tuple[str, Callable[[], Any]]]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("files", nargs="*", type=Path, help="default: the generated shapes")
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--mb", type=int, default=100, help="size of the generated files")
-    parser.add_argument("--keep", type=Path, help="generate the files here and keep them")
-    args = parser.parse_args()
+    args = shape_arguments(__doc__.splitlines()[0]).parse_args()
     if args.files:
         return measure(args.files, args.runs)
     folder = args.keep or Path(tempfile.mkdtemp(prefix="ctxscope-bench-load-phases-"))
