@@ -278,9 +278,7 @@ def _command_in(arguments: Any) -> str | None:
     return None
 
 
-def _find_error_word(
-    lowered: str, start: int, words: Sequence[str] = _ERROR_WORDS
-) -> int | None:
+def _find_error_word(lowered: str, start: int, words: Sequence[str] = _ERROR_WORDS) -> int | None:
     """Index of the first error word (as a whole word) in ``lowered`` at or after ``start``;
     ``words``: the error words that occur in ``lowered`` at all (:func:`_error_words_in`), when
     known (the others cannot be found).
