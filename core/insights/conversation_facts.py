@@ -839,12 +839,12 @@ def _failure(message: Message, source: tuple[Message, str, Any] | None) -> Itera
     result = message.tool_result
     assert result is not None
     output = result.output
-    code = _exit_code(output[:2000])
-    if code is None and len(output) > 2000:  # (a shorter output's end is its start)
-        code = _exit_code(output[-2000:])
-    failed = result.is_error or (code is not None and code.group(1) not in ("0",))
-    if not failed:
-        return
+    if not result.is_error:  # (a result the tool marked failed needs no exit code)
+        code = _exit_code(output[:2000])
+        if code is None and len(output) > 2000:  # (a shorter output's end is its start)
+            code = _exit_code(output[-2000:])
+        if code is None or code.group(1) in ("0",):
+            return
     line = error_line(output)
     if source is not None:
         _call_message, name, arguments = source
