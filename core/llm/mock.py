@@ -40,6 +40,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
+from itertools import starmap
 from typing import Any
 
 import orjson
@@ -515,7 +516,7 @@ def _part_facts(part: _Part) -> tuple[_Facts, ...] | None:
     starts = _entry_starts(part)
     if not starts or starts[0][0] != 0:
         return None
-    return tuple(_facts_of(label, body) for label, body in _raw_entries(part, starts))
+    return tuple(starmap(_facts_of, _raw_entries(part, starts)))
 
 
 class _FactsCache:
