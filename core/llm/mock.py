@@ -40,6 +40,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
+from itertools import starmap
 from typing import Any
 
 import orjson
@@ -278,15 +279,17 @@ def _command_in(arguments: Any) -> str | None:
     return None
 
 
-def _find_error_word(lowered: str, start: int) -> int | None:
-    """Index of the first error word (as a whole word) in ``lowered`` at or after ``start``.
+def _find_error_word(lowered: str, start: int, words: Sequence[str] = _ERROR_WORDS) -> int | None:
+    """Index of the first error word (as a whole word) in ``lowered`` at or after ``start``;
+    ``words``: the error words that occur in ``lowered`` at all (:func:`_error_words_in`), when
+    known (the others cannot be found).
 
     Once a word is found, the other words are only looked for before it (``str.find`` with an
     end), as an occurrence after it could not be the first.
     """
     best: int | None = None
     size = len(lowered)
-    for word in _ERROR_WORDS:
+    for word in words:
         # Occurrences that start before ``best`` end before ``best + len(word) - 1``.
         end = size if best is None else best + len(word) - 1
         at = lowered.find(word, start, end)
@@ -443,15 +446,25 @@ def _lower_in_place(text: str) -> str:
     return "".join(c if len(low := c.lower()) != 1 else low for c in text)
 
 
+def _error_words_in(lowered: str) -> tuple[str, ...]:
+    """The error words that occur in ``lowered`` anywhere (whole words or not): the only ones
+    :func:`_find_error_word` can find there. ``in`` tells it with no argument parsing and no
+    position, which is most of the cost of a ``str.find`` that finds nothing in a short text."""
+    return tuple(filter(lowered.__contains__, _ERROR_WORDS))
+
+
 def _tool_result_facts(body: str) -> _Facts:
     raw_name, _, text = body.partition("\n")
     name = raw_name.strip() or "tool"
     # str.find on the lowered text is far faster than a case-insensitive regex here.
     lowered = _lower_in_place(text)
+    words = _error_words_in(lowered)
+    if not words:
+        return _NO_FACTS  # (most outputs)
     position = 0
     errors: list[str] = []
     for _ in range(2):
-        found = _find_error_word(lowered, position)
+        found = _find_error_word(lowered, position, words)
         if found is None:
             break
         start = text.rfind("\n", 0, found) + 1
@@ -503,7 +516,7 @@ def _part_facts(part: _Part) -> tuple[_Facts, ...] | None:
     starts = _entry_starts(part)
     if not starts or starts[0][0] != 0:
         return None
-    return tuple(_facts_of(label, body) for label, body in _raw_entries(part, starts))
+    return tuple(starmap(_facts_of, _raw_entries(part, starts)))
 
 
 class _FactsCache:

@@ -12,7 +12,10 @@ from hypothesis import strategies as st
 
 from core.llm.mock import (
     _ERROR_WORDS,
+    _NO_FACTS,
+    _error_words_in,
     _find_error_word,
+    _lower_in_place,
     _one_line,
     _tool_result_facts,
 )
@@ -107,3 +110,21 @@ def test_an_error_line_after_characters_whose_lower_case_is_longer_is_the_right_
     original text (it was read 30 characters too far here, past the end of the output)."""
     body = "bash\n" + "İ" * 30 + "\nok\nerror: boom\nmore"
     assert _tool_result_facts(body).errors == ("bash: error: boom",)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_TEXTS, st.integers(min_value=0, max_value=40))
+def test_the_words_that_occur_at_all_find_what_every_word_finds(text: str, start: int) -> None:
+    """``_tool_result_facts`` searches only the words ``_error_words_in`` says occur: the same
+    first error word as trying all of them, in any case and with characters outside ASCII."""
+    lowered = _lower_in_place(text)
+    present = _error_words_in(lowered)
+    assert set(present) == {word for word in _ERROR_WORDS if word in lowered}
+    assert _find_error_word(lowered, start, present) == _find_error_word(lowered, start)
+
+
+def test_an_output_with_no_error_word_tells_nothing() -> None:
+    assert _error_words_in("all good: 3 passed, 0 skipped") == ()
+    assert _error_words_in("0 errors") == ("error",)  # (not a whole word: no error line)
+    assert _tool_result_facts("bash\nall good\nERRORS: none") is _NO_FACTS
+    assert _tool_result_facts("bash\nall good\nErRoR: one").errors == ("bash: ErRoR: one",)
