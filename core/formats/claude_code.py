@@ -203,7 +203,7 @@ class _Reader:
                 )
                 self.linked = False
                 return
-            parent = line.parent
+            parent = line.parent if entry is None else entry.parent
             last = self.last_uuid
             if parent == last:  # the usual line: one copy of its parent's uuid, not two
                 parent = last
@@ -232,9 +232,12 @@ class _Reader:
             self.version = version
             self.version_changes.append({"line": line_no, "version": version})
         entrypoint = line.entrypoint  # (the last one recorded)
-        self.entrypoint = self.entrypoint if entrypoint is None else entrypoint
+        if entrypoint is not None:
+            self.entrypoint = entrypoint
         if entry.kind == ASSISTANT:
-            self.compact_commands.call()
+            commands = self.compact_commands
+            if commands.open:
+                commands.call()
             return
         if entry.texts and is_compact_command(entry.texts[0]):
             self.compact_commands.command(line_no)
