@@ -187,36 +187,39 @@ class _Reader:
             return False
         line, entry = read
         try:
-            self._typed_line(line_no, line, entry)
+            uuid = line.uuid
+            if uuid is not None:
+                parents = self.parents
+                if uuid in parents:
+                    self.builder.diagnostic(
+                        line_no,
+                        "duplicate-uuid",
+                        f"uuid {uuid} seen before; duplicate line skipped",
+                    )
+                    self.linked = False
+                    return True
+                parent = line.parent if entry is None else entry.parent
+                last = self.last_uuid
+                if parent == last:  # the usual line: one copy of its parent's uuid, not two
+                    parent = last
+                    if entry is not None:
+                        entry.parent = last
+                else:
+                    self.linked = False
+                parents[uuid] = parent
+                self.last_uuid = uuid
+            elif entry is not None:
+                self.linked = False  # an entry without a uuid (``line-N``)
+            if entry is not None:  # (else a passed-over line)
+                self._typed_entry(line_no, line, entry)
         except Exception as exc:  # an unexpected shape must not stop the load
             self.builder.diagnostic(
                 line_no, "unreadable-record", f"{line.type} line not understood ({exc})"
             )
         return True
 
-    def _typed_line(self, line_no: int, line: typed.Line, entry: Entry | None) -> None:
-        uuid = line.uuid
-        if uuid is not None:
-            if uuid in self.parents:
-                self.builder.diagnostic(
-                    line_no, "duplicate-uuid", f"uuid {uuid} seen before; duplicate line skipped"
-                )
-                self.linked = False
-                return
-            parent = line.parent if entry is None else entry.parent
-            last = self.last_uuid
-            if parent == last:  # the usual line: one copy of its parent's uuid, not two
-                parent = last
-                if entry is not None:
-                    entry.parent = last
-            else:
-                self.linked = False
-            self.parents[uuid] = parent
-            self.last_uuid = uuid
-        elif entry is not None:
-            self.linked = False  # an entry without a uuid (``line-N``)
-        if entry is None:
-            return  # a passed-over line
+    def _typed_entry(self, line_no: int, line: typed.Line, entry: Entry) -> None:
+        """The entry of a user or assistant line read typed, and the facts its line gives."""
         if self.session_id is None and line.session_id is not None:
             self.session_id = line.session_id
         timestamp = entry.timestamp
