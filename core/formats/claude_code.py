@@ -161,6 +161,9 @@ class _Reader:
         """The timestamp of the last entry read typed: a line with the same one shares its string
         (the block lines of one reply and its tool results are sometimes written in the same
         millisecond)."""
+        self.decode = typed.decode_line
+        """How a line is decoded for the typed read: with the session's facts until they are
+        known (:meth:`_typed_facts`)."""
         self.linked = True
         """Every line with a uuid so far names the one before it as its parent (the first
         none), no uuid repeats and every entry has its uuid: the active branch is then every
@@ -182,7 +185,7 @@ class _Reader:
         """A user, assistant or passed-over line read typed (:mod:`core.formats.claude_typed`):
         what :meth:`line` does with the same line as an object. False: the line is not one
         read this way (nothing was done with it)."""
-        read = typed.read(raw, line_no, offset)
+        read = typed.read(raw, line_no, offset, self.decode)
         if read is None:
             return False
         line, entry = read
@@ -218,10 +221,10 @@ class _Reader:
             )
         return True
 
-    def _typed_entry(self, line_no: int, line: typed.Line, entry: Entry) -> None:
+    def _typed_entry(self, line_no: int, line: typed.Envelope, entry: Entry) -> None:
         """The entry of a user or assistant line read typed, and the facts its line gives."""
-        if self.session_id is None and line.session_id is not None:
-            self.session_id = line.session_id
+        if type(line) is typed.Line:
+            self._typed_facts(line, entry)
         timestamp = entry.timestamp
         if timestamp == self.last_timestamp:  # (None after None too: nothing to share then)
             entry.timestamp = self.last_timestamp  # one string, not one per line
@@ -244,10 +247,19 @@ class _Reader:
             return
         if entry.texts and is_compact_command(entry.texts[0]):
             self.compact_commands.command(line_no)
-        if self.builder.project is None and line.cwd is not None:
-            self.builder.project = line.cwd
         if self.agent_id is None and line.agent_id is not None:
             self.agent_id = line.agent_id
+
+    def _typed_facts(self, line: typed.Line, entry: Entry) -> None:
+        """The session's id and folder, from the first line read typed that has them (the
+        folder from a user line); once both are known, lines are read without them."""
+        if self.session_id is None and line.session_id is not None:
+            self.session_id = line.session_id
+        builder = self.builder
+        if builder.project is None and entry.kind != ASSISTANT and line.cwd is not None:
+            builder.project = line.cwd
+        if self.session_id is not None and builder.project is not None:
+            self.decode = typed.decode_envelope
 
     def _line(self, line_no: int, offset: int, obj: dict[str, Any]) -> None:
         kind = obj.get("type")

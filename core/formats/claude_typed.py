@@ -12,6 +12,7 @@ read as a float), and the loader reads it as a plain object with the checks and 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from sys import intern
 from typing import Annotated, Any
 
@@ -65,29 +66,28 @@ class TypedMessage(msgspec.Struct, gc=False):
     content: str | list[Block] | None = None
 
 
-class Line(
-    msgspec.Struct,
-    gc=False,
-    rename={
-        "parent_uuid": "parentUuid",
-        "logical_parent_uuid": "logicalParentUuid",
-        "session_id": "sessionId",
-        "is_sidechain": "isSidechain",
-        "is_meta": "isMeta",
-        "is_compact_summary": "isCompactSummary",
-        "is_api_error_message": "isApiErrorMessage",
-        "request_id": "requestId",
-        "agent_id": "agentId",
-    },
-):
-    """The fields of a user or assistant line the loader reads."""
+_RENAMED = {
+    "parent_uuid": "parentUuid",
+    "logical_parent_uuid": "logicalParentUuid",
+    "session_id": "sessionId",
+    "is_sidechain": "isSidechain",
+    "is_meta": "isMeta",
+    "is_compact_summary": "isCompactSummary",
+    "is_api_error_message": "isApiErrorMessage",
+    "request_id": "requestId",
+    "agent_id": "agentId",
+}
+"""The line's keys that are not the fields' names."""
+
+
+class Envelope(msgspec.Struct, gc=False, rename=_RENAMED):
+    """The fields of a user or assistant line the loader reads on every line."""
 
     type: str
     message: TypedMessage | None = None
     uuid: str | None = None
     parent_uuid: str | None = None
     logical_parent_uuid: str | None = None
-    session_id: str | None = None
     timestamp: str | None = None
     # (a null flag is read the plain way: it is false there too)
     is_sidechain: bool = False
@@ -98,7 +98,6 @@ class Line(
     request_id: str | None = None
     version: str | None = None
     entrypoint: str | None = None
-    cwd: str | None = None
     agent_id: str | None = None
 
     @property
@@ -106,6 +105,15 @@ class Line(
         """The line's parent (a compact boundary's pre-compaction leaf when it has none)."""
         parent = self.parent_uuid
         return parent if parent is not None else self.logical_parent_uuid
+
+
+class Line(Envelope, gc=False, rename=_RENAMED):
+    """The fields of a user or assistant line the loader reads, with the session's facts that
+    are read until they are known (:data:`decode_envelope` reads a line without them: two
+    strings fewer to decode on each line of the rest of the file)."""
+
+    session_id: str | None = None
+    cwd: str | None = None
 
 
 SKIPPED_TYPES = frozenset(
@@ -127,7 +135,10 @@ SKIPPED_TYPES = frozenset(
 )
 """The record types the loader passes over (only their ``uuid`` and parent are kept)."""
 
-_decode_line = msgspec.json.Decoder(Line).decode
+decode_line: Callable[[bytes], Envelope] = msgspec.json.Decoder(Line).decode
+"""Decodes a line with the session's facts (a :class:`Line`)."""
+decode_envelope: Callable[[bytes], Envelope] = msgspec.json.Decoder(Envelope).decode
+"""Decodes a line without them (once they are known)."""
 _ERRORS = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
 
 
@@ -135,13 +146,16 @@ class _Plain(Exception):
     """The line holds what only the plain read reads (a number orjson reads as infinity)."""
 
 
-def read(raw: bytes, line_no: int, offset: int) -> tuple[Line, Entry | None] | None:
+def read(
+    raw: bytes, line_no: int, offset: int, decode: Callable[[bytes], Envelope] = decode_line
+) -> tuple[Envelope, Entry | None] | None:
     """The typed line and its entry (None for a passed-over line), or None when the line is not
     a user, assistant or passed-over line read this way. The entry is what
     :mod:`core.formats.claude_records` reads from the same line as an object; its ``uuid`` is
-    ``line-N`` when the line has none."""
+    ``line-N`` when the line has none. ``decode``: :data:`decode_line`, or
+    :data:`decode_envelope` once the session's facts are known."""
     try:
-        line = _decode_line(raw)
+        line = decode(raw)
     except _ERRORS:
         return None
     kind = line.type
@@ -221,7 +235,7 @@ def _result_of(block: Block, is_error: bool) -> tuple[str, str, bool]:
     return (call_id if call_id is not None else "", text, is_error)
 
 
-def _read_assistant(entry: Entry, line: Line, message: TypedMessage) -> None:
+def _read_assistant(entry: Entry, line: Envelope, message: TypedMessage) -> None:
     msg_id = message.id
     entry.key = (msg_id if msg_id is not None else entry.uuid, line.request_id)
     # the same few names on every line: one string each, not one per line until the assembly
