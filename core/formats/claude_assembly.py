@@ -168,11 +168,14 @@ class Assembler:
         order, calls = self._merge(entries)
         entries.clear()
         tool_names, call_ids = self.tool_names, self.call_ids
+        checks: list[tuple[int, Sequence[ToolCall]]] = []
         for call in calls:
-            for tc in call.calls:
-                tool_names[tc.id] = tc.name  # (names are interned as the lines are read)
-                call_ids[tc.id] = tc.id
-        checks = [(call.entry.line, call.calls) for call in calls if call.calls]
+            tool_calls = call.calls
+            if tool_calls:
+                for tc in tool_calls:
+                    tool_names[tc.id] = tc.name  # (names are interned as the lines are read)
+                    call_ids[tc.id] = tc.id
+                checks.append((call.entry.line, tool_calls))
         calls.clear()
         order.reverse()
         pop, add_call, add_results, add_text = order.pop, self._call, self._results, self._user_text
