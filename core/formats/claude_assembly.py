@@ -29,6 +29,9 @@ _ASSISTANT, _TOOL, _USER = Role.ASSISTANT, Role.TOOL, Role.USER
 _COMMAND_PREFIXES = ("<command-name>", "<command-message>", "<local-command-")
 
 
+_ANTHROPIC = UsageConvention.ANTHROPIC
+
+
 def usage_of(raw: dict[str, Any]) -> Usage:
     """The usage of a (checked) usage object."""
     return usage_of_counts(
@@ -48,7 +51,7 @@ def usage_of_counts(
         output=output or 0,
         cache_read=cache_read or 0,
         cache_write=cache_write or 0,
-        convention=UsageConvention.ANTHROPIC,
+        convention=_ANTHROPIC,
     )
 
 
