@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -551,7 +552,11 @@ class _Reader:
         else:
             included = active_entries(self.entries, self.parents, builder, self.before_boundary)
         self.entries = []  # (the assembly lets each entry go once its message is made)
-        segments = place_preserved_segments(included, self.parents, self.before_boundary)
+        segments = (  # (no boundary read: nothing to place, no walk over the entries)
+            place_preserved_segments(included, self.parents, self.before_boundary)
+            if self.compact_commands.by_boundary
+            else {}
+        )
         subagent = bool(included) and all(e.sidechain for e in included)
         if subagent:
             builder.metadata["subagent"] = True
@@ -604,6 +609,8 @@ _HANDLERS: dict[str, _Handler] = {
 """The method that reads each record type (the types in :data:`_SKIPPED_TYPES` are passed over)."""
 
 
+_ERROR = attrgetter("error")
+
 # "prompt is too long: 210097 tokens > 200000 maximum": the provider states the window.
 _TOO_LONG = re.compile(r"prompt is too long: (\d+) tokens > (\d+) maximum")
 
@@ -630,7 +637,8 @@ def _set_window(builder: SessionBuilder, overflow_errors: list[str]) -> str | No
     the registry resolves it from the model and the recording (:mod:`core.agents.window_evidence`:
     ``[1m]`` models, requests or automatic compactions above 200k), with Claude Code's 200k
     default for a model it does not know (``metadata["default_window"]``)."""
-    errors = [m.error for m in builder.messages if m.error and not m.sidechain]
+    # (the messages with an error picked in C: a few, if any)
+    errors = [m.error for m in filter(_ERROR, builder.messages) if m.error and not m.sidechain]
     for error in reversed([*errors, *overflow_errors]):  # rare: a regex per error is cheap
         match = _TOO_LONG.search(error)
         if match:
