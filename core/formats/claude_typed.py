@@ -286,7 +286,7 @@ def _read_blocks(entry: Entry, content: list[Block], texts: list[str]) -> None:
                 name=intern(block.name) if block.name is not None else "",
                 arguments=_arguments(block.input),
             )
-            entry.calls = [*entry.calls, call]  # (a list: what the message holds)
+            entry.calls = (*entry.calls, call)
         elif kind is not None and kind.endswith("_tool_result"):
             entry.results = (*entry.results, _result_of(block, False))
 
