@@ -17,6 +17,7 @@ what the loader already typed.
 from __future__ import annotations
 
 from collections.abc import Callable
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,10 @@ ProgressCallback = Callable[[int, int, int], None]
 
 BAD_COUNT = "bad-count"
 """The code of a number no real session holds (every loader checks its counts the same way)."""
+
+_AGENT_ESTIMATE = attrgetter("agent_estimate_tokens")
+_REASONING_ESTIMATE = attrgetter("reasoning_estimate_tokens")
+_TOOL_CALLS = attrgetter("tool_calls")
 
 MAX_DIAGNOSTICS_PER_CODE = 200
 """Beyond this many diagnostics with the same code, only a count is kept."""
@@ -222,6 +227,21 @@ class SessionBuilder:
         """Derived estimates and compaction sizes above :data:`~core.model.read_numbers.MAX_COUNT`
         clamped to it, with a ``bad-count`` diagnostic each (as a figure read is)."""
         top = numbers.MAX_COUNT
+        messages = self.messages
+        # (a test over the columns first, in C: the figures are nearly always far below it)
+        estimates = filter(None, map(_AGENT_ESTIMATE, messages))
+        if (
+            max(estimates, default=0) > top
+            or max(map(_REASONING_ESTIMATE, messages), default=0) > top
+        ):
+            self._clamp_messages(top)
+        for event in self.compactions:
+            for key in ("tokens_before", "tokens_after"):
+                value = getattr(event, key)
+                if value is not None and value > top:
+                    setattr(event, key, self.count(event.source_line, f"compaction {key}", value))
+
+    def _clamp_messages(self, top: int) -> None:
         for message in self.messages:
             estimate = message.agent_estimate_tokens
             if estimate is not None and estimate > top:
@@ -234,11 +254,6 @@ class SessionBuilder:
                     f"message {message.index}: reasoning estimate",
                     message.reasoning_estimate_tokens,
                 )
-        for event in self.compactions:
-            for key in ("tokens_before", "tokens_after"):
-                value = getattr(event, key)
-                if value is not None and value > top:
-                    setattr(event, key, self.count(event.source_line, f"compaction {key}", value))
 
     def build(self) -> Session:
         """The Session (messages are not revalidated; they were typed by the loader). The
@@ -263,7 +278,8 @@ class SessionBuilder:
         session_id = self.session_id
         if not session_id:
             session_id = Path(self.path).stem if self.path else "session"
-        for message in self.messages:  # arguments too deep for recursive code become text
+        # arguments too deep for recursive code become text
+        for message in filter(_TOOL_CALLS, self.messages):
             for call in message.tool_calls:
                 call.arguments = bounded(call.arguments)
         self.metadata = {key: bounded(value) for key, value in self.metadata.items()}

@@ -22,9 +22,14 @@ from core.formats.claude_records import API_ERROR, ASSISTANT, ATTACHMENT, BOUNDA
 from core.model.read_numbers import as_int
 from core.model.session import Message, Role, ToolCall, ToolResult, Usage, UsageConvention
 
+_ASSISTANT, _TOOL, _USER = Role.ASSISTANT, Role.TOOL, Role.USER
+
 # A slash command and its local output are written as user lines, but the user did not type
 # them as a request: they are context (meta), not the start of a turn.
 _COMMAND_PREFIXES = ("<command-name>", "<command-message>", "<local-command-")
+
+
+_ANTHROPIC = UsageConvention.ANTHROPIC
 
 
 def usage_of(raw: dict[str, Any]) -> Usage:
@@ -46,7 +51,7 @@ def usage_of_counts(
         output=output or 0,
         cache_read=cache_read or 0,
         cache_write=cache_write or 0,
-        convention=UsageConvention.ANTHROPIC,
+        convention=_ANTHROPIC,
     )
 
 
@@ -155,8 +160,8 @@ class Assembler:
         self.max_context = 0
         self.provider: tuple[str, str] | None = None
         """Who served the main model, and what says so, when the ids or the model tell."""
-        self._last_call: tuple[str, str | None] | None = None
-        """The message id and model of the last main call with a usage: what the provider is
+        self._last_call: Call | None = None
+        """The last main call with a usage: its message id and model are what the provider is
         read from (after the run: only the last one counts)."""
 
     def run(self, entries: list[Entry]) -> None:
@@ -166,11 +171,14 @@ class Assembler:
         order, calls = self._merge(entries)
         entries.clear()
         tool_names, call_ids = self.tool_names, self.call_ids
+        checks: list[tuple[int, Sequence[ToolCall]]] = []
         for call in calls:
-            for tc in call.calls:
-                tool_names[tc.id] = tc.name  # (names are interned as the lines are read)
-                call_ids[tc.id] = tc.id
-        checks = [(call.entry.line, call.calls) for call in calls if call.calls]
+            tool_calls = call.calls
+            if tool_calls:
+                for tc in tool_calls:
+                    tool_names[tc.id] = tc.name  # (names are interned as the lines are read)
+                    call_ids[tc.id] = tc.id
+                checks.append((call.entry.line, tool_calls))
         calls.clear()
         order.reverse()
         pop, add_call, add_results, add_text = order.pop, self._call, self._results, self._user_text
@@ -192,8 +200,10 @@ class Assembler:
         for line, tool_calls in checks:
             self._check_answered(line, tool_calls)
         self.builder.metadata["max_recorded_context"] = self.max_context
-        if self._last_call is not None:
-            self.provider = provider_of(*self._last_call)
+        last = self._last_call
+        if last is not None:
+            key = last.entry.key
+            self.provider = provider_of(key[0] if key else "", last.model)
 
     def _merge(self, entries: list[Entry]) -> tuple[list[Entry | Call], list[Call]]:
         """The entries in file order, the block lines of each API message merged into the
@@ -273,14 +283,14 @@ class Assembler:
                 self.max_context = prompt
             if model:
                 self.builder.model = model
-            self._last_call = (first.key[0] if first.key else "", model)
+            self._last_call = item
         texts, reasoning, calls = item.texts, item.reasoning, item.calls
         if calls and type(calls) is not list:
             calls = list(calls)  # (a list, as the ctxscope reader gives back: the copies are equal)
         parent = first.parent
         message = Message(  # built here and appended: no keyword dict built twice per message
             index=0,
-            role=Role.ASSISTANT,
+            role=_ASSISTANT,
             id=item.id,
             # the usual case inline: the parent line made a message
             parent_id=self.owner.get(parent) or self._parent_message(parent)
@@ -335,9 +345,7 @@ class Assembler:
         return self._emitted
 
     def _results(self, entry: Entry) -> None:
-        """The tool results of a line: one tool message each."""
-        if not entry.results:
-            return
+        """The tool results of a line (it has some): one tool message each."""
         parent = entry.parent
         parent_id = (
             self.owner.get(parent) or self._parent_message(parent) if parent is not None else None
@@ -358,7 +366,7 @@ class Assembler:
             answered(call_id)
             message = Message(
                 index=0,
-                role=Role.TOOL,
+                role=_TOOL,
                 id=uuid if k == 0 else f"{uuid}#{k}",
                 parent_id=parent_id,
                 timestamp=timestamp,
@@ -375,9 +383,8 @@ class Assembler:
             append(message)
 
     def _user_text(self, entry: Entry) -> None:
-        """The text of a user line: a user message (meta, or a compaction's summary)."""
-        if (entry.kind != USER and entry.kind != ATTACHMENT) or not entry.texts:
-            return  # an empty user line (no text, no result)
+        """The text of a user or attachment line (it has some): a user message (meta, or a
+        compaction's summary)."""
         if entry.results and not any(entry.texts):
             return  # tool results only
         texts = entry.texts
@@ -385,7 +392,7 @@ class Assembler:
         parent = entry.parent
         message = Message(
             index=0,
-            role=Role.USER,
+            role=_USER,
             id=entry.uuid if not entry.results else f"{entry.uuid}#text",
             parent_id=self.owner.get(parent) or self._parent_message(parent)
             if parent is not None

@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -161,6 +162,9 @@ class _Reader:
         """The timestamp of the last entry read typed: a line with the same one shares its string
         (the block lines of one reply and its tool results are sometimes written in the same
         millisecond)."""
+        self.decode = typed.decode_line
+        """How a line is decoded for the typed read: with the session's facts until they are
+        known (:meth:`_typed_facts`)."""
         self.linked = True
         """Every line with a uuid so far names the one before it as its parent (the first
         none), no uuid repeats and every entry has its uuid: the active branch is then every
@@ -182,43 +186,46 @@ class _Reader:
         """A user, assistant or passed-over line read typed (:mod:`core.formats.claude_typed`):
         what :meth:`line` does with the same line as an object. False: the line is not one
         read this way (nothing was done with it)."""
-        read = typed.read(raw, line_no, offset)
+        read = typed.read(raw, line_no, offset, self.decode)
         if read is None:
             return False
         line, entry = read
         try:
-            self._typed_line(line_no, line, entry)
+            uuid = line.uuid
+            if uuid is not None:
+                parents = self.parents
+                if uuid in parents:
+                    self.builder.diagnostic(
+                        line_no,
+                        "duplicate-uuid",
+                        f"uuid {uuid} seen before; duplicate line skipped",
+                    )
+                    self.linked = False
+                    return True
+                parent = line.parent if entry is None else entry.parent
+                last = self.last_uuid
+                if parent == last:  # the usual line: one copy of its parent's uuid, not two
+                    parent = last
+                    if entry is not None:
+                        entry.parent = last
+                else:
+                    self.linked = False
+                parents[uuid] = parent
+                self.last_uuid = uuid
+            elif entry is not None:
+                self.linked = False  # an entry without a uuid (``line-N``)
+            if entry is not None:  # (else a passed-over line)
+                self._typed_entry(line_no, line, entry)
         except Exception as exc:  # an unexpected shape must not stop the load
             self.builder.diagnostic(
                 line_no, "unreadable-record", f"{line.type} line not understood ({exc})"
             )
         return True
 
-    def _typed_line(self, line_no: int, line: typed.Line, entry: Entry | None) -> None:
-        uuid = line.uuid
-        if uuid is not None:
-            if uuid in self.parents:
-                self.builder.diagnostic(
-                    line_no, "duplicate-uuid", f"uuid {uuid} seen before; duplicate line skipped"
-                )
-                self.linked = False
-                return
-            parent = line.parent
-            last = self.last_uuid
-            if parent == last:  # the usual line: one copy of its parent's uuid, not two
-                parent = last
-                if entry is not None:
-                    entry.parent = last
-            else:
-                self.linked = False
-            self.parents[uuid] = parent
-            self.last_uuid = uuid
-        elif entry is not None:
-            self.linked = False  # an entry without a uuid (``line-N``)
-        if entry is None:
-            return  # a passed-over line
-        if self.session_id is None and line.session_id is not None:
-            self.session_id = line.session_id
+    def _typed_entry(self, line_no: int, line: typed.Envelope, entry: Entry) -> None:
+        """The entry of a user or assistant line read typed, and the facts its line gives."""
+        if type(line) is typed.Line:
+            self._typed_facts(line, entry)
         timestamp = entry.timestamp
         if timestamp == self.last_timestamp:  # (None after None too: nothing to share then)
             entry.timestamp = self.last_timestamp  # one string, not one per line
@@ -232,16 +239,28 @@ class _Reader:
             self.version = version
             self.version_changes.append({"line": line_no, "version": version})
         entrypoint = line.entrypoint  # (the last one recorded)
-        self.entrypoint = self.entrypoint if entrypoint is None else entrypoint
+        if entrypoint is not None:
+            self.entrypoint = entrypoint
         if entry.kind == ASSISTANT:
-            self.compact_commands.call()
+            commands = self.compact_commands
+            if commands.open:
+                commands.call()
             return
         if entry.texts and is_compact_command(entry.texts[0]):
             self.compact_commands.command(line_no)
-        if self.builder.project is None and line.cwd is not None:
-            self.builder.project = line.cwd
         if self.agent_id is None and line.agent_id is not None:
             self.agent_id = line.agent_id
+
+    def _typed_facts(self, line: typed.Line, entry: Entry) -> None:
+        """The session's id and folder, from the first line read typed that has them (the
+        folder from a user line); once both are known, lines are read without them."""
+        if self.session_id is None and line.session_id is not None:
+            self.session_id = line.session_id
+        builder = self.builder
+        if builder.project is None and entry.kind != ASSISTANT and line.cwd is not None:
+            builder.project = line.cwd
+        if self.session_id is not None and builder.project is not None:
+            self.decode = typed.decode_envelope
 
     def _line(self, line_no: int, offset: int, obj: dict[str, Any]) -> None:
         kind = obj.get("type")
@@ -533,7 +552,11 @@ class _Reader:
         else:
             included = active_entries(self.entries, self.parents, builder, self.before_boundary)
         self.entries = []  # (the assembly lets each entry go once its message is made)
-        segments = place_preserved_segments(included, self.parents, self.before_boundary)
+        segments = (  # (no boundary read: nothing to place, no walk over the entries)
+            place_preserved_segments(included, self.parents, self.before_boundary)
+            if self.compact_commands.by_boundary
+            else {}
+        )
         subagent = bool(included) and all(e.sidechain for e in included)
         if subagent:
             builder.metadata["subagent"] = True
@@ -586,6 +609,8 @@ _HANDLERS: dict[str, _Handler] = {
 """The method that reads each record type (the types in :data:`_SKIPPED_TYPES` are passed over)."""
 
 
+_ERROR = attrgetter("error")
+
 # "prompt is too long: 210097 tokens > 200000 maximum": the provider states the window.
 _TOO_LONG = re.compile(r"prompt is too long: (\d+) tokens > (\d+) maximum")
 
@@ -612,7 +637,8 @@ def _set_window(builder: SessionBuilder, overflow_errors: list[str]) -> str | No
     the registry resolves it from the model and the recording (:mod:`core.agents.window_evidence`:
     ``[1m]`` models, requests or automatic compactions above 200k), with Claude Code's 200k
     default for a model it does not know (``metadata["default_window"]``)."""
-    errors = [m.error for m in builder.messages if m.error and not m.sidechain]
+    # (the messages with an error picked in C: a few, if any)
+    errors = [m.error for m in filter(_ERROR, builder.messages) if m.error and not m.sidechain]
     for error in reversed([*errors, *overflow_errors]):  # rare: a regex per error is cheap
         match = _TOO_LONG.search(error)
         if match:

@@ -49,22 +49,28 @@ class CompactCommands:
         self.open_boundary: int | None = None
         self.by_boundary: dict[int, list[int]] = {}
         """Boundary line -> the lines of its /compact commands, in file order."""
+        self.open = False
+        """A command is pending or a boundary open: the next model call closes them (asked
+        before :meth:`call`, which nearly every model call of a file then need not make)."""
 
     def command(self, line: int) -> None:
         if self.open_boundary is not None:
             self.by_boundary[self.open_boundary].append(line)
         else:
             self.pending.append(line)
+        self.open = True
 
     def boundary(self, line: int) -> None:
         self.by_boundary[line] = self.pending
         self.pending = []
         self.open_boundary = line
+        self.open = True
 
     def call(self) -> None:
         """A model call: later commands belong to a later boundary."""
         self.pending = []
         self.open_boundary = None
+        self.open = False
 
 
 def _short(text: str, limit: int = 120) -> str:

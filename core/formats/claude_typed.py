@@ -12,6 +12,7 @@ read as a float), and the loader reads it as a plain object with the checks and 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from sys import intern
 from typing import Annotated, Any
 
@@ -21,7 +22,7 @@ import orjson
 from core.formats.claude_assembly import usage_of_counts
 from core.formats.claude_records import ASSISTANT, USER, Entry
 from core.model.read_numbers import MAX_COUNT
-from core.model.session import ToolCall, Usage
+from core.model.session import ToolCall
 
 Count = Annotated[int, msgspec.Meta(ge=0, le=MAX_COUNT)]
 """A token count a real session holds (any other figure is read the checked way)."""
@@ -65,39 +66,38 @@ class TypedMessage(msgspec.Struct, gc=False):
     content: str | list[Block] | None = None
 
 
-class Line(
-    msgspec.Struct,
-    gc=False,
-    rename={
-        "parent_uuid": "parentUuid",
-        "logical_parent_uuid": "logicalParentUuid",
-        "session_id": "sessionId",
-        "is_sidechain": "isSidechain",
-        "is_meta": "isMeta",
-        "is_compact_summary": "isCompactSummary",
-        "is_api_error_message": "isApiErrorMessage",
-        "request_id": "requestId",
-        "agent_id": "agentId",
-    },
-):
-    """The fields of a user or assistant line the loader reads."""
+_RENAMED = {
+    "parent_uuid": "parentUuid",
+    "logical_parent_uuid": "logicalParentUuid",
+    "session_id": "sessionId",
+    "is_sidechain": "isSidechain",
+    "is_meta": "isMeta",
+    "is_compact_summary": "isCompactSummary",
+    "is_api_error_message": "isApiErrorMessage",
+    "request_id": "requestId",
+    "agent_id": "agentId",
+}
+"""The line's keys that are not the fields' names."""
+
+
+class Envelope(msgspec.Struct, gc=False, rename=_RENAMED):
+    """The fields of a user or assistant line the loader reads on every line."""
 
     type: str
     message: TypedMessage | None = None
     uuid: str | None = None
     parent_uuid: str | None = None
     logical_parent_uuid: str | None = None
-    session_id: str | None = None
     timestamp: str | None = None
-    is_sidechain: bool | None = None
-    is_meta: bool | None = None
-    is_compact_summary: bool | None = None
-    is_api_error_message: bool | None = None
+    # (a null flag is read the plain way: it is false there too)
+    is_sidechain: bool = False
+    is_meta: bool = False
+    is_compact_summary: bool = False
+    is_api_error_message: bool = False
     error: str | None = None
     request_id: str | None = None
     version: str | None = None
     entrypoint: str | None = None
-    cwd: str | None = None
     agent_id: str | None = None
 
     @property
@@ -105,6 +105,15 @@ class Line(
         """The line's parent (a compact boundary's pre-compaction leaf when it has none)."""
         parent = self.parent_uuid
         return parent if parent is not None else self.logical_parent_uuid
+
+
+class Line(Envelope, gc=False, rename=_RENAMED):
+    """The fields of a user or assistant line the loader reads, with the session's facts that
+    are read until they are known (:data:`decode_envelope` reads a line without them: two
+    strings fewer to decode on each line of the rest of the file)."""
+
+    session_id: str | None = None
+    cwd: str | None = None
 
 
 SKIPPED_TYPES = frozenset(
@@ -126,7 +135,10 @@ SKIPPED_TYPES = frozenset(
 )
 """The record types the loader passes over (only their ``uuid`` and parent are kept)."""
 
-_decode_line = msgspec.json.Decoder(Line).decode
+decode_line: Callable[[bytes], Envelope] = msgspec.json.Decoder(Line).decode
+"""Decodes a line with the session's facts (a :class:`Line`)."""
+decode_envelope: Callable[[bytes], Envelope] = msgspec.json.Decoder(Envelope).decode
+"""Decodes a line without them (once they are known)."""
 _ERRORS = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
 
 
@@ -134,49 +146,48 @@ class _Plain(Exception):
     """The line holds what only the plain read reads (a number orjson reads as infinity)."""
 
 
-def read(raw: bytes, line_no: int, offset: int) -> tuple[Line, Entry | None] | None:
+def read(
+    raw: bytes, line_no: int, offset: int, decode: Callable[[bytes], Envelope] = decode_line
+) -> tuple[Envelope, Entry | None] | None:
     """The typed line and its entry (None for a passed-over line), or None when the line is not
     a user, assistant or passed-over line read this way. The entry is what
     :mod:`core.formats.claude_records` reads from the same line as an object; its ``uuid`` is
-    ``line-N`` when the line has none."""
+    ``line-N`` when the line has none. ``decode``: :data:`decode_line`, or
+    :data:`decode_envelope` once the session's facts are known."""
     try:
-        line = _decode_line(raw)
+        line = decode(raw)
     except _ERRORS:
         return None
     kind = line.type
     message = line.message
-    if kind == "user":
-        if message is None:
-            return None
-        entry = _entry(line, USER, line_no, offset)
-        _read_user(entry, message.content)
-        return line, entry
     if kind == "assistant":
-        if message is None:
-            return None
-        entry = _entry(line, ASSISTANT, line_no, offset)
-        try:
-            _read_assistant(entry, line, message)
-        except _Plain:
-            return None
-        return line, entry
-    return (line, None) if kind in SKIPPED_TYPES else None
-
-
-def _entry(line: Line, kind: int, line_no: int, offset: int) -> Entry:
+        entry_kind = ASSISTANT
+    elif kind == "user":
+        entry_kind = USER
+    else:
+        return (line, None) if kind in SKIPPED_TYPES else None
+    if message is None:
+        return None
     uuid = line.uuid
-    parent = line.parent_uuid
-    return Entry(  # (by position: kind, line, offset, uuid, parent, timestamp, sidechain, meta, summary)
-        kind,
+    entry = Entry(  # (by position: kind, line, offset, uuid, parent, timestamp, sidechain, meta, summary)
+        entry_kind,
         line_no,
         offset,
         uuid if uuid is not None else f"line-{line_no}",
-        parent if parent is not None else line.logical_parent_uuid,
+        line.parent,
         line.timestamp,
-        line.is_sidechain is True,
-        line.is_meta is True,
-        line.is_compact_summary is True,
+        line.is_sidechain,
+        line.is_meta,
+        line.is_compact_summary,
     )
+    if entry_kind == USER:
+        _read_user(entry, message.content)
+        return line, entry
+    try:
+        _read_assistant(entry, line, message)
+    except _Plain:
+        return None
+    return line, entry
 
 
 def _read_user(entry: Entry, content: str | list[Block] | None) -> None:
@@ -224,26 +235,28 @@ def _result_of(block: Block, is_error: bool) -> tuple[str, str, bool]:
     return (call_id if call_id is not None else "", text, is_error)
 
 
-def _request_usage(usage: TypedUsage) -> TypedUsage:
-    """The usage of the request (see :func:`core.formats.claude_records.request_usage`)."""
-    iterations = usage.iterations
-    if iterations is not None:
-        for item in reversed(iterations):
-            if item.type == "message":
-                return item
-    return usage
-
-
-def _read_assistant(entry: Entry, line: Line, message: TypedMessage) -> None:
+def _read_assistant(entry: Entry, line: Envelope, message: TypedMessage) -> None:
     msg_id = message.id
     entry.key = (msg_id if msg_id is not None else entry.uuid, line.request_id)
     # the same few names on every line: one string each, not one per line until the assembly
     model, stop = message.model, message.stop_reason
     entry.model = None if model is None else intern(model)
     entry.stop_reason = None if stop is None else intern(stop)
-    if message.usage is not None:
-        used = _request_usage(message.usage)
-        entry.call_usage = _usage(used)
+    usage = message.usage
+    if usage is not None:
+        # The usage of the request (see :func:`core.formats.claude_records.request_usage`).
+        iterations = usage.iterations
+        if iterations is not None:
+            for item in reversed(iterations):
+                if item.type == "message":
+                    usage = item
+                    break
+        entry.call_usage = usage_of_counts(
+            usage.input_tokens,
+            usage.output_tokens,
+            usage.cache_read_input_tokens,
+            usage.cache_creation_input_tokens,
+        )
     content = message.content
     texts: list[str] = []
     if isinstance(content, str):
@@ -252,18 +265,9 @@ def _read_assistant(entry: Entry, line: Line, message: TypedMessage) -> None:
         _read_blocks(entry, content, texts)
     if texts:
         entry.texts = texts
-    if line.is_api_error_message is True or line.error:
+    if line.is_api_error_message or line.error:
         error = line.error
         entry.error = ("\n".join(texts) or (error if error is not None else "")) or "API error"
-
-
-def _usage(used: TypedUsage) -> Usage:
-    return usage_of_counts(
-        used.input_tokens,
-        used.output_tokens,
-        used.cache_read_input_tokens,
-        used.cache_creation_input_tokens,
-    )
 
 
 def _read_blocks(entry: Entry, content: list[Block], texts: list[str]) -> None:

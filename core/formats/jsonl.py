@@ -218,8 +218,9 @@ def read_jsonl(
     line they cut is left out, without a diagnostic): a quick first part of a big file.
 
     ``typed`` lets a loader read lines its own way (msgspec structs of the fields it needs): it
-    is called with ``(raw line, line number, offset)`` and returns True when it read the line
-    (which is then not yielded); for False the line is parsed and checked as any other.
+    is called with ``(raw line, line number, offset)`` before ``skip`` and returns True when it
+    read the line (which is then not yielded); for False (always, for a blank line) the line is
+    parsed and checked as any other.
 
     Raises :class:`LoadError` when the file is missing, empty, binary, a JSON array, or holds no
     JSON object at all.
@@ -425,13 +426,15 @@ class Lines:
             line_no += 1
             start = offset
             offset += len(line) + 1
+            # The loader's typed read first: it reads nearly every line (and no blank one).
+            if typed is not None and typed(line, line_no, start):
+                objects_read += 1
+                non_blank += 1
+                continue
             if not line or line.isspace():
                 continue
             non_blank += 1
             if skip is not None and skip(line):
-                objects_read += 1
-                continue
-            if typed is not None and typed(line, line_no, start):
                 objects_read += 1
                 continue
             try:

@@ -58,6 +58,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
+from itertools import repeat
+from operator import mul
 from typing import Any, Literal
 
 from pydantic import Field
@@ -234,16 +236,20 @@ class ContextBreakdown(Documented):
         return None
 
 
+_SYSTEM, _USER, _TOOL = Role.SYSTEM, Role.USER, Role.TOOL
+
+
 def message_parts(message: Message, counter: TokenCounter) -> Parts:
     """``message``'s tokens in the context, by category (see the module docstring)."""
     if message.summary:
         return [("summaries", _count_all(message, counter))]
-    if message.role is Role.SYSTEM:
+    role = message.role
+    if role is _SYSTEM:
         return [("system_and_tools", _count_all(message, counter))]
-    if message.role is Role.USER:
+    if role is _USER:
         category = "attachments" if message.meta or message.synthetic else "user"
         return [(category, _count_all(message, counter))]
-    if message.role is Role.TOOL:
+    if role is _TOOL:
         return [_tool_output(message, counter)]
     parts: Parts = [
         ("assistant_text", counter.count(message.text)),
@@ -655,7 +661,8 @@ def _scaled(columns: Columns, ratios: dict[str, float], hidden: dict[int, int]) 
             add_column(out, f"{_MEASURED}:tool:{name}", [value if t else 0 for t in column])
             continue
         ratio = ratios.get(_category(key), 1.0)
-        add_column(out, key, column if ratio == 1.0 else [round(t * ratio) for t in column])
+        scaled = column if ratio == 1.0 else list(map(round, map(mul, column, repeat(ratio))))
+        add_column(out, key, scaled)
     return out
 
 

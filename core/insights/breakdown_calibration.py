@@ -23,6 +23,8 @@ measurement of this session, made from its recorded usage; nothing else is read.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import reduce
+from operator import add, mul
 
 MIN_RATIO = 0.25
 """The smallest ratio a category may get (an estimator over-counting four times)."""
@@ -51,36 +53,48 @@ def fit_ratios(
     total (errors are relative to it). A category no call's growth moves gets 1.0.
     """
     rows = [[float(row.get(k, 0)) for k in categories] for row in growth]
+    normal = _Normal(rows, recorded_growth, len(categories))
     weights = [1.0 / max(total, 1) ** 2 for total in totals]
-    ratios = _bounded(*_normal(rows, recorded_growth, weights, len(categories)))
+    ratios = _bounded(*normal.equations(weights))
     for _ in range(ROBUST_ROUNDS):
         # least absolute relative error, by reweighting: a call far off weighs less
         weights = []
         for row, target, total in zip(rows, recorded_growth, totals, strict=True):
-            error = abs(target - sum(r * x for r, x in zip(ratios, row, strict=True)))
+            error = abs(target - sum(map(mul, ratios, row)))  # (each row has a ratio per entry)
             weights.append(1.0 / (max(total, 1) * max(error, FLOOR * total, 1.0)))
-        ratios = _bounded(*_normal(rows, recorded_growth, weights, len(categories)))
+        ratios = _bounded(*normal.equations(weights))
     return {k: round(v, 4) for k, v in zip(categories, ratios, strict=True)}
 
 
-def _normal(
-    rows: Sequence[Sequence[float]], targets: Sequence[int], weights: Sequence[float], k: int
-) -> tuple[list[list[float]], list[float]]:
-    """The weighted normal equations ``Xᵀ W X`` and ``Xᵀ W y`` of every category."""
-    normal = [[0.0] * k for _ in range(k)]
-    rhs = [0.0] * k
-    for row, target, weight in zip(rows, targets, weights, strict=True):
-        for i, xi in enumerate(row):
-            if xi:
-                wxi = weight * xi
-                rhs[i] += wxi * target
-                line = normal[i]
-                for j in range(i, k):
-                    line[j] += wxi * row[j]
-    for i in range(k):
-        for j in range(i):
-            normal[i][j] = normal[j][i]
-    return normal, rhs
+class _Normal:
+    """The rows (one per call) by category column, and the calls where each category moved:
+    the normal equations of any weights, each sum a loop in C over the calls, in their order."""
+
+    def __init__(self, rows: Sequence[Sequence[float]], targets: Sequence[int], k: int) -> None:
+        self.k = k
+        self.targets = targets
+        self.columns = [[row[i] for row in rows] for i in range(k)]
+        self.moved = [[c for c, x in enumerate(column) if x] for column in self.columns]
+
+    def equations(self, weights: Sequence[float]) -> tuple[list[list[float]], list[float]]:
+        """The weighted normal equations ``Xᵀ W X`` and ``Xᵀ W y`` of every category: for each
+        call where category ``i`` moved (``xᵢ``), ``w xᵢ`` times its target and its row added
+        up from 0.0 call by call (the same sums, in the same order, as a loop over the calls)."""
+        k, columns = self.k, self.columns
+        normal = [[0.0] * k for _ in range(k)]
+        rhs = [0.0] * k
+        for i, moved in enumerate(self.moved):
+            if not moved:
+                continue
+            wx = list(map(mul, map(weights.__getitem__, moved), map(columns[i].__getitem__, moved)))
+            rhs[i] = reduce(add, map(mul, wx, map(self.targets.__getitem__, moved)), 0.0)
+            line = normal[i]
+            for j in range(i, k):
+                line[j] = reduce(add, map(mul, wx, map(columns[j].__getitem__, moved)), 0.0)
+        for i in range(k):
+            for j in range(i):
+                normal[i][j] = normal[j][i]
+        return normal, rhs
 
 
 def _bounded(normal: list[list[float]], rhs: list[float]) -> list[float]:

@@ -5,6 +5,7 @@ recorded growth (core.insights.breakdown_calibration, core.insights.breakdown), 
 from __future__ import annotations
 
 import json
+import random
 import statistics
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from click.testing import CliRunner
 from core.formats import LoadError, load_session
 from core.formats.ctxscope_jsonl import write_session
 from core.insights.breakdown import CATEGORIES, CallBreakdown, ContextBreakdown, breakdown
-from core.insights.breakdown_calibration import MAX_RATIO, fit_ratios
+from core.insights.breakdown_calibration import MAX_RATIO, _Normal, fit_ratios
 from core.insights.cost import session_cost
 from core.model.session import Session, ToolCall, replace
 from tests.support.builders import SessionBuilder, text_of_tokens
@@ -225,6 +226,35 @@ def test_fit_ratios_recovers_two_ratios_and_leaves_a_silent_category_at_one() ->
     assert ratios["a"] == pytest.approx(1.3, abs=0.02)
     assert ratios["b"] == pytest.approx(0.7, abs=0.02)
     assert ratios["c"] == 1.0
+
+
+def test_normal_equations_are_the_sums_of_a_loop_over_the_calls_bit_for_bit() -> None:
+    """The normal equations summed column by column in C are the floats a loop over the calls
+    adds up from 0.0 in their order (an oracle written here), so the ratios do not move."""
+    rng = random.Random(7)
+    for _ in range(50):
+        k, n = rng.randint(1, 8), rng.randint(0, 120)
+        rows = [
+            [
+                float(rng.choice([0, rng.randint(-500, 90_000), rng.random() * 1e5]))
+                for _ in range(k)
+            ]
+            for _ in range(n)
+        ]
+        targets = [rng.randint(-(10**6), 10**7) for _ in range(n)]
+        weights = [rng.random() / (1 + rng.random() * 1e9) for _ in range(n)]
+        normal = [[0.0] * k for _ in range(k)]
+        rhs = [0.0] * k
+        for row, target, weight in zip(rows, targets, weights, strict=True):
+            for i, xi in enumerate(row):
+                if xi:
+                    rhs[i] += weight * xi * target
+                    for j in range(i, k):
+                        normal[i][j] += weight * xi * row[j]
+        for i in range(k):
+            for j in range(i):
+                normal[i][j] = normal[j][i]
+        assert _Normal(rows, targets, k).equations(weights) == (normal, rhs)
 
 
 @pytest.mark.skipif(not REAL, reason="shared samples are not available")

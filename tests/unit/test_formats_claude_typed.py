@@ -25,7 +25,7 @@ ODD: list[Any] = [None, 7, 1.5, 2**70, "", [None], {}, "<delete>"]
 def _both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], dict[str, Any]]:
     typed = session_facts(load_session(path))
     with monkeypatch.context() as patch:
-        patch.setattr(claude_typed, "read", lambda raw, line_no, offset: None)
+        patch.setattr(claude_typed, "read", lambda *_args: None)
         plain = session_facts(load_session(path))
     return typed, plain
 
