@@ -66,7 +66,7 @@ class Truncation:
         """The truncated copy of each truncated message."""
         self.items: WalkedItems | None = None
         """The context item of each message under this setting (None: not in the main
-        context), built on first use and shared by every run: items are never modified."""
+        context), made when asked for, by every run: items are never modified."""
 
     def differs_from(self, other: Truncation, i: int) -> bool:
         """Message ``i`` is sent otherwise under ``other``."""
@@ -243,7 +243,7 @@ class Truncations:
     def items(self, truncation: Truncation, estimator: str, walked: list[bool]) -> WalkedItems:
         """The context item of every message a walk adds under ``truncation`` (None for the
         others): the session's own messages (shared by every setting of this estimator), with
-        the outputs this setting truncates in their place; made as far as first asked for."""
+        the outputs this setting truncates in their place; each stretch made when asked for."""
         if truncation.items is None:
             plain = self._plain_items.get(estimator)
             if plain is None:
@@ -262,58 +262,54 @@ class Truncations:
 
 class PlainItems:
     """The context item of every message a walk adds (None for the others) under one estimator,
-    made in message order as far as first asked for, in C (a struct per message, then None for
-    those not walked): a first replay that compacts early makes a few thousand, not one per
-    message of a 100 MB session. Shared by every truncation setting of the estimator."""
+    made in C (a struct per message, then None for those not walked) for the stretch asked for,
+    each time it is asked for: none is kept. A walk asks for each stretch about once (what a
+    compaction or a pruning is given), so keeping them saved no work for a one-shot command and
+    held an item per message of a 100 MB session (9 MB) at its peak. Shared by every truncation
+    setting of the estimator."""
 
-    __slots__ = ("_items", "_messages", "_tokens", "_walked")
+    __slots__ = ("_messages", "_tokens", "_walked")
 
     def __init__(self, messages: Sequence[Message], tokens: list[int], walked: list[bool]) -> None:
         self._messages = messages
         self._tokens = tokens
         self._walked = walked
-        self._items: list[Item | None] = []
 
     def __len__(self) -> int:
         return len(self._walked)
 
-    def upto(self, stop: int) -> list[Item | None]:
-        """The items, made at least up to message ``stop`` (not included)."""
-        items = self._items
-        done = len(items)
-        if stop > done:
-            stop = min(stop, len(self._walked))
-            span = range(done, stop)
-            items += map(Item, self._messages[done:stop], span, self._tokens[done:stop])
-            for j in compress(span, map(not_, self._walked[done:stop])):
-                items[j] = None
+    def span(self, start: int, stop: int) -> list[Item | None]:
+        """The items of messages ``start`` to ``stop`` (not included; ``0 <= start <= stop <=
+        len(self)``), made now."""
+        span = range(start, stop)
+        items: list[Item | None] = list(
+            map(Item, self._messages[start:stop], span, self._tokens[start:stop])
+        )
+        for j in compress(range(stop - start), map(not_, self._walked[start:stop])):
+            items[j] = None
         return items
 
 
 class WalkedItems(Sequence["Item | None"]):
     """The items a walk adds under one truncation setting (:meth:`Truncations.items`): the
     estimator's :class:`PlainItems` with the setting's truncated outputs in their place, made
-    as far as first asked for; never modified once made."""
+    when asked for (a truncated output's item is made once: the setting keeps its copy)."""
 
-    __slots__ = ("_at", "_copies", "_items", "_plain")
+    __slots__ = ("_at", "_copies", "_plain")
 
     def __init__(self, plain: PlainItems, copies: dict[int, Item]) -> None:
         self._plain = plain
         self._copies = copies
         self._at = sorted(copies)
-        self._items: list[Item | None] = []
 
     def __len__(self) -> int:
         return len(self._plain)
 
-    def _upto(self, stop: int) -> list[Item | None]:
-        items = self._items
-        done = len(items)
-        if stop > done:
-            items += self._plain.upto(stop)[done:stop]
-            copies = self._copies
-            for j in self._at[bisect_left(self._at, done) : bisect_left(self._at, stop)]:
-                items[j] = copies[j]
+    def _span(self, start: int, stop: int) -> list[Item | None]:
+        items = self._plain.span(start, stop)
+        copies = self._copies
+        for j in self._at[bisect_left(self._at, start) : bisect_left(self._at, stop)]:
+            items[j - start] = copies[j]
         return items
 
     @overload
@@ -325,10 +321,17 @@ class WalkedItems(Sequence["Item | None"]):
     def __getitem__(self, at: int | slice) -> Item | list[Item | None] | None:
         n = len(self)
         if isinstance(at, slice):
-            # (bounds of the whole sequence, not of the part made)
+            # (bounds of the whole sequence)
             start, stop, step = at.indices(n)
-            items = self._upto(max(start + 1, stop))
-            return items[start:stop] if step == 1 else [items[j] for j in range(start, stop, step)]
+            if step == 1:
+                return self._span(start, max(start, stop))
+            picked = range(start, stop, step)
+            if not picked:
+                return []
+            low, high = min(picked), max(picked)
+            items = self._span(low, high + 1)
+            return [items[j - low] for j in picked]
         if not -n <= at < n:
             raise IndexError("item index out of range")
-        return self._upto((at % n) + 1)[at % n]
+        j = at % n
+        return self._span(j, j + 1)[0]
