@@ -130,6 +130,8 @@ class Run:
         self.trace = trace
         self.state = state
         self.events = trace.events
+        self._noted = {key for _when, key, _text in trace.run_notes}
+        """The keys of the notes the trace holds (:meth:`note`)."""
         self._compact = compact
         self._futile = futile
         self.messages = calls.session.messages
@@ -880,5 +882,12 @@ class Run:
         return event_id
 
     def note(self, key: str, text: str) -> None:
-        """A note of the run (grouped by ``key`` in the result)."""
+        """A note of the run (grouped by ``key`` in the result, which shows the first of each
+        key's text: a later one of the key is kept, for its place and its count, without its
+        text; a session failing 5,000 compactions held 2.5 MB of them)."""
+        noted = self._noted
+        if key in noted:
+            text = ""
+        else:
+            noted.add(key)
         self.trace.run_notes.append((len(self.trace.checkpoints), key, text))
