@@ -25,9 +25,8 @@ from core.insights.named_figures import (
     peak,
     recording_checks,
 )
-from core.model.json_text import model_json_bytes
 from core.model.session import Session
-from core.reports.analyze import analysis_report
+from core.reports.analyze import analysis_json_pieces, analysis_report
 from tui.cli.commands._llm_watch import LLMWatch
 from tui.cli.commands._options import replay_options
 from tui.cli.commands._session import (
@@ -111,9 +110,10 @@ def analyze(
         subagents=_subagents(session),
     )
     if as_json:
-        # Bytes straight to the stream: no text copy of a 12 MB report (100 MB sessions), and
-        # the newline written after it rather than appended to a copy (the process's peak).
-        write_stdout_bytes(model_json_bytes(report))
+        # Bytes straight to the stream, in pieces: the document of a 100 MB session is never
+        # held whole (the process's peak), and the newline is written after it.
+        for piece in analysis_json_pieces(report):
+            write_stdout_bytes(piece)
         write_stdout_bytes(b"\n")
     else:
         # rich's rendering only for a table: --json starts without it
