@@ -350,10 +350,12 @@ class Run:
                 delta, figure, _prompt, after = figures
             else:
                 overflow = False
-                figure = baseline[c] + scaled
+                # (a run following the recording takes the recorded figures' own int objects:
+                # not two new ones a call, kept to the end of a 100 MB session's command)
+                figure = baseline[c] + scaled if scaled else baseline[c]
                 if figure < 0:
                     figure = 0
-                after = baseline_after[c] + scaled
+                after = baseline_after[c] + scaled if scaled else baseline_after[c]
                 if after < 0:
                     after = 0
             add_figure(figure)

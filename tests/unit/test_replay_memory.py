@@ -139,3 +139,31 @@ def test_the_mostly_empty_message_columns_keep_only_their_exceptions() -> None:
         assert [column[i] for i in range(-len(expected), len(expected))] == expected * 2, name
         assert column[1:3] == expected[1:3] and column == expected, name
     assert any(v is not None for v in columns["summarised_by"])
+
+
+def test_a_run_following_the_recording_keeps_no_figure_of_its_own_per_call() -> None:
+    """Where the run's context is the recorded one (no compaction of its own), a call's
+    simulated figure is the recorded figure's own int object, and a check whose projection
+    and baseline agree holds one object for both: not three ints per call kept to the end."""
+    from core.model.session import SourceFormat
+    from core.replay import Replayer, native_policy
+
+    script = SessionBuilder().user("start")
+    for step in range(30):
+        script.call(context=20_000 + step * 1_000).result(text_of_tokens(900, str(step % 10)))
+    session = script.reply("end", context=51_000).session(
+        fmt=SourceFormat.CLAUDE_CODE, window=200_000
+    )
+    policy = native_policy(session)
+    replayer = Replayer(session)
+    result = replayer.run(policy)
+    assert result.summary.compactions == 0
+    (trace,) = replayer._traces.values()
+    side = replayer._recorded_side(policy.estimator)
+    figures = trace.columns["simulated_tokens"]
+    assert trace.deltas == [0] * len(figures)
+    assert all(figures[c] is side.baseline[c] for c in range(len(figures)))
+    # (after the first call: the first has no figure of its own to start from)
+    agreed = [c for c in trace.made[1:] if c.proj is not None and c.proj == c.baseline_measure]
+    assert len(agreed) > 20
+    assert all(c.proj is c.baseline_measure for c in agreed)
