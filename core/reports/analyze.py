@@ -198,13 +198,17 @@ def analysis_report(
     diagnosis: OverflowDiagnosis,
     inferred: InferredThreshold | None = None,
     subagents: list[SubagentInfo] | None = None,
+    cost: SessionCost | None = None,
 ) -> AnalysisReport:
     """Put a replay, its diagnosis and the inferred threshold together, with the per-call
     timeline, the compactions and the cost of the recording (what ``ctxscope analyze``
     prints; per-call breakdowns and costs are
     :class:`core.reports.breakdown.BreakdownReport`'s); ``subagents``: the figures of the
-    sub-agents it started (``core.fleet`` replays them)."""
-    cost = session_cost(session, each_call=False)
+    sub-agents it started (``core.fleet`` replays them); ``cost``: the session's
+    ``session_cost(session, each_call=False)`` when the caller worked it out already (``analyze``
+    does before the replay: its columns are made and freed below the load's peak)."""
+    if cost is None:
+        cost = session_cost(session, each_call=False)
     calibrated = (
         None
         if not prompts_estimated(session)

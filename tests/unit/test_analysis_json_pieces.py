@@ -73,3 +73,17 @@ def test_a_string_holding_the_timeline_key_is_not_taken_for_it() -> None:
 def test_real_sessions_pieces_join_to_the_whole_document(path: Path | None) -> None:
     report = _report(load_shared_or_skip(path))
     assert b"".join(analysis_json_pieces(report, calls=97)) == model_json_bytes(report)
+
+
+def test_a_cost_worked_out_before_the_replay_gives_the_same_report() -> None:
+    """``analyze`` prices the session before its replay and hands the cost to the report."""
+    from core.insights.cost import session_cost
+
+    session = _calls(6)
+    cost = session_cost(session, each_call=False)
+    replayer = Replayer(session)
+    result = replayer.run(native_policy(session))
+    diagnosis = diagnose(session, result)
+    given = analysis_report(session, result, diagnosis, replayer.inferred_threshold(), cost=cost)
+    assert given.cost is cost
+    assert model_json_bytes(given) == model_json_bytes(_report(session))

@@ -18,6 +18,7 @@ import click
 
 from core.fleet.subagent_info import SubagentInfo
 from core.formats.subagents import child_paths
+from core.insights.cost import session_cost
 from core.insights.diagnosis import MARGIN, diagnose
 from core.insights.named_figures import (
     RECORDING_CHECK,
@@ -97,6 +98,8 @@ def analyze(
 ) -> None:
     """Diagnose the session at PATH: the first overflow, its causes, and the policy's replay."""
     session, policy = load_or_fail("analyze", path, window=window, policy_spec=policy_spec)
+    # (priced before the replay: the columns it makes and frees do not add to the peak after it)
+    cost = session_cost(session, each_call=False)
     watch = LLMWatch("analyze", policy)
     with watch:
         result = replay_with_progress(session, policy)
@@ -108,6 +111,7 @@ def analyze(
         diagnosis,
         replayer_of(session).inferred_threshold(),
         subagents=_subagents(session),
+        cost=cost,
     )
     if as_json:
         # Bytes straight to the stream, in pieces: the document of a 100 MB session is never
