@@ -167,3 +167,23 @@ def test_a_run_following_the_recording_keeps_no_figure_of_its_own_per_call() -> 
     agreed = [c for c in trace.made[1:] if c.proj is not None and c.proj == c.baseline_measure]
     assert len(agreed) > 20
     assert all(c.proj is c.baseline_measure for c in agreed)
+
+
+def test_a_results_message_columns_are_made_when_first_read() -> None:
+    """``analyze`` reads no message state of most sessions: the per-message columns (and the
+    compactions' maps) are not made for it, and once read they are those of the states."""
+    from core.replay import Replayer
+    from core.replay.timeline import ColumnStates
+
+    session, policy = _one_compaction()
+    result = Replayer(session).run(policy)
+    lazy = result._lazy_messages
+    assert (
+        isinstance(lazy, ColumnStates)
+        and lazy._make is not None
+        and lazy.count == len(session.messages)
+    )
+    summarised = result.message_column("summarised_by")
+    assert lazy._make is None
+    assert list(summarised) == [state.summarised_by for state in result.messages]
+    assert any(by is not None for by in summarised)
