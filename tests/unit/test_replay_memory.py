@@ -187,3 +187,16 @@ def test_a_results_message_columns_are_made_when_first_read() -> None:
     assert lazy._make is None
     assert list(summarised) == [state.summarised_by for state in result.messages]
     assert any(by is not None for by in summarised)
+
+
+def test_the_causes_of_no_compaction_read_no_message_column() -> None:
+    from core.insights.compaction_causes import compaction_causes
+    from core.replay import Replayer
+    from core.replay.timeline import ColumnStates
+
+    session = SessionBuilder().user("start").call(context=1_000).result("out").reply("end")
+    built = session.session()
+    result = Replayer(built).run(get_preset("claude-code"))
+    assert compaction_causes(built, result) == []
+    lazy = result._lazy_messages
+    assert isinstance(lazy, ColumnStates) and lazy._make is not None
