@@ -73,7 +73,8 @@ class Truncation:
 
     def __init__(self, tokens: list[int]) -> None:
         self.tokens = tokens
-        """Tokens of every message as the policy sends it."""
+        """Tokens of every message as the policy sends it (the estimator's own list when no
+        output is truncated; never modified once made)."""
         self.truncated = [False] * len(tokens)
         self.notes: dict[int, str] = {}
         """What truncation cut and where the full output would be saved, per truncated output."""
@@ -188,7 +189,8 @@ class Truncations:
         if cached is not None:
             return cached
         rules = policy.truncation
-        result = Truncation(list(self._tokens(policy.estimator)))
+        plain = self._tokens(policy.estimator)
+        result = Truncation(plain)  # (the estimator's own list until an output is truncated)
         text_key = rules.key(
             include={
                 "middle_unit",
@@ -208,6 +210,8 @@ class Truncations:
             if reason is None:
                 continue
             copies.add(i, recipe)
+            if result.tokens is plain:
+                result.tokens = list(plain)
             result.tokens[i] = tokens
             result.truncated[i] = True
             result.notes[i] = note

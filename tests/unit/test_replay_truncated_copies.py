@@ -85,3 +85,18 @@ def test_settings_are_told_apart_by_their_words_made_to_compare_only_then() -> N
     assert not one.differs_from(same, first)
     # compared without keeping a copy: none is made to be compared
     assert one.messages.made() == other.messages.made() == same.messages.made() == 0
+
+
+def test_a_setting_truncating_nothing_sends_the_estimators_own_counts() -> None:
+    session = _long_reads(3, 1_000_000)
+    tokens = MessageTokens(session)
+    truncations = Truncations(session, tokens)
+    plain = tokens("chars/4")
+    before = list(plain)
+    loose = _policy()
+    loose.truncation.max_lines = 1_000
+    assert not any(truncations.of(loose).truncated)
+    assert truncations.of(loose).tokens is plain  # (no copy of a count per message)
+    cut = truncations.of(_policy())
+    assert cut.tokens is not plain and cut.tokens != plain
+    assert plain == before  # the estimator's counts are left as they are
