@@ -8,11 +8,12 @@ user + system):
 * imports   — the command's modules (``tui.cli.main`` and ``_import_command``, with the garbage
               collector paused and the code cache as the command has them);
 * load      — ``load_or_fail``: the session read and its window and policy resolved;
+* cost      — ``session_cost`` (analyze: the command's ``priced``, before its replay; breakdown:
+              after the breakdown, as the command runs them);
 * replay    — (analyze) the command's ``replayed``: the policy's replay (mock summaries offline);
 * report    — (analyze) the command's ``diagnosed``: the diagnosis and the report (sub-agents
               included);
 * breakdown — (breakdown) ``breakdown`` with the command's default estimator;
-* cost      — (breakdown) ``session_cost``;
 * json      — the command's JSON bytes and their write to ``/dev/null``;
 * rest      — the process's CPU outside those steps (interpreter start, this script's argument
               parsing, exit).
@@ -48,7 +49,7 @@ import orjson
 ROOT = Path(__file__).resolve().parents[1]
 
 STEPS = {
-    "analyze": ("imports", "load", "replay", "report", "json"),
+    "analyze": ("imports", "load", "cost", "replay", "report", "json"),
     "breakdown": ("imports", "load", "breakdown", "cost", "json"),
 }
 """The steps timed for each command, in its order."""
@@ -86,19 +87,23 @@ def one_run(path: Path, command: str) -> dict[str, float]:
 
 def _analyze(path: Path, clock: Clock, load_or_fail: Callable[..., Any]) -> None:
     from core.insights.diagnosis import MARGIN
-    from core.model.json_text import model_json_bytes
-    from tui.cli.commands.analyze import diagnosed, replayed
+    from tui.cli.commands.analyze import diagnosed, priced, replayed, write_json
 
     clock.lap("imports")
     session, policy = load_or_fail("analyze", str(path), window=None, policy_spec=None)
     clock.lap("load")
+    cost = priced(session)
+    clock.lap("cost")
     result = replayed(session, policy)
     clock.lap("replay")
-    _diagnosis, report = diagnosed(session, result, MARGIN)
+    _diagnosis, report = diagnosed(session, result, MARGIN, cost)
     clock.lap("report")
-    with open(os.devnull, "wb") as sink:
-        sink.write(model_json_bytes(report))
-        sink.write(b"\n")
+    stdout = sys.stdout
+    with open(os.devnull, "w") as sys.stdout:
+        try:
+            write_json(report)
+        finally:
+            sys.stdout = stdout
     clock.lap("json")
 
 

@@ -71,6 +71,8 @@ def compaction_causes(
 ) -> list[CompactionCause]:
     """One :class:`CompactionCause` per compaction of ``session`` and of its replay ``result``
     (see the module docstring), recorded ones first, each list in order."""
+    if not result.fidelity and not any(map(_is_compaction, result.events)):
+        return []  # (without reading the result's message columns: a replay makes them then)
     tokens_of = list(result.message_column("tokens"))
     taken = {e.recorded_index: k for k, e in enumerate(result.events) if _is_compaction(e)}
     causes: list[CompactionCause] = []

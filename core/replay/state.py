@@ -406,7 +406,8 @@ class Trace:
         self.event_ids: dict[int, tuple[int, ...]] = {}
         """The events attached to each call that has any."""
         self.run_notes: list[tuple[int, str, str]] = []
-        """Notes made while walking: (checkpoints taken so far, grouping key, text)."""
+        """Notes made while walking: (checkpoints taken so far, grouping key, text); the text
+        is empty for every note after the first of its key (:meth:`Run.note`)."""
         self.noops: list[int] = []
         """Compaction attempts that changed nothing (checkpoints taken so far, for each)."""
         self.points: list[CallPoint] = []

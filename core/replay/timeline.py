@@ -9,6 +9,7 @@ about the message changed (:class:`MessageStates`).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from itertools import compress, repeat
 from operator import eq, itemgetter
 from typing import Any
@@ -47,9 +48,10 @@ class MessageStates:
     def __len__(self) -> int:
         return len(self._cache)
 
-    def lazy(self, columns: tuple[Any, ...]) -> ColumnStates:
-        """The states of ``columns``, built when asked for (:class:`ColumnStates`)."""
-        return ColumnStates(self, columns)
+    def lazy(self, columns: Callable[[], tuple[Any, ...]]) -> ColumnStates:
+        """The states of the columns ``columns()`` makes (when first read), built when asked
+        for (:class:`ColumnStates`)."""
+        return ColumnStates(self, columns, self.n)
 
     def state(self, key: tuple[Any, ...]) -> MessageState:
         """The state of one message, from its key (its values in the columns' order)."""
@@ -94,12 +96,25 @@ _COLUMNS = (
 
 class ColumnStates:
     """A result's message states as columns: the whole list, one state or one column, each
-    built only when asked for (:meth:`ReplayResult.message_state` and friends)."""
+    built only when asked for (:meth:`ReplayResult.message_state` and friends); the columns
+    themselves are made when first read (``analyze`` of most sessions reads none: a column per
+    message and the compactions' maps of a 100 MB session, megabytes at its peak)."""
 
-    def __init__(self, states: MessageStates, columns: tuple[Any, ...]) -> None:
+    def __init__(
+        self, states: MessageStates, make: Callable[[], tuple[Any, ...]], count: int
+    ) -> None:
         self._states = states
-        self._columns = columns
-        self.count = len(columns[0])
+        self._make: Callable[[], tuple[Any, ...]] | None = make
+        self._made: tuple[Any, ...] = ()
+        self.count = count
+
+    @property
+    def _columns(self) -> tuple[Any, ...]:
+        make = self._make
+        if make is not None:
+            self._made = make()
+            self._make = None  # (what it read is no longer held)
+        return self._made
 
     def all(self) -> list[MessageState]:
         return self._states.states(self._columns)
@@ -150,7 +165,7 @@ def assemble(
     policy = setting.policy
     events = trace.events
     points = ColumnPoints(trace, calls, setting)
-    messages = states.lazy(_message_columns(calls, recorded, setting, trace))
+    messages = states.lazy(partial(_message_columns, calls, recorded, setting, trace))
     result = build(
         ReplayResult,
         {

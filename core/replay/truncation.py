@@ -4,15 +4,18 @@ Recorded outputs were already truncated by the recording agent, so a policy can 
 further (or add its hint to one just over a limit). Only outputs over a limit are truncated at all:
 an output with more characters than its byte limit is over without being measured, the others are
 measured once per session; the truncated content is made once per output and limit (one encoding
-of the output), and each setting's result once (``spill=False``: nothing is written while
-simulating).
+of the output) to be counted, and each setting's result once (``spill=False``: nothing is written
+while simulating). The truncated words are not kept: a setting's copy of an output is made again
+when first read (:class:`Copies`), which a replay does only to compact or prune a context holding
+it.
 """
 
 from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import partial
 from itertools import compress
 from operator import not_
 from typing import TYPE_CHECKING, Any, overload
@@ -25,8 +28,8 @@ from core.replay.state import Item
 if TYPE_CHECKING:
     from core.algorithms.truncate import TruncationResult
 
-_Content = tuple[str, str, str | None]
-"""The truncated output, its note and the reason (None: not truncated)."""
+_Content = tuple[str, str | None]
+"""A truncated output's note and the reason (None: not truncated)."""
 
 
 def sent_output(message: Message, rules: TruncationPolicy) -> TruncationResult:
@@ -49,6 +52,20 @@ def sent_output(message: Message, rules: TruncationPolicy) -> TruncationResult:
     )
 
 
+def _copy_of(message: Message, outcome: TruncationResult) -> Message | None:
+    """Tool output ``message`` with the words ``outcome`` sends (None: it is not truncated)."""
+    if not outcome.truncated:
+        return None
+    tool_result = message.tool_result
+    assert tool_result is not None
+    return replace(message, tool_result=replace(tool_result, output=outcome.content))
+
+
+def _copy_at(messages: Sequence[Message], rules: TruncationPolicy, i: int) -> Message | None:
+    """Message ``i`` as ``rules`` send it, when they truncate it (else None)."""
+    return _copy_of(messages[i], sent_output(messages[i], rules))
+
+
 class Truncation:
     """One truncation setting applied to every tool output."""
 
@@ -56,17 +73,18 @@ class Truncation:
 
     def __init__(self, tokens: list[int]) -> None:
         self.tokens = tokens
-        """Tokens of every message as the policy sends it."""
+        """Tokens of every message as the policy sends it (the estimator's own list when no
+        output is truncated; never modified once made)."""
         self.truncated = [False] * len(tokens)
         self.notes: dict[int, str] = {}
         """What truncation cut and where the full output would be saved, per truncated output."""
         self.reasons: dict[int, str] = {}
         """One sentence per truncated output: the limit it was over and what was kept."""
-        self.messages: dict[int, Any] = {}
-        """The truncated copy of each truncated message."""
+        self.messages: Copies = Copies(lambda _i: None)
+        """The truncated copy of each truncated message (made when first read)."""
         self.items: WalkedItems | None = None
         """The context item of each message under this setting (None: not in the main
-        context), built on first use and shared by every run: items are never modified."""
+        context), made when asked for, by every run: items are never modified."""
 
     def differs_from(self, other: Truncation, i: int) -> bool:
         """Message ``i`` is sent otherwise under ``other``."""
@@ -75,14 +93,75 @@ class Truncation:
             or self.truncated[i] != other.truncated[i]
             or self.notes.get(i) != other.notes.get(i)
             or self.reasons.get(i) != other.reasons.get(i)
-            or _output_of(self.messages.get(i)) != _output_of(other.messages.get(i))
+            or not self.messages.same_output(other.messages, i)
         )
 
 
-def _output_of(copy: Message | None) -> str | None:
-    """The tool output a truncated copy sends (its words: a hint worded otherwise can keep
-    its tokens and notes)."""
-    return None if copy is None or copy.tool_result is None else copy.tool_result.output
+Recipe = tuple[Any, ...]
+"""What a truncated output's words follow from: its index, limits, direction and the wording
+rules (``Truncations._truncated``'s key)."""
+
+
+class Copies(Mapping[int, Message]):
+    """The truncated copy of each output a setting truncates, made when first read and kept
+    from then on (every later reader gets the same object: a compaction's outcome holds it).
+    Until then only what it is made from is kept: 1,534 outputs cut to 30,000 bytes each held
+    89 MB at the peak of ``analyze``, whose replay of that session never reads one (it reads
+    a copy only to compact or prune a context holding it)."""
+
+    __slots__ = ("_made", "_make", "_recipes")
+
+    def __init__(self, make: Callable[[int], Message | None]) -> None:
+        self._make = make
+        self._recipes: dict[int, Recipe] = {}
+        self._made: dict[int, Message] = {}
+
+    def add(self, i: int, recipe: Recipe) -> None:
+        """Output ``i`` is truncated, its words following from ``recipe``."""
+        self._recipes[i] = recipe
+
+    def __getitem__(self, i: int) -> Message:
+        made = self._made.get(i)
+        if made is None:
+            if i not in self._recipes:
+                raise KeyError(i)
+            copy = self._make(i)
+            assert copy is not None, "a truncated output's copy"
+            made = self._made[i] = copy
+        return made
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._recipes)
+
+    def __len__(self) -> int:
+        return len(self._recipes)
+
+    def __contains__(self, i: object) -> bool:
+        return i in self._recipes
+
+    def made(self) -> int:
+        """How many copies were made so far."""
+        return len(self._made)
+
+    def output(self, i: int) -> str | None:
+        """The words output ``i`` is sent with (None: not truncated), made again when its copy
+        is not kept (and not kept then)."""
+        if i not in self._recipes:
+            return None
+        copy = self._made.get(i)
+        if copy is None:
+            copy = self._make(i)
+        result = None if copy is None else copy.tool_result
+        return None if result is None else result.output
+
+    def same_output(self, other: Copies, i: int) -> bool:
+        """Output ``i`` is sent with the same words here and in ``other`` (a hint worded
+        otherwise can keep its tokens and notes); copies made from the same recipe are not
+        made to be compared."""
+        mine, theirs = self._recipes.get(i), other._recipes.get(i)
+        if mine is None or theirs is None:
+            return mine is theirs
+        return mine == theirs or self.output(i) == other.output(i)
 
 
 class Truncations:
@@ -92,7 +171,9 @@ class Truncations:
         self.session = session
         self._tokens = tokens
         self._settings: dict[tuple[Any, ...], Truncation] = {}
-        self._content: dict[tuple[Any, ...], _Content] = {}
+        self._content: dict[Recipe, _Content] = {}
+        self._counted: dict[tuple[Recipe, str], int] = {}
+        """Tokens of each truncated copy, by recipe and estimator."""
         self._sizes: OutputSizes | None = None
         self._bytes: array[int] | None = None
         """UTF-8 bytes of each message's tool output as far as measured (-1: not yet); a column
@@ -107,9 +188,9 @@ class Truncations:
         cached = self._settings.get(key)
         if cached is not None:
             return cached
-        counter = get_counter(policy.estimator)
         rules = policy.truncation
-        result = Truncation(list(self._tokens(policy.estimator)))
+        plain = self._tokens(policy.estimator)
+        result = Truncation(plain)  # (the estimator's own list until an output is truncated)
         text_key = rules.key(
             include={
                 "middle_unit",
@@ -120,19 +201,18 @@ class Truncations:
                 "spill_dir",  # (the hint names the file the output would be saved to)
             }
         )
-        messages = self.session.messages
+        frozen = rules.model_copy(deep=True)  # (what the copies are made with, later)
+        # (the copies read the messages, not these truncations: no reference cycle)
+        copies = result.messages = Copies(partial(_copy_at, self.session.messages, frozen))
         for i, max_lines, max_bytes, direction in self._over_limits(rules):
-            content, note, reason = self._truncated(
-                i, rules, max_lines, max_bytes, direction, text_key
-            )
+            recipe = (i, max_lines, max_bytes, direction, text_key)
+            tokens, note, reason = self._truncated(recipe, rules, policy.estimator)
             if reason is None:
                 continue
-            message = messages[i]
-            tool_result = message.tool_result
-            assert tool_result is not None
-            copy = replace(message, tool_result=replace(tool_result, output=content))
-            result.messages[i] = copy
-            result.tokens[i] = counter.count(message_text(copy))
+            copies.add(i, recipe)
+            if result.tokens is plain:
+                result.tokens = list(plain)
+            result.tokens[i] = tokens
             result.truncated[i] = True
             result.notes[i] = note
             result.reasons[i] = reason
@@ -173,38 +253,36 @@ class Truncations:
         return over
 
     def _truncated(
-        self,
-        i: int,
-        rules: TruncationPolicy,
-        max_lines: int,
-        max_bytes: int,
-        direction: str,
-        text_key: tuple[Any, ...],
-    ) -> _Content:
-        """Output ``i`` truncated under these limits (once per output and limits)."""
-        cache_key = (i, max_lines, max_bytes, direction, text_key)
-        entry = self._content.get(cache_key)
-        if entry is not None:
-            return entry
+        self, recipe: Recipe, rules: TruncationPolicy, estimator: str
+    ) -> tuple[int, str, str | None]:
+        """The tokens (by ``estimator``), note and reason of output ``i`` truncated under these
+        limits (``recipe``: ``(i, max lines, max bytes, direction, wording)``): worked out once
+        per output and limits, counted once per estimator too; the words are not kept."""
+        entry = self._content.get(recipe)
+        tokens = self._counted.get((recipe, estimator), -1)
+        if entry is not None and (entry[1] is None or tokens >= 0):
+            return tokens, *entry
+        i, max_lines, max_bytes, direction, _text_key = recipe
         message = self.session.messages[i]
         tool_result = message.tool_result
         assert tool_result is not None
-        output = tool_result.output
         outcome = sent_output(message, rules)
-        if not outcome.truncated:
-            entry = (output, "", None)
+        copy = _copy_of(message, outcome)
+        if copy is None:
+            entry = ("", None)
         else:
             what = f"{outcome.removed:,} {outcome.unit or 'bytes'}"
             entry = (
-                outcome.content,
                 f"...{what} truncated... (would spill to {outcome.output_path})",
                 f"{tool_result.tool_name or 'tool'} output of {outcome.total_lines:,} "
                 f"lines / {outcome.total_bytes:,} bytes is over the "
                 f"{outcome.limit_hit or 'size'} limit ({max_lines:,} lines, "
                 f"{max_bytes:,} bytes): {what} cut, the {direction} kept.",
             )
-        self._content[cache_key] = entry
-        return entry
+            tokens = get_counter(estimator).count(message_text(copy))
+            self._counted[recipe, estimator] = tokens
+        self._content[recipe] = entry
+        return tokens, *entry
 
     def _output_sizes(self) -> OutputSizes:
         """:data:`OutputSizes`, listed once per session (each truncation setting compares them
@@ -243,7 +321,7 @@ class Truncations:
     def items(self, truncation: Truncation, estimator: str, walked: list[bool]) -> WalkedItems:
         """The context item of every message a walk adds under ``truncation`` (None for the
         others): the session's own messages (shared by every setting of this estimator), with
-        the outputs this setting truncates in their place; made as far as first asked for."""
+        the outputs this setting truncates in their place; each stretch made when asked for."""
         if truncation.items is None:
             plain = self._plain_items.get(estimator)
             if plain is None:
@@ -251,69 +329,61 @@ class Truncations:
                 plain = self._plain_items[estimator] = PlainItems(
                     self.session.messages, tok, walked
                 )
-            copies = {
-                j: Item(copy, j, truncation.tokens[j])
-                for j, copy in truncation.messages.items()
-                if walked[j]
-            }
-            truncation.items = WalkedItems(plain, copies)
+            truncation.items = WalkedItems(plain, truncation)
         return truncation.items
 
 
 class PlainItems:
     """The context item of every message a walk adds (None for the others) under one estimator,
-    made in message order as far as first asked for, in C (a struct per message, then None for
-    those not walked): a first replay that compacts early makes a few thousand, not one per
-    message of a 100 MB session. Shared by every truncation setting of the estimator."""
+    made in C (a struct per message, then None for those not walked) for the stretch asked for,
+    each time it is asked for: none is kept. A walk asks for each stretch about once (what a
+    compaction or a pruning is given), so keeping them saved no work for a one-shot command and
+    held an item per message of a 100 MB session (9 MB) at its peak. Shared by every truncation
+    setting of the estimator."""
 
-    __slots__ = ("_items", "_messages", "_tokens", "_walked")
+    __slots__ = ("_messages", "_tokens", "_walked")
 
     def __init__(self, messages: Sequence[Message], tokens: list[int], walked: list[bool]) -> None:
         self._messages = messages
         self._tokens = tokens
         self._walked = walked
-        self._items: list[Item | None] = []
 
     def __len__(self) -> int:
         return len(self._walked)
 
-    def upto(self, stop: int) -> list[Item | None]:
-        """The items, made at least up to message ``stop`` (not included)."""
-        items = self._items
-        done = len(items)
-        if stop > done:
-            stop = min(stop, len(self._walked))
-            span = range(done, stop)
-            items += map(Item, self._messages[done:stop], span, self._tokens[done:stop])
-            for j in compress(span, map(not_, self._walked[done:stop])):
-                items[j] = None
+    def span(self, start: int, stop: int) -> list[Item | None]:
+        """The items of messages ``start`` to ``stop`` (not included; ``0 <= start <= stop <=
+        len(self)``), made now."""
+        span = range(start, stop)
+        items: list[Item | None] = list(
+            map(Item, self._messages[start:stop], span, self._tokens[start:stop])
+        )
+        for j in compress(range(stop - start), map(not_, self._walked[start:stop])):
+            items[j] = None
         return items
 
 
 class WalkedItems(Sequence["Item | None"]):
     """The items a walk adds under one truncation setting (:meth:`Truncations.items`): the
     estimator's :class:`PlainItems` with the setting's truncated outputs in their place, made
-    as far as first asked for; never modified once made."""
+    when asked for (a truncated output's item is made once: the setting keeps its copy)."""
 
-    __slots__ = ("_at", "_copies", "_items", "_plain")
+    __slots__ = ("_at", "_plain", "_truncation")
 
-    def __init__(self, plain: PlainItems, copies: dict[int, Item]) -> None:
+    def __init__(self, plain: PlainItems, truncation: Truncation) -> None:
         self._plain = plain
-        self._copies = copies
-        self._at = sorted(copies)
-        self._items: list[Item | None] = []
+        self._truncation = truncation
+        self._at = sorted(truncation.messages)
 
     def __len__(self) -> int:
         return len(self._plain)
 
-    def _upto(self, stop: int) -> list[Item | None]:
-        items = self._items
-        done = len(items)
-        if stop > done:
-            items += self._plain.upto(stop)[done:stop]
-            copies = self._copies
-            for j in self._at[bisect_left(self._at, done) : bisect_left(self._at, stop)]:
-                items[j] = copies[j]
+    def _span(self, start: int, stop: int) -> list[Item | None]:
+        items = self._plain.span(start, stop)
+        copies, tokens = self._truncation.messages, self._truncation.tokens
+        for j in self._at[bisect_left(self._at, start) : bisect_left(self._at, stop)]:
+            if items[j - start] is not None:  # (walked: its copy is made now, if not yet)
+                items[j - start] = Item(copies[j], j, tokens[j])
         return items
 
     @overload
@@ -325,10 +395,17 @@ class WalkedItems(Sequence["Item | None"]):
     def __getitem__(self, at: int | slice) -> Item | list[Item | None] | None:
         n = len(self)
         if isinstance(at, slice):
-            # (bounds of the whole sequence, not of the part made)
+            # (bounds of the whole sequence)
             start, stop, step = at.indices(n)
-            items = self._upto(max(start + 1, stop))
-            return items[start:stop] if step == 1 else [items[j] for j in range(start, stop, step)]
+            if step == 1:
+                return self._span(start, max(start, stop))
+            picked = range(start, stop, step)
+            if not picked:
+                return []
+            low, high = min(picked), max(picked)
+            items = self._span(low, high + 1)
+            return [items[j - low] for j in picked]
         if not -n <= at < n:
             raise IndexError("item index out of range")
-        return self._upto((at % n) + 1)[at % n]
+        j = at % n
+        return self._span(j, j + 1)[0]

@@ -3,7 +3,10 @@ one JSON document (``analyze --json``)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from pydantic import Field
+from pydantic_core import to_json
 
 from core.fleet.subagent_info import SubagentInfo
 from core.insights.compaction_records import CompactionReport, compaction_reports
@@ -23,6 +26,7 @@ from core.insights.named_figures import (
     threshold_figure,
 )
 from core.model.fastmodel import build
+from core.model.json_text import model_json_bytes
 from core.model.session import Session
 from core.replay.recorded import turn_count
 from core.replay.results import (
@@ -194,13 +198,17 @@ def analysis_report(
     diagnosis: OverflowDiagnosis,
     inferred: InferredThreshold | None = None,
     subagents: list[SubagentInfo] | None = None,
+    cost: SessionCost | None = None,
 ) -> AnalysisReport:
     """Put a replay, its diagnosis and the inferred threshold together, with the per-call
     timeline, the compactions and the cost of the recording (what ``ctxscope analyze``
     prints; per-call breakdowns and costs are
     :class:`core.reports.breakdown.BreakdownReport`'s); ``subagents``: the figures of the
-    sub-agents it started (``core.fleet`` replays them)."""
-    cost = session_cost(session, each_call=False)
+    sub-agents it started (``core.fleet`` replays them); ``cost``: the session's
+    ``session_cost(session, each_call=False)`` when the caller worked it out already (``analyze``
+    does before the replay: its columns are made and freed below the load's peak)."""
+    if cost is None:
+        cost = session_cost(session, each_call=False)
     calibrated = (
         None
         if not prompts_estimated(session)
@@ -234,3 +242,53 @@ def analysis_report(
         subagents=subagents or [],
         calibration=calibrated,
     )
+
+
+TIMELINE_PIECE_CALLS = 8192
+"""Calls of each timeline column written at a time by :func:`analysis_json_pieces`."""
+
+_TIMELINE_NULL = b'\n  "timeline": null'
+"""The report's timeline key as a report without one writes it (a top-level key: the only
+place a line starts with two spaces then that key; a string's line breaks are escaped)."""
+
+
+def analysis_json_pieces(
+    report: AnalysisReport, *, calls: int = TIMELINE_PIECE_CALLS
+) -> Iterator[bytes]:
+    """``model_json_bytes(report)`` (``analyze --json``'s document) in pieces that join to the
+    same bytes: the report without its timeline, then the timeline's columns ``calls`` calls at
+    a time. A 100 MB session's document (2.8 MB, most of it the timeline) is never held whole
+    at the command's peak."""
+    timeline = report.timeline
+    if timeline is None:
+        yield model_json_bytes(report)
+        return
+    rest = model_json_bytes(report.model_copy(update={"timeline": None}))
+    head, found, tail = rest.partition(_TIMELINE_NULL)
+    assert found, "a report writes its timeline key"
+    yield head + _TIMELINE_NULL[: -len(b"null")]
+    yield from _timeline_pieces(timeline, calls)
+    yield tail
+
+
+def _timeline_pieces(timeline: CallTimeline, calls: int) -> Iterator[bytes]:
+    """The timeline as the report's serialiser writes it two spaces in (its keys four, its
+    columns' values six), each column's values serialised ``calls`` at a time."""
+    names = list(CallTimeline.model_fields)
+    yield b"{"
+    for k, name in enumerate(names):
+        yield b'\n    "' + name.encode() + b'": '
+        values = getattr(timeline, name)
+        if not values:
+            yield b"[]"
+        else:
+            yield b"["
+            for start in range(0, len(values), calls):
+                # b'[\n  1,\n  2\n]' -> b'\n      1,\n      2'
+                body = to_json(values[start : start + calls], indent=2)[1:-2]
+                body = body.replace(b"\n", b"\n    ")
+                yield body if start == 0 else b"," + body
+            yield b"\n    ]"
+        if k < len(names) - 1:
+            yield b","
+    yield b"\n  }"

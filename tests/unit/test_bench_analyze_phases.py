@@ -18,7 +18,7 @@ FIGURE = re.compile(r"(\w+) (\d+\.\d{3}) \(\d+\.\d×\)")
 @pytest.mark.parametrize(
     ("command", "steps"),
     [
-        ("analyze", ["imports", "load", "replay", "report", "json", "rest"]),
+        ("analyze", ["imports", "load", "cost", "replay", "report", "json", "rest"]),
         ("breakdown", ["imports", "load", "breakdown", "cost", "json", "rest"]),
     ],
 )

@@ -64,7 +64,9 @@ def test_items_equal_one_item_per_walked_message(
     seed: int, mask: list[bool], preset: str, asked: list[tuple[int, int]]
 ) -> None:
     """Asked for in any order (an item, a stretch, backwards, then all of them), the items are
-    those of one item per walked message, made once: the same object whenever asked again."""
+    those of one item per walked message, made each time they are asked for (none is kept:
+    an item per message of a 100 MB session was 9 MB at a one-shot command's peak); a
+    truncated output's copy is made once, when first asked for."""
     session = _session(seed)
     n = len(session.messages)
     walked = [mask[j % len(mask)] for j in range(n)]
@@ -91,12 +93,15 @@ def test_items_equal_one_item_per_walked_message(
         assert [fields(x) for x in items[b:a:-1]] == expected[b:a:-1]
         if -n <= a < n:
             assert fields(items[a]) == expected[a]
-            assert items[a] is items[a % n]
+            again, first = items[a % n], items[a]
+            if first is not None:  # (made again; a truncated output's copy is made once)
+                assert again is not None and again is not first
+                assert again.message is first.message
         else:
             with pytest.raises(IndexError):
                 items[a]
     assert [fields(x) for x in items[0:n:2]] == expected[0:n:2]
-    assert items[:] == list(items)  # the same objects each time (never made twice)
+    assert [fields(x) for x in items[:]] == [fields(x) for x in items]
     for item, want in zip(items, expected, strict=True):
         if want is None:
             assert item is None

@@ -139,3 +139,64 @@ def test_the_mostly_empty_message_columns_keep_only_their_exceptions() -> None:
         assert [column[i] for i in range(-len(expected), len(expected))] == expected * 2, name
         assert column[1:3] == expected[1:3] and column == expected, name
     assert any(v is not None for v in columns["summarised_by"])
+
+
+def test_a_run_following_the_recording_keeps_no_figure_of_its_own_per_call() -> None:
+    """Where the run's context is the recorded one (no compaction of its own), a call's
+    simulated figure is the recorded figure's own int object, and a check whose projection
+    and baseline agree holds one object for both: not three ints per call kept to the end."""
+    from core.model.session import SourceFormat
+    from core.replay import Replayer, native_policy
+
+    script = SessionBuilder().user("start")
+    for step in range(30):
+        script.call(context=20_000 + step * 1_000).result(text_of_tokens(900, str(step % 10)))
+    session = script.reply("end", context=51_000).session(
+        fmt=SourceFormat.CLAUDE_CODE, window=200_000
+    )
+    policy = native_policy(session)
+    replayer = Replayer(session)
+    result = replayer.run(policy)
+    assert result.summary.compactions == 0
+    (trace,) = replayer._traces.values()
+    side = replayer._recorded_side(policy.estimator)
+    figures = trace.columns["simulated_tokens"]
+    assert trace.deltas == [0] * len(figures)
+    assert all(figures[c] is side.baseline[c] for c in range(len(figures)))
+    # (after the first call: the first has no figure of its own to start from)
+    agreed = [c for c in trace.made[1:] if c.proj is not None and c.proj == c.baseline_measure]
+    assert len(agreed) > 20
+    assert all(c.proj is c.baseline_measure for c in agreed)
+
+
+def test_a_results_message_columns_are_made_when_first_read() -> None:
+    """``analyze`` reads no message state of most sessions: the per-message columns (and the
+    compactions' maps) are not made for it, and once read they are those of the states."""
+    from core.replay import Replayer
+    from core.replay.timeline import ColumnStates
+
+    session, policy = _one_compaction()
+    result = Replayer(session).run(policy)
+    lazy = result._lazy_messages
+    assert (
+        isinstance(lazy, ColumnStates)
+        and lazy._make is not None
+        and lazy.count == len(session.messages)
+    )
+    summarised = result.message_column("summarised_by")
+    assert lazy._make is None
+    assert list(summarised) == [state.summarised_by for state in result.messages]
+    assert any(by is not None for by in summarised)
+
+
+def test_the_causes_of_no_compaction_read_no_message_column() -> None:
+    from core.insights.compaction_causes import compaction_causes
+    from core.replay import Replayer
+    from core.replay.timeline import ColumnStates
+
+    session = SessionBuilder().user("start").call(context=1_000).result("out").reply("end")
+    built = session.session()
+    result = Replayer(built).run(get_preset("claude-code"))
+    assert compaction_causes(built, result) == []
+    lazy = result._lazy_messages
+    assert isinstance(lazy, ColumnStates) and lazy._make is not None

@@ -248,6 +248,29 @@ def test_a_resumed_run_keeps_skipping_and_equals_a_fresh_one() -> None:
     assert engine.attempts == 2
 
 
+def test_a_run_keeps_the_text_of_the_first_note_of_each_kind_only() -> None:
+    """Every failed attempt is kept (its place, its count in the result's note), the text of
+    the first only: the result shows no other (5,000 failures held 2.5 MB of texts); a run
+    resumed after the first failure still says it, and counts the later ones."""
+    session = _stuck_session(calls_over=16, late_output=60_000)
+    policy = _policy()
+    policy.truncation.enabled = True
+    policy.truncation.max_bytes = 50_000
+    engine = CountingReplayer(session, limit=3_000)
+    result = engine.run(policy)
+    (trace,) = engine._traces.values()
+    failed = [text for _when, key, text in trace.run_notes if key == "failed"]
+    assert len(failed) == result.summary.noop_compactions > 2
+    assert failed[0] and not any(failed[1:])
+    later = policy.model_copy(deep=True)
+    later.truncation.max_bytes = 40_000
+    resumed = engine.run(later)
+    assert resumed.resumed_from_call is not None
+    assert resumed.notes == EveryAttempt(session, limit=3_000).run(later).notes
+    (note,) = [n for n in resumed.notes if "compaction failed" in n]
+    assert note.startswith(failed[0]) and note.endswith(f"(and {len(failed) - 1} more like it)")
+
+
 # --- skipping never changes a replay ------------------------------------------------------------
 
 

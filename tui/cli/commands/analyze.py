@@ -19,6 +19,7 @@ import click
 
 from core.fleet.subagent_info import SubagentInfo
 from core.formats.subagents import child_paths
+from core.insights.cost import SessionCost, session_cost
 from core.insights.diagnosis import MARGIN, OverflowDiagnosis, diagnose
 from core.insights.named_figures import (
     RECORDING_CHECK,
@@ -26,9 +27,8 @@ from core.insights.named_figures import (
     peak,
     recording_checks,
 )
-from core.model.json_text import model_json_bytes
 from core.model.session import Session
-from core.reports.analyze import AnalysisReport, analysis_report
+from core.reports.analyze import AnalysisReport, analysis_json_pieces, analysis_report
 from tui.cli.commands._llm_watch import LLMWatch
 from tui.cli.commands._options import replay_options
 from tui.cli.commands._session import (
@@ -78,6 +78,12 @@ def _subagents(session: Session) -> list[SubagentInfo]:
     return subagent_summaries(session)
 
 
+def priced(session: Session) -> SessionCost:
+    """The command's cost of ``session``, worked out before the replay: the columns it makes
+    and frees then do not add to the process's peak after the replay."""
+    return session_cost(session, each_call=False)
+
+
 def replayed(session: Session, policy: Policy) -> ReplayResult:
     """The command's replay of ``session`` under ``policy``; the compaction caches are then let
     go (nothing after it compacts: they would only add to the process's peak)."""
@@ -87,7 +93,7 @@ def replayed(session: Session, policy: Policy) -> ReplayResult:
 
 
 def diagnosed(
-    session: Session, result: ReplayResult, margin: float
+    session: Session, result: ReplayResult, margin: float, cost: SessionCost
 ) -> tuple[OverflowDiagnosis, AnalysisReport]:
     """The command's diagnosis of the replayed ``session`` and the report made of it."""
     diagnosis = diagnose(session, result, margin=margin)
@@ -97,8 +103,17 @@ def diagnosed(
         diagnosis,
         replayer_of(session).inferred_threshold(),
         subagents=_subagents(session),
+        cost=cost,
     )
     return diagnosis, report
+
+
+def write_json(report: AnalysisReport) -> None:
+    """The report's JSON to standard output, in pieces (the document of a 100 MB session is
+    never held whole: the process's peak), then a newline."""
+    for piece in analysis_json_pieces(report):
+        write_stdout_bytes(piece)
+    write_stdout_bytes(b"\n")
 
 
 @click.command(name="analyze")
@@ -126,15 +141,13 @@ def analyze(
 ) -> None:
     """Diagnose the session at PATH: the first overflow, its causes, and the policy's replay."""
     session, policy = load_or_fail("analyze", path, window=window, policy_spec=policy_spec)
+    cost = priced(session)
     watch = LLMWatch("analyze", policy)
     with watch:
         result = replayed(session, policy)
-    diagnosis, report = diagnosed(session, result, margin)
+    diagnosis, report = diagnosed(session, result, margin, cost)
     if as_json:
-        # Bytes straight to the stream: no text copy of a 12 MB report (100 MB sessions), and
-        # the newline written after it rather than appended to a copy (the process's peak).
-        write_stdout_bytes(model_json_bytes(report))
-        write_stdout_bytes(b"\n")
+        write_json(report)
     else:
         # rich's rendering only for a table: --json starts without it
         from rich.text import Text
