@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.paths import REPO
+from tests.support.processes import run_python
 
 CORE_MODULES = [
     "core",
@@ -66,6 +67,14 @@ print(",".join(bad))
 """
 
 
+def _second_run(code: str, cache: Path) -> str:
+    """The output of ``code``'s second run with ``cache`` as its cache folder (the first writes
+    the price memo and the start-up code cache, as a machine that has run ctxscope before)."""
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    run_python(code, env=env)
+    return run_python(code, env=env)
+
+
 @pytest.mark.parametrize("command", ["analyze", "breakdown", "replay", "compare"])
 def test_analyze_json_imports_no_rendering(tmp_path: Path, command: str) -> None:
     """``ctxscope analyze --json`` (and ``breakdown``, ``replay``, ``compare --json``) prints JSON:
@@ -77,15 +86,10 @@ def test_analyze_json_imports_no_rendering(tmp_path: Path, command: str) -> None
     folder. The sample is one whose replay compacts nowhere (the overflow sample's does: the
     agent's rule fires where the recording overflowed)."""
     sample = REPO / "sample_sessions" / "pi" / "branched.jsonl"
-    code = ANALYZE_JSON.format(command=command, path=str(sample))
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
-    for _run in range(2):
-        result = subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
-        )
+    out = _second_run(ANALYZE_JSON.format(command=command, path=str(sample)), tmp_path)
     if command in ("analyze", "breakdown"):  # (a replay or a comparison prices nothing)
         assert (tmp_path / "ctxscope" / "prices.json").is_file()
-    assert result.stdout.strip() == "", f"{command} --json imported {result.stdout.strip()}"
+    assert out.strip() == "", f"{command} --json imported {out.strip()}"
 
 
 COMPACTING_RUN = """
@@ -115,13 +119,9 @@ def test_a_replay_that_compacts_with_the_mock_imports_no_asyncio(
     with the mock (the agent's rule fires where the recording overflowed); the second run
     prices from the memo (the price table imports asyncio)."""
     sample = REPO / "sample_sessions" / "claude-code" / "overflow.jsonl"
-    code = COMPACTING_RUN.format(command=command, path=str(sample))
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
-    for _run in range(2):
-        result = subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
-        )
-    summaries, imported = result.stdout.split()
+    summaries, imported = _second_run(
+        COMPACTING_RUN.format(command=command, path=str(sample)), tmp_path
+    ).split()
     assert int(summaries) >= 1
     assert imported == "False"
 

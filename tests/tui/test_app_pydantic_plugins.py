@@ -5,10 +5,9 @@ and read every installed package's entry points inside it."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 from tests.support.paths import REPO
+from tests.support.processes import run_python
 
 CODE = """
 import sys
@@ -26,15 +25,7 @@ print("importlib.metadata" in sys.modules, __import__("os").environ.get("PYDANTI
 def _run(**env: str) -> str:
     environment = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
     environment.update(env)
-    result = subprocess.run(
-        [sys.executable, "-c", CODE],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        env=environment,
-        check=True,
-    )
-    return result.stdout.strip()
+    return run_python(CODE, env=environment, cwd=REPO).strip()
 
 
 def test_the_app_builds_validators_without_the_plugin_lookup() -> None:

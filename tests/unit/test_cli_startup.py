@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.processes import run_python
+
 START = """
 import dataclasses, typing
 from tui.cli import code_cache
@@ -212,18 +214,9 @@ def test_builtin_default_factories_are_known_without_their_signatures(tmp_path: 
     containers take no validated-data argument as pydantic itself does (False), and a factory
     that takes one still does (True), without :func:`inspect.signature`: which tokenised each
     builtin's text signature, compiling :mod:`tokenize`'s pattern in every process."""
-    environment = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
-    result = subprocess.run(
-        [sys.executable, "-c", FACTORIES],
-        capture_output=True,
-        text=True,
-        check=True,
-        env=environment,
-    )
-    assert result.stdout.split(" ", 1)[0] == "True"
-    assert result.stdout.strip().endswith("[False, False, False, False, False] True True 0"), (
-        result.stdout
-    )
+    out = run_python(FACTORIES, env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)})
+    assert out.split(" ", 1)[0] == "True"
+    assert out.strip().endswith("[False, False, False, False, False] True True 0"), out
 
 
 MAIN_IMPORT = """

@@ -6,8 +6,6 @@ import json
 import os
 import re
 import stat
-import subprocess
-import sys
 from decimal import Decimal
 from pathlib import Path
 
@@ -18,6 +16,7 @@ from hypothesis import strategies as st
 
 from core.insights import prices
 from tests.support.paths import REPO
+from tests.support.processes import run_python
 
 PRICE_THREE = """
 import sys
@@ -46,15 +45,7 @@ ROOT = REPO
 
 def _run(cache: Path) -> tuple[str, bool]:
     env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
-    done = subprocess.run(
-        [sys.executable, "-c", PRICE_THREE],
-        capture_output=True,
-        text=True,
-        check=True,
-        env=env,
-        cwd=ROOT,
-    )
-    answers, imported = done.stdout.strip().splitlines()
+    answers, imported = run_python(PRICE_THREE, env=env, cwd=ROOT).strip().splitlines()
     return answers, imported == "True"
 
 
