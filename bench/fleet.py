@@ -17,11 +17,16 @@ its output thrown away, and measures the wall time of:
 * ``--jobs 2`` with an empty cache — bound: at most 0.6 × the first;
 * the same again, every row now in the cache — bound: at most 5 % of the one before.
 
+Then, in one more fresh process, each step of a row (:func:`core.fleet.survey.analyse`'s own
+functions: ``load_session``, ``native_replay``, ``row_cost``, ``session_figures``) is timed in CPU
+seconds over every session, per agent, beside a bare ``orjson`` parse of the same files (the
+floor): which step keeps ``--jobs 1`` under its bound, and by how much (issue 24, item 6).
+
 The first two are run twice, alternately, and the better of each pair counts (the machine is
 shared; a run that another job slowed says nothing about ours). Each run's CPU time (the command
 and its pool processes) is printed beside its wall time, with the load average: when other jobs
-hold the cores, the wall time of ``--jobs 2`` cannot halve however little the work costs. Run: ``.venv/bin/python bench/fleet.py [--sessions 200] [--keep DIR]``;
-exits 1 when a bound is missed.
+hold the cores, the wall time of ``--jobs 2`` cannot halve however little the work costs. Run: ``.venv/bin/python bench/fleet.py [--sessions 200] [--keep DIR] [--steps-only]``
+(``--steps-only``: the steps alone, no ``ctxscope fleet`` run); exits 1 when a bound is missed.
 """
 
 from __future__ import annotations
@@ -233,7 +238,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=200, help="how many sessions")
     parser.add_argument("--keep", type=Path, help="generate the sessions here and keep them")
+    parser.add_argument(
+        "--steps-only", action="store_true", help="time the steps of a row, not the command"
+    )
+    parser.add_argument("--steps-of", type=Path, help=argparse.SUPPRESS)  # (the measured process)
     args = parser.parse_args()
+    if args.steps_of is not None:
+        print(json.dumps(step_seconds(args.steps_of)))
+        return 0
     work = Path(tempfile.mkdtemp(prefix="ctxscope-fleet-bench-"))
     folder = args.keep or work / "sessions"
     try:
@@ -250,11 +262,17 @@ def main() -> int:
             f"{len(files)} sessions, {sum(sizes_mb):.0f} MB, from {min(sizes_mb):.2f} to "
             f"{max(sizes_mb):.1f} MB; cores {os.cpu_count()}; load average {_load()}"
         )
+        if args.steps_only:
+            print(steps_report(folder, sum(sizes_mb)))
+            return 0
         serial, parallel, cached = measure(folder, work)
         print(f"load average after: {_load()}")
+        steps = steps_report(folder, sum(sizes_mb))
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return report(serial, parallel, cached, sum(sizes_mb))
+    status = report(serial, parallel, cached, sum(sizes_mb))
+    print(steps)
+    return status
 
 
 def measure(folder: Path, work: Path) -> tuple[Run, float, float]:
@@ -313,6 +331,93 @@ def report(serial_run: Run, parallel: float, cached: float, megabytes: float) ->
     for name, measured, bound, ok in rows:
         print(f"{name:<28} {measured:<34} {bound:<12} {'yes' if ok else 'NO'}")
     return 0 if all(ok for *_, ok in rows) else 1
+
+
+STEPS = ("floor", "load", "replay", "cost", "figures")
+"""The floor (a bare parse of the file), then a row's steps in :func:`core.fleet.survey.analyse`'s
+order."""
+
+
+def step_seconds(folder: Path) -> dict[str, dict[str, float]]:
+    """CPU seconds of each step, summed per agent over the sessions in ``folder`` (in this
+    process: run it in a fresh one), with the collector paused as the fleet's worker has it."""
+    import orjson
+    from analyze_phases import Clock
+
+    from core.fleet.session_rows import session_figures
+    from core.fleet.survey import native_replay, row_cost
+    from core.formats import load_session
+    from core.gc_pause import gc_paused
+
+    totals = {agent: dict.fromkeys(("files", "megabytes", *STEPS), 0.0) for agent in AGENTS}
+    for path in sorted(p for p in folder.rglob("session-*") if p.is_file()):
+        clock = Clock()
+        data = path.read_bytes()
+        if path.suffix == ".json":
+            orjson.loads(data)
+        else:
+            for line in data.splitlines():
+                if line.strip():
+                    orjson.loads(line)
+        del data
+        clock.lap("floor")
+        with gc_paused(freeze=False):
+            session = load_session(str(path))
+            clock.lap("load")
+            result, inferred = native_replay(session)
+            clock.lap("replay")
+            cost = row_cost(session)
+            clock.lap("cost")
+            session_figures(str(path), session, result, inferred, cost)
+            clock.lap("figures")
+            del session, result, inferred, cost
+        figures = totals[path.parent.name]
+        for step, spent in clock.figures.items():
+            figures[step] += spent
+        figures["files"] += 1
+        figures["megabytes"] += path.stat().st_size / 1e6
+    return totals
+
+
+def steps_report(folder: Path, megabytes: float) -> str:
+    """Each step's CPU per agent and in all, against the time ``--jobs 1``'s bound allows."""
+    done = subprocess.run(
+        [sys.executable, __file__, "--steps-of", str(folder)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    totals: dict[str, dict[str, float]] = json.loads(done.stdout)
+    totals["all"] = {
+        key: sum(figures[key] for figures in totals.values())
+        for key in ("files", "megabytes", *STEPS)
+    }
+    lines = [
+        f"\nCPU seconds of each step of a row, summed over the sessions (one process; load "
+        f"average {_load()}):",
+        f"{'agent':<12} {'files':>5} {'MB':>6} "
+        + " ".join(f"{step:>8}" for step in STEPS)
+        + f" {'steps':>8} {'MB/s':>6}",
+    ]
+    for agent, figures in totals.items():
+        spent = sum(figures[step] for step in STEPS[1:])
+        rate = figures["megabytes"] / spent if spent else math.inf
+        lines.append(
+            f"{agent:<12} {figures['files']:>5.0f} {figures['megabytes']:>6.0f} "
+            + " ".join(f"{figures[step]:>8.2f}" for step in STEPS)
+            + f" {spent:>8.2f} {rate:>6.0f}"
+        )
+    every = totals["all"]
+    spent = sum(every[step] for step in STEPS[1:])
+    allowed = megabytes / SERIAL_BOUND_MB_S
+    lines.append(
+        f"the bound ({SERIAL_BOUND_MB_S:.0f} MB/s) allows {allowed:.2f} s for {megabytes:.0f} MB; "
+        f"the steps take {spent:.2f} s ({spent - allowed:+.2f} s), the load alone "
+        f"{every['load']:.2f} s = {every['load'] / every['floor']:.1f} × the floor "
+        f"({every['floor']:.2f} s)"
+    )
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

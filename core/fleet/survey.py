@@ -48,7 +48,7 @@ from core.insights.cost import SessionCost, session_cost
 from core.model.json_text import model_json
 from core.model.session import Role, Session
 from core.replay import Replayer, native_policy
-from core.replay.results import SCHEMA_VERSION, Documented
+from core.replay.results import SCHEMA_VERSION, Documented, InferredThreshold, ReplayResult
 
 if TYPE_CHECKING:  # (the process pool and discovery: a fleet run's, not a sub-agent's figures)
     from core.fleet.session_pool import StopFn
@@ -99,12 +99,10 @@ def analyse(path: str, *, detail: bool = False) -> SessionAnalysis:
     except Exception as exc:  # a loader's bug must not end a run over hundreds of sessions
         return SessionAnalysis(row=FleetRow(path=path, error=_bug("load", exc)))
     try:
-        replayer = Replayer(session)
-        result = replayer.run(native_policy(session))
-        inferred = replayer.inferred_threshold()
+        result, inferred = native_replay(session)
     except Exception as exc:
         return SessionAnalysis(row=FleetRow(path=path, error=_bug("replay", exc)))
-    cost = _cost(session)
+    cost = row_cost(session)
     row = session_figures(path, session, result, inferred, cost)
     row.analysis_seconds = round(time.perf_counter() - started, 4)
     if not detail:
@@ -116,7 +114,14 @@ def analyse(path: str, *, detail: bool = False) -> SessionAnalysis:
     )
 
 
-def _cost(session: Session) -> SessionCost | None:
+def native_replay(session: Session) -> tuple[ReplayResult, InferredThreshold]:
+    """``session`` replayed under its agent's preset, and the threshold interval its own
+    compactions give (a fleet row's replay; ``bench/fleet.py`` times it as a step)."""
+    replayer = Replayer(session)
+    return replayer.run(native_policy(session)), replayer.inferred_threshold()
+
+
+def row_cost(session: Session) -> SessionCost | None:
     """The session's cost; None should pricing fail (the row's other figures still stand)."""
     try:
         return session_cost(session, each_call=False)
