@@ -5,6 +5,7 @@ comparison and truncation sees the same text as before."""
 
 from __future__ import annotations
 
+import copy
 import json
 import pickle
 import sys
@@ -75,6 +76,7 @@ def test_records_copies_and_comparisons_see_the_text() -> None:
     message = Message(index=0, id="m", role=Role.TOOL, tool_result=result)
     assert to_record(message)["tool_result"]["output"] == READ
     assert pickle.loads(pickle.dumps(result)) == result
+    assert copy.deepcopy(message) == message
     # a copy keeps the held bytes, a new output is held as the constructor holds it
     same = replace(result, is_error=False)
     assert _held(same) is _held(result) and same.output == READ
