@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from core.formats.base import as_text
-from core.model.session import ToolCall, Usage
+from core.model.session import ToolCall, Usage, Utf8Text
 
 # Entry kinds (one entry per useful line).
 USER = 0
@@ -51,7 +51,8 @@ class Entry(msgspec.Struct, eq=False):
     texts: Sequence[str] = ()
     reasoning: Sequence[str] = ()
     calls: Sequence[ToolCall] = ()
-    results: Sequence[tuple[str, str, bool]] = ()
+    results: Sequence[tuple[str, str | Utf8Text, bool]] = ()
+    """Each result's call id, output (as :func:`~core.model.session.held_output` keeps it) and error flag."""
     usage: dict[str, Any] | None = None
     """The raw usage of an assistant line until the loader checks it (then ``call_usage``);
     a compact boundary's ``compactMetadata``."""

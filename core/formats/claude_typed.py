@@ -22,7 +22,7 @@ import orjson
 from core.formats.claude_assembly import usage_of_counts
 from core.formats.claude_records import ASSISTANT, USER, Entry
 from core.model.read_numbers import MAX_COUNT
-from core.model.session import ToolCall
+from core.model.session import ToolCall, Utf8Text, held_output
 
 Count = Annotated[int, msgspec.Meta(ge=0, le=MAX_COUNT)]
 """A token count a real session holds (any other figure is read the checked way)."""
@@ -197,7 +197,7 @@ def _read_user(entry: Entry, content: str | list[Block] | None) -> None:
     if content is None:
         return
     texts: list[str] = []
-    results: list[tuple[str, str, bool]] = []
+    results: list[tuple[str, str | Utf8Text, bool]] = []
     for block in content:
         if block.type == "tool_result":
             results.append(_result_of(block, block.is_error is True))
@@ -222,7 +222,7 @@ def _block_piece(block: Block) -> str | None:
     return None
 
 
-def _result_of(block: Block, is_error: bool) -> tuple[str, str, bool]:
+def _result_of(block: Block, is_error: bool) -> tuple[str, str | Utf8Text, bool]:
     content = block.content
     if isinstance(content, str):
         text = content
@@ -232,7 +232,8 @@ def _result_of(block: Block, is_error: bool) -> tuple[str, str, bool]:
         parts = [piece for piece in [_block_piece(inner) for inner in content] if piece is not None]
         text = "\n\n".join(parts)
     call_id = block.tool_use_id
-    return (call_id if call_id is not None else "", text, is_error)
+    # (held as its result will hold it: a Read output's string, 2 bytes a character, goes now)
+    return (call_id if call_id is not None else "", held_output(text), is_error)
 
 
 def _read_assistant(entry: Entry, line: Envelope, message: TypedMessage) -> None:

@@ -19,9 +19,10 @@ Conventions that hold across the model:
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from enum import StrEnum
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import msgspec
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
@@ -146,21 +147,125 @@ class ToolCall(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
     """Arguments as recorded: a dict when they parsed as JSON, else the raw string."""
 
 
+class Utf8Text(bytes):
+    """A tool output held as its UTF-8 bytes (see :class:`ToolResult`); made only by
+    :func:`held_output`. :attr:`ToolResult.output` reads it as its ``str``. Not ``bytes`` itself,
+    so that an encoder that meets one fails (msgspec: "Encoding objects of type Utf8Text is
+    unsupported") instead of writing it as base64."""
+
+    __slots__ = ()
+
+
+_NARROW_BASE = sys.getsizeof("\xe9") - 1
+"""``sys.getsizeof`` of a 1-byte (Latin-1), non-ASCII string less its length: a string of ``n``
+characters that holds more than this plus ``n`` is 2 or 4 bytes a character (UCS-2, UCS-4)."""
+
+
+def held_output(text: str) -> str | Utf8Text:
+    """``text`` as a :class:`ToolResult` holds it: its UTF-8 bytes when the string is 2 or 4 bytes
+    a character and they are fewer (a mostly-ASCII output with one ``→``: half), else ``text``.
+    A loader that keeps outputs until it makes their results keeps this (the string can go at
+    once) and passes it as ``output=``."""
+    if text.isascii():  # (a flag of the string: no scan)
+        return text
+    size = sys.getsizeof(text) - _NARROW_BASE  # n (Latin-1), 2n + 1 (UCS-2), 4n + 3 (UCS-4)
+    if size > len(text):
+        data = text.encode()
+        if len(data) < size:
+            return Utf8Text(data)
+    return text
+
+
 class ToolResult(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
-    """The result of one tool call, as the model was sent it."""
+    """The result of one tool call, as the model was sent it.
+
+    An output with a character past U+00FF (Claude Code's ``→`` in every Read output) makes
+    CPython hold the whole string 2 or 4 bytes a character: such an output is kept as its UTF-8
+    bytes (:class:`Utf8Text`) when they are fewer (half, for mostly-ASCII text), and
+    :attr:`output` decodes it when read. Every reader gets the ``str``; equality, :func:`replace`,
+    :func:`to_record` and :func:`from_record` see the text as before. Made with ``output=`` as
+    any field: the text, or what :func:`held_output` made of it (the keeping happens in
+    ``__post_init__``); an output is never assigned to.
+    """
 
     call_id: str
     """Id of the :class:`ToolCall` this answers."""
     tool_name: str | None = None
     """The tool's name (copied from the call when the format does not repeat it)."""
     output: str = ""
-    """The text the model saw (for a recording: already truncated by the agent, if it did)."""
+    """The text the model saw (for a recording: already truncated by the agent, if it did).
+    A property after the class (see :func:`_output`): the field itself may hold the text's UTF-8
+    bytes."""
     is_error: bool = False
     """The tool reported failure."""
     truncated_by_tool: bool = False
     """The tool truncated its own output (opencode ``metadata.truncated``): T15 must not re-truncate."""
     compacted_at_ms: int | None = None
     """Epoch ms at which the recording agent pruned this output (opencode ``time.compacted``)."""
+
+    def __post_init__(self) -> None:
+        text = self._held_output
+        if type(text) is str:
+            if not text.isascii():
+                self._held_output = held_output(text)
+        elif type(text) is not Utf8Text:
+            raise TypeError(f"a tool output is a str, not {type(text).__name__}")
+
+    if TYPE_CHECKING:  # (what msgspec makes, with ``output`` in the form a loader may keep)
+
+        def __init__(
+            self,
+            *,
+            call_id: str,
+            tool_name: str | None = None,
+            output: str | Utf8Text = "",
+            is_error: bool = False,
+            truncated_by_tool: bool = False,
+            compacted_at_ms: int | None = None,
+        ) -> None: ...
+
+        # (the field's slot under a second name, set after the class)
+
+        @property
+        def _held_output(self) -> str | Utf8Text:
+            """The field as held: the text, or its UTF-8 bytes (readers read :attr:`output`)."""
+
+        @_held_output.setter
+        def _held_output(self, value: str | Utf8Text) -> None: ...
+
+    def output_utf8_size(self) -> int:
+        """``len(self.output.encode())`` without decoding an output held as UTF-8."""
+        held = self._held_output
+        if isinstance(held, str):
+            return len(held) if held.isascii() else len(held.encode())
+        return len(held)
+
+    def output_lines(self) -> int:
+        """``self.output.count("\\n") + 1`` without decoding an output held as UTF-8 (a newline is
+        one byte of UTF-8 and no part of another character)."""
+        held = self._held_output
+        if isinstance(held, str):
+            return held.count("\n") + 1
+        return held.count(b"\n") + 1
+
+
+_HELD_OUTPUT = ToolResult.__dict__["output"]
+"""The slot msgspec made for the ``output`` field (msgspec itself reaches fields by offset: it
+encodes, compares, copies and reads what the slot holds)."""
+
+
+def _output(result: ToolResult) -> str:
+    """:attr:`ToolResult.output`: the text, decoded when it is held as UTF-8."""
+    held = result._held_output
+    if isinstance(held, str):
+        return held
+    return held.decode()
+
+
+# The field keeps its name for msgspec (``output=`` makes one, ``replace(result, output=…)``
+# copies one, the record's key is ``output``); the attribute reads the text.
+ToolResult._held_output = _HELD_OUTPUT  # type: ignore[method-assign]
+ToolResult.output = property(_output)  # type: ignore[assignment]
 
 
 class Message(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
@@ -251,7 +356,7 @@ def to_record(struct: msgspec.Struct) -> dict[str, Any]:
     """A message (or its parts) as JSON-ready builtins, fields at their default left out, in
     field order (enums as their values, nested parts as dicts): what the ctxscope format
     writes, and a deep snapshot for comparing."""
-    record: dict[str, Any] = msgspec.to_builtins(struct)
+    record: dict[str, Any] = msgspec.to_builtins(struct, enc_hook=_text_of)
     calls = record.get("tool_calls")
     if calls is not None:  # (a message's calls as one record whatever sequence holds them)
         if not calls:
@@ -259,6 +364,13 @@ def to_record(struct: msgspec.Struct) -> dict[str, Any]:
         elif type(calls) is tuple:
             record["tool_calls"] = list(calls)
     return record
+
+
+def _text_of(value: Any) -> str:
+    """An output held as UTF-8 (:class:`Utf8Text`) as the text it is, for msgspec's ``enc_hook``."""
+    if type(value) is Utf8Text:
+        return value.decode()
+    raise NotImplementedError(type(value))
 
 
 def from_record(record: dict[str, Any], kind: type[StructT]) -> StructT:

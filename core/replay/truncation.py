@@ -246,7 +246,7 @@ class Truncations:
                     if lines < 0:  # (counted here, once per session: a call per output cost more)
                         result = messages[i].tool_result
                         assert result is not None
-                        lines = counted[i] = result.output.count("\n") + 1
+                        lines = counted[i] = result.output_lines()
                     if lines > max_lines:
                         over.append((i, max_lines, max_bytes, direction))
         over.sort()
@@ -301,8 +301,9 @@ class Truncations:
             sizes = self._bytes = array("q", [-1]) * len(self.session.messages)
         size = sizes[i]
         if size < 0:
-            output = self._output(i)
-            size = sizes[i] = len(output) if output.isascii() else len(output.encode("utf-8"))
+            tool_result = self.session.messages[i].tool_result
+            assert tool_result is not None
+            size = sizes[i] = tool_result.output_utf8_size()
         return size
 
     def _line_counts(self) -> array[int]:
@@ -312,11 +313,6 @@ class Truncations:
         if counts is None:
             counts = self._lines = array("q", [-1]) * len(self.session.messages)
         return counts
-
-    def _output(self, i: int) -> str:
-        tool_result = self.session.messages[i].tool_result
-        assert tool_result is not None
-        return tool_result.output
 
     def items(self, truncation: Truncation, estimator: str, walked: list[bool]) -> WalkedItems:
         """The context item of every message a walk adds under ``truncation`` (None for the
