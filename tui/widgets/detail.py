@@ -53,6 +53,7 @@ from tui.figures import (
     recorded_compaction_figures,
     recorded_trigger,
 )
+from tui.malloc_arenas import release_free_memory
 from tui.screen_state import SessionState
 from tui.widgets.forgotten_view import ForgottenStyles, describe
 from tui.widgets.message_list import (
@@ -71,6 +72,8 @@ BODY_PAGE_CHARS = 24_000
 """Characters shown per page (a single huge line is cut here)."""
 COUNT_ENCODING = "tiktoken:cl100k_base"
 """The tokenizer of the "counted" figure when the policy's estimator is not a tokenizer."""
+_LOADED_TOKENIZERS: set[str] = set()
+"""The tokenizers a count in this process has used."""
 SLOW_FACTS_DELAY_S = 0.12
 """The tokenizer count and the truncation preview start once the cursor has rested this long."""
 COUNT_PIECE_CHARS = 32_768
@@ -686,6 +689,9 @@ class DetailPane(StyledScrollView, can_focus=True):
                 counted = count_in_pieces(text, spec, lambda: worker.is_cancelled)
         except Exception as exc:  # no tokenizer available offline: say so, keep the rest
             note = f"cannot count: {exc}"
+        if spec not in _LOADED_TOKENIZERS:  # (its first count loaded it)
+            _LOADED_TOKENIZERS.add(spec)
+            release_free_memory()  # (the rank table its tables were built from)
         if worker.is_cancelled:
             return
         preview: RenderableType | None = None
