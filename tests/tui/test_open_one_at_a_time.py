@@ -112,8 +112,10 @@ async def _settled_with_count(pilot: Any, timeline: Timeline) -> SessionScreen:
 
 
 async def test_after_the_first_result_the_inferred_threshold_the_insights_and_the_count_run_in_turn(
-    tmp_path: Path, timeline: Timeline
+    tmp_path: Path, timeline: Timeline, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # the count that waited for the open starts as soon as it may, not once a cursor has rested
+    monkeypatch.setattr(detail_module, "SLOW_FACTS_DELAY_S", 3600.0)
     async with _opened(tmp_path / "session.jsonl") as pilot:
         screen = await _settled_with_count(pilot, timeline)
         assert screen.inferred is not None

@@ -153,7 +153,7 @@ class InsightsRunner(Controller):
             severity="error",
             timeout=10,
         )
-        self.view.detail.refresh_decision()  # (its count waited for them)
+        self.view.detail.refresh_decision(at_once=True)  # (its count waited for them)
 
     def insights_ready(self, event: InsightsReady) -> None:
         self._computing = False
@@ -173,7 +173,8 @@ class InsightsRunner(Controller):
             return
         if state.result is not insights.result:
             return  # a newer replay is shown: its own insights are on the way
+        opened = state.insights is None  # (the count of the message selected at open waited)
         state.insights = insights
         view.status.show(state)
-        view.detail.refresh_decision()
+        view.detail.refresh_decision(at_once=opened)
         view.show_breakdown_call(view.gauge.selected_call)
