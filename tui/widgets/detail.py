@@ -53,6 +53,7 @@ from tui.figures import (
     recorded_compaction_figures,
     recorded_trigger,
 )
+from tui.malloc_arenas import release_free_memory
 from tui.screen_state import SessionState
 from tui.widgets.forgotten_view import ForgottenStyles, describe
 from tui.widgets.message_list import (
@@ -71,6 +72,8 @@ BODY_PAGE_CHARS = 24_000
 """Characters shown per page (a single huge line is cut here)."""
 COUNT_ENCODING = "tiktoken:cl100k_base"
 """The tokenizer of the "counted" figure when the policy's estimator is not a tokenizer."""
+_LOADED_TOKENIZERS: set[str] = set()
+"""The tokenizers a count in this process has used."""
 SLOW_FACTS_DELAY_S = 0.12
 """The tokenizer count and the truncation preview start once the cursor has rested this long."""
 COUNT_PIECE_CHARS = 32_768
@@ -224,8 +227,11 @@ class DetailPane(StyledScrollView, can_focus=True):
         if state is None or not state.message_count:
             self._show_empty()
 
-    def show(self, message_index: int | None, *, force: bool = False) -> None:
-        """Show ``message_index`` (``force``: redraw even if it is already shown)."""
+    def show(
+        self, message_index: int | None, *, force: bool = False, at_once: bool = False
+    ) -> None:
+        """Show ``message_index`` (``force``: redraw even if it is already shown; ``at_once``:
+        its count and preview start now, not once the cursor has rested)."""
         state = self._state
         if state is None or message_index is None or not 0 <= message_index < state.message_count:
             self._show_empty()
@@ -250,16 +256,20 @@ class DetailPane(StyledScrollView, can_focus=True):
             path=self._style("detail-pane--path"),
         )
         basis = facts_basis(state, message_index)
+        if at_once:
+            self._compute_slow(state, basis, styles)
+            return
         self._slow_timer = self.set_timer(
             SLOW_FACTS_DELAY_S, lambda: self._compute_slow(state, basis, styles)
         )
 
-    def refresh_decision(self) -> None:
+    def refresh_decision(self, *, at_once: bool = False) -> None:
         """The replay result changed: redraw the decision and the preview of the same message.
 
         The count and the preview are worked out again only when what they depend on changed
         (:class:`FactsBasis`): otherwise the pane is drawn once, with them, rather than with
-        "…" and again once the worker has counted the same text again."""
+        "…" and again once the worker has counted the same text again. ``at_once``: what waited
+        for the session to open starts now (no cursor to wait for)."""
         index = self.message_index
         if index is None:
             return
@@ -274,7 +284,7 @@ class DetailPane(StyledScrollView, can_focus=True):
             self._draw()
             return
         self._slow = None
-        self.show(index, force=True)
+        self.show(index, force=True, at_once=at_once)
 
     def section_text(self, name: str, width: int = 100) -> str:
         """One section as plain text ("" when it is not shown)."""
@@ -686,6 +696,9 @@ class DetailPane(StyledScrollView, can_focus=True):
                 counted = count_in_pieces(text, spec, lambda: worker.is_cancelled)
         except Exception as exc:  # no tokenizer available offline: say so, keep the rest
             note = f"cannot count: {exc}"
+        if spec not in _LOADED_TOKENIZERS:  # (its first count loaded it)
+            _LOADED_TOKENIZERS.add(spec)
+            release_free_memory()  # (the rank table its tables were built from)
         if worker.is_cancelled:
             return
         preview: RenderableType | None = None

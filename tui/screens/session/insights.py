@@ -10,6 +10,7 @@ What arrives for a session or a result that is no longer shown is dropped.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,7 @@ from textual import work
 from textual.timer import Timer
 
 from tui.insights import Insights, compute_insights
+from tui.malloc_arenas import release_free_memory
 from tui.screens.session.controller import Controller
 from tui.screens.session.worker_messages import InsightsReady
 
@@ -40,15 +42,28 @@ class InsightsRunner(Controller):
         """The last insights worked out (their breakdown and cost are reused for the same
         session)."""
         self._timer: Timer | None = None
+        self.wait: Callable[[], bool] = lambda: False
+        """Other work on the shown result runs (the inferred threshold): the insights start
+        after it (:meth:`other_work_done`) rather than hold their data beside its."""
+        self._waiting = False
+        """The insights are due, after the work :attr:`wait` says runs."""
+        self._computing = False
 
     @property
     def pending(self) -> bool:
-        """A replay is shown whose insights wait for :data:`INSIGHTS_DELAY_S` to start."""
-        return self._timer is not None
+        """A replay is shown whose insights wait for :data:`INSIGHTS_DELAY_S`, or for other
+        work on it, to start."""
+        return self._timer is not None or self._waiting
+
+    @property
+    def busy(self) -> bool:
+        """The insights of the shown result are about to start or being worked out."""
+        return self.pending or self._computing
 
     def forget(self) -> None:
         """Let go of the insights kept (the screen is closed)."""
         self._cache = None
+        self._waiting = False
         if self._timer is not None:
             self._timer.stop()
             self._timer = None
@@ -68,15 +83,26 @@ class InsightsRunner(Controller):
         """A new replay starts: the insights of the result shown now are not started (they
         would take the interpreter from the replay, and a newer result follows; a replay that
         ends without one shows this result again, :meth:`result_shown`)."""
+        self._waiting = False
         if self._timer is not None:
             self._timer.stop()
             self._timer = None
 
     def _start(self) -> None:
         self._timer = None
+        if self.wait():
+            self._waiting = True
+            return
         state = self.view.state
         if state is not None and state.result is not None:
+            self._computing = True
             self._compute(state.session, state.result, self._cache, self.view.breakdown_shown)
+
+    def other_work_done(self) -> None:
+        """The work :attr:`wait` waited for is done: start the insights due meanwhile."""
+        if self._waiting:
+            self._waiting = False
+            self._start()
 
     def want_breakdown(self) -> bool:
         """The breakdown band opened: work out every call's breakdown now if it is not known
@@ -90,6 +116,8 @@ class InsightsRunner(Controller):
         if self._timer is not None:
             self._timer.stop()
             self._timer = None
+        self._waiting = False  # (asked for: now, beside whatever else runs)
+        self._computing = True
         self._compute(state.session, state.result, self._cache, True)
         return True
 
@@ -111,17 +139,24 @@ class InsightsRunner(Controller):
             insights = compute_insights(session, result, previous, each_call=each_call)
         except Exception as exc:  # (a report that fails must not end the screen: say so)
             reason = " ".join(str(exc).split()) or type(exc).__name__
-            self.app.call_from_thread(
-                self.app.notify,
-                f"The breakdown, cost and compaction reports could not be worked out: {reason}",
-                title="Insights",
-                severity="error",
-                timeout=10,
-            )
+            self.app.call_from_thread(self._failed, reason)
             return
+        finally:
+            release_free_memory()  # (what the reports were made from)
         self.view.post_message(InsightsReady(insights))
 
+    def _failed(self, reason: str) -> None:
+        self._computing = False
+        self.app.notify(
+            f"The breakdown, cost and compaction reports could not be worked out: {reason}",
+            title="Insights",
+            severity="error",
+            timeout=10,
+        )
+        self.view.detail.refresh_decision(at_once=True)  # (its count waited for them)
+
     def insights_ready(self, event: InsightsReady) -> None:
+        self._computing = False
         view = self.view
         insights = event.insights
         known = self._cache
@@ -138,7 +173,8 @@ class InsightsRunner(Controller):
             return
         if state.result is not insights.result:
             return  # a newer replay is shown: its own insights are on the way
+        opened = state.insights is None  # (the count of the message selected at open waited)
         state.insights = insights
         view.status.show(state)
-        view.detail.refresh_decision()
+        view.detail.refresh_decision(at_once=opened)
         view.show_breakdown_call(view.gauge.selected_call)

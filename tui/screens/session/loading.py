@@ -28,6 +28,7 @@ from core.formats import LoadError, load_session, load_session_head
 from core.model.session import Session
 from core.model.write_numbers import format_bytes
 from tui.growing_file import LiveFile
+from tui.malloc_arenas import release_free_memory
 from tui.screen_state import SessionState, policy_for
 from tui.screens.session.controller import Controller
 from tui.screens.session.heap import collect_thawed, freeze_heap
@@ -182,6 +183,7 @@ class SessionLoader(Controller):
             )
             return
         seconds = time.perf_counter() - started
+        release_free_memory()  # (the reader's buffers: of no use to the replay's small objects)
         freeze_heap()  # before the UI thread touches it: no full collection on the first frame
         if not worker.is_cancelled:
             self.view.post_message(SessionLoaded(session, seconds))

@@ -17,11 +17,13 @@ from textual.timer import Timer
 
 from core.model.session import Session
 from core.policy import Policy
+from tui.malloc_arenas import release_free_memory
 from tui.screen_state import INFERRED, Inferred
 from tui.screens.session.controller import Controller
 from tui.screens.session.heap import freeze_heap
 from tui.screens.session.worker_messages import (
     RERUN_QUIET_S,
+    InferenceEnded,
     InferredPolicyFound,
     InferredWorkedOut,
     ReplayDone,
@@ -62,6 +64,14 @@ class ReplayRunner(Controller):
         self._replayer_session: Session | None = None
         self._notice: Timer | None = None
         """Says "replaying…" when a re-run outlasts :data:`RERUN_QUIET_S` (:meth:`_announce`)."""
+        self._inferring: int | None = None
+        """The generation whose result the worker works out the inferred threshold after."""
+
+    @property
+    def inferring(self) -> bool:
+        """The inferred threshold is being worked out after the result shown (a walk of the
+        whole session: the insights wait for it rather than hold their own data beside its)."""
+        return self._inferring is not None
 
     def replayer_for(self, session: Session) -> Replayer | None:
         """The replayer of ``session`` (it holds its results per policy), if one was made."""
@@ -158,16 +168,27 @@ class ReplayRunner(Controller):
                 self.view.post_message(ReplayEnded(generation, None))
                 return
             seconds = time.perf_counter() - started
-            done = ReplayDone(result, generation, seconds, inferred)
+            release_free_memory()  # (the walk's own data, before the next step's)
+            done = ReplayDone(result, generation, seconds, inferred, infers_later=later)
             self.view.post_message(done)
             if later:
-                # after the result's frame: the two would share one interpreter
-                deadline = time.monotonic() + RESULT_PAINT_WAIT_S
-                while not done.painted.wait(PAINT_POLL_S):
-                    if cancel.is_set() or time.monotonic() > deadline:
-                        break
-                if not cancel.is_set():  # (a newer replay works it out, or the screen closed)
-                    self._infer_later(replayer, session)
+                self._infer_after_paint(done, replayer, session, cancel)
+
+    def _infer_after_paint(
+        self, done: ReplayDone, replayer: Replayer, session: Session, cancel: threading.Event
+    ) -> None:
+        """Work out the inferred threshold once ``done``'s result is painted (the two would
+        share one interpreter), then say it is done (in the replay's worker)."""
+        try:
+            deadline = time.monotonic() + RESULT_PAINT_WAIT_S
+            while not done.painted.wait(PAINT_POLL_S):
+                if cancel.is_set() or time.monotonic() > deadline:
+                    break
+            if not cancel.is_set():  # (a newer replay works it out, or the screen closed)
+                self._infer_later(replayer, session)
+                release_free_memory()
+        finally:
+            self.view.post_message(InferenceEnded(done.generation))
 
     def _infer_later(self, replayer: Replayer, session: Session) -> None:
         """Work out the inferred threshold after a result was shown (in the replay's worker)."""
@@ -213,6 +234,14 @@ class ReplayRunner(Controller):
         recording_checks(replayer)  # (kept with the session: the screens name it beside each)
         return Inferred(replayer.inferred_threshold(), replayer.inferred_policy())
 
+    def inference_ended(self, event: InferenceEnded) -> bool:
+        """The worker is done with the inferred threshold of ``event``'s generation (True:
+        the one waited for)."""
+        if self._inferring is None or event.generation != self._inferring:
+            return False
+        self._inferring = None
+        return True
+
     def replay_progressed(self, event: ReplayProgressed) -> None:
         if event.generation == self._generation and event.total:
             self.view.status.activity(
@@ -229,6 +258,8 @@ class ReplayRunner(Controller):
         self.replay_seconds = event.seconds
         if event.inferred is not None:
             self.inferred = event.inferred
+        if event.infers_later:
+            self._inferring = event.generation
         if self._want_inferred and self.inferred is not None:
             self._want_inferred = False  # asked for on the command line: it is known now
             view.tell(InferredPolicyFound(self.inferred.policy))

@@ -35,6 +35,7 @@ from tui.screens.session.replaying import ReplayRunner
 from tui.screens.session.view import SessionView
 from tui.screens.session.worker_messages import (
     FirstPartLoaded,
+    InferenceEnded,
     InferredPolicyFound,
     InferredWorkedOut,
     InsightsReady,
@@ -144,6 +145,7 @@ class SessionScreen(SessionView):
         # the count of the message selected at open waits for the session (one the user picks,
         # never: they asked for it)
         self.detail.slow_facts_wait = lambda: self.opening() and not self.user_selected
+        self.insights_runner.wait = lambda: self.replays.inferring
         if self.initial_session is not None:
             self.query_one(LoadProgress).display = False
             self.loader.install(self.initial_session)
@@ -173,14 +175,19 @@ class SessionScreen(SessionView):
         return self.loader.after_paint_pending
 
     def opening(self) -> bool:
-        """The session is being opened: its file read, or its first replay on the way (neither
-        a result nor a replay error shown yet). Work that can wait (the detail pane's tokenizer
-        count) waits until then rather than take the interpreter from the load and the replay."""
+        """The session is being opened: its file read, its first replay on the way (neither a
+        result nor a replay error shown yet), or the first result's inferred threshold and
+        insights. Work that can wait (the detail pane's tokenizer count) waits until then rather
+        than take the interpreter from the load and the replay, or add its memory to theirs."""
         state = self.state
         if state is None:
             return self.reading
         if state.result is not None or state.replay_error is not None:
-            return False
+            # the first result's inferred threshold, then its insights, then the count: each
+            # holds data of its own for a while (all three at once made the open's peak memory)
+            return state.insights is None and (
+                self.replays.inferring or self.notices_pending or self.insights_runner.busy
+            )
         return (
             self.reading
             or self.partial
@@ -237,6 +244,10 @@ class SessionScreen(SessionView):
 
     def on_inferred_worked_out(self, event: InferredWorkedOut) -> None:
         self.replays.inferred_worked_out(event)
+
+    def on_inference_ended(self, event: InferenceEnded) -> None:
+        if self.replays.inference_ended(event):
+            self.insights_runner.other_work_done()
 
     def on_replay_ended(self, event: ReplayEnded) -> None:
         self.replays.replay_ended(event)

@@ -99,6 +99,8 @@ class ReplayDone(Message):
         generation: int,
         seconds: float,
         inferred: Inferred | None = None,
+        *,
+        infers_later: bool = False,
     ) -> None:
         super().__init__()
         self.result = result
@@ -107,6 +109,9 @@ class ReplayDone(Message):
         self.inferred = inferred
         """What the session's own compactions say of the recording agent's threshold (worked
         out once per session, with the first replay; None for our own format)."""
+        self.infers_later = infers_later
+        """The replay's worker works the inferred threshold out once this result is painted
+        (:class:`InferenceEnded` says when it is done)."""
         self.painted = threading.Event()
         """Set once the result is on screen (or will not be shown): work the replay's worker
         does after it (the inferred threshold) waits for it, not to delay that frame."""
@@ -121,6 +126,16 @@ class InferredWorkedOut(Message):
         super().__init__()
         self.inferred = inferred
         self.source = source
+
+
+class InferenceEnded(Message):
+    """The replay's worker is done with the inferred threshold it works out after the result
+    of replay ``generation`` (worked out, failed or given up: the work that waited for it, the
+    insights, may start)."""
+
+    def __init__(self, generation: int) -> None:
+        super().__init__()
+        self.generation = generation
 
 
 class ReplayEnded(Message):
