@@ -9,6 +9,7 @@ controller to the screen, which passes them on to the controllers concerned.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from typing import TYPE_CHECKING
@@ -40,7 +41,9 @@ class Throttle:
 
     def __init__(self, interval_s: float = PROGRESS_INTERVAL_S, *, quiet_s: float = 0.0) -> None:
         self.interval_s = interval_s
-        self._last = 0.0 if quiet_s <= 0 else time.monotonic() + quiet_s - interval_s
+        # (no quiet start: the first report passes whatever the clock reads — the monotonic
+        # clock counts from boot, which on a machine up for less than an interval is below it)
+        self._last = -math.inf if quiet_s <= 0 else time.monotonic() + quiet_s - interval_s
 
     def ready(self) -> bool:
         """True (and the clock restarts) when the interval has passed since the last report."""
