@@ -32,8 +32,9 @@ class Calls:
     def __init__(self, session: Session) -> None:
         self._session = weakref.ref(session)
         self.n = n = len(session.messages)
-        self.main = [not m.sidechain for m in session.messages]
-        """Messages of the main conversation (not a sub-agent's side chain)."""
+        self.main = bytearray(not m.sidechain for m in session.messages)
+        """Messages of the main conversation (not a sub-agent's side chain): 1, else 0. This and
+        the other per-message flags are bytes (one a message, not a list's 8-byte pointer)."""
         self.calls: list[int] = []
         """The message index of each model call (assistant message), in order."""
         self.call_of = array("i", [-1]) * n
@@ -46,9 +47,9 @@ class Calls:
         self.next_call = array("i")
         """Per message: the first call at or after it (-1: none), and -1 after the last message
         (both filled by :meth:`_index_calls`)."""
-        self.turn_start = [False] * n
-        """Per message of the main conversation: it starts a turn (:attr:`Message.is_turn_start`,
-        read once here rather than at every walk)."""
+        self.turn_start = bytearray(n)
+        """Per message of the main conversation: it starts a turn, 1 (:attr:`Message.is_turn_start`,
+        read once here rather than at every walk), else 0."""
         self._index_calls()
         reasoning = [m.reasoning_estimate_tokens for m in session.messages]
         self.reasoning: list[int] | None = reasoning if any(reasoning) else None
@@ -66,8 +67,8 @@ class Calls:
         """Per call: an overflow whatever the window (stop reason ``length``, overflow error)."""
         self.kinds: list[RecordedKind] = []
         """Per call: on which side of the reply its figures are measured."""
-        self.after_reply: list[bool] = []
-        """Per call: its figures are measured after the reply (``kinds``, as flags)."""
+        self.after_reply = bytearray()
+        """Per call: its figures are measured after the reply (``kinds``, as flags: 1, else 0)."""
         self.usage_notes: list[str] = []
         self.has_usage = False
         """Any call recorded a usable figure."""
@@ -159,7 +160,7 @@ class Calls:
             kind_of[convention] if convention is not None else default_kind
             for convention in conventions
         ]
-        self.after_reply = [kind == "after-reply" for kind in self.kinds]
+        self.after_reply = bytearray(kind == "after-reply" for kind in self.kinds)
         if zero_calls:
             self.usage_notes.append(
                 f"{zero_calls} call(s) recorded an all-zero usage (aborted or failed calls); "

@@ -3,7 +3,8 @@ one JSON document (``analyze --json``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from pydantic import Field
 from pydantic_core import to_json
@@ -160,12 +161,18 @@ def call_timeline(result: ReplayResult) -> CallTimeline:
     return build(
         CallTimeline,
         {
-            "message_index": list(column("message_index")),
-            "recorded_tokens": list(column("recorded_tokens")),
-            "check_tokens": list(column("check_tokens")),
-            "simulated_tokens": list(column("simulated_tokens")),
+            "message_index": _as_list(column("message_index")),
+            "recorded_tokens": _as_list(column("recorded_tokens")),
+            "check_tokens": _as_list(column("check_tokens")),
+            "simulated_tokens": _as_list(column("simulated_tokens")),
         },
     )
+
+
+def _as_list(values: Sequence[Any]) -> list[Any]:
+    """``values`` as a list: the column itself when it is one (the result's columns are read,
+    never written: a copy of each, 0.4 MB at 50,000 calls, was the report's peak), else a copy."""
+    return values if type(values) is list else list(values)
 
 
 def session_info(session: Session, result: ReplayResult) -> SessionInfo:

@@ -49,10 +49,10 @@ def _check(session: Session) -> Calls:
     return calls
 
 
-def test_columns_of_a_built_session() -> None:
+def _mixed_session() -> Session:
     """Messages before the first turn, a side chain inside a turn, a summary, trailing
     messages after the last call."""
-    session = (
+    return (
         SessionBuilder()
         .system("be brief")
         .call(context=1_000)
@@ -69,6 +69,10 @@ def test_columns_of_a_built_session() -> None:
         .user("last words")
         .session()
     )
+
+
+def test_columns_of_a_built_session() -> None:
+    session = _mixed_session()
     calls = _check(session)
     assert calls.turn_of[0] == -1 and calls.turn_of[len(session.messages) - 1] == 3
 
@@ -152,4 +156,26 @@ def test_kinds_follow_each_calls_usage() -> None:
     ]
     assert calls.kinds == expected
     assert expected == ["after-reply", "after-reply", "before-reply", "after-reply", "after-reply"]
-    assert calls.after_reply == [kind == "after-reply" for kind in expected]
+    assert list(calls.after_reply) == [kind == "after-reply" for kind in expected]
+
+
+def test_per_message_flags_are_one_byte_each() -> None:
+    """The flags ``Calls`` and ``RecordedCompactions`` keep per message (main conversation, turn
+    start, owned by a recorded compaction) and per call (measured after the reply) are bytes, not
+    lists of 8-byte pointers, holding what each message says; the walked flags stay bools (the
+    message states' ``in_context`` is copied from them)."""
+    from core.replay.recorded import placed
+
+    session = _mixed_session()
+    calls, recorded = placed(session)
+    messages = session.messages
+    for flags in (calls.main, calls.turn_start, calls.after_reply, recorded.owned):
+        assert type(flags) is bytearray
+    assert list(calls.main) == [not m.sidechain for m in messages]
+    assert list(calls.turn_start) == [(not m.sidechain) and m.is_turn_start for m in messages]
+    assert list(calls.after_reply) == [kind == "after-reply" for kind in calls.kinds]
+    assert any(recorded.owned) and len(recorded.owned) == len(messages)
+    assert recorded.walked == [
+        bool(main) and not owned for main, owned in zip(calls.main, recorded.owned, strict=True)
+    ]
+    assert all(type(flag) is bool for flag in recorded.walked)
