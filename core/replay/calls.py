@@ -186,18 +186,22 @@ class Calls:
 
     def recorded_overflows(self, window: int | None) -> list[str | None]:
         """Why each recorded call overflowed against ``window`` (None: it did not), worked out
-        once per window (a list of the calls' length for each window a policy used)."""
+        once per window (a list of the calls' length for each window a policy used; the fixed
+        overflows' own list, read only, where no call is over the window: the usual case)."""
         reasons = self._overflow_reasons.get(window)
         if reasons is None:
+            fixed_overflow = self.fixed_overflow
             if window:
                 reasons = [
                     "over-window"
                     if fixed is None and prompt is not None and prompt > window
                     else fixed
-                    for fixed, prompt in zip(self.fixed_overflow, self.usage_prompt, strict=True)
+                    for fixed, prompt in zip(fixed_overflow, self.usage_prompt, strict=True)
                 ]
+                if reasons == fixed_overflow:
+                    reasons = fixed_overflow
             else:
-                reasons = list(self.fixed_overflow)  # (no window: only the fixed overflows)
+                reasons = fixed_overflow  # (no window: only the fixed overflows)
             self._overflow_reasons[window] = reasons
         return reasons
 
@@ -235,7 +239,7 @@ class Calls:
         message's own index when there is none."""
         if self._links is None:
             first: dict[str, int] = {}
-            links = array("q", range(self.n))  # (8 bytes a message, not an int object each)
+            links = array("i", range(self.n))  # (4 bytes a message, as the other columns)
             first_of = first.setdefault
             # Each id's first message, the calls' ids before the result's (a message holding
             # both sets both to itself when new); a message links to the least of its ids'

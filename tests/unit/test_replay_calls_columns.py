@@ -86,13 +86,9 @@ def test_columns_of_real_sessions(path: Path | None) -> None:
     _check(load_shared_or_skip(path))
 
 
-@pytest.mark.parametrize("window", [None, 0, 1_500, 2_500, 10_000])
-def test_recorded_overflows_per_window(window: int | None) -> None:
-    """Why each call overflowed against ``window``: a fixed overflow (stop reason ``length``,
-    an error) whatever the window, else a recorded prompt over a window."""
-    from core.algorithms.overflow import overflow_reason
-
-    session = (
+def _overflowing_session() -> Session:
+    """Calls of 1,000 to 3,000 tokens, one stopped for length and one refused."""
+    return (
         SessionBuilder()
         .user("go")
         .call(context=1_000)
@@ -106,6 +102,15 @@ def test_recorded_overflows_per_window(window: int | None) -> None:
         .call()
         .session()
     )
+
+
+@pytest.mark.parametrize("window", [None, 0, 1_500, 2_500, 10_000])
+def test_recorded_overflows_per_window(window: int | None) -> None:
+    """Why each call overflowed against ``window``: a fixed overflow (stop reason ``length``,
+    an error) whatever the window, else a recorded prompt over a window."""
+    from core.algorithms.overflow import overflow_reason
+
+    session = _overflowing_session()
     calls = Calls(session)
     expected: list[str | None] = []
     for c, i in enumerate(calls.calls):
@@ -179,3 +184,16 @@ def test_per_message_flags_are_one_byte_each() -> None:
         bool(main) and not owned for main, owned in zip(calls.main, recorded.owned, strict=True)
     ]
     assert all(type(flag) is bool for flag in recorded.walked)
+
+
+def test_the_recorded_overflows_are_the_fixed_ones_where_no_call_is_over_the_window() -> None:
+    """Why each call overflowed, against a window no recorded call passes (or no window), is
+    the column of the fixed overflows itself, not a copy per window; a window some call passes
+    has a column of its own."""
+    calls = Calls(_overflowing_session())
+    fixed = calls.fixed_overflow
+    assert calls.recorded_overflows(None) is fixed
+    assert calls.recorded_overflows(10_000) is fixed
+    assert fixed[1] is not None and fixed[2] is None
+    over = calls.recorded_overflows(2_500)
+    assert over is not fixed and over[2] == "over-window"
