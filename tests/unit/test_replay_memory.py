@@ -222,3 +222,23 @@ def test_the_causes_of_no_compaction_read_no_message_column() -> None:
     assert compaction_causes(built, result) == []
     lazy = result._lazy_messages
     assert isinstance(lazy, ColumnStates) and lazy._make is not None
+
+
+def test_a_results_token_columns_are_read_without_making_the_others() -> None:
+    """The message tokens (and as sent) are the run's own columns: reading them (``analyze``'s
+    projected prompts of a Codex session do) makes none of the other message columns, and they
+    are the states' fields."""
+    from core.replay import Replayer
+    from core.replay.timeline import ColumnStates
+
+    session, policy = _one_compaction()
+    result = Replayer(session).run(policy)
+    lazy = result._lazy_messages
+    assert isinstance(lazy, ColumnStates)
+    tokens = result.message_column("tokens")
+    sent = result.message_column("tokens_after_truncation")
+    assert lazy._make is not None  # (nothing else made)
+    assert list(tokens) == [state.tokens for state in result.messages]
+    assert list(sent) == [state.tokens_after_truncation for state in result.messages]
+    assert lazy._make is None
+    assert lazy.column("tokens") is tokens
