@@ -220,7 +220,9 @@ def _recorded_prompt_column(session: Session, result: ReplayResult) -> list[int 
     at_calls = result.point_column("message_index")
     figures = result.point_column("recorded_tokens")
     calls = placed(session)[0]
-    if len(at_calls) == len(calls.calls) and list(at_calls) == calls.calls:
+    if at_calls is calls.calls or (
+        len(at_calls) == len(calls.calls) and list(at_calls) == calls.calls
+    ):
         column = _prompts_from_calls(session, calls.usage_prompt, at_calls, figures)
     else:  # (a result of another placing of the calls: each call's usage read again)
         column = plain_recorded_prompts(session, at_calls, figures)
@@ -259,6 +261,8 @@ def _prompts_from_calls(
         for c in compress(range(len(column)), map(is_, column, repeat(None)))
         if figures[c] is not None
     ]
+    if not gaps and isinstance(prompts, list) and column == prompts:
+        return prompts  # (the calls' own column, read only: not a copy kept to the end)
     for c, prompt in zip(
         gaps,
         plain_recorded_prompts(session, [at_calls[c] for c in gaps], [figures[c] for c in gaps]),

@@ -32,8 +32,9 @@ class Calls:
     def __init__(self, session: Session) -> None:
         self._session = weakref.ref(session)
         self.n = n = len(session.messages)
-        self.main = [not m.sidechain for m in session.messages]
-        """Messages of the main conversation (not a sub-agent's side chain)."""
+        self.main = bytearray(not m.sidechain for m in session.messages)
+        """Messages of the main conversation (not a sub-agent's side chain): 1, else 0. This and
+        the other per-message flags are bytes (one a message, not a list's 8-byte pointer)."""
         self.calls: list[int] = []
         """The message index of each model call (assistant message), in order."""
         self.call_of = array("i", [-1]) * n
@@ -46,9 +47,9 @@ class Calls:
         self.next_call = array("i")
         """Per message: the first call at or after it (-1: none), and -1 after the last message
         (both filled by :meth:`_index_calls`)."""
-        self.turn_start = [False] * n
-        """Per message of the main conversation: it starts a turn (:attr:`Message.is_turn_start`,
-        read once here rather than at every walk)."""
+        self.turn_start = bytearray(n)
+        """Per message of the main conversation: it starts a turn, 1 (:attr:`Message.is_turn_start`,
+        read once here rather than at every walk), else 0."""
         self._index_calls()
         reasoning = [m.reasoning_estimate_tokens for m in session.messages]
         self.reasoning: list[int] | None = reasoning if any(reasoning) else None
@@ -66,8 +67,8 @@ class Calls:
         """Per call: an overflow whatever the window (stop reason ``length``, overflow error)."""
         self.kinds: list[RecordedKind] = []
         """Per call: on which side of the reply its figures are measured."""
-        self.after_reply: list[bool] = []
-        """Per call: its figures are measured after the reply (``kinds``, as flags)."""
+        self.after_reply = bytearray()
+        """Per call: its figures are measured after the reply (``kinds``, as flags: 1, else 0)."""
         self.usage_notes: list[str] = []
         self.has_usage = False
         """Any call recorded a usable figure."""
@@ -159,7 +160,7 @@ class Calls:
             kind_of[convention] if convention is not None else default_kind
             for convention in conventions
         ]
-        self.after_reply = [kind == "after-reply" for kind in self.kinds]
+        self.after_reply = bytearray(kind == "after-reply" for kind in self.kinds)
         if zero_calls:
             self.usage_notes.append(
                 f"{zero_calls} call(s) recorded an all-zero usage (aborted or failed calls); "
@@ -185,18 +186,22 @@ class Calls:
 
     def recorded_overflows(self, window: int | None) -> list[str | None]:
         """Why each recorded call overflowed against ``window`` (None: it did not), worked out
-        once per window (a list of the calls' length for each window a policy used)."""
+        once per window (a list of the calls' length for each window a policy used; the fixed
+        overflows' own list, read only, where no call is over the window: the usual case)."""
         reasons = self._overflow_reasons.get(window)
         if reasons is None:
+            fixed_overflow = self.fixed_overflow
             if window:
                 reasons = [
                     "over-window"
                     if fixed is None and prompt is not None and prompt > window
                     else fixed
-                    for fixed, prompt in zip(self.fixed_overflow, self.usage_prompt, strict=True)
+                    for fixed, prompt in zip(fixed_overflow, self.usage_prompt, strict=True)
                 ]
+                if reasons == fixed_overflow:
+                    reasons = fixed_overflow
             else:
-                reasons = list(self.fixed_overflow)  # (no window: only the fixed overflows)
+                reasons = fixed_overflow  # (no window: only the fixed overflows)
             self._overflow_reasons[window] = reasons
         return reasons
 
@@ -234,7 +239,7 @@ class Calls:
         message's own index when there is none."""
         if self._links is None:
             first: dict[str, int] = {}
-            links = array("q", range(self.n))  # (8 bytes a message, not an int object each)
+            links = array("i", range(self.n))  # (4 bytes a message, as the other columns)
             first_of = first.setdefault
             # Each id's first message, the calls' ids before the result's (a message holding
             # both sets both to itself when new); a message links to the least of its ids'

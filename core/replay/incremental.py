@@ -357,7 +357,7 @@ class ResumePlanner:
         # A projection that crossed mid-turn under one threshold only: the checkpoints after
         # this check hold the other run's flag.
         if c + 1 < len(trace.pending):
-            after: bool | None = trace.pending[c + 1]
+            after: bool | None = trace.pending[c + 1] == 1
         else:
             after = trace.final.pending if trace.final is not None else None
         if after is not None and after != pending_new:

@@ -109,8 +109,8 @@ class RecordedCompactions:
         self.calls = calls
         n = calls.n
         self._ids: dict[str, int] | None = None
-        self.owned = [False] * n
-        """Messages a recorded compaction wrote."""
+        self.owned = bytearray(n)
+        """Messages a recorded compaction wrote (1, else 0: one byte a message)."""
         self.all: list[RecordedCompaction] = []
         self.at: dict[int, list[RecordedCompaction]] = {}
         """The recorded compactions by the message they happened before."""
@@ -122,7 +122,7 @@ class RecordedCompactions:
             self.at.setdefault(rc.m_c, []).append(rc)
         self._infer_manual()
         self.walked = [
-            main and not owned for main, owned in zip(calls.main, self.owned, strict=True)
+            not owned if main else False for main, owned in zip(calls.main, self.owned, strict=True)
         ]
         """Messages a walk adds to the context: in the main conversation and not owned by a
         recorded compaction."""
@@ -509,4 +509,4 @@ def turn_count(session: Session) -> int:
     counted from the column the placing of the calls already read (one flag per message)
     rather than by asking each of a 100 MB session's 100,000 messages again. The one count of
     turns: ``analyze``'s session facts and the fleet's rows both read it."""
-    return placed(session)[0].turn_start.count(True)
+    return placed(session)[0].turn_start.count(1)

@@ -389,8 +389,9 @@ class Trace:
         self.checkpoints: list[State | None] = []
         """The state before each call, kept before every k-th call (:func:`checkpoint_spacing`;
         None before the others): the resume points. Its length is the number of calls walked."""
-        self.pending: list[bool] = []
-        """The state's projection flag before each call (:attr:`State.pending`)."""
+        self.pending = bytearray()
+        """The state's projection flag before each call (:attr:`State.pending`): 1, else 0 (a
+        byte a call, not a list's 8-byte slot)."""
         self.made: list[Check] = []
         """The threshold check made before each call (walked or not): a column of the rows."""
         self.deltas: list[int] = []

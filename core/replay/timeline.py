@@ -48,10 +48,12 @@ class MessageStates:
     def __len__(self) -> int:
         return len(self._cache)
 
-    def lazy(self, columns: Callable[[], tuple[Any, ...]]) -> ColumnStates:
+    def lazy(
+        self, columns: Callable[[], tuple[Any, ...]], ready: dict[str, Sequence[Any]]
+    ) -> ColumnStates:
         """The states of the columns ``columns()`` makes (when first read), built when asked
-        for (:class:`ColumnStates`)."""
-        return ColumnStates(self, columns, self.n)
+        for (:class:`ColumnStates`); ``ready``: those of them the run holds already, by name."""
+        return ColumnStates(self, columns, self.n, ready)
 
     def state(self, key: tuple[Any, ...]) -> MessageState:
         """The state of one message, from its key (its values in the columns' order)."""
@@ -101,11 +103,19 @@ class ColumnStates:
     message and the compactions' maps of a 100 MB session, megabytes at its peak)."""
 
     def __init__(
-        self, states: MessageStates, make: Callable[[], tuple[Any, ...]], count: int
+        self,
+        states: MessageStates,
+        make: Callable[[], tuple[Any, ...]],
+        count: int,
+        ready: dict[str, Sequence[Any]],
     ) -> None:
         self._states = states
         self._make: Callable[[], tuple[Any, ...]] | None = make
         self._made: tuple[Any, ...] = ()
+        self._ready = ready
+        """The columns ``make`` returns that exist before it runs (the run's own token
+        columns): read without making the others (the compactions' maps, megabytes at 10^5
+        messages, for a report that asks for the tokens alone)."""
         self.count = count
 
     @property
@@ -127,6 +137,9 @@ class ColumnStates:
             return [
                 why in PROTECTED_REASONS for why in self._columns[_COLUMNS.index("prune_reason")]
             ]
+        ready = self._ready.get(name)
+        if ready is not None:
+            return ready
         column: Sequence[Any] = self._columns[_COLUMNS.index(name)]
         return column
 
@@ -165,7 +178,10 @@ def assemble(
     policy = setting.policy
     events = trace.events
     points = ColumnPoints(trace, calls, setting)
-    messages = states.lazy(partial(_message_columns, calls, recorded, setting, trace))
+    messages = states.lazy(
+        partial(_message_columns, calls, recorded, setting, trace),
+        {"tokens": setting.tokens, "tokens_after_truncation": setting.truncation.tokens},
+    )
     result = build(
         ReplayResult,
         {

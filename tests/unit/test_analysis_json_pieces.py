@@ -5,6 +5,7 @@ a piece, or the serialiser the report's strings need."""
 from __future__ import annotations
 
 from pathlib import Path
+from types import GeneratorType
 
 import orjson
 import pytest
@@ -45,6 +46,21 @@ def test_the_pieces_join_to_the_whole_document(count: int, calls: int) -> None:
     orjson.loads(whole)
     if count > calls:  # the timeline's columns in pieces, none holding the whole timeline
         assert len(pieces) > 4 * (count // calls)
+
+
+def test_the_document_around_the_timeline_is_held_once() -> None:
+    """While its first piece is written, the writer holds the document's head and tail and
+    nothing else of the report's bytes (not the document without its timeline besides: three
+    copies of its size at the peak of a 100 MB session's ``analyze --json``)."""
+    report = _report(_calls(7))
+    rest = model_json_bytes(report.model_copy(update={"timeline": None}))
+    pieces = analysis_json_pieces(report, calls=2)
+    first = next(pieces)
+    assert isinstance(pieces, GeneratorType) and pieces.gi_frame is not None
+    held = [v for v in pieces.gi_frame.f_locals.values() if isinstance(v, bytes)]
+    assert sum(map(len, held)) < len(rest)
+    assert first == rest[: len(first)] and first.endswith(b'"timeline": ')
+    assert b"".join([first, *pieces]) == model_json_bytes(report)
 
 
 def test_a_report_without_a_timeline_is_one_piece() -> None:

@@ -175,3 +175,26 @@ def test_what_filled_of_every_sample_is_the_plain_reading(path: Path | None) -> 
     count = len(session.messages)
     for since, until in ((0, count), (count // 3, 2 * count // 3)):
         _same_growth(session, since, until)
+
+
+def test_the_report_timeline_is_the_result_columns_not_copies() -> None:
+    """``analyze``'s timeline holds the replay's own columns where they are lists (read, never
+    written: a copy of each was the report's peak on a 100 MB session), with the same values."""
+    from core.reports.analyze import call_timeline
+
+    session = (
+        SessionBuilder(model="claude-sonnet-4-5")
+        .user("go")
+        .call(context=1_000)
+        .result("a")
+        .call(context=2_000)
+        .session()
+    )
+    result = Replayer(session).run(native_policy(session))
+    timeline = call_timeline(result)
+    for name in ("message_index", "recorded_tokens", "check_tokens", "simulated_tokens"):
+        column = result.point_column(name)
+        assert getattr(timeline, name) == list(column)
+        if type(column) is list:
+            assert getattr(timeline, name) is column
+    assert timeline.simulated_tokens is result.point_column("simulated_tokens")

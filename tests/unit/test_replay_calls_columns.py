@@ -49,10 +49,10 @@ def _check(session: Session) -> Calls:
     return calls
 
 
-def test_columns_of_a_built_session() -> None:
+def _mixed_session() -> Session:
     """Messages before the first turn, a side chain inside a turn, a summary, trailing
     messages after the last call."""
-    session = (
+    return (
         SessionBuilder()
         .system("be brief")
         .call(context=1_000)
@@ -69,6 +69,10 @@ def test_columns_of_a_built_session() -> None:
         .user("last words")
         .session()
     )
+
+
+def test_columns_of_a_built_session() -> None:
+    session = _mixed_session()
     calls = _check(session)
     assert calls.turn_of[0] == -1 and calls.turn_of[len(session.messages) - 1] == 3
 
@@ -82,13 +86,9 @@ def test_columns_of_real_sessions(path: Path | None) -> None:
     _check(load_shared_or_skip(path))
 
 
-@pytest.mark.parametrize("window", [None, 0, 1_500, 2_500, 10_000])
-def test_recorded_overflows_per_window(window: int | None) -> None:
-    """Why each call overflowed against ``window``: a fixed overflow (stop reason ``length``,
-    an error) whatever the window, else a recorded prompt over a window."""
-    from core.algorithms.overflow import overflow_reason
-
-    session = (
+def _overflowing_session() -> Session:
+    """Calls of 1,000 to 3,000 tokens, one stopped for length and one refused."""
+    return (
         SessionBuilder()
         .user("go")
         .call(context=1_000)
@@ -102,6 +102,15 @@ def test_recorded_overflows_per_window(window: int | None) -> None:
         .call()
         .session()
     )
+
+
+@pytest.mark.parametrize("window", [None, 0, 1_500, 2_500, 10_000])
+def test_recorded_overflows_per_window(window: int | None) -> None:
+    """Why each call overflowed against ``window``: a fixed overflow (stop reason ``length``,
+    an error) whatever the window, else a recorded prompt over a window."""
+    from core.algorithms.overflow import overflow_reason
+
+    session = _overflowing_session()
     calls = Calls(session)
     expected: list[str | None] = []
     for c, i in enumerate(calls.calls):
@@ -152,4 +161,39 @@ def test_kinds_follow_each_calls_usage() -> None:
     ]
     assert calls.kinds == expected
     assert expected == ["after-reply", "after-reply", "before-reply", "after-reply", "after-reply"]
-    assert calls.after_reply == [kind == "after-reply" for kind in expected]
+    assert list(calls.after_reply) == [kind == "after-reply" for kind in expected]
+
+
+def test_per_message_flags_are_one_byte_each() -> None:
+    """The flags ``Calls`` and ``RecordedCompactions`` keep per message (main conversation, turn
+    start, owned by a recorded compaction) and per call (measured after the reply) are bytes, not
+    lists of 8-byte pointers, holding what each message says; the walked flags stay bools (the
+    message states' ``in_context`` is copied from them)."""
+    from core.replay.recorded import placed
+
+    session = _mixed_session()
+    calls, recorded = placed(session)
+    messages = session.messages
+    for flags in (calls.main, calls.turn_start, calls.after_reply, recorded.owned):
+        assert type(flags) is bytearray
+    assert list(calls.main) == [not m.sidechain for m in messages]
+    assert list(calls.turn_start) == [(not m.sidechain) and m.is_turn_start for m in messages]
+    assert list(calls.after_reply) == [kind == "after-reply" for kind in calls.kinds]
+    assert any(recorded.owned) and len(recorded.owned) == len(messages)
+    assert recorded.walked == [
+        bool(main) and not owned for main, owned in zip(calls.main, recorded.owned, strict=True)
+    ]
+    assert all(type(flag) is bool for flag in recorded.walked)
+
+
+def test_the_recorded_overflows_are_the_fixed_ones_where_no_call_is_over_the_window() -> None:
+    """Why each call overflowed, against a window no recorded call passes (or no window), is
+    the column of the fixed overflows itself, not a copy per window; a window some call passes
+    has a column of its own."""
+    calls = Calls(_overflowing_session())
+    fixed = calls.fixed_overflow
+    assert calls.recorded_overflows(None) is fixed
+    assert calls.recorded_overflows(10_000) is fixed
+    assert fixed[1] is not None and fixed[2] is None
+    over = calls.recorded_overflows(2_500)
+    assert over is not fixed and over[2] == "over-window"

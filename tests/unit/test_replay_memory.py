@@ -38,13 +38,14 @@ def test_a_compaction_forgets_the_transcripts_it_remembered() -> None:
 
 
 def test_links_back_are_a_compact_column() -> None:
-    """One machine word per message, not an int object each (a 100 MB session has 10^5)."""
+    """Four bytes per message, as the calls' other per-message columns, not an int object each
+    (a 100 MB session has 10^5)."""
     session = (
         SessionBuilder().user("start").call(context=1_000).result("out").reply("end").session()
     )
     links = Calls(session).linked_back()
     assert isinstance(links, array)
-    assert links.itemsize == 8
+    assert links.itemsize == 4
     assert len(links) == len(session.messages)
 
 
@@ -167,6 +168,27 @@ def test_a_run_following_the_recording_keeps_no_figure_of_its_own_per_call() -> 
     agreed = [c for c in trace.made[1:] if c.proj is not None and c.proj == c.baseline_measure]
     assert len(agreed) > 20
     assert all(c.proj is c.baseline_measure for c in agreed)
+    # the projection flag before each call: a byte a call
+    assert type(trace.pending) is bytearray and len(trace.pending) == len(figures)
+
+
+def test_the_recorded_prompts_are_the_calls_column_where_every_call_has_its_usage() -> None:
+    """``analyze``'s recorded prompt of each call is the calls' own prompt column where every
+    call's usage is read as it is (no copy kept to the end of the command)."""
+    from core.insights.named_figures import _recorded_prompt_column, plain_recorded_prompts
+    from core.replay import Replayer, native_policy
+
+    script = SessionBuilder().user("start")
+    for step in range(5):
+        script.call(context=20_000 + step * 1_000).result("out")
+    session = script.reply("end", context=26_000).session(window=200_000)
+    replayer = Replayer(session)
+    result = replayer.run(native_policy(session))
+    column = _recorded_prompt_column(session, result)
+    assert column is replayer._calls.usage_prompt
+    assert column == plain_recorded_prompts(
+        session, result.point_column("message_index"), result.point_column("recorded_tokens")
+    )
 
 
 def test_a_results_message_columns_are_made_when_first_read() -> None:
@@ -200,3 +222,23 @@ def test_the_causes_of_no_compaction_read_no_message_column() -> None:
     assert compaction_causes(built, result) == []
     lazy = result._lazy_messages
     assert isinstance(lazy, ColumnStates) and lazy._make is not None
+
+
+def test_a_results_token_columns_are_read_without_making_the_others() -> None:
+    """The message tokens (and as sent) are the run's own columns: reading them (``analyze``'s
+    projected prompts of a Codex session do) makes none of the other message columns, and they
+    are the states' fields."""
+    from core.replay import Replayer
+    from core.replay.timeline import ColumnStates
+
+    session, policy = _one_compaction()
+    result = Replayer(session).run(policy)
+    lazy = result._lazy_messages
+    assert isinstance(lazy, ColumnStates)
+    tokens = result.message_column("tokens")
+    sent = result.message_column("tokens_after_truncation")
+    assert lazy._make is not None  # (nothing else made)
+    assert list(tokens) == [state.tokens for state in result.messages]
+    assert list(sent) == [state.tokens_after_truncation for state in result.messages]
+    assert lazy._make is None
+    assert lazy.column("tokens") is tokens
