@@ -43,8 +43,9 @@ class Calls:
         columns are arrays (4 bytes a message, no int object per call)."""
         self.turn_of = array("i")
         """The 0-based turn of each message (-1 before the first user message)."""
-        self.first_of_turn: list[bool] = []
-        """Per call: a turn started since the previous call (the check schedule's turn end)."""
+        self.first_of_turn = bytearray()
+        """Per call: a turn started since the previous call (the check schedule's turn end), 1,
+        else 0 (a byte a call)."""
         self.next_call = array("i")
         """Per message: the first call at or after it (-1: none), and -1 after the last message
         (both filled by :meth:`_index_calls`)."""

@@ -46,7 +46,8 @@ def _check(session: Session) -> Calls:
     assert list(calls.turn_of) == turn_of
     assert list(calls.call_of) == call_of
     assert list(calls.next_call) == next_call
-    assert calls.first_of_turn == first_of_turn
+    assert type(calls.first_of_turn) is bytearray  # (a byte a call)
+    assert list(map(bool, calls.first_of_turn)) == first_of_turn
     return calls
 
 
@@ -225,3 +226,17 @@ def test_call_messages_are_an_int_array_the_timeline_keeps() -> None:
     written = model_json_bytes(timeline)
     assert b"array" not in written
     assert orjson.loads(written)["message_index"] == list(calls.calls)
+
+
+def test_turn_start_flags_are_bytes_and_checks_stay_bools() -> None:
+    """The turn-start flags are a byte a call; a policy checking only at turn starts (pi) still
+    says ``true`` or ``false`` of each call's check, never 1 or 0."""
+    from core.policy import get_preset
+    from core.replay import replay
+
+    script = SessionBuilder().user("a").call("bash", context=1_000).result("x")
+    session = script.call("bash", context=1_500).result("y").reply("ok", context=2_000).session()
+    calls = Calls(session)
+    assert type(calls.first_of_turn) is bytearray and list(calls.first_of_turn) == [1, 0, 0]
+    checked = replay(session, get_preset("pi")).point_column("checked")
+    assert all(type(flag) is bool for flag in checked), list(checked)
