@@ -35,15 +35,17 @@ class Calls:
         self.main = bytearray(not m.sidechain for m in session.messages)
         """Messages of the main conversation (not a sub-agent's side chain): 1, else 0. This and
         the other per-message flags are bytes (one a message, not a list's 8-byte pointer)."""
-        self.calls: list[int] = []
-        """The message index of each model call (assistant message), in order."""
+        self.calls = array("i")
+        """The message index of each model call (assistant message), in order (4 bytes a call, no
+        int object kept per call)."""
         self.call_of = array("i", [-1]) * n
         """The call index of each message (-1: not a call); this and the other per-message int
         columns are arrays (4 bytes a message, no int object per call)."""
         self.turn_of = array("i")
         """The 0-based turn of each message (-1 before the first user message)."""
-        self.first_of_turn: list[bool] = []
-        """Per call: a turn started since the previous call (the check schedule's turn end)."""
+        self.first_of_turn = bytearray()
+        """Per call: a turn started since the previous call (the check schedule's turn end), 1,
+        else 0 (a byte a call)."""
         self.next_call = array("i")
         """Per message: the first call at or after it (-1: none), and -1 after the last message
         (both filled by :meth:`_index_calls`)."""

@@ -121,11 +121,11 @@ class RecordedCompactions:
             self.all.append(rc)
             self.at.setdefault(rc.m_c, []).append(rc)
         self._infer_manual()
-        self.walked = [
-            not owned if main else False for main, owned in zip(calls.main, self.owned, strict=True)
-        ]
+        self.walked = bytearray(
+            main and not owned for main, owned in zip(calls.main, self.owned, strict=True)
+        )
         """Messages a walk adds to the context: in the main conversation and not owned by a
-        recorded compaction."""
+        recorded compaction, 1, else 0 (a byte a message)."""
         self._backwards: int | None = None
 
     @property

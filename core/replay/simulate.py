@@ -327,7 +327,7 @@ class Run:
         add_provenance = columns["simulated_provenance"].append
 
         def step(c: int, i: int) -> None:
-            starts_turn = first_of_turn[c]
+            starts_turn = first_of_turn[c] == 1  # (a bool, as the check keeps it)
             if turn_end_prune and starts_turn and c > 0:
                 self.prune_at_turn_end(i, c)
             reply = tokens[i] if main[i] else 0

@@ -396,7 +396,7 @@ def _message_columns(
         setting.tokens,
         truncation.tokens,
         Repeated(setting.counter.provenance, n),
-        truncation.truncated,
+        Flags(truncation.truncated),
         Sparse(n, truncation.notes),
         pruned,
         prune_reason,
@@ -502,6 +502,22 @@ class Marked(_Column):
         return map(self._marked.__contains__, range(self._n))
 
 
+class Flags(_Column):
+    """A column of flags kept as bytes (1, else 0), read as True and False."""
+
+    __slots__ = ("_flags",)
+
+    def __init__(self, flags: bytes | bytearray) -> None:
+        super().__init__(len(flags))
+        self._flags = flags
+
+    def _at(self, index: int) -> bool:
+        return bool(self._flags[index])
+
+    def __iter__(self) -> Iterator[bool]:
+        return map(bool, self._flags)
+
+
 def _in_context_at_end(calls: Calls, recorded: RecordedCompactions, trace: Trace) -> list[bool]:
     """Per message: still in the simulated context after the last message."""
     n = calls.n
@@ -513,7 +529,8 @@ def _in_context_at_end(calls: Calls, recorded: RecordedCompactions, trace: Trace
             in_context[item.index] = True
     # Messages the recording compacted away stay out only when the policy applied that.
     start = min(max(final.base_pos, 0), n)
-    in_context[start:n] = recorded.walked[start:n]  # (in the main conversation, not owned)
+    # (in the main conversation, not owned: flags read as True and False)
+    in_context[start:n] = map(bool, recorded.walked[start:n])
     return in_context
 
 

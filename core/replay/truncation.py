@@ -75,7 +75,8 @@ class Truncation:
         self.tokens = tokens
         """Tokens of every message as the policy sends it (the estimator's own list when no
         output is truncated; never modified once made)."""
-        self.truncated = [False] * len(tokens)
+        self.truncated = bytearray(len(tokens))
+        """Per message: its output is truncated, 1, else 0 (a byte a message)."""
         self.notes: dict[int, str] = {}
         """What truncation cut and where the full output would be saved, per truncated output."""
         self.reasons: dict[int, str] = {}
@@ -246,7 +247,12 @@ class Truncations:
                     if lines < 0:  # (counted here, once per session: a call per output cost more)
                         result = messages[i].tool_result
                         assert result is not None
-                        lines = counted[i] = result.output_lines()
+                        lines = result.output_lines()
+                        try:
+                            counted[i] = lines
+                        except OverflowError:  # (over 2**31 lines: 8 bytes a count from here)
+                            counted = self._lines = array("q", counted)
+                            counted[i] = lines
                     if lines > max_lines:
                         over.append((i, max_lines, max_bytes, direction))
         over.sort()
@@ -311,10 +317,10 @@ class Truncations:
         each is counted once per session)."""
         counts = self._lines
         if counts is None:
-            counts = self._lines = array("q", [-1]) * len(self.session.messages)
+            counts = self._lines = array("i", [-1]) * len(self.session.messages)
         return counts
 
-    def items(self, truncation: Truncation, estimator: str, walked: list[bool]) -> WalkedItems:
+    def items(self, truncation: Truncation, estimator: str, walked: Sequence[int]) -> WalkedItems:
         """The context item of every message a walk adds under ``truncation`` (None for the
         others): the session's own messages (shared by every setting of this estimator), with
         the outputs this setting truncates in their place; each stretch made when asked for."""
@@ -339,7 +345,9 @@ class PlainItems:
 
     __slots__ = ("_messages", "_tokens", "_walked")
 
-    def __init__(self, messages: Sequence[Message], tokens: list[int], walked: list[bool]) -> None:
+    def __init__(
+        self, messages: Sequence[Message], tokens: list[int], walked: Sequence[int]
+    ) -> None:
         self._messages = messages
         self._tokens = tokens
         self._walked = walked

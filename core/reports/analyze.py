@@ -3,10 +3,11 @@ one JSON document (``analyze --json``)."""
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, field_serializer
 from pydantic_core import to_json
 
 from core.fleet.subagent_info import SubagentInfo
@@ -103,6 +104,11 @@ class CallTimeline(Documented):
     simulated_tokens: list[int]
     """The context under the policy's replay at each call."""
 
+    @field_serializer("message_index")
+    def _plain_list(self, values: Sequence[int]) -> list[int]:
+        """A column held as an int array (the calls' own, not copied) written as a list."""
+        return values.tolist() if isinstance(values, array) else list(values)
+
 
 class AnalysisReport(Documented):
     """``ctxscope analyze --json``: the overflow diagnosis, the replay summary and its fidelity."""
@@ -161,7 +167,7 @@ def call_timeline(result: ReplayResult) -> CallTimeline:
     return build(
         CallTimeline,
         {
-            "message_index": _as_list(column("message_index")),
+            "message_index": _as_column(column("message_index")),
             "recorded_tokens": _as_list(column("recorded_tokens")),
             "check_tokens": _as_list(column("check_tokens")),
             "simulated_tokens": _as_list(column("simulated_tokens")),
@@ -173,6 +179,13 @@ def _as_list(values: Sequence[Any]) -> list[Any]:
     """``values`` as a list: the column itself when it is one (the result's columns are read,
     never written: a copy of each, 0.4 MB at 50,000 calls, was the report's peak), else a copy."""
     return values if type(values) is list else list(values)
+
+
+def _as_column(values: Sequence[int]) -> Sequence[int]:
+    """``values`` as a list or an int array: the column itself when it is either (the calls'
+    message indices, 4 bytes a call, not made into a list of int objects at the report's peak),
+    else a copy."""
+    return values if type(values) is list or isinstance(values, array) else list(values)
 
 
 def session_info(session: Session, result: ReplayResult) -> SessionInfo:
@@ -297,7 +310,10 @@ def _timeline_pieces(timeline: CallTimeline, calls: int) -> Iterator[bytes]:
             yield b"["
             for start in range(0, len(values), calls):
                 # b'[\n  1,\n  2\n]' -> b'\n      1,\n      2'
-                body = to_json(values[start : start + calls], indent=2)[1:-2]
+                piece = values[start : start + calls]
+                if isinstance(piece, array):  # (an int column's piece: a list to write)
+                    piece = piece.tolist()
+                body = to_json(piece, indent=2)[1:-2]
                 body = body.replace(b"\n", b"\n    ")
                 yield body if start == 0 else b"," + body
             yield b"\n    ]"

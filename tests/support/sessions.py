@@ -183,7 +183,7 @@ def replay_and_plain_truncation(
         m.tool_result is not None and sent_output(m, policy.truncation).truncated
         for m in session.messages
     ]
-    return truncation.truncated, expected
+    return list(map(bool, truncation.truncated)), expected
 
 
 def read_bash_turns(count: int, output_tokens: int) -> Session:

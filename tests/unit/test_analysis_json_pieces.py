@@ -4,6 +4,7 @@ a piece, or the serialiser the report's strings need."""
 
 from __future__ import annotations
 
+from array import array
 from pathlib import Path
 from types import GeneratorType
 
@@ -40,6 +41,8 @@ def _calls(count: int) -> Session:
 def test_the_pieces_join_to_the_whole_document(count: int, calls: int) -> None:
     report = _report(_calls(count) if count else SessionBuilder().user("only").session())
     assert report.timeline is not None
+    column: object = report.timeline.message_index  # (the calls' own column, written alike)
+    assert type(column) is array
     pieces = list(analysis_json_pieces(report, calls=calls))
     whole = model_json_bytes(report)
     assert b"".join(pieces) == whole

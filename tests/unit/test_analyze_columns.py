@@ -10,6 +10,7 @@ its candidates, then of their tool outputs, gives."""
 
 from __future__ import annotations
 
+from array import array
 from pathlib import Path
 
 import pytest
@@ -178,8 +179,9 @@ def test_what_filled_of_every_sample_is_the_plain_reading(path: Path | None) -> 
 
 
 def test_the_report_timeline_is_the_result_columns_not_copies() -> None:
-    """``analyze``'s timeline holds the replay's own columns where they are lists (read, never
-    written: a copy of each was the report's peak on a 100 MB session), with the same values."""
+    """``analyze``'s timeline holds the replay's own columns where they are lists or int arrays
+    (read, never written: a copy of each was the report's peak on a 100 MB session), with the
+    same values."""
     from core.reports.analyze import call_timeline
 
     session = (
@@ -194,7 +196,7 @@ def test_the_report_timeline_is_the_result_columns_not_copies() -> None:
     timeline = call_timeline(result)
     for name in ("message_index", "recorded_tokens", "check_tokens", "simulated_tokens"):
         column = result.point_column(name)
-        assert getattr(timeline, name) == list(column)
-        if type(column) is list:
+        assert list(getattr(timeline, name)) == list(column)
+        if type(column) is list or type(column) is array:
             assert getattr(timeline, name) is column
     assert timeline.simulated_tokens is result.point_column("simulated_tokens")

@@ -73,7 +73,7 @@ def test_calls_read_usage_as_the_definitions_do() -> None:
     session = _mixed()
     calls = Calls(session)
     main = [m for m in session.messages if not m.sidechain]
-    assert calls.calls == [m.index for m in main if m.is_model_call]
+    assert list(calls.calls) == [m.index for m in main if m.is_model_call]
     assert [i for i, start in enumerate(calls.turn_start) if start] == [
         m.index for m in main if m.is_turn_start
     ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 import pytest
 
 from core.model.session import Session
@@ -45,7 +46,8 @@ def _check(session: Session) -> Calls:
     assert list(calls.turn_of) == turn_of
     assert list(calls.call_of) == call_of
     assert list(calls.next_call) == next_call
-    assert calls.first_of_turn == first_of_turn
+    assert type(calls.first_of_turn) is bytearray  # (a byte a call)
+    assert list(map(bool, calls.first_of_turn)) == first_of_turn
     return calls
 
 
@@ -167,8 +169,9 @@ def test_kinds_follow_each_calls_usage() -> None:
 def test_per_message_flags_are_one_byte_each() -> None:
     """The flags ``Calls`` and ``RecordedCompactions`` keep per message (main conversation, turn
     start, owned by a recorded compaction) and per call (measured after the reply) are bytes, not
-    lists of 8-byte pointers, holding what each message says; the walked flags stay bools (the
-    message states' ``in_context`` is copied from them)."""
+    lists of 8-byte pointers, holding what each message says (the walked flags too: the message
+    states' ``in_context_at_end`` copied from them is read as bools, see
+    ``test_truncated_and_in_context_states_are_bools_read_from_bytes``)."""
     from core.replay.recorded import placed
 
     session = _mixed_session()
@@ -180,10 +183,10 @@ def test_per_message_flags_are_one_byte_each() -> None:
     assert list(calls.turn_start) == [(not m.sidechain) and m.is_turn_start for m in messages]
     assert list(calls.after_reply) == [kind == "after-reply" for kind in calls.kinds]
     assert any(recorded.owned) and len(recorded.owned) == len(messages)
-    assert recorded.walked == [
+    assert type(recorded.walked) is bytearray
+    assert list(map(bool, recorded.walked)) == [
         bool(main) and not owned for main, owned in zip(calls.main, recorded.owned, strict=True)
     ]
-    assert all(type(flag) is bool for flag in recorded.walked)
 
 
 def test_the_recorded_overflows_are_the_fixed_ones_where_no_call_is_over_the_window() -> None:
@@ -197,3 +200,43 @@ def test_the_recorded_overflows_are_the_fixed_ones_where_no_call_is_over_the_win
     assert fixed[1] is not None and fixed[2] is None
     over = calls.recorded_overflows(2_500)
     assert over is not fixed and over[2] == "over-window"
+
+
+def test_call_messages_are_an_int_array_the_timeline_keeps() -> None:
+    """The message of each call is a 4-byte int column (no int object per call), the analysis
+    timeline keeps that column itself (not a list copy of it) and writes it as a list."""
+    from array import array
+
+    from core.model.json_text import model_json_bytes
+    from core.policy import get_preset
+    from core.replay import replay
+    from core.reports.analyze import call_timeline
+
+    session = _mixed_session()
+    calls = Calls(session)
+    assert type(calls.calls) is array and calls.calls.typecode == "i"
+    assert list(calls.calls) == [
+        i for i, m in enumerate(session.messages) if m.is_model_call and not m.sidechain
+    ]
+    result = replay(session, get_preset("claude-code"))
+    timeline = call_timeline(result)
+    assert timeline.message_index is result.point_column("message_index")
+    column: object = timeline.message_index  # (held as the int array its field is written from)
+    assert type(column) is array
+    written = model_json_bytes(timeline)
+    assert b"array" not in written
+    assert orjson.loads(written)["message_index"] == list(calls.calls)
+
+
+def test_turn_start_flags_are_bytes_and_checks_stay_bools() -> None:
+    """The turn-start flags are a byte a call; a policy checking only at turn starts (pi) still
+    says ``true`` or ``false`` of each call's check, never 1 or 0."""
+    from core.policy import get_preset
+    from core.replay import replay
+
+    script = SessionBuilder().user("a").call("bash", context=1_000).result("x")
+    session = script.call("bash", context=1_500).result("y").reply("ok", context=2_000).session()
+    calls = Calls(session)
+    assert type(calls.first_of_turn) is bytearray and list(calls.first_of_turn) == [1, 0, 0]
+    checked = replay(session, get_preset("pi")).point_column("checked")
+    assert all(type(flag) is bool for flag in checked), list(checked)

@@ -9,7 +9,7 @@ not at the start.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import pytest
 
@@ -36,7 +36,9 @@ def _walk_starts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return starts
 
 
-def _start(resumed: int | None, call_count: int, messages: int, call_messages: list[int]) -> int:
+def _start(
+    resumed: int | None, call_count: int, messages: int, call_messages: Sequence[int]
+) -> int:
     """The message a run resumed from call ``resumed`` walks from (None: the start)."""
     if not resumed:
         return 0

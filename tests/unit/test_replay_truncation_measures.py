@@ -57,7 +57,8 @@ def test_each_limit_truncates_as_truncating_every_output(max_bytes: int, max_lin
         m.tool_result is not None and sent_output(m, policy.truncation).truncated
         for m in session.messages
     ]
-    assert truncation.truncated == expected
+    assert type(truncation.truncated) is bytearray  # (a byte a message, not a list)
+    assert list(map(bool, truncation.truncated)) == expected
 
 
 def test_an_output_of_few_characters_is_not_measured_in_bytes() -> None:
@@ -73,3 +74,42 @@ def test_an_output_of_few_characters_is_not_measured_in_bytes() -> None:
     assert measured is None or measured[first] == -1
     lines = truncations._lines
     assert lines is not None and lines[first] == 31
+
+
+def test_line_counts_are_kept_as_four_byte_ints() -> None:
+    """The lines counted of each output are a 4-byte int column (-1: not counted), the same
+    counts as splitting each output."""
+    session = _session()
+    truncations = _truncations(session, _policy(1_000, 10))
+    truncations.of(_policy(1_000, 10))
+    counted = truncations._line_counts()
+    assert counted.typecode == "i" and len(counted) == len(session.messages)
+    for i, message in enumerate(session.messages):
+        if counted[i] >= 0:
+            assert message.tool_result is not None
+            assert counted[i] == len(message.tool_result.output.split("\n"))
+    assert any(count >= 0 for count in counted)
+
+
+def test_truncated_and_in_context_states_are_bools_read_from_bytes() -> None:
+    """The truncated and walked flags are bytes, a byte a message; the message states made from
+    them hold True and False (their JSON says ``true`` and ``false``, never 1 and 0)."""
+    from core.model.json_text import model_json_bytes
+    from core.replay import replay
+    from core.replay.recorded import placed
+
+    builder = SessionBuilder().user().call("bash", context=1_000).result("line\n" * 120)
+    session = builder.user("aside", sidechain=True).reply(context=2_000).session()
+    policy = _policy(100, 10)
+    result = replay(session, policy)
+    assert type(placed(session)[1].walked) is bytearray
+    truncated = result.message_column("truncated")
+    in_context = result.message_column("in_context_at_end")
+    assert any(truncated) and any(in_context) and not all(in_context)
+    assert all(type(flag) is bool for flag in truncated)
+    assert all(type(flag) is bool for flag in in_context)
+    state = result.messages[2]
+    assert state.truncated is True
+    text = model_json_bytes(state)
+    assert b'"truncated": true' in text and b'"in_context_at_end": ' in text
+    assert b'"truncated": 1' not in text

@@ -83,7 +83,7 @@ def test_each_check_of_a_walk_is_the_rules_own(
         if calls.first_of_turn[c] and policy.pruning.enabled and policy.pruning.budget_rule:
             continue
         reply = setting.tokens[i] if calls.main[i] else 0
-        checks_now = policy.compaction.check_before_each_call or calls.first_of_turn[c]
+        checks_now = policy.compaction.check_before_each_call or calls.first_of_turn[c] == 1
         if not checks_now and (setting.native or setting.follow_recording):
             made_before = trace.checks[c]
             checks_now = made_before is not None and made_before.checks_now
@@ -91,7 +91,7 @@ def test_each_check_of_a_walk_is_the_rules_own(
         recorded = prev >= 0 and trace.rows[prev].provenance is Provenance.RECORDED
         limit = setting.limits[c]
         expected = rules.measure(
-            state, setting.rec, c, reply, checks_now, calls.first_of_turn[c], limit, recorded
+            state, setting.rec, c, reply, checks_now, calls.first_of_turn[c] == 1, limit, recorded
         )
         made = trace.checks[c]
         if expected.base is None and expected.proj is None:
