@@ -19,6 +19,7 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+from typing import Any
 
 M_ARENA_MAX = -8
 """glibc's ``mallopt`` parameter for the largest number of arenas."""
@@ -27,11 +28,10 @@ M_ARENA_MAX = -8
 def limit_malloc_arenas(count: int = 1) -> bool:
     """Ask glibc to keep at most ``count`` malloc arenas from now on (True: it agreed; False:
     not glibc, or ``MALLOC_ARENA_MAX`` is set)."""
-    if not sys.platform.startswith("linux") or os.environ.get("MALLOC_ARENA_MAX"):
+    if os.environ.get("MALLOC_ARENA_MAX"):
         return False
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
+    mallopt = _glibc("mallopt")
+    if mallopt is None:
         return False
     return bool(mallopt(M_ARENA_MAX, count))  # (ints and an int result: ctypes' defaults)
 
@@ -40,10 +40,17 @@ def release_free_memory() -> bool:
     """Give the free pages of the C heap back to the system (glibc's ``malloc_trim``; True: some
     were; False: none, or not glibc). Called by a worker once its step's transient data is
     freed, before the next step allocates."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        malloc_trim = ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):
+    malloc_trim = _glibc("malloc_trim")
+    if malloc_trim is None:
         return False
     return bool(malloc_trim(0))  # (0: keep no padding at the top of the heap)
+
+
+def _glibc(name: str) -> Any:
+    """The C library's function ``name`` (None: not Linux, or no such function)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return getattr(ctypes.CDLL(None), name)
+    except (OSError, AttributeError):
+        return None
