@@ -235,6 +235,18 @@ def test_with_sparse_checkpoints_the_context_at_any_message_is_the_one_walked(
         )
 
 
+def _two_limit_changes(replayer: Replayer) -> Policy:
+    """Run two more limit changes after :func:`_base`'s run (the traces a change compares);
+    the last policy run."""
+    policy = _base()
+    for key, value in (("truncation.max_lines", 40), ("compaction.reserve_tokens", 10_000)):
+        new = changed(policy, key, value)
+        assert new is not None
+        replayer.run(new)
+        policy = new
+    return policy
+
+
 def test_each_pruning_attempt_is_planned_once_per_pruning_setting(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -242,13 +254,8 @@ def test_each_pruning_attempt_is_planned_once_per_pruning_setting(
     the new setting; runs resumed from one another share their attempts, planned once each."""
     session = _session()
     replayer = Replayer(session)
-    policy = _base()
-    replayer.run(policy)
-    for key, value in (("truncation.max_lines", 40), ("compaction.reserve_tokens", 10_000)):
-        new = changed(policy, key, value)
-        assert new is not None
-        replayer.run(new)
-        policy = new
+    replayer.run(_base())
+    policy = _two_limit_changes(replayer)
     planned: list[int] = []
     from core.algorithms import prune as pruning  # (the planner imports it where it plans)
 
@@ -281,20 +288,14 @@ def test_each_pruning_attempt_is_planned_once_per_pruning_setting(
 def test_a_change_of_the_protected_turns_plans_no_pruning_to_find_where_to_resume(
     turns: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Other protected turns move the skip boundary, or say another number of turns of the
-    outputs inside it: the first pruning attempt with an output there decides otherwise, known
-    without planning it under both settings (the run's own pruning plans it once)."""
+    """Other protected turns move the skip boundary, or name another number of turns: the first
+    pruning attempt decides otherwise, known without planning it under both settings (the
+    run's own pruning plans it once)."""
     session = _session()
     replayer = Replayer(session)
-    policy = _base()
-    first = replayer.run(policy)
-    compactions = [e.call_index for e in first.events if e.kind == "compact"]
-    assert compactions
-    for key, value in (("truncation.max_lines", 40), ("compaction.reserve_tokens", 10_000)):
-        new = changed(policy, key, value)
-        assert new is not None
-        replayer.run(new)
-        policy = new
+    first = replayer.run(_base())
+    assert [e.call_index for e in first.events if e.kind == "compact"]
+    policy = _two_limit_changes(replayer)
     compared: list[int] = []
     decided = ResumePlanner.decided
 
