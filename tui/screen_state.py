@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from core.model.session import Message, Role, Session
 from core.policy import Policy, get_preset
+from tui.columns import marked
 from tui.compaction_stops import CompactionStop, compaction_stops
 from tui.figures import event_before_name, recorded_compaction_figures, recorded_trigger
 
@@ -153,6 +154,8 @@ class SessionState:
     (a limit change on 100,000 messages need not read them again)."""
     _stops: tuple[ReplayResult | None, tuple[int, int], list[CompactionStop]] | None = None
     """The compactions drawn in the list, and what they were read from."""
+    _first_overflow: tuple[ReplayResult, tuple[int, int, bool] | None] | None = None
+    """The result :meth:`first_overflow` was worked out for, and its answer."""
     _decided: _Decisions | None = None
     """What the replay decided about each message, read from the result's columns when a row
     asks (``_flags`` holds the rest; None: nothing decided, or already in ``_flags``)."""
@@ -299,13 +302,18 @@ class SessionState:
         result = self.result
         if result is None:
             return None
-        message_index = result.point_column("message_index")
+        known = self._first_overflow
+        if known is not None and known[0] is result:
+            return known[1]  # (the status line asks at each redraw: worked out once per result)
+        found = None
         for simulated in (True, False):
             column = result.point_column("overflow_simulated" if simulated else "overflow_recorded")
-            call = next(compress(range(len(column)), column), None)  # (in C to the first)
+            call = next(marked(range(len(column)), column), None)
             if call is not None:
-                return call, message_index[call], simulated
-        return None
+                found = call, result.point_column("message_index")[call], simulated
+                break
+        self._first_overflow = (result, found)
+        return found
 
     # -- rows ----------------------------------------------------------------------------------
 
@@ -405,6 +413,7 @@ class SessionState:
 
     def set_result(self, result: ReplayResult | None) -> None:
         self.result = result
+        self._first_overflow = None  # (it held the result before)
         self.replay_error = None
         events = self.compaction_events()
         if self.event(self.active_event) is None or (
@@ -486,7 +495,7 @@ def _mark_decisions(flags: array[int], result: ReplayResult, count: int) -> None
             flags[i] |= _PROTECTED
     calls = result.point_column("message_index")
     for column in ("overflow_simulated", "overflow_recorded"):
-        for i in compress(calls, result.point_column(column)):
+        for i in marked(calls, result.point_column(column)):
             if i < count:
                 flags[i] |= _OVERFLOW
     for event in result.events:
@@ -509,8 +518,8 @@ class _Decisions:
         self.truncated: Sequence[bool] = result.message_column("truncated")
         self.reasons: Sequence[str | None] = result.message_column("prune_reason")
         calls = result.point_column("message_index")
-        self.overflow = set(compress(calls, result.point_column("overflow_simulated")))
-        self.overflow.update(compress(calls, result.point_column("overflow_recorded")))
+        self.overflow = set(marked(calls, result.point_column("overflow_simulated")))
+        self.overflow.update(marked(calls, result.point_column("overflow_recorded")))
         self.compacted = {e.message_index for e in result.events if e.kind == "compact"}
 
     @classmethod

@@ -419,14 +419,15 @@ def _walk(plan: PrunePlan, policy: PruningPolicy, counter: TokenCounter) -> list
         if role is not tool_role or result is None:
             details[i] = _ROLE_DETAIL.get(role) or f"a {role.value} message"
             continue
-        output_tokens[i] = count(result.output)
+        output = result.output  # (decoded once: an output may be held as UTF-8)
+        output_tokens[i] = count(output)
         if i >= boundary:
             why[i] = inside_reason
             details[i] = inside_detail
         elif name in protected:
             why[i] = PruneReason.PROTECTED_TOOL
             details[i] = f"`{name}` is a protected tool; its output is kept"
-        elif result.compacted_at_ms is not None or result.output == placeholder:
+        elif result.compacted_at_ms is not None or output == placeholder:
             why[i] = PruneReason.ALREADY_PRUNED
             details[i] = "this output was pruned earlier"
             if policy.budget_rule:

@@ -11,7 +11,7 @@ checkpoint the change cannot affect:
   changes the tail budget): from the first compaction attempted;
 * a pruning change: nothing while pruning is off before and after; else from the first pruning
   attempt (at a turn end, or a compaction's) that decides otherwise
-  (:meth:`ResumePlanner.first_prune_difference`);
+  (:meth:`ResumePlanner.first_prune_difference`; for other protected turns, the first attempt);
 * turning overflow recovery on or off: from the first overflow;
 * the estimator, the check schedule, turning turn-end pruning on or off, whether the policy is
   the recording agent's, anything else: from the start.
@@ -244,7 +244,8 @@ class ResumePlanner:
         which failed compactions are not retried), the run is the same up to the first pruning
         attempt (:attr:`Trace.prune_inputs`) whose decisions differ: every message's reason,
         what was pruned, the placeholder and the note. Otherwise: from the first compaction
-        attempted, or from the start when either prunes at turn ends.
+        attempted, or from the start when either prunes at turn ends. Other protected turns
+        decide otherwise at every attempt: from the first one, without planning it.
         """
         a, b = trace.policy.pruning, policy.pruning
         if not a.enabled and not b.enabled:
@@ -258,6 +259,11 @@ class ResumePlanner:
             if _turn_end_pruning(trace.policy) or _turn_end_pruning(policy):
                 return None
             return first_compaction
+        if a.protect_turns != b.protect_turns:
+            # Every attempt decides otherwise, known without planning it twice: the skip
+            # boundaries differ, or both are 0 and each plan says "fewer than N user turns"
+            # with its own N (nothing is pruned then).
+            return trace.prune_inputs[0].call if trace.prune_inputs else len(self.calls)
         counter = get_counter(policy.estimator)
         for attempt in trace.prune_inputs:
             if self.decided(attempt, a, counter) != self.decided(attempt, b, counter):

@@ -518,20 +518,22 @@ class Flags(_Column):
         return map(bool, self._flags)
 
 
-def _in_context_at_end(calls: Calls, recorded: RecordedCompactions, trace: Trace) -> list[bool]:
-    """Per message: still in the simulated context after the last message."""
+def _in_context_at_end(calls: Calls, recorded: RecordedCompactions, trace: Trace) -> Flags:
+    """Per message: still in the simulated context after the last message (kept as bytes: the
+    TUI reads a new result's columns at each limit change, and a list of a bool per message
+    took milliseconds at 10^5 messages to make)."""
     n = calls.n
-    in_context = [False] * n
+    in_context = bytearray(n)
     final = trace.final
     assert final is not None
     for item in final.base:
         if item.index >= 0:
-            in_context[item.index] = True
+            in_context[item.index] = 1
     # Messages the recording compacted away stay out only when the policy applied that.
     start = min(max(final.base_pos, 0), n)
-    # (in the main conversation, not owned: flags read as True and False)
-    in_context[start:n] = map(bool, recorded.walked[start:n])
-    return in_context
+    # (in the main conversation, not owned: its flags as they are, copied in C)
+    in_context[start:n] = recorded.walked[start:n]
+    return Flags(in_context)
 
 
 def summary(

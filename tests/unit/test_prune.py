@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -346,3 +347,24 @@ def test_plan_counts_pruned_copies_as_message_tokens_does() -> None:
         plan.materialise(range(len(messages)))
         assert [to_record(m) for m in plan.working] == [to_record(m) for m in full.messages]
         assert plan.reasons() == [d.reason.value for d in full.decisions]
+
+
+def test_planning_reads_each_output_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An output held as UTF-8 is decoded at each read: the plan counts an output and looks
+    whether it is the placeholder from one read."""
+    from core.algorithms.prune import plan_prune
+    from core.model import session as session_module
+
+    messages = seed_example()
+    reads: list[str] = []
+    output = session_module._output
+
+    def read(result: ToolResult) -> str:
+        reads.append(result.call_id)
+        return output(result)
+
+    monkeypatch.setattr(session_module.ToolResult, "output", property(read))
+    plan = plan_prune(messages, PruningPolicy(protect_turns=1), counter=COUNTER, now_ms=NOW)
+    assert plan.pruned_at == [2, 7]
+    outputs = [m.tool_result.call_id for m in messages if m.tool_result is not None]
+    assert sorted(reads) == sorted(outputs)

@@ -17,7 +17,7 @@ from core.model.session import Session
 from core.policy import Policy, get_preset
 from core.replay import Replayer, replay, simulate
 from core.replay import state as state_module
-from core.replay.incremental import policy_key
+from core.replay.incremental import ResumePlanner, policy_key
 from core.replay.recorded import placed
 from tests.support.sessions import read_bash_turns
 from tests.unit.test_replay_incremental_fields import changed
@@ -235,20 +235,27 @@ def test_with_sparse_checkpoints_the_context_at_any_message_is_the_one_walked(
         )
 
 
-def test_each_pruning_attempt_is_planned_once_per_pruning_setting(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """A change of the protected turns compares the pruning attempts of every earlier run with
-    the new setting; runs resumed from one another share their attempts, planned once each."""
-    session = _session()
-    replayer = Replayer(session)
+def _two_limit_changes(replayer: Replayer) -> Policy:
+    """Run two more limit changes after :func:`_base`'s run (the traces a change compares);
+    the last policy run."""
     policy = _base()
-    replayer.run(policy)
     for key, value in (("truncation.max_lines", 40), ("compaction.reserve_tokens", 10_000)):
         new = changed(policy, key, value)
         assert new is not None
         replayer.run(new)
         policy = new
+    return policy
+
+
+def test_each_pruning_attempt_is_planned_once_per_pruning_setting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A change of the protected tools compares the pruning attempts of every earlier run with
+    the new setting; runs resumed from one another share their attempts, planned once each."""
+    session = _session()
+    replayer = Replayer(session)
+    replayer.run(_base())
+    policy = _two_limit_changes(replayer)
     planned: list[int] = []
     from core.algorithms import prune as pruning  # (the planner imports it where it plans)
 
@@ -263,7 +270,7 @@ def test_each_pruning_attempt_is_planned_once_per_pruning_setting(
         id(attempt) for trace in replayer._traces.values() for attempt in trace.prune_inputs
     }
     assert attempts
-    new = changed(policy, "pruning.protect_turns", 4)
+    new = changed(policy, "pruning.protected_tools", ["skill", "read"])
     assert new is not None
     result = replayer.run(new)
     assert result.model_dump(mode="json") == replay(session, new).model_dump(mode="json")
@@ -275,6 +282,34 @@ def test_each_pruning_attempt_is_planned_once_per_pruning_setting(
         < 2
         * sum(len(trace.prune_inputs) for trace in replayer._traces.values() if trace.policy != new)
     )
+
+
+@pytest.mark.parametrize("turns", [1, 4, 40])
+def test_a_change_of_the_protected_turns_plans_no_pruning_to_find_where_to_resume(
+    turns: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Other protected turns move the skip boundary, or name another number of turns: the first
+    pruning attempt decides otherwise, known without planning it under both settings (the
+    run's own pruning plans it once)."""
+    session = _session()
+    replayer = Replayer(session)
+    first = replayer.run(_base())
+    assert [e.call_index for e in first.events if e.kind == "compact"]
+    policy = _two_limit_changes(replayer)
+    compared: list[int] = []
+    decided = ResumePlanner.decided
+
+    def counted(self: ResumePlanner, *args: object) -> object:
+        compared.append(1)
+        return decided(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ResumePlanner, "decided", counted)
+    new = changed(policy, "pruning.protect_turns", turns)
+    assert new is not None
+    result = replayer.run(new)
+    assert result.model_dump(mode="json") == replay(session, new).model_dump(mode="json")
+    assert compared == []
+    assert result.resumed_from_call  # (not from the start)
 
 
 def test_the_recorded_peak_is_worked_out_once_and_is_the_largest_recorded_figure() -> None:

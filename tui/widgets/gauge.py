@@ -40,7 +40,7 @@ from textual.widget import Widget
 from core.model.session import Provenance, Session
 from core.model.write_numbers import format_tokens, short_tokens
 from tui.figures import call_label
-from tui.widgets.gauge_scale import Scale, bucket_lines, one_value, over_window
+from tui.widgets.gauge_scale import Scale, bucket_lines, largest, one_value, over_window
 from tui.widgets.gauge_series import (
     COMPACT,
     EMPTY_SERIES,
@@ -429,7 +429,7 @@ class TokenGauge(Widget, can_focus=True):
 
     def _top_tokens(self) -> int:
         series = self.series
-        window = max(series.window or 0, max(series.windows, default=0))  # (in C)
+        window = max(series.window or 0, largest(series.windows))
         return max(window, series.peak, 1)
 
     def _chart(self, layout: Layout, width: int, rows: int) -> tuple[list[Strip], _ChartPlan]:

@@ -19,6 +19,16 @@ def one_value(values: Sequence[int]) -> bool:
     return len(set(values)) <= 1
 
 
+def largest(values: Sequence[int], default: int = 0) -> int:
+    """``max(values, default=default)``; an array holding one value (a window, a threshold at
+    every call) is read as that value, without making an int of each item."""
+    if not values:
+        return default
+    if isinstance(values, array) and one_value(values):
+        return int(values[0])
+    return max(values)
+
+
 @dataclass(frozen=True, slots=True)
 class Scale:
     """How tokens map onto a chart of ``rows`` rows, and where its lines and its bands fall.

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from core.formats.subagents import subagent_spans
 from core.model.session import Message, Provenance, Session
+from tui.columns import marked
 
 if TYPE_CHECKING:
     from core.insights.named_figures import ThresholdFigure
@@ -140,7 +141,10 @@ def build_series(
     recorded_peak = columns.recorded_peak
     if recorded_peak is None:
         recorded_peak = max(recorded, default=0)
-    peak = max(recorded_peak, max(columns.simulated, default=0), 0)
+    simulated_peak = columns.simulated_peak
+    if simulated_peak is None:
+        simulated_peak = max(columns.simulated, default=0)
+    peak = max(recorded_peak, simulated_peak, 0)
     return Series(
         _packed(columns.message_index),
         recorded,
@@ -189,6 +193,8 @@ class _Columns:
     threshold_source: str = "rule"
     recorded_peak: int | None = None
     """The largest of :attr:`recorded` (None: not known yet)."""
+    simulated_peak: int | None = None
+    """The largest of :attr:`simulated` (None: not known yet)."""
 
 
 def _replayed_columns(result: ReplayResult, same_calls: Series | None = None) -> _Columns:
@@ -205,7 +211,7 @@ def _replayed_columns(result: ReplayResult, same_calls: Series | None = None) ->
         ("overflow_simulated", OVERFLOW_SIMULATED),
         ("overflow_recorded", OVERFLOW_RECORDED),
     ):
-        for i in compress(calls, column(name)):
+        for i in marked(calls, column(name)):
             flags[i] |= bit
     sources = column("threshold_source")
     if "inferred" in sources:  # (searched in C: most sessions have no inferred stretch)
@@ -238,6 +244,7 @@ def _replayed_columns(result: ReplayResult, same_calls: Series | None = None) ->
         windows=_packed_setting(column("window"), 0),
         threshold_source=_threshold_source(result),
         recorded_peak=recorded_peak,
+        simulated_peak=result.summary.peak_simulated,  # (the largest of the same column)
     )
 
 
