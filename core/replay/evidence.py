@@ -137,15 +137,19 @@ def _figure(check: Check | None) -> int | None:
 
 
 def _largest(checks: Sequence[Check | None], start: int, stop: int) -> int | None:
-    """The largest figure the checks before calls ``start``..``stop - 1`` could fire on."""
-    figures = [
-        figure
-        for check in checks[start:stop]
-        if check is not None
-        for figure in (check.proj, check.base if check.checks_now else None)
-        if figure is not None
-    ]
-    return max(figures, default=None)
+    """The largest figure the checks before calls ``start``..``stop - 1`` could fire on (read
+    one at a time: the trace's checks are made when read, and a list of a stretch's was 7 MB at
+    50,000 calls)."""
+    return max(
+        (
+            figure
+            for c in range(start, stop)
+            if (check := checks[c]) is not None
+            for figure in (check.proj, check.base if check.checks_now else None)
+            if figure is not None
+        ),
+        default=None,
+    )
 
 
 def _just_above(figure: int, policy: Policy) -> int:
