@@ -495,8 +495,11 @@ class Checks(_TraceView["Check | None"]):
 
     def __getitem__(self, index: int | slice) -> Check | list[Check | None] | None:
         made = self._trace.made
-        if isinstance(index, slice):
-            return [_checked(check) for check in made[index]]
+        if isinstance(index, slice):  # (has_figure, written out: a slice is read in bulk)
+            return [
+                check if check[0] is not None or check[1] is not None else None
+                for check in made[index]
+            ]
         return _checked(made[index])
 
     def __iter__(self) -> Iterator[Check | None]:
