@@ -327,7 +327,9 @@ class Replayer:
             compact=self._compact,
             futile=self._futile,
         ).walk(pos, None, None)
-        return trace.checks
+        checks = Trace(setting.policy)  # (the checks alone: the walk's states and columns go)
+        checks.made = trace.made
+        return checks.checks
 
     def _followed(self, setting: Setting) -> tuple[Trace | None, int]:
         """A finished run of ``setting``'s own policy, when it is the recording agent's, and the

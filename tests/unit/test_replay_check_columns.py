@@ -11,7 +11,9 @@ from __future__ import annotations
 from core.policy import Policy, get_preset
 from core.replay import Replayer, replay
 from core.replay.incremental import policy_key
-from core.replay.state import Check, CheckColumns, Trace
+from core.replay.policies import native_policy
+from core.replay.recorded import placed
+from core.replay.state import Check, CheckColumns, Checks, Trace
 from tests.support.sessions import read_bash_turns
 from tests.unit.test_replay_incremental_fields import changed
 
@@ -99,3 +101,16 @@ def test_a_resumed_run_keeps_the_checks_of_a_full_one() -> None:
     assert list(got.made) == list(full.made) and len(got.made) == resumed.call_count
     assert list(got.checks) == list(full.checks)
     assert resumed.model_dump(mode="json") == replay(session, moved).model_dump(mode="json")
+
+
+def test_the_checks_of_the_walk_following_the_recording_keep_only_the_checks() -> None:
+    # The evidence reads them after the walk: its states and columns are not kept for it.
+    session = read_bash_turns(30, 2_500)
+    replayer = Replayer(session)
+    native = native_policy(session)
+    checks = replayer.recorded_checks(replayer._setting(native))
+    assert isinstance(checks, Checks)
+    trace = checks._trace
+    assert len(checks) == len(placed(session)[0].calls) > 0
+    assert trace.checkpoints == [] and trace.deltas == [] and trace.events == []
+    assert isinstance(trace.made, CheckColumns)
