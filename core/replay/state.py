@@ -237,8 +237,7 @@ class CheckColumns(Sequence[Check]):
         self._basis: Any = array("B")
         self._trigger: Any = array("B")
         self._names: list[str | None] = [None]
-        """The strings the checks hold (a code is an index here; shared with the slices taken,
-        as it only grows)."""
+        """The strings the checks hold (a code is an index here)."""
         self._codes: dict[str | None, int] = {None: 0}
 
     def append(self, check: Check) -> None:
@@ -328,8 +327,8 @@ class CheckColumns(Sequence[Check]):
             part = CheckColumns.__new__(CheckColumns)
             for name in CheckColumns.__slots__:
                 value = getattr(self, name)
-                shared = name in ("_names", "_codes")
-                setattr(part, name, value if shared else value[index])
+                table = name in ("_names", "_codes")  # (each its own: a few strings)
+                setattr(part, name, value.copy() if table else value[index])
             return part
         count = len(self._flags)
         c = index + count if index < 0 else index
