@@ -197,7 +197,7 @@ new_check: Callable[[tuple[Any, ...]], Check] = partial(tuple.__new__, Check)
 _WIDER = {"i": "q", "q": None, "B": "I", "I": None}
 """The next typecode of an array column that a value does not fit (None: a list)."""
 
-_CHECKS_NOW, _FIRED, _NO_BASE, _NO_PROJ, _NO_MEASURE, _NO_LIMIT = 1, 2, 4, 8, 16, 32
+CHECKS_NOW, FIRED, NO_BASE, NO_PROJ, NO_MEASURE, NO_LIMIT = 1, 2, 4, 8, 16, 32
 """The bits of a check's flags byte (:class:`CheckColumns`): its two flags, and which of its four
 figures is None (its column holds 0 there)."""
 
@@ -244,12 +244,12 @@ class CheckColumns(Sequence[Check]):
         """Add ``check`` (the next call's)."""
         base, proj, checks_now, fired, trigger, measure, basis, limit = check
         flags = (
-            (_CHECKS_NOW if checks_now else 0)
-            | (_FIRED if fired else 0)
-            | (_NO_BASE if base is None else 0)
-            | (_NO_PROJ if proj is None else 0)
-            | (_NO_MEASURE if measure is None else 0)
-            | (_NO_LIMIT if limit is None else 0)
+            (CHECKS_NOW if checks_now else 0)
+            | (FIRED if fired else 0)
+            | (NO_BASE if base is None else 0)
+            | (NO_PROJ if proj is None else 0)
+            | (NO_MEASURE if measure is None else 0)
+            | (NO_LIMIT if limit is None else 0)
         )
         codes = self._codes
         try:  # (a figure None is held as 0)
@@ -272,22 +272,28 @@ class CheckColumns(Sequence[Check]):
         its value fits."""
         count = len(self._flags)
         for name, string in zip(("_basis", "_trigger"), strings, strict=True):
-            code = self._codes.get(string)
-            if code is None:
-                code = self._codes[string] = len(self._names)
-                self._names.append(string)
-            self._put(name, count, code)
+            self._put(name, count, [self._code(string)])
         for name, figure in zip(("_base", "_proj", "_measure", "_limit"), figures, strict=True):
-            self._put(name, count, figure)
+            self._put(name, count, [figure])
 
-    def _put(self, name: str, count: int, value: Any) -> None:
+    def _code(self, string: str | None) -> int:
+        code = self._codes.get(string)
+        if code is None:
+            code = self._codes[string] = len(self._names)
+            self._names.append(string)
+        return code
+
+    def _put(self, name: str, count: int, values: Sequence[Any]) -> None:
+        """Column ``name`` cut back to ``count`` values, then ``values`` added (widened until they
+        fit)."""
         column = getattr(self, name)
         del column[count:]
         while True:
             try:
-                column.append(value)
+                column.extend(values)
                 break
             except (OverflowError, TypeError):
+                del column[count:]
                 column = _widened(column)
                 setattr(self, name, column)
 
@@ -295,6 +301,31 @@ class CheckColumns(Sequence[Check]):
         """Add ``checks`` (the next calls')."""
         for check in checks:
             self.append(check)
+
+    def extend_rows(self, rows: CheckRows) -> None:
+        """Add the checks ``rows`` holds (the next calls'), column by column."""
+        count = len(self._flags)
+        for string in set(rows.basis):
+            self._code(string)
+        self._put("_basis", count, list(map(self._codes.__getitem__, rows.basis)))
+        self._put("_trigger", count, bytes(len(rows)))
+        self._put("_base", count, rows.base)
+        self._put("_proj", count, rows.proj)
+        self._put("_measure", count, rows.measure)
+        self._put("_limit", count, rows.limit)
+        self._flags += bytes(rows.flags)
+
+    def figures(self, start: int, stop: int) -> Iterator[tuple[int, int, int, int]]:
+        """The flags byte, base, projection and baseline measure of checks ``start`` to
+        ``stop`` (not included) as the columns hold them (a figure None is 0, its flag set),
+        read in C: no check made."""
+        return zip(
+            self._flags[start:stop],
+            self._base[start:stop],
+            self._proj[start:stop],
+            self._measure[start:stop],
+            strict=True,
+        )
 
     def __len__(self) -> int:
         return len(self._flags)
@@ -305,14 +336,14 @@ class CheckColumns(Sequence[Check]):
         names = self._names
         return new_check(
             (
-                None if flags & _NO_BASE else self._base[c],
-                None if flags & _NO_PROJ else self._proj[c],
-                flags & _CHECKS_NOW != 0,
-                flags & _FIRED != 0,
+                None if flags & NO_BASE else self._base[c],
+                None if flags & NO_PROJ else self._proj[c],
+                flags & CHECKS_NOW != 0,
+                flags & FIRED != 0,
                 names[self._trigger[c]],
-                None if flags & _NO_MEASURE else self._measure[c],
+                None if flags & NO_MEASURE else self._measure[c],
                 names[self._basis[c]],
-                None if flags & _NO_LIMIT else self._limit[c],
+                None if flags & NO_LIMIT else self._limit[c],
             )
         )
 
@@ -350,14 +381,14 @@ class CheckColumns(Sequence[Check]):
         ):
             yield new_check(
                 (
-                    None if flags & _NO_BASE else base,
-                    None if flags & _NO_PROJ else proj,
-                    flags & _CHECKS_NOW != 0,
-                    flags & _FIRED != 0,
+                    None if flags & NO_BASE else base,
+                    None if flags & NO_PROJ else proj,
+                    flags & CHECKS_NOW != 0,
+                    flags & FIRED != 0,
                     names[trigger],
-                    None if flags & _NO_MEASURE else measure,
+                    None if flags & NO_MEASURE else measure,
                     names[basis],
-                    None if flags & _NO_LIMIT else limit,
+                    None if flags & NO_LIMIT else limit,
                 )
             )
 
@@ -392,6 +423,30 @@ and the TUI's gauge read them as they are."""
 
 _NO_EVENTS: tuple[int, ...] = ()
 _Item = TypeVar("_Item")
+
+
+class CheckRows:
+    """The checks of calls being made, as :class:`CheckColumns` holds them (a flags byte and
+    the figures, None as 0, and the basis), in lists: :meth:`CheckColumns.extend_rows` adds
+    them at once (a stretch of calls following an earlier run, made without a :class:`Check`
+    each)."""
+
+    __slots__ = ("base", "basis", "flags", "limit", "measure", "proj")
+
+    def __init__(self) -> None:
+        self.flags: list[int] = []
+        self.base: list[int] = []
+        self.proj: list[int] = []
+        self.measure: list[int] = []
+        self.limit: list[int] = []
+        self.basis: list[str | None] = []
+
+    def __len__(self) -> int:
+        return len(self.flags)
+
+    def __delitem__(self, index: slice) -> None:
+        for name in CheckRows.__slots__:
+            del getattr(self, name)[index]
 
 
 def check_column(

@@ -9,11 +9,11 @@ own; a run's checks are the ones a replay from scratch makes, resumed or not.
 from __future__ import annotations
 
 from core.policy import Policy, get_preset
-from core.replay import Replayer, replay
+from core.replay import Replayer, replay, state
 from core.replay.incremental import policy_key
 from core.replay.policies import native_policy
 from core.replay.recorded import placed
-from core.replay.state import Check, CheckColumns, Checks, Trace
+from core.replay.state import Check, CheckColumns, CheckRows, Checks, Trace
 from tests.support.sessions import read_bash_turns
 from tests.unit.test_replay_incremental_fields import changed
 
@@ -114,3 +114,34 @@ def test_the_checks_of_the_walk_following_the_recording_keep_only_the_checks() -
     assert len(checks) == len(placed(session)[0].calls) > 0
     assert trace.checkpoints == [] and trace.deltas == [] and trace.events == []
     assert isinstance(trace.made, CheckColumns)
+
+
+def test_rows_added_at_once_and_figures_read_as_held() -> None:
+    # A stretch's checks written as columns (CheckRows) read back as the checks they stand for,
+    # past 2**31 too; figures() gives the flags byte and the figures as held (None: 0, flagged).
+    columns = _columns(_CHECKS[:2])
+    rows = CheckRows()
+    wanted = [
+        Check(7, None, True, False, None, None, "recorded", None),
+        Check(2**40, 3, False, False, None, -(2**35), "new basis", 9),
+    ]
+    for check in wanted:
+        base, proj, checks_now, _fired, _trigger, measure, basis, limit = check
+        rows.flags.append(
+            (state.CHECKS_NOW if checks_now else 0)
+            | (state.NO_PROJ if proj is None else 0)
+            | (state.NO_MEASURE if measure is None else 0)
+            | (state.NO_LIMIT if limit is None else 0)
+        )
+        rows.base.append(base or 0)
+        rows.proj.append(proj or 0)
+        rows.measure.append(measure or 0)
+        rows.limit.append(limit or 0)
+        rows.basis.append(basis)
+    del rows[2:]
+    columns.extend_rows(rows)
+    assert list(columns) == [*_CHECKS[:2], *wanted]
+    ((flags, base, proj, measure),) = columns.figures(2, 3)
+    assert (base, proj, measure) == (7, 0, 0) and flags & state.NO_PROJ and flags & state.NO_MEASURE
+    assert not flags & (state.FIRED | state.NO_BASE) and flags & state.CHECKS_NOW
+    assert [figures[1] for figures in columns.figures(0, 4)] == [0, 100, 7, 2**40]
