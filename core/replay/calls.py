@@ -11,6 +11,7 @@ import weakref
 from array import array
 from collections.abc import Sequence
 from itertools import chain, compress, repeat
+from typing import TypeVar
 
 from core.algorithms.overflow import RecordedKind, overflow_reason, recorded_kind, usable_usage
 from core.model.session import (
@@ -270,3 +271,18 @@ def _runs(first: int, lengths: Sequence[int]) -> array[int]:
     ``lengths[1]`` times, and so on."""
     values = range(first, first + len(lengths))
     return array("i", chain.from_iterable(map(repeat, values, lengths)))
+
+
+_Ints = TypeVar("_Ints", bound=Sequence[int])
+
+
+def narrowest(values: _Ints) -> _Ints | array[int]:
+    """``values`` in the narrowest int array that holds them all (4 bytes a value, else 8; not
+    a list's 8-byte slot and, for values made one a call, a 32-byte int object each), or
+    ``values`` themselves when neither does (a count past 2**63)."""
+    for typecode in "iq":
+        try:
+            return array(typecode, values)
+        except OverflowError:
+            continue
+    return values

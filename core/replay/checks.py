@@ -105,8 +105,6 @@ class CheckRules:
                         )
                     rec_added = e_rec_after[c] - reply_tokens - state.prev_e_rec_cov
                     baseline = state.prev_baseline_figure + rec_added
-                    if baseline == proj:  # (one int object for both, where the run follows
-                        baseline = proj  # the recording: the check is kept for every call)
                 else:
                     baseline = state.prev_baseline_figure
             elif project:

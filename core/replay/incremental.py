@@ -33,7 +33,7 @@ from core.replay.calls import Calls
 from core.replay.checks import CheckRules, overflows, trigger_of
 from core.replay.policies import effective_window, is_recording_policy
 from core.replay.recorded import RecordedSide
-from core.replay.state import Check, PruneInput, State, Trace, has_figure
+from core.replay.state import FIRED, NO_BASE, NO_PROJ, Check, PruneInput, State, Trace, has_figure
 from core.replay.truncation import Truncations
 
 if TYPE_CHECKING:
@@ -385,15 +385,17 @@ def _quiet_checks(
         return [False] * end
     auto, strict = rules.auto, rules.strict
     quiet = [False] * end
-    for c, check, limit, pending in zip(
-        range(end), trace.made[:end], limits[:end], left, strict=True
+    for c, (flags, held_base, held_proj, _measure), limit, pending in zip(
+        range(end), trace.made.figures(0, end), limits[:end], left, strict=True
     ):
-        if pending or check[3]:
+        if pending or flags & FIRED:
             continue  # (it left a projection pending, or fired)
         if limit is None or not auto or limit <= 0:
             quiet[c] = True
             continue
-        base, proj = check[0], check[1]
+        # (the check's figures as its columns hold them: None is 0 with its flag set)
+        base = None if flags & NO_BASE else held_base
+        proj = None if flags & NO_PROJ else held_proj
         if strict:
             quiet[c] = (base is None or base <= limit) and (proj is None or proj <= limit)
         else:

@@ -19,7 +19,7 @@ from core.algorithms.overflow import crosses
 from core.model.session import CompactionEvent, Message, Provenance, Role, Session
 from core.model.tokens import TokenCounter
 from core.policy import Policy
-from core.replay.calls import Calls
+from core.replay.calls import Calls, narrowest
 from core.replay.policies import NATIVE_PRESET, native_policy, policy_threshold
 
 
@@ -308,7 +308,7 @@ class RecordedSide:
         """Recorded tokens per estimated token: the median over recorded calls of
         ``(recorded - overhead) / estimated recorded context`` (1.0 without usage)."""
         self.baseline: list[int] = []
-        self.baseline_prompt: list[int] = []
+        self.baseline_prompt: list[int] | array[int] = []
         self.baseline_after: list[int] = []
         """The recording's context after each call's reply (what agents check their threshold on)."""
         self.e_rec_after: array[int] = array("q")
@@ -367,6 +367,11 @@ def measure_recorded_side(
     )
     if ratios:
         side.ratio = min(_MAX_RATIO, max(_MIN_RATIO, ratios[len(ratios) // 2]))
+    # (read only from here on: 4 bytes a call where the figures fit, as they do but in a
+    # session of more than 2**31 tokens)
+    side.e_rec_cov = narrowest(side.e_rec_cov)
+    side.e_rec_after = narrowest(side.e_rec_after)
+    side.baseline_prompt = narrowest(side.baseline_prompt)
     return side
 
 

@@ -36,7 +36,18 @@ from core.replay.calls import Calls
 from core.replay.checks import CheckRules
 from core.replay.recorded import RecordedCompactions
 from core.replay.setting import Setting
-from core.replay.state import State, Trace, checkpoint_spacing, new_check
+from core.replay.state import (
+    CHECKS_NOW,
+    FIRED,
+    NO_BASE,
+    NO_LIMIT,
+    NO_MEASURE,
+    NO_PROJ,
+    CheckRows,
+    State,
+    Trace,
+    checkpoint_spacing,
+)
 
 if TYPE_CHECKING:
     from core.replay.results import ReplayEvent
@@ -143,7 +154,7 @@ class Follower:
 
     def _follow(
         self, c0: int, stop: int, state: State, shift: int, n_events: int
-    ) -> tuple[int, tuple[list[Any], ...]] | None:
+    ) -> tuple[int, tuple[Any, ...]] | None:
         """The calls from ``c0`` on, up to ``stop`` at most, as the run makes them following the
         earlier run: the call the stretch ends before (a checkpoint both keep, or the last
         call's end) and the new columns. None when the stretch would be empty."""
@@ -153,7 +164,7 @@ class Follower:
             if k < len(self._auto_calls):
                 stop = min(stop, self._auto_calls[k])
         stop = self._quiet_until(c0, stop, n_events)
-        columns: tuple[list[Any], ...] = ([], [], [], [])
+        columns: tuple[Any, ...] = (CheckRows(), [], [], [])
         prev = (state.prev_figure, self.walk.trace.columns["simulated_provenance"][state.prev_call])
         self._calls_from(c0, stop, shift, prev, columns)
         made = c0 + len(columns[0])
@@ -187,7 +198,7 @@ class Follower:
         stop: int,
         shift: int,
         prev: tuple[int, Provenance],
-        columns: tuple[list[Any], ...],
+        columns: tuple[Any, ...],
     ) -> tuple[int, Provenance]:
         """Make calls ``first`` to ``stop`` (not included) following the earlier run, up to the
         first that differs (see the module's docstring): append their checks, deltas, figures and
@@ -198,8 +209,15 @@ class Follower:
         rec = setting.rec
         estimated, ratio, reasons = setting.counter.provenance, rec.ratio, walk.reasons
         auto, strict = walk.rules.auto, walk.rules.strict
-        made, figure_column = columns[0], columns[2]
-        checks, figures = made.append, figure_column.append
+        made: CheckRows = columns[0]
+        figures = columns[2].append
+        # (the checks' columns, written as CheckColumns holds them: no Check made, nor read)
+        add_flags, add_base, add_proj = made.flags.append, made.base.append, made.proj.append
+        add_measure, add_limit, add_basis = (
+            made.measure.append,
+            made.limit.append,
+            made.basis.append,
+        )
         prev_after, prev_prov = prev
         old_deltas = self.earlier.deltas[first:stop]
         # A delta holds over long runs of calls (it changes where either run's context departs
@@ -213,7 +231,7 @@ class Follower:
         count = len(made)
         for c, before, delta, prompt, figure, after, provenance, window, limit in zip(
             range(first, stop),
-            self.earlier.made[first:stop],
+            self.earlier.made.figures(first, stop),
             old_deltas,
             rec.baseline_prompt[first:stop],
             rec.baseline[first:stop],
@@ -223,9 +241,13 @@ class Follower:
             setting.limits[first:stop],
             strict=True,
         ):
-            base_before, proj, checks_now, fired, _trigger, measure, _basis, _limit = before
-            if fired:
+            flags, base_before, proj, measure = before
+            if flags & FIRED:
                 break  # the earlier run fired here
+            checks_now = flags & CHECKS_NOW
+            # (None where the check held it: its flag set, 0 in the column)
+            proj = None if flags & NO_PROJ else proj
+            base_before = None if flags & NO_BASE else base_before
             delta += shift
             if delta != last:
                 last = delta
@@ -240,7 +262,7 @@ class Follower:
                 break  # the call overflows
             base = prev_after
             if proj is not None:
-                proj += base - base_before
+                proj += base - base_before  # type: ignore[operator]  # (as the check held them)
             if auto and limit is not None and limit > 0:
                 if strict:
                     if (proj is not None and proj > limit) or (checks_now and base > limit):
@@ -253,7 +275,17 @@ class Follower:
                 basis = "projected"
             else:
                 basis = "recorded"
-            checks(new_check((base, proj, checks_now, False, None, measure, basis, limit)))
+            # (Check(base, proj, checks_now, False, None, measure, basis, limit), as its columns)
+            add_flags(
+                (flags & (CHECKS_NOW | NO_MEASURE))
+                | (NO_PROJ if proj is None else 0)
+                | (NO_LIMIT if limit is None else 0)
+            )
+            add_base(base)
+            add_proj(proj or 0)
+            add_measure(measure)
+            add_limit(limit or 0)
+            add_basis(basis)
             figure += scaled
             figures(figure if figure > 0 else 0)
             prev_after = after + scaled
@@ -264,7 +296,7 @@ class Follower:
         return prev_after, prev_prov
 
     def _deltas_and_provenances(
-        self, first: int, m: int, shift: int, runs: int, columns: tuple[list[Any], ...]
+        self, first: int, m: int, shift: int, runs: int, columns: tuple[Any, ...]
     ) -> None:
         """Append the deltas and provenances of the ``m`` calls from ``first`` a stretch made
         (``runs``: how many runs of one delta they make) to ``columns``."""
@@ -286,10 +318,9 @@ class Follower:
                 [estimated if delta else prov for delta, prov in zip(deltas, recorded, strict=True)]
             )
 
-    def _write(
-        self, c0: int, end: int, state: State, shift: int, columns: tuple[list[Any], ...]
-    ) -> None:
+    def _write(self, c0: int, end: int, state: State, shift: int, columns: tuple[Any, ...]) -> None:
         """Append the stretch's calls to the run's trace and bring ``state`` to its end."""
+        checks: CheckRows
         checks, deltas, figures, provenances = columns
         walk = self.walk
         trace = walk.trace
@@ -304,10 +335,10 @@ class Follower:
         for c in range(c0 + every, end, every):  # (c0 is kept: a multiple of every)
             earlier = before[c]
             assert earlier is not None  # (kept by the earlier run's walk as by this one's)
-            kept[c - c0] = _shifted(earlier, state, shift, checks[c - c0].base, n_events)
+            kept[c - c0] = _shifted(earlier, state, shift, checks.base[c - c0], n_events)
         trace.checkpoints.extend(kept)
         trace.pending.extend([False] * m)
-        trace.made.extend(checks)
+        trace.made.extend_rows(checks)
         trace.deltas.extend(deltas)
         trace.columns["simulated_tokens"].extend(figures)
         trace.columns["overflow_simulated"].extend([False] * m)

@@ -6,7 +6,8 @@ A :class:`State` is copied at every call (``copy``); its items are shared, never
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
 from typing import Any, NamedTuple, TypeVar, overload
 
@@ -193,6 +194,211 @@ class Check(NamedTuple):
 new_check: Callable[[tuple[Any, ...]], Check] = partial(tuple.__new__, Check)
 """``Check(*values)`` (all eight) without the named tuple's own ``__new__``."""
 
+_WIDER = {"i": "q", "q": None, "B": "I", "I": None}
+"""The next typecode of an array column that a value does not fit (None: a list)."""
+
+CHECKS_NOW, FIRED, NO_BASE, NO_PROJ, NO_MEASURE, NO_LIMIT = 1, 2, 4, 8, 16, 32
+"""The bits of a check's flags byte (:class:`CheckColumns`): its two flags, and which of its four
+figures is None (its column holds 0 there)."""
+
+
+def _widened(column: Any) -> Any:
+    """``column`` (an array, or a list) copied to the next wider type (a list last)."""
+    wider = _WIDER[column.typecode] if isinstance(column, array) else None
+    return list(column) if wider is None else array(wider, column)
+
+
+class CheckColumns(Sequence[Check]):
+    """The threshold checks of a run, one per call, held as columns rather than as ~10^5 named
+    tuples (112 bytes each, and an int object or two of their own): a flags byte (the two flags,
+    and which figure is None), the four figures in int arrays (4 bytes each; a column widens to 8
+    bytes, then to a list, when a value does not fit) and the two strings as codes into a table of
+    the strings seen. Each :class:`Check` is made again when read; the run appends the checks it
+    makes (:meth:`append`). Equal to any sequence of the same checks."""
+
+    __slots__ = (
+        "_base",
+        "_basis",
+        "_codes",
+        "_flags",
+        "_limit",
+        "_measure",
+        "_names",
+        "_proj",
+        "_trigger",
+    )
+
+    def __init__(self) -> None:
+        self._flags = bytearray()
+        self._base: Any = array("i")
+        self._proj: Any = array("i")
+        self._measure: Any = array("i")
+        self._limit: Any = array("i")
+        self._basis: Any = array("B")
+        self._trigger: Any = array("B")
+        self._names: list[str | None] = [None]
+        """The strings the checks hold (a code is an index here)."""
+        self._codes: dict[str | None, int] = {None: 0}
+
+    def append(self, check: Check) -> None:
+        """Add ``check`` (the next call's)."""
+        base, proj, checks_now, fired, trigger, measure, basis, limit = check
+        flags = (
+            (CHECKS_NOW if checks_now else 0)
+            | (FIRED if fired else 0)
+            | (NO_BASE if base is None else 0)
+            | (NO_PROJ if proj is None else 0)
+            | (NO_MEASURE if measure is None else 0)
+            | (NO_LIMIT if limit is None else 0)
+        )
+        codes = self._codes
+        try:  # (a figure None is held as 0)
+            self._basis.append(codes[basis])
+            self._trigger.append(codes[trigger])
+            self._base.append(base or 0)
+            self._proj.append(proj or 0)
+            self._measure.append(measure or 0)
+            self._limit.append(limit or 0)
+        except (KeyError, OverflowError, TypeError):
+            figures = (base or 0, proj or 0, measure or 0, limit or 0)
+            self._append_slowly(figures, (basis, trigger))
+        self._flags.append(flags)
+
+    def _append_slowly(
+        self, figures: tuple[int, int, int, int], strings: tuple[str | None, str | None]
+    ) -> None:
+        """:meth:`append`'s columns, after one of them did not take its value (a new string, or a
+        figure its type does not fit): each is cut back to the checks before and widened until
+        its value fits."""
+        count = len(self._flags)
+        for name, string in zip(("_basis", "_trigger"), strings, strict=True):
+            self._put(name, count, [self._code(string)])
+        for name, figure in zip(("_base", "_proj", "_measure", "_limit"), figures, strict=True):
+            self._put(name, count, [figure])
+
+    def _code(self, string: str | None) -> int:
+        code = self._codes.get(string)
+        if code is None:
+            code = self._codes[string] = len(self._names)
+            self._names.append(string)
+        return code
+
+    def _put(self, name: str, count: int, values: Sequence[Any]) -> None:
+        """Column ``name`` cut back to ``count`` values, then ``values`` added (widened until they
+        fit)."""
+        column = getattr(self, name)
+        del column[count:]
+        while True:
+            try:
+                column.extend(values)
+                break
+            except (OverflowError, TypeError):
+                del column[count:]
+                column = _widened(column)
+                setattr(self, name, column)
+
+    def extend(self, checks: Iterable[Check]) -> None:
+        """Add ``checks`` (the next calls')."""
+        for check in checks:
+            self.append(check)
+
+    def extend_rows(self, rows: CheckRows) -> None:
+        """Add the checks ``rows`` holds (the next calls'), column by column."""
+        count = len(self._flags)
+        for string in set(rows.basis):
+            self._code(string)
+        self._put("_basis", count, list(map(self._codes.__getitem__, rows.basis)))
+        self._put("_trigger", count, bytes(len(rows)))
+        self._put("_base", count, rows.base)
+        self._put("_proj", count, rows.proj)
+        self._put("_measure", count, rows.measure)
+        self._put("_limit", count, rows.limit)
+        self._flags += bytes(rows.flags)
+
+    def figures(self, start: int, stop: int) -> Iterator[tuple[int, int, int, int]]:
+        """The flags byte, base, projection and baseline measure of checks ``start`` to
+        ``stop`` (not included) as the columns hold them (a figure None is 0, its flag set),
+        read in C: no check made."""
+        return zip(
+            self._flags[start:stop],
+            self._base[start:stop],
+            self._proj[start:stop],
+            self._measure[start:stop],
+            strict=True,
+        )
+
+    def __len__(self) -> int:
+        return len(self._flags)
+
+    def check(self, c: int) -> Check:
+        """The check of call ``c`` (``0 <= c < len(self)``)."""
+        flags = self._flags[c]
+        names = self._names
+        return new_check(
+            (
+                None if flags & NO_BASE else self._base[c],
+                None if flags & NO_PROJ else self._proj[c],
+                flags & CHECKS_NOW != 0,
+                flags & FIRED != 0,
+                names[self._trigger[c]],
+                None if flags & NO_MEASURE else self._measure[c],
+                names[self._basis[c]],
+                None if flags & NO_LIMIT else self._limit[c],
+            )
+        )
+
+    @overload
+    def __getitem__(self, index: int) -> Check: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> CheckColumns: ...
+
+    def __getitem__(self, index: int | slice) -> Check | CheckColumns:
+        if isinstance(index, slice):
+            part = CheckColumns.__new__(CheckColumns)
+            for name in CheckColumns.__slots__:
+                value = getattr(self, name)
+                table = name in ("_names", "_codes")  # (each its own: a few strings)
+                setattr(part, name, value.copy() if table else value[index])
+            return part
+        count = len(self._flags)
+        c = index + count if index < 0 else index
+        if not 0 <= c < count:
+            raise IndexError(index)
+        return self.check(c)
+
+    def __iter__(self) -> Iterator[Check]:
+        names = self._names
+        for flags, base, proj, trigger, measure, basis, limit in zip(
+            self._flags,
+            self._base,
+            self._proj,
+            self._trigger,
+            self._measure,
+            self._basis,
+            self._limit,
+            strict=True,
+        ):
+            yield new_check(
+                (
+                    None if flags & NO_BASE else base,
+                    None if flags & NO_PROJ else proj,
+                    flags & CHECKS_NOW != 0,
+                    flags & FIRED != 0,
+                    names[trigger],
+                    None if flags & NO_MEASURE else measure,
+                    names[basis],
+                    None if flags & NO_LIMIT else limit,
+                )
+            )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
 
 class CallRow(NamedTuple):
     """The raw figures of one call, from which its :class:`CallPoint` is built (made when asked
@@ -217,6 +423,30 @@ and the TUI's gauge read them as they are."""
 
 _NO_EVENTS: tuple[int, ...] = ()
 _Item = TypeVar("_Item")
+
+
+class CheckRows:
+    """The checks of calls being made, as :class:`CheckColumns` holds them (a flags byte and
+    the figures, None as 0, and the basis), in lists: :meth:`CheckColumns.extend_rows` adds
+    them at once (a stretch of calls following an earlier run, made without a :class:`Check`
+    each)."""
+
+    __slots__ = ("base", "basis", "flags", "limit", "measure", "proj")
+
+    def __init__(self) -> None:
+        self.flags: list[int] = []
+        self.base: list[int] = []
+        self.proj: list[int] = []
+        self.measure: list[int] = []
+        self.limit: list[int] = []
+        self.basis: list[str | None] = []
+
+    def __len__(self) -> int:
+        return len(self.flags)
+
+    def __delitem__(self, index: slice) -> None:
+        for name in CheckRows.__slots__:
+            del getattr(self, name)[index]
 
 
 def check_column(
@@ -318,12 +548,13 @@ class Checks(_TraceView["Check | None"]):
     def __getitem__(self, index: slice) -> list[Check | None]: ...
 
     def __getitem__(self, index: int | slice) -> Check | list[Check | None] | None:
-        made = self._trace.made[index]
-        if isinstance(index, slice):
-            assert isinstance(made, list)
-            return [_checked(check) for check in made]
-        assert not isinstance(made, list)
-        return _checked(made)
+        made = self._trace.made
+        if isinstance(index, slice):  # (has_figure, written out: a slice is read in bulk)
+            return [
+                check if check[0] is not None or check[1] is not None else None
+                for check in made[index]
+            ]
+        return _checked(made[index])
 
     def __iter__(self) -> Iterator[Check | None]:
         return map(_checked, self._trace.made)
@@ -392,7 +623,7 @@ class Trace:
         self.pending = bytearray()
         """The state's projection flag before each call (:attr:`State.pending`): 1, else 0 (a
         byte a call, not a list's 8-byte slot)."""
-        self.made: list[Check] = []
+        self.made = CheckColumns()
         """The threshold check made before each call (walked or not): a column of the rows."""
         self.deltas: list[int] = []
         """Per call: the simulated context before the call's figures (with its reply, where

@@ -10,6 +10,7 @@ inferred threshold must be the ones a walk from the start gives.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -35,7 +36,7 @@ FILES = [
 ]
 
 
-def _figures(checks: list[Check | None]) -> list[tuple[object, ...] | None]:
+def _figures(checks: Sequence[Check | None]) -> list[tuple[object, ...] | None]:
     """What the evidence reads of each check."""
     return [
         None

@@ -144,14 +144,14 @@ def test_the_rows_and_checks_are_the_ones_the_walk_made(capture: _Capture) -> No
         for c, (i, ids, made) in enumerate(steps):
             row = rows[c]
             assert (row.call_index, row.message_index, row.event_ids) == (c, i, ids)
-            assert row.check is made
+            assert row.check == made  # (made again from the trace's columns)
             assert (row.figure, row.overflow, row.provenance) == (
                 fresh[c].simulated_tokens,
                 fresh[c].overflow_simulated,
                 fresh[c].simulated_provenance,
             )
             measured = made.base is not None or made.proj is not None
-            assert checks[c] is (made if measured else None)
+            assert checks[c] == (made if measured else None)
             seen_events = seen_events or bool(ids)
             seen_fired = seen_fired or made.fired
             seen_none = seen_none or not measured

@@ -3,12 +3,14 @@ defined by: one message at a time, looking up the recorded compactions before ea
 
 from __future__ import annotations
 
+from array import array
 from pathlib import Path
 
 import pytest
 
 from core.model.session import Provenance, Session
 from core.model.tokens import TokenCounter, get_counter
+from core.replay.calls import narrowest
 from core.replay.recorded import (
     RecordedCompactions,
     RecordedSide,
@@ -99,6 +101,8 @@ _FIELDS = (
     "overhead",
     "ratio",
 )
+_COLUMNS = ("e_rec_cov", "e_rec_after", "baseline_prompt")
+"""The int columns held as arrays once measured (:func:`core.replay.calls.narrowest`)."""
 
 
 def _same_as_reference(session: Session) -> RecordedSide:
@@ -108,7 +112,12 @@ def _same_as_reference(session: Session) -> RecordedSide:
     side = measure_recorded_side(recorded, tok, counter)
     expected = _reference(recorded, tok, counter)
     for field in _FIELDS:
-        assert getattr(side, field) == getattr(expected, field), field
+        got, want = getattr(side, field), getattr(expected, field)
+        if field in _COLUMNS:
+            got, want = list(got), list(want)
+        assert got == want, field
+    # (the int columns in 4-byte arrays, every figure fitting)
+    assert {getattr(side, name).typecode for name in _COLUMNS} == {"i"}
     return side
 
 
@@ -131,3 +140,13 @@ def test_recorded_side_is_the_message_walk() -> None:
 @pytest.mark.parametrize("path", small_shared_files(2_000_000)[:12] or [None])
 def test_recorded_side_of_real_sessions(path: Path | None) -> None:
     _same_as_reference(load_shared_or_skip(path))
+
+
+def test_the_narrowest_column_holds_every_figure() -> None:
+    small, large, huge = [0, -1, 2**31 - 1, -(2**31)], [2**31, -(2**31) - 1], [2**63]
+    for values, typecode in ((small, "i"), (small + large, "q")):
+        column = narrowest(values)
+        assert isinstance(column, array) and column.typecode == typecode
+        assert list(column) == values
+    assert narrowest(small + huge) == small + huge
+    assert list(narrowest(array("q", small))) == small

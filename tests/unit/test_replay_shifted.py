@@ -21,7 +21,7 @@ from core.model.session import Provenance, Session
 from core.policy import Policy, get_preset
 from core.replay import Replayer, shifted
 from core.replay.incremental import can_follow, policy_key
-from core.replay.state import State, Trace, new_check
+from core.replay.state import CheckColumns, CheckRows, State, Trace, new_check
 from tests.support.builders import SessionBuilder, text_of_tokens
 from tests.support.paths import REPO
 from tests.support.policy_fields import flatten
@@ -268,10 +268,13 @@ def test_a_stretchs_calls_follow_the_formulas_whatever_the_deltas(
         follower.earlier.deltas = [d + (c % 5) * step for c, d in enumerate(deltas)]
         for shift in (-300, 0, 41, -deltas[first]):  # (the last: deltas of 0)
             for prev in ((5_000, Provenance.RECORDED), (0, Provenance.ESTIMATED)):
-                columns: tuple[list[Any], ...] = ([], [], [], [])
+                columns: tuple[Any, ...] = (CheckRows(), [], [], [])
                 made = follower._calls_from(first, stop, shift, prev, columns)
                 expected, last = _reference_calls(follower, first, stop, shift, prev)
-                assert [list(column) for column in columns] == expected
+                # (the checks written as their columns: read back as checks)
+                checks = CheckColumns()
+                checks.extend_rows(columns[0])
+                assert [list(checks), *(list(column) for column in columns[1:])] == expected
                 assert made == last
                 made_calls.append(len(columns[0]))
     # (some cases follow most of the stretch, some end early: a check fires or a call overflows)
