@@ -61,6 +61,12 @@ def as_str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+SHARED_ARGUMENT_CHARS = 200
+"""The longest argument value a session holds once however many calls pass it (a path, a
+command, a pattern: a 100 MB Claude Code session's 26,000 calls passed 58 values, 1.6 MB as
+objects of their own); longer ones (a file's new content) rarely repeat."""
+
+
 class LoadError(Exception):
     """A file could not be loaded at all. The message is one sentence naming what was tried."""
 
@@ -88,6 +94,44 @@ class SessionBuilder:
         self._diagnostics: list[Diagnostic] = []
         self._per_code: dict[str, int] = {}
         self._boundary_pending = False
+        self._numbers: list[int] = []
+        """One int object per value from 0 up (:meth:`numbers`), while loading."""
+        self._shared_values: dict[str, str] = {}
+        """The short argument values of the calls so far (:meth:`share_arguments`)."""
+
+    # -- numbers ------------------------------------------------------------------------
+
+    def numbers(self, first: int, count: int) -> list[int]:
+        """``list(range(first, first + count))``, of int objects shared for the whole load: the
+        line numbers a reader hands out and the message indexes take the same values, and each
+        message held two objects of them (5.9 MB of a 100 MB Claude Code session's 105,000
+        messages; one each is kept now)."""
+        table = self._numbers
+        end = first + count
+        if end > len(table):
+            table.extend(range(len(table), end))
+        return table[first:end]
+
+    def _index(self) -> int:
+        """The index of the next message (an int from :meth:`numbers`)."""
+        index = len(self.messages)
+        table = self._numbers
+        if index < len(table):
+            return table[index]
+        table.extend(range(len(table), index + 1))
+        return table[index]
+
+    def share_arguments(self, arguments: Any) -> None:
+        """Each short string value of a call's ``arguments`` (a dict) replaced by the equal one an
+        earlier call holds. :meth:`build` does it for every call; a loader that does it as it
+        reads a call lets the copy go at once (its place is taken by what the next line holds,
+        not left free among what the session keeps)."""
+        if type(arguments) is not dict:
+            return
+        share = self._shared_values.setdefault
+        for key, value in arguments.items():
+            if type(value) is str and len(value) <= SHARED_ARGUMENT_CHARS:
+                arguments[key] = share(value, value)  # (an existing key: the dict keeps its size)
 
     # -- messages -----------------------------------------------------------------------
 
@@ -98,7 +142,7 @@ class SessionBuilder:
         ``msg-<index>``). The first message after :meth:`add_compaction` gets
         ``compaction_boundary=True``.
         """
-        index = len(self.messages)
+        index = self._index()
         if id is None:
             line = fields.get("source_line")
             id = f"line-{line}" if line is not None else f"msg-{index}"  # noqa: A001
@@ -114,7 +158,7 @@ class SessionBuilder:
 
     def append(self, message: Message) -> Message:
         """Append an already-built message, re-indexing it (and flagging a boundary if due)."""
-        message.index = len(self.messages)
+        message.index = self._index()
         if self._boundary_pending:
             message.compaction_boundary = True
             self._boundary_pending = False
@@ -261,6 +305,7 @@ class SessionBuilder:
         a compaction's size from a call's context) are held to what a count may be, as every
         figure read is: the session holds nothing its ctxscope file would not read back."""
         self._clamp_derived()
+        self._numbers = []  # (the messages keep the ints they hold)
         diagnostics = list(self._diagnostics)
         for code, count in self._per_code.items():
             if count > MAX_DIAGNOSTICS_PER_CODE:
@@ -279,9 +324,13 @@ class SessionBuilder:
         if not session_id:
             session_id = Path(self.path).stem if self.path else "session"
         # arguments too deep for recursive code become text
+        share = self.share_arguments
         for message in filter(_TOOL_CALLS, self.messages):
             for call in message.tool_calls:
-                call.arguments = bounded(call.arguments)
+                arguments = bounded(call.arguments)
+                share(arguments)
+                call.arguments = arguments
+        self._shared_values = {}
         self.metadata = {key: bounded(value) for key, value in self.metadata.items()}
         return Session.model_construct(
             id=session_id,

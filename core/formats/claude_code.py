@@ -162,6 +162,8 @@ class _Reader:
         """The timestamp of the last entry read typed: a line with the same one shares its string
         (the block lines of one reply and its tool results are sometimes written in the same
         millisecond)."""
+        self.call_ids: dict[str, str] = {}
+        """The id of each tool call read typed, the string the call holds (its results' too)."""
         self.decode = typed.decode_line
         """How a line is decoded for the typed read: with the session's facts until they are
         known (:meth:`_typed_facts`)."""
@@ -186,7 +188,7 @@ class _Reader:
         """A user, assistant or passed-over line read typed (:mod:`core.formats.claude_typed`):
         what :meth:`line` does with the same line as an object. False: the line is not one
         read this way (nothing was done with it)."""
-        read = typed.read(raw, line_no, offset, self.decode)
+        read = typed.read(raw, line_no, offset, self.decode, self.call_ids)
         if read is None:
             return False
         line, entry = read
@@ -242,6 +244,8 @@ class _Reader:
         if entrypoint is not None:
             self.entrypoint = entrypoint
         if entry.kind == ASSISTANT:
+            for call in entry.calls:
+                self.builder.share_arguments(call.arguments)
             commands = self.compact_commands
             if commands.open:
                 commands.call()
