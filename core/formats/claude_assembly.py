@@ -207,25 +207,33 @@ class Assembler:
 
     def _merge(self, entries: list[Entry]) -> tuple[list[Entry | Call], list[Call]]:
         """The entries in file order, the block lines of each API message merged into the
-        :class:`Call` that stands where its first line was; and the calls alone."""
-        calls_by_key: dict[tuple[str, str | None], Call] = {}
+        :class:`Call` that stands where its first line was; and the calls alone.
+
+        An API message is found by its message id, and by its request id too only when its
+        first line's differs (a message id in several requests): no ``(message id, request
+        id)`` tuple per call (52,000 of them, 3.3 MB, at the peak of a 100 MB session's load)."""
+        calls_by_id: dict[str, Call] = {}  # the first API message of each message id
+        calls_by_key: dict[tuple[str, str | None], Call] = {}  # the others (rare)
         order: list[Entry | Call] = []
         calls: list[Call] = []
         used_ids: set[str] = set()
         owner = self.owner
-        use, put, find = used_ids.add, order.append, calls_by_key.get
+        use, put, find = used_ids.add, order.append, calls_by_id.get
         for entry in entries:
-            key = entry.key
             uuid = entry.uuid
-            if key is None or entry.kind != ASSISTANT:
+            first_id = entry.message_id
+            if first_id is None or entry.kind != ASSISTANT:
                 use(uuid)
                 if entry.texts or entry.results:  # it makes a message with this id
                     owner[uuid] = uuid
                 put(entry)
                 continue
-            call = find(key)
+            request_id = entry.request_id
+            call = find(first_id)
+            if call is not None and call.entry.request_id != request_id:
+                call = calls_by_key.get((first_id, request_id))
             if call is None:
-                message_id = key[0]
+                message_id = first_id
                 if message_id in used_ids:
                     message_id = f"{message_id}#{uuid}"
                 use(message_id)
@@ -240,7 +248,10 @@ class Assembler:
                     entry.stop_reason or None,
                     entry.error or None,
                 )
-                calls_by_key[key] = call
+                if first_id in calls_by_id:
+                    calls_by_key[first_id, request_id] = call
+                else:
+                    calls_by_id[first_id] = call
                 put(call)
                 calls.append(call)
             else:

@@ -172,3 +172,40 @@ def test_a_result_holds_its_call_id_string_from_the_read_of_its_line() -> None:
     calls, results = call[1].calls, result[1].results
     assert results[0][0] == "toolu_0" and results[0][0] is calls[0].id
     assert ids == {"toolu_0": "toolu_0"}
+
+
+def _block_line(n: int, message_id: str, request_id: str, text: str) -> dict[str, Any]:
+    return {
+        "type": "assistant",
+        "uuid": f"b{n}",
+        "parentUuid": f"b{n - 1}" if n else "u0",
+        "sessionId": "s",
+        "timestamp": "2026-03-01T00:00:01.000Z",
+        "requestId": request_id,
+        "message": {
+            "id": message_id,
+            "role": "assistant",
+            "content": [{"type": "text", "text": text}],
+            "usage": {"input_tokens": 3, "output_tokens": 5},
+        },
+    }
+
+
+def test_block_lines_merge_by_message_id_and_request_id(tmp_path: Path) -> None:
+    # one message id in two requests, their lines interleaved: two messages, each with its own
+    # lines (the lookup by message id alone goes on to the request id when they differ)
+    rows = [_claude_rows(1)[0]]
+    rows += [
+        _block_line(0, "msg_a", "req_1", "one"),
+        _block_line(1, "msg_a", "req_2", "two"),
+        _block_line(2, "msg_a", "req_1", "three"),
+        _block_line(3, "msg_b", "req_2", "four"),
+        _block_line(4, "msg_a", "req_2", "five"),
+    ]
+    session = load_session(_write(tmp_path / "s.jsonl", rows))
+    said = [(m.id, m.text) for m in session.messages if m.role == Role.ASSISTANT]
+    assert said == [
+        ("msg_a", "one\n\nthree"),
+        ("msg_a#b1", "two\n\nfive"),
+        ("msg_b", "four"),
+    ]
