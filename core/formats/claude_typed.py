@@ -178,16 +178,14 @@ def read(
     if message is None:
         return None
     uuid = line.uuid
-    entry = Entry(  # (by position: kind, line, offset, uuid, parent, timestamp, sidechain, meta, summary)
+    entry = Entry(  # (by position: kind, line, offset, uuid, parent, timestamp, flags)
         entry_kind,
         line_no,
         offset,
         uuid if uuid is not None else f"line-{line_no}",
         line.parent,
         line.timestamp,
-        line.is_sidechain,
-        line.is_meta,
-        line.is_compact_summary,
+        line.is_sidechain | line.is_meta << 1 | line.is_compact_summary << 2,  # (flags_of)
     )
     if entry_kind == USER:
         _read_user(entry, message.content, call_ids)
@@ -201,7 +199,7 @@ def read(
 
 def _read_user(entry: Entry, content: str | list[Block] | None, call_ids: dict[str, str]) -> None:
     if isinstance(content, str):
-        entry.texts = (content,)
+        entry.one_text = content
         return
     if content is None:
         return

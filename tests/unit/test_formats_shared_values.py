@@ -8,10 +8,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from core.formats import claude_typed as typed
 from core.formats import load_session
 from core.formats.base import SHARED_ARGUMENT_CHARS, SessionBuilder
-from core.formats.claude_records import Entry
+from core.formats.claude_records import USER, Entry
 from core.model.session import Role, Session, SourceFormat
 from tests.support.paths import TESTS
 
@@ -209,3 +211,36 @@ def test_block_lines_merge_by_message_id_and_request_id(tmp_path: Path) -> None:
         ("msg_a#b1", "two\n\nfive"),
         ("msg_b", "four"),
     ]
+
+
+def test_a_line_with_one_text_holds_the_string_itself() -> None:
+    user, assistant = (
+        typed.read(json.dumps(row).encode(), n, 0) for n, row in enumerate(_claude_rows(1)[:2])
+    )
+    assert user is not None and user[1] is not None
+    assert assistant is not None and assistant[1] is not None
+    for entry, text in ((user[1], "step 0"), (assistant[1], "on it")):
+        assert entry.one_text == text and entry.more_texts == ()
+        assert list(entry.texts) == [text]
+    entry = assistant[1]
+    entry.texts = ["a", "b"]
+    assert (entry.one_text, list(entry.texts)) == (None, ["a", "b"])
+    entry.texts = ()
+    assert (entry.one_text, list(entry.texts)) == (None, [])
+
+
+@pytest.mark.parametrize("flags", [(False, False, False), (True, False, True), (True, True, True)])
+def test_an_entry_reads_its_flags_back(flags: tuple[bool, bool, bool]) -> None:
+    sidechain, meta, summary = flags
+    row = {**_claude_rows(1)[0], "isSidechain": sidechain, "isMeta": meta}
+    row["isCompactSummary"] = summary
+    read = typed.read(json.dumps(row).encode(), 1, 0)
+    assert read is not None and read[1] is not None
+    entry = read[1]
+    assert (entry.sidechain, entry.meta, entry.summary) == flags
+    plain = Entry.of(USER, 1, 0, "u0", None, row)
+    assert (plain.sidechain, plain.meta, plain.summary) == flags
+    plain.meta = True
+    assert (plain.sidechain, plain.meta, plain.summary) == (sidechain, True, summary)
+    plain.meta = False
+    assert (plain.sidechain, plain.meta, plain.summary) == (sidechain, False, summary)
