@@ -45,9 +45,8 @@ def walk_lines(loader: _Loader, lines: Lines, batch: list[bytes]) -> Iterator[Re
     ``_Loader.line``, in the file's order."""
     line_no, offset = lines.line_no, lines.offset
     read = 0
-    # (the builder's shared ints, as :meth:`Lines.objects` numbers lines)
-    numbers = lines.builder.numbers(line_no + 1, len(batch))
-    for line_no, raw in zip(numbers, batch, strict=True):
+    for raw in batch:
+        line_no += 1
         start = offset
         offset += len(raw) + 1
         if read_typed_line(loader, raw, line_no, start):

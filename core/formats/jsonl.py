@@ -422,9 +422,8 @@ class Lines:
         loads, decode_error = orjson.loads, orjson.JSONDecodeError
         line_no, offset = self.line_no, self.offset
         objects_read, non_blank = self.objects_read, self.non_blank
-        # (the numbers are the builder's shared ints: a message's index is one of them too)
-        numbers = builder.numbers(line_no + 1, len(lines))
-        for line_no, line in zip(numbers, lines, strict=True):
+        for line in lines:
+            line_no += 1
             start = offset
             offset += len(line) + 1
             # The loader's typed read first: it reads nearly every line (and no blank one).

@@ -124,19 +124,24 @@ def test_codex_lines_share_the_ints_too(tmp_path: Path) -> None:
     assert objects == values
 
 
-def test_the_builder_numbers_are_one_object_per_value() -> None:
+def test_an_index_is_the_int_an_earlier_message_holds_as_its_source_line() -> None:
     builder = SessionBuilder(SourceFormat.CLAUDE_CODE, None)
-    first = builder.numbers(300, 500)
-    again = builder.numbers(500, 400)
-    assert first == list(range(300, 800)) and again == list(range(500, 900))
-    assert all(a is b for a, b in zip(first[200:], again[:300], strict=True))
-    for line in range(1000):  # more messages than numbers handed out so far
-        builder.add(Role.USER, text="x", source_line=line + 1)
+    lines = [int(str(n + 1)) for n in range(1000)]  # (objects of their own, past the cached ones)
+    for line in lines:
+        builder.add(Role.USER, text="x", source_line=line)
     messages = builder.messages
     assert [m.index for m in messages] == list(range(1000))
-    assert all(m.index is n for m, n in zip(messages[300:800], first, strict=True))
+    assert all(m.index is line for m, line in zip(messages[1:], lines, strict=False))
     session = builder.build()
-    assert [m.index for m in session.messages] == list(range(1000))
+    assert [m.source_line for m in session.messages] == list(range(1, 1001))
+
+
+def test_lines_far_past_the_messages_are_not_looked_up() -> None:
+    builder = SessionBuilder(SourceFormat.CODEX, None)
+    for n in range(300):  # ten lines a message
+        builder.add(Role.USER, text="x", source_line=int(str(10 * n + 7)))
+    assert [m.index for m in builder.messages] == list(range(300))
+    assert len(builder._lines) < 2 * 300 + 64 + 300
 
 
 def test_equal_argument_values_are_one_string(tmp_path: Path) -> None:
