@@ -162,6 +162,8 @@ class _Reader:
         """The timestamp of the last entry read typed: a line with the same one shares its string
         (the block lines of one reply and its tool results are sometimes written in the same
         millisecond)."""
+        self.last_assistant: Entry | None = None
+        """The last assistant line read typed (:meth:`_share_ids`)."""
         self.call_ids: dict[str, str] = {}
         """The id of each tool call read typed, the string the call holds (its results' too)."""
         self.decode = typed.decode_line
@@ -244,6 +246,7 @@ class _Reader:
         if entrypoint is not None:
             self.entrypoint = entrypoint
         if entry.kind == ASSISTANT:
+            self._share_ids(entry)
             for call in entry.calls:
                 self.builder.share_arguments(call.arguments)
             commands = self.compact_commands
@@ -254,6 +257,18 @@ class _Reader:
             self.compact_commands.command(line_no)
         if self.agent_id is None and line.agent_id is not None:
             self.agent_id = line.agent_id
+
+    def _share_ids(self, entry: Entry) -> None:
+        """The message and request ids of an assistant line that has the last one's (the block
+        lines of one reply: half the assistant lines of a real session) as that line's strings:
+        the copies go at once, not at the end of the load, where they left free blocks among
+        what the session keeps."""
+        last = self.last_assistant
+        if last is not None and entry.message_id == last.message_id:
+            entry.message_id = last.message_id
+            if entry.request_id == last.request_id:
+                entry.request_id = last.request_id
+        self.last_assistant = entry
 
     def _typed_facts(self, line: typed.Line, entry: Entry) -> None:
         """The session's id and folder, from the first line read typed that has them (the

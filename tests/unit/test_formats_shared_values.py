@@ -13,6 +13,7 @@ import pytest
 from core.formats import claude_typed as typed
 from core.formats import load_session
 from core.formats.base import SHARED_ARGUMENT_CHARS, SessionBuilder
+from core.formats.claude_code import _Reader
 from core.formats.claude_records import USER, Entry
 from core.model.session import Role, Session, SourceFormat
 from tests.support.paths import TESTS
@@ -249,3 +250,25 @@ def test_an_entry_reads_its_flags_back(flags: tuple[bool, bool, bool]) -> None:
     assert (plain.sidechain, plain.meta, plain.summary) == (sidechain, True, summary)
     plain.meta = False
     assert (plain.sidechain, plain.meta, plain.summary) == (sidechain, False, summary)
+
+
+def test_the_block_lines_of_one_reply_share_its_id_strings() -> None:
+    reader = _Reader(SessionBuilder(SourceFormat.CLAUDE_CODE, None))
+    lines = [
+        _block_line(0, "msg_a", "req_1", "one"),
+        _block_line(1, "msg_a", "req_1", "two"),
+        _block_line(2, "msg_a", "req_2", "three"),
+        _block_line(3, "msg_b", "req_2", "four"),
+    ]
+    for n, row in enumerate(lines):
+        assert reader.typed_line(json.dumps(row).encode(), n + 1, 0)
+    first, second, third, fourth = reader.entries
+    assert [e.key for e in reader.entries] == [
+        ("msg_a", "req_1"),
+        ("msg_a", "req_1"),
+        ("msg_a", "req_2"),
+        ("msg_b", "req_2"),
+    ]
+    assert second.message_id is first.message_id and second.request_id is first.request_id
+    assert third.message_id is first.message_id and third.request_id is not first.request_id
+    assert fourth.request_id is not third.request_id  # (another reply: not looked at)
