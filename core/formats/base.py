@@ -99,6 +99,9 @@ class SessionBuilder:
         message's so far), while loading (:meth:`_index`)."""
         self._shared_values: dict[str, str] = {}
         """The short argument values of the calls so far (:meth:`share_arguments`)."""
+        self.arguments_shared = False
+        """Set by a loader that shares every call's arguments as it reads them (:meth:`build`
+        then does not walk them again)."""
 
     # -- numbers ------------------------------------------------------------------------
 
@@ -109,12 +112,15 @@ class SessionBuilder:
         messages held 2 x 105,000 int objects for them: one each is kept now)."""
         index = len(self.messages)
         lines = self._lines
-        if line is not None and line < 2 * index + 64:  # (a line far past the messages: not one
-            # an index will take; the table stays short when lines outnumber messages)
-            if line >= len(lines):
-                lines.extend([None] * (line + 1 - len(lines) + len(lines) // 2))
+        size = len(lines)
+        # (a line far past the messages is not one an index will take: not kept, so that the
+        # table stays short when the lines outnumber the messages, as in Codex rollouts)
+        if line is not None and line < 2 * index + 64:
+            if line >= size:
+                lines.extend([None] * (line + 1 - size + size // 2))
+                size = len(lines)
             lines[line] = line
-        if index < len(lines):
+        if index < size:
             held = lines[index]
             if held is not None:
                 return held
@@ -323,11 +329,12 @@ class SessionBuilder:
         if not session_id:
             session_id = Path(self.path).stem if self.path else "session"
         # arguments too deep for recursive code become text
-        share = self.share_arguments
+        share = None if self.arguments_shared else self.share_arguments
         for message in filter(_TOOL_CALLS, self.messages):
             for call in message.tool_calls:
                 arguments = bounded(call.arguments)
-                share(arguments)
+                if share is not None:
+                    share(arguments)
                 call.arguments = arguments
         self._shared_values = {}
         self.metadata = {key: bounded(value) for key, value in self.metadata.items()}
