@@ -162,6 +162,11 @@ class _Reader:
         """The timestamp of the last entry read typed: a line with the same one shares its string
         (the block lines of one reply and its tool results are sometimes written in the same
         millisecond)."""
+        builder.arguments_shared = True  # (each call's, as its line is read)
+        self.last_assistant: Entry | None = None
+        """The last assistant line read typed (whose ids the next one may share)."""
+        self.call_ids: dict[str, str] = {}
+        """The id of each tool call read typed, the string the call holds (its results' too)."""
         self.decode = typed.decode_line
         """How a line is decoded for the typed read: with the session's facts until they are
         known (:meth:`_typed_facts`)."""
@@ -186,7 +191,7 @@ class _Reader:
         """A user, assistant or passed-over line read typed (:mod:`core.formats.claude_typed`):
         what :meth:`line` does with the same line as an object. False: the line is not one
         read this way (nothing was done with it)."""
-        read = typed.read(raw, line_no, offset, self.decode)
+        read = typed.read(raw, line_no, offset, self.decode, self.call_ids)
         if read is None:
             return False
         line, entry = read
@@ -242,11 +247,25 @@ class _Reader:
         if entrypoint is not None:
             self.entrypoint = entrypoint
         if entry.kind == ASSISTANT:
+            # The ids of the last assistant line when this one has them (the block lines of
+            # one reply: half the assistant lines of a real session): its copies go at once,
+            # not at the end of the load, where they left free blocks among what is kept.
+            last = self.last_assistant
+            if last is not None and entry.message_id == last.message_id:
+                entry.message_id = last.message_id
+                if entry.request_id == last.request_id:
+                    entry.request_id = last.request_id
+            self.last_assistant = entry
+            for call in entry.calls:
+                self.builder.share_arguments(call.arguments)
             commands = self.compact_commands
             if commands.open:
                 commands.call()
             return
-        if entry.texts and is_compact_command(entry.texts[0]):
+        first = entry.one_text  # (not entry.texts: no tuple made a line)
+        if first is None and entry.more_texts:
+            first = entry.more_texts[0]
+        if first is not None and is_compact_command(first):
             self.compact_commands.command(line_no)
         if self.agent_id is None and line.agent_id is not None:
             self.agent_id = line.agent_id
@@ -336,6 +355,8 @@ class _Reader:
             )
         entry = Entry.of(ASSISTANT, line_no, offset, uuid, parent, obj)
         read_assistant(entry, obj, message)
+        for call in entry.calls:
+            self.builder.share_arguments(call.arguments)
         if entry.usage is not None:
             checked = self.builder.counts(line_no, "usage", entry.usage, _USAGE_COUNTS)
             entry.call_usage = usage_of(checked)

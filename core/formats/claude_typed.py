@@ -147,13 +147,22 @@ class _Plain(Exception):
 
 
 def read(
-    raw: bytes, line_no: int, offset: int, decode: Callable[[bytes], Envelope] = decode_line
+    raw: bytes,
+    line_no: int,
+    offset: int,
+    decode: Callable[[bytes], Envelope] = decode_line,
+    call_ids: dict[str, str] | None = None,
 ) -> tuple[Envelope, Entry | None] | None:
     """The typed line and its entry (None for a passed-over line), or None when the line is not
     a user, assistant or passed-over line read this way. The entry is what
     :mod:`core.formats.claude_records` reads from the same line as an object; its ``uuid`` is
     ``line-N`` when the line has none. ``decode``: :data:`decode_line`, or
-    :data:`decode_envelope` once the session's facts are known."""
+    :data:`decode_envelope` once the session's facts are known. ``call_ids``: the id of each
+    tool call read so far, the string its call holds, which a result of it then holds too (its
+    own copy goes at once, not at the end of the load, where it left a free block among what
+    the session keeps); updated with the calls of the line."""
+    if call_ids is None:
+        call_ids = {}
     try:
         line = decode(raw)
     except _ERRORS:
@@ -169,30 +178,28 @@ def read(
     if message is None:
         return None
     uuid = line.uuid
-    entry = Entry(  # (by position: kind, line, offset, uuid, parent, timestamp, sidechain, meta, summary)
+    entry = Entry(  # (by position: kind, line, offset, uuid, parent, timestamp, flags)
         entry_kind,
         line_no,
         offset,
         uuid if uuid is not None else f"line-{line_no}",
         line.parent,
         line.timestamp,
-        line.is_sidechain,
-        line.is_meta,
-        line.is_compact_summary,
+        line.is_sidechain | line.is_meta << 1 | line.is_compact_summary << 2,  # (flags_of)
     )
     if entry_kind == USER:
-        _read_user(entry, message.content)
+        _read_user(entry, message.content, call_ids)
         return line, entry
     try:
-        _read_assistant(entry, line, message)
+        _read_assistant(entry, line, message, call_ids)
     except _Plain:
         return None
     return line, entry
 
 
-def _read_user(entry: Entry, content: str | list[Block] | None) -> None:
+def _read_user(entry: Entry, content: str | list[Block] | None, call_ids: dict[str, str]) -> None:
     if isinstance(content, str):
-        entry.texts = (content,)
+        entry.one_text = content
         return
     if content is None:
         return
@@ -200,7 +207,7 @@ def _read_user(entry: Entry, content: str | list[Block] | None) -> None:
     results: list[tuple[str, str | Utf8Text, bool]] = []
     for block in content:
         if block.type == "tool_result":
-            results.append(_result_of(block, block.is_error is True))
+            results.append(_result_of(block, block.is_error is True, call_ids))
             continue
         piece = _block_piece(block)
         if piece is not None:
@@ -222,7 +229,9 @@ def _block_piece(block: Block) -> str | None:
     return None
 
 
-def _result_of(block: Block, is_error: bool) -> tuple[str, str | Utf8Text, bool]:
+def _result_of(
+    block: Block, is_error: bool, call_ids: dict[str, str]
+) -> tuple[str, str | Utf8Text, bool]:
     content = block.content
     if isinstance(content, str):
         text = content
@@ -233,12 +242,17 @@ def _result_of(block: Block, is_error: bool) -> tuple[str, str | Utf8Text, bool]
         text = "\n\n".join(parts)
     call_id = block.tool_use_id
     # (held as its result will hold it: a Read output's string, 2 bytes a character, goes now)
-    return (call_id if call_id is not None else "", held_output(text), is_error)
+    if call_id is None:
+        call_id = ""
+    return (call_ids.get(call_id, call_id), held_output(text), is_error)
 
 
-def _read_assistant(entry: Entry, line: Envelope, message: TypedMessage) -> None:
+def _read_assistant(
+    entry: Entry, line: Envelope, message: TypedMessage, call_ids: dict[str, str]
+) -> None:
     msg_id = message.id
-    entry.key = (msg_id if msg_id is not None else entry.uuid, line.request_id)
+    entry.message_id = msg_id if msg_id is not None else entry.uuid
+    entry.request_id = line.request_id
     # the same few names on every line: one string each, not one per line until the assembly
     model, stop = message.model, message.stop_reason
     entry.model = None if model is None else intern(model)
@@ -263,7 +277,7 @@ def _read_assistant(entry: Entry, line: Envelope, message: TypedMessage) -> None
     if isinstance(content, str):
         texts.append(content)
     elif content is not None:
-        _read_blocks(entry, content, texts)
+        _read_blocks(entry, content, texts, call_ids)
     if texts:
         entry.texts = texts
     if line.is_api_error_message or line.error:
@@ -271,7 +285,9 @@ def _read_assistant(entry: Entry, line: Envelope, message: TypedMessage) -> None
         entry.error = ("\n".join(texts) or (error if error is not None else "")) or "API error"
 
 
-def _read_blocks(entry: Entry, content: list[Block], texts: list[str]) -> None:
+def _read_blocks(
+    entry: Entry, content: list[Block], texts: list[str], call_ids: dict[str, str]
+) -> None:
     """The blocks of an assistant line: text, thinking, tool calls, server tool results."""
     for block in content:
         kind = block.type
@@ -282,14 +298,15 @@ def _read_blocks(entry: Entry, content: list[Block], texts: list[str]) -> None:
             if block.thinking is not None:
                 entry.reasoning = (*entry.reasoning, block.thinking)
         elif kind == "tool_use" or kind == "server_tool_use":
+            call_id = block.id if block.id is not None else ""
             call = ToolCall(
-                id=block.id if block.id is not None else "",
+                id=call_ids.setdefault(call_id, call_id),
                 name=intern(block.name) if block.name is not None else "",
                 arguments=_arguments(block.input),
             )
             entry.calls = (*entry.calls, call)
         elif kind is not None and kind.endswith("_tool_result"):
-            entry.results = (*entry.results, _result_of(block, False))
+            entry.results = (*entry.results, _result_of(block, False, call_ids))
 
 
 def _arguments(raw: msgspec.Raw) -> Any:
