@@ -59,7 +59,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from itertools import repeat
-from operator import mul
+from operator import itemgetter, mul, sub
 from typing import Any, Literal
 
 from pydantic import Field
@@ -737,6 +737,7 @@ def _rows(
     stretch_calls = zip(
         calls[first : first + size], wholes, recorded[first : first + size], slots, strict=True
     )
+    one_tool = tools[0] if len(tools) == 1 else None
     slot: Sequence[int]
     for position, ((call, message), whole, total, slot) in enumerate(stretch_calls):
         scale, unexplained, residual = 1.0, 0, 0
@@ -759,8 +760,12 @@ def _rows(
             if residual < 0:
                 residual = 0
         if named is None:
-            named = {name: column[position] for name, column in tools if column[position]}
-        largest = _largest_tools(named)
+            if one_tool is None:
+                named = {name: column[position] for name, column in tools if column[position]}
+            else:  # (the usual stretch: one tool's outputs)
+                tokens = one_tool[1][position]
+                named = {one_tool[0]: tokens} if tokens else {}
+        largest = named if len(named) < 2 else _largest_tools(named)
         if scale != 1.0:
             scale = round(scale, 4)
             if scale < 1.0 and total:
@@ -799,15 +804,27 @@ class _Groups:
     def __init__(self, slots: list[list[int]], tools: list[tuple[str, list[int]]]) -> None:
         self.slots = slots
         self.tools = tools
+        # A slot of one key reads that key's value and an empty one 0 (the value after the
+        # keys' in :meth:`of`): where no slot adds up several keys (the usual stretch), every
+        # slot is read in one C call rather than a sum per slot.
+        self._pick = (
+            itemgetter(*[keys[0] if keys else -1 for keys in slots])
+            if all(len(keys) <= 1 for keys in slots)
+            else None
+        )
 
-    def of(self, values: list[int]) -> tuple[list[int], dict[str, int]]:
+    def of(self, values: list[int]) -> tuple[Sequence[int], dict[str, int]]:
         """A call's ``values`` (one per key) added up by slot, and the tools' outputs by name
         (a tool whose outputs add up to 0 left out)."""
         get = values.__getitem__
-        slot = [sum(map(get, keys)) for keys in self.slots]
+        slot: Sequence[int]
+        if self._pick is not None:
+            slot = self._pick([*values, 0])
+        else:
+            slot = [sum(map(get, keys)) for keys in self.slots]
         named: dict[str, int] = {}
         for name, keys in self.tools:
-            tokens = sum(map(get, keys))
+            tokens = get(keys[0]) if len(keys) == 1 else sum(map(get, keys))
             if tokens:
                 named[name] = tokens
         return slot, named
@@ -841,7 +858,10 @@ def fit(values: list[int], total: int) -> list[int]:
     floors = list(map(int, exact))
     short = total - sum(floors)
     if short:  # largest remainders first (``floor - exact`` least), the first of equals first
-        below = list(map(float.__rsub__, exact, floors))
+        below = list(map(sub, floors, exact))
+        if short == 1:  # (the usual case: the first least, as the sort's first)
+            floors[below.index(min(below))] += 1
+            return floors
         for k in sorted(range(len(below)), key=below.__getitem__)[:short]:  # (a stable sort)
             floors[k] += 1
     return floors
