@@ -268,6 +268,43 @@ def test_the_exit_code_is_the_first_match_of_its_pattern() -> None:
     assert found > 2500
 
 
+_EXIT_LETTERS = [
+    "e",
+    "E",
+    "x",
+    "X",
+    "i",
+    "I",
+    "t",
+    "T",
+    "eX",
+    "xI",
+    "iT",
+    "\u0130",
+    "\u212a",
+    "\u2192",
+    " code 3",
+    "ed with code 1",
+]
+
+
+def test_the_exit_code_is_found_whatever_the_case_of_its_exit() -> None:
+    """Issue 24: the ``exit`` of an output is looked for from each ``x`` or ``X`` (not by
+    lowering the whole output): every case of its letters, next to characters outside ASCII
+    (those whose lower case holds an ASCII letter included), finds the pattern's first match."""
+    rng = random.Random(41)
+    found = 0
+    for _ in range(30_000):
+        text = "".join(rng.choice(_EXIT_LETTERS) for _ in range(rng.randint(0, 12)))
+        expected = _EXIT_CODE.search(text) if "exit" in text.lower() else None
+        got = _exit_code(text)
+        found += expected is not None
+        assert (got and (got.span(), got.group(1))) == (
+            expected and (expected.span(), expected.group(1))
+        ), repr(text)
+    assert found > 60
+
+
 def test_sentences_split_where_the_first_pattern_split_them() -> None:
     reference = re.compile(r"(?<=[.!?])\s+|\n+")
     rng = random.Random(37)
