@@ -823,30 +823,19 @@ def _exit_code(text: str) -> re.Match[str] | None:
     runs only on a text whose lower case holds it): the first match of :data:`_EXIT_CODE`,
     which starts at an ``exit`` of the lower case or :data:`_EXITED_LEAD` characters before
     (a text with a character that folds to an ASCII letter is searched whole)."""
-    at = _exits(text)
-    if not at:
+    if "x" not in text and "X" not in text:
+        return None  # (a text whose lower case holds "exit" holds one: only they lower to "x")
+    lowered = ascii_lower(text)  # (positions kept: see :func:`ascii_lower`)
+    if "exit" not in lowered:
         return None
     if not text.isascii() and any(c in text for c in _FOLDS_TO_ASCII):
         return _EXIT_CODE.search(text)
+    at = _occurrences(lowered, "exit")
     for start in sorted({*at, *(a - _EXITED_LEAD for a in at if a >= _EXITED_LEAD)}):
         found = _EXIT_CODE.match(text, start)
         if found is not None:
             return found
     return None
-
-
-def _exits(text: str) -> list[int]:
-    """Where ``text`` holds ``exit`` in any case (the ``exit`` of its lower case, the positions
-    of :func:`ascii_lower`'s: only ``x`` and ``X`` lower to ``x``, and the letters around one
-    are ASCII too), found from each ``x`` or ``X`` rather than by lowering the whole text."""
-    found: list[int] = []
-    for x in "xX":
-        at = text.find(x, 1)
-        while at >= 0:
-            if text[at - 1] in "eE" and text[at + 1 : at + 3].lower() == "it":
-                found.append(at - 1)
-            at = text.find(x, at + 1)
-    return found
 
 
 def _failure(message: Message, source: tuple[Message, str, Any] | None) -> Iterator[Fact]:

@@ -289,8 +289,7 @@ _EXIT_LETTERS = [
 
 
 def test_the_exit_code_is_found_whatever_the_case_of_its_exit() -> None:
-    """Issue 24: the ``exit`` of an output is looked for from each ``x`` or ``X`` (not by
-    lowering the whole output): every case of its letters, next to characters outside ASCII
+    """Every case of the letters of an output's ``exit``, next to characters outside ASCII
     (those whose lower case holds an ASCII letter included), finds the pattern's first match."""
     rng = random.Random(41)
     found = 0
