@@ -383,11 +383,15 @@ def _assemble(
     ratios, fitted_on = dict.fromkeys(CALIBRATED, 1.0), 0
     hidden: dict[int, int] = {}
     if calibrate:
-        ratios, fitted_on = _calibrate(sums_at, recorded, segments, starts, hidden)
+        ratios, fitted_on = _calibrate(
+            sums_at, recorded, segments, starts, hidden, markers=any_hidden
+        )
         if any_hidden:
             # measure the hosted tools' results with these ratios, then fit again without them
             hidden = _measure_hidden(sums_at.every(), recorded, segments, ratios)
-            ratios, fitted_on = _calibrate(sums_at, recorded, segments, starts, hidden)
+            ratios, fitted_on = _calibrate(
+                sums_at, recorded, segments, starts, hidden, markers=any_hidden
+            )
     calibrated = [_scaled(found, ratios, hidden) for found in columns]
     overhead = 0
     if first is not None:
@@ -514,15 +518,25 @@ def _category(key: str) -> str:
 
 
 def _calibrate(
-    sums_at: Sequence[Sums],
+    sums_at: SumsAt,
     recorded: list[int | None],
     segments: list[int],
     starts: dict[int, int],
     hidden: dict[int, int],
+    *,
+    markers: bool,
 ) -> tuple[dict[str, float], int]:
     """The ratio per category and the number of calls it was fitted on (0: not calibrated):
     each call's growth since the first recorded call of its stretch (less what is measured:
-    system messages, the ``hidden`` results of hosted tools)."""
+    system messages, the ``hidden`` results of hosted tools; ``markers``: the session holds
+    hosted tools' markers, else each call's categories are read from its stretch's columns
+    added up by category)."""
+
+    def by_category(n: int) -> Sums:
+        if markers:
+            return _by_category(_resolve(sums_at[n], hidden))
+        return sums_at.grouped_at(n, _category)
+
     growth: list[dict[str, int]] = []
     recorded_growth: list[int] = []
     totals: list[int] = []
@@ -532,15 +546,15 @@ def _calibrate(
         if total is not None and total > 0 and starts.get(segment, n) != n
     ]
     stride = max(1, -(-len(usable) // MAX_FIT_CALLS))
-    bases: dict[int, Counter[str]] = {}  # each stretch's first recorded call, by category
+    bases: dict[int, Sums] = {}  # each stretch's first recorded call, by category
     for n in usable[::stride]:
-        sums, total, start = sums_at[n], _known(recorded[n]), starts[segments[n]]
-        now = _by_category(_resolve(sums, hidden))
+        total, start = _known(recorded[n]), starts[segments[n]]
+        now = by_category(n)
         base = bases.get(start)
         if base is None:
-            base = bases[start] = _by_category(_resolve(sums_at[start], hidden))
-        growth.append({k: now[k] - base[k] for k in CALIBRATED})
-        fixed = sum(now[k] - base[k] for k in ("system_and_tools", _MEASURED))
+            base = bases[start] = by_category(start)
+        growth.append({k: now.get(k, 0) - base.get(k, 0) for k in CALIBRATED})
+        fixed = sum(now.get(k, 0) - base.get(k, 0) for k in ("system_and_tools", _MEASURED))
         recorded_growth.append(total - _known(recorded[start]) - fixed)
         totals.append(total)
     if len(growth) < MIN_CALIBRATION_CALLS:

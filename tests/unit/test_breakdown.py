@@ -306,3 +306,32 @@ def test_fit_of_values_below_zero_keeps_the_largest_remainders_rule(
     each share as ``int`` does and gives the units left to the largest remainders, the first
     of equals first (the one-unit case as the general one)."""
     assert fit(values, total) == _largest_remainders(values, total)
+
+
+@given(_PARTS, st.lists(st.tuples(st.integers(0, 4), _PARTS), max_size=8), _PARTS)
+def test_a_calls_categories_read_from_its_stretchs_columns_are_its_sums_by_category(
+    base: list[tuple[str, int]],
+    adds: list[tuple[int, list[tuple[str, int]]]],
+    second: list[tuple[str, int]],
+) -> None:
+    """Issue 24: the calibration reads each call's tokens by category from its stretch's
+    columns added up by category once (``SumsAt.grouped_at``), not from a dict of its keys
+    made and regrouped call by call: the same figures (a category at 0 may be there)."""
+    from core.insights.breakdown import _by_category, _category
+    from core.insights.breakdown_columns import Stretch, SumsAt
+
+    stretches = [Stretch(0, base), Stretch(4, second)]
+    for position in range(4):
+        for at, parts in adds:
+            if at == position:
+                stretches[0].add(parts)
+        stretches[0].call(None)
+    for _ in range(2):
+        stretches[1].call(None)
+    columns = [stretch.columns() for stretch in stretches]
+    sums_at = SumsAt(stretches, columns, [0, 0, 0, 0, 1, 1])
+    for n in range(len(sums_at)):
+        grouped = sums_at.grouped_at(n, _category)
+        assert {k: v for k, v in grouped.items() if v} == {
+            k: v for k, v in _by_category(sums_at[n]).items() if v
+        }
