@@ -59,7 +59,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from itertools import repeat
-from operator import mul
+from operator import itemgetter, mul, sub
 from typing import Any, Literal
 
 from pydantic import Field
@@ -383,11 +383,15 @@ def _assemble(
     ratios, fitted_on = dict.fromkeys(CALIBRATED, 1.0), 0
     hidden: dict[int, int] = {}
     if calibrate:
-        ratios, fitted_on = _calibrate(sums_at, recorded, segments, starts, hidden)
+        ratios, fitted_on = _calibrate(
+            sums_at, recorded, segments, starts, hidden, markers=any_hidden
+        )
         if any_hidden:
             # measure the hosted tools' results with these ratios, then fit again without them
             hidden = _measure_hidden(sums_at.every(), recorded, segments, ratios)
-            ratios, fitted_on = _calibrate(sums_at, recorded, segments, starts, hidden)
+            ratios, fitted_on = _calibrate(
+                sums_at, recorded, segments, starts, hidden, markers=any_hidden
+            )
     calibrated = [_scaled(found, ratios, hidden) for found in columns]
     overhead = 0
     if first is not None:
@@ -514,15 +518,25 @@ def _category(key: str) -> str:
 
 
 def _calibrate(
-    sums_at: Sequence[Sums],
+    sums_at: SumsAt,
     recorded: list[int | None],
     segments: list[int],
     starts: dict[int, int],
     hidden: dict[int, int],
+    *,
+    markers: bool,
 ) -> tuple[dict[str, float], int]:
     """The ratio per category and the number of calls it was fitted on (0: not calibrated):
     each call's growth since the first recorded call of its stretch (less what is measured:
-    system messages, the ``hidden`` results of hosted tools)."""
+    system messages, the ``hidden`` results of hosted tools; ``markers``: the session holds
+    hosted tools' markers, else each call's categories are read from its stretch's columns
+    added up by category)."""
+
+    def by_category(n: int) -> Sums:
+        if markers:
+            return _by_category(_resolve(sums_at[n], hidden))
+        return sums_at.grouped_at(n, _category)
+
     growth: list[dict[str, int]] = []
     recorded_growth: list[int] = []
     totals: list[int] = []
@@ -532,15 +546,15 @@ def _calibrate(
         if total is not None and total > 0 and starts.get(segment, n) != n
     ]
     stride = max(1, -(-len(usable) // MAX_FIT_CALLS))
-    bases: dict[int, Counter[str]] = {}  # each stretch's first recorded call, by category
+    bases: dict[int, Sums] = {}  # each stretch's first recorded call, by category
     for n in usable[::stride]:
-        sums, total, start = sums_at[n], _known(recorded[n]), starts[segments[n]]
-        now = _by_category(_resolve(sums, hidden))
+        total, start = _known(recorded[n]), starts[segments[n]]
+        now = by_category(n)
         base = bases.get(start)
         if base is None:
-            base = bases[start] = _by_category(_resolve(sums_at[start], hidden))
-        growth.append({k: now[k] - base[k] for k in CALIBRATED})
-        fixed = sum(now[k] - base[k] for k in ("system_and_tools", _MEASURED))
+            base = bases[start] = by_category(start)
+        growth.append({k: now.get(k, 0) - base.get(k, 0) for k in CALIBRATED})
+        fixed = sum(now.get(k, 0) - base.get(k, 0) for k in ("system_and_tools", _MEASURED))
         recorded_growth.append(total - _known(recorded[start]) - fixed)
         totals.append(total)
     if len(growth) < MIN_CALIBRATION_CALLS:
@@ -737,6 +751,7 @@ def _rows(
     stretch_calls = zip(
         calls[first : first + size], wholes, recorded[first : first + size], slots, strict=True
     )
+    one_tool = tools[0] if len(tools) == 1 else None
     slot: Sequence[int]
     for position, ((call, message), whole, total, slot) in enumerate(stretch_calls):
         scale, unexplained, residual = 1.0, 0, 0
@@ -759,8 +774,12 @@ def _rows(
             if residual < 0:
                 residual = 0
         if named is None:
-            named = {name: column[position] for name, column in tools if column[position]}
-        largest = _largest_tools(named)
+            if one_tool is None:
+                named = {name: column[position] for name, column in tools if column[position]}
+            else:  # (the usual stretch: one tool's outputs)
+                tokens = one_tool[1][position]
+                named = {one_tool[0]: tokens} if tokens else {}
+        largest = named if len(named) < 2 else _largest_tools(named)
         if scale != 1.0:
             scale = round(scale, 4)
             if scale < 1.0 and total:
@@ -799,15 +818,27 @@ class _Groups:
     def __init__(self, slots: list[list[int]], tools: list[tuple[str, list[int]]]) -> None:
         self.slots = slots
         self.tools = tools
+        # A slot of one key reads that key's value and an empty one 0 (the value after the
+        # keys' in :meth:`of`): where no slot adds up several keys (the usual stretch), every
+        # slot is read in one C call rather than a sum per slot.
+        self._pick = (
+            itemgetter(*[keys[0] if keys else -1 for keys in slots])
+            if all(len(keys) <= 1 for keys in slots)
+            else None
+        )
 
-    def of(self, values: list[int]) -> tuple[list[int], dict[str, int]]:
+    def of(self, values: list[int]) -> tuple[Sequence[int], dict[str, int]]:
         """A call's ``values`` (one per key) added up by slot, and the tools' outputs by name
         (a tool whose outputs add up to 0 left out)."""
         get = values.__getitem__
-        slot = [sum(map(get, keys)) for keys in self.slots]
+        slot: Sequence[int]
+        if self._pick is not None:
+            slot = self._pick([*values, 0])
+        else:
+            slot = [sum(map(get, keys)) for keys in self.slots]
         named: dict[str, int] = {}
         for name, keys in self.tools:
-            tokens = sum(map(get, keys))
+            tokens = get(keys[0]) if len(keys) == 1 else sum(map(get, keys))
             if tokens:
                 named[name] = tokens
         return slot, named
@@ -841,7 +872,10 @@ def fit(values: list[int], total: int) -> list[int]:
     floors = list(map(int, exact))
     short = total - sum(floors)
     if short:  # largest remainders first (``floor - exact`` least), the first of equals first
-        below = list(map(float.__rsub__, exact, floors))
+        below = list(map(sub, floors, exact))
+        if short == 1:  # (the usual case: the first least, as the sort's first)
+            floors[below.index(min(below))] += 1
+            return floors
         for k in sorted(range(len(below)), key=below.__getitem__)[:short]:  # (a stable sort)
             floors[k] += 1
     return floors

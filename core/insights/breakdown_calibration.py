@@ -24,7 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import reduce
-from operator import add, mul
+from itertools import repeat
+from operator import add, mul, sub, truediv
 
 MIN_RATIO = 0.25
 """The smallest ratio a category may get (an estimator over-counting four times)."""
@@ -56,12 +57,14 @@ def fit_ratios(
     normal = _Normal(rows, recorded_growth, len(categories))
     weights = [1.0 / max(total, 1) ** 2 for total in totals]
     ratios = _bounded(*normal.equations(weights))
+    bounds = [max(total, 1) for total in totals]
+    floors = [FLOOR * total for total in totals]
     for _ in range(ROBUST_ROUNDS):
         # least absolute relative error, by reweighting: a call far off weighs less
-        weights = []
-        for row, target, total in zip(rows, recorded_growth, totals, strict=True):
-            error = abs(target - sum(map(mul, ratios, row)))  # (each row has a ratio per entry)
-            weights.append(1.0 / (max(total, 1) * max(error, FLOOR * total, 1.0)))
+        errors = map(abs, map(sub, recorded_growth, normal.predicted(ratios)))
+        weights = list(
+            map(truediv, repeat(1.0), map(mul, bounds, map(max, errors, floors, repeat(1.0))))
+        )
         ratios = _bounded(*normal.equations(weights))
     return {k: round(v, 4) for k, v in zip(categories, ratios, strict=True)}
 
@@ -75,6 +78,14 @@ class _Normal:
         self.targets = targets
         self.columns = [[row[i] for row in rows] for i in range(k)]
         self.moved = [[c for c, x in enumerate(column) if x] for column in self.columns]
+
+    def predicted(self, ratios: Sequence[float]) -> list[float]:
+        """Each call's ``sum(map(mul, ratios, row))``, a category column at a time (the same
+        additions from 0.0, in the same order, each a loop in C over the calls)."""
+        predicted = [0.0] * len(self.targets)
+        for ratio, column in zip(ratios, self.columns, strict=True):
+            predicted = list(map(add, predicted, map(mul, repeat(ratio), column)))
+        return predicted
 
     def equations(self, weights: Sequence[float]) -> tuple[list[list[float]], list[float]]:
         """The weighted normal equations ``Xᵀ W X`` and ``Xᵀ W y`` of every category: for each

@@ -13,7 +13,7 @@ makes is a sum, and a share of 0 is never rounded up: :func:`core.insights.break
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import accumulate
 from typing import overload
 
@@ -102,6 +102,7 @@ class SumsAt(Sequence[Sums]):
         self._stretches = stretches
         self._columns = columns
         self._segments = segments
+        self._grouped: dict[int, Columns] = {}
 
     @overload
     def __getitem__(self, n: int) -> Sums: ...
@@ -120,6 +121,22 @@ class SumsAt(Sequence[Sums]):
 
     def __len__(self) -> int:
         return len(self._segments)
+
+    def grouped_at(self, n: int, group: Callable[[str], str]) -> Sums:
+        """Call ``n``'s tokens added up by group of keys (``group(key)``; a group at 0 may be
+        there): the columns of each stretch added up by group once, when first asked (one
+        ``group`` for every call of a :class:`SumsAt`)."""
+        segment = self._segments[n]
+        stretch = self._stretches[segment]
+        grouped = self._grouped.get(segment)
+        if grouped is None:
+            members: dict[str, list[list[int]]] = {}
+            for key, column in self._columns[segment].items():
+                members.setdefault(group(key), []).append(column)
+            grouped = {name: summed(found, stretch.calls) for name, found in members.items()}
+            self._grouped[segment] = grouped
+        position = n - stretch.first
+        return {name: column[position] for name, column in grouped.items()}
 
     def every(self) -> list[Sums]:
         """Every call's, in order."""

@@ -635,8 +635,11 @@ def _tool_call(
             yield from _identifiers(command, index)
 
 
+_PATH_SEPARATORS = re.compile(r"[/\\]+")
+
+
 def _path_fact(kind: FactKind, path: str, index: int) -> Fact:
-    parts = [p for p in re.split(r"[/\\]+", path.strip()) if p]
+    parts = [p for p in _PATH_SEPARATORS.split(path.strip()) if p]
     keys = [" ".join(words("/".join(parts[-2:])))]
     name = parts[-1] if parts else path
     stem = name.rsplit(".", 1)[0]

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from decimal import Decimal
 from itertools import accumulate, chain, compress, islice, pairwise, repeat
-from operator import add, attrgetter, is_, is_not, lt, mul, ne, or_
+from operator import add, attrgetter, gt, is_, is_not, lt, mul, ne, or_, truediv
 from typing import NamedTuple, cast
 
 from pydantic import Field
@@ -271,9 +271,9 @@ class _PricedCalls:
         calls = array("q", map(call_of.__getitem__, self.message_index))
         self._call_of = calls
         entries = range(len(picked))
-        self.main = array("q", compress(entries, map((-1).__lt__, calls)))
+        self.main = array("q", compress(entries, map(lt, repeat(-1), calls)))
         """The entries in the conversation's numbering (``per_call``), in order."""
-        self.other = array("q", compress(entries, map((0).__gt__, calls)))
+        self.other = array("q", compress(entries, map(gt, repeat(0), calls)))
         """The others (``other_calls``): compaction summaries, sub-agents."""
         default_model = session.model
         usages = [m.usage for m in picked]
@@ -392,18 +392,24 @@ class _PricedCalls:
         if bound >= _EXACT and max(_whole(made)) >= _EXACT:
             return self._decimal_dollars(lo, hi, rates, read)
         costs = [
-            None if factor is None else map(factor[0].__mul__, factor[1]) for factor in factors
+            None if factor is None else map(mul, repeat(factor[0]), factor[1]) for factor in factors
         ]
         figures = (*costs, _whole(made) if made else None)
-        divide = scale.__rtruediv__
+        # (operator's functions over repeat(): a method-wrapper such as scale.__rtruediv__ parses
+        # its argument tuple at every call, a third of the step)
+        divisors = repeat(scale)
         sums = self.sums
         if sums is not None:  # (the same floats, added up as the columns would be)
             for figure, cost in enumerate(figures):
                 start = sums[figure]
-                sums[figure] = start + 0.0 if cost is None else sum(map(divide, cost), start)
+                sums[figure] = (
+                    start + 0.0 if cost is None else sum(map(truediv, cost, divisors), start)
+                )
             return read
         for usd, cost in zip(self.usd, figures, strict=True):
-            usd[lo:hi] = array("d", bytes(8 * (hi - lo)) if cost is None else map(divide, cost))
+            usd[lo:hi] = array(
+                "d", bytes(8 * (hi - lo)) if cost is None else map(truediv, cost, divisors)
+            )
         return read
 
     def _decimal_dollars(self, lo: int, hi: int, rates: Rates, read: int) -> int:
@@ -507,16 +513,16 @@ def _day_of(stamp: str | None) -> str | None:
 def _slots(flags: list[bool]) -> array[int]:
     """Each message's number among those with usage (``flags``: it has one), -1 for none:
     ``n * flag - 1`` of the running count ``n``, in C."""
-    return array("q", map((-1).__add__, map(mul, accumulate(flags), flags)))
+    return array("q", map(add, repeat(-1), map(mul, accumulate(flags), flags)))
 
 
 def _whole(made: list[tuple[int, Sequence[int]]]) -> Iterator[int]:
     """Each call's products of ``made`` (``(rate, column)`` pairs) added up, made as read
     (integers: exact in any order)."""
     rate, column = made[0]
-    added: Iterator[int] = map(rate.__mul__, column)
+    added: Iterator[int] = map(mul, repeat(rate), column)
     for rate, column in made[1:]:
-        added = map(add, added, map(rate.__mul__, column))
+        added = map(add, added, map(mul, repeat(rate), column))
     return added
 
 

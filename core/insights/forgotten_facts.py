@@ -36,6 +36,7 @@ from core.insights.conversation_facts import (
     keeps,
 )
 from core.llm.protocol import ChatMessage, Summarizer
+from core.model.fastmodel import build
 from core.model.session import Message, Session, SourceFormat
 from core.replay.results import Documented, ReplayResult
 
@@ -137,13 +138,18 @@ def unreadable(head_messages: int, reason: str, source: SummarySource = "recorde
 
 
 def _record(fact: Fact, kept: bool) -> FactRecord:
-    return FactRecord(
-        kind=fact.kind,
-        text=fact.text,
-        message_index=fact.message_index,
-        detail=fact.detail,
-        kept=kept,
-        kept_by="match" if kept else None,
+    """The record of one fact (typed values, a record per fact of every head: no validation;
+    every field, in the class's order)."""
+    return build(
+        FactRecord,
+        {
+            "kind": fact.kind,
+            "text": fact.text,
+            "message_index": fact.message_index,
+            "detail": fact.detail,
+            "kept": kept,
+            "kept_by": "match" if kept else None,
+        },
     )
 
 

@@ -264,3 +264,74 @@ def test_a_stretchs_columns_are_its_running_sums_at_each_call(
             expected[key] += tokens
         got = {key: column[position] for key, column in columns.items() if column[position]}
         assert got == {key: tokens for key, tokens in expected.items() if tokens}
+
+
+@given(
+    st.lists(st.integers(-1_000, 10_000), min_size=1, max_size=10).flatmap(
+        lambda values: st.tuples(
+            st.just(values),
+            st.lists(st.sampled_from(range(8)), min_size=len(values), max_size=len(values)),
+            st.lists(
+                st.sampled_from(["Bash", "Read", None]), min_size=len(values), max_size=len(values)
+            ),
+        )
+    )
+)
+def test_a_scaled_calls_slots_and_tools_are_the_sums_of_their_keys(
+    case: tuple[list[int], list[int], list[str | None]],
+) -> None:
+    """Issue 24: a scaled call's fitted values are added up by category slot and by tool (in
+    one C call where no slot adds up several keys): each slot reads the sum of its keys (0 for
+    none), each tool the sum of its keys, a tool at 0 left out."""
+    from core.insights.breakdown import _Groups
+
+    values, slot_of, tool_of = case
+    slots = [[k for k, s in enumerate(slot_of) if s == slot] for slot in range(8)]
+    names = sorted({name for name in tool_of if name is not None})
+    tools = [(name, [k for k, t in enumerate(tool_of) if t == name]) for name in names]
+    slot, named = _Groups(slots, tools).of(values)
+    assert list(slot) == [sum(values[k] for k in keys) for keys in slots]
+    expected = {name: sum(values[k] for k in keys) for name, keys in tools}
+    assert named == {name: tokens for name, tokens in expected.items() if tokens}
+
+
+@given(
+    st.lists(st.integers(min_value=-(10**5), max_value=10**7), max_size=12),
+    st.integers(min_value=0, max_value=10**7),
+)
+def test_fit_of_values_below_zero_keeps_the_largest_remainders_rule(
+    values: list[int], total: int
+) -> None:
+    """A measured summary can be below its estimate (a negative column): ``fit`` still floors
+    each share as ``int`` does and gives the units left to the largest remainders, the first
+    of equals first (the one-unit case as the general one)."""
+    assert fit(values, total) == _largest_remainders(values, total)
+
+
+@given(_PARTS, st.lists(st.tuples(st.integers(0, 4), _PARTS), max_size=8), _PARTS)
+def test_a_calls_categories_read_from_its_stretchs_columns_are_its_sums_by_category(
+    base: list[tuple[str, int]],
+    adds: list[tuple[int, list[tuple[str, int]]]],
+    second: list[tuple[str, int]],
+) -> None:
+    """Issue 24: the calibration reads each call's tokens by category from its stretch's
+    columns added up by category once (``SumsAt.grouped_at``), not from a dict of its keys
+    made and regrouped call by call: the same figures (a category at 0 may be there)."""
+    from core.insights.breakdown import _by_category, _category
+    from core.insights.breakdown_columns import Stretch, SumsAt
+
+    stretches = [Stretch(0, base), Stretch(4, second)]
+    for position in range(4):
+        for at, parts in adds:
+            if at == position:
+                stretches[0].add(parts)
+        stretches[0].call(None)
+    for _ in range(2):
+        stretches[1].call(None)
+    columns = [stretch.columns() for stretch in stretches]
+    sums_at = SumsAt(stretches, columns, [0, 0, 0, 0, 1, 1])
+    for n in range(len(sums_at)):
+        grouped = sums_at.grouped_at(n, _category)
+        assert {k: v for k, v in grouped.items() if v} == {
+            k: v for k, v in _by_category(sums_at[n]).items() if v
+        }

@@ -5,6 +5,7 @@ recorded growth (core.insights.breakdown_calibration, core.insights.breakdown), 
 from __future__ import annotations
 
 import json
+import operator
 import random
 import statistics
 from pathlib import Path
@@ -228,19 +229,22 @@ def test_fit_ratios_recovers_two_ratios_and_leaves_a_silent_category_at_one() ->
     assert ratios["c"] == 1.0
 
 
+def _random_rows(rng: random.Random) -> tuple[int, int, list[list[float]]]:
+    """``k`` categories, ``n`` calls and each call's row of growths (0, integers, fractions)."""
+    k, n = rng.randint(1, 8), rng.randint(0, 120)
+    rows = [
+        [float(rng.choice([0, rng.randint(-500, 90_000), rng.random() * 1e5])) for _ in range(k)]
+        for _ in range(n)
+    ]
+    return k, n, rows
+
+
 def test_normal_equations_are_the_sums_of_a_loop_over_the_calls_bit_for_bit() -> None:
     """The normal equations summed column by column in C are the floats a loop over the calls
     adds up from 0.0 in their order (an oracle written here), so the ratios do not move."""
     rng = random.Random(7)
     for _ in range(50):
-        k, n = rng.randint(1, 8), rng.randint(0, 120)
-        rows = [
-            [
-                float(rng.choice([0, rng.randint(-500, 90_000), rng.random() * 1e5]))
-                for _ in range(k)
-            ]
-            for _ in range(n)
-        ]
+        k, n, rows = _random_rows(rng)
         targets = [rng.randint(-(10**6), 10**7) for _ in range(n)]
         weights = [rng.random() / (1 + rng.random() * 1e9) for _ in range(n)]
         normal = [[0.0] * k for _ in range(k)]
@@ -255,6 +259,18 @@ def test_normal_equations_are_the_sums_of_a_loop_over_the_calls_bit_for_bit() ->
             for j in range(i):
                 normal[i][j] = normal[j][i]
         assert _Normal(rows, targets, k).equations(weights) == (normal, rhs)
+
+
+def test_each_calls_prediction_is_the_sum_over_its_row_bit_for_bit() -> None:
+    """Issue 24: the reweighting's prediction of every call, made a category column at a time
+    in C, is the float ``sum(map(mul, ratios, row))`` gives call by call (the oracle), so the
+    weights and the ratios do not move."""
+    rng = random.Random(11)
+    for _ in range(50):
+        k, n, rows = _random_rows(rng)
+        ratios = [rng.choice([1.0, 0.25, 4.0, rng.random() * 4]) for _ in range(k)]
+        expected = [sum(map(operator.mul, ratios, row)) for row in rows]
+        assert _Normal(rows, [0] * n, k).predicted(ratios) == expected
 
 
 @pytest.mark.skipif(not REAL, reason="shared samples are not available")

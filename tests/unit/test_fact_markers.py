@@ -254,18 +254,50 @@ _EXIT_PIECES = [
 ]
 
 
-def test_the_exit_code_is_the_first_match_of_its_pattern() -> None:
-    rng = random.Random(31)
+def _exit_codes_found(pieces: list[str], seed: int, most: int) -> int:
+    """Texts of up to ``most`` random ``pieces``: each one's exit code is the first match of
+    its pattern (none without an ``exit``); how many had one."""
+    rng = random.Random(seed)
     found = 0
     for _ in range(30_000):
-        text = "".join(rng.choice(_EXIT_PIECES) for _ in range(rng.randint(0, 7)))
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, most)))
         expected = _EXIT_CODE.search(text) if "exit" in text.lower() else None
         got = _exit_code(text)
         found += expected is not None
         assert (got and (got.span(), got.group(1))) == (
             expected and (expected.span(), expected.group(1))
         ), repr(text)
-    assert found > 2500
+    return found
+
+
+def test_the_exit_code_is_the_first_match_of_its_pattern() -> None:
+    assert _exit_codes_found(_EXIT_PIECES, 31, 7) > 2500
+
+
+_EXIT_LETTERS = [
+    "e",
+    "E",
+    "x",
+    "X",
+    "i",
+    "I",
+    "t",
+    "T",
+    "eX",
+    "xI",
+    "iT",
+    "\u0130",
+    "\u212a",
+    "\u2192",
+    " code 3",
+    "ed with code 1",
+]
+
+
+def test_the_exit_code_is_found_whatever_the_case_of_its_exit() -> None:
+    """Every case of the letters of an output's ``exit``, next to characters outside ASCII
+    (those whose lower case holds an ASCII letter included), finds the pattern's first match."""
+    assert _exit_codes_found(_EXIT_LETTERS, 41, 12) > 60
 
 
 def test_sentences_split_where_the_first_pattern_split_them() -> None:
