@@ -841,14 +841,14 @@ def _exit_code(text: str) -> re.Match[str] | None:
 def _failure(message: Message, source: tuple[Message, str, Any] | None) -> Iterator[Fact]:
     result = message.tool_result
     assert result is not None
-    output = result.output
     if not result.is_error:  # (a result the tool marked failed needs no exit code)
-        code = _exit_code(output[:2000])
-        if code is None and len(output) > 2000:  # (a shorter output's end is its start)
-            code = _exit_code(output[-2000:])
+        head, tail = result.output_ends(2000)  # (a shorter output's end is its start: None)
+        code = _exit_code(head)
+        if code is None and tail is not None:
+            code = _exit_code(tail)
         if code is None or code.group(1) in ("0",):
             return
-    line = error_line(output)
+    line = error_line(result.output)
     if source is not None:
         _call_message, name, arguments = source
         text = command_of(arguments) or f"{name} {arguments_text(arguments)[:120]}"

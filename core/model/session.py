@@ -240,6 +240,26 @@ class ToolResult(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
             return len(held) if held.isascii() else len(held.encode())
         return len(held)
 
+    def output_ends(self, count: int) -> tuple[str, str | None]:
+        """``(output[:count], output[-count:])`` (the second None when the output has no more
+        than ``count`` characters: its end is in its start), decoding only the ends of a long
+        output held as UTF-8 (a reader looking for a marker at either end of a 40 KB output).
+
+        A character is 1 to 4 bytes of UTF-8: the first ``count`` characters are within the
+        first ``4 * count`` bytes, the last within the last ``4 * count``, and more than
+        ``4 * count`` bytes are more than ``count`` characters."""
+        held = self._held_output
+        if isinstance(held, str) or len(held) <= 8 * count:
+            text = self.output
+            return text[:count], (text[-count:] if len(text) > count else None)
+        window = 4 * count
+        head = held[:window].decode(errors="ignore")[:count]  # (drops a character cut at its end)
+        tail = held[-window:]
+        start = 0
+        while start < 3 and tail[start] & 0xC0 == 0x80:  # (a character cut at its start)
+            start += 1
+        return head, tail[start:].decode()[-count:]
+
     def output_lines(self) -> int:
         """``self.output.count("\\n") + 1`` without decoding an output held as UTF-8 (a newline is
         one byte of UTF-8 and no part of another character)."""

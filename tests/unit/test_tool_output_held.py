@@ -14,6 +14,8 @@ from typing import Any
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.algorithms.prune import prune
 from core.algorithms.truncate import truncate_tool_output
@@ -181,3 +183,37 @@ def test_a_claude_code_read_output_is_held_from_the_load(tmp_path: Path) -> None
     results = [m.tool_result for m in session.messages if m.tool_result is not None]
     assert [r.output for r in results] == [READ]
     assert isinstance(_held(results[0]), bytes)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.text(alphabet=st.sampled_from("ab\n→é漢🚀"), max_size=120),
+    count=st.integers(min_value=1, max_value=12),
+)
+def test_the_ends_of_an_output_are_its_slices(text: str, count: int) -> None:
+    """Held as UTF-8 or not, cut inside a character or not: the ends read without decoding the
+    whole output are the text's own slices (the end None when the start holds it all)."""
+    result = ToolResult(call_id="c", output=text)
+    assert result.output_ends(count) == (
+        text[:count],
+        text[-count:] if len(text) > count else None,
+    )
+
+
+def test_the_ends_of_a_long_held_output_decode_only_the_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = "→" + "x" * 50_000 + "🚀 exit code 1"
+    result = ToolResult(call_id="c", output=text)
+    assert type(result._held_output) is not str  # (held as UTF-8)
+    decoded: list[int] = []
+    original = ToolResult.output
+
+    def spy(self: ToolResult) -> str:
+        value = original.fget(self)  # type: ignore[attr-defined]
+        decoded.append(len(value))
+        return value  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(ToolResult, "output", property(spy))
+    assert result.output_ends(2000) == (text[:2000], text[-2000:])
+    assert decoded == []
