@@ -25,8 +25,7 @@ Pipeline:
    (:class:`core.llm.ContextOverflowError`) the oldest head message is left out and the request
    retried, up to ``max_head_drops`` times (Codex; a summariser that can tell from a request's
    size that it would refuse it, :class:`core.llm.protocol.OverflowProbe` such as the offline
-   mock, is not sent the requests it would refuse, nor are they built, but for the last one
-   allowed, whose refusal is the error); when it still overflows,
+   mock, is not sent the shorter requests it would refuse); when it still overflows,
    :class:`CompactionError` is raised (with ``too_large`` set once every size allowed was tried).
    Any other failure, or a failure part-way through a streamed summary, raises
    :class:`CompactionError` too: a half-written summary is never used.
@@ -511,8 +510,6 @@ class _Run:
         sent = self._sent_head(entry_cache)
         probe = summarizer if isinstance(summarizer, OverflowProbe) else None
         while True:
-            if probe is not None:
-                self._skip_refused(sent, probe)
             self.request = []  # (the refused request's transcript goes before the next is built)
             self.request = sent.request()
             try:
@@ -524,6 +521,8 @@ class _Run:
                 if self._drops_left(sent) <= 0:
                     raise self._too_large(exc) from exc
                 self.dropped.append(sent.drop_oldest())
+                if probe is not None:
+                    self._skip_refused(sent, probe)
             except LLMError as exc:
                 raise CompactionError(
                     f"the summary request failed: {exc}", dropped_head_messages=len(self.dropped)
@@ -547,10 +546,8 @@ class _Run:
 
     def _skip_refused(self, sent: SentHead, probe: OverflowProbe) -> None:
         """Leave out the oldest messages while the summariser says, without being sent the
-        request, that it would refuse it: the drops and the outcome are those of building and
-        sending each request, without building them (a transcript of the head is megabytes at
-        100 MB: none is built for a request the summariser would refuse, but the last one
-        allowed, sent so that its refusal is the error)."""
+        request, that it would refuse it as it refused the longer one: the drops and the outcome
+        are those of building and sending each shorter request, without building them."""
         while self._drops_left(sent) > 0 and probe.would_overflow(sent, self.prompt):
             self.dropped.append(sent.drop_oldest())
 

@@ -1,7 +1,7 @@
 """The size of a summary request known without building it (:meth:`SentHead.content_lengths`),
 and compaction's head drops that use it (:class:`core.llm.protocol.OverflowProbe`): the same
-figures, drops and outcome as building and sending every request, with the request built
-only for the one that is sent."""
+figures, drops and outcome as building and sending every shorter request, with the request
+built once for the first try and once for the one that is sent."""
 
 from __future__ import annotations
 
@@ -196,16 +196,14 @@ def _overflow_case() -> tuple[list[Message], Policy, int]:
 def test_a_request_is_not_built_for_each_message_left_out(
     monkeypatch: pytest.MonkeyPatch, cached: bool
 ) -> None:
-    """Five drops, one request built: the one sent after the drops (the mock says it would
-    refuse the others, so none of them is built: one transcript of the head, megabytes at
-    100 MB, at a time)."""
+    """Five drops, two requests built: the first (refused) and the one sent after the drops
+    (before, one was built and sent per drop: six)."""
     messages, pol, limit = _overflow_case()
     built: list[int] = []
-    real = build_transcript
 
     def counting(entries: Sequence[str]) -> str:
         built.append(len(entries))
-        return real(entries)
+        return build_transcript(entries)
 
     monkeypatch.setattr(summary_request, "build_transcript", counting)
     result = compact_sync(
@@ -217,7 +215,7 @@ def test_a_request_is_not_built_for_each_message_left_out(
         entry_cache=EntryCache() if cached else None,
     )
     assert result.dropped_head_ids == ["m0", "m1", "m2", "m3", "m4"]
-    assert built == [len(messages) - 5]
+    assert built == [len(messages), len(messages) - 5]
 
 
 def test_the_last_request_is_sent_when_every_drop_allowed_still_overflows() -> None:
