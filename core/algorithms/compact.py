@@ -510,6 +510,7 @@ class _Run:
         sent = self._sent_head(entry_cache)
         probe = summarizer if isinstance(summarizer, OverflowProbe) else None
         while True:
+            self.request = []  # (the refused request's transcript goes before the next is built)
             self.request = sent.request()
             try:
                 reply = await summarizer.summarize(

@@ -25,6 +25,7 @@ from core.llm.summary_templates import (
     LABEL_USER,
     SYSTEM_PROMPT,
     build_transcript,
+    forget_transcript,
     transcript_length,
 )
 from core.model.session import Message, Role, replace
@@ -267,16 +268,19 @@ def _head_entries(
 
 
 def _request(entries: Sequence[str]) -> list[ChatMessage]:
-    """The summary request made of a head's entries ("" entries are left out).
+    """The summary request made of a head's entries ("" entries are left out)."""
+    return _request_of(build_transcript([e for e in entries if e]))
+
+
+def _request_of(transcript: str) -> list[ChatMessage]:
+    """The summary request carrying ``transcript``.
 
     The messages are made with ``model_construct`` (fields of the right types, nothing to
     validate): a replay with the offline mock then builds no pydantic validator, and starts
     without pydantic's plugin lookup (it reads every installed package's metadata)."""
     return [
         ChatMessage.model_construct(role="system", content=SYSTEM_PROMPT),
-        ChatMessage.model_construct(
-            role="user", content=build_transcript([e for e in entries if e])
-        ),
+        ChatMessage.model_construct(role="user", content=transcript),
     ]
 
 
@@ -328,10 +332,19 @@ class SentHead:
         self.cache = cache
         self.entries = _head_entries(messages, max_output_chars, cache, outputs)
         self._lengths: _Lengths | None = None
+        self._transcript: str | None = None
 
     def request(self) -> list[ChatMessage]:
-        """The summary request carrying these messages."""
-        return _request(self.entries)
+        """The summary request carrying these messages. The transcript of the request built
+        before is forgotten first (:func:`core.llm.summary_templates.forget_transcript`): a
+        request is built again only once the one before was refused, and of the head's
+        transcripts (megabytes at 100 MB) one at a time is remembered."""
+        if self._transcript is not None:
+            forget_transcript(self._transcript)
+            self._transcript = None
+        transcript = build_transcript([e for e in self.entries if e])
+        self._transcript = transcript
+        return _request_of(transcript)
 
     def content_lengths(self, length: Callable[[str], int]) -> list[int]:
         """``length`` of the content of each message of :meth:`request` (a length that adds up

@@ -342,7 +342,15 @@ def build_transcript(entries: Sequence[str]) -> str:
     :data:`_REMEMBERED_TRANSCRIPTS`: a summary request is read right after it is built.
     """
     pieces = tuple(entries)
-    text = f"{CONVERSATION_OPEN}\n{ENTRY_SEPARATOR.join(pieces)}\n{CONVERSATION_CLOSE}"
+    if not pieces:
+        text = f"{CONVERSATION_OPEN}\n\n{CONVERSATION_CLOSE}"
+    else:
+        # Joined once: the opening and closing lines go with the first and last entries, so the
+        # text of the head (megabytes at 100 MB) is not joined and then copied between them.
+        parts = list(pieces)
+        parts[0] = f"{CONVERSATION_OPEN}\n{parts[0]}"
+        parts[-1] = f"{parts[-1]}\n{CONVERSATION_CLOSE}"
+        text = ENTRY_SEPARATOR.join(parts)
     with _transcripts_lock:
         _transcripts[id(text)] = (text, pieces)
         while len(_transcripts) > _REMEMBERED_TRANSCRIPTS:
@@ -365,6 +373,15 @@ def forget_transcripts() -> None:
     text itself, with the same entries)."""
     with _transcripts_lock:
         _transcripts.clear()
+
+
+def forget_transcript(text: str) -> None:
+    """Forget ``text``, if :func:`build_transcript` remembered it (a request refused: the next,
+    shorter one is built without it alive)."""
+    with _transcripts_lock:
+        known = _transcripts.get(id(text))
+        if known is not None and known[0] is text:
+            del _transcripts[id(text)]
 
 
 def transcript_entries(text: str) -> tuple[str, ...] | None:

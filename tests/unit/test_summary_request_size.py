@@ -15,12 +15,11 @@ import core.llm.summary_request as summary_request
 from core.algorithms.compact import CompactionError, CompactionResult, EntryCache, compact_sync
 from core.llm.mock import MockSummarizer
 from core.llm.protocol import (
-    ChatMessage,
     OverflowProbe,
     Summarizer,
 )
 from core.llm.summary_request import SentHead
-from core.llm.summary_templates import TEMPLATES
+from core.llm.summary_templates import TEMPLATES, build_transcript
 from core.model.session import Message, Role, ToolCall, ToolResult
 from core.model.tokens import get_counter, utf8_length, utf16_length
 from core.policy import CompactionPolicy, Policy, PruningPolicy
@@ -201,13 +200,12 @@ def test_a_request_is_not_built_for_each_message_left_out(
     (before, one was built and sent per drop: six)."""
     messages, pol, limit = _overflow_case()
     built: list[int] = []
-    real = summary_request._request
 
-    def counting(entries: Sequence[str]) -> list[ChatMessage]:
+    def counting(entries: Sequence[str]) -> str:
         built.append(len(entries))
-        return real(entries)
+        return build_transcript(entries)
 
-    monkeypatch.setattr(summary_request, "_request", counting)
+    monkeypatch.setattr(summary_request, "build_transcript", counting)
     result = compact_sync(
         messages,
         pol,
