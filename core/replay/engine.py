@@ -67,6 +67,12 @@ SummarizerFactory = Callable[[Policy], Summarizer]
 
 _MAX_CACHED_COMPACTIONS = 512
 
+Thresholds = tuple[list[int | None], list[int | None], list[ThresholdSpan]]
+"""A policy's window at each call, its threshold at each call, and the threshold's spans."""
+_THRESHOLD_FIELDS = frozenset({"context_window", "compaction"})
+"""The policy's fields its windows and thresholds are made of (:func:`call_windows`,
+:func:`rule_thresholds`)."""
+
 DEFAULT_WINDOW = 200_000
 """The window a compaction run now assumes when the session's is unknown (and says so)."""
 
@@ -94,6 +100,9 @@ class Replayer:
         self._tokens = MessageTokens(session)
         self._sides: dict[str, RecordedSide] = {}
         self._truncations = Truncations(session, self._tokens)
+        self._thresholds: tuple[tuple[Any, ...], Thresholds] | None = None
+        """The last policy's windows and thresholds, by what they are made of (its window and
+        compaction fields): a change of another field (truncation, pruning) keeps them."""
         self._planner = ResumePlanner(session, self._calls, self._truncations, self._sides)
         self._compactions: OrderedDict[tuple[Any, ...], CompactionOutline | CompactionError] = (
             OrderedDict()
@@ -187,8 +196,7 @@ class Replayer:
     def _setting(self, policy: Policy) -> Setting:
         estimator = policy.estimator
         truncation = self._truncations.of(policy)
-        windows = call_windows(self.session, policy, self._calls.calls)
-        rule = rule_thresholds(self.session, policy, windows)
+        windows, rule, spans = self._windows_and_thresholds(policy)
         setting = Setting(
             policy=policy,
             window=effective_window(self.session, policy),
@@ -202,9 +210,22 @@ class Replayer:
             items=self._truncations.items(truncation, estimator, self._recorded.walked),
             check_tokens=self._check_tokens(policy, truncation.tokens),
             reply_recount=self._reply_recount(policy),
-            spans=rule_spans(rule),
+            spans=spans,
         )
         return setting
+
+    def _windows_and_thresholds(self, policy: Policy) -> Thresholds:
+        """The window and the threshold at each call, and the threshold's spans (made again
+        only when the policy's window or compaction fields change)."""
+        key = policy.key(include=_THRESHOLD_FIELDS)
+        last = self._thresholds
+        if last is not None and last[0] == key:
+            return last[1]
+        windows = call_windows(self.session, policy, self._calls.calls)
+        rule = rule_thresholds(self.session, policy, windows)
+        made = (windows, rule, rule_spans(rule))
+        self._thresholds = (key, made)
+        return made
 
     def _reply_recount(self, policy: Policy) -> list[int]:
         """What the check counts again of each reply (empty when the policy counts nothing)."""

@@ -27,8 +27,11 @@ ends (``tests/unit/test_replay_shifted.py`` compares every trace so made with a 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from itertools import compress, repeat
+from itertools import count as count_from
+from operator import is_not
 from typing import TYPE_CHECKING, Any
 
 from core.model.session import Provenance
@@ -53,6 +56,11 @@ if TYPE_CHECKING:
     from core.replay.results import ReplayEvent
 
 _RECORDED = Provenance.RECORDED
+
+_Prev = tuple[int, Provenance]
+"""The figure after a call's reply, and its provenance."""
+_Columns = tuple[Any, ...]
+"""A stretch's checks (:class:`CheckRows`), deltas, figures and provenances, being made."""
 
 _SAME_WALK = (
     "base_pos",
@@ -193,21 +201,118 @@ class Follower:
         return stop - stop % every
 
     def _calls_from(
-        self,
-        first: int,
-        stop: int,
-        shift: int,
-        prev: tuple[int, Provenance],
-        columns: tuple[Any, ...],
-    ) -> tuple[int, Provenance]:
+        self, first: int, stop: int, shift: int, prev: _Prev, columns: _Columns
+    ) -> _Prev:
         """Make calls ``first`` to ``stop`` (not included) following the earlier run, up to the
         first that differs (see the module's docstring): append their checks, deltas, figures and
         provenances to ``columns``. ``prev``: the figure after the
         previous call's reply and its provenance; returns the last call's."""
+        # A delta holds over long runs of calls (it changes where either run's context departs
+        # from the recording's; over a whole stretch in every session seen): each run of one
+        # delta is made at once (:meth:`_run`), and the stretch's deltas and provenances are
+        # written after (one list each for a stretch of one delta).
+        old_deltas = self.earlier.deltas
+        made: CheckRows = columns[0]
+        count = len(made)
+        runs = 0
+        c = first
+        while c < stop:
+            old = old_deltas[c]
+            part = old_deltas[c:stop]
+            if part.count(old) == len(part):
+                run_end = stop
+            else:
+                run_end = c + next(compress(count_from(), map(old.__ne__, part)))
+            runs += 1
+            prev = self._run(c, run_end, old + shift, prev, columns)
+            c = first + len(made) - count
+            if c < run_end:
+                break  # (the run stopped before its end: the stretch ends there)
+        self._deltas_and_provenances(first, len(made) - count, shift, runs, columns)
+        return prev
+
+    def _run(self, first: int, stop: int, delta: int, prev: _Prev, columns: _Columns) -> _Prev:
+        """:meth:`_calls_from` over calls ``first`` to ``stop`` of one ``delta``, made column by
+        column (sums and comparisons over slices of the columns, in C) where the run is plain:
+        one limit over it, no figure held as None, not the recording's context (a delta
+        other than 0); otherwise call by call (:meth:`_walk`)."""
         walk = self.walk
         setting = walk.setting
         rec = setting.rec
-        estimated, ratio, reasons = setting.counter.provenance, rec.ratio, walk.reasons
+        estimated = setting.counter.provenance
+        old_flags = self.earlier.made.flags_of(first, stop)
+        limits = setting.limits[first:stop]
+        n = len(old_flags)
+        limit = limits[0]
+        if (
+            delta == 0
+            or estimated is _RECORDED
+            or old_flags.translate(_NONE_HELD).count(0) != n
+            or limits.count(limit) != n
+        ):
+            return self._walk(first, stop, delta, prev, columns)
+        scaled = round(delta * rec.ratio)
+        # The first call the run cannot make so: the earlier run fired there, or the call
+        # overflows (see _walk); the run is made up to it, and _walk makes (or stops at) it.
+        cut = old_flags.translate(_FIRED).find(1)
+        n = n if cut < 0 else cut
+        cut = self._overflow(first, first + n, scaled, delta >= 0)
+        n = min(n, cut - first)
+        prev_after, prev_prov = prev
+        base = [prev_after, *_plus(rec.baseline_after[first : first + n - 1], scaled)] if n else []
+        old_base, old_proj, measure = self.earlier.made.figures_of(first, first + n)
+        proj = [p + b - before for p, b, before in zip(old_proj, base, old_base, strict=True)]
+        if walk.rules.auto and limit is not None and limit > 0:
+            n = min(n, _crossing(limit + walk.rules.strict, proj, base, old_flags, n))
+        if n:
+            made: CheckRows = columns[0]
+            made.flags += old_flags[:n].translate(_KEPT if limit is not None else _KEPT_NO_LIMIT)
+            made.base += base[:n]
+            made.proj += proj[:n]
+            made.measure += measure[:n]
+            made.limit += [limit or 0] * n
+            if prev_prov is not _RECORDED:
+                basis = "estimated"
+            elif proj[0] != base[0]:
+                basis = "projected"
+            else:
+                basis = "recorded"
+            made.basis += [basis, *["estimated"] * (n - 1)]
+            columns[2].extend(_plus(rec.baseline[first : first + n], scaled))
+            prev_after = max(0, rec.baseline_after[first + n - 1] + scaled)
+            prev_prov = estimated
+        if first + n < stop:  # (the call it stopped at: made call by call, or stopped at)
+            return self._walk(first + n, first + n + 1, delta, (prev_after, prev_prov), columns)
+        return prev_after, prev_prov
+
+    def _overflow(self, first: int, stop: int, scaled: int, removed_nothing: bool) -> int:
+        """The first call from ``first`` (``stop`` if none) that overflows its window with its
+        recorded prompt plus ``scaled``, or, where the run removed nothing, overflowed in the
+        recording."""
+        windows = self.walk.setting.windows[first:stop]
+        prompts = self.walk.setting.rec.baseline_prompt[first:stop]
+        if not windows:
+            return stop
+        reasons = self.walk.reasons[first:stop]
+        if windows.count(None) or windows.count(0) or max(prompts) + scaled > min(windows):  # type: ignore[type-var,operator]
+            over = (
+                i
+                for i, (window, prompt, reason) in enumerate(
+                    zip(windows, prompts, reasons, strict=True)
+                )
+                if window and (prompt + scaled > window or (removed_nothing and reason is not None))
+            )
+            return first + next(over, stop - first)
+        if removed_nothing and reasons.count(None) != len(reasons):
+            return first + next(compress(count_from(), map(is_not, reasons, repeat(None))))
+        return stop
+
+    def _walk(self, first: int, stop: int, delta: int, prev: _Prev, columns: _Columns) -> _Prev:
+        """:meth:`_run`, call by call."""
+        walk = self.walk
+        setting = walk.setting
+        rec = setting.rec
+        estimated, reasons = setting.counter.provenance, walk.reasons
         auto, strict = walk.rules.auto, walk.rules.strict
         made: CheckRows = columns[0]
         figures = columns[2].append
@@ -219,20 +324,12 @@ class Follower:
             made.basis.append,
         )
         prev_after, prev_prov = prev
-        old_deltas = self.earlier.deltas[first:stop]
-        # A delta holds over long runs of calls (it changes where either run's context departs
-        # from the recording's; over a whole stretch in every session seen): its scaled figure
-        # is worked out once per run, and the stretch's deltas and provenances are written
-        # after the loop (one list each for a stretch of one delta).
-        last: int | None = None
-        runs = 0
-        scaled = 0
-        removed_nothing = changed = True
-        count = len(made)
-        for c, before, delta, prompt, figure, after, provenance, window, limit in zip(
+        scaled = round(delta * rec.ratio)
+        removed_nothing = delta >= 0
+        changed = delta != 0
+        for c, before, prompt, figure, after, provenance, window, limit in zip(
             range(first, stop),
             self.earlier.made.figures(first, stop),
-            old_deltas,
             rec.baseline_prompt[first:stop],
             rec.baseline[first:stop],
             rec.baseline_after[first:stop],
@@ -248,13 +345,6 @@ class Follower:
             # (None where the check held it: its flag set, 0 in the column)
             proj = None if flags & NO_PROJ else proj
             base_before = None if flags & NO_BASE else base_before
-            delta += shift
-            if delta != last:
-                last = delta
-                runs += 1
-                scaled = round(delta * ratio)
-                removed_nothing = delta >= 0
-                changed = delta != 0
             prompt += scaled
             if prompt < 0:
                 prompt = 0
@@ -292,7 +382,6 @@ class Follower:
             if prev_after < 0:
                 prev_after = 0
             prev_prov = estimated if changed else provenance
-        self._deltas_and_provenances(first, len(made) - count, shift, runs, columns)
         return prev_after, prev_prov
 
     def _deltas_and_provenances(
@@ -350,6 +439,40 @@ class Follower:
         last.prev_figure = walk.setting.rec.figures_of_delta(end - 1, deltas[-1]).after_reply
         for name in State.__slots__:
             setattr(state, name, getattr(last, name))
+
+
+def _plus(values: Sequence[int], scaled: int) -> list[int]:
+    """``values`` each plus ``scaled``, floored at 0."""
+    if scaled >= 0:
+        return [value + scaled for value in values]
+    least = -scaled
+    return [value + scaled if value > least else 0 for value in values]
+
+
+def _crossing(threshold: int, proj: list[int], base: list[int], flags: bytes, n: int) -> int:
+    """The first of the ``n`` calls whose check fires or leaves its projection pending: its
+    projection, or its figure where it checks now, at ``threshold`` or above (``n`` if none)."""
+    cut = n
+    if proj and max(proj) >= threshold:
+        cut = next(compress(count_from(), map(threshold.__le__, proj)))
+    if base and max(base) >= threshold:
+        for i in compress(range(cut), map(threshold.__le__, base)):
+            if flags[i] & CHECKS_NOW:
+                return i
+    return cut
+
+
+def _table(bits: Callable[[int], int]) -> bytes:
+    """A table for :meth:`bytes.translate`: each flags byte to ``bits(byte)``."""
+    return bytes(bits(flags) for flags in range(256))
+
+
+_FIRED = _table(lambda flags: 1 if flags & FIRED else 0)
+_NONE_HELD = _table(lambda flags: flags & (NO_BASE | NO_PROJ))
+"""A check's figures held as None (the base, the projection): 0 where neither."""
+_KEPT = _table(lambda flags: flags & (CHECKS_NOW | NO_MEASURE))
+"""The flags a followed check keeps of the earlier one's (its figures held)."""
+_KEPT_NO_LIMIT = _table(lambda flags: flags & (CHECKS_NOW | NO_MEASURE) | NO_LIMIT)
 
 
 def _in_step(state: State, old: State) -> bool:

@@ -202,6 +202,15 @@ CHECKS_NOW, FIRED, NO_BASE, NO_PROJ, NO_MEASURE, NO_LIMIT = 1, 2, 4, 8, 16, 32
 figures is None (its column holds 0 there)."""
 
 
+def _as_column(column: Any, values: Sequence[Any]) -> Any:
+    """``values`` as ``column`` holds them: an array of its type, unless it is a list."""
+    if isinstance(column, array) and not (
+        isinstance(values, array) and values.typecode == column.typecode
+    ):
+        return array(column.typecode, values)
+    return values
+
+
 def _widened(column: Any) -> Any:
     """``column`` (an array, or a list) copied to the next wider type (a list last)."""
     wider = _WIDER[column.typecode] if isinstance(column, array) else None
@@ -290,7 +299,8 @@ class CheckColumns(Sequence[Check]):
         del column[count:]
         while True:
             try:
-                column.extend(values)
+                # (an array of the column's type first: extended so at once, not item by item)
+                column.extend(_as_column(column, values))
                 break
             except (OverflowError, TypeError):
                 del column[count:]
@@ -313,7 +323,7 @@ class CheckColumns(Sequence[Check]):
         self._put("_proj", count, rows.proj)
         self._put("_measure", count, rows.measure)
         self._put("_limit", count, rows.limit)
-        self._flags += bytes(rows.flags)
+        self._flags += rows.flags
 
     def figures(self, start: int, stop: int) -> Iterator[tuple[int, int, int, int]]:
         """The flags byte, base, projection and baseline measure of checks ``start`` to
@@ -326,6 +336,15 @@ class CheckColumns(Sequence[Check]):
             self._measure[start:stop],
             strict=True,
         )
+
+    def flags_of(self, start: int, stop: int) -> bytes:
+        """The flags bytes of checks ``start`` to ``stop`` (not included)."""
+        return bytes(self._flags[start:stop])
+
+    def figures_of(self, start: int, stop: int) -> tuple[Sequence[int], ...]:
+        """The base, projection and baseline measure columns of checks ``start`` to ``stop``
+        (not included), as held (a figure None is 0, its flag set)."""
+        return self._base[start:stop], self._proj[start:stop], self._measure[start:stop]
 
     def __len__(self) -> int:
         return len(self._flags)
@@ -434,7 +453,7 @@ class CheckRows:
     __slots__ = ("base", "basis", "flags", "limit", "measure", "proj")
 
     def __init__(self) -> None:
-        self.flags: list[int] = []
+        self.flags = bytearray()
         self.base: list[int] = []
         self.proj: list[int] = []
         self.measure: list[int] = []

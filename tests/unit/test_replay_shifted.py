@@ -21,7 +21,7 @@ from core.model.session import Provenance, Session
 from core.policy import Policy, get_preset
 from core.replay import Replayer, shifted
 from core.replay.incremental import can_follow, policy_key
-from core.replay.state import CheckColumns, CheckRows, State, Trace, new_check
+from core.replay.state import CHECKS_NOW, CheckColumns, CheckRows, State, Trace, new_check
 from tests.support.builders import SessionBuilder, text_of_tokens
 from tests.support.paths import REPO
 from tests.support.policy_fields import flatten
@@ -143,6 +143,22 @@ def _stretches(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
     return taken
 
 
+def _followers(monkeypatch: pytest.MonkeyPatch) -> list[tuple[shifted.Follower, int, int]]:
+    """The stretches taken from now on, with their followers: (follower, first call, the call
+    it ended before)."""
+    followers: list[tuple[shifted.Follower, int, int]] = []
+    stretch = shifted.Follower.stretch
+
+    def watched(self: shifted.Follower, c0: int, state: State) -> int:
+        jumped = stretch(self, c0, state)
+        if jumped >= 0:
+            followers.append((self, c0, self.next_try - 1))
+        return jumped
+
+    monkeypatch.setattr(shifted.Follower, "stretch", watched)
+    return followers
+
+
 def _each_change(
     session: Session, base: Policy, check: Callable[[Policy, Trace], None]
 ) -> Replayer:
@@ -249,16 +265,7 @@ def test_a_stretchs_calls_follow_the_formulas_whatever_the_deltas(
     base = get_preset("seed")
     replayer = Replayer(session)
     replayer.run(base)
-    followers: list[tuple[shifted.Follower, int, int]] = []
-    stretch = shifted.Follower.stretch
-
-    def watched(self: shifted.Follower, c0: int, state: State) -> int:
-        jumped = stretch(self, c0, state)
-        if jumped >= 0:
-            followers.append((self, c0, self.next_try - 1))
-        return jumped
-
-    monkeypatch.setattr(shifted.Follower, "stretch", watched)
+    followers = _followers(monkeypatch)
     replayer.run(_set(base, "pruning.protect_turns", 4))
     follower, first, stop = max(followers, key=lambda taken: taken[2] - taken[1])
     assert stop - first > 100
@@ -365,3 +372,64 @@ def test_a_run_follows_only_a_policy_that_walks_alike(path: str, value: Any, fol
     other = _set(base, path, value)
     assert can_follow(_fields(base), _fields(other)) is follows
     assert can_follow(_fields(other), _fields(base)) is follows
+
+
+def test_a_stretch_is_made_column_by_column_as_call_by_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A run of one delta is made over the columns at once (sums and comparisons over slices),
+    walking call by call only the call it stops at: the same columns as a walk call by call,
+    floored at 0 (a delta far below the recording's) and stopped where a check fires or a call
+    overflows."""
+    session = _long_tail(80)
+    base = get_preset("seed")
+    replayer = Replayer(session)
+    replayer.run(base)
+    followers = _followers(monkeypatch)
+    walked_calls: list[int] = []
+    walk_calls = shifted.Follower._walk
+
+    def counted(self: shifted.Follower, first: int, stop: int, *rest: Any) -> Any:
+        walked_calls.append(stop - first)
+        return walk_calls(self, first, stop, *rest)
+
+    monkeypatch.setattr(shifted.Follower, "_walk", counted)
+    replayer.run(_set(base, "pruning.protect_turns", 4))
+    follower, first, stop = max(followers, key=lambda taken: taken[2] - taken[1])
+    assert stop - first > 100 and max(walked_calls, default=0) <= 1  # (none walked)
+    deltas = follower.earlier.deltas
+    made_calls: list[int] = []
+    for shift in (-(10**6), -2_000, -300, 41, 5_000, 60_000):
+        for prev in ((5_000, Provenance.RECORDED), (0, Provenance.ESTIMATED)):
+            columns: tuple[Any, ...] = (CheckRows(), [], [], [])
+            made = follower._calls_from(first, stop, shift, prev, columns)
+            walked_columns: tuple[Any, ...] = (CheckRows(), [], [], [])
+            walked_made = walk_calls(
+                follower, first, stop, deltas[first] + shift, prev, walked_columns
+            )
+            follower._deltas_and_provenances(
+                first, len(walked_columns[0]), shift, 1, walked_columns
+            )
+            assert made == walked_made
+            for name in CheckRows.__slots__:
+                assert getattr(columns[0], name) == getattr(walked_columns[0], name), name
+            assert [list(column) for column in columns[1:]] == [
+                list(column) for column in walked_columns[1:]
+            ]
+            made_calls.append(len(columns[0]))
+    # (some follow the whole stretch, some end early: a check fires, or a call overflows)
+    assert max(made_calls) == stop - first and min(made_calls) < stop - first
+    assert 0 in made_calls or min(made_calls) < (stop - first) // 2
+
+
+def test_the_first_crossing_of_a_threshold() -> None:
+    # A projection at the threshold or above stops the run there; a figure only where the
+    # check checks now.
+    flags = bytes([0, CHECKS_NOW, 0, CHECKS_NOW, 0])
+    assert shifted._crossing(10, [1, 2, 3, 4, 5], [1, 2, 30, 4, 5], flags, 5) == 5
+    assert shifted._crossing(10, [1, 2, 3, 4, 5], [1, 2, 30, 40, 5], flags, 5) == 3
+    assert shifted._crossing(10, [1, 2, 10, 4, 5], [1, 2, 30, 40, 5], flags, 5) == 2
+    assert shifted._crossing(10, [1, 2, 3, 4, 5], [1, 20, 3, 40, 5], flags, 5) == 1
+    assert shifted._crossing(10, [], [], b"", 0) == 0
+    assert shifted._plus([3, 1, 0, 9], -2) == [1, 0, 0, 7]
+    assert shifted._plus([3, 1], 2) == [5, 3]
