@@ -62,12 +62,7 @@ class _Branches:
         chain = self.chain
         if all(entry.uuid in chain or entry.sidechain for entry in self.entries):
             return list(self.entries)  # the usual file: no line off the chain
-        # (each line's pair, not ``e.key``: no call a line; without a message id (None, None))
-        included_keys = {
-            (e.message_id, e.request_id)
-            for e in self.entries
-            if e.kind == ASSISTANT and e.uuid in chain
-        }
+        included_keys = {e.key for e in self.entries if e.kind == ASSISTANT and e.uuid in chain}
         included_calls = {c.id for e in self.entries if e.uuid in chain for c in e.calls}
         kept: set[int] = set()
         forks: dict[str, list[Entry]] = {}
@@ -78,7 +73,7 @@ class _Branches:
             root = self._fork_root(entry.uuid)
             if root is None:
                 kept.add(id(entry))  # a separate tree (earlier root, broken link): file order
-            elif entry.kind == ASSISTANT and (entry.message_id, entry.request_id) in included_keys:
+            elif entry.kind == ASSISTANT and entry.key in included_keys:
                 kept.add(id(entry))  # another block line of an included API message
                 included_calls.update(c.id for c in entry.calls)
             elif entry.results and all(r[0] in included_calls for r in entry.results):

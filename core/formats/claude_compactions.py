@@ -152,15 +152,8 @@ def place_preserved_segments(
         members = set(uuids)
         at = entries.index(boundary)
         after = entries[at + 1 :]
-        # (the pair, not ``e.key``: no call a line; a line without a message id is (None, None))
-        keys = {
-            (e.message_id, e.request_id) for e in after if e.uuid in members and e.kind == ASSISTANT
-        }
-        moved = [
-            e
-            for e in after
-            if e.uuid in members or (e.kind == ASSISTANT and (e.message_id, e.request_id) in keys)
-        ]
+        keys = {e.key for e in after if e.uuid in members and e.kind == ASSISTANT}
+        moved = [e for e in after if e.uuid in members or (e.kind == ASSISTANT and e.key in keys)]
         if not moved:
             continue  # written in place, before the boundary
         moved_ids = {id(e) for e in moved}
