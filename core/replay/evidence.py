@@ -201,8 +201,12 @@ def _conflict_note(first: int, last: int, fired_on: int | None, earlier: int | N
 def rule_spans(rule: Sequence[int | None]) -> list[ThresholdSpan]:
     """The spans of a policy's own thresholds: one per run of calls with the same threshold."""
     n = len(rule)
-    # Where the threshold changes, found in C (a limit change re-makes these on 50,000 calls).
-    starts = [0, *compress(range(1, n), map(ne, islice(rule, 1, None), rule))] if n else []
+    # Where the threshold changes, found in C (a limit change re-makes these on 50,000 calls);
+    # none where every call's is the first's (counted by identity first: one object, usually).
+    if not n or rule.count(rule[0]) == n:
+        starts = [0] if n else []
+    else:
+        starts = [0, *compress(range(1, n), map(ne, islice(rule, 1, None), rule))]
     return [
         ThresholdSpan(
             first_call=first,

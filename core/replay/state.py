@@ -9,8 +9,8 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
-from itertools import product, repeat
-from operator import is_, truth
+from itertools import compress, product, repeat
+from operator import is_, ne, truth
 from typing import Any, NamedTuple, TypeVar, overload
 
 import msgspec
@@ -365,15 +365,33 @@ class CheckColumns(Sequence[Check]):
         """Add the checks ``rows`` holds (the next calls'), column by column."""
         self.flush()
         count = len(self._flags)
-        for string in set(rows.basis):
-            self._code(string)
-        self._put("_basis", count, list(map(self._codes.__getitem__, rows.basis)))
+        self._put("_basis", count, self._codes_of(rows.basis))
         self._put("_trigger", count, bytes(len(rows)))
         self._put("_base", count, rows.base)
         self._put("_proj", count, rows.proj)
         self._put("_measure", count, rows.measure)
         self._put("_limit", count, rows.limit)
         self._flags += rows.flags
+
+    def _codes_of(self, strings: list[str | None]) -> Sequence[int]:
+        """The codes of ``strings`` (new ones added), as bytes while the basis column holds
+        bytes. A stretch's strings are mostly one (its last): that one's code is repeated, the
+        others found in C and set one by one."""
+        n = len(strings)
+        last = strings[-1] if n else None
+        others = list(compress(range(n), map(ne, strings, repeat(last))))
+        if 4 * len(others) > n:  # (mixed: each looked up)
+            for string in set(strings):
+                self._code(string)
+            codes: Any = list(map(self._codes.__getitem__, strings))
+        else:
+            for string in {last, *map(strings.__getitem__, others)}:
+                self._code(string)
+            codes = [self._codes[last]] * n
+            for i in others:
+                codes[i] = self._codes[strings[i]]
+        # (as bytes, copied into the column at once)
+        return bytes(codes) if len(self._names) <= 256 and self._basis.typecode == "B" else codes
 
     def figures(self, start: int, stop: int) -> Iterator[tuple[int, int, int, int]]:
         """The flags byte, base, projection and baseline measure of checks ``start`` to

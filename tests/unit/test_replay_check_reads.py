@@ -186,3 +186,112 @@ def test_checks_given_as_a_list_read_as_columns() -> None:
             None if wanted is None else (wanted.proj if wanted.proj is not None else wanted.base)
         )
         assert evidence._figure(columns, c) == figure
+
+
+def _quiet_one_by_one(
+    rules: CheckRules, checks: list[Check], limits: list[int | None], left: bytearray
+) -> list[bool]:
+    """The quiet checks as the resume planner reads them, one at a time."""
+    quiet = []
+    for check, limit, pending in zip(checks, limits, left, strict=True):
+        if pending or check.fired:
+            quiet.append(False)
+        elif limit is None or not rules.auto or limit <= 0:
+            quiet.append(True)
+        elif rules.strict:
+            quiet.append(
+                (check.base is None or check.base <= limit)
+                and (check.proj is None or check.proj <= limit)
+            )
+        else:
+            quiet.append(
+                (check.base is None or check.base < limit)
+                and (check.proj is None or check.proj < limit)
+            )
+    return quiet
+
+
+@pytest.mark.parametrize("preset", ["seed", "pi"])
+@pytest.mark.parametrize("auto", [True, False])
+def test_quiet_checks_are_the_ones_read_one_by_one(preset: str, auto: bool) -> None:
+    policy = get_preset(preset)
+    policy.compaction.auto = auto
+    rules = CheckRules(policy)
+    rng = random.Random(f"{preset}{auto}")
+    for trial in range(100):
+        n = rng.randrange(0, 80)
+        checks = _random_checks(n, seed=trial) + _ODD[2:6]
+        n = len(checks)
+        columns = _columns(checks)
+        if trial % 3 == 0:
+            limits: list[int | None] = [rng.randrange(50, 250)] * n
+        elif trial % 3 == 1:
+            limits = [rng.randrange(1, 250) for _ in range(n)]
+        else:
+            limits = [rng.choice((None, 0, -5, rng.randrange(1, 250))) for _ in range(n)]
+        left = bytearray(rng.random() < 0.2 for _ in range(n))
+        end = rng.randrange(0, n + 1)
+        wanted = _quiet_one_by_one(rules, checks[:end], limits[:end], left[:end])
+        got = rules.quiet(columns, limits, left[:end], end)
+        assert got == wanted, trial
+        assert all(type(value) is bool for value in got)
+
+
+def test_rule_spans_one_per_run_of_one_threshold() -> None:
+    same = [200_000] * 5
+    (span,) = evidence.rule_spans(same)
+    assert (span.first_call, span.last_call, span.threshold) == (0, 4, 200_000)
+    (span,) = evidence.rule_spans([int(str(10**6))] * 3)  # (equal values, not one object)
+    assert (span.first_call, span.last_call) == (0, 2)
+    (span,) = evidence.rule_spans([None, None])
+    assert span.threshold is None and span.last_call == 1
+    spans = evidence.rule_spans([1, 1, None, None, 2, 1])
+    assert [(s.first_call, s.last_call, s.threshold) for s in spans] == [
+        (0, 1, 1),
+        (2, 3, None),
+        (4, 4, 2),
+        (5, 5, 1),
+    ]
+    assert evidence.rule_spans([]) == []
+
+
+def test_rows_with_many_strings_add_their_codes() -> None:
+    # (codes past 255: the basis column widens, and the rows' codes follow it)
+    columns = CheckColumns()
+    wanted = []
+    for batch in range(3):
+        rows = state.CheckRows()
+        for k in range(200):
+            basis = f"basis {batch} {k}"
+            rows.flags.append(state.CHECKS_NOW)
+            rows.base.append(k)
+            rows.proj.append(k + 1)
+            rows.measure.append(k + 2)
+            rows.limit.append(k + 3)
+            rows.basis.append(basis)
+            wanted.append(Check(k, k + 1, True, False, None, k + 2, basis, k + 3))
+        columns.extend_rows(rows)
+    assert list(columns) == wanted
+
+
+def test_rows_of_mostly_one_basis_read_back_alike() -> None:
+    columns = CheckColumns()
+    columns.append(Check(1, 2, True, False, None, 3, "recorded", 4))
+    wanted = [Check(1, 2, True, False, None, 3, "recorded", 4)]
+    for bases in (
+        ["projected", *["estimated"] * 99],
+        ["a new one", *["estimated"] * 50, "recorded", *["estimated"] * 49],
+        ["estimated"] * 10,
+        [None, "x", None, None, "y", None, None, None],
+    ):
+        rows = state.CheckRows()
+        for k, basis in enumerate(bases):
+            rows.flags.append(state.CHECKS_NOW | state.NO_LIMIT)
+            rows.base.append(k)
+            rows.proj.append(k)
+            rows.measure.append(k)
+            rows.limit.append(0)
+            rows.basis.append(basis)
+            wanted.append(Check(k, k, True, False, None, k, basis, None))
+        columns.extend_rows(rows)
+    assert list(columns) == wanted
