@@ -79,8 +79,10 @@ class Calls:
 
         self._overflow_reasons: dict[int | None, list[str | None]] = {}
         self._overflow_flags: dict[int | None, list[bool]] = {}
+        self._overflow_counts: dict[int | None, int] = {}
         self._links: array[int] | None = None
         self._peak_usage: tuple[int | None] | None = None
+        self._missing_usage: int | None = None
 
     @property
     def session(self) -> Session:
@@ -216,6 +218,22 @@ class Calls:
             flags = [reason is not None for reason in self.recorded_overflows(window)]
             self._overflow_flags[window] = flags
         return flags
+
+    def recorded_overflow_count(self, window: int | None) -> int:
+        """How many calls overflowed against ``window`` in the recording
+        (:meth:`recorded_overflow_flags` counted once per window: every result of a limit
+        change reports it)."""
+        counted = self._overflow_counts.get(window)
+        if counted is None:
+            counted = self._overflow_counts[window] = sum(self.recorded_overflow_flags(window))
+        return counted
+
+    def missing_usage(self) -> int:
+        """How many calls have no usable usage (None in :attr:`usage_context`), counted once
+        (every result of a limit change says it)."""
+        if self._missing_usage is None:
+            self._missing_usage = self.usage_context.count(None)
+        return self._missing_usage
 
     def peak_usage(self) -> int | None:
         """The largest recorded context (:attr:`usage_context`; None: no call recorded one),

@@ -25,7 +25,7 @@ preset reads them: a fidelity figure is a prediction.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import compress, islice
 from operator import ne
@@ -35,7 +35,7 @@ from core.policy import Policy
 from core.replay.checks import CheckRules
 from core.replay.recorded import RecordedCompaction, RecordedCompactions
 from core.replay.results import ThresholdSpan
-from core.replay.state import Check
+from core.replay.state import HAS_PROJ, NOW_BASE, Check, CheckColumns, as_columns
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,13 +80,15 @@ def thresholds_from_evidence(
 ) -> tuple[list[int | None], list[ThresholdSpan]]:
     """The threshold at each call and the spans that explain it (see the module docstring).
 
-    ``checks``: the policy's check before each call on the recording; ``rule``: the rule's
-    threshold at each call.
+    ``checks``: the policy's check before each call on the recording (read as columns: a
+    trace's checks are not made one by one); ``rule``: the rule's threshold at each call.
     """
+    made = as_columns(checks)
+    rules = CheckRules(policy)
     limits = list(rule)
     spans: list[ThresholdSpan] = []
     for stretch in stretches(recorded, len(rule)):
-        span = _span(stretch, checks, rule, policy)
+        span = _span(stretch, made, rule, rules, policy)
         spans.append(span)
         if span.source == "inferred":
             for c in range(stretch.first, stretch.last + 1):
@@ -95,13 +97,17 @@ def thresholds_from_evidence(
 
 
 def _span(
-    stretch: _Stretch, checks: Sequence[Check | None], rule: Sequence[int | None], policy: Policy
+    stretch: _Stretch,
+    made: CheckColumns,
+    rule: Sequence[int | None],
+    rules: CheckRules,
+    policy: Policy,
 ) -> ThresholdSpan:
     first, last = stretch.first, stretch.last
     rule_value = next((v for v in rule[first : last + 1] if v is not None), None)
     target = last if stretch.ends_with is not None else None
-    earlier = _largest(checks, first, last if target is not None else last + 1)
-    fired_on = _figure(checks[last]) if target is not None and checks[last] is not None else None
+    earlier = _largest(made, first, last if target is not None else last + 1)
+    fired_on = _figure(made, last) if target is not None else None
     base = {
         "first_call": first,
         "last_call": last,
@@ -115,51 +121,44 @@ def _span(
     if stretch.ends_with is not None and not stretch.ends_with.consistent_with(fired_on):
         note = "the file does not hold the context the agent measured before this compaction"
         return ThresholdSpan(**base, threshold=rule_value, source="rule", note=note)
-    fires = _first_firing(checks, first, last, rule, policy)
+    fires = rules.first_firing(made, first, last + 1, rule)
     if fires == target:
         return ThresholdSpan(**base, threshold=rule_value, source="rule", note="")
     if earlier is None and target is None:
         return ThresholdSpan(**base, threshold=rule_value, source="rule", note="")
     value = _just_above(earlier, policy) if earlier is not None else rule_value
     trial = [value] * len(rule)
-    if _first_firing(checks, first, last, trial, policy) != target:
+    if rules.first_firing(made, first, last + 1, trial) != target:
         note = _conflict_note(first, last, fired_on, earlier)
         return ThresholdSpan(**base, threshold=rule_value, source="rule", note=note)
-    note = _inferred_note(stretch, rule_value, fires, checks, fired_on, earlier)
+    note = _inferred_note(stretch, rule_value, fires, made, fired_on, earlier)
     return ThresholdSpan(**base, threshold=value, source="inferred", note=note)
 
 
-def _figure(check: Check | None) -> int | None:
-    """What a check measured (its projection when it has one)."""
-    if check is None:
-        return None
+def _figure(made: CheckColumns, c: int) -> int | None:
+    """What the check before call ``c`` measured (its projection when it has one; None when
+    it measured nothing)."""
+    check = made.check(c)
     return check.proj if check.proj is not None else check.base
 
 
-def _largest(checks: Sequence[Check | None], start: int, stop: int) -> int | None:
-    """The largest figure the checks before calls ``start``..``stop - 1`` could fire on."""
+def _largest(made: CheckColumns, start: int, stop: int) -> int | None:
+    """The largest figure the checks before calls ``start``..``stop - 1`` could fire on: each
+    projection, and each figure a check was made on (read from the columns, in C)."""
+    if start >= stop:
+        return None
+    flags = made.flags_of(start, stop)
+    base, proj, _measure = made.figures_of(start, stop)
     return max(
-        (
-            figure
-            for check in _each(checks, start, stop)
-            if check is not None
-            for figure in (check.proj, check.base if check.checks_now else None)
-            if figure is not None
-        ),
-        default=None,
+        max(compress(proj, flags.translate(HAS_PROJ)), default=None),
+        max(compress(base, flags.translate(NOW_BASE)), default=None),
+        key=_or_less,
     )
 
 
-_CHUNK = 4096
-"""How many checks :func:`_each` reads at a time."""
-
-
-def _each(checks: Sequence[Check | None], start: int, stop: int) -> Iterator[Check | None]:
-    """``checks[start:stop]``, read a slice of at most :data:`_CHUNK` at a time: a trace's
-    checks are made when read (:class:`core.replay.state.CheckColumns`), and a list of a whole
-    stretch's was 7 MB at 50,000 calls (read one at a time, each was three frames)."""
-    for first in range(start, stop, _CHUNK):
-        yield from checks[first : min(first + _CHUNK, stop)]
+def _or_less(figure: int | None) -> tuple[bool, int]:
+    """A key that puts None below every figure."""
+    return (figure is not None, figure or 0)
 
 
 def _just_above(figure: int, policy: Policy) -> int:
@@ -167,30 +166,11 @@ def _just_above(figure: int, policy: Policy) -> int:
     return figure + 1 if crosses(figure, figure, policy) else figure
 
 
-def _first_firing(
-    checks: Sequence[Check | None],
-    first: int,
-    last: int,
-    limits: Sequence[int | None],
-    policy: Policy,
-) -> int | None:
-    """The first call of ``first..last`` whose check fires under ``limits``."""
-    pending = False
-    rules = CheckRules(policy)
-    for c, check in enumerate(_each(checks, first, last + 1), first):
-        if check is None:
-            continue
-        fired, pending = rules.decide(check, limits[c], pending)
-        if fired:
-            return c
-    return None
-
-
 def _inferred_note(
     stretch: _Stretch,
     rule_value: int,
     fires: int | None,
-    checks: Sequence[Check | None],
+    made: CheckColumns,
     fired_on: int | None,
     earlier: int | None,
 ) -> str:
@@ -201,7 +181,7 @@ def _inferred_note(
             f"the agent compacted before call {stretch.last} at {seen}{before}; the rule's "
             f"{rule_value:,} does not explain it, so the threshold is taken from the recording"
         )
-    passed = _figure(checks[fires]) if fires is not None else None
+    passed = _figure(made, fires) if fires is not None else None
     what = f" ({passed:,})" if passed is not None else ""
     return (
         f"the recording passed the rule's {rule_value:,} before call {fires}{what} without "
@@ -221,8 +201,12 @@ def _conflict_note(first: int, last: int, fired_on: int | None, earlier: int | N
 def rule_spans(rule: Sequence[int | None]) -> list[ThresholdSpan]:
     """The spans of a policy's own thresholds: one per run of calls with the same threshold."""
     n = len(rule)
-    # Where the threshold changes, found in C (a limit change re-makes these on 50,000 calls).
-    starts = [0, *compress(range(1, n), map(ne, islice(rule, 1, None), rule))] if n else []
+    # Where the threshold changes, found in C (a limit change re-makes these on 50,000 calls);
+    # none where every call's is the first's (counted by identity first: one object, usually).
+    if not n or rule.count(rule[0]) == n:
+        starts = [0] if n else []
+    else:
+        starts = [0, *compress(range(1, n), map(ne, islice(rule, 1, None), rule))]
     return [
         ThresholdSpan(
             first_call=first,

@@ -9,6 +9,8 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
+from itertools import compress, product, repeat
+from operator import is_, ne, truth
 from typing import Any, NamedTuple, TypeVar, overload
 
 import msgspec
@@ -194,12 +196,49 @@ class Check(NamedTuple):
 new_check: Callable[[tuple[Any, ...]], Check] = partial(tuple.__new__, Check)
 """``Check(*values)`` (all eight) without the named tuple's own ``__new__``."""
 
-_WIDER = {"i": "q", "q": None, "B": "I", "I": None}
-"""The next typecode of an array column that a value does not fit (None: a list)."""
+_WIDER = {"I": "q", "q": None, "B": "I"}
+"""The next typecode of an array column that a value does not fit (None: a list). A figure
+column starts unsigned ('I': an int is read into it without parsing a format, three times
+quicker than into 'i'); a negative figure widens it to 8 bytes."""
 
 CHECKS_NOW, FIRED, NO_BASE, NO_PROJ, NO_MEASURE, NO_LIMIT = 1, 2, 4, 8, 16, 32
 """The bits of a check's flags byte (:class:`CheckColumns`): its two flags, and which of its four
 figures is None (its column holds 0 there)."""
+
+
+def flag_mask(keep: Callable[[int], Any]) -> bytes:
+    """A table for ``bytes.translate`` that reads a column of flags bytes as 1 where ``keep``
+    holds of the flags byte, else 0 (each byte so read in C)."""
+    return bytes(1 if keep(flags) else 0 for flags in range(256))
+
+
+CHECKED = flag_mask(lambda f: f & CHECKS_NOW and (f & (NO_BASE | NO_PROJ)) != NO_BASE | NO_PROJ)
+"""The check was made, on a figure (``CallPoint.checked``: :func:`core.replay.checks.checked`)."""
+HAS_PROJ = flag_mask(lambda f: not f & NO_PROJ)
+"""The check has a projection."""
+NOW_BASE = flag_mask(lambda f: f & CHECKS_NOW and not f & NO_BASE)
+"""The check was made, and has the figure itself (not only a projection)."""
+_FIRED_MASK = flag_mask(lambda f: f & FIRED)
+
+_FLAGS_OF = {
+    key: (
+        (CHECKS_NOW if key[0] else 0)
+        | (FIRED if key[1] else 0)
+        | (NO_BASE if key[2] else 0)
+        | (NO_PROJ if key[3] else 0)
+        | (NO_MEASURE if key[4] else 0)
+        | (NO_LIMIT if key[5] else 0)
+    )
+    for key in product((False, True), repeat=6)
+}
+"""A check's flags byte by (checks_now, fired, and whether base, projection, baseline measure and
+limit are None)."""
+_ZERO_FOR_NONE = {None: 0}.get
+"""``_ZERO_FOR_NONE(figure, figure)``: 0 for None, else the figure (as a column holds it)."""
+_FIGURE_COLUMNS = ("_base", "_proj", "_measure", "_limit")
+_BATCH = 1024
+"""How many checks :meth:`CheckColumns.append` holds as they are before writing them to the
+columns (all at once, in C)."""
 
 
 def _as_column(column: Any, values: Sequence[Any]) -> Any:
@@ -222,8 +261,10 @@ class CheckColumns(Sequence[Check]):
     tuples (112 bytes each, and an int object or two of their own): a flags byte (the two flags,
     and which figure is None), the four figures in int arrays (4 bytes each; a column widens to 8
     bytes, then to a list, when a value does not fit) and the two strings as codes into a table of
-    the strings seen. Each :class:`Check` is made again when read; the run appends the checks it
-    makes (:meth:`append`). Equal to any sequence of the same checks."""
+    the strings seen. Each :class:`Check` is made again when read; readers of a few figures read
+    the columns themselves (:meth:`flags_of`, :meth:`figures_of`, :meth:`point_column`). The run
+    appends the checks it makes (:meth:`append`): they are written to the columns
+    :data:`_BATCH` at a time (:meth:`flush`). Equal to any sequence of the same checks."""
 
     __slots__ = (
         "_base",
@@ -233,57 +274,65 @@ class CheckColumns(Sequence[Check]):
         "_limit",
         "_measure",
         "_names",
+        "_pending",
         "_proj",
         "_trigger",
     )
 
     def __init__(self) -> None:
         self._flags = bytearray()
-        self._base: Any = array("i")
-        self._proj: Any = array("i")
-        self._measure: Any = array("i")
-        self._limit: Any = array("i")
+        self._base: Any = array("I")
+        self._proj: Any = array("I")
+        self._measure: Any = array("I")
+        self._limit: Any = array("I")
         self._basis: Any = array("B")
         self._trigger: Any = array("B")
         self._names: list[str | None] = [None]
         """The strings the checks hold (a code is an index here)."""
         self._codes: dict[str | None, int] = {None: 0}
+        self._pending: list[Check] = []
+        """The checks appended and not yet written to the columns (fewer than :data:`_BATCH`)."""
 
     def append(self, check: Check) -> None:
         """Add ``check`` (the next call's)."""
-        base, proj, checks_now, fired, trigger, measure, basis, limit = check
-        flags = (
-            (CHECKS_NOW if checks_now else 0)
-            | (FIRED if fired else 0)
-            | (NO_BASE if base is None else 0)
-            | (NO_PROJ if proj is None else 0)
-            | (NO_MEASURE if measure is None else 0)
-            | (NO_LIMIT if limit is None else 0)
-        )
-        codes = self._codes
-        try:  # (a figure None is held as 0)
-            self._basis.append(codes[basis])
-            self._trigger.append(codes[trigger])
-            self._base.append(base or 0)
-            self._proj.append(proj or 0)
-            self._measure.append(measure or 0)
-            self._limit.append(limit or 0)
-        except (KeyError, OverflowError, TypeError):
-            figures = (base or 0, proj or 0, measure or 0, limit or 0)
-            self._append_slowly(figures, (basis, trigger))
-        self._flags.append(flags)
+        pending = self._pending
+        pending.append(check)
+        if len(pending) >= _BATCH:
+            self.flush()
 
-    def _append_slowly(
-        self, figures: tuple[int, int, int, int], strings: tuple[str | None, str | None]
-    ) -> None:
-        """:meth:`append`'s columns, after one of them did not take its value (a new string, or a
-        figure its type does not fit): each is cut back to the checks before and widened until
-        its value fits."""
+    def flush(self) -> None:
+        """Write the checks appended since the last time to the columns, column by column (each
+        read of the columns does it first; a run's result does it once it is made, before any
+        other thread may read them)."""
+        pending = self._pending
+        if not pending:
+            return
+        self._pending = []
+        base, proj, now, fired, trigger, measure, basis, limit = zip(*pending, strict=True)
+        nones = repeat(None)
+        flags = bytes(
+            map(
+                _FLAGS_OF.__getitem__,
+                zip(
+                    map(truth, now),
+                    map(truth, fired),
+                    map(is_, base, nones),
+                    map(is_, proj, nones),
+                    map(is_, measure, nones),
+                    map(is_, limit, nones),
+                    strict=True,
+                ),
+            )
+        )
         count = len(self._flags)
-        for name, string in zip(("_basis", "_trigger"), strings, strict=True):
-            self._put(name, count, [self._code(string)])
-        for name, figure in zip(("_base", "_proj", "_measure", "_limit"), figures, strict=True):
-            self._put(name, count, [figure])
+        codes = self._codes
+        for string in {*basis, *trigger}.difference(codes):
+            self._code(string)
+        self._put("_basis", count, list(map(codes.__getitem__, basis)))
+        self._put("_trigger", count, list(map(codes.__getitem__, trigger)))
+        for name, figures in zip(_FIGURE_COLUMNS, (base, proj, measure, limit), strict=True):
+            self._put(name, count, list(map(_ZERO_FOR_NONE, figures, figures)))
+        self._flags += flags
 
     def _code(self, string: str | None) -> int:
         code = self._codes.get(string)
@@ -314,10 +363,9 @@ class CheckColumns(Sequence[Check]):
 
     def extend_rows(self, rows: CheckRows) -> None:
         """Add the checks ``rows`` holds (the next calls'), column by column."""
+        self.flush()
         count = len(self._flags)
-        for string in set(rows.basis):
-            self._code(string)
-        self._put("_basis", count, list(map(self._codes.__getitem__, rows.basis)))
+        self._put("_basis", count, self._codes_of(rows.basis))
         self._put("_trigger", count, bytes(len(rows)))
         self._put("_base", count, rows.base)
         self._put("_proj", count, rows.proj)
@@ -325,10 +373,31 @@ class CheckColumns(Sequence[Check]):
         self._put("_limit", count, rows.limit)
         self._flags += rows.flags
 
+    def _codes_of(self, strings: list[str | None]) -> Sequence[int]:
+        """The codes of ``strings`` (new ones added), as bytes while the basis column holds
+        bytes. A stretch's strings are mostly one (its last): that one's code is repeated, the
+        others found in C and set one by one."""
+        n = len(strings)
+        last = strings[-1] if n else None
+        others = list(compress(range(n), map(ne, strings, repeat(last))))
+        if 4 * len(others) > n:  # (mixed: each looked up)
+            for string in set(strings):
+                self._code(string)
+            codes: Any = list(map(self._codes.__getitem__, strings))
+        else:
+            for string in {last, *map(strings.__getitem__, others)}:
+                self._code(string)
+            codes = [self._codes[last]] * n
+            for i in others:
+                codes[i] = self._codes[strings[i]]
+        # (as bytes, copied into the column at once)
+        return bytes(codes) if len(self._names) <= 256 and self._basis.typecode == "B" else codes
+
     def figures(self, start: int, stop: int) -> Iterator[tuple[int, int, int, int]]:
         """The flags byte, base, projection and baseline measure of checks ``start`` to
         ``stop`` (not included) as the columns hold them (a figure None is 0, its flag set),
         read in C: no check made."""
+        self.flush()
         return zip(
             self._flags[start:stop],
             self._base[start:stop],
@@ -339,18 +408,64 @@ class CheckColumns(Sequence[Check]):
 
     def flags_of(self, start: int, stop: int) -> bytes:
         """The flags bytes of checks ``start`` to ``stop`` (not included)."""
+        self.flush()
         return bytes(self._flags[start:stop])
 
     def figures_of(self, start: int, stop: int) -> tuple[Sequence[int], ...]:
         """The base, projection and baseline measure columns of checks ``start`` to ``stop``
         (not included), as held (a figure None is 0, its flag set)."""
+        self.flush()
         return self._base[start:stop], self._proj[start:stop], self._measure[start:stop]
 
+    def point_column(self, name: str, start: int, stop: int) -> list[Any]:
+        """The point column ``name`` (``check_fired``, ``checked``, ``check_tokens`` or
+        ``check_basis``: :class:`~core.replay.results.CallPoint`'s fields read from a check
+        alone) of calls ``start`` to ``stop`` (not included), read from the columns: no check
+        made."""
+        flags = self.flags_of(start, stop)
+        if name == "check_fired":
+            return list(map(bool, flags.translate(_FIRED_MASK)))
+        checked = flags.translate(CHECKED)
+        if name == "checked":
+            return list(map(bool, checked))
+        if name == "check_basis":
+            names = self._names
+            return [
+                names[code] if ok else None
+                for ok, code in zip(checked, self._basis[start:stop], strict=True)
+            ]
+        if name != "check_tokens":
+            raise KeyError(name)
+        # (Check.measured, on the figures as held: the one fired on, else the projection)
+        threshold = self._codes.get("threshold", -1)
+        return [
+            None
+            if not ok
+            else (
+                (
+                    (None if f & NO_BASE else base)
+                    if trigger == threshold
+                    else (None if f & NO_PROJ else proj)
+                )
+                if f & FIRED
+                else (base if f & NO_PROJ else proj)
+            )
+            for ok, f, base, proj, trigger in zip(
+                checked,
+                flags,
+                self._base[start:stop],
+                self._proj[start:stop],
+                self._trigger[start:stop],
+                strict=True,
+            )
+        ]
+
     def __len__(self) -> int:
-        return len(self._flags)
+        return len(self._flags) + len(self._pending)
 
     def check(self, c: int) -> Check:
         """The check of call ``c`` (``0 <= c < len(self)``)."""
+        self.flush()
         flags = self._flags[c]
         names = self._names
         return new_check(
@@ -373,11 +488,12 @@ class CheckColumns(Sequence[Check]):
     def __getitem__(self, index: slice) -> CheckColumns: ...
 
     def __getitem__(self, index: int | slice) -> Check | CheckColumns:
+        self.flush()
         if isinstance(index, slice):
             part = CheckColumns.__new__(CheckColumns)
             for name in CheckColumns.__slots__:
                 value = getattr(self, name)
-                table = name in ("_names", "_codes")  # (each its own: a few strings)
+                table = name in ("_names", "_codes", "_pending")  # (each its own: a few items)
                 setattr(part, name, value.copy() if table else value[index])
             return part
         count = len(self._flags)
@@ -386,18 +502,14 @@ class CheckColumns(Sequence[Check]):
             raise IndexError(index)
         return self.check(c)
 
-    def __iter__(self) -> Iterator[Check]:
+    def between(self, start: int, stop: int) -> Iterator[Check]:
+        """The checks of calls ``start`` to ``stop`` (not included), each made as read."""
+        self.flush()
         names = self._names
-        for flags, base, proj, trigger, measure, basis, limit in zip(
-            self._flags,
-            self._base,
-            self._proj,
-            self._trigger,
-            self._measure,
-            self._basis,
-            self._limit,
-            strict=True,
-        ):
+        columns: tuple[Any, ...] = (self._flags, self._base, self._proj, self._trigger)
+        columns += (self._measure, self._basis, self._limit)
+        parts = [column[start:stop] for column in columns]
+        for flags, base, proj, trigger, measure, basis, limit in zip(*parts, strict=True):
             yield new_check(
                 (
                     None if flags & NO_BASE else base,
@@ -410,6 +522,9 @@ class CheckColumns(Sequence[Check]):
                     None if flags & NO_LIMIT else limit,
                 )
             )
+
+    def __iter__(self) -> Iterator[Check]:
+        return self.between(0, len(self))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence):
@@ -468,20 +583,18 @@ class CheckRows:
             del getattr(self, name)[index]
 
 
-def check_column(
-    trace: Trace, name: str, read: Callable[[Check], Any], count: int | None = None
-) -> list[Any]:
-    """The trace's column ``name`` of a figure of the calls' checks (``read`` from a check), read
-    from its checks as far as ``count`` (default: every call) where it is shorter: kept in the
-    trace, a run resuming from this one starts from its prefix
-    (:func:`core.replay.incremental.restore`)."""
+def check_column(trace: Trace, name: str, count: int | None = None) -> list[Any]:
+    """The trace's point column ``name`` of a figure of the calls' checks
+    (:meth:`CheckColumns.point_column`), read from its checks as far as ``count`` (default:
+    every call) where it is shorter: kept in the trace, a run resuming from this one starts from
+    its prefix (:func:`core.replay.incremental.restore`)."""
     columns = trace.columns
     column = columns.get(name)
     if column is None:
         column = columns[name] = []
     stop = len(trace.made) if count is None else count
     if len(column) < stop:
-        column.extend(map(read, trace.made[len(column) : stop]))
+        column.extend(trace.made.point_column(name, len(column), stop))
     return column
 
 
@@ -569,14 +682,37 @@ class Checks(_TraceView["Check | None"]):
     def __getitem__(self, index: int | slice) -> Check | list[Check | None] | None:
         made = self._trace.made
         if isinstance(index, slice):  # (has_figure, written out: a slice is read in bulk)
+            start, stop, step = index.indices(len(made))
+            read = made.between(start, stop) if step == 1 else made[index]
             return [
-                check if check[0] is not None or check[1] is not None else None
-                for check in made[index]
+                check if check[0] is not None or check[1] is not None else None for check in read
             ]
         return _checked(made[index])
 
+    @property
+    def made(self) -> CheckColumns:
+        """The checks as the trace holds them (columns: read a few figures from them, not a
+        check per call)."""
+        return self._trace.made
+
     def __iter__(self) -> Iterator[Check | None]:
         return map(_checked, self._trace.made)
+
+
+_UNCHECKED = Check(None, None, False, False, None, None)
+"""A check with nothing measured (None in :attr:`Trace.checks`)."""
+
+
+def as_columns(checks: Sequence[Check | None]) -> CheckColumns:
+    """``checks`` as columns: a trace's own (:attr:`Checks.made`), else made of them (None as a
+    check that measured nothing)."""
+    if isinstance(checks, Checks):
+        return checks.made
+    if isinstance(checks, CheckColumns):
+        return checks
+    columns = CheckColumns()
+    columns.extend(_UNCHECKED if check is None else check for check in checks)
+    return columns
 
 
 class PruneInput(NamedTuple):

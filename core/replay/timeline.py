@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from itertools import compress, repeat
-from operator import eq, itemgetter
+from operator import eq
 from typing import Any
 
 from core.model.fastmodel import build
@@ -29,7 +29,7 @@ from core.replay.results import (
     ReplaySummary,
 )
 from core.replay.setting import Setting
-from core.replay.state import WALKED_COLUMNS, Check, Trace, check_column
+from core.replay.state import WALKED_COLUMNS, Trace, check_column
 from core.replay.truncation import Truncation
 
 _STATES_SLACK = 1024
@@ -177,6 +177,7 @@ def assemble(
     session = calls.session
     policy = setting.policy
     events = trace.events
+    trace.made.flush()  # (written once here, before the result reaches another thread)
     points = ColumnPoints(trace, calls, setting)
     messages = states.lazy(
         partial(_message_columns, calls, recorded, setting, trace),
@@ -275,6 +276,7 @@ class ColumnPoints:
         self.count = len(trace.made)
         self._sources: list[str | None] | None = None
         self._columns: dict[str, Sequence[Any]] = {}
+        self._window: tuple[bool, int | None] | None = None
 
     def _build(self) -> None:
         if len(self._trace.points) < self.count:
@@ -302,15 +304,30 @@ class ColumnPoints:
             if name in WALKED_COLUMNS:
                 cached = self._trace.columns[name]
             else:
-                read = _CHECK_COLUMNS.get(name)
-                cached = self._check_column(name, read) if read is not None else self._column(name)
+                cached = self._check_column(name) if name in _CHECK_COLUMNS else self._column(name)
             self._columns[name] = cached
         return cached
 
-    def _check_column(self, name: str, read: Callable[[Check], Any]) -> list[Any]:
+    def _check_column(self, name: str) -> list[Any]:
         """A column of the calls' checks, kept in the trace: a run resuming from this one
         starts from its prefix (:func:`core.replay.incremental.restore`)."""
-        return check_column(self._trace, name, read, self.count)
+        return check_column(self._trace, name, self.count)
+
+    def one_window(self) -> tuple[bool, int | None]:
+        """Whether every call has the same window, and the first call's (None: no call)."""
+        if self._window is None:
+            windows = _prefix(self._setting.windows, self.count)
+            window = windows[0] if windows else None
+            # (counted in C: the same int object at every call, as a limit change makes them)
+            self._window = (windows.count(window) == len(windows), window)
+        return self._window
+
+    def recorded_overflows(self) -> int:
+        """How many calls overflowed in the recording (against each call's window)."""
+        one, window = self.one_window()
+        if one and self.count == len(self._calls):  # (counted once per window)
+            return self._calls.recorded_overflow_count(window)
+        return _trues(self.column("overflow_recorded"))
 
     def _column(self, name: str) -> Sequence[Any]:
         if name == "message_index":  # (each row's own: the walk makes call c at message calls[c])
@@ -326,9 +343,9 @@ class ColumnPoints:
         if name == "overflow_recorded":
             windows = _prefix(self._setting.windows, self.count)
             overflows = self._calls.recorded_overflows
-            if len(set(windows)) <= 1:  # one window for the whole session: one list
-                flags = self._calls.recorded_overflow_flags(windows[0] if windows else None)
-                return _prefix(flags, self.count)
+            one, window = self.one_window()
+            if one:  # one window for the whole session: one list
+                return _prefix(self._calls.recorded_overflow_flags(window), self.count)
             return [overflows(windows[c])[c] is not None for c in range(self.count)]
         if name == "call_index":
             return range(self.count)
@@ -350,23 +367,10 @@ def _prefix(values: Sequence[Any], count: int) -> Sequence[Any]:
     return values if len(values) == count else values[:count]
 
 
-def _check_tokens(check: Check) -> int | None:
-    return measured(check) if checked(check) else None
-
-
-def _check_basis(check: Check) -> str | None:
-    return check.basis if checked(check) else None
-
-
-_CHECK_COLUMNS: dict[str, Callable[[Check], Any]] = {
-    # (by position: a tuple's item is read in C without the named field's descriptor)
-    "check_fired": itemgetter(Check._fields.index("fired")),
-    "checked": checked,
-    "check_tokens": _check_tokens,
-    "check_basis": _check_basis,
-}
+_CHECK_COLUMNS = frozenset({"check_fired", "checked", "check_tokens", "check_basis"})
 """The point columns read from each call's check alone (the same for a prefix a run reuses;
-the others of the rows are :data:`~core.replay.state.WALKED_COLUMNS`)."""
+the others of the rows are :data:`~core.replay.state.WALKED_COLUMNS`): read from the checks'
+columns (:meth:`core.replay.state.CheckColumns.point_column`)."""
 
 
 def _threshold_sources(setting: Setting, calls: int) -> list[str | None]:
@@ -548,12 +552,11 @@ def summary(
         points = ColumnPoints(trace, calls, setting)
     figures: Sequence[int] = points.column("simulated_tokens")
     peak_sim = max(figures, default=0)
-    over_recorded: Sequence[bool] = points.column("overflow_recorded")
     over_simulated: Sequence[bool] = points.column("overflow_simulated")
-    recorded_overflows = _trues(over_recorded)
+    recorded_overflows = points.recorded_overflows()
     simulated_overflows = _trues(over_simulated)
     both = (
-        sum(compress(over_simulated, over_recorded))
+        sum(compress(over_simulated, points.column("overflow_recorded")))
         if recorded_overflows and simulated_overflows
         else 0
     )
@@ -582,9 +585,9 @@ def summary(
 
 
 def _trues(flags: Sequence[bool]) -> int:
-    """How many of ``flags`` are set (a list's own count, in C, compares each with True by
-    identity first: a few times quicker than summing 10^5 flags)."""
-    return flags.count(True) if isinstance(flags, list) else sum(flags)
+    """How many of ``flags`` are set (summed in C: a bool is added as an int without a
+    comparison, twice as quick as a list's count of True when most are False)."""
+    return sum(flags)
 
 
 def _event_totals(events: list[ReplayEvent], truncation: Truncation) -> dict[str, int]:
@@ -649,7 +652,7 @@ def _usage_notes(calls: Calls, setting: Setting) -> list[str]:
             "and tool schemas are not included"
         )
     else:
-        missing = calls.usage_context.count(None)
+        missing = calls.missing_usage()
         if missing:
             out.append(
                 f"{missing} of {len(calls)} calls have no usable usage; their context "
