@@ -113,3 +113,49 @@ def test_truncated_and_in_context_states_are_bools_read_from_bytes() -> None:
     text = model_json_bytes(state)
     assert b'"truncated": true' in text and b'"in_context_at_end": ' in text
     assert b'"truncated": 1' not in text
+
+
+def test_lines_counted_ahead_make_a_line_limit_change_read_no_output(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``Replayer.count_output_lines`` (what the TUI runs while it waits for the user) counts
+    every tool output's lines once: a later change of a line limit counts none again, and
+    truncates as a replayer that counted nothing ahead."""
+    from core.model.session import ToolResult
+    from core.replay import Replayer
+
+    session = _session()
+    replayer = Replayer(session)
+    replayer.run(_policy(1_000_000, 0))  # (no line limit: no output's lines counted)
+    assert replayer._truncations.uncounted_lines()
+    replayer.count_output_lines()
+    assert replayer._truncations.uncounted_lines() == []
+    counts = list(replayer._truncations._line_counts())
+    for i, message in enumerate(session.messages):
+        if message.tool_result is not None and message.tool_result.output:
+            assert counts[i] == len(message.tool_result.output.split("\n"))
+    expected = {
+        max_lines: Replayer(session).run(_policy(1_000, max_lines)).message_column("truncated")
+        for max_lines in (10, 40, 100)
+    }
+
+    def read(self: ToolResult) -> int:
+        raise AssertionError("an output's lines counted again")
+
+    monkeypatch.setattr(ToolResult, "output_lines", read)
+    for max_lines, truncated in expected.items():
+        assert replayer.run(_policy(1_000, max_lines)).message_column("truncated") == truncated
+
+
+def test_counting_lines_ahead_stops_when_cancelled() -> None:
+    import threading
+
+    from core.replay import Replayer
+
+    session = _session()
+    replayer = Replayer(session)
+    replayer.run(_policy(1_000_000, 0))
+    cancel = threading.Event()
+    cancel.set()
+    replayer.count_output_lines(cancel)
+    assert len(replayer._truncations.uncounted_lines()) == len(OUTPUTS)
