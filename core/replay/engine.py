@@ -199,6 +199,8 @@ class Replayer:
                 return
             with self._lock:
                 self._truncations.count_lines(todo[start : start + _LINES_AT_ONCE])
+        with self._lock:
+            self._truncations.keep_by_lines()
 
     def release_compaction_caches(self) -> None:
         """Drop the serialised head entries kept to make later compactions cheap (up to

@@ -13,7 +13,7 @@ it.
 from __future__ import annotations
 
 from array import array
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from itertools import compress
@@ -182,6 +182,9 @@ class Truncations:
         self._lines: array[int] | None = None
         """Lines of each message's tool output as far as counted (-1: not yet)."""
         self._plain_items: dict[str, PlainItems] = {}
+        self._by_lines: dict[tuple[str | None, bool], ByLines] = {}
+        """Each :data:`OutputSizes` group's outputs by their lines, once every output's lines
+        are counted (:meth:`keep_by_lines`)."""
 
     def of(self, policy: Policy) -> Truncation:
         """The truncation ``policy`` makes (its estimator counts the truncated outputs)."""
@@ -228,6 +231,12 @@ class Truncations:
         for (name, by_tool), outputs in self._output_sizes().items():
             enabled, max_lines, max_bytes, direction = rules.limits_for(name)
             if not enabled or (by_tool and rules.respect_tool_truncation):
+                continue
+            by_lines = self._by_lines.get((name, by_tool))
+            if by_lines is not None and max_lines > 0 and by_lines.most_chars <= max_bytes // 4:
+                # (none is measured in bytes: those over are the ones of most lines, found
+                # by a search, not looked at one by one)
+                over += [(i, max_lines, max_bytes, direction) for i in by_lines.over(max_lines)]
                 continue
             # A character is 1 to 4 bytes and a line ends at a character: an output of at
             # most ``short`` characters fits unmeasured. More characters than bytes allowed is
@@ -279,6 +288,20 @@ class Truncations:
             if counted[i] < 0:
                 self._count_lines(i)
                 counted = self._line_counts()
+
+    def keep_by_lines(self) -> None:
+        """Once every output's lines are counted (:meth:`count_lines`), keep each group's outputs
+        in the order of their lines: a line limit, with bytes allowed that need no output of the
+        group measured, finds the ones over it by a search rather than looking at each."""
+        groups = self._output_sizes()
+        if len(self._by_lines) == len(groups):
+            return
+        counted = self._line_counts()
+        for group, (listed, chars) in groups.items():
+            lines = list(map(counted.__getitem__, listed))
+            if lines and min(lines) < 0:
+                return  # (not every output counted yet)
+            self._by_lines[group] = ByLines(listed, lines, max(chars, default=0))
 
     def _truncated(
         self, recipe: Recipe, rules: TruncationPolicy, estimator: str
@@ -355,6 +378,26 @@ class Truncations:
                 )
             truncation.items = WalkedItems(plain, truncation)
         return truncation.items
+
+
+class ByLines:
+    """The outputs of one group in the order of their lines (:meth:`Truncations.keep_by_lines`):
+    two columns, 16 bytes an output."""
+
+    __slots__ = ("indices", "lines", "most_chars")
+
+    def __init__(self, indices: Sequence[int], lines: list[int], most_chars: int) -> None:
+        order = sorted(range(len(lines)), key=lines.__getitem__)
+        self.indices = array("q", map(indices.__getitem__, order))
+        """The outputs' message indices, fewest lines first."""
+        self.lines = array("q", map(lines.__getitem__, order))
+        """Their lines, in that order."""
+        self.most_chars = most_chars
+        """The most characters of one of them."""
+
+    def over(self, max_lines: int) -> array[int]:
+        """The outputs of more than ``max_lines`` lines."""
+        return self.indices[bisect_right(self.lines, max_lines) :]
 
 
 class PlainItems:
