@@ -426,7 +426,7 @@ class Follower:
             assert earlier is not None  # (kept by the earlier run's walk as by this one's)
             kept[c - c0] = _shifted(earlier, state, shift, checks.base[c - c0], n_events)
         trace.checkpoints.extend(kept)
-        trace.pending.extend([False] * m)
+        trace.pending += bytes(m)  # (a stretch leaves no projection pending; copied in C)
         trace.made.extend_rows(checks)
         trace.deltas.extend(deltas)
         trace.columns["simulated_tokens"].extend(figures)
