@@ -73,6 +73,10 @@ _THRESHOLD_FIELDS = frozenset({"context_window", "compaction"})
 """The policy's fields its windows and thresholds are made of (:func:`call_windows`,
 :func:`rule_thresholds`)."""
 
+_LINES_AT_ONCE = 4096
+"""How many tool outputs :meth:`Replayer.count_output_lines` counts the lines of at a time
+(about 5 ms of a small-message session)."""
+
 DEFAULT_WINDOW = 200_000
 """The window a compaction run now assumes when the session's is unknown (and says so)."""
 
@@ -182,6 +186,21 @@ class Replayer:
         if len(old.checkpoints) != calls or not can_follow(old.flat, trace.flat):
             return None
         return old
+
+    def count_output_lines(self, cancel: threading.Event | None = None) -> None:
+        """Count the lines of every tool output now, a stretch at a time (a run waiting for
+        the lock gets it between two), unless ``cancel`` is set: a change of a line limit then
+        reads no output (the TUI calls this while it waits for the user; a one-shot command,
+        which replays once, does not)."""
+        with self._lock:
+            todo = self._truncations.uncounted_lines()
+        for start in range(0, len(todo), _LINES_AT_ONCE):
+            if cancel is not None and cancel.is_set():
+                return
+            with self._lock:
+                self._truncations.count_lines(todo[start : start + _LINES_AT_ONCE])
+        with self._lock:
+            self._truncations.keep_by_lines()
 
     def release_compaction_caches(self) -> None:
         """Drop the serialised head entries kept to make later compactions cheap (up to

@@ -316,7 +316,7 @@ class ResumePlanner:
                 # It decides alike, leaving no projection pending (_quiet_checks); with the
                 # same windows, so do the calls up to the next check that may not.
                 if same_windows:
-                    c = _index(quiet, False, c, end) - 1
+                    c = _index(quiet, 0, c, end) - 1
                     continue
             elif has_figure(check := checks[c]):
                 decided = self._decides_otherwise(
@@ -371,20 +371,57 @@ class ResumePlanner:
         return pending_new
 
 
-def _quiet_checks(
-    trace: Trace, rules: CheckRules, limits: Sequence[int | None], end: int
-) -> list[bool]:
-    """For each of the first ``end`` checks of ``trace``: it neither fired nor left a
-    projection pending, and ``rules`` under ``limits`` see its figures cross nothing. With no
-    projection pending before it, such a check decides alike under both policies
+def _quiet_checks(trace: Trace, rules: CheckRules, limits: Sequence[int | None], end: int) -> bytes:
+    """For each of the first ``end`` checks of ``trace``, 1 if it neither fired nor left a
+    projection pending, and ``rules`` under ``limits`` see its figures cross nothing (else 0).
+    With no projection pending before it, such a check decides alike under both policies
     (:meth:`ResumePlanner._decides_otherwise` would say so, one call at a time)."""
     left = trace.pending[1 : end + 1]  # (the flag each check left: the state's before the next)
     if len(left) < end:
         left.append(trace.final is not None and trace.final.pending)
     if len(left) != end:
-        return [False] * end
+        return bytes(end)
+    if not end:
+        return b""
+    limit = limits[0]
+    if limits[:end].count(limit) != end:
+        return _quiet_checks_by_call(trace, rules, limits, end, left)
+    # One limit over every call (a policy's threshold usually is): the verdicts are worked
+    # out column by column in C, each as the bits of an int, one per call.
+    flags = trace.made.flags_of(0, end)
+    quiet = _bits(left.translate(_ZERO)) & _bits(flags.translate(_NOT_FIRED))
+    if limit is not None and rules.auto and limit > 0:
+        below = limit.__ge__ if rules.strict else limit.__gt__
+        held_base, held_proj, _measure = trace.made.figures_of(0, end)
+        # (a figure held as None, its flag set, crosses nothing)
+        quiet &= _bits(bytes(map(below, held_base))) | _bits(flags.translate(_NO_BASE))
+        quiet &= _bits(bytes(map(below, held_proj))) | _bits(flags.translate(_NO_PROJ))
+    return quiet.to_bytes(end, "little")
+
+
+def _bits(column: bytes | bytearray) -> int:
+    """A column of 0 and 1 bytes as an int, bit ``c`` its byte ``c``'s (bytes ANDed together
+    at once)."""
+    return int.from_bytes(column, "little")
+
+
+def _table(bits: Callable[[int], bool]) -> bytes:
+    """A table for :meth:`bytes.translate`: each byte to 1 where ``bits(byte)``, else 0."""
+    return bytes(1 if bits(byte) else 0 for byte in range(256))
+
+
+_ZERO = _table(lambda byte: byte == 0)
+_NOT_FIRED = _table(lambda flags: not flags & FIRED)
+_NO_BASE = _table(lambda flags: bool(flags & NO_BASE))
+_NO_PROJ = _table(lambda flags: bool(flags & NO_PROJ))
+
+
+def _quiet_checks_by_call(
+    trace: Trace, rules: CheckRules, limits: Sequence[int | None], end: int, left: bytearray
+) -> bytes:
+    """:func:`_quiet_checks` one call at a time (the limit changes between calls)."""
     auto, strict = rules.auto, rules.strict
-    quiet = [False] * end
+    quiet = bytearray(end)
     for c, (flags, held_base, held_proj, _measure), limit, pending in zip(
         range(end), trace.made.figures(0, end), limits[:end], left, strict=True
     ):
@@ -400,10 +437,10 @@ def _quiet_checks(
             quiet[c] = (base is None or base <= limit) and (proj is None or proj <= limit)
         else:
             quiet[c] = (base is None or base < limit) and (proj is None or proj < limit)
-    return quiet
+    return bytes(quiet)
 
 
-def _index(values: list[bool], value: bool, start: int, stop: int) -> int:
+def _index(values: bytes, value: int, start: int, stop: int) -> int:
     """The first index of ``value`` in ``values[start:stop]`` (``stop`` when there is none;
     searched in C)."""
     try:

@@ -294,7 +294,7 @@ class Follower:
         if not windows:
             return stop
         reasons = self.walk.reasons[first:stop]
-        if windows.count(None) or windows.count(0) or max(prompts) + scaled > min(windows):  # type: ignore[type-var,operator]
+        if not _fits(windows, max(prompts) + scaled):
             over = (
                 i
                 for i, (window, prompt, reason) in enumerate(
@@ -426,7 +426,7 @@ class Follower:
             assert earlier is not None  # (kept by the earlier run's walk as by this one's)
             kept[c - c0] = _shifted(earlier, state, shift, checks.base[c - c0], n_events)
         trace.checkpoints.extend(kept)
-        trace.pending.extend([False] * m)
+        trace.pending += bytes(m)  # (a stretch leaves no projection pending; copied in C)
         trace.made.extend_rows(checks)
         trace.deltas.extend(deltas)
         trace.columns["simulated_tokens"].extend(figures)
@@ -439,6 +439,16 @@ class Follower:
         last.prev_figure = walk.setting.rec.figures_of_delta(end - 1, deltas[-1]).after_reply
         for name in State.__slots__:
             setattr(state, name, getattr(last, name))
+
+
+def _fits(windows: list[int | None], prompt: int) -> bool:
+    """Every window is known and holds ``prompt``. (One window over every call, as a session
+    with no window change has, is one pass in C, the identical items found by identity: the
+    ``None`` search compared each int with None, the slowest comparison there is.)"""
+    first = windows[0]
+    if windows.count(first) == len(windows):
+        return bool(first) and prompt <= first  # type: ignore[operator]
+    return not (windows.count(None) or windows.count(0)) and prompt <= min(windows)  # type: ignore[type-var,operator]
 
 
 def _plus(values: Sequence[int], scaled: int) -> list[int]:

@@ -13,8 +13,8 @@ it.
 from __future__ import annotations
 
 from array import array
-from bisect import bisect_left
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from itertools import compress
 from operator import not_
@@ -182,6 +182,9 @@ class Truncations:
         self._lines: array[int] | None = None
         """Lines of each message's tool output as far as counted (-1: not yet)."""
         self._plain_items: dict[str, PlainItems] = {}
+        self._by_lines: dict[tuple[str | None, bool], ByLines] = {}
+        """Each :data:`OutputSizes` group's outputs by their lines, once every output's lines
+        are counted (:meth:`keep_by_lines`)."""
 
     def of(self, policy: Policy) -> Truncation:
         """The truncation ``policy`` makes (its estimator counts the truncated outputs)."""
@@ -224,11 +227,16 @@ class Truncations:
         """The outputs over their tool's limits, in message order: ``(message index, max lines,
         max bytes, direction)``."""
         over: list[tuple[int, int, int, Any]] = []
-        messages = self.session.messages
         counted = self._line_counts()
         for (name, by_tool), outputs in self._output_sizes().items():
             enabled, max_lines, max_bytes, direction = rules.limits_for(name)
             if not enabled or (by_tool and rules.respect_tool_truncation):
+                continue
+            by_lines = self._by_lines.get((name, by_tool))
+            if by_lines is not None and max_lines > 0 and by_lines.most_chars <= max_bytes // 4:
+                # (none is measured in bytes: those over are the ones of most lines, found
+                # by a search, not looked at one by one)
+                over += [(i, max_lines, max_bytes, direction) for i in by_lines.over(max_lines)]
                 continue
             # A character is 1 to 4 bytes and a line ends at a character: an output of at
             # most ``short`` characters fits unmeasured. More characters than bytes allowed is
@@ -245,18 +253,55 @@ class Truncations:
                 elif 0 < max_lines <= chars:
                     lines = counted[i]
                     if lines < 0:  # (counted here, once per session: a call per output cost more)
-                        result = messages[i].tool_result
-                        assert result is not None
-                        lines = result.output_lines()
-                        try:
-                            counted[i] = lines
-                        except OverflowError:  # (over 2**31 lines: 8 bytes a count from here)
-                            counted = self._lines = array("q", counted)
-                            counted[i] = lines
+                        lines = self._count_lines(i)
+                        counted = self._line_counts()  # (8 bytes a count past 2**31 lines)
                     if lines > max_lines:
                         over.append((i, max_lines, max_bytes, direction))
         over.sort()
         return over
+
+    def _count_lines(self, i: int) -> int:
+        """Count the lines of tool output ``i`` and keep the count."""
+        counted = self._line_counts()
+        result = self.session.messages[i].tool_result
+        assert result is not None
+        lines = result.output_lines()
+        try:
+            counted[i] = lines
+        except OverflowError:  # (over 2**31 lines: 8 bytes a count from here)
+            counted = self._lines = array("q", counted)
+            counted[i] = lines
+        return lines
+
+    def uncounted_lines(self) -> list[int]:
+        """The tool outputs whose lines are not counted yet (what the first change of a line
+        limit reads: 50 MB of outputs at 200,000 messages, 60 ms), in message order."""
+        counted = self._line_counts()
+        listed = sorted(i for indices, _chars in self._output_sizes().values() for i in indices)
+        return [i for i in listed if counted[i] < 0]
+
+    def count_lines(self, indices: Iterable[int]) -> None:
+        """Count the lines of the tool outputs at ``indices`` now (the TUI counts them ahead, while
+        it waits for the user, so that a change of a line limit does not read every output)."""
+        counted = self._line_counts()
+        for i in indices:
+            if counted[i] < 0:
+                self._count_lines(i)
+                counted = self._line_counts()
+
+    def keep_by_lines(self) -> None:
+        """Once every output's lines are counted (:meth:`count_lines`), keep each group's outputs
+        in the order of their lines: a line limit, with bytes allowed that need no output of the
+        group measured, finds the ones over it by a search rather than looking at each."""
+        groups = self._output_sizes()
+        if len(self._by_lines) == len(groups):
+            return
+        counted = self._line_counts()
+        for group, (listed, chars) in groups.items():
+            lines = list(map(counted.__getitem__, listed))
+            if lines and min(lines) < 0:
+                return  # (not every output counted yet)
+            self._by_lines[group] = ByLines(listed, lines, max(chars, default=0))
 
     def _truncated(
         self, recipe: Recipe, rules: TruncationPolicy, estimator: str
@@ -333,6 +378,26 @@ class Truncations:
                 )
             truncation.items = WalkedItems(plain, truncation)
         return truncation.items
+
+
+class ByLines:
+    """The outputs of one group in the order of their lines (:meth:`Truncations.keep_by_lines`):
+    two columns, 16 bytes an output."""
+
+    __slots__ = ("indices", "lines", "most_chars")
+
+    def __init__(self, indices: Sequence[int], lines: list[int], most_chars: int) -> None:
+        order = sorted(range(len(lines)), key=lines.__getitem__)
+        self.indices = array("q", map(indices.__getitem__, order))
+        """The outputs' message indices, fewest lines first."""
+        self.lines = array("q", map(lines.__getitem__, order))
+        """Their lines, in that order."""
+        self.most_chars = most_chars
+        """The most characters of one of them."""
+
+    def over(self, max_lines: int) -> array[int]:
+        """The outputs of more than ``max_lines`` lines."""
+        return self.indices[bisect_right(self.lines, max_lines) :]
 
 
 class PlainItems:

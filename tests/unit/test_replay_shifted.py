@@ -433,3 +433,26 @@ def test_the_first_crossing_of_a_threshold() -> None:
     assert shifted._crossing(10, [], [], b"", 0) == 0
     assert shifted._plus([3, 1, 0, 9], -2) == [1, 0, 0, 7]
     assert shifted._plus([3, 1], 2) == [5, 3]
+
+
+@pytest.mark.parametrize(
+    "windows",
+    [
+        [200_000] * 5,
+        [int("200000") for _ in range(5)],  # (equal, not the same objects)
+        [None] * 5,
+        [0] * 5,
+        [-1] * 3,
+        [200_000, 150_000, 200_000],
+        [200_000, None, 200_000],
+        [200_000, 0, 200_000],
+        [None, 200_000],
+    ],
+)
+def test_windows_fit_a_prompt_as_every_window_compared(windows: list[int | None]) -> None:
+    """``_fits``: one pass for one window over every call, the same verdict as looking for an
+    unknown window and comparing the smallest."""
+    for prompt in (0, 149_999, 150_000, 150_001, 200_000, 200_001):
+        known = None not in windows and 0 not in windows
+        expected = known and prompt <= min(w for w in windows if w is not None)
+        assert shifted._fits(windows, prompt) is expected

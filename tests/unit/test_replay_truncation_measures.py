@@ -4,6 +4,8 @@ characters as lines allowed), with the same outcome as truncating every output."
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from core.model.session import Session
@@ -113,3 +115,82 @@ def test_truncated_and_in_context_states_are_bools_read_from_bytes() -> None:
     text = model_json_bytes(state)
     assert b'"truncated": true' in text and b'"in_context_at_end": ' in text
     assert b'"truncated": 1' not in text
+
+
+def test_lines_counted_ahead_make_a_line_limit_change_read_no_output(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``Replayer.count_output_lines`` (what the TUI runs while it waits for the user) counts
+    every tool output's lines once: a later change of a line limit counts none again, and
+    truncates as a replayer that counted nothing ahead."""
+    from core.model.session import ToolResult
+    from core.replay import Replayer
+
+    session = _session()
+    replayer = Replayer(session)
+    replayer.run(_policy(1_000_000, 0))  # (no line limit: no output's lines counted)
+    assert replayer._truncations.uncounted_lines()
+    replayer.count_output_lines()
+    assert replayer._truncations.uncounted_lines() == []
+    counts = list(replayer._truncations._line_counts())
+    for i, message in enumerate(session.messages):
+        if message.tool_result is not None and message.tool_result.output:
+            assert counts[i] == len(message.tool_result.output.split("\n"))
+    expected = {
+        max_lines: Replayer(session).run(_policy(1_000, max_lines)).message_column("truncated")
+        for max_lines in (10, 40, 100)
+    }
+
+    def read(self: ToolResult) -> int:
+        raise AssertionError("an output's lines counted again")
+
+    monkeypatch.setattr(ToolResult, "output_lines", read)
+    for max_lines, truncated in expected.items():
+        assert replayer.run(_policy(1_000, max_lines)).message_column("truncated") == truncated
+
+
+def test_counting_lines_ahead_stops_when_cancelled() -> None:
+    import threading
+
+    from core.replay import Replayer
+
+    session = _session()
+    replayer = Replayer(session)
+    replayer.run(_policy(1_000_000, 0))
+    cancel = threading.Event()
+    cancel.set()
+    replayer.count_output_lines(cancel)
+    assert len(replayer._truncations.uncounted_lines()) == len(OUTPUTS)
+
+
+class _Unread(list[int]):
+    """Line counts that fail when one is read."""
+
+    def __getitem__(self, index: Any) -> Any:
+        raise AssertionError("a line count read")
+
+
+@pytest.mark.parametrize("max_bytes", [1_000_000, 1_000])
+def test_a_line_limit_finds_the_outputs_over_it_by_their_lines_once_all_are_counted(
+    max_bytes: int,
+) -> None:
+    """Once every output's lines are counted ahead, a line limit (with bytes allowed that need
+    no output measured) finds the outputs over it without looking at each one's count; with
+    fewer bytes allowed each is looked at. Either way it truncates as a replayer that counted
+    nothing ahead."""
+    from core.replay import Replayer
+
+    session = _session()
+    replayer = Replayer(session)
+    replayer.run(_policy(1_000_000, 0))
+    replayer.count_output_lines()
+    truncations = replayer._truncations
+    kept = truncations._lines
+    assert kept is not None
+    for max_lines in (1, 2, 4, 5, 30, 31, 32, 99, 100, 120, 121, 122, 10_000):
+        policy = _policy(max_bytes, max_lines)
+        expected = Replayer(session).run(policy).message_column("truncated")
+        if max_bytes == 1_000_000:
+            truncations._lines = _Unread(kept)  # type: ignore[assignment]
+        assert replayer.run(policy).message_column("truncated") == expected, max_lines
+        truncations._lines = kept

@@ -150,11 +150,13 @@ class ReplayRunner(Controller):
             try:
                 from core.replay import Replayer  # here, not at start-up: ~50 ms of imports
 
-                if self._replayer is None or self._replayer_session is not session:
+                fresh = self._replayer is None or self._replayer_session is not session
+                if fresh:
                     self._replayer = Replayer(session)
                     self._replayer_session = session
                     self.inferred = None
                 replayer = self._replayer
+                assert replayer is not None
                 result = replayer.run(policy, progress=progress, cancel=cancel)
                 # The inferred threshold is worked out after the result is shown (it walks the
                 # session once more), unless the command line asked for the inferred policy.
@@ -171,24 +173,35 @@ class ReplayRunner(Controller):
             release_free_memory()  # (the walk's own data, before the next step's)
             done = ReplayDone(result, generation, seconds, inferred, infers_later=later)
             self.view.post_message(done)
-            if later:
-                self._infer_after_paint(done, replayer, session, cancel)
+            if later or fresh:
+                self._after_paint(done, replayer, session, cancel, infer=later)
 
-    def _infer_after_paint(
-        self, done: ReplayDone, replayer: Replayer, session: Session, cancel: threading.Event
+    def _after_paint(
+        self,
+        done: ReplayDone,
+        replayer: Replayer,
+        session: Session,
+        cancel: threading.Event,
+        *,
+        infer: bool,
     ) -> None:
-        """Work out the inferred threshold once ``done``'s result is painted (the two would
-        share one interpreter), then say it is done (in the replay's worker)."""
+        """Once ``done``'s result is painted (the two would share one interpreter): work out
+        the inferred threshold (``infer``), then say it is done; then count the lines of every
+        tool output, which a change of a line limit reads (50 MB of outputs, 60 ms, at 200,000
+        messages: read now, while the user reads the result). In the replay's worker; a newer
+        replay (``cancel``) stops it."""
         try:
             deadline = time.monotonic() + RESULT_PAINT_WAIT_S
             while not done.painted.wait(PAINT_POLL_S):
                 if cancel.is_set() or time.monotonic() > deadline:
                     break
-            if not cancel.is_set():  # (a newer replay works it out, or the screen closed)
+            if infer and not cancel.is_set():  # (a newer replay works it out, or the screen closed)
                 self._infer_later(replayer, session)
                 release_free_memory()
         finally:
-            self.view.post_message(InferenceEnded(done.generation))
+            if infer:
+                self.view.post_message(InferenceEnded(done.generation))
+        replayer.count_output_lines(cancel)
 
     def _infer_later(self, replayer: Replayer, session: Session) -> None:
         """Work out the inferred threshold after a result was shown (in the replay's worker)."""
