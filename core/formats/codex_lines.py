@@ -9,7 +9,8 @@ import msgspec
 # Events that only repeat response items or report to the UI. Codex writes the envelope with a
 # fixed key order, so they can be recognised from the first bytes and passed over unparsed; a
 # line written any other way is simply parsed and ignored.
-_EVENT_PREFIX = b'"type":"event_msg","payload":{"type":"'
+EVENT_PREFIX = b'"type":"event_msg","payload":{"type":"'
+"""What an event's line holds before its type, in Codex's compact envelope."""
 IGNORED_EVENT_TYPES = (
     "agent_message",
     "agent_reasoning",
@@ -27,14 +28,15 @@ IGNORED_EVENT_TYPES = (
     "context_compacted",
 )
 """The events :func:`ignorable` passes over."""
-_IGNORED_EVENTS = tuple(f'{name}"'.encode() for name in IGNORED_EVENT_TYPES)
+IGNORED_EVENTS = tuple(f'{name}"'.encode() for name in IGNORED_EVENT_TYPES)
+"""What follows :data:`EVENT_PREFIX` on a line :func:`ignorable` passes over."""
 
 
 def ignorable(line: bytes) -> bool:
     """The line is an event that only repeats response items or reports to the UI, written
     in Codex's compact envelope (recognised from its first bytes)."""
-    at = line.find(_EVENT_PREFIX, 0, 96)
-    return at >= 0 and line.startswith(_IGNORED_EVENTS, at + len(_EVENT_PREFIX))
+    at = line.find(EVENT_PREFIX, 0, 96)
+    return at >= 0 and line.startswith(IGNORED_EVENTS, at + len(EVENT_PREFIX))
 
 
 class At(msgspec.Struct, gc=False):
