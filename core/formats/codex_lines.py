@@ -57,18 +57,17 @@ class At(msgspec.Struct, gc=False):
     raw: bytes | None = None
 
 
-_LINE_START = b'{"timestamp":"'
-_BEFORE_PAYLOAD = b'","type":"response_item","payload":'
+LINE_START = b'{"timestamp":"'
+"""How a line of Codex's compact envelope starts (its timestamp follows)."""
+BEFORE_PAYLOAD = b'","type":"response_item","payload":'
+"""What a ``response_item`` line of the compact envelope holds between its timestamp and its
+payload."""
 
 
 def payload_bytes(raw: bytes, timestamp: str) -> int | None:
     """The size of a ``response_item`` line's payload as written, when the line is the compact
     envelope Codex writes (else None: the item is measured by serialising it again)."""
-    middle = len(_LINE_START) + len(timestamp)  # timestamps are ASCII
-    if (
-        raw.startswith(_LINE_START)
-        and raw.startswith(_BEFORE_PAYLOAD, middle)
-        and raw.endswith(b"}")
-    ):
-        return len(raw) - middle - len(_BEFORE_PAYLOAD) - 1
+    middle = len(LINE_START) + len(timestamp)  # timestamps are ASCII
+    if raw.startswith(LINE_START) and raw.startswith(BEFORE_PAYLOAD, middle) and raw.endswith(b"}"):
+        return len(raw) - middle - len(BEFORE_PAYLOAD) - 1
     return None

@@ -13,8 +13,15 @@ import orjson
 from msgspec import UNSET
 
 from core.formats.codex_items import custom_output_error
-from core.formats.codex_lines import EVENT_PREFIX, IGNORED_EVENTS, At, ignorable, payload_bytes
-from core.formats.codex_sizes import APPROX_BYTES_PER_TOKEN, REASONING_OVERHEAD_BYTES, approx_tokens
+from core.formats.codex_lines import (
+    BEFORE_PAYLOAD,
+    EVENT_PREFIX,
+    IGNORED_EVENTS,
+    LINE_START,
+    At,
+    ignorable,
+)
+from core.formats.codex_sizes import APPROX_BYTES_PER_TOKEN, REASONING_OVERHEAD_BYTES
 from core.formats.codex_typed import DECODE_ERRORS as TYPED_ERRORS
 from core.formats.codex_typed import (
     PASSED_OVER,
@@ -116,10 +123,12 @@ def _estimate(loader: _Loader, text: str, raw: bytes, timestamp: str | None) -> 
     and holds no image nor redaction (None: read it the plain way, ``_Loader._estimate``)."""
     if loader.placeholders or timestamp is None or text.startswith("[REDACTED_"):
         return None
-    size = payload_bytes(raw, timestamp)
-    if size is None:
-        return None
-    return approx_tokens(size)
+    # (payload_bytes and approx_tokens, inline: two calls fewer an input item)
+    middle = len(LINE_START) + len(timestamp)  # timestamps are ASCII
+    if raw.startswith(LINE_START) and raw.startswith(BEFORE_PAYLOAD, middle) and raw.endswith(b"}"):
+        size = len(raw) - middle - len(BEFORE_PAYLOAD) - 1
+        return 0 if size <= 0 else (size + APPROX_BYTES_PER_TOKEN - 1) // APPROX_BYTES_PER_TOKEN
+    return None
 
 
 def _message(
