@@ -251,10 +251,11 @@ class Assembler:
                 if message_id in used_ids:
                     message_id = f"{message_id}#{uuid}"
                 use(message_id)
+                one = entry.one_text  # (entry.texts, inline: no property call a reply)
                 call = Call(
                     entry,
                     message_id,
-                    entry.texts,
+                    entry.more_texts if one is None else (one,),
                     entry.reasoning,
                     entry.calls,
                     entry.call_usage,
