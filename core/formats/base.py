@@ -96,7 +96,7 @@ class SessionBuilder:
         self._boundary_pending = False
         self._lines: list[int | None] = []
         """``_lines[n]``: the int object a message holds as its source line ``n`` (None: no
-        message's so far), while loading (:meth:`_index`)."""
+        message's so far), while loading (:meth:`append`)."""
         self._shared_values: dict[str, str] = {}
         """The short argument values of the calls so far (:meth:`share_arguments`)."""
         self.arguments_shared = False
@@ -104,27 +104,6 @@ class SessionBuilder:
         then does not walk them again)."""
 
     # -- numbers ------------------------------------------------------------------------
-
-    def _index(self, line: int | None) -> int:
-        """The index of the next message, whose source line is ``line``: the int object an
-        earlier message holds as its source line when one has that value. A message's index
-        and the line numbers take the same values (a 100 MB Claude Code session's 105,000
-        messages held 2 x 105,000 int objects for them: one each is kept now)."""
-        index = len(self.messages)
-        lines = self._lines
-        size = len(lines)
-        # (a line far past the messages is not one an index will take: not kept, so that the
-        # table stays short when the lines outnumber the messages, as in Codex rollouts)
-        if line is not None and line < 2 * index + 64:
-            if line >= size:
-                lines.extend([None] * (line + 1 - size + size // 2))
-                size = len(lines)
-            lines[line] = line
-        if index < size:
-            held = lines[index]
-            if held is not None:
-                return held
-        return index
 
     def share_arguments(self, arguments: Any) -> None:
         """Each short string value of a call's ``arguments`` (a dict) replaced by the equal one an
@@ -147,27 +126,42 @@ class SessionBuilder:
         ``msg-<index>``). The first message after :meth:`add_compaction` gets
         ``compaction_boundary=True``.
         """
-        index = self._index(fields.get("source_line"))
         if id is None:
             line = fields.get("source_line")
-            id = f"line-{line}" if line is not None else f"msg-{index}"  # noqa: A001
-        if self._boundary_pending:
-            fields["compaction_boundary"] = True
-            self._boundary_pending = False
-        fields["index"] = index
+            id = f"line-{line}" if line is not None else f"msg-{len(self.messages)}"  # noqa: A001
+        fields["index"] = 0  # (set by append)
         fields["id"] = id
         fields["role"] = role
-        message = Message(**fields)
-        self.messages.append(message)
-        return message
+        return self.append(Message(**fields))
 
     def append(self, message: Message) -> Message:
-        """Append an already-built message, re-indexing it (and flagging a boundary if due)."""
-        message.index = self._index(message.source_line)
+        """Append an already-built message, re-indexing it (and flagging a boundary if due).
+
+        Its index is the int object an earlier message holds as its source line when one has
+        that value: a message's index and the line numbers take the same values (a 100 MB
+        Claude Code session's 105,000 messages held 2 x 105,000 int objects for them: one each
+        is kept now). Inline, not a method of its own: one call fewer per message."""
+        messages = self.messages
+        index = len(messages)
+        line = message.source_line
+        lines = self._lines
+        size = len(lines)
+        # (a line far past the messages is not one an index will take: not kept, so that the
+        # table stays short when the lines outnumber the messages, as in Codex rollouts)
+        if line is not None and line < 2 * index + 64:
+            if line >= size:
+                lines.extend([None] * (line + 1 - size + size // 2))
+                size = len(lines)
+            lines[line] = line
+        if index < size:
+            held = lines[index]
+            message.index = index if held is None else held
+        else:
+            message.index = index
         if self._boundary_pending:
             message.compaction_boundary = True
             self._boundary_pending = False
-        self.messages.append(message)
+        messages.append(message)
         return message
 
     # -- compactions --------------------------------------------------------------------

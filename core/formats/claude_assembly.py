@@ -207,8 +207,11 @@ class Assembler:
                     add_results(item)
                 if (item.one_text is not None or item.more_texts) and kind in (USER, ATTACHMENT):
                     add_text(item)
-        for line, tool_calls in checks:
-            self._check_answered(line, tool_calls)
+        answered = self.answered
+        for line, tool_calls in checks:  # (the usual call, answered: no call made)
+            for tc in tool_calls:
+                if tc.id not in answered:
+                    self._missing_result(line, tc)
         self.builder.metadata["max_recorded_context"] = self.max_context
         last = self._last_call
         if last is not None:
@@ -248,10 +251,11 @@ class Assembler:
                 if message_id in used_ids:
                     message_id = f"{message_id}#{uuid}"
                 use(message_id)
+                one = entry.one_text  # (entry.texts, inline: no property call a reply)
                 call = Call(
                     entry,
                     message_id,
-                    entry.texts,
+                    entry.more_texts if one is None else (one,),
                     entry.reasoning,
                     entry.calls,
                     entry.call_usage,
@@ -429,7 +433,9 @@ class Assembler:
             timestamp=entry.timestamp,
             text=text,
             summary=flags & SUMMARY != 0,
-            meta=flags & META != 0 or text.startswith(_COMMAND_PREFIXES) or is_typed_compact(text),
+            meta=flags & META != 0
+            or text.startswith(_COMMAND_PREFIXES)
+            or (text.startswith("/compact") and is_typed_compact(text)),
             sidechain=flags & SIDECHAIN != 0 and self.flag_sidechain,
             source_line=entry.line,
             source_offset=entry.offset,
@@ -441,11 +447,7 @@ class Assembler:
             if event.summary is None and event.message_index == message.index:
                 event.summary = text
 
-    def _check_answered(self, line: int, calls: Sequence[ToolCall]) -> None:
-        for tc in calls:
-            if tc.id not in self.answered:
-                self.builder.diagnostic(
-                    line,
-                    "missing-tool-result",
-                    f"tool call {tc.id} ({tc.name}) has no result in the file",
-                )
+    def _missing_result(self, line: int, tc: ToolCall) -> None:
+        self.builder.diagnostic(
+            line, "missing-tool-result", f"tool call {tc.id} ({tc.name}) has no result in the file"
+        )

@@ -265,7 +265,8 @@ class _Reader:
         first = entry.one_text  # (not entry.texts: no tuple made a line)
         if first is None and entry.more_texts:
             first = entry.more_texts[0]
-        if first is not None and is_compact_command(first):
+        # ("/compact" is in any command's first 300 characters: the test, no call, first)
+        if first is not None and "/compact" in first[:300] and is_compact_command(first):
             self.compact_commands.command(line_no)
         if self.agent_id is None and line.agent_id is not None:
             self.agent_id = line.agent_id

@@ -14,20 +14,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from sys import intern
-from typing import Annotated, Any
+from typing import Annotated
 
 import msgspec
 import orjson
 
-from core.formats.claude_assembly import usage_of_counts
 from core.formats.claude_records import ASSISTANT, USER, Entry
 from core.model.read_numbers import MAX_COUNT
-from core.model.session import ToolCall, Utf8Text, held_output
+from core.model.session import ToolCall, Usage, UsageConvention, Utf8Text, held_output
 
 Count = Annotated[int, msgspec.Meta(ge=0, le=MAX_COUNT)]
 """A token count a real session holds (any other figure is read the checked way)."""
 
 _NULL = msgspec.Raw(b"null")
+_ANTHROPIC = UsageConvention.ANTHROPIC
 
 
 class Block(msgspec.Struct, gc=False):
@@ -178,17 +178,22 @@ def read(
     if message is None:
         return None
     uuid = line.uuid
+    parent = line.parent_uuid  # (Envelope.parent, inline: one call fewer a line)
     entry = Entry(  # (by position: kind, line, offset, uuid, parent, timestamp, flags)
         entry_kind,
         line_no,
         offset,
         uuid if uuid is not None else f"line-{line_no}",
-        line.parent,
+        parent if parent is not None else line.logical_parent_uuid,
         line.timestamp,
         line.is_sidechain | line.is_meta << 1 | line.is_compact_summary << 2,  # (flags_of)
     )
     if entry_kind == USER:
-        _read_user(entry, message.content, call_ids)
+        content = message.content
+        if isinstance(content, str):
+            entry.one_text = content  # (a typed user's text: the usual prompt, no call)
+        elif content is not None:
+            _read_user(entry, content, call_ids)
         return line, entry
     try:
         _read_assistant(entry, line, message, call_ids)
@@ -197,12 +202,7 @@ def read(
     return line, entry
 
 
-def _read_user(entry: Entry, content: str | list[Block] | None, call_ids: dict[str, str]) -> None:
-    if isinstance(content, str):
-        entry.one_text = content
-        return
-    if content is None:
-        return
+def _read_user(entry: Entry, content: list[Block], call_ids: dict[str, str]) -> None:
     texts: list[str] = []
     results: list[tuple[str, str | Utf8Text, bool]] = []
     for block in content:
@@ -213,9 +213,17 @@ def _read_user(entry: Entry, content: str | list[Block] | None, call_ids: dict[s
         if piece is not None:
             texts.append(piece)
     if texts:
-        entry.texts = texts
+        _set_texts(entry, texts)
     if results:
         entry.results = results
+
+
+def _set_texts(entry: Entry, texts: list[str]) -> None:
+    """``entry.texts = texts`` for a new entry and texts (at least one)."""
+    if len(texts) == 1:
+        entry.one_text = texts[0]
+    else:
+        entry.more_texts = texts
 
 
 def _block_piece(block: Block) -> str | None:
@@ -244,7 +252,8 @@ def _result_of(
     # (held as its result will hold it: a Read output's string, 2 bytes a character, goes now)
     if call_id is None:
         call_id = ""
-    return (call_ids.get(call_id, call_id), held_output(text), is_error)
+    output = text if text.isascii() else held_output(text)  # (its usual case without a call)
+    return (call_ids.get(call_id, call_id), output, is_error)
 
 
 def _read_assistant(
@@ -266,11 +275,12 @@ def _read_assistant(
                 if item.type == "message":
                     usage = item
                     break
-        entry.call_usage = usage_of_counts(
-            usage.input_tokens,
-            usage.output_tokens,
-            usage.cache_read_input_tokens,
-            usage.cache_creation_input_tokens,
+        entry.call_usage = Usage(  # (usage_of_counts, inline: one call fewer a line)
+            input=usage.input_tokens or 0,
+            output=usage.output_tokens or 0,
+            cache_read=usage.cache_read_input_tokens or 0,
+            cache_write=usage.cache_creation_input_tokens or 0,
+            convention=_ANTHROPIC,
         )
     content = message.content
     texts: list[str] = []
@@ -278,8 +288,10 @@ def _read_assistant(
         texts.append(content)
     elif content is not None:
         _read_blocks(entry, content, texts, call_ids)
-    if texts:
-        entry.texts = texts
+    if len(texts) == 1:  # (entry.texts = texts, inline: the usual reply's one text)
+        entry.one_text = texts[0]
+    elif texts:
+        entry.more_texts = texts
     if line.is_api_error_message or line.error:
         error = line.error
         entry.error = ("\n".join(texts) or (error if error is not None else "")) or "API error"
@@ -299,21 +311,16 @@ def _read_blocks(
                 entry.reasoning = (*entry.reasoning, block.thinking)
         elif kind == "tool_use" or kind == "server_tool_use":
             call_id = block.id if block.id is not None else ""
+            raw = block.input
+            try:  # (the arguments as orjson reads them, as the plain read does)
+                arguments = None if raw is _NULL else orjson.loads(bytes(raw))
+            except orjson.JSONDecodeError:
+                raise _Plain from None
             call = ToolCall(
                 id=call_ids.setdefault(call_id, call_id),
                 name=intern(block.name) if block.name is not None else "",
-                arguments=_arguments(block.input),
+                arguments=arguments,
             )
             entry.calls = (*entry.calls, call)
         elif kind is not None and kind.endswith("_tool_result"):
             entry.results = (*entry.results, _result_of(block, False, call_ids))
-
-
-def _arguments(raw: msgspec.Raw) -> Any:
-    """A tool call's arguments as orjson reads them (as the plain read does)."""
-    if raw is _NULL:
-        return None
-    try:
-        return orjson.loads(bytes(raw))
-    except orjson.JSONDecodeError:
-        raise _Plain from None

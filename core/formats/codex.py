@@ -270,8 +270,9 @@ class _Loader:
                 id=call.id,
                 role=Role.ASSISTANT,
                 timestamp=call.timestamp,
-                text=_joined(call.texts),
-                reasoning=_joined(call.reasoning),
+                # (_joined's usual case, one text, inline)
+                text=texts[0] if len(texts := call.texts) == 1 else _joined(texts),
+                reasoning=reasons[0] if len(reasons := call.reasoning) == 1 else _joined(reasons),
                 tool_calls=call.calls or (),
                 model=self.model,
                 source_line=call.line,
@@ -558,10 +559,16 @@ class _Loader:
         one's (the copy Codex writes again after the outputs); else they are kept as the
         previous one's. Either may be an object read the plain way or a typed
         :class:`~core.formats.codex_typed.TokenUsage`: they compare as the file's objects."""
-        if (
-            total is not None
-            and same_usage(total, self.last_total)
-            and same_usage(last, self.last_last)
+        last_total, last_last = self.last_total, self.last_last
+        if total is not None and (  # (same_usage's usual case, two of a type, inline)
+            (
+                total == last_total
+                if type(total) is type(last_total)
+                else same_usage(total, last_total)
+            )
+            and (
+                last == last_last if type(last) is type(last_last) else same_usage(last, last_last)
+            )
         ):
             return True
         self.last_total = total

@@ -9,7 +9,8 @@ import msgspec
 # Events that only repeat response items or report to the UI. Codex writes the envelope with a
 # fixed key order, so they can be recognised from the first bytes and passed over unparsed; a
 # line written any other way is simply parsed and ignored.
-_EVENT_PREFIX = b'"type":"event_msg","payload":{"type":"'
+EVENT_PREFIX = b'"type":"event_msg","payload":{"type":"'
+"""What an event's line holds before its type, in Codex's compact envelope."""
 IGNORED_EVENT_TYPES = (
     "agent_message",
     "agent_reasoning",
@@ -27,14 +28,15 @@ IGNORED_EVENT_TYPES = (
     "context_compacted",
 )
 """The events :func:`ignorable` passes over."""
-_IGNORED_EVENTS = tuple(f'{name}"'.encode() for name in IGNORED_EVENT_TYPES)
+IGNORED_EVENTS = tuple(f'{name}"'.encode() for name in IGNORED_EVENT_TYPES)
+"""What follows :data:`EVENT_PREFIX` on a line :func:`ignorable` passes over."""
 
 
 def ignorable(line: bytes) -> bool:
     """The line is an event that only repeats response items or reports to the UI, written
     in Codex's compact envelope (recognised from its first bytes)."""
-    at = line.find(_EVENT_PREFIX, 0, 96)
-    return at >= 0 and line.startswith(_IGNORED_EVENTS, at + len(_EVENT_PREFIX))
+    at = line.find(EVENT_PREFIX, 0, 96)
+    return at >= 0 and line.startswith(IGNORED_EVENTS, at + len(EVENT_PREFIX))
 
 
 class At(msgspec.Struct, gc=False):
@@ -55,18 +57,17 @@ class At(msgspec.Struct, gc=False):
     raw: bytes | None = None
 
 
-_LINE_START = b'{"timestamp":"'
-_BEFORE_PAYLOAD = b'","type":"response_item","payload":'
+LINE_START = b'{"timestamp":"'
+"""How a line of Codex's compact envelope starts (its timestamp follows)."""
+BEFORE_PAYLOAD = b'","type":"response_item","payload":'
+"""What a ``response_item`` line of the compact envelope holds between its timestamp and its
+payload."""
 
 
 def payload_bytes(raw: bytes, timestamp: str) -> int | None:
     """The size of a ``response_item`` line's payload as written, when the line is the compact
     envelope Codex writes (else None: the item is measured by serialising it again)."""
-    middle = len(_LINE_START) + len(timestamp)  # timestamps are ASCII
-    if (
-        raw.startswith(_LINE_START)
-        and raw.startswith(_BEFORE_PAYLOAD, middle)
-        and raw.endswith(b"}")
-    ):
-        return len(raw) - middle - len(_BEFORE_PAYLOAD) - 1
+    middle = len(LINE_START) + len(timestamp)  # timestamps are ASCII
+    if raw.startswith(LINE_START) and raw.startswith(BEFORE_PAYLOAD, middle) and raw.endswith(b"}"):
+        return len(raw) - middle - len(BEFORE_PAYLOAD) - 1
     return None

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from core.formats import claude_typed, load_session
+from core.model.session import held_output
 from tests.support.paths import TESTS
 from tests.support.sessions import session_facts
 from tests.unit.test_formats_claude_robust import _paths, _rows, _set
@@ -114,3 +115,23 @@ def test_names_repeated_on_every_line_are_held_once_from_the_read_on() -> None:
     for first, second in (typed_entries, plain_entries):
         assert first.model is second.model and first.stop_reason is second.stop_reason
         assert first.calls[0].name is second.calls[0].name
+
+
+@pytest.mark.parametrize("output", ["ok", "caf\xe9", "1\u2192 line", ""])
+def test_tool_outputs_are_held_as_held_output_holds_them(output: str) -> None:
+    """An ASCII tool output is kept as its string without a call; any other as
+    :func:`~core.model.session.held_output` keeps it (a Read output's arrow: its UTF-8 bytes)."""
+    call = {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "a.py"}}
+    reply = {"type": "assistant", "uuid": "a", "message": {"id": "m", "content": [call]}}
+    result = {"type": "tool_result", "tool_use_id": "t1", "content": output}
+    user = {"type": "user", "uuid": "u", "message": {"role": "user", "content": [result]}}
+    ids: dict[str, str] = {}
+    read = claude_typed.read(json.dumps(reply).encode(), 1, 0, call_ids=ids)
+    assert read is not None and read[1] is not None
+    assert read[1].calls[0].arguments == {"file_path": "a.py"}
+    read = claude_typed.read(json.dumps(user).encode(), 2, 100, call_ids=ids)
+    assert read is not None and read[1] is not None
+    ((call_id, held, failed),) = read[1].results
+    assert (call_id, failed) == ("t1", False)
+    assert call_id is ids["t1"]
+    assert type(held) is type(held_output(output)) and held == held_output(output)

@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from core.formats import codex, codex_lines, codex_typed, codex_typed_read
+from core.formats import codex, codex_lines, codex_sizes, codex_typed, codex_typed_read
 from tests.support.paths import TESTS
 from tests.support.sessions import session_facts
 from tests.unit.test_formats_claude_robust import _paths, _set
@@ -287,3 +287,31 @@ def test_records_with_events_passed_over_read_the_same(
         rows.insert(2 + 2 * k, _event(k, {"type": name, "message": f"m{k}"}))
     typed, plain = _both(_write(tmp_path / "r.jsonl", rows, compact=compact), monkeypatch)
     assert typed == plain
+
+
+@pytest.mark.parametrize("length", [0, 1, 4, 500, 501, 540, 2000])
+@pytest.mark.parametrize("execution", [None, "server", "client"])
+def test_inline_steps_read_what_the_loader_steps_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, length: int, execution: str | None
+) -> None:
+    """What the typed read does in place of the loader's own steps (an encrypted reasoning's
+    estimate about its overhead, a function call's tool call, a passed-over event, a repeated
+    token count, an output's estimate) gives the session the plain read gives."""
+    call: dict[str, Any] = {"type": "function_call", "name": "shell", "arguments": '{"a": 1}'}
+    call["call_id"] = "c1"
+    if execution is not None:
+        call["execution"] = execution
+    usage = _usage(100, 20, 5, 105)
+    rows = [
+        *_rows()[:3],
+        _item(2, {"type": "reasoning", "summary": [], "encrypted_content": "x" * length}),
+        _event(2, {"type": "agent_reasoning", "text": "thinking"}),
+        _item(3, call),
+        _item(4, {"type": "function_call_output", "call_id": "c1", "output": "ok " * length}),
+        _token_count(5, usage, usage),
+        _token_count(5, usage, usage),
+    ]
+    typed, plain = _both(_write(tmp_path / "r.jsonl", rows), monkeypatch)
+    assert typed == plain
+    (reply,) = [m for m in typed["messages"] if m.get("tool_calls")]
+    assert reply.get("reasoning_estimate_tokens", 0) == codex_sizes.encrypted_tokens(length)
