@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from itertools import compress, count
-from operator import and_, ge, gt, le, lt, truth
+from operator import and_, ge, gt
 from typing import cast
 
 from core.algorithms.overflow import crosses
@@ -29,13 +29,9 @@ from core.replay.recorded import RecordedSide
 from core.replay.results import CheckBasis, Trigger
 from core.replay.state import (
     CHECKED,
-    FIRED,
-    NO_BASE,
-    NO_PROJ,
     Check,
     CheckColumns,
     State,
-    flag_mask,
     has_figure,
     new_check,
 )
@@ -200,51 +196,6 @@ class CheckRules:
             if fired:
                 return c
         return None
-
-    def quiet(
-        self, made: CheckColumns, limits: Sequence[int | None], left: bytes | bytearray, end: int
-    ) -> list[bool]:
-        """For each of the first ``end`` checks in ``made``: it neither fired nor left a
-        projection pending (``left``: the flag each left, 1 or 0), and under ``limits`` (one per
-        call) these rules see its figures cross nothing. Read from the columns, in C, where
-        every limit is a positive number (a figure held as 0, None, crosses none)."""
-        # (ANDed as two big ints: each column of 1 and 0 bytes at once, in C)
-        calm = _both(made.flags_of(0, end).translate(_NOT_FIRED), left.translate(_NOT_SET))
-        part = limits[:end]
-        if not self.auto:
-            return list(map(truth, calm))
-        if part.count(None) or (part and min(part) <= 0):  # type: ignore[type-var,operator]
-            return self._quiet(made, part, calm)
-        below: Callable[[int, int], bool] = le if self.strict else lt
-        positive = cast("Sequence[int]", part)
-        base, proj, _measure = made.figures_of(0, end)
-        calm = _both(calm, bytes(map(below, base, positive)))
-        return list(map(truth, _both(calm, bytes(map(below, proj, positive)))))
-
-    def _quiet(self, made: CheckColumns, limits: Sequence[int | None], calm: bytes) -> list[bool]:
-        """:meth:`quiet`, check by check (``calm``: neither fired nor left one pending)."""
-        below: Callable[[int, int], bool] = le if self.strict else lt
-        quiet = list(map(truth, calm))
-        for c, (flags, base, proj, _measure), limit in zip(
-            range(len(calm)), made.figures(0, len(calm)), limits, strict=True
-        ):
-            if calm[c] and limit is not None and limit > 0:
-                quiet[c] = bool(
-                    (flags & NO_BASE or below(base, limit))
-                    and (flags & NO_PROJ or below(proj, limit))
-                )
-        return quiet
-
-
-def _both(first: bytes | bytearray, second: bytes | bytearray) -> bytes:
-    """1 where both columns of 1 and 0 bytes (of one length) hold 1, else 0."""
-    both = int.from_bytes(first, "little") & int.from_bytes(second, "little")
-    return both.to_bytes(len(first), "little")
-
-
-_NOT_FIRED = flag_mask(lambda f: not f & FIRED)
-_NOT_SET = bytes([1]) + bytes(255)
-"""Reads a column of 1 and 0 as 0 and 1 (``bytes.translate``)."""
 
 
 def _basis(recorded: bool | None, base: int | None, proj: int | None) -> CheckBasis | None:

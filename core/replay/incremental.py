@@ -33,7 +33,17 @@ from core.replay.calls import Calls
 from core.replay.checks import CheckRules, overflows, trigger_of
 from core.replay.policies import effective_window, is_recording_policy
 from core.replay.recorded import RecordedSide
-from core.replay.state import FIRED, NO_BASE, NO_PROJ, Check, PruneInput, State, Trace, has_figure
+from core.replay.state import (
+    FIRED,
+    NO_BASE,
+    NO_PROJ,
+    Check,
+    PruneInput,
+    State,
+    Trace,
+    flag_mask,
+    has_figure,
+)
 from core.replay.truncation import Truncations
 
 if TYPE_CHECKING:
@@ -405,15 +415,10 @@ def _bits(column: bytes | bytearray) -> int:
     return int.from_bytes(column, "little")
 
 
-def _table(bits: Callable[[int], bool]) -> bytes:
-    """A table for :meth:`bytes.translate`: each byte to 1 where ``bits(byte)``, else 0."""
-    return bytes(1 if bits(byte) else 0 for byte in range(256))
-
-
-_ZERO = _table(lambda byte: byte == 0)
-_NOT_FIRED = _table(lambda flags: not flags & FIRED)
-_NO_BASE = _table(lambda flags: bool(flags & NO_BASE))
-_NO_PROJ = _table(lambda flags: bool(flags & NO_PROJ))
+_ZERO = flag_mask(lambda byte: byte == 0)
+_NOT_FIRED = flag_mask(lambda flags: not flags & FIRED)
+_NO_BASE = flag_mask(lambda flags: flags & NO_BASE)
+_NO_PROJ = flag_mask(lambda flags: flags & NO_PROJ)
 
 
 def _quiet_checks_by_call(

@@ -188,55 +188,6 @@ def test_checks_given_as_a_list_read_as_columns() -> None:
         assert evidence._figure(columns, c) == figure
 
 
-def _quiet_one_by_one(
-    rules: CheckRules, checks: list[Check], limits: list[int | None], left: bytearray
-) -> list[bool]:
-    """The quiet checks as the resume planner reads them, one at a time."""
-    quiet = []
-    for check, limit, pending in zip(checks, limits, left, strict=True):
-        if pending or check.fired:
-            quiet.append(False)
-        elif limit is None or not rules.auto or limit <= 0:
-            quiet.append(True)
-        elif rules.strict:
-            quiet.append(
-                (check.base is None or check.base <= limit)
-                and (check.proj is None or check.proj <= limit)
-            )
-        else:
-            quiet.append(
-                (check.base is None or check.base < limit)
-                and (check.proj is None or check.proj < limit)
-            )
-    return quiet
-
-
-@pytest.mark.parametrize("preset", ["seed", "pi"])
-@pytest.mark.parametrize("auto", [True, False])
-def test_quiet_checks_are_the_ones_read_one_by_one(preset: str, auto: bool) -> None:
-    policy = get_preset(preset)
-    policy.compaction.auto = auto
-    rules = CheckRules(policy)
-    rng = random.Random(f"{preset}{auto}")
-    for trial in range(100):
-        n = rng.randrange(0, 80)
-        checks = _random_checks(n, seed=trial) + _ODD[2:6]
-        n = len(checks)
-        columns = _columns(checks)
-        if trial % 3 == 0:
-            limits: list[int | None] = [rng.randrange(50, 250)] * n
-        elif trial % 3 == 1:
-            limits = [rng.randrange(1, 250) for _ in range(n)]
-        else:
-            limits = [rng.choice((None, 0, -5, rng.randrange(1, 250))) for _ in range(n)]
-        left = bytearray(rng.random() < 0.2 for _ in range(n))
-        end = rng.randrange(0, n + 1)
-        wanted = _quiet_one_by_one(rules, checks[:end], limits[:end], left[:end])
-        got = rules.quiet(columns, limits, left[:end], end)
-        assert got == wanted, trial
-        assert all(type(value) is bool for value in got)
-
-
 def test_rule_spans_one_per_run_of_one_threshold() -> None:
     same = [200_000] * 5
     (span,) = evidence.rule_spans(same)
