@@ -18,6 +18,7 @@ does not match) gives None, and the caller falls back to tiktoken's own loader.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import io
 from array import array
 from binascii import a2b_base64
@@ -62,6 +63,17 @@ def rank_file() -> bytes | None:
     if hashlib.sha256(data).hexdigest() != RANK_FILE_SHA256:
         return None
     return data
+
+
+def bundled() -> bool:
+    """Whether the rank file is installed, and tiktoken to count with it (not read: a counter
+    that may never need it knows it can load it)."""
+    package, folder, name = RANK_FILE
+    try:
+        present = resources.files(package).joinpath(folder).joinpath(name).is_file()
+    except (ImportError, OSError, TypeError, ValueError):
+        return False
+    return present and importlib.util.find_spec("tiktoken") is not None
 
 
 def merge_ranks(data: bytes) -> dict[bytes, int]:

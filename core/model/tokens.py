@@ -245,9 +245,12 @@ class TokenCounter:
         self._encoding: Any = None
         self._estimate: Callable[[str], int] | None = _ESTIMATOR_FUNCS.get(estimator)
         self._encoding_name = estimator.removeprefix("tiktoken:")
-        if self._estimate is None and self._encoding_name != TABLE_ENCODING:
+        if self._estimate is None and (
+            self._encoding_name != TABLE_ENCODING or not offline_encoding.bundled()
+        ):
             self._encoding, self.note = load_encoding(self._encoding_name)
-        # (the bundled encoding is loaded on first use: :meth:`count_alone` may not need it)
+        # (the bundled encoding is loaded on first use: :meth:`count_alone` may not need it;
+        # when it is not installed, loading now says so at once, as for any other encoding)
 
     @property
     def provenance(self) -> Provenance:

