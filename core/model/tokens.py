@@ -272,7 +272,7 @@ class TokenCounter:
         """Tokens in ``text``, as :meth:`count` says, for one text counted on its own (the
         detail pane's): while ``cl100k_base``'s tokenizer is not loaded, a text of at most
         :data:`TABLE_COUNT_CHARS` is counted from :func:`token_table` (the same count, from a
-        table a quarter of the tokenizer's size, built in a tenth of its peak memory; the
+        table under a third of the tokenizer's size, built with a fifth of its peak memory; the
         tokenizer is loaded for a longer text, or a batch)."""
         if (
             self._estimate is not None
