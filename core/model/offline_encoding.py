@@ -168,9 +168,9 @@ def token_table() -> TokenTable | None:
             tokens.append(a2b_base64(token))
     del data
     ordered = sorted(tokens)
-    ranks = array("I", bytes(4 * len(ordered)))
-    for rank, token in enumerate(tokens):  # (each token's place found: no list of 100,000
-        ranks[bisect_left(ordered, token)] = rank  # ranks as Python ints beside the table)
+    ranks = array("I", [0]) * len(ordered)
+    for order, token in enumerate(tokens):  # (each token's place found: no list of 100,000
+        ranks[bisect_left(ordered, token)] = order  # ranks as Python ints beside the table)
     return TokenTable(ordered, ranks)
 
 
