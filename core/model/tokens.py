@@ -186,6 +186,8 @@ def load_encoding(name: str) -> tuple[Any, str | None]:
     with _encodings_lock:
         if name in _encodings:
             return _encodings[name]
+        if name == TABLE_ENCODING:  # the tokenizer counts every text from now on: its table
+            _table.clear()  # is freed before the tokenizer's tables are built (~7 MiB less)
         import tiktoken  # deferred: costs ~100 ms and only the tiktoken estimator needs it
 
         result: tuple[Any, str | None]
@@ -212,8 +214,6 @@ def load_encoding(name: str) -> tuple[Any, str | None]:
             result = (offline, note)
         _drop_rank_table(result[0])
         _encodings[name] = result
-        if name == TABLE_ENCODING:
-            _table.clear()  # (the tokenizer counts every text from now on)
         return result
 
 

@@ -306,12 +306,25 @@ def test_a_short_text_counted_alone_loads_no_tokenizer(nothing_loaded: None) -> 
     assert tokens._table == []  # (dropped once the tokenizer is loaded)
 
 
-def test_a_long_text_counted_alone_loads_the_tokenizer(nothing_loaded: None) -> None:
+def test_a_long_text_counted_alone_loads_the_tokenizer(
+    nothing_loaded: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import core.model.tokens as tokens
+    from core.model import offline_encoding
 
     counter = TokenCounter("tiktoken:cl100k_base")
     text = "word " * (tokens.TABLE_COUNT_CHARS // 5 + 1)
+    tables_at_build: list[object] = []
+    build = offline_encoding.build
+
+    def spy() -> object:
+        tables_at_build.append(list(tokens._table))
+        return build()
+
+    monkeypatch.setattr(offline_encoding, "build", spy)
+    assert counter.count_alone("hello world") == 2  # (from the table)
     assert counter.count_alone(text) == 6_555  # (a token a word, and the last space)
+    assert tables_at_build == [[]]  # (the table was let go before the tokenizer was built)
     assert "cl100k_base" in tokens._encodings
     assert counter.count_alone("hello world") == 2  # (from the tokenizer now)
     assert tokens._table == []
