@@ -838,11 +838,23 @@ def _exit_code(text: str) -> re.Match[str] | None:
     return None
 
 
+_EXIT_ENDS = 2000
+"""Characters at either end of a tool's output where an exit code is looked for.
+
+:func:`_exit_code` finds one only where the output's :func:`ascii_lower` holds ``exit``, and
+then the lower case of its UTF-8 (ASCII letters lowered, the rest kept) holds it too: no
+character outside ASCII lowers to an ``e``, ``x`` or ``t``, and the ``i`` of ``İ``'s lower
+case is followed by a combining dot. An output whose ends' UTF-8 does not hold it is skipped
+undecoded."""
+
+
 def _failure(message: Message, source: tuple[Message, str, Any] | None) -> Iterator[Fact]:
     result = message.tool_result
     assert result is not None
     if not result.is_error:  # (a result the tool marked failed needs no exit code)
-        head, tail = result.output_ends(2000)  # (a shorter output's end is its start: None)
+        if not any(b"exit" in end.lower() for end in result.output_ends_utf8(_EXIT_ENDS)):
+            return  # (most outputs: no end of theirs states an exit code, none is decoded)
+        head, tail = result.output_ends(_EXIT_ENDS)  # (a shorter output's end is its start: None)
         code = _exit_code(head)
         if code is None and tail is not None:
             code = _exit_code(tail)

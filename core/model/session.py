@@ -260,6 +260,17 @@ class ToolResult(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
             start += 1
         return head, tail[start:].decode()[-count:]
 
+    def output_ends_utf8(self, count: int) -> tuple[bytes, bytes]:
+        """UTF-8 that holds both ends of :meth:`output_ends` (and may hold more), read without
+        decoding an output held as UTF-8: its first and last ``4 * count`` bytes. A piece of
+        ASCII that neither holds is in neither end (a reader that finds no marker there need
+        not decode the ends)."""
+        held = self._held_output
+        if isinstance(held, str):
+            return held[:count].encode(), held[-count:].encode()
+        window = 4 * count
+        return held[:window], held[-window:]
+
     def output_lines(self) -> int:
         """``self.output.count("\\n") + 1`` without decoding an output held as UTF-8 (a newline is
         one byte of UTF-8 and no part of another character)."""

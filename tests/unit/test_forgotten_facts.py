@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.formats import load_session
-from core.insights.conversation_facts import FACT_KINDS, extract_facts
+from core.insights.conversation_facts import FACT_KINDS, _exit_code, extract_facts
 from core.insights.forgotten_facts import (
     ENCRYPTED,
     compare_summaries,
@@ -22,7 +22,7 @@ from core.insights.forgotten_facts import (
     recorded_forgotten,
 )
 from core.llm.protocol import ChatMessage, LLMUsage, SummaryResult
-from core.model.session import Message, SourceFormat
+from core.model.session import Message, SourceFormat, ToolResult
 from core.model.tokens import message_text
 from tests.support.builders import SessionBuilder
 from tests.support.paths import REPO
@@ -264,6 +264,66 @@ def test_every_readable_recorded_summary_lists_its_facts(path: Path) -> None:
 )
 def test_a_tool_output_fails_by_the_exit_code_either_end_states(output: str, failed: bool) -> None:
     messages = SessionBuilder().call("Bash", {"command": "make all"}).result(output).messages
+    kinds = [fact.kind for fact in extract_facts(messages)]
+    assert ("failed_command" in kinds) is failed
+
+
+def test_an_output_whose_ends_state_no_exit_code_is_not_decoded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A long output held as UTF-8 (a Read output's arrows) with no ``exit`` in either end: no
+    failure, found without decoding the output or its ends (most outputs of a session)."""
+    text = "   1→ok\n" * 2000 + "exit code: 9\n" + "   2→ok\n" * 2000
+    messages = SessionBuilder().call("Bash", {"command": "make all"}).result(text).messages
+    read: list[str] = []
+    ends = ToolResult.output_ends
+
+    def output(result: ToolResult) -> str:
+        read.append("output")
+        return "(not read)"
+
+    def output_ends(result: ToolResult, count: int) -> tuple[str, str | None]:
+        read.append("ends")
+        return ends(result, count)
+
+    monkeypatch.setattr(ToolResult, "output", property(output))
+    monkeypatch.setattr(ToolResult, "output_ends", output_ends)
+    assert [fact.kind for fact in extract_facts(messages)] == ["command"]
+    assert read == []
+
+
+_OUTPUT_PIECES = st.sampled_from(
+    [
+        "x" * 700,
+        "→" * 700,
+        "ok\n",
+        "exit",
+        "EXIT",
+        "Exİt",
+        "exıt",
+        "K",
+        " code ",
+        "exited with code",
+        ": 1",
+        " 0",
+        "7",
+        "é",
+        "🚀",
+        "process ",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_OUTPUT_PIECES, max_size=14).map("".join))
+def test_an_output_fails_as_its_ends_exit_codes_say(output: str) -> None:
+    """Whatever the ends hold (every case of ``exit``, characters outside ASCII that fold to
+    its letters, long outputs held as UTF-8): a failure exactly when either end's first exit
+    code is not 0."""
+    messages = SessionBuilder().call("Bash", {"command": "make all"}).result(output).messages
+    head, tail = ToolResult(call_id="c", output=output).output_ends(2000)
+    code = _exit_code(head) or (_exit_code(tail) if tail is not None else None)
+    failed = code is not None and code.group(1) != "0"
     kinds = [fact.kind for fact in extract_facts(messages)]
     assert ("failed_command" in kinds) is failed
 

@@ -200,6 +200,20 @@ def test_the_ends_of_an_output_are_its_slices(text: str, count: int) -> None:
     )
 
 
+@given(
+    text=st.text(alphabet=st.sampled_from("ab\n→é漢🚀"), max_size=120),
+    count=st.integers(min_value=1, max_value=12),
+)
+def test_the_ends_utf8_hold_the_ends(text: str, count: int) -> None:
+    """Held as UTF-8 or not: the UTF-8 windows start with the first end's UTF-8 and end with
+    the last end's (the whole text's, when the start holds it all)."""
+    result = ToolResult(call_id="c", output=text)
+    head, tail = result.output_ends(count)
+    first, last = result.output_ends_utf8(count)
+    assert first.startswith(head.encode())
+    assert last.endswith((head if tail is None else tail).encode())
+
+
 def test_the_ends_of_a_long_held_output_decode_only_the_ends(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
