@@ -639,13 +639,21 @@ _PATH_SEPARATORS = re.compile(r"[/\\]+")
 
 
 def _path_fact(kind: FactKind, path: str, index: int) -> Fact:
+    text, keys = _path_keys(path)
+    return Fact(kind, text, index, keys)
+
+
+@lru_cache(maxsize=4096)  # (a session reads and edits the same files again and again)
+def _path_keys(path: str) -> tuple[str, tuple[str, ...]]:
+    """A path fact's text and keys: its last two components, and its file name when the name
+    has an extension and a stem of four characters or more."""
     parts = [p for p in _PATH_SEPARATORS.split(path.strip()) if p]
     keys = [" ".join(words("/".join(parts[-2:])))]
     name = parts[-1] if parts else path
     stem = name.rsplit(".", 1)[0]
     if "." in name and len(stem) >= 4:
         keys.append(" ".join(words(name)))
-    return Fact(kind, path.strip(), index, tuple(k for k in keys if k))
+    return path.strip(), tuple(k for k in keys if k)
 
 
 def _command_fact(command: str, index: int) -> Fact:

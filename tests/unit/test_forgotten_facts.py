@@ -134,6 +134,19 @@ def test_a_path_is_kept_by_its_last_components_or_its_file_name() -> None:
         assert (report.kept == 1) is kept, summary
 
 
+def test_the_keys_of_a_path_read_again_are_shared() -> None:
+    """A path read and edited again and again (the files of a session) has its keys worked out
+    once: the facts of every message naming it share them."""
+    path = "/repo/src/config/parser.py"
+    first = SessionBuilder().call("Read", {"file_path": path}).messages
+    again = SessionBuilder().call("Edit", {"file_path": path, "old": "a", "new": "b"}).messages
+    (read,) = extract_facts(first)
+    (written,) = extract_facts(again)
+    assert (read.kind, written.kind) == ("file_read", "file_written")
+    assert read.keys == ("config parser py", "parser py")
+    assert written.keys is read.keys
+
+
 _WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=3, max_size=9)
 
 
