@@ -35,7 +35,7 @@ from functools import lru_cache
 from itertools import accumulate
 from typing import Any, Literal
 
-from core.model.session import Message, Role
+from core.model.session import Message, Role, ToolResult
 from core.model.tokens import arguments_text
 
 FactKind = Literal[
@@ -847,20 +847,28 @@ def _exit_code(text: str) -> re.Match[str] | None:
 
 
 _EXIT_ENDS = 2000
-"""Characters at either end of a tool's output where an exit code is looked for.
+"""Characters at either end of a tool's output where an exit code is looked for."""
 
-:func:`_exit_code` finds one only where the output's :func:`ascii_lower` holds ``exit``, and
-then the lower case of its UTF-8 (ASCII letters lowered, the rest kept) holds it too: no
-character outside ASCII lowers to an ``e``, ``x`` or ``t``, and the ``i`` of ``İ``'s lower
-case is followed by a combining dot. An output whose ends' UTF-8 does not hold it is skipped
-undecoded."""
+
+def _ends_say_exit(result: ToolResult) -> bool:
+    """Whether either end of ``result``'s output (:data:`_EXIT_ENDS` characters) may state an
+    exit code, read without decoding it: False only when neither end's :func:`ascii_lower`
+    holds ``exit`` (:func:`_exit_code` finds nothing there).
+
+    When it does, the lower case of the end's UTF-8 (ASCII letters lowered, every other byte
+    kept) holds it too: no character outside ASCII lowers to an ``e``, ``x`` or ``t``, and the
+    ``i`` of ``İ``'s lower case is followed by a combining dot."""
+    first, last = result.output_ends_utf8(_EXIT_ENDS)
+    if b"exit" in first.lower():
+        return True
+    return last is not first and b"exit" in last.lower()
 
 
 def _failure(message: Message, source: tuple[Message, str, Any] | None) -> Iterator[Fact]:
     result = message.tool_result
     assert result is not None
     if not result.is_error:  # (a result the tool marked failed needs no exit code)
-        if not any(b"exit" in end.lower() for end in result.output_ends_utf8(_EXIT_ENDS)):
+        if not _ends_say_exit(result):
             return  # (most outputs: no end of theirs states an exit code, none is decoded)
         head, tail = result.output_ends(_EXIT_ENDS)  # (a shorter output's end is its start: None)
         code = _exit_code(head)

@@ -322,6 +322,8 @@ _OUTPUT_PIECES = st.sampled_from(
         "7",
         "é",
         "🚀",
+        "🚀" * 600,
+        "é" * 1100,
         "process ",
     ]
 )

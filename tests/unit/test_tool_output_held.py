@@ -214,6 +214,17 @@ def test_the_ends_utf8_hold_the_ends(text: str, count: int) -> None:
     assert last.endswith((head if tail is None else tail).encode())
 
 
+def test_the_ends_utf8_of_an_output_their_windows_cover_are_the_output_once() -> None:
+    """An output held as UTF-8 that two windows of ``4 * count`` bytes cover whole is given
+    whole, the same bytes twice (a reader looks at them once); a longer one as its windows."""
+    for size, whole in ((3000, True), (16000, True), (16001, False)):
+        result = ToolResult(call_id="c", output="→" + "a" * (size - 3))  # (size bytes)
+        assert type(result._held_output) is not str  # (held as UTF-8)
+        first, last = result.output_ends_utf8(2000)
+        assert (first is last) is whole, size
+        assert (len(first), len(last)) == ((size, size) if whole else (8000, 8000))
+
+
 def test_the_ends_of_a_long_held_output_decode_only_the_ends(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
