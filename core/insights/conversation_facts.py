@@ -35,7 +35,7 @@ from functools import lru_cache
 from itertools import accumulate
 from typing import Any, Literal
 
-from core.model.session import Message, Role
+from core.model.session import Message, Role, ToolResult
 from core.model.tokens import arguments_text
 
 FactKind = Literal[
@@ -639,13 +639,21 @@ _PATH_SEPARATORS = re.compile(r"[/\\]+")
 
 
 def _path_fact(kind: FactKind, path: str, index: int) -> Fact:
+    text, keys = _path_keys(path)
+    return Fact(kind, text, index, keys)
+
+
+@lru_cache(maxsize=4096)  # (a session reads and edits the same files again and again)
+def _path_keys(path: str) -> tuple[str, tuple[str, ...]]:
+    """A path fact's text and keys: its last two components, and its file name when the name
+    has an extension and a stem of four characters or more."""
     parts = [p for p in _PATH_SEPARATORS.split(path.strip()) if p]
     keys = [" ".join(words("/".join(parts[-2:])))]
     name = parts[-1] if parts else path
     stem = name.rsplit(".", 1)[0]
     if "." in name and len(stem) >= 4:
         keys.append(" ".join(words(name)))
-    return Fact(kind, path.strip(), index, tuple(k for k in keys if k))
+    return path.strip(), tuple(k for k in keys if k)
 
 
 def _command_fact(command: str, index: int) -> Fact:
@@ -838,11 +846,31 @@ def _exit_code(text: str) -> re.Match[str] | None:
     return None
 
 
+_EXIT_ENDS = 2000
+"""Characters at either end of a tool's output where an exit code is looked for."""
+
+
+def _ends_say_exit(result: ToolResult) -> bool:
+    """Whether either end of ``result``'s output (:data:`_EXIT_ENDS` characters) may state an
+    exit code, read without decoding it: False only when neither end's :func:`ascii_lower`
+    holds ``exit`` (:func:`_exit_code` finds nothing there).
+
+    When it does, the lower case of the end's UTF-8 (ASCII letters lowered, every other byte
+    kept) holds it too: no character outside ASCII lowers to an ``e``, ``x`` or ``t``, and the
+    ``i`` of ``İ``'s lower case is followed by a combining dot."""
+    first, last = result.output_ends_utf8(_EXIT_ENDS)
+    if b"exit" in first.lower():
+        return True
+    return last is not first and b"exit" in last.lower()
+
+
 def _failure(message: Message, source: tuple[Message, str, Any] | None) -> Iterator[Fact]:
     result = message.tool_result
     assert result is not None
     if not result.is_error:  # (a result the tool marked failed needs no exit code)
-        head, tail = result.output_ends(2000)  # (a shorter output's end is its start: None)
+        if not _ends_say_exit(result):
+            return  # (most outputs: no end of theirs states an exit code, none is decoded)
+        head, tail = result.output_ends(_EXIT_ENDS)  # (a shorter output's end is its start: None)
         code = _exit_code(head)
         if code is None and tail is not None:
             code = _exit_code(tail)

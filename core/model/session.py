@@ -260,6 +260,20 @@ class ToolResult(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
             start += 1
         return head, tail[start:].decode()[-count:]
 
+    def output_ends_utf8(self, count: int) -> tuple[bytes, bytes]:
+        """UTF-8 that holds the output's start and UTF-8 that holds its end, ``count``
+        characters each (the whole output when shorter), read without decoding an output held
+        as UTF-8: its first and last ``4 * count`` bytes, or the whole output's bytes, the same
+        object twice, when it has no more than ``8 * count``. They hold both ends of
+        :meth:`output_ends`: a reader that finds no marker there need not decode them."""
+        held = self._held_output
+        if isinstance(held, str):
+            return held[:count].encode(), held[-count:].encode()
+        window = 4 * count
+        if len(held) <= 2 * window:
+            return held, held
+        return held[:window], held[-window:]
+
     def output_lines(self) -> int:
         """``self.output.count("\\n") + 1`` without decoding an output held as UTF-8 (a newline is
         one byte of UTF-8 and no part of another character)."""

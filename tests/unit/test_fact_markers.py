@@ -6,6 +6,9 @@ import random
 import re
 import shlex
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from core.insights.conversation_facts import (
     _DECISION,
     _ESCAPES,
@@ -22,15 +25,18 @@ from core.insights.conversation_facts import (
     FactMemo,
     NormalisedText,
     _command_key,
+    _ends_say_exit,
     _exit_code,
     _match_starts,
     _matches,
     _may_match,
+    ascii_lower,
     extract_facts,
     function_names,
     names_of_tests,
     words,
 )
+from core.model.session import ToolResult
 from tests.support.builders import SessionBuilder
 
 _PIECES = [
@@ -390,3 +396,53 @@ def test_a_run_is_found_where_the_joined_words_hold_it() -> None:
         found += expected
         assert text.has_run(key) == expected, (text.joined, key)
     assert found > 2000
+
+
+_OUTPUT_PIECES = [
+    "x" * 900,
+    "\u2192" * 900,
+    "\U0001f680" * 500,
+    "\u00e9" * 900,
+    "ok\n",
+    "exit",
+    "EXIT",
+    "eXiT",
+    "Ex\u0130t",
+    "ex\u0131t",
+    "\u212a",
+    "\u0130",
+    "\u2192",
+    "\u00e9",
+    "\U0001f680",
+    "e",
+    "x",
+    "it",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_OUTPUT_PIECES), max_size=16).map("".join))
+def test_the_ends_say_exit_when_their_lower_case_does(output: str) -> None:
+    """Read from the UTF-8 of its ends (or the text, as held), an output may say ``exit``
+    whenever the :func:`ascii_lower` of an end holds it (characters of every width cut at the
+    windows' edges, those whose lower case holds ASCII, outputs kept as text or as UTF-8)."""
+    result = ToolResult(call_id="c", output=output)
+    head, tail = result.output_ends(2000)
+    expected = any("exit" in ascii_lower(end) for end in (head, tail) if end is not None)
+    assert _ends_say_exit(result) or not expected
+
+
+def test_an_exit_at_the_edge_of_an_end_is_told_as_the_end_holds_it() -> None:
+    """An ``exit`` just inside, across or just outside the first or last 2,000 characters,
+    after or before characters of every width."""
+    for char in ("a", "é", "→", "🚀"):
+        for length in range(1990, 2002):
+            for output in (
+                char * length + "EXIT" + "b" * 9000,
+                "b" * 9000 + "exIt" + char * length,
+            ):
+                result = ToolResult(call_id="c", output=output)
+                head, tail = result.output_ends(2000)
+                expected = any("exit" in ascii_lower(e) for e in (head, tail) if e is not None)
+                assert _ends_say_exit(result) or not expected, (char, length)
+                assert expected is (length <= 1996)

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.formats import load_session
-from core.insights.conversation_facts import FACT_KINDS, extract_facts
+from core.insights.conversation_facts import FACT_KINDS, _exit_code, extract_facts
 from core.insights.forgotten_facts import (
     ENCRYPTED,
     compare_summaries,
@@ -22,7 +22,7 @@ from core.insights.forgotten_facts import (
     recorded_forgotten,
 )
 from core.llm.protocol import ChatMessage, LLMUsage, SummaryResult
-from core.model.session import Message, SourceFormat
+from core.model.session import Message, SourceFormat, ToolResult
 from core.model.tokens import message_text
 from tests.support.builders import SessionBuilder
 from tests.support.paths import REPO
@@ -132,6 +132,19 @@ def test_a_path_is_kept_by_its_last_components_or_its_file_name() -> None:
     ]:
         report, _ = forgotten_of(messages, summary)
         assert (report.kept == 1) is kept, summary
+
+
+def test_the_keys_of_a_path_read_again_are_shared() -> None:
+    """A path read and edited again and again (the files of a session) has its keys worked out
+    once: the facts of every message naming it share them."""
+    path = "/repo/src/config/parser.py"
+    first = SessionBuilder().call("Read", {"file_path": path}).messages
+    again = SessionBuilder().call("Edit", {"file_path": path, "old": "a", "new": "b"}).messages
+    (read,) = extract_facts(first)
+    (written,) = extract_facts(again)
+    assert (read.kind, written.kind) == ("file_read", "file_written")
+    assert read.keys == ("config parser py", "parser py")
+    assert written.keys is read.keys
 
 
 _WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=3, max_size=9)
@@ -264,6 +277,68 @@ def test_every_readable_recorded_summary_lists_its_facts(path: Path) -> None:
 )
 def test_a_tool_output_fails_by_the_exit_code_either_end_states(output: str, failed: bool) -> None:
     messages = SessionBuilder().call("Bash", {"command": "make all"}).result(output).messages
+    kinds = [fact.kind for fact in extract_facts(messages)]
+    assert ("failed_command" in kinds) is failed
+
+
+def test_an_output_whose_ends_state_no_exit_code_is_not_decoded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A long output held as UTF-8 (a Read output's arrows) with no ``exit`` in either end: no
+    failure, found without decoding the output or its ends (most outputs of a session)."""
+    text = "   1→ok\n" * 2000 + "exit code: 9\n" + "   2→ok\n" * 2000
+    messages = SessionBuilder().call("Bash", {"command": "make all"}).result(text).messages
+    read: list[str] = []
+    ends = ToolResult.output_ends
+
+    def output(result: ToolResult) -> str:
+        read.append("output")
+        return "(not read)"
+
+    def output_ends(result: ToolResult, count: int) -> tuple[str, str | None]:
+        read.append("ends")
+        return ends(result, count)
+
+    monkeypatch.setattr(ToolResult, "output", property(output))
+    monkeypatch.setattr(ToolResult, "output_ends", output_ends)
+    assert [fact.kind for fact in extract_facts(messages)] == ["command"]
+    assert read == []
+
+
+_OUTPUT_PIECES = st.sampled_from(
+    [
+        "x" * 700,
+        "→" * 700,
+        "ok\n",
+        "exit",
+        "EXIT",
+        "Exİt",
+        "exıt",
+        "K",
+        " code ",
+        "exited with code",
+        ": 1",
+        " 0",
+        "7",
+        "é",
+        "🚀",
+        "🚀" * 600,
+        "é" * 1100,
+        "process ",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_OUTPUT_PIECES, max_size=14).map("".join))
+def test_an_output_fails_as_its_ends_exit_codes_say(output: str) -> None:
+    """Whatever the ends hold (every case of ``exit``, characters outside ASCII that fold to
+    its letters, long outputs held as UTF-8): a failure exactly when either end's first exit
+    code is not 0."""
+    messages = SessionBuilder().call("Bash", {"command": "make all"}).result(output).messages
+    head, tail = ToolResult(call_id="c", output=output).output_ends(2000)
+    code = _exit_code(head) or (_exit_code(tail) if tail is not None else None)
+    failed = code is not None and code.group(1) != "0"
     kinds = [fact.kind for fact in extract_facts(messages)]
     assert ("failed_command" in kinds) is failed
 

@@ -200,6 +200,31 @@ def test_the_ends_of_an_output_are_its_slices(text: str, count: int) -> None:
     )
 
 
+@given(
+    text=st.text(alphabet=st.sampled_from("ab\n→é漢🚀"), max_size=120),
+    count=st.integers(min_value=1, max_value=12),
+)
+def test_the_ends_utf8_hold_the_ends(text: str, count: int) -> None:
+    """Held as UTF-8 or not: the UTF-8 windows start with the first end's UTF-8 and end with
+    the last end's (the whole text's, when the start holds it all)."""
+    result = ToolResult(call_id="c", output=text)
+    head, tail = result.output_ends(count)
+    first, last = result.output_ends_utf8(count)
+    assert first.startswith(head.encode())
+    assert last.endswith((head if tail is None else tail).encode())
+
+
+def test_the_ends_utf8_of_an_output_their_windows_cover_are_the_output_once() -> None:
+    """An output held as UTF-8 that two windows of ``4 * count`` bytes cover whole is given
+    whole, the same bytes twice (a reader looks at them once); a longer one as its windows."""
+    for size, whole in ((3000, True), (16000, True), (16001, False)):
+        result = ToolResult(call_id="c", output="→" + "a" * (size - 3))  # (size bytes)
+        assert type(result._held_output) is not str  # (held as UTF-8)
+        first, last = result.output_ends_utf8(2000)
+        assert (first is last) is whole, size
+        assert (len(first), len(last)) == ((size, size) if whole else (8000, 8000))
+
+
 def test_the_ends_of_a_long_held_output_decode_only_the_ends(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
