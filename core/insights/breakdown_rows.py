@@ -12,9 +12,8 @@ rows are then read from the fitted columns (:func:`stretch_rows`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from itertools import repeat
-from operator import add, le, lt, mul, sub, truediv
+from itertools import compress, repeat
+from operator import lt, mul, sub, truediv
 from typing import Any, Literal, cast
 
 from core.insights.breakdown_columns import summed
@@ -189,13 +188,11 @@ def fit_columns(
     they are). The fitted columns, each value the one ``fit(values, target)`` gives its call
     (``columns`` themselves when no call is above its target).
 
-    Every call is floored key by key over the calls (a call kept as it is: its values over 1);
-    the units left (``short``) go to the keys of least ``floor - exact``, the first of equals
-    first: a key's rank in that order is how many keys come before it (a key before it in the
-    columns' order at most as low, one after it lower), and a key gets a unit where its rank is
-    below the call's ``short`` (the first ``short`` of a stable sort, as :func:`fit` takes
-    them). A call floored to more than its target (``short`` below 0: float rounding) is fitted
-    on its own."""
+    Every call's shares are made and floored key by key over the calls (a call kept as it is:
+    its values over 1); then, call by call where units are left (``short``), they go to the
+    keys of least ``floor - exact``, the first of equals first (as :func:`fit` gives them). A
+    call floored to more than its target (``short`` below 0: float rounding) is fitted on its
+    own."""
     size = len(wholes)
     scaled = [
         target is not None and whole > target and whole != 0
@@ -203,33 +200,38 @@ def fit_columns(
     ]
     if not any(scaled):
         return columns
-    nums = [target if flag else 1 for target, flag in zip(targets, scaled, strict=True)]
-    dens = [whole if flag else 1 for whole, flag in zip(wholes, scaled, strict=True)]
-    aims = [
-        target if flag else whole
-        for whole, target, flag in zip(wholes, targets, scaled, strict=True)
-    ]
+    known = cast("list[int]", targets)  # (read where scaled: a call with a target)
+    if all(scaled):  # (the usual stretch of a session that over-explains: every call)
+        nums = aims = known
+        dens = wholes
+    else:
+        nums = [target if flag else 1 for target, flag in zip(known, scaled, strict=True)]
+        dens = [whole if flag else 1 for whole, flag in zip(wholes, scaled, strict=True)]
+        aims = [
+            target if flag else whole
+            for whole, target, flag in zip(wholes, known, scaled, strict=True)
+        ]
     exact = [list(map(truediv, map(mul, column, nums), dens)) for column in columns]
     floors = [list(map(int, values)) for values in exact]
     shorts = list(map(sub, aims, summed(floors, size)))
-    fitted = floors
     if max(shorts) > 0:
-        below = [list(map(sub, f, e)) for f, e in zip(floors, exact, strict=True)]
-        fitted = []
-        for k, own in enumerate(below):
-            ranks: Iterator[int] = repeat(0)
-            for j, other in enumerate(below):
-                if j != k:
-                    ranks = map(add, ranks, map(le if j < k else lt, other, own))
-            fitted.append(list(map(add, floors[k], map(lt, ranks, shorts))))
+        keys = range(len(columns))
+        below = zip(*[map(sub, f, e) for f, e in zip(floors, exact, strict=True)], strict=True)
+        wanted = map(lt, repeat(0), shorts)
+        for position, short, row in compress(zip(range(size), shorts, below, strict=True), wanted):
+            if short == 1:  # (the first least, as the sort's first)
+                floors[row.index(min(row))][position] += 1
+            else:
+                for k in sorted(keys, key=row.__getitem__)[:short]:  # (a stable sort)
+                    floors[k][position] += 1
     if min(shorts) < 0:
         for position in [p for p, short in enumerate(shorts) if short < 0]:
             target = targets[position]
             assert target is not None  # (a call kept as it is is short of nothing)
             values = fit([column[position] for column in columns], target)
-            for column, value in zip(fitted, values, strict=True):
+            for column, value in zip(floors, values, strict=True):
                 column[position] = value
-    return fitted
+    return floors
 
 
 def _largest_tools(by_tool: dict[str, int]) -> dict[str, int]:
