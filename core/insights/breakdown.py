@@ -300,10 +300,24 @@ def breakdown(
     a few acyclic dicts and lists per call (hundreds of thousands on 100 MB), and each
     collection they trigger walked all those built so far again (a third of the time)."""
     with gc_paused():
-        return _breakdown(session, estimator, calibrate=calibrate)
+        found, rows = _breakdown(session, estimator, calibrate=calibrate)
+        calls = list(map(build, repeat(CallBreakdown), rows))  # (typed values: not validated)
+    return build(ContextBreakdown, {**found.__dict__, "calls": calls})
 
 
-def _breakdown(session: Session, estimator: str, *, calibrate: bool) -> ContextBreakdown:
+def breakdown_rows(
+    session: Session, *, estimator: str = DEFAULT_ESTIMATOR
+) -> tuple[ContextBreakdown, list[dict[str, Any]]]:
+    """:func:`breakdown` with its ``calls`` left empty and given apart, each call as the fields
+    of its :class:`CallBreakdown` (in the model's order): for a writer of every call's figures
+    (``breakdown --json``), no model per call."""
+    with gc_paused():
+        return _breakdown(session, estimator, calibrate=True)
+
+
+def _breakdown(
+    session: Session, estimator: str, *, calibrate: bool
+) -> tuple[ContextBreakdown, list[dict[str, Any]]]:
     counter = get_counter(estimator)
     if session.metadata.get("redacted_lengths_kept"):
         counter = _KeptLengths(estimator)
@@ -365,7 +379,7 @@ def _assemble(
     segments: list[int],
     estimator: str,
     calibrate: bool,
-) -> ContextBreakdown:
+) -> tuple[ContextBreakdown, list[dict[str, Any]]]:
     columns = [stretch.columns() for stretch in stretches]
     sums_at = SumsAt(stretches, columns, segments)
     any_hidden = any(key.startswith(_HIDDEN) for found in columns for key in found)
@@ -395,14 +409,13 @@ def _assemble(
         if calibrate:
             _measure_summaries(calibrated, stretches, recorded, starts, first, overhead)
     provenance: Literal["calibrated", "estimated"] = "calibrated" if fitted_on else "estimated"
-    rows: list[CallBreakdown] = []
+    rows: list[dict[str, Any]] = []
     over: list[float] = []  # by how much each scaled-down call's categories over-explained it
     for stretch, found in zip(stretches, calibrated, strict=True):
-        fields = stretch_rows(
+        rows += stretch_rows(
             stretch.first, stretch.calls, found, calls, recorded, overhead, provenance, over
         )
-        rows += map(build, repeat(CallBreakdown), fields)  # (typed values: no validation)
-    return build(  # (typed values: no check of every row again)
+    result = build(  # (typed values; the calls are the caller's to add)
         ContextBreakdown,
         {
             "estimator": estimator,
@@ -411,10 +424,11 @@ def _assemble(
             "provenance": provenance,
             "calibration": ratios,
             "calibration_calls": fitted_on,
-            "calls": rows,
+            "calls": [],
             "notes": _notes(over, estimator, first is not None, fitted_on, hidden),
         },
     )
+    return result, rows
 
 
 def _overhead(
