@@ -9,11 +9,11 @@ user + system):
               collector paused and the code cache as the command has them);
 * load      — ``load_or_fail``: the session read and its window and policy resolved;
 * cost      — ``session_cost`` (analyze: the command's ``priced``, before its replay; breakdown:
-              after the breakdown, as the command runs them);
+              ``session_cost_rows`` after the breakdown, as the command runs them);
 * replay    — (analyze) the command's ``replayed``: the policy's replay (mock summaries offline);
 * report    — (analyze) the command's ``diagnosed``: the diagnosis and the report (sub-agents
               included);
-* breakdown — (breakdown) ``breakdown`` with the command's default estimator;
+* breakdown — (breakdown) ``breakdown_rows`` with the command's default estimator;
 * json      — the command's JSON bytes and their write to ``/dev/null``;
 * rest      — the process's CPU outside those steps (interpreter start, this script's argument
               parsing, exit).
@@ -109,21 +109,21 @@ def _analyze(path: Path, clock: Clock, load_or_fail: Callable[..., Any]) -> None
 
 def _breakdown(path: Path, clock: Clock, load_or_fail: Callable[..., Any]) -> None:
     from core.gc_pause import gc_paused
-    from core.insights.breakdown import breakdown
-    from core.insights.cost import session_cost
+    from core.insights.breakdown import breakdown_rows
+    from core.insights.cost import session_cost_rows
     from core.model.tokens import DEFAULT_ESTIMATOR
     from tui.cli.commands.breakdown import report_json
 
     clock.lap("imports")
     session, _policy = load_or_fail("breakdown", str(path), window=None, policy_spec=None)
     clock.lap("load")
-    result = breakdown(session, estimator=DEFAULT_ESTIMATOR)
+    result, rows = breakdown_rows(session, estimator=DEFAULT_ESTIMATOR)
     clock.lap("breakdown")
     with gc_paused():
-        cost = session_cost(session)
+        cost, per_call, other_calls = session_cost_rows(session)
     clock.lap("cost")
     with open(os.devnull, "wb") as sink:
-        sink.write(report_json(result, cost) + b"\n")
+        sink.write(report_json(result, cost, (rows, per_call, other_calls)) + b"\n")
     clock.lap("json")
 
 

@@ -57,9 +57,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
 from itertools import repeat
-from operator import itemgetter, mul, sub
+from operator import mul
 from typing import Any, Literal
 
 from pydantic import Field
@@ -68,15 +67,8 @@ from core.algorithms.overflow import usable_usage
 from core.formats.codex_sizes import placeholder_length
 from core.gc_pause import gc_paused
 from core.insights.breakdown_calibration import fit_ratios
-from core.insights.breakdown_columns import (
-    Columns,
-    Parts,
-    Stretch,
-    Sums,
-    SumsAt,
-    add_column,
-    summed,
-)
+from core.insights.breakdown_columns import Columns, Parts, Stretch, Sums, SumsAt, add_column
+from core.insights.breakdown_rows import stretch_rows
 from core.insights.context_walk import CompactionStep, RecordedWalk
 from core.model.fastmodel import build
 from core.model.session import Message, Role, Session
@@ -308,10 +300,24 @@ def breakdown(
     a few acyclic dicts and lists per call (hundreds of thousands on 100 MB), and each
     collection they trigger walked all those built so far again (a third of the time)."""
     with gc_paused():
-        return _breakdown(session, estimator, calibrate=calibrate)
+        found, rows = _breakdown(session, estimator, calibrate=calibrate)
+        calls = list(map(build, repeat(CallBreakdown), rows))  # (typed values: not validated)
+    return build(ContextBreakdown, {**found.__dict__, "calls": calls})
 
 
-def _breakdown(session: Session, estimator: str, *, calibrate: bool) -> ContextBreakdown:
+def breakdown_rows(
+    session: Session, *, estimator: str = DEFAULT_ESTIMATOR
+) -> tuple[ContextBreakdown, list[dict[str, Any]]]:
+    """:func:`breakdown` with its ``calls`` left empty and given apart, each call as the fields
+    of its :class:`CallBreakdown` (in the model's order): for a writer of every call's figures
+    (``breakdown --json``), no model per call."""
+    with gc_paused():
+        return _breakdown(session, estimator, calibrate=True)
+
+
+def _breakdown(
+    session: Session, estimator: str, *, calibrate: bool
+) -> tuple[ContextBreakdown, list[dict[str, Any]]]:
     counter = get_counter(estimator)
     if session.metadata.get("redacted_lengths_kept"):
         counter = _KeptLengths(estimator)
@@ -373,7 +379,7 @@ def _assemble(
     segments: list[int],
     estimator: str,
     calibrate: bool,
-) -> ContextBreakdown:
+) -> tuple[ContextBreakdown, list[dict[str, Any]]]:
     columns = [stretch.columns() for stretch in stretches]
     sums_at = SumsAt(stretches, columns, segments)
     any_hidden = any(key.startswith(_HIDDEN) for found in columns for key in found)
@@ -403,11 +409,13 @@ def _assemble(
         if calibrate:
             _measure_summaries(calibrated, stretches, recorded, starts, first, overhead)
     provenance: Literal["calibrated", "estimated"] = "calibrated" if fitted_on else "estimated"
-    rows: list[CallBreakdown] = []
+    rows: list[dict[str, Any]] = []
     over: list[float] = []  # by how much each scaled-down call's categories over-explained it
     for stretch, found in zip(stretches, calibrated, strict=True):
-        rows += _rows(stretch, found, calls, recorded, overhead, provenance, over)
-    return build(  # (typed values: no check of every row again)
+        rows += stretch_rows(
+            stretch.first, stretch.calls, found, calls, recorded, overhead, provenance, over
+        )
+    result = build(  # (typed values; the calls are the caller's to add)
         ContextBreakdown,
         {
             "estimator": estimator,
@@ -416,10 +424,11 @@ def _assemble(
             "provenance": provenance,
             "calibration": ratios,
             "calibration_calls": fitted_on,
-            "calls": rows,
+            "calls": [],
             "notes": _notes(over, estimator, first is not None, fitted_on, hidden),
         },
     )
+    return result, rows
 
 
 def _overhead(
@@ -692,190 +701,3 @@ def _reply(message: Message, parts: Parts) -> Sums:
         usage = message.usage
         reply["reasoning"] = max(reply["reasoning"], usage.reasoning if usage is not None else 0)
     return reply
-
-
-_SLOTS = (
-    "system_and_tools",
-    "user",
-    "assistant_text",
-    "reasoning",
-    "tool_calls",
-    "tool",
-    "summaries",
-    "attachments",
-)
-"""The category heads a call's row adds up (a key of any other head is left out of the row)."""
-
-
-def _split(key: str) -> tuple[str, str]:
-    """A key's category head and detail (``tool:NAME`` → ``tool``, ``NAME``; a measured key
-    without its ``measured:`` prefix)."""
-    head, _, detail = key.removeprefix(f"{_MEASURED}:").partition(":")
-    return head, detail
-
-
-def _rows(
-    stretch: Stretch,
-    columns: Columns,
-    calls: list[tuple[int, int]],
-    recorded: list[int | None],
-    overhead: int,
-    provenance: Literal["calibrated", "estimated"],
-    over: list[float],
-) -> list[CallBreakdown]:
-    """The row of each call of ``stretch`` (``columns``: its calibrated tokens by key): each
-    category's column added up once for the stretch; a call whose categories exceed its
-    recorded total is scaled down to it (:func:`fit`, over the keys in order), and by how much
-    they over-explained it appended to ``over`` (the share of its total)."""
-    size = stretch.calls
-    keys = sorted(columns)
-    by_slot: list[list[int]] = [[] for _ in _SLOTS]  # the keys (positions) of each slot
-    by_tool: dict[str, list[int]] = {}  # and of each tool
-    for k, key in enumerate(keys):
-        head, detail = _split(key)
-        if head in _SLOTS:
-            by_slot[_SLOTS.index(head)].append(k)
-        if head == "tool":
-            by_tool.setdefault(detail, []).append(k)
-    groups = _Groups(by_slot, list(by_tool.items()))
-    slots = list(
-        zip(*(summed([columns[keys[k]] for k in found], size) for found in by_slot), strict=True)
-    )
-    tools = [
-        (name, summed([columns[keys[k]] for k in found], size)) for name, found in by_tool.items()
-    ]
-    by_key = [columns[key] for key in keys]
-    wholes = summed(by_key, size)
-    rows: list[CallBreakdown] = []
-    first = stretch.first
-    stretch_calls = zip(
-        calls[first : first + size], wholes, recorded[first : first + size], slots, strict=True
-    )
-    one_tool = tools[0] if len(tools) == 1 else None
-    slot: Sequence[int]
-    for position, ((call, message), whole, total, slot) in enumerate(stretch_calls):
-        scale, unexplained, residual = 1.0, 0, 0
-        named: dict[str, int] | None = None
-        if total is None:
-            system = overhead
-        else:
-            system = overhead if overhead < total else total
-            room = total - overhead
-            unexplained = room - whole
-            if room < 0:
-                room = 0
-            if whole > room:
-                # the measured system prompt + tools stay as measured; the messages are scaled
-                scale = room / whole
-                values = fit([column[position] for column in by_key], room)
-                whole = sum(values)
-                slot, named = groups.of(values)
-            residual = total - overhead - whole
-            if residual < 0:
-                residual = 0
-        if named is None:
-            if one_tool is None:
-                named = {name: column[position] for name, column in tools if column[position]}
-            else:  # (the usual stretch: one tool's outputs)
-                tokens = one_tool[1][position]
-                named = {one_tool[0]: tokens} if tokens else {}
-        largest = named if len(named) < 2 else _largest_tools(named)
-        if scale != 1.0:
-            scale = round(scale, 4)
-            if scale < 1.0 and total:
-                over.append(-unexplained / total)
-        rows.append(
-            build(  # (typed values, 50,000 calls on 100 MB: no validation)
-                CallBreakdown,
-                {
-                    "call_index": call,
-                    "message_index": message,
-                    "total_tokens": whole + overhead if total is None else total,
-                    "total_provenance": "estimated" if total is None else "recorded",
-                    "provenance": provenance,
-                    "system_and_tools": slot[0] + system,
-                    "user": slot[1],
-                    "assistant_text": slot[2],
-                    "reasoning": slot[3],
-                    "tool_calls": slot[4],
-                    "tool_outputs": sum(largest.values()),
-                    "tool_outputs_by_tool": largest,
-                    "summaries": slot[6],
-                    "attachments": slot[7],
-                    "residual": residual,
-                    "unexplained": unexplained,
-                    "scale": scale,
-                },
-            )
-        )
-    return rows
-
-
-class _Groups:
-    """The keys of a stretch (their positions in its sorted keys) that each category slot and
-    each tool adds up."""
-
-    def __init__(self, slots: list[list[int]], tools: list[tuple[str, list[int]]]) -> None:
-        self.slots = slots
-        self.tools = tools
-        # A slot of one key reads that key's value and an empty one 0 (the value after the
-        # keys' in :meth:`of`): where no slot adds up several keys (the usual stretch), every
-        # slot is read in one C call rather than a sum per slot.
-        self._pick = (
-            itemgetter(*[keys[0] if keys else -1 for keys in slots])
-            if all(len(keys) <= 1 for keys in slots)
-            else None
-        )
-
-    def of(self, values: list[int]) -> tuple[Sequence[int], dict[str, int]]:
-        """A call's ``values`` (one per key) added up by slot, and the tools' outputs by name
-        (a tool whose outputs add up to 0 left out)."""
-        get = values.__getitem__
-        slot: Sequence[int]
-        if self._pick is not None:
-            slot = self._pick([*values, 0])
-        else:
-            slot = [sum(map(get, keys)) for keys in self.slots]
-        named: dict[str, int] = {}
-        for name, keys in self.tools:
-            tokens = get(keys[0]) if len(keys) == 1 else sum(map(get, keys))
-            if tokens:
-                named[name] = tokens
-        return slot, named
-
-
-MAX_TOOLS_PER_CALL = 20
-"""Tools named in a call's :attr:`CallBreakdown.tool_outputs_by_tool` at most (the largest)."""
-OTHER_TOOLS = "(other tools)"
-"""The key of the tools beyond :data:`MAX_TOOLS_PER_CALL` in ``tool_outputs_by_tool``, together
-(parenthesised: no tool is named so)."""
-
-
-def _largest_tools(by_tool: dict[str, int]) -> dict[str, int]:
-    """``by_tool`` largest first, the tools beyond :data:`MAX_TOOLS_PER_CALL` as one
-    :data:`OTHER_TOOLS` entry."""
-    if len(by_tool) < 2:
-        return by_tool
-    ranked = sorted(by_tool.items(), key=lambda kv: (-kv[1], kv[0]))
-    tools = dict(ranked[:MAX_TOOLS_PER_CALL])
-    if len(ranked) > MAX_TOOLS_PER_CALL:
-        tools[OTHER_TOOLS] = sum(tokens for _name, tokens in ranked[MAX_TOOLS_PER_CALL:])
-    return tools
-
-
-def fit(values: list[int], total: int) -> list[int]:
-    """``values`` scaled down to add up to exactly ``total`` (largest remainders first)."""
-    whole = sum(values)
-    if whole <= total or whole == 0:
-        return list(values)
-    exact = [v * total / whole for v in values]
-    floors = list(map(int, exact))
-    short = total - sum(floors)
-    if short:  # largest remainders first (``floor - exact`` least), the first of equals first
-        below = list(map(sub, floors, exact))
-        if short == 1:  # (the usual case: the first least, as the sort's first)
-            floors[below.index(min(below))] += 1
-            return floors
-        for k in sorted(range(len(below)), key=below.__getitem__)[:short]:  # (a stable sort)
-            floors[k] += 1
-    return floors

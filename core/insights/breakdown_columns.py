@@ -13,8 +13,9 @@ makes is a sum, and a share of 0 is never rounded up: :func:`core.insights.break
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import accumulate
+from operator import add
 from typing import overload
 
 Parts = list[tuple[str, int]]
@@ -150,9 +151,15 @@ def add_column(columns: Columns, key: str, column: list[int]) -> None:
 
 
 def summed(columns: list[list[int]], size: int) -> list[int]:
-    """The columns added up value by value (zeros for none)."""
+    """The columns added up value by value (zeros for none): one ``map(add)`` over each column
+    after the first (no tuple and no ``sum`` per value)."""
     if not columns:
         return [0] * size
     if len(columns) == 1:
         return columns[0]
-    return [sum(values) for values in zip(*columns, strict=True)]
+    if any(len(column) != size for column in columns):
+        raise ValueError("columns of different lengths")
+    added: Iterable[int] = columns[0]
+    for column in columns[1:]:
+        added = map(add, added, column)
+    return list(added)

@@ -32,7 +32,7 @@ from datetime import datetime
 from decimal import Decimal
 from itertools import accumulate, chain, compress, islice, pairwise, repeat
 from operator import add, attrgetter, gt, is_, is_not, lt, mul, ne, or_, truediv
-from typing import NamedTuple, cast
+from typing import Any, NamedTuple, cast
 
 from pydantic import Field
 
@@ -231,14 +231,28 @@ def session_cost(session: Session, *, each_call: bool = True) -> SessionCost:
     The calls are priced as columns (:class:`_PricedCalls`): one rate lookup per stretch of
     calls of one model and day, the dollars in integer arithmetic, each figure the very float
     :func:`price` gives the call."""
-    walk = RecordedWalk(session)
-    calls = _PricedCalls(session, walk.calls.call_of, totals_only=not each_call)
-    compactions = _compactions(walk, calls)
-    total = _total(calls, compactions, session)
+    total, calls = _priced(session, totals_only=not each_call)
     if each_call:
         total.per_call = calls.call_costs(calls.main)
         total.other_calls = calls.call_costs(calls.other)
     return total
+
+
+def session_cost_rows(
+    session: Session,
+) -> tuple[SessionCost, list[dict[str, Any]], list[dict[str, Any]]]:
+    """:func:`session_cost` with its ``per_call`` and ``other_calls`` left empty and given
+    apart, each call as the fields of its :class:`CallCost` (in the model's order): for a
+    writer of every call's figures (``breakdown --json``), no model per call."""
+    total, calls = _priced(session, totals_only=False)
+    return total, calls.call_fields(calls.main), calls.call_fields(calls.other)
+
+
+def _priced(session: Session, *, totals_only: bool) -> tuple[SessionCost, _PricedCalls]:
+    walk = RecordedWalk(session)
+    calls = _PricedCalls(session, walk.calls.call_of, totals_only=totals_only)
+    compactions = _compactions(walk, calls)
+    return _total(calls, compactions, session), calls
 
 
 _NO_USAGE = "no usage recorded"
@@ -431,10 +445,14 @@ class _PricedCalls:
         return None if j < 0 else self.rates[j]
 
     def call_costs(self, entries: Iterable[int]) -> list[CallCost]:
-        """The :class:`CallCost` of each of ``entries``, straight from the columns (typed
-        values, not validated; the fields of :meth:`priced`): each field read for every entry
-        at once, through the entries' slots — every column carries one more value at its end,
-        what an entry without usage (slot -1) reads."""
+        """The :class:`CallCost` of each of ``entries`` (typed values, not validated)."""
+        return list(map(build, repeat(CallCost), self.call_fields(entries)))
+
+    def call_fields(self, entries: Iterable[int]) -> list[dict[str, Any]]:
+        """The fields of the :class:`CallCost` of each of ``entries``, straight from the
+        columns: each field read for every entry at once, through the entries' slots — every
+        column carries one more value at its end, what an entry without usage (slot -1)
+        reads."""
         keys = list(entries)
         slots = list(map(self.slot.__getitem__, keys))
         count = len(self.priced)
@@ -460,24 +478,21 @@ class _PricedCalls:
             strict=True,
         )
         return [
-            build(
-                CallCost,
-                {
-                    "call_index": call,
-                    "message_index": index,
-                    "model": model,
-                    "input_tokens": a,
-                    "cache_read_tokens": r,
-                    "cache_write_tokens": w,
-                    "output_tokens": o,
-                    "input_usd": a_usd,
-                    "cache_read_usd": r_usd,
-                    "cache_write_usd": w_usd,
-                    "output_usd": o_usd,
-                    "total_usd": total,
-                    "unknown_reason": why,
-                },
-            )
+            {
+                "call_index": call,
+                "message_index": index,
+                "model": model,
+                "input_tokens": a,
+                "cache_read_tokens": r,
+                "cache_write_tokens": w,
+                "output_tokens": o,
+                "input_usd": a_usd,
+                "cache_read_usd": r_usd,
+                "cache_write_usd": w_usd,
+                "output_usd": o_usd,
+                "total_usd": total,
+                "unknown_reason": why,
+            }
             for call, index, model, a, r, w, o, a_usd, r_usd, w_usd, o_usd, total, why in rows
         ]
 

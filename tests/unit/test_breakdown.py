@@ -10,7 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.formats import load_session
-from core.insights.breakdown import CATEGORIES, CallBreakdown, breakdown, fit
+from core.insights.breakdown import CATEGORIES, CallBreakdown, breakdown
+from core.insights.breakdown_rows import fit
 from core.model.session import Usage, UsageConvention
 from tests.support.builders import SessionBuilder, text_of_tokens
 from tests.support.paths import REPO
@@ -194,7 +195,7 @@ def test_every_call_of_every_sample_adds_up_to_its_recorded_total(path: Path) ->
 def test_a_call_names_its_largest_tools_and_puts_the_rest_together() -> None:
     """Issue 26: 3,000 distinct tools made a row per tool at every call (122 MB of JSON for a
     3 MB session); a call names the largest tools and sums the rest under one key."""
-    from core.insights.breakdown import MAX_TOOLS_PER_CALL, OTHER_TOOLS
+    from core.insights.breakdown_rows import MAX_TOOLS_PER_CALL, OTHER_TOOLS
 
     builder = SessionBuilder().user("go")
     tools = MAX_TOOLS_PER_CALL + 40
@@ -266,33 +267,123 @@ def test_a_stretchs_columns_are_its_running_sums_at_each_call(
         assert got == {key: tokens for key, tokens in expected.items() if tokens}
 
 
-@given(
-    st.lists(st.integers(-1_000, 10_000), min_size=1, max_size=10).flatmap(
-        lambda values: st.tuples(
-            st.just(values),
-            st.lists(st.sampled_from(range(8)), min_size=len(values), max_size=len(values)),
-            st.lists(
-                st.sampled_from(["Bash", "Read", None]), min_size=len(values), max_size=len(values)
-            ),
-        )
-    )
-)
-def test_a_scaled_calls_slots_and_tools_are_the_sums_of_their_keys(
-    case: tuple[list[int], list[int], list[str | None]],
-) -> None:
-    """Issue 24: a scaled call's fitted values are added up by category slot and by tool (in
-    one C call where no slot adds up several keys): each slot reads the sum of its keys (0 for
-    none), each tool the sum of its keys, a tool at 0 left out."""
-    from core.insights.breakdown import _Groups
+_KEYS = [
+    "attachments",
+    "measured:tool:web",
+    "reasoning",
+    "summaries",
+    "tool:Bash",
+    "tool:Read",
+    "user",
+    "x",
+]
 
-    values, slot_of, tool_of = case
-    slots = [[k for k, s in enumerate(slot_of) if s == slot] for slot in range(8)]
-    names = sorted({name for name in tool_of if name is not None})
-    tools = [(name, [k for k, t in enumerate(tool_of) if t == name]) for name in names]
-    slot, named = _Groups(slots, tools).of(values)
-    assert list(slot) == [sum(values[k] for k in keys) for keys in slots]
-    expected = {name: sum(values[k] for k in keys) for name, keys in tools}
-    assert named == {name: tokens for name, tokens in expected.items() if tokens}
+
+@given(
+    st.lists(st.lists(st.integers(-1_000, 10_000), min_size=5, max_size=5), min_size=0, max_size=8),
+    st.lists(st.one_of(st.none(), st.integers(-5_000, 60_000)), min_size=5, max_size=5),
+)
+def test_fitted_columns_are_each_calls_own_fit(
+    columns: list[list[int]], targets: list[int | None]
+) -> None:
+    """Issue 24: the calls whose keys exceed their total are scaled down column by column, key
+    by key over the calls (floors, then a unit to each key ranked below the call's ``short``),
+    not call by call: every call's values are the ones ``fit`` gives it, the others as they
+    are."""
+    from core.insights.breakdown_columns import summed
+    from core.insights.breakdown_rows import fit_columns
+
+    wholes = summed(columns, 5)
+    fitted = fit_columns(columns, wholes, targets)
+    for position, target in enumerate(targets):
+        values = [column[position] for column in columns]
+        expected = values if target is None else fit(values, target)
+        assert [column[position] for column in fitted] == expected
+
+
+def named_in(row: dict[str, object]) -> dict[str, int]:
+    named = row["tool_outputs_by_tool"]
+    assert isinstance(named, dict)
+    return named
+
+
+def _row_call_by_call(
+    keys: list[str], values: list[int], total: int | None, overhead: int
+) -> tuple[dict[str, object], float | None]:
+    """One call's row as the breakdown made it call by call (its keys' values fitted on their
+    own), and what it appended to ``over``."""
+    from core.insights.breakdown_rows import _largest_tools, _split
+
+    whole = sum(values)
+    scale, unexplained, residual, system, over = 1.0, 0, 0, overhead, None
+    if total is not None:
+        system = min(overhead, total)
+        room = total - overhead
+        unexplained = room - whole
+        room = max(room, 0)
+        if whole > room:
+            scale = room / whole
+            values = fit(values, room)
+            whole = sum(values)
+        residual = max(0, total - overhead - whole)
+    slots: dict[str, int] = {}
+    named: dict[str, int] = {}
+    for key, value in zip(keys, values, strict=True):
+        head, detail = _split(key)
+        slots[head] = slots.get(head, 0) + value
+        if head == "tool":
+            named[detail] = named.get(detail, 0) + value
+    named = _largest_tools({name: tokens for name, tokens in named.items() if tokens})
+    if scale != 1.0:
+        scale = round(scale, 4)
+        if scale < 1.0 and total:
+            over = -unexplained / total
+    row = {
+        "total_tokens": whole + overhead if total is None else total,
+        "system_and_tools": slots.get("system_and_tools", 0) + system,
+        "user": slots.get("user", 0),
+        "reasoning": slots.get("reasoning", 0),
+        "summaries": slots.get("summaries", 0),
+        "attachments": slots.get("attachments", 0),
+        "tool_outputs": sum(named.values()),
+        "tool_outputs_by_tool": named,
+        "residual": residual,
+        "unexplained": unexplained,
+        "scale": scale,
+    }
+    return row, over
+
+
+@given(
+    st.lists(st.sampled_from(_KEYS), min_size=0, max_size=6, unique=True),
+    st.lists(st.integers(0, 5_000), min_size=4 * 6, max_size=4 * 6),
+    st.lists(st.one_of(st.none(), st.integers(0, 20_000)), min_size=4, max_size=4),
+    st.integers(0, 3_000),
+)
+def test_a_stretchs_rows_read_from_its_fitted_columns_are_each_calls_own_row(
+    keys: list[str], flat: list[int], totals: list[int | None], overhead: int
+) -> None:
+    """Issue 24: a stretch's rows are read from its columns fitted and added up by category
+    and tool once for the stretch: each row (and what it adds to ``over``) is the one the
+    breakdown made call by call, fitting the call's own values."""
+    from core.insights.breakdown_rows import stretch_rows
+
+    columns = {key: flat[4 * k : 4 * k + 4] for k, key in enumerate(keys)}
+    calls = [(n, 10 + n) for n in range(6)]
+    recorded: list[int | None] = [7, 8, *totals]
+    over: list[float] = []
+    rows = stretch_rows(2, 4, columns, calls, recorded, overhead, "calibrated", over)
+    expected_over = []
+    ordered = sorted(columns)
+    for position, (row, total) in enumerate(zip(rows, totals, strict=True)):
+        values = [columns[key][position] for key in ordered]
+        expected, appended = _row_call_by_call(ordered, values, total, overhead)
+        assert {key: row[key] for key in expected} == expected
+        assert list(row["tool_outputs_by_tool"]) == list(named_in(expected))
+        assert (row["call_index"], row["message_index"]) == calls[2 + position]
+        if appended is not None:
+            expected_over.append(appended)
+    assert over == expected_over
 
 
 @given(

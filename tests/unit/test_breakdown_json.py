@@ -13,7 +13,7 @@ import pytest
 from core.insights.breakdown import breakdown
 from core.insights.cost import session_cost
 from core.model.json_text import model_json_bytes
-from core.model.session import Session
+from core.model.session import Session, Usage
 from core.reports.breakdown import breakdown_report
 from tests.support.builders import SessionBuilder, text_of_tokens
 from tui.cli.commands.breakdown import report_json
@@ -104,3 +104,39 @@ def test_the_rows_reach_orjson_as_dicts_not_one_callback_each(
     assert written == model_json_bytes(breakdown_report(result, cost))
     assert len(result.calls) >= 4 and len(cost.per_call) >= 4
     assert type(result.calls[0]) not in called and type(cost.per_call[0]) not in called
+
+
+@pytest.mark.parametrize("undecodable", [False, True])
+@pytest.mark.parametrize("model", ["claude-sonnet-4-5", "no-such-model"])
+def test_the_calls_given_as_fields_are_written_as_their_models_are(
+    model: str, undecodable: bool
+) -> None:
+    """Issue 24: ``breakdown --json`` makes no model per call: the breakdown's calls and the
+    cost's are given as their fields, apart from their reports (whose lists of calls are then
+    empty), and written as the models would be, pydantic's fallback included (an undecodable
+    byte)."""
+    from core.insights.breakdown import breakdown_rows
+    from core.insights.cost import session_cost_rows
+
+    session = (
+        SessionBuilder()
+        .user("go")
+        .reply("side", usage=Usage(input=10, output=3), sidechain=True)
+        .call("Read", {"path": "a.py"}, context=5_000, output=37)
+        .result(tokens=3_000)
+        .reply("done", context=6_000)
+        .session(model=model)
+    )
+    found, rows = breakdown_rows(session)
+    cost, per_call, other_calls = session_cost_rows(session)
+    result, whole = breakdown(session), session_cost(session)
+    assert found.calls == [] and cost.per_call == [] and cost.other_calls == []
+    assert rows == [row.__dict__ for row in result.calls]
+    assert per_call == [row.__dict__ for row in whole.per_call]
+    assert other_calls == [row.__dict__ for row in whole.other_calls] and other_calls
+    if undecodable:
+        for notes in (found.notes, result.notes):
+            notes.append("an undecodable byte: \udcff")
+    written = report_json(found, cost, (rows, per_call, other_calls))
+    assert written == report_json(result, whole)
+    assert written == model_json_bytes(breakdown_report(result, whole))

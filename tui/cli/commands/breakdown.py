@@ -28,8 +28,17 @@ from core.insights.breakdown import (
     CallBreakdown,
     ContextBreakdown,
     breakdown,
+    breakdown_rows,
 )
-from core.insights.cost import CallCost, SessionCost, cost_label, format_usd, session_cost
+from core.insights.cost import (
+    CallCost,
+    SessionCost,
+    cost_label,
+    format_usd,
+    session_cost,
+    session_cost_rows,
+)
+from core.model.fastmodel import ModelT, build
 from core.model.json_text import escaped_json, model_json_bytes
 from core.model.tokens import DEFAULT_ESTIMATOR
 from core.model.write_numbers import short_tokens
@@ -66,6 +75,15 @@ def breakdown_command(
 ) -> None:
     """What fills the window at every call of the session at PATH, and what each call cost."""
     session, _policy = load_or_fail("breakdown", path, window=window, policy_spec=None)
+    if as_json and call_index is None:  # every call's figures written as fields: no model each
+        try:
+            found, rows = breakdown_rows(session, estimator=estimator)
+        except ValueError as exc:  # an unknown estimator
+            fail("breakdown", str(exc))
+        with gc_paused():  # a priced row per call: no collection walks them as they are built
+            cost, per_call, other_calls = session_cost_rows(session)
+        write_stdout_bytes(report_json(found, cost, (rows, per_call, other_calls)) + b"\n")
+        return
     try:
         result = breakdown(session, estimator=estimator)
     except ValueError as exc:  # an unknown estimator
@@ -87,9 +105,6 @@ def breakdown_command(
         console.print(session_header(session))
         console.print(call_table(row, _call_cost(cost, call_index), session.context_window))
         return
-    if as_json:
-        write_stdout_bytes(report_json(result, cost) + b"\n")
-        return
     from tui.cli.render import notes_block, session_header, stdout_console
 
     console = stdout_console()
@@ -99,28 +114,62 @@ def breakdown_command(
         console.print(notes_block(result.notes))
 
 
-def report_json(result: ContextBreakdown, cost: SessionCost) -> bytes:
+Rows = tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]
+"""Each call's fields, apart from their report: the breakdown's calls, the cost's ``per_call``
+and its ``other_calls`` (:func:`core.insights.breakdown.breakdown_rows`,
+:func:`core.insights.cost.session_cost_rows`)."""
+
+
+def report_json(result: ContextBreakdown, cost: SessionCost, rows: Rows | None = None) -> bytes:
     """The :class:`core.reports.breakdown.BreakdownReport` as indented JSON, the same bytes as
     pydantic writes: orjson straight from each model's fields (a row per call: 50,000 rows on
     100 MB, no pydantic serialiser walk); pydantic's own writer for what orjson refuses (an
-    undecodable byte, an integer beyond 64 bits, a model with extra fields)."""
+    undecodable byte, an integer beyond 64 bits, a model with extra fields). ``rows``: the
+    calls' fields, given apart from ``result`` and ``cost`` (whose lists of calls are then
+    empty): written as they are, no model made per call but for pydantic's writer."""
     report = breakdown_report(result, cost)
     try:
-        return orjson.dumps(_document(report), default=_fields, option=orjson.OPT_INDENT_2)
+        return orjson.dumps(_document(report, rows), default=_fields, option=orjson.OPT_INDENT_2)
     except TypeError:  # orjson.JSONEncodeError
+        if rows is not None:
+            report = breakdown_report(*_with_models(result, cost, rows))
         return model_json_bytes(report)
 
 
-def _document(report: BreakdownReport) -> dict[str, Any]:
+def _with_models(
+    result: ContextBreakdown, cost: SessionCost, rows: Rows
+) -> tuple[ContextBreakdown, SessionCost]:
+    """``result`` and ``cost`` with the calls of ``rows`` as their models."""
+    calls, per_call, other_calls = rows
+    return (
+        build(ContextBreakdown, {**result.__dict__, "calls": _models(CallBreakdown, calls)}),
+        build(
+            SessionCost,
+            {
+                **cost.__dict__,
+                "per_call": _models(CallCost, per_call),
+                "other_calls": _models(CallCost, other_calls),
+            },
+        ),
+    )
+
+
+def _models(cls: type[ModelT], rows: list[dict[str, Any]]) -> list[ModelT]:
+    return [build(cls, row) for row in rows]
+
+
+def _document(report: BreakdownReport, rows: Rows | None = None) -> dict[str, Any]:
     """The report's fields, its two lists of a row per call (the breakdown's, the cost's) as
-    the rows' field dicts: one list each, not a callback from orjson per row; the models inside
-    the rows by :func:`_fields` as orjson meets them."""
+    the rows' field dicts (``rows``' when given): one list each, not a callback from orjson per
+    row; the models inside the rows by :func:`_fields` as orjson meets them."""
     document = dict(_fields(report))
-    document["calls"] = _rows(report.calls)
+    document["calls"] = _rows(report.calls) if rows is None else rows[0]
     cost = report.cost
     if cost is not None:
         cost_fields = dict(_fields(cost))
-        cost_fields["per_call"] = _rows(cost.per_call)
+        cost_fields["per_call"] = _rows(cost.per_call) if rows is None else rows[1]
+        if rows is not None:
+            cost_fields["other_calls"] = rows[2]
         document["cost"] = cost_fields
     return document
 
