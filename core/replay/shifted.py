@@ -26,6 +26,7 @@ ends (``tests/unit/test_replay_shifted.py`` compares every trace so made with a 
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ from operator import is_not
 from typing import TYPE_CHECKING, Any
 
 from core.model.session import Provenance
+from core.replay import lanes
 from core.replay.calls import Calls
 from core.replay.checks import CheckRules
 from core.replay.recorded import RecordedCompactions
@@ -61,6 +63,12 @@ _Prev = tuple[int, Provenance]
 """The figure after a call's reply, and its provenance."""
 _Columns = tuple[Any, ...]
 """A stretch's checks (:class:`CheckRows`), deltas, figures and provenances, being made."""
+_Made = tuple[int, Sequence[int], Sequence[int], Sequence[int], list[int]]
+"""How many calls of a run of one delta are made at once, and their checks' base, projection
+and measure, and their figures (:meth:`Follower._columns_at_once`)."""
+_LANE_MAX = 1 << 31
+"""The figures :meth:`Follower._columns_at_once` makes are below this (the top bit of an
+unsigned 4-byte lane clear)."""
 
 _SAME_WALK = (
     "base_pos",
@@ -259,31 +267,83 @@ class Follower:
         cut = self._overflow(first, first + n, scaled, delta >= 0)
         n = min(n, cut - first)
         prev_after, prev_prov = prev
-        base = [prev_after, *_plus(rec.baseline_after[first : first + n - 1], scaled)] if n else []
-        old_base, old_proj, measure = self.earlier.made.figures_of(first, first + n)
-        proj = [p + b - before for p, b, before in zip(old_proj, base, old_base, strict=True)]
-        if walk.rules.auto and limit is not None and limit > 0:
-            n = min(n, _crossing(limit + walk.rules.strict, proj, base, old_flags, n))
+        made = self._columns_at_once(first, n, scaled, prev_after, old_flags, limit)
+        if made is None:
+            made = self._columns_by_value(first, n, scaled, prev_after, old_flags, limit)
+        n, base, proj, measure, figures = made
         if n:
-            made: CheckRows = columns[0]
-            made.flags += old_flags[:n].translate(_KEPT if limit is not None else _KEPT_NO_LIMIT)
-            made.base += base[:n]
-            made.proj += proj[:n]
-            made.measure += measure[:n]
-            made.limit += [limit or 0] * n
+            rows: CheckRows = columns[0]
+            rows.flags += old_flags[:n].translate(_KEPT if limit is not None else _KEPT_NO_LIMIT)
+            rows.add("base", base[:n])
+            rows.add("proj", proj[:n])
+            rows.add("measure", measure[:n])
+            rows.add("limit", _repeated(limit or 0, n))
             if prev_prov is not _RECORDED:
                 basis = "estimated"
             elif proj[0] != base[0]:
                 basis = "projected"
             else:
                 basis = "recorded"
-            made.basis += [basis, *["estimated"] * (n - 1)]
-            columns[2].extend(_plus(rec.baseline[first : first + n], scaled))
+            rows.basis += [basis, *["estimated"] * (n - 1)]
+            columns[2].extend(figures)
             prev_after = max(0, rec.baseline_after[first + n - 1] + scaled)
             prev_prov = estimated
         if first + n < stop:  # (the call it stopped at: made call by call, or stopped at)
             return self._walk(first + n, first + n + 1, delta, (prev_after, prev_prov), columns)
         return prev_after, prev_prov
+
+    def _columns_at_once(
+        self, first: int, n: int, scaled: int, prev_after: int, old_flags: bytes, limit: int | None
+    ) -> _Made | None:
+        """:meth:`_columns_by_value` with each column made at once (:mod:`core.replay.lanes`):
+        None where a figure does not fit a lane, or would be floored at 0."""
+        lane_columns = self.walk.setting.rec.lane_columns()
+        old_base, old_proj, measure = self.earlier.made.figures_of(first, first + n)
+        if lane_columns is None or not n:
+            return None
+        if not isinstance(old_base, array) or not isinstance(old_proj, array):
+            return None
+        baseline, baseline_after = lane_columns
+        after = lanes.plus(baseline_after[first : first + n - 1], scaled)
+        if after is None or not 0 <= prev_after < _LANE_MAX:
+            return None
+        base = array(baseline_after.typecode, [prev_after])
+        base += after
+        proj = lanes.plus_difference(old_proj, base, old_base)
+        if proj is None:
+            return None
+        rules = self.walk.rules
+        if rules.auto and limit is not None and limit > 0:
+            threshold = limit + rules.strict
+            cut = lanes.first_at_least(proj, threshold)
+            crossed = lanes.first_at_least(base[:cut], threshold)
+            if cut is None or crossed is None:
+                return None
+            # (a figure at the threshold fires where its check checks now)
+            for i in range(crossed, cut):
+                if base[i] >= threshold and old_flags[i] & CHECKS_NOW:
+                    cut = i
+                    break
+            n = cut
+        figures = lanes.plus(baseline[first : first + n], scaled)
+        if figures is None:
+            return None
+        return n, base, proj, measure, list(figures)
+
+    def _columns_by_value(
+        self, first: int, n: int, scaled: int, prev_after: int, old_flags: bytes, limit: int | None
+    ) -> _Made:
+        """The run's calls ``first`` to ``first + n`` (not included) up to the first whose check
+        would fire or leave its projection pending: how many, and their checks' base, projection
+        and measure, and their figures (floored at 0)."""
+        rec = self.walk.setting.rec
+        base = [prev_after, *_plus(rec.baseline_after[first : first + n - 1], scaled)] if n else []
+        old_base, old_proj, measure = self.earlier.made.figures_of(first, first + n)
+        proj = [p + b - before for p, b, before in zip(old_proj, base, old_base, strict=True)]
+        rules = self.walk.rules
+        if rules.auto and limit is not None and limit > 0:
+            n = min(n, _crossing(limit + rules.strict, proj, base, old_flags, n))
+        return n, base, proj, measure, _plus(rec.baseline[first : first + n], scaled)
 
     def _overflow(self, first: int, stop: int, scaled: int, removed_nothing: bool) -> int:
         """The first call from ``first`` (``stop`` if none) that overflows its window with its
@@ -316,11 +376,16 @@ class Follower:
         auto, strict = walk.rules.auto, walk.rules.strict
         made: CheckRows = columns[0]
         figures = columns[2].append
-        # (the checks' columns, written as CheckColumns holds them: no Check made, nor read)
-        add_flags, add_base, add_proj = made.flags.append, made.base.append, made.proj.append
+        # (the checks' columns, written as CheckColumns holds them: no Check made, nor read;
+        # the figures added to the rows' arrays at the end, widened there if they must be)
+        base_column: list[int] = []
+        proj_column: list[int] = []
+        measure_column: list[int] = []
+        limit_column: list[int] = []
+        add_flags, add_base, add_proj = made.flags.append, base_column.append, proj_column.append
         add_measure, add_limit, add_basis = (
-            made.measure.append,
-            made.limit.append,
+            measure_column.append,
+            limit_column.append,
             made.basis.append,
         )
         prev_after, prev_prov = prev
@@ -382,6 +447,10 @@ class Follower:
             if prev_after < 0:
                 prev_after = 0
             prev_prov = estimated if changed else provenance
+        made.add("base", base_column)
+        made.add("proj", proj_column)
+        made.add("measure", measure_column)
+        made.add("limit", limit_column)
         return prev_after, prev_prov
 
     def _deltas_and_provenances(
@@ -449,6 +518,15 @@ def _fits(windows: list[int | None], prompt: int) -> bool:
     if windows.count(first) == len(windows):
         return bool(first) and prompt <= first  # type: ignore[operator]
     return not (windows.count(None) or windows.count(0)) and prompt <= min(windows)  # type: ignore[type-var,operator]
+
+
+def _repeated(value: int, n: int) -> Sequence[int]:
+    """``value`` ``n`` times, as the rows' figure columns first hold them (an unsigned 4-byte
+    array, repeated in C), or a list when it does not fit."""
+    try:
+        return array("I", [value]) * n
+    except OverflowError:
+        return [value] * n
 
 
 def _plus(values: Sequence[int], scaled: int) -> list[int]:

@@ -374,13 +374,38 @@ def test_a_run_follows_only_a_policy_that_walks_alike(path: str, value: Any, fol
     assert can_follow(_fields(other), _fields(base)) is follows
 
 
-def test_a_stretch_is_made_column_by_column_as_call_by_call(
+def test_a_protected_turns_change_makes_its_stretch_a_column_at_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A run of one delta is made over the columns at once (sums and comparisons over slices),
-    walking call by call only the call it stops at: the same columns as a walk call by call,
-    floored at 0 (a delta far below the recording's) and stopped where a check fires or a call
-    overflows."""
+    """The stretch after the compaction is made with whole columns added to at once
+    (:mod:`core.replay.lanes`), never value by value, and leaves a full walk's trace."""
+    session = _long_tail(80)
+    base = get_preset("seed")
+    replayer = Replayer(session)
+    replayer.run(base)
+    followers = _followers(monkeypatch)
+
+    def by_value(*_args: Any) -> Any:
+        raise AssertionError("made value by value")
+
+    monkeypatch.setattr(shifted.Follower, "_columns_by_value", by_value)
+    policy = _set(base, "pruning.protect_turns", 4)
+    replayer.run(policy)
+    assert max(stop - first for _follower, first, stop in followers) > 100
+    monkeypatch.undo()
+    assert walked(_trace(replayer, policy)) == walked(_full_walk(session, policy))
+
+
+@pytest.mark.parametrize("at_once", [True, False])
+def test_a_stretch_is_made_column_by_column_as_call_by_call(
+    monkeypatch: pytest.MonkeyPatch, at_once: bool
+) -> None:
+    """A run of one delta is made over the columns at once (sums and comparisons over slices,
+    or whole columns added to at once, :mod:`core.replay.lanes`), walking call by call only
+    the call it stops at: the same columns as a walk call by call, floored at 0 (a delta far
+    below the recording's) and stopped where a check fires or a call overflows."""
+    if not at_once:
+        monkeypatch.setattr(shifted.Follower, "_columns_at_once", lambda *_args: None)
     session = _long_tail(80)
     base = get_preset("seed")
     replayer = Replayer(session)
@@ -412,7 +437,10 @@ def test_a_stretch_is_made_column_by_column_as_call_by_call(
             )
             assert made == walked_made
             for name in CheckRows.__slots__:
-                assert getattr(columns[0], name) == getattr(walked_columns[0], name), name
+                made_column, walked_column = (
+                    list(getattr(rows, name)) for rows in (columns[0], walked_columns[0])
+                )
+                assert made_column == walked_column, name
             assert [list(column) for column in columns[1:]] == [
                 list(column) for column in walked_columns[1:]
             ]
