@@ -222,7 +222,7 @@ class Follower:
         old_deltas = self.earlier.deltas
         made: CheckRows = columns[0]
         count = len(made)
-        runs = 0
+        runs: list[tuple[int, int]] = []
         c = first
         while c < stop:
             old = old_deltas[c]
@@ -231,12 +231,12 @@ class Follower:
                 run_end = stop
             else:
                 run_end = c + next(compress(count_from(), map(old.__ne__, part)))
-            runs += 1
             prev = self._run(c, run_end, old + shift, prev, columns)
+            runs.append((old + shift, first + len(made) - count - c))
             c = first + len(made) - count
             if c < run_end:
                 break  # (the run stopped before its end: the stretch ends there)
-        self._deltas_and_provenances(first, len(made) - count, shift, runs, columns)
+        self._deltas_and_provenances(first, runs, columns)
         return prev
 
     def _run(self, first: int, stop: int, delta: int, prev: _Prev, columns: _Columns) -> _Prev:
@@ -354,6 +354,11 @@ class Follower:
         if not windows:
             return stop
         reasons = self.walk.reasons[first:stop]
+        above = _over_one_window(windows, prompts, scaled)
+        if above is not None:
+            if removed_nothing and reasons.count(None) != len(reasons):
+                above = min(above, next(compress(count_from(), map(is_not, reasons, repeat(None)))))
+            return first + above
         if not _fits(windows, max(prompts) + scaled):
             over = (
                 i
@@ -454,27 +459,19 @@ class Follower:
         return prev_after, prev_prov
 
     def _deltas_and_provenances(
-        self, first: int, m: int, shift: int, runs: int, columns: tuple[Any, ...]
+        self, first: int, runs: Sequence[tuple[int, int]], columns: tuple[Any, ...]
     ) -> None:
-        """Append the deltas and provenances of the ``m`` calls from ``first`` a stretch made
-        (``runs``: how many runs of one delta they make) to ``columns``."""
-        if m <= 0:
-            return
-        deltas: Sequence[int] = self.earlier.deltas[first : first + m]
-        if runs == 1:
-            delta = deltas[0] + shift
-            deltas = [delta] * m
-        else:
-            deltas = [delta + shift for delta in deltas]
-        columns[1].extend(deltas)
+        """Append the deltas and provenances of the calls from ``first`` a stretch made to
+        ``columns``: ``runs``, each the delta of a run of calls and how many it made (each
+        run's written at once: one delta, and the estimator's provenance where it is not 0)."""
+        deltas, provenances = columns[1], columns[3]
         estimated = self.walk.setting.counter.provenance
-        if runs == 1 and deltas[0] != 0:
-            columns[3].extend([estimated] * m)
-        else:
-            recorded = self.walk.setting.rec.baseline_prov[first : first + m]
-            columns[3].extend(
-                [estimated if delta else prov for delta, prov in zip(deltas, recorded, strict=True)]
-            )
+        recorded = self.walk.setting.rec.baseline_prov
+        c = first
+        for delta, m in runs:
+            deltas.extend([delta] * m)
+            provenances.extend([estimated] * m if delta else recorded[c : c + m])
+            c += m
 
     def _write(self, c0: int, end: int, state: State, shift: int, columns: tuple[Any, ...]) -> None:
         """Append the stretch's calls to the run's trace and bring ``state`` to its end."""
@@ -508,6 +505,18 @@ class Follower:
         last.prev_figure = walk.setting.rec.figures_of_delta(end - 1, deltas[-1]).after_reply
         for name in State.__slots__:
             setattr(state, name, getattr(last, name))
+
+
+def _over_one_window(
+    windows: Sequence[int | None], prompts: Sequence[int], scaled: int
+) -> int | None:
+    """Where one window holds over every call (the usual), the first call whose prompt plus
+    ``scaled`` is over it (the number of calls if none), found a column at once
+    (:func:`core.replay.lanes.first_at_least`); None otherwise."""
+    window = windows[0]
+    if not window or windows.count(window) != len(windows) or not isinstance(prompts, array):
+        return None
+    return lanes.first_at_least(prompts, window - scaled + 1)
 
 
 def _fits(windows: list[int | None], prompt: int) -> bool:

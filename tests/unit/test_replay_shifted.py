@@ -10,6 +10,7 @@ of a series of changes (each resumed from the runs before it, as in the TUI).
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -433,7 +434,7 @@ def test_a_stretch_is_made_column_by_column_as_call_by_call(
                 follower, first, stop, deltas[first] + shift, prev, walked_columns
             )
             follower._deltas_and_provenances(
-                first, len(walked_columns[0]), shift, 1, walked_columns
+                first, [(deltas[first] + shift, len(walked_columns[0]))], walked_columns
             )
             assert made == walked_made
             for name in CheckRows.__slots__:
@@ -484,3 +485,27 @@ def test_windows_fit_a_prompt_as_every_window_compared(windows: list[int | None]
         known = None not in windows and 0 not in windows
         expected = known and prompt <= min(w for w in windows if w is not None)
         assert shifted._fits(windows, prompt) is expected
+
+
+@pytest.mark.parametrize("scaled", [-500, -1, 0, 1, 700])
+@pytest.mark.parametrize(
+    "windows",
+    [[1_000] * 6, [int("1000") for _ in range(6)], [1_000, 900, 1_000, 1_000, 1_000, 1_000]],
+)
+def test_the_first_prompt_over_one_window_is_found_a_column_at_once(
+    windows: list[int], scaled: int
+) -> None:
+    """``_over_one_window``: the first call whose prompt plus ``scaled`` is over the window, as
+    each call compared; None (each compared by the caller) where the window changes, or the
+    prompts are not an array of figures that fit a lane."""
+    prompts = [0, 300, 999, 1_000, 1_001, 1_700]
+    found = shifted._over_one_window(windows, array("i", prompts), scaled)
+    if len(set(windows)) > 1:
+        assert found is None
+        return
+    expected = next(
+        (i for i, prompt in enumerate(prompts) if prompt + scaled > windows[0]), len(prompts)
+    )
+    assert found == expected
+    assert shifted._over_one_window(windows, prompts, scaled) is None  # (a list)
+    assert shifted._over_one_window(windows, array("i", [-1, *prompts[1:]]), scaled) is None
