@@ -36,9 +36,9 @@ from operator import is_not
 from typing import TYPE_CHECKING, Any
 
 from core.model.session import Provenance
-from core.replay import lanes
 from core.replay.calls import Calls
 from core.replay.checks import CheckRules
+from core.replay.lanes import Lanes
 from core.replay.recorded import RecordedCompactions
 from core.replay.setting import Setting
 from core.replay.state import (
@@ -296,7 +296,7 @@ class Follower:
         self, first: int, n: int, scaled: int, prev_after: int, old_flags: bytes, limit: int | None
     ) -> _Made | None:
         """:meth:`_columns_by_value` with each column made at once (:mod:`core.replay.lanes`):
-        None where a figure does not fit a lane, or would be floored at 0."""
+        None where a figure does not fit a lane."""
         lane_columns = self.walk.setting.rec.lane_columns()
         old_base, old_proj, measure = self.earlier.made.figures_of(first, first + n)
         if lane_columns is None or not n:
@@ -304,31 +304,33 @@ class Follower:
         if not isinstance(old_base, array) or not isinstance(old_proj, array):
             return None
         baseline, baseline_after = lane_columns
-        after = lanes.plus(baseline_after[first : first + n - 1], scaled)
-        if after is None or not 0 <= prev_after < _LANE_MAX:
+        # (each call's check sees the figure after the previous call's reply)
+        after = Lanes.of(baseline_after[first : first + n - 1])
+        after = after.plus(scaled) if after is not None else None
+        base = after.after(prev_after) if after is not None else None
+        held_base, held_proj = Lanes.of(old_base), Lanes.of(old_proj)
+        if base is None or held_base is None or held_proj is None:
             return None
-        base = array(baseline_after.typecode, [prev_after])
-        base += after
-        proj = lanes.plus_difference(old_proj, base, old_base)
+        proj = held_proj.plus_difference(base, held_base)
         if proj is None:
             return None
         rules = self.walk.rules
         if rules.auto and limit is not None and limit > 0:
             threshold = limit + rules.strict
-            cut = lanes.first_at_least(proj, threshold)
-            crossed = lanes.first_at_least(base[:cut], threshold)
-            if cut is None or crossed is None:
-                return None
+            n = proj.first_at_least(threshold)
+            base_column = base.array()
             # (a figure at the threshold fires where its check checks now)
-            for i in range(crossed, cut):
-                if base[i] >= threshold and old_flags[i] & CHECKS_NOW:
-                    cut = i
+            for i in range(base.first_at_least(threshold), n):
+                if base_column[i] >= threshold and old_flags[i] & CHECKS_NOW:
+                    n = i
                     break
-            n = cut
-        figures = lanes.plus(baseline[first : first + n], scaled)
+        else:
+            base_column = base.array()
+        figures = Lanes.of(baseline[first : first + n])
+        figures = figures.plus(scaled) if figures is not None else None
         if figures is None:
             return None
-        return n, base, proj, measure, list(figures)
+        return n, base_column, proj.array(), measure, list(figures.array())
 
     def _columns_by_value(
         self, first: int, n: int, scaled: int, prev_after: int, old_flags: bytes, limit: int | None
@@ -512,11 +514,12 @@ def _over_one_window(
 ) -> int | None:
     """Where one window holds over every call (the usual), the first call whose prompt plus
     ``scaled`` is over it (the number of calls if none), found a column at once
-    (:func:`core.replay.lanes.first_at_least`); None otherwise."""
+    (:meth:`core.replay.lanes.Lanes.first_at_least`); None otherwise."""
     window = windows[0]
     if not window or windows.count(window) != len(windows) or not isinstance(prompts, array):
         return None
-    return lanes.first_at_least(prompts, window - scaled + 1)
+    column = Lanes.of(prompts)
+    return column.first_at_least(window - scaled + 1) if column is not None else None
 
 
 def _fits(windows: list[int | None], prompt: int) -> bool:
