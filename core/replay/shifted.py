@@ -489,10 +489,10 @@ class Follower:
         first.n_events = n_events
         kept[0] = first
         before = self.earlier.checkpoints
-        for c in range(c0 + every, end, every):  # (c0 is kept: a multiple of every)
-            earlier = before[c]
-            assert earlier is not None  # (kept by the earlier run's walk as by this one's)
-            kept[c - c0] = _shifted(earlier, state, shift, checks.base[c - c0], n_events)
+        # (c0 is kept: a multiple of every; the others as the earlier run's walk kept them)
+        kept[every::every] = _shifted_states(
+            before[c0 + every : end : every], state, shift, checks.base[every::every], n_events
+        )
         trace.checkpoints.extend(kept)
         trace.pending += bytes(m)  # (a stretch leaves no projection pending; copied in C)
         trace.made.extend_rows(checks)
@@ -588,12 +588,31 @@ def _in_step(state: State, old: State) -> bool:
 def _shifted(old: State, state: State, shift: int, prev_figure: int | None, n_events: int) -> State:
     """The earlier run's state ``old`` as the run has it: its context (``state``'s), the
     contexts' difference added, the previous call's figure after its reply."""
-    new = old.copy()
-    new.base, new.base_tokens, new.stuck = state.base, state.base_tokens, state.stuck
-    new.e_sim += shift
-    new.prev_e_cov += shift
-    if prev_figure is not None:
-        new.prev_figure = prev_figure
-    new.pending = False
-    new.n_events = n_events
-    return new
+    return _shifted_states([old], state, shift, [prev_figure], n_events)[0]
+
+
+def _shifted_states(
+    olds: Sequence[State | None],
+    state: State,
+    shift: int,
+    prev_figures: Sequence[int | None],
+    n_events: int,
+) -> list[State]:
+    """:func:`_shifted` of each of ``olds`` with its previous figure (one loop: a stretch keeps
+    a few thousand)."""
+    base, base_tokens, stuck = state.base, state.base_tokens, state.stuck
+    copy = State.copy
+    shifted: list[State] = []
+    add = shifted.append
+    for old, prev_figure in zip(olds, prev_figures, strict=True):
+        assert old is not None  # (kept by the earlier run's walk as by this one's)
+        new = copy(old)
+        new.base, new.base_tokens, new.stuck = base, base_tokens, stuck
+        new.e_sim += shift
+        new.prev_e_cov += shift
+        if prev_figure is not None:
+            new.prev_figure = prev_figure
+        new.pending = False
+        new.n_events = n_events
+        add(new)
+    return shifted
