@@ -129,6 +129,13 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
 def _one_line(text: str, limit: int = _MAX_BULLET_CHARS) -> str:
     """``text`` folded onto one line and cut to ``limit`` characters with an ellipsis."""
+    if len(text) > 2 * limit:
+        # A long text's first 2 * limit characters fold to the start of the whole text's
+        # folding (its words, the last perhaps cut short): when that is over the limit, it
+        # holds the cut (a summary folds every user message of the head, most of them long).
+        folded = " ".join(text[: 2 * limit].split())
+        if len(folded) > limit:
+            return folded[: limit - 1].rstrip() + "…"
     folded = " ".join(text.split())
     if len(folded) <= limit:
         return folded

@@ -288,6 +288,7 @@ class RecordedSide:
     """The recording's own context at every call, in one estimator's tokens (policy-independent)."""
 
     __slots__ = (
+        "_lane_columns",
         "baseline",
         "baseline_after",
         "baseline_prompt",
@@ -318,6 +319,20 @@ class RecordedSide:
         """Recorded compaction index -> (context items, walk start)."""
         self.overhead = 0
         self.overhead_known = False
+        self._lane_columns: tuple[array[int], array[int]] | tuple[()] | None = None
+        """(made when first asked for; empty when a figure does not fit)"""
+
+    def lane_columns(self) -> tuple[array[int], array[int]] | None:
+        """:attr:`baseline` and :attr:`baseline_after` as unsigned 4-byte arrays, made when first
+        asked for (a run following an earlier one adds to them a column at a time:
+        :mod:`core.replay.lanes`); None when a figure does not fit (the lists are kept: a run
+        following the recording shares their int objects)."""
+        if self._lane_columns is None:
+            try:
+                self._lane_columns = (array("I", self.baseline), array("I", self.baseline_after))
+            except OverflowError:
+                self._lane_columns = ()
+        return self._lane_columns or None
 
     def figures(self, c: int, e_sim_cov: int) -> CallFigures:
         """Call ``c`` as the policy sees it, from its simulated context ``e_sim_cov`` (estimated

@@ -26,6 +26,7 @@ ends (``tests/unit/test_replay_shifted.py`` compares every trace so made with a 
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from core.model.session import Provenance
 from core.replay.calls import Calls
 from core.replay.checks import CheckRules
+from core.replay.lanes import Lanes
 from core.replay.recorded import RecordedCompactions
 from core.replay.setting import Setting
 from core.replay.state import (
@@ -61,6 +63,12 @@ _Prev = tuple[int, Provenance]
 """The figure after a call's reply, and its provenance."""
 _Columns = tuple[Any, ...]
 """A stretch's checks (:class:`CheckRows`), deltas, figures and provenances, being made."""
+_Made = tuple[int, Sequence[int], Sequence[int], Sequence[int], list[int]]
+"""How many calls of a run of one delta are made at once, and their checks' base, projection
+and measure, and their figures (:meth:`Follower._columns_at_once`)."""
+_LANE_MAX = 1 << 31
+"""The figures :meth:`Follower._columns_at_once` makes are below this (the top bit of an
+unsigned 4-byte lane clear)."""
 
 _SAME_WALK = (
     "base_pos",
@@ -214,7 +222,7 @@ class Follower:
         old_deltas = self.earlier.deltas
         made: CheckRows = columns[0]
         count = len(made)
-        runs = 0
+        runs: list[tuple[int, int]] = []
         c = first
         while c < stop:
             old = old_deltas[c]
@@ -223,12 +231,12 @@ class Follower:
                 run_end = stop
             else:
                 run_end = c + next(compress(count_from(), map(old.__ne__, part)))
-            runs += 1
             prev = self._run(c, run_end, old + shift, prev, columns)
+            runs.append((old + shift, first + len(made) - count - c))
             c = first + len(made) - count
             if c < run_end:
                 break  # (the run stopped before its end: the stretch ends there)
-        self._deltas_and_provenances(first, len(made) - count, shift, runs, columns)
+        self._deltas_and_provenances(first, runs, columns)
         return prev
 
     def _run(self, first: int, stop: int, delta: int, prev: _Prev, columns: _Columns) -> _Prev:
@@ -259,31 +267,85 @@ class Follower:
         cut = self._overflow(first, first + n, scaled, delta >= 0)
         n = min(n, cut - first)
         prev_after, prev_prov = prev
-        base = [prev_after, *_plus(rec.baseline_after[first : first + n - 1], scaled)] if n else []
-        old_base, old_proj, measure = self.earlier.made.figures_of(first, first + n)
-        proj = [p + b - before for p, b, before in zip(old_proj, base, old_base, strict=True)]
-        if walk.rules.auto and limit is not None and limit > 0:
-            n = min(n, _crossing(limit + walk.rules.strict, proj, base, old_flags, n))
+        made = self._columns_at_once(first, n, scaled, prev_after, old_flags, limit)
+        if made is None:
+            made = self._columns_by_value(first, n, scaled, prev_after, old_flags, limit)
+        n, base, proj, measure, figures = made
         if n:
-            made: CheckRows = columns[0]
-            made.flags += old_flags[:n].translate(_KEPT if limit is not None else _KEPT_NO_LIMIT)
-            made.base += base[:n]
-            made.proj += proj[:n]
-            made.measure += measure[:n]
-            made.limit += [limit or 0] * n
+            rows: CheckRows = columns[0]
+            rows.flags += old_flags[:n].translate(_KEPT if limit is not None else _KEPT_NO_LIMIT)
+            rows.add("base", base[:n])
+            rows.add("proj", proj[:n])
+            rows.add("measure", measure[:n])
+            rows.add("limit", _repeated(limit or 0, n))
             if prev_prov is not _RECORDED:
                 basis = "estimated"
             elif proj[0] != base[0]:
                 basis = "projected"
             else:
                 basis = "recorded"
-            made.basis += [basis, *["estimated"] * (n - 1)]
-            columns[2].extend(_plus(rec.baseline[first : first + n], scaled))
+            rows.basis += [basis, *["estimated"] * (n - 1)]
+            columns[2].extend(figures)
             prev_after = max(0, rec.baseline_after[first + n - 1] + scaled)
             prev_prov = estimated
         if first + n < stop:  # (the call it stopped at: made call by call, or stopped at)
             return self._walk(first + n, first + n + 1, delta, (prev_after, prev_prov), columns)
         return prev_after, prev_prov
+
+    def _columns_at_once(
+        self, first: int, n: int, scaled: int, prev_after: int, old_flags: bytes, limit: int | None
+    ) -> _Made | None:
+        """:meth:`_columns_by_value` with each column made at once (:mod:`core.replay.lanes`):
+        None where a figure does not fit a lane."""
+        lane_columns = self.walk.setting.rec.lane_columns()
+        old_base, old_proj, measure = self.earlier.made.figures_of(first, first + n)
+        if lane_columns is None or not n:
+            return None
+        if not isinstance(old_base, array) or not isinstance(old_proj, array):
+            return None
+        baseline, baseline_after = lane_columns
+        # (each call's check sees the figure after the previous call's reply)
+        after = Lanes.of(baseline_after[first : first + n - 1])
+        after = after.plus(scaled) if after is not None else None
+        base = after.after(prev_after) if after is not None else None
+        held_base, held_proj = Lanes.of(old_base), Lanes.of(old_proj)
+        if base is None or held_base is None or held_proj is None:
+            return None
+        proj = held_proj.plus_difference(base, held_base)
+        if proj is None:
+            return None
+        rules = self.walk.rules
+        if rules.auto and limit is not None and limit > 0:
+            threshold = limit + rules.strict
+            n = proj.first_at_least(threshold)
+            base_column = base.array()
+            # (a figure at the threshold fires where its check checks now)
+            for i in range(base.first_at_least(threshold), n):
+                if base_column[i] >= threshold and old_flags[i] & CHECKS_NOW:
+                    n = i
+                    break
+        else:
+            base_column = base.array()
+        figures = Lanes.of(baseline[first : first + n])
+        figures = figures.plus(scaled) if figures is not None else None
+        if figures is None:
+            return None
+        return n, base_column, proj.array(), measure, list(figures.array())
+
+    def _columns_by_value(
+        self, first: int, n: int, scaled: int, prev_after: int, old_flags: bytes, limit: int | None
+    ) -> _Made:
+        """The run's calls ``first`` to ``first + n`` (not included) up to the first whose check
+        would fire or leave its projection pending: how many, and their checks' base, projection
+        and measure, and their figures (floored at 0)."""
+        rec = self.walk.setting.rec
+        base = [prev_after, *_plus(rec.baseline_after[first : first + n - 1], scaled)] if n else []
+        old_base, old_proj, measure = self.earlier.made.figures_of(first, first + n)
+        proj = [p + b - before for p, b, before in zip(old_proj, base, old_base, strict=True)]
+        rules = self.walk.rules
+        if rules.auto and limit is not None and limit > 0:
+            n = min(n, _crossing(limit + rules.strict, proj, base, old_flags, n))
+        return n, base, proj, measure, _plus(rec.baseline[first : first + n], scaled)
 
     def _overflow(self, first: int, stop: int, scaled: int, removed_nothing: bool) -> int:
         """The first call from ``first`` (``stop`` if none) that overflows its window with its
@@ -294,6 +356,11 @@ class Follower:
         if not windows:
             return stop
         reasons = self.walk.reasons[first:stop]
+        above = _over_one_window(windows, prompts, scaled)
+        if above is not None:
+            if removed_nothing and reasons.count(None) != len(reasons):
+                above = min(above, next(compress(count_from(), map(is_not, reasons, repeat(None)))))
+            return first + above
         if not _fits(windows, max(prompts) + scaled):
             over = (
                 i
@@ -316,11 +383,16 @@ class Follower:
         auto, strict = walk.rules.auto, walk.rules.strict
         made: CheckRows = columns[0]
         figures = columns[2].append
-        # (the checks' columns, written as CheckColumns holds them: no Check made, nor read)
-        add_flags, add_base, add_proj = made.flags.append, made.base.append, made.proj.append
+        # (the checks' columns, written as CheckColumns holds them: no Check made, nor read;
+        # the figures added to the rows' arrays at the end, widened there if they must be)
+        base_column: list[int] = []
+        proj_column: list[int] = []
+        measure_column: list[int] = []
+        limit_column: list[int] = []
+        add_flags, add_base, add_proj = made.flags.append, base_column.append, proj_column.append
         add_measure, add_limit, add_basis = (
-            made.measure.append,
-            made.limit.append,
+            measure_column.append,
+            limit_column.append,
             made.basis.append,
         )
         prev_after, prev_prov = prev
@@ -382,30 +454,26 @@ class Follower:
             if prev_after < 0:
                 prev_after = 0
             prev_prov = estimated if changed else provenance
+        made.add("base", base_column)
+        made.add("proj", proj_column)
+        made.add("measure", measure_column)
+        made.add("limit", limit_column)
         return prev_after, prev_prov
 
     def _deltas_and_provenances(
-        self, first: int, m: int, shift: int, runs: int, columns: tuple[Any, ...]
+        self, first: int, runs: Sequence[tuple[int, int]], columns: tuple[Any, ...]
     ) -> None:
-        """Append the deltas and provenances of the ``m`` calls from ``first`` a stretch made
-        (``runs``: how many runs of one delta they make) to ``columns``."""
-        if m <= 0:
-            return
-        deltas: Sequence[int] = self.earlier.deltas[first : first + m]
-        if runs == 1:
-            delta = deltas[0] + shift
-            deltas = [delta] * m
-        else:
-            deltas = [delta + shift for delta in deltas]
-        columns[1].extend(deltas)
+        """Append the deltas and provenances of the calls from ``first`` a stretch made to
+        ``columns``: ``runs``, each the delta of a run of calls and how many it made (each
+        run's written at once: one delta, and the estimator's provenance where it is not 0)."""
+        deltas, provenances = columns[1], columns[3]
         estimated = self.walk.setting.counter.provenance
-        if runs == 1 and deltas[0] != 0:
-            columns[3].extend([estimated] * m)
-        else:
-            recorded = self.walk.setting.rec.baseline_prov[first : first + m]
-            columns[3].extend(
-                [estimated if delta else prov for delta, prov in zip(deltas, recorded, strict=True)]
-            )
+        recorded = self.walk.setting.rec.baseline_prov
+        c = first
+        for delta, m in runs:
+            deltas.extend([delta] * m)
+            provenances.extend([estimated] * m if delta else recorded[c : c + m])
+            c += m
 
     def _write(self, c0: int, end: int, state: State, shift: int, columns: tuple[Any, ...]) -> None:
         """Append the stretch's calls to the run's trace and bring ``state`` to its end."""
@@ -421,10 +489,10 @@ class Follower:
         first.n_events = n_events
         kept[0] = first
         before = self.earlier.checkpoints
-        for c in range(c0 + every, end, every):  # (c0 is kept: a multiple of every)
-            earlier = before[c]
-            assert earlier is not None  # (kept by the earlier run's walk as by this one's)
-            kept[c - c0] = _shifted(earlier, state, shift, checks.base[c - c0], n_events)
+        # (c0 is kept: a multiple of every; the others as the earlier run's walk kept them)
+        kept[every::every] = _shifted_states(
+            before[c0 + every : end : every], state, shift, checks.base[every::every], n_events
+        )
         trace.checkpoints.extend(kept)
         trace.pending += bytes(m)  # (a stretch leaves no projection pending; copied in C)
         trace.made.extend_rows(checks)
@@ -441,6 +509,19 @@ class Follower:
             setattr(state, name, getattr(last, name))
 
 
+def _over_one_window(
+    windows: Sequence[int | None], prompts: Sequence[int], scaled: int
+) -> int | None:
+    """Where one window holds over every call (the usual), the first call whose prompt plus
+    ``scaled`` is over it (the number of calls if none), found a column at once
+    (:meth:`core.replay.lanes.Lanes.first_at_least`); None otherwise."""
+    window = windows[0]
+    if not window or windows.count(window) != len(windows) or not isinstance(prompts, array):
+        return None
+    column = Lanes.of(prompts)
+    return column.first_at_least(window - scaled + 1) if column is not None else None
+
+
 def _fits(windows: list[int | None], prompt: int) -> bool:
     """Every window is known and holds ``prompt``. (One window over every call, as a session
     with no window change has, is one pass in C, the identical items found by identity: the
@@ -449,6 +530,15 @@ def _fits(windows: list[int | None], prompt: int) -> bool:
     if windows.count(first) == len(windows):
         return bool(first) and prompt <= first  # type: ignore[operator]
     return not (windows.count(None) or windows.count(0)) and prompt <= min(windows)  # type: ignore[type-var,operator]
+
+
+def _repeated(value: int, n: int) -> Sequence[int]:
+    """``value`` ``n`` times, as the rows' figure columns first hold them (an unsigned 4-byte
+    array, repeated in C), or a list when it does not fit."""
+    try:
+        return array("I", [value]) * n
+    except OverflowError:
+        return [value] * n
 
 
 def _plus(values: Sequence[int], scaled: int) -> list[int]:
@@ -498,12 +588,31 @@ def _in_step(state: State, old: State) -> bool:
 def _shifted(old: State, state: State, shift: int, prev_figure: int | None, n_events: int) -> State:
     """The earlier run's state ``old`` as the run has it: its context (``state``'s), the
     contexts' difference added, the previous call's figure after its reply."""
-    new = old.copy()
-    new.base, new.base_tokens, new.stuck = state.base, state.base_tokens, state.stuck
-    new.e_sim += shift
-    new.prev_e_cov += shift
-    if prev_figure is not None:
-        new.prev_figure = prev_figure
-    new.pending = False
-    new.n_events = n_events
-    return new
+    return _shifted_states([old], state, shift, [prev_figure], n_events)[0]
+
+
+def _shifted_states(
+    olds: Sequence[State | None],
+    state: State,
+    shift: int,
+    prev_figures: Sequence[int | None],
+    n_events: int,
+) -> list[State]:
+    """:func:`_shifted` of each of ``olds`` with its previous figure (one loop: a stretch keeps
+    a few thousand)."""
+    base, base_tokens, stuck = state.base, state.base_tokens, state.stuck
+    copy = State.copy
+    shifted: list[State] = []
+    add = shifted.append
+    for old, prev_figure in zip(olds, prev_figures, strict=True):
+        assert old is not None  # (kept by the earlier run's walk as by this one's)
+        new = copy(old)
+        new.base, new.base_tokens, new.stuck = base, base_tokens, stuck
+        new.e_sim += shift
+        new.prev_e_cov += shift
+        if prev_figure is not None:
+            new.prev_figure = prev_figure
+        new.pending = False
+        new.n_events = n_events
+        add(new)
+    return shifted

@@ -256,6 +256,21 @@ def _widened(column: Any) -> Any:
     return list(column) if wider is None else array(wider, column)
 
 
+def _extended(column: Any, count: int, values: Sequence[Any]) -> Any:
+    """``column`` (an array, or a list) cut back to ``count`` values, then ``values`` added:
+    the column, or the wider one made when they do not fit (:data:`_WIDER`)."""
+    del column[count:]
+    while True:
+        try:
+            # (an array of the column's type first: extended so at once, not item by item;
+            # an array of its type is copied as it is)
+            column.extend(_as_column(column, values))
+            return column
+        except (OverflowError, TypeError):
+            del column[count:]
+            column = _widened(column)
+
+
 class CheckColumns(Sequence[Check]):
     """The threshold checks of a run, one per call, held as columns rather than as ~10^5 named
     tuples (112 bytes each, and an int object or two of their own): a flags byte (the two flags,
@@ -344,17 +359,7 @@ class CheckColumns(Sequence[Check]):
     def _put(self, name: str, count: int, values: Sequence[Any]) -> None:
         """Column ``name`` cut back to ``count`` values, then ``values`` added (widened until they
         fit)."""
-        column = getattr(self, name)
-        del column[count:]
-        while True:
-            try:
-                # (an array of the column's type first: extended so at once, not item by item)
-                column.extend(_as_column(column, values))
-                break
-            except (OverflowError, TypeError):
-                del column[count:]
-                column = _widened(column)
-                setattr(self, name, column)
+        setattr(self, name, _extended(getattr(self, name), count, values))
 
     def extend(self, checks: Iterable[Check]) -> None:
         """Add ``checks`` (the next calls')."""
@@ -379,11 +384,14 @@ class CheckColumns(Sequence[Check]):
         others found in C and set one by one."""
         n = len(strings)
         last = strings[-1] if n else None
+        if strings.count(last) == n:  # (one string: counted in C, by identity first)
+            code = self._code(last)
+            return bytes([code]) * n if self._byte_codes() else [code] * n
         others = list(compress(range(n), map(ne, strings, repeat(last))))
         if 4 * len(others) > n:  # (mixed: each looked up)
             for string in set(strings):
                 self._code(string)
-            codes: Any = list(map(self._codes.__getitem__, strings))
+            codes: list[int] = list(map(self._codes.__getitem__, strings))
         else:
             for string in {last, *map(strings.__getitem__, others)}:
                 self._code(string)
@@ -391,7 +399,11 @@ class CheckColumns(Sequence[Check]):
             for i in others:
                 codes[i] = self._codes[strings[i]]
         # (as bytes, copied into the column at once)
-        return bytes(codes) if len(self._names) <= 256 and self._basis.typecode == "B" else codes
+        return bytes(codes) if self._byte_codes() else codes
+
+    def _byte_codes(self) -> bool:
+        """The basis column holds bytes, and every code fits one."""
+        return len(self._names) <= 256 and self._basis.typecode == "B"
 
     def figures(self, start: int, stop: int) -> Iterator[tuple[int, int, int, int]]:
         """The flags byte, base, projection and baseline measure of checks ``start`` to
@@ -560,20 +572,27 @@ _Item = TypeVar("_Item")
 
 
 class CheckRows:
-    """The checks of calls being made, as :class:`CheckColumns` holds them (a flags byte and
-    the figures, None as 0, and the basis), in lists: :meth:`CheckColumns.extend_rows` adds
-    them at once (a stretch of calls following an earlier run, made without a :class:`Check`
-    each)."""
+    """The checks of calls being made, as :class:`CheckColumns` holds them (a flags byte, the
+    figures in int arrays, None as 0, widened as there, and the basis): :meth:`CheckColumns.extend_rows`
+    adds them at once, an array of the columns' type copied as it is (a stretch of calls
+    following an earlier run, made without a :class:`Check` each, nor an int object per figure
+    where it is made a column at a time: :mod:`core.replay.lanes`)."""
 
     __slots__ = ("base", "basis", "flags", "limit", "measure", "proj")
 
     def __init__(self) -> None:
         self.flags = bytearray()
-        self.base: list[int] = []
-        self.proj: list[int] = []
-        self.measure: list[int] = []
-        self.limit: list[int] = []
+        self.base: Any = array("I")
+        self.proj: Any = array("I")
+        self.measure: Any = array("I")
+        self.limit: Any = array("I")
         self.basis: list[str | None] = []
+
+    def add(self, name: str, values: Sequence[int]) -> None:
+        """Add ``values`` to the figure column ``name`` (``base``, ``proj``, ``measure`` or
+        ``limit``), widened until they fit."""
+        column = getattr(self, name)
+        setattr(self, name, _extended(column, len(column), values))
 
     def __len__(self) -> int:
         return len(self.flags)

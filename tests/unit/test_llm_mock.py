@@ -392,3 +392,28 @@ def test_paths_of_arguments_without_a_path_key_are_none(arguments: dict[str, obj
         if isinstance(value, str) and "*** " in value:
             expected.extend(m.strip() for m in llm_mock._PATCH_FILE.findall(value))
     assert llm_mock._paths_in(arguments) == expected
+
+
+@given(
+    st.text(alphabet=st.sampled_from(["a", "b", " ", "\n", "\t", "\u2003", "é"]), max_size=80),
+    st.integers(0, 30),
+)
+def test_a_line_folds_and_cuts_as_the_whole_text_folded(text: str, limit: int) -> None:
+    """``_one_line`` folds a long text's start only (the words, then the cut): the same line
+    as the whole text folded, then cut."""
+    from core.llm.mock import _one_line
+
+    folded = " ".join(text.split())
+    expected = folded if len(folded) <= limit else folded[: limit - 1].rstrip() + "…"
+    assert _one_line(text, limit) == expected
+
+
+def test_a_long_text_is_folded_from_its_start_only() -> None:
+    from core.llm.mock import _one_line
+
+    class Whole(str):
+        def split(self, *_args: object, **_kwargs: object) -> list[str]:
+            raise AssertionError("the whole text folded")
+
+    text = Whole("word  " * 10_000)
+    assert _one_line(text, 20) == "word word word word…"

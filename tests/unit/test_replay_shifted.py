@@ -10,6 +10,7 @@ of a series of changes (each resumed from the runs before it, as in the TUI).
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -374,13 +375,38 @@ def test_a_run_follows_only_a_policy_that_walks_alike(path: str, value: Any, fol
     assert can_follow(_fields(other), _fields(base)) is follows
 
 
-def test_a_stretch_is_made_column_by_column_as_call_by_call(
+def test_a_protected_turns_change_makes_its_stretch_a_column_at_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A run of one delta is made over the columns at once (sums and comparisons over slices),
-    walking call by call only the call it stops at: the same columns as a walk call by call,
-    floored at 0 (a delta far below the recording's) and stopped where a check fires or a call
-    overflows."""
+    """The stretch after the compaction is made with whole columns added to at once
+    (:mod:`core.replay.lanes`), never value by value, and leaves a full walk's trace."""
+    session = _long_tail(80)
+    base = get_preset("seed")
+    replayer = Replayer(session)
+    replayer.run(base)
+    followers = _followers(monkeypatch)
+
+    def by_value(*_args: Any) -> Any:
+        raise AssertionError("made value by value")
+
+    monkeypatch.setattr(shifted.Follower, "_columns_by_value", by_value)
+    policy = _set(base, "pruning.protect_turns", 4)
+    replayer.run(policy)
+    assert max(stop - first for _follower, first, stop in followers) > 100
+    monkeypatch.undo()
+    assert walked(_trace(replayer, policy)) == walked(_full_walk(session, policy))
+
+
+@pytest.mark.parametrize("at_once", [True, False])
+def test_a_stretch_is_made_column_by_column_as_call_by_call(
+    monkeypatch: pytest.MonkeyPatch, at_once: bool
+) -> None:
+    """A run of one delta is made over the columns at once (sums and comparisons over slices,
+    or whole columns added to at once, :mod:`core.replay.lanes`), walking call by call only
+    the call it stops at: the same columns as a walk call by call, floored at 0 (a delta far
+    below the recording's) and stopped where a check fires or a call overflows."""
+    if not at_once:
+        monkeypatch.setattr(shifted.Follower, "_columns_at_once", lambda *_args: None)
     session = _long_tail(80)
     base = get_preset("seed")
     replayer = Replayer(session)
@@ -408,11 +434,14 @@ def test_a_stretch_is_made_column_by_column_as_call_by_call(
                 follower, first, stop, deltas[first] + shift, prev, walked_columns
             )
             follower._deltas_and_provenances(
-                first, len(walked_columns[0]), shift, 1, walked_columns
+                first, [(deltas[first] + shift, len(walked_columns[0]))], walked_columns
             )
             assert made == walked_made
             for name in CheckRows.__slots__:
-                assert getattr(columns[0], name) == getattr(walked_columns[0], name), name
+                made_column, walked_column = (
+                    list(getattr(rows, name)) for rows in (columns[0], walked_columns[0])
+                )
+                assert made_column == walked_column, name
             assert [list(column) for column in columns[1:]] == [
                 list(column) for column in walked_columns[1:]
             ]
@@ -456,3 +485,27 @@ def test_windows_fit_a_prompt_as_every_window_compared(windows: list[int | None]
         known = None not in windows and 0 not in windows
         expected = known and prompt <= min(w for w in windows if w is not None)
         assert shifted._fits(windows, prompt) is expected
+
+
+@pytest.mark.parametrize("scaled", [-500, -1, 0, 1, 700])
+@pytest.mark.parametrize(
+    "windows",
+    [[1_000] * 6, [int("1000") for _ in range(6)], [1_000, 900, 1_000, 1_000, 1_000, 1_000]],
+)
+def test_the_first_prompt_over_one_window_is_found_a_column_at_once(
+    windows: list[int], scaled: int
+) -> None:
+    """``_over_one_window``: the first call whose prompt plus ``scaled`` is over the window, as
+    each call compared; None (each compared by the caller) where the window changes, or the
+    prompts are not an array of figures that fit a lane."""
+    prompts = [0, 300, 999, 1_000, 1_001, 1_700]
+    found = shifted._over_one_window(windows, array("i", prompts), scaled)
+    if len(set(windows)) > 1:
+        assert found is None
+        return
+    expected = next(
+        (i for i, prompt in enumerate(prompts) if prompt + scaled > windows[0]), len(prompts)
+    )
+    assert found == expected
+    assert shifted._over_one_window(windows, prompts, scaled) is None  # (a list)
+    assert shifted._over_one_window(windows, array("i", [-1, *prompts[1:]]), scaled) is None
