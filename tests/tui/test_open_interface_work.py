@@ -4,14 +4,20 @@ loader and the replay threads share one interpreter with it).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from textual import events
 from textual.css.stylesheet import Stylesheet
+from textual.geometry import Size
+from textual.screen import Screen
 
-from tests.support.tui_harness import settle
+from core.formats import load_session
+from tests.support.tui_harness import HeldLoad, HeldReplay, settle, until
 from tui.app import CtxscopeApp
 from tui.screens.session import SessionScreen
+from tui.screens.session.view import SessionView
 
 SAMPLE = Path(__file__).parents[2] / "sample_sessions" / "claude-code" / "overflow.jsonl"
 
@@ -38,3 +44,61 @@ async def test_opening_a_session_parses_the_stylesheets_once(
         app.screen.dismiss(None)  # the picker under it: read already
         await settle(pilot)
         assert len(reparses) == 1
+
+
+async def test_the_replay_of_a_big_file_starts_as_soon_as_the_whole_of_it_is_read(
+    big_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first part's frame is out: the whole file's replay starts when the whole is shown,
+    not after a frame of the whole list (the interpreter stayed idle in between)."""
+    waits: list[Callable[[], None]] = []
+    monkeypatch.setattr(SessionView, "after_list_painted", lambda _view, then: waits.append(then))
+    load = HeldLoad(monkeypatch)
+    replay = HeldReplay(monkeypatch)
+    app = CtxscopeApp(str(big_file), discover=lambda: [], live=False)
+    async with app.run_test(size=(120, 34)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        await until(pilot, lambda: screen.state is not None, "the first part shown")
+        assert screen.partial
+        load.release.set()
+        await until(pilot, replay.started.is_set, "the replay started", limit_s=10)
+        assert not screen.partial and waits == []
+        replay.release.set()
+        for then in waits:
+            then()
+        await until(
+            pilot,
+            lambda: screen.state is not None and screen.state.result is not None,
+            "the result",
+        )
+        assert screen.state is not None and screen.state.message_count == len(
+            load_session(big_file).messages
+        )
+
+
+async def test_a_resize_to_the_same_size_does_not_lay_the_screen_out_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A screen hears its size again as it opens (from the app's first resize): the full
+    layout that Textual does for it is skipped; a real resize still lays it out, with the
+    breakpoints' classes."""
+    app = CtxscopeApp(str(SAMPLE), discover=lambda: [], live=False)
+    async with app.run_test(size=(120, 34)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        layouts: list[Size] = []
+        real = Screen._refresh_layout
+
+        def counted(self: Screen[object], size: Size | None = None, scroll: bool = False) -> None:
+            layouts.append(size or app.size)
+            real(self, size, scroll)
+
+        monkeypatch.setattr(Screen, "_refresh_layout", counted)
+        screen.post_message(events.Resize(Size(120, 34), Size(120, 34)))
+        await settle(pilot)
+        assert layouts == []
+        await pilot.resize_terminal(90, 34)
+        await settle(pilot)
+        assert Size(90, 34) in layouts and screen.has_class("-narrow")

@@ -274,7 +274,7 @@ class SessionLoader(Controller):
         """The whole file is read: it takes the place of its first part (selection kept)."""
         view = self.view
         view.partial = False
-        self.after_paint_pending = True  # (from here: the detail pane's slow facts wait for it)
+        self.after_paint_pending = True  # (the detail pane's slow facts wait, as for a first one)
         view.apply_grown_session(session)
         selected = view.message_list.selected_message
         if selected is not None:
@@ -282,15 +282,11 @@ class SessionLoader(Controller):
             view.detail.show(selected, force=True)
         view.refresh_bindings()
         self._first_look(session)
-        # right after its frame (the layout is the first part's: no long wait for it)
-        view.after_list_painted(lambda: self._after_complete(session))
-
-    def _after_complete(self, session: Session) -> None:
-        self.after_paint_pending = False
-        state = self.view.state
-        if state is None or state.session is not session:
-            return
-        self.view.tell(SessionShown(session))
+        # The replay starts now, not after the whole list's frame: the first frame is out (the
+        # first part's), and the frame that matters next is the replay's. Waiting for this one
+        # left the interpreter idle between the two (the frame timer, the paint poll).
+        view.tell(SessionShown(session))
+        self.after_paint_pending = False  # (the notice keeps the session opening until heard)
 
     # -- showing the session -----------------------------------------------------------------------
 
