@@ -4,6 +4,7 @@ loader and the replay threads share one interpreter with it).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -102,3 +103,26 @@ async def test_a_resize_to_the_same_size_does_not_lay_the_screen_out_again(
         await pilot.resize_terminal(90, 34)
         await settle(pilot)
         assert Size(90, 34) in layouts and screen.has_class("-narrow")
+
+
+async def test_while_the_file_is_read_no_other_thread_waits_on_it(
+    big_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The load's worker awaits its reading thread in the event loop: no thread of the
+    executor waits (and wakes, taking the interpreter from the loader) meanwhile; cancelling
+    the worker still lets go of the read at once."""
+    load = HeldLoad(monkeypatch)
+    app = CtxscopeApp(str(big_file), discover=lambda: [], live=False)
+    async with app.run_test(size=(120, 34)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        await until(pilot, lambda: screen.state is not None, "the first part shown")
+        await pilot.pause()
+        assert screen.reading
+        assert [t.name for t in threading.enumerate() if t.name.startswith("asyncio")] == []
+        (worker,) = [w for w in app.workers if w.group == "load"]
+        assert not worker._thread_worker
+        await pilot.press("x")
+        await until(pilot, lambda: worker.is_finished, "the load's worker ended")
+        assert screen.partial is False and not screen.reading
+        load.release.set()
