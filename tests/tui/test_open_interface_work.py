@@ -111,6 +111,7 @@ async def test_while_the_file_is_read_no_other_thread_waits_on_it(
     """The load's worker awaits its reading thread in the event loop: no thread of the
     executor waits (and wakes, taking the interpreter from the loader) meanwhile; cancelling
     the worker still lets go of the read at once."""
+    before = set(threading.enumerate())  # (threads an earlier test's event loop left)
     load = HeldLoad(monkeypatch)
     app = CtxscopeApp(str(big_file), discover=lambda: [], live=False)
     async with app.run_test(size=(120, 34)) as pilot:
@@ -119,7 +120,8 @@ async def test_while_the_file_is_read_no_other_thread_waits_on_it(
         await until(pilot, lambda: screen.state is not None, "the first part shown")
         await pilot.pause()
         assert screen.reading
-        assert [t.name for t in threading.enumerate() if t.name.startswith("asyncio")] == []
+        started = [t.name for t in threading.enumerate() if t not in before]
+        assert [name for name in started if name.startswith("asyncio")] == []
         (worker,) = [w for w in app.workers if w.group == "load"]
         assert not worker._thread_worker
         await pilot.press("x")
