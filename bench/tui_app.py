@@ -213,6 +213,9 @@ class FrameClock:
 
     def __init__(self, app: Any) -> None:
         self.frames: list[tuple[float, bool]] = []
+        self.thread_cpu: list[float] = []
+        """The interface thread's CPU time at each frame (``time.thread_time``): what it did,
+        apart from waiting for the interpreter or for a core."""
         self.probe: Callable[[], bool] = lambda: False
         self._shown: asyncio.Event | None = None
         original = app._display
@@ -226,10 +229,18 @@ class FrameClock:
                     render(console)  # what a terminal would be sent
                 shown = self.probe()
                 self.frames.append((time.perf_counter(), shown))
+                self.thread_cpu.append(time.thread_time())
                 if shown and self._shown is not None:
                     self._shown.set()
 
         app._display = display
+
+    def thread_cpu_at(self, t: float) -> float:
+        """The interface thread's CPU time at the frame of time ``t``."""
+        for (when, _shown), cpu in zip(self.frames, self.thread_cpu, strict=True):
+            if when == t:
+                return cpu
+        return time.thread_time()
 
     def first_frame_after(self, t0: float) -> float | None:
         for t, _shown in self.frames:
@@ -329,6 +340,7 @@ async def bench_open(path: Path, messages: int) -> dict[str, float]:
     baseline = _vm("VmRSS")
     t0 = time.perf_counter()
     cpu0 = time.process_time()
+    ui_cpu0 = time.thread_time()
     app = CtxscopeApp(str(path), discover=lambda: [], live=False, policy=get_preset(KEYS_POLICY))
     clock = FrameClock(app)
     async with app.run_test(size=SIZE) as pilot:
@@ -365,6 +377,7 @@ async def bench_open(path: Path, messages: int) -> dict[str, float]:
         t_whole = t_session if whole() else await clock.wait_frame_after(t0, whole)
         t_replayed = t_whole if replayed() else await clock.wait_frame_after(t0, replayed)
         cpu_replayed = time.process_time() - cpu0
+        ui_cpu_replayed = clock.thread_cpu_at(t_replayed) - ui_cpu0
         t_first = clock.first_frame_after(t0) or t_session
         screen = app.screen
         load_in_app = screen.load_seconds if isinstance(screen, SessionScreen) else None
@@ -373,6 +386,7 @@ async def bench_open(path: Path, messages: int) -> dict[str, float]:
     return {
         "replay_in_app": replay_in_app or 0.0,
         "cpu_replayed": cpu_replayed,
+        "ui_cpu_replayed": ui_cpu_replayed,
         "first_frame": t_first - t0,
         "session_frame": t_session - t0,
         "whole_frame": t_whole - t0,
@@ -635,6 +649,14 @@ def _report_open(lines: _Printer, path: Path, label: str, *, bounded: bool) -> b
         row(
             "    ... CPU time to that frame / load_session's",
             f"{opened['cpu_replayed']:.2f} s = {opened['cpu_replayed'] / load_cpu:.2f} x",
+            "",
+            None,
+        )
+    )
+    lines.append(
+        row(
+            "    ... of which the interface thread's",
+            f"{opened['ui_cpu_replayed']:.2f} s",
             "",
             None,
         )

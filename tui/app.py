@@ -12,12 +12,13 @@ import contextlib
 import os
 import signal
 import sys
-from pathlib import Path
-from typing import ClassVar
+from pathlib import Path, PurePath
+from typing import Any, ClassVar
 
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.dom import DOMNode
+from textual.screen import Screen
 from textual.widgets import Input
 
 from core.analysis_cache import READ_ONLY_ENV
@@ -45,12 +46,31 @@ HANGUP_EXIT_CODE = 128 + signal.SIGHUP
 """The exit status after the terminal went away, as a shell reports a process ended by SIGHUP."""
 
 
+def _stylesheets(*screens: type[Screen[Any]]) -> list[str | PurePath]:
+    """The files of the screens' ``CSS_PATH``, in order."""
+    paths: list[str | PurePath] = []
+    for screen in screens:
+        css = screen.CSS_PATH
+        if isinstance(css, list):
+            paths.extend(css)
+        elif css is not None:
+            paths.append(css)
+    return paths
+
+
 class CtxscopeApp(App[None]):
     """Session picker + session screen."""
 
     TITLE = "ctxscope"
-    CSS_PATH = Path(__file__).with_name("theme.tcss")
-    """What the screens share; each screen and widget carries its own styles."""
+    CSS_PATH: ClassVar[list[str | PurePath]] = [
+        Path(__file__).with_name("theme.tcss"),
+        *_stylesheets(PickerScreen, SessionScreen),
+    ]
+    """What the screens share, and the stylesheets of the two screens an open shows (each
+    screen and widget carries its own styles). Read here with the app's own, in the order the
+    screens brought them before: Textual parses every stylesheet again from scratch, and
+    restyles every widget, each time a screen brings one it has not read (twice per open, 40 ms
+    of the interface thread while the session is read)."""
     DEFAULT_MODE = "picker"
     COMMANDS = App.COMMANDS | {CtxscopeCommands}
     BINDINGS: ClassVar[list[BindingType]] = [

@@ -14,6 +14,8 @@ always be cancelled (``x``, Esc) and the app always quits, even with a read stuc
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import contextvars
 import threading
 import time
@@ -59,38 +61,43 @@ PART_PROGRESS_INTERVAL_S = 0.5
 layout and a few frames the UI thread draws while the loader thread wants the interpreter; the
 progress box alone, with nothing else to look at, is updated every
 :data:`~tui.screens.session.worker_messages.PROGRESS_INTERVAL_S`)."""
-ABANDON_POLL_S = 0.05
-"""How often a worker waiting on its daemon thread looks whether it was cancelled."""
 
 
 class LoadCancelled(Exception):
     """Raised from the loader's progress callback once the load is cancelled."""
 
 
-def abandonable(work: Callable[[], None], worker: Worker[None], *, name: str) -> None:
-    """Run ``work`` in a daemon thread; return when it is done or as soon as ``worker`` is
-    cancelled.
+async def abandonable(work: Callable[[], None], *, name: str) -> None:
+    """Run ``work`` in a daemon thread; return when it is done, or at once when the (async)
+    worker awaiting this is cancelled.
 
     A thread worker runs in the event loop's executor, whose threads the app waits for when it
     exits: a read stuck in the kernel (a FIFO put in place of the file, a network mount that
-    went away) would keep ``q`` from ever quitting. Here the worker only waits, and gives up
+    went away) would keep ``q`` from ever quitting. Here the worker only awaits, and gives up
     when it is cancelled (the screen closed, ``x``, the app quitting); the stuck read is left to
     a daemon thread, which never keeps the process alive. ``work`` runs in a copy of the
     worker's context, so :func:`get_current_worker` works there too.
-    """
-    done = threading.Event()
+
+    Nothing polls: the thread resolves a future of the event loop when it is done. (A thread
+    worker waiting on it woke every 50 ms, each time taking the interpreter from the loader:
+    ~80 context switches a second of a 100 MB load.)"""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
     context = contextvars.copy_context()
+
+    def finished() -> None:
+        if not done.done():  # (cancelled meanwhile)
+            done.set_result(None)
 
     def target() -> None:
         try:
             context.run(work)
         finally:
-            done.set()
+            with contextlib.suppress(RuntimeError):  # the app is gone: no one waits
+                loop.call_soon_threadsafe(finished)
 
     threading.Thread(target=target, name=name, daemon=True).start()
-    while not done.wait(ABANDON_POLL_S):
-        if worker.is_cancelled:
-            return
+    await done
 
 
 class SessionLoader(Controller):
@@ -141,15 +148,14 @@ class SessionLoader(Controller):
     # -- reading the file ------------------------------------------------------------------------
 
     @work(
-        thread=True,
         exclusive=True,
         group="load",
         exit_on_error=False,
         description="Loading the session",
     )
-    def _load(self, path: str, window: int | None) -> None:
+    async def _load(self, path: str, window: int | None) -> None:
         worker = get_current_worker()
-        abandonable(lambda: self._read(path, window, worker), worker, name="ctxscope-load")
+        await abandonable(lambda: self._read(path, window, worker), name="ctxscope-load")
 
     def _read(self, path: str, window: int | None, worker: Worker[None]) -> None:
         """Read the file (its first part, then the whole) and post what came of it."""
@@ -274,7 +280,7 @@ class SessionLoader(Controller):
         """The whole file is read: it takes the place of its first part (selection kept)."""
         view = self.view
         view.partial = False
-        self.after_paint_pending = True  # (from here: the detail pane's slow facts wait for it)
+        self.after_paint_pending = True  # (the detail pane's slow facts wait, as for a first one)
         view.apply_grown_session(session)
         selected = view.message_list.selected_message
         if selected is not None:
@@ -282,15 +288,11 @@ class SessionLoader(Controller):
             view.detail.show(selected, force=True)
         view.refresh_bindings()
         self._first_look(session)
-        # right after its frame (the layout is the first part's: no long wait for it)
-        view.after_list_painted(lambda: self._after_complete(session))
-
-    def _after_complete(self, session: Session) -> None:
-        self.after_paint_pending = False
-        state = self.view.state
-        if state is None or state.session is not session:
-            return
-        self.view.tell(SessionShown(session))
+        # The replay starts now, not after the whole list's frame: the first frame is out (the
+        # first part's), and the frame that matters next is the replay's. Waiting for this one
+        # left the interpreter idle between the two (the frame timer, the paint poll).
+        view.tell(SessionShown(session))
+        self.after_paint_pending = False  # (the notice keeps the session opening until heard)
 
     # -- showing the session -----------------------------------------------------------------------
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.geometry import Size
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Input, Label
@@ -77,6 +79,8 @@ class SessionView(Screen[str | None]):
         self._list: MessageList | None = None
         self._detail: DetailPane | None = None
         self._gauge: TokenGauge | None = None
+        self._resized_to: Size | None = None
+        """The size of the last resize the screen laid itself out for."""
 
     def tell(self, notice: Message) -> None:
         """A controller tells the screen what the others should hear (counted until handled,
@@ -172,6 +176,15 @@ class SessionView(Screen[str | None]):
         self.status.activity(" · ".join(parts))
 
     # -- frames ----------------------------------------------------------------------------------
+
+    def on_resize(self, event: events.Resize) -> None:
+        """A resize to the size the screen is laid out for already changes nothing: Textual's
+        own handling (a full layout and repaint, the breakpoints' classes) is skipped. A screen
+        hears its size twice more as it opens (once from its own first layout, once from the
+        app's first resize), each a full layout of the screen while the session is read."""
+        if event.size == self._resized_to:
+            event.prevent_default()
+        self._resized_to = event.size
 
     def after_list_painted(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` once the message list's next frame is out (polled every
