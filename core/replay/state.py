@@ -212,6 +212,14 @@ def flag_mask(keep: Callable[[int], Any]) -> bytes:
     return bytes(1 if keep(flags) else 0 for flags in range(256))
 
 
+def all_same(values: Sequence[Any]) -> bool:
+    """Every value equals the first (true of none). Counted in C, each item compared by
+    identity first: a column of one value (a window, a threshold, a delta over many calls)
+    usually holds one object, found without a comparison, where looking for a value that
+    differs compares each item."""
+    return not values or values.count(values[0]) == len(values)
+
+
 CHECKED = flag_mask(lambda f: f & CHECKS_NOW and (f & (NO_BASE | NO_PROJ)) != NO_BASE | NO_PROJ)
 """The check was made, on a figure (``CallPoint.checked``: :func:`core.replay.checks.checked`)."""
 HAS_PROJ = flag_mask(lambda f: not f & NO_PROJ)
@@ -233,6 +241,20 @@ _FLAGS_OF = {
 }
 """A check's flags byte by (checks_now, fired, and whether base, projection, baseline measure and
 limit are None)."""
+
+
+def _reports_base(key: int) -> bool:
+    """Whether a check reports its figure (``base``) rather than its projection, as
+    :meth:`Check.measured` chooses, for ``key``: its flags byte's :data:`FIRED` and
+    :data:`NO_PROJ` bits, and bit 0 set when it fired on the threshold."""
+    proj = None if key & NO_PROJ else -2
+    check = Check(-1, proj, True, bool(key & FIRED), "threshold" if key & 1 else None, None)
+    return check.measured() == -1
+
+
+_REPORTS_BASE = [_reports_base(key) for key in range(16)]
+""":func:`_reports_base` of each key (the figure column of :meth:`CheckColumns.point_column`
+reads the rule of :meth:`Check.measured` from it, in place of a check per call)."""
 _ZERO_FOR_NONE = {None: 0}.get
 """``_ZERO_FOR_NONE(figure, figure)``: 0 for None, else the figure (as a column holds it)."""
 _FIGURE_COLUMNS = ("_base", "_proj", "_measure", "_limit")
@@ -436,20 +458,15 @@ class CheckColumns(Sequence[Check]):
             ]
         if name != "check_tokens":
             raise KeyError(name)
-        # (Check.measured, on the figures as held: the one fired on, else the projection)
+        # (the figure Check.measured reports, chosen by _REPORTS_BASE, as the columns hold it)
         threshold = self._codes.get("threshold", -1)
+        reports_base = _REPORTS_BASE
         return [
             None
             if not ok
-            else (
-                (
-                    (None if f & NO_BASE else base)
-                    if trigger == threshold
-                    else (None if f & NO_PROJ else proj)
-                )
-                if f & FIRED
-                else (base if f & NO_PROJ else proj)
-            )
+            else (None if f & NO_BASE else base)
+            if reports_base[f & (FIRED | NO_PROJ) | (trigger == threshold)]
+            else (None if f & NO_PROJ else proj)
             for ok, f, base, proj, trigger in zip(
                 checked,
                 flags,
