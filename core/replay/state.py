@@ -243,18 +243,20 @@ _FLAGS_OF = {
 limit are None)."""
 
 
-def _reports_base(key: int) -> bool:
-    """Whether a check reports its figure (``base``) rather than its projection, as
-    :meth:`Check.measured` chooses, for ``key``: its flags byte's :data:`FIRED` and
-    :data:`NO_PROJ` bits, and bit 0 set when it fired on the threshold."""
-    proj = None if key & NO_PROJ else -2
-    check = Check(-1, proj, True, bool(key & FIRED), "threshold" if key & 1 else None, None)
-    return check.measured() == -1
+def _reports_base(flags: int, trigger: str | None) -> bool:
+    """Whether a check of this flags byte and trigger reports its figure (``base``) rather
+    than its projection, as :meth:`Check.measured` chooses."""
+    proj = None if flags & NO_PROJ else -2
+    return Check(-1, proj, True, bool(flags & FIRED), trigger, None).measured() == -1
 
 
-_REPORTS_BASE = [_reports_base(key) for key in range(16)]
-""":func:`_reports_base` of each key (the figure column of :meth:`CheckColumns.point_column`
-reads the rule of :meth:`Check.measured` from it, in place of a check per call)."""
+_REPORTS_BASE = (
+    flag_mask(lambda flags: _reports_base(flags, None)),
+    flag_mask(lambda flags: _reports_base(flags, "threshold")),
+)
+"""Which figure a check reports (1: its figure, 0: its projection) by its flags byte: of a
+check whose trigger is not the threshold, and of one whose trigger is (the figure column of
+:meth:`CheckColumns.point_column` reads the rule of :meth:`Check.measured` from them)."""
 _ZERO_FOR_NONE = {None: 0}.get
 """``_ZERO_FOR_NONE(figure, figure)``: 0 for None, else the figure (as a column holds it)."""
 _FIGURE_COLUMNS = ("_base", "_proj", "_measure", "_limit")
@@ -458,14 +460,14 @@ class CheckColumns(Sequence[Check]):
             ]
         if name != "check_tokens":
             raise KeyError(name)
-        # (the figure Check.measured reports, chosen by _REPORTS_BASE, as the columns hold it)
+        # (the figure Check.measured reports, chosen by the table of its trigger)
         threshold = self._codes.get("threshold", -1)
-        reports_base = _REPORTS_BASE
+        by_flags, on_threshold_by_flags = _REPORTS_BASE
         return [
             None
             if not ok
             else (None if f & NO_BASE else base)
-            if reports_base[f & (FIRED | NO_PROJ) | (trigger == threshold)]
+            if (on_threshold_by_flags[f] if trigger == threshold else by_flags[f])
             else (None if f & NO_PROJ else proj)
             for ok, f, base, proj, trigger in zip(
                 checked,
