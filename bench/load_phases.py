@@ -5,7 +5,8 @@
              which also makes the line's entry; Codex: the typed structs of
              ``core.formats.codex_typed``; other lines: orjson);
 * per-line — what the loader does with each line (Claude Code: the plain read of the lines the
-             typed read leaves; Codex: every record handler, typed or plain);
+             typed read leaves; Codex: every record handler, typed or plain, through the walk
+             ``codex.load`` takes, :func:`core.formats.codex_typed_read.walk_lines`);
 * finish   — the session made from what was read (Claude Code: the active branch, the
              assembly of the messages, the build);
 * window   — the window resolved (``load_session``'s last step).
@@ -91,7 +92,7 @@ def steps(path: Path, fmt: SourceFormat) -> list[tuple[str, Callable[[], Any]]]:
             return reader
         loader = codex._Loader(path)
         for line_no, offset, raw, obj in jsonl.read_jsonl_raw(
-            path, loader.builder, typed=partial(codex_typed_read.read_typed_line, loader)
+            path, loader.builder, walk=partial(codex_typed_read.walk_lines, loader)
         ):
             loader.line(line_no, offset, raw, obj)
         return loader

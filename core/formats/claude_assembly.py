@@ -433,9 +433,7 @@ class Assembler:
             timestamp=entry.timestamp,
             text=text,
             summary=flags & SUMMARY != 0,
-            meta=flags & META != 0
-            or text.startswith(_COMMAND_PREFIXES)
-            or (text.startswith("/compact") and is_typed_compact(text)),
+            meta=flags & META != 0 or text.startswith(_COMMAND_PREFIXES) or is_typed_compact(text),
             sidechain=flags & SIDECHAIN != 0 and self.flag_sidechain,
             source_line=entry.line,
             source_offset=entry.offset,

@@ -19,15 +19,15 @@ from typing import Annotated
 import msgspec
 import orjson
 
+from core.formats.claude_assembly import usage_of_counts
 from core.formats.claude_records import ASSISTANT, USER, Entry
 from core.model.read_numbers import MAX_COUNT
-from core.model.session import ToolCall, Usage, UsageConvention, Utf8Text, held_output
+from core.model.session import ToolCall, Utf8Text, held_output
 
 Count = Annotated[int, msgspec.Meta(ge=0, le=MAX_COUNT)]
 """A token count a real session holds (any other figure is read the checked way)."""
 
 _NULL = msgspec.Raw(b"null")
-_ANTHROPIC = UsageConvention.ANTHROPIC
 
 
 class Block(msgspec.Struct, gc=False):
@@ -213,17 +213,9 @@ def _read_user(entry: Entry, content: list[Block], call_ids: dict[str, str]) -> 
         if piece is not None:
             texts.append(piece)
     if texts:
-        _set_texts(entry, texts)
+        entry.texts = texts
     if results:
         entry.results = results
-
-
-def _set_texts(entry: Entry, texts: list[str]) -> None:
-    """``entry.texts = texts`` for a new entry and texts (at least one)."""
-    if len(texts) == 1:
-        entry.one_text = texts[0]
-    else:
-        entry.more_texts = texts
 
 
 def _block_piece(block: Block) -> str | None:
@@ -275,12 +267,11 @@ def _read_assistant(
                 if item.type == "message":
                     usage = item
                     break
-        entry.call_usage = Usage(  # (usage_of_counts, inline: one call fewer a line)
-            input=usage.input_tokens or 0,
-            output=usage.output_tokens or 0,
-            cache_read=usage.cache_read_input_tokens or 0,
-            cache_write=usage.cache_creation_input_tokens or 0,
-            convention=_ANTHROPIC,
+        entry.call_usage = usage_of_counts(
+            usage.input_tokens,
+            usage.output_tokens,
+            usage.cache_read_input_tokens,
+            usage.cache_creation_input_tokens,
         )
     content = message.content
     texts: list[str] = []
@@ -288,10 +279,8 @@ def _read_assistant(
         texts.append(content)
     elif content is not None:
         _read_blocks(entry, content, texts, call_ids)
-    if len(texts) == 1:  # (entry.texts = texts, inline: the usual reply's one text)
-        entry.one_text = texts[0]
-    elif texts:
-        entry.more_texts = texts
+    if texts:
+        entry.texts = texts
     if line.is_api_error_message or line.error:
         error = line.error
         entry.error = ("\n".join(texts) or (error if error is not None else "")) or "API error"

@@ -7,21 +7,15 @@ tells) is left untouched for the plain read."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 import orjson
 from msgspec import UNSET
 
 from core.formats.codex_items import custom_output_error
-from core.formats.codex_lines import (
-    BEFORE_PAYLOAD,
-    EVENT_PREFIX,
-    IGNORED_EVENTS,
-    LINE_START,
-    At,
-    ignorable,
-)
-from core.formats.codex_sizes import APPROX_BYTES_PER_TOKEN, REASONING_OVERHEAD_BYTES
+from core.formats.codex_lines import At, ignorable, payload_bytes
+from core.formats.codex_sizes import approx_tokens, encrypted_tokens
 from core.formats.codex_typed import DECODE_ERRORS as TYPED_ERRORS
 from core.formats.codex_typed import (
     PASSED_OVER,
@@ -48,33 +42,37 @@ if TYPE_CHECKING:
 
 
 def walk_lines(loader: _Loader, lines: Lines, batch: list[bytes]) -> Iterator[Record]:
-    """Walk a batch of complete lines (``read_jsonl_raw``'s ``walk``): each read typed
-    (:func:`read_typed_line`) when it can be, else parsed the plain way and yielded for
-    ``_Loader.line``, in the file's order."""
+    """Walk a batch of complete lines (``read_jsonl_raw``'s ``walk``): each read from its
+    typed structs when it can be, else parsed the plain way and yielded for ``_Loader.line``,
+    in the file's order. A line is read typed (:mod:`core.formats.codex_typed`) when it holds
+    a record nearly every line holds; it is left, unchanged, to the plain read when it holds
+    another record, a field of another type, or what only the object tells (an image, a
+    redaction, an output history cuts). A line :func:`~core.formats.codex_lines.ignorable`
+    names is passed over unread (and counted as read)."""
     line_no, offset = lines.line_no, lines.offset
     read = 0
-    for raw in batch:
+    for raw in batch:  # (every step inline: the loop runs once per line of the file)
         line_no += 1
         start = offset
         offset += len(raw) + 1
-        if not raw.isascii():
-            taken = read_typed_line(loader, raw, line_no, start)  # (its UTF-8 checked there)
-        else:  # read_typed_line's steps, inline: one call fewer a line
-            try:
-                line = typed_decode(raw)
-            except TYPED_ERRORS:
-                line = None
-            if line is None:
-                taken = ignorable(raw)
-            elif (typed := TYPED.get(type(line.payload))) is not None and typed[0] == line.type:
-                taken = typed[1](loader, line.payload, line, line_no, start, raw)
-                if taken:
-                    loader.line_no = line_no
-            elif type(line.payload) in PASSED_OVER:  # (ignorable's test, inline)
-                at = raw.find(EVENT_PREFIX, 0, 96)
-                taken = at >= 0 and raw.startswith(IGNORED_EVENTS, at + len(EVENT_PREFIX))
-            else:
-                taken = False
+        try:
+            if not raw.isascii():  # msgspec checks the UTF-8 of the strings it reads only
+                raw.decode("utf-8")  # (not UTF-8: a non-utf8 diagnostic, by the plain read)
+            line = typed_decode(raw)
+        except TYPED_ERRORS:
+            line = None
+        if line is None:
+            # An event that only repeats response items is passed over unparsed (here, where
+            # only a line the typed read does not read is tried: an event it reads is not one).
+            taken = ignorable(raw)
+        elif (typed := TYPED.get(type(line.payload))) is not None and typed[0] == line.type:
+            taken = typed[1](loader, line.payload, line, line_no, start, raw)
+            if taken:
+                loader.line_no = line_no
+        else:
+            # An event ignorable names is passed over as a line that does not decode is; any
+            # other payload where its envelope does not hold it is read the plain way.
+            taken = type(line.payload) in PASSED_OVER and ignorable(raw)
         if taken:
             read += 1
         elif raw and not raw.isspace():
@@ -84,33 +82,25 @@ def walk_lines(loader: _Loader, lines: Lines, batch: list[bytes]) -> Iterator[Re
     lines.non_blank += read
 
 
+class _OneLine(Lines):
+    """The walk of a single line, which keeps a line left to the plain read unread."""
+
+    def __init__(self, loader: _Loader, line_no: int, offset: int) -> None:
+        super().__init__(loader.builder, None, offset)
+        self.line_no = line_no - 1
+
+    def plain(self, line: bytes, line_no: int, start: int) -> list[Record]:
+        return []
+
+
 def read_typed_line(loader: _Loader, raw: bytes, line_no: int, offset: int) -> bool:
-    """Read a line of the records nearly every line holds from its typed structs
-    (:mod:`core.formats.codex_typed`); False, having changed nothing, when the line is to be
-    read the plain way (``_Loader.line``): another record, a field of another type, or what
-    only the object tells (an image, a redaction, an output history cuts). True too for a
-    line passed over unread (:func:`~core.formats.codex_lines.ignorable`)."""
-    if not raw.isascii():
-        try:  # msgspec checks the UTF-8 of the strings it reads, not of those it skips
-            raw.decode("utf-8")
-        except UnicodeDecodeError:
-            return ignorable(raw)  # else read the plain way: a non-utf8 diagnostic
-    try:
-        line = typed_decode(raw)
-    except TYPED_ERRORS:
-        # An event that only repeats response items is passed over unparsed (here, where
-        # only a line the typed read does not read is tried: an event it reads is not one).
-        return ignorable(raw)
-    payload = line.payload
-    typed = TYPED.get(type(payload))
-    if typed is None or typed[0] != line.type:
-        # An event ignorable names is passed over as a line that does not decode is; any
-        # other payload where its envelope does not hold it is read the plain way.
-        return type(payload) in PASSED_OVER and ignorable(raw)
-    if typed[1](loader, payload, line, line_no, offset, raw):
-        loader.line_no = line_no
-        return True
-    return False
+    """The step :func:`walk_lines` takes for one line: True when it read the line typed (or
+    passed it over unread), False, having changed nothing, when the line is to be read the
+    plain way (``_Loader.line``). For ``read_jsonl_raw``'s ``typed``."""
+    one = _OneLine(loader, line_no, offset)
+    for _ in walk_lines(loader, one, [raw]):
+        pass  # (nothing: the line left to the plain read is not read)
+    return one.objects_read == 1
 
 
 def _user_event(
@@ -137,12 +127,8 @@ def _estimate(loader: _Loader, text: str, raw: bytes, timestamp: str | None) -> 
     and holds no image nor redaction (None: read it the plain way, ``_Loader._estimate``)."""
     if loader.placeholders or timestamp is None or text.startswith("[REDACTED_"):
         return None
-    # (payload_bytes and approx_tokens, inline: two calls fewer an input item)
-    middle = len(LINE_START) + len(timestamp)  # timestamps are ASCII
-    if raw.startswith(LINE_START) and raw.startswith(BEFORE_PAYLOAD, middle) and raw.endswith(b"}"):
-        size = len(raw) - middle - len(BEFORE_PAYLOAD) - 1
-        return 0 if size <= 0 else (size + APPROX_BYTES_PER_TOKEN - 1) // APPROX_BYTES_PER_TOKEN
-    return None
+    size = payload_bytes(raw, timestamp)
+    return None if size is None else approx_tokens(size)
 
 
 def _message(
@@ -154,7 +140,7 @@ def _message(
     elif len(parts) == 1 and parts[0].type in _MESSAGE_TEXTS:
         text = parts[0].text
     elif all(part.type in _JOINED_TEXTS for part in parts):
-        text = "\n\n".join([part.text for part in parts])
+        text = "\n\n".join(map(_TEXT, parts))
     else:
         return False  # an image, a file, a refusal
     role = item.role
@@ -179,14 +165,12 @@ def _reasoning(
     if value is None or value == "REDACTED" or value.startswith("[REDACTED_"):
         return False  # redacted, or left out: read the plain way (encrypted_length)
     call = loader.open_call("reasoning", item.id, line_no, offset, line.timestamp)
-    if item.summary is not None:
-        call.reasoning.extend([part.text for part in item.summary])
-    if item.content is not None:
-        call.reasoning.extend([part.text for part in item.content])
-    # (encrypted_tokens(len(value)), inline: two calls fewer a reasoning item)
-    size = len(value) * 3 // 4 - REASONING_OVERHEAD_BYTES
-    if size > 0:
-        call.reasoning_tokens += (size + APPROX_BYTES_PER_TOKEN - 1) // APPROX_BYTES_PER_TOKEN
+    # (the texts read in C: a list comprehension is a call of its own, once per item)
+    if item.summary:
+        call.reasoning.extend(map(_TEXT, item.summary))
+    if item.content:
+        call.reasoning.extend(map(_TEXT, item.content))
+    call.reasoning_tokens += encrypted_tokens(len(value))
     return True
 
 
@@ -310,6 +294,8 @@ TYPED: dict[type, tuple[str, _Read]] = {
 """The envelope type each typed payload is read in, and the function that reads it (see
 :func:`read_typed_line`)."""
 
+_TEXT = attrgetter("text")
+"""A piece's text (:class:`~core.formats.codex_typed.Part`)."""
 _MESSAGE_TEXTS = ("input_text", "output_text")
 """The piece a one-piece message's text is (as ``content_text`` reads it)."""
 _JOINED_TEXTS = ("input_text", "output_text", "text")

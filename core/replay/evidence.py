@@ -35,7 +35,7 @@ from core.policy import Policy
 from core.replay.checks import CheckRules
 from core.replay.recorded import RecordedCompaction, RecordedCompactions
 from core.replay.results import ThresholdSpan
-from core.replay.state import HAS_PROJ, NOW_BASE, Check, CheckColumns, as_columns
+from core.replay.state import HAS_PROJ, NOW_BASE, Check, CheckColumns, all_same, as_columns
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,8 +202,8 @@ def rule_spans(rule: Sequence[int | None]) -> list[ThresholdSpan]:
     """The spans of a policy's own thresholds: one per run of calls with the same threshold."""
     n = len(rule)
     # Where the threshold changes, found in C (a limit change re-makes these on 50,000 calls);
-    # none where every call's is the first's (counted by identity first: one object, usually).
-    if not n or rule.count(rule[0]) == n:
+    # none where every call's is the first's.
+    if all_same(rule):
         starts = [0] if n else []
     else:
         starts = [0, *compress(range(1, n), map(ne, islice(rule, 1, None), rule))]

@@ -41,6 +41,7 @@ from core.replay.state import (
     PruneInput,
     State,
     Trace,
+    all_same,
     flag_mask,
     has_figure,
 )
@@ -394,7 +395,7 @@ def _quiet_checks(trace: Trace, rules: CheckRules, limits: Sequence[int | None],
     if not end:
         return b""
     limit = limits[0]
-    if limits[:end].count(limit) != end:
+    if not all_same(limits[:end]):
         return _quiet_checks_by_call(trace, rules, limits, end, left)
     # One limit over every call (a policy's threshold usually is): the verdicts are worked
     # out column by column in C, each as the bits of an int, one per call.

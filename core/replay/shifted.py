@@ -51,6 +51,7 @@ from core.replay.state import (
     CheckRows,
     State,
     Trace,
+    all_same,
     checkpoint_spacing,
 )
 
@@ -524,10 +525,10 @@ def _over_one_window(
 
 def _fits(windows: list[int | None], prompt: int) -> bool:
     """Every window is known and holds ``prompt``. (One window over every call, as a session
-    with no window change has, is one pass in C, the identical items found by identity: the
-    ``None`` search compared each int with None, the slowest comparison there is.)"""
+    with no window change has, is one pass in C (:func:`all_same`): the ``None`` search
+    compared each int with None, the slowest comparison there is.)"""
     first = windows[0]
-    if windows.count(first) == len(windows):
+    if all_same(windows):
         return bool(first) and prompt <= first  # type: ignore[operator]
     return not (windows.count(None) or windows.count(0)) and prompt <= min(windows)  # type: ignore[type-var,operator]
 

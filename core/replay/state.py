@@ -212,6 +212,14 @@ def flag_mask(keep: Callable[[int], Any]) -> bytes:
     return bytes(1 if keep(flags) else 0 for flags in range(256))
 
 
+def all_same(values: Sequence[Any]) -> bool:
+    """Every value equals the first (true of none). Counted in C, each item compared by
+    identity first: a column of one value (a window, a threshold, a delta over many calls)
+    usually holds one object, found without a comparison, where looking for a value that
+    differs compares each item."""
+    return not values or values.count(values[0]) == len(values)
+
+
 CHECKED = flag_mask(lambda f: f & CHECKS_NOW and (f & (NO_BASE | NO_PROJ)) != NO_BASE | NO_PROJ)
 """The check was made, on a figure (``CallPoint.checked``: :func:`core.replay.checks.checked`)."""
 HAS_PROJ = flag_mask(lambda f: not f & NO_PROJ)
@@ -233,6 +241,22 @@ _FLAGS_OF = {
 }
 """A check's flags byte by (checks_now, fired, and whether base, projection, baseline measure and
 limit are None)."""
+
+
+def _reports_base(flags: int, trigger: str | None) -> bool:
+    """Whether a check of this flags byte and trigger reports its figure (``base``) rather
+    than its projection, as :meth:`Check.measured` chooses."""
+    proj = None if flags & NO_PROJ else -2
+    return Check(-1, proj, True, bool(flags & FIRED), trigger, None).measured() == -1
+
+
+_REPORTS_BASE = (
+    flag_mask(lambda flags: _reports_base(flags, None)),
+    flag_mask(lambda flags: _reports_base(flags, "threshold")),
+)
+"""Which figure a check reports (1: its figure, 0: its projection) by its flags byte: of a
+check whose trigger is not the threshold, and of one whose trigger is (the figure column of
+:meth:`CheckColumns.point_column` reads the rule of :meth:`Check.measured` from them)."""
 _ZERO_FOR_NONE = {None: 0}.get
 """``_ZERO_FOR_NONE(figure, figure)``: 0 for None, else the figure (as a column holds it)."""
 _FIGURE_COLUMNS = ("_base", "_proj", "_measure", "_limit")
@@ -448,20 +472,15 @@ class CheckColumns(Sequence[Check]):
             ]
         if name != "check_tokens":
             raise KeyError(name)
-        # (Check.measured, on the figures as held: the one fired on, else the projection)
+        # (the figure Check.measured reports, chosen by the table of its trigger)
         threshold = self._codes.get("threshold", -1)
+        by_flags, on_threshold_by_flags = _REPORTS_BASE
         return [
             None
             if not ok
-            else (
-                (
-                    (None if f & NO_BASE else base)
-                    if trigger == threshold
-                    else (None if f & NO_PROJ else proj)
-                )
-                if f & FIRED
-                else (base if f & NO_PROJ else proj)
-            )
+            else (None if f & NO_BASE else base)
+            if (on_threshold_by_flags[f] if trigger == threshold else by_flags[f])
+            else (None if f & NO_PROJ else proj)
             for ok, f, base, proj, trigger in zip(
                 checked,
                 flags,

@@ -29,7 +29,7 @@ from core.replay.results import (
     ReplaySummary,
 )
 from core.replay.setting import Setting
-from core.replay.state import WALKED_COLUMNS, Trace, check_column
+from core.replay.state import WALKED_COLUMNS, Trace, all_same, check_column
 from core.replay.truncation import Truncation
 
 _STATES_SLACK = 1024
@@ -318,8 +318,7 @@ class ColumnPoints:
         if self._window is None:
             windows = _prefix(self._setting.windows, self.count)
             window = windows[0] if windows else None
-            # (counted in C: the same int object at every call, as a limit change makes them)
-            self._window = (windows.count(window) == len(windows), window)
+            self._window = (all_same(windows), window)
         return self._window
 
     def recorded_overflows(self) -> int:
@@ -327,7 +326,7 @@ class ColumnPoints:
         one, window = self.one_window()
         if one and self.count == len(self._calls):  # (counted once per window)
             return self._calls.recorded_overflow_count(window)
-        return _trues(self.column("overflow_recorded"))
+        return sum(self.column("overflow_recorded"))
 
     def _column(self, name: str) -> Sequence[Any]:
         if name == "message_index":  # (each row's own: the walk makes call c at message calls[c])
@@ -554,7 +553,7 @@ def summary(
     peak_sim = max(figures, default=0)
     over_simulated: Sequence[bool] = points.column("overflow_simulated")
     recorded_overflows = points.recorded_overflows()
-    simulated_overflows = _trues(over_simulated)
+    simulated_overflows = sum(over_simulated)  # (a bool added as an int: no comparison)
     both = (
         sum(compress(over_simulated, points.column("overflow_recorded")))
         if recorded_overflows and simulated_overflows
@@ -582,12 +581,6 @@ def summary(
         final_tokens=figures[-1] if figures else None,
         noop_compactions=len(trace.noops),
     )
-
-
-def _trues(flags: Sequence[bool]) -> int:
-    """How many of ``flags`` are set (summed in C: a bool is added as an int without a
-    comparison, twice as quick as a list's count of True when most are False)."""
-    return sum(flags)
 
 
 def _event_totals(events: list[ReplayEvent], truncation: Truncation) -> dict[str, int]:

@@ -8,6 +8,8 @@ own; a run's checks are the ones a replay from scratch makes, resumed or not.
 
 from __future__ import annotations
 
+from array import array
+
 from core.policy import Policy, get_preset
 from core.replay import Replayer, replay, state
 from core.replay.incremental import policy_key
@@ -145,3 +147,13 @@ def test_rows_added_at_once_and_figures_read_as_held() -> None:
     assert (base, proj, measure) == (7, 0, 0) and flags & state.NO_PROJ and flags & state.NO_MEASURE
     assert not flags & (state.FIRED | state.NO_BASE) and flags & state.CHECKS_NOW
     assert [figures[1] for figures in columns.figures(0, 4)] == [0, 100, 7, 2**40]
+
+
+def test_all_same_is_every_value_equal_to_the_first() -> None:
+    """The one test of "every value equals the first" (windows, thresholds, deltas): equal
+    values that are not one object count, None and 0 differ, none is all the same."""
+    big = 10**6
+    assert state.all_same([]) and state.all_same([None, None])
+    assert state.all_same([big, int(str(big)), big])
+    assert not state.all_same([None, 0]) and not state.all_same([3, 3, 4])
+    assert state.all_same(array("q", [7, 7])) and not state.all_same(array("q", [7, 8]))
