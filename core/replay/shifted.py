@@ -228,7 +228,7 @@ class Follower:
         while c < stop:
             old = old_deltas[c]
             part = old_deltas[c:stop]
-            if part.count(old) == len(part):
+            if all_same(part):  # (part[0] is old)
                 run_end = stop
             else:
                 run_end = c + next(compress(count_from(), map(old.__ne__, part)))
