@@ -12,6 +12,7 @@ import pytest
 from textual import events
 from textual.css.stylesheet import Stylesheet
 from textual.geometry import Size
+from textual.pilot import Pilot
 from textual.screen import Screen
 
 from core.formats import load_session
@@ -47,6 +48,14 @@ async def test_opening_a_session_parses_the_stylesheets_once(
         assert len(reparses) == 1
 
 
+async def _first_part_shown(pilot: Pilot[None], app: CtxscopeApp) -> SessionScreen:
+    """The session screen once the big file's first part is on it."""
+    screen = app.screen
+    assert isinstance(screen, SessionScreen)
+    await until(pilot, lambda: screen.state is not None, "the first part shown")
+    return screen
+
+
 async def test_the_replay_of_a_big_file_starts_as_soon_as_the_whole_of_it_is_read(
     big_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -58,9 +67,7 @@ async def test_the_replay_of_a_big_file_starts_as_soon_as_the_whole_of_it_is_rea
     replay = HeldReplay(monkeypatch)
     app = CtxscopeApp(str(big_file), discover=lambda: [], live=False)
     async with app.run_test(size=(120, 34)) as pilot:
-        screen = app.screen
-        assert isinstance(screen, SessionScreen)
-        await until(pilot, lambda: screen.state is not None, "the first part shown")
+        screen = await _first_part_shown(pilot, app)
         assert screen.partial
         load.release.set()
         await until(pilot, replay.started.is_set, "the replay started", limit_s=10)
@@ -115,9 +122,7 @@ async def test_while_the_file_is_read_no_other_thread_waits_on_it(
     load = HeldLoad(monkeypatch)
     app = CtxscopeApp(str(big_file), discover=lambda: [], live=False)
     async with app.run_test(size=(120, 34)) as pilot:
-        screen = app.screen
-        assert isinstance(screen, SessionScreen)
-        await until(pilot, lambda: screen.state is not None, "the first part shown")
+        screen = await _first_part_shown(pilot, app)
         await pilot.pause()
         assert screen.reading
         started = [t.name for t in threading.enumerate() if t not in before]
