@@ -28,6 +28,8 @@ from core.formats.claude_records import (
     SUMMARY,
     USER,
     Entry,
+    set_texts,
+    texts_of,
 )
 from core.model.read_numbers import as_int
 from core.model.session import Message, Role, ToolCall, ToolResult, Usage, UsageConvention
@@ -79,7 +81,10 @@ class Call(msgspec.Struct, gc=False, eq=False):
     """The first line's entry."""
     id: str
     """The message's id (its ``message.id``, with the line's uuid when another message has it)."""
-    texts: Sequence[str]
+    one_text: str | None
+    """The message's texts as :class:`~core.formats.claude_records.Entry` holds them (the first
+    line's own: no container made for the usual one text)."""
+    more_texts: Sequence[str]
     reasoning: Sequence[str]
     calls: Sequence[ToolCall]
     usage: Usage | None
@@ -89,8 +94,9 @@ class Call(msgspec.Struct, gc=False, eq=False):
 
     def merge(self, entry: Entry) -> None:
         """Another block line of the same API message."""
-        if entry.texts:
-            self.texts = [*self.texts, *entry.texts]
+        texts = texts_of(entry)
+        if texts:
+            set_texts(self, [*texts_of(self), *texts])
         if entry.reasoning:
             self.reasoning = [*self.reasoning, *entry.reasoning]
         if entry.calls:
@@ -251,11 +257,11 @@ class Assembler:
                 if message_id in used_ids:
                     message_id = f"{message_id}#{uuid}"
                 use(message_id)
-                one = entry.one_text  # (entry.texts, inline: no property call a reply)
                 call = Call(
                     entry,
                     message_id,
-                    entry.more_texts if one is None else (one,),
+                    entry.one_text,
+                    entry.more_texts,
                     entry.reasoning,
                     entry.calls,
                     entry.call_usage,
@@ -310,7 +316,7 @@ class Assembler:
             if model:
                 self.builder.model = model
             self._last_call = item
-        texts, reasoning, calls = item.texts, item.reasoning, item.calls
+        one, reasoning, calls = item.one_text, item.reasoning, item.calls
         if calls and type(calls) is not list:
             calls = list(calls)  # (a list, as the ctxscope reader gives back: the copies are equal)
         parent = first.parent
@@ -323,7 +329,7 @@ class Assembler:
             if parent is not None
             else None,
             timestamp=first.timestamp,
-            text=texts[0] if len(texts) == 1 else "\n\n".join([t for t in texts if t]),
+            text=one if one is not None else "\n\n".join([t for t in item.more_texts if t]),
             reasoning=("\n\n".join([t for t in reasoning if t]) if reasoning else ""),
             tool_calls=calls,  # none: the entry's empty tuple, which every such message shares
             usage=usage,

@@ -13,7 +13,15 @@ from __future__ import annotations
 
 from core.formats.base import SessionBuilder
 from core.formats.claude_compactions import is_typed_compact
-from core.formats.claude_records import ASSISTANT, ATTACHMENT, BOUNDARY, SIDECHAIN, USER, Entry
+from core.formats.claude_records import (
+    ASSISTANT,
+    ATTACHMENT,
+    BOUNDARY,
+    SIDECHAIN,
+    USER,
+    Entry,
+    texts_of,
+)
 from core.model.read_numbers import as_int
 
 
@@ -35,7 +43,10 @@ def active_entries(
 
 def _typed_compact(entry: Entry) -> bool:
     """The line the user typed to compact (``/compact …``), which the model is not sent."""
-    return entry.kind == USER and bool(entry.texts) and is_typed_compact(entry.texts[0])
+    if entry.kind != USER:
+        return False
+    texts = texts_of(entry)
+    return bool(texts) and is_typed_compact(texts[0])
 
 
 class _Branches:

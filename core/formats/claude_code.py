@@ -67,8 +67,9 @@ from core.formats.claude_assembly import Assembler, usage_of
 from core.formats.claude_attachments import attachment_text, is_known
 from core.formats.claude_branches import active_entries
 from core.formats.claude_compactions import (
+    COMMAND_TAG,
     CompactCommands,
-    is_compact_command,
+    is_typed_compact,
     place_preserved_segments,
 )
 from core.formats.claude_records import (
@@ -194,7 +195,7 @@ class _Reader:
         read = typed.read(raw, line_no, offset, self.decode, self.call_ids)
         if read is None:
             return False
-        line, entry = read
+        line, entry, parent = read
         try:
             uuid = line.uuid
             if uuid is not None:
@@ -207,7 +208,6 @@ class _Reader:
                     )
                     self.linked = False
                     return True
-                parent = line.parent if entry is None else entry.parent
                 last = self.last_uuid
                 if parent == last:  # the usual line: one copy of its parent's uuid, not two
                     parent = last
@@ -262,14 +262,23 @@ class _Reader:
             if commands.open:
                 commands.call()
             return
-        first = entry.one_text  # (not entry.texts: no tuple made a line)
+        self._user_facts(line_no, entry, line.agent_id)
+
+    def _user_facts(self, line_no: int, entry: Entry, agent_id: str | None) -> None:
+        """What a user line read either way tells: a ``/compact`` command, the agent's id."""
+        first = entry.one_text  # (the first text: not entry.texts, no tuple made a line)
         if first is None and entry.more_texts:
             first = entry.more_texts[0]
-        # ("/compact" is in any command's first 300 characters: the test, no call, first)
-        if first is not None and "/compact" in first[:300] and is_compact_command(first):
+        # (the /compact command, typed or as the agent records it: "/compact" is in its first
+        # 300 characters either way, the test that nearly always answers, first)
+        if (
+            first is not None
+            and "/compact" in (head := first[:300])
+            and (is_typed_compact(first) or COMMAND_TAG in head)
+        ):
             self.compact_commands.command(line_no)
-        if self.agent_id is None and line.agent_id is not None:
-            self.agent_id = line.agent_id
+        if self.agent_id is None and agent_id is not None:
+            self.agent_id = agent_id
 
     def _typed_facts(self, line: typed.Line, entry: Entry) -> None:
         """The session's id and folder, from the first line read typed that has them (the
@@ -377,14 +386,12 @@ class _Reader:
         read_user(entry, message)
         self.entries.append(entry)
         self._agent_facts(line_no, obj)
-        if entry.texts and is_compact_command(entry.texts[0]):
-            self.compact_commands.command(line_no)
+        agent_id = obj.get("agentId")
+        self._user_facts(line_no, entry, agent_id if isinstance(agent_id, str) else None)
         if self.builder.project is None:
             cwd = obj.get("cwd")
             if isinstance(cwd, str):
                 self.builder.project = cwd
-        if self.agent_id is None and isinstance(obj.get("agentId"), str):
-            self.agent_id = obj["agentId"]
 
     def _has_message(self, message: Any, line_no: int, kind: str) -> TypeGuard[dict[str, Any]]:
         """The line holds its ``message`` object (else a diagnostic, and the line is skipped)."""
@@ -426,8 +433,7 @@ class _Reader:
                 entry.texts = (content,)
                 entry.meta = True
                 self.entries.append(entry)
-                if is_compact_command(content):
-                    self.compact_commands.command(line_no)
+                self._user_facts(line_no, entry, None)
         elif subtype == "microcompact_boundary":
             meta = obj.get("microcompactMetadata")
             builder.metadata.setdefault("microcompactions", []).append(

@@ -23,17 +23,13 @@ from typing import Any
 from core.formats.claude_records import ASSISTANT, BOUNDARY, Entry
 from core.model.session import CompactionTrigger
 
-_COMMAND_TAG = "<command-name>/compact</command-name>"
+COMMAND_TAG = "<command-name>/compact</command-name>"
+"""How the agent records a ``/compact`` command the user gave."""
 
 
 def is_typed_compact(text: str) -> bool:
     """``text`` is the ``/compact`` command as the user typed it (``/compact``, with arguments)."""
     return text.startswith("/compact") and text[8:9] in ("", " ", "\n")
-
-
-def is_compact_command(text: str) -> bool:
-    """``text`` is the ``/compact`` command: typed, or as the agent records it."""
-    return is_typed_compact(text) or _COMMAND_TAG in text[:300]
 
 
 class CompactCommands:

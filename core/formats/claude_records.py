@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from sys import intern
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
@@ -31,10 +31,41 @@ an overflow recovery from an automatic compaction."""
 SIDECHAIN, META, SUMMARY = 1, 2, 4
 """The bits of :attr:`Entry.flags`."""
 
+FLAGS: dict[tuple[bool, bool, bool], int] = {
+    (sidechain, meta, summary): sidechain * SIDECHAIN | meta * META | summary * SUMMARY
+    for sidechain in (False, True)
+    for meta in (False, True)
+    for summary in (False, True)
+}
+"""``FLAGS[sidechain, meta, summary]``: :attr:`Entry.flags` of a line with these flags (both
+reads look it up: one lookup, no arithmetic per line)."""
 
-def flags_of(sidechain: bool, meta: bool, summary: bool) -> int:
-    """:attr:`Entry.flags` of a line with these flags."""
-    return sidechain | meta << 1 | summary << 2
+
+class Texts(Protocol):
+    """What holds texts as an :class:`Entry` does: its one text as the string itself, else its
+    texts (none or several) in ``more_texts``."""
+
+    one_text: str | None
+    more_texts: Sequence[str]
+
+
+def texts_of(entry: Texts) -> Sequence[str]:
+    """:attr:`Entry.texts` (the hot paths call it as a function: cheaper than the property)."""
+    one = entry.one_text
+    return entry.more_texts if one is None else (one,)
+
+
+def set_texts(entry: Texts, texts: Sequence[str]) -> None:
+    """``entry.texts = texts`` (the reads of a line call it as a function: cheaper than the
+    property)."""
+    if len(texts) == 1:
+        entry.one_text = texts[0]
+        if entry.more_texts:  # (a new entry's is empty: one field set, not two)
+            entry.more_texts = ()
+    else:
+        if entry.one_text is not None:
+            entry.one_text = None
+        entry.more_texts = texts
 
 
 class Entry(msgspec.Struct, eq=False):
@@ -85,18 +116,9 @@ class Entry(msgspec.Struct, eq=False):
     request_id: str | None = None
     """An assistant line's request id, when it has one."""
 
-    @property
-    def texts(self) -> Sequence[str]:
-        """The line's texts (the visible text parts, in order)."""
-        one = self.one_text
-        return self.more_texts if one is None else (one,)
-
-    @texts.setter
-    def texts(self, texts: Sequence[str]) -> None:
-        if len(texts) == 1:
-            self.one_text, self.more_texts = texts[0], ()
-        else:
-            self.one_text, self.more_texts = None, texts
+    texts = property(
+        texts_of, set_texts, doc="The line's texts (the visible text parts, in order)."
+    )
 
     @property
     def sidechain(self) -> bool:
@@ -139,11 +161,11 @@ class Entry(msgspec.Struct, eq=False):
             uuid=uuid,
             parent=parent,
             timestamp=ts if type(ts) is str else None,
-            flags=flags_of(
+            flags=FLAGS[
                 obj.get("isSidechain") is True,
                 obj.get("isMeta") is True,
                 obj.get("isCompactSummary") is True,
-            ),
+            ],
         )
 
 

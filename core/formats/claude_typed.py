@@ -20,7 +20,7 @@ import msgspec
 import orjson
 
 from core.formats.claude_assembly import usage_of_counts
-from core.formats.claude_records import ASSISTANT, USER, Entry
+from core.formats.claude_records import ASSISTANT, FLAGS, USER, Entry, set_texts
 from core.model.read_numbers import MAX_COUNT
 from core.model.session import ToolCall, Utf8Text, held_output
 
@@ -100,12 +100,6 @@ class Envelope(msgspec.Struct, gc=False, rename=_RENAMED):
     entrypoint: str | None = None
     agent_id: str | None = None
 
-    @property
-    def parent(self) -> str | None:
-        """The line's parent (a compact boundary's pre-compaction leaf when it has none)."""
-        parent = self.parent_uuid
-        return parent if parent is not None else self.logical_parent_uuid
-
 
 class Line(Envelope, gc=False, rename=_RENAMED):
     """The fields of a user or assistant line the loader reads, with the session's facts that
@@ -152,9 +146,10 @@ def read(
     offset: int,
     decode: Callable[[bytes], Envelope] = decode_line,
     call_ids: dict[str, str] | None = None,
-) -> tuple[Envelope, Entry | None] | None:
-    """The typed line and its entry (None for a passed-over line), or None when the line is not
-    a user, assistant or passed-over line read this way. The entry is what
+) -> tuple[Envelope, Entry | None, str | None] | None:
+    """The typed line, its entry (None for a passed-over line) and its parent (a compact
+    boundary's pre-compaction leaf when it has none), or None when the line is not a user,
+    assistant or passed-over line read this way. The entry is what
     :mod:`core.formats.claude_records` reads from the same line as an object; its ``uuid`` is
     ``line-N`` when the line has none. ``decode``: :data:`decode_line`, or
     :data:`decode_envelope` once the session's facts are known. ``call_ids``: the id of each
@@ -167,6 +162,9 @@ def read(
         line = decode(raw)
     except _ERRORS:
         return None
+    parent = line.parent_uuid
+    if parent is None:
+        parent = line.logical_parent_uuid
     kind = line.type
     message = line.message
     if kind == "assistant":
@@ -174,19 +172,18 @@ def read(
     elif kind == "user":
         entry_kind = USER
     else:
-        return (line, None) if kind in SKIPPED_TYPES else None
+        return (line, None, parent) if kind in SKIPPED_TYPES else None
     if message is None:
         return None
     uuid = line.uuid
-    parent = line.parent_uuid  # (Envelope.parent, inline: one call fewer a line)
     entry = Entry(  # (by position: kind, line, offset, uuid, parent, timestamp, flags)
         entry_kind,
         line_no,
         offset,
         uuid if uuid is not None else f"line-{line_no}",
-        parent if parent is not None else line.logical_parent_uuid,
+        parent,
         line.timestamp,
-        line.is_sidechain | line.is_meta << 1 | line.is_compact_summary << 2,  # (flags_of)
+        FLAGS[line.is_sidechain, line.is_meta, line.is_compact_summary],
     )
     if entry_kind == USER:
         content = message.content
@@ -194,12 +191,12 @@ def read(
             entry.one_text = content  # (a typed user's text: the usual prompt, no call)
         elif content is not None:
             _read_user(entry, content, call_ids)
-        return line, entry
+        return line, entry, parent
     try:
         _read_assistant(entry, line, message, call_ids)
     except _Plain:
         return None
-    return line, entry
+    return line, entry, parent
 
 
 def _read_user(entry: Entry, content: list[Block], call_ids: dict[str, str]) -> None:
@@ -213,7 +210,7 @@ def _read_user(entry: Entry, content: list[Block], call_ids: dict[str, str]) -> 
         if piece is not None:
             texts.append(piece)
     if texts:
-        entry.texts = texts
+        set_texts(entry, texts)
     if results:
         entry.results = results
 
@@ -280,7 +277,7 @@ def _read_assistant(
     elif content is not None:
         _read_blocks(entry, content, texts, call_ids)
     if texts:
-        entry.texts = texts
+        set_texts(entry, texts)
     if line.is_api_error_message or line.error:
         error = line.error
         entry.error = ("\n".join(texts) or (error if error is not None else "")) or "API error"

@@ -272,3 +272,58 @@ def test_the_block_lines_of_one_reply_share_its_id_strings() -> None:
     assert second.message_id is first.message_id and second.request_id is first.request_id
     assert third.message_id is first.message_id and third.request_id is not first.request_id
     assert fourth.request_id is not third.request_id  # (another reply: not looked at)
+
+
+def test_an_api_message_holds_its_texts_as_its_entries_do() -> None:
+    # one rule for an entry's texts (texts_of / set_texts) serves the entries and the calls
+    # the assembly merges them into: a one-text reply holds its line's own string
+    from core.formats.claude_assembly import Assembler
+    from core.formats.claude_records import texts_of
+
+    rows = [_claude_rows(1)[1], _block_line(1, "msg_0", "req_0", "more")]
+    entries = [typed.read(json.dumps(row).encode(), n, 0) for n, row in enumerate(rows)]
+    assert all(read is not None and read[1] is not None for read in entries)
+    first, second = (read[1] for read in entries if read is not None and read[1] is not None)
+    builder = SessionBuilder(SourceFormat.CLAUDE_CODE, None)
+    assembler = Assembler({}, builder, flag_sidechain=True, compact_commands={}, segments={})
+    _, (call,) = assembler._merge([first])
+    assert call.one_text is first.one_text and call.more_texts == ()
+    call.merge(second)
+    assert (call.one_text, list(texts_of(call))) == (None, ["on it", "more"])
+
+
+def test_a_passed_over_line_gives_its_parent_from_the_typed_read() -> None:
+    # the parent (parentUuid, else logicalParentUuid) is read in one place for every line
+    row = {"type": "progress", "uuid": "p1", "parentUuid": None, "logicalParentUuid": "u0"}
+    read = typed.read(json.dumps(row).encode(), 1, 0)
+    assert read is not None and read[1] is None and read[2] == "u0"
+    assert not hasattr(typed.Envelope, "parent")
+    user = typed.read(json.dumps(_claude_rows(1)[0]).encode(), 1, 0)
+    assert user is not None and user[1] is not None and user[2] is user[1].parent is None
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        {"type": "user", "message": {"role": "user", "content": "/compact keep the plan"}},
+        {
+            "type": "user",
+            "isMeta": None,
+            "message": {"content": [{"type": "text", "text": "/compact"}]},
+        },
+        {
+            "type": "system",
+            "subtype": "local_command",
+            "content": "<command-name>/compact</command-name>",
+        },
+    ],
+    ids=["typed", "plain", "local-command"],
+)
+def test_every_read_of_a_user_line_finds_a_compact_command(row: dict[str, Any]) -> None:
+    # one place (_Reader._user_facts) tells a /compact command, whichever way the line is read
+    reader = _Reader(SessionBuilder(SourceFormat.CLAUDE_CODE, None))
+    line = {"uuid": "c1", "parentUuid": None, "sessionId": "s", **row}
+    raw = json.dumps(line).encode()
+    if not reader.typed_line(raw, 7, 0):
+        reader.line(7, 0, line)
+    assert reader.compact_commands.pending == [7]
