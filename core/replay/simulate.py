@@ -40,6 +40,7 @@ from core.replay.state import (
     Trace,
     checkpoint_spacing,
 )
+from core.replay.stuck import Appended
 
 if TYPE_CHECKING:  # (the algorithms load when a run first compacts or prunes)
     from core.algorithms.compact import CompactionError, CompactionOutline
@@ -566,7 +567,10 @@ class Run:
         """An attempt before message ``at`` would end as the last one did: it is not made, only
         noted (:func:`core.replay.stuck.futile`)."""
         stuck = self.state.stuck
-        if stuck is None or not self._futile(stuck, self.walk_items(stuck.at, at), self.policy):
+        if stuck is None:
+            return False
+        appended = Appended(self.setting.items, self.messages, self.recorded.walked, stuck.at, at)
+        if not self._futile(stuck, appended, self.policy):
             return False
         self.state.stuck = Stuck(at, stuck.failed, stuck.too_large, stuck.why)
         self.changed_nothing(at, call, trigger, stuck.failed, stuck.why)

@@ -10,9 +10,82 @@ pruning, a recorded compaction taken) is a new start.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import compress
+from operator import attrgetter
+from typing import overload
 
+from core.model.session import Message
 from core.policy import Policy
 from core.replay.state import Item, Stuck
+
+
+class Appended(Sequence[Item]):
+    """The items a walk added from message ``start`` up to ``stop`` (``items[start:stop]`` that
+    are not None), made only when read as a sequence: :func:`futile` reads the messages the
+    walk took (``walked``, a byte a message) from the session's ``messages`` instead. An item's
+    message is the session's but for a truncated output, whose copy differs in its output
+    alone; an attempt that stays stuck looks again at every message since the last one, and
+    made an item of each."""
+
+    __slots__ = ("_made", "items", "messages", "start", "stop", "walked")
+
+    def __init__(
+        self,
+        items: Sequence[Item | None],
+        messages: Sequence[Message],
+        walked: bytearray,
+        start: int,
+        stop: int,
+    ) -> None:
+        self.items = items
+        self.messages = messages
+        self.walked = walked
+        self.start = start
+        self.stop = stop
+        self._made: list[Item] | None = None
+
+    def _list(self) -> list[Item]:
+        made = self._made
+        if made is None:
+            span = self.items[self.start : self.stop]
+            made = self._made = [item for item in span if item is not None]
+        return made
+
+    def __len__(self) -> int:
+        return len(self._list())
+
+    @overload
+    def __getitem__(self, at: int) -> Item: ...
+
+    @overload
+    def __getitem__(self, at: slice) -> list[Item]: ...
+
+    def __getitem__(self, at: int | slice) -> Item | list[Item]:
+        return self._list()[at]
+
+
+_SUMMARY = attrgetter("summary")
+
+
+def _futile_span(stuck: Stuck, appended: Appended, policy: Policy, links: Sequence[int]) -> bool:
+    """:func:`futile` of the items ``appended`` stands for, read from its messages and the walk's
+    column: the same answer (``tests/unit/test_replay_noop.py``), with no item made and each
+    condition checked over the whole stretch in C."""
+    start, stop = appended.start, appended.stop
+    walked = appended.walked[start:stop]
+    if not any(walked):
+        return True
+    if not stuck.too_large:
+        return False
+    pruning = policy.pruning
+    if pruning.enabled and pruning.protect_turns == 0:
+        return False
+    if min(compress(links[start:stop], walked)) < stuck.at:
+        return False
+    messages = list(compress(appended.messages[start:stop], walked))
+    if any(map(_SUMMARY, messages)):
+        return False
+    return not (pruning.enabled and any(message.is_turn_start for message in messages))
 
 
 def futile(stuck: Stuck, appended: Sequence[Item], policy: Policy, links: Sequence[int]) -> bool:
@@ -39,6 +112,8 @@ def futile(stuck: Stuck, appended: Sequence[Item], policy: Policy, links: Sequen
     attempt extends the one of the same size in the failed attempt, so the summariser
     overflows again.
     """
+    if isinstance(appended, Appended):
+        return _futile_span(stuck, appended, policy, links)
     if not appended:
         return True
     if not stuck.too_large:

@@ -8,6 +8,7 @@ attempt, as the engine did before it learnt to skip futile ones.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -20,6 +21,8 @@ from core.model.session import Session, SourceFormat
 from core.policy import PRESETS, Policy, get_preset
 from core.replay import Replayer
 from core.replay.results import Trigger
+from core.replay.state import Item, Stuck
+from core.replay.stuck import Appended, futile
 from tests.support.builders import SessionBuilder, text_of_tokens
 
 
@@ -381,3 +384,51 @@ def test_a_noop_note_says_its_trigger(trigger: Trigger, call: int | None, said: 
         (f"nothing-{trigger}", f"{said}, but there was nothing to compact: why"),
     ]
     assert run.trace.noops == [2, 2]
+
+
+class BothReadings(CountingReplayer):
+    """Reads each attempt's appended messages both ways: :func:`core.replay.stuck.futile` of the
+    :class:`~core.replay.stuck.Appended` stretch (no item made) and of its items as a list
+    (the reading it replaces); the answers must agree."""
+
+    def __init__(self, session: Session, limit: int | None) -> None:
+        super().__init__(session, limit)
+        self.answers: list[bool] = []
+
+    def _futile(self, stuck: Stuck, appended: Sequence[Item], policy: Policy) -> bool:
+        assert isinstance(appended, Appended)
+        links = self._calls.linked_back()
+        fast = futile(stuck, appended, policy, links)
+        assert fast == futile(stuck, list(appended), policy, links)
+        self.answers.append(fast)
+        return fast
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 100_000),
+    preset=st.sampled_from(list(PRESETS)),
+    strategy=st.sampled_from(["tail", "summary-only", "codex"]),
+    pruning=st.sampled_from([None, 0, 1, 2]),
+    limit=st.sampled_from([None, 300, 1_500, 4_000]),
+    truncated=st.booleans(),
+)
+def test_a_stuck_stretch_read_from_its_messages_is_read_as_its_items(
+    seed: int, preset: str, strategy: str, pruning: int | None, limit: int | None, truncated: bool
+) -> None:
+    session = _random_session(seed)
+    policy = get_preset(preset)
+    policy.estimator = "chars/4"
+    policy.compaction.strategy = strategy  # type: ignore[assignment]
+    policy.pruning.enabled = pruning is not None
+    policy.pruning.protect_turns = pruning or 0
+    policy.truncation.enabled = truncated
+    policy.truncation.max_lines = 3
+    BothReadings(session, limit).run(policy)
+
+
+def test_both_readings_of_a_stuck_stretch_are_made() -> None:
+    """The stuck session makes attempts that are skipped (read both ways above)."""
+    engine = BothReadings(_stuck_session(), limit=3_000)
+    engine.run(_policy())
+    assert True in engine.answers
