@@ -16,6 +16,7 @@ from core.llm.mock import (
     _error_words_in,
     _find_error_word,
     _lower_in_place,
+    _no_error_word,
     _one_line,
     _tool_result_facts,
 )
@@ -128,3 +129,45 @@ def test_an_output_with_no_error_word_tells_nothing() -> None:
     assert _error_words_in("0 errors") == ("error",)  # (not a whole word: no error line)
     assert _tool_result_facts("bash\nall good\nERRORS: none") is _NO_FACTS
     assert _tool_result_facts("bash\nall good\nErRoR: one").errors == ("bash: ErRoR: one",)
+
+
+_ANY_TEXTS = st.lists(
+    st.one_of(_PIECES, st.sampled_from(["\u212a", "TRACEBAC", "→", "Ł", "\u0130", "ΣE"])),
+    max_size=30,
+).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_ANY_TEXTS)
+def test_a_text_with_no_error_word_is_told_from_its_ascii_letters(text: str) -> None:
+    """``_no_error_word``, the search on the ASCII characters lowered (every other one a
+    ``?``), says no more than the search on the whole text lowered: where it says none there
+    is none (the Kelvin sign, ``K``, lowers to an ASCII ``k``: such a text is searched whole)."""
+    if _no_error_word(text):
+        assert _error_words_in(_lower_in_place(text)) == ()
+    if "\u212a" not in text:
+        assert _no_error_word(text) == (_error_words_in(_lower_in_place(text)) == ())
+    assert _tool_result_facts("bash\n" + text).errors == _whole_lowered_errors(text)
+
+
+def _whole_lowered_errors(text: str) -> tuple[str, ...]:
+    """The error lines of a tool result ``bash`` with output ``text``, searched in the whole
+    text lowered (``_lower_in_place``), as before the ASCII test."""
+    lowered = _lower_in_place(text)
+    lines: list[str] = []
+    position = 0
+    for _ in range(2):
+        found = _find_error_word(lowered, position)
+        if found is None:
+            break
+        end = text.find("\n", found)
+        end = len(text) if end < 0 else end
+        lines.append(_one_line(f"bash: {text[text.rfind(chr(10), 0, found) + 1 : end].strip()}"))
+        position = end
+    return tuple(lines)
+
+
+def test_the_kelvin_sign_makes_an_error_word() -> None:
+    assert _tool_result_facts("bash\nTRACEBAC\u212a here\nok").errors == (
+        "bash: TRACEBAC\u212a here",
+    )
