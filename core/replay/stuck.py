@@ -18,6 +18,16 @@ from core.model.session import Message
 from core.policy import Policy
 from core.replay.state import Item, Stuck
 
+FIRED_NOTE: dict[str, str] = {
+    "threshold": "the context crossed the threshold before {where}",
+    "projection": "the projected context crossed the threshold before {where}",
+    "overflow": "{where} would not fit the window",
+    "manual": "the user compacted before message {at} in the recording",
+    "recorded": "the recording compacted before {where}",
+}
+"""Why an attempt that changed nothing was made, by its trigger (``where``: the call or the
+message; ``at``: the message)."""
+
 
 class Appended(Sequence[Item]):
     """The items a walk added from message ``start`` up to ``stop`` (``items[start:stop]`` that
