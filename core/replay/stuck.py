@@ -64,6 +64,10 @@ class Appended(Sequence[Item]):
     def __len__(self) -> int:
         return len(self._list())
 
+    def __bool__(self) -> bool:
+        """The walk took a message of the stretch (read from its column: no item made)."""
+        return any(self.walked[self.start : self.stop])
+
     @overload
     def __getitem__(self, at: int) -> Item: ...
 
@@ -77,25 +81,22 @@ class Appended(Sequence[Item]):
 _SUMMARY = attrgetter("summary")
 
 
-def _futile_span(stuck: Stuck, appended: Appended, policy: Policy, links: Sequence[int]) -> bool:
-    """:func:`futile` of the items ``appended`` stands for, read from its messages and the walk's
-    column: the same answer (``tests/unit/test_replay_noop.py``), with no item made and each
-    condition checked over the whole stretch in C."""
+def _only_lengthens(
+    appended: Appended, since: int, turns_matter: bool, links: Sequence[int]
+) -> bool:
+    """The last test of :func:`futile` (no summary, no id shared with a message before
+    ``since``, no turn start when ``turns_matter``) on the messages ``appended`` stands for,
+    read from the session and the walk's column: the same answer as on its items
+    (``tests/unit/test_replay_noop.py``), with no item made and each test made over the whole
+    stretch in C."""
     start, stop = appended.start, appended.stop
     walked = appended.walked[start:stop]
-    if not any(walked):
-        return True
-    if not stuck.too_large:
-        return False
-    pruning = policy.pruning
-    if pruning.enabled and pruning.protect_turns == 0:
-        return False
-    if min(compress(links[start:stop], walked)) < stuck.at:
+    if min(compress(links[start:stop], walked)) < since:
         return False
     messages = list(compress(appended.messages[start:stop], walked))
     if any(map(_SUMMARY, messages)):
         return False
-    return not (pruning.enabled and any(message.is_turn_start for message in messages))
+    return not (turns_matter and any(message.is_turn_start for message in messages))
 
 
 def futile(stuck: Stuck, appended: Sequence[Item], policy: Policy, links: Sequence[int]) -> bool:
@@ -122,8 +123,6 @@ def futile(stuck: Stuck, appended: Sequence[Item], policy: Policy, links: Sequen
     attempt extends the one of the same size in the failed attempt, so the summariser
     overflows again.
     """
-    if isinstance(appended, Appended):
-        return _futile_span(stuck, appended, policy, links)
     if not appended:
         return True
     if not stuck.too_large:
@@ -133,6 +132,8 @@ def futile(stuck: Stuck, appended: Sequence[Item], policy: Policy, links: Sequen
         return False
     turns_matter = pruning.enabled
     since = stuck.at
+    if isinstance(appended, Appended):
+        return _only_lengthens(appended, since, turns_matter, links)
     for item in appended:
         message = item.message
         if message.summary or (item.index >= 0 and links[item.index] < since):

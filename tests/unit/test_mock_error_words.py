@@ -7,6 +7,8 @@ the answer must be the first whole-word match that trying every word at every po
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -74,14 +76,19 @@ def test_the_first_error_word_is_the_plain_search_s(text: str, start: int) -> No
     assert _find_error_word(lowered, start) == expected
 
 
-def _plain_errors(body: str) -> tuple[str, ...]:
-    """The error lines of a tool result, every error word tried from each position."""
+def _plain_errors(
+    body: str,
+    lower: Callable[[str], str] = str.lower,
+    first: Callable[[str, int], int | None] = _plain_first,
+) -> tuple[str, ...]:
+    """The error lines of a tool result, every error word tried from each position (``lower``
+    and ``first``: how the text is lowered and the first error word found in it)."""
     name, _, text = body.partition("\n")
-    lowered = text.lower()
+    lowered = lower(text)
     lines: list[str] = []
     position = 0
     for _ in range(2):
-        found = _plain_first(lowered, position)
+        found = first(lowered, position)
         if found is None:
             break
         end = text.find("\n", found)
@@ -147,24 +154,9 @@ def test_a_text_with_no_error_word_is_told_from_its_ascii_letters(text: str) -> 
         assert _error_words_in(_lower_in_place(text)) == ()
     if "\u212a" not in text:
         assert _no_error_word(text) == (_error_words_in(_lower_in_place(text)) == ())
-    assert _tool_result_facts("bash\n" + text).errors == _whole_lowered_errors(text)
-
-
-def _whole_lowered_errors(text: str) -> tuple[str, ...]:
-    """The error lines of a tool result ``bash`` with output ``text``, searched in the whole
-    text lowered (``_lower_in_place``), as before the ASCII test."""
-    lowered = _lower_in_place(text)
-    lines: list[str] = []
-    position = 0
-    for _ in range(2):
-        found = _find_error_word(lowered, position)
-        if found is None:
-            break
-        end = text.find("\n", found)
-        end = len(text) if end < 0 else end
-        lines.append(_one_line(f"bash: {text[text.rfind(chr(10), 0, found) + 1 : end].strip()}"))
-        position = end
-    return tuple(lines)
+    # (the whole text lowered in place, as before the ASCII test)
+    body = "bash\n" + text
+    assert _tool_result_facts(body).errors == _plain_errors(body, _lower_in_place, _find_error_word)
 
 
 def test_the_kelvin_sign_makes_an_error_word() -> None:

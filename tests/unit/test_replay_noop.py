@@ -58,6 +58,24 @@ class EveryAttempt(CountingReplayer):
         return False
 
 
+class BothReadings(CountingReplayer):
+    """Reads each attempt's appended messages both ways: :func:`core.replay.stuck.futile` of the
+    :class:`~core.replay.stuck.Appended` stretch (no item made) and of its items as a list
+    (the reading it replaces); the answers must agree."""
+
+    def __init__(self, session: Session, limit: int | None) -> None:
+        super().__init__(session, limit)
+        self.answers: list[bool] = []
+
+    def _futile(self, stuck: Stuck, appended: Sequence[Item], policy: Policy) -> bool:
+        assert isinstance(appended, Appended)
+        links = self._calls.linked_back()
+        fast = futile(stuck, appended, policy, links)
+        assert fast == futile(stuck, list(appended), policy, links)
+        self.answers.append(fast)
+        return fast
+
+
 def _policy(strategy: str = "summary-only") -> Policy:
     policy = get_preset("claude-code")
     policy.truncation.enabled = False
@@ -312,6 +330,7 @@ def _random_session(seed: int) -> Session:
     budget_rule=st.booleans(),
     drops=st.integers(0, 3),
     limit=st.sampled_from([None, 300, 1_500, 4_000]),
+    truncated=st.booleans(),
 )
 def test_skipping_futile_attempts_never_changes_a_replay(
     seed: int,
@@ -321,7 +340,10 @@ def test_skipping_futile_attempts_never_changes_a_replay(
     budget_rule: bool,
     drops: int,
     limit: int | None,
+    truncated: bool,
 ) -> None:
+    """And each skipped attempt's stretch read from its messages is read as its items
+    (:class:`BothReadings`), truncated outputs among them or not."""
     session = _random_session(seed)
     policy = get_preset(preset)
     policy.estimator = "chars/4"
@@ -332,7 +354,9 @@ def test_skipping_futile_attempts_never_changes_a_replay(
     policy.pruning.budget_rule = budget_rule
     policy.pruning.protect_tokens = 1_000
     policy.pruning.minimum_tokens = 500
-    engine = CountingReplayer(session, limit)
+    policy.truncation.enabled = truncated
+    policy.truncation.max_lines = 3
+    engine = BothReadings(session, limit)
     reference = EveryAttempt(session, limit)
     _same(engine.run(policy), reference.run(policy))
     assert engine.attempts <= reference.attempts
@@ -384,47 +408,6 @@ def test_a_noop_note_says_its_trigger(trigger: Trigger, call: int | None, said: 
         (f"nothing-{trigger}", f"{said}, but there was nothing to compact: why"),
     ]
     assert run.trace.noops == [2, 2]
-
-
-class BothReadings(CountingReplayer):
-    """Reads each attempt's appended messages both ways: :func:`core.replay.stuck.futile` of the
-    :class:`~core.replay.stuck.Appended` stretch (no item made) and of its items as a list
-    (the reading it replaces); the answers must agree."""
-
-    def __init__(self, session: Session, limit: int | None) -> None:
-        super().__init__(session, limit)
-        self.answers: list[bool] = []
-
-    def _futile(self, stuck: Stuck, appended: Sequence[Item], policy: Policy) -> bool:
-        assert isinstance(appended, Appended)
-        links = self._calls.linked_back()
-        fast = futile(stuck, appended, policy, links)
-        assert fast == futile(stuck, list(appended), policy, links)
-        self.answers.append(fast)
-        return fast
-
-
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    seed=st.integers(0, 100_000),
-    preset=st.sampled_from(list(PRESETS)),
-    strategy=st.sampled_from(["tail", "summary-only", "codex"]),
-    pruning=st.sampled_from([None, 0, 1, 2]),
-    limit=st.sampled_from([None, 300, 1_500, 4_000]),
-    truncated=st.booleans(),
-)
-def test_a_stuck_stretch_read_from_its_messages_is_read_as_its_items(
-    seed: int, preset: str, strategy: str, pruning: int | None, limit: int | None, truncated: bool
-) -> None:
-    session = _random_session(seed)
-    policy = get_preset(preset)
-    policy.estimator = "chars/4"
-    policy.compaction.strategy = strategy  # type: ignore[assignment]
-    policy.pruning.enabled = pruning is not None
-    policy.pruning.protect_turns = pruning or 0
-    policy.truncation.enabled = truncated
-    policy.truncation.max_lines = 3
-    BothReadings(session, limit).run(policy)
 
 
 def test_both_readings_of_a_stuck_stretch_are_made() -> None:
