@@ -460,9 +460,25 @@ def _error_words_in(lowered: str) -> tuple[str, ...]:
     return tuple(filter(lowered.__contains__, _ERROR_WORDS))
 
 
+_LOWERS_TO_ONE_ASCII = "\u212a"
+"""The one character outside ASCII whose lower case is one ASCII character (the Kelvin sign's
+``k``; ``İ``'s is two characters, which :func:`_lower_in_place` keeps as ``İ``)."""
+
+
+def _no_error_word(text: str) -> bool:
+    """No error word is in ``_lower_in_place(text)``, told from the text's ASCII characters
+    lowered and every other one a ``?`` (a fraction of lowering the rest: the error words are
+    ASCII, and only :data:`_LOWERS_TO_ONE_ASCII` lowers to ASCII); False when it cannot tell."""
+    if _LOWERS_TO_ONE_ASCII in text:
+        return False
+    return not _error_words_in(text.encode("ascii", "replace").decode("ascii").lower())
+
+
 def _tool_result_facts(body: str) -> _Facts:
     raw_name, _, text = body.partition("\n")
     name = raw_name.strip() or "tool"
+    if not text.isascii() and _no_error_word(text):
+        return _NO_FACTS  # (most outputs, not lowered whole)
     # str.find on the lowered text is far faster than a case-insensitive regex here.
     lowered = _lower_in_place(text)
     words = _error_words_in(lowered)

@@ -517,7 +517,7 @@ def _over_one_window(
     ``scaled`` is over it (the number of calls if none), found a column at once
     (:meth:`core.replay.lanes.Lanes.first_at_least`); None otherwise."""
     window = windows[0]
-    if not window or windows.count(window) != len(windows) or not isinstance(prompts, array):
+    if not window or not all_same(windows) or not isinstance(prompts, array):
         return None
     column = Lanes.of(prompts)
     return column.first_at_least(window - scaled + 1) if column is not None else None

@@ -38,8 +38,10 @@ from core.replay.state import (
     State,
     Stuck,
     Trace,
+    all_same,
     checkpoint_spacing,
 )
+from core.replay.stuck import FIRED_NOTE, Appended
 
 if TYPE_CHECKING:  # (the algorithms load when a run first compacts or prunes)
     from core.algorithms.compact import CompactionError, CompactionOutline
@@ -72,7 +74,7 @@ _RECORDED = Provenance.RECORDED
 def _recorded_reasons(calls: Calls, windows: Sequence[int | None]) -> list[str | None]:
     """Why each recorded call overflowed against its window (one list when the window is the
     same at every call, the usual case)."""
-    if len(set(windows)) <= 1:
+    if all_same(windows):
         return calls.recorded_overflows(windows[0] if windows else None)
     return [calls.recorded_overflows(window)[c] for c, window in enumerate(windows)]
 
@@ -94,17 +96,6 @@ def _report(
         raise ReplayCancelled("replay cancelled")
     if progress is not None:
         progress(done, total)
-
-
-_FIRED_NOTE: dict[str, str] = {
-    "threshold": "the context crossed the threshold before {where}",
-    "projection": "the projected context crossed the threshold before {where}",
-    "overflow": "{where} would not fit the window",
-    "manual": "the user compacted before message {at} in the recording",
-    "recorded": "the recording compacted before {where}",
-}
-"""Why an attempt that changed nothing was made, by its trigger (``where``: the call or the
-message; ``at``: the message)."""
 
 
 class Run:
@@ -566,7 +557,10 @@ class Run:
         """An attempt before message ``at`` would end as the last one did: it is not made, only
         noted (:func:`core.replay.stuck.futile`)."""
         stuck = self.state.stuck
-        if stuck is None or not self._futile(stuck, self.walk_items(stuck.at, at), self.policy):
+        if stuck is None:
+            return False
+        appended = Appended(self.setting.items, self.messages, self.recorded.walked, stuck.at, at)
+        if not self._futile(stuck, appended, self.policy):
             return False
         self.state.stuck = Stuck(at, stuck.failed, stuck.too_large, stuck.why)
         self.changed_nothing(at, call, trigger, stuck.failed, stuck.why)
@@ -774,7 +768,7 @@ class Run:
         """Note a compaction attempt that left the context as it was."""
         self.trace.noops.append(len(self.trace.checkpoints))
         where = f"call {call}" if call is not None else f"message {at}"
-        fired = _FIRED_NOTE[trigger].format(where=where, at=at)  # (only the trigger's, per attempt)
+        fired = FIRED_NOTE[trigger].format(where=where, at=at)  # (only the trigger's, per attempt)
         if failed:
             self.note("failed", f"{fired}, but the compaction failed: {why}")
         else:

@@ -408,7 +408,7 @@ class CheckColumns(Sequence[Check]):
         others found in C and set one by one."""
         n = len(strings)
         last = strings[-1] if n else None
-        if strings.count(last) == n:  # (one string: counted in C, by identity first)
+        if all_same(strings):  # (one string: counted in C, by identity first)
             code = self._code(last)
             return bytes([code]) * n if self._byte_codes() else [code] * n
         others = list(compress(range(n), map(ne, strings, repeat(last))))

@@ -10,9 +10,93 @@ pruning, a recorded compaction taken) is a new start.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import compress
+from operator import attrgetter
+from typing import overload
 
+from core.model.session import Message
 from core.policy import Policy
 from core.replay.state import Item, Stuck
+
+FIRED_NOTE: dict[str, str] = {
+    "threshold": "the context crossed the threshold before {where}",
+    "projection": "the projected context crossed the threshold before {where}",
+    "overflow": "{where} would not fit the window",
+    "manual": "the user compacted before message {at} in the recording",
+    "recorded": "the recording compacted before {where}",
+}
+"""Why an attempt that changed nothing was made, by its trigger (``where``: the call or the
+message; ``at``: the message)."""
+
+
+class Appended(Sequence[Item]):
+    """The items a walk added from message ``start`` up to ``stop`` (``items[start:stop]`` that
+    are not None), made only when read as a sequence: :func:`futile` reads the messages the
+    walk took (``walked``, a byte a message) from the session's ``messages`` instead. An item's
+    message is the session's but for a truncated output, whose copy differs in its output
+    alone; an attempt that stays stuck looks again at every message since the last one, and
+    made an item of each."""
+
+    __slots__ = ("_made", "items", "messages", "start", "stop", "walked")
+
+    def __init__(
+        self,
+        items: Sequence[Item | None],
+        messages: Sequence[Message],
+        walked: bytearray,
+        start: int,
+        stop: int,
+    ) -> None:
+        self.items = items
+        self.messages = messages
+        self.walked = walked
+        self.start = start
+        self.stop = stop
+        self._made: list[Item] | None = None
+
+    def _list(self) -> list[Item]:
+        made = self._made
+        if made is None:
+            span = self.items[self.start : self.stop]
+            made = self._made = [item for item in span if item is not None]
+        return made
+
+    def __len__(self) -> int:
+        return len(self._list())
+
+    def __bool__(self) -> bool:
+        """The walk took a message of the stretch (read from its column: no item made)."""
+        return any(self.walked[self.start : self.stop])
+
+    @overload
+    def __getitem__(self, at: int) -> Item: ...
+
+    @overload
+    def __getitem__(self, at: slice) -> list[Item]: ...
+
+    def __getitem__(self, at: int | slice) -> Item | list[Item]:
+        return self._list()[at]
+
+
+_SUMMARY = attrgetter("summary")
+
+
+def _only_lengthens(
+    appended: Appended, since: int, turns_matter: bool, links: Sequence[int]
+) -> bool:
+    """The last test of :func:`futile` (no summary, no id shared with a message before
+    ``since``, no turn start when ``turns_matter``) on the messages ``appended`` stands for,
+    read from the session and the walk's column: the same answer as on its items
+    (``tests/unit/test_replay_noop.py``), with no item made and each test made over the whole
+    stretch in C."""
+    start, stop = appended.start, appended.stop
+    walked = appended.walked[start:stop]
+    if min(compress(links[start:stop], walked)) < since:
+        return False
+    messages = list(compress(appended.messages[start:stop], walked))
+    if any(map(_SUMMARY, messages)):
+        return False
+    return not (turns_matter and any(message.is_turn_start for message in messages))
 
 
 def futile(stuck: Stuck, appended: Sequence[Item], policy: Policy, links: Sequence[int]) -> bool:
@@ -48,6 +132,8 @@ def futile(stuck: Stuck, appended: Sequence[Item], policy: Policy, links: Sequen
         return False
     turns_matter = pruning.enabled
     since = stuck.at
+    if isinstance(appended, Appended):
+        return _only_lengthens(appended, since, turns_matter, links)
     for item in appended:
         message = item.message
         if message.summary or (item.index >= 0 and links[item.index] < since):

@@ -7,6 +7,8 @@ the answer must be the first whole-word match that trying every word at every po
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,6 +18,7 @@ from core.llm.mock import (
     _error_words_in,
     _find_error_word,
     _lower_in_place,
+    _no_error_word,
     _one_line,
     _tool_result_facts,
 )
@@ -73,14 +76,19 @@ def test_the_first_error_word_is_the_plain_search_s(text: str, start: int) -> No
     assert _find_error_word(lowered, start) == expected
 
 
-def _plain_errors(body: str) -> tuple[str, ...]:
-    """The error lines of a tool result, every error word tried from each position."""
+def _plain_errors(
+    body: str,
+    lower: Callable[[str], str] = str.lower,
+    first: Callable[[str, int], int | None] = _plain_first,
+) -> tuple[str, ...]:
+    """The error lines of a tool result, every error word tried from each position (``lower``
+    and ``first``: how the text is lowered and the first error word found in it)."""
     name, _, text = body.partition("\n")
-    lowered = text.lower()
+    lowered = lower(text)
     lines: list[str] = []
     position = 0
     for _ in range(2):
-        found = _plain_first(lowered, position)
+        found = first(lowered, position)
         if found is None:
             break
         end = text.find("\n", found)
@@ -128,3 +136,30 @@ def test_an_output_with_no_error_word_tells_nothing() -> None:
     assert _error_words_in("0 errors") == ("error",)  # (not a whole word: no error line)
     assert _tool_result_facts("bash\nall good\nERRORS: none") is _NO_FACTS
     assert _tool_result_facts("bash\nall good\nErRoR: one").errors == ("bash: ErRoR: one",)
+
+
+_ANY_TEXTS = st.lists(
+    st.one_of(_PIECES, st.sampled_from(["\u212a", "TRACEBAC", "→", "Ł", "\u0130", "ΣE"])),
+    max_size=30,
+).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_ANY_TEXTS)
+def test_a_text_with_no_error_word_is_told_from_its_ascii_letters(text: str) -> None:
+    """``_no_error_word``, the search on the ASCII characters lowered (every other one a
+    ``?``), says no more than the search on the whole text lowered: where it says none there
+    is none (the Kelvin sign, ``K``, lowers to an ASCII ``k``: such a text is searched whole)."""
+    if _no_error_word(text):
+        assert _error_words_in(_lower_in_place(text)) == ()
+    if "\u212a" not in text:
+        assert _no_error_word(text) == (_error_words_in(_lower_in_place(text)) == ())
+    # (the whole text lowered in place, as before the ASCII test)
+    body = "bash\n" + text
+    assert _tool_result_facts(body).errors == _plain_errors(body, _lower_in_place, _find_error_word)
+
+
+def test_the_kelvin_sign_makes_an_error_word() -> None:
+    assert _tool_result_facts("bash\nTRACEBAC\u212a here\nok").errors == (
+        "bash: TRACEBAC\u212a here",
+    )

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from array import array
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from core.policy import Policy, get_preset
 from core.replay import Replayer, replay, state
 from core.replay.incremental import policy_key
@@ -157,3 +160,24 @@ def test_all_same_is_every_value_equal_to_the_first() -> None:
     assert state.all_same([big, int(str(big)), big])
     assert not state.all_same([None, 0]) and not state.all_same([3, 3, 4])
     assert state.all_same(array("q", [7, 7])) and not state.all_same(array("q", [7, 8]))
+
+
+@given(
+    st.lists(st.sampled_from([None, "recorded", "projected", "estimated", ""]), max_size=12),
+    st.integers(0, 2),
+)
+def test_a_stretch_of_bases_reads_back_as_written(bases: list[str | None], before: int) -> None:
+    """``CheckColumns._codes_of``: a stretch of one basis (every value the last, found by
+    :func:`~core.replay.state.all_same`), a mixed one and an empty one each read back as
+    written, after checks appended one at a time."""
+    columns = _columns(_CHECKS[:before])
+    rows = CheckRows()
+    for basis in bases:
+        rows.flags.append(state.CHECKS_NOW)
+        rows.add("base", [1])
+        rows.add("proj", [0])
+        rows.add("measure", [0])
+        rows.add("limit", [0])
+        rows.basis.append(basis)
+    columns.extend_rows(rows)
+    assert [check.basis for check in columns] == [c.basis for c in _CHECKS[:before]] + bases

@@ -8,6 +8,7 @@ attempt, as the engine did before it learnt to skip futile ones.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -20,6 +21,8 @@ from core.model.session import Session, SourceFormat
 from core.policy import PRESETS, Policy, get_preset
 from core.replay import Replayer
 from core.replay.results import Trigger
+from core.replay.state import Item, Stuck
+from core.replay.stuck import Appended, futile
 from tests.support.builders import SessionBuilder, text_of_tokens
 
 
@@ -53,6 +56,24 @@ class EveryAttempt(CountingReplayer):
 
     def _futile(self, *args: Any) -> bool:
         return False
+
+
+class BothReadings(CountingReplayer):
+    """Reads each attempt's appended messages both ways: :func:`core.replay.stuck.futile` of the
+    :class:`~core.replay.stuck.Appended` stretch (no item made) and of its items as a list
+    (the reading it replaces); the answers must agree."""
+
+    def __init__(self, session: Session, limit: int | None) -> None:
+        super().__init__(session, limit)
+        self.answers: list[bool] = []
+
+    def _futile(self, stuck: Stuck, appended: Sequence[Item], policy: Policy) -> bool:
+        assert isinstance(appended, Appended)
+        links = self._calls.linked_back()
+        fast = futile(stuck, appended, policy, links)
+        assert fast == futile(stuck, list(appended), policy, links)
+        self.answers.append(fast)
+        return fast
 
 
 def _policy(strategy: str = "summary-only") -> Policy:
@@ -309,6 +330,7 @@ def _random_session(seed: int) -> Session:
     budget_rule=st.booleans(),
     drops=st.integers(0, 3),
     limit=st.sampled_from([None, 300, 1_500, 4_000]),
+    truncated=st.booleans(),
 )
 def test_skipping_futile_attempts_never_changes_a_replay(
     seed: int,
@@ -318,7 +340,10 @@ def test_skipping_futile_attempts_never_changes_a_replay(
     budget_rule: bool,
     drops: int,
     limit: int | None,
+    truncated: bool,
 ) -> None:
+    """And each skipped attempt's stretch read from its messages is read as its items
+    (:class:`BothReadings`), truncated outputs among them or not."""
     session = _random_session(seed)
     policy = get_preset(preset)
     policy.estimator = "chars/4"
@@ -329,7 +354,9 @@ def test_skipping_futile_attempts_never_changes_a_replay(
     policy.pruning.budget_rule = budget_rule
     policy.pruning.protect_tokens = 1_000
     policy.pruning.minimum_tokens = 500
-    engine = CountingReplayer(session, limit)
+    policy.truncation.enabled = truncated
+    policy.truncation.max_lines = 3
+    engine = BothReadings(session, limit)
     reference = EveryAttempt(session, limit)
     _same(engine.run(policy), reference.run(policy))
     assert engine.attempts <= reference.attempts
@@ -381,3 +408,10 @@ def test_a_noop_note_says_its_trigger(trigger: Trigger, call: int | None, said: 
         (f"nothing-{trigger}", f"{said}, but there was nothing to compact: why"),
     ]
     assert run.trace.noops == [2, 2]
+
+
+def test_both_readings_of_a_stuck_stretch_are_made() -> None:
+    """The stuck session makes attempts that are skipped (read both ways above)."""
+    engine = BothReadings(_stuck_session(), limit=3_000)
+    engine.run(_policy())
+    assert True in engine.answers
