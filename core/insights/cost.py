@@ -31,7 +31,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from decimal import Decimal
 from itertools import accumulate, chain, compress, islice, pairwise, repeat
-from operator import add, attrgetter, gt, is_, is_not, lt, mul, ne, or_, truediv
+from operator import add, attrgetter, eq, getitem, gt, is_, is_not, lt, mul, ne, or_, truediv
+from sys import intern
 from typing import Any, NamedTuple, cast
 
 from pydantic import Field
@@ -274,14 +275,12 @@ class _PricedCalls:
     def __init__(
         self, session: Session, call_of: Sequence[int], *, totals_only: bool = False
     ) -> None:
-        assistant = Role.ASSISTANT
-        picked = [
-            m
-            for m in session.messages
-            if m.role is assistant and (call_of[m.index] >= 0 or m.usage is not None)
-        ]
+        messages = session.messages
+        picked = list(compress(messages, map(is_, map(_ROLE, messages), repeat(Role.ASSISTANT))))
+        if len(picked) != len(call_of) - call_of.count(-1):  # (not every one a call)
+            picked = [m for m in picked if call_of[m.index] >= 0 or m.usage is not None]
         self.picked = picked
-        self.message_index = array("q", [m.index for m in picked])
+        self.message_index = array("q", map(_INDEX, picked))
         calls = array("q", map(call_of.__getitem__, self.message_index))
         self._call_of = calls
         entries = range(len(picked))
@@ -290,7 +289,7 @@ class _PricedCalls:
         self.other = array("q", compress(entries, map(gt, repeat(0), calls)))
         """The others (``other_calls``): compaction summaries, sub-agents."""
         default_model = session.model
-        usages = [m.usage for m in picked]
+        usages = list(map(_USAGE, picked))
         every = not any(map(is_, usages, repeat(None)))  # (the usual case: one pass less)
         flags = None if every else list(map(is_not, usages, repeat(None)))
         recorded = picked if flags is None else list(compress(picked, flags))
@@ -343,11 +342,7 @@ class _PricedCalls:
     def _price(self, session: Session, recorded: list[Message]) -> None:
         """Rates per stretch of calls of one model and day, dollars per run of one rate."""
         models = self.models_u
-        seen: dict[str | None, str | None] = {}  # (one string per day, not one per call)
-        days = [
-            seen.setdefault(day, day)
-            for day in map(_day_of, map(attrgetter("timestamp"), recorded))
-        ]
+        days = _days(list(map(_TIMESTAMP, recorded)))
         count = len(recorded)
         # Where the (model, day) key changes from the call before: the stretches' starts.
         starts = [0]
@@ -525,6 +520,26 @@ def _day_of(stamp: str | None) -> str | None:
         return None
 
 
+def _days(stamps: list[str | None]) -> list[str | None]:
+    """:func:`_day_of` of every timestamp, one string per day (not one per call): each
+    timestamp's first ten characters (interned as cut) where every one is a UTC stamp of ten
+    or more with its ``-`` in place (as :func:`_day_of` takes it without a parse, checked and
+    cut in C), else timestamp by timestamp."""
+    try:
+        utc = all(map(str.endswith, cast("list[str]", stamps), repeat(_UTC)))  # (None: TypeError)
+    except TypeError:
+        utc = False
+    if utc:
+        cuts = cast("Iterator[str]", map(getitem, cast("list[str]", stamps), repeat(_DAY)))
+        cut: list[str] = list(map(intern, cuts))
+        if min(map(len, cut), default=10) == 10 and all(
+            map(eq, map(getitem, cut, repeat(4)), repeat("-"))
+        ):
+            return cast("list[str | None]", cut)
+    seen: dict[str | None, str | None] = {}
+    return [seen.setdefault(day, day) for day in map(_day_of, stamps)]
+
+
 def _slots(flags: list[bool]) -> array[int]:
     """Each message's number among those with usage (``flags``: it has one), -1 for none:
     ``n * flag - 1`` of the running count ``n``, in C."""
@@ -557,7 +572,15 @@ def _int_column(values: Callable[[], Iterable[int]]) -> Sequence[int]:
 
 def _models(messages: list[Message], default: str | None) -> list[str | None]:
     """The model of each message (the session's ``default`` where it records none)."""
-    return [m.model or default for m in messages]
+    models: list[str | None] = list(map(_MODEL, messages))
+    if all(models):  # (the usual case: every message names its model)
+        return models
+    return [model or default for model in models]
+
+
+_ROLE, _INDEX, _USAGE = attrgetter("role"), attrgetter("index"), attrgetter("usage")
+_MODEL, _TIMESTAMP = attrgetter("model"), attrgetter("timestamp")
+_DAY = slice(0, 10)
 
 
 def _token_columns(

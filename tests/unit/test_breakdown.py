@@ -301,6 +301,30 @@ def test_fitted_columns_are_each_calls_own_fit(
         assert [column[position] for column in fitted] == expected
 
 
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(st.sampled_from([-0.75, -0.5, -0.25, 0.0, -0.5]), min_size=1, max_size=6),
+            st.integers(-3, 7),
+        ),
+        max_size=6,
+    )
+)
+def test_leftover_keys_are_a_stable_sorts_first_short(rows: list[tuple[list[float], int]]) -> None:
+    """The keys a fit bumps, for each call: a stable sort of ``floor - exact`` (least first,
+    the first of equals first) cut at ``short`` — the first least when one is short, and the
+    slice's own reading of a negative ``short`` (every key but the last ones)."""
+    from core.insights.breakdown_rows import leftover_keys
+
+    below = [row for row, _short in rows]
+    shorts = [short for _row, short in rows]
+    keys = [list(found) for found in leftover_keys(below, shorts)]
+    assert keys == [
+        sorted(range(len(row)), key=lambda k, row=row: row[k])[:short] for row, short in rows
+    ]
+    assert list(leftover_keys([[-0.5, -0.75, -0.75]], [1])) == [(1,)]
+
+
 def named_in(row: dict[str, object]) -> dict[str, int]:
     named = row["tool_outputs_by_tool"]
     assert isinstance(named, dict)

@@ -18,6 +18,8 @@ from core.insights.cost import (
     CompactionCost,
     Priced,
     SessionCost,
+    _day_of,
+    _days,
     _slots,
     price,
     session_cost,
@@ -277,3 +279,15 @@ def test_a_run_without_one_kind_of_token_is_priced_call_by_call(
             "ok", usage=Usage(input=uncached, cache_read=read, cache_write=write, output=out)
         )
     _same(builder.session(model=None, provider="openai" if model == "gpt-5" else "anthropic"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_ANY_STAMP, max_size=12), st.booleans())
+def test_days_are_each_stamps_day_of(stamps: list[str | None], all_utc: bool) -> None:
+    """Every timestamp's day cut in C where each one is a plain UTC stamp, else stamp by stamp:
+    each the day :func:`_day_of` gives it, one string object per day."""
+    if all_utc:
+        stamps = [f"2026-03-0{1 + len(stamp or '') % 3}T10:00:00Z" for stamp in stamps]
+    days = _days(stamps)
+    assert days == [_day_of(stamp) for stamp in stamps]
+    assert len({id(day) for day in days if day is not None}) == len(set(days) - {None})
