@@ -277,17 +277,26 @@ class _PricedCalls:
     ) -> None:
         messages = session.messages
         picked = list(compress(messages, map(is_, map(_ROLE, messages), repeat(Role.ASSISTANT))))
-        if len(picked) != len(call_of) - call_of.count(-1):  # (not every one a call)
+        # (the usual case: every assistant message is a call, the k-th one call k)
+        every_call = len(picked) == len(call_of) - call_of.count(-1)
+        if not every_call:
             picked = [m for m in picked if call_of[m.index] >= 0 or m.usage is not None]
         self.picked = picked
         self.message_index = array("q", map(_INDEX, picked))
-        calls = array("q", map(call_of.__getitem__, self.message_index))
-        self._call_of = calls
         entries = range(len(picked))
-        self.main = array("q", compress(entries, map(lt, repeat(-1), calls)))
+        self.main: array[int]
         """The entries in the conversation's numbering (``per_call``), in order."""
-        self.other = array("q", compress(entries, map(gt, repeat(0), calls)))
+        self.other: array[int]
         """The others (``other_calls``): compaction summaries, sub-agents."""
+        if every_call:
+            self._call_of = array("q", entries)
+            self.main = array("q", entries)
+            self.other = array("q")
+        else:
+            calls = array("q", map(call_of.__getitem__, self.message_index))
+            self._call_of = calls
+            self.main = array("q", compress(entries, map(lt, repeat(-1), calls)))
+            self.other = array("q", compress(entries, map(gt, repeat(0), calls)))
         default_model = session.model
         usages = list(map(_USAGE, picked))
         every = not any(map(is_, usages, repeat(None)))  # (the usual case: one pass less)

@@ -291,3 +291,31 @@ def test_days_are_each_stamps_day_of(stamps: list[str | None], all_utc: bool) ->
     days = _days(stamps)
     assert days == [_day_of(stamp) for stamp in stamps]
     assert len({id(day) for day in days if day is not None}) == len(set(days) - {None})
+
+
+@pytest.mark.parametrize("side", [False, True])
+def test_entries_when_every_assistant_message_is_a_call(side: bool) -> None:
+    """The picked calls, their numbering and the main and other entries are those of the
+    message-by-message rule (an assistant message that is a call or records usage), whether
+    every assistant message is a call (read in C) or a side chain's is not."""
+    from core.insights.cost import _PricedCalls
+
+    builder = SessionBuilder(model="claude-sonnet-4-5").user("go")
+    for n in range(6):
+        builder.reply("ok", usage=Usage(input=100 + n, output=5), sidechain=side and n == 2)
+    session = builder.session(provider="anthropic")
+    call_of = RecordedWalk(session).calls.call_of
+    calls = _PricedCalls(session, call_of)
+    picked = [
+        m
+        for m in session.messages
+        if m.role is Role.ASSISTANT and (call_of[m.index] >= 0 or m.usage is not None)
+    ]
+    assert calls.picked == picked
+    numbering = [call_of[m.index] for m in picked]
+    assert list(calls.main) == [k for k, call in enumerate(numbering) if call >= 0]
+    assert list(calls.other) == [k for k, call in enumerate(numbering) if call < 0]
+    assert [calls.call_index(k) for k in range(len(picked))] == [
+        call if call >= 0 else None for call in numbering
+    ]
+    assert len(calls.other) == side
