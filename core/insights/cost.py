@@ -458,29 +458,11 @@ class _PricedCalls:
         column carries one more value at its end, what an entry without usage (slot -1)
         reads."""
         keys = list(entries)
-        slots = list(map(self.slot.__getitem__, keys))
         count = len(self.priced)
-        reasons: list[str | None] = [None] * count
-        reasons.append(_NO_USAGE)
-        for j, why in self.unknown.items():
-            reasons[j] = why
-        usd: list[list[float | None]] = [[*figure, None] for figure in self.usd]
-        if self.unknown:
-            for figure in usd:
-                for j in self.unknown:
-                    figure[j] = None
-        columns: list[list[int] | list[float | None] | list[str | None]] = [
-            *([*column, 0] for column in self.counts),
-            *usd,
-            reasons,
-        ]
-        rows = zip(
-            [call if call >= 0 else None for call in map(self._call_of.__getitem__, keys)],
-            map(self.message_index.__getitem__, keys),
-            map(self.model.__getitem__, keys),
-            *(map(column.__getitem__, slots) for column in columns),
-            strict=True,
-        )
+        if isinstance(self.slot, range) and keys == list(range(count)):
+            rows = self._every_row()  # (every entry, in order, each its own slot)
+        else:
+            rows = self._rows(keys)
         return [
             {
                 "call_index": call,
@@ -499,6 +481,56 @@ class _PricedCalls:
             }
             for call, index, model, a, r, w, o, a_usd, r_usd, w_usd, o_usd, total, why in rows
         ]
+
+    def _usd_columns(self, end: list[None]) -> Sequence[Sequence[float | None]]:
+        """The five dollar columns, None for a call the table could not price, each followed
+        by ``end``."""
+        if not self.unknown and not end:
+            return list(self.usd)
+        usd: list[list[float | None]] = [[*figure, *end] for figure in self.usd]
+        for figure in usd:
+            for j in self.unknown:
+                figure[j] = None
+        return usd
+
+    def _reasons(self, end: list[str]) -> list[str | None]:
+        """Why each call with usage could not be priced (None: it was), followed by ``end``."""
+        reasons: list[str | None] = [None] * len(self.priced)
+        reasons += end
+        for j, why in self.unknown.items():
+            reasons[j] = why
+        return reasons
+
+    def _rows(self, keys: list[int]) -> Iterator[tuple[Any, ...]]:
+        """The fields of each of ``keys``, read through its slot: every column carries one more
+        value at its end, what an entry without usage (slot -1) reads."""
+        slots = list(map(self.slot.__getitem__, keys))
+        columns: list[Sequence[Any]] = [
+            *([*column, 0] for column in self.counts),
+            *self._usd_columns([None]),
+            self._reasons([_NO_USAGE]),
+        ]
+        return zip(
+            [call if call >= 0 else None for call in map(self._call_of.__getitem__, keys)],
+            map(self.message_index.__getitem__, keys),
+            map(self.model.__getitem__, keys),
+            *(map(column.__getitem__, slots) for column in columns),
+            strict=True,
+        )
+
+    def _every_row(self) -> Iterator[tuple[Any, ...]]:
+        """:meth:`_rows` of every entry where each is its own slot (every call recorded
+        usage): the columns read as they are, no lookup per entry and field."""
+        calls = self._call_of
+        return zip(
+            calls if -1 not in calls else [call if call >= 0 else None for call in calls],
+            self.message_index,
+            self.model,
+            *self.counts,
+            *self._usd_columns([]),
+            self._reasons([]),
+            strict=True,
+        )
 
     def sent(self) -> array[int]:
         """The entries in the conversation's numbering whose calls sent tokens (uncached

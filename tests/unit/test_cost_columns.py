@@ -23,6 +23,7 @@ from core.insights.cost import (
     _slots,
     price,
     session_cost,
+    session_cost_rows,
 )
 from core.insights.prices import SUBSCRIPTIONS, Rates
 from core.model.session import Role, Session, Usage, UsageConvention
@@ -136,6 +137,11 @@ def _same(session: Session) -> None:
     for got, want in zip(got_calls, expected.per_call + expected.other_calls, strict=True):
         assert repr(got) == repr(want)
     assert repr(cost.total_usd) == repr(expected.total_usd)
+    # each call's fields as a writer reads them (every column as it is where every call
+    # recorded usage, else through the slots): the reference's, types included
+    _total, per_call, other_calls = session_cost_rows(session)
+    for rows, reference in ((per_call, expected.per_call), (other_calls, expected.other_calls)):
+        assert repr(rows) == repr([dict(want) for want in reference])
     assert cost.compactions == _reference_compactions(session)
     assert cost.compactions_usd == sum(
         (c.summary_call_usd or 0.0) + (c.cache_rebuild_usd or 0.0) for c in cost.compactions
