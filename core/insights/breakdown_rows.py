@@ -12,7 +12,7 @@ rows are then read from the fitted columns (:func:`stretch_rows`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from itertools import compress, repeat
 from operator import lt, mul, sub, truediv
 from typing import Any, Literal, cast
@@ -217,15 +217,8 @@ def fit_columns(
     shorts = list(map(sub, aims, summed(floors, size)))
     if max(shorts) > 0:
         below = zip(*[map(sub, f, e) for f, e in zip(floors, exact, strict=True)], strict=True)
-        wanted = list(map(lt, repeat(0), shorts))
-        rows = compress(below, wanted)
-        for position, keys in zip(
-            compress(range(size), wanted),
-            leftover_keys(rows, compress(shorts, wanted)),
-            strict=True,
-        ):
-            for k in keys:
-                floors[k][position] += 1
+        wanted = map(lt, repeat(0), shorts)
+        give_leftovers(floors, compress(zip(range(size), shorts, below, strict=True), wanted))
     if min(shorts) < 0:
         for position in [p for p, short in enumerate(shorts) if short < 0]:
             target = targets[position]
@@ -256,22 +249,26 @@ def fit(values: list[int], total: int) -> list[int]:
     exact = [v * total / whole for v in values]
     floors = list(map(int, exact))
     short = total - sum(floors)
-    if short:
-        for k in next(leftover_keys([list(map(sub, floors, exact))], [short])):
-            floors[k] += 1
+    if short:  # (one call's floors as columns of one value each)
+        columns = [[floor] for floor in floors]
+        give_leftovers(columns, [(0, short, list(map(sub, floors, exact)))])
+        return [column[0] for column in columns]
     return floors
 
 
-def leftover_keys(
-    below: Iterable[Sequence[float]], shorts: Iterable[int]
-) -> Iterator[Sequence[int]]:
-    """For each call (``below``: ``floor - exact`` of each of its keys; ``shorts``: the units
-    its floors are short of its target), the keys :func:`fit` gives one more unit each: the
-    largest remainders (``floor - exact`` least), the first of equals first — the first least
-    when one unit is short, else a stable sort's first ``short``. The one rule of
-    :func:`fit` and :func:`fit_columns` (the calls in one pass: no call made per call)."""
-    for row, short in zip(below, shorts, strict=True):
+def give_leftovers(
+    floors: list[list[int]], calls: Iterable[tuple[int, int, Sequence[float]]]
+) -> None:
+    """Give each of ``calls`` (``(position, short, below)``: its position in ``floors``' columns,
+    the units its floored values are short of its target, each key's ``floor - exact``) its
+    units left, a unit to each of the keys of largest remainders (``floor - exact`` least), the
+    first of equals first: the first least when one is short, else a stable sort's first
+    ``short``. The one rule of :func:`fit` and :func:`fit_columns` (every call of a stretch in
+    one call of it: no step added per call)."""
+    keys = range(len(floors))  # (each call's keys: one value of each column)
+    for position, short, row in calls:
         if short == 1:  # (the usual case: the first least, as the sort's first)
-            yield (row.index(min(row)),)
-        else:  # (a stable sort)
-            yield sorted(range(len(row)), key=row.__getitem__)[:short]
+            floors[row.index(min(row))][position] += 1
+        else:
+            for k in sorted(keys, key=row.__getitem__)[:short]:  # (a stable sort)
+                floors[k][position] += 1
