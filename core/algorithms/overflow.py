@@ -35,7 +35,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Literal
 
 from core.agents.overflow_errors import is_context_overflow_message as _recognise_overflow
-from core.model.session import BEFORE_REPLY_CONVENTIONS, Message, Role, Usage
+from core.model.session import BEFORE_REPLY_CONVENTIONS, Message, Role, Usage, UsageConvention
 
 if TYPE_CHECKING:
     from core.policy import Policy
@@ -70,7 +70,13 @@ def context_after_reply(usage: Usage) -> int:
 
 def recorded_kind(usage: Usage) -> RecordedKind:
     """Whether :func:`context_tokens` is measured before or after the reply."""
-    if usage.convention in BEFORE_REPLY_CONVENTIONS:
+    return recorded_side(usage.convention)
+
+
+def recorded_side(convention: UsageConvention) -> RecordedKind:
+    """:func:`recorded_kind` of a usage recorded in ``convention`` (the side depends on it
+    alone: a reader of many calls asks once per convention)."""
+    if convention in BEFORE_REPLY_CONVENTIONS:
         return "before-reply"
     return "after-reply"
 

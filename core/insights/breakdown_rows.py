@@ -12,6 +12,7 @@ rows are then read from the fitted columns (:func:`stretch_rows`).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from itertools import compress, repeat
 from operator import lt, mul, sub, truediv
 from typing import Any, Literal, cast
@@ -215,15 +216,9 @@ def fit_columns(
     floors = [list(map(int, values)) for values in exact]
     shorts = list(map(sub, aims, summed(floors, size)))
     if max(shorts) > 0:
-        keys = range(len(columns))
         below = zip(*[map(sub, f, e) for f, e in zip(floors, exact, strict=True)], strict=True)
         wanted = map(lt, repeat(0), shorts)
-        for position, short, row in compress(zip(range(size), shorts, below, strict=True), wanted):
-            if short == 1:  # (the first least, as the sort's first)
-                floors[row.index(min(row))][position] += 1
-            else:
-                for k in sorted(keys, key=row.__getitem__)[:short]:  # (a stable sort)
-                    floors[k][position] += 1
+        give_leftovers(floors, compress(zip(range(size), shorts, below, strict=True), wanted))
     if min(shorts) < 0:
         for position in [p for p, short in enumerate(shorts) if short < 0]:
             target = targets[position]
@@ -254,11 +249,26 @@ def fit(values: list[int], total: int) -> list[int]:
     exact = [v * total / whole for v in values]
     floors = list(map(int, exact))
     short = total - sum(floors)
-    if short:  # largest remainders first (``floor - exact`` least), the first of equals first
-        below = list(map(sub, floors, exact))
-        if short == 1:  # (the usual case: the first least, as the sort's first)
-            floors[below.index(min(below))] += 1
-            return floors
-        for k in sorted(range(len(below)), key=below.__getitem__)[:short]:  # (a stable sort)
-            floors[k] += 1
+    if short:  # (one call's floors as columns of one value each)
+        columns = [[floor] for floor in floors]
+        give_leftovers(columns, [(0, short, list(map(sub, floors, exact)))])
+        return [column[0] for column in columns]
     return floors
+
+
+def give_leftovers(
+    floors: list[list[int]], calls: Iterable[tuple[int, int, Sequence[float]]]
+) -> None:
+    """Give each of ``calls`` (``(position, short, below)``: its position in ``floors``' columns,
+    the units its floored values are short of its target, each key's ``floor - exact``) its
+    units left, a unit to each of the keys of largest remainders (``floor - exact`` least), the
+    first of equals first: the first least when one is short, else a stable sort's first
+    ``short``. The one rule of :func:`fit` and :func:`fit_columns` (every call of a stretch in
+    one call of it: no step added per call)."""
+    keys = range(len(floors))  # (each call's keys: one value of each column)
+    for position, short, row in calls:
+        if short == 1:  # (the usual case: the first least, as the sort's first)
+            floors[row.index(min(row))][position] += 1
+        else:
+            for k in sorted(keys, key=row.__getitem__)[:short]:  # (a stable sort)
+                floors[k][position] += 1

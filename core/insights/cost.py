@@ -31,7 +31,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from decimal import Decimal
 from itertools import accumulate, chain, compress, islice, pairwise, repeat
-from operator import add, attrgetter, gt, is_, is_not, lt, mul, ne, or_, truediv
+from operator import add, attrgetter, eq, getitem, gt, is_, is_not, lt, mul, ne, or_, truediv
+from sys import intern
 from typing import Any, NamedTuple, cast
 
 from pydantic import Field
@@ -274,23 +275,30 @@ class _PricedCalls:
     def __init__(
         self, session: Session, call_of: Sequence[int], *, totals_only: bool = False
     ) -> None:
-        assistant = Role.ASSISTANT
-        picked = [
-            m
-            for m in session.messages
-            if m.role is assistant and (call_of[m.index] >= 0 or m.usage is not None)
-        ]
+        messages = session.messages
+        picked = list(compress(messages, map(is_, map(_ROLE, messages), repeat(Role.ASSISTANT))))
+        # (the usual case: every assistant message is a call, the k-th one call k)
+        every_call = len(picked) == len(call_of) - call_of.count(-1)
+        if not every_call:
+            picked = [m for m in picked if call_of[m.index] >= 0 or m.usage is not None]
         self.picked = picked
-        self.message_index = array("q", [m.index for m in picked])
-        calls = array("q", map(call_of.__getitem__, self.message_index))
-        self._call_of = calls
+        self.message_index = array("q", map(_INDEX, picked))
         entries = range(len(picked))
-        self.main = array("q", compress(entries, map(lt, repeat(-1), calls)))
+        self.main: array[int]
         """The entries in the conversation's numbering (``per_call``), in order."""
-        self.other = array("q", compress(entries, map(gt, repeat(0), calls)))
+        self.other: array[int]
         """The others (``other_calls``): compaction summaries, sub-agents."""
+        if every_call:
+            self._call_of = array("q", entries)
+            self.main = array("q", entries)
+            self.other = array("q")
+        else:
+            calls = array("q", map(call_of.__getitem__, self.message_index))
+            self._call_of = calls
+            self.main = array("q", compress(entries, map(lt, repeat(-1), calls)))
+            self.other = array("q", compress(entries, map(gt, repeat(0), calls)))
         default_model = session.model
-        usages = [m.usage for m in picked]
+        usages = list(map(_USAGE, picked))
         every = not any(map(is_, usages, repeat(None)))  # (the usual case: one pass less)
         flags = None if every else list(map(is_not, usages, repeat(None)))
         recorded = picked if flags is None else list(compress(picked, flags))
@@ -343,11 +351,7 @@ class _PricedCalls:
     def _price(self, session: Session, recorded: list[Message]) -> None:
         """Rates per stretch of calls of one model and day, dollars per run of one rate."""
         models = self.models_u
-        seen: dict[str | None, str | None] = {}  # (one string per day, not one per call)
-        days = [
-            seen.setdefault(day, day)
-            for day in map(_day_of, map(attrgetter("timestamp"), recorded))
-        ]
+        days = _days(list(map(_TIMESTAMP, recorded)))
         count = len(recorded)
         # Where the (model, day) key changes from the call before: the stretches' starts.
         starts = [0]
@@ -454,29 +458,11 @@ class _PricedCalls:
         column carries one more value at its end, what an entry without usage (slot -1)
         reads."""
         keys = list(entries)
-        slots = list(map(self.slot.__getitem__, keys))
         count = len(self.priced)
-        reasons: list[str | None] = [None] * count
-        reasons.append(_NO_USAGE)
-        for j, why in self.unknown.items():
-            reasons[j] = why
-        usd: list[list[float | None]] = [[*figure, None] for figure in self.usd]
-        if self.unknown:
-            for figure in usd:
-                for j in self.unknown:
-                    figure[j] = None
-        columns: list[list[int] | list[float | None] | list[str | None]] = [
-            *([*column, 0] for column in self.counts),
-            *usd,
-            reasons,
-        ]
-        rows = zip(
-            [call if call >= 0 else None for call in map(self._call_of.__getitem__, keys)],
-            map(self.message_index.__getitem__, keys),
-            map(self.model.__getitem__, keys),
-            *(map(column.__getitem__, slots) for column in columns),
-            strict=True,
-        )
+        if isinstance(self.slot, range) and keys == list(range(count)):
+            rows = self._every_row()  # (every entry, in order, each its own slot)
+        else:
+            rows = self._rows(keys)
         return [
             {
                 "call_index": call,
@@ -495,6 +481,56 @@ class _PricedCalls:
             }
             for call, index, model, a, r, w, o, a_usd, r_usd, w_usd, o_usd, total, why in rows
         ]
+
+    def _usd_columns(self, end: list[None]) -> Sequence[Sequence[float | None]]:
+        """The five dollar columns, None for a call the table could not price, each followed
+        by ``end``."""
+        if not self.unknown and not end:
+            return list(self.usd)
+        usd: list[list[float | None]] = [[*figure, *end] for figure in self.usd]
+        for figure in usd:
+            for j in self.unknown:
+                figure[j] = None
+        return usd
+
+    def _reasons(self, end: list[str]) -> list[str | None]:
+        """Why each call with usage could not be priced (None: it was), followed by ``end``."""
+        reasons: list[str | None] = [None] * len(self.priced)
+        reasons += end
+        for j, why in self.unknown.items():
+            reasons[j] = why
+        return reasons
+
+    def _rows(self, keys: list[int]) -> Iterator[tuple[Any, ...]]:
+        """The fields of each of ``keys``, read through its slot: every column carries one more
+        value at its end, what an entry without usage (slot -1) reads."""
+        slots = list(map(self.slot.__getitem__, keys))
+        columns: list[Sequence[Any]] = [
+            *([*column, 0] for column in self.counts),
+            *self._usd_columns([None]),
+            self._reasons([_NO_USAGE]),
+        ]
+        return zip(
+            [call if call >= 0 else None for call in map(self._call_of.__getitem__, keys)],
+            map(self.message_index.__getitem__, keys),
+            map(self.model.__getitem__, keys),
+            *(map(column.__getitem__, slots) for column in columns),
+            strict=True,
+        )
+
+    def _every_row(self) -> Iterator[tuple[Any, ...]]:
+        """:meth:`_rows` of every entry where each is its own slot (every call recorded
+        usage): the columns read as they are, no lookup per entry and field."""
+        calls = self._call_of
+        return zip(
+            calls if -1 not in calls else [call if call >= 0 else None for call in calls],
+            self.message_index,
+            self.model,
+            *self.counts,
+            *self._usd_columns([]),
+            self._reasons([]),
+            strict=True,
+        )
 
     def sent(self) -> array[int]:
         """The entries in the conversation's numbering whose calls sent tokens (uncached
@@ -523,6 +559,26 @@ def _day_of(stamp: str | None) -> str | None:
         return datetime.fromisoformat(stamp.replace("Z", "+00:00")).date().isoformat()
     except ValueError:
         return None
+
+
+def _days(stamps: list[str | None]) -> list[str | None]:
+    """:func:`_day_of` of every timestamp, one string per day (not one per call): each
+    timestamp's first ten characters (interned as cut) where every one is a UTC stamp of ten
+    or more with its ``-`` in place (as :func:`_day_of` takes it without a parse, checked and
+    cut in C), else timestamp by timestamp."""
+    try:
+        utc = all(map(str.endswith, cast("list[str]", stamps), repeat(_UTC)))  # (None: TypeError)
+    except TypeError:
+        utc = False
+    if utc:
+        cuts = cast("Iterator[str]", map(getitem, cast("list[str]", stamps), repeat(_DAY)))
+        cut: list[str] = list(map(intern, cuts))
+        if min(map(len, cut), default=10) == 10 and all(
+            map(eq, map(getitem, cut, repeat(4)), repeat("-"))
+        ):
+            return cast("list[str | None]", cut)
+    seen: dict[str | None, str | None] = {}
+    return [seen.setdefault(day, day) for day in map(_day_of, stamps)]
 
 
 def _slots(flags: list[bool]) -> array[int]:
@@ -557,7 +613,15 @@ def _int_column(values: Callable[[], Iterable[int]]) -> Sequence[int]:
 
 def _models(messages: list[Message], default: str | None) -> list[str | None]:
     """The model of each message (the session's ``default`` where it records none)."""
-    return [m.model or default for m in messages]
+    models: list[str | None] = list(map(_MODEL, messages))
+    if all(models):  # (the usual case: every message names its model)
+        return models
+    return [model or default for model in models]
+
+
+_ROLE, _INDEX, _USAGE = attrgetter("role"), attrgetter("index"), attrgetter("usage")
+_MODEL, _TIMESTAMP = attrgetter("model"), attrgetter("timestamp")
+_DAY = slice(0, 10)
 
 
 def _token_columns(

@@ -10,16 +10,16 @@ from __future__ import annotations
 import weakref
 from array import array
 from collections.abc import Sequence
-from itertools import chain, compress, repeat
-from typing import TypeVar
+from itertools import accumulate, compress, repeat
+from operator import add, attrgetter, eq, ne, not_
+from typing import TypeVar, cast
 
-from core.algorithms.overflow import RecordedKind, overflow_reason, recorded_kind, usable_usage
+from core.algorithms.overflow import RecordedKind, overflow_reason, recorded_side
 from core.model.session import (
     BEFORE_REPLY_CONVENTIONS,
     Role,
     Session,
     SourceFormat,
-    Usage,
     UsageConvention,
 )
 
@@ -33,7 +33,7 @@ class Calls:
     def __init__(self, session: Session) -> None:
         self._session = weakref.ref(session)
         self.n = n = len(session.messages)
-        self.main = bytearray(not m.sidechain for m in session.messages)
+        self.main = bytearray(map(not_, map(attrgetter("sidechain"), session.messages)))
         """Messages of the main conversation (not a sub-agent's side chain): 1, else 0. This and
         the other per-message flags are bytes (one a message, not a list's 8-byte pointer)."""
         self.calls = array("i")
@@ -54,7 +54,7 @@ class Calls:
         """Per message of the main conversation: it starts a turn, 1 (:attr:`Message.is_turn_start`,
         read once here rather than at every walk), else 0."""
         self._index_calls()
-        reasoning = [m.reasoning_estimate_tokens for m in session.messages]
+        reasoning = list(map(attrgetter("reasoning_estimate_tokens"), session.messages))
         self.reasoning: list[int] | None = reasoning if any(reasoning) else None
         """Per message: its estimated encrypted reasoning
         (:attr:`Message.reasoning_estimate_tokens`); None when no message has any (most
@@ -95,77 +95,80 @@ class Calls:
         return session
 
     def _index_calls(self) -> None:
-        main, call_of = self.main, self.call_of
-        calls, first_of_turn, turn_start = self.calls, self.first_of_turn, self.turn_start
+        messages, n = self.session.messages, self.n
         user, assistant = Role.USER, Role.ASSISTANT
-        starts: list[int] = []  # the message each turn starts at
-        turn_started_since_call = True
-        # (the main conversation's messages picked in C)
-        for i, message in compress(enumerate(self.session.messages), main):
-            role = message.role  # (the properties below ask for it first: read once here)
+        call_of, turn_start = self.call_of, self.turn_start
+        calls, first_of_turn = self.calls, self.first_of_turn
+        add_call, add_first = calls.append, first_of_turn.append
+        turn_started_since_call = 1
+        # (the main conversation's messages picked in C; the flags of Message.is_turn_start and
+        # is_model_call read here, in the loop, not through the properties: one step a message)
+        for i, message in compress(enumerate(messages), self.main):
+            role = message.role
             if role is user:
-                if message.is_turn_start:
-                    starts.append(i)
-                    turn_started_since_call = True
-                    turn_start[i] = True
-            elif role is assistant and message.is_model_call:
+                if not (message.summary or message.synthetic or message.meta):
+                    turn_start[i] = turn_started_since_call = 1
+            elif role is assistant and not message.summary:
                 call_of[i] = len(calls)
-                calls.append(i)
-                first_of_turn.append(turn_started_since_call)
-                turn_started_since_call = False
-        # each message's turn (-1 before the first) and its next call (-1: none), as runs of
-        # equal values (made in C: no object per call)
-        n = self.n
-        self.turn_of = _runs(-1, [b - a for a, b in zip([0, *starts], [*starts, n], strict=True)])
-        self.next_call = _runs(0, [b - a for a, b in zip([-1, *calls], calls, strict=False)])
-        self.next_call += array("i", [-1]) * (n + 1 - (calls[-1] + 1 if calls else 0))
+                add_call(i)
+                add_first(turn_started_since_call)
+                turn_started_since_call = 0
+        # each message's turn: the turns started up to it, less one (-1 before the first); its
+        # next call: the calls before it, -1 after the last call and at n (made in C)
+        self.turn_of = array("i", map(add, repeat(-1), accumulate(turn_start)))
+        self.next_call = next_call = array("i", accumulate(map(ne, call_of, repeat(-1)), initial=0))
+        last = calls[-1] if calls else -1
+        next_call[last + 1 :] = array("i", [-1]) * (n - last)
 
     def _read_usage(self) -> None:
         messages = self.session.messages
-        zero_calls = 0
-        first_convention: UsageConvention | None = None
+        context: list[int | None] = []
+        prompt: list[int | None] = []
+        after: list[int | None] = []
         conventions: list[UsageConvention | None] = []  # (None: no usable figure)
-        one_of: dict[UsageConvention, Usage] = {}  # a usage of each convention seen
-        # (the columns' appends bound once: this runs once per call of a 100 MB session)
-        add_convention, add_fixed = conventions.append, self.fixed_overflow.append
-        add_context, add_prompt = self.usage_context.append, self.usage_prompt.append
-        add_after = self.usage_after.append
-        for i in self.calls:  # each figure read once
-            message = messages[i]
-            usage = usable_usage(message)
-            if usage is None:
-                if message.usage is not None:
-                    zero_calls += 1
-                add_convention(None)
-                add_context(None)
-                add_prompt(None)
-                add_after(None)
-            else:
+        fixed: list[int] = []  # calls stopped for length or with an error
+        zero_calls = 0
+        add_context, add_prompt, add_after = context.append, prompt.append, after.append
+        add_convention = conventions.append
+        before = BEFORE_REPLY_CONVENTIONS
+        # each figure of each call read once, here rather than through usable_usage and the
+        # usage's properties (their rules, inline: one step a call)
+        for c, message in enumerate(map(messages.__getitem__, self.calls)):
+            if message.stop_reason == "length" or message.error:
+                fixed.append(c)
+            usage = message.usage
+            if usage is not None:
                 convention = usage.convention
-                add_convention(convention)
-                if first_convention is None:
-                    first_convention = convention
-                if convention not in one_of:
-                    one_of[convention] = usage
-                prompt = usage.prompt_tokens
-                after = usage.context_after_reply
-                add_context(prompt if convention in BEFORE_REPLY_CONVENTIONS else after)
-                add_prompt(prompt)
-                add_after(after)
-            add_fixed(
-                overflow_reason(message, None)
-                if message.stop_reason == "length" or message.error
-                else None  # what overflow_reason says of a call without either, whatever usage
-            )
+                sent = usage.input + usage.cache_read + usage.cache_write  # prompt_tokens
+                total = usage.total
+                reply = total if total else sent + usage.output  # context_after_reply
+                if (sent if convention in before else reply) > 0:  # usable_usage
+                    add_context(sent if convention in before else reply)
+                    add_prompt(sent)
+                    add_after(reply)
+                    add_convention(convention)
+                    continue
+                zero_calls += 1
+            add_context(None)
+            add_prompt(None)
+            add_after(None)
+            add_convention(None)
+        self.usage_context, self.usage_prompt, self.usage_after = context, prompt, after
+        # what overflow_reason says of a call with neither a stop for length nor an error,
+        # whatever its usage: None (the few others asked)
+        self.fixed_overflow = [None] * len(conventions)
+        for c in fixed:
+            self.fixed_overflow[c] = overflow_reason(messages[self.calls[c]], None)
+        first_convention = next(filter(None, conventions), None)
         self.has_usage = first_convention is not None
-        default_kind = self._default_kind(first_convention)
-        # the side of each call: recorded_kind once per convention, not once per call
-        kind_of = {convention: recorded_kind(usage) for convention, usage in one_of.items()}
-        self.kinds = [
-            kind_of[convention] if convention is not None else default_kind
-            for convention in conventions
-        ]
-        self.after_reply = bytearray(kind == "after-reply" for kind in self.kinds)
+        # the side of each call: once per convention, not once per call
+        kind_of: dict[UsageConvention | None, RecordedKind] = {
+            None: self._default_kind(first_convention)
+        }
+        for seen in set(conventions).difference((None,)):
+            kind_of[seen] = recorded_side(cast("UsageConvention", seen))
+        self.kinds = list(map(kind_of.__getitem__, conventions))
+        self.after_reply = bytearray(map(eq, self.kinds, repeat("after-reply")))
         if zero_calls:
             self.usage_notes.append(
                 f"{zero_calls} call(s) recorded an all-zero usage (aborted or failed calls); "
@@ -282,13 +285,6 @@ class Calls:
                     links[i] = least
             self._links = links
         return self._links
-
-
-def _runs(first: int, lengths: Sequence[int]) -> array[int]:
-    """An int column of ``first`` repeated ``lengths[0]`` times, then ``first + 1`` repeated
-    ``lengths[1]`` times, and so on."""
-    values = range(first, first + len(lengths))
-    return array("i", chain.from_iterable(map(repeat, values, lengths)))
 
 
 _Ints = TypeVar("_Ints", bound=Sequence[int])

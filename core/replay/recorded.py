@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Sequence
+from operator import gt
 from typing import NamedTuple
 
 from core.algorithms.overflow import crosses
@@ -121,9 +122,7 @@ class RecordedCompactions:
             self.all.append(rc)
             self.at.setdefault(rc.m_c, []).append(rc)
         self._infer_manual()
-        self.walked = bytearray(
-            main and not owned for main, owned in zip(calls.main, self.owned, strict=True)
-        )
+        self.walked = bytearray(map(gt, calls.main, self.owned))  # (main and not owned, in C)
         """Messages a walk adds to the context: in the main conversation and not owned by a
         recorded compaction, 1, else 0 (a byte a message)."""
         self._backwards: int | None = None

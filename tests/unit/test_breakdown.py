@@ -301,6 +301,32 @@ def test_fitted_columns_are_each_calls_own_fit(
         assert [column[position] for column in fitted] == expected
 
 
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(st.sampled_from([-0.75, -0.5, -0.25, 0.0, -0.5]), min_size=6, max_size=6),
+            st.integers(-3, 7),
+        ),
+        max_size=6,
+    )
+)
+def test_leftovers_go_to_a_stable_sorts_first_short(rows: list[tuple[list[float], int]]) -> None:
+    """The units a fit gives, for each call: one to each key of a stable sort of ``floor -
+    exact`` (least first, the first of equals first) cut at ``short`` — the first least when
+    one is short, and the slice's own reading of a negative ``short`` (every key but the last
+    ones) — each in the call's own position of the columns."""
+    from core.insights.breakdown_rows import give_leftovers
+
+    floors = [[0] * len(rows) for _ in range(6)]
+    give_leftovers(floors, [(p, short, row) for p, (row, short) in enumerate(rows)])
+    for position, (row, short) in enumerate(rows):
+        keys = sorted(range(len(row)), key=lambda k, row=row: row[k])[:short]
+        assert [column[position] for column in floors] == [int(k in keys) for k in range(6)]
+    bumped = [[0], [0], [0]]
+    give_leftovers(bumped, [(0, 1, [-0.5, -0.75, -0.75])])
+    assert bumped == [[0], [1], [0]]
+
+
 def named_in(row: dict[str, object]) -> dict[str, int]:
     named = row["tool_outputs_by_tool"]
     assert isinstance(named, dict)

@@ -18,9 +18,12 @@ from core.insights.cost import (
     CompactionCost,
     Priced,
     SessionCost,
+    _day_of,
+    _days,
     _slots,
     price,
     session_cost,
+    session_cost_rows,
 )
 from core.insights.prices import SUBSCRIPTIONS, Rates
 from core.model.session import Role, Session, Usage, UsageConvention
@@ -134,6 +137,11 @@ def _same(session: Session) -> None:
     for got, want in zip(got_calls, expected.per_call + expected.other_calls, strict=True):
         assert repr(got) == repr(want)
     assert repr(cost.total_usd) == repr(expected.total_usd)
+    # each call's fields as a writer reads them (every column as it is where every call
+    # recorded usage, else through the slots): the reference's, types included
+    _total, per_call, other_calls = session_cost_rows(session)
+    for rows, reference in ((per_call, expected.per_call), (other_calls, expected.other_calls)):
+        assert repr(rows) == repr([dict(want) for want in reference])
     assert cost.compactions == _reference_compactions(session)
     assert cost.compactions_usd == sum(
         (c.summary_call_usd or 0.0) + (c.cache_rebuild_usd or 0.0) for c in cost.compactions
@@ -277,3 +285,43 @@ def test_a_run_without_one_kind_of_token_is_priced_call_by_call(
             "ok", usage=Usage(input=uncached, cache_read=read, cache_write=write, output=out)
         )
     _same(builder.session(model=None, provider="openai" if model == "gpt-5" else "anthropic"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_ANY_STAMP, max_size=12), st.booleans())
+def test_days_are_each_stamps_day_of(stamps: list[str | None], all_utc: bool) -> None:
+    """Every timestamp's day cut in C where each one is a plain UTC stamp, else stamp by stamp:
+    each the day :func:`_day_of` gives it, one string object per day."""
+    if all_utc:
+        stamps = [f"2026-03-0{1 + len(stamp or '') % 3}T10:00:00Z" for stamp in stamps]
+    days = _days(stamps)
+    assert days == [_day_of(stamp) for stamp in stamps]
+    assert len({id(day) for day in days if day is not None}) == len(set(days) - {None})
+
+
+@pytest.mark.parametrize("side", [False, True])
+def test_entries_when_every_assistant_message_is_a_call(side: bool) -> None:
+    """The picked calls, their numbering and the main and other entries are those of the
+    message-by-message rule (an assistant message that is a call or records usage), whether
+    every assistant message is a call (read in C) or a side chain's is not."""
+    from core.insights.cost import _PricedCalls
+
+    builder = SessionBuilder(model="claude-sonnet-4-5").user("go")
+    for n in range(6):
+        builder.reply("ok", usage=Usage(input=100 + n, output=5), sidechain=side and n == 2)
+    session = builder.session(provider="anthropic")
+    call_of = RecordedWalk(session).calls.call_of
+    calls = _PricedCalls(session, call_of)
+    picked = [
+        m
+        for m in session.messages
+        if m.role is Role.ASSISTANT and (call_of[m.index] >= 0 or m.usage is not None)
+    ]
+    assert calls.picked == picked
+    numbering = [call_of[m.index] for m in picked]
+    assert list(calls.main) == [k for k, call in enumerate(numbering) if call >= 0]
+    assert list(calls.other) == [k for k, call in enumerate(numbering) if call < 0]
+    assert [calls.call_index(k) for k in range(len(picked))] == [
+        call if call >= 0 else None for call in numbering
+    ]
+    assert len(calls.other) == side

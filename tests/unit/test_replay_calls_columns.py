@@ -240,3 +240,83 @@ def test_turn_start_flags_are_bytes_and_checks_stay_bools() -> None:
     assert type(calls.first_of_turn) is bytearray and list(calls.first_of_turn) == [1, 0, 0]
     checked = replay(session, get_preset("pi")).point_column("checked")
     assert all(type(flag) is bool for flag in checked), list(checked)
+
+
+def _usage_reference(session: Session, calls: Calls) -> tuple[list[object], ...]:
+    """The usage columns and notes of ``calls``, call by call through ``usable_usage`` and the
+    usage's properties (the reading the one-pass loop of :class:`Calls` replaces)."""
+    from core.algorithms.overflow import overflow_reason, usable_usage
+    from core.model.session import BEFORE_REPLY_CONVENTIONS
+
+    context: list[object] = []
+    prompt: list[object] = []
+    after: list[object] = []
+    fixed: list[object] = []
+    zero = 0
+    for i in calls.calls:
+        message = session.messages[i]
+        usage = usable_usage(message)
+        zero += usage is None and message.usage is not None
+        before = usage is not None and usage.convention in BEFORE_REPLY_CONVENTIONS
+        context.append(None if usage is None else usage.context_tokens)
+        prompt.append(None if usage is None else usage.prompt_tokens)
+        after.append(None if usage is None else usage.context_after_reply)
+        assert usage is None or usage.context_tokens == (
+            usage.prompt_tokens if before else usage.context_after_reply
+        )
+        fixed.append(
+            overflow_reason(message, None)
+            if message.stop_reason == "length" or message.error
+            else None
+        )
+    return context, prompt, after, fixed, [zero]
+
+
+def test_usage_columns_are_usable_usage_call_by_call() -> None:
+    """Each call's recorded context, prompt and context after the reply (None without a usable
+    usage: none, or all zero), its fixed overflow and the all-zero count, read in one loop,
+    are what ``usable_usage`` and the usage's properties say of it: a total of 0 falls back to
+    prompt plus output, each convention measures on its own side, a negative prompt is no
+    figure."""
+    from core.model.session import Usage, UsageConvention
+
+    openai, anthropic = UsageConvention.OPENAI, UsageConvention.ANTHROPIC
+    session = (
+        SessionBuilder()
+        .user("go")
+        .call(usage=Usage(convention=openai))  # all zero
+        .result("a")
+        .call(usage=Usage(input=900, cache_read=100, output=10, total=1_010, convention=openai))
+        .result("b")
+        .call(usage=Usage(input=5, cache_read=2_000, cache_write=40, output=7))
+        .result("c")
+        .call(usage=Usage(input=300, output=20, total=0, convention=UsageConvention.PI))
+        .result("d")
+        .call(usage=Usage(input=-50, output=20, convention=anthropic), stop_reason="length")
+        .result("e")
+        .call(error="prompt is too long")
+        .result("f")
+        .call(usage=Usage(input=10, output=5, convention=UsageConvention.GEMINI))
+        .call()
+        .session()
+    )
+    calls = Calls(session)
+    context, prompt, after, fixed, zero = _usage_reference(session, calls)
+    assert calls.usage_context == context
+    assert calls.usage_prompt == prompt
+    assert calls.usage_after == after
+    assert calls.fixed_overflow == fixed
+    assert context[:4] == [None, 1_010, 2_045, 320] and fixed[4] == "stop-length"
+    assert calls.usage_notes == [
+        f"{zero[0]} call(s) recorded an all-zero usage (aborted or failed calls); "
+        "their context is estimated from the neighbouring calls."
+    ]
+
+
+@pytest.mark.parametrize("path", small_shared_files(2_000_000)[:12] or [None])
+def test_usage_columns_of_real_sessions(path: Path | None) -> None:
+    session = load_shared_or_skip(path)
+    calls = Calls(session)
+    context, prompt, after, fixed, _zero = _usage_reference(session, calls)
+    assert (calls.usage_context, calls.usage_prompt, calls.usage_after) == (context, prompt, after)
+    assert calls.fixed_overflow == fixed
