@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from textual import events
 from textual.dom import DOMNode
+from textual.pilot import Pilot
 from textual.widgets import ProgressBar
 
 from tests.support.tui_harness import settle, until
@@ -17,6 +18,16 @@ from tests.support.views_fixtures import Host
 from tui.app import CtxscopeApp
 from tui.screens.session import SessionScreen
 from tui.widgets.load_progress import LoadProgress
+
+
+async def _opened(pilot: Pilot[None], app: CtxscopeApp) -> SessionScreen:
+    """The session screen ``app`` opened, once its session is shown and it is idle."""
+    await until(pilot, lambda: isinstance(app.screen, SessionScreen), "the session screen")
+    screen = app.screen
+    assert isinstance(screen, SessionScreen)
+    await until(pilot, lambda: screen.state is not None, "the session shown")
+    await settle(pilot)
+    return screen
 
 
 def _running_timers(widget: DOMNode) -> list[object]:
@@ -56,11 +67,7 @@ async def test_the_first_resize_of_a_session_screen_restyles_nothing(
     monkeypatch.setattr(DOMNode, "update_classes", counted)
     app = CtxscopeApp(str(big_file), discover=lambda: [], live=False)
     async with app.run_test(size=(120, 34)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, SessionScreen), "the session screen")
-        screen = app.screen
-        assert isinstance(screen, SessionScreen)
-        await until(pilot, lambda: screen.state is not None, "the session shown")
-        await settle(pilot)
+        screen = await _opened(pilot, app)
         assert screen.has_class("-wide") and screen.has_class("-tall")
         assert not screen.has_class("-narrow") and not screen.has_class("-short")
         assert changed == []
@@ -85,11 +92,7 @@ async def test_a_session_screen_shown_is_restyled_only_when_shown_again(
     monkeypatch.setattr(DOMNode, "update_node_styles", counted)
     app = CtxscopeApp(str(big_file), discover=lambda: [], live=False)
     async with app.run_test(size=(120, 34)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, SessionScreen), "the session screen")
-        screen = app.screen
-        assert isinstance(screen, SessionScreen)
-        await until(pilot, lambda: screen.state is not None, "the session shown")
-        await settle(pilot)
+        screen = await _opened(pilot, app)
         assert restyled == []
         screen.post_message(events.ScreenResume())  # (as Textual shows a screen again)
         await until(pilot, lambda: restyled == [screen], "the session screen restyled")
