@@ -9,6 +9,7 @@ from textual.screen import Screen
 
 from tests.support.tui_harness import settle
 from tests.support.views_fixtures import Host
+from tui.screens.session.replaying import replay_progress_text
 from tui.widgets.load_progress import LoadProgress
 from tui.widgets.status_line import StatusLine
 from tui.widgets.title_bar import LineLabel, set_label
@@ -95,3 +96,46 @@ async def test_a_text_as_wide_that_wraps_where_the_label_is_is_laid_out(
         await settle(pilot)
         assert layouts
         assert label.size.height == 3
+
+
+async def test_load_progress_reports_of_other_widths_lay_nothing_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The progress line is as wide as its box: a report whose text is wider or narrower than
+    the last (10 MB read, 10,000 messages, the read done) is repainted, the screen not laid out."""
+    progress = LoadProgress()
+    async with Host(progress).run_test(size=(120, 34)) as pilot:
+        progress.start("big.jsonl", 100_000_000)
+        progress.update_progress(1_000_000, 100_000_000, 1_000)
+        await settle(pilot)
+        layouts = _layouts(monkeypatch)
+        for read, messages in (
+            (4_200_000, 4_402),
+            (12_600_000, 13_150),
+            (96_500_000, 101_030),
+            (100_000_000, 104_744),
+        ):
+            progress.update_progress(read, 100_000_000, messages)
+            await settle(pilot)
+        assert layouts == []
+        detail = progress.query_one("#load-detail", LineLabel)
+        shown = str(detail.render())
+        assert "100.0 MB of 100.0 MB · 104,744 messages · putting the session together…" in shown
+
+
+async def test_a_replay_s_progress_keeps_the_status_line_as_wide(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The count done is as wide as the total: from 512 to 104,448 of 104,744 the status line
+    keeps its width, and the screen is not laid out again."""
+    status = StatusLine()
+    async with Host(status).run_test() as pilot:
+        status.activity(replay_progress_text(512, 104_744), busy=True)
+        await settle(pilot)
+        layouts = _layouts(monkeypatch)
+        for done in (5_632, 12_800, 104_448):
+            status.activity(replay_progress_text(done, 104_744), busy=True)
+            await settle(pilot)
+        assert layouts == []
+        label = status.query_one("#status-activity", LineLabel)
+        assert "replaying 104,448/104,744… (x: cancel)" in str(label.render())

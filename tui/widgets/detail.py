@@ -225,7 +225,12 @@ class DetailPane(StyledScrollView, can_focus=True):
             self._slow_timer.stop()
             self._slow_timer = None
         if state is None or not state.message_count:
-            self._show_empty()
+            if self.is_attached:
+                self._show_empty()
+            else:  # (its screen closed: nothing to draw, only what showed a message to let go)
+                self.message_index = None
+                self._sections = []
+                self._window = None
 
     def show(
         self, message_index: int | None, *, force: bool = False, at_once: bool = False

@@ -4,12 +4,29 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Label, ProgressBar
 
 from core.model.write_numbers import format_bytes
 from tui.widgets.title_bar import LineLabel, set_label
+
+
+class QuietProgressBar(ProgressBar):
+    """A :class:`ProgressBar` without the ETA, and without the timer that refreshes the ETA.
+
+    Textual's bar wakes the interface thread every second, for as long as it is mounted (the
+    progress box stays mounted, hidden, under the session it opened), to work out an ETA this
+    one does not show: each wake-up takes the interpreter from the loader or the replay."""
+
+    def __init__(self, total: float | None = None, *, id: str | None = None) -> None:  # noqa: A002
+        super().__init__(total=total, show_eta=False, id=id)
+
+    def _on_mount(self, event: events.Mount) -> None:
+        event.prevent_default()  # (ProgressBar's on_mount: the same, and a one-second interval)
+        self.update()
+        self._clock.reset()
 
 
 class LoadProgress(Vertical):
@@ -46,7 +63,8 @@ class LoadProgress(Vertical):
     LoadProgress #load-title { text-style: bold; }
     LoadProgress ProgressBar { width: 1fr; }
     LoadProgress #load-bar Bar { width: 1fr; }
-    LoadProgress #load-detail { color: $text-muted; }
+    /* as wide as the box: a report of another width is repainted, the screen not laid out */
+    LoadProgress #load-detail { color: $text-muted; width: 1fr; }
     """
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:  # noqa: A002
@@ -63,7 +81,7 @@ class LoadProgress(Vertical):
             yield LineLabel("", id="load-title")
             # a known total from the start: an indeterminate bar animates at 15 fps, and every
             # frame is time the loader thread does not get
-            yield ProgressBar(total=1, show_eta=False, id="load-bar")
+            yield QuietProgressBar(total=1, id="load-bar")
             yield LineLabel("", id="load-detail")
 
     def start(self, path: str, total_bytes: int | None) -> None:

@@ -62,14 +62,24 @@ def set_label(label: Label, text: str) -> None:
     A new text of one line as wide as the shown one (``replaying 12,000/52,372…`` after
     ``replaying 11,000/52,372…``), which fits on one line where the label is, leaves the
     label's size as it is: it is repainted without laying out the screen (a full-screen layout
-    takes ~7 ms with a big session's widgets)."""
+    takes ~7 ms with a big session's widgets). So does a text of another width in a label whose
+    width does not follow its text (``width: 1fr``), where both texts fit on one line."""
     if label.content == text:
         return
     old = one_line_width(label.visual)
     label.update(text, layout=False)
     new = one_line_width(label.visual)
-    if new is None or new != old or new > label.content_size.width:
+    room = label.content_size.width
+    if new is None or old is None or new > room or old > room:
+        label.refresh(layout=True)  # (lines wrap or end where the label is: its height may change)
+    elif new != old and not _fixed_width(label):
         label.refresh(layout=True)
+
+
+def _fixed_width(label: Label) -> bool:
+    """The label's width does not follow its text (a width in cells, a fraction, a percentage)."""
+    width = label.styles.width
+    return width is not None and not width.is_auto
 
 
 def one_line_width(visual: object) -> int | None:

@@ -44,6 +44,14 @@ if TYPE_CHECKING:
     from tui.screens.session.view import SessionView
 
 
+def replay_progress_text(done: int, total: int) -> str:
+    """``replaying    512/104,744… (x: cancel)``: the count done is as wide as the total, so
+    the status line keeps its width through a replay (a text of another width lays the whole
+    screen out, and then draws a second frame for it)."""
+    shown = f"{total:,}"
+    return f"replaying {done:>{len(shown)},}/{shown}… (x: cancel)"
+
+
 class ReplayRunner(Controller):
     """Replays the session under the active policy, one run at a time."""
 
@@ -257,9 +265,7 @@ class ReplayRunner(Controller):
 
     def replay_progressed(self, event: ReplayProgressed) -> None:
         if event.generation == self._generation and event.total:
-            self.view.status.activity(
-                f"replaying {event.done:,}/{event.total:,}… (x: cancel)", busy=True
-            )
+            self.view.status.activity(replay_progress_text(event.done, event.total), busy=True)
 
     def replay_done(self, event: ReplayDone) -> None:
         view = self.view

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from textual import events
+from textual._context import NoActiveAppError
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.geometry import Size
@@ -81,6 +82,28 @@ class SessionView(Screen[str | None]):
         self._gauge: TokenGauge | None = None
         self._resized_to: Size | None = None
         """The size of the last resize the screen laid itself out for."""
+        self._resumed = False
+        """The screen was shown once (:meth:`on_screen_resume`)."""
+        self._preset_breakpoints()
+
+    def _preset_breakpoints(self) -> None:
+        """Give the screen the classes of its breakpoints (``-wide``, ``-tall`` …) for the app's
+        size now, before its widgets are styled: its first resize, which sets them, then finds
+        them set. Set by that resize, they restyled every widget of the screen (~15 ms of the
+        interface thread, while the file is read)."""
+        try:
+            width, height = self.app.size
+        except NoActiveAppError:
+            return  # (made outside an app: the first resize sets them)
+        app = self.app
+        horizontal = self.HORIZONTAL_BREAKPOINTS
+        vertical = self.VERTICAL_BREAKPOINTS
+        for dimension, breakpoints in (
+            (width, app.HORIZONTAL_BREAKPOINTS if horizontal is None else horizontal),
+            (height, app.VERTICAL_BREAKPOINTS if vertical is None else vertical),
+        ):
+            classes = self._get_breakpoint_classes(dimension, breakpoints or [])
+            self.add_class(*classes, update=False)
 
     def tell(self, notice: Message) -> None:
         """A controller tells the screen what the others should hear (counted until handled,
@@ -185,6 +208,15 @@ class SessionView(Screen[str | None]):
         if event.size == self._resized_to:
             event.prevent_default()
         self._resized_to = event.size
+
+    def on_screen_resume(self, event: events.ScreenResume) -> None:
+        """Shown for the first time, the screen is styled as its widgets were when they were
+        mounted (a moment before): Textual's restyle of every widget on a screen shown (~20 ms of
+        the interface thread, while the file is read) is kept for a screen shown again, which a
+        change of theme may have left behind."""
+        if not self._resumed:
+            self._resumed = True
+            event.refresh_styles = False
 
     def after_list_painted(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` once the message list's next frame is out (polled every
