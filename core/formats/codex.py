@@ -131,6 +131,7 @@ class _Loader:
         self.user_events = 0
         self.confirmed: set[int] = set()
         self.confirm_next = False
+        self.inputs: list[Message] = []  # the user messages read as input, in order
 
     # -- lines ------------------------------------------------------------------------
 
@@ -336,6 +337,7 @@ class _Loader:
             meta=(at.replay and not is_summary) or is_context_message(text),
             agent_estimate_tokens=estimate,
         )
+        self.inputs.append(message)
         if self.confirm_next and not at.replay:
             self.confirmed.add(message.index)
             self.confirm_next = False
@@ -772,13 +774,9 @@ class _Loader:
         if self.user_events:
             # Files that echo user input: an unechoed user message was injected context
             # (redacted files hide the AGENTS.md / environment prefixes this also catches).
-            for message in b.messages:
-                if (
-                    message.role is _USER
-                    and not message.meta
-                    and not message.summary
-                    and message.index not in self.confirmed
-                ):
+            # (only the user messages read as input can be: the others are summaries)
+            for message in self.inputs:
+                if not message.meta and not message.summary and message.index not in self.confirmed:
                     message.meta = True
         for call_id, line in self.call_lines.items():
             if call_id not in self.answered:

@@ -7,8 +7,7 @@ tells) is left untouched for the plain read."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from itertools import accumulate, count
-from operator import add, attrgetter
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -49,16 +48,14 @@ def walk_lines(loader: _Loader, lines: Lines, batch: list[bytes]) -> Iterator[Re
     another record, a field of another type, or what only the object tells (an image, a
     redaction, an output history cuts). A line :func:`~core.formats.codex_lines.ignorable`
     names is passed over unread (and counted as read)."""
-    first, offset = lines.line_no + 1, lines.offset
-    # (the steps of every line made in C where they can be, the loop running once per line of
-    # the file: each line's number; its start, the lengths before it plus a newline each; its
-    # check for bytes msgspec does not check, once for a batch of ASCII lines)
-    starts = map(add, accumulate(map(len, batch), initial=offset), count())
-    ascii_only = all(map(bytes.isascii, batch))
+    line_no, offset = lines.line_no, lines.offset
     left = 0  # the lines neither read typed nor passed over
-    for line_no, start, raw in zip(count(first), starts, batch):
+    for raw in batch:  # (every step inline: the loop runs once per line of the file)
+        line_no += 1
+        start = offset
+        offset += len(raw) + 1
         try:
-            if not (ascii_only or raw.isascii()):  # msgspec checks the strings it reads only
+            if not raw.isascii():  # msgspec checks the UTF-8 of the strings it reads only
                 raw.decode("utf-8")  # (not UTF-8: a non-utf8 diagnostic, by the plain read)
             line = typed_decode(raw)
         except TYPED_ERRORS:
@@ -80,8 +77,7 @@ def walk_lines(loader: _Loader, lines: Lines, batch: list[bytes]) -> Iterator[Re
         left += 1
         if raw and not raw.isspace():
             yield from lines.plain(raw, line_no, start)
-    lines.line_no = first - 1 + len(batch)
-    lines.offset = offset + sum(map(len, batch)) + len(batch)
+    lines.line_no, lines.offset = line_no, offset
     read_typed = len(batch) - left
     lines.objects_read += read_typed
     lines.non_blank += read_typed
