@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from core.formats.base import ProgressCallback, SessionBuilder, as_text
+from core.formats.codex_call import ModelCall, joined
 from core.formats.codex_fork import keep_own_part
 from core.formats.codex_items import (
     content_text,
@@ -91,47 +92,13 @@ FORMAT = SourceFormat.CODEX
 PARTIAL_READS = True
 """``load(..., head_bytes=N)`` reads only the complete lines of the first N bytes."""
 
+_USER, _ASSISTANT, _TOOL = Role.USER, Role.ASSISTANT, Role.TOOL
+_OPENAI = UsageConvention.OPENAI
+"""Read once: an enum member read off its class costs a look-up through the enum's metaclass,
+once per message or usage."""
+
 # Calls the server runs inside the response: no output item follows them.
 _SERVER_CALLS = frozenset({"web_search_call", "image_generation_call"})
-
-
-def _joined(texts: list[str]) -> str:
-    """The non-empty ``texts`` joined by blank lines (one text, the usual case: as it is)."""
-    if len(texts) == 1:
-        return texts[0]
-    return "\n\n".join([t for t in texts if t])
-
-
-class _Call:
-    """The model-side items of one response, until the next input closes it."""
-
-    __slots__ = (
-        "calls",
-        "id",
-        "line",
-        "offset",
-        "reasoning",
-        "reasoning_tokens",
-        "redacted",
-        "server_calls",
-        "texts",
-        "timestamp",
-    )
-
-    def __init__(self, item_id: str, line: int, offset: int, timestamp: str | None) -> None:
-        self.id = item_id
-        self.line = line
-        self.offset = offset
-        self.timestamp = timestamp
-        self.texts: list[str] = []
-        self.reasoning: list[str] = []
-        self.calls: list[ToolCall] = []
-        self.server_calls: set[str] | None = None
-        """The ids of the calls the server runs (no output expected); None: none."""
-        self.reasoning_tokens = 0
-        """Codex's estimate of this call's encrypted reasoning items."""
-        self.redacted = 0
-        """Reasoning items whose encrypted content was redacted from the file."""
 
 
 class _Loader:
@@ -144,7 +111,7 @@ class _Loader:
         self.turns = TurnTracker()
         self.cap = OutputCap.from_policy(None)
         self.line_no = 0
-        self.current: _Call | None = None
+        self.current: ModelCall | None = None
         self.last_call: Message | None = None
         self.last_usage: Usage | None = None  # the latest call's, for a compaction's tokens_before
         self.last_total: Any = None  # the previous token_count's figures, to drop repeats
@@ -164,6 +131,7 @@ class _Loader:
         self.user_events = 0
         self.confirmed: set[int] = set()
         self.confirm_next = False
+        self.inputs: list[Message] = []  # the user messages read as input, in order
 
     # -- lines ------------------------------------------------------------------------
 
@@ -230,7 +198,7 @@ class _Loader:
 
     # -- model calls ------------------------------------------------------------------
 
-    def _open(self, payload: dict[str, Any], at: At) -> _Call:
+    def _open(self, payload: dict[str, Any], at: At) -> ModelCall:
         """The model call a model-generated item belongs to (opened by its first item)."""
         kind, item_id = str(payload.get("type")), payload.get("id")
         return self.open_call(kind, item_id, at.line, at.offset, at.timestamp, at.replay)
@@ -243,7 +211,7 @@ class _Loader:
         offset: int,
         timestamp: str | None,
         replay: bool = False,
-    ) -> _Call:
+    ) -> ModelCall:
         """:meth:`_open` for an item of type ``kind`` and id ``item_id`` (as the file holds it)
         read at ``line`` (``replay``: a copy in a compaction's history)."""
         if not replay:
@@ -255,7 +223,7 @@ class _Loader:
         call = self.current
         if call is None:
             item_id = item_id if isinstance(item_id, str) else f"line-{line}"
-            call = self.current = _Call(item_id, line, offset, timestamp)
+            call = self.current = ModelCall(item_id, line, offset, timestamp)
         return call
 
     def close(self) -> None:
@@ -268,11 +236,10 @@ class _Loader:
             Message(
                 index=0,
                 id=call.id,
-                role=Role.ASSISTANT,
+                role=_ASSISTANT,
                 timestamp=call.timestamp,
-                # (_joined's usual case, one text, inline)
-                text=texts[0] if len(texts := call.texts) == 1 else _joined(texts),
-                reasoning=reasons[0] if len(reasons := call.reasoning) == 1 else _joined(reasons),
+                text=joined(call.texts),
+                reasoning=joined(call.reasoning),
                 tool_calls=call.calls or (),
                 model=self.model,
                 source_line=call.line,
@@ -370,6 +337,7 @@ class _Loader:
             meta=(at.replay and not is_summary) or is_context_message(text),
             agent_estimate_tokens=estimate,
         )
+        self.inputs.append(message)
         if self.confirm_next and not at.replay:
             self.confirmed.add(message.index)
             self.confirm_next = False
@@ -397,8 +365,6 @@ class _Loader:
 
     def _call_output(self, payload: dict[str, Any], at: At) -> None:
         """A ``*_call_output`` item: the tool message answering a call."""
-        if self.current is not None:
-            self.close()
         get = payload.get
         call_id = get("call_id")
         call_id = call_id if isinstance(call_id, str) else ""
@@ -411,39 +377,48 @@ class _Loader:
             text, failed = output_text(output)
         if not failed and get("type") == "custom_tool_call_output":
             failed = custom_output_error(text)
-        self.tool_output(call_id, text, failed, self._estimate(payload, at, text), at)
+        estimate = self._estimate(payload, at, text)
+        self.tool_output(
+            call_id, text, failed, estimate, at.line, at.offset, at.timestamp, at.item_id, at.replay
+        )
 
-    def tool_output(self, call_id: str, text: str, failed: bool, estimate: int, at: At) -> None:
-        """The tool message answering call ``call_id``, of Codex's ``estimate`` (the pending
-        model call closed)."""
+    def tool_output(
+        self,
+        call_id: str,
+        text: str,
+        failed: bool,
+        estimate: int,
+        line: int,
+        offset: int,
+        timestamp: str | None,
+        item_id: str | None = None,
+        replay: bool = False,
+    ) -> None:
+        """The tool message answering call ``call_id``, of Codex's ``estimate``, read at ``line``
+        (``item_id``: the message's id, else the line's; ``replay``: a copy in a compaction's
+        history); the pending model call is closed first."""
+        if self.current is not None:
+            self.close()
         name = self.tool_names.get(call_id)
         if name is None:
             self.builder.diagnostic(
-                at.line,
+                line,
                 "orphan-tool-result",
                 f"output for call {call_id or '(no id)'} whose call is not in the "
                 "conversation; loaded without a tool name",
             )
         self.answered.add(call_id)
-        result = ToolResult(
-            call_id=call_id,
-            tool_name=name,
-            output=text,
-            is_error=failed,
-            truncated_by_tool=False,
-            compacted_at_ms=None,
-        )
-        item_id = at.item_id
+        result = ToolResult(call_id=call_id, tool_name=name, output=text, is_error=failed)
         self.builder.append(  # (what builder.add makes, without its kwargs)
             Message(
                 index=0,
-                id=item_id if item_id is not None else f"line-{at.line}",
-                role=Role.TOOL,
-                timestamp=at.timestamp,
-                source_line=at.line,
-                source_offset=at.offset,
+                id=item_id if item_id is not None else f"line-{line}",
+                role=_TOOL,
+                timestamp=timestamp,
+                source_line=line,
+                source_offset=offset,
                 tool_result=result,
-                meta=at.replay,
+                meta=replay,
                 agent_estimate_tokens=estimate,
             )
         )
@@ -459,7 +434,7 @@ class _Loader:
 
     def tool_call(
         self,
-        call: _Call,
+        call: ModelCall,
         kind: str,
         call_id: Any,
         name: Any,
@@ -470,17 +445,14 @@ class _Loader:
         """A tool call of ``call`` read at ``line`` (a ``call_id`` or ``name`` that is not a
         string: one made up from the item type); ``server``: run by the server, no output
         expected."""
-        call_id = call_id if isinstance(call_id, str) else f"{kind}-{line}"
+        if type(call_id) is not str:  # (the file's value: a str, never a subclass of one)
+            call_id = f"{kind}-{line}"
         if server:
             if call.server_calls is None:
                 call.server_calls = set()
             call.server_calls.add(call_id)
         call.calls.append(
-            ToolCall(
-                id=call_id,
-                name=name if isinstance(name, str) else kind,
-                arguments=arguments,
-            )
+            ToolCall(id=call_id, name=name if type(name) is str else kind, arguments=arguments)
         )
 
     def _compaction_item(self, payload: dict[str, Any], at: At) -> None:
@@ -586,7 +558,7 @@ class _Loader:
             cache_read=cached,
             reasoning=reasoning,
             total=total,
-            convention=UsageConvention.OPENAI,
+            convention=_OPENAI,
         )
         self.last_usage = usage
         self.since_call = None
@@ -680,7 +652,7 @@ class _Loader:
         self.turns.user_input(line)
         messages = self.builder.messages
         for message in reversed(messages[-3:]):
-            if message.role is Role.USER and not message.meta and not message.summary:
+            if message.role is _USER and not message.meta and not message.summary:
                 if message.index not in self.confirmed:
                     self.confirmed.add(message.index)
                     return
@@ -802,13 +774,9 @@ class _Loader:
         if self.user_events:
             # Files that echo user input: an unechoed user message was injected context
             # (redacted files hide the AGENTS.md / environment prefixes this also catches).
-            for message in b.messages:
-                if (
-                    message.role is Role.USER
-                    and not message.meta
-                    and not message.summary
-                    and message.index not in self.confirmed
-                ):
+            # (only the user messages read as input can be: the others are summaries)
+            for message in self.inputs:
+                if not message.meta and not message.summary and message.index not in self.confirmed:
                     message.meta = True
         for call_id, line in self.call_lines.items():
             if call_id not in self.answered:

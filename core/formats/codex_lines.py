@@ -30,13 +30,14 @@ IGNORED_EVENT_TYPES = (
 """The events :func:`ignorable` passes over."""
 IGNORED_EVENTS = tuple(f'{name}"'.encode() for name in IGNORED_EVENT_TYPES)
 """What follows :data:`EVENT_PREFIX` on a line :func:`ignorable` passes over."""
+_PREFIX_BYTES = len(EVENT_PREFIX)
 
 
 def ignorable(line: bytes) -> bool:
     """The line is an event that only repeats response items or reports to the UI, written
     in Codex's compact envelope (recognised from its first bytes)."""
     at = line.find(EVENT_PREFIX, 0, 96)
-    return at >= 0 and line.startswith(IGNORED_EVENTS, at + len(EVENT_PREFIX))
+    return at >= 0 and line.startswith(IGNORED_EVENTS, at + _PREFIX_BYTES)
 
 
 class At(msgspec.Struct, gc=False):
@@ -64,10 +65,17 @@ BEFORE_PAYLOAD = b'","type":"response_item","payload":'
 payload."""
 
 
+_HEAD_BYTES = len(LINE_START)
+_BEFORE_BYTES = len(BEFORE_PAYLOAD)
+
+
 def payload_bytes(raw: bytes, timestamp: str) -> int | None:
     """The size of a ``response_item`` line's payload as written, when the line is the compact
     envelope Codex writes (else None: the item is measured by serialising it again)."""
-    middle = len(LINE_START) + len(timestamp)  # timestamps are ASCII
-    if raw.startswith(LINE_START) and raw.startswith(BEFORE_PAYLOAD, middle) and raw.endswith(b"}"):
-        return len(raw) - middle - len(BEFORE_PAYLOAD) - 1
+    middle = _HEAD_BYTES + len(timestamp)  # timestamps are ASCII
+    end = middle + _BEFORE_BYTES
+    # (slices, not startswith / endswith: those parse a tuple of arguments, which costs more,
+    # once per response item)
+    if raw[:_HEAD_BYTES] == LINE_START and raw[middle:end] == BEFORE_PAYLOAD and raw[-1:] == b"}":
+        return len(raw) - end - 1  # (the payload, without the closing brace)
     return None

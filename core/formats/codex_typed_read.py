@@ -35,7 +35,6 @@ from core.formats.codex_typed import (
 )
 from core.formats.codex_typed import decode_line as typed_decode
 from core.formats.jsonl import Lines, Record
-from core.model.session import ToolCall
 
 if TYPE_CHECKING:
     from core.formats.codex import _Loader
@@ -50,7 +49,7 @@ def walk_lines(loader: _Loader, lines: Lines, batch: list[bytes]) -> Iterator[Re
     redaction, an output history cuts). A line :func:`~core.formats.codex_lines.ignorable`
     names is passed over unread (and counted as read)."""
     line_no, offset = lines.line_no, lines.offset
-    read = 0
+    left = 0  # the lines neither read typed nor passed over
     for raw in batch:  # (every step inline: the loop runs once per line of the file)
         line_no += 1
         start = offset
@@ -60,26 +59,28 @@ def walk_lines(loader: _Loader, lines: Lines, batch: list[bytes]) -> Iterator[Re
                 raw.decode("utf-8")  # (not UTF-8: a non-utf8 diagnostic, by the plain read)
             line = typed_decode(raw)
         except TYPED_ERRORS:
-            line = None
-        if line is None:
             # An event that only repeats response items is passed over unparsed (here, where
             # only a line the typed read does not read is tried: an event it reads is not one).
-            taken = ignorable(raw)
-        elif (typed := TYPED.get(type(line.payload))) is not None and typed[0] == line.type:
-            taken = typed[1](loader, line.payload, line, line_no, start, raw)
-            if taken:
-                loader.line_no = line_no
+            if ignorable(raw):
+                continue
         else:
-            # An event ignorable names is passed over as a line that does not decode is; any
-            # other payload where its envelope does not hold it is read the plain way.
-            taken = type(line.payload) in PASSED_OVER and ignorable(raw)
-        if taken:
-            read += 1
-        elif raw and not raw.isspace():
+            payload = line.payload
+            typed = TYPED[type(payload)]
+            if typed is None:
+                # An event ignorable names is passed over as a line that does not decode is;
+                # written any other way (or in another envelope), it is read the plain way.
+                if ignorable(raw):
+                    continue
+            elif typed[0] == line.type and typed[1](loader, payload, line, line_no, start, raw):
+                loader.line_no = line_no
+                continue
+        left += 1
+        if raw and not raw.isspace():
             yield from lines.plain(raw, line_no, start)
     lines.line_no, lines.offset = line_no, offset
-    lines.objects_read += read
-    lines.non_blank += read
+    read_typed = len(batch) - left
+    lines.objects_read += read_typed
+    lines.non_blank += read_typed
 
 
 class _OneLine(Lines):
@@ -188,13 +189,10 @@ def _function_call(
             arguments = orjson.loads(arguments)
         except orjson.JSONDecodeError:
             pass  # kept as the string (as name_and_arguments keeps it)
-    call_id = item.call_id or item.id
-    if type(call_id) is str and type(name) is str and item.execution != "server":
-        # (loader.tool_call's usual case, inline: one call fewer a call)
-        call.calls.append(ToolCall(id=call_id, name=name, arguments=arguments))
-    else:
-        server = item.execution == "server"
-        loader.tool_call(call, "function_call", call_id, name, arguments, server, line_no)
+    server = item.execution == "server"
+    loader.tool_call(
+        call, "function_call", item.call_id or item.id, name, arguments, server, line_no
+    )
     return True
 
 
@@ -217,15 +215,12 @@ def _output(
     raw: bytes,
 ) -> bool:
     text = item.output
-    cap = loader.cap
-    if len(text) * 4 > cap.max_bytes and not cap.fits(text):  # (fits's usual case, inline)
+    if not loader.cap.fits(text):
         return False  # history keeps it cut: sized the plain way
     timestamp = line.timestamp
     estimate = _estimate(loader, text, raw, timestamp)
     if estimate is None:
         return False
-    if loader.current is not None:
-        loader.close()
     if type(item) is CustomOutput:
         failed = custom_output_error(text)
         loader.turns.last_item = ("custom_tool_call_output", line_no)
@@ -233,8 +228,9 @@ def _output(
         failed = False
         loader.turns.last_item = ("function_call_output", line_no)
     call_id = item.call_id
-    at = At(line_no, offset, timestamp)
-    loader.tool_output(call_id if call_id is not None else "", text, failed, estimate, at)
+    if call_id is None:
+        call_id = ""
+    loader.tool_output(call_id, text, failed, estimate, line_no, offset, timestamp)
     return True
 
 
@@ -278,7 +274,7 @@ _Read = Callable[["_Loader", Any, Any, int, int, bytes], bool]
 when it read the line, False (having changed nothing) to have it read the plain way."""
 
 _ITEM, _EVENT = "response_item", "event_msg"
-TYPED: dict[type, tuple[str, _Read]] = {
+TYPED: dict[type, tuple[str, _Read] | None] = {
     MessageItem: (_ITEM, _message),
     ReasoningItem: (_ITEM, _reasoning),
     FunctionCall: (_ITEM, _function_call),
@@ -290,9 +286,11 @@ TYPED: dict[type, tuple[str, _Read]] = {
     TurnEnd: (_EVENT, _turn_end),
     TurnComplete: (_EVENT, _turn_end),
     TurnAborted: (_EVENT, _turn_end),
+    **dict.fromkeys(PASSED_OVER),
 }
 """The envelope type each typed payload is read in, and the function that reads it (see
-:func:`read_typed_line`)."""
+:func:`read_typed_line`); None: an event passed over when
+:func:`~core.formats.codex_lines.ignorable` says so (which only an ``event_msg`` line is)."""
 
 _TEXT = attrgetter("text")
 """A piece's text (:class:`~core.formats.codex_typed.Part`)."""

@@ -294,10 +294,10 @@ def test_records_with_events_passed_over_read_the_same(
 def test_inline_steps_read_what_the_loader_steps_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, length: int, execution: str | None
 ) -> None:
-    """What the typed read does in place of the loader's own steps (a function call's tool
-    call, an output's fit to the history's cap) or beside them (an encrypted reasoning's
+    """What the typed read does beside the loader's own steps (an encrypted reasoning's
     estimate, a passed-over event, a repeated token count, an output's estimate) gives the
-    session the plain read gives."""
+    session the plain read gives (a tool call and an output's fit to the history's cap are the
+    loader's own steps: ``test_formats_codex_shared_steps``)."""
     call: dict[str, Any] = {"type": "function_call", "name": "shell", "arguments": '{"a": 1}'}
     call["call_id"] = "c1"
     if execution is not None:
