@@ -14,10 +14,8 @@ from itertools import accumulate, compress, repeat
 from operator import add, attrgetter, eq, ne, not_
 from typing import TypeVar, cast
 
-from core.algorithms.overflow import RecordedKind, overflow_reason, recorded_side
+from core.algorithms.overflow import RecordedKind, overflow_reason, recorded_side, usable_usage
 from core.model.session import (
-    BEFORE_REPLY_CONVENTIONS,
-    Role,
     Session,
     SourceFormat,
     UsageConvention,
@@ -96,23 +94,20 @@ class Calls:
 
     def _index_calls(self) -> None:
         messages, n = self.session.messages, self.n
-        user, assistant = Role.USER, Role.ASSISTANT
         call_of, turn_start = self.call_of, self.turn_start
         calls, first_of_turn = self.calls, self.first_of_turn
         add_call, add_first = calls.append, first_of_turn.append
         turn_started_since_call = 1
-        # (the main conversation's messages picked in C; the flags of Message.is_turn_start and
-        # is_model_call read here, in the loop, not through the properties: one step a message)
+        # (the main conversation's messages picked in C; each message's two flags read through
+        # Message.is_model_call and is_turn_start, where their rules are written)
         for i, message in compress(enumerate(messages), self.main):
-            role = message.role
-            if role is user:
-                if not (message.summary or message.synthetic or message.meta):
-                    turn_start[i] = turn_started_since_call = 1
-            elif role is assistant and not message.summary:
+            if message.is_model_call:
                 call_of[i] = len(calls)
                 add_call(i)
                 add_first(turn_started_since_call)
                 turn_started_since_call = 0
+            elif message.is_turn_start:
+                turn_start[i] = turn_started_since_call = 1
         # each message's turn: the turns started up to it, less one (-1 before the first); its
         # next call: the calls before it, -1 after the last call and at n (made in C)
         self.turn_of = array("i", map(add, repeat(-1), accumulate(turn_start)))
@@ -130,24 +125,19 @@ class Calls:
         zero_calls = 0
         add_context, add_prompt, add_after = context.append, prompt.append, after.append
         add_convention = conventions.append
-        before = BEFORE_REPLY_CONVENTIONS
-        # each figure of each call read once, here rather than through usable_usage and the
-        # usage's properties (their rules, inline: one step a call)
+        # each figure of each call read once, through usable_usage and the usage's properties
+        # (where their rules are written)
         for c, message in enumerate(map(messages.__getitem__, self.calls)):
             if message.stop_reason == "length" or message.error:
                 fixed.append(c)
-            usage = message.usage
+            usage = usable_usage(message)
             if usage is not None:
-                convention = usage.convention
-                sent = usage.input + usage.cache_read + usage.cache_write  # prompt_tokens
-                total = usage.total
-                reply = total if total else sent + usage.output  # context_after_reply
-                if (sent if convention in before else reply) > 0:  # usable_usage
-                    add_context(sent if convention in before else reply)
-                    add_prompt(sent)
-                    add_after(reply)
-                    add_convention(convention)
-                    continue
+                add_context(usage.context_tokens)
+                add_prompt(usage.prompt_tokens)
+                add_after(usage.context_after_reply)
+                add_convention(usage.convention)
+                continue
+            if message.usage is not None:
                 zero_calls += 1
             add_context(None)
             add_prompt(None)
@@ -179,7 +169,7 @@ class Calls:
         """The side of the reply of a call without usage: the session's first convention, else
         the recording agent's habit."""
         if first_convention is not None:
-            return "before-reply" if first_convention in BEFORE_REPLY_CONVENTIONS else "after-reply"
+            return recorded_side(first_convention)
         if self.session.format in _AFTER_REPLY_FORMATS:
             return "after-reply"
         return "before-reply"

@@ -320,7 +320,7 @@ def test_leftovers_go_to_a_stable_sorts_first_short(rows: list[tuple[list[float]
     floors = [[0] * len(rows) for _ in range(6)]
     give_leftovers(floors, [(p, short, row) for p, (row, short) in enumerate(rows)])
     for position, (row, short) in enumerate(rows):
-        keys = sorted(range(len(row)), key=lambda k, row=row: row[k])[:short]
+        keys = sorted(range(len(row)), key=row.__getitem__)[:short]
         assert [column[position] for column in floors] == [int(k in keys) for k in range(6)]
     bumped = [[0], [0], [0]]
     give_leftovers(bumped, [(0, 1, [-0.5, -0.75, -0.75])])
