@@ -185,3 +185,17 @@ _COMPACT = b'{"timestamp":"' + _TS.encode() + b'","type":"response_item","payloa
 @pytest.mark.parametrize("timestamp", [_TS, "", "2026"])
 def test_payload_bytes_reads_what_its_plain_form_read(raw: bytes, timestamp: str) -> None:
     assert codex_lines.payload_bytes(raw, timestamp) == _payload_bytes_as_written(raw, timestamp)
+
+
+def test_every_payload_the_typed_decode_makes_has_an_entry_in_the_walks_table() -> None:
+    """The walk looks each decoded payload's type up in ``TYPED`` without a default (a reader,
+    or None for an event passed over): a payload type added to the envelope without an entry
+    would stop the load with a KeyError, so every member of the union has one."""
+    from typing import get_args, get_type_hints
+
+    from core.formats.codex_typed import Envelope
+
+    union = get_type_hints(Envelope)["payload"]
+    members = {member for part in get_args(union) for member in get_args(part) or (part,)}
+    assert members
+    assert members <= set(codex_typed_read.TYPED)
