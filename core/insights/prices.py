@@ -232,16 +232,22 @@ class _Memo:
         if self._entries is not None:
             return self._entries
         self._stamp = _table_stamp()
-        self._entries = {}
+        self._entries = self._on_disk()
+        return self._entries
+
+    def _on_disk(self) -> dict[str, _Entry | str]:
+        """The memo's entries as the file holds them now ({} when it holds none of this table)."""
+        if not self._stamp:
+            return {}
         try:
             import orjson
 
             data = orjson.loads(_memo_path().read_bytes())
-            if data.get("table") == self._stamp and self._stamp:
-                self._entries = {key: _decode(value) for key, value in data["entries"].items()}
+            if data.get("table") == self._stamp:
+                return {key: _decode(value) for key, value in data["entries"].items()}
         except (OSError, ValueError, TypeError, KeyError, AttributeError, IndexError):
             pass  # no memo yet, or one of another table or shape: start afresh
-        return self._entries
+        return {}
 
     def _save(self, entries: dict[str, _Entry | str]) -> None:
         from core.cache_folder import read_only
@@ -252,6 +258,10 @@ class _Memo:
 
         import orjson
 
+        # another run may have saved since this one read the memo (two fleet workers pricing at
+        # once): its entries are read again and kept, so that the last to save does not drop them
+        for key, value in self._on_disk().items():
+            entries.setdefault(key, value)
         data = {"table": self._stamp, "entries": {k: _encode(v) for k, v in entries.items()}}
         path = _memo_path()
         try:  # written beside and renamed: two runs at once never read half a memo

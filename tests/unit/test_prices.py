@@ -84,6 +84,18 @@ def test_a_memo_of_another_table_is_not_used(tmp_path: Path) -> None:
     assert imported and answers == clean
 
 
+def test_two_runs_saving_at_once_keep_each_others_entries() -> None:
+    """Two runs read the memo before either saved (two fleet workers): the second to save keeps
+    what the first wrote, so the next run prices both models without the table."""
+    first, second = prices._Memo(), prices._Memo()
+    first._load(), second._load()  # both read the memo while it is empty
+    first.entry("claude-sonnet-4-5", None, None)
+    second.entry("gpt-5-codex", "openai", None)
+    saved = json.loads(prices._memo_path().read_text())["entries"]
+    assert {key.split("\x1f")[0] for key in saved} == {"claude-sonnet-4-5", "gpt-5-codex"}
+    assert set(prices._Memo()._load()) == set(saved)
+
+
 @pytest.mark.parametrize("prompt", [0, 199_999, 200_000, 200_001, 1_500_000])
 def test_tiers_apply_as_the_table_applies_them(prompt: int) -> None:
     table = TieredPrices(
