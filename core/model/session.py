@@ -20,9 +20,10 @@ Conventions that hold across the model:
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar, cast
 
 import msgspec
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
@@ -94,6 +95,29 @@ class Provenance(StrEnum):
     """Estimated here with a characters- or bytes-per-token rule."""
 
 
+# The rule of each figure of a usage, written once: each property of Usage is one of these
+# functions (no second frame to set up per read), and :func:`usage_columns` calls them from a
+# comprehension over many usages (no property look-up per figure, and no figure worked out twice).
+
+
+def _prompt(usage: Usage) -> int:
+    """Context size *before* the reply: everything the model was sent."""
+    return usage.input + usage.cache_read + usage.cache_write
+
+
+def _after_reply(usage: Usage) -> int:
+    """Context size *after* the reply: the prompt plus what the model generated (the
+    provider's total when it gave one)."""
+    return usage.total or _prompt(usage) + usage.output
+
+
+def _context(usage: Usage) -> int:
+    """The context figure this provider's convention reports for a call (see UsageConvention)."""
+    if usage.convention in BEFORE_REPLY_CONVENTIONS:
+        return _prompt(usage)
+    return _after_reply(usage)
+
+
 class Usage(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, gc=False):
     """Token usage of one model call, normalised across providers.
 
@@ -116,24 +140,97 @@ class Usage(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, gc=Fa
     convention: UsageConvention = UsageConvention.ANTHROPIC
     """The accounting the numbers were recorded in."""
 
-    @property
-    def prompt_tokens(self) -> int:
-        """Context size *before* the reply: everything the model was sent."""
-        return self.input + self.cache_read + self.cache_write
+    if TYPE_CHECKING:  # (each property is its rule's function: one frame a read)
 
-    @property
-    def context_after_reply(self) -> int:
-        """Context size *after* the reply: the prompt plus what the model generated."""
-        if self.total:
-            return self.total
-        return self.prompt_tokens + self.output
+        @property
+        def prompt_tokens(self) -> int: ...
+        @property
+        def context_after_reply(self) -> int: ...
+        @property
+        def context_tokens(self) -> int: ...
 
-    @property
-    def context_tokens(self) -> int:
-        """The context figure this provider's convention reports for a call (see UsageConvention)."""
-        if self.convention in BEFORE_REPLY_CONVENTIONS:
-            return self.prompt_tokens
-        return self.context_after_reply
+    else:
+        prompt_tokens = property(_prompt, doc=_prompt.__doc__)
+        context_after_reply = property(_after_reply, doc=_after_reply.__doc__)
+        context_tokens = property(_context, doc=_context.__doc__)
+
+
+class UsageColumns(NamedTuple):
+    """The figures of a sequence of usages, one list per figure (None where there is no usage)."""
+
+    context: list[int | None]
+    """:attr:`Usage.context_tokens` of each usage."""
+    prompt: list[int | None]
+    """:attr:`Usage.prompt_tokens` of each usage."""
+    after: list[int | None]
+    """:attr:`Usage.context_after_reply` of each usage."""
+    convention: list[UsageConvention | None]
+    """:attr:`Usage.convention` of each usage."""
+
+
+def usage_columns(usages: Sequence[Usage | None]) -> UsageColumns:
+    """The figures of every usage of ``usages`` as columns: what each of its properties says of
+    it, by the same rules, in one pass (each figure worked out once: the context is the prompt or
+    the context after the reply of the same usage). A reader of every call's figures (the calls
+    of a replay) reads these rather than three properties a call."""
+    present = _present(usages)
+    prompt = [_prompt(usage) for usage in present]
+    after = [_after_reply(usage) for usage in present]
+    conventions = list(map(_CONVENTION, present))
+    rule = _context_rule(conventions)
+    if rule is _prompt:
+        context = prompt.copy()
+    elif rule is _after_reply:
+        context = after.copy()
+    else:
+        context = [_context(usage) for usage in present]
+    columns = UsageColumns(context, prompt, after, conventions)  # type: ignore[arg-type]
+    if present is usages:
+        return columns
+    return UsageColumns(*(_spread(column, usages) for column in columns))
+
+
+def context_column(usages: Sequence[Usage | None]) -> list[int | None]:
+    """:attr:`Usage.context_tokens` of every usage of ``usages`` (None where there is none): the
+    one column of :func:`usage_columns` a reader of the context alone (the gauge) needs."""
+    present = _present(usages)
+    rule = _context_rule(map(_CONVENTION, present))
+    column = [rule(usage) for usage in present]
+    if present is usages:
+        return column  # type: ignore[return-value]
+    return _spread(column, usages)
+
+
+_CONVENTION = attrgetter("convention")
+
+
+def _context_rule(conventions: Iterable[UsageConvention]) -> Callable[[Usage], int]:
+    """The rule of :attr:`Usage.context_tokens` of usages recorded in ``conventions``: the
+    prompt's or the context after the reply's when they are all on one side of the reply (as in
+    nearly every session), else the rule that asks each usage's convention."""
+    sides = {convention in BEFORE_REPLY_CONVENTIONS for convention in set(conventions)}
+    if sides == {True}:
+        return _prompt
+    if sides == {False}:
+        return _after_reply
+    return _context
+
+
+def _present(usages: Sequence[Usage | None]) -> Sequence[Usage]:
+    """``usages`` less the Nones (``usages`` itself when it holds none: nearly always)."""
+    if None not in usages:
+        return cast("Sequence[Usage]", usages)
+    return [usage for usage in usages if usage is not None]
+
+
+def _spread(column: list[_Figure], usages: Sequence[Usage | None]) -> list[_Figure | None]:
+    """``column`` (one figure of each usage that is not None) placed at those usages' positions,
+    None at the others."""
+    figures = iter(column)
+    return [None if usage is None else next(figures) for usage in usages]
+
+
+_Figure = TypeVar("_Figure")
 
 
 class ToolCall(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
