@@ -9,19 +9,25 @@ from __future__ import annotations
 
 import weakref
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import accumulate, compress, repeat
 from operator import add, attrgetter, eq, ne, not_
 from typing import TypeVar, cast
 
 from core.algorithms.overflow import RecordedKind, overflow_reason, recorded_side, usable_columns
 from core.model.session import (
+    Message,
     Session,
     SourceFormat,
     UsageConvention,
 )
 
 _USAGE = attrgetter("usage")
+# The functions of the properties Message.is_model_call and is_turn_start (their rules, where
+# they are written), called from _index_calls' loop: a plain call there costs less than a
+# property read (callgrind, cc-small-10: 47.6 -> 43.7 M instructions a placing's index).
+_is_model_call = cast("Callable[[Message], bool]", cast("property", Message.is_model_call).fget)
+_is_turn_start = cast("Callable[[Message], bool]", cast("property", Message.is_turn_start).fget)
 _STOP_AND_ERROR = attrgetter("stop_reason", "error")
 
 _AFTER_REPLY_FORMATS = (SourceFormat.PI, SourceFormat.CODEX, SourceFormat.OPENCODE)
@@ -102,14 +108,14 @@ class Calls:
         add_call, add_first = calls.append, first_of_turn.append
         turn_started_since_call = 1
         # (the main conversation's messages picked in C; each message's two flags read through
-        # Message.is_model_call and is_turn_start, where their rules are written)
+        # the functions of Message.is_model_call and is_turn_start, where their rules are written)
         for i, message in compress(enumerate(messages), self.main):
-            if message.is_model_call:
+            if _is_model_call(message):
                 call_of[i] = len(calls)
                 add_call(i)
                 add_first(turn_started_since_call)
                 turn_started_since_call = 0
-            elif message.is_turn_start:
+            elif _is_turn_start(message):
                 turn_start[i] = turn_started_since_call = 1
         # each message's turn: the turns started up to it, less one (-1 before the first); its
         # next call: the calls before it, -1 after the last call and at n (made in C)

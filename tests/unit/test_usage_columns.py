@@ -90,3 +90,23 @@ def test_the_columns_are_new_lists() -> None:
     columns = usage_columns(usages)
     assert columns.context == columns.prompt
     assert columns.context is not columns.prompt
+
+
+def test_the_placing_reads_the_message_flags_through_their_properties_functions() -> None:
+    """``Calls`` calls the functions of ``Message.is_model_call`` and ``is_turn_start``: they
+    say what the properties say, for every role and flag."""
+    from core.replay import calls
+
+    for role in Role:
+        for flags in range(16):
+            message = Message(
+                index=0,
+                id="m",
+                role=role,
+                summary=bool(flags & 1),
+                synthetic=bool(flags & 2),
+                meta=bool(flags & 4),
+                sidechain=bool(flags & 8),
+            )
+            assert calls._is_model_call(message) is message.is_model_call
+            assert calls._is_turn_start(message) is message.is_turn_start
