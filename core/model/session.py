@@ -23,7 +23,7 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from enum import StrEnum
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 
 import msgspec
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
@@ -173,42 +173,32 @@ def usage_columns(usages: Sequence[Usage | None]) -> UsageColumns:
     it, by the same rules, in one pass (each figure worked out once: the context is the prompt or
     the context after the reply of the same usage). A reader of every call's figures (the calls
     of a replay) reads these rather than three properties a call."""
-    present = _present(usages)
-    prompt = [_prompt(usage) for usage in present]
-    after = [_after_reply(usage) for usage in present]
-    conventions = list(map(_CONVENTION, present))
-    rule = _context_rule(conventions)
+    prompt = [None if usage is None else _prompt(usage) for usage in usages]
+    after = [None if usage is None else _after_reply(usage) for usage in usages]
+    conventions = [None if usage is None else usage.convention for usage in usages]
+    rule = _context_rule(usages)
     if rule is _prompt:
         context = prompt.copy()
     elif rule is _after_reply:
         context = after.copy()
     else:
-        context = [_context(usage) for usage in present]
-    columns = UsageColumns(context, prompt, after, conventions)  # type: ignore[arg-type]
-    if present is usages:
-        return columns
-    return UsageColumns(*(_spread(column, usages) for column in columns))
+        context = [None if usage is None else _context(usage) for usage in usages]
+    return UsageColumns(context, prompt, after, conventions)
 
 
 def context_column(usages: Sequence[Usage | None]) -> list[int | None]:
     """:attr:`Usage.context_tokens` of every usage of ``usages`` (None where there is none): the
     one column of :func:`usage_columns` a reader of the context alone (the gauge) needs."""
-    present = _present(usages)
-    rule = _context_rule(map(_CONVENTION, present))
-    column = [rule(usage) for usage in present]
-    if present is usages:
-        return column  # type: ignore[return-value]
-    return _spread(column, usages)
+    rule = _context_rule(usages)
+    return [None if usage is None else rule(usage) for usage in usages]
 
 
-_CONVENTION = attrgetter("convention")
-
-
-def _context_rule(conventions: Iterable[UsageConvention]) -> Callable[[Usage], int]:
-    """The rule of :attr:`Usage.context_tokens` of usages recorded in ``conventions``: the
-    prompt's or the context after the reply's when they are all on one side of the reply (as in
-    nearly every session), else the rule that asks each usage's convention."""
-    sides = {convention in BEFORE_REPLY_CONVENTIONS for convention in set(conventions)}
+def _context_rule(usages: Iterable[Usage | None]) -> Callable[[Usage], int]:
+    """The rule of :attr:`Usage.context_tokens` of ``usages``: the prompt's or the context after
+    the reply's when they are all recorded on one side of the reply (as in nearly every
+    session), else the rule that asks each usage's convention."""
+    conventions = set(map(_CONVENTION, filter(None, usages)))  # (a usage is never false)
+    sides = {convention in BEFORE_REPLY_CONVENTIONS for convention in conventions}
     if sides == {True}:
         return _prompt
     if sides == {False}:
@@ -216,21 +206,7 @@ def _context_rule(conventions: Iterable[UsageConvention]) -> Callable[[Usage], i
     return _context
 
 
-def _present(usages: Sequence[Usage | None]) -> Sequence[Usage]:
-    """``usages`` less the Nones (``usages`` itself when it holds none: nearly always)."""
-    if None not in usages:
-        return cast("Sequence[Usage]", usages)
-    return [usage for usage in usages if usage is not None]
-
-
-def _spread(column: list[_Figure], usages: Sequence[Usage | None]) -> list[_Figure | None]:
-    """``column`` (one figure of each usage that is not None) placed at those usages' positions,
-    None at the others."""
-    figures = iter(column)
-    return [None if usage is None else next(figures) for usage in usages]
-
-
-_Figure = TypeVar("_Figure")
+_CONVENTION = attrgetter("convention")
 
 
 class ToolCall(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
