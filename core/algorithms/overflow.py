@@ -31,11 +31,20 @@ These rules are what the replay (:mod:`core.replay`) applies; the diagnosis of a
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from core.agents.overflow_errors import is_context_overflow_message as _recognise_overflow
-from core.model.session import BEFORE_REPLY_CONVENTIONS, Message, Role, Usage, UsageConvention
+from core.model.session import (
+    BEFORE_REPLY_CONVENTIONS,
+    Message,
+    Role,
+    Usage,
+    UsageColumns,
+    UsageConvention,
+    context_column,
+    usage_columns,
+)
 
 if TYPE_CHECKING:
     from core.policy import Policy
@@ -88,9 +97,42 @@ def usable_usage(message: Message) -> Usage | None:
     a figure says nothing about the context and is treated as missing.
     """
     usage = message.usage
-    if usage is None or usage.context_tokens <= 0:
+    if usage is None or not _usable(usage.context_tokens):
         return None
     return usage
+
+
+def _usable(context: int) -> bool:
+    """A usage whose context figure is ``context`` says something of the context (not zero)."""
+    return context > 0
+
+
+def usable_columns(usages: Sequence[Usage | None]) -> UsageColumns:
+    """:func:`~core.model.session.usage_columns` of ``usages``, with None in every column where
+    the usage is not usable (what :func:`usable_usage` says of a message holding it): every
+    call's figures read in one pass, as the calls of a replay read them."""
+    columns = usage_columns(usages)
+    _drop_unusable(columns.context, columns)
+    return columns
+
+
+def usable_context(usages: Sequence[Usage | None]) -> list[int | None]:
+    """The context column of :func:`usable_columns` alone (what the gauge draws)."""
+    context = context_column(usages)
+    _drop_unusable(context, (context,))
+    return context
+
+
+def _drop_unusable(context: list[int | None], columns: Iterable[list[Any]]) -> None:
+    """None in each of ``columns`` where ``context`` (one of them) holds a figure that is not
+    usable."""
+    figures = [figure for figure in context if figure is not None]
+    if not figures or _usable(min(figures)):  # (the least is usable: all are, nearly always)
+        return
+    dropped = [c for c, figure in enumerate(context) if figure is not None and not _usable(figure)]
+    for column in columns:
+        for c in dropped:
+            column[c] = None
 
 
 # --- threshold rules -------------------------------------------------------------------------

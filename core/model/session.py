@@ -20,9 +20,10 @@ Conventions that hold across the model:
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 
 import msgspec
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
@@ -94,6 +95,29 @@ class Provenance(StrEnum):
     """Estimated here with a characters- or bytes-per-token rule."""
 
 
+# The rule of each figure of a usage, written once: each property of Usage is one of these
+# functions (no second frame to set up per read), and :func:`usage_columns` calls them from a
+# comprehension over many usages (no property look-up per figure, and no figure worked out twice).
+
+
+def _prompt(usage: Usage) -> int:
+    """Context size *before* the reply: everything the model was sent."""
+    return usage.input + usage.cache_read + usage.cache_write
+
+
+def _after_reply(usage: Usage) -> int:
+    """Context size *after* the reply: the prompt plus what the model generated (the
+    provider's total when it gave one)."""
+    return usage.total or _prompt(usage) + usage.output
+
+
+def _context(usage: Usage) -> int:
+    """The context figure this provider's convention reports for a call (see UsageConvention)."""
+    if usage.convention in BEFORE_REPLY_CONVENTIONS:
+        return _prompt(usage)
+    return _after_reply(usage)
+
+
 class Usage(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, gc=False):
     """Token usage of one model call, normalised across providers.
 
@@ -116,24 +140,73 @@ class Usage(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, gc=Fa
     convention: UsageConvention = UsageConvention.ANTHROPIC
     """The accounting the numbers were recorded in."""
 
-    @property
-    def prompt_tokens(self) -> int:
-        """Context size *before* the reply: everything the model was sent."""
-        return self.input + self.cache_read + self.cache_write
+    if TYPE_CHECKING:  # (each property is its rule's function: one frame a read)
 
-    @property
-    def context_after_reply(self) -> int:
-        """Context size *after* the reply: the prompt plus what the model generated."""
-        if self.total:
-            return self.total
-        return self.prompt_tokens + self.output
+        @property
+        def prompt_tokens(self) -> int: ...
+        @property
+        def context_after_reply(self) -> int: ...
+        @property
+        def context_tokens(self) -> int: ...
 
-    @property
-    def context_tokens(self) -> int:
-        """The context figure this provider's convention reports for a call (see UsageConvention)."""
-        if self.convention in BEFORE_REPLY_CONVENTIONS:
-            return self.prompt_tokens
-        return self.context_after_reply
+    else:
+        prompt_tokens = property(_prompt, doc=_prompt.__doc__)
+        context_after_reply = property(_after_reply, doc=_after_reply.__doc__)
+        context_tokens = property(_context, doc=_context.__doc__)
+
+
+class UsageColumns(NamedTuple):
+    """The figures of a sequence of usages, one list per figure (None where there is no usage)."""
+
+    context: list[int | None]
+    """:attr:`Usage.context_tokens` of each usage."""
+    prompt: list[int | None]
+    """:attr:`Usage.prompt_tokens` of each usage."""
+    after: list[int | None]
+    """:attr:`Usage.context_after_reply` of each usage."""
+    convention: list[UsageConvention | None]
+    """:attr:`Usage.convention` of each usage."""
+
+
+def usage_columns(usages: Sequence[Usage | None]) -> UsageColumns:
+    """The figures of every usage of ``usages`` as columns: what each of its properties says of
+    it, by the same rules, in one pass (each figure worked out once: the context is the prompt or
+    the context after the reply of the same usage). A reader of every call's figures (the calls
+    of a replay) reads these rather than three properties a call."""
+    prompt = [None if usage is None else _prompt(usage) for usage in usages]
+    after = [None if usage is None else _after_reply(usage) for usage in usages]
+    conventions = [None if usage is None else usage.convention for usage in usages]
+    rule = _context_rule(usages)
+    if rule is _prompt:
+        context = prompt.copy()
+    elif rule is _after_reply:
+        context = after.copy()
+    else:
+        context = [None if usage is None else _context(usage) for usage in usages]
+    return UsageColumns(context, prompt, after, conventions)
+
+
+def context_column(usages: Sequence[Usage | None]) -> list[int | None]:
+    """:attr:`Usage.context_tokens` of every usage of ``usages`` (None where there is none): the
+    one column of :func:`usage_columns` a reader of the context alone (the gauge) needs."""
+    rule = _context_rule(usages)
+    return [None if usage is None else rule(usage) for usage in usages]
+
+
+def _context_rule(usages: Iterable[Usage | None]) -> Callable[[Usage], int]:
+    """The rule of :attr:`Usage.context_tokens` of ``usages``: the prompt's or the context after
+    the reply's when they are all recorded on one side of the reply (as in nearly every
+    session), else the rule that asks each usage's convention."""
+    conventions = set(map(_CONVENTION, filter(None, usages)))  # (a usage is never false)
+    sides = {convention in BEFORE_REPLY_CONVENTIONS for convention in conventions}
+    if sides == {True}:
+        return _prompt
+    if sides == {False}:
+        return _after_reply
+    return _context
+
+
+_CONVENTION = attrgetter("convention")
 
 
 class ToolCall(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):

@@ -9,17 +9,26 @@ from __future__ import annotations
 
 import weakref
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import accumulate, compress, repeat
 from operator import add, attrgetter, eq, ne, not_
 from typing import TypeVar, cast
 
-from core.algorithms.overflow import RecordedKind, overflow_reason, recorded_side, usable_usage
+from core.algorithms.overflow import RecordedKind, overflow_reason, recorded_side, usable_columns
 from core.model.session import (
+    Message,
     Session,
     SourceFormat,
     UsageConvention,
 )
+
+_USAGE = attrgetter("usage")
+# The functions of the properties Message.is_model_call and is_turn_start (their rules, where
+# they are written), called from _index_calls' loop: a plain call there costs less than a
+# property read (callgrind, cc-small-10: 47.6 -> 43.7 M instructions a placing's index).
+_is_model_call = cast("Callable[[Message], bool]", cast("property", Message.is_model_call).fget)
+_is_turn_start = cast("Callable[[Message], bool]", cast("property", Message.is_turn_start).fget)
+_STOP_AND_ERROR = attrgetter("stop_reason", "error")
 
 _AFTER_REPLY_FORMATS = (SourceFormat.PI, SourceFormat.CODEX, SourceFormat.OPENCODE)
 """Formats whose agents measure the context after the reply (when no usage says otherwise)."""
@@ -99,14 +108,14 @@ class Calls:
         add_call, add_first = calls.append, first_of_turn.append
         turn_started_since_call = 1
         # (the main conversation's messages picked in C; each message's two flags read through
-        # Message.is_model_call and is_turn_start, where their rules are written)
+        # the functions of Message.is_model_call and is_turn_start, where their rules are written)
         for i, message in compress(enumerate(messages), self.main):
-            if message.is_model_call:
+            if _is_model_call(message):
                 call_of[i] = len(calls)
                 add_call(i)
                 add_first(turn_started_since_call)
                 turn_started_since_call = 0
-            elif message.is_turn_start:
+            elif _is_turn_start(message):
                 turn_start[i] = turn_started_since_call = 1
         # each message's turn: the turns started up to it, less one (-1 before the first); its
         # next call: the calls before it, -1 after the last call and at n (made in C)
@@ -117,32 +126,19 @@ class Calls:
 
     def _read_usage(self) -> None:
         messages = self.session.messages
-        context: list[int | None] = []
-        prompt: list[int | None] = []
-        after: list[int | None] = []
-        conventions: list[UsageConvention | None] = []  # (None: no usable figure)
-        fixed: list[int] = []  # calls stopped for length or with an error
-        zero_calls = 0
-        add_context, add_prompt, add_after = context.append, prompt.append, after.append
-        add_convention = conventions.append
-        # each figure of each call read once, through usable_usage and the usage's properties
-        # (where their rules are written)
-        for c, message in enumerate(map(messages.__getitem__, self.calls)):
-            if message.stop_reason == "length" or message.error:
-                fixed.append(c)
-            usage = usable_usage(message)
-            if usage is not None:
-                add_context(usage.context_tokens)
-                add_prompt(usage.prompt_tokens)
-                add_after(usage.context_after_reply)
-                add_convention(usage.convention)
-                continue
-            if message.usage is not None:
-                zero_calls += 1
-            add_context(None)
-            add_prompt(None)
-            add_after(None)
-            add_convention(None)
+        called = list(map(messages.__getitem__, self.calls))
+        usages = list(map(_USAGE, called))
+        # each call's figures read in one pass, by the rules of usable_usage and of the usage's
+        # properties (usable_columns)
+        context, prompt, after, conventions = usable_columns(usages)
+        # the calls with a usage that is not usable (an all-zero one)
+        zero_calls = conventions.count(None) - usages.count(None)
+        # calls stopped for length or with an error
+        fixed = [
+            c
+            for c, (stop_reason, error) in enumerate(map(_STOP_AND_ERROR, called))
+            if stop_reason == "length" or error
+        ]
         self.usage_context, self.usage_prompt, self.usage_after = context, prompt, after
         # what overflow_reason says of a call with neither a stop for length nor an error,
         # whatever its usage: None (the few others asked)

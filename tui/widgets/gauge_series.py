@@ -14,9 +14,10 @@ from collections.abc import MutableSequence, Sequence
 from dataclasses import dataclass
 from functools import reduce
 from itertools import compress
-from operator import or_
+from operator import attrgetter, ne, or_
 from typing import TYPE_CHECKING
 
+from core.algorithms.overflow import usable_context
 from core.formats.subagents import subagent_spans
 from core.model.session import Message, Provenance, Session
 from tui.columns import marked
@@ -286,8 +287,7 @@ def _recorded_columns(session: Session, known: Sequence[int] | None = None) -> _
     if not message_index:
         message_index = [m.index for m in calls]
     recorded = [
-        tokens if usage is not None and (tokens := usage.context_tokens) > 0 else -1
-        for usage in [m.usage for m in calls]
+        -1 if tokens is None else tokens for tokens in usable_context(list(map(_USAGE, calls)))
     ]
     window = session.context_window
     if window:
@@ -297,14 +297,18 @@ def _recorded_columns(session: Session, known: Sequence[int] | None = None) -> _
     return _Columns(message_index, recorded, [], [], flags, window, None, [], [])
 
 
+_USAGE = attrgetter("usage")
+_INDEX = attrgetter("index")
+
+
 def _calls_at(messages: Sequence[Message], indices: Sequence[int]) -> list[Message] | None:
     """The messages at ``indices`` (the model calls' indices, read with the messages' flags),
     when each message's index is its position (None otherwise: the session is walked)."""
     try:
-        calls = [messages[i] for i in indices]
+        calls = list(map(messages.__getitem__, indices))
     except IndexError:
         return None
-    if any(m.index != i for m, i in zip(calls, indices, strict=True)):
+    if any(map(ne, map(_INDEX, calls), indices)):  # (compared in C)
         return None
     return calls
 
