@@ -155,9 +155,9 @@ class Assembler:
         self.overflow: tuple[int, str] | None = None
         """A context-overflow error since the last successful model call: (line, text)."""
         self.owner: dict[str, str] = {}  # line uuid -> id of the message holding it
-        self.tool_names: dict[str, str] = {}
-        self.call_ids: dict[str, str] = {}
-        """Each tool call's id, the string its call holds: its result holds the same one."""
+        self.tools: dict[str, ToolCall] = {}
+        """Each tool call by its id: its result is named after it and holds its id string (one
+        table for both: two of 52,000 calls each were 2.6 MB more at a 100 MB load's peak)."""
         self.answered: set[str] = set()
         self.max_context = 0
         self.provider: tuple[str, str] | None = None
@@ -172,14 +172,13 @@ class Assembler:
         """
         order, calls = self._merge(entries)
         entries.clear()
-        tool_names, call_ids = self.tool_names, self.call_ids
+        tools = self.tools
         checks: list[tuple[int, Sequence[ToolCall]]] = []
         for call in calls:
             tool_calls = call.calls
             if tool_calls:
                 for tc in tool_calls:
-                    tool_names[tc.id] = tc.name  # (names are interned as the lines are read)
-                    call_ids[tc.id] = tc.id
+                    tools[tc.id] = tc
                 checks.append((call.line, tool_calls))
         calls.clear()
         order.reverse()
@@ -364,18 +363,22 @@ class Assembler:
             self.owner.get(parent) or self._parent_message(parent) if parent is not None else None
         )
         sidechain = entry.flags & SIDECHAIN != 0 and self.flag_sidechain
-        append, tool_names, call_ids = self.builder.append, self.tool_names, self.call_ids
+        append, tools = self.builder.append, self.tools
         answered = self.answered.add
         uuid, timestamp, line, offset = entry.uuid, entry.timestamp, entry.line, entry.offset
         for k, (call_id, output, is_error) in enumerate(entry.results):
-            name = tool_names.get(call_id)
-            if name is None:
+            call = tools.get(call_id)
+            if call is None:
+                name = None
                 self.builder.diagnostic(
                     entry.line,
                     "orphan-tool-result",
                     f"tool result for call {call_id or '(no id)'} whose call is not in the "
                     "conversation; loaded without a tool name",
                 )
+            else:
+                # (its call's name, interned as the lines are read, and id string)
+                name, call_id = call.name, call.id
             answered(call_id)
             message = Message(
                 index=0,
@@ -384,7 +387,7 @@ class Assembler:
                 parent_id=parent_id,
                 timestamp=timestamp,
                 tool_result=ToolResult(
-                    call_id=call_ids.get(call_id, call_id),
+                    call_id=call_id,
                     tool_name=name,
                     output=output,
                     is_error=is_error,

@@ -172,3 +172,39 @@ def test_an_api_message_is_assembled_in_its_first_lines_entry() -> None:
         ("tool", "u4", "", []),
         ("assistant", "m2", "two", []),
     ]
+
+
+def test_the_reader_lets_its_call_ids_go_before_the_assembly(tmp_path: Path) -> None:
+    """The typed read's table of call ids serves the reading only: it goes before the assembly
+    (which keeps one table of the calls it keeps), and each result still holds its call's id
+    string and name."""
+    from core.formats.base import SessionBuilder
+    from core.formats.claude_code import FORMAT, _Reader
+    from core.formats.jsonl import read_jsonl
+
+    rows = [
+        _line(1, "user", "hello", "2026-03-01T00:00:00.000Z"),
+        _line(
+            2,
+            "assistant",
+            [{"type": "tool_use", "id": "c1", "name": "Bash", "input": {"command": "ls"}}],
+            "2026-03-01T00:00:01.000Z",
+            id="m1",
+        ),
+        _line(
+            3,
+            "user",
+            [{"type": "tool_result", "tool_use_id": "c1", "content": "a → b"}],
+            "2026-03-01T00:00:02.000Z",
+        ),
+    ]
+    path = _write(tmp_path / "t.jsonl", rows)
+    reader = _Reader(SessionBuilder(FORMAT, path))
+    for line_no, offset, obj in read_jsonl(path, reader.builder, typed=reader.typed_line):
+        reader.line(line_no, offset, obj)
+    assert list(reader.call_ids) == ["c1"]
+    session = reader.finish(path)
+    assert reader.call_ids == {}
+    call, result = session.messages[1].tool_calls[0], session.messages[2].tool_result
+    assert result is not None and result.output == "a → b"
+    assert result.call_id is call.id and result.tool_name is call.name
