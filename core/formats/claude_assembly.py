@@ -1,7 +1,7 @@
 """The active branch of a Claude Code transcript, assembled into messages and compactions.
 
-The block lines of one API message (same ``message.id`` + ``requestId``) merge into one
-:class:`Call`, whose usage is counted once (the largest copy wins: earlier copies are written
+The block lines of one API message (same ``message.id`` + ``requestId``) merge into the entry
+of its first line (:data:`CALL`), whose usage is counted once (the largest copy wins: earlier copies are written
 mid-stream); every other entry becomes a user, tool or meta message, and a compact boundary a
 :class:`~core.model.session.CompactionEvent`.
 """
@@ -12,8 +12,6 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
-
-import msgspec
 
 from core.agents.overflow_errors import is_context_overflow_message
 from core.formats.base import SessionBuilder
@@ -71,50 +69,38 @@ def _usage_size(usage: Usage) -> int:
     return usage.prompt_tokens + usage.output
 
 
-class Call(msgspec.Struct, gc=False, eq=False):
-    """One API message being assembled from its block lines: made from its first line in one C
-    call (a slotted class's ``__init__`` took ~1 µs, for 52,372 calls in a 100 MB session; its
-    sequences are the entry's own, never changed: a later line's are added to copies), then the
-    message's later lines merged in."""
+CALL = 5
+"""The kind :meth:`Assembler._merge` gives the entry of an API message's first line: the entry
+then stands for the whole message (its later block lines merged in by :func:`merge_line`), so
+that no object is made per call (52,372 calls in a 100 MB session)."""
 
-    entry: Entry
-    """The first line's entry."""
-    id: str
-    """The message's id (its ``message.id``, with the line's uuid when another message has it)."""
-    one_text: str | None
-    """The message's texts as :class:`~core.formats.claude_records.Entry` holds them (the first
-    line's own: no container made for the usual one text)."""
-    more_texts: Sequence[str]
-    reasoning: Sequence[str]
-    calls: Sequence[ToolCall]
-    usage: Usage | None
-    model: str | None
-    stop: str | None
-    error: str | None
 
-    def merge(self, entry: Entry) -> None:
-        """Another block line of the same API message."""
-        texts = texts_of(entry)
-        if texts:
-            set_texts(self, [*texts_of(self), *texts])
-        if entry.reasoning:
-            self.reasoning = [*self.reasoning, *entry.reasoning]
-        if entry.calls:
-            known = {c.id for c in self.calls}
-            self.calls = [*self.calls, *(c for c in entry.calls if c.id not in known)]
-        usage = entry.call_usage
-        if usage is not None and (
-            self.usage is None
-            # the same usage repeated on every block line: compare sizes only when it changed
-            or (usage != self.usage and _usage_size(usage) > _usage_size(self.usage))
-        ):
-            self.usage = usage
-        if entry.model:
-            self.model = entry.model
-        if entry.stop_reason:
-            self.stop = entry.stop_reason
-        if entry.error:
-            self.error = entry.error
+def merge_line(call: Entry, entry: Entry) -> None:
+    """Another block line of the API message whose first line's entry is ``call``. The first
+    line's sequences are its own, never changed: a later line's are added to copies; the usage
+    counted is the largest copy (earlier copies are written mid-stream)."""
+    texts = texts_of(entry)
+    if texts:
+        set_texts(call, [*texts_of(call), *texts])
+    if entry.reasoning:
+        call.reasoning = [*call.reasoning, *entry.reasoning]
+    if entry.calls:
+        known = {c.id for c in call.calls}
+        call.calls = [*call.calls, *(c for c in entry.calls if c.id not in known)]
+    usage = entry.call_usage
+    current = call.call_usage
+    if usage is not None and (
+        current is None
+        # the same usage repeated on every block line: compare sizes only when it changed
+        or (usage != current and _usage_size(usage) > _usage_size(current))
+    ):
+        call.call_usage = usage
+    if entry.model:
+        call.model = entry.model
+    if entry.stop_reason:
+        call.stop_reason = entry.stop_reason
+    if entry.error:
+        call.error = entry.error
 
 
 # Bedrock model ids: "anthropic.claude-…-v1:0", with a cross-region prefix ("us.", "eu.",
@@ -169,14 +155,14 @@ class Assembler:
         self.overflow: tuple[int, str] | None = None
         """A context-overflow error since the last successful model call: (line, text)."""
         self.owner: dict[str, str] = {}  # line uuid -> id of the message holding it
-        self.tool_names: dict[str, str] = {}
-        self.call_ids: dict[str, str] = {}
-        """Each tool call's id, the string its call holds: its result holds the same one."""
+        self.tools: dict[str, ToolCall] = {}
+        """Each tool call by its id: its result is named after it and holds its id string (one
+        table for both: two of 52,000 calls each were 2.6 MB more at a 100 MB load's peak)."""
         self.answered: set[str] = set()
         self.max_context = 0
         self.provider: tuple[str, str] | None = None
         """Who served the main model, and what says so, when the ids or the model tell."""
-        self._last_call: Call | None = None
+        self._last_call: Entry | None = None
         """The last main call with a usage: its message id and model are what the provider is
         read from (after the run: only the last one counts)."""
 
@@ -186,24 +172,25 @@ class Assembler:
         """
         order, calls = self._merge(entries)
         entries.clear()
-        tool_names, call_ids = self.tool_names, self.call_ids
+        tools = self.tools
         checks: list[tuple[int, Sequence[ToolCall]]] = []
         for call in calls:
             tool_calls = call.calls
             if tool_calls:
                 for tc in tool_calls:
-                    tool_names[tc.id] = tc.name  # (names are interned as the lines are read)
-                    call_ids[tc.id] = tc.id
-                checks.append((call.entry.line, tool_calls))
+                    tools[tc.id] = tc
+                checks.append((call.line, tool_calls))
         calls.clear()
         order.reverse()
         pop, add_call, add_results, add_text = order.pop, self._call, self._results, self._user_text
         while order:
             item = pop()
-            if isinstance(item, Call):
-                add_call(item)
-                continue
             kind = item.kind
+            if kind == CALL:
+                add_call(item)
+                if item.results:
+                    add_results(item)  # server tool results carried in the reply
+                continue
             if kind == BOUNDARY:
                 self._boundary(item)
             elif kind == API_ERROR:
@@ -221,20 +208,23 @@ class Assembler:
         self.builder.metadata["max_recorded_context"] = self.max_context
         last = self._last_call
         if last is not None:
-            key = last.entry.key
-            self.provider = provider_of(key[0] if key else "", last.model)
+            # (the message's id: its API message id, or that id with ``#uuid`` after it, which
+            # starts as the API id does, all that is read of it)
+            self.provider = provider_of(last.message_id or "", last.model)
 
-    def _merge(self, entries: list[Entry]) -> tuple[list[Entry | Call], list[Call]]:
-        """The entries in file order, the block lines of each API message merged into the
-        :class:`Call` that stands where its first line was; and the calls alone.
+    def _merge(self, entries: list[Entry]) -> tuple[list[Entry], list[Entry]]:
+        """The entries in file order, the block lines of each API message merged into its first
+        line's entry (made a :data:`CALL`, its ``message_id`` the message's id), which stands
+        where that line was, a later line left only for the tool results it carries; and the
+        calls alone.
 
         An API message is found by its message id, and by its request id too only when its
         first line's differs (a message id in several requests): no ``(message id, request
         id)`` tuple per call (52,000 of them, 3.3 MB, at the peak of a 100 MB session's load)."""
-        calls_by_id: dict[str, Call] = {}  # the first API message of each message id
-        calls_by_key: dict[tuple[str, str | None], Call] = {}  # the others (rare)
-        order: list[Entry | Call] = []
-        calls: list[Call] = []
+        calls_by_id: dict[str, Entry] = {}  # the first API message of each message id
+        calls_by_key: dict[tuple[str, str | None], Entry] = {}  # the others (rare)
+        order: list[Entry] = []
+        calls: list[Entry] = []
         used_ids: set[str] = set()
         owner = self.owner
         use, put, find = used_ids.add, order.append, calls_by_id.get
@@ -250,36 +240,26 @@ class Assembler:
                 continue
             request_id = entry.request_id
             call = find(first_id)
-            if call is not None and call.entry.request_id != request_id:
+            if call is not None and call.request_id != request_id:
                 call = calls_by_key.get((first_id, request_id))
             if call is None:
+                call = entry
+                call.kind = CALL
                 message_id = first_id
                 if message_id in used_ids:
-                    message_id = f"{message_id}#{uuid}"
+                    call.message_id = message_id = f"{message_id}#{uuid}"
                 use(message_id)
-                call = Call(
-                    entry,
-                    message_id,
-                    entry.one_text,
-                    entry.more_texts,
-                    entry.reasoning,
-                    entry.calls,
-                    entry.call_usage,
-                    entry.model or None,
-                    entry.stop_reason or None,
-                    entry.error or None,
-                )
                 if first_id in calls_by_id:
                     calls_by_key[first_id, request_id] = call
                 else:
                     calls_by_id[first_id] = call
-                put(call)
+                put(call)  # (with the server tool results it carries, if any)
                 calls.append(call)
             else:
-                call.merge(entry)
-            owner[uuid] = call.id
-            if entry.results:
-                put(entry)  # server tool results carried in the reply
+                merge_line(call, entry)
+                if entry.results:
+                    put(entry)  # server tool results carried in the reply
+            owner[uuid] = call.message_id or uuid  # (a call's is set)
         return order, calls
 
     def _parent_message(self, uuid: str | None) -> str | None:
@@ -298,16 +278,16 @@ class Assembler:
             steps += 1
         return None
 
-    def _call(self, item: Call) -> None:
-        """One API message: an assistant message."""
-        first = item.entry
-        usage = item.usage
-        model = item.model
+    def _call(self, item: Entry) -> None:
+        """One API message (the entry of its first line, its later lines merged in): an
+        assistant message."""
+        usage = item.call_usage
+        model, error = item.model or None, item.error or None  # (a plain read's "": none)
         if model == "<synthetic>":
             usage = None  # an error Claude Code wrote itself: no model call happened
-        sidechain = first.flags & SIDECHAIN != 0 and self.flag_sidechain
-        if usage is None and item.error and is_context_overflow_message(item.error):
-            self.overflow = (first.line, item.error)
+        sidechain = item.flags & SIDECHAIN != 0 and self.flag_sidechain
+        if usage is None and error and is_context_overflow_message(error):
+            self.overflow = (item.line, error)
         if usage is not None and not sidechain:
             self.overflow = None
             prompt = usage.input + usage.cache_read + usage.cache_write
@@ -319,26 +299,26 @@ class Assembler:
         one, reasoning, calls = item.one_text, item.reasoning, item.calls
         if calls and type(calls) is not list:
             calls = list(calls)  # (a list, as the ctxscope reader gives back: the copies are equal)
-        parent = first.parent
+        parent = item.parent
         message = Message(  # built here and appended: no keyword dict built twice per message
             index=0,
             role=_ASSISTANT,
-            id=item.id,
+            id=item.message_id or item.uuid,  # (a call's is set)
             # the usual case inline: the parent line made a message
             parent_id=self.owner.get(parent) or self._parent_message(parent)
             if parent is not None
             else None,
-            timestamp=first.timestamp,
+            timestamp=item.timestamp,
             text=one if one is not None else "\n\n".join([t for t in item.more_texts if t]),
             reasoning=("\n\n".join([t for t in reasoning if t]) if reasoning else ""),
             tool_calls=calls,  # none: the entry's empty tuple, which every such message shares
             usage=usage,
             model=model,  # (the model and stop reason are interned as the lines are read)
-            stop_reason=item.stop,
-            error=item.error,
+            stop_reason=item.stop_reason or None,
+            error=error,
             sidechain=sidechain,
-            source_line=first.line,
-            source_offset=first.offset,
+            source_line=item.line,
+            source_offset=item.offset,
         )
         self.builder.append(message)
 
@@ -383,18 +363,22 @@ class Assembler:
             self.owner.get(parent) or self._parent_message(parent) if parent is not None else None
         )
         sidechain = entry.flags & SIDECHAIN != 0 and self.flag_sidechain
-        append, tool_names, call_ids = self.builder.append, self.tool_names, self.call_ids
+        append, tools = self.builder.append, self.tools
         answered = self.answered.add
         uuid, timestamp, line, offset = entry.uuid, entry.timestamp, entry.line, entry.offset
         for k, (call_id, output, is_error) in enumerate(entry.results):
-            name = tool_names.get(call_id)
-            if name is None:
+            call = tools.get(call_id)
+            if call is None:
+                name = None
                 self.builder.diagnostic(
                     entry.line,
                     "orphan-tool-result",
                     f"tool result for call {call_id or '(no id)'} whose call is not in the "
                     "conversation; loaded without a tool name",
                 )
+            else:
+                # (its call's name, interned as the lines are read, and id string)
+                name, call_id = call.name, call.id
             answered(call_id)
             message = Message(
                 index=0,
@@ -403,7 +387,7 @@ class Assembler:
                 parent_id=parent_id,
                 timestamp=timestamp,
                 tool_result=ToolResult(
-                    call_id=call_ids.get(call_id, call_id),
+                    call_id=call_id,
                     tool_name=name,
                     output=output,
                     is_error=is_error,

@@ -580,6 +580,7 @@ class _Reader:
         else:
             included = active_entries(self.entries, self.parents, builder, self.before_boundary)
         self.entries = []  # (the assembly lets each entry go once its message is made)
+        self.call_ids = {}  # (read: the assembly has its own table of the calls it keeps)
         segments = (  # (no boundary read: nothing to place, no walk over the entries)
             place_preserved_segments(included, self.parents, self.before_boundary)
             if self.compact_commands.by_boundary

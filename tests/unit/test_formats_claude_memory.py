@@ -116,3 +116,95 @@ def test_other_formats_share_the_empty_tuple_too(path: Path) -> None:
     empty = Message(index=0, id="x", role=Role.USER).tool_calls
     assert session.messages
     assert all(m.tool_calls is empty for m in session.messages if not m.tool_calls)
+
+
+def test_an_api_message_is_assembled_in_its_first_lines_entry() -> None:
+    """No object is made per call: the entry of a reply's first line stands for its message in
+    the assembly (its later block lines merged into it), and the message is the same."""
+    from core.formats import claude_typed as typed
+    from core.formats.base import SessionBuilder
+    from core.formats.claude_assembly import CALL, Assembler
+    from core.formats.claude_records import Entry, texts_of
+    from core.model.session import SourceFormat
+
+    def block(n: int, message_id: str, content: list[dict[str, Any]]) -> dict[str, Any]:
+        line = _line(n, "assistant", content, "2026-03-01T00:00:01.000Z", id=message_id)
+        line["requestId"] = f"req-{message_id}"
+        return line
+
+    rows = [
+        _line(1, "user", "hello", "2026-03-01T00:00:00.000Z"),
+        block(2, "m1", [{"type": "text", "text": "one"}]),
+        block(3, "m1", [{"type": "tool_use", "id": "c1", "name": "Bash", "input": {}}]),
+        _line(
+            4,
+            "user",
+            [{"type": "tool_result", "tool_use_id": "c1", "content": "done"}],
+            "2026-03-01T00:00:02.000Z",
+        ),
+        block(5, "m2", [{"type": "text", "text": "two"}]),
+    ]
+
+    def entries_and_assembler() -> tuple[list[Entry], Assembler]:
+        reads = [typed.read(json.dumps(row).encode(), n, 0) for n, row in enumerate(rows, 1)]
+        entries = [read[1] for read in reads if read is not None and read[1] is not None]
+        assert len(entries) == len(rows)
+        builder = SessionBuilder(SourceFormat.CLAUDE_CODE, None)
+        return entries, Assembler(
+            {}, builder, flag_sidechain=True, compact_commands={}, segments={}
+        )
+
+    entries, assembler = entries_and_assembler()
+    order, calls = assembler._merge(list(entries))
+    first, second, third, result, fourth = entries
+    assert calls[0] is second and calls[1] is fourth and len(calls) == 2
+    assert order == [first, second, result, fourth]
+    assert all(a is b for a, b in zip(order, [first, second, result, fourth], strict=True))
+    assert second.kind == CALL and third.kind != CALL
+    assert list(texts_of(second)) == ["one"] and [c.id for c in second.calls] == ["c1"]
+    entries, assembler = entries_and_assembler()
+    assembler.run(entries)
+    messages = assembler.builder.messages
+    texts = [(m.role.value, m.id, m.text, [c.id for c in m.tool_calls]) for m in messages]
+    assert texts == [
+        ("user", "u1", "hello", []),
+        ("assistant", "m1", "one", ["c1"]),
+        ("tool", "u4", "", []),
+        ("assistant", "m2", "two", []),
+    ]
+
+
+def test_the_reader_lets_its_call_ids_go_before_the_assembly(tmp_path: Path) -> None:
+    """The typed read's table of call ids serves the reading only: it goes before the assembly
+    (which keeps one table of the calls it keeps), and each result still holds its call's id
+    string and name."""
+    from core.formats.base import SessionBuilder
+    from core.formats.claude_code import FORMAT, _Reader
+    from core.formats.jsonl import read_jsonl
+
+    rows = [
+        _line(1, "user", "hello", "2026-03-01T00:00:00.000Z"),
+        _line(
+            2,
+            "assistant",
+            [{"type": "tool_use", "id": "c1", "name": "Bash", "input": {"command": "ls"}}],
+            "2026-03-01T00:00:01.000Z",
+            id="m1",
+        ),
+        _line(
+            3,
+            "user",
+            [{"type": "tool_result", "tool_use_id": "c1", "content": "a → b"}],
+            "2026-03-01T00:00:02.000Z",
+        ),
+    ]
+    path = _write(tmp_path / "t.jsonl", rows)
+    reader = _Reader(SessionBuilder(FORMAT, path))
+    for line_no, offset, obj in read_jsonl(path, reader.builder, typed=reader.typed_line):
+        reader.line(line_no, offset, obj)
+    assert list(reader.call_ids) == ["c1"]
+    session = reader.finish(path)
+    assert reader.call_ids == {}
+    call, result = session.messages[1].tool_calls[0], session.messages[2].tool_result
+    assert result is not None and result.output == "a → b"
+    assert result.call_id is call.id and result.tool_name is call.name

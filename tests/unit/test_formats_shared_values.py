@@ -277,7 +277,7 @@ def test_the_block_lines_of_one_reply_share_its_id_strings() -> None:
 def test_an_api_message_holds_its_texts_as_its_entries_do() -> None:
     # one rule for an entry's texts (texts_of / set_texts) serves the entries and the calls
     # the assembly merges them into: a one-text reply holds its line's own string
-    from core.formats.claude_assembly import Assembler
+    from core.formats.claude_assembly import Assembler, merge_line
     from core.formats.claude_records import texts_of
 
     rows = [_claude_rows(1)[1], _block_line(1, "msg_0", "req_0", "more")]
@@ -288,7 +288,7 @@ def test_an_api_message_holds_its_texts_as_its_entries_do() -> None:
     assembler = Assembler({}, builder, flag_sidechain=True, compact_commands={}, segments={})
     _, (call,) = assembler._merge([first])
     assert call.one_text is first.one_text and call.more_texts == ()
-    call.merge(second)
+    merge_line(call, second)
     assert (call.one_text, list(texts_of(call))) == (None, ["on it", "more"])
 
 

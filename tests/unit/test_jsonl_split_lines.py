@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.formats.base import SessionBuilder
-from core.formats.jsonl import _complete_lines, _split_lines, read_jsonl_raw
+from core.formats.jsonl import CHUNK_BYTES, _complete_lines, _split_lines, read_jsonl_raw
 from core.model.session import SourceFormat
 
 _BYTES = st.lists(st.sampled_from([b"\n", b"{", b"}", b"a", b" ", b"\r", b"\xe2\x86\x92"]))
@@ -42,3 +42,20 @@ def test_records_and_offsets_across_chunk_ends(tmp_path: Path) -> None:
         (3, 9, '{"n":2,"s":"→→"}'.encode()),
         (4, 9 + len('{"n":2,"s":"→→"}'.encode()) + 1, b'{"n":3}'),
     ]
+
+
+def test_a_file_is_read_in_reads_of_at_most_one_mebibyte(tmp_path: Path) -> None:
+    """A chunk and its lines are held together while they are read: 1 MiB at a time keeps a
+    load's peak memory down (4 MiB chunks peaked 6-11 MB higher at 100 MB)."""
+    from core.formats.jsonl import _Chunks
+
+    line = b'{"type": "user", "text": "' + b"x" * 1000 + b'"}\n'
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(line * 3000)  # ~3 MB
+    chunks = _Chunks(path, CHUNK_BYTES, None)
+    try:
+        sizes = [len(chunk) for chunk in chunks]
+    finally:
+        chunks.close()
+    assert sum(sizes) == len(line) * 3000 and len(sizes) > 2
+    assert max(sizes) <= 1 << 20
