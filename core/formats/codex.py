@@ -532,7 +532,9 @@ class _Loader:
         previous one's. Either may be an object read the plain way or a typed
         :class:`~core.formats.codex_typed.TokenUsage`: they compare as the file's objects."""
         last_total, last_last = self.last_total, self.last_last
-        if total is not None and (  # (same_usage's usual case, two of a type, inline)
+        # (same_usage's usual case, two of a type, inline: held equal to it by
+        # test_repeated_answers_as_same_usage_does_for_every_form)
+        if total is not None and (
             (
                 total == last_total
                 if type(total) is type(last_total)
