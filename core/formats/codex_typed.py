@@ -17,7 +17,9 @@ what the session holds is the same either way. Two differences are left, on line
 not write: a number beyond a double's range (``1e400``) in a field the typed read skips unread
 (orjson rejects the line, the typed read reads it); a line with its ``type`` or ``payload`` key
 twice, the first naming an event the loader passes over unparsed (the typed read reads the
-last, as orjson would, rather than passing the line over).
+last, as orjson would, rather than passing the line over). (A line of another envelope type
+fails to decode, and is then passed over when ``ignorable`` finds an ignored event's opening in
+its first bytes: only a line with an event nested in its envelope's first fields could.)
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable
 from functools import reduce
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -184,9 +186,11 @@ Event = TokenCount | UserEvent | TurnEnd | TurnComplete | TurnAborted
 
 
 class Envelope(msgspec.Struct, gc=False):
-    """A rollout line ``{timestamp, type, payload}``."""
+    """A rollout line ``{timestamp, type, payload}`` whose type is one a typed payload is read
+    in (a line of another type is not decoded: read the plain way). The type is then the
+    literal's own string, not a copy made for each line."""
 
-    type: str
+    type: Literal["response_item", "event_msg"]
     payload: Item | Event | PassedOver
     timestamp: str | None = None
 

@@ -316,3 +316,23 @@ def test_inline_steps_read_what_the_loader_steps_read(
     assert typed == plain
     (reply,) = [m for m in typed["messages"] if m.get("tool_calls")]
     assert reply.get("reasoning_estimate_tokens", 0) == codex_sizes.encrypted_tokens(length)
+
+
+def test_the_envelope_type_is_one_string_for_every_line() -> None:
+    """The two envelope types a typed payload is read in decode to the one string each (no copy
+    made per line); a line of another type with a payload the typed read knows is not decoded
+    (it is read the plain way, as it was when its type did not match its payload's)."""
+    first, second = (
+        codex_typed.decode(
+            b'{"timestamp":"t","type":"' + kind + b'","payload":{"type":"user_message"}}'
+        )
+        for kind in (b"event_msg", b"event_msg")
+    )
+    assert first is not None and second is not None
+    assert first.type is second.type
+    item = b'{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"user"}}'
+    decoded = [codex_typed.decode(item) for _ in range(2)]
+    assert decoded[0] is not None and decoded[1] is not None
+    assert decoded[0].type is decoded[1].type
+    other = item.replace(b'"response_item"', b'"world_state"')
+    assert codex_typed.decode(other) is None
