@@ -1,7 +1,7 @@
 """The typed read of a Codex rollout line: the envelope and the payload of the records nearly
 every line holds (the response items ``message``, ``reasoning``, ``function_call``,
-``custom_tool_call`` and their outputs; the events ``token_count``, ``user_message`` and the turn
-ends), decoded by msgspec straight into structs of the fields the loader reads (everything else,
+``custom_tool_call`` and their outputs; the events ``token_count``, ``user_message``, the turn
+starts and ends), decoded by msgspec straight into structs of the fields the loader reads (everything else,
 such as a ``token_count``'s rate limits, is skipped unread). The events the loader passes over
 (:data:`~core.formats.codex_lines.IGNORED_EVENT_TYPES`) decode too, into structs of no field
 (:data:`PASSED_OVER`): the line is then passed over when
@@ -146,6 +146,18 @@ class TokenCount(msgspec.Struct, tag_field="type", tag="token_count", gc=False):
     info: TokenInfo | None = None
 
 
+class TaskStarted(msgspec.Struct, tag_field="type", tag="task_started", gc=False):
+    """A ``task_started`` event: the turn's id and the window it says (any other type of
+    either: read the plain way)."""
+
+    turn_id: str | None = None
+    model_context_window: Int | None = None
+
+
+class TurnStarted(TaskStarted, tag="turn_started", gc=False):
+    """A ``turn_started`` event (newer Codex's name for ``task_started``)."""
+
+
 class UserEvent(msgspec.Struct, tag_field="type", tag="user_message", gc=False):
     """A ``user_message`` event (what it says is in the response items)."""
 
@@ -181,7 +193,7 @@ else:
 
 Item = MessageItem | ReasoningItem | FunctionCall | CustomToolCall | FunctionOutput | CustomOutput
 """The response items read this way."""
-Event = TokenCount | UserEvent | TurnEnd | TurnComplete | TurnAborted
+Event = TokenCount | TaskStarted | TurnStarted | UserEvent | TurnEnd | TurnComplete | TurnAborted
 """The events read this way."""
 
 

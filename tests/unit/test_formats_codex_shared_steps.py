@@ -96,7 +96,7 @@ def _typed_reads(path: Path) -> int:
 
 def test_the_usual_lines_are_read_typed(tmp_path: Path) -> None:
     path = _rollout(tmp_path / "r.jsonl")
-    assert _typed_reads(path) == 12  # all but session_meta, turn_context and task_started
+    assert _typed_reads(path) == 13  # all but session_meta and turn_context
 
 
 def test_every_tool_call_goes_through_the_one_helper(
