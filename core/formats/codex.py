@@ -532,7 +532,9 @@ class _Loader:
         previous one's. Either may be an object read the plain way or a typed
         :class:`~core.formats.codex_typed.TokenUsage`: they compare as the file's objects."""
         last_total, last_last = self.last_total, self.last_last
-        if total is not None and (  # (same_usage's usual case, two of a type, inline)
+        # (same_usage's usual case, two of a type, inline: held equal to it by
+        # test_repeated_answers_as_same_usage_does_for_every_form)
+        if total is not None and (
             (
                 total == last_total
                 if type(total) is type(last_total)
@@ -629,8 +631,13 @@ class _Loader:
     def turn_started(self, payload: dict[str, Any], line: int) -> None:
         """A turn (or task) starts: it may say the model's window, or end a fork's copied
         history."""
+        self.started(payload.get("turn_id"), payload.get("model_context_window"), line)
+
+    def started(self, turn_id: Any, window: Any, line: int) -> None:
+        """:meth:`turn_started` of the turn ``turn_id`` saying ``window`` (as the file holds
+        them; None: left out)."""
         self.close()
-        self.facts.task_started(payload, line, len(self.builder.messages))
+        self.facts.task_started(turn_id, window, line, len(self.builder.messages))
         self.turns.task_started(line)
 
     def turn_ended(self, payload: dict[str, Any], line: int) -> None:

@@ -103,15 +103,16 @@ class ThreadFacts:
 
     # -- turns and windows --------------------------------------------------------------
 
-    def task_started(self, payload: dict[str, Any], line: int, next_index: int) -> None:
-        """A turn starts: maybe the fork's own first one; maybe another window."""
+    def task_started(self, turn_id: Any, window: Any, line: int, next_index: int) -> None:
+        """A turn starts (its ``turn_id`` and ``model_context_window`` as the file holds them,
+        None when left out): maybe the fork's own first one; maybe another window."""
         if self.inherited_from is not None and self.inherited_to is None:
             own = uuid7_ms(self.builder.session_id)
-            turn = uuid7_ms(payload.get("turn_id"))
+            turn = uuid7_ms(turn_id)
             if own is not None and turn is not None and turn >= own:
                 self.inherited_to = line - 1
                 self.first_own_message = next_index
-        self.window_at(payload.get("model_context_window"), line, next_index)
+        self.window_at(window, line, next_index)
 
     def window_at(self, value: Any, line: int, index: int) -> None:
         """A recorded window: the first is the session's, each different later one a change

@@ -53,7 +53,8 @@ class TurnTracker:
 
     def task_started(self, line: int) -> None:
         """A turn (or a task such as /compact) starts."""
-        self._close_open(f"the next task started at line {line}")
+        if self.open:  # (the reason written only for a compaction waiting for it)
+            self._close_open(f"the next task started at line {line}")
         self.turn_line = line
         self.user_line = None
         self.last_model = None
@@ -61,7 +62,8 @@ class TurnTracker:
 
     def task_ended(self, line: int, how: str) -> None:
         """``task_complete`` / ``turn_aborted``."""
-        self._close_open(f"the task ended ({how}) at line {line}")
+        if self.open:
+            self._close_open(f"the task ended ({how}) at line {line}")
         self.turn_line = None
 
     def user_input(self, line: int) -> None:

@@ -1,7 +1,7 @@
 """The typed read of a Codex rollout line: the envelope and the payload of the records nearly
 every line holds (the response items ``message``, ``reasoning``, ``function_call``,
-``custom_tool_call`` and their outputs; the events ``token_count``, ``user_message`` and the turn
-ends), decoded by msgspec straight into structs of the fields the loader reads (everything else,
+``custom_tool_call`` and their outputs; the events ``token_count``, ``user_message``, the turn
+starts and ends), decoded by msgspec straight into structs of the fields the loader reads (everything else,
 such as a ``token_count``'s rate limits, is skipped unread). The events the loader passes over
 (:data:`~core.formats.codex_lines.IGNORED_EVENT_TYPES`) decode too, into structs of no field
 (:data:`PASSED_OVER`): the line is then passed over when
@@ -17,7 +17,9 @@ what the session holds is the same either way. Two differences are left, on line
 not write: a number beyond a double's range (``1e400``) in a field the typed read skips unread
 (orjson rejects the line, the typed read reads it); a line with its ``type`` or ``payload`` key
 twice, the first naming an event the loader passes over unparsed (the typed read reads the
-last, as orjson would, rather than passing the line over).
+last, as orjson would, rather than passing the line over). (A line of another envelope type
+fails to decode, and is then passed over when ``ignorable`` finds an ignored event's opening in
+its first bytes: only a line with an event nested in its envelope's first fields could.)
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable
 from functools import reduce
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -144,6 +146,18 @@ class TokenCount(msgspec.Struct, tag_field="type", tag="token_count", gc=False):
     info: TokenInfo | None = None
 
 
+class TaskStarted(msgspec.Struct, tag_field="type", tag="task_started", gc=False):
+    """A ``task_started`` event: the turn's id and the window it says (any other type of
+    either: read the plain way)."""
+
+    turn_id: str | None = None
+    model_context_window: Int | None = None
+
+
+class TurnStarted(TaskStarted, tag="turn_started", gc=False):
+    """A ``turn_started`` event (newer Codex's name for ``task_started``)."""
+
+
 class UserEvent(msgspec.Struct, tag_field="type", tag="user_message", gc=False):
     """A ``user_message`` event (what it says is in the response items)."""
 
@@ -179,14 +193,16 @@ else:
 
 Item = MessageItem | ReasoningItem | FunctionCall | CustomToolCall | FunctionOutput | CustomOutput
 """The response items read this way."""
-Event = TokenCount | UserEvent | TurnEnd | TurnComplete | TurnAborted
+Event = TokenCount | TaskStarted | TurnStarted | UserEvent | TurnEnd | TurnComplete | TurnAborted
 """The events read this way."""
 
 
 class Envelope(msgspec.Struct, gc=False):
-    """A rollout line ``{timestamp, type, payload}``."""
+    """A rollout line ``{timestamp, type, payload}`` whose type is one a typed payload is read
+    in (a line of another type is not decoded: read the plain way). The type is then the
+    literal's own string, not a copy made for each line."""
 
-    type: str
+    type: Literal["response_item", "event_msg"]
     payload: Item | Event | PassedOver
     timestamp: str | None = None
 

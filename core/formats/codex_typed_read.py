@@ -1,6 +1,6 @@
 """The typed read of a Codex rollout line: the records nearly every line holds (response items,
-token counts, turn events), decoded into the structs of :mod:`core.formats.codex_typed` and fed
-to the loader of :mod:`core.formats.codex` through the same steps as its plain read. A line the
+token counts, turn starts and ends, user events), decoded into the structs of
+:mod:`core.formats.codex_typed` and fed to the loader of :mod:`core.formats.codex` through the same steps as its plain read. A line the
 typed read does not take (another record, a field of another type, what only the whole object
 tells) is left untouched for the plain read."""
 
@@ -26,11 +26,13 @@ from core.formats.codex_typed import (
     FunctionOutput,
     MessageItem,
     ReasoningItem,
+    TaskStarted,
     TokenCount,
     TokenUsage,
     TurnAborted,
     TurnComplete,
     TurnEnd,
+    TurnStarted,
     UserEvent,
 )
 from core.formats.codex_typed import decode_line as typed_decode
@@ -108,6 +110,18 @@ def _user_event(
     loader: _Loader, event: UserEvent, line: Envelope, line_no: int, offset: int, raw: bytes
 ) -> bool:
     loader.user_event({}, line_no)
+    return True
+
+
+def _turn_start(
+    loader: _Loader,
+    event: TaskStarted,
+    line: Envelope,
+    line_no: int,
+    offset: int,
+    raw: bytes,
+) -> bool:
+    loader.started(event.turn_id, event.model_context_window, line_no)
     return True
 
 
@@ -282,6 +296,8 @@ TYPED: dict[type, tuple[str, _Read] | None] = {
     FunctionOutput: (_ITEM, _output),
     CustomOutput: (_ITEM, _output),
     TokenCount: (_EVENT, _token_count),
+    TaskStarted: (_EVENT, _turn_start),
+    TurnStarted: (_EVENT, _turn_start),
     UserEvent: (_EVENT, _user_event),
     TurnEnd: (_EVENT, _turn_end),
     TurnComplete: (_EVENT, _turn_end),

@@ -96,7 +96,7 @@ def _typed_reads(path: Path) -> int:
 
 def test_the_usual_lines_are_read_typed(tmp_path: Path) -> None:
     path = _rollout(tmp_path / "r.jsonl")
-    assert _typed_reads(path) == 12  # all but session_meta, turn_context and task_started
+    assert _typed_reads(path) == 13  # all but session_meta and turn_context
 
 
 def test_every_tool_call_goes_through_the_one_helper(
@@ -199,3 +199,52 @@ def test_every_payload_the_typed_decode_makes_has_an_entry_in_the_walks_table() 
     members = {member for part in get_args(union) for member in get_args(part) or (part,)}
     assert members
     assert members <= set(codex_typed_read.TYPED)
+
+
+def _usages() -> list[Any]:
+    """Usage objects of every form ``_Loader.repeated`` compares: the typed ones (a
+    ``last_token_usage`` and a ``total_token_usage``, one with a key left out, one with a null)
+    and the plain objects equal to each, one that differs, a dict with a key more, None."""
+    from msgspec import UNSET
+
+    from core.formats.codex_typed import TokenUsage, TotalUsage
+
+    counts = {"input_tokens": 10, "cached_input_tokens": 4, "output_tokens": 3}
+    typed = [
+        TokenUsage(**counts, reasoning_output_tokens=1, total_tokens=13),
+        TotalUsage(**counts, reasoning_output_tokens=1, total_tokens=13),
+        TokenUsage(**counts, reasoning_output_tokens=UNSET, total_tokens=None),
+    ]
+    plain = [usage.as_dict() for usage in typed]
+    return [
+        *typed,
+        *plain,
+        {**counts, "output_tokens": 4},
+        {**plain[0], "extra": 1},
+        {**counts, "output_tokens": 3.0},  # (equal to 3 as an object is)
+        None,
+    ]
+
+
+def test_repeated_answers_as_same_usage_does_for_every_form() -> None:
+    """``_Loader.repeated`` compares two usages of one type inline (``==``, same_usage's usual
+    case): for every pair of forms, typed or plain, its answer is that of
+    :func:`~core.formats.codex_usage.same_usage`, and it keeps what it was given when it is no
+    repeat."""
+    from core.formats.codex_usage import same_usage
+
+    usages = _usages()
+    loader = codex._Loader(Path("r.jsonl"))
+    for total in usages:
+        for last in usages[:-1]:  # (a last_token_usage is never None here)
+            for before in usages:
+                for last_before in usages:
+                    loader.last_total, loader.last_last = before, last_before
+                    expected = (
+                        total is not None
+                        and same_usage(total, before)
+                        and same_usage(last, last_before)
+                    )
+                    assert loader.repeated(total, last) is expected
+                    kept = (before, last_before) if expected else (total, last)
+                    assert (loader.last_total, loader.last_last) == kept

@@ -210,14 +210,15 @@ def test_well_formed_lines_are_read_typed(tmp_path: Path) -> None:
     ]
     assert {"message", "reasoning", "function_call", "custom_tool_call"} <= set(read)
     assert {"function_call_output", "custom_tool_call_output", "token_count"} <= set(read)
-    assert {"user_message", "task_complete", "turn_aborted"} <= set(read)
+    assert {"user_message", "task_complete", "turn_aborted", "task_started"} <= set(read)
 
 
 @pytest.mark.parametrize(
     "raw",
     [
         b'{"type":"session_meta","payload":{"id":"s"}}',
-        b'{"type":"event_msg","payload":{"type":"task_started"}}',
+        b'{"type":"event_msg","payload":{"type":"task_started","turn_id":7}}',
+        b'{"type":"event_msg","payload":{"type":"turn_started","model_context_window":1e3}}',
         b'{"type":"response_item","payload":{"type":"function_call_output","output":[]}}',
         b'{"type":"response_item","payload":{"type":"message","content":"a string"}}',
         b'{"type":"event_msg","payload":{"type":"token_count","info":{"last_token_usage":'
@@ -316,3 +317,42 @@ def test_inline_steps_read_what_the_loader_steps_read(
     assert typed == plain
     (reply,) = [m for m in typed["messages"] if m.get("tool_calls")]
     assert reply.get("reasoning_estimate_tokens", 0) == codex_sizes.encrypted_tokens(length)
+
+
+def test_the_envelope_type_is_one_string_for_every_line() -> None:
+    """The two envelope types a typed payload is read in decode to the one string each (no copy
+    made per line); a line of another type with a payload the typed read knows is not decoded
+    (it is read the plain way, as it was when its type did not match its payload's)."""
+    first, second = (
+        codex_typed.decode(
+            b'{"timestamp":"t","type":"' + kind + b'","payload":{"type":"user_message"}}'
+        )
+        for kind in (b"event_msg", b"event_msg")
+    )
+    assert first is not None and second is not None
+    assert first.type is second.type
+    item = b'{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"user"}}'
+    decoded = [codex_typed.decode(item) for _ in range(2)]
+    assert decoded[0] is not None and decoded[1] is not None
+    assert decoded[0].type is decoded[1].type
+    other = item.replace(b'"response_item"', b'"world_state"')
+    assert codex_typed.decode(other) is None
+
+
+@pytest.mark.parametrize("kind", ["task_started", "turn_started"])
+@pytest.mark.parametrize("window", [1000, 2000, None, "<delete>"])
+def test_turn_starts_are_read_typed_as_the_plain_read_reads_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str, window: Any
+) -> None:
+    """A turn's start (either name) is read typed, with the window it says (the same, another:
+    a change, null, left out), and gives the session the plain read gives."""
+    rows = _rows()
+    start = {"type": kind, "turn_id": "019e1625-0002-7000-8000-000000000000"}
+    if window != "<delete>":
+        start["model_context_window"] = window
+    rows.insert(len(rows) - 2, _event(8, start))
+    path = _write(tmp_path / "r.jsonl", rows)
+    typed, plain = _both(path, monkeypatch)
+    assert typed == plain
+    raw = path.read_bytes().splitlines()[len(rows) - 3]
+    assert codex_typed_read.read_typed_line(codex._Loader(path), raw, 1, 0) is True
