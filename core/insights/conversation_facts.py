@@ -36,7 +36,7 @@ from itertools import accumulate
 from typing import Any, Literal
 
 from core.model.session import Message, Role, ToolResult
-from core.model.tokens import arguments_text
+from core.model.tokens import arguments_text, utf8_head, utf8_tail
 
 FactKind = Literal[
     "file_read",
@@ -852,16 +852,21 @@ _EXIT_ENDS = 2000
 
 def _ends_say_exit(result: ToolResult) -> bool:
     """Whether either end of ``result``'s output (:data:`_EXIT_ENDS` characters) may state an
-    exit code, read without decoding it: False only when neither end's :func:`ascii_lower`
+    exit code, read without decoding the rest of it: False only when neither end's :func:`ascii_lower`
     holds ``exit`` (:func:`_exit_code` finds nothing there).
 
     When it does, the lower case of the end's UTF-8 (ASCII letters lowered, every other byte
     kept) holds it too: no character outside ASCII lowers to an ``e``, ``x`` or ``t``, and the
-    ``i`` of ``İ``'s lower case is followed by a combining dot."""
+    ``i`` of ``İ``'s lower case is followed by a combining dot. The UTF-8 read is the bytes
+    decoded for the end's characters (:func:`utf8_head`, :func:`utf8_tail`: about as many bytes
+    as characters in a mostly-ASCII output), not the whole window that holds them (four bytes a
+    character: lowering 16 KB an output was a fifth of the report of a big-output session)."""
     first, last = result.output_ends_utf8(_EXIT_ENDS)
-    if b"exit" in first.lower():
+    _start, end = utf8_head(first, _EXIT_ENDS)
+    if b"exit" in first[:end].lower():
         return True
-    return last is not first and b"exit" in last.lower()
+    _end, begin = utf8_tail(last, _EXIT_ENDS)
+    return b"exit" in last[begin:].lower()
 
 
 def _failure(message: Message, source: tuple[Message, str, Any] | None) -> Iterator[Fact]:

@@ -29,7 +29,7 @@ from core.llm.summary_templates import (
     transcript_length,
 )
 from core.model.session import Message, Role, ToolResult, replace
-from core.model.tokens import arguments_text
+from core.model.tokens import arguments_text, utf8_head
 
 MAX_TEXT_CHARS = 400_000
 """Characters of one message's text, reasoning or tool-call arguments a summary request carries
@@ -83,21 +83,7 @@ def capped_result_output(result: ToolResult, max_chars: int, chars: int | None =
     if chars is None or chars <= max_chars:
         return cap_tool_output(result.output, max_chars)
     start, _end = result.output_ends_utf8(max_chars)
-    return _capped(utf8_start(start, max_chars), chars - max_chars)
-
-
-def utf8_start(data: bytes, count: int) -> str:
-    """The first ``count`` characters of the UTF-8 ``data`` (all of them when fewer), decoding
-    little more than their bytes: ``count`` characters are ``count`` to ``4 * count`` bytes, and
-    mostly-ASCII text (a tool output) about ``count``: a first try decodes an eighth more, and
-    each further one four bytes for each character still missing."""
-    end = count + count // 8
-    while True:
-        # (a character cut at the end is dropped: those before it are whole)
-        text = data[:end].decode(errors="ignore")
-        if len(text) >= count or end >= len(data):
-            return text[:count]
-        end += 4 * (count - len(text))
+    return _capped(utf8_head(start, max_chars)[0], chars - max_chars)
 
 
 def serialize_message(

@@ -15,9 +15,9 @@ from core.llm.summary_request import (
     cap_tool_output,
     capped_result_output,
     serialize_message,
-    utf8_start,
 )
 from core.model.session import Message, Role, ToolResult, Utf8Text, replace
+from core.model.tokens import utf8_head, utf8_tail
 from core.replay.engine import MessageTokens, OutputChars
 from tests.support.builders import SessionBuilder
 
@@ -27,7 +27,23 @@ _outputs = st.text(alphabet="ab →é😀\n", max_size=300)
 @settings(max_examples=300, deadline=None)
 @given(_outputs, st.integers(min_value=0, max_value=320))
 def test_the_start_of_utf8_is_the_decoded_text_sliced(text: str, count: int) -> None:
-    assert utf8_start(text.encode(), count) == text[:count]
+    data = text.encode()
+    start, end = utf8_head(data, count)
+    assert start == text[:count]
+    assert data[:end].decode(errors="ignore").startswith(start)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_outputs, st.integers(min_value=0, max_value=320), st.integers(min_value=0, max_value=3))
+def test_the_end_of_utf8_is_the_decoded_text_sliced(text: str, count: int, cut: int) -> None:
+    data = text.encode()
+    end, begin = utf8_tail(data, count)
+    assert end == (text[-count:] if count else "")
+    assert end.encode() in data[begin:]
+    # a window cut from the end of a text, starting within a character: that one is left out
+    window = data[cut:]
+    kept = window.decode(errors="ignore")  # (only its start may be cut)
+    assert utf8_tail(window, count)[0] == (kept[-count:] if count else "")
 
 
 @settings(max_examples=300, deadline=None)
