@@ -862,11 +862,20 @@ def _ends_say_exit(result: ToolResult) -> bool:
     as characters in a mostly-ASCII output), not the whole window that holds them (four bytes a
     character: lowering 16 KB an output was a fifth of the report of a big-output session)."""
     first, last = result.output_ends_utf8(_EXIT_ENDS)
-    _start, end = utf8_head(first, _EXIT_ENDS)
-    if b"exit" in first[:end].lower():
+    if len(first) > _SHORT_ENDS:
+        first = first[: utf8_head(first, _EXIT_ENDS)[1]]
+    if b"exit" in first.lower():
         return True
-    _end, begin = utf8_tail(last, _EXIT_ENDS)
-    return b"exit" in last[begin:].lower()
+    if last is first:
+        return False  # (a short output, read whole)
+    if len(last) > _SHORT_ENDS:
+        last = last[utf8_tail(last, _EXIT_ENDS)[1] :]
+    return b"exit" in last.lower()
+
+
+_SHORT_ENDS = 3 * _EXIT_ENDS
+"""UTF-8 bytes of an end (or of a whole short output) lowered as they are: decoding the bytes of
+an end's characters first costs more than lowering as many."""
 
 
 def _failure(message: Message, source: tuple[Message, str, Any] | None) -> Iterator[Fact]:
