@@ -244,7 +244,11 @@ class EntryCache:
                     output=output,
                     output_chars=(
                         known(message)
-                        if known is not None and output is None and role is tool
+                        if known is not None
+                        and output is None
+                        and result is not None
+                        # (a shorter output is sent whole: its length is not needed)
+                        and result.output_utf8_size() > max_output_chars
                         else None
                     ),
                 )
