@@ -36,7 +36,7 @@ from itertools import accumulate
 from typing import Any, Literal
 
 from core.model.session import Message, Role, ToolResult
-from core.model.tokens import arguments_text
+from core.model.tokens import arguments_text, utf8_head, utf8_tail
 
 FactKind = Literal[
     "file_read",
@@ -852,16 +852,30 @@ _EXIT_ENDS = 2000
 
 def _ends_say_exit(result: ToolResult) -> bool:
     """Whether either end of ``result``'s output (:data:`_EXIT_ENDS` characters) may state an
-    exit code, read without decoding it: False only when neither end's :func:`ascii_lower`
+    exit code, read without decoding the rest of it: False only when neither end's :func:`ascii_lower`
     holds ``exit`` (:func:`_exit_code` finds nothing there).
 
     When it does, the lower case of the end's UTF-8 (ASCII letters lowered, every other byte
     kept) holds it too: no character outside ASCII lowers to an ``e``, ``x`` or ``t``, and the
-    ``i`` of ``İ``'s lower case is followed by a combining dot."""
+    ``i`` of ``İ``'s lower case is followed by a combining dot. The UTF-8 read is the bytes
+    decoded for the end's characters (:func:`utf8_head`, :func:`utf8_tail`: about as many bytes
+    as characters in a mostly-ASCII output), not the whole window that holds them (four bytes a
+    character: lowering 16 KB an output was a fifth of the report of a big-output session)."""
     first, last = result.output_ends_utf8(_EXIT_ENDS)
+    if len(first) > _SHORT_ENDS:
+        first = first[: utf8_head(first, _EXIT_ENDS)[1]]
     if b"exit" in first.lower():
         return True
-    return last is not first and b"exit" in last.lower()
+    if last is first:
+        return False  # (a short output, read whole)
+    if len(last) > _SHORT_ENDS:
+        last = last[utf8_tail(last, _EXIT_ENDS)[1] :]
+    return b"exit" in last.lower()
+
+
+_SHORT_ENDS = 3 * _EXIT_ENDS
+"""UTF-8 bytes of an end (or of a whole short output) lowered as they are: decoding the bytes of
+an end's characters first costs more than lowering as many."""
 
 
 def _failure(message: Message, source: tuple[Message, str, Any] | None) -> Iterator[Fact]:

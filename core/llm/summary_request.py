@@ -28,8 +28,8 @@ from core.llm.summary_templates import (
     forget_transcript,
     transcript_length,
 )
-from core.model.session import Message, Role, replace
-from core.model.tokens import arguments_text
+from core.model.session import Message, Role, ToolResult, replace
+from core.model.tokens import arguments_text, utf8_head
 
 MAX_TEXT_CHARS = 400_000
 """Characters of one message's text, reasoning or tool-call arguments a summary request carries
@@ -67,8 +67,23 @@ def cap_tool_output(output: str, max_chars: int) -> str:
     """``output`` cut to ``max_chars`` characters, followed by a marker counting what was cut."""
     if len(output) <= max_chars:
         return output
-    cut = len(output) - max_chars
-    return f"{output[:max_chars]}\n\n{CUT_MARKER.format(n=cut)}"
+    return _capped(output[:max_chars], len(output) - max_chars)
+
+
+def _capped(start: str, cut: int) -> str:
+    """The kept ``start`` of a tool output and the marker counting the ``cut`` characters."""
+    return f"{start}\n\n{CUT_MARKER.format(n=cut)}"
+
+
+def capped_result_output(result: ToolResult, max_chars: int, chars: int | None = None) -> str:
+    """``cap_tool_output(result.output, max_chars)``. With ``chars``, the output's length in
+    characters (as the count of its tokens listed it: :data:`core.model.tokens.OutputSizes`), an
+    output held as UTF-8 is not decoded whole to keep its start: only the bytes that hold the
+    first ``max_chars`` characters are (2,000 characters of a 40 KB output)."""
+    if chars is None or chars <= max_chars:
+        return cap_tool_output(result.output, max_chars)
+    start, _end = result.output_ends_utf8(max_chars)
+    return _capped(utf8_head(start, max_chars)[0], chars - max_chars)
 
 
 def serialize_message(
@@ -77,11 +92,13 @@ def serialize_message(
     max_output_chars: int,
     *,
     output: str | None = None,
+    output_chars: int | None = None,
 ) -> str:
     """One head message as a labelled transcript entry ("" for messages the summary skips).
 
     ``output`` stands in for a tool result's output (a pruned output's placeholder, when the
-    pruned copy was not made).
+    pruned copy was not made). ``output_chars``, when known, is the length in characters of the
+    tool result's own output (:func:`capped_result_output`).
     """
     if message.summary or message.synthetic:
         return ""  # earlier summaries travel in the prompt; continue-nudges carry nothing
@@ -106,8 +123,11 @@ def serialize_message(
         return f"{LABEL_TOOL_RESULT}: tool\n{message.text}" if message.text else ""
     name = result.tool_name or tool_names.get(result.call_id) or "tool"
     label = LABEL_TOOL_ERROR if result.is_error else LABEL_TOOL_RESULT
-    text = result.output if output is None else output
-    return f"{label}: {name}\n{cap_tool_output(text, max_output_chars)}"
+    if output is None:
+        text = capped_result_output(result, max_output_chars, output_chars)
+    else:
+        text = cap_tool_output(output, max_output_chars)
+    return f"{label}: {name}\n{text}"
 
 
 class EntryCache:
@@ -127,14 +147,21 @@ class EntryCache:
 
     User and system entries are a single format and not cached. The cache is bounded by the
     characters of the entries it holds (``max_chars``, plus a fixed weight per entry); the
-    oldest entries go first.
+    oldest entries go first. ``output_chars`` tells the length in characters of a tool result's
+    own output when it is known (None when not), so that an output held as UTF-8 is cut for its
+    entry without being decoded whole (:func:`capped_result_output`).
     """
 
     ENTRY_OVERHEAD = 200
     """Weight of one entry besides its characters."""
 
-    def __init__(self, max_chars: int = 16_000_000) -> None:
+    def __init__(
+        self,
+        max_chars: int = 16_000_000,
+        output_chars: Callable[[Message], int | None] | None = None,
+    ) -> None:
         self.max_chars = max_chars
+        self.output_chars = output_chars
         self._entries: dict[Hashable, tuple[Message | None, int, str | None, str]] = {}
         self._weight = 0
         self._lock = threading.Lock()
@@ -209,8 +236,21 @@ class EntryCache:
                 ):
                     append(hit[3])
                     continue
+                known = self.output_chars
                 entry = serialize_message(
-                    message, _NO_NAMES if names is None else names, max_output_chars, output=output
+                    message,
+                    _NO_NAMES if names is None else names,
+                    max_output_chars,
+                    output=output,
+                    output_chars=(
+                        known(message)
+                        if known is not None
+                        and output is None
+                        and result is not None
+                        # (a shorter output is sent whole: its length is not needed)
+                        and result.output_utf8_size() > max_output_chars
+                        else None
+                    ),
                 )
                 append(entry)
                 if hit is not None:

@@ -84,6 +84,39 @@ def utf8_length(text: str) -> int:
     return len(text.encode("utf-8"))
 
 
+def utf8_head(data: bytes, count: int) -> tuple[str, int]:
+    """The first ``count`` characters of the UTF-8 ``data`` (all of them when fewer), and the
+    bytes decoded for them: ``data[:end]`` holds them, with little more. ``count`` characters
+    are ``count`` to ``4 * count`` bytes, and of mostly-ASCII text (a tool output) about
+    ``count``: a first try decodes an eighth more, and each further one four bytes for each
+    character still missing, so the rest of a long text is not decoded."""
+    end = count + count // 8
+    while True:
+        # (a character cut at the end is dropped: those before it are whole)
+        text = data[:end].decode(errors="ignore")
+        if len(text) >= count or end >= len(data):
+            return text[:count], end
+        end += 4 * (count - len(text))
+
+
+def utf8_tail(data: bytes, count: int) -> tuple[str, int]:
+    """The last ``count`` characters of the UTF-8 ``data`` (all of them when fewer), which may
+    begin within a character (the end of a text cut off at a number of bytes: that character
+    is not one of them), and where the bytes decoded for them begin: ``data[begin:]`` holds
+    them, with little more (as :func:`utf8_head` reads its start)."""
+    size = len(data)
+    begin = size - (count + count // 8)
+    while True:
+        begin = max(begin, 0)
+        start = begin
+        while start < size and start - begin < 3 and data[start] & 0xC0 == 0x80:
+            start += 1  # (the rest of a character cut at the start)
+        text = data[start:].decode()
+        if len(text) >= count or begin == 0:
+            return text[len(text) - min(count, len(text)) :], begin
+        begin -= 4 * (count - len(text))
+
+
 def estimate_chars4(text: str) -> int:
     """opencode's estimate: UTF-16 length / 4, rounded half up (JS ``Math.round``)."""
     return (utf16_length(text) * 2 + 4) // 8  # floor(n/4 + 0.5) in integers

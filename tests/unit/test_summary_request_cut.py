@@ -1,0 +1,94 @@
+"""A tool output cut for a summary request when its length in characters is known
+(:func:`core.llm.summary_request.capped_result_output`): the same entry as decoding the whole
+output and slicing it, with only the bytes of the start it keeps decoded for an output held as
+UTF-8; and the lengths the replay engine knows of its session's outputs
+(:class:`core.replay.engine.OutputChars`)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.llm.summary_request import (
+    EntryCache,
+    build_request,
+    cap_tool_output,
+    capped_result_output,
+    serialize_message,
+)
+from core.model.session import Message, Role, ToolResult, Utf8Text, replace
+from core.model.tokens import utf8_head, utf8_tail
+from core.replay.engine import MessageTokens, OutputChars
+from tests.support.builders import SessionBuilder
+
+_outputs = st.text(alphabet="ab →é😀\n", max_size=300)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_outputs, st.integers(min_value=0, max_value=320))
+def test_the_start_of_utf8_is_the_decoded_text_sliced(text: str, count: int) -> None:
+    data = text.encode()
+    start, end = utf8_head(data, count)
+    assert start == text[:count]
+    assert data[:end].decode(errors="ignore").startswith(start)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_outputs, st.integers(min_value=0, max_value=320), st.integers(min_value=0, max_value=3))
+def test_the_end_of_utf8_is_the_decoded_text_sliced(text: str, count: int, cut: int) -> None:
+    data = text.encode()
+    end, begin = utf8_tail(data, count)
+    assert end == (text[-count:] if count else "")
+    assert end.encode() in data[begin:]
+    # a window cut from the end of a text, starting within a character: that one is left out
+    window = data[cut:]
+    kept = window.decode(errors="ignore")  # (only its start may be cut)
+    assert utf8_tail(window, count)[0] == (kept[-count:] if count else "")
+
+
+@settings(max_examples=300, deadline=None)
+@given(_outputs, st.integers(min_value=0, max_value=320))
+def test_a_known_length_cuts_as_the_whole_output_does(text: str, max_chars: int) -> None:
+    result = ToolResult(call_id="c", output=text)
+    reference = cap_tool_output(result.output, max_chars)
+    assert capped_result_output(result, max_chars, len(text)) == reference
+    assert capped_result_output(result, max_chars) == reference
+
+
+def test_a_long_output_held_as_utf8_is_cut_from_its_start() -> None:
+    text = "".join(f"{n:6}→line {n} of a file read by the agent\n" for n in range(3_000))
+    result = ToolResult(call_id="c", tool_name="Read", output=text)
+    assert isinstance(result._held_output, Utf8Text)  # (the case the known length is for)
+    message = Message(index=0, id="m", role=Role.TOOL, tool_result=result)
+    plain = serialize_message(message, {}, 2_000)
+    assert serialize_message(message, {}, 2_000, output_chars=len(text)) == plain
+    assert plain == f"[Tool result]: Read\n{cap_tool_output(text, 2_000)}"
+
+
+def _session() -> list[Message]:
+    builder = SessionBuilder().user("look at the files")
+    for n in range(4):
+        body = "".join(f"{k:6}→{'é' * (n % 2)} line {k}\n" for k in range(40 + 300 * n))
+        builder.tool("Read", body, {"file_path": f"/f{n}"}).reply(f"read {n}")
+    return builder.session().messages
+
+
+def test_an_entry_cache_told_the_lengths_makes_the_same_request() -> None:
+    messages = _session()
+    told = EntryCache(output_chars=lambda m: len(m.tool_result.output) if m.tool_result else None)
+    for cap in (50, 2_000, 100_000):
+        assert build_request(messages, cap, cache=told) == build_request(messages, cap)
+
+
+def test_the_engine_knows_the_length_of_its_own_outputs_only() -> None:
+    session = SessionBuilder().user("go").tool("Read", "a→b\n" * 900).reply("ok").session()
+    tokens = MessageTokens(session)
+    chars = OutputChars(session, tokens)
+    tool = next(m for m in session.messages if m.tool_result is not None)
+    assert chars(tool) is None  # (nothing listed before the messages' tokens are counted)
+    tokens("chars/4")
+    assert tool.tool_result is not None
+    assert chars(tool) == len(tool.tool_result.output)
+    copy = replace(tool, tool_result=replace(tool.tool_result, output="cut"))
+    assert chars(copy) is None  # (a truncated or pruned copy: not the session's message)
+    assert all(chars(m) is None for m in session.messages if m.tool_result is None)
