@@ -23,6 +23,7 @@ from core.policy import Policy
 from tui.growing_file import LiveFile
 from tui.messages import JumpToMessage
 from tui.screen_state import SessionState
+from tui.screens.session.prepared import Prepared
 from tui.widgets.breakdown_call import BreakdownCall
 from tui.widgets.breakdown_chart import BreakdownChart
 from tui.widgets.detail import DetailPane
@@ -320,9 +321,22 @@ class SessionView(Screen[str | None]):
         for call in self.query(BreakdownCall):
             call.show(None, None)
 
-    def apply_grown_session(self, session: Session) -> None:
+    def show_recorded(self, session: Session, prepared: Prepared | None) -> None:
+        """The gauge draws ``session``'s recorded series (no replay result yet): the one the
+        worker that read it ``prepared``, when it was drawn against the session's window, else
+        worked out here."""
+        series = prepared.recorded_for(session) if prepared is not None else None
+        if series is not None:
+            self.gauge.show_series(series)
+            return
+        state = self.state
+        calls = state.recorded_calls if state is not None and state.session is session else None
+        self.gauge.update_result(session, None, calls)
+
+    def apply_grown_session(self, session: Session, prepared: Prepared | None = None) -> None:
         """Show ``session`` (the file read again, longer) in place of the shown one: the selection
-        is kept, and the end followed when asked (``f``) or when it was selected.
+        is kept, and the end followed when asked (``f``) or when it was selected (``prepared``:
+        what the worker that read it worked out beside it).
 
         The list keeps its rows and cursor; rows beyond the old count are appended and the last
         old row is repainted (a format that writes one message over several lines may have
@@ -341,6 +355,7 @@ class SessionView(Screen[str | None]):
             session.context_window = previous.context_window
             session.window_source = previous.window_source
         state.session = session
+        state.use_table(prepared.table if prepared is not None else None)
         state.rebuild()
         self.message_list.rows_changed()
         new_count = state.message_count
@@ -351,5 +366,8 @@ class SessionView(Screen[str | None]):
             self.message_list.select_message(selected)
             if selected >= old_count - 1:
                 self.detail.show(selected, force=True)
-        self.gauge.update_result(session, state.result, state.recorded_calls)
+        if state.result is None:
+            self.show_recorded(session, prepared)
+        else:
+            self.gauge.update_result(session, state.result, state.recorded_calls)
         self.refresh_chrome()
