@@ -62,13 +62,16 @@ async def test_the_replay_of_a_big_file_starts_as_soon_as_the_whole_of_it_is_rea
     """The first part's frame is out: the whole file's replay starts when the whole is shown,
     not after a frame of the whole list (the interpreter stayed idle in between)."""
     waits: list[Callable[[], None]] = []
-    monkeypatch.setattr(SessionView, "after_list_painted", lambda _view, then: waits.append(then))
     load = HeldLoad(monkeypatch)
     replay = HeldReplay(monkeypatch)
     app = CtxscopeApp(str(big_file), discover=lambda: [], live=False)
     async with app.run_test(size=(120, 34)) as pilot:
         screen = await _first_part_shown(pilot, app)
         assert screen.partial
+        # (from here: the first part's frame, which the rest of the read waits for, is out)
+        monkeypatch.setattr(
+            SessionView, "after_list_painted", lambda _view, then: waits.append(then)
+        )
         load.release.set()
         await until(pilot, replay.started.is_set, "the replay started", limit_s=10)
         assert not screen.partial and waits == []

@@ -17,11 +17,13 @@ import tui.screen_state as screen_state_module
 import tui.widgets.gauge_series as gauge_series_module
 from core.policy import get_preset
 from tests.support.sessions import claude_like_session
-from tests.support.tui_harness import HeldLoad, HeldReplay, until
+from tests.support.tui_harness import HeldLoad, HeldReplay, settle, until
 from tui.app import CtxscopeApp
 from tui.screen_state import SessionState, read_messages
 from tui.screens.session import SessionScreen
+from tui.screens.session.loading import SessionLoader
 from tui.screens.session.prepared import prepare
+from tui.screens.session.view import SessionView
 from tui.widgets.gauge_series import build_series
 
 
@@ -138,3 +140,75 @@ def test_a_prepared_series_is_used_only_against_the_window_it_was_drawn_with() -
     session.context_window = 1_000
     assert prepared.recorded_for(session) is None
     assert prepare(session, recorded=False).recorded_for(session) is None
+
+
+class _Recorded(threading.Event):
+    """An event that records what ``probe`` says when it is set."""
+
+    def __init__(self, probe: Callable[[], object]) -> None:
+        super().__init__()
+        self.probe = probe
+        self.seen: list[object] = []
+
+    def set(self) -> None:
+        self.seen.append(self.probe())
+        super().set()
+
+
+async def test_the_rest_of_a_big_file_is_read_once_the_first_parts_frame_is_out(
+    big_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first part's frame does not share the interpreter with the rest of the read: the
+    read waits until the frame that shows the first part's rows is out."""
+    frames: list[bool] = []
+    app = CtxscopeApp(str(big_file), discover=lambda: [], live=False)
+    display = app._display
+
+    def counted(screen: Any, renderable: Any) -> None:
+        display(screen, renderable)
+        if renderable is not None and isinstance(screen, SessionScreen):
+            frames.append(screen.message_list.painted)
+
+    app._display = counted  # type: ignore[method-assign]
+    events: list[_Recorded] = []
+    real_init = SessionLoader.__init__
+
+    def init(loader: SessionLoader, view: SessionView) -> None:
+        real_init(loader, view)
+        event = _Recorded(lambda: (view.message_list.painted, True in frames))
+        loader._preview_painted = event
+        events.append(event)
+
+    monkeypatch.setattr(SessionLoader, "__init__", init)
+    async with app.run_test(size=(120, 34)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        await until(pilot, lambda: not screen.partial and screen.state is not None, "the whole")
+    assert [event.seen for event in events] == [[(True, True)]]
+
+
+async def test_work_waiting_for_the_lists_frame_runs_right_after_it_without_polling(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What waits for the list's next frame (the rest of a big file, the inferred threshold)
+    is called once that frame is out, not before, and no timer polls for it meanwhile."""
+    session = claude_like_session(6)
+    app = CtxscopeApp(discover=lambda: [])
+    async with app.run_test(size=(120, 34)) as pilot:
+        app.push_screen(SessionScreen(session=session, live=False))
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+
+        def no_timer(*_args: Any, **_kwargs: Any) -> Any:
+            raise AssertionError("a timer polls for the frame")
+
+        monkeypatch.setattr(screen, "set_timer", no_timer)
+        called: list[bool] = []
+        screen.after_list_painted(lambda: called.append(screen.message_list.painted))
+        for _ in range(5):
+            await pilot.pause()
+        assert called == []  # (nothing asked the list for a frame)
+        screen.message_list.refresh()
+        await until(pilot, lambda: called, "the callback")
+        assert called == [True]

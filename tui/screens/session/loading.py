@@ -113,8 +113,8 @@ class SessionLoader(Controller):
         self.after_paint_pending = False
         """The gauge and the replay are about to start (right after the first frame)."""
         self._preview_painted = threading.Event()
-        """Set once the first part is on screen: the rest of the load waits for it (the two would
-        share one interpreter, and the first frame matters more)."""
+        """Set once the first part's frame is out: the rest of the load waits for it (the two
+        would share one interpreter, and the first frame matters more)."""
 
     def begin(self, path: str) -> None:
         """Start reading ``path`` (from the screen's compose: mounting overlaps with the read)."""
@@ -264,7 +264,7 @@ class SessionLoader(Controller):
         view.query_one(LoadProgress).add_class("-strip")
         view.query_one(LoadProgress).showing_part(len(event.session.messages))
         self.install(event.session, event.prepared)
-        view.call_after_refresh(self._preview_painted.set)
+        view.after_list_painted(self._preview_painted.set)
 
     def session_loaded(self, event: SessionLoaded) -> None:
         if not self.reading:

@@ -35,9 +35,6 @@ from tui.widgets.policy_panel import PolicyPanel
 from tui.widgets.session_header import SessionHeader
 from tui.widgets.status_line import StatusLine
 
-PAINT_POLL_S = 0.01
-"""How often :meth:`SessionView.after_list_painted` looks whether the frame is out."""
-
 
 class SessionView(Screen[str | None]):
     """The widgets of one session and the state they show (see :class:`SessionScreen`)."""
@@ -220,22 +217,16 @@ class SessionView(Screen[str | None]):
             event.refresh_styles = False
 
     def after_list_painted(self, callback: Callable[[], None]) -> None:
-        """Call ``callback`` once the message list's next frame is out (polled every
-        :data:`PAINT_POLL_S`; at once when this screen is not the one shown). For work that
-        would otherwise share the interpreter with that frame (a replay, an inferred threshold).
+        """Call ``callback`` once the message list's next frame is out (at once when this
+        screen is not the one shown). For work that would otherwise share the interpreter with
+        that frame (the rest of a big file, an inferred threshold).
 
         ``call_after_refresh`` is not enough: it runs once the screen's queue is empty, which
         may be before the widgets refreshed meanwhile have asked for their frame."""
-        listing = self.message_list
-        listing.painted = False
-
-        def check() -> None:
-            if listing.painted or not self.is_current:
-                callback()
-            else:
-                self.set_timer(PAINT_POLL_S, check)
-
-        self.set_timer(PAINT_POLL_S, check)
+        if not self.is_current:
+            callback()
+            return
+        self.message_list.when_painted(callback)
 
     # -- selection ---------------------------------------------------------------------------------
 
