@@ -39,6 +39,11 @@ from tui.widgets.status_line import StatusLine
 class SessionView(Screen[str | None]):
     """The widgets of one session and the state they show (see :class:`SessionScreen`)."""
 
+    AUTO_FOCUS = "#messages"
+    """The list has the focus from the start (Textual's default, the first widget that takes
+    it, is the gauge: the focus then moved to the list once the session was shown, restyling
+    both and asking the footer to look at its keys again, while the file was read)."""
+
     def __init__(
         self,
         path: str | None = None,
