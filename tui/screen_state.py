@@ -16,7 +16,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from enum import IntFlag
 from itertools import compress
 from typing import TYPE_CHECKING, NamedTuple
@@ -104,6 +104,28 @@ _COMPACTED_HERE, _HEAD, _TAIL, _MATCH = (
 )
 
 
+class MessageTable(NamedTuple):
+    """What a session's messages say of themselves, read in one pass (:func:`read_messages`):
+    the same whatever the policy or the replay, so read once per message list."""
+
+    messages_id: int
+    """``id()`` of the message list read (a table is used only with that list)."""
+    length: int
+    """How many messages the list had."""
+    flags: array[int]
+    """Each message's own flags (summary, synthetic, meta, recorded boundary)."""
+    calls: array[int]
+    """The indices of the messages that are model calls, in order."""
+
+
+def read_messages(messages: list[Message]) -> MessageTable:
+    """The table of ``messages`` (a worker that read a session reads it beside it, so that the
+    interface thread does not walk 100,000 messages to show them)."""
+    count = len(messages)
+    flags, calls = _message_flags(messages, count)
+    return MessageTable(id(messages), count, flags, calls)
+
+
 @dataclass(frozen=True, slots=True)
 class Marker:
     """A rule row the list draws between two messages (not a message itself)."""
@@ -148,7 +170,7 @@ class SessionState:
     _match_set: set[int] = field(default_factory=set)
     _marker_places: tuple[int, list[int]] | None = None
     """The message count and where each rule sat when the rows were last made."""
-    _static: tuple[int, int, array[int], array[int]] | None = None
+    _static: MessageTable | None = None
     """The messages' own flags and the messages that are model calls, for the message list and
     the count they were read at (one pass over the messages): they do not change with a replay
     (a limit change on 100,000 messages need not read them again)."""
@@ -160,8 +182,18 @@ class SessionState:
     """What the replay decided about each message, read from the result's columns when a row
     asks (``_flags`` holds the rest; None: nothing decided, or already in ``_flags``)."""
 
-    def __post_init__(self) -> None:
+    table: InitVar[MessageTable | None] = None
+    """The messages' table, when a worker read it already (:func:`read_messages`)."""
+
+    def __post_init__(self, table: MessageTable | None) -> None:
+        self.use_table(table)
         self.rebuild()
+
+    def use_table(self, table: MessageTable | None) -> None:
+        """Take ``table`` as the messages' (read in a worker) for the next :meth:`rebuild`; one
+        of another message list, or None, is not used (the messages are read then)."""
+        if table is not None:
+            self._static = table
 
     def __repr__(self) -> str:  # never the whole session (workers and logs repr their arguments)
         return (
@@ -250,9 +282,9 @@ class SessionState:
         (None: not read for the messages shown now)."""
         static = self._static
         messages = self.session.messages
-        if static is None or static[0] != id(messages) or static[1] != len(messages):
+        if static is None or static.messages_id != id(messages) or static.length != len(messages):
             return None
-        return static[3]
+        return static.calls
 
     # -- compactions ---------------------------------------------------------------------------
 
@@ -328,10 +360,9 @@ class SessionState:
         """The messages' own flags and the indices of the model calls among them (read once per
         message list and length; the flags are the caller's copy)."""
         static = self._static
-        if static is None or static[0] != id(messages) or static[1] != count:
-            flags, calls = _message_flags(messages, count)
-            static = self._static = (id(messages), count, flags, calls)
-        return static[2][:], static[3]  # (a copy, made in C)
+        if static is None or static.messages_id != id(messages) or static.length != count:
+            static = self._static = read_messages(messages)
+        return static.flags[:], static.calls  # (a copy, made in C)
 
     def rebuild(self) -> None:
         """Recompute flags, markers and rows from the session, the result and the selection."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual import events
@@ -14,12 +15,14 @@ from textual.css.stylesheet import Stylesheet
 from textual.geometry import Size
 from textual.pilot import Pilot
 from textual.screen import Screen
+from textual.widget import Widget
 
 from core.formats import load_session
 from tests.support.tui_harness import HeldLoad, HeldReplay, settle, until
 from tui.app import CtxscopeApp
 from tui.screens.session import SessionScreen
 from tui.screens.session.view import SessionView
+from tui.widgets.message_list import MessageList
 
 SAMPLE = Path(__file__).parents[2] / "sample_sessions" / "claude-code" / "overflow.jsonl"
 
@@ -62,13 +65,16 @@ async def test_the_replay_of_a_big_file_starts_as_soon_as_the_whole_of_it_is_rea
     """The first part's frame is out: the whole file's replay starts when the whole is shown,
     not after a frame of the whole list (the interpreter stayed idle in between)."""
     waits: list[Callable[[], None]] = []
-    monkeypatch.setattr(SessionView, "after_list_painted", lambda _view, then: waits.append(then))
     load = HeldLoad(monkeypatch)
     replay = HeldReplay(monkeypatch)
     app = CtxscopeApp(str(big_file), discover=lambda: [], live=False)
     async with app.run_test(size=(120, 34)) as pilot:
         screen = await _first_part_shown(pilot, app)
         assert screen.partial
+        # (from here: the first part's frame, which the rest of the read waits for, is out)
+        monkeypatch.setattr(
+            SessionView, "after_list_painted", lambda _view, then: waits.append(then)
+        )
         load.release.set()
         await until(pilot, replay.started.is_set, "the replay started", limit_s=10)
         assert not screen.partial and waits == []
@@ -133,3 +139,24 @@ async def test_while_the_file_is_read_no_other_thread_waits_on_it(
         await until(pilot, lambda: worker.is_finished, "the load's worker ended")
         assert screen.partial is False and not screen.reading
         load.release.set()
+
+
+async def test_the_list_has_the_focus_from_the_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No widget but the list takes the focus while a session opens (Textual's default focus,
+    the gauge, handed it to the list once the session was shown: both restyled, the footer's
+    keys looked at again, while the file was read)."""
+    focused: list[str] = []
+    real = Screen.set_focus
+
+    def recorded(screen: Screen[object], widget: Widget | None, *args: Any, **kwargs: Any) -> None:
+        if isinstance(screen, SessionScreen) and widget is not None:
+            focused.append(type(widget).__name__)
+        real(screen, widget, *args, **kwargs)
+
+    monkeypatch.setattr(Screen, "set_focus", recorded)
+    app = CtxscopeApp(str(SAMPLE), discover=lambda: [], live=False)
+    async with app.run_test(size=(120, 34)) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, SessionScreen) and app.screen.state is not None
+        assert focused and set(focused) == {"MessageList"}
+        assert isinstance(app.focused, MessageList)

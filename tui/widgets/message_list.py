@@ -337,6 +337,7 @@ class MessageList(StyledScrollView, can_focus=True):
         self._index_width = 4
         self.painted = False
         """Rows of the current state have been painted (the first frame is out)."""
+        self._when_painted: list[Callable[[], None]] = []
         self._blended_styles: dict[str, Style] = {}
         self._looks: dict[tuple[Style, int, bool, Role], _RowLook] = {}
 
@@ -508,8 +509,18 @@ class MessageList(StyledScrollView, can_focus=True):
 
     # -- painting --------------------------------------------------------------------------------
 
+    def when_painted(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` right after the list's next frame is out (for work that would
+        otherwise share the interpreter with that frame: a load, a replay's next step)."""
+        self.painted = False
+        self._when_painted.append(callback)
+
     def render_line(self, y: int) -> Strip:
-        self.painted = True
+        if not self.painted:
+            self.painted = True
+            waiting, self._when_painted = self._when_painted, []
+            for callback in waiting:  # (run once the frame being drawn is out)
+                self.call_after_refresh(callback)
         row = int(self.scroll_y) + y
         width = self.scrollable_content_region.width
         state = self._state

@@ -18,6 +18,7 @@ from core.formats import LoadError, load_session
 from tui.growing_file import LiveFile, watch_file
 from tui.screens.session.controller import Controller
 from tui.screens.session.heap import freeze_heap
+from tui.screens.session.prepared import prepare
 from tui.screens.session.worker_messages import LiveProblem, LiveReloaded, ReplayWanted
 
 if TYPE_CHECKING:
@@ -74,6 +75,9 @@ class LiveTail(Controller):
         fmt = state.session.format if state is not None else None
         try:
             session = load_session(path, format=fmt, window=self.view.window_asked)
+            # (here, not on the interface thread; the gauge draws the result shown until the
+            # replay that follows, unless there is none yet)
+            prepared = prepare(session, recorded=state is None or state.result is None)
             freeze_heap()
         except (LoadError, OSError) as exc:
             self.view.post_message(LiveProblem(f"live reload failed: {exc}", stop_tail=False))
@@ -83,12 +87,12 @@ class LiveTail(Controller):
                 LiveProblem(f"live reload failed: {type(exc).__name__}: {exc}", stop_tail=False)
             )
             return
-        self.view.post_message(LiveReloaded(session))
+        self.view.post_message(LiveReloaded(session, prepared))
 
     def live_reloaded(self, event: LiveReloaded) -> None:
         if self.view.state is None:
             return
-        self.view.apply_grown_session(event.session)
+        self.view.apply_grown_session(event.session, event.prepared)
         self.view.tell(ReplayWanted())
 
     def live_problem(self, event: LiveProblem) -> None:

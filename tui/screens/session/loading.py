@@ -34,6 +34,7 @@ from tui.malloc_arenas import release_free_memory
 from tui.screen_state import SessionState, policy_for
 from tui.screens.session.controller import Controller
 from tui.screens.session.heap import collect_thawed, freeze_heap
+from tui.screens.session.prepared import Prepared, prepare
 from tui.screens.session.worker_messages import (
     FirstPartLoaded,
     LoadFailed,
@@ -112,8 +113,8 @@ class SessionLoader(Controller):
         self.after_paint_pending = False
         """The gauge and the replay are about to start (right after the first frame)."""
         self._preview_painted = threading.Event()
-        """Set once the first part is on screen: the rest of the load waits for it (the two would
-        share one interpreter, and the first frame matters more)."""
+        """Set once the first part's frame is out: the rest of the load waits for it (the two
+        would share one interpreter, and the first frame matters more)."""
 
     def begin(self, path: str) -> None:
         """Start reading ``path`` (from the screen's compose: mounting overlaps with the read)."""
@@ -189,10 +190,11 @@ class SessionLoader(Controller):
             )
             return
         seconds = time.perf_counter() - started
+        prepared = prepare(session)  # (here, not on the interface thread)
         release_free_memory()  # (the reader's buffers: of no use to the replay's small objects)
         freeze_heap()  # before the UI thread touches it: no full collection on the first frame
         if not worker.is_cancelled:
-            self.view.post_message(SessionLoaded(session, seconds))
+            self.view.post_message(SessionLoaded(session, seconds, prepared))
 
     def cancel(self) -> bool:
         """``x`` while the file is read stops reading it (a first part already shown stays).
@@ -217,7 +219,8 @@ class SessionLoader(Controller):
             return None
         if head is not None and head.messages and not get_current_worker().is_cancelled:
             self._preview_painted.clear()
-            self.view.post_message(FirstPartLoaded(head, time.perf_counter() - started))
+            prepared = prepare(head)
+            self.view.post_message(FirstPartLoaded(head, time.perf_counter() - started, prepared))
             self._preview_painted.wait(PREVIEW_PAINT_WAIT_S)
         return head
 
@@ -260,8 +263,8 @@ class SessionLoader(Controller):
         self._show_reading(False)
         view.query_one(LoadProgress).add_class("-strip")
         view.query_one(LoadProgress).showing_part(len(event.session.messages))
-        self.install(event.session)
-        view.call_after_refresh(self._preview_painted.set)
+        self.install(event.session, event.prepared)
+        view.after_list_painted(self._preview_painted.set)
 
     def session_loaded(self, event: SessionLoaded) -> None:
         if not self.reading:
@@ -272,16 +275,16 @@ class SessionLoader(Controller):
         self.load_seconds = event.seconds
         view.query_one(LoadProgress).display = False
         if view.partial and view.state is not None:
-            self._complete(event.session)
+            self._complete(event.session, event.prepared)
         else:
-            self.install(event.session)
+            self.install(event.session, event.prepared)
 
-    def _complete(self, session: Session) -> None:
+    def _complete(self, session: Session, prepared: Prepared | None) -> None:
         """The whole file is read: it takes the place of its first part (selection kept)."""
         view = self.view
         view.partial = False
         self.after_paint_pending = True  # (the detail pane's slow facts wait, as for a first one)
-        view.apply_grown_session(session)
+        view.apply_grown_session(session, prepared)
         selected = view.message_list.selected_message
         if selected is not None:
             # the first part's last messages may have changed (a reply cut by the head)
@@ -296,8 +299,9 @@ class SessionLoader(Controller):
 
     # -- showing the session -----------------------------------------------------------------------
 
-    def install(self, session: Session) -> None:
-        """Show ``session`` (a first part, the whole file or a session given directly)."""
+    def install(self, session: Session, prepared: Prepared | None = None) -> None:
+        """Show ``session`` (a first part, the whole file or a session given directly;
+        ``prepared``: what the worker that read it worked out beside it)."""
         view = self.view
         self.after_paint_pending = True  # (from here: the detail pane's slow facts wait for it)
         policy = policy_for(session, view.initial_policy)
@@ -305,7 +309,7 @@ class SessionLoader(Controller):
         if window is not None and session.context_window != window:
             session.context_window = window
             session.window_source = "user"
-        view.state = SessionState(session, policy)
+        view.state = SessionState(session, policy, table=prepared.table if prepared else None)
         view.refresh_bindings()
         view.message_list.set_state(view.state)
         view.detail.set_state(view.state)
@@ -322,7 +326,7 @@ class SessionLoader(Controller):
             self._first_look(session)
         # Paint the list first; the gauge, the replay and the watcher start right after, so a
         # CPU-bound replay thread never delays the first frame.
-        view.set_timer(FIRST_PAINT_DELAY_S, lambda: self._after_first_paint(session))
+        view.set_timer(FIRST_PAINT_DELAY_S, lambda: self._after_first_paint(session, prepared))
 
     def _first_look(self, session: Session) -> None:
         """What the user should know about a session as soon as it is all read."""
@@ -340,7 +344,7 @@ class SessionLoader(Controller):
             if str(diagnostic.severity) == "error":
                 self.app.notify(diagnostic.message, title="Loader", severity="warning")
 
-    def _after_first_paint(self, session: Session) -> None:
+    def _after_first_paint(self, session: Session, prepared: Prepared | None) -> None:
         view = self.view
         state = view.state
         if state is None:
@@ -350,10 +354,10 @@ class SessionLoader(Controller):
             return  # replaced meanwhile (the whole file after its first part): not ours
         if not view.message_list.painted and view.is_current:
             # the first frame is not out yet (a big session takes a while to lay out)
-            view.set_timer(FIRST_PAINT_DELAY_S, lambda: self._after_first_paint(session))
+            view.set_timer(FIRST_PAINT_DELAY_S, lambda: self._after_first_paint(session, prepared))
             return
         self.after_paint_pending = False
-        view.gauge.update_result(session, None, state.recorded_calls)
+        view.show_recorded(session, prepared)
         if view.partial:
             return  # replay and live tail wait for the whole file
         view.tell(SessionShown(session))

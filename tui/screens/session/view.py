@@ -23,6 +23,7 @@ from core.policy import Policy
 from tui.growing_file import LiveFile
 from tui.messages import JumpToMessage
 from tui.screen_state import SessionState
+from tui.screens.session.prepared import Prepared
 from tui.widgets.breakdown_call import BreakdownCall
 from tui.widgets.breakdown_chart import BreakdownChart
 from tui.widgets.detail import DetailPane
@@ -34,12 +35,14 @@ from tui.widgets.policy_panel import PolicyPanel
 from tui.widgets.session_header import SessionHeader
 from tui.widgets.status_line import StatusLine
 
-PAINT_POLL_S = 0.01
-"""How often :meth:`SessionView.after_list_painted` looks whether the frame is out."""
-
 
 class SessionView(Screen[str | None]):
     """The widgets of one session and the state they show (see :class:`SessionScreen`)."""
+
+    AUTO_FOCUS = "#messages"
+    """The list has the focus from the start (Textual's default, the first widget that takes
+    it, is the gauge: the focus then moved to the list once the session was shown, restyling
+    both and asking the footer to look at its keys again, while the file was read)."""
 
     def __init__(
         self,
@@ -219,22 +222,16 @@ class SessionView(Screen[str | None]):
             event.refresh_styles = False
 
     def after_list_painted(self, callback: Callable[[], None]) -> None:
-        """Call ``callback`` once the message list's next frame is out (polled every
-        :data:`PAINT_POLL_S`; at once when this screen is not the one shown). For work that
-        would otherwise share the interpreter with that frame (a replay, an inferred threshold).
+        """Call ``callback`` once the message list's next frame is out (at once when this
+        screen is not the one shown). For work that would otherwise share the interpreter with
+        that frame (the rest of a big file, an inferred threshold).
 
         ``call_after_refresh`` is not enough: it runs once the screen's queue is empty, which
         may be before the widgets refreshed meanwhile have asked for their frame."""
-        listing = self.message_list
-        listing.painted = False
-
-        def check() -> None:
-            if listing.painted or not self.is_current:
-                callback()
-            else:
-                self.set_timer(PAINT_POLL_S, check)
-
-        self.set_timer(PAINT_POLL_S, check)
+        if not self.is_current:
+            callback()
+            return
+        self.message_list.when_painted(callback)
 
     # -- selection ---------------------------------------------------------------------------------
 
@@ -320,9 +317,22 @@ class SessionView(Screen[str | None]):
         for call in self.query(BreakdownCall):
             call.show(None, None)
 
-    def apply_grown_session(self, session: Session) -> None:
+    def show_recorded(self, session: Session, prepared: Prepared | None) -> None:
+        """The gauge draws ``session``'s recorded series (no replay result yet): the one the
+        worker that read it ``prepared``, when it was drawn against the session's window, else
+        worked out here."""
+        series = prepared.recorded_for(session) if prepared is not None else None
+        if series is not None:
+            self.gauge.show_series(series)
+            return
+        state = self.state
+        calls = state.recorded_calls if state is not None and state.session is session else None
+        self.gauge.update_result(session, None, calls)
+
+    def apply_grown_session(self, session: Session, prepared: Prepared | None = None) -> None:
         """Show ``session`` (the file read again, longer) in place of the shown one: the selection
-        is kept, and the end followed when asked (``f``) or when it was selected.
+        is kept, and the end followed when asked (``f``) or when it was selected (``prepared``:
+        what the worker that read it worked out beside it).
 
         The list keeps its rows and cursor; rows beyond the old count are appended and the last
         old row is repainted (a format that writes one message over several lines may have
@@ -341,6 +351,7 @@ class SessionView(Screen[str | None]):
             session.context_window = previous.context_window
             session.window_source = previous.window_source
         state.session = session
+        state.use_table(prepared.table if prepared is not None else None)
         state.rebuild()
         self.message_list.rows_changed()
         new_count = state.message_count
@@ -351,5 +362,8 @@ class SessionView(Screen[str | None]):
             self.message_list.select_message(selected)
             if selected >= old_count - 1:
                 self.detail.show(selected, force=True)
-        self.gauge.update_result(session, state.result, state.recorded_calls)
+        if state.result is None:
+            self.show_recorded(session, prepared)
+        else:
+            self.gauge.update_result(session, state.result, state.recorded_calls)
         self.refresh_chrome()

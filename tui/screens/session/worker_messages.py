@@ -23,6 +23,7 @@ from tui.screen_state import Inferred
 if TYPE_CHECKING:
     from core.replay import ReplayResult
     from tui.insights import Insights
+    from tui.screens.session.prepared import Prepared
 
 PROGRESS_INTERVAL_S = 0.2
 """Loader and replay progress reach the screen at most this often (each update is a frame the
@@ -58,21 +59,23 @@ class Throttle:
 
 
 class SessionLoaded(Message):
-    """The whole file is read."""
+    """The whole file is read (``prepared``: what the worker worked out beside it)."""
 
-    def __init__(self, session: Session, seconds: float) -> None:
+    def __init__(self, session: Session, seconds: float, prepared: Prepared | None = None) -> None:
         super().__init__()
         self.session = session
         self.seconds = seconds
+        self.prepared = prepared
 
 
 class FirstPartLoaded(Message):
     """The first part of a big file, to show while the rest is read."""
 
-    def __init__(self, session: Session, seconds: float) -> None:
+    def __init__(self, session: Session, seconds: float, prepared: Prepared | None = None) -> None:
         super().__init__()
         self.session = session
         self.seconds = seconds
+        self.prepared = prepared
 
 
 class LoadFailed(Message):
@@ -185,9 +188,10 @@ class SearchDone(Message):
 class LiveReloaded(Message):
     """The watched file grew (or was replaced) and is read again."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, prepared: Prepared | None = None) -> None:
         super().__init__()
         self.session = session
+        self.prepared = prepared
 
 
 class LiveProblem(Message):
