@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.insights.conversation_facts import shell_words
+from core.insights.shell_words import shell_words
 
 TRICKY = " \t\r\n'\"\\ab=-#;$`\x0b\x0cé\u00a0\u2028"
 """Blanks shlex knows and blanks it does not, both quotes, the escape, and plain characters."""
