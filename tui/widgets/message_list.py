@@ -511,9 +511,23 @@ class MessageList(StyledScrollView, can_focus=True):
 
     def when_painted(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` right after the list's next frame is out (for work that would
-        otherwise share the interpreter with that frame: a load, a replay's next step)."""
+        otherwise share the interpreter with that frame: a load, a replay's next step).
+
+        A list laid out with no row on screen (a terminal too small for it), or hidden, paints
+        no line, so there is no frame to wait for: the callback runs after the current refresh.
+        (Before its first layout a list has no width either: it waits for that frame.)"""
+        laid_out = self.size.width > 0
+        if not self.display or (laid_out and self.scrollable_content_region.height <= 0):
+            self.call_after_refresh(callback)
+            return
         self.painted = False
         self._when_painted.append(callback)
+
+    def release_waiting(self) -> None:
+        """Run now the callbacks waiting for a frame that will not come (the screen is left)."""
+        waiting, self._when_painted = self._when_painted, []
+        for callback in waiting:
+            callback()
 
     def render_line(self, y: int) -> Strip:
         if not self.painted:

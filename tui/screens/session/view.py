@@ -221,6 +221,11 @@ class SessionView(Screen[str | None]):
             self._resumed = True
             event.refresh_styles = False
 
+    def on_screen_suspend(self) -> None:
+        """A screen left (another pushed over it) paints nothing: work waiting for its list's
+        next frame (the rest of a big file, a replay's next step) goes on at once."""
+        self.message_list.release_waiting()
+
     def after_list_painted(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` once the message list's next frame is out (at once when this
         screen is not the one shown). For work that would otherwise share the interpreter with
