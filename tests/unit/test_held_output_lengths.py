@@ -4,8 +4,6 @@ session's tokens, the breakdown and the summary's cut read them and never decode
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -21,6 +19,7 @@ from core.model.tokens import (
     utf16_length,
 )
 from tests.support.builders import SessionBuilder
+from tests.support.decoded import spy_on_decoding
 
 WIDE = st.text(alphabet=st.sampled_from("ab \n→é漢🚀\U0010fffd"), max_size=200)
 """ASCII, Latin-1, UCS-2 (``→``, ``漢``) and past U+FFFF (``🚀``, a 4-byte character), mixed."""
@@ -64,19 +63,9 @@ def test_two_held_outputs_are_equal_when_their_texts_are() -> None:
 
 
 @pytest.fixture
-def decoded(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
-    """The lengths of the outputs :attr:`ToolResult.output` decodes while the test runs."""
-    seen: list[int] = []
-    original = ToolResult.output
-
-    def spy(self: ToolResult) -> str:
-        value = original.fget(self)  # type: ignore[attr-defined]
-        if not isinstance(self._held_output, str):
-            seen.append(len(value))
-        return value  # type: ignore[no-any-return]
-
-    monkeypatch.setattr(ToolResult, "output", property(spy))
-    yield seen
+def decoded(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The lengths of the outputs held as UTF-8 decoded while the test runs."""
+    return spy_on_decoding(monkeypatch)
 
 
 def _messages() -> list[Message]:

@@ -34,6 +34,7 @@ from core.model.tokens import get_counter
 from core.policy import PruningPolicy, TruncationPolicy
 from core.replay.truncation import sent_output
 from tests.support.builders import SessionBuilder, text_of_tokens
+from tests.support.decoded import spy_on_decoding
 
 READ = "".join(f"{n:>6}→line {n} of a file, mostly ASCII\n" for n in range(1, 400))
 """A Claude Code Read output: a ``→`` after every line number makes the string UCS-2."""
@@ -232,14 +233,6 @@ def test_the_ends_of_a_long_held_output_decode_only_the_ends(
     text = "→" + "x" * 50_000 + "🚀 exit code 1"
     result = ToolResult(call_id="c", output=text)
     assert type(result._held_output) is not str  # (held as UTF-8)
-    decoded: list[int] = []
-    original = ToolResult.output
-
-    def spy(self: ToolResult) -> str:
-        value = original.fget(self)  # type: ignore[attr-defined]
-        decoded.append(len(value))
-        return value  # type: ignore[no-any-return]
-
-    monkeypatch.setattr(ToolResult, "output", property(spy))
+    decoded = spy_on_decoding(monkeypatch)
     assert result.output_ends(2000) == (text[:2000], text[-2000:])
     assert decoded == []
