@@ -280,7 +280,7 @@ class PrunePlan:
             and not message.reasoning
             and not message.tool_calls
         ):
-            return counter.count(result.output)
+            return counter.output_tokens(result)
         return counter.message_tokens(message)
 
     def result(self) -> PruneResult:

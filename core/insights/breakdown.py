@@ -71,7 +71,7 @@ from core.insights.breakdown_columns import Columns, Parts, Stretch, Sums, SumsA
 from core.insights.breakdown_rows import stretch_rows
 from core.insights.context_walk import CompactionStep, RecordedWalk
 from core.model.fastmodel import build
-from core.model.session import Message, Role, Session
+from core.model.session import Message, Role, Session, ToolResult
 from core.model.tokens import DEFAULT_ESTIMATOR, TokenCounter, arguments_text, get_counter
 from core.replay.results import Documented
 
@@ -255,7 +255,7 @@ def message_parts(message: Message, counter: TokenCounter) -> Parts:
 def _tool_output(message: Message, counter: TokenCounter) -> tuple[str, int]:
     result = message.tool_result
     name = (result.tool_name if result is not None else None) or _UNKNOWN_TOOL
-    tokens = counter.count(result.output) if result is not None else counter.count(message.text)
+    tokens = counter.output_tokens(result) if result is not None else counter.count(message.text)
     # The agent's own measure of an output its history keeps capped (Codex) is the smaller one.
     estimate = message.agent_estimate_tokens
     if estimate is not None:
@@ -266,7 +266,7 @@ def _tool_output(message: Message, counter: TokenCounter) -> tuple[str, int]:
 def _count_all(message: Message, counter: TokenCounter) -> int:
     tokens = counter.count(message.text)
     if message.tool_result is not None:
-        tokens += counter.count(message.tool_result.output)
+        tokens += counter.output_tokens(message.tool_result)
     return tokens
 
 
@@ -288,6 +288,9 @@ class _KeptLengths(TokenCounter):
 
     def call_tokens(self, name: str, arguments: Any) -> int:
         return self.count(name + arguments_text(arguments))  # (a placeholder may span the two)
+
+    def output_tokens(self, result: ToolResult) -> int:
+        return self.count(result.output)  # (a placeholder is found in the text)
 
 
 def breakdown(

@@ -220,32 +220,73 @@ class ToolCall(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
     """Arguments as recorded: a dict when they parsed as JSON, else the raw string."""
 
 
-class Utf8Text(bytes):
-    """A tool output held as its UTF-8 bytes (see :class:`ToolResult`); made only by
-    :func:`held_output`. :attr:`ToolResult.output` reads it as its ``str``. Not ``bytes`` itself,
+class Utf8Text:
+    """A tool output held as its UTF-8 bytes (see :class:`ToolResult`), with its length in
+    characters and in UTF-16 code units, which the string it was made from had at hand: a reader
+    that needs only a length or a cut at a character reads them without decoding the bytes. Made
+    only by :func:`held_output`; :attr:`ToolResult.output` reads it as its ``str``. Not ``bytes``,
     so that an encoder that meets one fails (msgspec: "Encoding objects of type Utf8Text is
-    unsupported") instead of writing it as base64."""
+    unsupported") instead of writing it as base64. Two are equal when their bytes are (the
+    lengths follow from them)."""
 
-    __slots__ = ()
+    __slots__ = ("_astral", "_extra", "data")
+
+    def __init__(self, data: bytes, chars: int, units: int) -> None:
+        self.data = data
+        """The text's UTF-8."""
+        # (kept as what the lengths add to or take from the bytes' count: small numbers, which
+        # Python keeps one object each of, where the lengths would be a new int per output)
+        self._extra = len(data) - chars
+        self._astral = units - chars
+
+    @property
+    def chars(self) -> int:
+        """The text's length in characters (``len``)."""
+        return len(self.data) - self._extra
+
+    @property
+    def units(self) -> int:
+        """The text's length in UTF-16 code units (JavaScript's ``String.length``): one more
+        than :attr:`chars` for each character past U+FFFF."""
+        return len(self.data) - self._extra + self._astral
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Utf8Text:
+            return NotImplemented
+        return self.data == other.data
+
+    def __hash__(self) -> int:
+        return hash(self.data)
+
+    def __repr__(self) -> str:
+        return f"Utf8Text({self.data!r}, {self.chars}, {self.units})"
 
 
 _NARROW_BASE = sys.getsizeof("\xe9") - 1
 """``sys.getsizeof`` of a 1-byte (Latin-1), non-ASCII string less its length: a string of ``n``
 characters that holds more than this plus ``n`` is 2 or 4 bytes a character (UCS-2, UCS-4)."""
 
+_FOUR_BYTE_LEADS = (b"\xf0", b"\xf1", b"\xf2", b"\xf3", b"\xf4")
+"""The first bytes of the UTF-8 of a character past U+FFFF (4 bytes of UTF-8, 2 units of UTF-16)."""
+
 
 def held_output(text: str) -> str | Utf8Text:
     """``text`` as a :class:`ToolResult` holds it: its UTF-8 bytes when the string is 2 or 4 bytes
     a character and they are fewer (a mostly-ASCII output with one ``→``: half), else ``text``.
     A loader that keeps outputs until it makes their results keeps this (the string can go at
-    once) and passes it as ``output=``."""
+    once) and passes it as ``output=``. The bytes come with the string's length, known here
+    without reading it, and its UTF-16 length: the same as its length for a string of 2 bytes
+    a character (none past U+FFFF), counted from the bytes for one of 4."""
     if text.isascii():  # (a flag of the string: no scan)
         return text
+    chars = len(text)
     size = sys.getsizeof(text) - _NARROW_BASE  # n (Latin-1), 2n + 1 (UCS-2), 4n + 3 (UCS-4)
-    if size > len(text):
+    if size > chars:
         data = text.encode()
         if len(data) < size:
-            return Utf8Text(data)
+            if size != 2 * chars + 1:  # (UCS-4, or a string carrying a cached copy: counted)
+                return Utf8Text(data, chars, chars + sum(map(data.count, _FOUR_BYTE_LEADS)))
+            return Utf8Text(data, chars, chars)
     return text
 
 
@@ -258,7 +299,10 @@ class ToolResult(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
     :attr:`output` decodes it when read. Every reader gets the ``str``; equality, :func:`replace`,
     :func:`to_record` and :func:`from_record` see the text as before. Made with ``output=`` as
     any field: the text, or what :func:`held_output` made of it (the keeping happens in
-    ``__post_init__``); an output is never assigned to.
+    ``__post_init__``); an output is never assigned to. A reader that needs only a measure of
+    the output asks for it (:meth:`output_chars`, :meth:`output_utf8_size`, :meth:`output_lines`,
+    :meth:`output_ends_utf8`; :meth:`core.model.tokens.TokenCounter.output_tokens`): an output
+    held as UTF-8 is then not decoded.
     """
 
     call_id: str
@@ -301,7 +345,8 @@ class ToolResult(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
 
         @property
         def _held_output(self) -> str | Utf8Text:
-            """The field as held: the text, or its UTF-8 bytes (readers read :attr:`output`)."""
+            """The field as held: the text, or its UTF-8 bytes with their lengths (readers of
+            the text read :attr:`output`)."""
 
         @_held_output.setter
         def _held_output(self, value: str | Utf8Text) -> None: ...
@@ -311,7 +356,12 @@ class ToolResult(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
         held = self._held_output
         if isinstance(held, str):
             return len(held) if held.isascii() else len(held.encode())
-        return len(held)
+        return len(held.data)
+
+    def output_chars(self) -> int:
+        """``len(self.output)`` without decoding an output held as UTF-8 (held with its length)."""
+        held = self._held_output
+        return len(held) if isinstance(held, str) else held.chars
 
     def output_ends(self, count: int) -> tuple[str, str | None]:
         """``(output[:count], output[-count:])`` (the second None when the output has no more
@@ -322,12 +372,13 @@ class ToolResult(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
         first ``4 * count`` bytes, the last within the last ``4 * count``, and more than
         ``4 * count`` bytes are more than ``count`` characters."""
         held = self._held_output
-        if isinstance(held, str) or len(held) <= 8 * count:
+        if isinstance(held, str) or len(held.data) <= 8 * count:
             text = self.output
             return text[:count], (text[-count:] if len(text) > count else None)
         window = 4 * count
-        head = held[:window].decode(errors="ignore")[:count]  # (drops a character cut at its end)
-        tail = held[-window:]
+        data = held.data
+        head = data[:window].decode(errors="ignore")[:count]  # (drops a character cut at its end)
+        tail = data[-window:]
         start = 0
         while start < 3 and tail[start] & 0xC0 == 0x80:  # (a character cut at its start)
             start += 1
@@ -343,9 +394,10 @@ class ToolResult(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
         if isinstance(held, str):
             return held[:count].encode(), held[-count:].encode()
         window = 4 * count
-        if len(held) <= 2 * window:
-            return held, held
-        return held[:window], held[-window:]
+        data = held.data
+        if len(data) <= 2 * window:
+            return data, data
+        return data[:window], data[-window:]
 
     def output_lines(self) -> int:
         """``self.output.count("\\n") + 1`` without decoding an output held as UTF-8 (a newline is
@@ -353,7 +405,7 @@ class ToolResult(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
         held = self._held_output
         if isinstance(held, str):
             return held.count("\n") + 1
-        return held.count(b"\n") + 1
+        return held.data.count(b"\n") + 1
 
 
 _HELD_OUTPUT = ToolResult.__dict__["output"]
@@ -366,7 +418,7 @@ def _output(result: ToolResult) -> str:
     held = result._held_output
     if isinstance(held, str):
         return held
-    return held.decode()
+    return held.data.decode()
 
 
 # The field keeps its name for msgspec (``output=`` makes one, ``replace(result, output=…)``
@@ -476,7 +528,7 @@ def to_record(struct: msgspec.Struct) -> dict[str, Any]:
 def _text_of(value: Any) -> str:
     """An output held as UTF-8 (:class:`Utf8Text`) as the text it is, for msgspec's ``enc_hook``."""
     if type(value) is Utf8Text:
-        return value.decode()
+        return value.data.decode()
     raise NotImplementedError(type(value))
 
 

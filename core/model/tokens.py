@@ -20,13 +20,14 @@ import sys
 import threading
 from array import array
 from collections.abc import Callable, Iterable, Sequence
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from core.model import offline_encoding
-from core.model.session import Message, Provenance
+from core.model.session import Message, Provenance, ToolResult, Utf8Text
 
 ESTIMATORS = ("chars/4", "bytes/4", "ceil(chars/4)")
 TIKTOKEN_ENCODINGS = ("cl100k_base", "o200k_base")
@@ -360,6 +361,15 @@ class TokenCounter:
         size = len(name) if name.isascii() else length(name)
         return tokens(size + _arguments_length(arguments, length))
 
+    def output_tokens(self, result: ToolResult) -> int:
+        """``count(result.output)``. A characters- or bytes-per-token rule measures an output
+        held as UTF-8 by the lengths it is held with, without decoding it."""
+        held = result._held_output
+        if isinstance(held, str) or self._estimate is None:
+            return self.count(result.output)
+        length, tokens = _RULES_BY_LENGTH[self.estimator]
+        return tokens(_held_length(length)(held))
+
     def message_tokens(self, message: Message) -> int:
         """Tokens the model is sent for ``message`` (text, reasoning, calls, result)."""
         return self.count(message_text(message))
@@ -435,6 +445,7 @@ def _text_lengths(
     ``outputs`` (:data:`OutputSizes`) when given."""
     sizes: list[int] = []
     append = sizes.append
+    held_length = _held_length(length)
     for i, message in enumerate(messages):
         parts = 0
         total = 0
@@ -455,10 +466,15 @@ def _text_lengths(
                 parts += 2
         result = message.tool_result
         if result is not None:
-            text = result.output
-            if text:
-                chars = len(text)
-                total += chars if text.isascii() else length(text)
+            output = result._held_output
+            if isinstance(output, str):
+                chars = len(output)
+                if chars:
+                    total += chars if output.isascii() else length(output)
+            else:  # (held as UTF-8, with its lengths: not decoded)
+                chars = output.chars
+                total += held_length(output)
+            if chars:
                 parts += 1
                 if outputs is not None:  # (listed here: no call per output)
                     group = (result.tool_name, result.truncated_by_tool)
@@ -469,6 +485,23 @@ def _text_lengths(
                     columns[1].append(chars)
         append(total + parts - 1 if parts else 0)
     return sizes
+
+
+def _held_length(length: Callable[[str], int]) -> Callable[[Utf8Text], int]:
+    """``length`` of the text an output held as UTF-8 holds, read from what it records when
+    ``length`` is :func:`utf8_length` (its bytes) or :func:`utf16_length` (its units)."""
+    if length is utf8_length:
+        return _utf8_size
+    if length is utf16_length:
+        return _UNITS
+    return lambda held: length(held.data.decode())
+
+
+def _utf8_size(held: Utf8Text) -> int:
+    return len(held.data)
+
+
+_UNITS: Callable[[Utf8Text], int] = attrgetter("units")
 
 
 def _arguments_length(arguments: Any, length: Callable[[str], int]) -> int:

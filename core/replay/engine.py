@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import contextvars
 import threading
-from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import replace
@@ -468,7 +467,7 @@ class Replayer:
         from core.llm.summary_templates import forget_transcripts
 
         if self._entry_cache is None:
-            self._entry_cache = EntryCache(output_chars=OutputChars(self.session, self._tokens))
+            self._entry_cache = EntryCache(output_chars=output_chars)
         summarizer = self._summarizer(policy, window)
         coroutine = compact_outline(
             messages,
@@ -548,37 +547,14 @@ class MessageTokens:
         return cached
 
 
-class OutputChars:
-    """The length in characters of a session message's tool output, as the first count of the
-    messages' tokens listed it (:attr:`MessageTokens.outputs`), for the summary requests of
-    compactions (:class:`core.algorithms.compact.EntryCache`): an output held as UTF-8 is cut to
-    its first characters without being decoded whole. None for a message that is not the
-    session's own (a truncated or pruned copy) or whose output is not listed (empty)."""
-
-    __slots__ = ("_chars", "_messages", "_tokens")
-
-    def __init__(self, session: Session, tokens: MessageTokens) -> None:
-        self._messages = session.messages
-        self._tokens = tokens
-        self._chars: array[int] | None = None
-        """Characters of each message's tool output (-1: none listed), made when first asked."""
-
-    def __call__(self, message: Message) -> int | None:
-        messages = self._messages
-        i = message.index
-        if not 0 <= i < len(messages) or messages[i] is not message:
-            return None
-        chars = self._chars
-        if chars is None:
-            listed = self._tokens.outputs
-            if listed is None:
-                return None
-            chars = self._chars = array("q", [-1]) * len(messages)
-            for indices, sizes in listed.values():
-                for j, size in zip(indices, sizes, strict=True):
-                    chars[j] = size
-        size = chars[i]
-        return None if size < 0 else size
+def output_chars(message: Message) -> int | None:
+    """The length in characters of ``message``'s tool output (None: it has none), read without
+    decoding an output held as UTF-8 (:meth:`~core.model.session.ToolResult.output_chars`), for
+    the summary requests of compactions (:class:`core.algorithms.compact.EntryCache`): such an
+    output is cut to its first characters without being decoded whole, a truncated or pruned
+    copy's as the session's own."""
+    result = message.tool_result
+    return None if result is None else result.output_chars()
 
 
 _loops = threading.local()

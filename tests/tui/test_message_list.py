@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import pytest
 
+from core.model.session import Message, Role, ToolResult
 from core.model.write_numbers import compact_tokens
 from core.policy import get_preset
+from tests.support.decoded import spy_on_decoding
 from tests.support.sessions import claude_like_session, many_messages
 from tests.support.tui_harness import settle
 from tui.app import CtxscopeApp
 from tui.screen_state import RowFlag, SessionState
 from tui.screens.session import SessionScreen
-from tui.widgets.message_list import MessageList, message_preview, role_label
+from tui.widgets.message_list import (
+    PREVIEW_SCAN_CHARS,
+    MessageList,
+    message_preview,
+    role_label,
+)
 
 
 def _app() -> CtxscopeApp:
@@ -36,6 +43,19 @@ def test_preview_is_one_line_and_names_the_tool() -> None:
     assert preview.startswith("bash ▸ ")
     assert "\n" not in preview
     assert role_label(result) == "tool"
+
+
+def test_the_preview_of_a_long_output_held_as_utf8_decodes_only_its_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = "\n  " + "→ one line of a long output\n" * 2_000
+    result = Message(
+        index=0, id="t", role=Role.TOOL, tool_result=ToolResult(call_id="c", output=text)
+    )
+    decoded = spy_on_decoding(monkeypatch)
+    preview = message_preview(result)
+    assert decoded == []
+    assert preview == "tool ▸ " + " ".join(text[:PREVIEW_SCAN_CHARS].split())
 
 
 def test_state_rows_put_a_rule_above_a_recorded_compaction() -> None:

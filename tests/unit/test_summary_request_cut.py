@@ -1,11 +1,12 @@
 """A tool output cut for a summary request when its length in characters is known
 (:func:`core.llm.summary_request.capped_result_output`): the same entry as decoding the whole
 output and slicing it, with only the bytes of the start it keeps decoded for an output held as
-UTF-8; and the lengths the replay engine knows of its session's outputs
-(:class:`core.replay.engine.OutputChars`)."""
+UTF-8; and the lengths the replay engine tells of outputs
+(:func:`core.replay.engine.output_chars`)."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,8 +19,9 @@ from core.llm.summary_request import (
 )
 from core.model.session import Message, Role, ToolResult, Utf8Text, replace
 from core.model.tokens import utf8_head, utf8_tail
-from core.replay.engine import MessageTokens, OutputChars
+from core.replay.engine import output_chars
 from tests.support.builders import SessionBuilder
+from tests.support.decoded import spy_on_decoding
 
 _outputs = st.text(alphabet="ab →é😀\n", max_size=300)
 
@@ -80,15 +82,18 @@ def test_an_entry_cache_told_the_lengths_makes_the_same_request() -> None:
         assert build_request(messages, cap, cache=told) == build_request(messages, cap)
 
 
-def test_the_engine_knows_the_length_of_its_own_outputs_only() -> None:
+def test_the_engine_tells_the_length_of_any_output_without_decoding_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Before the messages' tokens are counted, and for a truncated or pruned copy as for the
+    session's own message: the length an output held as UTF-8 keeps."""
     session = SessionBuilder().user("go").tool("Read", "a→b\n" * 900).reply("ok").session()
-    tokens = MessageTokens(session)
-    chars = OutputChars(session, tokens)
     tool = next(m for m in session.messages if m.tool_result is not None)
-    assert chars(tool) is None  # (nothing listed before the messages' tokens are counted)
-    tokens("chars/4")
-    assert tool.tool_result is not None
-    assert chars(tool) == len(tool.tool_result.output)
-    copy = replace(tool, tool_result=replace(tool.tool_result, output="cut"))
-    assert chars(copy) is None  # (a truncated or pruned copy: not the session's message)
-    assert all(chars(m) is None for m in session.messages if m.tool_result is None)
+    assert tool.tool_result is not None and isinstance(tool.tool_result._held_output, Utf8Text)
+    copy = replace(tool, tool_result=replace(tool.tool_result, output="cut→" + "a" * 50))
+    assert copy.tool_result is not None and isinstance(copy.tool_result._held_output, Utf8Text)
+    decoded = spy_on_decoding(monkeypatch)
+    assert output_chars(tool) == 4 * 900
+    assert output_chars(copy) == 54
+    assert decoded == []
+    assert all(output_chars(m) is None for m in session.messages if m.tool_result is None)

@@ -25,6 +25,7 @@ from core.model.session import (
     Message,
     Role,
     ToolResult,
+    Utf8Text,
     from_record,
     replace,
     to_record,
@@ -33,6 +34,7 @@ from core.model.tokens import get_counter
 from core.policy import PruningPolicy, TruncationPolicy
 from core.replay.truncation import sent_output
 from tests.support.builders import SessionBuilder, text_of_tokens
+from tests.support.decoded import spy_on_decoding
 
 READ = "".join(f"{n:>6}→line {n} of a file, mostly ASCII\n" for n in range(1, 400))
 """A Claude Code Read output: a ``→`` after every line number makes the string UCS-2."""
@@ -46,9 +48,9 @@ def _held(result: ToolResult) -> Any:
 def test_a_wide_output_is_held_as_fewer_bytes_and_read_as_the_same_text() -> None:
     result = ToolResult(call_id="c", tool_name="Read", output=READ)
     held = _held(result)
-    assert isinstance(held, bytes)
-    assert sys.getsizeof(held) < sys.getsizeof(READ) * 0.6
-    assert held == READ.encode()
+    assert isinstance(held, Utf8Text)
+    assert sys.getsizeof(held.data) < sys.getsizeof(READ) * 0.6
+    assert held.data == READ.encode()
     assert type(result.output) is str
     assert result.output == READ
 
@@ -74,7 +76,7 @@ def test_records_copies_and_comparisons_see_the_text() -> None:
     record = to_record(result)
     assert record == {"call_id": "c", "tool_name": "Read", "output": READ, "is_error": True}
     assert from_record(record, ToolResult) == result
-    assert isinstance(_held(from_record(record, ToolResult)), bytes)
+    assert isinstance(_held(from_record(record, ToolResult)), Utf8Text)
     message = Message(index=0, id="m", role=Role.TOOL, tool_result=result)
     assert to_record(message)["tool_result"]["output"] == READ
     assert pickle.loads(pickle.dumps(result)) == result
@@ -83,7 +85,7 @@ def test_records_copies_and_comparisons_see_the_text() -> None:
     same = replace(result, is_error=False)
     assert _held(same) is _held(result) and same.output == READ
     other = replace(result, output="→ " + READ)
-    assert isinstance(_held(other), bytes) and other.output == "→ " + READ
+    assert isinstance(_held(other), Utf8Text) and other.output == "→ " + READ
     assert _held(replace(result, output="short")) == "short"
 
 
@@ -124,7 +126,7 @@ def test_the_ctxscope_file_writes_and_reads_back_the_text(tmp_path: Path) -> Non
     assert [to_record(m) for m in again.messages] == [to_record(m) for m in session.messages]
     held = [m.tool_result for m in again.messages if m.tool_result is not None]
     assert [r.output for r in held] == [READ]
-    assert isinstance(_held(held[0]), bytes)
+    assert isinstance(_held(held[0]), Utf8Text)
 
 
 def test_truncation_and_pruning_give_the_same_texts() -> None:
@@ -182,7 +184,7 @@ def test_a_claude_code_read_output_is_held_from_the_load(tmp_path: Path) -> None
     session = load_session(path)
     results = [m.tool_result for m in session.messages if m.tool_result is not None]
     assert [r.output for r in results] == [READ]
-    assert isinstance(_held(results[0]), bytes)
+    assert isinstance(_held(results[0]), Utf8Text)
 
 
 @settings(max_examples=300, deadline=None)
@@ -231,14 +233,6 @@ def test_the_ends_of_a_long_held_output_decode_only_the_ends(
     text = "→" + "x" * 50_000 + "🚀 exit code 1"
     result = ToolResult(call_id="c", output=text)
     assert type(result._held_output) is not str  # (held as UTF-8)
-    decoded: list[int] = []
-    original = ToolResult.output
-
-    def spy(self: ToolResult) -> str:
-        value = original.fget(self)  # type: ignore[attr-defined]
-        decoded.append(len(value))
-        return value  # type: ignore[no-any-return]
-
-    monkeypatch.setattr(ToolResult, "output", property(spy))
+    decoded = spy_on_decoding(monkeypatch)
     assert result.output_ends(2000) == (text[:2000], text[-2000:])
     assert decoded == []

@@ -87,7 +87,9 @@ def message_preview(message: Message) -> str:
         result = message.tool_result
         name = result.tool_name or "tool"
         prefix = f"{name} ✗ " if result.is_error else f"{name} ▸ "
-        return prefix + (_one_line(result.output) or "(empty output)")
+        # (the output's start only: one held as UTF-8 is not decoded whole)
+        start = result.output_ends(PREVIEW_SCAN_CHARS)[0]
+        return prefix + (_one_line(start) or "(empty output)")
     text = _one_line(message.text)
     if message.tool_calls:
         calls = []
