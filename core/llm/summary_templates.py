@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 # --- transcript layout ------------------------------------------------------------------------
@@ -397,23 +397,51 @@ def transcript_entries(text: str) -> tuple[str, ...] | None:
 # --- reading prompts and summaries back -------------------------------------------------------
 
 _HEADING = re.compile(r"^##[ \t]+(.+?)[ \t]*#*[ \t]*$", re.MULTILINE)
-_PREVIOUS = re.compile(
-    re.escape(PREVIOUS_SUMMARY_OPEN) + r"\n?(.*?)\n?" + re.escape(PREVIOUS_SUMMARY_CLOSE), re.DOTALL
-)
+"""A section heading: a line of ``##``, blanks and its title. A match is one line, and starts a
+line with ``##``: :func:`_headings` tries it only there."""
+
+
+def _headings(text: str) -> Iterator[re.Match[str]]:
+    """``_HEADING.finditer(text)``, the pattern tried only at the lines that start with ``##``
+    (where every match starts: no match holds a newline, so none overlaps the next line's),
+    not at every character (a summary of several kilobytes, read back at every compaction)."""
+    at = 0 if text.startswith("##") else text.find("\n##") + 1
+    if not at and not text.startswith("##"):
+        return
+    while True:
+        match = _HEADING.match(text, at)
+        if match is not None:
+            yield match
+        at = text.find("\n##", at) + 1
+        if not at:
+            return
 
 
 def extract_previous_summary(prompt: str) -> tuple[str | None, str]:
-    """Split a prompt into ``(previous summary or None, the prompt without that block)``."""
-    match = _PREVIOUS.search(prompt)
-    if match is None:
+    """Split a prompt into ``(previous summary or None, the prompt without that block)``.
+
+    The block is the first :data:`PREVIOUS_SUMMARY_OPEN` and the first
+    :data:`PREVIOUS_SUMMARY_CLOSE` after it (the regex ``OPEN\\n?(.*?)\\n?CLOSE``, DOTALL:
+    the summary is what lies between, less one newline at each end), found with ``str.find``
+    (the regex's lazy run tried the closing tag after each character of the summary)."""
+    start = prompt.find(PREVIOUS_SUMMARY_OPEN)
+    if start < 0:
         return None, prompt
-    return match.group(1).strip(), prompt[: match.start()] + prompt[match.end() :]
+    inner = start + len(PREVIOUS_SUMMARY_OPEN)
+    if prompt.startswith("\n", inner):
+        inner += 1
+    close = prompt.find(PREVIOUS_SUMMARY_CLOSE, inner)
+    if close < 0:
+        return None, prompt
+    end = close - 1 if close > inner and prompt[close - 1] == "\n" else close
+    after = close + len(PREVIOUS_SUMMARY_CLOSE)
+    return prompt[inner:end].strip(), prompt[:start] + prompt[after:]
 
 
 def section_headings(text: str) -> list[str]:
     """The ``## `` headings of ``text`` in order, without duplicates."""
     seen: dict[str, None] = {}
-    for match in _HEADING.finditer(text):
+    for match in _headings(text):
         seen.setdefault(match.group(1).strip(), None)
     return list(seen)
 
@@ -421,7 +449,7 @@ def section_headings(text: str) -> list[str]:
 def split_sections(text: str) -> dict[str, str]:
     """The body of each ``## `` section of a markdown summary, keyed by heading (text before the first heading is dropped)."""
     sections: dict[str, str] = {}
-    matches = list(_HEADING.finditer(text))
+    matches = list(_headings(text))
     for i, match in enumerate(matches):
         end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
         heading = match.group(1).strip()
