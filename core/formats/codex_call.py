@@ -9,9 +9,12 @@ from core.model.session import ToolCall
 
 
 def joined(texts: list[str]) -> str:
-    """The non-empty ``texts`` joined by blank lines (one text, the usual case: as it is)."""
+    """The non-empty ``texts`` joined by blank lines (one text, the usual case: as it is; none,
+    as often: the empty string without a comprehension's call)."""
     if len(texts) == 1:
         return texts[0]
+    if not texts:
+        return ""
     return "\n\n".join([t for t in texts if t])
 
 

@@ -85,23 +85,26 @@ def is_context_message(text: str) -> bool:
     return text.startswith(_CONTEXT_PREFIXES)
 
 
-def _parsed_arguments(raw: Any) -> Any:
-    if isinstance(raw, str):
-        try:
-            return orjson.loads(raw)
+def function_call(name: Any, namespace: Any, arguments: Any) -> tuple[Any, Any]:
+    """A ``function_call`` item's tool name (``namespace.name`` when both are strings) and
+    arguments (its JSON string parsed; kept as the string when it does not parse), from the
+    values the item holds (left out: None). The one rule of both reads: the plain one
+    (:func:`name_and_arguments`) and the typed one (``codex_typed_read``)."""
+    if type(namespace) is str and type(name) is str:  # (the file's values: never a subclass)
+        name = f"{namespace}.{name}"
+    if type(arguments) is str:
+        try:  # noqa: SIM105 (a context manager costs more, once per call)
+            arguments = orjson.loads(arguments)
         except orjson.JSONDecodeError:
-            return raw
-    return raw
+            pass  # kept as the string
+    return name, arguments
 
 
 def name_and_arguments(kind: str, payload: dict[str, Any]) -> tuple[Any, Any]:
     """The tool name (not checked: a missing name is not a str) and arguments of a call item."""
     if kind == "function_call":
-        name = payload.get("name")
-        namespace = payload.get("namespace")
-        if isinstance(namespace, str) and isinstance(name, str):
-            name = f"{namespace}.{name}"
-        return name, _parsed_arguments(payload.get("arguments"))
+        get = payload.get
+        return function_call(get("name"), get("namespace"), get("arguments"))
     if kind == "custom_tool_call":
         return payload.get("name"), payload.get("input")
     return kind.removesuffix("_call"), payload.get("arguments", payload.get("action"))

@@ -10,10 +10,9 @@ from collections.abc import Callable, Iterator
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
-import orjson
 from msgspec import UNSET
 
-from core.formats.codex_items import custom_output_error
+from core.formats.codex_items import custom_output_error, function_call
 from core.formats.codex_lines import At, ignorable, payload_bytes
 from core.formats.codex_sizes import approx_tokens, encrypted_tokens
 from core.formats.codex_typed import DECODE_ERRORS as TYPED_ERRORS
@@ -193,16 +192,7 @@ def _function_call(
     loader: _Loader, item: FunctionCall, line: Envelope, line_no: int, offset: int, raw: bytes
 ) -> bool:
     call = loader.open_call("function_call", item.id, line_no, offset, line.timestamp)
-    name = item.name
-    namespace = item.namespace
-    if namespace is not None and name is not None:
-        name = f"{namespace}.{name}"
-    arguments: Any = item.arguments
-    if arguments is not None:
-        try:  # noqa: SIM105 (a context manager costs more, once per call)
-            arguments = orjson.loads(arguments)
-        except orjson.JSONDecodeError:
-            pass  # kept as the string (as name_and_arguments keeps it)
+    name, arguments = function_call(item.name, item.namespace, item.arguments)
     server = item.execution == "server"
     loader.tool_call(
         call, "function_call", item.call_id or item.id, name, arguments, server, line_no

@@ -24,6 +24,8 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
+from io import BytesIO
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -359,12 +361,16 @@ class _Chunks:
 
 def _complete_lines(chunks: Iterable[bytes], pending: list[bytes]) -> Iterator[list[bytes]]:
     """The complete lines of each chunk that ends one; a line's start waits in ``pending``
-    until the chunk that ends it (what is left there at the end is the last line)."""
+    until the chunk that ends it (what is left there at the end is the last line). A chunk
+    after one whose lines were short on average is split by :func:`_split_short_lines`."""
+    split = _split_lines
     for chunk in chunks:
-        parts, rest = _split_lines(chunk)
+        parts, rest = split(chunk)
         if not parts:  # no newline in the chunk: part of a long line
             pending.append(chunk)
+            split = _split_lines
             continue
+        split = _split_short_lines if len(parts) * SHORT_LINE_BYTES > len(chunk) else _split_lines
         if pending:
             pending.append(parts[0])
             parts[0] = b"".join(pending)
@@ -389,6 +395,24 @@ def _split_lines(chunk: bytes) -> tuple[list[bytes], bytes]:
         start = end + 1
         end = find(b"\n", start)
     return lines, chunk[start:] if start else chunk
+
+
+SHORT_LINE_BYTES = 768
+"""Below this average length a chunk's lines are split by :func:`_split_short_lines`: a line
+costs :func:`_split_lines` a turn of its loop (a ``find`` call parsing its arguments, ~340 ns a
+line on the Codex small-message file), where ``_split_short_lines`` copies each line twice in C
+(~235 ns a line there, and ~0.11 ns more a byte): the two cost the same near 900 bytes a line."""
+
+_WITHOUT_NEWLINE = itemgetter(slice(None, -1))
+
+
+def _split_short_lines(chunk: bytes) -> tuple[list[bytes], bytes]:
+    """:func:`_split_lines` of a chunk of short lines, with no Python step per line: the lines
+    found by ``BytesIO.readlines`` (memchr, in C), each then cut of its newline by a ``map`` of
+    a C getter. Held equal to ``_split_lines`` by a test."""
+    lines = BytesIO(chunk).readlines()
+    rest = lines.pop() if lines and not chunk.endswith(b"\n") else b""
+    return list(map(_WITHOUT_NEWLINE, lines)), rest
 
 
 Record = tuple[int, int, bytes, dict[str, Any]]

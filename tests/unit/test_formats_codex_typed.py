@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from core.formats import codex, codex_lines, codex_sizes, codex_typed, codex_typed_read
+from core.formats import codex, codex_items, codex_lines, codex_sizes, codex_typed, codex_typed_read
 from tests.support.paths import TESTS
 from tests.support.sessions import session_facts
 from tests.unit.test_formats_claude_robust import _paths, _set
@@ -356,3 +356,43 @@ def test_turn_starts_are_read_typed_as_the_plain_read_reads_them(
     assert typed == plain
     raw = path.read_bytes().splitlines()[len(rows) - 3]
     assert codex_typed_read.read_typed_line(codex._Loader(path), raw, 1, 0) is True
+
+
+def test_a_function_calls_name_and_arguments_are_read_by_one_rule_in_both_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The typed read and the plain one make a ``function_call``'s tool name and arguments with
+    the same function (:func:`~core.formats.codex_items.function_call`), not each its own copy
+    of the rule."""
+    seen: list[tuple[Any, Any, Any]] = []
+    rule = codex_items.function_call
+
+    def counted(name: Any, namespace: Any, arguments: Any) -> tuple[Any, Any]:
+        seen.append((name, namespace, arguments))
+        return rule(name, namespace, arguments)
+
+    monkeypatch.setattr(codex_items, "function_call", counted)
+    monkeypatch.setattr(codex_typed_read, "function_call", counted)
+    path = _write(tmp_path / "r.jsonl", _rows())
+    calls = [row["payload"] for row in _rows() if row["payload"].get("type") == "function_call"]
+    typed, plain = _both(path, monkeypatch)
+    assert typed == plain
+    expected = [(c.get("name"), c.get("namespace"), c.get("arguments")) for c in calls]
+    assert seen == expected + expected  # the typed read's, then the plain read's
+
+
+@pytest.mark.parametrize(
+    ("name", "namespace", "arguments", "expected"),
+    [
+        ("exec", None, '{"cmd": "ls"}', ("exec", {"cmd": "ls"})),
+        ("exec", "shell", '{"cmd": "ls"}', ("shell.exec", {"cmd": "ls"})),
+        ("exec", "shell", "not json", ("shell.exec", "not json")),
+        (None, "shell", None, (None, None)),
+        (7, "shell", {"cmd": "ls"}, (7, {"cmd": "ls"})),
+        ("exec", 7, "[1]", ("exec", [1])),
+    ],
+)
+def test_function_call_joins_the_namespace_and_parses_the_arguments(
+    name: Any, namespace: Any, arguments: Any, expected: tuple[Any, Any]
+) -> None:
+    assert codex_items.function_call(name, namespace, arguments) == expected

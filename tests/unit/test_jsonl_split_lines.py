@@ -1,15 +1,26 @@
 """The shared JSONL reader's split of a chunk into lines: what ``bytes.split`` gives, found
-with ``bytes.find``, and the lines a file read in chunks of any size holds."""
+with ``bytes.find`` or, for a chunk of short lines, by ``BytesIO.readlines``, and the lines a
+file read in chunks of any size holds."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.formats import jsonl
 from core.formats.base import SessionBuilder
-from core.formats.jsonl import CHUNK_BYTES, _complete_lines, _split_lines, read_jsonl_raw
+from core.formats.jsonl import (
+    CHUNK_BYTES,
+    SHORT_LINE_BYTES,
+    _complete_lines,
+    _split_lines,
+    _split_short_lines,
+    read_jsonl_raw,
+)
 from core.model.session import SourceFormat
 
 _BYTES = st.lists(st.sampled_from([b"\n", b"{", b"}", b"a", b" ", b"\r", b"\xe2\x86\x92"]))
@@ -19,6 +30,48 @@ _BYTES = st.lists(st.sampled_from([b"\n", b"{", b"}", b"a", b" ", b"\r", b"\xe2\
 def test_a_chunk_splits_as_bytes_split_does(chunk: bytes) -> None:
     parts = chunk.split(b"\n")
     assert _split_lines(chunk) == (parts[:-1], parts[-1])
+
+
+@given(_BYTES.map(b"".join))
+def test_a_chunk_of_short_lines_splits_as_split_lines_does(chunk: bytes) -> None:
+    assert _split_short_lines(chunk) == _split_lines(chunk)
+
+
+@pytest.mark.parametrize(
+    ("line_bytes", "split"),
+    [
+        (100, "_split_short_lines"),
+        (SHORT_LINE_BYTES - 2, "_split_short_lines"),
+        (4000, "_split_lines"),
+    ],
+)
+def test_a_chunk_after_one_of_short_lines_is_split_in_c(
+    monkeypatch: pytest.MonkeyPatch, line_bytes: int, split: str
+) -> None:
+    """The first chunk is split by ``_split_lines``; each next one by ``_split_short_lines``
+    when the chunk before it held lines shorter than ``SHORT_LINE_BYTES`` on average; the lines
+    are the same either way."""
+    used: list[str] = []
+
+    def counted(name: str) -> Callable[[bytes], tuple[list[bytes], bytes]]:
+        function = getattr(jsonl, name)
+
+        def split(chunk: bytes) -> tuple[list[bytes], bytes]:
+            used.append(name)
+            return function(chunk)  # type: ignore[no-any-return]
+
+        return split
+
+    for name in ("_split_lines", "_split_short_lines"):
+        monkeypatch.setattr(jsonl, name, counted(name))
+    line = b"{" + b"x" * (line_bytes - 3) + b"}\n"
+    data = line * 40
+    size = len(data) // 4 + 7
+    chunks = [data[i : i + size] for i in range(0, len(data), size)]
+    pending: list[bytes] = []
+    lines = [got for batch in _complete_lines(chunks, pending) for got in batch]
+    assert lines == [line[:-1]] * 40 and pending == []
+    assert used == ["_split_lines", split, split, split]
 
 
 @settings(max_examples=50)
