@@ -85,8 +85,8 @@ def steps(path: Path, fmt: SourceFormat) -> list[tuple[str, Callable[[], Any]]]:
     def per_line() -> object:
         if claude:
             reader = claude_code._Reader(SessionBuilder(fmt, path))
-            for line_no, offset, obj in jsonl.read_jsonl(
-                path, reader.builder, typed=reader.typed_line
+            for line_no, offset, _raw, obj in jsonl.read_jsonl_raw(
+                path, reader.builder, walk=reader.walk
             ):
                 reader.line(line_no, offset, obj)
             return reader

@@ -53,7 +53,7 @@ set. Sidechain lines inside a main transcript are flagged ``sidechain``.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from operator import attrgetter
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -84,7 +84,7 @@ from core.formats.claude_records import (
     read_user,
 )
 from core.formats.file_kind import open_regular, unreadable_reason
-from core.formats.jsonl import read_jsonl
+from core.formats.jsonl import Lines, Record, read_jsonl_raw
 from core.formats.sniffers import sniff_claude_code
 from core.model.read_numbers import plausible, show_value
 from core.model.session import CompactionEvent, Session, SourceFormat
@@ -122,13 +122,13 @@ def load(
     """Load a Claude Code transcript (read-only). See the module docstring for what is read."""
     path = Path(path)
     reader = _Reader(SessionBuilder(FORMAT, path))
-    for line_no, offset, obj in read_jsonl(
+    for line_no, offset, _raw, obj in read_jsonl_raw(
         path,
         reader.builder,
         progress=progress,
         count=reader.entries.__len__,
         head_bytes=head_bytes,
-        typed=reader.typed_line,
+        walk=reader.walk,
     ):
         reader.line(line_no, offset, obj)
     return reader.finish(path)
@@ -188,81 +188,105 @@ class _Reader:
                 line_no, "unreadable-record", f"{name} line not understood ({exc})"
             )
 
-    def typed_line(self, raw: bytes, line_no: int, offset: int) -> bool:
-        """A user, assistant or passed-over line read typed (:mod:`core.formats.claude_typed`):
-        what :meth:`line` does with the same line as an object. False: the line is not one
-        read this way (nothing was done with it)."""
-        read = typed.read(raw, line_no, offset, self.decode, self.call_ids)
-        if read is None:
-            return False
-        line, entry, parent = read
-        try:
-            uuid = line.uuid
-            if uuid is not None:
-                parents = self.parents
-                if uuid in parents:
-                    self.builder.diagnostic(
-                        line_no,
-                        "duplicate-uuid",
-                        f"uuid {uuid} seen before; duplicate line skipped",
-                    )
-                    self.linked = False
-                    return True
-                last = self.last_uuid
-                if parent == last:  # the usual line: one copy of its parent's uuid, not two
-                    parent = last
-                    if entry is not None:
-                        entry.parent = last
+    def walk(self, lines: Lines, batch: list[bytes]) -> Iterator[Record]:
+        """Walk a batch of complete lines (``read_jsonl_raw``'s ``walk``): each user, assistant
+        or passed-over line read typed (:mod:`core.formats.claude_typed`), with what :meth:`line`
+        does with the same line as an object; any other line is parsed the plain way and yielded
+        for :meth:`line`, in the file's order. One loop for every step of a line: it runs once
+        per line of the file (the calls of a step per line were a tenth of the load's bytecode)."""
+        line_no, offset = lines.line_no, lines.offset
+        left = 0  # the lines not read typed
+        read, assistant = typed.read, ASSISTANT
+        builder, parents, call_ids = self.builder, self.parents, self.call_ids
+        add_entry = self.entries.append
+        for raw in batch:
+            line_no += 1
+            start = offset
+            offset += len(raw) + 1
+            decode = self.decode
+            typed_read = read(raw, line_no, start, decode, call_ids)
+            if typed_read is None:
+                left += 1
+                if raw and not raw.isspace():
+                    yield from lines.plain(raw, line_no, start)
+                continue
+            line, entry, parent = typed_read
+            try:
+                uuid = line.uuid
+                if uuid is not None:
+                    if uuid in parents:
+                        builder.diagnostic(
+                            line_no,
+                            "duplicate-uuid",
+                            f"uuid {uuid} seen before; duplicate line skipped",
+                        )
+                        self.linked = False
+                        continue
+                    last = self.last_uuid
+                    if parent == last:  # the usual line: one copy of its parent's uuid, not two
+                        parent = last
+                    else:
+                        self.linked = False
+                    parents[uuid] = parent
+                    self.last_uuid = uuid
+                if entry is None:
+                    continue  # a passed-over line
+                if uuid is None:
+                    self.linked = False  # an entry without a uuid (``line-N``)
+                entry.parent = parent
+                # The entry of a user or assistant line read typed, and the facts its line gives.
+                if type(line) is typed.Line:
+                    self._typed_facts(line, entry)
+                timestamp = entry.timestamp
+                if timestamp == self.last_timestamp:  # (None after None: nothing to share)
+                    entry.timestamp = self.last_timestamp  # one string, not one per line
                 else:
-                    self.linked = False
-                parents[uuid] = parent
-                self.last_uuid = uuid
-            elif entry is not None:
-                self.linked = False  # an entry without a uuid (``line-N``)
-            if entry is not None:  # (else a passed-over line)
-                self._typed_entry(line_no, line, entry)
-        except Exception as exc:  # an unexpected shape must not stop the load
-            self.builder.diagnostic(
-                line_no, "unreadable-record", f"{line.type} line not understood ({exc})"
-            )
-        return True
+                    self.last_timestamp = timestamp
+                add_entry(entry)
+                version = line.version
+                if version is not None and version != self.version:
+                    self.version = version
+                    self.version_changes.append({"line": line_no, "version": version})
+                entrypoint = line.entrypoint  # (the last one recorded)
+                if entrypoint is not None:
+                    self.entrypoint = entrypoint
+                if entry.kind == assistant:
+                    self._assistant_facts(entry)
+                else:
+                    self._user_facts(line_no, entry, line.agent_id)
+            except Exception as exc:  # an unexpected shape must not stop the load
+                builder.diagnostic(
+                    line_no, "unreadable-record", f"{line.type} line not understood ({exc})"
+                )
+        lines.line_no, lines.offset = line_no, offset
+        read_typed = len(batch) - left
+        lines.objects_read += read_typed
+        lines.non_blank += read_typed
 
-    def _typed_entry(self, line_no: int, line: typed.Envelope, entry: Entry) -> None:
-        """The entry of a user or assistant line read typed, and the facts its line gives."""
-        if type(line) is typed.Line:
-            self._typed_facts(line, entry)
-        timestamp = entry.timestamp
-        if timestamp == self.last_timestamp:  # (None after None too: nothing to share then)
-            entry.timestamp = self.last_timestamp  # one string, not one per line
-        else:
-            self.last_timestamp = timestamp
-            if self.builder.started_at is None:
-                self.builder.started_at = timestamp  # (None while no line had one)
-        self.entries.append(entry)
-        version = line.version
-        if version is not None and version != self.version:
-            self.version = version
-            self.version_changes.append({"line": line_no, "version": version})
-        entrypoint = line.entrypoint  # (the last one recorded)
-        if entrypoint is not None:
-            self.entrypoint = entrypoint
-        if entry.kind == ASSISTANT:
-            # The ids of the last assistant line when this one has them (the block lines of
-            # one reply: half the assistant lines of a real session): its copies go at once,
-            # not at the end of the load, where they left free blocks among what is kept.
-            last = self.last_assistant
-            if last is not None and entry.message_id == last.message_id:
-                entry.message_id = last.message_id
-                if entry.request_id == last.request_id:
-                    entry.request_id = last.request_id
-            self.last_assistant = entry
-            for call in entry.calls:
-                self.builder.share_arguments(call.arguments)
-            commands = self.compact_commands
-            if commands.open:
-                commands.call()
-            return
-        self._user_facts(line_no, entry, line.agent_id)
+    def typed_line(self, raw: bytes, line_no: int, offset: int) -> bool:
+        """The step :meth:`walk` takes for one line: True when it read the line typed, False,
+        having changed nothing, when the line is to be read as an object (:meth:`line`)."""
+        one = _OneLine(self.builder, line_no, offset)
+        for _ in self.walk(one, [raw]):
+            pass  # (nothing: the line left to the plain read is not read)
+        return one.objects_read == 1
+
+    def _assistant_facts(self, entry: Entry) -> None:
+        """What an assistant line read typed tells beyond its entry."""
+        # The ids of the last assistant line when this one has them (the block lines of one
+        # reply: half the assistant lines of a real session): its copies go at once, not at
+        # the end of the load, where they left free blocks among what is kept.
+        last = self.last_assistant
+        if last is not None and entry.message_id == last.message_id:
+            entry.message_id = last.message_id
+            if entry.request_id == last.request_id:
+                entry.request_id = last.request_id
+        self.last_assistant = entry
+        for call in entry.calls:
+            self.builder.share_arguments(call.arguments)
+        commands = self.compact_commands
+        if commands.open:
+            commands.call()
 
     def _user_facts(self, line_no: int, entry: Entry, agent_id: str | None) -> None:
         """What a user line read either way tells: a ``/compact`` command, the agent's id."""
@@ -281,14 +305,20 @@ class _Reader:
             self.agent_id = agent_id
 
     def _typed_facts(self, line: typed.Line, entry: Entry) -> None:
-        """The session's id and folder, from the first line read typed that has them (the
-        folder from a user line); once both are known, lines are read without them."""
+        """The session's id, folder and start, from the first line read typed that has them
+        (the folder from a user line); once all are known, lines are read without them."""
         if self.session_id is None and line.session_id is not None:
             self.session_id = line.session_id
         builder = self.builder
         if builder.project is None and entry.kind != ASSISTANT and line.cwd is not None:
             builder.project = line.cwd
-        if self.session_id is not None and builder.project is not None:
+        if builder.started_at is None:
+            builder.started_at = entry.timestamp  # (None while no line had one)
+        if (
+            self.session_id is not None
+            and builder.project is not None
+            and builder.started_at is not None
+        ):
             self.decode = typed.decode_envelope
 
     def _line(self, line_no: int, offset: int, obj: dict[str, Any]) -> None:
@@ -621,6 +651,18 @@ class _Reader:
         if assembler.provider is not None:
             session.provider, builder.metadata["provider_evidence"] = assembler.provider
         return session
+
+
+class _OneLine(Lines):
+    """The walk of a single line (:meth:`_Reader.typed_line`), which leaves a line the typed
+    read does not read unread."""
+
+    def __init__(self, builder: SessionBuilder, line_no: int, offset: int) -> None:
+        super().__init__(builder, None, offset)
+        self.line_no = line_no - 1
+
+    def plain(self, line: bytes, line_no: int, start: int) -> list[Record]:
+        return []
 
 
 _Handler = Callable[[_Reader, int, int, str, str | None, dict[str, Any]], None]

@@ -24,11 +24,14 @@ SAMPLES = REPO.parent / "shared" / "samples" / "claude-code"
 ODD: list[Any] = [None, 7, "", "<delete>", "elsewhere", True]
 
 
-def _load(path: Path, *, walk: bool) -> tuple[Session, bool]:
+def _load(path: Path, *, walk: bool, head_bytes: int | None = None) -> tuple[Session, bool]:
     """The session of ``path`` (with ``walk``: the active branch found by walking the tree), and
-    whether the reader found the file linked."""
+    whether the reader found the file linked. Its lines are read one by one, through the
+    generic line reader (``typed=``), not by the loader's own walk."""
     reader = claude_code._Reader(SessionBuilder(claude_code.FORMAT, path))
-    for line_no, offset, obj in read_jsonl(path, reader.builder, typed=reader.typed_line):
+    for line_no, offset, obj in read_jsonl(
+        path, reader.builder, head_bytes=head_bytes, typed=reader.typed_line
+    ):
         reader.line(line_no, offset, obj)
     linked = reader.linked
     if walk:
