@@ -60,6 +60,25 @@ def test_breakdown_json_adds_up_at_every_call() -> None:
 
 
 @needs_sample
+def test_breakdown_json_holds_its_session_and_rows_until_the_process_ends() -> None:
+    """Issue 24: the command's session and every call's rows are not freed one by one as it
+    returns (a one-shot command ends without tearing its heap down): it holds them, the last
+    command's only."""
+    from tui.cli.commands import breakdown as command
+
+    runner = CliRunner()
+    for _ in range(2):
+        result = runner.invoke(cli, ["breakdown", str(COMPACTED), "--json"])
+        assert result.exit_code == 0, result.output
+        calls = json.loads(result.stdout)["calls"]
+        session, rows, per_call = command._KEPT
+        assert isinstance(session, Session)
+        assert rows == calls
+        assert isinstance(per_call, list)
+        assert len(per_call) == len(calls)
+
+
+@needs_sample
 def test_breakdown_of_one_call_and_the_table() -> None:
     runner = CliRunner()
     one = runner.invoke(cli, ["breakdown", str(COMPACTED), "--call", "3", "--json"])
