@@ -123,7 +123,8 @@ def _breakdown(path: Path, clock: Clock, load_or_fail: Callable[..., Any]) -> No
         cost, per_call, other_calls = session_cost_rows(session)
     clock.lap("cost")
     with open(os.devnull, "wb") as sink:
-        sink.write(report_json(result, cost, (rows, per_call, other_calls)) + b"\n")
+        sink.write(report_json(result, cost, (rows, per_call, other_calls)))
+        sink.write(b"\n")
     keep_until_exit(session, rows, per_call)  # (as the command: its heap is not torn down)
     clock.lap("json")
 
