@@ -112,7 +112,7 @@ def _breakdown(path: Path, clock: Clock, load_or_fail: Callable[..., Any]) -> No
     from core.insights.breakdown import breakdown_rows
     from core.insights.cost import session_cost_rows
     from core.model.tokens import DEFAULT_ESTIMATOR
-    from tui.cli.commands.breakdown import report_json
+    from tui.cli.commands.breakdown import keep_until_exit, report_json
 
     clock.lap("imports")
     session, _policy = load_or_fail("breakdown", str(path), window=None, policy_spec=None)
@@ -123,7 +123,9 @@ def _breakdown(path: Path, clock: Clock, load_or_fail: Callable[..., Any]) -> No
         cost, per_call, other_calls = session_cost_rows(session)
     clock.lap("cost")
     with open(os.devnull, "wb") as sink:
-        sink.write(report_json(result, cost, (rows, per_call, other_calls)) + b"\n")
+        sink.write(report_json(result, cost, (rows, per_call, other_calls)))
+        sink.write(b"\n")
+    keep_until_exit(session, rows, per_call)  # (as the command: its heap is not torn down)
     clock.lap("json")
 
 

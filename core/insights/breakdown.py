@@ -57,8 +57,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from itertools import repeat
-from operator import mul
+from collections.abc import Callable
+from itertools import accumulate, compress, islice, repeat
+from operator import and_, le, mul
 from typing import Any, Literal
 
 from pydantic import Field
@@ -339,39 +340,60 @@ def _breakdown(
                 cached.extend(_hosted(message, answered))
         return cached
 
-    # The recorded walk (context_walk.RecordedWalk.steps) over columns: the compactions first
-    # (each starting a stretch from the context it left), then, message by message, a call
-    # (with its own reply where its total is measured after it) and the message joining the
-    # context; the running sums are added up per stretch afterwards (Stretch.columns).
+    stretches, calls, segments = walk_stretches(walk, parts_of, counter)
+    return _assemble(session, walk, calls, stretches, segments, estimator, calibrate)
+
+
+def walk_stretches(
+    walk: RecordedWalk, parts_of: Callable[[int], Parts], counter: TokenCounter
+) -> tuple[list[Stretch], list[tuple[int, int]], list[int]]:
+    """The recorded walk (:meth:`core.insights.context_walk.RecordedWalk.steps`) as stretches:
+    each recorded compaction starts one from the context it left (what it wrote and kept),
+    and between two compactions the calls (each with its own reply where its total is measured
+    after it) and the messages joining the context are taken as one span (no Python step per
+    message: the calls' positions are a running count); the running sums are added up per
+    stretch afterwards (:meth:`Stretch.columns`). Also every call with its message, and the
+    stretch of each call."""
     compacted: dict[int, list[CompactionStep]] = {}
     for step in walk.compaction_steps():
         compacted.setdefault(step.compaction.m_c, []).append(step)
+    n, messages = walk.calls.n, walk.session.messages
     call_of, walked = walk.calls.call_of, walk.recorded.walked
-    kinds, main = walk.calls.kinds, walk.calls.main
+    after_reply, main = walk.calls.after_reply, walk.calls.main
     stretch = Stretch(0, [])
     stretches = [stretch]
     calls: list[tuple[int, int]] = []  # (call, its message)
     segments: list[int] = []
     walk_start = 0
-    for i in range(walk.calls.n):
-        if i in compacted:
-            for step in compacted[i]:
-                wrote: Parts = [p for j in step.context for p in parts_of(j)]
-                summary = step.compaction.summary_message
-                if summary is not None:
-                    wrote.append(("summaries", counter.count(summary.text)))
-                stretch = Stretch(len(calls), wrote)
-                stretches.append(stretch)
-                walk_start = step.compaction.owned_end
-        call = call_of[i]
-        if call >= 0:
-            after = kinds[call] == "after-reply" and main[i]
-            stretch.call(_reply(messages[i], parts_of(i)) if after else None)
-            calls.append((call, i))
-            segments.append(len(stretches) - 1)
-        if walked[i] and i >= walk_start:
-            stretch.add(parts_of(i))
-    return _assemble(session, walk, calls, stretches, segments, estimator, calibrate)
+    edges = sorted({0, *(i for i in compacted if i < n)})
+    for start, end in zip(edges, [*edges[1:], n], strict=True):
+        for step in compacted.get(start, ()):
+            wrote: Parts = [p for j in step.context for p in parts_of(j)]
+            summary = step.compaction.summary_message
+            if summary is not None:
+                wrote.append(("summaries", counter.count(summary.text)))
+            stretch = Stretch(len(calls), wrote)
+            stretches.append(stretch)
+            walk_start = step.compaction.owned_end
+        is_call = bytearray(map(le, repeat(0), call_of[start:end]))
+        at = list(compress(range(start, end), is_call))  # the span's calls' messages
+        numbers = list(map(call_of.__getitem__, at))
+        calls += zip(numbers, at, strict=True)
+        segments += repeat(len(stretches) - 1, len(at))
+        replies = [
+            (position, _reply(messages[i], parts_of(i)))
+            for position, i in compress(
+                enumerate(at),
+                map(and_, map(after_reply.__getitem__, numbers), map(main.__getitem__, at)),
+            )
+        ]
+        # (a message joins after the calls up to its own: the running count of the span's calls)
+        first = min(max(start, walk_start), end)
+        joined = walked[first:end]
+        positions = compress(islice(accumulate(is_call), first - start, None), joined)
+        joining = map(parts_of, compress(range(first, end), joined))
+        stretch.take(len(at), replies, zip(positions, joining, strict=True))
+    return stretches, calls, segments
 
 
 def _assemble(

@@ -58,6 +58,24 @@ class Stretch:
             self.replies.append((self.calls, reply))
         self.calls += 1
 
+    def take(
+        self,
+        made: int,
+        replies: Iterable[tuple[int, Sums]],
+        adds: Iterable[tuple[int, Parts]],
+    ) -> None:
+        """``made`` calls at once, as many :meth:`call` and :meth:`add` in their order:
+        ``replies``, each call's position among them and its own reply (for a total measured
+        after it), and ``adds``, each message joining the context and after how many of them
+        (positions counted from this stretch's calls so far)."""
+        base = self.calls
+        if base:
+            replies = [(base + position, reply) for position, reply in replies]
+            adds = [(base + position, parts) for position, parts in adds]
+        self.replies += replies
+        self.adds += adds
+        self.calls += made
+
     def columns(self) -> Columns:
         """Each key's tokens at every call of the stretch: the context before the call, plus the
         call's own reply where it counts."""

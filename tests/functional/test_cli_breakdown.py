@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -57,6 +58,50 @@ def test_breakdown_json_adds_up_at_every_call() -> None:
     assert parsed.calls
     for row in parsed.calls:
         assert sum(row.tokens(c) for c in CATEGORIES) == row.total_tokens
+
+
+@needs_sample
+def test_breakdown_json_holds_its_session_and_rows_until_the_process_ends() -> None:
+    """Issue 24: the command's session and every call's rows are not freed one by one as it
+    returns (a one-shot command ends without tearing its heap down): it holds them, the last
+    command's only."""
+    from tui.cli.commands import breakdown as command
+
+    runner = CliRunner()
+    for _ in range(2):
+        result = runner.invoke(cli, ["breakdown", str(COMPACTED), "--json"])
+        assert result.exit_code == 0, result.output
+        calls = json.loads(result.stdout)["calls"]
+        session, rows, per_call = command._KEPT
+        assert isinstance(session, Session)
+        assert rows == calls
+        assert isinstance(per_call, list)
+        assert len(per_call) == len(calls)
+
+
+@needs_sample
+def test_breakdown_json_writes_its_document_as_made_then_the_newline(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The document is written as the bytes it was made as, then its newline: not copied into
+    a new object to add the newline (a 100 MB session's is 50 MB, the process's peak)."""
+    from tui.cli.commands import breakdown as command
+
+    made: list[bytes] = []
+    written: list[bytes] = []
+    real = command.report_json
+
+    def report_json(*args: Any, **kwargs: Any) -> bytes:
+        made.append(real(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(command, "report_json", report_json)
+    monkeypatch.setattr(command, "write_stdout_bytes", written.append)
+    result = CliRunner().invoke(cli, ["breakdown", str(COMPACTED), "--json"])
+    assert result.exit_code == 0, result.output
+    assert len(made) == 1
+    assert written[0] is made[0]
+    assert written[1:] == [b"\n"]
 
 
 @needs_sample

@@ -3,6 +3,7 @@ the recorded total, and every call of every real session in ../shared/samples ad
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -10,9 +11,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.formats import load_session
-from core.insights.breakdown import CATEGORIES, CallBreakdown, breakdown
+from core.insights.breakdown import CATEGORIES, CallBreakdown, breakdown, message_parts
+from core.insights.breakdown_columns import Stretch
 from core.insights.breakdown_rows import fit
-from core.model.session import Usage, UsageConvention
+from core.insights.context_walk import CallStep, CompactionStep, RecordedWalk
+from core.model.session import Session, Usage, UsageConvention
+from core.model.tokens import DEFAULT_ESTIMATOR, TokenCounter, get_counter
 from tests.support.builders import SessionBuilder, text_of_tokens
 from tests.support.paths import REPO
 
@@ -452,3 +456,73 @@ def test_a_calls_categories_read_from_its_stretchs_columns_are_its_sums_by_categ
         assert {k: v for k, v in grouped.items() if v} == {
             k: v for k, v in _by_category(sums_at[n]).items() if v
         }
+
+
+def _stretches_step_by_step(
+    session: Session, parts_of: Callable[[int], list[tuple[str, int]]], counter: TokenCounter
+) -> tuple[list[Stretch], list[tuple[int, int]], list[int]]:
+    """The stretches as the recorded walk's own steps make them, one step at a time."""
+    from core.insights.breakdown import _reply
+
+    walk = RecordedWalk(session)
+    stretch = Stretch(0, [])
+    stretches = [stretch]
+    calls: list[tuple[int, int]] = []
+    segments: list[int] = []
+    for step in walk.steps():
+        if isinstance(step, CompactionStep):
+            wrote = [p for j in step.context for p in parts_of(j)]
+            summary = step.compaction.summary_message
+            if summary is not None:
+                wrote.append(("summaries", counter.count(summary.text)))
+            stretch = Stretch(len(calls), wrote)
+            stretches.append(stretch)
+        elif isinstance(step, CallStep):
+            i = step.message_index
+            after = walk.calls.kinds[step.call_index] == "after-reply" and walk.calls.main[i]
+            stretch.call(_reply(session.messages[i], parts_of(i)) if after else None)
+            calls.append((step.call_index, i))
+            segments.append(len(stretches) - 1)
+        else:
+            stretch.add(parts_of(step.index))
+    return stretches, calls, segments
+
+
+def _walked_sessions() -> list[Session]:
+    compacted = (
+        SessionBuilder()
+        .user("start")
+        .call("bash", {"command": "ls"}, context=30_000)
+        .result(tokens=2_000)
+        .compaction(summary="what happened so far", first_kept=2)
+        .call("bash", {"command": "make"}, context=12_000)
+        .result(tokens=1_000)
+        .reply("done", context=14_000)
+        .session()
+    )
+    return [compacted, *(load_session(path) for path in SAMPLE_FILES)]
+
+
+@pytest.mark.skipif(not SAMPLE_FILES, reason="shared samples are not available")
+def test_the_stretches_taken_span_by_span_are_the_walks_step_by_step() -> None:
+    """Issue 24: between two recorded compactions the walk takes the calls and the messages
+    joining the context as one span (their positions a running count of the calls), not a step
+    per message: every stretch (its start, base, calls, replies and the messages joining it,
+    after how many calls), every call and its stretch are the ones the recorded walk's own steps
+    make, on every sample session."""
+    from core.insights.breakdown import walk_stretches
+
+    counter = get_counter(DEFAULT_ESTIMATOR)
+    for session in _walked_sessions():
+
+        def parts_of(i: int, session: Session = session) -> list[tuple[str, int]]:
+            return message_parts(session.messages[i], counter)
+
+        got = walk_stretches(RecordedWalk(session), parts_of, counter)
+        expected = _stretches_step_by_step(session, parts_of, counter)
+        assert got[1:] == expected[1:]
+        assert [vars_of(s) for s in got[0]] == [vars_of(s) for s in expected[0]]
+
+
+def vars_of(stretch: Stretch) -> tuple[object, ...]:
+    return (stretch.first, stretch.base, stretch.calls, stretch.adds, stretch.replies)
