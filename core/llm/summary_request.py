@@ -75,13 +75,16 @@ def _capped(start: str, cut: int) -> str:
     return f"{start}\n\n{CUT_MARKER.format(n=cut)}"
 
 
-def capped_result_output(result: ToolResult, max_chars: int, chars: int | None = None) -> str:
-    """``cap_tool_output(result.output, max_chars)``. With ``chars``, the output's length in
-    characters (as the count of its tokens listed it: :data:`core.model.tokens.OutputSizes`), an
-    output held as UTF-8 is not decoded whole to keep its start: only the bytes that hold the
-    first ``max_chars`` characters are (2,000 characters of a 40 KB output)."""
-    if chars is None or chars <= max_chars:
-        return cap_tool_output(result.output, max_chars)
+def capped_result_output(result: ToolResult, max_chars: int) -> str:
+    """``cap_tool_output(result.output, max_chars)``, without decoding a long output held as
+    UTF-8 whole to keep its start: its length in characters is the one it is held with
+    (:meth:`~core.model.session.ToolResult.output_chars`), and only the bytes that hold the first
+    ``max_chars`` characters are decoded (2,000 characters of a 40 KB output)."""
+    if result.output_utf8_size() <= max_chars:  # (sent whole: no count needed)
+        return result.output
+    chars = result.output_chars()
+    if chars <= max_chars:
+        return result.output
     start, _end = result.output_ends_utf8(max_chars)
     return _capped(utf8_head(start, max_chars)[0], chars - max_chars)
 
@@ -92,13 +95,11 @@ def serialize_message(
     max_output_chars: int,
     *,
     output: str | None = None,
-    output_chars: int | None = None,
 ) -> str:
     """One head message as a labelled transcript entry ("" for messages the summary skips).
 
     ``output`` stands in for a tool result's output (a pruned output's placeholder, when the
-    pruned copy was not made). ``output_chars``, when known, is the length in characters of the
-    tool result's own output (:func:`capped_result_output`).
+    pruned copy was not made); the result's own output is cut by :func:`capped_result_output`.
     """
     if message.summary or message.synthetic:
         return ""  # earlier summaries travel in the prompt; continue-nudges carry nothing
@@ -124,7 +125,7 @@ def serialize_message(
     name = result.tool_name or tool_names.get(result.call_id) or "tool"
     label = LABEL_TOOL_ERROR if result.is_error else LABEL_TOOL_RESULT
     if output is None:
-        text = capped_result_output(result, max_output_chars, output_chars)
+        text = capped_result_output(result, max_output_chars)
     else:
         text = cap_tool_output(output, max_output_chars)
     return f"{label}: {name}\n{text}"
@@ -147,9 +148,7 @@ class EntryCache:
 
     User and system entries are a single format and not cached. The cache is bounded by the
     characters of the entries it holds (``max_chars``, plus a fixed weight per entry); the
-    oldest entries go first. ``output_chars`` tells the length in characters of a tool result's
-    own output when it is known (None when not), so that an output held as UTF-8 is cut for its
-    entry without being decoded whole (:func:`capped_result_output`).
+    oldest entries go first.
     """
 
     ENTRY_OVERHEAD = 200
@@ -158,10 +157,8 @@ class EntryCache:
     def __init__(
         self,
         max_chars: int = 16_000_000,
-        output_chars: Callable[[Message], int | None] | None = None,
     ) -> None:
         self.max_chars = max_chars
-        self.output_chars = output_chars
         self._entries: dict[Hashable, tuple[Message | None, int, str | None, str]] = {}
         self._weight = 0
         self._lock = threading.Lock()
@@ -236,21 +233,8 @@ class EntryCache:
                 ):
                     append(hit[3])
                     continue
-                known = self.output_chars
                 entry = serialize_message(
-                    message,
-                    _NO_NAMES if names is None else names,
-                    max_output_chars,
-                    output=output,
-                    output_chars=(
-                        known(message)
-                        if known is not None
-                        and output is None
-                        and result is not None
-                        # (a shorter output is sent whole: its length is not needed)
-                        and result.output_utf8_size() > max_output_chars
-                        else None
-                    ),
+                    message, _NO_NAMES if names is None else names, max_output_chars, output=output
                 )
                 append(entry)
                 if hit is not None:

@@ -467,7 +467,7 @@ class Replayer:
         from core.llm.summary_templates import forget_transcripts
 
         if self._entry_cache is None:
-            self._entry_cache = EntryCache(output_chars=output_chars)
+            self._entry_cache = EntryCache()
         summarizer = self._summarizer(policy, window)
         coroutine = compact_outline(
             messages,
@@ -545,16 +545,6 @@ class MessageTokens:
             if outputs is not None:
                 self.outputs = outputs
         return cached
-
-
-def output_chars(message: Message) -> int | None:
-    """The length in characters of ``message``'s tool output (None: it has none), read without
-    decoding an output held as UTF-8 (:meth:`~core.model.session.ToolResult.output_chars`), for
-    the summary requests of compactions (:class:`core.algorithms.compact.EntryCache`): such an
-    output is cut to its first characters without being decoded whole, a truncated or pruned
-    copy's as the session's own."""
-    result = message.tool_result
-    return None if result is None else result.output_chars()
 
 
 _loops = threading.local()

@@ -1,8 +1,7 @@
-"""A tool output cut for a summary request when its length in characters is known
-(:func:`core.llm.summary_request.capped_result_output`): the same entry as decoding the whole
-output and slicing it, with only the bytes of the start it keeps decoded for an output held as
-UTF-8; and the lengths the replay engine tells of outputs
-(:func:`core.replay.engine.output_chars`)."""
+"""A tool output cut for a summary request (:func:`core.llm.summary_request.capped_result_output`):
+the same entry as decoding the whole output and slicing it, with only the bytes of the start it
+keeps decoded for an output held as UTF-8, whose length in characters is the one it is held with
+(:meth:`core.model.session.ToolResult.output_chars`)."""
 
 from __future__ import annotations
 
@@ -19,7 +18,6 @@ from core.llm.summary_request import (
 )
 from core.model.session import Message, Role, ToolResult, Utf8Text, replace
 from core.model.tokens import utf8_head, utf8_tail
-from core.replay.engine import output_chars
 from tests.support.builders import SessionBuilder
 from tests.support.decoded import spy_on_decoding
 
@@ -50,20 +48,24 @@ def test_the_end_of_utf8_is_the_decoded_text_sliced(text: str, count: int, cut: 
 
 @settings(max_examples=300, deadline=None)
 @given(_outputs, st.integers(min_value=0, max_value=320))
-def test_a_known_length_cuts_as_the_whole_output_does(text: str, max_chars: int) -> None:
+def test_the_cut_is_the_one_of_the_whole_output(text: str, max_chars: int) -> None:
     result = ToolResult(call_id="c", output=text)
     reference = cap_tool_output(result.output, max_chars)
-    assert capped_result_output(result, max_chars, len(text)) == reference
     assert capped_result_output(result, max_chars) == reference
 
 
-def test_a_long_output_held_as_utf8_is_cut_from_its_start() -> None:
+def test_a_long_output_held_as_utf8_is_cut_from_its_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Any caller (a compaction's request, the command line's, the TUI's): the output is not
+    decoded whole to keep its first 2,000 characters."""
     text = "".join(f"{n:6}→line {n} of a file read by the agent\n" for n in range(3_000))
     result = ToolResult(call_id="c", tool_name="Read", output=text)
-    assert isinstance(result._held_output, Utf8Text)  # (the case the known length is for)
+    assert isinstance(result._held_output, Utf8Text)  # (the case the held length is for)
     message = Message(index=0, id="m", role=Role.TOOL, tool_result=result)
+    decoded = spy_on_decoding(monkeypatch)
     plain = serialize_message(message, {}, 2_000)
-    assert serialize_message(message, {}, 2_000, output_chars=len(text)) == plain
+    assert decoded == []
     assert plain == f"[Tool result]: Read\n{cap_tool_output(text, 2_000)}"
 
 
@@ -75,25 +77,24 @@ def _session() -> list[Message]:
     return builder.session().messages
 
 
-def test_an_entry_cache_told_the_lengths_makes_the_same_request() -> None:
+def test_an_entry_cache_makes_the_same_request() -> None:
     messages = _session()
-    told = EntryCache(output_chars=lambda m: len(m.tool_result.output) if m.tool_result else None)
+    cache = EntryCache()
     for cap in (50, 2_000, 100_000):
-        assert build_request(messages, cap, cache=told) == build_request(messages, cap)
+        assert build_request(messages, cap, cache=cache) == build_request(messages, cap)
 
 
-def test_the_engine_tells_the_length_of_any_output_without_decoding_it(
+def test_an_output_tells_its_length_without_decoding_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Before the messages' tokens are counted, and for a truncated or pruned copy as for the
-    session's own message: the length an output held as UTF-8 keeps."""
+    """For a truncated or pruned copy as for the session's own message: the length an output
+    held as UTF-8 keeps."""
     session = SessionBuilder().user("go").tool("Read", "a→b\n" * 900).reply("ok").session()
     tool = next(m for m in session.messages if m.tool_result is not None)
     assert tool.tool_result is not None and isinstance(tool.tool_result._held_output, Utf8Text)
     copy = replace(tool, tool_result=replace(tool.tool_result, output="cut→" + "a" * 50))
     assert copy.tool_result is not None and isinstance(copy.tool_result._held_output, Utf8Text)
     decoded = spy_on_decoding(monkeypatch)
-    assert output_chars(tool) == 4 * 900
-    assert output_chars(copy) == 54
+    assert tool.tool_result.output_chars() == 4 * 900
+    assert copy.tool_result.output_chars() == 54
     assert decoded == []
-    assert all(output_chars(m) is None for m in session.messages if m.tool_result is None)
