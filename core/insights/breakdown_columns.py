@@ -48,26 +48,16 @@ class Stretch:
         """Each call (its position in the stretch) whose total counts its own reply, and the
         reply's tokens by key."""
 
-    def add(self, parts: Parts) -> None:
-        """A message joins the context (before the stretch's next call)."""
-        self.adds.append((self.calls, parts))
-
-    def call(self, reply: Sums | None) -> None:
-        """A call is made; ``reply``: its own reply's tokens, for a total measured after it."""
-        if reply is not None:
-            self.replies.append((self.calls, reply))
-        self.calls += 1
-
     def take(
         self,
         made: int,
         replies: Iterable[tuple[int, Sums]],
         adds: Iterable[tuple[int, Parts]],
     ) -> None:
-        """``made`` calls at once, as many :meth:`call` and :meth:`add` in their order:
-        ``replies``, each call's position among them and its own reply (for a total measured
-        after it), and ``adds``, each message joining the context and after how many of them
-        (positions counted from this stretch's calls so far)."""
+        """``made`` calls at once, and what came with them: ``replies``, each call's position
+        among them and its own reply (for a total measured after it), and ``adds``, each message
+        joining the context and after how many of them (positions counted from this stretch's
+        calls so far). A test holds it to a walk that takes one call or message at a time."""
         base = self.calls
         if base:
             replies = [(base + position, reply) for position, reply in replies]
