@@ -67,7 +67,9 @@ def walk_lines(loader: _Loader, lines: Lines, batch: list[bytes]) -> Iterator[Re
         except TYPED_ERRORS:
             # An event that only repeats response items is passed over unparsed (here, where
             # only a line the typed read does not read is tried: an event it reads is not one).
-            if ignorable(bytes(raw)):
+            if type(raw) is not bytes:  # (a view: ignorable and the plain read take bytes)
+                raw = bytes(raw)
+            if ignorable(raw):
                 continue
         else:
             payload = line.payload
@@ -75,13 +77,16 @@ def walk_lines(loader: _Loader, lines: Lines, batch: list[bytes]) -> Iterator[Re
             if typed is None:
                 # An event ignorable names is passed over as a line that does not decode is;
                 # written any other way (or in another envelope), it is read the plain way.
-                if ignorable(bytes(raw)):
+                if type(raw) is not bytes:
+                    raw = bytes(raw)
+                if ignorable(raw):
                     continue
             elif typed[0] == line.type and typed[1](loader, payload, line, line_no, start, raw):
                 loader.line_no = line_no
                 continue
         left += 1
-        raw = bytes(raw)  # (a bytes line: itself)
+        if type(raw) is not bytes:
+            raw = bytes(raw)
         if raw and not raw.isspace():
             yield from lines.plain(raw, line_no, start)
     lines.line_no, lines.offset = line_no, offset
