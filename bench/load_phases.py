@@ -69,8 +69,10 @@ def steps(path: Path, fmt: SourceFormat) -> list[tuple[str, Callable[[], Any]]]:
 
     def read() -> int:
         chunks = jsonl._Chunks(path, jsonl.CHUNK_BYTES, None)
+        # (Codex reads views of its ASCII chunks: read_jsonl_raw's ``views``)
+        views = None if claude else jsonl.Lines(SessionBuilder(fmt, path), None, 0)
         try:
-            return sum(len(batch) for batch in jsonl._complete_lines(chunks, []))
+            return sum(len(batch) for batch in jsonl._complete_lines(chunks, [], views))
         finally:
             chunks.close()
 
@@ -92,7 +94,7 @@ def steps(path: Path, fmt: SourceFormat) -> list[tuple[str, Callable[[], Any]]]:
             return reader
         loader = codex._Loader(path)
         for line_no, offset, raw, obj in jsonl.read_jsonl_raw(
-            path, loader.builder, walk=partial(codex_typed_read.walk_lines, loader)
+            path, loader.builder, walk=partial(codex_typed_read.walk_lines, loader), views=True
         ):
             loader.line(line_no, offset, raw, obj)
         return loader

@@ -860,6 +860,7 @@ def load(
         progress=progress,
         head_bytes=head_bytes,
         walk=partial(walk_lines, loader),  # (which passes over the lines ignorable names)
+        views=True,
     ):
         loader.line(line_no, offset, raw, obj)
     return loader.finish()

@@ -71,11 +71,14 @@ _BEFORE_BYTES = len(BEFORE_PAYLOAD)
 
 def payload_bytes(raw: bytes, timestamp: str) -> int | None:
     """The size of a ``response_item`` line's payload as written, when the line is the compact
-    envelope Codex writes (else None: the item is measured by serialising it again)."""
+    envelope Codex writes (else None: the item is measured by serialising it again). ``raw``
+    may be a ``memoryview`` of the line (its head is then compared as bytes: a view's slices
+    compare at half the speed)."""
     middle = _HEAD_BYTES + len(timestamp)  # timestamps are ASCII
     end = middle + _BEFORE_BYTES
+    head = raw if type(raw) is bytes else bytes(raw[:end])
     # (slices, not startswith / endswith: those parse a tuple of arguments, which costs more,
-    # once per response item)
-    if raw[:_HEAD_BYTES] == LINE_START and raw[middle:end] == BEFORE_PAYLOAD and raw[-1:] == b"}":
-        return len(raw) - end - 1  # (the payload, without the closing brace)
+    # once per response item; the last byte read as an int, once the head holds: not empty)
+    if head[:_HEAD_BYTES] == LINE_START and head[middle:end] == BEFORE_PAYLOAD and raw[-1] == 125:
+        return len(raw) - end - 1  # (the payload, without the closing brace "}")
     return None

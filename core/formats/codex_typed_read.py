@@ -48,20 +48,27 @@ def walk_lines(loader: _Loader, lines: Lines, batch: list[bytes]) -> Iterator[Re
     a record nearly every line holds; it is left, unchanged, to the plain read when it holds
     another record, a field of another type, or what only the object tells (an image, a
     redaction, an output history cuts). A line :func:`~core.formats.codex_lines.ignorable`
-    names is passed over unread (and counted as read)."""
+    names is passed over unread (and counted as read).
+
+    A line may be a ``memoryview`` of the chunk read (``read_jsonl_raw``'s ``views``, in a
+    batch of ASCII lines): it is decoded and measured as it is, and made bytes for
+    ``ignorable`` and the plain read."""
     line_no, offset = lines.line_no, lines.offset
     left = 0  # the lines neither read typed nor passed over
+    check = not lines.ascii  # (a batch known to be ASCII needs no check of each line)
     for raw in batch:  # (every step inline: the loop runs once per line of the file)
         line_no += 1
         start = offset
         offset += len(raw) + 1
         try:
-            if not raw.isascii():  # msgspec checks the UTF-8 of the strings it reads only
+            if check and not raw.isascii():  # msgspec checks the UTF-8 of the strings it reads only
                 raw.decode("utf-8")  # (not UTF-8: a non-utf8 diagnostic, by the plain read)
             line = typed_decode(raw)
         except TYPED_ERRORS:
             # An event that only repeats response items is passed over unparsed (here, where
             # only a line the typed read does not read is tried: an event it reads is not one).
+            if type(raw) is not bytes:  # (a view: ignorable and the plain read take bytes)
+                raw = bytes(raw)
             if ignorable(raw):
                 continue
         else:
@@ -70,12 +77,16 @@ def walk_lines(loader: _Loader, lines: Lines, batch: list[bytes]) -> Iterator[Re
             if typed is None:
                 # An event ignorable names is passed over as a line that does not decode is;
                 # written any other way (or in another envelope), it is read the plain way.
+                if type(raw) is not bytes:
+                    raw = bytes(raw)
                 if ignorable(raw):
                     continue
             elif typed[0] == line.type and typed[1](loader, payload, line, line_no, start, raw):
                 loader.line_no = line_no
                 continue
         left += 1
+        if type(raw) is not bytes:
+            raw = bytes(raw)
         if raw and not raw.isspace():
             yield from lines.plain(raw, line_no, start)
     lines.line_no, lines.offset = line_no, offset

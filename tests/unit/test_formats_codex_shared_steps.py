@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -184,7 +184,12 @@ _COMPACT = b'{"timestamp":"' + _TS.encode() + b'","type":"response_item","payloa
 )
 @pytest.mark.parametrize("timestamp", [_TS, "", "2026"])
 def test_payload_bytes_reads_what_its_plain_form_read(raw: bytes, timestamp: str) -> None:
-    assert codex_lines.payload_bytes(raw, timestamp) == _payload_bytes_as_written(raw, timestamp)
+    """The line as bytes, or as a view of a chunk (``read_jsonl_raw``'s ``views``)."""
+    expected = _payload_bytes_as_written(raw, timestamp)
+    chunk = b"{}\n" + raw + b"\n"
+    view = cast(bytes, memoryview(chunk)[3 : 3 + len(raw)])
+    assert codex_lines.payload_bytes(raw, timestamp) == expected
+    assert codex_lines.payload_bytes(view, timestamp) == expected
 
 
 def test_every_payload_the_typed_decode_makes_has_an_entry_in_the_walks_table() -> None:

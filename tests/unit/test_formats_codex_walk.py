@@ -15,12 +15,12 @@ import pytest
 
 from core.formats import codex
 from core.formats.base import LoadError
-from core.formats.codex_typed_read import read_typed_line
-from core.formats.jsonl import read_jsonl_raw
+from core.formats.codex_typed_read import read_typed_line, walk_lines
+from core.formats.jsonl import Lines, read_jsonl_raw
 from core.model.session import Session
 from tests.support.paths import TESTS
 from tests.support.sessions import session_facts
-from tests.unit.test_formats_codex_typed import SAMPLES, _rows
+from tests.unit.test_formats_codex_typed import SAMPLES, _item, _rows
 
 FIXTURES = TESTS / "fixtures" / "codex"
 
@@ -120,3 +120,47 @@ def test_a_file_of_lines_read_typed_only_is_a_session(tmp_path: Path) -> None:
     )
     facts = _same(path)
     assert facts["messages"] == []
+
+
+@pytest.mark.parametrize("chunk_bytes", [64, 700, 1 << 20])
+def test_lines_read_as_views_of_the_chunk_read_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk_bytes: int
+) -> None:
+    """``codex.load`` reads the lines of an ASCII chunk as views of it (``read_jsonl_raw``'s
+    ``views``): long outputs, the ASCII damaged lines and the lines left to the plain read
+    (handed over as bytes) read as the copies do, wherever the chunks end."""
+    rows = [json.dumps(row, separators=(",", ":")).encode() for row in _rows()]
+    output = {"type": "function_call_output", "call_id": "c9", "output": "x\n" * 900}
+    rows.append(json.dumps(_item(9, output), separators=(",", ":")).encode())
+    lines: list[bytes] = []
+    for k, row in enumerate(rows):
+        lines += [row, row, _DAMAGED[k % len(_DAMAGED)]]
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(b"\n".join(line for line in lines if line.isascii()) + b"\n")
+    kinds: set[type] = set()
+    seen = codex._Loader.line
+
+    def line(loader: codex._Loader, line_no: int, offset: int, raw: bytes, obj: Any) -> None:
+        kinds.add(type(raw))
+        seen(loader, line_no, offset, raw, obj)
+
+    monkeypatch.setattr(codex._Loader, "line", line)
+    walked = []
+    given: set[type] = set()
+    for views in (True, False):
+        loader = codex._Loader(path)
+
+        def walk(lines: Lines, batch: list[bytes], loader: codex._Loader = loader) -> Any:
+            given.update(map(type, batch))
+            return walk_lines(loader, lines, batch)
+
+        for record in read_jsonl_raw(
+            path, loader.builder, chunk_bytes=chunk_bytes, walk=walk, views=views
+        ):
+            loader.line(*record)
+        walked.append(session_facts(loader.finish()))
+    assert walked[0] == walked[1] == session_facts(_load_by_objects(path))
+    assert memoryview in given and kinds == {bytes}
+    assert {"invalid-json", "two-records-on-a-line"} <= {
+        d["code"] for d in walked[0]["diagnostics"]
+    }

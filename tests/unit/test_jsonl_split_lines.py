@@ -16,6 +16,7 @@ from core.formats.base import SessionBuilder
 from core.formats.jsonl import (
     CHUNK_BYTES,
     SHORT_LINE_BYTES,
+    Lines,
     _complete_lines,
     _split_lines,
     _split_short_lines,
@@ -112,3 +113,39 @@ def test_a_file_is_read_in_reads_of_at_most_one_mebibyte(tmp_path: Path) -> None
         chunks.close()
     assert sum(sizes) == len(line) * 3000 and len(sizes) > 2
     assert max(sizes) <= 1 << 20
+
+
+@given(_BYTES.map(b"".join))
+def test_a_chunk_splits_into_views_as_into_copies(chunk: bytes) -> None:
+    """``views``: the same lines, as views of the chunk (not copies) once a line ends."""
+    parts, rest = _split_lines(chunk, views=True)
+    assert ([bytes(part) for part in parts], bytes(rest)) == _split_lines(chunk)
+    assert all(isinstance(part, memoryview) and part.obj is chunk for part in parts)
+
+
+@settings(max_examples=80)
+@given(
+    _BYTES.map(b"".join),
+    st.integers(min_value=1, max_value=9),
+    st.sampled_from([2, SHORT_LINE_BYTES]),
+)
+def test_a_walk_reading_views_learns_which_batches_are_ascii(
+    data: bytes, size: int, line_bytes: int
+) -> None:
+    """A walk that asks for views gets the lines of the whole, each batch told ASCII only when
+    every line of it is (and always, for a file that is ASCII); a line is a view only in a
+    batch told ASCII."""
+    data = data.replace(b"a", b"a" * line_bytes)  # (lines long and short: both splits)
+    chunks = [data[i : i + size * line_bytes] for i in range(0, len(data), size * line_bytes)]
+    pending: list[bytes] = []
+    lines = Lines(SessionBuilder(SourceFormat.CODEX, "s.jsonl"), None, 0)
+    got: list[bytes] = []
+    for batch in _complete_lines(chunks, pending, lines):
+        if lines.ascii:
+            assert all(bytes(line).isascii() for line in batch)
+        else:
+            assert not data.isascii()
+            assert not any(isinstance(line, memoryview) for line in batch)
+        got.extend(map(bytes, batch))
+    got.append(b"".join(pending))
+    assert got == data.split(b"\n")
