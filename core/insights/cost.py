@@ -280,15 +280,16 @@ class _PricedCalls:
         if not every_call:
             picked = [m for m in picked if call_of[m.index] >= 0 or m.usage is not None]
         self.picked = picked
-        self.message_index = array("q", map(_INDEX, picked))
+        self.message_index = list(map(_INDEX, picked))
+        """Each entry's message index (the messages' own integers: no new one per entry)."""
         entries = range(len(picked))
-        self.main: array[int]
+        self._call_of: Sequence[int]
+        self.main: Sequence[int]
         """The entries in the conversation's numbering (``per_call``), in order."""
         self.other: array[int]
         """The others (``other_calls``): compaction summaries, sub-agents."""
-        if every_call:
-            self._call_of = array("q", entries)
-            self.main = array("q", entries)
+        if every_call:  # (entry k is call k: ranges, no column)
+            self._call_of = self.main = entries
             self.other = array("q")
         else:
             calls = array("q", map(call_of.__getitem__, self.message_index))
@@ -322,8 +323,16 @@ class _PricedCalls:
         caller that shows no call's own dollars): the five dollar columns added up run by run,
         in call order (the very additions :func:`_total` makes over the columns, which are then
         not kept: :attr:`usd` is empty)."""
-        self.usd = tuple(array("d", bytes(8 * count if self.sums is None else 0)) for _ in range(5))
-        """Input, cache read, cache write, output and total dollars of each call with usage."""
+        self.usd: tuple[array[float] | list[float], ...] = tuple(
+            array("d", bytes(8 * count if self.sums is None else 0))
+            if totals_only
+            else [0.0] * count
+            for _ in range(5)
+        )
+        """Input, cache read, cache write, output and total dollars of each call with usage:
+        arrays (8 bytes a figure) for a caller of the totals, lists for one that shows each call's
+        dollars (it makes a float of each of them anyway: made once, not converted to and from
+        8 bytes)."""
         self.priced = bytearray(count)
         """1 for a call with usage :attr:`usd` holds the dollars of."""
         self.unknown: dict[int, str] = {}
@@ -415,8 +424,8 @@ class _PricedCalls:
                 )
             return read
         for usd, cost in zip(self.usd, figures, strict=True):
-            usd[lo:hi] = array(
-                "d", bytes(8 * (hi - lo)) if cost is None else map(truediv, cost, divisors)
+            _fill(
+                usd, lo, hi, repeat(0.0, hi - lo) if cost is None else map(truediv, cost, divisors)
             )
         return read
 
@@ -430,7 +439,7 @@ class _PricedCalls:
             if sums is not None:
                 sums[figure] = sum(column, sums[figure])
             else:
-                self.usd[figure][lo:hi] = array("d", column)
+                _fill(self.usd[figure], lo, hi, column)
         return read
 
     def rates_of(self, k: int) -> Rates | None:
@@ -573,6 +582,14 @@ def _days(stamps: list[str | None]) -> list[str | None]:
     return [seen.setdefault(day, day) for day in map(_day_of, stamps)]
 
 
+def _fill(column: array[float] | list[float], lo: int, hi: int, values: Iterable[float]) -> None:
+    """``column[lo:hi]`` set to ``values``."""
+    if isinstance(column, array):
+        column[lo:hi] = array("d", values)
+    else:
+        column[lo:hi] = values
+
+
 def _changes(columns: Sequence[list[Any]], count: int) -> list[int]:
     """0, every position where a value of one of ``columns`` (``count`` values each) differs
     from the one before, and ``count``: the starts of the stretches of one key, and the end. A
@@ -619,25 +636,25 @@ def _models(messages: list[Message], default: str | None) -> list[str | None]:
 _ROLE, _INDEX, _USAGE = attrgetter("role"), attrgetter("index"), attrgetter("usage")
 _MODEL, _TIMESTAMP = attrgetter("model"), attrgetter("timestamp")
 _CONVENTION = attrgetter("convention")
+_INPUT, _OUTPUT = attrgetter("input"), attrgetter("output")
+_READ, _WRITE = attrgetter("cache_read"), attrgetter("cache_write")
 _DAY = slice(0, 10)
 
 
 def _token_columns(
     usages: list[Usage],
 ) -> tuple[Sequence[int], Sequence[int], Sequence[int], Sequence[int]]:
-    """:func:`billed` of every usage, as four columns (:func:`_int_column`)."""
+    """:func:`billed` of every usage, as four columns: lists of the usages' own integers (a
+    pointer a call, as an array's 8 bytes, with no integer made at each read nor a conversion
+    at each write); an output billed with the reasoning (opencode's), as an :func:`_int_column`
+    of the sums."""
     conventions = map(_CONVENTION, usages)
     # (billed's output rule call by call where a usage needs it)
     if any(map(is_, conventions, repeat(UsageConvention.OPENCODE))):
         output = _int_column(lambda: (billed(u)[3] for u in usages))
     else:
-        output = _int_column(lambda: map(attrgetter("output"), usages))
-    return (
-        _int_column(lambda: map(attrgetter("input"), usages)),
-        _int_column(lambda: map(attrgetter("cache_read"), usages)),
-        _int_column(lambda: map(attrgetter("cache_write"), usages)),
-        output,
-    )
+        output = list(map(_OUTPUT, usages))
+    return list(map(_INPUT, usages)), list(map(_READ, usages)), list(map(_WRITE, usages)), output
 
 
 def _decimal_usd(

@@ -53,5 +53,8 @@ def whole_products(made: list[tuple[int, Sequence[int]]]) -> Iterator[int]:
 
 
 def window(column: Sequence[int], lo: int, hi: int) -> Sequence[int]:
-    """``column[lo:hi]``, a view of it where the column is an array (no copy)."""
+    """``column[lo:hi]``: the column itself when that is all of it, a view of it where the
+    column is an array (no copy)."""
+    if lo == 0 and hi == len(column):
+        return column
     return memoryview(column)[lo:hi] if isinstance(column, array) else column[lo:hi]
