@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from itertools import compress, repeat
-from operator import and_, gt, lt, mul, neg, sub, truediv, truth
+from operator import lt, mul, sub, truediv
 from typing import Any, Literal, cast
 
 from core.insights.breakdown_columns import summed
@@ -77,10 +77,7 @@ def stretch_rows(
     wholes = summed(by_key, size)
     # What the messages may fill (the recorded total less the system prompt + tools, at least
     # 0; None without a total): the calls whose keys add up to more are scaled down to it.
-    if None in totals:
-        rooms = [None if total is None else max(total - overhead, 0) for total in totals]
-    else:
-        rooms = list(map(max, map(sub, cast("list[int]", totals), repeat(overhead)), repeat(0)))
+    rooms = [None if total is None else max(total - overhead, 0) for total in totals]
     fitted = fit_columns(by_key, wholes, rooms)
     kept = wholes if fitted is by_key else summed(fitted, size)
     slots = [summed([fitted[k] for k in found], size) for found in by_slot]
@@ -105,7 +102,12 @@ def stretch_rows(
         unexplained = list(map(sub, rest, wholes))
         residual = list(map(max, repeat(0), map(sub, rest, kept)))
         how = ["recorded"] * size
-    scales = _scales(totals, rooms, wholes, unexplained, over)
+    scales = [1.0] * size
+    for position, (total, room, whole) in enumerate(zip(totals, rooms, wholes, strict=True)):
+        if room is not None and whole > room:  # (a scaled call: total is not None)
+            scale = scales[position] = round(room / whole, 4)
+            if scale < 1.0 and total:
+                over.append(-unexplained[position] / total)
     if not tools:
         by_tool_column: list[dict[str, int]] = [{} for _ in range(size)]
         outputs = [0] * size
@@ -177,60 +179,6 @@ def stretch_rows(
             strict=True,
         )
     ]
-
-
-def _scales(
-    totals: list[int | None],
-    rooms: list[int | None],
-    wholes: list[int],
-    unexplained: list[int],
-    over: list[float],
-) -> list[float]:
-    """Each call's scale: 1.0, or, for a call whose keys exceed its room (a scaled call: it has
-    a total), ``round(room / whole, 4)``, and then, where that is below 1.0 and the total is not
-    0, by how much its categories over-explained the total appended to ``over`` (in call
-    order). Read column by column over the scaled calls."""
-    known = cast("list[int]", rooms)  # (read where scaled: a call with a room)
-    if None in rooms:
-        flags = [
-            room is not None and whole > room for room, whole in zip(rooms, wholes, strict=True)
-        ]
-    else:
-        flags = list(map(gt, wholes, known))
-    at = list(compress(range(len(flags)), flags))
-    scales = rounded_ratios(list(map(known.__getitem__, at)), list(map(wholes.__getitem__, at)))
-    totals_at = list(map(totals.__getitem__, at))
-    told = list(map(and_, map(lt, scales, repeat(1.0)), map(truth, totals_at)))
-    over += map(
-        truediv,
-        map(neg, compress(map(unexplained.__getitem__, at), told)),
-        compress(totals_at, told),
-    )
-    if len(at) == len(flags):  # (the usual stretch of a session that over-explains: every call)
-        return scales
-    every = [1.0] * len(flags)
-    for position, scale in zip(at, scales, strict=True):
-        every[position] = scale
-    return every
-
-
-_NEAR_HALF = 0.5 - 2.0**-20
-"""How near a half a ratio times 10,000 may come and still be rounded as a float: for a ratio of
-0 to 1 that product is off its exact value by less than 2**-40."""
-
-
-def rounded_ratios(nums: list[int], dens: list[int]) -> list[float]:
-    """``round(num / den, 4)`` of each pair (no ``den`` 0), the very floats: where every ratio
-    is 0 to 1 and none times 10,000 comes within :data:`_NEAR_HALF` of a half, that product
-    rounded to an integer (the exact ratio's nearest: no tie is near) and divided by 10,000 (the
-    nearest float to that decimal, as ``round`` gives it); else ``round`` of each ratio."""
-    ratios = list(map(truediv, nums, dens))
-    if ratios and min(ratios) >= 0.0 and max(ratios) <= 1.0:
-        products = list(map(mul, ratios, repeat(1e4)))
-        whole = list(map(round, products))
-        if max(map(abs, map(sub, products, whole))) < _NEAR_HALF:
-            return list(map(truediv, whole, repeat(1e4)))
-    return list(map(round, ratios, repeat(4)))
 
 
 def fit_columns(

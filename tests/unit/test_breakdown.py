@@ -538,28 +538,3 @@ def call(stretch: Stretch, reply: dict[str, int] | None) -> None:
 
 def vars_of(stretch: Stretch) -> tuple[object, ...]:
     return (stretch.first, stretch.base, stretch.calls, stretch.adds, stretch.replies)
-
-
-@given(
-    st.lists(
-        st.tuples(st.integers(0, 10**9), st.integers(1, 10**9)).map(
-            lambda pair: (min(pair), max(pair))
-        ),
-        max_size=30,
-    ),
-    st.sampled_from([[], [(1, 20_000)], [(3, 20_000)], [(5, 2)], [(0, 7)]]),
-)
-def test_rounded_ratios_are_each_ratios_round_to_four_places(
-    pairs: list[tuple[int, int]], odd: list[tuple[int, int]]
-) -> None:
-    """Issue 24: a stretch's scales are rounded as a column (each ratio times 10,000 rounded and
-    divided back, where no product is near a half), to the very floats ``round(num / den, 4)``
-    gives call by call — also beside a ratio at a half (1 / 20,000) or above 1, where each is
-    rounded by ``round`` itself."""
-    from core.insights.breakdown_rows import rounded_ratios
-
-    pairs = [*pairs, *odd]
-    nums = [num for num, _den in pairs]
-    dens = [den for _num, den in pairs]
-    expected = [round(num / den, 4) for num, den in pairs]
-    assert [repr(x) for x in rounded_ratios(nums, dens)] == [repr(x) for x in expected]
