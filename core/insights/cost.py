@@ -38,6 +38,7 @@ from typing import Any, NamedTuple, cast
 from pydantic import Field
 
 from core.insights.context_walk import RecordedWalk
+from core.insights.cost_arithmetic import EXACT, scaled_rates, whole_products, window
 from core.insights.prices import SUBSCRIPTIONS, Rates, UnknownPrice, rate_runs, rates_on
 from core.model.fastmodel import build
 from core.model.session import Message, Role, Session, Usage, UsageConvention
@@ -257,9 +258,6 @@ def _priced(session: Session, *, totals_only: bool) -> tuple[SessionCost, _Price
 
 
 _NO_USAGE = "no usage recorded"
-_EXACT = 10**28
-"""Below this (scaled to the rates' last decimal), the default decimal context (28 digits)
-computes a call's dollars exactly, and so does integer arithmetic: the same float."""
 
 
 class _PricedCalls:
@@ -282,15 +280,16 @@ class _PricedCalls:
         if not every_call:
             picked = [m for m in picked if call_of[m.index] >= 0 or m.usage is not None]
         self.picked = picked
-        self.message_index = array("q", map(_INDEX, picked))
+        self.message_index = list(map(_INDEX, picked))
+        """Each entry's message index (the messages' own integers: no new one per entry)."""
         entries = range(len(picked))
-        self.main: array[int]
+        self._call_of: Sequence[int]
+        self.main: Sequence[int]
         """The entries in the conversation's numbering (``per_call``), in order."""
         self.other: array[int]
         """The others (``other_calls``): compaction summaries, sub-agents."""
-        if every_call:
-            self._call_of = array("q", entries)
-            self.main = array("q", entries)
+        if every_call:  # (entry k is call k: ranges, no column)
+            self._call_of = self.main = entries
             self.other = array("q")
         else:
             calls = array("q", map(call_of.__getitem__, self.message_index))
@@ -324,8 +323,16 @@ class _PricedCalls:
         caller that shows no call's own dollars): the five dollar columns added up run by run,
         in call order (the very additions :func:`_total` makes over the columns, which are then
         not kept: :attr:`usd` is empty)."""
-        self.usd = tuple(array("d", bytes(8 * count if self.sums is None else 0)) for _ in range(5))
-        """Input, cache read, cache write, output and total dollars of each call with usage."""
+        self.usd: tuple[array[float] | list[float], ...] = tuple(
+            array("d", bytes(8 * count if self.sums is None else 0))
+            if totals_only
+            else [0.0] * count
+            for _ in range(5)
+        )
+        """Input, cache read, cache write, output and total dollars of each call with usage:
+        arrays (8 bytes a figure) for a caller of the totals, lists for one that shows each call's
+        dollars (it makes a float of each of them anyway: made once, not converted to and from
+        8 bytes)."""
         self.priced = bytearray(count)
         """1 for a call with usage :attr:`usd` holds the dollars of."""
         self.unknown: dict[int, str] = {}
@@ -353,15 +360,7 @@ class _PricedCalls:
         models = self.models_u
         days = _days(list(map(_TIMESTAMP, recorded)))
         count = len(recorded)
-        # Where the (model, day) key changes from the call before: the stretches' starts.
-        starts = [0]
-        starts += compress(
-            range(1, count),
-            map(
-                or_, map(ne, islice(models, 1, None), models), map(ne, islice(days, 1, None), days)
-            ),
-        )
-        starts.append(count)
+        starts = _changes((models, days), count)  # where the (model, day) key changes
         for start, end in pairwise(starts):
             if start < end:
                 self._price_stretch(session, start, end, models[start], days[start])
@@ -391,8 +390,8 @@ class _PricedCalls:
         Integer products over one power of ten while every call of the run is exact (below 28
         digits, no negative count: the usual case), else the whole run the decimal context's
         way (:func:`_decimal_usd`), as :func:`price` prices it."""
-        rate_a, rate_r, rate_w, rate_o, scale = _scaled(rates)
-        columns = [_window(column, lo, hi) for column in self.counts]
+        rate_a, rate_r, rate_w, rate_o, scale = scaled_rates(rates)
+        columns = [window(column, lo, hi) for column in self.counts]
         read: int = sum(columns[1])
         if min(map(min, columns)) < 0:
             return self._decimal_dollars(lo, hi, rates, read)
@@ -405,14 +404,14 @@ class _PricedCalls:
         ]
         made = [factor for factor in factors if factor is not None]
         # Every product is >= 0: the whole of a call is at most the sum of each product's
-        # largest, and only a run whose bound reaches _EXACT needs its largest whole made.
+        # largest, and only a run whose bound reaches EXACT needs its largest whole made.
         bound = sum(rate * max(column) for rate, column in made)
-        if bound >= _EXACT and max(_whole(made)) >= _EXACT:
+        if bound >= EXACT and max(whole_products(made)) >= EXACT:
             return self._decimal_dollars(lo, hi, rates, read)
         costs = [
             None if factor is None else map(mul, repeat(factor[0]), factor[1]) for factor in factors
         ]
-        figures = (*costs, _whole(made) if made else None)
+        figures = (*costs, whole_products(made) if made else None)
         # (operator's functions over repeat(): a method-wrapper such as scale.__rtruediv__ parses
         # its argument tuple at every call, a third of the step)
         divisors = repeat(scale)
@@ -425,8 +424,8 @@ class _PricedCalls:
                 )
             return read
         for usd, cost in zip(self.usd, figures, strict=True):
-            usd[lo:hi] = array(
-                "d", bytes(8 * (hi - lo)) if cost is None else map(truediv, cost, divisors)
+            _fill(
+                usd, lo, hi, repeat(0.0, hi - lo) if cost is None else map(truediv, cost, divisors)
             )
         return read
 
@@ -440,7 +439,7 @@ class _PricedCalls:
             if sums is not None:
                 sums[figure] = sum(column, sums[figure])
             else:
-                self.usd[figure][lo:hi] = array("d", column)
+                _fill(self.usd[figure], lo, hi, column)
         return read
 
     def rates_of(self, k: int) -> Rates | None:
@@ -504,6 +503,8 @@ class _PricedCalls:
     def _rows(self, keys: list[int]) -> Iterator[tuple[Any, ...]]:
         """The fields of each of ``keys``, read through its slot: every column carries one more
         value at its end, what an entry without usage (slot -1) reads."""
+        if not keys:  # (no call outside the numbering, the usual case: no column copied)
+            return iter(())
         slots = list(map(self.slot.__getitem__, keys))
         columns: list[Sequence[Any]] = [
             *([*column, 0] for column in self.counts),
@@ -581,25 +582,38 @@ def _days(stamps: list[str | None]) -> list[str | None]:
     return [seen.setdefault(day, day) for day in map(_day_of, stamps)]
 
 
+def _fill(column: array[float] | list[float], lo: int, hi: int, values: Iterable[float]) -> None:
+    """``column[lo:hi]`` set to ``values``."""
+    if isinstance(column, array):
+        column[lo:hi] = array("d", values)
+    else:
+        column[lo:hi] = values
+
+
+def _changes(columns: Sequence[list[Any]], count: int) -> list[int]:
+    """0, every position where a value of one of ``columns`` (``count`` values each) differs
+    from the one before, and ``count``: the starts of the stretches of one key, and the end. A
+    column of one value (the model of most sessions) changes nowhere: it is counted, not
+    compared value by value."""
+    changing = [
+        map(ne, islice(column, 1, None), column)
+        for column in columns
+        if column and column.count(column[0]) != count
+    ]
+    starts = [0]
+    if changing:
+        flags = changing[0]
+        for more in changing[1:]:
+            flags = map(or_, flags, more)
+        starts += compress(range(1, count), flags)
+    starts.append(count)
+    return starts
+
+
 def _slots(flags: list[bool]) -> array[int]:
     """Each message's number among those with usage (``flags``: it has one), -1 for none:
     ``n * flag - 1`` of the running count ``n``, in C."""
     return array("q", map(add, repeat(-1), map(mul, accumulate(flags), flags)))
-
-
-def _whole(made: list[tuple[int, Sequence[int]]]) -> Iterator[int]:
-    """Each call's products of ``made`` (``(rate, column)`` pairs) added up, made as read
-    (integers: exact in any order)."""
-    rate, column = made[0]
-    added: Iterator[int] = map(mul, repeat(rate), column)
-    for rate, column in made[1:]:
-        added = map(add, added, map(mul, repeat(rate), column))
-    return added
-
-
-def _window(column: Sequence[int], lo: int, hi: int) -> Sequence[int]:
-    """``column[lo:hi]``, a view of it where the column is an array (no copy)."""
-    return memoryview(column)[lo:hi] if isinstance(column, array) else column[lo:hi]
 
 
 def _int_column(values: Callable[[], Iterable[int]]) -> Sequence[int]:
@@ -621,48 +635,26 @@ def _models(messages: list[Message], default: str | None) -> list[str | None]:
 
 _ROLE, _INDEX, _USAGE = attrgetter("role"), attrgetter("index"), attrgetter("usage")
 _MODEL, _TIMESTAMP = attrgetter("model"), attrgetter("timestamp")
+_CONVENTION = attrgetter("convention")
+_INPUT, _OUTPUT = attrgetter("input"), attrgetter("output")
+_READ, _WRITE = attrgetter("cache_read"), attrgetter("cache_write")
 _DAY = slice(0, 10)
 
 
 def _token_columns(
     usages: list[Usage],
 ) -> tuple[Sequence[int], Sequence[int], Sequence[int], Sequence[int]]:
-    """:func:`billed` of every usage, as four columns (:func:`_int_column`)."""
-    opencode = UsageConvention.OPENCODE
-    if any([u.convention is opencode for u in usages]):  # (billed's output rule, call by call)
+    """:func:`billed` of every usage, as four columns: lists of the usages' own integers (a
+    pointer a call, as an array's 8 bytes, with no integer made at each read nor a conversion
+    at each write); an output billed with the reasoning (opencode's), as an :func:`_int_column`
+    of the sums."""
+    conventions = map(_CONVENTION, usages)
+    # (billed's output rule call by call where a usage needs it)
+    if any(map(is_, conventions, repeat(UsageConvention.OPENCODE))):
         output = _int_column(lambda: (billed(u)[3] for u in usages))
     else:
-        output = _int_column(lambda: map(attrgetter("output"), usages))
-    return (
-        _int_column(lambda: map(attrgetter("input"), usages)),
-        _int_column(lambda: map(attrgetter("cache_read"), usages)),
-        _int_column(lambda: map(attrgetter("cache_write"), usages)),
-        output,
-    )
-
-
-_SCALED: dict[int, tuple[Rates, tuple[int, int, int, int, int]]] = {}
-""":func:`_scaled` of each :class:`Rates` seen (by identity: the price table hands out one
-object per model, day and tier), kept with it."""
-
-
-def _scaled(rates: Rates) -> tuple[int, int, int, int, int]:
-    """``rates`` as integers over one power of ten: ``(input, cache read, cache write, output,
-    scale)``, each rate its integer over ``scale`` (worked out once per rates object)."""
-    known = _SCALED.get(id(rates))
-    if known is not None and known[0] is rates:
-        return known[1]
-    found = _scaled_now(rates)
-    _SCALED[id(rates)] = (rates, found)
-    return found
-
-
-def _scaled_now(rates: Rates) -> tuple[int, int, int, int, int]:
-    kinds = (rates.input, rates.cache_read, rates.cache_write, rates.output)
-    parts = [rate.as_tuple() for rate in kinds]
-    places = max(0, *(-int(p.exponent) for p in parts))
-    ints = [int(rate.scaleb(places)) for rate in kinds]  # (exact: the places are its own)
-    return ints[0], ints[1], ints[2], ints[3], 10**places
+        output = list(map(_OUTPUT, usages))
+    return list(map(_INPUT, usages)), list(map(_READ, usages)), list(map(_WRITE, usages)), output
 
 
 def _decimal_usd(

@@ -18,6 +18,7 @@ from core.insights.cost import (
     CompactionCost,
     Priced,
     SessionCost,
+    _changes,
     _day_of,
     _days,
     _slots,
@@ -265,6 +266,29 @@ def test_slots_number_the_flagged_entries(flags: list[bool]) -> None:
         expected.append(count if flag else -1)
         count += flag
     assert list(_slots(flags)) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["a", "b", None]), st.sampled_from(["d1", "d2"])), max_size=20
+    )
+)
+def test_stretches_start_where_the_model_or_the_day_changes(
+    keys: list[tuple[str | None, str]],
+) -> None:
+    """The stretches of one model and day start at 0 and wherever either differs from the call
+    before, and end at the last call: the same starts whether a column holds one value (counted,
+    not compared) or several."""
+    models = [model for model, _day in keys]
+    days = [day for _model, day in keys]
+    expected = [0, *(n for n in range(1, len(keys)) if keys[n] != keys[n - 1]), len(keys)]
+    assert _changes((models, days), len(keys)) == expected
+    assert _changes((models,), len(keys)) == [
+        0,
+        *(n for n in range(1, len(keys)) if models[n] != models[n - 1]),
+        len(keys),
+    ]
 
 
 @pytest.mark.parametrize("lone", [None, 0, 29])

@@ -11,7 +11,7 @@ from array import array
 from core.insights.context_walk import RecordedWalk
 from core.insights.cost import _PricedCalls, session_cost
 from core.insights.prices import rate_runs
-from core.model.session import Session, Usage
+from core.model.session import Session, Usage, UsageConvention
 from tests.support.builders import SessionBuilder, timestamp
 
 CALLS = 3_000
@@ -48,16 +48,29 @@ def test_the_totals_hold_a_few_dozen_bytes_a_call() -> None:
     assert peak < 150 * CALLS, f"{peak / CALLS:.0f} bytes a call"
 
 
-def test_token_columns_are_arrays_and_a_count_beyond_64_bits_a_list() -> None:
+def test_token_columns_hold_the_usages_own_integers() -> None:
+    """Issue 24: the token columns point at each usage's own integers (a pointer a call, as an
+    array's 8 bytes, with no integer converted at each write and made again at each read); a
+    count beyond 64 bits is held as it is, and opencode's output (its reasoning added) is a
+    column of its own sums."""
     session = _session()
     calls = _PricedCalls(session, RecordedWalk(session).calls.call_of)
-    assert all(isinstance(column, array) for column in calls.counts)
+    usages = [m.usage for m in calls.picked]
+    for column, name in zip(
+        calls.counts, ("input", "cache_read", "cache_write", "output"), strict=True
+    ):
+        assert all(held is getattr(u, name) for held, u in zip(column, usages, strict=True))
     big = SessionBuilder(model="claude-sonnet-4-5").user("go")
     big.reply("ok", usage=Usage(input=10**20, output=1))
     huge = big.session(provider="anthropic")
     counts = _PricedCalls(huge, RecordedWalk(huge).calls.call_of).counts
-    assert isinstance(counts[0], list) and counts[0] == [10**20]
-    assert isinstance(counts[3], array)
+    assert counts[0] == [10**20]
+    summed = SessionBuilder(model="claude-sonnet-4-5", convention=UsageConvention.OPENCODE).user(
+        "go"
+    )
+    summed.reply("ok", usage=Usage(output=500, reasoning=70, convention=UsageConvention.OPENCODE))
+    opencode = summed.session(provider="anthropic")
+    assert list(_PricedCalls(opencode, RecordedWalk(opencode).calls.call_of).counts[3]) == [570]
 
 
 def test_rate_runs_hold_a_few_bytes_a_prompt() -> None:

@@ -1,0 +1,60 @@
+"""The integer arithmetic of a call's dollars (:mod:`core.insights.cost`): each rate as an integer
+over one power of ten, so that the products of a run of calls priced at one rate are made as
+integers over the run's columns (``map``: no Python step per call) and each divided once into the
+very float the decimal product gives.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterator, Sequence
+from itertools import repeat
+from operator import add, mul
+
+from core.insights.prices import Rates
+
+EXACT = 10**28
+"""Below this (scaled to the rates' last decimal), the default decimal context (28 digits)
+computes a call's dollars exactly, and so does integer arithmetic: the same float."""
+
+
+_SCALED: dict[int, tuple[Rates, tuple[int, int, int, int, int]]] = {}
+""":func:`scaled_rates` of each :class:`Rates` seen (by identity: the price table hands out one
+object per model, day and tier), kept with it."""
+
+
+def scaled_rates(rates: Rates) -> tuple[int, int, int, int, int]:
+    """``rates`` as integers over one power of ten: ``(input, cache read, cache write, output,
+    scale)``, each rate its integer over ``scale`` (worked out once per rates object)."""
+    known = _SCALED.get(id(rates))
+    if known is not None and known[0] is rates:
+        return known[1]
+    found = _scaled_now(rates)
+    _SCALED[id(rates)] = (rates, found)
+    return found
+
+
+def _scaled_now(rates: Rates) -> tuple[int, int, int, int, int]:
+    kinds = (rates.input, rates.cache_read, rates.cache_write, rates.output)
+    parts = [rate.as_tuple() for rate in kinds]
+    places = max(0, *(-int(p.exponent) for p in parts))
+    ints = [int(rate.scaleb(places)) for rate in kinds]  # (exact: the places are its own)
+    return ints[0], ints[1], ints[2], ints[3], 10**places
+
+
+def whole_products(made: list[tuple[int, Sequence[int]]]) -> Iterator[int]:
+    """Each call's products of ``made`` (``(rate, column)`` pairs) added up, made as read
+    (integers: exact in any order)."""
+    rate, column = made[0]
+    added: Iterator[int] = map(mul, repeat(rate), column)
+    for rate, column in made[1:]:
+        added = map(add, added, map(mul, repeat(rate), column))
+    return added
+
+
+def window(column: Sequence[int], lo: int, hi: int) -> Sequence[int]:
+    """``column[lo:hi]``: the column itself when that is all of it, a view of it where the
+    column is an array (no copy)."""
+    if lo == 0 and hi == len(column):
+        return column
+    return memoryview(column)[lo:hi] if isinstance(column, array) else column[lo:hi]
