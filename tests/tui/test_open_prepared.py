@@ -13,9 +13,13 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
+import core.replay.recorded as recorded_module
 import tui.screen_state as screen_state_module
 import tui.widgets.gauge_series as gauge_series_module
+from core.formats import load_session
+from core.model.session import Session, replace
 from core.policy import get_preset
+from core.replay import Replayer
 from tests.support.sessions import claude_like_session
 from tests.support.tui_harness import HeldLoad, HeldReplay, settle, until
 from tui.app import CtxscopeApp
@@ -212,3 +216,47 @@ async def test_work_waiting_for_the_lists_frame_runs_right_after_it_without_poll
         screen.message_list.refresh()
         await until(pilot, lambda: called, "the callback")
         assert called == [True]
+
+
+_SAMPLES = Path(__file__).parents[2] / "sample_sessions"
+
+
+def _sample_sessions() -> list[Session]:
+    paths = [
+        *sorted(_SAMPLES.glob("*/*.jsonl")),
+        *sorted(_SAMPLES.glob("codex/*.jsonl.zst")),
+        *sorted(_SAMPLES.glob("gemini-cli/*.json")),
+    ]
+    return [load_session(path) for path in paths]
+
+
+def test_a_whole_file_s_calls_are_placed_for_its_replay(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker that read the whole file places its calls as the replay does: the replay that
+    follows finds them placed, and the recorded series is read from that placing."""
+    session = claude_like_session(6, with_compaction=True)
+    prepared = prepare(session, replayed=True)
+    assert "placed" in session.derived
+    assert prepared.recorded == build_series(session, None)
+
+    def no_usage(*_args: Any) -> Any:
+        raise AssertionError("the calls' usages were read again")
+
+    monkeypatch.setattr(gauge_series_module, "usable_context", no_usage)
+    monkeypatch.setattr(recorded_module, "Calls", no_usage)
+    again = prepare(session, replayed=True)
+    assert again.recorded == prepared.recorded
+    Replayer(session).run(get_preset("seed"))  # (placed already: not again)
+
+
+def test_the_recorded_series_from_the_placed_calls_is_the_one_from_the_usages() -> None:
+    """The recorded series read from the replay's placing of the calls is the one read from
+    each call's usage, for every sample session; with a model call out of the main conversation
+    (not a call the replay places), it is read from the usages."""
+    side = claude_like_session(6)
+    side.messages[3] = replace(side.messages[3], sidechain=True)
+    assert side.messages[3].is_model_call
+    sessions = [*_sample_sessions(), claude_like_session(6, with_compaction=True), side]
+    assert len(sessions) > 6
+    for session in sessions:
+        reference = build_series(session, None, calls=read_messages(session.messages).calls)
+        assert prepare(session, replayed=True).recorded == reference, session.path

@@ -116,6 +116,7 @@ def build_series(
     result: ReplayResult | None,
     previous: Series | None = None,
     calls: Sequence[int] | None = None,
+    contexts: Sequence[int | None] | None = None,
 ) -> Series:
     """Flatten a session (recorded series only) or a replay result (both series) for drawing.
 
@@ -123,7 +124,10 @@ def build_series(
     session with as many calls (a limit change), its calls and recorded figures are the new
     result's too (they are the recording's): they are taken as they are, not packed again.
     ``calls``: the indices of the session's model calls when the caller knows them already (the
-    screen's state reads them with the messages' flags): the session is then not walked again."""
+    screen's state reads them with the messages' flags): the session is then not walked again.
+    ``contexts``: the recorded context of each of ``calls`` (:func:`usable_context` of their
+    usages) when the caller read it already (the replay's placing of the calls reads it: the
+    usages are then not read again)."""
     if result is not None:
         same_calls = (
             previous is not None
@@ -132,7 +136,7 @@ def build_series(
         )
         columns = _replayed_columns(result, previous if same_calls else None)
     elif session is not None:
-        columns = _recorded_columns(session, calls)
+        columns = _recorded_columns(session, calls, contexts)
     else:
         return EMPTY_SERIES
     if session is not None:
@@ -276,11 +280,33 @@ def _threshold_source(result: ReplayResult) -> str:
     return replay_threshold(result).source.split(",")[0]
 
 
-def _recorded_columns(session: Session, known: Sequence[int] | None = None) -> _Columns:
+def _recorded_columns(
+    session: Session,
+    known: Sequence[int] | None = None,
+    contexts: Sequence[int | None] | None = None,
+) -> _Columns:
     """The recorded series of a session not replayed yet, and the calls over its window
-    (``known``: the message indices of its model calls, in order, when already read)."""
-    messages = session.messages
-    calls = _calls_at(messages, known) if known is not None else None
+    (``known``: the message indices of its model calls, in order, when already read;
+    ``contexts``: their recorded contexts, when read too)."""
+    if known is not None and contexts is not None and len(contexts) == len(known):
+        message_index: Sequence[int] = known
+        recorded = _none_as(contexts, -1)
+    else:
+        message_index, recorded = _read_recorded(session, known)
+    window = session.context_window
+    if window:
+        flags = [OVERFLOW_RECORDED if tokens > window else 0 for tokens in recorded]
+    else:
+        flags = [0] * len(recorded)
+    return _Columns(message_index, recorded, [], [], flags, window, None, [], [])
+
+
+def _read_recorded(
+    session: Session, known: Sequence[int] | None
+) -> tuple[Sequence[int], Sequence[int]]:
+    """The message index and the recorded context (-1: none) of each model call of
+    ``session`` (``known``: the calls' message indices, when already read)."""
+    calls = _calls_at(session.messages, known) if known is not None else None
     if calls is None:
         calls = session.model_calls()
     message_index: Sequence[int] = known if known is not None and calls else []
@@ -289,12 +315,7 @@ def _recorded_columns(session: Session, known: Sequence[int] | None = None) -> _
     recorded = [
         -1 if tokens is None else tokens for tokens in usable_context(list(map(_USAGE, calls)))
     ]
-    window = session.context_window
-    if window:
-        flags = [OVERFLOW_RECORDED if tokens > window else 0 for tokens in recorded]
-    else:
-        flags = [0] * len(recorded)
-    return _Columns(message_index, recorded, [], [], flags, window, None, [], [])
+    return message_index, recorded
 
 
 _USAGE = attrgetter("usage")

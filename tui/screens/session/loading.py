@@ -190,7 +190,7 @@ class SessionLoader(Controller):
             )
             return
         seconds = time.perf_counter() - started
-        prepared = prepare(session)  # (here, not on the interface thread)
+        prepared = prepare(session, replayed=True)  # (here, not on the interface thread)
         release_free_memory()  # (the reader's buffers: of no use to the replay's small objects)
         freeze_heap()  # before the UI thread touches it: no full collection on the first frame
         if not worker.is_cancelled:

@@ -44,14 +44,6 @@ if TYPE_CHECKING:
     from tui.screens.session.view import SessionView
 
 
-def replay_progress_text(done: int, total: int) -> str:
-    """``replaying    512/104,744… (x: cancel)``: the count done is as wide as the total, so
-    the status line keeps its width through a replay (a text of another width lays the whole
-    screen out, and then draws a second frame for it)."""
-    shown = f"{total:,}"
-    return f"replaying {done:>{len(shown)},}/{shown}… (x: cancel)"
-
-
 class ReplayRunner(Controller):
     """Replays the session under the active policy, one run at a time."""
 
@@ -107,6 +99,7 @@ class ReplayRunner(Controller):
         self._cancel = cancel
         self._generation += 1
         view.replaying = True
+        view.replay_progress = None
         self._announce(rerun=state.result is not None)
         self._replay(state.session, state.policy, cancel, self._generation)
 
@@ -265,7 +258,8 @@ class ReplayRunner(Controller):
 
     def replay_progressed(self, event: ReplayProgressed) -> None:
         if event.generation == self._generation and event.total:
-            self.view.status.activity(replay_progress_text(event.done, event.total), busy=True)
+            self.view.replay_progress = (event.done, event.total)
+            self.view.show_activity()
 
     def replay_done(self, event: ReplayDone) -> None:
         view = self.view

@@ -36,6 +36,14 @@ from tui.widgets.session_header import SessionHeader
 from tui.widgets.status_line import StatusLine
 
 
+def replay_progress_text(done: int, total: int) -> str:
+    """``replaying    512/104,744… (x: cancel)``: the count done is as wide as the total, so
+    the status line keeps its width through a replay (a text of another width lays the whole
+    screen out, and then draws a second frame for it)."""
+    shown = f"{total:,}"
+    return f"replaying {done:>{len(shown)},}/{shown}… (x: cancel)"
+
+
 class SessionView(Screen[str | None]):
     """The widgets of one session and the state they show (see :class:`SessionScreen`)."""
 
@@ -67,6 +75,9 @@ class SessionView(Screen[str | None]):
         # -- what the chrome shows; the controllers set it ---------------------------------------
         self.replaying = False
         """A replay runs (set by the replay controller)."""
+        self.replay_progress: tuple[int, int] | None = None
+        """The running replay's last report (messages done, messages in all); None: none yet
+        (the status line then says 0 of the session's messages, as wide as every report)."""
         self.partial = False
         """What is shown is the first part of the file; the rest is still being read."""
         self.follow = False
@@ -192,7 +203,8 @@ class SessionView(Screen[str | None]):
             self.status.activity("first part · reading the rest…", busy=True)
             return
         if self.replaying:
-            self.status.activity("replaying… (x: cancel)", busy=True)
+            done, total = self.replay_progress or (0, self.state.message_count if self.state else 0)
+            self.status.activity(replay_progress_text(done, total), busy=True)
             return
         parts = []
         if self.live_status:
