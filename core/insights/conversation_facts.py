@@ -35,19 +35,9 @@ from functools import lru_cache
 from itertools import accumulate
 from typing import Any, Literal
 
-from core.insights.exit_codes import (
-    EXIT_CODE,
-    EXIT_ENDS,
-    FOLDS_TO_ASCII,
-    LOWERS_TO_ASCII,
-    ascii_lower,
-    ends_say_exit,
-    exit_code,
-    occurrences,
-)
 from core.insights.shell_words import shell_words
-from core.model.session import Message, Role
-from core.model.tokens import arguments_text
+from core.model.session import Message, Role, ToolResult
+from core.model.tokens import arguments_text, utf8_head, utf8_tail
 
 FactKind = Literal[
     "file_read",
@@ -232,6 +222,12 @@ _MARKER_WORDS = {
     ),
 }
 """For each marker, pieces of lower-case text one of which every match of it holds."""
+_FOLDS_TO_ASCII = ("\u0130", "\u0131", "\u017f", "\u212a")
+"""The characters outside ASCII that a case-blind pattern matches to an ASCII letter (İ ı ſ K)."""
+_EXIT_CODE = re.compile(
+    r"(?:exit(?:ed)?(?: with)?[ _]code|exit status|process exited with code)[\"':=\s]*(-?\d+)",
+    re.IGNORECASE,
+)
 _ERROR_LINE = re.compile(
     r"\b(error|exception|traceback|failed|failure|fatal|panic|not found|no such file|denied|"
     r"cannot|can't|unable to)\b",
@@ -291,7 +287,7 @@ def words(text: str) -> list[str]:
     text.lower()))``, read in ASCII (:func:`ascii_lower`) by a table that lowers the letters and
     blanks every other character, then split at the blanks (a fraction of the pattern's cost)."""
     if not text.isascii():
-        if any(c in text for c in LOWERS_TO_ASCII):
+        if any(c in text for c in _LOWERS_TO_ASCII):
             return _WORD.findall(_ESCAPES.sub(" ", text.lower()))
         text = text.encode("ascii", "replace").decode("ascii")
     if "\\" in text:
@@ -306,6 +302,21 @@ _WORD_TABLE = {
 }
 """For each ASCII character: its lower case when :data:`_WORD` reads it as part of a word, else
 a blank."""
+
+
+_LOWERS_TO_ASCII = ("\u0130", "\u212a")
+"""The characters outside ASCII whose lower case holds an ASCII letter (İ, K)."""
+
+
+def ascii_lower(text: str) -> str:
+    """``text.lower()`` as :data:`_WORD` (or a search for a piece of ASCII) reads it: every
+    character outside ASCII becomes one ``?`` before lowering, which keeps the length and the
+    ASCII characters (a character outside ASCII lowers to one character outside ASCII, but for
+    :data:`_LOWERS_TO_ASCII`: a text with one of those is lowered as it is). Lowering ASCII
+    costs a fraction of lowering the rest."""
+    if text.isascii() or any(c in text for c in _LOWERS_TO_ASCII):
+        return text.lower()
+    return text.encode("ascii", "replace").decode("ascii").lower()
 
 
 @lru_cache(maxsize=4096)  # (a session runs the same commands and names the same paths again)
@@ -469,7 +480,7 @@ def _may_match(text: str, marker: re.Pattern[str]) -> bool:
     """False when ``marker`` cannot match ``text``: its lower case holds none of the marker's
     words (substring tests, much cheaper than the case-blind search; a text with a character
     that folds to an ASCII letter goes to the search)."""
-    if not text.isascii() and any(c in text for c in FOLDS_TO_ASCII):
+    if not text.isascii() and any(c in text for c in _FOLDS_TO_ASCII):
         return True
     return any(map(text.lower().__contains__, _MARKER_WORDS[marker]))
 
@@ -484,7 +495,7 @@ def _matches(text: str, marker: re.Pattern[str]) -> bool:
     occurs in the lower case (a match starts there, or :data:`_LEAD` characters before), not
     at every character. A text with a character that folds to an ASCII letter (the only ones
     whose lower case differs in length or may match a piece unseen) goes to the search."""
-    if not text.isascii() and any(c in text for c in FOLDS_TO_ASCII):
+    if not text.isascii() and any(c in text for c in _FOLDS_TO_ASCII):
         return marker.search(text) is not None
     lowered = text.lower()
     match = marker.match
@@ -550,7 +561,7 @@ def _match_starts(text: str, marker: re.Pattern[str]) -> list[int] | None:
     """Where ``marker`` matches ``text`` (every start of a match, ascending), tried only where
     one of its pieces occurs (as :func:`_matches` does); None for a text with a character that
     folds to an ASCII letter."""
-    if not text.isascii() and any(c in text for c in FOLDS_TO_ASCII):
+    if not text.isascii() and any(c in text for c in _FOLDS_TO_ASCII):
         return None
     lowered = ascii_lower(text)  # (positions kept: the pieces are ASCII without ``?``)
     match = marker.match
@@ -727,7 +738,7 @@ def names_of_tests(text: str) -> list[str]:
     """``_TEST_NAME.findall(text)``, the pattern tried only where ``test_`` or ``Test`` occurs
     (every match starts there; a match holding another occurrence is skipped past, as
     findall does)."""
-    starts = sorted(occurrences(text, "test_") + occurrences(text, "Test"))
+    starts = sorted(_occurrences(text, "test_") + _occurrences(text, "Test"))
     names: list[str] = []
     end = 0
     for start in starts:
@@ -760,16 +771,82 @@ def function_names(text: str) -> list[str]:
     return names
 
 
+def _occurrences(text: str, piece: str) -> list[int]:
+    """Where ``piece`` starts in ``text`` (overlapping occurrences included)."""
+    found: list[int] = []
+    at = text.find(piece)
+    while at >= 0:
+        found.append(at)
+        at = text.find(piece, at + 1)
+    return found
+
+
+_EXITED_LEAD = len("process ")
+"""How far before its ``exit`` a match of :data:`_EXIT_CODE` may start."""
+
+
+def _exit_code(text: str) -> re.Match[str] | None:
+    """The exit code a tool's output states (every way of stating it says "exit"; the search
+    runs only on a text whose lower case holds it): the first match of :data:`_EXIT_CODE`,
+    which starts at an ``exit`` of the lower case or :data:`_EXITED_LEAD` characters before
+    (a text with a character that folds to an ASCII letter is searched whole)."""
+    if "x" not in text and "X" not in text:
+        return None  # (a text whose lower case holds "exit" holds one: only they lower to "x")
+    lowered = ascii_lower(text)  # (positions kept: see :func:`ascii_lower`)
+    if "exit" not in lowered:
+        return None
+    if not text.isascii() and any(c in text for c in _FOLDS_TO_ASCII):
+        return _EXIT_CODE.search(text)
+    at = _occurrences(lowered, "exit")
+    for start in sorted({*at, *(a - _EXITED_LEAD for a in at if a >= _EXITED_LEAD)}):
+        found = _EXIT_CODE.match(text, start)
+        if found is not None:
+            return found
+    return None
+
+
+_EXIT_ENDS = 2000
+"""Characters at either end of a tool's output where an exit code is looked for."""
+
+
+def _ends_say_exit(result: ToolResult) -> bool:
+    """Whether either end of ``result``'s output (:data:`_EXIT_ENDS` characters) may state an
+    exit code, read without decoding the rest of it: False only when neither end's :func:`ascii_lower`
+    holds ``exit`` (:func:`_exit_code` finds nothing there).
+
+    When it does, the lower case of the end's UTF-8 (ASCII letters lowered, every other byte
+    kept) holds it too: no character outside ASCII lowers to an ``e``, ``x`` or ``t``, and the
+    ``i`` of ``İ``'s lower case is followed by a combining dot. The UTF-8 read is the bytes
+    decoded for the end's characters (:func:`utf8_head`, :func:`utf8_tail`: about as many bytes
+    as characters in a mostly-ASCII output), not the whole window that holds them (four bytes a
+    character: lowering 16 KB an output was a fifth of the report of a big-output session)."""
+    first, last = result.output_ends_utf8(_EXIT_ENDS)
+    if len(first) > _SHORT_ENDS:
+        first = first[: utf8_head(first, _EXIT_ENDS)[1]]
+    if b"exit" in first.lower():
+        return True
+    if last is first:
+        return False  # (a short output, read whole)
+    if len(last) > _SHORT_ENDS:
+        last = last[utf8_tail(last, _EXIT_ENDS)[1] :]
+    return b"exit" in last.lower()
+
+
+_SHORT_ENDS = 3 * _EXIT_ENDS
+"""UTF-8 bytes of an end (or of a whole short output) lowered as they are: decoding the bytes of
+an end's characters first costs more than lowering as many."""
+
+
 def _failure(message: Message, source: tuple[Message, str, Any] | None) -> Iterator[Fact]:
     result = message.tool_result
     assert result is not None
     if not result.is_error:  # (a result the tool marked failed needs no exit code)
-        if not ends_say_exit(result):
+        if not _ends_say_exit(result):
             return  # (most outputs: no end of theirs states an exit code, none is decoded)
-        head, tail = result.output_ends(EXIT_ENDS)  # (a shorter output's end is its start: None)
-        code = exit_code(head)
+        head, tail = result.output_ends(_EXIT_ENDS)  # (a shorter output's end is its start: None)
+        code = _exit_code(head)
         if code is None and tail is not None:
-            code = exit_code(tail)
+            code = _exit_code(tail)
         if code is None or code.group(1) in ("0",):
             return
     line = error_line(result.output)
@@ -786,6 +863,6 @@ def error_line(output: str) -> str:
     """The line of a failed tool's output that says what went wrong (else its last line)."""
     lines = [line.strip() for line in output.splitlines() if line.strip()]
     for line in lines:
-        if _ERROR_LINE.search(line) and not EXIT_CODE.fullmatch(line):
+        if _ERROR_LINE.search(line) and not _EXIT_CODE.fullmatch(line):
             return line[:_MAX_SENTENCE]
     return lines[-1][:_MAX_SENTENCE] if lines else ""

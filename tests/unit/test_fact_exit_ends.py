@@ -1,4 +1,4 @@
-"""Whether the ends of a tool output may state an exit code (``ends_say_exit``, the filter
+"""Whether the ends of a tool output may state an exit code (``_ends_say_exit``, the filter
 before a failed command's fact is looked for): read from the bytes of the ends' characters,
 never missing an ``exit`` there, and the facts of a head the same as the exact search's."""
 
@@ -8,13 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.insights import exit_codes
-from core.insights.conversation_facts import extract_facts
-from core.insights.exit_codes import (
-    EXIT_ENDS,
+from core.insights import conversation_facts
+from core.insights.conversation_facts import (
+    _EXIT_ENDS,
+    _ends_say_exit,
     ascii_lower,
-    ends_say_exit,
-    says_exit,
+    extract_facts,
 )
 from core.model.session import ToolResult
 from tests.support.builders import SessionBuilder
@@ -24,7 +23,7 @@ _LINE = "    12→some line of a file\n"
 
 def _exact(output: str) -> bool:
     """The exact answer: either end's :func:`ascii_lower` holds ``exit``."""
-    head, tail = output[:EXIT_ENDS], output[-EXIT_ENDS:]
+    head, tail = output[:_EXIT_ENDS], output[-_EXIT_ENDS:]
     return "exit" in ascii_lower(head) or "exit" in ascii_lower(tail)
 
 
@@ -34,7 +33,7 @@ def test_an_exit_past_the_ends_characters_is_not_read() -> None:
     body = _LINE * 1_000
     output = body[:5_000] + "EXIT" + body[5_004:20_000]
     assert not _exact(output)
-    assert not ends_say_exit(ToolResult(call_id="c", output=output))
+    assert not _ends_say_exit(ToolResult(call_id="c", output=output))
 
 
 @settings(max_examples=200, deadline=None)
@@ -49,9 +48,9 @@ def test_an_exit_within_an_end_is_read(at: int, word: str, other: str, lines: in
     output = body[:at] + word + body[at:]
     result = ToolResult(call_id="c", output=output)
     if _exact(output):
-        assert ends_say_exit(result)
+        assert _ends_say_exit(result)
     if "exit" not in output.lower():
-        assert not ends_say_exit(result)
+        assert not _ends_say_exit(result)
 
 
 def test_a_failed_command_is_found_in_either_end() -> None:
@@ -74,39 +73,10 @@ def test_a_mostly_ascii_output_s_ends_are_read_without_decoding(
     def decoded(data: bytes, count: int) -> tuple[str, int]:
         raise AssertionError("an end was decoded")
 
-    monkeypatch.setattr(exit_codes, "utf8_head", decoded)
-    monkeypatch.setattr(exit_codes, "utf8_tail", decoded)
+    monkeypatch.setattr(conversation_facts, "utf8_head", decoded)
+    monkeypatch.setattr(conversation_facts, "utf8_tail", decoded)
     body = _LINE * 1_000
     quiet = ToolResult(call_id="c", output=body)
     assert type(quiet._held_output) is not str  # (held as UTF-8)
-    assert not ends_say_exit(quiet)
-    assert ends_say_exit(ToolResult(call_id="c", output=body + "exit code 1"))
-
-
-@settings(max_examples=400, deadline=None)
-@given(
-    st.lists(
-        st.sampled_from([b"e", b"E", b"x", b"X", b"i", b"I", b"t", b"T", b"exit", b"eXiT", b"ab "])
-        | st.binary(max_size=3),
-        max_size=300,
-    ).map(b"".join)
-)
-def test_says_exit_is_the_lowered_search(data: bytes) -> None:
-    """Looked for around each ``x`` (or, past one a 32 bytes, in the lowered window): the same
-    answer as ``b"exit" in data.lower()``, whatever the bytes (letters of every case, bytes
-    past ASCII whose low bits spell a letter, a window crowded with ``x``s)."""
-    assert says_exit(data) is (b"exit" in data.lower())
-
-
-class _Unlowered(bytes):
-    def lower(self) -> bytes:
-        raise AssertionError("the window was lowered")
-
-
-def test_a_window_with_few_x_s_is_not_lowered() -> None:
-    text = _LINE * 100 + "max index context"
-    assert not says_exit(_Unlowered(text.encode()))
-    assert says_exit(_Unlowered((text + " EXIT 2").encode()))
-    crowded = _Unlowered(b"x" * 200)
-    with pytest.raises(AssertionError):
-        says_exit(crowded)
+    assert not _ends_say_exit(quiet)
+    assert _ends_say_exit(ToolResult(call_id="c", output=body + "exit code 1"))

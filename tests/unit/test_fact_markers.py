@@ -12,8 +12,11 @@ from hypothesis import strategies as st
 from core.insights.conversation_facts import (
     _DECISION,
     _ESCAPES,
+    _EXIT_CODE,
+    _FOLDS_TO_ASCII,
     _FUNCTION,
     _INSTRUCTION,
+    _LOWERS_TO_ASCII,
     _PLAIN,
     _SENTENCE,
     _TEST,
@@ -22,21 +25,16 @@ from core.insights.conversation_facts import (
     FactMemo,
     NormalisedText,
     _command_key,
+    _ends_say_exit,
+    _exit_code,
     _match_starts,
     _matches,
     _may_match,
+    ascii_lower,
     extract_facts,
     function_names,
     names_of_tests,
     words,
-)
-from core.insights.exit_codes import (
-    EXIT_CODE,
-    FOLDS_TO_ASCII,
-    LOWERS_TO_ASCII,
-    ascii_lower,
-    ends_say_exit,
-    exit_code,
 )
 from core.model.session import ToolResult
 from tests.support.builders import SessionBuilder
@@ -92,7 +90,7 @@ _PIECES = [
 def test_the_fold_characters_are_every_one_a_case_blind_letter_matches() -> None:
     letter = re.compile("[a-z]", re.IGNORECASE)
     found = tuple(c for c in map(chr, range(128, 0x30000)) if letter.match(c))
-    assert found == FOLDS_TO_ASCII
+    assert found == _FOLDS_TO_ASCII
 
 
 def test_a_text_a_marker_matches_always_passes_its_pre_test() -> None:
@@ -122,7 +120,7 @@ def test_trying_a_marker_where_its_pieces_are_finds_what_the_search_finds() -> N
 
 def test_every_lower_case_but_one_keeps_the_length_of_its_character() -> None:
     longer = [c for c in map(chr, range(0x110000)) if len(c.lower()) != 1]
-    assert longer == ["\u0130"] and longer[0] in FOLDS_TO_ASCII
+    assert longer == ["\u0130"] and longer[0] in _FOLDS_TO_ASCII
 
 
 def test_a_text_without_the_marker_words_is_skipped() -> None:
@@ -269,8 +267,8 @@ def _exit_codes_found(pieces: list[str], seed: int, most: int) -> int:
     found = 0
     for _ in range(30_000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, most)))
-        expected = EXIT_CODE.search(text) if "exit" in text.lower() else None
-        got = exit_code(text)
+        expected = _EXIT_CODE.search(text) if "exit" in text.lower() else None
+        got = _exit_code(text)
         found += expected is not None
         assert (got and (got.span(), got.group(1))) == (
             expected and (expected.span(), expected.group(1))
@@ -329,7 +327,7 @@ def test_called_names_are_what_the_call_pattern_finds_everywhere() -> None:
 
 def test_no_lower_case_outside_ascii_holds_ascii_but_those_lowered_as_they_are() -> None:
     to_ascii = [c for c in map(chr, range(128, 0x110000)) if any(x < "\x80" for x in c.lower())]
-    assert tuple(to_ascii) == LOWERS_TO_ASCII
+    assert tuple(to_ascii) == _LOWERS_TO_ASCII
 
 
 _WORD_PIECES = [
@@ -379,7 +377,7 @@ def test_a_marker_is_tried_everywhere_it_matches() -> None:
         for marker in (_INSTRUCTION, _DECISION):
             starts = _match_starts(text, marker)
             if starts is None:  # (a fold character: searched sentence by sentence)
-                assert any(c in text for c in FOLDS_TO_ASCII)
+                assert any(c in text for c in _FOLDS_TO_ASCII)
                 continue
             expected = [at for at in range(len(text) + 1) if marker.match(text, at)]
             matched += bool(expected)
@@ -431,7 +429,7 @@ def test_the_ends_say_exit_when_their_lower_case_does(output: str) -> None:
     result = ToolResult(call_id="c", output=output)
     head, tail = result.output_ends(2000)
     expected = any("exit" in ascii_lower(end) for end in (head, tail) if end is not None)
-    assert ends_say_exit(result) or not expected
+    assert _ends_say_exit(result) or not expected
 
 
 def test_an_exit_at_the_edge_of_an_end_is_told_as_the_end_holds_it() -> None:
@@ -446,5 +444,5 @@ def test_an_exit_at_the_edge_of_an_end_is_told_as_the_end_holds_it() -> None:
                 result = ToolResult(call_id="c", output=output)
                 head, tail = result.output_ends(2000)
                 expected = any("exit" in ascii_lower(e) for e in (head, tail) if e is not None)
-                assert ends_say_exit(result) or not expected, (char, length)
+                assert _ends_say_exit(result) or not expected, (char, length)
                 assert expected is (length <= 1996)

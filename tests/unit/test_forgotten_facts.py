@@ -13,8 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.formats import load_session
-from core.insights.conversation_facts import FACT_KINDS, extract_facts
-from core.insights.exit_codes import exit_code
+from core.insights.conversation_facts import FACT_KINDS, _exit_code, extract_facts
 from core.insights.forgotten_facts import (
     ENCRYPTED,
     compare_summaries,
@@ -338,7 +337,7 @@ def test_an_output_fails_as_its_ends_exit_codes_say(output: str) -> None:
     code is not 0."""
     messages = SessionBuilder().call("Bash", {"command": "make all"}).result(output).messages
     head, tail = ToolResult(call_id="c", output=output).output_ends(2000)
-    code = exit_code(head) or (exit_code(tail) if tail is not None else None)
+    code = _exit_code(head) or (_exit_code(tail) if tail is not None else None)
     failed = code is not None and code.group(1) != "0"
     kinds = [fact.kind for fact in extract_facts(messages)]
     assert ("failed_command" in kinds) is failed
