@@ -387,13 +387,15 @@ class ToolResult(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
     def output_ends_utf8(self, count: int) -> tuple[bytes, bytes]:
         """UTF-8 that holds the output's start and UTF-8 that holds its end, ``count``
         characters each (the whole output when shorter), read without decoding an output held
-        as UTF-8: its first and last ``4 * count`` bytes, or the whole output's bytes, the same
-        object twice, when it has no more than ``8 * count``. They hold both ends of
-        :meth:`output_ends`: a reader that finds no marker there need not decode them."""
+        as UTF-8: its first and last ``count`` bytes and as many as the whole output has past
+        one a character (at most ``4 * count``), or the whole output's bytes, the same object
+        twice, when it has no more than twice that. They hold both ends of :meth:`output_ends`:
+        a reader that finds no marker there need not decode them (nor find where their
+        characters end: a mostly-ASCII output's windows are little more than its ends)."""
         held = self._held_output
         if isinstance(held, str):
             return held[:count].encode(), held[-count:].encode()
-        window = 4 * count
+        window = min(4 * count, count + held._extra)  # (no count characters take more bytes)
         data = held.data
         if len(data) <= 2 * window:
             return data, data

@@ -126,6 +126,9 @@ class RecordedCompactions:
         """Messages a walk adds to the context: in the main conversation and not owned by a
         recorded compaction, 1, else 0 (a byte a message)."""
         self._backwards: int | None = None
+        self._automatic_by_call: dict[int, list[RecordedCompaction]] | None = None
+        """The automatic compactions by the call they came before, in :attr:`all`'s order
+        (:meth:`here`; made when first asked, after the placement)."""
 
     @property
     def session(self) -> Session:
@@ -243,9 +246,17 @@ class RecordedCompactions:
 
     def here(self, c: int, kind: str = "auto") -> RecordedCompaction | None:
         """The automatic recorded compaction of ``kind`` (``auto``: the threshold's, just before
-        call ``c``; ``overflow``: the recovery after call ``c`` was refused)."""
-        for rc in self.all:
-            if rc.recorded_call == c and rc.automatic and (rc.kind == kind or rc.kind == "unknown"):
+        call ``c``; ``overflow``: the recovery after call ``c`` was refused): the first of
+        :attr:`all` there, found among the automatic ones of call ``c`` (a walk following the
+        recording asks at every call it checks: not a scan of them all each time)."""
+        by_call = self._automatic_by_call
+        if by_call is None:
+            by_call = self._automatic_by_call = {}
+            for rc in self.all:
+                if rc.recorded_call is not None and rc.automatic:
+                    by_call.setdefault(rc.recorded_call, []).append(rc)
+        for rc in by_call.get(c, ()):
+            if rc.kind == kind or rc.kind == "unknown":
                 return rc
         return None
 

@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 
 from core.model.tokens import TokenCounter
 from core.policy import Policy
+from core.replay.calls import Calls
 from core.replay.recorded import RecordedSide
 from core.replay.results import ThresholdSpan
-from core.replay.state import Item
+from core.replay.state import Item, all_same
 from core.replay.truncation import Truncation
 
 
@@ -53,3 +54,11 @@ class Setting:
     def limit(self) -> int | None:
         """The threshold at the first call (what a single figure reports)."""
         return self.limits[0] if self.limits else None
+
+    def recorded_reasons(self, calls: Calls) -> list[str | None]:
+        """Why each recorded call of ``calls`` overflowed against its window (one list when the
+        window is the same at every call, the usual case)."""
+        windows = self.windows
+        if all_same(windows):
+            return calls.recorded_overflows(windows[0] if windows else None)
+        return [calls.recorded_overflows(window)[c] for c, window in enumerate(windows)]

@@ -38,7 +38,6 @@ from core.replay.state import (
     State,
     Stuck,
     Trace,
-    all_same,
     checkpoint_spacing,
 )
 from core.replay.stuck import FIRED_NOTE, Appended
@@ -69,14 +68,6 @@ _FIRED_BECAUSE: dict[str, str] = {
 
 
 _RECORDED = Provenance.RECORDED
-
-
-def _recorded_reasons(calls: Calls, windows: Sequence[int | None]) -> list[str | None]:
-    """Why each recorded call overflowed against its window (one list when the window is the
-    same at every call, the usual case)."""
-    if all_same(windows):
-        return calls.recorded_overflows(windows[0] if windows else None)
-    return [calls.recorded_overflows(window)[c] for c, window in enumerate(windows)]
 
 
 def _no_stretch(_call: int, _state: State) -> int:
@@ -152,7 +143,7 @@ class Run:
         trace.call_messages = calls.calls
         self._rec = rec
         self._follow = setting.follow_recording
-        self._reasons = _recorded_reasons(calls, setting.windows)
+        self._reasons = setting.recorded_reasons(calls)
         self._check_each = setting.policy.compaction.check_before_each_call
         self._rules = CheckRules(setting.policy)
         self._faithful = setting.native or setting.follow_recording
@@ -219,7 +210,8 @@ class Run:
         checkpoint = self.trace.checkpoints.append
         pending_at = self.trace.pending.append
         copy = State.copy
-        every = checkpoint_spacing(len(self.calls))
+        # (a run following the recording is read for its checks alone: no state to resume from)
+        every = len(self.calls) + 1 if self._follow else checkpoint_spacing(len(self.calls))
         call_of = self.calls.call_of
         rc_at = self.recorded.at
         walked = self.recorded.walked

@@ -4,9 +4,11 @@ never missing an ``exit`` there, and the facts of a head the same as the exact s
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.insights import conversation_facts
 from core.insights.conversation_facts import (
     _EXIT_ENDS,
     _ends_say_exit,
@@ -60,3 +62,21 @@ def test_a_failed_command_is_found_in_either_end() -> None:
     facts = extract_facts(builder.session().messages)
     failed = [f.text for f in facts if f.kind == "failed_command"]
     assert failed == ["make one", "make two"]
+
+
+def test_a_mostly_ascii_output_s_ends_are_read_without_decoding(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A long Read output held as UTF-8 (an ``→`` a line): its windows are little more than its
+    ends' characters, lowered as they are, without decoding them to find where those end."""
+
+    def decoded(data: bytes, count: int) -> tuple[str, int]:
+        raise AssertionError("an end was decoded")
+
+    monkeypatch.setattr(conversation_facts, "utf8_head", decoded)
+    monkeypatch.setattr(conversation_facts, "utf8_tail", decoded)
+    body = _LINE * 1_000
+    quiet = ToolResult(call_id="c", output=body)
+    assert type(quiet._held_output) is not str  # (held as UTF-8)
+    assert not _ends_say_exit(quiet)
+    assert _ends_say_exit(ToolResult(call_id="c", output=body + "exit code 1"))

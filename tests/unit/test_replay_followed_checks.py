@@ -147,3 +147,27 @@ def test_the_recordings_checks_are_the_same_with_sparse_checkpoints(
     start, divergence = _compare(session, monkeypatch)
     calls, _recorded = placed(session)
     assert start <= (calls.n if divergence == len(calls) else calls.calls[divergence])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_walk_following_the_recording_keeps_no_state_to_resume_from(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only its checks are read: the state is not copied before each call (a checkpoint), as a
+    run of a policy's is; the state it starts from and the one it ends with are."""
+    session = _random_session(seed)
+    calls = len(placed(session)[0])
+    native = native_policy(session)
+    replayer = Replayer(session)
+    setting = replayer._setting(native)
+    copies: list[int] = []
+    copy = state_module.State.copy
+
+    def counted(state: state_module.State) -> state_module.State:
+        copies.append(1)
+        return copy(state)
+
+    monkeypatch.setattr(state_module.State, "copy", counted)
+    checks = replayer.recorded_checks(setting)
+    assert len(checks) == calls
+    assert len(copies) <= 2 < calls

@@ -217,14 +217,23 @@ def test_the_ends_utf8_hold_the_ends(text: str, count: int) -> None:
 
 
 def test_the_ends_utf8_of_an_output_their_windows_cover_are_the_output_once() -> None:
-    """An output held as UTF-8 that two windows of ``4 * count`` bytes cover whole is given
-    whole, the same bytes twice (a reader looks at them once); a longer one as its windows."""
-    for size, whole in ((3000, True), (16000, True), (16001, False)):
-        result = ToolResult(call_id="c", output="→" + "a" * (size - 3))  # (size bytes)
+    """An output held as UTF-8 that two windows cover whole is given whole, the same bytes
+    twice (a reader looks at them once); a longer one as its windows: ``count`` bytes and the
+    bytes the output has past one a character (two for a ``→``), at most ``4 * count``."""
+    for text, whole, window in (
+        ("→" + "a" * 2997, True, 3000),
+        ("→" + "a" * 4001, True, 4004),
+        ("→" + "a" * 4002, False, 2002),
+        ("→" * 5 + "a" * 30_000, False, 2010),
+        ("→" * 2000 + "a" * 30_000, False, 6000),
+        ("→" * 4000 + "a" * 30_000, False, 8000),
+        ("→" * 3000 + "a" * 7000, True, 16000),
+    ):
+        result = ToolResult(call_id="c", output=text)
         assert type(result._held_output) is not str  # (held as UTF-8)
         first, last = result.output_ends_utf8(2000)
-        assert (first is last) is whole, size
-        assert (len(first), len(last)) == ((size, size) if whole else (8000, 8000))
+        assert (first is last) is whole, len(text)
+        assert (len(first), len(last)) == (window, window)
 
 
 def test_the_ends_of_a_long_held_output_decode_only_the_ends(
