@@ -17,7 +17,6 @@ does not match) gives None, and the caller falls back to tiktoken's own loader.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import io
 from array import array
@@ -53,6 +52,7 @@ SPECIAL_TOKENS = {
 def rank_file() -> bytes | None:
     """The bundled rank file's content (None: not installed, unreadable or not the file the
     digest names)."""
+    import hashlib
     from importlib import resources  # (with tempfile, shutil …: only when the rank file is read)
 
     package, folder, name = RANK_FILE
