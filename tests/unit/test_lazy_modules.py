@@ -87,3 +87,24 @@ print(sys.modules["secrets"] is secrets, lazy_modules.deferred("secrets"),
       "no_such_module_here" in sys.modules)
 """
     assert run_python(code).strip() == "True False False"
+
+
+def test_a_packages_module_is_deferred_without_importing_the_package() -> None:
+    """``msgspec.inspect``: msgspec's own ``from . import inspect`` leaves it deferred; its first
+    use (a type description, a JSON schema) runs it, and every name for it is the one module."""
+    code = """
+import sys
+from tui.cli import lazy_modules
+lazy_modules.defer()
+loaded = "msgspec" in sys.modules
+import msgspec
+before = lazy_modules.deferred("msgspec.inspect")
+class Point(msgspec.Struct):
+    x: int
+field = msgspec.inspect.type_info(Point).fields[0].name
+schema = msgspec.json.schema(Point)["$ref"]
+import msgspec.inspect as described
+same = described is sys.modules["msgspec.inspect"] is msgspec.inspect
+print(loaded, before, field, schema, same, lazy_modules.deferred("msgspec.inspect"))
+"""
+    assert run_python(code).strip() == "False True x #/$defs/Point True False"

@@ -4,7 +4,9 @@ when first used.
 * :mod:`secrets` — pydantic's types import it for ``SecretStr`` comparisons; with it come
   :mod:`hmac`, :mod:`hashlib` and OpenSSL's library, :mod:`random` and :mod:`base64`;
 * :mod:`tokenize` — :mod:`inspect` and :mod:`linecache` read source with it; its import compiles
-  a regular expression whose text changes with each process's string hashing.
+  a regular expression whose text changes with each process's string hashing;
+* ``msgspec.inspect`` — msgspec's type descriptions (its JSON schemas use them), made of ~40
+  structs, which msgspec imports as it loads.
 
 The import statement gives the module object at once; its code runs at the first use of one of
 its attributes (``from secrets import token_hex`` is one), as it would have run at the import,
@@ -18,10 +20,11 @@ from __future__ import annotations
 import importlib.util
 import sys
 import threading
+from importlib.machinery import ModuleSpec, PathFinder
 from types import ModuleType
 from typing import Any
 
-DEFERRED = ("secrets", "tokenize")
+DEFERRED = ("secrets", "tokenize", "msgspec.inspect")
 """The modules :func:`defer` runs on first use: the libraries that import them use none of
 their attributes as they load."""
 
@@ -65,12 +68,26 @@ def defer(names: tuple[str, ...] = DEFERRED) -> None:
     for name in names:
         if name in sys.modules:
             continue
-        spec = importlib.util.find_spec(name)
+        spec = _spec(name)
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             continue
         module = importlib.util.module_from_spec(spec)
         module.__class__ = _OnFirstUse
         sys.modules[name] = module
+
+
+def _spec(name: str) -> ModuleSpec | None:
+    """Where ``name`` is, found without importing it or its package (a package that is imported
+    already is left alone: it may have imported the module)."""
+    package, _, _ = name.rpartition(".")
+    if not package:
+        return importlib.util.find_spec(name)
+    if package in sys.modules:
+        return None
+    outer = importlib.util.find_spec(package)
+    if outer is None or not outer.submodule_search_locations:
+        return None
+    return PathFinder.find_spec(name, list(outer.submodule_search_locations))
 
 
 def deferred(name: str) -> bool:
