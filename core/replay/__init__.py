@@ -11,44 +11,85 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from core.algorithms.overflow import RecordedKind
 from core.replay.compare import compare
-from core.replay.engine import Replayer, SummarizerFactory, replay
-from core.replay.policies import (
-    INFERRED,
-    NATIVE_PRESET,
-    agent_version,
-    effective_window,
-    is_recording_policy,
-    native_policy,
-    policy_threshold,
-)
-from core.replay.results import (
-    SCHEMA_VERSION,
-    CallPoint,
-    CompareResult,
-    CompareRow,
-    EventKind,
-    FidelityRow,
-    InferredThreshold,
-    MessageState,
-    Outcome,
-    ReplayEvent,
-    ReplayResult,
-    ReplaySummary,
-    ThresholdSpan,
-    Trigger,
-    cut_index,
-)
-from core.replay.simulate import ProgressFn, ReplayCancelled
-from core.replay.truncation import sent_output
 
 if TYPE_CHECKING:
+    from core.algorithms.overflow import RecordedKind
     from core.replay.context import CompactionAt, ContextAt
+    from core.replay.engine import Replayer, SummarizerFactory, replay
+    from core.replay.policies import (
+        INFERRED,
+        NATIVE_PRESET,
+        agent_version,
+        effective_window,
+        is_recording_policy,
+        native_policy,
+        policy_threshold,
+    )
+    from core.replay.results import (
+        SCHEMA_VERSION,
+        CallPoint,
+        CompareResult,
+        CompareRow,
+        EventKind,
+        FidelityRow,
+        InferredThreshold,
+        MessageState,
+        Outcome,
+        ReplayEvent,
+        ReplayResult,
+        ReplaySummary,
+        ThresholdSpan,
+        Trigger,
+        cut_index,
+    )
+    from core.replay.simulate import ProgressFn, ReplayCancelled
+    from core.replay.truncation import sent_output
 
-_ON_FIRST_USE = {"CompactionAt": "core.replay.context", "ContextAt": "core.replay.context"}
-"""Names imported when first asked for (with the compaction algorithms they bring: a replay
-that never compacts, ``analyze`` of most sessions, starts without them)."""
+_ON_FIRST_USE = {
+    **dict.fromkeys(("RecordedKind",), "core.algorithms.overflow"),
+    **dict.fromkeys(("CompactionAt", "ContextAt"), "core.replay.context"),
+    **dict.fromkeys(("Replayer", "SummarizerFactory", "replay"), "core.replay.engine"),
+    **dict.fromkeys(
+        (
+            "INFERRED",
+            "NATIVE_PRESET",
+            "agent_version",
+            "effective_window",
+            "is_recording_policy",
+            "native_policy",
+            "policy_threshold",
+        ),
+        "core.replay.policies",
+    ),
+    **dict.fromkeys(
+        (
+            "SCHEMA_VERSION",
+            "CallPoint",
+            "CompareResult",
+            "CompareRow",
+            "EventKind",
+            "FidelityRow",
+            "InferredThreshold",
+            "MessageState",
+            "Outcome",
+            "ReplayEvent",
+            "ReplayResult",
+            "ReplaySummary",
+            "ThresholdSpan",
+            "Trigger",
+            "cut_index",
+        ),
+        "core.replay.results",
+    ),
+    **dict.fromkeys(("ProgressFn", "ReplayCancelled"), "core.replay.simulate"),
+    **dict.fromkeys(("sent_output",), "core.replay.truncation"),
+}
+"""Names imported when first asked for, with the module that defines them: importing one
+submodule (``core.replay.recorded``, as ``ctxscope breakdown`` does) runs this package's
+``__init__`` first, and it loads neither the replay engine nor its result models then (a replay
+that never compacts, ``analyze`` of most sessions, starts without the compaction algorithms
+:mod:`core.replay.context` brings either)."""
 
 
 def __getattr__(name: str) -> Any:
@@ -57,7 +98,9 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import importlib
 
-    return getattr(importlib.import_module(module), name)
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 
 __all__ = [

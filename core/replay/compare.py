@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from core.model.session import Session
-from core.policy import Policy
-from core.replay.engine import Replayer
-from core.replay.policies import effective_window
-from core.replay.results import CompareResult, CompareRow, Outcome, ReplayResult
-from core.replay.simulate import ProgressFn
+if TYPE_CHECKING:  # (the package's __init__ imports this module: it loads no replay engine)
+    from core.model.session import Session
+    from core.policy import Policy
+    from core.replay.engine import Replayer
+    from core.replay.results import CompareResult, CompareRow, ReplayResult
+    from core.replay.simulate import ProgressFn
 
 
 def compare(
@@ -21,6 +22,10 @@ def compare(
     replayer: Replayer | None = None,
 ) -> CompareResult:
     """Replay ``session`` under each policy and put the figures side by side."""
+    from core.replay.engine import Replayer
+    from core.replay.policies import effective_window
+    from core.replay.results import CompareResult
+
     engine = replayer or Replayer(session)
     rows: list[CompareRow] = []
     per_policy: list[tuple[str, list[str]]] = []
@@ -42,6 +47,8 @@ def compare(
 
 
 def _row(policy: Policy, result: ReplayResult) -> CompareRow:
+    from core.replay.results import CompareRow, Outcome
+
     counts = dict.fromkeys(typing.get_args(Outcome), 0)
     for row in result.fidelity:
         counts[row.outcome] += 1

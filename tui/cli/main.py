@@ -96,6 +96,9 @@ try:
     from typing import Any, NoReturn
 
     if sys.argv[1:2] and sys.argv[1] in ONE_SHOT:
+        from tui.cli import lazy_modules
+
+        lazy_modules.defer()  # (before anything imports them: the cache's imports do)
         # (the code click generates as it loads, its regular expressions and named tuples, is
         # read from the cache folder too: :func:`_import_command`)
         from tui.cli import code_cache

@@ -11,14 +11,17 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from core.model.session import Session
 from core.model.terminal_text import safe
 from core.policy import Policy
-from core.replay import INFERRED, Replayer, ReplayResult
+from core.replay.policies import INFERRED
+
+if TYPE_CHECKING:  # (the replay engine: only for a command that replays, on first use)
+    from core.replay import Replayer, ReplayResult
 
 
 def fail(command: str, message: str) -> NoReturn:
