@@ -45,7 +45,7 @@ from typing import Any
 
 import orjson
 
-from core.llm.mock_entries import entry_starts, raw_entries
+from core.llm.mock_entries import piece_entries, raw_entries
 from core.llm.mock_words import DECISION, FINDING, INSTRUCTION_LINE
 from core.llm.protocol import (
     ChatMessage,
@@ -397,7 +397,14 @@ def _error_words_in(lowered: str) -> tuple[str, ...]:
     """The error words that occur in ``lowered`` anywhere (whole words or not): the only ones
     :func:`_find_error_word` can find there. ``in`` tells it with no argument parsing and no
     position, which is most of the cost of a ``str.find`` that finds nothing in a short text."""
-    return tuple(filter(lowered.__contains__, _ERROR_WORDS))
+    return tuple(
+        filter(lowered.__contains__, _ERROR_WORDS if "fail" in lowered else _NO_FAIL_WORDS)
+    )
+
+
+_NO_FAIL_WORDS = tuple(word for word in _ERROR_WORDS if "fail" not in word)
+"""The error words but ``failed`` and ``failure``: where ``fail`` is not, neither is (one
+search for the two, in the output of most tool calls)."""
 
 
 _LOWERS_TO_ONE_ASCII = "\u212a"
@@ -476,10 +483,8 @@ def _part_facts(part: _Part) -> tuple[_Facts, ...] | None:
     label, which splitting the whole text would have read differently)."""
     if not isinstance(part, str):
         return (_facts_of(*part),)
-    starts = entry_starts(part)
-    if not starts or starts[0][0] != 0:
-        return None
-    return tuple(starmap(_facts_of, raw_entries(part, starts)))
+    entries = piece_entries(part)
+    return None if entries is None else tuple(starmap(_facts_of, entries))
 
 
 class _FactsCache:

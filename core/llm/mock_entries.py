@@ -14,6 +14,10 @@ from core.llm.summary_templates import ENTRY_LABELS
 
 LABEL_AT = re.compile("(" + "|".join(re.escape(label) for label in ENTRY_LABELS) + "):[ ]?")
 
+_LABEL_SECOND = "".join(sorted({label[1] for label in ENTRY_LABELS}))
+"""The characters a label can have after its ``[``: a line start with another one (a tool
+output's cut marker ``[... n more characters cut``, a list) is not matched with the regex."""
+
 
 _FAST_TRIES = 4
 """``[`` found with the one-character search (memchr) before a text with many of them inside
@@ -36,40 +40,49 @@ def line_bracket(text: str, start: int) -> int:
     return text.find("\n[", at) + 1  # (no line start [ before ``at``: each [ was tried)
 
 
-def entry_starts(text: str) -> list[tuple[int, int, str]]:
-    """``(entry start, body start, label)`` of each entry of a labelled transcript.
+def raw_entries(text: str) -> list[tuple[str, str]]:
+    """``(label, body)`` of each entry of a labelled transcript (see :mod:`core.llm.summary_templates`): an
+    entry runs from its label to the next entry; its body is stripped of newlines at both ends.
 
     An entry starts at a line that starts with a label and a colon (the regex
     ``^(label|...):[ ]?`` in multi-line mode). Every label starts with ``[``, so only line
     starts followed by ``[`` are tried (:func:`line_bracket`); the rest of the text is skipped
-    at C speed.
+    at C speed. Text before the first entry is not in any.
     """
-    starts: list[tuple[int, int, str]] = []
     at = 0 if text.startswith("[") else line_bracket(text, 0)
-    if at or text.startswith("["):
-        while True:
-            match = LABEL_AT.match(text, at)
-            if match is not None:
-                starts.append((at, match.end(), match.group(1)))
-            at = line_bracket(text, at)
-            if not at:
-                break
-    return starts
+    return _entries_from(text, at) if at or text.startswith("[") else []
 
 
-def raw_entries(
-    text: str, starts: list[tuple[int, int, str]] | None = None
-) -> list[tuple[str, str]]:
-    """``(label, body)`` of each entry of a labelled transcript (see :mod:`core.llm.summary_templates`): an
-    entry runs from its label to the next entry; its body is stripped of newlines at both ends.
-    ``starts``: what :func:`entry_starts` gave for ``text``, when already known."""
-    if starts is None:
-        starts = entry_starts(text)
+def piece_entries(text: str) -> list[tuple[str, str]] | None:
+    """:func:`raw_entries` of a text that starts with an entry (a piece a transcript was joined
+    from); None when it does not start with one (its start would belong to the entry before it
+    in the whole transcript, so it cannot be read on its own)."""
+    if not text.startswith("[") or LABEL_AT.match(text) is None:
+        return None
+    return _entries_from(text, 0)
+
+
+def _entries_from(text: str, at: int) -> list[tuple[str, str]]:
+    """The entries of ``text`` from ``at``, 0 or a line start that starts with ``[``, on: one
+    pass, each entry cut out once the next one (or the end of the text) is found."""
     entries: list[tuple[str, str]] = []
-    for k, (_start, body_start, label) in enumerate(starts):
-        end = starts[k + 1][0] if k + 1 < len(starts) else len(text)
-        entries.append((label, text[body_start:end].strip("\n")))
+    label: str | None = None
+    body_start = 0
+    match_at = LABEL_AT.match
+    second = _LABEL_SECOND
+    while True:
+        match = match_at(text, at) if text[at + 1 : at + 2] in second else None
+        if match is not None:
+            if label is not None:
+                entries.append((label, text[body_start:at].strip("\n")))
+            label = match.group(1)
+            body_start = match.end()
+        at = line_bracket(text, at)
+        if not at:
+            break
+    if label is not None:
+        entries.append((label, text[body_start:].strip("\n")))
     return entries
 
 
-__all__ = ["LABEL_AT", "entry_starts", "line_bracket", "raw_entries"]
+__all__ = ["LABEL_AT", "line_bracket", "piece_entries", "raw_entries"]

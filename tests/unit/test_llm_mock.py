@@ -230,6 +230,9 @@ _ENTRY_PIECES = st.one_of(
             "[Earlier summary]: ",
             "[User]",
             "[",
+            "[... 12 more characters cut from this tool output]",
+            "[0, 1]",
+            "[Tool",
             "\n",
             "\n\n",
             "bash",
@@ -261,6 +264,29 @@ def test_entries_are_split_as_the_line_start_regex_splits_them(text: str) -> Non
         for k, m in enumerate(matches)
     ]
     assert mock_entries.raw_entries(text) == [(label, body.strip("\n")) for label, body in expected]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_ENTRY_PIECES, max_size=24).map("".join))
+def test_a_piece_that_starts_with_an_entry_is_read_as_the_whole_text_split(text: str) -> None:
+    # A piece of a transcript is read alone only when it starts with an entry; its entries are
+    # then those splitting it as a whole text gives (none is lost before the first label).
+    from core.llm import mock_entries
+
+    starts_with_entry = mock_entries.LABEL_AT.match(text) is not None
+    expected = mock_entries.raw_entries(text) if starts_with_entry else None
+    assert mock_entries.piece_entries(text) == expected
+
+
+def test_a_line_start_bracket_no_label_starts_with_is_not_an_entry() -> None:
+    from core.llm import mock_entries
+
+    text = "[Tool result]: bash\nok\n\n[... 9 more characters cut from this tool output]\n[0]"
+    assert mock_entries.piece_entries(text) == [
+        ("[Tool result]", "bash\nok\n\n[... 9 more characters cut from this tool output]\n[0]")
+    ]
+    assert mock_entries.piece_entries("[0]\n[User]: hi") is None
+    assert mock_entries.raw_entries("[0]\n[User]: hi") == [("[User]", "hi")]
 
 
 def test_a_cached_head_gives_the_same_summary() -> None:
