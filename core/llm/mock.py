@@ -45,6 +45,7 @@ from typing import Any
 
 import orjson
 
+from core.llm.mock_entries import piece_entries, raw_entries
 from core.llm.mock_words import DECISION, FINDING, INSTRUCTION_LINE
 from core.llm.protocol import (
     ChatMessage,
@@ -57,7 +58,6 @@ from core.llm.protocol import (
 from core.llm.summary_templates import (
     CONVERSATION_CLOSE,
     CONVERSATION_OPEN,
-    ENTRY_LABELS,
     LABEL_ASSISTANT,
     LABEL_TOOL_CALL,
     LABEL_TOOL_ERROR,
@@ -148,66 +148,6 @@ def _first_sentence(text: str) -> str:
     return _one_line(parts[0]) if parts else ""
 
 
-_LABEL_AT = re.compile("(" + "|".join(re.escape(label) for label in ENTRY_LABELS) + "):[ ]?")
-
-
-_FAST_TRIES = 4
-"""``[`` found with the one-character search (memchr) before a text with many of them inside
-its lines is searched for ``\n[`` itself."""
-
-
-def _line_bracket(text: str, start: int) -> int:
-    """Index of the first ``[`` that starts a line, its newline at or after ``start`` (0:
-    none): ``text.find("\n[", start) + 1``, faster. A two-character
-    search reads every character; the first few ``[`` are looked for alone, at memchr speed,
-    and only a text with more of them inside its lines takes the two-character search."""
-    at = start
-    for _ in range(_FAST_TRIES):
-        found = text.find("[", at + 1)
-        if found < 0:
-            return 0
-        if text[found - 1] == "\n":
-            return found
-        at = found
-    return text.find("\n[", at) + 1  # (no line start [ before ``at``: each [ was tried)
-
-
-def _entry_starts(text: str) -> list[tuple[int, int, str]]:
-    """``(entry start, body start, label)`` of each entry of a labelled transcript.
-
-    An entry starts at a line that starts with a label and a colon (the regex
-    ``^(label|...):[ ]?`` in multi-line mode). Every label starts with ``[``, so only line
-    starts followed by ``[`` are tried (:func:`_line_bracket`); the rest of the text is skipped
-    at C speed.
-    """
-    starts: list[tuple[int, int, str]] = []
-    at = 0 if text.startswith("[") else _line_bracket(text, 0)
-    if at or text.startswith("["):
-        while True:
-            match = _LABEL_AT.match(text, at)
-            if match is not None:
-                starts.append((at, match.end(), match.group(1)))
-            at = _line_bracket(text, at)
-            if not at:
-                break
-    return starts
-
-
-def _raw_entries(
-    text: str, starts: list[tuple[int, int, str]] | None = None
-) -> list[tuple[str, str]]:
-    """``(label, body)`` of each entry of a labelled transcript (see :mod:`core.llm.summary_templates`): an
-    entry runs from its label to the next entry; its body is stripped of newlines at both ends.
-    ``starts``: what :func:`_entry_starts` gave for ``text``, when already known."""
-    if starts is None:
-        starts = _entry_starts(text)
-    entries: list[tuple[str, str]] = []
-    for k, (_start, body_start, label) in enumerate(starts):
-        end = starts[k + 1][0] if k + 1 < len(starts) else len(text)
-        entries.append((label, text[body_start:end].strip("\n")))
-    return entries
-
-
 _Part = str | tuple[str, str]
 """A piece of a request the facts are read from: an entry as :func:`core.llm.summary_templates.
 build_transcript` joined it (a string, which may hold several entries), or an entry already
@@ -235,9 +175,9 @@ def _request_parts(messages: Sequence[ChatMessage], *, split: bool = False) -> l
         if start >= 0:
             end = content.rfind(CONVERSATION_CLOSE)
             inner = content[start + len(CONVERSATION_OPEN) : end if end > start else len(content)]
-            parts.extend(_raw_entries(inner))
+            parts.extend(raw_entries(inner))
             continue
-        parsed = _raw_entries(content)
+        parsed = raw_entries(content)
         if parsed:
             parts.extend(parsed)
         elif message.role == "user":
@@ -457,7 +397,14 @@ def _error_words_in(lowered: str) -> tuple[str, ...]:
     """The error words that occur in ``lowered`` anywhere (whole words or not): the only ones
     :func:`_find_error_word` can find there. ``in`` tells it with no argument parsing and no
     position, which is most of the cost of a ``str.find`` that finds nothing in a short text."""
-    return tuple(filter(lowered.__contains__, _ERROR_WORDS))
+    return tuple(
+        filter(lowered.__contains__, _ERROR_WORDS if "fail" in lowered else _NO_FAIL_WORDS)
+    )
+
+
+_NO_FAIL_WORDS = tuple(word for word in _ERROR_WORDS if "fail" not in word)
+"""The error words but ``failed`` and ``failure``: where ``fail`` is not, neither is (one
+search for the two, in the output of most tool calls)."""
 
 
 _LOWERS_TO_ONE_ASCII = "\u212a"
@@ -536,10 +483,8 @@ def _part_facts(part: _Part) -> tuple[_Facts, ...] | None:
     label, which splitting the whole text would have read differently)."""
     if not isinstance(part, str):
         return (_facts_of(*part),)
-    starts = _entry_starts(part)
-    if not starts or starts[0][0] != 0:
-        return None
-    return tuple(starmap(_facts_of, _raw_entries(part, starts)))
+    entries = piece_entries(part)
+    return None if entries is None else tuple(starmap(_facts_of, entries))
 
 
 class _FactsCache:

@@ -230,6 +230,9 @@ _ENTRY_PIECES = st.one_of(
             "[Earlier summary]: ",
             "[User]",
             "[",
+            "[... 12 more characters cut from this tool output]",
+            "[0, 1]",
+            "[Tool",
             "\n",
             "\n\n",
             "bash",
@@ -249,7 +252,7 @@ _ENTRY_PIECES = st.one_of(
 def test_entries_are_split_as_the_line_start_regex_splits_them(text: str) -> None:
     import re
 
-    from core.llm import mock as llm_mock
+    from core.llm import mock_entries
     from core.llm.summary_templates import ENTRY_LABELS
 
     pattern = re.compile(
@@ -260,7 +263,30 @@ def test_entries_are_split_as_the_line_start_regex_splits_them(text: str) -> Non
         (m.group(1), text[m.end() : (matches[k + 1].start() if k + 1 < len(matches) else None)])
         for k, m in enumerate(matches)
     ]
-    assert llm_mock._raw_entries(text) == [(label, body.strip("\n")) for label, body in expected]
+    assert mock_entries.raw_entries(text) == [(label, body.strip("\n")) for label, body in expected]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_ENTRY_PIECES, max_size=24).map("".join))
+def test_a_piece_that_starts_with_an_entry_is_read_as_the_whole_text_split(text: str) -> None:
+    # A piece of a transcript is read alone only when it starts with an entry; its entries are
+    # then those splitting it as a whole text gives (none is lost before the first label).
+    from core.llm import mock_entries
+
+    starts_with_entry = mock_entries.LABEL_AT.match(text) is not None
+    expected = mock_entries.raw_entries(text) if starts_with_entry else None
+    assert mock_entries.piece_entries(text) == expected
+
+
+def test_a_line_start_bracket_no_label_starts_with_is_not_an_entry() -> None:
+    from core.llm import mock_entries
+
+    text = "[Tool result]: bash\nok\n\n[... 9 more characters cut from this tool output]\n[0]"
+    assert mock_entries.piece_entries(text) == [
+        ("[Tool result]", "bash\nok\n\n[... 9 more characters cut from this tool output]\n[0]")
+    ]
+    assert mock_entries.piece_entries("[0]\n[User]: hi") is None
+    assert mock_entries.raw_entries("[0]\n[User]: hi") == [("[User]", "hi")]
 
 
 def test_a_cached_head_gives_the_same_summary() -> None:
@@ -346,16 +372,16 @@ def test_a_line_start_bracket_is_found_as_the_two_character_search_finds_it(
 ) -> None:
     # The memchr search for "[" (and its fall back after a few inside lines) must answer as
     # text.find("\n[", start) + 1 does, with many brackets inside lines or none at all.
-    from core.llm import mock as llm_mock
+    from core.llm import mock_entries
 
-    assert llm_mock._line_bracket(text, start) == text.find("\n[", start) + 1
+    assert mock_entries.line_bracket(text, start) == text.find("\n[", start) + 1
 
 
 def test_a_text_with_many_brackets_inside_lines_still_finds_its_entries() -> None:
-    from core.llm import mock as llm_mock
+    from core.llm import mock_entries
 
     text = "[User]: a[0] b[1] c[2] d[3] e[4] f[5]\n[Assistant]: ok [x]\n[Tool call]: ls"
-    labels = [label for label, _body in llm_mock._raw_entries(text)]
+    labels = [label for label, _body in mock_entries.raw_entries(text)]
     assert labels == ["[User]", "[Assistant]", "[Tool call]"]
 
 

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from core.llm.mock import (
     _ERROR_WORDS,
     _NO_FACTS,
+    _NO_FAIL_WORDS,
     _error_words_in,
     _find_error_word,
     _lower_in_place,
@@ -127,8 +128,15 @@ def test_the_words_that_occur_at_all_find_what_every_word_finds(text: str, start
     first error word as trying all of them, in any case and with characters outside ASCII."""
     lowered = _lower_in_place(text)
     present = _error_words_in(lowered)
-    assert set(present) == {word for word in _ERROR_WORDS if word in lowered}
+    assert present == tuple(word for word in _ERROR_WORDS if word in lowered)
     assert _find_error_word(lowered, start, present) == _find_error_word(lowered, start)
+
+
+def test_fail_is_searched_once_for_the_two_words_that_hold_it() -> None:
+    # Where "fail" is not, "failed" and "failure" are not looked for: every other word is.
+    assert tuple(w for w in _ERROR_WORDS if w not in ("failed", "failure")) == _NO_FAIL_WORDS
+    assert _error_words_in("a fatal fail") == ("fatal",)
+    assert _error_words_in("it failed: failure") == ("failed", "failure")
 
 
 def test_an_output_with_no_error_word_tells_nothing() -> None:
