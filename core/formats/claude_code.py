@@ -630,6 +630,7 @@ class _Reader:
             flag_sidechain=not subagent,
             compact_commands=self.compact_commands.by_boundary,
             segments=segments,
+            linked=self.linked,
         )
         assembler.run(included)
         _add_rewound_compactions(builder)
