@@ -141,6 +141,7 @@ class Assembler:
         flag_sidechain: bool,
         compact_commands: dict[int, list[int]],
         segments: dict[str, list[str]],
+        linked: bool = False,
     ) -> None:
         self.parents = parents
         self.builder = builder
@@ -154,7 +155,13 @@ class Assembler:
         self._emitted_upto = 0
         self.overflow: tuple[int, str] | None = None
         """A context-overflow error since the last successful model call: (line, text)."""
-        self.owner: dict[str, str] = {}  # line uuid -> id of the message holding it
+        self.owner: dict[str, str] = {}
+        """Line uuid -> id of the message holding it: every line's, or, when every line names
+        the one before it as its parent (``linked``) and no partial compaction asks which
+        message holds a line, only the last one's (:meth:`_merge`)."""
+        self.linked = linked and not segments
+        """The lines are linked (see :attr:`owner`): a line's nearest ancestor holding a message
+        is the last line before it that does."""
         self.tools: dict[str, ToolCall] = {}
         """Each tool call by its id: its result is named after it and holds its id string (one
         table for both: two of 52,000 calls each were 2.6 MB more at a 100 MB load's peak)."""
@@ -220,47 +227,78 @@ class Assembler:
 
         An API message is found by its message id, and by its request id too only when its
         first line's differs (a message id in several requests): no ``(message id, request
-        id)`` tuple per call (52,000 of them, 3.3 MB, at the peak of a 100 MB session's load)."""
+        id)`` tuple per call (52,000 of them, 3.3 MB, at the peak of a 100 MB session's load).
+
+        Each entry's ``parent`` becomes the id of its parent message (:meth:`_parent_message`),
+        found as it is reached when the lines are :attr:`linked` (the last line before it holding
+        a message is the one: no table of every line's, 5 MB of a 100 MB session), else once
+        :attr:`owner` holds every line."""
         calls_by_id: dict[str, Entry] = {}  # the first API message of each message id
         calls_by_key: dict[tuple[str, str | None], Entry] = {}  # the others (rare)
         order: list[Entry] = []
         calls: list[Entry] = []
         used_ids: set[str] = set()
-        owner = self.owner
+        owner, linked = self.owner, self.linked
+        last_uuid: str | None = None  # (linked: the last line holding a message, and its id)
+        last_id: str | None = None
         use, put, find = used_ids.add, order.append, calls_by_id.get
         for entry in entries:
             uuid = entry.uuid
+            if linked:  # its parent message, known now: the lines before it are read
+                parent = entry.parent
+                entry.parent = (
+                    last_id
+                    if parent == last_uuid
+                    else self._linked_parent(parent, last_uuid, last_id)
+                )
             first_id = entry.message_id
             if first_id is None or entry.kind != ASSISTANT:
                 use(uuid)
-                # it makes a message with this id (has texts or results)
-                if entry.one_text is not None or entry.more_texts or entry.results:
-                    owner[uuid] = uuid
                 put(entry)
-                continue
-            request_id = entry.request_id
-            call = find(first_id)
-            if call is not None and call.request_id != request_id:
-                call = calls_by_key.get((first_id, request_id))
-            if call is None:
-                call = entry
-                call.kind = CALL
-                message_id = first_id
-                if message_id in used_ids:
-                    call.message_id = message_id = f"{message_id}#{uuid}"
-                use(message_id)
-                if first_id in calls_by_id:
-                    calls_by_key[first_id, request_id] = call
-                else:
-                    calls_by_id[first_id] = call
-                put(call)  # (with the server tool results it carries, if any)
-                calls.append(call)
+                if entry.one_text is None and not entry.more_texts and not entry.results:
+                    continue  # it makes no message
+                owner_id = uuid  # (it makes a message with this id)
             else:
-                merge_line(call, entry)
-                if entry.results:
-                    put(entry)  # server tool results carried in the reply
-            owner[uuid] = call.message_id or uuid  # (a call's is set)
+                request_id = entry.request_id
+                call = find(first_id)
+                if call is not None and call.request_id != request_id:
+                    call = calls_by_key.get((first_id, request_id))
+                if call is None:
+                    call = entry
+                    call.kind = CALL
+                    message_id = first_id
+                    if message_id in used_ids:
+                        call.message_id = message_id = f"{message_id}#{uuid}"
+                    use(message_id)
+                    if first_id in calls_by_id:
+                        calls_by_key[first_id, request_id] = call
+                    else:
+                        calls_by_id[first_id] = call
+                    put(call)  # (with the server tool results it carries, if any)
+                    calls.append(call)
+                else:
+                    merge_line(call, entry)
+                    if entry.results:
+                        put(entry)  # server tool results carried in the reply
+                owner_id = call.message_id or uuid  # (a call's is set)
+            if linked:
+                last_uuid, last_id = uuid, owner_id
+            else:
+                owner[uuid] = owner_id
+        if not linked:  # (every line's message known: now each entry's parent's)
+            for item in order:
+                item.parent = self._parent_message(item.parent)
         return order, calls
+
+    def _linked_parent(self, uuid: str | None, last: str | None, last_id: str | None) -> str | None:
+        """:meth:`_parent_message` of a linked line's parent that is not ``last``, the last line
+        before it holding a message (whose id is ``last_id``): the only line of :attr:`owner`
+        then, since the lines between hold none."""
+        owner = self.owner
+        owner.clear()
+        if last is not None and last_id is not None:
+            owner[last] = last_id
+        return self._parent_message(uuid)
 
     def _parent_message(self, uuid: str | None) -> str | None:
         """The id of the message holding the nearest line at or above ``uuid`` that made one."""
@@ -299,15 +337,11 @@ class Assembler:
         one, reasoning, calls = item.one_text, item.reasoning, item.calls
         if calls and type(calls) is not list:
             calls = list(calls)  # (a list, as the ctxscope reader gives back: the copies are equal)
-        parent = item.parent
         message = Message(  # built here and appended: no keyword dict built twice per message
             index=0,
             role=_ASSISTANT,
             id=item.message_id or item.uuid,  # (a call's is set)
-            # the usual case inline: the parent line made a message
-            parent_id=self.owner.get(parent) or self._parent_message(parent)
-            if parent is not None
-            else None,
+            parent_id=item.parent,  # (its parent message's id: see _merge)
             timestamp=item.timestamp,
             text=one if one is not None else "\n\n".join([t for t in item.more_texts if t]),
             reasoning=("\n\n".join([t for t in reasoning if t]) if reasoning else ""),
@@ -358,10 +392,7 @@ class Assembler:
 
     def _results(self, entry: Entry) -> None:
         """The tool results of a line (it has some): one tool message each."""
-        parent = entry.parent
-        parent_id = (
-            self.owner.get(parent) or self._parent_message(parent) if parent is not None else None
-        )
+        parent_id = entry.parent  # (its parent message's id: see _merge)
         sidechain = entry.flags & SIDECHAIN != 0 and self.flag_sidechain
         append, tools = self.builder.append, self.tools
         answered = self.answered.add
@@ -412,14 +443,11 @@ class Assembler:
         if entry.results and not text:
             return  # (one empty text beside tool results: as none)
         flags = entry.flags
-        parent = entry.parent
         message = Message(
             index=0,
             role=_USER,
             id=entry.uuid if not entry.results else f"{entry.uuid}#text",
-            parent_id=self.owner.get(parent) or self._parent_message(parent)
-            if parent is not None
-            else None,
+            parent_id=entry.parent,  # (its parent message's id: see _merge)
             timestamp=entry.timestamp,
             text=text,
             summary=flags & SUMMARY != 0,

@@ -164,8 +164,9 @@ class _Reader:
         (the block lines of one reply and its tool results are sometimes written in the same
         millisecond)."""
         builder.arguments_shared = True  # (each call's, as its line is read)
-        self.last_assistant: Entry | None = None
-        """The last assistant line read typed (whose ids the next one may share)."""
+        self.last_assistant = Entry(ASSISTANT, 0, 0, "", None)
+        """The last assistant line read typed (whose ids the next one may share; none yet: an
+        entry without a message id)."""
         self.call_ids: dict[str, str] = {}
         """The id of each tool call read typed, the string the call holds (its results' too)."""
         self.decode = typed.decode_line
@@ -196,9 +197,10 @@ class _Reader:
         per line of the file (the calls of a step per line were a tenth of the load's bytecode)."""
         line_no, offset = lines.line_no, lines.offset
         left = 0  # the lines not read typed
-        read, assistant = typed.read, ASSISTANT
+        read, assistant, with_facts = typed.read, ASSISTANT, typed.decode_line
         builder, parents, call_ids = self.builder, self.parents, self.call_ids
-        add_entry = self.entries.append
+        add_entry, share_arguments = self.entries.append, builder.share_arguments
+        last_assistant = self.last_assistant
         for raw in batch:
             line_no += 1
             start = offset
@@ -207,21 +209,15 @@ class _Reader:
             typed_read = read(raw, line_no, start, decode, call_ids)
             if typed_read is None:
                 left += 1
-                if raw and not raw.isspace():
-                    yield from lines.plain(raw, line_no, start)
+                yield from _plain(lines, raw, line_no, start)
                 continue
             line, entry, parent = typed_read
             try:
                 uuid = line.uuid
-                if uuid is not None:
-                    if uuid in parents:
-                        builder.diagnostic(
-                            line_no,
-                            "duplicate-uuid",
-                            f"uuid {uuid} seen before; duplicate line skipped",
-                        )
-                        self.linked = False
+                if uuid is None or uuid in parents:
+                    if self._unlinked(line_no, uuid, entry):
                         continue
+                else:
                     last = self.last_uuid
                     if parent == last:  # the usual line: one copy of its parent's uuid, not two
                         parent = last
@@ -231,12 +227,10 @@ class _Reader:
                     self.last_uuid = uuid
                 if entry is None:
                     continue  # a passed-over line
-                if uuid is None:
-                    self.linked = False  # an entry without a uuid (``line-N``)
                 entry.parent = parent
                 # The entry of a user or assistant line read typed, and the facts its line gives.
-                if type(line) is typed.Line:
-                    self._typed_facts(line, entry)
+                if decode is with_facts:  # (a typed.Line)
+                    self._typed_facts(line, entry)  # type: ignore[arg-type]
                 timestamp = entry.timestamp
                 if timestamp == self.last_timestamp:  # (None after None: nothing to share)
                     entry.timestamp = self.last_timestamp  # one string, not one per line
@@ -248,20 +242,46 @@ class _Reader:
                     self.version = version
                     self.version_changes.append({"line": line_no, "version": version})
                 entrypoint = line.entrypoint  # (the last one recorded)
-                if entrypoint is not None:
-                    self.entrypoint = entrypoint
-                if entry.kind == assistant:
-                    self._assistant_facts(entry)
-                else:
+                self.entrypoint = self.entrypoint if entrypoint is None else entrypoint
+                if entry.kind != assistant:
                     self._user_facts(line_no, entry, line.agent_id)
+                    continue
+                # The ids of the last assistant line when this one has them (the block lines of
+                # one reply: half the assistant lines of a real session): its copies go at once,
+                # not at the end of the load, where they left free blocks among what is kept.
+                if entry.message_id == last_assistant.message_id:  # (the first: None)
+                    entry.message_id, request_id = last_assistant.message_id, entry.request_id
+                    last_request = last_assistant.request_id
+                    entry.request_id = last_request if request_id == last_request else request_id
+                last_assistant = entry
+                for call in entry.calls:
+                    share_arguments(call.arguments)
+                commands = self.compact_commands
+                if commands.open:
+                    commands.call()
             except Exception as exc:  # an unexpected shape must not stop the load
                 builder.diagnostic(
                     line_no, "unreadable-record", f"{line.type} line not understood ({exc})"
                 )
+        self.last_assistant = last_assistant
         lines.line_no, lines.offset = line_no, offset
         read_typed = len(batch) - left
         lines.objects_read += read_typed
         lines.non_blank += read_typed
+
+    def _unlinked(self, line_no: int, uuid: str | None, entry: Entry | None) -> bool:
+        """A line read typed without a uuid, or with one seen before (a diagnostic: True, the
+        line is skipped); either way the active branch is not every entry (:attr:`linked`),
+        unless the line is a passed-over line without a uuid."""
+        if uuid is not None:
+            self.builder.diagnostic(
+                line_no, "duplicate-uuid", f"uuid {uuid} seen before; duplicate line skipped"
+            )
+            self.linked = False
+            return True
+        if entry is not None:
+            self.linked = False  # an entry without a uuid (``line-N``)
+        return False
 
     def typed_line(self, raw: bytes, line_no: int, offset: int) -> bool:
         """The step :meth:`walk` takes for one line: True when it read the line typed, False,
@@ -270,23 +290,6 @@ class _Reader:
         for _ in self.walk(one, [raw]):
             pass  # (nothing: the line left to the plain read is not read)
         return one.objects_read == 1
-
-    def _assistant_facts(self, entry: Entry) -> None:
-        """What an assistant line read typed tells beyond its entry."""
-        # The ids of the last assistant line when this one has them (the block lines of one
-        # reply: half the assistant lines of a real session): its copies go at once, not at
-        # the end of the load, where they left free blocks among what is kept.
-        last = self.last_assistant
-        if last is not None and entry.message_id == last.message_id:
-            entry.message_id = last.message_id
-            if entry.request_id == last.request_id:
-                entry.request_id = last.request_id
-        self.last_assistant = entry
-        for call in entry.calls:
-            self.builder.share_arguments(call.arguments)
-        commands = self.compact_commands
-        if commands.open:
-            commands.call()
 
     def _user_facts(self, line_no: int, entry: Entry, agent_id: str | None) -> None:
         """What a user line read either way tells: a ``/compact`` command, the agent's id."""
@@ -627,6 +630,7 @@ class _Reader:
             flag_sidechain=not subagent,
             compact_commands=self.compact_commands.by_boundary,
             segments=segments,
+            linked=self.linked,
         )
         assembler.run(included)
         _add_rewound_compactions(builder)
@@ -663,6 +667,12 @@ class _OneLine(Lines):
 
     def plain(self, line: bytes, line_no: int, start: int) -> list[Record]:
         return []
+
+
+def _plain(lines: Lines, raw: bytes, line_no: int, start: int) -> Iterator[Record]:
+    """A line the typed read does not read, read as an object (none for a blank line)."""
+    if raw and not raw.isspace():
+        yield from lines.plain(raw, line_no, start)
 
 
 _Handler = Callable[[_Reader, int, int, str, str | None, dict[str, Any]], None]

@@ -156,8 +156,7 @@ def read(
     tool call read so far, the string its call holds, which a result of it then holds too (its
     own copy goes at once, not at the end of the load, where it left a free block among what
     the session keeps); updated with the calls of the line."""
-    if call_ids is None:
-        call_ids = {}
+    call_ids = {} if call_ids is None else call_ids
     try:
         line = decode(raw)
     except _ERRORS:
@@ -167,11 +166,8 @@ def read(
         parent = line.logical_parent_uuid
     kind = line.type
     message = line.message
-    if kind == "assistant":
-        entry_kind = ASSISTANT
-    elif kind == "user":
-        entry_kind = USER
-    else:
+    entry_kind = ASSISTANT if kind == "assistant" else USER if kind == "user" else None
+    if entry_kind is None:
         return (line, None, parent) if kind in SKIPPED_TYPES else None
     if message is None:
         return None
@@ -189,17 +185,56 @@ def read(
         content = message.content
         if isinstance(content, str):
             entry.one_text = content  # (a typed user's text: the usual prompt, no call)
-        elif content is not None:
+        else:
             _read_user(entry, content, call_ids)
         return line, entry, parent
-    try:
-        _read_assistant(entry, line, message, call_ids)
-    except _Plain:
-        return None
+    # An assistant line (read here, not in a function of its own: one call fewer a line).
+    msg_id = message.id
+    entry.message_id = msg_id if msg_id is not None else entry.uuid
+    entry.request_id = line.request_id
+    # the same few names on every line: one string each, not one per line until the assembly
+    model, stop = message.model, message.stop_reason
+    entry.model = None if model is None else intern(model)
+    entry.stop_reason = None if stop is None else intern(stop)
+    usage = message.usage
+    if usage is not None:
+        if usage.iterations is not None:
+            usage = _request_usage(usage)
+        entry.call_usage = usage_of_counts(
+            usage.input_tokens,
+            usage.output_tokens,
+            usage.cache_read_input_tokens,
+            usage.cache_creation_input_tokens,
+        )
+    content = message.content
+    texts: list[str] = []
+    if isinstance(content, str):
+        texts.append(content)
+    elif content is not None:
+        try:
+            _read_blocks(entry, content, texts, call_ids)
+        except _Plain:
+            return None
+    if texts:
+        set_texts(entry, texts)
+    if line.is_api_error_message or line.error:
+        error = line.error
+        entry.error = ("\n".join(texts) or (error if error is not None else "")) or "API error"
     return line, entry, parent
 
 
-def _read_user(entry: Entry, content: list[Block], call_ids: dict[str, str]) -> None:
+def _request_usage(usage: TypedUsage) -> TypedUsage:
+    """The usage of the request (see :func:`core.formats.claude_records.request_usage`) when
+    the usage has ``iterations``."""
+    for item in reversed(usage.iterations or ()):
+        if item.type == "message":
+            return item
+    return usage
+
+
+def _read_user(entry: Entry, content: list[Block] | None, call_ids: dict[str, str]) -> None:
+    if content is None:
+        return
     texts: list[str] = []
     results: list[tuple[str, str | Utf8Text, bool]] = []
     for block in content:
@@ -243,44 +278,6 @@ def _result_of(
         call_id = ""
     output = text if text.isascii() else held_output(text)  # (its usual case without a call)
     return (call_ids.get(call_id, call_id), output, is_error)
-
-
-def _read_assistant(
-    entry: Entry, line: Envelope, message: TypedMessage, call_ids: dict[str, str]
-) -> None:
-    msg_id = message.id
-    entry.message_id = msg_id if msg_id is not None else entry.uuid
-    entry.request_id = line.request_id
-    # the same few names on every line: one string each, not one per line until the assembly
-    model, stop = message.model, message.stop_reason
-    entry.model = None if model is None else intern(model)
-    entry.stop_reason = None if stop is None else intern(stop)
-    usage = message.usage
-    if usage is not None:
-        # The usage of the request (see :func:`core.formats.claude_records.request_usage`).
-        iterations = usage.iterations
-        if iterations is not None:
-            for item in reversed(iterations):
-                if item.type == "message":
-                    usage = item
-                    break
-        entry.call_usage = usage_of_counts(
-            usage.input_tokens,
-            usage.output_tokens,
-            usage.cache_read_input_tokens,
-            usage.cache_creation_input_tokens,
-        )
-    content = message.content
-    texts: list[str] = []
-    if isinstance(content, str):
-        texts.append(content)
-    elif content is not None:
-        _read_blocks(entry, content, texts, call_ids)
-    if texts:
-        set_texts(entry, texts)
-    if line.is_api_error_message or line.error:
-        error = line.error
-        entry.error = ("\n".join(texts) or (error if error is not None else "")) or "API error"
 
 
 def _read_blocks(

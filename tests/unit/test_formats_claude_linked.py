@@ -13,6 +13,8 @@ import pytest
 
 from core.formats import claude_code
 from core.formats.base import SessionBuilder
+from core.formats.claude_assembly import Assembler
+from core.formats.claude_records import Entry
 from core.formats.jsonl import read_jsonl
 from core.model.session import Session
 from tests.support.paths import REPO, TESTS
@@ -87,3 +89,34 @@ def test_odd_ids_and_parents_give_the_walk_s_session(tmp_path: Path) -> None:
                 text = "".join(json.dumps(row) + "\n" for row in changed)
                 path.write_text(text, encoding="utf-8")
                 _same(path)
+
+
+def test_a_linked_file_s_assembly_keeps_no_table_of_every_line_s_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Linked, each line's parent message is the last one found before it: :attr:`Assembler.
+    owner` holds at most one line (it held every line's, 5 MB of a 100 MB session); walked, it
+    holds every line that made a message. The sessions are the same either way."""
+    made: list[Assembler] = []
+
+    class Kept(Assembler):
+        def run(self, entries: list[Entry]) -> None:
+            made.append(self)
+            super().run(entries)
+
+    monkeypatch.setattr(claude_code, "Assembler", Kept)
+    rows: list[dict[str, Any]] = []
+    for k in range(6):
+        rows.append({"type": "user", "uuid": f"u{k}", "message": {"content": f"prompt {k}"}})
+        rows.append({"type": "progress", "uuid": f"p{k}"})
+        reply = {"id": f"m{k}", "content": [{"type": "text", "text": "ok"}]}
+        rows.append({"type": "assistant", "uuid": f"a{k}", "message": reply})
+    uuids = [row["uuid"] for row in rows]
+    for row, parent in zip(rows, [None, *uuids], strict=False):
+        row["parentUuid"] = parent
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    assert _same(path)
+    linked, walked = made
+    assert len(linked.owner) <= 1
+    assert len(walked.owner) == 12

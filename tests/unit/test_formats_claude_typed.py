@@ -9,9 +9,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from core.formats import claude_typed, load_session
+from core.formats.claude_typed import TypedUsage
 from core.model.session import held_output
 from tests.support.paths import TESTS
 from tests.support.sessions import session_facts
@@ -135,3 +137,25 @@ def test_tool_outputs_are_held_as_held_output_holds_them(output: str) -> None:
     assert (call_id, failed) == ("t1", False)
     assert call_id is ids["t1"]
     assert type(held) is type(held_output(output)) and held == held_output(output)
+
+
+_PASSES: list[list[dict[str, Any]]] = [
+    [],
+    [{"type": "message", "input_tokens": 1}],
+    [{"type": "message", "input_tokens": 1}, {"type": "advisor_message", "input_tokens": 2}],
+    [{"type": "message", "input_tokens": 1}, {"type": "message", "input_tokens": 3}],
+    [{"type": "advisor_message", "input_tokens": 2}],
+]
+
+
+@pytest.mark.parametrize("passes", _PASSES)
+def test_the_typed_read_takes_the_usage_pass_the_plain_read_takes(
+    passes: list[dict[str, Any]],
+) -> None:
+    """``_request_usage`` (the typed read's, asked only of a usage with ``iterations``) is the
+    pass :func:`~core.formats.claude_records.request_usage` reads from the same object."""
+    from core.formats.claude_records import request_usage
+
+    usage = {"input_tokens": 9, "iterations": passes}
+    typed = claude_typed._request_usage(msgspec.json.decode(json.dumps(usage), type=TypedUsage))
+    assert typed.input_tokens == request_usage(usage)["input_tokens"]
