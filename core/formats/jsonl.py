@@ -379,7 +379,9 @@ def _complete_lines(
     ascii_before = True  # what ``pending`` holds is ASCII
     for chunk in chunks:
         ascii_chunk = views is not None and chunk.isascii()
-        if ascii_chunk and split is _split_lines:
+        # (views only for a batch that is all ASCII: the walk checks no line of it, and a
+        # view has no ``isascii`` to check; a line begun in a non-ASCII chunk makes it not)
+        if ascii_chunk and split is _split_lines and (ascii_before or not pending):
             parts, rest = _split_lines(chunk, views=True)
         else:
             parts, rest = split(chunk)

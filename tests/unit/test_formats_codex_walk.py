@@ -164,3 +164,35 @@ def test_lines_read_as_views_of_the_chunk_read_the_same(
     assert {"invalid-json", "two-records-on-a-line"} <= {
         d["code"] for d in walked[0]["diagnostics"]
     }
+
+
+@pytest.mark.parametrize("chunk_bytes", [64, 700, 4096])
+def test_a_line_begun_in_a_non_ascii_chunk_and_ended_in_an_ascii_one_reads_the_same(
+    tmp_path: Path, chunk_bytes: int
+) -> None:
+    """A line whose start (in an earlier chunk) is not ASCII makes the batch its end belongs
+    to not ASCII, though the chunk that ends it is: that batch's lines come as bytes, which the
+    walk checks (a view has no ``isascii``; before, such a file stopped the load with an
+    ``AttributeError``). Non-ASCII damaged lines and long outputs read as the copies do."""
+    rows = [json.dumps(row, separators=(",", ":")).encode() for row in _rows()]
+    output = {"type": "function_call_output", "call_id": "c9", "output": "é" + "x" * 9000}
+    long_line = json.dumps(_item(9, output), separators=(",", ":"), ensure_ascii=False).encode()
+    lines: list[bytes] = []
+    for k, row in enumerate(rows):
+        lines += [row, long_line, row, _DAMAGED[k % len(_DAMAGED)]]
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    walked = []
+    for views in (True, False):
+        loader = codex._Loader(path)
+        for record in read_jsonl_raw(
+            path,
+            loader.builder,
+            chunk_bytes=chunk_bytes,
+            walk=partial(walk_lines, loader),
+            views=views,
+        ):
+            loader.line(*record)
+        walked.append(session_facts(loader.finish()))
+    assert walked[0] == walked[1] == session_facts(_load_by_objects(path))
+    assert "non-utf8" in {d["code"] for d in walked[0]["diagnostics"]}
