@@ -328,7 +328,7 @@ class Assembler:
             self.overflow = (item.line, error)
         if usage is not None and not sidechain:
             self.overflow = None
-            prompt = usage.input + usage.cache_read + usage.cache_write
+            prompt = usage.prompt_tokens
             if prompt > self.max_context:
                 self.max_context = prompt
             if model:

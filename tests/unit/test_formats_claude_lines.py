@@ -14,7 +14,7 @@ import pytest
 
 from core.formats import load_session
 from core.formats.claude_attachments import attachment_text, is_known
-from core.model.session import Message, Role, Session, Severity
+from core.model.session import Message, Role, Session, Severity, Usage
 from tests.support.paths import TESTS
 
 FIXTURES = TESTS / "fixtures" / "claude"
@@ -184,6 +184,17 @@ def test_an_advisor_response_counts_its_last_main_model_pass(recent: Session) ->
     assert call.usage.output == 200
     assert call.usage.prompt_tokens == 30_881
     assert recent.metadata["max_recorded_context"] == 32_602  # msg_r3, not the 61,622 sum
+
+
+def test_the_largest_recorded_context_is_the_prompt_of_usage(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The session's largest recorded context is read with :attr:`Usage.prompt_tokens`, the one
+    rule for what a call was sent (not a sum of its fields written again in the loader)."""
+    monkeypatch.setattr(Usage, "prompt_tokens", property(lambda usage: 7 * usage.output))
+    session = load_session(RECENT)
+    outputs = [m.usage.output for m in session.messages if m.usage is not None]
+    assert session.metadata["max_recorded_context"] == 7 * max(outputs)
 
 
 def test_a_zeroed_top_level_usage_with_its_iterations_is_read(tmp_path: Path) -> None:
