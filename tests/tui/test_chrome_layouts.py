@@ -131,6 +131,13 @@ async def test_load_progress_reports_of_other_widths_lay_nothing_out(
         assert "100.0 MB of 100.0 MB · 104,744 messages · putting the session together…" in shown
 
 
+def test_a_replay_with_no_total_yet_says_no_count() -> None:
+    """A replay begun before the screen has a state has nothing to count yet: the status line
+    says it is replaying, without a ``0/0``."""
+    assert replay_progress_text(0, 0) == "replaying… (x: cancel)"
+    assert replay_progress_text(0, 3) == "replaying 0/3… (x: cancel)"
+
+
 async def test_a_replay_s_progress_keeps_the_status_line_as_wide(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

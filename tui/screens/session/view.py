@@ -39,7 +39,10 @@ from tui.widgets.status_line import StatusLine
 def replay_progress_text(done: int, total: int) -> str:
     """``replaying    512/104,744… (x: cancel)``: the count done is as wide as the total, so
     the status line keeps its width through a replay (a text of another width lays the whole
-    screen out, and then draws a second frame for it)."""
+    screen out, and then draws a second frame for it). With no total yet (the replay began before
+    the screen had a state to count) it says no count at all, not ``0/0``."""
+    if total <= 0:
+        return "replaying… (x: cancel)"
     shown = f"{total:,}"
     return f"replaying {done:>{len(shown)},}/{shown}… (x: cancel)"
 
