@@ -14,16 +14,15 @@ import socket
 import stat
 import subprocess
 import sys
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from core.formats import LoadError, load_session
 from core.formats.file_kind import open_regular, unreadable_reason
 from core.formats.session_paths import expand_paths
+from tests.support.hang import within
 from tests.support.paths import REPO
 
 SAMPLE = REPO / "sample_sessions" / "claude-code" / "compacted.jsonl"
@@ -61,25 +60,6 @@ def specials(tmp_path: Path) -> Iterator[dict[str, Path]]:
         _let_readers_go(fifo)
 
 
-def _within(seconds: float, work: Callable[[], Any]) -> Any:
-    """``work()``'s result (or exception), failing the test if it takes longer than ``seconds``."""
-    box: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            box["value"] = work()
-        except BaseException as exc:
-            box["error"] = exc
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    thread.join(seconds)
-    assert not thread.is_alive(), "it hung"
-    if "error" in box:
-        raise box["error"]
-    return box.get("value")
-
-
 REASONS = {
     "fifo": "not a regular file (a FIFO)",
     "device": "not a regular file (a character device)",
@@ -96,7 +76,7 @@ def test_load_session_names_the_kind_before_opening_anything(
     path = specials[kind]
     try:
         with pytest.raises(LoadError) as caught:
-            _within(HANG_S, lambda: load_session(path))
+            within(HANG_S, lambda: load_session(path))
     finally:
         _let_readers_go(specials["fifo"])
     assert str(caught.value).startswith(f"{path}: {REASONS[kind]}")
@@ -113,7 +93,7 @@ def test_unreadable_reason_accepts_files_and_folders_only_when_asked(tmp_path: P
 
 def test_open_regular_refuses_a_fifo_without_blocking(specials: dict[str, Path]) -> None:
     with pytest.raises(OSError, match="a FIFO"):
-        _within(HANG_S, lambda: open_regular(specials["fifo"]))
+        within(HANG_S, lambda: open_regular(specials["fifo"]))
     with open_regular(SAMPLE) as handle:
         assert handle.read(1) == b"{"
 
@@ -129,7 +109,7 @@ def test_expand_paths_names_a_loop_and_skips_special_files(
     ]
     real = tmp_path / "real.jsonl"
     real.write_bytes(SAMPLE.read_bytes())
-    found, problems = _within(HANG_S, lambda: expand_paths([str(tmp_path)]))
+    found, problems = within(HANG_S, lambda: expand_paths([str(tmp_path)]))
     assert found == [real]
     assert problems == [  # each named once, in name order (loop-b leads into the loop)
         f"{tmp_path / 'broken.jsonl'}: {unreadable_reason(specials['broken'])}, skipped",
