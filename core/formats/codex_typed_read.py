@@ -67,26 +67,24 @@ def walk_lines(loader: _Loader, lines: Lines, batch: list[bytes]) -> Iterator[Re
         except TYPED_ERRORS:
             # An event that only repeats response items is passed over unparsed (here, where
             # only a line the typed read does not read is tried: an event it reads is not one).
-            if type(raw) is not bytes:  # (a view: ignorable and the plain read take bytes)
-                raw = bytes(raw)
-            if ignorable(raw):
-                continue
+            may_pass_over = True
         else:
             payload = line.payload
             typed = TYPED[type(payload)]
             if typed is None:
                 # An event ignorable names is passed over as a line that does not decode is;
                 # written any other way (or in another envelope), it is read the plain way.
-                if type(raw) is not bytes:
-                    raw = bytes(raw)
-                if ignorable(raw):
-                    continue
+                may_pass_over = True
             elif typed[0] == line.type and typed[1](loader, payload, line, line_no, start, raw):
                 loader.line_no = line_no
                 continue
-        left += 1
-        if type(raw) is not bytes:
+            else:
+                may_pass_over = False
+        if type(raw) is not bytes:  # (a view: ignorable and the plain read take bytes)
             raw = bytes(raw)
+        if may_pass_over and ignorable(raw):
+            continue
+        left += 1
         if raw and not raw.isspace():
             yield from lines.plain(raw, line_no, start)
     lines.line_no, lines.offset = line_no, offset
