@@ -13,7 +13,10 @@
 
 Each figure is the best CPU time (user + sys of this process) of ``--runs`` runs of the steps
 up to it, minus the one before it, with the garbage collector paused as ``load_session`` pauses
-it. Run: ``.venv/bin/python bench/load_phases.py [FILE ...] [--runs 3] [--mb 100] [--keep DIR]``;
+it; the window's is its own, timed on the session ``finish`` made (a difference of two whole
+loads counts the state the loads before it left the heap in — a second load of the Claude Code
+small-message file in one process took 0.2 s longer than the first — not the step's 0.03 s).
+``load`` is the sum. Run: ``.venv/bin/python bench/load_phases.py [FILE ...] [--runs 3] [--mb 100] [--keep DIR]``;
 without files it measures the four shapes ``bench/analyze.py`` generates (Claude Code and Codex,
 small messages and big outputs), as ``make bench`` runs it.
 """
@@ -51,20 +54,27 @@ from analyze import SHAPES, generated, load_average  # noqa: E402
 from analyze_phases import shape_arguments  # noqa: E402
 
 
-def best(step: Callable[[], Any], runs: int) -> float:
-    """The least CPU seconds of ``runs`` calls of ``step``."""
+def best(step: Callable[..., Any], runs: int, setup: Callable[[], Any] | None = None) -> float:
+    """The least CPU seconds of ``runs`` calls of ``step`` (each given what ``setup`` made,
+    untimed, when there is a ``setup``)."""
     least = float("inf")
     for _ in range(runs):
         with gc_paused():
+            given = () if setup is None else (setup(),)
             start = time.process_time()
-            result = step()
+            result = step(*given)
             least = min(least, time.process_time() - start)
-        del result
+        del result, given
     return least
 
 
-def steps(path: Path, fmt: SourceFormat) -> list[tuple[str, Callable[[], Any]]]:
-    """Each step's run, every one doing the work of those before it too."""
+Step = tuple[str, Callable[..., Any], Callable[[], Any] | None]
+"""A step's name, its run and its setup (None: the run does the work of the steps before it;
+else the run is the step alone, given what the setup made)."""
+
+
+def steps(path: Path, fmt: SourceFormat) -> list[Step]:
+    """Each step: its run doing the work of those before it too, or (the window) alone."""
     claude = fmt is SourceFormat.CLAUDE_CODE
 
     def read() -> int:
@@ -102,17 +112,16 @@ def steps(path: Path, fmt: SourceFormat) -> list[tuple[str, Callable[[], Any]]]:
     def finish() -> Session:
         return claude_code.load(path) if claude else codex.load(path)
 
-    def window() -> Session:
-        session = finish()
+    def window(session: Session) -> Session:
         resolve_window(session, None)
         return session
 
     return [
-        ("read", read),
-        ("decode", decode),
-        ("per-line", per_line),
-        ("finish", finish),
-        ("window", window),
+        ("read", read, None),
+        ("decode", decode, None),
+        ("per-line", per_line, None),
+        ("finish", finish, None),
+        ("window", window, finish),
     ]
 
 
@@ -138,14 +147,19 @@ def measure(files: list[Path], runs: int) -> int:
         if fmt not in (SourceFormat.CLAUDE_CODE, SourceFormat.CODEX):
             print(f"{path.name}: {fmt.value} (only Claude Code and Codex are measured)")
             continue
-        before = 0.0
+        before = 0.0  # (the steps up to the last, with the work of those before it)
+        alone = 0.0  # (the steps timed alone)
         figures = []
-        for name, step in steps(path, fmt):
-            total = best(step, runs)
-            figures.append(f"{name} {max(0.0, total - before):.3f}")
-            before = total
+        for name, step, setup in steps(path, fmt):
+            total = best(step, runs, setup)
+            if setup is None:
+                figures.append(f"{name} {max(0.0, total - before):.3f}")
+                before = total
+            else:
+                figures.append(f"{name} {total:.3f}")
+                alone += total
         print(
-            f"{path.name} ({fmt.value}, {path.stat().st_size / 1e6:.0f} MB): {', '.join(figures)}; load {before:.3f} s CPU"
+            f"{path.name} ({fmt.value}, {path.stat().st_size / 1e6:.0f} MB): {', '.join(figures)}; load {before + alone:.3f} s CPU"
         )
     return 0
 
