@@ -1,0 +1,60 @@
+"""A one-shot command defines the pydantic models it prints, not those of other commands: each
+model class costs its process ~2 M instructions to create (its fields collected, their
+annotations evaluated), whether or not the command makes one."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.support.paths import REPO
+from tests.support.processes import run_python
+
+RUN = """
+import contextlib, io, sys
+from tui.cli.main import cli
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    cli.main(args=[{command!r}, "--json", {path!r}], standalone_mode=False)
+assert out.getvalue().lstrip().startswith("{{")
+print(",".join(sorted(m for m in {modules!r} if m in sys.modules)))
+"""
+
+
+def _loaded(command: str, sample: Path, modules: tuple[str, ...], cache: Path) -> str:
+    """Which of ``modules`` a whole run of ``command --json sample`` imported."""
+    code = RUN.format(command=command, path=str(sample), modules=modules)
+    return run_python(code, env={**os.environ, "XDG_CACHE_HOME": str(cache)}).strip()
+
+
+@pytest.mark.parametrize(
+    "sample",
+    [
+        REPO / "sample_sessions" / "claude-code" / "compacted.jsonl",
+        REPO
+        / "sample_sessions"
+        / "codex"
+        / "rollout-2026-03-14T09-12-33-019ceb67-7968-7c30-9ae9-f3a029d24123.jsonl",
+    ],
+    ids=["claude-code", "codex"],
+)
+def test_breakdown_defines_none_of_the_replays_models(tmp_path: Path, sample: Path) -> None:
+    """``breakdown --json`` replays nothing: the replay's result models (and the comparison's)
+    are not defined in its process (its models' base class, :class:`Documented`, is not
+    theirs)."""
+    assert _loaded("breakdown", sample, ("core.replay.results",), tmp_path) == ""
+
+
+def test_the_replays_models_share_the_breakdowns_base() -> None:
+    """The result models of the replay and those of the breakdown, the cost and the sub-agents
+    have one base: one class, wherever it is imported from."""
+    from core.fleet.subagent_info import SubagentInfo
+    from core.insights.breakdown import ContextBreakdown
+    from core.insights.cost import SessionCost
+    from core.model.fastmodel import Documented
+    from core.replay import results
+
+    assert results.Documented is Documented
+    for model in (results.ReplayResult, ContextBreakdown, SessionCost, SubagentInfo):
+        assert issubclass(model, Documented)
