@@ -58,3 +58,11 @@ def test_the_replays_models_share_the_breakdowns_base() -> None:
     assert results.Documented is Documented
     for model in (results.ReplayResult, ContextBreakdown, SessionCost, SubagentInfo):
         assert issubclass(model, Documented)
+
+
+@pytest.mark.parametrize("command", ["analyze", "replay"])
+def test_a_replay_that_compacts_nowhere_defines_no_llm_models(tmp_path: Path, command: str) -> None:
+    """The LLM's request and answer models are made where a compaction asks a summarizer (or a
+    judge a model): a replay that compacts nowhere (the branched pi sample's) defines none."""
+    sample = REPO / "sample_sessions" / "pi" / "branched.jsonl"
+    assert _loaded(command, sample, ("core.llm.protocol",), tmp_path) == ""
