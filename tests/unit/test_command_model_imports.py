@@ -17,15 +17,19 @@ import contextlib, io, sys
 from tui.cli.main import cli
 with contextlib.redirect_stdout(io.StringIO()) as out:
     cli.main(args=[{command!r}, "--json", {path!r}], standalone_mode=False)
-assert out.getvalue().lstrip().startswith("{{")
+assert out.getvalue().lstrip()[:1] in ("{{", "[")
 print(",".join(sorted(m for m in {modules!r} if m in sys.modules)))
 """
 
 
 def _loaded(command: str, sample: Path, modules: tuple[str, ...], cache: Path) -> str:
-    """Which of ``modules`` a whole run of ``command --json sample`` imported."""
+    """Which of ``modules`` a whole run of ``command --json sample`` imported: its second run
+    with ``cache`` as its cache folder (the first writes the price memo: the price table, read
+    once per model, imports asyncio)."""
     code = RUN.format(command=command, path=str(sample), modules=modules)
-    return run_python(code, env={**os.environ, "XDG_CACHE_HOME": str(cache)}).strip()
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    run_python(code, env=env)
+    return run_python(code, env=env).strip()
 
 
 @pytest.mark.parametrize(
@@ -66,3 +70,20 @@ def test_a_replay_that_compacts_nowhere_defines_no_llm_models(tmp_path: Path, co
     judge a model): a replay that compacts nowhere (the branched pi sample's) defines none."""
     sample = REPO / "sample_sessions" / "pi" / "branched.jsonl"
     assert _loaded(command, sample, ("core.llm.protocol",), tmp_path) == ""
+
+
+def test_compactions_json_draws_no_table_and_asks_no_model(tmp_path: Path) -> None:
+    """``compactions --json`` prints its reports' JSON: rich (its tables), asyncio, the LLM
+    client and the compaction algorithm (only ``--compare`` and ``--llm`` ask a model) are not
+    imported."""
+    sample = REPO / "sample_sessions" / "claude-code" / "compacted.jsonl"
+    unused = (
+        "rich",
+        "rich.table",
+        "asyncio",
+        "core.llm.factory",
+        "core.llm.protocol",
+        "core.algorithms.compact",
+        "tui.cli.render",
+    )
+    assert _loaded("compactions", sample, unused, tmp_path) == ""
