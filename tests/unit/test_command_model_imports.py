@@ -87,3 +87,10 @@ def test_compactions_json_draws_no_table_and_asks_no_model(tmp_path: Path) -> No
         "tui.cli.render",
     )
     assert _loaded("compactions", sample, unused, tmp_path) == ""
+
+
+def test_fidelity_json_draws_no_table(tmp_path: Path) -> None:
+    """``fidelity --json`` prints its report's JSON: rich and the table renderer are not
+    imported."""
+    folder = REPO / "sample_sessions" / "claude-code"
+    assert _loaded("fidelity", folder, ("rich", "rich.table", "tui.cli.render"), tmp_path) == ""
