@@ -94,3 +94,18 @@ def test_fidelity_json_draws_no_table(tmp_path: Path) -> None:
     imported."""
     folder = REPO / "sample_sessions" / "claude-code"
     assert _loaded("fidelity", folder, ("rich", "rich.table", "tui.cli.render"), tmp_path) == ""
+
+
+DUMP = """
+import contextlib, io, sys
+from tui.cli.main import cli
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    cli.main(args=["policy", "dump", "pi"], standalone_mode=False)
+assert "[compaction]" in out.getvalue()
+print(",".join(sorted(m for m in ("rich", "tui.cli.render") if m in sys.modules)))
+"""
+
+
+def test_policy_dump_draws_no_table(tmp_path: Path) -> None:
+    """``policy dump`` writes TOML: rich and the table renderer are not imported."""
+    assert run_python(DUMP, env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)}).strip() == ""
