@@ -4,7 +4,7 @@ own, so that ``ctxscope analyze`` imports it without the fleet's rows
 
 from __future__ import annotations
 
-from core.replay.results import Documented
+from core.model.fastmodel import Documented
 
 
 class SubagentInfo(Documented):

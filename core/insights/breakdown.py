@@ -71,10 +71,9 @@ from core.insights.breakdown_calibration import fit_ratios
 from core.insights.breakdown_columns import Columns, Parts, Stretch, Sums, SumsAt, add_column
 from core.insights.breakdown_rows import stretch_rows
 from core.insights.context_walk import CompactionStep, RecordedWalk
-from core.model.fastmodel import build
+from core.model.fastmodel import Documented, build
 from core.model.session import Message, Role, Session, ToolResult
 from core.model.tokens import DEFAULT_ESTIMATOR, TokenCounter, arguments_text, get_counter
-from core.replay.results import Documented
 
 CATEGORIES = (
     "system_and_tools",

@@ -40,9 +40,8 @@ from pydantic import Field
 from core.insights.context_walk import RecordedWalk
 from core.insights.cost_arithmetic import EXACT, scaled_rates, whole_products, window
 from core.insights.prices import SUBSCRIPTIONS, Rates, UnknownPrice, rate_runs, rates_on
-from core.model.fastmodel import build
+from core.model.fastmodel import Documented, build
 from core.model.session import Message, Role, Session, Usage, UsageConvention
-from core.replay.results import Documented
 
 
 class CallCost(Documented):

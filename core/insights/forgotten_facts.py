@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
@@ -35,10 +35,12 @@ from core.insights.conversation_facts import (
     extract_facts,
     keeps,
 )
-from core.llm.protocol import ChatMessage, Summarizer
 from core.model.fastmodel import build
 from core.model.session import Message, Session, SourceFormat
 from core.replay.results import Documented, ReplayResult
+
+if TYPE_CHECKING:  # (the LLM's models: only a judge by a model, ``compactions --judge``, makes one)
+    from core.llm.protocol import Summarizer
 
 SummarySource = Literal["recorded", "replayed"]
 
@@ -316,6 +318,8 @@ async def judge(
     """Ask ``summarizer`` which of the facts the matching did not find the summary keeps after
     all; those are marked ``kept_by = "judge"``. Returns the updated report (``records`` are
     updated in place). An answer that is not the JSON asked for changes nothing."""
+    from core.llm.protocol import ChatMessage
+
     missing = [r for r in records if not r.kept]
     for start in range(0, len(missing), batch):
         chunk = missing[start : start + batch]

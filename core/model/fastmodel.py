@@ -19,10 +19,21 @@ import inspect
 import textwrap
 from typing import Any, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 from pydantic.fields import FieldInfo
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+class Documented(BaseModel):
+    """Result models: each field's docstring is its description in the JSON schema.
+
+    (Here, not beside the replay's results, so that a module whose models are not the replay's
+    — the breakdown, the cost, the sub-agents' figures — does not load the replay's models and
+    the policy's to define its own: ``breakdown`` uses none of them.)"""
+
+    model_config = ConfigDict(defer_build=True)
+
 
 _new = object.__new__
 

@@ -35,7 +35,6 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from core.gc_pause import gc_paused
-from core.llm.protocol import DeltaCallback, Summarizer
 from core.model.session import Message, Session
 from core.model.tokens import OutputSizes, get_counter
 from core.policy import Policy
@@ -61,9 +60,10 @@ from core.replay.truncation import Truncations
 
 if TYPE_CHECKING:  # (imported where a compaction runs: a replay without one starts without them)
     from core.algorithms.compact import CompactionError, CompactionOutline, EntryCache
+    from core.llm.protocol import DeltaCallback, Summarizer
     from core.replay.context import CompactionAt, ContextAt
 
-SummarizerFactory = Callable[[Policy], Summarizer]
+SummarizerFactory = Callable[[Policy], "Summarizer"]
 
 _MAX_CACHED_COMPACTIONS = 512
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import Field, PrivateAttr
 
 from core.algorithms.overflow import RecordedKind
+from core.model.fastmodel import Documented as Documented  # (the result models' base, here too)
 from core.model.session import Provenance
 from core.policy import Policy
 
@@ -24,12 +25,6 @@ Trigger = Literal["threshold", "projection", "overflow", "manual", "recorded"]
 Outcome = Literal["same", "earlier", "later", "missed", "manual", "untestable"]
 ThresholdSource = Literal["rule", "inferred"]
 CheckBasis = Literal["recorded", "projected", "estimated"]
-
-
-class Documented(BaseModel):
-    """Result models: each field's docstring is its description in the JSON schema."""
-
-    model_config = ConfigDict(defer_build=True)
 
 
 class ReplayEvent(Documented):

@@ -14,17 +14,11 @@ asks that model to judge the facts the matching did not find. ``--json`` prints 
 
 from __future__ import annotations
 
-import asyncio
 import sys
+from typing import TYPE_CHECKING
 
 import click
-from rich import box
-from rich.console import Console
-from rich.padding import Padding
-from rich.table import Table
-from rich.text import Text
 
-from core.algorithms.compact import CompactionError, compact
 from core.insights.compaction_records import CompactionReport, compaction_reports
 from core.insights.cost import compaction_cost_label, session_cost
 from core.insights.forgotten_facts import (
@@ -46,15 +40,21 @@ from core.insights.named_figures import (
     check_figures,
     recording_checks,
 )
-from core.llm.factory import make_summarizer
-from core.llm.protocol import LLMError, Summarizer
 from core.model.json_text import model_json
 from core.model.session import Message, Session
 from core.model.tokens import get_counter, message_text
 from core.policy import LLMConfig, Policy
 from tui.cli.commands._options import replay_options
 from tui.cli.commands._session import fail, load_or_fail, replay_with_progress, replayer_of
-from tui.cli.render import session_header, stdout_console, tokens
+
+if TYPE_CHECKING:  # (``--json`` prints no table and asks no model: rich, the LLM client and
+    # asyncio are imported where a table is drawn or a model asked)
+    from rich.console import Console
+    from rich.padding import Padding
+    from rich.table import Table
+    from rich.text import Text
+
+    from core.llm.protocol import Summarizer
 
 _DROPPED_SHOWN = 12
 
@@ -88,6 +88,8 @@ def compactions_command(
     session, policy = load_or_fail("compactions", path, window=window, policy_spec=policy_spec)
     summarizer: Summarizer | None = None
     if llm is not None:
+        from core.llm.factory import make_summarizer
+
         if not llm.startswith(("http://", "https://")) or not model:
             fail("compactions", "--llm takes an http(s) URL, and needs --model NAME")
         config = LLMConfig(provider="openai", base_url=llm, model=model)
@@ -101,6 +103,8 @@ def compactions_command(
         payload = "[" + ",\n".join(model_json(r) for r in reports) + "]"
         sys.stdout.write(payload + "\n")
         return
+    from tui.cli.render import session_header, stdout_console
+
     console = stdout_console()
     console.print(session_header(session, result))
     if not reports:
@@ -115,6 +119,10 @@ def compactions_command(
 
 def _judge_all(session: Session, reports: list[CompactionReport], summarizer: Summarizer) -> None:
     """Let the live model judge the dropped facts of every readable recorded summary."""
+    import asyncio
+
+    from core.llm.protocol import LLMError
+
     heads = recorded_heads(session)
     for report in reports:
         index = report.why.recorded_index
@@ -135,6 +143,10 @@ def print_report(
     """One compaction: why, what it forgot, what it cost (``recording_check``:
     :data:`~core.insights.named_figures.RECORDING_CHECK` before it, shown where it differs
     from the replay's check)."""
+    from rich.text import Text
+
+    from tui.cli.render import tokens
+
     why = report.why
     name = (
         f"recorded compaction {why.recorded_index}"
@@ -159,6 +171,11 @@ def print_report(
 
 def figures_line(figures: CompactionFigures, recording_check: int | None = None) -> Padding:
     """A recorded compaction's named figures on one (wrapping) line."""
+    from rich.padding import Padding
+    from rich.text import Text
+
+    from tui.cli.render import tokens
+
     parts = [f"{AGENT_COUNT.name} {tokens(figures.agent_count)}"]
     parts += [f"{name} {value:,}" for name, value in check_figures(figures, recording_check)]
     if figures.last_prompt is not None:
@@ -176,6 +193,10 @@ def figures_line(figures: CompactionFigures, recording_check: int | None = None)
 def forgotten_table(forgotten: Forgotten, *, width: int | None = None) -> Table | Text:
     """The recall per kind of fact and the first dropped facts (each fact line fitted to the
     room ``width`` columns leave it, the middle of a long one elided)."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
     if not forgotten.readable:
         return Text(f"  what it forgot: cannot tell — {forgotten.reason}", style="yellow")
     recall = f"{forgotten.recall:.0%}" if forgotten.recall is not None else "-"
@@ -245,6 +266,12 @@ def _compare_all(
     window: int,
 ) -> None:
     """Each recorded head summarised again, and both summaries checked fact by fact."""
+    from rich.text import Text
+
+    from core.algorithms.compact import CompactionError
+    from core.llm.factory import make_summarizer
+    from core.llm.protocol import LLMError
+
     chosen = summarizer or make_summarizer(policy.llm)
     for index, step in recorded_heads(session).items():
         summary = recorded_summary(session, step)
@@ -262,6 +289,10 @@ def _compare_all(
 
 def _summarise(head: list[Message], policy: Policy, summarizer: Summarizer, window: int) -> str:
     """What the model would see after compacting ``head`` (its summary, and any tail kept)."""
+    import asyncio
+
+    from core.algorithms.compact import compact
+
     result = asyncio.run(
         compact(head, policy, summarizer, window=window, counter=get_counter(policy.estimator))
     )
@@ -273,6 +304,10 @@ def side_by_side_table(
 ) -> Table:
     """The recall per kind under the recorded summary and the replayed one, and the facts only
     one of them keeps."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(
         title=f"compaction {index}: recorded summary {_recall(recorded)} · replayed "
         f"{_recall(replayed)}",

@@ -18,18 +18,19 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import click
-from rich import box
-from rich.table import Table
-from rich.text import Text
 
 from core.insights.named_figures import RECORDING_CHECK
 from core.model.json_text import model_json
 from core.model.terminal_text import safe
 from core.reports.fidelity import FidelityEntry, FidelityReport, ThresholdGroup, fidelity_report
 from tui.cli.commands._session import fail, progress_reporter
-from tui.cli.render import COMPACTION_LEGEND, compaction_block, stdout_console, tokens
+
+if TYPE_CHECKING:  # (``--json`` draws nothing: the table's code imports rich and the renderer)
+    from rich.table import Table
+    from rich.text import Text
 
 _OUTCOME_STYLE = {"same": "green", "earlier": "yellow", "later": "yellow", "missed": "red"}
 
@@ -80,6 +81,10 @@ def _progress() -> Iterator[Callable[[int, int, str], None] | None]:
 
 
 def _print(report: FidelityReport) -> None:
+    from rich.text import Text
+
+    from tui.cli.render import COMPACTION_LEGEND, compaction_block, stdout_console
+
     console = stdout_console()
     by_file: dict[str, list[FidelityEntry]] = {}
     for entry in report.entries:
@@ -113,6 +118,10 @@ def _print(report: FidelityReport) -> None:
 
 
 def _learned_line(entry: FidelityEntry, common: str) -> Text:
+    from rich.text import Text
+
+    from tui.cli.render import tokens
+
     learned = entry.learned
     assert learned is not None
     delta = f" {learned.call_delta:+d}" if learned.call_delta else ""
@@ -125,6 +134,10 @@ def _learned_line(entry: FidelityEntry, common: str) -> Text:
 
 
 def _file_header(file: str, entry: FidelityEntry) -> Text:
+    from rich.text import Text
+
+    from tui.cli.render import tokens
+
     agent = entry.agent + (f" {entry.version}" if entry.version else "")
     model = (entry.model or "model not recorded") + (
         f" on {entry.provider}" if entry.provider else ""
@@ -136,6 +149,12 @@ def _file_header(file: str, entry: FidelityEntry) -> Text:
 
 
 def _groups_table(groups: list[ThresholdGroup]) -> Table:
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    from tui.cli.render import tokens
+
     table = Table(
         title="threshold intervals (agent, version, model, window)",
         box=box.SIMPLE,

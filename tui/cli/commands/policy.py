@@ -14,7 +14,6 @@ import click
 
 from core.policy import PRESETS
 from tui.cli.commands._session import resolve_policy_or_fail
-from tui.cli.render import policy_table, stdout_console
 
 
 @click.group(name="policy")
@@ -26,6 +25,8 @@ def policy() -> None:
 @click.argument("spec", metavar="NAME|FILE.toml")
 def show(spec: str) -> None:
     """Every field of a preset or TOML policy, with its value and help text."""
+    from tui.cli.render import policy_table, stdout_console  # (``dump`` draws no table)
+
     stdout_console().print(policy_table(resolve_policy_or_fail("policy show", spec)))
 
 
@@ -40,6 +41,8 @@ def dump(spec: str) -> None:
 def list_presets() -> None:
     """Name the built-in presets (and ``inferred``), each with what it models."""
     from rich.table import Table
+
+    from tui.cli.render import stdout_console
 
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)

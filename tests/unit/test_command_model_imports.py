@@ -1,0 +1,111 @@
+"""A one-shot command defines the pydantic models it prints, not those of other commands: each
+model class costs its process ~2 M instructions to create (its fields collected, their
+annotations evaluated), whether or not the command makes one."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.support.paths import REPO
+from tests.support.processes import run_python
+
+RUN = """
+import contextlib, io, sys
+from tui.cli.main import cli
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    cli.main(args=[{command!r}, "--json", {path!r}], standalone_mode=False)
+assert out.getvalue().lstrip()[:1] in ("{{", "[")
+print(",".join(sorted(m for m in {modules!r} if m in sys.modules)))
+"""
+
+
+def _loaded(command: str, sample: Path, modules: tuple[str, ...], cache: Path) -> str:
+    """Which of ``modules`` a whole run of ``command --json sample`` imported: its second run
+    with ``cache`` as its cache folder (the first writes the price memo: the price table, read
+    once per model, imports asyncio)."""
+    code = RUN.format(command=command, path=str(sample), modules=modules)
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    run_python(code, env=env)
+    return run_python(code, env=env).strip()
+
+
+@pytest.mark.parametrize(
+    "sample",
+    [
+        REPO / "sample_sessions" / "claude-code" / "compacted.jsonl",
+        REPO
+        / "sample_sessions"
+        / "codex"
+        / "rollout-2026-03-14T09-12-33-019ceb67-7968-7c30-9ae9-f3a029d24123.jsonl",
+    ],
+    ids=["claude-code", "codex"],
+)
+def test_breakdown_defines_none_of_the_replays_models(tmp_path: Path, sample: Path) -> None:
+    """``breakdown --json`` replays nothing: the replay's result models (and the comparison's)
+    are not defined in its process (its models' base class, :class:`Documented`, is not
+    theirs)."""
+    assert _loaded("breakdown", sample, ("core.replay.results",), tmp_path) == ""
+
+
+def test_the_replays_models_share_the_breakdowns_base() -> None:
+    """The result models of the replay and those of the breakdown, the cost and the sub-agents
+    have one base: one class, wherever it is imported from."""
+    from core.fleet.subagent_info import SubagentInfo
+    from core.insights.breakdown import ContextBreakdown
+    from core.insights.cost import SessionCost
+    from core.model.fastmodel import Documented
+    from core.replay import results
+
+    assert results.Documented is Documented
+    for model in (results.ReplayResult, ContextBreakdown, SessionCost, SubagentInfo):
+        assert issubclass(model, Documented)
+
+
+@pytest.mark.parametrize("command", ["analyze", "replay"])
+def test_a_replay_that_compacts_nowhere_defines_no_llm_models(tmp_path: Path, command: str) -> None:
+    """The LLM's request and answer models are made where a compaction asks a summarizer (or a
+    judge a model): a replay that compacts nowhere (the branched pi sample's) defines none."""
+    sample = REPO / "sample_sessions" / "pi" / "branched.jsonl"
+    assert _loaded(command, sample, ("core.llm.protocol",), tmp_path) == ""
+
+
+def test_compactions_json_draws_no_table_and_asks_no_model(tmp_path: Path) -> None:
+    """``compactions --json`` prints its reports' JSON: rich (its tables), asyncio, the LLM
+    client and the compaction algorithm (only ``--compare`` and ``--llm`` ask a model) are not
+    imported."""
+    sample = REPO / "sample_sessions" / "claude-code" / "compacted.jsonl"
+    unused = (
+        "rich",
+        "rich.table",
+        "asyncio",
+        "core.llm.factory",
+        "core.llm.protocol",
+        "core.algorithms.compact",
+        "tui.cli.render",
+    )
+    assert _loaded("compactions", sample, unused, tmp_path) == ""
+
+
+def test_fidelity_json_draws_no_table(tmp_path: Path) -> None:
+    """``fidelity --json`` prints its report's JSON: rich and the table renderer are not
+    imported."""
+    folder = REPO / "sample_sessions" / "claude-code"
+    assert _loaded("fidelity", folder, ("rich", "rich.table", "tui.cli.render"), tmp_path) == ""
+
+
+DUMP = """
+import contextlib, io, sys
+from tui.cli.main import cli
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    cli.main(args=["policy", "dump", "pi"], standalone_mode=False)
+assert "[compaction]" in out.getvalue()
+print(",".join(sorted(m for m in ("rich", "tui.cli.render") if m in sys.modules)))
+"""
+
+
+def test_policy_dump_draws_no_table(tmp_path: Path) -> None:
+    """``policy dump`` writes TOML: rich and the table renderer are not imported."""
+    assert run_python(DUMP, env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)}).strip() == ""
