@@ -35,6 +35,7 @@ from functools import lru_cache
 from itertools import accumulate
 from typing import Any, Literal
 
+from core.insights.identifier_scan import function_names, names_of_tests, occurrences
 from core.insights.shell_words import shell_words
 from core.model.session import Message, Role, ToolResult
 from core.model.tokens import arguments_text, utf8_head, utf8_tail
@@ -236,13 +237,7 @@ _ERROR_LINE = re.compile(
     re.IGNORECASE,
 )
 _URL = re.compile(r"https?://[^\s\"'<>()\[\]{}`]+")
-_FUNCTION = re.compile(r"\b([A-Za-z_][A-Za-z0-9_.]{2,}+)\(")
-"""A name called: ``name(`` (``def name(``, ``fn name(`` … give the same name). The run is
-possessive (it cannot end before a ``(``, so backtracking into it finds nothing)."""
 _TEST = re.compile(r"\b(test_[A-Za-z0-9_]+|Test[A-Z][A-Za-z0-9_]+|[\w/.-]+\.py::[\w:\[\]-]+)")
-_TEST_NAME = re.compile(r"\b(test_[A-Za-z0-9_]+|Test[A-Z][A-Za-z0-9_]+)")
-""":data:`_TEST` for a text without ``.py::`` (its third branch cannot match there, and trying it
-at every character costs more than the rest)."""
 _BRANCH = re.compile(
     r"git[ \t]+(?:checkout[ \t]+(?:-[bB][ \t]+)?|switch[ \t]+(?:-[cC][ \t]+)?|"
     r"branch[ \t]+(?:-[mMdD][ \t]+)?|"
@@ -736,53 +731,6 @@ def _checklist(message: Message, todos: list[list[Fact]]) -> None:
         todos.append([Fact("open_task", box.strip(), message.index, ()) for box in boxes])
 
 
-def names_of_tests(text: str) -> list[str]:
-    """``_TEST_NAME.findall(text)``, the pattern tried only where ``test_`` or ``Test`` occurs
-    (every match starts there; a match holding another occurrence is skipped past, as
-    findall does)."""
-    starts = sorted(_occurrences(text, "test_") + _occurrences(text, "Test"))
-    names: list[str] = []
-    end = 0
-    for start in starts:
-        if start >= end and (found := _TEST_NAME.match(text, start)) is not None:
-            names.append(found.group(1))
-            end = found.end()
-    return names
-
-
-_NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_."
-"""The characters of :data:`_FUNCTION`'s run."""
-
-
-def function_names(text: str) -> list[str]:
-    """``_FUNCTION.findall(text)``, the pattern tried only on the run of name characters before
-    each ``(``: every match ends at a ``(`` and starts in the run before it (the run holds no
-    ``(``, so that matches of two ``(`` never overlap), and the leftmost start in that run is the
-    one findall finds. Searching the run alone skips the scan of every other character."""
-    names: list[str] = []
-    after = 0  # (just after the previous "(")
-    at = text.find("(")
-    while at >= 0:
-        start = after + len(text[after:at].rstrip(_NAME_CHARS))  # (where the run starts)
-        if at - start >= 3:
-            found = _FUNCTION.search(text, start, at + 1)
-            if found is not None:
-                names.append(found.group(1))
-        after = at + 1
-        at = text.find("(", after)
-    return names
-
-
-def _occurrences(text: str, piece: str) -> list[int]:
-    """Where ``piece`` starts in ``text`` (overlapping occurrences included)."""
-    found: list[int] = []
-    at = text.find(piece)
-    while at >= 0:
-        found.append(at)
-        at = text.find(piece, at + 1)
-    return found
-
-
 _EXITED_LEAD = len("process ")
 """How far before its ``exit`` a match of :data:`_EXIT_CODE` may start."""
 
@@ -799,7 +747,7 @@ def _exit_code(text: str) -> re.Match[str] | None:
         return None
     if not text.isascii() and any(c in text for c in _FOLDS_TO_ASCII):
         return _EXIT_CODE.search(text)
-    at = _occurrences(lowered, "exit")
+    at = occurrences(lowered, "exit")
     for start in sorted({*at, *(a - _EXITED_LEAD for a in at if a >= _EXITED_LEAD)}):
         found = _EXIT_CODE.match(text, start)
         if found is not None:
