@@ -382,37 +382,29 @@ class FactMemo:
         self._of: dict[tuple[int, int], _MessageFacts] = {}
 
     def facts(self, message: Message, calls: dict[str, tuple[Message, str, Any]]) -> _MessageFacts:
-        """The facts of ``message`` given the calls before it in its head."""
-        source = _source_of(message, calls)
+        """The facts of ``message`` given the calls before it in its head: those of the call a
+        tool result answers, when its head holds it."""
+        result = message.tool_result
+        source = (
+            None
+            if result is None or message.summary or message.role is not Role.TOOL
+            else calls.get(result.call_id)
+        )
         key = (id(message), -1 if source is None else id(source[0]))
         found = self._of.get(key)
         if found is None:
-            todos: list[Fact] | None = None
             box: list[list[Fact]] = []
             facts = [(f.identity, f) for f in _facts_of(message, calls, box, source)]
-            if box:
-                todos = box[-1]
-            found = self._of[key] = _MessageFacts(message, source, facts, todos)
+            found = self._of[key] = (facts, box[-1] if box else None, message, source)
         return found
 
 
-class _MessageFacts:
-    """One message's facts with their identities, and the to-do list it leaves (None: it
-    leaves the previous one as it was)."""
-
-    __slots__ = ("facts", "message", "source", "todos")
-
-    def __init__(
-        self,
-        message: Message,
-        source: tuple[Message, str, Any] | None,
-        facts: list[tuple[tuple[str, str], Fact]],
-        todos: list[Fact] | None,
-    ) -> None:
-        self.message = message
-        self.source = source
-        self.facts = facts
-        self.todos = todos
+_MessageFacts = tuple[
+    list[tuple[tuple[str, str], Fact]], list[Fact] | None, Message, tuple[Message, str, Any] | None
+]
+"""One message's facts with their identities, the to-do list it leaves (None: it leaves the
+previous one as it was), and the message and the call it answers (held: their ids key the
+memo). A tuple: one made for every message of every head."""
 
 
 def extract_facts(messages: Iterable[Message], memo: FactMemo | None = None) -> list[Fact]:
@@ -423,27 +415,18 @@ def extract_facts(messages: Iterable[Message], memo: FactMemo | None = None) -> 
     todos: list[Fact] = []
     calls: dict[str, tuple[Message, str, Any]] = {}
     for message in messages:
-        found = memo.facts(message, calls)
-        for identity, fact in found.facts:
+        found, left, _message, _source = memo.facts(message, calls)
+        for identity, fact in found:
             if identity not in facts:
                 facts[identity] = fact
-        if found.todos is not None:
-            todos = found.todos
+        if left is not None:
+            todos = left
         if message.role is Role.ASSISTANT and not message.summary:
             for call in message.tool_calls:
                 calls[call.id] = (message, call.name, call.arguments)
     for fact in todos:
         facts.setdefault(fact.identity, fact)
     return list(facts.values())
-
-
-def _source_of(
-    message: Message, calls: dict[str, tuple[Message, str, Any]]
-) -> tuple[Message, str, Any] | None:
-    """The call a tool result answers, when its head holds it."""
-    if message.summary or message.role is not Role.TOOL or message.tool_result is None:
-        return None
-    return calls.get(message.tool_result.call_id)
 
 
 def _facts_of(
@@ -623,12 +606,11 @@ def _tool_call(
         for path in _patched_paths(arguments):
             yield _path_fact("file_written", path, index)
         return
-    path = _first(arguments, _PATH_KEYS)
-    if path and tool in _READ_TOOLS:
-        yield _path_fact("file_read", path, index)
-    elif path and tool in _WRITE_TOOLS:
-        yield _path_fact("file_written", path, index)
-    if tool in _SHELL_TOOLS:
+    if tool in _READ_TOOLS or tool in _WRITE_TOOLS:  # (their arguments alone name a path)
+        path = _first(arguments, _PATH_KEYS)
+        if path:
+            yield _path_fact("file_read" if tool in _READ_TOOLS else "file_written", path, index)
+    elif tool in _SHELL_TOOLS:
         command = command_of(arguments)
         if command:
             yield _command_fact(command, index)
