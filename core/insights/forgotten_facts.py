@@ -265,12 +265,12 @@ def recorded_forgotten(
     memo = FactMemo() if memo is None else memo
     out: dict[int, tuple[Forgotten, list[FactRecord]]] = {}
     for index, step in heads.items():
-        head = [session.messages[j] for j in step.head]
         summary = recorded_summary(session, step)
-        if summary is None:
+        if summary is None:  # (its head is not gathered: a Codex head is all that came before)
             reason = ENCRYPTED if session.format is SourceFormat.CODEX else NO_SUMMARY
-            out[index] = (unreadable(len(head), reason), [])
+            out[index] = (unreadable(len(step.head), reason), [])
         else:
+            head = [session.messages[j] for j in step.head]
             out[index] = forgotten_of(head, summary, memo=memo, records=records)
     return out
 

@@ -10,7 +10,14 @@ import pytest
 
 from core.insights.compaction_causes import CompactionCause
 from core.insights.compaction_records import CompactionReport, compaction_reports
-from core.insights.forgotten_facts import Forgotten, KindRecall, unreadable
+from core.insights.forgotten_facts import (
+    NO_SUMMARY,
+    Forgotten,
+    KindRecall,
+    recorded_forgotten,
+    recorded_heads,
+    unreadable,
+)
 from core.model.session import Session
 from core.replay import native_policy, replay
 from tests.support.builders import SessionBuilder
@@ -64,3 +71,31 @@ def test_the_built_records_are_the_validated_ones() -> None:
         readable=False, reason="no summary", summary_source="replayed", head_messages=3
     )
     assert gone.model_dump_json() == again_gone.model_dump_json()
+
+
+class _Counted(list):  # type: ignore[type-arg]
+    """A message list that counts the messages read by index."""
+
+    reads = 0
+
+    def __getitem__(self, index: Any) -> Any:
+        _Counted.reads += 1
+        return super().__getitem__(index)
+
+
+def test_an_unreadable_summary_s_head_is_not_gathered() -> None:
+    """A compaction whose summary cannot be read reports its head's size without reading its
+    messages (a Codex head is everything before its remote compaction)."""
+    builder = SessionBuilder().user("one").reply("two", context=1_000).user("three")
+    builder.reply("four", context=2_000).compaction("", tokens_before=2_000)
+    session = builder.user("next").reply("ok", context=500).session()
+    heads = recorded_heads(session)
+    session.messages = _Counted(session.messages)
+    ((report, records),) = recorded_forgotten(session, heads).values()
+    assert (report.readable, report.reason, report.head_messages, records) == (
+        False,
+        NO_SUMMARY,
+        4,
+        [],
+    )
+    assert _Counted.reads <= 1  # (the summary message it owns, looked at for a summary)
