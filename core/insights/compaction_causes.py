@@ -12,11 +12,12 @@ timeline, the biggest of them, and the tool outputs per tool.
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
 from core.insights.diagnosis import Contributor, ToolShare, what_filled
+from core.model.fastmodel import build
 from core.model.session import Session
 from core.replay.results import Documented, FidelityRow, ReplayEvent, ReplayResult
 
@@ -121,27 +122,29 @@ def _recorded(
         if first <= crossed:
             baselines = result.point_column("baseline_tokens")
             recorded_growth = baselines[crossed] - baselines[first]
-    cause = CompactionCause(
-        source="recorded",
-        recorded_index=row.recorded_index,
-        event_id=None,
-        message_index=row.message_index,
-        call_index=call,
-        trigger=row.trigger,
-        trigger_evidence=row.trigger_evidence,
-        since_message_index=since,
-        growth_tokens=growth,
-        growth_recorded_tokens=recorded_growth,
-        contributors=contributors,
-        by_tool=by_tool,
-        threshold=row.threshold,
-        check_tokens=row.check_tokens,
-        crossed_at_call_index=crossed,
-        window=(
-            result.point_column("window")[call]
-            if call is not None and call < result.call_count
-            else result.window
-        ),
+    cause = _cause(
+        {
+            "source": "recorded",
+            "recorded_index": row.recorded_index,
+            "event_id": None,
+            "message_index": row.message_index,
+            "call_index": call,
+            "trigger": row.trigger,
+            "trigger_evidence": row.trigger_evidence,
+            "since_message_index": since,
+            "growth_tokens": growth,
+            "growth_recorded_tokens": recorded_growth,
+            "contributors": contributors,
+            "by_tool": by_tool,
+            "threshold": row.threshold,
+            "check_tokens": row.check_tokens,
+            "crossed_at_call_index": crossed,
+            "window": (
+                result.point_column("window")[call]
+                if call is not None and call < result.call_count
+                else result.window
+            ),
+        }
     )
     cause.explanation = _explain(cause, row.tokens_before)
     return cause
@@ -163,25 +166,35 @@ def _replayed(
     crossed = event.trigger_call_index
     if event.trigger == "overflow":
         crossed = call
-    cause = CompactionCause(
-        source="replayed",
-        recorded_index=None,
-        event_id=event_id,
-        message_index=at,
-        call_index=call,
-        trigger=event.trigger or "threshold",
-        trigger_evidence=event.reason,
-        since_message_index=since,
-        growth_tokens=growth,
-        contributors=contributors,
-        by_tool=by_tool,
-        threshold=point.threshold if point is not None else result.threshold,
-        check_tokens=point.check_tokens if point is not None else None,
-        crossed_at_call_index=crossed if event.trigger != "manual" else None,
-        window=point.window if point is not None else result.window,
+    cause = _cause(
+        {
+            "source": "replayed",
+            "recorded_index": None,
+            "event_id": event_id,
+            "message_index": at,
+            "call_index": call,
+            "trigger": event.trigger or "threshold",
+            "trigger_evidence": event.reason,
+            "since_message_index": since,
+            "growth_tokens": growth,
+            "growth_recorded_tokens": None,
+            "contributors": contributors,
+            "by_tool": by_tool,
+            "threshold": point.threshold if point is not None else result.threshold,
+            "check_tokens": point.check_tokens if point is not None else None,
+            "crossed_at_call_index": crossed if event.trigger != "manual" else None,
+            "window": point.window if point is not None else result.window,
+        }
     )
     cause.explanation = _explain(cause, event.tokens_before)
     return cause
+
+
+def _cause(fields: dict[str, Any]) -> CompactionCause:
+    """A cause from typed values (every field but its explanation, in the class's order),
+    without validation: one for every compaction of a session."""
+    fields["explanation"] = ""
+    return build(CompactionCause, fields)
 
 
 def _explain(cause: CompactionCause, tokens_before: int | None) -> str:

@@ -14,6 +14,7 @@ from core.insights.conversation_facts import FactMemo
 from core.insights.cost import CompactionCost, SessionCost
 from core.insights.forgotten_facts import Forgotten, recorded_forgotten, replayed_forgotten
 from core.insights.named_figures import CompactionFigures, compaction_figures
+from core.model.fastmodel import build
 from core.model.session import Session
 from core.replay.results import Documented, ReplayResult
 
@@ -55,7 +56,10 @@ def compaction_reports(
             compaction_cost = costs.get(cause.recorded_index)
         elif cause.event_id is not None and cause.event_id in replayed:
             forgotten = replayed[cause.event_id][0]
-        reports.append(
-            CompactionReport(why=cause, forgotten=forgotten, cost=compaction_cost, figures=named)
+        reports.append(  # (typed values, one a compaction: no validation)
+            build(
+                CompactionReport,
+                {"why": cause, "forgotten": forgotten, "cost": compaction_cost, "figures": named},
+            )
         )
     return reports

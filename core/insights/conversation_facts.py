@@ -35,6 +35,7 @@ from functools import lru_cache
 from itertools import accumulate
 from typing import Any, Literal
 
+from core.insights.identifier_scan import function_names, names_of_tests, occurrences
 from core.insights.shell_words import shell_words
 from core.model.session import Message, Role, ToolResult
 from core.model.tokens import arguments_text, utf8_head, utf8_tail
@@ -184,7 +185,7 @@ _DECISION = re.compile(
     re.IGNORECASE,
 )
 _MARKER_WORDS = {
-    _INSTRUCTION: (
+    _INSTRUCTION.pattern: (
         "don",
         "do not",
         "never",
@@ -205,7 +206,7 @@ _MARKER_WORDS = {
         "not allowed",
         "require",
     ),
-    _DECISION: (
+    _DECISION.pattern: (
         "deci",
         "instead of",
         "root cause",
@@ -221,7 +222,9 @@ _MARKER_WORDS = {
         "switch",
     ),
 }
-"""For each marker, pieces of lower-case text one of which every match of it holds."""
+"""For each marker (by its pattern's text: a compiled pattern's hash is worked out over its
+compiled code at every lookup, 2 µs, where its text keeps its hash), pieces of lower-case text
+one of which every match of it holds."""
 _FOLDS_TO_ASCII = ("\u0130", "\u0131", "\u017f", "\u212a")
 """The characters outside ASCII that a case-blind pattern matches to an ASCII letter (İ ı ſ K)."""
 _EXIT_CODE = re.compile(
@@ -234,13 +237,7 @@ _ERROR_LINE = re.compile(
     re.IGNORECASE,
 )
 _URL = re.compile(r"https?://[^\s\"'<>()\[\]{}`]+")
-_FUNCTION = re.compile(r"\b([A-Za-z_][A-Za-z0-9_.]{2,}+)\(")
-"""A name called: ``name(`` (``def name(``, ``fn name(`` … give the same name). The run is
-possessive (it cannot end before a ``(``, so backtracking into it finds nothing)."""
 _TEST = re.compile(r"\b(test_[A-Za-z0-9_]+|Test[A-Z][A-Za-z0-9_]+|[\w/.-]+\.py::[\w:\[\]-]+)")
-_TEST_NAME = re.compile(r"\b(test_[A-Za-z0-9_]+|Test[A-Z][A-Za-z0-9_]+)")
-""":data:`_TEST` for a text without ``.py::`` (its third branch cannot match there, and trying it
-at every character costs more than the rest)."""
 _BRANCH = re.compile(
     r"git[ \t]+(?:checkout[ \t]+(?:-[bB][ \t]+)?|switch[ \t]+(?:-[cC][ \t]+)?|"
     r"branch[ \t]+(?:-[mMdD][ \t]+)?|"
@@ -358,8 +355,8 @@ class NormalisedText:
 
 def keeps(summary: NormalisedText, fact: Fact) -> bool:
     """``summary`` keeps ``fact`` (see the module docstring)."""
-    if fact.kind == "command":
-        return all(k in summary.vocabulary for key in fact.keys for k in key.split())
+    if fact.kind == "command":  # (every word of its keys, sets compared in C)
+        return all(map(summary.vocabulary.issuperset, map(str.split, fact.keys)))
     if fact.kind == "failed_command":
         return summary.overlap(fact.detail or fact.text) >= OVERLAP
     if fact.keys:
@@ -385,37 +382,29 @@ class FactMemo:
         self._of: dict[tuple[int, int], _MessageFacts] = {}
 
     def facts(self, message: Message, calls: dict[str, tuple[Message, str, Any]]) -> _MessageFacts:
-        """The facts of ``message`` given the calls before it in its head."""
-        source = _source_of(message, calls)
+        """The facts of ``message`` given the calls before it in its head: those of the call a
+        tool result answers, when its head holds it."""
+        result = message.tool_result
+        source = (
+            None
+            if result is None or message.summary or message.role is not Role.TOOL
+            else calls.get(result.call_id)
+        )
         key = (id(message), -1 if source is None else id(source[0]))
         found = self._of.get(key)
         if found is None:
-            todos: list[Fact] | None = None
             box: list[list[Fact]] = []
             facts = [(f.identity, f) for f in _facts_of(message, calls, box, source)]
-            if box:
-                todos = box[-1]
-            found = self._of[key] = _MessageFacts(message, source, facts, todos)
+            found = self._of[key] = (facts, box[-1] if box else None, message, source)
         return found
 
 
-class _MessageFacts:
-    """One message's facts with their identities, and the to-do list it leaves (None: it
-    leaves the previous one as it was)."""
-
-    __slots__ = ("facts", "message", "source", "todos")
-
-    def __init__(
-        self,
-        message: Message,
-        source: tuple[Message, str, Any] | None,
-        facts: list[tuple[tuple[str, str], Fact]],
-        todos: list[Fact] | None,
-    ) -> None:
-        self.message = message
-        self.source = source
-        self.facts = facts
-        self.todos = todos
+_MessageFacts = tuple[
+    list[tuple[tuple[str, str], Fact]], list[Fact] | None, Message, tuple[Message, str, Any] | None
+]
+"""One message's facts with their identities, the to-do list it leaves (None: it leaves the
+previous one as it was), and the message and the call it answers (held: their ids key the
+memo). A tuple: one made for every message of every head."""
 
 
 def extract_facts(messages: Iterable[Message], memo: FactMemo | None = None) -> list[Fact]:
@@ -426,27 +415,18 @@ def extract_facts(messages: Iterable[Message], memo: FactMemo | None = None) -> 
     todos: list[Fact] = []
     calls: dict[str, tuple[Message, str, Any]] = {}
     for message in messages:
-        found = memo.facts(message, calls)
-        for identity, fact in found.facts:
+        found, left, _message, _source = memo.facts(message, calls)
+        for identity, fact in found:
             if identity not in facts:
                 facts[identity] = fact
-        if found.todos is not None:
-            todos = found.todos
+        if left is not None:
+            todos = left
         if message.role is Role.ASSISTANT and not message.summary:
             for call in message.tool_calls:
                 calls[call.id] = (message, call.name, call.arguments)
     for fact in todos:
         facts.setdefault(fact.identity, fact)
     return list(facts.values())
-
-
-def _source_of(
-    message: Message, calls: dict[str, tuple[Message, str, Any]]
-) -> tuple[Message, str, Any] | None:
-    """The call a tool result answers, when its head holds it."""
-    if message.summary or message.role is not Role.TOOL or message.tool_result is None:
-        return None
-    return calls.get(message.tool_result.call_id)
 
 
 def _facts_of(
@@ -482,7 +462,7 @@ def _may_match(text: str, marker: re.Pattern[str]) -> bool:
     that folds to an ASCII letter goes to the search)."""
     if not text.isascii() and any(c in text for c in _FOLDS_TO_ASCII):
         return True
-    return any(map(text.lower().__contains__, _MARKER_WORDS[marker]))
+    return any(map(text.lower().__contains__, _MARKER_WORDS[marker.pattern]))
 
 
 _LEAD = {"ll use": 4}
@@ -499,7 +479,7 @@ def _matches(text: str, marker: re.Pattern[str]) -> bool:
         return marker.search(text) is not None
     lowered = text.lower()
     match = marker.match
-    for piece in _MARKER_WORDS[marker]:
+    for piece in _MARKER_WORDS[marker.pattern]:
         lead = _LEAD.get(piece, 0)
         at = lowered.find(piece)
         while at >= 0:
@@ -567,7 +547,7 @@ def _match_starts(text: str, marker: re.Pattern[str]) -> list[int] | None:
     match = marker.match
     starts: set[int] = set()
     # (the pieces that occur at all, told by ``in`` in one C loop: most texts hold none)
-    for piece in filter(lowered.__contains__, _MARKER_WORDS[marker]):
+    for piece in filter(lowered.__contains__, _MARKER_WORDS[marker.pattern]):
         lead = _LEAD.get(piece, 0)
         at = lowered.find(piece)
         while at >= 0:
@@ -626,12 +606,11 @@ def _tool_call(
         for path in _patched_paths(arguments):
             yield _path_fact("file_written", path, index)
         return
-    path = _first(arguments, _PATH_KEYS)
-    if path and tool in _READ_TOOLS:
-        yield _path_fact("file_read", path, index)
-    elif path and tool in _WRITE_TOOLS:
-        yield _path_fact("file_written", path, index)
-    if tool in _SHELL_TOOLS:
+    if tool in _READ_TOOLS or tool in _WRITE_TOOLS:  # (their arguments alone name a path)
+        path = _first(arguments, _PATH_KEYS)
+        if path:
+            yield _path_fact("file_read" if tool in _READ_TOOLS else "file_written", path, index)
+    elif tool in _SHELL_TOOLS:
         command = command_of(arguments)
         if command:
             yield _command_fact(command, index)
@@ -734,53 +713,6 @@ def _checklist(message: Message, todos: list[list[Fact]]) -> None:
         todos.append([Fact("open_task", box.strip(), message.index, ()) for box in boxes])
 
 
-def names_of_tests(text: str) -> list[str]:
-    """``_TEST_NAME.findall(text)``, the pattern tried only where ``test_`` or ``Test`` occurs
-    (every match starts there; a match holding another occurrence is skipped past, as
-    findall does)."""
-    starts = sorted(_occurrences(text, "test_") + _occurrences(text, "Test"))
-    names: list[str] = []
-    end = 0
-    for start in starts:
-        if start >= end and (found := _TEST_NAME.match(text, start)) is not None:
-            names.append(found.group(1))
-            end = found.end()
-    return names
-
-
-_NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_."
-"""The characters of :data:`_FUNCTION`'s run."""
-
-
-def function_names(text: str) -> list[str]:
-    """``_FUNCTION.findall(text)``, the pattern tried only on the run of name characters before
-    each ``(``: every match ends at a ``(`` and starts in the run before it (the run holds no
-    ``(``, so that matches of two ``(`` never overlap), and the leftmost start in that run is the
-    one findall finds. Searching the run alone skips the scan of every other character."""
-    names: list[str] = []
-    after = 0  # (just after the previous "(")
-    at = text.find("(")
-    while at >= 0:
-        start = after + len(text[after:at].rstrip(_NAME_CHARS))  # (where the run starts)
-        if at - start >= 3:
-            found = _FUNCTION.search(text, start, at + 1)
-            if found is not None:
-                names.append(found.group(1))
-        after = at + 1
-        at = text.find("(", after)
-    return names
-
-
-def _occurrences(text: str, piece: str) -> list[int]:
-    """Where ``piece`` starts in ``text`` (overlapping occurrences included)."""
-    found: list[int] = []
-    at = text.find(piece)
-    while at >= 0:
-        found.append(at)
-        at = text.find(piece, at + 1)
-    return found
-
-
 _EXITED_LEAD = len("process ")
 """How far before its ``exit`` a match of :data:`_EXIT_CODE` may start."""
 
@@ -797,7 +729,7 @@ def _exit_code(text: str) -> re.Match[str] | None:
         return None
     if not text.isascii() and any(c in text for c in _FOLDS_TO_ASCII):
         return _EXIT_CODE.search(text)
-    at = _occurrences(lowered, "exit")
+    at = occurrences(lowered, "exit")
     for start in sorted({*at, *(a - _EXITED_LEAD for a in at if a >= _EXITED_LEAD)}):
         found = _EXIT_CODE.match(text, start)
         if found is not None:

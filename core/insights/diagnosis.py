@@ -13,12 +13,12 @@ of it (``CallPoint.baseline_tokens``).
 from __future__ import annotations
 
 from bisect import bisect_left
-from heapq import nlargest
 from typing import NamedTuple
 
 from pydantic import Field
 
 from core.algorithms.overflow import crosses
+from core.model.fastmodel import build
 from core.model.session import Message, Session
 from core.policy import Policy
 from core.replay.results import CallPoint, Documented, ReplayResult
@@ -318,16 +318,22 @@ def what_filled(
 def _contributors(
     messages: list[Message], candidates: list[int], tokens_of: list[int], growth: int, top: int
 ) -> list[Contributor]:
-    """The ``top`` biggest messages among ``candidates``, largest first (earlier first on ties)."""
-    # (nlargest is sorted(..., reverse=True)[:n], stable: the earlier of equals first)
-    ranked = nlargest(max(top, 0), candidates, key=tokens_of.__getitem__)
+    """The ``top`` biggest messages among ``candidates``, largest first (earlier first on ties);
+    each a model built from typed values (the causes of a session's compactions make thousands:
+    no validation)."""
+    # (a stable sort, reversed, keeps the earlier of equals first: ``heapq.nlargest``'s order,
+    # ranked in C rather than by its loop in Python)
+    ranked = sorted(candidates, key=tokens_of.__getitem__, reverse=True)[: max(top, 0)]
     return [
-        Contributor(
-            message_index=i,
-            role=messages[i].role.value,
-            tool_name=_tool_name_of(messages[i]),
-            tokens=tokens_of[i],
-            share=(tokens_of[i] / growth) if growth else 0.0,
+        build(
+            Contributor,
+            {
+                "message_index": i,
+                "role": messages[i].role.value,
+                "tool_name": _tool_name_of(messages[i]),
+                "tokens": tokens_of[i],
+                "share": (tokens_of[i] / growth) if growth else 0.0,
+            },
         )
         for i in ranked
     ]
@@ -338,11 +344,14 @@ def _tool_shares(per_tool: dict[str, list[int]], growth: int) -> list[ToolShare]
     largest first."""
     return sorted(
         (
-            ToolShare(
-                tool_name=name,
-                outputs=len(values),
-                tokens=sum(values),
-                share=(sum(values) / growth) if growth else 0.0,
+            build(
+                ToolShare,
+                {
+                    "tool_name": name,
+                    "outputs": len(values),
+                    "tokens": sum(values),
+                    "share": (sum(values) / growth) if growth else 0.0,
+                },
             )
             for name, values in per_tool.items()
         ),

@@ -134,8 +134,8 @@ def forgotten_of(
 
 def unreadable(head_messages: int, reason: str, source: SummarySource = "recorded") -> Forgotten:
     """The report of a compaction whose summary cannot be read."""
-    return Forgotten(
-        readable=False, reason=reason, summary_source=source, head_messages=head_messages
+    return _built(
+        readable=False, reason=reason, source=source, head_messages=head_messages, verdicts=[]
     )
 
 
@@ -179,28 +179,55 @@ def _forgotten(
     judged: bool,
 ) -> Forgotten:
     """The report of facts given as (kind, kept), with their dropped records."""
+    return _built(
+        readable=True,
+        reason=None,
+        source=source,
+        head_messages=head_messages,
+        verdicts=verdicts,
+        dropped=dropped,
+        judged=judged,
+    )
+
+
+def _built(
+    *,
+    readable: bool,
+    reason: str | None,
+    source: SummarySource,
+    head_messages: int,
+    verdicts: Sequence[tuple[str, bool]],
+    dropped: list[FactRecord] | None = None,
+    judged: bool = False,
+) -> Forgotten:
+    """A :class:`Forgotten` with its recall per kind, built from typed values without validation
+    (one for every compaction of a session, and a :class:`KindRecall` for each of its kinds)."""
     of_kind: dict[str, list[int]] = {}  # kind -> [facts, kept]
     for kind, is_kept in verdicts:
         tally = of_kind.setdefault(kind, [0, 0])
         tally[0] += 1
         tally[1] += is_kept
     by_kind = [
-        KindRecall(kind=kind, facts=n, kept=k, recall=k / n)
+        build(KindRecall, {"kind": kind, "facts": n, "kept": k, "recall": k / n})
         for kind in FACT_KINDS
         if kind in of_kind
         for n, k in (of_kind[kind],)
     ]
     kept_total = sum(k for _n, k in of_kind.values())
-    return Forgotten(
-        readable=True,
-        summary_source=source,
-        head_messages=head_messages,
-        facts=len(verdicts),
-        kept=kept_total,
-        recall=kept_total / len(verdicts) if verdicts else None,
-        by_kind=by_kind,
-        dropped=dropped,
-        judged=judged,
+    return build(
+        Forgotten,
+        {
+            "readable": readable,
+            "reason": reason,
+            "summary_source": source,
+            "head_messages": head_messages,
+            "facts": len(verdicts),
+            "kept": kept_total,
+            "recall": kept_total / len(verdicts) if verdicts else None,
+            "by_kind": by_kind,
+            "dropped": [] if dropped is None else dropped,
+            "judged": judged,
+        },
     )
 
 
@@ -240,12 +267,12 @@ def recorded_forgotten(
     memo = FactMemo() if memo is None else memo
     out: dict[int, tuple[Forgotten, list[FactRecord]]] = {}
     for index, step in heads.items():
-        head = [session.messages[j] for j in step.head]
         summary = recorded_summary(session, step)
-        if summary is None:
+        if summary is None:  # (its head is not gathered: a Codex head is all that came before)
             reason = ENCRYPTED if session.format is SourceFormat.CODEX else NO_SUMMARY
-            out[index] = (unreadable(len(head), reason), [])
+            out[index] = (unreadable(len(step.head), reason), [])
         else:
+            head = [session.messages[j] for j in step.head]
             out[index] = forgotten_of(head, summary, memo=memo, records=records)
     return out
 

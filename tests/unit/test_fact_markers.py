@@ -14,13 +14,11 @@ from core.insights.conversation_facts import (
     _ESCAPES,
     _EXIT_CODE,
     _FOLDS_TO_ASCII,
-    _FUNCTION,
     _INSTRUCTION,
     _LOWERS_TO_ASCII,
     _PLAIN,
     _SENTENCE,
     _TEST,
-    _TEST_NAME,
     _WORD,
     FactMemo,
     NormalisedText,
@@ -32,10 +30,9 @@ from core.insights.conversation_facts import (
     _may_match,
     ascii_lower,
     extract_facts,
-    function_names,
-    names_of_tests,
     words,
 )
+from core.insights.identifier_scan import _FUNCTION, _TEST_NAME, function_names, names_of_tests
 from core.model.session import ToolResult
 from tests.support.builders import SessionBuilder
 
