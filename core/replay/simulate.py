@@ -26,11 +26,9 @@ from core.model.session import Provenance
 from core.policy import Policy
 from core.replay.calls import Calls
 from core.replay.checks import CheckRules, fired_on, overflows, trigger_of
-from core.replay.rebuild import Rebuilt, after_compaction, after_pruning
 from core.replay.recorded import CallFigures, RecordedCompaction, RecordedCompactions
 from core.replay.results import EventKind, ReplayEvent, Trigger, cut_index
 from core.replay.setting import Setting
-from core.replay.shifted import Follower, Walk
 from core.replay.state import (
     Check,
     Item,
@@ -42,8 +40,11 @@ from core.replay.state import (
 )
 from core.replay.stuck import FIRED_NOTE, Appended
 
-if TYPE_CHECKING:  # (the algorithms load when a run first compacts or prunes)
+if TYPE_CHECKING:  # (the algorithms load when a run first compacts or prunes; following an
+    # earlier run, and rebuilding a context, when a run first does so)
     from core.algorithms.compact import CompactionError, CompactionOutline
+    from core.replay.rebuild import Rebuilt
+    from core.replay.shifted import Follower, Walk
 
 ProgressFn = Callable[[int, int], None]
 """Called now and then with ``(messages_done, messages_total)``."""
@@ -153,12 +154,18 @@ class Run:
             if rc.automatic and rc.kind in ("auto", "unknown")
         }
         """The calls :meth:`RecordedCompactions.here` finds an automatic compaction before."""
-        self.follower = None if earlier is None else Follower(self._walk(), earlier)
+        self.follower: Follower | None = None
         """Takes the stretches where the run follows ``earlier`` (a run it walks alike:
         :func:`core.replay.shifted.can_follow`) from that run's trace."""
+        if earlier is not None:
+            from core.replay.shifted import Follower
+
+            self.follower = Follower(self._walk(), earlier)
 
     def _walk(self) -> Walk:
         """What a :class:`~core.replay.shifted.Follower` reads of this run."""
+        from core.replay.shifted import Walk
+
         return Walk(
             self.setting,
             self.calls,
@@ -523,6 +530,8 @@ class Run:
             return False
         state = self.state
         before = state.e_sim
+        from core.replay.rebuild import after_compaction
+
         rebuilt = after_compaction(outcome, items, self.setting.counter)
         self.diverged()
         self.rebase(rebuilt.items, at)
@@ -725,6 +734,8 @@ class Run:
             self.trace.first_prune_call = max(0, len(self.trace.checkpoints) - 1)
         if not outcome.pruned_ids:
             return
+        from core.replay.rebuild import after_pruning
+
         rebuilt = after_pruning(outcome, items, counter)
         before = self.state.e_sim
         self.rebase(rebuilt.items, at)
