@@ -69,6 +69,8 @@ _FIRED_BECAUSE: dict[str, str] = {
 
 
 _RECORDED = Provenance.RECORDED
+_NOTHING_KEY = {trigger: f"nothing-{trigger}" for trigger in FIRED_NOTE}
+"""The key of the note of an attempt that found nothing to compact, by its trigger."""
 
 
 def _no_stretch(_call: int, _state: State) -> int:
@@ -140,7 +142,7 @@ class Run:
         self._estimated = setting.counter.provenance
         self._ratio = rec.ratio
         # (the trace's lists are the ones restored before the run starts: never replaced during it)
-        self._add_check = trace.made.append
+        self._add_check = trace.made.adder()  # (written to the columns as the walk goes on)
         trace.call_messages = calls.calls
         self._rec = rec
         self._follow = setting.follow_recording
@@ -226,11 +228,13 @@ class Run:
         on_call = self.call_step()
         sent, check_tokens, turn_start = self._sent, self._check_tokens, self._turn_start
         truncated, reasoning = self._truncated, self.calls.reasoning
+        flush_checks = self.trace.made.flush
         next_progress = pos + _PROGRESS_EVERY
         for i in range(pos, n):
             if i >= next_progress:
                 next_progress = i + _PROGRESS_EVERY
                 _report(i, n, progress, cancel)
+                flush_checks()  # (the checks added since, as columns: CheckColumns.adder)
             c = call_of[i]
             if c >= 0:
                 if c % every:
@@ -770,12 +774,16 @@ class Run:
     ) -> None:
         """Note a compaction attempt that left the context as it was."""
         self.trace.noops.append(len(self.trace.checkpoints))
-        where = f"call {call}" if call is not None else f"message {at}"
-        fired = FIRED_NOTE[trigger].format(where=where, at=at)  # (only the trigger's, per attempt)
-        if failed:
-            self.note("failed", f"{fired}, but the compaction failed: {why}")
-        else:
-            self.note(f"nothing-{trigger}", f"{fired}, but there was nothing to compact: {why}")
+        key = "failed" if failed else _NOTHING_KEY[trigger]
+        text = ""
+        if key not in self._noted:  # (a later note of the key keeps no text: made for the first)
+            where = f"call {call}" if call is not None else f"message {at}"
+            fired = FIRED_NOTE[trigger].format(where=where, at=at)  # (the trigger's, per attempt)
+            if failed:
+                text = f"{fired}, but the compaction failed: {why}"
+            else:
+                text = f"{fired}, but there was nothing to compact: {why}"
+        self.note(key, text)
 
     def summarised(self, before: Sequence[Item], rc: RecordedCompaction, at: int) -> list[int]:
         """The session messages of the context ``before`` a recorded compaction taken before
