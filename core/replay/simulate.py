@@ -69,8 +69,7 @@ _FIRED_BECAUSE: dict[str, str] = {
 
 
 _RECORDED = Provenance.RECORDED
-_NOTHING_KEY = {trigger: f"nothing-{trigger}" for trigger in FIRED_NOTE}
-"""The key of the note of an attempt that found nothing to compact, by its trigger."""
+_NOTHING_KEY = {trigger: f"nothing-{trigger}" for trigger in FIRED_NOTE}  # (a no-op's note key)
 
 
 def _no_stretch(_call: int, _state: State) -> int:
@@ -246,10 +245,11 @@ class Run:
                     state.n_events = len(events)
                     checkpoint(copy(state))
                 pending_at(state.pending)
-            if i in rc_at:
-                self.recorded_before(i)
-            if c >= 0:
+                if i in rc_at:
+                    self.recorded_before(i)
                 on_call(c, i)
+            elif i in rc_at:
+                self.recorded_before(i)
             # Message i joins the context, as the policy truncates it (unless it is in a recorded
             # context taken ahead of the walk: an overflow recovery).
             if walked[i] and i >= state.base_pos:
