@@ -435,13 +435,13 @@ class Run:
         recorded compaction where the recording compacted). Returns the check, fired."""
         trigger = trigger_of(check, limit, self.policy)
         figure = fired_on(check, trigger)
-        check = check.fired_as(trigger)
-        adopted = self.setting.native and self.adopt_recorded(c, i, trigger, figure)
+        auto = self._auto_calls  # (adopt_recorded finds one at these calls alone: asked there)
+        adopted = self.setting.native and c in auto and self.adopt_recorded(c, i, trigger, figure)
         if not adopted:
             self.compact(i, c, trigger, c - 1 if c > 0 else None, figure)
-            if c in self._auto_calls:
+            if c in auto:
                 self.diverged()  # a run following the recording takes the compaction recorded here
-        return check
+        return check.fired_as(trigger)
 
     def diverged(self) -> None:
         """The context departs here from the one a run following the recording has

@@ -10,7 +10,7 @@ from typing import Any
 from core.policy import get_preset
 from core.replay import Replayer, replay, simulate
 from core.replay.incremental import policy_key
-from core.replay.state import Check, CheckColumns
+from core.replay.state import Check, CheckColumns, State, Trace
 from core.replay.stuck import FIRED_NOTE
 from tests.unit.test_replay_check_columns import _CHECKS, _columns
 from tests.unit.test_replay_lazy_rows import _session
@@ -93,3 +93,54 @@ def test_the_text_of_a_note_is_made_for_the_first_of_its_key_alone(monkeypatch: 
     assert len(failed) == result.summary.noop_compactions > 2
     assert failed[0] and not any(failed[1:])
     assert _CountedNote.made == len({key for _when, key, _text in trace.run_notes})
+
+
+def test_a_fire_asks_for_a_recorded_compaction_to_adopt_only_where_one_is() -> None:
+    """The recording agent's policy adopts the recorded compaction where the recording compacted
+    by itself (``Run._auto_calls``, the calls ``RecordedCompactions.here`` finds one before):
+    a check firing at another call compacts without asking (a session stuck over its threshold
+    fires at every call)."""
+    from types import SimpleNamespace
+
+    asked: list[int] = []
+    compacted: list[int] = []
+
+    def adopt(c: int, *_args: Any) -> bool:
+        asked.append(c)
+        return True
+
+    run = SimpleNamespace(
+        policy=get_preset("claude-code"),
+        setting=SimpleNamespace(native=True),
+        _auto_calls={7},
+        adopt_recorded=adopt,
+        compact=lambda _at, call, *_args: compacted.append(call),
+        diverged=lambda: None,
+    )
+    check = Check(150_000, 160_000, True, False, None, 150_000, "projected", 140_000)
+    for c in (5, 7):
+        fired = simulate.Run.fire(run, check, c, 2 * c, 140_000)  # type: ignore[arg-type]
+        assert fired == check.fired_as("threshold")
+    assert asked == [7] and compacted == [5]
+
+
+def test_the_calls_with_a_compaction_to_adopt_are_the_ones_here_finds() -> None:
+    from core.formats import load_session
+    from core.replay.policies import native_policy
+    from tests.support.paths import REPO
+
+    for path in sorted((REPO / "sample_sessions").glob("*/*.jsonl")):
+        session = load_session(path)
+        replayer = Replayer(session)
+        recorded = replayer._recorded
+        run = simulate.Run(
+            replayer._calls,
+            recorded,
+            replayer._setting(native_policy(session)),
+            Trace(native_policy(session)),
+            State(),
+            compact=replayer._compact,
+            futile=replayer._futile,
+        )
+        found = {c for c in range(len(replayer._calls)) if recorded.here(c) is not None}
+        assert found == run._auto_calls - {None}, path.name
