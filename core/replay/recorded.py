@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Sequence
+from itertools import repeat
 from operator import gt
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from core.algorithms.overflow import crosses
 from core.model.session import CompactionEvent, Message, Provenance, Role, Session
@@ -490,17 +491,29 @@ def _baselines(
         calls.usage_prompt,
         calls.usage_after,
     )
-    add_after, add_baseline = side.e_rec_after.append, side.baseline.append
+    # the context after each call's reply: the main agent's reply added where the figure is
+    # measured before it
+    at = calls.calls
+    add_after = side.e_rec_after.append
+    for cov, i, after in zip(e_cov, at, after_reply, strict=True):
+        add_after(cov if after or not main[i] else cov + tok[i])
+    recorded = Provenance.RECORDED
+    if None not in usage_context and None not in usage_prompt and all(usage_after):
+        # every call recorded its figures (as nearly every session's do): the loop below takes
+        # each as it is (tests/unit/test_replay_recorded_side.py)
+        side.baseline.extend(cast("list[int]", usage_context))
+        side.baseline_prompt.extend(cast("list[int]", usage_prompt))
+        side.baseline_after.extend(cast("list[int]", usage_after))
+        side.baseline_prov += repeat(recorded, len(usage_context))
+        return
+    add_baseline = side.baseline.append
     add_prompt, add_baseline_after = side.baseline_prompt.append, side.baseline_after.append
-    add_prov, recorded, overhead = side.baseline_prov.append, Provenance.RECORDED, side.overhead
+    add_prov, overhead = side.baseline_prov.append, side.overhead
     last: tuple[int, int] | None = None
-    for c, i in enumerate(calls.calls):
+    for c, i in enumerate(at):
         if changed_before[c]:
             last = None
         figure = usage_context[c]
-        after = after_reply[c]
-        reply = tok[i] if main[i] else 0
-        add_after(e_cov[c] + (0 if after else reply))
         if figure is not None:
             prompt = usage_prompt[c]
             add_baseline(figure)
@@ -510,6 +523,8 @@ def _baselines(
             last = (figure, e_cov[c])
             continue
         cov = e_cov[c]
+        reply = tok[i] if main[i] else 0
+        after = after_reply[c]
         value = max(0, last[0] + cov - last[1]) if last is not None else overhead + cov
         add_baseline(value)
         add_prompt(max(0, value - reply) if after else value)

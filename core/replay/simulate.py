@@ -26,11 +26,9 @@ from core.model.session import Provenance
 from core.policy import Policy
 from core.replay.calls import Calls
 from core.replay.checks import CheckRules, fired_on, overflows, trigger_of
-from core.replay.rebuild import Rebuilt, after_compaction, after_pruning
 from core.replay.recorded import CallFigures, RecordedCompaction, RecordedCompactions
 from core.replay.results import EventKind, ReplayEvent, Trigger, cut_index
 from core.replay.setting import Setting
-from core.replay.shifted import Follower, Walk
 from core.replay.state import (
     Check,
     Item,
@@ -42,8 +40,11 @@ from core.replay.state import (
 )
 from core.replay.stuck import FIRED_NOTE, Appended
 
-if TYPE_CHECKING:  # (the algorithms load when a run first compacts or prunes)
+if TYPE_CHECKING:  # (the algorithms load when a run first compacts or prunes; following an
+    # earlier run, and rebuilding a context, when a run first does so)
     from core.algorithms.compact import CompactionError, CompactionOutline
+    from core.replay.rebuild import Rebuilt
+    from core.replay.shifted import Follower, Walk
 
 ProgressFn = Callable[[int, int], None]
 """Called now and then with ``(messages_done, messages_total)``."""
@@ -68,6 +69,7 @@ _FIRED_BECAUSE: dict[str, str] = {
 
 
 _RECORDED = Provenance.RECORDED
+_NOTHING_KEY = {trigger: f"nothing-{trigger}" for trigger in FIRED_NOTE}  # (a no-op's note key)
 
 
 def _no_stretch(_call: int, _state: State) -> int:
@@ -139,7 +141,7 @@ class Run:
         self._estimated = setting.counter.provenance
         self._ratio = rec.ratio
         # (the trace's lists are the ones restored before the run starts: never replaced during it)
-        self._add_check = trace.made.append
+        self._add_check = trace.made.adder()  # (written to the columns as the walk goes on)
         trace.call_messages = calls.calls
         self._rec = rec
         self._follow = setting.follow_recording
@@ -153,12 +155,18 @@ class Run:
             if rc.automatic and rc.kind in ("auto", "unknown")
         }
         """The calls :meth:`RecordedCompactions.here` finds an automatic compaction before."""
-        self.follower = None if earlier is None else Follower(self._walk(), earlier)
+        self.follower: Follower | None = None
         """Takes the stretches where the run follows ``earlier`` (a run it walks alike:
         :func:`core.replay.shifted.can_follow`) from that run's trace."""
+        if earlier is not None:
+            from core.replay.shifted import Follower
+
+            self.follower = Follower(self._walk(), earlier)
 
     def _walk(self) -> Walk:
         """What a :class:`~core.replay.shifted.Follower` reads of this run."""
+        from core.replay.shifted import Walk
+
         return Walk(
             self.setting,
             self.calls,
@@ -219,11 +227,13 @@ class Run:
         on_call = self.call_step()
         sent, check_tokens, turn_start = self._sent, self._check_tokens, self._turn_start
         truncated, reasoning = self._truncated, self.calls.reasoning
+        flush_checks = self.trace.made.flush
         next_progress = pos + _PROGRESS_EVERY
         for i in range(pos, n):
             if i >= next_progress:
                 next_progress = i + _PROGRESS_EVERY
                 _report(i, n, progress, cancel)
+                flush_checks()  # (the checks added since, as columns: CheckColumns.adder)
             c = call_of[i]
             if c >= 0:
                 if c % every:
@@ -235,10 +245,11 @@ class Run:
                     state.n_events = len(events)
                     checkpoint(copy(state))
                 pending_at(state.pending)
-            if i in rc_at:
-                self.recorded_before(i)
-            if c >= 0:
+                if i in rc_at:
+                    self.recorded_before(i)
                 on_call(c, i)
+            elif i in rc_at:
+                self.recorded_before(i)
             # Message i joins the context, as the policy truncates it (unless it is in a recorded
             # context taken ahead of the walk: an overflow recovery).
             if walked[i] and i >= state.base_pos:
@@ -424,13 +435,13 @@ class Run:
         recorded compaction where the recording compacted). Returns the check, fired."""
         trigger = trigger_of(check, limit, self.policy)
         figure = fired_on(check, trigger)
-        check = check.fired_as(trigger)
-        adopted = self.setting.native and self.adopt_recorded(c, i, trigger, figure)
+        auto = self._auto_calls  # (adopt_recorded finds one at these calls alone: asked there)
+        adopted = self.setting.native and c in auto and self.adopt_recorded(c, i, trigger, figure)
         if not adopted:
             self.compact(i, c, trigger, c - 1 if c > 0 else None, figure)
-            if c in self._auto_calls:
+            if c in auto:
                 self.diverged()  # a run following the recording takes the compaction recorded here
-        return check
+        return check.fired_as(trigger)
 
     def diverged(self) -> None:
         """The context departs here from the one a run following the recording has
@@ -523,6 +534,8 @@ class Run:
             return False
         state = self.state
         before = state.e_sim
+        from core.replay.rebuild import after_compaction
+
         rebuilt = after_compaction(outcome, items, self.setting.counter)
         self.diverged()
         self.rebase(rebuilt.items, at)
@@ -725,6 +738,8 @@ class Run:
             self.trace.first_prune_call = max(0, len(self.trace.checkpoints) - 1)
         if not outcome.pruned_ids:
             return
+        from core.replay.rebuild import after_pruning
+
         rebuilt = after_pruning(outcome, items, counter)
         before = self.state.e_sim
         self.rebase(rebuilt.items, at)
@@ -759,12 +774,16 @@ class Run:
     ) -> None:
         """Note a compaction attempt that left the context as it was."""
         self.trace.noops.append(len(self.trace.checkpoints))
-        where = f"call {call}" if call is not None else f"message {at}"
-        fired = FIRED_NOTE[trigger].format(where=where, at=at)  # (only the trigger's, per attempt)
-        if failed:
-            self.note("failed", f"{fired}, but the compaction failed: {why}")
-        else:
-            self.note(f"nothing-{trigger}", f"{fired}, but there was nothing to compact: {why}")
+        key = "failed" if failed else _NOTHING_KEY[trigger]
+        text = ""
+        if key not in self._noted:  # (a later note of the key keeps no text: made for the first)
+            where = f"call {call}" if call is not None else f"message {at}"
+            fired = FIRED_NOTE[trigger].format(where=where, at=at)  # (the trigger's, per attempt)
+            if failed:
+                text = f"{fired}, but the compaction failed: {why}"
+            else:
+                text = f"{fired}, but there was nothing to compact: {why}"
+        self.note(key, text)
 
     def summarised(self, before: Sequence[Item], rc: RecordedCompaction, at: int) -> list[int]:
         """The session messages of the context ``before`` a recorded compaction taken before

@@ -190,7 +190,7 @@ class Check(NamedTuple):
 
     def fired_as(self, trigger: str) -> Check:
         """This check, fired on ``trigger``."""
-        return self._replace(fired=True, trigger=trigger)
+        return new_check((*self[:3], True, trigger, *self[5:]))
 
 
 new_check: Callable[[tuple[Any, ...]], Check] = partial(tuple.__new__, Check)
@@ -339,6 +339,13 @@ class CheckColumns(Sequence[Check]):
         if len(pending) >= _BATCH:
             self.flush()
 
+    def adder(self) -> Callable[[Check], None]:
+        """:meth:`append` as the pending list's own method (no frame a check): what it adds is
+        written to the columns by the next :meth:`flush`, which every read makes first and its
+        holder makes now and then (a walk: every few hundred messages), so that no more than
+        those checks are held as tuples."""
+        return self._pending.append
+
     def flush(self) -> None:
         """Write the checks appended since the last time to the columns, column by column (each
         read of the columns does it first; a run's result does it once it is made, before any
@@ -346,8 +353,8 @@ class CheckColumns(Sequence[Check]):
         pending = self._pending
         if not pending:
             return
-        self._pending = []
         base, proj, now, fired, trigger, measure, basis, limit = zip(*pending, strict=True)
+        pending.clear()  # (the same list: :meth:`adder`'s)
         nones = repeat(None)
         flags = bytes(
             map(

@@ -400,6 +400,7 @@ def test_a_noop_note_says_its_trigger(trigger: Trigger, call: int | None, said: 
     run = SimpleNamespace(
         trace=SimpleNamespace(noops=[], checkpoints=[None, None]),
         note=lambda key, text: notes.append((key, text)),
+        _noted=set(),
     )
     Run.changed_nothing(run, 9, call, trigger, True, "why")  # type: ignore[arg-type]
     Run.changed_nothing(run, 9, call, trigger, False, "why")  # type: ignore[arg-type]

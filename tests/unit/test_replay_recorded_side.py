@@ -150,3 +150,19 @@ def test_the_narrowest_column_holds_every_figure() -> None:
         assert list(column) == values
     assert narrowest(small + huge) == small + huge
     assert list(narrowest(array("q", small))) == small
+
+
+def test_every_call_with_its_figures_takes_them_as_recorded() -> None:
+    """A session whose every call recorded its figures (the usual case: the baselines are the
+    recorded columns, taken at once), a recorded compaction and a side chain among them."""
+    builder = SessionBuilder().user("go")
+    for k in range(5):
+        builder.call(context=20_000 + 3_000 * k).result("z" * (300 + k))
+    builder.user("more", sidechain=True).call(context=9_000, sidechain=True)
+    builder.compaction(first_kept=3).user("again").call(context=15_000).result("w" * 90)
+    session = builder.reply("done", context=16_000).session()
+    calls, _recorded = placed(session)
+    assert None not in calls.usage_context and all(calls.usage_after)
+    side = _same_as_reference(session)
+    assert side.baseline == calls.usage_context
+    assert set(side.baseline_prov) == {Provenance.RECORDED}
