@@ -28,18 +28,33 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from datetime import datetime
 from decimal import Decimal
 from itertools import accumulate, chain, compress, islice, pairwise, repeat
-from operator import add, attrgetter, eq, getitem, gt, is_, is_not, lt, mul, ne, or_, truediv
-from sys import intern
+from operator import add, attrgetter, gt, is_, is_not, lt, mul, ne, or_, truediv
 from typing import Any, NamedTuple, cast
 
 from pydantic import Field
 
 from core.insights.context_walk import RecordedWalk
-from core.insights.cost_arithmetic import EXACT, scaled_rates, whole_products, window
-from core.insights.prices import SUBSCRIPTIONS, Rates, UnknownPrice, rate_runs, rates_on
+from core.insights.cost_arithmetic import (
+    EXACT,
+    chunks,
+    products_of,
+    scaled_rates,
+    whole_products,
+    wholes,
+    window,
+)
+from core.insights.prices import (
+    SUBSCRIPTIONS,
+    Rates,
+    UnknownPrice,
+    day_of,
+    days_of,
+    rate_runs,
+    rates_on,
+    stretch_rates,
+)
 from core.model.fastmodel import Documented, build
 from core.model.session import Message, Role, Session, Usage, UsageConvention
 
@@ -221,7 +236,7 @@ def _unpriced(
 
 def _day(message: Message) -> str | None:
     """The day of the call (``YYYY-MM-DD``, in the timestamp's own offset), None without one."""
-    return _day_of(message.timestamp)
+    return day_of(message.timestamp)
 
 
 def session_cost(session: Session, *, each_call: bool = True) -> SessionCost:
@@ -357,7 +372,7 @@ class _PricedCalls:
     def _price(self, session: Session, recorded: list[Message]) -> None:
         """Rates per stretch of calls of one model and day, dollars per run of one rate."""
         models = self.models_u
-        days = _days(list(map(_TIMESTAMP, recorded)))
+        days = days_of(list(map(_TIMESTAMP, recorded)))
         count = len(recorded)
         starts = _changes((models, days), count)  # where the (model, day) key changes
         for start, end in pairwise(starts):
@@ -367,24 +382,30 @@ class _PricedCalls:
     def _price_stretch(
         self, session: Session, start: int, end: int, model: str | None, day: str | None
     ) -> None:
-        a, r, w, _ = self.counts
-        prompts = _int_column(lambda: map(add, map(add, a[start:end], r[start:end]), w[start:end]))
-        try:
-            runs = rate_runs(model, session.provider, day, prompts)
+        columns = [window(column, start, end) for column in self.counts]
+        highs = list(map(max, columns))
+        try:  # (prompts below the first tier start, the usual case: one run, no prompt made)
+            one = stretch_rates(model, session.provider, day, highs[0] + highs[1] + highs[2])
+            runs = (
+                [(0, end - start, one)]
+                if one is not None
+                else _tier_runs(model, session.provider, day, columns)
+            )
         except UnknownPrice as exc:
             self.unknown.update(zip(range(start, end), repeat(str(exc))))
             return
-        del prompts
         for first, last, rates in runs:  # runs of one rate (a tier crossed starts another)
             lo, hi = start + first, start + last
-            self.runs.append((rates, self._dollars(lo, hi, rates)))
+            whole = last - first == end - start  # (the stretch's own largest counts are the run's)
+            self.runs.append((rates, self._dollars(lo, hi, rates, highs if whole else None)))
             self.rates[lo:hi] = [rates] * (hi - lo)
             self.priced[lo:hi] = b"\x01" * (hi - lo)
 
-    def _dollars(self, lo: int, hi: int, rates: Rates) -> int:
+    def _dollars(self, lo: int, hi: int, rates: Rates, highs: list[int] | None = None) -> int:
         """Price calls ``lo`` to ``hi`` (one rate) into :attr:`usd`: input, cache read, cache
         write, output and total, each exactly the float of the decimal product :func:`price`
-        computes; the cache reads of the run.
+        computes; the cache reads of the run (``highs``: each count's largest in the run, when
+        known).
 
         Integer products over one power of ten while every call of the run is exact (below 28
         digits, no negative count: the usual case), else the whole run the decimal context's
@@ -394,26 +415,41 @@ class _PricedCalls:
         read: int = sum(columns[1])
         if min(map(min, columns)) < 0:
             return self._decimal_dollars(lo, hi, rates, read)
+        if highs is None:
+            highs = list(map(max, columns))
         # A figure whose every product is 0 (no such tokens in the run, as Codex's cache writes,
         # or a rate of 0) is None: each of its calls costs 0.0, and it adds nothing to the whole.
-        # The products are made as they are read, never kept as columns of their own.
+        per_token = (rate_a, rate_r, rate_w, rate_o)
         factors: list[tuple[int, Sequence[int]] | None] = [
-            (rate, column) if rate and any(column) else None
-            for rate, column in zip((rate_a, rate_r, rate_w, rate_o), columns, strict=True)
+            (rate, column) if rate and high > 0 else None
+            for rate, column, high in zip(per_token, columns, highs, strict=True)
         ]
         made = [factor for factor in factors if factor is not None]
         # Every product is >= 0: the whole of a call is at most the sum of each product's
-        # largest, and only a run whose bound reaches EXACT needs its largest whole made.
-        bound = sum(rate * max(column) for rate, column in made)
+        # largest (0 for a figure left out), and only a run whose bound reaches EXACT needs its
+        # largest whole made.
+        bound = sum(map(mul, per_token, highs))
         if bound >= EXACT and max(whole_products(made)) >= EXACT:
             return self._decimal_dollars(lo, hi, rates, read)
-        costs = [
-            None if factor is None else map(mul, repeat(factor[0]), factor[1]) for factor in factors
-        ]
-        figures = (*costs, whole_products(made) if made else None)
         # (operator's functions over repeat(): a method-wrapper such as scale.__rtruediv__ parses
         # its argument tuple at every call, a third of the step)
         divisors = repeat(scale)
+        for part in chunks(hi - lo):  # each product made once, for its figure and the whole
+            self._chunk_dollars(lo, part, factors, divisors)
+        return read
+
+    def _chunk_dollars(
+        self,
+        lo: int,
+        part: slice,
+        factors: list[tuple[int, Sequence[int]] | None],
+        divisors: repeat[int],
+    ) -> None:
+        """:meth:`_dollars` of the calls ``part`` of a run from ``lo``: each factor's products
+        made (as integers) and read for its figure and for each call's whole, then let go."""
+        products = products_of(factors, part)
+        any_made = any(column is not None for column in products)
+        figures = (*products, wholes(products) if any_made else None)
         sums = self.sums
         if sums is not None:  # (the same floats, added up as the columns would be)
             for figure, cost in enumerate(figures):
@@ -421,12 +457,12 @@ class _PricedCalls:
                 sums[figure] = (
                     start + 0.0 if cost is None else sum(map(truediv, cost, divisors), start)
                 )
-            return read
+            return
+        size = part.stop - part.start
+        at, to = lo + part.start, lo + part.stop
         for usd, cost in zip(self.usd, figures, strict=True):
-            _fill(
-                usd, lo, hi, repeat(0.0, hi - lo) if cost is None else map(truediv, cost, divisors)
-            )
-        return read
+            values = repeat(0.0, size) if cost is None else map(truediv, cost, divisors)
+            _fill(usd, at, to, values)
 
     def _decimal_dollars(self, lo: int, hi: int, rates: Rates, read: int) -> int:
         """:meth:`_dollars` of a run one of whose calls integer arithmetic does not price
@@ -546,41 +582,6 @@ class _PricedCalls:
         return self.usd[4][j] if j >= 0 and self.priced[j] else None
 
 
-_UTC = ("Z", "+00:00")
-
-
-def _day_of(stamp: str | None) -> str | None:
-    """The day of a timestamp (``YYYY-MM-DD``, in its own offset), None without one."""
-    if not stamp:
-        return None
-    if stamp.endswith(_UTC) and len(stamp) >= 10 and stamp[4] == "-":
-        return stamp[:10]  # (UTC, as nearly every agent writes it: no parse needed)
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).date().isoformat()
-    except ValueError:
-        return None
-
-
-def _days(stamps: list[str | None]) -> list[str | None]:
-    """:func:`_day_of` of every timestamp, one string per day (not one per call): each
-    timestamp's first ten characters (interned as cut) where every one is a UTC stamp of ten
-    or more with its ``-`` in place (as :func:`_day_of` takes it without a parse, checked and
-    cut in C), else timestamp by timestamp."""
-    try:
-        utc = all(map(str.endswith, cast("list[str]", stamps), repeat(_UTC)))  # (None: TypeError)
-    except TypeError:
-        utc = False
-    if utc:
-        cuts = cast("Iterator[str]", map(getitem, cast("list[str]", stamps), repeat(_DAY)))
-        cut: list[str] = list(map(intern, cuts))
-        if min(map(len, cut), default=10) == 10 and all(
-            map(eq, map(getitem, cut, repeat(4)), repeat("-"))
-        ):
-            return cast("list[str | None]", cut)
-    seen: dict[str | None, str | None] = {}
-    return [seen.setdefault(day, day) for day in map(_day_of, stamps)]
-
-
 def _fill(column: array[float] | list[float], lo: int, hi: int, values: Iterable[float]) -> None:
     """``column[lo:hi]`` set to ``values``."""
     if isinstance(column, array):
@@ -607,6 +608,15 @@ def _changes(columns: Sequence[list[Any]], count: int) -> list[int]:
         starts += compress(range(1, count), flags)
     starts.append(count)
     return starts
+
+
+def _tier_runs(
+    model: str | None, provider: str | None, day: str | None, columns: list[Sequence[int]]
+) -> list[tuple[int, int, Rates]]:
+    """:func:`rate_runs` of a stretch whose prompts may cross a tier (its token ``columns``):
+    its prompts made, uncached input, cache read and cache write added up."""
+    a, r, w, _ = columns
+    return rate_runs(model, provider, day, _int_column(lambda: map(add, map(add, a, r), w)))
 
 
 def _slots(flags: list[bool]) -> array[int]:
@@ -637,7 +647,6 @@ _MODEL, _TIMESTAMP = attrgetter("model"), attrgetter("timestamp")
 _CONVENTION = attrgetter("convention")
 _INPUT, _OUTPUT = attrgetter("input"), attrgetter("output")
 _READ, _WRITE = attrgetter("cache_read"), attrgetter("cache_write")
-_DAY = slice(0, 10)
 
 
 def _token_columns(

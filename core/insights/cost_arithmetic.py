@@ -7,8 +7,8 @@ very float the decimal product gives.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator, Sequence
-from itertools import repeat
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import chain, repeat
 from operator import add, mul
 
 from core.insights.prices import Rates
@@ -45,11 +45,38 @@ def _scaled_now(rates: Rates) -> tuple[int, int, int, int, int]:
 def whole_products(made: list[tuple[int, Sequence[int]]]) -> Iterator[int]:
     """Each call's products of ``made`` (``(rate, column)`` pairs) added up, made as read
     (integers: exact in any order)."""
-    rate, column = made[0]
-    added: Iterator[int] = map(mul, repeat(rate), column)
-    for rate, column in made[1:]:
-        added = map(add, added, map(mul, repeat(rate), column))
+    return wholes([map(mul, repeat(rate), column) for rate, column in made])
+
+
+def wholes(products: Iterable[Iterable[int] | None]) -> Iterator[int]:
+    """Each call's products added up: the whole of a call, of its products (one iterable per
+    kind of token, None for a kind that adds nothing)."""
+    made = [column for column in products if column is not None]
+    added: Iterator[int] = iter(made[0])
+    for column in made[1:]:
+        added = map(add, added, column)
     return added
+
+
+CHUNK = 256
+"""Calls priced at once: their products kept (as lists) while they are read for each figure
+and for the whole of each call, then let go."""
+
+
+def chunks(count: int, size: int = CHUNK) -> Iterator[slice]:
+    """``range(count)`` in consecutive slices of ``size`` (the last one shorter)."""
+    return map(slice, range(0, count, size), chain(range(size, count, size), (count,)))
+
+
+def products_of(
+    factors: Sequence[tuple[int, Sequence[int]] | None], part: slice
+) -> list[list[int] | None]:
+    """Each factor's products of the calls of ``part``: ``rate * count`` of each (None for a
+    factor that is None)."""
+    return [
+        None if factor is None else list(map(mul, repeat(factor[0]), factor[1][part]))
+        for factor in factors
+    ]
 
 
 def window(column: Sequence[int], lo: int, hi: int) -> Sequence[int]:

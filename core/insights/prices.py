@@ -20,15 +20,16 @@ import os
 import warnings
 from array import array
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from functools import lru_cache
 from itertools import compress, islice, pairwise, repeat
-from operator import ne
+from operator import getitem, le, ne
 from pathlib import Path
-from typing import TYPE_CHECKING
+from sys import intern
+from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
     from genai_prices.types import ModelPrice, TieredPrices
@@ -129,6 +130,21 @@ def rate_runs(
     bounds += compress(range(1, count), map(ne, islice(tiers, 1, None), tiers))
     bounds.append(count)
     return [(lo, hi, rates_on(model, provider, day, prompts[lo])) for lo, hi in pairwise(bounds)]
+
+
+def stretch_rates(
+    model: str | None, provider: str | None, day: str | None, largest: int
+) -> Rates | None:
+    """The one rate of a stretch of calls of one model, provider and day none of whose prompts
+    is above ``largest``, where no tier starts below ``largest`` (a model without tiers, or
+    prompts all in the first tier): :func:`rates_on` of each of them, the prompts not read.
+    None where a tier starts below it: the stretch may cross one (:func:`rate_runs`). Raises
+    :class:`UnknownPrice` as :func:`rate_runs` does."""
+    found = rates_on(model, provider, day, largest)
+    entry = _ENTRIES[(model or "", provider, day)]
+    if isinstance(entry, str) or not entry.starts or largest <= entry.starts[0]:
+        return found
+    return None
 
 
 _RATES: dict[tuple[str, str | None, str | None, int], Rates] = {}
@@ -348,6 +364,75 @@ def _decode(value: object) -> _Entry | str:
         provider_id=str(value["provider_id"]),
         note=None if value["note"] is None else str(value["note"]),
     )
+
+
+_UTC = ("Z", "+00:00")
+
+
+def day_of(stamp: str | None) -> str | None:
+    """The day of a timestamp (``YYYY-MM-DD``, in its own offset), None without one."""
+    if not stamp:
+        return None
+    if stamp.endswith(_UTC) and len(stamp) >= 10 and stamp[4] == "-":
+        return stamp[:10]  # (UTC, as nearly every agent writes it: no parse needed)
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).date().isoformat()
+    except ValueError:
+        return None
+
+
+def days_of(stamps: list[str | None]) -> list[str | None]:
+    """:func:`day_of` of every timestamp, one string per day (not one per call): each
+    timestamp's first ten characters (interned as cut) where every one is a UTC stamp of ten
+    or more with its ``-`` in place (as :func:`day_of` takes it without a parse), else
+    timestamp by timestamp. Checked in C, and over the distinct days: a stamp ending in ``Z``
+    is told by its last character, and each day's cut is checked once; the stamps of one day
+    (the least and the greatest of the same day) or in order (as recorded) are cut once a day
+    (:func:`_ordered_days`)."""
+    if stamps and _all_utc(stamps):
+        utc = cast("list[str]", stamps)
+        first = min(utc)[:10]
+        if first == max(utc)[:10]:  # every stamp between the two starts as they do
+            cut = [intern(first)] * len(utc)
+        elif all(map(le, utc, islice(utc, 1, None))):
+            cut = _ordered_days(utc)
+        else:
+            cut = list(map(intern, cast("Iterator[str]", map(getitem, utc, repeat(_DAY)))))
+        if all(len(day) == 10 and day[4] == "-" for day in set(cut)):
+            return cast("list[str | None]", cut)
+    seen: dict[str | None, str | None] = {}
+    return [seen.setdefault(day, day) for day in map(day_of, stamps)]
+
+
+_AFTER = "\U0010ffff"
+"""Above any character: a day followed by it is above every stamp of that day."""
+
+
+def _ordered_days(stamps: list[str]) -> list[str]:
+    """Each stamp's first ten characters (interned), of ``stamps`` in ascending order: the
+    stamps of one day are consecutive, and each day's last one found by bisection."""
+    days: list[str] = []
+    start, count = 0, len(stamps)
+    while start < count:
+        day = intern(stamps[start][:10])
+        end = bisect_left(stamps, day + _AFTER, start)
+        days += repeat(day, end - start)
+        start = end
+    return days
+
+
+def _all_utc(stamps: list[str | None]) -> bool:
+    """Whether every one of ``stamps`` is a string ending as a UTC stamp (:data:`_UTC`)."""
+    try:  # (None: TypeError; "": IndexError)
+        ends = set(map(getitem, cast("list[str]", stamps), repeat(-1)))
+    except (TypeError, IndexError):
+        return False
+    if ends <= {"Z"}:
+        return True
+    return all(map(str.endswith, cast("list[str]", stamps), repeat(_UTC)))
+
+
+_DAY = slice(0, 10)
 
 
 @lru_cache(maxsize=512)

@@ -19,14 +19,12 @@ from core.insights.cost import (
     Priced,
     SessionCost,
     _changes,
-    _day_of,
-    _days,
     _slots,
     price,
     session_cost,
     session_cost_rows,
 )
-from core.insights.prices import SUBSCRIPTIONS, Rates
+from core.insights.prices import SUBSCRIPTIONS, Rates, day_of, days_of
 from core.model.session import Role, Session, Usage, UsageConvention
 from tests.support.builders import SessionBuilder
 from tests.support.paths import load_shared_or_skip, small_shared_files
@@ -315,11 +313,11 @@ def test_a_run_without_one_kind_of_token_is_priced_call_by_call(
 @given(st.lists(_ANY_STAMP, max_size=12), st.booleans())
 def test_days_are_each_stamps_day_of(stamps: list[str | None], all_utc: bool) -> None:
     """Every timestamp's day cut in C where each one is a plain UTC stamp, else stamp by stamp:
-    each the day :func:`_day_of` gives it, one string object per day."""
+    each the day :func:`day_of` gives it, one string object per day."""
     if all_utc:
         stamps = [f"2026-03-0{1 + len(stamp or '') % 3}T10:00:00Z" for stamp in stamps]
-    days = _days(stamps)
-    assert days == [_day_of(stamp) for stamp in stamps]
+    days = days_of(stamps)
+    assert days == [day_of(stamp) for stamp in stamps]
     assert len({id(day) for day in days if day is not None}) == len(set(days) - {None})
 
 

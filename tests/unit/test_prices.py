@@ -123,13 +123,24 @@ def test_rate_runs_are_the_runs_of_each_prompts_rates(
     prompts: list[int], model: str, day: str | None
 ) -> None:
     """rate_runs cuts a stretch where the rates of rates_on change object (a tier crossed),
-    and each run carries that very object."""
+    and each run carries that very object. stretch_rates of the largest prompt is that object
+    where no tier starts below it (the stretch is one run, its prompts not read), else None;
+    both raise rates_on's UnknownPrice."""
+    largest = max(prompts, default=0)  # (no prompt: no lookup, nor a stretch to price)
     try:
         each = [prices.rates_on(model, "anthropic", day, prompt) for prompt in prompts]
     except prices.UnknownPrice as exc:
         with pytest.raises(prices.UnknownPrice, match=re.escape(str(exc))):
             prices.rate_runs(model, "anthropic", day, prompts)
+        with pytest.raises(prices.UnknownPrice, match=re.escape(str(exc))):
+            prices.stretch_rates(model, "anthropic", day, largest)
         return
+    if prompts:
+        one = prices.stretch_rates(model, "anthropic", day, largest)
+        entry = prices._ENTRIES[(model, "anthropic", day)]
+        assert not isinstance(entry, str)
+        assert (one is None) == any(start < largest for start in entry.starts)
+        assert one is None or all(found is one for found in each)
     runs = prices.rate_runs(model, "anthropic", day, prompts)
     expected: list[tuple[int, int, prices.Rates]] = []
     for n, found in enumerate(each):
