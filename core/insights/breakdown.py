@@ -68,7 +68,15 @@ from core.algorithms.overflow import usable_usage
 from core.formats.codex_sizes import placeholder_length
 from core.gc_pause import gc_paused
 from core.insights.breakdown_calibration import fit_ratios
-from core.insights.breakdown_columns import Columns, Parts, Stretch, Sums, SumsAt, add_column
+from core.insights.breakdown_columns import (
+    Columns,
+    Parts,
+    Stretch,
+    Sums,
+    SumsAt,
+    add_column,
+    rounded,
+)
 from core.insights.breakdown_rows import stretch_rows
 from core.insights.context_walk import CompactionStep, RecordedWalk
 from core.model.fastmodel import build
@@ -709,7 +717,7 @@ def _scaled(columns: Columns, ratios: dict[str, float], hidden: dict[int, int]) 
             add_column(out, f"{_MEASURED}:tool:{name}", [value if t else 0 for t in column])
             continue
         ratio = ratios.get(_category(key), 1.0)
-        scaled = column if ratio == 1.0 else list(map(round, map(mul, column, repeat(ratio))))
+        scaled = column if ratio == 1.0 else rounded(map(mul, column, repeat(float(ratio))))
         add_column(out, key, scaled)
     return out
 

@@ -538,3 +538,24 @@ def call(stretch: Stretch, reply: dict[str, int] | None) -> None:
 
 def vars_of(stretch: Stretch) -> tuple[object, ...]:
     return (stretch.first, stretch.base, stretch.calls, stretch.adds, stretch.replies)
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.floats(allow_nan=False, allow_infinity=False, min_value=-1e15, max_value=1e15),
+            st.integers(-(10**6), 10**6).map(lambda n: n + 0.5),
+        ),
+        max_size=20,
+    )
+)
+def test_a_columns_rounded_and_truncated_values_are_round_and_int_of_each(
+    values: list[float],
+) -> None:
+    """Issue 24: a column scaled by its ratio is rounded, and a fitted column floored, through
+    the float's own ``__round__`` and ``__trunc__`` (no look-up per value): the integers
+    ``round`` and ``int`` give, halves to even included."""
+    from core.insights.breakdown_columns import rounded, truncated
+
+    assert rounded(values) == [round(v) for v in values]
+    assert truncated(values) == [int(v) for v in values]
