@@ -336,12 +336,12 @@ def _breakdown(
         counter = _KeptLengths(estimator)
     walk = RecordedWalk(session)
     messages = session.messages
-    parts: dict[int, Parts] = {}
+    parts: list[Parts | None] = [None] * len(messages)  # (each message's, once asked)
 
     answered = _Answered(messages)
 
     def parts_of(i: int) -> Parts:
-        cached = parts.get(i)
+        cached = parts[i]
         if cached is None:
             message = messages[i]
             cached = parts[i] = message_parts(message, counter)  # (a list of its own)
@@ -652,13 +652,11 @@ class _Answered:
 def _hosted(message: Message, answered: _Answered) -> Parts:
     """A marker per hosted tool call the recording holds no result for (its size is measured
     by :func:`_measure_hidden`; until then 1 token, so the walk carries it)."""
-    if not message.tool_calls:
-        return []
-    return [
-        (f"{_HIDDEN}{message.index}:{call.name}", 1)
-        for call in message.tool_calls
-        if call.name in _HOSTED_TOOLS and call.id not in answered
-    ]
+    markers: Parts = []  # (a loop, not a comprehension: no function made per message)
+    for call in message.tool_calls:
+        if call.name in _HOSTED_TOOLS and call.id not in answered:
+            markers.append((f"{_HIDDEN}{message.index}:{call.name}", 1))
+    return markers
 
 
 def _resolve(sums: Sums, hidden: dict[int, int]) -> Sums:
