@@ -56,9 +56,10 @@ tokenizer counts tool outputs and code at 1.2–1.7× ``chars/4``. Those ratios 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable
-from itertools import accumulate, compress, islice, repeat
+from itertools import accumulate, compress, filterfalse, islice, repeat
 from operator import and_, le, mul
 from typing import Any, Literal
 
@@ -68,7 +69,15 @@ from core.algorithms.overflow import usable_usage
 from core.formats.codex_sizes import placeholder_length
 from core.gc_pause import gc_paused
 from core.insights.breakdown_calibration import fit_ratios
-from core.insights.breakdown_columns import Columns, Parts, Stretch, Sums, SumsAt, add_column
+from core.insights.breakdown_columns import (
+    Columns,
+    Parts,
+    Stretch,
+    Sums,
+    SumsAt,
+    add_column,
+    rounded,
+)
 from core.insights.breakdown_rows import stretch_rows
 from core.insights.context_walk import CompactionStep, RecordedWalk
 from core.model.fastmodel import Documented, build
@@ -326,12 +335,12 @@ def _breakdown(
         counter = _KeptLengths(estimator)
     walk = RecordedWalk(session)
     messages = session.messages
-    parts: dict[int, Parts] = {}
+    parts: list[Parts | None] = [None] * len(messages)  # (each message's, once asked)
 
     answered = _Answered(messages)
 
     def parts_of(i: int) -> Parts:
-        cached = parts.get(i)
+        cached = parts[i]
         if cached is None:
             message = messages[i]
             cached = parts[i] = message_parts(message, counter)  # (a list of its own)
@@ -407,7 +416,8 @@ def _assemble(
     columns = [stretch.columns() for stretch in stretches]
     sums_at = SumsAt(stretches, columns, segments)
     any_hidden = any(key.startswith(_HIDDEN) for found in columns for key in found)
-    recorded = [walk.calls.usage_context[call] for call, _i in calls]
+    usage_context = walk.calls.usage_context
+    recorded = [usage_context[call] for call, _i in calls]
     starts = _segment_starts(recorded, segments)
     first = min(starts.values(), default=None)
     ratios, fitted_on = dict.fromkeys(CALIBRATED, 1.0), 0
@@ -478,12 +488,35 @@ def _known(total: int | None) -> int:
 
 
 def _segment_starts(recorded: list[int | None], segments: list[int]) -> dict[int, int]:
-    """Per stretch between recorded compactions, its first call with a recorded total."""
+    """Per stretch between recorded compactions, its first call with a recorded total
+    (``segments``: each call's stretch, in order, so never decreasing: once a stretch's first
+    recorded call is found, the search goes on at the next stretch's first call, found by
+    bisection, not call by call)."""
+    if len(recorded) != len(segments):
+        raise ValueError("a stretch for every call")
     starts: dict[int, int] = {}
-    for n, (total, segment) in enumerate(zip(recorded, segments, strict=True)):
-        if total is not None and total > 0 and segment not in starts:
+    n, size = 0, len(segments)
+    while n < size:
+        total = recorded[n]
+        if total is not None and total > 0:
+            segment = segments[n]
             starts[segment] = n
+            n = bisect_right(segments, segment, n)
+        else:
+            n += 1
     return starts
+
+
+def _fitted_calls(recorded: list[int | None], starts: dict[int, int]) -> list[int]:
+    """The calls the ratios may be fitted on: each call with a recorded total (above 0) but the
+    first of its stretch (``starts``). The calls with a total are picked in C (``compress``
+    by the totals themselves); a session with a total below 0 is read call by call."""
+    first = set(starts.values())
+    if min(filter(None, recorded), default=1) > 0:
+        return list(filterfalse(first.__contains__, compress(range(len(recorded)), recorded)))
+    return [
+        n for n, total in enumerate(recorded) if total is not None and total > 0 and n not in first
+    ]
 
 
 def _measure_summaries(
@@ -573,11 +606,7 @@ def _calibrate(
     growth: list[dict[str, int]] = []
     recorded_growth: list[int] = []
     totals: list[int] = []
-    usable = [
-        n
-        for n, (total, segment) in enumerate(zip(recorded, segments, strict=True))
-        if total is not None and total > 0 and starts.get(segment, n) != n
-    ]
+    usable = _fitted_calls(recorded, starts)
     stride = max(1, -(-len(usable) // MAX_FIT_CALLS))
     bases: dict[int, Sums] = {}  # each stretch's first recorded call, by category
     for n in usable[::stride]:
@@ -622,13 +651,11 @@ class _Answered:
 def _hosted(message: Message, answered: _Answered) -> Parts:
     """A marker per hosted tool call the recording holds no result for (its size is measured
     by :func:`_measure_hidden`; until then 1 token, so the walk carries it)."""
-    if not message.tool_calls:
-        return []
-    return [
-        (f"{_HIDDEN}{message.index}:{call.name}", 1)
-        for call in message.tool_calls
-        if call.name in _HOSTED_TOOLS and call.id not in answered
-    ]
+    markers: Parts = []  # (a loop, not a comprehension: no function made per message)
+    for call in message.tool_calls:
+        if call.name in _HOSTED_TOOLS and call.id not in answered:
+            markers.append((f"{_HIDDEN}{message.index}:{call.name}", 1))
+    return markers
 
 
 def _resolve(sums: Sums, hidden: dict[int, int]) -> Sums:
@@ -708,7 +735,7 @@ def _scaled(columns: Columns, ratios: dict[str, float], hidden: dict[int, int]) 
             add_column(out, f"{_MEASURED}:tool:{name}", [value if t else 0 for t in column])
             continue
         ratio = ratios.get(_category(key), 1.0)
-        scaled = column if ratio == 1.0 else list(map(round, map(mul, column, repeat(ratio))))
+        scaled = column if ratio == 1.0 else rounded(map(mul, column, repeat(float(ratio))))
         add_column(out, key, scaled)
     return out
 

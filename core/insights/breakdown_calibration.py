@@ -22,10 +22,13 @@ measurement of this session, made from its recorded usage; nothing else is read.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import reduce
 from itertools import repeat
 from operator import add, mul, sub, truediv
+from typing import TypeVar
+
+_V = TypeVar("_V")
 
 MIN_RATIO = 0.25
 """The smallest ratio a category may get (an estimator over-counting four times)."""
@@ -71,41 +74,61 @@ def fit_ratios(
 
 class _Normal:
     """The rows (one per call) by category column, and the calls where each category moved:
-    the normal equations of any weights, each sum a loop in C over the calls, in their order."""
+    the normal equations of any weights, each sum a loop in C over the calls, in their order.
+
+    A call where a category did not move adds a product of 0.0 to each of its sums, which
+    leaves a sum from 0.0 as it was (an addition of a zero to a finite float is exact, and the
+    sum is never -0.0): a category that never moved is left out of every sum, and one that moved
+    at most calls is summed over every call, its own column as it is (two steps a call, not
+    three picking the calls where it moved)."""
 
     def __init__(self, rows: Sequence[Sequence[float]], targets: Sequence[int], k: int) -> None:
         self.k = k
         self.targets = targets
         self.columns = [[row[i] for row in rows] for i in range(k)]
         self.moved = [[c for c, x in enumerate(column) if x] for column in self.columns]
+        self.active = [i for i, moved in enumerate(self.moved) if moved]
+        """The categories that moved at some call (the others add 0.0 to every sum)."""
+        self.picks: list[list[int] | None] = [
+            None if 3 * len(moved) > 2 * len(targets) else moved for moved in self.moved
+        ]
+        """Per category, the calls its sums are taken over: None (every call: it moved at most
+        of them), else the calls where it moved."""
 
     def predicted(self, ratios: Sequence[float]) -> list[float]:
         """Each call's ``sum(map(mul, ratios, row))``, a category column at a time (the same
-        additions from 0.0, in the same order, each a loop in C over the calls)."""
+        additions from 0.0, in the same order, each a loop in C over the calls; a column of
+        zeros adds nothing)."""
         predicted = [0.0] * len(self.targets)
-        for ratio, column in zip(ratios, self.columns, strict=True):
-            predicted = list(map(add, predicted, map(mul, repeat(ratio), column)))
+        for i in self.active:
+            column = self.columns[i]
+            predicted = list(map(add, predicted, map(mul, repeat(ratios[i]), column)))
         return predicted
 
     def equations(self, weights: Sequence[float]) -> tuple[list[list[float]], list[float]]:
         """The weighted normal equations ``Xᵀ W X`` and ``Xᵀ W y`` of every category: for each
         call where category ``i`` moved (``xᵢ``), ``w xᵢ`` times its target and its row added
         up from 0.0 call by call (the same sums, in the same order, as a loop over the calls)."""
-        k, columns = self.k, self.columns
+        k, columns, active = self.k, self.columns, self.active
         normal = [[0.0] * k for _ in range(k)]
         rhs = [0.0] * k
-        for i, moved in enumerate(self.moved):
-            if not moved:
-                continue
-            wx = list(map(mul, map(weights.__getitem__, moved), map(columns[i].__getitem__, moved)))
-            rhs[i] = reduce(add, map(mul, wx, map(self.targets.__getitem__, moved)), 0.0)
+        for i in active:
+            picks = self.picks[i]
+            wx = list(map(mul, _picked(weights, picks), _picked(columns[i], picks)))
+            rhs[i] = reduce(add, map(mul, wx, _picked(self.targets, picks)), 0.0)
             line = normal[i]
-            for j in range(i, k):
-                line[j] = reduce(add, map(mul, wx, map(columns[j].__getitem__, moved)), 0.0)
+            for j in active:
+                if j >= i:
+                    line[j] = reduce(add, map(mul, wx, _picked(columns[j], picks)), 0.0)
         for i in range(k):
             for j in range(i):
                 normal[i][j] = normal[j][i]
         return normal, rhs
+
+
+def _picked(values: Sequence[_V], picks: list[int] | None) -> Iterable[_V]:
+    """``values`` at the calls ``picks`` (every value: None)."""
+    return values if picks is None else map(values.__getitem__, picks)
 
 
 def _bounded(normal: list[list[float]], rhs: list[float]) -> list[float]:

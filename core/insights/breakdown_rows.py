@@ -17,7 +17,7 @@ from itertools import compress, repeat
 from operator import lt, mul, sub, truediv
 from typing import Any, Literal, cast
 
-from core.insights.breakdown_columns import summed
+from core.insights.breakdown_columns import summed, truncated
 
 MAX_TOOLS_PER_CALL = 20
 """Tools named in a call's ``tool_outputs_by_tool`` at most (the largest)."""
@@ -213,7 +213,7 @@ def fit_columns(
             for whole, target, flag in zip(wholes, known, scaled, strict=True)
         ]
     exact = [list(map(truediv, map(mul, column, nums), dens)) for column in columns]
-    floors = [list(map(int, values)) for values in exact]
+    floors = list(map(truncated, exact))
     shorts = list(map(sub, aims, summed(floors, size)))
     if max(shorts) > 0:
         below = zip(*[map(sub, f, e) for f, e in zip(floors, exact, strict=True)], strict=True)

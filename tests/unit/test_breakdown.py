@@ -4,6 +4,7 @@ the recorded total, and every call of every real session in ../shared/samples ad
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import accumulate
 from pathlib import Path
 
 import pytest
@@ -538,3 +539,54 @@ def call(stretch: Stretch, reply: dict[str, int] | None) -> None:
 
 def vars_of(stretch: Stretch) -> tuple[object, ...]:
     return (stretch.first, stretch.base, stretch.calls, stretch.adds, stretch.replies)
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.floats(allow_nan=False, allow_infinity=False, min_value=-1e15, max_value=1e15),
+            st.integers(-(10**6), 10**6).map(lambda n: n + 0.5),
+        ),
+        max_size=20,
+    )
+)
+def test_a_columns_rounded_and_truncated_values_are_round_and_int_of_each(
+    values: list[float],
+) -> None:
+    """Issue 24: a column scaled by its ratio is rounded, and a fitted column floored, through
+    the float's own ``__round__`` and ``__trunc__`` (no look-up per value): the integers
+    ``round`` and ``int`` give, halves to even included."""
+    from core.insights.breakdown_columns import rounded, truncated
+
+    assert rounded(values) == [round(v) for v in values]
+    assert truncated(values) == [int(v) for v in values]
+
+
+@given(
+    st.lists(
+        st.tuples(st.one_of(st.none(), st.integers(-3, 5)), st.integers(0, 2)),
+        max_size=30,
+    )
+)
+def test_each_stretchs_first_recorded_call_and_the_calls_fitted_are_the_loops(
+    calls: list[tuple[int | None, int]],
+) -> None:
+    """Issue 24: each stretch's first call with a recorded total is found by bisecting to the
+    next stretch once found, and the calls the ratios are fitted on (a total above 0, not the
+    first of its stretch) are picked in C: the calls the loop over every call finds."""
+    from core.insights.breakdown import _fitted_calls, _segment_starts
+
+    recorded = [total for total, _step in calls]
+    segments = list(accumulate(step for _total, step in calls))
+    expected: dict[int, int] = {}
+    for n, (total, segment) in enumerate(zip(recorded, segments, strict=True)):
+        if total is not None and total > 0 and segment not in expected:
+            expected[segment] = n
+    starts = _segment_starts(recorded, segments)
+    assert starts == expected
+    assert list(starts) == list(expected)
+    assert _fitted_calls(recorded, starts) == [
+        n
+        for n, (total, segment) in enumerate(zip(recorded, segments, strict=True))
+        if total is not None and total > 0 and starts.get(segment, n) != n
+    ]

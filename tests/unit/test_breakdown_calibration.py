@@ -273,6 +273,38 @@ def test_each_calls_prediction_is_the_sum_over_its_row_bit_for_bit() -> None:
         assert _Normal(rows, [0] * n, k).predicted(ratios) == expected
 
 
+def test_a_still_category_is_in_no_sum_and_a_busy_one_is_summed_over_every_call() -> None:
+    """Issue 24: a category that never moved adds only zeros, so it is left out of the normal
+    equations and the predictions; one that moved at most calls is summed over every call (a
+    call where it did not move adds a zero product): the same floats as the loop over the
+    calls where each moved, bit for bit."""
+    rng = random.Random(3)
+    for _ in range(50):
+        n = rng.randint(3, 40)
+        busy = [float(rng.choice([0, 1, 2, 3]) and rng.randint(-500, 90_000)) for _ in range(n)]
+        sparse = [float(rng.random() < 0.2 and rng.randint(1, 9_000)) for _ in range(n)]
+        still = [0.0] * n
+        rows = [list(values) for values in zip(busy, still, sparse, busy[::-1], strict=True)]
+        targets = [rng.randint(-(10**6), 10**7) for _ in range(n)]
+        weights = [rng.random() / (1 + rng.random() * 1e9) for _ in range(n)]
+        normal = _Normal(rows, targets, 4)
+        assert 1 not in normal.active
+        assert normal.picks[0] is None or 3 * len(normal.moved[0]) <= 2 * n
+        expected = [[0.0] * 4 for _ in range(4)], [0.0] * 4
+        for row, target, weight in zip(rows, targets, weights, strict=True):
+            for i, xi in enumerate(row):
+                if xi:
+                    expected[1][i] += weight * xi * target
+                    for j in range(i, 4):
+                        expected[0][i][j] += weight * xi * row[j]
+        for i in range(4):
+            for j in range(i):
+                expected[0][i][j] = expected[0][j][i]
+        assert normal.equations(weights) == expected
+        ratios = [rng.random() * 4 for _ in range(4)]
+        assert normal.predicted(ratios) == [sum(map(operator.mul, ratios, row)) for row in rows]
+
+
 @pytest.mark.skipif(not REAL, reason="shared samples are not available")
 @pytest.mark.parametrize(
     "path", [_marked(p) for p in REAL], ids=lambda p: str(p.relative_to(SHARED))
