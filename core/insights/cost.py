@@ -56,7 +56,7 @@ from core.insights.prices import (
     stretch_rates,
 )
 from core.model.fastmodel import Documented, build
-from core.model.session import Message, Role, Session, Usage, UsageConvention
+from core.model.session import Message, Role, Session, Usage, UsageConvention, prompt_column
 
 
 class CallCost(Documented):
@@ -572,7 +572,7 @@ class _PricedCalls:
         """The entries in the conversation's numbering whose calls sent tokens (uncached
         input, cache read or cache write), in order."""
         a, r, w, _ = self.counts
-        prompts = list(map(add, map(add, a, r), w))
+        prompts = list(prompt_column(a, r, w))
         slots = map(self.slot.__getitem__, self.main)
         return array("q", compress(self.main, [j >= 0 and prompts[j] != 0 for j in slots]))
 
@@ -614,9 +614,9 @@ def _tier_runs(
     model: str | None, provider: str | None, day: str | None, columns: list[Sequence[int]]
 ) -> list[tuple[int, int, Rates]]:
     """:func:`rate_runs` of a stretch whose prompts may cross a tier (its token ``columns``):
-    its prompts made, uncached input, cache read and cache write added up."""
+    its prompts made from its columns (:func:`~core.model.session.prompt_column`)."""
     a, r, w, _ = columns
-    return rate_runs(model, provider, day, _int_column(lambda: map(add, map(add, a, r), w)))
+    return rate_runs(model, provider, day, _int_column(lambda: prompt_column(a, r, w)))
 
 
 def _slots(flags: list[bool]) -> array[int]:

@@ -20,9 +20,9 @@ Conventions that hold across the model:
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from enum import StrEnum
-from operator import attrgetter
+from operator import add, attrgetter
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 
 import msgspec
@@ -103,6 +103,15 @@ class Provenance(StrEnum):
 def _prompt(usage: Usage) -> int:
     """Context size *before* the reply: everything the model was sent."""
     return usage.input + usage.cache_read + usage.cache_write
+
+
+def prompt_column(
+    inputs: Iterable[int], cache_reads: Iterable[int], cache_writes: Iterable[int]
+) -> Iterator[int]:
+    """:attr:`Usage.prompt_tokens` of many usages from three of their figures as columns (their
+    ``input``, ``cache_read`` and ``cache_write``), added in C: the sum :func:`_prompt` makes of
+    one (``tests/unit/test_usage_columns.py`` holds the two equal)."""
+    return map(add, map(add, inputs, cache_reads), cache_writes)
 
 
 def _after_reply(usage: Usage) -> int:

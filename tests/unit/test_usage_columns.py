@@ -10,10 +10,11 @@ from core.algorithms.overflow import usable_columns, usable_context, usable_usag
 from core.model import session
 from core.model.session import Message, Role, Usage, UsageColumns, UsageConvention
 
-replace, usage_columns, context_column = (
+replace, usage_columns, context_column, prompt_column = (
     session.replace,
     session.usage_columns,
     session.context_column,
+    session.prompt_column,
 )
 
 _COUNTS = st.integers(min_value=0, max_value=2**40) | st.just(0)
@@ -110,3 +111,11 @@ def test_the_placing_reads_the_message_flags_through_their_properties_functions(
             )
             assert calls._is_model_call(message) is message.is_model_call
             assert calls._is_turn_start(message) is message.is_turn_start
+
+
+@given(st.lists(_USAGES, max_size=30))
+def test_the_prompt_column_is_each_usage_s_prompt_tokens(usages: list[Usage]) -> None:
+    inputs = [u.input for u in usages]
+    reads = [u.cache_read for u in usages]
+    writes = [u.cache_write for u in usages]
+    assert list(prompt_column(inputs, reads, writes)) == [u.prompt_tokens for u in usages]
