@@ -134,9 +134,7 @@ def forgotten_of(
 
 def unreadable(head_messages: int, reason: str, source: SummarySource = "recorded") -> Forgotten:
     """The report of a compaction whose summary cannot be read."""
-    return _built(
-        readable=False, reason=reason, source=source, head_messages=head_messages, verdicts=[]
-    )
+    return _forgotten([], head_messages, source, [], judged=False, readable=False, reason=reason)
 
 
 def _record(fact: Fact, kept: bool) -> FactRecord:
@@ -177,31 +175,14 @@ def _forgotten(
     source: SummarySource,
     dropped: list[FactRecord],
     judged: bool,
-) -> Forgotten:
-    """The report of facts given as (kind, kept), with their dropped records."""
-    return _built(
-        readable=True,
-        reason=None,
-        source=source,
-        head_messages=head_messages,
-        verdicts=verdicts,
-        dropped=dropped,
-        judged=judged,
-    )
-
-
-def _built(
     *,
-    readable: bool,
-    reason: str | None,
-    source: SummarySource,
-    head_messages: int,
-    verdicts: Sequence[tuple[str, bool]],
-    dropped: list[FactRecord] | None = None,
-    judged: bool = False,
+    readable: bool = True,
+    reason: str | None = None,
 ) -> Forgotten:
-    """A :class:`Forgotten` with its recall per kind, built from typed values without validation
-    (one for every compaction of a session, and a :class:`KindRecall` for each of its kinds)."""
+    """The report of facts given as (kind, kept), with their dropped records and the recall per
+    kind (``readable=False``, with its ``reason``: a summary that cannot be read, no facts), built
+    from typed values without validation (one for every compaction of a session, and a
+    :class:`KindRecall` for each of its kinds)."""
     of_kind: dict[str, list[int]] = {}  # kind -> [facts, kept]
     for kind, is_kept in verdicts:
         tally = of_kind.setdefault(kind, [0, 0])
@@ -225,7 +206,7 @@ def _built(
             "kept": kept_total,
             "recall": kept_total / len(verdicts) if verdicts else None,
             "by_kind": by_kind,
-            "dropped": [] if dropped is None else dropped,
+            "dropped": dropped,
             "judged": judged,
         },
     )
