@@ -7,7 +7,7 @@ import pytest
 from rich.console import Console
 
 from core.insights.forgotten_facts import FactRecord, Forgotten, KindRecall
-from tui.cli.commands.compactions import forgotten_table, middle_ellipsis
+from tui.cli.commands.compactions_tables import forgotten_table, middle_ellipsis
 
 STEM = "/Users/someone/projects/a-rather-long-project-name/packages/service/src/handlers/"
 FILES = ["create_order.py", "cancel_order.py", "refund_order.py", "list_orders.py"]

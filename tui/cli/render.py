@@ -253,13 +253,14 @@ def summary_table(
     return table
 
 
-_OUTCOME_STYLE = {
+OUTCOME_STYLE = {
     "same": "green",
     "earlier": "yellow",
     "later": "yellow",
     "missed": "red",
     "manual": "cyan",
 }
+"""The style of a compaction's outcome (``same``, ``earlier``, …) wherever one is printed."""
 
 
 def compaction_block(
@@ -281,7 +282,7 @@ def compaction_block(
     delta = f" {row.call_delta:+d}" if row.call_delta else ""
     replay = "" if row.replay_call_index is None else f" at call {row.replay_call_index}"
     text.append(" · replay: ")
-    text.append(row.outcome + delta, style=_OUTCOME_STYLE.get(row.outcome, ""))
+    text.append(row.outcome + delta, style=OUTCOME_STYLE.get(row.outcome, ""))
     text.append(replay)
     if threshold and row.threshold is not None:
         said = f"threshold {row.threshold:,} ({row.threshold_source or 'rule'})"
