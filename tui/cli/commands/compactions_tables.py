@@ -78,7 +78,7 @@ def forgotten_table(forgotten: Forgotten, *, width: int | None = None) -> Table 
     room ``width`` columns leave it, the middle of a long one elided)."""
     if not forgotten.readable:
         return Text(f"  what it forgot: cannot tell — {forgotten.reason}", style="yellow")
-    recall = f"{forgotten.recall:.0%}" if forgotten.recall is not None else "-"
+    recall = _recall(forgotten)
     judged = ", judged by the LLM" if forgotten.judged else ""
     table = Table(
         title=f"  what it kept: {forgotten.kept}/{forgotten.facts} facts ({recall}) of "
