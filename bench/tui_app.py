@@ -49,6 +49,9 @@ from core.model.session import Usage, replace  # noqa: E402
 from core.policy import Policy, get_preset  # noqa: E402
 from tests.support.claude_jsonl import ClaudeTranscript  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "bench"))
+from tui_phases import Phases, phase_rows  # noqa: E402
+
 FIRST_SCREEN_BOUND_S = 0.5
 WHOLE_RATIO_BOUND = 2.0
 RSS_RATIO_BOUND = 2.5
@@ -331,11 +334,16 @@ def _vm(field: str) -> int:
     return 0
 
 
-async def bench_open(path: Path, messages: int) -> dict[str, float]:
+async def bench_open(path: Path, messages: int, *, phases: bool = False) -> dict[str, float]:
     """Times of the first frames showing the session's first part, all its ``messages``, and
-    all of them with the replay's result; the peak RSS of the process by then."""
+    all of them with the replay's result; the peak RSS of the process by then. ``phases``: the
+    CPU of each thread by step too (:mod:`tui_phases`)."""
     from tui.app import CtxscopeApp
     from tui.screens.session import SessionScreen
+
+    split = Phases() if phases else None
+    if split is not None:
+        split.install()
 
     baseline = _vm("VmRSS")
     t0 = time.perf_counter()
@@ -383,7 +391,12 @@ async def bench_open(path: Path, messages: int) -> dict[str, float]:
         load_in_app = screen.load_seconds if isinstance(screen, SessionScreen) else None
         replay_in_app = screen.replay_seconds if isinstance(screen, SessionScreen) else None
         await _settle(pilot)
-    return {
+    extra = (
+        split.figures(clock.frames, clock.thread_cpu_at, ui_cpu0, t_whole, t_replayed)
+        if split is not None
+        else {}
+    )
+    return extra | {
         "replay_in_app": replay_in_app or 0.0,
         "cpu_replayed": cpu_replayed,
         "ui_cpu_replayed": ui_cpu_replayed,
@@ -397,10 +410,11 @@ async def bench_open(path: Path, messages: int) -> dict[str, float]:
     }
 
 
-def open_in_child(path: Path, messages: int) -> dict[str, float]:
+def open_in_child(path: Path, messages: int, *, phases: bool = False) -> dict[str, float]:
     """:func:`bench_open` in a process of its own (its peak RSS is the app's alone)."""
     out = subprocess.run(
-        [sys.executable, __file__, "--child-open", str(path), str(messages)],
+        [sys.executable, __file__, "--child-open", str(path), str(messages)]
+        + (["--phases"] if phases else []),
         capture_output=True,
         text=True,
         check=True,
@@ -544,11 +558,18 @@ def main() -> int:
         help="run only this part (repeatable; default: all three)",
     )
     parser.add_argument(
+        "--phases",
+        action="store_true",
+        help="under each open, the CPU of each thread by step (diagnostic: the figures stay)",
+    )
+    parser.add_argument(
         "--child-open", nargs=2, metavar=("PATH", "MESSAGES"), help=argparse.SUPPRESS
     )
     args = parser.parse_args()
     if args.child_open:
-        figures = asyncio.run(bench_open(Path(args.child_open[0]), int(args.child_open[1])))
+        figures = asyncio.run(
+            bench_open(Path(args.child_open[0]), int(args.child_open[1]), phases=args.phases)
+        )
         print(orjson.dumps(figures).decode())
         return 0
     parts = set(args.only or ("open", "keys", "limit"))
@@ -566,7 +587,9 @@ def main() -> int:
             big = _generated(folder / f"claude-big-outputs-{mb}.jsonl", mb, small=False)
             if "open" in parts:
                 for path, label in ((small, "small messages"), (big, "big tool outputs")):
-                    ok &= _report_open(lines, path, label, bounded=path is small)
+                    ok &= _report_open(
+                        lines, path, label, bounded=path is small, phases=args.phases
+                    )
             if "keys" in parts:
                 ok &= _report_keys(lines, small, presses)
             if "limit" in parts:
@@ -594,12 +617,14 @@ def _generated(path: Path, mb: int, *, small: bool) -> Path:
     return path
 
 
-def _report_open(lines: _Printer, path: Path, label: str, *, bounded: bool) -> bool:
+def _report_open(
+    lines: _Printer, path: Path, label: str, *, bounded: bool, phases: bool = False
+) -> bool:
     """Open ``path`` in a child process: the first screen, the whole session replayed and
     painted against ``load_session`` alone, the peak RSS. The bounds apply to the small-message
     file; the big-output one is printed beside it."""
     first_load_s, load_s, count, load_cpu = time_load(path)
-    opened = open_in_child(path, count)
+    opened = open_in_child(path, count, phases=phases)
     size = path.stat().st_size
     session_s = opened["session_frame"]
     replayed_s = opened["replayed_frame"]
@@ -669,6 +694,8 @@ def _report_open(lines: _Printer, path: Path, label: str, *, bounded: bool) -> b
             rss_ok if bounded else None,
         )
     )
+    for name, value in phase_rows(opened):
+        lines.append(row(f"      {name}", value, "", None))
     return (first_ok and ratio_ok and rss_ok) or not bounded
 
 
