@@ -684,6 +684,13 @@ def _decimal_usd(
     )
 
 
+_NO_COMPACTION_COST: dict[str, Any] = {
+    name: None for name in CompactionCost.model_fields if name != "recorded_index"
+}
+"""The fields of a :class:`CompactionCost` but its ``recorded_index``, each at its default (None):
+a compaction's cost is built from them (typed values, not validated) and filled in."""
+
+
 def _compactions(walk: RecordedWalk, calls: _PricedCalls) -> list[CompactionCost]:
     taken = [rc for rc in walk.recorded.all if not rc.rewound]
     if not taken:  # (most sessions: no call's neighbours to look up)
@@ -698,7 +705,7 @@ def _compactions(walk: RecordedWalk, calls: _PricedCalls) -> list[CompactionCost
     ordered = all(map(lt, at[:-1], at[1:]))
     out: list[CompactionCost] = []
     for rc in taken:
-        cost = CompactionCost(recorded_index=rc.index)
+        cost = build(CompactionCost, {"recorded_index": rc.index, **_NO_COMPACTION_COST})
         own = [summary_calls[j] for j in range(rc.m_c, rc.owned_end) if j in summary_calls]
         own += [summary_calls[j] for j in rc.owned if j in summary_calls and j >= rc.owned_end]
         priced = [usd for usd in map(calls.total_usd, own) if usd is not None]
@@ -775,22 +782,30 @@ def _total(calls: _PricedCalls, compactions: list[CompactionCost], session: Sess
     )
     if session.provider in SUBSCRIPTIONS and not how:
         how = [f"{session.provider} bills by subscription"]
-    return SessionCost(
-        total_usd=column(4) if priced_count else None,
-        calls=recorded,
-        priced_calls=priced_count,
-        unpriced_calls=recorded - priced_count,
-        unknown_models=unknown,
-        input_usd=column(0),
-        cache_read_usd=column(1),
-        cache_write_usd=column(2),
-        output_usd=column(3),
-        cache_saved_usd=float(saved),
-        compactions_usd=sum(
-            (c.summary_call_usd or 0.0) + (c.cache_rebuild_usd or 0.0) for c in compactions
-        ),
-        priced_as=how,
-        compactions=compactions,
+    # (typed values, built without validation: a validated SessionCost builds the model's
+    # schema, which only pydantic's writer needs; each dollar figure a float, as validation
+    # would make a sum of no call's)
+    return build(
+        SessionCost,
+        {
+            "total_usd": float(column(4)) if priced_count else None,
+            "calls": recorded,
+            "priced_calls": priced_count,
+            "unpriced_calls": recorded - priced_count,
+            "unknown_models": unknown,
+            "input_usd": float(column(0)),
+            "cache_read_usd": float(column(1)),
+            "cache_write_usd": float(column(2)),
+            "output_usd": float(column(3)),
+            "cache_saved_usd": float(saved),
+            "compactions_usd": float(
+                sum((c.summary_call_usd or 0.0) + (c.cache_rebuild_usd or 0.0) for c in compactions)
+            ),
+            "priced_as": how,
+            "per_call": [],
+            "other_calls": [],
+            "compactions": compactions,
+        },
     )
 
 

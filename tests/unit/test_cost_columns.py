@@ -145,6 +145,13 @@ def _same(session: Session) -> None:
     assert cost.compactions_usd == sum(
         (c.summary_call_usd or 0.0) + (c.cache_rebuild_usd or 0.0) for c in cost.compactions
     )
+    # built from typed values without validation: the model validation makes of the same fields
+    # (every field, in the model's order, each dollar figure a float, zeros included)
+    for built in (cost, *cost.compactions):
+        validated = type(built).model_validate(built.__dict__)
+        assert repr(built) == repr(validated)
+        assert list(built.__dict__) == list(type(built).model_fields)
+        assert built.model_dump_json() == validated.model_dump_json()
     lean = session_cost(session, each_call=False)
     assert lean == cost.model_copy(update={"per_call": [], "other_calls": []})
     # the totals added up run by run (no column kept) are the very floats, zeros' types included
