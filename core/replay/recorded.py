@@ -368,12 +368,15 @@ def measure_recorded_side(
     """The :class:`RecordedSide` of a session in the tokens of ``counter`` (``tokens``: every
     message's count under it)."""
     side = RecordedSide()
-    changed_before = _recorded_contexts(side, recorded, tokens, counter)
+    # (the per-call columns are lists as they are filled, an int appended without parsing a
+    # format; each becomes an array once made: narrowest)
+    e_cov: list[int] = []
+    changed_before = _recorded_contexts(side, e_cov, recorded, tokens, counter)
     calls = recorded.calls
     # Overhead: the first recorded figure minus the estimated messages before it.
     for c, figure in enumerate(calls.usage_context):
         if figure is not None:
-            side.overhead = max(0, figure - side.e_rec_cov[c])
+            side.overhead = max(0, figure - e_cov[c])
             side.overhead_known = True
             break
     else:
@@ -383,8 +386,8 @@ def measure_recorded_side(
         if isinstance(measured, int) and measured > 0:
             side.overhead = measured
             side.overhead_known = True
-    _baselines(side, calls, tokens, changed_before, counter.provenance)
-    e_cov = side.e_rec_cov
+    e_after: list[int] = []
+    _baselines(side, e_cov, e_after, calls, tokens, changed_before, counter.provenance)
     overhead = side.overhead
     ratios = sorted(
         (figure or 0) / cov - overhead / cov
@@ -395,20 +398,25 @@ def measure_recorded_side(
         side.ratio = min(_MAX_RATIO, max(_MIN_RATIO, ratios[len(ratios) // 2]))
     # (read only from here on: 4 bytes a call where the figures fit, as they do but in a
     # session of more than 2**31 tokens)
-    side.e_rec_cov = narrowest(side.e_rec_cov)
-    side.e_rec_after = narrowest(side.e_rec_after)
+    side.e_rec_cov = cast("array[int]", narrowest(e_cov))
+    side.e_rec_after = cast("array[int]", narrowest(e_after))
     side.baseline_prompt = narrowest(side.baseline_prompt)
     return side
 
 
 def _recorded_contexts(
-    side: RecordedSide, recorded: RecordedCompactions, tok: list[int], counter: TokenCounter
+    side: RecordedSide,
+    e_cov: list[int],
+    recorded: RecordedCompactions,
+    tok: list[int],
+    counter: TokenCounter,
 ) -> list[bool]:
-    """Fill ``side.e_rec_cov`` and ``side.bases`` walking the recorded context; per call, whether
-    a recorded compaction came since the previous call."""
+    """Fill ``e_cov`` (the estimated recorded context at each call) and ``side.bases`` walking
+    the recorded context; per call, whether a recorded compaction came since the previous
+    call."""
     calls = recorded.calls
     main, owned, call_of, after_reply = calls.main, recorded.owned, calls.call_of, calls.after_reply
-    add_cov = side.e_rec_cov.append
+    add_cov = e_cov.append
     base_sum = 0
     walk = 0
     walk_start = 0
@@ -476,13 +484,15 @@ def _context_after(
 
 def _baselines(
     side: RecordedSide,
+    e_cov: list[int],
+    e_after: list[int],
     calls: Calls,
     tok: Sequence[int],
     changed_before: list[bool],
     estimated: Provenance,
 ) -> None:
-    """Baselines: recorded, else projected from the last recorded figure, else estimated."""
-    e_cov = side.e_rec_cov
+    """Baselines: recorded, else projected from the last recorded figure, else estimated;
+    ``e_after``: filled with the estimated recorded context after each call's reply."""
     # (what each call reads, bound once: this runs once per call of a 100 MB session)
     main, after_reply, usage_context, usage_prompt, usage_after = (
         calls.main,
@@ -494,7 +504,7 @@ def _baselines(
     # the context after each call's reply: the main agent's reply added where the figure is
     # measured before it
     at = calls.calls
-    add_after = side.e_rec_after.append
+    add_after = e_after.append
     for cov, i, after in zip(e_cov, at, after_reply, strict=True):
         add_after(cov if after or not main[i] else cov + tok[i])
     recorded = Provenance.RECORDED

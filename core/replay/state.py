@@ -265,6 +265,29 @@ _BATCH = 1024
 columns (all at once, in C)."""
 
 
+def _flag_bytes(
+    n: int, flags: tuple[Sequence[Any], ...], figures: tuple[Sequence[Any], ...]
+) -> bytes:
+    """The flags bytes (:data:`_FLAGS_OF`'s) of ``n`` checks from their columns: the two
+    flags (``checks_now``, ``fired``), then the four figures (None or not). Each bit is a
+    column of 0 and 1 bytes read as one int and shifted to its place (no carry: a byte's
+    bits are distinct), a column of one value made without reading it."""
+    whole = 0
+    ones = int.from_bytes(b"\x01" * n, "little")
+    for bit, column in zip((CHECKS_NOW, FIRED), flags, strict=True):
+        if all_same(column):
+            whole |= ones * bit if column and column[0] else 0
+        else:
+            whole |= int.from_bytes(bytes(map(truth, column)), "little") * bit
+    for bit, column in zip((NO_BASE, NO_PROJ, NO_MEASURE, NO_LIMIT), figures, strict=True):
+        nones = column.count(None)
+        if nones == n:
+            whole |= ones * bit
+        elif nones:
+            whole |= int.from_bytes(bytes(map(is_, column, repeat(None))), "little") * bit
+    return whole.to_bytes(n, "little")
+
+
 def _as_column(column: Any, values: Sequence[Any]) -> Any:
     """``values`` as ``column`` holds them: an array of its type, unless it is a list."""
     if isinstance(column, array) and not (
@@ -355,30 +378,14 @@ class CheckColumns(Sequence[Check]):
             return
         base, proj, now, fired, trigger, measure, basis, limit = zip(*pending, strict=True)
         pending.clear()  # (the same list: :meth:`adder`'s)
-        nones = repeat(None)
-        flags = bytes(
-            map(
-                _FLAGS_OF.__getitem__,
-                zip(
-                    map(truth, now),
-                    map(truth, fired),
-                    map(is_, base, nones),
-                    map(is_, proj, nones),
-                    map(is_, measure, nones),
-                    map(is_, limit, nones),
-                    strict=True,
-                ),
-            )
-        )
         count = len(self._flags)
-        codes = self._codes
-        for string in {*basis, *trigger}.difference(codes):
-            self._code(string)
-        self._put("_basis", count, list(map(codes.__getitem__, basis)))
-        self._put("_trigger", count, list(map(codes.__getitem__, trigger)))
+        self._put("_basis", count, self._codes_of(basis))
+        self._put("_trigger", count, self._codes_of(trigger))
         for name, figures in zip(_FIGURE_COLUMNS, (base, proj, measure, limit), strict=True):
-            self._put(name, count, list(map(_ZERO_FOR_NONE, figures, figures)))
-        self._flags += flags
+            if None in figures:
+                figures = tuple(map(_ZERO_FOR_NONE, figures, figures))
+            self._put(name, count, figures)
+        self._flags += _flag_bytes(len(now), (now, fired), (base, proj, measure, limit))
 
     def _code(self, string: str | None) -> int:
         code = self._codes.get(string)
@@ -409,7 +416,7 @@ class CheckColumns(Sequence[Check]):
         self._put("_limit", count, rows.limit)
         self._flags += rows.flags
 
-    def _codes_of(self, strings: list[str | None]) -> Sequence[int]:
+    def _codes_of(self, strings: Sequence[str | None]) -> Sequence[int]:
         """The codes of ``strings`` (new ones added), as bytes while the basis column holds
         bytes. A stretch's strings are mostly one (its last): that one's code is repeated, the
         others found in C and set one by one."""
@@ -433,8 +440,8 @@ class CheckColumns(Sequence[Check]):
         return bytes(codes) if self._byte_codes() else codes
 
     def _byte_codes(self) -> bool:
-        """The basis column holds bytes, and every code fits one."""
-        return len(self._names) <= 256 and self._basis.typecode == "B"
+        """The code columns hold bytes, and every code fits one."""
+        return len(self._names) <= 256 and self._basis.typecode == "B" == self._trigger.typecode
 
     def figures(self, start: int, stop: int) -> Iterator[tuple[int, int, int, int]]:
         """The flags byte, base, projection and baseline measure of checks ``start`` to

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from array import array
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.policy import Policy, get_preset
@@ -181,3 +181,52 @@ def test_a_stretch_of_bases_reads_back_as_written(bases: list[str | None], befor
         rows.basis.append(basis)
     columns.extend_rows(rows)
     assert [check.basis for check in columns] == [c.basis for c in _CHECKS[:before]] + bases
+
+
+_FIGURE = st.one_of(st.none(), st.integers(-(2**40), 2**40))
+_NAME = st.sampled_from([None, "threshold", "projection", "recorded", "projected", "estimated"])
+_ANY_CHECK = st.builds(
+    Check, _FIGURE, _FIGURE, st.booleans(), st.booleans(), _NAME, _FIGURE, _NAME, _FIGURE
+)
+_LIKE_A_WALK = st.builds(
+    Check,
+    st.integers(0, 10**6),
+    st.integers(0, 10**6),
+    st.just(True),
+    st.just(False),
+    st.just(None),
+    st.integers(-5, 10**6),
+    st.just("projected"),
+    st.just(150_000),
+)
+"""Checks as a walk makes most of them: every figure there, one basis, nothing fired."""
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.one_of(_ANY_CHECK, _LIKE_A_WALK), max_size=40), st.integers(1, 9))
+def test_checks_written_a_batch_at_a_time_are_the_flags_of_each(
+    checks: list[Check], batch: int
+) -> None:
+    """The flags bytes a flush writes (each bit a column read as one int; a column of one
+    value not read) are :data:`state._FLAGS_OF` of each check, and every check reads back,
+    whatever the batches the walk flushed them in."""
+    columns = CheckColumns()
+    for k, check in enumerate(checks):
+        columns.adder()(check)
+        if k % batch == 0:
+            columns.flush()
+    assert list(columns) == checks
+    want = bytes(
+        state._FLAGS_OF[
+            (
+                bool(c.checks_now),
+                bool(c.fired),
+                c.base is None,
+                c.proj is None,
+                c.baseline_measure is None,
+                c.limit is None,
+            )
+        ]
+        for c in checks
+    )
+    assert columns.flags_of(0, len(checks)) == want

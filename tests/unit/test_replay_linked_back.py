@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from core.model.session import Session, ToolCall, replace
+from array import array
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.model.session import Session, ToolCall, ToolResult, replace
 from core.replay.calls import Calls
 from tests.support.builders import SessionBuilder
 
@@ -53,3 +59,30 @@ def test_links_match_their_definition() -> None:
     assert links == _reference(session)
     assert links[2] == 1 and links[5] == 1  # answered, and an id held again
     assert links[0] == 0 and links[len(links) - 1] == len(links) - 1  # nothing to link
+
+
+_IDS = st.sampled_from(["a", "b", "c", "d", "e"])
+_MESSAGE = st.tuples(st.lists(_IDS, max_size=3), st.one_of(st.none(), _IDS))
+"""A message's tool call ids and the id of the call it answers (None: it answers none)."""
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_MESSAGE, max_size=14))
+def test_links_made_a_column_at_a_time_are_the_definition(specs: list[Any]) -> None:
+    """Any pattern of ids held and answered, again and out of order, several to a message:
+    the links made in C equal the message-by-message definition."""
+    builder = SessionBuilder()
+    for _spec in specs:
+        builder.user("x")
+    session = builder.session()
+    session.messages = [
+        replace(
+            message,
+            tool_calls=[ToolCall(id=i, name="bash", arguments={}) for i in ids],
+            tool_result=None if answered is None else ToolResult(call_id=answered),
+        )
+        for message, (ids, answered) in zip(session.messages, specs, strict=True)
+    ]
+    links = Calls(session).linked_back()
+    assert isinstance(links, array) and links.itemsize == 4
+    assert list(links) == _reference(session)

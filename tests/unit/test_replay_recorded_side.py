@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from array import array
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.model.session import Provenance, Session
 from core.model.tokens import TokenCounter, get_counter
@@ -166,3 +169,28 @@ def test_every_call_with_its_figures_takes_them_as_recorded() -> None:
     side = _same_as_reference(session)
     assert side.baseline == calls.usage_context
     assert set(side.baseline_prov) == {Provenance.RECORDED}
+
+
+def _narrowest_reference(values: list[int]) -> Any:
+    """:func:`narrowest` type by type (the signed 4-byte array first)."""
+    for typecode in "iq":
+        try:
+            return array(typecode, values)
+        except OverflowError:
+            continue
+    return values
+
+
+_EDGES = st.sampled_from([0, 1, 2**31 - 1, 2**31, 2**32 - 1, 2**32, -1, -(2**31), 2**63 - 1, 2**63])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_EDGES, st.integers(-(2**40), 2**40), st.integers(0, 10**6))))
+def test_the_narrowest_column_read_through_an_unsigned_one_is_the_same(values: list[int]) -> None:
+    """Values read into an unsigned array first (the quick way, where all are from 0 to
+    2**31 - 1): the same column, of the same type, as tried type by type."""
+    got, want = narrowest(values), _narrowest_reference(values)
+    assert type(got) is type(want) and list(got) == list(want)
+    if isinstance(want, array):
+        assert isinstance(got, array) and got.typecode == want.typecode
+    assert list(narrowest(array("q", values))) == list(want) if isinstance(want, array) else True
