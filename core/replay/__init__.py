@@ -15,6 +15,7 @@ from core.replay.compare import compare
 
 if TYPE_CHECKING:
     from core.algorithms.overflow import RecordedKind
+    from core.replay.compare_results import CompareResult, CompareRow
     from core.replay.context import CompactionAt, ContextAt
     from core.replay.engine import Replayer, SummarizerFactory, replay
     from core.replay.policies import (
@@ -29,8 +30,6 @@ if TYPE_CHECKING:
     from core.replay.results import (
         SCHEMA_VERSION,
         CallPoint,
-        CompareResult,
-        CompareRow,
         EventKind,
         FidelityRow,
         InferredThreshold,
@@ -66,8 +65,6 @@ _ON_FIRST_USE = {
         (
             "SCHEMA_VERSION",
             "CallPoint",
-            "CompareResult",
-            "CompareRow",
             "EventKind",
             "FidelityRow",
             "InferredThreshold",
@@ -82,6 +79,7 @@ _ON_FIRST_USE = {
         ),
         "core.replay.results",
     ),
+    **dict.fromkeys(("CompareResult", "CompareRow"), "core.replay.compare_results"),
     **dict.fromkeys(("ProgressFn", "ReplayCancelled"), "core.replay.simulate"),
     **dict.fromkeys(("sent_output",), "core.replay.truncation"),
 }

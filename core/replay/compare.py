@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # (the package's __init__ imports this module: it loads no replay engine)
     from core.model.session import Session
     from core.policy import Policy
+    from core.replay.compare_results import CompareResult, CompareRow
     from core.replay.engine import Replayer
-    from core.replay.results import CompareResult, CompareRow, ReplayResult
+    from core.replay.results import ReplayResult
     from core.replay.simulate import ProgressFn
 
 
@@ -22,9 +23,9 @@ def compare(
     replayer: Replayer | None = None,
 ) -> CompareResult:
     """Replay ``session`` under each policy and put the figures side by side."""
+    from core.replay.compare_results import CompareResult
     from core.replay.engine import Replayer
     from core.replay.policies import effective_window
-    from core.replay.results import CompareResult
 
     engine = replayer or Replayer(session)
     rows: list[CompareRow] = []
@@ -47,7 +48,8 @@ def compare(
 
 
 def _row(policy: Policy, result: ReplayResult) -> CompareRow:
-    from core.replay.results import CompareRow, Outcome
+    from core.replay.compare_results import CompareRow
+    from core.replay.results import Outcome
 
     counts = dict.fromkeys(typing.get_args(Outcome), 0)
     for row in result.fidelity:

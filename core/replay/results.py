@@ -443,38 +443,6 @@ class ReplayResult(Documented):
         return super().__repr_args__()
 
 
-class CompareRow(Documented):
-    """One policy's figures in a comparison."""
-
-    policy: str
-    """Policy name."""
-    description: str
-    """What the policy models."""
-    window: int | None
-    """Window it used."""
-    threshold: int | None
-    """Its threshold."""
-    summary: ReplaySummary
-    """Its replay figures."""
-    fidelity: dict[str, int]
-    """Recorded compactions by outcome (``same``, ``earlier``, ``later``, ``missed``, ``manual``)."""
-
-
-class CompareResult(Documented):
-    """Several policies over one session."""
-
-    schema_version: int = SCHEMA_VERSION
-    """Version of this JSON layout (1)."""
-    session_id: str
-    """Id of the session."""
-    window: int | None
-    """Window of the first policy (policies may override it)."""
-    rows: list[CompareRow]
-    """One per policy, in the order given."""
-    notes: list[str]
-    """Notes all policies share once; the others prefixed with their policy."""
-
-
 def cut_index(head: Sequence[int], tail: Sequence[int], default: int) -> int:
     """Where a compaction cut the conversation: the first tail message after the head.
 

@@ -251,3 +251,13 @@ def test_a_pydantic_laid_out_otherwise_is_asked_as_before(monkeypatch: pytest.Mo
     monkeypatch.setitem(sys.modules, "pydantic._internal._fields", None)
     main._plain_default_factories()  # (raised ImportError before the guard)
     assert getattr(_generate_schema, name) is before
+
+
+def test_python_m_runs_the_command_line(tmp_path: Path) -> None:
+    """``python -m tui.cli.main ARGS`` runs the command as the console script does (the module
+    had no ``__main__`` guard: it defined the commands and ended, printing nothing)."""
+    args = [sys.executable, "-m", "tui.cli.main", "policy", "dump", "pi"]
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    done = subprocess.run(args, capture_output=True, text=True, env=env, check=True)
+    assert done.stdout.startswith('name = "pi"\n')
+    assert "[compaction]" in done.stdout

@@ -109,3 +109,30 @@ print(",".join(sorted(m for m in ("rich", "tui.cli.render") if m in sys.modules)
 def test_policy_dump_draws_no_table(tmp_path: Path) -> None:
     """``policy dump`` writes TOML: rich and the table renderer are not imported."""
     assert run_python(DUMP, env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)}).strip() == ""
+
+
+SESSIONS = """
+import contextlib, io, json, sys
+from tui.cli.main import cli
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    cli.main(args=["sessions", "--json"], standalone_mode=False)
+assert isinstance(json.loads(out.getvalue()), list)
+print(",".join(sorted(m for m in ("rich", "tui.cli.table_fit", "tui.cli.render") if m in sys.modules)))
+"""
+
+
+def test_sessions_json_draws_no_table(tmp_path: Path) -> None:
+    """``sessions --json`` prints a list: its columns are defined (:mod:`tui.cli.table_column`)
+    without rich and the fitting that draws them."""
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path), "HOME": str(tmp_path)}
+    assert run_python(SESSIONS, env=env).strip() == ""
+
+
+@pytest.mark.parametrize("command", ["analyze", "replay"])
+def test_a_replay_defines_none_of_the_comparisons_models(tmp_path: Path, command: str) -> None:
+    """Only ``compare`` makes a :class:`CompareResult`: a single replay does not define the
+    comparison's models (:mod:`core.replay.compare_results`), whose import the replay's own
+    results (:mod:`core.replay.results`) no longer carry."""
+    sample = REPO / "sample_sessions" / "claude-code" / "compacted.jsonl"
+    modules = ("core.replay.compare_results", "core.replay.results")
+    assert _loaded(command, sample, modules, tmp_path) == "core.replay.results"

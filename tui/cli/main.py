@@ -284,3 +284,7 @@ def _exit_now(code: Any) -> NoReturn:
     if "tui.cli.code_cache" in sys.modules:  # (the output is out first: its reader goes on)
         sys.modules["tui.cli.code_cache"].save()
     os._exit(status)
+
+
+if __name__ == "__main__":  # (``python -m tui.cli.main ...``, as the console script runs it)
+    main()

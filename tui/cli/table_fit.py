@@ -10,32 +10,14 @@ the command can print that under the table.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal
 
 from rich import box as boxes
 from rich.table import Table
 from rich.text import Text
 
+from tui.cli.table_column import Column as Column  # (where the commands define their columns)
+
 Cell = str | Text
-
-
-@dataclass(frozen=True, slots=True)
-class Column:
-    """One column of a fitted table."""
-
-    header: str
-    priority: int
-    """Which columns stay longest: 1 is never left out, larger numbers go first."""
-    justify: Literal["left", "right"] = "left"
-    wrap: bool = False
-    """A label that may wrap (folded where it has no space); else it is shown whole."""
-    min_width: int = 14
-    """The narrowest a wrapping column may become."""
-    max_width: int | None = None
-    """The widest it may become."""
-    ellipsis: bool = False
-    """A wrapping column that ends its label with "…" on one line rather than folding it."""
 
 
 def _cell_width(cell: Cell) -> int:

@@ -30,7 +30,8 @@ from core.model.terminal_text import safe
 from core.model.write_numbers import compact_tokens, counted
 from tui.cli.commands._session import fail, progress_reporter
 from tui.cli.render import stdout_console
-from tui.cli.table_fit import Column, dropped_note, fit_table
+from tui.cli.table_column import Column
+from tui.cli.table_fit import dropped_note, fit_table
 from tui.figures import (
     COMPACTIONS_COLUMN,
     COST_COLUMN,

@@ -15,7 +15,7 @@ import click
 
 from core.formats.discovery import DiscoveredSession, discover_sessions
 from core.model.write_numbers import format_bytes
-from tui.cli.table_fit import Column
+from tui.cli.table_column import Column
 
 
 def as_json(found: list[DiscoveredSession]) -> str:
