@@ -281,24 +281,26 @@ class Fact:
 
 def words(text: str) -> list[str]:
     """``text`` as normalised words (see the module docstring): ``_WORD.findall(_ESCAPES.sub(" ",
-    text.lower()))``, read in ASCII (:func:`ascii_lower`) by a table that lowers the letters and
-    blanks every other character, then split at the blanks (a fraction of the pattern's cost)."""
-    if not text.isascii():
-        if any(c in text for c in _LOWERS_TO_ASCII):
-            return _WORD.findall(_ESCAPES.sub(" ", text.lower()))
-        text = text.encode("ascii", "replace").decode("ascii")
-    if "\\" in text:
+    text.lower()))``, read in ASCII (:func:`ascii_lower`) by a table of bytes that lowers the
+    letters and blanks every other character, then split at the blanks (a fraction of the
+    pattern's cost)."""
+    is_ascii = text.isascii()
+    if not is_ascii and any(c in text for c in _LOWERS_TO_ASCII):
+        return _WORD.findall(_ESCAPES.sub(" ", text.lower()))
+    if "\\" in text:  # (an escape is ASCII: replacing the rest with ``?`` first changes none)
         text = _ESCAPES_ANY_CASE.sub(" ", text)
-    return text.translate(_WORD_TABLE).split()
+    data = text.encode("ascii") if is_ascii else text.encode("ascii", "replace")
+    return data.translate(_WORD_BYTES).decode("ascii").split()
 
 
 _ESCAPES_ANY_CASE = re.compile(r"\\[nrtNRT\"\\/]")
 """:data:`_ESCAPES` before lowering (lowering keeps the length and makes ``\\N`` an ``\\n``)."""
-_WORD_TABLE = {
-    c: (chr(c).lower() if chr(c).isalnum() or chr(c) == "_" else " ") for c in range(128)
-}
-"""For each ASCII character: its lower case when :data:`_WORD` reads it as part of a word, else
-a blank."""
+_WORD_BYTES = bytes(
+    ord(chr(c).lower()) if c < 128 and (chr(c).isalnum() or c == 95) else 32 for c in range(256)
+)
+"""For each byte of ASCII: its lower case when :data:`_WORD` reads it as part of a word, else a
+blank (``bytes.translate`` reads a byte a step, where the ``str.translate`` of a mapping looked
+each distinct character of a text up in it)."""
 
 
 _LOWERS_TO_ASCII = ("\u0130", "\u212a")
@@ -646,7 +648,8 @@ def _command_fact(command: str, index: int) -> Fact:
 def _command_key(command: str) -> str:
     """The program and its first two arguments that are not options, after any ``cd … &&``."""
     line = command.strip().splitlines()[0] if command.strip() else ""
-    segments = re.split(r"&&|;|\|\|", line)
+    split = "&" in line or ";" in line or "|" in line
+    segments = _SEGMENT_SPLIT.split(line) if split else [line]
     segment = next((s for s in segments if not s.strip().startswith("cd ")), segments[-1])
     if _PLAIN.fullmatch(segment):  # (no quote, escape or odd space: shlex would split the same)
         tokens = segment.split()
@@ -655,9 +658,14 @@ def _command_key(command: str) -> str:
             tokens = shell_words(segment)
         except ValueError:
             tokens = segment.split()
-    tokens = [t for t in tokens if "=" not in t.split("/")[0] or t.startswith("-")]
+    tokens = [t for t in tokens if "=" not in t.partition("/")[0] or t.startswith("-")]
     chosen = [t for t in tokens if not t.startswith("-")][:3]
-    return " ".join(w for t in chosen for w in words(t))
+    # (one call for the tokens joined by a blank: a blank is no part of a word nor of an escape)
+    return " ".join(words(" ".join(chosen)))
+
+
+_SEGMENT_SPLIT = re.compile(r"&&|;|\|\|")
+"""Where a command line splits into the commands :func:`_command_key` chooses from."""
 
 
 def command_of(arguments: Any) -> str:

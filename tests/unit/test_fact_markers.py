@@ -138,6 +138,30 @@ def test_plain_command_segments_split_as_shlex_splits_them() -> None:
     assert _command_key("cd /repo && git commit -m 'a b'") == "git commit a b"
 
 
+def _command_key_by_token(command: str) -> str:
+    """:func:`_command_key` as first written: every segment split by the pattern, and the words
+    of each chosen token read on their own."""
+    line = command.strip().splitlines()[0] if command.strip() else ""
+    segments = re.split(r"&&|;|\|\|", line)
+    segment = next((s for s in segments if not s.strip().startswith("cd ")), segments[-1])
+    try:
+        tokens = shlex.split(segment)
+    except ValueError:
+        tokens = segment.split()
+    tokens = [t for t in tokens if "=" not in t.split("/")[0] or t.startswith("-")]
+    chosen = [t for t in tokens if not t.startswith("-")][:3]
+    return " ".join(w for t in chosen for w in words(t))
+
+
+def test_a_command_key_is_the_words_of_its_chosen_tokens_each_read_alone() -> None:
+    rng = random.Random(59)
+    pieces = ["cd ", "a", "B/c", "x=1", "-n", " ", "&&", ";", "|", "||", "'", '"', "\\", "\\n"]
+    pieces += ["\\N", "\t", "\u0130", "\u00e9", "\n", "_", "/", "sed -n '1,200p' src/m1.py"]
+    for _ in range(20_000):
+        command = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 9)))
+        assert _command_key.__wrapped__(command) == _command_key_by_token(command), repr(command)
+
+
 def test_a_memo_shared_by_overlapping_heads_gives_each_head_its_own_facts() -> None:
     messages = (
         SessionBuilder()

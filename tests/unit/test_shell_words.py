@@ -62,3 +62,14 @@ def test_any_text_splits_as_shlex_does(text: str) -> None:
 @given(st.text(max_size=30))
 def test_any_unicode_splits_as_shlex_does(text: str) -> None:
     assert _ours(text) == _shlex(text)
+
+
+SIMPLE = " 'ab=-#;$`\x0b\x0cé\u00a0\u2028"
+"""The characters of a text the quick reading takes (the space, the single quote, the rest
+plain): no double quote, escape, nor a blank but the space."""
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.text(alphabet=SIMPLE, max_size=40))
+def test_a_text_with_only_spaces_and_single_quotes_splits_as_shlex_does(text: str) -> None:
+    assert _ours(text) == _shlex(text)
