@@ -50,7 +50,7 @@ from core.policy import Policy, get_preset  # noqa: E402
 from tests.support.claude_jsonl import ClaudeTranscript  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
-from tui_phases import Phases, phase_rows  # noqa: E402
+from _tui_phases import Phases, phase_rows  # noqa: E402
 
 FIRST_SCREEN_BOUND_S = 0.5
 WHOLE_RATIO_BOUND = 2.0
@@ -337,7 +337,7 @@ def _vm(field: str) -> int:
 async def bench_open(path: Path, messages: int, *, phases: bool = False) -> dict[str, float]:
     """Times of the first frames showing the session's first part, all its ``messages``, and
     all of them with the replay's result; the peak RSS of the process by then. ``phases``: the
-    CPU of each thread by step too (:mod:`tui_phases`)."""
+    CPU of each thread by step too (:mod:`_tui_phases`)."""
     from tui.app import CtxscopeApp
     from tui.screens.session import SessionScreen
 

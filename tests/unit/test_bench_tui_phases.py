@@ -15,7 +15,7 @@ SCRIPT = ROOT / "bench" / "tui_app.py"
 SESSION = ROOT / "sample_sessions" / "claude-code" / "long.jsonl"
 
 sys.path.insert(0, str(ROOT / "bench"))
-from tui_phases import PHASE_ROWS, phase_rows  # noqa: E402
+from _tui_phases import PHASE_ROWS, phase_rows  # noqa: E402
 
 
 def _child_open(*flags: str) -> dict[str, float]:
