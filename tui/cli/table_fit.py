@@ -15,7 +15,7 @@ from rich import box as boxes
 from rich.table import Table
 from rich.text import Text
 
-from tui.cli.table_column import Column as Column  # (where the commands define their columns)
+from tui.cli.table_column import Column
 
 Cell = str | Text
 
