@@ -40,7 +40,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict
 
 from core.model.fastmodel import build
-from core.model.session import Message, Role, replace
+from core.model.session import Message, Role, ToolResult, replace
 from core.model.tokens import TokenCounter
 from core.policy import PruningPolicy
 
@@ -396,11 +396,15 @@ def _walk(plan: PrunePlan, policy: PruningPolicy, counter: TokenCounter) -> list
     stop_detail: str | None = None
     stop_reason = PruneReason.BEFORE_SUMMARY
     inside_detail = _inside_detail(policy.protect_turns, boundary)
-    count = counter.count
+    # (an output's tokens from the lengths it is held with: the text of an output held as
+    # UTF-8 is decoded only where it may be the placeholder, as long as it)
+    tokens_of = counter.output_tokens
     # Enum members are slow to look up; these run for every message of every head.
     tool_role = Role.TOOL
     inside_reason = PruneReason.INSIDE_SKIP_BOUNDARY
     placeholder = policy.placeholder
+    # (no output held as UTF-8 has a lone surrogate: its text was encoded strictly)
+    placeholder_utf8 = placeholder.encode(errors="surrogatepass")
     for i in range(total - 1, -1, -1):
         message = messages[i]
         result = message.tool_result
@@ -419,15 +423,14 @@ def _walk(plan: PrunePlan, policy: PruningPolicy, counter: TokenCounter) -> list
         if role is not tool_role or result is None:
             details[i] = _ROLE_DETAIL.get(role) or f"a {role.value} message"
             continue
-        output = result.output  # (decoded once: an output may be held as UTF-8)
-        output_tokens[i] = count(output)
+        output_tokens[i] = tokens_of(result)
         if i >= boundary:
             why[i] = inside_reason
             details[i] = inside_detail
         elif name in protected:
             why[i] = PruneReason.PROTECTED_TOOL
             details[i] = f"`{name}` is a protected tool; its output is kept"
-        elif result.compacted_at_ms is not None or output == placeholder:
+        elif result.compacted_at_ms is not None or _holds(result, placeholder, placeholder_utf8):
             why[i] = PruneReason.ALREADY_PRUNED
             details[i] = "this output was pruned earlier"
             if policy.budget_rule:
@@ -436,6 +439,13 @@ def _walk(plan: PrunePlan, policy: PruningPolicy, counter: TokenCounter) -> list
         else:
             candidates.append(i)
     return candidates
+
+
+def _holds(result: ToolResult, text: str, utf8: bytes) -> bool:
+    """``result.output == text`` (``utf8``: the text's UTF-8), without decoding an output held
+    as UTF-8: its bytes are compared."""
+    held = result._held_output
+    return held == text if type(held) is str else held.data == utf8  # type: ignore[union-attr]
 
 
 class _NamesOnDemand:

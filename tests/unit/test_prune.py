@@ -349,13 +349,21 @@ def test_plan_counts_pruned_copies_as_message_tokens_does() -> None:
         assert plan.reasons() == [d.reason.value for d in full.decisions]
 
 
-def test_planning_reads_each_output_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    """An output held as UTF-8 is decoded at each read: the plan counts an output and looks
-    whether it is the placeholder from one read."""
+def test_planning_decodes_no_output(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An output held as UTF-8 is decoded at each read: the plan counts an output from the
+    lengths it is held with and looks whether it is the placeholder from its bytes, reading
+    no output's text."""
     from core.algorithms.prune import plan_prune
     from core.model import session as session_module
 
-    messages = seed_example()
+    messages = [
+        replace(m, tool_result=replace(r, output=session_module.held_output(r.output + " →")))
+        if (r := m.tool_result) is not None
+        else m
+        for m in seed_example()
+    ]
+    held = [m.tool_result._held_output for m in messages if m.tool_result is not None]
+    assert held and all(isinstance(h, session_module.Utf8Text) for h in held)
     reads: list[str] = []
     output = session_module._output
 
@@ -366,5 +374,43 @@ def test_planning_reads_each_output_once(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(session_module.ToolResult, "output", property(read))
     plan = plan_prune(messages, PruningPolicy(protect_turns=1), counter=COUNTER, now_ms=NOW)
     assert plan.pruned_at == [2, 7]
-    outputs = [m.tool_result.call_id for m in messages if m.tool_result is not None]
-    assert sorted(reads) == sorted(outputs)
+    assert reads == []
+
+
+HELD_TEXTS = st.sampled_from(
+    ["ok", "<tool-output-compacted />", "é done", "→ done", "<pruned →/>", "x→" * 40, "𝄞 clef", ""]
+)
+"""Outputs held as their text (ASCII, Latin-1) and as their UTF-8 (two and four bytes a
+character), some of them the placeholder."""
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    outputs=st.lists(HELD_TEXTS, max_size=10),
+    placeholder=HELD_TEXTS.filter(bool),
+    protect_turns=st.integers(0, 2),
+)
+def test_plan_reads_held_outputs_as_their_text(
+    outputs: list[str], placeholder: str, protect_turns: int
+) -> None:
+    """Whatever form an output is held in, the plan counts it as its text and finds it to be
+    the placeholder exactly when its text is."""
+    from core.algorithms.prune import plan_prune
+
+    convo = SessionBuilder()
+    for n, text in enumerate(outputs):
+        convo.user(f"request {n}")
+        convo.call("read", {"path": f"f{n}"})
+        convo.result(text)
+    messages = convo.messages
+    policy = PruningPolicy(protect_turns=protect_turns, placeholder=placeholder)
+    plan = plan_prune(messages, policy, counter=COUNTER, now_ms=NOW, copies=False)
+    boundary = skip_boundary(messages, protect_turns)
+    for i, message in enumerate(messages):
+        result = message.tool_result
+        if result is None:
+            continue
+        assert plan.output_tokens[i] == COUNTER.count(result.output)
+        if i < boundary:
+            same = result.output == placeholder
+            assert plan.why[i] is (PruneReason.ALREADY_PRUNED if same else PruneReason.PRUNED)
