@@ -13,7 +13,9 @@ gives the recall per kind of fact and the dropped facts with the message each ca
 * :func:`replayed_forgotten` — every compaction a replay wrote itself;
 * :func:`judge` — optionally, an LLM says which of the facts the matching missed the summary still
   keeps in other words (``--llm``);
-* :func:`compare_summaries` — a recorded summary and a replayed one of the same head, fact by fact.
+* :func:`core.insights.side_by_side.compare_summaries` — a recorded summary and a replayed one of
+  the same head, fact by fact (a module of its own: ``analyze`` and ``compactions --json`` do not
+  define its model).
 """
 
 from __future__ import annotations
@@ -275,33 +277,6 @@ def replayed_forgotten(
         head = [session.messages[j] for j in event.head_indices if j >= 0]
         out[k] = forgotten_of(head, event.summary, source="replayed", memo=memo, records=records)
     return out
-
-
-# -- side by side -------------------------------------------------------------------------------
-
-
-class SideBySide(Documented):
-    """One fact of a head, as a recorded summary and a replayed one keep it."""
-
-    fact: FactRecord
-    """The fact (``kept``: by the recorded summary)."""
-    kept_by_recorded: bool
-    """The recorded summary keeps it."""
-    kept_by_replayed: bool
-    """The replayed summary keeps it."""
-
-
-def compare_summaries(
-    head: Sequence[Message], recorded: str, replayed: str
-) -> tuple[Forgotten, Forgotten, list[SideBySide]]:
-    """The same head checked against the recorded summary and a replayed one."""
-    mine, records = forgotten_of(head, recorded)
-    theirs, replayed_records = forgotten_of(head, replayed, source="replayed")
-    rows = [
-        SideBySide(fact=r, kept_by_recorded=r.kept, kept_by_replayed=s.kept)
-        for r, s in zip(records, replayed_records, strict=True)
-    ]
-    return mine, theirs, rows
 
 
 # -- the optional LLM judge ----------------------------------------------------------------------

@@ -96,20 +96,37 @@ def test_a_cache_file_with_damaged_entries_gives_the_same_results(tmp_path: Path
     its cache, not its start: it compiles those texts again and gives the same results."""
     expected = _start(tmp_path)[:-1]
     [path] = _cache_files(tmp_path)
-    version, generation, entries = marshal.loads(path.read_bytes())
+    version, generation, codes, written = marshal.loads(path.read_bytes())
     damaged: dict[tuple[object, ...], object] = {}
-    for number, (key, (value, written)) in enumerate(entries.items()):
+    used: dict[tuple[object, ...], object] = {}
+    for number, (key, value) in enumerate(codes.items()):
         if key[0] == "re":
-            damaged[key] = ((value[0], [99999, 1, 2], "x", None, ()), written)
+            damaged[key] = (value[0], [99999, 1, 2], "x", None, ())
         elif number % 2:
-            damaged[key] = (12345, written)
+            damaged[key] = 12345
         else:
-            damaged[key] = "not a pair"
-    damaged[("junk",)] = (None, 1)
+            damaged[key] = "not a code object"
+        used[key] = written[key] if number % 3 else "not a generation"
+    damaged[("junk",)] = None
+    used[("junk",)] = generation
     assert any(key[0] == "re" for key in damaged) and any(key[0] == "exec" for key in damaged)
-    path.write_bytes(marshal.dumps((version, generation, damaged)))
+    path.write_bytes(marshal.dumps((version, generation, damaged, used)))
     assert _start(tmp_path)[:-1] == expected
     assert _start(tmp_path) == [*expected, "True"]  # rewritten whole by the run before
+    _version, _generation, codes, written = marshal.loads(path.read_bytes())
+    assert ("junk",) not in codes and all(type(value) is int for value in written.values())
+
+
+def test_a_cache_file_of_the_older_layout_is_ignored_and_rewritten(tmp_path: Path) -> None:
+    """A file of the layout before this one (its entries as (value, generation) pairs in one
+    dictionary) is not read, and the next write replaces it."""
+    _start(tmp_path)
+    [path] = _cache_files(tmp_path)
+    version, generation, codes, written = marshal.loads(path.read_bytes())
+    older = {key: (value, written[key]) for key, value in codes.items()}
+    path.write_bytes(marshal.dumps((version, generation, older)))
+    assert _start(tmp_path)[-1] == "False"
+    assert _start(tmp_path)[-1] == "True"
 
 
 def test_read_only_writes_no_cache_file(tmp_path: Path) -> None:
@@ -159,16 +176,17 @@ def test_texts_no_process_asks_for_again_leave_the_file(tmp_path: Path) -> None:
         )
         read.append(int(result.stdout))
     [path] = _cache_files(tmp_path)
-    _version, generation, entries = marshal.loads(path.read_bytes())
+    _version, generation, codes, written = marshal.loads(path.read_bytes())
+    assert codes.keys() == written.keys()
     one_offs = sorted(
         int(key[1].split("-")[-1])
-        for key in entries
+        for key in codes
         if key[0] == "re" and str(key[1]).startswith("one-off-")
     )
     assert generation == runs
     assert one_offs == list(range(runs - code_cache.KEEP_WRITES, runs))
-    shared = [key for key in entries if key[0] == "exec"]
-    assert shared and all(entries[key][1] == runs for key in shared)
+    shared = [key for key in codes if key[0] == "exec"]
+    assert shared and all(written[key] == runs for key in shared)
     assert read[0] == 0 and min(read[1:]) > 0
     assert max(read[code_cache.KEEP_WRITES + 1 :]) == max(read[1 : code_cache.KEEP_WRITES + 1])
 

@@ -136,3 +136,13 @@ def test_a_replay_defines_none_of_the_comparisons_models(tmp_path: Path, command
     sample = REPO / "sample_sessions" / "claude-code" / "compacted.jsonl"
     modules = ("core.replay.compare_results", "core.replay.results")
     assert _loaded(command, sample, modules, tmp_path) == "core.replay.results"
+
+
+@pytest.mark.parametrize("command", ["analyze", "compactions"])
+def test_only_a_comparison_of_summaries_defines_its_rows(tmp_path: Path, command: str) -> None:
+    """The side-by-side rows of two summaries of one head (``compactions --compare``) have a
+    module of their own: ``analyze`` and ``compactions --json`` of a session with compactions
+    read each summary's forgotten facts without defining :class:`SideBySide`."""
+    sample = REPO / "sample_sessions" / "claude-code" / "compacted.jsonl"
+    modules = ("core.insights.forgotten_facts", "core.insights.side_by_side")
+    assert _loaded(command, sample, modules, tmp_path) == "core.insights.forgotten_facts"

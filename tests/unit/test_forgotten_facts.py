@@ -16,11 +16,11 @@ from core.formats import load_session
 from core.insights.conversation_facts import FACT_KINDS, _exit_code, extract_facts
 from core.insights.forgotten_facts import (
     ENCRYPTED,
-    compare_summaries,
     forgotten_of,
     judge,
     recorded_forgotten,
 )
+from core.insights.side_by_side import compare_summaries
 from core.llm.protocol import ChatMessage, LLMUsage, SummaryResult
 from core.model.session import Message, SourceFormat, ToolResult
 from core.model.tokens import message_text

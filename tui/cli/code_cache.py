@@ -12,7 +12,10 @@ the cache folder (``generated-code-<interpreter>.marshal`` beside the price memo
 process; a source it does not hold is compiled as before and added.
 
 A code object is what compiling its source gives (those modules compile with no compiler flag
-inherited, as done here), so the cached one is the one compiling would give. A file written by
+inherited, as done here), so the cached one is the one compiling would give. The file holds two
+dictionaries (the values, and the last write that used each) that the process takes as they
+come: the start looks at no entry (a damaged one is found where it is used, and left out of the
+next write). A file written by
 another interpreter version, unreadable or damaged is ignored, and so is one that is not this
 user's own or that others may write (it holds code this process runs); with
 ``CTXSCOPE_READ_ONLY=1`` (:func:`core.cache_folder.read_only`) the file is read, never written.
@@ -60,7 +63,7 @@ much a run (9.5 MB after ~900 runs, read back by every command)."""
 
 _codes: dict[Key, Any] = {}
 _used: set[Key] = set()
-_written: dict[Key, int] = {}
+_written: dict[Key, Any] = {}
 """The last write of the file (its generation) in which each entry read from it was used."""
 _state = {"installed": False, "added": 0, "read": 0, "generation": 0}
 
@@ -78,15 +81,14 @@ def _version() -> str:
 def install() -> None:
     """Read the cache file and let :mod:`dataclasses` and :mod:`typing` compile through it (the
     ``exec`` and ``compile`` names in their namespaces, shadowing the builtins there only)."""
+    global _codes, _written
     if _state["installed"]:
         return
     _state["installed"] = True
-    generation, found = _load()
+    generation, codes, written = _load()
     _state["generation"] = generation
-    for key, (value, written) in found.items():
-        _codes[key] = value
-        _written[key] = written
-    _state["read"] = len(found)
+    _codes, _written = codes, written  # (the file's own: no entry is copied or looked at)
+    _state["read"] = len(codes)
     dataclasses.exec = exec_cached  # type: ignore[attr-defined]
     typing.compile = compile_cached  # type: ignore[attr-defined]
     collections.eval = eval_cached  # type: ignore[attr-defined]
@@ -95,51 +97,48 @@ def install() -> None:
         _re_compiler.compile = compile_regex_cached
 
 
-def _load() -> tuple[int, dict[Key, tuple[Any, int]]]:
-    """The file's generation and its entries, each with the generation that last used it (0 and
-    none: no file, or one this process does not trust or read)."""
+def _load() -> tuple[int, dict[Key, Any], dict[Key, Any]]:
+    """The file's generation, its values and the generation that last used each (0 and none: no
+    file, or one this process does not trust or read). An entry of the wrong shape is never
+    asked for (a key is the text's own), a value that is not what its text needs is made again
+    where it is used, and :func:`kept_entries` leaves both out of the next write."""
     try:
         fd = os.open(cache_path(), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
-        return 0, {}
+        return 0, {}, {}
     try:
         with os.fdopen(fd, "rb") as f:
             info = os.fstat(f.fileno())
             if not _trusted(info) or info.st_size > MAX_FILE_BYTES:
-                return 0, {}
+                return 0, {}, {}
             data = marshal.loads(f.read())
     except (OSError, EOFError, ValueError, TypeError):
-        return 0, {}
-    if not (isinstance(data, tuple) and len(data) == 3 and data[0] == _version()):
-        return 0, {}
-    generation, entries = data[1], data[2]
-    if type(generation) is not int or not isinstance(entries, dict):
-        return 0, {}
-    return generation, {key: entry for key, entry in entries.items() if _well_formed(key, entry)}
+        return 0, {}, {}
+    if not (type(data) is tuple and len(data) == 4 and data[0] == _version()):
+        return 0, {}, {}
+    generation, codes, written = data[1], data[2], data[3]
+    if type(generation) is not int or type(codes) is not dict or type(written) is not dict:
+        return 0, {}, {}
+    return generation, codes, written
 
 
-def _well_formed(key: Any, entry: Any) -> bool:
-    """An entry of the file has the shape this module writes: a (kind, name, text) key and a
-    (value, generation) pair; a value of the wrong type is caught where it is used."""
-    return (
-        type(key) is tuple
-        and len(key) == 3
-        and type(entry) is tuple
-        and len(entry) == 2
-        and type(entry[1]) is int
-    )
+def _well_formed(key: Any, written: Any) -> bool:
+    """An entry has the shape this module writes: a (kind, name, text) key, and the generation
+    that last used it a number."""
+    return type(key) is tuple and len(key) == 3 and type(written) is int
 
 
 def kept_entries() -> dict[Key, tuple[Any, int]]:
     """What the next write of the file holds, each entry with the generation that last used it:
     this process's entries, and those of the file that a process used in the last
-    :data:`KEEP_WRITES` writes (this one's only, past :data:`MAX_ENTRIES`)."""
+    :data:`KEEP_WRITES` writes (this one's only, past :data:`MAX_ENTRIES`); an entry of the
+    wrong shape is left out."""
     generation = _state["generation"] + 1
     oldest = generation - KEEP_WRITES
     kept = {}
     for key, value in _codes.items():
         written = generation if key in _used else _written.get(key, generation)
-        if written > oldest:
+        if _well_formed(key, written) and written > oldest:
             kept[key] = (value, written)
     if len(kept) > MAX_ENTRIES:
         kept = {key: (_codes[key], generation) for key in _used}
@@ -251,8 +250,10 @@ def save() -> None:
         os.makedirs(folder, mode=0o700, exist_ok=True)
         handle, name = tempfile.mkstemp(prefix=".generated-code.", suffix=".tmp", dir=folder)
         try:
+            codes = {key: value for key, (value, _) in entries.items()}
+            written = {key: used for key, (_, used) in entries.items()}
             with os.fdopen(handle, "wb") as out:
-                out.write(marshal.dumps((_version(), generation, entries)))
+                out.write(marshal.dumps((_version(), generation, codes, written)))
             os.replace(name, path)
         finally:
             with contextlib.suppress(FileNotFoundError):

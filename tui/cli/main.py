@@ -105,6 +105,10 @@ try:
 
         code_cache.install()
     import click
+
+    from tui.cli.click_text import untranslated_click
+
+    untranslated_click()  # (before the options below ask for their help texts)
 finally:
     if _COLLECTING:
         gc.freeze()  # (they are never garbage: no later collection walks them either)

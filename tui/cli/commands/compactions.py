@@ -22,7 +22,6 @@ import click
 from core.insights.compaction_records import CompactionReport, compaction_reports
 from core.insights.cost import session_cost
 from core.insights.forgotten_facts import (
-    compare_summaries,
     forgotten_of,
     judge,
     recorded_heads,
@@ -136,6 +135,7 @@ def _compare_all(
     from rich.text import Text
 
     from core.algorithms.compact import CompactionError
+    from core.insights.side_by_side import compare_summaries
     from core.llm.factory import make_summarizer
     from core.llm.protocol import LLMError
     from tui.cli.commands.compactions_tables import side_by_side_table

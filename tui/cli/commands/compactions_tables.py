@@ -7,6 +7,8 @@ drawn: ``--json`` prints no table, and starts without rich and the renderer.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich import box
 from rich.console import Console
 from rich.padding import Padding
@@ -15,7 +17,7 @@ from rich.text import Text
 
 from core.insights.compaction_records import CompactionReport
 from core.insights.cost import compaction_cost_label
-from core.insights.forgotten_facts import FactRecord, Forgotten, SideBySide
+from core.insights.forgotten_facts import FactRecord, Forgotten
 from core.insights.named_figures import (
     AGENT_COUNT,
     COMPACTION_AT,
@@ -25,6 +27,9 @@ from core.insights.named_figures import (
     check_figures,
 )
 from tui.cli.render import tokens
+
+if TYPE_CHECKING:  # (the comparison's rows: only ``--compare`` makes them)
+    from core.insights.side_by_side import SideBySide
 
 _DROPPED_SHOWN = 12
 
