@@ -27,6 +27,7 @@ from core.formats.codex_lines import (
 from core.formats.codex_sizes import approx_tokens, encrypted_tokens
 from core.formats.codex_typed import DECODE_ERRORS as TYPED_ERRORS
 from core.formats.codex_typed import (
+    NULL,
     PASSED_OVER,
     CustomOutput,
     CustomToolCall,
@@ -289,7 +290,7 @@ def _token_count(
     if window != loader.facts.window:
         loader.recorded_window(window, line_no)
     total = info.total_token_usage
-    if loader.repeated(None if total is UNSET else total, last):
+    if loader.repeated(None if total == NULL else total, last):
         return True
     total_tokens = last.total_tokens
     loader.call_usage(
