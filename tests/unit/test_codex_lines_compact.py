@@ -114,3 +114,36 @@ def test_a_line_with_the_prefix_earlier_is_not_compact(before: bytes) -> None:
     assert line[COMPACT_EVENT_AT:].startswith(EVENT_PREFIX + b"agent_message")
     assert not ignorable(line)
     assert not compact_ignorable(line)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    st.sampled_from([_TS, "2026-05-11T08:27:17Z", "", 'a"b']),
+    st.sampled_from(
+        [b'","type":"response_item","payload":', b'", "type": "response_item", "payload": ', b""]
+    ),
+    st.binary(max_size=40),
+    st.booleans(),
+)
+def test_the_typed_estimate_is_payload_bytes_in_tokens(
+    tmp_path_factory: pytest.TempPathFactory,
+    timestamp: str,
+    middle: bytes,
+    payload: bytes,
+    view: bool,
+) -> None:
+    """The typed read's estimate of an input item (its own steps inline) is
+    ``approx_tokens(payload_bytes(...))``, None where the line is not Codex's compact envelope."""
+    from core.formats.codex_lines import payload_bytes
+    from core.formats.codex_sizes import approx_tokens
+
+    for line in (
+        LINE_START + timestamp.encode() + middle + payload,
+        LINE_START + timestamp.encode() + middle + payload + b"}",
+    ):
+        size = payload_bytes(line, timestamp)
+        expected = None if size is None else approx_tokens(size)
+        loader = codex._Loader(Path("r.jsonl"))
+        raw = memoryview(line) if view else line
+        estimate = codex_typed_read._estimate(loader, "text", raw, timestamp)  # type: ignore[arg-type]
+        assert estimate == expected
