@@ -48,6 +48,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from msgspec import Raw
+
 from core.formats.base import ProgressCallback, SessionBuilder, as_text
 from core.formats.codex_call import ModelCall, joined
 from core.formats.codex_fork import keep_own_part
@@ -529,19 +531,24 @@ class _Loader:
     def repeated(self, total: Any, last: Any) -> bool:
         """A ``token_count`` whose cumulative ``total`` and ``last`` usage are the previous
         one's (the copy Codex writes again after the outputs); else they are kept as the
-        previous one's. Either may be an object read the plain way or a typed
-        :class:`~core.formats.codex_typed.TokenUsage`: they compare as the file's objects."""
+        previous one's. Either may be an object read the plain way, ``last`` a typed
+        :class:`~core.formats.codex_typed.TokenUsage`, ``total`` the raw text the typed read
+        keeps: they compare as the file's objects. (``last`` first: two totals' texts that
+        differ are parsed to be compared, which only a repeated ``last`` asks for.)"""
         last_total, last_last = self.last_total, self.last_last
         # (same_usage's usual case, two of a type, inline: held equal to it by
         # test_repeated_answers_as_same_usage_does_for_every_form)
-        if total is not None and (
-            (
-                total == last_total
-                if type(total) is type(last_total)
-                else same_usage(total, last_total)
-            )
+        if (
+            total is not None
             and (
                 last == last_last if type(last) is type(last_last) else same_usage(last, last_last)
+            )
+            and (
+                total == last_total or same_usage(total, last_total)
+                if type(total) is Raw
+                else total == last_total
+                if type(total) is type(last_total)
+                else same_usage(total, last_total)
             )
         ):
             return True

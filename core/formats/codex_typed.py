@@ -1,8 +1,9 @@
 """The typed read of a Codex rollout line: the envelope and the payload of the records nearly
 every line holds (the response items ``message``, ``reasoning``, ``function_call``,
 ``custom_tool_call`` and their outputs; the events ``token_count``, ``user_message``, the turn
-starts and ends), decoded by msgspec straight into structs of the fields the loader reads (everything else,
-such as a ``token_count``'s rate limits, is skipped unread). The events the loader passes over
+starts and ends), decoded by msgspec straight into structs of the fields the loader reads
+(everything else, such as a ``token_count``'s rate limits, is skipped unread; its cumulative
+total, only compared, is kept as the raw text the line holds). The events the loader passes over
 (:data:`~core.formats.codex_lines.IGNORED_EVENT_TYPES`) decode too, into structs of no field
 (:data:`PASSED_OVER`): the line is then passed over when
 :func:`~core.formats.codex_lines.ignorable` says so, as it is when it does not decode.
@@ -14,8 +15,8 @@ reads the line as a plain object with its checks and diagnostics. The loader's t
 (``core.formats.codex``) also hand a decoded line back to the plain read when what it holds
 needs the object (an image in a message, a redacted blob, an output cut to the history's cap):
 what the session holds is the same either way. Two differences are left, on lines Codex does
-not write: a number beyond a double's range (``1e400``) in a field the typed read skips unread
-(orjson rejects the line, the typed read reads it); a line with its ``type`` or ``payload`` key
+not write: a value orjson rejects (a number beyond a double's range, ``1e400``) in a field the
+typed read skips unread or keeps as raw text (orjson rejects the line, the typed read reads it); a line with its ``type`` or ``payload`` key
 twice, the first naming an event the loader passes over unparsed (the typed read reads the
 last, as orjson would, rather than passing the line over). (A line of another envelope type
 fails to decode, and is then passed over when ``ignorable`` finds an ignored event's opening in
@@ -121,22 +122,18 @@ class TokenUsage(msgspec.Struct, forbid_unknown_fields=True, gc=False):
         }
 
 
-class TotalUsage(TokenUsage, forbid_unknown_fields=True, gc=False):
-    """A ``total_token_usage``: the same five counts, cumulative (only compared, never read as
-    a count, so any integer)."""
-
-    input_tokens: Int | UnsetType | None = UNSET
-    cached_input_tokens: Int | UnsetType | None = UNSET
-    output_tokens: Int | UnsetType | None = UNSET
-    reasoning_output_tokens: Int | UnsetType | None = UNSET
-    total_tokens: Int | UnsetType | None = UNSET
+NULL = msgspec.Raw(b"null")
+"""The raw text of a ``null``."""
 
 
 class TokenInfo(msgspec.Struct, gc=False):
     """A ``token_count``'s ``info``."""
 
     last_token_usage: TokenUsage | UnsetType | None = UNSET
-    total_token_usage: TotalUsage | UnsetType | None = UNSET
+    total_token_usage: msgspec.Raw = NULL
+    """The cumulative counts as the line writes them: only compared with the previous line's
+    (``_Loader.repeated``), never read, so not decoded (left out: ``null``, as the plain read
+    sees it: None)."""
     model_context_window: Int | None = None
 
 

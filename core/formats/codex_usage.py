@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+from msgspec import Raw
+
 from core.formats.codex_typed import TokenUsage
 from core.model.read_numbers import as_int
 
@@ -20,14 +23,24 @@ USAGE_COUNTS = (
 
 
 def same_usage(a: Any, b: Any) -> bool:
-    """Two usage objects are equal, each read the plain way (an object) or typed."""
-    if type(a) is type(b):
+    """Two usage objects are equal, each read the plain way (an object) or typed (a
+    :class:`TokenUsage`, or the raw text of a total: parsed when two texts differ, as the
+    plain read parses them)."""
+    if type(a) is type(b) and (type(a) is not Raw or a == b):
         return bool(a == b)
-    if isinstance(a, TokenUsage):
-        a = a.as_dict()
-    if isinstance(b, TokenUsage):
-        b = b.as_dict()
-    return bool(a == b)
+    return bool(_plain(a) == _plain(b))
+
+
+def _plain(usage: Any) -> Any:
+    """A usage as the plain read holds it (a raw text that does not parse: as it is)."""
+    if isinstance(usage, TokenUsage):
+        return usage.as_dict()
+    if type(usage) is Raw:
+        try:
+            return orjson.loads(bytes(usage))
+        except orjson.JSONDecodeError:
+            return usage
+    return usage
 
 
 def marks_full(info: dict[str, Any], last: dict[str, Any]) -> bool:

@@ -208,22 +208,28 @@ def test_every_payload_the_typed_decode_makes_has_an_entry_in_the_walks_table() 
 
 def _usages() -> list[Any]:
     """Usage objects of every form ``_Loader.repeated`` compares: the typed ones (a
-    ``last_token_usage`` and a ``total_token_usage``, one with a key left out, one with a null)
-    and the plain objects equal to each, one that differs, a dict with a key more, None."""
-    from msgspec import UNSET
+    ``last_token_usage``, one with a key left out and a null; a ``total_token_usage``'s raw
+    text, as Codex writes it, spaced, in another key order, and one that does not parse) and
+    the plain objects equal to each, one that differs, a dict with a key more, None."""
+    from msgspec import UNSET, Raw
 
-    from core.formats.codex_typed import TokenUsage, TotalUsage
+    from core.formats.codex_typed import TokenUsage
 
     counts = {"input_tokens": 10, "cached_input_tokens": 4, "output_tokens": 3}
     typed = [
         TokenUsage(**counts, reasoning_output_tokens=1, total_tokens=13),
-        TotalUsage(**counts, reasoning_output_tokens=1, total_tokens=13),
         TokenUsage(**counts, reasoning_output_tokens=UNSET, total_tokens=None),
     ]
     plain = [usage.as_dict() for usage in typed]
+    text = json.dumps({**counts, "reasoning_output_tokens": 1}, separators=(",", ":"))
+    spaced = json.dumps({**counts, "reasoning_output_tokens": 1})
+    reordered = json.dumps(dict(reversed(list(json.loads(text).items()))))
+    raw = [Raw(text.encode()), Raw(spaced.encode()), Raw(reordered.encode()), Raw(b"[1e400")]
     return [
         *typed,
         *plain,
+        *raw,
+        json.loads(text),
         {**counts, "output_tokens": 4},
         {**plain[0], "extra": 1},
         {**counts, "output_tokens": 3.0},  # (equal to 3 as an object is)
@@ -236,12 +242,15 @@ def test_repeated_answers_as_same_usage_does_for_every_form() -> None:
     case): for every pair of forms, typed or plain, its answer is that of
     :func:`~core.formats.codex_usage.same_usage`, and it keeps what it was given when it is no
     repeat."""
+    from msgspec import Raw
+
     from core.formats.codex_usage import same_usage
 
     usages = _usages()
     loader = codex._Loader(Path("r.jsonl"))
     for total in usages:
-        for last in usages[:-1]:  # (a last_token_usage is never None here)
+        # (a last_token_usage is never None here, nor a raw text: the typed read decodes it)
+        for last in [usage for usage in usages[:-1] if type(usage) is not Raw]:
             for before in usages:
                 for last_before in usages:
                     loader.last_total, loader.last_last = before, last_before
