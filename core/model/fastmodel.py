@@ -67,6 +67,18 @@ def build(cls: type[ModelT], fields: dict[str, Any]) -> ModelT:
     return obj
 
 
+def build_filled(cls: type[ModelT], fields: dict[str, Any]) -> ModelT:
+    """:func:`build` from trusted ``fields`` that may leave out fields with defaults: each
+    left out takes its default (a factory's called), as validation would give it; the fields
+    in their declared order."""
+    values: dict[str, Any] = {}
+    for name, info in cls.model_fields.items():
+        values[name] = (
+            fields[name] if name in fields else info.get_default(call_default_factory=True)
+        )
+    return build(cls, values)
+
+
 _DOCUMENTED: set[type[BaseModel]] = set()
 
 

@@ -14,6 +14,7 @@ from pydantic import Field, PrivateAttr
 
 from core.algorithms.overflow import RecordedKind
 from core.model.fastmodel import Documented as Documented  # (the result models' base, here too)
+from core.model.fastmodel import build_filled
 from core.model.session import Provenance
 from core.policy import Policy
 
@@ -250,6 +251,12 @@ class ReplaySummary(Documented):
     """Times the policy set out to compact (its threshold, an overflow, a manual compaction) and
     the context stayed as it was: nothing to compact, or no summary could be written (the notes
     say why)."""
+
+
+def replay_summary(**fields: Any) -> ReplaySummary:
+    """A :class:`ReplaySummary` of the replay's own figures, built, not validated (trusted
+    values; a validated summary built the class's schema, which ``analyze`` does not need)."""
+    return build_filled(ReplaySummary, fields)
 
 
 class LazyStates(Protocol):
