@@ -9,11 +9,11 @@ already resolved, and written by ``pydantic_core.to_json``: the same writer, so 
 (a float field's integer written as a float, infinities and NaN as ``null``, as the model's
 serialiser does).
 
-Only the annotations the reports use are known (``int``, ``float``, ``str``, ``bool``,
-``Literal``, ``X | None``, ``list[X]``, a model; a plain field serialiser): a class with any
-other, or with aliases, excluded or computed fields, is written by pydantic
-(:func:`core.model.json_text.model_json_bytes`), as is a model holding a string that is not
-UTF-8.
+Only the annotations the reports use are known (``int``, ``float``, ``str``, ``bool``, a
+string or int enum, ``Literal``, ``X | None``, ``list[X]``, ``dict[str, X]``, a model; bounds;
+a plain field serialiser): a class with any other, or with aliases, excluded or computed fields,
+is written by pydantic (:func:`core.model.json_text.model_json_bytes` falls back to it), as is a
+model holding a string that is not UTF-8.
 """
 
 from __future__ import annotations
@@ -21,18 +21,20 @@ from __future__ import annotations
 import types
 import typing
 from collections.abc import Callable
+from enum import IntEnum, StrEnum
 from typing import Any
 
+from annotated_types import Ge, Gt, Le, Lt
 from pydantic import BaseModel
 from pydantic._internal._decorators import inspect_field_serializer
-from pydantic_core import PydanticSerializationError, to_json
-
-from core.model.json_text import model_json_bytes
 
 Encoder = Callable[[Any], Any]
 """A field value to the plain data ``to_json`` writes as pydantic's serialiser would."""
 
 _PLAIN_TYPES = (int, str, bool, type(None))
+
+_BOUNDS = (Ge, Gt, Le, Lt)
+"""A field's constraints that only validation reads."""
 
 
 class Unsupported(TypeError):
@@ -42,28 +44,23 @@ class Unsupported(TypeError):
 _MODEL_ENCODERS: dict[type[BaseModel], Callable[[BaseModel], dict[str, Any]]] = {}
 
 
-def plain_json_bytes(
-    model: BaseModel, *, indent: int | None = 2, replace: dict[str, Any] | None = None
-) -> bytes:
-    """``model_json_bytes(model)`` (with the fields of ``replace`` in place of the model's:
-    ``model.model_copy(update=replace)``'s), written without building the class's schema when
-    every field is one this module knows."""
+def plain_data(model: BaseModel, replace: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """``model`` as the plain data pydantic's serialiser would write (with the fields of
+    ``replace`` in place of the model's, as ``model.model_copy(update=replace)`` holds them), or
+    None when a field of its class, or of a model under it, is not one this module knows. A
+    model whose class has a ``fill_lazy_fields`` method (fields built on first use) has it
+    called first, as its ``model_dump_json`` would."""
+    fill = getattr(type(model), "fill_lazy_fields", None)
+    if fill is not None:  # (a replay's result holds its points as columns until asked)
+        fill(model)
     try:
         data = model_encoder(type(model))(model)
-    except Unsupported:
-        data = None
-    if data is not None:
         if replace:
-            data.update(
-                {name: _encoder_of_field(type(model), name)(v) for name, v in replace.items()}
-            )
-        try:
-            return to_json(data, indent=indent, inf_nan_mode="null")
-        except (PydanticSerializationError, UnicodeEncodeError):
-            pass  # (a string that is not UTF-8: pydantic's path writes it escaped)
-    return model_json_bytes(
-        model if not replace else model.model_copy(update=replace), indent=indent
-    )
+            cls = type(model)
+            data.update({name: _encoder_of_field(cls, name)(v) for name, v in replace.items()})
+    except Unsupported:
+        return None
+    return data
 
 
 def model_encoder(cls: type[BaseModel]) -> Callable[[BaseModel], dict[str, Any]]:
@@ -78,6 +75,8 @@ def model_encoder(cls: type[BaseModel]) -> Callable[[BaseModel], dict[str, Any]]
 def _make_model_encoder(cls: type[BaseModel]) -> Callable[[BaseModel], dict[str, Any]]:
     if cls.model_computed_fields or cls.__pydantic_decorators__.model_serializers:
         raise Unsupported(f"{cls.__name__}: a computed field or a model serialiser")
+    if any(key.startswith("ser_") or key == "use_enum_values" for key in cls.model_config):
+        raise Unsupported(f"{cls.__name__}: serialisation settings of its own")
     fields = {name: _encoder_of_field(cls, name) for name in cls.model_fields}
     # The model's own dict in its own order, as pydantic writes it (a model built from a dict
     # keeps that dict's order; a key that is not a field is left out).
@@ -103,8 +102,8 @@ def _encoder_of_field(cls: type[BaseModel], name: str) -> Encoder:
     for decorator in cls.__pydantic_decorators__.field_serializers.values():
         if name in decorator.info.fields:
             return _field_serializer(cls, name, decorator.func, decorator.info)
-    if info.metadata:
-        raise Unsupported(f"{cls.__name__}.{name}: constraints or annotations")
+    if not all(type(rule) in _BOUNDS for rule in info.metadata):
+        raise Unsupported(f"{cls.__name__}.{name}: annotations other than bounds")
     return _encoder(info.annotation)
 
 
@@ -131,6 +130,8 @@ def _encoder(annotation: Any) -> Encoder:
         return _same
     if annotation is float:
         return _float
+    if isinstance(annotation, type) and issubclass(annotation, (StrEnum, IntEnum)):
+        return _same  # (written as its value by both)
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return model_encoder(annotation)
     origin = typing.get_origin(annotation)
@@ -147,4 +148,9 @@ def _encoder(annotation: Any) -> Encoder:
         if item is _same:
             return _same
         return lambda values: [item(value) for value in values]
+    if origin is dict and len(args) == 2 and args[0] is str:
+        value = _encoder(args[1])
+        if value is _same:
+            return _same
+        return lambda values: {key: value(v) for key, v in values.items()}
     raise Unsupported(f"annotation {annotation!r}")

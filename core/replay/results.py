@@ -413,6 +413,12 @@ class ReplayResult(Documented):
         lazy = self._lazy_messages
         return lazy.count if lazy is not None else len(self.messages)
 
+    def fill_lazy_fields(self) -> None:
+        """Build the points and message states held as columns: what the JSON writer
+        (:func:`core.model.plain_json.plain_data`) calls before it reads the fields, as
+        ``model_dump_json`` does."""
+        self._complete()
+
     def model_dump(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
         self._complete()
         return super().model_dump(*args, **kwargs)

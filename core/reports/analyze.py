@@ -28,7 +28,7 @@ from core.insights.named_figures import (
     threshold_figure,
 )
 from core.model.fastmodel import build, build_filled
-from core.model.plain_json import plain_json_bytes
+from core.model.json_text import model_json_bytes
 from core.model.session import Session
 from core.replay.recorded import turn_count
 from core.replay.results import (
@@ -281,16 +281,15 @@ place a line starts with two spaces then that key; a string's line breaks are es
 def analysis_json_pieces(
     report: AnalysisReport, *, calls: int = TIMELINE_PIECE_CALLS
 ) -> Iterator[bytes]:
-    """``model_json_bytes(report)`` (``analyze --json``'s document, written by
-    :func:`core.model.plain_json.plain_json_bytes`: no schema is built) in pieces that join to the
+    """``model_json_bytes(report)`` (``analyze --json``'s document) in pieces that join to the
     same bytes: the report without its timeline, then the timeline's columns ``calls`` calls at
     a time. A 100 MB session's document (2.8 MB, most of it the timeline) is never held whole
     at the command's peak."""
     timeline = report.timeline
     if timeline is None:
-        yield plain_json_bytes(report)
+        yield model_json_bytes(report)
         return
-    rest = plain_json_bytes(report, replace={"timeline": None})
+    rest = model_json_bytes(report, replace={"timeline": None})
     at = rest.find(_TIMELINE_NULL)
     assert at >= 0, "a report writes its timeline key"
     end = at + len(_TIMELINE_NULL)
