@@ -30,9 +30,12 @@ class Documented(BaseModel):
 
     (Here, not beside the replay's results, so that a module whose models are not the replay's
     — the breakdown, the cost, the sub-agents' figures — does not load the replay's models and
-    the policy's to define its own: ``breakdown`` uses none of them.)"""
+    the policy's to define its own: ``breakdown`` uses none of them.)
 
-    model_config = ConfigDict(defer_build=True)
+    No protected namespaces: pydantic would check each field's name against them as it
+    creates each class (a test checks that no field hides a ``BaseModel`` member instead)."""
+
+    model_config = ConfigDict(defer_build=True, protected_namespaces=())
 
 
 _new = object.__new__
