@@ -185,6 +185,12 @@ class FidelityRow(Documented):
     the rule there; see ``ReplayResult.thresholds``)."""
 
 
+def fidelity_row(**fields: Any) -> FidelityRow:
+    """A :class:`FidelityRow` of the replay's own figures, built, not validated (a validated
+    row built the class's schema: 2.5 M instructions of ``analyze``, which writes it without)."""
+    return build_filled(FidelityRow, fields)
+
+
 class ThresholdSpan(Documented):
     """The threshold over a stretch of calls between two recorded compactions, and why."""
 

@@ -24,6 +24,7 @@ from core.model.json_text import escaped_json, model_json_bytes
 from core.model.plain_json import Unsupported, model_encoder, plain_data
 from core.policy import Policy
 from core.replay.results import (
+    FidelityRow,
     InferredThreshold,
     ReplayResult,
     ReplaySummary,
@@ -166,6 +167,7 @@ def _session_fields() -> dict[str, Any]:
 
 
 BUILT = [
+    FidelityRow,
     ThresholdSpan,
     ReplaySummary,
     OverflowDiagnosis,
