@@ -50,7 +50,9 @@ SHELL_TOOLS = ["bash", "Bash", "shell", "exec_command", "local_shell", "unified_
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True)
+    model_config = ConfigDict(
+        extra="forbid", validate_assignment=True, defer_build=True, protected_namespaces=()
+    )  # (no protected namespaces: as core.model.fastmodel.Documented's)
 
     def key(self, include: Collection[str] | None = None) -> tuple[Any, ...]:
         """The values of this section's fields (or of those named in ``include``), in field

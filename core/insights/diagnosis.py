@@ -18,7 +18,7 @@ from typing import NamedTuple
 from pydantic import Field
 
 from core.algorithms.overflow import crosses
-from core.model.fastmodel import build
+from core.model.fastmodel import build, build_filled
 from core.model.session import Message, Session
 from core.policy import Policy
 from core.replay.results import CallPoint, Documented, ReplayResult
@@ -167,44 +167,47 @@ def diagnose(
     growth = _growth(session, result, point, top)
     check = _last_check(result, point, growth.since)
     verdict = _verdict(result, point, check, overflowed)
-    return OverflowDiagnosis(
-        overflowed=overflowed,
-        call_index=hit,
-        message_index=point.message_index,
-        tokens=point.baseline_tokens,
-        tokens_provenance=point.baseline_provenance.value,
-        window=result.window,
-        margin=margin,
-        overflow_reason=reason,
-        since_message_index=growth.since,
-        growth_tokens=growth.tokens,
-        growth_recorded_tokens=growth.recorded_tokens,
-        contributors=growth.contributors,
-        by_tool=growth.by_tool,
-        threshold=check.limit,
-        threshold_source=check.source,
-        rule_threshold=check.rule,
-        schedule=schedule(result.policy),
-        crossed_call_index=check.crossed,
-        crossed_tokens=result.point(check.crossed).baseline_tokens
-        if check.crossed is not None
-        else None,
-        verdict=verdict,
-        last_check_call_index=check.call,
-        last_check_tokens=check.tokens,
-        last_check_crossed=None
-        if check.tokens is None or check.limit is None
-        else not check.passed,
-        fired_too_late=overflowed and (check.call is None or check.passed),
-        gap_tokens=check.gap,
-        explanation=" ".join(
-            [
-                _headline(point, reason, result.window, margin),
-                *_growth_sentences(growth, result),
-                *_check_sentences(result, check),
-                verdict,
-            ]
-        ).strip(),
+    return build_filled(
+        OverflowDiagnosis,
+        dict(
+            overflowed=overflowed,
+            call_index=hit,
+            message_index=point.message_index,
+            tokens=point.baseline_tokens,
+            tokens_provenance=point.baseline_provenance.value,
+            window=result.window,
+            margin=float(margin),
+            overflow_reason=reason,
+            since_message_index=growth.since,
+            growth_tokens=growth.tokens,
+            growth_recorded_tokens=growth.recorded_tokens,
+            contributors=growth.contributors,
+            by_tool=growth.by_tool,
+            threshold=check.limit,
+            threshold_source=check.source,
+            rule_threshold=check.rule,
+            schedule=schedule(result.policy),
+            crossed_call_index=check.crossed,
+            crossed_tokens=result.point(check.crossed).baseline_tokens
+            if check.crossed is not None
+            else None,
+            verdict=verdict,
+            last_check_call_index=check.call,
+            last_check_tokens=check.tokens,
+            last_check_crossed=None
+            if check.tokens is None or check.limit is None
+            else not check.passed,
+            fired_too_late=overflowed and (check.call is None or check.passed),
+            gap_tokens=check.gap,
+            explanation=" ".join(
+                [
+                    _headline(point, reason, result.window, margin),
+                    *_growth_sentences(growth, result),
+                    *_check_sentences(result, check),
+                    verdict,
+                ]
+            ).strip(),
+        ),
     )
 
 
@@ -240,21 +243,24 @@ def _nothing_to_explain(result: ReplayResult, margin: float) -> OverflowDiagnosi
             f"No call overflowed or came within {margin:.0%} of the {window:,}-token window; "
             f"the peak was {baseline[peak]:,} tokens at call {peak}."
         )
-    return OverflowDiagnosis(
-        overflowed=False,
-        call_index=None,
-        message_index=None,
-        tokens=None,
-        window=window,
-        margin=margin,
-        since_message_index=0,
-        growth_tokens=0,
-        contributors=[],
-        threshold=result.threshold,
-        last_check_call_index=None,
-        fired_too_late=False,
-        gap_tokens=None,
-        explanation=text,
+    return build_filled(
+        OverflowDiagnosis,
+        dict(
+            overflowed=False,
+            call_index=None,
+            message_index=None,
+            tokens=None,
+            window=window,
+            margin=float(margin),
+            since_message_index=0,
+            growth_tokens=0,
+            contributors=[],
+            threshold=result.threshold,
+            last_check_call_index=None,
+            fired_too_late=False,
+            gap_tokens=None,
+            explanation=text,
+        ),
     )
 
 

@@ -15,6 +15,7 @@ from itertools import compress, repeat
 from operator import is_, le
 from typing import Literal, Protocol
 
+from core.model.fastmodel import build_filled
 from core.model.session import CompactionEvent, Session, UsageConvention
 from core.replay.recorded import placed
 from core.replay.results import Documented, ReplayEvent, ReplayResult
@@ -373,17 +374,20 @@ def compaction_figures(session: Session, result: ReplayResult) -> list[Compactio
         stays = _what_stays(session, result, event, events.get(index), tokens)
         value, source = tokens_after(event, events.get(index), after, stays)
         found.append(
-            CompactionFigures(
-                recorded_index=index,
-                at_message=at,
-                call_index=row.recorded_call_index if row is not None else None,
-                agent_count=event.tokens_before,
-                check_tokens=row.check_tokens if row is not None else None,
-                last_prompt=last[2] if last is not None else None,
-                last_prompt_call=last[0] if last is not None else None,
-                tokens_after=value,
-                tokens_after_source=source,
-                stays_tokens=stays,
+            build_filled(
+                CompactionFigures,
+                {
+                    "recorded_index": index,
+                    "at_message": at,
+                    "call_index": row.recorded_call_index if row is not None else None,
+                    "agent_count": event.tokens_before,
+                    "check_tokens": row.check_tokens if row is not None else None,
+                    "last_prompt": last[2] if last is not None else None,
+                    "last_prompt_call": last[0] if last is not None else None,
+                    "tokens_after": value,
+                    "tokens_after_source": source,
+                    "stays_tokens": stays,
+                },
             )
         )
     session.derived["compaction_figures"] = (result, found)
@@ -533,7 +537,10 @@ def threshold_figure(tokens: int | None, source: str, window: int | None) -> Thr
         )
     else:
         label = f"{tokens:,} ({source})"
-    return ThresholdFigure(tokens=tokens, source=source, window=window, usable=usable, label=label)
+    return build_filled(
+        ThresholdFigure,
+        {"tokens": tokens, "source": source, "window": window, "usable": usable, "label": label},
+    )
 
 
 def replay_threshold(result: ReplayResult) -> ThresholdFigure:

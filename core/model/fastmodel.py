@@ -30,9 +30,12 @@ class Documented(BaseModel):
 
     (Here, not beside the replay's results, so that a module whose models are not the replay's
     — the breakdown, the cost, the sub-agents' figures — does not load the replay's models and
-    the policy's to define its own: ``breakdown`` uses none of them.)"""
+    the policy's to define its own: ``breakdown`` uses none of them.)
 
-    model_config = ConfigDict(defer_build=True)
+    No protected namespaces: pydantic would check each field's name against them as it
+    creates each class (a test checks that no field hides a ``BaseModel`` member instead)."""
+
+    model_config = ConfigDict(defer_build=True, protected_namespaces=())
 
 
 _new = object.__new__
@@ -65,6 +68,18 @@ def build(cls: type[ModelT], fields: dict[str, Any]) -> ModelT:
     _set_extra(obj, None)
     _set_private(obj, None)
     return obj
+
+
+def build_filled(cls: type[ModelT], fields: dict[str, Any]) -> ModelT:
+    """:func:`build` from trusted ``fields`` that may leave out fields with defaults: each
+    left out takes its default (a factory's called), as validation would give it; the fields
+    in their declared order."""
+    values: dict[str, Any] = {}
+    for name, info in cls.model_fields.items():
+        values[name] = (
+            fields[name] if name in fields else info.get_default(call_default_factory=True)
+        )
+    return build(cls, values)
 
 
 _DOCUMENTED: set[type[BaseModel]] = set()

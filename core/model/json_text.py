@@ -14,16 +14,15 @@ import json
 from typing import Any
 
 from pydantic import BaseModel
-from pydantic_core import PydanticSerializationError
+from pydantic_core import PydanticSerializationError, to_json
+
+from core.model.plain_json import plain_data
 
 
 def model_json(model: BaseModel, *, indent: int | None = 2) -> str:
     """``model.model_dump_json(indent=indent)``, or the same data with non-UTF-8 strings
-    escaped when pydantic cannot write them."""
-    try:
-        return model.model_dump_json(indent=indent)
-    except (PydanticSerializationError, UnicodeEncodeError):
-        return escaped_json(model.model_dump(mode="python"), indent=indent)
+    escaped when pydantic cannot write them (:func:`model_json_bytes`, decoded)."""
+    return model_json_bytes(model, indent=indent).decode()
 
 
 def printable(text: str) -> str:
@@ -47,13 +46,35 @@ def printable_data(data: Any) -> Any:
     return data
 
 
-def model_json_bytes(model: BaseModel, *, indent: int | None = 2) -> bytes:
-    """:func:`model_json` as UTF-8 bytes (pydantic's bytes straight, when it can write them)."""
-    try:
-        data: bytes = model.__pydantic_serializer__.to_json(model, indent=indent)
-        return data
-    except (PydanticSerializationError, UnicodeEncodeError):
-        return escaped_json(model.model_dump(mode="python"), indent=indent).encode()
+def model_json_bytes(
+    model: BaseModel, *, indent: int | None = 2, replace: dict[str, Any] | None = None
+) -> bytes:
+    """``model.model_dump_json(indent=indent)`` as UTF-8 bytes, or the same data with non-UTF-8
+    strings escaped when pydantic cannot write them; ``replace``: fields written in place of
+    the model's (``model.model_copy(update=replace)``'s bytes, without the copy).
+
+    Written from the model's fields (:func:`core.model.plain_json.plain_data`) by the writer
+    pydantic's serialiser uses, so with the same bytes, without building the class's schema
+    (3–5 M instructions a class, once, to write a document once); by pydantic's serialiser when
+    a field is of a kind that module does not know."""
+    data = plain_data(model, replace)
+    if data is None:
+        if replace:
+            model = model.model_copy(update=replace)
+        try:
+            written: bytes = model.__pydantic_serializer__.to_json(model, indent=indent)
+            return written
+        except (PydanticSerializationError, UnicodeEncodeError):
+            data = model.model_dump(mode="python")
+    else:
+        try:
+            return to_json(data, indent=indent, inf_nan_mode="null")
+        except (PydanticSerializationError, UnicodeEncodeError):
+            # (a string that is not UTF-8: the model's own dump, as before, written escaped)
+            data = (model.model_copy(update=replace) if replace else model).model_dump(
+                mode="python"
+            )
+    return escaped_json(data, indent=indent).encode()
 
 
 def escaped_json(data: Any, *, indent: int | None = 2) -> str:

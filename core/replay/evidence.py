@@ -31,6 +31,7 @@ from itertools import compress, islice
 from operator import ne
 
 from core.algorithms.overflow import crosses
+from core.model.fastmodel import build_filled
 from core.policy import Policy
 from core.replay.checks import CheckRules
 from core.replay.recorded import RecordedCompaction, RecordedCompactions
@@ -117,22 +118,22 @@ def _span(
         "recorded_index": stretch.ends_with.index if stretch.ends_with is not None else None,
     }
     if rule_value is None:
-        return ThresholdSpan(**base, threshold=None, source="rule", note="")
+        return _stretch_span(base, threshold=None, source="rule", note="")
     if stretch.ends_with is not None and not stretch.ends_with.consistent_with(fired_on):
         note = "the file does not hold the context the agent measured before this compaction"
-        return ThresholdSpan(**base, threshold=rule_value, source="rule", note=note)
+        return _stretch_span(base, threshold=rule_value, source="rule", note=note)
     fires = rules.first_firing(made, first, last + 1, rule)
     if fires == target:
-        return ThresholdSpan(**base, threshold=rule_value, source="rule", note="")
+        return _stretch_span(base, threshold=rule_value, source="rule", note="")
     if earlier is None and target is None:
-        return ThresholdSpan(**base, threshold=rule_value, source="rule", note="")
+        return _stretch_span(base, threshold=rule_value, source="rule", note="")
     value = _just_above(earlier, policy) if earlier is not None else rule_value
     trial = [value] * len(rule)
     if rules.first_firing(made, first, last + 1, trial) != target:
         note = _conflict_note(first, last, fired_on, earlier)
-        return ThresholdSpan(**base, threshold=rule_value, source="rule", note=note)
+        return _stretch_span(base, threshold=rule_value, source="rule", note=note)
     note = _inferred_note(stretch, rule_value, fires, made, fired_on, earlier)
-    return ThresholdSpan(**base, threshold=value, source="inferred", note=note)
+    return _stretch_span(base, threshold=value, source="inferred", note=note)
 
 
 def _figure(made: CheckColumns, c: int) -> int | None:
@@ -198,6 +199,16 @@ def _conflict_note(first: int, last: int, fired_on: int | None, earlier: int | N
     )
 
 
+def _stretch_span(
+    base: dict[str, int | None], *, threshold: int | None, source: str, note: str
+) -> ThresholdSpan:
+    """A stretch's span from its figures (``base``) and what the replay made of it: built, not
+    validated (trusted values; a validated span built the class's schema)."""
+    return build_filled(
+        ThresholdSpan, {**base, "threshold": threshold, "source": source, "note": note}
+    )
+
+
 def rule_spans(rule: Sequence[int | None]) -> list[ThresholdSpan]:
     """The spans of a policy's own thresholds: one per run of calls with the same threshold."""
     n = len(rule)
@@ -208,16 +219,19 @@ def rule_spans(rule: Sequence[int | None]) -> list[ThresholdSpan]:
     else:
         starts = [0, *compress(range(1, n), map(ne, islice(rule, 1, None), rule))]
     return [
-        ThresholdSpan(
-            first_call=first,
-            last_call=(starts[k + 1] if k + 1 < len(starts) else n) - 1,
-            threshold=rule[first],
-            source="rule",
-            rule_threshold=rule[first],
-            low=None,
-            high=None,
-            recorded_index=None,
-            note="",
+        build_filled(
+            ThresholdSpan,
+            {
+                "first_call": first,
+                "last_call": (starts[k + 1] if k + 1 < len(starts) else n) - 1,
+                "threshold": rule[first],
+                "source": "rule",
+                "rule_threshold": rule[first],
+                "low": None,
+                "high": None,
+                "recorded_index": None,
+                "note": "",
+            },
         )
         for k, first in enumerate(starts)
     ]

@@ -13,7 +13,7 @@ from typing import Any
 
 from core.model.session import CompactionEvent
 from core.replay.recorded import RecordedCompaction, RecordedCompactions
-from core.replay.results import FidelityRow, Outcome, ReplayEvent, ThresholdSpan
+from core.replay.results import FidelityRow, Outcome, ReplayEvent, ThresholdSpan, fidelity_row
 from core.replay.state import Check
 
 
@@ -96,7 +96,7 @@ def _matched(
     """The row of an automatic recorded compaction and the replay compaction matched with it
     (None: missed)."""
     if match is None or match.call_index is None or target is None:
-        return FidelityRow(
+        return fidelity_row(
             recorded_index=rc.index,
             message_index=rc.m_c,
             trigger=event.trigger,
@@ -109,7 +109,7 @@ def _matched(
         )
     delta = match.call_index - target
     outcome: Outcome = "same" if delta == 0 else ("earlier" if delta < 0 else "later")
-    return FidelityRow(
+    return fidelity_row(
         recorded_index=rc.index,
         message_index=rc.m_c,
         trigger=event.trigger,
@@ -124,7 +124,7 @@ def _matched(
 
 def _manual(rc: RecordedCompaction, event: CompactionEvent) -> FidelityRow:
     if rc.rewound:
-        return FidelityRow(
+        return fidelity_row(
             recorded_index=rc.index,
             message_index=rc.m_c,
             trigger=event.trigger,
@@ -140,7 +140,7 @@ def _manual(rc: RecordedCompaction, event: CompactionEvent) -> FidelityRow:
         if event.trigger == "manual"
         else "below the recording agent's threshold, so a manual compaction"
     )
-    return FidelityRow(
+    return fidelity_row(
         recorded_index=rc.index,
         message_index=rc.m_c,
         trigger="manual",
@@ -154,7 +154,7 @@ def _manual(rc: RecordedCompaction, event: CompactionEvent) -> FidelityRow:
 
 
 def _untestable(rc: RecordedCompaction, event: CompactionEvent) -> FidelityRow:
-    return FidelityRow(
+    return fidelity_row(
         recorded_index=rc.index,
         message_index=rc.m_c,
         trigger=event.trigger,
@@ -171,7 +171,7 @@ def _untestable(rc: RecordedCompaction, event: CompactionEvent) -> FidelityRow:
 def _inconsistent(
     rc: RecordedCompaction, event: CompactionEvent, figure: int | None
 ) -> FidelityRow:
-    return FidelityRow(
+    return fidelity_row(
         recorded_index=rc.index,
         message_index=rc.m_c,
         trigger=event.trigger,

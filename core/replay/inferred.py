@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from core.algorithms.overflow import crosses
+from core.model.fastmodel import build_filled
 from core.policy import Policy
 from core.replay.results import InferredThreshold, ThresholdSpan
 
@@ -27,14 +28,17 @@ def intersect(spans: Sequence[ThresholdSpan], policy: Policy) -> InferredThresho
     high = min(highs) if highs else None
     conflict = low is not None and high is not None and not _allows(low, high, policy)
     value = _value(low, high, rule, policy, conflict)
-    return InferredThreshold(
-        low=low,
-        high=high,
-        value=value,
-        rule_threshold=rule,
-        compactions=len(highs),
-        conflict=conflict,
-        note=_note(low, high, rule, conflict),
+    return build_filled(
+        InferredThreshold,
+        {
+            "low": low,
+            "high": high,
+            "value": value,
+            "rule_threshold": rule,
+            "compactions": len(highs),
+            "conflict": conflict,
+            "note": _note(low, high, rule, conflict),
+        },
     )
 
 

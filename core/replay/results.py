@@ -14,6 +14,7 @@ from pydantic import Field, PrivateAttr
 
 from core.algorithms.overflow import RecordedKind
 from core.model.fastmodel import Documented as Documented  # (the result models' base, here too)
+from core.model.fastmodel import build_filled
 from core.model.session import Provenance
 from core.policy import Policy
 
@@ -184,6 +185,12 @@ class FidelityRow(Documented):
     the rule there; see ``ReplayResult.thresholds``)."""
 
 
+def fidelity_row(**fields: Any) -> FidelityRow:
+    """A :class:`FidelityRow` of the replay's own figures, built, not validated (a validated
+    row built the class's schema: 2.5 M instructions of ``analyze``, which writes it without)."""
+    return build_filled(FidelityRow, fields)
+
+
 class ThresholdSpan(Documented):
     """The threshold over a stretch of calls between two recorded compactions, and why."""
 
@@ -250,6 +257,12 @@ class ReplaySummary(Documented):
     """Times the policy set out to compact (its threshold, an overflow, a manual compaction) and
     the context stayed as it was: nothing to compact, or no summary could be written (the notes
     say why)."""
+
+
+def replay_summary(**fields: Any) -> ReplaySummary:
+    """A :class:`ReplaySummary` of the replay's own figures, built, not validated (trusted
+    values; a validated summary built the class's schema, which ``analyze`` does not need)."""
+    return build_filled(ReplaySummary, fields)
 
 
 class LazyStates(Protocol):
@@ -405,6 +418,12 @@ class ReplayResult(Documented):
         """How many message states the result has."""
         lazy = self._lazy_messages
         return lazy.count if lazy is not None else len(self.messages)
+
+    def fill_lazy_fields(self) -> None:
+        """Build the points and message states held as columns: what the JSON writer
+        (:func:`core.model.plain_json.plain_data`) calls before it reads the fields, as
+        ``model_dump_json`` does."""
+        self._complete()
 
     def model_dump(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
         self._complete()

@@ -27,6 +27,7 @@ from core.replay.results import (
     ReplayEvent,
     ReplayResult,
     ReplaySummary,
+    replay_summary,
 )
 from core.replay.setting import Setting
 from core.replay.state import WALKED_COLUMNS, Trace, all_same, check_column
@@ -562,7 +563,7 @@ def summary(
     totals = _event_totals(trace.events, setting.truncation)
     tok = setting.tokens
     sent = setting.truncation.tokens
-    return ReplaySummary(
+    return replay_summary(
         calls=len(trace.made),
         peak_recorded=calls.peak_usage(),
         peak_simulated=peak_sim,

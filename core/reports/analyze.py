@@ -27,7 +27,7 @@ from core.insights.named_figures import (
     replay_threshold,
     threshold_figure,
 )
-from core.model.fastmodel import build
+from core.model.fastmodel import build, build_filled
 from core.model.json_text import model_json_bytes
 from core.model.session import Session
 from core.replay.recorded import turn_count
@@ -191,24 +191,27 @@ def _as_column(values: Sequence[int]) -> Sequence[int]:
 def session_info(session: Session, result: ReplayResult) -> SessionInfo:
     """The :class:`SessionInfo` of a replayed session."""
     top = peak(session, result)
-    return SessionInfo(
-        id=session.id,
-        format=session.format.value,
-        path=session.path,
-        model=session.model,
-        window=result.window,
-        window_source=result.window_source,
-        window_evidence=result.window_evidence,
-        agent_version=session.agent_version,
-        provider=session.provider,
-        messages=len(session.messages),
-        calls=result.call_count,
-        turns=turn_count(session),
-        recorded_compactions=recorded_compactions(session),
-        diagnostics=len(session.diagnostics),
-        parent_session_id=session.parent_session_id,
-        peak_tokens=None if top is None else top.tokens,
-        peak_call_index=None if top is None else top.call_index,
+    return build(
+        SessionInfo,
+        {
+            "id": session.id,
+            "format": session.format.value,
+            "path": session.path,
+            "model": session.model,
+            "window": result.window,
+            "window_source": result.window_source,
+            "window_evidence": result.window_evidence,
+            "agent_version": session.agent_version,
+            "provider": session.provider,
+            "messages": len(session.messages),
+            "calls": result.call_count,
+            "turns": turn_count(session),
+            "recorded_compactions": recorded_compactions(session),
+            "diagnostics": len(session.diagnostics),
+            "parent_session_id": session.parent_session_id,
+            "peak_tokens": None if top is None else top.tokens,
+            "peak_call_index": None if top is None else top.call_index,
+        },
     )
 
 
@@ -238,29 +241,32 @@ def analysis_report(
     note = calibration_note(calibrated) if calibrated is not None else None
     if note is not None:
         notes.append(note)
-    return AnalysisReport(
-        session=session_info(session, result),
-        policy=result.policy.name,
-        threshold=result.threshold,
-        threshold_figure=replay_threshold(result),
-        overflow=diagnosis.overflowed or result.summary.overflows_simulated > 0,
-        diagnosis=diagnosis,
-        summary=result.summary,
-        fidelity=result.fidelity,
-        events=[e for e in result.events if e.kind not in ("truncate", "continue")],
-        notes=notes,
-        thresholds=result.thresholds,
-        inferred_threshold=inferred,
-        inferred_threshold_figure=(
-            None
-            if inferred is None or inferred.value is None
-            else threshold_figure(inferred.value, "inferred", result.window)
-        ),
-        timeline=call_timeline(result),
-        compactions=compaction_reports(session, result, cost),
-        cost=cost,
-        subagents=subagents or [],
-        calibration=calibrated,
+    return build_filled(
+        AnalysisReport,
+        {
+            "session": session_info(session, result),
+            "policy": result.policy.name,
+            "threshold": result.threshold,
+            "threshold_figure": replay_threshold(result),
+            "overflow": diagnosis.overflowed or result.summary.overflows_simulated > 0,
+            "diagnosis": diagnosis,
+            "summary": result.summary,
+            "fidelity": result.fidelity,
+            "events": [e for e in result.events if e.kind not in ("truncate", "continue")],
+            "notes": notes,
+            "thresholds": result.thresholds,
+            "inferred_threshold": inferred,
+            "inferred_threshold_figure": (
+                None
+                if inferred is None or inferred.value is None
+                else threshold_figure(inferred.value, "inferred", result.window)
+            ),
+            "timeline": call_timeline(result),
+            "compactions": compaction_reports(session, result, cost),
+            "cost": cost,
+            "subagents": subagents or [],
+            "calibration": calibrated,
+        },
     )
 
 
@@ -283,7 +289,7 @@ def analysis_json_pieces(
     if timeline is None:
         yield model_json_bytes(report)
         return
-    rest = model_json_bytes(report.model_copy(update={"timeline": None}))
+    rest = model_json_bytes(report, replace={"timeline": None})
     at = rest.find(_TIMELINE_NULL)
     assert at >= 0, "a report writes its timeline key"
     end = at + len(_TIMELINE_NULL)

@@ -88,3 +88,13 @@ def test_start_up_reads_no_docstring() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["None", "None"]
+
+
+def test_no_core_model_field_hides_a_base_model_member() -> None:
+    """The core's models skip pydantic's protected-namespace check as each class is created
+    (``protected_namespaces=()``): no field of theirs may take a ``BaseModel`` member's name."""
+    members = set(dir(BaseModel))
+    models = set(_models())
+    assert len(models) > 40
+    for model in models:
+        assert not members & set(model.model_fields), model.__name__
