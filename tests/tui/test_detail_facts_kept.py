@@ -143,3 +143,17 @@ async def test_a_change_of_the_limits_keeps_the_count_of_a_message_without_outpu
         await until(pilot, lambda: _counted(fresh.detail.as_text()) is not None, "the count shown")
         await settle(pilot)
         assert fresh.detail.as_text() == shown
+
+
+async def test_the_policy_panel_is_found_once_mounted_and_not_before() -> None:
+    """(each result shown asks for the panel, to show its evidence: looked for in its slot)"""
+    async with quiet_app().run_test(size=(120, 34)) as pilot:
+        screen = await open_session(pilot, claude_like_session(2), _policy())
+        assert screen.policy_panel() is None
+        screen.action_toggle_policy()
+        await settle(pilot)
+        panel = screen.policy_panel()
+        assert panel is not None and panel is screen.query_one("#policy-panel")
+        screen.set_policy(_policy(reserve=40_000))
+        await settle(pilot)
+        assert screen.policy_panel() is panel
