@@ -94,3 +94,66 @@ async def test_a_change_of_the_truncation_limits_works_the_preview_out_again(
         assert after != before
         assert after == screen.detail.section_text("model-sees")  # (settled)
         assert len(counters) == counted_before + 1  # worked out again under the new limits
+
+
+async def test_a_change_of_the_limits_keeps_the_count_of_a_message_without_output(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A message with no tool output has no preview: the truncation limits are nothing its slow
+    facts depend on, so a change of them draws it once, with its count, as a fresh open under
+    the new limits shows it."""
+    async with quiet_app().run_test(size=(120, 34)) as pilot:
+        counters: list[str] = []
+
+        def counter(spec: str) -> Any:
+            counters.append(spec)
+            return get_counter(spec)
+
+        monkeypatch.setattr(detail_module, "get_counter", counter)
+        screen = await open_session(pilot, claude_like_session(3, big_lines=200), _policy())
+        state = screen.state
+        assert state is not None
+        user = next(i for i in range(state.message_count) if state.message(i).role is Role.USER)
+        screen.select_message(user)
+        await until(pilot, lambda: _counted(screen.detail.as_text()) is not None, "the count shown")
+        await settle(pilot)
+        counted = _counted(screen.detail.as_text())
+        before = len(counters)
+        draws: list[str] = []
+        draw = screen.detail._draw
+
+        def counted_draw() -> None:
+            draw()
+            draws.append(screen.detail.as_text())
+
+        monkeypatch.setattr(screen.detail, "_draw", counted_draw)
+        screen.set_policy(_policy(max_lines=5))
+        await settle(pilot)
+        assert screen.state is not None and screen.state.result is not None
+        assert screen.state.result.policy.truncation.max_lines == 5
+        assert len(counters) == before  # not counted again
+        assert draws and all(_counted(text) == counted for text in draws)  # never "…"
+        shown = screen.detail.as_text()
+
+    async with quiet_app().run_test(size=(120, 34)) as pilot:
+        fresh = await open_session(
+            pilot, claude_like_session(3, big_lines=200), _policy(max_lines=5)
+        )
+        fresh.select_message(user)
+        await until(pilot, lambda: _counted(fresh.detail.as_text()) is not None, "the count shown")
+        await settle(pilot)
+        assert fresh.detail.as_text() == shown
+
+
+async def test_the_policy_panel_is_found_once_mounted_and_not_before() -> None:
+    """(each result shown asks for the panel, to show its evidence: looked for in its slot)"""
+    async with quiet_app().run_test(size=(120, 34)) as pilot:
+        screen = await open_session(pilot, claude_like_session(2), _policy())
+        assert screen.policy_panel() is None
+        screen.action_toggle_policy()
+        await settle(pilot)
+        panel = screen.policy_panel()
+        assert panel is not None and panel is screen.query_one("#policy-panel")
+        screen.set_policy(_policy(reserve=40_000))
+        await settle(pilot)
+        assert screen.policy_panel() is panel

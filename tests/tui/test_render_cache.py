@@ -116,6 +116,50 @@ async def test_list_rows_are_redrawn_when_what_they_show_changes() -> None:
         changed_and_fresh()
 
 
+async def test_list_rows_kept_across_limit_changes_are_the_rows_drawn_fresh(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A new result of the same session keeps the rows whose message, flags and tokens are the
+    same (no row drawn again for a change that moves nothing), and only those."""
+    session = claude_like_session(8, window=120_000, big_lines=200)
+    async with _app().run_test(size=SIZE) as pilot:
+        screen = await _open(pilot, session, get_preset("seed"))
+        listing = screen.message_list
+        drawn: list[int] = []
+        render_row = listing._render_row
+
+        def counted(state: SessionState, row: int, width: int, is_cursor: bool) -> Strip:
+            drawn.append(row)
+            return render_row(state, row, width, is_cursor)
+
+        monkeypatch.setattr(listing, "_render_row", counted)
+        assert _list_rows(listing) == _fresh_list_rows(listing)
+        rng = random.Random(3)
+        seen_redrawn = False
+        for step in range(8):
+            policy = screen.state.policy.model_copy(deep=True) if screen.state else None
+            assert policy is not None
+            if step == 0:  # a change that moves no row: every row is kept
+                policy.truncation.max_lines += 1
+            else:
+                policy.truncation.max_lines = rng.choice([3, 10, 40, 2000])
+                policy.compaction.reserve_tokens = rng.choice([5_000, 20_000, 60_000])
+                policy.pruning.protect_turns = rng.choice([0, 1, 2, 4])
+            before = _list_rows(listing)
+            drawn.clear()
+            screen.set_policy(policy)
+            await settle(pilot)
+            assert screen.state is not None and screen.state.result is not None
+            assert screen.state.result.policy == policy
+            now = _list_rows(listing)
+            redrawn = list(drawn)  # (before the fresh rows below, drawn with the same call)
+            assert now == _fresh_list_rows(listing)  # nothing stale kept
+            if step == 0:
+                assert now == before and not redrawn
+            seen_redrawn |= now != before and bool(redrawn)
+        assert seen_redrawn  # (the changes did move rows: the check above was put to use)
+
+
 async def test_list_row_cache_keeps_few_rows_on_a_big_scroll() -> None:
     session = claude_like_session(40)
     app = _app()

@@ -107,13 +107,15 @@ class SlowFacts:
 @dataclass(frozen=True, slots=True)
 class FactsBasis:
     """What a message's slow facts depend on: the message (of the session shown), the counting
-    encoding and the truncation limits. A replay under a policy that keeps these (a change of
-    the protected turns, of the reserve …) leaves the count and the preview as they are."""
+    encoding and, for a tool output (whose preview is its truncation), the truncation limits. A
+    replay under a policy that keeps these (a change of the protected turns, of the reserve, of
+    the truncation with another message shown …) leaves the count and the preview as they are."""
 
     session: object
     message_index: int
     estimator: str
-    truncation: TruncationPolicy
+    truncation: TruncationPolicy | None
+    """None: the message has no tool output, so no preview (nothing depends on the limits)."""
 
     def same(self, other: FactsBasis) -> bool:
         return (
@@ -127,9 +129,10 @@ class FactsBasis:
 def facts_basis(state: SessionState, index: int) -> FactsBasis:
     """The basis of the slow facts of message ``index`` under ``state``'s policy now."""
     policy = state.policy
-    return FactsBasis(
-        state.session, index, policy.estimator, policy.truncation.model_copy(deep=True)
-    )
+    message = state.message(index)
+    previewed = message.role is Role.TOOL and message.tool_result is not None
+    truncation = policy.truncation.model_copy(deep=True) if previewed else None
+    return FactsBasis(state.session, index, policy.estimator, truncation)
 
 
 @dataclass(frozen=True, slots=True)

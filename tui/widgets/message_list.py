@@ -212,6 +212,15 @@ class StyledScrollView(ScrollView):
         return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
 
 
+@dataclass(frozen=True, slots=True)
+class _DrawnRow:
+    """A row's strip, with what it shows and the result it was drawn (or checked) under."""
+
+    result_number: int
+    shows: tuple[object, ...]
+    strip: Strip
+
+
 class MessageList(StyledScrollView, can_focus=True):
     """Every message of a session, one row each, with the policy's decisions as row styles."""
 
@@ -335,7 +344,10 @@ class MessageList(StyledScrollView, can_focus=True):
         The owner uses it to redraw the detail pane in the same frame as the list; a posted
         message would arrive after the next screen update and cost a second frame.
         """
-        self._strip_cache: LRUCache[tuple[int, int, bool], Strip] = LRUCache(STRIP_CACHE_ROWS)
+        self._strip_cache: LRUCache[tuple[int, int, bool], _DrawnRow] = LRUCache(STRIP_CACHE_ROWS)
+        self._result_number = 0
+        """Counts the results of the same session shown (:meth:`rows_changed` ``same_session``):
+        a row drawn under an earlier one is checked (:meth:`_row_shows`) before it is kept."""
         self._index_width = 4
         self.painted = False
         """Rows of the current state have been painted (the first frame is out)."""
@@ -379,9 +391,15 @@ class MessageList(StyledScrollView, can_focus=True):
         value = state.rows[row]
         return value if value >= 0 else None
 
-    def rows_changed(self) -> None:
-        """The rows or their flags changed (new result, search, selection of a compaction)."""
-        self._strip_cache.clear()
+    def rows_changed(self, *, same_session: bool = False) -> None:
+        """The rows or their flags changed (new result, search, selection of a compaction).
+
+        ``same_session``: a new result of the session shown (a limit change): a row drawn before
+        is kept where what it shows (:meth:`_row_shows`) is the same, not drawn again."""
+        if same_session:
+            self._result_number += 1
+        else:
+            self._strip_cache.clear()
         count = self.row_count
         state = self._state
         if state is not None:
@@ -547,13 +565,41 @@ class MessageList(StyledScrollView, can_focus=True):
             return Strip.blank(width, self.rich_style)
         is_cursor = row == self.cursor_row
         key = (row, width, is_cursor)
-        strip = self._strip_cache.get(key)
-        if strip is None:
+        drawn = self._strip_cache.get(key)
+        number = self._result_number
+        if drawn is not None and drawn.result_number != number:
+            shows = self._row_shows(state, row)
+            drawn = _DrawnRow(number, shows, drawn.strip) if shows == drawn.shows else None
+            if drawn is not None:
+                self._strip_cache[key] = drawn
+        if drawn is None:
             # Cache the strip with its selection offsets applied: the plain one is dropped at once
             # (a cached row is then one strip for the garbage collector to walk, not two).
             strip = self._render_row(state, row, width, is_cursor).apply_offsets(0, row)
-            self._strip_cache[key] = strip
-        return strip
+            drawn = _DrawnRow(number, self._row_shows(state, row), strip)
+            self._strip_cache[key] = drawn
+        return drawn.strip
+
+    def _row_shows(self, state: SessionState, row: int) -> tuple[object, ...]:
+        """What :meth:`_render_row` draws of row ``row`` that a new result of the same session
+        can change (the message itself, its role and its text, stay)."""
+        base = self._rich_base()
+        value = state.rows[row]
+        if value < 0:
+            marker = state.markers[-1 - value]
+            return (value, marker.kind, marker.text, base)
+        message_state = state.message_state(value)
+        tokens = (
+            None
+            if message_state is None
+            else (
+                message_state.tokens_after_truncation
+                if message_state.truncated
+                else message_state.tokens,
+                message_state.provenance,
+            )
+        )
+        return (value, state.flags(value), tokens, self._index_width, base)
 
     def _style(self, name: str) -> Style:
         style = self._blended_styles.get(name)

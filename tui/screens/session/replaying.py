@@ -283,7 +283,7 @@ class ReplayRunner(Controller):
         panel = view.policy_panel()
         if panel is not None:
             panel.show_evidence(event.result, self.inferred)
-        view.message_list.rows_changed()
+        view.message_list.rows_changed(same_session=True)
         view.detail.refresh_decision()
         view.gauge.update_result(state.session, event.result)
         view.sync_gauge(view.message_list.selected_message)

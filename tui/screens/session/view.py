@@ -16,6 +16,7 @@ from textual.containers import Horizontal, Vertical
 from textual.geometry import Size
 from textual.message import Message
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Input, Label
 
 from core.model.session import Session
@@ -97,6 +98,7 @@ class SessionView(Screen[str | None]):
         self._list: MessageList | None = None
         self._detail: DetailPane | None = None
         self._gauge: TokenGauge | None = None
+        self._policy_slot: Widget | None = None
         self._resized_to: Size | None = None
         """The size of the last resize the screen laid itself out for."""
         self._resumed = False
@@ -183,8 +185,15 @@ class SessionView(Screen[str | None]):
         return self._gauge
 
     def policy_panel(self) -> PolicyPanel | None:
-        panels = self.query("#policy-panel").results(PolicyPanel)
-        return next(panels, None)
+        """The policy panel, once mounted (in its slot: the screen is not searched, at each
+        result shown, for a panel that is usually not there)."""
+        slot = self._policy_slot
+        if slot is None:
+            slot = self._policy_slot = self.query_one("#policy-slot")
+        return next(
+            (c for c in slot.children if isinstance(c, PolicyPanel) and c.id == "policy-panel"),
+            None,
+        )
 
     @property
     def display_name(self) -> str:
