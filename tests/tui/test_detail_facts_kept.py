@@ -31,6 +31,19 @@ def _policy(**changes: int) -> Policy:
     return policy
 
 
+def _recorded_draws(screen: SessionScreen, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The detail pane's text at each of its draws from now on (the list fills as it draws)."""
+    draws: list[str] = []
+    draw = screen.detail._draw
+
+    def recorded_draw() -> None:
+        draw()
+        draws.append(screen.detail.as_text())
+
+    monkeypatch.setattr(screen.detail, "_draw", recorded_draw)
+    return draws
+
+
 async def _opened_on_a_big_tool_output(
     pilot: Any, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[SessionScreen, list[str]]:
@@ -64,14 +77,7 @@ async def test_a_change_that_keeps_the_encoding_and_limits_keeps_the_count(
         screen, counters = await _opened_on_a_big_tool_output(pilot, monkeypatch)
         counted = _counted(screen.detail.as_text())
         before = len(counters)
-        draws: list[str] = []
-        draw = screen.detail._draw
-
-        def counted_draw() -> None:
-            draw()
-            draws.append(screen.detail.as_text())
-
-        monkeypatch.setattr(screen.detail, "_draw", counted_draw)
+        draws = _recorded_draws(screen, monkeypatch)
         screen.set_policy(_policy(reserve=40_000))
         await settle(pilot)
         assert screen.state is not None and screen.state.result is not None
@@ -119,14 +125,7 @@ async def test_a_change_of_the_limits_keeps_the_count_of_a_message_without_outpu
         await settle(pilot)
         counted = _counted(screen.detail.as_text())
         before = len(counters)
-        draws: list[str] = []
-        draw = screen.detail._draw
-
-        def counted_draw() -> None:
-            draw()
-            draws.append(screen.detail.as_text())
-
-        monkeypatch.setattr(screen.detail, "_draw", counted_draw)
+        draws = _recorded_draws(screen, monkeypatch)
         screen.set_policy(_policy(max_lines=5))
         await settle(pilot)
         assert screen.state is not None and screen.state.result is not None
