@@ -44,9 +44,11 @@ def _recorded_draws(screen: SessionScreen, monkeypatch: pytest.MonkeyPatch) -> l
     return draws
 
 
-async def _opened_on_a_big_tool_output(
+async def _opened_counting(
     pilot: Any, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[SessionScreen, list[str]]:
+    """A session opened with a big tool output, and the estimators the detail pane asks for a
+    counter from then on (one per count it makes)."""
     counters: list[str] = []
 
     def counter(spec: str) -> Any:
@@ -55,6 +57,13 @@ async def _opened_on_a_big_tool_output(
 
     monkeypatch.setattr(detail_module, "get_counter", counter)
     screen = await open_session(pilot, claude_like_session(3, big_lines=200), _policy())
+    return screen, counters
+
+
+async def _opened_on_a_big_tool_output(
+    pilot: Any, monkeypatch: pytest.MonkeyPatch
+) -> tuple[SessionScreen, list[str]]:
+    screen, counters = await _opened_counting(pilot, monkeypatch)
     state = screen.state
     assert state is not None
     tool = next(
@@ -109,14 +118,7 @@ async def test_a_change_of_the_limits_keeps_the_count_of_a_message_without_outpu
     facts depend on, so a change of them draws it once, with its count, as a fresh open under
     the new limits shows it."""
     async with quiet_app().run_test(size=(120, 34)) as pilot:
-        counters: list[str] = []
-
-        def counter(spec: str) -> Any:
-            counters.append(spec)
-            return get_counter(spec)
-
-        monkeypatch.setattr(detail_module, "get_counter", counter)
-        screen = await open_session(pilot, claude_like_session(3, big_lines=200), _policy())
+        screen, counters = await _opened_counting(pilot, monkeypatch)
         state = screen.state
         assert state is not None
         user = next(i for i in range(state.message_count) if state.message(i).role is Role.USER)
