@@ -47,12 +47,7 @@ _MODEL_ENCODERS: dict[type[BaseModel], Callable[[BaseModel], dict[str, Any]]] = 
 def plain_data(model: BaseModel, replace: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """``model`` as the plain data pydantic's serialiser would write (with the fields of
     ``replace`` in place of the model's, as ``model.model_copy(update=replace)`` holds them), or
-    None when a field of its class, or of a model under it, is not one this module knows. A
-    model whose class has a ``fill_lazy_fields`` method (fields built on first use) has it
-    called first, as its ``model_dump_json`` would."""
-    fill = getattr(type(model), "fill_lazy_fields", None)
-    if fill is not None:  # (a replay's result holds its points as columns until asked)
-        fill(model)
+    None when a field of its class, or of a model under it, is not one this module knows."""
     try:
         data = model_encoder(type(model))(model)
         if replace:
@@ -65,11 +60,28 @@ def plain_data(model: BaseModel, replace: dict[str, Any] | None = None) -> dict[
 
 def model_encoder(cls: type[BaseModel]) -> Callable[[BaseModel], dict[str, Any]]:
     """The encoder of ``cls``'s models: the fields its dict holds, in the dict's order, each
-    made plain (:class:`Unsupported` when one is not known)."""
+    made plain (:class:`Unsupported` when one is not known). A class with a
+    ``fill_lazy_fields`` method (fields built on first use: a replay's result holds its points
+    as columns until asked) has it called first, as its ``model_dump_json`` would, wherever the
+    model stands in a document."""
     encode = _MODEL_ENCODERS.get(cls)
     if encode is None:
-        encode = _MODEL_ENCODERS[cls] = _make_model_encoder(cls)
+        encode = _make_model_encoder(cls)
+        fill = getattr(cls, "fill_lazy_fields", None)
+        if fill is not None:
+            encode = _filled_first(fill, encode)
+        _MODEL_ENCODERS[cls] = encode
     return encode
+
+
+def _filled_first(
+    fill: Callable[[Any], None], encode: Callable[[BaseModel], dict[str, Any]]
+) -> Callable[[BaseModel], dict[str, Any]]:
+    def encode_filled(model: BaseModel) -> dict[str, Any]:
+        fill(model)
+        return encode(model)
+
+    return encode_filled
 
 
 def _make_model_encoder(cls: type[BaseModel]) -> Callable[[BaseModel], dict[str, Any]]:

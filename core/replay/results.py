@@ -421,7 +421,7 @@ class ReplayResult(Documented):
 
     def fill_lazy_fields(self) -> None:
         """Build the points and message states held as columns: what the JSON writer
-        (:func:`core.model.plain_json.plain_data`) calls before it reads the fields, as
+        (:func:`core.model.plain_json.model_encoder`) calls before it reads the fields, as
         ``model_dump_json`` does."""
         self._complete()
 

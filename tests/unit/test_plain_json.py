@@ -230,3 +230,31 @@ def test_a_replay_result_is_written_with_its_points_and_messages() -> None:
     written = model_json(fresh)
     assert written == result().model_dump_json(indent=2)
     assert '"points": [' in written and '"messages": [' in written
+
+
+def test_a_lazily_held_replay_result_under_another_model_is_written_whole() -> None:
+    """The lazy columns are filled wherever the result stands in a document, not only when it is
+    the document itself."""
+    import json
+
+    from core.model.fastmodel import Documented
+    from core.model.json_text import model_json
+    from core.replay import Replayer, native_policy
+    from tests.support.builders import SessionBuilder
+
+    script = SessionBuilder().user("start")
+    for n in range(4):
+        script.call(context=1_000 + 10 * n).result(f"out {n}")
+    session = script.reply("end", context=2_000).session()
+
+    class Holder(Documented):
+        result: ReplayResult
+
+    def result() -> ReplayResult:
+        return Replayer(session).run(native_policy(session))
+
+    held = result()
+    assert held._lazy_points is not None  # (held as columns: the case under test)
+    written = json.loads(model_json(build(Holder, {"result": held})))
+    assert written["result"] == json.loads(result().model_dump_json())
+    assert written["result"]["points"]
