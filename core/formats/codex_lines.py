@@ -56,8 +56,8 @@ def compact_ignorable(line: bytes) -> bool:
     prefix can then start in the line's first 40 bytes (it would start at 3 or 10, where the
     prefix overlaps itself, or before 3; the line start holds no ``"type":`` at any of them),
     so ``ignorable`` finds this one: True here implies True there. (The walk of
-    :mod:`core.formats.codex_typed_read` does these steps inline, on a line it decoded as an
-    event to pass over, before it tries ``ignorable``.)"""
+    :mod:`core.formats.codex_typed_read` asks it first, on a line it decoded as an event to
+    pass over, before it tries ``ignorable``.)"""
     return (
         line[COMPACT_EVENT_AT:COMPACT_NAME_AT] == EVENT_PREFIX
         and line[:_HEAD_BYTES] == LINE_START

@@ -13,18 +13,8 @@ from typing import TYPE_CHECKING, Any
 from msgspec import UNSET
 
 from core.formats.codex_items import custom_output_error, function_call
-from core.formats.codex_lines import (
-    BEFORE_PAYLOAD,
-    COMPACT_EVENT_AT,
-    COMPACT_NAME_AT,
-    EVENT_PREFIX,
-    IGNORED_EVENTS,
-    LINE_START,
-    NAME_END_AT,
-    At,
-    ignorable,
-)
-from core.formats.codex_sizes import APPROX_BYTES_PER_TOKEN, encrypted_tokens
+from core.formats.codex_lines import At, compact_ignorable, ignorable, payload_bytes
+from core.formats.codex_sizes import approx_tokens, encrypted_tokens
 from core.formats.codex_typed import DECODE_ERRORS as TYPED_ERRORS
 from core.formats.codex_typed import (
     NULL,
@@ -67,8 +57,6 @@ def walk_lines(loader: _Loader, lines: Lines, batch: list[bytes]) -> Iterator[Re
     line_no, offset = lines.line_no, lines.offset
     left = 0  # the lines neither read typed nor passed over
     check = not lines.ascii  # (a batch known to be ASCII needs no check of each line)
-    event_at, name_at, name_end = COMPACT_EVENT_AT, COMPACT_NAME_AT, NAME_END_AT
-    head_end = len(LINE_START)
     for raw in batch:  # (every step inline: the loop runs once per line of the file)
         line_no += 1
         start = offset
@@ -87,14 +75,8 @@ def walk_lines(loader: _Loader, lines: Lines, batch: list[bytes]) -> Iterator[Re
             if typed is None:
                 # An event ignorable names is passed over as a line that does not decode is;
                 # written any other way (or in another envelope), it is read the plain way.
-                # (compact_ignorable inline first: it implies ignorable, and costs a third)
-                if (
-                    raw[event_at:name_at] == EVENT_PREFIX
-                    and raw[:head_end] == LINE_START
-                    and (raw if type(raw) is bytes else bytes(raw[:name_end])).startswith(
-                        IGNORED_EVENTS, name_at
-                    )
-                ):
+                # (compact_ignorable first: it implies ignorable, and costs a third)
+                if compact_ignorable(raw):
                     continue
                 may_pass_over = True
             elif typed[0] == line.type and typed[1](loader, payload, line, line_no, start, raw):
@@ -172,15 +154,8 @@ def _estimate(loader: _Loader, text: str, raw: bytes, timestamp: str | None) -> 
     and holds no image nor redaction (None: read it the plain way, ``_Loader._estimate``)."""
     if loader.placeholders or timestamp is None or text.startswith("[REDACTED_"):
         return None
-    # (payload_bytes and approx_tokens inline, once per input item: held equal to them by
-    # test_the_typed_estimate_is_payload_bytes_in_tokens)
-    middle = _HEAD_BYTES + len(timestamp)
-    end = middle + _BEFORE_BYTES
-    head = raw if type(raw) is bytes else bytes(raw[:end])
-    if head[:_HEAD_BYTES] == LINE_START and head[middle:end] == BEFORE_PAYLOAD and raw[-1] == 125:
-        size = len(raw) - end - 1
-        return 0 if size <= 0 else (size + _PER_TOKEN - 1) // _PER_TOKEN
-    return None
+    size = payload_bytes(raw, timestamp)
+    return None if size is None else approx_tokens(size)
 
 
 def _message(
@@ -336,8 +311,6 @@ TYPED: dict[type, tuple[str, _Read] | None] = {
 :func:`read_typed_line`); None: an event passed over when
 :func:`~core.formats.codex_lines.ignorable` says so (which only an ``event_msg`` line is)."""
 
-_HEAD_BYTES, _BEFORE_BYTES = len(LINE_START), len(BEFORE_PAYLOAD)
-_PER_TOKEN = APPROX_BYTES_PER_TOKEN
 
 _TEXT = attrgetter("text")
 """A piece's text (:class:`~core.formats.codex_typed.Part`)."""

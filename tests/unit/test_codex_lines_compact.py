@@ -1,4 +1,4 @@
-""":func:`core.formats.codex_lines.compact_ignorable` (the check the Codex walk makes inline on
+""":func:`core.formats.codex_lines.compact_ignorable` (the check the Codex walk makes first on
 an event it decoded as one to pass over) implies :func:`~core.formats.codex_lines.ignorable`,
 and says the same of every line Codex writes; the walk passes over what ``ignorable`` says."""
 
@@ -86,7 +86,7 @@ def test_on_codex_lines_compact_ignorable_is_ignorable(name: str, tail: bytes) -
 def test_the_walk_passes_over_what_ignorable_says(
     tmp_path: Path, name: str, timestamp: str
 ) -> None:
-    """Whatever the timestamp's length (the inline check only knows Codex's), a decoded event
+    """Whatever the timestamp's length (the fixed-place check only knows Codex's), a decoded event
     to pass over is passed over exactly when ``ignorable`` says so."""
     compact = (
         b'{"timestamp":"'
@@ -132,7 +132,7 @@ def test_the_typed_estimate_is_payload_bytes_in_tokens(
     payload: bytes,
     view: bool,
 ) -> None:
-    """The typed read's estimate of an input item (its own steps inline) is
+    """The typed read's estimate of an input item is
     ``approx_tokens(payload_bytes(...))``, None where the line is not Codex's compact envelope."""
     from core.formats.codex_lines import payload_bytes
     from core.formats.codex_sizes import approx_tokens
