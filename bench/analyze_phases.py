@@ -2,7 +2,7 @@
 
 ``bench/analyze.py`` and ``bench/breakdown.py`` say whether the commands meet issue 24's bounds;
 this script says which step misses and by how much. Each run is a fresh process of the command
-itself, as the console script runs it, with a clock on its steps (``bench/phase_clock.py``: the
+itself, as the console script runs it, with a clock on its steps (``bench/_phase_clock.py``: the
 command's own functions wrapped where its module calls them), and each step's CPU time (user +
 system) is read as it ends:
 
@@ -48,15 +48,15 @@ import tempfile
 from pathlib import Path
 
 import orjson
-from phase_clock import HOOKS, LAST_STEP, steps
+from _phase_clock import HOOKS, LAST_STEP, steps
 
 ROOT = Path(__file__).resolve().parents[1]
 
-CLOCK = ROOT / "bench" / "phase_clock.py"
+CLOCK = ROOT / "bench" / "_phase_clock.py"
 """The measured process: the command as the console script runs it, with a clock on its steps."""
 
 COMMANDS = tuple(HOOKS)
-"""The commands measured (each command's steps: :func:`phase_clock.steps`)."""
+"""The commands measured (each command's steps: :func:`_phase_clock.steps`)."""
 
 
 def measured(path: Path, command: str) -> dict[str, float]:

@@ -1,5 +1,5 @@
 """bench/analyze_phases.py times each step of the command's own process, and its figures add up
-to that process's CPU; bench/phase_clock.py runs the command unchanged (no timing is asserted)."""
+to that process's CPU; bench/_phase_clock.py runs the command unchanged (no timing is asserted)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "bench" / "analyze_phases.py"
-CLOCK = ROOT / "bench" / "phase_clock.py"
+CLOCK = ROOT / "bench" / "_phase_clock.py"
 SESSION = ROOT / "sample_sessions" / "claude-code" / "overflow.jsonl"
 FIGURE = re.compile(r"(\w+) (\d+\.\d{3}) \(\d+\.\d×\)")
 FIRST = ["start", "imports", "args", "load"]
@@ -51,7 +51,7 @@ def test_the_clocked_command_writes_what_the_command_does(command: str, tmp_path
     on standard error, each step once, in the command's order, before the exit step."""
     sys.path.insert(0, str(ROOT / "bench"))
     try:
-        from phase_clock import steps
+        from _phase_clock import steps
     finally:
         sys.path.remove(str(ROOT / "bench"))
     env = {"XDG_CACHE_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
@@ -86,4 +86,18 @@ def test_an_unclocked_command_is_refused() -> None:
         check=False,
     )
     assert done.returncode == 1
-    assert "usage: phase_clock.py {analyze|breakdown}" in done.stderr
+    assert "usage: _phase_clock.py {analyze|breakdown}" in done.stderr
+
+
+def test_a_profile_part_s_count_is_its_summary_line(tmp_path: Path) -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        from analyze_phases import _summary
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    part = tmp_path / "cg.out.3"
+    part.write_text("# callgrind format\nevents: Ir\nsummary: 630673060\ntotals: 630673060\n")
+    assert _summary(part) == 630_673_060
+    (tmp_path / "empty").write_text("events: Ir\n")
+    with pytest.raises(RuntimeError):
+        _summary(tmp_path / "empty")

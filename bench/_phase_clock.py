@@ -1,7 +1,7 @@
 """The measured process of ``bench/analyze_phases.py``: ``ctxscope COMMAND --json FILE`` run as
 the console script runs it, with the process's CPU time taken as each step ends.
 
-Run: ``python bench/phase_clock.py COMMAND --json FILE`` (the command's own arguments). The
+Run: ``python bench/_phase_clock.py COMMAND --json FILE`` (the command's own arguments). The
 command's functions are wrapped where its module calls them (:data:`HOOKS`), so the process does
 what the command does, in its order, and nothing else: no step is run by a copy of the command's
 code. Just before the command's exit (``tui.cli.main._exit_now``) one JSON line on standard error
@@ -127,7 +127,7 @@ def main() -> None:
 
         hook(clock, sys.argv[1])
         cli.main()
-    raise SystemExit(f"usage: phase_clock.py {{{'|'.join(HOOKS)}}} --json FILE")
+    raise SystemExit(f"usage: _phase_clock.py {{{'|'.join(HOOKS)}}} --json FILE")
 
 
 if __name__ == "__main__":
