@@ -342,7 +342,7 @@ def step_seconds(folder: Path) -> dict[str, dict[str, float]]:
     """CPU seconds of each step, summed per agent over the sessions in ``folder`` (in this
     process: run it in a fresh one), with the collector paused as the fleet's worker has it."""
     import orjson
-    from analyze_phases import Clock
+    from _phase_clock import Clock
 
     from core.fleet.session_rows import session_figures
     from core.fleet.survey import native_replay, row_cost
