@@ -13,12 +13,14 @@ from pydantic import BaseModel
 
 import core.insights.diagnosis
 import core.insights.named_figures
+import core.policy
 import core.replay.results
 import core.reports.analyze
 
 EVALUATED = [
     core.insights.diagnosis,
     core.insights.named_figures,
+    core.policy,
     core.replay.results,
     core.reports.analyze,
 ]
