@@ -11,7 +11,9 @@ documented thresholds). Policies load from and save
 to TOML; a bad file raises :class:`PolicyError` naming the file and the field.
 """
 
-from __future__ import annotations
+# (No ``from __future__ import annotations`` here: the models' field annotations are evaluated
+# once by the class body, not compiled and evaluated from strings by pydantic for each field as
+# each class is created; tests/unit/test_model_annotations.py holds it.)
 
 import math
 from collections.abc import Callable, Collection, Iterator, Mapping

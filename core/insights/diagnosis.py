@@ -10,7 +10,9 @@ The figures are the recording's: the recorded context where the file has usage, 
 of it (``CallPoint.baseline_tokens``).
 """
 
-from __future__ import annotations
+# (No ``from __future__ import annotations`` here: the models' field annotations are evaluated
+# once by the class body, not compiled and evaluated from strings by pydantic for each field as
+# each class is created; tests/unit/test_model_annotations.py holds it.)
 
 from bisect import bisect_left
 from typing import NamedTuple

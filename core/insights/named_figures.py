@@ -6,7 +6,9 @@ one-line definition and a provenance label (:data:`FACTS`): where two figures me
 things they carry different names.
 """
 
-from __future__ import annotations
+# (No ``from __future__ import annotations`` here: the models' field annotations are evaluated
+# once by the class body, not compiled and evaluated from strings by pydantic for each field as
+# each class is created; tests/unit/test_model_annotations.py holds it.)
 
 from bisect import bisect_left
 from collections.abc import Sequence

@@ -5,7 +5,9 @@ Every model documents its fields with attribute docstrings (read by
 field reference in docs/REPLAY_API.md.
 """
 
-from __future__ import annotations
+# (No ``from __future__ import annotations`` here: the models' field annotations are evaluated
+# once by the class body, not compiled and evaluated from strings by pydantic for each field as
+# each class is created; tests/unit/test_model_annotations.py holds it.)
 
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol
@@ -433,7 +435,7 @@ class ReplayResult(Documented):
         self._complete()
         return super().model_dump_json(*args, **kwargs)
 
-    def model_copy(self, *args: Any, **kwargs: Any) -> ReplayResult:
+    def model_copy(self, *args: Any, **kwargs: Any) -> "ReplayResult":
         self._complete()
         return super().model_copy(*args, **kwargs)
 
@@ -445,11 +447,11 @@ class ReplayResult(Documented):
 
     __hash__ = None  # type: ignore[assignment]  # as every mutable pydantic model
 
-    def __copy__(self) -> ReplayResult:
+    def __copy__(self) -> "ReplayResult":
         self._complete()
         return super().__copy__()
 
-    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> ReplayResult:
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> "ReplayResult":
         self._complete()
         return super().__deepcopy__(memo)
 

@@ -1,7 +1,9 @@
 """The ``ctxscope analyze`` report: a replay and the overflow diagnosis of the same session, in
 one JSON document (``analyze --json``)."""
 
-from __future__ import annotations
+# (No ``from __future__ import annotations`` here: the models' field annotations are evaluated
+# once by the class body, not compiled and evaluated from strings by pydantic for each field as
+# each class is created; tests/unit/test_model_annotations.py holds it.)
 
 from array import array
 from collections.abc import Iterator, Sequence
