@@ -21,6 +21,8 @@ assert out.getvalue().lstrip()[:1] in ("{{", "[")
 print(",".join(sorted(m for m in {modules!r} if m in sys.modules)))
 """
 
+SAMPLE_CLAUDE = Path("sample_sessions") / "claude-code" / "compacted.jsonl"
+
 
 def _loaded(command: str, sample: Path, modules: tuple[str, ...], cache: Path) -> str:
     """Which of ``modules`` a whole run of ``command --json sample`` imported: its second run
@@ -146,3 +148,13 @@ def test_only_a_comparison_of_summaries_defines_its_rows(tmp_path: Path, command
     sample = REPO / "sample_sessions" / "claude-code" / "compacted.jsonl"
     modules = ("core.insights.forgotten_facts", "core.insights.side_by_side")
     assert _loaded(command, sample, modules, tmp_path) == "core.insights.forgotten_facts"
+
+
+def test_a_replay_with_the_policy_s_own_llm_builds_no_llm_schema(tmp_path: Path) -> None:
+    """``replay --json`` without ``--llm``, ``--model`` or a limit on the line keeps the policy's
+    LLM settings as they were validated: the settings' model builds no schema for a copy."""
+    code = RUN.format(command="replay", path=str(REPO / SAMPLE_CLAUDE), modules=()) + (
+        "from core.policy import LLMConfig\nprint(LLMConfig.__pydantic_complete__)\n"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    assert run_python(code, env=env).split() == ["False"]

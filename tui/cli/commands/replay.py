@@ -174,4 +174,6 @@ def _llm_config(
         update.update(provider="openai", base_url=llm, model=model)
     elif model:
         fail("replay", "--model applies to a live endpoint; pass --llm URL as well")
+    if not update:
+        return base  # (the policy's own, validated with it: no schema to build for a copy)
     return LLMConfig.model_validate({**base.model_dump(), **update})
