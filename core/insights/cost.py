@@ -30,7 +30,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from decimal import Decimal
 from itertools import accumulate, chain, compress, islice, pairwise, repeat
-from operator import add, attrgetter, gt, is_, is_not, lt, mul, ne, or_, truediv
+from operator import add, gt, is_, is_not, lt, mul, ne, or_, truediv
 from typing import Any, NamedTuple, cast
 
 from pydantic import Field
@@ -288,13 +288,14 @@ class _PricedCalls:
         self, session: Session, call_of: Sequence[int], *, totals_only: bool = False
     ) -> None:
         messages = session.messages
-        picked = list(compress(messages, map(is_, map(_ROLE, messages), repeat(Role.ASSISTANT))))
+        assistant = Role.ASSISTANT
+        picked = [m for m in messages if m.role is assistant]
         # (the usual case: every assistant message is a call, the k-th one call k)
         every_call = len(picked) == len(call_of) - call_of.count(-1)
         if not every_call:
             picked = [m for m in picked if call_of[m.index] >= 0 or m.usage is not None]
         self.picked = picked
-        self.message_index = list(map(_INDEX, picked))
+        self.message_index = [m.index for m in picked]
         """Each entry's message index (the messages' own integers: no new one per entry)."""
         entries = range(len(picked))
         self._call_of: Sequence[int]
@@ -311,7 +312,7 @@ class _PricedCalls:
             self.main = array("q", compress(entries, map(lt, repeat(-1), calls)))
             self.other = array("q", compress(entries, map(gt, repeat(0), calls)))
         default_model = session.model
-        usages = list(map(_USAGE, picked))
+        usages = [m.usage for m in picked]
         every = not any(map(is_, usages, repeat(None)))  # (the usual case: one pass less)
         flags = None if every else list(map(is_not, usages, repeat(None)))
         recorded = picked if flags is None else list(compress(picked, flags))
@@ -372,7 +373,7 @@ class _PricedCalls:
     def _price(self, session: Session, recorded: list[Message]) -> None:
         """Rates per stretch of calls of one model and day, dollars per run of one rate."""
         models = self.models_u
-        days = days_of(list(map(_TIMESTAMP, recorded)))
+        days = days_of([m.timestamp for m in recorded])
         count = len(recorded)
         starts = _changes((models, days), count)  # where the (model, day) key changes
         for start, end in pairwise(starts):
@@ -636,17 +637,10 @@ def _int_column(values: Callable[[], Iterable[int]]) -> Sequence[int]:
 
 def _models(messages: list[Message], default: str | None) -> list[str | None]:
     """The model of each message (the session's ``default`` where it records none)."""
-    models: list[str | None] = list(map(_MODEL, messages))
+    models: list[str | None] = [m.model for m in messages]
     if all(models):  # (the usual case: every message names its model)
         return models
     return [model or default for model in models]
-
-
-_ROLE, _INDEX, _USAGE = attrgetter("role"), attrgetter("index"), attrgetter("usage")
-_MODEL, _TIMESTAMP = attrgetter("model"), attrgetter("timestamp")
-_CONVENTION = attrgetter("convention")
-_INPUT, _OUTPUT = attrgetter("input"), attrgetter("output")
-_READ, _WRITE = attrgetter("cache_read"), attrgetter("cache_write")
 
 
 def _token_columns(
@@ -656,13 +650,17 @@ def _token_columns(
     pointer a call, as an array's 8 bytes, with no integer made at each read nor a conversion
     at each write); an output billed with the reasoning (opencode's), as an :func:`_int_column`
     of the sums."""
-    conventions = map(_CONVENTION, usages)
     # (billed's output rule call by call where a usage needs it)
-    if any(map(is_, conventions, repeat(UsageConvention.OPENCODE))):
+    if UsageConvention.OPENCODE in [u.convention for u in usages]:
         output = _int_column(lambda: (billed(u)[3] for u in usages))
     else:
-        output = list(map(_OUTPUT, usages))
-    return list(map(_INPUT, usages)), list(map(_READ, usages)), list(map(_WRITE, usages)), output
+        output = [u.output for u in usages]
+    return (
+        [u.input for u in usages],
+        [u.cache_read for u in usages],
+        [u.cache_write for u in usages],
+        output,
+    )
 
 
 def _decimal_usd(
