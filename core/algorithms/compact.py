@@ -25,7 +25,8 @@ Pipeline:
    (:class:`core.llm.ContextOverflowError`) the oldest head message is left out and the request
    retried, up to ``max_head_drops`` times (Codex; a summariser that can tell from a request's
    size that it would refuse it, :class:`core.llm.protocol.OverflowProbe` such as the offline
-   mock, is not sent the shorter requests it would refuse); when it still overflows,
+   mock, is not built nor sent the shorter requests it would refuse, and its refusal of the
+   shortest allowed is the error); when it still overflows,
    :class:`CompactionError` is raised (with ``too_large`` set once every size allowed was tried).
    Any other failure, or a failure part-way through a streamed summary, raises
    :class:`CompactionError` too: a half-written summary is never used.
@@ -518,11 +519,7 @@ class _Run:
                 )
                 break
             except ContextOverflowError as exc:
-                if self._drops_left(sent) <= 0:
-                    raise self._too_large(exc) from exc
-                self.dropped.append(sent.drop_oldest())
-                if probe is not None:
-                    self._skip_refused(sent, probe)
+                self._drop_refused(sent, exc, probe)
             except LLMError as exc:
                 raise CompactionError(
                     f"the summary request failed: {exc}", dropped_head_messages=len(self.dropped)
@@ -544,12 +541,20 @@ class _Run:
         at least one message is sent)."""
         return min(self.comp.max_head_drops - len(self.dropped), len(sent.messages) - 1)
 
-    def _skip_refused(self, sent: SentHead, probe: OverflowProbe) -> None:
-        """Leave out the oldest messages while the summariser says, without being sent the
-        request, that it would refuse it as it refused the longer one: the drops and the outcome
-        are those of building and sending each shorter request, without building them."""
-        while self._drops_left(sent) > 0 and probe.would_overflow(sent, self.prompt):
+    def _drop_refused(
+        self, sent: SentHead, exc: ContextOverflowError, probe: OverflowProbe | None
+    ) -> None:
+        """The request was refused (``exc``): leave out the oldest message, and more while the
+        summariser says, without being built or sent the request, that it would refuse it as it
+        refused the longer one; its refusal of the shortest head allowed is the error (the same
+        words as sending that request). The drops and the outcome are those of building and
+        sending each shorter request."""
+        refusal: ContextOverflowError | None = exc
+        while refusal is not None:
+            if self._drops_left(sent) <= 0:
+                raise self._too_large(refusal) from refusal
             self.dropped.append(sent.drop_oldest())
+            refusal = probe.refusal(sent, self.prompt) if probe is not None else None
 
     def _sent_head(self, entry_cache: EntryCache | None) -> SentHead:
         """The head messages the request carries (earlier summaries and continue-nudges carry

@@ -732,11 +732,30 @@ class MockSummarizer:
         return sum(map(_TOKENS, lengths)) + _TOKENS(_LENGTH(prompt))
 
     def would_overflow(self, request: SizedRequest, prompt: str) -> bool:
-        """:meth:`summarize` of ``request`` would raise :class:`core.llm.ContextOverflowError`:
-        its :meth:`request_tokens`, from the lengths of its messages, are over the limit."""
+        """:meth:`summarize` of ``request`` would raise :class:`core.llm.ContextOverflowError`
+        (:meth:`refusal` is not None)."""
+        return self.refusal(request, prompt) is not None
+
+    def refusal(self, request: SizedRequest, prompt: str) -> ContextOverflowError | None:
+        """The error :meth:`summarize` of ``request`` would raise: its :meth:`request_tokens`,
+        from the lengths of its messages, are over the limit (None: they are not)."""
+        if self.context_limit_tokens is None:
+            return None
+        tokens = self._tokens_of(request.content_lengths(_LENGTH), prompt)
+        return self._overflow(tokens) if self._refuses(tokens) else None
+
+    def _refuses(self, input_tokens: int) -> bool:
+        """A request of ``input_tokens`` is over the limit."""
         limit = self.context_limit_tokens
-        return (
-            limit is not None and self._tokens_of(request.content_lengths(_LENGTH), prompt) > limit
+        return limit is not None and input_tokens > limit
+
+    def _overflow(self, input_tokens: int) -> ContextOverflowError:
+        """The error refusing a request of ``input_tokens``. (Made here and raised by the
+        caller: an error held by a local of the frame that raises it would keep that frame, and
+        the request it holds, alive until the cycle is collected.)"""
+        return ContextOverflowError(
+            f"summary request of about {input_tokens:,} tokens exceeds the mock model's "
+            f"context limit of {self.context_limit_tokens:,} tokens"
         )
 
     def write(self, messages: Sequence[ChatMessage], prompt: str, max_tokens: int) -> str:
@@ -773,11 +792,8 @@ class MockSummarizer:
         """Write the summary; stream it to ``on_delta`` in chunks when given."""
         started = time.perf_counter()
         input_tokens = self.request_tokens(messages, prompt)
-        if self.context_limit_tokens is not None and input_tokens > self.context_limit_tokens:
-            raise ContextOverflowError(
-                f"summary request of about {input_tokens:,} tokens exceeds the mock model's "
-                f"context limit of {self.context_limit_tokens:,} tokens"
-            )
+        if self._refuses(input_tokens):
+            raise self._overflow(input_tokens)
         text = self.write(messages, prompt, max_tokens)
         if on_delta is not None:
             import asyncio  # (only a streamed summary yields: a replay's steps without it)

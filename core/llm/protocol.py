@@ -99,11 +99,13 @@ class SizedRequest(Protocol):
 class OverflowProbe(Protocol):
     """A summariser that can tell, without being sent a request, that it would refuse it with
     :class:`ContextOverflowError` (the offline mock: its limit is a figure of the request's
-    size). Compaction asks it before each shorter head instead of building every request."""
+    size). Once a request is refused, compaction asks it before each shorter head instead of
+    building every request, and its refusal of the shortest head allowed is the error."""
 
-    def would_overflow(self, request: SizedRequest, prompt: str) -> bool:
-        """:meth:`Summarizer.summarize` of ``request`` and ``prompt`` would raise
-        :class:`ContextOverflowError` (and do nothing else)."""
+    def refusal(self, request: SizedRequest, prompt: str) -> ContextOverflowError | None:
+        """The :class:`ContextOverflowError` that :meth:`Summarizer.summarize` of ``request``
+        and ``prompt`` would raise (the same words), or None when it would not (and do nothing
+        else)."""
         ...
 
 

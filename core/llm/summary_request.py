@@ -89,6 +89,11 @@ def capped_result_output(result: ToolResult, max_chars: int) -> str:
     return _capped(utf8_head(start, max_chars)[0], chars - max_chars)
 
 
+_USER, _SYSTEM, _ASSISTANT = Role.USER, Role.SYSTEM, Role.ASSISTANT
+"""(Read once: each read of an enum's member through its class costs ~0.4 µs on Python 3.11,
+and a head of thousands of messages is serialised three reads a message.)"""
+
+
 def serialize_message(
     message: Message,
     tool_names: dict[str, str],
@@ -104,11 +109,12 @@ def serialize_message(
     if message.summary or message.synthetic:
         return ""  # earlier summaries travel in the prompt; continue-nudges carry nothing
     message = windowed_message(message)
-    if message.role is Role.USER:
+    role = message.role
+    if role is _USER:
         return f"{LABEL_SYSTEM if message.meta else LABEL_USER}: {message.text}"
-    if message.role is Role.SYSTEM:
+    if role is _SYSTEM:
         return f"{LABEL_SYSTEM}: {message.text}" if message.text else ""
-    if message.role is Role.ASSISTANT:
+    if role is _ASSISTANT:
         parts: list[str] = []
         if message.reasoning:
             parts.append(f"{LABEL_REASONING}: {message.reasoning}")

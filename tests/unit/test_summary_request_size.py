@@ -218,11 +218,22 @@ def test_a_request_is_not_built_for_each_message_left_out(
     assert built == [len(messages), len(messages) - 5]
 
 
-def test_the_last_request_is_sent_when_every_drop_allowed_still_overflows() -> None:
-    """The probe stops at ``max_head_drops``: the request of that head is sent, and its refusal
-    is the error (the same words as when each request is sent)."""
+def test_the_last_request_is_not_built_when_every_drop_allowed_still_overflows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The probe says it would refuse every shorter head up to ``max_head_drops``: only the
+    whole head's request is built and sent, and the probe's refusal of the last is the error,
+    with the same words and figures as when each request is built and sent (before, the last
+    request was built and sent for its refusal)."""
     messages, pol, limit = _overflow_case()
     pol.compaction.max_head_drops = 3
+    built: list[int] = []
+
+    def counting(entries: Sequence[str]) -> str:
+        built.append(len(entries))
+        return build_transcript(entries)
+
+    monkeypatch.setattr(summary_request, "build_transcript", counting)
     errors = []
     for summarizer in (
         MockSummarizer(context_limit_tokens=limit),
@@ -231,5 +242,8 @@ def test_the_last_request_is_sent_when_every_drop_allowed_still_overflows() -> N
         with pytest.raises(CompactionError) as info:
             compact_sync(messages, pol, summarizer, window=30_000, counter=get_counter("chars/4"))
         errors.append((str(info.value), info.value.dropped_head_messages, info.value.too_large))
+        if len(errors) == 1:
+            assert built == [len(messages)]
     assert errors[0] == errors[1]
     assert errors[0][1:] == (3, True)
+    assert built == [len(messages), len(messages), *(len(messages) - k for k in (1, 2, 3))]
