@@ -731,11 +731,6 @@ class MockSummarizer:
         """:meth:`request_tokens` of messages of these :data:`_LENGTH` lengths."""
         return sum(map(_TOKENS, lengths)) + _TOKENS(_LENGTH(prompt))
 
-    def would_overflow(self, request: SizedRequest, prompt: str) -> bool:
-        """:meth:`summarize` of ``request`` would raise :class:`core.llm.ContextOverflowError`
-        (:meth:`refusal` is not None)."""
-        return self.refusal(request, prompt) is not None
-
     def refusal(self, request: SizedRequest, prompt: str) -> ContextOverflowError | None:
         """The error :meth:`summarize` of ``request`` would raise: its :meth:`request_tokens`,
         from the lengths of its messages, are over the limit (None: they are not)."""

@@ -109,11 +109,11 @@ def test_the_mock_refuses_exactly_the_requests_it_says_it_would(
 ) -> None:
     messages, outputs, cap, cached = head
     mock = MockSummarizer(context_limit_tokens=limit)
-    assert not MockSummarizer().would_overflow(SentHead(messages, outputs, cap, None), prompt)
+    assert MockSummarizer().refusal(SentHead(messages, outputs, cap, None), prompt) is None
     sent = SentHead(messages, outputs, cap, EntryCache() if cached else None)
     while True:
         size = mock.request_tokens(sent.request(), prompt)
-        assert mock.would_overflow(sent, prompt) == (size > limit)
+        assert (mock.refusal(sent, prompt) is not None) == (size > limit)
         if len(sent.messages) <= 1:
             break
         sent.drop_oldest()
