@@ -363,7 +363,9 @@ def _note(session: Session, severity: Severity, text: str) -> None:
     """A ``window-inferred`` diagnostic, once (a session written by ``convert`` carries it)."""
     if not any(d.code == "window-inferred" and d.message == text for d in session.diagnostics):
         session.diagnostics.append(
-            Diagnostic(line=None, severity=severity, code="window-inferred", message=text)
+            Diagnostic.model_construct(
+                line=None, severity=severity, code="window-inferred", message=text
+            )
         )
 
 

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.agents.window_evidence import gather, gather_each, resolve_window, smallest_window
-from core.model.session import Session, SourceFormat, Usage
+from core.model.session import Diagnostic, Session, Severity, SourceFormat, Usage
 from tests.support.builders import SessionBuilder
 
 
@@ -74,6 +74,18 @@ def test_an_unknown_model_is_inferred_from_its_usage_with_a_warning() -> None:
     assert (session.context_window, session.window_source) == (200_000, "inferred")
     assert any(d.code == "window-inferred" for d in session.diagnostics)
     assert session.window_evidence is not None and "not in the table" in session.window_evidence
+
+
+def test_the_window_inferred_note_is_the_validated_diagnostic() -> None:
+    """The note is built without validation (no schema is built for it): it equals, field for
+    field and in the fields it says were set, the ``Diagnostic`` validation gives."""
+    session = _claude(90_000, 140_110, model="mystery-pickle")
+    resolve_window(session)
+    (note,) = [d for d in session.diagnostics if d.code == "window-inferred"]
+    validated = Diagnostic.model_validate(note.model_dump())
+    assert note == validated
+    assert note.model_fields_set == validated.model_fields_set
+    assert note.severity is Severity.WARNING and note.line is None
 
 
 def test_an_unknown_model_without_usage_stays_unknown() -> None:
