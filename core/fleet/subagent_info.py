@@ -2,8 +2,6 @@
 own, so that ``ctxscope analyze`` imports it without the fleet's rows
 (:mod:`core.fleet.session_rows`)."""
 
-from __future__ import annotations
-
 from core.model.fastmodel import Documented
 
 

@@ -23,8 +23,6 @@ cached prefix (``cache_invalidated_tokens``: the cache read of the last call bef
 of the first call after) and pays to send and cache its new prompt again (``cache_rebuild_usd``).
 """
 
-from __future__ import annotations
-
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -264,7 +262,7 @@ def session_cost_rows(
     return total, calls.call_fields(calls.main), calls.call_fields(calls.other)
 
 
-def _priced(session: Session, *, totals_only: bool) -> tuple[SessionCost, _PricedCalls]:
+def _priced(session: Session, *, totals_only: bool) -> tuple[SessionCost, "_PricedCalls"]:
     walk = RecordedWalk(session)
     calls = _PricedCalls(session, walk.calls.call_of, totals_only=totals_only)
     compactions = _compactions(walk, calls)
@@ -444,7 +442,7 @@ class _PricedCalls:
         lo: int,
         part: slice,
         factors: list[tuple[int, Sequence[int]] | None],
-        divisors: repeat[int],
+        divisors: "repeat[int]",
     ) -> None:
         """:meth:`_dollars` of the calls ``part`` of a run from ``lo``: each factor's products
         made (as integers) and read for its figure and for each call's whole, then let go."""
@@ -569,7 +567,7 @@ class _PricedCalls:
             strict=True,
         )
 
-    def sent(self) -> array[int]:
+    def sent(self) -> "array[int]":
         """The entries in the conversation's numbering whose calls sent tokens (uncached
         input, cache read or cache write), in order."""
         a, r, w, _ = self.counts
@@ -583,7 +581,7 @@ class _PricedCalls:
         return self.usd[4][j] if j >= 0 and self.priced[j] else None
 
 
-def _fill(column: array[float] | list[float], lo: int, hi: int, values: Iterable[float]) -> None:
+def _fill(column: "array[float] | list[float]", lo: int, hi: int, values: Iterable[float]) -> None:
     """``column[lo:hi]`` set to ``values``."""
     if isinstance(column, array):
         column[lo:hi] = array("d", values)
@@ -620,7 +618,7 @@ def _tier_runs(
     return rate_runs(model, provider, day, _int_column(lambda: prompt_column(a, r, w)))
 
 
-def _slots(flags: list[bool]) -> array[int]:
+def _slots(flags: list[bool]) -> "array[int]":
     """Each message's number among those with usage (``flags``: it has one), -1 for none:
     ``n * flag - 1`` of the running count ``n``, in C."""
     return array("q", map(add, repeat(-1), map(mul, accumulate(flags), flags)))

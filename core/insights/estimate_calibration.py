@@ -11,8 +11,6 @@ error at each measured point and over each model's calls, so the estimate is sho
 wrong it was where it could be checked.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable, Sequence
 
 from pydantic import Field

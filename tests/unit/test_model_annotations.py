@@ -11,13 +11,19 @@ from types import ModuleType
 import pytest
 from pydantic import BaseModel
 
+import core.fleet.subagent_info
+import core.insights.cost
 import core.insights.diagnosis
+import core.insights.estimate_calibration
 import core.insights.named_figures
 import core.policy
 import core.replay.results
 import core.reports.analyze
 
 EVALUATED = [
+    core.fleet.subagent_info,
+    core.insights.cost,
+    core.insights.estimate_calibration,
     core.insights.diagnosis,
     core.insights.named_figures,
     core.policy,
