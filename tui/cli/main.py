@@ -225,13 +225,16 @@ def _import_command(name: str) -> None:
     replay trigger walks them again. Pydantic's plugins (none of ctxscope's business) are not
     looked for (:func:`tui.pydantic_plugins.no_pydantic_plugins`), and the code the libraries generate as they start
     is read from the cache folder (:mod:`tui.cli.code_cache`); pydantic knows the builtin
-    default factories without reading their signatures (:func:`_plain_default_factories`)."""
+    default factories without reading their signatures (:func:`_plain_default_factories`), and
+    :mod:`typing` checks an annotation's text without comparing it with its special forms
+    (:mod:`tui.cli.typing_check`)."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        from tui.cli import code_cache
+        from tui.cli import code_cache, typing_check
         from tui.pydantic_plugins import no_pydantic_plugins
 
+        typing_check.install()
         no_pydantic_plugins()
         code_cache.install()  # (its ~600 code objects: no collection walks them either)
         _plain_default_factories()
