@@ -27,13 +27,15 @@ import builtins
 import collections
 import contextlib
 import dataclasses
+import functools
 import importlib
 import marshal
 import os
 import stat
 import sys
 import typing
-from types import CodeType
+from importlib.machinery import PathFinder, SourceFileLoader
+from types import CodeType, ModuleType
 from typing import Any
 
 from core.cache_folder import cache_dir, read_only
@@ -92,9 +94,62 @@ def install() -> None:
     dataclasses.exec = exec_cached  # type: ignore[attr-defined]
     typing.compile = compile_cached  # type: ignore[attr-defined]
     collections.eval = eval_cached  # type: ignore[attr-defined]
+    _exec_through_cache_in(GENERATING_MODULES)
     if _REGEX_COMPILER_KNOWN:
         _original_regex[:] = [_re_compiler.compile]
         _re_compiler.compile = compile_regex_cached
+
+
+GENERATING_MODULES = ("typing_inspection.typing_objects",)
+"""Library modules that ``exec`` source texts they write as they load (typing-inspection's 32
+check functions, one text each; pydantic imports it): their ``exec`` is :func:`exec_cached`
+while their code runs, as :mod:`dataclasses`'s is (their texts are compiled with no flag
+inherited either: they have no ``from __future__`` import)."""
+
+
+class _ExecThroughCache:
+    """A finder (first on :data:`sys.meta_path`) that finds nothing itself: for a module of
+    :data:`GENERATING_MODULES` it gives the spec the path finder gives, its loader made to run
+    the module with :func:`exec_cached` as the module's ``exec``. It leaves the import system
+    once each has been found."""
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        self.pending = set(names)
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname not in self.pending:
+            return None
+        self.pending.discard(fullname)
+        if not self.pending:
+            with contextlib.suppress(ValueError):
+                sys.meta_path.remove(self)
+        spec = PathFinder.find_spec(fullname, path, target)
+        loader = getattr(spec, "loader", None)
+        if spec is None or not isinstance(loader, SourceFileLoader):
+            return spec  # (None: the finders after this one look as they would have)
+        loader.exec_module = functools.partial(_exec_module_cached, loader)  # type: ignore[method-assign]
+        return spec
+
+
+def _exec_module_cached(loader: SourceFileLoader, module: ModuleType) -> None:
+    """``loader``'s own ``exec_module`` with ``exec`` in the module's namespace while it runs
+    (taken out after, and the loader is the plain one again)."""
+    del loader.exec_module  # (the class's method from now on)
+    namespace = module.__dict__
+    namespace["exec"] = exec_cached
+    try:
+        loader.exec_module(module)
+    finally:
+        if namespace.get("exec") is exec_cached:
+            del namespace["exec"]
+
+
+def _exec_through_cache_in(names: tuple[str, ...]) -> None:
+    """Put an :class:`_ExecThroughCache` first on :data:`sys.meta_path` for the modules of
+    ``names`` not imported yet."""
+    waiting = tuple(name for name in names if name not in sys.modules)
+    if waiting:
+        sys.meta_path.insert(0, _ExecThroughCache(waiting))  # type: ignore[arg-type]
 
 
 def _load() -> tuple[int, dict[Key, Any], dict[Key, Any]]:
