@@ -149,7 +149,7 @@ def _exec_through_cache_in(names: tuple[str, ...]) -> None:
     ``names`` not imported yet."""
     waiting = tuple(name for name in names if name not in sys.modules)
     if waiting:
-        sys.meta_path.insert(0, _ExecThroughCache(waiting))  # type: ignore[arg-type]
+        sys.meta_path.insert(0, _ExecThroughCache(waiting))
 
 
 def _load() -> tuple[int, dict[Key, Any], dict[Key, Any]]:
