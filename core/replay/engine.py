@@ -122,6 +122,13 @@ class Replayer:
         cycle, freed by the cyclic collector rather than by reference counting)."""
         self._states = MessageStates(len(session.messages))
         self._recording_evidence: dict[tuple[Any, ...], list[ThresholdSpan]] = {}
+        self._recounts: dict[tuple[str, str], list[int]] = {}
+        """What the check counts again of each reply, by the way of counting it and the
+        estimator (:meth:`_reply_recount`: a Setting is made for every run and for the
+        inferred threshold, mostly of one policy)."""
+        self._agent_checked: tuple[list[int], list[int]] | None = None
+        """The last :meth:`_check_tokens` made from the agent's estimates, with the tokens sent
+        it was made from (held: a cached truncation's list, which is not changed once made)."""
 
     # -- running -----------------------------------------------------------------------------
 
@@ -247,11 +254,18 @@ class Replayer:
         return made
 
     def _reply_recount(self, policy: Policy) -> list[int]:
-        """What the check counts again of each reply (empty when the policy counts nothing)."""
-        if policy.compaction.recount_reply_blocks == "none":
+        """What the check counts again of each reply (empty when the policy counts nothing),
+        worked out once per way of counting and estimator (the list is only read)."""
+        mode = policy.compaction.recount_reply_blocks
+        if mode == "none":
             return []
-        count = get_counter(policy.estimator).count
-        return [reply_recount(message, policy, count) for message in self.session.messages]
+        key = (mode, policy.estimator)
+        found = self._recounts.get(key)
+        if found is None:
+            count = get_counter(policy.estimator).count
+            found = [reply_recount(message, policy, count) for message in self.session.messages]
+            self._recounts[key] = found
+        return found
 
     # -- one message, looked at closely ------------------------------------------------------
 
@@ -389,10 +403,15 @@ class Replayer:
         policy uses it and the session has one, else the tokens the policy sends."""
         if not policy.compaction.use_agent_estimates:
             return sent
-        return [
+        last = self._agent_checked
+        if last is not None and last[0] is sent:
+            return last[1]
+        checked = [
             estimate if (estimate := message.agent_estimate_tokens) is not None else tokens
             for message, tokens in zip(self.session.messages, sent, strict=True)
         ]
+        self._agent_checked = (sent, checked)
+        return checked
 
     # -- per-estimator data ------------------------------------------------------------------
 
