@@ -516,10 +516,12 @@ def marked_sentences(text: str, marker: re.Pattern[str]) -> Iterator[str]:
         return
     if not starts:
         return  # (most messages: no sentence of theirs can qualify)
-    # The text cut at its splits, kept: [sentence, split, sentence, ..., sentence], and where
-    # each part begins; only the sentences a match starts in are looked at.
-    parts = _SENTENCE_CUT.split(text)
-    begins = [0, *accumulate(map(len, parts))]
+    # The stretch of the text that holds the matches, cut at its splits, kept: [sentence, split,
+    # sentence, ..., sentence], and where each part begins; only the sentences a match starts in
+    # are looked at.
+    first, stop = _cut_before(text, starts[0]), _cut_after(text, starts[-1])
+    parts = _SENTENCE_CUT.split(text[first:stop] if first or stop < len(text) else text)
+    begins = list(accumulate(map(len, parts), initial=first))
     last = -1
     for start in starts:
         at = bisect_right(begins, start) - 1
@@ -537,6 +539,28 @@ def marked_sentences(text: str, marker: re.Pattern[str]) -> Iterator[str]:
             continue  # (a later match may start within it)
         else:
             last = at
+
+
+def _cut_before(text: str, at: int) -> int:
+    """The last place at or before ``at`` where a split of :data:`_SENTENCE` ends and a
+    sentence starts whatever comes before it (0 if none): just after a newline, on a character
+    that is not blank. A split is a run of blanks, of which one ending in a newline followed by
+    a character that is not blank ends there (a run of newlines, or the blanks after ``.!?``),
+    and the splits after it read no character before it: the text from there splits as the
+    whole text does from there."""
+    newline = text.rfind("\n", 0, at)
+    while newline >= 0:
+        if not text[newline + 1].isspace():  # (``\s`` and ``isspace`` are the same characters)
+            return newline + 1
+        newline = text.rfind("\n", 0, newline)
+    return 0
+
+
+def _cut_after(text: str, at: int) -> int:
+    """Just after the first newline after ``at`` (the text's end if none): a newline is in a
+    split, so the sentence ``at`` is in ends before it, and the text up to there splits as the
+    whole text does up to that sentence's end."""
+    return text.find("\n", at) + 1 or len(text)
 
 
 def _match_starts(text: str, marker: re.Pattern[str]) -> list[int] | None:

@@ -122,6 +122,13 @@ class Replayer:
         cycle, freed by the cyclic collector rather than by reference counting)."""
         self._states = MessageStates(len(session.messages))
         self._recording_evidence: dict[tuple[Any, ...], list[ThresholdSpan]] = {}
+        self._recounts: dict[tuple[str, str], list[int]] = {}
+        """What the check counts again of each reply, by the way of counting it and the
+        estimator (:meth:`_reply_recount`: a Setting is made for every run and for the
+        inferred threshold, mostly of one policy)."""
+        self._agent_checked: tuple[list[int], list[int]] | None = None
+        """The last :meth:`_check_tokens` made from the agent's estimates, with the tokens sent
+        it was made from (held: a cached truncation's list, which is not changed once made)."""
 
     # -- running -----------------------------------------------------------------------------
 
@@ -247,11 +254,18 @@ class Replayer:
         return made
 
     def _reply_recount(self, policy: Policy) -> list[int]:
-        """What the check counts again of each reply (empty when the policy counts nothing)."""
-        if policy.compaction.recount_reply_blocks == "none":
+        """What the check counts again of each reply (empty when the policy counts nothing),
+        worked out once per way of counting and estimator (the list is only read)."""
+        mode = policy.compaction.recount_reply_blocks
+        if mode == "none":
             return []
-        count = get_counter(policy.estimator).count
-        return [reply_recount(message, policy, count) for message in self.session.messages]
+        key = (mode, policy.estimator)
+        found = self._recounts.get(key)
+        if found is None:
+            count = get_counter(policy.estimator).count
+            found = [reply_recount(message, policy, count) for message in self.session.messages]
+            self._recounts[key] = found
+        return found
 
     # -- one message, looked at closely ------------------------------------------------------
 
@@ -322,42 +336,61 @@ class Replayer:
         (:mod:`core.replay.inferred`)."""
         native = native_policy(self.session)
         with self._lock, gc_paused():
-            setting = self._setting(native)
-            if not any(setting.limits):
-                return intersect(setting.spans, native)
-            spans = self._recording_spans(setting)
+            spans = self._native_spans(native)
+            if spans is None:  # (the rule's spans: the setting's own)
+                return intersect(self._windows_and_thresholds(native)[2], native)
         return intersect(spans, native)
+
+    def _native_spans(self, native: Policy) -> list[ThresholdSpan] | None:
+        """:meth:`_recording_spans` of the recording agent's preset ``native`` (None: it has
+        no threshold at any call); a Setting is made only when they are not known yet (for
+        the walk), and the policy's key worked out once."""
+        _windows, limits, _rule = self._windows_and_thresholds(native)
+        if not any(limits):
+            return None
+        key = policy_key(native)
+        spans = self._recording_evidence.get(key)
+        if spans is None:
+            spans = self._recording_spans(self._setting(native), key)
+        return spans
 
     def inferred_policy(self) -> Policy:
         """The recording agent's preset with the threshold the session shows (``--policy
         inferred``)."""
         return inferred_policy(native_policy(self.session), self.inferred_threshold())
 
-    def _recording_spans(self, setting: Setting) -> list[ThresholdSpan]:
+    def _recording_spans(
+        self, setting: Setting, key: tuple[Any, ...] | None = None
+    ) -> list[ThresholdSpan]:
         """The stretches of ``setting``'s threshold evidence (:func:`thresholds_from_evidence`
-        of :meth:`recorded_checks`), worked out once per policy.
+        of :meth:`recorded_checks`), worked out once per policy (``key``: its
+        :func:`policy_key`, when the caller has it).
         Only the spans are kept: the checks they come from, one per call (~10 MB at 50,000
         calls), are freed once read."""
-        key = policy_key(setting.policy)  # (every field: the way of checking and the rule)
+        if key is None:
+            key = policy_key(setting.policy)  # (every field: the way of checking and the rule)
         spans = self._recording_evidence.get(key)
         if spans is None:
-            checks = self.recorded_checks(setting)
+            checks = self.recorded_checks(setting, key)
             _limits, spans = thresholds_from_evidence(
                 self._recorded, checks, setting.limits, setting.policy
             )
             self._recording_evidence[key] = spans
         return spans
 
-    def recorded_checks(self, setting: Setting) -> Sequence[Check | None]:
+    def recorded_checks(
+        self, setting: Setting, key: tuple[Any, ...] | None = None
+    ) -> Sequence[Check | None]:
         """What ``setting``'s threshold check measures before each call when the run makes
         exactly the recording's compactions (the evidence about the agent's threshold:
         :mod:`core.replay.evidence`). One quick walk (not kept: :meth:`_recording_spans` keeps
         what the evidence makes of it; the checks are read from its trace's columns, each made
-        when read: a list of them all was 7 MB at 50,000 calls)."""
+        when read: a list of them all was 7 MB at 50,000 calls; ``key``: the policy's
+        :func:`policy_key`, when the caller has it)."""
         follow = replace(setting, follow_recording=True, spans=[])
         trace = Trace(setting.policy)
         trace.windows, trace.thresholds = setting.windows, setting.limits
-        state, pos, _resumed = restore(trace, *self._followed(setting), self._calls)
+        state, pos, _resumed = restore(trace, *self._followed(setting, key), self._calls)
         Run(
             self._calls,
             self._recorded,
@@ -371,14 +404,16 @@ class Replayer:
         checks.made = trace.made
         return checks.checks
 
-    def _followed(self, setting: Setting) -> tuple[Trace | None, int]:
+    def _followed(
+        self, setting: Setting, key: tuple[Any, ...] | None = None
+    ) -> tuple[Trace | None, int]:
         """A finished run of ``setting``'s own policy, when it is the recording agent's, and the
         call up to which its context is the one a run following the recording has
         (:attr:`Trace.first_divergence`): up to there its checks are the ones such a run makes,
         and the walk following the recording resumes from it."""
         if not setting.native:
             return None, 0
-        trace = self._traces.get(policy_key(setting.policy))
+        trace = self._traces.get(policy_key(setting.policy) if key is None else key)
         if trace is None or not trace.finished or trace.final is None:
             return None, 0
         calls = len(self._calls)
@@ -389,10 +424,15 @@ class Replayer:
         policy uses it and the session has one, else the tokens the policy sends."""
         if not policy.compaction.use_agent_estimates:
             return sent
-        return [
+        last = self._agent_checked
+        if last is not None and last[0] is sent:
+            return last[1]
+        checked = [
             estimate if (estimate := message.agent_estimate_tokens) is not None else tokens
             for message, tokens in zip(self.session.messages, sent, strict=True)
         ]
+        self._agent_checked = (sent, checked)
+        return checked
 
     # -- per-estimator data ------------------------------------------------------------------
 
@@ -507,12 +547,10 @@ class Replayer:
         recorded index: what the recording agent's preset measures there when the run makes
         exactly the recording's compactions (the ``high`` of :meth:`inferred_threshold`'s
         stretches; :data:`core.insights.named_figures.RECORDING_CHECK`)."""
-        native = native_policy(self.session)
         with self._lock, gc_paused():
-            setting = self._setting(native)
-            if not any(setting.limits):
-                return {}
-            spans = self._recording_spans(setting)
+            spans = self._native_spans(native_policy(self.session))
+        if spans is None:
+            return {}
         return {
             span.recorded_index: span.high
             for span in spans

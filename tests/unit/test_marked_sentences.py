@@ -124,3 +124,41 @@ def test_any_text_gives_the_searched_sentences(text: str, marker: re.Pattern[str
 )
 def test_known_texts(text: str, marker: re.Pattern[str], expected: list[str]) -> None:
     assert list(marked_sentences(text, marker)) == expected == _searched(text, marker)
+
+
+BLANKS = ["\n", "\n\n", " \n", "\n  ", "\n\t", ".\n ", "\r\n", "\xa0\n", "\n\xa0", "\n\u2028", " "]
+"""Blanks around newlines: a stretch of the text is cut only after a newline that a character
+other than a blank follows (``_cut_before``, ``_cut_after``)."""
+
+long_texts = st.lists(
+    st.one_of(
+        st.tuples(st.sampled_from(PIECES), st.sampled_from(GLUE + BLANKS)),
+        st.tuples(
+            st.sampled_from(["plain words here", "x" * 40, "é word"]), st.sampled_from(BLANKS)
+        ),
+    ),
+    max_size=80,
+).map(lambda parts: "".join(piece + glue for piece, glue in parts))
+
+
+@settings(max_examples=800, deadline=None)
+@given(long_texts, st.sampled_from(MARKERS))
+def test_a_stretch_of_the_text_gives_the_searched_sentences(
+    text: str, marker: re.Pattern[str]
+) -> None:
+    # only the stretch from the first match's cut to the last one's is split
+    assert list(marked_sentences(text, marker)) == _searched(text, marker)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Some words first here.\n\xa0we decided to keep the old parser.\nthe fix is elsewhere now",
+        "Intro line without marks\n\u2028the root cause was a race\n\n\rgoing with a lock for now",
+        "a.\n\x0bwe chose the simple path here\n and then the bug was gone for good",
+    ],
+)
+def test_a_cut_keeps_a_blank_that_begins_a_sentence(text: str) -> None:
+    # a newline followed by a blank the sentences are not stripped of is no place to cut
+    assert list(marked_sentences(text, _DECISION)) == _searched(text, _DECISION)
+    assert _searched(text, _DECISION)

@@ -180,3 +180,35 @@ def test_claude_code_from_2_1_74_counts_the_last_replys_later_blocks_again() -> 
     (old_row,) = replay(old, native_policy(old)).fidelity
     assert old_row.check_tokens is not None and old_row.check_tokens < RULE
     assert old_row.check_tokens + 400 <= row.check_tokens  # the tool call's ~400 tokens
+
+
+def test_a_replayers_recounts_and_agent_checks_are_the_ones_a_fresh_replayer_makes() -> None:
+    # the replayer keeps each reply's recount (by way of counting and estimator) and the last
+    # check figures made from the agent's estimates: a second setting of the same policy, as the
+    # inferred threshold makes after the run, reads the same lists, and another way of counting
+    # or another estimator gets its own
+    from core.model.tokens import get_counter
+    from core.replay.checks import reply_recount
+
+    session = _recount_session("2.1.80")
+    policy = native_policy(session)
+    replayer = Replayer(session)
+    first = replayer._setting(policy)
+    count = get_counter(policy.estimator).count
+    assert first.reply_recount == [reply_recount(m, policy, count) for m in session.messages]
+    assert any(first.reply_recount)
+    again = replayer._setting(policy)
+    assert again.reply_recount is first.reply_recount
+    assert again.check_tokens == first.check_tokens
+    text_only = policy.model_copy(
+        update={"compaction": policy.compaction.model_copy(update={"recount_reply_blocks": "text"})}
+    )
+    assert (
+        replayer._setting(text_only).reply_recount
+        == Replayer(session)._setting(text_only).reply_recount
+    )
+    agent = policy.model_copy(
+        update={"compaction": policy.compaction.model_copy(update={"use_agent_estimates": True})}
+    )
+    assert replayer._setting(agent).check_tokens == Replayer(session)._setting(agent).check_tokens
+    assert replayer.inferred_threshold() == Replayer(session).inferred_threshold()
