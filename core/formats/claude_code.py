@@ -164,6 +164,7 @@ class _Reader:
         (the block lines of one reply and its tool results are sometimes written in the same
         millisecond)."""
         builder.arguments_shared = True  # (each call's, as its line is read)
+        builder.estimates_derived = False  # (a message's figures are all read, none derived)
         self.last_assistant = Entry(ASSISTANT, 0, 0, "", None)
         """The last assistant line read typed (whose ids the next one may share; none yet: an
         entry without a message id)."""
@@ -255,7 +256,7 @@ class _Reader:
                     entry.request_id = last_request if request_id == last_request else request_id
                 last_assistant = entry
                 for call in entry.calls:
-                    share_arguments(call.arguments)
+                    call.arguments = share_arguments(call.arguments)
                 commands = self.compact_commands
                 if commands.open:
                     commands.call()
@@ -399,7 +400,7 @@ class _Reader:
         entry = Entry.of(ASSISTANT, line_no, offset, uuid, parent, obj)
         read_assistant(entry, obj, message)
         for call in entry.calls:
-            self.builder.share_arguments(call.arguments)
+            call.arguments = self.builder.share_arguments(call.arguments)
         if entry.usage is not None:
             checked = self.builder.counts(line_no, "usage", entry.usage, _USAGE_COUNTS)
             entry.call_usage = usage_of(checked)
