@@ -54,7 +54,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from operator import attrgetter
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -635,7 +634,7 @@ class _Reader:
         )
         assembler.run(included)
         _add_rewound_compactions(builder)
-        window_evidence = _set_window(builder, self.overflow_errors)
+        window_evidence = _set_window(builder, [*assembler.errors, *self.overflow_errors])
         subagent_files, skipped = _subagent_files(path, self.session_id)
         if subagent_files:
             builder.metadata["subagent_files"] = subagent_files
@@ -691,8 +690,6 @@ _HANDLERS: dict[str, _Handler] = {
 """The method that reads each record type (the types in :data:`_SKIPPED_TYPES` are passed over)."""
 
 
-_ERROR = attrgetter("error")
-
 # "prompt is too long: 210097 tokens > 200000 maximum": the provider states the window.
 _TOO_LONG = re.compile(r"prompt is too long: (\d+) tokens > (\d+) maximum")
 
@@ -713,15 +710,14 @@ def _error_text(error: Any) -> str:
     return orjson.dumps(error).decode()
 
 
-def _set_window(builder: SessionBuilder, overflow_errors: list[str]) -> str | None:
+def _set_window(builder: SessionBuilder, errors: list[str]) -> str | None:
     """The window a provider's error states ("prompt is too long: N tokens > W maximum", on a
     failed call or an ``api_error`` line: ``recorded``), returned with its evidence; otherwise
     the registry resolves it from the model and the recording (:mod:`core.agents.window_evidence`:
     ``[1m]`` models, requests or automatic compactions above 200k), with Claude Code's 200k
-    default for a model it does not know (``metadata["default_window"]``)."""
-    # (the messages with an error picked in C: a few, if any)
-    errors = [m.error for m in filter(_ERROR, builder.messages) if m.error and not m.sidechain]
-    for error in reversed([*errors, *overflow_errors]):  # rare: a regex per error is cheap
+    default for a model it does not know (``metadata["default_window"]``). ``errors``: those of
+    the main assistant messages (:attr:`Assembler.errors`), then the ``api_error`` lines'."""
+    for error in reversed(errors):  # rare: a regex per error is cheap
         match = _TOO_LONG.search(error)
         if match:
             stated = int(match.group(2))

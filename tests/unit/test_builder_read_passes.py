@@ -131,3 +131,55 @@ def test_a_compaction_event_is_what_validation_made() -> None:
     assert event.model_dump_json() == made.model_dump_json()
     event.summary = "s"
     assert event.summary == "s"
+
+
+def _error_line(uuid: str, parent: str, window: int, *, sidechain: bool) -> dict[str, Any]:
+    text = f"API Error: 400 prompt is too long: 300000 tokens > {window} maximum"
+    return {
+        "type": "assistant",
+        "uuid": uuid,
+        "parentUuid": parent,
+        "isSidechain": sidechain,
+        "isApiErrorMessage": True,
+        "timestamp": "2026-03-01T00:00:02.000Z",
+        "message": {
+            "id": f"msg_{uuid}",
+            "model": "<synthetic>",
+            "role": "assistant",
+            "content": [{"type": "text", "text": text}],
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    ("windows", "expected"),
+    [
+        ([(111_000, False)], 111_000),
+        ([(111_000, True)], None),  # a sidechain's error states no window of the session
+        ([(111_000, False), (222_000, True)], 111_000),
+        ([(111_000, False), (222_000, False)], 222_000),  # the last one said
+    ],
+)
+def test_the_window_an_error_states_is_the_last_main_one(
+    tmp_path: Path, windows: list[tuple[int, bool]], expected: int | None
+) -> None:
+    """What the assembler keeps of the errors is what the messages hold (it was read from
+    them): the main messages' errors, in order."""
+    user = {
+        "type": "user",
+        "uuid": "u1",
+        "parentUuid": None,
+        "sessionId": "s",
+        "cwd": "/p",
+        "timestamp": "2026-03-01T00:00:00.000Z",
+        "message": {"role": "user", "content": "go"},
+    }
+    rows: list[dict[str, Any]] = [user]
+    for k, (window, sidechain) in enumerate(windows):
+        rows.append(_error_line(f"e{k}", rows[-1]["uuid"], window, sidechain=sidechain))
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    session = load_session(path)
+    held = [m.error for m in session.messages if m.error and not m.sidechain]
+    assert len(held) == sum(not sidechain for _, sidechain in windows)
+    assert session.metadata.get("window_from_error") == expected
