@@ -128,6 +128,8 @@ def load(
         count=reader.entries.__len__,
         head_bytes=head_bytes,
         walk=reader.walk,
+        views=True,  # (each line of a chunk of long lines a view of it, not a copy: the walk
+        any_views=True,  # decodes a buffer, and gives a line it does not read typed as bytes)
     ):
         reader.line(line_no, offset, obj)
     return reader.finish(path)
@@ -670,7 +672,9 @@ class _OneLine(Lines):
 
 
 def _plain(lines: Lines, raw: bytes, line_no: int, start: int) -> Iterator[Record]:
-    """A line the typed read does not read, read as an object (none for a blank line)."""
+    """A line the typed read does not read, read as an object (none for a blank line); a line
+    handed as a view of its chunk is read, and yielded, as bytes."""
+    raw = bytes(raw)  # (a bytes line: itself, not a copy)
     if raw and not raw.isspace():
         yield from lines.plain(raw, line_no, start)
 

@@ -183,3 +183,50 @@ def test_the_window_an_error_states_is_the_last_main_one(
     held = [m.error for m in session.messages if m.error and not m.sidechain]
     assert len(held) == sum(not sidechain for _, sidechain in windows)
     assert session.metadata.get("window_from_error") == expected
+
+
+def test_long_non_ascii_lines_read_as_views_load_as_copies_did(tmp_path: Path) -> None:
+    """Each line of a chunk a view of it, ASCII or not: a line read typed and a line read as an
+    object (``system``) give what they gave as copies."""
+    output = "→ " * 2_000
+    rows: list[dict[str, Any]] = [
+        {
+            "type": "user",
+            "uuid": "u1",
+            "parentUuid": None,
+            "sessionId": "s",
+            "cwd": "/p",
+            "timestamp": "2026-03-01T00:00:00.000Z",
+            "message": {"role": "user", "content": "é" * 3_000},
+        },
+        _call_line({"command": "ls"}, plain=False),
+        {
+            "type": "user",
+            "uuid": "u2",
+            "parentUuid": "a1",
+            "timestamp": "2026-03-01T00:00:02.000Z",
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "t1", "content": output}],
+            },
+        },
+        {
+            "type": "system",
+            "subtype": "informational",
+            "uuid": "s1",
+            "parentUuid": "u2",
+            "content": "ü" * 2_000,
+            "timestamp": "2026-03-01T00:00:03.000Z",
+        },
+    ]
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    session = load_session(path)
+    assert [m.role for m in session.messages] == [Role.USER, Role.ASSISTANT, Role.TOOL]
+    assert session.messages[0].text == "é" * 3_000
+    tool_result = session.messages[2].tool_result
+    assert tool_result is not None and tool_result.output == output
+    offsets = [m.source_offset for m in session.messages]
+    assert offsets == [0, *[len(json.dumps(r)) + 1 for r in rows[:1]], offsets[2]]
+    assert offsets[2] == sum(len(json.dumps(r)) + 1 for r in rows[:2])
+    assert not session.diagnostics
