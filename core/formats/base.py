@@ -23,6 +23,7 @@ from typing import Any
 
 from core.model import read_numbers as numbers
 from core.model.deep_json import bounded
+from core.model.fastmodel import build as build_model
 from core.model.session import (
     CompactionEvent,
     CompactionTrigger,
@@ -100,22 +101,30 @@ class SessionBuilder:
         self._shared_values: dict[str, str] = {}
         """The short argument values of the calls so far (:meth:`share_arguments`)."""
         self.arguments_shared = False
-        """Set by a loader that shares every call's arguments as it reads them (:meth:`build`
-        then does not walk them again)."""
+        """Set by a loader that sets every call's arguments to what :meth:`share_arguments` makes
+        of them as it reads them (:meth:`build` then does not walk them again)."""
+        self.estimates_derived = True
+        """The messages may hold estimates the loader derived (``agent_estimate_tokens``,
+        ``reasoning_estimate_tokens``), which :meth:`build` holds to a count's bound; a loader
+        that never gives a message one (Claude Code) sets it False: no pass over the messages
+        for them."""
 
     # -- numbers ------------------------------------------------------------------------
 
-    def share_arguments(self, arguments: Any) -> None:
-        """Each short string value of a call's ``arguments`` (a dict) replaced by the equal one an
-        earlier call holds. :meth:`build` does it for every call; a loader that does it as it
-        reads a call lets the copy go at once (its place is taken by what the next line holds,
-        not left free among what the session keeps)."""
-        if type(arguments) is not dict:
-            return
-        share = self._shared_values.setdefault
-        for key, value in arguments.items():
-            if type(value) is str and len(value) <= SHARED_ARGUMENT_CHARS:
-                arguments[key] = share(value, value)  # (an existing key: the dict keeps its size)
+    def share_arguments(self, arguments: Any) -> Any:
+        """A call's ``arguments`` as the session holds them: each short string value of a dict
+        replaced by the equal one an earlier call holds, then :func:`bounded` (the JSON text of
+        arguments too deep for recursive code). :meth:`build` does it for every call; a loader
+        that does it as it reads a call (:attr:`arguments_shared`) lets the copy go at once (its
+        place is taken by what the next line holds, not left free among what the session
+        keeps), and spares :meth:`build` a pass over the messages."""
+        if type(arguments) is dict:
+            share = self._shared_values.setdefault
+            for key, value in arguments.items():
+                if type(value) is str and len(value) <= SHARED_ARGUMENT_CHARS:
+                    # (an existing key: the dict keeps its size)
+                    arguments[key] = share(value, value)
+        return bounded(arguments)
 
     # -- messages -----------------------------------------------------------------------
 
@@ -177,14 +186,20 @@ class SessionBuilder:
         source_line: int | None = None,
     ) -> CompactionEvent:
         """Record a compaction at the current position; the next message is its boundary."""
-        event = CompactionEvent(
-            message_index=len(self.messages),
-            trigger=trigger,
-            tokens_before=tokens_before,
-            tokens_after=tokens_after,
-            summary=summary,
-            first_kept_id=first_kept_id,
-            source_line=source_line,
+        event = build_model(  # (typed values: no validation, nor its schema built for one event)
+            CompactionEvent,
+            {
+                "message_index": len(self.messages),
+                "trigger": trigger,
+                "trigger_evidence": None,
+                "phase": None,
+                "tokens_before": tokens_before,
+                "tokens_after": tokens_after,
+                "summary": summary,
+                "first_kept_id": first_kept_id,
+                "source_line": source_line,
+                "rewound": False,
+            },
         )
         self.compactions.append(event)
         self._boundary_pending = True
@@ -273,7 +288,7 @@ class SessionBuilder:
         messages = self.messages
         # (a test over the columns first, in C: the figures are nearly always far below it)
         estimates = filter(None, map(_AGENT_ESTIMATE, messages))
-        if (
+        if self.estimates_derived and (
             max(estimates, default=0) > top
             or max(map(_REASONING_ESTIMATE, messages), default=0) > top
         ):
@@ -322,14 +337,11 @@ class SessionBuilder:
         session_id = self.session_id
         if not session_id:
             session_id = Path(self.path).stem if self.path else "session"
-        # arguments too deep for recursive code become text
-        share = None if self.arguments_shared else self.share_arguments
-        for message in filter(_TOOL_CALLS, self.messages):
-            for call in message.tool_calls:
-                arguments = bounded(call.arguments)
-                if share is not None:
-                    share(arguments)
-                call.arguments = arguments
+        if not self.arguments_shared:  # (shared, and too deep for recursive code made text)
+            share = self.share_arguments
+            for message in filter(_TOOL_CALLS, self.messages):
+                for call in message.tool_calls:
+                    call.arguments = share(call.arguments)
         self._shared_values = {}
         self.metadata = {key: bounded(value) for key, value in self.metadata.items()}
         return Session.model_construct(

@@ -169,6 +169,9 @@ class Assembler:
         self.max_context = 0
         self.provider: tuple[str, str] | None = None
         """Who served the main model, and what says so, when the ids or the model tell."""
+        self.errors: list[str] = []
+        """The error of each main (not sidechain) assistant message with one, in order: what
+        the window's reader looks for a stated window in (no pass over the messages for it)."""
         self._last_call: Entry | None = None
         """The last main call with a usage: its message id and model are what the provider is
         read from (after the run: only the last one counts)."""
@@ -324,8 +327,11 @@ class Assembler:
         if model == "<synthetic>":
             usage = None  # an error Claude Code wrote itself: no model call happened
         sidechain = item.flags & SIDECHAIN != 0 and self.flag_sidechain
-        if usage is None and error and is_context_overflow_message(error):
-            self.overflow = (item.line, error)
+        if error:
+            if usage is None and is_context_overflow_message(error):
+                self.overflow = (item.line, error)
+            if not sidechain:
+                self.errors.append(error)
         if usage is not None and not sidechain:
             self.overflow = None
             prompt = usage.prompt_tokens

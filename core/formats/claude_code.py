@@ -54,7 +54,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from operator import attrgetter
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -129,6 +128,8 @@ def load(
         count=reader.entries.__len__,
         head_bytes=head_bytes,
         walk=reader.walk,
+        views=True,  # (each line of a chunk of long lines a view of it, not a copy: the walk
+        any_views=True,  # decodes a buffer, and gives a line it does not read typed as bytes)
     ):
         reader.line(line_no, offset, obj)
     return reader.finish(path)
@@ -164,6 +165,7 @@ class _Reader:
         (the block lines of one reply and its tool results are sometimes written in the same
         millisecond)."""
         builder.arguments_shared = True  # (each call's, as its line is read)
+        builder.estimates_derived = False  # (a message's figures are all read, none derived)
         self.last_assistant = Entry(ASSISTANT, 0, 0, "", None)
         """The last assistant line read typed (whose ids the next one may share; none yet: an
         entry without a message id)."""
@@ -255,7 +257,7 @@ class _Reader:
                     entry.request_id = last_request if request_id == last_request else request_id
                 last_assistant = entry
                 for call in entry.calls:
-                    share_arguments(call.arguments)
+                    call.arguments = share_arguments(call.arguments)
                 commands = self.compact_commands
                 if commands.open:
                     commands.call()
@@ -399,7 +401,7 @@ class _Reader:
         entry = Entry.of(ASSISTANT, line_no, offset, uuid, parent, obj)
         read_assistant(entry, obj, message)
         for call in entry.calls:
-            self.builder.share_arguments(call.arguments)
+            call.arguments = self.builder.share_arguments(call.arguments)
         if entry.usage is not None:
             checked = self.builder.counts(line_no, "usage", entry.usage, _USAGE_COUNTS)
             entry.call_usage = usage_of(checked)
@@ -634,7 +636,7 @@ class _Reader:
         )
         assembler.run(included)
         _add_rewound_compactions(builder)
-        window_evidence = _set_window(builder, self.overflow_errors)
+        window_evidence = _set_window(builder, [*assembler.errors, *self.overflow_errors])
         subagent_files, skipped = _subagent_files(path, self.session_id)
         if subagent_files:
             builder.metadata["subagent_files"] = subagent_files
@@ -670,7 +672,9 @@ class _OneLine(Lines):
 
 
 def _plain(lines: Lines, raw: bytes, line_no: int, start: int) -> Iterator[Record]:
-    """A line the typed read does not read, read as an object (none for a blank line)."""
+    """A line the typed read does not read, read as an object (none for a blank line); a line
+    handed as a view of its chunk is read, and yielded, as bytes."""
+    raw = bytes(raw)  # (a bytes line: itself, not a copy)
     if raw and not raw.isspace():
         yield from lines.plain(raw, line_no, start)
 
@@ -689,8 +693,6 @@ _HANDLERS: dict[str, _Handler] = {
 }
 """The method that reads each record type (the types in :data:`_SKIPPED_TYPES` are passed over)."""
 
-
-_ERROR = attrgetter("error")
 
 # "prompt is too long: 210097 tokens > 200000 maximum": the provider states the window.
 _TOO_LONG = re.compile(r"prompt is too long: (\d+) tokens > (\d+) maximum")
@@ -712,15 +714,14 @@ def _error_text(error: Any) -> str:
     return orjson.dumps(error).decode()
 
 
-def _set_window(builder: SessionBuilder, overflow_errors: list[str]) -> str | None:
+def _set_window(builder: SessionBuilder, errors: list[str]) -> str | None:
     """The window a provider's error states ("prompt is too long: N tokens > W maximum", on a
     failed call or an ``api_error`` line: ``recorded``), returned with its evidence; otherwise
     the registry resolves it from the model and the recording (:mod:`core.agents.window_evidence`:
     ``[1m]`` models, requests or automatic compactions above 200k), with Claude Code's 200k
-    default for a model it does not know (``metadata["default_window"]``)."""
-    # (the messages with an error picked in C: a few, if any)
-    errors = [m.error for m in filter(_ERROR, builder.messages) if m.error and not m.sidechain]
-    for error in reversed([*errors, *overflow_errors]):  # rare: a regex per error is cheap
+    default for a model it does not know (``metadata["default_window"]``). ``errors``: those of
+    the main assistant messages (:attr:`Assembler.errors`), then the ``api_error`` lines'."""
+    for error in reversed(errors):  # rare: a regex per error is cheap
         match = _TOO_LONG.search(error)
         if match:
             stated = int(match.group(2))

@@ -255,6 +255,7 @@ def read_jsonl_raw(
     typed: Callable[[bytes, int, int], bool] | None = None,
     walk: Callable[[Lines, list[bytes]], Iterator[Record]] | None = None,
     views: bool = False,
+    any_views: bool = False,
 ) -> Iterator[Record]:
     """:func:`read_jsonl` with the bytes each object was parsed from: ``(line_number,
     byte_offset, raw, object)``, for a loader that measures records as the file holds them.
@@ -268,7 +269,10 @@ def read_jsonl_raw(
     ``views`` (with ``walk``) tells ``walk`` which batches hold only ASCII (``lines.ascii``,
     from one check of each chunk) and hands it the lines of a chunk of long ASCII lines as
     ``memoryview`` slices of the chunk, not copies (:func:`_split_lines`): a walk reads them
-    (msgspec decodes any buffer) and keeps none; :meth:`Lines.plain` takes either."""
+    (msgspec decodes any buffer) and keeps none; :meth:`Lines.plain` takes either.
+    ``any_views`` (with ``views``): the lines of every chunk of long lines as views, ASCII or
+    not, for a walk that never asks a line whether it is ASCII (one non-ASCII character in a
+    chunk of 60 KB lines made every line of it a copy)."""
     path = Path(path)
     chunks = _Chunks(path, chunk_bytes, head_bytes)
     counter = count if count is not None else (lambda: len(builder.messages))
@@ -276,7 +280,7 @@ def read_jsonl_raw(
     objects = lines.objects if walk is None else partial(walk, lines)
     pending: list[bytes] = []  # the start of a line the next chunk ends
     try:
-        for batch in _complete_lines(chunks, pending, lines if views else None):
+        for batch in _complete_lines(chunks, pending, lines if views else None, any_views):
             yield from objects(batch)
             if progress is not None:
                 progress(chunks.bytes_read, chunks.total, counter())
@@ -366,7 +370,10 @@ class _Chunks:
 
 
 def _complete_lines(
-    chunks: Iterable[bytes], pending: list[bytes], views: Lines | None = None
+    chunks: Iterable[bytes],
+    pending: list[bytes],
+    views: Lines | None = None,
+    any_views: bool = False,
 ) -> Iterator[list[bytes]]:
     """The complete lines of each chunk that ends one; a line's start waits in ``pending``
     until the chunk that ends it (what is left there at the end is the last line). A chunk
@@ -374,14 +381,19 @@ def _complete_lines(
 
     With ``views`` (the :class:`Lines` a walk reads), ``views.ascii`` says before each batch
     whether its lines are all ASCII (each chunk checked once, not each line), and a chunk of
-    long ASCII lines is split into views of it (``read_jsonl_raw``'s ``views``)."""
+    long ASCII lines is split into views of it (``read_jsonl_raw``'s ``views``); with
+    ``any_views``, a chunk of long lines, ASCII or not."""
     split: Callable[[bytes], tuple[list[bytes], bytes]] = _split_lines
     ascii_before = True  # what ``pending`` holds is ASCII
     for chunk in chunks:
         ascii_chunk = views is not None and chunk.isascii()
         # (views only for a batch that is all ASCII: the walk checks no line of it, and a
         # view has no ``isascii`` to check; a line begun in a non-ASCII chunk makes it not)
-        if ascii_chunk and split is _split_lines and (ascii_before or not pending):
+        if (
+            split is _split_lines
+            and views is not None
+            and (any_views or (ascii_chunk and (ascii_before or not pending)))
+        ):
             parts, rest = _split_lines(chunk, views=True)
         else:
             parts, rest = split(chunk)

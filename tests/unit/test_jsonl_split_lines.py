@@ -149,3 +149,38 @@ def test_a_walk_reading_views_learns_which_batches_are_ascii(
         got.extend(map(bytes, batch))
     got.append(b"".join(pending))
     assert got == data.split(b"\n")
+
+
+@settings(max_examples=80)
+@given(
+    _BYTES.map(b"".join),
+    st.integers(min_value=1, max_value=9),
+    st.sampled_from([2, SHORT_LINE_BYTES]),
+)
+def test_a_walk_taking_any_views_gets_the_same_lines(
+    data: bytes, size: int, line_bytes: int
+) -> None:
+    """With ``any_views`` the lines are those of the whole all the same, a chunk of long lines
+    split into views whether it is ASCII or not, and each batch still told ASCII only when
+    every line of it is."""
+    data = data.replace(b"a", b"a" * line_bytes)  # (lines long and short: both splits)
+    chunks = [data[i : i + size * line_bytes] for i in range(0, len(data), size * line_bytes)]
+    pending: list[bytes] = []
+    lines = Lines(SessionBuilder(SourceFormat.CLAUDE_CODE, "s.jsonl"), None, 0)
+    got: list[bytes] = []
+    for batch in _complete_lines(chunks, pending, lines, any_views=True):
+        if lines.ascii:
+            assert all(bytes(line).isascii() for line in batch)
+        got.extend(map(bytes, batch))
+    got.append(b"".join(pending))
+    assert got == data.split(b"\n")
+
+
+def test_a_chunk_of_long_non_ascii_lines_is_split_into_views() -> None:
+    line = "é".encode() * SHORT_LINE_BYTES
+    chunk = b"\n".join([line, line, line]) + b"\n"
+    (batch,) = _complete_lines(
+        [chunk], [], Lines(SessionBuilder(SourceFormat.CLAUDE_CODE, "s"), None, 0), any_views=True
+    )
+    assert all(isinstance(part, memoryview) for part in batch[1:])
+    assert [bytes(part) for part in batch] == [line, line, line]
