@@ -29,7 +29,7 @@ from core.llm.summary_templates import (
     transcript_length,
 )
 from core.model.session import Message, Role, ToolResult, replace
-from core.model.tokens import arguments_text, utf8_head
+from core.model.tokens import arguments_text, utf8_head, utf8_length, utf16_length
 
 MAX_TEXT_CHARS = 400_000
 """Characters of one message's text, reasoning or tool-call arguments a summary request carries
@@ -105,6 +105,8 @@ def serialize_message(
 
     ``output`` stands in for a tool result's output (a pruned output's placeholder, when the
     pruned copy was not made); the result's own output is cut by :func:`capped_result_output`.
+    :func:`entry_length` measures this entry without writing it: a change of the layout here
+    is made there too (a hypothesis test holds the two equal).
     """
     if message.summary or message.synthetic:
         return ""  # earlier summaries travel in the prompt; continue-nudges carry nothing
@@ -135,6 +137,181 @@ def serialize_message(
     else:
         text = cap_tool_output(output, max_output_chars)
     return f"{label}: {name}\n{text}"
+
+
+def entry_length(
+    message: Message,
+    tool_names: dict[str, str],
+    max_output_chars: int,
+    length: Callable[[str], int],
+    *,
+    output: str | None = None,
+) -> int:
+    """``length(serialize_message(message, tool_names, max_output_chars, output=output))``,
+    without writing the entry (``length`` adds up over joined text and counts an ASCII
+    character as one: characters, UTF-16 units or UTF-8 bytes): the labels are ASCII, a text
+    or tool output is measured as it is held (an output held as UTF-8 by the lengths it is held
+    with, not decoded); only a text windowed, an output cut or a call line whose end the
+    serialiser strips is written to be measured. Zero for the empty entry and only for it."""
+    if message.summary or message.synthetic:
+        return 0
+    role = message.role
+    if role is _USER:
+        label = LABEL_SYSTEM if message.meta else LABEL_USER
+        return len(label) + 2 + _text_length(message.text, length)
+    if role is _SYSTEM:
+        text = message.text
+        return len(LABEL_SYSTEM) + 2 + _text_length(text, length) if text else 0
+    if role is _ASSISTANT:
+        total = parts = 0
+        if message.reasoning:
+            total += len(LABEL_REASONING) + 2 + _text_length(message.reasoning, length)
+            parts += 1
+        if message.text:
+            total += len(LABEL_ASSISTANT) + 2 + _text_length(message.text, length)
+            parts += 1
+        for call in message.tool_calls:
+            arguments = arguments_text(call.arguments)
+            if arguments and len(arguments) <= MAX_TEXT_CHARS and not arguments[-1].isspace():
+                total += len(LABEL_TOOL_CALL) + 3 + _measured(call.name, length)
+                total += _measured(arguments, length)
+            else:  # (what the serialiser strips at the end: written and measured)
+                total += length(f"{LABEL_TOOL_CALL}: {call.name} {window_text(arguments)}".rstrip())
+            parts += 1
+        return total + 2 * (parts - 1) if parts else 0
+    result = message.tool_result
+    if result is None:
+        text = message.text
+        return len(LABEL_TOOL_RESULT) + 7 + _text_length(text, length) if text else 0
+    name = result.tool_name or tool_names.get(result.call_id) or "tool"
+    label = LABEL_TOOL_ERROR if result.is_error else LABEL_TOOL_RESULT
+    return (
+        len(label)
+        + 3
+        + _measured(name, length)
+        + _output_length(result, max_output_chars, length, output)
+    )
+
+
+def _output_length(
+    result: ToolResult, max_output_chars: int, length: Callable[[str], int], output: str | None
+) -> int:
+    """``length`` of the output a result's entry carries (``output`` standing in for it when
+    not None), cut to ``max_output_chars``."""
+    if output is not None:
+        if len(output) <= max_output_chars:
+            return _measured(output, length)
+        return length(cap_tool_output(output, max_output_chars))
+    held = result._held_output
+    if isinstance(held, str):
+        if len(held) <= max_output_chars:
+            return _measured(held, length)
+    elif held.chars <= max_output_chars:
+        if length is utf16_length:
+            return held.units
+        if length is utf8_length:
+            return len(held.data)
+        return length(result.output)
+    # (cut: the start kept and the marker, written and measured)
+    return length(capped_result_output(result, max_output_chars))
+
+
+def _text_length(text: str, length: Callable[[str], int]) -> int:
+    """``length(window_text(text))``."""
+    if len(text) > MAX_TEXT_CHARS:
+        return length(window_text(text))
+    return len(text) if text.isascii() else length(text)
+
+
+def _measured(text: str, length: Callable[[str], int]) -> int:
+    """``length(text)`` (an ASCII text's is its ``len``)."""
+    return len(text) if text.isascii() else length(text)
+
+
+class MeasuredHead:
+    """The size of the summary request of a head, measured without writing its entries
+    (:func:`entry_length`): :meth:`content_lengths` is :meth:`SentHead.content_lengths` of the
+    same head."""
+
+    __slots__ = ("max_output_chars", "messages", "outputs")
+
+    def __init__(
+        self,
+        messages: Sequence[Message],
+        outputs: Sequence[str | None] | None,
+        max_output_chars: int,
+    ) -> None:
+        self.messages = messages
+        self.outputs = outputs
+        self.max_output_chars = max_output_chars
+
+    def content_lengths(self, length: Callable[[str], int]) -> list[int]:
+        """``length`` of the content of each message of the head's request."""
+        messages, outputs, cap = self.messages, self.outputs, self.max_output_chars
+        names = _call_names(messages)
+        total = nonempty = 0
+        for k, message in enumerate(messages):
+            size = entry_length(
+                message, names, cap, length, output=outputs[k] if outputs is not None else None
+            )
+            if size:
+                total += size
+                nonempty += 1
+        return [length(SYSTEM_PROMPT), transcript_length(total, nonempty, length)]
+
+
+def entries_floor(
+    messages: Sequence[Message], outputs: Sequence[str | None] | None, max_output_chars: int
+) -> int:
+    """A lower bound of the characters of the entries :func:`serialize_message` writes for
+    ``messages`` (``outputs[k]`` standing in for the output of message ``k`` when given and not
+    None): the characters each entry carries of its message's text, reasoning or tool output,
+    each at least ``min(len, cap)`` of them once windowed (:func:`window_text`) or capped
+    (:func:`cap_tool_output`); no label, tool name, call or separator is counted. Characters
+    are no more than UTF-16 units or UTF-8 bytes; no message's floor depends on the others (a
+    head's is the sum of its messages', so a longer head's is no smaller), and it reads only
+    lengths: no text is copied, decoded or measured."""
+    total = 0
+    cap = MAX_TEXT_CHARS
+    for k, message in enumerate(messages):
+        if message.summary or message.synthetic:
+            continue
+        role = message.role
+        if role is _ASSISTANT:
+            total += min(len(message.text), cap) + min(len(message.reasoning), cap)
+        elif role is not _USER and role is not _SYSTEM and message.tool_result is not None:
+            output = outputs[k] if outputs is not None else None
+            chars = message.tool_result.output_chars() if output is None else len(output)
+            total += min(chars, max_output_chars)
+        else:
+            total += min(len(message.text), cap)
+    return total
+
+
+class HeadFloor:
+    """A floor of the size of the summary request of a head: :meth:`content_lengths` no more
+    than :meth:`SentHead.content_lengths` of the same head, for a ``length`` that counts each
+    character at least once (characters, UTF-16 units, UTF-8 bytes), worked out from the
+    messages' lengths alone (:func:`entries_floor`) when first asked."""
+
+    __slots__ = ("_chars", "max_output_chars", "messages", "outputs")
+
+    def __init__(
+        self,
+        messages: Sequence[Message],
+        outputs: Sequence[str | None] | None,
+        max_output_chars: int,
+    ) -> None:
+        self.messages = messages
+        self.outputs = outputs
+        self.max_output_chars = max_output_chars
+        self._chars: int | None = None
+
+    def content_lengths(self, length: Callable[[str], int]) -> list[int]:
+        """A floor of each message's ``length`` in the head's request (no separator counted)."""
+        if self._chars is None:
+            self._chars = entries_floor(self.messages, self.outputs, self.max_output_chars)
+        return [length(SYSTEM_PROMPT), transcript_length(self._chars, 0, length)]
 
 
 class EntryCache:
