@@ -66,7 +66,6 @@ from core.llm.protocol import (
 )
 from core.llm.summary_request import (
     EntryCache,
-    HeadFloor,
     MeasuredHead,
     SentHead,
     build_request,
@@ -569,9 +568,9 @@ class _Run:
     def _head_overflows_window(self) -> bool:
         """The head's counted tokens are over the window (the policy's count, known without a
         pass over the head: the conversation's before pruning, less the pinned context's and
-        the tail's): only then is a floor of its request's size worked out
-        (:meth:`_refused_at_last`; a head that fits the window is seldom refused, and its floor
-        would cost a pass over every message of it)."""
+        the tail's): only then is the shortest head allowed measured (:meth:`_refused_at_last`;
+        a head that fits the window is seldom refused, and measuring it is a pass over every
+        message of it)."""
         head = self.tokens_before - self.pinned_tokens - sum(self.tail_counts)
         return head > self.window
 
@@ -579,22 +578,26 @@ class _Run:
         self, probe: OverflowProbe, messages: list[Message], outputs: list[str | None] | None
     ) -> ContextOverflowError | None:
         """The probe's refusal of the shortest head allowed (``max_head_drops`` of the oldest
-        messages left out) when a floor of its request's size, from its messages' lengths
-        (:class:`~core.llm.summary_request.HeadFloor`), is already refused; None when it is not.
-        A longer head's floor is no smaller, so each request from the whole head down would be
-        refused: those drops are made and the refusal is the error, as :meth:`_drop_refused`
-        would end, without building or measuring the longer heads."""
+        messages left out), measured without writing its entries
+        (:class:`~core.llm.summary_request.MeasuredHead`), when it also refuses a floor of every
+        longer head's request (:meth:`~core.llm.summary_request.MeasuredHead.longer_floor`);
+        None when it does not. Each request from the whole head down would then be refused:
+        those drops are made and the refusal is the error, as :meth:`_drop_refused` would end,
+        without building the longer heads' requests."""
         drops = min(self.comp.max_head_drops, len(messages) - 1)
         if drops < 0:
             return None
-        cap = self.comp.head_tool_output_max_chars
-        shortest = messages[drops:]
-        left = outputs[drops:] if outputs is not None else None
-        if probe.refusal(HeadFloor(shortest, left, cap), self.prompt) is None:
+        shortest = MeasuredHead(
+            messages[drops:],
+            outputs[drops:] if outputs is not None else None,
+            self.comp.head_tool_output_max_chars,
+        )
+        refusal = probe.refusal(shortest, self.prompt)
+        if refusal is None or (
+            drops and probe.refusal(shortest.longer_floor(), self.prompt) is None
+        ):
             return None
-        refusal = probe.refusal(MeasuredHead(shortest, left, cap), self.prompt)
-        if refusal is not None:  # (always: the floor was refused)
-            self.dropped.extend([m.id for m in messages[:drops]])
+        self.dropped.extend([m.id for m in messages[:drops]])
         return refusal
 
     def _sent_messages(self) -> tuple[list[Message], list[str | None] | None]:

@@ -230,10 +230,10 @@ def _measured(text: str, length: Callable[[str], int]) -> int:
 
 class MeasuredHead:
     """The size of the summary request of a head, measured without writing its entries
-    (:func:`entry_length`): :meth:`content_lengths` is :meth:`SentHead.content_lengths` of the
-    same head."""
+    (:func:`entry_length`; once for each ``length`` asked): :meth:`content_lengths` is
+    :meth:`SentHead.content_lengths` of the same head."""
 
-    __slots__ = ("max_output_chars", "messages", "outputs")
+    __slots__ = ("_measured", "max_output_chars", "messages", "outputs")
 
     def __init__(
         self,
@@ -244,12 +244,17 @@ class MeasuredHead:
         self.messages = messages
         self.outputs = outputs
         self.max_output_chars = max_output_chars
+        self._measured: tuple[Callable[[str], int], int, int, int] | None = None
 
-    def content_lengths(self, length: Callable[[str], int]) -> list[int]:
-        """``length`` of the content of each message of the head's request."""
+    def _measure(self, length: Callable[[str], int]) -> tuple[int, int, int]:
+        """The ``length`` of the entries, how many are not empty, and how many are results
+        labelled ``tool`` for want of a call of the head naming them."""
+        known = self._measured
+        if known is not None and known[0] is length:
+            return known[1], known[2], known[3]
         messages, outputs, cap = self.messages, self.outputs, self.max_output_chars
         names = _call_names(messages)
-        total = nonempty = 0
+        total = nonempty = unnamed = 0
         for k, message in enumerate(messages):
             size = entry_length(
                 message, names, cap, length, output=outputs[k] if outputs is not None else None
@@ -257,61 +262,39 @@ class MeasuredHead:
             if size:
                 total += size
                 nonempty += 1
-        return [length(SYSTEM_PROMPT), transcript_length(total, nonempty, length)]
-
-
-def entries_floor(
-    messages: Sequence[Message], outputs: Sequence[str | None] | None, max_output_chars: int
-) -> int:
-    """A lower bound of the characters of the entries :func:`serialize_message` writes for
-    ``messages`` (``outputs[k]`` standing in for the output of message ``k`` when given and not
-    None): the characters each entry carries of its message's text, reasoning or tool output,
-    each at least ``min(len, cap)`` of them once windowed (:func:`window_text`) or capped
-    (:func:`cap_tool_output`); no label, tool name, call or separator is counted. Characters
-    are no more than UTF-16 units or UTF-8 bytes; no message's floor depends on the others (a
-    head's is the sum of its messages', so a longer head's is no smaller), and it reads only
-    lengths: no text is copied, decoded or measured."""
-    total = 0
-    cap = MAX_TEXT_CHARS
-    for k, message in enumerate(messages):
-        if message.summary or message.synthetic:
-            continue
-        role = message.role
-        if role is _ASSISTANT:
-            total += min(len(message.text), cap) + min(len(message.reasoning), cap)
-        elif role is not _USER and role is not _SYSTEM and message.tool_result is not None:
-            output = outputs[k] if outputs is not None else None
-            chars = message.tool_result.output_chars() if output is None else len(output)
-            total += min(chars, max_output_chars)
-        else:
-            total += min(len(message.text), cap)
-    return total
-
-
-class HeadFloor:
-    """A floor of the size of the summary request of a head: :meth:`content_lengths` no more
-    than :meth:`SentHead.content_lengths` of the same head, for a ``length`` that counts each
-    character at least once (characters, UTF-16 units, UTF-8 bytes), worked out from the
-    messages' lengths alone (:func:`entries_floor`) when first asked."""
-
-    __slots__ = ("_chars", "max_output_chars", "messages", "outputs")
-
-    def __init__(
-        self,
-        messages: Sequence[Message],
-        outputs: Sequence[str | None] | None,
-        max_output_chars: int,
-    ) -> None:
-        self.messages = messages
-        self.outputs = outputs
-        self.max_output_chars = max_output_chars
-        self._chars: int | None = None
+                result = message.tool_result
+                if result is not None and not result.tool_name and not names.get(result.call_id):
+                    unnamed += 1
+        self._measured = (length, total, nonempty, unnamed)
+        return total, nonempty, unnamed
 
     def content_lengths(self, length: Callable[[str], int]) -> list[int]:
-        """A floor of each message's ``length`` in the head's request (no separator counted)."""
-        if self._chars is None:
-            self._chars = entries_floor(self.messages, self.outputs, self.max_output_chars)
-        return [length(SYSTEM_PROMPT), transcript_length(self._chars, 0, length)]
+        """``length`` of the content of each message of the head's request."""
+        total, nonempty, _unnamed = self._measure(length)
+        return [length(SYSTEM_PROMPT), transcript_length(total, nonempty, length)]
+
+    def longer_floor(self) -> LongerHeadFloor:
+        """A floor of the size of the request of any head that ends with this one."""
+        return LongerHeadFloor(self)
+
+
+class LongerHeadFloor:
+    """A floor of the size of the request of any head that ends with a measured head (older
+    messages before it): each of the measured head's entries is in it, as long but for a
+    result labelled ``tool`` for want of a call naming it, which an older call may name with a
+    shorter name (no shorter than nothing: ``tool``'s length less); entries and separators
+    are only added."""
+
+    __slots__ = ("head",)
+
+    def __init__(self, head: MeasuredHead) -> None:
+        self.head = head
+
+    def content_lengths(self, length: Callable[[str], int]) -> list[int]:
+        """A floor of each message's ``length`` in such a head's request."""
+        total, nonempty, unnamed = self.head._measure(length)
+        entries = total - unnamed * length("tool")
+        return [length(SYSTEM_PROMPT), transcript_length(entries, nonempty, length)]
 
 
 class EntryCache:

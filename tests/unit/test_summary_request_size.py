@@ -18,7 +18,7 @@ from core.llm.protocol import (
     OverflowProbe,
     Summarizer,
 )
-from core.llm.summary_request import HeadFloor, MeasuredHead, SentHead
+from core.llm.summary_request import MeasuredHead, SentHead
 from core.llm.summary_templates import TEMPLATES, build_transcript
 from core.model.session import Message, Role, ToolCall, ToolResult
 from core.model.tokens import get_counter, utf8_length, utf16_length
@@ -170,7 +170,7 @@ def test_compaction_with_the_probe_is_compaction_sending_every_request(
     probed = MockSummarizer(context_limit_tokens=limit)
     unprobed = MockSummarizer(context_limit_tokens=limit)
     assert isinstance(probed, OverflowProbe) and not isinstance(Forwarding(unprobed), OverflowProbe)
-    # (a window the head is counted over: a floor of its request's size is worked out)
+    # (a window the head is counted over: the shortest head allowed is measured first)
     for window in (30_000, limit):
         assert _outcome(messages, pol, probed, window) == _outcome(
             messages, pol, Forwarding(unprobed), window
@@ -227,10 +227,10 @@ def test_a_request_is_not_built_for_each_message_left_out(
 def test_no_request_is_built_when_every_drop_allowed_still_overflows(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A floor of the shortest head allowed (``max_head_drops``) is refused: no request is
-    built nor sent, and the probe's refusal of that head is the error, with the same words and
-    figures as when each request is built and sent (before, the whole head's request was built
-    and sent, and before that every shorter one too)."""
+    """The shortest head allowed (``max_head_drops``), measured, and a floor of every longer
+    one are refused: no request is built nor sent, and the probe's refusal of that head is the
+    error, with the same words and figures as when each request is built and sent (before,
+    the whole head's request was built and sent, and before that every shorter one too)."""
     messages, pol, limit = _overflow_case()
     pol.compaction.max_head_drops = 3
     built: list[int] = []
@@ -257,42 +257,33 @@ def test_no_request_is_built_when_every_drop_allowed_still_overflows(
 
 @settings(max_examples=300, deadline=None)
 @given(heads(), st.sampled_from(LENGTHS))
-def test_the_floor_is_no_more_than_the_built_request_at_every_drop(
+def test_the_floor_of_longer_heads_is_no_more_than_any_of_their_built_requests(
     head: tuple[list[Message], list[str | None] | None, int, bool],
     length: Callable[[str], int],
 ) -> None:
     messages, outputs, cap, _cached = head
     for k in range(len(messages)):
         left = outputs[k:] if outputs is not None else None
-        floor = HeadFloor(messages[k:], left, cap).content_lengths(length)
-        built = [length(m.content) for m in SentHead(messages[k:], left, cap, None).request()]
-        assert len(floor) == len(built)
-        assert all(f <= b for f, b in zip(floor, built, strict=True))
-        if k:  # (a longer head's floor is no smaller)
-            longer = HeadFloor(messages[k - 1 :], outputs[k - 1 :] if outputs else None, cap)
-            assert longer.content_lengths(length)[1] >= floor[1]
+        floor = MeasuredHead(messages[k:], left, cap).longer_floor().content_lengths(length)
+        for j in range(k + 1):  # (the head itself and each longer one ending with it)
+            longer = outputs[j:] if outputs is not None else None
+            request = SentHead(messages[j:], longer, cap, None).request()
+            assert all(f <= length(m.content) for f, m in zip(floor, request, strict=True))
 
 
-def test_the_floor_counts_the_windowed_and_capped_characters() -> None:
-    """Each message's text, reasoning and output as many characters as the request carries of
-    them at least (a long text windowed, a long output capped), nothing else."""
-    big = "é" * (summary_request.MAX_TEXT_CHARS + 10)
+def test_the_floor_of_longer_heads_allows_for_a_result_an_older_call_names() -> None:
+    """A result that names no tool is labelled ``tool`` in a head without its call, and by the
+    call's (shorter) name in a longer one: the floor takes ``tool``'s length off."""
     messages = [
-        Message(index=0, id="u", role=Role.USER, text="hello"),
-        Message(index=1, id="a", role=Role.ASSISTANT, text=big, reasoning="why"),
-        Message(
-            index=2,
-            id="t",
-            role=Role.TOOL,
-            tool_result=ToolResult(call_id="c0", tool_name="grep", output="x" * 50),
-        ),
-        Message(index=3, id="s", role=Role.USER, text="earlier", summary=True),
+        Message(index=0, id="a", role=Role.ASSISTANT, tool_calls=[ToolCall(id="c0", name="x")]),
+        Message(index=1, id="t", role=Role.TOOL, tool_result=ToolResult(call_id="c0", output="o")),
     ]
-    expected = 5 + summary_request.MAX_TEXT_CHARS + 3 + 20
-    assert summary_request.entries_floor(messages, None, 20) == expected
-    assert summary_request.entries_floor(messages, [None, None, "[pruned]", None], 20) == (
-        expected - 20 + len("[pruned]")
-    )
+    shortest = MeasuredHead(messages[1:], None, 10)
+    whole = [len(m.content) for m in SentHead(messages, None, 10, None).request()]
+    alone = shortest.content_lengths(len)
+    assert shortest.longer_floor().content_lengths(len) == [alone[0], alone[1] - len("tool")]
+    # (in the longer head the result's entry is 3 shorter; the call's entry and a separator added)
+    assert whole[1] == alone[1] - 3 + len("[Tool call]: x") + 2
 
 
 @settings(max_examples=300, deadline=None)
