@@ -319,6 +319,9 @@ def test_an_entry_measured_is_the_entry_written_for_windowed_texts_and_cut_outpu
                 ToolCall(id="c1", name="bash", arguments=""),
                 ToolCall(id="c2", name="bash ", arguments="ls \t"),
                 ToolCall(id="c3", name="grep", arguments={"pattern": big}),
+                ToolCall(id="c4", name="edit", arguments={"path": "a→b", "n": [1, 2.5]}),
+                ToolCall(id="c5", name="edit", arguments={"sizes": {1, 2}}),  # (not JSON)
+                ToolCall(id="c6", name="édit", arguments={}),
             ],
         ),
         Message(index=3, id="t", role=Role.TOOL, text=big),
