@@ -66,7 +66,6 @@ from core.llm.protocol import (
 )
 from core.llm.summary_request import (
     EntryCache,
-    MeasuredHead,
     SentHead,
     build_request,
     cap_tool_output,
@@ -579,14 +578,16 @@ class _Run:
     ) -> ContextOverflowError | None:
         """The probe's refusal of the shortest head allowed (``max_head_drops`` of the oldest
         messages left out), measured without writing its entries
-        (:class:`~core.llm.summary_request.MeasuredHead`), when it also refuses a floor of every
-        longer head's request (:meth:`~core.llm.summary_request.MeasuredHead.longer_floor`);
+        (:class:`~core.llm.summary_size.MeasuredHead`), when it also refuses a floor of every
+        longer head's request (:meth:`~core.llm.summary_size.MeasuredHead.longer_floor`);
         None when it does not. Each request from the whole head down would then be refused:
         those drops are made and the refusal is the error, as :meth:`_drop_refused` would end,
         without building the longer heads' requests."""
         drops = min(self.comp.max_head_drops, len(messages) - 1)
         if drops < 0:
             return None
+        from core.llm.summary_size import MeasuredHead  # (only a head over the window)
+
         shortest = MeasuredHead(
             messages[drops:],
             outputs[drops:] if outputs is not None else None,

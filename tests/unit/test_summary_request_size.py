@@ -18,7 +18,8 @@ from core.llm.protocol import (
     OverflowProbe,
     Summarizer,
 )
-from core.llm.summary_request import MeasuredHead, SentHead
+from core.llm.summary_request import SentHead
+from core.llm.summary_size import MeasuredHead, entry_length
 from core.llm.summary_templates import TEMPLATES, build_transcript
 from core.model.session import Message, Role, ToolCall, ToolResult
 from core.model.tokens import get_counter, utf8_length, utf16_length
@@ -341,6 +342,8 @@ def test_an_entry_measured_is_the_entry_written_for_windowed_texts_and_cut_outpu
                 if output is not None and message.tool_result is None:
                     continue
                 entry = summary_request.serialize_message(message, names, cap, output=output)
-                assert summary_request.entry_length(
-                    message, names, cap, length, output=output
-                ) == length(entry), (message.id, cap, output)
+                assert entry_length(message, names, cap, length, output=output) == length(entry), (
+                    message.id,
+                    cap,
+                    output,
+                )
