@@ -374,6 +374,8 @@ class _Run:
         self.head: list[Message] = []
         self.tail: list[Message] = []
         self.tail_counts: list[int] = []
+        self.window = 0
+        """The context window of the compaction (set by :meth:`steps`)."""
         # Set by summarise():
         self.updating = False
         self.prompt = ""
@@ -393,6 +395,7 @@ class _Run:
         """Prune, choose the head and summarise it: the summariser's reply, or None when there
         is nothing to compact (:attr:`nothing_reason` says why)."""
         self.prune(now_ms)
+        self.window = window
         self.nothing_reason = self.choose_head(window)
         if self.nothing_reason is not None:
             return None
@@ -508,8 +511,13 @@ class _Run:
         self.updating = previous is not None and bool(previous.strip())
         self.prompt = get_template(comp.template).prompt(previous if self.updating else None)
         self.max_tokens = self.policy.llm.max_tokens or comp.summary_max_tokens
-        sent = self._sent_head(entry_cache)
+        messages, outputs = self._sent_messages()
         probe = summarizer if isinstance(summarizer, OverflowProbe) else None
+        if probe is not None and self._head_overflows_window():
+            doomed = self._refused_at_last(probe, messages, outputs)
+            if doomed is not None:
+                raise self._too_large(doomed) from doomed
+        sent = SentHead(messages, outputs, self.comp.head_tool_output_max_chars, entry_cache)
         while True:
             self.request = []  # (the refused request's transcript goes before the next is built)
             self.request = sent.request()
@@ -556,10 +564,47 @@ class _Run:
             self.dropped.append(sent.drop_oldest())
             refusal = probe.refusal(sent, self.prompt) if probe is not None else None
 
-    def _sent_head(self, entry_cache: EntryCache | None) -> SentHead:
+    def _head_overflows_window(self) -> bool:
+        """The head's counted tokens are over the window (the policy's count, known without a
+        pass over the head: the conversation's before pruning, less the pinned context's and
+        the tail's): only then is the shortest head allowed measured (:meth:`_refused_at_last`;
+        a head that fits the window is seldom refused, and measuring it is a pass over every
+        message of it)."""
+        head = self.tokens_before - self.pinned_tokens - sum(self.tail_counts)
+        return head > self.window
+
+    def _refused_at_last(
+        self, probe: OverflowProbe, messages: list[Message], outputs: list[str | None] | None
+    ) -> ContextOverflowError | None:
+        """The probe's refusal of the shortest head allowed (``max_head_drops`` of the oldest
+        messages left out), measured without writing its entries
+        (:class:`~core.llm.summary_size.MeasuredHead`), when it also refuses a floor of every
+        longer head's request (:meth:`~core.llm.summary_size.MeasuredHead.longer_floor`);
+        None when it does not. Each request from the whole head down would then be refused:
+        those drops are made and the refusal is the error, as :meth:`_drop_refused` would end,
+        without building the longer heads' requests."""
+        drops = min(self.comp.max_head_drops, len(messages) - 1)
+        if drops < 0:
+            return None
+        from core.llm.summary_size import MeasuredHead  # (only a head over the window)
+
+        shortest = MeasuredHead(
+            messages[drops:],
+            outputs[drops:] if outputs is not None else None,
+            self.comp.head_tool_output_max_chars,
+        )
+        refusal = probe.refusal(shortest, self.prompt)
+        if refusal is None or (
+            drops and probe.refusal(shortest.longer_floor(), self.prompt) is None
+        ):
+            return None
+        self.dropped.extend([m.id for m in messages[:drops]])
+        return refusal
+
+    def _sent_messages(self) -> tuple[list[Message], list[str | None] | None]:
         """The head messages the request carries (earlier summaries and continue-nudges carry
-        nothing), each with the placeholder standing in for its output where an outline did not
-        make its pruned copy."""
+        nothing), and the placeholder standing in for the output of each where an outline did
+        not make its pruned copy (None: no stand-ins)."""
         working, messages, plan = self.working, self.messages, self.plan
         send_at = [i for i in self.head_at if not (m := working[i]).summary and not m.synthetic]
         outputs: list[str | None] | None = None
@@ -568,12 +613,7 @@ class _Run:
                 plan.placeholder if working[i] is messages[i] and i in plan.pruned_set else None
                 for i in send_at
             ]
-        return SentHead(
-            [working[i] for i in send_at],
-            outputs,
-            self.comp.head_tool_output_max_chars,
-            entry_cache,
-        )
+        return [working[i] for i in send_at], outputs
 
     def _too_large(self, exc: ContextOverflowError) -> CompactionError:
         dropped, limit = len(self.dropped), self.comp.max_head_drops

@@ -105,7 +105,9 @@ class OverflowProbe(Protocol):
     def refusal(self, request: SizedRequest, prompt: str) -> ContextOverflowError | None:
         """The :class:`ContextOverflowError` that :meth:`Summarizer.summarize` of ``request``
         and ``prompt`` would raise (the same words), or None when it would not (and do nothing
-        else)."""
+        else). A refusal follows the lengths: a request none of whose lengths is shorter than
+        those of one refused is refused too (so a floor of a request's lengths refused says the
+        request would be)."""
         ...
 
 

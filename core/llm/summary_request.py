@@ -5,7 +5,8 @@ Each head message becomes an entry in the labelled layout of :mod:`core.llm.summ
 saying how many were cut (:func:`cap_tool_output`); the request is the system prompt and the
 transcript (:func:`build_request`). :class:`EntryCache` keeps serialised entries across the
 compactions of one session; :class:`SentHead` is the head of one request, which a compaction
-shortens by its oldest message while the request overflows the summariser's context.
+shortens by its oldest message while the request overflows the summariser's context; its
+size without its entries written is :mod:`core.llm.summary_size`'s.
 """
 
 from __future__ import annotations
@@ -105,6 +106,8 @@ def serialize_message(
 
     ``output`` stands in for a tool result's output (a pruned output's placeholder, when the
     pruned copy was not made); the result's own output is cut by :func:`capped_result_output`.
+    :func:`core.llm.summary_size.entry_length` measures this entry without writing it: a
+    change of the layout here is made there too (a hypothesis test holds the two equal).
     """
     if message.summary or message.synthetic:
         return ""  # earlier summaries travel in the prompt; continue-nudges carry nothing
@@ -217,7 +220,7 @@ class EntryCache:
                     name = result.tool_name
                     if not name:
                         if names is None:
-                            names = _call_names(head)
+                            names = call_names(head)
                         name = names.get(result.call_id) or "tool"
                 elif role is not assistant:
                     # User, system, or a tool message without a result: no tool name needed.
@@ -258,7 +261,7 @@ _NO_NAMES: dict[str, str] = {}
 """Call names for entries that name no tool (never written to)."""
 
 
-def _call_names(head: Sequence[Message]) -> dict[str, str]:
+def call_names(head: Sequence[Message]) -> dict[str, str]:
     """Tool call id -> tool name, over the head (how a result that does not name its tool is
     labelled)."""
     return {call.id: call.name for m in head for call in m.tool_calls}
@@ -289,7 +292,7 @@ def _head_entries(
     """The transcript entry of each head message (see :func:`build_request`)."""
     if cache is not None:
         return cache.entries(head, None, max_output_chars, outputs)
-    names = _call_names(head)
+    names = call_names(head)
     stand_ins = outputs if outputs is not None else [None] * len(head)
     return [
         serialize_message(m, names, max_output_chars, output=o)

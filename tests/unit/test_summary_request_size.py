@@ -19,6 +19,7 @@ from core.llm.protocol import (
     Summarizer,
 )
 from core.llm.summary_request import SentHead
+from core.llm.summary_size import MeasuredHead, entry_length
 from core.llm.summary_templates import TEMPLATES, build_transcript
 from core.model.session import Message, Role, ToolCall, ToolResult
 from core.model.tokens import get_counter, utf8_length, utf16_length
@@ -29,7 +30,7 @@ from tests.support.summarizers import Forwarding
 LENGTHS: tuple[Callable[[str], int], ...] = (utf16_length, utf8_length, len)
 CALL_IDS = ("c0", "c1", "c2")
 
-_texts = st.text(alphabet="ab é\n[]😀:", max_size=40)
+_texts = st.text(alphabet="ab é\n[]😀:→\t", max_size=40)
 
 
 @st.composite
@@ -46,7 +47,7 @@ def _message(draw: st.DrawFn, index: int) -> Message:
                     ToolCall,
                     id=st.sampled_from(CALL_IDS),
                     name=st.sampled_from(["read", "bash"]),
-                    arguments=st.one_of(st.none(), st.fixed_dictionaries({"path": _texts})),
+                    arguments=st.one_of(st.none(), st.fixed_dictionaries({"path": _texts}), _texts),
                 ),
                 max_size=2,
             )
@@ -119,11 +120,13 @@ def test_the_mock_refuses_exactly_the_requests_it_says_it_would(
         sent.drop_oldest()
 
 
-def _outcome(messages: list[Message], pol: Policy, summarizer: Summarizer) -> object:
+def _outcome(
+    messages: list[Message], pol: Policy, summarizer: Summarizer, window: int = 30_000
+) -> object:
     """What a compaction gave, without its timings."""
     try:
         result: CompactionResult = compact_sync(
-            messages, pol, summarizer, window=30_000, counter=get_counter("chars/4")
+            messages, pol, summarizer, window=window, counter=get_counter("chars/4")
         )
     except CompactionError as exc:
         return (str(exc), exc.dropped_head_messages, exc.too_large, exc.head_may_shrink)
@@ -168,8 +171,12 @@ def test_compaction_with_the_probe_is_compaction_sending_every_request(
     probed = MockSummarizer(context_limit_tokens=limit)
     unprobed = MockSummarizer(context_limit_tokens=limit)
     assert isinstance(probed, OverflowProbe) and not isinstance(Forwarding(unprobed), OverflowProbe)
-    assert _outcome(messages, pol, probed) == _outcome(messages, pol, Forwarding(unprobed))
-    assert probed.calls == unprobed.calls
+    # (a window the head is counted over: the shortest head allowed is measured first)
+    for window in (30_000, limit):
+        assert _outcome(messages, pol, probed, window) == _outcome(
+            messages, pol, Forwarding(unprobed), window
+        )
+        assert probed.calls == unprobed.calls
 
 
 def _overflow_case() -> tuple[list[Message], Policy, int]:
@@ -218,13 +225,13 @@ def test_a_request_is_not_built_for_each_message_left_out(
     assert built == [len(messages), len(messages) - 5]
 
 
-def test_the_last_request_is_not_built_when_every_drop_allowed_still_overflows(
+def test_no_request_is_built_when_every_drop_allowed_still_overflows(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The probe says it would refuse every shorter head up to ``max_head_drops``: only the
-    whole head's request is built and sent, and the probe's refusal of the last is the error,
-    with the same words and figures as when each request is built and sent (before, the last
-    request was built and sent for its refusal)."""
+    """The shortest head allowed (``max_head_drops``), measured, and a floor of every longer
+    one are refused: no request is built nor sent, and the probe's refusal of that head is the
+    error, with the same words and figures as when each request is built and sent (before,
+    the whole head's request was built and sent, and before that every shorter one too)."""
     messages, pol, limit = _overflow_case()
     pol.compaction.max_head_drops = 3
     built: list[int] = []
@@ -240,10 +247,103 @@ def test_the_last_request_is_not_built_when_every_drop_allowed_still_overflows(
         Forwarding(MockSummarizer(context_limit_tokens=limit)),
     ):
         with pytest.raises(CompactionError) as info:
-            compact_sync(messages, pol, summarizer, window=30_000, counter=get_counter("chars/4"))
+            compact_sync(messages, pol, summarizer, window=limit, counter=get_counter("chars/4"))
         errors.append((str(info.value), info.value.dropped_head_messages, info.value.too_large))
         if len(errors) == 1:
-            assert built == [len(messages)]
+            assert built == []
     assert errors[0] == errors[1]
     assert errors[0][1:] == (3, True)
-    assert built == [len(messages), len(messages), *(len(messages) - k for k in (1, 2, 3))]
+    assert built == [len(messages), *(len(messages) - k for k in (1, 2, 3))]
+
+
+@settings(max_examples=300, deadline=None)
+@given(heads(), st.sampled_from(LENGTHS))
+def test_the_floor_of_longer_heads_is_no_more_than_any_of_their_built_requests(
+    head: tuple[list[Message], list[str | None] | None, int, bool],
+    length: Callable[[str], int],
+) -> None:
+    messages, outputs, cap, _cached = head
+    for k in range(len(messages)):
+        left = outputs[k:] if outputs is not None else None
+        floor = MeasuredHead(messages[k:], left, cap).longer_floor().content_lengths(length)
+        for j in range(k + 1):  # (the head itself and each longer one ending with it)
+            longer = outputs[j:] if outputs is not None else None
+            request = SentHead(messages[j:], longer, cap, None).request()
+            assert all(f <= length(m.content) for f, m in zip(floor, request, strict=True))
+
+
+def test_the_floor_of_longer_heads_allows_for_a_result_an_older_call_names() -> None:
+    """A result that names no tool is labelled ``tool`` in a head without its call, and by the
+    call's (shorter) name in a longer one: the floor takes ``tool``'s length off."""
+    messages = [
+        Message(index=0, id="a", role=Role.ASSISTANT, tool_calls=[ToolCall(id="c0", name="x")]),
+        Message(index=1, id="t", role=Role.TOOL, tool_result=ToolResult(call_id="c0", output="o")),
+    ]
+    shortest = MeasuredHead(messages[1:], None, 10)
+    whole = [len(m.content) for m in SentHead(messages, None, 10, None).request()]
+    alone = shortest.content_lengths(len)
+    assert shortest.longer_floor().content_lengths(len) == [alone[0], alone[1] - len("tool")]
+    # (in the longer head the result's entry is 3 shorter; the call's entry and a separator added)
+    assert whole[1] == alone[1] - 3 + len("[Tool call]: x") + 2
+
+
+@settings(max_examples=300, deadline=None)
+@given(heads(), st.sampled_from(LENGTHS))
+def test_a_head_measured_without_its_entries_is_the_built_request_at_every_drop(
+    head: tuple[list[Message], list[str | None] | None, int, bool],
+    length: Callable[[str], int],
+) -> None:
+    messages, outputs, cap, _cached = head
+    for k in range(len(messages)):
+        left = outputs[k:] if outputs is not None else None
+        built = [length(m.content) for m in SentHead(messages[k:], left, cap, None).request()]
+        assert MeasuredHead(messages[k:], left, cap).content_lengths(length) == built
+
+
+@pytest.mark.parametrize("length", LENGTHS)
+def test_an_entry_measured_is_the_entry_written_for_windowed_texts_and_cut_outputs(
+    length: Callable[[str], int],
+) -> None:
+    big = "ab→😀 " * (summary_request.MAX_TEXT_CHARS // 4)
+    names = {"c0": "read"}
+    messages = [
+        Message(index=0, id="u", role=Role.USER, text=big),
+        Message(index=1, id="s", role=Role.SYSTEM, text=big + "x"),
+        Message(
+            index=2,
+            id="a",
+            role=Role.ASSISTANT,
+            text=big,
+            reasoning="r",
+            tool_calls=[
+                ToolCall(id="c0", name="read", arguments=big),
+                ToolCall(id="c1", name="bash", arguments=""),
+                ToolCall(id="c2", name="bash ", arguments="ls \t"),
+                ToolCall(id="c3", name="grep", arguments={"pattern": big}),
+                ToolCall(id="c4", name="edit", arguments={"path": "a→b", "n": [1, 2.5]}),
+                ToolCall(id="c5", name="edit", arguments={"sizes": {1, 2}}),  # (not JSON)
+                ToolCall(id="c6", name="édit", arguments={}),
+            ],
+        ),
+        Message(index=3, id="t", role=Role.TOOL, text=big),
+        Message(
+            index=4,
+            id="r",
+            role=Role.TOOL,
+            tool_result=ToolResult(call_id="c0", output="x→😀" * 900, is_error=True),
+        ),
+        Message(
+            index=5, id="q", role=Role.TOOL, tool_result=ToolResult(call_id="c9", output="é" * 9)
+        ),
+    ]
+    for cap in (0, 5, 2_000, 3_000):
+        for message in messages:
+            for output in (None, "[pruned]", "p" * 2_500):
+                if output is not None and message.tool_result is None:
+                    continue
+                entry = summary_request.serialize_message(message, names, cap, output=output)
+                assert entry_length(message, names, cap, length, output=output) == length(entry), (
+                    message.id,
+                    cap,
+                    output,
+                )
