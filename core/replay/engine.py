@@ -198,7 +198,10 @@ class Replayer:
         """Count the lines of every tool output now, a stretch at a time (a run waiting for
         the lock gets it between two), unless ``cancel`` is set: a change of a line limit then
         reads no output (the TUI calls this while it waits for the user; a one-shot command,
-        which replays once, does not)."""
+        which replays once, does not). Then, likewise, the recorded side's figures as the
+        arrays a run following an earlier one adds to (:meth:`RecordedSide.lane_columns`: 2
+        lists of 10^5 calls copied, otherwise in the first limit change that moves a
+        compaction)."""
         with self._lock:
             todo = self._truncations.uncounted_lines()
         for start in range(0, len(todo), _LINES_AT_ONCE):
@@ -208,6 +211,11 @@ class Replayer:
                 self._truncations.count_lines(todo[start : start + _LINES_AT_ONCE])
         with self._lock:
             self._truncations.keep_by_lines()
+        if cancel is not None and cancel.is_set():
+            return
+        with self._lock:
+            for side in list(self._sides.values()):
+                side.lane_columns()
 
     def release_compaction_caches(self) -> None:
         """Drop the serialised head entries kept to make later compactions cheap (up to

@@ -10,6 +10,7 @@ of a series of changes (each resumed from the runs before it, as in the TUI).
 
 from __future__ import annotations
 
+import threading
 from array import array
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +23,7 @@ from core.model.session import Provenance, Session
 from core.policy import Policy, get_preset
 from core.replay import Replayer, shifted
 from core.replay.incremental import can_follow, policy_key
+from core.replay.recorded import RecordedSide
 from core.replay.state import CHECKS_NOW, CheckColumns, CheckRows, State, Trace, new_check
 from tests.support.builders import SessionBuilder, text_of_tokens
 from tests.support.paths import REPO
@@ -393,6 +395,42 @@ def test_a_protected_turns_change_makes_its_stretch_a_column_at_once(
     policy = _set(base, "pruning.protect_turns", 4)
     replayer.run(policy)
     assert max(stop - first for _follower, first, stop in followers) > 100
+    monkeypatch.undo()
+    assert walked(_trace(replayer, policy)) == walked(_full_walk(session, policy))
+
+
+def test_the_lane_columns_are_made_while_the_tui_waits_and_then_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``count_output_lines`` (what the TUI runs once a result is shown) makes the recorded
+    side's lane columns too (not cancelled): the protected-turns change that follows reads those
+    arrays, makes none, and leaves a full walk's trace; cancelled, it makes none."""
+    session = _long_tail(80)
+    base = get_preset("seed")
+    replayer = Replayer(session)
+    replayer.run(base)
+    [side] = replayer._sides.values()
+    assert side._lane_columns is None  # (the first run, following nothing, needs none)
+    cancel = threading.Event()
+    cancel.set()
+    replayer.count_output_lines(cancel)
+    assert side._lane_columns is None
+    replayer.count_output_lines()
+    made = side._lane_columns
+    assert made and list(made[0]) == side.baseline and list(made[1]) == side.baseline_after
+    read: list[object] = []
+    columns = RecordedSide.lane_columns
+
+    def counted(self: RecordedSide) -> Any:
+        answer = columns(self)
+        read.append(answer)
+        return answer
+
+    monkeypatch.setattr(RecordedSide, "lane_columns", counted)
+    policy = _set(base, "pruning.protect_turns", 4)
+    replayer.run(policy)
+    assert read and all(answer is None or answer == made for answer in read)
+    assert side._lane_columns is made  # (not made again)
     monkeypatch.undo()
     assert walked(_trace(replayer, policy)) == walked(_full_walk(session, policy))
 

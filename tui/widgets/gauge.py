@@ -21,8 +21,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import reduce
-from operator import or_
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.cells import cell_len
@@ -632,7 +630,7 @@ class TokenGauge(Widget, can_focus=True):
     def _legend(self, width: int) -> Text:
         """The legend: both series, threshold and reserve, markers (shortened to fit ``width``)."""
         series = self.series
-        every_flag = reduce(or_, set(series.flags), 0)  # (the flags of every call: a few values)
+        every_flag = series.every_flag()
         items: list[tuple[str, str, tuple[str, str, str]]] = [
             ("█", "recorded", ("recorded", "recorded", "rec")),
         ]

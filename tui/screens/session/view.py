@@ -21,6 +21,7 @@ from textual.widgets import Input, Label
 
 from core.model.session import Session
 from core.policy import Policy
+from tui.columns import forget_marks
 from tui.growing_file import LiveFile
 from tui.messages import JumpToMessage
 from tui.screen_state import SessionState
@@ -333,6 +334,7 @@ class SessionView(Screen[str | None]):
         (a worker still running holds what it was given until it ends, then frees it)."""
         self.state = None
         self.initial_session = None
+        forget_marks()
         if self._list is not None:
             self._list.set_state(None)
         if self._detail is not None:
