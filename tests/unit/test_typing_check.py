@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import typing
+from collections.abc import Iterator
 from typing import Any, ForwardRef
 
 import pytest
@@ -18,8 +19,16 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _installed() -> None:
+def _installed() -> Iterator[None]:
+    """Installed for this module's tests only: the worker's other tests see typing's own."""
     typing_check.install()
+    yield
+    typing_check.uninstall()
+
+
+def _original() -> Any:
+    """The standard library's ``_type_check``, which the installed one wraps."""
+    return typing._type_check.__wrapped__  # type: ignore[attr-defined]
 
 
 def _outcome(check: Any, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
@@ -64,7 +73,7 @@ def test_installed_once() -> None:
     assert getattr(fast, "text_fast_path", False)
     typing_check.install()
     assert typing._type_check is fast  # type: ignore[attr-defined]
-    assert typing_check.original_type_check() is not fast
+    assert _original() is not fast
 
 
 @given(
@@ -76,7 +85,7 @@ def test_installed_once() -> None:
 def test_a_text_is_checked_as_the_standard_library_does(
     text: str, is_argument: bool, module: str | None, special: bool
 ) -> None:
-    original = typing_check.original_type_check()
+    original = _original()
     args = (text, "a message.", is_argument, module)
     assert _outcome(typing._type_check, *args, allow_special_forms=special) == _outcome(  # type: ignore[attr-defined]
         original, *args, allow_special_forms=special
@@ -90,7 +99,7 @@ def test_a_text_is_checked_as_the_standard_library_does(
 )
 @pytest.mark.parametrize("special", [False, True])
 def test_anything_else_is_asked_of_the_original(arg: Any, special: bool) -> None:
-    original = typing_check.original_type_check()
+    original = _original()
     assert _outcome(typing._type_check, arg, "m.", allow_special_forms=special) == _outcome(  # type: ignore[attr-defined]
         original, arg, "m.", allow_special_forms=special
     )
@@ -113,7 +122,7 @@ def test_a_typed_dictionary_made_with_either_is_the_same() -> None:
     """What pydantic-core's schema dictionaries are: their annotations, required and optional
     keys as the standard library's check makes them."""
     fast = typing._type_check  # type: ignore[attr-defined]
-    typing._type_check = typing_check.original_type_check()  # type: ignore[attr-defined]
+    typing._type_check = _original()  # type: ignore[attr-defined]
     try:
         slow = _schema_class()
     finally:
@@ -125,3 +134,16 @@ def test_a_typed_dictionary_made_with_either_is_the_same() -> None:
         slow.__required_keys__,
         slow.__optional_keys__,
     )
+
+
+def test_uninstalled_typing_has_its_own_check_back() -> None:
+    fast = typing._type_check  # type: ignore[attr-defined]
+    typing_check.uninstall()
+    try:
+        assert typing._type_check is fast.__wrapped__  # type: ignore[attr-defined]
+        assert not getattr(typing._type_check, "text_fast_path", False)  # type: ignore[attr-defined]
+        typing_check.uninstall()  # (a second time: nothing to give back)
+        assert typing._type_check is fast.__wrapped__  # type: ignore[attr-defined]
+    finally:
+        typing_check.install()
+    assert getattr(typing._type_check, "text_fast_path", False)  # type: ignore[attr-defined]

@@ -20,8 +20,6 @@ CHECKED_VERSIONS = frozenset({(3, 11)})
 """The Pythons whose ``_type_check`` was read to answer a text so (their reference is made by
 ``_type_convert`` as here, and nothing after it can turn it into anything else)."""
 
-_ORIGINAL: dict[str, Any] = {}
-
 
 def install() -> None:
     """Make ``typing._type_check`` answer a text's reference directly (once; another Python's
@@ -33,7 +31,6 @@ def install() -> None:
         or sys.version_info[:2] not in CHECKED_VERSIONS
     ):
         return
-    _ORIGINAL["check"] = original
 
     def _type_check(
         arg: Any,
@@ -52,6 +49,8 @@ def install() -> None:
     typing._type_check = _type_check  # type: ignore[attr-defined]
 
 
-def original_type_check() -> Any:
-    """``typing._type_check`` as the standard library wrote it."""
-    return _ORIGINAL.get("check", getattr(typing, "_type_check", None))
+def uninstall() -> None:
+    """Give :mod:`typing` its own ``_type_check`` back (what :func:`install` wrapped)."""
+    check = getattr(typing, "_type_check", None)
+    if getattr(check, "text_fast_path", False):
+        typing._type_check = check.__wrapped__  # type: ignore[attr-defined,union-attr]
