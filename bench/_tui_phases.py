@@ -5,8 +5,12 @@ machine nearly all of it is CPU time of one thread or another (they share one in
 splits that CPU time: the loader's thread (the first part, the whole file, what it works out
 beside it), the replay's thread, and the interface thread before, during and after the read of
 the whole file; with the page faults of the read, the frames and progress reports drawn while it
-ran, and the collector's passes. It wraps the functions the app calls by name (in the benchmark's
-child process only, and only with ``--phases``): nothing it does runs otherwise.
+ran, and the collector's passes; the loader's waits during the read (its voluntary context
+switches: mostly for the interpreter the interface thread holds) and the interface thread's
+wake-ups; and the same read once more in the same process after the app has closed, alone (what
+the interface's company costs the read, apart from what the process does). It wraps the
+functions the app calls by name (in the benchmark's child process only, and only with
+``--phases``): nothing it does runs otherwise.
 """
 
 from __future__ import annotations
@@ -28,6 +32,26 @@ def _main_cpu() -> float:
         return 0.0
 
 
+def _switches(task: str = "thread-self") -> int:
+    """Voluntary context switches of a thread so far (``task``: ``thread-self``, or
+    ``self/task/<native id>``; 0 where unknown). A thread of a busy interpreter switches
+    voluntarily when it waits for the interpreter another thread holds (or for the disk); an
+    idle interface thread, each time it wakes up."""
+    try:
+        with open(f"/proc/{task}/status") as f:
+            for line in f:
+                if line.startswith("voluntary_ctxt_switches:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def _main_switches() -> int:
+    """The interface (main) thread's voluntary context switches, read from any thread."""
+    return _switches(f"self/task/{threading.main_thread().native_id}")
+
+
 def _faults() -> int:
     """Minor page faults of the calling thread so far (0 where unknown)."""
     try:
@@ -46,6 +70,12 @@ class Phases:
         """The interface thread's CPU time at ``load start`` and ``load end``."""
         self.wall_at: dict[str, float] = {}
         self.faults: dict[str, int] = {}
+        self.switches: dict[str, int] = {}
+        """Voluntary context switches during the whole read: the loader's (``load``) and the
+        interface thread's (``ui``)."""
+        self.alone: dict[str, float] = {}
+        """``load_session`` of the same file once more in this process, in a thread of its
+        own with nothing beside it (:meth:`load_alone`): ``wall`` and ``cpu``."""
         self.progress_reports = 0
         self.collections = 0
         self.collect_cpu = 0.0
@@ -78,6 +108,7 @@ class Phases:
             if edges:
                 self.main_at[f"{step} start"] = _main_cpu()
                 self.wall_at[f"{step} start"] = time.perf_counter()
+                waits, wakes = _switches(), _main_switches()
             faults = _faults()
             started = time.thread_time()
             try:
@@ -88,8 +119,26 @@ class Phases:
                 if edges:
                     self.main_at[f"{step} end"] = _main_cpu()
                     self.wall_at[f"{step} end"] = time.perf_counter()
+                    self.switches[step] = _switches() - waits
+                    self.switches["ui"] = _main_switches() - wakes
 
         setattr(owner, name, timed)
+
+    def load_alone(self, path: str) -> None:
+        """Read ``path`` once more with ``load_session``, in a thread as the app's loader does,
+        after the app has closed: the same process (its imports, its heap, the collector as the
+        app left it) with no interface thread beside it. Against the read in the app's worker,
+        it tells what the interface's company costs the read from what the process does."""
+        from core.formats import load_session
+
+        def read() -> None:
+            started, cpu = time.perf_counter(), time.thread_time()
+            load_session(path)
+            self.alone = {"wall": time.perf_counter() - started, "cpu": time.thread_time() - cpu}
+
+        reader = threading.Thread(target=read, name="ctxscope-load-alone")
+        reader.start()
+        reader.join()
 
     def _collected(self, phase: str, info: dict[str, Any]) -> None:
         if phase == "start":
@@ -128,17 +177,27 @@ class Phases:
             "phase_progress_reports": float(self.progress_reports),
             "phase_collections": float(self.collections),
             "phase_collect_cpu": self.collect_cpu,
-        }
+            "phase_load_waits": float(self.switches.get("load", 0)),
+            "phase_ui_wakes": float(self.switches.get("ui", 0)),
+        } | (
+            {"phase_alone_wall": self.alone["wall"], "phase_alone_cpu": self.alone["cpu"]}
+            if self.alone
+            else {}
+        )
 
 
 PHASE_ROWS = (
     ("loader: first part read", "phase_head_cpu", "s"),
     ("loader: whole file read (load_session)", "phase_load_cpu", "s"),
     ("loader: page faults of that read", "phase_load_faults", "n"),
+    ("loader: waits during that read (switches)", "phase_load_waits", "n"),
+    ("the same read alone in this process: wall", "phase_alone_wall", "wall"),
+    ("... and its CPU", "phase_alone_cpu", "s"),
     ("loader: table, series, calls placed", "phase_prepare_cpu", "s"),
     ("replay thread: Replayer.run", "phase_replay_cpu", "s"),
     ("interface: until the whole read starts", "phase_ui_before_load", "s"),
     ("interface: during the whole read", "phase_ui_during_load", "s"),
+    ("interface: wake-ups during the whole read", "phase_ui_wakes", "n"),
     ("interface: read's end to whole frame", "phase_ui_to_whole", "s"),
     ("interface: whole frame to replayed", "phase_ui_to_replayed", "s"),
     ("frames during the whole read", "phase_frames_during_load", "n"),
@@ -157,6 +216,8 @@ def phase_rows(figures: dict[str, float]) -> list[tuple[str, str]]:
         value = figures[key]
         if kind == "s":
             text = f"{value:.3f} s CPU"
+        elif kind == "wall":
+            text = f"{value:.3f} s"
         elif kind == "gc":
             text = f"{value:.0f} ({figures.get('phase_collect_cpu', 0.0) * 1000:.1f} ms)"
         else:

@@ -391,11 +391,11 @@ async def bench_open(path: Path, messages: int, *, phases: bool = False) -> dict
         load_in_app = screen.load_seconds if isinstance(screen, SessionScreen) else None
         replay_in_app = screen.replay_seconds if isinstance(screen, SessionScreen) else None
         await _settle(pilot)
-    extra = (
-        split.figures(clock.frames, clock.thread_cpu_at, ui_cpu0, t_whole, t_replayed)
-        if split is not None
-        else {}
-    )
+    peak_rss = float(_vm("VmHWM"))  # (before the read alone below)
+    extra: dict[str, float] = {}
+    if split is not None:
+        split.load_alone(str(path))
+        extra = split.figures(clock.frames, clock.thread_cpu_at, ui_cpu0, t_whole, t_replayed)
     return extra | {
         "replay_in_app": replay_in_app or 0.0,
         "cpu_replayed": cpu_replayed,
@@ -405,7 +405,7 @@ async def bench_open(path: Path, messages: int, *, phases: bool = False) -> dict
         "whole_frame": t_whole - t0,
         "replayed_frame": t_replayed - t0,
         "load_in_app": load_in_app or 0.0,
-        "peak_rss": float(_vm("VmHWM")),
+        "peak_rss": peak_rss,
         "baseline_rss": float(baseline),
     }
 

@@ -39,6 +39,9 @@ def test_the_open_is_split_by_thread_and_step() -> None:
     assert figures["phase_load_cpu"] > 0
     assert figures["phase_replay_cpu"] > 0
     assert figures["phase_head_cpu"] == 0  # (a small file: read in one go, no first part)
+    # the same file read once more after the app closed, alone in the process (its own figure)
+    assert figures["phase_alone_cpu"] > 0
+    assert figures["phase_alone_wall"] >= figures["phase_alone_cpu"] * 0.5
     assert all(figures[key] >= 0 for key in keys)
     assert len(phase_rows(figures)) == len(PHASE_ROWS)
     # the benchmark's own figures are there beside them
@@ -54,3 +57,7 @@ def test_rows_name_each_figure_in_its_unit() -> None:
     counted = phase_rows({"phase_collections": 9.0, "phase_collect_cpu": 0.0258})
     assert counted == [("collector passes (their CPU)", "9 (25.8 ms)")]
     assert phase_rows({"load_in_app": 1.0}) == []
+    assert phase_rows({"phase_alone_wall": 1.5, "phase_load_waits": 481.0}) == [
+        ("loader: waits during that read (switches)", "481"),
+        ("the same read alone in this process: wall", "1.500 s"),
+    ]
