@@ -44,7 +44,12 @@ def _rollout(path: Path, calls: list[Any], answered: int) -> Path:
     ]
     for n, arguments in enumerate(calls):
         text = arguments if isinstance(arguments, str) else json.dumps(arguments)
-        item = {"type": "function_call", "name": "f", "arguments": text, "call_id": f"c{n}"}
+        item: dict[str, Any] = {
+            "type": "function_call",
+            "name": "f",
+            "arguments": text,
+            "call_id": f"c{n}",
+        }
         if n % 2:  # (a field of another type than the typed read takes: read the plain way)
             item["namespace"] = 7
         lines.append(_line("response_item", item))
