@@ -20,7 +20,7 @@ import msgspec
 import orjson
 
 from core.formats.claude_assembly import usage_of_counts
-from core.formats.claude_records import ASSISTANT, FLAGS, USER, Entry, set_texts
+from core.formats.claude_records import ASSISTANT, FLAGS, USER, Entry, set_texts, texts_of
 from core.model.read_numbers import MAX_COUNT
 from core.model.session import ToolCall, Utf8Text, held_output
 
@@ -207,19 +207,17 @@ def read(
             usage.cache_creation_input_tokens,
         )
     content = message.content
-    texts: list[str] = []
     if isinstance(content, str):
-        texts.append(content)
+        entry.one_text = content
     elif content is not None:
         try:
-            _read_blocks(entry, content, texts, call_ids)
+            _read_blocks(entry, content, call_ids)
         except _Plain:
             return None
-    if texts:
-        set_texts(entry, texts)
     if line.is_api_error_message or line.error:
         error = line.error
-        entry.error = ("\n".join(texts) or (error if error is not None else "")) or "API error"
+        text = "\n".join(texts_of(entry))
+        entry.error = (text or (error if error is not None else "")) or "API error"
     return line, entry, parent
 
 
@@ -280,15 +278,26 @@ def _result_of(
     return (call_ids.get(call_id, call_id), output, is_error)
 
 
-def _read_blocks(
-    entry: Entry, content: list[Block], texts: list[str], call_ids: dict[str, str]
-) -> None:
-    """The blocks of an assistant line: text, thinking, tool calls, server tool results."""
+def _read_blocks(entry: Entry, content: list[Block], call_ids: dict[str, str]) -> None:
+    """The blocks of an assistant line (a new entry): text, thinking, tool calls, server tool
+    results. Its texts are set as :func:`~core.formats.claude_records.set_texts` sets them (its
+    one text itself, several as a list) and its calls are a list (the one its message holds),
+    each made as its block is read: no list or tuple that only feeds the next one."""
+    texts: list[str] | None = None
+    calls: list[ToolCall] | None = None
     for block in content:
         kind = block.type
         if kind == "text":
-            if block.text is not None:
-                texts.append(block.text)
+            text = block.text
+            if text is not None:
+                one = entry.one_text
+                if texts is not None:
+                    texts.append(text)
+                elif one is None:
+                    entry.one_text = text
+                else:
+                    entry.one_text = None
+                    entry.more_texts = texts = [one, text]
         elif kind == "thinking":
             if block.thinking is not None:
                 entry.reasoning = (*entry.reasoning, block.thinking)
@@ -304,6 +313,9 @@ def _read_blocks(
                 name=intern(block.name) if block.name is not None else "",
                 arguments=arguments,
             )
-            entry.calls = (*entry.calls, call)
+            if calls is None:
+                entry.calls = calls = [call]
+            else:
+                calls.append(call)
         elif kind is not None and kind.endswith("_tool_result"):
             entry.results = (*entry.results, _result_of(block, False, call_ids))

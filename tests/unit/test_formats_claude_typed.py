@@ -11,6 +11,8 @@ from typing import Any
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.formats import claude_typed, load_session
 from core.formats.claude_typed import TypedUsage
@@ -159,3 +161,47 @@ def test_the_typed_read_takes_the_usage_pass_the_plain_read_takes(
     usage = {"input_tokens": 9, "iterations": passes}
     typed = claude_typed._request_usage(msgspec.json.decode(json.dumps(usage), type=TypedUsage))
     assert typed.input_tokens == request_usage(usage)["input_tokens"]
+
+
+_BLOCKS = st.one_of(
+    st.builds(lambda text: {"type": "text", "text": text}, st.sampled_from(["", "a", "b c"])),
+    st.builds(lambda text: {"type": "thinking", "thinking": text}, st.sampled_from(["", "t"])),
+    st.builds(
+        lambda n: {"type": "tool_use", "id": f"t{n}", "name": "Bash", "input": {"n": n}},
+        st.integers(0, 3),
+    ),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    content=st.one_of(st.text(max_size=3), st.lists(_BLOCKS, max_size=5)),
+    error=st.sampled_from([None, "boom"]),
+)
+def test_an_assistant_line_reads_as_the_plain_read_reads_it(
+    content: str | list[dict[str, Any]], error: str | None
+) -> None:
+    """The typed read's texts (its one text, or a list of none or several), calls (one list,
+    the message's) and error are what the plain read makes of the same line."""
+    from core.formats.claude_records import ASSISTANT, Entry, read_assistant, texts_of
+
+    obj: dict[str, Any] = {
+        "type": "assistant",
+        "uuid": "a",
+        "message": {"id": "m", "content": content},
+    }
+    if error is not None:
+        obj["error"] = error
+    read = claude_typed.read(json.dumps(obj).encode(), 1, 0)
+    assert read is not None and read[1] is not None
+    typed = read[1]
+    plain = Entry(ASSISTANT, 1, 0, "a", None)
+    read_assistant(plain, obj, obj["message"])
+    assert list(texts_of(typed)) == list(texts_of(plain))
+    assert (typed.one_text is None) == (plain.one_text is None)
+    assert list(typed.reasoning) == list(plain.reasoning)
+    assert [(c.id, c.name, c.arguments) for c in typed.calls] == [
+        (c.id, c.name, c.arguments) for c in plain.calls
+    ]
+    assert typed.calls == () or type(typed.calls) is list
+    assert typed.error == plain.error
