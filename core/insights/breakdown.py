@@ -58,7 +58,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from itertools import accumulate, compress, filterfalse, islice, repeat
 from operator import and_, le, mul
 from typing import Any, Literal
@@ -82,7 +82,13 @@ from core.insights.breakdown_rows import stretch_rows
 from core.insights.context_walk import CompactionStep, RecordedWalk
 from core.model.fastmodel import Documented, build
 from core.model.session import Message, Role, Session, ToolResult
-from core.model.tokens import DEFAULT_ESTIMATOR, TokenCounter, arguments_text, get_counter
+from core.model.tokens import (
+    DEFAULT_ESTIMATOR,
+    TokenCounter,
+    arguments_text,
+    get_counter,
+    length_rule,
+)
 
 CATEGORIES = (
     "system_and_tools",
@@ -242,40 +248,88 @@ _SYSTEM, _USER, _TOOL = Role.SYSTEM, Role.USER, Role.TOOL
 
 def message_parts(message: Message, counter: TokenCounter) -> Parts:
     """``message``'s tokens in the context, by category (see the module docstring)."""
-    if message.summary:
-        return [("summaries", _count_all(message, counter))]
-    role = message.role
-    if role is _SYSTEM:
-        return [("system_and_tools", _count_all(message, counter))]
-    if role is _USER:
-        category = "attachments" if message.meta or message.synthetic else "user"
-        return [(category, _count_all(message, counter))]
-    if role is _TOOL:
-        return [_tool_output(message, counter)]
-    parts: Parts = [
-        ("assistant_text", counter.count(message.text)),
-        ("reasoning", max(counter.count(message.reasoning), message.reasoning_estimate_tokens)),
-    ]
-    for call in message.tool_calls:
-        parts.append(("tool_calls", counter.call_tokens(call.name, call.arguments)))
-    return parts
+    return messages_parts((message,), counter)[0]
 
 
-def _tool_output(message: Message, counter: TokenCounter) -> tuple[str, int]:
-    result = message.tool_result
-    name = (result.tool_name if result is not None else None) or _UNKNOWN_TOOL
-    tokens = counter.output_tokens(result) if result is not None else counter.count(message.text)
-    # The agent's own measure of an output its history keeps capped (Codex) is the smaller one.
-    estimate = message.agent_estimate_tokens
-    if estimate is not None:
-        tokens = min(tokens, estimate)
-    return f"tool:{name}", tokens
+def messages_parts(
+    messages: Iterable[Message], counter: TokenCounter, answered: _Answered | None = None
+) -> list[Parts]:
+    """:func:`message_parts` of each of ``messages`` (a list of its own each), in one loop: no
+    call per message, and for a characters- or bytes-per-token rule a text measured by its
+    length where it is ASCII (:func:`_measures`). With ``answered``, a message with tool calls
+    also holds a marker per hosted tool call without a result (:func:`_hosted`)."""
+    count, call_tokens, output_tokens = _measures(counter)
+    keys: dict[str, str] = {}  # (each tool's key made once, not a string per message)
+    out: list[Parts] = []
+    append = out.append
+    for message in messages:
+        role = message.role
+        if message.summary:
+            parts: Parts = [("summaries", _count_all(message, count, output_tokens))]
+        elif role is _TOOL:
+            result = message.tool_result
+            if result is not None:
+                name = result.tool_name or _UNKNOWN_TOOL
+                tokens = output_tokens(result)
+            else:
+                name, tokens = _UNKNOWN_TOOL, count(message.text)
+            # (the agent's own measure of an output its history keeps capped, Codex's, is the
+            # smaller one)
+            estimate = message.agent_estimate_tokens
+            if estimate is not None and estimate < tokens:
+                tokens = estimate
+            key = keys.get(name)
+            if key is None:
+                key = keys[name] = f"tool:{name}"
+            parts = [(key, tokens)]
+        elif role is _USER:
+            category = "attachments" if message.meta or message.synthetic else "user"
+            parts = [(category, _count_all(message, count, output_tokens))]
+        elif role is _SYSTEM:
+            parts = [("system_and_tools", _count_all(message, count, output_tokens))]
+        else:
+            parts = [
+                ("assistant_text", count(message.text)),
+                ("reasoning", max(count(message.reasoning), message.reasoning_estimate_tokens)),
+            ]
+            for call in message.tool_calls:
+                parts.append(("tool_calls", call_tokens(call.name, call.arguments)))
+        if answered is not None and message.tool_calls:
+            parts.extend(_hosted(message, answered))
+        append(parts)
+    return out
 
 
-def _count_all(message: Message, counter: TokenCounter) -> int:
-    tokens = counter.count(message.text)
+def _measures(
+    counter: TokenCounter,
+) -> tuple[Callable[[str], int], Callable[[str, Any], int], Callable[[ToolResult], int]]:
+    """``counter``'s ``count``, ``call_tokens`` and ``output_tokens``; for a plain counter of a
+    characters- or bytes-per-token rule, ``count`` measures an ASCII text by its length (no call)
+    and applies the rule once per length (:func:`core.model.tokens.length_rule`: the same
+    figure)."""
+    rule = length_rule(counter.estimator) if type(counter) is TokenCounter else None
+    if rule is None:
+        return counter.count, counter.call_tokens, counter.output_tokens
+    length, tokens_of = rule
+    memo: dict[int, int] = {}
+    get = memo.get
+
+    def count(text: str) -> int:
+        size = len(text) if text.isascii() else length(text)
+        tokens = get(size)
+        if tokens is None:
+            tokens = memo[size] = tokens_of(size)
+        return tokens
+
+    return count, counter.call_tokens, counter.output_tokens
+
+
+def _count_all(
+    message: Message, count: Callable[[str], int], output_tokens: Callable[[ToolResult], int]
+) -> int:
+    tokens = count(message.text)
     if message.tool_result is not None:
-        tokens += counter.output_tokens(message.tool_result)
+        tokens += output_tokens(message.tool_result)
     return tokens
 
 
@@ -335,20 +389,9 @@ def _breakdown(
         counter = _KeptLengths(estimator)
     walk = RecordedWalk(session)
     messages = session.messages
-    parts: list[Parts | None] = [None] * len(messages)  # (each message's, once asked)
-
-    answered = _Answered(messages)
-
-    def parts_of(i: int) -> Parts:
-        cached = parts[i]
-        if cached is None:
-            message = messages[i]
-            cached = parts[i] = message_parts(message, counter)  # (a list of its own)
-            if message.tool_calls:
-                cached.extend(_hosted(message, answered))
-        return cached
-
-    stretches, calls, segments = walk_stretches(walk, parts_of, counter)
+    # every message's parts in one loop (nearly every message is asked for), read by index
+    parts = messages_parts(messages, counter, _Answered(messages))
+    stretches, calls, segments = walk_stretches(walk, parts.__getitem__, counter)
     return _assemble(session, walk, calls, stretches, segments, estimator, calibrate)
 
 
