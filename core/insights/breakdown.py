@@ -59,8 +59,8 @@ import re
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable
-from itertools import accumulate, compress, filterfalse, islice, repeat
-from operator import and_, le, mul
+from itertools import accumulate, compress, filterfalse, groupby, islice, repeat
+from operator import add, and_, le, mul, sub
 from typing import Any, Literal
 
 from pydantic import Field
@@ -68,7 +68,7 @@ from pydantic import Field
 from core.algorithms.overflow import usable_usage
 from core.formats.codex_sizes import placeholder_length
 from core.gc_pause import gc_paused
-from core.insights.breakdown_calibration import fit_ratios
+from core.insights.breakdown_calibration import fit_ratio_columns, fit_ratios
 from core.insights.breakdown_columns import (
     Columns,
     Parts,
@@ -651,6 +651,12 @@ def _calibrate(
     totals: list[int] = []
     usable = _fitted_calls(recorded, starts)
     stride = max(1, -(-len(usable) // MAX_FIT_CALLS))
+    if not markers:  # (each category's growth read as a column from its stretch's)
+        picked = usable[::stride]
+        if len(picked) < MIN_CALIBRATION_CALLS:
+            return dict.fromkeys(CALIBRATED, 1.0), 0
+        columns = _growth_columns(sums_at, recorded, segments, starts, picked)
+        return fit_ratio_columns(*columns, CALIBRATED), len(picked)
     bases: dict[int, Sums] = {}  # each stretch's first recorded call, by category
     for n in usable[::stride]:
         total, start = _known(recorded[n]), starts[segments[n]]
@@ -665,6 +671,48 @@ def _calibrate(
     if len(growth) < MIN_CALIBRATION_CALLS:
         return dict.fromkeys(CALIBRATED, 1.0), 0
     return fit_ratios(growth, recorded_growth, totals, CALIBRATED), len(growth)
+
+
+def _growth_columns(
+    sums_at: SumsAt,
+    recorded: list[int | None],
+    segments: list[int],
+    starts: dict[int, int],
+    picked: list[int],
+) -> tuple[list[list[int]], list[int], list[int]]:
+    """What :func:`_calibrate` fits the ratios on, for the calls ``picked`` of a session without
+    hosted tools' markers, as columns: each calibrated category's growth since the first
+    recorded call of the call's stretch (a column per category of :data:`CALIBRATED`), the
+    recorded growth less what is measured (system messages), and the recorded totals. Read
+    from each stretch's columns added up by category (:meth:`SumsAt.grouped`), a stretch's
+    picked calls at once (no dict per call)."""
+    growth: list[list[int]] = [[] for _ in CALIBRATED]
+    recorded_growth: list[int] = []
+    totals = [_known(recorded[n]) for n in picked]
+    for segment, run in groupby(picked, segments.__getitem__):
+        calls = list(run)
+        start = starts[segment]
+        first, grouped = sums_at.grouped(segment, _category)
+        positions = [n - first for n in calls]
+        base = start - first
+        for out, key in zip(growth, CALIBRATED, strict=True):
+            found = _moved(grouped.get(key), positions, base)
+            out += repeat(0, len(calls)) if found is None else found
+        fixed: list[int] = [0] * len(calls)
+        for key in ("system_and_tools", _MEASURED):
+            found = _moved(grouped.get(key), positions, base)
+            if found is not None:
+                fixed = list(map(add, fixed, found))
+        since = map(sub, map(recorded.__getitem__, calls), repeat(_known(recorded[start])))
+        recorded_growth += map(sub, since, fixed)
+    return growth, recorded_growth, totals
+
+
+def _moved(column: list[int] | None, positions: list[int], base: int) -> list[int] | None:
+    """``column`` at each of ``positions`` less its value at ``base`` (None: no column)."""
+    if column is None:
+        return None
+    return list(map(sub, map(column.__getitem__, positions), repeat(column[base])))
 
 
 _HOSTED_TOOLS = frozenset({"web_search"})

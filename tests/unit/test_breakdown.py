@@ -692,3 +692,63 @@ def test_messages_parts_is_each_message_counted_alone(
     expected = [_parts_one_by_one(message, counter) for message in messages]
     assert messages_parts(messages, counter) == expected
     assert [message_parts(message, counter) for message in messages] == expected
+
+
+_GROWN = st.lists(
+    st.tuples(
+        st.sampled_from(
+            ["user", "assistant_text", "tool:Bash", "tool:Read", "system_and_tools", "measured:x"]
+        ),
+        st.integers(0, 900),
+    ),
+    max_size=4,
+)
+
+
+@given(
+    st.lists(st.lists(_GROWN, min_size=1, max_size=9), min_size=1, max_size=4),
+    st.data(),
+    st.integers(1, 3),
+)
+def test_calibration_read_as_columns_is_the_call_by_call_fit(
+    stretch_adds: list[list[list[tuple[str, int]]]], data: st.DataObject, stride: int
+) -> None:
+    """Issue 24: a session without hosted tools' markers is calibrated from each category's
+    growth read as a column of its stretch's (``_growth_columns``, ``fit_ratio_columns``), not
+    from a dict per call: the same ratios, bit for bit, and the same calls, as the call-by-call
+    fit (``markers=True`` reads every call's sums as a dict), whatever the stretches, the
+    calls without a total and the calls picked."""
+    import core.insights.breakdown as module
+    from core.insights.breakdown import _calibrate, _segment_starts
+    from core.insights.breakdown_columns import SumsAt
+
+    stretches: list[Stretch] = []
+    segments: list[int] = []
+    for segment, adds in enumerate(stretch_adds):
+        stretch = Stretch(len(segments), [("summaries", 10 * segment)])
+        for parts in adds:
+            add(stretch, parts)
+            call(stretch, None)
+            segments.append(segment)
+        stretches.append(stretch)
+    columns = [stretch.columns() for stretch in stretches]
+    recorded = data.draw(
+        st.lists(
+            st.one_of(st.none(), st.integers(1, 20_000)),
+            min_size=len(segments),
+            max_size=len(segments),
+        )
+    )
+    starts = _segment_starts(recorded, segments)
+    fit_calls = module.MAX_FIT_CALLS
+    try:
+        module.MAX_FIT_CALLS = max(1, len(segments) // stride)  # (every call, or a stride)
+        by_columns = _calibrate(
+            SumsAt(stretches, columns, segments), recorded, segments, starts, {}, markers=False
+        )
+        by_calls = _calibrate(
+            SumsAt(stretches, columns, segments), recorded, segments, starts, {}, markers=True
+        )
+    finally:
+        module.MAX_FIT_CALLS = fit_calls
+    assert by_columns == by_calls
