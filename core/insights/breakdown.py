@@ -58,9 +58,9 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Callable
-from itertools import accumulate, compress, filterfalse, islice, repeat
-from operator import and_, le, mul
+from collections.abc import Callable, Iterable
+from itertools import accumulate, compress, filterfalse, groupby, islice, repeat
+from operator import add, and_, le, mul, sub
 from typing import Any, Literal
 
 from pydantic import Field
@@ -68,7 +68,7 @@ from pydantic import Field
 from core.algorithms.overflow import usable_usage
 from core.formats.codex_sizes import placeholder_length
 from core.gc_pause import gc_paused
-from core.insights.breakdown_calibration import fit_ratios
+from core.insights.breakdown_calibration import fit_ratio_columns, fit_ratios
 from core.insights.breakdown_columns import (
     Columns,
     Parts,
@@ -82,7 +82,13 @@ from core.insights.breakdown_rows import stretch_rows
 from core.insights.context_walk import CompactionStep, RecordedWalk
 from core.model.fastmodel import Documented, build
 from core.model.session import Message, Role, Session, ToolResult
-from core.model.tokens import DEFAULT_ESTIMATOR, TokenCounter, arguments_text, get_counter
+from core.model.tokens import (
+    DEFAULT_ESTIMATOR,
+    TokenCounter,
+    arguments_text,
+    get_counter,
+    length_rule,
+)
 
 CATEGORIES = (
     "system_and_tools",
@@ -242,40 +248,88 @@ _SYSTEM, _USER, _TOOL = Role.SYSTEM, Role.USER, Role.TOOL
 
 def message_parts(message: Message, counter: TokenCounter) -> Parts:
     """``message``'s tokens in the context, by category (see the module docstring)."""
-    if message.summary:
-        return [("summaries", _count_all(message, counter))]
-    role = message.role
-    if role is _SYSTEM:
-        return [("system_and_tools", _count_all(message, counter))]
-    if role is _USER:
-        category = "attachments" if message.meta or message.synthetic else "user"
-        return [(category, _count_all(message, counter))]
-    if role is _TOOL:
-        return [_tool_output(message, counter)]
-    parts: Parts = [
-        ("assistant_text", counter.count(message.text)),
-        ("reasoning", max(counter.count(message.reasoning), message.reasoning_estimate_tokens)),
-    ]
-    for call in message.tool_calls:
-        parts.append(("tool_calls", counter.call_tokens(call.name, call.arguments)))
-    return parts
+    return messages_parts((message,), counter)[0]
 
 
-def _tool_output(message: Message, counter: TokenCounter) -> tuple[str, int]:
-    result = message.tool_result
-    name = (result.tool_name if result is not None else None) or _UNKNOWN_TOOL
-    tokens = counter.output_tokens(result) if result is not None else counter.count(message.text)
-    # The agent's own measure of an output its history keeps capped (Codex) is the smaller one.
-    estimate = message.agent_estimate_tokens
-    if estimate is not None:
-        tokens = min(tokens, estimate)
-    return f"tool:{name}", tokens
+def messages_parts(
+    messages: Iterable[Message], counter: TokenCounter, answered: _Answered | None = None
+) -> list[Parts]:
+    """:func:`message_parts` of each of ``messages`` (a list of its own each), in one loop: no
+    call per message, and for a characters- or bytes-per-token rule a text measured by its
+    length where it is ASCII (:func:`_measures`). With ``answered``, a message with tool calls
+    also holds a marker per hosted tool call without a result (:func:`_hosted`)."""
+    count, call_tokens, output_tokens = _measures(counter)
+    keys: dict[str, str] = {}  # (each tool's key made once, not a string per message)
+    out: list[Parts] = []
+    append = out.append
+    for message in messages:
+        role = message.role
+        if message.summary:
+            parts: Parts = [("summaries", _count_all(message, count, output_tokens))]
+        elif role is _TOOL:
+            result = message.tool_result
+            if result is not None:
+                name = result.tool_name or _UNKNOWN_TOOL
+                tokens = output_tokens(result)
+            else:
+                name, tokens = _UNKNOWN_TOOL, count(message.text)
+            # (the agent's own measure of an output its history keeps capped, Codex's, is the
+            # smaller one)
+            estimate = message.agent_estimate_tokens
+            if estimate is not None and estimate < tokens:
+                tokens = estimate
+            key = keys.get(name)
+            if key is None:
+                key = keys[name] = f"tool:{name}"
+            parts = [(key, tokens)]
+        elif role is _USER:
+            category = "attachments" if message.meta or message.synthetic else "user"
+            parts = [(category, _count_all(message, count, output_tokens))]
+        elif role is _SYSTEM:
+            parts = [("system_and_tools", _count_all(message, count, output_tokens))]
+        else:
+            parts = [
+                ("assistant_text", count(message.text)),
+                ("reasoning", max(count(message.reasoning), message.reasoning_estimate_tokens)),
+            ]
+            for call in message.tool_calls:
+                parts.append(("tool_calls", call_tokens(call.name, call.arguments)))
+        if answered is not None and message.tool_calls:
+            parts.extend(_hosted(message, answered))
+        append(parts)
+    return out
 
 
-def _count_all(message: Message, counter: TokenCounter) -> int:
-    tokens = counter.count(message.text)
+def _measures(
+    counter: TokenCounter,
+) -> tuple[Callable[[str], int], Callable[[str, Any], int], Callable[[ToolResult], int]]:
+    """``counter``'s ``count``, ``call_tokens`` and ``output_tokens``; for a plain counter of a
+    characters- or bytes-per-token rule, ``count`` measures an ASCII text by its length (no call)
+    and applies the rule once per length (:func:`core.model.tokens.length_rule`: the same
+    figure)."""
+    rule = length_rule(counter.estimator) if type(counter) is TokenCounter else None
+    if rule is None:
+        return counter.count, counter.call_tokens, counter.output_tokens
+    length, tokens_of = rule
+    memo: dict[int, int] = {}
+    get = memo.get
+
+    def count(text: str) -> int:
+        size = len(text) if text.isascii() else length(text)
+        tokens = get(size)
+        if tokens is None:
+            tokens = memo[size] = tokens_of(size)
+        return tokens
+
+    return count, counter.call_tokens, counter.output_tokens
+
+
+def _count_all(
+    message: Message, count: Callable[[str], int], output_tokens: Callable[[ToolResult], int]
+) -> int:
+    tokens = count(message.text)
     if message.tool_result is not None:
-        tokens += counter.output_tokens(message.tool_result)
+        tokens += output_tokens(message.tool_result)
     return tokens
 
 
@@ -335,20 +389,9 @@ def _breakdown(
         counter = _KeptLengths(estimator)
     walk = RecordedWalk(session)
     messages = session.messages
-    parts: list[Parts | None] = [None] * len(messages)  # (each message's, once asked)
-
-    answered = _Answered(messages)
-
-    def parts_of(i: int) -> Parts:
-        cached = parts[i]
-        if cached is None:
-            message = messages[i]
-            cached = parts[i] = message_parts(message, counter)  # (a list of its own)
-            if message.tool_calls:
-                cached.extend(_hosted(message, answered))
-        return cached
-
-    stretches, calls, segments = walk_stretches(walk, parts_of, counter)
+    # every message's parts in one loop (nearly every message is asked for), read by index
+    parts = messages_parts(messages, counter, _Answered(messages))
+    stretches, calls, segments = walk_stretches(walk, parts.__getitem__, counter)
     return _assemble(session, walk, calls, stretches, segments, estimator, calibrate)
 
 
@@ -608,6 +651,12 @@ def _calibrate(
     totals: list[int] = []
     usable = _fitted_calls(recorded, starts)
     stride = max(1, -(-len(usable) // MAX_FIT_CALLS))
+    if not markers:  # (each category's growth read as a column from its stretch's)
+        picked = usable[::stride]
+        if len(picked) < MIN_CALIBRATION_CALLS:
+            return dict.fromkeys(CALIBRATED, 1.0), 0
+        columns = _growth_columns(sums_at, recorded, segments, starts, picked)
+        return fit_ratio_columns(*columns, CALIBRATED), len(picked)
     bases: dict[int, Sums] = {}  # each stretch's first recorded call, by category
     for n in usable[::stride]:
         total, start = _known(recorded[n]), starts[segments[n]]
@@ -622,6 +671,48 @@ def _calibrate(
     if len(growth) < MIN_CALIBRATION_CALLS:
         return dict.fromkeys(CALIBRATED, 1.0), 0
     return fit_ratios(growth, recorded_growth, totals, CALIBRATED), len(growth)
+
+
+def _growth_columns(
+    sums_at: SumsAt,
+    recorded: list[int | None],
+    segments: list[int],
+    starts: dict[int, int],
+    picked: list[int],
+) -> tuple[list[list[int]], list[int], list[int]]:
+    """What :func:`_calibrate` fits the ratios on, for the calls ``picked`` of a session without
+    hosted tools' markers, as columns: each calibrated category's growth since the first
+    recorded call of the call's stretch (a column per category of :data:`CALIBRATED`), the
+    recorded growth less what is measured (system messages), and the recorded totals. Read
+    from each stretch's columns added up by category (:meth:`SumsAt.grouped`), a stretch's
+    picked calls at once (no dict per call)."""
+    growth: list[list[int]] = [[] for _ in CALIBRATED]
+    recorded_growth: list[int] = []
+    totals = [_known(recorded[n]) for n in picked]
+    for segment, run in groupby(picked, segments.__getitem__):
+        calls = list(run)
+        start = starts[segment]
+        first, grouped = sums_at.grouped(segment, _category)
+        positions = [n - first for n in calls]
+        base = start - first
+        for out, key in zip(growth, CALIBRATED, strict=True):
+            found = _moved(grouped.get(key), positions, base)
+            out += repeat(0, len(calls)) if found is None else found
+        fixed: list[int] = [0] * len(calls)
+        for key in ("system_and_tools", _MEASURED):
+            found = _moved(grouped.get(key), positions, base)
+            if found is not None:
+                fixed = list(map(add, fixed, found))
+        since = map(sub, map(recorded.__getitem__, calls), repeat(_known(recorded[start])))
+        recorded_growth += map(sub, since, fixed)
+    return growth, recorded_growth, totals
+
+
+def _moved(column: list[int] | None, positions: list[int], base: int) -> list[int] | None:
+    """``column`` at each of ``positions`` less its value at ``base`` (None: no column)."""
+    if column is None:
+        return None
+    return list(map(sub, map(column.__getitem__, positions), repeat(column[base])))
 
 
 _HOSTED_TOOLS = frozenset({"web_search"})

@@ -56,8 +56,20 @@ def fit_ratios(
     ``recorded_growth[c]`` the recorded growth at the same call and ``totals[c]`` its recorded
     total (errors are relative to it). A category no call's growth moves gets 1.0.
     """
-    rows = [[float(row.get(k, 0)) for k in categories] for row in growth]
-    normal = _Normal(rows, recorded_growth, len(categories))
+    columns = [[row.get(k, 0) for row in growth] for k in categories]
+    return fit_ratio_columns(columns, recorded_growth, totals, categories)
+
+
+def fit_ratio_columns(
+    growth: Sequence[Sequence[int]],
+    recorded_growth: Sequence[int],
+    totals: Sequence[int],
+    categories: Sequence[str],
+) -> dict[str, float]:
+    """:func:`fit_ratios` of the estimated growth given as a column per category
+    (``growth[k][c]``: category ``categories[k]`` at call ``c``), as the breakdown reads it from
+    its stretches' columns: no dict per call."""
+    normal = _Normal.of_columns([list(map(float, column)) for column in growth], recorded_growth)
     weights = [1.0 / max(total, 1) ** 2 for total in totals]
     ratios = _bounded(*normal.equations(weights))
     bounds = [max(total, 1) for total in totals]
@@ -83,9 +95,19 @@ class _Normal:
     three picking the calls where it moved)."""
 
     def __init__(self, rows: Sequence[Sequence[float]], targets: Sequence[int], k: int) -> None:
-        self.k = k
+        self._take([[row[i] for row in rows] for i in range(k)], targets)
+
+    @classmethod
+    def of_columns(cls, columns: list[list[float]], targets: Sequence[int]) -> _Normal:
+        """The equations of the rows given as a column per category."""
+        normal = cls.__new__(cls)
+        normal._take(columns, targets)
+        return normal
+
+    def _take(self, columns: list[list[float]], targets: Sequence[int]) -> None:
+        self.k = len(columns)
         self.targets = targets
-        self.columns = [[row[i] for row in rows] for i in range(k)]
+        self.columns = columns
         self.moved = [[c for c, x in enumerate(column) if x] for column in self.columns]
         self.active = [i for i, moved in enumerate(self.moved) if moved]
         """The categories that moved at some call (the others add 0.0 to every sum)."""

@@ -135,7 +135,13 @@ class SumsAt(Sequence[Sums]):
         """Call ``n``'s tokens added up by group of keys (``group(key)``; a group at 0 may be
         there): the columns of each stretch added up by group once, when first asked (one
         ``group`` for every call of a :class:`SumsAt`)."""
-        segment = self._segments[n]
+        first, grouped = self.grouped(self._segments[n], group)
+        position = n - first
+        return {name: column[position] for name, column in grouped.items()}
+
+    def grouped(self, segment: int, group: Callable[[str], str]) -> tuple[int, Columns]:
+        """Stretch ``segment``'s first call and its columns added up by group of keys (as
+        :meth:`grouped_at` reads them; made once, when first asked)."""
         stretch = self._stretches[segment]
         grouped = self._grouped.get(segment)
         if grouped is None:
@@ -144,8 +150,7 @@ class SumsAt(Sequence[Sums]):
                 members.setdefault(group(key), []).append(column)
             grouped = {name: summed(found, stretch.calls) for name, found in members.items()}
             self._grouped[segment] = grouped
-        position = n - stretch.first
-        return {name: column[position] for name, column in grouped.items()}
+        return stretch.first, grouped
 
     def every(self) -> list[Sums]:
         """Every call's, in order."""

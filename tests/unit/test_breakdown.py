@@ -12,11 +12,26 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.formats import load_session
-from core.insights.breakdown import CATEGORIES, CallBreakdown, breakdown, message_parts
+from core.insights.breakdown import (
+    CATEGORIES,
+    CallBreakdown,
+    _KeptLengths,
+    breakdown,
+    message_parts,
+    messages_parts,
+)
 from core.insights.breakdown_columns import Stretch
 from core.insights.breakdown_rows import fit
 from core.insights.context_walk import CallStep, CompactionStep, RecordedWalk
-from core.model.session import Session, Usage, UsageConvention
+from core.model.session import (
+    Message,
+    Role,
+    Session,
+    ToolCall,
+    ToolResult,
+    Usage,
+    UsageConvention,
+)
 from core.model.tokens import DEFAULT_ESTIMATOR, TokenCounter, get_counter
 from tests.support.builders import SessionBuilder, text_of_tokens
 from tests.support.paths import REPO
@@ -590,3 +605,150 @@ def test_each_stretchs_first_recorded_call_and_the_calls_fitted_are_the_loops(
         for n, (total, segment) in enumerate(zip(recorded, segments, strict=True))
         if total is not None and total > 0 and starts.get(segment, n) != n
     ]
+
+
+def _parts_one_by_one(message: Message, counter: TokenCounter) -> list[tuple[str, int]]:
+    """A message's parts by the counter's own methods, one text at a time (the rule
+    ``messages_parts`` applies to every message in one loop)."""
+    if message.summary:
+        return [("summaries", _all_of(message, counter))]
+    if message.role is Role.SYSTEM:
+        return [("system_and_tools", _all_of(message, counter))]
+    if message.role is Role.USER:
+        category = "attachments" if message.meta or message.synthetic else "user"
+        return [(category, _all_of(message, counter))]
+    if message.role is Role.TOOL:
+        result = message.tool_result
+        name = (result.tool_name if result is not None else None) or "(unknown tool)"
+        tokens = (
+            counter.output_tokens(result) if result is not None else counter.count(message.text)
+        )
+        if message.agent_estimate_tokens is not None:
+            tokens = min(tokens, message.agent_estimate_tokens)
+        return [(f"tool:{name}", tokens)]
+    parts = [
+        ("assistant_text", counter.count(message.text)),
+        ("reasoning", max(counter.count(message.reasoning), message.reasoning_estimate_tokens)),
+    ]
+    parts += [("tool_calls", counter.call_tokens(c.name, c.arguments)) for c in message.tool_calls]
+    return parts
+
+
+def _all_of(message: Message, counter: TokenCounter) -> int:
+    result = message.tool_result
+    return counter.count(message.text) + (counter.output_tokens(result) if result else 0)
+
+
+_TEXTS = st.text(alphabet=st.sampled_from("ab c\n{é→😀"), max_size=30)
+
+
+@st.composite
+def _messages(draw: st.DrawFn) -> list[Message]:
+    messages = []
+    for i in range(draw(st.integers(0, 12))):
+        role = draw(st.sampled_from(list(Role)))
+        result = None
+        if draw(st.booleans()):
+            name = draw(st.sampled_from(["", "Bash", "Read→"]))
+            result = ToolResult(call_id=f"c{i}", tool_name=name, output=draw(_TEXTS))
+        calls = [
+            ToolCall(id=f"t{i}.{k}", name=draw(st.sampled_from(["Bash", "Wé"])), arguments=arg)
+            for k, arg in enumerate(
+                draw(
+                    st.lists(
+                        st.one_of(st.none(), _TEXTS, st.dictionaries(_TEXTS, _TEXTS)), max_size=2
+                    )
+                )
+            )
+        ]
+        messages.append(
+            Message(
+                index=i,
+                id=f"m{i}",
+                role=role,
+                text=draw(_TEXTS),
+                reasoning=draw(_TEXTS),
+                tool_calls=calls,
+                tool_result=result,
+                summary=draw(st.booleans()),
+                synthetic=draw(st.booleans()),
+                meta=draw(st.booleans()),
+                agent_estimate_tokens=draw(st.one_of(st.none(), st.integers(0, 5))),
+                reasoning_estimate_tokens=draw(st.integers(0, 5)),
+            )
+        )
+    return messages
+
+
+@pytest.mark.parametrize("estimator", ["chars/4", "bytes/4", "ceil(chars/4)", "kept"])
+@given(messages=_messages())
+def test_messages_parts_is_each_message_counted_alone(
+    estimator: str, messages: list[Message]
+) -> None:
+    """Every message's parts made in one loop (a text measured by its length where it is ASCII,
+    the rule applied once per length) are those the counter's own methods give one message
+    at a time, for every rule and the counter of lengths kept through redaction."""
+    counter = _KeptLengths("chars/4") if estimator == "kept" else TokenCounter(estimator)
+    expected = [_parts_one_by_one(message, counter) for message in messages]
+    assert messages_parts(messages, counter) == expected
+    assert [message_parts(message, counter) for message in messages] == expected
+
+
+_GROWN = st.lists(
+    st.tuples(
+        st.sampled_from(
+            ["user", "assistant_text", "tool:Bash", "tool:Read", "system_and_tools", "measured:x"]
+        ),
+        st.integers(0, 900),
+    ),
+    max_size=4,
+)
+
+
+@given(
+    st.lists(st.lists(_GROWN, min_size=1, max_size=9), min_size=1, max_size=4),
+    st.data(),
+    st.integers(1, 3),
+)
+def test_calibration_read_as_columns_is_the_call_by_call_fit(
+    stretch_adds: list[list[list[tuple[str, int]]]], data: st.DataObject, stride: int
+) -> None:
+    """Issue 24: a session without hosted tools' markers is calibrated from each category's
+    growth read as a column of its stretch's (``_growth_columns``, ``fit_ratio_columns``), not
+    from a dict per call: the same ratios, bit for bit, and the same calls, as the call-by-call
+    fit (``markers=True`` reads every call's sums as a dict), whatever the stretches, the
+    calls without a total and the calls picked."""
+    import core.insights.breakdown as module
+    from core.insights.breakdown import _calibrate, _segment_starts
+    from core.insights.breakdown_columns import SumsAt
+
+    stretches: list[Stretch] = []
+    segments: list[int] = []
+    for segment, adds in enumerate(stretch_adds):
+        stretch = Stretch(len(segments), [("summaries", 10 * segment)])
+        for parts in adds:
+            add(stretch, parts)
+            call(stretch, None)
+            segments.append(segment)
+        stretches.append(stretch)
+    columns = [stretch.columns() for stretch in stretches]
+    recorded = data.draw(
+        st.lists(
+            st.one_of(st.none(), st.integers(1, 20_000)),
+            min_size=len(segments),
+            max_size=len(segments),
+        )
+    )
+    starts = _segment_starts(recorded, segments)
+    fit_calls = module.MAX_FIT_CALLS
+    try:
+        module.MAX_FIT_CALLS = max(1, len(segments) // stride)  # (every call, or a stride)
+        by_columns = _calibrate(
+            SumsAt(stretches, columns, segments), recorded, segments, starts, {}, markers=False
+        )
+        by_calls = _calibrate(
+            SumsAt(stretches, columns, segments), recorded, segments, starts, {}, markers=True
+        )
+    finally:
+        module.MAX_FIT_CALLS = fit_calls
+    assert by_columns == by_calls
