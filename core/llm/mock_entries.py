@@ -52,13 +52,13 @@ def raw_entries(text: str) -> list[tuple[str, str]]:
     at = 0 if text.startswith("[") else line_bracket(text, 0)
     if not at and not text.startswith("["):
         return []
-    found = _label_at(text, at)
-    while found is None:
+    while True:
+        found = LABEL_AT.match(text, at) if text[at + 1 : at + 2] in _LABEL_SECOND else None
+        if found is not None:
+            return _entries_after(text, found)
         at = line_bracket(text, at)
         if not at:
             return []
-        found = _label_at(text, at)
-    return _entries_after(text, found)
 
 
 def piece_entries(text: str) -> list[tuple[str, str]] | None:
@@ -67,11 +67,6 @@ def piece_entries(text: str) -> list[tuple[str, str]] | None:
     in the whole transcript, so it cannot be read on its own)."""
     found = LABEL_AT.match(text)  # (None unless it starts with ``[``: every label does)
     return None if found is None else _entries_after(text, found)
-
-
-def _label_at(text: str, at: int) -> re.Match[str] | None:
-    """The label and colon at ``at``, a line start that starts with ``[`` (None: no label)."""
-    return LABEL_AT.match(text, at) if text[at + 1 : at + 2] in _LABEL_SECOND else None
 
 
 def _entries_after(text: str, found: re.Match[str]) -> list[tuple[str, str]]:
