@@ -289,7 +289,7 @@ def _regex_entries(text: str) -> list[tuple[str, str]]:
     )
     matches = list(pattern.finditer(text))
     ends = [m.start() for m in matches[1:]] + [len(text)]
-    return [(m.group(1), text[m.end() : end].strip("\n")) for m, end in zip(matches, ends)]
+    return [(m.group(1), text[m.end() : end].strip("\n")) for m, end in zip(matches, ends, strict=True)]
 
 
 @settings(max_examples=400, deadline=None)
