@@ -288,8 +288,8 @@ def _regex_entries(text: str) -> list[tuple[str, str]]:
         "^(" + "|".join(re.escape(label) for label in ENTRY_LABELS) + "):[ ]?", re.MULTILINE
     )
     matches = list(pattern.finditer(text))
-    ends = [m.start() for m in matches[1:]] + [len(text)]
-    return [(m.group(1), text[m.end() : end].strip("\n")) for m, end in zip(matches, ends, strict=True)]
+    ends = [m.start() for m in matches[1:]] + [len(text)]  # (one end too many when no match)
+    return [(m.group(1), text[m.end() : ends[k]].strip("\n")) for k, m in enumerate(matches)]
 
 
 @settings(max_examples=400, deadline=None)
