@@ -50,38 +50,57 @@ def raw_entries(text: str) -> list[tuple[str, str]]:
     at C speed. Text before the first entry is not in any.
     """
     at = 0 if text.startswith("[") else line_bracket(text, 0)
-    return _entries_from(text, at) if at or text.startswith("[") else []
+    if not at and not text.startswith("["):
+        return []
+    while True:
+        found = LABEL_AT.match(text, at) if text[at + 1 : at + 2] in _LABEL_SECOND else None
+        if found is not None:
+            return _entries_after(text, found)
+        at = line_bracket(text, at)
+        if not at:
+            return []
 
 
 def piece_entries(text: str) -> list[tuple[str, str]] | None:
     """:func:`raw_entries` of a text that starts with an entry (a piece a transcript was joined
     from); None when it does not start with one (its start would belong to the entry before it
     in the whole transcript, so it cannot be read on its own)."""
-    if not text.startswith("[") or LABEL_AT.match(text) is None:
-        return None
-    return _entries_from(text, 0)
+    found = LABEL_AT.match(text)  # (None unless it starts with ``[``: every label does)
+    return None if found is None else _entries_after(text, found)
 
 
-def _entries_from(text: str, at: int) -> list[tuple[str, str]]:
-    """The entries of ``text`` from ``at``, 0 or a line start that starts with ``[``, on: one
-    pass, each entry cut out once the next one (or the end of the text) is found."""
+def _entries_after(text: str, found: re.Match[str]) -> list[tuple[str, str]]:
+    """The entries of ``text`` from the first one, whose label and colon are ``found``: one
+    pass, each entry cut out once the next one (or the end of the text) is found. The line
+    starts with ``[`` are found as :func:`line_bracket` finds them (the first few ``[`` by the
+    one-character search, then the two characters), inline: most pieces hold one entry and one or no other
+    line start with ``[`` (a tool output's cut marker), and a call a piece was a good part of
+    reading it."""
     entries: list[tuple[str, str]] = []
-    label: str | None = None
-    body_start = 0
-    match_at = LABEL_AT.match
+    match = LABEL_AT.match
     second = _LABEL_SECOND
+    find = text.find
+    label, body_start = found.group(1), found.end()
+    at = found.start()
+    tries = 0
     while True:
-        match = match_at(text, at) if text[at + 1 : at + 2] in second else None
-        if match is not None:
-            if label is not None:
-                entries.append((label, text[body_start:at].strip("\n")))
-            label = match.group(1)
-            body_start = match.end()
-        at = line_bracket(text, at)
-        if not at:
-            break
-    if label is not None:
-        entries.append((label, text[body_start:].strip("\n")))
+        if tries < _FAST_TRIES:
+            at = find("[", at + 1)
+            if at < 0:
+                break
+            if text[at - 1] != "\n":
+                tries += 1
+                continue
+        else:
+            at = find("\n[", at) + 1
+            if not at:
+                break
+        tries = 0
+        following = match(text, at) if text[at + 1 : at + 2] in second else None
+        if following is not None:
+            entries.append((label, text[body_start:at].strip("\n")))
+            label, body_start = following.group(1), following.end()
+    entries.append((label, text[body_start:].strip("\n")))
     return entries
 
 

@@ -278,6 +278,40 @@ def test_a_piece_that_starts_with_an_entry_is_read_as_the_whole_text_split(text:
     assert mock_entries.piece_entries(text) == expected
 
 
+def _regex_entries(text: str) -> list[tuple[str, str]]:
+    """The entries the multi-line regex ``^(label|...):[ ]?`` splits ``text`` into."""
+    import re
+
+    from core.llm.summary_templates import ENTRY_LABELS
+
+    pattern = re.compile(
+        "^(" + "|".join(re.escape(label) for label in ENTRY_LABELS) + "):[ ]?", re.MULTILINE
+    )
+    matches = list(pattern.finditer(text))
+    ends = [m.start() for m in matches[1:]] + [len(text)]  # (one end too many when no match)
+    return [(m.group(1), text[m.end() : ends[k]].strip("\n")) for k, m in enumerate(matches)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            ["[User]: ", "[Tool result]: ", "[Assistant]:", "a[", "[", "[[", "\n", "\n[", "x", "é["]
+        ),
+        max_size=40,
+    ).map("".join)
+)
+def test_entries_among_many_brackets_are_the_regex_entries(text: str) -> None:
+    # Lines with many brackets inside them take the two-character search after a few
+    # one-character ones, within a piece as in a whole text: the entries are the regex's.
+    from core.llm import mock_entries
+
+    expected = _regex_entries(text)
+    assert mock_entries.raw_entries(text) == expected
+    starts_with_entry = mock_entries.LABEL_AT.match(text) is not None
+    assert mock_entries.piece_entries(text) == (expected if starts_with_entry else None)
+
+
 def test_a_line_start_bracket_no_label_starts_with_is_not_an_entry() -> None:
     from core.llm import mock_entries
 
