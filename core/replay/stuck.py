@@ -79,24 +79,24 @@ class Appended(Sequence[Item]):
 
 
 _SUMMARY = attrgetter("summary")
+_TURN_START = attrgetter("is_turn_start")
 
 
 def _only_lengthens(
-    appended: Appended, since: int, turns_matter: bool, links: Sequence[int]
+    appended: Appended, walked: bytearray, since: int, turns_matter: bool, links: Sequence[int]
 ) -> bool:
     """The last test of :func:`futile` (no summary, no id shared with a message before
-    ``since``, no turn start when ``turns_matter``) on the messages ``appended`` stands for,
-    read from the session and the walk's column: the same answer as on its items
-    (``tests/unit/test_replay_noop.py``), with no item made and each test made over the whole
-    stretch in C."""
+    ``since``, no turn start when ``turns_matter``) on the messages ``appended`` stands for
+    (``walked``: its slice of the walk's column, a message taken in it), read from the session:
+    the same answer as on its items (``tests/unit/test_replay_noop.py``), with no item made,
+    no list of the messages, and each test made over the whole stretch in C."""
     start, stop = appended.start, appended.stop
-    walked = appended.walked[start:stop]
     if min(compress(links[start:stop], walked)) < since:
         return False
-    messages = list(compress(appended.messages[start:stop], walked))
-    if any(map(_SUMMARY, messages)):
+    messages = appended.messages[start:stop]
+    if any(map(_SUMMARY, compress(messages, walked))):
         return False
-    return not (turns_matter and any(message.is_turn_start for message in messages))
+    return not (turns_matter and any(map(_TURN_START, compress(messages, walked))))
 
 
 def futile(stuck: Stuck, appended: Sequence[Item], policy: Policy, links: Sequence[int]) -> bool:
@@ -123,7 +123,11 @@ def futile(stuck: Stuck, appended: Sequence[Item], policy: Policy, links: Sequen
     attempt extends the one of the same size in the failed attempt, so the summariser
     overflows again.
     """
-    if not appended:
+    if isinstance(appended, Appended):  # (its emptiness read once from the walk's column)
+        walked = appended.walked[appended.start : appended.stop]
+        if not any(walked):
+            return True
+    elif not appended:
         return True
     if not stuck.too_large:
         return False
@@ -133,7 +137,7 @@ def futile(stuck: Stuck, appended: Sequence[Item], policy: Policy, links: Sequen
     turns_matter = pruning.enabled
     since = stuck.at
     if isinstance(appended, Appended):
-        return _only_lengthens(appended, since, turns_matter, links)
+        return _only_lengthens(appended, walked, since, turns_matter, links)
     for item in appended:
         message = item.message
         if message.summary or (item.index >= 0 and links[item.index] < since):

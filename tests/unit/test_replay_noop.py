@@ -417,3 +417,21 @@ def test_both_readings_of_a_stuck_stretch_are_made() -> None:
     engine = BothReadings(_stuck_session(), limit=3_000)
     engine.run(_policy())
     assert True in engine.answers
+
+
+@pytest.mark.parametrize("protect_turns", [1, 2])
+def test_both_readings_agree_when_turns_matter(protect_turns: int) -> None:
+    """A pruning policy reads the turn starts of each stretch too: skipped and retried attempts
+    (a turn started) are read alike both ways."""
+    script = SessionBuilder().user("start " + text_of_tokens(400, "u"))
+    context = _calls(script, 46)
+    for turn in ("next", "again"):
+        context = _calls(script.user(turn), 6, context)
+    session = script.reply("end", context=context).session(window=200_000)
+    policy = _policy()
+    policy.pruning.enabled = True
+    policy.pruning.protect_turns = protect_turns
+    engine = BothReadings(session, limit=3_000)
+    engine.run(policy)
+    assert True in engine.answers
+    assert False in engine.answers
