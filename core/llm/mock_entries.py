@@ -28,7 +28,8 @@ def line_bracket(text: str, start: int) -> int:
     """Index of the first ``[`` that starts a line, its newline at or after ``start`` (0:
     none): ``text.find("\n[", start) + 1``, faster. A two-character
     search reads every character; the first few ``[`` are looked for alone, at memchr speed,
-    and only a text with more of them inside its lines takes the two-character search."""
+    and only a text with more of them inside its lines takes the two-character search
+    (:func:`_entries_after` makes the same search inline)."""
     at = start
     for _ in range(_FAST_TRIES):
         found = text.find("[", at + 1)
@@ -73,9 +74,10 @@ def _entries_after(text: str, found: re.Match[str]) -> list[tuple[str, str]]:
     """The entries of ``text`` from the first one, whose label and colon are ``found``: one
     pass, each entry cut out once the next one (or the end of the text) is found. The line
     starts with ``[`` are found as :func:`line_bracket` finds them (the first few ``[`` by the
-    one-character search, then the two characters), inline: most pieces hold one entry and one or no other
-    line start with ``[`` (a tool output's cut marker), and a call a piece was a good part of
-    reading it."""
+    one-character search, then the two characters), inline: most pieces hold one entry and
+    one or no other line start with ``[`` (a tool output's cut marker), and a call a piece was
+    a good part of reading it (``tests/unit/test_llm_mock.py`` holds the entries to the
+    multi-line regex's)."""
     entries: list[tuple[str, str]] = []
     match = LABEL_AT.match
     second = _LABEL_SECOND
