@@ -92,6 +92,20 @@ def _calls(script: SessionBuilder, count: int, context: int = 100_000) -> int:
     return context
 
 
+def _turns_session(protect_turns: int) -> tuple[Session, Policy]:
+    """A session whose head overflows the summariser until older outputs are pruned, with two
+    later turns, and a pruning policy protecting ``protect_turns`` turns."""
+    script = SessionBuilder().user("start " + text_of_tokens(400, "u"))
+    context = _calls(script, 46)
+    for turn in ("next", "again"):
+        context = _calls(script.user(turn), 6, context)
+    session = script.reply("end", context=context).session(window=200_000)
+    policy = _policy()
+    policy.pruning.enabled = True
+    policy.pruning.protect_turns = protect_turns
+    return session, policy
+
+
 def _stuck_session(calls_over: int = 12, late_output: int = 0) -> Session:
     """Forty calls under the threshold, then ``calls_over`` calls above it: a head far too
     large for a 3,000-token summariser, even without the tail or its 16 oldest messages.
@@ -158,14 +172,7 @@ def test_a_new_turn_makes_a_pruning_policy_try_again(
     head may fit, so the attempt is made again (once per turn, not once per call). Protecting
     one turn, the second turn's attempt prunes the first turn and fits; protecting two, the
     head keeps a whole turn of outputs and never fits."""
-    script = SessionBuilder().user("start " + text_of_tokens(400, "u"))
-    context = _calls(script, 46)
-    for turn in ("next", "again"):
-        context = _calls(script.user(turn), 6, context)
-    session = script.reply("end", context=context).session(window=200_000)
-    policy = _policy()
-    policy.pruning.enabled = True
-    policy.pruning.protect_turns = protect_turns
+    session, policy = _turns_session(protect_turns)
     engine = CountingReplayer(session, limit=3_000)
     reference = EveryAttempt(session, limit=3_000)
     result = engine.run(policy)
@@ -423,14 +430,7 @@ def test_both_readings_of_a_stuck_stretch_are_made() -> None:
 def test_both_readings_agree_when_turns_matter(protect_turns: int) -> None:
     """A pruning policy reads the turn starts of each stretch too: skipped and retried attempts
     (a turn started) are read alike both ways."""
-    script = SessionBuilder().user("start " + text_of_tokens(400, "u"))
-    context = _calls(script, 46)
-    for turn in ("next", "again"):
-        context = _calls(script.user(turn), 6, context)
-    session = script.reply("end", context=context).session(window=200_000)
-    policy = _policy()
-    policy.pruning.enabled = True
-    policy.pruning.protect_turns = protect_turns
+    session, policy = _turns_session(protect_turns)
     engine = BothReadings(session, limit=3_000)
     engine.run(policy)
     assert True in engine.answers
