@@ -17,7 +17,7 @@ from core.formats import load_session
 from core.formats.base import SessionBuilder
 from core.model.deep_json import MAX_DEPTH, bounded
 from core.model.read_numbers import MAX_COUNT
-from core.model.session import CompactionEvent, Message, Role, SourceFormat
+from core.model.session import CompactionEvent, Message, Role, Session, SourceFormat
 from tests.support.paths import REPO, TESTS
 
 _CLAUDE = sorted((REPO / "sample_sessions" / "claude-code").glob("*.jsonl")) + sorted(
@@ -100,23 +100,33 @@ def _call_line(arguments: Any, *, plain: bool) -> dict[str, Any]:
     return line
 
 
-@pytest.mark.parametrize("plain", [False, True], ids=["typed", "plain"])
-@pytest.mark.parametrize("depth", [1, MAX_DEPTH + 5])
-def test_a_loaded_call_s_arguments_are_bounded(tmp_path: Path, plain: bool, depth: int) -> None:
-    arguments = {"command": "ls", "deep": _nested(depth)}
-    user = {
+def _user_line(content: str) -> dict[str, Any]:
+    """A Claude Code session's first user line, saying ``content``."""
+    return {
         "type": "user",
         "uuid": "u1",
         "parentUuid": None,
         "sessionId": "s",
         "cwd": "/p",
         "timestamp": "2026-03-01T00:00:00.000Z",
-        "message": {"role": "user", "content": "go"},
+        "message": {"role": "user", "content": content},
     }
+
+
+def _load(tmp_path: Path, rows: list[dict[str, Any]]) -> Session:
+    """The session of a Claude Code file of ``rows``, one JSON line each."""
     path = tmp_path / "s.jsonl"
-    rows = [user, _call_line(arguments, plain=plain)]
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    session = load_session(path)
+    return load_session(path)
+
+
+@pytest.mark.parametrize("plain", [False, True], ids=["typed", "plain"])
+@pytest.mark.parametrize("depth", [1, MAX_DEPTH + 5])
+def test_a_loaded_call_s_arguments_are_bounded(tmp_path: Path, plain: bool, depth: int) -> None:
+    arguments = {"command": "ls", "deep": _nested(depth)}
+    user = _user_line("go")
+    rows = [user, _call_line(arguments, plain=plain)]
+    session = _load(tmp_path, rows)
     (call,) = [tc for m in session.messages for tc in m.tool_calls]
     assert call.arguments == bounded(arguments)
 
@@ -165,21 +175,11 @@ def test_the_window_an_error_states_is_the_last_main_one(
 ) -> None:
     """What the assembler keeps of the errors is what the messages hold (it was read from
     them): the main messages' errors, in order."""
-    user = {
-        "type": "user",
-        "uuid": "u1",
-        "parentUuid": None,
-        "sessionId": "s",
-        "cwd": "/p",
-        "timestamp": "2026-03-01T00:00:00.000Z",
-        "message": {"role": "user", "content": "go"},
-    }
+    user = _user_line("go")
     rows: list[dict[str, Any]] = [user]
     for k, (window, sidechain) in enumerate(windows):
         rows.append(_error_line(f"e{k}", rows[-1]["uuid"], window, sidechain=sidechain))
-    path = tmp_path / "s.jsonl"
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    session = load_session(path)
+    session = _load(tmp_path, rows)
     held = [m.error for m in session.messages if m.error and not m.sidechain]
     assert len(held) == sum(not sidechain for _, sidechain in windows)
     assert session.metadata.get("window_from_error") == expected
@@ -190,15 +190,7 @@ def test_long_non_ascii_lines_read_as_views_load_as_copies_did(tmp_path: Path) -
     object (``system``) give what they gave as copies."""
     output = "→ " * 2_000
     rows: list[dict[str, Any]] = [
-        {
-            "type": "user",
-            "uuid": "u1",
-            "parentUuid": None,
-            "sessionId": "s",
-            "cwd": "/p",
-            "timestamp": "2026-03-01T00:00:00.000Z",
-            "message": {"role": "user", "content": "é" * 3_000},
-        },
+        _user_line("é" * 3_000),
         _call_line({"command": "ls"}, plain=False),
         {
             "type": "user",
@@ -219,9 +211,7 @@ def test_long_non_ascii_lines_read_as_views_load_as_copies_did(tmp_path: Path) -
             "timestamp": "2026-03-01T00:00:03.000Z",
         },
     ]
-    path = tmp_path / "s.jsonl"
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    session = load_session(path)
+    session = _load(tmp_path, rows)
     assert [m.role for m in session.messages] == [Role.USER, Role.ASSISTANT, Role.TOOL]
     assert session.messages[0].text == "é" * 3_000
     tool_result = session.messages[2].tool_result

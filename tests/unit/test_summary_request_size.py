@@ -5,7 +5,7 @@ built once for the first try and once for the one that is sent."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import pytest
 from hypothesis import given, settings
@@ -263,12 +263,11 @@ def test_the_floor_of_longer_heads_is_no_more_than_any_of_their_built_requests(
     length: Callable[[str], int],
 ) -> None:
     messages, outputs, cap, _cached = head
-    for k in range(len(messages)):
-        left = outputs[k:] if outputs is not None else None
-        floor = MeasuredHead(messages[k:], left, cap).longer_floor().content_lengths(length)
-        for j in range(k + 1):  # (the head itself and each longer one ending with it)
-            longer = outputs[j:] if outputs is not None else None
-            request = SentHead(messages[j:], longer, cap, None).request()
+    drops = list(_drops(messages, outputs))
+    for k, (shorter, left) in enumerate(drops):
+        floor = MeasuredHead(shorter, left, cap).longer_floor().content_lengths(length)
+        for longer, longer_outputs in drops[: k + 1]:  # (the head and each longer one)
+            request = SentHead(longer, longer_outputs, cap, None).request()
             assert all(f <= length(m.content) for f, m in zip(floor, request, strict=True))
 
 
@@ -294,10 +293,18 @@ def test_a_head_measured_without_its_entries_is_the_built_request_at_every_drop(
     length: Callable[[str], int],
 ) -> None:
     messages, outputs, cap, _cached = head
+    for shorter, left in _drops(messages, outputs):
+        built = [length(m.content) for m in SentHead(shorter, left, cap, None).request()]
+        assert MeasuredHead(shorter, left, cap).content_lengths(length) == built
+
+
+def _drops(
+    messages: list[Message], outputs: list[str | None] | None
+) -> Iterator[tuple[list[Message], list[str | None] | None]]:
+    """The head after each number of its oldest messages dropped (none first), with its
+    outputs."""
     for k in range(len(messages)):
-        left = outputs[k:] if outputs is not None else None
-        built = [length(m.content) for m in SentHead(messages[k:], left, cap, None).request()]
-        assert MeasuredHead(messages[k:], left, cap).content_lengths(length) == built
+        yield messages[k:], (outputs[k:] if outputs is not None else None)
 
 
 @pytest.mark.parametrize("length", LENGTHS)
