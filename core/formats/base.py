@@ -100,9 +100,10 @@ class SessionBuilder:
         message's so far), while loading (:meth:`append`)."""
         self._shared_values: dict[str, str] = {}
         """The short argument values of the calls so far (:meth:`share_arguments`)."""
-        self.arguments_shared = False
-        """Set by a loader that sets every call's arguments to what :meth:`share_arguments` makes
-        of them as it reads them (:meth:`build` then does not walk them again)."""
+        self.arguments_ready = False
+        """Set by a loader that makes every call's arguments ready as it reads them: bounded
+        (:func:`bounded`), and shared where it chooses to (:meth:`share_arguments`, which does
+        both); :meth:`build` then does not walk them again."""
         self.estimates_derived = True
         """The messages may hold estimates the loader derived (``agent_estimate_tokens``,
         ``reasoning_estimate_tokens``), which :meth:`build` holds to a count's bound; a loader
@@ -115,7 +116,7 @@ class SessionBuilder:
         """A call's ``arguments`` as the session holds them: each short string value of a dict
         replaced by the equal one an earlier call holds, then :func:`bounded` (the JSON text of
         arguments too deep for recursive code). :meth:`build` does it for every call; a loader
-        that does it as it reads a call (:attr:`arguments_shared`) lets the copy go at once (its
+        that does it as it reads a call (:attr:`arguments_ready`) lets the copy go at once (its
         place is taken by what the next line holds, not left free among what the session
         keeps), and spares :meth:`build` a pass over the messages."""
         if type(arguments) is dict:
@@ -337,7 +338,7 @@ class SessionBuilder:
         session_id = self.session_id
         if not session_id:
             session_id = Path(self.path).stem if self.path else "session"
-        if not self.arguments_shared:  # (shared, and too deep for recursive code made text)
+        if not self.arguments_ready:  # (shared, and too deep for recursive code made text)
             share = self.share_arguments
             for message in filter(_TOOL_CALLS, self.messages):
                 for call in message.tool_calls:

@@ -164,7 +164,7 @@ class _Reader:
         """The timestamp of the last entry read typed: a line with the same one shares its string
         (the block lines of one reply and its tool results are sometimes written in the same
         millisecond)."""
-        builder.arguments_shared = True  # (each call's, as its line is read)
+        builder.arguments_ready = True  # (each call's, as its line is read)
         builder.estimates_derived = False  # (a message's figures are all read, none derived)
         self.last_assistant = Entry(ASSISTANT, 0, 0, "", None)
         """The last assistant line read typed (whose ids the next one may share; none yet: an

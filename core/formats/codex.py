@@ -116,7 +116,7 @@ class _Loader:
         # as read costs 10 M); done as each call is read it cost more (41 M). What it kept
         # once (about one short value a call: a workdir, a repeated command) was already all
         # held at the load's peak, which it did not lower (132 MiB on the 100 MB file).
-        self.builder.arguments_shared = True
+        self.builder.arguments_ready = True
         self.facts = ThreadFacts(self.builder)
         self.turns = TurnTracker()
         self.cap = OutputCap.from_policy(None)

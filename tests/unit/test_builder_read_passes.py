@@ -1,5 +1,5 @@
 """What a loader does as it reads, :meth:`SessionBuilder.build` does not do again: the Claude
-Code loader bounds and shares each call's arguments as it reads the call (``arguments_shared``)
+Code loader bounds and shares each call's arguments as it reads the call (``arguments_ready``)
 and gives no message a derived estimate (``estimates_derived`` False), so that ``build`` walks
 the messages for neither; a compaction is recorded without validating its event."""
 

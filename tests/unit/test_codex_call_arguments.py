@@ -1,5 +1,5 @@
 """A Codex call's arguments are bounded as the call is read (``_Loader.tool_call``), typed or
-plain, so that :meth:`SessionBuilder.build` walks no call again (``arguments_shared``); every
+plain, so that :meth:`SessionBuilder.build` walks no call again (``arguments_ready``); every
 call of a session holds what the build's pass made of its arguments, and a missing output is
 still reported when another call's is not."""
 
