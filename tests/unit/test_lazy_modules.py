@@ -108,3 +108,29 @@ same = described is sys.modules["msgspec.inspect"] is msgspec.inspect
 print(loaded, before, field, schema, same, lazy_modules.deferred("msgspec.inspect"))
 """
     assert run_python(code).strip() == "False True x #/$defs/Point True False"
+
+
+WINDOWS_PATHS = """
+import contextlib, io, sys
+sys.argv = ["ctxscope", "analyze", "--json", {path!r}]
+from tui.cli import lazy_modules, main
+main._import_command("analyze")
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    main.cli.main(args=sys.argv[1:], standalone_mode=False)
+after_analyze = lazy_modules.deferred("ntpath")
+import pathlib, ntpath
+windows = pathlib.PureWindowsPath("C:/Users/a\\\\b.jsonl")
+print(after_analyze, out.getvalue().startswith("{{"), windows.drive, windows.name,
+      ntpath.join("C:\\\\x", "y"), lazy_modules.deferred("ntpath"), ntpath is pathlib.ntpath)
+"""
+
+
+def test_windows_paths_run_only_when_first_used(tmp_path: Path) -> None:
+    """:mod:`ntpath` (which :mod:`pathlib` imports for its Windows paths) is not run by
+    ``analyze --json``; a Windows path made after it, and :mod:`ntpath` itself, work as before,
+    with one module under both names."""
+    session = tmp_path / "session.jsonl"
+    write_claude_session(session, 8)
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    out = run_python(WINDOWS_PATHS.format(path=str(session)), env=env)
+    assert out.strip() == "True True C: b.jsonl C:\\x\\y False True"

@@ -6,7 +6,9 @@ when first used.
 * :mod:`tokenize` — :mod:`inspect` and :mod:`linecache` read source with it; its import compiles
   a regular expression whose text changes with each process's string hashing;
 * ``msgspec.inspect`` — msgspec's type descriptions (its JSON schemas use them), made of ~40
-  structs, which msgspec imports as it loads.
+  structs, which msgspec imports as it loads;
+* :mod:`ntpath` — Windows paths, which :mod:`pathlib` imports for its ``PureWindowsPath``; as it
+  runs it tries five imports from ``nt``, each failing after a search of every import path.
 
 The import statement gives the module object at once; its code runs at the first use of one of
 its attributes (``from secrets import token_hex`` is one), as it would have run at the import,
@@ -24,7 +26,7 @@ from importlib.machinery import ModuleSpec, PathFinder
 from types import ModuleType
 from typing import Any
 
-DEFERRED = ("secrets", "tokenize", "msgspec.inspect")
+DEFERRED = ("secrets", "tokenize", "msgspec.inspect", "ntpath")
 """The modules :func:`defer` runs on first use: the libraries that import them use none of
 their attributes as they load."""
 
