@@ -218,6 +218,27 @@ def _code(source: str, filename: str, mode: str) -> CodeType:
     return code
 
 
+def config_var(name: str) -> str | None:
+    """``sysconfig.get_config_var(name)``, a value fixed when this interpreter was built (the
+    file is this interpreter's), read from the cache file when it holds it: asked of
+    :mod:`sysconfig`, it imports the build's data (~1,000 variables) and works out all the
+    others. Only a text or None is kept (the key ``("config", name, "")``, the value a 1-tuple);
+    an entry of another shape is asked again."""
+    key = ("config", name, "")
+    _used.add(key)
+    cached = _codes.get(key)
+    if type(cached) is tuple and len(cached) == 1 and (cached[0] is None or type(cached[0]) is str):
+        return cached[0]
+    import sysconfig
+
+    value = sysconfig.get_config_var(name)
+    if value is not None and type(value) is not str:
+        return None  # (not a text: not kept, and the caller asks sysconfig itself)
+    _codes[key] = (value,)
+    _state["added"] += 1
+    return value
+
+
 def compile_cached(source: Any, filename: Any, mode: Any, *args: Any, **kwargs: Any) -> Any:
     """``compile`` as :mod:`typing` calls it (a source, a file name and a mode), from the cache;
     any other call goes to the builtin as it came."""

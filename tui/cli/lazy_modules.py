@@ -9,6 +9,9 @@ when first used.
   structs, which msgspec imports as it loads;
 * :mod:`ntpath` — Windows paths, which :mod:`pathlib` imports for its ``PureWindowsPath``; as it
   runs it tries five imports from ``nt``, each failing after a search of every import path.
+* :mod:`sysconfig` — the interpreter's build variables; :mod:`zoneinfo` imports it for its
+  search path, which a one-shot command gives it from the cache folder instead
+  (:func:`tui.cli.main._zoneinfo_from_cache`).
 
 The import statement gives the module object at once; its code runs at the first use of one of
 its attributes (``from secrets import token_hex`` is one), as it would have run at the import,
@@ -26,7 +29,7 @@ from importlib.machinery import ModuleSpec, PathFinder
 from types import ModuleType
 from typing import Any
 
-DEFERRED = ("secrets", "tokenize", "msgspec.inspect", "ntpath")
+DEFERRED = ("secrets", "tokenize", "msgspec.inspect", "ntpath", "sysconfig")
 """The modules :func:`defer` runs on first use: the libraries that import them use none of
 their attributes as they load."""
 
