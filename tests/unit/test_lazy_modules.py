@@ -117,20 +117,26 @@ from tui.cli import lazy_modules, main
 main._import_command("analyze")
 with contextlib.redirect_stdout(io.StringIO()) as out:
     main.cli.main(args=sys.argv[1:], standalone_mode=False)
-after_analyze = lazy_modules.deferred("ntpath")
+after_analyze = [lazy_modules.deferred(name) for name in ("ntpath", "base64")]
+import pydantic
+coded = pydantic.TypeAdapter(pydantic.Base64Bytes).validate_python(b"aGk=")
 import pathlib, ntpath
 windows = pathlib.PureWindowsPath("C:/Users/a\\\\b.jsonl")
-print(after_analyze, out.getvalue().startswith("{{"), windows.drive, windows.name,
-      ntpath.join("C:\\\\x", "y"), lazy_modules.deferred("ntpath"), ntpath is pathlib.ntpath)
+print(after_analyze, out.getvalue().startswith("{{"), windows.drive, windows.name, coded,
+      ntpath.join("C:\\\\x", "y"), lazy_modules.deferred("ntpath"), ntpath is pathlib.ntpath,
+      lazy_modules.deferred("base64"))
 """
 
 
 def test_windows_paths_run_only_when_first_used(tmp_path: Path) -> None:
-    """:mod:`ntpath` (which :mod:`pathlib` imports for its Windows paths) is not run by
-    ``analyze --json``; a Windows path made after it, and :mod:`ntpath` itself, work as before,
-    with one module under both names."""
+    """:mod:`ntpath` (which :mod:`pathlib` imports for its Windows paths) and :mod:`base64`
+    (pydantic's base64 types) are not run by ``analyze --json`` (its second run: the first
+    reads the price table); a Windows path made after it,
+    :mod:`ntpath` itself and a base64 field work as before, with one module under both names."""
     session = tmp_path / "session.jsonl"
     write_claude_session(session, 8)
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
-    out = run_python(WINDOWS_PATHS.format(path=str(session)), env=env)
-    assert out.strip() == "True True C: b.jsonl C:\\x\\y False True"
+    code = WINDOWS_PATHS.format(path=str(session))
+    run_python(code, env=env)  # (the first run reads the price table, whose imports use base64)
+    out = run_python(code, env=env)
+    assert out.strip() == "[True, True] True C: b.jsonl b'hi' C:\\x\\y False True False"

@@ -11,7 +11,8 @@ when first used.
   runs it tries five imports from ``nt``, each failing after a search of every import path.
 * :mod:`sysconfig` — the interpreter's build variables; :mod:`zoneinfo` imports it for its
   search path, which a one-shot command gives it from the cache folder instead
-  (:func:`tui.cli.main._zoneinfo_from_cache`).
+  (:func:`tui.cli.main._zoneinfo_from_cache`);
+* :mod:`base64` — pydantic's types import it for their base64 fields' encoders.
 
 The import statement gives the module object at once; its code runs at the first use of one of
 its attributes (``from secrets import token_hex`` is one), as it would have run at the import,
@@ -29,7 +30,7 @@ from importlib.machinery import ModuleSpec, PathFinder
 from types import ModuleType
 from typing import Any
 
-DEFERRED = ("secrets", "tokenize", "msgspec.inspect", "ntpath", "sysconfig")
+DEFERRED = ("secrets", "tokenize", "msgspec.inspect", "ntpath", "sysconfig", "base64")
 """The modules :func:`defer` runs on first use: the libraries that import them use none of
 their attributes as they load."""
 
