@@ -25,6 +25,7 @@ from core.analysis_cache import READ_ONLY_ENV
 from core.formats.file_kind import unreadable_reason
 from core.policy import Policy, PolicyError, resolve_policy
 from tui.commands_palette import CtxscopeCommands
+from tui.css_memo import share_parsed_css
 from tui.keymap import config_path, read_keymap
 from tui.malloc_arenas import limit_malloc_arenas
 from tui.messages import JumpToMessage
@@ -94,6 +95,7 @@ class CtxscopeApp(App[None]):
         """``use_cache``, ``jobs``: the picker's analysis of the sessions it lists reads and
         fills the analysis cache, in ``jobs`` processes (default one per core; 1: in a thread).
         ``read_only``: the UI writes no file the user names (saving a policy is refused)."""
+        share_parsed_css()  # (before the app's stylesheet is made: each sheet parsed once)
         super().__init__()
         limit_malloc_arenas()  # (before the workers' threads start)
         no_pydantic_plugins()  # (else looked for inside the first replay: ~12 ms)
