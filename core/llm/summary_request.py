@@ -80,10 +80,12 @@ def capped_result_output(result: ToolResult, max_chars: int) -> str:
     """``cap_tool_output(result.output, max_chars)``, without decoding a long output held as
     UTF-8 whole to keep its start: its length in characters is the one it is held with
     (:meth:`~core.model.session.ToolResult.output_chars`), and only the bytes that hold the first
-    ``max_chars`` characters are decoded (2,000 characters of a 40 KB output)."""
-    if result.output_utf8_size() <= max_chars:  # (sent whole: no count needed)
-        return result.output
-    chars = result.output_chars()
+    ``max_chars`` characters are decoded (2,000 characters of a 40 KB output). An output held
+    as text is cut as it is (no copy of either end made in UTF-8 and decoded back)."""
+    held = result._held_output
+    if isinstance(held, str):
+        return cap_tool_output(held, max_chars)
+    chars = held.chars
     if chars <= max_chars:
         return result.output
     start, _end = result.output_ends_utf8(max_chars)

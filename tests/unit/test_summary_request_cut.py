@@ -98,3 +98,12 @@ def test_an_output_tells_its_length_without_decoding_it(
     assert tool.tool_result.output_chars() == 4 * 900
     assert copy.tool_result.output_chars() == 54
     assert decoded == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="ab\n[]", max_size=3_000), st.integers(min_value=0, max_value=2_500))
+def test_an_output_held_as_text_is_cut_as_the_text_is(text: str, max_chars: int) -> None:
+    """An ASCII output is held as text: cut from it as it is, the same entry."""
+    result = ToolResult(call_id="c", output=text)
+    assert isinstance(result._held_output, str)
+    assert capped_result_output(result, max_chars) == cap_tool_output(text, max_chars)
