@@ -22,6 +22,7 @@ measurement of this session, made from its recorded usage; nothing else is read.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from functools import reduce
 from itertools import repeat
@@ -37,7 +38,9 @@ MAX_RATIO = 4.0
 ROBUST_ROUNDS = 6
 """Reweighted rounds after the least-squares fit: the ratios then minimise the calls' absolute
 relative errors, so one message the estimator misjudges badly (a dense compiler log, an image)
-does not pull every call of the session off."""
+does not pull every call of the session off. Fewer when a round gives the ratios it started
+from (every ratio at its bound, say): each round is a function of the last one's ratios, so
+every later round would give them again."""
 FLOOR = 0.002
 """A call's error counts as at least this share of its total when reweighting."""
 PULL = 1e-3
@@ -80,7 +83,10 @@ def fit_ratio_columns(
         weights = list(
             map(truediv, repeat(1.0), map(mul, bounds, map(max, errors, floors, repeat(1.0))))
         )
-        ratios = _bounded(*normal.equations(weights))
+        reweighted = _bounded(*normal.equations(weights))
+        if reweighted == ratios:
+            break  # (a fixed point: each round is a function of the last one's ratios alone)
+        ratios = reweighted
     return {k: round(v, 4) for k, v in zip(categories, ratios, strict=True)}
 
 
@@ -118,9 +124,13 @@ class _Normal:
         of them), else the calls where it moved."""
 
     def predicted(self, ratios: Sequence[float]) -> list[float]:
-        """Each call's ``sum(map(mul, ratios, row))``, a category column at a time (the same
-        additions from 0.0, in the same order, each a loop in C over the calls; a column of
-        zeros adds nothing)."""
+        """Each call's ``sum(map(mul, ratios, row))``: each active category's column times its
+        ratio, a loop in C over the calls, the products added up from 0.0 in the categories'
+        order (by ``sum`` per call, :data:`_SUM_ADDS_IN_ORDER`, else a column at a time; a
+        column of zeros adds nothing)."""
+        if _SUM_ADDS_IN_ORDER and self.active:  # (each call's products in a tuple, one sum)
+            products = [map(mul, repeat(ratios[i]), self.columns[i]) for i in self.active]
+            return list(map(sum, zip(*products, strict=True), repeat(0.0)))
         predicted = [0.0] * len(self.targets)
         for i in self.active:
             column = self.columns[i]
@@ -137,15 +147,29 @@ class _Normal:
         for i in active:
             picks = self.picks[i]
             wx = list(map(mul, _picked(weights, picks), _picked(columns[i], picks)))
-            rhs[i] = reduce(add, map(mul, wx, _picked(self.targets, picks)), 0.0)
+            rhs[i] = _added(map(mul, wx, _picked(self.targets, picks)))
             line = normal[i]
             for j in active:
                 if j >= i:
-                    line[j] = reduce(add, map(mul, wx, _picked(columns[j], picks)), 0.0)
+                    line[j] = _added(map(mul, wx, _picked(columns[j], picks)))
         for i in range(k):
             for j in range(i):
                 normal[i][j] = normal[j][i]
         return normal, rhs
+
+
+_SUM_ADDS_IN_ORDER = sys.version_info < (3, 12)
+"""Whether ``sum`` adds floats up in a C double, one after the other (Python 3.11): the floats
+of adding each to the sum in turn, with no float made nor call per value. From 3.12 ``sum``
+compensates its rounding (another figure), and the sums are added up by ``reduce``."""
+
+
+def _added(values: Iterable[float]) -> float:
+    """``values`` added up from 0.0 in their order, each step rounded as a float addition is:
+    every sum of the normal equations (a test holds it to a loop adding them one by one)."""
+    if _SUM_ADDS_IN_ORDER:
+        return sum(values, 0.0)
+    return reduce(add, values, 0.0)
 
 
 def _picked(values: Sequence[_V], picks: list[int] | None) -> Iterable[_V]:

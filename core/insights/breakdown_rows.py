@@ -189,12 +189,9 @@ def fit_columns(
     they are). The fitted columns, each value the one ``fit(values, target)`` gives its call
     (``columns`` themselves when no call is above its target).
 
-    Every call's shares are made and floored key by key over the calls (a call kept as it is:
-    its values over 1); then, call by call where units are left (``short``), they go to the
-    keys of least ``floor - exact``, the first of equals first (as :func:`fit` gives them). A
-    call floored to more than its target (``short`` below 0: float rounding) is fitted on its
-    own."""
-    size = len(wholes)
+    Only the calls above their target are fitted (:func:`_fit_every_call`, on their values
+    picked out of each column when not every call is: a call kept as it is costs no step per
+    key), and their fitted values are put back in a copy of each column."""
     scaled = [
         target is not None and whole > target and whole != 0
         for whole, target in zip(wholes, targets, strict=True)
@@ -203,27 +200,41 @@ def fit_columns(
         return columns
     known = cast("list[int]", targets)  # (read where scaled: a call with a target)
     if all(scaled):  # (the usual stretch of a session that over-explains: every call)
-        nums = aims = known
-        dens = wholes
-    else:
-        nums = [target if flag else 1 for target, flag in zip(known, scaled, strict=True)]
-        dens = [whole if flag else 1 for whole, flag in zip(wholes, scaled, strict=True)]
-        aims = [
-            target if flag else whole
-            for whole, target, flag in zip(wholes, known, scaled, strict=True)
-        ]
-    exact = [list(map(truediv, map(mul, column, nums), dens)) for column in columns]
+        return _fit_every_call(columns, wholes, known)
+    positions = list(compress(range(len(wholes)), scaled))
+    fitted = _fit_every_call(
+        [list(map(column.__getitem__, positions)) for column in columns],
+        list(map(wholes.__getitem__, positions)),
+        list(map(known.__getitem__, positions)),
+    )
+    out = [column.copy() for column in columns]
+    for column, values in zip(out, fitted, strict=True):
+        for position, value in zip(positions, values, strict=True):
+            column[position] = value
+    return out
+
+
+def _fit_every_call(
+    columns: list[list[int]], wholes: list[int], targets: list[int]
+) -> list[list[int]]:
+    """:func:`fit_columns` of calls that are each above their target (``wholes[c] >
+    targets[c]``, ``wholes[c] != 0``).
+
+    Every call's shares are made and floored key by key over the calls; then, call by call
+    where units are left (``short``), they go to the keys of least ``floor - exact``, the first
+    of equals first (as :func:`fit` gives them). A call floored to more than its target
+    (``short`` below 0: float rounding) is fitted on its own."""
+    size = len(wholes)
+    exact = [list(map(truediv, map(mul, column, targets), wholes)) for column in columns]
     floors = list(map(truncated, exact))
-    shorts = list(map(sub, aims, summed(floors, size)))
+    shorts = list(map(sub, targets, summed(floors, size)))
     if max(shorts) > 0:
         below = zip(*[map(sub, f, e) for f, e in zip(floors, exact, strict=True)], strict=True)
         wanted = map(lt, repeat(0), shorts)
         give_leftovers(floors, compress(zip(range(size), shorts, below, strict=True), wanted))
     if min(shorts) < 0:
         for position in [p for p, short in enumerate(shorts) if short < 0]:
-            target = targets[position]
-            assert target is not None  # (a call kept as it is is short of nothing)
-            values = fit([column[position] for column in columns], target)
+            values = fit([column[position] for column in columns], targets[position])
             for column, value in zip(floors, values, strict=True):
                 column[position] = value
     return floors

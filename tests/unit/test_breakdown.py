@@ -314,7 +314,9 @@ def test_fitted_columns_are_each_calls_own_fit(
     from core.insights.breakdown_rows import fit_columns
 
     wholes = summed(columns, 5)
+    given_columns = [column.copy() for column in columns]
     fitted = fit_columns(columns, wholes, targets)
+    assert columns == given_columns  # (fitted in new columns: the caller's are left as they are)
     for position, target in enumerate(targets):
         values = [column[position] for column in columns]
         expected = values if target is None else fit(values, target)
@@ -692,6 +694,33 @@ def test_messages_parts_is_each_message_counted_alone(
     expected = [_parts_one_by_one(message, counter) for message in messages]
     assert messages_parts(messages, counter) == expected
     assert [message_parts(message, counter) for message in messages] == expected
+
+
+_ARGUMENTS = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-(10**20), 10**20), _TEXTS),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(_TEXTS, inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+@pytest.mark.parametrize("estimator", ["chars/4", "bytes/4", "ceil(chars/4)"])
+@given(name=_TEXTS, arguments=_ARGUMENTS | st.builds(object))
+def test_a_calls_tokens_measured_by_length_are_the_counters(
+    estimator: str, name: str, arguments: object
+) -> None:
+    """Issue 24: a tool call whose name and arguments (a string, a dict's compact JSON) are
+    ASCII is measured by their lengths in the parts' loop, with no call of the counter; any
+    call, ASCII or not, of any arguments (a list, a number, what JSON cannot write), gets the
+    counter's own figure."""
+    from core.insights.breakdown import _measures
+
+    counter = TokenCounter(estimator)
+    call_tokens = _measures(counter)[1]
+    expected = counter.call_tokens(name, arguments)
+    assert call_tokens(name, arguments) == expected
+    assert call_tokens(name, arguments) == expected  # (the second time from the memo)
 
 
 _GROWN = st.lists(

@@ -12,11 +12,24 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 from core.formats import LoadError, load_session
 from core.formats.ctxscope_jsonl import write_session
+from core.insights import breakdown_calibration as calibration
 from core.insights.breakdown import CATEGORIES, CallBreakdown, ContextBreakdown, breakdown
-from core.insights.breakdown_calibration import MAX_RATIO, _Normal, fit_ratios
+from core.insights.breakdown_calibration import (
+    FLOOR,
+    MAX_RATIO,
+    MIN_RATIO,
+    ROBUST_ROUNDS,
+    _added,
+    _bounded,
+    _Normal,
+    fit_ratio_columns,
+    fit_ratios,
+)
 from core.insights.cost import session_cost
 from core.model.session import Session, ToolCall, replace
 from tests.support.builders import SessionBuilder, text_of_tokens
@@ -303,6 +316,86 @@ def test_a_still_category_is_in_no_sum_and_a_busy_one_is_summed_over_every_call(
         assert normal.equations(weights) == expected
         ratios = [rng.random() * 4 for _ in range(4)]
         assert normal.predicted(ratios) == [sum(map(operator.mul, ratios, row)) for row in rows]
+
+
+def _every_round(
+    columns: list[list[int]], recorded: list[int], totals: list[int], categories: list[str]
+) -> dict[str, float]:
+    """The ratios after every one of the ROBUST_ROUNDS reweighted rounds, a round at a time over
+    the calls (the oracle of the rounds :func:`fit_ratio_columns` may stop early)."""
+    normal = _Normal.of_columns([list(map(float, c)) for c in columns], recorded)
+    weights = [1.0 / max(total, 1) ** 2 for total in totals]
+    ratios = _bounded(*normal.equations(weights))
+    for _ in range(ROBUST_ROUNDS):
+        weights = []
+        for c, (growth, total) in enumerate(zip(recorded, totals, strict=True)):
+            predicted = sum(r * float(column[c]) for r, column in zip(ratios, columns, strict=True))
+            error = abs(growth - predicted)
+            weights.append(1.0 / (max(total, 1) * max(error, FLOOR * total, 1.0)))
+        ratios = _bounded(*normal.equations(weights))
+    return {k: round(v, 4) for k, v in zip(categories, ratios, strict=True)}
+
+
+@given(
+    st.integers(1, 6).flatmap(
+        lambda k: st.lists(
+            st.tuples(
+                st.lists(st.integers(0, 40_000), min_size=k, max_size=k),
+                st.integers(-5_000, 200_000),
+            ),
+            min_size=2,
+            max_size=40,
+        )
+    ),
+    st.sampled_from([0.1, 0.25, 1.0, 3.0, 9.0]),
+)
+def test_the_ratios_stopped_at_a_fixed_point_are_every_rounds_bit_for_bit(
+    rows: list[tuple[list[int], int]], scale: float
+) -> None:
+    """Issue 24: the reweighting stops when a round gives the ratios it started from (each
+    round is a function of the last one's ratios): the figures of all ROBUST_ROUNDS rounds.
+    ``scale`` pulls the recorded growth far from the estimates, so ratios sit at their bounds
+    (MIN_RATIO, MAX_RATIO), where the rounds stop soonest."""
+    k = len(rows[0][0])
+    columns = [[row[i] for row, _growth in rows] for i in range(k)]
+    recorded = [round(scale * sum(row)) + growth % 97 for row, growth in rows]
+    totals = [20_000 + abs(growth) for _row, growth in rows]
+    categories = [f"c{i}" for i in range(k)]
+    found = fit_ratio_columns(columns, recorded, totals, categories)
+    assert found == _every_round(columns, recorded, totals, categories)
+    assert all(MIN_RATIO <= ratio <= MAX_RATIO for ratio in found.values())
+
+
+_FLOATS = st.floats(allow_nan=False, allow_infinity=False, width=64)
+
+
+@pytest.mark.parametrize("by_sum", [True, False])
+@given(values=st.lists(_FLOATS | st.integers(-(10**6), 10**6).map(float) | st.just(-0.0)))
+def test_floats_are_added_in_order_from_zero_bit_for_bit(by_sum: bool, values: list[float]) -> None:
+    """Issue 24: the equations' sums (``_added``: by ``sum`` where it adds in order, Python
+    3.11, else by ``reduce``) are the floats a loop adding each value to a sum from 0.0 gives,
+    its sign of zero too."""
+    expected = 0.0
+    for value in values:
+        expected += value
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(calibration, "_SUM_ADDS_IN_ORDER", by_sum and calibration._SUM_ADDS_IN_ORDER)
+        found = _added(iter(values))
+    assert (found, str(found)) == (expected, str(expected))
+
+
+@pytest.mark.parametrize("by_sum", [True, False])
+def test_predictions_by_sum_or_by_column_are_the_same_floats(by_sum: bool) -> None:
+    """Issue 24: each call's prediction, by a ``sum`` per call (Python 3.11) or a column at a
+    time (from 3.12), is the float ``sum(map(mul, ratios, row))`` gives call by call."""
+    rng = random.Random(13)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(calibration, "_SUM_ADDS_IN_ORDER", by_sum and calibration._SUM_ADDS_IN_ORDER)
+        for _ in range(50):
+            k, n, rows = _random_rows(rng)
+            ratios = [rng.choice([1.0, 0.25, 4.0, rng.random() * 4]) for _ in range(k)]
+            expected = [float(sum(map(operator.mul, ratios, row))) for row in rows]
+            assert _Normal(rows, [0] * n, k).predicted(ratios) == expected
 
 
 @pytest.mark.skipif(not REAL, reason="shared samples are not available")
