@@ -804,6 +804,7 @@ class _Loader:
             for message in self.inputs:
                 if not message.meta and not message.summary and message.index not in self.confirmed:
                     message.meta = True
+                    b.reflag(message)
         unanswered = not self.call_lines.keys() <= self.answered  # (one test in C, usually False)
         for call_id, line in self.call_lines.items() if unanswered else ():
             if call_id not in self.answered:
