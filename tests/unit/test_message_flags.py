@@ -24,6 +24,7 @@ from core.model.session import (
     SourceFormat,
     message_flag,
     message_flags,
+    replace,
 )
 from core.replay.calls import Calls
 from tests.support.paths import REPO, TESTS, small_shared_files
@@ -186,9 +187,10 @@ def test_a_list_replaced_cut_or_grown_is_read_again(
 def test_every_flag_is_one_of_four_codes() -> None:
     """The index reads four codes: a side chain's message, and a main one that is a call, a
     turn's start or neither."""
+    plain = [Message(index=0, id="m", role=role) for role in Role]
     seen = {
-        message_flag(Message(index=0, id="m", role=role, **{name: True} if name else {}))
-        for role in Role
+        message_flag(replace(message, **({name: True} if name else {})))
+        for message in plain
         for name in (None, "summary", "synthetic", "meta", "sidechain")
     }
     assert seen == {0, FLAG_MAIN, FLAG_MAIN | FLAG_CALL, FLAG_MAIN | FLAG_TURN}
