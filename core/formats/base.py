@@ -151,8 +151,11 @@ class SessionBuilder:
         fields["role"] = role
         return self.append(Message(**fields))
 
-    def append(self, message: Message) -> Message:
+    def append(self, message: Message, flag: int | None = None) -> Message:
         """Append an already-built message, re-indexing it (and flagging a boundary if due).
+        ``flag``: its :func:`~core.model.session.message_flag`, which a loader that knows it
+        (a model call's reply, a tool result) passes (one call fewer per message), else worked
+        out here.
 
         Its index is the int object an earlier message holds as its source line when one has
         that value: a message's index and the line numbers take the same values (a 100 MB
@@ -179,7 +182,7 @@ class SessionBuilder:
             message.compaction_boundary = True
             self._boundary_pending = False
         messages.append(message)
-        self.flags.append(message_flag(message))
+        self.flags.append(message_flag(message) if flag is None else flag)
         return message
 
     def reflag(self, message: Message) -> None:

@@ -517,6 +517,9 @@ FLAG_MAIN, FLAG_CALL, FLAG_TURN = 1, 2, 4
 """The bits of a message's flags (:func:`message_flag`): of the main conversation (not a side
 chain), the reply of a model call (:attr:`Message.is_model_call`), a turn's start
 (:attr:`Message.is_turn_start`)."""
+CALL_FLAGS = FLAG_MAIN | FLAG_CALL
+"""The flags of a model call's reply of the main conversation (an assistant message, not a
+summary): what a loader that makes one passes to its builder's ``append``."""
 
 
 def message_flag(message: Message) -> int:
