@@ -730,6 +730,15 @@ class Session(BaseModel):
     report (its calls and compactions as :func:`core.replay.recorded.placed` places them), with
     the session's size it was computed at: it lives and dies with the session."""
 
+    def __eq__(self, other: object) -> bool:
+        """Two sessions are equal when their fields are: what was derived from either
+        (:attr:`derived`: its loader's flags, its placed calls) is not compared."""
+        if not isinstance(other, Session):
+            return NotImplemented
+        return type(self) is type(other) and self.__dict__ == other.__dict__
+
+    __hash__ = None  # type: ignore[assignment]  # (as a pydantic model's: not hashable)
+
     @property
     def derived(self) -> dict[str, Any]:
         """What is computed from the session once and read by several parts of one report (see

@@ -194,3 +194,14 @@ def test_every_flag_is_one_of_four_codes() -> None:
         for name in (None, "summary", "synthetic", "meta", "sidechain")
     }
     assert seen == {0, FLAG_MAIN, FLAG_MAIN | FLAG_CALL, FLAG_MAIN | FLAG_TURN}
+
+
+def test_sessions_equal_in_fields_are_equal_whatever_was_derived_from_them() -> None:
+    """A session's kept flags (or placed calls) do not make it unequal to the same session
+    read another way (the ctxscope reader keeps none)."""
+    path = REPO / "sample_sessions" / "claude-code" / "overflow.jsonl"
+    one, two = load_session(path), load_session(path)
+    two.derived.clear()
+    assert one == two
+    two.model = "another"
+    assert one != two
