@@ -34,6 +34,8 @@ from core.model.session import (
     Severity,
     SourceFormat,
     WindowSource,
+    keep_message_flags,
+    message_flag,
 )
 from core.model.tokens import arguments_text
 
@@ -90,6 +92,11 @@ class SessionBuilder:
         self.project: str | None = None
         self.started_at: str | None = None
         self.messages: list[Message] = []
+        self.flags = bytearray()
+        """:func:`~core.model.session.message_flag` of each message so far, written as it is
+        appended (:meth:`append`; a loader that changes a message's role or flags after that
+        calls :meth:`reflag`): the session keeps the column (:func:`keep_message_flags`) and the
+        index of its calls is made from it in C, not by asking every message again."""
         self.compactions: list[CompactionEvent] = []
         self.metadata: dict[str, Any] = {}
         self._diagnostics: list[Diagnostic] = []
@@ -144,8 +151,11 @@ class SessionBuilder:
         fields["role"] = role
         return self.append(Message(**fields))
 
-    def append(self, message: Message) -> Message:
+    def append(self, message: Message, flag: int | None = None) -> Message:
         """Append an already-built message, re-indexing it (and flagging a boundary if due).
+        ``flag``: its :func:`~core.model.session.message_flag`, which a loader that knows it
+        (a model call's reply, a tool result) passes (one call fewer per message), else worked
+        out here.
 
         Its index is the int object an earlier message holds as its source line when one has
         that value: a message's index and the line numbers take the same values (a 100 MB
@@ -172,7 +182,13 @@ class SessionBuilder:
             message.compaction_boundary = True
             self._boundary_pending = False
         messages.append(message)
+        self.flags.append(message_flag(message) if flag is None else flag)
         return message
+
+    def reflag(self, message: Message) -> None:
+        """Write again the flags of ``message``, appended earlier, whose role, side chain,
+        summary, synthetic or meta field the loader has since changed."""
+        self.flags[message.index] = message_flag(message)
 
     # -- compactions --------------------------------------------------------------------
 
@@ -345,7 +361,7 @@ class SessionBuilder:
                     call.arguments = share(call.arguments)
         self._shared_values = {}
         self.metadata = {key: bounded(value) for key, value in self.metadata.items()}
-        return Session.model_construct(
+        session = Session.model_construct(
             id=session_id,
             format=self.format,
             path=self.path,
@@ -360,3 +376,5 @@ class SessionBuilder:
             compactions=self.compactions,
             metadata=self.metadata,
         )
+        keep_message_flags(session, self.flags)
+        return session

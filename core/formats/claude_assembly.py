@@ -30,7 +30,16 @@ from core.formats.claude_records import (
     texts_of,
 )
 from core.model.read_numbers import as_int
-from core.model.session import Message, Role, ToolCall, ToolResult, Usage, UsageConvention
+from core.model.session import (
+    CALL_FLAGS,
+    FLAG_MAIN,
+    Message,
+    Role,
+    ToolCall,
+    ToolResult,
+    Usage,
+    UsageConvention,
+)
 
 _ASSISTANT, _TOOL, _USER = Role.ASSISTANT, Role.TOOL, Role.USER
 
@@ -360,7 +369,7 @@ class Assembler:
             source_line=item.line,
             source_offset=item.offset,
         )
-        self.builder.append(message)
+        self.builder.append(message, 0 if sidechain else CALL_FLAGS)  # (a call, not a summary)
 
     def _boundary(self, entry: Entry) -> None:
         """A compact boundary: a compaction event (the next message is its boundary)."""
@@ -433,7 +442,7 @@ class Assembler:
                 source_line=line,
                 source_offset=offset,
             )
-            append(message)
+            append(message, 0 if sidechain else FLAG_MAIN)  # (a tool message: neither)
 
     def _user_text(self, entry: Entry) -> None:
         """The text of a user or attachment line (it has some): a user message (meta, or a

@@ -80,6 +80,8 @@ from core.formats.sniffers import sniff_codex
 from core.model.deep_json import bounded
 from core.model.read_numbers import as_int
 from core.model.session import (
+    CALL_FLAGS,
+    FLAG_MAIN,
     CompactionEvent,
     Message,
     Role,
@@ -255,7 +257,8 @@ class _Loader:
                 source_line=call.line,
                 source_offset=call.offset,
                 reasoning_estimate_tokens=call.reasoning_tokens,
-            )
+            ),
+            CALL_FLAGS,  # (a call's reply, not a summary, of the main conversation)
         )
         if call.redacted:
             self.redacted[self.last_call.index] = call.redacted
@@ -430,7 +433,8 @@ class _Loader:
                 tool_result=result,
                 meta=replay,
                 agent_estimate_tokens=estimate,
-            )
+            ),
+            FLAG_MAIN,  # (a tool message: neither a call nor a turn's start)
         )
 
     def _tool_call(self, payload: dict[str, Any], at: At) -> None:
@@ -804,6 +808,7 @@ class _Loader:
             for message in self.inputs:
                 if not message.meta and not message.summary and message.index not in self.confirmed:
                     message.meta = True
+                    b.reflag(message)
         unanswered = not self.call_lines.keys() <= self.answered  # (one test in C, usually False)
         for call_id, line in self.call_lines.items() if unanswered else ():
             if call_id not in self.answered:

@@ -513,6 +513,58 @@ class Message(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
         return self.role is _ASSISTANT and not self.summary
 
 
+FLAG_MAIN, FLAG_CALL, FLAG_TURN = 1, 2, 4
+"""The bits of a message's flags (:func:`message_flag`): of the main conversation (not a side
+chain), the reply of a model call (:attr:`Message.is_model_call`), a turn's start
+(:attr:`Message.is_turn_start`)."""
+CALL_FLAGS = FLAG_MAIN | FLAG_CALL
+"""The flags of a model call's reply of the main conversation (an assistant message, not a
+summary): what a loader that makes one passes to its builder's ``append``."""
+
+
+def message_flag(message: Message) -> int:
+    """What :class:`~core.replay.calls.Calls` reads of a message, as one byte: 0 for a side
+    chain's message (the index of the calls reads the main conversation alone), else
+    :data:`FLAG_MAIN`, with :data:`FLAG_CALL` for a model call's reply or :data:`FLAG_TURN` for a
+    turn's start (the rules of :attr:`Message.is_model_call` and :attr:`Message.is_turn_start`,
+    read from the fields in one frame: the loaders' builder calls it for every message it is
+    given, ``tests/unit/test_message_flags.py`` holds the two readings equal)."""
+    if message.sidechain:
+        return 0
+    role = message.role
+    if role is _ASSISTANT:
+        return FLAG_MAIN if message.summary else FLAG_MAIN | FLAG_CALL
+    if role is _USER and not (message.summary or message.synthetic or message.meta):
+        return FLAG_MAIN | FLAG_TURN
+    return FLAG_MAIN
+
+
+_FLAGS_KEY = "message_flags"
+"""Where a session keeps its loader's column of :func:`message_flag` (:attr:`Session.derived`)."""
+
+
+def keep_message_flags(session: Session, flags: bytes | bytearray) -> None:
+    """Keep ``flags`` (:func:`message_flag` of each of ``session``'s messages, in order, as its
+    loader made them) with a copy of the list of messages they describe (8 bytes a message):
+    :func:`message_flags` reads them while the session's messages are still those."""
+    session.derived[_FLAGS_KEY] = (list(session.messages), flags)
+
+
+def message_flags(session: Session) -> bytes | bytearray:
+    """:func:`message_flag` of every message of ``session``: the column its loader kept
+    (:func:`keep_message_flags`) while the session's messages are the ones it was made for (the
+    lists compared in C, a pointer a message: a list replaced, sliced, filtered, cut or grown
+    since is read again; a message is not changed once its session is built), else worked
+    out here, message by message (a session made by other means: the ctxscope reader, a
+    test)."""
+    kept = session.derived.get(_FLAGS_KEY)
+    messages = session.messages
+    if kept is not None and kept[0] == messages:
+        flags: bytes | bytearray = kept[1]
+        return flags
+    return bytearray(map(message_flag, messages))
+
+
 StructT = TypeVar("StructT", bound=msgspec.Struct)
 
 
@@ -677,6 +729,15 @@ class Session(BaseModel):
     """What is computed from the session once and read by the replay and several parts of one
     report (its calls and compactions as :func:`core.replay.recorded.placed` places them), with
     the session's size it was computed at: it lives and dies with the session."""
+
+    def __eq__(self, other: object) -> bool:
+        """Two sessions are equal when their fields are: what was derived from either
+        (:attr:`derived`: its loader's flags, its placed calls) is not compared."""
+        if not isinstance(other, Session):
+            return NotImplemented
+        return type(self) is type(other) and self.__dict__ == other.__dict__
+
+    __hash__ = None  # type: ignore[assignment]  # (as a pydantic model's: not hashable)
 
     @property
     def derived(self) -> dict[str, Any]:

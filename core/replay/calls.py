@@ -9,25 +9,46 @@ from __future__ import annotations
 
 import weakref
 from array import array
-from collections.abc import Callable, Sequence
+from bisect import bisect_left
+from collections.abc import Sequence
+from functools import cached_property
 from itertools import accumulate, compress, repeat
-from operator import add, attrgetter, eq, ne, not_
+from operator import add, attrgetter, eq, ne
+from struct import pack
 from typing import TypeVar, cast
 
 from core.algorithms.overflow import RecordedKind, overflow_reason, recorded_side, usable_columns
 from core.model.session import (
-    Message,
+    FLAG_CALL,
+    FLAG_MAIN,
+    FLAG_TURN,
     Session,
     SourceFormat,
     UsageConvention,
+    message_flags,
 )
 
 _USAGE = attrgetter("usage")
-# The functions of the properties Message.is_model_call and is_turn_start (their rules, where
-# they are written), called from _index_calls' loop: a plain call there costs less than a
-# property read (callgrind, cc-small-10: 47.6 -> 43.7 M instructions a placing's index).
-_is_model_call = cast("Callable[[Message], bool]", cast("property", Message.is_model_call).fget)
-_is_turn_start = cast("Callable[[Message], bool]", cast("property", Message.is_turn_start).fget)
+
+
+def _table(*codes: int, value: int = 1) -> bytes:
+    """A ``bytes.translate`` table: ``value`` for each of ``codes``, 0 for every other byte."""
+    table = bytearray(256)
+    for code in codes:
+        table[code] = value
+    return bytes(table)
+
+
+_MAIN, _CALL, _TURN = FLAG_MAIN, FLAG_MAIN | FLAG_CALL, FLAG_MAIN | FLAG_TURN
+"""The three codes a main message's flags take (a side chain's: 0)."""
+_IS_MAIN = _table(_MAIN, _CALL, _TURN)
+_IS_CALL = _table(_CALL)
+_IS_TURN = _table(_TURN)
+_CALLS_AND_TURNS = bytes(1 if code == _CALL else 2 if code == _TURN else 0 for code in range(256))
+"""With :data:`_NEITHER` deleted: a call 1, a turn's start 2, in the messages' order."""
+_NEITHER = bytes(code for code in range(256) if code not in (_CALL, _TURN))
+_STARTED = _table(3)
+"""A call after a turn's start (the pair 2, 1 of :data:`_CALLS_AND_TURNS` made one 3): 1."""
 _STOP_AND_ERROR = attrgetter("stop_reason", "error")
 
 _AFTER_REPLY_FORMATS = (SourceFormat.PI, SourceFormat.CODEX, SourceFormat.OPENCODE)
@@ -40,7 +61,8 @@ class Calls:
     def __init__(self, session: Session) -> None:
         self._session = weakref.ref(session)
         self.n = n = len(session.messages)
-        self.main = bytearray(map(not_, map(attrgetter("sidechain"), session.messages)))
+        flags = message_flags(session)
+        self.main = bytearray(flags.translate(_IS_MAIN))
         """Messages of the main conversation (not a sub-agent's side chain): 1, else 0. This and
         the other per-message flags are bytes (one a message, not a list's 8-byte pointer)."""
         self.calls = array("i")
@@ -49,18 +71,13 @@ class Calls:
         self.call_of = array("i", [-1]) * n
         """The call index of each message (-1: not a call); this and the other per-message int
         columns are arrays (4 bytes a message, no int object per call)."""
-        self.turn_of = array("i")
-        """The 0-based turn of each message (-1 before the first user message)."""
         self.first_of_turn = bytearray()
         """Per call: a turn started since the previous call (the check schedule's turn end), 1,
         else 0 (a byte a call)."""
-        self.next_call = array("i")
-        """Per message: the first call at or after it (-1: none), and -1 after the last message
-        (both filled by :meth:`_index_calls`)."""
-        self.turn_start = bytearray(n)
+        self.turn_start = bytearray(flags.translate(_IS_TURN))
         """Per message of the main conversation: it starts a turn, 1 (:attr:`Message.is_turn_start`,
         read once here rather than at every walk), else 0."""
-        self._index_calls()
+        self._index_calls(flags)
         reasoning = list(map(attrgetter("reasoning_estimate_tokens"), session.messages))
         self.reasoning: list[int] | None = reasoning if any(reasoning) else None
         """Per message: its estimated encrypted reasoning
@@ -101,28 +118,42 @@ class Calls:
             raise ReferenceError("the session these calls were placed in is gone")
         return session
 
-    def _index_calls(self) -> None:
-        messages, n = self.session.messages, self.n
-        call_of, turn_start = self.call_of, self.turn_start
-        calls, first_of_turn = self.calls, self.first_of_turn
-        add_call, add_first = calls.append, first_of_turn.append
-        turn_started_since_call = 1
-        # (the main conversation's messages picked in C; each message's two flags read through
-        # the functions of Message.is_model_call and is_turn_start, where their rules are written)
-        for i, message in compress(enumerate(messages), self.main):
-            if _is_model_call(message):
-                call_of[i] = len(calls)
-                add_call(i)
-                add_first(turn_started_since_call)
-                turn_started_since_call = 0
-            elif _is_turn_start(message):
-                turn_start[i] = turn_started_since_call = 1
-        # each message's turn: the turns started up to it, less one (-1 before the first); its
-        # next call: the calls before it, -1 after the last call and at n (made in C)
-        self.turn_of = array("i", map(add, repeat(-1), accumulate(turn_start)))
-        self.next_call = next_call = array("i", accumulate(map(ne, call_of, repeat(-1)), initial=0))
-        last = calls[-1] if calls else -1
-        next_call[last + 1 :] = array("i", [-1]) * (n - last)
+    def _index_calls(self, flags: bytes | bytearray) -> None:
+        """The calls, each message's call and each call's turn flag, from the messages' flags
+        (:func:`message_flags`) in C: no message is read here."""
+        is_call = flags.translate(_IS_CALL)
+        count = is_call.count(1)
+        # (the int column made from a packed buffer: an array's append or item assignment
+        # parses each int through PyArg_Parse, ~700 instructions)
+        self.calls = calls = array("i", pack(f"{count}i", *compress(range(self.n), is_call)))
+        cells = memoryview(self.call_of)  # (its item assignment converts an int directly)
+        for c, i in enumerate(calls):
+            cells[i] = c
+        cells.release()
+        # a call follows a turn's start when the last of the calls and turn starts before it is
+        # a turn start (the first call: as if one were), found by replacing each turn start
+        # followed by a call with one byte
+        order = b"\x02" + flags.translate(_CALLS_AND_TURNS, _NEITHER)
+        self.first_of_turn = bytearray(
+            order.replace(b"\x02\x01", b"\x03").translate(_STARTED, b"\x02")
+        )
+
+    @cached_property
+    def turn_of(self) -> array[int]:
+        """The 0-based turn of each message (-1 before the first user message): the turns
+        started up to it, less one (made in C when first read: only the timeline's rows read
+        it)."""
+        return array("i", map(add, repeat(-1), accumulate(self.turn_start)))
+
+    @cached_property
+    def next_call(self) -> array[int]:
+        """Per message: the first call at or after it (-1: none), and -1 after the last message
+        (made in C when first read: :meth:`next_call_or_none` and :meth:`checkpoint_before`
+        look the calls up instead)."""
+        next_call = array("i", accumulate(map(ne, self.call_of, repeat(-1)), initial=0))
+        last = self.calls[-1] if self.calls else -1
+        next_call[last + 1 :] = array("i", [-1]) * (self.n - last)
+        return next_call
 
     def _read_usage(self) -> None:
         messages = self.session.messages
@@ -173,10 +204,19 @@ class Calls:
     def __len__(self) -> int:
         return len(self.calls)
 
+    def _position(self, message_index: int) -> int:
+        """``message_index`` as a position of :attr:`next_call` (which has one past the last
+        message; a negative one counts from its end), or IndexError as that column would."""
+        position = message_index + self.n + 1 if message_index < 0 else message_index
+        if not 0 <= position <= self.n:
+            raise IndexError("array index out of range")
+        return position
+
     def next_call_or_none(self, message_index: int) -> int | None:
         """The first call at or after ``message_index``, None when no call follows."""
-        upcoming = self.next_call[message_index]
-        return upcoming if upcoming >= 0 else None
+        message_index = self._position(message_index)
+        upcoming = bisect_left(self.calls, message_index)
+        return upcoming if upcoming < len(self.calls) else None
 
     def recorded_overflows(self, window: int | None) -> list[str | None]:
         """Why each recorded call overflowed against ``window`` (None: it did not), worked out
@@ -234,9 +274,8 @@ class Calls:
 
     def checkpoint_before(self, message_index: int) -> int:
         """The last call at or before ``message_index`` (its checkpoint precedes the message)."""
-        nxt = self.next_call[message_index]
-        if nxt < 0:
-            nxt = len(self.calls)
+        message_index = self._position(message_index)
+        nxt = bisect_left(self.calls, message_index)  # (the first call at or after it, or none)
         # Checkpoint nxt is taken before message calls[nxt] >= message_index; the state it holds
         # already includes message_index when calls[nxt] > message_index, so go one call back.
         if nxt < len(self.calls) and self.calls[nxt] == message_index:

@@ -93,10 +93,11 @@ def test_the_columns_are_new_lists() -> None:
     assert columns.context is not columns.prompt
 
 
-def test_the_placing_reads_the_message_flags_through_their_properties_functions() -> None:
-    """``Calls`` calls the functions of ``Message.is_model_call`` and ``is_turn_start``: they
-    say what the properties say, for every role and flag."""
-    from core.replay import calls
+def test_the_placing_reads_the_message_flags_the_properties_say() -> None:
+    """``Calls`` reads each message's ``message_flag`` (the builder's column, or worked out):
+    the main conversation, ``Message.is_model_call`` and ``is_turn_start``, for every role and
+    flag."""
+    from core.model.session import FLAG_CALL, FLAG_MAIN, FLAG_TURN, message_flag
 
     for role in Role:
         for flags in range(16):
@@ -109,8 +110,10 @@ def test_the_placing_reads_the_message_flags_through_their_properties_functions(
                 meta=bool(flags & 4),
                 sidechain=bool(flags & 8),
             )
-            assert calls._is_model_call(message) is message.is_model_call
-            assert calls._is_turn_start(message) is message.is_turn_start
+            flag = message_flag(message)
+            assert bool(flag & FLAG_MAIN) is not message.sidechain
+            assert bool(flag & FLAG_CALL) is (message.is_model_call and not message.sidechain)
+            assert bool(flag & FLAG_TURN) is (message.is_turn_start and not message.sidechain)
 
 
 @given(st.lists(_USAGES, max_size=30))
