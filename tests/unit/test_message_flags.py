@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.formats import load_session
-from core.formats.base import SessionBuilder
+from core.formats.base import LoadError, SessionBuilder
 from core.model.session import (
     FLAG_CALL,
     FLAG_MAIN,
@@ -88,18 +88,27 @@ def _check(session: Session) -> Calls:
     return calls
 
 
+def _refused(path: Path) -> bool:
+    """The loaders refuse ``path`` (its refusal and message are tested with the hostile files)."""
+    try:
+        load_session(path)
+    except LoadError:
+        return True
+    return False
+
+
 def _not_a_session(path: Path) -> bool:
-    """A fixture that is no session on its own: the hostile files (made to be refused), a piece of
-    an opencode storage folder other than its session files (read with the session), a
-    sub-agent's meta file beside its transcript, and the opencode v2 rows a test builds a database
-    from."""
+    """A fixture that is no session on its own: a hostile file the loaders refuse (the others,
+    sessions with damaged values, are kept), a piece of an opencode storage folder other than its
+    session files (read with the session), a sub-agent's meta file beside its transcript, and the
+    opencode v2 rows a test builds a database from."""
     parts = path.parts
     in_storage = "storage" in parts and parts[parts.index("storage") + 1 :][:1] != ("session",)
     return (
-        "hostile" in parts
-        or in_storage
+        in_storage
         or path.name.endswith(".meta.json")
         or path == TESTS / "fixtures" / "opencode" / "session_message.json"
+        or ("hostile" in parts and _refused(path))
     )
 
 
