@@ -38,10 +38,8 @@ def load_shared_or_skip(path: Path | None) -> Session:
 
 
 def opencode_storage_piece(path: Path) -> bool:
-    """A message or part file of an opencode storage folder: read with its session's file (under
-    ``storage/session``), not a session on its own."""
+    """A file of an opencode storage folder other than a session's own (under
+    ``storage/session``): a message, a part or a project, read with the session, not a session
+    on its own."""
     parts = path.parts
-    return "storage" in parts and parts[parts.index("storage") + 1 :][:1] in (
-        ("message",),
-        ("part",),
-    )
+    return "storage" in parts and parts[parts.index("storage") + 1 :][:1] != ("session",)

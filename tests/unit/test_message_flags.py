@@ -27,7 +27,7 @@ from core.model.session import (
     replace,
 )
 from core.replay.calls import Calls
-from tests.support.paths import REPO, TESTS, small_shared_files
+from tests.support.paths import REPO, TESTS, opencode_storage_piece, small_shared_files
 
 
 def _flag(message: Message) -> int:
@@ -102,13 +102,11 @@ def _not_a_session(path: Path) -> bool:
     sessions with damaged values, are kept), a piece of an opencode storage folder other than its
     session files (read with the session), a sub-agent's meta file beside its transcript, and the
     opencode v2 rows a test builds a database from."""
-    parts = path.parts
-    in_storage = "storage" in parts and parts[parts.index("storage") + 1 :][:1] != ("session",)
     return (
-        in_storage
+        opencode_storage_piece(path)
         or path.name.endswith(".meta.json")
         or path == TESTS / "fixtures" / "opencode" / "session_message.json"
-        or ("hostile" in parts and _refused(path))
+        or ("hostile" in path.parts and _refused(path))
     )
 
 
