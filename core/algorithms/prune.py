@@ -444,7 +444,7 @@ def _walk(plan: PrunePlan, policy: PruningPolicy, counter: TokenCounter) -> list
 def _holds(result: ToolResult, text: str, utf8: bytes) -> bool:
     """``result.output == text`` (``utf8``: the text's UTF-8), without decoding an output held
     as UTF-8: its bytes are compared."""
-    held = result._held_output
+    held = result.output_held
     return held == text if type(held) is str else held.data == utf8  # type: ignore[union-attr]
 
 

@@ -82,7 +82,7 @@ def capped_result_output(result: ToolResult, max_chars: int) -> str:
     (:meth:`~core.model.session.ToolResult.output_chars`), and only the bytes that hold the first
     ``max_chars`` characters are decoded (2,000 characters of a 40 KB output). An output held
     as text is cut as it is (no copy of either end made in UTF-8 and decoded back)."""
-    held = result._held_output
+    held = result.output_held
     if isinstance(held, str):
         return cap_tool_output(held, max_chars)
     chars = held.chars

@@ -100,7 +100,7 @@ def _output_length(
         if len(output) <= max_output_chars:
             return _measured(output, length)
         return length(cap_tool_output(output, max_output_chars))
-    held = result._held_output
+    held = result.output_held
     if isinstance(held, str):
         if len(held) <= max_output_chars:
             return _measured(held, length)

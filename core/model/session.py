@@ -330,10 +330,10 @@ class ToolResult(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
     """Epoch ms at which the recording agent pruned this output (opencode ``time.compacted``)."""
 
     def __post_init__(self) -> None:
-        text = self._held_output
+        text = self.output_held
         if type(text) is str:
             if not text.isascii():
-                self._held_output = held_output(text)
+                self.output_held = held_output(text)
         elif type(text) is not Utf8Text:
             raise TypeError(f"a tool output is a str, not {type(text).__name__}")
 
@@ -353,23 +353,25 @@ class ToolResult(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
         # (the field's slot under a second name, set after the class)
 
         @property
-        def _held_output(self) -> str | Utf8Text:
-            """The field as held: the text, or its UTF-8 bytes with their lengths (readers of
-            the text read :attr:`output`)."""
+        def output_held(self) -> str | Utf8Text:
+            """The field as held: the text, or its UTF-8 bytes with their lengths. For a reader
+            that measures or cuts the output without decoding it (the token counter, the
+            summariser's cut, pruning); readers of the text read :attr:`output`. Set only by
+            ``__post_init__``."""
 
-        @_held_output.setter
-        def _held_output(self, value: str | Utf8Text) -> None: ...
+        @output_held.setter
+        def output_held(self, value: str | Utf8Text) -> None: ...
 
     def output_utf8_size(self) -> int:
         """``len(self.output.encode())`` without decoding an output held as UTF-8."""
-        held = self._held_output
+        held = self.output_held
         if isinstance(held, str):
             return len(held) if held.isascii() else len(held.encode())
         return len(held.data)
 
     def output_chars(self) -> int:
         """``len(self.output)`` without decoding an output held as UTF-8 (held with its length)."""
-        held = self._held_output
+        held = self.output_held
         return len(held) if isinstance(held, str) else held.chars
 
     def output_ends(self, count: int) -> tuple[str, str | None]:
@@ -380,7 +382,7 @@ class ToolResult(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
         A character is 1 to 4 bytes of UTF-8: the first ``count`` characters are within the
         first ``4 * count`` bytes, the last within the last ``4 * count``, and more than
         ``4 * count`` bytes are more than ``count`` characters."""
-        held = self._held_output
+        held = self.output_held
         if isinstance(held, str) or len(held.data) <= 8 * count:
             text = self.output
             return text[:count], (text[-count:] if len(text) > count else None)
@@ -401,7 +403,7 @@ class ToolResult(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
         twice, when it has no more than twice that. They hold both ends of :meth:`output_ends`:
         a reader that finds no marker there need not decode them (nor find where their
         characters end: a mostly-ASCII output's windows are little more than its ends)."""
-        held = self._held_output
+        held = self.output_held
         if isinstance(held, str):
             return held[:count].encode(), held[-count:].encode()
         window = min(4 * count, count + held._extra)  # (no count characters take more bytes)
@@ -413,7 +415,7 @@ class ToolResult(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
     def output_lines(self) -> int:
         """``self.output.count("\\n") + 1`` without decoding an output held as UTF-8 (a newline is
         one byte of UTF-8 and no part of another character)."""
-        held = self._held_output
+        held = self.output_held
         if isinstance(held, str):
             return held.count("\n") + 1
         return held.data.count(b"\n") + 1
@@ -426,7 +428,7 @@ encodes, compares, copies and reads what the slot holds)."""
 
 def _output(result: ToolResult) -> str:
     """:attr:`ToolResult.output`: the text, decoded when it is held as UTF-8."""
-    held = result._held_output
+    held = result.output_held
     if isinstance(held, str):
         return held
     return held.data.decode()
@@ -434,7 +436,7 @@ def _output(result: ToolResult) -> str:
 
 # The field keeps its name for msgspec (``output=`` makes one, ``replace(result, output=…)``
 # copies one, the record's key is ``output``); the attribute reads the text.
-ToolResult._held_output = _HELD_OUTPUT  # type: ignore[method-assign]
+ToolResult.output_held = _HELD_OUTPUT  # type: ignore[method-assign]
 ToolResult.output = property(_output)  # type: ignore[assignment]
 
 

@@ -365,7 +365,7 @@ class TokenCounter:
     def output_tokens(self, result: ToolResult) -> int:
         """``count(result.output)``. A characters- or bytes-per-token rule measures an output
         held as UTF-8 by the lengths it is held with, without decoding it."""
-        held = result._held_output
+        held = result.output_held
         if isinstance(held, str) or self._estimate is None:
             return self.count(result.output)
         length, tokens = _RULES_BY_LENGTH[self.estimator]
@@ -471,7 +471,7 @@ def _text_lengths(
                 parts += 2
         result = message.tool_result
         if result is not None:
-            output = result._held_output
+            output = result.output_held
             if isinstance(output, str):
                 chars = len(output)
                 if chars:

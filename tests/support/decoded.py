@@ -16,7 +16,7 @@ def spy_on_decoding(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     def spy(self: ToolResult) -> str:
         value = original.fget(self)  # type: ignore[attr-defined]
-        if not isinstance(self._held_output, str):
+        if not isinstance(self.output_held, str):
             decoded.append(len(value))
         return value  # type: ignore[no-any-return]
 

@@ -77,6 +77,6 @@ def test_a_mostly_ascii_output_s_ends_are_read_without_decoding(
     monkeypatch.setattr(conversation_facts, "utf8_tail", decoded)
     body = _LINE * 1_000
     quiet = ToolResult(call_id="c", output=body)
-    assert type(quiet._held_output) is not str  # (held as UTF-8)
+    assert type(quiet.output_held) is not str  # (held as UTF-8)
     assert not _ends_say_exit(quiet)
     assert _ends_say_exit(ToolResult(call_id="c", output=body + "exit code 1"))

@@ -86,7 +86,7 @@ def test_the_tokens_of_messages_read_held_outputs_without_decoding_them(
     estimator: str, decoded: list[int]
 ) -> None:
     messages = _messages()
-    assert any(isinstance(m.tool_result._held_output, Utf8Text) for m in messages if m.tool_result)
+    assert any(isinstance(m.tool_result.output_held, Utf8Text) for m in messages if m.tool_result)
     counter = get_counter(estimator)
     sizes = output_sizes(messages)
     tokens = counter.messages_tokens(messages)
@@ -135,7 +135,7 @@ def test_a_redaction_that_keeps_its_length_counts_at_it_in_a_held_output() -> No
     ).session()
     message = session.messages[2]
     assert message.role is Role.TOOL and message.tool_result is not None
-    assert isinstance(message.tool_result._held_output, Utf8Text)
+    assert isinstance(message.tool_result.output_held, Utf8Text)
     session.metadata["redacted_lengths_kept"] = True
     row = breakdown(session, calibrate=False).calls[-1]
     assert row.tool_outputs == 1_000 + get_counter().count("→ ")

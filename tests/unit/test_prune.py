@@ -362,7 +362,7 @@ def test_planning_decodes_no_output(monkeypatch: pytest.MonkeyPatch) -> None:
         else m
         for m in seed_example()
     ]
-    held = [m.tool_result._held_output for m in messages if m.tool_result is not None]
+    held = [m.tool_result.output_held for m in messages if m.tool_result is not None]
     assert held and all(isinstance(h, session_module.Utf8Text) for h in held)
     reads: list[str] = []
     output = session_module._output

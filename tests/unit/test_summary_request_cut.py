@@ -61,7 +61,7 @@ def test_a_long_output_held_as_utf8_is_cut_from_its_start(
     decoded whole to keep its first 2,000 characters."""
     text = "".join(f"{n:6}→line {n} of a file read by the agent\n" for n in range(3_000))
     result = ToolResult(call_id="c", tool_name="Read", output=text)
-    assert isinstance(result._held_output, Utf8Text)  # (the case the held length is for)
+    assert isinstance(result.output_held, Utf8Text)  # (the case the held length is for)
     message = Message(index=0, id="m", role=Role.TOOL, tool_result=result)
     decoded = spy_on_decoding(monkeypatch)
     plain = serialize_message(message, {}, 2_000)
@@ -91,9 +91,9 @@ def test_an_output_tells_its_length_without_decoding_it(
     held as UTF-8 keeps."""
     session = SessionBuilder().user("go").tool("Read", "a→b\n" * 900).reply("ok").session()
     tool = next(m for m in session.messages if m.tool_result is not None)
-    assert tool.tool_result is not None and isinstance(tool.tool_result._held_output, Utf8Text)
+    assert tool.tool_result is not None and isinstance(tool.tool_result.output_held, Utf8Text)
     copy = replace(tool, tool_result=replace(tool.tool_result, output="cut→" + "a" * 50))
-    assert copy.tool_result is not None and isinstance(copy.tool_result._held_output, Utf8Text)
+    assert copy.tool_result is not None and isinstance(copy.tool_result.output_held, Utf8Text)
     decoded = spy_on_decoding(monkeypatch)
     assert tool.tool_result.output_chars() == 4 * 900
     assert copy.tool_result.output_chars() == 54
@@ -105,5 +105,5 @@ def test_an_output_tells_its_length_without_decoding_it(
 def test_an_output_held_as_text_is_cut_as_the_text_is(text: str, max_chars: int) -> None:
     """An ASCII output is held as text: cut from it as it is, the same entry."""
     result = ToolResult(call_id="c", output=text)
-    assert isinstance(result._held_output, str)
+    assert isinstance(result.output_held, str)
     assert capped_result_output(result, max_chars) == cap_tool_output(text, max_chars)

@@ -230,7 +230,7 @@ def test_the_ends_utf8_of_an_output_their_windows_cover_are_the_output_once() ->
         ("→" * 3000 + "a" * 7000, True, 16000),
     ):
         result = ToolResult(call_id="c", output=text)
-        assert type(result._held_output) is not str  # (held as UTF-8)
+        assert type(result.output_held) is not str  # (held as UTF-8)
         first, last = result.output_ends_utf8(2000)
         assert (first is last) is whole, len(text)
         assert (len(first), len(last)) == (window, window)
@@ -241,7 +241,7 @@ def test_the_ends_of_a_long_held_output_decode_only_the_ends(
 ) -> None:
     text = "→" + "x" * 50_000 + "🚀 exit code 1"
     result = ToolResult(call_id="c", output=text)
-    assert type(result._held_output) is not str  # (held as UTF-8)
+    assert type(result.output_held) is not str  # (held as UTF-8)
     decoded = spy_on_decoding(monkeypatch)
     assert result.output_ends(2000) == (text[:2000], text[-2000:])
     assert decoded == []
