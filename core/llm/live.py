@@ -493,7 +493,7 @@ class OpenAISummarizer:
         create: Any = client.chat.completions.with_streaming_response.create
         guard = StreamGuard(self._config.first_byte_timeout_s, self._config.stall_timeout_s)
         try:
-            async with guard.timeout, create(**params, **extra) as response:
+            async with guard, create(**params, **extra) as response:
                 guard.first_byte()
                 body = attempt.start(response, self._config.max_answer_bytes)
                 content_type = response.headers.get("content-type", "")
@@ -522,7 +522,7 @@ class OpenAISummarizer:
             async with create(**params) as response:
                 body = attempt.start(response, self._config.max_answer_bytes)
                 content_type = response.headers.get("content-type", "")
-                async with guard.timeout:
+                async with guard:
                     guard.first_byte()
                     data = await self._read_body(body, guard.progress)
                 return self._completion_answer(data, content_type)

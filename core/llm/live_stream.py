@@ -37,10 +37,17 @@ class Attempt:
 class StreamGuard:
     """The deadlines of one attempt: the first byte (the response's headers) within
     ``first_byte_s`` of sending, then each line (or, for an answer not streamed, each chunk of
-    the body) within ``stall_s`` of the one before. One :class:`asyncio.Timeout` whose deadline
-    moves on; :meth:`reason` says which one passed. ``first_byte_s`` None: no first-byte
-    deadline (a server answering in one piece sends its headers only once the answer is
-    written, so only the request's deadline bounds the wait for them)."""
+    the body) within ``stall_s`` of the one before. Entered (``async with guard``) around the
+    request; one :class:`asyncio.Timeout` (:attr:`timeout`) ends it, and :meth:`reason` says
+    which deadline passed. ``first_byte_s`` None: no first-byte deadline (a server answering in
+    one piece sends its headers only once the answer is written, so only the request's deadline
+    bounds the wait for them).
+
+    A line only notes the time it came (:meth:`progress`, a streamed summary's hundreds of
+    lines): a watchdog wakes when the stall deadline of the last line it knew of is due, and
+    either sets it again from the latest line or, when none came since, lets the timeout
+    pass. Moving the timeout at every line would cancel and make a timer each time (a sixth of
+    a streamed request's client time)."""
 
     def __init__(self, first_byte_s: float | None, stall_s: float) -> None:
         self.first_byte_s = first_byte_s
@@ -48,15 +55,44 @@ class StreamGuard:
         self.timeout = asyncio.timeout(first_byte_s)
         self.started = False
         """The headers came: the stall deadline is the one running."""
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._last = 0.0
+        """The loop's time of the last line (of the headers, before the first line)."""
+        self._watchdog: asyncio.TimerHandle | None = None
+
+    async def __aenter__(self) -> StreamGuard:
+        await self.timeout.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
+        await self.timeout.__aexit__(*exc_info)
 
     def first_byte(self) -> None:
-        """The response's headers arrived."""
+        """The response's headers arrived: the first-byte deadline ends, the stall one starts."""
         self.started = True
-        self.progress()
+        loop = self._loop = asyncio.get_running_loop()
+        self._last = loop.time()
+        self.timeout.reschedule(None)
+        self._watchdog = loop.call_at(self._last + self.stall_s, self._wake)
 
     def progress(self) -> None:
-        """A line of the answer arrived: the stall deadline starts again."""
-        self.timeout.reschedule(asyncio.get_running_loop().time() + self.stall_s)
+        """A line of the answer arrived: the stall deadline counts from now."""
+        assert self._loop is not None, "progress before first_byte"
+        self._last = self._loop.time()
+
+    def _wake(self) -> None:
+        """The stall deadline of the last line known is due: set it again from the latest line,
+        or, when no line came since, let the timeout pass (at the deadline it names)."""
+        assert self._loop is not None
+        due = self._last + self.stall_s
+        if due <= self._loop.time():
+            self._watchdog = None
+            self.timeout.reschedule(due)  # (in the past: the timeout passes now)
+        else:
+            self._watchdog = self._loop.call_at(due, self._wake)
 
     def reason(self, attempt: Attempt) -> str:
         """Which deadline ended the attempt, in one line."""
