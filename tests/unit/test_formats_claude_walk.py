@@ -141,3 +141,20 @@ def test_the_start_is_the_first_typed_line_s_timestamp(tmp_path: Path) -> None:
     session = claude_code.load(path)
     assert session.started_at == "2026-04-01T12:00:02.000Z"
     assert session_facts(session) == session_facts(_load_by_objects(path))
+
+
+@pytest.mark.parametrize("at", [0, 1, 255, 262, 263, 291, 292, 293, 299, 300, 320])
+@pytest.mark.parametrize("typed", [True, False])
+def test_a_compact_command_is_looked_for_in_the_first_300_characters(at: int, typed: bool) -> None:
+    """A user line is a ``/compact`` command when its text is the command (typed) or holds the
+    agent's tag for it within its first 300 characters."""
+    from core.formats.claude_compactions import COMMAND_TAG
+    from core.formats.claude_records import USER, Entry
+
+    text = "/compact" + " x" * at if typed else "x" * at + COMMAND_TAG
+    reader = claude_code._Reader(SessionBuilder(claude_code.FORMAT, None))
+    entry = Entry(USER, 7, 0, "u", None)
+    entry.one_text = text
+    reader._user_facts(7, entry, None)
+    expected = typed or COMMAND_TAG in text[:300]
+    assert reader.compact_commands.pending == ([7] if expected else [])
