@@ -479,19 +479,26 @@ def _zeros(count: int) -> array[int]:
 
 
 # (plain int masks below: IntFlag arithmetic is several times slower over 100,000 messages)
+_ASSISTANT = Role.ASSISTANT
 
 
 def _message_flags(messages: list[Message], count: int) -> tuple[array[int], array[int]]:
     """What the messages themselves say (summaries, injected, meta, recorded boundaries), and
-    which of them are model calls (:attr:`Message.is_model_call`, in the same pass)."""
+    which of them are model calls (:attr:`Message.is_model_call`, in the same pass).
+
+    Most messages say nothing of themselves: for them the pass reads their four marks and their
+    role, and writes nothing (their zero is in the table already; only a repeated index, whose
+    last message decides, is written over, ``flagged`` knowing which indices hold a flag)."""
     flags = _zeros(count)
     calls: list[int] = []
     call = calls.append
+    flagged: set[int] = set()
     for message in messages:
-        if message.is_model_call:
-            call(message.index)
         summary = message.summary
         if summary or message.synthetic or message.meta or message.compaction_boundary:
+            index = message.index
+            if message.role is _ASSISTANT and not summary:  # (is_model_call)
+                call(index)
             value = _SUMMARY if summary else 0
             if message.synthetic:
                 value |= _SYNTHETIC
@@ -499,12 +506,15 @@ def _message_flags(messages: list[Message], count: int) -> tuple[array[int], arr
                 value |= _META
             if message.compaction_boundary:
                 value |= _BOUNDARY
-        elif message.index >= count or not flags[message.index]:
-            continue  # (most messages: their zero is in the table already)
-        else:
-            value = 0  # (a repeated index: the last message with it decides, as before)
-        if message.index < count:
-            flags[message.index] = value
+            if index < count:
+                flags[index] = value
+                flagged.add(index)
+            continue
+        if message.role is _ASSISTANT:  # (is_model_call: not a summary)
+            call(message.index)
+        if flagged and message.index in flagged:  # (a repeated index: its last message decides)
+            flags[message.index] = 0
+            flagged.discard(message.index)
     return flags, _ints(calls)
 
 

@@ -6,6 +6,9 @@ no write for a message without one) say what the definitions they read say:
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from core.algorithms.overflow import recorded_kind, usable_usage
 from core.model.session import (
     Message,
@@ -19,7 +22,7 @@ from core.model.session import (
 )
 from core.model.tokens import get_counter, message_text
 from core.replay.calls import Calls
-from tui.screen_state import _message_flags
+from tui.screen_state import _BOUNDARY, _META, _SUMMARY, _SYNTHETIC, _message_flags
 from tui.widgets.gauge_series import OVERFLOW_RECORDED, _recorded_columns
 
 
@@ -118,3 +121,46 @@ def test_message_flags_name_each_flag_and_every_call() -> None:
     nonzero = {i: value for i, value in enumerate(flags) if value}
     assert set(nonzero) == {2, 3, 9, 10}  # meta, synthetic, summary + boundary, summary
     assert nonzero[9] != nonzero[10]  # the boundary is a flag of its own
+
+
+def _flags_one_by_one(messages: list[Message], count: int) -> tuple[list[int], list[int]]:
+    """The message list's flags and calls as the definitions say, one message at a time (the
+    last message with an index decides its flags; an index past ``count`` has none)."""
+    flags = [0] * count
+    for message in messages:
+        if message.index < count:
+            flags[message.index] = (
+                (_SUMMARY if message.summary else 0)
+                | (_SYNTHETIC if message.synthetic else 0)
+                | (_META if message.meta else 0)
+                | (_BOUNDARY if message.compaction_boundary else 0)
+            )
+    return flags, [m.index for m in messages if m.is_model_call]
+
+
+_FLAGGED_MESSAGE = st.builds(
+    lambda index, role, marks: Message(
+        index=index,
+        id=f"m{index}",
+        role=role,
+        summary=marks[0],
+        synthetic=marks[1],
+        meta=marks[2],
+        compaction_boundary=marks[3],
+        sidechain=marks[4],
+    ),
+    st.integers(min_value=0, max_value=12),
+    st.sampled_from([Role.USER, Role.ASSISTANT, Role.TOOL, Role.SYSTEM]),
+    st.tuples(*[st.booleans()] * 5),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_FLAGGED_MESSAGE, max_size=20), st.integers(min_value=0, max_value=14))
+def test_message_flags_are_each_message_s_own_the_last_one_deciding(
+    messages: list[Message], count: int
+) -> None:
+    """Repeated indices (a later message without flags clears an earlier one's), indices past
+    the table, every role and mark, side chains: the one pass says what the definitions do."""
+    flags, calls = _message_flags(messages, count)
+    assert (list(flags), list(calls)) == _flags_one_by_one(messages, count)
