@@ -63,7 +63,6 @@ from itertools import accumulate, compress, filterfalse, groupby, islice, repeat
 from operator import add, and_, le, mul, sub
 from typing import Any, Literal
 
-from orjson import dumps
 from pydantic import Field
 
 from core.algorithms.overflow import usable_usage
@@ -307,15 +306,14 @@ def _measures(
     """``counter``'s ``count``, ``call_tokens`` and ``output_tokens``; for a plain counter of a
     characters- or bytes-per-token rule, ``count`` measures an ASCII text by its length (no call)
     and applies the rule once per length (:func:`core.model.tokens.length_rule`: the same
-    figure), and ``call_tokens`` so measures a call whose name and arguments (a string, or a
-    dict's compact JSON) are ASCII, with no call of the counter's own."""
+    figure); ``call_tokens`` is the counter's own function of a call's lengths
+    (:meth:`TokenCounter.call_measure`, which measures an ASCII call by ``len`` too)."""
     rule = length_rule(counter.estimator) if type(counter) is TokenCounter else None
     if rule is None:
         return counter.count, counter.call_tokens, counter.output_tokens
     length, tokens_of = rule
     memo: dict[int, int] = {}
     get = memo.get
-    measure_call = counter.call_tokens
 
     def count(text: str) -> int:
         size = len(text) if text.isascii() else length(text)
@@ -324,29 +322,7 @@ def _measures(
             tokens = memo[size] = tokens_of(size)
         return tokens
 
-    def call_tokens(name: str, arguments: Any) -> int:
-        # (ASCII arguments measured by their length, as the counter measures them: a string as
-        # it is, a dict as its compact JSON's bytes; anything else by the counter itself)
-        kind = type(arguments)
-        if kind is str:
-            size = len(arguments) if arguments.isascii() else -1
-        elif kind is dict:
-            try:
-                raw = dumps(arguments)
-            except TypeError:
-                return measure_call(name, arguments)
-            size = len(raw) if raw.isascii() else -1
-        else:
-            return measure_call(name, arguments)
-        if size < 0 or not name.isascii():
-            return measure_call(name, arguments)
-        size += len(name)
-        tokens = get(size)
-        if tokens is None:
-            tokens = memo[size] = tokens_of(size)
-        return tokens
-
-    return count, call_tokens, counter.output_tokens
+    return count, counter.call_measure(), counter.output_tokens
 
 
 def _count_all(

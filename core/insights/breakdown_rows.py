@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from itertools import compress, repeat
-from operator import lt, mul, sub, truediv
+from operator import gt, lt, mul, sub, truediv
 from typing import Any, Literal, cast
 
 from core.insights.breakdown_columns import summed, truncated
@@ -103,11 +103,17 @@ def stretch_rows(
         residual = list(map(max, repeat(0), map(sub, rest, kept)))
         how = ["recorded"] * size
     scales = [1.0] * size
-    for position, (total, room, whole) in enumerate(zip(totals, rooms, wholes, strict=True)):
-        if room is not None and whole > room:  # (a scaled call: total is not None)
-            scale = scales[position] = round(room / whole, 4)
-            if scale < 1.0 and total:
-                over.append(-unexplained[position] / total)
+    if fitted is by_key:  # (no call above its room: none scaled)
+        scaled: Iterable[int] = ()
+    elif None in totals:
+        scaled = [p for p, room in enumerate(rooms) if room is not None and wholes[p] > room]
+    else:  # (the scaled calls picked in C)
+        scaled = compress(range(size), map(gt, wholes, cast("list[int]", rooms)))
+    for position in scaled:  # (a scaled call: its total is not None)
+        total, room = totals[position], cast("int", rooms[position])
+        scale = scales[position] = round(room / wholes[position], 4)
+        if scale < 1.0 and total:
+            over.append(-unexplained[position] / total)
     if not tools:
         by_tool_column: list[dict[str, int]] = [{} for _ in range(size)]
         outputs = [0] * size

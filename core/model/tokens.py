@@ -280,6 +280,7 @@ class TokenCounter:
         self._encoding: Any = None
         self._estimate: Callable[[str], int] | None = _ESTIMATOR_FUNCS.get(estimator)
         self._encoding_name = estimator.removeprefix("tiktoken:")
+        self._call_measure: Callable[[str, Any], int] | None = None
         if self._estimate is None and (
             self._encoding_name != TABLE_ENCODING or not offline_encoding.bundled()
         ):
@@ -354,13 +355,26 @@ class TokenCounter:
     def call_tokens(self, name: str, arguments: Any) -> int:
         """Tokens of a tool call as the breakdown counts it: ``count(name +
         arguments_text(arguments))``. A characters- or bytes-per-token rule adds up the lengths
-        of the two (the same figure, without the joined copy nor the arguments as a string)."""
-        rule = _RULES_BY_LENGTH.get(self.estimator) if self._estimate is not None else None
-        if rule is None:
+        of the two (:func:`_call_measure`: the same figure, without the joined copy nor the
+        arguments as a string)."""
+        if self._estimate is None:
             return self.count(name + arguments_text(arguments))
-        length, tokens = rule
-        size = len(name) if name.isascii() else length(name)
-        return tokens(size + _arguments_length(arguments, length))
+        return self._length_measure()(name, arguments)
+
+    def call_measure(self) -> Callable[[str, Any], int]:
+        """:meth:`call_tokens` as one function, for a caller measuring many calls: for a
+        characters- or bytes-per-token rule, the function :meth:`call_tokens` itself measures a
+        call with (:func:`_call_measure`: the rule in one place, each length's tokens made
+        once); :meth:`call_tokens` for a tokenizer, or a counter of its own ``call_tokens``."""
+        if self._estimate is None or type(self).call_tokens is not TokenCounter.call_tokens:
+            return self.call_tokens
+        return self._length_measure()
+
+    def _length_measure(self) -> Callable[[str, Any], int]:
+        measure = self._call_measure
+        if measure is None:
+            measure = self._call_measure = _call_measure(*_RULES_BY_LENGTH[self.estimator])
+        return measure
 
     def output_tokens(self, result: ToolResult) -> int:
         """``count(result.output)``. A characters- or bytes-per-token rule measures an output
@@ -507,6 +521,40 @@ def _utf8_size(held: Utf8Text) -> int:
 
 
 _UNITS: Callable[[Utf8Text], int] = attrgetter("units")
+
+
+def _call_measure(
+    length: Callable[[str], int], tokens_of: Callable[[int], int]
+) -> Callable[[str, Any], int]:
+    """The tokens of a tool call under a characters- or bytes-per-token rule (``length``, and
+    tokens from a length): ``tokens_of(length(name + arguments_text(arguments)))``, from the
+    lengths of the two. An ASCII text is measured by ``len`` (the arguments: a string as it
+    is, a dict as its compact JSON's bytes; anything else by :func:`_arguments_length`), and
+    each length's tokens are made once (no call of the rule per tool call)."""
+    memo: dict[int, int] = {}
+    get = memo.get
+    dumps = orjson.dumps
+
+    def measure(name: str, arguments: Any) -> int:
+        kind = type(arguments)
+        if kind is str:
+            size = len(arguments) if arguments.isascii() else length(arguments)
+        elif kind is dict:
+            try:
+                raw = dumps(arguments)
+            except TypeError:
+                size = length(str(arguments))
+            else:
+                size = len(raw) if raw.isascii() else length(raw.decode())
+        else:
+            size = _arguments_length(arguments, length)
+        size += len(name) if name.isascii() else length(name)
+        tokens = get(size)
+        if tokens is None:
+            tokens = memo[size] = tokens_of(size)
+        return tokens
+
+    return measure
 
 
 def _arguments_length(arguments: Any, length: Callable[[str], int]) -> int:

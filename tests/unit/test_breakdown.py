@@ -718,6 +718,7 @@ def test_a_calls_tokens_measured_by_length_are_the_counters(
 
     counter = TokenCounter(estimator)
     call_tokens = _measures(counter)[1]
+    assert call_tokens is counter.call_measure()  # (the counter's own rule: one place)
     expected = counter.call_tokens(name, arguments)
     assert call_tokens(name, arguments) == expected
     assert call_tokens(name, arguments) == expected  # (the second time from the memo)

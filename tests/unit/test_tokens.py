@@ -362,3 +362,31 @@ def test_without_the_bundled_file_a_counter_says_so_at_once(
     monkeypatch.setattr(offline_encoding, "build", absent)
     with pytest.raises(EstimatorError):
         TokenCounter("tiktoken:cl100k_base")
+
+
+def test_a_calls_measure_is_the_one_call_tokens_measures_with() -> None:
+    """``call_measure`` is the function ``call_tokens`` itself measures a call with under a
+    characters- or bytes-per-token rule (the rule in one place, shared by the breakdown); for a
+    tokenizer, or a counter with a ``call_tokens`` of its own, it is that ``call_tokens``."""
+    counter = TokenCounter("chars/4")
+    measure = counter.call_measure()
+    assert counter.call_measure() is measure
+    measured: list[tuple[str, object]] = []
+
+    def spy(name: str, arguments: object) -> int:
+        measured.append((name, arguments))
+        return 7
+
+    counter._call_measure = spy
+    assert counter.call_tokens("Bash", {"command": "ls"}) == 7
+    assert measured == [("Bash", {"command": "ls"})]
+    assert measure("Bash", {"command": "ls"}) == counter.count('Bash{"command":"ls"}')
+
+    class Own(TokenCounter):
+        def call_tokens(self, name: str, arguments: object) -> int:
+            return 1
+
+    own = Own("chars/4")
+    assert own.call_measure() == own.call_tokens
+    tokenizer = TokenCounter("tiktoken:cl100k_base")
+    assert tokenizer.call_measure() == tokenizer.call_tokens
