@@ -289,7 +289,7 @@ class _PricedCalls:
         assistant = Role.ASSISTANT
         picked = [m for m in messages if m.role is assistant]
         # (the usual case: every assistant message is a call, the k-th one call k)
-        every_call = len(picked) == len(call_of) - call_of.count(-1)
+        every_call = len(picked) == _call_count(call_of)
         if not every_call:
             picked = [m for m in picked if call_of[m.index] >= 0 or m.usage is not None]
         self.picked = picked
@@ -616,6 +616,16 @@ def _tier_runs(
     its prompts made from its columns (:func:`~core.model.session.prompt_column`)."""
     a, r, w, _ = columns
     return rate_runs(model, provider, day, _int_column(lambda: prompt_column(a, r, w)))
+
+
+def _call_count(call_of: Sequence[int]) -> int:
+    """The calls ``call_of`` numbers (each message's call, -1 for none: the calls numbered from 0
+    in the messages' order, as :attr:`~core.replay.calls.Calls.call_of` is): one more than the
+    last call's number, read from the end (the messages after the last call, not every one)."""
+    for call in reversed(call_of):
+        if call >= 0:
+            return call + 1
+    return 0
 
 
 def _slots(flags: list[bool]) -> "array[int]":

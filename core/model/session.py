@@ -22,8 +22,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from enum import StrEnum
-from operator import add, attrgetter
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
+from itertools import accumulate, repeat
+from operator import add, attrgetter, is_, is_not, mul
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar, cast
 
 import msgspec
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
@@ -179,20 +180,56 @@ class UsageColumns(NamedTuple):
 
 def usage_columns(usages: Sequence[Usage | None]) -> UsageColumns:
     """The figures of every usage of ``usages`` as columns: what each of its properties says of
-    it, by the same rules, in one pass (each figure worked out once: the context is the prompt or
-    the context after the reply of the same usage). A reader of every call's figures (the calls
-    of a replay) reads these rather than three properties a call."""
-    prompt = [None if usage is None else _prompt(usage) for usage in usages]
-    after = [None if usage is None else _after_reply(usage) for usage in usages]
-    conventions = [None if usage is None else usage.convention for usage in usages]
-    rule = _context_rule(usages)
-    if rule is _prompt:
-        context = prompt.copy()
-    elif rule is _after_reply:
+    it, by the same rules, made column by column (each usage's fields read once, the sums added
+    in C: no function called per usage; the context is the prompt or the context after the
+    reply of the same usage). A reader of every call's figures (the calls of a replay) reads
+    these rather than three properties a call."""
+    known: Sequence[Usage] = cast("Sequence[Usage]", usages)
+    missing = any(map(is_, usages, repeat(None)))
+    if missing:
+        known = [usage for usage in usages if usage is not None]
+    prompt = list(
+        prompt_column(
+            [usage.input for usage in known],
+            [usage.cache_read for usage in known],
+            [usage.cache_write for usage in known],
+        )
+    )
+    totals = [usage.total for usage in known]
+    after = _after_column(prompt, [usage.output for usage in known], totals)
+    conventions: list[UsageConvention | None] = [usage.convention for usage in known]
+    sides = {convention in BEFORE_REPLY_CONVENTIONS for convention in set(conventions)}
+    if sides == {False}:
         context = after.copy()
-    else:
-        context = [None if usage is None else _context(usage) for usage in usages]
-    return UsageColumns(context, prompt, after, conventions)
+    elif sides == {True}:
+        context = prompt.copy()
+    else:  # (both sides in one session: the convention of each usage decides)
+        context = [
+            figure if convention in BEFORE_REPLY_CONVENTIONS else figure_after
+            for figure, figure_after, convention in zip(prompt, after, conventions, strict=True)
+        ]
+    figures = cast("tuple[list[int | None], ...]", (context, prompt, after))  # (no None in them)
+    columns = UsageColumns(figures[0], figures[1], figures[2], conventions)
+    if not missing:
+        return columns
+    # each usage's figures in its place among the Nones: a column read through each usage's
+    # number among those recorded (-1, the None each column is given at its end, for none)
+    flags = list(map(is_not, usages, repeat(None)))
+    slots = list(map(add, repeat(-1), map(mul, accumulate(flags), flags)))
+    return UsageColumns(*(list(map([*column, None].__getitem__, slots)) for column in columns))
+
+
+def _after_column(prompt: list[int], outputs: list[int], totals: list[int | None]) -> list[int]:
+    """:func:`_after_reply` of usages whose prompts, outputs and totals are these columns: the
+    provider's total where it gave one (not 0), else the prompt plus the output."""
+    if totals.count(None) == len(totals):  # (no total recorded: Claude Code's)
+        return list(map(add, prompt, outputs))
+    if all(totals):  # (every usage's own total: Codex's, pi's)
+        return cast("list[int]", totals)
+    return [
+        total or figure + output
+        for total, figure, output in zip(totals, prompt, outputs, strict=True)
+    ]
 
 
 def context_column(usages: Sequence[Usage | None]) -> list[int | None]:

@@ -13,7 +13,7 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from functools import cached_property
 from itertools import accumulate, compress, repeat
-from operator import add, attrgetter, eq, ne
+from operator import add, eq, ne
 from struct import pack
 from typing import TypeVar, cast
 
@@ -27,8 +27,6 @@ from core.model.session import (
     UsageConvention,
     message_flags,
 )
-
-_USAGE = attrgetter("usage")
 
 
 def _table(*codes: int, value: int = 1) -> bytes:
@@ -49,7 +47,6 @@ _CALLS_AND_TURNS = bytes(1 if code == _CALL else 2 if code == _TURN else 0 for c
 _NEITHER = bytes(code for code in range(256) if code not in (_CALL, _TURN))
 _STARTED = _table(3)
 """A call after a turn's start (the pair 2, 1 of :data:`_CALLS_AND_TURNS` made one 3): 1."""
-_STOP_AND_ERROR = attrgetter("stop_reason", "error")
 
 _AFTER_REPLY_FORMATS = (SourceFormat.PI, SourceFormat.CODEX, SourceFormat.OPENCODE)
 """Formats whose agents measure the context after the reply (when no usage says otherwise)."""
@@ -77,8 +74,8 @@ class Calls:
         self.turn_start = bytearray(flags.translate(_IS_TURN))
         """Per message of the main conversation: it starts a turn, 1 (:attr:`Message.is_turn_start`,
         read once here rather than at every walk), else 0."""
-        self._index_calls(flags)
-        reasoning = list(map(attrgetter("reasoning_estimate_tokens"), session.messages))
+        is_call = self._index_calls(flags)
+        reasoning = [message.reasoning_estimate_tokens for message in session.messages]
         self.reasoning: list[int] | None = reasoning if any(reasoning) else None
         """Per message: its estimated encrypted reasoning
         (:attr:`Message.reasoning_estimate_tokens`); None when no message has any (most
@@ -99,7 +96,7 @@ class Calls:
         self.usage_notes: list[str] = []
         self.has_usage = False
         """Any call recorded a usable figure."""
-        self._read_usage()
+        self._read_usage(is_call)
 
         self._overflow_reasons: dict[int | None, list[str | None]] = {}
         self._overflow_flags: dict[int | None, list[bool]] = {}
@@ -118,9 +115,10 @@ class Calls:
             raise ReferenceError("the session these calls were placed in is gone")
         return session
 
-    def _index_calls(self, flags: bytes | bytearray) -> None:
+    def _index_calls(self, flags: bytes | bytearray) -> bytes | bytearray:
         """The calls, each message's call and each call's turn flag, from the messages' flags
-        (:func:`message_flags`) in C: no message is read here."""
+        (:func:`message_flags`) in C: no message is read here. Returns the calls' flags (per
+        message: a call, 1, else 0)."""
         is_call = flags.translate(_IS_CALL)
         count = is_call.count(1)
         # (the int column made from a packed buffer: an array's append or item assignment
@@ -137,6 +135,7 @@ class Calls:
         self.first_of_turn = bytearray(
             order.replace(b"\x02\x01", b"\x03").translate(_STARTED, b"\x02")
         )
+        return is_call
 
     @cached_property
     def turn_of(self) -> array[int]:
@@ -155,21 +154,30 @@ class Calls:
         next_call[last + 1 :] = array("i", [-1]) * (self.n - last)
         return next_call
 
-    def _read_usage(self) -> None:
+    def _read_usage(self, is_call: bytes | bytearray) -> None:
+        """Each call's recorded figures, side of the reply and fixed overflow (``is_call``: per
+        message, a call 1, else 0)."""
         messages = self.session.messages
-        called = list(map(messages.__getitem__, self.calls))
-        usages = list(map(_USAGE, called))
+        called = list(compress(messages, is_call))  # (the calls' messages, in order)
+        usages = [message.usage for message in called]
         # each call's figures read in one pass, by the rules of usable_usage and of the usage's
         # properties (usable_columns)
         context, prompt, after, conventions = usable_columns(usages)
         # the calls with a usage that is not usable (an all-zero one)
         zero_calls = conventions.count(None) - usages.count(None)
-        # calls stopped for length or with an error
-        fixed = [
-            c
-            for c, (stop_reason, error) in enumerate(map(_STOP_AND_ERROR, called))
-            if stop_reason == "length" or error
-        ]
+        # calls stopped for length or with an error (none, nearly always: each call's two
+        # fields read as columns and looked for in C, the calls found only where there are some)
+        stops = [message.stop_reason for message in called]
+        errors = [message.error for message in called]
+        fixed = (
+            [
+                c
+                for c, (stop, error) in enumerate(zip(stops, errors, strict=True))
+                if stop == "length" or error
+            ]
+            if "length" in stops or any(errors)
+            else []
+        )
         self.usage_context, self.usage_prompt, self.usage_after = context, prompt, after
         # what overflow_reason says of a call with neither a stop for length nor an error,
         # whatever its usage: None (the few others asked)

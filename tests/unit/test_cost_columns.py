@@ -354,3 +354,21 @@ def test_entries_when_every_assistant_message_is_a_call(side: bool) -> None:
         call if call >= 0 else None for call in numbering
     ]
     assert len(calls.other) == side
+
+
+@given(st.lists(st.tuples(st.booleans(), st.booleans(), st.booleans()), max_size=12))
+def test_call_count_is_the_calls_call_of_numbers(shape: list[tuple[bool, bool, bool]]) -> None:
+    """``_call_count`` (read from the last call back) is the number of calls ``call_of``
+    numbers, whatever messages follow the last call (side chains, results, summaries)."""
+    from core.insights.cost import _call_count
+
+    builder = SessionBuilder().user("go")
+    for reply, side, result in shape:
+        if reply:
+            builder.reply("ok", sidechain=side)
+        else:
+            builder.call(sidechain=side)
+        if result:
+            builder.user("more")
+    call_of = RecordedWalk(builder.session()).calls.call_of
+    assert _call_count(call_of) == len(call_of) - call_of.count(-1)

@@ -7,8 +7,10 @@ from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from core.model.session import Session
+from core.model.session import Session, Usage
 from core.replay.calls import Calls
 from tests.support.builders import SessionBuilder
 from tests.support.paths import load_shared_or_skip, small_shared_files
@@ -316,6 +318,38 @@ def test_usage_columns_are_usable_usage_call_by_call() -> None:
 @pytest.mark.parametrize("path", small_shared_files(2_000_000)[:12] or [None])
 def test_usage_columns_of_real_sessions(path: Path | None) -> None:
     session = load_shared_or_skip(path)
+    calls = Calls(session)
+    context, prompt, after, fixed, _zero = _usage_reference(session, calls)
+    assert (calls.usage_context, calls.usage_prompt, calls.usage_after) == (context, prompt, after)
+    assert calls.fixed_overflow == fixed
+
+
+_STOPS = [None, "end_turn", "tool_use", "length", "stop"]
+_ERRORS = [None, "", "prompt is too long", "rate limited"]
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(_STOPS),
+            st.sampled_from(_ERRORS),
+            st.none() | st.integers(min_value=0, max_value=5_000),
+            st.booleans(),
+        ),
+        max_size=12,
+    )
+)
+def test_fixed_overflows_and_usage_are_read_call_by_call(
+    calls_made: list[tuple[str | None, str | None, int | None, bool]],
+) -> None:
+    """The calls' fixed overflows (read as columns, looked up only where a stop for length or
+    an error is among them) and usage columns are what each call's message says of it, with
+    or without such calls, usage recorded or not, in the main conversation or a side chain."""
+    builder = SessionBuilder().user("go")
+    for stop, error, sent, side in calls_made:
+        usage = None if sent is None else Usage(input=sent, output=3)
+        builder.call(usage=usage, stop_reason=stop, error=error, sidechain=side).result("ok")
+    session = builder.session()
     calls = Calls(session)
     context, prompt, after, fixed, _zero = _usage_reference(session, calls)
     assert (calls.usage_context, calls.usage_prompt, calls.usage_after) == (context, prompt, after)
