@@ -52,7 +52,8 @@ RESULT_MODULES = (
     "core.insights.compaction_causes",
     "core.insights.forgotten_facts",
     "core.insights.cost",
-    "core.insights.estimate_calibration",
+    "core.insights.call_cost",
+    "core.insights.calibration_figures",
     "core.fleet.session_rows",
     "core.fleet.subagent_info",
 )
@@ -77,7 +78,7 @@ def result_models() -> list[type[BaseModel]]:
             and annotation not in seen
         ):
             seen.append(annotation)
-            for field in annotation.model_fields.values():
+            for field in documented(annotation).values():
                 visit(field.annotation)
 
     for root in ROOTS:
