@@ -43,6 +43,7 @@ ROOTS: tuple[type[BaseModel], ...] = (
 
 RESULT_MODULES = (
     "core.replay.results",
+    "core.replay.points",
     "core.replay.compare_results",
     "core.insights.diagnosis",
     "core.reports.analyze",

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from core.insights.calibration_figures import EstimateCalibration
     from core.model.session import Session
-    from core.replay.results import CallPoint
+    from core.replay.points import CallPoint
 
 _FIGURES = frozenset({"EstimateCalibration", "MeasuredPoint", "ModelTotal"})
 """The models of :mod:`core.insights.calibration_figures`, still importable from here."""

@@ -6,8 +6,9 @@ from __future__ import annotations
 import importlib
 import sys
 
-_LAZY_FIELD_TYPES: list[tuple[str, str, str]] = []
-"""``(holder, name, module)`` of each :func:`lazy_field_types` name not defined yet."""
+_PENDING: dict[str, dict[str, str]] = {}
+"""Per holder module, ``{name: module}`` of each :func:`lazy_field_types` class not defined
+there yet."""
 
 
 def lazy_field_types(holder: str, **modules: str) -> None:
@@ -24,12 +25,13 @@ def lazy_field_types(holder: str, **modules: str) -> None:
     :meth:`core.model.session.Session.model_rebuild`), which defines them in ``holder`` with
     :func:`define_lazy_field_types`; the JSON writer (:mod:`core.model.plain_json`) resolves
     one when a value needs it."""
-    _LAZY_FIELD_TYPES.extend((holder, name, module) for name, module in modules.items())
+    _PENDING.setdefault(holder, {}).update(modules)
 
 
-def define_lazy_field_types() -> None:
-    """Import every :func:`lazy_field_types` class and define it in the module that names it,
-    so that pydantic resolves the annotations (there, or nested in another model's schema)."""
-    while _LAZY_FIELD_TYPES:
-        holder, name, module = _LAZY_FIELD_TYPES.pop()
-        setattr(sys.modules[holder], name, getattr(importlib.import_module(module), name))
+def define_lazy_field_types(holder: str | None = None) -> None:
+    """Import the :func:`lazy_field_types` classes (of every holder, or of ``holder`` only) and
+    define each in the module that names it, so that pydantic resolves the annotations (there,
+    or nested in another model's schema) and that module's code can use them."""
+    for named_by in list(_PENDING) if holder is None else [holder]:
+        for name, module in _PENDING.pop(named_by, {}).items():
+            setattr(sys.modules[named_by], name, getattr(importlib.import_module(module), name))

@@ -18,6 +18,7 @@ import core.insights.cost
 import core.insights.diagnosis
 import core.insights.named_figures
 import core.policy
+import core.replay.points
 import core.replay.results
 import core.reports.analyze
 
@@ -29,6 +30,7 @@ EVALUATED = [
     core.insights.diagnosis,
     core.insights.named_figures,
     core.policy,
+    core.replay.points,
     core.replay.results,
     core.reports.analyze,
 ]
@@ -39,6 +41,8 @@ LAZY = {
     ("AnalysisReport", "calibration"): "EstimateCalibration | None",
     ("SessionCost", "per_call"): "list[CallCost]",
     ("SessionCost", "other_calls"): "list[CallCost]",
+    ("ReplayResult", "points"): "list[CallPoint]",
+    ("ReplayResult", "messages"): "list[MessageState]",
 }
 """The fields whose types are :func:`core.model.fastmodel.lazy_field_types` classes, which
 ``analyze`` never builds: their annotations are strings, resolved when first needed."""
