@@ -146,10 +146,10 @@ def _resolved_when_needed(cls: type[BaseModel], name: str) -> Encoder:
 def _field_type(cls: type[BaseModel], name: str) -> Any:
     """The type of field ``name`` of ``cls``, evaluated from its string annotation in the
     module of the class that declares it."""
-    define_lazy_field_types()
     for owner in cls.__mro__:
         annotation = vars(owner).get("__annotations__", {}).get(name)
         if annotation is not None:
+            define_lazy_field_types(owner.__module__)  # (its own: not every holder's)
             while isinstance(annotation, str):  # (quoted under postponed evaluation: twice)
                 annotation = eval(annotation, vars(sys.modules[owner.__module__]))
             return annotation
