@@ -43,6 +43,7 @@ ROOTS: tuple[type[BaseModel], ...] = (
 
 RESULT_MODULES = (
     "core.replay.results",
+    "core.replay.points",
     "core.replay.compare_results",
     "core.insights.diagnosis",
     "core.reports.analyze",
@@ -52,7 +53,8 @@ RESULT_MODULES = (
     "core.insights.compaction_causes",
     "core.insights.forgotten_facts",
     "core.insights.cost",
-    "core.insights.estimate_calibration",
+    "core.insights.call_cost",
+    "core.insights.calibration_figures",
     "core.fleet.session_rows",
     "core.fleet.subagent_info",
 )
@@ -77,7 +79,7 @@ def result_models() -> list[type[BaseModel]]:
             and annotation not in seen
         ):
             seen.append(annotation)
-            for field in annotation.model_fields.values():
+            for field in documented(annotation).values():
                 visit(field.annotation)
 
     for root in ROOTS:

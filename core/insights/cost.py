@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from decimal import Decimal
 from itertools import accumulate, chain, compress, islice, pairwise, repeat
 from operator import add, gt, is_, is_not, lt, mul, ne, or_, truediv
-from typing import Any, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from pydantic import Field
 
@@ -54,39 +54,22 @@ from core.insights.prices import (
     stretch_rates,
 )
 from core.model.fastmodel import Documented, build
+from core.model.lazy_types import lazy_field_types
 from core.model.session import Message, Role, Session, Usage, UsageConvention, prompt_column
 
+if TYPE_CHECKING:
+    from core.insights.call_cost import CallCost as CallCost
 
-class CallCost(Documented):
-    """The price of one recorded model call."""
+# (``analyze`` prices its calls without a model each: the class is created when one is built)
+lazy_field_types(__name__, CallCost="core.insights.call_cost")
 
-    call_index: int | None
-    """The call (None: a call that is not in the conversation's numbering — a compaction's
-    summary call, a sub-agent's)."""
-    message_index: int
-    """Its assistant message."""
-    model: str | None
-    """The model recorded for it."""
-    input_tokens: int = 0
-    """Uncached prompt tokens billed."""
-    cache_read_tokens: int = 0
-    """Prompt tokens read from the cache."""
-    cache_write_tokens: int = 0
-    """Prompt tokens written to the cache."""
-    output_tokens: int = 0
-    """Generated tokens billed (reasoning included)."""
-    input_usd: float | None = None
-    """Cost of the uncached prompt tokens."""
-    cache_read_usd: float | None = None
-    """Cost of the cache reads."""
-    cache_write_usd: float | None = None
-    """Cost of the cache writes."""
-    output_usd: float | None = None
-    """Cost of the output."""
-    total_usd: float | None = None
-    """The call's cost (None: unknown — ``unknown_reason`` says why)."""
-    unknown_reason: str | None = None
-    """Why the call could not be priced."""
+
+def __getattr__(name: str) -> Any:
+    if name == "CallCost":  # (still importable from here)
+        from core.insights.call_cost import CallCost
+
+        return CallCost
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class CompactionCost(Documented):
@@ -139,9 +122,9 @@ class SessionCost(Documented):
     priced_as: list[str] = Field(default_factory=list)
     """How the models were priced (``model @ provider``, and notes such as a subscription billed
     at list price)."""
-    per_call: list[CallCost] = Field(default_factory=list)
+    per_call: "list[CallCost]" = Field(default_factory=list)
     """One per conversation call, in order (``call_index``)."""
-    other_calls: list[CallCost] = Field(default_factory=list)
+    other_calls: "list[CallCost]" = Field(default_factory=list)
     """Priced calls outside the conversation's numbering: compaction summaries, sub-agents."""
     compactions: list[CompactionCost] = Field(default_factory=list)
     """One per recorded compaction that took effect."""
@@ -175,14 +158,16 @@ class Priced(NamedTuple):
     total_usd: float | None
     unknown_reason: str | None
 
-    def call_cost(self) -> CallCost:
+    def call_cost(self) -> "CallCost":
         """The :class:`CallCost` of this call (built from typed values, not validated)."""
+        from core.insights.call_cost import CallCost
+
         return build(CallCost, self._asdict())
 
 
 def price_message(
     message: Message, call_index: int | None, session: Session
-) -> tuple[CallCost, Rates | None]:
+) -> "tuple[CallCost, Rates | None]":
     """The cost of one assistant message's recorded call, and the rates it was priced at."""
     priced, found = price(message, call_index, session)
     return priced.call_cost(), found
@@ -481,8 +466,10 @@ class _PricedCalls:
         j = self.slot[k]
         return None if j < 0 else self.rates[j]
 
-    def call_costs(self, entries: Iterable[int]) -> list[CallCost]:
+    def call_costs(self, entries: Iterable[int]) -> "list[CallCost]":
         """The :class:`CallCost` of each of ``entries`` (typed values, not validated)."""
+        from core.insights.call_cost import CallCost
+
         return list(map(build, repeat(CallCost), self.call_fields(entries)))
 
     def call_fields(self, entries: Iterable[int]) -> list[dict[str, Any]]:

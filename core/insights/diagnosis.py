@@ -15,7 +15,7 @@ of it (``CallPoint.baseline_tokens``).
 # each class is created; tests/unit/test_model_annotations.py holds it.)
 
 from bisect import bisect_left
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from pydantic import Field
 
@@ -23,7 +23,10 @@ from core.algorithms.overflow import crosses
 from core.model.fastmodel import build, build_filled
 from core.model.session import Message, Session
 from core.policy import Policy
-from core.replay.results import CallPoint, Documented, ReplayResult
+from core.replay.results import Documented, ReplayResult
+
+if TYPE_CHECKING:
+    from core.replay.points import CallPoint
 
 MARGIN = 0.05
 """A call within this share of the window counts as close to overflowing (the default of
@@ -274,7 +277,7 @@ def _tool_name_of(message: Message) -> str | None:
     return None
 
 
-def _growth(session: Session, result: ReplayResult, point: CallPoint, top: int) -> _Growth:
+def _growth(session: Session, result: ReplayResult, point: "CallPoint", top: int) -> _Growth:
     """The messages added since the last recorded compaction before ``point``: how much, the
     biggest, and per tool."""
     message_index = point.message_index
@@ -367,7 +370,7 @@ def _tool_shares(per_tool: dict[str, list[int]], growth: int) -> list[ToolShare]
     )
 
 
-def _last_check(result: ReplayResult, point: CallPoint, since: int) -> _LastCheck:
+def _last_check(result: ReplayResult, point: "CallPoint", since: int) -> _LastCheck:
     """The policy's last threshold check up to ``point`` (after ``since``), on the recording's
     figures, and the blind spot after it: what arrived after the figure it started from (the
     previous call's context after its reply)."""
@@ -407,7 +410,7 @@ def _last_check(result: ReplayResult, point: CallPoint, since: int) -> _LastChec
     )
 
 
-def _rule(result: ReplayResult, point: CallPoint) -> int | None:
+def _rule(result: ReplayResult, point: "CallPoint") -> int | None:
     """The documented rule's threshold at ``point`` when its threshold is inferred."""
     if point.threshold_source != "inferred":
         return None
@@ -435,7 +438,7 @@ def schedule(policy: Policy) -> str:
     return f"The {policy.name} policy checks its threshold {when}, on {figure}."
 
 
-def _headline(point: CallPoint, reason: str | None, window: int | None, margin: float) -> str:
+def _headline(point: "CallPoint", reason: str | None, window: int | None, margin: float) -> str:
     call, message = point.call_index, point.message_index
     size = f"{point.baseline_tokens:,} of {f'{window:,}' if window else 'unknown'} tokens"
     if reason == "near-window":
@@ -510,7 +513,7 @@ def _check_sentences(result: ReplayResult, check: _LastCheck) -> list[str]:
     return sentences
 
 
-def _verdict(result: ReplayResult, point: CallPoint, check: _LastCheck, overflowed: bool) -> str:
+def _verdict(result: ReplayResult, point: "CallPoint", check: _LastCheck, overflowed: bool) -> str:
     """What the agent should have done, in plain words."""
     if not overflowed or check.limit is None:
         return ""

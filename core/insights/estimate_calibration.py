@@ -11,58 +11,28 @@ error at each measured point and over each model's calls, so the estimate is sho
 wrong it was where it could be checked.
 """
 
+from __future__ import annotations
+
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
-from pydantic import Field
+if TYPE_CHECKING:
+    from core.insights.calibration_figures import EstimateCalibration
+    from core.model.session import Session
+    from core.replay.points import CallPoint
 
-from core.model.session import Session
-from core.replay.results import CallPoint, Documented
-
-
-class MeasuredPoint(Documented):
-    """One context size the file measured, beside the replay's estimate there."""
-
-    what: str
-    """Which figure of which event (``shutdown: currentTokens`` …)."""
-    line: int | None = None
-    """Line of that event in the file."""
-    measured: int
-    """The figure the agent measured."""
-    estimated: int | None
-    """The replay's estimate at the same place: the context after the last call before it,
-    plus the estimated messages recorded since (tool outputs)."""
-    error: float | None
-    """``(estimated - measured) / measured`` (0.05: the estimate is 5 % too big)."""
+_FIGURES = frozenset({"EstimateCalibration", "MeasuredPoint", "ModelTotal"})
+"""The models of :mod:`core.insights.calibration_figures`, still importable from here."""
 
 
-class ModelTotal(Documented):
-    """One model's input tokens over the session: the file's total beside the sum of the
-    replay's estimated prompts of the calls to that model."""
+def __getattr__(name: str) -> Any:
+    # (their classes are created when a calibration is first made or named, not as ``analyze``
+    # starts: most sessions record their prompts and have none)
+    if name in _FIGURES:
+        from core.insights import calibration_figures
 
-    model: str
-    """The model, as the file names it."""
-    measured_input: int
-    """``modelMetrics[model].usage.inputTokens`` (cache reads included)."""
-    estimated_input: int
-    """The replay's estimated prompts of the calls to that model, summed."""
-    calls: int
-    """Those calls (the file's own request count may differ: it counts retries and the
-    compaction's own requests)."""
-    requests: int | None = None
-    """The file's request count for that model."""
-    error: float | None
-    """``(estimated - measured) / measured``."""
-
-
-class EstimateCalibration(Documented):
-    """The estimate's error wherever the file measured the context."""
-
-    points: list[MeasuredPoint] = Field(default_factory=list)
-    """Every context size the file measured, in file order."""
-    model_totals: list[ModelTotal] = Field(default_factory=list)
-    """Every model's input over the session."""
-    largest_error: float | None = None
-    """The largest absolute error over the points and the model totals (None: nothing measured)."""
+        return getattr(calibration_figures, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def prompts_estimated(session: Session) -> bool:
@@ -93,6 +63,8 @@ def calibration(
     totals = metadata.get("model_totals") or {}
     if not measured and not totals:
         return None
+    from core.insights.calibration_figures import EstimateCalibration, MeasuredPoint, ModelTotal
+
     result = EstimateCalibration()
     counts = tokens() if tokens is not None and measured else ()
     for entry in measured:

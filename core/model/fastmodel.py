@@ -22,6 +22,8 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict
 from pydantic.fields import FieldInfo
 
+from core.model.lazy_types import define_lazy_field_types
+
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
@@ -36,6 +38,26 @@ class Documented(BaseModel):
     creates each class (a test checks that no field hides a ``BaseModel`` member instead)."""
 
     model_config = ConfigDict(defer_build=True, protected_namespaces=())
+
+    @classmethod
+    def model_rebuild(
+        cls,
+        *,
+        force: bool = False,
+        raise_errors: bool = True,
+        _parent_namespace_depth: int = 2,
+        _types_namespace: Any = None,
+    ) -> bool | None:
+        """pydantic's, once every :func:`~core.model.lazy_types.lazy_field_types` class is
+        defined (pydantic calls it before the model's first validation, schema or
+        serialisation)."""
+        define_lazy_field_types()
+        return super().model_rebuild(
+            force=force,
+            raise_errors=raise_errors,
+            _parent_namespace_depth=_parent_namespace_depth + 1,
+            _types_namespace=_types_namespace,
+        )
 
 
 _new = object.__new__
@@ -82,14 +104,26 @@ def build_filled(cls: type[ModelT], fields: dict[str, Any]) -> ModelT:
     return build(cls, values)
 
 
+def resolved_fields(model: type[BaseModel]) -> dict[str, FieldInfo]:
+    """``model.model_fields``, each field's annotation its type: a field of a
+    :func:`~core.model.lazy_types.lazy_field_types` type (left unresolved as the class was
+    created) is resolved first, by building the model."""
+    if not model.__pydantic_fields_complete__:
+        model.model_rebuild()
+    return model.model_fields
+
+
 _DOCUMENTED: set[type[BaseModel]] = set()
 
 
 def documented(model: type[BaseModel]) -> dict[str, FieldInfo]:
     """``model.model_fields``, each field's description set from the docstring under it (in
     ``model`` or the class it inherits the field from) unless the field already has one. The
-    model's schema is rebuilt if it was built already, so its JSON schema has them too."""
+    model's schema is rebuilt if it was built already, so its JSON schema has them too. A field
+    of a :func:`~core.model.lazy_types.lazy_field_types` type is resolved first (the model is
+    built)."""
     if model not in _DOCUMENTED:
+        resolved_fields(model)
         docs: dict[str, str] = {}
         for cls in reversed(model.__mro__):  # a subclass's docstring wins over its base's
             if issubclass(cls, BaseModel) and cls is not BaseModel:

@@ -18,6 +18,7 @@ model holding a string that is not UTF-8.
 
 from __future__ import annotations
 
+import sys
 import types
 import typing
 from collections.abc import Callable
@@ -27,6 +28,8 @@ from typing import Any
 from annotated_types import Ge, Gt, Le, Lt
 from pydantic import BaseModel
 from pydantic._internal._decorators import inspect_field_serializer
+
+from core.model.lazy_types import define_lazy_field_types
 
 Encoder = Callable[[Any], Any]
 """A field value to the plain data ``to_json`` writes as pydantic's serialiser would."""
@@ -116,7 +119,41 @@ def _encoder_of_field(cls: type[BaseModel], name: str) -> Encoder:
             return _field_serializer(cls, name, decorator.func, decorator.info)
     if not all(type(rule) in _BOUNDS for rule in info.metadata):
         raise Unsupported(f"{cls.__name__}.{name}: annotations other than bounds")
+    if isinstance(info.annotation, typing.ForwardRef):
+        return _resolved_when_needed(cls, name)
     return _encoder(info.annotation)
+
+
+_EMPTY = (type(None), list, dict)
+
+
+def _resolved_when_needed(cls: type[BaseModel], name: str) -> Encoder:
+    """The encoder of a field whose type pydantic left unresolved (a
+    :func:`~core.model.fastmodel.lazy_field_types` class): None, an empty list or dict is
+    written as it is, as any encoder would write it; the first other value resolves the type."""
+    resolved: list[Encoder] = []
+
+    def encode(value: Any) -> Any:
+        if not resolved:
+            if type(value) in _EMPTY and not value:
+                return value
+            resolved.append(_encoder(_field_type(cls, name)))
+        return resolved[0](value)
+
+    return encode
+
+
+def _field_type(cls: type[BaseModel], name: str) -> Any:
+    """The type of field ``name`` of ``cls``, evaluated from its string annotation in the
+    module of the class that declares it."""
+    for owner in cls.__mro__:
+        annotation = vars(owner).get("__annotations__", {}).get(name)
+        if annotation is not None:
+            define_lazy_field_types(owner.__module__)  # (its own: not every holder's)
+            while isinstance(annotation, str):  # (quoted under postponed evaluation: twice)
+                annotation = eval(annotation, vars(sys.modules[owner.__module__]))
+            return annotation
+    raise Unsupported(f"{cls.__name__}.{name}: no annotation")
 
 
 def _field_serializer(cls: type[BaseModel], name: str, func: Any, info: Any) -> Encoder:

@@ -29,6 +29,22 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar, cast
 import msgspec
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from core.model.lazy_types import define_lazy_field_types, lazy_field_types
+
+if TYPE_CHECKING:
+    from core.model.window_change import WindowChange as WindowChange
+
+# (only Codex records a window change: another agent's session never creates its class)
+lazy_field_types(__name__, WindowChange="core.model.window_change")
+
+
+def __getattr__(name: str) -> Any:
+    if name == "WindowChange":  # (still importable from here)
+        from core.model.window_change import WindowChange
+
+        return WindowChange
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 class Role(StrEnum):
     """Who a message is from, as the model sees it."""
@@ -710,24 +726,30 @@ recording's own evidence (usage above the table's figure, an overflow error), ``
 nowhere."""
 
 
-class WindowChange(BaseModel):
-    """The window changed during the session (Codex records it per turn)."""
-
-    model_config = _DEFERRED
-
-    message_index: int
-    """The first message the new window applies to."""
-    context_window: int
-    """The window from there on, in tokens."""
-    source_line: int | None = None
-    """1-based line of the record that says so."""
-
-
 class Session(BaseModel):
     """A recorded agent session, normalised."""
 
     # messages are msgspec structs; the schema is built when first needed (see _DEFERRED)
     model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
+
+    @classmethod
+    def model_rebuild(
+        cls,
+        *,
+        force: bool = False,
+        raise_errors: bool = True,
+        _parent_namespace_depth: int = 2,
+        _types_namespace: Any = None,
+    ) -> bool | None:
+        """pydantic's, once ``window_changes``'s type is defined (as
+        :meth:`core.model.fastmodel.Documented.model_rebuild`)."""
+        define_lazy_field_types()
+        return super().model_rebuild(
+            force=force,
+            raise_errors=raise_errors,
+            _parent_namespace_depth=_parent_namespace_depth + 1,
+            _types_namespace=_types_namespace,
+        )
 
     id: str
     format: SourceFormat

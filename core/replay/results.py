@@ -10,15 +10,31 @@ field reference in docs/REPLAY_API.md.
 # each class is created; tests/unit/test_model_annotations.py holds it.)
 
 from collections.abc import Sequence
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import Field, PrivateAttr
 
-from core.algorithms.overflow import RecordedKind
 from core.model.fastmodel import Documented as Documented  # (the result models' base, here too)
 from core.model.fastmodel import build_filled
-from core.model.session import Provenance
+from core.model.lazy_types import lazy_field_types
 from core.policy import Policy
+
+if TYPE_CHECKING:
+    from core.replay.points import CallPoint as CallPoint
+    from core.replay.points import MessageState as MessageState
+
+# (a result holds its points and message states as columns until asked: ``analyze`` builds
+# none, and does not create their classes)
+lazy_field_types(__name__, CallPoint="core.replay.points", MessageState="core.replay.points")
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("CallPoint", "MessageState"):  # (still importable from here)
+        from core.replay import points
+
+        return getattr(points, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 SCHEMA_VERSION = 1
 """Version of the JSON written by ``--json`` (bumped on any incompatible change)."""
@@ -67,86 +83,6 @@ class ReplayEvent(Documented):
     """compact: tokens of the summary message (plus the continuation message, if any)."""
     recorded_index: int | None = None
     """The recorded compaction (index into ``Session.compactions``) this event applied or took."""
-
-
-class CallPoint(Documented):
-    """One model call (assistant message), in order."""
-
-    call_index: int
-    """Position among the model calls (0-based)."""
-    message_index: int
-    """The assistant message of this call."""
-    turn_index: int
-    """0-based turn the call belongs to (-1 before the first user message)."""
-    recorded_tokens: int | None
-    """``Usage.context_tokens`` of the recorded call (None: no usable usage)."""
-    recorded_kind: RecordedKind | None
-    """Which side of the reply the recorded and simulated figures are measured on."""
-    simulated_tokens: int
-    """Context the policy would have sent at this call (same convention as the recorded one)."""
-    simulated_provenance: Provenance
-    """``recorded`` while the policy has changed nothing, else ``estimated``/``counted``."""
-    window: int | None
-    """Window of the run."""
-    threshold: int | None
-    """Threshold of the run."""
-    overflow_recorded: bool
-    """The recorded call overflowed: recorded context > window, stop reason length, overflow error."""
-    overflow_simulated: bool
-    """The simulated prompt exceeds the window (after the one retry overflow recovery allows)."""
-    event_ids: list[int]
-    """Indices into ``ReplayResult.events`` attached to this call."""
-    baseline_tokens: int
-    """The recording's context at this call: the recorded figure, else our projection of it."""
-    baseline_provenance: Provenance
-    """``recorded``, or ``estimated``/``counted`` for a projected baseline."""
-    baseline_after_tokens: int = 0
-    """The recording's context after this call's reply (what the next check starts from)."""
-    overflow_recorded_reason: str | None = None
-    """``stop-length``, ``error`` or ``over-window`` when ``overflow_recorded``."""
-    checked: bool = False
-    """The policy checked its threshold right before this call."""
-    check_tokens: int | None = None
-    """What that check measured (simulated)."""
-    baseline_check_tokens: int | None = None
-    """The same check measured on the recording's figures (for the overflow diagnosis)."""
-    check_fired: bool = False
-    """That check fired a compaction."""
-    check_basis: CheckBasis | None = None
-    """How the checked figure was made: ``recorded`` (the last call's usage as it is),
-    ``projected`` (that usage plus estimates of what came since) or ``estimated`` (no usage to
-    start from)."""
-    threshold_source: ThresholdSource | None = None
-    """Where this call's threshold comes from (see ``ReplayResult.thresholds``)."""
-
-
-class MessageState(Documented):
-    """One per session message, same order."""
-
-    message_index: int
-    """Position in the session."""
-    tokens: int
-    """Tokens of the message as recorded (counted/estimated)."""
-    tokens_after_truncation: int
-    """What the policy would have sent."""
-    provenance: Provenance
-    """``counted`` or ``estimated`` (the estimator's kind)."""
-    truncated: bool
-    """The policy truncates this tool output."""
-    truncation_note: str | None
-    """What truncation cut and where the full output would be saved."""
-    pruned: bool
-    """Pruning replaced this output at some point of the replay."""
-    prune_reason: str | None
-    """The pruner's reason for this message (also for protected ones), from the last pruning."""
-    protected: bool
-    """Protected tool, inside the skip boundary or inside the protect budget."""
-    summarised_by: int | None
-    """Event id of the compaction that put it in a head."""
-    kept_by: int | None
-    """Event id of the last compaction that kept it in its tail."""
-    in_context_at_end: bool
-    """Still in the simulated context after the last message."""
 
 
 class FidelityRow(Documented):
@@ -272,9 +208,9 @@ class LazyStates(Protocol):
 
     count: int
 
-    def all(self) -> list[MessageState]: ...
+    def all(self) -> "list[MessageState]": ...
 
-    def one(self, index: int) -> MessageState: ...
+    def one(self, index: int) -> "MessageState": ...
 
     def column(self, name: str) -> Sequence[Any]: ...
 
@@ -284,9 +220,9 @@ class LazyPoints(Protocol):
 
     count: int
 
-    def all(self) -> list[CallPoint]: ...
+    def all(self) -> "list[CallPoint]": ...
 
-    def one(self, call_index: int) -> CallPoint: ...
+    def one(self, call_index: int) -> "CallPoint": ...
 
     def column(self, name: str) -> Sequence[Any]: ...
 
@@ -304,11 +240,11 @@ class ReplayResult(Documented):
     """Context window used (the policy's override, else the session's)."""
     threshold: int | None
     """Compaction threshold of the policy for that window (None: window unknown)."""
-    points: list[CallPoint]
+    points: "list[CallPoint]"
     """One per model call, in order."""
     events: list[ReplayEvent]
     """What the policy did, in order; ``event_ids`` and ``*_by`` fields index this list."""
-    messages: list[MessageState]
+    messages: "list[MessageState]"
     """One per session message, same order."""
     fidelity: list[FidelityRow]
     """One per recorded compaction."""
@@ -365,7 +301,7 @@ class ReplayResult(Documented):
         fields.clear()
         fields.update(order)
 
-    def _complete_messages(self) -> list[MessageState]:
+    def _complete_messages(self) -> "list[MessageState]":
         lazy = self._lazy_messages
         if lazy is None:
             messages: list[MessageState] = self.__dict__["messages"]
@@ -375,7 +311,7 @@ class ReplayResult(Documented):
         self._lazy_messages = None
         return built
 
-    def _complete_points(self) -> list[CallPoint]:
+    def _complete_points(self) -> "list[CallPoint]":
         lazy = self._lazy_points
         if lazy is None:
             points: list[CallPoint] = self.__dict__["points"]
@@ -385,7 +321,7 @@ class ReplayResult(Documented):
         self._lazy_points = None
         return built
 
-    def point(self, call_index: int) -> CallPoint:
+    def point(self, call_index: int) -> "CallPoint":
         """The point of call ``call_index`` (without building the others)."""
         lazy = self._lazy_points
         return lazy.one(call_index) if lazy is not None else self.points[call_index]
@@ -403,7 +339,7 @@ class ReplayResult(Documented):
         lazy = self._lazy_points
         return lazy.count if lazy is not None else len(self.points)
 
-    def message_state(self, index: int) -> MessageState:
+    def message_state(self, index: int) -> "MessageState":
         """The state of message ``index`` (without building the others)."""
         lazy = self._lazy_messages
         return lazy.one(index) if lazy is not None else self.messages[index]

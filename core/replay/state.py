@@ -11,13 +11,16 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
 from itertools import compress, product, repeat
 from operator import is_, ne, truth
-from typing import Any, NamedTuple, TypeVar, overload
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, overload
 
 import msgspec
 
 from core.model.session import Message, Provenance
 from core.policy import Policy
-from core.replay.results import CallPoint, ReplayEvent
+from core.replay.results import ReplayEvent
+
+if TYPE_CHECKING:
+    from core.replay.points import CallPoint
 
 CHECKPOINTS_KEPT = 4096
 """A walk keeps the state before every call up to this many calls; beyond, before every k-th call

@@ -12,9 +12,10 @@ from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from itertools import compress, repeat
 from operator import eq
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.model.fastmodel import build
+from core.model.lazy_types import define_lazy_field_types, lazy_field_types
 from core.model.session import Provenance
 from core.replay.calls import Calls
 from core.replay.checks import checked, measured
@@ -22,8 +23,6 @@ from core.replay.fidelity import fidelity
 from core.replay.recorded import RecordedCompactions
 from core.replay.results import (
     SCHEMA_VERSION,
-    CallPoint,
-    MessageState,
     ReplayEvent,
     ReplayResult,
     ReplaySummary,
@@ -32,6 +31,12 @@ from core.replay.results import (
 from core.replay.setting import Setting
 from core.replay.state import WALKED_COLUMNS, Trace, all_same, check_column
 from core.replay.truncation import Truncation
+
+if TYPE_CHECKING:
+    from core.replay.points import CallPoint, MessageState
+
+# (defined here as the first point or state is built: ``analyze`` reads the columns only)
+lazy_field_types(__name__, CallPoint="core.replay.points", MessageState="core.replay.points")
 
 _STATES_SLACK = 1024
 """Message states kept beyond four per message (then only the last run's are kept)."""
@@ -58,6 +63,7 @@ class MessageStates:
 
     def state(self, key: tuple[Any, ...]) -> MessageState:
         """The state of one message, from its key (its values in the columns' order)."""
+        define_lazy_field_types(__name__)
         state = self._cache.get(key)
         if state is None:
             state = self._cache[key] = _message_state(key)
@@ -66,6 +72,7 @@ class MessageStates:
     def states(self, columns: tuple[Any, ...]) -> list[MessageState]:
         """One state per message, from the per-message ``columns`` (in :class:`MessageState`'s
         field order, ``protected`` left out); one key per message, made by zip (in C)."""
+        define_lazy_field_types(__name__)
         cache = self._cache
         lookup = cache.get
         states: list[MessageState] = []
@@ -218,6 +225,7 @@ def assemble(
 
 def _extend_points(trace: Trace, calls: Calls, setting: Setting) -> None:
     """Build the points of the calls after the ones built already (the reused prefix)."""
+    define_lazy_field_types(__name__)
     points = trace.points
     count = len(trace.made)
     sources = _threshold_sources(setting, count)
@@ -295,6 +303,7 @@ class ColumnPoints:
             raise IndexError(call_index)
         if self._sources is None:
             self._sources = _threshold_sources(self._setting, self.count)
+        define_lazy_field_types(__name__)
         return _point(call_index, self._trace, self._calls, self._setting, self._sources)
 
     def column(self, name: str) -> Sequence[Any]:

@@ -7,17 +7,15 @@ one JSON document (``analyze --json``)."""
 
 from array import array
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, field_serializer
 from pydantic_core import to_json
 
-from core.fleet.subagent_info import SubagentInfo
 from core.insights.compaction_records import CompactionReport, compaction_reports
 from core.insights.cost import SessionCost, session_cost
 from core.insights.diagnosis import OverflowDiagnosis
 from core.insights.estimate_calibration import (
-    EstimateCalibration,
     calibration,
     calibration_note,
     prompts_estimated,
@@ -31,6 +29,7 @@ from core.insights.named_figures import (
 )
 from core.model.fastmodel import build, build_filled
 from core.model.json_text import model_json_bytes
+from core.model.lazy_types import lazy_field_types
 from core.model.session import Session
 from core.replay.recorded import turn_count
 from core.replay.results import (
@@ -41,6 +40,18 @@ from core.replay.results import (
     ReplayResult,
     ReplaySummary,
     ThresholdSpan,
+)
+
+if TYPE_CHECKING:
+    from core.fleet.subagent_info import SubagentInfo
+    from core.insights.calibration_figures import EstimateCalibration
+
+# (a report has sub-agents or a calibration only for some sessions: their classes are created
+# then, not as every ``analyze`` starts)
+lazy_field_types(
+    __name__,
+    SubagentInfo="core.fleet.subagent_info",
+    EstimateCalibration="core.insights.calibration_figures",
 )
 
 ANALYSIS_SCHEMA_VERSION = 2
@@ -155,9 +166,9 @@ class AnalysisReport(Documented):
     cost: SessionCost | None = None
     """What the session cost, in total and per compaction (``per_call`` and ``other_calls`` are
     left empty here: ``breakdown --json`` has them)."""
-    subagents: list[SubagentInfo] = Field(default_factory=list)
+    subagents: "list[SubagentInfo]" = Field(default_factory=list)
     """The sub-agents this session started, each with its own figures."""
-    calibration: EstimateCalibration | None = None
+    calibration: "EstimateCalibration | None" = None
     """For a session whose file records no prompt size (Copilot CLI): the estimate against the
     context sizes the file did measure."""
 
@@ -222,7 +233,7 @@ def analysis_report(
     result: ReplayResult,
     diagnosis: OverflowDiagnosis,
     inferred: InferredThreshold | None = None,
-    subagents: list[SubagentInfo] | None = None,
+    subagents: "list[SubagentInfo] | None" = None,
     cost: SessionCost | None = None,
 ) -> AnalysisReport:
     """Put a replay, its diagnosis and the inferred threshold together, with the per-call

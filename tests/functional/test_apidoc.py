@@ -7,11 +7,11 @@ from pydantic import BaseModel
 
 from core.fleet.subagent_info import SubagentInfo
 from core.insights.breakdown import CallBreakdown
+from core.insights.calibration_figures import EstimateCalibration, MeasuredPoint, ModelTotal
 from core.insights.compaction_causes import CompactionCause
 from core.insights.compaction_records import CompactionReport
 from core.insights.cost import CallCost, CompactionCost, SessionCost
 from core.insights.diagnosis import Contributor, OverflowDiagnosis, ToolShare
-from core.insights.estimate_calibration import EstimateCalibration, MeasuredPoint, ModelTotal
 from core.insights.forgotten_facts import FactRecord, Forgotten, KindRecall
 from core.model.fastmodel import documented
 from core.replay import (

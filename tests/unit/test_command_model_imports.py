@@ -158,3 +158,24 @@ def test_a_replay_with_the_policy_s_own_llm_builds_no_llm_schema(tmp_path: Path)
     )
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
     assert run_python(code, env=env).split() == ["False"]
+
+
+@pytest.mark.parametrize(
+    "sample",
+    [SAMPLE_CLAUDE, Path("sample_sessions") / "pi" / "branched.jsonl"],
+    ids=["claude-code", "pi"],
+)
+def test_analyze_defines_no_model_it_never_builds(tmp_path: Path, sample: Path) -> None:
+    """``analyze --json`` of a session without sub-agents, a calibration or a window change
+    builds no sub-agent's figures, no call's cost, no calibration, no window change and (none
+    overflowing nor near it) no point or message state of its replay: their
+    classes (field types of models it does build) are not created
+    (:func:`core.model.fastmodel.lazy_field_types`)."""
+    unused = (
+        "core.fleet.subagent_info",
+        "core.insights.call_cost",
+        "core.insights.calibration_figures",
+        "core.model.window_change",
+        "core.replay.points",
+    )
+    assert _loaded("analyze", REPO / sample, unused, tmp_path) == ""

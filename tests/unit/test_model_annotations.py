@@ -12,24 +12,40 @@ import pytest
 from pydantic import BaseModel
 
 import core.fleet.subagent_info
+import core.insights.calibration_figures
+import core.insights.call_cost
 import core.insights.cost
 import core.insights.diagnosis
-import core.insights.estimate_calibration
 import core.insights.named_figures
 import core.policy
+import core.replay.points
 import core.replay.results
 import core.reports.analyze
 
 EVALUATED = [
     core.fleet.subagent_info,
+    core.insights.call_cost,
+    core.insights.calibration_figures,
     core.insights.cost,
-    core.insights.estimate_calibration,
     core.insights.diagnosis,
     core.insights.named_figures,
     core.policy,
+    core.replay.points,
     core.replay.results,
     core.reports.analyze,
 ]
+
+
+LAZY = {
+    ("AnalysisReport", "subagents"): "list[SubagentInfo]",
+    ("AnalysisReport", "calibration"): "EstimateCalibration | None",
+    ("SessionCost", "per_call"): "list[CallCost]",
+    ("SessionCost", "other_calls"): "list[CallCost]",
+    ("ReplayResult", "points"): "list[CallPoint]",
+    ("ReplayResult", "messages"): "list[MessageState]",
+}
+"""The fields whose types are :func:`core.model.fastmodel.lazy_field_types` classes, which
+``analyze`` never builds: their annotations are strings, resolved when first needed."""
 
 
 def _models(module: ModuleType) -> list[type[BaseModel]]:
@@ -46,6 +62,9 @@ def test_field_annotations_are_evaluated(module: ModuleType) -> None:
     assert models, f"{module.__name__} defines no model"
     for cls in models:
         for name, annotation in inspect.get_annotations(cls).items():
+            if (cls.__name__, name) in LAZY:
+                assert annotation == LAZY[cls.__name__, name]
+                continue
             assert not isinstance(annotation, str), f"{cls.__name__}.{name}: {annotation!r}"
 
 
@@ -54,5 +73,7 @@ def test_fields_resolved_at_creation(module: ModuleType) -> None:
     """Every field's type was known as its class was created (none left to a rebuild)."""
     for cls in _models(module):
         for name, info in cls.model_fields.items():
+            if (cls.__name__, name) in LAZY:
+                continue
             assert info._complete, f"{cls.__name__}.{name}"
             assert not isinstance(info.annotation, str), f"{cls.__name__}.{name}"

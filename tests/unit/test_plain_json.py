@@ -19,7 +19,7 @@ from pydantic_core import PydanticSerializationError
 
 from core.insights.diagnosis import OverflowDiagnosis
 from core.insights.named_figures import CompactionFigures, ThresholdFigure
-from core.model.fastmodel import build, build_filled
+from core.model.fastmodel import build, build_filled, resolved_fields
 from core.model.json_text import escaped_json, model_json_bytes
 from core.model.plain_json import Unsupported, model_encoder, plain_data
 from core.policy import Policy
@@ -62,7 +62,7 @@ def _values(annotation: Any) -> st.SearchStrategy[Any]:
 
 
 def _models(cls: type[BaseModel]) -> st.SearchStrategy[BaseModel]:
-    fields = {name: _values(info.annotation) for name, info in cls.model_fields.items()}
+    fields = {name: _values(info.annotation) for name, info in resolved_fields(cls).items()}
     if cls is CallTimeline:  # (its calls' column may be an int array, written as a list)
         ints = st.lists(st.integers(0, 2**31 - 1), max_size=3)
         fields["message_index"] = ints | ints.map(lambda v: array("i", v))

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 
 import click
 
-from core.fleet.subagent_info import SubagentInfo
 from core.formats.subagents import child_paths
 from core.insights.cost import SessionCost, session_cost
 from core.insights.diagnosis import MARGIN, OverflowDiagnosis, diagnose
@@ -39,6 +38,7 @@ from tui.cli.commands._session import (
 )
 
 if TYPE_CHECKING:
+    from core.fleet.subagent_info import SubagentInfo
     from core.policy import Policy
     from core.replay.results import ReplayResult
 

@@ -1,0 +1,37 @@
+"""Model classes that a module's models name as field types, defined in modules of their own
+and imported only when needed (:func:`lazy_field_types`)."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+_PENDING: dict[str, dict[str, str]] = {}
+"""Per holder module, ``{name: module}`` of each :func:`lazy_field_types` class not defined
+there yet."""
+
+
+def lazy_field_types(holder: str, **modules: str) -> None:
+    """Model classes that fields of module ``holder``'s models name, each defined in its own
+    module (``name=module``) and imported only when needed: a command that never builds one
+    (``analyze`` builds no call's :class:`~core.insights.call_cost.CallCost`, no sub-agent's
+    figures unless the session has some) does not create its class (~0.2 M instructions a
+    field).
+
+    ``holder``'s models name them in string annotations its module does not define at first:
+    pydantic leaves those fields unresolved as it creates the classes. It needs their types
+    only to validate, serialise or describe a model, and calls the model's ``model_rebuild``
+    first (:meth:`core.model.fastmodel.Documented.model_rebuild`,
+    :meth:`core.model.session.Session.model_rebuild`), which defines them in ``holder`` with
+    :func:`define_lazy_field_types`; the JSON writer (:mod:`core.model.plain_json`) resolves
+    one when a value needs it."""
+    _PENDING.setdefault(holder, {}).update(modules)
+
+
+def define_lazy_field_types(holder: str | None = None) -> None:
+    """Import the :func:`lazy_field_types` classes (of every holder, or of ``holder`` only) and
+    define each in the module that names it, so that pydantic resolves the annotations (there,
+    or nested in another model's schema) and that module's code can use them."""
+    for named_by in list(_PENDING) if holder is None else [holder]:
+        for name, module in _PENDING.pop(named_by, {}).items():
+            setattr(sys.modules[named_by], name, getattr(importlib.import_module(module), name))
