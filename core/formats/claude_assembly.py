@@ -33,7 +33,6 @@ from core.model.read_numbers import as_int
 from core.model.session import (
     CALL_FLAGS,
     FLAG_MAIN,
-    FLAG_TURN,
     Message,
     Role,
     ToolCall,
@@ -344,7 +343,7 @@ class Assembler:
                 self.errors.append(error)
         if usage is not None and not sidechain:
             self.overflow = None
-            prompt = usage.input + usage.cache_read + usage.cache_write  # (prompt_tokens)
+            prompt = usage.prompt_tokens
             if prompt > self.max_context:
                 self.max_context = prompt
             if model:
@@ -459,9 +458,6 @@ class Assembler:
         if entry.results and not text:
             return  # (one empty text beside tool results: as none)
         flags = entry.flags
-        summary = flags & SUMMARY != 0
-        meta = flags & META != 0 or text.startswith(_COMMAND_PREFIXES) or is_typed_compact(text)
-        sidechain = flags & SIDECHAIN != 0 and self.flag_sidechain
         message = Message(
             index=0,
             role=_USER,
@@ -469,16 +465,13 @@ class Assembler:
             parent_id=entry.parent,  # (its parent message's id: see _merge)
             timestamp=entry.timestamp,
             text=text,
-            summary=summary,
-            meta=meta,
-            sidechain=sidechain,
+            summary=flags & SUMMARY != 0,
+            meta=flags & META != 0 or text.startswith(_COMMAND_PREFIXES) or is_typed_compact(text),
+            sidechain=flags & SIDECHAIN != 0 and self.flag_sidechain,
             source_line=entry.line,
             source_offset=entry.offset,
         )
-        # (its message_flag, known here: a user message, never synthetic)
-        self.builder.append(
-            message, 0 if sidechain else FLAG_MAIN if summary or meta else FLAG_MAIN | FLAG_TURN
-        )
+        self.builder.append(message)
         compactions = self.builder.compactions
         if flags & SUMMARY and compactions:
             event = compactions[-1]

@@ -19,15 +19,15 @@ from typing import Annotated
 import msgspec
 import orjson
 
+from core.formats.claude_assembly import usage_of_counts
 from core.formats.claude_records import ASSISTANT, FLAGS, USER, Entry, set_texts, texts_of
 from core.model.read_numbers import MAX_COUNT
-from core.model.session import ToolCall, Usage, UsageConvention, Utf8Text, held_output
+from core.model.session import ToolCall, Utf8Text, held_output
 
 Count = Annotated[int, msgspec.Meta(ge=0, le=MAX_COUNT)]
 """A token count a real session holds (any other figure is read the checked way)."""
 
 _NULL = msgspec.Raw(b"null")
-_ANTHROPIC = UsageConvention.ANTHROPIC
 
 
 class Block(msgspec.Struct, gc=False):
@@ -200,14 +200,11 @@ def read(
     if usage is not None:
         if usage.iterations is not None:
             usage = _request_usage(usage)
-        # (:func:`~core.formats.claude_assembly.usage_of_counts`, made here: one call fewer a
-        # line; a test holds the two equal)
-        entry.call_usage = Usage(
-            input=usage.input_tokens or 0,
-            output=usage.output_tokens or 0,
-            cache_read=usage.cache_read_input_tokens or 0,
-            cache_write=usage.cache_creation_input_tokens or 0,
-            convention=_ANTHROPIC,
+        entry.call_usage = usage_of_counts(
+            usage.input_tokens,
+            usage.output_tokens,
+            usage.cache_read_input_tokens,
+            usage.cache_creation_input_tokens,
         )
     content = message.content
     if isinstance(content, str):

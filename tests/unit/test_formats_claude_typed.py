@@ -205,30 +205,3 @@ def test_an_assistant_line_reads_as_the_plain_read_reads_it(
     ]
     assert typed.calls == () or type(typed.calls) is list
     assert typed.error == plain.error
-
-
-_COUNTS = st.one_of(st.none(), st.integers(min_value=0, max_value=10**9))
-
-
-@settings(max_examples=100, deadline=None)
-@given(_COUNTS, _COUNTS, _COUNTS, _COUNTS)
-def test_the_typed_read_makes_the_usage_usage_of_counts_makes(
-    prompt: int | None, output: int | None, cache_read: int | None, cache_write: int | None
-) -> None:
-    """The usage the typed read makes in place is :func:`usage_of_counts` of its four counts (a
-    count left out or null: 0)."""
-    from core.formats.claude_assembly import usage_of_counts
-
-    counts = {
-        "input_tokens": prompt,
-        "output_tokens": output,
-        "cache_read_input_tokens": cache_read,
-        "cache_creation_input_tokens": cache_write,
-    }
-    usage = {key: value for key, value in counts.items() if value is not None}
-    line = {"type": "assistant", "uuid": "a", "message": {"id": "m", "usage": usage}}
-    read = claude_typed.read(json.dumps(line).encode(), 1, 0)
-    assert read is not None and read[1] is not None
-    made = read[1].call_usage
-    expected = usage_of_counts(prompt, output, cache_read, cache_write)
-    assert made == expected and msgspec.structs.asdict(made) == msgspec.structs.asdict(expected)
