@@ -61,15 +61,7 @@ if TYPE_CHECKING:
     from core.insights.call_cost import CallCost as CallCost
 
 # (``analyze`` prices its calls without a model each: the class is created when one is built)
-lazy_field_types(__name__, CallCost="core.insights.call_cost")
-
-
-def __getattr__(name: str) -> Any:
-    if name == "CallCost":  # (still importable from here)
-        from core.insights.call_cost import CallCost
-
-        return CallCost
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_field_types(__name__, CallCost="core.insights.call_cost")
 
 
 class CompactionCost(Documented):

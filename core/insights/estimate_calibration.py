@@ -14,25 +14,24 @@ wrong it was where it could be checked.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from core.model.lazy_types import moved_names
 
 if TYPE_CHECKING:
     from core.insights.calibration_figures import EstimateCalibration
     from core.model.session import Session
     from core.replay.points import CallPoint
 
-_FIGURES = frozenset({"EstimateCalibration", "MeasuredPoint", "ModelTotal"})
-"""The models of :mod:`core.insights.calibration_figures`, still importable from here."""
-
-
-def __getattr__(name: str) -> Any:
-    # (their classes are created when a calibration is first made or named, not as ``analyze``
-    # starts: most sessions record their prompts and have none)
-    if name in _FIGURES:
-        from core.insights import calibration_figures
-
-        return getattr(calibration_figures, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# The models of :mod:`core.insights.calibration_figures`, still importable from here: their
+# classes are created when a calibration is first made or named, not as ``analyze`` starts
+# (most sessions record their prompts and have none).
+__getattr__ = moved_names(
+    __name__,
+    EstimateCalibration="core.insights.calibration_figures",
+    MeasuredPoint="core.insights.calibration_figures",
+    ModelTotal="core.insights.calibration_figures",
+)
 
 
 def prompts_estimated(session: Session) -> bool:

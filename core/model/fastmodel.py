@@ -22,12 +22,12 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict
 from pydantic.fields import FieldInfo
 
-from core.model.lazy_types import define_lazy_field_types
+from core.model.lazy_types import DefinesLazyTypes
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
-class Documented(BaseModel):
+class Documented(DefinesLazyTypes, BaseModel):
     """Result models: each field's docstring is its description in the JSON schema.
 
     (Here, not beside the replay's results, so that a module whose models are not the replay's
@@ -38,26 +38,6 @@ class Documented(BaseModel):
     creates each class (a test checks that no field hides a ``BaseModel`` member instead)."""
 
     model_config = ConfigDict(defer_build=True, protected_namespaces=())
-
-    @classmethod
-    def model_rebuild(
-        cls,
-        *,
-        force: bool = False,
-        raise_errors: bool = True,
-        _parent_namespace_depth: int = 2,
-        _types_namespace: Any = None,
-    ) -> bool | None:
-        """pydantic's, once every :func:`~core.model.lazy_types.lazy_field_types` class is
-        defined (pydantic calls it before the model's first validation, schema or
-        serialisation)."""
-        define_lazy_field_types()
-        return super().model_rebuild(
-            force=force,
-            raise_errors=raise_errors,
-            _parent_namespace_depth=_parent_namespace_depth + 1,
-            _types_namespace=_types_namespace,
-        )
 
 
 _new = object.__new__

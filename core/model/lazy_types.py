@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import importlib
 import sys
+from collections.abc import Callable
+from typing import Any
 
 _PENDING: dict[str, dict[str, str]] = {}
 """Per holder module, ``{name: module}`` of each :func:`lazy_field_types` class not defined
 there yet."""
 
 
-def lazy_field_types(holder: str, **modules: str) -> None:
+def lazy_field_types(holder: str, **modules: str) -> Callable[[str], Any]:
     """Model classes that fields of module ``holder``'s models name, each defined in its own
     module (``name=module``) and imported only when needed: a command that never builds one
     (``analyze`` builds no call's :class:`~core.insights.call_cost.CallCost`, no sub-agent's
@@ -24,8 +26,52 @@ def lazy_field_types(holder: str, **modules: str) -> None:
     first (:meth:`core.model.fastmodel.Documented.model_rebuild`,
     :meth:`core.model.session.Session.model_rebuild`), which defines them in ``holder`` with
     :func:`define_lazy_field_types`; the JSON writer (:mod:`core.model.plain_json`) resolves
-    one when a value needs it."""
+    one when a value needs it.
+
+    Returns ``holder``'s module ``__getattr__`` (:func:`moved_names`): the classes are still
+    importable from ``holder``, which defined them before."""
     _PENDING.setdefault(holder, {}).update(modules)
+    return moved_names(holder, **modules)
+
+
+def moved_names(module: str, **homes: str) -> Callable[[str], Any]:
+    """A module ``__getattr__`` for ``module``: each name of ``homes`` (``name=home module``),
+    which ``module`` defined before, is still importable from it, taken from its home when
+    first asked for (its class created then, not as ``module`` is imported)."""
+
+    def __getattr__(name: str) -> Any:
+        home = homes.get(name)
+        if home is None:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        return getattr(importlib.import_module(home), name)
+
+    return __getattr__
+
+
+class DefinesLazyTypes:
+    """Mixin of a pydantic model whose fields (or whose subclasses' fields) name
+    :func:`lazy_field_types` classes: pydantic calls ``model_rebuild`` before the model's first
+    validation, schema or serialisation, and every such class is defined first."""
+
+    @classmethod
+    def model_rebuild(
+        cls,
+        *,
+        force: bool = False,
+        raise_errors: bool = True,
+        _parent_namespace_depth: int = 2,
+        _types_namespace: Any = None,
+    ) -> bool | None:
+        """pydantic's, once every :func:`lazy_field_types` class is defined."""
+        define_lazy_field_types()
+        rebuild = super().model_rebuild  # type: ignore[misc]  # (the BaseModel's, after this)
+        result: bool | None = rebuild(
+            force=force,
+            raise_errors=raise_errors,
+            _parent_namespace_depth=_parent_namespace_depth + 1,
+            _types_namespace=_types_namespace,
+        )
+        return result
 
 
 def define_lazy_field_types(holder: str | None = None) -> None:

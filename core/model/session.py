@@ -29,21 +29,13 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar, cast
 import msgspec
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from core.model.lazy_types import define_lazy_field_types, lazy_field_types
+from core.model.lazy_types import DefinesLazyTypes, lazy_field_types
 
 if TYPE_CHECKING:
     from core.model.window_change import WindowChange as WindowChange
 
 # (only Codex records a window change: another agent's session never creates its class)
-lazy_field_types(__name__, WindowChange="core.model.window_change")
-
-
-def __getattr__(name: str) -> Any:
-    if name == "WindowChange":  # (still importable from here)
-        from core.model.window_change import WindowChange
-
-        return WindowChange
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_field_types(__name__, WindowChange="core.model.window_change")
 
 
 class Role(StrEnum):
@@ -726,30 +718,11 @@ recording's own evidence (usage above the table's figure, an overflow error), ``
 nowhere."""
 
 
-class Session(BaseModel):
+class Session(DefinesLazyTypes, BaseModel):
     """A recorded agent session, normalised."""
 
     # messages are msgspec structs; the schema is built when first needed (see _DEFERRED)
     model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
-
-    @classmethod
-    def model_rebuild(
-        cls,
-        *,
-        force: bool = False,
-        raise_errors: bool = True,
-        _parent_namespace_depth: int = 2,
-        _types_namespace: Any = None,
-    ) -> bool | None:
-        """pydantic's, once ``window_changes``'s type is defined (as
-        :meth:`core.model.fastmodel.Documented.model_rebuild`)."""
-        define_lazy_field_types()
-        return super().model_rebuild(
-            force=force,
-            raise_errors=raise_errors,
-            _parent_namespace_depth=_parent_namespace_depth + 1,
-            _types_namespace=_types_namespace,
-        )
 
     id: str
     format: SourceFormat

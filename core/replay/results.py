@@ -25,15 +25,9 @@ if TYPE_CHECKING:
 
 # (a result holds its points and message states as columns until asked: ``analyze`` builds
 # none, and does not create their classes)
-lazy_field_types(__name__, CallPoint="core.replay.points", MessageState="core.replay.points")
-
-
-def __getattr__(name: str) -> Any:
-    if name in ("CallPoint", "MessageState"):  # (still importable from here)
-        from core.replay import points
-
-        return getattr(points, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_field_types(
+    __name__, CallPoint="core.replay.points", MessageState="core.replay.points"
+)
 
 
 SCHEMA_VERSION = 1

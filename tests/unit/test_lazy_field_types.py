@@ -4,9 +4,11 @@ validation, the JSON writer, the schema and the field reference all see the real
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import TYPE_CHECKING
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import Field
@@ -86,3 +88,21 @@ def test_validation_schema_and_reference_see_the_real_type() -> None:
     schema = Holder.model_json_schema()
     assert schema["properties"]["items"]["items"] == {"$ref": "#/$defs/LazyItem"}
     assert schema["$defs"]["LazyItem"] == LazyItem.model_json_schema()
+
+
+MOVED = {
+    "core.model.session": ["WindowChange"],
+    "core.insights.cost": ["CallCost"],
+    "core.replay.results": ["CallPoint", "MessageState"],
+    "core.insights.estimate_calibration": ["EstimateCalibration", "MeasuredPoint", "ModelTotal"],
+}
+
+
+def test_a_moved_class_is_still_importable_from_its_old_module_and_nothing_else_is() -> None:
+    for module_name, names in MOVED.items():
+        module = importlib.import_module(module_name)
+        for name in names:
+            moved = getattr(module, name)
+            assert moved.__name__ == name and moved.__module__ != module_name
+        with pytest.raises(AttributeError, match=f"module '{module_name}' has no attribute 'Nope'"):
+            module.Nope  # noqa: B018
