@@ -22,12 +22,12 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict
 from pydantic.fields import FieldInfo
 
-from core.model.lazy_types import DefinesLazyTypes
+from core.model.lazy_types import rebuild_defining_lazy_types
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
-class Documented(DefinesLazyTypes, BaseModel):
+class Documented(BaseModel):
     """Result models: each field's docstring is its description in the JSON schema.
 
     (Here, not beside the replay's results, so that a module whose models are not the replay's
@@ -38,6 +38,7 @@ class Documented(DefinesLazyTypes, BaseModel):
     creates each class (a test checks that no field hides a ``BaseModel`` member instead)."""
 
     model_config = ConfigDict(defer_build=True, protected_namespaces=())
+    model_rebuild = classmethod(rebuild_defining_lazy_types)  # type: ignore[pydantic-field]
 
 
 _new = object.__new__

@@ -8,6 +8,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from pydantic import BaseModel
+
 _PENDING: dict[str, dict[str, str]] = {}
 """Per holder module, ``{name: module}`` of each :func:`lazy_field_types` class not defined
 there yet."""
@@ -48,30 +50,29 @@ def moved_names(module: str, **homes: str) -> Callable[[str], Any]:
     return __getattr__
 
 
-class DefinesLazyTypes:
-    """Mixin of a pydantic model whose fields (or whose subclasses' fields) name
-    :func:`lazy_field_types` classes: pydantic calls ``model_rebuild`` before the model's first
-    validation, schema or serialisation, and every such class is defined first."""
-
-    @classmethod
-    def model_rebuild(
+def rebuild_defining_lazy_types(
+    cls: type[BaseModel],
+    *,
+    force: bool = False,
+    raise_errors: bool = True,
+    _parent_namespace_depth: int = 2,
+    _types_namespace: Any = None,
+) -> bool | None:
+    """``model_rebuild`` of a pydantic model whose fields (or whose subclasses' fields) name
+    :func:`lazy_field_types` classes (``model_rebuild = classmethod(...)`` in its class body):
+    pydantic's, once every such class is defined. Pydantic calls it before the model's first
+    validation, schema or serialisation. (A function, not a mixin: a further base would make
+    the creation of every model class slower.)"""
+    define_lazy_field_types()
+    rebuild: Any = BaseModel.model_rebuild.__func__  # type: ignore[attr-defined]
+    result: bool | None = rebuild(
         cls,
-        *,
-        force: bool = False,
-        raise_errors: bool = True,
-        _parent_namespace_depth: int = 2,
-        _types_namespace: Any = None,
-    ) -> bool | None:
-        """pydantic's, once every :func:`lazy_field_types` class is defined."""
-        define_lazy_field_types()
-        rebuild = super().model_rebuild  # type: ignore[misc]  # (the BaseModel's, after this)
-        result: bool | None = rebuild(
-            force=force,
-            raise_errors=raise_errors,
-            _parent_namespace_depth=_parent_namespace_depth + 1,
-            _types_namespace=_types_namespace,
-        )
-        return result
+        force=force,
+        raise_errors=raise_errors,
+        _parent_namespace_depth=_parent_namespace_depth + 1,
+        _types_namespace=_types_namespace,
+    )
+    return result
 
 
 def define_lazy_field_types(holder: str | None = None) -> None:

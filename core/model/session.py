@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar, cast
 import msgspec
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from core.model.lazy_types import DefinesLazyTypes, lazy_field_types
+from core.model.lazy_types import lazy_field_types, rebuild_defining_lazy_types
 
 if TYPE_CHECKING:
     from core.model.window_change import WindowChange as WindowChange
@@ -718,11 +718,12 @@ recording's own evidence (usage above the table's figure, an overflow error), ``
 nowhere."""
 
 
-class Session(DefinesLazyTypes, BaseModel):
+class Session(BaseModel):
     """A recorded agent session, normalised."""
 
     # messages are msgspec structs; the schema is built when first needed (see _DEFERRED)
     model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
+    model_rebuild = classmethod(rebuild_defining_lazy_types)  # type: ignore[pydantic-field]
 
     id: str
     format: SourceFormat
