@@ -479,15 +479,14 @@ def _zeros(count: int) -> array[int]:
 
 
 # (plain int masks below: IntFlag arithmetic is several times slower over 100,000 messages)
-_ASSISTANT = Role.ASSISTANT
 
 
 def _message_flags(messages: list[Message], count: int) -> tuple[array[int], array[int]]:
     """What the messages themselves say (summaries, injected, meta, recorded boundaries), and
     which of them are model calls (:attr:`Message.is_model_call`, in the same pass).
 
-    Most messages say nothing of themselves: for them the pass reads their four marks and their
-    role, and writes nothing (their zero is in the table already; only a repeated index, whose
+    Most messages say nothing of themselves: for them the pass reads their four marks and whether
+    they are a model call, and writes nothing (their zero is in the table already; only a repeated index, whose
     last message decides, is written over, ``flagged`` knowing which indices hold a flag)."""
     flags = _zeros(count)
     calls: list[int] = []
@@ -497,7 +496,7 @@ def _message_flags(messages: list[Message], count: int) -> tuple[array[int], arr
         summary = message.summary
         if summary or message.synthetic or message.meta or message.compaction_boundary:
             index = message.index
-            if message.role is _ASSISTANT and not summary:  # (is_model_call)
+            if message.is_model_call:
                 call(index)
             value = _SUMMARY if summary else 0
             if message.synthetic:
@@ -510,7 +509,7 @@ def _message_flags(messages: list[Message], count: int) -> tuple[array[int], arr
                 flags[index] = value
                 flagged.add(index)
             continue
-        if message.role is _ASSISTANT:  # (is_model_call: not a summary)
+        if message.is_model_call:
             call(message.index)
         if flagged and message.index in flagged:  # (a repeated index: its last message decides)
             flags[message.index] = 0
