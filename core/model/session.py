@@ -206,16 +206,13 @@ def usage_columns(usages: Sequence[Usage | None]) -> UsageColumns:
     totals = [usage.total for usage in known]
     after = _after_column(prompt, [usage.output for usage in known], totals)
     conventions: list[UsageConvention | None] = [usage.convention for usage in known]
-    sides = {convention in BEFORE_REPLY_CONVENTIONS for convention in set(conventions)}
-    if sides == {False}:
+    rule = _context_rule(known)
+    if rule is _after_reply:
         context = after.copy()
-    elif sides == {True}:
+    elif rule is _prompt:
         context = prompt.copy()
-    else:  # (both sides in one session: the convention of each usage decides)
-        context = [
-            figure if convention in BEFORE_REPLY_CONVENTIONS else figure_after
-            for figure, figure_after, convention in zip(prompt, after, conventions, strict=True)
-        ]
+    else:  # (both sides in one session, rare: the convention of each usage decides)
+        context = [_context(usage) for usage in known]
     figures = cast("tuple[list[int | None], ...]", (context, prompt, after))  # (no None in them)
     columns = UsageColumns(figures[0], figures[1], figures[2], conventions)
     if not missing:
