@@ -18,8 +18,9 @@ to TOML; a bad file raises :class:`PolicyError` naming the file and the field.
 import math
 from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
+from annotated_types import Ge, Gt, Le
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from core.agents.constants import value as agent_value
@@ -89,9 +90,9 @@ class ToolLimits(_Section):
 
     enabled: bool | None = None
     """Truncate this tool's output at all."""
-    max_lines: int | None = Field(default=None, ge=0)
+    max_lines: Annotated[int | None, Ge(0)] = None
     """Most lines kept for this tool (0: no line limit)."""
-    max_bytes: int | None = Field(default=None, ge=1)
+    max_bytes: Annotated[int | None, Ge(1)] = None
     """Most UTF-8 bytes kept for this tool."""
     direction: Direction | None = None
     """Which part of this tool's output is kept."""
@@ -102,9 +103,9 @@ class TruncationPolicy(_Section):
 
     enabled: bool = True
     """Truncate tool outputs at all."""
-    max_lines: int = Field(default=2000, ge=0)
+    max_lines: Annotated[int, Ge(0)] = 2000
     """Most lines of a tool output the model is shown (0: no line limit)."""
-    max_bytes: int = Field(default=51200, ge=1)
+    max_bytes: Annotated[int, Ge(1)] = 51200
     """Most UTF-8 bytes of a tool output the model is shown."""
     direction: Direction = "head"
     """Which part is kept: the head, the tail, or both ends with a marker in the middle."""
@@ -122,7 +123,7 @@ class TruncationPolicy(_Section):
     """The agent has a sub-agent (task) tool, so the hint asks it to delegate."""
     spill_dir: str | None = None
     """Folder for full outputs (None: ``$XDG_DATA_HOME/ctxscope/tool-output``)."""
-    retention_days: float = Field(default=7.0, gt=0)
+    retention_days: Annotated[float, Gt(0)] = 7.0
     """Spill files older than this are deleted (only files ctxscope wrote)."""
     respect_tool_truncation: bool = True
     """Skip outputs a tool already truncated itself (opencode ``metadata.truncated``)."""
@@ -150,15 +151,15 @@ class PruningPolicy(_Section):
     """Prune old tool outputs before compaction."""
     protected_tools: list[str] = Field(default_factory=lambda: ["skill"])
     """Tools whose output is never pruned (a skill's output is the agent's instructions)."""
-    protect_turns: int = Field(default=2, ge=0)
+    protect_turns: Annotated[int, Ge(0)] = 2
     """The last N user turns are never pruned (the skip boundary)."""
     placeholder: str = "<tool-output-compacted />"
     """Text that replaces a pruned output."""
     budget_rule: bool = False
     """opencode's rule: keep the newest ``protect_tokens`` of tool output, prune only if it frees ``minimum_tokens``."""
-    protect_tokens: int = Field(default=40000, ge=0)
+    protect_tokens: Annotated[int, Ge(0)] = 40000
     """With the budget rule: newest tool-output tokens that are always kept."""
-    minimum_tokens: int = Field(default=20000, ge=0)
+    minimum_tokens: Annotated[int, Ge(0)] = 20000
     """With the budget rule: prune only when at least this many tokens are freed."""
 
 
@@ -167,17 +168,17 @@ class SplitPolicy(_Section):
 
     mode: SplitMode = "messages"
     """``messages``: walk back message by message; ``turns``: keep whole recent turns (opencode 2026); ``history-share``: keep the newest ``tail_ratio`` of the history, cut at a user message (Gemini CLI)."""
-    tail_budget_tokens: int | None = Field(default=None, ge=0)
+    tail_budget_tokens: Annotated[int | None, Ge(0)] = None
     """Fixed tail budget; None derives it from the window (ratio, clamped to min..max)."""
-    tail_ratio: float = Field(default=0.25, ge=0, le=1)
+    tail_ratio: Annotated[float, Ge(0), Le(1)] = 0.25
     """Share of the usable window (window - reserve) kept as tail; in ``history-share`` mode, share of the history itself."""
-    tail_min_tokens: int = Field(default=2000, ge=0)
+    tail_min_tokens: Annotated[int, Ge(0)] = 2000
     """Lower clamp of the derived tail budget."""
-    tail_max_tokens: int = Field(default=8000, ge=0)
+    tail_max_tokens: Annotated[int, Ge(0)] = 8000
     """Upper clamp of the derived tail budget."""
-    min_tail_messages: int = Field(default=2, ge=1)
+    min_tail_messages: Annotated[int, Ge(1)] = 2
     """The tail holds at least this many messages (messages mode)."""
-    tail_turns: int = Field(default=2, ge=0)
+    tail_turns: Annotated[int, Ge(0)] = 2
     """Whole turns kept (turns mode); the turn that does not fit keeps its fitting suffix."""
 
     def tail_budget(self, usable_tokens: int) -> int:
@@ -195,15 +196,15 @@ class CompactionPolicy(_Section):
     """Compact automatically when the threshold is crossed."""
     threshold_rule: ThresholdRule = "opencode"
     """``pi``: tokens > window - reserve; ``opencode``: tokens >= usable; ``codex`` and ``gemini-cli``: tokens >= ratio x window; ``claude-code``: tokens >= window - min(output limit, reserve) - buffer; ``qwen-code``: tokens >= min(ratio x window, window - reserve - buffer)."""
-    reserve_tokens: int = Field(default=20000, ge=0)
+    reserve_tokens: Annotated[int, Ge(0)] = 20000
     """Tokens kept free below the window (pi reserve, opencode ``reserved``, Claude Code's reserve for the summary's output); also sets usable = window - reserve."""
-    autocompact_buffer_tokens: int = Field(default=13000, ge=0)
+    autocompact_buffer_tokens: Annotated[int, Ge(0)] = 13000
     """claude-code rule: the buffer kept below the window on top of the reserve."""
-    output_token_max: int = Field(default=32000, ge=1)
+    output_token_max: Annotated[int, Ge(1)] = 32000
     """opencode: the model's output limit is capped at this (``OUTPUT_TOKEN_MAX``)."""
-    codex_ratio: float = Field(default=0.9, gt=0, le=1)
+    codex_ratio: Annotated[float, Gt(0), Le(1)] = 0.9
     """codex, gemini-cli and qwen-code rules: compact at this share of the window."""
-    auto_compact_token_limit: int | None = Field(default=None, ge=1)
+    auto_compact_token_limit: Annotated[int | None, Ge(1)] = None
     """An explicit threshold that replaces the rule's (Codex ``model_auto_compact_token_limit``; the threshold inferred from a recording)."""
     project_after_tool_results: bool = True
     """Check the projected context (last usage + new messages) after each tool result (phase 2)."""
@@ -223,13 +224,13 @@ class CompactionPolicy(_Section):
     """``tail``: summarise the head, keep the tail; ``summary-only``: summarise everything; ``codex``: keep recent user messages + summary."""
     template: SummaryTemplate = "t12"
     """Summary template: ``t12`` (five sections), ``anchored`` (update-in-place), ``pi`` (six sections), ``state-snapshot`` (Gemini CLI's and Qwen Code's XML snapshot)."""
-    head_tool_output_max_chars: int = Field(default=2000, ge=0)
+    head_tool_output_max_chars: Annotated[int, Ge(0)] = 2000
     """Tool outputs in the summary request are cut to this many characters."""
-    summary_max_tokens: int = Field(default=4096, ge=1)
+    summary_max_tokens: Annotated[int, Ge(1)] = 4096
     """Most tokens the summary may take."""
-    user_message_budget_tokens: int = Field(default=20000, ge=0)
+    user_message_budget_tokens: Annotated[int, Ge(0)] = 20000
     """codex strategy: tokens of recent user messages kept beside the summary."""
-    max_head_drops: int = Field(default=16, ge=0)
+    max_head_drops: Annotated[int, Ge(0)] = 16
     """When the summary request itself overflows, drop up to this many oldest head messages."""
     continuation: bool = True
     """After an automatic compaction, add a synthetic user message asking the agent to go on (T11)."""
@@ -248,31 +249,31 @@ class LLMConfig(_Section):
     """Model name sent to the endpoint."""
     api_key_env: str = "OPENAI_API_KEY"
     """Name of the environment variable holding the API key (the key itself is never saved)."""
-    temperature: float = Field(default=0.0, ge=0, le=2)
+    temperature: Annotated[float, Ge(0), Le(2)] = 0.0
     """Sampling temperature of summary requests."""
-    max_tokens: int | None = Field(default=None, ge=1)
+    max_tokens: Annotated[int | None, Ge(1)] = None
     """Cap on the summary's length (None: the compaction policy's ``summary_max_tokens``)."""
-    timeout_s: float = Field(default=60.0, gt=0)
+    timeout_s: Annotated[float, Gt(0)] = 60.0
     """Deadline of one summary request in seconds: connecting, the first byte and the whole
     answer, retries and their waits included. A server that never answers, or drips, costs at
     most this much per compaction."""
-    max_retries: int = Field(default=3, ge=0)
+    max_retries: Annotated[int, Ge(0)] = 3
     """Retries on 429 and 5xx, with exponential backoff (honouring Retry-After), within the
     deadline."""
-    max_answer_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
+    max_answer_bytes: Annotated[int, Ge(1024)] = 16 * 1024 * 1024
     """Most bytes an answer may take as it arrives (streamed or not); a longer one fails the
     request. A summary needs far less: this stops a runaway server, not a long summary."""
-    max_consecutive_failures: int = Field(default=3, ge=1)
+    max_consecutive_failures: Annotated[int, Ge(1)] = 3
     """After this many summary requests in a row have failed, the run stops calling the LLM:
     its remaining compactions fail at once, saying so."""
-    first_byte_timeout_s: float = Field(default=10.0, gt=0)
+    first_byte_timeout_s: Annotated[float, Gt(0)] = 10.0
     """A streamed answer's headers must arrive within this many seconds of the request (an
     endpoint that accepts and never answers, or sends headers without end, fails here)."""
-    stall_timeout_s: float = Field(default=10.0, gt=0)
+    stall_timeout_s: Annotated[float, Gt(0)] = 10.0
     """While a streamed answer arrives, each line of it (an event, a keep-alive) must come within
     this many seconds of the one before (a stream that stalls or drips fails here); an answer not
     streamed must not go this long without new bytes once its headers came."""
-    max_failing_s: float = Field(default=30.0, gt=0)
+    max_failing_s: Annotated[float, Gt(0)] = 30.0
     """The run's budget for failing requests: no request is given more than what is left of it,
     and once the summary requests that failed in a row have taken it together the run stops
     calling the LLM. A dead endpoint, streamed or not, is given up on within it (30 s by
@@ -290,7 +291,7 @@ class Policy(_Section):
     """What this policy models."""
     estimator: str = "chars/4"
     """How message tokens are estimated: ``chars/4``, ``bytes/4``, ``ceil(chars/4)`` or ``tiktoken:<encoding>``."""
-    context_window: int | None = Field(default=None, ge=1)
+    context_window: Annotated[int | None, Ge(1)] = None
     """Override the session's context window (None: use the session's)."""
     truncation: TruncationPolicy = Field(default_factory=TruncationPolicy)
     pruning: PruningPolicy = Field(default_factory=PruningPolicy)

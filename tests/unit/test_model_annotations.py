@@ -5,6 +5,7 @@ of compiling and evaluating its text (a third of what each field costs to create
 
 from __future__ import annotations
 
+import ast
 import inspect
 from types import ModuleType
 
@@ -77,3 +78,22 @@ def test_fields_resolved_at_creation(module: ModuleType) -> None:
                 continue
             assert info._complete, f"{cls.__name__}.{name}"
             assert not isinstance(info.annotation, str), f"{cls.__name__}.{name}"
+
+
+CONSTRAINTS = frozenset({"gt", "ge", "lt", "le", "multiple_of", "min_length", "max_length"})
+"""``Field`` arguments that an annotation's ``annotated_types`` metadata states as well."""
+
+
+@pytest.mark.parametrize("module", EVALUATED, ids=lambda m: m.__name__)
+def test_constraints_in_annotations(module: ModuleType) -> None:
+    """A field's bounds are its annotation's metadata (``Annotated[int, Ge(0)] = 2000``), not a
+    ``Field(default=2000, ge=0)`` in the class body: pydantic gives the field the same metadata
+    either way, but a ``Field`` is one more object made, copied and merged as the class is
+    created (the policy's 33 bounded fields: 2.1 M of ``analyze``'s start)."""
+    tree = ast.parse(inspect.getsource(module))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.AnnAssign) and isinstance(node.value, ast.Call):
+            call = node.value
+            if isinstance(call.func, ast.Name) and call.func.id == "Field":
+                bounds = {kw.arg for kw in call.keywords} & CONSTRAINTS
+                assert not bounds, f"{module.__name__} line {node.lineno}: Field({bounds})"
