@@ -218,15 +218,19 @@ class _Memo:
     is done without."""
 
     def __init__(self) -> None:
-        self._entries: dict[str, _Entry | str] | None = None
+        self._entries: dict[str, object] | None = None
         self._stamp = ""
 
     def entry(self, model: str, provider: str | None, day: str | None) -> _Entry | str:
-        """The entry of ``model`` (a string: why the table has no price for it)."""
+        """The entry of ``model`` (a string: why the table has no price for it). The memo's
+        entries are decoded as they are asked for: it holds one per model, provider and day
+        priced on this machine, a run prices a few (decoding each one cost ~56 K instructions)."""
         entries = self._load()
         key = "\x1f".join((model, provider or "", day or ""))
-        found = entries.get(key)
-        if found is None:
+        found = _decoded(entries.get(key))
+        if found is not None:
+            entries[key] = found
+        else:
             try:
                 price, model_id, provider_id, note = _lookup(model, provider, day)
                 found = _Entry(
@@ -244,15 +248,18 @@ class _Memo:
             self._save(entries)
         return found
 
-    def _load(self) -> dict[str, _Entry | str]:
+    def _load(self) -> dict[str, object]:
+        """The memo's entries: each an :class:`_Entry` or a reason once decoded, the file's
+        value (:func:`_encode`'s) until then."""
         if self._entries is not None:
             return self._entries
         self._stamp = _table_stamp()
         self._entries = self._on_disk()
         return self._entries
 
-    def _on_disk(self) -> dict[str, _Entry | str]:
-        """The memo's entries as the file holds them now ({} when it holds none of this table)."""
+    def _on_disk(self) -> dict[str, object]:
+        """The memo's entries as the file holds them now, not decoded ({} when it holds none
+        of this table)."""
         if not self._stamp:
             return {}
         try:
@@ -260,12 +267,12 @@ class _Memo:
 
             data = orjson.loads(_memo_path().read_bytes())
             if data.get("table") == self._stamp:
-                return {key: _decode(value) for key, value in data["entries"].items()}
+                return dict(data["entries"].items())
         except (OSError, ValueError, TypeError, KeyError, AttributeError, IndexError):
             pass  # no memo yet, or one of another table or shape: start afresh
         return {}
 
-    def _save(self, entries: dict[str, _Entry | str]) -> None:
+    def _save(self, entries: dict[str, object]) -> None:
         from core.cache_folder import read_only
 
         if not self._stamp or read_only():
@@ -324,8 +331,9 @@ def _from_table(price: Decimal | TieredPrices | None) -> _Price | None:
     return (price.base, tuple((tier.start, tier.price) for tier in price.tiers))
 
 
-def _encode(entry: _Entry | str) -> object:
-    if isinstance(entry, str):
+def _encode(entry: object) -> object:
+    """An entry as the memo file holds it (one not decoded yet is kept as the file had it)."""
+    if not isinstance(entry, _Entry):
         return entry
 
     def price(value: _Price | None) -> object:
@@ -339,6 +347,17 @@ def _encode(entry: _Entry | str) -> object:
         "provider_id": entry.provider_id,
         "note": entry.note,
     }
+
+
+def _decoded(value: object) -> _Entry | str | None:
+    """A memo entry decoded (None: not in the memo, or not an entry this module wrote: the
+    table is asked again, and the memo's entry replaced)."""
+    if value is None or isinstance(value, _Entry):
+        return value
+    try:
+        return _decode(value)
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError):
+        return None
 
 
 def _decode(value: object) -> _Entry | str:

@@ -96,6 +96,36 @@ def test_two_runs_saving_at_once_keep_each_others_entries() -> None:
     assert set(prices._Memo()._load()) == set(saved)
 
 
+def test_memo_entries_are_decoded_as_they_are_asked_for() -> None:
+    """The memo holds an entry per model, provider and day priced on this machine; a run
+    decodes only those it prices. One it never asks for is neither decoded nor dropped (even one
+    it could not decode), and a save writes it back as the file held it."""
+    priced = prices._Memo().entry("claude-sonnet-4-5", None, None)
+    path = prices._memo_path()
+    data = json.loads(path.read_text())
+    other = {"not": "an entry"}
+    data["entries"]["other-model\x1f\x1f"] = other
+    path.write_text(json.dumps(data))
+    memo = prices._Memo()
+    assert memo.entry("claude-sonnet-4-5", None, None) == priced
+    assert memo._load()["other-model\x1f\x1f"] == other  # never decoded
+    memo.entry("gpt-5-codex", "openai", None)  # a new entry: the memo is saved
+    saved = json.loads(path.read_text())["entries"]
+    assert saved["other-model\x1f\x1f"] == other
+    assert prices._Memo().entry("claude-sonnet-4-5", None, None) == priced
+
+
+def test_a_memo_entry_it_cannot_decode_is_asked_of_the_table_again() -> None:
+    priced = prices._Memo().entry("claude-sonnet-4-5", None, None)
+    path = prices._memo_path()
+    data = json.loads(path.read_text())
+    [key] = data["entries"]
+    data["entries"][key] = {"input": "not a price"}
+    path.write_text(json.dumps(data))
+    assert prices._Memo().entry("claude-sonnet-4-5", None, None) == priced
+    assert json.loads(path.read_text())["entries"][key] != {"input": "not a price"}  # replaced
+
+
 @pytest.mark.parametrize("prompt", [0, 199_999, 200_000, 200_001, 1_500_000])
 def test_tiers_apply_as_the_table_applies_them(prompt: int) -> None:
     table = TieredPrices(
