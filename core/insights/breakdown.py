@@ -288,9 +288,12 @@ def messages_parts(
         elif role is _SYSTEM:
             parts = [("system_and_tools", _count_all(message, count, output_tokens))]
         else:
+            # (at least the agent's estimate of it; not by ``max``, which parses keywords in 3.11)
+            reasoning = count(message.reasoning)
+            least = message.reasoning_estimate_tokens
             parts = [
                 ("assistant_text", count(message.text)),
-                ("reasoning", max(count(message.reasoning), message.reasoning_estimate_tokens)),
+                ("reasoning", least if least > reasoning else reasoning),
             ]
             for call in message.tool_calls:
                 parts.append(("tool_calls", call_tokens(call.name, call.arguments)))

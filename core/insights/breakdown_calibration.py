@@ -73,16 +73,20 @@ def fit_ratio_columns(
     (``growth[k][c]``: category ``categories[k]`` at call ``c``), as the breakdown reads it from
     its stretches' columns: no dict per call."""
     normal = _Normal.of_columns([list(map(float, column)) for column in growth], recorded_growth)
-    weights = [1.0 / max(total, 1) ** 2 for total in totals]
+    # (each a conditional expression, not ``max``: in 3.11 ``max`` parses keywords at every call)
+    bounds = [total if total >= 1 else 1 for total in totals]
+    weights = [1.0 / bound**2 for bound in bounds]
     ratios = _bounded(*normal.equations(weights))
-    bounds = [max(total, 1) for total in totals]
     floors = [FLOOR * total for total in totals]
+    leasts = [floor if floor > 1.0 else 1.0 for floor in floors]  # (``max(floor, 1.0)``)
     for _ in range(ROBUST_ROUNDS):
-        # least absolute relative error, by reweighting: a call far off weighs less
+        # least absolute relative error, by reweighting: a call far off weighs less; each
+        # error at least its floor and 1.0 (``max(error, floor, 1.0)``)
         errors = map(abs, map(sub, recorded_growth, normal.predicted(ratios)))
-        weights = list(
-            map(truediv, repeat(1.0), map(mul, bounds, map(max, errors, floors, repeat(1.0))))
-        )
+        worst = [
+            least if least > error else error for error, least in zip(errors, leasts, strict=True)
+        ]
+        weights = list(map(truediv, repeat(1.0), map(mul, bounds, worst)))
         reweighted = _bounded(*normal.equations(weights))
         if reweighted == ratios:
             break  # (a fixed point: each round is a function of the last one's ratios alone)

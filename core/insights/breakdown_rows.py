@@ -77,7 +77,8 @@ def stretch_rows(
     wholes = summed(by_key, size)
     # What the messages may fill (the recorded total less the system prompt + tools, at least
     # 0; None without a total): the calls whose keys add up to more are scaled down to it.
-    rooms = [None if total is None else max(total - overhead, 0) for total in totals]
+    # (Conditional expressions, not ``min``/``max``: in 3.11 those parse keywords at every call.)
+    rooms = [None if t is None else t - overhead if t > overhead else 0 for t in totals]
     fitted = fit_columns(by_key, wholes, rooms)
     kept = wholes if fitted is by_key else summed(fitted, size)
     slots = [summed([fitted[k] for k in found], size) for found in by_slot]
@@ -97,10 +98,10 @@ def stretch_rows(
     else:
         known = cast("list[int]", totals)
         total_tokens = known
-        measured = list(map(min, known, repeat(overhead)))
+        measured = [overhead if overhead < t else t for t in known]
         rest = list(map(sub, known, repeat(overhead)))
         unexplained = list(map(sub, rest, wholes))
-        residual = list(map(max, repeat(0), map(sub, rest, kept)))
+        residual = [left if left > 0 else 0 for left in map(sub, rest, kept)]
         how = ["recorded"] * size
     scales = [1.0] * size
     if fitted is by_key:  # (no call above its room: none scaled)
