@@ -19,9 +19,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import InitVar, dataclass, field
 from enum import IntFlag
 from itertools import compress
+from operator import attrgetter
 from typing import TYPE_CHECKING, NamedTuple
 
-from core.model.session import Message, Role, Session
+from core.model.session import FLAG_CALL, FLAG_MAIN, Message, Role, Session, message_flags
 from core.policy import Policy, get_preset
 from tui.columns import marked
 from tui.compaction_stops import CompactionStop, compaction_stops
@@ -118,11 +119,12 @@ class MessageTable(NamedTuple):
     """The indices of the messages that are model calls, in order."""
 
 
-def read_messages(messages: list[Message]) -> MessageTable:
-    """The table of ``messages`` (a worker that read a session reads it beside it, so that the
-    interface thread does not walk 100,000 messages to show them)."""
+def read_messages(session: Session) -> MessageTable:
+    """The table of ``session``'s messages (a worker that read a session reads it beside it, so
+    that the interface thread does not walk 100,000 messages to show them)."""
+    messages = session.messages
     count = len(messages)
-    flags, calls = _message_flags(messages, count)
+    flags, calls = _message_flags(messages, count, message_flags(session))
     return MessageTable(id(messages), count, flags, calls)
 
 
@@ -361,7 +363,7 @@ class SessionState:
         message list and length; the flags are the caller's copy)."""
         static = self._static
         if static is None or static.messages_id != id(messages) or static.length != count:
-            static = self._static = read_messages(messages)
+            static = self._static = read_messages(self.session)
         return static.flags[:], static.calls  # (a copy, made in C)
 
     def rebuild(self) -> None:
@@ -481,23 +483,29 @@ def _zeros(count: int) -> array[int]:
 # (plain int masks below: IntFlag arithmetic is several times slower over 100,000 messages)
 
 
-def _message_flags(messages: list[Message], count: int) -> tuple[array[int], array[int]]:
+def _message_flags(
+    messages: list[Message], count: int, loader_flags: bytes | bytearray
+) -> tuple[array[int], array[int]]:
     """What the messages themselves say (summaries, injected, meta, recorded boundaries), and
-    which of them are model calls (:attr:`Message.is_model_call`, in the same pass).
+    which of them are model calls (``loader_flags``: :func:`message_flags` of their session).
 
-    Most messages say nothing of themselves: for them the pass reads their four marks and whether
-    they are a model call, and writes nothing (their zero is in the table already; only a repeated index, whose
-    last message decides, is written over, ``flagged`` knowing which indices hold a flag)."""
+    Most messages say nothing of themselves: for them the pass reads their four marks and writes
+    nothing (their zero is in the table already; only a repeated index, whose last message
+    decides, is written over, ``flagged`` knowing which indices hold a flag). The model calls of
+    the main conversation are read from the loader's column (:data:`FLAG_CALL`, in C: the
+    property :attr:`Message.is_model_call` is a Python call a message); a side chain's messages
+    (0 there) are asked."""
     flags = _zeros(count)
-    calls: list[int] = []
-    call = calls.append
+    is_call = bytearray(loader_flags.translate(_IS_MAIN_CALL))
+    if 0 in loader_flags:
+        for position in compress(range(len(messages)), loader_flags.translate(_IS_SIDE_CHAIN)):
+            if messages[position].is_model_call:
+                is_call[position] = 1
     flagged: set[int] = set()
     for message in messages:
         summary = message.summary
         if summary or message.synthetic or message.meta or message.compaction_boundary:
             index = message.index
-            if message.is_model_call:
-                call(index)
             value = _SUMMARY if summary else 0
             if message.synthetic:
                 value |= _SYNTHETIC
@@ -508,13 +516,17 @@ def _message_flags(messages: list[Message], count: int) -> tuple[array[int], arr
             if index < count:
                 flags[index] = value
                 flagged.add(index)
-            continue
-        if message.is_model_call:
-            call(message.index)
-        if flagged and message.index in flagged:  # (a repeated index: its last message decides)
+        elif flagged and message.index in flagged:  # (a repeated index: its last message decides)
             flags[message.index] = 0
             flagged.discard(message.index)
-    return flags, _ints(calls)
+    return flags, _ints(map(_INDEX, compress(messages, is_call)))
+
+
+_IS_MAIN_CALL = bytes(code == FLAG_MAIN | FLAG_CALL for code in range(256))
+"""``bytes.translate`` table of :func:`message_flags`: a main conversation's model call 1, else 0."""
+_IS_SIDE_CHAIN = bytes(code == 0 for code in range(256))
+"""The same: a side chain's message (whose calls the loader's column does not mark) 1, else 0."""
+_INDEX = attrgetter("index")
 
 
 def _mark_decisions(flags: array[int], result: ReplayResult, count: int) -> None:

@@ -122,7 +122,7 @@ async def test_a_window_set_while_the_rest_is_read_is_the_one_the_gauge_draws(
 
 def test_a_state_takes_the_table_read_with_its_messages(monkeypatch: pytest.MonkeyPatch) -> None:
     session = claude_like_session(6, with_compaction=True)
-    table = read_messages(session.messages)
+    table = read_messages(session)
     fresh = SessionState(session, get_preset("seed"))
 
     def no_walk(*_args: Any) -> Any:
@@ -258,5 +258,5 @@ def test_the_recorded_series_from_the_placed_calls_is_the_one_from_the_usages() 
     sessions = [*_sample_sessions(), claude_like_session(6, with_compaction=True), side]
     assert len(sessions) > 6
     for session in sessions:
-        reference = build_series(session, None, calls=read_messages(session.messages).calls)
+        reference = build_series(session, None, calls=read_messages(session).calls)
         assert prepare(session, replayed=True).recorded == reference, session.path

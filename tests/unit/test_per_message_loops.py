@@ -19,6 +19,8 @@ from core.model.session import (
     ToolResult,
     Usage,
     UsageConvention,
+    message_flag,
+    message_flags,
 )
 from core.model.tokens import get_counter, message_text
 from core.replay.calls import Calls
@@ -116,7 +118,7 @@ def test_gauge_recorded_series_reads_each_call_context() -> None:
 
 def test_message_flags_name_each_flag_and_every_call() -> None:
     session = _mixed()
-    flags, calls = _message_flags(session.messages, len(session.messages))
+    flags, calls = _message_flags(session.messages, len(session.messages), message_flags(session))
     assert list(calls) == [m.index for m in session.messages if m.is_model_call]
     nonzero = {i: value for i, value in enumerate(flags) if value}
     assert set(nonzero) == {2, 3, 9, 10}  # meta, synthetic, summary + boundary, summary
@@ -161,6 +163,7 @@ def test_message_flags_are_each_message_s_own_the_last_one_deciding(
     messages: list[Message], count: int
 ) -> None:
     """Repeated indices (a later message without flags clears an earlier one's), indices past
-    the table, every role and mark, side chains: the one pass says what the definitions do."""
-    flags, calls = _message_flags(messages, count)
+    the table, every role and mark, side chains (whose calls the loader's column leaves out):
+    the one pass says what the definitions do."""
+    flags, calls = _message_flags(messages, count, bytearray(map(message_flag, messages)))
     assert (list(flags), list(calls)) == _flags_one_by_one(messages, count)

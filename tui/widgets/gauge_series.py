@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from functools import reduce
 from itertools import compress
 from operator import attrgetter, ne, or_
+from struct import error as StructError
+from struct import pack
 from typing import TYPE_CHECKING
 
 from core.algorithms.overflow import usable_context
@@ -187,8 +189,10 @@ def _packed(values: Sequence[int]) -> array[int]:
     if isinstance(values, array) and values.typecode == "q":
         return values  # (made for this series: not copied)
     try:
-        return array("q", values)
-    except OverflowError:
+        # (the machine integers packed in C: an array made from a list parses each int through
+        # PyArg_Parse, ~250 instructions an item against ~110)
+        return array("q", pack(f"{len(values)}q", *values))
+    except (OverflowError, StructError):
         return array("q", [max(-MAX_DRAWN, min(MAX_DRAWN, value)) for value in values])
 
 

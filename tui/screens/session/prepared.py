@@ -45,7 +45,7 @@ def prepare(session: Session, *, recorded: bool = True, replayed: bool = False) 
     them (:func:`core.replay.recorded.placed`, kept with the session: the replay finds them),
     and the recorded series takes the recorded context of each call from that placing rather
     than read every call's usage a second time (~40 ms of a 100,000-message open)."""
-    table = read_messages(session.messages)
+    table = read_messages(session)
     contexts = None
     if replayed:
         from core.replay.recorded import placed  # (the replay package: loaded with the session)
