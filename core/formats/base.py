@@ -104,7 +104,9 @@ class SessionBuilder:
         self._boundary_pending = False
         self._lines: list[int | None] = []
         """``_lines[n]``: the int object a message holds as its source line ``n`` (None: no
-        message's so far), while loading (:meth:`append`)."""
+        message's so far), while loading (:meth:`append`); as long as the lines an index below
+        :attr:`_room` may be looked up at (``2 * _room + 64``)."""
+        self._room = 0
         self._shared_values: dict[str, str] = {}
         """The short argument values of the calls so far (:meth:`share_arguments`)."""
         self.arguments_ready = False
@@ -163,21 +165,17 @@ class SessionBuilder:
         is kept now). Inline, not a method of its own: one call fewer per message."""
         messages = self.messages
         index = len(messages)
+        if index >= self._room:  # (now and then: grown by a quarter, not checked a message)
+            self._room = index + index // 4 + 64
+            self._lines.extend([None] * (2 * self._room + 64 - len(self._lines)))
         line = message.source_line
         lines = self._lines
-        size = len(lines)
         # (a line far past the messages is not one an index will take: not kept, so that the
         # table stays short when the lines outnumber the messages, as in Codex rollouts)
         if line is not None and line < 2 * index + 64:
-            if line >= size:
-                lines.extend([None] * (line + 1 - size + size // 2))
-                size = len(lines)
             lines[line] = line
-        if index < size:
-            held = lines[index]
-            message.index = index if held is None else held
-        else:
-            message.index = index
+        held = lines[index]
+        message.index = index if held is None else held
         if self._boundary_pending:
             message.compaction_boundary = True
             self._boundary_pending = False
@@ -336,7 +334,7 @@ class SessionBuilder:
         a compaction's size from a call's context) are held to what a count may be, as every
         figure read is: the session holds nothing its ctxscope file would not read back."""
         self._clamp_derived()
-        self._lines = []  # (the messages keep the ints they hold)
+        self._lines, self._room = [], 0  # (the messages keep the ints they hold)
         diagnostics = list(self._diagnostics)
         for code, count in self._per_code.items():
             if count > MAX_DIAGNOSTICS_PER_CODE:

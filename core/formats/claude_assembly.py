@@ -219,11 +219,8 @@ class Assembler:
                     add_results(item)
                 if (item.one_text is not None or item.more_texts) and kind in (USER, ATTACHMENT):
                     add_text(item)
-        answered = self.answered
-        for line, tool_calls in checks:  # (the usual call, answered: no call made)
-            for tc in tool_calls:
-                if tc.id not in answered:
-                    self._missing_result(line, tc)
+        if not self.answered.issuperset(tools):  # (the usual session: every call answered)
+            self._missing_results(checks)
         self.builder.metadata["max_recorded_context"] = self.max_context
         last = self._last_call
         if last is not None:
@@ -478,7 +475,15 @@ class Assembler:
             if event.summary is None and event.message_index == message.index:
                 event.summary = text
 
-    def _missing_result(self, line: int, tc: ToolCall) -> None:
-        self.builder.diagnostic(
-            line, "missing-tool-result", f"tool call {tc.id} ({tc.name}) has no result in the file"
-        )
+    def _missing_results(self, checks: list[tuple[int, Sequence[ToolCall]]]) -> None:
+        """A diagnostic for each call without a result, in the order of the calls (``checks``:
+        each call's line and tool calls)."""
+        answered = self.answered
+        for line, tool_calls in checks:
+            for tc in tool_calls:
+                if tc.id not in answered:
+                    self.builder.diagnostic(
+                        line,
+                        "missing-tool-result",
+                        f"tool call {tc.id} ({tc.name}) has no result in the file",
+                    )

@@ -202,16 +202,18 @@ class _Reader:
         read, assistant, with_facts = typed.read, ASSISTANT, typed.decode_line
         builder, parents, call_ids = self.builder, self.parents, self.call_ids
         add_entry, share_arguments = self.entries.append, builder.share_arguments
-        last_assistant = self.last_assistant
+        last_assistant, last_timestamp = self.last_assistant, self.last_timestamp
+        last_uuid, decode = self.last_uuid, self.decode
         for raw in batch:
             line_no += 1
             start = offset
             offset += len(raw) + 1
-            decode = self.decode
             typed_read = read(raw, line_no, start, decode, call_ids)
             if typed_read is None:
                 left += 1
+                self.last_uuid = last_uuid  # (what the plain read reads and writes)
                 yield from _plain(lines, raw, line_no, start)
+                last_uuid = self.last_uuid
                 continue
             line, entry, parent = typed_read
             try:
@@ -220,31 +222,28 @@ class _Reader:
                     if self._unlinked(line_no, uuid, entry):
                         continue
                 else:
-                    last = self.last_uuid
-                    if parent == last:  # the usual line: one copy of its parent's uuid, not two
-                        parent = last
+                    if parent == last_uuid:  # the usual line: one copy of its parent's uuid
+                        parent = last_uuid
                     else:
                         self.linked = False
                     parents[uuid] = parent
-                    self.last_uuid = uuid
+                    last_uuid = uuid
                 if entry is None:
                     continue  # a passed-over line
                 entry.parent = parent
                 # The entry of a user or assistant line read typed, and the facts its line gives.
                 if decode is with_facts:  # (a typed.Line)
                     self._typed_facts(line, entry)  # type: ignore[arg-type]
+                    decode = self.decode  # (without them once they are known)
                 timestamp = entry.timestamp
-                if timestamp == self.last_timestamp:  # (None after None: nothing to share)
-                    entry.timestamp = self.last_timestamp  # one string, not one per line
+                if timestamp == last_timestamp:  # (None after None: nothing to share)
+                    entry.timestamp = last_timestamp  # one string, not one per line
                 else:
-                    self.last_timestamp = timestamp
+                    last_timestamp = timestamp
                 add_entry(entry)
-                version = line.version
-                if version is not None and version != self.version:
-                    self.version = version
-                    self.version_changes.append({"line": line_no, "version": version})
-                entrypoint = line.entrypoint  # (the last one recorded)
-                self.entrypoint = self.entrypoint if entrypoint is None else entrypoint
+                version, entrypoint = line.version, line.entrypoint
+                if version != self.version or entrypoint != self.entrypoint:  # (now and then)
+                    self._agent_changed(line_no, version, entrypoint)
                 if entry.kind != assistant:
                     self._user_facts(line_no, entry, line.agent_id)
                     continue
@@ -265,7 +264,8 @@ class _Reader:
                 builder.diagnostic(
                     line_no, "unreadable-record", f"{line.type} line not understood ({exc})"
                 )
-        self.last_assistant = last_assistant
+        self.last_assistant, self.last_timestamp = last_assistant, last_timestamp
+        self.last_uuid = last_uuid
         lines.line_no, lines.offset = line_no, offset
         read_typed = len(batch) - left
         lines.objects_read += read_typed
@@ -440,12 +440,20 @@ class _Reader:
     def _agent_facts(self, line_no: int, obj: dict[str, Any]) -> None:
         """The agent's version (the last one; where it changed) and how it was started, from
         the envelope of the agent's own lines (not from another tool's header line)."""
-        version = obj.get("version")
-        if type(version) is str and version != self.version:
+        version, entrypoint = obj.get("version"), obj.get("entrypoint")
+        self._agent_changed(
+            line_no,
+            version if type(version) is str else None,
+            entrypoint if type(entrypoint) is str else None,
+        )
+
+    def _agent_changed(self, line_no: int, version: str | None, entrypoint: str | None) -> None:
+        """The agent's version and how it was started, as a line gives them (None: not given):
+        the last ones recorded, and where the version changed."""
+        if version is not None and version != self.version:
             self.version = version
             self.version_changes.append({"line": line_no, "version": version})
-        entrypoint = obj.get("entrypoint")
-        if type(entrypoint) is str:
+        if entrypoint is not None:
             self.entrypoint = entrypoint
 
     def system(

@@ -31,14 +31,15 @@ an overflow recovery from an automatic compaction."""
 SIDECHAIN, META, SUMMARY = 1, 2, 4
 """The bits of :attr:`Entry.flags`."""
 
-FLAGS: dict[tuple[bool, bool, bool], int] = {
-    (sidechain, meta, summary): sidechain * SIDECHAIN | meta * META | summary * SUMMARY
-    for sidechain in (False, True)
-    for meta in (False, True)
-    for summary in (False, True)
-}
-"""``FLAGS[sidechain, meta, summary]``: :attr:`Entry.flags` of a line with these flags (both
-reads look it up: one lookup, no arithmetic per line)."""
+FLAGS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
+    tuple(
+        tuple(sidechain * SIDECHAIN | meta * META | summary * SUMMARY for summary in (0, 1))
+        for meta in (0, 1)
+    )
+    for sidechain in (0, 1)
+)
+"""``FLAGS[sidechain][meta][summary]``: :attr:`Entry.flags` of a line with these flags (both
+reads look it up: three indexes by the bools, no arithmetic, no key made per line)."""
 
 
 class Texts(Protocol):
@@ -161,10 +162,8 @@ class Entry(msgspec.Struct, eq=False):
             uuid=uuid,
             parent=parent,
             timestamp=ts if type(ts) is str else None,
-            flags=FLAGS[
-                obj.get("isSidechain") is True,
-                obj.get("isMeta") is True,
-                obj.get("isCompactSummary") is True,
+            flags=FLAGS[obj.get("isSidechain") is True][obj.get("isMeta") is True][
+                obj.get("isCompactSummary") is True
             ],
         )
 

@@ -179,7 +179,7 @@ def read(
         uuid if uuid is not None else f"line-{line_no}",
         parent,
         line.timestamp,
-        FLAGS[line.is_sidechain, line.is_meta, line.is_compact_summary],
+        FLAGS[line.is_sidechain][line.is_meta][line.is_compact_summary],
     )
     if entry_kind == USER:
         content = message.content
