@@ -162,7 +162,9 @@ def _replayed(
 ) -> CompactionCause:
     growth, contributors, by_tool = what_filled(session, tokens_of, since, at, top)
     call = event.call_index
-    point = result.point(call) if call is not None and call < result.call_count else None
+    of_call = call if call is not None and call < result.call_count else None
+    column = result.point_column  # (not the call's point: ``analyze`` builds none, its columns
+    # are read anyway, and the first point defines the points' classes)
     crossed = event.trigger_call_index
     if event.trigger == "overflow":
         crossed = call
@@ -180,10 +182,10 @@ def _replayed(
             "growth_recorded_tokens": None,
             "contributors": contributors,
             "by_tool": by_tool,
-            "threshold": point.threshold if point is not None else result.threshold,
-            "check_tokens": point.check_tokens if point is not None else None,
+            "threshold": column("threshold")[of_call] if of_call is not None else result.threshold,
+            "check_tokens": column("check_tokens")[of_call] if of_call is not None else None,
             "crossed_at_call_index": crossed if event.trigger != "manual" else None,
-            "window": point.window if point is not None else result.window,
+            "window": column("window")[of_call] if of_call is not None else result.window,
         }
     )
     cause.explanation = _explain(cause, event.tokens_before)

@@ -99,3 +99,30 @@ def test_an_unreadable_summary_s_head_is_not_gathered() -> None:
         [],
     )
     assert _Counted.reads <= 1  # (the summary message it owns, looked at for a summary)
+
+
+def test_a_replayed_compaction_s_cause_reads_the_point_columns(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The cause of a compaction the replay made itself reads its call's threshold, check and
+    window from the result's columns (``analyze`` builds no point): the figures of its point."""
+    from pathlib import Path
+
+    from core.formats import load_session
+    from core.insights.compaction_causes import compaction_causes
+    from core.replay.results import ReplayResult
+
+    session = load_session(Path(__file__).parents[2] / "sample_sessions/ctxscope/long.jsonl")
+    result = replay(session, native_policy(session))
+    replayed = [e for e in result.events if e.kind == "compact" and e.recorded_index is None]
+    assert replayed and all(e.call_index is not None for e in replayed)
+    points = [result.point(e.call_index) for e in replayed if e.call_index is not None]
+
+    def refused(self: ReplayResult, call_index: int) -> None:
+        raise AssertionError("a point was built")
+
+    monkeypatch.setattr(ReplayResult, "point", refused)
+    causes = [c for c in compaction_causes(session, result) if c.source == "replayed"]
+    assert [(c.threshold, c.check_tokens, c.window) for c in causes] == [
+        (p.threshold, p.check_tokens, p.window) for p in points
+    ]
