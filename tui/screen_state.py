@@ -22,7 +22,7 @@ from itertools import compress
 from operator import attrgetter
 from typing import TYPE_CHECKING, NamedTuple
 
-from core.model.session import FLAG_CALL, FLAG_MAIN, Message, Role, Session, message_flags
+from core.model.session import IS_MAIN_CALL, Message, Role, Session, message_flags
 from core.policy import Policy, get_preset
 from tui.columns import marked
 from tui.compaction_stops import CompactionStop, compaction_stops
@@ -492,11 +492,11 @@ def _message_flags(
     Most messages say nothing of themselves: for them the pass reads their four marks and writes
     nothing (their zero is in the table already; only a repeated index, whose last message
     decides, is written over, ``flagged`` knowing which indices hold a flag). The model calls of
-    the main conversation are read from the loader's column (:data:`FLAG_CALL`, in C: the
+    the main conversation are read from the loader's column (:data:`IS_MAIN_CALL`, in C: the
     property :attr:`Message.is_model_call` is a Python call a message); a side chain's messages
     (0 there) are asked."""
     flags = _zeros(count)
-    is_call = bytearray(loader_flags.translate(_IS_MAIN_CALL))
+    is_call = bytearray(loader_flags.translate(IS_MAIN_CALL))
     if 0 in loader_flags:
         for position in compress(range(len(messages)), loader_flags.translate(_IS_SIDE_CHAIN)):
             if messages[position].is_model_call:
@@ -522,8 +522,6 @@ def _message_flags(
     return flags, _ints(map(_INDEX, compress(messages, is_call)))
 
 
-_IS_MAIN_CALL = bytes(code == FLAG_MAIN | FLAG_CALL for code in range(256))
-"""``bytes.translate`` table of :func:`message_flags`: a main conversation's model call 1, else 0."""
 _IS_SIDE_CHAIN = bytes(code == 0 for code in range(256))
 """The same: a side chain's message (whose calls the loader's column does not mark) 1, else 0."""
 _INDEX = attrgetter("index")

@@ -564,6 +564,9 @@ chain), the reply of a model call (:attr:`Message.is_model_call`), a turn's star
 CALL_FLAGS = FLAG_MAIN | FLAG_CALL
 """The flags of a model call's reply of the main conversation (an assistant message, not a
 summary): what a loader that makes one passes to its builder's ``append``."""
+IS_MAIN_CALL = bytes(code == CALL_FLAGS for code in range(256))
+"""A ``bytes.translate`` table for :func:`message_flags`: a main conversation's model call 1,
+every other message 0 (the calls' index and the TUI's message table read the calls so, in C)."""
 
 
 def message_flag(message: Message) -> int:

@@ -22,6 +22,7 @@ from core.model.session import (
     FLAG_CALL,
     FLAG_MAIN,
     FLAG_TURN,
+    IS_MAIN_CALL,
     Session,
     SourceFormat,
     UsageConvention,
@@ -40,7 +41,7 @@ def _table(*codes: int, value: int = 1) -> bytes:
 _MAIN, _CALL, _TURN = FLAG_MAIN, FLAG_MAIN | FLAG_CALL, FLAG_MAIN | FLAG_TURN
 """The three codes a main message's flags take (a side chain's: 0)."""
 _IS_MAIN = _table(_MAIN, _CALL, _TURN)
-_IS_CALL = _table(_CALL)
+_IS_CALL = IS_MAIN_CALL
 _IS_TURN = _table(_TURN)
 _CALLS_AND_TURNS = bytes(1 if code == _CALL else 2 if code == _TURN else 0 for code in range(256))
 """With :data:`_NEITHER` deleted: a call 1, a turn's start 2, in the messages' order."""
