@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Sequence
-from itertools import repeat
+from itertools import compress, repeat
 from operator import gt
 from typing import NamedTuple, cast
 
@@ -421,7 +421,10 @@ def _recorded_contexts(
     walk = 0
     walk_start = 0
     n = calls.n
-    in_ctx = [False] * n
+    in_ctx = bytearray(n)  # (1: the message is in the recorded context; a byte a message)
+    # no message before this one is in the recorded context (before the first compaction any
+    # may be; after one, only what it kept and what came after it)
+    first_in_context = 0
     changed_before: list[bool] = []
     add_changed = changed_before.append
     changed = False
@@ -452,7 +455,8 @@ def _recorded_contexts(
         for rc in recorded.at[stop]:
             if rc.rewound:
                 continue  # the conversation went on without it
-            items = _context_after(rc, in_ctx, tok, counter)
+            items = _context_after(rc, in_ctx, tok, counter, first_in_context)
+            first_in_context = rc.m_c if rc.first_kept is None else rc.first_kept
             base_sum = sum(t for _j, t in items)
             walk = 0
             walk_start = rc.owned_end
@@ -463,15 +467,25 @@ def _recorded_contexts(
 
 
 def _context_after(
-    rc: RecordedCompaction, in_ctx: list[bool], tok: list[int], counter: TokenCounter
+    rc: RecordedCompaction,
+    in_ctx: bytearray | list[bool],
+    tok: list[int],
+    counter: TokenCounter,
+    first_in_context: int = 0,
 ) -> BaseItems:
     """The recorded context right after ``rc`` (its summary, then what it kept); updates
-    ``in_ctx``, the messages in the recorded context."""
+    ``in_ctx``, the messages in the recorded context (no message before ``first_in_context``
+    is in it: the messages from there to ``rc`` leave it, each compaction clearing only what
+    came since the one before and what that one kept, not the whole session before it)."""
     kept: list[tuple[int, int]] = []
+    m_c = rc.m_c
     if rc.first_kept is not None:
-        kept = [(j, tok[j]) for j in range(rc.first_kept, rc.m_c) if in_ctx[j]]
-    for j in range(rc.m_c):
-        in_ctx[j] = False
+        kept = [
+            (j, tok[j])
+            for j in compress(range(rc.first_kept, m_c), in_ctx[rc.first_kept : m_c])
+        ]
+    if first_in_context < m_c:
+        in_ctx[first_in_context:m_c] = repeat(False, m_c - first_in_context)
     summary_items: list[tuple[int, int]] = [(j, tok[j]) for j in rc.owned]
     if rc.summary_message is not None:
         summary_items.append((-1 - rc.index, counter.count(rc.summary_message.text)))
