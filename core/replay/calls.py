@@ -75,7 +75,8 @@ class Calls:
         self.turn_start = bytearray(flags.translate(_IS_TURN))
         """Per message of the main conversation: it starts a turn, 1 (:attr:`Message.is_turn_start`,
         read once here rather than at every walk), else 0."""
-        is_call = self._index_calls(flags)
+        self.is_call = is_call = self._index_calls(flags)
+        """Per message: a model call of the main conversation, 1, else 0 (a byte a message)."""
         reasoning = [message.reasoning_estimate_tokens for message in session.messages]
         self.reasoning: list[int] | None = reasoning if any(reasoning) else None
         """Per message: its estimated encrypted reasoning

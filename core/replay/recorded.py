@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Sequence
-from itertools import repeat
-from operator import gt
+from itertools import accumulate, compress, repeat
+from operator import add, and_, gt, mul
 from typing import NamedTuple, cast
 
 from core.algorithms.overflow import crosses
@@ -410,49 +410,58 @@ def _recorded_contexts(
     recorded: RecordedCompactions,
     tok: list[int],
     counter: TokenCounter,
-) -> list[bool]:
+) -> bytearray:
     """Fill ``e_cov`` (the estimated recorded context at each call) and ``side.bases`` walking
     the recorded context; per call, whether a recorded compaction came since the previous
-    call."""
+    call (1, else 0)."""
     calls = recorded.calls
-    main, owned, call_of, after_reply = calls.main, recorded.owned, calls.call_of, calls.after_reply
-    add_cov = e_cov.append
+    is_call, walked = calls.is_call, recorded.walked
+    # per call: its reply is in its recorded context (measured after it, in the main conversation)
+    reply_in = bytes(map(and_, calls.after_reply, compress(calls.main, is_call)))
     base_sum = 0
     walk = 0
     walk_start = 0
     n = calls.n
-    in_ctx = [False] * n
-    changed_before: list[bool] = []
-    add_changed = changed_before.append
+    in_ctx = bytearray(n)  # (1: the message is in the recorded context; a byte a message)
+    # no message before this one is in the recorded context (before the first compaction any
+    # may be; after one, only what it kept and what came after it)
+    first_in_context = 0
+    changed_before = bytearray(len(calls))
     changed = False
     start = 0
-    # The messages between two places where the recording compacted, each stretch in one loop
-    # (no look-up of compactions per message); a stretch's compactions come before its first.
+    # The messages between two places where the recording compacted, each stretch by running
+    # sums in C (no step per message); a stretch's compactions come before its first message.
     for stop in [*sorted(at for at in recorded.at if 0 <= at < n), n]:
-        for i, c, is_main, is_owned, tokens in zip(
-            range(start, stop),
-            call_of[start:stop],
-            main[start:stop],
-            owned[start:stop],
-            tok[start:stop],
-            strict=True,
-        ):
-            if c >= 0:
-                cov = base_sum + walk
-                if is_main and after_reply[c]:
-                    cov += tokens
-                add_cov(cov)
-                add_changed(changed)
-                changed = False
-            if is_main and not is_owned and i >= walk_start:
-                walk += tokens
-                in_ctx[i] = True
+        first_walked = min(max(start, walk_start), stop)
+        # the tokens each message adds to the walk (none before the walk's start), summed up:
+        # sums[k] is the walk before message start + k
+        weights = bytes(first_walked - start) + walked[first_walked:stop]
+        stretch_tok = tok[start:stop]
+        sums = list(accumulate(map(mul, stretch_tok, weights), initial=walk))
+        called = is_call[start:stop]
+        c0 = len(e_cov)
+        e_cov += map(
+            add,
+            map(add, repeat(base_sum), compress(sums, called)),
+            map(mul, compress(stretch_tok, called), reply_in[c0 : c0 + called.count(1)]),
+        )
+        if changed and len(e_cov) > c0:
+            changed_before[c0] = 1
+            changed = False
+        walk = sums[-1]
+        if first_walked < stop:
+            # (flags of 0 and 1: the OR of their bytes read as ints is each message's OR)
+            in_ctx[first_walked:stop] = (
+                int.from_bytes(in_ctx[first_walked:stop], "little")
+                | int.from_bytes(walked[first_walked:stop], "little")
+            ).to_bytes(stop - first_walked, "little")
         if stop == n:
             break
         for rc in recorded.at[stop]:
             if rc.rewound:
                 continue  # the conversation went on without it
-            items = _context_after(rc, in_ctx, tok, counter)
+            items = _context_after(rc, in_ctx, tok, counter, first_in_context)
+            first_in_context = rc.m_c if rc.first_kept is None else rc.first_kept
             base_sum = sum(t for _j, t in items)
             walk = 0
             walk_start = rc.owned_end
@@ -463,15 +472,24 @@ def _recorded_contexts(
 
 
 def _context_after(
-    rc: RecordedCompaction, in_ctx: list[bool], tok: list[int], counter: TokenCounter
+    rc: RecordedCompaction,
+    in_ctx: bytearray | list[bool],
+    tok: list[int],
+    counter: TokenCounter,
+    first_in_context: int = 0,
 ) -> BaseItems:
     """The recorded context right after ``rc`` (its summary, then what it kept); updates
-    ``in_ctx``, the messages in the recorded context."""
+    ``in_ctx``, the messages in the recorded context (no message before ``first_in_context``
+    is in it: the messages from there to ``rc`` leave it, each compaction clearing only what
+    came since the one before and what that one kept, not the whole session before it)."""
     kept: list[tuple[int, int]] = []
+    m_c = rc.m_c
     if rc.first_kept is not None:
-        kept = [(j, tok[j]) for j in range(rc.first_kept, rc.m_c) if in_ctx[j]]
-    for j in range(rc.m_c):
-        in_ctx[j] = False
+        kept = [
+            (j, tok[j]) for j in compress(range(rc.first_kept, m_c), in_ctx[rc.first_kept : m_c])
+        ]
+    if first_in_context < m_c:
+        in_ctx[first_in_context:m_c] = repeat(False, m_c - first_in_context)
     summary_items: list[tuple[int, int]] = [(j, tok[j]) for j in rc.owned]
     if rc.summary_message is not None:
         summary_items.append((-1 - rc.index, counter.count(rc.summary_message.text)))
@@ -488,7 +506,7 @@ def _baselines(
     e_after: list[int],
     calls: Calls,
     tok: Sequence[int],
-    changed_before: list[bool],
+    changed_before: bytearray,
     estimated: Provenance,
 ) -> None:
     """Baselines: recorded, else projected from the last recorded figure, else estimated;
