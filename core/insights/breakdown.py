@@ -259,6 +259,8 @@ def messages_parts(
     length where it is ASCII (:func:`_measures`). With ``answered``, a message with tool calls
     also holds a marker per hosted tool call without a result (:func:`_hosted`)."""
     count, call_tokens, output_tokens = _measures(counter)
+    # (a plain counter's ``output_tokens`` of an output held as a ``str`` is ``count`` of it)
+    plain = type(counter) is TokenCounter
     keys: dict[str, str] = {}  # (each tool's key made once, not a string per message)
     # (a reply's calls are looked up by name: :func:`_hosted` only for one that calls a hosted tool)
     hosted = _HOSTED_TOOLS if answered is not None else frozenset()
@@ -272,7 +274,8 @@ def messages_parts(
             result = message.tool_result
             if result is not None:
                 name = result.tool_name or _UNKNOWN_TOOL
-                tokens = output_tokens(result)
+                held = result.output_held  # (a text held as it is: counted as a text, one call)
+                tokens = count(held) if plain and type(held) is str else output_tokens(result)
             else:
                 name, tokens = _UNKNOWN_TOOL, count(message.text)
             # (the agent's own measure of an output its history keeps capped, Codex's, is the
@@ -284,9 +287,13 @@ def messages_parts(
             if key is None:
                 key = keys[name] = f"tool:{name}"
             parts = [(key, tokens)]
-        elif role is _USER:
+        elif role is _USER:  # (:func:`_count_all` written out: a call less a user message)
             category = "attachments" if message.meta or message.synthetic else "user"
-            parts = [(category, _count_all(message, count, output_tokens))]
+            tokens = count(message.text)
+            result = message.tool_result
+            if result is not None:
+                tokens += output_tokens(result)
+            parts = [(category, tokens)]
         elif role is _SYSTEM:
             parts = [("system_and_tools", _count_all(message, count, output_tokens))]
         else:
