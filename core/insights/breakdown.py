@@ -259,7 +259,11 @@ def messages_parts(
     length where it is ASCII (:func:`_measures`). With ``answered``, a message with tool calls
     also holds a marker per hosted tool call without a result (:func:`_hosted`)."""
     count, call_tokens, output_tokens = _measures(counter)
+    # (a plain counter's ``output_tokens`` of an output held as a ``str`` is ``count`` of it)
+    plain = type(counter) is TokenCounter
     keys: dict[str, str] = {}  # (each tool's key made once, not a string per message)
+    # (a reply's calls are looked up by name: :func:`_hosted` only for one that calls a hosted tool)
+    hosted = _HOSTED_TOOLS if answered is not None else frozenset()
     out: list[Parts] = []
     append = out.append
     for message in messages:
@@ -270,7 +274,8 @@ def messages_parts(
             result = message.tool_result
             if result is not None:
                 name = result.tool_name or _UNKNOWN_TOOL
-                tokens = output_tokens(result)
+                held = result.output_held  # (a text held as it is: counted as a text, one call)
+                tokens = count(held) if plain and type(held) is str else output_tokens(result)
             else:
                 name, tokens = _UNKNOWN_TOOL, count(message.text)
             # (the agent's own measure of an output its history keeps capped, Codex's, is the
@@ -282,22 +287,36 @@ def messages_parts(
             if key is None:
                 key = keys[name] = f"tool:{name}"
             parts = [(key, tokens)]
-        elif role is _USER:
+        elif role is _USER:  # (:func:`_count_all` written out: a call less a user message)
             category = "attachments" if message.meta or message.synthetic else "user"
-            parts = [(category, _count_all(message, count, output_tokens))]
+            tokens = count(message.text)
+            result = message.tool_result
+            if result is not None:
+                tokens += output_tokens(result)
+            parts = [(category, tokens)]
         elif role is _SYSTEM:
             parts = [("system_and_tools", _count_all(message, count, output_tokens))]
         else:
-            # (at least the agent's estimate of it; not by ``max``, which parses keywords in 3.11)
-            reasoning = count(message.reasoning)
+            # (at least the agent's estimate of it; not by ``max``, which parses keywords in 3.11;
+            # an empty reasoning, most replies', is 0 tokens for every counter: not counted)
+            thought = message.reasoning
+            reasoning = count(thought) if thought else 0
             least = message.reasoning_estimate_tokens
             parts = [
                 ("assistant_text", count(message.text)),
                 ("reasoning", least if least > reasoning else reasoning),
             ]
+            marked = False  # (a hosted tool among the calls: their markers after them)
             for call in message.tool_calls:
-                parts.append(("tool_calls", call_tokens(call.name, call.arguments)))
-        if answered is not None and message.tool_calls:
+                name = call.name
+                parts.append(("tool_calls", call_tokens(name, call.arguments)))
+                if name in hosted:
+                    marked = True
+            if marked and answered is not None:
+                parts.extend(_hosted(message, answered))
+            append(parts)
+            continue
+        if answered is not None and message.tool_calls:  # (calls beside no reply's text)
             parts.extend(_hosted(message, answered))
         append(parts)
     return out

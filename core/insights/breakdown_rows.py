@@ -104,14 +104,18 @@ def stretch_rows(
         residual = [left if left > 0 else 0 for left in map(sub, rest, kept)]
         how = ["recorded"] * size
     scales = [1.0] * size
+    # Each scaled call's position with its room (known: its total is not None).
     if fitted is by_key:  # (no call above its room: none scaled)
-        scaled: Iterable[int] = ()
+        scaled: Iterable[tuple[int, int]] = ()
     elif None in totals:
-        scaled = [p for p, room in enumerate(rooms) if room is not None and wholes[p] > room]
+        scaled = [
+            (p, room) for p, room in enumerate(rooms) if room is not None and wholes[p] > room
+        ]
     else:  # (the scaled calls picked in C)
-        scaled = compress(range(size), map(gt, wholes, cast("list[int]", rooms)))
-    for position in scaled:  # (a scaled call: its total is not None)
-        total, room = totals[position], cast("int", rooms[position])
+        known_rooms = cast("list[int]", rooms)
+        scaled = compress(enumerate(known_rooms), map(gt, wholes, known_rooms))
+    for position, room in scaled:
+        total = totals[position]
         scale = scales[position] = round(room / wholes[position], 4)
         if scale < 1.0 and total:
             over.append(-unexplained[position] / total)
