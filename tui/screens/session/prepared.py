@@ -51,7 +51,7 @@ def prepare(session: Session, *, recorded: bool = True, replayed: bool = False) 
         from core.replay.recorded import placed  # (the replay package: loaded with the session)
 
         calls = placed(session)[0]
-        if len(calls) == len(table.calls):  # (no model call out of the main conversation)
+        if calls.calls == table.calls:  # (no model call out of the main conversation; in C)
             contexts = calls.usage_context
     series = build_series(session, None, calls=table.calls, contexts=contexts) if recorded else None
     return Prepared(table, series)
