@@ -671,19 +671,35 @@ def _command_fact(command: str, index: int) -> Fact:
 @lru_cache(maxsize=4096)  # (the heads of successive compactions hold the same commands)
 def _command_key(command: str) -> str:
     """The program and its first two arguments that are not options, after any ``cd … &&``."""
-    line = command.strip().splitlines()[0] if command.strip() else ""
-    split = "&" in line or ";" in line or "|" in line
-    segments = _SEGMENT_SPLIT.split(line) if split else [line]
-    segment = next((s for s in segments if not s.strip().startswith("cd ")), segments[-1])
-    if _PLAIN.fullmatch(segment):  # (no quote, escape or odd space: shlex would split the same)
+    stripped = command.strip()
+    line = stripped.splitlines()[0] if stripped else ""
+    segment = line  # (a line of one command: its segment, ``cd`` or not)
+    if "&" in line or ";" in line or "|" in line:
+        segments = _SEGMENT_SPLIT.split(line)
+        segment = segments[-1]
+        for candidate in segments:
+            if not candidate.strip().startswith("cd "):
+                segment = candidate
+                break
+    # (no quote, escape or odd space: shlex would split the same; a single quote, which many
+    # commands hold (``sed -n '1,200p' …``), is told by ``in`` before the pattern runs)
+    if "'" not in segment and _PLAIN.fullmatch(segment):
         tokens = segment.split()
     else:
         try:
             tokens = shell_words(segment)
         except ValueError:
             tokens = segment.split()
-    tokens = [t for t in tokens if "=" not in t.partition("/")[0] or t.startswith("-")]
-    chosen = [t for t in tokens if not t.startswith("-")][:3]
+    # The first three tokens that are neither an option nor a variable set before the program
+    # (``=`` before any ``/``), in one loop that stops there (a command's key is made once per
+    # distinct command, but every command of a session is one).
+    chosen: list[str] = []
+    for token in tokens:
+        if token.startswith("-") or "=" in token.partition("/")[0]:
+            continue
+        chosen.append(token)
+        if len(chosen) == 3:
+            break
     # (one call for the tokens joined by a blank: a blank is no part of a word nor of an escape)
     return " ".join(words(" ".join(chosen)))
 

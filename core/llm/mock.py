@@ -488,19 +488,26 @@ def _part_facts(part: _Part) -> tuple[_Facts, ...] | None:
 
 
 class _FactsCache:
-    """The facts of transcript entries, by their text: an LRU bounded by weight.
+    """The facts of transcript entries: an LRU bounded by weight.
 
     Replay compacts the same messages again and again (each run of a changed policy summarises
-    heads that overlap the previous run's), so most entries of a head were seen before. The key
-    is the entry's full text (a joined piece, or label and body), so a hit is exact: the facts
-    are a pure function of it. The weight of a part is its length plus :data:`_ENTRY_OVERHEAD`;
+    heads that overlap the previous run's), so most entries of a head were seen before. A joined
+    piece (a string) is keyed by its identity and holds itself, so that its id stays its own
+    while it is cached: the pieces of a head come from
+    :class:`core.llm.summary_request.EntryCache`, the same string each time a message is
+    summarised with the same cap, and a key by text would hash every new piece whole (the
+    entries of a big-output head are megabytes at 100 MB) to find it once. An entry already
+    split (label and body) is keyed by its text. Either way a hit is exact: the facts are a pure
+    function of the text. The weight of a part is its length plus :data:`_ENTRY_OVERHEAD`;
     least recently used parts are evicted past ``max_weight``, so memory stays bounded whatever
     is summarised.
     """
 
     def __init__(self, max_weight: int) -> None:
         self.max_weight = max_weight
-        self._data: OrderedDict[_Part, tuple[_Facts, ...]] = OrderedDict()
+        self._data: OrderedDict[int | tuple[str, str], tuple[_Part, tuple[_Facts, ...]]] = (
+            OrderedDict()
+        )
         self._weight = 0
         self._lock = threading.Lock()
 
@@ -515,19 +522,23 @@ class _FactsCache:
         out: list[_Facts] = []
         with self._lock:
             for part in parts:
-                facts = data.get(part)
-                if facts is not None:
-                    data.move_to_end(part)
+                # (a cached string is held by its entry: no other object has its id meanwhile)
+                key = id(part) if isinstance(part, str) else part
+                held = data.get(key)
+                if held is not None:
+                    data.move_to_end(key)
+                    facts = held[1]
                 else:
-                    facts = _part_facts(part)
-                    if facts is None:
+                    found = _part_facts(part)
+                    if found is None:
                         return None
+                    facts = found
                     weight = self._weight_of(part)
                     if weight <= self.max_weight:
-                        data[part] = facts
+                        data[key] = (part, facts)
                         self._weight += weight
                         while self._weight > self.max_weight:
-                            old, _facts = data.popitem(last=False)
+                            _key, (old, _facts) = data.popitem(last=False)
                             self._weight -= self._weight_of(old)
                 out.extend(facts)
         return out
